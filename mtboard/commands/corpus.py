@@ -1,0 +1,5 @@
+"""CLI commands: corpus."""
+
+from __future__ import annotations
+
+from mtboard.cli import app, corpus_app  # noqa: F401

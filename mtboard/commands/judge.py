@@ -1,0 +1,5 @@
+"""CLI commands: judge."""
+
+from __future__ import annotations
+
+from mtboard.cli import app  # noqa: F401

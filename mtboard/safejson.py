@@ -1,0 +1,181 @@
+"""Hostile-input JSON and YAML parsing: size cap before reading, no symlinks, strict JSON.
+
+Rejected (each with an :class:`~mtboard.errors.InputError` naming the file and JSON path):
+NaN/Infinity literals, numbers that overflow to infinity (``1e400``), integers outside ±2**53 (not portable to
+other JSON parsers, RFC 8785 §3.2.2.3), duplicate object keys, lone UTF-16 surrogates (escaped or raw), invalid UTF-8,
+nesting deeper than ``max_depth``, files larger than ``max_bytes``, symlinks and special files (never opened).
+YAML is read with ``yaml.safe_load`` only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mtboard.errors import InputError
+
+MAX_CARD_BYTES = 32 * 1024 * 1024
+"""Largest run card or corpus file accepted (bytes)."""
+MAX_DEPTH = 64
+"""Deepest accepted nesting of JSON arrays/objects."""
+MAX_SAFE_INT = 2**53
+
+
+class _Reject(ValueError):
+    pass
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Reject(f"duplicate key {_excerpt(key)!s}")
+        out[key] = value
+    return out
+
+
+def _parse_constant(name: str) -> Any:
+    raise _Reject(f"{name} is not valid JSON")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Reject(f"number {text[:20]} overflows to infinity")
+    return value
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > 20:
+        raise _Reject("integer too large (more than 20 digits)")
+    value = int(text)
+    if abs(value) > MAX_SAFE_INT:
+        raise _Reject(f"integer {text} outside ±2**53")
+    return value
+
+
+def _excerpt(text: str, limit: int = 40) -> str:
+    """A short, ASCII-only excerpt safe to show in an error message."""
+    short = text[:limit] + ("…" if len(text) > limit else "")
+    return ascii(short)
+
+
+def _walk(value: Any, max_depth: int, path: str = "$", depth: int = 0) -> None:
+    """Check nesting depth and lone surrogates (iteratively safe up to ``max_depth``)."""
+    if depth > max_depth:
+        raise InputError(f"nesting deeper than {max_depth} levels", field=path, fix="flatten the document")
+    if isinstance(value, str):
+        _check_str(value, path)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_str(k, path)
+            _walk(v, max_depth, f"{path}.{k}" if k.isidentifier() else f"{path}[{_excerpt(k)}]", depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _walk(v, max_depth, f"{path}[{i}]", depth + 1)
+
+
+def _check_str(text: str, path: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError("string contains a lone UTF-16 surrogate", field=path,
+                         fix="encode text as valid UTF-8 / paired surrogates") from None
+
+
+def loads(data: bytes | str, *, where: str = "<input>", max_bytes: int = MAX_CARD_BYTES,
+          max_depth: int = MAX_DEPTH) -> Any:
+    """Parse untrusted JSON bytes strictly.
+
+    Args:
+        data: UTF-8 bytes (or str) of one JSON document.
+        where: file name used in error messages.
+        max_bytes: size cap in bytes, checked before parsing.
+        max_depth: deepest nesting allowed.
+
+    Returns: the parsed value (dict/list/str/int/float/bool/None).
+    Raises: InputError on every hazard listed in the module docstring.
+    """
+    if len(data) > max_bytes:
+        raise InputError(f"file is {len(data)} bytes, over the {max_bytes}-byte limit", where=where,
+                         fix="split the submission or raise the limit")
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 at byte {exc.start}", where=where, fix="save the file as UTF-8") from None
+    else:
+        text = data
+    if text.startswith("\ufeff"):
+        raise InputError("starts with a byte-order mark", where=where, fix="save as UTF-8 without BOM")
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_parse_constant,
+                           parse_float=_parse_float, parse_int=_parse_int)
+    except _Reject as exc:
+        raise InputError(str(exc), where=where, fix="write strict JSON (RFC 8259, I-JSON)") from None
+    except RecursionError:
+        raise InputError(f"nesting deeper than {max_depth} levels", where=where, fix="flatten the document") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", where=where,
+                         fix="check the JSON syntax") from None
+    except ValueError as exc:  # e.g. int conversion limits
+        raise InputError(f"not valid JSON: {str(exc)[:80]}", where=where, fix="write strict JSON") from None
+    try:
+        _walk(value, max_depth)
+    except InputError as exc:
+        exc.where = where
+        raise InputError(exc.problem, where=where, field=exc.field, fix=exc.fix) from None
+    return value
+
+
+def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_BYTES) -> bytes:
+    """Read a regular file safely: refuse symlinks and special files without opening them, cap the size.
+
+    Raises: InputError naming the file.
+    """
+    p = Path(path)
+    where = str(p)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        raise InputError("file not found", where=where, fix="check the path") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError("is a symbolic link; refused without reading it", where=where,
+                         fix="commit the file itself, not a link")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError("is not a regular file; refused without reading it", where=where,
+                         fix="pass a regular JSON file")
+    if st.st_size > max_bytes:
+        raise InputError(f"file is {st.st_size} bytes, over the {max_bytes}-byte limit", where=where,
+                         fix="split the submission or raise the limit")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(p, flags)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise InputError(f"file grew over the {max_bytes}-byte limit while reading", where=where)
+    return data
+
+
+def load_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_BYTES, max_depth: int = MAX_DEPTH) -> Any:
+    """:func:`read_bytes` then :func:`loads`."""
+    return loads(read_bytes(path, max_bytes=max_bytes), where=str(path), max_bytes=max_bytes, max_depth=max_depth)
+
+
+def load_yaml(path: str | os.PathLike[str], *, max_bytes: int = 1024 * 1024) -> Any:
+    """Read a YAML file with ``yaml.safe_load`` after the same file-safety checks.
+
+    Note: YAML 1.1 turns ``no`` into False and ``012`` into 10; callers validate the result with a strict schema, so a
+    language code must be quoted (the schema rejects a bool where a string is required).
+    """
+    data = read_bytes(path, max_bytes=max_bytes)
+    try:
+        return yaml.safe_load(data.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise InputError(f"not valid YAML: {str(exc).splitlines()[0][:100]}", where=str(path),
+                         fix="check the YAML syntax") from None

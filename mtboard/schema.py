@@ -1,0 +1,730 @@
+"""The data contract: pydantic v2 models for the corpus (spec §2) and the run card (spec §3).
+
+Every JSON document mtboard reads or writes passes through a model here. All models are strict: unknown fields are
+rejected (``extra="forbid"``), NaN/Infinity are rejected, and there is no lax coercion (``"55.5"`` is not a float,
+``true`` is not an int). Enum-valued fields accept their string values. Field docstrings become JSON Schema
+descriptions (``mtboard schema corpus|run-card``).
+
+Deviations from the spec, on purpose:
+* ``results[].entry_id`` is an integer (the corpus ``entries[].id`` it matches is an integer, spec §2.2).
+* ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v2, see :mod:`mtboard.canonical`).
+* Entries may carry ``origin`` (upstream package/file/locator), ``variants`` (acceptable alternative references for
+  ``equivalent_match``, spec §4.1) and ``history`` (prior dialogue lines for context-aware judging).
+* Method class ``baseline`` exists for the echo/empty reference baselines (spec §9.6 lists none for them).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
+
+# --------------------------------------------------------------------------------------------------------------------
+# Base and enums
+
+# spec §2.6 names a field `register`, which shadows ABCMeta.register on the model class (harmless for data fields).
+warnings.filterwarnings("ignore", message='Field name "register"', category=UserWarning)
+
+
+class Strict(BaseModel):
+    """Base for every mtboard document model: strict, closed, finite numbers, docstrings as descriptions."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, use_attribute_docstrings=True,
+                              validate_default=False, populate_by_name=False)
+
+
+def _lax(enum: type) -> Any:
+    """An enum field that accepts the enum's string values (strict mode would demand the Python enum instance)."""
+    return Annotated[enum, Field(strict=False)]
+
+
+class Domain(StrEnum):
+    """The 16 domain codes (spec §2.7)."""
+
+    conv = "conv"
+    ecommerce = "ecommerce"
+    edu = "edu"
+    financial = "financial"
+    gov = "gov"
+    legal = "legal"
+    literary = "literary"
+    marketing = "marketing"
+    medical = "medical"
+    news = "news"
+    religious = "religious"
+    scientific = "scientific"
+    subtitles = "subtitles"
+    support = "support"
+    tech = "tech"
+    ui = "ui"
+
+
+class Segment(StrEnum):
+    """Corpus partitions (spec §2.3). gold_standard and held_out are secret and never committed."""
+
+    development = "development"
+    diagnostic = "diagnostic"
+    gold_standard = "gold_standard"
+    held_out = "held_out"
+
+
+SECRET_SEGMENTS = frozenset({Segment.gold_standard, Segment.held_out})
+
+
+class Register(StrEnum):
+    """Formality / social setting (spec §2.6)."""
+
+    conversational = "conversational"
+    formal = "formal"
+    technical = "technical"
+    ceremonial = "ceremonial"
+    educational = "educational"
+
+
+class Context(StrEnum):
+    """Communicative function (spec §2.6)."""
+
+    greeting = "greeting"
+    declaration = "declaration"
+    question = "question"
+    instruction = "instruction"
+    narrative = "narrative"
+    label = "label"
+    error = "error"
+
+
+class MethodClass(StrEnum):
+    """Method classes (spec §9.6) plus ``baseline`` for reference baselines (echo, empty)."""
+
+    raw_llm = "raw-llm"
+    coached_llm = "coached-llm"
+    pipeline = "pipeline"
+    custom_plugin = "custom-plugin"
+    api = "api"
+    human = "human"
+    baseline = "baseline"
+
+
+class QualityTier(StrEnum):
+    """Provisional labels on the composite (spec §5; thresholds in docs/SCORING_SPEC.md)."""
+
+    baseline = "baseline"
+    emerging = "emerging"
+    functional = "functional"
+    deployable = "deployable"
+    fluent = "fluent"
+
+
+class VerificationTier(StrEnum):
+    """Spec §9.4."""
+
+    self_benchmarked = "self-benchmarked"
+    gds_verified = "gds-verified"
+    community_verified = "community-verified"
+
+
+class SemanticVerdict(StrEnum):
+    """Spec §3.7."""
+
+    VALID = "VALID"
+    MISMATCH = "MISMATCH"
+    UNKNOWN = "UNKNOWN"
+    ERROR = "ERROR"
+
+
+class ErrorKind(StrEnum):
+    """Why an entry has no usable translation (BookTrans failure policy).
+
+    Transport failures (the service failed): ``transport``. Model failures (the model failed, scored 0): the rest.
+    """
+
+    transport = "transport"
+    token_cap = "token_cap"
+    unclosed_think = "unclosed_think"
+    empty = "empty"
+    refusal = "refusal"
+    format = "format"
+    timeout = "timeout"
+    input_truncated = "input_truncated"
+    backend = "backend"
+
+
+class Outcome(StrEnum):
+    """Mechanical-compliance outcome of one entry (JA→EN write-up policy; see mtboard.checks)."""
+
+    usable = "usable"
+    no_usable_output = "no_usable_output"
+    source_untranslated = "source_untranslated"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Shared field types
+
+BCP47_RE = re.compile(r"^[a-zA-Z]{2,3}(-[a-zA-Z]{4})?(-([a-zA-Z]{2}|[0-9]{3}))?(-[a-zA-Z0-9]{5,8})*$")
+SEMVER_RE = re.compile(r"^\d+\.\d+(\.\d+)?(-[0-9A-Za-z.-]+)?$")
+HEX64_RE = r"^[0-9a-f]{64}$"
+DATASET_ID_RE = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+
+Hex64 = Annotated[str, Field(pattern=HEX64_RE)]
+Rate = Annotated[float, Field(ge=0.0, le=1.0)]
+NonNeg = Annotated[float, Field(ge=0.0)]
+Count = Annotated[int, Field(ge=0)]
+Bcp47 = Annotated[str, Field(min_length=2, max_length=35)]
+
+
+def _check_bcp47(value: str) -> str:
+    if not BCP47_RE.match(value):
+        raise ValueError(f"not a BCP 47 language tag: {value!r} (use e.g. 'en', 'es', 'pt-BR', 'zh-Hans')")
+    return value
+
+
+def _check_iso_datetime(value: str) -> str:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"not an ISO 8601 timestamp: {value!r}") from None
+    return value
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Corpus (spec §2)
+
+
+class Origin(Strict):
+    """Where an entry's text comes from upstream, precise enough to regenerate it (corpora/SOURCES.md)."""
+
+    package: str
+    """Upstream package name, e.g. Debian ``debian-reference-es`` or PyPI ``django``."""
+    package_version: str | None = None
+    """Upstream package version the text was read from."""
+    file: str | None = None
+    """Path inside the package, e.g. ``usr/share/locale/es/LC_MESSAGES/gnumed.mo``."""
+    locator: str | None = None
+    """Position inside the file: msgctxt/msgid hash, HTML block index, article number."""
+    note: str | None = None
+    """Processing note, e.g. 'reversed from an en→ja catalogue: the Japanese is the translation, English the original'."""
+
+
+class DatasetInfo(Strict):
+    """The dataset envelope (spec §2.1)."""
+
+    id: str = Field(pattern=DATASET_ID_RE)
+    """Unique dataset identifier used in run cards and leaderboards (lowercase, digits, '.', '_', '-')."""
+    version: str
+    """Semantic version; bumping it makes earlier run cards incomparable."""
+    language_pair: str = Field(min_length=3, max_length=40)
+    """Display label, e.g. 'EN→ES'."""
+    source_language: Bcp47
+    """BCP 47 code of the source language."""
+    target_language: Bcp47
+    """BCP 47 code of the target language."""
+    created: str
+    """ISO 8601 creation date (YYYY-MM-DD)."""
+    license: str = Field(min_length=1, max_length=200)
+    """SPDX licence expression covering the texts (upstream licences, e.g. 'GPL-2.0-or-later AND BSD-3-Clause')."""
+    provenance: list[str]
+    """Provenance labels used by the entries (spec §2.5)."""
+    description: str | None = None
+    """What the dataset holds and how it was built (one paragraph)."""
+
+    _v_src = field_validator("source_language", "target_language")(_check_bcp47)
+
+    @field_validator("version")
+    @classmethod
+    def _semver(cls, v: str) -> str:
+        if not SEMVER_RE.match(v):
+            raise ValueError(f"not a semantic version: {v!r} (use e.g. '1.0.0')")
+        return v
+
+    @field_validator("created")
+    @classmethod
+    def _date(cls, v: str) -> str:
+        try:
+            date.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"not an ISO 8601 date: {v!r} (use YYYY-MM-DD)") from None
+        return v
+
+
+class Entry(Strict):
+    """One translation challenge (spec §2.2). Third-party corpora need only id, source and reference."""
+
+    id: Count
+    """Unique integer id within the corpus."""
+    source: str = Field(min_length=1)
+    """Source text in the source language."""
+    reference: str = Field(min_length=1)
+    """Human reference translation (never model-written, spec §1.4)."""
+    segment: _lax(Segment) = Segment.development
+    """Partition (spec §2.3); defaults to development."""
+    difficulty: Annotated[int, Field(ge=1, le=5)] | None = None
+    """Difficulty 1–5 (spec §2.4), assigned by a documented rule."""
+    provenance: str | None = None
+    """Free-form source label (spec §2.5; conventions: gold_standard, textbook, elicited, corpus)."""
+    register: _lax(Register) | None = None
+    """Formality (spec §2.6)."""
+    context: _lax(Context) | None = None
+    """Communicative function (spec §2.6)."""
+    domain: _lax(Domain) | None = None
+    """One of the 16 domain codes (spec §2.7)."""
+    morphological_analysis: str | None = None
+    """Gold morphological decomposition (optional)."""
+    notes: str | None = None
+    """Translator notes, dialect variants, ambiguity flags."""
+    variant_class: str | None = None
+    """Class label grouping acceptable variants."""
+    variants: list[str] = []
+    """Other acceptable human translations, used for equivalent_match."""
+    history: list[str] = []
+    """Prior dialogue lines in the source language (oldest first), given as context, not to be translated."""
+    origin: Origin | None = None
+    """Upstream location of the text (package, file, locator)."""
+
+
+class Corpus(Strict):
+    """A corpus file: envelope + entries (spec §2)."""
+
+    dataset: DatasetInfo
+    """Dataset envelope."""
+    entries: list[Entry] = Field(min_length=1)
+    """Entries, ordered by id."""
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Corpus:
+        seen: set[int] = set()
+        for i, e in enumerate(self.entries):
+            if e.id in seen:
+                raise ValueError(f"entries[{i}].id {e.id} is duplicated; ids must be unique")
+            seen.add(e.id)
+        return self
+
+    def segment(self, name: Segment | str) -> list[Entry]:
+        """Entries of one segment, in file order."""
+        return [e for e in self.entries if e.segment == name]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Run card (spec §3)
+
+
+class MethodConfig(Strict):
+    """Spec §3.2 info box: the 8-field camelCase MethodConfig carried by published cards (developer's intent)."""
+
+    model: str
+    temperature: float | None
+    batchSize: int
+    register: str | None = None
+    coachingFile: str | None = None
+    coachingPrompt: str | None = None
+    promptContext: str | None = None
+    qualityTier: str | None = None
+
+
+class LocalModelGate(Strict):
+    """Canary and latency gate results for a locally served model (JA→EN write-up)."""
+
+    canary_passed: bool
+    """True when each of the 5 fixed canary lines produced a visible translation."""
+    canary_outputs: list[str] = []
+    """The canary outputs as returned."""
+    latency_median_s: float | None = None
+    """Median per-line latency with 6 lines of history (seconds)."""
+    latency_p90_s: float | None = None
+    """90th-percentile per-line latency (seconds)."""
+    latency_threshold_median_s: float | None = None
+    latency_threshold_p90_s: float | None = None
+    latency_passed: bool | None = None
+    """Whether the latency gate passed (None when not run)."""
+    n_ctx: int | None = None
+    """Context size the server was started with (tokens)."""
+    n_threads: int | None = None
+    n_gpu_layers: int | None = None
+    server: str | None = None
+    """'llama-server <build>' or 'llama-cpp-python <version>'."""
+    device: str | None = None
+    """'cpu' or the GPU name."""
+
+
+class MethodRecord(Strict):
+    """Everything needed to re-run the method (``mtboard verify``), secrets excluded. No URL, no key, no header."""
+
+    spec: str
+    """Method spec as typed, ``backend:model[:effort]`` (e.g. ``apertium:eng-spa``, ``openai:qwen3:8b:medium``)."""
+    backend: str
+    """Registered backend name (openai, gguf, apertium, echo, empty, …)."""
+    model: str
+    """Model part of the spec."""
+    effort: str | None = None
+    """Reasoning effort (none|minimal|low|medium|high|xhigh) when given."""
+    prompt_name: str | None = None
+    """Prompt file name under prompts/ (None for engines that take raw source)."""
+    prompt_format: Literal["chat", "completion", "raw"] = "raw"
+    """How the prompt is sent: chat messages, raw completion text, or raw source text (engines)."""
+    prompt_template_sha256: Hex64 | None = None
+    """SHA-256 of the prompt template file bytes."""
+    api_provider: str | None = None
+    """Channel serving the model: openai, openrouter, ollama, vllm, llama.cpp, local, apertium-apy, …"""
+    endpoint_host_sha256: Hex64 | None = None
+    """SHA-256 of the endpoint host name (never the raw URL)."""
+    max_tokens: int | None = None
+    """Explicit generation cap sent with every request."""
+    sampling: dict[str, JsonValue] = {}
+    """Every sampling parameter sent (temperature, top_p, seed, …)."""
+    model_revision: str | None = None
+    """Hugging Face revision (40 hex) or provider-reported model version, where known."""
+    model_file_sha256: Hex64 | None = None
+    """SHA-256 of the GGUF file, where known."""
+    engine_version: str | None = None
+    """Engine build: Apertium package version, llama.cpp build, llama-cpp-python version."""
+    streaming: bool = False
+    concurrency: int = 1
+    runs: int = 1
+    """Number of replicate runs (--runs)."""
+    limit: int | None = None
+    """--limit N when the run covered only the first N entries."""
+    local: LocalModelGate | None = None
+    """Canary/latency gate for locally served models."""
+    price_in_per_mtok: float | None = None
+    """Price per 1M prompt tokens (USD) used for cost."""
+    price_out_per_mtok: float | None = None
+    """Price per 1M completion tokens (USD) used for cost."""
+
+
+class DatasetRef(Strict):
+    """Spec §3.3."""
+
+    id: str = Field(pattern=DATASET_ID_RE)
+    version: str
+    language_pair: str
+    source_language: Bcp47
+    target_language: Bcp47
+    sha256: Hex64
+    """SHA-256 of the corpus file bytes."""
+    entry_count: Count
+    """Number of entries evaluated."""
+    segment: _lax(Segment) = Segment.development
+    """Segment evaluated."""
+
+
+class Signatures(Strict):
+    """sacrebleu signature strings of the corpus scores (e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0``)."""
+
+    chrf: str
+    bleu: str
+    ter: str
+
+
+class Breakdown(Strict):
+    """Scores restricted to one slice of entries (by domain, difficulty or provenance)."""
+
+    n: Count
+    chrf_plus_plus: float | None
+    bleu: float | None = None
+    exact_match_rate: Rate | None = None
+    composite: Rate | None = None
+    errors: Count = 0
+
+
+class Replicates(Strict):
+    """Mean and spread over ``--runs N`` replicate runs (BookTrans: mean, not median)."""
+
+    n: int = Field(ge=1)
+    chrf_plus_plus: list[float]
+    """Corpus chrF++ of each replicate."""
+    composite: list[float]
+    chrf_mean: float
+    chrf_stdev: float
+    composite_mean: float
+    composite_stdev: float
+
+
+class Scores(Strict):
+    """Aggregate quality, speed and error figures (spec §3.4, §3.6). Rates in [0, 1]; chrF++/BLEU on 0–100."""
+
+    total: Count
+    exact_matches: Count
+    exact_match_rate: Rate
+    equivalent_matches: Count | None = None
+    equivalent_match_rate: Rate | None = None
+    fst_accepted: Count | None = None
+    fst_acceptance_rate: Rate | None = None
+    """Share of predicted words a morphological analyser accepts; null without an analyser."""
+    morphological_accuracy: Rate | None = None
+    chrf_plus_plus: Annotated[float, Field(ge=0.0, le=100.0)]
+    """Corpus-level chrF++ (sacrebleu CHRF(word_order=2)), 0–100."""
+    chrf_ci95: tuple[float, float] | None = None
+    """95% bootstrap CI of corpus chrF++ (1,000 seeded resamples over segments)."""
+    bleu: Annotated[float, Field(ge=0.0, le=100.0)] | None = None
+    """Corpus BLEU (reported, excluded from the composite)."""
+    semantic_score: Rate | None = None
+    ter: NonNeg | None = None
+    """Corpus TER (0–∞, lower is better; excluded from the composite)."""
+    ter_coverage: Rate | None = None
+    """Share of segments included in TER (length-capped; see docs/SCORING_SPEC.md)."""
+    length_ratio: NonNeg | None = None
+    code_switching_rate: Rate | None = None
+    hallucination_rate: Rate | None = None
+    terminology_adherence: Rate | None = None
+    tokens_per_second: NonNeg | None = None
+    entries_per_minute: NonNeg | None = None
+    composite: Rate
+    """Weighted composite (docs/SCORING_SPEC.md), 0–1."""
+    composite_profile: Literal["A", "B"]
+    """A: with FST acceptance; B: without."""
+    quality_tier: _lax(QualityTier)
+    cost_adjusted_score: float | None = None
+    errors: Count
+    """Entries without usable output for any reason."""
+    transport_errors: Count = 0
+    """Entries that failed because the service failed (run is invalid unless --allow-incomplete)."""
+    mechanical: dict[str, int] = {}
+    """Counts of mechanical outcomes and flags (e.g. {'source_untranslated': 3, 'flag:commentary': 2})."""
+    policy_version: str
+    """Version of the frozen mechanical compliance policy."""
+    signatures: Signatures
+    by_difficulty: dict[str, Breakdown] = {}
+    by_provenance: dict[str, Breakdown] = {}
+    by_domain: dict[str, Breakdown] = {}
+    avg_latency_seconds: NonNeg | None = None
+    median_latency_seconds: NonNeg | None = None
+    p95_latency_seconds: NonNeg | None = None
+    replicates: Replicates | None = None
+
+
+class Totals(Strict):
+    """Token usage and cost (spec §3.5). Judge usage is counted separately under ``judge_*``."""
+
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    reasoning_tokens: Count = 0
+    cached_tokens: Count = 0
+    total_cost_usd: NonNeg | None = None
+    cost_per_entry_usd: NonNeg | None = None
+    cost_per_source_char: NonNeg | None = None
+    retries: Count = 0
+    """Attempts beyond the first, summed over entries."""
+    judge_prompt_tokens: Count = 0
+    judge_completion_tokens: Count = 0
+    judge_cost_usd: NonNeg | None = None
+
+
+class CheckFlag(Strict):
+    """One mechanical flag that fired on an entry."""
+
+    rule: str
+    """Rule id, e.g. 'commentary', 'format.speaker_label', 'placeholder', 'foreign_script', 'eos', 'length'."""
+    detail: str | None = None
+    count: int | None = None
+
+
+class MechanicalDecision(Strict):
+    """The mechanical policy's decision for one entry, with the rule that fired (mtboard.checks)."""
+
+    outcome: _lax(Outcome)
+    rule: str | None = None
+    """Rule that decided the outcome (None when usable)."""
+    flags: list[CheckFlag] = []
+    untranslated_share: Rate | None = None
+    """Share of source-script letters left in the output (code-switching)."""
+    eos_tokens: Count = 0
+    """Literal end-of-sequence tokens stripped from the output."""
+
+
+class SegmentStats(Strict):
+    """Per-segment sufficient statistics so corpus scores and significance tests re-derive without the text."""
+
+    chrf: list[int]
+    """sacrebleu CHRF(word_order=2) statistics: for each char order 1–6 then word order 1–2, (hyp, ref, match)."""
+    bleu: list[int]
+    """sacrebleu BLEU statistics: hyp_len, ref_len, 4 match counts, 4 total counts."""
+    ter: list[float] | None = None
+    """sacrebleu TER statistics: (edits, ref_words); None when over the TER length cap."""
+
+
+class Usage(Strict):
+    """Token usage of one entry (all attempts)."""
+
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+    reasoning_tokens: Count = 0
+    cached_tokens: Count = 0
+
+
+class MqmError(Strict):
+    severity: Literal["critical", "major", "minor"]
+    category: str
+    span: str
+
+
+class JudgeVerdict(Strict):
+    """One judge's verdict on one entry."""
+
+    status: Literal["scored", "judge_failed", "not_sent"]
+    """not_sent: no usable output or echoed source (scored the worst value)."""
+    score: float | None = None
+    """MQM: penalty (lower better); rubric: 0–10 total; checkpoints: 0–100."""
+    errors: list[MqmError] = []
+    context_behavior: str | None = None
+    subscores: dict[str, float] = {}
+    flags: list[str] = []
+    justification: str | None = None
+    attempts: Count = 0
+    raw_answer: str | None = None
+    """Kept for judge_failed verdicts (the answer that did not parse)."""
+
+
+class JudgeSummary(Strict):
+    """Aggregate of one judge over the run."""
+
+    kind: Literal["gemba-mqm", "rubric", "checkpoints"]
+    backend: str
+    model: str
+    prompt_sha256: Hex64
+    family_check: str
+    """'passed', 'refused' or 'overridden (--allow-self-judge)'."""
+    n_scored: Count
+    n_failed: Count
+    n_not_sent: Count
+    parse_failure_rate: Rate
+    mean: float | None
+    """MQM mean penalty (lower better), rubric mean total, checkpoint mean score."""
+    spread: float | None = None
+    """Standard deviation over judge runs (checkpoints)."""
+    breakdown: dict[str, dict[str, float]] = {}
+    """e.g. {'severity': {'major': 3}, 'class': {...}, 'context_behavior': {...}, 'area': {...}}."""
+
+
+class EntryResult(Strict):
+    """One translated entry (spec §3.7)."""
+
+    entry_id: Count
+    source: str
+    expected: str
+    """The reference translation."""
+    raw_predicted: str | None
+    """Output before post-processing (raw model/engine output)."""
+    predicted: str
+    """Hypothesis after post-processing (EOS stripped, unknown-word marks removed)."""
+    segment: _lax(Segment)
+    difficulty: int | None = None
+    domain: _lax(Domain) | None = None
+    provenance: str | None = None
+    exact_match: bool
+    chrf_score: float | None
+    """Sentence chrF++ 0–100."""
+    bleu_score: float | None
+    """Sentence BLEU 0–100 (effective order)."""
+    ter_score: float | None = None
+    latency_s: NonNeg | None = None
+    cost_usd: NonNeg | None = None
+    tool_call_count: Count = 0
+    error: str | None = None
+    error_kind: _lax(ErrorKind) | None = None
+    attempts: Count = 1
+    plugin_metrics: dict[str, JsonValue] = {}
+    fst_valid: bool | None = None
+    equivalent_match: bool | None = None
+    semantic_verdict: _lax(SemanticVerdict) | None = None
+    code_switching_detected: bool | None = None
+    hallucination_detected: bool | None = None
+    checks: MechanicalDecision
+    stats: SegmentStats
+    usage: Usage = Usage()
+    judgements: dict[str, JudgeVerdict] = {}
+
+
+class Fingerprint(Strict):
+    """Fingerprint v2 (spec §3.8 extended): ``hash`` = SHA-256 of canonical ``{components, version}``."""
+
+    version: Literal[2]
+    hash: Hex64
+    components: dict[str, str | int | float | bool | list[str] | None]
+
+
+class RunCard(Strict):
+    """A run card (spec §3): one method, one configuration, one dataset; self-contained and sealed."""
+
+    run_id: str = Field(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+    """UUID v4 generated when the run starts."""
+    harness_version: str
+    """mtboard version that produced the card."""
+    timestamp: str
+    """ISO 8601 UTC start time, e.g. 2026-11-29T14:00:00Z."""
+    elapsed_seconds: NonNeg
+    """Wall-clock duration of the whole run."""
+    model_slug: str = Field(min_length=1, max_length=200)
+    """Model identifier, e.g. google/gemini-2.5-flash, apertium/eng-spa."""
+    model_id: str | None = None
+    """Resolved model id returned by the API."""
+    condition: str = Field(min_length=1, max_length=100)
+    """Experiment label, e.g. baseline, few-shot, chat."""
+    temperature: float | None
+    """Sampling temperature (None for engines without sampling)."""
+    system_prompt_sha256: Hex64
+    """SHA-256 of ``system_prompt_used`` (UTF-8)."""
+    system_prompt_used: str
+    """Full rendered system prompt text ('' when none)."""
+    coaching_data_sha256: Hex64 | None = None
+    fst_version: str | None = None
+    tools_enabled: list[str] = []
+    batch_size: int = Field(ge=1)
+    max_retries: Count
+    method_class: _lax(MethodClass)
+    method_config: MethodConfig
+    method: MethodRecord
+    dataset: DatasetRef
+    scores: Scores
+    totals: Totals
+    results: list[EntryResult]
+    judges: dict[str, JudgeSummary] = {}
+    notes: str | None = None
+    """Contributor's free-text note (rendered escaped)."""
+    fingerprint: Fingerprint
+    run_card_hash: str = Field(pattern=r"^([0-9a-f]{64})?$")
+    """SHA-256 of the canonical card with this field set to '' (spec §3.9)."""
+
+    _v_ts = field_validator("timestamp")(_check_iso_datetime)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Translation records (work directory JSONL) — the runner's output before scoring
+
+
+class TranslationRecord(Strict):
+    """One finished entry in ``WORKDIR/translations.jsonl`` (append-only, fsynced; the resume unit)."""
+
+    run_index: Count = 0
+    entry_id: Count
+    raw_predicted: str | None
+    """Raw output (None when no output at all)."""
+    error: str | None = None
+    error_kind: _lax(ErrorKind) | None = None
+    attempts: Count = 1
+    latency_s: NonNeg | None = None
+    usage: Usage = Usage()
+    model_id: str | None = None
+    finish_reason: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def describe_validation_error(exc: ValidationError, where: str) -> str:
+    """One line naming the file, the first failing field (JSON path) and the problem, plus the count of others."""
+    errs = exc.errors(include_url=False)
+    first = errs[0]
+    loc = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown field (not in the schema)"
+    more = f" (+{len(errs) - 1} more problems)" if len(errs) > 1 else ""
+    return f"{where}: {loc}: {msg}{more}"
+
+
+SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard}
+"""Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""
