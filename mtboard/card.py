@@ -61,7 +61,7 @@ def endpoint_host_sha256(base_url: str | None) -> str | None:
     """SHA-256 of the lower-cased host name of an endpoint URL (never the URL itself, which may hold tokens)."""
     if not base_url:
         return None
-    import httpx
+    from urllib.parse import urlsplit
 
-    host = httpx.URL(base_url).host.lower()
+    host = (urlsplit(base_url).hostname or "").lower()
     return canonical.sha256_hex(host) if host else None

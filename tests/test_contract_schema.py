@@ -1,0 +1,129 @@
+"""Issue 2 acceptance: strict schemas, committed JSON Schemas, one-line errors for malformed corpora.
+
+Inputs here are small hand-made toy corpora (not evaluation data).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtboard.documents import load_corpus
+from mtboard.errors import InputError
+from mtboard.schema import SCHEMAS
+
+ROOT = Path(__file__).resolve().parents[1]
+MTBOARD = [sys.executable, "-m", "mtboard.cli"]
+
+GOOD = {
+    "dataset": {"id": "toy-en-es", "version": "1.0.0", "language_pair": "EN→ES", "source_language": "en",
+                "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0", "provenance": ["corpus"]},
+    "entries": [{"id": 1, "source": "Open the file.", "reference": "Abre el archivo.", "domain": "tech",
+                 "difficulty": 2, "segment": "development"}],
+}
+
+
+def _write(tmp_path: Path, text: str | bytes, name: str = "c.json") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return p
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_schema_command_matches_committed_copy(name):
+    out = subprocess.run(MTBOARD + ["schema", name], capture_output=True, text=True, check=True).stdout
+    schema = json.loads(out)
+    assert schema["type"] == "object" and schema["additionalProperties"] is False
+    committed = (ROOT / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8")
+    assert out == committed, f"schemas/{name}.schema.json is stale: run `mtboard schema {name} > schemas/{name}.schema.json`"
+
+
+def test_schema_is_valid_json_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    for model in SCHEMAS.values():
+        jsonschema.Draft202012Validator.check_schema(model.model_json_schema())
+
+
+def test_good_corpus_loads(tmp_path):
+    corpus, sha = load_corpus(_write(tmp_path, json.dumps(GOOD)))
+    assert corpus.entries[0].domain == "tech" and len(sha) == 64
+
+
+def _bad(**patch):
+    doc = json.loads(json.dumps(GOOD))
+    for dotted, value in patch.items():
+        node = doc
+        keys = dotted.split(".")
+        for k in keys[:-1]:
+            node = node[int(k)] if k.isdigit() else node[k]
+        node[keys[-1]] = value
+    return json.dumps(doc)
+
+
+CASES = [
+    ("nan", _bad().replace('"difficulty": 2', '"difficulty": NaN'), "NaN"),
+    ("infinity", _bad().replace('"difficulty": 2', '"difficulty": Infinity'), "Infinity"),
+    ("1e400", _bad().replace('"difficulty": 2', '"difficulty": 1e400'), "infinity"),
+    ("duplicate key", _bad().replace('"difficulty": 2', '"difficulty": 2, "difficulty": 3'), "duplicate key"),
+    ("unknown field", _bad(**{"entries.0.colour": "red"}), "entries[0].colour"),
+    ("wrong enum", _bad(**{"entries.0.segment": "secret"}), "entries[0].segment"),
+    ("domain outside 16", _bad(**{"entries.0.domain": "sports"}), "entries[0].domain"),
+    ("string for int", _bad(**{"entries.0.difficulty": "2"}), "entries[0].difficulty"),
+    ("bool for int", _bad(**{"entries.0.difficulty": True}), "entries[0].difficulty"),
+    ("lone surrogate", _bad().replace('"Open the file."', '"Open \\ud800 file."'), "surrogate"),
+    ("deep nesting", _bad(**{"entries.0.notes": "x"}).replace('"x"', "[" * 200 + "]" * 200), "nesting"),
+    ("huge integer", _bad().replace('"id": 1,', '"id": 123456789012345678901234567890,'), "integer"),
+    ("bad language", _bad(**{"dataset.target_language": False}), "dataset.target_language"),
+]
+
+
+@pytest.mark.parametrize("label,text,needle", CASES, ids=[c[0] for c in CASES])
+def test_malformed_corpus_one_line_error(tmp_path, label, text, needle):
+    path = _write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        load_corpus(path)
+    msg = str(info.value)
+    assert str(path) in msg and needle in msg and "\n" not in msg
+
+
+def test_oversize_file_refused_before_reading(tmp_path):
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(200 * 1024 * 1024)  # sparse: never actually read
+    with pytest.raises(InputError, match="over the"):
+        load_corpus(big)
+
+
+def test_symlink_refused(tmp_path):
+    target = _write(tmp_path, json.dumps(GOOD), "real.json")
+    link = tmp_path / "link.json"
+    os.symlink(target, link)
+    with pytest.raises(InputError, match="symbolic link"):
+        load_corpus(link)
+
+
+def test_yaml_norway_stays_a_string_or_fails(tmp_path):
+    from pydantic import ValidationError
+
+    from mtboard.safejson import load_yaml
+    from mtboard.schema import DatasetInfo
+
+    p = _write(tmp_path, "target_language: no\n", "c.yaml")
+    data = load_yaml(p)
+    assert data == {"target_language": False}  # YAML 1.1 hazard …
+    with pytest.raises(ValidationError):  # … which the strict schema refuses instead of coercing
+        DatasetInfo.model_validate({**GOOD["dataset"], **data})
+
+
+@pytest.mark.parametrize("label,text,needle", CASES[:6], ids=[c[0] for c in CASES[:6]])
+def test_cli_malformed_exit_1_no_traceback(tmp_path, label, text, needle):
+    path = _write(tmp_path, text)
+    proc = subprocess.run(MTBOARD + ["corpus", "check", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert str(path) in proc.stderr
