@@ -596,6 +596,49 @@ class JudgeSummary(Strict):
     """Standard deviation over judge runs (checkpoints)."""
     breakdown: dict[str, dict[str, float]] = {}
     """e.g. {'severity': {'major': 3}, 'class': {...}, 'context_behavior': {...}, 'area': {...}}."""
+    # Optional judge provenance and accounting (issue 5; filled by mtboard.judges).
+    effort: str | None = None
+    """Reasoning effort from the judge spec (``KIND=openai:MODEL:EFFORT``)."""
+    api_provider: str | None = None
+    """Channel serving the judge (openai, openrouter, llama.cpp, local, …)."""
+    endpoint_host_sha256: Hex64 | None = None
+    """SHA-256 of the judge endpoint's host name (never the URL)."""
+    judge_families: list[str] = []
+    """Model families of the judge (mtboard.judges.base.FAMILIES)."""
+    translator_families: list[str] = []
+    """Model families of the translator; the judge is refused when they overlap, unless --allow-self-judge."""
+    parser: str | None = None
+    """Answer-format parser version (e.g. 'gemba-mqm-context/1 (uncapped)')."""
+    higher_is_better: bool | None = None
+    """Direction of ``mean`` (False for the MQM penalty)."""
+    worst_score: float | None = None
+    """Value given to entries not sent and to judge failures (MQM 25, rubric 0, checkpoints 0)."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    """Explicit output cap sent with every judge request."""
+    max_attempts: int | None = None
+    """Answers asked per entry (per checkpoint run) before judge_failed."""
+    runs: int = 1
+    """Judge replicates (checkpoints: default 3)."""
+    run_scores: list[float] = []
+    """Score of each replicate (checkpoints)."""
+    n_answers: Count | None = None
+    """Judge answers received (all attempts, cache hits included); the denominator of parse_failure_rate."""
+    n_unparsed_answers: Count | None = None
+    """Answers that did not match the format; the numerator of parse_failure_rate."""
+    n_cached_answers: Count | None = None
+    """Answers read from the work directory's judge cache instead of being asked again."""
+    n_unanswered_calls: Count | None = None
+    """Calls that got no answer (transport failure, request rejected)."""
+    prompt_tokens: Count | None = None
+    """Judge prompt tokens of the answers used (cache hits included)."""
+    completion_tokens: Count | None = None
+    cost_usd: NonNeg | None = None
+    """Judge cost (None without a judge price); counted apart from translation cost."""
+    bench: str | None = None
+    """Checkpoint benchmark id and key hash prefix (checkpoints)."""
+    failed_raw_answers: list[str] = []
+    """Raw last answers of failed checkpoint runs (document-level judge)."""
 
 
 class EntryResult(Strict):
@@ -627,6 +670,10 @@ class EntryResult(Strict):
     attempts: Count = 1
     plugin_metrics: dict[str, JsonValue] = {}
     fst_valid: bool | None = None
+    fst_accepted_words: Count | None = None
+    """Words the FST analyser accepted (None without an analyser; 0 for entries without usable output)."""
+    fst_checked_words: Count | None = None
+    """Words checked by the FST analyser (capitalised and source-copied words skipped; docs/SCORING_SPEC.md)."""
     equivalent_match: bool | None = None
     semantic_verdict: _lax(SemanticVerdict) | None = None
     code_switching_detected: bool | None = None
@@ -708,6 +755,75 @@ class TranslationRecord(Strict):
     usage: Usage = Usage()
     model_id: str | None = None
     finish_reason: str | None = None
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Verification records (GDS verification, spec §9.4; mtboard verify)
+
+
+class MetricDelta(Strict):
+    """One score compared between the submitted card and the maintainer's re-run."""
+
+    metric: str
+    """Score name, a key of ``scores`` (e.g. ``chrf_plus_plus``, ``composite``)."""
+    stored: float | None
+    """Value in the submitted card."""
+    rerun: float | None
+    """Value in the re-run card."""
+    delta: float | None
+    """``rerun - stored`` (None when either is missing)."""
+    relative: float | None
+    """``|delta| / |stored|`` (None when stored is 0 or missing; then the absolute rule applies)."""
+    within: bool
+    """True when ``|delta| <= tolerance * |stored|`` (stored 0: ``|delta| <= tolerance * full scale``)."""
+
+
+class VerificationRecord(Strict):
+    """Result of ``mtboard verify``: a maintainer re-ran a card's method (spec §9.4 GDS verified, §1.3 ±2%).
+
+    Written next to the card as ``<card file stem>.verification.json``; the site grants the ``gds-verified`` tier
+    only when ``passed`` is true and ``run_card_hash`` equals the card's.
+    """
+
+    record_version: Literal[1] = 1
+    run_card_hash: Hex64
+    """run_card_hash of the submitted card being verified."""
+    card_path: str
+    """Repository-relative path of the submitted card."""
+    card_commit: str | None = None
+    """Git commit (40 hex) the card was read at, when known (the verify workflow's ``sha`` input)."""
+    card_fingerprint: Hex64
+    """Fingerprint hash of the submitted card."""
+    rerun_run_card_hash: Hex64
+    """run_card_hash of the re-run card (kept beside the record as evidence)."""
+    rerun_fingerprint: Hex64
+    """Fingerprint hash of the re-run (differs from ``card_fingerprint`` only through harness version or segment)."""
+    rerun_harness_version: str
+    """mtboard version that re-ran the method."""
+    method_spec: str
+    """``backend:model[:effort]`` that was re-run."""
+    segment: _lax(Segment)
+    """Segment re-run: the card's own (development) or a secret one (sovereign path, spec §8.2)."""
+    secret_segment_sha256: Hex64 | None = None
+    """SHA-256 of the secret-segment file when one was used (the file itself never leaves the verifier)."""
+    verified_by: str = Field(min_length=1, max_length=200)
+    """Who re-ran it: the GitHub actor in the verify workflow, else the local user name."""
+    verified_at: str
+    """ISO 8601 UTC time the verification finished."""
+    environment: str | None = None
+    """Where it ran, e.g. 'github-actions run 1234 (attempt 1)' or a host description."""
+    tolerance: float = Field(gt=0.0, le=1.0)
+    """Relative tolerance applied to every compared score (spec §1.3: 0.02)."""
+    deltas: list[MetricDelta]
+    """Every compared score (quality scores; speed and cost are hardware/price dependent and not compared)."""
+    passed: bool
+    """True when every delta is within the tolerance and the re-run completed."""
+    tier: _lax(VerificationTier)
+    """Tier the record grants: gds-verified when passed, else self-benchmarked."""
+    reason: str | None = None
+    """One line: why it failed (metrics out of tolerance, errors) or notes."""
+
+    _v_ts = field_validator("verified_at")(_check_iso_datetime)
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -4,6 +4,10 @@ See :mod:`mtboard.backends.base` for the interface. Built-in backends register t
 :func:`register` an outside plugin would use.
 """
 
-from mtboard.backends.base import REGISTRY, Backend, MethodSpec, get_backend, parse_method, register
+from mtboard.backends.base import (REGISTRY, Backend, MethodSpec, get_backend, load_builtin_backends, parse_method,
+                                   register)
+
+# Built-in backends (openai, apertium, echo/empty, gguf) register on import.
+load_builtin_backends()
 
 __all__ = ["REGISTRY", "Backend", "MethodSpec", "get_backend", "parse_method", "register"]

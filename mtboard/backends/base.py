@@ -4,8 +4,9 @@ A method spec is ``backend:model[:effort]``: the first word is the backend; the 
 when it is one of :data:`EFFORTS`; everything between is the model (so ``openai:qwen3:8b:medium`` is backend
 ``openai``, model ``qwen3:8b``, effort ``medium``).
 
-Construction convention (used by the runner): ``backend = REGISTRY[spec.backend](spec, options)`` with a
-:class:`MethodSpec` and a :class:`BackendOptions`; then ``backend.start()``; then any number of
+Construction convention (used by the runner): ``backend = REGISTRY[spec.backend](spec, options=options)`` with a
+:class:`MethodSpec` and a :class:`BackendOptions` passed by keyword (a backend that needs none may swallow it with
+``**_``); then ``backend.start()``; then any number of
 ``await backend.translate(batch)``; ``backend.close()`` always runs (also on Ctrl-C and errors).
 """
 
@@ -85,6 +86,13 @@ class BackendOptions:
     """Transport-failure retries per request beyond the first attempt."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Backend-specific settings (e.g. gguf: n_ctx, n_gpu_layers, n_threads; latency thresholds)."""
+    source_language: str | None = None
+    """Corpus source language (BCP 47); gguf renders its canary and latency-gate lines with it."""
+    target_language: str | None = None
+    """Corpus target language (BCP 47)."""
+    sample_sources: list[str] = field(default_factory=list)
+    """A few corpus source lines in order (e.g. the first 18); gguf uses them for the canary/latency gate when it has
+    no fixed lines for the source language."""
 
 
 @dataclass
@@ -114,9 +122,11 @@ class Backend(Protocol):
         model_optional: True when ``backend:`` alone is valid (baselines).
 
     Optional class attributes (the runner reads them with ``getattr`` and these defaults):
-        uses_prompt (True): False for engines that take raw source text (apertium, echo, empty).
+        prompt_format (None): ``"raw"`` for engines that take the raw source text and no prompt template
+            (apertium, echo, empty); otherwise the prompt template decides (chat | completion).
         default_prompt ("translate-chat"): prompt name used when ``--prompt`` is not given.
-        batch_size (1): entries per ``translate`` call; the runner keeps ``concurrency`` batches in flight.
+        default_concurrency (8): batches in flight when ``--concurrency`` is not given (gguf: 1).
+        preferred_batch_size (1): entries per ``translate`` call; the runner keeps ``concurrency`` batches in flight.
         strip_unknown_marks (False): True when outputs carry Apertium-style ``*word``/``#word`` marks for scoring to
             strip from ``predicted`` (kept in ``raw_predicted``).
         label (None): human label of the method in summaries (e.g. "baseline: echo").
@@ -144,7 +154,7 @@ class Backend(Protocol):
 
 BackendFactory = Callable[..., Backend]
 REGISTRY: dict[str, Any] = {}
-"""name → backend class (or factory with the class attributes above), called as ``factory(spec, options)``."""
+"""name → backend class (or factory with the class attributes above), called as ``factory(spec, options=options)``."""
 
 
 def register(cls: Any) -> Any:

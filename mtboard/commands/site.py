@@ -1,5 +1,50 @@
-"""CLI commands: site."""
+"""CLI commands: site (``mtboard build``)."""
 
 from __future__ import annotations
 
-from mtboard.cli import app  # noqa: F401
+import functools
+import http.server
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mtboard.cli import app, guarded
+
+
+@app.command()
+@guarded
+def build(
+    submissions: Annotated[Path, typer.Option(help="Folder of run cards (searched recursively).")] = Path("submissions"),
+    corpora: Annotated[Path, typer.Option(help="Folder of corpus files (dataset facts, reference entry sets).")] =
+    Path("corpora"),
+    out: Annotated[Path, typer.Option(help="Output folder for the built site (emptied by MkDocs).")] =
+    Path("build/site"),
+    docs: Annotated[Path, typer.Option(help="Staging folder for generated Markdown (wiped each build).")] =
+    Path("build/docs"),
+    validate: Annotated[bool, typer.Option(help="Run the submission validator on each card (else schema only).")] =
+    True,
+    serve: Annotated[bool, typer.Option("--serve", help="Serve the built site on http://127.0.0.1:PORT.")] = False,
+    port: Annotated[int, typer.Option(help="Port for --serve.")] = 8000,
+) -> None:
+    """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
+    from mtboard.site import build_site
+
+    report = build_site(submissions, corpora if corpora.is_dir() else None, out, docs, validate=validate)
+    for w in report.warnings:
+        typer.echo(f"warning: {w}", err=True)
+    for r in report.rejected:
+        typer.echo(f"warning: rejected {r.path}: {r.problems[0]}"
+                   + (f" (+{len(r.problems) - 1} more)" if len(r.problems) > 1 else ""), err=True)
+    secs = " ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
+    typer.echo(f"built {report.pages} pages: {report.cards} cards on {report.leaderboards} leaderboard(s), "
+               f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
+    typer.echo(f"open {(out / 'index.html').resolve()}")
+    if serve:
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
+        with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
+            typer.echo(f"serving http://127.0.0.1:{port}/ (Ctrl+C to stop)")
+            try:
+                httpd.serve_forever()
+            except KeyboardInterrupt:
+                typer.echo("stopped")

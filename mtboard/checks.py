@@ -1,0 +1,481 @@
+"""The mechanical output-compliance policy: a frozen, versioned set of rules decided by code, without a model.
+
+Source: the JA→EN screen-translator write-up ("Output compliance", shared/spec/screen-translator-bench-ja-en.txt),
+issue 4, and BookTrans's code-computed penalties (foreign-script letters, diverged markup). Every decision is stored
+per entry (:class:`mtboard.schema.MechanicalDecision`) with the rule that fired; the raw output is never modified
+(the caller keeps ``raw_predicted``; this module returns a *new* post-processed hypothesis).
+
+Outcomes (decide scoring; docs/SCORING_SPEC.md §3):
+
+=====================  ==========================================================================================
+``no_usable_output``   backend error kind (token cap, timeout, transport, …), no output, unclosed ``<think>``,
+                       or empty text after post-processing → 0 on every metric, never judged.
+``source_untranslated`` equal to the source (or history + source) after NFKC, with whitespace and speaker tags
+                       removed → 0 on every metric, never judged. Not applied when the reference itself equals the
+                       source under the same normalisation (then the copy is the correct translation).
+``usable``             everything else, scored and judged normally.
+=====================  ==========================================================================================
+
+Flags (recorded, do not change scores yet; intended penalties in docs/SCORING_SPEC.md §7): ``commentary``,
+``format.speaker_label``, ``format.markdown``, ``format.markup``, ``format.line_breaks``, ``placeholder``,
+``foreign_script``, ``eos.multiple``, ``length.long``, ``length.short``, ``partly_untranslated``, and the
+informational ``think.stripped`` and ``unknown_marks``.
+
+Changing any rule, pattern or threshold here changes results: bump :data:`POLICY_VERSION`.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections import Counter
+
+import regex
+
+from mtboard.schema import CheckFlag, ErrorKind, MechanicalDecision, Outcome
+
+POLICY_VERSION = "mech-1.0"
+"""Version of this frozen policy, stored in every card's ``scores.policy_version``."""
+
+# --------------------------------------------------------------------------------------------------------------------
+# Post-processing: EOS tokens, reasoning blocks, Apertium unknown-word marks
+
+EOS_TOKENS: tuple[str, ...] = (
+    "</s>", "<|im_end|>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|eom_id|>", "<|end|>",
+    "<end_of_turn>", "<eos>", "<|return|>",
+)
+"""Literal end-of-sequence tokens stripped from outputs (third-party GGUFs that do not mark EOS as special)."""
+
+_THINK_OPEN = regex.compile(r"<think>", regex.I)
+_THINK_CLOSE = regex.compile(r"</think>", regex.I)
+_THINK_BLOCK = regex.compile(r"<think>.*?</think>", regex.I | regex.S)
+_UNKNOWN_MARK = regex.compile(r"(?<![\w*#@])([*#@])(?=\w)")
+
+LENGTH_LONG = 3.0
+"""Output longer than this many times the reference (characters) → ``length.long``."""
+LENGTH_SHORT = 0.33
+"""Output shorter than this share of the reference (characters) → ``length.short``."""
+LENGTH_FLOOR_CHARS = 10
+"""Lengths below this many characters count as this many in the length rule (short UI strings vary a lot)."""
+CODE_SWITCH_WORD_SHARE = 0.10
+"""Same-script pairs: letters share of copied source words from which ``partly_untranslated`` is raised."""
+CODE_SWITCH_MIN_WORD = 4
+"""Same-script pairs: shortest word (letters) that counts as copied from the source."""
+
+
+def _strip_eos(text: str, source: str) -> tuple[str, int]:
+    """Remove every literal EOS token that does not also occur in the source (``</s>`` closes ``<s>`` in HTML)."""
+    count = 0
+    for tok in EOS_TOKENS:
+        if tok in text and tok not in source:
+            count += text.count(tok)
+            text = text.replace(tok, "")
+    return text, count
+
+
+def _strip_think(text: str) -> tuple[str, bool, bool]:
+    """Returns (text, unclosed, stripped). Closed blocks are removed; a stray ``</think>`` drops what precedes it."""
+    stripped = False
+    if _THINK_BLOCK.search(text):
+        text = _THINK_BLOCK.sub("", text)
+        stripped = True
+    if _THINK_OPEN.search(text):
+        return text, True, stripped
+    m = None
+    for m in _THINK_CLOSE.finditer(text):
+        pass
+    if m is not None:  # the template opened the block in the prompt; the answer follows the last close tag
+        text = text[m.end():]
+        stripped = True
+    return text, False, stripped
+
+
+def _strip_unknown_marks(text: str, source: str) -> tuple[str, int]:
+    """Remove Apertium's ``*word`` / ``#word`` / ``@word`` marks unless the marked token occurs in the source."""
+    count = 0
+
+    def repl(m: regex.Match) -> str:
+        nonlocal count
+        word = regex.match(r"\w+", text[m.end():])
+        if word and (m.group(1) + word.group(0)) in source:
+            return m.group(0)
+        count += 1
+        return ""
+
+    return _UNKNOWN_MARK.sub(repl, text), count
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Speaker tags, echo
+
+_SPEAKER_TAG = regex.compile(
+    r"^[ \t]*(?:"
+    r"【[^】\n]{1,30}】"                                   # 【カオリ】
+    r"|\[[^\]\n]{1,30}\]"                                # [Kaori]
+    r"|\*\*[^*\n]{1,30}?[:：]\*\*"                        # **Kaori:**
+    r"|\*\*[^*\n]{1,30}\*\*[ \t]*[:：]"                  # **Kaori**:
+    r"|[\p{L}\p{M}][\p{L}\p{M}\p{N} ._'’-]{0,29}[:：]"    # Kaori:
+    r"|[^\s「」『』]{1,20}(?=[「『])"                      # カオリ「…」 (the name only)
+    r")[ \t]*", regex.M)
+
+
+def _strip_speaker_tags(text: str) -> str:
+    return _SPEAKER_TAG.sub("", text)
+
+
+def _echo_key(text: str) -> str:
+    """NFKC, speaker tags removed, all whitespace removed (the JA→EN write-up's echo normalisation)."""
+    t = unicodedata.normalize("NFKC", text)
+    t = _strip_speaker_tags(t)
+    return "".join(t.split())
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Scripts (foreign script, code-switching)
+
+_SCRIPTS = ("Latin", "Cyrillic", "Greek", "Arabic", "Hebrew", "Han", "Hiragana", "Katakana", "Hangul", "Devanagari",
+            "Bengali", "Gurmukhi", "Gujarati", "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Thai", "Lao",
+            "Khmer", "Myanmar", "Georgian", "Armenian", "Ethiopic", "Tibetan", "Canadian_Aboriginal", "Cherokee",
+            "Syriac", "Thaana", "Mongolian")
+_SCRIPT_RE = [(s, regex.compile(rf"\p{{Script={s}}}")) for s in _SCRIPTS]
+
+_LATIN = frozenset({"Latin"})
+LANGUAGE_SCRIPTS: dict[str, frozenset[str]] = {
+    **{lang: _LATIN for lang in (
+        "en es fr de it pt ca gl eu nl sv da no nb nn fi et is ga cy pl cs sk sl hr bs sq ro hu lt lv tr az id ms "
+        "vi tl fil sw eo la af mt oc br lb fo gd ha yo ig zu xh so uz tk qu gn ay ht mi sm to haw ast an sc rm "
+        "fur lij vec co wa fy se").split()},
+    **{lang: frozenset({"Cyrillic"}) for lang in "ru uk be bg mk kk ky mn tg tt ba cv os ce".split()},
+    "sr": frozenset({"Cyrillic", "Latin"}), "hbs": frozenset({"Cyrillic", "Latin"}),
+    "el": frozenset({"Greek"}),
+    **{lang: frozenset({"Arabic"}) for lang in "ar fa ur ps ug ckb sd".split()},
+    "he": frozenset({"Hebrew"}), "yi": frozenset({"Hebrew"}),
+    **{lang: frozenset({"Devanagari"}) for lang in "hi mr ne sa mai bho".split()},
+    "bn": frozenset({"Bengali"}), "as": frozenset({"Bengali"}), "pa": frozenset({"Gurmukhi"}),
+    "gu": frozenset({"Gujarati"}), "ta": frozenset({"Tamil"}), "te": frozenset({"Telugu"}),
+    "kn": frozenset({"Kannada"}), "ml": frozenset({"Malayalam"}), "si": frozenset({"Sinhala"}),
+    "th": frozenset({"Thai"}), "lo": frozenset({"Lao"}), "km": frozenset({"Khmer"}), "my": frozenset({"Myanmar"}),
+    "ka": frozenset({"Georgian"}), "hy": frozenset({"Armenian"}), "am": frozenset({"Ethiopic"}),
+    "ti": frozenset({"Ethiopic"}), "bo": frozenset({"Tibetan"}), "dv": frozenset({"Thaana"}),
+    "zh": frozenset({"Han"}), "ja": frozenset({"Han", "Hiragana", "Katakana"}), "ko": frozenset({"Hangul", "Han"}),
+    "crk": frozenset({"Latin", "Canadian_Aboriginal"}), "iu": frozenset({"Canadian_Aboriginal", "Latin"}),
+    "chr": frozenset({"Cherokee"}),
+}
+"""Scripts each language is normally written in (primary BCP 47 subtag). Unknown languages: no script rules."""
+
+_SCRIPT_SUBTAGS = {"Latn": "Latin", "Cyrl": "Cyrillic", "Hans": "Han", "Hant": "Han", "Arab": "Arabic",
+                   "Grek": "Greek", "Hebr": "Hebrew", "Deva": "Devanagari", "Cans": "Canadian_Aboriginal",
+                   "Jpan": "Han", "Kore": "Hangul"}
+
+
+def language_scripts(tag: str) -> frozenset[str] | None:
+    """Scripts of a BCP 47 tag (a script subtag such as ``sr-Latn`` wins); None when unknown."""
+    parts = tag.replace("_", "-").split("-")
+    for p in parts[1:]:
+        if len(p) == 4 and p.title() in _SCRIPT_SUBTAGS:
+            s = _SCRIPT_SUBTAGS[p.title()]
+            return frozenset({s, "Han", "Hiragana", "Katakana"}) if p.title() == "Jpan" else frozenset({s})
+    return LANGUAGE_SCRIPTS.get(parts[0].lower())
+
+
+@functools.lru_cache(maxsize=65536)
+def char_script(ch: str) -> str:
+    """Unicode Script of one letter among :data:`_SCRIPTS`; 'Common' for non-letters, 'Other' for the rest."""
+    if ch.isascii():
+        return "Latin" if ch.isalpha() else "Common"
+    if not ch.isalpha():
+        return "Common"
+    for name, rx in _SCRIPT_RE:
+        if rx.match(ch):
+            return name
+    return "Common" if regex.match(r"\p{Script=Common}|\p{Script=Inherited}", ch) else "Other"
+
+
+_NON_LATIN_LETTER = regex.compile(r"[^\p{Latin}\P{L}]")
+_LETTER = regex.compile(r"\p{L}")
+
+
+def letter_count(text: str) -> int:
+    """Number of letters (Unicode category L*)."""
+    return len(_LETTER.findall(text))
+
+
+def script_counts(text: str) -> Counter[str]:
+    """Letters per script (non-letters and Common/Inherited letters left out)."""
+    c: Counter[str] = Counter()
+    others = _NON_LATIN_LETTER.findall(text)
+    latin = letter_count(text) - len(others)
+    if latin:
+        c["Latin"] = latin
+    for ch in others:
+        s = char_script(ch)
+        if s != "Common":
+            c[s] += 1
+    return c
+
+
+_WORD = regex.compile(r"[\p{L}\p{M}]+(?:['’][\p{L}\p{M}]+)*")
+
+
+def words(text: str) -> list[str]:
+    """Letter words (apostrophes inside kept), in order."""
+    return _WORD.findall(text)
+
+
+def _script_runs(text: str, scripts: frozenset[str]) -> list[str]:
+    """Maximal runs of letters whose script is in ``scripts`` (marks inside a run kept)."""
+    runs, cur = [], []
+    for ch in text:
+        if ch.isalpha() and char_script(ch) in scripts:
+            cur.append(ch)
+        elif cur and unicodedata.category(ch).startswith("M"):
+            cur.append(ch)
+        elif cur:
+            runs.append("".join(cur))
+            cur = []
+    if cur:
+        runs.append("".join(cur))
+    return runs
+
+
+def untranslated_share(*, output: str, source: str, reference: str, source_language: str,
+                       target_language: str) -> tuple[float, bool]:
+    """Code-switching: share of the output's letters left in the source language, and whether it counts as detected.
+
+    * Source written in scripts the target does not use (ja→en, en→ja, ru→en, …): letters of those source-only
+      scripts, in runs that do not occur in the reference (names the reference keeps are fine). Detected when > 0.
+    * Same script (en→es, …): lower-case words of ≥ :data:`CODE_SWITCH_MIN_WORD` letters, not capitalised in the
+      output, found in the source and not in the reference. Detected when the share is ≥
+      :data:`CODE_SWITCH_WORD_SHARE` (cognates make single words weak evidence).
+
+    Returns: (share in [0, 1], detected). (0.0, False) for an output without letters.
+    """
+    out_letters = letter_count(output)
+    if out_letters == 0:
+        return 0.0, False
+    src_s, tgt_s = language_scripts(source_language), language_scripts(target_language)
+    src_only = (src_s - tgt_s) if (src_s is not None and tgt_s is not None) else frozenset()
+    if src_only:
+        ref_low = reference.casefold()
+        leaked = sum(len(r) for r in _script_runs(output, src_only) if r.casefold() not in ref_low)
+        share = min(1.0, leaked / out_letters)
+        return share, share > 0
+    src_words = {w.casefold() for w in words(source)}
+    ref_words = {w.casefold() for w in words(reference)}
+    leaked = 0
+    for w in words(output):
+        if len(w) < CODE_SWITCH_MIN_WORD or w[0].isupper():
+            continue
+        k = w.casefold()
+        if k in src_words and k not in ref_words:
+            leaked += len(w)
+    share = min(1.0, leaked / out_letters)
+    return share, share >= CODE_SWITCH_WORD_SHARE
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Flags
+
+_PLACEHOLDER = regex.compile(
+    r"%(?:\d+\$)?(?:\([^)\s]{1,40}\))?[-+#0]*(?:\d+|\*)?(?:\.\d+)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsaAp]"
+    r"|%\d+(?![\d$])"                                   # Qt / Windows %1
+    r"|\{\{\s*[\w.]+\s*\}\}"                            # {{name}}
+    r"|\{\d*\}"                                         # {} {0}
+    r"|\{[A-Za-z_][\w.\[\]]*(?:![rsa])?(?::[^{}\s]{0,20})?\}"  # {name} {name:>10}
+    r"|\$[A-Za-z_][\w.\[\]]*\|?"                        # Wesnoth $unit.name|, shell $HOME
+    r"|\\[nrt]"                                         # literal escapes \n \t
+)
+_MARKUP = regex.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?:\s[^<>]*)?/?>")
+_MD_EMPHASIS = regex.compile(
+    r"\*\*[^*\n]+\*\*|__[^_\n]+__|(?<![\w*])\*[^*\s][^*\n]*?(?<!\s)\*(?![\w*])|(?<![\w_])_[^_\s][^_\n]*?(?<!\s)_(?![\w_])")
+_LABEL_COLON = regex.compile(r"^[ \t]*[\p{Lu}][\p{L}\p{M}\p{N}.'’-]*(?: [\p{L}\p{M}\p{N}.'’-]+){0,2}[ \t]*[:：][ \t]",
+                             regex.M)
+_LABEL_BOLD = regex.compile(r"^[ \t]*\*\*[^*\n]{1,30}?(?:[:：]\*\*|\*\*[ \t]*[:：])", regex.M)
+_ANY_SPEAKER_TAG = regex.compile(r"^[ \t]*(?:【[^】\n]{1,30}】|\[[^\]\n]{1,30}\]|[^\s「」『』]{1,20}[「『])", regex.M)
+
+_COMMENTARY = [regex.compile(p, regex.I | regex.M) for p in (
+    # preambles
+    r"\A\s*(?:sure|certainly|of course)\b[,!.:]",
+    r"\A\s*here(?:'s|’s| is| are)\b[^\n]{0,40}\btranslat",
+    r"\A\s*(?:the |my )?translation(?: is)?\s*[:：]",
+    r"\A\s*translated(?: text)?\s*[:：]",
+    r"\A\s*(?:english|spanish|french|german|japanese|chinese|catalan|russian|korean|portuguese|italian)"
+    r"(?: translation)?\s*[:：]",
+    r"\A\s*aquí (?:está|tienes|tiene|va) (?:la|una) traducción",
+    r"\A\s*(?:traducción|traduction|übersetzung|tradução|traduzione|traducció|перевод)\s*[:：]",
+    r"\A\s*voici (?:la|une) traduction",
+    r"\A\s*hier ist (?:die|eine) übersetzung",
+    r"\A\s*(?:翻訳|翻译|번역)\s*[:：]",
+    # appended notes, alternatives, glosses
+    r"^\s*(?:\(|\*\s*)?(?:note|notes|nota|notas|remarque|hinweis|anmerkung|explanation|explicación|alternative|"
+    r"alternatively|alternativa|alternativamente|or|o|literally|literal translation|traducción literal|"
+    r"translator'?s? note)\s*[:：]",
+    r"[(\[]\s*(?:lit\.|literally|literalmente|littéralement|wörtlich|note|nota|or|i\.e\.)\s",
+    r"\bliterally\b\s*[:,]?\s*[\"“‘'«]",
+    r"\bthis (?:translates|can be translated) (?:to|as)\b",
+    r"\b(?:which|that) (?:means|translates to)\b",
+    r"(?:（|\()\s*(?:直訳|注)\s*[:：]",
+)]
+
+_COMMENTARY_ANY = regex.compile("|".join(f"(?:{rx.pattern})" for rx in _COMMENTARY), regex.I | regex.M)
+
+
+def _placeholders(text: str) -> Counter[str]:
+    return Counter(_PLACEHOLDER.findall(text))
+
+
+def _markup(text: str) -> Counter[str]:
+    return Counter(m.group(0).startswith("</") and "/" + m.group(1).lower() or m.group(1).lower()
+                   for m in _MARKUP.finditer(text))
+
+
+def _fmt_counter(c: Counter[str]) -> str:
+    return " ".join(f"{k}×{v}" if v > 1 else k for k, v in sorted(c.items()))
+
+
+def _length_key(text: str) -> int:
+    return max(len(" ".join(text.split())), LENGTH_FLOOR_CHARS)
+
+
+def _flags(out: str, *, source: str, reference: str, source_language: str, target_language: str) -> list[CheckFlag]:
+    flags: list[CheckFlag] = []
+
+    # commentary: a marker in the output that neither the source nor the reference has
+    for rx in (_COMMENTARY if _COMMENTARY_ANY.search(out) else ()):
+        m = rx.search(out)
+        if m and not rx.search(reference) and not rx.search(source):
+            flags.append(CheckFlag(rule="commentary", detail=m.group(0).strip()[:60]))
+            break
+
+    # speaker labels rewritten as Name: / **Name:**
+    bold = len(_LABEL_BOLD.findall(out))
+    if bold > max(len(_LABEL_BOLD.findall(source)), len(_LABEL_BOLD.findall(reference))):
+        flags.append(CheckFlag(rule="format.speaker_label", detail="**Name:** label added", count=bold))
+    elif _ANY_SPEAKER_TAG.search(source):
+        colon = len(_LABEL_COLON.findall(out))
+        if colon > max(len(_LABEL_COLON.findall(source)), len(_LABEL_COLON.findall(reference))):
+            flags.append(CheckFlag(rule="format.speaker_label", detail="speaker tag rewritten as Name:", count=colon))
+
+    # markdown emphasis added
+    def md_count(text: str) -> int:  # bold speaker labels are counted above, not twice
+        return len(_MD_EMPHASIS.findall(_LABEL_BOLD.sub("", text)))
+
+    md = md_count(out)
+    if md > max(md_count(source), md_count(reference)):
+        flags.append(CheckFlag(rule="format.markdown", detail="markdown emphasis added", count=md))
+
+    # markup tags not preserved (matches neither the source's nor the reference's tags)
+    mo = _markup(out)
+    ms = _markup(source)
+    if mo != ms and mo != _markup(reference):
+        missing, extra = ms - mo, mo - ms
+        detail = "; ".join(x for x in (missing and f"missing {_fmt_counter(missing)}",
+                                       extra and f"extra {_fmt_counter(extra)}") if x)
+        flags.append(CheckFlag(rule="format.markup", detail=detail[:200], count=sum((missing + extra).values())))
+
+    # line breaks: the reference keeps the source's line count, the output does not
+    n_src = source.count("\n")
+    if n_src and reference.count("\n") == n_src and out.count("\n") != n_src:
+        flags.append(CheckFlag(rule="format.line_breaks", detail=f"{out.count(chr(10))} line breaks, source {n_src}",
+                               count=abs(out.count("\n") - n_src)))
+
+    # placeholders: the output's multiset matches neither the source's nor the reference's
+    po, ps = _placeholders(out), _placeholders(source)
+    if po != ps and po != _placeholders(reference):
+        missing, extra = ps - po, po - ps
+        detail = "; ".join(x for x in (missing and f"missing {_fmt_counter(missing)}",
+                                       extra and f"extra {_fmt_counter(extra)}") if x)
+        flags.append(CheckFlag(rule="placeholder", detail=detail[:200], count=sum((missing + extra).values())))
+
+    # foreign script: letters of a script used by neither language nor the reference
+    src_s, tgt_s = language_scripts(source_language), language_scripts(target_language)
+    if src_s is not None and tgt_s is not None:
+        allowed = set(src_s | tgt_s) | set(script_counts(reference))
+        foreign = {s: n for s, n in script_counts(out).items() if s not in allowed}
+        if foreign:
+            flags.append(CheckFlag(rule="foreign_script", detail=" ".join(sorted(foreign)),
+                                   count=sum(foreign.values())))
+
+    # length against the reference
+    lo, lr = _length_key(out), _length_key(reference)
+    if lo > LENGTH_LONG * lr:
+        flags.append(CheckFlag(rule="length.long", detail=f"{lo / lr:.2f}× the reference"))
+    elif lo < LENGTH_SHORT * lr:
+        flags.append(CheckFlag(rule="length.short", detail=f"{lo / lr:.2f}× the reference"))
+    return flags
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The policy
+
+
+def apply_policy(*, source: str, raw_predicted: str | None, reference: str, error_kind: ErrorKind | None,
+                 source_language: str, target_language: str, history: list[str] = [],  # noqa: B006 (never mutated)
+                 strip_unknown_marks: bool = False) -> tuple[str, MechanicalDecision]:
+    """Apply the frozen mechanical policy (:data:`POLICY_VERSION`) to one entry's output.
+
+    Args:
+        source, reference: the entry's source and human reference.
+        raw_predicted: the output exactly as returned (None when there was none). Never modified.
+        error_kind: the runner's failure classification, or None when the backend answered.
+        source_language, target_language: BCP 47 tags (scripts for the foreign-script and code-switching rules).
+        history: prior dialogue lines given as context (an output echoing history + source is an echo).
+        strip_unknown_marks: True only for Apertium output: remove its ``*word``/``#word``/``@word`` marks.
+
+    Returns:
+        ``(predicted, decision)``: the post-processed hypothesis (EOS tokens and reasoning blocks removed, marks
+        stripped when asked, outer whitespace trimmed; ``""`` when there was no output) and the decision. Outcomes
+        other than ``usable`` are scored as an empty hypothesis by :mod:`mtboard.scoring`.
+
+    Raises: nothing for any string input (model output is untrusted but never an error here).
+    """
+    if raw_predicted is None:
+        rule = f"error.{ErrorKind(error_kind).value}" if error_kind is not None else "no_output"
+        return "", MechanicalDecision(outcome=Outcome.no_usable_output, rule=rule)
+
+    flags: list[CheckFlag] = []
+    text, n_eos = _strip_eos(raw_predicted, source)
+    if n_eos > 1:
+        flags.append(CheckFlag(rule="eos.multiple", detail="more than one literal EOS token", count=n_eos))
+    text, unclosed, think_stripped = _strip_think(text)
+    if think_stripped:
+        flags.append(CheckFlag(rule="think.stripped", detail="closed reasoning block removed"))
+    if strip_unknown_marks:
+        text, n_marks = _strip_unknown_marks(text, source)
+        if n_marks:
+            flags.append(CheckFlag(rule="unknown_marks", detail="Apertium unknown-word marks removed", count=n_marks))
+    predicted = text.strip()
+
+    def decided(outcome: Outcome, rule: str, share: float | None = None) -> tuple[str, MechanicalDecision]:
+        return predicted, MechanicalDecision(outcome=outcome, rule=rule, flags=flags, untranslated_share=share,
+                                             eos_tokens=n_eos)
+
+    if error_kind is not None:
+        return decided(Outcome.no_usable_output, f"error.{ErrorKind(error_kind).value}")
+    if unclosed:
+        return decided(Outcome.no_usable_output, "unclosed_think")
+    if not predicted:
+        return decided(Outcome.no_usable_output, "empty")
+
+    key = _echo_key(predicted)
+    src_key = _echo_key(source)
+    if key and _echo_key(reference) != src_key:
+        if key == src_key or (history and key == _echo_key("\n".join([*history, source]))):
+            return decided(Outcome.source_untranslated, "echo", 1.0)
+
+    flags.extend(_flags(predicted, source=source, reference=reference, source_language=source_language,
+                        target_language=target_language))
+    share, detected = untranslated_share(output=predicted, source=source, reference=reference,
+                                         source_language=source_language, target_language=target_language)
+    if detected:
+        flags.append(CheckFlag(rule="partly_untranslated", detail=f"{share:.3f} of letters left in the source"))
+    return predicted, MechanicalDecision(outcome=Outcome.usable, rule=None, flags=flags,
+                                         untranslated_share=round(share, 6), eos_tokens=n_eos)
+
+
+def code_switching_detected(decision: MechanicalDecision) -> bool:
+    """True when the entry leaks source language: echo, no usable output (worst value by policy), or the
+    ``partly_untranslated`` flag."""
+    if decision.outcome != Outcome.usable:
+        return True
+    return any(f.rule == "partly_untranslated" for f in decision.flags)

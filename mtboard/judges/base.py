@@ -1,0 +1,325 @@
+"""Judge interface, judge-spec parsing, the judge registry, prompt files, languages and the self-judge family table.
+
+A judge spec is ``KIND=BACKEND:MODEL[:EFFORT]`` (issue 5), e.g. ``gemba-mqm=openai:gpt-4.1`` or
+``rubric=openai:qwen3:8b:medium``: ``KIND`` is a key of :data:`REGISTRY`; the model part follows the same rule as a
+method spec (:mod:`mtboard.backends.base`): the last word is a reasoning effort only when it is one of
+:data:`~mtboard.backends.base.EFFORTS`, everything between backend and effort is the model.
+
+Model output is untrusted (ARCHITECTURE habit 7): every judge's ``parse`` is a pure function that either returns a
+verdict or raises :class:`JudgeParseError` (fail closed). Parse errors are data — recorded with the raw answer, never
+raised out of a run.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import jinja2
+import jinja2.meta
+
+from mtboard.backends.base import EFFORTS
+from mtboard.canonical import sha256_hex
+from mtboard.errors import ConfigError, InputError
+from mtboard.schema import JudgeVerdict, Strict
+
+JUDGE_BACKENDS = ("openai",)
+"""Judge backends: any OpenAI-compatible ``/v1/chat/completions`` endpoint through :class:`mtboard.llm.LLMClient`."""
+
+
+class JudgeParseError(ValueError):
+    """A judge answer that does not match its format exactly. ``reason`` is one line saying what was wrong."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Judge specs
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A parsed ``KIND=BACKEND:MODEL[:EFFORT]``. ``text`` is what the user typed."""
+
+    text: str
+    kind: str
+    backend: str
+    model: str
+    effort: str | None = None
+
+    @property
+    def method(self) -> str:
+        """``backend:model[:effort]`` (the part after ``=``)."""
+        return self.text.split("=", 1)[1]
+
+
+def parse_judge_spec(text: str) -> JudgeSpec:
+    """Parse ``KIND=BACKEND:MODEL[:EFFORT]``.
+
+    Raises: ConfigError (field ``--judge``) for a missing ``=``, an unknown kind or backend ("did you mean"), or an
+    empty model.
+    """
+    fix = "write KIND=openai:MODEL[:EFFORT], e.g. gemba-mqm=openai:gpt-4.1"
+    if "=" not in text:
+        raise ConfigError(f"judge spec {text!r} has no KIND=", field="--judge", fix=fix)
+    kind, method = (p.strip() for p in text.split("=", 1))
+    if kind not in REGISTRY:
+        close = difflib.get_close_matches(kind, REGISTRY.keys(), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"unknown judge kind {kind!r}; {hint}known kinds: {', '.join(sorted(REGISTRY))}",
+                          field="--judge", fix=fix)
+    parts = method.split(":")
+    backend, rest = parts[0].strip(), parts[1:]
+    if backend not in JUDGE_BACKENDS:
+        close = difflib.get_close_matches(backend, JUDGE_BACKENDS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"unknown judge backend {backend!r}; {hint}known: {', '.join(JUDGE_BACKENDS)}",
+                          field="--judge", fix=fix)
+    effort = None
+    if len(rest) >= 2 and rest[-1] in EFFORTS:
+        effort, rest = rest[-1], rest[:-1]
+    model = ":".join(rest).strip()
+    if not model:
+        raise ConfigError(f"judge spec {text!r} names no model", field="--judge", fix=fix)
+    return JudgeSpec(text=f"{kind}={method}", kind=kind, backend=backend, model=model, effort=effort)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Model families (self-judge refusal; BookTrans: "a judge from the translator's own family is excluded")
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt", "chatgpt", "openai", "o1", "o3", "o4", "davinci", "gpt-oss"),
+    "anthropic": ("claude", "anthropic"),
+    "google": ("gemini", "gemma", "translategemma", "google", "palm", "bard"),
+    "qwen": ("qwen", "qwq", "alibaba", "tongyi"),
+    "deepseek": ("deepseek",),
+    "glm": ("glm", "chatglm", "zhipu", "zhipuai", "z-ai", "thudm"),
+    "kimi": ("kimi", "moonshot", "moonshotai"),
+    "llama": ("llama", "codellama", "meta-llama", "meta"),
+    "mistral": ("mistral", "mistralai", "mixtral", "ministral", "magistral", "codestral", "devstral", "pixtral"),
+    "grok": ("grok", "xai", "x-ai"),
+    "phi": ("phi", "microsoft"),
+    "cohere": ("command", "cohere", "coherelabs", "aya", "c4ai"),
+    "minimax": ("minimax", "abab"),
+    "mimo": ("mimo", "xiaomi", "xiaomimimo"),
+    "hunyuan": ("hunyuan", "hy", "tencent"),
+    "ernie": ("ernie", "baidu"),
+    "yi": ("yi", "01-ai"),
+    "nemotron": ("nemotron", "nvidia"),
+}
+"""Family → name prefixes. A model string (``vendor/name:tag``, a path to a GGUF file, …) is split at ``/ : @`` and
+whitespace; a piece belongs to a family when it equals a prefix or starts with it followed by a non-letter
+(``gpt-4.1``, ``o3-mini``, ``gemma3``, ``qwen2.5``; not ``philosophy``). A model may match several families
+(``openrouter/google/gemma-3`` → google). Extend by editing this table (documented in docs/judges.md)."""
+
+_SPLIT_RE = re.compile(r"[/:@\s\\]+")
+
+
+def model_families(model: str | None) -> set[str]:
+    """Families of a model string (see :data:`FAMILIES`); empty set when unknown (Apertium, baselines, …)."""
+    if not model:
+        return set()
+    found: set[str] = set()
+    for piece in _SPLIT_RE.split(model.lower()):
+        piece = re.sub(r"\.gguf$", "", piece)
+        if not piece:
+            continue
+        for fam, prefixes in FAMILIES.items():
+            for p in prefixes:
+                if piece == p or (piece.startswith(p) and not piece[len(p)].isalpha()):
+                    found.add(fam)
+    return found
+
+
+@dataclass(frozen=True)
+class FamilyCheck:
+    """Outcome of the self-judge check. ``status``: 'passed' | 'overridden (--allow-self-judge)'."""
+
+    status: str
+    judge_families: tuple[str, ...]
+    translator_families: tuple[str, ...]
+
+
+def check_family(judge_model: str, translator_models: list[str | None], *, allow_self_judge: bool) -> FamilyCheck:
+    """Refuse a judge that shares a family with the translator (BookTrans judge rule, issue 5).
+
+    Raises: ConfigError naming both models and the shared family, unless ``allow_self_judge``.
+    """
+    jf = model_families(judge_model)
+    tf: set[str] = set()
+    for m in translator_models:
+        tf |= model_families(m)
+    shared = sorted(jf & tf)
+    status = "passed"
+    if shared:
+        if not allow_self_judge:
+            names = ", ".join(sorted({m for m in translator_models if m}))
+            raise ConfigError(f"judge model {judge_model!r} is from the same family ({', '.join(shared)}) as the "
+                              f"translator ({names}); a model is blind to its own calques", field="--judge",
+                              fix="choose a judge from another family, or pass --allow-self-judge (recorded in the card)")
+        status = "overridden (--allow-self-judge)"
+    return FamilyCheck(status=status, judge_families=tuple(sorted(jf)), translator_families=tuple(sorted(tf)))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Prompt files (same conventions as the translation prompts of mtboard.prompts: YAML front matter + Jinja2 blocks)
+
+
+class JudgePromptMeta(Strict):
+    """Front matter of a judge prompt file."""
+
+    kind: str
+    """Judge kind the prompt is for (gemba-mqm, rubric, checkpoints)."""
+    format: Literal["chat"]
+    variables: list[str]
+    """Variables the blocks use (checked against the body)."""
+    description: str = ""
+    source: str = ""
+    """Where the prompt's wording and format come from (paper, write-up)."""
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    """A judge prompt file ``prompts/judges/NAME.j2``: front matter, then ``{% block system %}``,
+    ``{% block user %}`` and ``{% block retry %}`` (the hint sent after an answer that did not parse; it gets
+    ``reason``). ``sha256`` is the SHA-256 of the file bytes."""
+
+    name: str
+    path: Path
+    meta: JudgePromptMeta
+    sha256: str
+    _template: Any = field(repr=False, compare=False)
+
+    def _block(self, name: str, variables: dict[str, Any]) -> str:
+        tmpl = self._template
+        try:
+            return "".join(tmpl.blocks[name](tmpl.new_context(variables))).strip()
+        except jinja2.TemplateError as exc:
+            raise ConfigError(f"judge prompt block {name!r} cannot be rendered: {exc}", where=str(self.path),
+                              fix="fix the template") from None
+
+    def render(self, **variables: Any) -> list[dict[str, str]]:
+        """``[{"role": "system", …}, {"role": "user", …}]`` (no system message when that block is empty)."""
+        system = self._block("system", variables) if "system" in self._template.blocks else ""
+        user = self._block("user", variables)
+        return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
+
+    def retry(self, reason: str) -> str:
+        """The user message that follows an answer that did not parse."""
+        return self._block("retry", {"reason": reason})
+
+
+def judges_prompts_dir() -> Path:
+    """``prompts/judges`` under :func:`mtboard.prompts.prompts_dir` (``$MTBOARD_PROMPTS_DIR`` or the repository)."""
+    from mtboard.prompts import prompts_dir
+
+    return prompts_dir() / "judges"
+
+
+def load_judge_prompt(name: str, directory: Path | None = None) -> JudgePrompt:
+    """Load and check ``prompts/judges/NAME.j2``.
+
+    Raises: ConfigError when the file is missing; InputError for bad front matter, a Jinja2 syntax error, variables
+    used but not declared, or a missing ``user``/``retry`` block.
+    """
+    import yaml
+    from pydantic import ValidationError
+
+    from mtboard.prompts import split_front_matter
+    from mtboard.schema import describe_validation_error
+
+    path = (directory or judges_prompts_dir()) / f"{name}.j2"
+    if not path.is_file():
+        raise ConfigError("judge prompt file not found", where=str(path),
+                          fix="run from a checkout with prompts/judges/, or set MTBOARD_PROMPTS_DIR")
+    raw = path.read_bytes()
+    where = str(path)
+    try:
+        fm, body = split_front_matter(raw.decode("utf-8"), where)
+        meta = JudgePromptMeta.model_validate(yaml.safe_load(fm))
+    except UnicodeDecodeError:
+        raise InputError("judge prompt is not UTF-8", where=where) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"front matter is not valid YAML: {str(exc).splitlines()[0]}", where=where) from None
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, where).split(": ", 1)[1], where=where,
+                         fix="front matter needs kind, format: chat, variables") from None
+    try:
+        ast = _ENV.parse(body)
+        template = _ENV.from_string(body)
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError(f"Jinja2 syntax error line {exc.lineno}: {exc.message}", where=where) from None
+    undeclared = sorted(jinja2.meta.find_undeclared_variables(ast) - set(meta.variables) - {"reason"})
+    if undeclared:
+        raise InputError(f"variables used but not declared: {undeclared}", where=where, field="variables")
+    for block in ("user", "retry"):
+        if block not in template.blocks:
+            raise InputError(f"a judge prompt needs a {{% block {block} %}}", where=where)
+    return JudgePrompt(name=name, path=path, meta=meta, sha256=sha256_hex(raw), _template=template)
+
+
+_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+                          keep_trailing_newline=False)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The per-entry judge interface
+
+
+@dataclass
+class JudgeItem:
+    """What a per-entry judge sees: never the model name (issue 5)."""
+
+    entry_id: int
+    source: str
+    translation: str
+    source_lang: str
+    target_lang: str
+    history: list[str] = field(default_factory=list)
+    reference: str | None = None
+
+
+class EntryJudge:
+    """A judge that scores one entry per request (gemba-mqm, rubric).
+
+    Subclasses set the class attributes and implement :meth:`variables`, :meth:`parse`, :meth:`summarize`.
+    ``parse`` is pure: text → :class:`JudgeVerdict` (status ``scored``) or :class:`JudgeParseError`.
+    """
+
+    kind: ClassVar[str]
+    prompt_name: ClassVar[str]
+    default_max_tokens: ClassVar[int] = 512
+    worst_score: ClassVar[float]
+    """Score given to entries not sent (no usable output, echoed source) and to judge failures."""
+    higher_is_better: ClassVar[bool]
+    parser_version: ClassVar[str] = "1"
+
+    def variables(self, item: JudgeItem) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, text: str | None) -> JudgeVerdict:
+        raise NotImplementedError
+
+    def summarize(self, judged: list[tuple[JudgeItem, JudgeVerdict]]) -> dict[str, dict[str, float]]:
+        """Breakdown for :attr:`mtboard.schema.JudgeSummary.breakdown` from (item, verdict) pairs of sent entries."""
+        raise NotImplementedError
+
+
+REGISTRY: dict[str, Any] = {}
+"""kind → judge class (per-entry :class:`EntryJudge` subclasses and the document-level checkpoints judge)."""
+
+
+def register(cls: Any) -> Any:
+    """Class decorator: add a judge to :data:`REGISTRY` under ``cls.kind``."""
+    REGISTRY[cls.kind] = cls
+    return cls
+
+
+def split_lines(text: str) -> list[str]:
+    """Non-blank lines of an answer, each stripped of surrounding whitespace (``\\r\\n`` tolerated)."""
+    return [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]

@@ -1,0 +1,528 @@
+"""Running judges over a finished run: cache, retries, fail-closed verdicts, summaries, and the re-sealed card.
+
+Entry points: :func:`run_judges` (sync) and :func:`run_judges_async` (for callers already inside an event loop).
+The runner calls them for ``--judge``; ``mtboard judge WORKDIR`` calls them on the stored card. Nothing here
+translates: only the card's stored ``predicted`` texts are judged.
+
+Rules (issue 5):
+
+* Entries whose mechanical outcome is not ``usable`` (no usable output, echoed source) are not sent and get the
+  judge's worst value (MQM 25 = one critical error, rubric 0, checkpoints 0).
+* An answer that does not parse is asked again, with the template's ``retry`` hint and the previous answer in the
+  conversation, at temperature 0, up to ``max_attempts`` answers in all; then the entry is ``judge_failed`` with the
+  last raw answer, and also carries the worst value (never clean). A judge whose service fails (transport) or
+  rejects the request gives ``judge_failed`` without an answer; such calls are not cached, so a re-run asks again.
+* ``parse_failure_rate`` = answers that did not parse ÷ answers received (every attempt counts), per judge.
+* The leaderboard value ``mean`` is taken over every entry of the card, with ``not_sent`` and ``judge_failed`` at the
+  worst value; ``breakdown['mean']['scored_only']`` is the mean over scored entries alone.
+* Judge endpoint: ``JUDGE_BASE_URL`` + ``JUDGE_API_KEY``; when ``JUDGE_BASE_URL`` is unset, ``OPENAI_BASE_URL`` +
+  ``OPENAI_API_KEY``. The OpenAI key is never sent to a ``JUDGE_BASE_URL`` host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from mtboard import card as cardlib
+from mtboard import documents
+from mtboard.canonical import canonical_bytes, sha256_hex
+from mtboard.errors import BackendError, ConfigError
+from mtboard.judges import checkpoints as cp
+from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
+                                 JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
+from mtboard.judges.store import CachedAnswer, JudgeStore, cache_key, input_sha256
+from mtboard.schema import Corpus, EntryResult, JudgeSummary, JudgeVerdict, Outcome, RunCard, Usage
+
+DEFAULT_MAX_ATTEMPTS = 3
+"""Answers asked per entry (1 + 2 retries) before ``judge_failed``."""
+JUDGE_TEMPERATURE = 0.0
+CACHEABLE_KINDS = (None, "token_cap", "empty", "unclosed_think", "refusal")
+"""LLMResult error kinds that are still an answer of the model (cached, parsed, counted in the failure rate)."""
+PREVIOUS_ANSWER_LIMIT = 4000
+"""Characters of a failed answer echoed back in the retry conversation."""
+
+Progress = Callable[[str, int, int], None]
+"""progress(kind, done, total)."""
+
+
+def judge_endpoint_from_env() -> tuple[str, str | None]:
+    """``(base_url, api_key)`` for the judge: the JUDGE_ pair, else the OPENAI_ pair (keys never cross hosts).
+
+    Raises: ConfigError when neither base URL is set.
+    """
+    url = os.environ.get("JUDGE_BASE_URL")
+    if url:
+        return url, os.environ.get("JUDGE_API_KEY") or None
+    url = os.environ.get("OPENAI_BASE_URL")
+    if url:
+        return url, os.environ.get("OPENAI_API_KEY") or None
+    raise ConfigError("no judge endpoint: neither JUDGE_BASE_URL nor OPENAI_BASE_URL is set", field="--judge",
+                      fix="export JUDGE_BASE_URL=https://…/v1 and JUDGE_API_KEY=… (or the OPENAI_ pair)")
+
+
+def default_client_factory(concurrency: int = 8) -> Any:
+    """An :class:`mtboard.llm.LLMClient` on the judge endpoint from the environment."""
+    from mtboard.llm import LLMClient
+
+    url, key = judge_endpoint_from_env()
+    return LLMClient(url, key, concurrency=concurrency)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# One judge's calls
+
+
+@dataclass
+class _Tally:
+    answers: int = 0
+    unparsed: int = 0
+    cached: int = 0
+    unanswered: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def add_usage(self, u: Usage) -> None:
+        self.usage = Usage(prompt_tokens=self.usage.prompt_tokens + u.prompt_tokens,
+                           completion_tokens=self.usage.completion_tokens + u.completion_tokens,
+                           reasoning_tokens=self.usage.reasoning_tokens + u.reasoning_tokens,
+                           cached_tokens=self.usage.cached_tokens + u.cached_tokens)
+
+
+class _Caller:
+    """Sends one judge's requests through the cache; every answer is appended to the cache before it is used."""
+
+    def __init__(self, spec: JudgeSpec, prompt_sha256: str, client: Any, store: JudgeStore, max_tokens: int,
+                 endpoint_host_sha256: str | None):
+        self.spec = spec
+        self.prompt_sha256 = prompt_sha256
+        self.client = client
+        self.store = store
+        self.max_tokens = max_tokens
+        self.judge_model = f"{spec.method}@{endpoint_host_sha256 or 'unknown-host'}"
+        self.tally = _Tally()
+
+    def request(self, messages: list[dict[str, str]]) -> Any:
+        from mtboard.llm import LLMRequest
+
+        extra = {"reasoning_effort": self.spec.effort} if self.spec.effort else {}
+        return LLMRequest(model=self.spec.model, max_tokens=self.max_tokens, messages=messages,
+                          temperature=JUDGE_TEMPERATURE, extra=extra)
+
+    async def ask(self, messages: list[dict[str, str]], replicate: int) -> CachedAnswer:
+        req = self.request(messages)
+        body = req.body()
+        ih = input_sha256(body, replicate)
+        key = cache_key(self.judge_model, self.prompt_sha256, ih)
+        hit = self.store.get(key)
+        if hit is not None:
+            self.tally.cached += 1
+            self.tally.answers += 1
+            self.tally.add_usage(hit.usage)
+            return hit
+        res = await self.client.complete(req)
+        kind = res.error_kind.value if res.error_kind is not None else None
+        ans = CachedAnswer(key=key, text=res.text, finish_reason=res.finish_reason, error=res.error,
+                           error_kind=kind, usage=res.usage, model_id=res.model_id)
+        if getattr(res, "fatal", False):
+            raise BackendError(f"judge endpoint refused the request: {res.error}", field="--judge",
+                               fix="check JUDGE_BASE_URL / JUDGE_API_KEY and the judge model name")
+        if kind in CACHEABLE_KINDS:
+            self.store.put(key, judge_model=self.judge_model, prompt_sha256=self.prompt_sha256, input_hash=ih,
+                           request=res.raw_request or body, answer=ans, raw_response=res.raw_response)
+            self.tally.answers += 1
+            self.tally.add_usage(res.usage)
+        else:
+            self.tally.unanswered += 1
+            self.tally.add_usage(res.usage)
+        return ans
+
+    @staticmethod
+    def answered(ans: CachedAnswer) -> bool:
+        return ans.error_kind in CACHEABLE_KINDS
+
+
+def _retry_messages(prompt: JudgePrompt, messages: list[dict[str, str]], text: str | None,
+                    reason: str) -> list[dict[str, str]]:
+    return messages + [{"role": "assistant", "content": (text or "")[:PREVIOUS_ANSWER_LIMIT]},
+                       {"role": "user", "content": prompt.retry(reason)}]
+
+
+async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: _Caller, item: JudgeItem,
+                       max_attempts: int) -> JudgeVerdict:
+    messages = prompt.render(**judge.variables(item))
+    last_text: str | None = None
+    reason = "no answer"
+    for attempt in range(1, max_attempts + 1):
+        ans = await caller.ask(messages, replicate=0)
+        base_log = {"entry_id": item.entry_id, "run": 0, "attempt": attempt, "key": ans.key, "cached": ans.cached,
+                    "text": ans.text, "finish_reason": ans.finish_reason, "error_kind": ans.error_kind}
+        if not caller.answered(ans):
+            caller.store.log(judge.kind, {**base_log, "parse": "no-answer", "error": ans.error})
+            return JudgeVerdict(status="judge_failed", score=judge.worst_score, attempts=attempt,
+                                raw_answer=last_text,
+                                justification=f"judge call failed ({ans.error_kind}): {(ans.error or '')[:200]}")
+        try:
+            verdict = judge.parse(ans.text)
+        except JudgeParseError as exc:
+            caller.tally.unparsed += 1
+            reason = exc.reason
+            last_text = ans.text
+            caller.store.log(judge.kind, {**base_log, "parse": "failed", "parse_error": reason})
+            messages = _retry_messages(prompt, messages, ans.text, reason)
+            continue
+        caller.store.log(judge.kind, {**base_log, "parse": "ok", "score": verdict.score})
+        return verdict.model_copy(update={"attempts": attempt})
+    return JudgeVerdict(status="judge_failed", score=judge.worst_score, attempts=max_attempts,
+                        raw_answer=last_text if last_text is not None else "",
+                        justification=f"answer did not parse after {max_attempts} attempts: {reason}")
+
+
+def _not_sent(worst: float, result: EntryResult) -> JudgeVerdict:
+    rule = f" ({result.checks.rule})" if result.checks.rule else ""
+    return JudgeVerdict(status="not_sent", score=worst, attempts=0,
+                        justification=f"not sent: {result.checks.outcome}{rule}; scored the worst value")
+
+
+def _items(card: RunCard, corpus: Corpus) -> dict[int, JudgeItem]:
+    by_id = {e.id: e for e in corpus.entries}
+    items: dict[int, JudgeItem] = {}
+    from mtboard.prompts import language_name
+
+    for r in card.results:
+        entry = by_id.get(r.entry_id)
+        items[r.entry_id] = JudgeItem(entry_id=r.entry_id, source=r.source, translation=r.predicted,
+                                      source_lang=language_name(card.dataset.source_language),
+                                      target_lang=language_name(card.dataset.target_language),
+                                      history=list(entry.history) if entry is not None else [],
+                                      reference=r.expected)
+    return items
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Summaries
+
+
+def _mean(xs: list[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
+def _cost(usage: Usage, price_in: float | None, price_out: float | None) -> float | None:
+    if price_in is None or price_out is None:
+        return None
+    return (usage.prompt_tokens * price_in + usage.completion_tokens * price_out) / 1_000_000
+
+
+def _summary(spec: JudgeSpec, judge_cls: Any, prompt_sha256: str, fam: FamilyCheck, caller: _Caller,
+             verdicts: list[JudgeVerdict], *, mean: float | None, spread: float | None,
+             breakdown: dict[str, dict[str, float]], max_attempts: int, runs: int, endpoint: dict[str, Any],
+             prices: tuple[float | None, float | None], extra: dict[str, Any] | None = None) -> JudgeSummary:
+    t = caller.tally
+    return JudgeSummary.model_validate({
+        "kind": spec.kind, "backend": spec.backend, "model": spec.model, "effort": spec.effort,
+        "prompt_sha256": prompt_sha256, "family_check": fam.status,
+        "judge_families": list(fam.judge_families), "translator_families": list(fam.translator_families),
+        "n_scored": sum(v.status == "scored" for v in verdicts),
+        "n_failed": sum(v.status == "judge_failed" for v in verdicts),
+        "n_not_sent": sum(v.status == "not_sent" for v in verdicts),
+        "parse_failure_rate": (t.unparsed / t.answers) if t.answers else 0.0,
+        "n_answers": t.answers, "n_unparsed_answers": t.unparsed, "n_cached_answers": t.cached,
+        "n_unanswered_calls": t.unanswered,
+        "mean": mean, "spread": spread, "breakdown": breakdown, "higher_is_better": judge_cls.higher_is_better,
+        "worst_score": judge_cls.worst_score, "parser": judge_cls.parser_version, "max_attempts": max_attempts,
+        "runs": runs, "temperature": JUDGE_TEMPERATURE, "max_tokens": caller.max_tokens,
+        "prompt_tokens": t.usage.prompt_tokens, "completion_tokens": t.usage.completion_tokens,
+        "cost_usd": _cost(t.usage, *prices), **endpoint, **(extra or {}),
+    })
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Orchestration
+
+
+async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, JudgeItem], caller: _Caller,
+                           prompt: JudgePrompt, max_attempts: int, concurrency: int,
+                           progress: Progress | None) -> list[JudgeVerdict]:
+    judge: EntryJudge = REGISTRY[spec.kind]()
+    sem = asyncio.Semaphore(concurrency)
+    done = 0
+
+    async def one(r: EntryResult) -> JudgeVerdict:
+        nonlocal done
+        if r.checks.outcome != Outcome.usable:
+            v = _not_sent(judge.worst_score, r)
+        else:
+            async with sem:
+                v = await _judge_entry(judge, prompt, caller, items[r.entry_id], max_attempts)
+        done += 1
+        if progress:
+            progress(spec.kind, done, len(card.results))
+        return v
+
+    return list(await asyncio.gather(*(one(r) for r in card.results)))
+
+
+async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, caller: _Caller, prompt: JudgePrompt,
+                           max_attempts: int, runs: int,
+                           progress: Progress | None) -> tuple[list[JudgeVerdict], dict[str, Any]]:
+    judge = cp.CheckpointsJudge()
+    results = {r.entry_id: r for r in card.results}
+    code = cp.code_penalties(bench, results, card.dataset.target_language)
+    lost = set(code["lost"])
+    paragraphs = {e.id for e in bench.corpus.entries}
+    points = bench.key.points
+    weights = bench.penalties
+    auto_fail = {p.id for p in points if any(a in lost for a in p.paragraphs)}
+    ask_ids = [p.id for p in points if p.id not in auto_fail]
+
+    async def one_run(rep: int) -> dict[str, Any]:
+        verdicts: dict[str, tuple[bool, str | None, str]] = {
+            pid: (False, "paragraph has no usable translation", "code") for pid in auto_fail}
+        additions: set[tuple[int, str]] = set()
+        untranslated: set[tuple[int, str]] = set()
+        pending = list(ask_ids)
+        attempts = 0
+        raw: list[str | None] = []
+        status, why = "scored", None
+        messages: list[dict[str, str]] | None = None
+        while pending:
+            if attempts >= max_attempts:
+                status, why = "judge_failed", f"{len(pending)} points without a verdict after {attempts} attempts"
+                break
+            if messages is None:
+                messages = prompt.render(**judge.variables(bench, results, card.dataset.source_language,
+                                                           card.dataset.target_language, pending, lost))
+            attempts += 1
+            ans = await caller.ask(messages, replicate=rep)
+            log = {"entry_id": None, "run": rep, "attempt": attempts, "key": ans.key, "cached": ans.cached,
+                   "text": ans.text, "finish_reason": ans.finish_reason, "error_kind": ans.error_kind,
+                   "points": list(pending)}
+            if not caller.answered(ans):
+                caller.store.log(spec.kind, {**log, "parse": "no-answer", "error": ans.error})
+                status, why = "judge_failed", f"judge call failed ({ans.error_kind}): {(ans.error or '')[:200]}"
+                break
+            raw.append(ans.text)
+            try:
+                parsed = cp.parse_checkpoints(ans.text, set(pending), paragraphs)
+            except JudgeParseError as exc:
+                caller.tally.unparsed += 1
+                caller.store.log(spec.kind, {**log, "parse": "failed", "parse_error": exc.reason})
+                messages = _retry_messages(prompt, messages, ans.text, exc.reason)
+                why = exc.reason
+                continue
+            caller.store.log(spec.kind, {**log, "parse": "ok", "answered": sorted(parsed.verdicts)})
+            for pid, (ok, reason) in parsed.verdicts.items():
+                verdicts[pid] = (ok, reason, "judge")
+            additions.update(parsed.additions)
+            untranslated.update(parsed.untranslated)
+            pending = [pid for pid in pending if pid not in parsed.verdicts]
+            messages = None  # ask again for just the missing points, in a fresh conversation
+        if progress:
+            progress(spec.kind, rep + 1, runs)
+        if status != "scored":
+            return {"status": status, "reason": why, "raw": raw, "attempts": attempts, "score": judge.worst_score}
+        counts = {"addition": len(additions), "untranslated": len(untranslated),
+                  **{k: code[k] for k in ("lost_paragraph", "markup", "foreign_script", "extra_attempt")}}
+        penalty = sum(weights[k] * n for k, n in counts.items())
+        passed = sum(ok for ok, _, _ in verdicts.values())
+        return {"status": "scored", "verdicts": verdicts, "additions": sorted(additions),
+                "untranslated": sorted(untranslated), "penalties": counts, "penalty_total": penalty,
+                "passed": passed, "score": cp.run_score(len(points), passed, penalty), "attempts": attempts,
+                "raw": raw}
+
+    run_out = list(await asyncio.gather(*(one_run(r) for r in range(runs))))
+    scores = [float(o["score"]) for o in run_out]
+    mean, spread = cp.mean_and_spread(scores)
+    scored_runs = [o for o in run_out if o["status"] == "scored"]
+    areas = sorted({p.area for p in points})
+    breakdown: dict[str, dict[str, float]] = {
+        "runs": {str(i + 1): s for i, s in enumerate(scores)},
+        "area_points": {a: float(sum(p.area == a for p in points)) for a in areas},
+        "mean": {"scored_only": _mean([o["score"] for o in scored_runs]) or 0.0,
+                 "n_runs_scored": float(len(scored_runs))},
+    }
+    if scored_runs:
+        breakdown["area_passed"] = {a: statistics.fmean(
+            sum(o["verdicts"][p.id][0] for p in points if p.area == a) for o in scored_runs) for a in areas}
+        breakdown["penalties"] = {k: statistics.fmean(o["penalties"][k] for o in scored_runs)
+                                  for k in cp.PENALTY_KINDS}
+        breakdown["point_fail_rate"] = {p.id: statistics.fmean(0.0 if o["verdicts"][p.id][0] else 1.0
+                                                               for o in scored_runs) for p in points}
+    # Per-entry (paragraph) verdicts.
+    by_para: dict[int, list[str]] = {}
+    for p in points:
+        for a in p.paragraphs:
+            by_para.setdefault(a, []).append(p.id)
+    entry_verdicts: list[JudgeVerdict] = []
+    failed_raw = [o["raw"][-1] if o["raw"] and o["raw"][-1] is not None else "" for o in run_out
+                  if o["status"] != "scored"]
+    for r in card.results:
+        if r.checks.outcome != Outcome.usable:
+            entry_verdicts.append(_not_sent(0.0, r))
+            continue
+        if r.entry_id not in paragraphs:
+            entry_verdicts.append(JudgeVerdict(status="not_sent", score=None, attempts=0,
+                                               justification="not a paragraph of the checkpoint benchmark"))
+            continue
+        if not scored_runs:
+            why = "; ".join(str(o.get("reason")) for o in run_out)
+            entry_verdicts.append(JudgeVerdict(status="judge_failed", score=0.0, attempts=max(
+                o["attempts"] for o in run_out), raw_answer=failed_raw[-1] if failed_raw else "",
+                justification=f"checkpoint judge failed on every run: {why[:300]}"))
+            continue
+        pids = by_para.get(r.entry_id, [])
+        subs = {pid: statistics.fmean(1.0 if o["verdicts"][pid][0] else 0.0 for o in scored_runs) for pid in pids}
+        flags = sorted({f"{pid}:fail" for pid in pids for o in scored_runs if not o["verdicts"][pid][0]})
+        if any(a == r.entry_id for o in scored_runs for a, _ in o["additions"]):
+            flags.append("ADDITION")
+        if any(a == r.entry_id for o in scored_runs for a, _ in o["untranslated"]):
+            flags.append("UNTRANSLATED")
+        reasons = sorted({f"{pid}: {o['verdicts'][pid][1]}" for pid in pids for o in scored_runs
+                          if not o["verdicts"][pid][0]})
+        entry_verdicts.append(JudgeVerdict(
+            status="scored", score=(100.0 * statistics.fmean(subs.values())) if subs else None, subscores=subs,
+            flags=flags, justification="; ".join(reasons)[:1000] or None,
+            attempts=max(o["attempts"] for o in scored_runs)))
+    extra = {"run_scores": scores, "failed_raw_answers": failed_raw,
+             "bench": f"{bench.manifest.id}@{bench.key_sha256[:12]}"}
+    return entry_verdicts, {"mean": mean, "spread": spread, "breakdown": breakdown, "extra": extra,
+                            "n_runs_failed": len(run_out) - len(scored_runs)}
+
+
+async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str], *, workdir: Path,
+                           allow_self_judge: bool, client_factory: Callable[[], Any] | None = None,
+                           runs: int | None = None, bench: str | Path | None = None,
+                           max_attempts: int = DEFAULT_MAX_ATTEMPTS, max_tokens: int | None = None,
+                           concurrency: int = 4, price_in_per_mtok: float | None = None,
+                           price_out_per_mtok: float | None = None,
+                           progress: Progress | None = None) -> RunCard:
+    """Judge a card's stored translations with each ``KIND=openai:MODEL[:EFFORT]`` spec; return the re-sealed card.
+
+    Args:
+        card: the run card (its ``results[].predicted`` are judged; nothing is translated).
+        corpus: the corpus the run used (dialogue ``history`` comes from it).
+        judge_specs: e.g. ``["gemba-mqm=openai:gpt-4.1", "rubric=openai:claude-sonnet-4"]``; one per kind.
+        workdir: the run's work directory; cache and answers go to ``WORKDIR/judge/``.
+        allow_self_judge: accept a judge from the translator's model family (recorded in the card).
+        client_factory: ``() -> LLMClient``-like object (async ``complete``; ``async with`` supported); default:
+            :func:`default_client_factory` (JUDGE_/OPENAI_ environment).
+        runs: judge replicates for the checkpoints judge (default 3); per-entry judges run once.
+        bench: checkpoint benchmark folder (required for ``checkpoints``).
+        max_attempts: answers asked per entry (or per checkpoint run) before ``judge_failed`` (≥ 1).
+        max_tokens: explicit output cap for every judge request (default per judge: MQM 512, rubric 256,
+            checkpoints 4096).
+        price_in_per_mtok / price_out_per_mtok: USD per 1M judge prompt/completion tokens (cost None without both).
+
+    Returns: a new RunCard with ``results[].judgements[kind]``, ``judges[kind]``, ``totals.judge_*``, the fingerprint
+    recomputed (judge model + prompt hash are components) and ``run_card_hash`` re-sealed.
+    Raises: ConfigError (bad spec, duplicate kind, self-judge refused, missing/mismatched bench, no endpoint);
+        BackendError when the judge endpoint refuses every request (401/403/404).
+    """
+    if max_attempts < 1:
+        raise ConfigError("max attempts must be at least 1", field="--max-attempts")
+    specs = [parse_judge_spec(s) for s in judge_specs]
+    kinds = [s.kind for s in specs]
+    if len(set(kinds)) != len(kinds):
+        raise ConfigError(f"judge kinds given twice: {sorted(k for k in set(kinds) if kinds.count(k) > 1)}",
+                          field="--judge", fix="give each judge kind once")
+    translator_models = [card.model_slug, card.method.model, card.model_id]
+    fams = {s.kind: check_family(s.model, translator_models, allow_self_judge=allow_self_judge) for s in specs}
+    loaded_bench = None
+    if "checkpoints" in kinds:
+        if bench is None:
+            raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
+                              fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
+        loaded_bench = cp.load_bench(bench)
+        if loaded_bench.corpus_sha256 != card.dataset.sha256:
+            raise ConfigError(f"the card was run on corpus {card.dataset.id} sha256 {card.dataset.sha256[:12]}…, "
+                              f"not on the benchmark's corpus ({loaded_bench.manifest.corpus}, sha256 "
+                              f"{loaded_bench.corpus_sha256[:12]}…)", field="--bench",
+                              fix="run the benchmark's own corpus file, or pass the matching --bench")
+    prompts = {s.kind: load_judge_prompt(REGISTRY[s.kind].prompt_name) for s in specs}
+    store = JudgeStore(Path(workdir))
+    items = _items(card, corpus)
+    factory = client_factory or (lambda: default_client_factory(concurrency))
+    client = factory()
+    base_url = getattr(client, "base_url", None)
+    endpoint = {"api_provider": getattr(client, "api_provider", None),
+                "endpoint_host_sha256": cardlib.endpoint_host_sha256(base_url) if base_url else None}
+    prices = (price_in_per_mtok, price_out_per_mtok)
+    new_verdicts: dict[str, list[JudgeVerdict]] = {}
+    summaries: dict[str, JudgeSummary] = {}
+    entered = hasattr(client, "__aenter__")
+    if entered:
+        client = await client.__aenter__() or client
+    try:
+        for spec in specs:
+            judge_cls = REGISTRY[spec.kind]
+            prompt = prompts[spec.kind]
+            prompt_sha = prompt.sha256
+            if spec.kind == "checkpoints":
+                assert loaded_bench is not None
+                prompt_sha = sha256_hex(canonical_bytes({"template": prompt.sha256, "key": loaded_bench.key_sha256}))
+            caller = _Caller(spec, prompt_sha, client, store, max_tokens or judge_cls.default_max_tokens,
+                             endpoint["endpoint_host_sha256"])
+            if spec.kind == "checkpoints":
+                n_runs = runs if runs is not None else judge_cls.default_runs
+                if n_runs < 1:
+                    raise ConfigError("--runs must be at least 1", field="--runs")
+                verdicts, agg = await _run_checkpoints(spec, card, loaded_bench, caller, prompt, max_attempts,
+                                                       n_runs, progress)
+                summary = _summary(spec, judge_cls, prompt_sha, fams[spec.kind], caller, verdicts,
+                                   mean=agg["mean"], spread=agg["spread"], breakdown=agg["breakdown"],
+                                   max_attempts=max_attempts, runs=n_runs, endpoint=endpoint, prices=prices,
+                                   extra=agg["extra"])
+            else:
+                verdicts = await _run_entry_judge(spec, card, items, caller, prompt, max_attempts, concurrency,
+                                                  progress)
+                judge = judge_cls()
+                sent = [(items[r.entry_id], v) for r, v in zip(card.results, verdicts) if v.status != "not_sent"]
+                breakdown = judge.summarize(sent)
+                scored = [v.score for v in verdicts if v.status == "scored" and v.score is not None]
+                breakdown["mean"] = {"scored_only": _mean(scored) if scored else 0.0,
+                                     "n_scored": float(len(scored))}
+                mean = _mean([v.score if v.score is not None else judge_cls.worst_score for v in verdicts])
+                summary = _summary(spec, judge_cls, prompt_sha, fams[spec.kind], caller, verdicts, mean=mean,
+                                   spread=None, breakdown=breakdown, max_attempts=max_attempts, runs=1,
+                                   endpoint=endpoint, prices=prices)
+            new_verdicts[spec.kind] = verdicts
+            summaries[spec.kind] = summary
+            store.write_log(spec.kind)
+    finally:
+        if entered:
+            await client.__aexit__(None, None, None)
+    return apply_judgements(card, new_verdicts, summaries)
+
+
+def apply_judgements(card: RunCard, verdicts: dict[str, list[JudgeVerdict]],
+                     summaries: dict[str, JudgeSummary]) -> RunCard:
+    """A new card with the verdicts (one per result, same order) and summaries of the given kinds replaced, judge
+    totals re-summed over every judge in the card, fingerprint recomputed and the card re-sealed."""
+    data = documents.card_json(card)
+    for kind, vs in verdicts.items():
+        if len(vs) != len(data["results"]):
+            raise ValueError(f"{kind}: {len(vs)} verdicts for {len(data['results'])} results")
+        for res, v in zip(data["results"], vs):
+            res["judgements"][kind] = v.model_dump(mode="json")
+    for kind, s in summaries.items():
+        data["judges"][kind] = s.model_dump(mode="json")
+    judges = data["judges"]
+    data["totals"]["judge_prompt_tokens"] = sum(int(j.get("prompt_tokens") or 0) for j in judges.values())
+    data["totals"]["judge_completion_tokens"] = sum(int(j.get("completion_tokens") or 0) for j in judges.values())
+    costs = [j.get("cost_usd") for j in judges.values()]
+    data["totals"]["judge_cost_usd"] = sum(costs) if costs and all(c is not None for c in costs) else None
+    new = RunCard.model_validate_json(json.dumps(data))
+    new = new.model_copy(update={"fingerprint": cardlib.compute_fingerprint(new), "run_card_hash": ""})
+    return documents.seal(new)
+
+
+def run_judges(card: RunCard, corpus: Corpus, judge_specs: list[str], *, workdir: Path, allow_self_judge: bool,
+               client_factory: Callable[[], Any] | None = None, runs: int | None = None, **kwargs: Any) -> RunCard:
+    """Synchronous :func:`run_judges_async` (not callable from inside a running event loop; use the async one)."""
+    return asyncio.run(run_judges_async(card, corpus, judge_specs, workdir=workdir,
+                                        allow_self_judge=allow_self_judge, client_factory=client_factory,
+                                        runs=runs, **kwargs))

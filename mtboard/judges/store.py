@@ -1,0 +1,122 @@
+"""The judge cache and answer log in the work directory.
+
+Layout (under ``WORKDIR/judge/``):
+
+* ``cache.jsonl`` — append-only, one fsynced line per judge answer received: ``key``, ``judge_model``,
+  ``prompt_sha256``, ``input_sha256``, the raw request body (never headers or keys), the answer text, finish reason,
+  error kind, usage and the raw response. Keyed by ``sha256(canonical{judge_model, prompt_sha256, input_sha256})``
+  where ``input_sha256`` hashes the canonical request body (messages, max_tokens, sampling) and the judge replicate
+  index. A key seen before is answered from the file: re-running a judge costs nothing (issue 5). Transport failures
+  (the service failed) are never cached, so a re-run asks again.
+* ``<kind>.answers.jsonl`` — rewritten at the end of each judging: every attempt that decided this card's verdicts
+  (entry, replicate, attempt, cache key, whether it came from the cache, the answer text, and the parse outcome).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtboard.canonical import canonical_bytes, sha256_hex
+from mtboard.documents import atomic_write
+from mtboard.schema import Usage
+
+
+def input_sha256(body: dict[str, Any], replicate: int) -> str:
+    """SHA-256 of the canonical request body plus the replicate index (so ``--runs N`` asks N times)."""
+    return sha256_hex(canonical_bytes({"body": _jsonable(body), "replicate": replicate}))
+
+
+def cache_key(judge_model: str, prompt_sha256: str, input_hash: str) -> str:
+    """The cache key: SHA-256 of canonical ``{judge_model, prompt_sha256, input_sha256}``."""
+    return sha256_hex(canonical_bytes({"judge_model": judge_model, "prompt_sha256": prompt_sha256,
+                                       "input_sha256": input_hash}))
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+@dataclass
+class CachedAnswer:
+    """One judge answer as stored (text is None when no content arrived)."""
+
+    key: str
+    text: str | None
+    finish_reason: str | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    model_id: str | None = None
+    cached: bool = False
+    """True when this invocation read it from the cache instead of asking the judge."""
+
+
+class JudgeStore:
+    """Cache + answer log of one work directory. Not safe for two processes judging the same directory at once."""
+
+    def __init__(self, workdir: Path):
+        self.dir = Path(workdir) / "judge"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.cache_path = self.dir / "cache.jsonl"
+        self._cache: dict[str, CachedAnswer] = {}
+        self._log: dict[str, list[dict[str, Any]]] = {}
+        self._load()
+
+    def _load(self) -> None:
+        if not self.cache_path.exists():
+            return
+        with open(self.cache_path, "rb") as fh:
+            for raw in fh:
+                try:
+                    rec = json.loads(raw)
+                except ValueError:
+                    continue  # a line cut by kill -9: that answer is simply asked again
+                if not isinstance(rec, dict) or "key" not in rec:
+                    continue
+                self._cache[rec["key"]] = CachedAnswer(
+                    key=rec["key"], text=rec.get("text"), finish_reason=rec.get("finish_reason"),
+                    error=rec.get("error"), error_kind=rec.get("error_kind"),
+                    usage=Usage.model_validate(rec.get("usage") or {}), model_id=rec.get("model_id"), cached=True)
+
+    def get(self, key: str) -> CachedAnswer | None:
+        hit = self._cache.get(key)
+        if hit is None:
+            return None
+        return CachedAnswer(**{**hit.__dict__, "cached": True})
+
+    def put(self, key: str, *, judge_model: str, prompt_sha256: str, input_hash: str, request: dict[str, Any],
+            answer: CachedAnswer, raw_response: str | None) -> None:
+        """Append one answer (fsynced) and remember it."""
+        rec = {"key": key, "judge_model": judge_model, "prompt_sha256": prompt_sha256, "input_sha256": input_hash,
+               "request": _jsonable(request), "text": answer.text, "finish_reason": answer.finish_reason,
+               "error": answer.error, "error_kind": answer.error_kind, "usage": answer.usage.model_dump(),
+               "model_id": answer.model_id, "raw_response": raw_response}
+        line = json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
+        with open(self.cache_path, "ab") as fh:
+            fh.write(line.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._cache[key] = CachedAnswer(**{**answer.__dict__, "cached": False})
+
+    def log(self, kind: str, record: dict[str, Any]) -> None:
+        """Remember one attempt for ``<kind>.answers.jsonl``."""
+        self._log.setdefault(kind, []).append(_jsonable(record))
+
+    def write_log(self, kind: str) -> Path:
+        """Atomically write ``<kind>.answers.jsonl`` (sorted by entry, replicate, attempt)."""
+        recs = sorted(self._log.get(kind, []), key=lambda r: (r.get("run", 0), str(r.get("entry_id")),
+                                                            r.get("attempt", 0)))
+        path = self.dir / f"{kind}.answers.jsonl"
+        atomic_write(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in recs)
+                     .encode("utf-8"))
+        return path
+
+
+def read_answers(workdir: Path, kind: str) -> list[dict[str, Any]]:
+    """The stored attempts of one judge kind (``WORKDIR/judge/<kind>.answers.jsonl``)."""
+    path = Path(workdir) / "judge" / f"{kind}.answers.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,278 @@
+"""Prompt templates (``prompts/*.j2``): YAML front matter + a Jinja2 body, rendered per entry (spec §3.2).
+
+A template file looks like::
+
+    ---
+    family: generic            # which models it is written for (generic, base-model, dedicated-translator, …)
+    format: chat               # chat → /v1/chat/completions messages; completion → /v1/completions text
+    variables: [source, source_language_name, target_language_name]
+    description: one line
+    stop: []                   # optional stop sequences (each rendered as a template too)
+    source_languages: [en]     # optional: languages the template can take as source
+    examples: {es: [[en, es], …]}   # optional few-shot pairs per target language
+    ---
+    {% block system %}…{% endblock %}
+    {% block user %}{{ source }}{% endblock %}        (chat)   |   {% block prompt %}…{% endblock %}  (completion)
+
+The ``system`` block must not depend on the entry: its rendered text is the card's ``system_prompt_used`` and its
+SHA-256 ``system_prompt_sha256``; the whole file's SHA-256 is ``method.prompt_template_sha256``. Templates render
+with ``StrictUndefined`` (a misspelt variable is an error, not an empty string) and without autoescaping (the output
+is a prompt, not HTML). Templates are looked up in ``$MTBOARD_PROMPTS_DIR`` or the repository's ``prompts/``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import jinja2
+import jinja2.meta
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mtboard import canonical, safejson
+from mtboard.errors import ConfigError, InputError
+from mtboard.schema import describe_validation_error
+
+KNOWN_VARIABLES = frozenset({"source", "history", "source_language", "target_language", "source_language_name",
+                             "target_language_name", "examples"})
+"""Variables a template may use. ``examples`` is the list of ``(source, target)`` pairs for the target language."""
+
+LANGUAGE_NAMES: dict[str, str] = {
+    "ar": "Arabic", "ca": "Catalan", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek", "en": "English",
+    "eo": "Esperanto", "es": "Spanish", "eu": "Basque", "fa": "Persian", "fi": "Finnish", "fr": "French",
+    "gl": "Galician", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian",
+    "is": "Icelandic", "it": "Italian", "ja": "Japanese", "ko": "Korean", "mk": "Macedonian", "nl": "Dutch",
+    "no": "Norwegian", "nb": "Norwegian Bokmål", "pl": "Polish", "pt": "Portuguese", "pt-BR": "Brazilian Portuguese",
+    "ro": "Romanian", "ru": "Russian", "sk": "Slovak", "sr": "Serbian", "sv": "Swedish", "th": "Thai",
+    "tr": "Turkish", "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese", "zh-Hans": "Simplified Chinese",
+    "zh-Hant": "Traditional Chinese", "crk": "Plains Cree",
+}
+"""English names used in prompts; unknown tags fall back to the primary subtag's name, then to the tag itself."""
+
+
+def language_name(tag: str) -> str:
+    """English display name of a BCP 47 tag (``pt-BR`` → Brazilian Portuguese, ``es-MX`` → Spanish)."""
+    if tag in LANGUAGE_NAMES:
+        return LANGUAGE_NAMES[tag]
+    primary = tag.split("-")[0].lower()
+    return LANGUAGE_NAMES.get(primary, tag)
+
+
+def prompts_dir() -> Path:
+    """``$MTBOARD_PROMPTS_DIR`` or the repository's ``prompts/`` folder (beside the ``mtboard`` package)."""
+    env = os.environ.get("MTBOARD_PROMPTS_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "prompts"
+
+
+class PromptMeta(BaseModel):
+    """The YAML front matter of a prompt template."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    family: str = Field(min_length=1)
+    """Model family the prompt is written for (generic, base-model, dedicated-translator, …)."""
+    format: Literal["chat", "completion"]
+    """chat: messages to /v1/chat/completions; completion: raw text to /v1/completions."""
+    variables: list[str]
+    """Variables the body uses (checked against the body and :data:`KNOWN_VARIABLES`)."""
+    description: str = ""
+    stop: list[str] = []
+    """Stop sequences sent with every request (each rendered with the run's variables)."""
+    source_languages: list[str] | None = None
+    """Source languages the template supports (None: any)."""
+    examples: dict[str, list[list[str]]] = {}
+    """Few-shot pairs per target-language tag: ``{es: [[english, spanish], …]}``."""
+    examples_note: str | None = None
+    """Where the examples come from (e.g. 'hand-written by the mtboard authors for this template')."""
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """One entry's prompt: ``messages`` (chat) or ``prompt`` (completion), plus stop sequences."""
+
+    messages: list[dict[str, str]] | None
+    prompt: str | None
+    stop: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A loaded template. Build with :func:`load_prompt`."""
+
+    name: str
+    path: Path
+    meta: PromptMeta
+    template_sha256: str
+    """SHA-256 of the template file bytes (front matter included)."""
+    _template: Any = field(repr=False, compare=False)
+
+    @property
+    def format(self) -> str:
+        return self.meta.format
+
+    def _vars(self, source_language: str, target_language: str, source: str = "",
+              history: list[str] | None = None) -> dict[str, Any]:
+        m = self.meta
+        if m.source_languages is not None and not _lang_in(source_language, m.source_languages):
+            raise ConfigError(f"prompt {self.name!r} takes source languages {m.source_languages}, not "
+                              f"{source_language!r}", where=str(self.path), field="source_languages",
+                              fix="pick another --prompt (e.g. translate-chat)")
+        examples: list[tuple[str, str]] = []
+        if "examples" in m.variables:
+            key = _pick_lang(target_language, m.examples)
+            if key is None:
+                raise ConfigError(f"prompt {self.name!r} has no examples for target language {target_language!r} "
+                                  f"(has: {', '.join(sorted(m.examples))})", where=str(self.path), field="examples",
+                                  fix="add hand-written example pairs for that language to the front matter, or "
+                                      "pick another --prompt")
+            examples = [(p[0], p[1]) for p in m.examples[key]]
+        return {"source": source, "history": list(history or []), "source_language": source_language,
+                "target_language": target_language, "source_language_name": language_name(source_language),
+                "target_language_name": language_name(target_language), "examples": examples}
+
+    def _block(self, name: str, variables: dict[str, Any]) -> str:
+        tmpl = self._template
+        if name not in tmpl.blocks:
+            return ""
+        try:
+            return "".join(tmpl.blocks[name](tmpl.new_context(variables))).strip()
+        except jinja2.TemplateError as exc:
+            raise ConfigError(f"template error in block {name!r}: {exc}", where=str(self.path),
+                              fix="fix the template") from None
+
+    def system_prompt(self, source_language: str, target_language: str) -> str:
+        """The rendered ``system`` block ('' when the template has none): the card's ``system_prompt_used``.
+
+        Raises: ConfigError when the block depends on the entry (source/history) or the language is unsupported.
+        """
+        v = self._vars(source_language, target_language)
+        text = self._block("system", v)
+        probe = self._block("system", {**v, "source": "\x00probe", "history": ["\x00probe"]})
+        if probe != text:
+            raise ConfigError("the system block uses the entry (source/history); move that into the user/prompt "
+                              "block", where=str(self.path), field="system")
+        return text
+
+    def render(self, source: str, source_language: str, target_language: str,
+               history: list[str] | None = None) -> RenderedPrompt:
+        """Render one entry. Chat: ``[{"role": "system", …}?, {"role": "user", …}]`` (no system message when the
+        system block is empty). Completion: the ``prompt`` block text."""
+        v = self._vars(source_language, target_language, source, history)
+        stop = [self._render_string(s, v) for s in self.meta.stop]
+        if self.meta.format == "chat":
+            system = self._block("system", v)
+            user = self._block("user", v)
+            messages = ([{"role": "system", "content": system}] if system else []) + [
+                {"role": "user", "content": user}]
+            return RenderedPrompt(messages=messages, prompt=None, stop=stop)
+        return RenderedPrompt(messages=None, prompt=self._block("prompt", v), stop=stop)
+
+    def _render_string(self, text: str, variables: dict[str, Any]) -> str:
+        if "{" not in text:
+            return text
+        try:
+            return _env().from_string(text).render(variables)
+        except jinja2.TemplateError as exc:
+            raise ConfigError(f"template error in a stop sequence: {exc}", where=str(self.path), field="stop") \
+                from None
+
+
+def _lang_in(tag: str, tags: list[str]) -> bool:
+    return tag in tags or tag.split("-")[0].lower() in tags
+
+
+def _pick_lang(tag: str, table: dict[str, Any]) -> str | None:
+    if tag in table:
+        return tag
+    lower = {k.lower(): k for k in table}
+    if tag.lower() in lower:
+        return lower[tag.lower()]
+    primary = tag.split("-")[0].lower()
+    return lower.get(primary)
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=False)
+
+
+def split_front_matter(text: str, where: str) -> tuple[str, str]:
+    """Split ``---\\nYAML\\n---\\nbody``. Raises InputError when the front matter is missing."""
+    if not text.startswith("---\n"):
+        raise InputError("template does not start with '---' front matter", where=where,
+                         fix="add YAML front matter: family, format, variables")
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        raise InputError("front matter is not closed with '---'", where=where, fix="close it with a '---' line")
+    return text[4:end + 1], text[end + 5:]
+
+
+def available_prompts() -> list[str]:
+    """Names of the templates in :func:`prompts_dir` (file stems of ``*.j2``)."""
+    d = prompts_dir()
+    return sorted(p.stem for p in d.glob("*.j2")) if d.is_dir() else []
+
+
+def load_prompt(name: str) -> Prompt:
+    """Load ``prompts/NAME.j2`` (or a path to a ``.j2`` file) and validate front matter and variables.
+
+    Raises: ConfigError for an unknown name (with "did you mean" and the list); InputError for a malformed file.
+    """
+    import difflib
+
+    if name.endswith(".j2") and Path(name).exists():
+        path = Path(name)
+    else:
+        path = prompts_dir() / f"{name}.j2"
+        if not path.exists():
+            names = available_prompts()
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"unknown prompt {name!r}; {hint}available: {', '.join(names) or 'none'}",
+                              field="--prompt", fix=f"pick a template from {prompts_dir()}")
+    where = str(path)
+    raw = safejson.read_bytes(path, max_bytes=256 * 1024)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("template is not UTF-8", where=where, fix="save it as UTF-8") from None
+    fm, body = split_front_matter(text, where)
+    try:
+        data = yaml.safe_load(fm)
+    except yaml.YAMLError as exc:
+        raise InputError(f"front matter is not valid YAML: {str(exc).splitlines()[0]}", where=where) from None
+    try:
+        meta = PromptMeta.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, where).split(": ", 1)[1], where=where,
+                         fix="front matter needs family, format (chat|completion), variables") from None
+    for pair_list in meta.examples.values():
+        for pair in pair_list:
+            if len(pair) != 2:
+                raise InputError("every example must be a [source, target] pair", where=where, field="examples")
+    env = _env()
+    try:
+        ast = env.parse(body)
+        template = env.from_string(body)
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError(f"Jinja2 syntax error line {exc.lineno}: {exc.message}", where=where) from None
+    used = jinja2.meta.find_undeclared_variables(ast)
+    unknown = sorted(set(meta.variables) - KNOWN_VARIABLES)
+    undeclared = sorted(used - set(meta.variables))
+    if unknown or undeclared:
+        raise InputError(f"variables: unknown {unknown}, used but not declared {undeclared}", where=where,
+                         field="variables", fix=f"declare what the body uses; known: {sorted(KNOWN_VARIABLES)}")
+    need = {"chat": "user", "completion": "prompt"}[meta.format]
+    if need not in template.blocks:
+        raise InputError(f"a {meta.format} template needs a {{% block {need} %}}", where=where)
+    return Prompt(name=path.stem, path=path, meta=meta, template_sha256=canonical.sha256_hex(raw),
+                  _template=template)
+
+
+__all__ = ["Prompt", "PromptMeta", "RenderedPrompt", "load_prompt", "available_prompts", "prompts_dir",
+           "language_name", "KNOWN_VARIABLES"]

@@ -1,0 +1,299 @@
+"""The scoring pipeline: translation records → mechanical checks → metrics → ``Scores`` + ``EntryResult`` list.
+
+:func:`score_run` is what the runner calls after translating and what the validator re-runs on a card's stored raw
+outputs, requiring exact equality; so it depends only on its inputs (no clock, no randomness beyond the seeded
+bootstrap, no dependence on record order or process-pool split). Definitions: docs/SCORING_SPEC.md.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from mtboard import checks, fst as fst_mod, metrics
+from mtboard.errors import ConfigError, MtboardError
+from mtboard.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Scores, SegmentStats, Totals,
+                            TranslationRecord, Usage)
+
+
+def _match_records(entries: Sequence[Entry], records: Sequence[TranslationRecord]) -> list[TranslationRecord]:
+    by_id: dict[int, TranslationRecord] = {}
+    for rec in records:
+        if rec.entry_id in by_id:
+            raise MtboardError(f"entry {rec.entry_id} has more than one translation record", where="score_run",
+                               field="records", fix="pass one record per entry (one replicate run at a time)")
+        by_id[rec.entry_id] = rec
+    ids = {e.id for e in entries}
+    unknown = sorted(set(by_id) - ids)
+    if unknown:
+        raise MtboardError(f"{len(unknown)} records name entries not in the corpus (first: {unknown[0]})",
+                           where="score_run", field="records", fix="score records against the corpus they came from")
+    missing = [e.id for e in entries if e.id not in by_id]
+    if missing:
+        raise MtboardError(f"{len(missing)} entries have no translation record (first: {missing[0]})",
+                           where="score_run", field="records",
+                           fix="finish or resume the run, or score only the entries that were translated")
+    return [by_id[e.id] for e in entries]
+
+
+def _percentile_nearest_rank(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[max(0, math.ceil(q * len(s)) - 1)]
+
+
+def _entry_cost(usage: Usage, price_in: float | None, price_out: float | None) -> float | None:
+    if price_in is None or price_out is None:
+        return None
+    return (usage.prompt_tokens * price_in + usage.completion_tokens * price_out) / 1_000_000
+
+
+class _Run:
+    """Per-entry columns of one scored run (internal)."""
+
+    def __init__(self) -> None:
+        self.usable: list[bool] = []
+        self.exact: list[bool] = []
+        self.equiv: list[bool] = []
+        self.cs: list[bool] = []
+        self.fst_rate: list[float] = []
+        self.errors: list[bool] = []
+
+
+def _slice_values(run: _Run, chrf: list, bleu: list, idx: list[int], *, has_equiv: bool,
+                  has_fst: bool) -> dict[str, float | None]:
+    n = len(idx)
+    return {
+        "chrf_plus_plus": metrics.chrf_from_stats(chrf, idx),
+        "bleu": metrics.bleu_from_stats(bleu, idx),
+        "exact_match_rate": sum(run.exact[i] for i in idx) / n,
+        "equivalent_match_rate": (sum(run.equiv[i] for i in idx) / n) if has_equiv else None,
+        "code_switching_rate": sum(run.cs[i] for i in idx) / n,
+        "fst_acceptance_rate": (sum(run.fst_rate[i] for i in idx) / n) if has_fst else None,
+    }
+
+
+def _breakdowns(keys: list[str | None], run: _Run, chrf: list, bleu: list, *, has_equiv: bool,
+                has_fst: bool) -> dict[str, Breakdown]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, k in enumerate(keys):
+        if k is not None:
+            groups[k].append(i)
+    out: dict[str, Breakdown] = {}
+    for k in sorted(groups):
+        idx = groups[k]
+        v = _slice_values(run, chrf, bleu, idx, has_equiv=has_equiv, has_fst=has_fst)
+        comp, _ = metrics.composite(v)
+        out[k] = Breakdown(n=len(idx), chrf_plus_plus=v["chrf_plus_plus"], bleu=v["bleu"],
+                           exact_match_rate=v["exact_match_rate"], composite=comp,
+                           errors=sum(run.errors[i] for i in idx))
+    return out
+
+
+def _check_and_measure(items: list[tuple], source_language: str, target_language: str, strip_unknown_marks: bool,
+                       fst_words: bool) -> tuple[list[str], list[MechanicalDecision], list, list, list, list | None]:
+    """Mechanical policy, sufficient statistics and FST candidate words for one slice of entries (runs in a pool
+    worker when the run is large)."""
+    predicted, decisions, hyps, refs = [], [], [], []
+    for source, raw, reference, error_kind, history in items:
+        p, d = checks.apply_policy(source=source, raw_predicted=raw, reference=reference, error_kind=error_kind,
+                                   source_language=source_language, target_language=target_language,
+                                   history=history, strip_unknown_marks=strip_unknown_marks)
+        predicted.append(p)
+        decisions.append(d)
+        hyps.append(metrics.nfc(p) if d.outcome == Outcome.usable else "")
+        refs.append(metrics.nfc(reference))
+    c, b, t = metrics._stats_chunk(hyps, refs, target_language)
+    words = [fst_mod.checkable_words(h, it[0]) if h else [] for h, it in zip(hyps, items)] if fst_words else None
+    return predicted, decisions, c, b, t, words
+
+
+def resolve_analyser(target_language: str, fst: bool | None) -> fst_mod.Analyser | None:
+    """The FST analyser score_run uses: None when ``fst`` is False; auto-detected when None; required when True.
+
+    Raises: ConfigError when ``fst`` is True and no analyser is installed for the target language.
+    """
+    if fst is False:
+        return None
+    analyser = fst_mod.find_analyser(target_language)
+    if analyser is None and fst:
+        raise ConfigError(f"no lttoolbox analyser is installed for target language {target_language!r}",
+                          field="fst", fix="apt-get install the Apertium pair that ships it (e.g. apertium-eng-spa "
+                                           "for Spanish), or score without FST")
+    return analyser
+
+
+def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_language: str, target_language: str,
+              elapsed_seconds: float, fst: bool | None = None, strip_unknown_marks: bool = False,
+              price_in_per_mtok: float | None = None,
+              price_out_per_mtok: float | None = None) -> tuple[Scores, list[EntryResult]]:
+    """Score one run: apply the mechanical policy, compute every metric, fill ``Scores`` and one ``EntryResult``
+    per entry (in ``entries`` order).
+
+    Args:
+        entries: the corpus entries that were run (order kept in the results).
+        records: exactly one translation record per entry, matched by ``entry_id`` (any order).
+        source_language, target_language: BCP 47 tags.
+        elapsed_seconds: wall-clock duration of the run (for entries_per_minute and tokens_per_second).
+        fst: None = use an installed analyser for the target language if any; True = require one; False = none.
+        strip_unknown_marks: True for Apertium output (its ``*word`` marks are removed from ``predicted``).
+        price_in_per_mtok, price_out_per_mtok: USD per million prompt / completion tokens; both or neither.
+
+    Returns: ``(scores, results)``. Entries without usable output and echoed sources score 0 on every metric (their
+    corpus statistics use an empty hypothesis; inverted rates count them at the worst value).
+
+    Raises: MtboardError for missing, duplicate or unknown records or an empty entry list; ConfigError for a missing
+    BLEU tokenizer, ``fst=True`` without an analyser, or only one of the two prices.
+    """
+    if not entries:
+        raise MtboardError("no entries to score", where="score_run", fix="run at least one entry")
+    if (price_in_per_mtok is None) != (price_out_per_mtok is None):
+        raise ConfigError("only one of the two token prices is set", field="price_in_per_mtok/price_out_per_mtok",
+                          fix="give both prices (0 for free local models) or neither")
+    recs = _match_records(entries, records)
+    analyser = resolve_analyser(target_language, fst)
+
+    metrics.make_bleu(target_language)  # a missing tokenizer fails here, not in a worker
+    items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history) for e, r in zip(entries, recs)]
+    parts = metrics.map_chunks(_check_and_measure, [(items[a:b], source_language, target_language,
+                                                     strip_unknown_marks, analyser is not None)
+                                                    for a, b in metrics.plan_chunks(len(items))])
+    predicted: list[str] = []
+    decisions: list[MechanicalDecision] = []
+    chrf: list[list[int]] = []
+    bleu: list[list[int]] = []
+    ter: list[list[float] | None] = []
+    cand: list[list[str]] = []
+    for p, d, c, b, t, w in parts:
+        predicted += p
+        decisions += d
+        chrf += c
+        bleu += b
+        ter += t
+        cand += w or []
+    usable = [d.outcome == Outcome.usable for d in decisions]
+    hyps = [metrics.nfc(p) if u else "" for p, u in zip(predicted, usable)]
+    refs = [metrics.nfc(e.reference) for e in entries]
+
+    fst_counts = fst_mod.acceptance_from_words(analyser, cand) if analyser else None
+    has_equiv = any(e.variants for e in entries)
+    has_fst = analyser is not None
+
+    run = _Run()
+    results: list[EntryResult] = []
+    for i, (e, r, d) in enumerate(zip(entries, recs, decisions)):
+        ok = usable[i]
+        exact = ok and metrics.exact_match(hyps[i], refs[i])
+        equiv = ok and any(metrics.exact_match(hyps[i], v) for v in [e.reference, *e.variants])
+        cs = checks.code_switching_detected(d)
+        if fst_counts is not None:
+            acc, chk = fst_counts[i]
+            fst_rate = (acc / chk if chk else 1.0) if ok else 0.0
+            fst_valid = ok and acc == chk
+        else:
+            acc = chk = None
+            fst_rate, fst_valid = 0.0, None
+        run.usable.append(ok)
+        run.exact.append(exact)
+        run.equiv.append(equiv)
+        run.cs.append(cs)
+        run.fst_rate.append(fst_rate)
+        run.errors.append(d.outcome == Outcome.no_usable_output)
+        results.append(EntryResult(
+            entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
+            predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
+            provenance=e.provenance, exact_match=exact,
+            chrf_score=metrics.sentence_chrf_from_stats(chrf[i]) if ok else 0.0,
+            bleu_score=metrics.sentence_bleu_from_stats(bleu[i]) if ok else 0.0,
+            ter_score=metrics.sentence_ter_from_stats(ter[i]),
+            latency_s=r.latency_s, cost_usd=_entry_cost(r.usage, price_in_per_mtok, price_out_per_mtok),
+            error=r.error, error_kind=r.error_kind, attempts=r.attempts,
+            fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
+            fst_checked_words=chk if ok else (0 if has_fst else None),
+            equivalent_match=equiv if has_equiv else None,
+            code_switching_detected=cs, checks=d,
+            stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
+
+    n = len(entries)
+    idx = list(range(n))
+    values = _slice_values(run, chrf, bleu, idx, has_equiv=has_equiv, has_fst=has_fst)
+    comp, profile = metrics.composite(values)
+
+    mech: Counter[str] = Counter({o.value: 0 for o in Outcome})
+    for d in decisions:
+        mech[d.outcome.value] += 1
+        if d.rule:
+            mech[f"rule:{d.rule}"] += 1
+        for f in d.flags:
+            mech[f"flag:{f.rule}"] += 1
+
+    lat = [r.latency_s for r in recs if r.latency_s is not None]
+    tokens = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in recs)
+    costs = [x.cost_usd for x in results]
+    cost_per_entry = (sum(costs) / n) if all(c is not None for c in costs) else None  # type: ignore[arg-type]
+    ter_covered = sum(t is not None for t in ter)
+
+    scores = Scores(
+        total=n,
+        exact_matches=sum(run.exact),
+        exact_match_rate=values["exact_match_rate"],
+        equivalent_matches=sum(run.equiv) if has_equiv else None,
+        equivalent_match_rate=values["equivalent_match_rate"],
+        fst_accepted=sum(1 for x in results if x.fst_valid) if has_fst else None,
+        fst_acceptance_rate=values["fst_acceptance_rate"],
+        morphological_accuracy=None,
+        chrf_plus_plus=values["chrf_plus_plus"],
+        chrf_ci95=metrics.bootstrap_ci(chrf),
+        bleu=values["bleu"],
+        semantic_score=None,
+        ter=metrics.ter_from_stats(ter),
+        ter_coverage=ter_covered / n,
+        length_ratio=sum(metrics.length_ratio(h, r) for h, r in zip(hyps, refs)) / n,
+        code_switching_rate=values["code_switching_rate"],
+        hallucination_rate=None,
+        terminology_adherence=None,
+        tokens_per_second=(tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
+        entries_per_minute=(60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
+        composite=comp,
+        composite_profile=profile,
+        quality_tier=metrics.quality_tier(comp),
+        cost_adjusted_score=metrics.cost_adjusted_score(comp, cost_per_entry),
+        errors=sum(run.errors),
+        transport_errors=sum(1 for r in recs if r.error_kind == "transport"),
+        mechanical=dict(sorted(mech.items())),
+        policy_version=checks.POLICY_VERSION,
+        signatures=metrics.signatures(target_language),
+        by_difficulty=_breakdowns([str(e.difficulty) if e.difficulty is not None else None for e in entries], run,
+                                  chrf, bleu, has_equiv=has_equiv, has_fst=has_fst),
+        by_provenance=_breakdowns([e.provenance for e in entries], run, chrf, bleu, has_equiv=has_equiv,
+                                  has_fst=has_fst),
+        by_domain=_breakdowns([e.domain.value if e.domain is not None else None for e in entries], run, chrf, bleu,
+                              has_equiv=has_equiv, has_fst=has_fst),
+        avg_latency_seconds=(sum(lat) / len(lat)) if lat else None,
+        median_latency_seconds=statistics.median(lat) if lat else None,
+        p95_latency_seconds=_percentile_nearest_rank(lat, 0.95) if lat else None,
+    )
+    return scores, results
+
+
+def totals(entries: Sequence[Entry], results: Sequence[EntryResult]) -> Totals:
+    """Token and cost totals of a scored run (spec §3.5): sums of the results' usage and ``cost_usd``.
+
+    Cost fields are None unless every result has a cost. ``cost_per_source_char`` divides by the source characters
+    of the entries. ``retries`` = attempts beyond the first, summed.
+    """
+    costs = [r.cost_usd for r in results]
+    known = all(c is not None for c in costs) and bool(costs)
+    total_cost = sum(costs) if known else None  # type: ignore[arg-type]
+    chars = sum(len(e.source) for e in entries)
+    return Totals(
+        prompt_tokens=sum(r.usage.prompt_tokens for r in results),
+        completion_tokens=sum(r.usage.completion_tokens for r in results),
+        reasoning_tokens=sum(r.usage.reasoning_tokens for r in results),
+        cached_tokens=sum(r.usage.cached_tokens for r in results),
+        total_cost_usd=total_cost,
+        cost_per_entry_usd=(total_cost / len(results)) if total_cost is not None else None,
+        cost_per_source_char=(total_cost / chars) if total_cost is not None and chars else None,
+        retries=sum(max(0, r.attempts - 1) for r in results),
+    )

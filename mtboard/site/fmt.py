@@ -1,0 +1,109 @@
+"""Formatting and escaping for the site. Pure functions; every contributor-controlled string passes through here.
+
+Escaping layers (issue 7 rules):
+* :func:`md_text` — text placed in a Markdown context (paragraphs, list items, Markdown table cells): HTML-escaped,
+  then every ASCII character Markdown or a Markdown extension could interpret (``\\ ` * _ { } [ ] ( ) # + - . ! | : ~
+  ^ = < > "``) is written as a numeric character reference, and newlines become spaces, so ``[x](javascript:…)``,
+  ``|`` table breakers and raw HTML all stay literal text.
+* HTML contexts use Jinja2 autoescape (templates) or :func:`html.escape` (SVG built in Python).
+* :func:`safe_title` — strings that MkDocs puts into ``<title>`` without escaping (its Jinja environment has no
+  autoescape): characters ``< > & " '`` and controls are replaced by look-alikes.
+* :func:`safe_url` — only ``http://`` / ``https://`` URLs become links.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import math
+import re
+from urllib.parse import urlsplit
+
+from markupsafe import Markup
+
+DASH = "\u2014"
+"""Shown for every missing value (never 0)."""
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|:~^=<>\"'&$%@")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029]")
+
+
+def md_text(value: object) -> Markup:
+    """Escape any value for a Markdown context (see module docstring). None → '—'."""
+    if value is None:
+        return Markup(DASH)
+    s = _CONTROL.sub(" ", str(value)).replace("\r\n", "\n").replace("\r", "\n").replace("\n", " ")
+    out = []
+    for ch in s:
+        out.append(f"&#{ord(ch)};" if ch in _MD_SPECIAL else ch)
+    return Markup("".join(out))
+
+
+def html_text(value: object) -> str:
+    """HTML-escape (quotes included) for SVG/HTML strings assembled in Python; controls become spaces."""
+    return html.escape(_CONTROL.sub(" ", str(value)), quote=True)
+
+
+def safe_title(value: object, limit: int = 80) -> str:
+    """A page title safe for MkDocs' unescaped ``<title>``: no ``< > & " '`` or control characters, ≤ limit chars."""
+    s = _CONTROL.sub(" ", str(value)).replace("\n", " ")
+    s = (s.replace("<", "\u2039").replace(">", "\u203a").replace("&", "\uff06").replace('"', "\u201d")
+         .replace("'", "\u2019").replace("`", "\u02cb").replace("\\", "\u29f5"))
+    return s if len(s) <= limit else s[: limit - 1] + "\u2026"
+
+
+def safe_url(value: object) -> str | None:
+    """The URL if it is an absolute http(s) URL with a host and no whitespace/controls, else None."""
+    if not isinstance(value, str) or len(value) > 2000 or re.search(r"[\s\x00-\x1f\x7f<>\"'`]", value):
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return value
+
+
+def slugify(value: str, limit: int = 60) -> str:
+    """File-name-safe slug (lowercase a–z, 0–9, '-') plus 6 hex of the value's SHA-256, so distinct values never
+    collide and hostile names cannot traverse paths."""
+    base = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")[:limit] or "x"
+    return f"{base}-{hashlib.sha256(value.encode('utf-8')).hexdigest()[:6]}"
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def num(x: float | None, digits: int = 1) -> str:
+    """Fixed decimals; '—' for None."""
+    return f"{x:.{digits}f}" if _finite(x) else DASH
+
+
+def rate(x: float | None) -> str:
+    """A 0–1 rate with 3 decimals (spec §9.7 gives rates on 0.0–1.0)."""
+    return num(x, 3)
+
+
+def usd(x: float | None) -> str:
+    """US dollars: 3 decimals from $0.01, 6 significant-ish decimals below; '$0' for exactly 0; '—' for None."""
+    if not _finite(x):
+        return DASH
+    if x == 0:
+        return "$0"
+    if x >= 0.01:
+        return f"${x:.3f}"
+    return f"${x:.6f}".rstrip("0")
+
+
+def secs(x: float | None) -> str:
+    """Seconds with 2 decimals and the unit."""
+    return f"{x:.2f} s" if _finite(x) else DASH
+
+
+def ci(bounds: tuple[float, float] | None) -> str:
+    """'[a, b]' with 1 decimal, or '—'."""
+    if not bounds or not all(_finite(b) for b in bounds):
+        return DASH
+    return f"[{bounds[0]:.1f}, {bounds[1]:.1f}]"

@@ -1,0 +1,166 @@
+"""Reading the site's inputs: run cards under ``submissions/``, verification records beside them, corpora.
+
+Every card goes through :func:`mtboard.documents.load_card` (safe JSON + strict schema) and, when available and asked
+for, the validator (``mtboard.validate``). A card that fails is *rejected*: skipped, with its one-line problems kept
+for the "rejected" page. Reading never follows symlinks (safejson refuses them) and never aborts on one bad file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtboard import safejson
+from mtboard.documents import load_card, load_corpus
+from mtboard.errors import MtboardError
+from mtboard.schema import Corpus, RunCard, VerificationTier
+
+VERIFICATION_SUFFIXES = (".verification.json",)
+"""File-name endings of verification records (``mtboard verify``) stored next to a card; never read as cards."""
+
+
+@dataclass
+class Verification:
+    """Verification status of one card (spec §9.4)."""
+
+    tier: str
+    """self-benchmarked | gds-verified | community-verified."""
+    record: dict[str, Any] | None = None
+    """The record's fields (display only; rendered escaped)."""
+    source: str | None = None
+    """Path of the record, relative to the submissions folder."""
+    problem: str | None = None
+    """Why a record present beside the card was not accepted."""
+
+
+@dataclass
+class LoadedCard:
+    path: str
+    """Path relative to the submissions folder (display and raw-JSON copy)."""
+    raw: bytes
+    card: RunCard
+    page_id: str
+    """16 hex: prefix of run_card_hash (or of the file's SHA-256 when the card is unsealed)."""
+    verification: Verification
+
+
+@dataclass
+class Rejected:
+    path: str
+    problems: list[str]
+
+
+@dataclass
+class CorpusInfo:
+    path: str
+    corpus: Corpus
+    sha256: str
+
+
+@dataclass
+class Inputs:
+    cards: list[LoadedCard] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    corpora: list[CorpusInfo] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _is_verification(name: str) -> bool:
+    return name.endswith(VERIFICATION_SUFFIXES)
+
+
+def _walk_json(root: Path) -> list[Path]:
+    found: list[Path] = []
+    if not root.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".json") and not name.startswith("."):
+                found.append(Path(dirpath) / name)
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+def _validator(submissions: Path, corpora_dir: Path | None):
+    """``(path, card) -> list[str]``: every problem :func:`mtboard.validate.validate_card` finds (one line each).
+
+    The repository root is the folder holding ``submissions/``; corpora come from ``corpora_dir``.
+    """
+    from mtboard import validate as v  # noqa: PLC0415 - heavy (sacrebleu) only when validating
+
+    ctx = v.make_context(submissions.parent, corpora_dir if corpora_dir is not None else submissions.parent / "corpora")
+
+    def run(path: Path, card: RunCard) -> list[str]:
+        return [str(p) for p in v.validate_card(path, ctx).problems]
+
+    return run
+
+
+def _verification(card_path: Path, root: Path, card: RunCard) -> Verification:
+    """Read ``<card stem>.verification.json`` beside the card (schema VerificationRecord, written by
+    ``mtboard verify``). The record's tier is granted only when it passed and names this card's run_card_hash;
+    otherwise the card stays self-benchmarked and the page says why."""
+    from mtboard.documents import validate_model  # noqa: PLC0415
+    from mtboard.schema import VerificationRecord  # noqa: PLC0415
+
+    rec_path = card_path.with_name(card_path.name[: -len(".json")] + VERIFICATION_SUFFIXES[0])
+    if not rec_path.exists() and not rec_path.is_symlink():
+        return Verification(VerificationTier.self_benchmarked.value)
+    rel = rec_path.relative_to(root).as_posix()
+    try:
+        raw = safejson.read_bytes(rec_path, max_bytes=4 * 1024 * 1024)
+        safejson.loads(raw, where=rel)
+        rec = validate_model(VerificationRecord, raw, rel)
+    except MtboardError as exc:
+        return Verification(VerificationTier.self_benchmarked.value, None, rel, exc.one_line())
+    data = rec.model_dump(mode="json")
+    if rec.run_card_hash != card.run_card_hash:
+        return Verification(VerificationTier.self_benchmarked.value, data, rel,
+                            "the record verifies a different card (run_card_hash differs)")
+    if not rec.passed:
+        return Verification(VerificationTier.self_benchmarked.value, data, rel,
+                            "the re-run did not reproduce the scores within the tolerance")
+    return Verification(rec.tier.value, data, rel)
+
+
+def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True) -> Inputs:
+    """Read every card and corpus; never raises for one bad file (it is rejected or warned about instead)."""
+    inputs = Inputs()
+    if corpora_dir is not None and corpora_dir.is_dir():
+        for p in sorted(corpora_dir.glob("*.json")):
+            try:
+                corpus, sha = load_corpus(p)
+            except MtboardError as exc:
+                inputs.warnings.append(f"corpus skipped: {exc.one_line()}")
+                continue
+            inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
+    validator = _validator(submissions, corpora_dir) if validate else None
+    seen_hash: dict[str, str] = {}
+    for path in _walk_json(submissions):
+        rel = path.relative_to(submissions).as_posix()
+        if _is_verification(path.name):
+            continue
+        try:
+            raw = safejson.read_bytes(path)
+            card = load_card(path)
+        except MtboardError as exc:
+            inputs.rejected.append(Rejected(rel, [exc.one_line().replace(str(path), rel)]))
+            continue
+        if validator is not None:
+            try:
+                problems = validator(path, card)
+            except MtboardError as exc:
+                problems = [exc.one_line()]
+            if problems:
+                inputs.rejected.append(Rejected(rel, [p.replace(str(path), rel) for p in problems]))
+                continue
+        key = card.run_card_hash or hashlib.sha256(raw).hexdigest()
+        if key in seen_hash:
+            inputs.rejected.append(Rejected(rel, [f"duplicate of {seen_hash[key]} (same run_card_hash)"]))
+            continue
+        seen_hash[key] = rel
+        inputs.cards.append(LoadedCard(rel, raw, card, key[:16], _verification(path, submissions, card)))
+    return inputs

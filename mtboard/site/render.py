@@ -1,0 +1,185 @@
+"""Rendering the computed tables into Markdown pages with Jinja2 (autoescape on, StrictUndefined).
+
+Returns ``{relative path: text}``; writing and MkDocs live in :mod:`mtboard.site.build`. Pages hold Markdown for fixed
+prose and raw HTML blocks (generated here, data autoescaped) for tables; MkDocs passes raw HTML blocks through
+untouched, so nothing from a card is ever interpreted as Markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from mtboard import stats
+from mtboard.site import charts, fmt, tables
+from mtboard.site.load import Inputs
+from mtboard.site.tables import COLUMNS, Leaderboard, Portrait
+
+DOMAIN_AWARE_SKIP = {"method", "model", "mclass", "vtier", "date"}
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("mtboard.site", "templates"), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["md"] = fmt.md_text
+    env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, dash=fmt.DASH,
+                       method_name=tables.method_name, run_page=tables.run_page, model_page=tables.model_page,
+                       columns=COLUMNS)
+    return env
+
+
+def rel_link(here: str, target: str) -> str:
+    """Relative URL from page ``here`` to page ``target`` (both docs-relative .md paths; use_directory_urls=false)."""
+    target_html = target[:-3] + ".html" if target.endswith(".md") else target
+    return posixpath.relpath(target_html, posixpath.dirname(here) or ".")
+
+
+def rel_md(here: str, target: str) -> str:
+    """Relative Markdown link (MkDocs checks it in strict mode)."""
+    return posixpath.relpath(target, posixpath.dirname(here) or ".")
+
+
+def _json_attr(value: Any) -> str:
+    """Compact, key-sorted JSON for a data-* attribute (autoescape then makes it attribute-safe)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _views_json(lb: Leaderboard, here: str) -> str:
+    views: dict[str, Any] = {}
+    for view in lb.views:
+        rows = {}
+        for row in view.rows:
+            rows[row.lc.page_id] = {k: [c.text, c.sort] for k, c in row.cells.items() if k not in DOMAIN_AWARE_SKIP}
+        views[view.domain or ""] = {
+            "n": view.n_entries, "rows": rows, "href": rel_link(here, view.page) if view.domain else "",
+            "info": (f"n = {view.n_entries} entries · {len(view.rows)} ranked runs · smallest detectable chrF++ "
+                     f"difference ≈ {fmt.num(view.mdd, 1)} · {view.ordering_note}")}
+    return _json_attr(views)
+
+
+def _scalar_pairs(model: Any, skip: set[str]) -> list[tuple[str, Any]]:
+    out = []
+    for name, value in model.model_dump(mode="json").items():
+        if name in skip:
+            continue
+        if isinstance(value, (dict, list)):
+            if not value:
+                continue
+            value = _json_attr(value)
+        out.append((name, value))
+    return out
+
+
+def _corpora_rows(inputs: Inputs) -> list[dict[str, Any]]:
+    rows = []
+    for c in inputs.corpora:
+        ds = c.corpus.dataset
+        seg = {s: 0 for s in ("development", "diagnostic", "secret")}
+        domains: set[str] = set()
+        for e in c.corpus.entries:
+            key = e.segment.value if e.segment.value in seg else "secret"
+            seg[key] += 1
+            if e.domain is not None:
+                domains.add(e.domain.value)
+        rows.append({"id": ds.id, "version": ds.version, "pair": ds.language_pair, "license": ds.license,
+                     "sizes": f"{seg['development']} / {seg['diagnostic']} / {seg['secret']}",
+                     "domains": ", ".join(sorted(domains)) or None,
+                     "provenance": [{"text": p, "url": fmt.safe_url(p)} for p in ds.provenance]})
+    return rows
+
+
+def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Portrait], build_time: str) -> dict[str, str]:
+    """Render every page. Deterministic: same inputs → same text (``build_time`` appears on the home page only)."""
+    env = _env()
+    pages: dict[str, str] = {}
+
+    def render(path: str, template: str, **ctx: Any) -> None:
+        ctx.setdefault("title", "")
+        pages[path] = env.get_template(template).render(
+            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target), **ctx)
+
+    n_cards = sum(len(lb.cards) for lb in boards)
+    render("index.md", "index.md.j2", boards=boards, portraits=portraits, rejected=inputs.rejected, n_cards=n_cards,
+           build_time=build_time, corpora=_corpora_rows(inputs))
+    for lb in boards:
+        main = lb.views[0]
+        pts = lb.chart_points
+        chart = charts.cost_quality(pts, f"Cost and quality: {lb.title}")
+        no_cost = [p for p in pts if p["cost"] is None]
+        render(lb.page, "leaderboard.md.j2", title=fmt.safe_title(f"Leaderboard {lb.title}"), lb=lb, view=main,
+               views_json=_views_json(lb, lb.page) if lb.domains else None, chart=chart, no_cost=no_cost)
+        for view in lb.views[1:]:
+            render(view.page, "leaderboard.md.j2", title=fmt.safe_title(f"{lb.title} · {view.domain}"), lb=lb,
+                   view=view, views_json=None, chart=None, no_cost=[])
+        render(lb.hard_page, "hard.md.j2", title=fmt.safe_title(f"Hard items {lb.title}"), lb=lb,
+               hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF)
+    render("hard/index.md", "hard_index.md.j2", boards=boards)
+    for p in portraits:
+        svgs = [charts.domain_bars(c["bars"], f"{p.slug}: {c['run']}") for c in p.charts]
+        render(p.page, "portrait.md.j2", title=fmt.safe_title(f"Portrait {p.slug}"), p=p, charts=svgs)
+    render("models/index.md", "models_index.md.j2", portraits=portraits)
+    closest = tables.closest_runs(boards)
+    fps: list[dict[str, Any]] = []
+    for lb in boards:
+        for lc in lb.cards:
+            card = lc.card
+            comps = sorted((k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in
+                           card.fingerprint.components.items())
+            near = closest.get(lc.page_id)
+            method_pairs = ([("method class", card.method_class.value), ("condition", card.condition),
+                             ("temperature", card.temperature), ("batch size", card.batch_size),
+                             ("max retries", card.max_retries), ("tools", ", ".join(card.tools_enabled) or None),
+                             ("coaching data SHA-256", card.coaching_data_sha256), ("FST version", card.fst_version),
+                             ("model id (API)", card.model_id), ("harness version", card.harness_version),
+                             ("elapsed", fmt.secs(card.elapsed_seconds))]
+                            + [(f"method_config.{k}", v) for k, v in _scalar_pairs(card.method_config, set())]
+                            + [(f"method.{k}", v) for k, v in _scalar_pairs(card.method, set())])
+            score_pairs = _scalar_pairs(card.scores, {"signatures", "by_domain", "by_difficulty", "by_provenance"})
+            score_pairs += [(f"totals.{k}", v) for k, v in _scalar_pairs(card.totals, set())]
+            score_pairs += [(f"by_domain.{d}", f"n={b.n}, chrF++ {fmt.num(b.chrf_plus_plus, 1)}, composite "
+                             f"{fmt.rate(b.composite)}") for d, b in sorted(card.scores.by_domain.items())]
+            judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…")
+                          for k, j in sorted(card.judges.items())]
+            ver = lc.verification
+            verification_pairs = ([("tier", ver.tier), ("record file", ver.source)]
+                                  + [(k, _json_attr(v) if isinstance(v, (dict, list)) else v)
+                                     for k, v in sorted((ver.record or {}).items())])
+            dev = [r for r in card.results if r.segment == "development"]
+            render(tables.run_page(lc), "run.md.j2",
+                   title=fmt.safe_title(f"Run {tables.method_name(card)} ({lc.page_id[:8]})"), lc=lc, card=card,
+                   lb=lb, fp_components=comps, method_pairs=method_pairs, score_pairs=score_pairs,
+                   judge_sigs=judge_sigs, verification_pairs=verification_pairs, dev_results=dev,
+                   other_segments=len(card.results) - len(dev), closest=near[0] if near else None,
+                   closest_n=near[1] if near else 0,
+                   closest_diff=[(k, json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False), d)
+                                 for k, a, b, d in tables.fingerprint_diff(card, near[0].card)] if near else [])
+            fps.append({"id": lc.page_id, "label": f"{tables.method_name(card)} · {card.model_slug} · {lb.title} · "
+                                                    f"{card.timestamp[:10]} · {lc.page_id[:8]}",
+                        "hash": card.fingerprint.hash,
+                        "c": {k: json.dumps(v, ensure_ascii=False, sort_keys=True)
+                              for k, v in sorted(card.fingerprint.components.items())}})
+    render("runs/index.md", "runs_index.md.j2", boards=boards)
+    render("compare.md", "compare.md.j2", fingerprints_json=_json_attr(fps))
+    render("rejected.md", "rejected.md.j2", rejected=inputs.rejected)
+    return pages
+
+
+def nav(boards: list[Leaderboard]) -> list[dict[str, Any]]:
+    """Explicit MkDocs nav: fixed pages plus one entry per leaderboard (titles made safe: MkDocs does not escape)."""
+    items: list[dict[str, Any]] = [{"Home": "index.md"}]
+    if boards:
+        items.append({"Leaderboards": [{fmt.safe_title(lb.title): lb.page} for lb in boards]})
+    return items + [
+        {"Models": "models/index.md"},
+        {"Hard items": "hard/index.md"},
+        {"Runs": "runs/index.md"},
+        {"Compare": "compare.md"},
+        {"Rejected": "rejected.md"},
+    ]
+
+
+__all__ = ["render_pages", "nav", "rel_link", "Markup"]

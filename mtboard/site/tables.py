@@ -1,0 +1,477 @@
+"""Leaderboard tables as data: every number, rank, cluster and chart point the site shows, computed in Python.
+
+Templates only loop and escape (ARCHITECTURE "compute, then render"). Sources: spec §9.7 (columns), §2.7 and the
+domain-filtered leaderboard (views), §9.4 (verification tiers), §5 (quality tiers); :mod:`mtboard.stats` for
+significance and item statistics.
+
+Grouping: one leaderboard per dataset (id, version, corpus SHA-256). A card is *ranked* when its evaluated entry ids
+equal the leaderboard's reference set (the most common entry-id set among its cards; ties: the larger set); other
+cards are listed as unranked (a ``--limit`` subset run is not comparable).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mtboard import stats
+from mtboard.schema import EntryResult, MethodClass, Outcome, RunCard
+from mtboard.site import fmt
+from mtboard.site.load import CorpusInfo, Inputs, LoadedCard
+
+# --------------------------------------------------------------------------------------------------------------------
+# Columns (spec §9.7 + judge columns)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    numeric: bool
+    help: str
+    domain_aware: bool = False
+    """Recomputed in domain views; otherwise '—' there."""
+
+
+COLUMNS: list[Column] = [
+    Column("rank", "Rank", True, "Rank cluster by composite: rows that paired significance cannot separate share a "
+                                  "range", True),
+    Column("method", "Method", False, "Method spec, prompt and condition label"),
+    Column("composite", "Composite", True, "Weighted composite of the available metrics, 0–1", True),
+    Column("chrf", "chrF++", True, "Corpus chrF++ (sacrebleu), 0–100", True),
+    Column("chrf_ci", "chrF++ 95% CI", True, "Bootstrap 95% confidence interval over segments", True),
+    Column("fst", "FST acceptance", True, "Share of output words a morphological analyser accepts, 0–1"),
+    Column("exact", "Exact match", True, "Share of outputs equal to the reference after normalisation", True),
+    Column("semantic", "Semantic", True, "Meaning preservation score, 0–1"),
+    Column("cost", "Cost / entry", True, "US dollars per corpus entry", True),
+    Column("speed", "Speed", True, "Median latency per entry", True),
+    Column("cost_adj", "Cost-adjusted", True, "Secondary ranking (spec §4.3)"),
+    Column("mclass", "Class", False, "Method class (spec §9.6)"),
+    Column("model", "Model", False, "LLM or engine used"),
+    Column("qtier", "Quality tier", False, "Provisional label on the composite (spec §5)"),
+    Column("vtier", "Verification", False, "Who verified the result (spec §9.4)"),
+    Column("date", "Date", False, "When the run was made (UTC)"),
+    Column("mqm", "MQM penalty", True, "GEMBA-MQM mean penalty per entry (lower is better)", True),
+    Column("rubric", "Rubric", True, "Rubric judge mean total, 0–10", True),
+    Column("checkpoints", "Checkpoints", True, "Checkpoint judge mean score ± spread over judge runs, 0–100"),
+]
+JUDGE_KEYS = {"mqm": "gemba-mqm", "rubric": "rubric", "checkpoints": "checkpoints"}
+
+
+@dataclass
+class Cell:
+    text: str
+    sort: float | str | None
+    """Numeric or text sort key; None sorts last in both directions."""
+
+
+@dataclass
+class Row:
+    lc: LoadedCard
+    cells: dict[str, Cell]
+    composite: float | None
+    chrf: float | None
+    position: int = 0
+    rank: str = fmt.DASH
+    boot: np.ndarray | None = None
+
+
+@dataclass
+class View:
+    domain: str | None
+    """None for the whole dataset."""
+    n_entries: int
+    rows: list[Row]
+    mdd: float | None
+    page: str
+    ordering_note: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.domain or "all domains"
+
+
+@dataclass
+class Leaderboard:
+    key: str
+    dataset_id: str
+    version: str
+    language_pair: str
+    sha256: str
+    corpus: CorpusInfo | None
+    page: str
+    hard_page: str
+    cards: list[LoadedCard]
+    ranked_ids: list[int]
+    views: list[View]
+    unranked: list[LoadedCard]
+    domains: list[str]
+    field_entry_median: dict[int, float] = field(default_factory=dict)
+    """Median sentence chrF++ over all ranked cards, per entry id."""
+    chart_points: list[dict[str, Any]] = field(default_factory=list)
+    hard_items: list[dict[str, Any]] = field(default_factory=list)
+    easy_items: list[dict[str, Any]] = field(default_factory=list)
+    item_methods: int = 0
+
+    @property
+    def title(self) -> str:
+        return f"{self.language_pair} · {self.dataset_id} v{self.version}"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Helpers
+
+
+def method_name(card: RunCard) -> str:
+    """Display name of a method: spec, prompt (when any) and condition label."""
+    parts = [card.method.spec]
+    if card.method.prompt_name:
+        parts.append(f"prompt {card.method.prompt_name}")
+    parts.append(card.condition)
+    return " · ".join(parts)
+
+
+def run_page(lc: LoadedCard) -> str:
+    return f"runs/{lc.page_id}.md"
+
+
+def model_page(slug: str) -> str:
+    return f"models/{fmt.slugify(slug)}.md"
+
+
+def failed(r: EntryResult) -> bool:
+    """Mechanical failure: no usable output or the source returned untranslated."""
+    return r.checks.outcome != Outcome.usable or r.error is not None
+
+
+def sentence_chrf(r: EntryResult) -> float:
+    """Sentence chrF++ used for item statistics and portraits (0 for failures and missing scores)."""
+    if failed(r) or r.chrf_score is None:
+        return 0.0
+    return float(r.chrf_score)
+
+
+def _judge_mean(results: list[EntryResult], kind: str) -> float | None:
+    vals = [r.judgements[kind].score for r in results if kind in r.judgements
+            and r.judgements[kind].score is not None]
+    return float(statistics.fmean(vals)) if vals else None
+
+
+def _date(card: RunCard) -> str:
+    return card.timestamp[:10]
+
+
+def _mean(values: list[float]) -> float | None:
+    return float(statistics.fmean(values)) if values else None
+
+
+def _median(values: list[float]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
+def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult],
+           chrf: float | None, chrf_ci: tuple[float, float] | None) -> tuple[dict[str, Cell], float | None]:
+    """Cells of one row in one view. Whole-dataset values come from the card; domain values from by_domain / entries."""
+    card, sc = lc.card, lc.card.scores
+    if domain is None:
+        composite = sc.composite
+        exact = sc.exact_match_rate
+        cost = lc.card.totals.cost_per_entry_usd
+        speed = sc.median_latency_seconds
+        mqm = card.judges["gemba-mqm"].mean if "gemba-mqm" in card.judges else None
+        rubric = card.judges["rubric"].mean if "rubric" in card.judges else None
+        cp = card.judges.get("checkpoints")
+        fst, semantic, cost_adj = sc.fst_acceptance_rate, sc.semantic_score, sc.cost_adjusted_score
+    else:
+        bd = sc.by_domain.get(domain)
+        composite = bd.composite if bd else None
+        exact = (bd.exact_match_rate if bd and bd.exact_match_rate is not None
+                 else (sum(r.exact_match for r in sub) / len(sub) if sub else None))
+        costs = [r.cost_usd for r in sub if r.cost_usd is not None]
+        cost = _mean(costs) if costs and len(costs) == len(sub) else None
+        speed = _median([r.latency_s for r in sub if r.latency_s is not None])
+        mqm = _judge_mean(sub, "gemba-mqm") if "gemba-mqm" in card.judges else None
+        rubric = _judge_mean(sub, "rubric") if "rubric" in card.judges else None
+        cp = None
+        fst = semantic = cost_adj = None
+    cp_text = fmt.DASH
+    if cp is not None and cp.mean is not None:
+        cp_text = f"{cp.mean:.1f}" + (f" ± {cp.spread:.1f}" if cp.spread is not None else "")
+    cells = {
+        "method": Cell(method_name(card), method_name(card).lower()),
+        "composite": Cell(fmt.rate(composite), composite),
+        "chrf": Cell(fmt.num(chrf, 1), chrf),
+        "chrf_ci": Cell(fmt.ci(chrf_ci), chrf_ci[0] if chrf_ci else None),
+        "fst": Cell(fmt.rate(fst), fst),
+        "exact": Cell(fmt.rate(exact), exact),
+        "semantic": Cell(fmt.rate(semantic), semantic),
+        "cost": Cell(fmt.usd(cost), cost),
+        "speed": Cell(fmt.secs(speed), speed),
+        "cost_adj": Cell(fmt.num(cost_adj, 3), cost_adj),
+        "mclass": Cell(str(card.method_class), str(card.method_class)),
+        "model": Cell(card.model_slug, card.model_slug.lower()),
+        "qtier": Cell(str(sc.quality_tier) if domain is None else fmt.DASH,
+                      str(sc.quality_tier) if domain is None else None),
+        "vtier": Cell(lc.verification.tier, lc.verification.tier),
+        "date": Cell(_date(card), card.timestamp),
+        "mqm": Cell(fmt.num(mqm, 2), mqm),
+        "rubric": Cell(fmt.num(rubric, 2), rubric),
+        "checkpoints": Cell(cp_text, cp.mean if cp is not None else None),
+    }
+    return cells, composite
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Building
+
+
+def _lb_key(card: RunCard) -> tuple[str, str, str]:
+    return card.dataset.id, card.dataset.version, card.dataset.sha256
+
+
+def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resamples: int) -> View:
+    by_id = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
+    if domain is None:
+        ids = lb.ranked_ids
+    else:
+        first = by_id[ranked[0].page_id] if ranked else {}
+        ids = [i for i in lb.ranked_ids if first.get(i) is not None and first[i].domain == domain]
+    counts = stats.bootstrap_counts(len(ids), resamples, stats.view_seed(lb.dataset_id, lb.version, lb.sha256,
+                                                                         domain or "*"))
+    rows: list[Row] = []
+    for lc in ranked:
+        res = by_id[lc.page_id]
+        sub = [res[i] for i in ids]
+        mat = stats.stats_matrix([r.stats.chrf for r in sub])
+        boot = stats.bootstrap_chrf(mat, counts)
+        if domain is None:
+            chrf = lc.card.scores.chrf_plus_plus
+            ci = tuple(lc.card.scores.chrf_ci95) if lc.card.scores.chrf_ci95 else stats.percentile_ci(boot)
+        else:
+            bd = lc.card.scores.by_domain.get(domain)
+            chrf = bd.chrf_plus_plus if bd and bd.chrf_plus_plus is not None else stats.corpus_chrf(mat)
+            ci = stats.percentile_ci(boot)
+        cells, composite = _cells(lc, domain, sub, chrf, ci)
+        rows.append(Row(lc, cells, composite, chrf, boot=boot))
+    has_composite = any(r.composite is not None for r in rows)
+    if has_composite:
+        rows.sort(key=lambda r: (r.composite is None, -(r.composite or 0.0), -(r.chrf or 0.0),
+                                 r.cells["method"].sort, r.lc.page_id))
+        note = "ordered by composite"
+    else:
+        rows.sort(key=lambda r: (-(r.chrf or 0.0), r.cells["method"].sort, r.lc.page_id))
+        note = "ordered by chrF++ (no composite for this domain in the cards)"
+    clusters = stats.rank_clusters([stats.RankRow(r.lc.page_id, r.chrf or 0.0, r.boot) for r in rows])
+    for pos, (row, label, rng) in enumerate(zip(rows, clusters.labels, clusters.ranges), start=1):
+        row.position = pos
+        row.rank = label
+        row.cells["rank"] = Cell(label, rng[0] + pos / 10000)
+    page = lb.page if domain is None else lb.page.replace(".md", f"-{domain}.md")
+    return View(domain, len(ids), rows, clusters.mdd, page, note)
+
+
+def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryResult]) -> None:
+    methods = [lc for lc in ranked if lc.card.method_class != MethodClass.baseline]
+    per_method: dict[str, dict[int, stats.ItemOutcome]] = {}
+    for lc in methods:
+        per_method[lc.page_id] = {
+            r.entry_id: stats.ItemOutcome(failed(r), bool(r.exact_match or r.equivalent_match
+                                                          or (r.chrf_score or 0) >= stats.PASS_CHRF),
+                                          sentence_chrf(r))
+            for r in lc.card.results if r.entry_id in entries}
+    lb.item_methods = len(per_method)
+    if len(per_method) < 2:
+        return
+    for it in stats.item_statistics(per_method):
+        e = entries[it.entry_id]
+        item = {"id": it.entry_id, "domain": e.domain.value if e.domain else None, "source": e.source,
+                "reference": e.expected, "share": it.struggle_share, "n": it.n_methods,
+                "struggle": it.n_struggle, "pass": it.n_pass, "dev": e.segment == "development"}
+        if it.struggle_share >= stats.HARD_SHARE:
+            lb.hard_items.append(item)
+        if it.n_pass == it.n_methods:
+            lb.easy_items.append(item)
+    lb.hard_items.sort(key=lambda x: (-x["share"], x["id"]))
+
+
+def build_leaderboards(inputs: Inputs, resamples: int = stats.DEFAULT_RESAMPLES) -> list[Leaderboard]:
+    """Group cards by dataset and compute every view, cluster, chart point and item statistic."""
+    groups: dict[tuple[str, str, str], list[LoadedCard]] = defaultdict(list)
+    for lc in inputs.cards:
+        groups[_lb_key(lc.card)].append(lc)
+    corpora = {(c.corpus.dataset.id, c.corpus.dataset.version, c.sha256): c for c in inputs.corpora}
+    idver = Counter((k[0], k[1]) for k in groups)
+    boards: list[Leaderboard] = []
+    for key in sorted(groups):
+        cards = sorted(groups[key], key=lambda lc: lc.page_id)
+        ds_id, version, sha = key
+        corpus = corpora.get(key)
+        name = f"{ds_id}-v{version}" + (f"-{sha[:8]}" if idver[(ds_id, version)] > 1 else "")
+        sets = Counter(tuple(sorted(r.entry_id for r in lc.card.results)) for lc in cards)
+        ref_ids = list(max(sets.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0])
+        ref_ids = sorted(ref_ids)
+        ranked = [lc for lc in cards if sorted(r.entry_id for r in lc.card.results) == ref_ids]
+        unranked = [lc for lc in cards if lc not in ranked]
+        lb = Leaderboard(name, ds_id, version, cards[0].card.dataset.language_pair, sha, corpus,
+                         f"leaderboards/{name}.md", f"hard/{name}.md", cards, ref_ids, [], unranked, [])
+        entries: dict[int, EntryResult] = {}
+        if ranked:
+            entries = {r.entry_id: r for r in ranked[0].card.results}
+        lb.domains = sorted({e.domain.value for e in entries.values() if e.domain is not None})
+        lb.views.append(_view(lb, ranked, None, resamples))
+        for d in lb.domains:
+            lb.views.append(_view(lb, ranked, d, resamples))
+        per_card = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
+        for eid in ref_ids:
+            vals = [sentence_chrf(per_card[lc.page_id][eid]) for lc in ranked]
+            if vals:
+                lb.field_entry_median[eid] = float(statistics.median(vals))
+        _items(lb, ranked, entries)
+        for row in lb.views[0].rows:
+            lc = row.lc
+            lb.chart_points.append({"label": method_name(lc.card), "model": lc.card.model_slug,
+                                    "cost": lc.card.totals.cost_per_entry_usd, "composite": lc.card.scores.composite,
+                                    "chrf": lc.card.scores.chrf_plus_plus, "position": row.position,
+                                    "href": run_page(lc)})
+        boards.append(lb)
+    return boards
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Failure portraits
+
+
+@dataclass
+class Portrait:
+    slug: str
+    page: str
+    runs: list[dict[str, Any]]
+    outcomes: list[tuple[str, int, float]]
+    """(outcome or flag, count, share of entries)."""
+    error_kinds: list[tuple[str, int]]
+    worst_domains: list[dict[str, Any]]
+    mqm_severity: list[tuple[str, int]]
+    mqm_classes: list[tuple[str, int]]
+    checkpoint_areas: list[tuple[str, str, float]]
+    """(run label, area, value) from the checkpoints judge's breakdown."""
+    rubric_flags: list[tuple[str, int]]
+    losses: list[dict[str, Any]]
+    charts: list[dict[str, Any]]
+    n_entries: int
+
+
+def build_portraits(boards: list[Leaderboard]) -> list[Portrait]:
+    """One portrait per model slug, aggregating its runs over every dataset."""
+    by_model: dict[str, list[tuple[Leaderboard, LoadedCard]]] = defaultdict(list)
+    for lb in boards:
+        for lc in lb.cards:
+            by_model[lc.card.model_slug].append((lb, lc))
+    portraits: list[Portrait] = []
+    for slug in sorted(by_model):
+        pairs = by_model[slug]
+        outcomes: Counter[str] = Counter()
+        kinds: Counter[str] = Counter()
+        severity: Counter[str] = Counter()
+        classes: Counter[str] = Counter()
+        flags: Counter[str] = Counter()
+        areas: list[tuple[str, str, float]] = []
+        worst: list[dict[str, Any]] = []
+        losses: list[dict[str, Any]] = []
+        runs: list[dict[str, Any]] = []
+        charts: list[dict[str, Any]] = []
+        n_entries = 0
+        for lb, lc in pairs:
+            card = lc.card
+            label = f"{method_name(card)} on {lb.dataset_id} v{lb.version}"
+            runs.append({"label": label, "href": run_page(lc), "lb": lb.page, "composite": card.scores.composite,
+                         "chrf": card.scores.chrf_plus_plus, "errors": card.scores.errors,
+                         "n": len(card.results), "pair": lb.language_pair})
+            for r in card.results:
+                n_entries += 1
+                outcomes[f"outcome: {r.checks.outcome.value}"] += 1
+                for f in r.checks.flags:
+                    outcomes[f"flag: {f.rule}"] += 1
+                if r.error_kind is not None:
+                    kinds[r.error_kind.value] += 1
+                mqm = r.judgements.get("gemba-mqm")
+                if mqm is not None:
+                    for err in mqm.errors:
+                        severity[err.severity] += 1
+                        classes[err.category] += 1
+                rub = r.judgements.get("rubric")
+                if rub is not None:
+                    flags.update(rub.flags)
+            cp = card.judges.get("checkpoints")
+            if cp is not None:
+                for area, value in sorted(cp.breakdown.get("area", {}).items()):
+                    areas.append((label, area, value))
+            # worst domains vs the field (domain views of the same leaderboard)
+            domain_rows = []
+            for view in lb.views[1:]:
+                mine = next((row for row in view.rows if row.lc is lc), None)
+                if mine is None or mine.chrf is None:
+                    continue
+                field_vals = [row.chrf for row in view.rows if row.chrf is not None]
+                med = float(statistics.median(field_vals))
+                domain_rows.append({"run": label, "domain": view.domain, "chrf": mine.chrf, "field": med,
+                                    "delta": mine.chrf - med, "n": view.n_entries, "href": view.page})
+            worst.extend(domain_rows)
+            if domain_rows:
+                charts.append({"run": label, "bars": [(d["domain"], d["chrf"], d["field"]) for d in domain_rows]})
+            for r in card.results:
+                if r.segment != "development" or r.entry_id not in lb.field_entry_median:
+                    continue
+                med = lb.field_entry_median[r.entry_id]
+                mine_s = sentence_chrf(r)
+                losses.append({"run": label, "href": run_page(lc), "id": r.entry_id, "source": r.source,
+                               "reference": r.expected, "output": r.predicted, "chrf": mine_s, "field": med,
+                               "delta": mine_s - med, "outcome": r.checks.outcome.value,
+                               "domain": r.domain.value if r.domain else None})
+        worst.sort(key=lambda d: (d["delta"], d["domain"], d["run"]))
+        losses = [x for x in losses if x["delta"] < 0]
+        losses.sort(key=lambda x: (x["delta"], x["run"], x["id"]))
+        portraits.append(Portrait(
+            slug, model_page(slug), runs,
+            [(k, v, v / n_entries if n_entries else 0.0) for k, v in sorted(outcomes.items())],
+            sorted(kinds.items()), worst[:8], sorted(severity.items(), key=lambda kv: (-kv[1], kv[0])),
+            sorted(classes.items(), key=lambda kv: (-kv[1], kv[0])), areas,
+            sorted(flags.items(), key=lambda kv: (-kv[1], kv[0])), losses[:20], charts, n_entries))
+    return portraits
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Fingerprints
+
+
+def fingerprint_diff(a: RunCard, b: RunCard) -> list[tuple[str, Any, Any, bool]]:
+    """Component-by-component comparison: (component, value in a, value in b, differs)."""
+    ca, cb = a.fingerprint.components, b.fingerprint.components
+    keys = sorted(set(ca) | set(cb))
+    return [(k, ca.get(k), cb.get(k), ca.get(k) != cb.get(k)) for k in keys]
+
+
+def closest_runs(boards: list[Leaderboard], cap: int = 200) -> dict[str, tuple[LoadedCard, int]]:
+    """For each card, the other card of the same dataset and model with the fewest differing fingerprint components
+    (ties: smallest page id). Candidates are capped per model so the cost stays linear."""
+    out: dict[str, tuple[LoadedCard, int]] = {}
+    for lb in boards:
+        by_model: dict[str, list[LoadedCard]] = defaultdict(list)
+        for lc in lb.cards:
+            by_model[lc.card.model_slug].append(lc)
+        for group in by_model.values():
+            group = group[:cap]
+            for lc in group:
+                best: tuple[int, str, LoadedCard] | None = None
+                for other in group:
+                    if other is lc:
+                        continue
+                    n = sum(d for *_, d in fingerprint_diff(lc.card, other.card))
+                    if best is None or (n, other.page_id) < (best[0], best[1]):
+                        best = (n, other.page_id, other)
+                if best is not None:
+                    out[lc.page_id] = (best[2], best[0])
+    return out

@@ -1,0 +1,112 @@
+"""Helpers for the judges tests (tests/test_judges_*.py): a scripted OpenAI-compatible HTTP server and CLI runners.
+
+The scripted server is a fake on purpose (fault injection: it answers exactly what a test scripts, including answers a
+lax parser would score as clean). Real-model tests use llama-cpp-python instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parents[1]
+MTBOARD = [sys.executable, "-c", "import sys; sys.argv[0] = 'mtboard'; from mtboard.cli import app; app()"]
+
+Script = Callable[[dict[str, Any]], str]
+"""request body → assistant text."""
+
+
+class ScriptedServer:
+    """``/v1/chat/completions`` and ``/v1/completions`` answered by ``script(body)``; every request body is kept."""
+
+    def __init__(self, script: Script, model: str = "scripted"):
+        self.script = script
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._send(200, {"object": "list", "data": [{"id": outer.model, "object": "model"}]})
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(n) or b"{}")
+                with outer._lock:
+                    outer.requests.append({"path": self.path, "body": body})
+                text = outer.script(body)
+                sent = sum(len(m.get("content") or "") for m in body.get("messages") or []) + len(body.get("prompt")
+                                                                                                 or "")
+                usage = {"prompt_tokens": sent // 2 + 1, "completion_tokens": len(text) // 3 + 1}
+                usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                if self.path.endswith("/chat/completions"):
+                    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": outer.model,
+                                     "choices": [choice], "usage": usage})
+                elif self.path.endswith("/completions"):
+                    self._send(200, {"id": "x", "object": "text_completion", "created": 0, "model": outer.model,
+                                     "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
+                                     "usage": usage})
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def _send(self, status: int, obj: dict[str, Any]) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> ScriptedServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def user_text(body: dict[str, Any]) -> str:
+    """Content of the first user message of a chat request (the rendered judge prompt)."""
+    for m in body.get("messages") or []:
+        if m.get("role") == "user":
+            return m.get("content") or ""
+    return body.get("prompt") or ""
+
+
+def translation_in(body: dict[str, Any]) -> str:
+    """The translation the judge prompt shows (between the triple backticks after '… translation:')."""
+    text = user_text(body)
+    marker = "translation:\n```"
+    i = text.rfind(marker)
+    if i < 0:
+        return ""
+    rest = text[i + len(marker):]
+    return rest[: rest.find("```")]
+
+
+def mtboard(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the real CLI in a subprocess (no inherited OPENAI_/JUDGE_ variables except those given)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGE_"))}
+    clean.update(env)
+    clean.setdefault("MTBOARD_PROMPTS_DIR", str(REPO / "prompts"))
+    clean["PYTHONPATH"] = str(REPO)
+    return subprocess.run(MTBOARD + args, env=clean, cwd=cwd, capture_output=True, text=True, timeout=timeout)

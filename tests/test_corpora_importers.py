@@ -1,0 +1,208 @@
+"""Importers (mtboard.corpora.importers): PO/MO via polib, TSV, TMX via defusedxml, aligned HTML, UDHR.
+
+All fixtures are small, hand-made files written by the tests themselves.
+"""
+
+from __future__ import annotations
+
+import polib
+import pytest
+
+from mtboard.corpora.importers import align_html, align_udhr, html_blocks, read_catalog, read_tmx, read_tsv, \
+    split_context
+from mtboard.errors import InputError
+
+# Hand-made PO catalogue: header, a normal entry, msgctxt, fuzzy, obsolete, plural, untranslated, identical.
+PO = r'''msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\n"
+"Language: es\n"
+
+msgid "Save the file"
+msgstr "Guardar el archivo"
+
+msgctxt "month name"
+msgid "May"
+msgstr "Mayo"
+
+#, fuzzy
+msgid "Open the door"
+msgstr "Abrir la puerta"
+
+msgid "One file"
+msgid_plural "%d files"
+msgstr[0] "Un archivo"
+msgstr[1] "%d archivos"
+
+msgid "Not translated yet"
+msgstr ""
+
+msgid "Debian"
+msgstr "Debian"
+
+#~ msgid "Old string"
+#~ msgstr "Cadena vieja"
+'''
+
+
+@pytest.fixture
+def po_file(tmp_path):
+    p = tmp_path / "hand.po"
+    p.write_text(PO, encoding="utf-8")
+    return p
+
+
+def _pairs(pairs):
+    return [(p.source, p.reference, p.context) for p in pairs]
+
+
+def test_read_po(po_file):
+    pairs = read_catalog(po_file)
+    # fuzzy, plural, untranslated, obsolete and the header are gone; identical text is left to the filters
+    assert _pairs(pairs) == [("Save the file", "Guardar el archivo", None), ("May", "Mayo", "month name"),
+                             ("Debian", "Debian", None)]
+    assert pairs[1].locator.startswith("msgctxt=month name msgid-sha256=")
+    import hashlib
+    assert pairs[0].locator == "msgid-sha256=" + hashlib.sha256(b"Save the file").hexdigest()[:16]
+
+
+def test_read_mo_round_trip(po_file, tmp_path):
+    mo = tmp_path / "hand.mo"
+    polib.pofile(str(po_file)).save_as_mofile(str(mo))  # msgfmt-like compile of the hand-made PO (fuzzy excluded)
+    pairs = read_catalog(mo)
+    assert sorted(_pairs(pairs)) == sorted([("Save the file", "Guardar el archivo", None),
+                                            ("May", "Mayo", "month name"), ("Debian", "Debian", None)])
+
+
+@pytest.mark.parametrize("msgid,ctx,expected", [
+    ("month\x04May", None, ("May", "month")),
+    ("?plural:Frisians", None, ("Frisians", "plural")),
+    ("female^Hello there", None, ("Hello there", "female")),
+    ("Plain text", "given", ("Plain text", "given")),
+    ("What? No:", None, ("What? No:", None)),  # '?' not at the start: no qualifier
+])
+def test_split_context(msgid, ctx, expected):
+    assert split_context(msgid, ctx) == expected
+
+
+def test_read_catalog_garbage(tmp_path):
+    bad = tmp_path / "bad.mo"
+    bad.write_bytes(b"\x00\x01not a catalog at all")
+    with pytest.raises(InputError, match="bad.mo"):
+        read_catalog(bad)
+
+
+def test_read_tsv(tmp_path):
+    p = tmp_path / "hand.tsv"
+    p.write_text("# hand-made\nHello\tHola\n\nGood night\tBuenas noches\n", encoding="utf-8")
+    pairs = read_tsv(p)
+    assert [(x.source, x.reference, x.locator) for x in pairs] == [("Hello", "Hola", "line 2"),
+                                                                  ("Good night", "Buenas noches", "line 4")]
+    p.write_text("Hello\tHola\nno tab here\n", encoding="utf-8")
+    with pytest.raises(InputError) as exc:
+        read_tsv(p)
+    assert "hand.tsv:2" in str(exc.value) and "2 tab-separated columns" in str(exc.value)
+
+
+TMX = '''<?xml version="1.0" encoding="UTF-8"?>
+<tmx version="1.4"><header srclang="en" datatype="plaintext" segtype="sentence" adminlang="en"
+ creationtool="hand" creationtoolversion="1" o-tmf="none"/>
+<body>
+<tu tuid="greet"><tuv xml:lang="en-US"><seg>Hello <bpt i="1">&lt;b&gt;</bpt>world<ept i="1">&lt;/b&gt;</ept></seg></tuv>
+<tuv xml:lang="es-ES"><seg>Hola <bpt i="1">&lt;b&gt;</bpt>mundo<ept i="1">&lt;/b&gt;</ept></seg></tuv></tu>
+<tu><tuv lang="EN"><seg>Good <hi>night</hi></seg></tuv><tuv lang="ES"><seg>Buenas <hi>noches</hi></seg></tuv></tu>
+<tu><tuv xml:lang="en"><seg>Only English</seg></tuv><tuv xml:lang="fr"><seg>Seulement</seg></tuv></tu>
+</body></tmx>'''
+
+
+def test_read_tmx(tmp_path):
+    p = tmp_path / "hand.tmx"
+    p.write_text(TMX, encoding="utf-8")
+    pairs = read_tmx(p, "en", "es")
+    assert [(x.source, x.reference, x.locator) for x in pairs] == [("Hello world", "Hola mundo", "tuid=greet"),
+                                                                  ("Good night", "Buenas noches", "tu 2")]
+    # other direction reads the same units
+    assert [(x.source, x.reference) for x in read_tmx(p, "es", "en")][0] == ("Hola mundo", "Hello world")
+
+
+BOMB = '''<?xml version="1.0"?>
+<!DOCTYPE tmx [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>
+<tmx version="1.4"><header/><body><tu><tuv xml:lang="en"><seg>&b;</seg></tuv>
+<tuv xml:lang="es"><seg>x</seg></tuv></tu></body></tmx>'''
+XXE = '''<?xml version="1.0"?>
+<!DOCTYPE tmx [<!ENTITY x SYSTEM "file:///etc/passwd">]>
+<tmx version="1.4"><header/><body><tu><tuv xml:lang="en"><seg>&x;</seg></tuv></tu></body></tmx>'''
+
+
+@pytest.mark.parametrize("content,match", [
+    (BOMB, "forbidden XML"), (XXE, "forbidden XML"), ("<tmx><body>", "malformed XML"),
+    ("<html/>", "not <tmx>"),
+])
+def test_read_tmx_rejects(tmp_path, content, match):
+    p = tmp_path / "evil.tmx"
+    p.write_text(content, encoding="utf-8")
+    with pytest.raises(InputError, match=match) as exc:
+        read_tmx(p, "en", "es")
+    assert "evil.tmx" in str(exc.value)
+
+
+def test_symlink_refused(tmp_path, po_file):
+    link = tmp_path / "link.po"
+    link.symlink_to(po_file)
+    with pytest.raises(InputError):
+        read_catalog(link)
+
+
+# Hand-made po4a-style pages: same block structure, navigation and code to skip.
+EN_PAGE = '''<html><body><div class="navheader"><a>Prev</a><a>Next</a></div>
+<h2>1.1. The shell</h2><p>The shell reads <code>commands</code>.<sup>[1]</sup></p>
+<pre>ls -la</pre><ul><li><p>First item</p></li><li>Second item</li></ul>
+<div class="navfooter"><p>Home</p></div></body></html>'''
+ES_PAGE = '''<html><body><div class="navheader"><a>Anterior</a></div>
+<h2>1.1. El intérprete</h2><p>El intérprete lee <code>órdenes</code>.<sup>[1]</sup></p>
+<pre>ls -la</pre><ul><li><p>Primer elemento</p></li><li>Segundo elemento</li></ul>
+<div class="navfooter"><p>Inicio</p></div></body></html>'''
+
+
+def test_html_blocks():
+    blocks = html_blocks(EN_PAGE)
+    assert blocks == [("h2", "1.1. The shell"), ("p", "The shell reads commands."), ("li", ""),
+                      ("p", "First item"), ("li", "Second item")]
+
+
+def test_align_html(tmp_path):
+    en, es = tmp_path / "a.en.html", tmp_path / "a.es.html"
+    en.write_text(EN_PAGE, encoding="utf-8")
+    es.write_text(ES_PAGE, encoding="utf-8")
+    pairs = align_html(en, es)
+    assert [(p.tag, p.source, p.reference, p.locator) for p in pairs] == [
+        ("h2", "1.1. The shell", "1.1. El intérprete", "block 0"),
+        ("p", "The shell reads commands.", "El intérprete lee órdenes.", "block 1"),
+        ("p", "First item", "Primer elemento", "block 3"),
+        ("li", "Second item", "Segundo elemento", "block 4"),
+    ]
+    es.write_text(ES_PAGE.replace("<li>Segundo elemento</li>", ""), encoding="utf-8")
+    assert align_html(en, es) is None  # different block structure: skipped, never guessed
+
+
+UDHR_EN = '''<html><body><h1>Universal Declaration</h1><header><h2>Preamble</h2><p>Whereas one;</p><p>Whereas two,</p>
+</header><article data-number="1"><h2>Article 1</h2><p>All are born free.</p></article>
+<article data-number="2"><h2>Article 2</h2><p>Everyone has rights.</p><p>Furthermore, none.</p></article>
+</body></html>'''
+UDHR_ES = '''<html><body><h1>Declaración</h1><header><h2>Preámbulo</h2><p>Considerando uno;</p><p>Considerando dos,</p>
+</header><article data-number="1"><h2>Artículo 1</h2><p>Todos nacen libres.</p></article>
+<article data-number="2"><h2>Artículo 2</h2><p>Toda persona tiene derechos. Además, ninguna.</p></article>
+</body></html>'''
+
+
+def test_align_udhr(tmp_path):
+    en, es = tmp_path / "eng.html", tmp_path / "spa.html"
+    en.write_text(UDHR_EN, encoding="utf-8")
+    es.write_text(UDHR_ES, encoding="utf-8")
+    got = [(p.locator, p.source, p.reference) for p in align_udhr(en, es)]
+    assert got == [
+        ("preamble block 0", "Whereas one;", "Considerando uno;"),
+        ("preamble block 1", "Whereas two,", "Considerando dos,"),
+        ("article 1 block 0", "All are born free.", "Todos nacen libres."),
+        ("article 2", "Everyone has rights. Furthermore, none.", "Toda persona tiene derechos. Además, ninguna."),
+    ]

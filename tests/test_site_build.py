@@ -1,0 +1,249 @@
+"""`mtboard build` end to end on hand-made fixture cards (see tests/test_site_cards.py): page content against values
+computed from the cards, rejected cards, escaping, determinism, folder guards, CLI (issue 7)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from mtboard.documents import load_card
+from mtboard.errors import ConfigError
+from mtboard.site import build_site, fmt, tables
+from mtboard.site.build import project_root
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_site_cards import XSS, write_fixture_tree  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD_TIME = "2026-11-29 15:00 UTC"
+
+
+class Rows(HTMLParser):
+    """Collects the rows of <table id=TABLE_ID>: list of (data-row, {column key: (text, data-v)})."""
+
+    def __init__(self, table_id: str):
+        super().__init__()
+        self.table_id, self.inside, self.rows, self.keys = table_id, False, [], []
+        self.cur: dict | None = None
+        self.cell: list | None = None
+        self.row_id = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and a.get("id") == self.table_id:
+            self.inside = True
+        if not self.inside:
+            return
+        if tag == "th" and "data-key" in a:
+            self.keys.append(a["data-key"])
+        if tag == "tr" and "data-row" in a:
+            self.cur, self.row_id = {}, a["data-row"]
+        if tag == "td" and self.cur is not None:
+            self.cell = [a.get("class", "")[2:], [], a.get("data-v")]
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell[1].append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None and self.cur is not None:
+            self.cur[self.cell[0]] = ("".join(self.cell[1]), self.cell[2])
+            self.cell = None
+        if tag == "tr" and self.cur is not None:
+            self.rows.append((self.row_id, self.cur))
+            self.cur = None
+        if tag == "table" and self.inside:
+            self.inside = False
+
+
+def table_rows(page: Path, table_id: str = "lb-main"):
+    p = Rows(table_id)
+    p.feed(page.read_text(encoding="utf-8"))
+    return p.rows
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("siteroot")
+    cards = write_fixture_tree(root, xss=True)
+    report = build_site(root / "submissions", root / "corpora", root / "out", root / "docs", build_time=BUILD_TIME)
+    return root, cards, report
+
+
+def _loaded(root: Path):
+    """Cards as the site should see them: every file that passes validation, read independently here."""
+    out = {}
+    for p in sorted((root / "submissions").rglob("*__*.json")):
+        c = load_card(p)
+        out[c.run_card_hash[:16]] = c
+    return out
+
+
+def test_build_report_counts(site):
+    root, cards, report = site
+    assert report.cards == 8  # 7 full runs + 1 --limit run
+    assert sorted(r.path.split("/")[-1] for r in report.rejected) == ["broken.json", "inflated.json", "lax.json"]
+    assert report.leaderboards == 1 and report.models == 6
+    assert (root / "out" / "index.html").is_file() and (root / "out" / ".mtboard-site").is_file()
+
+
+def test_leaderboard_order_and_numbers_match_cards(site):
+    root, cards, _ = site
+    page = root / "out" / "leaderboards" / "toy-en-es-v1.0.0.html"
+    rows = table_rows(page)
+    full = {k: c for k, c in _loaded(root).items() if len(c.results) == 12}
+    assert [rid for rid, _ in rows] == sorted(full, key=lambda k: (-full[k].scores.composite,
+                                                                   -full[k].scores.chrf_plus_plus,
+                                                                   tables.method_name(full[k]).lower(), k))
+    for rid, cells in rows:
+        c = full[rid]
+        assert cells["composite"][0] == f"{c.scores.composite:.3f}"
+        assert cells["chrf"][0] == f"{c.scores.chrf_plus_plus:.1f}"
+        lo, hi = c.scores.chrf_ci95
+        assert cells["chrf_ci"][0] == f"[{lo:.1f}, {hi:.1f}]"
+        assert cells["exact"][0] == f"{c.scores.exact_match_rate:.3f}"
+        assert cells["fst"][0] == "\u2014"  # null FST acceptance is a dash, never 0
+        assert cells["semantic"][0] == ("\u2014" if c.scores.semantic_score is None
+                                        else f"{c.scores.semantic_score:.3f}")
+        cost = c.totals.cost_per_entry_usd
+        assert cells["cost"][0] == ("\u2014" if cost is None else fmt.usd(cost))
+        assert cells["speed"][0] == f"{c.scores.median_latency_seconds:.2f} s"
+        assert cells["qtier"][0] == c.scores.quality_tier.value
+        assert cells["vtier"][0] == "self-benchmarked"
+        assert cells["mclass"][0] == c.method_class.value
+        assert cells["date"][0] == c.timestamp[:10]
+    by_model = {full[rid].model_slug + "/" + full[rid].condition: cells["rank"][0] for rid, cells in rows}
+    assert by_model["apertium/eng-spa/baseline"] == "1"
+    # identical hypotheses → inseparable: one shared range
+    assert by_model["google/gemma-3-270m/chat"] == by_model["acme/translate-pro/baseline"] == "2\u20133"
+    assert by_model["baseline/echo/baseline"] == by_model["baseline/empty/baseline"] == "6\u20137"
+    text = page.read_text(encoding="utf-8")
+    assert "n = 12 entries" in text and "smallest detectable chrF++ difference" in text
+    assert "Unranked runs" in text  # the --limit 4 card
+
+
+def test_domain_pages_recompute_over_their_entries(site):
+    root, _, _ = site
+    full = {k: c for k, c in _loaded(root).items() if len(c.results) == 12}
+    for domain, n in (("legal", 4), ("medical", 3), ("tech", 5)):
+        page = root / "out" / "leaderboards" / f"toy-en-es-v1.0.0-{domain}.html"
+        text = page.read_text(encoding="utf-8")
+        assert f"n = {n} entries" in text
+        rows = table_rows(page)
+        assert [rid for rid, _ in rows] == sorted(
+            full, key=lambda k: (-full[k].scores.by_domain[domain].composite,
+                                 -full[k].scores.by_domain[domain].chrf_plus_plus,
+                                 tables.method_name(full[k]).lower(), k))
+        for rid, cells in rows:
+            bd = full[rid].scores.by_domain[domain]
+            assert cells["chrf"][0] == f"{bd.chrf_plus_plus:.1f}"
+            assert cells["composite"][0] == f"{bd.composite:.3f}"
+            assert cells["fst"][0] == cells["qtier"][0] == "\u2014"
+    # the client-side filter data carries the same numbers
+    main = (root / "out" / "leaderboards" / "toy-en-es-v1.0.0.html").read_text(encoding="utf-8")
+    views = json.loads(html.unescape(re.search(r'data-views="([^"]*)"', main).group(1)))
+    assert sorted(views) == ["", "legal", "medical", "tech"] and views["legal"]["n"] == 4
+    legal_rows = table_rows(root / "out" / "leaderboards" / "toy-en-es-v1.0.0-legal.html")
+    for rid, cells in legal_rows:
+        assert views["legal"]["rows"][rid]["rank"][0] == cells["rank"][0]
+        assert views["legal"]["rows"][rid]["chrf"][0] == cells["chrf"][0]
+
+
+def test_run_pages_raw_json_and_fingerprints(site):
+    root, _, _ = site
+    for p in sorted((root / "submissions").rglob("*__*.json")):
+        card = load_card(p)
+        pid = card.run_card_hash[:16]
+        assert (root / "out" / "runs" / f"{pid}.json").read_bytes() == p.read_bytes()
+        text = (root / "out" / "runs" / f"{pid}.html").read_text(encoding="utf-8")
+        assert card.fingerprint.hash in text and card.scores.signatures.chrf in text
+        for comp in card.fingerprint.components:
+            assert f"<th>{comp}</th>" in text
+        assert text.count('<td class="txt">') >= 2 * len(card.results)
+    gemma = [load_card(p) for p in (root / "submissions").rglob("google-gemma*")]
+    chat = next(c for c in gemma if c.condition == "chat")
+    text = (root / "out" / "runs" / f"{chat.run_card_hash[:16]}.html").read_text(encoding="utf-8")
+    assert "Compared with the closest other run of this model" in text
+    assert '<tr class="diff"><th>condition</th>' in text  # chat vs few-shot differ in the condition component
+
+
+def test_portrait_and_hard_items(site):
+    root, _, _ = site
+    page = root / "out" / tables.model_page("google/gemma-3-270m").replace(".md", ".html")
+    text = page.read_text(encoding="utf-8")
+    assert text.count("<svg") >= 2  # one per-domain chart per run
+    assert "outcome: no_usable_output" in html.unescape(text)  # the weak run's missing output (entry 3)
+    losses = table_rows(page, "none")  # losses table has no id; parse deltas from text instead
+    del losses
+    deltas = [float(x) for x in re.findall(r"<td>([+-]\d+\.\d)</td></tr>", text)]
+    assert 0 < len(deltas) <= 20 + 8 and all(d < 0 for d in deltas[-1:])
+    hard = (root / "out" / "hard" / "toy-en-es-v1.0.0.html").read_text(encoding="utf-8")
+    assert "non-baseline ranked method(s)" in hard and "Entries every method passes" in hard
+
+
+def test_contributor_text_is_escaped_everywhere(site):
+    root, _, _ = site
+    for page in (root / "out").rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "<script>alert" not in text, page
+        assert "<img src=x" not in text and 'onerror="alert' not in text, page
+        assert 'href="javascript:' not in text.lower(), page
+        assert "<title>" not in text or "&lt;script" not in text.split("<title>")[1].split("</title>")[0]
+    xss = next(p for p in (root / "submissions").rglob("evil*"))
+    run = (root / "out" / "runs" / f"{load_card(xss).run_card_hash[:16]}.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in run and "javascript:alert(3)" in run  # shown as text
+    models = (root / "docs" / "index.md").read_text(encoding="utf-8")
+    assert "<script>" not in models
+    rejected = (root / "out" / "rejected.html").read_text(encoding="utf-8")
+    assert rejected.count("<tr>") == 4  # header + 3 rejected files: no row was split by a '|' in a message
+
+
+def test_build_is_deterministic(site, tmp_path):
+    root, _, _ = site
+    build_site(root / "submissions", root / "corpora", tmp_path / "out", tmp_path / "docs",
+               build_time="2030-01-01 00:00 UTC")
+    a_files = {p.relative_to(root / "out") for p in (root / "out").rglob("*") if p.is_file()}
+    b_files = {p.relative_to(tmp_path / "out") for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert a_files == b_files
+    differ = sorted(str(f) for f in a_files if (root / "out" / f).read_bytes() != (tmp_path / "out" / f).read_bytes())
+    assert set(differ) <= {"index.html", "search/search_index.json", "sitemap.xml", "sitemap.xml.gz"}, differ
+    for f in ("index.html", "search/search_index.json"):
+        a = (root / "out" / f).read_text(encoding="utf-8")
+        b = (tmp_path / "out" / f).read_text(encoding="utf-8").replace("2030-01-01 00:00 UTC", BUILD_TIME)
+        assert a == b
+    for f in sorted(p.relative_to(root / "docs") for p in (root / "docs").rglob("*.md")):
+        if str(f) != "index.md":
+            assert (root / "docs" / f).read_bytes() == (tmp_path / "docs" / f).read_bytes(), f
+
+
+def test_refuses_to_clobber_sources(tmp_path):
+    write_fixture_tree(tmp_path, bad=False)
+    sub, cor = tmp_path / "submissions", tmp_path / "corpora"
+    root = project_root()
+    with pytest.raises(ConfigError, match="overlaps"):
+        build_site(sub, cor, root / "site", tmp_path / "docs", validate=False)
+    with pytest.raises(ConfigError, match="overlaps"):
+        build_site(sub, cor, tmp_path / "out", root, validate=False)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep.txt").write_text("precious")
+    with pytest.raises(ConfigError, match="not empty"):
+        build_site(sub, cor, tmp_path / "mine", tmp_path / "docs", validate=False)
+    assert (tmp_path / "mine" / "keep.txt").read_text() == "precious"
+    assert (root / "site" / "assets" / "leaderboard.js").is_file()
+
+
+def test_cli_build(tmp_path):
+    write_fixture_tree(tmp_path, bad=True)
+    res = subprocess.run([str(Path(sys.executable).parent / "mtboard"), "build", "--submissions", str(tmp_path / "submissions"),
+                          "--corpora", str(tmp_path / "corpora"), "--out", str(tmp_path / "out"), "--docs",
+                          str(tmp_path / "docs")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "built" in res.stdout and "7 cards" in res.stdout and "3 rejected" in res.stdout
+    assert "warning: rejected" in res.stderr and "broken.json" in res.stderr

@@ -1,0 +1,133 @@
+"""mtboard.stats and the chart helpers: values checked against sacrebleu or worked out by hand (issue 7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sacrebleu.metrics import CHRF
+
+from mtboard import stats
+from mtboard.site import charts, fmt
+
+CHRF_M = CHRF(word_order=2)
+# hand-made sentence pairs (test data, not evaluation data)
+HYPS = ["The cat sat on the mat.", "", "Hola mundo", "a b c", "Something else entirely here", "x"]
+REFS = ["The cat is on the mat.", "Nothing", "Hello world", "a b c", "Totally different", "y"]
+
+
+def _seg_stats(hyps, refs):
+    return [CHRF_M._extract_corpus_statistics([h], [[r]])[0] for h, r in zip(hyps, refs)]
+
+
+def test_chrf_from_stats_equals_sacrebleu_corpus_score():
+    segs = _seg_stats(HYPS, REFS)
+    assert stats.corpus_chrf(segs) == pytest.approx(CHRF_M.corpus_score(HYPS, [REFS]).score, abs=1e-12)
+    for sub in (segs[:1], segs[1:2], segs[3:4], segs[2:5]):
+        tot = np.array(sub).sum(0)
+        assert float(stats.chrf_from_totals(tot)) == CHRF_M._compute_f_score(list(tot))  # bit-identical
+
+
+def test_bootstrap_is_seeded_and_exact():
+    segs = stats.stats_matrix(_seg_stats(HYPS, REFS))
+    a = stats.bootstrap_chrf(segs, stats.bootstrap_counts(6, 300, seed=7))
+    b = stats.bootstrap_chrf(segs, stats.bootstrap_counts(6, 300, seed=7))
+    c = stats.bootstrap_chrf(segs, stats.bootstrap_counts(6, 300, seed=8))
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    counts = stats.bootstrap_counts(6, 300, seed=7)
+    assert (counts.sum(axis=1) == 6).all()  # every resample draws n segments
+    # resample 0 recomputed by hand from its counts
+    manual = np.zeros(24, dtype=np.int64)
+    for i, k in enumerate(counts[0]):
+        manual += k * segs[i]
+    assert a[0] == CHRF_M._compute_f_score(list(manual))
+
+
+def test_holm_hand_computed():
+    # sorted p: 0.01 (×3 = 0.03), 0.03 (×2 = 0.06), 0.04 (×1 = 0.04 → monotone 0.06)
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # 0.5×2 capped at 1; monotone
+    assert stats.holm([]) == []
+
+
+def test_paired_p_value():
+    same = np.array([50.0, 51.0, 49.0, 50.5])
+    assert stats.paired_p_value(same, same, 0.0) == 1.0
+    a = np.array([60.0, 61.0, 59.0, 60.0])
+    b = a - 10.0 + np.array([0.1, -0.1, 0.0, 0.05])
+    # SE of the paired difference is tiny → p ≈ 0
+    assert stats.paired_p_value(a, b, 10.0) < 1e-6
+
+
+def _rows(specs, n=40, seed=1):
+    """Rows whose per-segment stats are made by repeating hand-made sentence pairs (test data)."""
+    counts = stats.bootstrap_counts(n, 500, seed)
+    rows = []
+    for key, hyp in specs:
+        segs = stats.stats_matrix(_seg_stats([hyp] * n, ["The cat is on the mat."] * n))
+        # vary segments a little so the bootstrap has spread
+        segs[::3] = stats.stats_matrix(_seg_stats(["A dog."] * len(segs[::3]), ["The cat is on the mat."]
+                                                   * len(segs[::3])))
+        rows.append(stats.RankRow(key, stats.corpus_chrf(segs), stats.bootstrap_chrf(segs, counts)))
+    return rows
+
+
+def test_rank_clusters_separate_clear_differences_and_merge_ties():
+    rows = _rows([("best", "The cat is on the mat."), ("tie-a", "The cat sat on a mat."),
+                  ("tie-b", "The cat sat on a mat."), ("worst", "Nothing at all.")])
+    res = stats.rank_clusters(rows)
+    assert res.labels == ["1", "2\u20133", "2\u20133", "4"]
+    assert res.mdd is not None and res.mdd > 0
+    assert stats.rank_clusters(rows[:1]).labels == ["1"]
+    assert stats.rank_clusters([]).labels == []
+
+
+def test_rank_clusters_follow_order_not_chrf():
+    # ordered by another score (composite) with chrF++ reversed: no significant difference in the order's direction
+    rows = _rows([("low", "Nothing at all."), ("high", "The cat is on the mat.")])
+    assert stats.rank_clusters(rows).labels == ["1\u20132", "1\u20132"]
+
+
+def test_mdd_shrinks_with_more_segments():
+    small = stats.rank_clusters(_rows([("a", "The cat sat on a mat."), ("b", "The cat is on a mat.")], n=12)).mdd
+    large = stats.rank_clusters(_rows([("a", "The cat sat on a mat."), ("b", "The cat is on a mat.")], n=120)).mdd
+    assert large < small
+
+
+def test_item_statistics_hand_example():
+    O = stats.ItemOutcome
+    per_method = {
+        # method m1: entry 1 failed, entries 2..10 scored 50..90 → lowest decile cut = 1 entry (entry 1 at 0)
+        "m1": {1: O(True, False, 0.0), **{i: O(False, i == 10, 40.0 + 5 * i) for i in range(2, 11)}},
+        "m2": {1: O(False, False, 10.0), **{i: O(False, i == 10, 50.0 + i) for i in range(2, 11)}},
+    }
+    items = {it.entry_id: it for it in stats.item_statistics(per_method)}
+    assert items[1].n_struggle == 2 and items[1].struggle_share == 1.0  # both methods: failure / lowest decile
+    assert items[2].n_struggle == 0
+    assert items[10].n_pass == 2 and items[9].n_pass == 0
+
+
+def test_pareto_front():
+    pts = [{"cost": 0.0, "composite": 0.5, "position": 2}, {"cost": 0.01, "composite": 0.7, "position": 1},
+           {"cost": 0.02, "composite": 0.6, "position": 3}, {"cost": None, "composite": 0.9, "position": 4}]
+    for p in pts:
+        p.update(label=f"m<{p['position']}>", model="x")
+    assert [p["position"] for p in charts.pareto_front(pts)] == [2, 1]
+    svg = charts.cost_quality(pts, "t <b>")
+    assert "<title>t &lt;b&gt;</title>" in svg and svg.count("<circle") == 3
+    assert "m&lt;1&gt;" in svg and "m<1>" not in svg
+
+
+@pytest.mark.parametrize("value,expected", [
+    (None, "\u2014"), ("a|b", "a&#124;b"), ("[x](javascript:alert(1))", "&#91;x&#93;&#40;javascript&#58;alert&#40;1&#41;&#41;"),
+    ("<script>", "&#60;script&#62;"), ("line1\n\nline2", "line1  line2"), ("é ü", "é ü"),
+])
+def test_md_text_escapes(value, expected):
+    assert fmt.md_text(value) == expected
+
+
+def test_formatting_never_turns_null_into_zero():
+    assert fmt.rate(None) == fmt.num(None) == fmt.usd(None) == fmt.secs(None) == fmt.ci(None) == "\u2014"
+    assert fmt.usd(0.0) == "$0" and fmt.usd(0.0021) == "$0.0021" and fmt.usd(0.25) == "$0.250"
+    assert fmt.safe_url("javascript:alert(1)") is None and fmt.safe_url("https://e.org/x") == "https://e.org/x"
+    assert fmt.safe_url("http://e.org/a b") is None and fmt.safe_url("//e.org") is None
+    assert "<" not in fmt.safe_title("<script>") and "&" not in fmt.safe_title("a & b")

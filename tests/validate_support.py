@@ -1,0 +1,109 @@
+"""Shared helpers for the validation tests (issue 6): a REAL run card and a scratch repository around it.
+
+The card is produced by the real pipeline on a small slice of a real corpus: the Apertium backend (/usr/bin/apertium)
+translates the first N development entries of corpora/mtb-en-es-dev.json through the runner's translation phase,
+then :func:`mtboard.scoring.score_run` and :func:`mtboard.card.assemble_card` score and seal it — the same calls
+``mtboard.runner.finish`` makes, with the card's ``elapsed_seconds`` equal to the time scoring used (the rule the
+validator recomputes with). Nothing here is hand-made evaluation data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from mtboard import canonical
+from mtboard.card import assemble_card, compute_fingerprint
+from mtboard.documents import card_bytes, card_json, seal
+from mtboard.schema import RunCard
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "corpora" / "mtb-en-es-dev.json"
+FIXED_NOW = None  # validators use the real clock; cards are made "now"
+
+
+@functools.lru_cache(maxsize=4)
+def _build(limit: int, work_dir: str) -> bytes:
+    from mtboard import runner, scoring
+
+    settings = runner.RunSettings(corpus_path=CORPUS, method="apertium:eng-spa", limit=limit, work_dir=Path(work_dir))
+    plan = runner.prepare(settings)
+    translated = asyncio.run(runner.translate_all(plan))
+    records = translated.run_records(0)
+    elapsed = translated.elapsed_seconds
+    price_in, price_out, _ = runner.resolve_prices(plan, translated.description)
+    ds = plan.corpus.dataset
+    scores, results = scoring.score_run(plan.entries, records, source_language=ds.source_language,
+                                        target_language=ds.target_language, elapsed_seconds=elapsed, fst=None,
+                                        strip_unknown_marks=bool(getattr(plan.backend_cls, "strip_unknown_marks",
+                                                                         False)),
+                                        price_in_per_mtok=price_in, price_out_per_mtok=price_out)
+    totals = runner.compute_totals(records, plan.entries, 1, price_in, price_out)
+    card = assemble_card(
+        corpus=plan.corpus, corpus_sha256=plan.corpus_sha256, segment=plan.entries[0].segment, spec=plan.spec,
+        method_class=getattr(plan.backend_cls, "method_class"), description=translated.description,
+        prompt=plan.prompt, system_prompt=plan.system_prompt, condition=plan.condition,
+        temperature=plan.options.temperature, max_tokens=None, batch_size=plan.batch_size,
+        max_retries=plan.options.max_retries, concurrency=plan.options.concurrency, runs=1, limit=limit,
+        price_in=price_in, price_out=price_out, scores=scores, results=results, totals=totals,
+        run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"], elapsed_seconds=elapsed)
+    return card_bytes(card)
+
+
+def real_card_bytes(tmp_root: Path, limit: int = 12) -> bytes:
+    """Canonical bytes of a sealed real Apertium card over the first ``limit`` development entries (cached)."""
+    work = tmp_root / f"apertium-work-{limit}"
+    return _build(limit, str(work))
+
+
+def reseal(data: dict[str, Any]) -> dict[str, Any]:
+    """Recompute run_card_hash over the (mutated) card JSON — what a cheater would do."""
+    out = copy.deepcopy(data)
+    out["run_card_hash"] = canonical.run_card_hash(out)
+    return out
+
+
+def refingerprint_and_reseal(data: dict[str, Any]) -> dict[str, Any]:
+    """Re-derive the fingerprint from the mutated fields and re-seal (a more careful cheater)."""
+    card = RunCard.model_validate_json(json.dumps(data))
+    card = card.model_copy(update={"fingerprint": compute_fingerprint(card), "run_card_hash": ""})
+    return card_json(seal(card))
+
+
+def dump(data: dict[str, Any]) -> bytes:
+    """Canonical bytes + newline (the file format of a card)."""
+    return canonical.canonical_bytes(data) + b"\n"
+
+
+def make_repo(base: Path, cards: list[bytes] | None = None) -> Path:
+    """A scratch repository: corpora/ with the real corpus file, submissions/ with the given cards at their
+    canonical paths. Returns the root."""
+    from mtboard.documents import loads_card
+    from mtboard.validate import canonical_relpath
+
+    root = base / "repo"
+    (root / "corpora").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(CORPUS, root / "corpora" / CORPUS.name)
+    (root / "submissions").mkdir(exist_ok=True)
+    for raw in cards or []:
+        rel = canonical_relpath(loads_card(raw, "card"))
+        dest = root / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(raw)
+    return root
+
+
+def place(root: Path, raw: bytes) -> Path:
+    """Write card bytes at their canonical path under ``root`` (schema-valid cards) and return the path."""
+    from mtboard.documents import loads_card
+    from mtboard.validate import canonical_relpath
+
+    dest = root / canonical_relpath(loads_card(raw, "card"))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(raw)
+    return dest
