@@ -88,13 +88,17 @@ def fetch(names: set[str], cache: Path) -> Path:
     root = cache / "root"
     dl.mkdir(parents=True, exist_ok=True)
     root.mkdir(parents=True, exist_ok=True)
+    todo = []
     for name in sorted(names):
+        version = PACKAGES[name][1]
+        if not (root / f".done-{name}-{version.replace(':', '_')}").exists():
+            todo.append(name)
+    apt = [n for n in todo if PACKAGES[n][0] == "apt"]
+    if apt:  # one apt-get call for all Debian packages
+        _run(["apt-get", "download", *(f"{n}={PACKAGES[n][1]}" for n in apt)], dl)
+    for name in todo:
         registry, version, _ = PACKAGES[name]
-        marker = root / f".done-{name}-{version.replace(':', '_')}"
-        if marker.exists():
-            continue
         if registry == "apt":
-            _run(["apt-get", "download", f"{name}={version}"], dl)
             debs = sorted(dl.glob(f"{name}_*.deb"))
             if not debs:
                 raise SystemExit(f"error: apt-get download {name}={version} left no .deb in {dl}")
@@ -111,7 +115,7 @@ def fetch(names: set[str], cache: Path) -> Path:
             tgz = dl / f"{name}-{version}.tgz"
             with tarfile.open(tgz) as tf:
                 tf.extractall(root / f"npm-{name}", filter="data")
-        marker.write_text("ok\n")
+        (root / f".done-{name}-{version.replace(':', '_')}").write_text("ok\n")
     return root
 
 

@@ -110,24 +110,43 @@ def _strip_unknown_marks(text: str, source: str) -> tuple[str, int]:
 
 _SPEAKER_TAG = regex.compile(
     r"^[ \t]*(?:"
-    r"【[^】\n]{1,30}】"                                   # 【カオリ】
-    r"|\[[^\]\n]{1,30}\]"                                # [Kaori]
-    r"|\*\*[^*\n]{1,30}?[:：]\*\*"                        # **Kaori:**
-    r"|\*\*[^*\n]{1,30}\*\*[ \t]*[:：]"                  # **Kaori**:
-    r"|[\p{L}\p{M}][\p{L}\p{M}\p{N} ._'’-]{0,29}[:：]"    # Kaori:
-    r"|[^\s「」『』]{1,20}(?=[「『])"                      # カオリ「…」 (the name only)
-    r")[ \t]*", regex.M)
+    r"【(?P<n>[^】\n]{1,30})】"                                   # 【カオリ】
+    r"|\[(?P<n>[^\]\n]{1,30})\]"                                # [Kaori]
+    r"|\*\*(?P<n>[^*\n]{1,30}?)[:：]\*\*"                        # **Kaori:**
+    r"|\*\*(?P<n>[^*\n]{1,30})\*\*[ \t]*[:：]"                  # **Kaori**:
+    r"|(?P<n>[\p{L}\p{M}][\p{L}\p{M}\p{N} ._'’-]{0,29})[:：]"    # Kaori:
+    r"|(?P<n>[^\s「」『』]{1,20})(?=[「『])"                      # カオリ「…」 (the name only)
+    r")[ \t]*(?=\S)", regex.M)
 
 
-def _strip_speaker_tags(text: str) -> str:
-    return _SPEAKER_TAG.sub("", text)
+def _split_speaker_tags(text: str) -> tuple[tuple[str, ...], str]:
+    """(speaker names, body key) after NFKC: tags at line starts removed, all whitespace removed from the body."""
+    names: list[str] = []
+
+    def repl(m: regex.Match) -> str:
+        names.append("".join(m.group("n").split()))
+        return ""
+
+    body = _SPEAKER_TAG.sub(repl, unicodedata.normalize("NFKC", text))
+    return tuple(names), "".join(body.split())
 
 
-def _echo_key(text: str) -> str:
-    """NFKC, speaker tags removed, all whitespace removed (the JA→EN write-up's echo normalisation)."""
-    t = unicodedata.normalize("NFKC", text)
-    t = _strip_speaker_tags(t)
-    return "".join(t.split())
+def _plain_key(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def is_echo(output: str, source: str, history: list[str] | None = None) -> bool:
+    """The JA→EN write-up's echo test: equal to the source (or history + source) after NFKC with whitespace and
+    speaker tags removed. Tags are removed from both sides; when both sides have tags their names must agree (so a
+    translated label such as ``risc: %s`` for ``risk: %s`` is not an echo)."""
+    names_o, body_o = _split_speaker_tags(output)
+    if not body_o:
+        return False
+    for src in ([source, "\n".join([*history, source])] if history else [source]):
+        names_s, body_s = _split_speaker_tags(src)
+        if body_o == body_s and (not names_o or not names_s or names_o == names_s):
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -310,7 +329,7 @@ _COMMENTARY = [regex.compile(p, regex.I | regex.M) for p in (
     r"^\s*(?:\(|\*\s*)?(?:note|notes|nota|notas|remarque|hinweis|anmerkung|explanation|explicación|alternative|"
     r"alternatively|alternativa|alternativamente|or|o|literally|literal translation|traducción literal|"
     r"translator'?s? note)\s*[:：]",
-    r"[(\[]\s*(?:lit\.|literally|literalmente|littéralement|wörtlich|note|nota|or|i\.e\.)\s",
+    r"[(\[]\s*(?:lit\.|literally|literalmente|littéralement|wörtlich|note|nota|or|i\.e\.)(?=[\s:：,])",
     r"\bliterally\b\s*[:,]?\s*[\"“‘'«]",
     r"\bthis (?:translates|can be translated) (?:to|as)\b",
     r"\b(?:which|that) (?:means|translates to)\b",
@@ -457,11 +476,8 @@ def apply_policy(*, source: str, raw_predicted: str | None, reference: str, erro
     if not predicted:
         return decided(Outcome.no_usable_output, "empty")
 
-    key = _echo_key(predicted)
-    src_key = _echo_key(source)
-    if key and _echo_key(reference) != src_key:
-        if key == src_key or (history and key == _echo_key("\n".join([*history, source]))):
-            return decided(Outcome.source_untranslated, "echo", 1.0)
+    if _plain_key(reference) != _plain_key(source) and is_echo(predicted, source, history):
+        return decided(Outcome.source_untranslated, "echo", 1.0)
 
     flags.extend(_flags(predicted, source=source, reference=reference, source_language=source_language,
                         target_language=target_language))

@@ -65,4 +65,8 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 from mtboard.commands import corpus, doctor, judge, run, site, validate  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    # `python -m mtboard.cli` runs this file as `__main__`, while the command modules registered their commands on
+    # the `app` of the imported module `mtboard.cli`: run that one.
+    from mtboard.cli import app as _registered_app
+
+    _registered_app()

@@ -2,8 +2,8 @@
 
 Analysers are the lttoolbox transducers shipped by Debian's Apertium language-pair packages
 (``/usr/share/apertium/apertium-<pair>/<lang>-<other>.automorf.bin`` analyses ``<lang>``), run with ``lt-proc -w``
-(dictionary case) in ONE process call per run over the unique candidate words, null-flush separated (``-z``) so no
-multiword or context crosses words. A word is accepted when ``lt-proc`` returns an analysis (unknown words come back
+(dictionary case) in ONE process call per run over the unique candidate words, one per line (a line break ends any
+multiword). A word is accepted when ``lt-proc`` returns an analysis (unknown words come back
 as ``*word``).
 
 Words checked (corpus-sources.md, measured on Apertium's Spanish analyser): letter words of the hypothesis
@@ -115,18 +115,20 @@ def _parse_units(chunk: str) -> list[tuple[str, bool]]:
 
 
 def lookup(analyser: Analyser, candidates: list[str], *, timeout_s: float = 300.0) -> dict[str, bool]:
-    """Accept/reject each distinct lower-cased word with one ``lt-proc -z -w`` call.
+    """Accept/reject each distinct lower-cased word with one ``lt-proc -w`` call, one word per line.
 
-    A word is accepted when every unit ``lt-proc`` splits it into that contains a letter has an analysis.
+    A word is accepted when every unit ``lt-proc`` splits it into that contains a letter has an analysis. (Not
+    ``lt-proc -z``: lttoolbox 3.7 drops a word that could start a multiword when a null flush follows it, e.g.
+    Catalan ``d'aleshores``; a final ``.`` line guards the end of input the same way.)
 
     Raises: BackendError when ``lt-proc`` fails, times out or its output does not line up with the input.
     """
     uniq = sorted(set(candidates))
     if not uniq:
         return {}
-    data = "".join(w + "\0" for w in uniq)
+    data = "\n".join(uniq) + "\n.\n"
     try:
-        proc = subprocess.run(["lt-proc", "-z", "-w", analyser.path], input=data.encode("utf-8"),
+        proc = subprocess.run(["lt-proc", "-w", analyser.path], input=data.encode("utf-8"),
                               capture_output=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         raise BackendError(f"lt-proc timed out after {timeout_s:.0f} s on {len(uniq)} words", where=analyser.path,
@@ -137,13 +139,13 @@ def lookup(analyser: Analyser, candidates: list[str], *, timeout_s: float = 300.
     if proc.returncode != 0:
         raise BackendError(f"lt-proc exited with {proc.returncode}", where=analyser.path,
                            fix="check the analyser with: echo casa | lt-proc -w FILE")
-    chunks = proc.stdout.decode("utf-8", errors="replace").split("\0")
+    lines = proc.stdout.decode("utf-8", errors="replace").split("\n")
     result: dict[str, bool] = {}
     for i, word in enumerate(uniq):
-        units = _parse_units(chunks[i]) if i < len(chunks) else []
+        units = _parse_units(lines[i]) if i < len(lines) else []
         if "".join(s for s, _ in units) != word:
             raise BackendError(f"lt-proc output does not line up with its input at word {i}", where=analyser.path,
-                               fix="report the lttoolbox version; FST acceptance needs `lt-proc -z` null flush")
+                               fix="report the lttoolbox version (FST acceptance expects one output line per word)")
         result[word] = all(ok for s, ok in units if any(ch.isalpha() for ch in s))
     return result
 

@@ -204,6 +204,8 @@ class LocalServer:
     gpu_offload: bool | None = field(default=None, init=False)
     command: list[str] = field(default_factory=list, init=False)
     startup_s: float | None = field(default=None, init=False)
+    spawned_pids: list[int] = field(default_factory=list, init=False)
+    """Every process id this object started (diagnostics and tests: all must be gone after :meth:`stop`)."""
     _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
     _log_file: object = field(default=None, init=False, repr=False)
     _own_log: bool = field(default=False, init=False, repr=False)
@@ -315,6 +317,7 @@ class LocalServer:
         self._proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self._log_file,
                                       stderr=subprocess.STDOUT, start_new_session=True, env=env,
                                       preexec_fn=preexec)  # noqa: PLW1509 - prctl only, no Python state
+        self.spawned_pids.append(self._proc.pid)
         _LIVE.add(self)
         self.base_url = f"http://127.0.0.1:{port}/v1"
 

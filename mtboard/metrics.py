@@ -256,7 +256,7 @@ def chrf_from_stats(stats: Sequence[Sequence[int]], indices: Sequence[int] | Non
     """
     rows = _select(stats, indices)
     _check_width(rows, CHRF_STATS_LEN, "chrf")
-    return float(_CHRF._compute_score_from_stats(_sum(rows, CHRF_STATS_LEN)).score)
+    return _clamp100(_CHRF._compute_score_from_stats(_sum(rows, CHRF_STATS_LEN)).score)
 
 
 corpus_chrf_from_stats = chrf_from_stats
@@ -267,16 +267,22 @@ def sentence_chrf_from_stats(stats: Sequence[int]) -> float:
     return chrf_from_stats([stats])
 
 
+def _clamp100(x: float) -> float:
+    """Scores are 0–100; sacrebleu's exp(mean log) can give 100.00000000000004 for a perfect match."""
+    return min(100.0, max(0.0, float(x)))
+
+
 def _bleu(total: Sequence[int], effective_order: bool) -> float:
     n = BLEU_ORDER
-    return float(BLEU.compute_bleu(correct=list(total[2:2 + n]), total=list(total[2 + n:]), sys_len=int(total[0]),
+    return _clamp100(BLEU.compute_bleu(correct=list(total[2:2 + n]), total=list(total[2 + n:]), sys_len=int(total[0]),
                                    ref_len=int(total[1]), smooth_method="exp",
                                    effective_order=effective_order).score)
 
 
 def bleu_from_stats(stats: Sequence[Sequence[int]], indices: Sequence[int] | None = None) -> float:
     """Corpus BLEU (0–100, exp smoothing, no effective order: sacrebleu's corpus defaults) from per-segment
-    statistics, optionally over a subset. The tokenizer is already baked into the statistics."""
+    statistics, optionally over a subset. The tokenizer is already baked into the statistics. Clamped to 100 (float
+    round-off on a perfect match)."""
     rows = _select(stats, indices)
     _check_width(rows, BLEU_STATS_LEN, "bleu")
     return _bleu(_sum(rows, BLEU_STATS_LEN), effective_order=False)

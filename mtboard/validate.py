@@ -85,9 +85,16 @@ CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name",
 """Every per-card check, in report order."""
 REPO_CHECKS = ("scope", "duplicates", "verification", "sovereignty")
 
-UNBOUND_FIELDS: tuple[str, ...] = ()
-"""JSON paths (``[]`` for any index) whose value no check can bind once a card is re-sealed: labels and settings
-that enter no recomputation and no fingerprint component. Changing them without re-sealing still breaks the seal."""
+UNBOUND_FIELDS: tuple[str, ...] = (
+    "$.run_id", "$.notes", "$.model_id", "$.max_retries", "$.coaching_data_sha256", "$.method.concurrency",
+    "$.method.streaming", "$.method.sampling", "$.method_config.register", "$.method_config.coachingFile",
+    "$.method_config.coachingPrompt",
+)
+"""JSON paths whose value no check can bind once a card is re-sealed: free labels (run_id, notes, the provider's
+model id, the coaching labels) and settings that enter no recomputation and no fingerprint component (retries,
+concurrency, streaming, extra sampling parameters; also ``method.local``, the local-model gate record). Changing them
+without re-sealing still breaks the seal; a careful cheater can relabel them — only a re-run (``mtboard verify``)
+or review catches that. The tamper suite keeps this list exact."""
 
 SLUG_RE = re.compile(r"[^a-z0-9.-]+")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,79}__[a-z0-9][a-z0-9.-]{0,59}__[0-9a-f]{12}\.json$")
@@ -186,6 +193,8 @@ class Context:
     """Where the secret strings came from (env var name), for messages."""
     now: datetime | None = None
     """Clock used for 'not in the future' (default: current UTC time)."""
+    recompute: bool = True
+    """False skips the recomputation checks (metrics, mechanical, signatures): a quick structural pass."""
     _corpora: list[KnownCorpus] | None = None
     _corpus_problems: list[Problem] = field(default_factory=list)
     _long_secrets: tuple[str, ...] | None = None
@@ -448,6 +457,7 @@ def _validate_content(run: _Run, raw: bytes, where: str, ctx: Context, relpath: 
     except InputError as exc:
         run.fail("json", exc.problem + (f" (fix: {exc.fix})" if exc.fix else ""), field=exc.field)
         _check_secrets_text(run, raw)
+        run.done("secrets")
         return run.report(where, None)
     run.done("json")
 
@@ -484,6 +494,9 @@ def _validate_content(run: _Run, raw: bytes, where: str, ctx: Context, relpath: 
     elif run.failed("entries"):
         for c in ("metrics", "mechanical", "signatures"):
             run.skip(c, "entries do not match the corpus")
+    elif not ctx.recompute:
+        for c in ("metrics", "mechanical", "signatures"):
+            run.skip(c, "recomputation switched off")
     else:
         _check_recomputation(run, card, entries, known)
     _check_judges(run, card)
@@ -497,7 +510,7 @@ def _validate_content(run: _Run, raw: bytes, where: str, ctx: Context, relpath: 
 
 
 def _version_tuple(v: str) -> tuple[int, ...] | None:
-    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", v)
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", v)
     if not m:
         return None
     return tuple(int(x or 0) for x in m.groups())
@@ -591,6 +604,10 @@ def _check_method(run: _Run, card: RunCard) -> None:
         if want is not None and card.method_class.value != want:
             run.fail("method", f"method_class {card.method_class.value} but backend {m.backend} is {want}",
                      "$.method_class")
+    if cls is not None and getattr(cls, "prompt_format", None) == "raw":
+        if m.prompt_format != "raw" or m.prompt_name is not None or card.system_prompt_used:
+            run.fail("method", f"backend {m.backend} takes the raw source: prompt_format must be raw, with no prompt",
+                     "$.method.prompt_format")
     mc = card.method_config
     pairs = (("model", mc.model, card.model_slug, "model_slug"), ("temperature", mc.temperature, card.temperature,
              "temperature"), ("batchSize", mc.batchSize, card.batch_size, "batch_size"),
@@ -930,6 +947,10 @@ def _classify_entry_key(key: str) -> str | None:
 
 
 def _check_recomputation(run: _Run, card: RunCard, entries: list[Entry], known: KnownCorpus) -> None:
+    for i, r in enumerate(card.results):
+        if (r.error is None) != (r.error_kind is None):
+            run.fail("mechanical", "error and error_kind must be set together (a failure has a message and a kind)",
+                     f"$.results[{i}].error")
     try:
         scores, results, totals = _recompute(card, entries)
     except MtboardError as exc:
@@ -1285,7 +1306,11 @@ def _duplicates(reports: list[CardReport]) -> list[Problem]:
 
 
 def render_text(report: ValidationReport) -> str:
-    """Per-file, per-check text report (one line per check) and a summary line. Plain ASCII-safe text."""
+    """Per-file, per-check text report and a summary line (MLPerf-checker style).
+
+    Per file: ``ok``/``FAIL`` and the path, then each failing check with its problems (JSON path + message), the
+    skipped checks with their reasons, and one line listing the checks that passed. Paths are ASCII-escaped.
+    """
     lines: list[str] = []
     for f in report.files:
         lines.append(f"{'ok  ' if f.ok else 'FAIL'} {f.path}")
@@ -1293,18 +1318,23 @@ def render_text(report: ValidationReport) -> str:
         for p in f.problems:
             by_check.setdefault(p.check, []).append(p)
         for c in CARD_CHECKS:
-            st = f.checks[c]
-            if st == "fail":
-                probs = by_check.get(c, [])
-                lines.append(f"  FAIL {c}: {len(probs)} problem(s)")
-                for p in probs[:20]:
-                    lines.append(f"       {p.field + ': ' if p.field else ''}{p.message}")
-                if len(probs) > 20:
-                    lines.append(f"       … {len(probs) - 20} more")
-            elif st == "skip":
-                lines.append(f"  skip {c}: {f.skipped.get(c, '')}")
-            else:
-                lines.append(f"  pass {c}")
+            if f.checks[c] != "fail":
+                continue
+            probs = by_check.get(c, [])
+            lines.append(f"  FAIL {c}: {len(probs)} problem(s)")
+            for p in probs[:20]:
+                lines.append(f"       {p.field + ': ' if p.field else ''}{p.message}")
+            if len(probs) > 20:
+                lines.append(f"       ... {len(probs) - 20} more")
+        reasons: dict[str, list[str]] = {}
+        for c in CARD_CHECKS:
+            if f.checks[c] == "skip":
+                reasons.setdefault(f.skipped.get(c, ""), []).append(c)
+        for why, names in reasons.items():
+            lines.append(f"  skip {', '.join(names)}: {why}")
+        passed = [c for c in CARD_CHECKS if f.checks[c] == "pass"]
+        if passed:
+            lines.append(f"  pass {', '.join(passed)}")
     if report.repository:
         lines.append("FAIL repository")
         for p in report.repository:

@@ -138,13 +138,15 @@ def test_constant_translation_and_injected_headings_never_score_clean(tmp_path: 
 
 
 def test_rejudge_sends_no_translation_requests_and_repeats_are_free(tmp_path: Path) -> None:
-    wd, tr = translate(tmp_path, ES, lambda src: "Traducción: " + src, limit=5, keep_serving=True)
+    wd, tr = translate(tmp_path, ES, lambda src: f"Traducción número {len(src)}.", limit=5, keep_serving=True)
     assert len(tr.requests) == 5
     translations_before = (wd / "translations.jsonl").read_bytes()
     answer = 'Critical:\nno-error\nMajor:\nno-error\nMinor:\nfluency/spelling - "Traducción"\ncontextBehavior: unclear'
-    with tr:  # the translator is still listening: count what reaches it
+    try:  # the translator is still listening: count what reaches it
         p1, j1, card1 = judge(wd, ["gemba-mqm=openai:scripted-judge"], lambda b: answer)
         p2, j2, card2 = judge(wd, ["gemba-mqm=openai:scripted-judge"], lambda b: answer)
+    finally:
+        tr.__exit__(None, None, None)
     assert p1.returncode == 0 and p2.returncode == 0, p1.stderr + p2.stderr
     assert len(tr.requests) == 5  # no translation request during either judging
     assert (wd / "translations.jsonl").read_bytes() == translations_before

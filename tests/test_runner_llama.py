@@ -39,24 +39,28 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server():
+def llama_server(tmp_path_factory):
+    import urllib.error
+    import urllib.request
+
     path = gemma.assemble()
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--n_threads", "2",
-                             "--n_ctx", "2048", "--port", str(port), "--host", "127.0.0.1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    import httpx  # test-side health check only
-
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "wb") as fh:  # a file, not a pipe: the server logs a lot and would block on a full pipe
+        proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--n_threads", "2",
+                                 "--n_ctx", "2048", "--port", str(port), "--host", "127.0.0.1"],
+                                stdout=fh, stderr=subprocess.STDOUT)
     deadline = time.time() + 120
     while True:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except (urllib.error.URLError, OSError):
             pass
         if proc.poll() is not None or time.time() > deadline:
             proc.kill()
-            pytest.fail(f"llama-cpp-python server did not start: {proc.stderr.read().decode()[-500:]}")
+            pytest.fail(f"llama-cpp-python server did not start: {log.read_text(errors='replace')[-500:]}")
         time.sleep(0.3)
     yield f"http://127.0.0.1:{port}/v1"
     proc.terminate()
@@ -64,6 +68,7 @@ def llama_server():
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
 
 
 @pytest.mark.slow

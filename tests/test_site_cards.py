@@ -10,12 +10,10 @@ strings. Costs come from made-up token prices.
 from __future__ import annotations
 
 import json
-import statistics
 import uuid
 from pathlib import Path
 
 import numpy as np
-from sacrebleu.metrics import CHRF
 
 from mtboard import canonical, scoring, stats
 from mtboard.backends.base import MethodSpec

@@ -94,11 +94,11 @@ def test_mdd_shrinks_with_more_segments():
 
 
 def test_item_statistics_hand_example():
-    O = stats.ItemOutcome
+    Out = stats.ItemOutcome
     per_method = {
         # method m1: entry 1 failed, entries 2..10 scored 50..90 → lowest decile cut = 1 entry (entry 1 at 0)
-        "m1": {1: O(True, False, 0.0), **{i: O(False, i == 10, 40.0 + 5 * i) for i in range(2, 11)}},
-        "m2": {1: O(False, False, 10.0), **{i: O(False, i == 10, 50.0 + i) for i in range(2, 11)}},
+        "m1": {1: Out(True, False, 0.0), **{i: Out(False, i == 10, 40.0 + 5 * i) for i in range(2, 11)}},
+        "m2": {1: Out(False, False, 10.0), **{i: Out(False, i == 10, 50.0 + i) for i in range(2, 11)}},
     }
     items = {it.entry_id: it for it in stats.item_statistics(per_method)}
     assert items[1].n_struggle == 2 and items[1].struggle_share == 1.0  # both methods: failure / lowest decile
@@ -118,7 +118,8 @@ def test_pareto_front():
 
 
 @pytest.mark.parametrize("value,expected", [
-    (None, "\u2014"), ("a|b", "a&#124;b"), ("[x](javascript:alert(1))", "&#91;x&#93;&#40;javascript&#58;alert&#40;1&#41;&#41;"),
+    (None, "\u2014"), ("a|b", "a&#124;b"),
+    ("[x](javascript:alert(1))", "&#91;x&#93;&#40;javascript&#58;alert&#40;1&#41;&#41;"),
     ("<script>", "&#60;script&#62;"), ("line1\n\nline2", "line1  line2"), ("é ü", "é ü"),
 ])
 def test_md_text_escapes(value, expected):

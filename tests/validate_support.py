@@ -28,10 +28,13 @@ FIXED_NOW = None  # validators use the real clock; cards are made "now"
 
 
 @functools.lru_cache(maxsize=4)
-def _build(limit: int, work_dir: str) -> bytes:
+def _build(limit: int, fst: bool | None) -> bytes:
+    import tempfile
+
     from mtboard import runner, scoring
 
-    settings = runner.RunSettings(corpus_path=CORPUS, method="apertium:eng-spa", limit=limit, work_dir=Path(work_dir))
+    work_dir = Path(tempfile.mkdtemp(prefix="mtboard-validate-card-"))
+    settings = runner.RunSettings(corpus_path=CORPUS, method="apertium:eng-spa", limit=limit, work_dir=work_dir)
     plan = runner.prepare(settings)
     translated = asyncio.run(runner.translate_all(plan))
     records = translated.run_records(0)
@@ -39,7 +42,7 @@ def _build(limit: int, work_dir: str) -> bytes:
     price_in, price_out, _ = runner.resolve_prices(plan, translated.description)
     ds = plan.corpus.dataset
     scores, results = scoring.score_run(plan.entries, records, source_language=ds.source_language,
-                                        target_language=ds.target_language, elapsed_seconds=elapsed, fst=None,
+                                        target_language=ds.target_language, elapsed_seconds=elapsed, fst=fst,
                                         strip_unknown_marks=bool(getattr(plan.backend_cls, "strip_unknown_marks",
                                                                          False)),
                                         price_in_per_mtok=price_in, price_out_per_mtok=price_out)
@@ -52,13 +55,17 @@ def _build(limit: int, work_dir: str) -> bytes:
         max_retries=plan.options.max_retries, concurrency=plan.options.concurrency, runs=1, limit=limit,
         price_in=price_in, price_out=price_out, scores=scores, results=results, totals=totals,
         run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"], elapsed_seconds=elapsed)
+    shutil.rmtree(work_dir, ignore_errors=True)
     return card_bytes(card)
 
 
-def real_card_bytes(tmp_root: Path, limit: int = 12) -> bytes:
-    """Canonical bytes of a sealed real Apertium card over the first ``limit`` development entries (cached)."""
-    work = tmp_root / f"apertium-work-{limit}"
-    return _build(limit, str(work))
+def real_card_bytes(limit: int = 12, *, fst: bool | None = None) -> bytes:
+    """Canonical bytes of a sealed real Apertium card over the first ``limit`` development entries (cached).
+
+    ``fst``: None = the runner's behaviour (use the installed Spanish analyser: profile A); False = score without FST
+    (profile B, as on a machine without the analyser) — faster to re-validate, used by the large tamper suite.
+    """
+    return _build(limit, fst)
 
 
 def reseal(data: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,7 @@ class OpenAIBackend:
         self._base_url = self.options.base_url or os.environ.get(f"{self.env_prefix}_BASE_URL")
         self.model_id: str | None = None
         self._provider: str | None = None
+        self._stop: list[str] | None = None
         self.raw_sink: Callable[[dict[str, Any]], None] | None = None
         """Set by the runner: receives one dict per request (body, response, attempts); never headers or keys."""
 
@@ -100,7 +101,7 @@ class OpenAIBackend:
             "model_id": self.model_id,
             "model_slug": self.spec.model + (f":{self.spec.effort}" if self.spec.effort else ""),
             "max_tokens": self.options.max_tokens,
-            "sampling": self.sampling(),
+            "sampling": self.sampling(self._stop),
             "streaming": self.options.stream,
             "engine_version": None,
         }
@@ -121,6 +122,7 @@ class OpenAIBackend:
     def build_request(self, req: TranslateRequest) -> LLMRequest:
         """The LLMRequest for one entry (chat when the prompt rendered messages, else completion)."""
         extra = self.sampling(req.stop)
+        self._stop = list(req.stop) or None
         temperature = extra.pop("temperature")
         provider = self._client.api_provider if self._client is not None else None
         return LLMRequest(model=self.spec.model, max_tokens=self.options.max_tokens, messages=req.messages,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from mtboard.cli import app, corpus_app, fail, guarded  # noqa: F401
+from mtboard.cli import corpus_app, guarded
 from mtboard.errors import ConfigError
 
 
@@ -23,7 +24,8 @@ def _info(**kw):
 @corpus_app.command("import")
 @guarded
 def import_(
-    inputs: Annotated[list[Path], typer.Argument(help="Input files: gettext .po/.mo, .tsv (source<TAB>reference) or .tmx.")],
+    inputs: Annotated[list[Path], typer.Argument(help="Input files: gettext .po/.mo, .tsv (source<TAB>reference) "
+                                                 "or .tmx.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Corpus JSON file to write.")],
     source_lang: Annotated[str, typer.Option("--source-lang", help="BCP 47 code of the source language, e.g. en.")],
     target_lang: Annotated[str, typer.Option("--target-lang", help="BCP 47 code of the target language, e.g. es.")],
@@ -35,18 +37,21 @@ def import_(
     sample_n: Annotated[Optional[int], typer.Option("--sample", min=1, help="Keep N pairs, ranked by SHA-256 of "
                                                     "(seed, source, reference).")] = None,
     seed: Annotated[str, typer.Option("--seed", help="Sampling seed (any string).")] = "0",
-    dataset_id: Annotated[Optional[str], typer.Option("--id", help="Dataset id (default mtb-<src>-<tgt>-import).")] = None,
+    dataset_id: Annotated[Optional[str], typer.Option("--id", help="Dataset id (default "
+                                                      "mtb-<src>-<tgt>-import).")] = None,
     version: Annotated[str, typer.Option("--version", help="Dataset semantic version.")] = "1.0.0",
     description: Annotated[Optional[str], typer.Option("--description", help="One-paragraph description.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="auto | po | mo | tsv | tmx")] = "auto",
     package: Annotated[Optional[str], typer.Option("--package", help="Upstream package name for entries' origin "
                                                    "(default: the input file name).")] = None,
-    package_version: Annotated[Optional[str], typer.Option("--package-version", help="Upstream package version.")] = None,
+    package_version: Annotated[Optional[str], typer.Option("--package-version",
+                                                           help="Upstream package version.")] = None,
     reverse: Annotated[bool, typer.Option("--reverse", help="Swap the sides: read <target>→<source> files (e.g. an "
                                           "en→ja catalogue for a ja→en corpus); noted in every origin.")] = False,
-    diagnostic_placeholders: Annotated[bool, typer.Option("--diagnostic-placeholders", help="Put entries whose "
-                                                          "source has placeholders in the diagnostic segment.")] = False,
-    created: Annotated[Optional[str], typer.Option("--created", help="Creation date YYYY-MM-DD (default today).")] = None,
+    diagnostic_placeholders: Annotated[bool, typer.Option(
+        "--diagnostic-placeholders", help="Put entries whose source has placeholders in the diagnostic segment.")] = False,
+    created: Annotated[Optional[str], typer.Option("--created",
+                                                   help="Creation date YYYY-MM-DD (default today).")] = None,
 ) -> None:
     """Import human translations into a corpus file: read, filter (corpora/SOURCES.md 'Filters'), sample, label."""
     from mtboard.corpora import labels as L
@@ -80,8 +85,6 @@ def import_(
         else:
             raise ConfigError(f"cannot tell the format of {path.name}", field="--format",
                               fix="name files .po/.mo/.tsv/.tmx or pass --format")
-        from dataclasses import replace
-
         raw = [replace(p, file=path.name, package=package or path.name) for p in raw]
         if reverse:
             raw = [replace(p, source=p.reference, reference=p.source) for p in raw]
@@ -167,7 +170,7 @@ def check(
                 typer.echo(f"  {field:<11} {_fmt(counts[field])}")
             seg = counts["segment"]
             if seg.get("development", 0) < 30 or seg.get("diagnostic", 0) < 10:
-                typer.echo(f"  note: spec §2.3 asks for ≥30 development and ≥10 diagnostic entries", err=True)
+                typer.echo("  note: spec §2.3 asks for ≥30 development and ≥10 diagnostic entries", err=True)
     if as_json:
         typer.echo(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
     for line in errors:

@@ -2,4 +2,24 @@
 
 from __future__ import annotations
 
-from mtboard.cli import app  # noqa: F401
+from rich.console import Console
+from rich.table import Table
+
+from mtboard.cli import app, guarded
+
+
+@app.command()
+@guarded
+def doctor() -> None:
+    """List which optional parts are available (Apertium, local model server, tokenizers, analysers, GPU, Chromium)
+    and what to install for each missing one."""
+    from mtboard.doctor import probes
+
+    table = Table(title="mtboard doctor", show_lines=False)
+    table.add_column("part")
+    table.add_column("status")
+    table.add_column("found")
+    table.add_column("to install")
+    for p in probes():
+        table.add_row(p.part, "[green]ok[/green]" if p.ok else "[yellow]missing[/yellow]", p.found, p.fix)
+    Console().print(table)

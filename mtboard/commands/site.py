@@ -15,7 +15,8 @@ from mtboard.cli import app, guarded
 @app.command()
 @guarded
 def build(
-    submissions: Annotated[Path, typer.Option(help="Folder of run cards (searched recursively).")] = Path("submissions"),
+    submissions: Annotated[Path, typer.Option(help="Folder of run cards (searched recursively).")] =
+    Path("submissions"),
     corpora: Annotated[Path, typer.Option(help="Folder of corpus files (dataset facts, reference entry sets).")] =
     Path("corpora"),
     out: Annotated[Path, typer.Option(help="Output folder for the built site (emptied by MkDocs).")] =

@@ -28,7 +28,8 @@ SPLIT_ABOVE_WORDS = 30
 """Paragraphs longer than this are split into sentence pairs when both sides split into the same number."""
 
 STOPWORDS: dict[str, frozenset[str]] = {
-    "en": frozenset("the of and to in is that for it with as on are be this by from or an was not you at which".split()),
+    "en": frozenset("the of and to in is that for it with as on are be this by from or an was not you at which"
+                    .split()),
     "es": frozenset("el la los las de del que y en un una es por para con no se su al lo como más pero sus".split()),
     "fr": frozenset("le la les de des du et en un une est que qui pour dans pas sur au aux ce ces avec se il".split()),
     "de": frozenset("der die das und ist nicht ein eine zu den von mit sich des auf für im dem werden wird es".split()),
@@ -121,7 +122,8 @@ def check_pair(source: str, reference: str, source_lang: str, target_lang: str) 
     reference is measured instead when the source is CJK, whose words are not space-separated),
     ``navigation`` (page chrome such as 'Next'), ``same_text`` (reference equals source after whitespace
     normalisation and case folding), ``placeholder_mismatch`` (placeholder multisets differ), ``source_language`` /
-    ``target_language`` (:func:`language_problem` on the text without placeholders), ``length_ratio`` (outside :func:`ratio_bounds`).
+    ``target_language`` (:func:`language_problem` on the text without placeholders), ``length_ratio`` (outside
+    :func:`ratio_bounds`).
     """
     if T.has_markup(source) or T.has_markup(reference):
         return "markup"

@@ -248,8 +248,8 @@ def html_blocks(html: str, keep: frozenset[str] = BLOCK_TAGS) -> list[tuple[str,
     text separately). Skipped with their whole subtree: ``pre``, ``script``, ``style``, ``sup`` (footnote markers),
     ``nav``, elements whose class is page chrome or code (:data:`SKIP_CLASSES`: navheader, navfooter, docnav, toc,
     screen, programlisting, …) and elements whose id is page chrome (:data:`SKIP_IDS`). With the default ``keep``,
-    an element of class ``para`` is a block too (Publican HTML). Whitespace is kept as is (cleaning happens in the filters); empty blocks are kept
-    so that the block sequences of two languages stay comparable.
+    an element of class ``para`` is a block too (Publican HTML). Whitespace is kept as is (cleaning happens in the
+    filters); empty blocks are kept so that the block sequences of two languages stay comparable.
     """
     parser = _BlockParser(keep)
     parser.feed(html)

@@ -92,7 +92,8 @@ def _corpora_rows(inputs: Inputs) -> list[dict[str, Any]]:
     return rows
 
 
-def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Portrait], build_time: str) -> dict[str, str]:
+def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Portrait],
+                 build_time: str) -> dict[str, str]:
     """Render every page. Deterministic: same inputs → same text (``build_time`` appears on the home page only)."""
     env = _env()
     pages: dict[str, str] = {}
@@ -119,7 +120,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF)
     render("hard/index.md", "hard_index.md.j2", boards=boards)
     for p in portraits:
-        svgs = [charts.domain_bars(c["bars"], f"{p.slug}: {c['run']}") for c in p.charts]
+        svgs = [(c["run"], charts.domain_bars(c["bars"], f"{p.slug}: {c['run']}")) for c in p.charts]
         render(p.page, "portrait.md.j2", title=fmt.safe_title(f"Portrait {p.slug}"), p=p, charts=svgs)
     render("models/index.md", "models_index.md.j2", portraits=portraits)
     closest = tables.closest_runs(boards)

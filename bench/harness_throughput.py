@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Harness throughput: does the runner keep C requests in flight against a server that answers after L seconds?
+
+    .venv/bin/python bench/harness_throughput.py [--concurrency 32] [--latency-ms 50] [--entries 1280]
+
+Starts a minimal OpenAI-compatible server in a separate process (raw asyncio HTTP/1.1 with keep-alive; every
+``/v1/chat/completions`` request is answered after exactly L seconds), then runs mtboard's real translation phase
+(:func:`mtboard.runner.prepare` + :func:`mtboard.runner.translate_all`: prompt rendering, the httpx client with its
+pool and semaphore, the fsynced append-only work directory) over a generated corpus (benchmark input, not
+evaluation data) and prints
+
+    ratio = achieved entries/s ÷ (C / L)
+
+where C / L is the ideal rate of C lanes each busy L seconds per request (target ≥ 0.95 at C=32, L=50 ms). As a
+baseline measured in the same run it also prints the rate of a bare loop of C concurrent ``LLMClient.complete``
+calls without the runner (no prompt rendering, no work directory), and the runner's share of that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The fixed-latency server (separate process)
+
+def _serve(port: int, latency_s: float, ready: mp.Event) -> None:  # pragma: no cover - child process
+    body_tmpl = ('{"id":"b","object":"chat.completion","model":"bench","choices":[{"index":0,"message":'
+                 '{"role":"assistant","content":"Hola mundo."},"finish_reason":"stop"}],"usage":{"prompt_tokens":'
+                 '200,"completion_tokens":4,"total_tokens":204}}').encode()
+    head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body_tmpl)}\r\n"
+            f"\r\n").encode()
+    models = b'{"object":"list","data":[{"id":"bench","object":"model","owned_by":"bench"}]}'
+    models_resp = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(models)}\r\n\r\n"
+                   ).encode() + models
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                length = 0
+                while True:
+                    h = await reader.readline()
+                    if h in (b"\r\n", b""):
+                        break
+                    if h[:15].lower() == b"content-length:":
+                        length = int(h[15:].strip())
+                if length:
+                    await reader.readexactly(length)
+                if line.startswith(b"GET"):
+                    writer.write(models_resp)
+                else:
+                    await asyncio.sleep(latency_s)
+                    writer.write(head + body_tmpl)
+                await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+        ready.set()
+        async with server:
+            await server.serve_forever()
+
+    try:
+        import uvloop  # type: ignore[import-not-found]
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(main())
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+
+def _corpus(path: Path, n: int) -> None:
+    words = ["red", "green", "blue", "small", "large", "old", "new", "quiet", "bright", "cold"]
+    entries = [{"id": i + 1, "source": f"The {words[i % 10]} house number {i} is {words[(i * 7) % 10]}.",
+                "reference": f"La casa número {i} es {words[(i * 7) % 10]}."} for i in range(n)]
+    path.write_text(json.dumps({"dataset": {"id": "bench-throughput", "version": "1.0.0", "language_pair": "EN→ES",
+                                            "source_language": "en", "target_language": "es",
+                                            "created": "2026-11-29", "license": "CC0-1.0",
+                                            "provenance": ["benchmark input"]}, "entries": entries}),
+                    encoding="utf-8")
+
+
+async def _bare(base_url: str, n: int, c: int) -> float:
+    from mtboard.llm import LLMClient, LLMRequest
+
+    async with LLMClient(base_url, None, concurrency=c, timeout_s=30) as client:
+        reqs = [LLMRequest(model="bench", max_tokens=64, temperature=0.0,
+                           messages=[{"role": "user", "content": f"sentence {i}"}]) for i in range(n)]
+        t0 = time.perf_counter()
+        results = await asyncio.gather(*(client.complete(r) for r in reqs))
+        dt = time.perf_counter() - t0
+    bad = sum(1 for r in results if not r.ok)
+    if bad:
+        raise SystemExit(f"bare loop: {bad} failed requests")
+    return n / dt
+
+
+def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, int]:
+    from mtboard.runner import RunSettings, prepare, translate_all
+
+    plan = prepare(RunSettings(corpus_path=corpus, method="openai:bench", base_url=base_url, concurrency=c,
+                               work_dir=work))
+    t0 = time.perf_counter()
+    tr = asyncio.run(translate_all(plan))
+    dt = time.perf_counter() - t0
+    failures = sum(1 for r in tr.records.values() if r.error_kind is not None)
+    return tr.sent / dt, failures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--latency-ms", type=float, default=50.0)
+    ap.add_argument("--entries", type=int, default=1280, help="entries per measured run (default 40 waves)")
+    ap.add_argument("--repeat", type=int, default=3, help="measured runs; the best is reported")
+    args = ap.parse_args()
+    c, lat = args.concurrency, args.latency_ms / 1000.0
+    ideal = c / lat
+    port = _free_port()
+    ready = mp.Event()
+    server = mp.Process(target=_serve, args=(port, lat, ready), daemon=True)
+    server.start()
+    if not ready.wait(20):
+        raise SystemExit("bench server did not start")
+    base_url = f"http://127.0.0.1:{port}/v1"
+    tmp = Path(tempfile.mkdtemp(prefix="mtboard-bench-"))
+    try:
+        corpus = tmp / "corpus.json"
+        _corpus(corpus, args.entries)
+        asyncio.run(_bare(base_url, min(256, args.entries), c))  # warm-up (connections, imports)
+        bare = max(asyncio.run(_bare(base_url, args.entries, c)) for _ in range(args.repeat))
+        rates = []
+        for i in range(args.repeat):
+            rate, failures = _harness(base_url, corpus, tmp / f"work{i}", c)
+            if failures:
+                raise SystemExit(f"harness run {i}: {failures} failed entries")
+            rates.append(rate)
+        best = max(rates)
+        print(f"C={c} L={args.latency_ms:g} ms entries={args.entries}: ideal C/L = {ideal:.1f} entries/s")
+        print(f"bare LLMClient loop : {bare:8.1f} entries/s  ratio {bare / ideal:.3f}")
+        print(f"mtboard runner      : {best:8.1f} entries/s  ratio {best / ideal:.3f}  "
+              f"(runs: {', '.join(f'{r:.1f}' for r in rates)}; {best / bare:.3f} of the bare loop)")
+        print(f"RATIO {best / ideal:.3f} (target >= 0.95)")
+    finally:
+        server.terminate()
+        server.join(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

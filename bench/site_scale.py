@@ -1,0 +1,122 @@
+"""Site build scaling benchmark (issue 7): build the leaderboard site from 100 and from 1,000 generated run cards and
+print build time and output size per card for both, plus their ratio (target: ≤ 1.5 at 1,000 vs 100).
+
+SYNTHETIC, FOR LOAD ONLY: the corpora and outputs below are generated word salad (never evaluation data, never
+committed); cards are scored by the real mtboard.scoring.score_run and sealed by mtboard.card.assemble_card so the
+site sees realistic cards (per-segment statistics, breakdowns, fingerprints). Cards are spread over 5 synthetic
+datasets × 10 synthetic model names; each dataset has 40 development entries in 4 domains.
+
+Run: .venv/bin/python bench/site_scale.py [--sizes 100 1000] [--validate] [--keep DIR]
+(--validate also runs the full submission validator on every card during the build; default: schema only.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from mtboard.documents import card_bytes, write_corpus  # noqa: E402
+from mtboard.schema import Corpus  # noqa: E402
+from mtboard.site import build_site  # noqa: E402
+from mtboard.validate import canonical_relpath  # noqa: E402
+from test_site_cards import make_card  # noqa: E402
+
+WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon "
+         "phi chi psi omega").split()
+DOMAINS = ["tech", "legal", "medical", "news"]
+N_DATASETS, N_MODELS, N_ENTRIES = 5, 10, 40
+
+
+def synthetic_corpus(k: int, rng: random.Random) -> Corpus:
+    entries = []
+    for i in range(1, N_ENTRIES + 1):
+        src = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12)))
+        ref = " ".join(w[::-1] for w in src.split())
+        entries.append({"id": i, "source": src, "reference": ref, "segment": "development",
+                        "domain": DOMAINS[i % len(DOMAINS)]})
+    return Corpus.model_validate({"dataset": {
+        "id": f"synthetic-load-{k}", "version": "1.0.0", "language_pair": "XX→YY", "source_language": "en",
+        "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
+        "provenance": ["synthetic load-test data (bench/site_scale.py)"]}, "entries": entries})
+
+
+def perturb(ref: str, quality: float, rng: random.Random) -> str | None:
+    if rng.random() > 0.97:
+        return None
+    words = [w if rng.random() < quality else rng.choice(WORDS) for w in ref.split()]
+    return " ".join(words)
+
+
+def make_tree(root: Path, n_cards: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    corpora = []
+    for k in range(N_DATASETS):
+        corpus = synthetic_corpus(k, rng)
+        sha = write_corpus(corpus, root / "corpora" / f"synthetic-load-{k}.json")
+        corpora.append((corpus, sha))
+    for i in range(n_cards):
+        corpus, sha = corpora[i % N_DATASETS]
+        model = f"synthetic/model-{(i // N_DATASETS) % N_MODELS}"
+        quality = 0.3 + 0.6 * rng.random()
+        outputs = {e.id: perturb(e.reference, quality, rng) for e in corpus.entries}
+        card = make_card(corpus, sha, model_slug=model, outputs=outputs, condition=f"sweep-{i}", run_seed=i + 1,
+                         cost_per_entry=round(rng.uniform(0.0001, 0.01), 6), latency=rng.uniform(0.1, 2.0))
+        path = root / canonical_relpath(card)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(card_bytes(card))
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def measure(n: int, validate: bool, keep: Path | None) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix=f"mtboard-scale-{n}-"))
+    try:
+        t0 = time.perf_counter()
+        make_tree(tmp, n)
+        gen = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        report = build_site(tmp / "submissions", tmp / "corpora", tmp / "out", tmp / "docs", validate=validate)
+        build = time.perf_counter() - t0
+        assert report.cards == n and not report.rejected, [r.problems for r in report.rejected][:3]
+        size = du(tmp / "out")
+        if keep:
+            shutil.copytree(tmp / "out", keep / f"site-{n}", dirs_exist_ok=True)
+        return {"n": n, "gen_s": gen, "build_s": build, "bytes": size, "pages": report.pages,
+                "phases": report.seconds}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs=2, default=[100, 1000])
+    ap.add_argument("--validate", action="store_true")
+    ap.add_argument("--keep", type=Path)
+    a = ap.parse_args()
+    rows = [measure(n, a.validate, a.keep) for n in a.sizes]
+    print("SYNTHETIC cards, for load only")
+    for r in rows:
+        ph = " ".join(f"{k}={v:.1f}s" for k, v in r["phases"].items())
+        print(f"{r['n']:>5} cards: build {r['build_s']:7.1f} s ({r['build_s'] / r['n'] * 1000:6.1f} ms/card; {ph}), "
+              f"site {r['bytes'] / 1e6:7.1f} MB ({r['bytes'] / r['n'] / 1024:6.1f} KiB/card), {r['pages']} pages "
+              f"[card generation {r['gen_s']:.0f} s, not counted]")
+    small, big = rows
+    t_ratio = (big["build_s"] / big["n"]) / (small["build_s"] / small["n"])
+    s_ratio = (big["bytes"] / big["n"]) / (small["bytes"] / small["n"])
+    verdict = "OK" if t_ratio <= 1.5 and s_ratio <= 1.5 else "OVER TARGET"
+    print(f"per-card ratio {big['n']} vs {small['n']}: time {t_ratio:.2f}, size {s_ratio:.2f} "
+          f"(target <= 1.5): {verdict}")
+
+
+if __name__ == "__main__":
+    main()

