@@ -27,6 +27,7 @@ Changing any rule, pattern or threshold here changes results: bump :data:`POLICY
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from collections import Counter
 
@@ -76,6 +77,8 @@ def _strip_eos(text: str, source: str) -> tuple[str, int]:
 def _strip_think(text: str) -> tuple[str, bool, bool]:
     """Returns (text, unclosed, stripped). Closed blocks are removed; a stray ``</think>`` drops what precedes it."""
     stripped = False
+    if "think>" not in text.lower():
+        return text, False, False
     if _THINK_BLOCK.search(text):
         text = _THINK_BLOCK.sub("", text)
         stripped = True
@@ -211,21 +214,21 @@ def char_script(ch: str) -> str:
 
 
 _NON_LATIN_LETTER = regex.compile(r"[^\p{Latin}\P{L}]")
-_LETTER = regex.compile(r"\p{L}")
 
 
 def letter_count(text: str) -> int:
-    """Number of letters (Unicode category L*)."""
-    return len(_LETTER.findall(text))
+    """Number of letters (Unicode category L*, as ``str.isalpha``)."""
+    return sum(map(str.isalpha, text))
 
 
-def script_counts(text: str) -> Counter[str]:
-    """Letters per script (non-letters and Common/Inherited letters left out)."""
+def script_counts(text: str, *, latin: bool = True) -> Counter[str]:
+    """Letters per script (non-letters and Common/Inherited letters left out); ``latin=False`` skips counting Latin."""
     c: Counter[str] = Counter()
     others = _NON_LATIN_LETTER.findall(text)
-    latin = letter_count(text) - len(others)
     if latin:
-        c["Latin"] = latin
+        n_latin = letter_count(text) - len(others)
+        if n_latin:
+            c["Latin"] = n_latin
     for ch in others:
         s = char_script(ch)
         if s != "Common":
@@ -279,15 +282,15 @@ def untranslated_share(*, output: str, source: str, reference: str, source_langu
         leaked = sum(len(r) for r in _script_runs(output, src_only) if r.casefold() not in ref_low)
         share = min(1.0, leaked / out_letters)
         return share, share > 0
+    cand = [w for w in words(output) if len(w) >= CODE_SWITCH_MIN_WORD and not w[0].isupper()]
+    if not cand:
+        return 0.0, False
     src_words = {w.casefold() for w in words(source)}
+    cand = [w for w in cand if w.casefold() in src_words]
+    if not cand:
+        return 0.0, False
     ref_words = {w.casefold() for w in words(reference)}
-    leaked = 0
-    for w in words(output):
-        if len(w) < CODE_SWITCH_MIN_WORD or w[0].isupper():
-            continue
-        k = w.casefold()
-        if k in src_words and k not in ref_words:
-            leaked += len(w)
+    leaked = sum(len(w) for w in cand if w.casefold() not in ref_words)
     share = min(1.0, leaked / out_letters)
     return share, share >= CODE_SWITCH_WORD_SHARE
 
@@ -312,7 +315,7 @@ _LABEL_COLON = regex.compile(r"^[ \t]*[\p{Lu}][\p{L}\p{M}\p{N}.'’-]*(?: [\p{L}
 _LABEL_BOLD = regex.compile(r"^[ \t]*\*\*[^*\n]{1,30}?(?:[:：]\*\*|\*\*[ \t]*[:：])", regex.M)
 _ANY_SPEAKER_TAG = regex.compile(r"^[ \t]*(?:【[^】\n]{1,30}】|\[[^\]\n]{1,30}\]|[^\s「」『』]{1,20}[「『])", regex.M)
 
-_COMMENTARY = [regex.compile(p, regex.I | regex.M) for p in (
+_COMMENTARY = [re.compile(p, re.I | re.M) for p in (  # stdlib re: 2× faster than regex on these
     # preambles
     r"\A\s*(?:sure|certainly|of course)\b[,!.:]",
     r"\A\s*here(?:'s|’s| is| are)\b[^\n]{0,40}\btranslat",
@@ -336,7 +339,19 @@ _COMMENTARY = [regex.compile(p, regex.I | regex.M) for p in (
     r"(?:（|\()\s*(?:直訳|注)\s*[:：]",
 )]
 
-_COMMENTARY_ANY = regex.compile("|".join(f"(?:{rx.pattern})" for rx in _COMMENTARY), regex.I | regex.M)
+# quick screen: preambles (\A patterns) on the first 200 characters, the rest combined
+_COMMENTARY_START = re.compile("|".join(f"(?:{rx.pattern})" for rx in _COMMENTARY if rx.pattern.startswith(r"\A")),
+                               re.I | re.M)
+_COMMENTARY_REST = re.compile("|".join(f"(?:{rx.pattern})" for rx in _COMMENTARY
+                                       if not rx.pattern.startswith(r"\A")), re.I | re.M)
+
+
+def _may_be_commentary(text: str) -> bool:
+    return bool(_COMMENTARY_START.match(text[:200]) or _COMMENTARY_REST.search(text))
+
+
+def _may_hold_placeholders(text: str) -> bool:
+    return "%" in text or "{" in text or "$" in text or "\\" in text
 
 
 def _placeholders(text: str) -> Counter[str]:
@@ -360,15 +375,15 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
     flags: list[CheckFlag] = []
 
     # commentary: a marker in the output that neither the source nor the reference has
-    for rx in (_COMMENTARY if _COMMENTARY_ANY.search(out) else ()):
+    for rx in (_COMMENTARY if _may_be_commentary(out) else ()):
         m = rx.search(out)
         if m and not rx.search(reference) and not rx.search(source):
             flags.append(CheckFlag(rule="commentary", detail=m.group(0).strip()[:60]))
             break
 
     # speaker labels rewritten as Name: / **Name:**
-    bold = len(_LABEL_BOLD.findall(out))
-    if bold > max(len(_LABEL_BOLD.findall(source)), len(_LABEL_BOLD.findall(reference))):
+    bold = len(_LABEL_BOLD.findall(out)) if "**" in out else 0
+    if bold and bold > max(len(_LABEL_BOLD.findall(source)), len(_LABEL_BOLD.findall(reference))):
         flags.append(CheckFlag(rule="format.speaker_label", detail="**Name:** label added", count=bold))
     elif _ANY_SPEAKER_TAG.search(source):
         colon = len(_LABEL_COLON.findall(out))
@@ -379,13 +394,13 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
     def md_count(text: str) -> int:  # bold speaker labels are counted above, not twice
         return len(_MD_EMPHASIS.findall(_LABEL_BOLD.sub("", text)))
 
-    md = md_count(out)
-    if md > max(md_count(source), md_count(reference)):
+    md = md_count(out) if ("*" in out or "_" in out) else 0
+    if md and md > max(md_count(source), md_count(reference)):
         flags.append(CheckFlag(rule="format.markdown", detail="markdown emphasis added", count=md))
 
     # markup tags not preserved (matches neither the source's nor the reference's tags)
-    mo = _markup(out)
-    ms = _markup(source)
+    mo = _markup(out) if "<" in out else Counter()
+    ms = _markup(source) if "<" in source else Counter()
     if mo != ms and mo != _markup(reference):
         missing, extra = ms - mo, mo - ms
         detail = "; ".join(x for x in (missing and f"missing {_fmt_counter(missing)}",
@@ -399,7 +414,8 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
                                count=abs(out.count("\n") - n_src)))
 
     # placeholders: the output's multiset matches neither the source's nor the reference's
-    po, ps = _placeholders(out), _placeholders(source)
+    po = _placeholders(out) if _may_hold_placeholders(out) else Counter()
+    ps = _placeholders(source) if _may_hold_placeholders(source) else Counter()
     if po != ps and po != _placeholders(reference):
         missing, extra = ps - po, po - ps
         detail = "; ".join(x for x in (missing and f"missing {_fmt_counter(missing)}",
@@ -409,8 +425,11 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
     # foreign script: letters of a script used by neither language nor the reference
     src_s, tgt_s = language_scripts(source_language), language_scripts(target_language)
     if src_s is not None and tgt_s is not None:
-        allowed = set(src_s | tgt_s) | set(script_counts(reference))
-        foreign = {s: n for s, n in script_counts(out).items() if s not in allowed}
+        base = src_s | tgt_s
+        foreign = {s: n for s, n in script_counts(out, latin="Latin" not in base).items() if s not in base}
+        if foreign:
+            in_ref = set(script_counts(reference))
+            foreign = {s: n for s, n in foreign.items() if s not in in_ref}
         if foreign:
             flags.append(CheckFlag(rule="foreign_script", detail=" ".join(sorted(foreign)),
                                    count=sum(foreign.values())))

@@ -247,7 +247,7 @@ from mtboard.localserver import _LIVE
 
 prompt = load_prompt("few-shot-completion")
 opts = BackendOptions(max_tokens=64, concurrency=1, prompt=prompt, source_language="en", target_language="es",
-                      extra={"n_threads": 2, "gate_lines": 6, "latency_gate": "record"})
+                      extra={"n_threads": 1, "gate_lines": 6, "latency_gate": "record"})
 b = GGUFBackend(parse_method(sys.argv[1]), options=opts, on_warning=lambda m: print("WARN", m, file=sys.stderr))
 sources = ["The weather is nice today.", "Where is the library?", "Thank you very much."]
 
@@ -289,7 +289,7 @@ def test_hub_model_end_to_end_offline(gemma, hf_cache):
     assert d["endpoint_host_sha256"] is None and d["max_tokens"] == 64
     assert gate["canary_passed"] is True and len(gate["canary_outputs"]) == 5
     assert all(o.strip() for o in gate["canary_outputs"])
-    assert gate["n_ctx"] == 2048 and gate["n_threads"] == 2 and gate["server"] == d["engine_version"]
+    assert gate["n_ctx"] == 2048 and gate["n_threads"] == 1 and gate["server"] == d["engine_version"]
     assert 0 < gate["latency_median_s"] <= gate["latency_p90_s"]
     assert gate["latency_threshold_median_s"] == 2.0 and gate["latency_threshold_p90_s"] == 3.0
     assert isinstance(gate["latency_passed"], bool)
@@ -307,7 +307,7 @@ def _opts(prompt_name: str, **extra) -> BackendOptions:
     from mtboard.prompts import load_prompt
 
     return BackendOptions(max_tokens=extra.pop("max_tokens", 64), concurrency=1, prompt=load_prompt(prompt_name),
-                          source_language="en", target_language="es", extra={"n_threads": 2, **extra})
+                          source_language="en", target_language="es", extra={"n_threads": 1, **extra})
 
 
 @pytest.mark.slow

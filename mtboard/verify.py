@@ -1,0 +1,286 @@
+"""GDS verification (spec §9.4 "GDS verified", §9.2.3 / §1.3 reproducibility within ±2%; issue 6).
+
+``mtboard verify CARD`` re-runs the card's method from its recorded configuration with the real runner
+(:func:`mtboard.runner.run`) on the same corpus segment — or on a secret segment whose file path comes from an
+environment variable (sovereign path, spec §8.2) — compares every quality score with the stored one, and writes a
+:class:`mtboard.schema.VerificationRecord` next to the submission as ``<card stem>.verification.json``.
+
+Comparison: for each score in :data:`COMPARED` (quality scores; speed, latency and cost depend on hardware and
+prices and are not compared), ``|rerun − stored| <= tolerance × |stored|`` (default tolerance 0.02 = ±2% relative,
+spec §1.3); when ``stored`` is 0 the bound is ``tolerance × full scale`` (100 for chrF++/BLEU/TER, 1 for rates and
+the composite). Missing on one side only fails.
+
+Verifiable methods: a backend registered in this harness (built-in or installed plugin) and, when the method used a
+prompt, the same prompt file (its SHA-256 must equal ``method.prompt_template_sha256``) rendering the same system
+prompt. Anything else raises :class:`NotVerifiable` saying why. Secrets (API keys) come only from the environment;
+nothing secret is written: with a secret segment the re-run card (which holds the secret text) stays in a temporary
+folder that is deleted, and the record carries only hashes and numbers.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from mtboard import __version__, canonical, safejson
+from mtboard.documents import atomic_write, load_card, load_corpus
+from mtboard.errors import ConfigError, InputError, MtboardError
+from mtboard.schema import (SECRET_SEGMENTS, Corpus, MetricDelta, RunCard, Segment, VerificationRecord,
+                            VerificationTier)
+from mtboard.validate import VERIFICATION_SUFFIX, make_context
+
+DEFAULT_TOLERANCE = 0.02
+"""Spec §1.3: ±2%."""
+
+COMPARED: dict[str, float] = {
+    "chrf_plus_plus": 100.0, "bleu": 100.0, "ter": 100.0, "exact_match_rate": 1.0, "equivalent_match_rate": 1.0,
+    "fst_acceptance_rate": 1.0, "morphological_accuracy": 1.0, "semantic_score": 1.0, "length_ratio": 1.0,
+    "code_switching_rate": 1.0, "hallucination_rate": 1.0, "terminology_adherence": 1.0, "composite": 1.0,
+    "error_rate": 1.0,
+}
+"""Score name → full scale (used when the stored value is 0). ``error_rate`` = errors / total."""
+
+
+class NotVerifiable(MtboardError):
+    """The card's method cannot be re-run by this harness (unregistered backend, unrecorded or changed prompt…)."""
+
+
+@dataclass
+class VerifyResult:
+    record: VerificationRecord
+    record_path: Path
+    rerun_card_path: Path | None
+    """Where the re-run card was kept (None for secret-segment re-runs: it holds secret text and is deleted)."""
+
+
+def _score_value(card: RunCard, name: str) -> float | None:
+    s = card.scores
+    if name == "error_rate":
+        return s.errors / s.total if s.total else None
+    v = getattr(s, name)
+    return None if v is None else float(v)
+
+
+def compare(stored: RunCard, rerun: RunCard, tolerance: float) -> list[MetricDelta]:
+    """Per-score deltas between a submitted card and its re-run (see the module docstring for the rule)."""
+    out: list[MetricDelta] = []
+    for name, scale in COMPARED.items():
+        a, b = _score_value(stored, name), _score_value(rerun, name)
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            out.append(MetricDelta(metric=name, stored=a, rerun=b, delta=None, relative=None, within=False))
+            continue
+        delta = b - a
+        rel = abs(delta) / abs(a) if a != 0 else None
+        bound = tolerance * (abs(a) if a != 0 else scale)
+        out.append(MetricDelta(metric=name, stored=a, rerun=b, delta=delta, relative=rel,
+                               within=abs(delta) <= bound + 1e-12))
+    return out
+
+
+def check_verifiable(card: RunCard) -> None:
+    """Raise :class:`NotVerifiable` unless this harness can re-run the card's method as recorded."""
+    from mtboard.backends.base import REGISTRY, load_builtin_backends  # noqa: PLC0415
+
+    load_builtin_backends()
+    m = card.method
+    cls = REGISTRY.get(m.backend)
+    if cls is None:
+        raise NotVerifiable(f"backend {m.backend!r} is not registered in this harness, so the method cannot be "
+                            f"re-run (registered: {', '.join(sorted(REGISTRY))})",
+                            fix="submit the method as an installable backend plugin (spec §9.5)")
+    raw_engine = getattr(cls, "prompt_format", None) == "raw"
+    if raw_engine:
+        if m.prompt_name is not None or card.system_prompt_used:
+            raise NotVerifiable(f"backend {m.backend!r} takes the raw source, but the card records a prompt")
+        return
+    if not m.prompt_name or not m.prompt_template_sha256:
+        raise NotVerifiable("the card does not record its prompt (method.prompt_name / prompt_template_sha256)",
+                            fix="re-run with a prompt file under prompts/ so the card records it")
+    from mtboard.prompts import load_prompt  # noqa: PLC0415
+
+    try:
+        prompt = load_prompt(m.prompt_name)
+    except MtboardError as exc:
+        raise NotVerifiable(f"recorded prompt {m.prompt_name!r} is not available here: {exc.problem}") from None
+    if prompt.template_sha256 != m.prompt_template_sha256:
+        raise NotVerifiable(f"prompt {m.prompt_name!r} here differs from the recorded one (SHA-256 "
+                            f"{prompt.template_sha256[:12]}… vs {m.prompt_template_sha256[:12]}…)",
+                            fix="verify with the harness commit whose prompts/ holds the recorded file")
+    system = prompt.system_prompt(card.dataset.source_language, card.dataset.target_language)
+    if canonical.sha256_hex(system) != card.system_prompt_sha256:
+        raise NotVerifiable("the recorded prompt renders a different system prompt than the card used")
+
+
+def _find_corpus(card: RunCard, root: Path, corpora_dir: Path | None) -> Path:
+    ctx = make_context(root, corpora_dir, secret_segment_env=None)
+    for k in ctx.corpora():
+        d = k.corpus.dataset
+        if (d.id, d.version, k.sha256) == (card.dataset.id, card.dataset.version, card.dataset.sha256):
+            return k.path
+    raise NotVerifiable(f"no corpus file in {ctx.corpora_dir} matches dataset {card.dataset.id} "
+                        f"{card.dataset.version} (sha256 {card.dataset.sha256[:12]}…)",
+                        fix="pass --corpora with the published corpus the card was run on")
+
+
+def _secret_segment(corpus: Corpus) -> Segment:
+    segs = [e.segment for e in corpus.entries]
+    for s in (Segment.gold_standard, Segment.held_out):
+        if s in segs:
+            return s
+    return segs[0]
+
+
+def _who() -> str:
+    for var in ("MTBOARD_VERIFIED_BY", "GITHUB_ACTOR"):
+        if os.environ.get(var):
+            return os.environ[var][:200]
+    try:
+        return getpass.getuser()[:200] or "unknown"
+    except Exception:  # noqa: BLE001 - no user database in some containers
+        return "unknown"
+
+
+def _where() -> str | None:
+    if os.environ.get("GITHUB_RUN_ID"):
+        return (f"github-actions {os.environ.get('GITHUB_REPOSITORY', '')} run {os.environ['GITHUB_RUN_ID']} "
+                f"attempt {os.environ.get('GITHUB_RUN_ATTEMPT', '1')}").strip()
+    return None
+
+
+def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[str] = ".",
+                corpora_dir: str | os.PathLike[str] | None = None, tolerance: float = DEFAULT_TOLERANCE,
+                secret_segment_env: str | None = None, out_dir: str | os.PathLike[str] | None = None,
+                commit: str | None = None, workdir: str | os.PathLike[str] | None = None) -> VerifyResult:
+    """Re-run a card's method and write a verification record.
+
+    Args:
+        card_path: the submitted card (read safely; its seal must hold).
+        root: repository root (the record names the card relative to it).
+        corpora_dir: published corpora (default ``<root>/corpora``).
+        tolerance: relative tolerance per score, in (0, 1].
+        secret_segment_env: name of an environment variable holding the path of a secret-segment corpus file to
+            re-run on instead of the card's own segment.
+        out_dir: folder for the record and the re-run card (default: the record next to the card, the re-run card
+            in the work folder).
+        commit: git commit (40 hex) the card was read at, recorded as is.
+        workdir: work folder for the re-run (default: a new temporary folder).
+
+    Returns: :class:`VerifyResult`; ``record.passed`` tells the outcome (the record is written either way).
+    Raises: InputError (unreadable card, broken seal, bad arguments), NotVerifiable (see module docstring),
+        ConfigError/BackendError from the runner when the backend cannot start here.
+    """
+    from mtboard import runner  # noqa: PLC0415 - heavy
+
+    if not 0 < tolerance <= 1:
+        raise ConfigError("tolerance must be in (0, 1], e.g. 0.02", field="--tolerance")
+    if commit is not None and not (len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
+        raise ConfigError("commit must be 40 lowercase hex digits", field="--commit")
+    path = Path(card_path)
+    card = load_card(path)
+    data = safejson.loads(safejson.read_bytes(path), where=str(path))
+    if not card.run_card_hash or canonical.run_card_hash(data) != card.run_card_hash:
+        raise InputError("the card's run_card_hash does not match its content (changed after sealing); nothing to "
+                         "verify", where=str(path), fix="run `mtboard validate` on it")
+    check_verifiable(card)
+
+    secret_path: Path | None = None
+    if secret_segment_env:
+        value = os.environ.get(secret_segment_env, "")
+        if not value:
+            raise ConfigError(f"${secret_segment_env} is not set", field="--secret-segment-env",
+                              fix=f"export {secret_segment_env}=/path/to/secret-segment.json")
+        secret_path = Path(value)
+        secret_corpus, secret_sha = load_corpus(secret_path)
+        corpus_path, segment = secret_path, _secret_segment(secret_corpus)
+        if secret_corpus.dataset.target_language != card.dataset.target_language or \
+                secret_corpus.dataset.source_language != card.dataset.source_language:
+            raise ConfigError("the secret segment's language pair differs from the card's",
+                              field="--secret-segment-env")
+    else:
+        corpus_path, segment, secret_sha = _find_corpus(card, Path(root), Path(corpora_dir) if corpora_dir else None), \
+            card.dataset.segment, None
+
+    temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None else None
+    work = Path(workdir) if workdir is not None else temp / "work"
+    m = card.method
+    settings = runner.RunSettings(
+        corpus_path=corpus_path, method=m.spec, prompt=m.prompt_name, condition=card.condition,
+        temperature=card.temperature, max_tokens=m.max_tokens or 512, concurrency=m.concurrency, runs=m.runs,
+        segment=segment.value, limit=None if secret_path else m.limit, work_dir=work,
+        out=work / "rerun-card.json", price_in=m.price_in_per_mtok, price_out=m.price_out_per_mtok,
+        stream=m.streaming, max_retries=card.max_retries)
+    reason: str | None = None
+    rerun: RunCard | None = None
+    try:
+        outcome = runner.run(settings)
+        rerun = outcome.card
+    except runner.IncompleteRunError as exc:
+        reason = f"re-run incomplete: {exc.problem}"
+    rel = _relpath(path, Path(root))
+    if rerun is not None:
+        deltas = compare(card, rerun, tolerance)
+        bad = [d for d in deltas if not d.within]
+        passed = not bad
+        if bad:
+            reason = "out of tolerance: " + "; ".join(
+                f"{d.metric} stored {_fmt(d.stored)} re-run {_fmt(d.rerun)} delta {_fmt(d.delta, True)}"
+                + (f" ({d.relative * 100:.2f}%)" if d.relative is not None else "") for d in bad)
+        diffs = [k for k, v in card.fingerprint.components.items()
+                 if k not in ("harness_version", "entry_ids_sha256", "dataset_sha256")
+                 and rerun.fingerprint.components.get(k) != v]
+        if diffs:
+            note = "configuration differs from the card in: " + ", ".join(diffs)
+            reason = f"{reason}; {note}" if reason else note
+    else:
+        deltas, passed = [], False
+    record = VerificationRecord(
+        run_card_hash=card.run_card_hash, card_path=rel, card_commit=commit, card_fingerprint=card.fingerprint.hash,
+        rerun_run_card_hash=rerun.run_card_hash if rerun else "0" * 64,
+        rerun_fingerprint=rerun.fingerprint.hash if rerun else "0" * 64, rerun_harness_version=__version__,
+        method_spec=m.spec, segment=segment, secret_segment_sha256=secret_sha, verified_by=_who(),
+        verified_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), environment=_where(), tolerance=tolerance,
+        deltas=deltas, passed=passed,
+        tier=VerificationTier.gds_verified if passed else VerificationTier.self_benchmarked, reason=reason)
+    name = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
+    dest_dir = Path(out_dir) if out_dir is not None else path.parent
+    record_path = dest_dir / f"{name}{VERIFICATION_SUFFIX}"
+    atomic_write(record_path, canonical.canonical_bytes(record.model_dump(mode="json")) + b"\n")
+    kept: Path | None = None
+    if secret_path is not None:
+        # The re-run card and translations hold secret text: never kept (a temporary work folder is removed).
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+    elif rerun is not None and out_dir is not None:
+        kept = Path(out_dir) / f"{name}.rerun.json"
+        shutil.copyfile(work / "rerun-card.json", kept)
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+    elif rerun is not None:
+        kept = work / "rerun-card.json"
+    elif temp is not None:
+        shutil.rmtree(temp, ignore_errors=True)
+    return VerifyResult(record=record, record_path=record_path, rerun_card_path=kept)
+
+
+def _fmt(x: float | None, signed: bool = False) -> str:
+    if x is None:
+        return "null"
+    return f"{x:+.6g}" if signed else f"{x:.6g}"
+
+
+def _relpath(path: Path, root: Path) -> str:
+    try:
+        return path.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        return path.name
+
+
+__all__ = ["COMPARED", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult", "check_verifiable", "compare",
+           "verify_card", "SECRET_SEGMENTS"]
