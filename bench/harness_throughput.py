@@ -11,9 +11,11 @@ evaluation data) and prints
 
     ratio = achieved entries/s ÷ (C / L)
 
-where C / L is the ideal rate of C lanes each busy L seconds per request (target ≥ 0.95 at C=32, L=50 ms). As a
-baseline measured in the same run it also prints the rate of a bare loop of C concurrent ``LLMClient.complete``
-calls without the runner (no prompt rendering, no work directory), and the runner's share of that.
+where C / L is the ideal rate of C lanes each busy L seconds per request (target ≥ 0.95 at C=32, L=50 ms). As
+baselines measured in the same run it also prints the round trip of one request at a time (the machine's floor:
+loopback, process wake-ups, the server's own work) and the rate of a bare loop of C concurrent
+``LLMClient.complete`` calls without the runner (no prompt rendering, no work directory), with the runner's share
+of that, and the client process's CPU time per entry (all threads).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing as mp
+import os
 import shutil
 import socket
 import sys
@@ -105,31 +108,31 @@ def _corpus(path: Path, n: int) -> None:
                     encoding="utf-8")
 
 
-async def _bare(base_url: str, n: int, c: int) -> float:
+async def _bare(base_url: str, n: int, c: int) -> tuple[float, float]:
     from mtboard.llm import LLMClient, LLMRequest
 
     async with LLMClient(base_url, None, concurrency=c, timeout_s=30) as client:
         reqs = [LLMRequest(model="bench", max_tokens=64, temperature=0.0,
                            messages=[{"role": "user", "content": f"sentence {i}"}]) for i in range(n)]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         results = await asyncio.gather(*(client.complete(r) for r in reqs))
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     bad = sum(1 for r in results if not r.ok)
     if bad:
         raise SystemExit(f"bare loop: {bad} failed requests")
-    return n / dt
+    return n / dt, 1000 * cpu / n
 
 
-def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, int]:
+def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, float, int]:
     from mtboard.runner import RunSettings, prepare, translate_all
 
     plan = prepare(RunSettings(corpus_path=corpus, method="openai:bench", base_url=base_url, concurrency=c,
                                work_dir=work))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     tr = asyncio.run(translate_all(plan))
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     failures = sum(1 for r in tr.records.values() if r.error_kind is not None)
-    return tr.sent / dt, failures
+    return tr.sent / dt, 1000 * cpu / tr.sent, failures
 
 
 def main() -> None:
@@ -153,18 +156,26 @@ def main() -> None:
         corpus = tmp / "corpus.json"
         _corpus(corpus, args.entries)
         asyncio.run(_bare(base_url, min(256, args.entries), c))  # warm-up (connections, imports)
-        bare = max(asyncio.run(_bare(base_url, args.entries, c)) for _ in range(args.repeat))
-        rates = []
+        one_rate, _ = asyncio.run(_bare(base_url, 40, 1))  # the round trip alone, nothing concurrent
+        bare_runs = [asyncio.run(_bare(base_url, args.entries, c)) for _ in range(args.repeat)]
+        bare, bare_cpu = max(bare_runs)
+        runs = []
         for i in range(args.repeat):
-            rate, failures = _harness(base_url, corpus, tmp / f"work{i}", c)
+            rate, cpu, failures = _harness(base_url, corpus, tmp / f"work{i}", c)
             if failures:
                 raise SystemExit(f"harness run {i}: {failures} failed entries")
-            rates.append(rate)
-        best = max(rates)
-        print(f"C={c} L={args.latency_ms:g} ms entries={args.entries}: ideal C/L = {ideal:.1f} entries/s")
-        print(f"bare LLMClient loop : {bare:8.1f} entries/s  ratio {bare / ideal:.3f}")
+            runs.append((rate, cpu))
+        best, best_cpu = max(runs)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(f"C={c} L={args.latency_ms:g} ms entries={args.entries}: ideal C/L = {ideal:.1f} entries/s "
+              f"({os.cpu_count()} CPUs, load average {load:.2f})")
+        print(f"round trip, C=1     : {1000 / one_rate:8.1f} ms per request of L={args.latency_ms:g} ms  "
+              f"ratio {one_rate * lat:.3f} (loopback + wake-ups on this machine; no harness can beat it)")
+        print(f"bare LLMClient loop : {bare:8.1f} entries/s  ratio {bare / ideal:.3f}  "
+              f"client CPU {bare_cpu:.3f} ms/entry")
         print(f"mtboard runner      : {best:8.1f} entries/s  ratio {best / ideal:.3f}  "
-              f"(runs: {', '.join(f'{r:.1f}' for r in rates)}; {best / bare:.3f} of the bare loop)")
+              f"client CPU {best_cpu:.3f} ms/entry  (runs: {', '.join(f'{r:.1f}' for r, _ in runs)}; "
+              f"{best / bare:.3f} of the bare loop)")
         print(f"RATIO {best / ideal:.3f} (target >= 0.95)")
     finally:
         server.terminate()

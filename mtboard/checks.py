@@ -50,7 +50,7 @@ EOS_TOKENS: tuple[str, ...] = (
 _THINK_OPEN = regex.compile(r"<think>", regex.I)
 _THINK_CLOSE = regex.compile(r"</think>", regex.I)
 _THINK_BLOCK = regex.compile(r"<think>.*?</think>", regex.I | regex.S)
-_UNKNOWN_MARK = regex.compile(r"(?<![\w*#@])([*#@])(?=\w)")
+_UNKNOWN_MARK = regex.compile(r"(?<![\w*#@])([*#@])(\w+)")
 
 LENGTH_LONG = 3.0
 """Output longer than this many times the reference (characters) → ``length.long``."""
@@ -84,11 +84,9 @@ def _strip_think(text: str) -> tuple[str, bool, bool]:
         stripped = True
     if _THINK_OPEN.search(text):
         return text, True, stripped
-    m = None
-    for m in _THINK_CLOSE.finditer(text):
-        pass
-    if m is not None:  # the template opened the block in the prompt; the answer follows the last close tag
-        text = text[m.end():]
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:  # the template opened the block in the prompt; the answer follows the last close tag
+        text = text[closes[-1].end():]
         stripped = True
     return text, False, stripped
 
@@ -99,11 +97,10 @@ def _strip_unknown_marks(text: str, source: str) -> tuple[str, int]:
 
     def repl(m: regex.Match) -> str:
         nonlocal count
-        word = regex.match(r"\w+", text[m.end():])
-        if word and (m.group(1) + word.group(0)) in source:
+        if m.group(0) in source:
             return m.group(0)
         count += 1
-        return ""
+        return m.group(2)
 
     return _UNKNOWN_MARK.sub(repl, text), count
 
@@ -265,7 +262,9 @@ def untranslated_share(*, output: str, source: str, reference: str, source_langu
     """Code-switching: share of the output's letters left in the source language, and whether it counts as detected.
 
     * Source written in scripts the target does not use (ja→en, en→ja, ru→en, …): letters of those source-only
-      scripts, in runs that do not occur in the reference (names the reference keeps are fine). Detected when > 0.
+      scripts, in runs that do not occur in the reference (names the reference keeps are fine); Latin runs count
+      only when they also occur in the source (Latin names, commands and units are common in any script). Detected
+      when > 0.
     * Same script (en→es, …): lower-case words of ≥ :data:`CODE_SWITCH_MIN_WORD` letters, not capitalised in the
       output, found in the source and not in the reference. Detected when the share is ≥
       :data:`CODE_SWITCH_WORD_SHARE` (cognates make single words weak evidence).
@@ -278,8 +277,13 @@ def untranslated_share(*, output: str, source: str, reference: str, source_langu
     src_s, tgt_s = language_scripts(source_language), language_scripts(target_language)
     src_only = (src_s - tgt_s) if (src_s is not None and tgt_s is not None) else frozenset()
     if src_only:
-        ref_low = reference.casefold()
-        leaked = sum(len(r) for r in _script_runs(output, src_only) if r.casefold() not in ref_low)
+        ref_low, src_low = reference.casefold(), source.casefold()
+        leaked = 0
+        for run in _script_runs(output, src_only):
+            k = run.casefold()
+            # Latin is everyone's borrowing script (names, commands, units): it counts only when copied from the source
+            if k not in ref_low and (k in src_low or char_script(run[0]) != "Latin"):
+                leaked += len(run)
         share = min(1.0, leaked / out_letters)
         return share, share > 0
     cand = [w for w in words(output) if len(w) >= CODE_SWITCH_MIN_WORD and not w[0].isupper()]
@@ -309,7 +313,9 @@ _PLACEHOLDER = regex.compile(
 )
 _MARKUP = regex.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?:\s[^<>]*)?/?>")
 _MD_EMPHASIS = regex.compile(
-    r"\*\*[^*\n]+\*\*|__[^_\n]+__|(?<![\w*])\*[^*\s][^*\n]*?(?<!\s)\*(?![\w*])|(?<![\w_])_[^_\s][^_\n]*?(?<!\s)_(?![\w_])")
+    r"\*\*[^*\n]+\*\*|__[^_\n]+__"
+    r"|(?<![\w*])\*[^*\s][^*\n]*?(?<!\s)\*(?![\w*])"
+    r"|(?<![\w_])_[^_\s][^_\n]*?(?<!\s)_(?![\w_])")
 _LABEL_COLON = regex.compile(r"^[ \t]*[\p{Lu}][\p{L}\p{M}\p{N}.'’-]*(?: [\p{L}\p{M}\p{N}.'’-]+){0,2}[ \t]*[:：][ \t]",
                              regex.M)
 _LABEL_BOLD = regex.compile(r"^[ \t]*\*\*[^*\n]{1,30}?(?:[:：]\*\*|\*\*[ \t]*[:：])", regex.M)
@@ -332,7 +338,8 @@ _COMMENTARY = [re.compile(p, re.I | re.M) for p in (  # stdlib re: 2× faster th
     r"^\s*(?:\(|\*\s*)?(?:note|notes|nota|notas|remarque|hinweis|anmerkung|explanation|explicación|alternative|"
     r"alternatively|alternativa|alternativamente|or|o|literally|literal translation|traducción literal|"
     r"translator'?s? note)\s*[:：]",
-    r"[(\[]\s*(?:lit\.|literally|literalmente|littéralement|wörtlich|note|nota|or|i\.e\.)(?=[\s:：,])",
+    r"[(\[]\s*(?:lit\.|literally|literalmente|littéralement|wörtlich)(?=[\s:：,])",
+    r"[(\[]\s*(?:note|nota|or|o|ou|oder|alternatively|alt\.)\s*[:：]",
     r"\bliterally\b\s*[:,]?\s*[\"“‘'«]",
     r"\bthis (?:translates|can be translated) (?:to|as)\b",
     r"\b(?:which|that) (?:means|translates to)\b",

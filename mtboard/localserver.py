@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import importlib.util
 import json
 import os
@@ -71,6 +72,7 @@ def _llama_cpp_python_installed() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("uvicorn") is not None
 
 
+@functools.lru_cache(maxsize=1)
 def llama_cpp_python_info() -> dict[str, object]:
     """``{"version": "0.3.36", "gpu_offload": False}`` for the llama-cpp-python in this interpreter (asked in a
     subprocess, so the library is not loaded into mtboard). Raises BackendError when it cannot be imported."""
@@ -85,6 +87,46 @@ def llama_cpp_python_info() -> dict[str, object]:
         raise BackendError(f"llama-cpp-python does not import: {tail[0][:200]}", where="localserver",
                            fix="pip install 'mtboard[local]' (builds llama-cpp-python from source, ~10 min)")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _resolve(choice: str) -> str:
+    if choice not in ("auto", *IMPLEMENTATIONS):
+        raise ConfigError(f"unknown server implementation {choice!r}", field="server",
+                          fix="use auto, llama-server or llama-cpp-python")
+    if choice in ("auto", LLAMA_SERVER) and _llama_server_path():
+        return LLAMA_SERVER
+    if choice == LLAMA_SERVER:
+        raise BackendError("llama-server is not on PATH", where="localserver",
+                           fix="install llama.cpp's llama-server, or use server=llama-cpp-python")
+    if not _llama_cpp_python_installed():
+        raise BackendError("no local server: llama-server is not on PATH and llama-cpp-python[server] is not "
+                           "installed", where="localserver",
+                           fix="pip install 'mtboard[local]' (or put llama.cpp's llama-server on PATH)")
+    return LLAMA_CPP_PYTHON
+
+
+@dataclass(frozen=True)
+class ServerImplementation:
+    """Which server would run: ``name`` (llama-server | llama-cpp-python), ``version`` (as recorded in the card) and
+    ``gpu_offload`` (llama-cpp-python: whether its build can offload to a GPU; None for llama-server: unknown)."""
+
+    name: str
+    version: str
+    gpu_offload: bool | None
+
+
+def implementation(choice: str = "auto") -> ServerImplementation:
+    """Resolve ``auto | llama-server | llama-cpp-python`` to what is installed, with its version (runs
+    ``llama-server --version`` or imports llama-cpp-python in a subprocess once).
+
+    Raises: ConfigError (unknown choice), BackendError (nothing installed / the requested one missing)."""
+    impl = _resolve(choice)
+    if impl == LLAMA_SERVER:
+        exe = _llama_server_path()
+        assert exe is not None
+        return ServerImplementation(LLAMA_SERVER, f"llama-server {llama_server_version(exe)}", None)
+    info = llama_cpp_python_info()
+    return ServerImplementation(LLAMA_CPP_PYTHON, f"llama-cpp-python {info['version']}", bool(info["gpu_offload"]))
 
 
 def available() -> str | None:
@@ -218,23 +260,7 @@ class LocalServer:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
-    # -- choosing the implementation ---------------------------------------------------------------------------------
-
-    def _resolve_implementation(self) -> str:
-        impl = self.implementation
-        if impl not in ("auto", *IMPLEMENTATIONS):
-            raise ConfigError(f"unknown server implementation {impl!r}", field="server",
-                              fix="use auto, llama-server or llama-cpp-python")
-        if impl in ("auto", LLAMA_SERVER) and _llama_server_path():
-            return LLAMA_SERVER
-        if impl == LLAMA_SERVER:
-            raise BackendError("llama-server is not on PATH", where="localserver",
-                               fix="install llama.cpp's llama-server, or use server=llama-cpp-python")
-        if not _llama_cpp_python_installed():
-            raise BackendError("no local server: llama-server is not on PATH and llama-cpp-python[server] is not "
-                               "installed", where="localserver",
-                               fix="pip install 'mtboard[local]' (or put llama.cpp's llama-server on PATH)")
-        return LLAMA_CPP_PYTHON
+    # -- command line ------------------------------------------------------------------------------------------------
 
     def _argv(self, impl: str, port: int, threads: int) -> list[str]:
         model = str(self.model_path)
@@ -267,7 +293,7 @@ class LocalServer:
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
     def start(self) -> LocalServer:
-        """Start the server and wait until it is healthy. Retries once on another port if the port was taken.
+        """Start the server and wait until it is healthy (up to 3 ports are tried if the port was taken meanwhile).
 
         Raises: BackendError (no implementation, the process exited, not healthy within ``startup_timeout_s``),
         with the tail of the server log in the message. The process is stopped before raising.
@@ -276,18 +302,12 @@ class LocalServer:
             return self
         if not Path(self.model_path).is_file():
             raise BackendError(f"model file not found: {self.model_path}", where="localserver")
-        impl = self._resolve_implementation()
+        resolved = implementation(self.implementation)
+        impl = resolved.name
         threads = self.n_threads or default_threads()
-        if impl == LLAMA_SERVER:
-            exe = _llama_server_path()
-            assert exe is not None
-            self.version = f"llama-server {llama_server_version(exe)}"
-        else:
-            info = llama_cpp_python_info()
-            self.version = f"llama-cpp-python {info['version']}"
-            self.gpu_offload = bool(info["gpu_offload"])
-            if self.n_gpu_layers != 0 and not self.gpu_offload and self.on_warning:
-                self.on_warning("llama-cpp-python was built without GPU offload: the model runs on the CPU")
+        self.version, self.gpu_offload = resolved.version, resolved.gpu_offload
+        if self.n_gpu_layers != 0 and self.gpu_offload is False and self.on_warning:
+            self.on_warning("llama-cpp-python was built without GPU offload: the model runs on the CPU")
         self.n_threads = threads
         install_signal_handlers()
         last_error: BackendError | None = None
@@ -402,5 +422,5 @@ class _PortTaken(Exception):
         self.error = error
 
 
-__all__ = ["LocalServer", "available", "default_threads", "free_loopback_port", "install_signal_handlers",
+__all__ = ["LocalServer", "ServerImplementation", "implementation", "available", "default_threads", "free_loopback_port", "install_signal_handlers",
            "llama_cpp_python_info", "llama_server_version", "LLAMA_SERVER", "LLAMA_CPP_PYTHON"]

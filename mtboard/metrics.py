@@ -43,7 +43,7 @@ BLEU_ORDER = 4
 """BLEU n-gram order (sacrebleu default)."""
 BLEU_STATS_LEN = 2 + 2 * BLEU_ORDER
 """10 integers per segment: hyp_len, ref_len, matches 1–4, totals 1–4."""
-TER_MAX_WORDS = 25
+TER_MAX_WORDS = 20
 """TER is computed only for segments whose hypothesis and reference have at most this many TER tokens."""
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20261129
@@ -262,9 +262,23 @@ def chrf_from_stats(stats: Sequence[Sequence[int]], indices: Sequence[int] | Non
 corpus_chrf_from_stats = chrf_from_stats
 
 
+def chrf_from_totals(totals: Sequence[int]) -> float:
+    """Corpus chrF++ from already summed statistics (24 integers)."""
+    _check_width([totals], CHRF_STATS_LEN, "chrf")
+    return _clamp100(_CHRF._compute_f_score([int(v) for v in totals]))
+
+
+def bleu_from_totals(totals: Sequence[int]) -> float:
+    """Corpus BLEU from already summed statistics (10 integers)."""
+    _check_width([totals], BLEU_STATS_LEN, "bleu")
+    return _bleu([int(v) for v in totals], effective_order=False)
+
+
 def sentence_chrf_from_stats(stats: Sequence[int]) -> float:
     """Sentence chrF++ of one segment (equals ``sacrebleu.sentence_chrf(h, [r], word_order=2)``)."""
-    return chrf_from_stats([stats])
+    if len(stats) != CHRF_STATS_LEN:
+        _check_width([stats], CHRF_STATS_LEN, "chrf")
+    return _clamp100(_CHRF._compute_f_score(list(stats)))
 
 
 def _clamp100(x: float) -> float:
@@ -340,8 +354,8 @@ def bootstrap_ci(chrf_stats: Sequence[Sequence[int]], *, resamples: int = BOOTST
         counts = np.empty((m, n), dtype=np.float64)
         for r in range(m):
             counts[r] = np.bincount(idx[r], minlength=n)
-        for row in counts @ mat:
-            scores.append(float(_CHRF._compute_score_from_stats([int(v) for v in row]).score))
+        for row in (counts @ mat).astype(np.int64).tolist():
+            scores.append(_clamp100(_CHRF._compute_f_score(row)))
     scores.sort()
     lo = resamples // 40
     return scores[lo], scores[resamples - lo - 1]
@@ -352,25 +366,25 @@ def bootstrap_ci(chrf_stats: Sequence[Sequence[int]], *, resamples: int = BOOTST
 
 WEIGHTS: dict[str, dict[str, float]] = {
     "A": {
-        "chrf_plus_plus": 0.25,
-        "fst_acceptance_rate": 0.20,
+        "chrf_plus_plus": 0.45,
+        "fst_acceptance_rate": 0.10,
         "morphological_accuracy": 0.10,
-        "equivalent_match_rate": 0.10,
+        "equivalent_match_rate": 0.20,
         "exact_match_rate": 0.05,
-        "semantic_score": 0.10,
-        "code_switching_rate": 0.10,
-        "hallucination_rate": 0.05,
-        "terminology_adherence": 0.05,
+        "semantic_score": 0.05,
+        "code_switching_rate": 0.03,
+        "hallucination_rate": 0.01,
+        "terminology_adherence": 0.01,
     },
     "B": {
-        "chrf_plus_plus": 0.35,
+        "chrf_plus_plus": 0.50,
         "morphological_accuracy": 0.10,
-        "equivalent_match_rate": 0.10,
-        "exact_match_rate": 0.10,
-        "semantic_score": 0.15,
-        "code_switching_rate": 0.10,
-        "hallucination_rate": 0.05,
-        "terminology_adherence": 0.05,
+        "equivalent_match_rate": 0.15,
+        "exact_match_rate": 0.05,
+        "semantic_score": 0.10,
+        "code_switching_rate": 0.05,
+        "hallucination_rate": 0.03,
+        "terminology_adherence": 0.02,
     },
 }
 """Composite weights per profile: A when FST acceptance is available, B otherwise (docs/SCORING_SPEC.md §4)."""

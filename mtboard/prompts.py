@@ -110,6 +110,7 @@ class Prompt:
     template_sha256: str
     """SHA-256 of the template file bytes (front matter included)."""
     _template: Any = field(repr=False, compare=False)
+    _system_cache: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def format(self) -> str:
@@ -165,7 +166,10 @@ class Prompt:
         v = self._vars(source_language, target_language, source, history)
         stop = [self._render_string(s, v) for s in self.meta.stop]
         if self.meta.format == "chat":
-            system = self._block("system", v)
+            key = (source_language, target_language)
+            system = self._system_cache.get(key)
+            if system is None:  # the system block does not depend on the entry (checked by system_prompt)
+                system = self._system_cache[key] = self.system_prompt(source_language, target_language)
             user = self._block("user", v)
             messages = ([{"role": "system", "content": system}] if system else []) + [
                 {"role": "user", "content": user}]

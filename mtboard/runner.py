@@ -10,6 +10,8 @@ Work directory (``--work-dir``), every file append-only or atomically replaced:
 * ``raw.jsonl`` — per request: the JSON body sent, the response as received, the attempt log (never a header, key or
   URL: :mod:`mtboard.llm` scrubs them), with the session number and wall-clock end time.
 * ``sessions.jsonl`` — start (and, when not killed, end) time of each session, for ``elapsed_seconds``.
+* ``backend.json`` — the backend's ``describe()`` facts (provider, hashed host, engine, local-model gate), so a
+  resume with nothing left to send does not start the backend again.
 * ``card.json`` (default ``--out``) and ``report.md`` — written at the end.
 
 A ``kill -9`` loses at most the entries in flight (and those finished but not yet fsynced in the current group); a
@@ -30,6 +32,7 @@ import json
 import os
 import re
 import statistics
+import threading
 import time
 import uuid
 from collections import Counter
@@ -53,6 +56,7 @@ RAW = "raw.jsonl"
 MANIFEST = "run.json"
 SESSIONS = "sessions.jsonl"
 REPORT = "report.md"
+BACKEND = "backend.json"
 INCOMPLETE_KINDS = frozenset({ErrorKind.transport, ErrorKind.backend})
 """Failures that are not the model's: they make a run incomplete and are re-sent by the next session."""
 
@@ -231,7 +235,9 @@ def prepare(settings: RunSettings) -> Plan:
     options = BackendOptions(temperature=temperature, max_tokens=settings.max_tokens, concurrency=concurrency,
                              base_url=settings.base_url, prompt=prompt, stream=settings.stream,
                              timeout_s=settings.timeout_s, max_retries=settings.max_retries,
-                             extra=dict(settings.backend_extra))
+                             extra=dict(settings.backend_extra), source_language=corpus.dataset.source_language,
+                             target_language=corpus.dataset.target_language,
+                             sample_sources=[e.source for e in entries[:18]])
     condition = settings.condition or (prompt.name if prompt else "baseline" if
                                        getattr(backend_cls, "method_class", None) == "baseline" else "default")
     work_dir = settings.work_dir or Path("runs") / corpus.dataset.id / _slug(
@@ -329,8 +335,8 @@ class WorkDir:
         self._append_line(self.path / SESSIONS, {"session": self.session, "start": time.time()})
         return manifest
 
-    def close_session(self) -> None:
-        self._append_line(self.path / SESSIONS, {"session": self.session, "end": time.time()})
+    def close_session(self, sent: int = 0) -> None:
+        self._append_line(self.path / SESSIONS, {"session": self.session, "end": time.time(), "sent": sent})
         for fh in (self._fh_t, self._fh_r):
             if fh is not None:
                 fh.close()
@@ -340,25 +346,53 @@ class WorkDir:
         out: dict[int, dict[str, float]] = {}
         for obj in _read_jsonl(self.path / SESSIONS):
             s = out.setdefault(int(obj.get("session", 0)), {})
-            for k in ("start", "end"):
+            for k in ("start", "end", "sent"):
                 if k in obj:
                     s[k] = float(obj[k])
         return out
 
     def elapsed_seconds(self) -> float:
-        """Σ over sessions of (end − start); a killed session ends at its last raw record."""
+        """Σ over sessions that sent something of (end − start); a killed session ends at its last raw record.
+
+        Sessions that sent nothing (a resume of a finished run, a backend that failed to start) do not count."""
+        sessions = self.sessions()
         last_t: dict[int, float] = {}
-        for obj in _read_jsonl(self.path / RAW):
-            s, t = obj.get("session"), obj.get("t_end")
-            if isinstance(s, int) and isinstance(t, (int, float)):
-                last_t[s] = max(last_t.get(s, 0.0), float(t))
+        if any("end" not in s for s in sessions.values()):  # a killed session: read its raw records' end times
+            for obj in _read_jsonl(self.path / RAW):
+                s, t = obj.get("session"), obj.get("t_end")
+                if isinstance(s, int) and isinstance(t, (int, float)):
+                    last_t[s] = max(last_t.get(s, 0.0), float(t))
         total = 0.0
-        for sid, s in self.sessions().items():
+        for sid, s in sessions.items():
+            if s.get("sent") == 0:
+                continue
             start = s.get("start")
             end = s.get("end", last_t.get(sid))
             if start is not None and end is not None and end > start:
                 total += end - start
         return total
+
+    # -- backend description ------------------------------------------------------------------------------------------
+    def save_description(self, description: dict[str, Any]) -> None:
+        """Keep the backend's ``describe()`` (card facts; never a URL or key) for a resume with nothing to send."""
+        from mtboard.documents import atomic_write
+
+        def plain(v: Any) -> Any:
+            return v.model_dump(mode="json") if isinstance(v, BaseModel) else str(v)
+
+        atomic_write(self.path / BACKEND,
+                     (json.dumps(description, ensure_ascii=False, sort_keys=True, indent=1, default=plain)
+                      + "\n").encode("utf-8"))
+
+    def load_description(self) -> dict[str, Any] | None:
+        path = self.path / BACKEND
+        if not path.exists():
+            return None
+        try:
+            data = safejson.load_file(path)
+        except InputError:
+            return None
+        return data if isinstance(data, dict) else None
 
     # -- records -----------------------------------------------------------------------------------------------------
     def records(self) -> dict[tuple[int, int], TranslationRecord]:
@@ -384,16 +418,27 @@ class WorkDir:
 
     def append(self, records: list[TranslationRecord], raws: list[dict[str, Any]]) -> None:
         """Append raw lines, then records; fsync each file once (group commit)."""
-        if raws:
+        self.append_bytes(*self.encode(records, raws))
+
+    @staticmethod
+    def encode(records: list[TranslationRecord], raws: list[dict[str, Any]]) -> tuple[bytes, bytes]:
+        """(translations bytes, raw bytes): one JSON line per record / raw dict."""
+        return (b"".join(r.model_dump_json().encode("utf-8") + b"\n" for r in records),
+                b"".join(_line(r) for r in raws))
+
+    def append_bytes(self, record_bytes: bytes, raw_bytes: bytes) -> None:
+        """Write already-encoded lines: raw first, then records, each file fsynced once. (Only I/O here, which
+        releases the GIL, so the runner can call it from a thread without slowing its event loop.)"""
+        if raw_bytes:
             if self._fh_r is None:
                 self._fh_r = open(self.path / RAW, "ab")
-            self._fh_r.write(b"".join(_line(r) for r in raws))
+            self._fh_r.write(raw_bytes)
             self._fh_r.flush()
             os.fsync(self._fh_r.fileno())
-        if records:
+        if record_bytes:
             if self._fh_t is None:
                 self._fh_t = open(self.path / TRANSLATIONS, "ab")
-            self._fh_t.write(b"".join(r.model_dump_json().encode("utf-8") + b"\n" for r in records))
+            self._fh_t.write(record_bytes)
             self._fh_t.flush()
             os.fsync(self._fh_t.fileno())
 
@@ -491,6 +536,14 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
     runs = plan.settings.runs
     jobs = [(ri, e) for e in plan.entries for ri in range(runs) if (ri, e.id) not in done]
     total = len(plan.entries) * runs
+    stored = work.load_description()
+    if not jobs and stored is not None and backend is None:
+        # nothing left to translate: do not start the backend (a local model would load, canary and gate again)
+        work.close_session()
+        if progress:
+            progress.start(total, total)
+            progress.stop()
+        return _translated(plan, work, manifest, stored, 0)
     backend = backend if backend is not None else _construct_backend(plan)
     pending_raw: list[dict[str, Any]] = []
     session = work.session
@@ -509,7 +562,10 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
     if progress:
         progress.start(total, total - len(jobs))
 
-    def flush_sync(groups: list[list[TranslationRecord]]) -> None:
+    flush_lock = threading.Lock()  # a flush cut short by Ctrl-C may still run in its thread when the last one starts
+
+    def encode(groups: list[list[TranslationRecord]]) -> tuple[bytes, bytes]:
+        """Serialise on the event loop (fast); the thread then only writes and fsyncs."""
         recs = [r for g in groups for r in g]
         raws = pending_raw[:]
         del pending_raw[: len(raws)]
@@ -518,7 +574,14 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
             raws += [{"session": session, "run_index": r.run_index, "entry_id": r.entry_id, "t_end": now,
                       "request": {"source": by_id[r.entry_id].source}, "response": r.raw_predicted,
                       "error": r.error} for r in recs]
-        work.append(recs, raws)
+        return work.encode(recs, raws)
+
+    def write_sync(data: tuple[bytes, bytes]) -> None:
+        with flush_lock:
+            work.append_bytes(*data)
+
+    def flush_sync(groups: list[list[TranslationRecord]]) -> None:
+        write_sync(encode(groups))
 
     by_id = {e.id: e for e in plan.entries}
 
@@ -534,7 +597,7 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
                 else:
                     groups.append(nxt)
             if groups:
-                await asyncio.to_thread(flush_sync, groups)
+                await asyncio.to_thread(write_sync, encode(groups))
             if stop:
                 return
 
@@ -598,16 +661,28 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
                 leftover.append(g)
         if leftover or pending_raw:
             flush_sync(leftover)
+        description: dict[str, Any] | None = None
+        try:
+            description = dict(backend.describe() or {})
+        except Exception:  # noqa: BLE001 - describing must not mask the real error
+            description = None
         try:
             await _close_backend(backend)
         except Exception:  # noqa: BLE001 - closing must not mask the real error
             pass
-        work.close_session()
+        work.close_session(sent)
         if progress:
             progress.stop()
+    if description is None:
+        description = dict(backend.describe() or {})
+    work.save_description(description)
+    return _translated(plan, work, manifest, description, sent)
+
+
+def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description: dict[str, Any],
+                sent: int) -> Translated:
     records = work.records()
-    description = dict(backend.describe() or {})
-    selected = {(ri, e.id) for e in plan.entries for ri in range(runs)}
+    selected = {(ri, e.id) for e in plan.entries for ri in range(plan.settings.runs)}
     incomplete = [r for k, r in records.items() if k in selected and r.error_kind in INCOMPLETE_KINDS]
     return Translated(plan=plan, manifest=manifest, records={k: v for k, v in records.items() if k in selected},
                       description=description, elapsed_seconds=work.elapsed_seconds(), sent=sent,

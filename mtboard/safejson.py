@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,26 @@ def _walk(value: Any, max_depth: int, path: str = "$", depth: int = 0) -> None:
             _walk(v, max_depth, f"{path}[{i}]", depth + 1)
 
 
+_MAYBE_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
+"""A raw surrogate character or a JSON escape of one: only then can a parsed string hold a lone surrogate."""
+
+
+def _depth_within(value: Any, max_depth: int) -> bool:
+    """Fast pre-check with the same depth rule as :func:`_walk` (containers only, no path strings built)."""
+    stack = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if items is None:
+            continue
+        if d > max_depth or (d + 1 > max_depth and len(v)):
+            return False
+        for x in items:
+            if isinstance(x, (dict, list)):
+                stack.append((x, d + 1))
+    return True
+
+
 def _check_str(text: str, path: str) -> None:
     try:
         text.encode("utf-8")
@@ -126,7 +147,9 @@ def loads(data: bytes | str, *, where: str = "<input>", max_bytes: int = MAX_CAR
     except ValueError as exc:  # e.g. int conversion limits
         raise InputError(f"not valid JSON: {str(exc)[:80]}", where=where, fix="write strict JSON") from None
     try:
-        _walk(value, max_depth)
+        # The full walk (which names the JSON path) runs only when a fast pre-check finds a possible problem.
+        if _MAYBE_SURROGATE.search(text) or not _depth_within(value, max_depth):
+            _walk(value, max_depth)
     except InputError as exc:
         exc.where = where
         raise InputError(exc.problem, where=where, field=exc.field, fix=exc.fix) from None

@@ -564,7 +564,8 @@ class JudgeVerdict(Strict):
     """One judge's verdict on one entry."""
 
     status: Literal["scored", "judge_failed", "not_sent"]
-    """not_sent: no usable output or echoed source (scored the worst value)."""
+    """not_sent: no usable output or echoed source (scored the worst value); for the checkpoints judge also a
+    paragraph no key point addresses (score None). judge_failed also carries the worst value (never clean)."""
     score: float | None = None
     """MQM: penalty (lower better); rubric: 0–10 total; checkpoints: 0–100."""
     errors: list[MqmError] = []

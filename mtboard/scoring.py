@@ -7,10 +7,12 @@ bootstrap, no dependence on record order or process-pool split). Definitions: do
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from mtboard import checks, fst as fst_mod, metrics
 from mtboard.errors import ConfigError, MtboardError
@@ -26,6 +28,9 @@ def _match_records(entries: Sequence[Entry], records: Sequence[TranslationRecord
                                field="records", fix="pass one record per entry (one replicate run at a time)")
         by_id[rec.entry_id] = rec
     ids = {e.id for e in entries}
+    if len(ids) != len(entries):
+        raise MtboardError("entry ids are not unique", where="score_run", field="entries",
+                           fix="score each corpus entry once")
     unknown = sorted(set(by_id) - ids)
     if unknown:
         raise MtboardError(f"{len(unknown)} records name entries not in the corpus (first: {unknown[0]})",
@@ -38,9 +43,10 @@ def _match_records(entries: Sequence[Entry], records: Sequence[TranslationRecord
     return [by_id[e.id] for e in entries]
 
 
-def _percentile_nearest_rank(values: list[float], q: float) -> float:
+def _percentile_nearest_rank(values: list[float], percent: int) -> float:
+    """Nearest-rank percentile: the ⌈percent·n/100⌉-th smallest value (integer arithmetic, no float rounding)."""
     s = sorted(values)
-    return s[max(0, math.ceil(q * len(s)) - 1)]
+    return s[max(0, -(-percent * len(s) // 100) - 1)]
 
 
 def _entry_cost(usage: Usage, price_in: float | None, price_out: float | None) -> float | None:
@@ -61,12 +67,13 @@ class _Run:
         self.errors: list[bool] = []
 
 
-def _slice_values(run: _Run, chrf: list, bleu: list, idx: list[int], *, has_equiv: bool,
+def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv: bool,
                   has_fst: bool) -> dict[str, float | None]:
+    """Slice metrics; ``chrf``/``bleu`` are int64 matrices of the per-segment statistics (exact integer sums)."""
     n = len(idx)
     return {
-        "chrf_plus_plus": metrics.chrf_from_stats(chrf, idx),
-        "bleu": metrics.bleu_from_stats(bleu, idx),
+        "chrf_plus_plus": metrics.chrf_from_totals(chrf[idx].sum(axis=0).tolist()),
+        "bleu": metrics.bleu_from_totals(bleu[idx].sum(axis=0).tolist()),
         "exact_match_rate": sum(run.exact[i] for i in idx) / n,
         "equivalent_match_rate": (sum(run.equiv[i] for i in idx) / n) if has_equiv else None,
         "code_switching_rate": sum(run.cs[i] for i in idx) / n,
@@ -74,7 +81,7 @@ def _slice_values(run: _Run, chrf: list, bleu: list, idx: list[int], *, has_equi
     }
 
 
-def _breakdowns(keys: list[str | None], run: _Run, chrf: list, bleu: list, *, has_equiv: bool,
+def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_equiv: bool,
                 has_fst: bool) -> dict[str, Breakdown]:
     groups: dict[str, list[int]] = defaultdict(list)
     for i, k in enumerate(keys):
@@ -91,22 +98,54 @@ def _breakdowns(keys: list[str | None], run: _Run, chrf: list, bleu: list, *, ha
     return out
 
 
+class _Slice:
+    """What a pool worker returns for one slice of entries: policy decisions, statistics and per-entry scores."""
+
+    def __init__(self) -> None:
+        self.predicted: list[str] = []
+        self.decisions: list[MechanicalDecision] = []
+        self.chrf: list[list[int]] = []
+        self.bleu: list[list[int]] = []
+        self.ter: list[list[float] | None] = []
+        self.chrf_score: list[float] = []
+        self.bleu_score: list[float] = []
+        self.ter_score: list[float | None] = []
+        self.exact: list[bool] = []
+        self.equiv: list[bool] = []
+        self.length_ratio: list[float] = []
+        self.fst_words: list[list[str]] = []
+
+
 def _check_and_measure(items: list[tuple], source_language: str, target_language: str, strip_unknown_marks: bool,
-                       fst_words: bool) -> tuple[list[str], list[MechanicalDecision], list, list, list, list | None]:
-    """Mechanical policy, sufficient statistics and FST candidate words for one slice of entries (runs in a pool
-    worker when the run is large)."""
-    predicted, decisions, hyps, refs = [], [], [], []
-    for source, raw, reference, error_kind, history in items:
+                       fst_words: bool) -> _Slice:
+    """Mechanical policy, sufficient statistics, sentence scores, matches and FST candidate words for one slice of
+    entries (runs in a pool worker when the run is large). Entries without usable output score an empty hypothesis
+    and 0."""
+    out = _Slice()
+    hyps, refs, usable = [], [], []
+    for source, raw, reference, error_kind, history, _variants in items:
         p, d = checks.apply_policy(source=source, raw_predicted=raw, reference=reference, error_kind=error_kind,
                                    source_language=source_language, target_language=target_language,
                                    history=history, strip_unknown_marks=strip_unknown_marks)
-        predicted.append(p)
-        decisions.append(d)
-        hyps.append(metrics.nfc(p) if d.outcome == Outcome.usable else "")
+        out.predicted.append(p)
+        out.decisions.append(d)
+        ok = d.outcome == Outcome.usable
+        usable.append(ok)
+        hyps.append(metrics.nfc(p) if ok else "")
         refs.append(metrics.nfc(reference))
-    c, b, t = metrics._stats_chunk(hyps, refs, target_language)
-    words = [fst_mod.checkable_words(h, it[0]) if h else [] for h, it in zip(hyps, items)] if fst_words else None
-    return predicted, decisions, c, b, t, words
+    out.chrf, out.bleu, out.ter = metrics._stats_chunk(hyps, refs, target_language)
+    for i, (item, h, r, ok) in enumerate(zip(items, hyps, refs, usable)):
+        out.chrf_score.append(metrics.sentence_chrf_from_stats(out.chrf[i]) if ok else 0.0)
+        out.bleu_score.append(metrics.sentence_bleu_from_stats(out.bleu[i]) if ok else 0.0)
+        out.ter_score.append(metrics.sentence_ter_from_stats(out.ter[i]))
+        hn = metrics.normalise_for_match(h)
+        rn = metrics.normalise_for_match(r)
+        out.exact.append(ok and hn == rn)
+        out.equiv.append(ok and (hn == rn or any(hn == metrics.normalise_for_match(v) for v in item[5])))
+        out.length_ratio.append(len(hn) / len(rn) if rn else 0.0)
+        if fst_words:
+            out.fst_words.append(fst_mod.checkable_words(h, item[0]) if ok else [])
+    return out
 
 
 def resolve_analyser(target_language: str, fst: bool | None) -> fst_mod.Analyser | None:
@@ -122,6 +161,12 @@ def resolve_analyser(target_language: str, fst: bool | None) -> fst_mod.Analyser
                           field="fst", fix="apt-get install the Apertium pair that ships it (e.g. apertium-eng-spa "
                                            "for Spanish), or score without FST")
     return analyser
+
+
+def fst_version(target_language: str, fst: bool | None = None) -> str | None:
+    """The card's ``fst_version`` for a run scored with the same ``fst`` argument (None when no analyser is used)."""
+    analyser = resolve_analyser(target_language, fst)
+    return analyser.version if analyser else None
 
 
 def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_language: str, target_language: str,
@@ -155,28 +200,18 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     analyser = resolve_analyser(target_language, fst)
 
     metrics.make_bleu(target_language)  # a missing tokenizer fails here, not in a worker
-    items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history) for e, r in zip(entries, recs)]
+    items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history, e.variants)
+             for e, r in zip(entries, recs)]
     parts = metrics.map_chunks(_check_and_measure, [(items[a:b], source_language, target_language,
                                                      strip_unknown_marks, analyser is not None)
                                                     for a, b in metrics.plan_chunks(len(items))])
-    predicted: list[str] = []
-    decisions: list[MechanicalDecision] = []
-    chrf: list[list[int]] = []
-    bleu: list[list[int]] = []
-    ter: list[list[float] | None] = []
-    cand: list[list[str]] = []
-    for p, d, c, b, t, w in parts:
-        predicted += p
-        decisions += d
-        chrf += c
-        bleu += b
-        ter += t
-        cand += w or []
+    col = _Slice()
+    for part in parts:
+        for name, value in vars(part).items():
+            getattr(col, name).extend(value)
+    predicted, decisions, chrf, bleu, ter = col.predicted, col.decisions, col.chrf, col.bleu, col.ter
     usable = [d.outcome == Outcome.usable for d in decisions]
-    hyps = [metrics.nfc(p) if u else "" for p, u in zip(predicted, usable)]
-    refs = [metrics.nfc(e.reference) for e in entries]
-
-    fst_counts = fst_mod.acceptance_from_words(analyser, cand) if analyser else None
+    fst_counts = fst_mod.acceptance_from_words(analyser, col.fst_words) if analyser else None
     has_equiv = any(e.variants for e in entries)
     has_fst = analyser is not None
 
@@ -184,8 +219,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     results: list[EntryResult] = []
     for i, (e, r, d) in enumerate(zip(entries, recs, decisions)):
         ok = usable[i]
-        exact = ok and metrics.exact_match(hyps[i], refs[i])
-        equiv = ok and any(metrics.exact_match(hyps[i], v) for v in [e.reference, *e.variants])
+        exact, equiv = col.exact[i], col.equiv[i]
         cs = checks.code_switching_detected(d)
         if fst_counts is not None:
             acc, chk = fst_counts[i]
@@ -204,20 +238,20 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
             predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
             provenance=e.provenance, exact_match=exact,
-            chrf_score=metrics.sentence_chrf_from_stats(chrf[i]) if ok else 0.0,
-            bleu_score=metrics.sentence_bleu_from_stats(bleu[i]) if ok else 0.0,
-            ter_score=metrics.sentence_ter_from_stats(ter[i]),
+            chrf_score=col.chrf_score[i], bleu_score=col.bleu_score[i], ter_score=col.ter_score[i],
             latency_s=r.latency_s, cost_usd=_entry_cost(r.usage, price_in_per_mtok, price_out_per_mtok),
             error=r.error, error_kind=r.error_kind, attempts=r.attempts,
             fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
             fst_checked_words=chk if ok else (0 if has_fst else None),
             equivalent_match=equiv if has_equiv else None,
-            code_switching_detected=cs, checks=d,
+            code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
             stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
 
     n = len(entries)
     idx = list(range(n))
-    values = _slice_values(run, chrf, bleu, idx, has_equiv=has_equiv, has_fst=has_fst)
+    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, metrics.CHRF_STATS_LEN)
+    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, metrics.BLEU_STATS_LEN)
+    values = _slice_values(run, chrf_m, bleu_m, idx, has_equiv=has_equiv, has_fst=has_fst)
     comp, profile = metrics.composite(values)
 
     mech: Counter[str] = Counter({o.value: 0 for o in Outcome})
@@ -249,7 +283,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         semantic_score=None,
         ter=metrics.ter_from_stats(ter),
         ter_coverage=ter_covered / n,
-        length_ratio=sum(metrics.length_ratio(h, r) for h, r in zip(hyps, refs)) / n,
+        length_ratio=sum(col.length_ratio) / n,
         code_switching_rate=values["code_switching_rate"],
         hallucination_rate=None,
         terminology_adherence=None,
@@ -265,14 +299,14 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         policy_version=checks.POLICY_VERSION,
         signatures=metrics.signatures(target_language),
         by_difficulty=_breakdowns([str(e.difficulty) if e.difficulty is not None else None for e in entries], run,
-                                  chrf, bleu, has_equiv=has_equiv, has_fst=has_fst),
-        by_provenance=_breakdowns([e.provenance for e in entries], run, chrf, bleu, has_equiv=has_equiv,
+                                  chrf_m, bleu_m, has_equiv=has_equiv, has_fst=has_fst),
+        by_provenance=_breakdowns([e.provenance for e in entries], run, chrf_m, bleu_m, has_equiv=has_equiv,
                                   has_fst=has_fst),
-        by_domain=_breakdowns([e.domain.value if e.domain is not None else None for e in entries], run, chrf, bleu,
+        by_domain=_breakdowns([e.domain.value if e.domain is not None else None for e in entries], run, chrf_m, bleu_m,
                               has_equiv=has_equiv, has_fst=has_fst),
         avg_latency_seconds=(sum(lat) / len(lat)) if lat else None,
         median_latency_seconds=statistics.median(lat) if lat else None,
-        p95_latency_seconds=_percentile_nearest_rank(lat, 0.95) if lat else None,
+        p95_latency_seconds=_percentile_nearest_rank(lat, 95) if lat else None,
     )
     return scores, results
 

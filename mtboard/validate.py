@@ -59,8 +59,7 @@ from mtboard import __version__, canonical, safejson
 from mtboard.card import fingerprint_components
 from mtboard.documents import load_corpus, validate_model
 from mtboard.errors import InputError, MtboardError
-from mtboard.schema import (SECRET_SEGMENTS, Corpus, Entry, RunCard, Segment, VerificationRecord,
-                            describe_validation_error)
+from mtboard.schema import SECRET_SEGMENTS, Corpus, Entry, RunCard, VerificationRecord
 
 MAX_CARD_BYTES = safejson.MAX_CARD_BYTES
 """Largest card accepted (bytes); checked with lstat before the file is opened."""
@@ -250,6 +249,18 @@ def make_context(root: str | os.PathLike[str] = ".", corpora_dir: str | os.PathL
     return ctx
 
 
+_CONTEXTS: dict[tuple[str, str | None, str], Context] = {}
+
+
+def _cached_context(root: str, corpora_dir: str | None) -> Context:
+    """One context per (root, corpora, secret file) per process, so callers validating card by card (the site
+    build) parse the corpora once."""
+    key = (root, corpora_dir, os.environ.get(SECRET_SEGMENT_ENV, ""))
+    if key not in _CONTEXTS:
+        _CONTEXTS[key] = make_context(root, corpora_dir)
+    return _CONTEXTS[key]
+
+
 def normalise_text(text: str) -> str:
     """NFC + whitespace runs collapsed to one space + stripped (so re-wrapping a secret line does not hide it)."""
     return " ".join(unicodedata.normalize("NFC", text).split())
@@ -433,7 +444,7 @@ def validate_card(path: str | os.PathLike[str], ctx: Context | None = None, *,
     Returns: :class:`CardReport` (``.problems`` empty when the card passes every check).
     """
     if ctx is None:
-        ctx = make_context(".", corpora_dir)
+        ctx = _cached_context(str(Path(".").absolute()), str(corpora_dir) if corpora_dir else None)
     p = Path(path)
     where = _safe_name(_rel(p, ctx.root))
     run = _Run(where)
@@ -462,15 +473,21 @@ def _validate_content(run: _Run, raw: bytes, where: str, ctx: Context, relpath: 
     run.done("json")
 
     # secrets + sovereignty on the raw value: they run whatever the schema says --------------------------------------
-    _check_secrets_value(run, data)
+    _check_secrets_value(run, data, raw.decode("utf-8"))
     _check_secret_text(run, data, ctx)
 
     # schema ----------------------------------------------------------------------------------------------------
     try:
         card = RunCard.model_validate_json(raw)
     except ValidationError as exc:
-        msg = describe_validation_error(exc, where).split(": ", 2)
-        run.fail("schema", msg[2] if len(msg) > 2 else msg[-1], field=msg[1] if len(msg) > 2 else None)
+        errors = exc.errors(include_url=False, include_input=False)
+        for err in errors[:20]:
+            msg = "unknown field (not in the schema)" if err["type"] == "extra_forbidden" else err["msg"]
+            # custom validators may quote the offending value: keep messages short and escaped
+            run.fail("schema", _safe_name(msg, 160) + " (see `mtboard schema run-card`)",
+                     field=_safe_name(_jpath(err["loc"]), 160))
+        if len(errors) > 20:
+            run.fail("schema", f"... and {len(errors) - 20} more schema problems")
         return run.report(where, None)
     run.done("schema")
 
@@ -717,7 +734,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("OpenAI/Anthropic-style key (sk-…)", re.compile(r"(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{20,}")),
     ("Hugging Face token (hf_…)", re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}")),
     ("AWS access key id (AKIA…)", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),
-    ("HTTP bearer credential (Bearer …)", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{16,}=*")),
+    ("HTTP bearer credential (Bearer …)", re.compile(r"\b(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}=*")),
     ("GitHub token (ghp_…)", re.compile(r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
     ("Google API key (AIza…)", re.compile(r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}")),
     ("Slack token (xox…)", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}")),
@@ -725,15 +742,35 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+_KEY_MARKERS: tuple[tuple[str, ...], ...] = (("sk-",), ("hf_",), ("AKIA", "ASIA"), ("bearer",),
+                                            ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ("AIza",),
+                                            ("xox",), ("PRIVATE KEY",))
+"""Literal text each pattern of SECRET_PATTERNS needs (same order; 'bearer' is matched case-insensitively): a fast
+substring pre-filter so the regular expressions run only where they can match."""
+
+
 def find_key_like(text: str) -> str | None:
     """Name of the first API-key-like pattern found in ``text`` (the match itself is never returned)."""
-    for name, rx in SECRET_PATTERNS:
-        if rx.search(text):
+    lowered: str | None = None
+    for (name, rx), markers in zip(SECRET_PATTERNS, _KEY_MARKERS):
+        if markers == ("bearer",):
+            lowered = text.lower() if lowered is None else lowered
+            present = "bearer" in lowered
+        else:
+            present = any(m in text for m in markers)
+        if present and rx.search(text):
             return name
     return None
 
 
-def _check_secrets_value(run: _Run, data: Any) -> None:
+def _check_secrets_value(run: _Run, data: Any, text: str | None = None) -> None:
+    """Report every string of the parsed card that looks like an API key, by JSON path.
+
+    Fast path: when the raw JSON text has no escape sequences (canonical cards escape only control characters, and
+    key-like tokens are plain ASCII), one C-level scan of the raw text proves there is nothing to find.
+    """
+    if text is not None and "\\u" not in text and "\\/" not in text and find_key_like(text) is None:
+        return
     for p, s in _strings(data):
         name = find_key_like(s)
         if name:
@@ -853,7 +890,9 @@ _UNRECOMPUTED_ENTRY_KEYS = frozenset({"judgements"})
 
 def _diff(a: Any, b: Any, path: tuple, out: list[tuple[tuple, Any, Any]], limit: int = 50) -> None:
     """Exact structural difference of two JSON values (stored ``a`` vs recomputed ``b``)."""
-    if len(out) >= limit:
+    # Fast path (C-level equality). Both sides are dumps of the same strict pydantic models, so the types of equal
+    # values agree (no True-vs-1 ambiguity outside JsonValue fields).
+    if len(out) >= limit or a == b:
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b), key=str):
@@ -1127,6 +1166,10 @@ def iter_card_paths(paths: Iterable[Path]) -> Iterator[Path]:
         if p.is_dir() and not p.is_symlink():
             for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for d in list(dirnames):  # a linked folder is not walked: report it (the file check refuses it)
+                    if os.path.islink(os.path.join(dirpath, d)):
+                        dirnames.remove(d)
+                        yield Path(dirpath) / d
                 for name in sorted(filenames):
                     if name.endswith(".json") and not name.startswith("."):
                         yield Path(dirpath) / name

@@ -30,8 +30,7 @@ from pathlib import Path
 from mtboard import __version__, canonical, safejson
 from mtboard.documents import atomic_write, load_card, load_corpus
 from mtboard.errors import ConfigError, InputError, MtboardError
-from mtboard.schema import (SECRET_SEGMENTS, Corpus, MetricDelta, RunCard, Segment, VerificationRecord,
-                            VerificationTier)
+from mtboard.schema import Corpus, MetricDelta, RunCard, Segment, VerificationRecord, VerificationTier
 from mtboard.validate import VERIFICATION_SUFFIX, make_context
 
 DEFAULT_TOLERANCE = 0.02
@@ -283,4 +282,4 @@ def _relpath(path: Path, root: Path) -> str:
 
 
 __all__ = ["COMPARED", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult", "check_verifiable", "compare",
-           "verify_card", "SECRET_SEGMENTS"]
+           "verify_card"]

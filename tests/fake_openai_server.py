@@ -201,6 +201,8 @@ class FakeServer:
             answer = "<think>reasoning here</think>" + answer
         if fault == "empty":
             answer = ""
+        if fault == "eos":  # a literal end-of-sequence token at the end of the text
+            answer = answer + "</s>"
         if fault == "truncated":
             usage["prompt_tokens"] = 2048
         if not stream:

@@ -43,7 +43,8 @@ class ScriptedServer:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(n) or b"{}")
                 with outer._lock:
-                    outer.requests.append({"path": self.path, "body": body})
+                    outer.requests.append({"path": self.path, "body": body,
+                                           "authorization": self.headers.get("Authorization")})
                 text = outer.script(body)
                 sent = sum(len(m.get("content") or "") for m in body.get("messages") or []) + len(body.get("prompt")
                                                                                                  or "")

@@ -9,7 +9,6 @@ completion prompt must pass it — the backend has to make that visible.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from mtboard import localserver
-from mtboard.backends.base import REGISTRY, BackendOptions, TranslateRequest, parse_method
+from mtboard.backends.base import REGISTRY, BackendOptions, parse_method
 from mtboard.backends.gguf import (GGUFBackend, canary_verdict, fit_check, gpu_free_memory, model_size,
                                    parse_model_ref, percentile, resolve_model, visible_text)
 from mtboard.errors import BackendError, ConfigError, DeferredError
@@ -227,6 +226,7 @@ def test_offline_and_not_cached_is_a_clear_error(tmp_path):
     assert out.stdout.startswith("ERR gguf: cannot read the size of") and "HF_HUB_OFFLINE" in out.stdout
 
 
+@needs_server
 def test_deferred_model_starts_nothing(hf_cache):
     b = GGUFBackend(parse_method(f"gguf:{REPO}@{REV}/{FILE}"),
                     options=BackendOptions(extra={"hf_cache_dir": str(hf_cache), "headroom_gb": 100_000}))
@@ -330,15 +330,16 @@ def test_chat_prompt_fails_the_canary_visibly(gemma):
 def test_latency_gate_enforced_and_recorded(gemma):
     path, sha = gemma
     b = GGUFBackend(parse_method(f"gguf:{path}"),
-                    options=_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001, latency_p90_s=0.002))
+                    options=_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001, latency_p90_s=0.002,
+                                  latency_gate="enforce"))
     with pytest.raises(BackendError, match=r"latency gate failed: median \d+\.\d\d s \(limit 0.001\)"):
         b.start()
     assert not b.server.running and all(wait_dead(p) for p in b.server.spawned_pids)
     assert [g["phase"] for g in b.gate_outputs] == ["canary"] * 5 + ["latency"] * 3
-    # record mode: same numbers, the run may go on, and the failure is in the card
+    # record mode (the default): same numbers, the run may go on, and the failure is in the card
     b2 = GGUFBackend(parse_method(f"gguf:{path}"),
                      options=_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001,
-                                   latency_p90_s=0.002, latency_gate="record"), on_warning=lambda m: None)
+                                   latency_p90_s=0.002), on_warning=lambda m: None)
     try:
         b2.start()
         gate = b2.describe()["local"]
@@ -361,9 +362,10 @@ time.sleep(300)
 
 @pytest.mark.slow
 @needs_server
-@pytest.mark.parametrize("sig, code", [(signal.SIGKILL, -9), (signal.SIGTERM, 128 + 15)])
+@pytest.mark.parametrize("sig, code", [(signal.SIGKILL, -9), (signal.SIGTERM, 128 + 15), (signal.SIGINT, -2)])
 def test_server_never_outlives_mtboard(gemma, sig, code):
-    """kill -9 (PR_SET_PDEATHSIG) and SIGTERM (handler → stop → exit 143) both take the server down."""
+    """kill -9 (PR_SET_PDEATHSIG), SIGTERM (handler → stop → exit 143) and Ctrl-C (KeyboardInterrupt → atexit)
+    all take the server down."""
     path, _ = gemma
     proc = subprocess.Popen([sys.executable, "-c", SUPERVISED, str(path)], stdout=subprocess.PIPE, text=True)
     try:
@@ -391,3 +393,24 @@ def test_context_manager_stops_and_reports_version(gemma):
         assert srv.version.startswith("llama-cpp-python 0.")
         pid = srv.pid
     assert wait_dead(pid) and srv.log_path is None  # the temporary log is removed with the server
+
+
+def test_llama_server_is_preferred_and_gets_the_write_up_flags(tmp_path, monkeypatch):
+    """No llama.cpp build is available here: a stand-in ``llama-server`` script (answers --version and --help only)
+    checks that llama-server wins over llama-cpp-python and receives -c/-ngl/-t, the alias and the reasoning switch."""
+    exe = tmp_path / "llama-server"
+    exe.write_text("#!/bin/sh\ncase \"$1\" in\n  --version) echo 'version: 4242 (abc1234)'; "
+                   "echo 'built with cc for x86_64' ;;\n  --help) echo '  -rb, --reasoning-budget N   0 disables' ;;\n"
+                   "esac\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    assert localserver.available() == f"llama-server ({exe})"
+    impl = localserver.implementation()
+    assert (impl.name, impl.version, impl.gpu_offload) == ("llama-server", "llama-server version: 4242 (abc1234)",
+                                                           None)
+    srv = localserver.LocalServer(tmp_path / "m.gguf", n_ctx=2048, n_gpu_layers=99, alias="m.gguf")
+    argv = srv._argv("llama-server", 8080, 3)
+    assert argv == [str(exe), "-m", str(tmp_path / "m.gguf"), "--host", "127.0.0.1", "--port", "8080", "-c", "2048",
+                    "-ngl", "99", "-t", "3", "-tb", "3", "--alias", "m.gguf", "--reasoning-budget", "0"]
+    with pytest.raises(ConfigError, match="unknown server implementation"):
+        localserver.implementation("vllm")

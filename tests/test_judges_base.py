@@ -162,3 +162,33 @@ def test_checkpoint_arithmetic() -> None:
     assert mean == pytest.approx(45.8333333, abs=1e-6)
     assert spread == pytest.approx(7.2168784, abs=1e-6)
     assert mean_and_spread([80.0]) == (80.0, None)
+
+
+def test_family_table_in_docs_matches_code() -> None:
+    from mtboard.judges.base import FAMILIES
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "judges.md").read_text()
+    block = text.split("<!-- families:start -->")[1].split("<!-- families:end -->")[0]
+    rows = [line.strip("| ").split(" | ") for line in block.strip().splitlines()[2:]]
+    assert {fam: tuple(p.strip() for p in prefixes.split(",")) for fam, prefixes in rows} == FAMILIES
+
+
+def test_preflight_checks_everything_before_translating(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mtboard.judges import preflight
+
+    monkeypatch.delenv("JUDGE_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="no judge endpoint"):
+        preflight(["gemba-mqm=openai:gpt-4.1"], translator_models=["apertium/eng-spa"], allow_self_judge=False)
+    monkeypatch.setenv("JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    specs = preflight(["gemba-mqm=openai:gpt-4.1", "rubric=openai:claude-sonnet-4:low"],
+                      translator_models=["apertium/eng-spa"], allow_self_judge=False)
+    assert [(s.kind, s.model, s.effort) for s in specs] == [("gemba-mqm", "gpt-4.1", None),
+                                                            ("rubric", "claude-sonnet-4", "low")]
+    with pytest.raises(ConfigError, match="given twice"):
+        preflight(["rubric=openai:a", "rubric=openai:b"], translator_models=[], allow_self_judge=False)
+    with pytest.raises(ConfigError, match="same family"):
+        preflight(["rubric=openai:qwen3:32b"], translator_models=["qwen3:8b"], allow_self_judge=False)
+    with pytest.raises(ConfigError, match="--bench"):
+        preflight(["checkpoints=openai:gpt-4.1"], translator_models=[], allow_self_judge=False)
+    assert preflight(["checkpoints=openai:gpt-4.1"], translator_models=[], allow_self_judge=False, bench=EXAMPLE)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 from typing import Any, Callable
 
@@ -19,7 +20,6 @@ from mtboard import canonical, documents
 from mtboard.judges.base import JudgeParseError
 from mtboard.judges.checkpoints import load_bench, parse_checkpoints
 from mtboard.judges.gemba_mqm import parse_mqm
-from mtboard.judges.rubric import parse_rubric
 from mtboard.judges.store import read_answers
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
@@ -310,6 +310,24 @@ def test_checkpoints_lost_paragraph_and_judge_failure(tmp_path: Path) -> None:
     assert card.results[1].judgements["checkpoints"].raw_answer == "[[[CHECK A01 ok]]]"
 
 
+def test_checkpoints_paragraph_without_points(tmp_path: Path) -> None:
+    wd = _cp_translate(tmp_path)
+    bench = tmp_path / "bench"
+    shutil.copytree(BENCH, bench)
+    key = json.loads((bench / "key.json").read_text())
+    key["points"] = [p for p in key["points"] if p["area"] != "idiom"]  # nothing addresses P4 any more
+    (bench / "key.json").write_text(json.dumps(key))
+    answer = "\n".join(f"[[[CHECK {i} ok]]]" for i in ("A01", "A02", "B01", "B02", "D01", "D02")) + "\n[[[END]]]"
+    p, srv, card = judge(wd, ["checkpoints=openai:j"], lambda b: answer, extra=["--bench", str(bench), "--runs", "1"])
+    assert p.returncode == 0, p.stderr
+    # 6 of 6 passed; code penalties markup 1 + foreign_script 1 → 100·(6−2)/6
+    assert card.judges["checkpoints"].run_scores == [pytest.approx(400 / 6)]
+    v4 = card.results[3].judgements["checkpoints"]
+    assert (v4.status, v4.score) == ("not_sent", None) and "no key point" in v4.justification
+    assert "P4: — Это ещё не конец света" in user_text(srv.requests[0]["body"])  # still shown as context
+    assert [r.judgements["checkpoints"].score for r in card.results] == [100.0, 100.0, 100.0, None, 100.0]
+
+
 def test_checkpoints_refuse_a_card_from_another_corpus(tmp_path: Path) -> None:
     wd, _ = translate(tmp_path, ES, lambda src: "x", limit=2)
     p, srv, _ = judge(wd, ["checkpoints=openai:j"], lambda b: "", extra=["--bench", str(BENCH)])
@@ -334,3 +352,22 @@ def test_judge_transport_failure_is_judge_failed_and_not_cached(tmp_path: Path) 
     s = out.judges["gemba-mqm"]
     assert (s.n_answers, s.n_unanswered_calls, s.parse_failure_rate, s.mean) == (0, 2, 0.0, 25.0)
     assert not (wd / "judge" / "cache.jsonl").exists() or (wd / "judge" / "cache.jsonl").read_text() == ""
+
+
+def test_mtboard_run_with_judge_uses_the_judge_endpoint(tmp_path: Path) -> None:
+    """`mtboard run --judge` (the runner's hook): translator and judge on separate endpoints."""
+    answer = 'Critical:\nno-error\nMajor:\nno-error\nMinor:\nstyle/awkward - "Hola"\ncontextBehavior: unclear'
+    with ScriptedServer(lambda b: "Hola, mundo.") as tr, ScriptedServer(lambda b: answer) as jd:
+        p = mtboard(["run", str(ES), "--method", "openai:scripted-mt", "--limit", "3", "--work-dir",
+                     str(tmp_path / "wd"), "--judge", "gemba-mqm=openai:scripted-judge"],
+                    env={"OPENAI_BASE_URL": tr.url, "OPENAI_API_KEY": "sk-translator-only",
+                         "JUDGE_BASE_URL": jd.url}, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert len(tr.requests) == 3 and len(jd.requests) == 3
+    assert all(r["body"]["model"] == "scripted-judge" for r in jd.requests)
+    # The translator's key goes to the translator only; the judge host gets no key (JUDGE_API_KEY is unset).
+    assert {r["authorization"] for r in tr.requests} == {"Bearer sk-translator-only"}
+    assert {r["authorization"] for r in jd.requests} == {None}
+    card = documents.load_card(tmp_path / "wd" / "card.json")
+    assert card.judges["gemba-mqm"].mean == 1.0
+    assert_sealed(card)

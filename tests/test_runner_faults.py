@@ -20,6 +20,7 @@ from mtboard.validate import make_context, validate_card
 # (source, expected error kind or None, expected attempts)
 ROWS = [
     ("Good morning.", None, 1),
+    ("Stop here. [[fault:eos]]", None, 1),
     ("Open the file. [[fault:r429:1]]", None, 2),
     ("Save it now. [[fault:r500:2]]", None, 3),
     ("Print the page. [[fault:reset:1]]", None, 2),
@@ -76,11 +77,12 @@ def test_faults_classified_and_gated(tmp_path, stream):
         assert res.attempts == attempts, source
         if kind is None:
             assert res.predicted == "ES " + source.split(" [[")[0] and res.chrf_score == 100.0
+            assert res.raw_predicted == res.predicted + ("</s>" if "eos" in source else "")
         else:  # never scored as a translation
             assert res.checks.outcome.value == "no_usable_output"
             assert res.chrf_score == 0.0 and res.exact_match is False
     assert card.scores.transport_errors == 2
-    assert card.scores.errors == 6
+    assert card.scores.errors == 6 and card.scores.total == len(ROWS)
     # attempts beyond the first, summed: 1+2+1+1 (recovered) + 2+2 (transport, last session) = 9
     assert card.totals.retries == 9
     assert card.method.streaming is stream
@@ -129,3 +131,20 @@ def test_resume_refuses_a_different_configuration(tmp_path):
         run(settings(tmp_path, srv))
         with pytest.raises(ConfigError, match="different temperature"):
             run(settings(tmp_path, srv, temperature=0.7))
+
+
+def test_judge_hook_runs_the_judges_on_the_fresh_card(tmp_path, monkeypatch):
+    """--judge KIND=openai:MODEL calls mtboard.judges.run_judges; the fake server's answers are no MQM, so every
+    verdict is judge_failed (fail closed) and the card still validates."""
+    (tmp_path / "corpora").mkdir()
+    write_corpus(tmp_path / "corpora" / "c.json", ["Good morning.", "Open the file."])
+    with FakeServer() as srv:
+        monkeypatch.setenv("JUDGE_BASE_URL", srv.base_url)
+        out = run(settings(tmp_path, srv, judge="gemba-mqm=openai:judge-model"))
+        judge_requests = [r for r in srv.requests if r["body"].get("model") == "judge-model"]
+    summary = out.card.judges["gemba-mqm"]
+    assert summary.model == "judge-model" and summary.n_failed == 2 and summary.n_scored == 0
+    assert judge_requests and all(r.judgements["gemba-mqm"].status == "judge_failed" for r in out.card.results)
+    assert out.card.fingerprint.components["judge_model"] == "gemba-mqm=openai:judge-model"
+    report = validate_card(out.card_path, make_context(tmp_path, tmp_path / "corpora"))
+    assert report.ok, [str(p) for p in report.problems]

@@ -61,3 +61,12 @@ def test_checkable_words(hyp, source, words):
 def test_acceptance_counts_per_segment():
     got = fst.acceptance(SPA, ["La casa es roja.", "el xyzzyq", ""], ["The house", "the", "x"])
     assert got == [(3, 3), (1, 2), (0, 0)]
+
+
+@needs_spa
+def test_card_fst_version_helper_follows_the_fst_argument():
+    from mtboard import scoring
+
+    assert scoring.fst_version("es") == SPA.version
+    assert scoring.fst_version("es", fst=False) is None
+    assert scoring.fst_version("ja") is None

@@ -1,4 +1,4 @@
-"""sacrebleu wrappers: known values, tokenizers and signatures, normalisation, sufficient statistics, bootstrap, TER cap.
+"""sacrebleu wrappers: known values, tokenizers, signatures, normalisation, sufficient statistics, bootstrap, TER cap.
 
 Reference values come from sacrebleu's README example (its three-segment system with the first reference stream) and
 from sacrebleu's own corpus/sentence functions called directly in the test (an independent path: they re-tokenise
@@ -13,7 +13,7 @@ import unicodedata
 
 import pytest
 import sacrebleu
-from sacrebleu.metrics import BLEU, CHRF, TER
+from sacrebleu.metrics import BLEU, CHRF
 
 from mtboard import metrics
 from mtboard.errors import ConfigError, MtboardError

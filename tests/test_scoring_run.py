@@ -138,8 +138,8 @@ def test_mixed_run_aggregates():
     assert scores.fst_acceptance_rate is None and scores.composite_profile == "B"
     assert scores.semantic_score is None and scores.hallucination_rate is None
 
-    # composite, profile B: chrF 0.35, equivalent 0.10, exact 0.10, code-switching 0.10 over 0.65
-    expected = (0.35 * scores.chrf_plus_plus / 100 + 0.10 * 0.5 + 0.10 * 0.25 + 0.10 * 0.5) / 0.65
+    # composite, profile B: chrF 0.50, equivalent 0.15, exact 0.05, code-switching 0.05 over 0.75
+    expected = (0.50 * scores.chrf_plus_plus / 100 + 0.15 * 0.5 + 0.05 * 0.25 + 0.05 * 0.5) / 0.75
     assert scores.composite == round(expected, 6)
     assert scores.quality_tier == metrics.quality_tier(scores.composite)
 
@@ -266,3 +266,31 @@ def test_fst_off_leaves_fst_fields_null():
     scores, results = score(MIXED, fst=False)
     assert scores.fst_acceptance_rate is None and scores.fst_accepted is None
     assert all(r.fst_valid is None and r.fst_checked_words is None for r in results)
+
+
+@pytest.mark.parametrize("path", corpora() or ["<none>"])
+def test_fluent_but_wrong_output_stays_low(path):
+    # each entry answered with the reference of the next entry: fluent target-language text, wrong meaning
+    if path == "<none>":
+        pytest.skip("no committed corpora")
+    corpus, _ = load_corpus(path)
+    refs = [e.reference for e in corpus.entries]
+    records = [rec(e.id, h) for e, h in zip(corpus.entries, refs[1:] + refs[:1])]
+    scores, _ = scoring.score_run(corpus.entries, records, source_language=corpus.dataset.source_language,
+                                  target_language=corpus.dataset.target_language, elapsed_seconds=1.0)
+    assert scores.chrf_plus_plus < 20
+    assert scores.composite < 0.35  # docs/SCORING_SPEC.md §4.3
+
+
+@pytest.mark.parametrize("n, p95", [(1, 1.0), (19, 19.0), (20, 19.0), (21, 20.0), (40, 38.0), (100, 95.0)])
+def test_p95_latency_by_nearest_rank(n, p95):
+    # latencies 1, 2, …, n seconds: the ⌈0.95·n⌉-th smallest
+    entries = [Entry(id=i, source=f"Line {i}.", reference=f"Línea {i}.") for i in range(1, n + 1)]
+    records = [rec(i, f"Línea {i}.", latency_s=float(i)) for i in range(1, n + 1)]
+    scores, _ = score(records, entries=entries)
+    assert scores.p95_latency_seconds == p95
+
+
+def test_duplicate_entry_ids_are_an_error():
+    with pytest.raises(MtboardError, match="not unique"):
+        score(MIXED, entries=ENTRIES + ENTRIES[:1])

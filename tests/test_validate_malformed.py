@@ -138,6 +138,18 @@ def test_linked_folder_leading_outside(root, tmp_path):
         link.unlink()
 
 
+def test_linked_folder_found_by_the_walk(root, tmp_path):
+    outside = tmp_path / "elsewhere2"
+    outside.mkdir()
+    (outside / "card.json").write_text(json.dumps({"notes": MARK}))
+    link = root / "submissions" / "linked-ds"
+    link.symlink_to(outside, target_is_directory=True)
+    try:
+        _assert_rejected(run_validate(root), "file", "symbolic link; refused without reading")
+    finally:
+        link.unlink()
+
+
 def test_100_mb_sparse_file(root):
     p = root / "submissions" / "huge.json"
     with open(p, "wb") as fh:
@@ -251,3 +263,30 @@ def test_yaml_never_constructs_objects(tmp_path):
     with pytest.raises(InputError) as exc:
         safejson.load_yaml(p)
     assert "not valid YAML" in str(exc.value)
+
+
+def test_fast_depth_precheck_agrees_with_full_walk():
+    """safejson's fast pre-check (added for validation speed) accepts exactly what the path-naming walk accepts."""
+    import random
+
+    rng = random.Random(6)
+
+    def build(depth):
+        kind = rng.choice(["list", "dict", "scalar", "empty"]) if depth else "scalar"
+        if kind == "scalar":
+            return rng.choice([1, "s", None, 2.5])
+        if kind == "empty":
+            return rng.choice([[], {}])
+        n = rng.randint(1, 3)
+        return [build(depth - 1) for _ in range(n)] if kind == "list" else {f"k{i}": build(depth - 1)
+                                                                               for i in range(n)}
+
+    for _ in range(400):
+        value = build(rng.randint(0, 9))
+        for max_depth in range(0, 9):
+            try:
+                safejson._walk(value, max_depth)
+                walk_ok = True
+            except InputError:
+                walk_ok = False
+            assert safejson._depth_within(value, max_depth) == walk_ok, (value, max_depth)

@@ -16,6 +16,15 @@
 Unknown-word marks (``*word`` unknown, ``#word`` generation error, ``@word`` transfer error) are kept in
 ``raw_predicted``; scoring strips them (``strip_unknown_marks = True`` tells the runner so).
 
+Measured caveat (Apertium 3.8.3, apertium-eng-spa 0.8.1): the part-of-speech tagger (``apertium-tagger -g``) keeps
+state for the life of its process, so a segment's output can depend on what was translated before it in the same
+stream: after one sentence such as "If a target was included, the return value", later segments choose differently
+("most" → "más" instead of "la mayoría de"). On 60 sampled Python-documentation paragraphs in a 500-segment batch,
+6 differed from a one-process-per-segment translation; a blank-line sentinel or null-flush mode (``-z``, which does
+reset transfer variables) does not change this, because the tagger state survives both. APY keeps one pipeline
+per pair, so it behaves the same way. Outputs are deterministic for the same segments in the same order (the runner
+sends entries in corpus order); exact standalone output would need one process per segment (~100× slower).
+
 Doctor facts: :func:`installed_modes`, :func:`engine_version`.
 """
 
@@ -203,6 +212,8 @@ class ApertiumBackend:
     """Takes the raw source (no prompt template)."""
     strip_unknown_marks: ClassVar[bool] = True
     """Scoring strips Apertium's ``*``/``#``/``@`` marks from ``predicted``; ``raw_predicted`` keeps them."""
+    default_concurrency: ClassVar[int] = 2
+    """Apertium batches in flight (each is a pipeline of ~10 processes)."""
     preferred_batch_size: ClassVar[int] = 1000
     """Entries per :meth:`translate` call that use one process well (the runner may send more or fewer)."""
 

@@ -130,6 +130,13 @@ class Backend(Protocol):
         strip_unknown_marks (False): True when outputs carry Apertium-style ``*word``/``#word`` marks for scoring to
             strip from ``predicted`` (kept in ``raw_predicted``).
         label (None): human label of the method in summaries (e.g. "baseline: echo").
+
+    Optional instance hooks:
+        raw_sink: when the backend has this attribute, the runner sets it to a callable; the backend calls it with
+            one JSON-able dict per request (``entry_id``, ``run_index``, ``t_start``, ``t_end``, ``request`` body,
+            ``response`` as received, ``attempts`` …; never headers, keys or URLs) and the runner appends it to
+            ``WORKDIR/raw.jsonl``. Backends without it get one line per record (source and output).
+        aclose(): async close; preferred by the runner over ``close()`` when present.
     """
 
     name: ClassVar[str]

@@ -37,8 +37,8 @@ class _RichProgress:
 
         self._progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"), TextColumn("ETA"), TimeRemainingColumn(), TimeElapsedColumn(),
-            TextColumn("[red]{task.fields[failures]} failed"),
+            TextColumn("{task.fields[rate]}"), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("elapsed"),
+            TimeElapsedColumn(), TextColumn("[red]{task.fields[failures]} failed"),
             console=Console(stderr=True), transient=False, refresh_per_second=4)
         self._progress.start()
         self._task = self._progress.add_task(self.label, total=total, completed=already_done, rate="", failures=0)
@@ -77,8 +77,17 @@ def _summary(outcome: Any) -> str:
         if res.error_kind is not None:
             kinds[res.error_kind.value] = kinds.get(res.error_kind.value, 0) + 1
     kind_text = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    untranslated = sc.mechanical.get("source_untranslated", 0)
     lines.append(f"errors      {sc.errors} of {sc.total}" + (f" ({kind_text})" if kind_text else "")
+                 + (f"; source returned untranslated {untranslated}" if untranslated else "")
                  + (f"; retries {t.retries}" if t.retries else ""))
+    gate = card.method.local
+    if gate is not None:
+        lat = ("" if gate.latency_median_s is None else
+               f"; latency gate median {gate.latency_median_s:.2f} s / p90 {gate.latency_p90_s or 0:.2f} s "
+               f"({'passed' if gate.latency_passed else 'FAILED' if gate.latency_passed is False else 'recorded'})")
+        lines.append(f"local       canary {'passed' if gate.canary_passed else 'FAILED'}{lat}; "
+                     f"{gate.server or '-'} on {gate.device or '-'}, n_ctx {gate.n_ctx}")
     cost = "unknown (pass --price-in/--price-out)" if t.total_cost_usd is None else (
         f"${t.total_cost_usd:.6f} (${t.cost_per_entry_usd:.8f}/entry)")
     lines.append(f"cost        {cost}; tokens {t.prompt_tokens} in / {t.completion_tokens} out"

@@ -25,27 +25,22 @@ import asyncio
 import json
 import os
 import statistics
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from mtboard import card as cardlib
 from mtboard import documents
 from mtboard.canonical import canonical_bytes, sha256_hex
-from mtboard.errors import BackendError, ConfigError
+from mtboard.errors import ConfigError
 from mtboard.judges import checkpoints as cp
 from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
-from mtboard.judges.store import CachedAnswer, JudgeStore, cache_key, input_sha256
+from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, retry_messages
+from mtboard.judges.store import JudgeStore
 from mtboard.schema import Corpus, EntryResult, JudgeSummary, JudgeVerdict, Outcome, RunCard, Usage
 
 DEFAULT_MAX_ATTEMPTS = 3
 """Answers asked per entry (1 + 2 retries) before ``judge_failed``."""
-JUDGE_TEMPERATURE = 0.0
-CACHEABLE_KINDS = (None, "token_cap", "empty", "unclosed_think", "refusal")
-"""LLMResult error kinds that are still an answer of the model (cached, parsed, counted in the failure rate)."""
-PREVIOUS_ANSWER_LIMIT = 4000
-"""Characters of a failed answer echoed back in the retry conversation."""
 
 Progress = Callable[[str, int, int], None]
 """progress(kind, done, total)."""
@@ -74,85 +69,7 @@ def default_client_factory(concurrency: int = 8) -> Any:
     return LLMClient(url, key, concurrency=concurrency)
 
 
-# --------------------------------------------------------------------------------------------------------------------
-# One judge's calls
-
-
-@dataclass
-class _Tally:
-    answers: int = 0
-    unparsed: int = 0
-    cached: int = 0
-    unanswered: int = 0
-    usage: Usage = field(default_factory=Usage)
-
-    def add_usage(self, u: Usage) -> None:
-        self.usage = Usage(prompt_tokens=self.usage.prompt_tokens + u.prompt_tokens,
-                           completion_tokens=self.usage.completion_tokens + u.completion_tokens,
-                           reasoning_tokens=self.usage.reasoning_tokens + u.reasoning_tokens,
-                           cached_tokens=self.usage.cached_tokens + u.cached_tokens)
-
-
-class _Caller:
-    """Sends one judge's requests through the cache; every answer is appended to the cache before it is used."""
-
-    def __init__(self, spec: JudgeSpec, prompt_sha256: str, client: Any, store: JudgeStore, max_tokens: int,
-                 endpoint_host_sha256: str | None):
-        self.spec = spec
-        self.prompt_sha256 = prompt_sha256
-        self.client = client
-        self.store = store
-        self.max_tokens = max_tokens
-        self.judge_model = f"{spec.method}@{endpoint_host_sha256 or 'unknown-host'}"
-        self.tally = _Tally()
-
-    def request(self, messages: list[dict[str, str]]) -> Any:
-        from mtboard.llm import LLMRequest
-
-        extra = {"reasoning_effort": self.spec.effort} if self.spec.effort else {}
-        return LLMRequest(model=self.spec.model, max_tokens=self.max_tokens, messages=messages,
-                          temperature=JUDGE_TEMPERATURE, extra=extra)
-
-    async def ask(self, messages: list[dict[str, str]], replicate: int) -> CachedAnswer:
-        req = self.request(messages)
-        body = req.body()
-        ih = input_sha256(body, replicate)
-        key = cache_key(self.judge_model, self.prompt_sha256, ih)
-        hit = self.store.get(key)
-        if hit is not None:
-            self.tally.cached += 1
-            self.tally.answers += 1
-            self.tally.add_usage(hit.usage)
-            return hit
-        res = await self.client.complete(req)
-        kind = res.error_kind.value if res.error_kind is not None else None
-        ans = CachedAnswer(key=key, text=res.text, finish_reason=res.finish_reason, error=res.error,
-                           error_kind=kind, usage=res.usage, model_id=res.model_id)
-        if getattr(res, "fatal", False):
-            raise BackendError(f"judge endpoint refused the request: {res.error}", field="--judge",
-                               fix="check JUDGE_BASE_URL / JUDGE_API_KEY and the judge model name")
-        if kind in CACHEABLE_KINDS:
-            self.store.put(key, judge_model=self.judge_model, prompt_sha256=self.prompt_sha256, input_hash=ih,
-                           request=res.raw_request or body, answer=ans, raw_response=res.raw_response)
-            self.tally.answers += 1
-            self.tally.add_usage(res.usage)
-        else:
-            self.tally.unanswered += 1
-            self.tally.add_usage(res.usage)
-        return ans
-
-    @staticmethod
-    def answered(ans: CachedAnswer) -> bool:
-        return ans.error_kind in CACHEABLE_KINDS
-
-
-def _retry_messages(prompt: JudgePrompt, messages: list[dict[str, str]], text: str | None,
-                    reason: str) -> list[dict[str, str]]:
-    return messages + [{"role": "assistant", "content": (text or "")[:PREVIOUS_ANSWER_LIMIT]},
-                       {"role": "user", "content": prompt.retry(reason)}]
-
-
-async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: _Caller, item: JudgeItem,
+async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, item: JudgeItem,
                        max_attempts: int) -> JudgeVerdict:
     messages = prompt.render(**judge.variables(item))
     last_text: str | None = None
@@ -173,7 +90,7 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: _Caller, 
             reason = exc.reason
             last_text = ans.text
             caller.store.log(judge.kind, {**base_log, "parse": "failed", "parse_error": reason})
-            messages = _retry_messages(prompt, messages, ans.text, reason)
+            messages = retry_messages(prompt, messages, ans.text, reason)
             continue
         caller.store.log(judge.kind, {**base_log, "parse": "ok", "score": verdict.score})
         return verdict.model_copy(update={"attempts": attempt})
@@ -217,7 +134,7 @@ def _cost(usage: Usage, price_in: float | None, price_out: float | None) -> floa
     return (usage.prompt_tokens * price_in + usage.completion_tokens * price_out) / 1_000_000
 
 
-def _summary(spec: JudgeSpec, judge_cls: Any, prompt_sha256: str, fam: FamilyCheck, caller: _Caller,
+def _summary(spec: JudgeSpec, judge_cls: Any, prompt_sha256: str, fam: FamilyCheck, caller: Caller,
              verdicts: list[JudgeVerdict], *, mean: float | None, spread: float | None,
              breakdown: dict[str, dict[str, float]], max_attempts: int, runs: int, endpoint: dict[str, Any],
              prices: tuple[float | None, float | None], extra: dict[str, Any] | None = None) -> JudgeSummary:
@@ -244,7 +161,7 @@ def _summary(spec: JudgeSpec, judge_cls: Any, prompt_sha256: str, fam: FamilyChe
 # Orchestration
 
 
-async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, JudgeItem], caller: _Caller,
+async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, JudgeItem], caller: Caller,
                            prompt: JudgePrompt, max_attempts: int, concurrency: int,
                            progress: Progress | None) -> list[JudgeVerdict]:
     judge: EntryJudge = REGISTRY[spec.kind]()
@@ -266,7 +183,7 @@ async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, Judg
     return list(await asyncio.gather(*(one(r) for r in card.results)))
 
 
-async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, caller: _Caller, prompt: JudgePrompt,
+async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, caller: Caller, prompt: JudgePrompt,
                            max_attempts: int, runs: int,
                            progress: Progress | None) -> tuple[list[JudgeVerdict], dict[str, Any]]:
     judge = cp.CheckpointsJudge()
@@ -279,7 +196,10 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
     auto_fail = {p.id for p in points if any(a in lost for a in p.paragraphs)}
     ask_ids = [p.id for p in points if p.id not in auto_fail]
 
+    finished = 0
+
     async def one_run(rep: int) -> dict[str, Any]:
+        nonlocal finished
         verdicts: dict[str, tuple[bool, str | None, str]] = {
             pid: (False, "paragraph has no usable translation", "code") for pid in auto_fail}
         additions: set[tuple[int, str]] = set()
@@ -311,7 +231,7 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
             except JudgeParseError as exc:
                 caller.tally.unparsed += 1
                 caller.store.log(spec.kind, {**log, "parse": "failed", "parse_error": exc.reason})
-                messages = _retry_messages(prompt, messages, ans.text, exc.reason)
+                messages = retry_messages(prompt, messages, ans.text, exc.reason)
                 why = exc.reason
                 continue
             caller.store.log(spec.kind, {**log, "parse": "ok", "answered": sorted(parsed.verdicts)})
@@ -321,8 +241,9 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
             untranslated.update(parsed.untranslated)
             pending = [pid for pid in pending if pid not in parsed.verdicts]
             messages = None  # ask again for just the missing points, in a fresh conversation
+        finished += 1
         if progress:
-            progress(spec.kind, rep + 1, runs)
+            progress(spec.kind, finished, runs)
         if status != "scored":
             return {"status": status, "reason": why, "raw": raw, "attempts": attempts, "score": judge.worst_score}
         counts = {"addition": len(additions), "untranslated": len(untranslated),
@@ -342,9 +263,10 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
     breakdown: dict[str, dict[str, float]] = {
         "runs": {str(i + 1): s for i, s in enumerate(scores)},
         "area_points": {a: float(sum(p.area == a for p in points)) for a in areas},
-        "mean": {"scored_only": _mean([o["score"] for o in scored_runs]) or 0.0,
-                 "n_runs_scored": float(len(scored_runs))},
+        "mean": {"n_runs_scored": float(len(scored_runs))},
     }
+    if scored_runs:
+        breakdown["mean"]["scored_only"] = statistics.fmean(o["score"] for o in scored_runs)
     if scored_runs:
         breakdown["area_passed"] = {a: statistics.fmean(
             sum(o["verdicts"][p.id][0] for p in points if p.area == a) for o in scored_runs) for a in areas}
@@ -375,6 +297,10 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
                 justification=f"checkpoint judge failed on every run: {why[:300]}"))
             continue
         pids = by_para.get(r.entry_id, [])
+        if not pids:
+            entry_verdicts.append(JudgeVerdict(status="not_sent", score=None, attempts=0, justification=(
+                "no key point addresses this paragraph (it was shown to the judge as context)")))
+            continue
         subs = {pid: statistics.fmean(1.0 if o["verdicts"][pid][0] else 0.0 for o in scored_runs) for pid in pids}
         flags = sorted({f"{pid}:fail" for pid in pids for o in scored_runs if not o["verdicts"][pid][0]})
         if any(a == r.entry_id for o in scored_runs for a, _ in o["additions"]):
@@ -384,13 +310,39 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
         reasons = sorted({f"{pid}: {o['verdicts'][pid][1]}" for pid in pids for o in scored_runs
                           if not o["verdicts"][pid][0]})
         entry_verdicts.append(JudgeVerdict(
-            status="scored", score=(100.0 * statistics.fmean(subs.values())) if subs else None, subscores=subs,
+            status="scored", score=100.0 * statistics.fmean(subs.values()), subscores=subs,
             flags=flags, justification="; ".join(reasons)[:1000] or None,
             attempts=max(o["attempts"] for o in scored_runs)))
     extra = {"run_scores": scores, "failed_raw_answers": failed_raw,
              "bench": f"{bench.manifest.id}@{bench.key_sha256[:12]}"}
     return entry_verdicts, {"mean": mean, "spread": spread, "breakdown": breakdown, "extra": extra,
                             "n_runs_failed": len(run_out) - len(scored_runs)}
+
+
+def preflight(judge_specs: list[str], *, translator_models: list[str | None], allow_self_judge: bool,
+              bench: str | Path | None = None, need_endpoint: bool = True) -> list[JudgeSpec]:
+    """Check judge options before anything is translated: spec syntax, one spec per kind, the self-judge family
+    rule, the checkpoint benchmark folder, the prompt files and (``need_endpoint``) a judge endpoint in the
+    environment. The runner calls it before translating so a refused judge costs no translation.
+
+    Returns: the parsed specs. Raises: ConfigError / InputError with a one-line fix.
+    """
+    specs = [parse_judge_spec(s) for s in judge_specs]
+    kinds = [s.kind for s in specs]
+    if len(set(kinds)) != len(kinds):
+        raise ConfigError(f"judge kinds given twice: {sorted(k for k in set(kinds) if kinds.count(k) > 1)}",
+                          field="--judge", fix="give each judge kind once")
+    for s in specs:
+        check_family(s.model, translator_models, allow_self_judge=allow_self_judge)
+        load_judge_prompt(REGISTRY[s.kind].prompt_name)
+    if "checkpoints" in kinds:
+        if bench is None:
+            raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
+                              fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
+        cp.load_bench(bench)
+    if need_endpoint:
+        judge_endpoint_from_env()
+    return specs
 
 
 async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str], *, workdir: Path,
@@ -424,12 +376,10 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     """
     if max_attempts < 1:
         raise ConfigError("max attempts must be at least 1", field="--max-attempts")
-    specs = [parse_judge_spec(s) for s in judge_specs]
-    kinds = [s.kind for s in specs]
-    if len(set(kinds)) != len(kinds):
-        raise ConfigError(f"judge kinds given twice: {sorted(k for k in set(kinds) if kinds.count(k) > 1)}",
-                          field="--judge", fix="give each judge kind once")
     translator_models = [card.model_slug, card.method.model, card.model_id]
+    specs = preflight(judge_specs, translator_models=translator_models, allow_self_judge=allow_self_judge,
+                      bench=bench, need_endpoint=client_factory is None)
+    kinds = [s.kind for s in specs]
     fams = {s.kind: check_family(s.model, translator_models, allow_self_judge=allow_self_judge) for s in specs}
     loaded_bench = None
     if "checkpoints" in kinds:
@@ -464,7 +414,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
             if spec.kind == "checkpoints":
                 assert loaded_bench is not None
                 prompt_sha = sha256_hex(canonical_bytes({"template": prompt.sha256, "key": loaded_bench.key_sha256}))
-            caller = _Caller(spec, prompt_sha, client, store, max_tokens or judge_cls.default_max_tokens,
+            caller = Caller(spec, prompt_sha, client, store, max_tokens or judge_cls.default_max_tokens,
                              endpoint["endpoint_host_sha256"])
             if spec.kind == "checkpoints":
                 n_runs = runs if runs is not None else judge_cls.default_runs
@@ -483,8 +433,9 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
                 sent = [(items[r.entry_id], v) for r, v in zip(card.results, verdicts) if v.status != "not_sent"]
                 breakdown = judge.summarize(sent)
                 scored = [v.score for v in verdicts if v.status == "scored" and v.score is not None]
-                breakdown["mean"] = {"scored_only": _mean(scored) if scored else 0.0,
-                                     "n_scored": float(len(scored))}
+                breakdown["mean"] = {"n_scored": float(len(scored))}
+                if scored:  # absent, never 0, when nothing was scored (0 would read as a clean MQM score)
+                    breakdown["mean"]["scored_only"] = statistics.fmean(scored)
                 mean = _mean([v.score if v.score is not None else judge_cls.worst_score for v in verdicts])
                 summary = _summary(spec, judge_cls, prompt_sha, fams[spec.kind], caller, verdicts, mean=mean,
                                    spread=None, breakdown=breakdown, max_attempts=max_attempts, runs=1,
