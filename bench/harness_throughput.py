@@ -13,7 +13,8 @@ evaluation data) and prints
 
 where C / L is the ideal rate of C lanes each busy L seconds per request (target ≥ 0.95 at C=32, L=50 ms). As
 baselines measured in the same run it also prints the round trip of one request at a time (the machine's floor:
-loopback, process wake-ups, the server's own work) and the rate of a bare loop of C concurrent
+loopback, process wake-ups, the server's own work), C hand-written HTTP/1.1 keep-alive lanes without any HTTP
+library (the ceiling of this machine and server), and the rate of a bare loop of C concurrent
 ``LLMClient.complete`` calls without the runner (no prompt rendering, no work directory), with the runner's share
 of that, and the client process's CPU time per entry (all threads).
 """
@@ -123,6 +124,33 @@ async def _bare(base_url: str, n: int, c: int) -> tuple[float, float]:
     return n / dt, 1000 * cpu / n
 
 
+async def _raw_socket(port: int, n: int, c: int) -> float:
+    """C keep-alive connections speaking minimal HTTP/1.1 by hand: the ceiling of this machine + server, without any
+    HTTP library (what no Python client can beat here)."""
+    body = b'{"model":"bench","messages":[{"role":"user","content":"hi"}],"max_tokens":64}'
+    req = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+           f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    left = [n]
+
+    async def lane() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        while left[0] > 0:
+            left[0] -= 1
+            writer.write(req)
+            await writer.drain()
+            await reader.readline()
+            length = 0
+            while (h := await reader.readline()) != b"\r\n":
+                if h.lower().startswith(b"content-length:"):
+                    length = int(h[15:])
+            json.loads(await reader.readexactly(length))
+        writer.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(lane() for _ in range(c)))
+    return n / (time.perf_counter() - t0)
+
+
 def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, float, int]:
     from mtboard.runner import RunSettings, prepare, translate_all
 
@@ -157,6 +185,7 @@ def main() -> None:
         _corpus(corpus, args.entries)
         asyncio.run(_bare(base_url, min(256, args.entries), c))  # warm-up (connections, imports)
         one_rate, _ = asyncio.run(_bare(base_url, 40, 1))  # the round trip alone, nothing concurrent
+        raw = max(asyncio.run(_raw_socket(port, args.entries, c)) for _ in range(args.repeat))
         bare_runs = [asyncio.run(_bare(base_url, args.entries, c)) for _ in range(args.repeat)]
         bare, bare_cpu = max(bare_runs)
         runs = []
@@ -171,6 +200,8 @@ def main() -> None:
               f"({os.cpu_count()} CPUs, load average {load:.2f})")
         print(f"round trip, C=1     : {1000 / one_rate:8.1f} ms per request of L={args.latency_ms:g} ms  "
               f"ratio {one_rate * lat:.3f} (loopback + wake-ups on this machine; no harness can beat it)")
+        print(f"raw socket client   : {raw:8.1f} entries/s  ratio {raw / ideal:.3f}  (hand-written HTTP, no library: "
+              f"the machine's ceiling)")
         print(f"bare LLMClient loop : {bare:8.1f} entries/s  ratio {bare / ideal:.3f}  "
               f"client CPU {bare_cpu:.3f} ms/entry")
         print(f"mtboard runner      : {best:8.1f} entries/s  ratio {best / ideal:.3f}  "
