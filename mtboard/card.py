@@ -73,7 +73,7 @@ def assemble_card(*, corpus: Any, corpus_sha256: str, segment: Any, spec: Any, m
                   concurrency: int, runs: int, limit: int | None, price_in: float | None, price_out: float | None,
                   scores: Any, results: list[Any], totals: Any, run_id: str, timestamp: str, elapsed_seconds: float,
                   judges: dict[str, Any] | None = None, notes: str | None = None, streaming: bool = False,
-                  harness_version: str | None = None) -> RunCard:
+                  harness_version: str | None = None, fst_version: str | None = None) -> RunCard:
     """Assemble, fingerprint (v2) and seal a run card from the runner's stages (spec §3).
 
     Args:
@@ -83,6 +83,9 @@ def assemble_card(*, corpus: Any, corpus_sha256: str, segment: Any, spec: Any, m
         prompt: the :class:`~mtboard.prompts.Prompt` or None (raw engines); ``system_prompt`` its rendered system
             block ('' when none) — its SHA-256 is ``system_prompt_sha256``.
         scores / results / totals: from scoring (run 0) and the runner's totals (all replicates).
+        fst_version: the analyser that scored FST acceptance (:func:`mtboard.scoring.fst_version` with the same
+            ``fst`` argument scoring used); None when no FST acceptance ran. :mod:`mtboard.validate` checks it names
+            the analyser installed where the card is validated.
     Returns: a sealed :class:`RunCard` (``run_card_hash`` set). Raises pydantic ValidationError on a contract bug.
     """
     from mtboard import HARNESS_VERSION
@@ -119,8 +122,8 @@ def assemble_card(*, corpus: Any, corpus_sha256: str, segment: Any, spec: Any, m
         elapsed_seconds=max(0.0, float(elapsed_seconds)), model_slug=model_slug,
         model_id=description.get("model_id"), condition=condition, temperature=temperature,
         system_prompt_sha256=canonical.sha256_hex(system_prompt), system_prompt_used=system_prompt,
-        batch_size=batch_size, max_retries=max_retries, method_class=method_class, method_config=method_config,
-        method=method, dataset=dataset, scores=scores, totals=totals, results=list(results),
-        judges=dict(judges or {}), notes=notes, fingerprint=placeholder, run_card_hash="")
+        fst_version=fst_version, batch_size=batch_size, max_retries=max_retries, method_class=method_class,
+        method_config=method_config, method=method, dataset=dataset, scores=scores, totals=totals,
+        results=list(results), judges=dict(judges or {}), notes=notes, fingerprint=placeholder, run_card_hash="")
     card = card.model_copy(update={"fingerprint": compute_fingerprint(card)})
     return seal(card)

@@ -119,15 +119,22 @@ _SPEAKER_TAG = regex.compile(
     r")[ \t]*(?=\S)", regex.M)
 
 
+_TAG_CHARS = frozenset("【[*:：「『")
+"""Every alternative of :data:`_SPEAKER_TAG` needs one of these characters: text without them has no tag."""
+
+
 def _split_speaker_tags(text: str) -> tuple[tuple[str, ...], str]:
     """(speaker names, body key) after NFKC: tags at line starts removed, all whitespace removed from the body."""
+    text = unicodedata.normalize("NFKC", text)
+    if _TAG_CHARS.isdisjoint(text):  # fast path: no tag can match (same result as the substitution below)
+        return (), "".join(text.split())
     names: list[str] = []
 
     def repl(m: regex.Match) -> str:
         names.append("".join(m.group("n").split()))
         return ""
 
-    body = _SPEAKER_TAG.sub(repl, unicodedata.normalize("NFKC", text))
+    body = _SPEAKER_TAG.sub(repl, text)
     return tuple(names), "".join(body.split())
 
 
@@ -187,6 +194,7 @@ _SCRIPT_SUBTAGS = {"Latn": "Latin", "Cyrl": "Cyrillic", "Hans": "Han", "Hant": "
                    "Jpan": "Han", "Kore": "Hangul"}
 
 
+@functools.lru_cache(maxsize=1024)
 def language_scripts(tag: str) -> frozenset[str] | None:
     """Scripts of a BCP 47 tag (a script subtag such as ``sr-Latn`` wins); None when unknown."""
     parts = tag.replace("_", "-").split("-")
@@ -378,6 +386,11 @@ def _length_key(text: str) -> int:
     return max(len(" ".join(text.split())), LENGTH_FLOOR_CHARS)
 
 
+_NO_COUNTS: Counter[str] = Counter()
+"""Shared empty multiset for texts that cannot hold markup or placeholders (only compared and subtracted, never
+mutated)."""
+
+
 def _flags(out: str, *, source: str, reference: str, source_language: str, target_language: str) -> list[CheckFlag]:
     flags: list[CheckFlag] = []
 
@@ -406,9 +419,9 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
         flags.append(CheckFlag(rule="format.markdown", detail="markdown emphasis added", count=md))
 
     # markup tags not preserved (matches neither the source's nor the reference's tags)
-    mo = _markup(out) if "<" in out else Counter()
-    ms = _markup(source) if "<" in source else Counter()
-    if mo != ms and mo != _markup(reference):
+    mo = _markup(out) if "<" in out else _NO_COUNTS
+    ms = _markup(source) if "<" in source else _NO_COUNTS
+    if (mo or ms) and mo != ms and mo != _markup(reference):  # both empty: equal, nothing to compare
         missing, extra = ms - mo, mo - ms
         detail = "; ".join(x for x in (missing and f"missing {_fmt_counter(missing)}",
                                        extra and f"extra {_fmt_counter(extra)}") if x)
@@ -421,9 +434,9 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
                                count=abs(out.count("\n") - n_src)))
 
     # placeholders: the output's multiset matches neither the source's nor the reference's
-    po = _placeholders(out) if _may_hold_placeholders(out) else Counter()
-    ps = _placeholders(source) if _may_hold_placeholders(source) else Counter()
-    if po != ps and po != _placeholders(reference):
+    po = _placeholders(out) if _may_hold_placeholders(out) else _NO_COUNTS
+    ps = _placeholders(source) if _may_hold_placeholders(source) else _NO_COUNTS
+    if (po or ps) and po != ps and po != _placeholders(reference):  # both empty: equal, nothing to compare
         missing, extra = ps - po, po - ps
         detail = "; ".join(x for x in (missing and f"missing {_fmt_counter(missing)}",
                                        extra and f"extra {_fmt_counter(extra)}") if x)

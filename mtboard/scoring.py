@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,7 @@ class _Slice:
         self.exact: list[bool] = []
         self.equiv: list[bool] = []
         self.length_ratio: list[float] = []
+        self.cs: list[bool] = []
         self.fst_words: list[list[str]] = []
 
 
@@ -134,15 +136,19 @@ def _check_and_measure(items: list[tuple], source_language: str, target_language
         hyps.append(metrics.nfc(p) if ok else "")
         refs.append(metrics.nfc(reference))
     out.chrf, out.bleu, out.ter = metrics._stats_chunk(hyps, refs, target_language)
-    for i, (item, h, r, ok) in enumerate(zip(items, hyps, refs, usable)):
-        out.chrf_score.append(metrics.sentence_chrf_from_stats(out.chrf[i]) if ok else 0.0)
-        out.bleu_score.append(metrics.sentence_bleu_from_stats(out.bleu[i]) if ok else 0.0)
-        out.ter_score.append(metrics.sentence_ter_from_stats(out.ter[i]))
-        hn = metrics.normalise_for_match(h)
-        rn = metrics.normalise_for_match(r)
+    chrf_s, bleu_s, ter_s = metrics.sentence_chrf_from_stats, metrics.sentence_bleu_from_stats, \
+        metrics.sentence_ter_from_stats
+    for i, (item, h, r, ok, d) in enumerate(zip(items, hyps, refs, usable, out.decisions)):
+        out.chrf_score.append(chrf_s(out.chrf[i]) if ok else 0.0)
+        out.bleu_score.append(bleu_s(out.bleu[i]) if ok else 0.0)
+        out.ter_score.append(ter_s(out.ter[i]))
+        # h and r are NFC already: whitespace normalisation is all that normalise_for_match has left to do
+        hn = " ".join(h.split())
+        rn = " ".join(r.split())
         out.exact.append(ok and hn == rn)
         out.equiv.append(ok and (hn == rn or any(hn == metrics.normalise_for_match(v) for v in item[5])))
         out.length_ratio.append(len(hn) / len(rn) if rn else 0.0)
+        out.cs.append(checks.code_switching_detected(d))
         if fst_words:
             out.fst_words.append(fst_mod.checkable_words(h, item[0]) if ok else [])
     return out
@@ -211,16 +217,26 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             getattr(col, name).extend(value)
     predicted, decisions, chrf, bleu, ter = col.predicted, col.decisions, col.chrf, col.bleu, col.ter
     usable = [d.outcome == Outcome.usable for d in decisions]
-    fst_counts = fst_mod.acceptance_from_words(analyser, col.fst_words) if analyser else None
     has_equiv = any(e.variants for e in entries)
     has_fst = analyser is not None
+    n = len(entries)
+    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, metrics.CHRF_STATS_LEN)
+    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, metrics.BLEU_STATS_LEN)
+    if analyser is not None:
+        # lt-proc runs in its own process: wait for it in a thread while this one computes the bootstrap CI
+        with ThreadPoolExecutor(max_workers=1) as lookup:
+            fst_future = lookup.submit(fst_mod.acceptance_from_words, analyser, col.fst_words)
+            chrf_ci95 = metrics.bootstrap_ci(chrf_m)
+            fst_counts = fst_future.result()
+    else:
+        chrf_ci95 = metrics.bootstrap_ci(chrf_m)
+        fst_counts = None
 
     run = _Run()
     results: list[EntryResult] = []
     for i, (e, r, d) in enumerate(zip(entries, recs, decisions)):
         ok = usable[i]
-        exact, equiv = col.exact[i], col.equiv[i]
-        cs = checks.code_switching_detected(d)
+        exact, equiv, cs = col.exact[i], col.equiv[i], col.cs[i]
         if fst_counts is not None:
             acc, chk = fst_counts[i]
             fst_rate = (acc / chk if chk else 1.0) if ok else 0.0
@@ -247,10 +263,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
             stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
 
-    n = len(entries)
     idx = list(range(n))
-    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, metrics.CHRF_STATS_LEN)
-    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, metrics.BLEU_STATS_LEN)
     values = _slice_values(run, chrf_m, bleu_m, idx, has_equiv=has_equiv, has_fst=has_fst)
     comp, profile = metrics.composite(values)
 
@@ -278,7 +291,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         fst_acceptance_rate=values["fst_acceptance_rate"],
         morphological_accuracy=None,
         chrf_plus_plus=values["chrf_plus_plus"],
-        chrf_ci95=metrics.bootstrap_ci(chrf),
+        chrf_ci95=chrf_ci95,
         bleu=values["bleu"],
         semantic_score=None,
         ter=metrics.ter_from_stats(ter),

@@ -13,7 +13,8 @@ import pytest
 from mtboard.backends.base import BackendOptions, TranslateRequest, load_builtin_backends, parse_method
 from mtboard.errors import ConfigError, InputError
 from mtboard.prompts import available_prompts, load_prompt
-from mtboard.runner import WorkDir, _repair_tail, load_prices
+from mtboard.prices import load_prices
+from mtboard.workdir import WorkDir, _repair_tail
 from mtboard.schema import TranslationRecord
 
 load_builtin_backends()

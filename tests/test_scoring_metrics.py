@@ -157,6 +157,29 @@ def test_ter_length_cap_and_coverage():
     assert metrics.ter_from_stats([None, None]) is None
 
 
+def test_ter_cap_counts_characters_for_japanese_and_chinese_targets():
+    # Hand-made: character-level TER (normalized + asian_support) makes every Han character one token (a run of kana
+    # stays one token), so the cap is TER_MAX_CJK_TOKENS there and TER_MAX_WORDS for word-level targets.
+    assert metrics.ter_token_cap("ja") == metrics.ter_token_cap("zh-Hant") == metrics.TER_MAX_CJK_TOKENS == 60
+    assert metrics.ter_token_cap("es") == metrics.ter_token_cap("ko") == metrics.TER_MAX_WORDS == 20
+    han = "日月火水木金土山川田人口目耳手足力男女子天気雨雪風花草竹林森石"  # 31 distinct Han characters
+    assert len(han) == len(set(han)) == 31
+    edge = (han * 3)[:metrics.TER_MAX_CJK_TOKENS]
+    over = (han * 3)[:metrics.TER_MAX_CJK_TOKENS + 1]
+    short = han[:25]  # 25 tokens: over the word cap, within the character cap
+    kana = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん" * 2
+    _, _, ter = metrics.segment_statistics([edge, over, short, edge[:-1], kana], [edge, over, short, edge, kana],
+                                           "ja")
+    assert ter[0] == [0.0, 60.0]
+    assert ter[1] is None  # 61 character tokens
+    assert ter[2] == [0.0, 25.0]
+    assert ter[3] == [1.0, 60.0]  # one deleted character
+    assert ter[4] == [0.0, 1.0]  # 92 hiragana are a single TER token
+    # the same 25 characters with spaces in a Spanish target are 25 whitespace words: over the word cap
+    _, _, ter_es = metrics.segment_statistics([" ".join(short)], [" ".join(short)], "es")
+    assert ter_es == [None]
+
+
 def test_process_pool_split_gives_identical_statistics():
     pairs = corpus_pairs()[:400] or [(h, r, "en") for h, r in zip(README_SYS * 100, README_REFS * 100)]
     hyps = [p[1] for p in pairs][1:] + [pairs[0][1]]

@@ -79,6 +79,7 @@ def test_tier_table_matches_the_code():
 def test_constants_quoted_in_the_document_match_the_code():
     text = SPEC.read_text(encoding="utf-8")
     assert f"at most **{metrics.TER_MAX_WORDS}** TER tokens" in text
+    assert f"(**{metrics.TER_MAX_CJK_TOKENS}** for Chinese/Japanese targets" in text
     assert f"default_rng({metrics.BOOTSTRAP_SEED})" in text
     assert "1,000 resamples" in text and metrics.BOOTSTRAP_RESAMPLES == 1000
     assert f"(policy `{checks.POLICY_VERSION}`)" in text

@@ -220,6 +220,22 @@ def test_api_key_in_card_not_echoed(root):
         p.unlink()
 
 
+@pytest.mark.parametrize("sep", ["\t", "\n", "\r\n"])
+def test_bearer_token_behind_escaped_whitespace_is_caught(root, sep):
+    """In canonical JSON a tab/newline is written as an escape, so a raw-text scan alone would miss the token."""
+    card = json.loads(vs.real_card_bytes(12, fst=False))
+    token = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg"
+    card["notes"] = f"Authorization: Bearer{sep}{token}"
+    p = vs.place(root, vs.dump(vs.reseal(card)))
+    try:
+        proc = run_validate(root, str(p.relative_to(root)))
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 1 and token not in out
+        assert "$.notes: looks like an HTTP bearer credential" in out
+    finally:
+        p.unlink()
+
+
 @pytest.mark.parametrize("text,name", [
     ("hf_" + "a" * 34, "Hugging Face token"),
     ("AKIA" + "ABCDEFGHIJKLMNOP", "AWS access key id"),

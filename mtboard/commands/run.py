@@ -122,8 +122,22 @@ def run(
                                                        "(default: the backend's).")] = None,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Replicate runs, run concurrently (3 recommended for "
                                       "LLMs); the card reports mean and spread.")] = 1,
-    judge: Annotated[str, typer.Option("--judge", help="Judge SPEC or none (judge later with `mtboard judge "
-                                       "WORKDIR`).")] = "none",
+    judge: Annotated[Optional[list[str]], typer.Option(
+        "--judge", help="Judge KIND=openai:MODEL[:EFFORT] (KIND: gemba-mqm, rubric, checkpoints); repeatable or "
+        "comma-separated; none (default) = judge later with `mtboard judge WORKDIR`. Checked before anything is "
+        "translated.")] = None,
+    allow_self_judge: Annotated[bool, typer.Option(
+        "--allow-self-judge", help="Accept a judge from the translator's model family (recorded in the card).")]
+    = False,
+    bench: Annotated[Optional[Path], typer.Option(
+        "--bench", help="Checkpoint benchmark folder (bench.json + corpus + key); required by the checkpoints "
+        "judge.")] = None,
+    backend_opt: Annotated[Optional[list[str]], typer.Option(
+        "--backend-opt", help="Backend setting KEY=VALUE, repeatable. gguf: n_ctx, n_threads, n_gpu_layers, "
+        "server (auto|llama-server|llama-cpp-python), canary (enforce|record), latency_gate (record|enforce|off), "
+        "latency_median_s, "
+        "latency_p90_s, gate_lines, gate_history, hf_cache_dir, headroom_gb, model_sha256, startup_timeout_s; "
+        "openai: backoff_base_s, backoff_max_s, retry_after_max_s, deadline_s. Unknown keys are refused.")] = None,
     segment: Annotated[str, typer.Option("--segment", help="Corpus segment to evaluate.")] = "development",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N entries of the "
                                                  "segment.")] = None,
@@ -144,27 +158,30 @@ def run(
     """Translate a corpus with a method, score it and write a sealed run card (+ work dir and report.md)."""
     import sys
 
-    from mtboard.runner import RunSettings, finish, prepare, run_judge_hook_check, translate_all
+    from mtboard.runner import (RunSettings, finish, judge_specs, parse_backend_opts, preflight_judges, prepare,
+                                translate_all)
 
+    specs = judge_specs(judge)
     settings = RunSettings(corpus_path=corpus, method=method, prompt=prompt, condition=condition,
                            temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, runs=runs,
                            segment=segment, limit=limit, work_dir=work_dir, out=out, base_url=base_url,
                            allow_incomplete=allow_incomplete, price_in=price_in, price_out=price_out, notes=notes,
-                           judge=judge, stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
+                           judge=specs, allow_self_judge=allow_self_judge, bench=bench,
+                           backend_extra=parse_backend_opts(backend_opt),
+                           stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
     if settings.method.split(":", 1)[0] == "openai":
         from mtboard.backends.openai import check_base_url
 
         check_base_url(base_url)
     plan = prepare(settings)
-    if judge != "none":
-        run_judge_hook_check()
+    preflight_judges(plan)  # before anything is sent: a refused judge or a bad spec costs no translation
     import asyncio
 
     progress = _RichProgress(f"{plan.spec.text}", enabled=sys.stderr.isatty() or bool(os.environ.get(
         "MTBOARD_PROGRESS")))
     typer.echo(f"work dir    {plan.work_dir}", err=True)
     translated = asyncio.run(translate_all(plan, progress))
-    outcome = finish(translated, judge=judge)
+    outcome = finish(translated, judge=specs)
     typer.echo(_summary(outcome))
 
 

@@ -1,0 +1,113 @@
+"""Prices and totals (spec §3.5): the price table ``prompts/prices.yaml``, price resolution for a run, and the
+token/cost totals of a run card.
+
+Cost = (prompt_tokens × price_in + completion_tokens × price_out) / 1e6, prices in USD per 1M tokens. Reasoning tokens
+are billed as completion tokens (they are part of ``completion_tokens`` as OpenAI-compatible servers report them).
+:func:`compute_totals` is also what :mod:`mtboard.validate` re-runs, so runner and validator cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mtboard import safejson
+from mtboard.errors import InputError
+from mtboard.prompts import prompts_dir
+from mtboard.schema import Entry, TranslationRecord, Usage
+
+
+class PriceEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    provider: str
+    """api_provider the price applies to (openai, openrouter, …)."""
+    model: str
+    """Model name as typed after ``openai:`` (e.g. gpt-4o-mini, openai/gpt-4o-mini on OpenRouter)."""
+    input: float = Field(ge=0)
+    """USD per 1M prompt tokens."""
+    output: float = Field(ge=0)
+    """USD per 1M completion tokens (reasoning tokens are billed as completion tokens)."""
+
+
+class PriceTable(BaseModel):
+    """``prompts/prices.yaml``: prices in USD per 1M tokens, with the date and page they were read from."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    as_of: str
+    source: str
+    free_providers: list[str] = []
+    """Channels without a per-token price (local servers and engines): cost 0."""
+    models: list[PriceEntry] = []
+
+    def lookup(self, provider: str | None, model: str) -> tuple[float, float] | None:
+        """(input, output) USD per 1M tokens; ``(0, 0)`` for a free provider; None when unknown."""
+        for m in self.models:
+            if m.provider == provider and m.model == model:
+                return m.input, m.output
+        if provider in self.free_providers:
+            return 0.0, 0.0
+        return None
+
+
+def load_prices(path: str | os.PathLike[str] | None = None) -> PriceTable:
+    """Load and validate the price table (default ``prompts/prices.yaml``). Raises InputError."""
+    p = Path(path) if path else prompts_dir() / "prices.yaml"
+    data = safejson.load_yaml(p)
+    try:
+        return PriceTable.model_validate(data)
+    except ValidationError as exc:
+        from mtboard.schema import describe_validation_error
+
+        raise InputError(describe_validation_error(exc, str(p)).split(": ", 1)[1], where=str(p),
+                         fix="each model needs provider, model, input, output (USD per 1M tokens)") from None
+
+
+def resolve_prices(plan: Any, description: dict[str, Any]) -> tuple[float | None, float | None, str]:
+    """(price_in, price_out, source) in USD per 1M tokens: CLI flags, then prices.yaml, then free engines → 0.
+
+    ``plan`` is a :class:`mtboard.runner.Plan`; ``description`` its backend's ``describe()`` (``api_provider``).
+    Raises: InputError when prices.yaml is malformed.
+    """
+    s = plan.settings
+    if s.price_in is not None or s.price_out is not None:
+        return s.price_in or 0.0, s.price_out or 0.0, "command line"
+    if not plan.uses_prompt or getattr(plan.backend_cls, "method_class", None) == "baseline":
+        return 0.0, 0.0, "engine without per-token price"
+    table = load_prices()
+    hit = table.lookup(description.get("api_provider"), plan.spec.model)
+    if hit is None:
+        return None, None, "unknown (pass --price-in/--price-out)"
+    return hit[0], hit[1], f"prompts/prices.yaml ({table.as_of})"
+
+
+def compute_totals(records: list[TranslationRecord], entries: list[Entry], runs: int, price_in: float | None,
+                   price_out: float | None) -> Any:
+    """Totals (spec §3.5) over all records of all replicates: token sums, retries, cost.
+
+    cost = (prompt_tokens × price_in + completion_tokens × price_out) / 1e6; per entry = cost / (entries × runs);
+    per source character = cost / (source characters × runs). None when the price is unknown.
+    """
+    from mtboard.schema import Totals
+
+    u = Usage(prompt_tokens=sum(r.usage.prompt_tokens for r in records),
+              completion_tokens=sum(r.usage.completion_tokens for r in records),
+              reasoning_tokens=sum(r.usage.reasoning_tokens for r in records),
+              cached_tokens=sum(r.usage.cached_tokens for r in records))
+    retries = sum(max(0, r.attempts - 1) for r in records)
+    cost = per_entry = per_char = None
+    if price_in is not None and price_out is not None:
+        cost = (u.prompt_tokens * price_in + u.completion_tokens * price_out) / 1e6
+        n = max(1, len(entries) * runs)
+        chars = max(1, sum(len(e.source) for e in entries) * runs)
+        per_entry, per_char = cost / n, cost / chars
+    return Totals(prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens,
+                  reasoning_tokens=u.reasoning_tokens, cached_tokens=u.cached_tokens, total_cost_usd=cost,
+                  cost_per_entry_usd=per_entry, cost_per_source_char=per_char, retries=retries)
+
+
+__all__ = ["PriceEntry", "PriceTable", "load_prices", "resolve_prices", "compute_totals"]

@@ -1,0 +1,87 @@
+"""``report.md``: a human-readable summary of a run's work directory (markdown; untrusted text escaped).
+
+Written by :func:`mtboard.runner.finish` at the end of every run, also when the run is incomplete (then it lists the
+failures and says there is no card).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPORT = "report.md"
+"""File name of the report inside the work directory."""
+
+
+def _md(text: Any) -> str:
+    s = "" if text is None else str(text)
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+    return s[:160] + ("…" if len(s) > 160 else "")
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def write_report(path: Path, translated: Any, card: Any, price_source: str,
+                 judge_note: str | None = None) -> None:
+    """A human-readable summary of the work directory (markdown, untrusted text escaped)."""
+    from mtboard.documents import atomic_write
+
+    plan = translated.plan
+    ds = plan.corpus.dataset
+    lines = [f"# mtboard run — {_md(plan.spec.text)} on {_md(ds.id)} {_md(ds.version)}", ""]
+    lines += [f"- run id: `{translated.manifest['run_id']}`, started {translated.manifest['timestamp']}",
+              f"- dataset: {_md(ds.language_pair)}, segment {plan.entries[0].segment.value if plan.entries else '?'},"
+              f" {len(plan.entries)} entries × {plan.settings.runs} run(s)",
+              f"- prompt: {_md(plan.prompt.name) if plan.prompt else '(raw source)'}; condition {_md(plan.condition)};"
+              f" temperature {plan.options.temperature}; max_tokens {plan.options.max_tokens if plan.uses_prompt else '-'}",
+              f"- api provider: {_md(translated.description.get('api_provider'))}; model id: "
+              f"{_md(translated.description.get('model_id'))}",
+              f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",
+              f"- prices: {price_source}", ""]
+    if card is not None:
+        sc, t = card.scores, card.totals
+        lines += ["## Scores (run 0)", "",
+                  f"- chrF++ **{sc.chrf_plus_plus:.2f}** (`{sc.signatures.chrf}`)",
+                  f"- BLEU {_num(sc.bleu, 2)}; TER {_num(sc.ter, 2)}",
+                  f"- composite **{sc.composite:.3f}** (profile {sc.composite_profile}, tier {sc.quality_tier.value})",
+                  f"- errors {sc.errors} of {sc.total} (transport {sc.transport_errors})",
+                  f"- cost: {_num(t.total_cost_usd, 6)} USD; tokens "
+                  f"{t.prompt_tokens} in / {t.completion_tokens} out ({t.reasoning_tokens} reasoning, "
+                  f"{t.cached_tokens} cached); retries {t.retries}",
+                  f"- latency avg/median/p95: {_num(sc.avg_latency_seconds)} / {_num(sc.median_latency_seconds)} / "
+                  f"{_num(sc.p95_latency_seconds)} s; entries/min {_num(sc.entries_per_minute, 1)}; tokens/s "
+                  f"{_num(sc.tokens_per_second, 1)}", ""]
+        if sc.replicates:
+            r = sc.replicates
+            lines += [f"- replicates: chrF++ {r.chrf_mean:.2f} ± {r.chrf_stdev:.2f}, composite "
+                      f"{r.composite_mean:.3f} ± {r.composite_stdev:.3f} over {r.n} runs", ""]
+        if judge_note:
+            lines += [f"- {judge_note}", ""]
+        lines += [f"Card: fingerprint `{card.fingerprint.hash}`, run_card_hash `{card.run_card_hash}`", ""]
+    else:
+        lines += ["## No card", "", "The run is incomplete (see the failures below).", ""]
+    failed = [r for r in translated.records.values() if r.error_kind is not None]
+    kinds = Counter(r.error_kind.value for r in failed if r.error_kind)
+    lines += ["## Failures", ""]
+    if not failed:
+        lines += ["None.", ""]
+    else:
+        lines += [", ".join(f"{k}: {n}" for k, n in sorted(kinds.items())), "",
+                  "| run | entry | kind | attempts | error |", "| --- | --- | --- | --- | --- |"]
+        for r in sorted(failed, key=lambda r: (r.run_index, r.entry_id))[:200]:
+            lines.append(f"| {r.run_index} | {r.entry_id} | {r.error_kind.value if r.error_kind else ''} | "
+                         f"{r.attempts} | {_md(r.error)} |")
+        lines.append("")
+    if card is not None:
+        lines += ["## Entries (run 0)", "", "| entry | chrF++ | latency s | output |", "| --- | --- | --- | --- |"]
+        for res in card.results[:500]:
+            lines.append(f"| {res.entry_id} | {'' if res.chrf_score is None else f'{res.chrf_score:.1f}'} | "
+                         f"{'' if res.latency_s is None else f'{res.latency_s:.2f}'} | {_md(res.predicted)} |")
+        lines.append("")
+    atomic_write(path, "\n".join(lines).encode("utf-8"))
+
+
+__all__ = ["REPORT", "write_report"]

@@ -1,0 +1,81 @@
+"""Named checks over submitted run cards (issue 6; spec §3.8, §3.9, §8, §9.1–9.3).
+
+Modelled on MLPerf's submission checker: every check has a name, every problem carries the check's name and a
+location (file + JSON path), all problems are collected and the caller fails once at the end.
+
+Per card, in order (a check whose inputs are broken is reported as ``skip`` with the reason):
+
+=================== =================================================================================================
+``file``            path is safe: no ``..`` component, not a symlink or special file (refused without reading), inside
+                    the repository, not leaving it through a linked folder
+``size``            file size under :data:`MAX_CARD_BYTES` (checked with ``lstat`` before reading)
+``json``            strict JSON (:mod:`mtboard.safejson`): no NaN/Infinity, 1e400, duplicate keys, deep nesting, huge
+                    integers, lone surrogates, invalid UTF-8, BOM
+``schema``          the strict RunCard schema (:mod:`mtboard.schema`)
+``harness_version`` made by a harness version this validator reads (older/newer cards are rejected with the reason)
+``file_name``       under ``submissions/``: the path is exactly :func:`canonical_relpath` of the content
+``run_card_hash``   spec §3.9 seal recomputed over the canonical card
+``fingerprint``     components re-derived from the card's fields (:func:`mtboard.card.fingerprint_components`) and
+                    the hash recomputed from them (fingerprint v2, :mod:`mtboard.canonical`)
+``method``          method record consistent: spec = backend:model[:effort], method_class = the registered
+                    backend's, system_prompt_sha256 = SHA-256(system_prompt_used), method_config mirrors the card
+                    (model, temperature, batchSize, qualityTier, promptContext), fst_version = installed analyser
+``dataset``         dataset id + version + sha256 (+ language pair) match a corpus file in ``corpora/``
+``entries``         evaluated entry ids/count equal the corpus segment (or its first ``method.limit`` entries)
+``texts``           each result's source/reference/segment/difficulty/domain/provenance equal the corpus entry
+``metrics``         scores, totals and per-entry scores recomputed from the stored raw outputs with
+                    :func:`mtboard.scoring.score_run` — **exact** equality, no slack
+``mechanical``      the frozen compliance policy re-run on ``raw_predicted``: decisions, ``predicted``, counts, version
+``signatures``      sacrebleu signatures equal the recomputation and say what the metric is (chrF++ ⇒ ``nw:2``)
+``judges``          judge summaries consistent with the per-entry verdicts (judges cannot be re-run here)
+``timestamps``      ISO 8601 UTC, not in the future, not before 2024, elapsed time consistent with latencies
+``sovereignty``     no gold_standard/held_out entries; no secret-segment text (when a secret file is given)
+``secrets``         no API-key-like strings (sk-…, hf_…, AKIA…, Bearer …, ghp_…, private keys)
+=================== =================================================================================================
+
+Repository-level checks (``mtboard validate`` over ``submissions/``): ``scope`` (a pull request may only add or
+modify files under ``submissions/``), ``duplicates`` (one card per run_card_hash / run_id), ``verification``
+(records beside cards name the card they verify), ``sovereignty`` (corpora/ holds no secret segment; no secret text
+in any file under ``submissions/`` or ``corpora/``).
+
+Messages never echo untrusted content: they name paths, fields and numbers; text is referred to, not quoted.
+
+Modules (each imports only modules above it in this list):
+
+* :mod:`~mtboard.validate.report` — check catalogue (CARD_CHECKS, UNBOUND_FIELDS), Problem / CardReport /
+  ValidationReport, the per-file collector, text and JSON rendering
+* :mod:`~mtboard.validate.naming` — canonical submission paths and allow-listed names
+* :mod:`~mtboard.validate.context` — Context (corpora, secret strings, clock, backend registry)
+* :mod:`~mtboard.validate.structure` — file, size, schema, harness_version, file_name, run_card_hash, fingerprint,
+  method
+* :mod:`~mtboard.validate.binding` — dataset, entries, texts
+* :mod:`~mtboard.validate.recompute` — metrics, mechanical, signatures, judges
+* :mod:`~mtboard.validate.hygiene` — timestamps, sovereignty, secrets
+* :mod:`~mtboard.validate.pipeline` — one card through every check (validate_card, validate_bytes)
+* :mod:`~mtboard.validate.repository` — many files: scope, duplicates, verification, tree-wide sovereignty
+  (validate_paths)
+"""
+
+from mtboard.errors import InputError
+from mtboard.validate.binding import expected_entries
+from mtboard.validate.context import (SECRET_MIN_SUBSTRING, SECRET_SEGMENT_ENV, Context, KnownCorpus,
+                                      find_secret_text, make_context, normalise_text, secret_strings)
+from mtboard.validate.hygiene import CLOCK_SKEW, EARLIEST_TIMESTAMP, SECRET_PATTERNS, find_key_like
+from mtboard.validate.naming import (DATASET_DIR_RE, NAME_RE, SLUG_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX,
+                                     canonical_name, canonical_relpath, slug)
+from mtboard.validate.pipeline import validate_bytes, validate_card
+from mtboard.validate.report import (CARD_CHECKS, RECOMPUTED_CHECKS, REPO_CHECKS, UNBOUND_FIELDS, CardReport,
+                                     Problem, Status, ValidationReport, render_json, render_text)
+from mtboard.validate.repository import (MAX_SCAN_BYTES, check_scope, iter_card_paths, parse_changes,
+                                         validate_paths, validate_record)
+from mtboard.validate.structure import MAX_CARD_BYTES, OLDEST_SUPPORTED_HARNESS
+
+__all__ = [
+    "CARD_CHECKS", "CLOCK_SKEW", "DATASET_DIR_RE", "EARLIEST_TIMESTAMP", "MAX_CARD_BYTES", "MAX_SCAN_BYTES", "NAME_RE",
+    "OLDEST_SUPPORTED_HARNESS", "RECOMPUTED_CHECKS", "REPO_CHECKS", "SECRET_MIN_SUBSTRING", "SECRET_PATTERNS",
+    "SECRET_SEGMENT_ENV", "SLUG_RE", "SUBMISSIONS_DIR", "UNBOUND_FIELDS", "VERIFICATION_SUFFIX", "CardReport",
+    "Context", "InputError", "KnownCorpus", "Problem", "Status", "ValidationReport", "canonical_name",
+    "canonical_relpath", "check_scope", "expected_entries", "find_key_like", "find_secret_text", "iter_card_paths",
+    "make_context", "normalise_text", "parse_changes", "render_json", "render_text", "secret_strings", "slug",
+    "validate_bytes", "validate_card", "validate_paths", "validate_record",
+]

@@ -1,0 +1,238 @@
+"""The check catalogue, report objects, the per-file problem collector, and rendering (text / JSON).
+
+Modelled on MLPerf's submission checker and MkDocs strict mode: every problem carries its check's name and a location
+(file + JSON path), all problems are collected, and the caller fails once at the end. Messages never echo untrusted
+content: they name paths, fields and numbers; paths are ASCII-escaped and shortened (:func:`safe_name`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mtboard.errors import MtboardError
+from mtboard.schema import RunCard
+
+# --------------------------------------------------------------------------------------------------------------------
+# The check catalogue
+
+CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name", "run_card_hash", "fingerprint",
+               "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "timestamps",
+               "sovereignty", "secrets")
+"""Every per-card check, in report order."""
+REPO_CHECKS = ("scope", "duplicates", "verification", "sovereignty")
+RECOMPUTED_CHECKS = ("metrics", "mechanical", "signatures")
+"""The checks that re-run scoring (:mod:`mtboard.validate.recompute`); they pass, fail or are skipped together."""
+
+UNBOUND_FIELDS: tuple[str, ...] = (
+    "$.run_id", "$.notes", "$.model_id", "$.max_retries", "$.coaching_data_sha256", "$.method.concurrency",
+    "$.method.streaming", "$.method.sampling", "$.method_config.register", "$.method_config.coachingFile",
+    "$.method_config.coachingPrompt",
+)
+"""JSON paths whose value no check can bind once a card is re-sealed: free labels (run_id, notes, the provider's
+model id, the coaching labels) and settings that enter no recomputation and no fingerprint component (retries,
+concurrency, streaming, extra sampling parameters; also ``method.local``, the local-model gate record). Changing them
+without re-sealing still breaks the seal; a careful cheater can relabel them — only a re-run (``mtboard verify``)
+or review catches that. The tamper suite keeps this list exact."""
+
+Status = Literal["pass", "fail", "skip"]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Report objects
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Problem(_Out):
+    """One failed expectation. ``str(problem)`` is one line: ``check: where: field: message``."""
+
+    check: str
+    """Name of the check (one of CARD_CHECKS or REPO_CHECKS)."""
+    where: str
+    """File (as given or relative to the root) or '<repository>'."""
+    field: str | None = None
+    """JSON path inside the file, e.g. ``$.scores.chrf_plus_plus`` or ``$.results[3].predicted``."""
+    message: str
+    """What is wrong and, where useful, how to fix it. Never quotes untrusted text."""
+
+    def __str__(self) -> str:
+        parts = [self.check, self.where] + ([self.field] if self.field else []) + [self.message]
+        return ": ".join(parts)
+
+
+class CardReport(_Out):
+    """Result of every check on one file."""
+
+    path: str
+    checks: dict[str, Status]
+    """check name → pass | fail | skip (every name of CARD_CHECKS)."""
+    skipped: dict[str, str] = {}
+    """check name → why it was skipped."""
+    problems: list[Problem] = []
+    run_card_hash: str | None = None
+    run_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class ValidationReport(_Out):
+    """Result of ``mtboard validate``: per-file reports plus repository-level problems."""
+
+    validator_version: str
+    files: list[CardReport]
+    repository: list[Problem] = []
+    """Problems of repository-level checks (scope, duplicates, verification, sovereignty over all files)."""
+    ok: bool
+
+    def failed_checks(self) -> dict[str, int]:
+        """check name → number of problems."""
+        counts: dict[str, int] = {}
+        for p in self.all_problems():
+            counts[p.check] = counts.get(p.check, 0) + 1
+        return counts
+
+    def all_problems(self) -> Iterator[Problem]:
+        yield from self.repository
+        for f in self.files:
+            yield from f.problems
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The per-file collector
+
+
+class CardRun:
+    """Collects problems and statuses for one file.
+
+    A check calls :meth:`fail` for each problem and :meth:`done` when it finished (``pass`` unless it failed);
+    :meth:`skip` records why a check could not run. :meth:`report` marks every check not reached as skipped.
+    """
+
+    def __init__(self, where: str):
+        self.where = where
+        self.problems: list[Problem] = []
+        self.status: dict[str, Status] = {}
+        self.skipped: dict[str, str] = {}
+
+    def fail(self, check: str, message: str, field: str | None = None) -> None:
+        self.problems.append(Problem(check=check, where=self.where, field=field, message=message))
+        self.status[check] = "fail"
+
+    def done(self, *checks: str) -> None:
+        for check in checks:
+            self.status.setdefault(check, "pass")
+
+    def skip(self, check: str, why: str) -> None:
+        if check not in self.status:
+            self.status[check] = "skip"
+            self.skipped[check] = why
+
+    def skip_all(self, checks: Iterable[str], why: str) -> None:
+        for check in checks:
+            self.skip(check, why)
+
+    def failed(self, *checks: str) -> bool:
+        return any(self.status.get(c) == "fail" for c in checks)
+
+    def report(self, path: str, card: RunCard | None) -> CardReport:
+        self.skip_all(CARD_CHECKS, "not reached")
+        return CardReport(path=path, checks={c: self.status[c] for c in CARD_CHECKS}, skipped=self.skipped,
+                          problems=self.problems, run_card_hash=card.run_card_hash if card else None,
+                          run_id=card.run_id if card else None)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Locations and messages
+
+
+def rel_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` (POSIX) when it is an absolute path inside it; otherwise as given."""
+    try:
+        return path.resolve(strict=False).relative_to(root.resolve()).as_posix() if path.is_absolute() else \
+            path.as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def safe_name(text: str, limit: int = 120) -> str:
+    """A path shown in messages: ASCII-escaped and shortened (paths come from contributors)."""
+    short = text[:limit] + ("…" if len(text) > limit else "")
+    if short.isascii() and short.isprintable():
+        return short
+    return ascii(short)[1:-1]
+
+
+def json_path(parts: Iterable[Any]) -> str:
+    """``("results", 3, "predicted")`` → ``$.results[3].predicted``."""
+    out = "$"
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else f".{p}"
+    return out
+
+
+def error_text(exc: MtboardError) -> str:
+    """An error's problem and fix, without its location (the Problem carries that)."""
+    return exc.problem + (f" (fix: {exc.fix})" if exc.fix else "")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Rendering
+
+
+def render_text(report: ValidationReport) -> str:
+    """Per-file, per-check text report and a summary line (MLPerf-checker style).
+
+    Per file: ``ok``/``FAIL`` and the path, then each failing check with its problems (JSON path + message), the
+    skipped checks with their reasons, and one line listing the checks that passed. Paths are ASCII-escaped.
+    """
+    lines: list[str] = []
+    for f in report.files:
+        lines.append(f"{'ok  ' if f.ok else 'FAIL'} {f.path}")
+        by_check: dict[str, list[Problem]] = {}
+        for p in f.problems:
+            by_check.setdefault(p.check, []).append(p)
+        for c in CARD_CHECKS:
+            if f.checks[c] != "fail":
+                continue
+            probs = by_check.get(c, [])
+            lines.append(f"  FAIL {c}: {len(probs)} problem(s)")
+            for p in probs[:20]:
+                lines.append(f"       {p.field + ': ' if p.field else ''}{p.message}")
+            if len(probs) > 20:
+                lines.append(f"       ... {len(probs) - 20} more")
+        reasons: dict[str, list[str]] = {}
+        for c in CARD_CHECKS:
+            if f.checks[c] == "skip":
+                reasons.setdefault(f.skipped.get(c, ""), []).append(c)
+        for why, names in reasons.items():
+            lines.append(f"  skip {', '.join(names)}: {why}")
+        passed = [c for c in CARD_CHECKS if f.checks[c] == "pass"]
+        if passed:
+            lines.append(f"  pass {', '.join(passed)}")
+    if report.repository:
+        lines.append("FAIL repository")
+        for p in report.repository:
+            lines.append(f"  FAIL {p.check}: {p.where}: {p.field + ': ' if p.field else ''}{p.message}")
+    n_bad = sum(1 for f in report.files if not f.ok)
+    counts = report.failed_checks()
+    summary = ", ".join(f"{k} ({v})" for k, v in sorted(counts.items()))
+    if report.ok:
+        lines.append(f"validation passed: {len(report.files)} file(s), {len(CARD_CHECKS)} checks each")
+    else:
+        lines.append(f"validation FAILED: {n_bad} of {len(report.files)} file(s) failed"
+                     + (", repository checks failed" if report.repository else "")
+                     + (f"; failing checks: {summary}" if summary else ""))
+    return "\n".join(lines)
+
+
+def render_json(report: ValidationReport) -> str:
+    """The report as JSON (``mtboard validate --format json``)."""
+    return report.model_dump_json(indent=1)

@@ -1,0 +1,237 @@
+"""Many files and the repository: ``mtboard validate`` over ``submissions/`` (spec §9.1, §9.4).
+
+Repository-level checks: ``scope`` (a pull request may only add or modify files under ``submissions/``),
+``duplicates`` (one card per run_card_hash / run_id), ``verification`` (records beside cards name the card they
+verify), ``sovereignty`` (corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or
+``corpora/``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from mtboard import __version__, safejson
+from mtboard.documents import validate_model
+from mtboard.errors import InputError
+from mtboard.schema import SECRET_SEGMENTS, VerificationRecord
+from mtboard.validate.context import Context
+from mtboard.validate.hygiene import secret_text_hits
+from mtboard.validate.naming import DATASET_DIR_RE, NAME_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX
+from mtboard.validate.pipeline import validate_card
+from mtboard.validate.report import CardReport, Problem, ValidationReport, rel_path, safe_name
+
+MAX_SCAN_BYTES = 64 * 1024 * 1024
+"""Largest file the repository-wide sovereignty scan reads."""
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+"""Largest verification record read."""
+
+
+def iter_card_paths(paths: Iterable[Path]) -> Iterator[Path]:
+    """Expand folders into their ``*.json`` files (sorted, not following links; hidden files skipped)."""
+    for p in paths:
+        if p.is_dir() and not p.is_symlink():
+            for dirpath, dirnames, filenames in os.walk(p, followlinks=False):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                for d in list(dirnames):  # a linked folder is not walked: report it (the file check refuses it)
+                    if os.path.islink(os.path.join(dirpath, d)):
+                        dirnames.remove(d)
+                        yield Path(dirpath) / d
+                for name in sorted(filenames):
+                    if name.endswith(".json") and not name.startswith("."):
+                        yield Path(dirpath) / name
+        else:
+            yield p
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Pull-request scope
+
+
+def parse_changes(raw: bytes) -> list[tuple[str, str]]:
+    """Parse ``git diff --no-renames --name-status -z`` output into (status letter, path) pairs.
+
+    Raises: InputError when the list is malformed.
+    """
+    parts = raw.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    if len(parts) % 2:
+        raise InputError("change list is malformed (expected status/path pairs from git diff --name-status -z)")
+    out = []
+    for status, path in zip(parts[::2], parts[1::2]):
+        try:
+            out.append((status.decode("ascii")[:1], path.decode("utf-8", "surrogateescape")))
+        except UnicodeDecodeError:
+            raise InputError("change list has a non-ASCII status") from None
+    return out
+
+
+def _maintainer_only(status: str, path: str) -> str | None:
+    """Why only a maintainer may make this change (None: a contributor may)."""
+    parts = path.split("/")
+    if not (len(parts) >= 2 and parts[0] == SUBMISSIONS_DIR):
+        return "pull request changes a file outside submissions/; only maintainers may (label `maintainer-change`)"
+    if status in ("D", "T"):
+        what = "deletes" if status == "D" else "changes the type of"
+        return f"pull request {what} a submission; only maintainers may (label `maintainer-change`)"
+    if path.endswith(VERIFICATION_SUFFIX):
+        return ("verification records are added by maintainers only (label `maintainer-change`); contributors "
+                "submit cards")
+    return None
+
+
+def check_scope(changes: list[tuple[str, str]], *, allow_outside: bool) -> tuple[list[Problem], list[str]]:
+    """The pull-request gate: only additions/modifications of ``submissions/<dataset>/<name>.json`` are allowed.
+
+    Returns: (problems, submission paths to validate). With ``allow_outside`` (the maintainer label) files outside
+    ``submissions/``, deletions and verification records are accepted, but every added/modified submission is still
+    validated.
+    """
+    problems: list[Problem] = []
+    todo: list[str] = []
+    for status, path in changes:
+        refusal = _maintainer_only(status, path)
+        if refusal is not None:
+            if not allow_outside:
+                problems.append(Problem(check="scope", where=safe_name(path), message=refusal))
+            continue
+        parts = path.split("/")
+        if len(parts) != 3 or not DATASET_DIR_RE.match(parts[1]) or not NAME_RE.match(parts[2]):
+            problems.append(Problem(check="scope", where=safe_name(path),
+                                    message="submissions hold only submissions/<dataset id>/<model-slug>__<condition>"
+                                            "__<12 hex>.json files (allow-listed characters)"))
+            continue
+        todo.append(path)
+    return problems, todo
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# duplicates, verification, sovereignty over the tree
+
+
+def _duplicates(reports: list[CardReport]) -> list[Problem]:
+    """One card per run: the second card with an already seen run_card_hash (then run_id) is a problem."""
+    problems: list[Problem] = []
+    for attr in ("run_card_hash", "run_id"):
+        first: dict[str, str] = {}
+        for r in reports:
+            v = getattr(r, attr)
+            if not v:
+                continue
+            if v in first:
+                problems.append(Problem(check="duplicates", where=r.path,
+                                        message=f"same {attr} as {first[v]}; one card per run"))
+            else:
+                first[v] = r.path
+    return problems
+
+
+def validate_record(path: Path, ctx: Context, cards_by_hash: dict[str, str]) -> list[Problem]:
+    """A verification record must parse strictly and name a card present beside it (same folder, same stem)."""
+    where = safe_name(rel_path(path, ctx.root))
+    try:
+        raw = safejson.read_bytes(path, max_bytes=MAX_RECORD_BYTES)
+        safejson.loads(raw, where=where)  # strict JSON first (duplicate keys, NaN, depth), then the schema
+        rec = validate_model(VerificationRecord, raw, where)
+    except InputError as exc:
+        return [Problem(check="verification", where=where, field=exc.field, message=exc.problem)]
+    problems: list[Problem] = []
+    card_name = path.name[: -len(VERIFICATION_SUFFIX)] + ".json"
+    card_rel = cards_by_hash.get(rec.run_card_hash)
+    if card_rel is None or Path(card_rel).name != card_name:
+        problems.append(Problem(check="verification", where=where, field="$.run_card_hash",
+                                message=f"record does not verify the card beside it ({card_name})"))
+    return problems
+
+
+def _secret_hits(data: object, where: str, ctx: Context) -> list[Problem]:
+    return [Problem(check="sovereignty", where=where, field=field,
+                    message=f"contains text of a secret-segment entry ({hit}; source: {ctx.secret_source})")
+            for field, hit in secret_text_hits(data, ctx)]
+
+
+def _scan_tree_for_secrets(ctx: Context) -> list[Problem]:
+    """Repository-wide sovereignty gate: corpora hold no secret segment; no file holds secret text."""
+    problems: list[Problem] = []
+    secret_segments = {s.value for s in SECRET_SEGMENTS}
+    corpora_root = ctx.root / "corpora"
+    for p in iter_card_paths([corpora_root]) if corpora_root.is_dir() else []:
+        where = safe_name(rel_path(p, ctx.root))
+        try:
+            data = safejson.load_file(p, max_bytes=MAX_SCAN_BYTES)
+        except InputError as exc:
+            problems.append(Problem(check="sovereignty", where=where, message=f"unreadable: {exc.problem}"))
+            continue
+        entries = data.get("entries") if isinstance(data, dict) else None
+        if isinstance(entries, list):
+            for i, e in enumerate(entries):
+                if isinstance(e, dict) and e.get("segment") in secret_segments:
+                    problems.append(Problem(check="sovereignty", where=where, field=f"$.entries[{i}].segment",
+                                            message="secret-segment entry in a public corpus file (spec §8: "
+                                                    "gold_standard/held_out stay off the repository)"))
+        problems.extend(_secret_hits(data, where, ctx))
+    if ctx.secret_strings:
+        sub = ctx.root / SUBMISSIONS_DIR
+        for p in iter_card_paths([sub]) if sub.is_dir() else []:
+            where = safe_name(rel_path(p, ctx.root))
+            try:
+                data = safejson.load_file(p, max_bytes=MAX_SCAN_BYTES)
+            except InputError:
+                continue  # reported by the per-card checks
+            problems.extend(_secret_hits(data, where, ctx))
+    return problems
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Everything
+
+
+def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
+                   changes: list[tuple[str, str]] | None = None, allow_outside: bool = False,
+                   repository_checks: bool = True) -> ValidationReport:
+    """Validate many files and the repository.
+
+    Args:
+        paths: files or folders; None/empty means ``<root>/submissions`` (or, with ``changes``, the changed
+            submissions).
+        ctx: :func:`make_context`.
+        changes: (status, path) pairs from :func:`parse_changes` — the pull-request scope gate.
+        allow_outside: the maintainer label is present.
+        repository_checks: run duplicates / verification / sovereignty over the whole tree.
+
+    Returns: :class:`ValidationReport`; ``ok`` is False when any problem was found.
+    """
+    repo: list[Problem] = []
+    todo: list[Path] = []
+    if changes is not None:
+        scope_problems, changed = check_scope(changes, allow_outside=allow_outside)
+        repo.extend(scope_problems)
+        todo.extend(ctx.root / c for c in changed)
+    if paths:
+        todo.extend(Path(p) for p in paths)
+    elif changes is None:
+        sub = ctx.root / SUBMISSIONS_DIR
+        todo.extend([sub] if sub.is_dir() else [])
+    reports: list[CardReport] = []
+    records: list[Path] = []
+    seen: set[str] = set()
+    for p in iter_card_paths(todo):
+        key = os.path.abspath(p)
+        if key in seen:
+            continue
+        seen.add(key)
+        if p.name.endswith(VERIFICATION_SUFFIX):
+            records.append(p)
+            continue
+        reports.append(validate_card(p, ctx))
+    repo.extend(ctx.corpus_problems())
+    if repository_checks:
+        repo.extend(_duplicates(reports))
+        cards_by_hash = {r.run_card_hash: r.path for r in reports if r.run_card_hash and r.ok}
+        for rec in records:
+            repo.extend(validate_record(rec, ctx, cards_by_hash))
+        repo.extend(_scan_tree_for_secrets(ctx))
+    ok = not repo and all(r.ok for r in reports)
+    return ValidationReport(validator_version=__version__, files=reports, repository=repo, ok=ok)

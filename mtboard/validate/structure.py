@@ -1,0 +1,235 @@
+"""Structure and integrity checks: ``file``, ``size``, ``schema``, ``harness_version``, ``file_name``,
+``run_card_hash``, ``fingerprint``, ``method`` (spec §3.8, §3.9, §9.1).
+
+``file``/``size`` refuse a path without opening it (``lstat`` first); the seal and the fingerprint are recomputed with
+:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v2) and :func:`mtboard.card.fingerprint_components`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from mtboard import __version__, canonical, safejson
+from mtboard.card import fingerprint_components
+from mtboard.errors import InputError, MtboardError
+from mtboard.schema import RunCard
+from mtboard.validate.context import Context, backend_class
+from mtboard.validate.naming import SUBMISSIONS_DIR, canonical_relpath
+from mtboard.validate.report import CardRun, error_text, json_path, safe_name
+
+MAX_CARD_BYTES = safejson.MAX_CARD_BYTES
+"""Largest card accepted (bytes); checked with lstat before the file is opened."""
+OLDEST_SUPPORTED_HARNESS = "0.1.0"
+"""Oldest card format this validator reads. No migration exists yet: older cards are rejected with the reason."""
+MAX_SCHEMA_PROBLEMS = 20
+"""Schema errors reported one by one; the rest are counted in one problem."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# file, size: before reading
+
+
+def check_path(run: CardRun, path: Path, ctx: Context) -> os.stat_result | None:
+    """``file`` and ``size``: refuse without opening. Returns the lstat result when the file may be read."""
+    if any(part == ".." for part in path.parts):
+        run.fail("file", "path has a '..' component; pass paths inside the repository (refused without reading)")
+        return None
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        run.fail("file", "file not found")
+        return None
+    except OSError as exc:
+        run.fail("file", f"cannot stat the file ({exc.strerror})")
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        run.fail("file", "is a symbolic link; refused without reading it (commit the file itself)")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        run.fail("file", "is not a regular file; refused without reading it")
+        return None
+    # Inside the repository, a parent folder must not be a link leading elsewhere.
+    root = ctx.root.resolve()
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        absolute.relative_to(ctx.root.absolute())
+        inside = True
+    except ValueError:
+        inside = False
+    if inside:
+        try:
+            Path(os.path.realpath(absolute.parent)).relative_to(root)
+        except ValueError:
+            run.fail("file", "a folder on the path is a link leading outside the repository; refused without reading")
+            return None
+    run.done("file")
+    if st.st_size > MAX_CARD_BYTES:
+        run.fail("size", f"file is {st.st_size} bytes, over the {MAX_CARD_BYTES}-byte limit; refused without "
+                         "reading (split the run or drop unneeded raw responses)")
+        return None
+    run.done("size")
+    return st
+
+
+def read_card_bytes(run: CardRun, path: Path) -> bytes | None:
+    """The file's bytes (capped at :data:`MAX_CARD_BYTES`), or None after reporting ``size`` / ``file``."""
+    try:
+        return safejson.read_bytes(path, max_bytes=MAX_CARD_BYTES)
+    except InputError as exc:
+        check = "size" if "limit" in exc.problem else "file"
+        run.fail(check, error_text(exc))
+        return None
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# schema, harness_version, file_name
+
+
+def parse_card(run: CardRun, raw: bytes) -> RunCard | None:
+    """``schema``: the strict RunCard schema (JSON mode: no coercion). None after reporting every error."""
+    try:
+        card = RunCard.model_validate_json(raw)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        for err in errors[:MAX_SCHEMA_PROBLEMS]:
+            msg = "unknown field (not in the schema)" if err["type"] == "extra_forbidden" else err["msg"]
+            # custom validators may quote the offending value: keep messages short and escaped
+            run.fail("schema", safe_name(msg, 160) + " (see `mtboard schema run-card`)",
+                     field=safe_name(json_path(err["loc"]), 160))
+        if len(errors) > MAX_SCHEMA_PROBLEMS:
+            run.fail("schema", f"... and {len(errors) - MAX_SCHEMA_PROBLEMS} more schema problems")
+        return None
+    run.done("schema")
+    return card
+
+
+def _version_tuple(v: str) -> tuple[int, ...] | None:
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", v)
+    if not m:
+        return None
+    return tuple(int(x) for x in m.groups())
+
+
+def check_harness(run: CardRun, card: RunCard) -> None:
+    """``harness_version``: a version this validator reads (same major.minor, not newer, not older than
+    :data:`OLDEST_SUPPORTED_HARNESS`)."""
+    got = _version_tuple(card.harness_version)
+    here = _version_tuple(__version__)
+    oldest = _version_tuple(OLDEST_SUPPORTED_HARNESS)
+    if got is None:
+        run.fail("harness_version", "harness_version is not a version number (expected e.g. 0.1.0)",
+                 "$.harness_version")
+    elif got < oldest:
+        run.fail("harness_version",
+                 f"card made by mtboard {card.harness_version}, older than the oldest card format this validator "
+                 f"reads ({OLDEST_SUPPORTED_HARNESS}); no migration exists because the sealed hash and the scores "
+                 f"depend on that format: re-run the method with mtboard >= {OLDEST_SUPPORTED_HARNESS}",
+                 "$.harness_version")
+    elif got[:2] != here[:2] or got > here:
+        which = "newer" if got > here else "older"
+        fix = ("update the validator (pip install -U mtboard)" if got > here
+               else f"re-run with mtboard {__version__} (scores from {card.harness_version} are not recomputable "
+                    "bit-for-bit by this version)")
+        run.fail("harness_version", f"card made by mtboard {card.harness_version}, {which} than this validator "
+                                    f"({__version__}); {fix}", "$.harness_version")
+    run.done("harness_version")
+
+
+def check_file_name(run: CardRun, card: RunCard, relpath: str | None) -> None:
+    """``file_name``: under ``submissions/``, the path is exactly :func:`canonical_relpath` of the content."""
+    if relpath is None or not relpath.startswith(SUBMISSIONS_DIR + "/"):
+        run.skip("file_name", "not under submissions/")
+        return
+    expected = canonical_relpath(card)
+    if relpath != expected:
+        run.fail("file_name", f"file should be at {expected} (derived from dataset.id, model_slug, condition and "
+                              "run_card_hash); `mtboard submit CARD` copies it there")
+    run.done("file_name")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# run_card_hash, fingerprint, method
+
+
+def check_hash(run: CardRun, card: RunCard, data: dict[str, Any]) -> None:
+    """``run_card_hash``: the spec §3.9 seal recomputed over the parsed card."""
+    if not card.run_card_hash:
+        run.fail("run_card_hash", "card is not sealed (run_card_hash is empty)", "$.run_card_hash")
+        return
+    # Hash the parsed input, not a re-dump of the model: a field the model normalises (e.g. 1.0 vs 1) must not
+    # change the verdict; the schema already rejected unknown fields.
+    actual = canonical.run_card_hash(data)
+    if actual != card.run_card_hash:
+        run.fail("run_card_hash", f"stored seal {card.run_card_hash[:12]}… does not match the content "
+                                  f"({actual[:12]}…): the card was changed after it was sealed", "$.run_card_hash")
+    run.done("run_card_hash")
+
+
+def check_fingerprint(run: CardRun, card: RunCard) -> None:
+    """``fingerprint``: components re-derived from the card's fields, hash recomputed from the components."""
+    fp = card.fingerprint
+    try:
+        derived = fingerprint_components(card)
+    except MtboardError as exc:  # pragma: no cover - components derive from schema-valid fields
+        run.fail("fingerprint", exc.problem, "$.fingerprint")
+        return
+    for key in sorted(set(derived) | set(fp.components)):
+        if key not in fp.components:
+            run.fail("fingerprint", "component missing", f"$.fingerprint.components.{key}")
+        elif key not in derived:
+            run.fail("fingerprint", "unknown component", f"$.fingerprint.components.{key}")
+        elif canonical.canonical_bytes(fp.components[key]) != canonical.canonical_bytes(derived[key]):
+            run.fail("fingerprint", "component does not match the card's own fields (re-derived with "
+                                    "mtboard.card.fingerprint_components)", f"$.fingerprint.components.{key}")
+    try:
+        h = canonical.fingerprint_hash(dict(fp.components), fp.version)
+    except MtboardError:
+        h = None
+    if h is not None and h != fp.hash:
+        run.fail("fingerprint", "fingerprint hash does not match its components", "$.fingerprint.hash")
+    run.done("fingerprint")
+
+
+def check_method(run: CardRun, card: RunCard) -> None:
+    """``method``: spec = backend:model[:effort]; method_class and raw prompt format as the registered backend says;
+    system_prompt_sha256 = SHA-256(system_prompt_used); method_config mirrors the card; fst_version = installed
+    analyser."""
+    m = card.method
+    expected_spec = f"{m.backend}:{m.model}" + (f":{m.effort}" if m.effort else "")
+    if m.spec != expected_spec:
+        run.fail("method", "method.spec does not equal backend:model[:effort] of the same record", "$.method.spec")
+    if canonical.sha256_hex(card.system_prompt_used) != card.system_prompt_sha256:
+        run.fail("method", "system_prompt_sha256 is not the SHA-256 of system_prompt_used", "$.system_prompt_sha256")
+    cls = backend_class(m.backend)
+    if cls is not None:
+        want = getattr(cls, "method_class", None)
+        want = getattr(want, "value", want)
+        if want is not None and card.method_class.value != want:
+            run.fail("method", f"method_class {card.method_class.value} but backend {m.backend} is {want}",
+                     "$.method_class")
+        if getattr(cls, "prompt_format", None) == "raw" and (
+                m.prompt_format != "raw" or m.prompt_name is not None or card.system_prompt_used):
+            run.fail("method", f"backend {m.backend} takes the raw source: prompt_format must be raw, with no prompt",
+                     "$.method.prompt_format")
+    mc = card.method_config
+    pairs = (("model", mc.model, card.model_slug, "model_slug"), ("temperature", mc.temperature, card.temperature,
+             "temperature"), ("batchSize", mc.batchSize, card.batch_size, "batch_size"),
+             ("qualityTier", mc.qualityTier, card.scores.quality_tier.value, "scores.quality_tier"),
+             ("promptContext", mc.promptContext, m.prompt_name, "method.prompt_name"))
+    for name, got, want, src in pairs:
+        if got != want:
+            run.fail("method", f"method_config.{name} does not mirror {src}", f"$.method_config.{name}")
+    if card.fst_version is not None:
+        from mtboard import fst as fst_mod  # noqa: PLC0415
+
+        analyser = fst_mod.find_analyser(card.dataset.target_language)
+        if analyser is None or analyser.version != card.fst_version:
+            run.fail("method", "fst_version names an analyser this validator does not have (install the same "
+                               "Apertium package version to recompute FST acceptance)", "$.fst_version")
+    run.done("method")
