@@ -224,12 +224,20 @@ def segment_statistics(hypotheses: Sequence[str], references: Sequence[str], tar
     return c, b_, t
 
 
-def plan_chunks(n: int, workers: int | None = None) -> list[tuple[int, int]]:
-    """Contiguous ``(start, end)`` slices of ``n`` segments, one per worker (one slice when not worth a pool)."""
+def plan_chunks(n: int, workers: int | None = None, *, first_share: float = 1.0) -> list[tuple[int, int]]:
+    """Contiguous ``(start, end)`` slices of ``n`` segments, one per worker (one slice when not worth a pool).
+
+    ``first_share`` weighs the first slice against the others (1.0: equal slices); :func:`map_chunks` runs the first
+    slice in the calling process, which has work of its own to do afterwards, so callers may give it less.
+    """
     k = workers if workers is not None else _workers(n)
     if k <= 1 or n < 2 * k:
         return [(0, n)]
-    bounds = [n * i // k for i in range(k + 1)]
+    if first_share == 1.0:
+        bounds = [n * i // k for i in range(k + 1)]
+    else:
+        total = first_share + k - 1
+        bounds = [0] + [min(n - 1, max(1, round(n * (first_share + i) / total))) for i in range(k - 1)] + [n]
     return list(zip(bounds, bounds[1:]))
 
 

@@ -137,3 +137,103 @@ def test_credentials_in_the_url_become_basic_auth_and_are_never_returned():
     # base64("us@er:p:ss"), as httpx sends for credentials in a URL (they win over the Bearer header)
     assert srv.auth == ["Basic dXNAZXI6cDpzcw=="]
     assert res.ok and "p%3Ass" not in json.dumps(res.raw_request)
+
+
+class _RawServer:
+    """A hand-made HTTP/1.1 server (socketserver) that misbehaves on purpose: ``close`` answers then closes the
+    connection without saying so, ``silent`` never answers, ``drop`` closes without answering, ``slow`` waits
+    before reading the request body."""
+
+    def __init__(self, mode: str):
+        import socketserver
+
+        self.mode = mode
+        self.connections = 0
+        self.bodies: list[int] = []
+        outer = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                outer.connections += 1
+                while True:
+                    line = self.rfile.readline()
+                    if not line:
+                        return
+                    length = 0
+                    while (h := self.rfile.readline()) not in (b"\r\n", b""):
+                        if h.lower().startswith(b"content-length:"):
+                            length = int(h.split(b":")[1])
+                    if outer.mode == "slow":  # let the client's socket buffer fill up first
+                        threading.Event().wait(0.5)
+                    outer.bodies.append(len(self.rfile.read(length)))
+                    if outer.mode == "silent":
+                        threading.Event().wait(3)
+                        return
+                    if outer.mode == "drop":
+                        return
+                    body = json.dumps({"model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+                                       "choices": [{"index": 0, "message": {"content": "Hola"},
+                                                    "finish_reason": "stop"}]}).encode()
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                                     + str(len(body)).encode() + b"\r\n\r\n" + body)
+                    self.wfile.flush()
+                    if outer.mode == "close":
+                        return
+
+        socketserver.ThreadingTCPServer.daemon_threads = True
+        self.srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.srv.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
+
+    def __enter__(self) -> _RawServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def _sequential(url: str, prompts: list[str], **kw: Any) -> list:
+    async def go():
+        async with LLMClient(url, None, concurrency=1, max_retries=0, **kw) as c:
+            out = []
+            for p in prompts:
+                out.append(await c.complete(LLMRequest(model="m", max_tokens=8, prompt=p, check_truncation=False)))
+                await asyncio.sleep(0.05)  # let the server's close arrive before the next request
+            return out
+    return asyncio.run(go())
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused():
+    with _RawServer("close") as srv:
+        results = _sequential(srv.url, ["one", "two", "three"], timeout_s=5)
+    assert [(r.ok, r.attempts) for r in results] == [(True, 1)] * 3, [r.error for r in results]
+    assert srv.connections == 3
+
+
+@pytest.mark.parametrize("mode,expected", [("silent", "ReadTimeout before any byte"),
+                                           ("drop", "RemoteProtocolError before any byte")])
+def test_no_answer_is_a_transport_failure(mode, expected):
+    with _RawServer(mode) as srv:
+        (res,) = _sequential(srv.url, ["x"], timeout_s=0.5)
+    assert res.error_kind == ErrorKind.transport and res.error.startswith(expected), res.error
+
+
+def test_a_large_body_is_sent_whole():
+    """An 8 MB prompt to a server that starts reading late fills the socket buffers: the write waits for them to
+    drain instead of failing or truncating."""
+    prompt = "palabra " * 1_000_000
+    with _RawServer("slow") as srv:
+        (res,) = _sequential(srv.url, [prompt], timeout_s=10)
+    assert res.ok, res.error
+    assert srv.bodies == [len(json.dumps({"model": "m", "prompt": prompt, "max_tokens": 8},
+                                         separators=(",", ":")).encode())]
+
+
+def test_connection_refused_names_the_error():
+    (res,) = _sequential("http://127.0.0.1:9/v1", ["x"], timeout_s=1)
+    assert res.error_kind == ErrorKind.transport and res.error.startswith("ConnectError before any byte")
