@@ -54,7 +54,11 @@ kept only 0.61 of the en→ja references; 60 keeps 0.95 of them."""
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20261129
 POOL_MIN_SEGMENTS = 2000
-"""Below this many segments everything runs in-process (a pool costs ~0.2–0.5 s to start)."""
+"""Below this many segments everything runs in-process. Measured on 2 CPUs (fork): 2,000 segments 1.13 s in-process,
+0.81 s with a pool; at 1,000 the pool no longer pays for its pickling and page copies."""
+POOL_MIN_SEGMENTS_SPAWN = 4000
+"""The same threshold when the pool must spawn (this process has threads): each worker then re-imports mtboard and
+sacrebleu (~0.3 s CPU), so 2,000 segments took as long as in-process."""
 
 TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
 """BLEU tokenizer by target language (primary subtag); every other language uses ``13a``."""
@@ -176,6 +180,12 @@ def _stats_chunk(hyps: list[str], refs: list[str], target_language: str) -> tupl
     return c, b, t
 
 
+def _start_method() -> str:
+    """``fork`` when this process has a single thread (and the platform forks), else ``spawn``."""
+    return "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
+        else "spawn"
+
+
 def _workers(n: int) -> int:
     env = os.environ.get("MTBOARD_SCORING_WORKERS")
     if env:
@@ -184,7 +194,7 @@ def _workers(n: int) -> int:
         except ValueError:
             raise ConfigError(f"MTBOARD_SCORING_WORKERS={env!r} is not an integer",
                               fix="set it to a worker count such as 2, or unset it") from None
-    if n < POOL_MIN_SEGMENTS:
+    if n < (POOL_MIN_SEGMENTS if _start_method() == "fork" else POOL_MIN_SEGMENTS_SPAWN):
         return 1
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -201,7 +211,8 @@ def segment_statistics(hypotheses: Sequence[str], references: Sequence[str], tar
     Args:
         hypotheses, references: equal-length streams, one reference per segment (NFC-normalised here).
         target_language: BCP 47 tag (chooses the BLEU tokenizer and TER's CJK handling).
-        workers: process count (default: 1 below :data:`POOL_MIN_SEGMENTS` segments, else the usable CPUs).
+        workers: process count (default: 1 below :data:`POOL_MIN_SEGMENTS` segments (:data:`POOL_MIN_SEGMENTS_SPAWN`
+            when the pool would have to spawn), else the usable CPUs, at most 8).
 
     Returns: ``(chrf, bleu, ter)``: lists of 24 ints, 10 ints, and ``[edits, ref_words]`` or None (over the TER
     length cap), one per segment.
@@ -247,8 +258,7 @@ def map_chunks(fn, args: list[tuple]) -> list:
     function; results come back in order."""
     if len(args) <= 1:
         return [fn(*a) for a in args]
-    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() \
-        else "spawn"
+    method = _start_method()
     with ProcessPoolExecutor(max_workers=len(args) - 1, mp_context=multiprocessing.get_context(method)) as pool:
         futures = [pool.submit(fn, *a) for a in args[1:]]
         first = fn(*args[0])  # this process works too instead of waiting (and its share is never pickled)

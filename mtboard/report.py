@@ -26,7 +26,8 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 def write_report(path: Path, translated: Any, card: Any, price_source: str,
                  judge_note: str | None = None) -> None:
-    """A human-readable summary of the work directory (markdown, untrusted text escaped)."""
+    """A human-readable summary of the work directory (markdown, untrusted text escaped). ``translated`` is the
+    runner's :class:`mtboard.runner.Translated`; ``card`` the sealed card, or None for an incomplete run."""
     from mtboard.documents import atomic_write
 
     plan = translated.plan
@@ -36,7 +37,8 @@ def write_report(path: Path, translated: Any, card: Any, price_source: str,
               f"- dataset: {_md(ds.language_pair)}, segment {plan.entries[0].segment.value if plan.entries else '?'},"
               f" {len(plan.entries)} entries × {plan.settings.runs} run(s)",
               f"- prompt: {_md(plan.prompt.name) if plan.prompt else '(raw source)'}; condition {_md(plan.condition)};"
-              f" temperature {plan.options.temperature}; max_tokens {plan.options.max_tokens if plan.uses_prompt else '-'}",
+              f" temperature {plan.options.temperature};"
+              f" max_tokens {plan.options.max_tokens if plan.uses_prompt else '-'}",
               f"- api provider: {_md(translated.description.get('api_provider'))}; model id: "
               f"{_md(translated.description.get('model_id'))}",
               f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",

@@ -104,3 +104,27 @@ def test_openai_backend_against_llama_cpp_python(tmp_path, llama_server):
     assert all(r["request"]["max_tokens"] == 48 and r["request"]["temperature"] == 0.0 for r in raw)
     report = validate_card(work / "card.json", make_context(tmp_path, tmp_path / "corpora"))
     assert report.ok, [str(p) for p in report.problems]
+
+
+@pytest.mark.slow
+def test_gguf_settings_from_the_command_line(tmp_path):
+    """--backend-opt reaches the gguf backend: the server is started with them and the card records them."""
+    corpus = tmp_path / "corpora" / "c.json"
+    corpus.parent.mkdir()
+    corpus.write_text(json.dumps({
+        "dataset": {"id": "hand-made-llama-test", "version": "1.0.0", "language_pair": "EN→ES",
+                    "source_language": "en", "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
+                    "provenance": ["elicited"]},
+        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(PAIRS)]},
+        ensure_ascii=False), encoding="utf-8")
+    work = tmp_path / "w"
+    opts = ["n_ctx=1024", "n_threads=1", "server=llama-cpp-python", "latency_gate=off"]
+    res = subprocess.run(CLI + ["run", str(corpus), "--method", f"gguf:{gemma.assemble()}", "--limit", "2",
+                                "--max-tokens", "24", "--work-dir", str(work)]
+                         + [a for o in opts for a in ("--backend-opt", o)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    local = load_card(work / "card.json").method.local
+    assert (local.n_ctx, local.n_threads) == (1024, 1) and local.server.startswith("llama-cpp-python "), local
+    assert local.canary_passed is True and local.latency_passed is None  # gate off: nothing timed, nothing judged
+    assert json.loads((work / "run.json").read_text())["identity"]["backend_options"] == {
+        "latency_gate": "off", "n_ctx": 1024, "n_threads": 1, "server": "llama-cpp-python"}
