@@ -1,0 +1,44 @@
+"""Issue 8: `mtboard demo` (the README's first command after setup) runs the main job on the embedded default and
+ends with a built site that has a leaderboard row for the run it just made. Real Apertium, real MkDocs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_demo_builds_site_with_new_row(tmp_path):
+    if shutil.which("apertium") is None:
+        pytest.fail("Apertium is not installed: bash scripts/setup.sh installs it")
+    # A throwaway copy of the checkout's data folders, so the demo's runs/ and build/ stay out of the real tree.
+    for name in ("corpora", "prompts", "site", "submissions"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "demo", "--no-gemma"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    index = tmp_path / "build" / "site" / "index.html"
+    assert f"open file://{index.resolve()}" in out and index.is_file()
+
+    card = json.loads((tmp_path / "runs" / "demo" / "apertium-eng-spa" / "card.json").read_text())
+    assert card["dataset"]["id"] == "mtb-en-es-dev" and card["dataset"]["entry_count"] == 355
+    chrf = f"{card['scores']['chrf_plus_plus']:.2f}"
+    assert f"apertium:eng-spa: chrF++ {chrf}" in out
+    # the leaderboard page links the new run's page, and the run page shows its chrF++
+    board = (tmp_path / "build" / "site" / "leaderboards" / "mtb-en-es-dev-v1.0.0.html").read_text()
+    page_id = card["run_card_hash"][:16]
+    assert f"runs/{page_id}.html" in board
+    run_page = (tmp_path / "build" / "site" / "runs" / f"{page_id}.html").read_text()
+    assert chrf in run_page
+    # the checkout's own submissions/ is never modified by the demo
+    assert sorted(p.name for p in (tmp_path / "submissions").rglob("*.json")) == sorted(
+        p.name for p in (ROOT / "submissions").rglob("*.json"))
