@@ -83,6 +83,20 @@ def test_source_untranslated(raw, source, reference, history, src, tgt, echo):
         assert d.outcome == Outcome.usable
 
 
+@pytest.mark.parametrize("text, names, body", [
+    # hand-made; expected values worked out by hand from the tag grammar in docs/SCORING_SPEC.md §3
+    ("Hello  world.\n Bye", (), "Helloworld.Bye"),                  # no tag character: the fast path
+    ("Ｋａｏｒｉ： Hi", ("Kaori",), "Hi"),                             # NFKC first, then the full-width colon tag
+    ("【カオリ】おはよう", ("カオリ",), "おはよう"),
+    ("[Kaori] Hi", ("Kaori",), "Hi"),
+    ("**Kaori:** Hi", ("Kaori",), "Hi"),
+    ("カオリ「おはよう」", ("カオリ",), "「おはよう」"),
+    ("a * b = c", (), "a*b=c"),                                      # tag character present, no tag
+])
+def test_speaker_tag_split(text, names, body):
+    assert checks._split_speaker_tags(text) == (names, body)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # post-processing: EOS, think, Apertium marks
 

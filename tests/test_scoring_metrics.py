@@ -209,6 +209,66 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_score():
     assert metrics.bootstrap_ci([]) is None
 
 
+def test_bootstrap_ci_equals_a_plain_python_resampling():
+    # Independent path: the resamples drawn exactly as documented (default_rng(seed), blocks of 50 rows of n
+    # indices), each summed with Python ints row by row and scored with sacrebleu's F-score. 120 resamples cross
+    # two full blocks and a partial one; the vectorised bootstrap must give the same bounds bit for bit.
+    import numpy as np
+
+    pairs = corpus_pairs()[:60] or [(h, r, "en") for h, r in zip(README_SYS * 20, README_REFS * 20)]
+    refs = [p[1] for p in pairs]
+    chrf, _, _ = metrics.segment_statistics(refs[1:] + refs[:1], refs, "es")
+    n, resamples = len(chrf), 120
+    rng = np.random.default_rng(7)
+    scores = []
+    for start in range(0, resamples, 50):
+        for row in rng.integers(0, n, size=(min(50, resamples - start), n)).tolist():
+            totals = [sum(chrf[i][k] for i in row) for k in range(metrics.CHRF_STATS_LEN)]
+            scores.append(min(100.0, max(0.0, CHRF(word_order=2)._compute_f_score(totals))))
+    scores.sort()
+    expected = (scores[resamples // 40], scores[resamples - resamples // 40 - 1])
+    assert metrics.bootstrap_ci(chrf, resamples=resamples, seed=7) == expected
+    assert metrics.bootstrap_ci(np.array(chrf, dtype=np.int64), resamples=resamples, seed=7) == expected
+
+
+def test_corpus_scores_from_arrays_lists_and_subsets_agree():
+    import numpy as np
+
+    pairs = corpus_pairs()[:80] or [(h, r, "en") for h, r in zip(README_SYS * 20, README_REFS * 20)]
+    refs = [p[1] for p in pairs]
+    hyps = refs[3:] + refs[:3]
+    chrf, bleu, _ = metrics.segment_statistics(hyps, refs, "es")
+    sub = list(range(0, len(chrf), 3))
+    direct = CHRF(word_order=2).corpus_score([hyps[i] for i in sub], [[refs[i] for i in sub]]).score
+    for stats in (chrf, np.array(chrf, dtype=np.int64), [tuple(r) for r in chrf]):
+        assert abs(metrics.chrf_from_stats(stats, sub) - direct) < 1e-9
+        assert metrics.chrf_from_stats(stats, sub) == metrics.chrf_from_stats([chrf[i] for i in sub])
+        assert metrics.chrf_from_stats(stats, []) == 0.0
+    assert metrics.bleu_from_stats(np.array(bleu, dtype=np.int64)) == metrics.bleu_from_stats(bleu)
+    with pytest.raises(MtboardError, match="expected 24"):
+        metrics.chrf_from_stats(np.zeros((3, 10), dtype=np.int64))
+    with pytest.raises(MtboardError, match="expected 10"):
+        metrics.bleu_from_stats([bleu[0], bleu[1][:4]])  # ragged
+
+
+def test_plan_chunks_cover_every_segment_once():
+    for n, k, share in ((5000, 2, 0.85), (5000, 4, 0.85), (10, 4, 0.85), (8, 4, 0.5), (7, 2, 1.0), (3, 2, 0.85)):
+        chunks = metrics.plan_chunks(n, k, first_share=share)
+        assert chunks[0][0] == 0 and chunks[-1][1] == n
+        assert all(a < b and b == c for (a, b), (c, _) in zip(chunks, chunks[1:] + [(chunks[-1][1], None)]))
+    assert metrics.plan_chunks(5000, 2, first_share=0.85) == [(0, 2297), (2297, 5000)]  # 0.85 / 1.85 of 5000
+    assert metrics.plan_chunks(5000, 2) == [(0, 2500), (2500, 5000)]
+    assert metrics.plan_chunks(3, 2) == [(0, 3)]  # not worth a pool
+
+
+def test_three_way_split_keeps_segment_order():
+    pairs = corpus_pairs()[:90] or [(h, r, "en") for h, r in zip(README_SYS * 30, README_REFS * 30)]
+    refs = [p[1] for p in pairs]
+    hyps = refs[1:] + refs[:1]
+    assert metrics.segment_statistics(hyps, refs, "es", workers=3) == metrics.segment_statistics(hyps, refs, "es",
+                                                                                                  workers=1)
+
+
 def test_stats_width_is_checked():
     with pytest.raises(MtboardError, match="24"):
         metrics.chrf_from_stats([[1, 2, 3]])

@@ -127,8 +127,15 @@ class Leaderboard:
 
 
 def method_name(card: RunCard) -> str:
-    """Display name of a method: spec, prompt (when any) and condition label."""
-    parts = [card.method.spec]
+    """Display name of a method: spec, prompt (when any) and condition label.
+
+    A ``gguf:`` spec may hold a local file path (``gguf:/home/…/model.gguf``); it is shown as ``gguf:<model slug>``
+    (the weights are identified by ``method.model_file_sha256`` on the run page, not by where they lay on disk).
+    """
+    spec = card.method.spec
+    if card.method.backend == "gguf":
+        spec = f"gguf:{card.model_slug}"
+    parts = [spec]
     if card.method.prompt_name:
         parts.append(f"prompt {card.method.prompt_name}")
     parts.append(card.condition)
