@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 import jinja2
 import jinja2.meta
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mtboard import canonical, safejson
@@ -246,10 +245,7 @@ def load_prompt(name: str) -> Prompt:
     except UnicodeDecodeError:
         raise InputError("template is not UTF-8", where=where, fix="save it as UTF-8") from None
     fm, body = split_front_matter(text, where)
-    try:
-        data = yaml.safe_load(fm)
-    except yaml.YAMLError as exc:
-        raise InputError(f"front matter is not valid YAML: {str(exc).splitlines()[0]}", where=where) from None
+    data = safejson.loads_yaml(fm, where=f"{where} (front matter)")
     try:
         meta = PromptMeta.model_validate(data)
     except ValidationError as exc:

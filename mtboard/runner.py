@@ -260,6 +260,9 @@ def prepare(settings: RunSettings) -> Plan:
         raise ConfigError(f"unknown segment {settings.segment!r}", field="--segment",
                           fix=f"use one of {', '.join(s.value for s in Segment)}") from None
     corpus, sha = load_corpus(settings.corpus_path)
+    check_languages = getattr(backend_cls, "check_languages", None)
+    if check_languages is not None:  # e.g. an Apertium mode for another language pair
+        check_languages(spec.model, corpus.dataset.source_language, corpus.dataset.target_language)
     entries = corpus.segment(segment)
     if not entries:
         raise ConfigError(f"the corpus has no {segment.value} entries", where=str(settings.corpus_path),

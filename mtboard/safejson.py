@@ -4,7 +4,7 @@ Rejected (each with an :class:`~mtboard.errors.InputError` naming the file and J
 NaN/Infinity literals, numbers that overflow to infinity (``1e400``), integers outside ±2**53 (not portable to
 other JSON parsers, RFC 8785 §3.2.2.3), duplicate object keys, lone UTF-16 surrogates (escaped or raw), invalid UTF-8,
 nesting deeper than ``max_depth``, files larger than ``max_bytes``, symlinks and special files (never opened).
-YAML is read with ``yaml.safe_load`` only.
+YAML is read with a ``yaml.SafeLoader`` only (no object construction), duplicate keys refused.
 """
 
 from __future__ import annotations
@@ -190,15 +190,39 @@ def load_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_BYTES, 
     return loads(read_bytes(path, max_bytes=max_bytes), where=str(path), max_bytes=max_bytes, max_depth=max_depth)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses duplicate mapping keys (plain YAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {_excerpt(str(key))}",
+                                                        key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(path: str | os.PathLike[str], *, max_bytes: int = 1024 * 1024) -> Any:
-    """Read a YAML file with ``yaml.safe_load`` after the same file-safety checks.
+    """Read a YAML file with a safe loader (``yaml.SafeLoader`` refusing duplicate keys) after the same file-safety
+    checks.
 
     Note: YAML 1.1 turns ``no`` into False and ``012`` into 10; callers validate the result with a strict schema, so a
     language code must be quoted (the schema rejects a bool where a string is required).
     """
     data = read_bytes(path, max_bytes=max_bytes)
     try:
-        return yaml.safe_load(data.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid YAML: {str(exc).splitlines()[0][:100]}", where=str(path),
-                         fix="check the YAML syntax") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not valid UTF-8", where=str(path), fix="save the file as UTF-8") from None
+    return loads_yaml(text, where=str(path))
+
+
+def loads_yaml(text: str, *, where: str = "<yaml>") -> Any:
+    """Parse YAML text with a ``yaml.SafeLoader`` that refuses duplicate keys. Raises InputError (one line)."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        first = " ".join(str(exc).split())[:160]
+        raise InputError(f"not valid YAML: {first}", where=where, fix="check the YAML syntax") from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtboard import safejson
@@ -17,6 +17,7 @@ from mtboard.documents import atomic_write, loads_card
 from mtboard.errors import InputError
 from mtboard.validate import (MAX_CARD_BYTES, SUBMISSIONS_DIR, VERIFICATION_SUFFIX, CardReport, Context,
                               canonical_relpath, iter_card_paths, validate_bytes)
+from mtboard.validate.report import safe_name
 
 
 class SubmissionError(InputError):
@@ -35,6 +36,9 @@ class Submission:
     """The validation report (all checks passed)."""
     commands: list[str]
     """Shell commands (already quoted) that open the pull request with git and the GitHub CLI."""
+    same_fingerprint: list[str] = field(default_factory=list)
+    """Already submitted cards with the same fingerprint (the same experiment run again): allowed, but shown so
+    the contributor knows the board will show both rows."""
 
 
 def find_by_hash(root: Path, run_card_hash: str) -> str | None:
@@ -82,7 +86,7 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     """
     src = Path(card_path)
     raw = safejson.read_bytes(src, max_bytes=MAX_CARD_BYTES)
-    where = src.name if len(src.name) < 120 else src.name[:120]
+    where = safe_name(str(src))
     report = validate_bytes(raw, where, ctx, relpath=None)
     if not report.ok:
         failing = sorted({p.check for p in report.problems})
@@ -98,9 +102,27 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     if dest.exists() or dest.is_symlink():
         raise SubmissionError(f"{rel} exists with different content", where=where,
                               fix="remove or rename the file at the destination")
+    same = _same_fingerprint(ctx.root, card.fingerprint.hash, card.run_card_hash)
     if not dry_run:
         atomic_write(dest, raw)
     name = Path(rel).name[: -len(".json")]
     model_part, condition_part, hash12 = name.split("__")
     return Submission(relpath=rel, path=dest.absolute(), report=report,
-                      commands=pr_commands(rel, card.dataset.id, model_part, condition_part, hash12))
+                      commands=pr_commands(rel, card.dataset.id, model_part, condition_part, hash12),
+                      same_fingerprint=same)
+
+
+def _same_fingerprint(root: Path, fingerprint_hash: str, run_card_hash: str) -> list[str]:
+    """Repository-relative paths of submitted cards whose fingerprint hash equals ``fingerprint_hash``."""
+    found = []
+    for path in sorted((root / SUBMISSIONS_DIR).glob("*/*.json")):
+        if path.name.endswith(VERIFICATION_SUFFIX) or path.is_symlink():
+            continue
+        try:
+            data = safejson.load_file(path)
+        except InputError:
+            continue
+        fp = data.get("fingerprint") if isinstance(data, dict) else None
+        if isinstance(fp, dict) and fp.get("hash") == fingerprint_hash and data.get("run_card_hash") != run_card_hash:
+            found.append(path.relative_to(root).as_posix())
+    return found

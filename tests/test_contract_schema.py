@@ -127,3 +127,20 @@ def test_cli_malformed_exit_1_no_traceback(tmp_path, label, text, needle):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     assert str(path) in proc.stderr
+
+
+def test_yaml_duplicate_keys_refused(tmp_path):
+    from mtboard.safejson import load_yaml
+
+    p = _write(tmp_path, "input: 0.15\noutput: 0.60\ninput: 99.0\n", "prices.yaml")
+    with pytest.raises(InputError, match="duplicate key 'input'") as info:
+        load_yaml(p)
+    assert str(p) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_yaml_never_constructs_python_objects(tmp_path):
+    from mtboard.safejson import load_yaml
+
+    p = _write(tmp_path, "x: !!python/object/apply:os.system ['true']\n", "evil.yaml")
+    with pytest.raises(InputError, match="not valid YAML"):
+        load_yaml(p)

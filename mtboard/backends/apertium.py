@@ -232,6 +232,27 @@ class ApertiumBackend:
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
 
+    @classmethod
+    def check_languages(cls, model: str, source_language: str, target_language: str) -> None:
+        """Refuse a mode whose language pair is not the dataset's (``eng-spa`` on an EN→FR corpus).
+
+        The mode's three-letter codes (before any ``_variant``) are compared with the dataset's BCP 47 primary
+        subtags through :data:`mtboard.fst.ISO639_3`; pairs outside that table are not judged.
+        Raises: ConfigError naming both pairs.
+        """
+        from mtboard.fst import ISO639_3
+
+        parts = (model or "").split("_")[0].split("-")
+        if len(parts) != 2:
+            return
+        want = [ISO639_3.get(lang.split("-")[0].lower()) for lang in (source_language, target_language)]
+        for side, code, expected in zip(("source", "target"), parts, want):
+            if expected is not None and code != expected:
+                raise ConfigError(f"Apertium mode {model!r} translates {parts[0]}→{parts[1]}, but the dataset's "
+                                  f"{side} language is {source_language if side == 'source' else target_language!r}",
+                                  field="--method", fix=f"use a mode for {want[0] or source_language}→"
+                                                        f"{want[1] or target_language} (apertium -l lists them)")
+
     def start(self) -> None:
         if not _MODE_RE.match(self.mode or ""):
             raise ConfigError(f"{self.mode!r} is not an Apertium mode name", field="--method",

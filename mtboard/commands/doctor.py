@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mtboard.cli import app, guarded
@@ -21,5 +22,6 @@ def doctor() -> None:
     table.add_column("found")
     table.add_column("to install")
     for p in probes():
-        table.add_row(p.part, "[green]ok[/green]" if p.ok else "[yellow]missing[/yellow]", p.found, p.fix)
+        table.add_row(escape(p.part), "[green]ok[/green]" if p.ok else "[yellow]missing[/yellow]", escape(p.found),
+                      escape(p.fix))
     Console().print(table)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from mtboard.cli import app, guarded
+from mtboard.errors import ConfigError
 
 
 @app.command()
@@ -43,7 +44,12 @@ def build(
     typer.echo(f"open {(out / 'index.html').resolve()}")
     if serve:
         handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
-        with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
+        try:
+            httpd_cm = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        except OSError as exc:
+            raise ConfigError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}", field="--port",
+                              fix="pick a free port, e.g. --port 8765") from None
+        with httpd_cm as httpd:
             typer.echo(f"serving http://127.0.0.1:{port}/ (Ctrl+C to stop)")
             try:
                 httpd.serve_forever()

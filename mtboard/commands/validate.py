@@ -72,6 +72,8 @@ def submit_cmd(
     verb = "would copy" if dry_run else "copied"
     typer.echo(f"validated: all {len(sub.report.checks)} checks passed")
     typer.echo(f"{verb} to {sub.relpath}")
+    for other in sub.same_fingerprint:
+        typer.echo(f"note: {other} has the same fingerprint (the same experiment); the board will show both rows")
     typer.echo("open the pull request with:")
     for c in sub.commands:
         typer.echo(f"  {c}")

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Literal
 import jinja2
 import jinja2.meta
 
+from mtboard import safejson
 from mtboard.backends.base import EFFORTS
 from mtboard.canonical import sha256_hex
 from mtboard.errors import ConfigError, InputError
@@ -227,7 +228,6 @@ def load_judge_prompt(name: str, directory: Path | None = None) -> JudgePrompt:
     Raises: ConfigError when the file is missing; InputError for bad front matter, a Jinja2 syntax error, variables
     used but not declared, or a missing ``user``/``retry`` block.
     """
-    import yaml
     from pydantic import ValidationError
 
     from mtboard.prompts import split_front_matter
@@ -237,15 +237,13 @@ def load_judge_prompt(name: str, directory: Path | None = None) -> JudgePrompt:
     if not path.is_file():
         raise ConfigError("judge prompt file not found", where=str(path),
                           fix="run from a checkout with prompts/judges/, or set MTBOARD_PROMPTS_DIR")
-    raw = path.read_bytes()
+    raw = safejson.read_bytes(path, max_bytes=256 * 1024)
     where = str(path)
     try:
         fm, body = split_front_matter(raw.decode("utf-8"), where)
-        meta = JudgePromptMeta.model_validate(yaml.safe_load(fm))
+        meta = JudgePromptMeta.model_validate(safejson.loads_yaml(fm, where=f"{where} (front matter)"))
     except UnicodeDecodeError:
         raise InputError("judge prompt is not UTF-8", where=where) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"front matter is not valid YAML: {str(exc).splitlines()[0]}", where=where) from None
     except ValidationError as exc:
         raise InputError(describe_validation_error(exc, where).split(": ", 1)[1], where=where,
                          fix="front matter needs kind, format: chat, variables") from None

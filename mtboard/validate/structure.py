@@ -217,6 +217,12 @@ def check_method(run: CardRun, card: RunCard) -> None:
                 m.prompt_format != "raw" or m.prompt_name is not None or card.system_prompt_used):
             run.fail("method", f"backend {m.backend} takes the raw source: prompt_format must be raw, with no prompt",
                      "$.method.prompt_format")
+        check_languages = getattr(cls, "check_languages", None)
+        if check_languages is not None:  # e.g. an Apertium mode for another language pair than the dataset's
+            try:
+                check_languages(m.model, card.dataset.source_language, card.dataset.target_language)
+            except MtboardError as exc:
+                run.fail("method", exc.problem, "$.method.model")
     mc = card.method_config
     pairs = (("model", mc.model, card.model_slug, "model_slug"), ("temperature", mc.temperature, card.temperature,
              "temperature"), ("batchSize", mc.batchSize, card.batch_size, "batch_size"),

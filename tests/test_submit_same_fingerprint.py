@@ -1,0 +1,29 @@
+"""`mtboard submit` tells a contributor when the same experiment (same fingerprint) is already on the board, and
+names the card path it was given in errors. Real Apertium run against the committed en→ca corpus and card."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MT = [sys.executable, "-m", "mtboard"]
+
+
+def test_same_fingerprint_note_and_duplicate_error(tmp_path):
+    root = tmp_path / "repo"
+    for name in ("corpora", "submissions"):
+        shutil.copytree(ROOT / name, root / name)
+    work = tmp_path / "run"
+    subprocess.run(MT + ["run", str(root / "corpora" / "mtb-en-ca-dev.json"), "--method", "apertium:eng-cat",
+                         "--work-dir", str(work)], check=True, capture_output=True, cwd=ROOT)
+    card = work / "card.json"
+    first = subprocess.run(MT + ["submit", str(card), "--root", str(root)], capture_output=True, text=True,
+                           cwd=ROOT)
+    assert first.returncode == 0, first.stderr
+    committed = next((ROOT / "submissions" / "mtb-en-ca-dev").glob("apertium-eng-cat__*.json")).name
+    assert f"note: submissions/mtb-en-ca-dev/{committed} has the same fingerprint" in first.stdout
+    again = subprocess.run(MT + ["submit", str(card), "--root", str(root)], capture_output=True, text=True, cwd=ROOT)
+    assert again.returncode == 1 and f"{card}: already submitted as submissions/mtb-en-ca-dev/" in again.stderr
