@@ -567,6 +567,19 @@ def _score(plan: Plan, translated: Translated, records: list[TranslationRecord],
                              price_in_per_mtok=price_in, price_out_per_mtok=price_out)
 
 
+def public_spec(plan: Plan) -> MethodSpec:
+    """The method spec as recorded in the card: the backend's ``public_model`` hook may shorten the model part (a
+    gguf ``PATH`` → its file name) so that no local folder names are published."""
+    hook = getattr(plan.backend_cls, "public_model", None)
+    if hook is None:
+        return plan.spec
+    model = hook(plan.spec.model)
+    if model == plan.spec.model:
+        return plan.spec
+    text = f"{plan.spec.backend}:{model}" + (f":{plan.spec.effort}" if plan.spec.effort else "")
+    return MethodSpec(text=text, backend=plan.spec.backend, model=model, effort=plan.spec.effort)
+
+
 def finish(translated: Translated, *, judge: str | list[str] | None = None,
            t_session_start: float | None = None) -> RunOutcome:
     """Score, assemble and write the card, run judges (if asked; see :func:`judge_specs`) and re-write the judged
@@ -616,7 +629,7 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None,
     all_records = [r for ri in range(runs) for r in translated.run_records(ri)]
     totals = compute_totals(all_records, plan.entries, runs, price_in, price_out)
     card = assemble_card(
-        corpus=plan.corpus, corpus_sha256=plan.corpus_sha256, segment=plan.entries[0].segment, spec=plan.spec,
+        corpus=plan.corpus, corpus_sha256=plan.corpus_sha256, segment=plan.entries[0].segment, spec=public_spec(plan),
         method_class=getattr(plan.backend_cls, "method_class"), description=translated.description,
         prompt=plan.prompt, system_prompt=plan.system_prompt, condition=plan.condition,
         temperature=plan.options.temperature, max_tokens=plan.options.max_tokens if plan.uses_prompt else None,

@@ -511,6 +511,15 @@ class GGUFBackend(OpenAIBackend):
         finally:
             self._stop_server()
 
+    @classmethod
+    def public_model(cls, model: str) -> str:
+        """The model part recorded in the card: a local ``PATH`` becomes its file name, so a card never carries the
+        contributor's folders (``/home/<name>/…``); the weights stay identified by ``model_file_sha256``. A pinned
+        Hub reference (``REPO@REVISION/FILE.gguf``) is kept as typed."""
+        if "@" in model:
+            return model
+        return Path(model).name or model
+
     def describe(self) -> dict[str, Any]:
         d = super().describe()
         provider = self._client.api_provider if self._client is not None else None
