@@ -66,6 +66,48 @@ def _excerpt(text: str, limit: int = 40) -> str:
     return ascii(short)
 
 
+class _Bad:
+    """Marker left by the lenient re-parse of :func:`_locate` where the strict parse refused a value."""
+
+
+def _locate(text: str) -> str | None:
+    """JSON path of the first value the strict parse refused (NaN, Infinity, overflow, huge integer, duplicate key).
+
+    Only called after a refusal: re-parses leniently, leaving :class:`_Bad` markers, then finds the first marker.
+    """
+    bad = _Bad()
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in items:
+            out[k] = bad if k in out else v
+        return out
+
+    def flt(t: str) -> Any:
+        v = float(t)
+        return bad if v in (float("inf"), float("-inf")) else v
+
+    def integer(t: str) -> Any:
+        return bad if len(t) > 20 or abs(int(t)) > MAX_SAFE_INT else int(t)
+
+    try:
+        value = json.loads(text, object_pairs_hook=pairs, parse_constant=lambda _c: bad, parse_float=flt,
+                           parse_int=integer)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[str, Any]] = [("$", value)]
+    while stack:
+        path, node = stack.pop()
+        if node is bad:
+            return path
+        if isinstance(node, dict):
+            stack.extend((f"{path}.{k}" if k.isidentifier() else f"{path}[{_excerpt(k)}]", v)
+                         for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
 def _walk(value: Any, max_depth: int, path: str = "$", depth: int = 0) -> None:
     """Check nesting depth and lone surrogates (iteratively safe up to ``max_depth``)."""
     if depth > max_depth:
@@ -138,7 +180,8 @@ def loads(data: bytes | str, *, where: str = "<input>", max_bytes: int = MAX_CAR
         value = json.loads(text, object_pairs_hook=_pairs_hook, parse_constant=_parse_constant,
                            parse_float=_parse_float, parse_int=_parse_int)
     except _Reject as exc:
-        raise InputError(str(exc), where=where, fix="write strict JSON (RFC 8259, I-JSON)") from None
+        raise InputError(str(exc), where=where, field=_locate(text),
+                         fix="write strict JSON (RFC 8259, I-JSON)") from None
     except RecursionError:
         raise InputError(f"nesting deeper than {max_depth} levels", where=where, fix="flatten the document") from None
     except json.JSONDecodeError as exc:

@@ -156,7 +156,8 @@ def _where() -> str | None:
 def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[str] = ".",
                 corpora_dir: str | os.PathLike[str] | None = None, tolerance: float = DEFAULT_TOLERANCE,
                 secret_segment_env: str | None = None, out_dir: str | os.PathLike[str] | None = None,
-                commit: str | None = None, workdir: str | os.PathLike[str] | None = None) -> VerifyResult:
+                commit: str | None = None, workdir: str | os.PathLike[str] | None = None,
+                model_path: str | os.PathLike[str] | None = None) -> VerifyResult:
     """Re-run a card's method and write a verification record.
 
     Args:
@@ -209,8 +210,23 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None else None
     work = Path(workdir) if workdir is not None else temp / "work"
     m = card.method
+    method, backend_extra = m.spec, {}
+    if m.backend == "gguf" and "@" not in m.model:
+        # A local GGUF is recorded by file name and SHA-256 only (never the contributor's folders): the maintainer
+        # supplies the file, and the backend checks its SHA-256 against the card's.
+        if model_path is None:
+            raise ConfigError(f"the card's model is a local GGUF file ({m.model}); it is not downloadable",
+                              field="--model-path", fix="pass --model-path /path/to/" + m.model)
+        method = f"gguf:{model_path}"
+        if m.model_file_sha256:
+            backend_extra["model_sha256"] = m.model_file_sha256
+        if m.local is not None and not m.local.canary_passed:
+            backend_extra["canary"] = "record"  # the original run published its failed canary on purpose
+        if m.local is not None and m.local.n_ctx:
+            backend_extra["n_ctx"] = m.local.n_ctx
     settings = runner.RunSettings(
-        corpus_path=corpus_path, method=m.spec, prompt=m.prompt_name, condition=card.condition,
+        corpus_path=corpus_path, method=method, backend_extra=backend_extra, prompt=m.prompt_name,
+        condition=card.condition,
         temperature=card.temperature, max_tokens=m.max_tokens or 512, concurrency=m.concurrency, runs=m.runs,
         segment=segment.value, limit=None if secret_path else m.limit, work_dir=work,
         out=work / "rerun-card.json", price_in=m.price_in_per_mtok, price_out=m.price_out_per_mtok,

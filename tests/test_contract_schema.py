@@ -144,3 +144,17 @@ def test_yaml_never_constructs_python_objects(tmp_path):
     p = _write(tmp_path, "x: !!python/object/apply:os.system ['true']\n", "evil.yaml")
     with pytest.raises(InputError, match="not valid YAML"):
         load_yaml(p)
+
+
+@pytest.mark.parametrize("label,text,path", [
+    ("nan", _bad().replace('"difficulty": 2', '"difficulty": NaN'), "$.entries[0].difficulty"),
+    ("1e400", _bad().replace('"difficulty": 2', '"difficulty": 1e400'), "$.entries[0].difficulty"),
+    ("duplicate key", _bad().replace('"difficulty": 2', '"difficulty": 2, "difficulty": 3'),
+     "$.entries[0].difficulty"),
+    ("huge integer", _bad().replace('"id": 1,', '"id": 123456789012345678901234567890,'), "$.entries[0].id"),
+], ids=lambda v: v if isinstance(v, str) and len(v) < 20 else None)
+def test_strict_json_errors_name_the_field(tmp_path, label, text, path):
+    p = _write(tmp_path, text)
+    with pytest.raises(InputError) as info:
+        load_corpus(p)
+    assert f"{p}: {path}: " in str(info.value)

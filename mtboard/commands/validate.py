@@ -94,12 +94,15 @@ def verify_cmd(
     commit: Annotated[Optional[str], typer.Option("--commit", help="Git commit (40 hex) the card was read at.")] = None,
     workdir: Annotated[Optional[Path], typer.Option("--workdir", help="Work folder for the re-run (default: a "
                                                     "temporary folder).")] = None,
+    model_path: Annotated[Optional[Path], typer.Option("--model-path", help="Local GGUF file for a gguf card "
+                                                       "made from a local path (its SHA-256 must match the "
+                                                       "card's).")] = None,
 ) -> None:
     """Re-run a card's method from its recorded configuration and compare every score within the tolerance."""
     from mtboard.verify import verify_card
 
     result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
-                         out_dir=out, commit=commit, workdir=workdir)
+                         out_dir=out, commit=commit, workdir=workdir, model_path=model_path)
     rec = result.record
     for d in rec.deltas:
         rel = f"{d.relative * 100:.2f}%" if d.relative is not None else "n/a"
