@@ -45,7 +45,8 @@ def test_validator_rejects_wrong_pair_card():
     from mtboard.validate.report import CardRun
     from mtboard.validate.structure import check_method
 
-    path = next((ROOT / "submissions" / "mtb-en-es-dev").glob("apertium-eng-spa__*.json"))
+    path = next(p for p in (ROOT / "submissions" / "mtb-en-es-dev").glob("apertium-eng-spa__*.json")
+                if not p.name.endswith(".verification.json"))
     card = load_card(path)
     run = CardRun("x")
     check_method(run, card)

@@ -23,7 +23,8 @@ def test_same_fingerprint_note_and_duplicate_error(tmp_path):
     first = subprocess.run(MT + ["submit", str(card), "--root", str(root)], capture_output=True, text=True,
                            cwd=ROOT)
     assert first.returncode == 0, first.stderr
-    committed = next((ROOT / "submissions" / "mtb-en-ca-dev").glob("apertium-eng-cat__*.json")).name
+    committed = next(p for p in (ROOT / "submissions" / "mtb-en-ca-dev").glob("apertium-eng-cat__*.json")
+                     if not p.name.endswith(".verification.json")).name
     assert f"note: submissions/mtb-en-ca-dev/{committed} has the same fingerprint" in first.stdout
     again = subprocess.run(MT + ["submit", str(card), "--root", str(root)], capture_output=True, text=True, cwd=ROOT)
     assert again.returncode == 1 and f"{card}: already submitted as submissions/mtb-en-ca-dev/" in again.stderr
