@@ -135,47 +135,39 @@ def _strip_numbers(p: Pair) -> Pair:
     return p
 
 
-def src_debian_reference(root: Path, lang: str) -> list[Pair]:
-    base = root / "usr/share/debian-reference"
+def _aligned_pages(root: Path, pages: list[tuple[Path, Path]], package: str) -> list[Pair]:
+    """Align (English page, translated page) po4a HTML pairs block by block; a missing translation or a page whose
+    block structure differs is skipped. Locators are numbered per English page (page index × 100000)."""
     out: list[Pair] = []
-    for k, en in enumerate(sorted(base.glob("*.en.html"))):
-        tgt = en.with_name(en.name.replace(".en.html", f".{lang}.html"))
+    for k, (en, tgt) in enumerate(pages):
         if not tgt.exists():
             continue
         pairs = align_html(en, tgt)
         if pairs is None:
             continue
-        rel = str(tgt.relative_to(root))
-        out += [_strip_numbers(p) for p in _with(pairs, f"debian-reference-{lang}", rel, k * 100000)]
+        out += [_strip_numbers(p) for p in _with(pairs, package, str(tgt.relative_to(root)), k * 100000)]
     return out
+
+
+def _same_folder_pages(base: Path, lang: str) -> list[tuple[Path, Path]]:
+    """``X.en.html`` beside ``X.<lang>.html``, in sorted order."""
+    return [(en, en.with_name(en.name.replace(".en.html", f".{lang}.html"))) for en in sorted(base.glob("*.en.html"))]
+
+
+def src_debian_reference(root: Path, lang: str) -> list[Pair]:
+    return _aligned_pages(root, _same_folder_pages(root / "usr/share/debian-reference", lang),
+                          f"debian-reference-{lang}")
 
 
 def src_handbook(root: Path, lang: str) -> list[Pair]:
     base = root / "usr/share/doc/debian-handbook/html"
-    out: list[Pair] = []
-    for k, en in enumerate(sorted((base / HANDBOOK_LOCALES["en"]).glob("*.html"))):
-        tgt = base / HANDBOOK_LOCALES[lang] / en.name
-        if not tgt.exists():
-            continue
-        pairs = align_html(en, tgt)
-        if pairs is None:
-            continue
-        out += [_strip_numbers(p) for p in _with(pairs, "debian-handbook", str(tgt.relative_to(root)), k * 100000)]
-    return out
+    pages = [(en, base / HANDBOOK_LOCALES[lang] / en.name)
+             for en in sorted((base / HANDBOOK_LOCALES["en"]).glob("*.html"))]
+    return _aligned_pages(root, pages, "debian-handbook")
 
 
 def src_history(root: Path, lang: str) -> list[Pair]:
-    base = root / "usr/share/doc/debian-history/docs"
-    out: list[Pair] = []
-    for k, en in enumerate(sorted(base.glob("*.en.html"))):
-        tgt = en.with_name(en.name.replace(".en.html", f".{lang}.html"))
-        if not tgt.exists():
-            continue
-        pairs = align_html(en, tgt)
-        if pairs is None:
-            continue
-        out += [_strip_numbers(p) for p in _with(pairs, "debian-history", str(tgt.relative_to(root)), k * 100000)]
-    return out
+    return _aligned_pages(root, _same_folder_pages(root / "usr/share/doc/debian-history/docs", lang), "debian-history")
 
 
 def src_udhr(root: Path, lang: str) -> list[Pair]:
