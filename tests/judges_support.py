@@ -11,9 +11,11 @@ import os
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Callable
+
+from loopback import LoopbackServer
 
 REPO = Path(__file__).resolve().parents[1]
 MTBOARD = [sys.executable, "-c", "import sys; sys.argv[0] = 'mtboard'; from mtboard.cli import app; app()"]
@@ -22,7 +24,7 @@ Script = Callable[[dict[str, Any]], str]
 """request body → assistant text."""
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     """``/v1/chat/completions`` and ``/v1/completions`` answered by ``script(body)``; every request body is kept."""
 
     def __init__(self, script: Script, model: str = "scripted"):
@@ -69,20 +71,7 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> ScriptedServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 def user_text(body: dict[str, Any]) -> str:

@@ -12,10 +12,11 @@ import gzip
 import json
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+from loopback import LoopbackServer
 
 from mtboard.llm import LLMClient, LLMRequest, _Lines
 from mtboard.schema import ErrorKind
@@ -44,7 +45,7 @@ def test_line_splitting(chunks, lines):
     assert asyncio.run(_collect(chunks)) == lines
 
 
-class _Server:
+class _Server(LoopbackServer):
     """``/v1/chat/completions`` answering 'Hola' as JSON or SSE, encoded as the test asks; records Authorization."""
 
     def __init__(self, *, coding: str = "identity", charset: str | None = None, text: str = "Hola"):
@@ -84,20 +85,7 @@ class _Server:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> _Server:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 def _ask(url: str, *, stream: bool, key: str | None = None):
