@@ -5,9 +5,9 @@
 
 Starts a minimal OpenAI-compatible server in a separate process (raw asyncio HTTP/1.1 with keep-alive; every
 ``/v1/chat/completions`` request is answered after exactly L seconds), then runs mtboard's real translation phase
-(:func:`mtboard.runner.prepare` + :func:`mtboard.runner.translate_all`: prompt rendering, the httpx client with its
-pool and semaphore, the fsynced append-only work directory) over a generated corpus (benchmark input, not
-evaluation data) and prints
+(:func:`mtboard.runner.prepare` + :func:`mtboard.runner.translate_all`: prompt rendering, the LLM client with its
+keep-alive connections and semaphore, the fsynced append-only work directory) over a generated corpus (benchmark
+input, not evaluation data) and prints
 
     ratio = achieved entries/s ÷ (C / L)
 

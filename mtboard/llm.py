@@ -1,7 +1,7 @@
-"""The one OpenAI-compatible HTTP client (httpx): pooling, bounded concurrency, retries, failure classification, usage.
+"""The one OpenAI-compatible HTTP client: pooling, bounded concurrency, retries, failure classification, usage.
 
-Only this module imports httpx (and httpcore, httpx's connection layer, which completions use directly: see
-:meth:`LLMClient.__init__`). Runner backends and judges receive an :class:`LLMClient`.
+Only this module (with :mod:`mtboard.http1`, its h11 connection layer for completions) speaks HTTP to model servers;
+httpx serves the ``/models`` probe and :func:`get_json`. Runner backends and judges receive an :class:`LLMClient`.
 
 Failure policy (BookTrans write-up, "срыв модели и сбой роутера"; issue 3):
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import codecs
 import contextlib
 import email.utils
 import json
@@ -37,7 +36,6 @@ import os
 import random
 import re
 import time
-import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +44,7 @@ from urllib.parse import unquote, urlsplit
 import httpcore
 import httpx
 
+from mtboard import http1
 from mtboard.errors import ConfigError
 from mtboard.schema import ErrorKind, Usage
 
@@ -53,12 +52,10 @@ TRANSPORT_STATUSES = frozenset({408, 409, 425, 429})
 """Retried HTTP statuses below 500 (timeout, conflict, too early, rate limit); every 5xx is retried too."""
 FATAL_STATUSES = frozenset({401, 403, 404})
 """Statuses that mean the whole run cannot work (bad key, no access, unknown model or path)."""
-SHARD_SIZE = 4
-"""Connections per connection-pool shard (see LLMClient.__init__)."""
 _NET_ERRORS = (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
-               httpcore.UnsupportedProtocol, httpcore.ProxyError, httpcore.ConnectionNotAvailable, OSError)
-"""What a request can raise when the service fails (httpx's errors on the injected-transport path, httpcore's on the
-direct path; both name the same classes, e.g. ConnectError, ReadTimeout, RemoteProtocolError)."""
+               httpcore.UnsupportedProtocol, OSError)
+"""What a request can raise when the service fails (:mod:`mtboard.http1` raises httpcore's classes, e.g.
+ConnectError, ReadTimeout, RemoteProtocolError)."""
 TRUNCATION_FACTOR = 0.8
 """A prompt is judged truncated when the server reports fewer than this share of the estimated minimum tokens."""
 _CONTEXT_RE = re.compile(r"context (length|window|size)|too long|exceeds? (the )?(context|maximum)|n_ctx|"
@@ -244,6 +241,10 @@ def normalise_base_url(base_url: str) -> str:
     """
     url = base_url.strip().rstrip("/")
     parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0..65535
+    except ValueError:
+        parts = parts._replace(scheme="")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError("base URL is not an http(s) URL", field="--base-url / OPENAI_BASE_URL",
                           fix="use e.g. http://127.0.0.1:8080/v1 or https://api.openai.com/v1")
@@ -317,13 +318,11 @@ class LLMClient:
         backoff_base_s / backoff_max_s: full-jitter exponential backoff ``U(0, min(max, base·2^(n-1)))``.
         retry_after_max_s: longest Retry-After honoured (longer waits are capped).
         deadline_s: total time a streaming attempt may keep producing before it is a model ``timeout`` (None: off).
-        transport: an httpx transport (tests only); with one, completions go through httpx as well.
     """
 
     def __init__(self, base_url: str, api_key: str | None = None, *, concurrency: int = 8, timeout_s: float = 120.0,
                  max_retries: int = 5, backoff_base_s: float = 0.5, backoff_max_s: float = 30.0,
-                 retry_after_max_s: float = 120.0, connect_timeout_s: float = 10.0, deadline_s: float | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None):
+                 retry_after_max_s: float = 120.0, connect_timeout_s: float = 10.0, deadline_s: float | None = None):
         if concurrency < 1:
             raise ConfigError("concurrency must be at least 1", field="--concurrency")
         self.base_url = normalise_base_url(base_url)
@@ -345,54 +344,26 @@ class LLMClient:
         headers = {"Accept": "application/json", "User-Agent": "mtboard"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        # httpcore's pool scans every connection it holds on each request and response; shards of SHARD_SIZE
-        # connections keep that scan short (measured at C=32, L=50 ms on 2 cores: 135 requests/s with one pool of 32,
-        # 424 with 8 pools of 4).
-        n_shards = max(1, math.ceil(concurrency / SHARD_SIZE))
-        per = math.ceil(concurrency / n_shards)
-        # One TLS context for all shards (building one reads the CA bundle: ~15 ms each); plain-http endpoints
-        # (local servers) need none.
+        # One TLS context for both clients (building one reads the CA bundle: ~15 ms); plain-http endpoints (local
+        # servers) need none. httpx's context honours SSL_CERT_FILE / SSL_CERT_DIR.
         https = self.base_url.startswith("https:")
         verify: Any = httpx.create_ssl_context() if https else False
-        timeout = httpx.Timeout(timeout_s, connect=connect_timeout_s, pool=None)
-
-        def client(limit: int) -> httpx.AsyncClient:
-            return httpx.AsyncClient(base_url=self.base_url, headers=headers, transport=transport,
-                                     follow_redirects=False, trust_env=False, verify=verify, timeout=timeout,
-                                     limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit))
-
-        # Completions go straight to httpcore pools (the connection layer httpx itself uses) with the same TLS
-        # context, timeouts, no proxies (trust_env=False) and no redirects: httpx's request/response models, URL
-        # merging, cookie and auth hooks cost ~0.3 ms CPU per request, a third of the client's work at C=32. The JSON
-        # body is encoded once per request and reused by its retries. An injected ``transport`` (tests) keeps the
-        # whole path on httpx. /models (probe) always goes through httpx. Measured with bench/harness_throughput.py
-        # (C=32, L=50 ms, 2 cores): client CPU 0.6 → 0.25 ms per request.
-        self._pools: list[httpcore.AsyncConnectionPool] | None = None
-        if transport is None:
-            self._shards: list[httpx.AsyncClient] = []
-            self._http = client(1)
-            # plain-http endpoints (local servers, where the harness's own overhead matters) use a small asyncio
-            # network backend; TLS endpoints keep httpcore's own (anyio) backend
-            backend = {} if https else {"network_backend": _AsyncioBackend()}
-            self._pools = [httpcore.AsyncConnectionPool(
-                ssl_context=verify if https else None, max_connections=per, max_keepalive_connections=per,
-                http1=True, http2=False, **backend) for _ in range(n_shards)]
-            parts = urlsplit(self.base_url)
-            netloc = parts.netloc.rpartition("@")[2]
-            prefix = f"{parts.scheme}://{netloc}{parts.path}"
-            self._urls = {p: httpcore.URL(prefix + p) for p in ("/chat/completions", "/completions")}
-            hdrs = [(k.encode("ascii"), v.encode("latin-1")) for k, v in headers.items()]
-            if parts.username is not None:  # user:password@host: Basic auth, as httpx does for such URLs
-                cred = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
-                hdrs = [h for h in hdrs if h[0] != b"Authorization"]
-                hdrs.append((b"Authorization", b"Basic " + base64.b64encode(cred)))
-            self._post_headers = hdrs + [(b"Content-Type", b"application/json"), (b"Accept-Encoding", b"identity")]
-            self._extensions = {"timeout": {"connect": connect_timeout_s, "read": timeout_s, "write": timeout_s,
-                                            "pool": None}}
-        else:
-            self._shards = [client(per) for _ in range(n_shards)]
-            self._http = self._shards[0]
-        self._inflight = [0] * n_shards
+        # /models probes go through httpx; no proxies from the environment (trust_env=False), no redirects.
+        self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers, follow_redirects=False, trust_env=False,
+                                       verify=verify, timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+                                       limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
+        # Completions, the hot path, go over h11 keep-alive connections (mtboard.http1: why, with measurements). The
+        # JSON body is encoded once per request and reused by its retries.
+        parts = urlsplit(self.base_url)
+        hdrs = [(k.encode("ascii"), v.encode("latin-1")) for k, v in headers.items()]
+        if parts.username is not None:  # user:password@host: Basic auth, as httpx does for such URLs
+            cred = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()
+            hdrs = [h for h in hdrs if h[0] != b"Authorization"]
+            hdrs.append((b"Authorization", b"Basic " + base64.b64encode(cred)))
+        self._post_headers = hdrs + [(b"Content-Type", b"application/json"), (b"Accept-Encoding", b"identity")]
+        self._pool = http1.ConnectionPool(self.base_url, ssl_context=verify if https else None,
+                                          connect_timeout=connect_timeout_s, read_timeout=timeout_s,
+                                          write_timeout=timeout_s, max_idle=concurrency)
 
     # ---------------------------------------------------------------------------------------------------------------
     @classmethod
@@ -415,14 +386,8 @@ class LLMClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        for pool in self._pools or []:
-            await pool.aclose()
-        for client in {id(c): c for c in [self._http, *self._shards]}.values():
-            await client.aclose()
-
-    def _pick(self) -> int:
-        """Index of the pool shard with the fewest requests in flight."""
-        return min(range(len(self._inflight)), key=self._inflight.__getitem__)
+        await self._pool.aclose()
+        await self._http.aclose()
 
     def redact(self, text: str | None) -> str | None:
         """Remove the API key and the base URL from a string that came from the network or an exception."""
@@ -570,47 +535,24 @@ class LLMClient:
         where = "before any byte" if received == 0 else f"after {received} bytes (dropped stream)"
         return _Attempt("transport", error=f"{name} {where}: {detail}"[:500], error_kind=ErrorKind.transport)
 
-    async def _attempt(self, path: str, payload: bytes, *, stream: bool) -> _Attempt:
-        shard = self._pick()
-        self._inflight[shard] += 1
-        try:
-            return await self._attempt_on(shard, path, payload, stream=stream)
-        finally:
-            self._inflight[shard] -= 1
-
-    async def _post(self, shard: int, path: str, payload: bytes) -> tuple[int, Any, str]:
+    async def _post(self, path: str, payload: bytes) -> tuple[int, Any, str]:
         """POST the JSON bytes; returns (status, headers, body text). Raises one of :data:`_NET_ERRORS`."""
-        if self._pools is not None:
-            resp = await self._pools[shard].request("POST", self._urls[path], headers=self._post_headers,
-                                                    content=payload, extensions=self._extensions)
-            headers = _Headers(resp.headers)
-            data = resp.content
-            coding = headers.get("content-encoding")
-            if coding:
-                data = _decompress(coding, data)
-            return resp.status, headers, data.decode(headers.charset(), "replace")
-        r = await self._shards[shard].post(path, content=payload, headers={"Content-Type": "application/json"})
-        return r.status_code, r.headers, r.text
+        status, headers, data = await self._pool.request("POST", path, self._post_headers, payload)
+        data = http1.decompress(headers.get("content-encoding"), data)
+        return status, headers, data.decode(headers.charset(), "replace")
 
     @contextlib.asynccontextmanager
-    async def _open_stream(self, shard: int, path: str, payload: bytes) -> AsyncIterator[tuple[int, Any, Any]]:
+    async def _open_stream(self, path: str, payload: bytes) -> AsyncIterator[tuple[int, Any, Any]]:
         """Open a streaming POST: yields (status, headers, chunks) where ``chunks`` is an async iterator of decoded
         body bytes. Raises one of :data:`_NET_ERRORS`."""
-        if self._pools is not None:
-            async with self._pools[shard].stream("POST", self._urls[path], headers=self._post_headers,
-                                                 content=payload, extensions=self._extensions) as resp:
-                headers = _Headers(resp.headers)
-                yield resp.status, headers, _decoded_chunks(headers.get("content-encoding"), resp.aiter_stream())
-            return
-        async with self._shards[shard].stream("POST", path, content=payload,
-                                              headers={"Content-Type": "application/json"}) as r:
-            yield r.status_code, r.headers, r.aiter_bytes()
+        async with self._pool.stream("POST", path, self._post_headers, payload) as (status, headers, pieces):
+            yield status, headers, http1.decoded_chunks(headers.get("content-encoding"), pieces)
 
-    async def _attempt_on(self, shard: int, path: str, payload: bytes, *, stream: bool) -> _Attempt:
+    async def _attempt(self, path: str, payload: bytes, *, stream: bool) -> _Attempt:
         try:
             if stream:
-                return await self._attempt_stream(shard, path, payload)
-            status, headers, text = await self._post(shard, path, payload)
+                return await self._attempt_stream(path, payload)
+            status, headers, text = await self._post(path, payload)
         except _NET_ERRORS as exc:
             return self._exc(exc, 0)
         raw = self.redact(text) or ""
@@ -640,7 +582,7 @@ class LLMClient:
                         finish_reason=ch.get("finish_reason"), refusal=msg.get("refusal") or None,
                         usage=_usage_from(data.get("usage")), model_id=data.get("model"), status=200, raw=raw)
 
-    async def _attempt_stream(self, shard: int, path: str, payload: bytes) -> _Attempt:
+    async def _attempt_stream(self, path: str, payload: bytes) -> _Attempt:
         received = 0
         lines: list[str] = []
         content: list[str] = []
@@ -652,11 +594,11 @@ class LLMClient:
         done = False
         t0 = time.monotonic()
         try:
-            async with self._open_stream(shard, path, payload) as (status, headers, chunks):
+            async with self._open_stream(path, payload) as (status, headers, chunks):
                 if status != 200:
                     raw = b"".join([c async for c in chunks]).decode("utf-8", "replace")
                     return self._http_failure(status, headers, self.redact(raw) or "")
-                async for line in _Lines(chunks):
+                async for line in http1.Lines(chunks):
                     received += len(line) + 1
                     lines.append(line)
                     if self.deadline_s is not None and time.monotonic() - t0 > self.deadline_s:
@@ -713,287 +655,12 @@ class LLMClient:
             return _Attempt("transport", status=200, error=f"stream ended after {received} bytes without "
                             "finish_reason or [DONE] (dropped stream)", error_kind=ErrorKind.transport, raw=raw,
                             usage=usage)
+        if finish is None:  # e.g. llama-cpp-python's server interrupting a stream when another request arrives
+            return _Attempt("transport", status=200, error=f"stream ended by [DONE] without a finish_reason after "
+                            f"{received} bytes (interrupted answer)", error_kind=ErrorKind.transport, raw=raw,
+                            usage=usage)
         return _Attempt("ok", text=self.redact("".join(content)), reasoning="".join(reasoning) or None,
                         finish_reason=finish, refusal=refusal, usage=usage, model_id=model_id, status=200, raw=raw)
-
-
-class _AsyncioStream(httpcore.AsyncNetworkStream):
-    """A plain-TCP connection for httpcore on an asyncio Protocol (see :class:`_AsyncioBackend`)."""
-
-    def __init__(self, protocol: _Protocol):
-        self._p = protocol
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        p = self._p
-        if not p.buf and not p.eof:
-            loop = asyncio.get_running_loop()
-            p.waiter = fut = loop.create_future()
-            timer = loop.call_later(timeout, _expire, fut) if timeout is not None else None
-            try:
-                await fut
-            finally:
-                p.waiter = None
-                if timer is not None:
-                    timer.cancel()
-        buf = p.buf
-        if buf:
-            if len(buf) <= max_bytes:
-                data = bytes(buf)
-                buf.clear()
-            else:
-                data = bytes(buf[:max_bytes])
-                del buf[:max_bytes]
-            return data
-        if p.exc is not None:
-            raise httpcore.ReadError(f"{type(p.exc).__name__}: {p.exc}")
-        return b""  # the peer closed the connection (httpcore turns this into the right protocol error)
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        p = self._p
-        if p.transport is None or p.transport.is_closing():
-            raise httpcore.WriteError("the connection is closed")
-        p.transport.write(buffer)
-        if p.paused:  # the transport's buffer is over its high-water mark: wait until it drains
-            loop = asyncio.get_running_loop()
-            p.drain = fut = loop.create_future()
-            timer = loop.call_later(timeout, _expire, fut, httpcore.WriteTimeout) if timeout is not None else None
-            try:
-                await fut
-            finally:
-                p.drain = None
-                if timer is not None:
-                    timer.cancel()
-            if p.exc is not None or p.transport.is_closing():
-                raise httpcore.WriteError("the connection closed while sending")
-
-    async def aclose(self) -> None:
-        if self._p.transport is not None:
-            self._p.transport.close()
-
-    async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                        timeout: float | None = None) -> httpcore.AsyncNetworkStream:
-        raise httpcore.UnsupportedProtocol("TLS endpoints use httpcore's own network backend")
-
-    def get_extra_info(self, info: str) -> Any:
-        p = self._p
-        if info == "is_readable":  # an idle keep-alive connection the server wrote to or closed is not reused
-            return bool(p.buf) or p.eof
-        t = p.transport
-        if t is None:
-            return None
-        return {"socket": t.get_extra_info("socket"), "client_addr": t.get_extra_info("sockname"),
-                "server_addr": t.get_extra_info("peername")}.get(info)
-
-
-def _expire(fut: asyncio.Future[None], kind: type[Exception] = httpcore.ReadTimeout) -> None:
-    if not fut.done():
-        fut.set_exception(kind("timed out"))
-
-
-class _Protocol(asyncio.Protocol):
-    """Buffers what arrives and wakes the one reader or writer waiting on it."""
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-        self.eof = False
-        self.exc: BaseException | None = None
-        self.transport: Any = None
-        self.waiter: asyncio.Future[None] | None = None
-        self.drain: asyncio.Future[None] | None = None
-        self.paused = False
-
-    def connection_made(self, transport: Any) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.buf += data
-        self._wake("waiter")
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake("waiter")
-        return False
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self.eof = True
-        self.exc = exc
-        self._wake("waiter")
-        self._wake("drain")
-
-    def pause_writing(self) -> None:
-        self.paused = True
-
-    def resume_writing(self) -> None:
-        self.paused = False
-        self._wake("drain")
-
-    def _wake(self, name: str) -> None:
-        fut = getattr(self, name)
-        if fut is not None and not fut.done():
-            fut.set_result(None)
-
-
-class _AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """httpcore network backend for plain-TCP endpoints on asyncio's Protocol/Transport, httpcore's documented
-    extension point (``network_backend=``). httpcore's default (anyio) backend yields to the event loop and arms a
-    timer on every read and write; at C=32 against a local server those extra event-loop rounds cost ~4% of the
-    throughput. Here a read returns buffered bytes at once and arms its timeout only when it has to wait; a write
-    only waits when the transport's buffer is full. TLS is not handled (https endpoints keep the anyio backend).
-
-    Errors are httpcore's own (ConnectError, ConnectTimeout, ReadError, ReadTimeout, WriteError, WriteTimeout), so
-    failure classification is the same on both backends.
-    """
-
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                          socket_options: Any = None) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                # happy eyeballs (RFC 8305, 250 ms) as anyio's connect_tcp does: "localhost" may name ::1 first
-                transport, protocol = await loop.create_connection(
-                    _Protocol, host, port, local_addr=(local_address, 0) if local_address else None,
-                    happy_eyeballs_delay=0.25)
-        except TimeoutError:
-            raise httpcore.ConnectTimeout("timed out") from None
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc)) from None
-        sock = transport.get_extra_info("socket")
-        for option in socket_options or []:
-            sock.setsockopt(*option)
-        return _AsyncioStream(protocol)
-
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Any = None) -> httpcore.AsyncNetworkStream:
-        raise httpcore.UnsupportedProtocol("unix sockets are not supported")
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
-class _Headers:
-    """Case-insensitive read-only view of httpcore's ``[(name, value), …]`` response headers (bytes)."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: list[tuple[bytes, bytes]]):
-        self._items = items
-
-    def get(self, name: str, default: str | None = None) -> str | None:
-        key = name.lower().encode("ascii")
-        for k, v in self._items:
-            if k.lower() == key:
-                return v.decode("latin-1")
-        return default
-
-    def charset(self) -> str:
-        """The Content-Type charset when it names a known codec, else utf-8 (what httpx decodes ``.text`` with)."""
-        ctype = self.get("content-type") or ""
-        for param in ctype.split(";")[1:]:
-            k, _, v = param.strip().partition("=")
-            if k.lower() == "charset" and v:
-                try:
-                    return codecs.lookup(v.strip().strip('"')).name
-                except LookupError:
-                    break
-        return "utf-8"
-
-
-def _zlib_decoder(coding: str) -> Any:
-    """A zlib decompressor for Content-Encoding gzip/deflate; None for identity. Raises httpcore.ProtocolError for
-    a coding this client cannot decode (it asks for identity, so a server sending one has misbehaved)."""
-    coding = coding.strip().lower()
-    if coding in ("", "identity"):
-        return None
-    if coding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if coding == "deflate":
-        return zlib.decompressobj()
-    raise httpcore.RemoteProtocolError(f"unsupported Content-Encoding {coding!r}")
-
-
-def _decompress(coding: str, data: bytes) -> bytes:
-    d = _zlib_decoder(coding)
-    if d is None:
-        return data
-    try:
-        return d.decompress(data) + d.flush()
-    except zlib.error as exc:
-        raise httpcore.RemoteProtocolError(f"cannot decode Content-Encoding {coding!r}: {exc}") from None
-
-
-class _Decoded:
-    """Async iterator of a body's bytes with a gzip/deflate Content-Encoding removed (a class, not an async
-    generator, so leaving it early leaves nothing suspended to finalise)."""
-
-    def __init__(self, decoder: Any, coding: str, chunks: AsyncIterator[bytes]):
-        self._d = decoder
-        self._coding = coding
-        self._chunks = chunks.__aiter__()
-
-    def __aiter__(self) -> _Decoded:
-        return self
-
-    async def __anext__(self) -> bytes:
-        while True:
-            chunk = await self._chunks.__anext__()
-            try:
-                out = self._d.decompress(chunk)
-            except zlib.error as exc:
-                raise httpcore.RemoteProtocolError(f"cannot decode Content-Encoding {self._coding!r}: {exc}") from None
-            if out:
-                return out
-
-
-def _decoded_chunks(coding: str | None, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """``chunks`` itself for identity; else a :class:`_Decoded` view. Raises httpcore.RemoteProtocolError for an
-    unsupported coding."""
-    d = _zlib_decoder(coding or "")
-    return chunks if d is None else _Decoded(d, coding or "", chunks)
-
-
-class _Lines:
-    """Text lines of a byte stream, without their endings (``\\n``, ``\\r\\n`` or ``\\r``, also split across
-    chunks), decoded as UTF-8 with replacement — as httpx's ``aiter_lines`` yields them; a last line without an
-    ending comes at the end. (A class, not an async generator: see :class:`_Decoded`.)"""
-
-    def __init__(self, chunks: AsyncIterator[bytes]):
-        self._chunks = chunks.__aiter__()
-        self._ready: list[str] = []
-        self._next = 0
-        self._pending = b""
-        self._eof = False
-
-    def __aiter__(self) -> _Lines:
-        return self
-
-    async def __anext__(self) -> str:
-        while self._next >= len(self._ready):
-            if self._eof:
-                raise StopAsyncIteration
-            try:
-                chunk = await self._chunks.__anext__()
-            except StopAsyncIteration:
-                self._eof = True
-                self._ready, self._next = ([self._pending.rstrip(b"\r\n").decode("utf-8", "replace")]
-                                           if self._pending else []), 0
-                self._pending = b""
-                continue
-            data = self._pending + chunk if self._pending else chunk
-            parts = data.splitlines(keepends=True)
-            self._pending = b""
-            last = len(parts) - 1
-            ready = []
-            for i, part in enumerate(parts):
-                if part.endswith(b"\n") or (part.endswith(b"\r") and i < last):
-                    ready.append(part.rstrip(b"\r\n").decode("utf-8", "replace"))
-                else:  # no ending yet, or a \r that a \n in the next chunk may complete
-                    self._pending = part
-            self._ready, self._next = ready, 0
-        line = self._ready[self._next]
-        self._next += 1
-        return line
 
 
 def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float = 30.0,

@@ -279,7 +279,9 @@ class LocalServer:
             return argv + list(self.extra_args)
         return [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port",
                 str(port), "--n_ctx", str(self.n_ctx), "--n_gpu_layers", str(self.n_gpu_layers), "--n_threads",
-                str(threads), "--n_threads_batch", str(threads), "--verbose", "false"] + (
+                str(threads), "--n_threads_batch", str(threads), "--verbose", "false",
+                # its default cuts a streamed answer short ([DONE], no finish_reason) when another request arrives
+                "--interrupt_requests", "false"] + (
                     ["--model_alias", self.alias] if self.alias else []) + list(self.extra_args)
 
     @staticmethod

@@ -243,6 +243,11 @@ class FakeServer:
             if fault == "reset" and i == 0:
                 self._reset(writer)
                 return False
+            if fault == "interrupted" and i == 0:  # what llama-cpp-python's server does to a stream when another
+                writer.write(chunk("data: [DONE]\n\n"))  # request arrives (interrupt_requests): [DONE], no finish
+                writer.write(b"0\r\n\r\n")
+                await writer.drain()
+                return True
             if fault == "error200" and i == 0:
                 writer.write(chunk('data: {"error": {"message": "The model service connection was interrupted"}}'
                                    '\n\n'))

@@ -69,6 +69,20 @@ def test_fault_classification(marker, kind, attempts, text, stream):
         assert (res.fatal is True) == (marker == "[[fault:r401]]")
 
 
+@pytest.mark.parametrize("marker,kind,attempts", [("[[fault:interrupted:1]]", None, 2),
+                                                  ("[[fault:interrupted]]", ErrorKind.transport, 4)])
+def test_a_stream_ended_by_done_without_finish_reason_is_a_transport_failure(marker, kind, attempts):
+    """llama-cpp-python's server cuts a stream short when another request arrives: one piece, then ``[DONE]`` with no
+    finish_reason. That is an interrupted answer, retried like a dropped stream, never a (short) translation."""
+    with FakeServer() as srv:
+        res, _ = _complete(srv, f"hello world again {marker}", stream=True)
+    assert (res.error_kind, res.attempts) == (kind, attempts), res.error
+    if kind is None:
+        assert res.text == "ES hello world again"
+    else:
+        assert res.text is None and "[DONE] without a finish_reason" in res.error
+
+
 def test_think_closed_moves_reasoning():
     with FakeServer() as srv:
         res, _ = _complete(srv, "hi [[fault:think_closed]]", stream=False)

@@ -1,4 +1,4 @@
-"""mtboard.llm's direct httpcore path: what httpx used to do for it (line splitting of streams, response charsets,
+"""mtboard.llm's h11 path (mtboard.http1): what httpx used to do for it (line splitting of streams, response charsets,
 content codings, credentials in the URL) still happens, byte for byte.
 
 The server here is a hand-made test double (http.server) because a real OpenAI-compatible server cannot be made to
@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from loopback import LoopbackServer
 
-from mtboard.llm import LLMClient, LLMRequest, _Lines
+from mtboard.http1 import Lines
+from mtboard.llm import LLMClient, LLMRequest
 from mtboard.schema import ErrorKind
 
 
@@ -26,7 +27,7 @@ async def _collect(chunks: list[bytes]) -> list[str]:
     async def gen():
         for c in chunks:
             yield c
-    return [line async for line in _Lines(gen())]
+    return [line async for line in Lines(gen())]
 
 
 @pytest.mark.parametrize("chunks,lines", [
@@ -130,7 +131,8 @@ def test_credentials_in_the_url_become_basic_auth_and_are_never_returned():
 class _RawServer:
     """A hand-made HTTP/1.1 server (socketserver) that misbehaves on purpose: ``close`` answers then closes the
     connection without saying so, ``silent`` never answers, ``drop`` closes without answering, ``slow`` waits
-    before reading the request body."""
+    before reading the request body; ``keep`` answers with Content-Length and keeps the connection open, ``chunked``
+    likewise with a chunked body."""
 
     def __init__(self, mode: str):
         import socketserver
@@ -162,8 +164,16 @@ class _RawServer:
                     body = json.dumps({"model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 1},
                                        "choices": [{"index": 0, "message": {"content": "Hola"},
                                                     "finish_reason": "stop"}]}).encode()
-                    self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                                     + str(len(body)).encode() + b"\r\n\r\n" + body)
+                    if outer.mode == "chunked":  # Transfer-Encoding: chunked, two chunks flushed separately
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                         b"Transfer-Encoding: chunked\r\n\r\n")
+                        for part in (body[:10], body[10:]):
+                            self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+                            self.wfile.flush()
+                        self.wfile.write(b"0\r\n\r\n")
+                    else:
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                                         + str(len(body)).encode() + b"\r\n\r\n" + body)
                     self.wfile.flush()
                     if outer.mode == "close":
                         return
@@ -225,3 +235,94 @@ def test_a_large_body_is_sent_whole():
 def test_connection_refused_names_the_error():
     (res,) = _sequential("http://127.0.0.1:9/v1", ["x"], timeout_s=1)
     assert res.error_kind == ErrorKind.transport and res.error.startswith("ConnectError before any byte")
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# mtboard.http1's connection handling: keep-alive, chunked bodies, expiry, abandoned streams, TLS
+
+@pytest.mark.parametrize("mode", ["keep", "chunked"])
+def test_keep_alive_connections_are_reused(mode):
+    with _RawServer(mode) as srv:
+        results = _sequential(srv.url, ["one", "two", "three"], timeout_s=5)
+    assert [(r.ok, r.text, r.attempts) for r in results] == [(True, "Hola", 1)] * 3, [r.error for r in results]
+    assert srv.connections == 1
+
+
+def test_an_idle_connection_past_the_keep_alive_expiry_is_not_reused(monkeypatch):
+    from mtboard import http1
+
+    monkeypatch.setattr(http1, "KEEPALIVE_EXPIRY_S", 0.01)  # _sequential waits 50 ms between requests
+    with _RawServer("keep") as srv:
+        results = _sequential(srv.url, ["one", "two"], timeout_s=5)
+    assert [r.ok for r in results] == [True, True] and srv.connections == 2
+
+
+def test_a_stream_left_before_its_end_closes_its_connection():
+    from mtboard.http1 import ConnectionPool
+
+    async def go(url: str) -> tuple[bytes, bytes]:
+        pool = ConnectionPool(url, read_timeout=5)
+        hdrs = [(b"Content-Type", b"application/json")]
+        try:
+            async with pool.stream("POST", "/completions", hdrs, b"{}") as (status, _, pieces):
+                first = await pieces.__anext__()  # the first chunk only
+            assert status == 200 and not pool._idle
+            _, _, whole = await pool.request("POST", "/completions", hdrs, b"{}")
+            return first, whole
+        finally:
+            await pool.aclose()
+
+    with _RawServer("chunked") as srv:
+        first, whole = asyncio.run(go(srv.url))
+    assert first == whole[:10] and json.loads(whole)["choices"][0]["message"]["content"] == "Hola"
+    assert srv.connections == 2  # the half-read connection was closed, not handed to the second request
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 made with the openssl command line (a test fixture, valid 2 days)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl command not found")
+    d = tmp_path_factory.mktemp("tls")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(d / "key.pem"),
+                    "-out", str(d / "cert.pem"), "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return d / "cert.pem", d / "key.pem"
+
+
+class _TLSServer(_Server):
+    def __init__(self, cert, key, **kw: Any):
+        import ssl
+
+        super().__init__(**kw)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+
+    @property
+    def url(self) -> str:
+        return super().url.replace("http://", "https://")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_https_endpoint_with_a_trusted_certificate(tls_files, monkeypatch, stream):
+    cert, key = tls_files
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # honoured as httpx honours it (corporate CAs, local proxies)
+    with _TLSServer(cert, key, text="Hola, señor") as srv:
+        res = _ask(srv.url, stream=stream, key="sk-tls-test")
+    assert res.ok and res.text == "Hola, señor", res.error
+    assert srv.auth == ["Bearer sk-tls-test"]
+
+
+def test_https_endpoint_with_an_untrusted_certificate_is_refused(tls_files, monkeypatch):
+    cert, key = tls_files
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    with _TLSServer(cert, key) as srv:
+        res = _ask(srv.url, stream=False, key="sk-tls-test")
+    assert res.error_kind == ErrorKind.transport
+    assert res.error.startswith("ConnectError before any byte") and "CERTIFICATE_VERIFY_FAILED" in res.error
+    assert srv.auth == []  # nothing was sent to a server whose certificate failed

@@ -107,6 +107,43 @@ def test_openai_backend_against_llama_cpp_python(tmp_path, llama_server):
 
 
 @pytest.mark.slow
+def test_streamed_answers_equal_whole_answers_from_the_real_server(tmp_path, llama_server):
+    """MTBOARD_STREAM=1 reads the server's server-sent events (uvicorn sends them with chunked transfer encoding) and
+    yields, entry for entry, the same greedy (temperature 0) text as the whole-body JSON answers.
+
+    This server runs with llama-cpp-python's default ``interrupt_requests``: at concurrency 2 it cuts a stream short
+    (one piece, then ``[DONE]`` without a finish_reason) whenever the other lane's request arrives. Those answers are
+    transport failures and are retried; a cut answer scored as the translation would make the texts differ."""
+    import os
+
+    corpus = tmp_path / "corpora" / "c.json"
+    corpus.parent.mkdir()
+    corpus.write_text(json.dumps({
+        "dataset": {"id": "hand-made-llama-test", "version": "1.0.0", "language_pair": "EN→ES",
+                    "source_language": "en", "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
+                    "provenance": ["elicited"]},
+        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(PAIRS)]},
+        ensure_ascii=False), encoding="utf-8")
+    cards = {}
+    for stream in ("0", "1"):
+        work = tmp_path / f"w{stream}"
+        res = subprocess.run(CLI + ["run", str(corpus), "--method", "openai:gemma-3-270m", "--prompt",
+                                    "few-shot-completion", "--limit", "3", "--max-tokens", "32", "--concurrency", "2",
+                                    "--base-url", llama_server, "--work-dir", str(work)],
+                             capture_output=True, text=True, timeout=300, env={**os.environ, "MTBOARD_STREAM": stream})
+        assert res.returncode == 0, res.stderr[-2000:]
+        cards[stream] = load_card(work / "card.json")
+        raw = [json.loads(line) for line in (work / "raw.jsonl").read_text().splitlines()]
+        assert all(bool(r["request"].get("stream")) is (stream == "1") for r in raw)
+    whole, streamed = cards["0"], cards["1"]
+    assert (whole.method.streaming, streamed.method.streaming) == (False, True)
+    assert [(r.entry_id, r.raw_predicted) for r in streamed.results] == \
+        [(r.entry_id, r.raw_predicted) for r in whole.results]
+    assert sum(1 for r in streamed.results if r.error_kind is None and r.predicted) >= 2
+    assert all(r.error_kind is None for r in streamed.results), [r.error for r in streamed.results]
+
+
+@pytest.mark.slow
 def test_gguf_settings_from_the_command_line(tmp_path):
     """--backend-opt reaches the gguf backend: the server is started with them and the card records them."""
     corpus = tmp_path / "corpora" / "c.json"

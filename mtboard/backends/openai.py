@@ -146,6 +146,8 @@ class OpenAIBackend:
         """One record per request, same order; per-entry failures are recorded. Raises BackendError when the
         server answers 401/403/404 (bad key, no access, unknown model): no request of this run can succeed."""
         await self._ensure_probed()
+        if len(requests) == 1:  # the usual case (batch size 1): no task per request, no extra event-loop round
+            return [await self._one(requests[0])]
         results = await asyncio.gather(*(self._one(r) for r in requests))
         return list(results)
 
