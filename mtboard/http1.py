@@ -23,19 +23,25 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import ipaddress
 import ssl
 import time
 import zlib
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import h11
 import httpcore
 
-KEEPALIVE_EXPIRY_S = 5.0
-"""An idle connection older than this is not reused (httpx's default; uvicorn, llama-cpp-python's server, closes
-idle connections after 5 s)."""
+KEEPALIVE_EXPIRY_S = 4.0
+"""An idle connection older than this is not reused: uvicorn (llama-cpp-python's server) and llama.cpp close idle
+connections after 5 s, and a request sent as the server closes would fail."""
+MAX_HEAD_BYTES = 100 * 1024
+"""Largest response head (status line + headers) accepted, as httpcore allows (h11's own default is 16 KiB)."""
+STREAM_DRAIN_S = 0.02
+"""After a streamed answer's last event (``[DONE]``), how long the end of the HTTP body may take to arrive for the
+connection to be reused (servers send it at once); later, the connection is closed instead."""
 READ_SIZE = 65536
 """Upper bound on bytes handed to h11 per read (seconds-scale SSE streams arrive in far smaller pieces)."""
 
@@ -65,9 +71,12 @@ class Headers:
             k, _, v = param.strip().partition("=")
             if k.lower() == "charset" and v:
                 try:
-                    return codecs.lookup(v.strip().strip('"')).name
+                    info = codecs.lookup(v.strip().strip('"'))
                 except LookupError:
                     break
+                if getattr(info, "_is_text_encoding", True):  # not base64, rot13, zlib …
+                    return info.name
+                break
         return "utf-8"
 
 
@@ -224,7 +233,7 @@ class _Connection:
 
     def __init__(self, protocol: _Protocol):
         self.p = protocol
-        self.h11 = h11.Connection(h11.CLIENT)
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.idle_since = time.monotonic()
 
     def reusable(self, now: float) -> bool:
@@ -232,7 +241,7 @@ class _Connection:
         closed it nor sent anything unasked, and it has not been idle past :data:`KEEPALIVE_EXPIRY_S`."""
         p = self.p
         return (self.h11.our_state is h11.IDLE and self.h11.their_state is h11.IDLE and not p.eof and not p.buf
-                and p.transport is not None and not p.transport.is_closing()
+                and not self.h11.trailing_data[0] and p.transport is not None and not p.transport.is_closing()
                 and now - self.idle_since < KEEPALIVE_EXPIRY_S)
 
     def close(self) -> None:
@@ -358,6 +367,15 @@ class _Body:
     async def aclose(self) -> None:
         await self._gen.aclose()
 
+    async def drain(self, grace_s: float) -> None:
+        """Read and drop the rest of the body if it ends within ``grace_s`` seconds (then :attr:`complete`)."""
+        try:
+            async with asyncio.timeout(grace_s):
+                async for _ in self:
+                    pass
+        except (TimeoutError, httpcore.NetworkError, httpcore.TimeoutException, httpcore.ProtocolError):
+            pass
+
 
 class ConnectionPool:
     """Keep-alive HTTP/1.1 connections to one origin (``http`` or ``https``); any number of requests at once (the
@@ -383,9 +401,14 @@ class ConnectionPool:
         self.https = parts.scheme == "https"
         self.host = parts.hostname
         self.port = parts.port or (443 if self.https else 80)
-        self.path = parts.path.rstrip("/")
+        self.path = quote(parts.path.rstrip("/"), safe="/%!$&'()*+,;=:@-._~")  # percent-encoded, as httpx sends it
         host = self.host.encode("idna").decode("ascii") if not self.host.isascii() else self.host
         self.host = host
+        try:
+            ipaddress.ip_address(host)
+            self._ip_literal = True
+        except ValueError:
+            self._ip_literal = False
         shown = f"[{host}]" if ":" in host else host  # Host header: host[:port], without credentials
         self.host_header = (shown + (f":{parts.port}" if parts.port else "")).encode("ascii")
         self.ssl_context = ssl_context if self.https else None
@@ -403,8 +426,10 @@ class ConnectionPool:
         kw: dict[str, Any] = {}
         if self.ssl_context is not None:
             kw.update(ssl=self.ssl_context, server_hostname=self.host)
-        if type(loop).__module__.startswith("asyncio"):
-            kw["happy_eyeballs_delay"] = 0.25  # RFC 8305, as anyio's connect_tcp: "localhost" may name ::1 first
+        if not self._ip_literal and type(loop).__module__.startswith("asyncio"):
+            # RFC 8305, as anyio's connect_tcp: "localhost" may name ::1 first. Not for an IP literal (one address,
+            # nothing to race): CPython 3.11's racing code can drop a connected socket unclosed when cancelled.
+            kw["happy_eyeballs_delay"] = 0.25
         try:
             async with asyncio.timeout(self.connect_timeout):
                 _transport, protocol = await loop.create_connection(_Protocol, self.host, self.port, **kw)
@@ -457,8 +482,9 @@ class ConnectionPool:
     @contextlib.asynccontextmanager
     async def stream(self, method: str, suffix: str, headers: list[tuple[bytes, bytes]],
                      body: bytes) -> AsyncIterator[tuple[int, Headers, AsyncIterator[bytes]]]:
-        """Send one request; yield ``(status, headers, body pieces)``. A body not read to its end closes the
-        connection on exit (it cannot carry another request)."""
+        """Send one request; yield ``(status, headers, body pieces)``. On a normal exit the rest of the body is read
+        if it arrives within :data:`STREAM_DRAIN_S` (an SSE answer left at ``[DONE]``) and the connection is kept;
+        a body not read to its end closes the connection (it cannot carry another request)."""
         m, target, hdrs = self._request_head(method, suffix, headers)
         conn = await self._acquire()
         pieces: _Body | None = None
@@ -470,6 +496,13 @@ class ConnectionPool:
         except BaseException:
             self._discard(conn)
             raise
+        else:
+            if pieces is not None and not pieces.complete:
+                try:
+                    await pieces.drain(STREAM_DRAIN_S)
+                except BaseException:  # cancelled while draining
+                    self._discard(conn)
+                    raise
         finally:
             if pieces is not None:
                 await pieces.aclose()

@@ -318,6 +318,9 @@ class LLMClient:
         backoff_base_s / backoff_max_s: full-jitter exponential backoff ``U(0, min(max, base·2^(n-1)))``.
         retry_after_max_s: longest Retry-After honoured (longer waits are capped).
         deadline_s: total time a streaming attempt may keep producing before it is a model ``timeout`` (None: off).
+
+    Raises: ConfigError for a base URL that is not http(s), a concurrency below 1, or an API key (after stripping
+    surrounding whitespace) with a character an HTTP header cannot carry — the key is never echoed.
     """
 
     def __init__(self, base_url: str, api_key: str | None = None, *, concurrency: int = 8, timeout_s: float = 120.0,
@@ -326,7 +329,13 @@ class LLMClient:
         if concurrency < 1:
             raise ConfigError("concurrency must be at least 1", field="--concurrency")
         self.base_url = normalise_base_url(base_url)
-        self._api_key = api_key or None
+        api_key = (api_key or "").strip() or None
+        if api_key is not None and not all(" " < ch <= "~" for ch in api_key):  # the key itself is never echoed
+            raise ConfigError("the API key contains a character that cannot be sent in an HTTP header (a space, "
+                              "newline, control or non-ASCII character)",
+                              field="API key (OPENAI_API_KEY / JUDGE_API_KEY)",
+                              fix="export the key again without extra characters")
+        self._api_key = api_key
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.max_retries = max(0, int(max_retries))

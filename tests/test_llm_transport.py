@@ -8,6 +8,7 @@ compress its answers, use Latin-1 or split lines at chosen bytes; expected value
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import json
 import threading
@@ -132,7 +133,8 @@ class _RawServer:
     """A hand-made HTTP/1.1 server (socketserver) that misbehaves on purpose: ``close`` answers then closes the
     connection without saying so, ``silent`` never answers, ``drop`` closes without answering, ``slow`` waits
     before reading the request body; ``keep`` answers with Content-Length and keeps the connection open, ``chunked``
-    likewise with a chunked body."""
+    likewise with a chunked body (``chunked_slow``: its second chunk 0.3 s later), ``sse`` with a one-event stream,
+    ``bigheaders`` with 60 KB of headers in 1 KB pieces, ``trailing`` with a stray CRLF after the body."""
 
     def __init__(self, mode: str):
         import socketserver
@@ -164,16 +166,37 @@ class _RawServer:
                     body = json.dumps({"model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 1},
                                        "choices": [{"index": 0, "message": {"content": "Hola"},
                                                     "finish_reason": "stop"}]}).encode()
-                    if outer.mode == "chunked":  # Transfer-Encoding: chunked, two chunks flushed separately
+                    if outer.mode == "sse":  # an SSE answer; the body's end follows [DONE] 2 ms later
+                        events = [{"model": "m", "choices": [{"index": 0, "text": "Hola", "finish_reason": "stop"}],
+                                   "usage": {"prompt_tokens": 1, "completion_tokens": 1}}]
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                         b"Transfer-Encoding: chunked\r\n\r\n")
+                        for part in [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]:
+                            self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+                        self.wfile.flush()
+                        threading.Event().wait(0.002)
+                        self.wfile.write(b"0\r\n\r\n")
+                    elif outer.mode in ("chunked", "chunked_slow"):  # chunked body, two chunks flushed separately
                         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                                          b"Transfer-Encoding: chunked\r\n\r\n")
                         for part in (body[:10], body[10:]):
                             self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
                             self.wfile.flush()
+                            if outer.mode == "chunked_slow":
+                                threading.Event().wait(0.3)
                         self.wfile.write(b"0\r\n\r\n")
+                    elif outer.mode == "bigheaders":  # 60 KB of headers, sent in 1 KB pieces
+                        head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                + b"".join(b"X-Pad-%d: %s\r\n" % (i, b"p" * 990) for i in range(60))
+                                + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+                        for i in range(0, len(head), 1024):
+                            self.wfile.write(head[i:i + 1024])
+                            self.wfile.flush()
+                        self.wfile.write(body)
                     else:
                         self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+                                         + str(len(body)).encode() + b"\r\n\r\n" + body
+                                         + (b"\r\n" if outer.mode == "trailing" else b""))
                     self.wfile.flush()
                     if outer.mode == "close":
                         return
@@ -195,12 +218,13 @@ class _RawServer:
         self.srv.server_close()
 
 
-def _sequential(url: str, prompts: list[str], **kw: Any) -> list:
+def _sequential(url: str, prompts: list[str], stream: bool = False, **kw: Any) -> list:
     async def go():
         async with LLMClient(url, None, concurrency=1, max_retries=0, **kw) as c:
             out = []
             for p in prompts:
-                out.append(await c.complete(LLMRequest(model="m", max_tokens=8, prompt=p, check_truncation=False)))
+                out.append(await c.complete(LLMRequest(model="m", max_tokens=8, prompt=p, check_truncation=False,
+                                                       stream=stream)))
                 await asyncio.sleep(0.05)  # let the server's close arrive before the next request
             return out
     return asyncio.run(go())
@@ -240,10 +264,15 @@ def test_connection_refused_names_the_error():
 # ----------------------------------------------------------------------------------------------------------------------
 # mtboard.http1's connection handling: keep-alive, chunked bodies, expiry, abandoned streams, TLS
 
-@pytest.mark.parametrize("mode", ["keep", "chunked"])
+@pytest.mark.parametrize("mode", ["keep", "chunked", "sse", "bigheaders", "trailing"])
 def test_keep_alive_connections_are_reused(mode):
+    """Also a streamed answer left at [DONE] (the body's end read just after) and a response with 60 KB of headers
+    arriving in pieces; a stray CRLF after a body does not poison the next request (a new connection is used)."""
     with _RawServer(mode) as srv:
-        results = _sequential(srv.url, ["one", "two", "three"], timeout_s=5)
+        results = _sequential(srv.url, ["one", "two", "three"], stream=mode == "sse", timeout_s=5)
+    if mode == "trailing":
+        assert [r.ok for r in results] == [True] * 3 and srv.connections == 3, [r.error for r in results]
+        return
     assert [(r.ok, r.text, r.attempts) for r in results] == [(True, "Hola", 1)] * 3, [r.error for r in results]
     assert srv.connections == 1
 
@@ -272,7 +301,7 @@ def test_a_stream_left_before_its_end_closes_its_connection():
         finally:
             await pool.aclose()
 
-    with _RawServer("chunked") as srv:
+    with _RawServer("chunked_slow") as srv:
         first, whole = asyncio.run(go(srv.url))
     assert first == whole[:10] and json.loads(whole)["choices"][0]["message"]["content"] == "Hola"
     assert srv.connections == 2  # the half-read connection was closed, not handed to the second request
@@ -326,3 +355,65 @@ def test_https_endpoint_with_an_untrusted_certificate_is_refused(tls_files, monk
     assert res.error_kind == ErrorKind.transport
     assert res.error.startswith("ConnectError before any byte") and "CERTIFICATE_VERIFY_FAILED" in res.error
     assert srv.auth == []  # nothing was sent to a server whose certificate failed
+
+
+@pytest.mark.parametrize("charset", ["base64", "rot13", "no-such-codec"])
+def test_a_charset_that_is_not_a_text_encoding_falls_back_to_utf8(charset):
+    from mtboard.http1 import Headers
+
+    assert Headers([(b"Content-Type", f"application/json; charset={charset}".encode())]).charset() == "utf-8"
+
+
+def test_a_base_url_path_is_percent_encoded():
+    from mtboard.http1 import ConnectionPool
+
+    assert ConnectionPool("http://127.0.0.1:8080/gateway ü/v1").path == "/gateway%20%C3%BC/v1"
+    assert ConnectionPool("http://[::1]:8080/v1").host_header == b"[::1]:8080"
+
+
+@pytest.mark.parametrize("key", ["sk-abc\n-tail", "sk-abc def", "sk-ab\x7fc", "sk-ñ"])
+def test_an_api_key_an_http_header_cannot_carry_is_refused_without_echoing_it(key):
+    from mtboard.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        LLMClient("http://127.0.0.1:9/v1", key)
+    assert "sk-" not in str(err.value) and "API key" in str(err.value)
+
+
+def test_surrounding_whitespace_of_an_api_key_is_dropped():
+    with _Server() as srv:
+        res = _ask(srv.url, stream=False, key="  sk-spaced\n")
+    assert res.ok and srv.auth == ["Bearer sk-spaced"]
+
+
+def test_requests_cancelled_while_connecting_leave_no_connection_open():
+    """Cancelling requests at every moment of their connect (as the runner does on Ctrl-C or a fatal error) leaves no
+    TCP connection open once the pool is closed (no socket waiting for the garbage collector)."""
+    from mtboard.http1 import ConnectionPool
+
+    open_now = [0]
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        open_now[0] += 1
+        try:
+            await reader.read()  # until the client closes
+        finally:
+            open_now[0] -= 1
+            writer.close()
+
+    async def go() -> tuple[int, int]:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        pool = ConnectionPool(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1", read_timeout=5)
+        for i in range(120):
+            task = asyncio.ensure_future(pool.request("POST", "/completions", [], b"{}"))
+            await asyncio.sleep((i % 40) * 0.00005)
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        await pool.aclose()
+        await asyncio.sleep(0.3)
+        left = open_now[0]
+        server.close()
+        return left, len(pool._open)
+
+    assert asyncio.run(go()) == (0, 0)
