@@ -248,18 +248,24 @@ class _Connection:
         if self.p.transport is not None:
             self.p.transport.close()
 
+    async def _wait(self, slot: str, timeout: float | None, kind: type[Exception]) -> None:
+        """Wait until the protocol wakes ``slot`` ("waiter": data, EOF or loss; "drain": the write buffer drained);
+        raise ``kind`` after ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        setattr(self.p, slot, fut)
+        timer = loop.call_later(timeout, _expire, fut, kind) if timeout is not None else None
+        try:
+            await fut
+        finally:
+            setattr(self.p, slot, None)
+            if timer is not None:
+                timer.cancel()
+
     async def _read(self, timeout: float | None) -> bytes:
         p = self.p
         if not p.buf and not p.eof:
-            loop = asyncio.get_running_loop()
-            p.waiter = fut = loop.create_future()
-            timer = loop.call_later(timeout, _expire, fut, httpcore.ReadTimeout) if timeout is not None else None
-            try:
-                await fut
-            finally:
-                p.waiter = None
-                if timer is not None:
-                    timer.cancel()
+            await self._wait("waiter", timeout, httpcore.ReadTimeout)
         buf = p.buf
         if buf:
             data = bytes(buf[:READ_SIZE])
@@ -275,15 +281,7 @@ class _Connection:
             raise httpcore.WriteError("the connection is closed")
         p.transport.write(data)
         if p.paused:  # the transport's buffer is over its high-water mark: wait until it drains
-            loop = asyncio.get_running_loop()
-            p.drain = fut = loop.create_future()
-            timer = loop.call_later(timeout, _expire, fut, httpcore.WriteTimeout) if timeout is not None else None
-            try:
-                await fut
-            finally:
-                p.drain = None
-                if timer is not None:
-                    timer.cancel()
+            await self._wait("drain", timeout, httpcore.WriteTimeout)
             if p.exc is not None or p.transport.is_closing():
                 raise httpcore.WriteError("the connection closed while sending")
 

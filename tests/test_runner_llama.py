@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,19 @@ PAIRS = [  # hand-written fixture pairs
     ("Click the button to continue.", "Haz clic en el botón para continuar."),
     ("We need more time.", "Necesitamos más tiempo."),
 ]
+
+
+def write_corpus(tmp_path) -> Path:
+    """The hand-made fixture as a dataset envelope at ``tmp_path/corpora/c.json``."""
+    corpus = tmp_path / "corpora" / "c.json"
+    corpus.parent.mkdir()
+    corpus.write_text(json.dumps({
+        "dataset": {"id": "hand-made-llama-test", "version": "1.0.0", "language_pair": "EN→ES",
+                    "source_language": "en", "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
+                    "provenance": ["elicited"]},
+        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(PAIRS)]},
+        ensure_ascii=False), encoding="utf-8")
+    return corpus
 
 
 def free_port() -> int:
@@ -72,14 +86,7 @@ def llama_server(tmp_path_factory):
 
 @pytest.mark.slow
 def test_openai_backend_against_llama_cpp_python(tmp_path, llama_server):
-    corpus = tmp_path / "corpora" / "c.json"
-    corpus.parent.mkdir()
-    corpus.write_text(json.dumps({
-        "dataset": {"id": "hand-made-llama-test", "version": "1.0.0", "language_pair": "EN→ES",
-                    "source_language": "en", "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
-                    "provenance": ["elicited"]},
-        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(PAIRS)]},
-        ensure_ascii=False), encoding="utf-8")
+    corpus = write_corpus(tmp_path)
     work = tmp_path / "w"
     res = subprocess.run(CLI + ["run", str(corpus), "--method", "openai:gemma-3-270m", "--prompt",
                                 "few-shot-completion", "--limit", "4", "--max-tokens", "48", "--concurrency", "2",
@@ -116,14 +123,7 @@ def test_streamed_answers_equal_whole_answers_from_the_real_server(tmp_path, lla
     transport failures and are retried; a cut answer scored as the translation would make the texts differ."""
     import os
 
-    corpus = tmp_path / "corpora" / "c.json"
-    corpus.parent.mkdir()
-    corpus.write_text(json.dumps({
-        "dataset": {"id": "hand-made-llama-test", "version": "1.0.0", "language_pair": "EN→ES",
-                    "source_language": "en", "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
-                    "provenance": ["elicited"]},
-        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(PAIRS)]},
-        ensure_ascii=False), encoding="utf-8")
+    corpus = write_corpus(tmp_path)
     cards = {}
     for stream in ("0", "1"):
         work = tmp_path / f"w{stream}"
@@ -146,14 +146,7 @@ def test_streamed_answers_equal_whole_answers_from_the_real_server(tmp_path, lla
 @pytest.mark.slow
 def test_gguf_settings_from_the_command_line(tmp_path):
     """--backend-opt reaches the gguf backend: the server is started with them and the card records them."""
-    corpus = tmp_path / "corpora" / "c.json"
-    corpus.parent.mkdir()
-    corpus.write_text(json.dumps({
-        "dataset": {"id": "hand-made-llama-test", "version": "1.0.0", "language_pair": "EN→ES",
-                    "source_language": "en", "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
-                    "provenance": ["elicited"]},
-        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(PAIRS)]},
-        ensure_ascii=False), encoding="utf-8")
+    corpus = write_corpus(tmp_path)
     work = tmp_path / "w"
     opts = ["n_ctx=1024", "n_threads=1", "server=llama-cpp-python", "latency_gate=off"]
     res = subprocess.run(CLI + ["run", str(corpus), "--method", f"gguf:{gemma.assemble()}", "--limit", "2",
