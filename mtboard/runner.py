@@ -400,17 +400,15 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
     if hasattr(backend, "raw_sink"):
         backend.raw_sink = sink
     has_sink = hasattr(backend, "raw_sink")
-    write_q: asyncio.Queue[list[TranslationRecord] | None] = asyncio.Queue()
     failures = 0
     sent = 0
     if progress:
         progress.start(total, total - len(jobs))
+    by_id = {e.id: e for e in plan.entries}
 
-    flush_lock = threading.Lock()  # a flush cut short by Ctrl-C may still run in its thread when the last one starts
-
-    def encode(groups: list[list[TranslationRecord]]) -> tuple[bytes, bytes]:
-        """Serialise on the event loop (fast); the thread then only writes and fsyncs."""
-        recs = [r for g in groups for r in g]
+    def write(recs: list[TranslationRecord]) -> None:
+        """Write the finished records (after the raw lines gathered so far) on the event loop, at once: a kill -9
+        from here on loses nothing. The fsync follows in a thread (:func:`syncer`)."""
         raws = pending_raw[:]
         del pending_raw[: len(raws)]
         if not has_sink:
@@ -418,31 +416,23 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
             raws += [{"session": session, "run_index": r.run_index, "entry_id": r.entry_id, "t_end": now,
                       "request": {"source": by_id[r.entry_id].source}, "response": r.raw_predicted,
                       "error": r.error} for r in recs]
-        return work.encode(recs, raws)
+        work.write_bytes(*work.encode(recs, raws))
 
-    def write_sync(data: tuple[bytes, bytes]) -> None:
-        with flush_lock:
-            work.append_bytes(*data)
+    dirty = asyncio.Event()
+    done_writing = False
+    sync_lock = threading.Lock()  # an fsync cut short by Ctrl-C may still run in its thread when the last one starts
 
-    def flush_sync(groups: list[list[TranslationRecord]]) -> None:
-        write_sync(encode(groups))
+    def sync() -> None:
+        with sync_lock:
+            work.sync()
 
-    by_id = {e.id: e for e in plan.entries}
-
-    async def writer() -> None:
+    async def syncer() -> None:
+        """Group commit: one fsync for whatever was written while the previous one ran."""
         while True:
-            item = await write_q.get()
-            groups = [item] if item is not None else []
-            stop = item is None
-            while not write_q.empty():
-                nxt = write_q.get_nowait()
-                if nxt is None:
-                    stop = True
-                else:
-                    groups.append(nxt)
-            if groups:
-                await asyncio.to_thread(write_sync, encode(groups))
-            if stop:
+            await dirty.wait()
+            dirty.clear()
+            await asyncio.to_thread(sync)
+            if done_writing and not dirty.is_set():
                 return
 
     batches = [jobs[i: i + plan.batch_size] for i in range(0, len(jobs), plan.batch_size)]
@@ -473,14 +463,15 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
                 fixed.append(rec)
                 if rec.error_kind is not None:
                     failures += 1
-            write_q.put_nowait(fixed)
+            write(fixed)
+            dirty.set()
             if progress:
                 progress.advance(len(fixed), failures)
 
-    writer_task: asyncio.Task[None] | None = None
+    syncer_task: asyncio.Task[None] | None = None
     try:
         await asyncio.to_thread(backend.start)
-        writer_task = asyncio.create_task(writer())
+        syncer_task = asyncio.create_task(syncer())
         n_workers = min(plan.options.concurrency, max(1, len(batches)))
         async with asyncio.TaskGroup() as tg:
             for _ in range(n_workers):
@@ -491,20 +482,16 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
                 raise exc from None
         raise
     finally:
-        if writer_task is not None:
-            write_q.put_nowait(None)
+        if syncer_task is not None:
+            done_writing = True
+            dirty.set()
             try:
-                await asyncio.shield(writer_task)
+                await asyncio.shield(syncer_task)
             except BaseException:
                 pass
-        # anything still queued (cancelled writer) is written synchronously
-        leftover = []
-        while not write_q.empty():
-            g = write_q.get_nowait()
-            if g is not None:
-                leftover.append(g)
-        if leftover or pending_raw:
-            flush_sync(leftover)
+        if pending_raw:  # raw lines of requests whose entries never finished (an error, Ctrl-C)
+            write([])
+        sync()
         description: dict[str, Any] | None = None
         try:
             description = dict(backend.describe() or {})

@@ -4,8 +4,8 @@ Every file is append-only or atomically replaced:
 
 * ``run.json`` — run id, start timestamp and the run's *identity* (method, dataset hash, segment, prompt hashes,
   temperature, max_tokens, sampling, condition, endpoint host hash). Resuming with a different identity is refused.
-* ``translations.jsonl`` — one :class:`mtboard.schema.TranslationRecord` per finished (run, entry), fsynced in groups
-  as they finish. The resume unit: an entry with a record whose failure was not a transport/backend failure is never
+* ``translations.jsonl`` — one :class:`mtboard.schema.TranslationRecord` per finished (run, entry), written the
+  moment it finishes and fsynced in groups. The resume unit: an entry with a record whose failure was not a transport/backend failure is never
   sent again. Entries that failed in transport are retried by the next session (the last record wins).
 * ``raw.jsonl`` — per request: the JSON body sent, the response as received, the attempt log (never a header, key or
   URL: :mod:`mtboard.llm` scrubs them), with the session number and wall-clock end time.
@@ -13,8 +13,9 @@ Every file is append-only or atomically replaced:
 * ``backend.json`` — the backend's ``describe()`` facts (provider, hashed host, engine, local-model gate), so a
   resume with nothing left to send does not start the backend again.
 
-A ``kill -9`` loses at most the entries in flight (and those finished but not yet fsynced in the current group); a
-torn last line is cut off before the next session appends.
+A ``kill -9`` loses at most the entries in flight: a finished entry's lines are written (to the page cache) before
+the next request of its lane is sent; the fsync that follows in a thread guards against power loss. A torn last line
+is cut off before the next session appends.
 """
 
 from __future__ import annotations
@@ -210,20 +211,31 @@ class WorkDir:
                 b"".join(_line(r) for r in raws))
 
     def append_bytes(self, record_bytes: bytes, raw_bytes: bytes) -> None:
-        """Write already-encoded lines: raw first, then records, each file fsynced once. (Only I/O here, which
-        releases the GIL, so the runner can call it from a thread without slowing its event loop.)"""
+        """Write already-encoded lines (raw first, then records), then fsync each file once."""
+        self.write_bytes(record_bytes, raw_bytes)
+        self.sync()
+
+    def write_bytes(self, record_bytes: bytes, raw_bytes: bytes) -> None:
+        """Write already-encoded lines, raw first, then records, without fsync: once written they are in the
+        kernel's page cache, which a ``kill -9`` of this process does not lose (:meth:`sync` makes them survive a
+        power loss too)."""
         if raw_bytes:
             if self._fh_r is None:
                 self._fh_r = open(self.path / RAW, "ab")
             self._fh_r.write(raw_bytes)
             self._fh_r.flush()
-            os.fsync(self._fh_r.fileno())
         if record_bytes:
             if self._fh_t is None:
                 self._fh_t = open(self.path / TRANSLATIONS, "ab")
             self._fh_t.write(record_bytes)
             self._fh_t.flush()
-            os.fsync(self._fh_t.fileno())
+
+    def sync(self) -> None:
+        """fsync what :meth:`write_bytes` wrote (only I/O, which releases the GIL: the runner calls it from a
+        thread so its event loop keeps going)."""
+        for fh in (self._fh_r, self._fh_t):
+            if fh is not None:
+                os.fsync(fh.fileno())
 
     def _append_line(self, path: Path, obj: dict[str, Any]) -> None:
         with open(path, "ab") as fh:
