@@ -380,8 +380,8 @@ class ConnectionPool:
     caller bounds them), each on a connection of its own.
 
     Args:
-        base_url: ``scheme://host[:port][/path]``; request targets are ``path + suffix``. Credentials in the URL are
-            the caller's business (send them as a header).
+        base_url: ``scheme://host[:port][/path][?query]``; request targets are ``path + suffix [+ ?query]``.
+            Credentials in the URL are the caller's business (send them as a header).
         ssl_context: used for ``https`` (server name checked against the host).
         connect_timeout / read_timeout / write_timeout: seconds (None: wait forever); a read timeout is the longest
             wait for the next bytes, not for the whole response.
@@ -400,6 +400,8 @@ class ConnectionPool:
         self.host = parts.hostname
         self.port = parts.port or (443 if self.https else 80)
         self.path = quote(parts.path.rstrip("/"), safe="/%!$&'()*+,;=:@-._~")  # percent-encoded, as httpx sends it
+        # a query in the base URL (e.g. Azure's ?api-version=…) goes with every request
+        self.query = "?" + quote(parts.query, safe="/?%!$&'()*+,;=:@-._~") if parts.query else ""
         host = self.host.encode("idna").decode("ascii") if not self.host.isascii() else self.host
         self.host = host
         try:
@@ -460,7 +462,8 @@ class ConnectionPool:
 
     def _request_head(self, method: str, suffix: str,
                       headers: list[tuple[bytes, bytes]]) -> tuple[bytes, bytes, list[tuple[bytes, bytes]]]:
-        return method.encode("ascii"), (self.path + suffix).encode("ascii"), [(b"Host", self.host_header), *headers]
+        target = (self.path + suffix + self.query).encode("ascii")
+        return method.encode("ascii"), target, [(b"Host", self.host_header), *headers]
 
     async def request(self, method: str, suffix: str, headers: list[tuple[bytes, bytes]],
                       body: bytes) -> tuple[int, Headers, bytes]:

@@ -194,6 +194,22 @@ class _Attempt:
     retry_after_s: float | None = None
     raw: str | None = None
     fatal: bool = False
+    no_event: bool = False  # a 200 stream that ended before any event (see LLMClient.complete)
+
+
+def _base64_forms(secret: str) -> list[str]:
+    """The parts of any base64 (standard or URL-safe) encoding of a text containing ``secret`` that depend on the
+    secret alone, one per alignment (0, 1, 2 bytes before it): what an echoed ``Basic``/base64 copy would contain."""
+    raw = secret.encode("utf-8")
+    out = []
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + raw + b"\0\0").decode("ascii")
+        start = -(-8 * k // 6)  # first character made of secret bits only
+        end = (8 * (k + len(raw)) - 6) // 6  # last such character
+        part = enc[start:end + 1]
+        if len(part) >= 8:
+            out += [part, part.replace("+", "-").replace("/", "_")]
+    return out
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
@@ -284,6 +300,11 @@ def _usage_from(data: dict[str, Any] | None) -> Usage | None:
                  cached_tokens=num(ptd.get("cached_tokens") if isinstance(ptd, dict) else 0))
 
 
+def _encode(body: dict[str, Any]) -> bytes:
+    """A request body as compact UTF-8 JSON. Raises ValueError for NaN/Infinity, TypeError for non-JSON values."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
 def _add_usage(a: Usage, b: Usage | None) -> Usage:
     if b is None:
         return a
@@ -349,7 +370,14 @@ class LLMClient:
         parts = urlsplit(self.base_url)
         if parts.password:
             self._secrets.append(parts.password)
+        for secret in [self._api_key, parts.password]:  # an echoed base64 copy (a Basic header, say) is scrubbed too
+            if secret and len(secret) >= 6:
+                self._secrets += _base64_forms(secret)
+                if parts.username is not None and secret == parts.password:
+                    self._secrets += _base64_forms(f"{unquote(parts.username)}:{unquote(secret)}")
+        self._secrets.sort(key=len, reverse=True)  # longest first: a URL containing the key is removed whole
         self._sem = asyncio.Semaphore(concurrency)
+        self._stream_sem: asyncio.Semaphore | None = None  # one stream at a time (llama-cpp-python: see probe)
         headers = {"Accept": "application/json", "User-Agent": "mtboard"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -430,6 +458,14 @@ class LLMClient:
                     self.api_provider = "vllm"
                 elif owned == "me" and "uvicorn" in server:
                     self.api_provider = "llama-cpp-python"
+            if self.api_provider == "llama-cpp-python":
+                # its server (default interrupt_requests) ends a running stream with [DONE] when another request
+                # arrives, and it serves one request at a time anyway: streams go one after another
+                self._stream_sem = asyncio.Semaphore(1)
+                info["streams_serialised"] = True
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
+            info["unreachable"] = True
         except (httpx.HTTPError, ValueError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
         self.server_info = info
@@ -453,7 +489,7 @@ class LLMClient:
             body = req.body()
             path = req.path
             # encoded once, reused by every attempt (the same bytes httpx's ``json=`` sends)
-            payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+            payload = _encode(body)
         except ConfigError as exc:
             return LLMResult(text=None, error=exc.one_line(), error_kind=ErrorKind.backend, attempts=0, fatal=True)
         except (TypeError, ValueError) as exc:  # NaN/Infinity or a non-JSON value in the body
@@ -464,19 +500,32 @@ class LLMClient:
         busy = 0.0
         att: _Attempt | None = None
         attempt = 0
+        stream = req.stream
         while True:
             attempt += 1
             async with self._sem:
-                t0 = time.monotonic()
-                att = await self._attempt(path, payload, stream=req.stream)
-                elapsed = time.monotonic() - t0
+                async with (self._stream_sem if stream and self._stream_sem is not None
+                            else contextlib.nullcontext()):
+                    t0 = time.monotonic()
+                    att = await self._attempt(path, payload, stream=stream)
+                    elapsed = time.monotonic() - t0
             busy += elapsed
             usage = _add_usage(usage, att.usage)
             entry = {"attempt": attempt, "status": att.status, "outcome": att.outcome, "error": att.error,
-                     "elapsed_s": round(elapsed, 4), "retry_after_s": att.retry_after_s, "sleep_s": None}
+                     "elapsed_s": round(elapsed, 4), "retry_after_s": att.retry_after_s, "sleep_s": None,
+                     "stream": stream}
             log.append(entry)
             if att.outcome != "transport" or attempt > self.max_retries:
                 break
+            if stream and att.no_event:
+                # A 200 stream with no event at all (llama-cpp-python does this for a prompt longer than its
+                # context): ask once more for the whole body, where the server can say why (e.g. HTTP 400
+                # "exceed context window" → input_truncated). The result records the body actually sent.
+                stream = False
+                body = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
+                payload = _encode(body)
+                entry["sleep_s"] = 0.0
+                continue
             delay = self._backoff(attempt, att.retry_after_s)
             entry["sleep_s"] = round(delay, 4)
             await asyncio.sleep(delay)
@@ -630,7 +679,8 @@ class LLMClient:
                                         error=f"error chunk inside a 200 stream: {self.redact(_error_message(chunk))}"[:500],
                                         error_kind=ErrorKind.transport, raw=self.redact("\n".join(lines)),
                                         usage=usage)
-                    model_id = chunk.get("model") or model_id
+                    if isinstance(chunk.get("model"), str) and chunk["model"]:
+                        model_id = chunk["model"]
                     if chunk.get("usage"):
                         usage = _usage_from(chunk["usage"])
                     for ch in chunk.get("choices") or []:
@@ -663,13 +713,14 @@ class LLMClient:
         if not done and finish is None:
             return _Attempt("transport", status=200, error=f"stream ended after {received} bytes without "
                             "finish_reason or [DONE] (dropped stream)", error_kind=ErrorKind.transport, raw=raw,
-                            usage=usage)
+                            usage=usage, no_event=not any(line.startswith("data:") for line in lines))
         if finish is None:  # e.g. llama-cpp-python's server interrupting a stream when another request arrives
             return _Attempt("transport", status=200, error=f"stream ended by [DONE] without a finish_reason after "
                             f"{received} bytes (interrupted answer)", error_kind=ErrorKind.transport, raw=raw,
                             usage=usage)
-        return _Attempt("ok", text=self.redact("".join(content)), reasoning="".join(reasoning) or None,
-                        finish_reason=finish, refusal=refusal, usage=usage, model_id=model_id, status=200, raw=raw)
+        return _Attempt("ok", text=self.redact("".join(content)), reasoning=self.redact("".join(reasoning)) or None,
+                        finish_reason=finish, refusal=self.redact(refusal), usage=usage, model_id=self.redact(model_id),
+                        status=200, raw=raw)
 
 
 def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float = 30.0,

@@ -16,6 +16,7 @@ Written on raw asyncio streams (not http.server) so it can send a TCP reset mid-
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import socket
@@ -36,10 +37,15 @@ def answer_for(text: str) -> str:
 class FakeServer:
     """Run with ``with FakeServer(latency_s=0.0) as srv: srv.base_url``; ``srv.counts[text]`` counts requests."""
 
-    def __init__(self, latency_s: float = 0.0, log_path: str | None = None, server_header: str = "fake"):
+    def __init__(self, latency_s: float = 0.0, log_path: str | None = None, server_header: str = "fake",
+                 owned_by: str = "fake"):
         self.latency_s = latency_s
         self.log_path = log_path
         self.server_header = server_header
+        self.owned_by = owned_by
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.max_in_flight_streams = 0
         self.counts: Counter[str] = Counter()
         self.requests: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
@@ -140,7 +146,7 @@ class FakeServer:
             self.headers_seen.append(headers)
         if method == "GET" and path.endswith("/models"):
             self._send(writer, 200, json.dumps({"object": "list", "data": [
-                {"id": "fake-model", "object": "model", "owned_by": "fake"}]}).encode())
+                {"id": "fake-model", "object": "model", "owned_by": self.owned_by}]}).encode())
             await writer.drain()
             return True
         req = json.loads(body or b"{}")
@@ -159,8 +165,22 @@ class FakeServer:
             if self.log_path:
                 with open(self.log_path, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"text": text, "t": time.time()}) + "\n")
-        if self.latency_s:
-            await asyncio.sleep(self.latency_s)
+        stream = bool(req.get("stream"))
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if stream:
+                self.max_in_flight_streams = max(self.max_in_flight_streams, self.in_flight)
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            return await self._answer(req, text, nth, chat, prompt_chars, headers, writer)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _answer(self, req: dict[str, Any], text: str, nth: int, chat: bool, prompt_chars: int,
+                      headers: dict[str, str], writer: asyncio.StreamWriter) -> bool:
         m = MARK.search(text)
         fault = m.group(1) if m else None
         limit = int(m.group(2)) if m and m.group(2) else None
@@ -172,8 +192,21 @@ class FakeServer:
                  "total_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0},
                  "completion_tokens_details": {"reasoning_tokens": 0}}
         finish = "stop"
+        model = "fake-model"
         if fault == "auth_echo":  # echo the Authorization header back (canary-key test)
             answer = f"ES {headers.get('authorization', '')}"
+        if fault == "auth_echo_b64":  # … base64-encoded, and as the model's name
+            answer = "ES " + base64.b64encode(headers.get("authorization", "").encode()).decode()
+            model = headers.get("authorization", "")
+        if fault == "ctx_stream_empty":  # llama-cpp-python on a prompt over its context: an empty 200 stream, and
+            if stream:                    # HTTP 400 for the same request without streaming
+                writer.write((f"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                              f"Server: {self.server_header}\r\n\r\n").encode() + b"0\r\n\r\n")
+                await writer.drain()
+                return True
+            self._send(writer, 400, b'{"error": {"message": "Requested tokens (3077) exceed context window of 2048"}}')
+            await writer.drain()
+            return True
         if fault == "r429":
             self._send(writer, 429, json.dumps({"error": {"message": f"rate limited; your key "
                                                           f"{headers.get('authorization', '')}"}}).encode(),
@@ -207,7 +240,7 @@ class FakeServer:
             usage["prompt_tokens"] = 2048
         if not stream:
             if fault == "reset":  # headers + half the body, then a TCP reset
-                full = json.dumps(self._completion(chat, answer, finish, usage)).encode()
+                full = json.dumps(self._completion(chat, answer, finish, usage, model)).encode()
                 head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(full)}\r\n"
                         f"Server: {self.server_header}\r\n\r\n").encode()
                 writer.write(head + full[: len(full) // 2])
@@ -218,7 +251,7 @@ class FakeServer:
                 self._send(writer, 200, b'{"error": {"message": "The model service connection was interrupted"}}')
                 await writer.drain()
                 return True
-            self._send(writer, 200, json.dumps(self._completion(chat, answer, finish, usage)).encode())
+            self._send(writer, 200, json.dumps(self._completion(chat, answer, finish, usage, model)).encode())
             await writer.drain()
             return True
         # streaming: chunked SSE
@@ -233,7 +266,7 @@ class FakeServer:
         for i, w in enumerate(words):
             piece = w if i == 0 else " " + w
             delta = {"choices": [{"index": 0, "delta": {"content": piece} if chat else None, "text": piece,
-                                  "finish_reason": None}], "model": "fake-model"}
+                                  "finish_reason": None}], "model": model}
             if chat:
                 del delta["choices"][0]["text"]
             else:
@@ -255,21 +288,22 @@ class FakeServer:
                 await writer.drain()
                 return True
         end = {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}] if chat else
-               [{"index": 0, "text": "", "finish_reason": finish}], "model": "fake-model"}
+               [{"index": 0, "text": "", "finish_reason": finish}], "model": model}
         writer.write(chunk(f"data: {json.dumps(end)}\n\n"))
-        writer.write(chunk(f"data: {json.dumps({'choices': [], 'usage': usage, 'model': 'fake-model'})}\n\n"))
+        writer.write(chunk(f"data: {json.dumps({'choices': [], 'usage': usage, 'model': model})}\n\n"))
         writer.write(chunk("data: [DONE]\n\n"))
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True
 
     @staticmethod
-    def _completion(chat: bool, answer: str, finish: str, usage: dict[str, Any]) -> dict[str, Any]:
+    def _completion(chat: bool, answer: str, finish: str, usage: dict[str, Any],
+                    model: str = "fake-model") -> dict[str, Any]:
         if chat:
             choice = {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": finish}
         else:
             choice = {"index": 0, "text": answer, "finish_reason": finish}
-        return {"id": "x", "object": "chat.completion" if chat else "text_completion", "model": "fake-model",
+        return {"id": "x", "object": "chat.completion" if chat else "text_completion", "model": model,
                 "choices": [choice], "usage": usage}
 
 

@@ -7,6 +7,8 @@ server follow its documented rule ``"ES " + text``.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import time
 
 import pytest
@@ -189,3 +191,46 @@ def test_helpers():
     assert detect_truncation(2900, 3000) is None
     assert detect_truncation(None, 3000) is None
     assert detect_truncation(100, 10, expected=120) is not None
+
+
+@pytest.mark.parametrize("chat", [True, False], ids=["chat", "completion"])
+def test_an_empty_200_stream_is_asked_again_whole_and_the_servers_reason_kept(chat):
+    """llama-cpp-python answers a streamed prompt longer than its context with an empty 200 stream; the same request
+    without streaming gets HTTP 400 "exceed context window". One whole-body retry turns a would-be endless transport
+    failure into the model failure it is."""
+    with FakeServer() as srv:
+        res, _ = _complete(srv, "hello [[fault:ctx_stream_empty]]", stream=True, chat=chat)
+    assert (res.error_kind, res.attempts) == (ErrorKind.input_truncated, 2), res.error
+    assert [a["stream"] for a in res.attempt_log] == [True, False]
+    assert "stream" not in res.raw_request and "stream_options" not in res.raw_request  # the body actually sent
+    assert [r["body"].get("stream", False) for r in srv.requests] == [True, False]
+
+
+def test_streams_to_llama_cpp_python_go_one_at_a_time():
+    """llama-cpp-python's server (recognised by its /models answer) cuts a running stream short when another
+    request arrives; streams to it are serialised, whole-body requests are not."""
+    async def go(srv, stream):
+        async with LLMClient(srv.base_url, None, concurrency=4, timeout_s=10) as c:
+            await c.probe()
+            reqs = [LLMRequest(model="m", max_tokens=8, prompt=f"p{i}", stream=stream) for i in range(4)]
+            return c.api_provider, await asyncio.gather(*(c.complete(r) for r in reqs))
+    for stream, expected in ((True, 1), (False, 4)):
+        with FakeServer(latency_s=0.1, server_header="uvicorn", owned_by="me") as srv:
+            provider, results = asyncio.run(go(srv, stream))
+        assert provider == "llama-cpp-python" and all(r.ok for r in results)
+        assert srv.max_in_flight == expected, stream
+    with FakeServer(latency_s=0.1) as srv:  # any other server: streams in parallel
+        _, results = asyncio.run(go(srv, True))
+        assert srv.max_in_flight_streams == 4
+
+
+def test_echoed_credentials_are_scrubbed_in_streams_and_in_base64():
+    """A server echoing the Authorization header, base64-encoded in the text and verbatim as the model's name."""
+    for stream in (False, True):
+        with FakeServer() as srv:
+            res, _ = _complete(srv, "hello [[fault:auth_echo_b64]]", stream=stream)
+        assert res.ok, res.error
+        dumped = json.dumps([res.text, res.model_id, res.raw_response, res.raw_request, res.reasoning])
+        b64 = base64.b64encode(f"Bearer {KEY}".encode()).decode()
+        assert KEY not in dumped and b64[8:-8] not in dumped and "[REDACTED]" in res.text, (stream, dumped)
+        assert res.model_id == "Bearer [REDACTED]"

@@ -105,6 +105,28 @@ def test_fatal_auth_failure_stops_the_run(tmp_path):
         assert sum(srv.counts.values()) < 20  # stopped early, did not hammer the endpoint
 
 
+def test_an_endpoint_nothing_listens_on_stops_the_run_before_any_entry(tmp_path):
+    """Connection refused at the first contact: one error naming the fix, at once, instead of every entry retried."""
+    import socket
+    import time as _time
+
+    from mtboard.errors import BackendError
+    from mtboard.workdir import WorkDir
+
+    (tmp_path / "corpora").mkdir()
+    write_corpus(tmp_path / "corpora" / "c.json", [f"Line {i}." for i in range(20)])
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens on it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead = RunSettings(corpus_path=tmp_path / "corpora" / "c.json", method="openai:fake-model",
+                       base_url=f"http://127.0.0.1:{port}/v1", work_dir=tmp_path / "w", concurrency=4)
+    t0 = _time.monotonic()
+    with pytest.raises(BackendError, match=r"cannot connect to the endpoint \(ConnectError.*fix: start the server"):
+        run(dead)
+    assert _time.monotonic() - t0 < 10
+    assert WorkDir(tmp_path / "w").records() == {}  # nothing recorded as a translation failure
+
+
 def test_replicates_run_concurrently_with_mean_and_spread(tmp_path):
     (tmp_path / "corpora").mkdir()
     write_corpus(tmp_path / "corpora" / "c.json", ["One.", "Two.", "Three. [[fault:empty:1]]"])

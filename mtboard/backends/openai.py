@@ -138,7 +138,11 @@ class OpenAIBackend:
             self._probe_lock = asyncio.Lock()
         async with self._probe_lock:
             if not self._probed:
-                await self.client.probe()
+                info = await self.client.probe()
+                if info.get("unreachable"):  # no TCP connection at all: every request would fail the same way
+                    raise BackendError(f"cannot connect to the endpoint ({info.get('error')})",
+                                       where=f"{self.env_prefix}_BASE_URL / --base-url",
+                                       fix="start the server, or check the host and port")
                 self._provider = self.client.api_provider
                 self._probed = True
 
