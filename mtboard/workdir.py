@@ -89,8 +89,11 @@ class WorkDir:
         """Create or resume. Returns the manifest (run_id, timestamp, identity, plus ``extra`` such as
         ``corpus_path``, recorded at creation and not compared).
 
-        Raises: ConfigError when the directory belongs to a run with a different identity, or the path is not a
-        directory.
+        A directory whose run has a different identity but no translation record yet (nothing to mix) is started
+        afresh; its files move to ``superseded-<old run id>/``.
+
+        Raises: ConfigError when the directory holds translations of a run with a different identity, or the path is
+        not a directory.
         """
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError("the work directory path is a file, not a directory", where=str(self.path),
@@ -101,6 +104,15 @@ class WorkDir:
             manifest = safejson.load_file(mpath)
             old = manifest.get("identity", {}) if isinstance(manifest, dict) else {}
             diffs = [k for k in sorted(set(old) | set(identity)) if old.get(k) != identity.get(k)]
+            if diffs and not _read_jsonl(self.path / TRANSLATIONS):
+                # nothing was translated under the old settings (say, a mistyped endpoint): keep its files in a
+                # subfolder and start afresh instead of refusing
+                aside = self.path / f"superseded-{manifest.get('run_id', 'unknown')}"
+                aside.mkdir(exist_ok=True)
+                for name in (MANIFEST, RAW, SESSIONS, BACKEND, TRANSLATIONS):
+                    if (self.path / name).exists():
+                        os.replace(self.path / name, aside / name)
+                return self.open(identity, extra)
             if diffs:
                 k = diffs[0]
                 raise ConfigError(f"work directory was started with a different {k} ({old.get(k)!r}, now "

@@ -369,6 +369,9 @@ def test_a_base_url_path_is_percent_encoded():
 
     assert ConnectionPool("http://127.0.0.1:8080/gateway ü/v1").path == "/gateway%20%C3%BC/v1"
     assert ConnectionPool("http://[::1]:8080/v1").host_header == b"[::1]:8080"
+    # a query in the base URL (Azure's api-version) goes with every request
+    assert ConnectionPool("https://h.example/openai/v1?api-version=2024-10-21")._request_head(
+        "POST", "/chat/completions", [])[1] == b"/openai/v1/chat/completions?api-version=2024-10-21"
 
 
 @pytest.mark.parametrize("key", ["sk-abc\n-tail", "sk-abc def", "sk-ab\x7fc", "sk-ñ"])

@@ -125,6 +125,11 @@ def test_an_endpoint_nothing_listens_on_stops_the_run_before_any_entry(tmp_path)
         run(dead)
     assert _time.monotonic() - t0 < 10
     assert WorkDir(tmp_path / "w").records() == {}  # nothing recorded as a translation failure
+    # the corrected endpoint may use the same work directory: nothing was translated under the wrong one
+    with FakeServer() as srv:
+        out = run(settings(tmp_path, srv))
+    assert len(out.card.results) == 20 and out.card.scores.errors == 0
+    assert [p.name for p in (tmp_path / "w").glob("superseded-*/run.json")] == ["run.json"]
 
 
 def test_replicates_run_concurrently_with_mean_and_spread(tmp_path):
