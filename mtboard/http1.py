@@ -397,19 +397,18 @@ class ConnectionPool:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {base_url!r}")
         self.https = parts.scheme == "https"
-        self.host = parts.hostname
+        host = parts.hostname
+        self.host = host.encode("idna").decode("ascii") if not host.isascii() else host
         self.port = parts.port or (443 if self.https else 80)
         self.path = quote(parts.path.rstrip("/"), safe="/%!$&'()*+,;=:@-._~")  # percent-encoded, as httpx sends it
         # a query in the base URL (e.g. Azure's ?api-version=…) goes with every request
         self.query = "?" + quote(parts.query, safe="/?%!$&'()*+,;=:@-._~") if parts.query else ""
-        host = self.host.encode("idna").decode("ascii") if not self.host.isascii() else self.host
-        self.host = host
         try:
-            ipaddress.ip_address(host)
+            ipaddress.ip_address(self.host)
             self._ip_literal = True
         except ValueError:
             self._ip_literal = False
-        shown = f"[{host}]" if ":" in host else host  # Host header: host[:port], without credentials
+        shown = f"[{self.host}]" if ":" in self.host else self.host  # Host header: host[:port], without credentials
         self.host_header = (shown + (f":{parts.port}" if parts.port else "")).encode("ascii")
         self.ssl_context = ssl_context if self.https else None
         if self.https and self.ssl_context is None:

@@ -52,8 +52,7 @@ TRANSPORT_STATUSES = frozenset({408, 409, 425, 429})
 """Retried HTTP statuses below 500 (timeout, conflict, too early, rate limit); every 5xx is retried too."""
 FATAL_STATUSES = frozenset({401, 403, 404})
 """Statuses that mean the whole run cannot work (bad key, no access, unknown model or path)."""
-_NET_ERRORS = (httpx.HTTPError, httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError,
-               httpcore.UnsupportedProtocol, OSError)
+_NET_ERRORS = (httpcore.TimeoutException, httpcore.NetworkError, httpcore.ProtocolError, OSError)
 """What a request can raise when the service fails (:mod:`mtboard.http1` raises httpcore's classes, e.g.
 ConnectError, ReadTimeout, RemoteProtocolError)."""
 TRUNCATION_FACTOR = 0.8
@@ -370,11 +369,12 @@ class LLMClient:
         parts = urlsplit(self.base_url)
         if parts.password:
             self._secrets.append(parts.password)
-        for secret in [self._api_key, parts.password]:  # an echoed base64 copy (a Basic header, say) is scrubbed too
-            if secret and len(secret) >= 6:
-                self._secrets += _base64_forms(secret)
-                if parts.username is not None and secret == parts.password:
-                    self._secrets += _base64_forms(f"{unquote(parts.username)}:{unquote(secret)}")
+        # an echoed base64 copy (of the key, or of a Basic header's user:password) is scrubbed too
+        if self._api_key and len(self._api_key) >= 6:
+            self._secrets += _base64_forms(self._api_key)
+        if parts.password and len(parts.password) >= 6:
+            self._secrets += _base64_forms(parts.password)
+            self._secrets += _base64_forms(f"{unquote(parts.username or '')}:{unquote(parts.password)}")
         self._secrets.sort(key=len, reverse=True)  # longest first: a URL containing the key is removed whole
         self._sem = asyncio.Semaphore(concurrency)
         self._stream_sem: asyncio.Semaphore | None = None  # one stream at a time (llama-cpp-python: see probe)
@@ -391,7 +391,6 @@ class LLMClient:
                                        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
         # Completions, the hot path, go over h11 keep-alive connections (mtboard.http1: why, with measurements). The
         # JSON body is encoded once per request and reused by its retries.
-        parts = urlsplit(self.base_url)
         hdrs = [(k.encode("ascii"), v.encode("latin-1")) for k, v in headers.items()]
         if parts.username is not None:  # user:password@host: Basic auth, as httpx does for such URLs
             cred = f"{unquote(parts.username)}:{unquote(parts.password or '')}".encode()

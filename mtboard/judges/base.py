@@ -285,7 +285,8 @@ class JudgeItem:
 class EntryJudge:
     """A judge that scores one entry per request (gemba-mqm, rubric).
 
-    Subclasses set the class attributes and implement :meth:`variables`, :meth:`parse`, :meth:`summarize`.
+    Subclasses set the class attributes and implement :meth:`parse` and :meth:`summarize`; they extend
+    :meth:`variables` when their prompt takes more than the common variables.
     ``parse`` is pure: text → :class:`JudgeVerdict` (status ``scored``) or :class:`JudgeParseError`.
     """
 
@@ -298,7 +299,10 @@ class EntryJudge:
     parser_version: ClassVar[str] = "1"
 
     def variables(self, item: JudgeItem) -> dict[str, Any]:
-        raise NotImplementedError
+        """The prompt variables every entry judge gets (languages, prior dialogue lines, source, translation);
+        judges whose prompt takes more extend this."""
+        return {"source_lang": item.source_lang, "target_lang": item.target_lang, "history": list(item.history),
+                "source": item.source, "translation": item.translation}
 
     def parse(self, text: str | None) -> JudgeVerdict:
         raise NotImplementedError

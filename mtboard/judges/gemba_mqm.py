@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from mtboard.judges.base import EntryJudge, JudgeItem, JudgeParseError, register, split_lines
 from mtboard.schema import JudgeVerdict, MqmError
@@ -131,10 +131,6 @@ class GembaMqmJudge(EntryJudge):
     worst_score: ClassVar[float] = MQM_WORST
     higher_is_better: ClassVar[bool] = False
     parser_version: ClassVar[str] = "gemba-mqm-context/1 (uncapped)"
-
-    def variables(self, item: JudgeItem) -> dict[str, Any]:
-        return {"source_lang": item.source_lang, "target_lang": item.target_lang, "history": list(item.history),
-                "source": item.source, "translation": item.translation}
 
     def parse(self, text: str | None) -> JudgeVerdict:
         return parse_mqm(text)

@@ -106,9 +106,7 @@ class RubricJudge(EntryJudge):
     parser_version: ClassVar[str] = "rubric/1"
 
     def variables(self, item: JudgeItem) -> dict[str, Any]:
-        return {"source_lang": item.source_lang, "target_lang": item.target_lang, "history": list(item.history),
-                "source": item.source, "reference": item.reference or "", "translation": item.translation,
-                "flags": FLAGS}
+        return {**super().variables(item), "reference": item.reference or "", "flags": FLAGS}
 
     def parse(self, text: str | None) -> JudgeVerdict:
         return parse_rubric(text)
