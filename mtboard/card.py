@@ -1,129 +1,79 @@
-"""Run-card assembly helpers shared by the runner (writing) and the validator (re-deriving).
+"""Run-card assembly (spec §3): a :class:`~mtboard.runspec.RunSpec`, the backend's facts and the scored results
+become one sealed :class:`~mtboard.schema.RunCard`.
 
-:func:`fingerprint_components` derives every fingerprint v2 component from the card's own fields, so a validator can
-recompute the fingerprint from the card alone (spec §3.8, extended: see :mod:`mtboard.canonical`).
+The fingerprint comes from :func:`mtboard.runspec.fingerprint_components`; :func:`compute_fingerprint` re-derives it
+from a card's own fields (:meth:`RunSpec.from_card`, :func:`~mtboard.runspec.facts_from_card`), which is what the
+validator checks — the runner and the validator use the same function.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
-from mtboard import canonical
-from mtboard.schema import Fingerprint, RunCard
-
-
-def _judges_component(card: RunCard) -> tuple[str | None, str | None]:
-    if not card.judges:
-        return None, None
-    kinds = sorted(card.judges)
-    model = ",".join(f"{k}={card.judges[k].backend}:{card.judges[k].model}" for k in kinds)
-    prompt = canonical.sha256_hex(",".join(f"{k}={card.judges[k].prompt_sha256}" for k in kinds))
-    return model, prompt
+from mtboard import HARNESS_VERSION, canonical
+from mtboard.documents import seal
+from mtboard.runspec import RunSpec, facts_from_card, fingerprint_components
+from mtboard.schema import (BackendFacts, DatasetRef, EntryResult, Fingerprint, JudgeSummary, MethodConfig, RunCard,
+                            Scores, Totals)
 
 
-def fingerprint_components(card: RunCard) -> dict[str, Any]:
-    """The 18 fingerprint v2 components of a card, derived only from its fields.
+def card_fingerprint_components(card: RunCard) -> dict[str, object]:
+    """The 18 fingerprint v2 components of a card, derived only from its own fields (spec §3.8, extended).
 
     Returns: dict with exactly the keys of :data:`mtboard.canonical.FINGERPRINT_V2_COMPONENTS`.
     """
-    judge_model, judge_prompt = _judges_component(card)
-    m = card.method
-    return {
-        "dataset_sha256": card.dataset.sha256,
-        "model_slug": card.model_slug,
-        "condition": card.condition,
-        "system_prompt_sha256": card.system_prompt_sha256,
-        "temperature": card.temperature,
-        "harness_version": card.harness_version,
-        "batch_size": card.batch_size,
-        "tools_enabled": sorted(card.tools_enabled),
-        "api_provider": m.api_provider,
-        "endpoint_host_sha256": m.endpoint_host_sha256,
-        "max_tokens": m.max_tokens,
-        "prompt_template_sha256": m.prompt_template_sha256,
-        "model_revision": m.model_revision,
-        "model_file_sha256": m.model_file_sha256,
-        "engine_version": m.engine_version,
-        "entry_ids_sha256": canonical.entry_ids_sha256([r.entry_id for r in card.results]),
-        "judge_model": judge_model,
-        "judge_prompt_sha256": judge_prompt,
-    }
+    return fingerprint_components(RunSpec.from_card(card), facts_from_card(card),
+                                  entry_ids=[r.entry_id for r in card.results], judges=card.judges,
+                                  harness_version=card.harness_version, tools_enabled=card.tools_enabled)
 
 
 def compute_fingerprint(card: RunCard) -> Fingerprint:
-    """Fingerprint v2 object for a card (hash over the derived components)."""
-    comps = fingerprint_components(card)
+    """Fingerprint v2 object for a card (hash over the components re-derived from its fields)."""
+    comps = card_fingerprint_components(card)
     return Fingerprint(version=canonical.FINGERPRINT_VERSION, hash=canonical.fingerprint_hash(comps),
                        components=comps)
 
 
-def endpoint_host_sha256(base_url: str | None) -> str | None:
-    """SHA-256 of the lower-cased host name of an endpoint URL (never the URL itself, which may hold tokens)."""
-    if not base_url:
-        return None
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    return canonical.sha256_hex(host) if host else None
-
-
-def assemble_card(*, corpus: Any, corpus_sha256: str, segment: Any, spec: Any, method_class: Any,
-                  description: dict[str, Any], prompt: Any, system_prompt: str, condition: str,
-                  temperature: float | None, max_tokens: int | None, batch_size: int, max_retries: int,
-                  concurrency: int, runs: int, limit: int | None, price_in: float | None, price_out: float | None,
-                  scores: Any, results: list[Any], totals: Any, run_id: str, timestamp: str, elapsed_seconds: float,
-                  judges: dict[str, Any] | None = None, notes: str | None = None, streaming: bool = False,
-                  harness_version: str | None = None, fst_version: str | None = None) -> RunCard:
-    """Assemble, fingerprint (v2) and seal a run card from the runner's stages (spec §3).
+def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results: list[EntryResult],
+                  totals: Totals, run_id: str, timestamp: str, elapsed_seconds: float, price_in: float | None,
+                  price_out: float | None, fst_version: str | None = None,
+                  judges: Mapping[str, JudgeSummary] | None = None, notes: str | None = None,
+                  harness_version: str | None = None) -> RunCard:
+    """Assemble, fingerprint (v2) and seal a run card.
 
     Args:
-        corpus: the :class:`~mtboard.schema.Corpus`; ``corpus_sha256`` the SHA-256 of its file bytes.
-        spec: the parsed :class:`~mtboard.backends.base.MethodSpec`; ``description`` the backend's ``describe()``
-            (MethodRecord keys are copied; ``model_id`` and ``model_slug`` go to the top level; never a URL or key).
-        prompt: the :class:`~mtboard.prompts.Prompt` or None (raw engines); ``system_prompt`` its rendered system
-            block ('' when none) — its SHA-256 is ``system_prompt_sha256``.
-        scores / results / totals: from scoring (run 0) and the runner's totals (all replicates).
-        fst_version: the analyser that scored FST acceptance (:func:`mtboard.scoring.fst_version` with the same
-            ``fst`` argument scoring used); None when no FST acceptance ran. :mod:`mtboard.validate` checks it names
-            the analyser installed where the card is validated.
+        spec: the run's :class:`RunSpec` (method as published, prompt, settings, dataset identity).
+        facts: the backend's :meth:`describe` (provider, engine, weights hash, local-model gate; ``model_id`` and
+            ``model_slug`` go to the card's top level).
+        scores / results: from :func:`mtboard.scoring.score_run` (run 0, with replicates when ``runs > 1``);
+            ``totals`` over all replicates (:func:`mtboard.prices.compute_totals`).
+        run_id / timestamp: the work directory's manifest; ``elapsed_seconds``: translation wall-clock, seconds.
+        price_in / price_out: USD per 1M tokens used for cost (None when unknown).
+        fst_version: the analyser that scored FST acceptance, None when none ran (the validator checks it names the
+            analyser installed where the card is validated).
+        judges: judge summaries by kind (empty before judging).
+        harness_version: defaults to :data:`mtboard.HARNESS_VERSION`.
     Returns: a sealed :class:`RunCard` (``run_card_hash`` set). Raises pydantic ValidationError on a contract bug.
     """
-    from mtboard import HARNESS_VERSION
-    from mtboard.documents import seal
-    from mtboard.schema import DatasetRef, MethodConfig, MethodRecord
-
-    record_fields = set(MethodRecord.model_fields) - {"spec", "backend", "model", "effort", "prompt_name",
-                                                       "prompt_format", "prompt_template_sha256", "max_tokens",
-                                                       "concurrency", "runs", "limit", "price_in_per_mtok",
-                                                       "price_out_per_mtok", "streaming"}
-    described = {k: v for k, v in description.items() if k in record_fields and v is not None}
-    if described.get("local") is not None and not isinstance(described["local"], dict):
-        described["local"] = described["local"].model_dump(mode="json")
-    method = MethodRecord.model_validate({
-        **described, "spec": spec.text, "backend": spec.backend, "model": spec.model, "effort": spec.effort,
-        "prompt_name": prompt.name if prompt is not None else None,
-        "prompt_format": prompt.format if prompt is not None else "raw",
-        "prompt_template_sha256": prompt.template_sha256 if prompt is not None else None,
-        "max_tokens": max_tokens, "streaming": bool(description.get("streaming", streaming)),
-        "concurrency": concurrency, "runs": runs, "limit": limit,
-        "price_in_per_mtok": price_in, "price_out_per_mtok": price_out,
-    })
-    model_slug = description.get("model_slug") or (f"{spec.backend}/{spec.model}" if spec.model else spec.backend)
-    ds = corpus.dataset
-    dataset = DatasetRef(id=ds.id, version=ds.version, language_pair=ds.language_pair,
-                         source_language=ds.source_language, target_language=ds.target_language,
-                         sha256=corpus_sha256, entry_count=len(results), segment=segment)
-    tier = scores.quality_tier.value if hasattr(scores.quality_tier, "value") else str(scores.quality_tier)
-    method_config = MethodConfig(model=model_slug, temperature=temperature, batchSize=batch_size,
-                                 promptContext=prompt.name if prompt is not None else None, qualityTier=tier)
+    d = spec.dataset
+    dataset = DatasetRef(id=d.id, version=d.version, language_pair=d.language_pair, source_language=d.source_language,
+                         target_language=d.target_language, sha256=d.sha256, entry_count=len(results),
+                         segment=d.segment)
+    model_slug = spec.model_slug(facts)
+    method_config = MethodConfig(model=model_slug, temperature=spec.temperature, batchSize=spec.batch_size,
+                                 promptContext=spec.prompt_name, qualityTier=scores.quality_tier.value)
     placeholder = Fingerprint(version=canonical.FINGERPRINT_VERSION, hash="0" * 64, components={})
     card = RunCard(
         run_id=run_id, harness_version=harness_version or HARNESS_VERSION, timestamp=timestamp,
-        elapsed_seconds=max(0.0, float(elapsed_seconds)), model_slug=model_slug,
-        model_id=description.get("model_id"), condition=condition, temperature=temperature,
-        system_prompt_sha256=canonical.sha256_hex(system_prompt), system_prompt_used=system_prompt,
-        fst_version=fst_version, batch_size=batch_size, max_retries=max_retries, method_class=method_class,
-        method_config=method_config, method=method, dataset=dataset, scores=scores, totals=totals,
-        results=list(results), judges=dict(judges or {}), notes=notes, fingerprint=placeholder, run_card_hash="")
+        elapsed_seconds=max(0.0, float(elapsed_seconds)), model_slug=model_slug, model_id=facts.model_id,
+        condition=spec.condition, temperature=spec.temperature, system_prompt_sha256=spec.system_prompt_sha256,
+        system_prompt_used=spec.system_prompt, fst_version=fst_version, batch_size=spec.batch_size,
+        max_retries=spec.max_retries, method_class=spec.method_class, method_config=method_config,
+        method=spec.method_record(facts, price_in=price_in, price_out=price_out), dataset=dataset, scores=scores,
+        totals=totals, results=list(results), judges=dict(judges or {}), notes=notes, fingerprint=placeholder,
+        run_card_hash="")
     card = card.model_copy(update={"fingerprint": compute_fingerprint(card)})
     return seal(card)
+
+
+__all__ = ["assemble_card", "card_fingerprint_components", "compute_fingerprint"]

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mtboard import safejson
 from mtboard.errors import InputError
 from mtboard.prompts import prompts_dir
-from mtboard.schema import Entry, TranslationRecord, Usage
+from mtboard.runspec import RunSpec
+from mtboard.schema import BackendFacts, Entry, Totals, TranslationRecord, Usage
 
 
 class PriceEntry(BaseModel):
@@ -67,33 +67,33 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> PriceTable:
                          fix="each model needs provider, model, input, output (USD per 1M tokens)") from None
 
 
-def resolve_prices(plan: Any, description: dict[str, Any]) -> tuple[float | None, float | None, str]:
-    """(price_in, price_out, source) in USD per 1M tokens: CLI flags, then prices.yaml, then free engines → 0.
+def resolve_prices(spec: RunSpec, facts: BackendFacts, *, priced: bool, price_in: float | None = None,
+                   price_out: float | None = None) -> tuple[float | None, float | None, str]:
+    """(price_in, price_out, source) in USD per 1M tokens for a run: the command line's ``--price-in/--price-out``
+    when either is given, else 0 for engines that are not ``priced`` per token (local engines, baselines), else
+    ``prompts/prices.yaml`` looked up by the provider the backend reported (``facts.api_provider``) and the
+    model typed; unknown → ``(None, None, …)``.
 
-    ``plan`` is a :class:`mtboard.runner.Plan`; ``description`` its backend's ``describe()`` (``api_provider``).
     Raises: InputError when prices.yaml is malformed.
     """
-    s = plan.settings
-    if s.price_in is not None or s.price_out is not None:
-        return s.price_in or 0.0, s.price_out or 0.0, "command line"
-    if not plan.uses_prompt or getattr(plan.backend_cls, "method_class", None) == "baseline":
+    if price_in is not None or price_out is not None:
+        return price_in or 0.0, price_out or 0.0, "command line"
+    if not priced or not spec.uses_prompt:
         return 0.0, 0.0, "engine without per-token price"
     table = load_prices()
-    hit = table.lookup(description.get("api_provider"), plan.spec.model)
+    hit = table.lookup(facts.api_provider, spec.method.model)
     if hit is None:
         return None, None, "unknown (pass --price-in/--price-out)"
     return hit[0], hit[1], f"prompts/prices.yaml ({table.as_of})"
 
 
 def compute_totals(records: list[TranslationRecord], entries: list[Entry], runs: int, price_in: float | None,
-                   price_out: float | None) -> Any:
+                   price_out: float | None) -> Totals:
     """Totals (spec §3.5) over all records of all replicates: token sums, retries, cost.
 
     cost = (prompt_tokens × price_in + completion_tokens × price_out) / 1e6; per entry = cost / (entries × runs);
     per source character = cost / (source characters × runs). None when the price is unknown.
     """
-    from mtboard.schema import Totals
-
     u = Usage(prompt_tokens=sum(r.usage.prompt_tokens for r in records),
               completion_tokens=sum(r.usage.completion_tokens for r in records),
               reasoning_tokens=sum(r.usage.reasoning_tokens for r in records),

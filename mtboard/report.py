@@ -32,15 +32,15 @@ def write_report(path: Path, translated: Any, card: Any, price_source: str,
 
     plan = translated.plan
     ds = plan.corpus.dataset
-    lines = [f"# mtboard run — {_md(plan.spec.text)} on {_md(ds.id)} {_md(ds.version)}", ""]
+    lines = [f"# mtboard run — {_md(plan.spec.method.text)} on {_md(ds.id)} {_md(ds.version)}", ""]
     lines += [f"- run id: `{translated.manifest['run_id']}`, started {translated.manifest['timestamp']}",
               f"- dataset: {_md(ds.language_pair)}, segment {plan.entries[0].segment.value if plan.entries else '?'},"
               f" {len(plan.entries)} entries × {plan.settings.runs} run(s)",
-              f"- prompt: {_md(plan.prompt.name) if plan.prompt else '(raw source)'}; condition {_md(plan.condition)};"
-              f" temperature {plan.options.temperature};"
-              f" max_tokens {plan.options.max_tokens if plan.uses_prompt else '-'}",
-              f"- api provider: {_md(translated.description.get('api_provider'))}; model id: "
-              f"{_md(translated.description.get('model_id'))}",
+              f"- prompt: {_md(plan.spec.prompt_name) if plan.spec.uses_prompt else '(raw source)'}; condition "
+              f"{_md(plan.spec.condition)}; temperature {plan.spec.temperature};"
+              f" max_tokens {plan.spec.max_tokens if plan.spec.uses_prompt else '-'}",
+              f"- api provider: {_md(translated.description.api_provider)}; model id: "
+              f"{_md(translated.description.model_id)}",
               f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",
               f"- prices: {price_source}", ""]
     if card is not None:

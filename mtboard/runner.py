@@ -26,17 +26,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mtboard import canonical
-from mtboard.backends.base import (REGISTRY, BackendOptions, MethodSpec, TranslateRequest, load_builtin_backends,
-                                   parse_method)
-from mtboard.documents import load_corpus
+from mtboard import scoring
+from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method
+from mtboard.card import assemble_card
+from mtboard.documents import load_corpus, write_card
 from mtboard.errors import BackendError, ConfigError, MtboardError
-from mtboard.prices import PriceEntry, PriceTable, compute_totals, load_prices, resolve_prices  # noqa: F401
+from mtboard.prices import compute_totals, resolve_prices
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.report import REPORT, write_report
-from mtboard.schema import Corpus, Entry, Segment, TranslationRecord
-from mtboard.workdir import (BACKEND, INCOMPLETE_KINDS, MANIFEST, RAW, SESSIONS, TRANSLATIONS,  # noqa: F401
-                             WorkDir, _repair_tail)
+from mtboard.runspec import BackendContext, DatasetIdentity, RunSpec, endpoint_host_sha256
+from mtboard.schema import (BackendFacts, Corpus, Entry, MethodClass, Replicates, RunCard, Scores, Segment,
+                            TranslationRecord)
+from mtboard.workdir import INCOMPLETE_KINDS, WorkDir
 
 
 class IncompleteRunError(MtboardError):
@@ -96,51 +97,41 @@ class ProgressSink(Protocol):
 
 @dataclass(repr=False)
 class Plan:
-    """A prepared run: the corpus slice, the backend class and options, the prompt, the work directory."""
+    """A prepared run: the frozen :class:`~mtboard.runspec.RunSpec`, the corpus slice, the backend class with its
+    typed options, the loaded prompt and the work directory. Nothing has been sent yet."""
 
     settings: RunSettings
+    spec: RunSpec
     corpus: Corpus
-    corpus_sha256: str
     entries: list[Entry]
-    spec: MethodSpec
-    backend_cls: Any
-    options: BackendOptions
+    backend_cls: type[Backend]
+    options: Options
     prompt: Prompt | None
-    system_prompt: str
-    condition: str
     work_dir: Path
-    identity: dict[str, Any]
 
     def __repr__(self) -> str:
-        return f"Plan({self.spec.text!r}, {len(self.entries)} entries, work_dir={str(self.work_dir)!r})"
+        return f"Plan({self.spec.method.text!r}, {len(self.entries)} entries, work_dir={str(self.work_dir)!r})"
 
     @property
-    def uses_prompt(self) -> bool:
-        return getattr(self.backend_cls, "prompt_format", None) != "raw"
+    def identity(self) -> dict[str, Any]:
+        """The work directory's identity (:meth:`RunSpec.identity`)."""
+        return self.spec.identity()
 
-    @property
-    def batch_size(self) -> int:
-        return max(1, int(getattr(self.backend_cls, "preferred_batch_size", 1)))
+    def backend_context(self) -> BackendContext:
+        """What the backend is told about the run (the runtime ``--base-url`` and the first 18 sources included)."""
+        return self.spec.backend_context(prompt=self.prompt, base_url=self.settings.base_url,
+                                         sample_sources=[e.source for e in self.entries[:18]])
 
 
 # --------------------------------------------------------------------------------------------------------------------
 # Backend options (--backend-opt KEY=VALUE)
 
-OPENAI_OPTION_KEYS: dict[str, str] = {
-    "backoff_base_s": "first transport-retry backoff ceiling, seconds",
-    "backoff_max_s": "largest transport-retry backoff, seconds",
-    "retry_after_max_s": "longest Retry-After honoured, seconds",
-    "deadline_s": "time a streaming answer may keep producing before it is a model timeout, seconds",
-}
-"""``BackendOptions.extra`` keys of the openai backend (read by :meth:`mtboard.backends.openai.OpenAIBackend.start`
-as floats, passed to :class:`mtboard.llm.LLMClient`)."""
-
 
 def parse_backend_opts(items: list[str] | None) -> dict[str, str]:
     """``["n_ctx=4096", "server=llama-cpp-python"]`` → ``{"n_ctx": "4096", "server": "llama-cpp-python"}``.
 
-    Values stay strings here; :func:`backend_options` checks and converts them for the chosen backend.
-    Raises: ConfigError for an item without ``KEY=`` or a key given twice.
+    Values stay strings here; the backend's ``Options`` model (:meth:`Backend.parse_options`) checks and converts
+    them in :func:`prepare`. Raises: ConfigError for an item without ``KEY=`` or a key given twice.
     """
     out: dict[str, str] = {}
     for item in items or []:
@@ -152,69 +143,6 @@ def parse_backend_opts(items: list[str] | None) -> dict[str, str]:
         if key in out:
             raise ConfigError(f"--backend-opt {key} given twice", field="--backend-opt", fix="give each key once")
         out[key] = value.strip()
-    return out
-
-
-def _options_model(backend: str, backend_cls: Any) -> Any:
-    """The pydantic model that validates a backend's ``extra`` settings (class attribute ``options_model``; gguf:
-    :class:`mtboard.backends.gguf.GGUFSettings`), or None."""
-    model = getattr(backend_cls, "options_model", None)
-    if model is None and backend == "gguf":
-        from mtboard.backends.gguf import GGUFSettings
-
-        model = GGUFSettings
-    return model
-
-
-def backend_option_keys(backend: str, backend_cls: Any) -> list[str]:
-    """The ``--backend-opt`` keys a backend understands (sorted; empty when it takes none)."""
-    model = _options_model(backend, backend_cls)
-    if model is not None:
-        return sorted(model.model_fields)
-    from mtboard.backends.openai import OpenAIBackend
-
-    if isinstance(backend_cls, type) and issubclass(backend_cls, OpenAIBackend):
-        return sorted(OPENAI_OPTION_KEYS)
-    return []
-
-
-def backend_options(backend: str, backend_cls: Any, extra: dict[str, Any]) -> dict[str, Any]:
-    """Check ``extra`` (``--backend-opt`` values, strings or already typed) against the backend's keys and convert
-    them: gguf through :class:`~mtboard.backends.gguf.GGUFSettings` (lax: ``"4096"`` → 4096), openai to finite
-    non-negative floats. Returns the typed settings (only the keys given).
-
-    Raises: ConfigError (one line) for an unknown key — listing the valid keys of that backend — or a bad value.
-    """
-    if not extra:
-        return {}
-    valid = backend_option_keys(backend, backend_cls)
-    unknown = sorted(k for k in extra if k not in valid)
-    if unknown:
-        listing = f"valid keys: {', '.join(valid)}" if valid else "it takes none"
-        raise ConfigError(f"unknown --backend-opt {unknown[0]!r} for backend {backend}; {listing}",
-                          field="--backend-opt", fix="drop it or use one of the valid keys")
-    model = _options_model(backend, backend_cls)
-    if model is not None:
-        from pydantic import ValidationError
-
-        try:
-            checked = model.model_validate(dict(extra))
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            key = ".".join(map(str, first["loc"]))
-            raise ConfigError(f"bad value for --backend-opt {key}: {first['msg']}", field="--backend-opt",
-                              fix=f"see the {backend} backend's settings ({', '.join(valid)})") from None
-        return checked.model_dump(mode="json", include=set(extra))
-    out: dict[str, Any] = {}
-    for k, v in extra.items():
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            x = float("nan")
-        if not (x >= 0 and x != float("inf")):
-            raise ConfigError(f"bad value for --backend-opt {k}: {v!r} is not a non-negative number of seconds",
-                              field="--backend-opt", fix=f"e.g. --backend-opt {k}=0.5")
-        out[k] = x
     return out
 
 
@@ -234,18 +162,14 @@ def judge_specs(value: str | list[str] | None) -> list[str]:
     return specs
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "run"
-
-
 def prepare(settings: RunSettings) -> Plan:
-    """Validate options, load the corpus and prompt, pick the work directory. Nothing is sent yet.
+    """Validate options, load the corpus and prompt, build the :class:`~mtboard.runspec.RunSpec`, pick the work
+    directory. Nothing is sent yet.
 
-    Raises: ConfigError (unknown backend/prompt/segment, bad numbers), InputError (corpus).
+    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers), InputError (corpus).
     """
-    load_builtin_backends()
-    spec = parse_method(settings.method)
-    backend_cls = REGISTRY[spec.backend]
+    method = parse_method(settings.method)
+    backend_cls = get_backend(method.backend)
     if settings.runs < 1:
         raise ConfigError("--runs must be at least 1", field="--runs")
     if settings.max_tokens < 1:
@@ -259,57 +183,48 @@ def prepare(settings: RunSettings) -> Plan:
     except ValueError:
         raise ConfigError(f"unknown segment {settings.segment!r}", field="--segment",
                           fix=f"use one of {', '.join(s.value for s in Segment)}") from None
+    backend_cls.check_environment(settings.base_url)
     corpus, sha = load_corpus(settings.corpus_path)
-    check_languages = getattr(backend_cls, "check_languages", None)
-    if check_languages is not None:  # e.g. an Apertium mode for another language pair
-        check_languages(spec.model, corpus.dataset.source_language, corpus.dataset.target_language)
+    ds = corpus.dataset
+    backend_cls.check_languages(method.model, ds.source_language, ds.target_language)
     entries = corpus.segment(segment)
     if not entries:
         raise ConfigError(f"the corpus has no {segment.value} entries", where=str(settings.corpus_path),
                           field="--segment", fix="pick a segment the corpus has")
     if settings.limit is not None:
         entries = entries[: settings.limit]
-    raw_engine = getattr(backend_cls, "prompt_format", None) == "raw"
+    raw_engine = backend_cls.prompt_format == "raw"
     prompt: Prompt | None = None
     system_prompt = ""
     if raw_engine:
         if settings.prompt:
-            raise ConfigError(f"backend {spec.backend!r} takes the raw source text; it has no prompt",
+            raise ConfigError(f"backend {method.backend!r} takes the raw source text; it has no prompt",
                               field="--prompt", fix="drop --prompt")
     else:
-        prompt = load_prompt(settings.prompt or getattr(backend_cls, "default_prompt", "translate-chat"))
-        system_prompt = prompt.system_prompt(corpus.dataset.source_language, corpus.dataset.target_language)
-    temperature = None if raw_engine else (0.0 if settings.temperature is None else settings.temperature)
-    concurrency = settings.concurrency or int(getattr(backend_cls, "default_concurrency", 8))
-    extra = backend_options(spec.backend, backend_cls, dict(settings.backend_extra))
-    options = BackendOptions(temperature=temperature, max_tokens=settings.max_tokens, concurrency=concurrency,
-                             base_url=settings.base_url, prompt=prompt, stream=settings.stream,
-                             timeout_s=settings.timeout_s, max_retries=settings.max_retries,
-                             extra=dict(extra), source_language=corpus.dataset.source_language,
-                             target_language=corpus.dataset.target_language,
-                             sample_sources=[e.source for e in entries[:18]])
-    condition = settings.condition or (prompt.name if prompt else "baseline" if
-                                       getattr(backend_cls, "method_class", None) == "baseline" else "default")
-    work_dir = settings.work_dir or Path("runs") / corpus.dataset.id / _slug(
-        f"{spec.text}-{condition}-{segment.value}" + (f"-limit{settings.limit}" if settings.limit else ""))
-    from mtboard.card import endpoint_host_sha256
-
-    identity = {
-        "method": spec.text, "dataset_sha256": sha, "dataset_id": corpus.dataset.id, "segment": segment.value,
-        "prompt": prompt.name if prompt else None,
-        "prompt_template_sha256": prompt.template_sha256 if prompt else None,
-        "system_prompt_sha256": canonical.sha256_hex(system_prompt), "temperature": temperature,
-        "max_tokens": settings.max_tokens if not raw_engine else None, "condition": condition,
-        "endpoint_host_sha256": endpoint_host_sha256(settings.base_url or os.environ.get("OPENAI_BASE_URL"))
-        if spec.backend == "openai" else None,
-        "stream": settings.stream,
-    }
-    if extra:  # only when given, so work directories of runs without --backend-opt keep their identity
-        identity["backend_options"] = dict(sorted(extra.items()))
-    return Plan(settings=settings, corpus=corpus, corpus_sha256=sha, entries=entries, spec=spec,
-                backend_cls=backend_cls, options=options, prompt=prompt, system_prompt=system_prompt,
-                condition=condition, work_dir=Path(work_dir), identity=identity)
-
+        prompt = load_prompt(settings.prompt or backend_cls.default_prompt)
+        system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
+    options = backend_cls.parse_options(settings.backend_extra)
+    given = options.model_dump(mode="json", exclude_unset=True)
+    condition = settings.condition or (prompt.name if prompt else "baseline"
+                                       if backend_cls.method_class == MethodClass.baseline else "default")
+    spec = RunSpec(
+        method=method, public_method=method.with_model(backend_cls.public_model(method.model)),
+        method_class=backend_cls.method_class,
+        dataset=DatasetIdentity(id=ds.id, version=ds.version, sha256=sha, language_pair=ds.language_pair,
+                                source_language=ds.source_language, target_language=ds.target_language,
+                                segment=segment, limit=settings.limit),
+        prompt_name=prompt.name if prompt else None, prompt_format=prompt.format if prompt else "raw",
+        prompt_template_sha256=prompt.template_sha256 if prompt else None, system_prompt=system_prompt,
+        condition=condition,
+        temperature=None if raw_engine else (0.0 if settings.temperature is None else settings.temperature),
+        max_tokens=None if raw_engine else settings.max_tokens, stream=settings.stream, runs=settings.runs,
+        concurrency=settings.concurrency or backend_cls.default_concurrency,
+        batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
+        timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
+        endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)))
+    work_dir = settings.work_dir or Path("runs") / ds.id / spec.work_dir_name()
+    return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
+                options=options, prompt=prompt, work_dir=Path(work_dir))
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -327,7 +242,8 @@ class Translated:
     plan: Plan
     manifest: dict[str, Any]
     records: dict[tuple[int, int], TranslationRecord]
-    description: dict[str, Any]
+    description: BackendFacts
+    """The backend's facts (:meth:`Backend.describe`)."""
     elapsed_seconds: float
     sent: int
     """(run, entry) pairs sent to the backend in this session."""
@@ -335,7 +251,7 @@ class Translated:
     """Records whose failure was transport/backend (run incomplete)."""
 
     def __repr__(self) -> str:
-        return f"Translated({self.plan.spec.text!r}, {len(self.records)} records, sent={self.sent})"
+        return f"Translated({self.plan.spec.method.text!r}, {len(self.records)} records, sent={self.sent})"
 
     def run_records(self, run_index: int) -> list[TranslationRecord]:
         """One record per selected entry for a replicate, in corpus order (entries without one are left out)."""
@@ -356,19 +272,12 @@ def make_requests(plan: Plan, jobs: list[tuple[int, Entry]]) -> list[TranslateRe
     return out
 
 
-def _construct_backend(plan: Plan) -> Any:
-    return plan.backend_cls(plan.spec, options=plan.options)
+def _construct_backend(plan: Plan) -> Backend:
+    return plan.backend_cls(plan.spec.method, plan.backend_context(), plan.options)
 
 
-async def _close_backend(backend: Any) -> None:
-    aclose = getattr(backend, "aclose", None)
-    if aclose is not None:
-        await aclose()
-    else:
-        await asyncio.to_thread(backend.close)
-
-
-async def translate_all(plan: Plan, progress: ProgressSink | None = None, backend: Any = None) -> Translated:
+async def translate_all(plan: Plan, progress: ProgressSink | None = None,
+                        backend: Backend | None = None) -> Translated:
     """Translate every (run, entry) job not yet finished in the work directory; append records as they finish.
 
     ``backend`` (tests) replaces the registry construction. The backend is always closed (also on Ctrl-C/errors).
@@ -397,9 +306,9 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
         obj["session"] = session
         pending_raw.append(obj)
 
-    if hasattr(backend, "raw_sink"):
+    has_sink = backend.writes_raw
+    if has_sink:
         backend.raw_sink = sink
-    has_sink = hasattr(backend, "raw_sink")
     failures = 0
     sent = 0
     if progress:
@@ -435,7 +344,7 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
             if done_writing and not dirty.is_set():
                 return
 
-    batches = [jobs[i: i + plan.batch_size] for i in range(0, len(jobs), plan.batch_size)]
+    batches = [jobs[i: i + plan.spec.batch_size] for i in range(0, len(jobs), plan.spec.batch_size)]
     batch_q: asyncio.Queue[list[tuple[int, Entry]]] = asyncio.Queue()
     for b in batches:
         batch_q.put_nowait(b)
@@ -472,7 +381,7 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
     try:
         await asyncio.to_thread(backend.start)
         syncer_task = asyncio.create_task(syncer())
-        n_workers = min(plan.options.concurrency, max(1, len(batches)))
+        n_workers = min(plan.spec.concurrency, max(1, len(batches)))
         async with asyncio.TaskGroup() as tg:
             for _ in range(n_workers):
                 tg.create_task(worker())
@@ -492,25 +401,25 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None, backen
         if pending_raw:  # raw lines of requests whose entries never finished (an error, Ctrl-C)
             write([])
         sync()
-        description: dict[str, Any] | None = None
+        description: BackendFacts | None = None
         try:
-            description = dict(backend.describe() or {})
+            description = backend.describe()
         except Exception:  # noqa: BLE001 - describing must not mask the real error
             description = None
         try:
-            await _close_backend(backend)
+            await backend.aclose()
         except Exception:  # noqa: BLE001 - closing must not mask the real error
             pass
         work.close_session(sent)
         if progress:
             progress.stop()
     if description is None:
-        description = dict(backend.describe() or {})
+        description = backend.describe()
     work.save_description(description)
     return _translated(plan, work, manifest, description, sent)
 
 
-def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description: dict[str, Any],
+def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description: BackendFacts,
                 sent: int) -> Translated:
     records = work.records()
     selected = {(ri, e.id) for e in plan.entries for ri in range(plan.settings.runs)}
@@ -529,7 +438,7 @@ def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description
 class RunOutcome:
     """What ``mtboard run`` reports: the card (None when incomplete), paths and the translation facts."""
 
-    card: Any
+    card: RunCard | None
     card_path: Path | None
     report_path: Path
     translated: Translated
@@ -543,32 +452,67 @@ target language is installed (the card then records ``fst_version``; :mod:`mtboa
 exactly when the card has an FST acceptance rate)."""
 
 
-def _score(plan: Plan, translated: Translated, records: list[TranslationRecord], elapsed: float,
-           price_in: float | None, price_out: float | None) -> tuple[Any, list[Any]]:
-    from mtboard import scoring
+def check_complete(translated: Translated, price_source: str) -> None:
+    """Raise IncompleteRunError (after writing report.md) when entries have no record, or transport/backend
+    failures remain and ``--allow-incomplete`` is off (BookTrans failure policy)."""
+    plan = translated.plan
+    runs = plan.spec.runs
+    missing = [(ri, e.id) for ri in range(runs) for e in plan.entries if (ri, e.id) not in translated.records]
+    if not missing and not (translated.incomplete and not plan.settings.allow_incomplete):
+        return
+    write_report(plan.work_dir / REPORT, translated, None, price_source)
+    kinds = Counter(r.error_kind.value for r in translated.incomplete if r.error_kind)
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    if missing:
+        what = (what + ", " if what else "") + f"{len(missing)} without any record"
+    raise IncompleteRunError(f"{len(translated.incomplete) + len(missing)} entries failed not by the model's "
+                             f"fault ({what}); the run is not a valid card", where=str(plan.work_dir),
+                             fix="re-run the same command to retry only those entries, or pass --allow-incomplete")
 
+
+def build_card(translated: Translated, *, elapsed_seconds: float | None = None) -> tuple[RunCard, str]:
+    """Score every replicate and assemble the sealed, unjudged card (not written). Returns ``(card, price
+    source)``.
+
+    ``elapsed_seconds``: translation wall-clock recorded in the card (default: the work directory's, rounded to
+    ms); scoring uses ``elapsed / runs``, exactly as :mod:`mtboard.validate` recomputes it from the card.
+    Replicates (``--runs N``): run 0's results and scores, with every run's chrF++ and composite, mean and
+    spread in ``scores.replicates``; totals cover all runs.
+    """
+    plan = translated.plan
+    spec = plan.spec
+    price_in, price_out, price_source = resolve_prices(
+        spec, translated.description, priced=plan.backend_cls.priced, price_in=plan.settings.price_in,
+        price_out=plan.settings.price_out)
+    elapsed = round(translated.elapsed_seconds, 3) if elapsed_seconds is None else elapsed_seconds
     ds = plan.corpus.dataset
-    return scoring.score_run(plan.entries, records, source_language=ds.source_language,
-                             target_language=ds.target_language, elapsed_seconds=elapsed, fst=FST_MODE,
-                             strip_unknown_marks=bool(getattr(plan.backend_cls, "strip_unknown_marks", False)),
-                             price_in_per_mtok=price_in, price_out_per_mtok=price_out)
+    scored = [scoring.score_run(plan.entries, translated.run_records(ri), source_language=ds.source_language,
+                                target_language=ds.target_language, elapsed_seconds=elapsed / spec.runs,
+                                fst=FST_MODE, strip_unknown_marks=plan.backend_cls.strip_unknown_marks,
+                                price_in_per_mtok=price_in, price_out_per_mtok=price_out)
+              for ri in range(spec.runs)]
+    scores, results = scored[0]
+    if spec.runs > 1:
+        scores = scores.model_copy(update={"replicates": replicates([sc for sc, _ in scored])})
+    all_records = [r for ri in range(spec.runs) for r in translated.run_records(ri)]
+    totals = compute_totals(all_records, plan.entries, spec.runs, price_in, price_out)
+    card = assemble_card(spec, translated.description, scores=scores, results=results, totals=totals,
+                         run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
+                         elapsed_seconds=elapsed, price_in=price_in, price_out=price_out,
+                         fst_version=scoring.fst_version(ds.target_language, FST_MODE), notes=plan.settings.notes)
+    return card, price_source
 
 
-def public_spec(plan: Plan) -> MethodSpec:
-    """The method spec as recorded in the card: the backend's ``public_model`` hook may shorten the model part (a
-    gguf ``PATH`` → its file name) so that no local folder names are published."""
-    hook = getattr(plan.backend_cls, "public_model", None)
-    if hook is None:
-        return plan.spec
-    model = hook(plan.spec.model)
-    if model == plan.spec.model:
-        return plan.spec
-    text = f"{plan.spec.backend}:{model}" + (f":{plan.spec.effort}" if plan.spec.effort else "")
-    return MethodSpec(text=text, backend=plan.spec.backend, model=model, effort=plan.spec.effort)
+def replicates(scores: list[Scores]) -> Replicates:
+    """Every replicate's chrF++ and composite with their mean and sample standard deviation (``--runs N``, N ≥ 2)."""
+    chrfs = [sc.chrf_plus_plus for sc in scores]
+    comps = [sc.composite for sc in scores]
+    return Replicates(n=len(scores), chrf_plus_plus=chrfs, composite=comps, chrf_mean=statistics.fmean(chrfs),
+                      chrf_stdev=statistics.stdev(chrfs), composite_mean=statistics.fmean(comps),
+                      composite_stdev=statistics.stdev(comps))
 
 
-def finish(translated: Translated, *, judge: str | list[str] | None = None,
-           t_session_start: float | None = None) -> RunOutcome:
+def finish(translated: Translated, *, judge: str | list[str] | None = None) -> RunOutcome:
     """Score, assemble and write the card, run judges (if asked; see :func:`judge_specs`) and re-write the judged
     card, then write report.md.
 
@@ -578,65 +522,24 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None,
     Raises: IncompleteRunError (after writing report.md) when transport/backend failures remain and
     ``allow_incomplete`` is off, or when entries have no record at all; whatever the judges raise.
     """
-    from mtboard import scoring
-    from mtboard.card import assemble_card
-    from mtboard.documents import write_card
-    from mtboard.schema import Replicates
-
     plan = translated.plan
     s = plan.settings
-    runs = s.runs
-    missing = [(ri, e.id) for ri in range(runs) for e in plan.entries if (ri, e.id) not in translated.records]
-    price_in, price_out, price_source = resolve_prices(plan, translated.description)
-    report_path = plan.work_dir / REPORT
-    if missing or (translated.incomplete and not s.allow_incomplete):
-        write_report(report_path, translated, None, price_source)
-        kinds = Counter(r.error_kind.value for r in translated.incomplete if r.error_kind)
-        what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-        if missing:
-            what = (what + ", " if what else "") + f"{len(missing)} without any record"
-        raise IncompleteRunError(f"{len(translated.incomplete) + len(missing)} entries failed not by the model's "
-                                 f"fault ({what}); the run is not a valid card", where=str(plan.work_dir),
-                                 fix="re-run the same command to retry only those entries, or pass "
-                                     "--allow-incomplete")
-    # The card's elapsed_seconds is the translation wall-clock; scoring uses elapsed / runs, exactly as
-    # mtboard.validate recomputes it from the card.
-    elapsed = round(translated.elapsed_seconds, 3)
-    scored = []
-    for ri in range(runs):
-        scored.append(_score(plan, translated, translated.run_records(ri), elapsed / runs, price_in, price_out))
-    scores, results = scored[0]
-    if runs > 1:
-        chrfs = [sc.chrf_plus_plus for sc, _ in scored]
-        comps = [sc.composite for sc, _ in scored]
-        reps = Replicates(n=runs, chrf_plus_plus=chrfs, composite=comps, chrf_mean=statistics.fmean(chrfs),
-                          chrf_stdev=statistics.stdev(chrfs), composite_mean=statistics.fmean(comps),
-                          composite_stdev=statistics.stdev(comps))
-        scores = scores.model_copy(update={"replicates": reps})
-    all_records = [r for ri in range(runs) for r in translated.run_records(ri)]
-    totals = compute_totals(all_records, plan.entries, runs, price_in, price_out)
-    card = assemble_card(
-        corpus=plan.corpus, corpus_sha256=plan.corpus_sha256, segment=plan.entries[0].segment, spec=public_spec(plan),
-        method_class=getattr(plan.backend_cls, "method_class"), description=translated.description,
-        prompt=plan.prompt, system_prompt=plan.system_prompt, condition=plan.condition,
-        temperature=plan.options.temperature, max_tokens=plan.options.max_tokens if plan.uses_prompt else None,
-        batch_size=plan.batch_size, max_retries=plan.options.max_retries, concurrency=plan.options.concurrency,
-        runs=runs, limit=s.limit, price_in=price_in, price_out=price_out, scores=scores, results=results,
-        totals=totals, run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
-        elapsed_seconds=elapsed, judges={}, notes=s.notes, streaming=plan.options.stream,
-        fst_version=scoring.fst_version(plan.corpus.dataset.target_language, FST_MODE))
+    _, _, price_source = resolve_prices(plan.spec, translated.description, priced=plan.backend_cls.priced,
+                                        price_in=s.price_in, price_out=s.price_out)
+    check_complete(translated, price_source)
+    card, price_source = build_card(translated)
     judge_note = None
     out = s.out or plan.work_dir / "card.json"
     write_card(card, out)
     if judge_specs(judge):
         card, judge_note = run_judge_hook(judge, plan, card)
         write_card(card, out)
-    write_report(report_path, translated, card, price_source, judge_note)
-    return RunOutcome(card=card, card_path=Path(out), report_path=report_path, translated=translated,
+    write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
+    return RunOutcome(card=card, card_path=Path(out), report_path=plan.work_dir / REPORT, translated=translated,
                       price_source=price_source, judge_note=judge_note)
 
 
-def run_judge_hook(judge: str | list[str], plan: Plan, card: Any) -> tuple[Any, str]:
+def run_judge_hook(judge: str | list[str], plan: Plan, card: RunCard) -> tuple[RunCard, str]:
     """Judge the fresh card with ``mtboard.judges.run_judges`` (issue 5): ``--judge KIND=openai:MODEL[:EFFORT]``,
     repeatable or comma-separated, with the run's ``allow_self_judge`` and ``bench``. Returns the re-sealed card and a
     one-line note.
@@ -672,18 +575,18 @@ def preflight_judges(plan: Plan) -> list[str]:
     from mtboard.judges import preflight
 
     s = plan.settings
-    translator_models = [f"{plan.spec.backend}/{plan.spec.model}" if plan.spec.model else plan.spec.backend,
-                         plan.spec.model or None]
+    m = plan.spec.method
+    translator_models = [f"{m.backend}/{m.model}" if m.model else m.backend, m.model or None]
     parsed = preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
                        bench=s.bench, need_endpoint=True)
     if any(p.kind == "checkpoints" for p in parsed):
         from mtboard.judges import load_bench
 
         bench = load_bench(s.bench)
-        if bench.corpus_sha256 != plan.corpus_sha256:
+        if bench.corpus_sha256 != plan.spec.dataset.sha256:
             raise ConfigError(f"--bench {s.bench} was made for another corpus file (sha256 "
                               f"{bench.corpus_sha256[:12]}…), not {plan.settings.corpus_path} (sha256 "
-                              f"{plan.corpus_sha256[:12]}…)", field="--bench",
+                              f"{plan.spec.dataset.sha256[:12]}…)", field="--bench",
                               fix="run the benchmark's own corpus file, or pass the matching --bench")
     return specs
 
@@ -707,7 +610,6 @@ def run_judge_hook_check() -> None:
                           field="--judge", fix="use --judge none now and `mtboard judge WORKDIR` later")
 
 
-__all__ = ["RunSettings", "Plan", "WorkDir", "Translated", "RunOutcome", "IncompleteRunError", "ProgressSink",
-           "PriceTable", "load_prices", "prepare", "translate_all", "finish", "run", "compute_totals",
-           "make_requests", "resolve_prices", "write_report", "parse_backend_opts", "backend_options",
-           "backend_option_keys", "judge_specs", "preflight_judges", "FST_MODE"]
+__all__ = ["RunSettings", "Plan", "Translated", "RunOutcome", "IncompleteRunError", "ProgressSink", "prepare",
+           "translate_all", "check_complete", "build_card", "replicates", "finish", "run", "make_requests",
+           "parse_backend_opts", "judge_specs", "preflight_judges", "FST_MODE"]

@@ -394,6 +394,31 @@ class MethodRecord(Strict):
     """Price per 1M completion tokens (USD) used for cost."""
 
 
+class BackendFacts(BaseModel):
+    """What a backend learnt about itself while running (its ``describe()``), kept in the work directory's
+    ``backend.json`` and copied into the card: never a URL, a key or a header.
+
+    Unknown keys are ignored when reading (older work directories stored a few settings here too).
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    api_provider: str | None = None
+    """Channel serving the model (openai, openrouter, ollama, vllm, llama.cpp, llama-cpp-python, apertium, …)."""
+    endpoint_host_sha256: Hex64 | None = None
+    """SHA-256 of the endpoint host name."""
+    engine_version: str | None = None
+    model_revision: str | None = None
+    model_file_sha256: Hex64 | None = None
+    local: LocalModelGate | None = None
+    model_id: str | None = None
+    """Model name the server reported (goes to the card's top level)."""
+    model_slug: str | None = None
+    """Short model name for the board (default ``backend/model``)."""
+    sampling: dict[str, JsonValue] = {}
+    """Every sampling parameter sent besides the cap (temperature, top_p, stop, …)."""
+
+
 class DatasetRef(Strict):
     """Spec §3.3."""
 

@@ -27,9 +27,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mtboard import __version__, canonical, safejson
+from mtboard import __version__, canonical, runner, safejson
+from mtboard.backends.base import get_backend, load_backends
 from mtboard.documents import atomic_write, load_card, load_corpus
 from mtboard.errors import ConfigError, InputError, MtboardError
+from mtboard.prompts import load_prompt
+from mtboard.runspec import RunSpec, facts_from_card
 from mtboard.schema import Corpus, MetricDelta, RunCard, Segment, VerificationRecord, VerificationTier
 from mtboard.validate import VERIFICATION_SUFFIX, make_context
 
@@ -84,36 +87,38 @@ def compare(stored: RunCard, rerun: RunCard, tolerance: float) -> list[MetricDel
 
 
 def check_verifiable(card: RunCard) -> None:
-    """Raise :class:`NotVerifiable` unless this harness can re-run the card's method as recorded."""
-    from mtboard.backends.base import REGISTRY, load_builtin_backends  # noqa: PLC0415
-
-    load_builtin_backends()
-    m = card.method
-    cls = REGISTRY.get(m.backend)
+    """Raise :class:`NotVerifiable` unless this harness can re-run the card's method as recorded: its backend is
+    registered here, and a prompted method's prompt file here has the recorded SHA-256 and renders the recorded
+    system prompt."""
+    registry = load_backends()
+    cls = registry.get(card.method.backend)
     if cls is None:
-        raise NotVerifiable(f"backend {m.backend!r} is not registered in this harness, so the method cannot be "
-                            f"re-run (registered: {', '.join(sorted(REGISTRY))})",
+        try:
+            get_backend(card.method.backend)  # a registered plugin that failed to load says why
+            why = ""
+        except ConfigError as exc:
+            why = f"; {exc.problem}" if "failed to load" in exc.problem else ""
+        raise NotVerifiable(f"backend {card.method.backend!r} is not registered in this harness, so the method "
+                            f"cannot be re-run (registered: {', '.join(sorted(registry))}){why}",
                             fix="submit the method as an installable backend plugin (spec §9.5)")
-    raw_engine = getattr(cls, "prompt_format", None) == "raw"
-    if raw_engine:
-        if m.prompt_name is not None or card.system_prompt_used:
-            raise NotVerifiable(f"backend {m.backend!r} takes the raw source, but the card records a prompt")
+    spec = RunSpec.from_card(card)
+    if cls.prompt_format == "raw":
+        if spec.prompt_name is not None or spec.system_prompt:
+            raise NotVerifiable(f"backend {cls.name!r} takes the raw source, but the card records a prompt")
         return
-    if not m.prompt_name or not m.prompt_template_sha256:
+    if not spec.prompt_name or not spec.prompt_template_sha256:
         raise NotVerifiable("the card does not record its prompt (method.prompt_name / prompt_template_sha256)",
                             fix="re-run with a prompt file under prompts/ so the card records it")
-    from mtboard.prompts import load_prompt  # noqa: PLC0415
-
     try:
-        prompt = load_prompt(m.prompt_name)
+        prompt = load_prompt(spec.prompt_name)
     except MtboardError as exc:
-        raise NotVerifiable(f"recorded prompt {m.prompt_name!r} is not available here: {exc.problem}") from None
-    if prompt.template_sha256 != m.prompt_template_sha256:
-        raise NotVerifiable(f"prompt {m.prompt_name!r} here differs from the recorded one (SHA-256 "
-                            f"{prompt.template_sha256[:12]}… vs {m.prompt_template_sha256[:12]}…)",
+        raise NotVerifiable(f"recorded prompt {spec.prompt_name!r} is not available here: {exc.problem}") from None
+    if prompt.template_sha256 != spec.prompt_template_sha256:
+        raise NotVerifiable(f"prompt {spec.prompt_name!r} here differs from the recorded one (SHA-256 "
+                            f"{prompt.template_sha256[:12]}… vs {spec.prompt_template_sha256[:12]}…)",
                             fix="verify with the harness commit whose prompts/ holds the recorded file")
-    system = prompt.system_prompt(card.dataset.source_language, card.dataset.target_language)
-    if canonical.sha256_hex(system) != card.system_prompt_sha256:
+    system = prompt.system_prompt(spec.dataset.source_language, spec.dataset.target_language)
+    if canonical.sha256_hex(system) != spec.system_prompt_sha256:
         raise NotVerifiable("the recorded prompt renders a different system prompt than the card used")
 
 
@@ -176,8 +181,6 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     Raises: InputError (unreadable card, broken seal, bad arguments), NotVerifiable (see module docstring),
         ConfigError/BackendError from the runner when the backend cannot start here.
     """
-    from mtboard import runner  # noqa: PLC0415 - heavy
-
     if not 0 < tolerance <= 1:
         raise ConfigError("tolerance must be in (0, 1], e.g. 0.02", field="--tolerance")
     if commit is not None and not (len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
@@ -207,30 +210,19 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         corpus_path, segment, secret_sha = _find_corpus(card, Path(root), Path(corpora_dir) if corpora_dir else None), \
             card.dataset.segment, None
 
+    spec = RunSpec.from_card(card)
+    rerun_how = get_backend(spec.method.backend).rerun(spec, facts_from_card(card),
+                                                       model_path=Path(model_path) if model_path else None)
     temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None else None
     work = Path(workdir) if workdir is not None else temp / "work"
     m = card.method
-    method, backend_extra = m.spec, {}
-    if m.backend == "gguf" and "@" not in m.model:
-        # A local GGUF is recorded by file name and SHA-256 only (never the contributor's folders): the maintainer
-        # supplies the file, and the backend checks its SHA-256 against the card's.
-        if model_path is None:
-            raise ConfigError(f"the card's model is a local GGUF file ({m.model}); it is not downloadable",
-                              field="--model-path", fix="pass --model-path /path/to/" + m.model)
-        method = f"gguf:{model_path}"
-        if m.model_file_sha256:
-            backend_extra["model_sha256"] = m.model_file_sha256
-        if m.local is not None and not m.local.canary_passed:
-            backend_extra["canary"] = "record"  # the original run published its failed canary on purpose
-        if m.local is not None and m.local.n_ctx:
-            backend_extra["n_ctx"] = m.local.n_ctx
     settings = runner.RunSettings(
-        corpus_path=corpus_path, method=method, backend_extra=backend_extra, prompt=m.prompt_name,
-        condition=card.condition,
-        temperature=card.temperature, max_tokens=m.max_tokens or 512, concurrency=m.concurrency, runs=m.runs,
-        segment=segment.value, limit=None if secret_path else m.limit, work_dir=work,
-        out=work / "rerun-card.json", price_in=m.price_in_per_mtok, price_out=m.price_out_per_mtok,
-        stream=m.streaming, max_retries=card.max_retries)
+        corpus_path=corpus_path, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
+        prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
+        max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=segment.value,
+        limit=None if secret_path else spec.dataset.limit, work_dir=work, out=work / "rerun-card.json",
+        price_in=m.price_in_per_mtok, price_out=m.price_out_per_mtok, stream=spec.stream,
+        max_retries=spec.max_retries)
     reason: str | None = None
     rerun: RunCard | None = None
     try:

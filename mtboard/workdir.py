@@ -28,11 +28,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from mtboard import safejson
 from mtboard.errors import ConfigError, InputError
-from mtboard.schema import ErrorKind, TranslationRecord
+from mtboard.schema import BackendFacts, ErrorKind, TranslationRecord, describe_validation_error
 
 TRANSLATIONS = "translations.jsonl"
 RAW = "raw.jsonl"
@@ -169,18 +169,18 @@ class WorkDir:
         return total
 
     # -- backend description ------------------------------------------------------------------------------------------
-    def save_description(self, description: dict[str, Any]) -> None:
-        """Keep the backend's ``describe()`` (card facts; never a URL or key) for a resume with nothing to send."""
+    def save_description(self, facts: BackendFacts) -> None:
+        """Keep the backend's facts (``describe()``; never a URL or key) for a resume with nothing to send."""
         from mtboard.documents import atomic_write
 
-        def plain(v: Any) -> Any:
-            return v.model_dump(mode="json") if isinstance(v, BaseModel) else str(v)
+        atomic_write(self.path / BACKEND, (json.dumps(facts.model_dump(mode="json"), ensure_ascii=False,
+                                                      sort_keys=True, indent=1) + "\n").encode("utf-8"))
 
-        atomic_write(self.path / BACKEND,
-                     (json.dumps(description, ensure_ascii=False, sort_keys=True, indent=1, default=plain)
-                      + "\n").encode("utf-8"))
+    def load_description(self) -> BackendFacts | None:
+        """The facts :meth:`save_description` kept (None when absent or not JSON; unknown keys ignored).
 
-    def load_description(self) -> dict[str, Any] | None:
+        Raises: InputError naming the field when the file holds JSON that is not backend facts (hand-edited).
+        """
         path = self.path / BACKEND
         if not path.exists():
             return None
@@ -188,7 +188,11 @@ class WorkDir:
             data = safejson.load_file(path)
         except InputError:
             return None
-        return data if isinstance(data, dict) else None
+        try:
+            return BackendFacts.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(describe_validation_error(exc, "BackendFacts").split(": ", 1)[1], where=str(path),
+                             fix="delete the file and re-run: the backend describes itself again") from None
 
     # -- records -----------------------------------------------------------------------------------------------------
     def records(self) -> dict[tuple[int, int], TranslationRecord]:

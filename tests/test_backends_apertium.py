@@ -16,8 +16,9 @@ import time
 
 import pytest
 
-from mtboard.backends.apertium import ApertiumBackend, engine_version, installed_modes, split_units
-from mtboard.backends.base import REGISTRY, TranslateRequest, parse_method
+from mtboard.backends.apertium import ApertiumBackend, ApertiumOptions, engine_version, installed_modes, split_units
+from mtboard.canonical import sha256_hex
+from mtboard.backends.base import TranslateRequest, load_backends, parse_method
 from mtboard.errors import ConfigError
 from mtboard.schema import ErrorKind, MethodClass
 
@@ -33,7 +34,7 @@ def translate(mode: str, sources: list[str], **kw):
 
 
 def test_registered_with_pipeline_class_and_raw_source():
-    cls = REGISTRY["apertium"]
+    cls = load_backends()["apertium"]
     assert cls is ApertiumBackend
     assert cls.method_class == MethodClass.pipeline
     assert cls.prompt_format == "raw"
@@ -223,7 +224,8 @@ def test_apy_unreachable_is_a_transport_failure():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    b = ApertiumBackend(parse_method("apertium:eng-spa"), apy_url=f"http://127.0.0.1:{port}", timeout_s=5)
+    b = ApertiumBackend(parse_method("apertium:eng-spa"), options=ApertiumOptions(timeout_s=5),
+                        apy_url=f"http://127.0.0.1:{port}")
     b.start()
     recs = asyncio.run(b.translate([TranslateRequest(entry_id=7, source="Hello."),
                                     TranslateRequest(entry_id=8, source="  ")]))
@@ -231,7 +233,7 @@ def test_apy_unreachable_is_a_transport_failure():
     assert str(port) not in recs[0].error  # no URL in records
     assert recs[1].error is None and recs[1].raw_predicted == "  "
     d = b.describe()
-    assert d["api_provider"] == "apertium-apy" and len(d["endpoint_host_sha256"]) == 64
+    assert d.api_provider == "apertium-apy" and d.endpoint_host_sha256 == sha256_hex("127.0.0.1")
 
 
 def test_apy_url_from_environment(monkeypatch):
@@ -241,4 +243,4 @@ def test_apy_url_from_environment(monkeypatch):
     monkeypatch.delenv("APERTIUM_APY_URL")
     b = ApertiumBackend(parse_method("apertium:eng-spa"))
     b.start()
-    assert b.describe()["api_provider"] == "apertium"
+    assert b.describe().api_provider == "apertium"

@@ -6,7 +6,9 @@ import asyncio
 
 import pytest
 
-from mtboard.backends.base import REGISTRY, TranslateRequest, parse_method
+from mtboard.backends.base import TranslateRequest, load_backends, parse_method
+
+REGISTRY = load_backends()
 from mtboard.schema import MethodClass
 
 SOURCES = ["Hello world.", "", "  two\n\nparagraphs  ", "日本語のテキスト"]
@@ -19,7 +21,7 @@ SOURCES = ["Hello world.", "", "  two\n\nparagraphs  ", "日本語のテキス�
 def test_baseline_outputs(name, expected):
     spec = parse_method(name)  # the model part is optional: "echo" and "echo:" both parse
     assert spec.backend == name and spec.model == ""
-    b = REGISTRY[name](spec, options=None)
+    b = REGISTRY[name](spec)
     b.start()
     reqs = [TranslateRequest(entry_id=10 + i, source=s, run_index=2) for i, s in enumerate(SOURCES)]
     recs = asyncio.run(b.translate(reqs))
@@ -36,4 +38,4 @@ def test_baselines_are_labelled_baseline(name):
     assert cls.label.startswith("baseline: ")
     assert cls.prompt_format == "raw" and cls.model_optional
     d = cls(parse_method(f"{name}:")).describe()
-    assert d["api_provider"] == "baseline" and d["model_slug"] == f"baseline/{name}"
+    assert d.api_provider == "baseline" and d.model_slug == f"baseline/{name}"

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from mtboard import localserver
-from mtboard.backends.base import REGISTRY, BackendOptions, parse_method
+from mtboard.backends.base import load_backends, parse_method
+from mtboard.backends.gguf import GGUFOptions
+from mtboard.runspec import BackendContext
 from mtboard.backends.gguf import (GGUFBackend, canary_verdict, fit_check, gpu_free_memory, model_size,
                                    parse_model_ref, percentile, resolve_model, visible_text)
 from mtboard.errors import BackendError, ConfigError, DeferredError
@@ -97,7 +99,7 @@ needs_server = pytest.mark.skipif(localserver.available() is None,
 
 
 def test_registered_as_local_raw_llm_with_completion_default():
-    cls = REGISTRY["gguf"]
+    cls = load_backends()["gguf"]
     assert cls is GGUFBackend
     assert cls.method_class == MethodClass.raw_llm
     assert cls.default_prompt == "few-shot-completion" and cls.default_concurrency == 1
@@ -169,9 +171,11 @@ def test_fit_check_defers_without_downloading_and_falls_back_to_cpu():
 
 
 def test_settings_are_validated():
-    spec = parse_method("gguf:/nonexistent/x.gguf")
-    with pytest.raises(ConfigError, match="bad gguf setting n_ctxx"):
-        GGUFBackend(spec, options=BackendOptions(extra={"n_ctxx": 4096}))
+    with pytest.raises(ConfigError, match="unknown --backend-opt 'n_ctxx' for backend gguf; valid keys: canary, "):
+        GGUFBackend.parse_options({"n_ctxx": 4096})
+    with pytest.raises(ConfigError, match="bad value for --backend-opt n_ctx: Input should be a valid integer"):
+        GGUFBackend.parse_options({"n_ctx": "big"})
+    assert GGUFBackend.parse_options({"n_ctx": "4096"}).n_ctx == 4096  # strings from the command line convert
 
 
 def test_localserver_available_and_missing_file(tmp_path):
@@ -229,7 +233,7 @@ def test_offline_and_not_cached_is_a_clear_error(tmp_path):
 @needs_server
 def test_deferred_model_starts_nothing(hf_cache):
     b = GGUFBackend(parse_method(f"gguf:{REPO}@{REV}/{FILE}"),
-                    options=BackendOptions(extra={"hf_cache_dir": str(hf_cache), "headroom_gb": 100_000}))
+                    options=GGUFOptions(hf_cache_dir=str(hf_cache), headroom_gb=100_000))
     with pytest.raises(DeferredError, match="nothing was downloaded"):
         b.start()
     assert b.server is None and b.model_path is None and b.model_sha256 is None
@@ -240,15 +244,16 @@ def test_deferred_model_starts_nothing(hf_cache):
 
 E2E = """
 import asyncio, json, sys
-from mtboard.backends.base import BackendOptions, TranslateRequest, parse_method
-from mtboard.backends.gguf import GGUFBackend
+from mtboard.backends.base import TranslateRequest, parse_method
+from mtboard.backends.gguf import GGUFBackend, GGUFOptions
 from mtboard.prompts import load_prompt
 from mtboard.localserver import _LIVE
+from mtboard.runspec import BackendContext
 
 prompt = load_prompt("few-shot-completion")
-opts = BackendOptions(max_tokens=64, concurrency=1, prompt=prompt, source_language="en", target_language="es",
-                      extra={"n_threads": 1, "gate_lines": 6, "latency_gate": "record"})
-b = GGUFBackend(parse_method(sys.argv[1]), options=opts, on_warning=lambda m: print("WARN", m, file=sys.stderr))
+ctx = BackendContext(max_tokens=64, concurrency=1, prompt=prompt, source_language="en", target_language="es")
+opts = GGUFOptions(n_threads=1, gate_lines=6, latency_gate="record")
+b = GGUFBackend(parse_method(sys.argv[1]), ctx, opts, on_warning=lambda m: print("WARN", m, file=sys.stderr))
 sources = ["The weather is nice today.", "Where is the library?", "Thank you very much."]
 
 async def main():
@@ -265,8 +270,7 @@ async def main():
     return pid, recs
 
 pid, recs = asyncio.run(main())
-d = b.describe()
-d["local"] = d["local"].model_dump()
+d = b.describe().model_dump(mode="json")
 print(json.dumps({"pid": pid, "live": len(_LIVE), "describe": d, "warnings": b.warnings,
                   "records": [r.model_dump(mode="json") for r in recs], "gate_outputs": b.gate_outputs}))
 """
@@ -286,7 +290,7 @@ def test_hub_model_end_to_end_offline(gemma, hf_cache):
     assert d["model_revision"] == REV and d["model_file_sha256"] == sha
     assert d["model_slug"] == f"{REPO}/{FILE}@{REV[:12]}" and d["model_id"] == FILE
     assert d["engine_version"].startswith("llama-cpp-python ") and d["api_provider"] == "llama-cpp-python"
-    assert d["endpoint_host_sha256"] is None and d["max_tokens"] == 64
+    assert d["endpoint_host_sha256"] is None
     assert gate["canary_passed"] is True and len(gate["canary_outputs"]) == 5
     assert all(o.strip() for o in gate["canary_outputs"])
     assert gate["n_ctx"] == 2048 and gate["n_threads"] == 1 and gate["server"] == d["engine_version"]
@@ -303,18 +307,20 @@ def test_hub_model_end_to_end_offline(gemma, hf_cache):
     assert res["live"] == 0 and wait_dead(res["pid"])  # stopped by aclose()
 
 
-def _opts(prompt_name: str, **extra) -> BackendOptions:
+def _opts(prompt_name: str, **extra) -> dict:
+    """Constructor arguments: the run context (prompt, languages, cap) and the gguf options."""
     from mtboard.prompts import load_prompt
 
-    return BackendOptions(max_tokens=extra.pop("max_tokens", 64), concurrency=1, prompt=load_prompt(prompt_name),
-                          source_language="en", target_language="es", extra={"n_threads": 1, **extra})
+    return {"context": BackendContext(max_tokens=extra.pop("max_tokens", 64), concurrency=1,
+                                      prompt=load_prompt(prompt_name), source_language="en", target_language="es"),
+            "options": GGUFOptions(n_threads=1, **extra)}
 
 
 @pytest.mark.slow
 @needs_server
 def test_chat_prompt_fails_the_canary_visibly(gemma):
     path, _ = gemma
-    b = GGUFBackend(parse_method(f"gguf:{path}"), options=_opts("translate-chat", max_tokens=16))
+    b = GGUFBackend(parse_method(f"gguf:{path}"), **_opts("translate-chat", max_tokens=16))
     with pytest.raises(BackendError) as err:
         b.start()
     msg = str(err.value)
@@ -330,22 +336,22 @@ def test_chat_prompt_fails_the_canary_visibly(gemma):
 def test_latency_gate_enforced_and_recorded(gemma):
     path, sha = gemma
     b = GGUFBackend(parse_method(f"gguf:{path}"),
-                    options=_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001, latency_p90_s=0.002,
-                                  latency_gate="enforce"))
+                    **_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001, latency_p90_s=0.002,
+                            latency_gate="enforce"))
     with pytest.raises(BackendError, match=r"latency gate failed: median \d+\.\d\d s \(limit 0.001\)"):
         b.start()
     assert not b.server.running and all(wait_dead(p) for p in b.server.spawned_pids)
     assert [g["phase"] for g in b.gate_outputs] == ["canary"] * 5 + ["latency"] * 3
     # record mode (the default): same numbers, the run may go on, and the failure is in the card
     b2 = GGUFBackend(parse_method(f"gguf:{path}"),
-                     options=_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001,
-                                   latency_p90_s=0.002), on_warning=lambda m: None)
+                     **_opts("few-shot-completion", gate_lines=3, latency_median_s=0.001, latency_p90_s=0.002),
+                     on_warning=lambda m: None)
     try:
         b2.start()
-        gate = b2.describe()["local"]
+        gate = b2.describe().local
         assert gate.canary_passed and gate.latency_passed is False and gate.latency_threshold_median_s == 0.001
         assert any(w.startswith("latency gate failed") for w in b2.warnings)
-        assert b2.describe()["model_file_sha256"] == sha and b2.describe()["model_revision"] is None
+        assert b2.describe().model_file_sha256 == sha and b2.describe().model_revision is None
     finally:
         b2.close()
     assert not b2.server.running and all(wait_dead(p) for p in b2.server.spawned_pids)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from mtboard import canonical
-from mtboard.card import compute_fingerprint, fingerprint_components
+from mtboard.card import card_fingerprint_components, compute_fingerprint
+from mtboard.runspec import endpoint_host_sha256
 from mtboard.documents import card_bytes, card_json, loads_card
 
 FIXTURE = Path(__file__).parent / "fixtures" / "card_minimal.json"
@@ -125,7 +126,7 @@ def test_every_field_change_changes_run_card_hash(card_dict):
 
 def test_every_fingerprint_component_matters(card_dict):
     card = loads_card(FIXTURE.read_bytes(), "fixture")
-    comps = fingerprint_components(card)
+    comps = card_fingerprint_components(card)
     assert set(comps) == set(canonical.FINGERPRINT_V2_COMPONENTS) and len(comps) == 18
     base = canonical.fingerprint_hash(comps)
     for key, value in comps.items():
@@ -135,8 +136,6 @@ def test_every_fingerprint_component_matters(card_dict):
 
 
 def test_endpoint_host_alone_changes_fingerprint():
-    from mtboard.card import endpoint_host_sha256
-
     card = loads_card(FIXTURE.read_bytes(), "fixture")
     a = card.model_copy(update={"method": card.method.model_copy(
         update={"endpoint_host_sha256": endpoint_host_sha256("https://api.openai.com/v1")})})

@@ -17,22 +17,21 @@ import pytest
 from typer.testing import CliRunner
 
 from judges_support import REPO, ScriptedServer
-from mtboard.backends.base import load_builtin_backends
+from mtboard.backends.base import get_backend
 from mtboard.cli import app
 from mtboard.errors import ConfigError
-from mtboard.runner import (RunSettings, backend_options, judge_specs, parse_backend_opts, prepare)
+from mtboard.runner import RunSettings, judge_specs, parse_backend_opts, prepare
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
 MQM_MINOR = 'Critical:\nno-error\nMajor:\nno-error\nMinor:\nstyle/awkward - "casa"\ncontextBehavior: unclear'
 RUBRIC = "adequacy: 4\npragmatics: 3\nfluency: 2\nflags: none\njustification: Faithful and natural."
-load_builtin_backends()
-from mtboard.backends.gguf import GGUFSettings  # noqa: E402
+from mtboard.backends.gguf import GGUFBackend, GGUFOptions  # noqa: E402
 
-GGUF_KEYS = ", ".join(sorted(GGUFSettings.model_fields))
-"""The gguf backend's settings (its pydantic model is the documented list; the gguf engineer may add more)."""
+GGUF_KEYS = ", ".join(sorted(GGUFOptions.model_fields))
+"""The gguf backend's settings (its Options model is the documented list; the gguf engineer may add more)."""
 # the settings the issue names must be among them (written by hand)
 assert {"n_ctx", "n_threads", "n_gpu_layers", "server", "latency_gate", "latency_median_s", "latency_p90_s",
-        "hf_cache_dir", "headroom_gb"} <= set(GGUFSettings.model_fields)
+        "hf_cache_dir", "headroom_gb"} <= set(GGUFOptions.model_fields)
 
 
 @pytest.fixture()
@@ -78,17 +77,16 @@ def test_parse_backend_opts_and_judge_specs():
 
 
 def test_backend_opts_reach_the_gguf_backend_typed(tmp_path):
-    from mtboard.backends.gguf import GGUFBackend
-
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")  # never loaded: the backend is only constructed, not started
     opts = parse_backend_opts(["n_ctx=4096", "n_threads=2", "latency_gate=enforce", "latency_median_s=1.5",
                                "hf_cache_dir=/tmp/hf", "server=llama-cpp-python", "n_gpu_layers=0"])
     plan = prepare(RunSettings(corpus_path=ES, method=f"gguf:{model}", backend_extra=opts, work_dir=tmp_path / "w"))
-    assert plan.options.extra == {"n_ctx": 4096, "n_threads": 2, "latency_gate": "enforce", "latency_median_s": 1.5,
-                                  "hf_cache_dir": "/tmp/hf", "server": "llama-cpp-python", "n_gpu_layers": 0}
-    assert plan.identity["backend_options"] == plan.options.extra
-    b = GGUFBackend(plan.spec, options=plan.options)
+    given = {"n_ctx": 4096, "n_threads": 2, "latency_gate": "enforce", "latency_median_s": 1.5,
+             "hf_cache_dir": "/tmp/hf", "server": "llama-cpp-python", "n_gpu_layers": 0}
+    assert plan.spec.options == given and isinstance(plan.options, GGUFOptions)
+    assert plan.identity["backend_options"] == given
+    b = GGUFBackend(plan.spec.method, plan.backend_context(), plan.options)
     s = b.settings
     assert (s.n_ctx, s.n_threads, s.latency_gate, s.latency_median_s, s.hf_cache_dir, s.server, s.n_gpu_layers) == (
         4096, 2, "enforce", 1.5, "/tmp/hf", "llama-cpp-python", 0)
@@ -113,22 +111,28 @@ def test_unknown_or_bad_backend_opt_fails_in_one_line(cli, tmp_path):
                                "--backend-opt", "deadline_s=soon"]))
     assert "bad value for --backend-opt deadline_s" in line
     line = one_error_line(cli(["run", ES, "--method", "apertium:eng-spa", "--backend-opt", "x=1"]))
-    assert "unknown --backend-opt 'x' for backend apertium; it takes none" in line
+    assert "unknown --backend-opt 'x' for backend apertium; valid keys: apy_concurrency, timeout_s" in line
+    line = one_error_line(cli(["run", ES, "--method", "echo:", "--backend-opt", "x=1"]))
+    assert "unknown --backend-opt 'x' for backend echo; it takes none" in line
     line = one_error_line(cli(["run", ES, "--method", "echo:", "--backend-opt", "n_ctx"]))
     assert "--backend-opt 'n_ctx' is not KEY=VALUE" in line
     assert not (tmp_path / "w").exists()  # refused before the work directory was made
 
 
-def test_backend_opts_help_lists_every_gguf_key():
-    import typer.main
-
-    cmd = typer.main.get_command(app).commands["run"]
-    help_text = next(p.help for p in cmd.params if p.name == "backend_opt")
-    assert all(k in help_text for k in GGUF_KEYS.split(", "))
+def test_backends_command_lists_every_key_with_its_help(cli):
+    res = cli(["backends"], env={"COLUMNS": "250"})  # wide enough that no meaning is wrapped
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    for key in GGUF_KEYS.split(", ") + ["backoff_base_s", "deadline_s", "apy_concurrency", "timeout_s"]:
+        assert any(ln.strip().startswith(key + " ") for ln in lines), key
+    n_ctx = next(ln for ln in lines if ln.strip().startswith("n_ctx "))
+    assert n_ctx.split()[:3] == ["n_ctx", "int", "2048"] and "Context size (tokens)" in n_ctx
+    canary = next(ln for ln in lines if ln.strip().startswith("canary "))
+    assert canary.split()[1:3] == ["enforce|record", "'enforce'"]
+    assert any(ln.startswith("echo") and "raw source (no prompt)" in ln for ln in lines)
+    assert any("no --backend-opt settings" in ln for ln in lines)
     with pytest.raises(ConfigError, match="valid keys"):
-        from mtboard.backends.base import REGISTRY
-
-        backend_options("gguf", REGISTRY["gguf"], {"nope": 1})
+        get_backend("gguf").parse_options({"nope": 1})
 
 
 def test_openai_backend_opt_used_and_part_of_the_resume_identity(cli, tmp_path):
@@ -214,8 +218,8 @@ def test_errors_that_used_to_leak_tracebacks_are_one_line(cli, tmp_path):
     desc = json.loads((wd / "backend.json").read_text())
     (wd / "backend.json").write_text(json.dumps({**desc, "local": {"bogus": "sk-secret-looking-value"}}))
     line = one_error_line(cli(args))
-    assert line.startswith("error: invalid data: MethodRecord: $.local.")
-    assert "sk-secret-looking-value" not in line
+    assert line.startswith(f"error: {wd / 'backend.json'}: $.local.canary_passed: Field required (+1 more problems)")
+    assert "delete the file and re-run" in line and "sk-secret-looking-value" not in line
 
 
 def test_unexpected_exception_is_an_internal_error_line_in_a_real_process(tmp_path):

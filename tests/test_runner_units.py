@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.backends.base import BackendOptions, TranslateRequest, load_builtin_backends, parse_method
+from mtboard.backends.base import TranslateRequest, parse_method
 from mtboard.errors import ConfigError, InputError
 from mtboard.prompts import available_prompts, load_prompt
 from mtboard.prices import load_prices
 from mtboard.workdir import WorkDir, _repair_tail
+from mtboard.runspec import BackendContext
 from mtboard.schema import TranslationRecord
-
-load_builtin_backends()
 
 
 @pytest.mark.parametrize("text,backend,model,effort", [
@@ -141,14 +140,14 @@ def test_openai_request_bodies(monkeypatch):
     from mtboard.backends.openai import OpenAIBackend
     from mtboard.llm import LLMClient
 
-    opts = BackendOptions(temperature=0.3, max_tokens=77)
-    b = OpenAIBackend(parse_method("openai:gpt-5:low"), options=opts,
+    opts = BackendContext(temperature=0.3, max_tokens=77)
+    b = OpenAIBackend(parse_method("openai:gpt-5:low"), opts,
                       client=LLMClient("https://api.openai.com/v1", "sk-x"))
     req = b.build_request(TranslateRequest(entry_id=1, source="Hi", messages=[{"role": "user", "content": "Hi"}],
                                            stop=["\n"]))
     assert req.body() == {"model": "gpt-5", "messages": [{"role": "user", "content": "Hi"}], "temperature": 0.3,
                           "max_completion_tokens": 77, "reasoning_effort": "low", "stop": ["\n"]}
-    b2 = OpenAIBackend(parse_method("openai:qwen3:8b"), options=opts,
+    b2 = OpenAIBackend(parse_method("openai:qwen3:8b"), opts,
                        client=LLMClient("http://127.0.0.1:11434/v1"))
     req2 = b2.build_request(TranslateRequest(entry_id=1, source="Hi", prompt="English: Hi\nSpanish:"))
     assert req2.path == "/completions"
@@ -156,12 +155,12 @@ def test_openai_request_bodies(monkeypatch):
                            "max_tokens": 77, "top_p": 1.0}
     # describe(): provider and hashed host, never the URL (which may carry a token)
     monkeypatch.setenv("OPENAI_BASE_URL", "https://user:tok3n@api.example.org/v1?key=tok3n")
-    b3 = OpenAIBackend(parse_method("openai:m"), options=opts)
+    b3 = OpenAIBackend(parse_method("openai:m"), opts)
     b3.start()
     d = b3.describe()
-    assert "tok3n" not in json.dumps(d) and "example.org" not in json.dumps(d)
+    assert "tok3n" not in d.model_dump_json() and "example.org" not in d.model_dump_json()
     from mtboard.canonical import sha256_hex
-    assert d["endpoint_host_sha256"] == sha256_hex("api.example.org")
+    assert d.endpoint_host_sha256 == sha256_hex("api.example.org")
     b3.close()
 
 
@@ -174,4 +173,5 @@ def test_run_command_errors(tmp_path):
     env = {"PATH": "/usr/bin:/bin"}
     res = subprocess.run(cli + ["run", "corpora/mtb-en-es-dev.json", "--method", "openai:gpt-4o-mini"],
                          capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parent.parent)
-    assert res.returncode == 1 and "OPENAI_BASE_URL" in res.stderr
+    # the default endpoint (api.openai.com) without a key: refused before anything is made or sent
+    assert res.returncode == 1 and "no API key for api.openai.com: OPENAI_API_KEY is not set" in res.stderr

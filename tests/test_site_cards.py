@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from mtboard import canonical, scoring, stats
-from mtboard.backends.base import MethodSpec
+from mtboard.runspec import DatasetIdentity, MethodSpec, RunSpec
 from mtboard.card import assemble_card
 from mtboard.documents import card_bytes, write_corpus
 from mtboard.runner import compute_totals
-from mtboard.schema import Corpus, RunCard, TranslationRecord, Usage
+from mtboard.schema import BackendFacts, Corpus, RunCard, TranslationRecord, Usage
 from mtboard.validate import canonical_relpath
 
 # (id, domain, source, reference) — hand-written toy sentences
@@ -98,14 +98,18 @@ def make_card(corpus: Corpus, corpus_sha: str, *, model_slug: str, outputs: dict
                                         target_language=corpus.dataset.target_language, elapsed_seconds=elapsed,
                                         fst=False, price_in_per_mtok=price_in, price_out_per_mtok=price_out)
     totals = compute_totals(records, entries, 1, price_in, price_out)  # what the runner stores
+    ds = corpus.dataset
+    method = MethodSpec(text=spec, backend=backend, model=model)
+    run_spec = RunSpec(
+        method=method, public_method=method, method_class=method_class,
+        dataset=DatasetIdentity(id=ds.id, version=ds.version, sha256=corpus_sha, language_pair=ds.language_pair,
+                                source_language=ds.source_language, target_language=ds.target_language,
+                                limit=limit),
+        condition=condition, temperature=0.0 if backend == "openai" else None, batch_size=1, max_retries=0)
     return assemble_card(
-        corpus=corpus, corpus_sha256=corpus_sha, segment="development",
-        spec=MethodSpec(text=spec, backend=backend, model=model), method_class=method_class,
-        description={"model_slug": model_slug, "api_provider": "local"}, prompt=None, system_prompt="",
-        condition=condition, temperature=0.0 if backend == "openai" else None, max_tokens=None, batch_size=1,
-        max_retries=0, concurrency=1, runs=1, limit=limit, price_in=price_in, price_out=price_out, scores=scores,
-        results=results, totals=totals, run_id=str(uuid.UUID(int=run_seed * 7919 + len(model_slug), version=4)),
-        timestamp=timestamp, elapsed_seconds=elapsed, notes=notes)
+        run_spec, BackendFacts(model_slug=model_slug, api_provider="local"), scores=scores, results=results,
+        totals=totals, run_id=str(uuid.UUID(int=run_seed * 7919 + len(model_slug), version=4)),
+        timestamp=timestamp, elapsed_seconds=elapsed, price_in=price_in, price_out=price_out, notes=notes)
 
 
 XSS = '<script>alert(1)</script><img src=x onerror="alert(2)">[click](javascript:alert(3)) | a | b \n\n| c |'

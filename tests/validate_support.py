@@ -2,9 +2,8 @@
 
 The card is produced by the real pipeline on a small slice of a real corpus: the Apertium backend (/usr/bin/apertium)
 translates the first N development entries of corpora/mtb-en-es-dev.json through the runner's translation phase,
-then :func:`mtboard.scoring.score_run` and :func:`mtboard.card.assemble_card` score and seal it — the same calls
-``mtboard.runner.finish`` makes, with the card's ``elapsed_seconds`` equal to the time scoring used (the rule the
-validator recomputes with). Nothing here is hand-made evaluation data.
+then :func:`mtboard.runner.build_card` scores and seals it — the function ``mtboard.runner.finish`` calls, with the
+card's ``elapsed_seconds`` equal to the time scoring used (the rule the validator recomputes with). Nothing here is hand-made evaluation data.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mtboard import canonical
-from mtboard.card import assemble_card, compute_fingerprint
+from mtboard.card import compute_fingerprint
 from mtboard.documents import card_bytes, card_json, seal
 from mtboard.schema import RunCard
 
@@ -31,30 +30,17 @@ FIXED_NOW = None  # validators use the real clock; cards are made "now"
 def _build(limit: int, fst: bool | None) -> bytes:
     import tempfile
 
-    from mtboard import runner, scoring
+    from mtboard import runner
 
     work_dir = Path(tempfile.mkdtemp(prefix="mtboard-validate-card-"))
     settings = runner.RunSettings(corpus_path=CORPUS, method="apertium:eng-spa", limit=limit, work_dir=work_dir)
     plan = runner.prepare(settings)
     translated = asyncio.run(runner.translate_all(plan))
-    records = translated.run_records(0)
-    elapsed = translated.elapsed_seconds
-    price_in, price_out, _ = runner.resolve_prices(plan, translated.description)
-    ds = plan.corpus.dataset
-    scores, results = scoring.score_run(plan.entries, records, source_language=ds.source_language,
-                                        target_language=ds.target_language, elapsed_seconds=elapsed, fst=fst,
-                                        strip_unknown_marks=bool(getattr(plan.backend_cls, "strip_unknown_marks",
-                                                                         False)),
-                                        price_in_per_mtok=price_in, price_out_per_mtok=price_out)
-    totals = runner.compute_totals(records, plan.entries, 1, price_in, price_out)
-    card = assemble_card(
-        corpus=plan.corpus, corpus_sha256=plan.corpus_sha256, segment=plan.entries[0].segment, spec=plan.spec,
-        method_class=getattr(plan.backend_cls, "method_class"), description=translated.description,
-        prompt=plan.prompt, system_prompt=plan.system_prompt, condition=plan.condition,
-        temperature=plan.options.temperature, max_tokens=None, batch_size=plan.batch_size,
-        max_retries=plan.options.max_retries, concurrency=plan.options.concurrency, runs=1, limit=limit,
-        price_in=price_in, price_out=price_out, scores=scores, results=results, totals=totals,
-        run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"], elapsed_seconds=elapsed)
+    saved, runner.FST_MODE = runner.FST_MODE, fst
+    try:  # the card's elapsed_seconds is the unrounded translation time (what the validator recomputes with)
+        card, _ = runner.build_card(translated, elapsed_seconds=translated.elapsed_seconds)
+    finally:
+        runner.FST_MODE = saved
     shutil.rmtree(work_dir, ignore_errors=True)
     return card_bytes(card)
 

@@ -1,13 +1,10 @@
-"""Translation backends behind one interface, in a registry keyed by the name users type (``backend:model``).
-
-See :mod:`mtboard.backends.base` for the interface. Built-in backends register through the same
-:func:`register` an outside plugin would use.
+"""Translation backends behind one interface (:class:`Backend`), registered through the ``mtboard.backends``
+entry-point group — built-ins and third-party packages alike — and looked up by the name users type
+(``backend:model``). See :mod:`mtboard.backends.base`.
 """
 
-from mtboard.backends.base import (REGISTRY, Backend, MethodSpec, get_backend, load_builtin_backends, parse_method,
-                                   register)
+from mtboard.backends.base import (ENTRY_POINT_GROUP, REGISTRY, Backend, NoOptions, Options, Rerun, TranslateRequest,
+                                   get_backend, load_backends, parse_method, register)
 
-# Built-in backends (openai, apertium, echo/empty, gguf) register on import.
-load_builtin_backends()
-
-__all__ = ["REGISTRY", "Backend", "MethodSpec", "get_backend", "parse_method", "register"]
+__all__ = ["ENTRY_POINT_GROUP", "REGISTRY", "Backend", "NoOptions", "Options", "Rerun", "TranslateRequest",
+           "get_backend", "load_backends", "parse_method", "register"]

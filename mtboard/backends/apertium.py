@@ -31,19 +31,21 @@ Doctor facts: :func:`installed_modes`, :func:`engine_version`.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import re
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, Literal
 from urllib.parse import urlsplit
 
-from mtboard.backends.base import MethodSpec, TranslateRequest, register
+from pydantic import Field
+
+from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
-from mtboard.schema import ErrorKind, MethodClass, TranslationRecord
+from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
+from mtboard.schema import BackendFacts, ErrorKind, MethodClass, TranslationRecord
 
 APERTIUM = "apertium"
 MODES_DIR = "/usr/share/apertium/modes"
@@ -189,17 +191,25 @@ def join_units(layout: _Layout, outputs: list[str | None]) -> str | None:
 # Backend
 
 
-@register
-class ApertiumBackend:
+class ApertiumOptions(Options):
+    """``--backend-opt`` settings of the apertium backend (none of them changes an output)."""
+
+    timeout_s: float = Field(60.0, gt=0, allow_inf_nan=False)
+    """Per-process timeout, seconds: ``timeout_s + 0.05 s × units`` per call (per request with APY)."""
+    apy_concurrency: int = Field(4, ge=1)
+    """Parallel APY requests (``$APERTIUM_APY_URL``)."""
+
+
+class ApertiumBackend(Backend):
     """``apertium:MODE`` — see the module docstring.
 
     Args:
-        spec: parsed method spec (``spec.model`` is the mode).
-        max_units: most paragraph units per process call (default 1000).
-        max_chars: most characters per process call (default 200,000).
-        timeout_s: per-call timeout = ``timeout_s + 0.05 s × units``.
+        method: parsed method spec (``method.model`` is the mode).
+        options: :class:`ApertiumOptions`.
+        max_units: most paragraph units per process call (default 1000). Not a ``--backend-opt``: the tagger's
+            state crosses units in one process, so batching can change outputs (module docstring).
+        max_chars: most characters per process call (default 200,000; same caveat).
         apy_url: APY base URL; default ``$APERTIUM_APY_URL``; ``""`` forces the local process.
-        apy_concurrency: parallel APY requests (default 4).
 
     Raises (from :meth:`start`): ConfigError for an unknown mode (listing the installed modes), BackendError when
     Apertium is not installed.
@@ -207,8 +217,8 @@ class ApertiumBackend:
 
     name: ClassVar[str] = "apertium"
     method_class: ClassVar[MethodClass] = MethodClass.pipeline
-    model_optional: ClassVar[bool] = False
-    prompt_format: ClassVar[str] = "raw"
+    Options: ClassVar[type[Options]] = ApertiumOptions
+    prompt_format: ClassVar[Literal["raw"] | None] = "raw"
     """Takes the raw source (no prompt template)."""
     strip_unknown_marks: ClassVar[bool] = True
     """Scoring strips Apertium's ``*``/``#``/``@`` marks from ``predicted``; ``raw_predicted`` keeps them."""
@@ -217,14 +227,15 @@ class ApertiumBackend:
     preferred_batch_size: ClassVar[int] = 1000
     """Entries per :meth:`translate` call that use one process well (the runner may send more or fewer)."""
 
-    def __init__(self, spec: MethodSpec | str, *, max_units: int = 1000, max_chars: int = 200_000,
-                 timeout_s: float = 60.0, apy_url: str | None = None, apy_concurrency: int = 4, **_: Any):
-        self.mode = spec.model if isinstance(spec, MethodSpec) else spec
+    def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None, *,
+                 max_units: int = 1000, max_chars: int = 200_000, apy_url: str | None = None):
+        super().__init__(method, context, options)
+        self.mode = method.model
         self.max_units = max(1, max_units)
         self.max_chars = max(1, max_chars)
-        self.timeout_s = timeout_s
-        self.apy_url = (os.environ.get(APY_ENV, "") if apy_url is None else apy_url).rstrip("/") or None
-        self.apy_concurrency = max(1, apy_concurrency)
+        self.timeout_s = float(self.options.timeout_s)  # type: ignore[attr-defined]
+        self.apy_url = self.endpoint_url(None) if apy_url is None else (apy_url.rstrip("/") or None)
+        self.apy_concurrency = int(self.options.apy_concurrency)  # type: ignore[attr-defined]
         self.process_calls = 0
         """Number of apertium processes started (batching diagnostics)."""
         self._exe: str | None = None
@@ -277,17 +288,21 @@ class ApertiumBackend:
                                                     "package (apt-cache search apertium)")
         self._started = True
 
+    @classmethod
+    def endpoint_url(cls, base_url: str | None) -> str | None:
+        """``$APERTIUM_APY_URL`` when set (an APY service), else None (the local ``apertium`` program)."""
+        return os.environ.get(APY_ENV, "").rstrip("/") or None
+
     def close(self) -> None:
         self._started = False
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendFacts:
         """api_provider (``apertium`` or ``apertium-apy``), engine_version (dpkg versions, local only),
         endpoint_host_sha256 (APY only), model_id (the mode)."""
         if self.apy_url:
-            host = urlsplit(self.apy_url).hostname or ""
-            return {"api_provider": "apertium-apy", "model_id": self.mode, "engine_version": None,
-                    "endpoint_host_sha256": hashlib.sha256(host.encode()).hexdigest()}
-        return {"api_provider": "apertium", "model_id": self.mode, "engine_version": engine_version(self.mode)}
+            return BackendFacts(api_provider="apertium-apy", model_id=self.mode,
+                                endpoint_host_sha256=endpoint_host_sha256(self.apy_url))
+        return BackendFacts(api_provider="apertium", model_id=self.mode, engine_version=engine_version(self.mode))
 
     # -- translation -------------------------------------------------------------------------------------------------
 

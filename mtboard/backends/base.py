@@ -1,98 +1,65 @@
-"""The backend interface, method-spec parsing and the registry (spec §3.2, issue: the runner).
+"""The backend interface, its options, method-spec parsing and the registry (spec §3.2; simonw/llm's plugin shape).
 
-A method spec is ``backend:model[:effort]``: the first word is the backend; the last word is a reasoning effort only
-when it is one of :data:`EFFORTS`; everything between is the model (so ``openai:qwen3:8b:medium`` is backend
-``openai``, model ``qwen3:8b``, effort ``medium``).
+A backend is a subclass of :class:`Backend`. It declares, as class attributes, what the runner, the validator and
+``mtboard verify`` need to know about it (method class, whether it takes a prompt, default prompt and concurrency,
+batch size …) and an :class:`Options` model — a pydantic model of its ``--backend-opt KEY=VALUE`` settings, whose
+fields give validation, defaults and the help text (``mtboard backends``).
 
-Construction convention (used by the runner): ``backend = REGISTRY[spec.backend](spec, options=options)`` with a
-:class:`MethodSpec` and a :class:`BackendOptions` passed by keyword (a backend that needs none may swallow it with
-``**_``); then ``backend.start()``; then any number of
-``await backend.translate(batch)``; ``backend.close()`` always runs (also on Ctrl-C and errors).
+Backends register through the entry-point group ``mtboard.backends`` (:data:`ENTRY_POINT_GROUP`): the built-ins in
+mtboard's own ``pyproject.toml``, a third-party backend in its package's, the same way::
+
+    [project.entry-points."mtboard.backends"]
+    mybackend = "my_package.module:MyBackend"
+
+:func:`load_backends` imports them (once) into :data:`REGISTRY`, keyed by the name users type (``backend:model``).
+A plugin that fails to import does not break the others: it is reported when its name is used.
+
+Life cycle (the runner): ``backend = cls(method, context, options)``; ``backend.start()`` (in a worker thread);
+any number of ``await backend.translate(batch)``; ``await backend.aclose()`` always (also on Ctrl-C and errors).
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol
+from importlib import metadata
+from pathlib import Path
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mtboard.errors import ConfigError
-from mtboard.schema import LocalModelGate, MethodClass, TranslationRecord
+from mtboard.runspec import EFFORTS, BackendContext, MethodSpec, RunSpec, split_method
+from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
 
-if TYPE_CHECKING:  # pragma: no cover
-    from mtboard.prompts import Prompt
+ENTRY_POINT_GROUP = "mtboard.backends"
+"""Entry-point group through which built-in and third-party backends register."""
 
-EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """A parsed method spec. ``text`` is what the user typed."""
-
-    text: str
-    backend: str
-    model: str
-    effort: str | None = None
-
-
-def parse_method(text: str) -> MethodSpec:
-    """Parse ``backend:model[:effort]``.
-
-    Raises: ConfigError for an empty model or an unknown backend (with "did you mean" and the list).
-    """
-    parts = text.split(":")
-    backend = parts[0].strip()
-    rest = parts[1:]
-    effort = None
-    if len(rest) >= 2 and rest[-1] in EFFORTS:
-        effort = rest[-1]
-        rest = rest[:-1]
-    model = ":".join(rest)
-    if backend not in REGISTRY:
-        close = difflib.get_close_matches(backend, REGISTRY.keys(), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(f"unknown backend {backend!r}; {hint}known backends: {', '.join(sorted(REGISTRY))}",
-                          field="--method", fix="write backend:model[:effort], e.g. apertium:eng-spa")
-    if not model and not getattr(REGISTRY[backend], "model_optional", False):
-        raise ConfigError(f"method {text!r} names no model", field="--method",
-                          fix=f"write {backend}:MODEL[:effort]")
-    return MethodSpec(text=text, backend=backend, model=model, effort=effort)
+BUILTIN_BACKENDS = {
+    "openai": "mtboard.backends.openai:OpenAIBackend",
+    "gguf": "mtboard.backends.gguf:GGUFBackend",
+    "apertium": "mtboard.backends.apertium:ApertiumBackend",
+    "echo": "mtboard.backends.baselines:EchoBaseline",
+    "empty": "mtboard.backends.baselines:EmptyBaseline",
+}
+"""The built-ins as ``pyproject.toml`` declares them (``tests`` check the two agree). Used only when mtboard's own
+distribution metadata is absent — running from a source tree that was never installed."""
 
 
-@dataclass
-class BackendOptions:
-    """Run settings handed to a backend's constructor (``cls(spec, options)``). Backends ignore what they do not use.
+class Options(BaseModel):
+    """Base of every backend's ``--backend-opt`` settings model: unknown keys are refused, values from the command
+    line arrive as strings and are converted (``"4096"`` → 4096). Subclasses document each field with a docstring
+    (units, range); that text is the help."""
 
-    Every field here that changes the output is recorded in the card by the runner (MethodRecord).
-    """
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    temperature: float | None = 0.0
-    """Sampling temperature sent with every request (LLM backends)."""
-    max_tokens: int = 512
-    """Explicit generation cap sent with every request (LLM backends), tokens."""
-    concurrency: int = 8
-    """Requests in flight at once (the runner bounds batches in flight with the same number)."""
-    base_url: str | None = None
-    """OpenAI-compatible endpoint (``--base-url`` or ``OPENAI_BASE_URL``); never written to any artifact."""
-    prompt: Prompt | None = None
-    """The loaded prompt template (mtboard.prompts.Prompt), so a backend can render canary lines itself."""
-    sampling: dict[str, Any] = field(default_factory=dict)
-    """Further sampling parameters sent verbatim (top_p, seed, …)."""
-    stream: bool = False
-    """Use server-sent-event streaming (LLM backends)."""
-    timeout_s: float = 120.0
-    """Per-request read timeout (seconds)."""
-    max_retries: int = 5
-    """Transport-failure retries per request beyond the first attempt."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Backend-specific settings (e.g. gguf: n_ctx, n_gpu_layers, n_threads; latency thresholds)."""
-    source_language: str | None = None
-    """Corpus source language (BCP 47); gguf renders its canary and latency-gate lines with it."""
-    target_language: str | None = None
-    """Corpus target language (BCP 47)."""
-    sample_sources: list[str] = field(default_factory=list)
-    """A few corpus source lines in order (e.g. the first 18); gguf uses them for the canary/latency gate when it has
-    no fixed lines for the source language."""
+
+class NoOptions(Options):
+    """A backend without settings."""
 
 
 @dataclass
@@ -109,85 +76,251 @@ class TranslateRequest:
     stop: list[str] = field(default_factory=list)
     """Stop sequences from the prompt's front matter (LLM backends send them as ``stop``)."""
     run_index: int = 0
-    """Replicate index (``--runs N``); backends may ignore it (the runner sets it on the returned record)."""
+    """Replicate index (``--runs N``); the runner sets it on the returned record."""
 
 
-class Backend(Protocol):
-    """One translation backend. Instances are created per run by the registry factory, started once, then asked to
-    translate batches; ``close`` always runs (also on Ctrl-C).
+@dataclass(frozen=True)
+class Rerun:
+    """How ``mtboard verify`` re-runs a card's method here (:meth:`Backend.rerun`): the method to run and the
+    ``--backend-opt`` settings to apply."""
 
-    Class attributes:
-        name: registry key.
+    method: str
+    backend_options: dict[str, Any] = field(default_factory=dict)
+
+
+class Backend(ABC):
+    """One translation backend. See the module docstring for registration and life cycle.
+
+    Class attributes (defaults here; a backend overrides what differs):
+        name: the registry key users type before the colon.
         method_class: spec §9.6 class recorded in the card.
+        Options: the pydantic model of its ``--backend-opt`` settings.
         model_optional: True when ``backend:`` alone is valid (baselines).
-
-    Optional class attributes (the runner reads them with ``getattr`` and these defaults):
-        prompt_format (None): ``"raw"`` for engines that take the raw source text and no prompt template
-            (apertium, echo, empty); otherwise the prompt template decides (chat | completion).
-        default_prompt ("translate-chat"): prompt name used when ``--prompt`` is not given.
-        default_concurrency (8): batches in flight when ``--concurrency`` is not given (gguf: 1).
-        preferred_batch_size (1): entries per ``translate`` call; the runner keeps ``concurrency`` batches in flight.
-        strip_unknown_marks (False): True when outputs carry Apertium-style ``*word``/``#word`` marks for scoring to
-            strip from ``predicted`` (kept in ``raw_predicted``).
-        label (None): human label of the method in summaries (e.g. "baseline: echo").
-
-    Optional instance hooks:
-        raw_sink: when the backend has this attribute, the runner sets it to a callable; the backend calls it with
-            one JSON-able dict per request (``entry_id``, ``run_index``, ``t_start``, ``t_end``, ``request`` body,
-            ``response`` as received, ``attempts`` …; never headers, keys or URLs) and the runner appends it to
-            ``WORKDIR/raw.jsonl``. Backends without it get one line per record (source and output).
-        aclose(): async close; preferred by the runner over ``close()`` when present.
+        prompt_format: ``"raw"`` for engines that take the raw source text and no prompt template; None when the
+            prompt template decides (chat | completion).
+        default_prompt: prompt used when ``--prompt`` is not given (prompted backends).
+        default_concurrency: batches in flight when ``--concurrency`` is not given.
+        preferred_batch_size: entries per :meth:`translate` call.
+        strip_unknown_marks: outputs carry Apertium-style ``*word``/``#word`` marks that scoring strips from
+            ``predicted`` (``raw_predicted`` keeps them).
+        priced: requests cost money per token (price table applies); False for local engines and baselines.
+        endpoint_env: prefix of the ``*_BASE_URL`` variable naming the endpoint, for backends that talk to one.
+        writes_raw: the backend hands the runner one raw line per request through :attr:`raw_sink` (LLM
+            backends); otherwise the runner writes one line per record (source and output).
+        label: human label of the method in summaries (e.g. "baseline: echo").
     """
 
     name: ClassVar[str]
     method_class: ClassVar[MethodClass]
-    model_optional: ClassVar[bool]
+    Options: ClassVar[type[Options]] = NoOptions
+    model_optional: ClassVar[bool] = False
+    prompt_format: ClassVar[Literal["raw"] | None] = None
+    default_prompt: ClassVar[str] = "translate-chat"
+    default_concurrency: ClassVar[int] = 8
+    preferred_batch_size: ClassVar[int] = 1
+    strip_unknown_marks: ClassVar[bool] = False
+    priced: ClassVar[bool] = False
+    endpoint_env: ClassVar[str | None] = None
+    writes_raw: ClassVar[bool] = False
+    label: ClassVar[str | None] = None
 
-    def start(self) -> None: ...
+    def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None):
+        self.method = method
+        self.context = context or BackendContext()
+        self.options = options if options is not None else type(self).Options()
+        self.raw_sink: Callable[[dict[str, Any]], None] | None = None
+        """Set by the runner when :attr:`writes_raw`: receives one JSON-able dict per request (``entry_id``,
+        ``run_index``, ``t_start``, ``t_end``, ``request`` body, ``response`` as received, ``attempts`` …; never
+        headers, keys or URLs); the runner appends it to ``WORKDIR/raw.jsonl``."""
 
+    # -- class-level hooks -------------------------------------------------------------------------------------------
+    @classmethod
+    def parse_options(cls, values: Mapping[str, Any]) -> Options:
+        """Check ``--backend-opt`` values (strings or typed) against :attr:`Options`.
+
+        Raises: ConfigError (one line) for an unknown key — listing this backend's keys — or a bad value.
+        """
+        keys = sorted(cls.Options.model_fields)
+        unknown = sorted(k for k in values if k not in keys)
+        if unknown:
+            listing = f"valid keys: {', '.join(keys)}" if keys else "it takes none"
+            raise ConfigError(f"unknown --backend-opt {unknown[0]!r} for backend {cls.name}; {listing}",
+                              field="--backend-opt", fix="drop it or use one of the valid keys "
+                                                         "(`mtboard backends` lists them)")
+        try:
+            return cls.Options.model_validate(dict(values))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            key = ".".join(map(str, first["loc"]))
+            raise ConfigError(f"bad value for --backend-opt {key}: {first['msg']}", field="--backend-opt",
+                              fix=f"see the {cls.name} backend's settings ({', '.join(keys)}; "
+                                  "`mtboard backends` describes them)") from None
+
+    @classmethod
+    def check_languages(cls, model: str, source_language: str, target_language: str) -> None:
+        """Refuse a model that cannot translate this language pair (e.g. an Apertium mode for another pair).
+        Default: no check. Raises: ConfigError."""
+
+    @classmethod
+    def public_model(cls, model: str) -> str:
+        """The model part as published in a card (default: as typed). A backend whose model may be a local path
+        returns something that names no local folder."""
+        return model
+
+    @classmethod
+    def endpoint_url(cls, base_url: str | None) -> str | None:
+        """The endpoint this backend will talk to (``--base-url``, else its environment), or None for backends
+        without one. Only its host's SHA-256 is recorded."""
+        return None
+
+    @classmethod
+    def check_environment(cls, base_url: str | None) -> None:
+        """Refuse, before anything is translated, a run whose environment cannot work (e.g. a hosted endpoint and
+        no API key). Default: no check. Raises: ConfigError naming the variable to set."""
+
+    @classmethod
+    def rerun(cls, spec: RunSpec, facts: BackendFacts, *, model_path: Path | None = None) -> Rerun:
+        """How to re-run a card's method here (``mtboard verify``), from the card's spec and backend facts
+        (:meth:`RunSpec.from_card`, :func:`mtboard.runspec.facts_from_card`): by default the recorded method with
+        the recorded ``--backend-opt`` settings. ``model_path``: a local copy of the model a card names only by file
+        name and hash (local backends). Raises: ConfigError when the method cannot be re-run as recorded."""
+        return Rerun(method=spec.method.text, backend_options=spec.options)
+
+    # -- instance life cycle -----------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Prepare to translate (check the engine, start a server …). Called once, in a worker thread.
+        Raises: ConfigError / BackendError / DeferredError when the method cannot run here."""
+
+    @abstractmethod
     async def translate(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:
-        """Translate a batch; returns one record per request, same order. Never raises for per-entry failures:
-        they are recorded with ``error``/``error_kind``."""
-        ...
+        """Translate a batch; one record per request, same order. Never raises for per-entry failures: they are
+        recorded with ``error``/``error_kind``. Raises BackendError when no request of the run can succeed."""
 
-    def describe(self) -> dict[str, Any]:
-        """Facts for the card's MethodRecord: api_provider, endpoint_host_sha256, engine_version, model_revision,
-        model_file_sha256, local (LocalModelGate), model_id, streaming, sampling, max_tokens …  Keys that are
-        MethodRecord fields are copied into it; ``model_id`` goes to the card's top level. Never a URL or a key."""
-        ...
+    def describe(self) -> BackendFacts:
+        """What this backend learnt about itself (:class:`~mtboard.schema.BackendFacts`): provider, engine build,
+        weights hash, model id … never a URL or a key. Default: the backend name as provider, the model as id."""
+        return BackendFacts(api_provider=self.name, model_id=self.method.model or self.name)
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release what :meth:`start` took (synchronous)."""
 
-
-BackendFactory = Callable[..., Backend]
-REGISTRY: dict[str, Any] = {}
-"""name → backend class (or factory with the class attributes above), called as ``factory(spec, options=options)``."""
+    async def aclose(self) -> None:
+        """Release what :meth:`start` took; the runner always awaits this (default: :meth:`close` in a thread)."""
+        await asyncio.to_thread(self.close)
 
 
-def register(cls: Any) -> Any:
-    """Class decorator: add a backend to :data:`REGISTRY` under ``cls.name``."""
+# --------------------------------------------------------------------------------------------------------------------
+# Registry
+
+REGISTRY: dict[str, type[Backend]] = {}
+"""name → backend class, filled by :func:`load_backends` (and :func:`register`)."""
+_FAILED: dict[str, str] = {}
+"""name → why its entry point could not be loaded."""
+_loaded = False
+
+
+def register(cls: type[Backend]) -> type[Backend]:
+    """Add a backend class to :data:`REGISTRY` under ``cls.name`` (also usable as a class decorator, e.g. in tests;
+    installed packages register through the entry-point group instead)."""
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise TypeError(f"{cls!r} is not a subclass of mtboard.backends.Backend")
     REGISTRY[cls.name] = cls
     return cls
 
 
-def get_backend(name: str) -> Any:
-    """Registry lookup with a "did you mean" error."""
-    if name not in REGISTRY:
-        parse_method(f"{name}:x")  # raises the helpful error
-    return REGISTRY[name]
+def _entry_points() -> list[tuple[str, str, str]]:
+    """(name, "module:attr", distribution) of every registered backend entry point; the built-in table when
+    mtboard's own distribution is not installed."""
+    eps = [(ep.name, ep.value, ep.dist.name if ep.dist is not None else "?")
+           for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    if not any(dist == "mtboard" for _, _, dist in eps):
+        eps = [(n, v, "mtboard") for n, v in BUILTIN_BACKENDS.items()] + eps
+    return eps
 
 
-def load_builtin_backends() -> None:
-    """Import the built-in backend modules so they register (missing optional modules are skipped)."""
+def load_backends() -> dict[str, type[Backend]]:
+    """Import every backend registered in the ``mtboard.backends`` entry-point group (once) and return
+    :data:`REGISTRY`. A plugin that fails to import or is not a :class:`Backend` subclass is left out and its
+    reason kept for :func:`get_backend`."""
+    global _loaded
+    if _loaded:
+        return REGISTRY
+    _loaded = True
     import importlib
 
-    for mod in ("openai", "apertium", "baselines", "gguf"):
+    for name, value, dist in _entry_points():
+        if name in REGISTRY:
+            continue
+        module, _, attr = value.partition(":")
         try:
-            importlib.import_module(f"mtboard.backends.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"mtboard.backends.{mod}":
-                raise
+            obj: Any = importlib.import_module(module)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the others
+            _FAILED[name] = f"{dist}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            continue
+        if not (isinstance(obj, type) and issubclass(obj, Backend)) or getattr(obj, "name", None) != name:
+            _FAILED[name] = f"{dist}: {value} is not a mtboard Backend subclass named {name!r}"
+            continue
+        REGISTRY[name] = obj
+    return REGISTRY
 
 
-__all__ = ["EFFORTS", "MethodSpec", "parse_method", "BackendOptions", "TranslateRequest", "Backend", "REGISTRY",
-           "register", "get_backend", "load_builtin_backends", "LocalModelGate"]
+def get_backend(name: str) -> type[Backend]:
+    """The backend class registered as ``name``.
+
+    Raises: ConfigError naming the plugin's load failure, or "did you mean" with the known names.
+    """
+    load_backends()
+    if name in REGISTRY:
+        return REGISTRY[name]
+    if name in _FAILED:
+        raise ConfigError(f"backend {name!r} is registered but failed to load ({_FAILED[name]})",
+                          field="--method", fix="reinstall the package that provides it")
+    close = difflib.get_close_matches(name, REGISTRY.keys(), n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise ConfigError(f"unknown backend {name!r}; {hint}known backends: {', '.join(sorted(REGISTRY))}",
+                      field="--method", fix="write backend:model[:effort], e.g. apertium:eng-spa")
+
+
+def option_rows(cls: type[Backend]) -> list[tuple[str, str, str, str]]:
+    """``(key, type, default, meaning)`` of each ``--backend-opt`` setting of a backend, from its :attr:`Options`
+    model (the help of ``mtboard backends``)."""
+    rows = []
+    for key, f in sorted(cls.Options.model_fields.items()):
+        default = "required" if f.is_required() else repr(f.get_default(call_default_factory=True))
+        meaning = " ".join((f.description or "").replace("``", "").split())
+        rows.append((key, _type_text(f.annotation), default, meaning))
+    return rows
+
+
+def _type_text(annotation: Any) -> str:
+    """``int``, ``float or none``, ``enforce|record`` … for a settings field's annotation."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Literal:
+        return "|".join(str(a) for a in args)
+    if origin is Annotated:
+        return _type_text(args[0])
+    if origin in (Union, UnionType):
+        parts = [_type_text(a) for a in args if a is not type(None)]
+        return " or ".join(parts) + (" or none" if type(None) in args else "")
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def parse_method(text: str) -> MethodSpec:
+    """Parse ``backend:model[:effort]`` (:func:`mtboard.runspec.split_method`) and check the backend is registered.
+
+    Raises: ConfigError for an unknown backend (with "did you mean" and the list) or an empty model where the
+    backend needs one.
+    """
+    backend, model, effort = split_method(text)
+    cls = get_backend(backend)
+    if not model and not cls.model_optional:
+        raise ConfigError(f"method {text!r} names no model", field="--method",
+                          fix=f"write {backend}:MODEL[:effort]")
+    return MethodSpec(text=text, backend=backend, model=model, effort=effort)
+
+
+__all__ = ["EFFORTS", "ENTRY_POINT_GROUP", "BUILTIN_BACKENDS", "Options", "NoOptions", "TranslateRequest", "Rerun",
+           "Backend", "BackendContext", "BackendFacts", "MethodSpec", "REGISTRY", "register", "load_backends",
+           "get_backend", "option_rows", "parse_method"]

@@ -12,34 +12,22 @@ leaderboard — never ``raw-llm``. The part after the colon is optional and igno
 from __future__ import annotations
 
 import time
-from typing import Any, ClassVar
+from typing import ClassVar, Literal
 
-from mtboard.backends.base import BackendOptions, MethodSpec, TranslateRequest, register
-from mtboard.schema import MethodClass, TranslationRecord
+from mtboard.backends.base import Backend, TranslateRequest
+from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
 
 
-class _Baseline:
+class _Baseline(Backend):
     method_class: ClassVar[MethodClass] = MethodClass.baseline
     model_optional: ClassVar[bool] = True
-    prompt_format: ClassVar[str] = "raw"
+    prompt_format: ClassVar[Literal["raw"] | None] = "raw"
     preferred_batch_size: ClassVar[int] = 1000
     default_concurrency: ClassVar[int] = 1
-    name: ClassVar[str]
-    label: ClassVar[str]
 
-    def __init__(self, spec: MethodSpec | None = None, options: BackendOptions | None = None, **_: Any):
-        self.spec = spec
-
-    def start(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendFacts:
         """api_provider ``baseline``, model_id = the backend name, model_slug ``baseline/<name>``."""
-        return {"api_provider": "baseline", "model_id": self.name, "model_slug": f"baseline/{self.name}",
-                "engine_version": None}
+        return BackendFacts(api_provider="baseline", model_id=self.name, model_slug=f"baseline/{self.name}")
 
     def output(self, source: str) -> str:
         raise NotImplementedError
@@ -54,23 +42,21 @@ class _Baseline:
         return out
 
 
-@register
 class EchoBaseline(_Baseline):
     """Returns the source text unchanged."""
 
     name: ClassVar[str] = "echo"
-    label: ClassVar[str] = "baseline: echo (source returned unchanged)"
+    label: ClassVar[str | None] = "baseline: echo (source returned unchanged)"
 
     def output(self, source: str) -> str:
         return source
 
 
-@register
 class EmptyBaseline(_Baseline):
     """Returns an empty string for every entry."""
 
     name: ClassVar[str] = "empty"
-    label: ClassVar[str] = "baseline: empty (no output)"
+    label: ClassVar[str | None] = "baseline: empty (no output)"
 
     def output(self, source: str) -> str:
         return ""

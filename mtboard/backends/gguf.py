@@ -24,7 +24,7 @@ server. Prompt-format sensitivity stays visible: Gemma 3 270M (a base model with
 with a chat prompt (llama-cpp-python falls back to a Llama-2 template and the model rambles in template markup) and
 passes with the few-shot completion prompt (default for this backend).
 
-Settings come from ``BackendOptions.extra`` (validated by :class:`GGUFSettings`).
+Settings come from ``--backend-opt`` (:class:`GGUFOptions`).
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mtboard import localserver
-from mtboard.backends.base import BackendOptions, MethodSpec, TranslateRequest, register
+from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.errors import BackendError, ConfigError, DeferredError
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.localserver import LocalServer
-from mtboard.schema import LocalModelGate, MethodClass
+from mtboard.runspec import BackendContext, MethodSpec, RunSpec
+from mtboard.schema import BackendFacts, LocalModelGate, MethodClass
 
 log = logging.getLogger("mtboard.gguf")
 
@@ -96,10 +96,8 @@ _TEMPLATE_MARKUP = ("[INST]", "[/INST]", "<<SYS>>", "<</SYS>>", "<SYS>", "</SYS>
                     "<|assistant|>", "<|system|>", "### Instruction", "### Response")
 
 
-class GGUFSettings(BaseModel):
-    """``BackendOptions.extra`` keys understood by the gguf backend (values may arrive as strings from the CLI)."""
-
-    model_config = ConfigDict(extra="forbid")
+class GGUFOptions(Options):
+    """``--backend-opt`` settings of the gguf backend (values may arrive as strings from the CLI)."""
 
     n_ctx: int = 2048
     """Context size (tokens) the server is started with (JA→EN write-up: ``-c 2048``)."""
@@ -108,6 +106,8 @@ class GGUFSettings(BaseModel):
     n_threads: int | None = None
     """CPU threads; default all CPUs this process may use (llama-cpp-python's own default is half the cores)."""
     server: Literal["auto", "llama-server", "llama-cpp-python"] = "auto"
+    """Which server runs the model: llama.cpp's ``llama-server``, llama-cpp-python's, or ``auto`` (the first
+    installed, in that order)."""
     headroom_gb: float = HEADROOM_GB
     """Fit-check headroom on top of the file size (GB)."""
     canary: Literal["enforce", "record"] = "enforce"
@@ -118,7 +118,9 @@ class GGUFSettings(BaseModel):
     """``record`` (default, as issue 3 asks: the result goes into the card and a failure is a warning), ``enforce``
     (a failing model is aborted, as in the JA→EN write-up, where the gate decides who goes on) or ``off``."""
     latency_median_s: float = 2.0
+    """Latency-gate limit on the median per-line latency, seconds."""
     latency_p90_s: float = 3.0
+    """Latency-gate limit on the 90th-percentile per-line latency, seconds."""
     gate_history: int = 6
     """History lines sent with each latency-gate line."""
     gate_lines: int = 12
@@ -128,6 +130,7 @@ class GGUFSettings(BaseModel):
     model_sha256: str | None = None
     """Expected SHA-256 of the GGUF file (checked when given)."""
     startup_timeout_s: float = 180.0
+    """How long the server may take to load the model and answer, seconds."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -414,12 +417,11 @@ def _short(text: str | None, n: int = 60) -> str:
 # Backend
 
 
-@register
 class GGUFBackend(OpenAIBackend):
     """``gguf:REPO@REVISION/FILE.gguf`` or ``gguf:PATH`` — see the module docstring.
 
-    Construct as ``GGUFBackend(spec, options=BackendOptions(...))``; ``options.extra`` holds :class:`GGUFSettings`;
-    ``options.prompt``, ``source_language`` and ``target_language`` are needed for the canary and the gate.
+    Construct as ``GGUFBackend(method, context, GGUFOptions(...))``; ``context.prompt``, ``source_language`` and
+    ``target_language`` are needed for the canary and the gate.
     ``on_warning`` receives one-line warnings (default: the ``mtboard.gguf`` logger).
 
     :meth:`start` runs fit check → download/hash → server → canary → latency gate, and stops the server if any step
@@ -432,19 +434,15 @@ class GGUFBackend(OpenAIBackend):
     default_prompt: ClassVar[str] = "few-shot-completion"
     default_concurrency: ClassVar[int] = 1
     preferred_batch_size: ClassVar[int] = 1
-    env_prefix: ClassVar[str] = "GGUF"
+    Options: ClassVar[type[Options]] = GGUFOptions
+    priced: ClassVar[bool] = False
+    endpoint_env: ClassVar[str | None] = None
 
-    def __init__(self, spec: MethodSpec, options: BackendOptions | None = None, *,
-                 on_warning: Callable[[str], None] | None = None, **_: Any):
-        super().__init__(spec, options)
-        try:
-            self.settings = GGUFSettings.model_validate(dict(self.options.extra))
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            raise ConfigError(f"bad gguf setting {'.'.join(map(str, first['loc']))}: {first['msg']}",
-                              field="backend option", fix=f"known settings: {', '.join(GGUFSettings.model_fields)}"
-                              ) from None
-        self.ref = parse_model_ref(spec.model)
+    def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None, *,
+                 on_warning: Callable[[str], None] | None = None):
+        super().__init__(method, context, options)
+        self.settings: GGUFOptions = self.options  # type: ignore[assignment]
+        self.ref = parse_model_ref(method.model)
         self.on_warning = on_warning or log.warning
         self.warnings: list[str] = []
         self.server: LocalServer | None = None
@@ -489,8 +487,8 @@ class GGUFBackend(OpenAIBackend):
             self.server.start()
             assert self.server.base_url is not None
             self.gate = self._run_gates()
-            self._client = LLMClient(self.server.base_url, None, concurrency=max(1, self.options.concurrency),
-                                     timeout_s=self.options.timeout_s, max_retries=self.options.max_retries)
+            self._client = LLMClient(self.server.base_url, None, concurrency=max(1, self.context.concurrency),
+                                     timeout_s=self.context.timeout_s, max_retries=self.context.max_retries)
         except BaseException:
             self._stop_server()
             raise
@@ -520,12 +518,38 @@ class GGUFBackend(OpenAIBackend):
             return model
         return Path(model).name or model
 
-    def describe(self) -> dict[str, Any]:
-        d = super().describe()
+    @classmethod
+    def endpoint_url(cls, base_url: str | None) -> str | None:
+        """None: the harness starts its own loopback server, whose address says nothing about the method."""
+        return None
+
+    @classmethod
+    def rerun(cls, spec: RunSpec, facts: BackendFacts, *, model_path: Path | None = None) -> Rerun:
+        """Re-run as recorded: the same n_ctx, the recorded canary mode (a card that published its failed canary
+        on purpose re-runs with ``canary=record``) and the file's SHA-256 checked. A card names a local file only
+        by file name and hash (never the contributor's folders), so ``model_path`` must supply it; a pinned Hub
+        reference is downloaded again. Raises: ConfigError when a local file is needed and not given."""
+        model = spec.method.model
+        opts: dict[str, Any] = {}
+        if "@" not in model:
+            if model_path is None:
+                raise ConfigError(f"the card's model is a local GGUF file ({model}); it is not downloadable",
+                                  field="--model-path", fix="pass --model-path /path/to/" + model)
+            model = str(model_path)
+        if facts.model_file_sha256:
+            opts["model_sha256"] = facts.model_file_sha256
+        gate = facts.local
+        if gate is not None and not gate.canary_passed:
+            opts["canary"] = "record"
+        if gate is not None and gate.n_ctx:
+            opts["n_ctx"] = gate.n_ctx
+        return Rerun(method=spec.method.with_model(model).text, backend_options=opts)
+
+    def describe(self) -> BackendFacts:
         provider = self._client.api_provider if self._client is not None else None
         if provider in (None, "openai-compatible") and self.server is not None and self.server.version:
             provider = self.server.version.split()[0].replace("llama-server", "llama.cpp")
-        d.update({
+        return super().describe().model_copy(update={
             "api_provider": provider or "local",
             "endpoint_host_sha256": None,  # a loopback server; the host says nothing about the method
             "model_id": self.ref.basename,
@@ -535,7 +559,6 @@ class GGUFBackend(OpenAIBackend):
             "engine_version": self.server.version if self.server is not None else None,
             "local": self.gate,
         })
-        return d
 
     def build_request(self, req: TranslateRequest):  # type: ignore[override]
         llm_req = super().build_request(req)
@@ -546,25 +569,25 @@ class GGUFBackend(OpenAIBackend):
 
     def _lines(self) -> tuple[list[str], list[str]]:
         """(5 canary lines, gate scene lines) for the source language: the fixed lines, else corpus samples."""
-        lang = (self.options.source_language or "").split("-")[0].lower()
+        lang = (self.context.source_language or "").split("-")[0].lower()
         need = self.settings.gate_history + self.settings.gate_lines
         if lang in CANARY_LINES:
             return CANARY_LINES[lang], GATE_LINES[lang]
-        samples = [s for s in self.options.sample_sources if s.strip()]
+        samples = [s for s in self.context.sample_sources if s.strip()]
         if len(samples) < 5:
             raise ConfigError(f"no fixed canary lines for source language {lang or '?'!r} and fewer than 5 sample "
-                              "sources", field="BackendOptions.sample_sources",
+                              "sources", field="BackendContext.sample_sources",
                               fix=f"pass at least {need} corpus source lines as sample_sources")
         return samples[:5], samples
 
     def _request_for(self, source: str, history: list[str], index: int) -> TranslateRequest:
-        prompt = self.options.prompt
+        prompt = self.context.prompt
         if prompt is None:
             return TranslateRequest(entry_id=index, source=source, prompt=source, history=history)
-        if not self.options.source_language or not self.options.target_language:
-            raise ConfigError("the gguf canary needs the corpus languages", field="BackendOptions.source_language",
+        if not self.context.source_language or not self.context.target_language:
+            raise ConfigError("the gguf canary needs the corpus languages", field="BackendContext.source_language",
                               fix="the runner must set source_language and target_language")
-        r = prompt.render(source, self.options.source_language, self.options.target_language, history=history)
+        r = prompt.render(source, self.context.source_language, self.context.target_language, history=history)
         return TranslateRequest(entry_id=index, source=source, prompt=r.prompt, messages=r.messages,
                                 history=history, stop=list(r.stop))
 
@@ -587,8 +610,8 @@ class GGUFBackend(OpenAIBackend):
         gate = LocalModelGate(canary_passed=False, n_ctx=s.n_ctx, n_threads=self.server.n_threads,
                               n_gpu_layers=self.fit.n_gpu_layers, server=self.server.version,
                               device=self.fit.device)
-        async with LLMClient(self.server.base_url, None, concurrency=1, timeout_s=self.options.timeout_s,
-                             max_retries=self.options.max_retries) as client:
+        async with LLMClient(self.server.base_url, None, concurrency=1, timeout_s=self.context.timeout_s,
+                             max_retries=self.context.max_retries) as client:
             await client.probe()
             outputs, failures = [], []
             for i, line in enumerate(canary):
@@ -604,7 +627,7 @@ class GGUFBackend(OpenAIBackend):
                 self._warn(f"canary failed ({len(failures)} of {len(canary)} lines), recorded in the card "
                            "(canary=record): " + "; ".join(failures))
             elif failures:
-                fmt = self.options.prompt.format if self.options.prompt is not None else "raw"
+                fmt = self.context.prompt.format if self.context.prompt is not None else "raw"
                 raise BackendError(f"canary failed: {len(failures)} of {len(canary)} lines gave no visible "
                                    f"translation with the {fmt} prompt: " + "; ".join(failures), where="gguf",
                                    fix="use the prompt format the model card documents (base models: "
@@ -642,6 +665,6 @@ class GGUFBackend(OpenAIBackend):
         return gate
 
 
-__all__ = ["GGUFBackend", "GGUFSettings", "ModelRef", "parse_model_ref", "model_size", "fit_check", "FitResult",
+__all__ = ["GGUFBackend", "GGUFOptions", "ModelRef", "parse_model_ref", "model_size", "fit_check", "FitResult",
            "gpu_free_memory", "resolve_model", "sha256_file", "hub_lfs_sha256", "canary_verdict", "visible_text",
            "percentile", "CANARY_LINES", "GATE_LINES"]

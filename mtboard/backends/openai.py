@@ -2,13 +2,15 @@
 
 Any server speaking ``/v1/chat/completions`` (chat prompts) or ``/v1/completions`` (raw-completion prompts): OpenAI,
 OpenRouter, Ollama, vLLM, LM Studio, llama.cpp's ``llama-server``, llama-cpp-python. The endpoint comes from
-``--base-url`` or ``OPENAI_BASE_URL``; the key only from ``OPENAI_API_KEY``. Requests go through
-:class:`mtboard.llm.LLMClient` (pooling, bounded concurrency, retries, failure classification).
+``--base-url``, else ``OPENAI_BASE_URL``, else ``https://api.openai.com/v1``; the key only from ``OPENAI_API_KEY``.
+Requests go through :class:`mtboard.llm.LLMClient` (pooling, bounded concurrency, retries, failure classification).
 
 Sent with every request and recorded in the card: ``temperature``, ``top_p`` (1.0; left out when a reasoning effort
 is given, since reasoning models reject it), the explicit generation cap (``max_tokens``, or
 ``max_completion_tokens`` for api.openai.com), ``stop`` from the prompt, ``reasoning_effort`` when the spec names
-one, plus any ``BackendOptions.sampling`` entries.
+one, plus any ``BackendContext.sampling`` entries.
+
+Settings (``--backend-opt``): :class:`OpenAIOptions` (retry tuning).
 """
 
 from __future__ import annotations
@@ -16,53 +18,89 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Any, Callable, ClassVar
+from typing import Annotated, Any, ClassVar
+from urllib.parse import urlsplit
 
-from mtboard.backends.base import BackendOptions, MethodSpec, TranslateRequest, register
-from mtboard.card import endpoint_host_sha256
+from pydantic import Field
+
+from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
 from mtboard.llm import LLMClient, LLMRequest, LLMResult
-from mtboard.schema import MethodClass, TranslationRecord
+from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
+from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Endpoint used when neither ``--base-url`` nor ``OPENAI_BASE_URL`` is given."""
+
+HOSTED_NEEDING_KEY = frozenset({"api.openai.com", "openrouter.ai", "api.anthropic.com", "api.deepseek.com",
+                                "api.mistral.ai", "api.groq.com", "api.together.xyz", "api.fireworks.ai"})
+"""Hosts of hosted OpenAI-compatible APIs, which answer nothing without a key."""
+
+Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-@register
-class OpenAIBackend:
-    """See the module docstring. Construct as ``OpenAIBackend(spec, options=BackendOptions(...))``.
+class OpenAIOptions(Options):
+    """``--backend-opt`` settings of the openai backend (retry tuning of :class:`mtboard.llm.LLMClient`; unset keys
+    keep the client's defaults)."""
 
-    ``client`` (tests) replaces the client built from the options/environment.
-    """
+    backoff_base_s: Seconds | None = None
+    """First transport-retry backoff ceiling, seconds (client default 0.5)."""
+    backoff_max_s: Seconds | None = None
+    """Largest transport-retry backoff, seconds (client default 30)."""
+    retry_after_max_s: Seconds | None = None
+    """Longest Retry-After honoured, seconds (client default 120)."""
+    deadline_s: Seconds | None = None
+    """Time a streaming answer may keep producing before it is a model timeout, seconds (default: no deadline)."""
+
+
+class OpenAIBackend(Backend):
+    """See the module docstring. ``client`` (tests) replaces the client built from the context and environment."""
 
     name: ClassVar[str] = "openai"
     method_class: ClassVar[MethodClass] = MethodClass.raw_llm
-    model_optional: ClassVar[bool] = False
+    Options: ClassVar[type[Options]] = OpenAIOptions
     default_prompt: ClassVar[str] = "translate-chat"
     default_concurrency: ClassVar[int] = 8
     preferred_batch_size: ClassVar[int] = 1
-    env_prefix: ClassVar[str] = "OPENAI"
+    priced: ClassVar[bool] = True
+    endpoint_env: ClassVar[str | None] = "OPENAI"
+    writes_raw: ClassVar[bool] = True
 
-    def __init__(self, spec: MethodSpec, options: BackendOptions | None = None, *, client: LLMClient | None = None,
-                 **_: Any):
-        self.spec = spec
-        self.options = options or BackendOptions()
+    def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None, *,
+                 client: LLMClient | None = None):
+        super().__init__(method, context, options)
         self._client = client
         self._probed = False
         self._probe_lock: asyncio.Lock | None = None
-        self._base_url = self.options.base_url or os.environ.get(f"{self.env_prefix}_BASE_URL")
+        self._base_url = self.endpoint_url(self.context.base_url)
         self.model_id: str | None = None
         self._provider: str | None = None
         self._stop: list[str] | None = None
-        self.raw_sink: Callable[[dict[str, Any]], None] | None = None
-        """Set by the runner: receives one dict per request (body, response, attempts); never headers or keys."""
+
+    @classmethod
+    def endpoint_url(cls, base_url: str | None) -> str | None:
+        """``--base-url``, else ``$OPENAI_BASE_URL``, else :data:`DEFAULT_BASE_URL` (the key: ``$OPENAI_API_KEY``)."""
+        return base_url or os.environ.get(f"{cls.endpoint_env}_BASE_URL") or DEFAULT_BASE_URL
+
+    @classmethod
+    def check_environment(cls, base_url: str | None) -> None:
+        """A hosted provider's endpoint (:data:`HOSTED_NEEDING_KEY`) without ``$OPENAI_API_KEY`` cannot answer:
+        refuse before anything is sent. Raises: ConfigError."""
+        host = (urlsplit(cls.endpoint_url(base_url) or "").hostname or "").lower()
+        if host in HOSTED_NEEDING_KEY and not os.environ.get(f"{cls.endpoint_env}_API_KEY", "").strip():
+            raise ConfigError(f"no API key for {host}: {cls.endpoint_env}_API_KEY is not set",
+                              field=f"{cls.endpoint_env}_API_KEY",
+                              fix=f"export {cls.endpoint_env}_API_KEY=…, or point --base-url / "
+                                  f"{cls.endpoint_env}_BASE_URL at your own server")
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
     def start(self) -> None:
-        """Build the client. Raises ConfigError when no endpoint is configured."""
+        """Build the client from the endpoint and ``$OPENAI_API_KEY``. Raises ConfigError for a bad base URL."""
         if self._client is None:
-            tuning = {k: float(v) for k, v in self.options.extra.items()
-                      if k in ("backoff_base_s", "backoff_max_s", "retry_after_max_s", "deadline_s")}
-            self._client = LLMClient.from_env(
-                self.env_prefix, base_url=self._base_url, concurrency=max(1, self.options.concurrency),
-                timeout_s=self.options.timeout_s, max_retries=self.options.max_retries, **tuning)
+            tuning = {k: v for k, v in self.options.model_dump().items() if v is not None}
+            self._client = LLMClient(self._base_url, os.environ.get(f"{self.endpoint_env}_API_KEY"),
+                                     concurrency=max(1, self.context.concurrency), timeout_s=self.context.timeout_s,
+                                     max_retries=self.context.max_retries, **tuning)
 
     def close(self) -> None:
         client, self._client = self._client, None
@@ -78,7 +116,6 @@ class OpenAIBackend:
             loop.create_task(client.aclose())
 
     async def aclose(self) -> None:
-        """Async close (the runner prefers it when present)."""
         client, self._client = self._client, None
         if client is not None:
             self._provider = client.api_provider
@@ -91,30 +128,24 @@ class OpenAIBackend:
         assert self._client is not None
         return self._client
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> BackendFacts:
         c = self._client
         if c is not None:
             self._provider = c.api_provider
-        return {
-            "api_provider": self._provider,
-            "endpoint_host_sha256": endpoint_host_sha256(self._base_url),
-            "model_id": self.model_id,
-            "model_slug": self.spec.model + (f":{self.spec.effort}" if self.spec.effort else ""),
-            "max_tokens": self.options.max_tokens,
-            "sampling": self.sampling(self._stop),
-            "streaming": self.options.stream,
-            "engine_version": None,
-        }
+        m = self.method
+        return BackendFacts(api_provider=self._provider, endpoint_host_sha256=endpoint_host_sha256(self._base_url),
+                            model_id=self.model_id, model_slug=m.model + (f":{m.effort}" if m.effort else ""),
+                            sampling=self.sampling(self._stop))
 
     # -- requests ----------------------------------------------------------------------------------------------------
     def sampling(self, stop: list[str] | None = None) -> dict[str, Any]:
         """Every sampling parameter sent besides the cap (recorded in ``method.sampling``)."""
-        s: dict[str, Any] = {"temperature": self.options.temperature}
-        if self.spec.effort is None:
+        s: dict[str, Any] = {"temperature": self.context.temperature}
+        if self.method.effort is None:
             s["top_p"] = 1.0
         else:
-            s["reasoning_effort"] = self.spec.effort
-        s.update(self.options.sampling)
+            s["reasoning_effort"] = self.method.effort
+        s.update(self.context.sampling)
         if stop:
             s["stop"] = list(stop)
         return s
@@ -125,10 +156,10 @@ class OpenAIBackend:
         self._stop = list(req.stop) or None
         temperature = extra.pop("temperature")
         provider = self._client.api_provider if self._client is not None else None
-        return LLMRequest(model=self.spec.model, max_tokens=self.options.max_tokens, messages=req.messages,
+        return LLMRequest(model=self.method.model, max_tokens=self.context.max_tokens, messages=req.messages,
                           prompt=None if req.messages is not None else (req.prompt if req.prompt is not None
                                                                          else req.source),
-                          temperature=temperature, extra=extra, stream=self.options.stream,
+                          temperature=temperature, extra=extra, stream=self.context.stream,
                           max_tokens_field="max_completion_tokens" if provider == "openai" else "max_tokens")
 
     async def _ensure_probed(self) -> None:
@@ -141,7 +172,8 @@ class OpenAIBackend:
                 info = await self.client.probe()
                 if info.get("unreachable"):  # no TCP connection at all: every request would fail the same way
                     raise BackendError(f"cannot connect to the endpoint ({info.get('error')})",
-                                       where=f"{self.env_prefix}_BASE_URL / --base-url",
+                                       where=f"{self.endpoint_env}_BASE_URL / --base-url" if self.endpoint_env
+                                       else self.name,
                                        fix="start the server, or check the host and port")
                 self._provider = self.client.api_provider
                 self._probed = True
@@ -176,8 +208,4 @@ class OpenAIBackend:
                                  finish_reason=res.finish_reason)
 
 
-def check_base_url(base_url: str | None) -> None:
-    """Raise ConfigError when no endpoint is configured (used by the run command before starting)."""
-    if not (base_url or os.environ.get("OPENAI_BASE_URL")):
-        raise ConfigError("no endpoint for the openai backend", field="--base-url",
-                          fix="pass --base-url http://HOST:PORT/v1 or export OPENAI_BASE_URL (key: OPENAI_API_KEY)")
+__all__ = ["DEFAULT_BASE_URL", "OpenAIBackend", "OpenAIOptions"]

@@ -133,11 +133,8 @@ def run(
         "--bench", help="Checkpoint benchmark folder (bench.json + corpus + key); required by the checkpoints "
         "judge.")] = None,
     backend_opt: Annotated[Optional[list[str]], typer.Option(
-        "--backend-opt", help="Backend setting KEY=VALUE, repeatable. gguf: n_ctx, n_threads, n_gpu_layers, "
-        "server (auto|llama-server|llama-cpp-python), canary (enforce|record), latency_gate (record|enforce|off), "
-        "latency_median_s, "
-        "latency_p90_s, gate_lines, gate_history, hf_cache_dir, headroom_gb, model_sha256, startup_timeout_s; "
-        "openai: backoff_base_s, backoff_max_s, retry_after_max_s, deadline_s. Unknown keys are refused.")] = None,
+        "--backend-opt", help="Backend setting KEY=VALUE, repeatable; `mtboard backends` lists each backend's "
+        "settings with type, default and meaning. Unknown keys are refused.")] = None,
     segment: Annotated[str, typer.Option("--segment", help="Corpus segment to evaluate.")] = "development",
     limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N entries of the "
                                                  "segment.")] = None,
@@ -145,8 +142,8 @@ def run(
                                                      "runs/DATASET/METHOD-CONDITION-SEGMENT).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Run card path (default WORKDIR/card.json).")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint (default "
-                                                    "$OPENAI_BASE_URL); the key comes only from "
-                                                    "$OPENAI_API_KEY.")] = None,
+                                                    "$OPENAI_BASE_URL, else https://api.openai.com/v1); the key "
+                                                    "comes only from $OPENAI_API_KEY.")] = None,
     allow_incomplete: Annotated[bool, typer.Option("--allow-incomplete", help="Write a card even when entries "
                                                    "failed in transport (they score 0).")] = False,
     price_in: Annotated[Optional[float], typer.Option("--price-in", min=0.0, help="USD per 1M prompt tokens "
@@ -169,15 +166,11 @@ def run(
                            judge=specs, allow_self_judge=allow_self_judge, bench=bench,
                            backend_extra=parse_backend_opts(backend_opt),
                            stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
-    if settings.method.split(":", 1)[0] == "openai":
-        from mtboard.backends.openai import check_base_url
-
-        check_base_url(base_url)
     plan = prepare(settings)
     preflight_judges(plan)  # before anything is sent: a refused judge or a bad spec costs no translation
     import asyncio
 
-    progress = _RichProgress(f"{plan.spec.text}", enabled=sys.stderr.isatty() or bool(os.environ.get(
+    progress = _RichProgress(f"{plan.spec.method.text}", enabled=sys.stderr.isatty() or bool(os.environ.get(
         "MTBOARD_PROGRESS")))
     typer.echo(f"work dir    {plan.work_dir}", err=True)
     translated = asyncio.run(translate_all(plan, progress))

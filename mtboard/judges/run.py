@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mtboard import card as cardlib
+from mtboard.runspec import endpoint_host_sha256
 from mtboard import documents
 from mtboard.canonical import canonical_bytes, sha256_hex
 from mtboard.errors import ConfigError
@@ -399,7 +400,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     client = factory()
     base_url = getattr(client, "base_url", None)
     endpoint = {"api_provider": getattr(client, "api_provider", None),
-                "endpoint_host_sha256": cardlib.endpoint_host_sha256(base_url) if base_url else None}
+                "endpoint_host_sha256": endpoint_host_sha256(base_url)}
     prices = (price_in_per_mtok, price_out_per_mtok)
     new_verdicts: dict[str, list[JudgeVerdict]] = {}
     summaries: dict[str, JudgeSummary] = {}

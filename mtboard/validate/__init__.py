@@ -15,7 +15,7 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``harness_version`` made by a harness version this validator reads (older/newer cards are rejected with the reason)
 ``file_name``       under ``submissions/``: the path is exactly :func:`canonical_relpath` of the content
 ``run_card_hash``   spec §3.9 seal recomputed over the canonical card
-``fingerprint``     components re-derived from the card's fields (:func:`mtboard.card.fingerprint_components`) and
+``fingerprint``     components re-derived from the card's fields (:func:`mtboard.card.card_fingerprint_components`) and
                     the hash recomputed from them (fingerprint v2, :mod:`mtboard.canonical`)
 ``method``          method record consistent: spec = backend:model[:effort], method_class = the registered
                     backend's, system_prompt_sha256 = SHA-256(system_prompt_used), method_config mirrors the card

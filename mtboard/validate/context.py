@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from mtboard.backends.base import Backend, load_backends
 from mtboard.documents import load_corpus
 from mtboard.errors import InputError, MtboardError
 from mtboard.schema import Corpus
@@ -118,12 +119,9 @@ def cached_context(root: str, corpora_dir: str | None) -> Context:
     return _CONTEXTS[key]
 
 
-def backend_class(name: str) -> type | None:
-    """The registered backend class for ``method.backend`` (built-ins loaded on first use), or None."""
-    from mtboard.backends.base import REGISTRY, load_builtin_backends  # noqa: PLC0415
-
-    load_builtin_backends()
-    return REGISTRY.get(name)
+def backend_class(name: str) -> type[Backend] | None:
+    """The registered backend class for ``method.backend`` (entry points loaded on first use), or None."""
+    return load_backends().get(name)
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 ``run_card_hash``, ``fingerprint``, ``method`` (spec §3.8, §3.9, §9.1).
 
 ``file``/``size`` refuse a path without opening it (``lstat`` first); the seal and the fingerprint are recomputed with
-:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v2) and :func:`mtboard.card.fingerprint_components`.
+:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v2) and :func:`mtboard.card.card_fingerprint_components`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mtboard import __version__, canonical, safejson
-from mtboard.card import fingerprint_components
+from mtboard.card import card_fingerprint_components
 from mtboard.errors import InputError, MtboardError
 from mtboard.schema import RunCard
 from mtboard.validate.context import Context, backend_class
@@ -175,7 +175,7 @@ def check_fingerprint(run: CardRun, card: RunCard) -> None:
     """``fingerprint``: components re-derived from the card's fields, hash recomputed from the components."""
     fp = card.fingerprint
     try:
-        derived = fingerprint_components(card)
+        derived = card_fingerprint_components(card)
     except MtboardError as exc:  # pragma: no cover - components derive from schema-valid fields
         run.fail("fingerprint", exc.problem, "$.fingerprint")
         return
@@ -186,7 +186,7 @@ def check_fingerprint(run: CardRun, card: RunCard) -> None:
             run.fail("fingerprint", "unknown component", f"$.fingerprint.components.{key}")
         elif canonical.canonical_bytes(fp.components[key]) != canonical.canonical_bytes(derived[key]):
             run.fail("fingerprint", "component does not match the card's own fields (re-derived with "
-                                    "mtboard.card.fingerprint_components)", f"$.fingerprint.components.{key}")
+                                    "mtboard.card.card_fingerprint_components)", f"$.fingerprint.components.{key}")
     try:
         h = canonical.fingerprint_hash(dict(fp.components), fp.version)
     except MtboardError:
@@ -208,21 +208,17 @@ def check_method(run: CardRun, card: RunCard) -> None:
         run.fail("method", "system_prompt_sha256 is not the SHA-256 of system_prompt_used", "$.system_prompt_sha256")
     cls = backend_class(m.backend)
     if cls is not None:
-        want = getattr(cls, "method_class", None)
-        want = getattr(want, "value", want)
-        if want is not None and card.method_class.value != want:
-            run.fail("method", f"method_class {card.method_class.value} but backend {m.backend} is {want}",
-                     "$.method_class")
-        if getattr(cls, "prompt_format", None) == "raw" and (
+        if card.method_class != cls.method_class:
+            run.fail("method", f"method_class {card.method_class.value} but backend {m.backend} is "
+                               f"{cls.method_class.value}", "$.method_class")
+        if cls.prompt_format == "raw" and (
                 m.prompt_format != "raw" or m.prompt_name is not None or card.system_prompt_used):
             run.fail("method", f"backend {m.backend} takes the raw source: prompt_format must be raw, with no prompt",
                      "$.method.prompt_format")
-        check_languages = getattr(cls, "check_languages", None)
-        if check_languages is not None:  # e.g. an Apertium mode for another language pair than the dataset's
-            try:
-                check_languages(m.model, card.dataset.source_language, card.dataset.target_language)
-            except MtboardError as exc:
-                run.fail("method", exc.problem, "$.method.model")
+        try:  # e.g. an Apertium mode for another language pair than the dataset's
+            cls.check_languages(m.model, card.dataset.source_language, card.dataset.target_language)
+        except MtboardError as exc:
+            run.fail("method", exc.problem, "$.method.model")
     mc = card.method_config
     pairs = (("model", mc.model, card.model_slug, "model_slug"), ("temperature", mc.temperature, card.temperature,
              "temperature"), ("batchSize", mc.batchSize, card.batch_size, "batch_size"),
