@@ -17,7 +17,7 @@ from mtboard import safejson
 from mtboard.errors import InputError
 from mtboard.prompts import prompts_dir
 from mtboard.runspec import RunSpec
-from mtboard.schema import BackendFacts, Entry, Totals, TranslationRecord, Usage
+from mtboard.schema import BackendFacts, Entry, Totals, TranslationRecord, Usage, describe_validation_error
 
 
 class PriceEntry(BaseModel):
@@ -61,8 +61,6 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> PriceTable:
     try:
         return PriceTable.model_validate(data)
     except ValidationError as exc:
-        from mtboard.schema import describe_validation_error
-
         raise InputError(describe_validation_error(exc, str(p)).split(": ", 1)[1], where=str(p),
                          fix="each model needs provider, model, input, output (USD per 1M tokens)") from None
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from mtboard.documents import atomic_write
+from mtboard.schema import RunCard
+
+if TYPE_CHECKING:  # pragma: no cover - the runner calls this module
+    from mtboard.runner import Translated
 
 REPORT = "report.md"
 """File name of the report inside the work directory."""
@@ -24,12 +30,10 @@ def _num(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def write_report(path: Path, translated: Any, card: Any, price_source: str,
+def write_report(path: Path, translated: Translated, card: RunCard | None, price_source: str,
                  judge_note: str | None = None) -> None:
     """A human-readable summary of the work directory (markdown, untrusted text escaped). ``translated`` is the
     runner's :class:`mtboard.runner.Translated`; ``card`` the sealed card, or None for an incomplete run."""
-    from mtboard.documents import atomic_write
-
     plan = translated.plan
     ds = plan.corpus.dataset
     lines = [f"# mtboard run — {_md(plan.spec.method.text)} on {_md(ds.id)} {_md(ds.version)}", ""]

@@ -16,8 +16,6 @@ are final, scored 0 and recorded with their kind.
 from __future__ import annotations
 
 import asyncio
-import os
-import re
 import statistics
 import threading
 import time
@@ -26,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from mtboard import scoring
+from mtboard import judges, scoring
 from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method
 from mtboard.card import assemble_card
 from mtboard.documents import load_corpus, write_card
@@ -544,14 +542,11 @@ def run_judge_hook(judge: str | list[str], plan: Plan, card: RunCard) -> tuple[R
     repeatable or comma-separated, with the run's ``allow_self_judge`` and ``bench``. Returns the re-sealed card and a
     one-line note.
 
-    Raises: ConfigError when judges are not available; whatever the judges raise (ConfigError, BackendError).
+    Raises: whatever the judges raise (ConfigError, BackendError).
     """
-    run_judge_hook_check()
-    from mtboard.judges import run_judges
-
     specs = judge_specs(judge)
     s = plan.settings
-    judged = run_judges(card, plan.corpus, specs, workdir=plan.work_dir, allow_self_judge=s.allow_self_judge,
+    judged = judges.run_judges(card, plan.corpus, specs, workdir=plan.work_dir, allow_self_judge=s.allow_self_judge,
                         bench=s.bench)
     notes = []
     for kind, summ in sorted(judged.judges.items()):
@@ -571,18 +566,13 @@ def preflight_judges(plan: Plan) -> list[str]:
     specs = judge_specs(plan.settings.judge)
     if not specs:
         return []
-    run_judge_hook_check()
-    from mtboard.judges import preflight
-
     s = plan.settings
     m = plan.spec.method
     translator_models = [f"{m.backend}/{m.model}" if m.model else m.backend, m.model or None]
-    parsed = preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
+    parsed = judges.preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
                        bench=s.bench, need_endpoint=True)
     if any(p.kind == "checkpoints" for p in parsed):
-        from mtboard.judges import load_bench
-
-        bench = load_bench(s.bench)
+        bench = judges.load_bench(s.bench)
         if bench.corpus_sha256 != plan.spec.dataset.sha256:
             raise ConfigError(f"--bench {s.bench} was made for another corpus file (sha256 "
                               f"{bench.corpus_sha256[:12]}…), not {plan.settings.corpus_path} (sha256 "
@@ -597,17 +587,6 @@ def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutco
     preflight_judges(plan)
     translated = asyncio.run(translate_all(plan, progress))
     return finish(translated, judge=settings.judge)
-
-
-def run_judge_hook_check() -> None:
-    """Fail before translating when ``--judge`` is asked for but judges are not available."""
-    try:
-        import mtboard.judges as judges_pkg
-    except ImportError:
-        judges_pkg = None
-    if judges_pkg is None or getattr(judges_pkg, "run_judges", None) is None:  # pragma: no cover
-        raise ConfigError("--judge is not available in this build (mtboard.judges.run_judges is missing)",
-                          field="--judge", fix="use --judge none now and `mtboard judge WORKDIR` later")
 
 
 __all__ = ["RunSettings", "Plan", "Translated", "RunOutcome", "IncompleteRunError", "ProgressSink", "prepare",

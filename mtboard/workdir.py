@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mtboard import safejson
+from mtboard.documents import atomic_write
 from mtboard.errors import ConfigError, InputError
 from mtboard.schema import BackendFacts, ErrorKind, TranslationRecord, describe_validation_error
 
@@ -122,8 +123,6 @@ class WorkDir:
             manifest = {"run_id": str(uuid.uuid4()),
                         "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                         "identity": identity, **(extra or {})}
-            from mtboard.documents import atomic_write
-
             atomic_write(mpath, (json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode())
         for name in (TRANSLATIONS, RAW, SESSIONS):
             _repair_tail(self.path / name)
@@ -171,8 +170,6 @@ class WorkDir:
     # -- backend description ------------------------------------------------------------------------------------------
     def save_description(self, facts: BackendFacts) -> None:
         """Keep the backend's facts (``describe()``; never a URL or key) for a resume with nothing to send."""
-        from mtboard.documents import atomic_write
-
         atomic_write(self.path / BACKEND, (json.dumps(facts.model_dump(mode="json"), ensure_ascii=False,
                                                       sort_keys=True, indent=1) + "\n").encode("utf-8"))
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.backends.base import (BUILTIN_BACKENDS, ENTRY_POINT_GROUP, Backend, NoOptions, get_backend,
+from mtboard.backends.base import (BUILTIN_BACKENDS, ENTRY_POINT_GROUP, NoOptions, get_backend,
                                    load_backends, option_rows, register)
 from mtboard.errors import ConfigError
 from mtboard.schema import MethodClass

@@ -3,7 +3,6 @@ the run command's errors. Expected values are written by hand."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path

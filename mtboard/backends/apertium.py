@@ -44,6 +44,7 @@ from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
+from mtboard.llm import get_json
 from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
 from mtboard.schema import BackendFacts, ErrorKind, MethodClass, TranslationRecord
 
@@ -399,8 +400,6 @@ class ApertiumBackend(Backend):
         return True, out.decode("utf-8", "replace")
 
     async def _translate_apy(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:
-        from mtboard.llm import get_json  # the one module that imports httpx
-
         src, _, tgt = self.mode.partition("-")
         langpair = f"{src}|{tgt}"
         sem = asyncio.Semaphore(self.apy_concurrency)

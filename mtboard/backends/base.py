@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -246,8 +247,6 @@ def load_backends() -> dict[str, type[Backend]]:
     if _loaded:
         return REGISTRY
     _loaded = True
-    import importlib
-
     for name, value, dist in _entry_points():
         if name in REGISTRY:
             continue

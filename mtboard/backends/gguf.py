@@ -37,6 +37,7 @@ import re
 import statistics
 import time
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
@@ -598,8 +599,6 @@ class GGUFBackend(OpenAIBackend):
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self._gates_async())
-        from concurrent.futures import ThreadPoolExecutor
-
         with ThreadPoolExecutor(1) as pool:
             return pool.submit(lambda: asyncio.run(self._gates_async())).result()
 
