@@ -86,10 +86,11 @@ def _recompute(card: RunCard, entries: list[Entry]):
                for r in card.results]
     m = card.method
     runs = max(1, m.runs)
+    cls = backend_class(m.backend)
     scores, results = scoring.score_run(
         entries, records, source_language=card.dataset.source_language, target_language=card.dataset.target_language,
         elapsed_seconds=card.elapsed_seconds / runs, fst=card.scores.fst_acceptance_rate is not None,
-        strip_unknown_marks=bool(getattr(backend_class(m.backend), "strip_unknown_marks", False)),
+        strip_unknown_marks=cls.strip_unknown_marks if cls is not None else False,
         price_in_per_mtok=m.price_in_per_mtok, price_out_per_mtok=m.price_out_per_mtok)
     totals = None
     if runs == 1:
