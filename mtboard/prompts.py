@@ -22,6 +22,7 @@ is a prompt, not HTML). Templates are looked up in ``$MTBOARD_PROMPTS_DIR`` or t
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,8 +227,6 @@ def load_prompt(name: str) -> Prompt:
 
     Raises: ConfigError for an unknown name (with "did you mean" and the list); InputError for a malformed file.
     """
-    import difflib
-
     if name.endswith(".j2") and Path(name).exists():
         path = Path(name)
     else:

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mtboard import __version__, canonical, safejson
+from mtboard import fst as fst_mod
 from mtboard.card import card_fingerprint_components
 from mtboard.errors import InputError, MtboardError
 from mtboard.schema import RunCard
@@ -228,8 +229,6 @@ def check_method(run: CardRun, card: RunCard) -> None:
         if got != want:
             run.fail("method", f"method_config.{name} does not mirror {src}", f"$.method_config.{name}")
     if card.fst_version is not None:
-        from mtboard import fst as fst_mod  # noqa: PLC0415
-
         analyser = fst_mod.find_analyser(card.dataset.target_language)
         if analyser is None or analyser.version != card.fst_version:
             run.fail("method", "fst_version names an analyser this validator does not have (install the same "
