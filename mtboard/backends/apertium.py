@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 
 from mtboard.backends.base import MethodSpec, TranslateRequest, register
 from mtboard.errors import BackendError, ConfigError
+from mtboard.languages import primary
 from mtboard.schema import ErrorKind, MethodClass, TranslationRecord
 
 APERTIUM = "apertium"
@@ -245,7 +246,7 @@ class ApertiumBackend:
         parts = (model or "").split("_")[0].split("-")
         if len(parts) != 2:
             return
-        want = [ISO639_3.get(lang.split("-")[0].lower()) for lang in (source_language, target_language)]
+        want = [ISO639_3.get(primary(lang)) for lang in (source_language, target_language)]
         for side, code, expected in zip(("source", "target"), parts, want):
             if expected is not None and code != expected:
                 raise ConfigError(f"Apertium mode {model!r} translates {parts[0]}→{parts[1]}, but the dataset's "

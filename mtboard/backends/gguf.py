@@ -47,6 +47,7 @@ from mtboard import localserver
 from mtboard.backends.base import BackendOptions, MethodSpec, TranslateRequest, register
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.errors import BackendError, ConfigError, DeferredError
+from mtboard.languages import primary
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.localserver import LocalServer
 from mtboard.schema import LocalModelGate, MethodClass
@@ -546,7 +547,7 @@ class GGUFBackend(OpenAIBackend):
 
     def _lines(self) -> tuple[list[str], list[str]]:
         """(5 canary lines, gate scene lines) for the source language: the fixed lines, else corpus samples."""
-        lang = (self.options.source_language or "").split("-")[0].lower()
+        lang = primary(self.options.source_language) if self.options.source_language else ""
         need = self.settings.gate_history + self.settings.gate_lines
         if lang in CANARY_LINES:
             return CANARY_LINES[lang], GATE_LINES[lang]

@@ -23,6 +23,7 @@ import polib
 
 from mtboard.corpora.filters import Pair
 from mtboard.errors import InputError
+from mtboard.languages import same_language
 from mtboard.safejson import read_bytes
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -131,10 +132,13 @@ def _seg_text(seg) -> str:
 
 
 def _lang_matches(tag: str | None, lang: str) -> bool:
+    """Same tag ignoring case and ``_``/``-``, or the same primary subtag; a malformed ``xml:lang`` matches nothing."""
     if not tag:
         return False
-    a, b = tag.lower().replace("_", "-"), lang.lower()
-    return a == b or a.split("-")[0] == b.split("-")[0]
+    try:
+        return same_language(tag, lang)
+    except InputError:
+        return False
 
 
 def read_tmx(path: str | os.PathLike[str], source_lang: str, target_lang: str) -> list[Pair]:

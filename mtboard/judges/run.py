@@ -37,6 +37,7 @@ from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, J
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
 from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, retry_messages
 from mtboard.judges.store import JudgeStore
+from mtboard.languages import language_name
 from mtboard.schema import Corpus, EntryResult, JudgeSummary, JudgeVerdict, Outcome, RunCard, Usage
 
 DEFAULT_MAX_ATTEMPTS = 3
@@ -108,7 +109,6 @@ def _not_sent(worst: float, result: EntryResult) -> JudgeVerdict:
 def _items(card: RunCard, corpus: Corpus) -> dict[int, JudgeItem]:
     by_id = {e.id: e for e in corpus.entries}
     items: dict[int, JudgeItem] = {}
-    from mtboard.prompts import language_name
 
     for r in card.results:
         entry = by_id.get(r.entry_id)
