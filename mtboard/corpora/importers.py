@@ -20,6 +20,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import polib
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import ParseError, fromstring
 
 from mtboard.corpora.filters import Pair
 from mtboard.errors import InputError
@@ -149,9 +151,6 @@ def read_tmx(path: str | os.PathLike[str], source_lang: str, target_lang: str) -
     Parsed with defusedxml with DTDs, entity declarations and external references forbidden (XML bombs, XXE).
     ``locator`` is ``tuid=<id>`` when present, else ``tu <n>``. Raises InputError on malformed or forbidden XML.
     """
-    from defusedxml import DefusedXmlException
-    from defusedxml.ElementTree import ParseError, fromstring
-
     raw = read_bytes(path, max_bytes=MAX_INPUT_BYTES)
     try:
         root = fromstring(raw, forbid_dtd=True, forbid_entities=True, forbid_external=True)

@@ -64,7 +64,7 @@ def judge_endpoint_from_env() -> tuple[str, str | None]:
 
 def default_client_factory(concurrency: int = 8) -> Any:
     """An :class:`mtboard.llm.LLMClient` on the judge endpoint from the environment."""
-    from mtboard.llm import LLMClient
+    from mtboard.llm import LLMClient  # httpx and the client stack: only when a judge actually calls an endpoint
 
     url, key = judge_endpoint_from_env()
     return LLMClient(url, key, concurrency=concurrency)
