@@ -29,6 +29,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from sacrebleu.metrics import BLEU, CHRF  # noqa: E402
+
+from mtboard import scoring  # noqa: E402
+from mtboard.languages import bleu_tokenizer  # noqa: E402
+from mtboard.metrics.pool import plan_chunks  # noqa: E402
+from mtboard.metrics.ter import TER_MAX_WORDS  # noqa: E402
+from mtboard.schema import Entry, TranslationRecord  # noqa: E402
+
 APERTIUM_MODES = {("en", "es"): "eng-spa", ("en", "ca"): "eng-cat"}
 
 
@@ -93,11 +101,6 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 
-    from sacrebleu.metrics import BLEU, CHRF
-
-    from mtboard import metrics, scoring
-    from mtboard.schema import Entry, TranslationRecord
-
     groups, kind = load_groups(args.segments)
     runs = []
     for g in groups:
@@ -114,7 +117,7 @@ def main() -> None:
         for g, _, _ in runs:
             refs = [e["reference"] for e in g["entries"]]
             CHRF(word_order=2).corpus_score(g["hyps"], [refs])
-            BLEU(tokenize=metrics.bleu_tokenizer(g["tgt"])).corpus_score(g["hyps"], [refs])
+            BLEU(tokenize=bleu_tokenizer(g["tgt"])).corpus_score(g["hyps"], [refs])
 
     last = {}
 
@@ -137,7 +140,7 @@ def main() -> None:
         print(f"  {name}: chrF++ {s.chrf_plus_plus:.2f}, BLEU {s.bleu:.2f}, TER {s.ter:.2f} "
               f"(coverage {s.ter_coverage:.3f}), composite {s.composite:.3f} ({s.composite_profile})")
     print(f"sacrebleu bare corpus chrF++ + BLEU: wall {bw:.2f} s, CPU {bc:.2f} s (median of {args.repeats})")
-    print(f"mtboard score_run (checks, chrF++, BLEU, TER ≤ {metrics.TER_MAX_WORDS} words, stats, bootstrap, FST, "
+    print(f"mtboard score_run (checks, chrF++, BLEU, TER ≤ {TER_MAX_WORDS} words, stats, bootstrap, FST, "
           f"breakdowns): wall {ow:.2f} s, CPU {oc:.2f} s (main process {om:.2f} s, pool workers {oc - om:.2f} s)")
     try:
         load = os.getloadavg()[0]
@@ -145,7 +148,7 @@ def main() -> None:
                                                                     "of the parallel part" if load > 1.5 else ""))
     except OSError:
         pass
-    chunks = len(metrics.plan_chunks(max(len(r[1]) for r in runs)))
+    chunks = len(plan_chunks(max(len(r[1]) for r in runs)))
     if chunks > 1:  # this process scores one chunk itself while chunks − 1 pool workers score the others
         est = max(om, (oc - om) / (chunks - 1)) / bc
         print(f"idle-machine estimate: max(main CPU, pool CPU / {chunks - 1} workers) / sacrebleu CPU = {est:.2f}")

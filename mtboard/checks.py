@@ -33,7 +33,9 @@ from collections import Counter
 
 import regex
 
+from mtboard.languages import expected_scripts
 from mtboard.schema import CheckFlag, ErrorKind, MechanicalDecision, Outcome
+from mtboard.text import MD_EMPHASIS, TAG, may_hold_placeholders, placeholders
 
 POLICY_VERSION = "mech-1.0"
 """Version of this frozen policy, stored in every card's ``scores.policy_version``."""
@@ -165,46 +167,6 @@ _SCRIPTS = ("Latin", "Cyrillic", "Greek", "Arabic", "Hebrew", "Han", "Hiragana",
             "Syriac", "Thaana", "Mongolian")
 _SCRIPT_RE = [(s, regex.compile(rf"\p{{Script={s}}}")) for s in _SCRIPTS]
 
-_LATIN = frozenset({"Latin"})
-LANGUAGE_SCRIPTS: dict[str, frozenset[str]] = {
-    **{lang: _LATIN for lang in (
-        "en es fr de it pt ca gl eu nl sv da no nb nn fi et is ga cy pl cs sk sl hr bs sq ro hu lt lv tr az id ms "
-        "vi tl fil sw eo la af mt oc br lb fo gd ha yo ig zu xh so uz tk qu gn ay ht mi sm to haw ast an sc rm "
-        "fur lij vec co wa fy se").split()},
-    **{lang: frozenset({"Cyrillic"}) for lang in "ru uk be bg mk kk ky mn tg tt ba cv os ce".split()},
-    "sr": frozenset({"Cyrillic", "Latin"}), "hbs": frozenset({"Cyrillic", "Latin"}),
-    "el": frozenset({"Greek"}),
-    **{lang: frozenset({"Arabic"}) for lang in "ar fa ur ps ug ckb sd".split()},
-    "he": frozenset({"Hebrew"}), "yi": frozenset({"Hebrew"}),
-    **{lang: frozenset({"Devanagari"}) for lang in "hi mr ne sa mai bho".split()},
-    "bn": frozenset({"Bengali"}), "as": frozenset({"Bengali"}), "pa": frozenset({"Gurmukhi"}),
-    "gu": frozenset({"Gujarati"}), "ta": frozenset({"Tamil"}), "te": frozenset({"Telugu"}),
-    "kn": frozenset({"Kannada"}), "ml": frozenset({"Malayalam"}), "si": frozenset({"Sinhala"}),
-    "th": frozenset({"Thai"}), "lo": frozenset({"Lao"}), "km": frozenset({"Khmer"}), "my": frozenset({"Myanmar"}),
-    "ka": frozenset({"Georgian"}), "hy": frozenset({"Armenian"}), "am": frozenset({"Ethiopic"}),
-    "ti": frozenset({"Ethiopic"}), "bo": frozenset({"Tibetan"}), "dv": frozenset({"Thaana"}),
-    "zh": frozenset({"Han"}), "ja": frozenset({"Han", "Hiragana", "Katakana"}), "ko": frozenset({"Hangul", "Han"}),
-    "crk": frozenset({"Latin", "Canadian_Aboriginal"}), "iu": frozenset({"Canadian_Aboriginal", "Latin"}),
-    "chr": frozenset({"Cherokee"}),
-}
-"""Scripts each language is normally written in (primary BCP 47 subtag). Unknown languages: no script rules."""
-
-_SCRIPT_SUBTAGS = {"Latn": "Latin", "Cyrl": "Cyrillic", "Hans": "Han", "Hant": "Han", "Arab": "Arabic",
-                   "Grek": "Greek", "Hebr": "Hebrew", "Deva": "Devanagari", "Cans": "Canadian_Aboriginal",
-                   "Jpan": "Han", "Kore": "Hangul"}
-
-
-@functools.lru_cache(maxsize=1024)
-def language_scripts(tag: str) -> frozenset[str] | None:
-    """Scripts of a BCP 47 tag (a script subtag such as ``sr-Latn`` wins); None when unknown."""
-    parts = tag.replace("_", "-").split("-")
-    for p in parts[1:]:
-        if len(p) == 4 and p.title() in _SCRIPT_SUBTAGS:
-            s = _SCRIPT_SUBTAGS[p.title()]
-            return frozenset({s, "Han", "Hiragana", "Katakana"}) if p.title() == "Jpan" else frozenset({s})
-    return LANGUAGE_SCRIPTS.get(parts[0].lower())
-
-
 @functools.lru_cache(maxsize=65536)
 def char_script(ch: str) -> str:
     """Unicode Script of one letter among :data:`_SCRIPTS`; 'Common' for non-letters, 'Other' for the rest."""
@@ -282,7 +244,7 @@ def untranslated_share(*, output: str, source: str, reference: str, source_langu
     out_letters = letter_count(output)
     if out_letters == 0:
         return 0.0, False
-    src_s, tgt_s = language_scripts(source_language), language_scripts(target_language)
+    src_s, tgt_s = expected_scripts(source_language), expected_scripts(target_language)
     src_only = (src_s - tgt_s) if (src_s is not None and tgt_s is not None) else frozenset()
     if src_only:
         ref_low, src_low = reference.casefold(), source.casefold()
@@ -310,20 +272,6 @@ def untranslated_share(*, output: str, source: str, reference: str, source_langu
 # --------------------------------------------------------------------------------------------------------------------
 # Flags
 
-_PLACEHOLDER = regex.compile(
-    r"%(?:\d+\$)?(?:\([^)\s]{1,40}\))?[-+#0]*(?:\d+|\*)?(?:\.\d+)?(?:hh|h|ll|l|L|q|j|z|t)?[diouxXeEfFgGcrsaAp]"
-    r"|%\d+(?![\d$])"                                   # Qt / Windows %1
-    r"|\{\{\s*[\w.]+\s*\}\}"                            # {{name}}
-    r"|\{\d*\}"                                         # {} {0}
-    r"|\{[A-Za-z_][\w.\[\]]*(?:![rsa])?(?::[^{}\s]{0,20})?\}"  # {name} {name:>10}
-    r"|\$[A-Za-z_][\w.\[\]]*\|?"                        # Wesnoth $unit.name|, shell $HOME
-    r"|\\[nrt]"                                         # literal escapes \n \t
-)
-_MARKUP = regex.compile(r"</?([A-Za-z][A-Za-z0-9]*)(?:\s[^<>]*)?/?>")
-_MD_EMPHASIS = regex.compile(
-    r"\*\*[^*\n]+\*\*|__[^_\n]+__"
-    r"|(?<![\w*])\*[^*\s][^*\n]*?(?<!\s)\*(?![\w*])"
-    r"|(?<![\w_])_[^_\s][^_\n]*?(?<!\s)_(?![\w_])")
 _LABEL_COLON = regex.compile(r"^[ \t]*[\p{Lu}][\p{L}\p{M}\p{N}.'’-]*(?: [\p{L}\p{M}\p{N}.'’-]+){0,2}[ \t]*[:：][ \t]",
                              regex.M)
 _LABEL_BOLD = regex.compile(r"^[ \t]*\*\*[^*\n]{1,30}?(?:[:：]\*\*|\*\*[ \t]*[:：])", regex.M)
@@ -365,17 +313,13 @@ def _may_be_commentary(text: str) -> bool:
     return bool(_COMMENTARY_START.match(text[:200]) or _COMMENTARY_REST.search(text))
 
 
-def _may_hold_placeholders(text: str) -> bool:
-    return "%" in text or "{" in text or "$" in text or "\\" in text
-
-
 def _placeholders(text: str) -> Counter[str]:
-    return Counter(_PLACEHOLDER.findall(text))
+    return Counter(placeholders(text))
 
 
 def _markup(text: str) -> Counter[str]:
     return Counter(m.group(0).startswith("</") and "/" + m.group(1).lower() or m.group(1).lower()
-                   for m in _MARKUP.finditer(text))
+                   for m in TAG.finditer(text))
 
 
 def _fmt_counter(c: Counter[str]) -> str:
@@ -412,7 +356,7 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
 
     # markdown emphasis added
     def md_count(text: str) -> int:  # bold speaker labels are counted above, not twice
-        return len(_MD_EMPHASIS.findall(_LABEL_BOLD.sub("", text)))
+        return len(MD_EMPHASIS.findall(_LABEL_BOLD.sub("", text)))
 
     md = md_count(out) if ("*" in out or "_" in out) else 0
     if md and md > max(md_count(source), md_count(reference)):
@@ -434,8 +378,8 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
                                count=abs(out.count("\n") - n_src)))
 
     # placeholders: the output's multiset matches neither the source's nor the reference's
-    po = _placeholders(out) if _may_hold_placeholders(out) else _NO_COUNTS
-    ps = _placeholders(source) if _may_hold_placeholders(source) else _NO_COUNTS
+    po = _placeholders(out) if may_hold_placeholders(out) else _NO_COUNTS
+    ps = _placeholders(source) if may_hold_placeholders(source) else _NO_COUNTS
     if (po or ps) and po != ps and po != _placeholders(reference):  # both empty: equal, nothing to compare
         missing, extra = ps - po, po - ps
         detail = "; ".join(x for x in (missing and f"missing {_fmt_counter(missing)}",
@@ -443,7 +387,7 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
         flags.append(CheckFlag(rule="placeholder", detail=detail[:200], count=sum((missing + extra).values())))
 
     # foreign script: letters of a script used by neither language nor the reference
-    src_s, tgt_s = language_scripts(source_language), language_scripts(target_language)
+    src_s, tgt_s = expected_scripts(source_language), expected_scripts(target_language)
     if src_s is not None and tgt_s is not None:
         base = src_s | tgt_s
         foreign = {s: n for s, n in script_counts(out, latin="Latin" not in base).items() if s not in base}

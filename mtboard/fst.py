@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from mtboard.checks import words
 from mtboard.errors import BackendError
+from mtboard.languages import primary
 
 APERTIUM_DIR = "/usr/share/apertium"
 
@@ -86,7 +87,7 @@ def find_analyser(target_language: str) -> Analyser | None:
     """
     if shutil.which("lt-proc") is None:
         return None
-    lang = target_language.replace("_", "-").split("-")[0].lower()
+    lang = primary(target_language)
     paths = _candidates(lang)
     if not paths:
         return None

@@ -34,31 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mtboard import canonical, safejson
 from mtboard.errors import ConfigError, InputError
+from mtboard.languages import is_one_of, language_name, pick
 from mtboard.schema import describe_validation_error
 
 KNOWN_VARIABLES = frozenset({"source", "history", "source_language", "target_language", "source_language_name",
                              "target_language_name", "examples"})
 """Variables a template may use. ``examples`` is the list of ``(source, target)`` pairs for the target language."""
-
-LANGUAGE_NAMES: dict[str, str] = {
-    "ar": "Arabic", "ca": "Catalan", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek", "en": "English",
-    "eo": "Esperanto", "es": "Spanish", "eu": "Basque", "fa": "Persian", "fi": "Finnish", "fr": "French",
-    "gl": "Galician", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "id": "Indonesian",
-    "is": "Icelandic", "it": "Italian", "ja": "Japanese", "ko": "Korean", "mk": "Macedonian", "nl": "Dutch",
-    "no": "Norwegian", "nb": "Norwegian Bokmål", "pl": "Polish", "pt": "Portuguese", "pt-BR": "Brazilian Portuguese",
-    "ro": "Romanian", "ru": "Russian", "sk": "Slovak", "sr": "Serbian", "sv": "Swedish", "th": "Thai",
-    "tr": "Turkish", "uk": "Ukrainian", "vi": "Vietnamese", "zh": "Chinese", "zh-Hans": "Simplified Chinese",
-    "zh-Hant": "Traditional Chinese", "crk": "Plains Cree",
-}
-"""English names used in prompts; unknown tags fall back to the primary subtag's name, then to the tag itself."""
-
-
-def language_name(tag: str) -> str:
-    """English display name of a BCP 47 tag (``pt-BR`` → Brazilian Portuguese, ``es-MX`` → Spanish)."""
-    if tag in LANGUAGE_NAMES:
-        return LANGUAGE_NAMES[tag]
-    primary = tag.split("-")[0].lower()
-    return LANGUAGE_NAMES.get(primary, tag)
 
 
 def prompts_dir() -> Path:
@@ -119,13 +100,13 @@ class Prompt:
     def _vars(self, source_language: str, target_language: str, source: str = "",
               history: list[str] | None = None) -> dict[str, Any]:
         m = self.meta
-        if m.source_languages is not None and not _lang_in(source_language, m.source_languages):
+        if m.source_languages is not None and not is_one_of(source_language, m.source_languages):
             raise ConfigError(f"prompt {self.name!r} takes source languages {m.source_languages}, not "
                               f"{source_language!r}", where=str(self.path), field="source_languages",
                               fix="pick another --prompt (e.g. translate-chat)")
         examples: list[tuple[str, str]] = []
         if "examples" in m.variables:
-            key = _pick_lang(target_language, m.examples)
+            key = pick(target_language, m.examples)
             if key is None:
                 raise ConfigError(f"prompt {self.name!r} has no examples for target language {target_language!r} "
                                   f"(has: {', '.join(sorted(m.examples))})", where=str(self.path), field="examples",
@@ -184,20 +165,6 @@ class Prompt:
         except jinja2.TemplateError as exc:
             raise ConfigError(f"template error in a stop sequence: {exc}", where=str(self.path), field="stop") \
                 from None
-
-
-def _lang_in(tag: str, tags: list[str]) -> bool:
-    return tag in tags or tag.split("-")[0].lower() in tags
-
-
-def _pick_lang(tag: str, table: dict[str, Any]) -> str | None:
-    if tag in table:
-        return tag
-    lower = {k.lower(): k for k in table}
-    if tag.lower() in lower:
-        return lower[tag.lower()]
-    primary = tag.split("-")[0].lower()
-    return lower.get(primary)
 
 
 def _env() -> jinja2.Environment:

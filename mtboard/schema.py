@@ -21,7 +21,8 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, ValidationError,
+                      field_validator, model_serializer, model_validator)
 
 # --------------------------------------------------------------------------------------------------------------------
 # Base and enums
@@ -441,6 +442,17 @@ class Signatures(Strict):
     chrf: str
     bleu: str
     ter: str
+    composite: str | None = None
+    """Signature of the composite (``composite:A|weights:…|policy:mech-1.0``; mtboard.metrics.composite). Optional:
+    cards written before it existed lack it, and a card without it is written without the key (so such cards keep
+    their bytes and seal)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_composite(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("composite") is None:
+            data.pop("composite", None)
+        return data
 
 
 class Breakdown(Strict):

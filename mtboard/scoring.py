@@ -15,14 +15,22 @@ from typing import Any
 
 import numpy as np
 
-from mtboard import checks, fst as fst_mod, metrics
+from mtboard import checks, fst as fst_mod
 from mtboard.errors import ConfigError, MtboardError
-from mtboard.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Scores, SegmentStats, Totals,
-                            TranslationRecord, Usage)
+from mtboard.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu, sentence_bleu_from_stats
+from mtboard.metrics.bootstrap import chrf_ci
+from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature, sentence_chrf_from_stats
+from mtboard.metrics.composite import composite, composite_signature, cost_adjusted_score, quality_tier
+from mtboard.metrics.pool import map_chunks, plan_chunks
+from mtboard.metrics.segments import statistics_chunk
+from mtboard.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_signature
+from mtboard.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Scores, SegmentStats,
+                            Signatures, Totals, TranslationRecord, Usage)
+from mtboard.text import nfc, normalise_for_match
 
 
 FIRST_SHARE = 0.85
-"""Share of a pool slice that this process scores itself (:func:`mtboard.metrics.plan_chunks`): it also gathers the
+"""Share of a pool slice that this process scores itself (:func:`mtboard.metrics.pool.plan_chunks`): it also gathers the
 workers' results, builds the entry results and runs the bootstrap afterwards. Speed only; results do not depend on
 the split."""
 
@@ -79,8 +87,8 @@ def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv:
     """Slice metrics; ``chrf``/``bleu`` are int64 matrices of the per-segment statistics (exact integer sums)."""
     n = len(idx)
     return {
-        "chrf_plus_plus": metrics.chrf_from_totals(chrf[idx].sum(axis=0).tolist()),
-        "bleu": metrics.bleu_from_totals(bleu[idx].sum(axis=0).tolist()),
+        "chrf_plus_plus": chrf_from_totals(chrf[idx].sum(axis=0).tolist()),
+        "bleu": bleu_from_totals(bleu[idx].sum(axis=0).tolist()),
         "exact_match_rate": sum(run.exact[i] for i in idx) / n,
         "equivalent_match_rate": (sum(run.equiv[i] for i in idx) / n) if has_equiv else None,
         "code_switching_rate": sum(run.cs[i] for i in idx) / n,
@@ -98,7 +106,7 @@ def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_
     for k in sorted(groups):
         idx = groups[k]
         v = _slice_values(run, chrf, bleu, idx, has_equiv=has_equiv, has_fst=has_fst)
-        comp, _ = metrics.composite(v)
+        comp, _ = composite(v)
         out[k] = Breakdown(n=len(idx), chrf_plus_plus=v["chrf_plus_plus"], bleu=v["bleu"],
                            exact_match_rate=v["exact_match_rate"], composite=comp,
                            errors=sum(run.errors[i] for i in idx))
@@ -139,11 +147,10 @@ def _check_and_measure(items: list[tuple], source_language: str, target_language
         out.decisions.append(d)
         ok = d.outcome == Outcome.usable
         usable.append(ok)
-        hyps.append(metrics.nfc(p) if ok else "")
-        refs.append(metrics.nfc(reference))
-    out.chrf, out.bleu, out.ter = metrics._stats_chunk(hyps, refs, target_language)
-    chrf_s, bleu_s, ter_s = metrics.sentence_chrf_from_stats, metrics.sentence_bleu_from_stats, \
-        metrics.sentence_ter_from_stats
+        hyps.append(nfc(p) if ok else "")
+        refs.append(nfc(reference))
+    out.chrf, out.bleu, out.ter = statistics_chunk(hyps, refs, target_language)
+    chrf_s, bleu_s, ter_s = sentence_chrf_from_stats, sentence_bleu_from_stats, sentence_ter_from_stats
     for i, (item, h, r, ok, d) in enumerate(zip(items, hyps, refs, usable, out.decisions)):
         out.chrf_score.append(chrf_s(out.chrf[i]) if ok else 0.0)
         out.bleu_score.append(bleu_s(out.bleu[i]) if ok else 0.0)
@@ -152,7 +159,7 @@ def _check_and_measure(items: list[tuple], source_language: str, target_language
         hn = " ".join(h.split())
         rn = " ".join(r.split())
         out.exact.append(ok and hn == rn)
-        out.equiv.append(ok and (hn == rn or any(hn == metrics.normalise_for_match(v) for v in item[5])))
+        out.equiv.append(ok and (hn == rn or any(hn == normalise_for_match(v) for v in item[5])))
         out.length_ratio.append(len(hn) / len(rn) if rn else 0.0)
         out.cs.append(checks.code_switching_detected(d))
         if fst_words:
@@ -211,13 +218,12 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     recs = _match_records(entries, records)
     analyser = resolve_analyser(target_language, fst)
 
-    metrics.make_bleu(target_language)  # a missing tokenizer fails here, not in a worker
+    make_bleu(target_language)  # a missing tokenizer fails here, not in a worker
     items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history, e.variants)
              for e, r in zip(entries, recs)]
-    parts = metrics.map_chunks(_check_and_measure, [(items[a:b], source_language, target_language,
-                                                     strip_unknown_marks, analyser is not None)
-                                                    for a, b in metrics.plan_chunks(len(items),
-                                                                                    first_share=FIRST_SHARE)])
+    parts = map_chunks(_check_and_measure, [(items[a:b], source_language, target_language, strip_unknown_marks,
+                                             analyser is not None)
+                                            for a, b in plan_chunks(len(items), first_share=FIRST_SHARE)])
     col = _Slice()
     for part in parts:
         for name, value in vars(part).items():
@@ -227,16 +233,16 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     has_equiv = any(e.variants for e in entries)
     has_fst = analyser is not None
     n = len(entries)
-    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, metrics.CHRF_STATS_LEN)
-    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, metrics.BLEU_STATS_LEN)
+    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
+    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
     if analyser is not None:
         # lt-proc runs in its own process: wait for it in a thread while this one computes the bootstrap CI
         with ThreadPoolExecutor(max_workers=1) as lookup:
             fst_future = lookup.submit(fst_mod.acceptance_from_words, analyser, col.fst_words)
-            chrf_ci95 = metrics.bootstrap_ci(chrf_m)
+            chrf_ci95 = chrf_ci(chrf_m)
             fst_counts = fst_future.result()
     else:
-        chrf_ci95 = metrics.bootstrap_ci(chrf_m)
+        chrf_ci95 = chrf_ci(chrf_m)
         fst_counts = None
 
     run = _Run()
@@ -272,7 +278,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
 
     idx = list(range(n))
     values = _slice_values(run, chrf_m, bleu_m, idx, has_equiv=has_equiv, has_fst=has_fst)
-    comp, profile = metrics.composite(values)
+    comp, profile = composite(values)
 
     mech: Counter[str] = Counter({o.value: 0 for o in Outcome})
     for d in decisions:
@@ -301,7 +307,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         chrf_ci95=chrf_ci95,
         bleu=values["bleu"],
         semantic_score=None,
-        ter=metrics.ter_from_stats(ter),
+        ter=ter_from_stats(ter),
         ter_coverage=ter_covered / n,
         length_ratio=sum(col.length_ratio) / n,
         code_switching_rate=values["code_switching_rate"],
@@ -311,13 +317,15 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         entries_per_minute=(60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
         composite=comp,
         composite_profile=profile,
-        quality_tier=metrics.quality_tier(comp),
-        cost_adjusted_score=metrics.cost_adjusted_score(comp, cost_per_entry),
+        quality_tier=quality_tier(comp),
+        cost_adjusted_score=cost_adjusted_score(comp, cost_per_entry),
         errors=sum(run.errors),
         transport_errors=sum(1 for r in recs if r.error_kind == "transport"),
         mechanical=dict(sorted(mech.items())),
         policy_version=checks.POLICY_VERSION,
-        signatures=metrics.signatures(target_language),
+        signatures=Signatures(chrf=chrf_signature(), bleu=bleu_signature(target_language),
+                              ter=ter_signature(target_language),
+                              composite=composite_signature(profile, checks.POLICY_VERSION)),
         by_difficulty=_breakdowns([str(e.difficulty) if e.difficulty is not None else None for e in entries], run,
                                   chrf_m, bleu_m, has_equiv=has_equiv, has_fst=has_fst),
         by_provenance=_breakdowns([e.provenance for e in entries], run, chrf_m, bleu_m, has_equiv=has_equiv,

@@ -8,9 +8,11 @@ Methods (sources: Koehn 2004, "Statistical significance tests for machine transl
 resampling; Holm 1979, "A simple sequentially rejective multiple test procedure"; sacrebleu's ``significance.py`` for
 the resampling layout; WMT findings papers for rank clusters):
 
-* :func:`bootstrap_counts` draws ``R`` seeded resamples of the ``n`` segments **once per view**; every row of that
-  view is scored on the same resamples (integer matrix product, so results are exact and identical on every
-  machine), which makes any two rows a *paired* bootstrap for free.
+* The resamples are :mod:`mtboard.metrics.bootstrap`'s (the card's CI uses the same draw scheme and scores):
+  :func:`~mtboard.metrics.bootstrap.resample_counts` draws ``R`` seeded resamples of the ``n`` segments **once per
+  view** (seed :func:`view_seed`); every row of that view is scored on the same resamples
+  (:func:`~mtboard.metrics.bootstrap.chrf_resamples`, exact integer sums), which makes any two rows a *paired*
+  bootstrap for free.
 * :func:`paired_p_value`: two-sided p-value of a chrF++ difference from the bootstrap standard error of the paired
   difference (normal approximation, continuous, so Holm's small thresholds stay reachable with 1,000 resamples).
 * :func:`rank_clusters`: rows are ordered by the leaderboard score (the composite). A boundary between positions k and
@@ -33,13 +35,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-CHAR_ORDER = 6
-WORD_ORDER = 2
-BETA = 2
-CHRF_STATS_LEN = 3 * (CHAR_ORDER + WORD_ORDER)
-"""24: (hyp, ref, match) for 6 char orders then 2 word orders (sacrebleu CHRF(word_order=2) layout)."""
-
-DEFAULT_RESAMPLES = 1000
 ALPHA = 0.05
 Z_975 = 1.959963984540054
 Z_80 = 0.8416212335729143
@@ -54,98 +49,6 @@ def view_seed(*parts: str) -> int:
     """Deterministic 63-bit seed derived from a view's identity (dataset id, version, domain …)."""
     digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") >> 1
-
-
-def stats_matrix(per_segment: Sequence[Sequence[int]]) -> np.ndarray:
-    """Stack per-segment chrF++ statistics into an ``(n, 24)`` int64 array.
-
-    Raises ValueError when a row does not have 24 values.
-    """
-    arr = np.asarray([list(s) for s in per_segment], dtype=np.int64)
-    if arr.size == 0:
-        return np.zeros((0, CHRF_STATS_LEN), dtype=np.int64)
-    if arr.ndim != 2 or arr.shape[1] != CHRF_STATS_LEN:
-        raise ValueError(f"chrF++ statistics must have {CHRF_STATS_LEN} values per segment, got shape {arr.shape}")
-    return arr
-
-
-def chrf_from_totals(totals: np.ndarray) -> np.ndarray:
-    """chrF++ (0–100) of aggregated statistics, vectorised over leading axes: ``(..., 24) -> (...)``.
-
-    Mirrors ``sacrebleu.metrics.chrf.CHRF._compute_f_score`` (eps_smoothing=False, β = 2) operation for operation,
-    so a single row gives the same float as sacrebleu (tested).
-    """
-    t = np.asarray(totals, dtype=np.float64)
-    eps = 1e-16
-    factor = BETA ** 2
-    avg_prec = np.zeros(t.shape[:-1])
-    avg_rec = np.zeros(t.shape[:-1])
-    eff = np.zeros(t.shape[:-1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for i in range(CHAR_ORDER + WORD_ORDER):
-            n_hyp, n_ref, n_match = t[..., 3 * i], t[..., 3 * i + 1], t[..., 3 * i + 2]
-            prec = np.where(n_hyp > 0, n_match / np.where(n_hyp > 0, n_hyp, 1), eps)
-            rec = np.where(n_ref > 0, n_match / np.where(n_ref > 0, n_ref, 1), eps)
-            both = (n_hyp > 0) & (n_ref > 0)
-            avg_prec = avg_prec + np.where(both, prec, 0.0)
-            avg_rec = avg_rec + np.where(both, rec, 0.0)
-            eff = eff + both
-        safe_eff = np.where(eff > 0, eff, 1)
-        avg_prec = np.where(eff > 0, avg_prec / safe_eff, 0.0)
-        avg_rec = np.where(eff > 0, avg_rec / safe_eff, 0.0)
-        denom = factor * avg_prec + avg_rec
-        score = np.where(avg_prec + avg_rec > 0,
-                         100 * ((1 + factor) * avg_prec * avg_rec / np.where(denom > 0, denom, 1)), 0.0)
-    return score
-
-
-def corpus_chrf(per_segment: Sequence[Sequence[int]] | np.ndarray) -> float | None:
-    """Corpus chrF++ (0–100) re-derived from per-segment statistics; None for zero segments.
-
-    Uses ``mtboard.metrics.chrf_from_stats`` (the scorer's own function) when present, else sacrebleu's formula.
-    """
-    arr = per_segment if isinstance(per_segment, np.ndarray) else stats_matrix(per_segment)
-    if arr.shape[0] == 0:
-        return None
-    try:  # the scorer's function keeps site and card numbers from drifting apart
-        from mtboard.metrics import chrf_from_stats  # type: ignore[attr-defined]
-    except ImportError:
-        chrf_from_stats = None
-    if chrf_from_stats is not None:
-        try:
-            return float(chrf_from_stats([list(map(int, r)) for r in arr]))
-        except Exception:  # noqa: BLE001 - signature mismatch: fall back to the vectorised formula
-            pass
-    return float(chrf_from_totals(arr.sum(axis=0)))
-
-
-def bootstrap_counts(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """``(R, n)`` int64 matrix: how often each of ``n`` segments is drawn in each of ``R`` seeded resamples.
-
-    Multiplying it with a ``(n, 24)`` statistics matrix gives every resample's totals in one exact integer product.
-    """
-    if n == 0:
-        return np.zeros((resamples, 0), dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(resamples, n))
-    counts = np.zeros((resamples, n), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(resamples), n), idx.ravel()), 1)
-    return counts
-
-
-def bootstrap_chrf(stats: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """chrF++ of each resample: ``(R,)`` floats for one row's ``(n, 24)`` statistics and shared ``(R, n)`` counts."""
-    if stats.shape[0] == 0:
-        return np.zeros(counts.shape[0])
-    return chrf_from_totals(counts @ stats)
-
-
-def percentile_ci(boot: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
-    """Percentile confidence interval of bootstrap scores (None when there are none)."""
-    if boot.size == 0:
-        return None
-    lo, hi = np.percentile(boot, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
-    return float(lo), float(hi)
 
 
 def paired_p_value(boot_a: np.ndarray, boot_b: np.ndarray, observed_diff: float) -> float:

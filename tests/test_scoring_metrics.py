@@ -11,12 +11,21 @@ import glob
 import json
 import unicodedata
 
+import numpy as np
 import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF
 
-from mtboard import metrics
 from mtboard.errors import ConfigError, MtboardError
+from mtboard.languages import bleu_tokenizer
+from mtboard.metrics.bleu import bleu_from_stats, bleu_signature, sentence_bleu_from_stats
+from mtboard.metrics.bootstrap import BOOTSTRAP_SEED, chrf_ci
+from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_stats, chrf_signature, sentence_chrf_from_stats
+from mtboard.metrics.match import exact_match, length_ratio
+from mtboard.metrics.pool import plan_chunks
+from mtboard.metrics.segments import segment_statistics
+from mtboard.metrics.ter import (TER_MAX_CJK_TOKENS, TER_MAX_WORDS, make_ter, sentence_ter_from_stats,
+                                 ter_from_stats, ter_signature, ter_token_cap)
 
 # sacrebleu README, "Using the Python API"
 README_SYS = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
@@ -35,9 +44,9 @@ def corpus_pairs() -> list[tuple[str, str, str]]:
 
 
 def test_readme_example_with_references_as_one_stream():
-    chrf, bleu, _ = metrics.segment_statistics(README_SYS, README_REFS, "en")
-    assert round(metrics.bleu_from_stats(bleu), 2) == 45.07
-    assert round(metrics.chrf_from_stats(chrf), 2) == 51.73
+    chrf, bleu, _ = segment_statistics(README_SYS, README_REFS, "en")
+    assert round(bleu_from_stats(bleu), 2) == 45.07
+    assert round(chrf_from_stats(chrf), 2) == 51.73
     # the same numbers from sacrebleu directly, references as a list of streams [[r1, r2, r3]]
     assert round(BLEU().corpus_score(README_SYS, [README_REFS]).score, 2) == 45.07
     assert round(CHRF(word_order=2).corpus_score(README_SYS, [README_REFS]).score, 2) == 51.73
@@ -52,26 +61,25 @@ def test_references_in_the_wrong_shape_give_another_score():
 
 def test_unequal_streams_are_an_error():
     with pytest.raises(MtboardError, match="3 hypotheses but 2 references"):
-        metrics.segment_statistics(README_SYS, README_REFS[:2], "en")
+        segment_statistics(README_SYS, README_REFS[:2], "en")
 
 
 @pytest.mark.parametrize("lang, tok", [("zh", "zh"), ("zh-Hans", "zh"), ("ja", "ja-mecab"), ("ko", "ko-mecab"),
                                        ("es", "13a"), ("en-GB", "13a"), ("ru", "13a")])
 def test_tokenizer_by_target_language(lang, tok):
-    assert metrics.bleu_tokenizer(lang) == tok
-    assert f"tok:{tok}" in metrics.signatures(lang).bleu
+    assert bleu_tokenizer(lang) == tok
+    assert f"tok:{tok}" in bleu_signature(lang)
 
 
 def test_chinese_pair_scores_differently_with_zh_than_13a():
     hyp, ref = ["猫坐在垫子上。"], ["猫坐在席子上。"]
-    _, bleu, _ = metrics.segment_statistics(hyp, ref, "zh")
-    zh = metrics.bleu_from_stats(bleu)
+    _, bleu, _ = segment_statistics(hyp, ref, "zh")
+    zh = bleu_from_stats(bleu)
     assert zh == pytest.approx(BLEU(tokenize="zh").corpus_score(hyp, [ref]).score, abs=1e-9)
     assert zh != pytest.approx(BLEU(tokenize="13a").corpus_score(hyp, [ref]).score)
     assert BLEU(tokenize="13a").corpus_score(hyp, [ref]).score == 0.0  # one whitespace "word", no match
-    sig = metrics.signatures("zh")
-    assert "tok:zh" in sig.bleu and "asian:yes" in sig.ter
-    assert sig.chrf == "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:" + sacrebleu.__version__
+    assert "tok:zh" in bleu_signature("zh") and "asian:yes" in ter_signature("zh")
+    assert chrf_signature() == "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:" + sacrebleu.__version__
 
 
 def test_missing_tokenizer_fails_loudly(monkeypatch):
@@ -79,9 +87,9 @@ def test_missing_tokenizer_fails_loudly(monkeypatch):
 
     monkeypatch.setattr(ja, "MeCab", None)  # what an install without sacrebleu[ja] looks like
     with pytest.raises(ConfigError, match="ja-mecab.*mtboard\\[ja\\]"):
-        metrics.segment_statistics(["猫"], ["猫"], "ja")
+        segment_statistics(["猫"], ["猫"], "ja")
     with pytest.raises(ConfigError):
-        metrics.signatures("ja")
+        bleu_signature("ja")
 
 
 def test_nfd_and_nfc_forms_score_100():
@@ -90,11 +98,11 @@ def test_nfd_and_nfc_forms_score_100():
     assert nfd != text
     # without normalisation sacrebleu sees different characters
     assert CHRF(word_order=2).corpus_score([nfd], [[text]]).score < 100
-    chrf, bleu, ter = metrics.segment_statistics([nfd], [text], "es")
-    assert metrics.chrf_from_stats(chrf) == 100.0
-    assert metrics.bleu_from_stats(bleu) == 100.0
-    assert metrics.ter_from_stats(ter) == 0.0
-    assert metrics.exact_match(nfd, text)
+    chrf, bleu, ter = segment_statistics([nfd], [text], "es")
+    assert chrf_from_stats(chrf) == 100.0
+    assert bleu_from_stats(bleu) == 100.0
+    assert ter_from_stats(ter) == 0.0
+    assert exact_match(nfd, text)
 
 
 def test_corpus_scores_from_stored_stats_equal_sacrebleu_on_real_text():
@@ -108,67 +116,67 @@ def test_corpus_scores_from_stored_stats_equal_sacrebleu_on_real_text():
     for tgt, rows in by_lang.items():
         refs = [r for _, r in rows]
         hyps = refs[1:] + refs[:1]
-        chrf, bleu, ter = metrics.segment_statistics(hyps, refs, tgt)
+        chrf, bleu, ter = segment_statistics(hyps, refs, tgt)
         nh = [unicodedata.normalize("NFC", h) for h in hyps]
         nr = [unicodedata.normalize("NFC", r) for r in refs]
-        assert abs(metrics.chrf_from_stats(chrf) - CHRF(word_order=2).corpus_score(nh, [nr]).score) < 1e-9, tgt
-        tok = metrics.bleu_tokenizer(tgt)
-        assert abs(metrics.bleu_from_stats(bleu) - BLEU(tokenize=tok).corpus_score(nh, [nr]).score) < 1e-9, tgt
+        assert abs(chrf_from_stats(chrf) - CHRF(word_order=2).corpus_score(nh, [nr]).score) < 1e-9, tgt
+        tok = bleu_tokenizer(tgt)
+        assert abs(bleu_from_stats(bleu) - BLEU(tokenize=tok).corpus_score(nh, [nr]).score) < 1e-9, tgt
         # any subset, e.g. every third segment (paired significance tests work on subsets)
         sub = list(range(0, len(nh), 3))
         direct = CHRF(word_order=2).corpus_score([nh[i] for i in sub], [[nr[i] for i in sub]]).score
-        assert abs(metrics.chrf_from_stats(chrf, sub) - direct) < 1e-9
+        assert abs(chrf_from_stats(chrf, sub) - direct) < 1e-9
         # TER over the covered segments equals sacrebleu's TER on exactly those segments
         cov = [i for i, t in enumerate(ter) if t is not None]
         assert 0 < len(cov) <= len(nh)
-        ter_metric = metrics.make_ter(tgt)
+        ter_metric = make_ter(tgt)
         direct_ter = ter_metric.corpus_score([nh[i] for i in cov], [[nr[i] for i in cov]]).score
-        assert abs(metrics.ter_from_stats(ter) - direct_ter) < 1e-9
+        assert abs(ter_from_stats(ter) - direct_ter) < 1e-9
 
 
 def test_sentence_scores_from_stats_equal_sacrebleu_sentence_functions():
     pairs = [(h, r) for h, r in zip(README_SYS, README_REFS)] + [
         ("", "Something."), ("x", "x"), ("Una casa roja.", "La casa es roja."), ("...", "Una frase.")]
-    chrf, bleu, ter = metrics.segment_statistics([h for h, _ in pairs], [r for _, r in pairs], "en")
+    chrf, bleu, ter = segment_statistics([h for h, _ in pairs], [r for _, r in pairs], "en")
     for (h, r), c, b, t in zip(pairs, chrf, bleu, ter):
-        assert metrics.sentence_chrf_from_stats(c) == sacrebleu.sentence_chrf(h, [r], word_order=2).score
-        assert metrics.sentence_bleu_from_stats(b) == pytest.approx(sacrebleu.sentence_bleu(h, [r]).score,
+        assert sentence_chrf_from_stats(c) == sacrebleu.sentence_chrf(h, [r], word_order=2).score
+        assert sentence_bleu_from_stats(b) == pytest.approx(sacrebleu.sentence_bleu(h, [r]).score,
                                                                     abs=1e-9)
-        assert metrics.sentence_ter_from_stats(t) == pytest.approx(sacrebleu.sentence_ter(h, [r]).score, abs=1e-9)
+        assert sentence_ter_from_stats(t) == pytest.approx(sacrebleu.sentence_ter(h, [r]).score, abs=1e-9)
 
 
 def test_empty_hypothesis_scores_zero_and_ter_counts_every_reference_word():
-    chrf, bleu, ter = metrics.segment_statistics(["", ""], ["Una frase corta.", "Otra."], "es")
-    assert metrics.chrf_from_stats(chrf) == 0.0
-    assert metrics.bleu_from_stats(bleu) == 0.0
+    chrf, bleu, ter = segment_statistics(["", ""], ["Una frase corta.", "Otra."], "es")
+    assert chrf_from_stats(chrf) == 0.0
+    assert bleu_from_stats(bleu) == 0.0
     # TER tokens without normalisation are whitespace words: "una frase corta." → 3, "otra." → 1; all deleted
     assert ter == [[3.0, 3.0], [1.0, 1.0]]
-    assert metrics.ter_from_stats(ter) == 100.0
+    assert ter_from_stats(ter) == 100.0
 
 
 def test_ter_length_cap_and_coverage():
     short = "one two three"
-    long_ref = " ".join(f"w{i}" for i in range(metrics.TER_MAX_WORDS + 1))
-    edge = " ".join(f"w{i}" for i in range(metrics.TER_MAX_WORDS))
-    _, _, ter = metrics.segment_statistics([short, short, long_ref, edge], [short, long_ref, short, edge], "en")
+    long_ref = " ".join(f"w{i}" for i in range(TER_MAX_WORDS + 1))
+    edge = " ".join(f"w{i}" for i in range(TER_MAX_WORDS))
+    _, _, ter = segment_statistics([short, short, long_ref, edge], [short, long_ref, short, edge], "en")
     assert ter[0] == [0.0, 3.0]
     assert ter[1] is None and ter[2] is None  # reference or hypothesis over the cap
-    assert ter[3] == [0.0, float(metrics.TER_MAX_WORDS)]
-    assert metrics.ter_from_stats([None, None]) is None
+    assert ter[3] == [0.0, float(TER_MAX_WORDS)]
+    assert ter_from_stats([None, None]) is None
 
 
 def test_ter_cap_counts_characters_for_japanese_and_chinese_targets():
     # Hand-made: character-level TER (normalized + asian_support) makes every Han character one token (a run of kana
     # stays one token), so the cap is TER_MAX_CJK_TOKENS there and TER_MAX_WORDS for word-level targets.
-    assert metrics.ter_token_cap("ja") == metrics.ter_token_cap("zh-Hant") == metrics.TER_MAX_CJK_TOKENS == 60
-    assert metrics.ter_token_cap("es") == metrics.ter_token_cap("ko") == metrics.TER_MAX_WORDS == 20
+    assert ter_token_cap("ja") == ter_token_cap("zh-Hant") == TER_MAX_CJK_TOKENS == 60
+    assert ter_token_cap("es") == ter_token_cap("ko") == TER_MAX_WORDS == 20
     han = "日月火水木金土山川田人口目耳手足力男女子天気雨雪風花草竹林森石"  # 31 distinct Han characters
     assert len(han) == len(set(han)) == 31
-    edge = (han * 3)[:metrics.TER_MAX_CJK_TOKENS]
-    over = (han * 3)[:metrics.TER_MAX_CJK_TOKENS + 1]
+    edge = (han * 3)[:TER_MAX_CJK_TOKENS]
+    over = (han * 3)[:TER_MAX_CJK_TOKENS + 1]
     short = han[:25]  # 25 tokens: over the word cap, within the character cap
     kana = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん" * 2
-    _, _, ter = metrics.segment_statistics([edge, over, short, edge[:-1], kana], [edge, over, short, edge, kana],
+    _, _, ter = segment_statistics([edge, over, short, edge[:-1], kana], [edge, over, short, edge, kana],
                                            "ja")
     assert ter[0] == [0.0, 60.0]
     assert ter[1] is None  # 61 character tokens
@@ -176,7 +184,7 @@ def test_ter_cap_counts_characters_for_japanese_and_chinese_targets():
     assert ter[3] == [1.0, 60.0]  # one deleted character
     assert ter[4] == [0.0, 1.0]  # 92 hiragana are a single TER token
     # the same 25 characters with spaces in a Spanish target are 25 whitespace words: over the word cap
-    _, _, ter_es = metrics.segment_statistics([" ".join(short)], [" ".join(short)], "es")
+    _, _, ter_es = segment_statistics([" ".join(short)], [" ".join(short)], "es")
     assert ter_es == [None]
 
 
@@ -185,8 +193,8 @@ def test_process_pool_split_gives_identical_statistics():
     hyps = [p[1] for p in pairs][1:] + [pairs[0][1]]
     refs = [p[1] for p in pairs]
     tgt = "es"
-    inline = metrics.segment_statistics(hyps, refs, tgt, workers=1)
-    pooled = metrics.segment_statistics(hyps, refs, tgt, workers=2)
+    inline = segment_statistics(hyps, refs, tgt, workers=1)
+    pooled = segment_statistics(hyps, refs, tgt, workers=2)
     assert inline == pooled
 
 
@@ -194,84 +202,78 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_score():
     pairs = corpus_pairs()[:300] or [(h, r, "en") for h, r in zip(README_SYS * 50, README_REFS * 50)]
     refs = [p[1] for p in pairs]
     hyps = refs[2:] + refs[:2]
-    chrf, _, _ = metrics.segment_statistics(hyps, refs, "es")
-    lo, hi = metrics.bootstrap_ci(chrf)
-    assert metrics.bootstrap_ci(chrf) == (lo, hi)  # deterministic
-    assert lo <= metrics.chrf_from_stats(chrf) <= hi
+    chrf, _, _ = segment_statistics(hyps, refs, "es")
+    lo, hi = chrf_ci(chrf)
+    assert chrf_ci(chrf) == (lo, hi)  # deterministic
+    assert lo <= chrf_from_stats(chrf) <= hi
     assert 0 < hi - lo < 20
     # same construction done by hand with numpy for one resample: sums of the drawn rows → sacrebleu's F-score
-    import numpy as np
-
-    rng = np.random.default_rng(metrics.BOOTSTRAP_SEED)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
     idx = rng.integers(0, len(chrf), size=(50, len(chrf)))[0]
-    first = metrics.chrf_from_stats(chrf, list(idx))
-    assert min(metrics.bootstrap_ci(chrf, resamples=1)) == first
-    assert metrics.bootstrap_ci([]) is None
+    first = chrf_from_stats(chrf, list(idx))
+    assert min(chrf_ci(chrf, resamples=1)) == first
+    assert chrf_ci([]) is None
 
 
 def test_bootstrap_ci_equals_a_plain_python_resampling():
     # Independent path: the resamples drawn exactly as documented (default_rng(seed), blocks of 50 rows of n
     # indices), each summed with Python ints row by row and scored with sacrebleu's F-score. 120 resamples cross
     # two full blocks and a partial one; the vectorised bootstrap must give the same bounds bit for bit.
-    import numpy as np
-
     pairs = corpus_pairs()[:60] or [(h, r, "en") for h, r in zip(README_SYS * 20, README_REFS * 20)]
     refs = [p[1] for p in pairs]
-    chrf, _, _ = metrics.segment_statistics(refs[1:] + refs[:1], refs, "es")
+    chrf, _, _ = segment_statistics(refs[1:] + refs[:1], refs, "es")
     n, resamples = len(chrf), 120
     rng = np.random.default_rng(7)
     scores = []
     for start in range(0, resamples, 50):
         for row in rng.integers(0, n, size=(min(50, resamples - start), n)).tolist():
-            totals = [sum(chrf[i][k] for i in row) for k in range(metrics.CHRF_STATS_LEN)]
+            totals = [sum(chrf[i][k] for i in row) for k in range(CHRF_STATS_LEN)]
             scores.append(min(100.0, max(0.0, CHRF(word_order=2)._compute_f_score(totals))))
     scores.sort()
     expected = (scores[resamples // 40], scores[resamples - resamples // 40 - 1])
-    assert metrics.bootstrap_ci(chrf, resamples=resamples, seed=7) == expected
-    assert metrics.bootstrap_ci(np.array(chrf, dtype=np.int64), resamples=resamples, seed=7) == expected
+    assert chrf_ci(chrf, resamples=resamples, seed=7) == expected
+    assert chrf_ci(np.array(chrf, dtype=np.int64), resamples=resamples, seed=7) == expected
 
 
 def test_corpus_scores_from_arrays_lists_and_subsets_agree():
-    import numpy as np
-
     pairs = corpus_pairs()[:80] or [(h, r, "en") for h, r in zip(README_SYS * 20, README_REFS * 20)]
     refs = [p[1] for p in pairs]
     hyps = refs[3:] + refs[:3]
-    chrf, bleu, _ = metrics.segment_statistics(hyps, refs, "es")
+    chrf, bleu, _ = segment_statistics(hyps, refs, "es")
     sub = list(range(0, len(chrf), 3))
     direct = CHRF(word_order=2).corpus_score([hyps[i] for i in sub], [[refs[i] for i in sub]]).score
     for stats in (chrf, np.array(chrf, dtype=np.int64), [tuple(r) for r in chrf]):
-        assert abs(metrics.chrf_from_stats(stats, sub) - direct) < 1e-9
-        assert metrics.chrf_from_stats(stats, sub) == metrics.chrf_from_stats([chrf[i] for i in sub])
-        assert metrics.chrf_from_stats(stats, []) == 0.0
-    assert metrics.bleu_from_stats(np.array(bleu, dtype=np.int64)) == metrics.bleu_from_stats(bleu)
+        assert abs(chrf_from_stats(stats, sub) - direct) < 1e-9
+        assert chrf_from_stats(stats, sub) == chrf_from_stats([chrf[i] for i in sub])
+        assert chrf_from_stats(stats, []) == 0.0
+    assert bleu_from_stats(np.array(bleu, dtype=np.int64)) == bleu_from_stats(bleu)
     with pytest.raises(MtboardError, match="expected 24"):
-        metrics.chrf_from_stats(np.zeros((3, 10), dtype=np.int64))
+        chrf_from_stats(np.zeros((3, 10), dtype=np.int64))
     with pytest.raises(MtboardError, match="expected 10"):
-        metrics.bleu_from_stats([bleu[0], bleu[1][:4]])  # ragged
+        bleu_from_stats([bleu[0], bleu[1][:4]])  # ragged
 
 
 def test_plan_chunks_cover_every_segment_once():
     for n, k, share in ((5000, 2, 0.85), (5000, 4, 0.85), (10, 4, 0.85), (8, 4, 0.5), (7, 2, 1.0), (3, 2, 0.85)):
-        chunks = metrics.plan_chunks(n, k, first_share=share)
+        chunks = plan_chunks(n, k, first_share=share)
         assert chunks[0][0] == 0 and chunks[-1][1] == n
         assert all(a < b and b == c for (a, b), (c, _) in zip(chunks, chunks[1:] + [(chunks[-1][1], None)]))
-    assert metrics.plan_chunks(5000, 2, first_share=0.85) == [(0, 2297), (2297, 5000)]  # 0.85 / 1.85 of 5000
-    assert metrics.plan_chunks(5000, 2) == [(0, 2500), (2500, 5000)]
-    assert metrics.plan_chunks(3, 2) == [(0, 3)]  # not worth a pool
+    assert plan_chunks(5000, 2, first_share=0.85) == [(0, 2297), (2297, 5000)]  # 0.85 / 1.85 of 5000
+    assert plan_chunks(5000, 2) == [(0, 2500), (2500, 5000)]
+    assert plan_chunks(3, 2) == [(0, 3)]  # not worth a pool
 
 
 def test_three_way_split_keeps_segment_order():
     pairs = corpus_pairs()[:90] or [(h, r, "en") for h, r in zip(README_SYS * 30, README_REFS * 30)]
     refs = [p[1] for p in pairs]
     hyps = refs[1:] + refs[:1]
-    assert metrics.segment_statistics(hyps, refs, "es", workers=3) == metrics.segment_statistics(hyps, refs, "es",
+    assert segment_statistics(hyps, refs, "es", workers=3) == segment_statistics(hyps, refs, "es",
                                                                                                   workers=1)
 
 
 def test_stats_width_is_checked():
     with pytest.raises(MtboardError, match="24"):
-        metrics.chrf_from_stats([[1, 2, 3]])
+        chrf_from_stats([[1, 2, 3]])
 
 
 @pytest.mark.parametrize("hyp, ref, expected", [
@@ -280,9 +282,9 @@ def test_stats_width_is_checked():
     ("Hola\nmundo", "Hola mundo", True),
 ])
 def test_exact_match(hyp, ref, expected):
-    assert metrics.exact_match(hyp, ref) is expected
+    assert exact_match(hyp, ref) is expected
 
 
 def test_length_ratio():
-    assert metrics.length_ratio("abcde", "abcdefghij") == 0.5
-    assert metrics.length_ratio("", "abc") == 0.0
+    assert length_ratio("abcde", "abcdefghij") == 0.5
+    assert length_ratio("", "abc") == 0.0

@@ -13,9 +13,12 @@ import random
 import pytest
 from sacrebleu.metrics import CHRF
 
-from mtboard import checks, metrics, scoring
+from mtboard import checks, scoring
 from mtboard.documents import load_corpus
 from mtboard.errors import ConfigError, MtboardError
+from mtboard.metrics.bleu import bleu_from_stats
+from mtboard.metrics.chrf import chrf_from_stats
+from mtboard.metrics.composite import quality_tier
 from mtboard.schema import Entry, TranslationRecord, Usage
 
 # hand-made fixture: English → Spanish
@@ -126,8 +129,8 @@ def test_mixed_run_aggregates():
     hyps = ["La casa es roja.", "", "", "El paciente tiene que descansar dos días."]
     refs = [e.reference for e in ENTRIES]
     assert abs(scores.chrf_plus_plus - CHRF(word_order=2).corpus_score(hyps, [refs]).score) < 1e-9
-    assert scores.chrf_plus_plus == metrics.chrf_from_stats([r.stats.chrf for r in results])
-    assert scores.bleu == metrics.bleu_from_stats([r.stats.bleu for r in results])
+    assert scores.chrf_plus_plus == chrf_from_stats([r.stats.chrf for r in results])
+    assert scores.bleu == bleu_from_stats([r.stats.bleu for r in results])
     assert by_id[2].chrf_score == by_id[3].chrf_score == 0.0 and by_id[1].chrf_score == 100.0
 
     assert (scores.total, scores.exact_matches, scores.exact_match_rate) == (4, 1, 0.25)
@@ -141,7 +144,7 @@ def test_mixed_run_aggregates():
     # composite, profile B: chrF 0.50, equivalent 0.15, exact 0.05, code-switching 0.05 over 0.75
     expected = (0.50 * scores.chrf_plus_plus / 100 + 0.15 * 0.5 + 0.05 * 0.25 + 0.05 * 0.5) / 0.75
     assert scores.composite == round(expected, 6)
-    assert scores.quality_tier == metrics.quality_tier(scores.composite)
+    assert scores.quality_tier == quality_tier(scores.composite)
 
     # latency 1, 2, 3, 10 s: mean 4, median 2.5, p95 by nearest rank = 4th smallest
     assert (scores.avg_latency_seconds, scores.median_latency_seconds, scores.p95_latency_seconds) == (4.0, 2.5, 10.0)
@@ -161,7 +164,7 @@ def test_mixed_run_aggregates():
     assert scores.by_difficulty["2"].n == 2 and scores.by_difficulty["2"].errors == 1
     assert scores.by_difficulty["2"].chrf_plus_plus == 0.0 and scores.by_difficulty["2"].composite == 0.0
     assert scores.by_provenance["corpus"].n == 3
-    assert scores.by_provenance["corpus"].chrf_plus_plus == metrics.chrf_from_stats(
+    assert scores.by_provenance["corpus"].chrf_plus_plus == chrf_from_stats(
         [by_id[i].stats.chrf for i in (2, 3, 4)])
 
     assert scores.policy_version == checks.POLICY_VERSION

@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from mtboard import checks, metrics
+from mtboard import checks
 from mtboard.errors import MtboardError
+from mtboard.metrics.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from mtboard.metrics.composite import (COMPOSITE_DECIMALS, EXCLUDED, INVERTED, SCALE, TIER_THRESHOLDS, WEIGHTS,
+                                       composite, composite_signature, cost_adjusted_score, quality_tier)
+from mtboard.metrics.ter import TER_MAX_CJK_TOKENS, TER_MAX_WORDS
 from mtboard.schema import QualityTier
 
 SPEC = Path(__file__).resolve().parent.parent / "docs" / "SCORING_SPEC.md"
@@ -41,12 +45,12 @@ def weights_from(title: str) -> dict[str, float]:
 @pytest.mark.parametrize("profile, title", [("A", r"4\.2 Profile A weights"), ("B", r"4\.3 Profile B weights")])
 def test_weight_tables_match_the_code(profile, title):
     doc = weights_from(title)
-    assert doc == metrics.WEIGHTS[profile]
+    assert doc == WEIGHTS[profile]
     assert sum(doc.values()) == pytest.approx(1.0)
 
 
 def test_profile_a_has_nine_metrics_with_structural_forty_percent_and_b_eight():
-    a, b = metrics.WEIGHTS["A"], metrics.WEIGHTS["B"]
+    a, b = WEIGHTS["A"], WEIGHTS["B"]
     assert len(a) == 9 and len(b) == 8 and "fst_acceptance_rate" not in b
     structural = a["fst_acceptance_rate"] + a["morphological_accuracy"] + a["equivalent_match_rate"]
     assert structural == pytest.approx(0.40)
@@ -54,22 +58,22 @@ def test_profile_a_has_nine_metrics_with_structural_forty_percent_and_b_eight():
 
 def test_normalisation_table_matches_the_code():
     rows = {r[0].strip("`"): r[1] for r in table_rows(section(r"4\.1 Normalisation"))}
-    assert rows["chrf_plus_plus"] == "÷ 100" and metrics.SCALE == {"chrf_plus_plus": 100.0}
+    assert rows["chrf_plus_plus"] == "÷ 100" and SCALE == {"chrf_plus_plus": 100.0}
     inverted = {k for k, v in rows.items() if v == "1 − rate"}
-    assert inverted == set(metrics.INVERTED)
+    assert inverted == set(INVERTED)
 
 
 def test_excluded_metrics_match_the_code():
     rows = [r[0].strip("`") for r in table_rows(section(r"4\.4 Excluded from the composite"))]
-    assert tuple(rows) == metrics.EXCLUDED
+    assert tuple(rows) == EXCLUDED
     for name in rows:
-        assert name not in metrics.WEIGHTS["A"] and name not in metrics.WEIGHTS["B"]
+        assert name not in WEIGHTS["A"] and name not in WEIGHTS["B"]
 
 
 def test_tier_table_matches_the_code():
     rows = table_rows(section(r"5\. Quality tiers"))
     doc = [(float(r[1]), QualityTier(r[0])) for r in rows]
-    assert tuple(doc) == metrics.TIER_THRESHOLDS
+    assert tuple(doc) == TIER_THRESHOLDS
     # contiguous: each tier ends where the next starts, the last ends at 1.00
     for (r, nxt) in zip(rows, rows[1:]):
         assert r[2] == nxt[1]
@@ -78,16 +82,16 @@ def test_tier_table_matches_the_code():
 
 def test_constants_quoted_in_the_document_match_the_code():
     text = SPEC.read_text(encoding="utf-8")
-    assert f"at most **{metrics.TER_MAX_WORDS}** TER tokens" in text
-    assert f"(**{metrics.TER_MAX_CJK_TOKENS}** for Chinese/Japanese targets" in text
-    assert f"default_rng({metrics.BOOTSTRAP_SEED})" in text
-    assert "1,000 resamples" in text and metrics.BOOTSTRAP_RESAMPLES == 1000
+    assert f"at most **{TER_MAX_WORDS}** TER tokens" in text
+    assert f"(**{TER_MAX_CJK_TOKENS}** for Chinese/Japanese targets" in text
+    assert f"default_rng({BOOTSTRAP_SEED})" in text
+    assert "1,000 resamples" in text and BOOTSTRAP_RESAMPLES == 1000
     assert f"(policy `{checks.POLICY_VERSION}`)" in text
     assert "3× or under 0.33×" in text and (checks.LENGTH_LONG, checks.LENGTH_SHORT) == (3.0, 0.33)
     assert "under 10 characters count as 10" in text and checks.LENGTH_FLOOR_CHARS == 10
     assert "≥ 10% of the output's letters" in text and checks.CODE_SWITCH_WORD_SHARE == 0.10
     assert "words of ≥ 4 letters" in text and checks.CODE_SWITCH_MIN_WORD == 4
-    assert "rounded to 6 decimals" in text and metrics.COMPOSITE_DECIMALS == 6
+    assert "rounded to 6 decimals" in text and COMPOSITE_DECIMALS == 6
     for tok in checks.EOS_TOKENS:
         assert f"`{tok}`" in text
 
@@ -127,7 +131,7 @@ def test_every_flag_the_code_can_raise_has_an_intended_penalty():
     ({"chrf_plus_plus": 50.0, "bleu": 99.0, "ter": 0.0, "length_ratio": 1.0, "semantic_score": None}, 0.5, "B"),
 ])
 def test_composite(values, expected, profile):
-    got, prof = metrics.composite(values)
+    got, prof = composite(values)
     assert prof == profile
     assert got == round(expected, 6)
 
@@ -136,7 +140,7 @@ def test_composite(values, expected, profile):
                                     {"chrf_plus_plus": 50.0, "exact_match_rate": -0.1}, {}, {"bleu": 30.0}])
 def test_composite_rejects_bad_input(values):
     with pytest.raises(MtboardError):
-        metrics.composite(values)
+        composite(values)
 
 
 @pytest.mark.parametrize("value, tier", [
@@ -144,13 +148,13 @@ def test_composite_rejects_bad_input(values):
     (0.6999, "functional"), (0.70, "deployable"), (0.8499, "deployable"), (0.85, "fluent"), (1.0, "fluent"),
 ])
 def test_quality_tier(value, tier):
-    assert metrics.quality_tier(value) == tier
+    assert quality_tier(value) == tier
 
 
 @pytest.mark.parametrize("bad", [-0.01, 1.01, float("inf")])
 def test_quality_tier_rejects_out_of_range(bad):
     with pytest.raises(MtboardError):
-        metrics.quality_tier(bad)
+        quality_tier(bad)
 
 
 @pytest.mark.parametrize("composite, cost, expected", [
@@ -161,4 +165,18 @@ def test_quality_tier_rejects_out_of_range(bad):
     (0.6, None, None),
 ])
 def test_cost_adjusted_score(composite, cost, expected):
-    assert metrics.cost_adjusted_score(composite, cost) == expected
+    assert cost_adjusted_score(composite, cost) == expected
+
+
+def test_composite_signature_in_the_document_matches_the_code():
+    block = section(r"4\.5 Signature")
+    (doc,) = [line.strip() for line in block.splitlines() if line.startswith("    composite:")]
+    assert doc == composite_signature("A", checks.POLICY_VERSION)
+    b = composite_signature("B", checks.POLICY_VERSION)
+    # every weight of the profile's table, in its order, and the other constants of §4–§6
+    assert b.split("|")[:2] == ["composite:B", "weights:" + ",".join(
+        f"{k}={v:g}" for k, v in weights_from(r"4\.3 Profile B weights").items())]
+    assert b.split("|")[2:] == ["scale:chrf_plus_plus=100", "inverted:code_switching_rate,hallucination_rate",
+                                "round:6", "tiers:0,0.3,0.5,0.7,0.85", "cost:1000", f"policy:{checks.POLICY_VERSION}"]
+    with pytest.raises(MtboardError, match="unknown composite profile"):
+        composite_signature("C", checks.POLICY_VERSION)

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mtboard import canonical, scoring, stats
+from mtboard import canonical, scoring
 from mtboard.runspec import DatasetIdentity, MethodSpec, RunSpec
 from mtboard.card import assemble_card
 from mtboard.documents import card_bytes, write_corpus
+from mtboard.metrics.chrf import chrf_from_stats
 from mtboard.runner import compute_totals
 from mtboard.schema import BackendFacts, Corpus, RunCard, TranslationRecord, Usage
 from mtboard.validate import canonical_relpath
@@ -174,7 +175,7 @@ def write_fixture_tree(root: Path, xss: bool = False, bad: bool = True) -> dict[
 def test_fixture_stats_rederive_corpus_chrf():
     corpus = toy_corpus()
     card = standard_cards(corpus, "a" * 64)["gemma-chat"]
-    from_stats = stats.corpus_chrf([r.stats.chrf for r in card.results])
+    from_stats = chrf_from_stats([r.stats.chrf for r in card.results])
     assert abs(from_stats - card.scores.chrf_plus_plus) < 1e-9
     assert card.run_card_hash == canonical.run_card_hash(json.loads(card_bytes(card)))
 

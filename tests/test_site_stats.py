@@ -1,4 +1,5 @@
-"""mtboard.stats and the chart helpers: values checked against sacrebleu or worked out by hand (issue 7)."""
+"""mtboard.stats, the site's use of mtboard.metrics.bootstrap, and the chart helpers: values checked against sacrebleu
+or worked out by hand (issue 7)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import pytest
 from sacrebleu.metrics import CHRF
 
 from mtboard import stats
+from mtboard.metrics.bootstrap import chrf_ci, chrf_resamples, percentile_interval, resample_counts, statistics_matrix
+from mtboard.metrics.chrf import chrf_from_stats, chrf_statistics
 from mtboard.site import charts, fmt
 
 CHRF_M = CHRF(word_order=2)
@@ -16,30 +19,48 @@ REFS = ["The cat is on the mat.", "Nothing", "Hello world", "a b c", "Totally di
 
 
 def _seg_stats(hyps, refs):
-    return [CHRF_M._extract_corpus_statistics([h], [[r]])[0] for h, r in zip(hyps, refs)]
+    return chrf_statistics(hyps, refs)
 
 
 def test_chrf_from_stats_equals_sacrebleu_corpus_score():
     segs = _seg_stats(HYPS, REFS)
-    assert stats.corpus_chrf(segs) == pytest.approx(CHRF_M.corpus_score(HYPS, [REFS]).score, abs=1e-12)
-    for sub in (segs[:1], segs[1:2], segs[3:4], segs[2:5]):
-        tot = np.array(sub).sum(0)
-        assert float(stats.chrf_from_totals(tot)) == CHRF_M._compute_f_score(list(tot))  # bit-identical
+    assert chrf_from_stats(segs) == pytest.approx(CHRF_M.corpus_score(HYPS, [REFS]).score, abs=1e-12)
+    for a, b in ((0, 1), (1, 2), (3, 4), (2, 5)):
+        # a slice's score from summed statistics = sacrebleu re-reading the slice's texts
+        assert chrf_from_stats(segs, list(range(a, b))) == pytest.approx(
+            CHRF_M.corpus_score(HYPS[a:b], [REFS[a:b]]).score, abs=1e-12)
 
 
 def test_bootstrap_is_seeded_and_exact():
-    segs = stats.stats_matrix(_seg_stats(HYPS, REFS))
-    a = stats.bootstrap_chrf(segs, stats.bootstrap_counts(6, 300, seed=7))
-    b = stats.bootstrap_chrf(segs, stats.bootstrap_counts(6, 300, seed=7))
-    c = stats.bootstrap_chrf(segs, stats.bootstrap_counts(6, 300, seed=8))
+    segs = statistics_matrix(_seg_stats(HYPS, REFS))
+    a = chrf_resamples(segs, resample_counts(6, 300, seed=7))
+    b = chrf_resamples(segs, resample_counts(6, 300, seed=7))
+    c = chrf_resamples(segs, resample_counts(6, 300, seed=8))
     assert np.array_equal(a, b) and not np.array_equal(a, c)
-    counts = stats.bootstrap_counts(6, 300, seed=7)
-    assert (counts.sum(axis=1) == 6).all()  # every resample draws n segments
-    # resample 0 recomputed by hand from its counts
-    manual = np.zeros(24, dtype=np.int64)
-    for i, k in enumerate(counts[0]):
-        manual += k * segs[i]
-    assert a[0] == CHRF_M._compute_f_score(list(manual))
+    counts = resample_counts(6, 300, seed=7)
+    assert counts.shape == (300, 6) and (counts.sum(axis=1) == 6).all()  # every resample draws n segments
+    # the shared counts are the card bootstrap's draws: default_rng(seed), blocks of 50 rows of n indices
+    rng = np.random.default_rng(7)
+    first_block = rng.integers(0, 6, size=(50, 6))
+    assert [np.bincount(row, minlength=6).tolist() for row in first_block] == counts[:50].tolist()
+    # resamples 0 and 299 recomputed independently: sacrebleu scores the drawn texts themselves
+    for r in (0, 299):
+        idx = [i for i, k in enumerate(counts[r]) for _ in range(k)]
+        direct = CHRF_M.corpus_score([HYPS[i] for i in idx], [[REFS[i] for i in idx]]).score
+        assert a[r] == pytest.approx(min(100.0, direct), abs=1e-12)
+    # a view without segments: zeros, one per resample
+    assert chrf_resamples(statistics_matrix([]), resample_counts(0, 5)).tolist() == [0.0] * 5
+
+
+def test_site_interval_uses_the_card_convention():
+    # sacrebleu's estimate_ci indices on 1,000 sorted scores: 25 and 974 (not numpy's interpolated percentiles)
+    scores = np.arange(1000, dtype=float)[::-1]
+    assert percentile_interval(scores) == (25.0, 974.0)
+    assert percentile_interval([3.0]) == (3.0, 3.0) and percentile_interval([]) is None
+    # and the card's CI is that interval over the same resample scores
+    segs = _seg_stats(HYPS * 10, REFS * 10)
+    assert chrf_ci(segs, resamples=200, seed=3) == percentile_interval(
+        chrf_resamples(segs, resample_counts(60, 200, seed=3)))
 
 
 def test_holm_hand_computed():
@@ -60,14 +81,14 @@ def test_paired_p_value():
 
 def _rows(specs, n=40, seed=1):
     """Rows whose per-segment stats are made by repeating hand-made sentence pairs (test data)."""
-    counts = stats.bootstrap_counts(n, 500, seed)
+    counts = resample_counts(n, 500, seed)
     rows = []
     for key, hyp in specs:
-        segs = stats.stats_matrix(_seg_stats([hyp] * n, ["The cat is on the mat."] * n))
+        segs = statistics_matrix(_seg_stats([hyp] * n, ["The cat is on the mat."] * n))
         # vary segments a little so the bootstrap has spread
-        segs[::3] = stats.stats_matrix(_seg_stats(["A dog."] * len(segs[::3]), ["The cat is on the mat."]
-                                                   * len(segs[::3])))
-        rows.append(stats.RankRow(key, stats.corpus_chrf(segs), stats.bootstrap_chrf(segs, counts)))
+        segs[::3] = statistics_matrix(_seg_stats(["A dog."] * len(segs[::3]), ["The cat is on the mat."]
+                                                 * len(segs[::3])))
+        rows.append(stats.RankRow(key, chrf_from_stats(segs), chrf_resamples(segs, counts)))
     return rows
 
 

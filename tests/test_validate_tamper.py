@@ -27,6 +27,7 @@ import pytest
 from pydantic import ValidationError
 
 from mtboard import validate as V
+from mtboard.metrics.composite import composite_signature
 from mtboard.schema import RunCard
 
 import validate_support as vs
@@ -293,3 +294,23 @@ def test_signature_saying_nw0_fails(repo):
     report = V.validate_bytes(vs.dump(vs.reseal(data)), "x.json", ctx)
     msgs = [p.message for p in report.problems if p.check == "signatures"]
     assert any("nw:0" in m for m in msgs), msgs
+
+
+def test_composite_signature_is_recorded_and_checked_when_present(repo):
+    """New cards record the composite's signature; the validator compares it with the recomputation when the card
+    has one and accepts a card without it (the committed cards predate it)."""
+    _, ctx = repo
+    sig = _DATA["scores"]["signatures"]["composite"]
+    assert sig == composite_signature(_DATA["scores"]["composite_profile"], _DATA["scores"]["policy_version"])
+    assert sig.startswith(f"composite:{_DATA['scores']['composite_profile']}|weights:chrf_plus_plus=")
+    without = copy.deepcopy(_DATA)
+    del without["scores"]["signatures"]["composite"]
+    report = V.validate_bytes(vs.dump(vs.reseal(without)), "x.json", ctx)
+    assert report.ok, [str(p) for p in report.problems]
+    for wrong in (sig.replace("round:6", "round:5"), sig.replace("composite:B", "composite:A", 1)
+                  if sig.startswith("composite:B") else sig.replace("composite:A", "composite:B", 1)):
+        data = copy.deepcopy(_DATA)
+        data["scores"]["signatures"]["composite"] = wrong
+        report = V.validate_bytes(vs.dump(vs.reseal(data)), "x.json", ctx)
+        (p,) = [p for p in report.problems if p.check == "signatures"]
+        assert p.field == "$.scores.signatures.composite"

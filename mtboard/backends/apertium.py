@@ -44,6 +44,8 @@ from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
+from mtboard.fst import ISO639_3
+from mtboard.languages import primary
 from mtboard.llm import get_json
 from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
 from mtboard.schema import BackendFacts, ErrorKind, MethodClass, TranslationRecord
@@ -252,12 +254,10 @@ class ApertiumBackend(Backend):
         subtags through :data:`mtboard.fst.ISO639_3`; pairs outside that table are not judged.
         Raises: ConfigError naming both pairs.
         """
-        from mtboard.fst import ISO639_3
-
         parts = (model or "").split("_")[0].split("-")
         if len(parts) != 2:
             return
-        want = [ISO639_3.get(lang.split("-")[0].lower()) for lang in (source_language, target_language)]
+        want = [ISO639_3.get(primary(lang)) for lang in (source_language, target_language)]
         for side, code, expected in zip(("source", "target"), parts, want):
             if expected is not None and code != expected:
                 raise ConfigError(f"Apertium mode {model!r} translates {parts[0]}→{parts[1]}, but the dataset's "

@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
-
 from mtboard import localserver
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.errors import BackendError, ConfigError, DeferredError
+from mtboard.languages import primary
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.localserver import LocalServer
 from mtboard.runspec import BackendContext, MethodSpec, RunSpec
@@ -570,7 +570,7 @@ class GGUFBackend(OpenAIBackend):
 
     def _lines(self) -> tuple[list[str], list[str]]:
         """(5 canary lines, gate scene lines) for the source language: the fixed lines, else corpus samples."""
-        lang = (self.context.source_language or "").split("-")[0].lower()
+        lang = primary(self.context.source_language) if self.context.source_language else ""
         need = self.settings.gate_history + self.settings.gate_lines
         if lang in CANARY_LINES:
             return CANARY_LINES[lang], GATE_LINES[lang]

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from mtboard.corpora import text as T
+from mtboard.languages import primary
 
 MIN_LETTERS = 2
 """A side with fewer Unicode letters (after removing placeholders and tags) is format-only or a symbol: dropped."""
@@ -48,8 +49,8 @@ def ratio_bounds(source_lang: str, target_lang: str) -> tuple[float, float]:
     Same script family: 0.5–2.0. Latin → CJK: 0.15–1.2 (one kanji carries what 2–4 Latin letters do). CJK → Latin:
     the inverse, 0.83–6.67. Returns ``(low, high)``.
     """
-    s_cjk = T.primary(source_lang) in T.CJK_LANGS
-    t_cjk = T.primary(target_lang) in T.CJK_LANGS
+    s_cjk = primary(source_lang) in T.CJK_LANGS
+    t_cjk = primary(target_lang) in T.CJK_LANGS
     if s_cjk == t_cjk:
         return (0.5, 2.0)
     if t_cjk:
@@ -67,7 +68,7 @@ def language_problem(text: str, lang: str) -> str | None:
       stopword list, the language's own stopwords must not be outnumbered by English ones (catches untranslated
       English left in a translation) — for English the check is skipped.
     """
-    p = T.primary(lang)
+    p = primary(lang)
     n_letters = T.letters(text)
     n_cjk = T.cjk_chars(text)
     if p in T.CJK_LANGS:
@@ -132,7 +133,7 @@ def check_pair(source: str, reference: str, source_lang: str, target_lang: str) 
     s, r = T.clean_debris(source), T.clean_debris(reference)
     if T.letters(T.strip_placeholders(s)) < MIN_LETTERS or T.letters(T.strip_placeholders(r)) < MIN_LETTERS:
         return "too_few_letters"
-    if T.code_share(r if T.primary(source_lang) in T.CJK_LANGS else s) > MAX_CODE_SHARE:
+    if T.code_share(r if primary(source_lang) in T.CJK_LANGS else s) > MAX_CODE_SHARE:
         return "code"
     if T.is_navigation(s) or T.is_navigation(r):
         return "navigation"

@@ -25,6 +25,7 @@ from defusedxml.ElementTree import ParseError, fromstring
 
 from mtboard.corpora.filters import Pair
 from mtboard.errors import InputError
+from mtboard.languages import same_language
 from mtboard.safejson import read_bytes
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -133,10 +134,13 @@ def _seg_text(seg) -> str:
 
 
 def _lang_matches(tag: str | None, lang: str) -> bool:
+    """Same tag ignoring case and ``_``/``-``, or the same primary subtag; a malformed ``xml:lang`` matches nothing."""
     if not tag:
         return False
-    a, b = tag.lower().replace("_", "-"), lang.lower()
-    return a == b or a.split("-")[0] == b.split("-")[0]
+    try:
+        return same_language(tag, lang)
+    except InputError:
+        return False
 
 
 def read_tmx(path: str | os.PathLike[str], source_lang: str, target_lang: str) -> list[Pair]:
@@ -147,7 +151,6 @@ def read_tmx(path: str | os.PathLike[str], source_lang: str, target_lang: str) -
     Parsed with defusedxml with DTDs, entity declarations and external references forbidden (XML bombs, XXE).
     ``locator`` is ``tuid=<id>`` when present, else ``tu <n>``. Raises InputError on malformed or forbidden XML.
     """
-
     raw = read_bytes(path, max_bytes=MAX_INPUT_BYTES)
     try:
         root = fromstring(raw, forbid_dtd=True, forbid_entities=True, forbid_external=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from mtboard.corpora import text as T
+from mtboard.languages import primary
 from mtboard.schema import Context, Domain, Register
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -30,7 +31,7 @@ def clause_count(text: str, lang: str) -> int:
     """Clauses in ``text``: 1 + clause punctuation (``, ; :`` and Japanese ``、；：``, spaced dashes) + (English only)
     subordinating words from :data:`SUBORDINATORS_EN`. Returns an int ≥ 1."""
     n = 1 + len(_CLAUSE_PUNCT_RE.findall(text))
-    if T.primary(lang) == "en":
+    if primary(lang) == "en":
         n += sum(1 for w in re.findall(r"[A-Za-z]+", text) if w.lower() in SUBORDINATORS_EN)
     return n
 

@@ -1,7 +1,9 @@
 """Text helpers for corpus building: scripts, word counts, placeholders, debris, sentence splitting.
 
 Pure functions over ``str``; no model, no network. Every rule here is documented in ``corpora/SOURCES.md`` and
-unit-tested with hand-made strings (tests/test_corpora_filters.py).
+unit-tested with hand-made strings (tests/test_corpora_filters.py). The placeholder and markup patterns are the
+shared ones of :mod:`mtboard.text` (the mechanical policy uses the same); language tags are parsed by
+:mod:`mtboard.languages`.
 """
 
 from __future__ import annotations
@@ -9,17 +11,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from mtboard import text as shared
+from mtboard.languages import primary
+
 # --------------------------------------------------------------------------------------------------------------------
 # Scripts
 
 _KANA_RE = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 CJK_LANGS = frozenset({"ja", "zh", "ko"})
-
-
-def primary(lang: str) -> str:
-    """Primary subtag of a BCP 47 tag, lowercased: ``'pt-BR'`` → ``'pt'``."""
-    return lang.split("-", 1)[0].lower()
 
 
 def letters(text: str) -> int:
@@ -54,7 +54,7 @@ def word_count(text: str) -> int:
     Japanese has no spaces; this documented approximation keeps length caps and difficulty comparable across
     directions without a tokenizer. Returns an int ≥ 0. Example: 'Hello, world 42 times' → 4; 'これはペンです。' → 3.
     """
-    text = PLACEHOLDER_RE.sub(" X ", text.replace("%%", "% "))
+    text = PLACEHOLDER_RE.sub(_keep_percent(" X "), text.replace("%%", "% "))
     n_cjk = cjk_chars(text)
     rest = _CJK_RE.sub(" ", text)
     cjk_words = max(1, int(n_cjk / CJK_CHARS_PER_WORD + 0.5)) if n_cjk else 0
@@ -62,37 +62,34 @@ def word_count(text: str) -> int:
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Placeholders (printf, named printf, str.format, Wesnoth $variables)
+# Placeholders and markup (the shared patterns of mtboard.text)
 
-PLACEHOLDER_RE = re.compile(
-    r"%\([A-Za-z_][A-Za-z0-9_]*\)[-+#0]*\d*(?:\.\d+)?[sdifrxXeEgGcu]"  # %(name)s
-    r"|%\d+\$[-+#0]*\d*(?:\.\d+)?[sdifrxXeEgGcu]"  # %1$s
-    r"|%[-+#0]*\d*(?:\.\d+)?(?:l|ll|h|z)?[sdifrxXeEgGcu]"  # %s %d %.2f %ld
-    r"|\{[A-Za-z_0-9]*(?:[.:][^{}\s]*)?\}"  # {name} {0} {:>3}
-    r"|\$[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\[[^\]]*\])?(?:\.[A-Za-z_][A-Za-z0-9_]*)*\|?"  # $unit.name|
-)
-"""Placeholders a translation must copy verbatim: ``%(name)s``, ``%1$s``, ``%s``/``%d``, ``{name}``, ``$unit.name|``.
-The printf space flag (``% d``) is not recognised, so prose such as '50% less' is not mistaken for ``% le``."""
+PLACEHOLDER_RE = shared.PLACEHOLDER
+"""Placeholders a translation must copy verbatim (:data:`mtboard.text.PLACEHOLDER`): ``%(name)s``, ``%1$s``,
+``%s``/``%d``, ``%1``, ``{name}``, ``{{name}}``, ``$unit.name|``, ``${var}``, literal ``\\n``. The printf space flag
+(``% d``) is not recognised, so prose such as '50% less' is not mistaken for ``% le``."""
+
+
+def _keep_percent(repl: str):
+    return lambda m: m.group(0) if m.group(0) == "%%" else repl
 
 
 def placeholders(text: str) -> list[str]:
     """Sorted list (a multiset) of the placeholders in ``text``; ``%%`` is a literal percent, not a placeholder."""
-    return sorted(PLACEHOLDER_RE.findall(text.replace("%%", "")))
-
-
-_TAG_RE = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
+    return sorted(shared.placeholders(text))
 
 
 def has_markup(text: str) -> bool:
-    """True when ``text`` holds an HTML/Pango tag such as ``<b>`` or ``<span color='red'>``."""
-    return bool(_TAG_RE.search(text))
+    """True when ``text`` holds an HTML/Pango tag such as ``<b>`` or ``<span color='red'>``
+    (:data:`mtboard.text.TAG`)."""
+    return bool(shared.TAG.search(text))
 
 
 def strip_placeholders(text: str) -> str:
     """``text`` with placeholders, tags and ``&entities;`` removed (used to count the real letters left)."""
-    text = PLACEHOLDER_RE.sub(" ", text.replace("%%", "%"))
-    text = _TAG_RE.sub(" ", text)
-    return re.sub(r"&[A-Za-z]+;|&#\d+;", " ", text)
+    text = PLACEHOLDER_RE.sub(_keep_percent(" "), text.replace("%%", "%"))
+    text = shared.TAG.sub(" ", text)
+    return shared.ENTITY.sub(" ", text)
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -47,8 +47,9 @@ from mtboard import documents, safejson
 from mtboard.canonical import sha256_hex
 from mtboard.errors import ConfigError, InputError
 from mtboard.judges.base import JudgeParseError, register, split_lines
-from mtboard.prompts import language_name
+from mtboard.languages import language_name, primary
 from mtboard.schema import Corpus, EntryResult, Outcome, Strict
+from mtboard.text import TAG
 
 FORMAT = "mtboard-checkpoints/1"
 PENALTY_KINDS = ("addition", "untranslated", "lost_paragraph", "markup", "foreign_script", "extra_attempt")
@@ -221,7 +222,6 @@ def parse_checkpoints(text: str | None, expected: set[str], paragraphs: set[int]
 # --------------------------------------------------------------------------------------------------------------------
 # Code-found penalties
 
-_TAG_RE = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>]*?/?>")
 _MARK_RE = re.compile(r"\*\*|__|`|\*|\{[A-Za-z0-9_.]*\}|%(?:\d+\$)?[sdif]")
 
 LANGUAGE_SCRIPTS = {
@@ -235,12 +235,12 @@ LANGUAGE_SCRIPTS = {
 
 
 def markup_tokens(text: str) -> Counter[str]:
-    """Multiset of markup tokens: HTML/XML tags by name (``<b>``/``</b>``), ``**``, ``__``, `` ` ``, ``*``,
-    ``{placeholder}`` and printf ``%s``/``%1$d``."""
+    """Multiset of markup tokens: HTML/XML tags by name (``<b>``/``</b>``; :data:`mtboard.text.TAG`), ``**``, ``__``,
+    `` ` ``, ``*``, ``{placeholder}`` and printf ``%s``/``%1$d``."""
     c: Counter[str] = Counter()
-    for m in _TAG_RE.finditer(text):
+    for m in TAG.finditer(text):
         c[("</" if m.group(0).startswith("</") else "<") + m.group(1).lower() + ">"] += 1
-    stripped = _TAG_RE.sub(" ", text)
+    stripped = TAG.sub(" ", text)
     for m in _MARK_RE.finditer(stripped):
         c[m.group(0)] += 1
     return c
@@ -276,7 +276,7 @@ def code_penalties(bench: Bench, results: dict[int, EntryResult], target_languag
     """
     allowed = bench.manifest.allowed_scripts
     if allowed is None:
-        allowed = LANGUAGE_SCRIPTS.get(target_language.split("-")[0].lower(), [])
+        allowed = LANGUAGE_SCRIPTS.get(primary(target_language), [])
     counts = {"lost_paragraph": 0, "markup": 0, "foreign_script": 0, "extra_attempt": 0}
     detail: dict[str, list[int]] = {k: [] for k in counts}
     lost: list[int] = []

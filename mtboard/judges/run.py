@@ -38,6 +38,7 @@ from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, J
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
 from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, retry_messages
 from mtboard.judges.store import JudgeStore
+from mtboard.languages import language_name
 from mtboard.schema import Corpus, EntryResult, JudgeSummary, JudgeVerdict, Outcome, RunCard, Usage
 
 DEFAULT_MAX_ATTEMPTS = 3
@@ -64,7 +65,7 @@ def judge_endpoint_from_env() -> tuple[str, str | None]:
 
 def default_client_factory(concurrency: int = 8) -> Any:
     """An :class:`mtboard.llm.LLMClient` on the judge endpoint from the environment."""
-    from mtboard.llm import LLMClient
+    from mtboard.llm import LLMClient  # httpx and the client stack: only when a judge actually calls an endpoint
 
     url, key = judge_endpoint_from_env()
     return LLMClient(url, key, concurrency=concurrency)
@@ -109,7 +110,6 @@ def _not_sent(worst: float, result: EntryResult) -> JudgeVerdict:
 def _items(card: RunCard, corpus: Corpus) -> dict[int, JudgeItem]:
     by_id = {e.id: e for e in corpus.entries}
     items: dict[int, JudgeItem] = {}
-    from mtboard.prompts import language_name
 
     for r in card.results:
         entry = by_id.get(r.entry_id)

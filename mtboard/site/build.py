@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mtboard import stats
+from mtboard.metrics import bootstrap
 from mtboard.documents import atomic_write
 from mtboard.errors import ConfigError, InputError
 from mtboard.site import render, tables
@@ -89,7 +89,7 @@ def _build_time() -> str:
 
 
 def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *, validate: bool = True,
-               resamples: int = stats.DEFAULT_RESAMPLES, run_mkdocs: bool = True,
+               resamples: int = bootstrap.BOOTSTRAP_RESAMPLES, run_mkdocs: bool = True,
                build_time: str | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
 
@@ -142,6 +142,7 @@ class _Collect(logging.Handler):
 
 def _mkdocs(root: Path, docs: Path, out: Path, nav: list) -> None:
     """Run MkDocs in-process with the project's mkdocs.yml and our docs/site folders and nav (strict)."""
+    # mkdocs (and its plugins) take a second to import: only when HTML is rendered (run_mkdocs=False skips it)
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from mtboard import stats
+from mtboard.metrics import bootstrap
+from mtboard.metrics.chrf import chrf_from_stats
 from mtboard.schema import EntryResult, MethodClass, Outcome, RunCard
 from mtboard.site import fmt
 from mtboard.site.load import CorpusInfo, Inputs, LoadedCard
@@ -247,21 +249,22 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
     else:
         first = by_id[ranked[0].page_id] if ranked else {}
         ids = [i for i in lb.ranked_ids if first.get(i) is not None and first[i].domain == domain]
-    counts = stats.bootstrap_counts(len(ids), resamples, stats.view_seed(lb.dataset_id, lb.version, lb.sha256,
-                                                                         domain or "*"))
+    counts = bootstrap.resample_counts(len(ids), resamples, stats.view_seed(lb.dataset_id, lb.version, lb.sha256,
+                                                                            domain or "*"))
     rows: list[Row] = []
     for lc in ranked:
         res = by_id[lc.page_id]
         sub = [res[i] for i in ids]
-        mat = stats.stats_matrix([r.stats.chrf for r in sub])
-        boot = stats.bootstrap_chrf(mat, counts)
+        mat = bootstrap.statistics_matrix([r.stats.chrf for r in sub])
+        boot = bootstrap.chrf_resamples(mat, counts)
         if domain is None:
             chrf = lc.card.scores.chrf_plus_plus
-            ci = tuple(lc.card.scores.chrf_ci95) if lc.card.scores.chrf_ci95 else stats.percentile_ci(boot)
+            ci = tuple(lc.card.scores.chrf_ci95) if lc.card.scores.chrf_ci95 else bootstrap.percentile_interval(boot)
         else:
             bd = lc.card.scores.by_domain.get(domain)
-            chrf = bd.chrf_plus_plus if bd and bd.chrf_plus_plus is not None else stats.corpus_chrf(mat)
-            ci = stats.percentile_ci(boot)
+            chrf = (bd.chrf_plus_plus if bd and bd.chrf_plus_plus is not None
+                    else chrf_from_stats(mat) if len(mat) else None)
+            ci = bootstrap.percentile_interval(boot)
         cells, composite = _cells(lc, domain, sub, chrf, ci)
         rows.append(Row(lc, cells, composite, chrf, boot=boot))
     has_composite = any(r.composite is not None for r in rows)
@@ -305,7 +308,7 @@ def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryRe
     lb.hard_items.sort(key=lambda x: (-x["share"], x["id"]))
 
 
-def build_leaderboards(inputs: Inputs, resamples: int = stats.DEFAULT_RESAMPLES) -> list[Leaderboard]:
+def build_leaderboards(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> list[Leaderboard]:
     """Group cards by dataset and compute every view, cluster, chart point and item statistic."""
     groups: dict[tuple[str, str, str], list[LoadedCard]] = defaultdict(list)
     for lc in inputs.cards:

@@ -26,7 +26,8 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``metrics``         scores, totals and per-entry scores recomputed from the stored raw outputs with
                     :func:`mtboard.scoring.score_run` — **exact** equality, no slack
 ``mechanical``      the frozen compliance policy re-run on ``raw_predicted``: decisions, ``predicted``, counts, version
-``signatures``      sacrebleu signatures equal the recomputation and say what the metric is (chrF++ ⇒ ``nw:2``)
+``signatures``      sacrebleu signatures (and the composite's, when the card has one) equal the recomputation and say
+                    what the metric is (chrF++ ⇒ ``nw:2``)
 ``judges``          judge summaries consistent with the per-entry verdicts (judges cannot be re-run here)
 ``timestamps``      ISO 8601 UTC, not in the future, not before 2024, elapsed time consistent with latencies
 ``sovereignty``     no gold_standard/held_out entries; no secret-segment text (when a secret file is given)

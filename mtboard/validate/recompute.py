@@ -8,10 +8,12 @@ slack. Judges cannot be re-run here: their summaries are recomputed from the per
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from mtboard.errors import MtboardError
-from mtboard.schema import Entry, RunCard
+from mtboard.prices import compute_totals
+from mtboard.schema import Entry, RunCard, Scores, TranslationRecord
 from mtboard.validate.context import backend_class
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardRun, json_path
 
@@ -78,8 +80,7 @@ def _recompute(card: RunCard, entries: list[Entry]):
     Returns: (Scores, list[EntryResult], Totals | None). Totals are recomputed for single-run cards only (with
     ``--runs N`` they sum all replicates, whose outputs the card does not carry).
     """
-    from mtboard import scoring  # noqa: PLC0415 - heavy import (sacrebleu) only when needed
-    from mtboard.schema import TranslationRecord  # noqa: PLC0415
+    from mtboard import scoring  # noqa: PLC0415 - heavy import (sacrebleu, numpy) only when a card is recomputed
 
     records = [TranslationRecord(entry_id=r.entry_id, raw_predicted=r.raw_predicted, error=r.error,
                                  error_kind=r.error_kind, attempts=r.attempts, latency_s=r.latency_s, usage=r.usage)
@@ -93,9 +94,7 @@ def _recompute(card: RunCard, entries: list[Entry]):
         strip_unknown_marks=cls.strip_unknown_marks if cls is not None else False,
         price_in_per_mtok=m.price_in_per_mtok, price_out_per_mtok=m.price_out_per_mtok)
     totals = None
-    if runs == 1:
-        from mtboard.prices import compute_totals  # noqa: PLC0415 - the runner's own totals (mtboard.runner.finish)
-
+    if runs == 1:  # the runner's own totals (mtboard.runner.finish)
         totals = compute_totals(records, entries, 1, m.price_in_per_mtok, m.price_out_per_mtok)
     return scores, results, totals
 
@@ -153,6 +152,7 @@ def check_recomputation(run: CardRun, card: RunCard, entries: list[Entry]) -> No
         for c in RECOMPUTED_CHECKS:
             run.fail(c, f"recomputation failed: {exc.problem}")
         return
+    scores = _as_stored(card.scores, scores)
     reported: dict[str, int] = {}
     diffs: list[Diff] = []
     _diff(card.scores.model_dump(mode="json"), scores.model_dump(mode="json"), (), diffs, limit=10_000)
@@ -173,6 +173,16 @@ def check_recomputation(run: CardRun, card: RunCard, entries: list[Entry]) -> No
     run.done(*RECOMPUTED_CHECKS)
 
 
+def _as_stored(stored: Scores, recomputed: Scores) -> Scores:
+    """The recomputed scores, less the optional fields a card may lack: ``signatures.composite`` is compared only
+    when the card has one (cards written before it existed are valid without it; one that has it must equal the
+    recomputation)."""
+    if stored.signatures.composite is None and recomputed.signatures.composite is not None:
+        sig = recomputed.signatures.model_copy(update={"composite": None})
+        return recomputed.model_copy(update={"signatures": sig})
+    return recomputed
+
+
 def _sig_fields(sig: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for part in sig.split("|"):
@@ -184,7 +194,7 @@ def _sig_fields(sig: str) -> dict[str, str]:
 
 def _check_signature_semantics(run: CardRun, card: RunCard) -> None:
     """A chrF++ score must carry a chrF++ signature (nc:6, nw:2), and every signature the installed sacrebleu."""
-    import sacrebleu  # noqa: PLC0415
+    import sacrebleu  # noqa: PLC0415 - heavy import, as in _recompute
 
     sig = card.scores.signatures
     chrf = _sig_fields(sig.chrf)
@@ -214,8 +224,6 @@ def check_judges(run: CardRun, card: RunCard) -> None:
     ``worst_score`` (mtboard.judges.run); parse_failure_rate = unparsed / answers; a scored verdict has a score.
     Totals: judge token sums equal the summaries' sums. Without judges: no verdicts, judge totals zero.
     """
-    import statistics  # noqa: PLC0415
-
     t = card.totals
     if not card.judges:
         kinds = {k for r in card.results for k in r.judgements}

@@ -1,0 +1,117 @@
+"""mtboard.languages: BCP 47 parsing on langcodes, English names for prompts, expected scripts, tokenizer choice.
+
+The table rows are hand-written from BCP 47 (RFC 5646), ISO 15924 and docs/SCORING_SPEC.md §2; the name rows for the
+languages of the committed cards and of the override table are the names prompts rendered before this module existed
+(the old rule is re-implemented in the test), because those names are inside recorded system-prompt hashes.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+
+import pytest
+
+from mtboard import languages as L
+from mtboard.errors import InputError
+from mtboard.prompts import load_prompt
+
+LATIN, CYRILLIC, HAN = frozenset({"Latin"}), frozenset({"Cyrillic"}), frozenset({"Han"})
+JAPANESE = frozenset({"Han", "Hiragana", "Katakana"})
+
+# tag, primary, script, region, English name, expected scripts, BLEU tokenizer, character-level TER
+TABLE = [
+    ("sr-Latn", "sr", "Latn", None, "Serbian (Latin)", LATIN, "13a", False),
+    ("sr-Cyrl", "sr", "Cyrl", None, "Serbian", CYRILLIC, "13a", False),  # Cyrillic is Serbian's usual script
+    ("sr", "sr", None, None, "Serbian", frozenset({"Cyrillic", "Latin"}), "13a", False),
+    ("uz-Cyrl", "uz", "Cyrl", None, "Uzbek (Cyrillic)", CYRILLIC, "13a", False),
+    ("zh-Hant", "zh", "Hant", None, "Traditional Chinese", HAN, "zh", True),
+    ("zh-Hant-TW", "zh", "Hant", "TW", "Traditional Chinese", HAN, "zh", True),
+    ("zh-Hans", "zh", "Hans", None, "Simplified Chinese", HAN, "zh", True),
+    ("pt-BR", "pt", None, "BR", "Brazilian Portuguese", LATIN, "13a", False),
+    ("es-419", "es", None, "419", "Spanish", LATIN, "13a", False),
+    ("EN_us", "en", None, "US", "English", LATIN, "13a", False),
+    ("ja", "ja", None, None, "Japanese", JAPANESE, "ja-mecab", True),
+    ("ja-Jpan", "ja", "Jpan", None, "Japanese", JAPANESE, "ja-mecab", True),
+    ("ko-KR", "ko", None, "KR", "Korean", frozenset({"Hangul", "Han"}), "ko-mecab", False),
+    ("ca", "ca", None, None, "Catalan", LATIN, "13a", False),
+    ("crk", "crk", None, None, "Plains Cree", frozenset({"Latin", "Canadian_Aboriginal"}), "13a", False),
+    ("gd", "gd", None, None, "Scottish Gaelic", LATIN, "13a", False),  # not in the override table: langcodes
+    ("nb-NO", "nb", None, "NO", "Norwegian Bokmål", LATIN, "13a", False),
+]
+
+
+@pytest.mark.parametrize("tag, primary, script, region, name, scripts, tok, char_ter", TABLE)
+def test_language_table(tag, primary, script, region, name, scripts, tok, char_ter):
+    assert L.primary(tag) == primary
+    assert L.script(tag) == script
+    assert L.region(tag) == region
+    assert L.language_name(tag) == name
+    assert L.expected_scripts(tag) == scripts
+    assert L.bleu_tokenizer(tag) == tok
+    assert L.character_level_ter(tag) is char_ter
+
+
+def _old_language_name(tag: str) -> str:
+    """The rule prompts used before mtboard.languages (exact key, else the primary subtag, else the tag)."""
+    if tag in L.LANGUAGE_NAMES:
+        return L.LANGUAGE_NAMES[tag]
+    return L.LANGUAGE_NAMES.get(tag.split("-")[0].lower(), tag)
+
+
+def _committed_languages() -> set[str]:
+    out = set()
+    for path in glob.glob("submissions/*/*.json") + glob.glob("corpora/*.json"):
+        with open(path, encoding="utf-8") as fh:
+            ds = json.load(fh).get("dataset")
+        if ds:
+            out |= {ds["source_language"], ds["target_language"]}
+    return out
+
+
+def test_names_render_as_before_for_the_table_and_the_committed_languages():
+    langs = _committed_languages()
+    assert {"en", "es", "ca", "de", "fr", "ja"} <= langs
+    tags = set(L.LANGUAGE_NAMES) | langs | {f"{t}-XX" for t in L.LANGUAGE_NAMES if "-" not in t}
+    for tag in sorted(tags):
+        assert L.language_name(tag) == _old_language_name(tag), tag
+
+
+def test_committed_system_prompts_re_render_byte_for_byte():
+    n = 0
+    for path in sorted(glob.glob("submissions/*/*.json")):
+        if path.endswith(".verification.json"):
+            continue
+        with open(path, encoding="utf-8") as fh:
+            card = json.load(fh)
+        if not card["method"].get("prompt_name"):
+            continue
+        ds = card["dataset"]
+        text = load_prompt(card["method"]["prompt_name"]).system_prompt(ds["source_language"], ds["target_language"])
+        assert text == card["system_prompt_used"], path
+        assert hashlib.sha256(text.encode("utf-8")).hexdigest() == card["system_prompt_sha256"], path
+        n += 1
+    assert n >= 6
+
+
+def test_comparisons_ignore_case_and_underscores():
+    assert L.same_language("en-US", "EN_gb") and L.same_language("pt_br", "PT-BR") and L.same_language("zh", "zh-Hant")
+    assert not L.same_language("pt", "es")
+    assert L.is_one_of("es-MX", ["es"]) and L.is_one_of("en", ["en"]) and not L.is_one_of("fr", ["en", "es"])
+    assert L.pick("ES-mx", {"es": 1, "fr": 2}) == "es" and L.pick("pt-br", {"pt-BR": 1, "pt": 2}) == "pt-BR"
+    assert L.pick("de", {"es": 1}) is None
+
+
+def test_tags_are_never_rewritten_to_another_language():
+    # langcodes would normalise these (iw → he, sh → sr-Latn, tl → fil); mtboard looks tables up with what the tag says
+    assert [L.primary(t) for t in ("iw", "sh", "tl", "eng")] == ["iw", "sh", "tl", "eng"]
+    assert L.expected_scripts("sh") is None  # no table entry: no script rule (as before)
+
+
+@pytest.mark.parametrize("bad", ["", "en-", "-en", "en--US", "toolongsubtag9"])
+def test_malformed_tags(bad):
+    with pytest.raises(InputError, match="not a BCP 47 language tag"):
+        L.primary(bad)
+    assert L.expected_scripts(bad) is None
+    assert L.language_name(bad) == bad  # prompts show what they were given
