@@ -300,7 +300,7 @@ def prepare(settings: RunSettings) -> Plan:
         "prompt_template_sha256": prompt.template_sha256 if prompt else None,
         "system_prompt_sha256": canonical.sha256_hex(system_prompt), "temperature": temperature,
         "max_tokens": settings.max_tokens if not raw_engine else None, "condition": condition,
-        "endpoint_host_sha256": endpoint_host_sha256(settings.base_url or os.environ.get("OPENAI_BASE_URL"))
+        "endpoint_host_sha256": endpoint_host_sha256(_openai_base_url(settings.base_url))
         if spec.backend == "openai" else None,
         "stream": settings.stream,
     }
@@ -310,6 +310,12 @@ def prepare(settings: RunSettings) -> Plan:
                 backend_cls=backend_cls, options=options, prompt=prompt, system_prompt=system_prompt,
                 condition=condition, work_dir=Path(work_dir), identity=identity)
 
+
+
+def _openai_base_url(base_url: str | None) -> str:
+    from mtboard.backends.openai import resolve_base_url  # the documented default endpoint when none is given
+
+    return resolve_base_url(base_url)
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -413,3 +413,184 @@ def test_requests_cancelled_while_connecting_leave_no_connection_open():
         return left
 
     assert asyncio.run(go()) == 0
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Proxies from the environment (a real proxy, pproxy, in its own process) and HTTP/2 (hypercorn)
+
+@pytest.fixture
+def http_proxy(tmp_path):
+    """pproxy listening on a free loopback port; yields (proxy URL, function returning the targets it connected
+    to, from its log: ``http 127.0.0.1:PORT -> HOST:PORT``)."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path / "proxy.log"
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "pproxy", "-l", f"http://127.0.0.1:{port}", "-v"],
+                                stdout=fh, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError(f"pproxy did not start: {log.read_text()}")
+            time.sleep(0.05)
+
+        def targets() -> list[str]:
+            time.sleep(0.1)  # its log is written as connections are made
+            return [line.split(" -> ")[1].strip() for line in log.read_text().splitlines() if " -> " in line]
+
+        yield f"http://127.0.0.1:{port}", targets
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _clear_proxy_env(monkeypatch):
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_a_run_goes_through_the_proxy_given_in_the_environment_and_no_proxy_bypasses_it(tmp_path, monkeypatch,
+                                                                                     http_proxy):
+    """``mtboard run`` (the runner, the openai backend, the client) with only ``HTTP_PROXY`` set: every request
+    reaches the server through the proxy; with ``NO_PROXY`` naming the host, none does."""
+    from fake_openai_server import FakeServer
+    from test_runner_faults import settings, write_corpus
+
+    from mtboard.runner import run
+
+    proxy_url, targets = http_proxy
+    (tmp_path / "corpora").mkdir()
+    write_corpus(tmp_path / "corpora" / "c.json", ["Good morning.", "Open the door.", "It is late."])
+    _clear_proxy_env(monkeypatch)
+    monkeypatch.setenv("HTTP_PROXY", proxy_url)
+    with FakeServer() as srv:
+        outcome = run(settings(tmp_path, srv, work_dir=tmp_path / "via-proxy"))
+        host = f"127.0.0.1:{srv.port}"
+        seen = targets()
+        assert seen and set(seen) == {host}, seen
+        assert sum(srv.counts.values()) == 3
+        assert [(r.predicted, r.chrf_score) for r in outcome.card.results] == [
+            ("ES Good morning.", 100.0), ("ES Open the door.", 100.0), ("ES It is late.", 100.0)]
+        n = len(seen)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        run(settings(tmp_path, srv, work_dir=tmp_path / "direct"))
+        assert sum(srv.counts.values()) == 6 and len(targets()) == n  # straight to the server this time
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_https_through_a_proxy_tunnel_with_a_ca_from_ssl_cert_file(tls_files, monkeypatch, http_proxy, stream):
+    """``HTTPS_PROXY`` + ``SSL_CERT_FILE``: a CONNECT tunnel through the proxy, TLS verified with the given CA."""
+    cert, key = tls_files
+    proxy_url, targets = http_proxy
+    _clear_proxy_env(monkeypatch)
+    monkeypatch.setenv("HTTPS_PROXY", proxy_url)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    with _TLSServer(cert, key, text="Hola, señor") as srv:
+        res = _ask(srv.url, stream=stream, key="sk-tls-proxy")
+        port = srv.httpd.server_address[1]
+    assert res.ok and res.text == "Hola, señor", res.error
+    assert targets() == [f"127.0.0.1:{port}"] and srv.auth == ["Bearer sk-tls-proxy"]
+
+
+def test_a_proxy_that_is_down_is_a_transport_failure_naming_the_proxy(monkeypatch):
+    _clear_proxy_env(monkeypatch)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    (res,) = _sequential("http://127.0.0.1:8/v1", ["x"], timeout_s=2)
+    assert res.error_kind == ErrorKind.transport and res.error.startswith("ConnectError before any byte"), res.error
+
+
+def test_trust_env_off_ignores_proxies_for_servers_mtboard_starts(monkeypatch):
+    _clear_proxy_env(monkeypatch)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    with _RawServer("keep") as srv:
+        (res,) = _sequential(srv.url, ["x"], timeout_s=5, trust_env=False)
+    assert res.ok and res.text == "Hola", res.error
+
+
+def test_a_socks_proxy_without_socksio_is_a_configuration_error(monkeypatch):
+    import importlib.util
+
+    from mtboard.errors import ConfigError
+
+    if importlib.util.find_spec("socksio") is not None:
+        pytest.skip("socksio is installed: SOCKS proxies work")
+    _clear_proxy_env(monkeypatch)
+    monkeypatch.setenv("ALL_PROXY", "socks5://user:secret@127.0.0.1:1080")
+    with pytest.raises(ConfigError) as err:
+        LLMClient("https://api.example.com/v1", None)
+    assert "socksio" in str(err.value) and "secret" not in str(err.value)
+
+
+def test_http2_with_an_https_endpoint_when_h2_is_installed(tls_files, monkeypatch, tmp_path):
+    """A real HTTP/2 server (hypercorn, TLS with ALPN h2) serving a tiny ASGI app: the answer arrives over HTTP/2,
+    streamed and whole."""
+    pytest.importorskip("h2")
+    pytest.importorskip("hypercorn")
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    cert, key = tls_files
+    app = tmp_path / "h2app.py"
+    app.write_text('''
+import json
+
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        msg = await receive()
+        body += msg.get("body", b"")
+        if not msg.get("more_body"):
+            break
+    req = json.loads(body or b"{}")
+    proto = scope["http_version"]
+    if req.get("stream"):
+        data = ("data: " + json.dumps({"model": proto, "choices": [{"index": 0, "delta": {"content": "Hola"},
+                "finish_reason": "stop"}]}) + "\\n\\ndata: [DONE]\\n\\n").encode()
+        ctype = b"text/event-stream"
+    else:
+        data = json.dumps({"model": proto, "choices": [{"index": 0, "message": {"content": "Hola"},
+                           "finish_reason": "stop"}]}).encode()
+        ctype = b"application/json"
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", ctype)]})
+    await send({"type": "http.response.body", "body": data})
+''')
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "hypercorn", "--certfile", str(cert), "--keyfile", str(key),
+                             "-b", f"127.0.0.1:{port}", "h2app:app"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert time.monotonic() < deadline and proc.poll() is None, "hypercorn did not start"
+            time.sleep(0.05)
+        _clear_proxy_env(monkeypatch)
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        url = f"https://127.0.0.1:{port}/v1"
+        for stream in (False, True):
+            res = _ask(url, stream=stream)
+            assert res.ok and res.text == "Hola" and res.model_id == "2", (stream, res.error)
+        res = _sequential(url, ["x"], timeout_s=5, http2=False)[0]
+        assert res.ok and res.model_id == "1.1"
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -2,7 +2,8 @@
 
 Any server speaking ``/v1/chat/completions`` (chat prompts) or ``/v1/completions`` (raw-completion prompts): OpenAI,
 OpenRouter, Ollama, vLLM, LM Studio, llama.cpp's ``llama-server``, llama-cpp-python. The endpoint comes from
-``--base-url`` or ``OPENAI_BASE_URL``; the key only from ``OPENAI_API_KEY``. Requests go through
+``--base-url``, else ``OPENAI_BASE_URL``, else :data:`DEFAULT_BASE_URL` (OpenAI's API); the key only from
+``OPENAI_API_KEY``. Requests go through
 :class:`mtboard.llm.LLMClient` (pooling, bounded concurrency, retries, failure classification).
 
 Sent with every request and recorded in the card: ``temperature``, ``top_p`` (1.0; left out when a reasoning effort
@@ -21,8 +22,16 @@ from typing import Any, Callable, ClassVar
 from mtboard.backends.base import BackendOptions, MethodSpec, TranslateRequest, register
 from mtboard.card import endpoint_host_sha256
 from mtboard.errors import BackendError, ConfigError
-from mtboard.llm import LLMClient, LLMRequest, LLMResult
+from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url
 from mtboard.schema import MethodClass, TranslationRecord
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""The endpoint when neither ``--base-url`` nor ``OPENAI_BASE_URL`` is given (README: "default endpoint")."""
+
+
+def resolve_base_url(base_url: str | None) -> str:
+    """``--base-url``, else ``OPENAI_BASE_URL``, else :data:`DEFAULT_BASE_URL`."""
+    return base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
 
 
 @register
@@ -39,6 +48,7 @@ class OpenAIBackend:
     default_concurrency: ClassVar[int] = 8
     preferred_batch_size: ClassVar[int] = 1
     env_prefix: ClassVar[str] = "OPENAI"
+    default_base_url: ClassVar[str | None] = DEFAULT_BASE_URL
 
     def __init__(self, spec: MethodSpec, options: BackendOptions | None = None, *, client: LLMClient | None = None,
                  **_: Any):
@@ -47,7 +57,8 @@ class OpenAIBackend:
         self._client = client
         self._probed = False
         self._probe_lock: asyncio.Lock | None = None
-        self._base_url = self.options.base_url or os.environ.get(f"{self.env_prefix}_BASE_URL")
+        self._base_url = (self.options.base_url or os.environ.get(f"{self.env_prefix}_BASE_URL")
+                          or self.default_base_url)
         self.model_id: str | None = None
         self._provider: str | None = None
         self._stop: list[str] | None = None
@@ -177,7 +188,5 @@ class OpenAIBackend:
 
 
 def check_base_url(base_url: str | None) -> None:
-    """Raise ConfigError when no endpoint is configured (used by the run command before starting)."""
-    if not (base_url or os.environ.get("OPENAI_BASE_URL")):
-        raise ConfigError("no endpoint for the openai backend", field="--base-url",
-                          fix="pass --base-url http://HOST:PORT/v1 or export OPENAI_BASE_URL (key: OPENAI_API_KEY)")
+    """Fail before starting when the endpoint (:func:`resolve_base_url`) is not an http(s) URL (ConfigError)."""
+    normalise_base_url(resolve_base_url(base_url))
