@@ -594,3 +594,13 @@ async def app(scope, receive, send):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_lanes_are_split_over_small_pools_and_leased_to_the_least_busy():
+    made: list[int] = []
+    pools = transport.Pools(20, lambda n: made.append(n) or object())
+    assert made == [8, 8, 7]  # ceil(20 / 8) = 3 pools of 7, 7 and 6 lanes, plus one connection each
+    with pools.lease() as a, pools.lease() as b, pools.lease() as c, pools.lease() as d:
+        assert [a, b, c] == pools.clients and d is pools.clients[0]
+    with pools.lease() as e:
+        assert e is pools.clients[0]

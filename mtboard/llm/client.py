@@ -180,7 +180,8 @@ class LLMClient:
     Args:
         base_url: endpoint ending in ``/v1`` (a bare ``http://host:port`` gets ``/v1`` appended).
         api_key: sent as ``Authorization: Bearer``; None for local servers.
-        concurrency: requests in flight at once (a semaphore); the connection pool holds one more (the probe).
+        concurrency: requests in flight at once (a semaphore); connection pools of
+            :data:`~mtboard.llm.transport.LANES_PER_POOL` lanes each (plus one connection for the probe).
         timeout_s: read timeout per request (seconds, between two pieces of an answer); a timeout before the
             answer is complete is a transport failure.
         max_retries: transport-failure retries beyond the first attempt.
@@ -239,9 +240,11 @@ class LLMClient:
                    "Accept-Encoding": "identity"}
         if self._api_key and parts.username is None:  # user:password@host wins (Basic auth), as curl does
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._http = transport.async_client(self.base_url, headers=headers, timeout_s=timeout_s,
-                                            connect_timeout_s=connect_timeout_s, connections=concurrency + 1,
-                                            trust_env=trust_env, http2=http2)
+        tls = transport.ssl_context(trust_env)
+        self._pools = transport.Pools(concurrency, lambda connections: transport.async_client(
+            self.base_url, headers=headers, timeout_s=timeout_s, connect_timeout_s=connect_timeout_s,
+            connections=connections, trust_env=trust_env, http2=http2, verify=tls))
+        self._http = self._pools.first
         self._post_headers = {"Content-Type": "application/json"}
 
     # ---------------------------------------------------------------------------------------------------------------
@@ -267,7 +270,7 @@ class LLMClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        await self._pools.aclose()
 
     def redact(self, text: str | None) -> str | None:
         """Remove the API key and the base URL (and their base64 forms) from a string that came from the network or
@@ -425,7 +428,8 @@ class LLMClient:
         if stream:
             return await self._attempt_stream(req, path, payload)
         try:
-            resp = await self._http.post(path, content=payload, headers=self._post_headers)
+            with self._pools.lease() as http:
+                resp = await http.post(path, content=payload, headers=self._post_headers)
             text = transport.response_text(resp)
         except transport.REQUEST_ERRORS as exc:
             return self._exc(exc, 0)
@@ -441,11 +445,15 @@ class LLMClient:
         return _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
 
     async def _attempt_stream(self, req: LLMRequest, path: str, payload: bytes) -> _Attempt:
+        with self._pools.lease() as http:
+            return await self._stream_on(http, req, path, payload)
+
+    async def _stream_on(self, http: httpx.AsyncClient, req: LLMRequest, path: str, payload: bytes) -> _Attempt:
         reader = shapes.StreamReader()
-        tee: transport.TextTee | None = None
         t0 = time.monotonic()
+        tee: transport.TextTee | None = None
         try:
-            async with self._http.stream("POST", path, content=payload, headers=self._post_headers) as resp:
+            async with http.stream("POST", path, content=payload, headers=self._post_headers) as resp:
                 if resp.status_code != 200:
                     await resp.aread()
                     return self._status_failure(resp, self.redact(transport.response_text(resp)) or "")

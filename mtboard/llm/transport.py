@@ -8,6 +8,7 @@ downloads go through huggingface_hub's own httpx-family client, with the same en
   loopback are reached with ``trust_env=False`` (a proxy cannot reach this machine's loopback).
 * HTTP/2 for ``https://`` endpoints when the ``h2`` package is installed (``pip install 'mtboard[http2]'``);
   plain-http endpoints (local servers) speak HTTP/1.1.
+* One connection pool per :data:`LANES_PER_POOL` requests in flight (:class:`Pools`).
 * Keep-alive connections expire after :data:`KEEPALIVE_EXPIRY_S`, below the 5 s idle timeout of uvicorn
   (llama-cpp-python) and llama.cpp, so a request is never written into a connection the server is closing.
 * Credentials in the URL (``http://user:password@host/v1``) become HTTP Basic auth; a query in the base URL
@@ -17,8 +18,9 @@ downloads go through huggingface_hub's own httpx-family client, with the same en
 from __future__ import annotations
 
 import codecs
+import contextlib
 import importlib.util
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
@@ -32,6 +34,11 @@ connections after 5 s, and a request sent as the server closes would fail."""
 STREAM_DRAIN_S = 0.05
 """After a stream's ``data: [DONE]``, how long the end of the HTTP body may take to arrive so the connection can be
 reused (servers send it at once); later, the connection is closed instead."""
+LANES_PER_POOL = 8
+"""Requests in flight per ``httpx.AsyncClient`` (its own connection pool); more lanes get more clients. httpcore's
+pool re-examines every connection, with a quadratic idle count and one ``poll`` per idle connection, each time a
+request starts or ends: measured with ``bench/harness_throughput.py`` at C = 32, 33 connections in one pool cost
+~5 ms of client CPU per request (``is_idle`` called ~4,600 times per request); pools of 8 keep it small."""
 REQUEST_ERRORS = (httpx.RequestError,)
 """What a request raises when no (complete) answer arrived: connect/read/write errors and timeouts, protocol
 errors, proxy errors, undecodable content codings (all httpx.RequestError)."""
@@ -88,9 +95,17 @@ def http2_available() -> bool:
     return importlib.util.find_spec("h2") is not None
 
 
+def ssl_context(trust_env: bool = True) -> Any:
+    """httpx's TLS context (certifi's CAs, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when ``trust_env``). Building one
+    reads the CA bundle (~50 ms): one per :class:`mtboard.llm.LLMClient`, shared by its pools."""
+    return httpx.create_ssl_context(trust_env=trust_env)
+
+
 def async_client(base_url: str, *, headers: dict[str, str], timeout_s: float, connect_timeout_s: float,
-                 connections: int, trust_env: bool = True, http2: bool | None = None) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` for one endpoint (module docstring). ``base_url`` is already normalised.
+                 connections: int, trust_env: bool = True, http2: bool | None = None,
+                 verify: Any = True) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` for one endpoint (module docstring). ``base_url`` is already normalised;
+    ``verify`` is a TLS context from :func:`ssl_context` (or True: a new one).
 
     Raises: ConfigError when the proxy environment cannot be used (a SOCKS proxy without ``httpx[socks]``, a
     malformed proxy URL) — the proxy's URL is not echoed (it can hold a password).
@@ -101,7 +116,7 @@ def async_client(base_url: str, *, headers: dict[str, str], timeout_s: float, co
     try:
         return httpx.AsyncClient(
             base_url=url, auth=auth, params=params or None, headers=headers, follow_redirects=False,
-            trust_env=trust_env, http2=http2,
+            trust_env=trust_env, http2=http2, verify=verify,
             timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s, pool=None),
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections,
                                 keepalive_expiry=KEEPALIVE_EXPIRY_S))
@@ -115,6 +130,34 @@ def async_client(base_url: str, *, headers: dict[str, str], timeout_s: float, co
         raise ConfigError(f"a proxy from the environment cannot be used ({type(exc).__name__})",
                           field=PROXY_VARIABLES,
                           fix="give the proxy as http://host:port, or unset it / list the host in NO_PROXY") from None
+
+
+class Pools:
+    """``ceil(lanes / LANES_PER_POOL)`` clients made by ``factory(connections)``; :meth:`lease` hands out the one
+    with the fewest requests in flight. ``first`` serves one-off requests (the ``/models`` probe)."""
+
+    def __init__(self, lanes: int, factory: Any):
+        n = max(1, -(-lanes // LANES_PER_POOL))
+        sizes = [lanes // n + (1 if i < lanes % n else 0) for i in range(n)]
+        self.clients: list[httpx.AsyncClient] = [factory(size + 1) for size in sizes]
+        self._busy = [0] * n
+
+    @property
+    def first(self) -> httpx.AsyncClient:
+        return self.clients[0]
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[httpx.AsyncClient]:
+        i = min(range(len(self._busy)), key=self._busy.__getitem__)
+        self._busy[i] += 1
+        try:
+            yield self.clients[i]
+        finally:
+            self._busy[i] -= 1
+
+    async def aclose(self) -> None:
+        for c in self.clients:
+            await c.aclose()
 
 
 class TextTee:
@@ -179,5 +222,5 @@ def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float
     return resp.status_code, body
 
 
-__all__ = ["KEEPALIVE_EXPIRY_S", "REQUEST_ERRORS", "STREAM_DRAIN_S", "TextTee", "async_client", "get_json",
+__all__ = ["KEEPALIVE_EXPIRY_S", "LANES_PER_POOL", "Pools", "ssl_context", "REQUEST_ERRORS", "STREAM_DRAIN_S", "TextTee", "async_client", "get_json",
            "http2_available", "infer_provider", "normalise_base_url", "response_text", "split_base_url"]
