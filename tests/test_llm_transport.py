@@ -604,3 +604,25 @@ def test_lanes_are_split_over_small_pools_and_leased_to_the_least_busy():
         assert [a, b, c] == pools.clients and d is pools.clients[0]
     with pools.lease() as e:
         assert e is pools.clients[0]
+
+
+def test_model_downloads_go_through_the_proxy_given_in_the_environment(tmp_path, http_proxy):
+    """GGUF downloads (huggingface_hub, whose client is httpx-family) read the same proxy variables: with
+    ``HTTP_PROXY`` set, the request for the file reaches the proxy (which cannot resolve the made-up hub host, so the
+    download then fails with one BackendError line)."""
+    import os
+    import subprocess
+    import sys
+
+    proxy_url, targets = http_proxy
+    env = {k: v for k, v in os.environ.items() if k.upper() not in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                                                                     "NO_PROXY")}
+    env.update(HF_ENDPOINT="http://hub.example.invalid", HTTP_PROXY=proxy_url, HF_HUB_CACHE=str(tmp_path / "hf"))
+    code = ("from mtboard.backends.gguf import parse_model_ref, resolve_model\n"
+            "try:\n"
+            f"    resolve_model(parse_model_ref('someone/model-GGUF@{'a' * 40}/m.gguf'), cache_dir={str(tmp_path)!r})\n"
+            "except Exception as exc:\n"
+            "    print(type(exc).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "BackendError", out.stderr[-2000:]
+    assert "hub.example.invalid:80" in targets()
