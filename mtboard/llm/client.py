@@ -234,7 +234,8 @@ class LLMClient:
         self._secrets = sorted(set(self._secrets), key=len, reverse=True)  # longest first: a URL holding the key
         self._sem = asyncio.Semaphore(concurrency)
         self._stream_sem: asyncio.Semaphore | None = None  # one stream at a time (llama-cpp-python: see probe)
-        headers = {"Accept": "application/json", "User-Agent": f"mtboard/{__version__}",
+        headers = {"Accept": "application/json", "Content-Type": "application/json",
+                   "User-Agent": f"mtboard/{__version__}",
                    # identity: the raw record is what was sent, and a compressed stream would be buffered by
                    # proxies; a server compressing anyway is still decoded
                    "Accept-Encoding": "identity"}
@@ -245,7 +246,10 @@ class LLMClient:
             self.base_url, headers=headers, timeout_s=timeout_s, connect_timeout_s=connect_timeout_s,
             connections=connections, trust_env=trust_env, http2=http2, verify=tls))
         self._http = self._pools.first
-        self._post_headers = {"Content-Type": "application/json"}
+        # absolute URLs built once: httpx would re-parse and merge the base URL on every request
+        base = self._http.base_url
+        self._urls = {p: base.copy_with(raw_path=base.raw_path + p.lstrip("/").encode("ascii"))
+                      for p in ("/chat/completions", "/completions")}
 
     # ---------------------------------------------------------------------------------------------------------------
     @classmethod
@@ -429,7 +433,7 @@ class LLMClient:
             return await self._attempt_stream(req, path, payload)
         try:
             with self._pools.lease() as http:
-                resp = await http.post(path, content=payload, headers=self._post_headers)
+                resp = await http.post(self._urls[path], content=payload)
             text = transport.response_text(resp)
         except transport.REQUEST_ERRORS as exc:
             return self._exc(exc, 0)
@@ -453,7 +457,7 @@ class LLMClient:
         t0 = time.monotonic()
         tee: transport.TextTee | None = None
         try:
-            async with http.stream("POST", path, content=payload, headers=self._post_headers) as resp:
+            async with http.stream("POST", self._urls[path], content=payload) as resp:
                 if resp.status_code != 200:
                     await resp.aread()
                     return self._status_failure(resp, self.redact(transport.response_text(resp)) or "")
