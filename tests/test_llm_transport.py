@@ -1,5 +1,6 @@
-"""mtboard.llm's HTTP layer (httpx + httpx-sse): keep-alive, content codings, charsets, credentials in the URL, TLS
-with SSL_CERT_FILE, proxies from the environment, HTTP/2, SSE framing, cancellation.
+"""mtboard.llm's HTTP layer (httpx): keep-alive, content codings, charsets, credentials in the URL, TLS with
+SSL_CERT_FILE, proxies from the environment (completions, streams, /models, model downloads), HTTP/2, pools,
+cancellation. SSE framing is covered by the fixtures of test_llm_providers.py.
 
 The servers here are hand-made test doubles (http.server / socketserver / asyncio streams) because a real
 OpenAI-compatible server cannot be made to compress its answers, use Latin-1, close connections at chosen moments or
