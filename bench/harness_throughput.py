@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Harness throughput: does the runner keep C requests in flight against a server that answers after L seconds?
 
-    .venv/bin/python bench/harness_throughput.py [--concurrency 32] [--latency-ms 50] [--entries 1280]
+    .venv/bin/python bench/harness_throughput.py [--concurrency 64] [--latency-ms 500] [--entries 1280]
 
 Starts a minimal OpenAI-compatible server in a separate process (raw asyncio HTTP/1.1 with keep-alive; every
 ``/v1/chat/completions`` request is answered after exactly L seconds), then runs mtboard's real translation phase
@@ -11,7 +11,9 @@ input, not evaluation data) and prints
 
     ratio = achieved entries/s ÷ (C / L)
 
-where C / L is the ideal rate of C lanes each busy L seconds per request (target ≥ 0.95 at C=32, L=50 ms). As
+where C / L is the ideal rate of C lanes each busy L seconds per request (issue 13: target ≥ 0.98 at C=64,
+L=500 ms, a realistic model latency; C=32, L=50 ms is reported without a target — there the loopback round trip
+and event-loop turns of any HTTP library, httpx included, are a visible share of L). As
 baselines measured in the same run it also prints the round trip of one request at a time (the machine's floor:
 loopback, process wake-ups, the server's own work), C hand-written HTTP/1.1 keep-alive lanes without any HTTP
 library (the ceiling of this machine and server), and the rate of a bare loop of C concurrent
@@ -165,9 +167,9 @@ def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, fl
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--latency-ms", type=float, default=50.0)
-    ap.add_argument("--entries", type=int, default=1280, help="entries per measured run (default 40 waves)")
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--latency-ms", type=float, default=500.0)
+    ap.add_argument("--entries", type=int, default=1280, help="entries per measured run (default: 20 waves at C=64)")
     ap.add_argument("--repeat", type=int, default=3, help="measured runs; the best is reported")
     args = ap.parse_args()
     c, lat = args.concurrency, args.latency_ms / 1000.0
@@ -207,7 +209,8 @@ def main() -> None:
         print(f"mtboard runner      : {best:8.1f} entries/s  ratio {best / ideal:.3f}  "
               f"client CPU {best_cpu:.3f} ms/entry  (runs: {', '.join(f'{r:.1f}' for r, _ in runs)}; "
               f"{best / bare:.3f} of the bare loop)")
-        print(f"RATIO {best / ideal:.3f} (target >= 0.95)")
+        target = " (target >= 0.98)" if (c, args.latency_ms) == (64, 500.0) else " (reported, no target)"
+        print(f"RATIO {best / ideal:.3f}{target}")
     finally:
         server.terminate()
         server.join(5)

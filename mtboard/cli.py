@@ -79,11 +79,17 @@ def guarded(fn: Callable) -> Callable:
     return wrapper
 
 
-@app.callback()
-def main(version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    """``--version``: eager, so it works without a command (a group otherwise asks for one first)."""
+    if value:
         typer.echo(__version__)
         raise typer.Exit(0)
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                               callback=_print_version)] = False) -> None:
+    """Open machine-translation evaluation arena: run, score, validate, publish."""
 
 
 @app.command()

@@ -360,7 +360,7 @@ class LocalServer:
                     raise _PortTaken(err)
                 raise err
             try:
-                status, _ = get_json(url, timeout_s=5.0)
+                status, _ = get_json(url, timeout_s=5.0, trust_env=False)  # our own loopback server
                 if status == 200:
                     self.startup_s = time.monotonic() - t0
                     return

@@ -23,11 +23,11 @@ KEY = "sk-canary-0123456789abcdef"
 
 
 def _complete(srv: FakeServer, text: str, *, stream: bool, chat: bool = True, max_retries: int = 3,
-              **kw) -> tuple:
+              max_tokens: int = 32, **kw) -> tuple:
     async def go():
         async with LLMClient(srv.base_url, KEY, concurrency=4, max_retries=max_retries, backoff_base_s=0.01,
                              timeout_s=10) as c:
-            req = LLMRequest(model="m", max_tokens=32, temperature=0.0, stream=stream,
+            req = LLMRequest(model="m", max_tokens=max_tokens, temperature=0.0, stream=stream,
                              messages=[{"role": "user", "content": text}] if chat else None,
                              prompt=None if chat else text, **kw)
             t0 = time.monotonic()
@@ -109,7 +109,7 @@ def test_truncated_prompt_detected_from_reported_tokens():
         assert res.error_kind == ErrorKind.input_truncated and res.attempts == 1
         assert "2048" in res.error
         # the same prompt with honest usage passes
-        ok, _ = _complete(srv, prompt, stream=False, chat=False)
+        ok, _ = _complete(srv, prompt, stream=False, chat=False, max_tokens=4096)  # the echo has 3,001 words
     assert ok.ok and ok.usage.prompt_tokens == len(prompt) // 2 + 1
 
 

@@ -489,7 +489,8 @@ class GGUFBackend(OpenAIBackend):
             assert self.server.base_url is not None
             self.gate = self._run_gates()
             self._client = LLMClient(self.server.base_url, None, concurrency=max(1, self.context.concurrency),
-                                     timeout_s=self.context.timeout_s, max_retries=self.context.max_retries)
+                                     timeout_s=self.context.timeout_s, max_retries=self.context.max_retries,
+                                     trust_env=False)  # our own loopback server: never through a proxy
         except BaseException:
             self._stop_server()
             raise
@@ -610,7 +611,7 @@ class GGUFBackend(OpenAIBackend):
                               n_gpu_layers=self.fit.n_gpu_layers, server=self.server.version,
                               device=self.fit.device)
         async with LLMClient(self.server.base_url, None, concurrency=1, timeout_s=self.context.timeout_s,
-                             max_retries=self.context.max_retries) as client:
+                             max_retries=self.context.max_retries, trust_env=False) as client:
             await client.probe()
             outputs, failures = [], []
             for i, line in enumerate(canary):

@@ -25,7 +25,7 @@ from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
-from mtboard.llm import LLMClient, LLMRequest, LLMResult
+from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url
 from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
 from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
 
@@ -84,9 +84,10 @@ class OpenAIBackend(Backend):
 
     @classmethod
     def check_environment(cls, base_url: str | None) -> None:
-        """A hosted provider's endpoint (:data:`HOSTED_NEEDING_KEY`) without ``$OPENAI_API_KEY`` cannot answer:
-        refuse before anything is sent. Raises: ConfigError."""
-        host = (urlsplit(cls.endpoint_url(base_url) or "").hostname or "").lower()
+        """Refuse before anything is sent: an endpoint that is not an http(s) URL, or a hosted provider's endpoint
+        (:data:`HOSTED_NEEDING_KEY`) without ``$OPENAI_API_KEY``, which cannot answer. Raises: ConfigError."""
+        url = normalise_base_url(cls.endpoint_url(base_url) or "")
+        host = (urlsplit(url).hostname or "").lower()
         if host in HOSTED_NEEDING_KEY and not os.environ.get(f"{cls.endpoint_env}_API_KEY", "").strip():
             raise ConfigError(f"no API key for {host}: {cls.endpoint_env}_API_KEY is not set",
                               field=f"{cls.endpoint_env}_API_KEY",

@@ -1,0 +1,519 @@
+"""The OpenAI-compatible client: bounded concurrency, retries with backoff, secrets kept out of everything returned.
+
+:class:`LLMClient` sends an :class:`LLMRequest` through :mod:`mtboard.llm.transport` (httpx), reads the answer with
+:mod:`mtboard.llm.shapes` and applies :mod:`mtboard.llm.policy`; runner backends and judges receive one.
+
+What was learnt from real servers and kept here:
+
+* llama-cpp-python's server ends a running stream with ``[DONE]`` (no ``finish_reason``) when another request
+  arrives; it serves one request at a time anyway, so streams to it go one after another (:meth:`LLMClient.probe`
+  recognises it), and such an interrupted stream is a transport failure, retried.
+* The same server answers a streamed prompt longer than its context with an empty 200 stream; the request is asked
+  once more without streaming, where the server says why (HTTP 400 "exceed context window" → ``input_truncated``).
+* Retries wait ``Retry-After`` / ``retry-after-ms`` when the server sends one, else full-jitter exponential backoff.
+
+Secrets: the API key is sent only in the ``Authorization`` header; nothing this module returns contains it, nor the
+base URL or a password in it, nor a base64 copy of any of them (every string from the server or an exception is
+scrubbed); :attr:`LLMResult.raw_request` is the JSON body only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from mtboard import __version__
+from mtboard.errors import ConfigError
+from mtboard.llm import policy, shapes, transport
+from mtboard.llm.policy import Verdict
+from mtboard.schema import ErrorKind, Usage
+
+
+@dataclass
+class LLMRequest:
+    """One completion request. Exactly one of ``messages`` (``/v1/chat/completions``) or ``prompt``
+    (``/v1/completions``) is set. ``max_tokens`` is always sent."""
+
+    model: str
+    max_tokens: int
+    messages: list[dict[str, str]] | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Other sampling/body parameters sent verbatim (top_p, seed, stop, reasoning_effort, …)."""
+    stream: bool = False
+    max_tokens_field: str = "max_tokens"
+    """Body key for the cap: ``max_tokens`` (most servers) or ``max_completion_tokens`` (OpenAI's current API)."""
+    expected_prompt_tokens: int | None = None
+    """Exact prompt token count when the caller knows it (tokenizer); otherwise a lower-bound estimate is used."""
+    check_truncation: bool = True
+    """Compare the server's reported prompt tokens with what was sent (error kind ``input_truncated``)."""
+
+    @property
+    def path(self) -> str:
+        """``/chat/completions`` or ``/completions`` (relative to the base URL, which ends in ``/v1``)."""
+        if (self.messages is None) == (self.prompt is None):
+            raise ConfigError("an LLMRequest needs exactly one of messages or prompt", field="LLMRequest")
+        return "/chat/completions" if self.messages is not None else "/completions"
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body sent: model, messages|prompt, temperature, the cap, extra, stream (+ usage in streams)."""
+        body: dict[str, Any] = {"model": self.model}
+        if self.messages is not None:
+            body["messages"] = self.messages
+        else:
+            body["prompt"] = self.prompt
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        body[self.max_tokens_field] = int(self.max_tokens)
+        body.update(self.extra)
+        if self.stream:
+            body["stream"] = True
+            body.setdefault("stream_options", {"include_usage": True})
+        return body
+
+    def prompt_texts(self) -> list[str]:
+        """The texts sent (message contents or the prompt), for the truncation estimate."""
+        return [m.get("content") or "" for m in self.messages] if self.messages is not None else [self.prompt or ""]
+
+
+@dataclass
+class LLMResult:
+    """Outcome of one request after retries. ``text`` is the visible content (None if none arrived).
+
+    Reasoning sent apart (``reasoning_content``, ``reasoning``, thinking parts) and a closed ``<think>…</think>``
+    block are in ``reasoning``; everything received is in ``raw_response``. ``error``/``error_kind`` are set for
+    every failure (the policy table in :mod:`mtboard.llm`).
+    """
+
+    text: str | None
+    finish_reason: str | None = None
+    reasoning: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    attempts: int = 1
+    latency_s: float | None = None
+    model_id: str | None = None
+    raw_request: dict[str, Any] = field(default_factory=dict)
+    """The JSON body sent (never headers or keys)."""
+    raw_response: str | None = None
+    """The raw response body (or concatenated stream) as received (the last attempt's), scrubbed of secrets."""
+    attempt_log: list[dict[str, Any]] = field(default_factory=list)
+    """One dict per attempt: attempt, status, outcome, error, elapsed_s, retry_after_s, sleep_s."""
+    status_code: int | None = None
+    """HTTP status of the last attempt (None when no response arrived)."""
+    fatal: bool = False
+    """True when the failure means no request of this run can succeed (401/403/404)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error_kind is None
+
+    @property
+    def retries(self) -> int:
+        """Attempts beyond the first."""
+        return max(0, self.attempts - 1)
+
+
+@dataclass
+class _Attempt:
+    """One HTTP exchange and its verdict."""
+
+    verdict: Verdict
+    status: int | None = None
+    answer: shapes.Answer | None = None
+    raw: str | None = None
+    empty_stream: bool = False
+    """A 200 stream that ended before any event (see :meth:`LLMClient.complete`)."""
+
+    @property
+    def outcome(self) -> str:
+        return self.verdict.outcome
+
+
+def _base64_forms(secret: str) -> list[str]:
+    """The parts of any base64 (standard or URL-safe) encoding of a text containing ``secret`` that depend on the
+    secret alone, one per alignment (0, 1, 2 bytes before it): what an echoed ``Basic``/base64 copy would contain."""
+    raw = secret.encode("utf-8")
+    out = []
+    for k in range(3):
+        enc = base64.b64encode(b"\0" * k + raw + b"\0\0").decode("ascii")
+        start = -(-8 * k // 6)  # first character made of secret bits only
+        end = (8 * (k + len(raw)) - 6) // 6  # last such character
+        part = enc[start:end + 1]
+        if len(part) >= 8:
+            out += [part, part.replace("+", "-").replace("/", "_")]
+    return out
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    """A request body as compact UTF-8 JSON. Raises ValueError for NaN/Infinity, TypeError for non-JSON values."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _add_usage(a: Usage, b: Usage | None) -> Usage:
+    if b is None:
+        return a
+    return Usage(prompt_tokens=a.prompt_tokens + b.prompt_tokens,
+                 completion_tokens=a.completion_tokens + b.completion_tokens,
+                 reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
+                 cached_tokens=a.cached_tokens + b.cached_tokens)
+
+
+class LLMClient:
+    """Async OpenAI-compatible client. ``await client.complete(LLMRequest(...)) -> LLMResult``; never raises for
+    per-request failures. Construct with :meth:`from_env` (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` or the
+    ``JUDGE_`` variants) or explicitly. Use as ``async with``.
+
+    Args:
+        base_url: endpoint ending in ``/v1`` (a bare ``http://host:port`` gets ``/v1`` appended).
+        api_key: sent as ``Authorization: Bearer``; None for local servers.
+        concurrency: requests in flight at once (a semaphore); connection pools of
+            :data:`~mtboard.llm.transport.LANES_PER_POOL` lanes each (plus one connection for the probe).
+        timeout_s: read timeout per request (seconds, between two pieces of an answer); a timeout before the
+            answer is complete is a transport failure.
+        max_retries: transport-failure retries beyond the first attempt.
+        backoff_base_s / backoff_max_s: full-jitter exponential backoff ``U(0, min(max, base·2^(n-1)))``.
+        retry_after_max_s: longest Retry-After honoured (longer waits are capped).
+        connect_timeout_s: TCP (+ TLS, + proxy) connect timeout.
+        deadline_s: total time a streaming attempt may keep producing before it is a model ``timeout`` (None: off).
+        trust_env: read proxies and CA bundles from the environment (:mod:`mtboard.llm.transport`); False for
+            servers mtboard starts itself on loopback.
+        http2: HTTP/2 for https endpoints; None = when the ``h2`` package is installed.
+
+    Raises: ConfigError for a base URL that is not http(s), a concurrency below 1, an API key (after stripping
+    surrounding whitespace) with a character an HTTP header cannot carry — the key is never echoed — or a proxy
+    environment that cannot be used.
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, *, concurrency: int = 8, timeout_s: float = 120.0,
+                 max_retries: int = 5, backoff_base_s: float = 0.5, backoff_max_s: float = 30.0,
+                 retry_after_max_s: float = 120.0, connect_timeout_s: float = 10.0, deadline_s: float | None = None,
+                 trust_env: bool = True, http2: bool | None = None):
+        if concurrency < 1:
+            raise ConfigError("concurrency must be at least 1", field="--concurrency")
+        self.base_url = transport.normalise_base_url(base_url)
+        api_key = (api_key or "").strip() or None
+        if api_key is not None and not all(" " < ch <= "~" for ch in api_key):  # the key itself is never echoed
+            raise ConfigError("the API key contains a character that cannot be sent in an HTTP header (a space, "
+                              "newline, control or non-ASCII character)",
+                              field="API key (OPENAI_API_KEY / JUDGE_API_KEY)",
+                              fix="export the key again without extra characters")
+        self._api_key = api_key
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.max_retries = max(0, int(max_retries))
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.retry_after_max_s = retry_after_max_s
+        self.deadline_s = deadline_s
+        self.api_provider = transport.infer_provider(self.base_url)
+        self.server_info: dict[str, Any] = {}
+        self._secrets = [s for s in {self._api_key, self.base_url, base_url.strip()} if s and len(s) >= 4]
+        parts = urlsplit(self.base_url)
+        if parts.password:
+            self._secrets += [parts.password, unquote(parts.password)]
+        # an echoed base64 copy (of the key, or of a Basic header's user:password) is scrubbed too
+        if self._api_key and len(self._api_key) >= 6:
+            self._secrets += _base64_forms(self._api_key)
+        if parts.password and len(parts.password) >= 6:
+            self._secrets += _base64_forms(unquote(parts.password))
+            self._secrets += _base64_forms(f"{unquote(parts.username or '')}:{unquote(parts.password)}")
+        self._secrets = sorted(set(self._secrets), key=len, reverse=True)  # longest first: a URL holding the key
+        self._sem = asyncio.Semaphore(concurrency)
+        self._stream_sem: asyncio.Semaphore | None = None  # one stream at a time (llama-cpp-python: see probe)
+        headers = {"Accept": "application/json", "Content-Type": "application/json",
+                   "User-Agent": f"mtboard/{__version__}",
+                   # identity: the raw record is what was sent, and a compressed stream would be buffered by
+                   # proxies; a server compressing anyway is still decoded
+                   "Accept-Encoding": "identity"}
+        if self._api_key and parts.username is None:  # user:password@host wins (Basic auth), as curl does
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        tls = transport.ssl_context(trust_env)
+        self._pools = transport.Pools(concurrency, lambda connections: transport.async_client(
+            self.base_url, headers=headers, timeout_s=timeout_s, connect_timeout_s=connect_timeout_s,
+            connections=connections, trust_env=trust_env, http2=http2, verify=tls))
+        self._http = self._pools.first
+        # absolute URLs built once: httpx would re-parse and merge the base URL on every request
+        base = self._http.base_url
+        self._urls = {p: base.copy_with(raw_path=base.raw_path + p.lstrip("/").encode("ascii"))
+                      for p in ("/chat/completions", "/completions")}
+
+    # ---------------------------------------------------------------------------------------------------------------
+    @classmethod
+    def from_env(cls, prefix: str = "OPENAI", base_url: str | None = None, *, default_base_url: str | None = None,
+                 **kwargs: Any) -> LLMClient:
+        """Build from ``base_url``, else ``{prefix}_BASE_URL``, else ``default_base_url``; the key only from
+        ``{prefix}_API_KEY`` (environment).
+
+        Raises: ConfigError when no base URL is known.
+        """
+        url = base_url or os.environ.get(f"{prefix}_BASE_URL") or default_base_url
+        if not url:
+            raise ConfigError(f"no endpoint: {prefix}_BASE_URL is not set", field="--base-url",
+                              fix=f"export {prefix}_BASE_URL=https://api.openai.com/v1 (or pass --base-url); "
+                                  f"the key comes from {prefix}_API_KEY")
+        return cls(url, os.environ.get(f"{prefix}_API_KEY"), **kwargs)
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._pools.aclose()
+
+    def redact(self, text: str | None) -> str | None:
+        """Remove the API key and the base URL (and their base64 forms) from a string that came from the network or
+        an exception."""
+        if text is None:
+            return None
+        for s in self._secrets:
+            if s in text:
+                text = text.replace(s, "[REDACTED]")
+        return text
+
+    async def probe(self) -> dict[str, Any]:
+        """GET ``/models`` once and refine :attr:`api_provider` from what the server says about itself
+        (``Server: llama.cpp`` or ``owned_by: llamacpp`` → llama.cpp; ``owned_by: vllm`` → vllm; llama-cpp-python's
+        ``owned_by: me`` with a uvicorn server → llama-cpp-python). Never raises; returns what it learned
+        (``unreachable`` when no connection could be made)."""
+        info: dict[str, Any] = {}
+        try:
+            resp = await self._http.get("/models", timeout=min(self.timeout_s, 15.0))
+            server = resp.headers.get("server", "").lower()
+            info["server"] = server or None
+            info["http_version"] = resp.http_version
+            owned = None
+            if resp.status_code == 200:
+                data = resp.json()
+                items = data.get("data") if isinstance(data, dict) else None
+                if isinstance(items, list) and items and isinstance(items[0], dict):
+                    owned = str(items[0].get("owned_by") or "").lower() or None
+                    info["models"] = [self.redact(str(i.get("id"))) for i in items if isinstance(i, dict)][:50]
+            info["owned_by"] = owned
+            if self.api_provider == "openai-compatible":
+                if "llama.cpp" in server or owned == "llamacpp":
+                    self.api_provider = "llama.cpp"
+                elif owned == "vllm":
+                    self.api_provider = "vllm"
+                elif owned == "me" and "uvicorn" in server:
+                    self.api_provider = "llama-cpp-python"
+            if self.api_provider == "llama-cpp-python":
+                # its server (default interrupt_requests) ends a running stream with [DONE] when another request
+                # arrives, and it serves one request at a time anyway: streams go one after another
+                self._stream_sem = asyncio.Semaphore(1)
+                info["streams_serialised"] = True
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.ProxyError) as exc:
+            info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
+            info["unreachable"] = True
+        except (httpx.HTTPError, ValueError) as exc:
+            info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
+        self.server_info = info
+        return info
+
+    # ---------------------------------------------------------------------------------------------------------------
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        jittered = random.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1)))
+        if retry_after is not None:
+            wait = min(retry_after, self.retry_after_max_s)
+            return wait + random.uniform(0.0, 0.1 * wait + 0.05)
+        return jittered
+
+    async def complete(self, req: LLMRequest) -> LLMResult:
+        """Send one request with retries; classify the outcome (policy table in :mod:`mtboard.llm`). Never raises
+        for request failures.
+
+        Returns: LLMResult with usage summed over attempts and ``latency_s`` = the summed duration of the attempts
+        (queueing and backoff sleeps excluded).
+        """
+        try:
+            body = req.body()
+            path = req.path
+            payload = _encode(body)  # encoded once, reused by every attempt
+        except ConfigError as exc:
+            return LLMResult(text=None, error=exc.one_line(), error_kind=ErrorKind.backend, attempts=0, fatal=True)
+        except (TypeError, ValueError) as exc:  # NaN/Infinity or a non-JSON value in the body
+            return LLMResult(text=None, error=f"request body is not JSON: {exc}"[:300], error_kind=ErrorKind.backend,
+                             attempts=0, fatal=True)
+        usage = Usage()
+        log: list[dict[str, Any]] = []
+        busy = 0.0
+        att: _Attempt | None = None
+        attempt = 0
+        stream = req.stream
+        while True:
+            attempt += 1
+            async with self._sem:
+                async with (self._stream_sem if stream and self._stream_sem is not None
+                            else contextlib.nullcontext()):
+                    t0 = time.monotonic()
+                    att = await self._attempt(req, path, payload, stream=stream)
+                    elapsed = time.monotonic() - t0
+            busy += elapsed
+            usage = _add_usage(usage, att.answer.usage if att.answer is not None else None)
+            v = att.verdict
+            entry = {"attempt": attempt, "status": att.status, "outcome": v.outcome, "error": v.error,
+                     "elapsed_s": round(elapsed, 4), "retry_after_s": v.retry_after_s, "sleep_s": None,
+                     "stream": stream}
+            log.append(entry)
+            if v.outcome != "transport" or attempt > self.max_retries:
+                break
+            if stream and att.empty_stream:
+                # A 200 stream with no event at all (llama-cpp-python does this for a prompt longer than its
+                # context): ask once more for the whole body, where the server can say why (e.g. HTTP 400
+                # "exceed context window" → input_truncated). The result records the body actually sent.
+                stream = False
+                body = {k: val for k, val in body.items() if k not in ("stream", "stream_options")}
+                payload = _encode(body)
+                entry["sleep_s"] = 0.0
+                continue
+            delay = self._backoff(attempt, v.retry_after_s)
+            entry["sleep_s"] = round(delay, 4)
+            await asyncio.sleep(delay)
+        assert att is not None
+        v = att.verdict
+        ans = att.answer
+        result = LLMResult(text=v.text, finish_reason=ans.finish_reason if ans else None, reasoning=v.reasoning,
+                           usage=usage, attempts=attempt, latency_s=busy, model_id=ans.model_id if ans else None,
+                           raw_request=body, raw_response=att.raw, attempt_log=log, status_code=att.status,
+                           fatal=v.fatal)
+        if v.outcome != "ok":
+            result.error, result.error_kind = v.error, v.error_kind
+            if v.outcome == "transport":
+                result.text = None  # a failed exchange is never partial success
+                if attempt > 1:
+                    result.error = f"{v.error} (after {attempt} attempts)"
+        return result
+
+    # ---------------------------------------------------------------------------------------------------------------
+    def _judge(self, req: LLMRequest, ans: shapes.Answer) -> Verdict:
+        """Scrub what came from the server, then apply the policy."""
+        ans.text = self.redact(ans.text)
+        ans.reasoning = self.redact(ans.reasoning) or ""
+        ans.refusal = self.redact(ans.refusal) or ""
+        ans.model_id = self.redact(ans.model_id)
+        ans.problem = self.redact(ans.problem)
+        return policy.judge(ans, max_tokens=req.max_tokens, prompt_texts=req.prompt_texts(),
+                            expected_prompt_tokens=req.expected_prompt_tokens,
+                            check_truncation=req.check_truncation)
+
+    def _status_failure(self, resp: httpx.Response, raw: str) -> _Attempt:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+        msg = self.redact(shapes.error_message(data) if data is not None else raw[:300].strip() or "no body") or ""
+        err = data.get("error") if isinstance(data, dict) else None
+        code = err.get("code") if isinstance(err, dict) else None
+        return _Attempt(policy.classify_status(resp.status_code, msg, code, resp.headers), status=resp.status_code,
+                        raw=raw)
+
+    def _exc(self, exc: BaseException, received: int, raw: str | None = None) -> _Attempt:
+        name = type(exc).__name__
+        detail = self.redact(str(exc)) or ""
+        where = "before any byte" if received == 0 else f"after {received} characters (dropped stream)"
+        return _Attempt(Verdict("transport", ErrorKind.transport, f"{name} {where}: {detail}"[:500]), raw=raw)
+
+    async def _attempt(self, req: LLMRequest, path: str, payload: bytes, *, stream: bool) -> _Attempt:
+        if stream:
+            return await self._attempt_stream(req, path, payload)
+        try:
+            with self._pools.lease() as http:
+                resp = await http.post(self._urls[path], content=payload)
+            text = transport.response_text(resp)
+        except transport.REQUEST_ERRORS as exc:
+            return self._exc(exc, 0)
+        raw = self.redact(text) or ""
+        if resp.status_code != 200:
+            return self._status_failure(resp, raw)
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return _Attempt(Verdict("transport", ErrorKind.transport,
+                                    f"HTTP 200 with a body that is not JSON: {raw[:120]!r}"), status=200, raw=raw)
+        ans = shapes.parse_body(data)
+        return _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+
+    async def _attempt_stream(self, req: LLMRequest, path: str, payload: bytes) -> _Attempt:
+        with self._pools.lease() as http:
+            return await self._stream_on(http, req, path, payload)
+
+    async def _stream_on(self, http: httpx.AsyncClient, req: LLMRequest, path: str, payload: bytes) -> _Attempt:
+        reader = shapes.StreamReader()
+        t0 = time.monotonic()
+        tee: transport.TextTee | None = None
+        try:
+            async with http.stream("POST", self._urls[path], content=payload) as resp:
+                if resp.status_code != 200:
+                    await resp.aread()
+                    return self._status_failure(resp, self.redact(transport.response_text(resp)) or "")
+                ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
+                if ctype != "text/event-stream":
+                    # a server that ignored "stream": true and answered with one JSON body
+                    await resp.aread()
+                    raw = self.redact(transport.response_text(resp)) or ""
+                    try:
+                        data = json.loads(raw)
+                    except ValueError:
+                        return _Attempt(Verdict("transport", ErrorKind.transport, "HTTP 200 stream answered with "
+                                                f"Content-Type {ctype or 'none'!r}, not text/event-stream"),
+                                        status=200, raw=raw)
+                    ans = shapes.parse_body(data)
+                    return _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+                tee = transport.TextTee(resp)
+                timeout = await self._read_events(EventSource(tee).aiter_sse(), reader, t0)  # type: ignore[arg-type]
+                if timeout is not None:
+                    ans = reader.answer
+                    v = Verdict("model", ErrorKind.timeout, timeout, text=self.redact(ans.text))
+                    return _Attempt(v, status=200, answer=ans, raw=self.redact(tee.text()))
+        except (*transport.REQUEST_ERRORS, SSEError) as exc:
+            ans = reader.answer
+            if ans.finish_reason is None or ans.problem:
+                return self._exc(exc, tee.received if tee else 0, self.redact(tee.text()) if tee else None)
+            ans.done = True  # the answer was complete; only the trailer was lost
+        ans = reader.answer
+        raw = self.redact(tee.text()) if tee is not None else ""
+        att = _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+        att.empty_stream = ans.events == 0 and not ans.done
+        return att
+
+    async def _read_events(self, events: Any, reader: shapes.StreamReader, t0: float) -> str | None:
+        """Feed SSE events to ``reader`` until ``[DONE]``, a problem or the end of the body; after ``[DONE]`` wait
+        :data:`~mtboard.llm.transport.STREAM_DRAIN_S` for the body's end (so the connection can be reused).
+        Returns a message when the stream outlived ``deadline_s``, else None."""
+        more = True
+        try:
+            while True:
+                nxt = events.__anext__()
+                try:
+                    ev = await (nxt if more else asyncio.wait_for(nxt, transport.STREAM_DRAIN_S))
+                except (StopAsyncIteration, asyncio.TimeoutError):
+                    return None
+                if not more:
+                    continue  # anything after [DONE] is kept in the raw text only
+                if self.deadline_s is not None and time.monotonic() - t0 > self.deadline_s:
+                    return f"stream still producing after {self.deadline_s}s"
+                if ev.data == "" and ev.event == "message":
+                    continue  # an event with no data (id/retry only): nothing to dispatch (WHATWG)
+                more = reader.feed(ev.data, ev.event)
+                if not more and not reader.answer.done:
+                    return None  # a problem: stop reading
+        finally:
+            await events.aclose()
+
+
+__all__ = ["LLMClient", "LLMRequest", "LLMResult"]

@@ -1,0 +1,241 @@
+"""The failure policy: what an HTTP status or a 200 answer means for an entry (pure functions, no I/O).
+
+BookTrans write-up, "срыв модели и сбой роутера" (spec README §LLM judging, "no valid output … scores 0 if the
+model failed, … is re-run if the transport failed"); the table is in :mod:`mtboard.llm` and docs/providers.md.
+:func:`classify_status` reads a non-200 answer, :func:`judge` a 200 answer already read by
+:mod:`mtboard.llm.shapes`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mtboard.llm.shapes import Answer
+from mtboard.schema import ErrorKind
+
+TRANSPORT_STATUSES = frozenset({408, 409, 425, 429})
+"""Retried HTTP statuses below 500 (timeout, conflict, too early, rate limit); every 5xx is retried too."""
+FATAL_STATUSES = frozenset({401, 403, 404})
+"""Statuses that mean the whole run cannot work (bad key, no access, unknown model or path)."""
+
+FINISH_STOP = frozenset({"stop", "eos", "eos_token", "end_turn", "stop_sequence", "end"})
+"""Natural ends: the answer is judged on its text (OpenAI ``stop``; Together ``eos``; Anthropic-native names relayed
+by gateways)."""
+FINISH_LENGTH = frozenset({"length", "max_tokens", "model_length", "max_output_tokens"})
+"""The output-token cap (or, Mistral's ``model_length``, the context) ended the answer: model failure token_cap."""
+FINISH_FILTER = frozenset({"content_filter", "safety", "recitation", "prohibited_content", "blocklist", "spii",
+                           "refusal"})
+"""A content filter or the model's refusal: model failure refusal."""
+FINISH_TOOL = frozenset({"tool_calls", "function_call", "tool_use"})
+"""The model called a tool (mtboard offers none) instead of answering: model failure format."""
+FINISH_TRANSPORT = frozenset({"abort", "error", "insufficient_system_resource", "cancelled", "canceled",
+                              "interrupted"})
+"""The service stopped the generation (vLLM ``abort``, OpenRouter ``error``, DeepSeek
+``insufficient_system_resource``): a transport failure, retried — a half answer is never scored."""
+
+TRUNCATION_FACTOR = 0.8
+"""A prompt is judged truncated when the server reports fewer than this share of the estimated minimum tokens."""
+_CONTEXT_RE = re.compile(r"context (length|window|size)|too long|exceeds? (the )?(context|maximum)|n_ctx|"
+                         r"maximum context|too many tokens", re.I)
+_PIECE_RE = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*|\d+|[^\w\s]+")
+
+
+def finish_kind(reason: str | None) -> str:
+    """The policy class of a ``finish_reason``: ``stop``, ``length``, ``filter``, ``tool``, ``transport`` or
+    ``none`` (null). Case-insensitive; an unknown value is ``stop`` (the text is judged as it is)."""
+    if reason is None:
+        return "none"
+    r = reason.strip().lower()
+    for kind, names in (("length", FINISH_LENGTH), ("filter", FINISH_FILTER), ("tool", FINISH_TOOL),
+                        ("transport", FINISH_TRANSPORT)):
+        if r in names:
+            return kind
+    return "stop"
+
+
+def estimate_min_prompt_tokens(texts: list[Any]) -> int:
+    """A conservative lower bound on how many tokens any subword tokenizer needs for ``texts``.
+
+    Counts letter runs (with internal apostrophes/hyphens: ``don't``, ``well-known`` count once), digit runs and
+    punctuation runs; every BPE/SentencePiece vocabulary spends at least one token on each. Chat-template tokens are
+    not counted, so the true count is higher. Non-string items count 0. Used by :func:`detect_truncation`.
+    """
+    return sum(len(_PIECE_RE.findall(t)) for t in texts if isinstance(t, str))
+
+
+def detect_truncation(reported_prompt_tokens: int | None, estimated_min: int, expected: int | None = None,
+                      cached_tokens: int = 0) -> str | None:
+    """Return a message when the server evidently saw fewer prompt tokens than were sent, else None.
+
+    Evidence is the reported count plus ``cached_tokens`` (an upper bound on what the server saw, whether its
+    ``prompt_tokens`` includes cached tokens, as OpenAI's does, or leaves them out, as some gateways do): a
+    finished answer is never failed because a cache hit was reported separately. ``expected`` (an exact count from
+    a tokenizer, when the caller has one) wins over the estimate. A missing or zero report is no evidence.
+    Example: 3,000 words reported as 2,048 tokens → truncated; 194 reported + 9,474 cached → not.
+    """
+    if not reported_prompt_tokens:
+        return None
+    seen = reported_prompt_tokens + max(0, cached_tokens)
+    if expected is not None:
+        if seen < expected:
+            return f"input truncated: sent {expected} prompt tokens, server reports {reported_prompt_tokens}"
+        return None
+    if estimated_min and seen < TRUNCATION_FACTOR * estimated_min:
+        return (f"input truncated: the prompt has at least ~{estimated_min} tokens, server reports "
+                f"{reported_prompt_tokens} (context window too small?)")
+    return None
+
+
+def split_think(text: str) -> tuple[str, str | None, bool]:
+    """Split a ``<think>`` block off visible text. Returns ``(visible, reasoning, unclosed)``.
+
+    ``"<think>a</think>b"`` → ``("b", "a", False)``; ``"a</think>b"`` (opening tag in the template) → ``("b", "a",
+    False)``; ``"<think>a"`` → ``("<think>a", None, True)``.
+    """
+    close = text.rfind("</think>")
+    if close >= 0:
+        before = text[:close]
+        start = before.find("<think>")
+        reasoning = before[start + 7:] if start >= 0 else before
+        return text[close + 8:].strip(), reasoning.strip(), False
+    if "<think>" in text:
+        return text, None, True
+    return text, None, False
+
+
+def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (delta-seconds or an HTTP date); None if absent."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        secs = float(value)
+        return max(0.0, secs) if math.isfinite(secs) else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+@dataclass
+class Verdict:
+    """What one attempt means: ``outcome`` is ``ok``, ``transport`` (retried), ``model`` (scored 0, not retried) or
+    ``backend`` (configuration; not retried). ``text``/``reasoning`` are what the entry keeps."""
+
+    outcome: str
+    error_kind: ErrorKind | None = None
+    error: str | None = None
+    text: str | None = None
+    reasoning: str | None = None
+    fatal: bool = False
+    retry_after_s: float | None = None
+
+
+def classify_status(status: int, message: str, error_code: Any = None, headers: Any = None) -> Verdict:
+    """A non-200 HTTP answer. ``message`` is the error text already read from the body (and scrubbed).
+
+    408/409/425/429 and 5xx → transport (``Retry-After`` kept); 400/413/422 saying the prompt is longer than the
+    context → model ``input_truncated``; 400 with error code ``content_filter`` (Azure's prompt filter) → model
+    ``refusal``; any other status → ``backend``, fatal for 401/403/404.
+    """
+    line = f"HTTP {status}: {message}"[:500]
+    if status in TRANSPORT_STATUSES or status >= 500:
+        return Verdict("transport", ErrorKind.transport, line,
+                       retry_after_s=parse_retry_after(headers) if headers is not None else None)
+    if status in (400, 413, 422) and _CONTEXT_RE.search(message):
+        return Verdict("model", ErrorKind.input_truncated, f"input too long for the context: {line}"[:500])
+    if status == 400 and str(error_code or "").lower() == "content_filter":
+        return Verdict("model", ErrorKind.refusal, f"refusal: {line}"[:500])
+    return Verdict("backend", ErrorKind.backend, line, fatal=status in FATAL_STATUSES)
+
+
+def judge(ans: Answer, *, max_tokens: int, prompt_texts: list[Any] | None = None,
+          expected_prompt_tokens: int | None = None, check_truncation: bool = True) -> Verdict:
+    """The failure policy on a 200 answer (module docstring of :mod:`mtboard.llm`; rules in this order):
+
+    1. a problem inside the answer (error object, no choices, a chunk that is not JSON) → transport;
+    2. a stream without ``finish_reason``: ended without ``[DONE]`` (dropped) or with ``[DONE]`` (interrupted,
+       llama-cpp-python) → transport; a whole JSON body with ``finish_reason: null`` is judged as ``stop``;
+    3. a transport finish (``abort``, ``error``, …) → transport;
+    4. the server reports fewer prompt tokens than were sent (:func:`detect_truncation`) → ``input_truncated``;
+    5. a refusal (``refusal`` field or part, or a filter finish) → ``refusal``;
+    6. tool calls or a tool finish → ``format``;
+    7. ``<think>`` never closed → ``unclosed_think`` (a closed block moves to reasoning);
+    8. a length finish → ``token_cap``; a ``stop`` answer whose ``completion_tokens`` reached ``max_tokens`` →
+       ``token_cap`` ("at token cap": the server stopped it at the cap but called it a natural end);
+    9. no visible text → ``empty``; else ok.
+    """
+    where = "stream" if ans.streamed else "answer"
+    if ans.problem:
+        return Verdict("transport", ErrorKind.transport, f"HTTP 200 with {ans.problem}"[:500])
+    kind = finish_kind(ans.finish_reason)
+    if ans.streamed and kind == "none":
+        if not ans.done:
+            return Verdict("transport", ErrorKind.transport, "stream ended without finish_reason or [DONE] "
+                           f"after {ans.events} events (dropped stream)")
+        return Verdict("transport", ErrorKind.transport, "stream ended by [DONE] without a finish_reason after "
+                       f"{ans.events} events (interrupted answer)")
+    if kind == "transport":
+        return Verdict("transport", ErrorKind.transport,
+                       f"the {where} ended with finish_reason {ans.finish_reason!r} (generation stopped by the "
+                       "service)")
+    text = ans.text or ""
+    reasoning = ans.reasoning or None
+    usage = ans.usage
+    if check_truncation and usage is not None:
+        msg = detect_truncation(usage.prompt_tokens, estimate_min_prompt_tokens(prompt_texts or []),
+                                expected_prompt_tokens, usage.cached_tokens)
+        if msg:
+            return Verdict("model", ErrorKind.input_truncated, msg, text=ans.text, reasoning=reasoning)
+    if ans.refusal or kind == "filter":
+        detail = ans.refusal or f"finish_reason {ans.finish_reason}"
+        return Verdict("model", ErrorKind.refusal, f"refusal: {detail[:200]}", text=ans.text, reasoning=reasoning)
+    if ans.tool_calls or kind == "tool":
+        return Verdict("model", ErrorKind.format, f"the model called a tool instead of answering "
+                       f"({ans.tool_calls or 'no'} tool call(s), finish_reason {ans.finish_reason!r})",
+                       text=ans.text, reasoning=reasoning)
+    visible, think, unclosed = split_think(text)
+    if unclosed:
+        return Verdict("model", ErrorKind.unclosed_think, "unclosed <think>: no visible answer after the reasoning",
+                       text=ans.text, reasoning=reasoning)
+    if think is not None:
+        text = visible
+        reasoning = "\n".join(x for x in (reasoning, think) if x)
+    out = text if ans.text is not None else None
+    if kind == "length":
+        return Verdict("model", ErrorKind.token_cap,
+                       f"token cap hit (finish_reason {ans.finish_reason} at max_tokens={max_tokens})"
+                       + ("" if visible.strip() else " with no visible text"), text=out, reasoning=reasoning)
+    if usage is not None and max_tokens > 0 and usage.completion_tokens >= max_tokens:
+        return Verdict("model", ErrorKind.token_cap,
+                       f"at token cap: {usage.completion_tokens} completion tokens reached max_tokens={max_tokens} "
+                       f"although finish_reason is {ans.finish_reason!r}", text=out, reasoning=reasoning)
+    if not visible.strip():
+        return Verdict("model", ErrorKind.empty, "empty content", text=out, reasoning=reasoning)
+    return Verdict("ok", text=out, reasoning=reasoning)
+
+
+def context_error(message: str) -> bool:
+    """True when an error message says the prompt is longer than the context window."""
+    return bool(_CONTEXT_RE.search(message))
+
+
+__all__ = ["TRANSPORT_STATUSES", "FATAL_STATUSES", "FINISH_STOP", "FINISH_LENGTH", "FINISH_FILTER", "FINISH_TOOL",
+           "FINISH_TRANSPORT", "TRUNCATION_FACTOR", "Verdict", "classify_status", "context_error",
+           "detect_truncation", "estimate_min_prompt_tokens", "finish_kind", "judge", "parse_retry_after",
+           "split_think"]
