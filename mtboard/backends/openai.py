@@ -86,7 +86,10 @@ class OpenAIBackend(Backend):
     def check_environment(cls, base_url: str | None) -> None:
         """Refuse before anything is sent: an endpoint that is not an http(s) URL, or a hosted provider's endpoint
         (:data:`HOSTED_NEEDING_KEY`) without ``$OPENAI_API_KEY``, which cannot answer. Raises: ConfigError."""
-        url = normalise_base_url(cls.endpoint_url(base_url) or "")
+        endpoint = cls.endpoint_url(base_url)
+        if endpoint is None:  # a subclass that starts its own server (gguf)
+            return
+        url = normalise_base_url(endpoint)
         host = (urlsplit(url).hostname or "").lower()
         if host in HOSTED_NEEDING_KEY and not os.environ.get(f"{cls.endpoint_env}_API_KEY", "").strip():
             raise ConfigError(f"no API key for {host}: {cls.endpoint_env}_API_KEY is not set",
