@@ -18,6 +18,8 @@ from mtboard.errors import ConfigError
 from mtboard.site import build_site, fmt, tables
 from mtboard.site.build import project_root
 
+from extras_support import requires_ja
+
 sys.path.insert(0, str(Path(__file__).parent))
 from test_site_cards import write_fixture_tree  # noqa: E402
 
@@ -280,6 +282,7 @@ def test_verification_record_sets_the_tier(tmp_path):
     assert "did not reproduce the scores" in page
 
 
+@requires_ja  # committed cards include Japanese targets
 def test_real_submissions_render_with_their_numbers(tmp_path):
     """The committed cards under submissions/ (Apertium, Gemma, baselines — produced by the harness, issue 8)."""
     real = sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))
