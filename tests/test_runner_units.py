@@ -4,8 +4,6 @@ the run command's errors. Expected values are written by hand."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ from mtboard.prompts import available_prompts, load_prompt
 from mtboard.prices import load_prices
 from mtboard.workdir import WorkDir, _repair_tail
 from mtboard.schema import TranslationRecord
+
+import cli_support
 
 load_builtin_backends()
 
@@ -166,12 +166,10 @@ def test_openai_request_bodies(monkeypatch):
 
 
 def test_run_command_errors(tmp_path):
-    cli = [sys.executable, "-c", "from mtboard.cli import app; app()"]
-    res = subprocess.run(cli + ["run", "corpora/mtb-en-es-dev.json", "--method", "apertiun:eng-spa"],
-                         capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    res = cli_support.invoke(["run", "corpora/mtb-en-es-dev.json", "--method", "apertiun:eng-spa"],
+                             cwd=Path(__file__).resolve().parent.parent)
     assert res.returncode == 1
     assert "did you mean 'apertium'?" in res.stderr and "Traceback" not in res.stderr
-    env = {"PATH": "/usr/bin:/bin"}
-    res = subprocess.run(cli + ["run", "corpora/mtb-en-es-dev.json", "--method", "openai:gpt-4o-mini"],
-                         capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parent.parent)
+    res = cli_support.invoke(["run", "corpora/mtb-en-es-dev.json", "--method", "openai:gpt-4o-mini"],
+                             unset=("OPENAI_",), cwd=Path(__file__).resolve().parent.parent)
     assert res.returncode == 1 and "OPENAI_BASE_URL" in res.stderr

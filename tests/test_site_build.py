@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -18,6 +17,7 @@ from mtboard.errors import ConfigError
 from mtboard.site import build_site, fmt, tables
 from mtboard.site.build import project_root
 
+import cli_support
 from extras_support import requires_ja
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -244,10 +244,9 @@ def test_refuses_to_clobber_sources(tmp_path):
 
 def test_cli_build(tmp_path):
     write_fixture_tree(tmp_path, bad=True)
-    res = subprocess.run([str(Path(sys.executable).parent / "mtboard"), "build",
-                          "--submissions", str(tmp_path / "submissions"),
-                          "--corpora", str(tmp_path / "corpora"), "--out", str(tmp_path / "out"), "--docs",
-                          str(tmp_path / "docs")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    res = cli_support.invoke(["build", "--submissions", str(tmp_path / "submissions"),
+                              "--corpora", str(tmp_path / "corpora"), "--out", str(tmp_path / "out"), "--docs",
+                              str(tmp_path / "docs")], cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert "built" in res.stdout and "7 cards" in res.stdout and "3 rejected" in res.stdout
     assert "warning: rejected" in res.stderr and "broken.json" in res.stderr

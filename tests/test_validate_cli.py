@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from mtboard import validate as V
 from mtboard.cli import app
 from mtboard.documents import loads_card
 
+import cli_support
 import validate_support as vs
 from extras_support import requires_ja
 
@@ -323,9 +322,8 @@ def test_submit_refuses_symlink(tmp_path, card_b):
 def test_mtboard_run_card_validates(tmp_path):
     """`mtboard run` (the runner's finish) must write a card this validator accepts bit-for-bit."""
     work = tmp_path / "work"
-    exe = [sys.executable, "-c", "from mtboard.cli import app; app()"]
-    proc = subprocess.run([*exe, "run", str(vs.CORPUS), "--method", "apertium:eng-spa", "--limit", "8",
-                           "--work-dir", str(work)], capture_output=True, text=True, timeout=300)
+    proc = cli_support.invoke(["run", str(vs.CORPUS), "--method", "apertium:eng-spa", "--limit", "8",
+                               "--work-dir", str(work)])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     root = vs.make_repo(tmp_path, [(work / "card.json").read_bytes()])
     report = V.validate_paths(None, V.make_context(root, secret_segment_env=None))
