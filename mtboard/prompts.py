@@ -17,7 +17,9 @@ A template file looks like::
 The ``system`` block must not depend on the entry: its rendered text is the card's ``system_prompt_used`` and its
 SHA-256 ``system_prompt_sha256``; the whole file's SHA-256 is ``method.prompt_template_sha256``. Templates render
 with ``StrictUndefined`` (a misspelt variable is an error, not an empty string) and without autoescaping (the output
-is a prompt, not HTML). Templates are looked up in ``$MTBOARD_PROMPTS_DIR`` or the repository's ``prompts/``.
+is a prompt, not HTML). Templates are looked up in :func:`prompts_dir`: the package data ``mtboard._prompts`` (the
+repository's ``prompts/`` folder, installed under that name by pyproject.toml's ``package-dir``), or
+``$MTBOARD_PROMPTS_DIR`` when set.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import difflib
 import os
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,12 +45,35 @@ KNOWN_VARIABLES = frozenset({"source", "history", "source_language", "target_lan
 """Variables a template may use. ``examples`` is the list of ``(source, target)`` pairs for the target language."""
 
 
+PROMPTS_PACKAGE = "mtboard._prompts"
+"""The package whose data are the templates: the repository's ``prompts/`` folder, mapped by pyproject.toml's
+``[tool.setuptools.package-dir]`` (one source of truth, no copy; the same folder in editable installs)."""
+
+
 def prompts_dir() -> Path:
-    """``$MTBOARD_PROMPTS_DIR`` or the repository's ``prompts/`` folder (beside the ``mtboard`` package)."""
+    """The folder of prompt templates (``*.j2``), judge prompts (``judges/*.j2``) and the price table
+    (``prices.yaml``).
+
+    ``$MTBOARD_PROMPTS_DIR`` when set: a folder with the same layout that replaces the shipped one as a whole (a
+    maintainer's own prompts; ``verify`` still refuses a template whose SHA-256 differs from the card's). Otherwise
+    the package data of :data:`PROMPTS_PACKAGE`, found with :func:`importlib.resources.files`.
+
+    Raises: ConfigError when mtboard is not installed (run from a bare source tree, so ``mtboard._prompts`` cannot be
+    imported) or is installed somewhere that is not a folder (a zip file).
+    """
     env = os.environ.get("MTBOARD_PROMPTS_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "prompts"
+    try:
+        root = resources.files(PROMPTS_PACKAGE)
+    except ModuleNotFoundError:
+        raise ConfigError(f"the prompt templates (package {PROMPTS_PACKAGE}) are not installed",
+                          fix="install mtboard (pip install -e . in the checkout), or set MTBOARD_PROMPTS_DIR") \
+            from None
+    if not isinstance(root, Path):
+        raise ConfigError(f"the prompt templates of {PROMPTS_PACKAGE} are not in a folder", where=str(root),
+                          fix="install mtboard with pip (not as a zip file), or set MTBOARD_PROMPTS_DIR")
+    return root
 
 
 class PromptMeta(BaseModel):

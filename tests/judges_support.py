@@ -7,18 +7,16 @@ lax parser would score as clean). Real-model tests use llama-cpp-python instead.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Callable
 
+import cli_support
 from loopback import LoopbackServer
 
 REPO = Path(__file__).resolve().parents[1]
-MTBOARD = [sys.executable, "-c", "import sys; sys.argv[0] = 'mtboard'; from mtboard.cli import app; app()"]
 
 Script = Callable[[dict[str, Any]], str]
 """request body → assistant text."""
@@ -94,9 +92,6 @@ def translation_in(body: dict[str, Any]) -> str:
 
 
 def mtboard(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess (no inherited OPENAI_/JUDGE_ variables except those given)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGE_"))}
-    clean.update(env)
-    clean.setdefault("MTBOARD_PROMPTS_DIR", str(REPO / "prompts"))
-    clean["PYTHONPATH"] = str(REPO)
-    return subprocess.run(MTBOARD + args, env=clean, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    """Run the real CLI in-process (tests/cli_support.py) in ``cwd``, with no inherited OPENAI_/JUDGE_ variables
+    except those given. ``timeout`` is kept for callers; pytest-timeout bounds an in-process call."""
+    return cli_support.invoke(args, env=env, cwd=cwd, unset=("OPENAI_", "JUDGE_"))

@@ -3,8 +3,6 @@ and rejected by the validator's `method` check when a card was made some other w
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,8 @@ import pytest
 from mtboard.backends.apertium import ApertiumBackend
 from mtboard.documents import load_card
 from mtboard.errors import ConfigError
+
+import cli_support
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,8 +34,8 @@ def test_check_languages(mode, src, tgt, ok):
 
 def test_run_refuses_wrong_pair_before_writing(tmp_path):
     work = tmp_path / "wd"
-    proc = subprocess.run([sys.executable, "-m", "mtboard", "run", str(ROOT / "corpora" / "mtb-en-fr-dev.json"),
-                           "--method", "apertium:eng-spa", "--work-dir", str(work)], capture_output=True, text=True)
+    proc = cli_support.invoke(["run", str(ROOT / "corpora" / "mtb-en-fr-dev.json"), "--method", "apertium:eng-spa",
+                               "--work-dir", str(work)])
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "translates eng→spa" in proc.stderr and "'fr'" in proc.stderr
     assert not work.exists()

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +15,9 @@ from mtboard.documents import load_corpus
 from mtboard.errors import InputError
 from mtboard.schema import SCHEMAS
 
+import cli_support
+
 ROOT = Path(__file__).resolve().parents[1]
-MTBOARD = [sys.executable, "-m", "mtboard.cli"]
 
 GOOD = {
     "dataset": {"id": "toy-en-es", "version": "1.0.0", "language_pair": "EN→ES", "source_language": "en",
@@ -36,7 +35,9 @@ def _write(tmp_path: Path, text: str | bytes, name: str = "c.json") -> Path:
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_schema_command_matches_committed_copy(name):
-    out = subprocess.run(MTBOARD + ["schema", name], capture_output=True, text=True, check=True).stdout
+    proc = cli_support.invoke(["schema", name])
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
     schema = json.loads(out)
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     committed = (ROOT / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8")
@@ -123,7 +124,7 @@ def test_yaml_norway_stays_a_string_or_fails(tmp_path):
 @pytest.mark.parametrize("label,text,needle", CASES[:6], ids=[c[0] for c in CASES[:6]])
 def test_cli_malformed_exit_1_no_traceback(tmp_path, label, text, needle):
     path = _write(tmp_path, text)
-    proc = subprocess.run(MTBOARD + ["corpus", "check", str(path)], capture_output=True, text=True)
+    proc = cli_support.invoke(["corpus", "check", str(path)])
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     assert str(path) in proc.stderr

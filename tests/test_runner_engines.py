@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,15 @@ import pytest
 from mtboard.documents import load_card, load_corpus
 from mtboard.validate import make_context, validate_card
 
+import cli_support
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpora" / "mtb-en-es-dev.json"
-CLI = [sys.executable, "-c", "from mtboard.cli import app; app()"]
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, Path]:
     work = tmp_path / "w"
-    res = subprocess.run(CLI + ["run", str(CORPUS), "--work-dir", str(work), *args], capture_output=True, text=True,
-                         timeout=300, cwd=ROOT)
+    res = cli_support.invoke(["run", str(CORPUS), "--work-dir", str(work), *args], cwd=ROOT)
     assert res.returncode == 0, res.stderr[-2000:]
     return res, work
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from extras_support import requires_ja
 from judges_support import REPO, ScriptedServer
 from mtboard import fst
 from mtboard.cli import app
@@ -89,6 +90,7 @@ def test_judged_card_validates_and_judging_changes_nothing_recomputed(tmp_path, 
     assert report.checks["metrics"] == "pass" and report.checks["judges"] == "pass", report.checks
 
 
+@requires_ja
 def test_fst_version_only_when_fst_ran(tmp_path):
     ja = run(RunSettings(corpus_path=JA, method="echo:", limit=2, work_dir=tmp_path / "ja")).card
     assert fst.find_analyser("ja") is None

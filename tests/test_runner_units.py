@@ -3,8 +3,6 @@ the run command's errors. Expected values are written by hand."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,8 @@ from mtboard.prices import load_prices
 from mtboard.workdir import WorkDir, _repair_tail
 from mtboard.runspec import BackendContext
 from mtboard.schema import TranslationRecord
+
+import cli_support
 
 
 @pytest.mark.parametrize("text,backend,model,effort", [
@@ -164,13 +164,11 @@ def test_openai_request_bodies(monkeypatch):
 
 
 def test_run_command_errors(tmp_path):
-    cli = [sys.executable, "-c", "from mtboard.cli import app; app()"]
-    res = subprocess.run(cli + ["run", "corpora/mtb-en-es-dev.json", "--method", "apertiun:eng-spa"],
-                         capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    res = cli_support.invoke(["run", "corpora/mtb-en-es-dev.json", "--method", "apertiun:eng-spa"],
+                             cwd=Path(__file__).resolve().parent.parent)
     assert res.returncode == 1
     assert "did you mean 'apertium'?" in res.stderr and "Traceback" not in res.stderr
-    env = {"PATH": "/usr/bin:/bin"}
-    res = subprocess.run(cli + ["run", "corpora/mtb-en-es-dev.json", "--method", "openai:gpt-4o-mini"],
-                         capture_output=True, text=True, env=env, cwd=Path(__file__).resolve().parent.parent)
+    res = cli_support.invoke(["run", "corpora/mtb-en-es-dev.json", "--method", "openai:gpt-4o-mini"],
+                             unset=("OPENAI_",), cwd=Path(__file__).resolve().parent.parent)
     # the default endpoint (api.openai.com) without a key: refused before anything is made or sent
     assert res.returncode == 1 and "no API key for api.openai.com: OPENAI_API_KEY is not set" in res.stderr

@@ -27,6 +27,8 @@ from mtboard.metrics.segments import segment_statistics
 from mtboard.metrics.ter import (TER_MAX_CJK_TOKENS, TER_MAX_WORDS, make_ter, sentence_ter_from_stats,
                                  ter_from_stats, ter_signature, ter_token_cap)
 
+from extras_support import requires_ja, skip_without_ja
+
 # sacrebleu README, "Using the Python API"
 README_SYS = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
 README_REFS = ["The dog bit the man.", "It was not unexpected.", "The man bit him first."]
@@ -67,6 +69,7 @@ def test_unequal_streams_are_an_error():
 @pytest.mark.parametrize("lang, tok", [("zh", "zh"), ("zh-Hans", "zh"), ("ja", "ja-mecab"), ("ko", "ko-mecab"),
                                        ("es", "13a"), ("en-GB", "13a"), ("ru", "13a")])
 def test_tokenizer_by_target_language(lang, tok):
+    skip_without_ja(lang)
     assert bleu_tokenizer(lang) == tok
     assert f"tok:{tok}" in bleu_signature(lang)
 
@@ -105,6 +108,7 @@ def test_nfd_and_nfc_forms_score_100():
     assert exact_match(nfd, text)
 
 
+@requires_ja
 def test_corpus_scores_from_stored_stats_equal_sacrebleu_on_real_text():
     pairs = corpus_pairs()
     if not pairs:
@@ -165,6 +169,7 @@ def test_ter_length_cap_and_coverage():
     assert ter_from_stats([None, None]) is None
 
 
+@requires_ja
 def test_ter_cap_counts_characters_for_japanese_and_chinese_targets():
     # Hand-made: character-level TER (normalized + asian_support) makes every Han character one token (a run of kana
     # stays one token), so the cap is TER_MAX_CJK_TOKENS there and TER_MAX_WORDS for word-level targets.

@@ -21,6 +21,8 @@ from mtboard.metrics.chrf import chrf_from_stats
 from mtboard.metrics.composite import quality_tier
 from mtboard.schema import Entry, TranslationRecord, Usage
 
+from extras_support import skip_without_ja
+
 # hand-made fixture: English → Spanish
 ENTRIES = [
     Entry(id=1, source="The house is red.", reference="La casa es roja.", domain="literary", difficulty=1,
@@ -88,6 +90,7 @@ def test_echo_baseline_on_every_committed_corpus(path):
     if path == "<none>":
         pytest.skip("no committed corpora")
     corpus, _ = load_corpus(path)
+    skip_without_ja(corpus.dataset.target_language)
     _assert_echo(corpus.entries, corpus.dataset.source_language, corpus.dataset.target_language)
 
 
@@ -277,6 +280,7 @@ def test_fluent_but_wrong_output_stays_low(path):
     if path == "<none>":
         pytest.skip("no committed corpora")
     corpus, _ = load_corpus(path)
+    skip_without_ja(corpus.dataset.target_language)
     refs = [e.reference for e in corpus.entries]
     records = [rec(e.id, h) for e, h in zip(corpus.entries, refs[1:] + refs[:1])]
     scores, _ = scoring.score_run(corpus.entries, records, source_language=corpus.dataset.source_language,

@@ -7,7 +7,6 @@ import hashlib
 import html
 import json
 import re
-import subprocess
 import sys
 import unicodedata
 from html.parser import HTMLParser
@@ -21,6 +20,9 @@ from mtboard.documents import load_card
 from mtboard.errors import ConfigError
 from mtboard.site import build_site, fmt, tables
 from mtboard.site.build import project_root
+
+import cli_support
+from extras_support import requires_ja
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_site_cards import write_fixture_tree  # noqa: E402
@@ -278,10 +280,9 @@ def test_refuses_to_clobber_sources(tmp_path):
 
 def test_cli_build(tmp_path):
     write_fixture_tree(tmp_path, bad=True)
-    res = subprocess.run([str(Path(sys.executable).parent / "mtboard"), "build",
-                          "--submissions", str(tmp_path / "submissions"),
-                          "--corpora", str(tmp_path / "corpora"), "--out", str(tmp_path / "out"), "--docs",
-                          str(tmp_path / "docs")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    res = cli_support.invoke(["build", "--submissions", str(tmp_path / "submissions"),
+                              "--corpora", str(tmp_path / "corpora"), "--out", str(tmp_path / "out"), "--docs",
+                              str(tmp_path / "docs")], cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert "built" in res.stdout and "7 cards" in res.stdout and "3 rejected" in res.stdout
     assert "warning: rejected" in res.stderr and "broken.json" in res.stderr
@@ -316,6 +317,7 @@ def test_verification_record_sets_the_tier(tmp_path):
     assert "did not reproduce the scores" in page
 
 
+@requires_ja  # committed cards include Japanese targets
 def test_real_submissions_render_with_their_numbers(tmp_path):
     """The committed cards under submissions/ (Apertium, Gemma, baselines — produced by the harness, issue 8)."""
     real = sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))

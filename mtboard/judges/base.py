@@ -216,7 +216,8 @@ class JudgePrompt:
 
 
 def judges_prompts_dir() -> Path:
-    """``prompts/judges`` under :func:`mtboard.prompts.prompts_dir` (``$MTBOARD_PROMPTS_DIR`` or the repository)."""
+    """``judges/`` under :func:`mtboard.prompts.prompts_dir` (the shipped ``prompts/judges`` or
+    ``$MTBOARD_PROMPTS_DIR/judges``)."""
     from mtboard.prompts import prompts_dir
 
     return prompts_dir() / "judges"
@@ -236,7 +237,8 @@ def load_judge_prompt(name: str, directory: Path | None = None) -> JudgePrompt:
     path = (directory or judges_prompts_dir()) / f"{name}.j2"
     if not path.is_file():
         raise ConfigError("judge prompt file not found", where=str(path),
-                          fix="run from a checkout with prompts/judges/, or set MTBOARD_PROMPTS_DIR")
+                          fix="the judge prompts ship with mtboard (prompts/judges/); with MTBOARD_PROMPTS_DIR "
+                              "set, its judges/ folder must hold this file")
     raw = safejson.read_bytes(path, max_bytes=256 * 1024)
     where = str(path)
     try:
