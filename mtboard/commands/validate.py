@@ -97,12 +97,15 @@ def verify_cmd(
     model_path: Annotated[Optional[Path], typer.Option("--model-path", help="Local GGUF file for a gguf card "
                                                        "made from a local path (its SHA-256 must match the "
                                                        "card's).")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint for the re-run "
+                                                    "(default $OPENAI_BASE_URL), e.g. your own server with the "
+                                                    "weights the card names; they must match the card's.")] = None,
 ) -> None:
     """Re-run a card's method from its recorded configuration and compare every score within the tolerance."""
     from mtboard.verify import verify_card
 
     result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
-                         out_dir=out, commit=commit, workdir=workdir, model_path=model_path)
+                         out_dir=out, commit=commit, workdir=workdir, model_path=model_path, base_url=base_url)
     rec = result.record
     for d in rec.deltas:
         rel = f"{d.relative * 100:.2f}%" if d.relative is not None else "n/a"
