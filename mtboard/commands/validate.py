@@ -72,8 +72,12 @@ def submit_cmd(
     verb = "would copy" if dry_run else "copied"
     typer.echo(f"validated: all {len(sub.report.checks)} checks passed")
     typer.echo(f"{verb} to {sub.relpath}")
+    if sub.unranked:
+        typer.echo(f"warning: {sub.unranked}")
     for other in sub.same_fingerprint:
         typer.echo(f"note: {other} has the same fingerprint (the same experiment); the board will show both rows")
+    if sub.body_path is not None:
+        typer.echo(f"pull-request body (the template filled from the card; review it): {sub.body_path}")
     typer.echo("open the pull request with:")
     for c in sub.commands:
         typer.echo(f"  {c}")
