@@ -64,15 +64,15 @@ def check_early_gate(records: Iterable[TranslationRecord], *, prompt_name: str |
     if len(reasons) < GATE_FAILURES:
         return
     caps = sum(1 for why in reasons if why == "token cap")
-    marks = sorted({why for why in reasons if why != "token cap"})
+    marks = sorted({m for m in (template_markup(r.raw_predicted) for r in first) if m is not None})
     what = []
+    if len(reasons) > caps:
+        what.append(f"{len(reasons) - caps} echoed chat-template markup ({', '.join(marks)})")
     if caps:
         what.append(f"{caps} hit the token cap ({max_tokens} tokens)")
-    if marks:
-        what.append(f"{len(reasons) - caps} echoed chat-template markup ({', '.join(marks)})")
     raise EarlyGateError(
-        f"early gate: {len(reasons)} of the first {len(first)} entries {' and '.join(what)}: the model does not "
-        f"follow the {prompt_format} prompt {prompt_name!r}; stopped before translating the rest",
+        f"early gate: {len(reasons)} of the first {len(first)} entries failed ({'; '.join(what)}): the model does "
+        f"not follow the {prompt_format} prompt {prompt_name!r}; stopped before translating the rest",
         where="run", field="--prompt",
         fix="for a base (non-chat) model use a completion prompt (--prompt few-shot-completion); for a model that "
             "thinks at length raise --max-tokens; to publish this mismatch as a result, re-run the same command "

@@ -610,7 +610,8 @@ def preflight_judges(plan: Plan) -> list[str]:
         return []
     s = plan.settings
     m = plan.spec.method
-    translator_models = [f"{m.backend}/{m.model}" if m.model else m.backend, m.model or None]
+    # the model as typed (the backend's name is no model family: "openai/qwen3" is a qwen model, not an openai one)
+    translator_models = [m.model or None]
     parsed = judges.preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
                               bench=s.bench, need_endpoint=True, judge_family=s.judge_family, base_url=s.base_url)
     if any(p.kind == "checkpoints" for p in parsed):
