@@ -124,6 +124,10 @@ def test_run_judges_on_its_own_base_url_with_the_judge_options_and_shows_judge_f
     report = (wd / "report.md").read_text()
     assert "## Judges" in report and "- judge endpoint from --base-url (JUDGE_BASE_URL is not set)" in report
     assert "judge_failed 3" in report and "parse failures 100.0% of 6 answers" in report and "WARNING" in report
+    from mtboard.site.tables import _judge_text  # the leaderboard's MQM cell
+
+    assert _judge_text(s.mean, card.results, "gemba-mqm") == "25.00 (3 of 3 judge_failed)"
+    assert _judge_text(s.mean, card.results, "rubric") == "25.00"
 
 
 def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_the_override(tmp_path):
