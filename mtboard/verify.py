@@ -327,5 +327,6 @@ def _relpath(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult", "check_verifiable", "compare",
+__all__ = ["COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult",
+           "check_verifiable", "compare",
            "verify_card"]

@@ -3,11 +3,11 @@ server answers, so they are testable without a server. :meth:`mtboard.llm.LLMCli
 
 Where each server says it (every endpoint is public API of the server named; nothing is guessed from the name typed):
 
-==================  =====================================  ==============================================================
+==================  =====================================  =============================================================
 server              asked                                  read
-==================  =====================================  ==============================================================
+==================  =====================================  =============================================================
 any                 ``GET /v1/models``                     ``data[].id`` (the served names), ``owned_by``; vLLM also
-                                                           ``root`` (the model it loaded: a Hugging Face repo id or path)
+                                                           ``root`` (the model it loaded: a Hugging Face repo or path)
 llama.cpp           ``GET /props``                         ``model_path`` (the GGUF file), ``build_info`` (``b4567-…``)
 llama-cpp-python    ``GET /openapi.json``                  ``info.version`` (the package version); the GGUF file is the
                                                            ``/v1/models`` id unless the server was given an alias
@@ -18,7 +18,7 @@ Ollama              ``GET /api/version``,                  version; ``details.fa
 vLLM                ``GET /version``                       ``version``; a ``root`` inside a Hugging Face cache
                                                            (``models--ORG--NAME/snapshots/<40 hex>``) names the repo
                                                            and the commit it was loaded at
-==================  =====================================  ==============================================================
+==================  =====================================  =============================================================
 
 :class:`ServerIdentity` holds the result. ``weights_path`` is a path on the server's machine: it is runtime only
 (a backend may hash the file when the server runs on this machine) and never written to any artifact; only its file
