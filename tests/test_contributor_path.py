@@ -63,6 +63,10 @@ def test_early_gate_stops_a_run_whose_answers_echo_template_markup(tmp_path):
         assert res.returncode == 0, res.stderr
         assert f"resuming {finished}/30: {30 - finished} entries left" in res.stderr
         assert len(srv.requests) == sent + 30 - finished
+        # verify re-runs such a card as recorded: no gate stops the re-run of a published negative result
+        res = _run(["verify", wd / "card.json", "--corpora", ROOT / "corpora", "--base-url", srv.url, "--out",
+                    tmp_path / "out"])
+        assert res.returncode == 0 and "verification passed" in res.stdout, res.stderr
     card = load_card(wd / "card.json")
     assert len(card.results) == 30, card.scores.chrf_plus_plus
     assert card.scores.chrf_plus_plus < 20, card.scores.chrf_plus_plus
