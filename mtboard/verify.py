@@ -189,7 +189,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
                 corpora_dir: str | os.PathLike[str] | None = None, tolerance: float = DEFAULT_TOLERANCE,
                 secret_segment_env: str | None = None, out_dir: str | os.PathLike[str] | None = None,
                 commit: str | None = None, workdir: str | os.PathLike[str] | None = None,
-                model_path: str | os.PathLike[str] | None = None, base_url: str | None = None) -> VerifyResult:
+                model_path: str | os.PathLike[str] | None = None, base_url: str | None = None,
+                progress: runner.ProgressSink | None = None) -> VerifyResult:
     """Re-run a card's method and write a verification record.
 
     Args:
@@ -206,6 +207,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         model_path: a local copy of a gguf card's model file (cards name a local file only by name and hash).
         base_url: endpoint for an OpenAI-compatible re-run (default ``$OPENAI_BASE_URL``), e.g. a server the
             maintainer started with the weights the card names.
+        progress: where the re-run reports its progress (:class:`mtboard.runner.ProgressSink`).
 
     The re-run must also serve the same weights (:data:`WEIGHTS_FIELDS`): a server reporting other weights than the
     card records, or none, fails the verification whatever the scores.
@@ -260,7 +262,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     reason: str | None = None
     rerun: RunCard | None = None
     try:
-        outcome = runner.run(settings)
+        outcome = runner.run(settings, progress)
         rerun = outcome.card
     except runner.IncompleteRunError as exc:
         reason = f"re-run incomplete: {exc.problem}"

@@ -67,6 +67,7 @@ def test_early_gate_stops_a_run_whose_answers_echo_template_markup(tmp_path):
         res = _run(["verify", wd / "card.json", "--corpora", ROOT / "corpora", "--base-url", srv.url, "--out",
                     tmp_path / "out"])
         assert res.returncode == 0 and "verification passed" in res.stdout, res.stderr
+        assert "progress    verify card.json: 30/30 entries (100%)" in res.stderr  # the re-run reports progress too
     card = load_card(wd / "card.json")
     assert len(card.results) == 30, card.scores.chrf_plus_plus
     assert card.scores.chrf_plus_plus < 20, card.scores.chrf_plus_plus

@@ -117,16 +117,17 @@ class _Progress:
     """The run command's ProgressSink: says ``resuming 17/30`` when a work directory already holds finished entries,
     then draws through the bar (terminal) or the line printer (anything else)."""
 
-    def __init__(self, inner: Any, work_dir: Path, echo: Callable[[str], None]):
+    def __init__(self, inner: Any, work_dir: Path | None, echo: Callable[[str], None]):
         self.inner = inner
         self.work_dir = work_dir
         self.echo = echo
 
     def start(self, total: int, already_done: int) -> None:
+        where = f" in {self.work_dir}" if self.work_dir is not None else ""
         if already_done and already_done < total:
-            self.echo(f"resuming {already_done}/{total}: {total - already_done} entries left in {self.work_dir}")
+            self.echo(f"resuming {already_done}/{total}: {total - already_done} entries left{where}")
         elif already_done and already_done >= total:
-            self.echo(f"resuming {already_done}/{total}: every entry is finished in {self.work_dir}; scoring")
+            self.echo(f"resuming {already_done}/{total}: every entry is finished{where}; scoring")
         self.inner.start(total, already_done)
 
     def advance(self, n: int, failures: int) -> None:
@@ -145,6 +146,18 @@ def _progress_interval() -> float:
     if not value > 0:
         fail(f"MTBOARD_PROGRESS_INTERVAL must be above 0 seconds, got {raw!r}")
     return value
+
+
+def progress_sink(label: str, work_dir: Path | None) -> Any:
+    """The progress a command shows on stderr: the bar on a terminal (or with ``MTBOARD_PROGRESS``), else a line
+    every ``MTBOARD_PROGRESS_INTERVAL`` seconds; says ``resuming N/M`` when ``work_dir`` already holds entries."""
+
+    def echo(line: str) -> None:
+        typer.echo(line, err=True)
+
+    inner: Any = (_RichProgress(label) if sys.stderr.isatty() or os.environ.get("MTBOARD_PROGRESS")
+                  else _LineProgress(label, _progress_interval(), echo))
+    return _Progress(inner, work_dir, echo)
 
 
 def resume_command(work_dir: Path, argv: list[str] | None = None) -> str:
@@ -318,14 +331,12 @@ def run(
     def echo(line: str) -> None:
         typer.echo(line, err=True)
 
-    label = plan.spec.method.text
-    inner: Any = (_RichProgress(label) if sys.stderr.isatty() or os.environ.get("MTBOARD_PROGRESS")
-                  else _LineProgress(label, _progress_interval(), echo))
+    progress = progress_sink(plan.spec.method.text, plan.work_dir)
     echo(f"work dir    {plan.work_dir}")
     if limit is not None:
         echo(unranked_note(limit, len(plan.entries)))
     try:
-        translated = asyncio.run(translate_all(plan, _Progress(inner, plan.work_dir, echo)))
+        translated = asyncio.run(translate_all(plan, progress))
     except KeyboardInterrupt:
         total = len(plan.entries) * plan.spec.runs
         selected = {(ri, e.id) for e in plan.entries for ri in range(plan.spec.runs)}

@@ -106,10 +106,12 @@ def verify_cmd(
                                                     "weights the card names; they must match the card's.")] = None,
 ) -> None:
     """Re-run a card's method from its recorded configuration and compare every score within the tolerance."""
+    from mtboard.commands.run import progress_sink
     from mtboard.verify import verify_card
 
     result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
-                         out_dir=out, commit=commit, workdir=workdir, model_path=model_path, base_url=base_url)
+                         out_dir=out, commit=commit, workdir=workdir, model_path=model_path, base_url=base_url,
+                         progress=progress_sink(f"verify {card.name}", workdir))
     rec = result.record
     for d in rec.deltas:
         rel = f"{d.relative * 100:.2f}%" if d.relative is not None else "n/a"
