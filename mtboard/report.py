@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mtboard.documents import atomic_write
+from mtboard.judges import summary_line
 from mtboard.schema import RunCard
 
 if TYPE_CHECKING:  # pragma: no cover - the runner calls this module
@@ -20,10 +21,12 @@ REPORT = "report.md"
 """File name of the report inside the work directory."""
 
 
-def _md(text: Any) -> str:
+def _md(text: Any, limit: int | None = 160) -> str:
     s = "" if text is None else str(text)
     s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
-    return s[:160] + ("…" if len(s) > 160 else "")
+    if limit is None:
+        return s
+    return s[:limit] + ("…" if len(s) > limit else "")
 
 
 def _num(x: float | None, digits: int = 3) -> str:
@@ -64,8 +67,12 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
             r = sc.replicates
             lines += [f"- replicates: chrF++ {r.chrf_mean:.2f} ± {r.chrf_stdev:.2f}, composite "
                       f"{r.composite_mean:.3f} ± {r.composite_stdev:.3f} over {r.n} runs", ""]
-        if judge_note:
-            lines += [f"- {judge_note}", ""]
+        if card.judges:  # every judge score with its failures (issue 22): a failed judge's mean is no judgement
+            lines += ["## Judges", ""]
+            lines += [f"- {_md(line, None)}" for line in (judge_note or "").splitlines()
+                      if not any(line.startswith(k) for k in card.judges)]
+            lines += [f"- {_md(summary_line(kind, s), None)}" for kind, s in sorted(card.judges.items())]
+            lines.append("")
         lines += [f"Card: fingerprint `{card.fingerprint.hash}`, run_card_hash `{card.run_card_hash}`", ""]
     else:
         lines += ["## No card", "", "The run is incomplete (see the failures below).", ""]

@@ -29,6 +29,7 @@ from mtboard.backends.base import Backend, Options, TranslateRequest, get_backen
 from mtboard.card import assemble_card
 from mtboard.documents import load_corpus, write_card
 from mtboard.errors import BackendError, ConfigError, MtboardError
+from mtboard.gate import GATE_ENTRIES, check_early_gate
 from mtboard.prices import compute_totals, resolve_prices
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.report import REPORT, write_report
@@ -75,6 +76,21 @@ class RunSettings:
     """Accept a judge from the translator's model family (recorded in the card)."""
     bench: Path | None = None
     """Checkpoint benchmark folder (``--bench``; required by the checkpoints judge)."""
+    judge_max_tokens: int | None = None
+    """Output-token cap per judge request (``--judge-max-tokens``; default per judge)."""
+    judge_max_attempts: int = 3
+    """Judge answers asked per entry before judge_failed (``--judge-max-attempts``)."""
+    judge_concurrency: int = 4
+    """Judge requests in flight (``--judge-concurrency``)."""
+    judge_price_in: float | None = None
+    """USD per 1M judge prompt tokens (``--judge-price-in``)."""
+    judge_price_out: float | None = None
+    """USD per 1M judge completion tokens (``--judge-price-out``)."""
+    judge_family: str | None = None
+    """The judge's model family when its names do not tell it (``--judge-family``)."""
+    early_gate: bool = True
+    """Stop a prompted run early when most of its first entries hit the token cap or echo chat-template markup
+    (:mod:`mtboard.gate`); ``--no-early-gate`` runs on (e.g. to publish a mismatched prompt as a negative result)."""
     stream: bool = False
     max_retries: int = 5
     timeout_s: float = 120.0
@@ -279,7 +295,12 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     """Translate every (run, entry) job not yet finished in the work directory; append records as they finish.
 
     ``backend`` (tests) replaces the registry construction. The backend is always closed (also on Ctrl-C/errors).
-    Raises: BackendError from the backend (start failure, fatal endpoint refusal), after flushing finished records.
+    Prompted runs pass the early gate (:mod:`mtboard.gate`) unless ``settings.early_gate`` is off: once the first
+    entries have finished (stored ones first, in corpus order, then in the order they finish) most of them must not
+    hit the token cap or echo template markup.
+
+    Raises: BackendError from the backend (start failure, fatal endpoint refusal), EarlyGateError, after flushing
+    finished records.
     """
     work = WorkDir(plan.work_dir)
     manifest = work.open(plan.identity, {"corpus_path": str(Path(plan.settings.corpus_path).resolve())})
@@ -288,6 +309,20 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     jobs = [(ri, e) for e in plan.entries for ri in range(runs) if (ri, e.id) not in done]
     total = len(plan.entries) * runs
     stored = work.load_description()
+    gated = plan.spec.uses_prompt and plan.settings.early_gate
+    stored_records = work.records()
+    gate_seen = [stored_records[(ri, e.id)] for e in plan.entries for ri in range(runs) if (ri, e.id) in done]
+
+    def gate() -> None:
+        check_early_gate(gate_seen, prompt_name=plan.spec.prompt_name, prompt_format=plan.spec.prompt_format,
+                         max_tokens=plan.spec.max_tokens)
+
+    if gated and jobs:
+        try:
+            gate()  # a run the gate stopped stops again when its command is repeated without --no-early-gate
+        except MtboardError:
+            work.close_session()
+            raise
     if not jobs and stored is not None and backend is None:
         # nothing left to translate: do not start the backend (a local model would load, canary and gate again)
         work.close_session()
@@ -374,6 +409,9 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
             dirty.set()
             if progress:
                 progress.advance(len(fixed), failures)
+            if gated and len(gate_seen) < GATE_ENTRIES:
+                gate_seen.extend(fixed)
+                gate()
 
     syncer_task: asyncio.Task[None] | None = None
     try:
@@ -546,12 +584,16 @@ def run_judge_hook(judge: str | list[str], plan: Plan, card: RunCard) -> tuple[R
     """
     specs = judge_specs(judge)
     s = plan.settings
+    _, _, where = judges.judge_endpoint(s.base_url)
     judged = judges.run_judges(card, plan.corpus, specs, workdir=plan.work_dir, allow_self_judge=s.allow_self_judge,
-                        bench=s.bench)
-    notes = []
-    for kind, summ in sorted(judged.judges.items()):
-        notes.append(f"{kind} {summ.backend}:{summ.model} mean {summ.mean}")
-    return judged, "; ".join(notes) or f"judged with {', '.join(specs)}"
+                               bench=s.bench, max_attempts=s.judge_max_attempts, max_tokens=s.judge_max_tokens,
+                               concurrency=s.judge_concurrency, price_in_per_mtok=s.judge_price_in,
+                               price_out_per_mtok=s.judge_price_out, judge_family=s.judge_family,
+                               base_url=s.base_url)
+    kinds = [k.split("=", 1)[0].strip() for k in specs]
+    lines = [f"judge endpoint from {where}"]
+    lines += [judges.summary_line(kind, judged.judges[kind]) for kind in kinds if kind in judged.judges]
+    return judged, "\n".join(lines)
 
 
 def preflight_judges(plan: Plan) -> list[str]:
@@ -568,9 +610,10 @@ def preflight_judges(plan: Plan) -> list[str]:
         return []
     s = plan.settings
     m = plan.spec.method
-    translator_models = [f"{m.backend}/{m.model}" if m.model else m.backend, m.model or None]
+    # the model as typed (the backend's name is no model family: "openai/qwen3" is a qwen model, not an openai one)
+    translator_models = [m.model or None]
     parsed = judges.preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
-                       bench=s.bench, need_endpoint=True)
+                              bench=s.bench, need_endpoint=True, judge_family=s.judge_family, base_url=s.base_url)
     if any(p.kind == "checkpoints" for p in parsed):
         bench = judges.load_bench(s.bench)
         if bench.corpus_sha256 != plan.spec.dataset.sha256:

@@ -623,7 +623,8 @@ class JudgeSummary(Strict):
     model: str
     prompt_sha256: Hex64
     family_check: str
-    """'passed', 'refused' or 'overridden (--allow-self-judge)'."""
+    """'passed', 'passed (judge family declared: F)', 'overridden (--allow-self-judge)' or 'overridden
+    (--allow-self-judge; family unknown)' (mtboard.judges.base.check_family; a refused judge leaves no summary)."""
     n_scored: Count
     n_failed: Count
     n_not_sent: Count

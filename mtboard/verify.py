@@ -47,6 +47,11 @@ COMPARED: dict[str, float] = {
 }
 """Score name → full scale (used when the stored value is 0). ``error_rate`` = errors / total."""
 
+WEIGHTS_FIELDS = ("model_slug", "method.model_file_sha256", "method.model_revision")
+"""Card fields that identify the weights (issue 22): what the card's server (or the gguf backend) reported about the
+model it ran. A re-run must report the same value for every one the card records — a re-run whose server reports
+other weights, or nothing, is not a verification of the card."""
+
 
 class NotVerifiable(MtboardError):
     """The card's method cannot be re-run by this harness (unregistered backend, unrecorded or changed prompt…)."""
@@ -84,6 +89,28 @@ def compare(stored: RunCard, rerun: RunCard, tolerance: float) -> list[MetricDel
         out.append(MetricDelta(metric=name, stored=a, rerun=b, delta=delta, relative=rel,
                                within=abs(delta) <= bound + 1e-12))
     return out
+
+
+def _field(card: RunCard, name: str) -> str | None:
+    obj: object = card
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return None if obj is None else str(obj)
+
+
+def weights_mismatches(stored: RunCard, rerun: RunCard) -> list[str]:
+    """One line per :data:`WEIGHTS_FIELDS` entry the stored card records and the re-run does not report equal
+    (``"method.model_file_sha256: card a5fd3b62230a…, re-run not reported"``); [] when the weights agree."""
+    out = []
+    for name in WEIGHTS_FIELDS:
+        a, b = _field(stored, name), _field(rerun, name)
+        if a is not None and a != b:
+            out.append(f"{name}: card {_short(a)}, re-run {_short(b) if b is not None else 'not reported'}")
+    return out
+
+
+def _short(value: str) -> str:
+    return value[:12] + "…" if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else repr(value)
 
 
 def check_verifiable(card: RunCard) -> None:
@@ -162,7 +189,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
                 corpora_dir: str | os.PathLike[str] | None = None, tolerance: float = DEFAULT_TOLERANCE,
                 secret_segment_env: str | None = None, out_dir: str | os.PathLike[str] | None = None,
                 commit: str | None = None, workdir: str | os.PathLike[str] | None = None,
-                model_path: str | os.PathLike[str] | None = None) -> VerifyResult:
+                model_path: str | os.PathLike[str] | None = None, base_url: str | None = None,
+                progress: runner.ProgressSink | None = None) -> VerifyResult:
     """Re-run a card's method and write a verification record.
 
     Args:
@@ -176,6 +204,13 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
             in the work folder).
         commit: git commit (40 hex) the card was read at, recorded as is.
         workdir: work folder for the re-run (default: a new temporary folder).
+        model_path: a local copy of a gguf card's model file (cards name a local file only by name and hash).
+        base_url: endpoint for an OpenAI-compatible re-run (default ``$OPENAI_BASE_URL``), e.g. a server the
+            maintainer started with the weights the card names.
+        progress: where the re-run reports its progress (:class:`mtboard.runner.ProgressSink`).
+
+    The re-run must also serve the same weights (:data:`WEIGHTS_FIELDS`): a server reporting other weights than the
+    card records, or none, fails the verification whatever the scores.
 
     Returns: :class:`VerifyResult`; ``record.passed`` tells the outcome (the record is written either way).
     Raises: InputError (unreadable card, broken seal, bad arguments), NotVerifiable (see module docstring),
@@ -222,11 +257,12 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=segment.value,
         limit=None if secret_path else spec.dataset.limit, work_dir=work, out=work / "rerun-card.json",
         price_in=m.price_in_per_mtok, price_out=m.price_out_per_mtok, stream=spec.stream,
-        max_retries=spec.max_retries)
+        max_retries=spec.max_retries, base_url=base_url,
+        early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
     reason: str | None = None
     rerun: RunCard | None = None
     try:
-        outcome = runner.run(settings)
+        outcome = runner.run(settings, progress)
         rerun = outcome.card
     except runner.IncompleteRunError as exc:
         reason = f"re-run incomplete: {exc.problem}"
@@ -234,11 +270,16 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     if rerun is not None:
         deltas = compare(card, rerun, tolerance)
         bad = [d for d in deltas if not d.within]
-        passed = not bad
+        other_weights = weights_mismatches(card, rerun)
+        passed = not bad and not other_weights
         if bad:
             reason = "out of tolerance: " + "; ".join(
                 f"{d.metric} stored {_fmt(d.stored)} re-run {_fmt(d.rerun)} delta {_fmt(d.delta, True)}"
                 + (f" ({d.relative * 100:.2f}%)" if d.relative is not None else "") for d in bad)
+        if other_weights:
+            note = ("the re-run's server serves other weights than the card records (" + "; ".join(other_weights)
+                    + ")")
+            reason = f"{note}; {reason}" if reason else note
         diffs = [k for k, v in card.fingerprint.components.items()
                  if k not in ("harness_version", "entry_ids_sha256", "dataset_sha256")
                  and rerun.fingerprint.components.get(k) != v]
@@ -289,5 +330,6 @@ def _relpath(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["COMPARED", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult", "check_verifiable", "compare",
+__all__ = ["COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult",
+           "check_verifiable", "compare",
            "verify_card"]

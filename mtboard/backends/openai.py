@@ -16,8 +16,12 @@ Settings (``--backend-opt``): :class:`OpenAIOptions` (retry tuning).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import ipaddress
 import os
+import stat
 import time
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -25,7 +29,7 @@ from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
-from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url
+from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url, serverinfo
 from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
 from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
 
@@ -37,6 +41,19 @@ HOSTED_NEEDING_KEY = frozenset({"api.openai.com", "openrouter.ai", "api.anthropi
 """Hosts of hosted OpenAI-compatible APIs, which answer nothing without a key."""
 
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+"""(path, size, mtime_ns) → SHA-256 of weights files hashed in this process."""
+
+
+def _is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class OpenAIOptions(Options):
@@ -76,6 +93,8 @@ class OpenAIBackend(Backend):
         self.model_id: str | None = None
         self._provider: str | None = None
         self._stop: list[str] | None = None
+        self._weights_sha256: str | None = None
+        self._identity: serverinfo.ServerIdentity | None = None
 
     @classmethod
     def endpoint_url(cls, base_url: str | None) -> str | None:
@@ -133,13 +152,55 @@ class OpenAIBackend(Backend):
         return self._client
 
     def describe(self) -> BackendFacts:
+        """Provider, endpoint host hash, sampling — and, when the server named the weights it serves (issue 22;
+        :mod:`mtboard.llm.serverinfo`), those weights: ``model_slug`` = their public name (the GGUF file name,
+        the Hugging Face repo vLLM loaded, Ollama's model name; so two names typed for one file make one model
+        page), ``model_id`` = the served model as listed (a path only by its file name), ``model_revision`` (vLLM's
+        Hugging Face commit, Ollama's manifest digest), ``model_file_sha256`` (Ollama's blob, or the file's SHA-256
+        when the server runs on this machine), ``engine_version`` (the server's build). Otherwise ``model_slug`` is
+        the model as typed and ``model_id`` what the answers named."""
         c = self._client
         if c is not None:
             self._provider = c.api_provider
         m = self.method
+        ident = self._identity
+        slug = m.model + (f":{m.effort}" if m.effort else "")
+        model_id = self.model_id
+        revision = file_sha = engine = None
+        if ident is not None:
+            engine = ident.engine
+            if ident.identifies_weights:
+                slug = ident.weights_name or slug
+                served = ident.served or ident.weights_name
+                model_id = serverinfo.basename(served) if serverinfo.looks_like_path(served or "") else served
+                revision = ident.revision
+                file_sha = ident.weights_sha256 or self._weights_sha256
         return BackendFacts(api_provider=self._provider, endpoint_host_sha256=endpoint_host_sha256(self._base_url),
-                            model_id=self.model_id, model_slug=m.model + (f":{m.effort}" if m.effort else ""),
-                            sampling=self.sampling(self._stop))
+                            model_id=model_id, model_slug=slug, sampling=self.sampling(self._stop),
+                            model_revision=revision, model_file_sha256=file_sha, engine_version=engine)
+
+    def _local_weights_sha256(self, path: str) -> str | None:
+        """SHA-256 of the weights file a server reported, when the server runs on this machine (a loopback
+        endpoint) and the file is readable here; None otherwise (a remote server's path means nothing here).
+        Hashed once per file (size and modification time) per process."""
+        host = (urlsplit(self._base_url or "").hostname or "").lower()
+        if not _is_loopback(host):
+            return None
+        p = Path(path)
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        if not p.is_absolute() or not stat.S_ISREG(st.st_mode):
+            return None
+        key = (str(p), st.st_size, st.st_mtime_ns)
+        if key not in _HASHES:
+            h = hashlib.sha256()
+            with open(p, "rb") as f:
+                while block := f.read(4 << 20):
+                    h.update(block)
+            _HASHES[key] = h.hexdigest()
+        return _HASHES[key]
 
     # -- requests ----------------------------------------------------------------------------------------------------
     def sampling(self, stop: list[str] | None = None) -> dict[str, Any]:
@@ -173,13 +234,17 @@ class OpenAIBackend(Backend):
             self._probe_lock = asyncio.Lock()
         async with self._probe_lock:
             if not self._probed:
-                info = await self.client.probe()
+                info = await self.client.probe(self.method.model)
                 if info.get("unreachable"):  # no TCP connection at all: every request would fail the same way
                     raise BackendError(f"cannot connect to the endpoint ({info.get('error')})",
                                        where=f"{self.endpoint_env}_BASE_URL / --base-url" if self.endpoint_env
                                        else self.name,
                                        fix="start the server, or check the host and port")
                 self._provider = self.client.api_provider
+                self._identity = self.client.identity
+                path = self._identity.weights_path
+                if path is not None:
+                    self._weights_sha256 = await asyncio.to_thread(self._local_weights_sha256, path)
                 self._probed = True
 
     async def translate(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:

@@ -139,31 +139,73 @@ def model_families(model: str | None) -> set[str]:
 
 @dataclass(frozen=True)
 class FamilyCheck:
-    """Outcome of the self-judge check. ``status``: 'passed' | 'overridden (--allow-self-judge)'."""
+    """Outcome of the self-judge check. ``status``: 'passed', 'passed (judge family declared: F)' or
+    'overridden (--allow-self-judge)' (+ '; family unknown' when a family could not be told)."""
 
     status: str
     judge_families: tuple[str, ...]
     translator_families: tuple[str, ...]
 
 
-def check_family(judge_model: str, translator_models: list[str | None], *, allow_self_judge: bool) -> FamilyCheck:
-    """Refuse a judge that shares a family with the translator (BookTrans judge rule, issue 5).
+def check_family(judge_model: str, translator_models: list[str | None], *, allow_self_judge: bool,
+                 judge_reported: list[str | None] | tuple[str | None, ...] = (), judge_family: str | None = None,
+                 translator_is_llm: bool = False) -> FamilyCheck:
+    """Refuse a judge that shares a family with the translator (BookTrans judge rule, issue 5) — and, for an LLM
+    translator, a judge whose family cannot be told apart from the translator's (issue 22: unknown is not different).
 
-    Raises: ConfigError naming both models and the shared family, unless ``allow_self_judge``.
+    Args:
+        judge_model: the judge spec's model as typed.
+        translator_models: the translator's names (card ``model_slug``, ``method.model``, ``model_id``: since
+            issue 22 these carry what the translator's server reported about its weights).
+        judge_reported: what the judge's server reported about the model it serves (its listed id, the weights'
+            name, Ollama's family) — :class:`mtboard.llm.serverinfo.ServerIdentity`.
+        judge_family: the judge's family as declared with ``--judge-family`` (a key of :data:`FAMILIES`), for a
+            judge none of whose names tells it.
+        translator_is_llm: the translator is a language model (a prompted method). Engines and baselines have no
+            family, so for them an unknown family is no question.
+
+    Raises: ConfigError naming both models and the shared family, unless ``allow_self_judge``; ConfigError when the
+        translator is an LLM and the judge's or the translator's family stays unknown, unless ``allow_self_judge``
+        (or, for the judge's, ``judge_family``); ConfigError for a ``judge_family`` that is not in :data:`FAMILIES`.
     """
+    if judge_family is not None and judge_family not in FAMILIES:
+        close = difflib.get_close_matches(judge_family, FAMILIES.keys(), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(f"unknown model family {judge_family!r}; {hint}known: {', '.join(sorted(FAMILIES))}",
+                          field="--judge-family", fix="name one of the known families (docs/judges.md)")
     jf = model_families(judge_model)
+    for name in judge_reported:
+        jf |= model_families(name)
+    if judge_family is not None:
+        jf.add(judge_family)
     tf: set[str] = set()
     for m in translator_models:
         tf |= model_families(m)
     shared = sorted(jf & tf)
-    status = "passed"
+    names = ", ".join(sorted({m for m in translator_models if m})) or "?"
+    status = "passed" if judge_family is None or judge_family in model_families(judge_model) else \
+        f"passed (judge family declared: {judge_family})"
     if shared:
         if not allow_self_judge:
-            names = ", ".join(sorted({m for m in translator_models if m}))
             raise ConfigError(f"judge model {judge_model!r} is from the same family ({', '.join(shared)}) as the "
                               f"translator ({names}); a model is blind to its own calques", field="--judge",
                               fix="choose a judge from another family, or pass --allow-self-judge (recorded in the card)")
         status = "overridden (--allow-self-judge)"
+    elif translator_is_llm and (not jf or not tf):
+        if allow_self_judge:
+            status = "overridden (--allow-self-judge; family unknown)"
+        else:
+            reported = ", ".join(sorted({str(r) for r in judge_reported if r})) or "nothing"
+            if not tf:
+                what = (f"the translator's family is unknown (its names: {names})", "--allow-self-judge if the "
+                        "judge is not from the translator's family (recorded in the card)")
+            else:
+                what = (f"the judge's family is unknown ({judge_model!r}; its server reported {reported})",
+                        f"--judge-family FAMILY naming the judge's family ({', '.join(sorted(FAMILIES))}), or "
+                        "--allow-self-judge (recorded in the card)")
+            raise ConfigError(f"cannot tell whether judge {judge_model!r} is from the translator's family: "
+                              f"{what[0]}; an unknown family is not a different one", field="--judge",
+                              fix=f"pass {what[1]}")
     return FamilyCheck(status=status, judge_families=tuple(sorted(jf)), translator_families=tuple(sorted(tf)))
 
 

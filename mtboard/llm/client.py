@@ -35,7 +35,7 @@ from httpx_sse import EventSource, SSEError
 
 from mtboard import __version__
 from mtboard.errors import ConfigError
-from mtboard.llm import policy, shapes, transport
+from mtboard.llm import policy, serverinfo, shapes, transport
 from mtboard.llm.policy import Verdict
 from mtboard.schema import ErrorKind, Usage
 
@@ -221,6 +221,8 @@ class LLMClient:
         self.deadline_s = deadline_s
         self.api_provider = transport.infer_provider(self.base_url)
         self.server_info: dict[str, Any] = {}
+        self.identity = serverinfo.ServerIdentity(provider=self.api_provider)
+        """What the server reported about itself and its model (filled by :meth:`probe`)."""
         self._secrets = [s for s in {self._api_key, self.base_url, base_url.strip()} if s and len(s) >= 4]
         parts = urlsplit(self.base_url)
         if parts.password:
@@ -286,24 +288,28 @@ class LLMClient:
                 text = text.replace(s, "[REDACTED]")
         return text
 
-    async def probe(self) -> dict[str, Any]:
+    async def probe(self, model: str | None = None) -> dict[str, Any]:
         """GET ``/models`` once and refine :attr:`api_provider` from what the server says about itself
         (``Server: llama.cpp`` or ``owned_by: llamacpp`` → llama.cpp; ``owned_by: vllm`` → vllm; llama-cpp-python's
-        ``owned_by: me`` with a uvicorn server → llama-cpp-python). Never raises; returns what it learned
-        (``unreachable`` when no connection could be made)."""
+        ``owned_by: me`` with a uvicorn server → llama-cpp-python; port 11434 or ``owned_by: library`` confirmed by
+        ``/api/version`` → ollama); then ask that server what it serves (llama.cpp ``/props``, llama-cpp-python's
+        ``/openapi.json``, Ollama ``/api/show`` and ``/api/tags``, vLLM ``/version``) and keep it in
+        :attr:`identity` (:class:`~mtboard.llm.serverinfo.ServerIdentity`; ``model`` is the name requests will use).
+        Never raises; returns what it learned (``unreachable`` when no connection could be made)."""
         info: dict[str, Any] = {}
+        ident = serverinfo.ServerIdentity()
         try:
             resp = await self._http.get("/models", timeout=min(self.timeout_s, 15.0))
             server = resp.headers.get("server", "").lower()
             info["server"] = server or None
             info["http_version"] = resp.http_version
             owned = None
+            items: list[dict[str, Any]] = []
             if resp.status_code == 200:
-                data = resp.json()
-                items = data.get("data") if isinstance(data, dict) else None
-                if isinstance(items, list) and items and isinstance(items[0], dict):
+                items = serverinfo.model_list(resp.json())
+                if items:
                     owned = str(items[0].get("owned_by") or "").lower() or None
-                    info["models"] = [self.redact(str(i.get("id"))) for i in items if isinstance(i, dict)][:50]
+                    info["models"] = [self.redact(str(i.get("id"))) for i in items]
             info["owned_by"] = owned
             if self.api_provider == "openai-compatible":
                 if "llama.cpp" in server or owned == "llamacpp":
@@ -317,13 +323,65 @@ class LLMClient:
                 # arrives, and it serves one request at a time anyway: streams go one after another
                 self._stream_sem = asyncio.Semaphore(1)
                 info["streams_serialised"] = True
+            ident.model_ids = [str(i) for i in info.get("models", [])]
+            ident.served = serverinfo.pick_served(ident.model_ids, model)
+            item = next((i for i in items if self.redact(str(i.get("id"))) == ident.served), None)
+            await self._describe_server(ident, item, model, owned)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.ProxyError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
             info["unreachable"] = True
         except (httpx.HTTPError, ValueError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
+        ident.provider = self.api_provider
+        self.identity = ident
         self.server_info = info
         return info
+
+    async def _root_json(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """GET (or POST ``body`` to) ``path`` relative to the server's root (the base URL without its ``/v1``);
+        the parsed JSON of a 200 answer, else None. Never raises."""
+        base = self._http.base_url
+        raw = base.raw_path
+        root = raw[: -len(b"v1/")] if raw.endswith(b"/v1/") else raw
+        url = base.copy_with(raw_path=root + path.encode("ascii"))
+        try:
+            timeout = min(self.timeout_s, 10.0)
+            resp = await (self._http.get(url, timeout=timeout) if body is None else
+                          self._http.post(url, content=_encode(body), timeout=timeout))
+            if resp.status_code != 200:
+                return None
+            return json.loads(self.redact(transport.response_text(resp)) or "null")
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    async def _describe_server(self, ident: serverinfo.ServerIdentity, item: dict[str, Any] | None,
+                               model: str | None, owned: str | None) -> None:
+        """Fill ``ident`` from the server's own endpoints (the table in :mod:`mtboard.llm.serverinfo`)."""
+        provider = self.api_provider
+        if provider == "ollama" or owned == "library":
+            version = await self._root_json("api/version")
+            if isinstance(version, dict) and isinstance(version.get("version"), str):
+                self.api_provider = provider = "ollama"
+                ident.engine = f"ollama {version['version']}"
+        path, name, revision = serverinfo.weights_from_models(provider, ident.served, item)
+        if provider == "llama.cpp":
+            props_path, ident.engine = serverinfo.llama_cpp_props(await self._root_json("props"))
+            if props_path:
+                path, name = props_path, serverinfo.basename(props_path)
+        elif provider == "llama-cpp-python":
+            v = serverinfo.openapi_version(await self._root_json("openapi.json"))
+            ident.engine = f"llama-cpp-python {v}" if v else None
+        elif provider == "vllm":
+            v = await self._root_json("version")
+            if isinstance(v, dict) and isinstance(v.get("version"), str):
+                ident.engine = f"vllm {v['version']}"
+        elif provider == "ollama" and (ident.served or model):
+            tag = ident.served or str(model)
+            ident.weights_sha256, ident.family = serverinfo.ollama_show(
+                await self._root_json("api/show", {"model": tag}))
+            revision = serverinfo.ollama_digest(await self._root_json("api/tags"), tag)
+            name = name or tag
+        ident.weights_path, ident.weights_name, ident.revision = path, name, revision
 
     # ---------------------------------------------------------------------------------------------------------------
     def _backoff(self, attempt: int, retry_after: float | None) -> float:

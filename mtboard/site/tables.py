@@ -170,6 +170,14 @@ def _judge_mean(results: list[EntryResult], kind: str) -> float | None:
     return float(statistics.fmean(vals)) if vals else None
 
 
+def _judge_text(value: float | None, results: list[EntryResult], kind: str) -> str:
+    """A judge's value with the number of entries the judge failed on (scored the worst value, issue 22): a mean
+    made of judge failures must not read as a judgement."""
+    failed = sum(1 for r in results if kind in r.judgements and r.judgements[kind].status == "judge_failed")
+    text = fmt.num(value, 2)
+    return f"{text} ({failed} of {len(results)} judge_failed)" if failed and value is not None else text
+
+
 def _date(card: RunCard) -> str:
     return card.timestamp[:10]
 
@@ -227,8 +235,8 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult],
                       str(sc.quality_tier) if domain is None else None),
         "vtier": Cell(lc.verification.tier, lc.verification.tier),
         "date": Cell(_date(card), card.timestamp),
-        "mqm": Cell(fmt.num(mqm, 2), mqm),
-        "rubric": Cell(fmt.num(rubric, 2), rubric),
+        "mqm": Cell(_judge_text(mqm, card.results if domain is None else sub, "gemba-mqm"), mqm),
+        "rubric": Cell(_judge_text(rubric, card.results if domain is None else sub, "rubric"), rubric),
         "checkpoints": Cell(cp_text, cp.mean if cp is not None else None),
     }
     return cells, composite
