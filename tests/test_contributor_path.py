@@ -10,7 +10,6 @@ also shown on the real llama-cpp-python server with Gemma 3 270M and a chat prom
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess

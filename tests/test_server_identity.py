@@ -30,7 +30,7 @@ from loopback import LoopbackServer
 from mtboard import canonical
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.documents import load_card
-from mtboard.llm import LLMClient, serverinfo
+from mtboard.llm import serverinfo
 from mtboard.runspec import BackendContext, MethodSpec
 
 import cli_support
