@@ -29,7 +29,8 @@ from mtboard.backends.base import Backend, Options, TranslateRequest, get_backen
 from mtboard.card import assemble_card
 from mtboard.documents import load_corpus, write_card
 from mtboard.errors import BackendError, ConfigError, MtboardError
-from mtboard.prices import compute_totals, resolve_prices
+from mtboard.metrics.bleu import make_bleu
+from mtboard.prices import PriceTable, compute_totals, price_table_for, resolve_prices
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.report import REPORT, write_report
 from mtboard.runspec import BackendContext, DatasetIdentity, RunSpec, endpoint_host_sha256
@@ -106,6 +107,8 @@ class Plan:
     options: Options
     prompt: Prompt | None
     work_dir: Path
+    prices: PriceTable | None = None
+    """The price table, loaded and validated by :func:`prepare` (None when the run does not look prices up)."""
 
     def __repr__(self) -> str:
         return f"Plan({self.spec.method.text!r}, {len(self.entries)} entries, work_dir={str(self.work_dir)!r})"
@@ -164,7 +167,14 @@ def prepare(settings: RunSettings) -> Plan:
     """Validate options, load the corpus and prompt, build the :class:`~mtboard.runspec.RunSpec`, pick the work
     directory. Nothing is sent yet.
 
-    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers), InputError (corpus).
+    Everything the run will need after its first request is loaded and checked here, so a bad file costs no request
+    (issue 24): the corpus, the backend options, the prompt template rendered for every selected entry (a template
+    that fails on one entry's history fails now, not after the others were paid for), the price table
+    (:func:`mtboard.prices.price_table_for`) and the target language's BLEU tokenizer (``ja-mecab`` needs an extra).
+    :func:`preflight_judges` does the same for the judges.
+
+    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers, a template that cannot render,
+    a missing tokenizer extra), InputError (corpus, price table).
     """
     method = parse_method(settings.method)
     backend_cls = get_backend(method.backend)
@@ -220,9 +230,15 @@ def prepare(settings: RunSettings) -> Plan:
         batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
         timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
         endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)))
+    if prompt is not None:
+        for e in entries:  # render errors are per entry (a template indexing history): find them all now
+            prompt.render(e.source, ds.source_language, ds.target_language, history=list(e.history))
+    prices = price_table_for(spec, priced=backend_cls.priced, price_in=settings.price_in,
+                             price_out=settings.price_out)
+    make_bleu(ds.target_language)  # the BLEU tokenizer scoring will need (ConfigError naming the extra)
     work_dir = settings.work_dir or Path("runs") / ds.id / spec.work_dir_name()
     return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
-                options=options, prompt=prompt, work_dir=Path(work_dir))
+                options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -481,7 +497,7 @@ def build_card(translated: Translated, *, elapsed_seconds: float | None = None) 
     spec = plan.spec
     price_in, price_out, price_source = resolve_prices(
         spec, translated.description, priced=plan.backend_cls.priced, price_in=plan.settings.price_in,
-        price_out=plan.settings.price_out)
+        price_out=plan.settings.price_out, table=plan.prices)
     elapsed = round(translated.elapsed_seconds, 3) if elapsed_seconds is None else elapsed_seconds
     ds = plan.corpus.dataset
     scored = [scoring.score_run(plan.entries, translated.run_records(ri), source_language=ds.source_language,
@@ -523,7 +539,7 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
     plan = translated.plan
     s = plan.settings
     _, _, price_source = resolve_prices(plan.spec, translated.description, priced=plan.backend_cls.priced,
-                                        price_in=s.price_in, price_out=s.price_out)
+                                        price_in=s.price_in, price_out=s.price_out, table=plan.prices)
     check_complete(translated, price_source)
     card, price_source = build_card(translated)
     judge_note = None
