@@ -263,6 +263,11 @@ class Translated:
     """(run, entry) pairs sent to the backend in this session."""
     incomplete: list[TranslationRecord]
     """Records whose failure was transport/backend (run incomplete)."""
+    rate_limit_wait_s: float = 0.0
+    """Wall-clock seconds of this session during which requests waited for a rate limit to reset (the union of
+    every request's waits, from ``raw.jsonl``'s ``rate_limit_waits``)."""
+    rate_limited_responses: int = 0
+    """Rate-limited answers (429, 529, 503 announcing a wait) received in this session."""
 
     def __repr__(self) -> str:
         return f"Translated({self.plan.spec.method.text!r}, {len(self.records)} records, sent={self.sent})"
@@ -314,11 +319,16 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     backend = backend if backend is not None else _construct_backend(plan)
     pending_raw: list[dict[str, Any]] = []
     session = work.session
+    waits: list[list[float]] = []
+    limited = 0
 
     def sink(obj: dict[str, Any]) -> None:
+        nonlocal limited
         obj = dict(obj)
         obj["session"] = session
         pending_raw.append(obj)
+        waits.extend(obj.get("rate_limit_waits") or ())
+        limited += sum(1 for a in obj.get("attempts") or () if isinstance(a, dict) and a.get("rate_limited"))
 
     has_sink = backend.writes_raw
     if has_sink:
@@ -430,17 +440,33 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     if description is None:
         description = backend.describe()
     work.save_description(description)
-    return _translated(plan, work, manifest, description, sent)
+    return _translated(plan, work, manifest, description, sent, rate_limit_wait_s=union_seconds(waits),
+                       rate_limited_responses=limited)
+
+
+def union_seconds(intervals: list[list[float]]) -> float:
+    """Length of the union of ``[start, end]`` intervals, seconds (overlapping waits of concurrent requests count
+    once). ``[[0, 2], [1, 3], [5, 6]]`` → 4.0."""
+    total, end = 0.0, float("-inf")
+    for a, b in sorted((float(a), float(b)) for a, b in intervals if b > a):
+        if a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
 
 
 def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description: BackendFacts,
-                sent: int) -> Translated:
+                sent: int, *, rate_limit_wait_s: float = 0.0, rate_limited_responses: int = 0) -> Translated:
     records = work.records()
     selected = {(ri, e.id) for e in plan.entries for ri in range(plan.settings.runs)}
     incomplete = [r for k, r in records.items() if k in selected and r.error_kind in INCOMPLETE_KINDS]
     return Translated(plan=plan, manifest=manifest, records={k: v for k, v in records.items() if k in selected},
                       description=description, elapsed_seconds=work.elapsed_seconds(), sent=sent,
-                      incomplete=incomplete)
+                      incomplete=incomplete, rate_limit_wait_s=rate_limit_wait_s,
+                      rate_limited_responses=rate_limited_responses)
 
 
 # --------------------------------------------------------------------------------------------------------------------
