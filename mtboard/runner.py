@@ -615,11 +615,7 @@ def preflight_judges(plan: Plan) -> list[str]:
                        bench=s.bench, need_endpoint=True)
     if any(p.kind == "checkpoints" for p in parsed):
         bench = judges.load_bench(s.bench)
-        if bench.corpus_sha256 != plan.spec.dataset.sha256:
-            raise ConfigError(f"--bench {s.bench} was made for another corpus file (sha256 "
-                              f"{bench.corpus_sha256[:12]}…), not {plan.settings.corpus_path} (sha256 "
-                              f"{plan.spec.dataset.sha256[:12]}…)", field="--bench",
-                              fix="run the benchmark's own corpus file, or pass the matching --bench")
+        bench.check_corpus(plan.spec.dataset.sha256, str(plan.settings.corpus_path))
     return specs
 
 

@@ -159,7 +159,7 @@ def test_openai_backend_opt_used_and_part_of_the_resume_identity(cli, tmp_path):
     (["--judge", "gemba-mqm=openai:judge-x"], False, "no judge endpoint"),
     (["--judge", "checkpoints=openai:judge-x"], True, "the checkpoints judge needs a benchmark folder"),
     (["--judge", "checkpoints=openai:judge-x", "--bench", REPO / "tests" / "fixtures" / "checkpoints-example"], True,
-     "was made for another corpus file"),
+     "is not the benchmark's corpus"),
 ], ids=["self-judge", "bad-kind", "twice", "no-endpoint", "no-bench", "other-bench"])
 def test_judge_refused_before_anything_is_sent(cli, tmp_path, judge_args, env_judge, expected):
     wd = tmp_path / "w"
