@@ -320,11 +320,34 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
                             "n_runs_failed": len(run_out) - len(scored_runs)}
 
 
+def render_check(kind: str, prompt: JudgePrompt, bench: cp.Bench | None = None) -> None:
+    """Render a judge prompt once with placeholder texts (with and without dialogue history) and its retry hint, so a
+    template that cannot render fails before anything is paid for, not at the first judged entry.
+
+    Raises: ConfigError naming the prompt file and block.
+    """
+    if kind == "checkpoints":
+        if bench is None:
+            return
+        ds = bench.corpus.dataset
+        variables = cp.CheckpointsJudge().variables(bench, {}, ds.source_language, ds.target_language,
+                                                    [p.id for p in bench.key.points], {e.id for e in bench.corpus.entries})
+        prompt.render(**variables)
+    else:
+        judge: EntryJudge = REGISTRY[kind]()
+        for history in ([], ["previous line"]):
+            prompt.render(**judge.variables(JudgeItem(entry_id=0, source="source", translation="translation",
+                                                      source_lang="English", target_lang="Spanish", history=history,
+                                                      reference="reference")))
+    prompt.retry("a reason")
+
+
 def preflight(judge_specs: list[str], *, translator_models: list[str | None], allow_self_judge: bool,
               bench: str | Path | None = None, need_endpoint: bool = True) -> list[JudgeSpec]:
     """Check judge options before anything is translated: spec syntax, one spec per kind, the self-judge family
-    rule, the checkpoint benchmark folder, the prompt files and (``need_endpoint``) a judge endpoint in the
-    environment. The runner calls it before translating so a refused judge costs no translation.
+    rule, the checkpoint benchmark folder, the prompt files (loaded and rendered once, :func:`render_check`) and
+    (``need_endpoint``) a judge endpoint in the environment. The runner calls it before translating so a refused
+    judge costs no translation.
 
     Returns: the parsed specs. Raises: ConfigError / InputError with a one-line fix.
     """
@@ -335,12 +358,14 @@ def preflight(judge_specs: list[str], *, translator_models: list[str | None], al
                           field="--judge", fix="give each judge kind once")
     for s in specs:
         check_family(s.model, translator_models, allow_self_judge=allow_self_judge)
-        load_judge_prompt(REGISTRY[s.kind].prompt_name)
+    loaded = None
     if "checkpoints" in kinds:
         if bench is None:
             raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
                               fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
-        cp.load_bench(bench)
+        loaded = cp.load_bench(bench)
+    for s in specs:
+        render_check(s.kind, load_judge_prompt(REGISTRY[s.kind].prompt_name), loaded)
     if need_endpoint:
         judge_endpoint_from_env()
     return specs
@@ -388,11 +413,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
             raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
                               fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
         loaded_bench = cp.load_bench(bench)
-        if loaded_bench.corpus_sha256 != card.dataset.sha256:
-            raise ConfigError(f"the card was run on corpus {card.dataset.id} sha256 {card.dataset.sha256[:12]}…, "
-                              f"not on the benchmark's corpus ({loaded_bench.manifest.corpus}, sha256 "
-                              f"{loaded_bench.corpus_sha256[:12]}…)", field="--bench",
-                              fix="run the benchmark's own corpus file, or pass the matching --bench")
+        loaded_bench.check_corpus(card.dataset.sha256, f"the card's corpus {card.dataset.id}")
     prompts = {s.kind: load_judge_prompt(REGISTRY[s.kind].prompt_name) for s in specs}
     store = JudgeStore(Path(workdir))
     items = _items(card, corpus)
