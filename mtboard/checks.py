@@ -348,8 +348,8 @@ _JUDGE_DIRECTED: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(p, flags
                                  r"\b(?:instructions?|prompts?|directions|rules)\b", re.I),
     ("instruction to the judge", r"\b(?:ignora|ignorez|ignoriere|ignorieren)\b[^.\n]{0,30}"
                                  r"\b(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\b", re.I),
-    ("instruction to the judge", r"\b(?:note|message|instructions?|hint)s? (?:to|for) (?:the )?(?:judge|evaluator|grader|"
-                                 r"annotator|reviewer|examiner|rater|assessor)s?\b", re.I),
+    ("instruction to the judge", r"\b(?:note|message|instructions?|hint)s? (?:to|for) (?:the )?"
+                                 r"(?:judge|evaluator|grader|annotator|reviewer|examiner|rater|assessor)s?\b", re.I),
     ("instruction to the judge", r"^[ \t]*(?:judge|evaluator|grader|annotator|examiner)[ \t]*[:：]", re.I | re.M),
     ("role heading", r"^[ \t]*#{2,4}[ \t]*(?:instruction|response|system|input)\b", re.I | re.M),
 )]

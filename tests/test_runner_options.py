@@ -105,7 +105,7 @@ def test_unknown_or_bad_backend_opt_fails_in_one_line(cli, tmp_path):
     line = one_error_line(cli(["run", ES, "--method", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
                                "--backend-opt", "n_ctx=4096"]))
     assert ("unknown --backend-opt 'n_ctx' for backend openai; valid keys: backoff_base_s, backoff_max_s, "
-            "deadline_s, retry_after_max_s") in line
+            "deadline_s, rate_limit_deadline_s, retry_after_max_s") in line
     line = one_error_line(cli(["run", ES, "--method", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
                                "--backend-opt", "deadline_s=soon"]))
     assert "bad value for --backend-opt deadline_s" in line

@@ -26,6 +26,7 @@ import json
 import os
 import statistics
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 from mtboard import card as cardlib
@@ -330,9 +331,11 @@ def render_check(kind: str, prompt: JudgePrompt, bench: cp.Bench | None = None) 
         if bench is None:
             return
         ds = bench.corpus.dataset
-        variables = cp.CheckpointsJudge().variables(bench, {}, ds.source_language, ds.target_language,
-                                                    [p.id for p in bench.key.points], {e.id for e in bench.corpus.entries})
-        prompt.render(**variables)
+        every_point = [p.id for p in bench.key.points]
+        stand_in: dict[int, Any] = {e.id: SimpleNamespace(predicted=e.reference) for e in bench.corpus.entries}
+        for lost in (set(), set(stand_in)):  # paragraphs translated (the references stand in) and all lost
+            prompt.render(**cp.CheckpointsJudge().variables(bench, stand_in, ds.source_language, ds.target_language,
+                                                            every_point, lost))
     else:
         judge: EntryJudge = REGISTRY[kind]()
         for history in ([], ["previous line"]):
