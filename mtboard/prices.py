@@ -65,12 +65,27 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> PriceTable:
                          fix="each model needs provider, model, input, output (USD per 1M tokens)") from None
 
 
+def price_table_for(spec: RunSpec, *, priced: bool, price_in: float | None = None,
+                    price_out: float | None = None) -> PriceTable | None:
+    """The price table a run will look its prices up in, loaded and validated now (before anything is sent), or
+    None when :func:`resolve_prices` will not need it (prices given on the command line, an engine without a
+    per-token price).
+
+    Raises: InputError when prices.yaml is malformed (so a bad table costs no request).
+    """
+    if price_in is not None or price_out is not None or not priced or not spec.uses_prompt:
+        return None
+    return load_prices()
+
+
 def resolve_prices(spec: RunSpec, facts: BackendFacts, *, priced: bool, price_in: float | None = None,
-                   price_out: float | None = None) -> tuple[float | None, float | None, str]:
+                   price_out: float | None = None,
+                   table: PriceTable | None = None) -> tuple[float | None, float | None, str]:
     """(price_in, price_out, source) in USD per 1M tokens for a run: the command line's ``--price-in/--price-out``
     when either is given, else 0 for engines that are not ``priced`` per token (local engines, baselines), else
-    ``prompts/prices.yaml`` looked up by the provider the backend reported (``facts.api_provider``) and the
-    model typed; unknown → ``(None, None, …)``.
+    the price table (``table``, as :func:`price_table_for` loaded it before the run; default: ``prompts/prices.yaml``
+    read now) looked up by the provider the backend reported (``facts.api_provider``) and the model typed; unknown →
+    ``(None, None, …)``.
 
     Raises: InputError when prices.yaml is malformed.
     """
@@ -78,7 +93,8 @@ def resolve_prices(spec: RunSpec, facts: BackendFacts, *, priced: bool, price_in
         return price_in or 0.0, price_out or 0.0, "command line"
     if not priced or not spec.uses_prompt:
         return 0.0, 0.0, "engine without per-token price"
-    table = load_prices()
+    if table is None:
+        table = load_prices()
     hit = table.lookup(facts.api_provider, spec.method.model)
     if hit is None:
         return None, None, "unknown (pass --price-in/--price-out)"
@@ -108,4 +124,4 @@ def compute_totals(records: list[TranslationRecord], entries: list[Entry], runs:
                   cost_per_entry_usd=per_entry, cost_per_source_char=per_char, retries=retries)
 
 
-__all__ = ["PriceEntry", "PriceTable", "load_prices", "resolve_prices", "compute_totals"]
+__all__ = ["PriceEntry", "PriceTable", "load_prices", "price_table_for", "resolve_prices", "compute_totals"]

@@ -49,7 +49,16 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
               f"- api provider: {_md(translated.description.api_provider)}; model id: "
               f"{_md(translated.description.model_id)}",
               f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",
-              f"- prices: {price_source}", ""]
+              f"- prices: {price_source}"]
+    if translated.rate_limited_responses or translated.rate_limit_wait_s:
+        lines.append(f"- rate limits: {translated.rate_limited_responses} rate-limited answers; requests waited "
+                     f"{translated.rate_limit_wait_s:.1f} s (wall clock) for limits to reset")
+    cut = Counter(r.stop_cut for r in translated.records.values() if r.stop_cut is not None)
+    if cut:
+        lines.append(f"- stop sequences: the server ran past the prompt's stop sequence in {sum(cut.values())} "
+                     f"answers ({', '.join(f'{_md(repr(k))} ×{n}' for k, n in sorted(cut.items()))}); mtboard cut "
+                     "them there (the server's text is in raw.jsonl)")
+    lines.append("")
     if card is not None:
         sc, t = card.scores, card.totals
         lines += ["## Scores (run 0)", "",

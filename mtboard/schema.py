@@ -794,6 +794,9 @@ class TranslationRecord(Strict):
     usage: Usage = Usage()
     model_id: str | None = None
     finish_reason: str | None = None
+    stop_cut: str | None = None
+    """The prompt's stop sequence at which the client cut the answer because the server ran past it (issue 24);
+    ``raw_predicted`` is the text before it, the server's whole text is in ``raw.jsonl`` (``uncut_text``)."""
 
 
 # --------------------------------------------------------------------------------------------------------------------

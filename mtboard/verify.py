@@ -139,8 +139,12 @@ def check_verifiable(card: RunCard) -> None:
     try:
         prompt = load_prompt(spec.prompt_name)
     except MtboardError as exc:
-        raise NotVerifiable(f"recorded prompt {spec.prompt_name!r} is not available here: {exc.problem}") from None
+        raise NotVerifiable(f"recorded prompt {spec.prompt_name!r} is not available here: {exc.problem}",
+                            fix=exc.fix) from None
     if prompt.template_sha256 != spec.prompt_template_sha256:
+        why = canonical.line_end_mismatch(prompt.path.read_bytes(), spec.prompt_template_sha256, str(prompt.path))
+        if why:
+            raise NotVerifiable(f"prompt {spec.prompt_name!r}: {why}", fix=canonical.CHECKOUT_FIX)
         raise NotVerifiable(f"prompt {spec.prompt_name!r} here differs from the recorded one (SHA-256 "
                             f"{prompt.template_sha256[:12]}… vs {spec.prompt_template_sha256[:12]}…)",
                             fix="verify with the harness commit whose prompts/ holds the recorded file")

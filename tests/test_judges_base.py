@@ -118,7 +118,8 @@ def test_gemba_prompt_shows_context_and_never_the_model_name() -> None:
     msgs = p.render(source_lang="English", target_lang="Spanish", history=["Where is the station?"],
                     source="Is it far?", translation="¿Está lejos?")
     user = msgs[-1]["content"]
-    assert "```Where is the station?```" in user and "```Is it far?```" in user and "```¿Está lejos?```" in user
+    # every text is a JSON string on a line of its own (issue 24: data the text cannot break out of)
+    assert '\n"Where is the station?"\n' in user and '\n"Is it far?"\n' in user and user.endswith('\n"¿Está lejos?"')
     assert "contextBehavior: used_correctly" in user
     no_ctx = p.render(source_lang="English", target_lang="Spanish", history=[], source="Hi", translation="Hola")
     assert "Previous turns" not in no_ctx[-1]["content"]

@@ -203,8 +203,8 @@ def test_dialogue_context_reaches_the_judge(tmp_path: Path) -> None:
     p, srv, card = judge(wd, ["gemba-mqm=openai:j"], script, corpus=DIALOGUE)
     assert p.returncode == 0, p.stderr
     prompts = {translation_in(r["body"]): user_text(r["body"]) for r in srv.requests}
-    first = next(user_text(r["body"]) for r in srv.requests if "```Is it far?```" in user_text(r["body"]))
-    assert "```The train station or the bus station?```" in first
+    first = next(user_text(r["body"]) for r in srv.requests if '\n"Is it far?"\n' in user_text(r["body"]))
+    assert '\n"The train station or the bus station?"\n' in first
     assert "scripted-mt" not in "".join(prompts.values())  # never the model name
     s = card.judges["gemba-mqm"]
     # Two entries have history (both answered used_correctly); the rates ignore the two without history.
@@ -326,7 +326,7 @@ def test_checkpoints_paragraph_without_points(tmp_path: Path) -> None:
     assert card.judges["checkpoints"].run_scores == [pytest.approx(400 / 6)]
     v4 = card.results[3].judgements["checkpoints"]
     assert (v4.status, v4.score) == ("not_sent", None) and "no key point" in v4.justification
-    assert "P4: — Это ещё не конец света" in user_text(srv.requests[0]["body"])  # still shown as context
+    assert 'P4: "— Это ещё не конец света' in user_text(srv.requests[0]["body"])  # still shown as context
     assert [r.judgements["checkpoints"].score for r in card.results] == [100.0, 100.0, 100.0, None, 100.0]
 
 

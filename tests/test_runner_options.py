@@ -106,7 +106,7 @@ def test_unknown_or_bad_backend_opt_fails_in_one_line(cli, tmp_path):
     line = one_error_line(cli(["run", ES, "--method", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
                                "--backend-opt", "n_ctx=4096"]))
     assert ("unknown --backend-opt 'n_ctx' for backend openai; valid keys: backoff_base_s, backoff_max_s, "
-            "deadline_s, retry_after_max_s") in line
+            "deadline_s, rate_limit_deadline_s, retry_after_max_s") in line
     line = one_error_line(cli(["run", ES, "--method", "openai:m", "--base-url", "http://127.0.0.1:9/v1",
                                "--backend-opt", "deadline_s=soon"]))
     assert "bad value for --backend-opt deadline_s" in line
@@ -159,7 +159,7 @@ def test_openai_backend_opt_used_and_part_of_the_resume_identity(cli, tmp_path):
     (["--judge", "gemba-mqm=openai:judge-x,gemba-mqm=openai:judge-y"], True, "judge kinds given twice"),
     (["--judge", "checkpoints=openai:judge-x"], True, "the checkpoints judge needs a benchmark folder"),
     (["--judge", "checkpoints=openai:judge-x", "--bench", REPO / "tests" / "fixtures" / "checkpoints-example"], True,
-     "was made for another corpus file"),
+     "is not the benchmark's corpus"),
 ], ids=["self-judge", "bad-kind", "twice", "no-bench", "other-bench"])
 def test_judge_refused_before_anything_is_sent(cli, tmp_path, judge_args, env_judge, expected):
     wd = tmp_path / "w"

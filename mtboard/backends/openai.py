@@ -65,9 +65,13 @@ class OpenAIOptions(Options):
     backoff_max_s: Seconds | None = None
     """Largest transport-retry backoff, seconds (client default 30)."""
     retry_after_max_s: Seconds | None = None
-    """Longest Retry-After honoured, seconds (client default 120)."""
+    """Longest single wait a rate limit (Retry-After, x-ratelimit-reset-*) is honoured for, seconds (client default
+    120; the request then asks again)."""
     deadline_s: Seconds | None = None
     """Time a streaming answer may keep producing before it is a model timeout, seconds (default: no deadline)."""
+    rate_limit_deadline_s: Seconds | None = None
+    """How long one request may keep being rate-limited (429, 529, 503 with a wait) before it fails, seconds
+    (client default 900); rate limits are waited out, not counted as retries."""
 
 
 class OpenAIBackend(Backend):
@@ -267,14 +271,16 @@ class OpenAIBackend(Backend):
                            "t_end": time.time(), "endpoint": llm_req.path, "request": res.raw_request,
                            "response": res.raw_response, "status": res.status_code, "attempts": res.attempt_log,
                            "error": res.error, "error_kind": res.error_kind.value if res.error_kind else None,
-                           "reasoning": res.reasoning})
+                           "reasoning": res.reasoning,
+                           **({"stop_cut": res.stop_cut, "uncut_text": res.uncut_text} if res.stop_cut else {}),
+                           **({"rate_limit_waits": res.rate_limit_waits} if res.rate_limit_waits else {})})
         if res.fatal:
             raise BackendError(f"the endpoint refused the request: {res.error}", where="openai",
                                fix="check OPENAI_API_KEY, the model name and --base-url / OPENAI_BASE_URL")
         return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=res.text,
                                  error=res.error, error_kind=res.error_kind, attempts=max(1, res.attempts),
                                  latency_s=res.latency_s, usage=res.usage, model_id=res.model_id,
-                                 finish_reason=res.finish_reason)
+                                 finish_reason=res.finish_reason, stop_cut=res.stop_cut)
 
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIBackend", "OpenAIOptions"]

@@ -36,6 +36,15 @@ def find_corpus(workdir: Path, sha256: str, explicit: Path | None, extra_dirs: l
 
     if explicit is not None:
         if sha(explicit) != sha256:
+            from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch
+
+            try:
+                why = line_end_mismatch(safejson.read_bytes(explicit), sha256, str(explicit))
+            except Exception:  # noqa: BLE001 - unreadable: the plain message below
+                why = None
+            if why:
+                raise ConfigError(f"corpus file does not match the card's dataset.sha256: {why}",
+                                  where=str(explicit), field="--corpus", fix=CHECKOUT_FIX)
             raise ConfigError(f"corpus file does not match the card's dataset.sha256 ({sha256[:12]}…)",
                               where=str(explicit), field="--corpus", fix="pass the corpus file the run used")
         return explicit

@@ -224,7 +224,9 @@ def _summary(outcome: Any) -> str:
     lines.append(f"time        {card.elapsed_seconds:.1f} s" + (f"; median latency {lat:.3f} s" if lat is not None
                                                               else "")
                  + (f"; {sc.entries_per_minute:.1f} entries/min" if sc.entries_per_minute else "")
-                 + f"; sent this session {tr.sent}")
+                 + f"; sent this session {tr.sent}"
+                 + (f"; waited {tr.rate_limit_wait_s:.1f} s on rate limits ({tr.rate_limited_responses} rate-limited "
+                    "answers)" if tr.rate_limited_responses or tr.rate_limit_wait_s else ""))
     if outcome.judge_note:
         first, *rest = outcome.judge_note.splitlines()
         lines.append(f"judges      {first}")

@@ -26,6 +26,7 @@ import json
 import os
 import statistics
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 from mtboard import card as cardlib
@@ -332,14 +333,38 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
                             "n_runs_failed": len(run_out) - len(scored_runs)}
 
 
+def render_check(kind: str, prompt: JudgePrompt, bench: cp.Bench | None = None) -> None:
+    """Render a judge prompt once with placeholder texts (with and without dialogue history) and its retry hint, so a
+    template that cannot render fails before anything is paid for, not at the first judged entry.
+
+    Raises: ConfigError naming the prompt file and block.
+    """
+    if kind == "checkpoints":
+        if bench is None:
+            return
+        ds = bench.corpus.dataset
+        every_point = [p.id for p in bench.key.points]
+        stand_in: dict[int, Any] = {e.id: SimpleNamespace(predicted=e.reference) for e in bench.corpus.entries}
+        for lost in (set(), set(stand_in)):  # paragraphs translated (the references stand in) and all lost
+            prompt.render(**cp.CheckpointsJudge().variables(bench, stand_in, ds.source_language, ds.target_language,
+                                                            every_point, lost))
+    else:
+        judge: EntryJudge = REGISTRY[kind]()
+        for history in ([], ["previous line"]):
+            prompt.render(**judge.variables(JudgeItem(entry_id=0, source="source", translation="translation",
+                                                      source_lang="English", target_lang="Spanish", history=history,
+                                                      reference="reference")))
+    prompt.retry("a reason")
+
+
 def preflight(judge_specs: list[str], *, translator_models: list[str | None], allow_self_judge: bool,
               bench: str | Path | None = None, need_endpoint: bool = True, judge_family: str | None = None,
               base_url: str | None = None) -> list[JudgeSpec]:
     """Check judge options before anything is translated: spec syntax, one spec per kind, the self-judge family
     rule on the names given (a shared family; the unknown-family rule needs what the servers report, so
-    :func:`run_judges_async` applies it), the checkpoint benchmark folder, the prompt files and
-    (``need_endpoint``) a judge endpoint (:func:`judge_endpoint` with the run's ``base_url``). The runner calls it
-    before translating so a refused judge costs no translation.
+    :func:`run_judges_async` applies it), the checkpoint benchmark folder, the prompt files (loaded and rendered
+    once, :func:`render_check`) and (``need_endpoint``) a judge endpoint (:func:`judge_endpoint` with the run's
+    ``base_url``). The runner calls it before translating so a refused judge costs no translation.
 
     Returns: the parsed specs. Raises: ConfigError / InputError with a one-line fix.
     """
@@ -350,12 +375,14 @@ def preflight(judge_specs: list[str], *, translator_models: list[str | None], al
                           field="--judge", fix="give each judge kind once")
     for s in specs:
         check_family(s.model, translator_models, allow_self_judge=allow_self_judge, judge_family=judge_family)
-        load_judge_prompt(REGISTRY[s.kind].prompt_name)
+    loaded = None
     if "checkpoints" in kinds:
         if bench is None:
             raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
                               fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
-        cp.load_bench(bench)
+        loaded = cp.load_bench(bench)
+    for s in specs:
+        render_check(s.kind, load_judge_prompt(REGISTRY[s.kind].prompt_name), loaded)
     if need_endpoint:
         judge_endpoint(base_url)
     return specs
@@ -412,11 +439,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
             raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
                               fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
         loaded_bench = cp.load_bench(bench)
-        if loaded_bench.corpus_sha256 != card.dataset.sha256:
-            raise ConfigError(f"the card was run on corpus {card.dataset.id} sha256 {card.dataset.sha256[:12]}…, "
-                              f"not on the benchmark's corpus ({loaded_bench.manifest.corpus}, sha256 "
-                              f"{loaded_bench.corpus_sha256[:12]}…)", field="--bench",
-                              fix="run the benchmark's own corpus file, or pass the matching --bench")
+        loaded_bench.check_corpus(card.dataset.sha256, f"the card's corpus {card.dataset.id}")
     prompts = {s.kind: load_judge_prompt(REGISTRY[s.kind].prompt_name) for s in specs}
     store = JudgeStore(Path(workdir))
     items = _items(card, corpus)
