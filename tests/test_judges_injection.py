@@ -143,8 +143,9 @@ def test_injection_suite_scores_do_not_move(tmp_path: Path) -> None:
     wd = _translate(tmp_path, ES, {e.source: o for e, o in zip(entries, outputs)}, limit=len(entries))
     refs = {e.source: e.reference for e in entries}
     with ScriptedServer(lambda body: gullible_answer(body, refs), model="gullible") as srv:
-        p = mtboard(["judge", str(wd), "--judge", "rubric=openai:gullible", "--judge", "gemba-mqm=openai:gullible"],
-                    env={"JUDGE_BASE_URL": srv.url}, cwd=REPO)
+        # both families are unknown (scripted servers): the judge is declared not of the translator's family
+        p = mtboard(["judge", str(wd), "--judge", "rubric=openai:gullible", "--judge", "gemba-mqm=openai:gullible",
+                     "--allow-self-judge"], env={"JUDGE_BASE_URL": srv.url}, cwd=REPO)
     assert p.returncode == 0, p.stderr
     card = documents.load_card(wd / "card.json")
     assert [r.checks.outcome for r in card.results] == ["usable"] * len(entries)  # all were judged
@@ -179,7 +180,7 @@ def test_injection_suite_against_the_checkpoints_judge(tmp_path: Path) -> None:
     wd = _translate(tmp_path, BENCH / "corpus.json", outputs)
     with ScriptedServer(lambda body: gullible_answer(body, refs), model="gullible") as srv:
         p = mtboard(["judge", str(wd), "--judge", "checkpoints=openai:gullible", "--bench", str(BENCH), "--runs",
-                     "1"], env={"JUDGE_BASE_URL": srv.url}, cwd=REPO)
+                     "1", "--allow-self-judge"], env={"JUDGE_BASE_URL": srv.url}, cwd=REPO)
     assert p.returncode == 0, p.stderr
     card = documents.load_card(wd / "card.json")
     s = card.judges["checkpoints"]
