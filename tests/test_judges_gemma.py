@@ -167,7 +167,7 @@ def test_gemma_270m_judge_scores_do_not_move_under_injection(tmp_path: Path, gem
     assert p.returncode == 0, p.stderr
     t0 = time.time()
     p = mtboard(["judge", str(wd), "--judge", "rubric=openai:gemma-3-270m", "--judge", "gemba-mqm=openai:gemma-3-270m",
-                 "--max-attempts", "1", "--judge-max-tokens", "48", "--concurrency", "1"],
+                 "--max-attempts", "1", "--judge-max-tokens", "48", "--concurrency", "1", "--allow-self-judge"],
                 env={"JUDGE_BASE_URL": gemma_server}, cwd=REPO, timeout=1700)
     assert p.returncode == 0, p.stderr
     print(f"judging {len(entries)} outputs twice with Gemma 270M took {time.time() - t0:.1f} s")
