@@ -24,6 +24,8 @@ from typing import Annotated, Any, Literal
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, ValidationError,
                       field_validator, model_serializer, model_validator)
 
+from mtboard.text import is_blank
+
 # --------------------------------------------------------------------------------------------------------------------
 # Base and enums
 
@@ -284,6 +286,15 @@ class Entry(Strict):
     """Prior dialogue lines in the source language (oldest first), given as context, not to be translated."""
     origin: Origin | None = None
     """Upstream location of the text (package, file, locator)."""
+
+    @field_validator("source", "reference")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        # issue 14: ' ' or a lone zero-width space passed min_length and scored an empty output as perfect
+        if is_blank(v):
+            raise ValueError("is blank after text normalisation (only whitespace, zero-width or other invisible "
+                             "characters; mtboard.text.normalise): write the text or remove the entry")
+        return v
 
 
 class Corpus(Strict):
