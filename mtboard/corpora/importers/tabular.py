@@ -78,8 +78,11 @@ def read_csv(path: str | os.PathLike[str], report: ImportReport | None = None, *
     Raises InputError naming file and line for a record that does not have 2 fields, a broken quote, or invalid UTF-8.
     """
     report = report if report is not None else ImportReport()
-    lines = [ln + "\n" for ln in _read_utf8(path).split("\n")]
+    text = _read_utf8(path)
+    lines = [ln + "\n" for ln in text.split("\n")]  # the csv module sees \r\n and \n line ends only
     lines[-1] = lines[-1][:-1]
+    if not lines[-1]:
+        lines.pop()  # a final line break does not start an empty record
     reader = csv.reader(lines, dialect="excel", strict=True)
     out: list[Pair] = []
     start = 1
@@ -91,7 +94,7 @@ def read_csv(path: str | os.PathLike[str], report: ImportReport | None = None, *
         except StopIteration:
             break
         except csv.Error as exc:
-            raise InputError(f"not RFC 4180 CSV: {exc}", where=f"{path}:{reader.line_num}",
+            raise InputError(f"not RFC 4180 CSV: {exc}", where=f"{path}:{start}",
                              fix='quote fields that hold commas, quotes (as "") or line breaks') from None
         if all(not c.strip() for c in row):
             report.skip("blank record" if row else "blank line")
