@@ -3,8 +3,9 @@
 Modules: :mod:`~mtboard.corpora.text` (script, word and sentence helpers), :mod:`~mtboard.corpora.filters` (the
 documented quality filters), :mod:`~mtboard.corpora.labels` (difficulty, register, context, diagnostic rules),
 :mod:`~mtboard.corpora.importers` (PO/MO, TMX, XLIFF, TSV, CSV, parallel text, aligned HTML, UDHR),
-:mod:`~mtboard.corpora.assemble` (sampling, entries, ids, merge, summaries). Loading and writing corpus files is :mod:`mtboard.documents`
-(``load_corpus``, ``write_corpus``, ``corpus_bytes``).
+:mod:`~mtboard.corpora.audit` (what ``corpus check`` flags), :mod:`~mtboard.corpora.assemble` (sampling, entries, ids,
+merge, summaries). Loading and writing corpus files is :mod:`mtboard.documents` (``load_corpus``, ``write_corpus``,
+``corpus_bytes``).
 """
 
 from mtboard.corpora.assemble import build_corpus, merge_corpora, rank_key, sample, summarize, to_entry

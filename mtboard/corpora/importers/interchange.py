@@ -129,8 +129,9 @@ class _Inline:
         return self.placeholder(name, el)  # "placeholder"
 
     def note(self) -> str | None:
-        return ("inline codes: " + ", ".join(f"{k.removeprefix('inline ')} ×{v}" for k, v in sorted(self.counts.items()))
-                if self.counts else None)
+        if not self.counts:
+            return None
+        return "inline codes: " + ", ".join(f"{k.removeprefix('inline ')} ×{v}" for k, v in sorted(self.counts.items()))
 
 
 TMX_RULES = {"bpt": "native", "ept": "native", "it": "native", "ph": "native", "ut": "native"}
