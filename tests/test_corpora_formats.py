@@ -423,5 +423,7 @@ def test_check_flags_identical_duplicate_and_placeholder(tmp_path):
 
 
 def test_committed_corpora_have_no_flags():
-    res = runner.invoke(app, ["corpus", "check", "--strict", *map(str, sorted(Path("corpora").glob("*.json")))])
+    files = sorted((Path(__file__).parent.parent / "corpora").glob("*.json"))
+    assert len(files) == 6
+    res = runner.invoke(app, ["corpus", "check", "--strict", *map(str, files)])
     assert res.exit_code == 0, res.output
