@@ -56,7 +56,8 @@ def import_(
     created: Annotated[Optional[str], typer.Option("--created",
                                                    help="Creation date YYYY-MM-DD (default today).")] = None,
 ) -> None:
-    """Import human translations into a corpus file: read, filter (corpora/SOURCES.md 'Filters'), sample, label."""
+    """Import human translations into a corpus file: read (each file's kept and skipped units are printed, with the
+    reasons), filter (corpora/SOURCES.md 'Filters'), sample, label."""
     from mtboard.corpora import labels as L
     from mtboard.corpora.assemble import build_corpus, sample, summarize, to_entry
     from mtboard.corpora.filters import FilterReport, filter_pairs
