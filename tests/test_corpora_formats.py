@@ -402,6 +402,15 @@ def test_blank_reference_is_refused(tmp_path, reference):
         load_corpus(p)
 
 
+def test_empty_baseline_is_not_run_on_a_blank_reference(tmp_path):
+    # before: the run went ahead and the empty: baseline scored TER 0 (perfect) on the entry whose reference is " "
+    p = _corpus(tmp_path, [("Hello", "Hola"), ("Good night", " ")])
+    res = runner.invoke(app, ["run", str(p), "--method", "empty:", "--work-dir", str(tmp_path / "w")])
+    assert res.exit_code == 1
+    assert "$.entries[1].reference: Value error, is blank after text normalisation" in res.output
+    assert not (tmp_path / "w").exists()
+
+
 def test_blank_source_is_refused(tmp_path):
     p = _corpus(tmp_path, [("\u200b\u200b", "Hola")])
     with pytest.raises(InputError, match=r"entries\[0\]\.source: Value error, is blank"):
