@@ -20,12 +20,11 @@ import asyncio
 import json
 import shutil
 import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 
 from mtboard import canonical
 from mtboard.backends.openai import OpenAIBackend
@@ -88,9 +87,8 @@ class SelfDescribing(LoopbackServer):
         lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+        class Handler(QuietHandler):
+            protocol_version = "HTTP/1.0"
 
             def _answer(self, method: str) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
@@ -106,14 +104,7 @@ class SelfDescribing(LoopbackServer):
                                                  "usage": {"prompt_tokens": 40, "completion_tokens": 2}}, {}
                 else:
                     status, obj, headers = 404, {"error": "not found"}, {}
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(status, obj, headers)
 
             def do_GET(self) -> None:  # noqa: N802
                 self._answer("GET")
