@@ -438,6 +438,7 @@ class GGUFBackend(OpenAIBackend):
     Options: ClassVar[type[Options]] = GGUFOptions
     priced: ClassVar[bool] = False
     endpoint_env: ClassVar[str | None] = None
+    local_gate: ClassVar[bool] = True
 
     def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None, *,
                  on_warning: Callable[[str], None] | None = None):
@@ -519,6 +520,42 @@ class GGUFBackend(OpenAIBackend):
         if "@" in model:
             return model
         return Path(model).name or model
+
+    @classmethod
+    def model_slug_for(cls, model: str, effort: str | None = None) -> str:
+        """:attr:`ModelRef.slug` of a published model part: ``REPO/FILE@REV12`` for a pinned Hub file, else the file
+        name (what :meth:`describe` reports)."""
+        m = _HF_REF.match(model)
+        if m and "@" in model:
+            return f"{m.group('repo')}/{m.group('file')}@{m.group('rev')[:12]}"
+        return Path(model).name or model
+
+    @classmethod
+    def check_local_gate(cls, gate: LocalModelGate, source_language: str, sample_sources: list[str]) -> list[str]:
+        """A canary marked passed needs 5 outputs, each a visible translation of its fixed line (or corpus sample
+        line) by :func:`canary_verdict`'s output rules (an error not recorded in the gate can only make a canary fail,
+        so a failed canary with passing outputs is not contradictory); ``latency_passed`` must follow from the
+        recorded median/p90 and their limits."""
+        problems = []
+        lang = primary(source_language) if source_language else ""
+        lines = CANARY_LINES.get(lang) or [x for x in sample_sources if x.strip()][:5]
+        if gate.canary_passed:
+            if len(gate.canary_outputs) != len(lines):
+                problems.append(f"canary_passed but {len(gate.canary_outputs)} canary outputs for {len(lines)} lines")
+            else:
+                for line, out in zip(lines, gate.canary_outputs):
+                    why = canary_verdict(line, LLMResult(text=out))
+                    if why:
+                        problems.append(f"canary_passed but an output fails the canary rule ({why})")
+                        break
+        g = gate
+        nums = (g.latency_median_s, g.latency_p90_s, g.latency_threshold_median_s, g.latency_threshold_p90_s)
+        if g.latency_passed is not None and all(x is not None for x in nums):
+            want = g.latency_median_s <= g.latency_threshold_median_s and g.latency_p90_s <= g.latency_threshold_p90_s
+            if g.latency_passed != want:
+                problems.append(f"latency_passed is {str(g.latency_passed).lower()} but the recorded median/p90 and "
+                                f"limits say {str(want).lower()}")
+        return problems
 
     @classmethod
     def endpoint_url(cls, base_url: str | None) -> str | None:

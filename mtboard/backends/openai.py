@@ -132,13 +132,18 @@ class OpenAIBackend(Backend):
         assert self._client is not None
         return self._client
 
+    @classmethod
+    def model_slug_for(cls, model: str, effort: str | None = None) -> str:
+        """The model as typed, with ``:effort`` when one is given (``qwen3:8b:medium``)."""
+        return model + (f":{effort}" if effort else "")
+
     def describe(self) -> BackendFacts:
         c = self._client
         if c is not None:
             self._provider = c.api_provider
         m = self.method
         return BackendFacts(api_provider=self._provider, endpoint_host_sha256=endpoint_host_sha256(self._base_url),
-                            model_id=self.model_id, model_slug=m.model + (f":{m.effort}" if m.effort else ""),
+                            model_id=self.model_id, model_slug=self.model_slug_for(m.model, m.effort),
                             sampling=self.sampling(self._stop))
 
     # -- requests ----------------------------------------------------------------------------------------------------
@@ -206,7 +211,10 @@ class OpenAIBackend(Backend):
         if res.fatal:
             raise BackendError(f"the endpoint refused the request: {res.error}", where="openai",
                                fix="check OPENAI_API_KEY, the model name and --base-url / OPENAI_BASE_URL")
-        return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=res.text,
+        # raw_predicted is what the server sent; stripping a <think> block is the mechanical policy's job (recorded
+        # there as the think.stripped flag), never done before the card
+        raw = res.raw_text if res.raw_text is not None else res.text
+        return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=raw,
                                  error=res.error, error_kind=res.error_kind, attempts=max(1, res.attempts),
                                  latency_s=res.latency_s, usage=res.usage, model_id=res.model_id,
                                  finish_reason=res.finish_reason)

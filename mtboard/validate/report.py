@@ -23,7 +23,7 @@ CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name",
                "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "timestamps",
                "sovereignty", "secrets")
 """Every per-card check, in report order."""
-REPO_CHECKS = ("scope", "duplicates", "verification", "sovereignty")
+REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty")
 RECOMPUTED_CHECKS = ("metrics", "mechanical", "signatures")
 """The checks that re-run scoring (:mod:`mtboard.validate.recompute`); they pass, fail or are skipped together."""
 
