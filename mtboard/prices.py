@@ -3,7 +3,8 @@ token/cost totals of a run card.
 
 Cost (USD, rates in USD per 1M tokens; :meth:`Rates.cost`)::
 
-    ((prompt − cached) × input + cached × cached_input + (completion − reasoning) × output + reasoning × reasoning) / 1e6
+    ((prompt − cached) × input + cached × cached_input
+     + (completion − reasoning) × output + reasoning × reasoning) / 1e6
 
 ``cached_tokens`` is the cached part of ``prompt_tokens`` and ``reasoning_tokens`` the reasoning part of
 ``completion_tokens`` (as OpenAI-compatible servers report them, :func:`mtboard.llm.shapes.usage`). A missing

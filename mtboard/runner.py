@@ -603,5 +603,6 @@ def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutco
 
 
 __all__ = ["RunSettings", "Plan", "Translated", "RunOutcome", "IncompleteRunError", "ProgressSink", "prepare",
-           "translate_all", "check_complete", "build_card", "score_and_assemble", "replicates", "finish", "run", "make_requests",
+           "translate_all", "check_complete", "build_card", "score_and_assemble", "replicates", "finish", "run",
+           "make_requests",
            "parse_backend_opts", "judge_specs", "preflight_judges", "FST_MODE"]

@@ -374,6 +374,9 @@ class LocalModelGate(Strict):
     """True when each of the 5 fixed canary lines produced a visible translation."""
     canary_outputs: list[str] = []
     """The canary outputs as returned."""
+    canary_errors: list[str | None] = []
+    """Error kind of each canary line's answer (None when it answered): with the outputs and the fixed lines,
+    ``canary_passed`` recomputes (:meth:`mtboard.backends.base.Backend.check_local_gate`)."""
     latency_median_s: float | None = None
     """Median per-line latency with 6 lines of history (seconds)."""
     latency_p90_s: float | None = None
@@ -503,9 +506,9 @@ class Signatures(Strict):
     bleu: str
     ter: str
     composite: str | None = None
-    """Signature of the composite (``composite:A|weights:…|policy:mech-1.0``; mtboard.metrics.composite). Optional:
-    cards written before it existed lack it, and a card without it is written without the key (so such cards keep
-    their bytes and seal)."""
+    """Signature of the composite (``composite:A|weights:…|policy:mech-1.0``; mtboard.metrics.composite). Every card of
+    harness 0.2.0 has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
+    older card still parses and is refused with the reason (its harness version)."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_composite(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -791,7 +794,7 @@ class EntryResult(Strict):
         "*": "recomputed", "entry_id": "consistent", "source": "consistent", "expected": "consistent",
         "segment": "consistent", "difficulty": "consistent", "domain": "consistent", "provenance": "consistent",
         "raw_predicted": "declared", "latency_s": "declared", "batch_latency_s": "declared", "error": "declared",
-        "error_kind": "declared", "attempts": "declared"}
+        "error_kind": "declared", "attempts": "declared", "usage": "declared", "judgements": "consistent"}
 
     entry_id: Count
     source: str
@@ -1047,6 +1050,78 @@ class VerificationRecord(Strict):
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# Judge reliability records (issue 15 part 9; mtboard anchor, mtboard.judges.reliability)
+
+
+class AnchorSource(Strict):
+    """Where the human anchor annotations came from (the data itself is never part of mtboard)."""
+
+    repository: str
+    """e.g. https://github.com/google/wmt-mqm-human-evaluation"""
+    commit: str | None = None
+    """Commit the file was read at, when known."""
+    file: str
+    """Path of the file inside the repository, e.g. ``ted/ende/mqm_ted_ende.tsv``."""
+    sha256: Hex64
+    """SHA-256 of the file read."""
+    license: str
+    """Licence of the annotations (SPDX), e.g. Apache-2.0."""
+    citation: str | None = None
+    language_pair: str
+    """e.g. en-de."""
+    selection: str
+    """How the cells were chosen, e.g. '200 of 7,406 cells, seeded sample (seed 20261201)'."""
+
+
+class AnchorFigures(Strict):
+    """Agreement of one evaluator (a metric or a judge) with professional MQM annotators on the same cells."""
+
+    n_cells: Count
+    n_valued: Count
+    """Cells the evaluator gave a value (a judge's failed judgements are excluded: coverage = n_valued / n_cells)."""
+    segment_kendall_tau: float | None
+    """Kendall τ-b between the evaluator's cell values (oriented so that positive means agreement) and the human MQM
+    penalties, over all cells (no grouping)."""
+    system_kendall_tau: float | None = None
+    """Kendall τ-b between the systems' mean values and their mean human penalties."""
+    severity_kappa: float | None = None
+    """Cohen's κ between the evaluator's worst severity class per cell and the people's (MQM judges)."""
+    span_f1: float | None = None
+    """Character-level F1 of the evaluator's error spans against the people's (MQM judges)."""
+    parse_failure_rate: Rate | None = None
+    """Judge answers that did not parse ÷ answers (judges)."""
+
+
+class AnchorCellValue(Strict):
+    key: str
+    """``system#seg_id`` of the anchor cell."""
+    value: float | None
+    """The evaluator's value (None: a failed judgement)."""
+    severity: str | None = None
+    """Worst severity class the judge reported (MQM judges)."""
+
+
+class AnchorRecord(Strict):
+    """One evaluator's meta-evaluation on a human-annotated anchor set (``mtboard anchor``), read by the site's
+    judges page. Holds numbers and cell keys only, never the annotated texts."""
+
+    record_version: Literal[1] = 1
+    source: AnchorSource
+    evaluator: str
+    """``chrF++`` or the judge spec ``KIND=backend:model``."""
+    evaluator_kind: str
+    """``metric`` or the judge kind (gemba-mqm, rubric)."""
+    prompt_sha256: Hex64 | None = None
+    """Judge prompt file hash (judges)."""
+    figures: AnchorFigures
+    cells: list[AnchorCellValue]
+    """Per cell value, so two evaluators on the same cells can be compared with each other."""
+    harness_version: str | None = None
+    created: str | None = None
+    """ISO 8601 UTC time the record was made."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # Helpers
 
 
@@ -1062,5 +1137,42 @@ def describe_validation_error(exc: ValidationError, where: str) -> str:
     return f"{where}: {loc}: {msg}{more}"
 
 
-SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard}
+def binding_paths(model: type[Strict] | None = None) -> dict[str, Binding]:
+    """Every classified field of a document model as a JSON path → :data:`Binding`, derived from its JSON Schema
+    (``x-binding``): ``$.method.model``, ``$.results[].latency_s``, ``$.judges.*.mean`` (``[]`` = any list item,
+    ``*`` = any key of a mapping). A field holding a nested model is listed with its own binding when it has one and
+    its fields are listed too; scalars inside lists and mappings take their field's binding. Default model: RunCard.
+    """
+    schema = (model or RunCard).model_json_schema()
+    defs = schema.get("$defs", {})
+    out: dict[str, Binding] = {}
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    def walk(node: dict[str, Any], path: str, inherited: Binding | None) -> None:
+        b = node.get(BINDING_KEY, inherited)
+        options = [resolve(o) for o in node.get("anyOf", [node])]
+        options = [o for o in options if o.get("type") != "null"] or [resolve(node)]
+        nested = False
+        for opt in options:
+            if "properties" in opt:
+                nested = True
+                for name, prop in opt["properties"].items():
+                    walk(prop, f"{path}.{name}", None)
+            elif opt.get("type") == "array" and "items" in opt and isinstance(opt["items"], dict):
+                walk(opt["items"], f"{path}[]", b)
+            elif opt.get("type") == "object" and isinstance(opt.get("additionalProperties"), dict):
+                walk(opt["additionalProperties"], f"{path}.*", b)
+        if b is not None and (path not in out) and (node.get(BINDING_KEY) is not None or not nested):
+            out[path] = b
+
+    for name, prop in schema["properties"].items():
+        walk(prop, f"$.{name}", None)
+    return dict(sorted(out.items()))
+
+
+SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord}
 """Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""

@@ -111,7 +111,7 @@ def test_gemma_270m_judges_a_20_entry_apertium_run(tmp_path: Path, gemma_server:
         if v.status == "scored":
             assert v.score == parse_mqm(last["text"]).score and last["parse"] == "ok"
         else:
-            assert v.score == 25.0
+            assert v.score is None  # a failed judgement is excluded from the mean, never scored
             if last["parse"] == "failed":  # an answer arrived but did not parse: it is kept in the card
                 assert v.raw_answer == last["text"]
                 with pytest.raises(JudgeParseError):
@@ -129,6 +129,8 @@ def test_gemma_270m_judges_a_20_entry_apertium_run(tmp_path: Path, gemma_server:
     assert s.n_answers == len(answered) and s.n_unparsed_answers == unparsed
     assert s.parse_failure_rate == pytest.approx(unparsed / len(answered))
     assert s.n_scored + s.n_failed + s.n_not_sent == N
+    judged = [r.judgements["gemba-mqm"].score for r in card.results if r.judgements["gemba-mqm"].score is not None]
+    assert s.mean == (sum(judged) / len(judged) if judged else None)  # over the judged cells only
     assert (s.backend, s.model, s.family_check, s.max_tokens, s.temperature) == (
         "openai", "gemma-3-270m", "passed", 48, 0.0)
     assert s.prompt_tokens and s.prompt_tokens > 0 and card.totals.judge_prompt_tokens == s.prompt_tokens

@@ -38,7 +38,7 @@ from fake_openai_server import FakeServer, answer_for
 
 ROOT = inst.ROOT
 PROMPTS = ROOT / "prompts"
-COMMITTED_CARD = ROOT / "submissions" / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__df5a41ff1214.json"
+COMMITTED_CARD = ROOT / "submissions" / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__acb0b40dbcea.json"
 CORPUS = ROOT / "corpora" / "mtb-en-es-dev.json"
 
 

@@ -50,7 +50,7 @@ from mtboard.languages import primary
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.localserver import LocalServer
 from mtboard.runspec import BackendContext, MethodSpec, RunSpec
-from mtboard.schema import BackendFacts, LocalModelGate, MethodClass
+from mtboard.schema import BackendFacts, ErrorKind, LocalModelGate, MethodClass
 
 log = logging.getLogger("mtboard.gguf")
 
@@ -532,14 +532,23 @@ class GGUFBackend(OpenAIBackend):
 
     @classmethod
     def check_local_gate(cls, gate: LocalModelGate, source_language: str, sample_sources: list[str]) -> list[str]:
-        """A canary marked passed needs 5 outputs, each a visible translation of its fixed line (or corpus sample
-        line) by :func:`canary_verdict`'s output rules (an error not recorded in the gate can only make a canary fail,
-        so a failed canary with passing outputs is not contradictory); ``latency_passed`` must follow from the
-        recorded median/p90 and their limits."""
+        """``canary_passed`` must be :func:`canary_verdict` over the fixed lines (or the corpus sample lines), the
+        recorded outputs and their error kinds (``canary_errors``); a gate recorded without error kinds is checked one
+        way only (a passed canary needs every output to pass the output rules: an unrecorded error can only make it
+        fail). ``latency_passed`` must follow from the recorded median/p90 and their limits."""
         problems = []
         lang = primary(source_language) if source_language else ""
         lines = CANARY_LINES.get(lang) or [x for x in sample_sources if x.strip()][:5]
-        if gate.canary_passed:
+        if gate.canary_errors and len(gate.canary_errors) == len(gate.canary_outputs) == len(lines):
+            why = [canary_verdict(line, LLMResult(text=out, error_kind=ErrorKind(err) if err else None))
+                   for line, out, err in zip(lines, gate.canary_outputs, gate.canary_errors)]
+            if gate.canary_passed != (not any(why)):
+                problems.append(f"canary_passed is {str(gate.canary_passed).lower()} but the recorded outputs and "
+                                f"errors say {str(not any(why)).lower()}")
+        elif gate.canary_errors:
+            problems.append(f"{len(gate.canary_errors)} canary error kinds for {len(gate.canary_outputs)} outputs and "
+                            f"{len(lines)} lines")
+        elif gate.canary_passed:
             if len(gate.canary_outputs) != len(lines):
                 problems.append(f"canary_passed but {len(gate.canary_outputs)} canary outputs for {len(lines)} lines")
             else:
@@ -650,16 +659,18 @@ class GGUFBackend(OpenAIBackend):
         async with LLMClient(self.server.base_url, None, concurrency=1, timeout_s=self.context.timeout_s,
                              max_retries=self.context.max_retries, trust_env=False) as client:
             await client.probe()
-            outputs, failures = [], []
+            outputs, errors, failures = [], [], []
             for i, line in enumerate(canary):
                 res = await client.complete(self.build_request(self._request_for(line, [], i)))
                 why = canary_verdict(line, res)
                 outputs.append(res.text or "")
+                errors.append(res.error_kind.value if res.error_kind is not None else None)
                 self.gate_outputs.append({"phase": "canary", "source": line, "history": 0, "output": res.text,
                                           "error": res.error, "verdict": why or "ok", "latency_s": res.latency_s})
                 if why:
                     failures.append(f"{_short(line, 40)} → {_short(res.text)} ({why})")
-            gate = gate.model_copy(update={"canary_outputs": outputs, "canary_passed": not failures})
+            gate = gate.model_copy(update={"canary_outputs": outputs, "canary_errors": errors,
+                                           "canary_passed": not failures})
             if failures and s.canary == "record":
                 self._warn(f"canary failed ({len(failures)} of {len(canary)} lines), recorded in the card "
                            "(canary=record): " + "; ".join(failures))

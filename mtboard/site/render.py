@@ -17,6 +17,7 @@ from markupsafe import Markup
 from mtboard import stats
 from mtboard.schema import MethodRecord, RunCard
 from mtboard.site import charts, fmt, tables
+from mtboard.site.judges import build_judges_page
 from mtboard.site.load import Inputs
 from mtboard.site.tables import COLUMNS, Leaderboard, Portrait
 
@@ -28,6 +29,7 @@ def _env() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["md"] = fmt.md_text
     env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, pm=fmt.pm, dash=fmt.DASH,
+                       safe_url=fmt.safe_url,
                        method_name=tables.method_name, run_page=tables.run_page, model_page=tables.model_page,
                        columns=COLUMNS)
     return env
@@ -145,7 +147,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                            card.fingerprint.components.items())
             near = closest.get(lc.page_id)
             dec = tables.declared(lc)
-            top = [("method class", card.method_class.value, "method_class"), ("condition", card.condition, "condition"),
+            top = [("method class", card.method_class.value, "method_class"),
+                   ("condition", card.condition, "condition"),
                    ("temperature", card.temperature, "temperature"), ("batch size", card.batch_size, "batch_size"),
                    ("max retries", card.max_retries, "max_retries"),
                    ("tools", ", ".join(card.tools_enabled) or None, "tools_enabled"),
@@ -182,6 +185,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                         "hash": card.fingerprint.hash,
                         "c": {k: json.dumps(v, ensure_ascii=False, sort_keys=True)
                               for k, v in sorted(card.fingerprint.components.items())}})
+    render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
+                                                                                inputs.anchors))
     render("runs/index.md", "runs_index.md.j2", boards=boards)
     render("compare.md", "compare.md.j2", fingerprints_json=_json_attr(fps))
     render("rejected.md", "rejected.md.j2", rejected=inputs.rejected)
@@ -196,6 +201,7 @@ def nav(boards: list[Leaderboard]) -> list[dict[str, Any]]:
     return items + [
         {"Models": "models/index.md"},
         {"Hard items": "hard/index.md"},
+        {"Judges": "judges.md"},
         {"Runs": "runs/index.md"},
         {"Compare": "compare.md"},
         {"Rejected": "rejected.md"},

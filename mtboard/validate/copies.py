@@ -1,14 +1,14 @@
 """The ``copies`` repository check: a card whose outputs are (nearly) another card's under a different model identity
 is a relabelled copy, not a second system (issue 15, part 0).
 
-Two cards of the same dataset (id, version, file SHA-256) are compared entry by entry on run 0's outputs: an entry
-counts as *equal* when both outputs are usable (the mechanical policy's outcome) and their hypotheses are identical
-after whitespace normalisation — empty and echoed outputs never count, so two broken systems or two echo baselines
-are not "copies". The pair is a copy when at least :data:`COPY_MIN_ENTRIES` entries are shared and at least
-:data:`COPY_SHARE` of them are equal, unless both cards name the same model identity (model slug and weights hash:
-the same model under another condition or channel may legitimately produce the same text) or have the same
-fingerprint (a reproduction). The problem is reported on the card that came later (timestamp, then path), and on a
-card being submitted whatever its timestamp.
+Two cards of the same dataset (id, version, file SHA-256) are compared entry by entry on run 0's outputs, over the
+shared entries where at least one of the two outputs is usable (the mechanical policy's outcome): an entry counts as
+*equal* when both outputs are usable and their hypotheses are identical after whitespace normalisation. Empty and
+echoed outputs never count, so two broken systems or two echo baselines are not "copies". The pair is a copy when
+at least :data:`COPY_MIN_ENTRIES` entries are compared and at least :data:`COPY_SHARE` of them are equal, unless both
+cards name the same model identity (model slug and weights hash: the same model under another condition may
+legitimately produce the same text) or have the same fingerprint (a reproduction). The problem is reported on the
+card being submitted (a target) that came later (timestamp); with equal timestamps, on both.
 """
 
 from __future__ import annotations
@@ -63,13 +63,15 @@ def _hash(text: str) -> int:
 
 
 def equal_share(a: OutputsOf, b: OutputsOf) -> tuple[int, float]:
-    """(shared entries, share of them whose usable outputs are identical)."""
-    common, ia, ib = np.intersect1d(a.ids, b.ids, assume_unique=True, return_indices=True)
-    if not len(common):
-        return 0, 0.0
+    """(compared entries: shared, with a usable output on at least one side; share of them with identical usable
+    outputs)."""
+    _, ia, ib = np.intersect1d(a.ids, b.ids, assume_unique=True, return_indices=True)
     ha, hb = a.hashes[ia], b.hashes[ib]
+    compared = int(np.count_nonzero((ha >= 0) | (hb >= 0)))
+    if not compared:
+        return 0, 0.0
     equal = int(np.count_nonzero((ha == hb) & (ha >= 0)))
-    return len(common), equal / len(common)
+    return compared, equal / compared
 
 
 def find_copies(cards: Iterable[OutputsOf], targets: set[str]) -> list[Problem]:
@@ -93,12 +95,16 @@ def find_copies(cards: Iterable[OutputsOf], targets: set[str]) -> list[Problem]:
                 n, share = equal_share(a, b)
                 if n < COPY_MIN_ENTRIES or share < COPY_SHARE:
                     continue
-                later, earlier = (b, a) if b.where in targets else (a, b)
-                problems.append(Problem(
-                    check="copies", where=later.where, field="$.results",
-                    message=f"{share * 100:.1f} % of its {n} outputs are identical to those of {earlier.where}, "
-                            "a card of another model identity: a relabelled copy is not a second system (a "
-                            "reproduction keeps the model identity and the fingerprint)"))
+                if a.timestamp == b.timestamp:
+                    flagged = [(x, y) for x, y in ((a, b), (b, a)) if x.where in targets]
+                else:  # the group is sorted by timestamp: b came later
+                    flagged = [(b, a)] if b.where in targets else [(a, b)]
+                for later, earlier in flagged:
+                    problems.append(Problem(
+                        check="copies", where=later.where, field="$.results",
+                        message=f"{share * 100:.1f} % of its {n} compared outputs are identical to those of "
+                                f"{earlier.where}, a card of another model identity: a relabelled copy is not a "
+                                "second system (a reproduction keeps the model identity and the fingerprint)"))
     return problems
 
 

@@ -200,9 +200,13 @@ def check_fingerprint(run: CardRun, card: RunCard) -> None:
 
 
 def check_method(run: CardRun, card: RunCard) -> None:
-    """``method``: spec = backend:model[:effort]; method_class and raw prompt format as the registered backend says;
-    system_prompt_sha256 = SHA-256(system_prompt_used); method_config mirrors the card; fst_version = installed
-    analyser."""
+    """``method``: every *consistent* field of the method block (issue 15 part 0): spec = backend:model[:effort];
+    method_class, model_slug, batch_size and the raw prompt format as the registered backend says; the prompt file,
+    its format and its rendered system prompt (:func:`_check_prompt`); system_prompt_sha256 = SHA-256
+    (system_prompt_used); method_config mirrors the card, its register/coaching labels, coaching_data_sha256 and
+    tools_enabled empty; sampling's temperature is the card's; ``method.local`` only for a local-model backend and
+    consistent with itself; table rates equal the table's (:func:`_check_prices`); fst_version = installed analyser.
+    """
     m = card.method
     expected_spec = f"{m.backend}:{m.model}" + (f":{m.effort}" if m.effort else "")
     if m.spec != expected_spec:
@@ -278,6 +282,10 @@ def _check_prompt(run: CardRun, card: RunCard, cls: type | None) -> None:
     ``prompt_format`` matches the prompt). A prompt this harness does not have cannot be checked or re-run: add the
     file to ``prompts/`` in the same pull request."""
     m = card.method
+    if m.prompt_format == "raw" and cls is not None and cls.prompt_format != "raw":
+        run.fail("method", f"backend {m.backend} sends a prompt: prompt_format cannot be raw (the runner always "
+                           "renders a prompt file for it)", "$.method.prompt_format")
+        return
     if m.prompt_format == "raw":
         if m.prompt_name is not None or m.prompt_template_sha256 is not None or card.system_prompt_used:
             run.fail("method", "prompt_format raw means no prompt: prompt_name, prompt_template_sha256 and "
@@ -339,4 +347,5 @@ def _check_prices(run: CardRun, card: RunCard) -> None:
     want = None if rates is None else (rates.input, rates.output, rates.cached_input, rates.reasoning, rates.as_of)
     if got != want:
         run.fail("method", "the recorded rates are not the price table's rates for this provider and model "
-                           "(price_table_sha256 names this harness's prompts/prices.yaml)", "$.method.price_in_per_mtok")
+                           "(price_table_sha256 names this harness's prompts/prices.yaml)",
+                 "$.method.price_in_per_mtok")
