@@ -124,8 +124,8 @@ def test_leaderboard_order_and_numbers_match_cards(site):
         assert cells["qtier"][0] == c.scores.quality_tier.value
         assert cells["vtier"][0] == "self-benchmarked"
         assert cells["mclass"][0] == c.method_class.value
-        assert cells["date"][0] == c.timestamp[:10] + "\u2020"  # declared by the contributor (self-benchmarked)
-        assert cells["model"][0] == c.model_slug + "\u2020"
+        assert cells["date"][0] == "\u2020" + c.timestamp[:10]  # declared by the contributor (self-benchmarked)
+        assert cells["model"][0] == "\u2020" + c.model_slug
     by_model = {full[rid].model_slug + "/" + full[rid].condition: cells["rank"][0] for rid, cells in rows}
     assert by_model["apertium/eng-spa/baseline"] == "1"
     # hypotheses one entry apart → inseparable: one shared range

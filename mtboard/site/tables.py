@@ -495,6 +495,8 @@ def build_leaderboards(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESA
                 lb.field_entry_median[eid] = float(statistics.median(vals))
         _items(lb, ranked, entries)
         for row in lb.views[0].rows:
+            if row.reference:
+                continue  # the chart shows ranked runs; baselines are reference lines, not points
             lc = row.lc
             lb.chart_points.append({"label": method_name(lc.card), "model": lc.card.model_slug,
                                     "cost": lc.card.totals.cost_per_entry_usd, "composite": lc.card.scores.composite,
