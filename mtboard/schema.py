@@ -376,7 +376,8 @@ class LocalModelGate(Strict):
     """The canary outputs as returned."""
     canary_errors: list[str | None] = []
     """Error kind of each canary line's answer (None when it answered): with the outputs and the fixed lines,
-    ``canary_passed`` recomputes (:meth:`mtboard.backends.base.Backend.check_local_gate`)."""
+    ``canary_passed`` recomputes (:meth:`mtboard.backends.base.Backend.check_local_gate`). Absent from gates recorded
+    before it existed (written without the key, so re-scored cards keep their bytes)."""
     latency_median_s: float | None = None
     """Median per-line latency with 6 lines of history (seconds)."""
     latency_p90_s: float | None = None
@@ -393,6 +394,13 @@ class LocalModelGate(Strict):
     """'llama-server <build>' or 'llama-cpp-python <version>'."""
     device: str | None = None
     """'cpu' or the GPU name."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_canary_errors(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if not data.get("canary_errors"):
+            data.pop("canary_errors", None)
+        return data
 
 
 class MethodRecord(Strict):

@@ -124,3 +124,41 @@ def test_penalties_equal_the_published_segment_scores(pair):
     common = set(mine) & set(published)
     assert len(common) > 6000
     assert all(mine[k] == pytest.approx(published[k], abs=1e-6) for k in common)
+
+
+def test_judge_record_end_to_end_with_a_scripted_judge(tsv, tmp_path):
+    """``mtboard anchor --judge`` on the hand-made cells, through the real judging code against a scripted judge
+    (hand-written answers keyed by the translation it is shown; one cell gets three unparsable answers)."""
+    import asyncio
+
+    from judges_support import ScriptedServer, translation_in
+    from mtboard.judges.reliability import judge_record_async
+    from mtboard.llm import LLMClient
+
+    clean = "Critical:\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear"
+    answers = {
+        "Es regnet, wieder.": 'Critical:\nno-error\nMajor:\naccuracy/omission - "wieder"\nMinor:\n'
+                              'fluency/punctuation - ","\ncontextBehavior: unclear',
+        "Der Hund schläft.": 'Critical:\nno-error\nMajor:\naccuracy/mistranslation - "Der Hund"\nMinor:\nno-error\n'
+                             "contextBehavior: unclear",
+        "It rains, again.": 'Critical:\nno-error\nMajor:\nnon-translation - "It rains, again."\nMinor:\nno-error\n'
+                            "contextBehavior: unclear",
+        "Die Katze schlaft.": "**not the format**",
+    }
+    a = load_wmt_mqm(tsv)
+    cells = select_cells(a, None)
+    src = AnchorSource(repository="https://example.org/hand-made", file="mqm.tsv", sha256=a.sha256,
+                       license="CC0-1.0", language_pair="en-de", selection="all 6 cells")
+    with ScriptedServer(lambda body: answers.get(translation_in(body).strip(), clean), model="j") as srv:
+        rec = asyncio.run(judge_record_async(a, cells, src, "gemba-mqm=openai:j", workdir=tmp_path / "w",
+                                             client_factory=lambda: LLMClient(srv.url, None, max_retries=0),
+                                             source_lang="English", target_lang="German", concurrency=1))
+    values = {c.key: c.value for c in rec.cells}
+    # A#2: major 5 + minor 1 = 6 (the judge's GEMBA weights, not the people's 0.1 for punctuation); B#2: 25
+    assert values == {"A#1": 0.0, "A#2": 6.0, "B#1": 5.0, "B#2": 25.0, "C#1": None, "C#2": 0.0}
+    f = rec.figures
+    assert (f.n_cells, f.n_valued, f.severity_kappa, f.parse_failure_rate) == (6, 5, 1.0, 3 / 8)
+    keep = [c for c in cells if values[c.key] is not None]
+    assert f.segment_kendall_tau == pytest.approx(kendalltau([values[c.key] for c in keep],
+                                                             [c.penalty for c in keep]).statistic)
+    assert f.span_f1 == 1.0  # "," and "wieder", "Der Hund", the whole B#2: every character the people marked

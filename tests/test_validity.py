@@ -342,3 +342,58 @@ def test_secret_segment_verify_compares_with_the_card(tmp_path, monkeypatch):
     assert rec.secret_scores["chrf_plus_plus"] != loads_card(card_bytes, "c").scores.chrf_plus_plus
     assert not list((tmp_path / "out").glob("*secret*"))
     assert "gold_standard" not in json.dumps(card_json(loads_card(card_bytes, "c")))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Rescoring, the site's copy rejection and the judges page on judged cards
+
+
+@pytest.mark.parametrize("pattern", ["gemma-3-270m-q4-k-m.gguf__few-shot__*.json",
+                                     "gemma-3-270m-q4-k-m.gguf__few-shot-completion__*.json"])
+def test_rescoring_a_committed_card_reproduces_it_byte_for_byte(pattern):
+    """The committed Gemma cards were rebuilt from their own stored outputs by `mtboard rescore`; rescoring them
+    again under the same harness gives the same bytes (replicate runs included)."""
+    from mtboard.documents import card_bytes
+    from mtboard.rescore import rescore_card
+
+    path = next(p for p in SUB_ES.glob(pattern) if not p.name.endswith(".verification.json"))
+    assert card_bytes(rescore_card(path, corpora_dir=ROOT / "corpora")) == path.read_bytes()
+
+
+def test_site_rejects_a_relabelled_copy(tmp_path):
+    original = next(p for p in SUB_ES.glob("apertium-eng-spa__*.json")
+                    if not p.name.endswith(".verification.json")).read_bytes()
+    from datetime import datetime, timedelta
+
+    fake = json.loads(original)
+    later = datetime.fromisoformat(fake["timestamp"].replace("Z", "+00:00")) + timedelta(seconds=1)
+    fake.update(model_slug="apertium/eng-spa-x", run_id="0f0f0f0f-0000-4000-8000-000000000003",
+                timestamp=later.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    fake["method_config"]["model"] = "apertium/eng-spa-x"
+    fake["method"].update(model="eng-spa-x", spec="apertium:eng-spa-x")
+    fake = vs.refingerprint_and_reseal(fake)
+    root = vs.make_repo(tmp_path, [original])
+    placed = vs.place(root, vs.dump(fake))
+    inputs = load_inputs(root / "submissions", ROOT / "corpora")
+    # one card per pair is taken off the board: the later one
+    assert [r.path for r in inputs.rejected] == [placed.relative_to(root / "submissions").as_posix()]
+    assert inputs.rejected[0].problems[0].startswith("copies:") and len(inputs.cards) == 1
+
+
+def test_judges_page_on_judged_cards():
+    from mtboard.site.judges import build_judges_page
+
+    card = loads_card(vs.judged_card_bytes(12), "card")
+    other = card.model_copy(deep=True)
+    other.judges["gemba-mqm"] = other.judges["gemba-mqm"].model_copy(update={"model": "second-judge"})
+    lcs = [LoadedCard("a.json", b"", card, "a" * 16, Verification("self-benchmarked")),
+           LoadedCard("b.json", b"", other, "b" * 16, Verification("self-benchmarked"))]
+    page = build_judges_page(lcs, [])
+    mqm = {(j.kind, j.model): j for j in page.judges}
+    first = mqm[("gemba-mqm", "openai:scripted-judge")]
+    # 12 entries: 8 judged, 4 failed after 3 unparsable answers each → 12 of 20 answers did not parse
+    assert (first.cards, first.cells, first.judged, first.failed) == (1, 12, 8, 4)
+    assert first.parse_failure_rate == 12 / 20
+    (pair,) = [p for p in page.board_pairs if p.kind == "gemba-mqm"]
+    # the same verdicts on the same 8 cells: perfect agreement (severity classes none/major alternate)
+    assert (pair.n, pair.kappa, pair.tau) == (8, 1.0, 1.0)

@@ -7,8 +7,9 @@ shared entries where at least one of the two outputs is usable (the mechanical p
 echoed outputs never count, so two broken systems or two echo baselines are not "copies". The pair is a copy when
 at least :data:`COPY_MIN_ENTRIES` entries are compared and at least :data:`COPY_SHARE` of them are equal, unless both
 cards name the same model identity (model slug and weights hash: the same model under another condition may
-legitimately produce the same text) or have the same fingerprint (a reproduction). The problem is reported on the
-card being submitted (a target) that came later (timestamp); with equal timestamps, on both.
+legitimately produce the same text) or have the same fingerprint (a reproduction). The problem is reported once per
+pair: on the card being checked (a target) when only one of the two is (a pull request's card against the accepted
+ones), else on the later one (timestamp, then path).
 """
 
 from __future__ import annotations
@@ -95,10 +96,8 @@ def find_copies(cards: Iterable[OutputsOf], targets: set[str]) -> list[Problem]:
                 n, share = equal_share(a, b)
                 if n < COPY_MIN_ENTRIES or share < COPY_SHARE:
                     continue
-                if a.timestamp == b.timestamp:
-                    flagged = [(x, y) for x, y in ((a, b), (b, a)) if x.where in targets]
-                else:  # the group is sorted by timestamp: b came later
-                    flagged = [(b, a)] if b.where in targets else [(a, b)]
+                # the group is sorted by (timestamp, path): b came later; a target always takes the blame
+                flagged = [(b, a)] if b.where in targets else [(a, b)]
                 for later, earlier in flagged:
                     problems.append(Problem(
                         check="copies", where=later.where, field="$.results",
