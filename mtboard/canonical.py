@@ -55,6 +55,34 @@ def sha256_hex(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+CHECKOUT_FIX = ("turn line-end conversion off and check the files out again: git config core.autocrlf false && "
+                "git rm -r -q --cached . && git reset --hard (new clones are safe: .gitattributes marks hashed files "
+                "-text)")
+"""How to repair a checkout whose line ends git rewrote (the fix part of the messages of
+:func:`line_end_mismatch`)."""
+
+
+def line_end_mismatch(data: bytes, expected_sha256: str, what: str) -> str | None:
+    """Why ``data`` (a file's bytes) misses ``expected_sha256``, when the only difference is end-of-line
+    conversion; None when it is not that.
+
+    Git with ``core.autocrlf=true`` (the default of many Windows installs) checks LF files out with CRLF line ends,
+    which changes every SHA-256 taken of them (corpus files, prompt templates). Two cases are recognised:
+
+    * ``data`` has CRLF line ends and its LF form matches: this checkout rewrote the file;
+    * ``data`` has LF line ends and its CRLF form matches: the hash was taken in a checkout that rewrote it.
+
+    Returns one sentence naming ``what`` (e.g. ``"corpora/x.json"``); :data:`CHECKOUT_FIX` says how to repair.
+    """
+    if b"\r\n" in data and sha256_hex(data.replace(b"\r\n", b"\n")) == expected_sha256:
+        return (f"{what} has CRLF line ends and matches the recorded SHA-256 only with LF line ends: this checkout "
+                "rewrote its line ends (git core.autocrlf=true)")
+    if b"\n" in data and b"\r\n" not in data and sha256_hex(data.replace(b"\n", b"\r\n")) == expected_sha256:
+        return (f"the recorded SHA-256 is that of {what} with CRLF line ends: it was computed in a checkout that "
+                "rewrote line ends (git core.autocrlf=true); re-run from a checkout without line-end conversion")
+    return None
+
+
 def entry_ids_sha256(ids: list[int]) -> str:
     """SHA-256 of the canonical JSON array of evaluated entry ids, in evaluation (corpus) order."""
     return sha256_hex(canonical_bytes([int(i) for i in ids]))

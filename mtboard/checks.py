@@ -19,7 +19,7 @@ Outcomes (decide scoring; docs/SCORING_SPEC.md §3):
 Flags (recorded, do not change scores yet; intended penalties in docs/SCORING_SPEC.md §7): ``commentary``,
 ``format.speaker_label``, ``format.markdown``, ``format.markup``, ``format.line_breaks``, ``placeholder``,
 ``foreign_script``, ``eos.multiple``, ``length.long``, ``length.short``, ``partly_untranslated``, and the
-informational ``think.stripped`` and ``unknown_marks``.
+informational ``think.stripped``, ``unknown_marks`` and ``injection`` (text addressed to a judge; issue 24).
 
 Changing any rule, pattern or threshold here changes results: bump :data:`POLICY_VERSION`.
 """
@@ -35,9 +35,9 @@ import regex
 
 from mtboard.languages import expected_scripts
 from mtboard.schema import CheckFlag, ErrorKind, MechanicalDecision, Outcome
-from mtboard.text import MD_EMPHASIS, TAG, may_hold_placeholders, placeholders
+from mtboard.text import CONTROL_TOKEN, MD_EMPHASIS, TAG, may_hold_placeholders, placeholders
 
-POLICY_VERSION = "mech-1.0"
+POLICY_VERSION = "mech-1.1"
 """Version of this frozen policy, stored in every card's ``scores.policy_version``."""
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -335,6 +335,57 @@ _NO_COUNTS: Counter[str] = Counter()
 mutated)."""
 
 
+_JUDGE_DIRECTED: list[tuple[str, re.Pattern[str]]] = [(what, re.compile(p, flags)) for what, p, flags in (
+    ("code fence", r"```", 0),
+    # the answer formats of mtboard's judges (mtboard.judges: rubric, GEMBA-MQM, checkpoints), written as lines
+    ("judge answer line", r"^[ \t]*(?:adequacy|pragmatics|fluency)[ \t]*[:：][ \t]*[0-9]", re.I | re.M),
+    ("judge answer line", r"^[ \t]*(?:flags|justification|contextBehavior)[ \t]*[:：]", re.I | re.M),
+    ("judge answer line", r"^[ \t]*(?:Critical|Major|Minor)[ \t]*:[ \t]*$", re.M),
+    ("judge answer line", r"^[ \t]*no-error[ \t]*$", re.I | re.M),
+    ("judge answer line", r"\[\[\[(?:CHECK|ADDITION|UNTRANSLATED|END)\b", 0),
+    # words addressed to whoever reads the output next
+    ("instruction to the judge", r"\bignore\b[^.\n]{0,30}\b(?:previous|prior|above|earlier|preceding|all)\b[^.\n]{0,20}"
+                                 r"\b(?:instructions?|prompts?|directions|rules)\b", re.I),
+    ("instruction to the judge", r"\b(?:ignora|ignorez|ignoriere|ignorieren)\b[^.\n]{0,30}"
+                                 r"\b(?:instrucciones|instructions|anweisungen|istruzioni|instruções)\b", re.I),
+    ("instruction to the judge", r"\b(?:note|message|instructions?|hint)s? (?:to|for) (?:the )?"
+                                 r"(?:judge|evaluator|grader|annotator|reviewer|examiner|rater|assessor)s?\b", re.I),
+    ("instruction to the judge", r"^[ \t]*(?:judge|evaluator|grader|annotator|examiner)[ \t]*[:：]", re.I | re.M),
+    ("role heading", r"^[ \t]*#{2,4}[ \t]*(?:instruction|response|system|input)\b", re.I | re.M),
+)]
+"""Text written to a judge rather than for a reader (the informational ``injection`` flag, issue 24): a code fence
+(the old judge prompts quoted translations in fences), lines in the answer formats of mtboard's judges (``adequacy:
+4``, ``Critical:``, ``no-error``, ``contextBehavior:``, ``[[[CHECK …]]]``), "ignore previous instructions" (English,
+Spanish, French, German), a note to the judge, and Alpaca-style ``### Instruction:`` headings. Judges never see such
+text as instructions (they receive outputs as JSON string data, :mod:`mtboard.judges.base`); the flag makes an attempt
+visible."""
+
+
+_LINE_BREAKS = str.maketrans({c: "\n" for c in "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+"""Every line boundary ``str.splitlines`` knows, as ``\\n`` (``re``'s ``^`` sees only ``\\n``; a tokenizer or a
+reader may break lines at the others)."""
+
+
+def _injection(out: str, source: str, reference: str) -> CheckFlag | None:
+    """The ``injection`` flag: chat-template control tokens (:data:`mtboard.text.CONTROL_TOKEN`) and
+    :data:`_JUDGE_DIRECTED` text in the output that neither the source nor the reference contains. ``count`` is the
+    number of such matches; ``detail`` names the first."""
+    out, source, reference = (t.translate(_LINE_BREAKS) for t in (out, source, reference))
+    hits: list[tuple[int, str]] = []
+    for m in CONTROL_TOKEN.finditer(out):
+        tok = m.group(0)
+        if tok not in source and tok not in reference:
+            hits.append((m.start(), f"role/format token {tok}"))
+    for what, rx in _JUDGE_DIRECTED:
+        found = list(rx.finditer(out))
+        if found and not rx.search(source) and not rx.search(reference):
+            hits.extend((m.start(), f"{what} {m.group(0).strip()[:40]!r}") for m in found)
+    if not hits:
+        return None
+    hits.sort()
+    return CheckFlag(rule="injection", detail=hits[0][1][:80], count=len(hits))
+
+
 def _flags(out: str, *, source: str, reference: str, source_language: str, target_language: str) -> list[CheckFlag]:
     flags: list[CheckFlag] = []
 
@@ -404,6 +455,11 @@ def _flags(out: str, *, source: str, reference: str, source_language: str, targe
         flags.append(CheckFlag(rule="length.long", detail=f"{lo / lr:.2f}× the reference"))
     elif lo < LENGTH_SHORT * lr:
         flags.append(CheckFlag(rule="length.short", detail=f"{lo / lr:.2f}× the reference"))
+
+    # text addressed to a judge (informational)
+    inj = _injection(out, source, reference)
+    if inj is not None:
+        flags.append(inj)
     return flags
 
 

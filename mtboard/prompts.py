@@ -199,7 +199,13 @@ def _env() -> jinja2.Environment:
 
 
 def split_front_matter(text: str, where: str) -> tuple[str, str]:
-    """Split ``---\\nYAML\\n---\\nbody``. Raises InputError when the front matter is missing."""
+    """Split ``---\\nYAML\\n---\\nbody``. Raises InputError when the front matter is missing, or when the file
+    has CRLF line ends (a checkout with ``core.autocrlf=true`` rewrote it: its SHA-256 and the text sent to models
+    would change; :data:`mtboard.canonical.CHECKOUT_FIX` says how to repair the checkout)."""
+    if "\r\n" in text:
+        raise InputError("template has CRLF line ends: a checkout that rewrites line ends (git core.autocrlf=true) "
+                         "changed it, so its SHA-256 and the prompt it renders differ from the committed file",
+                         where=where, fix=canonical.CHECKOUT_FIX)
     if not text.startswith("---\n"):
         raise InputError("template does not start with '---' front matter", where=where,
                          fix="add YAML front matter: family, format, variables")

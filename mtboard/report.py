@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mtboard.documents import atomic_write
+from mtboard.judges import summary_line
 from mtboard.schema import RunCard
 
 if TYPE_CHECKING:  # pragma: no cover - the runner calls this module
@@ -20,10 +21,12 @@ REPORT = "report.md"
 """File name of the report inside the work directory."""
 
 
-def _md(text: Any) -> str:
+def _md(text: Any, limit: int | None = 160) -> str:
     s = "" if text is None else str(text)
     s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
-    return s[:160] + ("…" if len(s) > 160 else "")
+    if limit is None:
+        return s
+    return s[:limit] + ("…" if len(s) > limit else "")
 
 
 def _num(x: float | None, digits: int = 3) -> str:
@@ -46,7 +49,16 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
               f"- api provider: {_md(translated.description.api_provider)}; model id: "
               f"{_md(translated.description.model_id)}",
               f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",
-              f"- prices: {price_source}", ""]
+              f"- prices: {price_source}"]
+    if translated.rate_limited_responses or translated.rate_limit_wait_s:
+        lines.append(f"- rate limits: {translated.rate_limited_responses} rate-limited answers; requests waited "
+                     f"{translated.rate_limit_wait_s:.1f} s (wall clock) for limits to reset")
+    cut = Counter(r.stop_cut for r in translated.records.values() if r.stop_cut is not None)
+    if cut:
+        lines.append(f"- stop sequences: the server ran past the prompt's stop sequence in {sum(cut.values())} "
+                     f"answers ({', '.join(f'{_md(repr(k))} ×{n}' for k, n in sorted(cut.items()))}); mtboard cut "
+                     "them there (the server's text is in raw.jsonl)")
+    lines.append("")
     if card is not None:
         sc, t = card.scores, card.totals
         lines += ["## Scores (run 0)", "",
@@ -64,8 +76,12 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
             r = sc.replicates
             lines += [f"- replicates: chrF++ {r.chrf_mean:.2f} ± {r.chrf_stdev:.2f}, composite "
                       f"{r.composite_mean:.3f} ± {r.composite_stdev:.3f} over {r.n} runs", ""]
-        if judge_note:
-            lines += [f"- {judge_note}", ""]
+        if card.judges:  # every judge score with its failures (issue 22): a failed judge's mean is no judgement
+            lines += ["## Judges", ""]
+            lines += [f"- {_md(line, None)}" for line in (judge_note or "").splitlines()
+                      if not any(line.startswith(k) for k in card.judges)]
+            lines += [f"- {_md(summary_line(kind, s), None)}" for kind, s in sorted(card.judges.items())]
+            lines.append("")
         lines += [f"Card: fingerprint `{card.fingerprint.hash}`, run_card_hash `{card.run_card_hash}`", ""]
     else:
         lines += ["## No card", "", "The run is incomplete (see the failures below).", ""]

@@ -28,7 +28,9 @@ from mtboard.backends.base import Backend, Options, TranslateRequest, get_backen
 from mtboard.card import assemble_card, replicate_run
 from mtboard.documents import load_corpus, write_card
 from mtboard.errors import BackendError, ConfigError, MtboardError
-from mtboard.prices import compute_totals, resolve_rates
+from mtboard.gate import GATE_ENTRIES, check_early_gate
+from mtboard.metrics.bleu import make_bleu
+from mtboard.prices import PriceTable, compute_totals, price_table_for, resolve_rates
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.report import REPORT, write_report
 from mtboard.runspec import BackendContext, DatasetIdentity, RunSpec, endpoint_host_sha256
@@ -75,6 +77,21 @@ class RunSettings:
     """Accept a judge from the translator's model family (recorded in the card)."""
     bench: Path | None = None
     """Checkpoint benchmark folder (``--bench``; required by the checkpoints judge)."""
+    judge_max_tokens: int | None = None
+    """Output-token cap per judge request (``--judge-max-tokens``; default per judge)."""
+    judge_max_attempts: int = 3
+    """Judge answers asked per entry before judge_failed (``--judge-max-attempts``)."""
+    judge_concurrency: int = 4
+    """Judge requests in flight (``--judge-concurrency``)."""
+    judge_price_in: float | None = None
+    """USD per 1M judge prompt tokens (``--judge-price-in``)."""
+    judge_price_out: float | None = None
+    """USD per 1M judge completion tokens (``--judge-price-out``)."""
+    judge_family: str | None = None
+    """The judge's model family when its names do not tell it (``--judge-family``)."""
+    early_gate: bool = True
+    """Stop a prompted run early when most of its first entries hit the token cap or echo chat-template markup
+    (:mod:`mtboard.gate`); ``--no-early-gate`` runs on (e.g. to publish a mismatched prompt as a negative result)."""
     stream: bool = False
     max_retries: int = 5
     timeout_s: float = 120.0
@@ -106,6 +123,8 @@ class Plan:
     options: Options
     prompt: Prompt | None
     work_dir: Path
+    prices: PriceTable | None = None
+    """The price table, loaded and validated by :func:`prepare` (None when the run does not look prices up)."""
 
     def __repr__(self) -> str:
         return f"Plan({self.spec.method.text!r}, {len(self.entries)} entries, work_dir={str(self.work_dir)!r})"
@@ -164,7 +183,14 @@ def prepare(settings: RunSettings) -> Plan:
     """Validate options, load the corpus and prompt, build the :class:`~mtboard.runspec.RunSpec`, pick the work
     directory. Nothing is sent yet.
 
-    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers), InputError (corpus).
+    Everything the run will need after its first request is loaded and checked here, so a bad file costs no request
+    (issue 24): the corpus, the backend options, the prompt template rendered for every selected entry (a template
+    that fails on one entry's history fails now, not after the others were paid for), the price table
+    (:func:`mtboard.prices.price_table_for`) and the target language's BLEU tokenizer (``ja-mecab`` needs an extra).
+    :func:`preflight_judges` does the same for the judges.
+
+    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers, a template that cannot render,
+    a missing tokenizer extra), InputError (corpus, price table).
     """
     method = parse_method(settings.method)
     backend_cls = get_backend(method.backend)
@@ -220,9 +246,15 @@ def prepare(settings: RunSettings) -> Plan:
         batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
         timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
         endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)))
+    if prompt is not None:
+        for e in entries:  # render errors are per entry (a template indexing history): find them all now
+            prompt.render(e.source, ds.source_language, ds.target_language, history=list(e.history))
+    prices = price_table_for(spec, priced=backend_cls.priced, price_in=settings.price_in,
+                             price_out=settings.price_out)
+    make_bleu(ds.target_language)  # the BLEU tokenizer scoring will need (ConfigError naming the extra)
     work_dir = settings.work_dir or Path("runs") / ds.id / spec.work_dir_name()
     return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
-                options=options, prompt=prompt, work_dir=Path(work_dir))
+                options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -247,6 +279,11 @@ class Translated:
     """(run, entry) pairs sent to the backend in this session."""
     incomplete: list[TranslationRecord]
     """Records whose failure was transport/backend (run incomplete)."""
+    rate_limit_wait_s: float = 0.0
+    """Wall-clock seconds of this session during which requests waited for a rate limit to reset (the union of
+    every request's waits, from ``raw.jsonl``'s ``rate_limit_waits``)."""
+    rate_limited_responses: int = 0
+    """Rate-limited answers (429, 529, 503 announcing a wait) received in this session."""
 
     def __repr__(self) -> str:
         return f"Translated({self.plan.spec.method.text!r}, {len(self.records)} records, sent={self.sent})"
@@ -279,7 +316,12 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     """Translate every (run, entry) job not yet finished in the work directory; append records as they finish.
 
     ``backend`` (tests) replaces the registry construction. The backend is always closed (also on Ctrl-C/errors).
-    Raises: BackendError from the backend (start failure, fatal endpoint refusal), after flushing finished records.
+    Prompted runs pass the early gate (:mod:`mtboard.gate`) unless ``settings.early_gate`` is off: once the first
+    entries have finished (stored ones first, in corpus order, then in the order they finish) most of them must not
+    hit the token cap or echo template markup.
+
+    Raises: BackendError from the backend (start failure, fatal endpoint refusal), EarlyGateError, after flushing
+    finished records.
     """
     work = WorkDir(plan.work_dir)
     manifest = work.open(plan.identity, {"corpus_path": str(Path(plan.settings.corpus_path).resolve())})
@@ -288,6 +330,20 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     jobs = [(ri, e) for e in plan.entries for ri in range(runs) if (ri, e.id) not in done]
     total = len(plan.entries) * runs
     stored = work.load_description()
+    gated = plan.spec.uses_prompt and plan.settings.early_gate
+    stored_records = work.records()
+    gate_seen = [stored_records[(ri, e.id)] for e in plan.entries for ri in range(runs) if (ri, e.id) in done]
+
+    def gate() -> None:
+        check_early_gate(gate_seen, prompt_name=plan.spec.prompt_name, prompt_format=plan.spec.prompt_format,
+                         max_tokens=plan.spec.max_tokens)
+
+    if gated and jobs:
+        try:
+            gate()  # a run the gate stopped stops again when its command is repeated without --no-early-gate
+        except MtboardError:
+            work.close_session()
+            raise
     if not jobs and stored is not None and backend is None:
         # nothing left to translate: do not start the backend (a local model would load, canary and gate again)
         work.close_session()
@@ -298,11 +354,16 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     backend = backend if backend is not None else _construct_backend(plan)
     pending_raw: list[dict[str, Any]] = []
     session = work.session
+    waits: list[list[float]] = []
+    limited = 0
 
     def sink(obj: dict[str, Any]) -> None:
+        nonlocal limited
         obj = dict(obj)
         obj["session"] = session
         pending_raw.append(obj)
+        waits.extend(obj.get("rate_limit_waits") or ())
+        limited += sum(1 for a in obj.get("attempts") or () if isinstance(a, dict) and a.get("rate_limited"))
 
     has_sink = backend.writes_raw
     if has_sink:
@@ -374,6 +435,9 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
             dirty.set()
             if progress:
                 progress.advance(len(fixed), failures)
+            if gated and len(gate_seen) < GATE_ENTRIES:
+                gate_seen.extend(fixed)
+                gate()
 
     syncer_task: asyncio.Task[None] | None = None
     try:
@@ -414,17 +478,33 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     if description is None:
         description = backend.describe()
     work.save_description(description)
-    return _translated(plan, work, manifest, description, sent)
+    return _translated(plan, work, manifest, description, sent, rate_limit_wait_s=union_seconds(waits),
+                       rate_limited_responses=limited)
+
+
+def union_seconds(intervals: list[list[float]]) -> float:
+    """Length of the union of ``[start, end]`` intervals, seconds (overlapping waits of concurrent requests count
+    once). ``[[0, 2], [1, 3], [5, 6]]`` → 4.0."""
+    total, end = 0.0, float("-inf")
+    for a, b in sorted((float(a), float(b)) for a, b in intervals if b > a):
+        if a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
 
 
 def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description: BackendFacts,
-                sent: int) -> Translated:
+                sent: int, *, rate_limit_wait_s: float = 0.0, rate_limited_responses: int = 0) -> Translated:
     records = work.records()
     selected = {(ri, e.id) for e in plan.entries for ri in range(plan.settings.runs)}
     incomplete = [r for k, r in records.items() if k in selected and r.error_kind in INCOMPLETE_KINDS]
     return Translated(plan=plan, manifest=manifest, records={k: v for k, v in records.items() if k in selected},
                       description=description, elapsed_seconds=work.elapsed_seconds(), sent=sent,
-                      incomplete=incomplete)
+                      incomplete=incomplete, rate_limit_wait_s=rate_limit_wait_s,
+                      rate_limited_responses=rate_limited_responses)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -480,7 +560,8 @@ def build_card(translated: Translated, *, elapsed_seconds: float | None = None) 
     """
     plan = translated.plan
     rates, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
-                                        price_in=plan.settings.price_in, price_out=plan.settings.price_out)
+                                        price_in=plan.settings.price_in, price_out=plan.settings.price_out,
+                                        table=plan.prices)
     elapsed = round(translated.elapsed_seconds, 3) if elapsed_seconds is None else elapsed_seconds
     runs = [translated.run_records(ri) for ri in range(plan.spec.runs)]
     card = score_and_assemble(plan.spec, translated.description, plan.entries, runs, rates=rates,
@@ -536,7 +617,7 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
     plan = translated.plan
     s = plan.settings
     _, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
-                                    price_in=s.price_in, price_out=s.price_out)
+                                    price_in=s.price_in, price_out=s.price_out, table=plan.prices)
     check_complete(translated, price_source)
     card, price_source = build_card(translated)
     judge_note = None
@@ -559,12 +640,16 @@ def run_judge_hook(judge: str | list[str], plan: Plan, card: RunCard) -> tuple[R
     """
     specs = judge_specs(judge)
     s = plan.settings
+    _, _, where = judges.judge_endpoint(s.base_url)
     judged = judges.run_judges(card, plan.corpus, specs, workdir=plan.work_dir, allow_self_judge=s.allow_self_judge,
-                        bench=s.bench)
-    notes = []
-    for kind, summ in sorted(judged.judges.items()):
-        notes.append(f"{kind} {summ.backend}:{summ.model} mean {summ.mean}")
-    return judged, "; ".join(notes) or f"judged with {', '.join(specs)}"
+                               bench=s.bench, max_attempts=s.judge_max_attempts, max_tokens=s.judge_max_tokens,
+                               concurrency=s.judge_concurrency, price_in_per_mtok=s.judge_price_in,
+                               price_out_per_mtok=s.judge_price_out, judge_family=s.judge_family,
+                               base_url=s.base_url)
+    kinds = [k.split("=", 1)[0].strip() for k in specs]
+    lines = [f"judge endpoint from {where}"]
+    lines += [judges.summary_line(kind, judged.judges[kind]) for kind in kinds if kind in judged.judges]
+    return judged, "\n".join(lines)
 
 
 def preflight_judges(plan: Plan) -> list[str]:
@@ -581,16 +666,13 @@ def preflight_judges(plan: Plan) -> list[str]:
         return []
     s = plan.settings
     m = plan.spec.method
-    translator_models = [f"{m.backend}/{m.model}" if m.model else m.backend, m.model or None]
+    # the model as typed (the backend's name is no model family: "openai/qwen3" is a qwen model, not an openai one)
+    translator_models = [m.model or None]
     parsed = judges.preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
-                       bench=s.bench, need_endpoint=True)
+                              bench=s.bench, need_endpoint=True, judge_family=s.judge_family, base_url=s.base_url)
     if any(p.kind == "checkpoints" for p in parsed):
         bench = judges.load_bench(s.bench)
-        if bench.corpus_sha256 != plan.spec.dataset.sha256:
-            raise ConfigError(f"--bench {s.bench} was made for another corpus file (sha256 "
-                              f"{bench.corpus_sha256[:12]}…), not {plan.settings.corpus_path} (sha256 "
-                              f"{plan.spec.dataset.sha256[:12]}…)", field="--bench",
-                              fix="run the benchmark's own corpus file, or pass the matching --bench")
+        bench.check_corpus(plan.spec.dataset.sha256, str(plan.settings.corpus_path))
     return specs
 
 

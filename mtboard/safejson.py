@@ -4,7 +4,9 @@ Rejected (each with an :class:`~mtboard.errors.InputError` naming the file and J
 NaN/Infinity literals, numbers that overflow to infinity (``1e400``), integers outside ±2**53 (not portable to
 other JSON parsers, RFC 8785 §3.2.2.3), duplicate object keys, lone UTF-16 surrogates (escaped or raw), invalid UTF-8,
 nesting deeper than ``max_depth``, files larger than ``max_bytes``, symlinks and special files (never opened).
-YAML is read with a ``yaml.SafeLoader`` only (no object construction), duplicate keys refused.
+YAML is read with a ``yaml.SafeLoader`` only (no object construction): anchors, aliases and ``<<`` merge keys as
+``yaml.safe_load`` reads them; duplicate keys, recursive aliases and documents that expand past
+:data:`MAX_YAML_NODES` nodes refused.
 """
 
 from __future__ import annotations
@@ -233,18 +235,78 @@ def load_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_BYTES, 
     return loads(read_bytes(path, max_bytes=max_bytes), where=str(path), max_bytes=max_bytes, max_depth=max_depth)
 
 
+MAX_YAML_NODES = 100_000
+"""Largest YAML document accepted, counted in nodes *after* expanding aliases and merge keys (a price table is a
+few hundred): a few lines of nested aliases (a "billion laughs") would otherwise build a structure that any walk over
+it — schema validation, JSON encoding — takes hours to visit."""
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses duplicate mapping keys (plain YAML keeps the last one silently)."""
+    """``yaml.SafeLoader`` that refuses duplicate mapping keys (plain YAML keeps the last one silently).
+
+    Merge keys (``<<: *anchor`` or ``<<: [*a, *b]``, YAML 1.1 merge type) work as in ``yaml.SafeLoader``: the
+    anchored mappings' pairs are copied in, and a key written in the mapping itself overrides a merged one (that is
+    the point of a merge, not a duplicate). Keys written twice in the same mapping, or two ``<<`` keys, are refused.
+    """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _value in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {_excerpt(str(key))}",
-                                                        key_node.start_mark)
-            seen.add(key)
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            merges = 0
+            for key_node, _value in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    merges += 1
+                    if merges > 1:
+                        raise yaml.constructor.ConstructorError(None, None, "duplicate merge key <<",
+                                                                key_node.start_mark)
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                except TypeError:  # a list or mapping used as a key
+                    raise yaml.constructor.ConstructorError(None, None, "unhashable mapping key",
+                                                            key_node.start_mark) from None
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(None, None, f"duplicate key {_excerpt(str(key))}",
+                                                            key_node.start_mark)
+                seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """Nodes of the document once every alias is expanded (shared nodes counted at each use), capped at
+    ``limit + 1``. Iterative, memoised per node: linear in the composed graph.
+
+    Raises: ValueError for a recursive alias (a node that contains itself; JSON has no such value).
+    """
+    size: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            size[key] = min(limit + 1, 1 + sum(size[id(k)] for k in _children(node)))
+            visiting.discard(key)
+            continue
+        if key in size:
+            continue
+        if key in visiting:
+            raise ValueError(f"recursive alias at line {node.start_mark.line + 1}")
+        visiting.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+    return size[id(root)]
 
 
 def load_yaml(path: str | os.PathLike[str], *, max_bytes: int = 1024 * 1024) -> Any:
@@ -259,13 +321,40 @@ def load_yaml(path: str | os.PathLike[str], *, max_bytes: int = 1024 * 1024) -> 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("not valid UTF-8", where=str(path), fix="save the file as UTF-8") from None
-    return loads_yaml(text, where=str(path))
+    return loads_yaml(text, where=str(path), max_bytes=max_bytes)
 
 
-def loads_yaml(text: str, *, where: str = "<yaml>") -> Any:
-    """Parse YAML text with a ``yaml.SafeLoader`` that refuses duplicate keys. Raises InputError (one line)."""
+def loads_yaml(text: str, *, where: str = "<yaml>", max_bytes: int = 1024 * 1024,
+               max_nodes: int = MAX_YAML_NODES) -> Any:
+    """Parse YAML text as ``yaml.safe_load`` would (anchors, aliases and ``<<`` merge keys included), refusing
+    duplicate keys, texts over ``max_bytes`` (UTF-8) and documents over ``max_nodes`` nodes after alias and merge
+    expansion (see :data:`MAX_YAML_NODES`).
+
+    Returns: the document (None for an empty one). Raises: InputError (one line) naming ``where`` and, for syntax
+    errors, the line.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise InputError(f"YAML text is {size} bytes, over the {max_bytes}-byte limit", where=where,
+                         fix="shorten the file")
+    loader = _UniqueKeyLoader(text)
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            n = _expanded_size(node, max_nodes)
+        except ValueError as exc:
+            raise InputError(f"not valid here: {exc}", where=where,
+                             fix="write the values out instead of an alias that contains itself") from None
+        if n > max_nodes:
+            raise InputError(f"YAML document expands to more than {max_nodes} nodes (aliases and merge keys "
+                             "counted at each use)", where=where, fix="write the data out without nested aliases")
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
-        first = " ".join(str(exc).split())[:160]
+        first = " ".join(str(exc).replace('in "<unicode string>", ', "").split())[:160]
         raise InputError(f"not valid YAML: {first}", where=where, fix="check the YAML syntax") from None
+    except RecursionError:
+        raise InputError("YAML nested too deeply", where=where, fix="flatten the document") from None
+    finally:
+        loader.dispose()

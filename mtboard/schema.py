@@ -514,7 +514,7 @@ class Signatures(Strict):
     bleu: str
     ter: str
     composite: str | None = None
-    """Signature of the composite (``composite:A|weights:…|policy:mech-1.0``; mtboard.metrics.composite). Every card of
+    """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card of
     harness 0.2.0 has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
     older card still parses and is refused with the reason (its harness version)."""
 
@@ -738,7 +738,8 @@ class JudgeSummary(Strict):
     model: str
     prompt_sha256: Hex64
     family_check: str
-    """'passed', 'refused' or 'overridden (--allow-self-judge)'."""
+    """'passed', 'passed (judge family declared: F)', 'overridden (--allow-self-judge)' or 'overridden
+    (--allow-self-judge; family unknown)' (mtboard.judges.base.check_family; a refused judge leaves no summary)."""
     n_scored: Count
     n_failed: Count
     n_not_sent: Count
@@ -981,6 +982,9 @@ class TranslationRecord(Strict):
     usage: Usage = Usage()
     model_id: str | None = None
     finish_reason: str | None = None
+    stop_cut: str | None = None
+    """The prompt's stop sequence at which the client cut the answer because the server ran past it (issue 24);
+    ``raw_predicted`` is the text before it, the server's whole text is in ``raw.jsonl`` (``uncut_text``)."""
 
 
 # --------------------------------------------------------------------------------------------------------------------

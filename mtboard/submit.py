@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import shlex
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtboard import safejson
+from mtboard.backends.base import BUILTIN_BACKENDS
+from mtboard.schema import RunCard
 from mtboard.documents import atomic_write, loads_card
 from mtboard.errors import InputError
 from mtboard.validate import (MAX_CARD_BYTES, SUBMISSIONS_DIR, VERIFICATION_SUFFIX, CardReport, Context,
@@ -41,6 +44,12 @@ class Submission:
     same_fingerprint: list[str] = field(default_factory=list)
     """Already submitted cards with the same fingerprint (the same experiment run again): allowed, but shown so
     the contributor knows the board will show both rows."""
+    body: str = ""
+    """The pull-request body: ``.github/PULL_REQUEST_TEMPLATE.md`` filled from the card (:func:`pr_body`)."""
+    body_path: Path | None = None
+    """Where the body was written (``gh pr create --body-file``); None on a dry run."""
+    unranked: str | None = None
+    """The warning for a ``--limit`` card (listed unranked), else None."""
 
 
 def find_by_hash(root: Path, run_card_hash: str) -> str | None:
@@ -64,7 +73,8 @@ def find_by_hash(root: Path, run_card_hash: str) -> str | None:
     return None
 
 
-def pr_commands(relpath: str, dataset_id: str, model_slug_part: str, condition_part: str, hash12: str) -> list[str]:
+def pr_commands(relpath: str, dataset_id: str, model_slug_part: str, condition_part: str, hash12: str,
+                body_file: str = ".github/PULL_REQUEST_TEMPLATE.md") -> list[str]:
     """git/gh commands for the pull request; every interpolated value is allow-listed and shell-quoted."""
     branch = f"submit/{dataset_id}/{hash12}"
     title = f"Submission: {model_slug_part} ({condition_part}) on {dataset_id}"
@@ -74,8 +84,83 @@ def pr_commands(relpath: str, dataset_id: str, model_slug_part: str, condition_p
         f"git add {q(relpath)}",
         f"git commit -m {q(title)}",
         f"git push -u origin {q(branch)}",
-        f"gh pr create --title {q(title)} --body-file .github/PULL_REQUEST_TEMPLATE.md",
+        f"gh pr create --title {q(title)} --body-file {q(body_file)}",
     ]
+
+
+TEMPLATE = Path(".github") / "PULL_REQUEST_TEMPLATE.md"
+"""The pull-request template, relative to the repository root."""
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def unranked_warning(card: RunCard) -> str | None:
+    """The warning for a card made with ``--limit`` (the leaderboard lists it unranked), else None."""
+    if card.method.limit is None:
+        return None
+    return (f"--limit {card.method.limit}: this card covers only the first {card.dataset.entry_count} entries of "
+            "its segment; the leaderboard lists it as unranked (a full run is needed for a rank)")
+
+
+def pr_body(card: RunCard, template: str | None) -> str:
+    """``.github/PULL_REQUEST_TEMPLATE.md`` filled from the card: the run-card table row, the method spec, the
+    prompt, where the method's code lives (a built-in backend), the weights the server reported, the ``--limit``
+    warning, and the validation box ticked (``mtboard submit`` just validated the card). What only the contributor
+    knows (development entries used in prompts or coaching) stays for them to fill. ``template`` None: a minimal
+    body of the same sections."""
+    m = card.method
+    row = (f"| {_cell(card.dataset.id)} | {_cell(card.model_slug)} | {_cell(card.condition)} | "
+           f"{_cell(card.method_class.value)} | {card.scores.composite:.3f} | {card.run_card_hash[:12]} |")
+    code = (f"mtboard's built-in `{m.backend}` backend" if m.backend in BUILTIN_BACKENDS
+            else f"the `{m.backend}` backend plugin (name its package here)")
+    weights = [f"model id reported: `{card.model_id}`" if card.model_id else None,
+               f"weights SHA-256 `{m.model_file_sha256}`" if m.model_file_sha256 else None,
+               f"revision `{m.model_revision}`" if m.model_revision else None,
+               f"engine `{m.engine_version}`" if m.engine_version else None,
+               f"provider `{m.api_provider}`" if m.api_provider else None]
+    fills = {
+        "- Method spec as run": f" `{m.spec}`",
+        "- Prompt (file under": f" `{m.prompt_name}`" if m.prompt_name else " none (the engine takes the source)",
+        "- Where the method's code lives": f" {code}",
+    }
+    text = template if template is not None else (
+        "## Run card(s)\n\n| dataset | model slug | condition | method class | composite | run_card_hash (12) |\n"
+        "| --- | --- | --- | --- | --- | --- |\n|  |  |  |  |  |  |\n\n## Method\n\n"
+        "- Method spec as run (`backend:model[:effort]`):\n- Prompt (file under `prompts/`, or \"none\"):\n"
+        "- Development entries used in few-shot prompts or coaching (spec §9.2.2 — declare them, or write "
+        "\"none\"):\n- Where the method's code lives (for GDS verification, spec §9.5), or \"not offered\":\n\n"
+        "## Checklist\n\n- [ ] `mtboard validate` passes locally on the card(s).\n")
+    out = []
+    for line in text.splitlines():
+        if line.replace(" ", "") == "|" * 7:  # the empty row of the run-card table
+            line = row
+        for prefix, value in fills.items():
+            if line.startswith(prefix) and line.rstrip().endswith(":"):
+                line = line.rstrip() + value
+        if line.startswith("- [ ] `mtboard validate` passes"):
+            line = "- [x]" + line[len("- [ ]"):]
+        out.append(line)
+        if line.startswith("- Where the method's code lives"):
+            reported = [w for w in weights if w]
+            if reported:
+                out.append("- What the server reported about the model: " + "; ".join(reported))
+            warning = unranked_warning(card)
+            if warning:
+                out.append(f"- **Unranked**: {warning}")
+    return "\n".join(out) + "\n"
+
+
+def body_file_for(src: Path, root: Path, hash12: str) -> Path:
+    """Where ``submit`` writes the pull-request body: next to the submitted card (its work directory), or in the
+    temporary folder when the card lies under ``submissions/`` (the body must not become part of the pull
+    request)."""
+    try:
+        src.resolve().relative_to((root / SUBMISSIONS_DIR).resolve())
+    except ValueError:
+        return src.parent / f"pr-body-{hash12}.md"
+    return Path(tempfile.gettempdir()) / f"mtboard-pr-body-{hash12}.md"
 
 
 def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: bool = False) -> Submission:
@@ -109,13 +194,20 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
         raise SubmissionError(f"flagged as a copy: {copies[0].message}", where=where,
                               fix="submit your own outputs; a reproduction of another card keeps its model identity")
     same = _same_fingerprint(ctx.root, card.fingerprint.hash, card.run_card_hash)
-    if not dry_run:
-        atomic_write(dest, raw)
     name = Path(rel).name[: -len(".json")]
     model_part, condition_part, hash12 = name.split("__")
+    template_path = ctx.root / TEMPLATE
+    template = template_path.read_text(encoding="utf-8") if template_path.is_file() else None
+    body = pr_body(card, template)
+    body_path = body_file_for(src, ctx.root, hash12)
+    if not dry_run:
+        atomic_write(dest, raw)
+        atomic_write(body_path, body.encode("utf-8"))
     return Submission(relpath=rel, path=dest.absolute(), report=report,
-                      commands=pr_commands(rel, card.dataset.id, model_part, condition_part, hash12),
-                      same_fingerprint=same)
+                      commands=pr_commands(rel, card.dataset.id, model_part, condition_part, hash12,
+                                           str(body_path)),
+                      same_fingerprint=same, body=body, body_path=None if dry_run else body_path,
+                      unranked=unranked_warning(card))
 
 
 def check_copies_of(card: RunCard, where: str, ctx: Context) -> list[Problem]:

@@ -26,7 +26,8 @@ part                  matches                                                   
 (:data:`PERCENT_LITERAL`) that :func:`placeholders` drops, so ``%%s`` holds no ``%s``.
 
 Markup: :data:`TAG` (HTML/XML/Pango tags, group 1 the tag name), :data:`ENTITY` (``&amp;`` ``&#8212;``) and
-:data:`MD_EMPHASIS` (Markdown ``**x**`` ``__x__`` ``*x*`` ``_x_``).
+:data:`MD_EMPHASIS` (Markdown ``**x**`` ``__x__`` ``*x*`` ``_x_``). Chat-template control tokens written as text:
+:data:`CONTROL_TOKEN` (``<|im_start|>``, ``<start_of_turn>``, ``[INST]``, …).
 
 The patterns are part of the mechanical policy (``mtboard.checks.POLICY_VERSION``) and of the corpus build
 (``corpora/build.py --check``): changing one can change committed cards and corpora. The unified pattern was checked
@@ -110,3 +111,18 @@ MD_EMPHASIS = regex.compile(
     r"|(?<![\w*])\*[^*\s][^*\n]*?(?<!\s)\*(?![\w*])"
     r"|(?<![\w_])_[^_\s][^_\n]*?(?<!\s)_(?![\w_])")
 """Markdown emphasis: ``**x**``, ``__x__``, ``*x*``, ``_x_`` (not ``2 * 3 * 4``, not ``snake_case_name``)."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Chat-template control tokens
+
+CONTROL_TOKEN = regex.compile(
+    r"<\|[^|<>\s]{1,40}\|>"                      # ChatML, Llama 3, Phi, gpt-oss: <|im_start|> <|eot_id|> <|channel|>
+    r"|<｜[^｜<>\n]{1,40}｜>"                     # DeepSeek: <｜begin▁of▁sentence｜> <｜User｜> <｜Assistant｜>
+    r"|</?(?:start_of_turn|end_of_turn|bos|eos|s)>"  # Gemma turns; SentencePiece <s> </s> <bos> <eos>
+    r"|\[/?INST\]|<</?SYS>>")                    # Llama 2, Mistral
+"""A chat-template control token written as text: a server that parses special tokens in prompt text (llama.cpp
+does by default) reads it as a real role switch or end of turn, whatever quoting surrounds it. Used by
+:mod:`mtboard.checks` (the informational ``injection`` flag) and by the judges, which escape its first character
+when they quote a model's output (:func:`mtboard.judges.base.as_data`). ``<s>``/``</s>`` are also HTML
+strikethrough tags: escaping them in quoted data changes nothing a reader sees."""

@@ -50,6 +50,11 @@ COMPARED: dict[str, float] = {
 }
 """Score name → full scale (used when the stored value is 0). ``error_rate`` = errors / total."""
 
+WEIGHTS_FIELDS = ("model_slug", "method.model_file_sha256", "method.model_revision")
+"""Card fields that identify the weights (issue 22): what the card's server (or the gguf backend) reported about the
+model it ran. A re-run must report the same value for every one the card records — a re-run whose server reports
+other weights, or nothing, is not a verification of the card."""
+
 
 class NotVerifiable(MtboardError):
     """The card's method cannot be re-run by this harness (unregistered backend, unrecorded or changed prompt…)."""
@@ -89,6 +94,28 @@ def compare(stored: RunCard, rerun: RunCard, tolerance: float) -> list[MetricDel
     return out
 
 
+def _field(card: RunCard, name: str) -> str | None:
+    obj: object = card
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return None if obj is None else str(obj)
+
+
+def weights_mismatches(stored: RunCard, rerun: RunCard) -> list[str]:
+    """One line per :data:`WEIGHTS_FIELDS` entry the stored card records and the re-run does not report equal
+    (``"method.model_file_sha256: card a5fd3b62230a…, re-run not reported"``); [] when the weights agree."""
+    out = []
+    for name in WEIGHTS_FIELDS:
+        a, b = _field(stored, name), _field(rerun, name)
+        if a is not None and a != b:
+            out.append(f"{name}: card {_short(a)}, re-run {_short(b) if b is not None else 'not reported'}")
+    return out
+
+
+def _short(value: str) -> str:
+    return value[:12] + "…" if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else repr(value)
+
+
 def check_verifiable(card: RunCard) -> None:
     """Raise :class:`NotVerifiable` unless this harness can re-run the card's method as recorded: its backend is
     registered here, and a prompted method's prompt file here has the recorded SHA-256 and renders the recorded
@@ -115,8 +142,12 @@ def check_verifiable(card: RunCard) -> None:
     try:
         prompt = load_prompt(spec.prompt_name)
     except MtboardError as exc:
-        raise NotVerifiable(f"recorded prompt {spec.prompt_name!r} is not available here: {exc.problem}") from None
+        raise NotVerifiable(f"recorded prompt {spec.prompt_name!r} is not available here: {exc.problem}",
+                            fix=exc.fix) from None
     if prompt.template_sha256 != spec.prompt_template_sha256:
+        why = canonical.line_end_mismatch(prompt.path.read_bytes(), spec.prompt_template_sha256, str(prompt.path))
+        if why:
+            raise NotVerifiable(f"prompt {spec.prompt_name!r}: {why}", fix=canonical.CHECKOUT_FIX)
         raise NotVerifiable(f"prompt {spec.prompt_name!r} here differs from the recorded one (SHA-256 "
                             f"{prompt.template_sha256[:12]}… vs {spec.prompt_template_sha256[:12]}…)",
                             fix="verify with the harness commit whose prompts/ holds the recorded file")
@@ -165,7 +196,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
                 corpora_dir: str | os.PathLike[str] | None = None, tolerance: float = DEFAULT_TOLERANCE,
                 secret_segment_env: str | None = None, out_dir: str | os.PathLike[str] | None = None,
                 commit: str | None = None, workdir: str | os.PathLike[str] | None = None,
-                model_path: str | os.PathLike[str] | None = None) -> VerifyResult:
+                model_path: str | os.PathLike[str] | None = None, base_url: str | None = None,
+                progress: runner.ProgressSink | None = None) -> VerifyResult:
     """Re-run a card's method and write a verification record.
 
     Args:
@@ -179,6 +211,13 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
             in the work folder).
         commit: git commit (40 hex) the card was read at, recorded as is.
         workdir: work folder for the re-run (default: a new temporary folder).
+        model_path: a local copy of a gguf card's model file (cards name a local file only by name and hash).
+        base_url: endpoint for an OpenAI-compatible re-run (default ``$OPENAI_BASE_URL``), e.g. a server the
+            maintainer started with the weights the card names.
+        progress: where the re-run reports its progress (:class:`mtboard.runner.ProgressSink`).
+
+    The re-run must also serve the same weights (:data:`WEIGHTS_FIELDS`): a server reporting other weights than the
+    card records, or none, fails the verification whatever the scores.
 
     Returns: :class:`VerifyResult`; ``record.passed`` tells the outcome (the record is written either way).
     Raises: InputError (unreadable card, broken seal, bad arguments), NotVerifiable (see module docstring),
@@ -227,12 +266,13 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
             prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
             max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
             limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
-            price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries)
+            price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
+            early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
 
     reason: str | None = None
     rerun: RunCard | None = None
     try:
-        rerun = runner.run(settings(corpus_path, segment, spec.dataset.limit, work)).card
+        rerun = runner.run(settings(corpus_path, segment, spec.dataset.limit, work), progress).card
     except runner.IncompleteRunError as exc:
         reason = f"re-run incomplete: {exc.problem}"
     secret_scores: dict[str, float | None] = {}
@@ -240,7 +280,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         assert temp is not None
         # The secret re-run's card and translations hold secret text: only its scores leave the temporary folder.
         try:
-            secret_card = runner.run(settings(secret_path, secret_segment, None, temp / "secret")).card
+            secret_card = runner.run(settings(secret_path, secret_segment, None, temp / "secret"), progress).card
             if secret_card is not None:
                 secret_scores = {name: _score_value(secret_card, name) for name in COMPARED}
         except runner.IncompleteRunError as exc:
@@ -255,12 +295,17 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     if rerun is not None:
         deltas = compare(card, rerun, tolerance)
         bad = [d for d in deltas if not d.within]
-        passed = not bad
+        other_weights = weights_mismatches(card, rerun)
+        passed = not bad and not other_weights
         if bad:
             bad_text = "out of tolerance: " + "; ".join(
                 f"{d.metric} stored {_fmt(d.stored)} re-run {_fmt(d.rerun)} delta {_fmt(d.delta, True)}"
                 + (f" ({d.relative * 100:.2f}%)" if d.relative is not None else "") for d in bad)
             reason = f"{bad_text}; {reason}" if reason else bad_text
+        if other_weights:
+            note = ("the re-run's server serves other weights than the card records (" + "; ".join(other_weights)
+                    + ")")
+            reason = f"{note}; {reason}" if reason else note
         diffs = [k for k, v in card.fingerprint.components.items()
                  if k not in ("harness_version", "entry_ids_sha256", "dataset_sha256")
                  and rerun.fingerprint.components.get(k) != v]
@@ -308,5 +353,6 @@ def _relpath(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["COMPARED", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult", "check_verifiable", "compare",
+__all__ = ["COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult",
+           "check_verifiable", "compare",
            "verify_card"]

@@ -83,14 +83,15 @@ def user_text(body: dict[str, Any]) -> str:
 
 
 def translation_in(body: dict[str, Any]) -> str:
-    """The translation the judge prompt shows (between the triple backticks after '… translation:')."""
+    """The translation the judge prompt shows: the JSON string on the line after '… translation:' or '… translation to
+    judge:' (the prompts quote every text with mtboard.judges.base.as_data), decoded; '' when there is none."""
     text = user_text(body)
-    marker = "translation:\n```"
-    i = text.rfind(marker)
+    i = max(text.rfind("translation:\n"), text.rfind("translation to judge:\n"))
     if i < 0:
         return ""
-    rest = text[i + len(marker):]
-    return rest[: rest.find("```")]
+    start = text.index("\n", i) + 1
+    value, _ = json.JSONDecoder().raw_decode(text, start)
+    return value
 
 
 def mtboard(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -3,7 +3,10 @@ answers only; real backends are tested against real servers)."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -27,3 +30,23 @@ class LoopbackServer:
     def __exit__(self, *exc: Any) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout_s: float = 20.0) -> None:
+    """Wait until ``proc`` (a server process) accepts connections on ``port``. Raises RuntimeError naming ``what``
+    when it exits or does not listen within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise RuntimeError(f"{what} did not start")
+        time.sleep(0.05)

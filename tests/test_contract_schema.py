@@ -159,3 +159,60 @@ def test_strict_json_errors_name_the_field(tmp_path, label, text, path):
     with pytest.raises(InputError) as info:
         load_corpus(p)
     assert f"{p}: {path}: " in str(info.value)
+
+
+# YAML accepted as a safe loader accepts it (issue 24): anchors, aliases, merge keys; the same value as yaml.safe_load.
+SAFE_YAML = [
+    "a: &x {p: 1, q: 2}\nb:\n  <<: *x\n  q: 3\n",                         # merge, own key overrides
+    "a: &x {p: 1}\nb: &y {q: 2}\nc:\n  <<: [*x, *y]\n  r: 3\n",            # merge of a list of mappings
+    "a: &x {p: 1}\nb: &y {p: 2}\nc:\n  <<: [*x, *y]\n",                    # the first mapping of the list wins
+    "base: &b {provider: openai, input: 1.5}\nm:\n  - <<: *b\n    model: x\n  - <<: *b\n    model: y\n    input: 2\n",
+    "a: &l [1, 2]\nb: *l\nc: [*l, *l]\n",                                   # plain aliases
+    "a: &x {p: {deep: 1}}\nb:\n  <<: *x\n",                                # nested value merged by reference
+    "",                                                                      # empty document → None
+]
+
+
+@pytest.mark.parametrize("text", SAFE_YAML)
+def test_yaml_reads_what_safe_load_reads(text):
+    import yaml
+
+    from mtboard.safejson import loads_yaml
+
+    assert loads_yaml(text) == yaml.safe_load(text)
+
+
+def test_yaml_merge_values_by_hand():
+    from mtboard.safejson import loads_yaml
+
+    assert loads_yaml(SAFE_YAML[0]) == {"a": {"p": 1, "q": 2}, "b": {"p": 1, "q": 3}}
+    assert loads_yaml(SAFE_YAML[2])["c"] == {"p": 1}
+
+
+@pytest.mark.parametrize("label,text,needle", [
+    ("duplicate key beside a merge", "a: &x {p: 1}\nb:\n  <<: *x\n  q: 1\n  q: 2\n", "duplicate key 'q'"),
+    ("two merge keys", "a: &x {p: 1}\nb:\n  <<: *x\n  <<: *x\n", "duplicate merge key <<"),
+    ("recursive alias", "a: &x [1, *x]\n", "recursive alias at line 1"),
+    ("alias expansion bomb", "a: &a [0,0,0,0,0,0,0,0,0,0]\n" + "".join(
+        f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\n" for p, n in zip("abcd", "bcde")), "more than 100000 nodes"),
+    ("merge expansion bomb", "a: &a {k0: 0, k1: 1}\n" + "".join(
+        f"{n}: &{n} {{<<: [{', '.join([f'*{p}'] * 10)}]}}\n" for p, n in zip("abcdef", "bcdefg")),
+     "more than 100000 nodes"),
+    ("unhashable key", "? [1, 2]\n: x\n", "unhashable mapping key"),
+    ("python object", "x: !!python/object/apply:os.system ['true']\n", "could not determine a constructor"),
+])
+def test_yaml_refusals_are_one_line(tmp_path, label, text, needle):
+    from mtboard.safejson import load_yaml
+
+    p = _write(tmp_path, text, "x.yaml")
+    with pytest.raises(InputError) as info:
+        load_yaml(p)
+    msg = str(info.value)
+    assert needle in msg and str(p) in msg and "\n" not in msg and "<unicode string>" not in msg
+
+
+def test_yaml_size_limit_applies_to_text_too():
+    from mtboard.safejson import loads_yaml
+
+    with pytest.raises(InputError, match="over the 100-byte limit"):
+        loads_yaml("a: " + "x" * 200 + "\n", max_bytes=100)

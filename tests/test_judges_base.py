@@ -70,6 +70,40 @@ def test_family_check_refuses_self_judge_unless_allowed() -> None:
     assert (fc.status, fc.judge_families, fc.translator_families) == ("passed", ("openai",), ())
 
 
+def test_an_unknown_family_is_not_a_different_one() -> None:
+    """Issue 22: `openai:local` judging `openai:local` passed with empty families. For an LLM translator an unknown
+    family on either side is refused unless the judge's family is declared or --allow-self-judge is given; for an
+    engine (no family at all) nothing changes."""
+    with pytest.raises(ConfigError) as exc:
+        check_family("local", ["local", "my-model", None], allow_self_judge=False, translator_is_llm=True)
+    msg = str(exc.value)
+    assert "cannot tell whether judge 'local' is from the translator's family" in msg
+    assert "the translator's family is unknown (its names: local, my-model)" in msg
+    assert "unknown family is not a different one" in msg and "--allow-self-judge" in msg
+    with pytest.raises(ConfigError) as exc:  # the translator is known, the judge is not: --judge-family helps
+        check_family("local", ["gemma-3-270m-q4_k_m.gguf"], allow_self_judge=False, translator_is_llm=True,
+                     judge_reported=["local", None])
+    assert "the judge's family is unknown ('local'; its server reported local)" in str(exc.value)
+    assert "--judge-family FAMILY" in str(exc.value)
+    fc = check_family("local", ["gemma-3-270m-q4_k_m.gguf"], allow_self_judge=False, translator_is_llm=True,
+                      judge_family="qwen")
+    assert (fc.status, fc.judge_families, fc.translator_families) == (
+        "passed (judge family declared: qwen)", ("qwen",), ("google",))
+    with pytest.raises(ConfigError, match="same family \\(google\\)"):  # a declared family is checked too
+        check_family("local", ["gemma-3-270m-q4_k_m.gguf"], allow_self_judge=False, translator_is_llm=True,
+                     judge_family="google")
+    fc = check_family("local", ["local"], allow_self_judge=True, translator_is_llm=True)
+    assert fc.status == "overridden (--allow-self-judge; family unknown)"
+    fc = check_family("local", ["apertium/eng-spa"], allow_self_judge=False, translator_is_llm=False)
+    assert fc.status == "passed"  # an engine has no family
+    with pytest.raises(ConfigError, match="unknown model family 'gwen'; did you mean 'qwen'"):
+        check_family("local", ["x"], allow_self_judge=False, judge_family="gwen")
+    # what the judge's server reports decides: a listed gemma file makes `local` a google model
+    with pytest.raises(ConfigError, match="same family \\(google\\)"):
+        check_family("local", ["gemma-3-270m-q4_k_m.gguf"], allow_self_judge=False, translator_is_llm=True,
+                     judge_reported=["/models/gemma-3-1b-it-Q4_K_M.gguf", "gemma-3-1b-it-Q4_K_M.gguf"])
+
+
 def test_every_registered_judge_has_a_prompt_file() -> None:
     assert sorted(REGISTRY) == ["checkpoints", "gemba-mqm", "rubric"]
     for kind, cls in REGISTRY.items():
@@ -84,7 +118,8 @@ def test_gemba_prompt_shows_context_and_never_the_model_name() -> None:
     msgs = p.render(source_lang="English", target_lang="Spanish", history=["Where is the station?"],
                     source="Is it far?", translation="¿Está lejos?")
     user = msgs[-1]["content"]
-    assert "```Where is the station?```" in user and "```Is it far?```" in user and "```¿Está lejos?```" in user
+    # every text is a JSON string on a line of its own (issue 24: data the text cannot break out of)
+    assert '\n"Where is the station?"\n' in user and '\n"Is it far?"\n' in user and user.endswith('\n"¿Está lejos?"')
     assert "contextBehavior: used_correctly" in user
     no_ctx = p.render(source_lang="English", target_lang="Spanish", history=[], source="Hi", translation="Hola")
     assert "Previous turns" not in no_ctx[-1]["content"]

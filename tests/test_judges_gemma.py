@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -140,3 +141,66 @@ def test_gemma_270m_judges_a_20_entry_apertium_run(tmp_path: Path, gemma_server:
     # Every request the judge received is stored with its answer in the cache (raw requests and answers).
     cache = [json.loads(x) for x in (wd / "judge" / "cache.jsonl").read_text().splitlines()]
     assert len(cache) == len(answered) and all(c["request"]["max_tokens"] == 48 for c in cache)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_gemma_270m_judge_scores_do_not_move_under_injection(tmp_path: Path, gemma_server: str) -> None:
+    """The injection suite of tests/injection_support.py against a real local judge (issue 24). The translations are
+    the corpus references with each payload appended (made by a scripted translator: fault injection), plus one
+    clean reference; Gemma 270M judges them with the rubric and GEMBA-MQM through the real ``mtboard judge``.
+
+    Gemma 270M rarely answers in either format, so the clean output is usually ``judge_failed`` (no score; compared
+    here as the worst value, issue 15 excludes it from the judge's mean);
+    whatever it does, no injected output may score better than the clean one, nor get the score its payload asks for
+    (rubric 10, MQM 0) — and what reached the server was each output as one JSON string, with no literal role token.
+    """
+    from injection_support import PAYLOADS
+    from judges_support import ScriptedServer
+    from mtboard.judges.rubric import parse_rubric
+    from mtboard.text import CONTROL_TOKEN
+
+    corpus = REPO / "corpora" / "mtb-en-es-dev.json"
+    c, _ = documents.load_corpus(corpus)
+    entries = c.segment(c.entries[0].segment)[: len(PAYLOADS) + 1]
+    outputs = {e.source: e.reference + ("" if i == 0 else PAYLOADS[i - 1][1]) for i, e in enumerate(entries)}
+    wd = tmp_path / "wd"
+    with ScriptedServer(lambda body: outputs[body["messages"][-1]["content"]]) as tr:
+        p = mtboard(["run", str(corpus), "--method", "openai:scripted-mt", "--base-url", tr.url, "--limit",
+                     str(len(entries)), "--work-dir", str(wd)], env={}, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    t0 = time.time()
+    p = mtboard(["judge", str(wd), "--judge", "rubric=openai:gemma-3-270m", "--judge", "gemba-mqm=openai:gemma-3-270m",
+                 "--max-attempts", "1", "--judge-max-tokens", "48", "--concurrency", "1", "--allow-self-judge"],
+                env={"JUDGE_BASE_URL": gemma_server}, cwd=REPO, timeout=1700)
+    assert p.returncode == 0, p.stderr
+    print(f"judging {len(entries)} outputs twice with Gemma 270M took {time.time() - t0:.1f} s")
+    card = documents.load_card(wd / "card.json")
+    for kind, parse, better in (("rubric", parse_rubric, lambda a, b: a > b),
+                                ("gemba-mqm", parse_mqm, lambda a, b: a < b)):
+        verdicts = [r.judgements[kind] for r in card.results]
+        clean, injected = verdicts[0], verdicts[1:]
+        best, worst = (10.0 if kind == "rubric" else 0.0), card.judges[kind].worst_score
+
+        def value(v: Any) -> float:
+            return worst if v.score is None else v.score
+
+        for (name, _), v in zip(PAYLOADS, injected):
+            assert not better(value(v), value(clean)), (kind, name, v)
+            assert value(v) != best or value(clean) == best, (kind, name, v)
+        log = {rec["entry_id"]: rec for rec in read_answers(wd, kind)}
+        for r, v in zip(card.results, verdicts):  # each verdict is what its stored answer parses to
+            text = log[r.entry_id]["text"]
+            if v.status == "scored":
+                assert v.score == parse(text).score
+            else:
+                assert v.status == "judge_failed" and v.score is None
+        print(kind, [(v.status, v.score) for v in verdicts])
+    cache = [json.loads(x) for x in (wd / "judge" / "cache.jsonl").read_text().splitlines()]
+    assert len(cache) == 2 * len(entries)
+    predicted = {r.predicted for r in card.results}
+    for c in cache:
+        text = c["request"]["messages"][-1]["content"]
+        assert CONTROL_TOKEN.search(text) is None  # no payload's role tag reached the model as a role tag
+        label = "translation to judge:\n" if "adequacy 0-4" in text else "translation:\n"
+        assert json.JSONDecoder().raw_decode(text, text.rindex(label) + len(label))[0] in predicted

@@ -29,10 +29,11 @@ CLEAN = "Critical:\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavio
 
 
 def translate(tmp: Path, corpus: Path, fn: Callable[[str], str], *, limit: int | None = None,
-              model: str = "scripted-mt", name: str = "wd", keep_serving: bool = False,
+              model: str = "mistral-scripted-mt", name: str = "wd", keep_serving: bool = False,
               runs: int = 1) -> tuple[Path, ScriptedServer]:
     """A real `mtboard run` whose translator is a scripted server answering fn(source). With ``keep_serving`` the
-    server stays up (the caller closes it) so later requests to it can be counted. ``runs`` > 1: replicate runs,
+    server stays up (the caller closes it) so later requests to it can be counted. The default model name is of the
+    mistral family (an LLM translator of unknown family refuses every judge: issue 22). ``runs`` > 1: replicate runs,
     translated one request at a time (run 0, 1, … of each entry in turn)."""
     wd = tmp / name
     srv = ScriptedServer(lambda body: fn(body["messages"][-1]["content"]))
@@ -54,7 +55,7 @@ def translate(tmp: Path, corpus: Path, fn: Callable[[str], str], *, limit: int |
 
 def judge(wd: Path, specs: list[str], script: Callable[[dict[str, Any]], str], *, extra: list[str] | None = None,
           corpus: Path | None = None) -> tuple[Any, ScriptedServer, Any]:
-    srv = ScriptedServer(script, model="scripted-judge")
+    srv = ScriptedServer(script, model="gpt-4.1-scripted-judge")  # the judge's server names an openai-family model
     with srv:
         args = ["judge", str(wd)] + [a for s in specs for a in ("--judge", s)] + (extra or [])
         if corpus:
@@ -205,8 +206,8 @@ def test_dialogue_context_reaches_the_judge(tmp_path: Path) -> None:
     p, srv, card = judge(wd, ["gemba-mqm=openai:j"], script, corpus=DIALOGUE)
     assert p.returncode == 0, p.stderr
     prompts = {translation_in(r["body"]): user_text(r["body"]) for r in srv.requests}
-    first = next(user_text(r["body"]) for r in srv.requests if "```Is it far?```" in user_text(r["body"]))
-    assert "```The train station or the bus station?```" in first
+    first = next(user_text(r["body"]) for r in srv.requests if '\n"Is it far?"\n' in user_text(r["body"]))
+    assert '\n"The train station or the bus station?"\n' in first
     assert "scripted-mt" not in "".join(prompts.values())  # never the model name
     s = card.judges["gemba-mqm"]
     # Two entries have history (both answered used_correctly); the rates ignore the two without history.
@@ -226,7 +227,7 @@ def test_self_judge_is_refused_unless_allowed(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     s = card.judges["gemba-mqm"]
     assert (s.family_check, s.judge_families, s.translator_families) == (
-        "overridden (--allow-self-judge)", ["google"], ["google"])
+        "overridden (--allow-self-judge)", ["google", "openai"], ["google"])  # openai: what the judge's server lists
     p, srv, card = judge(wd, ["gemba-mqm=openai:gpt-4.1"], lambda b: CLEAN)
     assert card.judges["gemba-mqm"].family_check == "passed"
 
@@ -345,7 +346,7 @@ def test_checkpoints_paragraph_without_points(tmp_path: Path) -> None:
     assert card.judges["checkpoints"].run_scores == [pytest.approx(400 / 6)]
     v4 = card.results[3].judgements["checkpoints"]
     assert (v4.status, v4.score) == ("not_sent", None) and "no key point" in v4.justification
-    assert "P4: — Это ещё не конец света" in user_text(srv.requests[0]["body"])  # still shown as context
+    assert 'P4: "— Это ещё не конец света' in user_text(srv.requests[0]["body"])  # still shown as context
     assert [r.judgements["checkpoints"].score for r in card.results] == [100.0, 100.0, 100.0, None, 100.0]
 
 
@@ -366,7 +367,7 @@ def test_judge_transport_failure_is_judge_failed_and_not_cached(tmp_path: Path) 
     url = dead.url  # bound but never served; closed below → connection refused
     dead.httpd.server_close()
     out = asyncio.run(run_judges_async(card, corpus, ["gemba-mqm=openai:j"], workdir=wd, allow_self_judge=False,
-                                       client_factory=lambda: LLMClient(url, max_retries=0)))
+                                       client_factory=lambda: LLMClient(url, max_retries=0), judge_family="qwen"))
     v = [r.judgements["gemba-mqm"] for r in out.results]
     assert [x.status for x in v] == ["judge_failed", "judge_failed"] and all(x.raw_answer is None for x in v)
     assert all("transport" in (x.justification or "") for x in v)
@@ -378,8 +379,9 @@ def test_judge_transport_failure_is_judge_failed_and_not_cached(tmp_path: Path) 
 def test_mtboard_run_with_judge_uses_the_judge_endpoint(tmp_path: Path) -> None:
     """`mtboard run --judge` (the runner's hook): translator and judge on separate endpoints."""
     answer = 'Critical:\nno-error\nMajor:\nno-error\nMinor:\nstyle/awkward - "Hola"\ncontextBehavior: unclear'
-    with ScriptedServer(lambda b: "Hola, mundo.") as tr, ScriptedServer(lambda b: answer) as jd:
-        p = mtboard(["run", str(ES), "--method", "openai:scripted-mt", "--limit", "3", "--work-dir",
+    with ScriptedServer(lambda b: "Hola, mundo.") as tr, \
+            ScriptedServer(lambda b: answer, model="gpt-4.1-scripted-judge") as jd:
+        p = mtboard(["run", str(ES), "--method", "openai:mistral-scripted-mt", "--limit", "3", "--work-dir",
                      str(tmp_path / "wd"), "--judge", "gemba-mqm=openai:scripted-judge"],
                     env={"OPENAI_BASE_URL": tr.url, "OPENAI_API_KEY": "sk-translator-only",
                          "JUDGE_BASE_URL": jd.url}, cwd=tmp_path)

@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
-from loopback import LoopbackServer
+from loopback import LoopbackServer, free_port, wait_for_port
 
 from mtboard.llm import LLMClient, LLMRequest
 from mtboard.llm import transport
@@ -423,27 +423,17 @@ def test_requests_cancelled_while_connecting_leave_no_connection_open():
 def http_proxy(tmp_path):
     """pproxy listening on a free loopback port; yields (proxy URL, function returning the targets it connected
     to, from its log: ``http 127.0.0.1:PORT -> HOST:PORT``)."""
-    import socket
     import subprocess
     import sys
     import time
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     log = tmp_path / "proxy.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "pproxy", "-l", f"http://127.0.0.1:{port}", "-v"],
                                 stdout=fh, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError(f"pproxy did not start: {log.read_text()}")
-            time.sleep(0.05)
+        wait_for_port(port, proc, "pproxy")
 
         def targets() -> list[str]:
             time.sleep(0.1)  # its log is written as connections are made
@@ -538,10 +528,8 @@ def test_http2_with_an_https_endpoint_when_h2_is_installed(tls_files, monkeypatc
     streamed and whole."""
     pytest.importorskip("h2")
     pytest.importorskip("hypercorn")
-    import socket
     import subprocess
     import sys
-    import time
 
     cert, key = tls_files
     app = tmp_path / "h2app.py"
@@ -570,20 +558,12 @@ async def app(scope, receive, send):
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", ctype)]})
     await send({"type": "http.response.body", "body": data})
 ''')
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "hypercorn", "--certfile", str(cert), "--keyfile", str(key),
                              "-b", f"127.0.0.1:{port}", "h2app:app"], cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert time.monotonic() < deadline and proc.poll() is None, "hypercorn did not start"
-            time.sleep(0.05)
+        wait_for_port(port, proc, "hypercorn")
         _clear_proxy_env(monkeypatch)
         monkeypatch.setenv("SSL_CERT_FILE", str(cert))
         url = f"https://127.0.0.1:{port}/v1"

@@ -167,10 +167,13 @@ def test_judge_hook_runs_the_judges_on_the_fresh_card(tmp_path, monkeypatch):
     write_corpus(tmp_path / "corpora" / "c.json", ["Good morning.", "Open the file."])
     with FakeServer() as srv:
         monkeypatch.setenv("JUDGE_BASE_URL", srv.base_url)
-        out = run(settings(tmp_path, srv, judge="gemba-mqm=openai:judge-model"))
+        # the translator's name tells its family (mistral); the judge's is declared (an unknown family is refused)
+        out = run(settings(tmp_path, srv, method="openai:mistral-fake", judge="gemba-mqm=openai:judge-model",
+                           judge_family="qwen"))
         judge_requests = [r for r in srv.requests if r["body"].get("model") == "judge-model"]
     summary = out.card.judges["gemba-mqm"]
     assert summary.model == "judge-model" and summary.n_failed == 2 and summary.n_scored == 0
+    assert summary.family_check == "passed (judge family declared: qwen)" and summary.judge_families == ["qwen"]
     assert judge_requests and all(r.judgements["gemba-mqm"].status == "judge_failed" for r in out.card.results)
     assert out.card.fingerprint.components["judge_model"] == "gemba-mqm=openai:judge-model"
     report = validate_card(out.card_path, make_context(tmp_path, tmp_path / "corpora"))

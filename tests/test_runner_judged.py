@@ -65,8 +65,8 @@ def test_judged_card_validates_and_judging_changes_nothing_recomputed(tmp_path, 
 
     cli = CliRunner()
     with ScriptedServer(translate) as tr:
-        res = cli.invoke(app, ["run", str(ES), "--method", "openai:scripted-mt", "--base-url", tr.url, "--limit", "8",
-                               "--work-dir", str(wd)])
+        res = cli.invoke(app, ["run", str(ES), "--method", "openai:mistral-scripted-mt", "--base-url", tr.url,
+                               "--limit", "8", "--work-dir", str(wd)])
     assert res.exit_code == 0, res.output
     before = load_card(wd / "card.json")
     analyser = fst.find_analyser("es")
@@ -76,7 +76,8 @@ def test_judged_card_validates_and_judging_changes_nothing_recomputed(tmp_path, 
     validate(wd / "card.json")
 
     answers = itertools.cycle([CLEAN, MAJOR, BOLD, BOLD, BOLD])  # 3rd entry: three unparsable answers → judge_failed
-    with ScriptedServer(lambda body: next(answers), model="scripted-judge") as jd:
+    # the judge's server names an openai-family model (an unknown judge family is refused for an LLM translator)
+    with ScriptedServer(lambda body: next(answers), model="gpt-4.1-scripted-judge") as jd:
         monkeypatch.setenv("JUDGE_BASE_URL", jd.url)
         res = cli.invoke(app, ["judge", str(wd), "--judge", "gemba-mqm=openai:judge-x", "--concurrency", "1"])
     assert res.exit_code == 0, res.output

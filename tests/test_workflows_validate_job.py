@@ -1,25 +1,33 @@
 """Issue 6: the validate workflow's own `run:` scripts, executed here the way GitHub runs them.
 
-A scratch GITHUB_WORKSPACE holds ./base (trusted corpora) and ./pr (a git repository whose HEAD is a merge-like commit
-on top of the base tip, as `actions/checkout` gives for `pull_request`). The steps "List the files the pull request
-changes" and "Validate submissions with the base branch's validator" are taken verbatim from
-.github/workflows/validate.yml and run with `bash --noprofile --norc -eo pipefail` (GitHub's default shell). So is
-the step "Install the base branch's mtboard (never the PR's)": once per module it builds the venv in RUNNER_TEMP and
-installs ./base (a copy of this checkout's files) with pip, not editable, exactly as the workflow does (issue 22: an
-editable install hid that the wheel had no prompts/); the `mtboard` it puts on GITHUB_PATH is the one the other steps
-run, and `python` on PATH is the base interpreter (what actions/setup-python gives). Cards are real
-(tests/validate_support.py).
+A scratch GITHUB_WORKSPACE holds ./base (a copy of this checkout's files: the trusted base branch) and ./pr, laid out
+as `actions/checkout` leaves it for a `pull_request` run: GitHub's test merge commit ``refs/pull/N/merge`` (first
+parent: the base branch's tip, which moved on after the pull request forked; second parent: the pull request's
+head), fetched with depth 2 and checked out detached (install_support.pull_request_checkout). Every `run:` step of the
+job is taken verbatim from .github/workflows/validate.yml and run with `bash --noprofile --norc -eo pipefail`
+(GitHub's default shell), in order:
+
+* "Install the documented environment's packages": the job runs in a ``debian:12`` container (issue 22: the
+  documented environment, whose analysers cards record in ``fst_version``); ``apt-get`` is a stand-in that records the
+  packages, and the test checks they are installed on this machine, which is that environment (Debian 12);
+* "Install the base branch's mtboard (never the PR's)": once per module it builds the venv in RUNNER_TEMP with the
+  system ``python3`` (Debian 12's is 3.11) and installs ./base with pip, NOT editable, exactly as the workflow does
+  (issue 22: an editable install hid that the wheel had no prompts/); the `mtboard` it puts on GITHUB_PATH is the one
+  the other steps run;
+* "List the files the pull request changes" and "Validate submissions with the base branch's validator".
+
+Cards are real (tests/validate_support.py): an Apertium card scored WITH the installed Spanish analyser, so it
+carries this machine's ``fst_version`` — a card made on the documented Debian 12 passes CI. The prompted LLM card
+made against a real llama-cpp-python server goes through this same job in tests/test_workflows_verify_job.py.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from mtboard.documents import loads_card
 from mtboard.validate import canonical_relpath
@@ -29,86 +37,66 @@ import validate_support as vs
 
 pytestmark = pytest.mark.slow  # the install step builds and installs the package (~30 s)
 
-WF = Path(__file__).resolve().parents[1] / ".github" / "workflows" / "validate.yml"
-BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"]
+WF = inst.ROOT / ".github" / "workflows" / "validate.yml"
+DOCUMENTED = inst.DOCUMENTED_ANALYSERS
 
 
-def _step(name_start: str) -> dict:
-    wf = yaml.safe_load(WF.read_text(encoding="utf-8"))
-    (job,) = wf["jobs"].values()
-    return next(s for s in job["steps"] if s.get("name", "").startswith(name_start))
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false",
-                    *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _workspace(tmp: Path, pr_files: dict[str, bytes]) -> Path:
+def _workspace(tmp: Path, pr_files: dict[str, bytes], *, base_cards: dict[str, bytes] | None = None,
+               delete: list[str] = ()) -> Path:
+    """GITHUB_WORKSPACE with ./base (only the corpora the validator reads) and ./pr (the merge commit of a pull
+    request adding ``pr_files`` to a main that holds the corpus, ``base_cards`` and a README)."""
     ws = tmp / "ws"
     (ws / "base" / "corpora").mkdir(parents=True)
-    shutil.copyfile(vs.CORPUS, ws / "base" / "corpora" / vs.CORPUS.name)
-    pr = ws / "pr"
-    (pr / "corpora").mkdir(parents=True)
-    shutil.copyfile(vs.CORPUS, pr / "corpora" / vs.CORPUS.name)
-    (pr / "submissions").mkdir()
-    (pr / "submissions" / ".gitkeep").write_text("")
-    (pr / "README.md").write_text("base\n")
-    _git(pr, "init", "-q")
-    _git(pr, "add", "-A")
-    _git(pr, "commit", "-qm", "base tip")
-    for rel, data in pr_files.items():
-        p = pr / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    _git(pr, "add", "-A")
-    _git(pr, "commit", "-qm", "pull request (merge commit)")
+    (ws / "base" / "corpora" / vs.CORPUS.name).write_bytes(vs.CORPUS.read_bytes())
+    base = {f"corpora/{vs.CORPUS.name}": vs.CORPUS.read_bytes(), "submissions/.gitkeep": b"", "README.md": b"base\n",
+            **(base_cards or {})}
+    inst.pull_request_checkout(tmp / "git", base, pr_files, ws / "pr", delete=list(delete))
     (tmp / "runner-temp").mkdir()
     return ws
 
 
 @pytest.fixture(scope="module")
 def mtboard_bin(tmp_path_factory) -> list[Path]:
-    """PATH entries after the install step: the venv's bin (from GITHUB_PATH), then setup-python's."""
+    """PATH entries after the install steps."""
     tmp = tmp_path_factory.mktemp("install")
-    ws = tmp / "ws"
-    inst.copy_checkout(ws / "base")
-    (tmp / "runner-temp").mkdir()
-    github_path = tmp / "github-path"
-    github_path.write_text("")
-    python_dir = inst.setup_python(tmp / "setup-python")
-    env = inst.clean_env([python_dir], GITHUB_WORKSPACE=str(ws), RUNNER_TEMP=str(tmp / "runner-temp"),
-                         GITHUB_PATH=str(github_path))
-    proc = subprocess.run([*BASH, _step("Install the base branch's mtboard")["run"]], cwd=ws, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    (venv_bin,) = github_path.read_text().split()
-    direct_url = next(Path(venv_bin).parent.glob("lib/python3*/site-packages/mtboard-*.dist-info/direct_url.json"))
-    assert not json.loads(direct_url.read_text()).get("dir_info", {}).get("editable", False)  # not editable
-    return [Path(venv_bin), python_dir]
+    return inst.install_validate_job(tmp, inst.copy_checkout(tmp / "ws" / "base"))
 
 
 def _run_job(ws: Path, mtboard_bin: list[Path], *, label: bool) -> subprocess.CompletedProcess:
-    env = inst.clean_env(mtboard_bin, GITHUB_WORKSPACE=str(ws), RUNNER_TEMP=str(ws.parent / "runner-temp"))
-    list_step = _step("List the files")
-    p1 = subprocess.run([*BASH, list_step["run"]], cwd=ws / list_step["working-directory"], env=env,
-                        capture_output=True, text=True, timeout=60)
-    assert p1.returncode == 0, p1.stderr
-    val = _step("Validate submissions")
-    env["MAINTAINER_CHANGE"] = "true" if label else "false"
-    return subprocess.run([*BASH, val["run"]], cwd=ws, env=env, capture_output=True, text=True, timeout=300)
+    return inst.run_validate_job(ws, mtboard_bin, label=label)
+
+
+def test_the_job_runs_in_the_documented_environment():
+    """The validate, verify and site jobs run in a debian:12 container (the README's and scripts/setup.sh's
+    environment) and install the analysers setup.sh installs; this machine is that environment."""
+    setup = (inst.ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    assert "Debian 12" in setup and "Debian 12" in (inst.ROOT / "README.md").read_text(encoding="utf-8")
+    for name in ("validate.yml", "verify.yml", "site.yml"):
+        job = inst.workflow_job(inst.ROOT / ".github" / "workflows" / name)
+        assert job["container"] == {"image": "debian:12"}, name
+        runs = "\n".join(s.get("run", "") for s in job["steps"])
+        assert "sudo" not in runs and "setup-python" not in json.dumps(job), name  # root in the container
+        for pkg in DOCUMENTED:
+            assert pkg in runs and pkg in setup, (name, pkg)
+    release = Path("/etc/os-release").read_text() if Path("/etc/os-release").exists() else ""
+    assert 'VERSION_ID="12"' in release and "ID=debian" in release, "the tests' machine is the documented Debian 12"
 
 
 @pytest.fixture(scope="module")
 def card() -> bytes:
-    return vs.real_card_bytes(12, fst=False)
+    data = vs.real_card_bytes(12, fst=None)  # scored with the installed analyser: fst_version of Debian 12
+    assert loads_card(data, "x").fst_version.startswith("apertium-eng-spa ")
+    return data
 
 
 def test_valid_card_passes(tmp_path, card, mtboard_bin):
     rel = canonical_relpath(loads_card(card, "x"))
-    proc = _run_job(_workspace(tmp_path, {rel: card}), mtboard_bin, label=False)
+    ws = _workspace(tmp_path, {rel: card})
+    assert inst.git(ws / "pr", "rev-list", "--parents", "-n1", "HEAD").count(" ") == 2  # a merge commit
+    proc = _run_job(ws, mtboard_bin, label=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"ok   {rel}" in proc.stdout and "validation passed: 1 file(s)" in proc.stdout
+    assert (ws.parent / "runner-temp" / "changes.z").read_bytes() == f"A\0{rel}\0".encode()
 
 
 def test_change_outside_submissions_needs_label(tmp_path, card, mtboard_bin):
@@ -144,8 +132,6 @@ def test_pr_code_is_never_executed(tmp_path, card, mtboard_bin):
 
 def test_pr_deleting_a_submission_fails(tmp_path, card, mtboard_bin):
     rel = canonical_relpath(loads_card(card, "x"))
-    ws = _workspace(tmp_path, {rel: card})
-    _git(ws / "pr", "rm", "-q", rel)
-    _git(ws / "pr", "commit", "-qm", "delete someone else's card")
+    ws = _workspace(tmp_path, {}, base_cards={rel: card}, delete=[rel])
     proc = _run_job(ws, mtboard_bin, label=False)
     assert proc.returncode == 1 and "pull request deletes a submission" in proc.stdout

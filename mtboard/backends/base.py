@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mtboard.errors import ConfigError
 from mtboard.runspec import EFFORTS, BackendContext, MethodSpec, RunSpec, split_method
-from mtboard.schema import BackendFacts, LocalModelGate, MethodClass, TranslationRecord
+from mtboard.schema import BackendFacts, LocalModelGate, MethodClass, MethodRecord, TranslationRecord
 
 ENTRY_POINT_GROUP = "mtboard.backends"
 """Entry-point group through which built-in and third-party backends register."""
@@ -178,6 +178,13 @@ class Backend(ABC):
         reports. Default ``backend/model`` (the backend alone without a model). The validator requires a card's
         ``model_slug`` to equal it (issue 15: ``model_slug`` agrees with ``backend:model``)."""
         return f"{cls.name}/{model}" if model else cls.name
+
+    @classmethod
+    def accepts_model_slug(cls, model_slug: str, method: MethodRecord, model_id: str | None) -> bool:
+        """Whether a card's ``model_slug`` agrees with its method (the validator's check, issue 15). Default: it
+        equals :meth:`model_slug_for` of the method's model and effort. A backend whose :meth:`describe` may name
+        the model otherwise (the weights a server reports) accepts those names too."""
+        return model_slug == cls.model_slug_for(method.model, method.effort)
 
     @classmethod
     def check_local_gate(cls, gate: LocalModelGate, source_language: str, sample_sources: list[str]) -> list[str]:

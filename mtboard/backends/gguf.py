@@ -46,6 +46,7 @@ from mtboard import localserver
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.errors import BackendError, ConfigError, DeferredError
+from mtboard.gate import TEMPLATE_MARKUP
 from mtboard.languages import primary
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.localserver import LocalServer
@@ -92,9 +93,7 @@ GATE_LINES: dict[str, list[str]] = {
         "It closed last winter, sadly.",
     ],
 }
-_TEMPLATE_MARKUP = ("[INST]", "[/INST]", "<<SYS>>", "<</SYS>>", "<SYS>", "</SYS>", "<start_of_turn>",
-                    "<end_of_turn>", "<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|eot_id|>", "<|user|>",
-                    "<|assistant|>", "<|system|>", "### Instruction", "### Response")
+_TEMPLATE_MARKUP = TEMPLATE_MARKUP  # the early gate of every prompted run uses the same list (mtboard.gate)
 
 
 class GGUFOptions(Options):
@@ -607,6 +606,10 @@ class GGUFBackend(OpenAIBackend):
             "engine_version": self.server.version if self.server is not None else None,
             "local": self.gate,
         })
+
+    def _local_weights_sha256(self, path: str) -> str | None:
+        """The file this backend started its server with was hashed before it started (:func:`resolve_model`)."""
+        return self.model_sha256
 
     def build_request(self, req: TranslateRequest):  # type: ignore[override]
         llm_req = super().build_request(req)

@@ -16,8 +16,12 @@ Settings (``--backend-opt``): :class:`OpenAIOptions` (retry tuning).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import ipaddress
 import os
+import stat
 import time
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -25,9 +29,9 @@ from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
-from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url
+from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url, serverinfo
 from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
-from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
+from mtboard.schema import BackendFacts, MethodClass, MethodRecord, TranslationRecord
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Endpoint used when neither ``--base-url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -37,6 +41,19 @@ HOSTED_NEEDING_KEY = frozenset({"api.openai.com", "openrouter.ai", "api.anthropi
 """Hosts of hosted OpenAI-compatible APIs, which answer nothing without a key."""
 
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+"""(path, size, mtime_ns) → SHA-256 of weights files hashed in this process."""
+
+
+def _is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class OpenAIOptions(Options):
@@ -48,9 +65,13 @@ class OpenAIOptions(Options):
     backoff_max_s: Seconds | None = None
     """Largest transport-retry backoff, seconds (client default 30)."""
     retry_after_max_s: Seconds | None = None
-    """Longest Retry-After honoured, seconds (client default 120)."""
+    """Longest single wait a rate limit (Retry-After, x-ratelimit-reset-*) is honoured for, seconds (client default
+    120; the request then asks again)."""
     deadline_s: Seconds | None = None
     """Time a streaming answer may keep producing before it is a model timeout, seconds (default: no deadline)."""
+    rate_limit_deadline_s: Seconds | None = None
+    """How long one request may keep being rate-limited (429, 529, 503 with a wait) before it fails, seconds
+    (client default 900); rate limits are waited out, not counted as retries."""
 
 
 class OpenAIBackend(Backend):
@@ -76,6 +97,8 @@ class OpenAIBackend(Backend):
         self.model_id: str | None = None
         self._provider: str | None = None
         self._stop: list[str] | None = None
+        self._weights_sha256: str | None = None
+        self._identity: serverinfo.ServerIdentity | None = None
 
     @classmethod
     def endpoint_url(cls, base_url: str | None) -> str | None:
@@ -137,14 +160,66 @@ class OpenAIBackend(Backend):
         """The model as typed, with ``:effort`` when one is given (``qwen3:8b:medium``)."""
         return model + (f":{effort}" if effort else "")
 
+    @classmethod
+    def accepts_model_slug(cls, model_slug: str, method: MethodRecord, model_id: str | None) -> bool:
+        """The model as typed (:meth:`model_slug_for`), or the weights' name the server reported (:meth:`describe`):
+        the served model's listed name (``model_id``: llama.cpp's GGUF file name, Ollama's model name) or, for vLLM,
+        the Hugging Face repo it loaded. A server-reported name is declared (only a re-run confirms it: ``mtboard
+        verify`` compares the weights the re-run's server reports)."""
+        if model_slug == cls.model_slug_for(method.model, method.effort):
+            return True
+        return model_id is not None and (model_slug == model_id or method.api_provider == "vllm")
+
     def describe(self) -> BackendFacts:
+        """Provider, endpoint host hash, sampling — and, when the server named the weights it serves (issue 22;
+        :mod:`mtboard.llm.serverinfo`), those weights: ``model_slug`` = their public name (the GGUF file name,
+        the Hugging Face repo vLLM loaded, Ollama's model name; so two names typed for one file make one model
+        page), ``model_id`` = the served model as listed (a path only by its file name), ``model_revision`` (vLLM's
+        Hugging Face commit, Ollama's manifest digest), ``model_file_sha256`` (Ollama's blob, or the file's SHA-256
+        when the server runs on this machine), ``engine_version`` (the server's build). Otherwise ``model_slug`` is
+        the model as typed and ``model_id`` what the answers named."""
         c = self._client
         if c is not None:
             self._provider = c.api_provider
         m = self.method
+        ident = self._identity
+        slug = self.model_slug_for(m.model, m.effort)
+        model_id = self.model_id
+        revision = file_sha = engine = None
+        if ident is not None:
+            engine = ident.engine
+            if ident.identifies_weights:
+                slug = ident.weights_name or slug
+                served = ident.served or ident.weights_name
+                model_id = serverinfo.basename(served) if serverinfo.looks_like_path(served or "") else served
+                revision = ident.revision
+                file_sha = ident.weights_sha256 or self._weights_sha256
         return BackendFacts(api_provider=self._provider, endpoint_host_sha256=endpoint_host_sha256(self._base_url),
-                            model_id=self.model_id, model_slug=self.model_slug_for(m.model, m.effort),
-                            sampling=self.sampling(self._stop))
+                            model_id=model_id, model_slug=slug, sampling=self.sampling(self._stop),
+                            model_revision=revision, model_file_sha256=file_sha, engine_version=engine)
+
+    def _local_weights_sha256(self, path: str) -> str | None:
+        """SHA-256 of the weights file a server reported, when the server runs on this machine (a loopback
+        endpoint) and the file is readable here; None otherwise (a remote server's path means nothing here).
+        Hashed once per file (size and modification time) per process."""
+        host = (urlsplit(self._base_url or "").hostname or "").lower()
+        if not _is_loopback(host):
+            return None
+        p = Path(path)
+        try:
+            st = p.stat()
+        except OSError:
+            return None
+        if not p.is_absolute() or not stat.S_ISREG(st.st_mode):
+            return None
+        key = (str(p), st.st_size, st.st_mtime_ns)
+        if key not in _HASHES:
+            h = hashlib.sha256()
+            with open(p, "rb") as f:
+                while block := f.read(4 << 20):
+                    h.update(block)
+            _HASHES[key] = h.hexdigest()
+        return _HASHES[key]
 
     # -- requests ----------------------------------------------------------------------------------------------------
     def sampling(self, stop: list[str] | None = None) -> dict[str, Any]:
@@ -178,13 +253,17 @@ class OpenAIBackend(Backend):
             self._probe_lock = asyncio.Lock()
         async with self._probe_lock:
             if not self._probed:
-                info = await self.client.probe()
+                info = await self.client.probe(self.method.model)
                 if info.get("unreachable"):  # no TCP connection at all: every request would fail the same way
                     raise BackendError(f"cannot connect to the endpoint ({info.get('error')})",
                                        where=f"{self.endpoint_env}_BASE_URL / --base-url" if self.endpoint_env
                                        else self.name,
                                        fix="start the server, or check the host and port")
                 self._provider = self.client.api_provider
+                self._identity = self.client.identity
+                path = self._identity.weights_path
+                if path is not None:
+                    self._weights_sha256 = await asyncio.to_thread(self._local_weights_sha256, path)
                 self._probed = True
 
     async def translate(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:
@@ -207,7 +286,9 @@ class OpenAIBackend(Backend):
                            "t_end": time.time(), "endpoint": llm_req.path, "request": res.raw_request,
                            "response": res.raw_response, "status": res.status_code, "attempts": res.attempt_log,
                            "error": res.error, "error_kind": res.error_kind.value if res.error_kind else None,
-                           "reasoning": res.reasoning})
+                           "reasoning": res.reasoning,
+                           **({"stop_cut": res.stop_cut, "uncut_text": res.uncut_text} if res.stop_cut else {}),
+                           **({"rate_limit_waits": res.rate_limit_waits} if res.rate_limit_waits else {})})
         if res.fatal:
             raise BackendError(f"the endpoint refused the request: {res.error}", where="openai",
                                fix="check OPENAI_API_KEY, the model name and --base-url / OPENAI_BASE_URL")
@@ -217,7 +298,7 @@ class OpenAIBackend(Backend):
         return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=raw,
                                  error=res.error, error_kind=res.error_kind, attempts=max(1, res.attempts),
                                  latency_s=res.latency_s, usage=res.usage, model_id=res.model_id,
-                                 finish_reason=res.finish_reason)
+                                 finish_reason=res.finish_reason, stop_cut=res.stop_cut)
 
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIBackend", "OpenAIOptions"]

@@ -6,6 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+import typer
+
 from mtboard.cli import app, guarded
 
 
@@ -21,7 +23,11 @@ def doctor() -> None:
     table.add_column("status")
     table.add_column("found")
     table.add_column("to install")
-    for p in probes():
+    found = probes()
+    for p in found:
         table.add_row(escape(p.part), "[green]ok[/green]" if p.ok else "[yellow]missing[/yellow]", escape(p.found),
                       escape(p.fix))
     Console().print(table)
+    for p in found:  # full paths on their own lines: a table cell wraps them
+        if p.path:
+            typer.echo(f"{p.part}: {p.path}" + ("" if p.ok else f"  (not there yet: {p.fix})"))

@@ -36,6 +36,15 @@ def find_corpus(workdir: Path, sha256: str, explicit: Path | None, extra_dirs: l
 
     if explicit is not None:
         if sha(explicit) != sha256:
+            from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch
+
+            try:
+                why = line_end_mismatch(safejson.read_bytes(explicit), sha256, str(explicit))
+            except Exception:  # noqa: BLE001 - unreadable: the plain message below
+                why = None
+            if why:
+                raise ConfigError(f"corpus file does not match the card's dataset.sha256: {why}",
+                                  where=str(explicit), field="--corpus", fix=CHECKOUT_FIX)
             raise ConfigError(f"corpus file does not match the card's dataset.sha256 ({sha256[:12]}…)",
                               where=str(explicit), field="--corpus", fix="pass the corpus file the run used")
         return explicit
@@ -87,6 +96,9 @@ def judge(
         "--judge-price-in", help="USD per 1M judge prompt tokens (for judge cost).")] = None,
     price_out: Annotated[Optional[float], typer.Option(
         "--judge-price-out", help="USD per 1M judge completion tokens.")] = None,
+    judge_family: Annotated[Optional[str], typer.Option(
+        "--judge-family", help="The judge model's family when neither its name nor its server tells it (e.g. qwen; "
+        "docs/judges.md lists them); an unknown family is refused for LLM translators.")] = None,
 ) -> None:
     """Judge the stored translations of a work directory with LLM judges and re-write its card."""
     from mtboard import documents
@@ -108,7 +120,7 @@ def judge(
         new = run_judges(card, corpus, list(judge_specs), workdir=workdir, allow_self_judge=allow_self_judge,
                          runs=runs, bench=bench, max_attempts=max_attempts, max_tokens=max_tokens,
                          concurrency=concurrency, price_in_per_mtok=price_in, price_out_per_mtok=price_out,
-                         progress=progress)
+                         progress=progress, judge_family=judge_family)
     finally:
         progress.close()
     target = out or cpath
@@ -143,18 +155,8 @@ class _progress:
 
 
 def summary_lines(card: Any, kinds: list[str]) -> list[str]:
-    """One line per judge: value, direction, scored/failed/not sent, parse-failure rate, cache hits, tokens."""
-    lines = []
-    for kind in kinds:
-        s = card.judges.get(kind)
-        if s is None:
-            continue
-        direction = "lower is better" if s.higher_is_better is False else "higher is better"
-        value = "-" if s.mean is None else f"{s.mean:.2f}"
-        spread = f" ± {s.spread:.2f}" if s.spread is not None else ""
-        lines.append(
-            f"{kind:<11} {value}{spread} ({direction})  judge {s.backend}:{s.model}  scored {s.n_scored}, "
-            f"judge_failed {s.n_failed}, not sent {s.n_not_sent}; parse failures {s.parse_failure_rate:.1%} of "
-            f"{s.n_answers} answers ({s.n_cached_answers} cached); family check {s.family_check}; tokens "
-            f"{s.prompt_tokens} in / {s.completion_tokens} out")
-    return lines
+    """One line per judge (:func:`mtboard.judges.summary_line`: value, direction, scored/failed/not sent,
+    parse-failure rate, cache hits, family check, tokens)."""
+    from mtboard.judges import summary_line
+
+    return [summary_line(kind, card.judges[kind]) for kind in kinds if kind in card.judges]

@@ -1,22 +1,34 @@
 """CLI command: ``mtboard run CORPUS --method SPEC …`` (issue 3).
 
 Translates the corpus with the method, writes the append-only work directory, scores, writes the sealed run card and
-``report.md``, and prints a one-screen summary. A rich progress bar (stderr) shows entries done, rate, ETA and
-failures. Re-running the same command with the same ``--work-dir`` resumes: finished entries are never re-sent.
+``report.md``, and prints a one-screen summary. Progress goes to stderr: a rich progress bar (entries done, rate,
+ETA, failures) on a terminal; elsewhere (nohup, CI logs) one line every ``MTBOARD_PROGRESS_INTERVAL`` seconds
+(default 30). Re-running the same command (the same ``--work-dir``) resumes — it says ``resuming 17/30`` — and never
+re-sends a finished entry; Ctrl-C says how many entries finished and the command that resumes.
 
 Environment: ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (openai backend; the key only from the environment),
-``MTBOARD_STREAM=1`` (stream responses from OpenAI-compatible servers), ``MTBOARD_PROMPTS_DIR``.
+``JUDGE_BASE_URL`` / ``JUDGE_API_KEY`` (judges; else the run's ``--base-url``, else the OPENAI_ pair),
+``MTBOARD_STREAM=1`` (stream responses from OpenAI-compatible servers), ``MTBOARD_PROMPTS_DIR``,
+``MTBOARD_PROGRESS=1`` (the progress bar even without a terminal), ``MTBOARD_PROGRESS_INTERVAL`` (seconds).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
+import sys
+import threading
+import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
+from urllib.parse import urlsplit
 
 import typer
 
-from mtboard.cli import app, guarded
+from mtboard.cli import app, fail, guarded
+
+DEFAULT_PROGRESS_INTERVAL_S = 30.0
+"""Seconds between two progress lines when stderr is not a terminal."""
 
 
 class _RichProgress:
@@ -54,6 +66,122 @@ class _RichProgress:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+class _LineProgress:
+    """ProgressSink for a stderr that is not a terminal (nohup, CI logs): one plain line every ``interval_s``
+    seconds while translating (from a timer thread, so a slow entry does not hide the run), and one at the end."""
+
+    def __init__(self, label: str, interval_s: float, echo: Callable[[str], None]):
+        self.label = label
+        self.interval_s = interval_s
+        self.echo = echo
+        self.total = self.done = self.failures = self.at_start = 0
+        self._t0 = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def line(self) -> str:
+        el = time.monotonic() - self._t0
+        new = self.done - self.at_start
+        rate = new / el if el > 0 else 0.0
+        eta = f"{(self.total - self.done) / rate:.0f} s" if rate > 0 else "?"
+        pct = 100.0 * self.done / self.total if self.total else 100.0
+        return (f"progress    {self.label}: {self.done}/{self.total} entries ({pct:.0f}%), {self.failures} failed, "
+                f"{rate:.2f}/s, elapsed {el:.0f} s, ETA {eta}")
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.echo(self.line())
+
+    def start(self, total: int, already_done: int) -> None:
+        self.total, self.done, self.at_start = total, already_done, already_done
+        self._t0 = time.monotonic()
+        if already_done < total:
+            self._thread = threading.Thread(target=self._tick, name="mtboard-progress", daemon=True)
+            self._thread.start()
+
+    def advance(self, n: int, failures: int) -> None:
+        self.done += n
+        self.failures = failures
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+            self.echo(self.line())
+
+
+class _Progress:
+    """The run command's ProgressSink: says ``resuming 17/30`` when a work directory already holds finished entries,
+    then draws through the bar (terminal) or the line printer (anything else)."""
+
+    def __init__(self, inner: Any, work_dir: Path | None, echo: Callable[[str], None]):
+        self.inner = inner
+        self.work_dir = work_dir
+        self.echo = echo
+
+    def start(self, total: int, already_done: int) -> None:
+        where = f" in {self.work_dir}" if self.work_dir is not None else ""
+        if already_done and already_done < total:
+            self.echo(f"resuming {already_done}/{total}: {total - already_done} entries left{where}")
+        elif already_done and already_done >= total:
+            self.echo(f"resuming {already_done}/{total}: every entry is finished{where}; scoring")
+        self.inner.start(total, already_done)
+
+    def advance(self, n: int, failures: int) -> None:
+        self.inner.advance(n, failures)
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+
+def _progress_interval() -> float:
+    raw = os.environ.get("MTBOARD_PROGRESS_INTERVAL", "")
+    try:
+        value = float(raw) if raw else DEFAULT_PROGRESS_INTERVAL_S
+    except ValueError:
+        fail(f"MTBOARD_PROGRESS_INTERVAL={raw!r} is not a number of seconds")
+    if not value > 0:
+        fail(f"MTBOARD_PROGRESS_INTERVAL must be above 0 seconds, got {raw!r}")
+    return value
+
+
+def progress_sink(label: str, work_dir: Path | None) -> Any:
+    """The progress a command shows on stderr: the bar on a terminal (or with ``MTBOARD_PROGRESS``), else a line
+    every ``MTBOARD_PROGRESS_INTERVAL`` seconds; says ``resuming N/M`` when ``work_dir`` already holds entries."""
+
+    def echo(line: str) -> None:
+        typer.echo(line, err=True)
+
+    inner: Any = (_RichProgress(label) if sys.stderr.isatty() or os.environ.get("MTBOARD_PROGRESS")
+                  else _LineProgress(label, _progress_interval(), echo))
+    return _Progress(inner, work_dir, echo)
+
+
+def resume_command(work_dir: Path, argv: list[str] | None = None) -> str:
+    """The command that resumes this run: the command line as typed (``argv``, default ``sys.argv``) when it was
+    ``mtboard run …``, with ``--work-dir`` added when it was not given; else the shape of it. A ``--base-url`` that
+    carries credentials or a query is replaced by a placeholder (the command is printed)."""
+    argv = list(sys.argv if argv is None else argv)
+    prog = Path(argv[0]).name if argv else ""
+    if prog in ("mtboard", "__main__.py") and len(argv) > 1 and argv[1] == "run":
+        args = argv[2:]
+        for i, a in enumerate(args):
+            url = args[i + 1] if a == "--base-url" and i + 1 < len(args) else (
+                a.split("=", 1)[1] if a.startswith("--base-url=") else None)
+            if url is not None:
+                parts = urlsplit(url)
+                if parts.username or parts.password or parts.query:
+                    if a == "--base-url":
+                        args[i + 1] = "YOUR_BASE_URL"
+                    else:
+                        args[i] = "--base-url=YOUR_BASE_URL"
+        if "--work-dir" not in args and not any(a.startswith("--work-dir=") for a in args):
+            args += ["--work-dir", str(work_dir)]
+        return shlex.join(["mtboard", "run", *args])
+    return f"the same mtboard run command with --work-dir {shlex.quote(str(work_dir))}"
 
 
 def _summary(outcome: Any) -> str:
@@ -96,12 +224,24 @@ def _summary(outcome: Any) -> str:
     lines.append(f"time        {card.elapsed_seconds:.1f} s" + (f"; median latency {lat:.3f} s" if lat is not None
                                                               else "")
                  + (f"; {sc.entries_per_minute:.1f} entries/min" if sc.entries_per_minute else "")
-                 + f"; sent this session {tr.sent}")
+                 + f"; sent this session {tr.sent}"
+                 + (f"; waited {tr.rate_limit_wait_s:.1f} s on rate limits ({tr.rate_limited_responses} rate-limited "
+                    "answers)" if tr.rate_limited_responses or tr.rate_limit_wait_s else ""))
     if outcome.judge_note:
-        lines.append(f"judges      {outcome.judge_note}")
+        first, *rest = outcome.judge_note.splitlines()
+        lines.append(f"judges      {first}")
+        lines += [f"            {line}" for line in rest]
     lines.append(f"card        {outcome.card_path}")
     lines.append(f"report      {outcome.report_path}")
+    if card.method.limit is not None:
+        lines.append(unranked_note(card.method.limit, card.dataset.entry_count))
     return "\n".join(lines)
+
+
+def unranked_note(limit: int, covered: int) -> str:
+    """The warning every command prints for a ``--limit`` card."""
+    return (f"note        --limit {limit}: this card covers only the first {covered} entries of the segment; the "
+            "leaderboard lists it as unranked (a full run is needed for a rank)")
 
 
 @app.command("run")
@@ -132,6 +272,23 @@ def run(
     bench: Annotated[Optional[Path], typer.Option(
         "--bench", help="Checkpoint benchmark folder (bench.json + corpus + key); required by the checkpoints "
         "judge.")] = None,
+    judge_max_tokens: Annotated[Optional[int], typer.Option(
+        "--judge-max-tokens", min=1, help="Output-token cap per judge request (default per judge).")] = None,
+    judge_max_attempts: Annotated[int, typer.Option(
+        "--judge-max-attempts", min=1, help="Judge answers asked per entry before judge_failed (parse failures are "
+        "re-asked).")] = 3,
+    judge_concurrency: Annotated[int, typer.Option("--judge-concurrency", min=1, help="Judge requests in "
+                                                   "flight.")] = 4,
+    judge_price_in: Annotated[Optional[float], typer.Option(
+        "--judge-price-in", min=0.0, help="USD per 1M judge prompt tokens (for judge cost).")] = None,
+    judge_price_out: Annotated[Optional[float], typer.Option(
+        "--judge-price-out", min=0.0, help="USD per 1M judge completion tokens.")] = None,
+    judge_family: Annotated[Optional[str], typer.Option(
+        "--judge-family", help="The judge model's family when neither its name nor its server tells it (e.g. "
+        "qwen; docs/judges.md); an unknown family is refused for LLM translators.")] = None,
+    no_early_gate: Annotated[bool, typer.Option(
+        "--no-early-gate", help="Run on even when most of the first entries hit the token cap or echo chat-template "
+        "markup (by default a prompted run stops there and suggests the completion prompt).")] = False,
     backend_opt: Annotated[Optional[list[str]], typer.Option(
         "--backend-opt", help="Backend setting KEY=VALUE, repeatable; `mtboard backends` lists each backend's "
         "settings with type, default and meaning. Unknown keys are refused.")] = None,
@@ -153,10 +310,11 @@ def run(
     notes: Annotated[Optional[str], typer.Option("--notes", help="Free-text note stored in the card.")] = None,
 ) -> None:
     """Translate a corpus with a method, score it and write a sealed run card (+ work dir and report.md)."""
-    import sys
+    import asyncio
 
     from mtboard.runner import (RunSettings, finish, judge_specs, parse_backend_opts, preflight_judges, prepare,
                                 translate_all)
+    from mtboard.workdir import WorkDir
 
     specs = judge_specs(judge)
     settings = RunSettings(corpus_path=corpus, method=method, prompt=prompt, condition=condition,
@@ -164,16 +322,29 @@ def run(
                            segment=segment, limit=limit, work_dir=work_dir, out=out, base_url=base_url,
                            allow_incomplete=allow_incomplete, price_in=price_in, price_out=price_out, notes=notes,
                            judge=specs, allow_self_judge=allow_self_judge, bench=bench,
+                           judge_max_tokens=judge_max_tokens, judge_max_attempts=judge_max_attempts,
+                           judge_concurrency=judge_concurrency, judge_price_in=judge_price_in,
+                           judge_price_out=judge_price_out, judge_family=judge_family, early_gate=not no_early_gate,
                            backend_extra=parse_backend_opts(backend_opt),
                            stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
     plan = prepare(settings)
     preflight_judges(plan)  # before anything is sent: a refused judge or a bad spec costs no translation
-    import asyncio
 
-    progress = _RichProgress(f"{plan.spec.method.text}", enabled=sys.stderr.isatty() or bool(os.environ.get(
-        "MTBOARD_PROGRESS")))
-    typer.echo(f"work dir    {plan.work_dir}", err=True)
-    translated = asyncio.run(translate_all(plan, progress))
+    def echo(line: str) -> None:
+        typer.echo(line, err=True)
+
+    progress = progress_sink(plan.spec.method.text, plan.work_dir)
+    echo(f"work dir    {plan.work_dir}")
+    if limit is not None:
+        echo(unranked_note(limit, len(plan.entries)))
+    try:
+        translated = asyncio.run(translate_all(plan, progress))
+    except KeyboardInterrupt:
+        total = len(plan.entries) * plan.spec.runs
+        selected = {(ri, e.id) for e in plan.entries for ri in range(plan.spec.runs)}
+        finished = len(WorkDir(plan.work_dir).finished() & selected) if plan.work_dir.is_dir() else 0
+        fail(f"interrupted: {finished} of {total} entries finished and are kept in {plan.work_dir}; resume with: "
+             f"{resume_command(plan.work_dir)}", 130)
     outcome = finish(translated, judge=specs)
     typer.echo(_summary(outcome))
 

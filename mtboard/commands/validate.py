@@ -72,8 +72,12 @@ def submit_cmd(
     verb = "would copy" if dry_run else "copied"
     typer.echo(f"validated: all {len(sub.report.checks)} checks passed")
     typer.echo(f"{verb} to {sub.relpath}")
+    if sub.unranked:
+        typer.echo(f"warning: {sub.unranked}")
     for other in sub.same_fingerprint:
         typer.echo(f"note: {other} has the same fingerprint (the same experiment); the board will show both rows")
+    if sub.body_path is not None:
+        typer.echo(f"pull-request body (the template filled from the card; review it): {sub.body_path}")
     typer.echo("open the pull request with:")
     for c in sub.commands:
         typer.echo(f"  {c}")
@@ -98,12 +102,17 @@ def verify_cmd(
     model_path: Annotated[Optional[Path], typer.Option("--model-path", help="Local GGUF file for a gguf card "
                                                        "made from a local path (its SHA-256 must match the "
                                                        "card's).")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint for the re-run "
+                                                    "(default $OPENAI_BASE_URL), e.g. your own server with the "
+                                                    "weights the card names; they must match the card's.")] = None,
 ) -> None:
     """Re-run a card's method from its recorded configuration and compare every score within the tolerance."""
+    from mtboard.commands.run import progress_sink
     from mtboard.verify import verify_card
 
     result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
-                         out_dir=out, commit=commit, workdir=workdir, model_path=model_path)
+                         out_dir=out, commit=commit, workdir=workdir, model_path=model_path, base_url=base_url,
+                         progress=progress_sink(f"verify {card.name}", workdir))
     rec = result.record
     for d in rec.deltas:
         rel = f"{d.relative * 100:.2f}%" if d.relative is not None else "n/a"

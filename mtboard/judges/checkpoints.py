@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from mtboard import documents, safejson
-from mtboard.canonical import sha256_hex
+from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
 from mtboard.errors import ConfigError, InputError
 from mtboard.judges.base import JudgeParseError, register, split_lines
 from mtboard.languages import language_name, primary
@@ -107,6 +107,23 @@ class Bench:
     @property
     def penalties(self) -> dict[str, float]:
         return {k: float(self.manifest.penalties.get(k, 1.0)) for k in PENALTY_KINDS}
+
+    def check_corpus(self, sha256: str, what: str) -> None:
+        """Refuse a run whose corpus file (SHA-256 ``sha256``, ``what`` names it) is not the benchmark's corpus.
+
+        Raises: ConfigError; when the files differ only in line ends (a checkout with ``core.autocrlf=true``), the
+        message says so and how to repair the checkout (:func:`mtboard.canonical.line_end_mismatch`).
+        """
+        if sha256 == self.corpus_sha256:
+            return
+        path = self.root / self.manifest.corpus
+        why = line_end_mismatch(path.read_bytes(), sha256, str(path)) if path.is_file() else None
+        if why:
+            raise ConfigError(f"{what} is not the benchmark's corpus byte for byte: {why}", field="--bench",
+                              fix=CHECKOUT_FIX)
+        raise ConfigError(f"{what} (sha256 {sha256[:12]}…) is not the benchmark's corpus "
+                          f"({self.manifest.corpus}, sha256 {self.corpus_sha256[:12]}…)", field="--bench",
+                          fix="run the benchmark's own corpus file, or pass the matching --bench")
 
 
 def _safe_member(root: Path, name: str, field_name: str) -> Path:

@@ -30,6 +30,7 @@ import json
 import os
 import statistics
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 from mtboard import card as cardlib
@@ -52,26 +53,38 @@ Progress = Callable[[str, int, int], None]
 """progress(kind, done, total)."""
 
 
-def judge_endpoint_from_env() -> tuple[str, str | None]:
-    """``(base_url, api_key)`` for the judge: the JUDGE_ pair, else the OPENAI_ pair (keys never cross hosts).
+def judge_endpoint(base_url: str | None = None) -> tuple[str, str | None, str]:
+    """``(base_url, api_key, where it came from)`` for the judge: ``JUDGE_BASE_URL`` + ``JUDGE_API_KEY``; else the
+    run's own ``--base-url`` (``base_url``) + ``OPENAI_API_KEY``; else ``OPENAI_BASE_URL`` + ``OPENAI_API_KEY``.
+    Keys never cross hosts: the OpenAI key is never sent to a ``JUDGE_BASE_URL`` host.
 
-    Raises: ConfigError when neither base URL is set.
+    Raises: ConfigError when none of the three is set.
     """
     url = os.environ.get("JUDGE_BASE_URL")
     if url:
-        return url, os.environ.get("JUDGE_API_KEY") or None
+        return url, os.environ.get("JUDGE_API_KEY") or None, "JUDGE_BASE_URL"
+    if base_url:
+        return base_url, os.environ.get("OPENAI_API_KEY") or None, "--base-url (JUDGE_BASE_URL is not set)"
     url = os.environ.get("OPENAI_BASE_URL")
     if url:
-        return url, os.environ.get("OPENAI_API_KEY") or None
+        return url, os.environ.get("OPENAI_API_KEY") or None, "OPENAI_BASE_URL (JUDGE_BASE_URL is not set)"
     raise ConfigError("no judge endpoint: neither JUDGE_BASE_URL nor OPENAI_BASE_URL is set", field="--judge",
-                      fix="export JUDGE_BASE_URL=https://…/v1 and JUDGE_API_KEY=… (or the OPENAI_ pair)")
+                      fix="export JUDGE_BASE_URL=https://…/v1 and JUDGE_API_KEY=… (or the OPENAI_ pair, or pass "
+                          "--base-url to `mtboard run`)")
 
 
-def default_client_factory(concurrency: int = 8) -> Any:
-    """An :class:`mtboard.llm.LLMClient` on the judge endpoint from the environment."""
+def judge_endpoint_from_env() -> tuple[str, str | None]:
+    """``(base_url, api_key)`` for the judge from the environment alone (:func:`judge_endpoint` without a
+    ``--base-url``). Raises: ConfigError when neither base URL is set."""
+    url, key, _ = judge_endpoint()
+    return url, key
+
+
+def default_client_factory(concurrency: int = 8, base_url: str | None = None) -> Any:
+    """An :class:`mtboard.llm.LLMClient` on the judge endpoint (:func:`judge_endpoint`)."""
     from mtboard.llm import LLMClient  # httpx and the client stack: only when a judge actually calls an endpoint
 
-    url, key = judge_endpoint_from_env()
+    url, key, _ = judge_endpoint(base_url)
     return LLMClient(url, key, concurrency=concurrency)
 
 
@@ -332,11 +345,38 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
                             "n_runs_failed": len(run_out) - len(scored_runs)}
 
 
+def render_check(kind: str, prompt: JudgePrompt, bench: cp.Bench | None = None) -> None:
+    """Render a judge prompt once with placeholder texts (with and without dialogue history) and its retry hint, so a
+    template that cannot render fails before anything is paid for, not at the first judged entry.
+
+    Raises: ConfigError naming the prompt file and block.
+    """
+    if kind == "checkpoints":
+        if bench is None:
+            return
+        ds = bench.corpus.dataset
+        every_point = [p.id for p in bench.key.points]
+        stand_in: dict[int, Any] = {e.id: SimpleNamespace(predicted=e.reference) for e in bench.corpus.entries}
+        for lost in (set(), set(stand_in)):  # paragraphs translated (the references stand in) and all lost
+            prompt.render(**cp.CheckpointsJudge().variables(bench, stand_in, ds.source_language, ds.target_language,
+                                                            every_point, lost))
+    else:
+        judge: EntryJudge = REGISTRY[kind]()
+        for history in ([], ["previous line"]):
+            prompt.render(**judge.variables(JudgeItem(entry_id=0, source="source", translation="translation",
+                                                      source_lang="English", target_lang="Spanish", history=history,
+                                                      reference="reference")))
+    prompt.retry("a reason")
+
+
 def preflight(judge_specs: list[str], *, translator_models: list[str | None], allow_self_judge: bool,
-              bench: str | Path | None = None, need_endpoint: bool = True) -> list[JudgeSpec]:
+              bench: str | Path | None = None, need_endpoint: bool = True, judge_family: str | None = None,
+              base_url: str | None = None) -> list[JudgeSpec]:
     """Check judge options before anything is translated: spec syntax, one spec per kind, the self-judge family
-    rule, the checkpoint benchmark folder, the prompt files and (``need_endpoint``) a judge endpoint in the
-    environment. The runner calls it before translating so a refused judge costs no translation.
+    rule on the names given (a shared family; the unknown-family rule needs what the servers report, so
+    :func:`run_judges_async` applies it), the checkpoint benchmark folder, the prompt files (loaded and rendered
+    once, :func:`render_check`) and (``need_endpoint``) a judge endpoint (:func:`judge_endpoint` with the run's
+    ``base_url``). The runner calls it before translating so a refused judge costs no translation.
 
     Returns: the parsed specs. Raises: ConfigError / InputError with a one-line fix.
     """
@@ -346,15 +386,17 @@ def preflight(judge_specs: list[str], *, translator_models: list[str | None], al
         raise ConfigError(f"judge kinds given twice: {sorted(k for k in set(kinds) if kinds.count(k) > 1)}",
                           field="--judge", fix="give each judge kind once")
     for s in specs:
-        check_family(s.model, translator_models, allow_self_judge=allow_self_judge)
-        load_judge_prompt(REGISTRY[s.kind].prompt_name)
+        check_family(s.model, translator_models, allow_self_judge=allow_self_judge, judge_family=judge_family)
+    loaded = None
     if "checkpoints" in kinds:
         if bench is None:
             raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
                               fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
-        cp.load_bench(bench)
+        loaded = cp.load_bench(bench)
+    for s in specs:
+        render_check(s.kind, load_judge_prompt(REGISTRY[s.kind].prompt_name), loaded)
     if need_endpoint:
-        judge_endpoint_from_env()
+        judge_endpoint(base_url)
     return specs
 
 
@@ -364,7 +406,8 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
                            max_attempts: int = DEFAULT_MAX_ATTEMPTS, max_tokens: int | None = None,
                            concurrency: int = 4, price_in_per_mtok: float | None = None,
                            price_out_per_mtok: float | None = None,
-                           progress: Progress | None = None) -> RunCard:
+                           progress: Progress | None = None, judge_family: str | None = None,
+                           base_url: str | None = None) -> RunCard:
     """Judge a card's stored translations with each ``KIND=openai:MODEL[:EFFORT]`` spec; return the re-sealed card.
 
     Args:
@@ -383,6 +426,13 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
         max_tokens: explicit output cap for every judge request (default per judge: MQM 512, rubric 256,
             checkpoints 4096).
         price_in_per_mtok / price_out_per_mtok: USD per 1M judge prompt/completion tokens (cost None without both).
+        judge_family: the judges' family as declared with ``--judge-family`` (when their names do not tell it).
+        base_url: the run's ``--base-url``, used for the judge when ``JUDGE_BASE_URL`` is not set
+            (:func:`judge_endpoint`).
+
+    The self-judge family rule (:func:`~mtboard.judges.base.check_family`) is applied with what the judge's server
+    reports about the model it serves (its ``probe``), and with the card's names for the translator (which carry
+    what the translator's server reported); for a prompted (LLM) translator an unknown family is refused.
 
     Returns: a new RunCard with ``results[].judgements[kind]``, ``judges[kind]``, ``totals.judge_*``, the fingerprint
     recomputed (judge model + prompt hash are components) and ``run_card_hash`` re-sealed.
@@ -393,24 +443,21 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
         raise ConfigError("max attempts must be at least 1", field="--max-attempts")
     translator_models = [card.model_slug, card.method.model, card.model_id]
     specs = preflight(judge_specs, translator_models=translator_models, allow_self_judge=allow_self_judge,
-                      bench=bench, need_endpoint=client_factory is None)
+                      bench=bench, need_endpoint=client_factory is None, judge_family=judge_family,
+                      base_url=base_url)
     kinds = [s.kind for s in specs]
-    fams = {s.kind: check_family(s.model, translator_models, allow_self_judge=allow_self_judge) for s in specs}
+    translator_is_llm = card.method.prompt_format != "raw"
     loaded_bench = None
     if "checkpoints" in kinds:
         if bench is None:
             raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
                               fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
         loaded_bench = cp.load_bench(bench)
-        if loaded_bench.corpus_sha256 != card.dataset.sha256:
-            raise ConfigError(f"the card was run on corpus {card.dataset.id} sha256 {card.dataset.sha256[:12]}…, "
-                              f"not on the benchmark's corpus ({loaded_bench.manifest.corpus}, sha256 "
-                              f"{loaded_bench.corpus_sha256[:12]}…)", field="--bench",
-                              fix="run the benchmark's own corpus file, or pass the matching --bench")
+        loaded_bench.check_corpus(card.dataset.sha256, f"the card's corpus {card.dataset.id}")
     prompts = {s.kind: load_judge_prompt(REGISTRY[s.kind].prompt_name) for s in specs}
     store = JudgeStore(Path(workdir))
     items = _items(card, corpus)
-    factory = client_factory or (lambda: default_client_factory(concurrency))
+    factory = client_factory or (lambda: default_client_factory(concurrency, base_url))
     client = factory()
     base_url = getattr(client, "base_url", None)
     endpoint = {"api_provider": getattr(client, "api_provider", None),
@@ -422,6 +469,16 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     if entered:
         client = await client.__aenter__() or client
     try:
+        fams: dict[str, FamilyCheck] = {}
+        for spec in specs:
+            reported: list[str | None] = []
+            if hasattr(client, "probe"):  # what the judge's server says it serves (test doubles may not say)
+                await client.probe(spec.model)
+                ident = client.identity
+                reported = [ident.served, ident.weights_name, ident.family]
+            fams[spec.kind] = check_family(spec.model, translator_models, allow_self_judge=allow_self_judge,
+                                           judge_reported=reported, judge_family=judge_family,
+                                           translator_is_llm=translator_is_llm)
         for spec in specs:
             judge_cls = REGISTRY[spec.kind]
             prompt = prompts[spec.kind]
@@ -464,6 +521,26 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
         if entered:
             await client.__aexit__(None, None, None)
     return apply_judgements(card, new_verdicts, summaries)
+
+
+def summary_line(kind: str, s: JudgeSummary) -> str:
+    """One line for a judge's summary wherever its score is shown (``mtboard run`` / ``mtboard judge`` output,
+    ``report.md``): value and direction, the judge, scored / judge_failed / not sent, the parse-failure rate with its
+    denominator, cache hits, the family check and tokens — and a warning when the judge failed on half the entries
+    or more (those are excluded from the value, issue 15: it then covers few of the entries, or none)."""
+    direction = "lower is better" if s.higher_is_better is False else "higher is better"
+    value = "-" if s.mean is None else f"{s.mean:.2f}"
+    spread = f" ± {s.spread:.2f}" if s.spread is not None else ""
+    answers = "-" if s.n_answers is None else str(s.n_answers)
+    line = (f"{kind:<11} {value}{spread} ({direction})  judge {s.backend}:{s.model}  scored {s.n_scored}, "
+            f"judge_failed {s.n_failed}, not sent {s.n_not_sent}; parse failures {s.parse_failure_rate:.1%} of "
+            f"{answers} answers ({s.n_cached_answers or 0} cached); family check {s.family_check}; tokens "
+            f"{s.prompt_tokens} in / {s.completion_tokens} out")
+    total = s.n_scored + s.n_failed + s.n_not_sent
+    if s.n_failed and total and s.n_failed * 2 >= total:
+        line += (f"  WARNING: the judge failed on {s.n_failed} of {total} entries, excluded from the value (it "
+                 f"covers {total - s.n_failed} of {total})")
+    return line
 
 
 def apply_judgements(card: RunCard, verdicts: dict[str, list[JudgeVerdict]],

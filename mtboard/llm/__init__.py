@@ -12,8 +12,10 @@ Only this package speaks HTTP to model servers (issue 3; issue 13). Runner backe
 Failure policy (BookTrans write-up, "срыв модели и сбой роутера"; spec README §LLM judging). A **transport**
 failure (the service failed) is retried up to ``max_retries`` times with full-jitter backoff, waiting at least
 ``Retry-After`` / ``retry-after-ms``; when it persists the entry has ``error_kind=transport`` and the runner re-runs
-it instead of scoring it. A **model** failure (the model failed) is scored 0 and not retried (the same request gives
-the same failure). A **configuration** failure is not retried; 401/403/404 stop the run (``LLMResult.fatal``).
+it instead of scoring it. Rate limits (429, 529, a 503 announcing a wait) are transport failures that are waited
+out rather than retried: every request of the client waits for the announced reset
+(:func:`~mtboard.llm.policy.rate_limit_wait`), up to ``rate_limit_deadline_s`` per request. A **model** failure (the
+model failed) is scored 0 and not retried (the same request gives the same failure). A **configuration** failure is not retried; 401/403/404 stop the run (``LLMResult.fatal``).
 
 ==========================================================  ===========  ===================================
 What arrived                                                 outcome      error_kind

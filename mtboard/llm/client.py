@@ -11,6 +11,13 @@ What was learnt from real servers and kept here:
 * The same server answers a streamed prompt longer than its context with an empty 200 stream; the request is asked
   once more without streaming, where the server says why (HTTP 400 "exceed context window" → ``input_truncated``).
 * Retries wait ``Retry-After`` / ``retry-after-ms`` when the server sends one, else full-jitter exponential backoff.
+* Rate limits announced in headers (``Retry-After``, ``x-ratelimit-reset-requests: 1m30s``, Anthropic's reset
+  times; :func:`mtboard.llm.policy.rate_limit_wait`) and HTTP 529 hold back every request of the client until the
+  limit resets; they are not counted as retries, so a sustained limit slows a run down (up to
+  ``rate_limit_deadline_s`` per request) instead of failing it.
+* Some servers ignore ``stop`` (llama.cpp has, with a few-shot completion prompt: ``Hola mundo.\\nEnglish: X``): the
+  client cuts every answer at the request's stop sequences itself (:func:`mtboard.llm.policy.apply_stop`) and says
+  so (:attr:`LLMResult.stop_cut`, with the server's text in :attr:`LLMResult.uncut_text` and ``raw_response``).
 
 Secrets: the API key is sent only in the ``Authorization`` header; nothing this module returns contains it, nor the
 base URL or a password in it, nor a base64 copy of any of them (every string from the server or an exception is
@@ -35,7 +42,7 @@ from httpx_sse import EventSource, SSEError
 
 from mtboard import __version__
 from mtboard.errors import ConfigError
-from mtboard.llm import policy, shapes, transport
+from mtboard.llm import policy, serverinfo, shapes, transport
 from mtboard.llm.policy import Verdict
 from mtboard.schema import ErrorKind, Usage
 
@@ -83,6 +90,16 @@ class LLMRequest:
             body.setdefault("stream_options", {"include_usage": True})
         return body
 
+    def stop_sequences(self) -> list[str]:
+        """The stop sequences sent (``extra["stop"]``: a string or a list of strings), applied again to every answer
+        (:meth:`LLMClient.complete`)."""
+        stop = self.extra.get("stop")
+        if isinstance(stop, str):
+            return [stop]
+        if isinstance(stop, (list, tuple)):
+            return [s for s in stop if isinstance(s, str)]
+        return []
+
     def prompt_texts(self) -> list[str]:
         """The texts sent (message contents or the prompt), for the truncation estimate."""
         return [m.get("content") or "" for m in self.messages] if self.messages is not None else [self.prompt or ""]
@@ -119,6 +136,13 @@ class LLMResult:
     """HTTP status of the last attempt (None when no response arrived)."""
     fatal: bool = False
     """True when the failure means no request of this run can succeed (401/403/404)."""
+    stop_cut: str | None = None
+    """The stop sequence at which the client cut ``text`` because the server ran past it (None: nothing cut)."""
+    uncut_text: str | None = None
+    """The visible text as the server sent it, before that cut (only with ``stop_cut``)."""
+    rate_limit_waits: list[list[float]] = field(default_factory=list)
+    """Wall-clock ``[start, end]`` intervals (epoch seconds) this request waited because of rate limits (its own or
+    another request's: the client holds every request back while a limit lasts)."""
 
     @property
     def ok(self) -> bool:
@@ -190,7 +214,11 @@ class LLMClient:
             answer is complete is a transport failure.
         max_retries: transport-failure retries beyond the first attempt.
         backoff_base_s / backoff_max_s: full-jitter exponential backoff ``U(0, min(max, base·2^(n-1)))``.
-        retry_after_max_s: longest Retry-After honoured (longer waits are capped).
+        retry_after_max_s: longest single wait honoured (a longer announced wait is capped; the request asks again
+            after this long).
+        rate_limit_deadline_s: how long one request may keep being rate-limited (429, 529, 503 with a wait) before
+            it fails as ``transport``; rate-limited attempts do not count against ``max_retries``, so sustained
+            limits slow the run down instead of failing it.
         connect_timeout_s: TCP (+ TLS, + proxy) connect timeout.
         deadline_s: total time a streaming attempt may keep producing before it is a model ``timeout`` (None: off).
         trust_env: read proxies and CA bundles from the environment (:mod:`mtboard.llm.transport`); False for
@@ -205,7 +233,7 @@ class LLMClient:
     def __init__(self, base_url: str, api_key: str | None = None, *, concurrency: int = 8, timeout_s: float = 120.0,
                  max_retries: int = 5, backoff_base_s: float = 0.5, backoff_max_s: float = 30.0,
                  retry_after_max_s: float = 120.0, connect_timeout_s: float = 10.0, deadline_s: float | None = None,
-                 trust_env: bool = True, http2: bool | None = None):
+                 trust_env: bool = True, http2: bool | None = None, rate_limit_deadline_s: float = 900.0):
         if concurrency < 1:
             raise ConfigError("concurrency must be at least 1", field="--concurrency")
         self.base_url = transport.normalise_base_url(base_url)
@@ -222,9 +250,18 @@ class LLMClient:
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self.retry_after_max_s = retry_after_max_s
+        self.rate_limit_deadline_s = rate_limit_deadline_s
+        self._gate_until = 0.0
+        """Monotonic time before which no request is sent: the end of the longest wait a rate limit announced."""
+        self.rate_limited_responses = 0
+        """Rate-limited answers received (429, 529, 503 announcing a wait), all requests together."""
+        self.rate_limit_paused_s = 0.0
+        """Wall-clock seconds the client held requests back because of rate limits (the union of the waits)."""
         self.deadline_s = deadline_s
         self.api_provider = transport.infer_provider(self.base_url)
         self.server_info: dict[str, Any] = {}
+        self.identity = serverinfo.ServerIdentity(provider=self.api_provider)
+        """What the server reported about itself and its model (filled by :meth:`probe`)."""
         self._secrets = [s for s in {self._api_key, self.base_url, base_url.strip()} if s and len(s) >= 4]
         parts = urlsplit(self.base_url)
         if parts.password:
@@ -290,24 +327,28 @@ class LLMClient:
                 text = text.replace(s, "[REDACTED]")
         return text
 
-    async def probe(self) -> dict[str, Any]:
+    async def probe(self, model: str | None = None) -> dict[str, Any]:
         """GET ``/models`` once and refine :attr:`api_provider` from what the server says about itself
         (``Server: llama.cpp`` or ``owned_by: llamacpp`` → llama.cpp; ``owned_by: vllm`` → vllm; llama-cpp-python's
-        ``owned_by: me`` with a uvicorn server → llama-cpp-python). Never raises; returns what it learned
-        (``unreachable`` when no connection could be made)."""
+        ``owned_by: me`` with a uvicorn server → llama-cpp-python; port 11434 or ``owned_by: library`` confirmed by
+        ``/api/version`` → ollama); then ask that server what it serves (llama.cpp ``/props``, llama-cpp-python's
+        ``/openapi.json``, Ollama ``/api/show`` and ``/api/tags``, vLLM ``/version``) and keep it in
+        :attr:`identity` (:class:`~mtboard.llm.serverinfo.ServerIdentity`; ``model`` is the name requests will use).
+        Never raises; returns what it learned (``unreachable`` when no connection could be made)."""
         info: dict[str, Any] = {}
+        ident = serverinfo.ServerIdentity()
         try:
             resp = await self._http.get("/models", timeout=min(self.timeout_s, 15.0))
             server = resp.headers.get("server", "").lower()
             info["server"] = server or None
             info["http_version"] = resp.http_version
             owned = None
+            items: list[dict[str, Any]] = []
             if resp.status_code == 200:
-                data = resp.json()
-                items = data.get("data") if isinstance(data, dict) else None
-                if isinstance(items, list) and items and isinstance(items[0], dict):
+                items = serverinfo.model_list(resp.json())
+                if items:
                     owned = str(items[0].get("owned_by") or "").lower() or None
-                    info["models"] = [self.redact(str(i.get("id"))) for i in items if isinstance(i, dict)][:50]
+                    info["models"] = [self.redact(str(i.get("id"))) for i in items]
             info["owned_by"] = owned
             if self.api_provider == "openai-compatible":
                 if "llama.cpp" in server or owned == "llamacpp":
@@ -321,13 +362,65 @@ class LLMClient:
                 # arrives, and it serves one request at a time anyway: streams go one after another
                 self._stream_sem = asyncio.Semaphore(1)
                 info["streams_serialised"] = True
+            ident.model_ids = [str(i) for i in info.get("models", [])]
+            ident.served = serverinfo.pick_served(ident.model_ids, model)
+            item = next((i for i in items if self.redact(str(i.get("id"))) == ident.served), None)
+            await self._describe_server(ident, item, model, owned)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.ProxyError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
             info["unreachable"] = True
         except (httpx.HTTPError, ValueError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
+        ident.provider = self.api_provider
+        self.identity = ident
         self.server_info = info
         return info
+
+    async def _root_json(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """GET (or POST ``body`` to) ``path`` relative to the server's root (the base URL without its ``/v1``);
+        the parsed JSON of a 200 answer, else None. Never raises."""
+        base = self._http.base_url
+        raw = base.raw_path
+        root = raw[: -len(b"v1/")] if raw.endswith(b"/v1/") else raw
+        url = base.copy_with(raw_path=root + path.encode("ascii"))
+        try:
+            timeout = min(self.timeout_s, 10.0)
+            resp = await (self._http.get(url, timeout=timeout) if body is None else
+                          self._http.post(url, content=_encode(body), timeout=timeout))
+            if resp.status_code != 200:
+                return None
+            return json.loads(self.redact(transport.response_text(resp)) or "null")
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    async def _describe_server(self, ident: serverinfo.ServerIdentity, item: dict[str, Any] | None,
+                               model: str | None, owned: str | None) -> None:
+        """Fill ``ident`` from the server's own endpoints (the table in :mod:`mtboard.llm.serverinfo`)."""
+        provider = self.api_provider
+        if provider == "ollama" or owned == "library":
+            version = await self._root_json("api/version")
+            if isinstance(version, dict) and isinstance(version.get("version"), str):
+                self.api_provider = provider = "ollama"
+                ident.engine = f"ollama {version['version']}"
+        path, name, revision = serverinfo.weights_from_models(provider, ident.served, item)
+        if provider == "llama.cpp":
+            props_path, ident.engine = serverinfo.llama_cpp_props(await self._root_json("props"))
+            if props_path:
+                path, name = props_path, serverinfo.basename(props_path)
+        elif provider == "llama-cpp-python":
+            v = serverinfo.openapi_version(await self._root_json("openapi.json"))
+            ident.engine = f"llama-cpp-python {v}" if v else None
+        elif provider == "vllm":
+            v = await self._root_json("version")
+            if isinstance(v, dict) and isinstance(v.get("version"), str):
+                ident.engine = f"vllm {v['version']}"
+        elif provider == "ollama" and (ident.served or model):
+            tag = ident.served or str(model)
+            ident.weights_sha256, ident.family = serverinfo.ollama_show(
+                await self._root_json("api/show", {"model": tag}))
+            revision = serverinfo.ollama_digest(await self._root_json("api/tags"), tag)
+            name = name or tag
+        ident.weights_path, ident.weights_name, ident.revision = path, name, revision
 
     # ---------------------------------------------------------------------------------------------------------------
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -337,12 +430,46 @@ class LLMClient:
             return wait + random.uniform(0.0, 0.1 * wait + 0.05)
         return jittered
 
+    def _rate_limit_wait(self, n: int, announced: float | None) -> float:
+        """The wait after the ``n``-th rate-limited answer to one request: what the server announced (capped at
+        ``retry_after_max_s``), else an exponential backoff that keeps growing to ``backoff_max_s`` (half fixed,
+        half jitter, so the pause really grows)."""
+        if announced is not None:
+            return min(announced, self.retry_after_max_s)
+        cap = min(self.backoff_max_s, self.backoff_base_s * 2 ** (n - 1))
+        return cap / 2 + random.uniform(0.0, cap / 2)
+
+    def _close_gate(self, wait: float) -> None:
+        """Hold every request of this client back for ``wait`` seconds (counted once in
+        :attr:`rate_limit_paused_s` however many requests wait)."""
+        now = time.monotonic()
+        until = now + wait
+        if until > self._gate_until:
+            self.rate_limit_paused_s += until - max(self._gate_until, now)
+            self._gate_until = until
+
+    async def _through_gate(self, waits: list[list[float]]) -> None:
+        """Sleep while the rate-limit gate is closed (plus a little jitter, so requests do not all return at once);
+        the wall-clock interval slept is appended to ``waits``."""
+        while True:
+            left = self._gate_until - time.monotonic()
+            if left <= 0:
+                return
+            t0 = time.time()
+            await asyncio.sleep(left + random.uniform(0.0, min(1.0, 0.1 * left) + 0.01))
+            waits.append([round(t0, 3), round(time.time(), 3)])
+
     async def complete(self, req: LLMRequest) -> LLMResult:
         """Send one request with retries; classify the outcome (policy table in :mod:`mtboard.llm`). Never raises
         for request failures.
 
+        Transport failures are retried up to ``max_retries`` times. Rate limits (429, 529, a 503 announcing a wait)
+        are not retries: the announced wait (:func:`mtboard.llm.policy.rate_limit_wait`) — or a growing backoff
+        when none is announced — closes a gate that holds back every request of this client, and the request asks
+        again, until it has been rate-limited for ``rate_limit_deadline_s``.
+
         Returns: LLMResult with usage summed over attempts and ``latency_s`` = the summed duration of the attempts
-        (queueing and backoff sleeps excluded).
+        (queueing and backoff sleeps excluded); ``rate_limit_waits`` lists the wall-clock intervals it waited.
         """
         try:
             body = req.body()
@@ -355,12 +482,18 @@ class LLMClient:
                              attempts=0, fatal=True)
         usage = Usage(reported=False)  # until an answer carries usage: then the provider's cost is unknown, not $0
         log: list[dict[str, Any]] = []
+        waits: list[list[float]] = []
         busy = 0.0
         att: _Attempt | None = None
         attempt = 0
+        failures = 0  # transport failures that count against max_retries (rate limits do not)
+        limited = 0
+        limited_since: float | None = None
+        gave_up: str | None = None
         stream = req.stream
         while True:
             attempt += 1
+            await self._through_gate(waits)
             async with self._sem:
                 async with (self._stream_sem if stream and self._stream_sem is not None
                             else contextlib.nullcontext()):
@@ -374,7 +507,25 @@ class LLMClient:
                      "elapsed_s": round(elapsed, 4), "retry_after_s": v.retry_after_s, "sleep_s": None,
                      "stream": stream}
             log.append(entry)
-            if v.outcome != "transport" or attempt > self.max_retries:
+            if v.outcome != "transport":
+                break
+            if v.rate_limited:
+                entry["rate_limited"] = True
+                self.rate_limited_responses += 1
+                limited += 1
+                now = time.monotonic()
+                limited_since = now if limited_since is None else limited_since
+                wait = self._rate_limit_wait(limited, v.retry_after_s)
+                spent = now - limited_since
+                if spent + wait > self.rate_limit_deadline_s:
+                    gave_up = (f"rate limited for {spent:.0f} s ({limited} answers); the next wait of {wait:.1f} s "
+                               f"would pass the rate-limit deadline of {self.rate_limit_deadline_s:g} s")
+                    break
+                entry["sleep_s"] = round(wait, 4)
+                self._close_gate(wait)
+                continue
+            failures += 1
+            if failures > self.max_retries:
                 break
             if stream and att.empty_stream:
                 # A 200 stream with no event at all (llama-cpp-python does this for a prompt longer than its
@@ -385,9 +536,12 @@ class LLMClient:
                 payload = _encode(body)
                 entry["sleep_s"] = 0.0
                 continue
-            delay = self._backoff(attempt, v.retry_after_s)
+            delay = self._backoff(failures, v.retry_after_s)
             entry["sleep_s"] = round(delay, 4)
+            t_sleep = time.time()
             await asyncio.sleep(delay)
+            if v.retry_after_s is not None:
+                waits.append([round(t_sleep, 3), round(time.time(), 3)])
         assert att is not None
         v = att.verdict
         ans = att.answer
@@ -395,19 +549,28 @@ class LLMClient:
                            raw_text=ans.text if ans is not None and v.text is not None else None,
                            usage=usage, attempts=attempt, latency_s=busy, model_id=ans.model_id if ans else None,
                            raw_request=body, raw_response=att.raw, attempt_log=log, status_code=att.status,
-                           fatal=v.fatal)
+                           fatal=v.fatal, stop_cut=ans.stop_cut if ans else None,
+                           uncut_text=ans.uncut_text if ans else None, rate_limit_waits=waits)
         if v.outcome != "ok":
             result.error, result.error_kind = v.error, v.error_kind
             if v.outcome == "transport":
                 result.text = result.raw_text = None  # a failed exchange is never partial success
-                if attempt > 1:
+                if gave_up is not None:
+                    result.error = f"{v.error} ({gave_up})"[:600]
+                elif attempt > 1:
                     result.error = f"{v.error} (after {attempt} attempts)"
         return result
 
     # ---------------------------------------------------------------------------------------------------------------
     def _judge(self, req: LLMRequest, ans: shapes.Answer) -> Verdict:
-        """Scrub what came from the server, then apply the policy."""
+        """Scrub what came from the server, apply the request's stop sequences (a server may ignore them:
+        llama.cpp has), then the policy."""
         ans.text = self.redact(ans.text)
+        stops = req.stop_sequences()
+        if stops and ans.text:
+            cut, hit = policy.apply_stop(ans.text, stops)
+            if hit is not None:
+                ans.uncut_text, ans.stop_cut, ans.text = ans.text, hit, cut
         ans.reasoning = self.redact(ans.reasoning) or ""
         ans.refusal = self.redact(ans.refusal) or ""
         ans.model_id = self.redact(ans.model_id)

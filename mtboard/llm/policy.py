@@ -8,6 +8,7 @@ model failed, … is re-run if the transport failed"); the table is in :mod:`mtb
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import math
 import re
@@ -108,12 +109,34 @@ def split_think(text: str) -> tuple[str, str | None, bool]:
     return text, None, False
 
 
+def apply_stop(text: str, stops: list[str] | tuple[str, ...]) -> tuple[str, str | None]:
+    """Cut ``text`` where the first of ``stops`` begins, as a server honouring ``stop`` would (OpenAI semantics: the
+    stop sequence itself is not returned). Returns ``(text, stop)`` with ``stop`` the sequence that cut, or
+    ``(text, None)`` when none occurs. Empty stop sequences are ignored; at equal positions the shorter sequence
+    (the one a streaming server completes first) is named.
+
+    ``"Hola mundo.\\nEnglish: X\\nSpanish: Y"`` with ``["\\n"]`` → ``("Hola mundo.", "\\n")``.
+    """
+    best: tuple[int, int, str] | None = None
+    for s in stops:
+        if not s:
+            continue
+        i = text.find(s)
+        if i >= 0 and (best is None or (i, len(s)) < best[:2]):
+            best = (i, len(s), s)
+    if best is None:
+        return text, None
+    return text[: best[0]], best[2]
+
+
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (delta-seconds or an HTTP date); None if absent."""
     ms = headers.get("retry-after-ms")
     if ms:
         try:
-            return max(0.0, float(ms) / 1000.0)
+            v = float(ms) / 1000.0
+            if math.isfinite(v):
+                return max(0.0, v)
         except ValueError:
             pass
     value = headers.get("retry-after")
@@ -132,6 +155,91 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(text: str | None) -> float | None:
+    """Seconds in a rate-limit reset duration as OpenAI, Groq and others send it in ``x-ratelimit-reset-requests`` /
+    ``-tokens``: Go duration syntax (``1m30s`` → 90, ``250ms`` → 0.25, ``20s`` → 20, ``6m0s`` → 360, ``1h2m3.5s`` →
+    3723.5) or a bare number of seconds (``7.66``). None for anything else (negative, empty, unknown unit)."""
+    if text is None:
+        return None
+    t = text.strip()
+    if not t:
+        return None
+    try:
+        v = float(t)
+        return v if math.isfinite(v) and v >= 0 else None
+    except ValueError:
+        pass
+    pos, total = 0, 0.0
+    for m in _DURATION_PART.finditer(t):
+        if m.start() != pos:
+            return None
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    return total if pos == len(t) and pos > 0 else None
+
+
+RESET_DURATION_HEADERS = (("x-ratelimit-reset-requests", "x-ratelimit-remaining-requests"),
+                          ("x-ratelimit-reset-tokens", "x-ratelimit-remaining-tokens"))
+"""(reset, remaining) header pairs with a duration until the limit resets (OpenAI, Groq, Together, …)."""
+RESET_TIME_HEADERS = (("anthropic-ratelimit-requests-reset", "anthropic-ratelimit-requests-remaining"),
+                      ("anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-tokens-remaining"),
+                      ("anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-input-tokens-remaining"),
+                      ("anthropic-ratelimit-output-tokens-reset", "anthropic-ratelimit-output-tokens-remaining"))
+"""(reset, remaining) header pairs with an RFC 3339 time at which the limit resets (Anthropic)."""
+RATE_LIMIT_STATUSES = frozenset({429, 529})
+"""Statuses that say "too many requests" (429) or "overloaded" (529, Anthropic): waited out, never counted as
+retries (503 joins them when it announces a wait)."""
+
+
+def _rfc3339_seconds(value: str, now: float) -> float | None:
+    try:
+        when = datetime.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def rate_limit_wait(headers: Any, now: float | None = None) -> float | None:
+    """Seconds a server asks the client to wait, from every documented rate-limit header; None when it says nothing.
+
+    ``Retry-After`` (seconds or HTTP date) and ``retry-after-ms`` win when present (:func:`parse_retry_after`).
+    Otherwise the reset headers: ``x-ratelimit-reset-requests`` / ``-tokens`` durations (:func:`parse_duration`)
+    and Anthropic's ``anthropic-ratelimit-*-reset`` times. When a matching ``…-remaining-…`` header says 0, only the
+    limits with nothing remaining count (the ones that were hit); otherwise every announced reset does. The longest
+    is the wait (waiting less would hit the same limit again).
+    """
+    ra = parse_retry_after(headers, now)
+    if ra is not None:
+        return ra
+    now = time.time() if now is None else now
+    found: list[tuple[float, bool | None]] = []
+    for reset, remaining in RESET_DURATION_HEADERS + RESET_TIME_HEADERS:
+        value = headers.get(reset)
+        if not value:
+            continue
+        secs = parse_duration(value) if reset.startswith("x-") else _rfc3339_seconds(value, now)
+        if secs is None:
+            continue
+        rem = headers.get(remaining)
+        exhausted = None
+        if rem is not None:
+            try:
+                exhausted = float(rem) <= 0
+            except ValueError:
+                exhausted = None
+        found.append((secs, exhausted))
+    if not found:
+        return None
+    hit = [secs for secs, exhausted in found if exhausted]
+    return max(hit) if hit else max(secs for secs, _ in found)
+
+
 @dataclass
 class Verdict:
     """What one attempt means: ``outcome`` is ``ok``, ``transport`` (retried), ``model`` (scored 0, not retried) or
@@ -144,19 +252,25 @@ class Verdict:
     reasoning: str | None = None
     fatal: bool = False
     retry_after_s: float | None = None
+    """The wait the server announced (:func:`rate_limit_wait`), seconds."""
+    rate_limited: bool = False
+    """A rate limit or overload (429, 529, or 503 announcing a wait): waited out until a deadline, not counted as a
+    retry (:class:`mtboard.llm.LLMClient`)."""
 
 
 def classify_status(status: int, message: str, error_code: Any = None, headers: Any = None) -> Verdict:
     """A non-200 HTTP answer. ``message`` is the error text already read from the body (and scrubbed).
 
-    408/409/425/429 and 5xx → transport (``Retry-After`` kept); 400/413/422 saying the prompt is longer than the
-    context → model ``input_truncated``; 400 with error code ``content_filter`` (Azure's prompt filter) → model
-    ``refusal``; any other status → ``backend``, fatal for 401/403/404.
+    408/409/425/429 and 5xx → transport, with the wait the headers announce (:func:`rate_limit_wait`); 429, 529 and
+    a 503 that announces a wait are ``rate_limited``; 400/413/422 saying the prompt is longer than the context →
+    model ``input_truncated``; 400 with error code ``content_filter`` (Azure's prompt filter) → model ``refusal``; any
+    other status → ``backend``, fatal for 401/403/404.
     """
     line = f"HTTP {status}: {message}"[:500]
     if status in TRANSPORT_STATUSES or status >= 500:
-        return Verdict("transport", ErrorKind.transport, line,
-                       retry_after_s=parse_retry_after(headers) if headers is not None else None)
+        wait = rate_limit_wait(headers) if headers is not None else None
+        limited = status in RATE_LIMIT_STATUSES or (status == 503 and wait is not None)
+        return Verdict("transport", ErrorKind.transport, line, retry_after_s=wait, rate_limited=limited)
     if status in (400, 413, 422) and _CONTEXT_RE.search(message):
         return Verdict("model", ErrorKind.input_truncated, f"input too long for the context: {line}"[:500])
     if status == 400 and str(error_code or "").lower() == "content_filter":
@@ -177,7 +291,8 @@ def judge(ans: Answer, *, max_tokens: int, prompt_texts: list[Any] | None = None
     6. tool calls or a tool finish → ``format``;
     7. ``<think>`` never closed → ``unclosed_think`` (a closed block moves to reasoning);
     8. a length finish → ``token_cap``; a ``stop`` answer whose ``completion_tokens`` reached ``max_tokens`` →
-       ``token_cap`` ("at token cap": the server stopped it at the cap but called it a natural end);
+       ``token_cap`` ("at token cap": the server stopped it at the cap but called it a natural end) — neither when
+       mtboard cut the text at a stop sequence the server ignored (``ans.stop_cut``: the answer ended there);
     9. no visible text → ``empty``; else ok.
     """
     where = "stream" if ans.streamed else "answer"
@@ -194,6 +309,8 @@ def judge(ans: Answer, *, max_tokens: int, prompt_texts: list[Any] | None = None
         return Verdict("transport", ErrorKind.transport,
                        f"the {where} ended with finish_reason {ans.finish_reason!r} (generation stopped by the "
                        "service)")
+    if ans.stop_cut is not None and kind == "length":
+        kind = "stop"  # mtboard cut the answer at a stop sequence the server ran past: the cap did not end it
     text = ans.text or ""
     reasoning = ans.reasoning or None
     usage = ans.usage
@@ -221,7 +338,7 @@ def judge(ans: Answer, *, max_tokens: int, prompt_texts: list[Any] | None = None
         return Verdict("model", ErrorKind.token_cap,
                        f"token cap hit (finish_reason {ans.finish_reason} at max_tokens={max_tokens})"
                        + ("" if visible.strip() else " with no visible text"), text=out, reasoning=reasoning)
-    if usage is not None and max_tokens > 0 and usage.completion_tokens >= max_tokens:
+    if usage is not None and max_tokens > 0 and usage.completion_tokens >= max_tokens and ans.stop_cut is None:
         return Verdict("model", ErrorKind.token_cap,
                        f"at token cap: {usage.completion_tokens} completion tokens reached max_tokens={max_tokens} "
                        f"although finish_reason is {ans.finish_reason!r}", text=out, reasoning=reasoning)
@@ -235,7 +352,7 @@ def context_error(message: str) -> bool:
     return bool(_CONTEXT_RE.search(message))
 
 
-__all__ = ["TRANSPORT_STATUSES", "FATAL_STATUSES", "FINISH_STOP", "FINISH_LENGTH", "FINISH_FILTER", "FINISH_TOOL",
-           "FINISH_TRANSPORT", "TRUNCATION_FACTOR", "Verdict", "classify_status", "context_error",
-           "detect_truncation", "estimate_min_prompt_tokens", "finish_kind", "judge", "parse_retry_after",
-           "split_think"]
+__all__ = ["TRANSPORT_STATUSES", "FATAL_STATUSES", "RATE_LIMIT_STATUSES", "FINISH_STOP", "FINISH_LENGTH",
+           "FINISH_FILTER", "FINISH_TOOL", "FINISH_TRANSPORT", "TRUNCATION_FACTOR", "Verdict", "apply_stop",
+           "classify_status", "context_error", "detect_truncation", "estimate_min_prompt_tokens", "finish_kind",
+           "judge", "parse_duration", "parse_retry_after", "rate_limit_wait", "split_think"]

@@ -189,6 +189,11 @@ class Answer:
     """A stream's ``data: [DONE]`` arrived (streams only)."""
     events: int = 0
     """Data events received (streams only; 0 = an empty 200 stream)."""
+    stop_cut: str | None = None
+    """The request's stop sequence at which mtboard cut ``text`` because the server did not stop there
+    (:func:`mtboard.llm.policy.apply_stop`); None when nothing was cut."""
+    uncut_text: str | None = None
+    """``text`` as the server sent it, before the cut (only when ``stop_cut`` is set)."""
 
 
 def _read_choice(ans: Answer, ch: dict[str, Any], delta_key: str) -> None:

@@ -220,6 +220,14 @@ def common_cells(rows_results: list[list[EntryResult]], kind: str) -> set[int]:
     return set.intersection(*sets) if sets else set()
 
 
+def _judge_text(value: float | None, results: list[EntryResult], kind: str) -> str:
+    """A judge's value with the number of entries the judge failed on (issue 22): those are excluded from the value
+    (issue 15: coverage, judged n of N), so a value over few judged entries must say so."""
+    failed = sum(1 for r in results if kind in r.judgements and r.judgements[kind].status == "judge_failed")
+    text = fmt.num(value, 2)
+    return f"{text} ({failed} of {len(results)} judge_failed)" if failed else text
+
+
 def _date(card: RunCard) -> str:
     return card.timestamp[:10]
 
@@ -287,8 +295,8 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
                       str(sc.quality_tier) if domain is None else None),
         "vtier": Cell(lc.verification.tier, lc.verification.tier),
         "date": Cell(_date(card), card.timestamp, dec),
-        "mqm": Cell(fmt.num(mqm, 2), mqm),
-        "rubric": Cell(fmt.num(rubric, 2), rubric),
+        "mqm": Cell(_judge_text(mqm, card.results if domain is None else sub, "gemba-mqm"), mqm),
+        "rubric": Cell(_judge_text(rubric, card.results if domain is None else sub, "rubric"), rubric),
         "checkpoints": Cell(cp_text, cp.mean if cp is not None else None),
     }
 

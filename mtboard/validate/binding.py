@@ -6,9 +6,10 @@ in corpus order (or the first ``method.limit``), with each result's texts and la
 
 from __future__ import annotations
 
+from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch
 from mtboard.schema import Corpus, Entry, RunCard
 from mtboard.validate.context import Context, KnownCorpus
-from mtboard.validate.report import CardRun
+from mtboard.validate.report import CardRun, rel_path
 
 
 def check_dataset(run: CardRun, card: RunCard, ctx: Context) -> KnownCorpus | None:
@@ -29,8 +30,13 @@ def check_dataset(run: CardRun, card: RunCard, ctx: Context) -> KnownCorpus | No
         return None
     match = [k for k in same_version if k.sha256 == d.sha256]
     if not match:
-        run.fail("dataset", "dataset.sha256 does not match the published corpus file with this id and version",
-                 "$.dataset.sha256")
+        why = next((w for k in same_version
+                    if (w := line_end_mismatch(k.path.read_bytes(), d.sha256, rel_path(k.path, ctx.root)))), None)
+        if why:
+            run.fail("dataset", f"dataset.sha256 does not match: {why}; fix: {CHECKOUT_FIX}", "$.dataset.sha256")
+        else:
+            run.fail("dataset", "dataset.sha256 does not match the published corpus file with this id and version",
+                     "$.dataset.sha256")
         return None
     k = match[0]
     info = k.corpus.dataset

@@ -23,7 +23,9 @@ CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name",
                "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "timestamps",
                "sovereignty", "secrets")
 """Every per-card check, in report order."""
-REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty")
+REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files")
+"""Repository-level checks; ``files``: at least one run card was validated (nothing validated is a failure, as
+pytest treats a run that collected no tests)."""
 RECOMPUTED_CHECKS = ("metrics", "mechanical", "signatures")
 """The checks that re-run scoring (:mod:`mtboard.validate.recompute`); they pass, fail or are skipped together."""
 
@@ -74,6 +76,8 @@ class CardReport(_Out):
     problems: list[Problem] = []
     run_card_hash: str | None = None
     run_id: str | None = None
+    notes: list[str] = []
+    """Warnings that are not problems (a ``--limit`` card validates but is listed unranked)."""
 
     @property
     def ok(self) -> bool:
@@ -141,9 +145,13 @@ class CardRun:
 
     def report(self, path: str, card: RunCard | None) -> CardReport:
         self.skip_all(CARD_CHECKS, "not reached")
+        notes = []
+        if card is not None and card.method.limit is not None:
+            notes.append(f"--limit {card.method.limit}: the card covers only the first {card.dataset.entry_count} "
+                         "entries of its segment; the leaderboard lists it as unranked")
         return CardReport(path=path, checks={c: self.status[c] for c in CARD_CHECKS}, skipped=self.skipped,
                           problems=self.problems, run_card_hash=card.run_card_hash if card else None,
-                          run_id=card.run_id if card else None)
+                          run_id=card.run_id if card else None, notes=notes)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -214,6 +222,8 @@ def render_text(report: ValidationReport) -> str:
         passed = [c for c in CARD_CHECKS if f.checks[c] == "pass"]
         if passed:
             lines.append(f"  pass {', '.join(passed)}")
+        for note in f.notes:
+            lines.append(f"  note {note}")
     if report.repository:
         lines.append("FAIL repository")
         for p in report.repository:

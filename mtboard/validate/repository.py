@@ -251,6 +251,11 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
             continue
         reports.append(validate_card(p, ctx))
         card_paths.append(p)
+    if changes is None and not reports:
+        given = ", ".join(safe_name(str(p)) for p in todo) or f"{SUBMISSIONS_DIR}/ (missing)"
+        repo.append(Problem(check="files", where="<repository>",
+                            message=f"no run card to validate in {given}: nothing validated is a failure "
+                                    "(pass card files or folders that hold some)"))
     repo.extend(ctx.corpus_problems())
     if repository_checks:
         repo.extend(_duplicates(reports))

@@ -261,7 +261,7 @@ def check_method(run: CardRun, card: RunCard) -> None:
 def _check_backend_bound(run: CardRun, card: RunCard, cls: type) -> None:
     """What the registered backend fixes: the model slug, the batch size, the local-model gate record."""
     m = card.method
-    if card.model_slug != cls.model_slug_for(m.model, m.effort):
+    if not cls.accepts_model_slug(card.model_slug, m, card.model_id):
         run.fail("method", f"model_slug does not agree with {m.backend}:model (backend {m.backend} names it "
                            f"{safe_name(cls.model_slug_for(m.model, m.effort), 80)})", "$.model_slug")
     if card.batch_size != max(1, cls.preferred_batch_size):

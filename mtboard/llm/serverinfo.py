@@ -1,0 +1,181 @@
+"""What a model server reports about itself and the weights it serves (issue 22): pure functions over the JSON each
+server answers, so they are testable without a server. :meth:`mtboard.llm.LLMClient.probe` asks, these read.
+
+Where each server says it (every endpoint is public API of the server named; nothing is guessed from the name typed):
+
+==================  =====================================  =============================================================
+server              asked                                  read
+==================  =====================================  =============================================================
+any                 ``GET /v1/models``                     ``data[].id`` (the served names), ``owned_by``; vLLM also
+                                                           ``root`` (the model it loaded: a Hugging Face repo or path)
+llama.cpp           ``GET /props``                         ``model_path`` (the GGUF file), ``build_info`` (``b4567-…``)
+llama-cpp-python    ``GET /openapi.json``                  ``info.version`` (the package version); the GGUF file is the
+                                                           ``/v1/models`` id unless the server was given an alias
+Ollama              ``GET /api/version``,                  version; ``details.family``; the weights blob in the
+                    ``POST /api/show`` ``{"model": …}``,   modelfile's ``FROM …/blobs/sha256-<hex>`` (Ollama stores
+                    ``GET /api/tags``                      blobs under their SHA-256, so this is the GGUF file's hash);
+                                                           the model's manifest ``digest``
+vLLM                ``GET /version``                       ``version``; a ``root`` inside a Hugging Face cache
+                                                           (``models--ORG--NAME/snapshots/<40 hex>``) names the repo
+                                                           and the commit it was loaded at
+==================  =====================================  =============================================================
+
+:class:`ServerIdentity` holds the result. ``weights_path`` is a path on the server's machine: it is runtime only
+(a backend may hash the file when the server runs on this machine) and never written to any artifact; only its file
+name is published.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HF_SNAPSHOT = re.compile(r"models--(?P<org>[^/\\]+?)--(?P<name>[^/\\]+)[/\\]snapshots[/\\](?P<rev>[0-9a-f]{40})")
+_OLLAMA_BLOB = re.compile(r"^FROM\s+\S*?sha256[-:](?P<hex>[0-9a-f]{64})\s*$", re.MULTILINE)
+_HF_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+@dataclass
+class ServerIdentity:
+    """What the server said about itself and the model serving a request (see the module docstring).
+
+    Every field is None / empty when the server did not say it.
+    """
+
+    provider: str | None = None
+    """Channel (llama.cpp, llama-cpp-python, ollama, vllm, openai-compatible, …)."""
+    engine: str | None = None
+    """Server build as it reports it: ``llama.cpp b4567-abc1234``, ``llama-cpp-python 0.3.36``, ``ollama 0.5.7``,
+    ``vllm 0.6.3``."""
+    model_ids: list[str] = field(default_factory=list)
+    """``/v1/models`` ids as listed (at most 50)."""
+    served: str | None = None
+    """The listed id serving the requested model (see :func:`pick_served`)."""
+    weights_path: str | None = None
+    """GGUF file path on the server's machine (llama.cpp ``/props`` ``model_path``; llama-cpp-python's model id).
+    Runtime only: never written anywhere."""
+    weights_name: str | None = None
+    """Public name of the weights: the GGUF file name, the Hugging Face repo vLLM loaded, or Ollama's model name."""
+    weights_sha256: str | None = None
+    """SHA-256 of the weights file when the server reports it (Ollama's content-addressed blob)."""
+    revision: str | None = None
+    """Version of the weights: the Hugging Face commit vLLM loaded, or Ollama's manifest digest."""
+    family: str | None = None
+    """Model family as the server reports it (Ollama ``details.family``, e.g. ``gemma3``)."""
+
+    @property
+    def identifies_weights(self) -> bool:
+        """True when the server named the weights (not only the name the request used)."""
+        return self.weights_name is not None
+
+
+def basename(path: str) -> str:
+    """The last component of a POSIX or Windows path (a server may run on either)."""
+    name = PurePosixPath(path).name
+    if "\\" in name:
+        name = PureWindowsPath(name).name
+    return name
+
+
+def looks_like_path(value: str) -> bool:
+    """True for an absolute or relative file path (``/…``, ``./…``, ``C:\\…``, ``…/x.gguf``), False for a model
+    name such as ``gemma3:270m`` or ``Qwen/Qwen3-8B``."""
+    return (value.startswith(("/", "./", "../", "~", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", value))
+            or value.lower().endswith(".gguf"))
+
+
+def model_list(data: Any) -> list[dict[str, Any]]:
+    """The model objects of a ``/v1/models`` answer (``{"data": [...]}`` or Ollama's ``{"models": [...]}``)."""
+    if not isinstance(data, dict):
+        return []
+    items = data.get("data") if isinstance(data.get("data"), list) else data.get("models")
+    return [i for i in items if isinstance(i, dict)][:50] if isinstance(items, list) else []
+
+
+def pick_served(ids: list[str], requested: str | None) -> str | None:
+    """The listed id that serves ``requested``: the same id; Ollama's ``NAME`` for ``NAME:latest``; else the only
+    id when the server lists exactly one (llama.cpp and llama-cpp-python serve their one model under any name).
+    None when no id can be told."""
+    if requested:
+        if requested in ids:
+            return requested
+        if ":" not in requested and f"{requested}:latest" in ids:
+            return f"{requested}:latest"
+    return ids[0] if len(ids) == 1 else None
+
+
+def vllm_root(root: str) -> tuple[str | None, str | None]:
+    """``(weights name, revision)`` from the ``root`` vLLM reports: a Hugging Face cache snapshot path gives
+    ``("ORG/NAME", "<40 hex>")``; a repo id ``ORG/NAME`` itself; another path its last folder name."""
+    m = _HF_SNAPSHOT.search(root)
+    if m:
+        return f"{m.group('org')}/{m.group('name')}", m.group("rev")
+    if _HF_REPO.match(root) and not looks_like_path(root):
+        return root, None
+    name = basename(root.rstrip("/\\"))
+    return (name or None), None
+
+
+def llama_cpp_props(data: Any) -> tuple[str | None, str | None]:
+    """``(model_path, engine)`` from llama.cpp's ``/props``: engine ``llama.cpp <build_info>``."""
+    if not isinstance(data, dict):
+        return None, None
+    path = data.get("model_path")
+    build = data.get("build_info")
+    return (path if isinstance(path, str) and path else None,
+            f"llama.cpp {build}" if isinstance(build, str) and build else None)
+
+
+def openapi_version(data: Any) -> str | None:
+    """``info.version`` of an OpenAPI document (llama-cpp-python's FastAPI app sets it to its package version)."""
+    info = data.get("info") if isinstance(data, dict) else None
+    v = info.get("version") if isinstance(info, dict) else None
+    return v if isinstance(v, str) and v else None
+
+
+def ollama_show(data: Any) -> tuple[str | None, str | None]:
+    """``(weights blob SHA-256, family)`` from Ollama's ``/api/show`` answer."""
+    if not isinstance(data, dict):
+        return None, None
+    blob = None
+    modelfile = data.get("modelfile")
+    if isinstance(modelfile, str):
+        m = _OLLAMA_BLOB.search(modelfile)
+        blob = m.group("hex") if m else None
+    details = data.get("details")
+    fam = details.get("family") if isinstance(details, dict) else None
+    return blob, (fam if isinstance(fam, str) and fam else None)
+
+
+def ollama_digest(tags: Any, name: str) -> str | None:
+    """The manifest ``digest`` Ollama's ``/api/tags`` lists for ``name`` (``sha256:`` prefix dropped)."""
+    for m in model_list(tags):
+        if name in (m.get("name"), m.get("model")):
+            d = m.get("digest")
+            if isinstance(d, str):
+                d = d.removeprefix("sha256:")
+                return d if _HEX64.match(d) else None
+    return None
+
+
+def weights_from_models(provider: str | None, served: str | None, item: dict[str, Any] | None
+                        ) -> tuple[str | None, str | None, str | None]:
+    """``(weights path, weights name, revision)`` that the ``/v1/models`` entry of the served model tells:
+    a GGUF file path (llama.cpp / llama-cpp-python without an alias), vLLM's ``root``, Ollama's model name."""
+    if served is None:
+        return None, None, None
+    if provider == "vllm" and item is not None and isinstance(item.get("root"), str) and item["root"]:
+        name, rev = vllm_root(item["root"])
+        return None, name, rev
+    if provider in ("llama.cpp", "llama-cpp-python") and looks_like_path(served):
+        return served, basename(served), None
+    if provider == "ollama":
+        return None, served, None
+    return None, None, None
+
+
+__all__ = ["ServerIdentity", "basename", "looks_like_path", "model_list", "pick_served", "vllm_root",
+           "llama_cpp_props", "openapi_version", "ollama_show", "ollama_digest", "weights_from_models"]
