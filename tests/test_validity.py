@@ -397,3 +397,22 @@ def test_judges_page_on_judged_cards():
     (pair,) = [p for p in page.board_pairs if p.kind == "gemba-mqm"]
     # the same verdicts on the same 8 cells: perfect agreement (severity classes none/major alternate)
     assert (pair.n, pair.kappa, pair.tau) == (8, 1.0, 1.0)
+
+
+@pytest.mark.parametrize("families, check, ok", [
+    (["qwen"], "passed (judge family declared: qwen)", True),   # --judge-family qwen on a judge named otherwise
+    (["qwen"], "passed", True),                                  # a family the judge's server reported
+    (["qwen"], "passed (judge family declared: llama)", False),  # a declared family the record does not hold
+    (["no-such-family"], "passed", False),                       # only known families (judges.base.FAMILIES)
+    ([], "overridden (--allow-self-judge)", False),              # nothing overlaps: not an override
+])
+def test_family_check_agrees_with_the_recorded_families(tmp_path, families, check, ok):
+    """family_check is what judges.base.check_family decides from the recorded families (issue 15 part 0 with
+    issue 22's declared and server-reported judge families): an Apertium translator has no family, so the check
+    passes, naming a declared judge family when the record holds it."""
+    data = json.loads(vs.judged_card_bytes(12))
+    for s in data["judges"].values():
+        s.update(judge_families=families, family_check=check)
+    report = _place_and_validate(tmp_path, vs.refingerprint_and_reseal(data))
+    fields = {p.field for f in report.files for p in f.problems if p.check == "judges"}
+    assert (not fields) == ok, fields

@@ -13,8 +13,9 @@ everything that follows from what it said is bound:
   from the verdicts (the judge's own ``summarize``); ``parser``, ``higher_is_better``, ``worst_score`` and
   ``temperature`` are the judge class's; ``runs`` is 1 for entry judges and the card's translation replicates for
   the checkpoint judge;
-* ``judge_families`` / ``translator_families`` are :func:`mtboard.judges.base.model_families` of the judge model and
-  of the translator's names, and ``family_check`` says ``passed`` exactly when they do not overlap;
+* ``translator_families`` are :func:`mtboard.judges.base.model_families` of the translator's names,
+  ``judge_families`` hold the judge model's (plus what its server reported or ``--judge-family`` declared), and
+  ``family_check`` is what :func:`mtboard.judges.base.check_family` decides from them (:func:`_check_families`);
 * the card's judge totals are the summaries' sums.
 """
 
@@ -25,7 +26,7 @@ import statistics
 from typing import Any
 
 from mtboard.judges import REGISTRY, model_families
-from mtboard.judges.base import JUDGE_BACKENDS, JudgeItem
+from mtboard.judges.base import FAMILIES, JUDGE_BACKENDS, JudgeItem
 from mtboard.judges.calls import JUDGE_TEMPERATURE
 from mtboard.judges.checkpoints import mean_and_spread
 from mtboard.judges.gemba_mqm import ERROR_CLASSES, SEVERITY_WEIGHTS
@@ -35,6 +36,8 @@ from mtboard.validate.report import CardRun
 
 FAMILY_PASSED = "passed"
 FAMILY_OVERRIDDEN = "overridden (--allow-self-judge)"
+FAMILY_UNKNOWN = "overridden (--allow-self-judge; family unknown)"
+FAMILY_DECLARED_PREFIX = "passed (judge family declared: "
 
 
 def _same(a: float | None, b: float | None) -> bool:
@@ -89,19 +92,36 @@ def _check_verdict(run: CardRun, kind: str, summary: JudgeSummary, v: JudgeVerdi
 
 
 def _check_families(run: CardRun, card: RunCard, summary: JudgeSummary, where: str) -> None:
-    jf = sorted(model_families(summary.model))
+    """``family_check`` as :func:`mtboard.judges.base.check_family` decides it from the recorded families.
+
+    ``translator_families`` recompute from the card's model names. ``judge_families`` hold at least the judge
+    model's own families and only known ones (:data:`mtboard.judges.base.FAMILIES`); more come from what the judge's server reported or ``--judge-family`` declared (issue 22:
+    declared, a re-run confirms them), and a declared family is one of them. Then: families shared → overridden;
+    an LLM translator (a prompted method) with the judge's or its own family unknown → overridden (family unknown);
+    otherwise passed (with the declared family when it is not the judge model's own)."""
+    own = model_families(summary.model)
+    jf = set(summary.judge_families)
     tf: set[str] = set()
     for name in (card.model_slug, card.method.model, card.model_id):
         tf |= model_families(name)
-    if summary.judge_families != jf:
-        run.fail("judges", "judge_families are not the judge model's families", f"{where}.judge_families")
+    if not own <= jf or not jf <= FAMILIES.keys() or summary.judge_families != sorted(jf):
+        run.fail("judges", "judge_families must be known families (sorted), the judge model's own among them",
+                 f"{where}.judge_families")
     if summary.translator_families != sorted(tf):
         run.fail("judges", "translator_families are not the families of the card's model names",
                  f"{where}.translator_families")
-    want = FAMILY_OVERRIDDEN if set(jf) & tf else FAMILY_PASSED
+    declared = summary.family_check.removeprefix(FAMILY_DECLARED_PREFIX).removesuffix(")") \
+        if summary.family_check.startswith(FAMILY_DECLARED_PREFIX) else None
+    if jf & tf:
+        want, why = FAMILY_OVERRIDDEN, "the judge and translator families overlap"
+    elif card.method.prompt_format != "raw" and (not jf or not tf):
+        want, why = FAMILY_UNKNOWN, "an LLM translator and a judge whose families cannot be told apart"
+    elif declared is not None and declared in jf and declared not in own:
+        want, why = summary.family_check, ""
+    else:
+        want, why = FAMILY_PASSED, "the judge and translator families do not overlap"
     if summary.family_check != want:
-        run.fail("judges", f"family_check must be {want!r}: the judge and translator families "
-                           f"{'overlap' if want != FAMILY_PASSED else 'do not overlap'}", f"{where}.family_check")
+        run.fail("judges", f"family_check must be {want!r}: {why}", f"{where}.family_check")
 
 
 def _check_breakdown(run: CardRun, card: RunCard, kind: str, summary: JudgeSummary, verdicts: list[JudgeVerdict],
