@@ -28,7 +28,7 @@ from mtboard.metrics import bootstrap
 from mtboard.metrics.composite import composite, composite_array, entry_columns
 from mtboard.prices import Rates, load_prices
 from mtboard.runner import RunSettings, run
-from mtboard.schema import Usage
+from mtboard.schema import Segment, Usage
 from mtboard.site import tables
 from mtboard.site.load import Inputs, LoadedCard, Verification, load_inputs
 
@@ -327,7 +327,7 @@ def test_secret_segment_verify_compares_with_the_card(tmp_path, monkeypatch):
     path = next((root / "submissions").rglob("*.json"))
     # the secret file: 10 later development entries relabelled gold_standard (a test fixture made from the corpus)
     corpus, _ = load_corpus(ES)
-    secret = corpus.model_copy(update={"entries": [e.model_copy(update={"segment": "gold_standard"})
+    secret = corpus.model_copy(update={"entries": [e.model_copy(update={"segment": Segment.gold_standard})
                                                    for e in corpus.entries[100:110]]})
     write_corpus(secret, tmp_path / "secret.json")
     monkeypatch.setenv("MTB_TEST_SECRET", str(tmp_path / "secret.json"))
