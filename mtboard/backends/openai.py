@@ -163,12 +163,16 @@ class OpenAIBackend(Backend):
     @classmethod
     def accepts_model_slug(cls, model_slug: str, method: MethodRecord, model_id: str | None) -> bool:
         """The model as typed (:meth:`model_slug_for`), or the weights' name the server reported (:meth:`describe`):
-        the served model's listed name (``model_id``: llama.cpp's GGUF file name, Ollama's model name) or, for vLLM,
-        the Hugging Face repo it loaded. A server-reported name is declared (only a re-run confirms it: ``mtboard
-        verify`` compares the weights the re-run's server reports)."""
+        the served model's listed name (``model_id``), or another name when the card records what the server said
+        about itself (its build, the weights' revision or hash: llama.cpp's GGUF file behind an alias, the Hugging
+        Face repo vLLM loaded). A server-reported name is declared: only a re-run confirms it (``mtboard verify``
+        compares the weights the re-run's server reports)."""
         if model_slug == cls.model_slug_for(method.model, method.effort):
             return True
-        return model_id is not None and (model_slug == model_id or method.api_provider == "vllm")
+        if model_id is None:
+            return False
+        return model_slug == model_id or any(x is not None for x in (method.engine_version, method.model_revision,
+                                                                      method.model_file_sha256))
 
     def describe(self) -> BackendFacts:
         """Provider, endpoint host hash, sampling — and, when the server named the weights it serves (issue 22;
