@@ -273,3 +273,21 @@ def test_verify_compares_the_weights_the_rerun_server_reports(tmp_path):
     record = json.loads(next((tmp_path / "out-altered").glob("*.verification.json")).read_text())
     assert record["passed"] is False and record["tier"] == "self-benchmarked"
     assert all(d["within"] for d in record["deltas"])  # the scores agree: only the weights tell the runs apart
+
+
+@pytest.mark.parametrize("routes,model", [(LLAMA_SERVER, "my-gemma"), (OLLAMA, "gemma3:270m"), (VLLM, "qwen3-8b"),
+                                          (HOSTED, "gpt-4o-mini")], ids=["llama-server", "ollama", "vllm", "hosted"])
+def test_the_validator_accepts_the_model_slug_each_server_reported(routes, model):
+    """Issue 15 binds ``model_slug`` to the method; a server-reported weights name (issue 22) is accepted as what the
+    server declared — and a name the card gives no server evidence for is not."""
+    from mtboard.schema import MethodRecord
+
+    with SelfDescribing(routes) as srv:
+        facts = _describe(srv.url, model)
+    method = MethodRecord(spec=f"openai:{model}", backend="openai", model=model, engine_version=facts.engine_version,
+                          model_revision=facts.model_revision, model_file_sha256=facts.model_file_sha256)
+    assert OpenAIBackend.accepts_model_slug(facts.model_slug, method, facts.model_id)
+    bare = MethodRecord(spec=f"openai:{model}", backend="openai", model=model)
+    assert not OpenAIBackend.accepts_model_slug("someone-else/model", bare, facts.model_id) or \
+        facts.model_id == "someone-else/model"
+    assert not OpenAIBackend.accepts_model_slug("someone-else/model", bare, None)
