@@ -12,9 +12,10 @@ from collections.abc import Mapping
 
 from mtboard import HARNESS_VERSION, canonical
 from mtboard.documents import seal
+from mtboard.prices import Rates
 from mtboard.runspec import RunSpec, facts_from_card, fingerprint_components
-from mtboard.schema import (BackendFacts, DatasetRef, EntryResult, Fingerprint, JudgeSummary, MethodConfig, RunCard,
-                            Scores, Totals)
+from mtboard.schema import (BackendFacts, DatasetRef, EntryResult, Fingerprint, JudgeSummary, MethodConfig,
+                            ReplicateResult, ReplicateRun, RunCard, Scores, Totals, TranslationRecord)
 
 
 def card_fingerprint_components(card: RunCard) -> dict[str, object]:
@@ -34,11 +35,32 @@ def compute_fingerprint(card: RunCard) -> Fingerprint:
                        components=comps)
 
 
+def card_records(card: RunCard) -> list[list[TranslationRecord]]:
+    """The translation records a card was scored from, one list per replicate run (run 0 first): each result's raw
+    output, error, attempts, latencies and usage. What the validator recomputes from and ``mtboard rescore`` re-scores
+    (the inverse of :func:`mtboard.scoring.score_run` on the stored fields)."""
+    def rec(run_index: int, r: EntryResult | ReplicateResult) -> TranslationRecord:
+        return TranslationRecord(run_index=run_index, entry_id=r.entry_id, raw_predicted=r.raw_predicted,
+                                 error=r.error, error_kind=r.error_kind, attempts=r.attempts, latency_s=r.latency_s,
+                                 batch_latency_s=r.batch_latency_s, usage=r.usage)
+
+    return [[rec(0, r) for r in card.results]] + [[rec(rr.run_index, r) for r in rr.results]
+                                                  for rr in card.replicate_runs]
+
+
+def replicate_run(run_index: int, results: list[EntryResult]) -> ReplicateRun:
+    """A replicate run's block for the card: each entry result without the corpus texts (``results`` has them)."""
+    fields = set(ReplicateResult.model_fields)
+    return ReplicateRun(run_index=run_index, results=[
+        ReplicateResult.model_validate(r.model_dump(include=fields)) for r in results])
+
+
 def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results: list[EntryResult],
                   totals: Totals, run_id: str, timestamp: str, elapsed_seconds: float, price_in: float | None,
                   price_out: float | None, fst_version: str | None = None,
                   judges: Mapping[str, JudgeSummary] | None = None, notes: str | None = None,
-                  harness_version: str | None = None) -> RunCard:
+                  harness_version: str | None = None, rates: Rates | None = None,
+                  replicate_runs: list[ReplicateRun] | None = None) -> RunCard:
     """Assemble, fingerprint (v2) and seal a run card.
 
     Args:
@@ -49,6 +71,9 @@ def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results
             ``totals`` over all replicates (:func:`mtboard.prices.compute_totals`).
         run_id / timestamp: the work directory's manifest; ``elapsed_seconds``: translation wall-clock, seconds.
         price_in / price_out: USD per 1M tokens used for cost (None when unknown).
+        rates: every rate used for cost (cached input, reasoning, date, price-table hash), when known; its input and
+            output rates must equal ``price_in`` / ``price_out``.
+        replicate_runs: runs 1 … N−1 of ``--runs N`` (:func:`replicate_run`).
         fst_version: the analyser that scored FST acceptance, None when none ran (the validator checks it names the
             analyser installed where the card is validated).
         judges: judge summaries by kind (empty before judging).
@@ -69,11 +94,14 @@ def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results
         condition=spec.condition, temperature=spec.temperature, system_prompt_sha256=spec.system_prompt_sha256,
         system_prompt_used=spec.system_prompt, fst_version=fst_version, batch_size=spec.batch_size,
         max_retries=spec.max_retries, method_class=spec.method_class, method_config=method_config,
-        method=spec.method_record(facts, price_in=price_in, price_out=price_out), dataset=dataset, scores=scores,
-        totals=totals, results=list(results), judges=dict(judges or {}), notes=notes, fingerprint=placeholder,
-        run_card_hash="")
+        method=spec.method_record(
+            facts, price_in=price_in, price_out=price_out,
+            price_cached_in=rates.cached_input if rates else None, price_reasoning=rates.reasoning if rates else None,
+            price_as_of=rates.as_of if rates else None, price_table_sha256=rates.table_sha256 if rates else None),
+        dataset=dataset, scores=scores, totals=totals, results=list(results), judges=dict(judges or {}),
+        replicate_runs=list(replicate_runs or []), notes=notes, fingerprint=placeholder, run_card_hash="")
     card = card.model_copy(update={"fingerprint": compute_fingerprint(card)})
     return seal(card)
 
 
-__all__ = ["assemble_card", "card_fingerprint_components", "compute_fingerprint"]
+__all__ = ["assemble_card", "card_fingerprint_components", "card_records", "compute_fingerprint", "replicate_run"]

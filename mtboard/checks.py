@@ -37,7 +37,7 @@ from mtboard.languages import expected_scripts
 from mtboard.schema import CheckFlag, ErrorKind, MechanicalDecision, Outcome
 from mtboard.text import CONTROL_TOKEN, MD_EMPHASIS, TAG, may_hold_placeholders, placeholders
 
-POLICY_VERSION = "mech-1.0"
+POLICY_VERSION = "mech-1.1"
 """Version of this frozen policy, stored in every card's ``scores.policy_version``."""
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -104,7 +104,8 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 
 
 # Command modules register themselves on `app` when imported.
-from mtboard.commands import backends, corpus, demo, doctor, judge, run, site, validate  # noqa: E402,F401
+from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, rescore, run, site,  # noqa: E402,F401
+                              validate)
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m mtboard.cli` runs this file as `__main__`, while the command modules registered their commands on

@@ -16,7 +16,6 @@ are final, scored 0 and recorded with their kind.
 from __future__ import annotations
 
 import asyncio
-import statistics
 import threading
 import time
 from collections import Counter
@@ -26,16 +25,17 @@ from typing import Any, Protocol
 
 from mtboard import judges, scoring
 from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method
-from mtboard.card import assemble_card
+from mtboard.card import assemble_card, replicate_run
 from mtboard.documents import load_corpus, write_card
 from mtboard.errors import BackendError, ConfigError, MtboardError
 from mtboard.gate import GATE_ENTRIES, check_early_gate
 from mtboard.metrics.bleu import make_bleu
-from mtboard.prices import PriceTable, compute_totals, price_table_for, resolve_prices
+from mtboard.prices import PriceTable, compute_totals, price_table_for, resolve_rates
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.report import REPORT, write_report
 from mtboard.runspec import BackendContext, DatasetIdentity, RunSpec, endpoint_host_sha256
-from mtboard.schema import (BackendFacts, Corpus, Entry, MethodClass, Replicates, RunCard, Scores, Segment,
+from mtboard.prices import Rates
+from mtboard.schema import (BackendFacts, Corpus, Entry, JudgeSummary, MethodClass, RunCard, Segment,
                             TranslationRecord)
 from mtboard.workdir import INCOMPLETE_KINDS, WorkDir
 
@@ -554,40 +554,54 @@ def build_card(translated: Translated, *, elapsed_seconds: float | None = None) 
 
     ``elapsed_seconds``: translation wall-clock recorded in the card (default: the work directory's, rounded to
     ms); scoring uses ``elapsed / runs``, exactly as :mod:`mtboard.validate` recomputes it from the card.
-    Replicates (``--runs N``): run 0's results and scores, with every run's chrF++ and composite, mean and
-    spread in ``scores.replicates``; totals cover all runs.
+    Replicates (``--runs N``): run 0's results and scores; every other run's per-entry results (outputs,
+    statistics, scores) in ``replicate_runs``; every run's chrF++ and composite with mean and spread in
+    ``scores.replicates``; totals cover all runs. The validator recomputes each replicate from its stored outputs.
     """
     plan = translated.plan
-    spec = plan.spec
-    price_in, price_out, price_source = resolve_prices(
-        spec, translated.description, priced=plan.backend_cls.priced, price_in=plan.settings.price_in,
-        price_out=plan.settings.price_out, table=plan.prices)
+    rates, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
+                                        price_in=plan.settings.price_in, price_out=plan.settings.price_out,
+                                        table=plan.prices)
     elapsed = round(translated.elapsed_seconds, 3) if elapsed_seconds is None else elapsed_seconds
-    ds = plan.corpus.dataset
-    scored = [scoring.score_run(plan.entries, translated.run_records(ri), source_language=ds.source_language,
-                                target_language=ds.target_language, elapsed_seconds=elapsed / spec.runs,
-                                fst=FST_MODE, strip_unknown_marks=plan.backend_cls.strip_unknown_marks,
-                                price_in_per_mtok=price_in, price_out_per_mtok=price_out)
-              for ri in range(spec.runs)]
-    scores, results = scored[0]
-    if spec.runs > 1:
-        scores = scores.model_copy(update={"replicates": replicates([sc for sc, _ in scored])})
-    all_records = [r for ri in range(spec.runs) for r in translated.run_records(ri)]
-    totals = compute_totals(all_records, plan.entries, spec.runs, price_in, price_out)
-    card = assemble_card(spec, translated.description, scores=scores, results=results, totals=totals,
-                         run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
-                         elapsed_seconds=elapsed, price_in=price_in, price_out=price_out,
-                         fst_version=scoring.fst_version(ds.target_language, FST_MODE), notes=plan.settings.notes)
+    runs = [translated.run_records(ri) for ri in range(plan.spec.runs)]
+    card = score_and_assemble(plan.spec, translated.description, plan.entries, runs, rates=rates,
+                              strip_unknown_marks=plan.backend_cls.strip_unknown_marks, elapsed_seconds=elapsed,
+                              run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
+                              notes=plan.settings.notes)
     return card, price_source
 
 
-def replicates(scores: list[Scores]) -> Replicates:
-    """Every replicate's chrF++ and composite with their mean and sample standard deviation (``--runs N``, N ≥ 2)."""
-    chrfs = [sc.chrf_plus_plus for sc in scores]
-    comps = [sc.composite for sc in scores]
-    return Replicates(n=len(scores), chrf_plus_plus=chrfs, composite=comps, chrf_mean=statistics.fmean(chrfs),
-                      chrf_stdev=statistics.stdev(chrfs), composite_mean=statistics.fmean(comps),
-                      composite_stdev=statistics.stdev(comps))
+def score_and_assemble(spec: RunSpec, facts: BackendFacts, entries: list[Entry],
+                       runs: list[list[TranslationRecord]], *, rates: Rates | None, strip_unknown_marks: bool,
+                       elapsed_seconds: float, run_id: str, timestamp: str, notes: str | None = None,
+                       fst: bool | None = None, judges: dict[str, JudgeSummary] | None = None) -> RunCard:
+    """Score every replicate's records and assemble the sealed card: what :func:`build_card` does for a fresh run
+    and ``mtboard rescore`` for a card's stored outputs (``runs[i]``: replicate i's records, one per entry).
+
+    ``fst``: None = the runner's :data:`FST_MODE`. ``elapsed_seconds``: translation wall-clock; each replicate is
+    scored with ``elapsed / runs`` (what the validator recomputes with).
+    """
+    fst = FST_MODE if fst is None else fst
+    ds = spec.dataset
+    n = len(runs)
+    price_in, price_out = (rates.input, rates.output) if rates is not None else (None, None)
+    scored = [scoring.score_run(entries, records, source_language=ds.source_language,
+                                target_language=ds.target_language, elapsed_seconds=elapsed_seconds / n,
+                                fst=fst, strip_unknown_marks=strip_unknown_marks, rates=rates)
+              for records in runs]
+    scores, results = scored[0]
+    if n > 1:
+        scores = scores.model_copy(update={"replicates": replicates([sc for sc, _ in scored])})
+    totals = compute_totals([r for records in runs for r in records], entries, n, price_in, price_out, rates=rates)
+    return assemble_card(spec, facts, scores=scores, results=results, totals=totals, run_id=run_id,
+                         timestamp=timestamp, elapsed_seconds=elapsed_seconds, price_in=price_in,
+                         price_out=price_out, rates=rates, fst_version=scoring.fst_version(ds.target_language, fst),
+                         notes=notes, judges=judges,
+                         replicate_runs=[replicate_run(i, res) for i, (_, res) in enumerate(scored) if i > 0])
+
+
+replicates = scoring.replicates
+"""Every replicate's chrF++ and composite with mean and spread (:func:`mtboard.scoring.replicates`)."""
 
 
 def finish(translated: Translated, *, judge: str | list[str] | None = None) -> RunOutcome:
@@ -602,8 +616,8 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
     """
     plan = translated.plan
     s = plan.settings
-    _, _, price_source = resolve_prices(plan.spec, translated.description, priced=plan.backend_cls.priced,
-                                        price_in=s.price_in, price_out=s.price_out, table=plan.prices)
+    _, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
+                                    price_in=s.price_in, price_out=s.price_out, table=plan.prices)
     check_complete(translated, price_source)
     card, price_source = build_card(translated)
     judge_note = None
@@ -671,5 +685,6 @@ def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutco
 
 
 __all__ = ["RunSettings", "Plan", "Translated", "RunOutcome", "IncompleteRunError", "ProgressSink", "prepare",
-           "translate_all", "check_complete", "build_card", "replicates", "finish", "run", "make_requests",
+           "translate_all", "check_complete", "build_card", "score_and_assemble", "replicates", "finish", "run",
+           "make_requests",
            "parse_backend_opts", "judge_specs", "preflight_judges", "FST_MODE"]

@@ -176,9 +176,11 @@ class RunSpec(BaseModel):
         m = self.public_method
         return facts.model_slug or (f"{m.backend}/{m.model}" if m.model else m.backend)
 
-    def method_record(self, facts: BackendFacts, *, price_in: float | None, price_out: float | None
-                      ) -> MethodRecord:
-        """The card's ``method`` block: this spec plus the backend's facts (never a URL, key or header)."""
+    def method_record(self, facts: BackendFacts, *, price_in: float | None, price_out: float | None,
+                      price_cached_in: float | None = None, price_reasoning: float | None = None,
+                      price_as_of: str | None = None, price_table_sha256: str | None = None) -> MethodRecord:
+        """The card's ``method`` block: this spec plus the backend's facts (never a URL, key or header) and the
+        rates used for cost (USD per 1M tokens; dated, with the price table's hash when they came from it)."""
         m = self.public_method
         return MethodRecord(
             spec=m.text, backend=m.backend, model=m.model, effort=m.effort,
@@ -188,7 +190,8 @@ class RunSpec(BaseModel):
             max_tokens=self.max_tokens, sampling=dict(facts.sampling), model_revision=facts.model_revision,
             model_file_sha256=facts.model_file_sha256, engine_version=facts.engine_version, streaming=self.stream,
             concurrency=self.concurrency, runs=self.runs, limit=self.dataset.limit, local=facts.local,
-            price_in_per_mtok=price_in, price_out_per_mtok=price_out)
+            price_in_per_mtok=price_in, price_out_per_mtok=price_out, price_cached_in_per_mtok=price_cached_in,
+            price_reasoning_per_mtok=price_reasoning, price_as_of=price_as_of, price_table_sha256=price_table_sha256)
 
     def backend_context(self, *, prompt: Prompt | None = None, base_url: str | None = None,
                         sample_sources: Iterable[str] = ()) -> BackendContext:

@@ -19,7 +19,7 @@ import re
 import warnings
 from datetime import date, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, ValidationError,
                       field_validator, model_serializer, model_validator)
@@ -33,11 +33,45 @@ from mtboard.text import is_blank
 warnings.filterwarnings("ignore", message='Field name "register"', category=UserWarning)
 
 
+Binding = Literal["recomputed", "consistent", "declared"]
+"""How the validator binds a run-card field (issue 15, part 0):
+
+* ``recomputed`` — the validator derives the value itself from other fields (scores from the stored raw outputs,
+  seals, statistics) and requires equality;
+* ``consistent`` — the validator checks it against other fields, the corpus, the registered backend or the installed
+  environment (e.g. ``model_slug`` agrees with ``backend:model``, ``prompt_format`` with the prompt file, judge
+  severities with verdict scores);
+* ``declared`` — only a re-run can confirm it (model identity, date, sampling settings, measured latencies, the raw
+  outputs themselves): the site marks such values of self-benchmarked rows as declared by the contributor, and
+  GDS verification (``mtboard verify``) confirms them.
+"""
+
+BINDING_KEY = "x-binding"
+"""JSON Schema keyword carrying a field's :data:`Binding` (``mtboard schema run-card``)."""
+
+
+def _binding_schema(schema: dict[str, Any], cls: type) -> None:
+    """``json_schema_extra`` hook: write each field's binding (the model's own ``BINDING`` table; key ``"*"`` is the
+    default for fields not listed) into its JSON Schema property as :data:`BINDING_KEY`."""
+    table = cls.__dict__.get("BINDING")
+    if not table:
+        return
+    for name, prop in schema.get("properties", {}).items():
+        b = table.get(name, table.get("*"))
+        if b is not None:
+            prop[BINDING_KEY] = b
+
+
 class Strict(BaseModel):
-    """Base for every mtboard document model: strict, closed, finite numbers, docstrings as descriptions."""
+    """Base for every mtboard document model: strict, closed, finite numbers, docstrings as descriptions.
+
+    Run-card models classify their fields in a ``BINDING`` class table (field → :data:`Binding`; ``"*"`` = every
+    field not listed; fields holding a nested model need no entry — their own fields are classified), published in
+    the JSON Schema as ``x-binding``. ``tests/test_validate_binding.py`` derives the classification from the schema and
+    checks that a re-sealed edit of every recomputed and consistent field is rejected."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, use_attribute_docstrings=True,
-                              validate_default=False, populate_by_name=False)
+                              validate_default=False, populate_by_name=False, json_schema_extra=_binding_schema)
 
 
 def _lax(enum: type) -> Any:
@@ -324,7 +358,12 @@ class Corpus(Strict):
 
 
 class MethodConfig(Strict):
-    """Spec §3.2 info box: the 8-field camelCase MethodConfig carried by published cards (developer's intent)."""
+    """Spec §3.2 info box: the 8-field camelCase MethodConfig carried by published cards (developer's intent).
+
+    Every field mirrors another card field (``model`` = ``model_slug`` …) or is null: the harness has no register,
+    coaching file or coaching prompt option."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
 
     model: str
     temperature: float | None
@@ -339,10 +378,17 @@ class MethodConfig(Strict):
 class LocalModelGate(Strict):
     """Canary and latency gate results for a locally served model (JA→EN write-up)."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "declared", "canary_passed": "consistent",
+                                             "latency_passed": "consistent"}
+
     canary_passed: bool
     """True when each of the 5 fixed canary lines produced a visible translation."""
     canary_outputs: list[str] = []
     """The canary outputs as returned."""
+    canary_errors: list[str | None] = []
+    """Error kind of each canary line's answer (None when it answered): with the outputs and the fixed lines,
+    ``canary_passed`` recomputes (:meth:`mtboard.backends.base.Backend.check_local_gate`). Absent from gates recorded
+    before it existed (written without the key, so re-scored cards keep their bytes)."""
     latency_median_s: float | None = None
     """Median per-line latency with 6 lines of history (seconds)."""
     latency_p90_s: float | None = None
@@ -360,9 +406,21 @@ class LocalModelGate(Strict):
     device: str | None = None
     """'cpu' or the GPU name."""
 
+    @model_serializer(mode="wrap")
+    def _omit_absent_canary_errors(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if not data.get("canary_errors"):
+            data.pop("canary_errors", None)
+        return data
+
 
 class MethodRecord(Strict):
     """Everything needed to re-run the method (``mtboard verify``), secrets excluded. No URL, no key, no header."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {
+        "*": "declared", "spec": "consistent", "backend": "consistent", "prompt_name": "consistent",
+        "prompt_format": "consistent", "prompt_template_sha256": "consistent", "runs": "consistent",
+        "limit": "consistent", "local": "consistent"}
 
     spec: str
     """Method spec as typed, ``backend:model[:effort]`` (e.g. ``apertium:eng-spa``, ``openai:qwen3:8b:medium``)."""
@@ -404,6 +462,15 @@ class MethodRecord(Strict):
     """Price per 1M prompt tokens (USD) used for cost."""
     price_out_per_mtok: float | None = None
     """Price per 1M completion tokens (USD) used for cost."""
+    price_cached_in_per_mtok: float | None = None
+    """Price per 1M cached prompt tokens (USD); None: cached tokens are priced as prompt tokens (no cached rate)."""
+    price_reasoning_per_mtok: float | None = None
+    """Price per 1M reasoning tokens (USD); None: reasoning tokens are priced as completion tokens."""
+    price_as_of: str | None = None
+    """Date the rates were read (YYYY-MM-DD), from the price table; None for command-line or engine prices."""
+    price_table_sha256: Hex64 | None = None
+    """SHA-256 of the price table file (``prompts/prices.yaml``) the rates came from; None when they did not come
+    from it. The validator checks the rates against the table when it has the same file."""
 
 
 class BackendFacts(BaseModel):
@@ -434,6 +501,8 @@ class BackendFacts(BaseModel):
 class DatasetRef(Strict):
     """Spec §3.3."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
+
     id: str = Field(pattern=DATASET_ID_RE)
     version: str
     language_pair: str
@@ -450,13 +519,15 @@ class DatasetRef(Strict):
 class Signatures(Strict):
     """sacrebleu signature strings of the corpus scores (e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0``)."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
+
     chrf: str
     bleu: str
     ter: str
     composite: str | None = None
-    """Signature of the composite (``composite:A|weights:…|policy:mech-1.0``; mtboard.metrics.composite). Optional:
-    cards written before it existed lack it, and a card without it is written without the key (so such cards keep
-    their bytes and seal)."""
+    """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card of
+    harness 0.2.0 has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
+    older card still parses and is refused with the reason (its harness version)."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_composite(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -469,6 +540,8 @@ class Signatures(Strict):
 class Breakdown(Strict):
     """Scores restricted to one slice of entries (by domain, difficulty or provenance)."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
+
     n: Count
     chrf_plus_plus: float | None
     bleu: float | None = None
@@ -478,12 +551,17 @@ class Breakdown(Strict):
 
 
 class Replicates(Strict):
-    """Mean and spread over ``--runs N`` replicate runs (BookTrans: mean, not median)."""
+    """Mean and spread over ``--runs N`` replicate runs (BookTrans: mean, not median; spread = sample standard
+    deviation). Every replicate's outputs are in the card (run 0: ``results``; the others: ``replicate_runs``), so the
+    validator recomputes each replicate's scores and these statistics exactly."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
 
     n: int = Field(ge=1)
     chrf_plus_plus: list[float]
-    """Corpus chrF++ of each replicate."""
+    """Corpus chrF++ of each replicate, run 0 first."""
     composite: list[float]
+    """Composite of each replicate, run 0 first."""
     chrf_mean: float
     chrf_stdev: float
     composite_mean: float
@@ -492,6 +570,8 @@ class Replicates(Strict):
 
 class Scores(Strict):
     """Aggregate quality, speed and error figures (spec §3.4, §3.6). Rates in [0, 1]; chrF++/BLEU on 0–100."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
 
     total: Count
     exact_matches: Count
@@ -546,6 +626,9 @@ class Scores(Strict):
 class Totals(Strict):
     """Token usage and cost (spec §3.5). Judge usage is counted separately under ``judge_*``."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed", "judge_prompt_tokens": "consistent",
+                                             "judge_completion_tokens": "consistent", "judge_cost_usd": "consistent"}
+
     prompt_tokens: Count = 0
     completion_tokens: Count = 0
     reasoning_tokens: Count = 0
@@ -563,6 +646,8 @@ class Totals(Strict):
 class CheckFlag(Strict):
     """One mechanical flag that fired on an entry."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
+
     rule: str
     """Rule id, e.g. 'commentary', 'format.speaker_label', 'placeholder', 'foreign_script', 'eos', 'length'."""
     detail: str | None = None
@@ -571,6 +656,8 @@ class CheckFlag(Strict):
 
 class MechanicalDecision(Strict):
     """The mechanical policy's decision for one entry, with the rule that fired (mtboard.checks)."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
 
     outcome: _lax(Outcome)
     rule: str | None = None
@@ -585,6 +672,8 @@ class MechanicalDecision(Strict):
 class SegmentStats(Strict):
     """Per-segment sufficient statistics so corpus scores and significance tests re-derive without the text."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
+
     chrf: list[int]
     """sacrebleu CHRF(word_order=2) statistics: for each char order 1–6 then word order 1–2, (hyp, ref, match)."""
     bleu: list[int]
@@ -594,15 +683,29 @@ class SegmentStats(Strict):
 
 
 class Usage(Strict):
-    """Token usage of one entry (all attempts)."""
+    """Token usage of one entry (all attempts), as the provider reported it."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "declared"}
 
     prompt_tokens: Count = 0
+    """Prompt tokens, cached ones included."""
     completion_tokens: Count = 0
+    """Completion tokens, reasoning tokens included (as providers bill them)."""
     reasoning_tokens: Count = 0
+    """The reasoning part of ``completion_tokens``."""
     cached_tokens: Count = 0
+    """The cached part of ``prompt_tokens``."""
+    reported: bool | None = None
+    """False when the provider sent no usage for the entry (its cost is then unknown at a non-zero price, never
+    $0); True when it did; None for engines that have no token counts (local engines, baselines)."""
 
 
 class MqmError(Strict):
+    """One GEMBA-MQM error. The severity must agree with the verdict's score and the summary's severity counts;
+    ``non-translation`` is always critical."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"severity": "consistent", "category": "consistent", "span": "declared"}
+
     severity: Literal["critical", "major", "minor"]
     category: str
     span: str
@@ -611,11 +714,15 @@ class MqmError(Strict):
 class JudgeVerdict(Strict):
     """One judge's verdict on one entry."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "declared", "status": "consistent", "score": "consistent"}
+
     status: Literal["scored", "judge_failed", "not_sent"]
-    """not_sent: no usable output or echoed source (scored the worst value); for the checkpoints judge also a
-    paragraph no key point addresses (score None). judge_failed also carries the worst value (never clean)."""
+    """not_sent: no usable output or echoed source (scored the worst value: the translator failed); for the
+    checkpoints judge also a paragraph no key point addresses (score None). judge_failed: the judge failed (no answer,
+    or none that parsed): no score — the cell is excluded from the judge's mean and reported as missing coverage."""
     score: float | None = None
-    """MQM: penalty (lower better); rubric: 0–10 total; checkpoints: 0–100."""
+    """MQM: penalty (lower better; the sum of its errors' severity weights); rubric: 0–10 total (the sum of the
+    subscores); checkpoints: 0–100. None for judge_failed."""
     errors: list[MqmError] = []
     context_behavior: str | None = None
     subscores: dict[str, float] = {}
@@ -629,6 +736,14 @@ class JudgeVerdict(Strict):
 class JudgeSummary(Strict):
     """Aggregate of one judge over the run."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {
+        "*": "declared", "kind": "consistent", "backend": "consistent", "family_check": "consistent",
+        "n_scored": "consistent", "n_failed": "consistent", "n_not_sent": "consistent",
+        "parse_failure_rate": "consistent", "mean": "consistent", "spread": "consistent", "breakdown": "consistent",
+        "judge_families": "consistent", "translator_families": "consistent", "parser": "consistent",
+        "higher_is_better": "consistent", "worst_score": "consistent", "temperature": "consistent",
+        "runs": "consistent"}
+
     kind: Literal["gemba-mqm", "rubric", "checkpoints"]
     backend: str
     model: str
@@ -641,9 +756,10 @@ class JudgeSummary(Strict):
     n_not_sent: Count
     parse_failure_rate: Rate
     mean: float | None
-    """MQM mean penalty (lower better), rubric mean total, checkpoint mean score."""
+    """MQM mean penalty (lower better), rubric mean total, checkpoint mean score. Over the judged cells only (scored,
+    and not_sent at the worst value); judge_failed cells are excluded (coverage = judged cells ÷ results)."""
     spread: float | None = None
-    """Standard deviation over judge runs (checkpoints)."""
+    """Sample standard deviation of the run scores (checkpoints: one judged run per translation replicate)."""
     breakdown: dict[str, dict[str, float]] = {}
     """e.g. {'severity': {'major': 3}, 'class': {...}, 'context_behavior': {...}, 'area': {...}}."""
     # Optional judge provenance and accounting (issue 5; filled by mtboard.judges).
@@ -694,14 +810,21 @@ class JudgeSummary(Strict):
 class EntryResult(Strict):
     """One translated entry (spec §3.7)."""
 
+    BINDING: ClassVar[dict[str, Binding]] = {
+        "*": "recomputed", "entry_id": "consistent", "source": "consistent", "expected": "consistent",
+        "segment": "consistent", "difficulty": "consistent", "domain": "consistent", "provenance": "consistent",
+        "raw_predicted": "declared", "latency_s": "declared", "batch_latency_s": "declared", "error": "declared",
+        "error_kind": "declared", "attempts": "declared", "usage": "declared", "judgements": "consistent"}
+
     entry_id: Count
     source: str
     expected: str
     """The reference translation."""
     raw_predicted: str | None
-    """Output before post-processing (raw model/engine output)."""
+    """The output exactly as the server or engine sent it (reasoning blocks, EOS tokens and marks included)."""
     predicted: str
-    """Hypothesis after post-processing (EOS stripped, unknown-word marks removed)."""
+    """Hypothesis after post-processing by the mechanical policy (EOS and reasoning blocks stripped, unknown-word
+    marks removed; each removal recorded as a flag)."""
     segment: _lax(Segment)
     difficulty: int | None = None
     domain: _lax(Domain) | None = None
@@ -713,7 +836,12 @@ class EntryResult(Strict):
     """Sentence BLEU 0–100 (effective order)."""
     ter_score: float | None = None
     latency_s: NonNeg | None = None
+    """Measured latency of this entry alone (seconds); None when the engine translated it in a batch."""
+    batch_latency_s: NonNeg | None = None
+    """Wall-clock seconds of the whole batch call that translated this entry (batch engines; ``latency_s`` is then
+    None). Not a per-entry latency: median/p95 latencies never use it."""
     cost_usd: NonNeg | None = None
+    """Cost of this entry (USD); None when a price is unknown or the provider reported no usage."""
     tool_call_count: Count = 0
     error: str | None = None
     error_kind: _lax(ErrorKind) | None = None
@@ -734,8 +862,49 @@ class EntryResult(Strict):
     judgements: dict[str, JudgeVerdict] = {}
 
 
+class ReplicateResult(Strict):
+    """One entry of a replicate run (``--runs N``, runs 1 … N−1): the outputs and their recomputable scores. The
+    corpus texts are those of the same entry in ``results``."""
+
+    BINDING: ClassVar[dict[str, Binding]] = EntryResult.BINDING
+
+    entry_id: Count
+    raw_predicted: str | None
+    predicted: str
+    exact_match: bool
+    chrf_score: float | None
+    bleu_score: float | None
+    ter_score: float | None = None
+    latency_s: NonNeg | None = None
+    batch_latency_s: NonNeg | None = None
+    cost_usd: NonNeg | None = None
+    error: str | None = None
+    error_kind: _lax(ErrorKind) | None = None
+    attempts: Count = 1
+    fst_valid: bool | None = None
+    fst_accepted_words: Count | None = None
+    fst_checked_words: Count | None = None
+    equivalent_match: bool | None = None
+    code_switching_detected: bool | None = None
+    checks: MechanicalDecision
+    stats: SegmentStats
+    usage: Usage = Usage()
+
+
+class ReplicateRun(Strict):
+    """A replicate run's per-entry results (same entries, same order as the card's ``results``)."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"run_index": "consistent"}
+
+    run_index: int = Field(ge=1)
+    """1 … runs − 1 (run 0 is the card's ``results``)."""
+    results: list[ReplicateResult]
+
+
 class Fingerprint(Strict):
     """Fingerprint v2 (spec §3.8 extended): ``hash`` = SHA-256 of canonical ``{components, version}``."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
 
     version: Literal[2]
     hash: Hex64
@@ -744,6 +913,14 @@ class Fingerprint(Strict):
 
 class RunCard(Strict):
     """A run card (spec §3): one method, one configuration, one dataset; self-contained and sealed."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {
+        "run_id": "declared", "harness_version": "consistent", "timestamp": "declared",
+        "elapsed_seconds": "declared", "model_slug": "consistent", "model_id": "declared", "condition": "declared",
+        "temperature": "declared", "system_prompt_sha256": "consistent", "system_prompt_used": "consistent",
+        "coaching_data_sha256": "consistent", "fst_version": "consistent", "tools_enabled": "consistent",
+        "batch_size": "consistent", "max_retries": "declared", "method_class": "consistent", "notes": "declared",
+        "run_card_hash": "recomputed"}
 
     run_id: str = Field(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
     """UUID v4 generated when the run starts."""
@@ -778,6 +955,8 @@ class RunCard(Strict):
     totals: Totals
     results: list[EntryResult]
     judges: dict[str, JudgeSummary] = {}
+    replicate_runs: list[ReplicateRun] = []
+    """Runs 1 … N−1 of ``--runs N`` (run 0 is ``results``); absent for single runs."""
     notes: str | None = None
     """Contributor's free-text note (rendered escaped)."""
     fingerprint: Fingerprint
@@ -785,6 +964,13 @@ class RunCard(Strict):
     """SHA-256 of the canonical card with this field set to '' (spec §3.9)."""
 
     _v_ts = field_validator("timestamp")(_check_iso_datetime)
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_replicates(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if not data.get("replicate_runs"):
+            data.pop("replicate_runs", None)
+        return data
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -802,6 +988,8 @@ class TranslationRecord(Strict):
     error_kind: _lax(ErrorKind) | None = None
     attempts: Count = 1
     latency_s: NonNeg | None = None
+    batch_latency_s: NonNeg | None = None
+    """Wall-clock seconds of the batch call that produced this record (batch engines; ``latency_s`` is then None)."""
     usage: Usage = Usage()
     model_id: str | None = None
     finish_reason: str | None = None
@@ -856,9 +1044,14 @@ class VerificationRecord(Strict):
     method_spec: str
     """``backend:model[:effort]`` that was re-run."""
     segment: _lax(Segment)
-    """Segment re-run: the card's own (development) or a secret one (sovereign path, spec §8.2)."""
+    """Segment re-run and compared with the card: always the card's own segment (the card being verified)."""
     secret_segment_sha256: Hex64 | None = None
-    """SHA-256 of the secret-segment file when one was used (the file itself never leaves the verifier)."""
+    """SHA-256 of the secret-segment file when one was also run (the file itself never leaves the verifier)."""
+    secret_segment: _lax(Segment) | None = None
+    """Secret segment re-run besides the card's own (sovereign path, spec §8.2), when one was."""
+    secret_scores: dict[str, float | None] = {}
+    """Scores of the secret-segment re-run (the compared score names). Reported beside the development scores, never
+    compared with them: a different segment is a different test set, so ±2 % says nothing there."""
     verified_by: str = Field(min_length=1, max_length=200)
     """Who re-ran it: the GitHub actor in the verify workflow, else the local user name."""
     verified_at: str
@@ -880,6 +1073,78 @@ class VerificationRecord(Strict):
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# Judge reliability records (issue 15 part 9; mtboard anchor, mtboard.judges.reliability)
+
+
+class AnchorSource(Strict):
+    """Where the human anchor annotations came from (the data itself is never part of mtboard)."""
+
+    repository: str
+    """e.g. https://github.com/google/wmt-mqm-human-evaluation"""
+    commit: str | None = None
+    """Commit the file was read at, when known."""
+    file: str
+    """Path of the file inside the repository, e.g. ``ted/ende/mqm_ted_ende.tsv``."""
+    sha256: Hex64
+    """SHA-256 of the file read."""
+    license: str
+    """Licence of the annotations (SPDX), e.g. Apache-2.0."""
+    citation: str | None = None
+    language_pair: str
+    """e.g. en-de."""
+    selection: str
+    """How the cells were chosen, e.g. '200 of 7,406 cells, seeded sample (seed 20261201)'."""
+
+
+class AnchorFigures(Strict):
+    """Agreement of one evaluator (a metric or a judge) with professional MQM annotators on the same cells."""
+
+    n_cells: Count
+    n_valued: Count
+    """Cells the evaluator gave a value (a judge's failed judgements are excluded: coverage = n_valued / n_cells)."""
+    segment_kendall_tau: float | None
+    """Kendall τ-b between the evaluator's cell values (oriented so that positive means agreement) and the human MQM
+    penalties, over all cells (no grouping)."""
+    system_kendall_tau: float | None = None
+    """Kendall τ-b between the systems' mean values and their mean human penalties."""
+    severity_kappa: float | None = None
+    """Cohen's κ between the evaluator's worst severity class per cell and the people's (MQM judges)."""
+    span_f1: float | None = None
+    """Character-level F1 of the evaluator's error spans against the people's (MQM judges)."""
+    parse_failure_rate: Rate | None = None
+    """Judge answers that did not parse ÷ answers (judges)."""
+
+
+class AnchorCellValue(Strict):
+    key: str
+    """``system#seg_id`` of the anchor cell."""
+    value: float | None
+    """The evaluator's value (None: a failed judgement)."""
+    severity: str | None = None
+    """Worst severity class the judge reported (MQM judges)."""
+
+
+class AnchorRecord(Strict):
+    """One evaluator's meta-evaluation on a human-annotated anchor set (``mtboard anchor``), read by the site's
+    judges page. Holds numbers and cell keys only, never the annotated texts."""
+
+    record_version: Literal[1] = 1
+    source: AnchorSource
+    evaluator: str
+    """``chrF++`` or the judge spec ``KIND=backend:model``."""
+    evaluator_kind: str
+    """``metric`` or the judge kind (gemba-mqm, rubric)."""
+    prompt_sha256: Hex64 | None = None
+    """Judge prompt file hash (judges)."""
+    figures: AnchorFigures
+    cells: list[AnchorCellValue]
+    """Per cell value, so two evaluators on the same cells can be compared with each other."""
+    harness_version: str | None = None
+    created: str | None = None
+    """ISO 8601 UTC time the record was made."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # Helpers
 
 
@@ -895,5 +1160,42 @@ def describe_validation_error(exc: ValidationError, where: str) -> str:
     return f"{where}: {loc}: {msg}{more}"
 
 
-SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard}
+def binding_paths(model: type[Strict] | None = None) -> dict[str, Binding]:
+    """Every classified field of a document model as a JSON path → :data:`Binding`, derived from its JSON Schema
+    (``x-binding``): ``$.method.model``, ``$.results[].latency_s``, ``$.judges.*.mean`` (``[]`` = any list item,
+    ``*`` = any key of a mapping). A field holding a nested model is listed with its own binding when it has one and
+    its fields are listed too; scalars inside lists and mappings take their field's binding. Default model: RunCard.
+    """
+    schema = (model or RunCard).model_json_schema()
+    defs = schema.get("$defs", {})
+    out: dict[str, Binding] = {}
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = defs[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    def walk(node: dict[str, Any], path: str, inherited: Binding | None) -> None:
+        b = node.get(BINDING_KEY, inherited)
+        options = [resolve(o) for o in node.get("anyOf", [node])]
+        options = [o for o in options if o.get("type") != "null"] or [resolve(node)]
+        nested = False
+        for opt in options:
+            if "properties" in opt:
+                nested = True
+                for name, prop in opt["properties"].items():
+                    walk(prop, f"{path}.{name}", None)
+            elif opt.get("type") == "array" and "items" in opt and isinstance(opt["items"], dict):
+                walk(opt["items"], f"{path}[]", b)
+            elif opt.get("type") == "object" and isinstance(opt.get("additionalProperties"), dict):
+                walk(opt["additionalProperties"], f"{path}.*", b)
+        if b is not None and (path not in out) and (node.get(BINDING_KEY) is not None or not nested):
+            out[path] = b
+
+    for name, prop in schema["properties"].items():
+        walk(prop, f"$.{name}", None)
+    return dict(sorted(out.items()))
+
+
+SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord}
 """Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""

@@ -24,8 +24,9 @@ from mtboard.metrics.composite import composite, composite_signature, cost_adjus
 from mtboard.metrics.pool import map_chunks, plan_chunks
 from mtboard.metrics.segments import statistics_chunk
 from mtboard.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_signature
-from mtboard.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Scores, SegmentStats,
-                            Signatures, Totals, TranslationRecord, Usage)
+from mtboard.prices import Rates
+from mtboard.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Replicates, Scores,
+                            SegmentStats, Signatures, Totals, TranslationRecord, Usage)
 from mtboard.text import nfc, normalise_for_match
 
 
@@ -64,10 +65,8 @@ def _percentile_nearest_rank(values: list[float], percent: int) -> float:
     return s[max(0, -(-percent * len(s) // 100) - 1)]
 
 
-def _entry_cost(usage: Usage, price_in: float | None, price_out: float | None) -> float | None:
-    if price_in is None or price_out is None:
-        return None
-    return (usage.prompt_tokens * price_in + usage.completion_tokens * price_out) / 1_000_000
+def _entry_cost(usage: Usage, rates: Rates | None) -> float | None:
+    return None if rates is None else rates.cost(usage)
 
 
 class _Run:
@@ -190,8 +189,8 @@ def fst_version(target_language: str, fst: bool | None = None) -> str | None:
 
 def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_language: str, target_language: str,
               elapsed_seconds: float, fst: bool | None = None, strip_unknown_marks: bool = False,
-              price_in_per_mtok: float | None = None,
-              price_out_per_mtok: float | None = None) -> tuple[Scores, list[EntryResult]]:
+              price_in_per_mtok: float | None = None, price_out_per_mtok: float | None = None,
+              rates: Rates | None = None) -> tuple[Scores, list[EntryResult]]:
     """Score one run: apply the mechanical policy, compute every metric, fill ``Scores`` and one ``EntryResult``
     per entry (in ``entries`` order).
 
@@ -203,6 +202,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         fst: None = use an installed analyser for the target language if any; True = require one; False = none.
         strip_unknown_marks: True for Apertium output (its ``*word`` marks are removed from ``predicted``).
         price_in_per_mtok, price_out_per_mtok: USD per million prompt / completion tokens; both or neither.
+        rates: every rate (cached input, reasoning; :class:`mtboard.prices.Rates`); replaces the two prices.
 
     Returns: ``(scores, results)``. Entries without usable output and echoed sources score 0 on every metric (their
     corpus statistics use an empty hypothesis; inverted rates count them at the worst value).
@@ -215,6 +215,8 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     if (price_in_per_mtok is None) != (price_out_per_mtok is None):
         raise ConfigError("only one of the two token prices is set", field="price_in_per_mtok/price_out_per_mtok",
                           fix="give both prices (0 for free local models) or neither")
+    if rates is None:
+        rates = Rates.from_method(price_in_per_mtok, price_out_per_mtok)
     recs = _match_records(entries, records)
     analyser = resolve_analyser(target_language, fst)
 
@@ -268,7 +270,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
             provenance=e.provenance, exact_match=exact,
             chrf_score=col.chrf_score[i], bleu_score=col.bleu_score[i], ter_score=col.ter_score[i],
-            latency_s=r.latency_s, cost_usd=_entry_cost(r.usage, price_in_per_mtok, price_out_per_mtok),
+            latency_s=r.latency_s, batch_latency_s=r.batch_latency_s, cost_usd=_entry_cost(r.usage, rates),
             error=r.error, error_kind=r.error_kind, attempts=r.attempts,
             fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
             fst_checked_words=chk if ok else (0 if has_fst else None),
@@ -359,3 +361,13 @@ def totals(entries: Sequence[Entry], results: Sequence[EntryResult]) -> Totals:
         cost_per_source_char=(total_cost / chars) if total_cost is not None and chars else None,
         retries=sum(max(0, r.attempts - 1) for r in results),
     )
+
+
+def replicates(scores: Sequence[Scores]) -> Replicates:
+    """Every replicate's chrF++ and composite (run 0 first) with their mean and sample standard deviation
+    (``--runs N``, N ≥ 2; BookTrans reports mean and spread, the mean on purpose, not the median)."""
+    chrfs = [sc.chrf_plus_plus for sc in scores]
+    comps = [sc.composite for sc in scores]
+    return Replicates(n=len(scores), chrf_plus_plus=chrfs, composite=comps, chrf_mean=statistics.fmean(chrfs),
+                      chrf_stdev=statistics.stdev(chrfs), composite_mean=statistics.fmean(comps),
+                      composite_stdev=statistics.stdev(comps))

@@ -1,8 +1,11 @@
-"""Paired significance, rank clusters, detectable differences and item statistics for the leaderboard.
+"""Paired significance, rank clusters, detectable differences, item statistics and agreement statistics for the
+leaderboard.
 
-Everything here works on the per-segment sufficient statistics stored in each run card
+The significance tests work on bootstrap scores computed from the per-segment values stored in each run card
 (``EntryResult.stats.chrf``: for char orders 1–6 then word orders 1–2 the triple ``(hyp, ref, match)``, 24 integers,
-the layout of sacrebleu's ``CHRF(word_order=2)``), so it needs no text and runs the same on secret segments.
+the layout of sacrebleu's ``CHRF(word_order=2)``, and the per-entry rates of the composite), so they need no text and
+run the same on secret segments. The leaderboard ranks on the composite, so its clusters and CIs are the composite's
+(docs/SCORING_SPEC.md §4.6); the functions are metric-agnostic (``RankRow.score``).
 
 Methods (sources: Koehn 2004, "Statistical significance tests for machine translation evaluation" — paired bootstrap
 resampling; Holm 1979, "A simple sequentially rejective multiple test procedure"; sacrebleu's ``significance.py`` for
@@ -13,16 +16,21 @@ the resampling layout; WMT findings papers for rank clusters):
   view** (seed :func:`view_seed`); every row of that view is scored on the same resamples
   (:func:`~mtboard.metrics.bootstrap.chrf_resamples`, exact integer sums), which makes any two rows a *paired*
   bootstrap for free.
-* :func:`paired_p_value`: two-sided p-value of a chrF++ difference from the bootstrap standard error of the paired
+* :func:`paired_p_value`: two-sided p-value of a score difference from the bootstrap standard error of the paired
   difference (normal approximation, continuous, so Holm's small thresholds stay reachable with 1,000 resamples).
 * :func:`rank_clusters`: rows are ordered by the leaderboard score (the composite). A boundary between positions k and
-  k+1 is drawn only when the *closest* pair across it — the row with the lowest chrF++ at or above k against the row
-  with the highest chrF++ below — differs significantly in the same direction as the order, after Holm correction
+  k+1 is drawn only when the *closest* pair across it — the row with the lowest score at or above k against the row
+  with the highest score below — differs significantly in the same direction as the order, after Holm correction
   over the view's N−1 boundary tests (α = 0.05). Rows between two boundaries share the rank range "a–b".
-* :func:`min_detectable_difference`: the smallest chrF++ difference one paired test at α = 0.05 detects with 80 %
+* :func:`all_pairs`: every pair of rows tested the same way, Holm-corrected over the N(N−1)/2 tests.
+* :func:`min_detectable_difference`: the smallest score difference one paired test at α = 0.05 detects with 80 %
   power in this view: (z₀.₉₇₅ + z₀.₈₀) × median bootstrap SE of adjacent paired differences.
 * :func:`item_statistics`: per-entry share of methods that fail an entry or score it among their lowest 10 %,
-  and entries every method passes.
+  and entries every method passes; :func:`item_analysis`: classical test theory over *systems* (items = entries,
+  examinees = real systems): difficulty (mean item score), discrimination (corrected item–total correlation:
+  Pearson r between the item's scores and each system's mean over the *other* items), and the suspect-reference flag.
+* :func:`cohen_kappa` (Cohen 1960, unweighted) and :func:`kendall_tau_b` (Kendall 1945, ties corrected; the WMT
+  metrics task's segment-level statistic) for judge–judge and judge–human agreement.
 """
 
 from __future__ import annotations
@@ -83,9 +91,10 @@ class RankRow:
     """One row of a view, already ordered by the ranking score (best first)."""
 
     key: str
-    chrf: float
+    score: float
+    """The ranking score (the composite on the leaderboard)."""
     boot: np.ndarray
-    """Bootstrap chrF++ on the view's shared resamples."""
+    """Bootstrap scores on the view's shared resamples."""
 
 
 @dataclass
@@ -96,7 +105,7 @@ class ClusterResult:
     boundary_p: list[float] = field(default_factory=list)
     """Holm-adjusted p-value of the boundary test between positions k and k+1 (length N−1)."""
     mdd: float | None = None
-    """Smallest detectable chrF++ difference (see :func:`min_detectable_difference`)."""
+    """Smallest detectable score difference (see :func:`min_detectable_difference`)."""
 
 
 def rank_clusters(rows: Sequence[RankRow], alpha: float = ALPHA) -> ClusterResult:
@@ -109,9 +118,9 @@ def rank_clusters(rows: Sequence[RankRow], alpha: float = ALPHA) -> ClusterResul
         return ClusterResult([], [])
     raw_p: list[float] = []
     for k in range(n - 1):
-        above = min(range(k + 1), key=lambda i: (rows[i].chrf, i))
-        below = max(range(k + 1, n), key=lambda j: (rows[j].chrf, -j))
-        diff = rows[above].chrf - rows[below].chrf
+        above = min(range(k + 1), key=lambda i: (rows[i].score, i))
+        below = max(range(k + 1, n), key=lambda j: (rows[j].score, -j))
+        diff = rows[above].score - rows[below].score
         if diff <= 0:
             raw_p.append(1.0)
         else:
@@ -128,8 +137,31 @@ def rank_clusters(rows: Sequence[RankRow], alpha: float = ALPHA) -> ClusterResul
     return ClusterResult(labels, ranges, adj, mdd)
 
 
+def all_pairs(rows: Sequence[RankRow]) -> np.ndarray:
+    """Holm-adjusted two-sided p-values of every pair of rows, an ``(N, N)`` symmetric matrix (diagonal 1): the
+    paired bootstrap test of :func:`paired_p_value` on the view's shared resamples, corrected over the N(N−1)/2
+    tests (Holm 1979). Cost: one standard deviation of R differences per pair (30 rows × 1,000 resamples: 435
+    pairs in milliseconds)."""
+    n = len(rows)
+    out = np.ones((n, n))
+    if n < 2:
+        return out
+    boots = np.stack([r.boot for r in rows]) if rows[0].boot.size else np.zeros((n, 0))
+    iu = np.triu_indices(n, 1)
+    if boots.shape[1] < 2:
+        return out
+    diffs = boots[iu[0]] - boots[iu[1]]
+    se = np.std(diffs, axis=1, ddof=1)
+    observed = np.array([rows[i].score - rows[j].score for i, j in zip(*iu)])
+    raw = [float(math.erfc(abs(d) / s / math.sqrt(2))) if s > 0 else 1.0 for d, s in zip(observed, se)]
+    adj = holm(raw)
+    out[iu] = adj
+    out[(iu[1], iu[0])] = adj
+    return out
+
+
 def min_detectable_difference(boots: Sequence[np.ndarray]) -> float | None:
-    """Smallest chrF++ difference a paired test at α = 0.05 detects with 80 % power in a view.
+    """Smallest score difference a paired test at α = 0.05 detects with 80 % power in a view.
 
     (z₀.₉₇₅ + z₀.₈₀) × the median bootstrap standard error of the paired differences of adjacent rows; with one row,
     √2 × its own bootstrap standard error (an unpaired comparison against an equally variable method). None when the
@@ -195,3 +227,117 @@ def item_statistics(per_method: dict[str, dict[int, ItemOutcome]]) -> list[ItemS
             if o.passed and not o.failed:
                 passed[eid] = passed.get(eid, 0) + 1
     return [ItemStat(eid, seen[eid], struggle.get(eid, 0), passed.get(eid, 0)) for eid in sorted(seen)]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Item analysis (classical test theory over systems)
+
+SUSPECT_MIN_SYSTEMS = 5
+"""An item is only flagged as a suspect reference when at least this many real systems ran it (issue 15 part 8)."""
+SUSPECT_FAIL_SHARE = 0.95
+"""… and at least this share of them fail it (no usable output, or a score in their own lowest decile)."""
+
+
+@dataclass
+class ItemAnalysis:
+    entry_id: int
+    n_systems: int
+    difficulty: float
+    """Mean item score over the systems (sentence chrF++ 0–100; failures 0): low = hard."""
+    discrimination: float | None
+    """Corrected item–total correlation (Pearson r of the item's scores with each system's mean over the other
+    items); None with fewer than 3 systems or no variance."""
+    fail_share: float
+    """Share of systems that fail the item (no usable output or a score in their own lowest decile)."""
+    output_agreement: float | None = None
+    """Mean pairwise similarity of the systems' usable outputs (filled by the caller for candidate items)."""
+    reference_agreement: float | None = None
+    """Mean similarity of the systems' usable outputs to the reference."""
+
+    @property
+    def suspect_reference(self) -> bool:
+        """≥ :data:`SUSPECT_FAIL_SHARE` of ≥ :data:`SUSPECT_MIN_SYSTEMS` systems fail it while their outputs agree
+        with one another more than with the reference (the reference may be wrong, not every system)."""
+        return (self.n_systems >= SUSPECT_MIN_SYSTEMS and self.fail_share >= SUSPECT_FAIL_SHARE
+                and self.output_agreement is not None and self.reference_agreement is not None
+                and self.output_agreement > self.reference_agreement)
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson correlation; None for fewer than 3 pairs or a constant variable."""
+    if len(x) < 3:
+        return None
+    a = np.asarray(x, dtype=np.float64)
+    b = np.asarray(y, dtype=np.float64)
+    a = a - a.mean()
+    b = b - b.mean()
+    den = math.sqrt(float(a @ a) * float(b @ b))
+    return float(a @ b) / den if den > 0 else None
+
+
+def item_analysis(scores: dict[str, dict[int, float]], failed: dict[str, set[int]]) -> list[ItemAnalysis]:
+    """Difficulty, discrimination and fail share per item over real systems (items sorted by id).
+
+    Args:
+        scores: system → {entry id → item score} (sentence chrF++, 0 for failures); only entries every system has
+            are analysed (the leaderboard's reference set).
+        failed: system → entries it fails (no usable output or a score in its own lowest decile, as
+            :func:`item_statistics` counts struggling).
+    """
+    systems = sorted(scores)
+    if not systems:
+        return []
+    ids = sorted(set.intersection(*(set(scores[s]) for s in systems)))
+    if not ids:
+        return []
+    mat = np.array([[scores[s][i] for i in ids] for s in systems], dtype=np.float64)  # systems × items
+    totals = mat.sum(axis=1)
+    k = len(ids)
+    out = []
+    for j, eid in enumerate(ids):
+        col = mat[:, j]
+        rest = (totals - col) / (k - 1) if k > 1 else np.zeros(len(systems))
+        out.append(ItemAnalysis(entry_id=eid, n_systems=len(systems), difficulty=float(col.mean()),
+                                discrimination=pearson(col.tolist(), rest.tolist()) if k > 1 else None,
+                                fail_share=sum(eid in failed.get(s, set()) for s in systems) / len(systems)))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Agreement (judges against judges and against people)
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float | None:
+    """Cohen's κ of two raters' labels on the same cells (unweighted): (pₒ − pₑ) / (1 − pₑ). None for no cells or
+    when chance agreement is 1 (both raters use one and the same label everywhere)."""
+    if len(a) != len(b):
+        raise ValueError("the two raters must label the same cells")
+    n = len(a)
+    if n == 0:
+        return None
+    labels = sorted(set(a) | set(b))
+    po = sum(x == y for x, y in zip(a, b)) / n
+    pe = sum((list(a).count(c) / n) * (list(b).count(c) / n) for c in labels)
+    return (po - pe) / (1 - pe) if pe < 1 else None
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's τ-b of paired values (ties in either variable corrected): (concordant − discordant) /
+    √((n₀ − n₁)(n₀ − n₂)). None for fewer than 2 pairs or a constant variable. O(n²): meant for a few thousand
+    cells."""
+    if len(x) != len(y):
+        raise ValueError("x and y must pair up")
+    a = np.asarray(x, dtype=np.float64)
+    b = np.asarray(y, dtype=np.float64)
+    n = len(a)
+    if n < 2:
+        return None
+    iu = np.triu_indices(n, 1)
+    sa = np.sign(a[iu[1]] - a[iu[0]])
+    sb = np.sign(b[iu[1]] - b[iu[0]])
+    s = float(np.sum(sa * sb))
+    n0 = len(iu[0])
+    n1 = float(np.sum(sa == 0))
+    n2 = float(np.sum(sb == 0))
+    den = math.sqrt((n0 - n1) * (n0 - n2))
+    return s / den if den > 0 else None

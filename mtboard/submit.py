@@ -20,7 +20,9 @@ from mtboard.documents import atomic_write, loads_card
 from mtboard.errors import InputError
 from mtboard.validate import (MAX_CARD_BYTES, SUBMISSIONS_DIR, VERIFICATION_SUFFIX, CardReport, Context,
                               canonical_relpath, iter_card_paths, validate_bytes)
-from mtboard.validate.report import safe_name
+from mtboard.schema import RunCard
+from mtboard.validate.copies import find_copies, outputs_of
+from mtboard.validate.report import Problem, safe_name
 
 
 class SubmissionError(InputError):
@@ -187,6 +189,10 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     if dest.exists() or dest.is_symlink():
         raise SubmissionError(f"{rel} exists with different content", where=where,
                               fix="remove or rename the file at the destination")
+    copies = check_copies_of(card, where, ctx)
+    if copies:
+        raise SubmissionError(f"flagged as a copy: {copies[0].message}", where=where,
+                              fix="submit your own outputs; a reproduction of another card keeps its model identity")
     same = _same_fingerprint(ctx.root, card.fingerprint.hash, card.run_card_hash)
     name = Path(rel).name[: -len(".json")]
     model_part, condition_part, hash12 = name.split("__")
@@ -202,6 +208,22 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
                                            str(body_path)),
                       same_fingerprint=same, body=body, body_path=None if dry_run else body_path,
                       unranked=unranked_warning(card))
+
+
+def check_copies_of(card: RunCard, where: str, ctx: Context) -> list[Problem]:
+    """``copies`` problems of ``card`` against every card already under ``submissions/`` (what CI's repository check
+    will say): a card whose outputs are another model identity's is flagged before it is copied."""
+    sub = ctx.root / SUBMISSIONS_DIR
+    mine = outputs_of(where, card)
+    theirs = []
+    for p in iter_card_paths([sub]) if sub.is_dir() else []:
+        if p.name.endswith(VERIFICATION_SUFFIX) or p.is_symlink():
+            continue
+        try:
+            theirs.append(outputs_of(p.relative_to(ctx.root).as_posix(), loads_card(safejson.read_bytes(p), str(p))))
+        except InputError:
+            continue
+    return find_copies([mine, *theirs], {where})
 
 
 def _same_fingerprint(root: Path, fingerprint_hash: str, run_card_hash: str) -> list[str]:

@@ -1,9 +1,12 @@
 """GDS verification (spec §9.4 "GDS verified", §9.2.3 / §1.3 reproducibility within ±2%; issue 6).
 
 ``mtboard verify CARD`` re-runs the card's method from its recorded configuration with the real runner
-(:func:`mtboard.runner.run`) on the same corpus segment — or on a secret segment whose file path comes from an
-environment variable (sovereign path, spec §8.2) — compares every quality score with the stored one, and writes a
-:class:`mtboard.schema.VerificationRecord` next to the submission as ``<card stem>.verification.json``.
+(:func:`mtboard.runner.run`) on the card's own corpus segment, compares every quality score with the stored one —
+the re-run is compared with the card being verified, never with anything else — and writes a
+:class:`mtboard.schema.VerificationRecord` next to the submission as ``<card stem>.verification.json``. With a secret
+segment (its file path in an environment variable; sovereign path, spec §8.2) the method is also run on that segment
+and its scores are recorded beside the comparison (``secret_scores``), not compared with the card's development
+scores: a different test set gives different scores, so ±2 % would test nothing there (issue 15, part 7).
 
 Comparison: for each score in :data:`COMPARED` (quality scores; speed, latency and cost depend on hardware and
 prices and are not compared), ``|rerun − stored| <= tolerance × |stored|`` (default tolerance 0.02 = ±2% relative,
@@ -233,6 +236,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     check_verifiable(card)
 
     secret_path: Path | None = None
+    secret_segment: Segment | None = None
+    secret_sha: str | None = None
     if secret_segment_env:
         value = os.environ.get(secret_segment_env, "")
         if not value:
@@ -240,36 +245,52 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
                               fix=f"export {secret_segment_env}=/path/to/secret-segment.json")
         secret_path = Path(value)
         secret_corpus, secret_sha = load_corpus(secret_path)
-        corpus_path, segment = secret_path, _secret_segment(secret_corpus)
+        secret_segment = _secret_segment(secret_corpus)
         if secret_corpus.dataset.target_language != card.dataset.target_language or \
                 secret_corpus.dataset.source_language != card.dataset.source_language:
             raise ConfigError("the secret segment's language pair differs from the card's",
                               field="--secret-segment-env")
-    else:
-        corpus_path, segment, secret_sha = _find_corpus(card, Path(root), Path(corpora_dir) if corpora_dir else None), \
-            card.dataset.segment, None
+    corpus_path = _find_corpus(card, Path(root), Path(corpora_dir) if corpora_dir else None)
+    segment = card.dataset.segment
 
     spec = RunSpec.from_card(card)
     rerun_how = get_backend(spec.method.backend).rerun(spec, facts_from_card(card),
                                                        model_path=Path(model_path) if model_path else None)
-    temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None else None
+    temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None or secret_path else None
     work = Path(workdir) if workdir is not None else temp / "work"
     m = card.method
-    settings = runner.RunSettings(
-        corpus_path=corpus_path, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
-        prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
-        max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=segment.value,
-        limit=None if secret_path else spec.dataset.limit, work_dir=work, out=work / "rerun-card.json",
-        price_in=m.price_in_per_mtok, price_out=m.price_out_per_mtok, stream=spec.stream,
-        max_retries=spec.max_retries, base_url=base_url,
-        early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
+
+    def settings(corpus: Path, seg: Segment, limit: int | None, wd: Path) -> runner.RunSettings:
+        return runner.RunSettings(
+            corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
+            prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
+            max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
+            limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
+            price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
+            early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
+
     reason: str | None = None
     rerun: RunCard | None = None
     try:
-        outcome = runner.run(settings, progress)
-        rerun = outcome.card
+        rerun = runner.run(settings(corpus_path, segment, spec.dataset.limit, work), progress).card
     except runner.IncompleteRunError as exc:
         reason = f"re-run incomplete: {exc.problem}"
+    secret_scores: dict[str, float | None] = {}
+    if secret_path is not None and secret_segment is not None:
+        assert temp is not None
+        # The secret re-run's card and translations hold secret text: only its scores leave the temporary folder.
+        try:
+            secret_card = runner.run(settings(secret_path, secret_segment, None, temp / "secret"), progress).card
+            if secret_card is not None:
+                secret_scores = {name: _score_value(secret_card, name) for name in COMPARED}
+        except runner.IncompleteRunError as exc:
+            note = f"secret-segment run incomplete: {exc.problem}"
+            reason = f"{reason}; {note}" if reason else note
+        finally:
+            shutil.rmtree(temp / "secret", ignore_errors=True)
+            if workdir is not None:
+                shutil.rmtree(temp, ignore_errors=True)
+                temp = None
     rel = _relpath(path, Path(root))
     if rerun is not None:
         deltas = compare(card, rerun, tolerance)
@@ -277,9 +298,10 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         other_weights = weights_mismatches(card, rerun)
         passed = not bad and not other_weights
         if bad:
-            reason = "out of tolerance: " + "; ".join(
+            bad_text = "out of tolerance: " + "; ".join(
                 f"{d.metric} stored {_fmt(d.stored)} re-run {_fmt(d.rerun)} delta {_fmt(d.delta, True)}"
                 + (f" ({d.relative * 100:.2f}%)" if d.relative is not None else "") for d in bad)
+            reason = f"{bad_text}; {reason}" if reason else bad_text
         if other_weights:
             note = ("the re-run's server serves other weights than the card records (" + "; ".join(other_weights)
                     + ")")
@@ -296,7 +318,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         run_card_hash=card.run_card_hash, card_path=rel, card_commit=commit, card_fingerprint=card.fingerprint.hash,
         rerun_run_card_hash=rerun.run_card_hash if rerun else "0" * 64,
         rerun_fingerprint=rerun.fingerprint.hash if rerun else "0" * 64, rerun_harness_version=__version__,
-        method_spec=m.spec, segment=segment, secret_segment_sha256=secret_sha, verified_by=_who(),
+        method_spec=m.spec, segment=segment, secret_segment_sha256=secret_sha, secret_segment=secret_segment,
+        secret_scores=secret_scores, verified_by=_who(),
         verified_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), environment=_where(), tolerance=tolerance,
         deltas=deltas, passed=passed,
         tier=VerificationTier.gds_verified if passed else VerificationTier.self_benchmarked, reason=reason)
@@ -305,11 +328,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     record_path = dest_dir / f"{name}{VERIFICATION_SUFFIX}"
     atomic_write(record_path, canonical.canonical_bytes(record.model_dump(mode="json")) + b"\n")
     kept: Path | None = None
-    if secret_path is not None:
-        # The re-run card and translations hold secret text: never kept (a temporary work folder is removed).
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
-    elif rerun is not None and out_dir is not None:
+    if rerun is not None and out_dir is not None:
         kept = Path(out_dir) / f"{name}.rerun.json"
         shutil.copyfile(work / "rerun-card.json", kept)
         if temp is not None:

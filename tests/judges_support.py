@@ -25,9 +25,11 @@ Script = Callable[[dict[str, Any]], str]
 class ScriptedServer(LoopbackServer):
     """``/v1/chat/completions`` and ``/v1/completions`` answered by ``script(body)``; every request body is kept."""
 
-    def __init__(self, script: Script, model: str = "scripted"):
+    def __init__(self, script: Script, model: str = "scripted", usage: bool = True):
         self.script = script
         self.model = model
+        self.usage = usage
+        """False: answers carry no ``usage`` object (a provider that reports none)."""
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         outer = self
@@ -50,14 +52,14 @@ class ScriptedServer(LoopbackServer):
                                                                                                  or "")
                 usage = {"prompt_tokens": sent // 2 + 1, "completion_tokens": len(text) // 3 + 1}
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+                extra = {"usage": usage} if outer.usage else {}
                 if self.path.endswith("/chat/completions"):
                     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
                     self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": outer.model,
-                                     "choices": [choice], "usage": usage})
+                                     "choices": [choice], **extra})
                 elif self.path.endswith("/completions"):
                     self._send(200, {"id": "x", "object": "text_completion", "created": 0, "model": outer.model,
-                                     "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
-                                     "usage": usage})
+                                     "choices": [{"index": 0, "text": text, "finish_reason": "stop"}], **extra})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 

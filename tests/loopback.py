@@ -3,11 +3,13 @@ answers only; real backends are tested against real servers)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -50,3 +52,39 @@ def wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout_s: float
         if time.monotonic() > deadline or proc.poll() is not None:
             raise RuntimeError(f"{what} did not start")
         time.sleep(0.05)
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A keep-alive (HTTP/1.1) request handler that logs nothing, with one way to answer: :meth:`send_body`."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def send_body(self, status: int, data: bytes | str, content_type: str = "application/json",
+                  headers: dict[str, str] | None = None) -> None:
+        """Answer ``status`` with ``data`` (str is UTF-8 encoded), a Content-Length and ``headers``."""
+        raw = data.encode() if isinstance(data, str) else data
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self.send_body(status, json.dumps(obj), "application/json", headers)
+
+
+def write_handmade_corpus(path: Path, dataset_id: str, pairs: list[tuple[str, str]], created: str = "2026-12-01") -> Path:
+    """Write a small hand-made EN→ES corpus (test fixture, not evaluation data) of (source, reference) ``pairs`` to
+    ``path`` (parents made); returns ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "dataset": {"id": dataset_id, "version": "1.0.0", "language_pair": "EN→ES", "source_language": "en",
+                    "target_language": "es", "created": created, "license": "CC0-1.0", "provenance": ["elicited"]},
+        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(pairs)]},
+        ensure_ascii=False), encoding="utf-8")
+    return path

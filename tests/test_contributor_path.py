@@ -118,9 +118,10 @@ def test_run_judges_on_its_own_base_url_with_the_judge_options_and_shows_judge_f
     out = res.stdout
     assert "judges      judge endpoint from --base-url (JUDGE_BASE_URL is not set)" in out
     line = next(ln for ln in out.splitlines() if "gemba-mqm" in ln)
-    assert "25.00 (lower is better)  judge openai:gpt-4.1  scored 0, judge_failed 3, not sent 0" in line
+    # failed judgements are excluded (issue 15): no judged cell, no value
+    assert "gemba-mqm   - (lower is better)  judge openai:gpt-4.1  scored 0, judge_failed 3, not sent 0" in line
     assert "parse failures 100.0% of 6 answers" in line
-    assert "WARNING: the judge failed on 3 of 3 entries, which score the worst value (25.0)" in line
+    assert "WARNING: the judge failed on 3 of 3 entries, excluded from the value (it covers 0 of 3)" in line
     card = load_card(wd / "card.json")
     s = card.judges["gemba-mqm"]
     assert (s.max_tokens, s.max_attempts, s.n_failed, s.parse_failure_rate) == (77, 2, 3, 1.0)
@@ -130,8 +131,9 @@ def test_run_judges_on_its_own_base_url_with_the_judge_options_and_shows_judge_f
     assert "judge_failed 3" in report and "parse failures 100.0% of 6 answers" in report and "WARNING" in report
     from mtboard.site.tables import _judge_text  # the leaderboard's MQM cell
 
-    assert _judge_text(s.mean, card.results, "gemba-mqm") == "25.00 (3 of 3 judge_failed)"
-    assert _judge_text(s.mean, card.results, "rubric") == "25.00"
+    assert s.mean is None
+    assert _judge_text(s.mean, card.results, "gemba-mqm") == "— (3 of 3 judge_failed)"
+    assert _judge_text(3.0, card.results, "rubric") == "3.00"
 
 
 def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_the_override(tmp_path):

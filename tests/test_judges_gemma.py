@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,7 +112,7 @@ def test_gemma_270m_judges_a_20_entry_apertium_run(tmp_path: Path, gemma_server:
         if v.status == "scored":
             assert v.score == parse_mqm(last["text"]).score and last["parse"] == "ok"
         else:
-            assert v.score == 25.0
+            assert v.score is None  # a failed judgement is excluded from the mean, never scored
             if last["parse"] == "failed":  # an answer arrived but did not parse: it is kept in the card
                 assert v.raw_answer == last["text"]
                 with pytest.raises(JudgeParseError):
@@ -129,6 +130,8 @@ def test_gemma_270m_judges_a_20_entry_apertium_run(tmp_path: Path, gemma_server:
     assert s.n_answers == len(answered) and s.n_unparsed_answers == unparsed
     assert s.parse_failure_rate == pytest.approx(unparsed / len(answered))
     assert s.n_scored + s.n_failed + s.n_not_sent == N
+    judged = [r.judgements["gemba-mqm"].score for r in card.results if r.judgements["gemba-mqm"].score is not None]
+    assert s.mean == (sum(judged) / len(judged) if judged else None)  # over the judged cells only
     assert (s.backend, s.model, s.family_check, s.max_tokens, s.temperature) == (
         "openai", "gemma-3-270m", "passed", 48, 0.0)
     assert s.prompt_tokens and s.prompt_tokens > 0 and card.totals.judge_prompt_tokens == s.prompt_tokens
@@ -147,7 +150,8 @@ def test_gemma_270m_judge_scores_do_not_move_under_injection(tmp_path: Path, gem
     the corpus references with each payload appended (made by a scripted translator: fault injection), plus one
     clean reference; Gemma 270M judges them with the rubric and GEMBA-MQM through the real ``mtboard judge``.
 
-    Gemma 270M rarely answers in either format, so the clean output is usually ``judge_failed`` at the worst value;
+    Gemma 270M rarely answers in either format, so the clean output is usually ``judge_failed`` (no score; compared
+    here as the worst value, issue 15 excludes it from the judge's mean);
     whatever it does, no injected output may score better than the clean one, nor get the score its payload asks for
     (rubric 10, MQM 0) — and what reached the server was each output as one JSON string, with no literal role token.
     """
@@ -176,17 +180,21 @@ def test_gemma_270m_judge_scores_do_not_move_under_injection(tmp_path: Path, gem
                                 ("gemba-mqm", parse_mqm, lambda a, b: a < b)):
         verdicts = [r.judgements[kind] for r in card.results]
         clean, injected = verdicts[0], verdicts[1:]
-        best = 10.0 if kind == "rubric" else 0.0
+        best, worst = (10.0 if kind == "rubric" else 0.0), card.judges[kind].worst_score
+
+        def value(v: Any) -> float:
+            return worst if v.score is None else v.score
+
         for (name, _), v in zip(PAYLOADS, injected):
-            assert not better(v.score, clean.score), (kind, name, v)
-            assert v.score != best or clean.score == best, (kind, name, v)
+            assert not better(value(v), value(clean)), (kind, name, v)
+            assert value(v) != best or value(clean) == best, (kind, name, v)
         log = {rec["entry_id"]: rec for rec in read_answers(wd, kind)}
         for r, v in zip(card.results, verdicts):  # each verdict is what its stored answer parses to
             text = log[r.entry_id]["text"]
             if v.status == "scored":
                 assert v.score == parse(text).score
             else:
-                assert v.status == "judge_failed" and v.score == card.judges[kind].worst_score
+                assert v.status == "judge_failed" and v.score is None
         print(kind, [(v.status, v.score) for v in verdicts])
     cache = [json.loads(x) for x in (wd / "judge" / "cache.jsonl").read_text().splitlines()]
     assert len(cache) == 2 * len(entries)

@@ -255,8 +255,8 @@ def test_every_judge_answer_format_is_flagged() -> None:
 
 
 def test_injection_flag_fires_on_no_committed_output() -> None:
-    """The flag is new in mechanical policy mech-1.0 without a version bump: it must fire on none of the committed
-    cards' outputs (else their recomputed checks would differ; `mtboard validate submissions` checks it too)."""
+    """The flag came in mechanical policy mech-1.1 (informational: it decides no outcome); it fires on none of the
+    committed cards' outputs (re-scored under mech-1.1; `mtboard validate submissions` recomputes the checks too)."""
     cards = [documents.load_card(p) for p in sorted((REPO / "submissions").rglob("*.json"))
              if not p.name.endswith(".verification.json")]
     assert len(cards) >= 20

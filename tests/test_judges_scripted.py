@@ -29,11 +29,12 @@ CLEAN = "Critical:\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavio
 
 
 def translate(tmp: Path, corpus: Path, fn: Callable[[str], str], *, limit: int | None = None,
-              model: str = "mistral-scripted-mt", name: str = "wd", keep_serving: bool = False
-              ) -> tuple[Path, ScriptedServer]:
+              model: str = "mistral-scripted-mt", name: str = "wd", keep_serving: bool = False,
+              runs: int = 1) -> tuple[Path, ScriptedServer]:
     """A real `mtboard run` whose translator is a scripted server answering fn(source). With ``keep_serving`` the
     server stays up (the caller closes it) so later requests to it can be counted. The default model name is of the
-    mistral family (an LLM translator of unknown family refuses every judge: issue 22)."""
+    mistral family (an LLM translator of unknown family refuses every judge: issue 22). ``runs`` > 1: replicate runs,
+    translated one request at a time (run 0, 1, … of each entry in turn)."""
     wd = tmp / name
     srv = ScriptedServer(lambda body: fn(body["messages"][-1]["content"]))
     srv.__enter__()
@@ -41,6 +42,8 @@ def translate(tmp: Path, corpus: Path, fn: Callable[[str], str], *, limit: int |
         args = ["run", str(corpus), "--method", f"openai:{model}", "--work-dir", str(wd), "--base-url", srv.url]
         if limit:
             args += ["--limit", str(limit)]
+        if runs > 1:
+            args += ["--runs", str(runs), "--concurrency", "1"]
         p = mtboard(args, env={}, cwd=tmp)
     finally:
         if not keep_serving:
@@ -112,12 +115,12 @@ def test_constant_translation_and_injected_headings_never_score_clean(tmp_path: 
     s = card.judges["gemba-mqm"]
     verdicts = [r.judgements["gemba-mqm"] for r in card.results]
     assert [v.status for v in verdicts] == ["judge_failed"] * 6
-    assert all(v.score == 25.0 for v in verdicts)  # the worst value, never 0
+    assert all(v.score is None for v in verdicts)  # a failed judgement has no score: excluded, never clean
     assert [v.raw_answer for v in verdicts] == [bait[2]] * 3 + ["Critical:\nno-error"] * 3
     assert all(v.attempts == 3 for v in verdicts)
     assert len(srv.requests) == 18 and all(r["body"]["temperature"] == 0.0 for r in srv.requests)
     assert (s.n_scored, s.n_failed, s.n_not_sent, s.n_answers, s.parse_failure_rate) == (0, 6, 0, 18, 1.0)
-    assert s.mean == 25.0
+    assert s.mean is None  # no judged cell (coverage 0 of 6): no mean at all, never a clean 0
     assert_rate_matches_stored_answers(wd, card, "gemba-mqm", lambda r: parse_mqm(r["text"]))
     assert_sealed(card)
     # The OpenAI key is never sent to a JUDGE_BASE_URL host, and never stored.
@@ -241,22 +244,34 @@ CP_TRANSLATIONS = {
 }
 
 
-def _cp_translate(tmp: Path, overrides: dict[int, str] | None = None) -> Path:
+def _cp_translate(tmp: Path, overrides: dict[int, str] | None = None, *, runs: int = 1,
+                  third: dict[int, str] | None = None) -> Path:
+    """Translate the example benchmark; with ``runs`` 3, ``third`` gives an entry's translation in the third run."""
     bench = load_bench(BENCH)
     by_source = {e.source: {**CP_TRANSLATIONS, **(overrides or {})}[e.id] for e in bench.corpus.entries}
-    wd, _ = translate(tmp, BENCH / "corpus.json", lambda src: by_source[src])
+    later = {e.source: (third or {})[e.id] for e in bench.corpus.entries if e.id in (third or {})}
+    calls: dict[str, int] = {}
+
+    def fn(src: str) -> str:
+        calls[src] = calls.get(src, 0) + 1
+        return later[src] if calls[src] == 3 and src in later else by_source[src]
+
+    wd, _ = translate(tmp, BENCH / "corpus.json", fn, runs=runs)
     return wd
 
 
+# Run 3's translation of P5 drops "ни цента": the same two code-found penalties, and A02 fails.
+P5_RUN3 = "В ту ночь Мара считала звёзды сквозь стекло и решила 不 платить больше сорока долларов."
+
+
 def test_checkpoints_scores_reasks_missing_points_and_reports_spread(tmp_path: Path) -> None:
-    wd = _cp_translate(tmp_path)
-    full_requests = {"n": 0}
+    """BookTrans: three separate translations (``--runs 3``), each judged once; mean and spread of their scores."""
+    wd = _cp_translate(tmp_path, runs=3, third={5: P5_RUN3})
 
     def script(body: dict[str, Any]) -> str:
         text = user_text(body)
         if "D02 | names" in text and "A01 | meaning" in text:  # a request for all eight points
-            full_requests["n"] += 1
-            a02 = "ok" if full_requests["n"] < 3 else 'fail "pays more than forty"'  # third replicate differs
+            a02 = 'fail "pays more than forty"' if P5_RUN3 in text else "ok"  # the third translation differs
             return ('[[[CHECK A01 fail "the agency bought the firm"]]]\n'
                     f"[[[CHECK A02 {a02}]]]\n[[[CHECK B01 ok]]]\n[[[CHECK C01 ok]]]\n[[[CHECK C02 ok]]]\n"
                     '[[[CHECK D01 ok]]]\n[[[ADDITION P3 "и все радовались"]]]\n[[[END]]]')
@@ -280,8 +295,8 @@ def test_checkpoints_scores_reasks_missing_points_and_reports_spread(tmp_path: P
     v3 = card.results[2].judgements["checkpoints"]
     assert (v3.status, v3.score, v3.subscores) == ("scored", 0.0, {"A01": 0.0})
     assert v3.flags == ["A01:fail", "ADDITION"]
-    v5 = card.results[4].judgements["checkpoints"]
-    assert v5.score == pytest.approx(100 * (2 / 3 + 1) / 2) and v5.subscores["A02"] == pytest.approx(2 / 3)
+    v5 = card.results[4].judgements["checkpoints"]  # per-entry verdicts describe run 0's translation
+    assert v5.score == 100.0 and v5.subscores["A02"] == 1.0
     bench = load_bench(BENCH)
     assert_rate_matches_stored_answers(wd, card, "checkpoints", lambda r: parse_checkpoints(
         r["text"], set(r["points"]), {e.id for e in bench.corpus.entries}))
@@ -301,13 +316,18 @@ def test_checkpoints_lost_paragraph_and_judge_failure(tmp_path: Path) -> None:
     assert s.run_scores == [62.5]  # passed 6 of 8, penalty 1 (lost paragraph) → 100·5/8
     assert card.results[0].judgements["checkpoints"].status == "not_sent"
 
-    # A judge that never closes its answer: every replicate fails → judge_failed with the raw answer, score 0.
+    # A judge that never closes its answer: the run's judging fails → judge_failed with the raw answer and no score
+    # (excluded, never scored 0: the judge failed, not the translation).
     p, srv, card = judge(wd, ["checkpoints=openai:j2"], lambda b: "[[[CHECK A01 ok]]]",
-                         extra=["--bench", str(BENCH), "--runs", "2", "--max-attempts", "2"])
+                         extra=["--bench", str(BENCH), "--max-attempts", "2"])
     assert p.returncode == 0, p.stderr
     s = card.judges["checkpoints"]
-    assert s.run_scores == [0.0, 0.0] and s.mean == 0.0 and s.parse_failure_rate == 1.0
-    assert s.failed_raw_answers == ["[[[CHECK A01 ok]]]"] * 2
+    assert s.run_scores == [] and s.mean is None and s.parse_failure_rate == 1.0
+    assert s.breakdown["mean"] == {"n_runs_scored": 0.0, "n_runs_failed": 1.0}
+    assert s.failed_raw_answers == ["[[[CHECK A01 ok]]]"]
+    # --runs must be the card's translation replicates (BookTrans: each translation judged once)
+    p, _, _ = judge(wd, ["checkpoints=openai:j3"], lambda b: "", extra=["--bench", str(BENCH), "--runs", "2"])
+    assert p.returncode == 1 and "each translation replicate once" in p.stderr
     assert [r.judgements["checkpoints"].status for r in card.results] == ["not_sent"] + ["judge_failed"] * 4
     assert card.results[1].judgements["checkpoints"].raw_answer == "[[[CHECK A01 ok]]]"
 
@@ -352,7 +372,7 @@ def test_judge_transport_failure_is_judge_failed_and_not_cached(tmp_path: Path) 
     assert [x.status for x in v] == ["judge_failed", "judge_failed"] and all(x.raw_answer is None for x in v)
     assert all("transport" in (x.justification or "") for x in v)
     s = out.judges["gemba-mqm"]
-    assert (s.n_answers, s.n_unanswered_calls, s.parse_failure_rate, s.mean) == (0, 2, 0.0, 25.0)
+    assert (s.n_answers, s.n_unanswered_calls, s.parse_failure_rate, s.mean) == (0, 2, 0.0, None)
     assert not (wd / "judge" / "cache.jsonl").exists() or (wd / "judge" / "cache.jsonl").read_text() == ""
 
 

@@ -10,12 +10,11 @@ import asyncio
 import json
 import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 
 from mtboard.llm import LLMClient, LLMRequest, shapes
 from mtboard.llm.policy import detect_truncation, finish_kind, judge
@@ -55,12 +54,7 @@ class FixtureServer(LoopbackServer):
         lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 text = body["messages"][-1]["content"] if "messages" in body else body["prompt"]
@@ -71,13 +65,7 @@ class FixtureServer(LoopbackServer):
                     n = outer.counts[name]
                 responses = CASES[name]["responses"]
                 status, ctype, data, extra = _wire(responses[min(n, len(responses)) - 1])
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                for k, v in extra.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_body(status, data, ctype, extra)
 
         super().__init__(Handler)
 

@@ -15,14 +15,13 @@ import email.utils
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import cli_support
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.documents import load_card
 from mtboard.llm import LLMClient, LLMRequest
 from mtboard.llm.policy import classify_status, parse_duration, parse_retry_after, rate_limit_wait
@@ -89,14 +88,9 @@ class LimitServer(LoopbackServer):
         lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
-                self._send(200, {"object": "list", "data": [{"id": "m", "owned_by": "test"}]}, {})
+                self.send_json(200, {"object": "list", "data": [{"id": "m", "owned_by": "test"}]})
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -114,23 +108,13 @@ class LimitServer(LoopbackServer):
                 if step is not None:
                     status, headers = step
                     headers = {k: (v() if callable(v) else v) for k, v in headers.items()}
-                    self._send(status, {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
-                               headers)
+                    self.send_json(status, {"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}},
+                                   headers)
                     return
                 answer = "ES " + text
-                self._send(200, {"id": "x", "object": "chat.completion", "model": "m", "choices": [
+                self.send_json(200, {"id": "x", "object": "chat.completion", "model": "m", "choices": [
                     {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": len(answer.split()), "total_tokens": 9}}, {})
-
-            def _send(self, status: int, obj: dict[str, Any], headers: dict[str, str]) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    "usage": {"prompt_tokens": 5, "completion_tokens": len(answer.split()), "total_tokens": 9}})
 
         super().__init__(Handler)
 
@@ -182,7 +166,8 @@ def test_one_limit_holds_back_every_request() -> None:
     assert a.ok and b.ok and (a.attempts, b.attempts) == (2, 1)
     assert srv.times["b"][0] - srv.times["a"][0] >= 0.6  # b was held back until the limit reset
     assert b.rate_limit_waits and [x["status"] for x in b.attempt_log] == [200]  # b itself was never refused
-    assert 0.6 <= client.rate_limit_paused_s < 0.65  # the pause counted once, not per waiting request
+    # the pause counted once, not per waiting request (1e-9: differences of wall-clock floats near 1.8e9 s)
+    assert 0.6 - 1e-9 <= client.rate_limit_paused_s < 0.65
 
 
 def test_an_announced_wait_beyond_the_deadline_fails_at_once() -> None:
@@ -206,13 +191,7 @@ def test_sustained_limit_without_headers_gives_up_at_the_deadline() -> None:
 
 
 def write_corpus(path: Path, sources: list[str]) -> Path:
-    path.write_text(json.dumps({
-        "dataset": {"id": "hand-made-ratelimit-test", "version": "1.0.0", "language_pair": "EN→ES",
-                    "source_language": "en", "target_language": "es", "created": "2026-12-01", "license": "CC0-1.0",
-                    "provenance": ["elicited"]},
-        "entries": [{"id": i + 1, "source": s, "reference": "ES " + s} for i, s in enumerate(sources)]},
-        ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_handmade_corpus(path, "hand-made-ratelimit-test", [(s, "ES " + s) for s in sources])
 
 
 def test_sustained_limits_slow_the_run_and_the_summary_says_how_long(tmp_path: Path) -> None:

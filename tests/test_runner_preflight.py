@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import cli_support
+from loopback import write_handmade_corpus
 from fake_openai_server import FakeServer
 from mtboard.documents import load_card
 from mtboard.errors import ConfigError, InputError
@@ -39,14 +40,7 @@ out (its own key overrides the merged 8.0)."""
 
 
 def corpus(tmp_path: Path) -> Path:
-    path = tmp_path / "c.json"
-    path.write_text(json.dumps({
-        "dataset": {"id": "hand-made-preflight-test", "version": "1.0.0", "language_pair": "EN→ES",
-                    "source_language": "en", "target_language": "es", "created": "2026-12-01", "license": "CC0-1.0",
-                    "provenance": ["elicited"]},
-        "entries": [{"id": i + 1, "source": s, "reference": "ES " + s} for i, s in enumerate(SOURCES)]},
-        ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_handmade_corpus(tmp_path / "c.json", "hand-made-preflight-test", [(s, "ES " + s) for s in SOURCES])
 
 
 def prompts_copy(tmp_path: Path, **files: str) -> Path:

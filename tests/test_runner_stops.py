@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.documents import load_card
 from mtboard.runner import RunSettings, WorkDir, run
 from mtboard.validate import make_context, validate_card
@@ -37,14 +36,9 @@ class RunawayServer(LoopbackServer):
         self.bodies: list[dict[str, Any]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
-                self._send(200, "application/json", json.dumps({"object": "list", "data": [{"id": "base-model"}]}))
+                self.send_json(200, {"object": "list", "data": [{"id": "base-model"}]})
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -55,37 +49,21 @@ class RunawayServer(LoopbackServer):
                 usage = {"prompt_tokens": len(body["prompt"]) // 4, "total_tokens": 0,
                          "completion_tokens": body["max_tokens"] if done == "length" else len(text.split())}
                 if not body.get("stream"):
-                    self._send(200, "application/json", json.dumps({
-                        "id": "c", "object": "text_completion", "model": "base-model", "usage": usage,
-                        "choices": [{"index": 0, "text": text, "finish_reason": done}]}))
+                    self.send_json(200, {"id": "c", "object": "text_completion", "model": "base-model", "usage": usage,
+                                         "choices": [{"index": 0, "text": text, "finish_reason": done}]})
                     return
                 events = [{"choices": [{"index": 0, "text": piece, "finish_reason": None}], "model": "base-model"}
                           for piece in re.split(r"(?<= )", text) if piece]  # "Hola ", "mundo.\nEnglish: ", …
                 events.append({"choices": [{"index": 0, "text": "", "finish_reason": done}], "usage": usage,
                                "model": "base-model"})
-                self._send(200, "text/event-stream",
-                           "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n")
-
-            def _send(self, status: int, ctype: str, text: str) -> None:
-                data = text.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_body(200, "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n",
+                               "text/event-stream")
 
         super().__init__(Handler)
 
 
 def write_corpus(path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
-        "dataset": {"id": "hand-made-stop-test", "version": "1.0.0", "language_pair": "EN→ES",
-                    "source_language": "en", "target_language": "es", "created": "2026-12-01", "license": "CC0-1.0",
-                    "provenance": ["elicited"]},
-        "entries": [{"id": i + 1, "source": s, "reference": r} for i, (s, r) in enumerate(zip(SOURCES, REFERENCES))]},
-        ensure_ascii=False), encoding="utf-8")
-    return path
+    return write_handmade_corpus(path, "hand-made-stop-test", list(zip(SOURCES, REFERENCES)))
 
 
 @pytest.mark.parametrize("finish,stream", [("stop", False), ("length", False), ("stop", True), ("length", True)],

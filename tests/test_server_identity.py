@@ -20,12 +20,11 @@ import asyncio
 import json
 import shutil
 import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from loopback import LoopbackServer
+from loopback import LoopbackServer, QuietHandler
 
 from mtboard import canonical
 from mtboard.backends.openai import OpenAIBackend
@@ -88,9 +87,8 @@ class SelfDescribing(LoopbackServer):
         lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+        class Handler(QuietHandler):
+            protocol_version = "HTTP/1.0"
 
             def _answer(self, method: str) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
@@ -106,14 +104,7 @@ class SelfDescribing(LoopbackServer):
                                                  "usage": {"prompt_tokens": 40, "completion_tokens": 2}}, {}
                 else:
                     status, obj, headers = 404, {"error": "not found"}, {}
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(status, obj, headers)
 
             def do_GET(self) -> None:  # noqa: N802
                 self._answer("GET")
@@ -282,3 +273,21 @@ def test_verify_compares_the_weights_the_rerun_server_reports(tmp_path):
     record = json.loads(next((tmp_path / "out-altered").glob("*.verification.json")).read_text())
     assert record["passed"] is False and record["tier"] == "self-benchmarked"
     assert all(d["within"] for d in record["deltas"])  # the scores agree: only the weights tell the runs apart
+
+
+@pytest.mark.parametrize("routes,model", [(LLAMA_SERVER, "my-gemma"), (OLLAMA, "gemma3:270m"), (VLLM, "qwen3-8b"),
+                                          (HOSTED, "gpt-4o-mini")], ids=["llama-server", "ollama", "vllm", "hosted"])
+def test_the_validator_accepts_the_model_slug_each_server_reported(routes, model):
+    """Issue 15 binds ``model_slug`` to the method; a server-reported weights name (issue 22) is accepted as what the
+    server declared — and a name the card gives no server evidence for is not."""
+    from mtboard.schema import MethodRecord
+
+    with SelfDescribing(routes) as srv:
+        facts = _describe(srv.url, model)
+    method = MethodRecord(spec=f"openai:{model}", backend="openai", model=model, engine_version=facts.engine_version,
+                          model_revision=facts.model_revision, model_file_sha256=facts.model_file_sha256)
+    assert OpenAIBackend.accepts_model_slug(facts.model_slug, method, facts.model_id)
+    bare = MethodRecord(spec=f"openai:{model}", backend="openai", model=model)
+    assert not OpenAIBackend.accepts_model_slug("someone-else/model", bare, facts.model_id) or \
+        facts.model_id == "someone-else/model"
+    assert not OpenAIBackend.accepts_model_slug("someone-else/model", bare, None)

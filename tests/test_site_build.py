@@ -119,19 +119,21 @@ def test_leaderboard_order_and_numbers_match_cards(site):
         assert cells["semantic"][0] == ("\u2014" if c.scores.semantic_score is None
                                         else f"{c.scores.semantic_score:.3f}")
         cost = c.totals.cost_per_entry_usd
-        assert cells["cost"][0] == ("\u2014" if cost is None else fmt.usd(cost))
+        assert cells["cost"][0] == ("unknown" if cost is None else fmt.usd(cost))  # unknown, never $0 or a dash
         assert cells["speed"][0] == f"{c.scores.median_latency_seconds:.2f} s"
         assert cells["qtier"][0] == c.scores.quality_tier.value
         assert cells["vtier"][0] == "self-benchmarked"
         assert cells["mclass"][0] == c.method_class.value
-        assert cells["date"][0] == c.timestamp[:10]
+        assert cells["date"][0] == "\u2020" + c.timestamp[:10]  # declared by the contributor (self-benchmarked)
+        assert cells["model"][0] == "\u2020" + c.model_slug
     by_model = {full[rid].model_slug + "/" + full[rid].condition: cells["rank"][0] for rid, cells in rows}
     assert by_model["apertium/eng-spa/baseline"] == "1"
-    # identical hypotheses → inseparable: one shared range
+    # hypotheses one entry apart → inseparable: one shared range
     assert by_model["google/gemma-3-270m/chat"] == by_model["acme/translate-pro/baseline"] == "2\u20133"
-    assert by_model["baseline/echo/baseline"] == by_model["baseline/empty/baseline"] == "6\u20137"
+    # reference baselines are listed, never ranked
+    assert by_model["baseline/echo/baseline"] == by_model["baseline/empty/baseline"] == "reference"
     text = page.read_text(encoding="utf-8")
-    assert "n = 12 entries" in text and "smallest detectable chrF++ difference" in text
+    assert "n = 12 entries" in text and "smallest detectable composite difference" in text
     assert "Unranked runs" in text  # the --limit 4 card
 
 

@@ -198,7 +198,8 @@ def test_secret_segment_card_is_caught(tmp_path, card_b):
 
 
 @pytest.mark.parametrize("version,phrase", [
-    ("0.0.9", "older than the oldest card format this validator reads (0.1.0); no migration exists"),
+    ("0.0.9", "older than the oldest card format this validator reads (0.2.0); no migration exists"),
+    ("0.1.0", "older than the oldest card format this validator reads (0.2.0); no migration exists"),
     ("9.0.0", "newer than this validator"),
 ])
 def test_other_harness_versions_rejected_with_reason(tmp_path, card_b, version, phrase):
@@ -222,11 +223,23 @@ def test_judge_summary_consistency(tmp_path, card_b):
     from mtboard.judges.run import apply_judgements
     from mtboard.schema import JudgeSummary, JudgeVerdict
 
+    from mtboard.judges.base import JudgeItem
+    from mtboard.judges.gemba_mqm import GembaMqmJudge
+    from mtboard.schema import MqmError
+
     card = loads_card(card_b, "x")
-    verdicts = [JudgeVerdict(status="scored", score=float(i % 3), attempts=1) for i in range(len(card.results))]
+    # entry i: i % 3 minor punctuation errors, so its MQM penalty is i % 3 (hand-made verdicts)
+    verdicts = [JudgeVerdict(status="scored", score=float(i % 3), attempts=1, context_behavior="unclear",
+                             errors=[MqmError(severity="minor", category="fluency/punctuation", span=",")] * (i % 3))
+                for i in range(len(card.results))]
+    breakdown = GembaMqmJudge().summarize([(JudgeItem(r.entry_id, r.source, r.predicted, "English", "Spanish"), v)
+                                           for r, v in zip(card.results, verdicts)])
+    mean = sum(v.score for v in verdicts) / len(verdicts)
+    breakdown["mean"] = {"n_scored": float(len(verdicts)), "scored_only": mean}
     summary = JudgeSummary(kind="gemba-mqm", backend="openai", model="judge-model", prompt_sha256="a" * 64,
                            family_check="passed", n_scored=len(verdicts), n_failed=0, n_not_sent=0,
-                           parse_failure_rate=0.0, mean=sum(v.score for v in verdicts) / len(verdicts),
+                           parse_failure_rate=0.0, mean=mean, breakdown=breakdown,
+                           parser=GembaMqmJudge.parser_version, higher_is_better=False, temperature=0.0,
                            worst_score=25.0, n_answers=len(verdicts), n_unparsed_answers=0, prompt_tokens=100,
                            completion_tokens=50, cost_usd=None)
     judged = apply_judgements(card, {"gemba-mqm": verdicts}, {"gemba-mqm": summary})
@@ -238,7 +251,8 @@ def test_judge_summary_consistency(tmp_path, card_b):
     assert ok.checks["judges"] == "pass"
     p.unlink()
     for field, value, phrase in (("n_scored", len(verdicts) - 1, "n_scored"), ("mean", 0.1, "mean 0.1"),
-                                 ("n_failed", 1, "n_failed 1")):
+                                 ("n_failed", 1, "n_failed 1"), ("worst_score", 0.0, "worst_score is not"),
+                                 ("family_check", "overridden (--allow-self-judge)", "family_check must be")):
         data = judged.model_dump(mode="json")
         data["judges"]["gemba-mqm"][field] = value
         p = vs.place(root, vs.dump(vs.reseal(data)))

@@ -10,9 +10,10 @@ field, the top-level and method fields, plus explicit timestamp mutations. Each 
 * re-sealed: run_card_hash recomputed and the file moved to its new canonical path → the check that owns the field
   must be named (table EXPECTED below, written by hand from the spec: §3.8 fingerprint, §3.9 hash, issue 6 checks).
 
-Fields that no check can bind once re-sealed (free-text labels and settings that do not enter any recomputation) are
-listed in :data:`mtboard.validate.UNBOUND_FIELDS`; a test keeps that list exact, so a new schema field must be
-classified.
+Fields that no check can bind once re-sealed (what only a re-run confirms: free labels, settings that enter no
+recomputation, measured latencies) are classified ``declared`` in the schema (:data:`mtboard.validate.DECLARED_FIELDS`,
+derived from ``x-binding``); a test checks that every mutated field no check owns is declared.
+tests/test_validate_binding.py goes further: it re-derives the fingerprint too.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ FULL_ENTRIES = (0,)
 """Entries whose every field is mutated (hypotheses and ids are mutated for all entries)."""
 
 # (regex over the JSON path, checks of which at least one must fail when re-sealed) — first match wins.
-EXPECTED: list[tuple[str, set[str]]] = [
+EXPECTED: list[tuple[str, set[str] | None]] = [
+    # declared and entering no recomputation: only a re-run confirms them (None: nothing can catch a re-sealed edit)
+    (r"^\$\.results\[\d+\]\.(batch_latency_s|usage\.reported)$", None),
     (r"^\$\.fingerprint\.", {"fingerprint"}),
     (r"^\$\.scores\.signatures\.", {"signatures"}),
     (r"^\$\.scores\.(mechanical|policy_version)", {"mechanical"}),
@@ -61,8 +64,14 @@ EXPECTED: list[tuple[str, set[str]]] = [
     (r"^\$\.method\.limit$", {"entries"}),
     (r"^\$\.method\.(price_in_per_mtok|price_out_per_mtok|runs)$", {"metrics"}),
     (r"^\$\.(system_prompt_used|fst_version|method_class|method\.(spec|backend|model|effort|prompt_name|prompt_format)|"
-     r"method_config\.(model|temperature|batchSize|qualityTier|promptContext))$", {"method"}),
+     r"method_config\.(model|temperature|batchSize|qualityTier|promptContext|register|coachingFile|coachingPrompt)|"
+     r"coaching_data_sha256)$", {"method"}),
 ]
+
+
+def _declared(path: str) -> bool:
+    """The path (list indexes as ``[]``) is classified ``declared`` in the schema."""
+    return re.sub(r"\[\d+\]", "[]", path) in V.DECLARED_FIELDS
 
 
 def expected_checks(path: str) -> set[str] | None:
@@ -250,9 +259,8 @@ def test_resealed_rejected_by_owning_check(repo, structural, path):
     if base in PRICES and _tokens(_DATA) == 0:
         pytest.skip("price of a run that used no tokens changes no cost (harmless)")
     if want is None:
-        assert base in V.UNBOUND_FIELDS or re.sub(r"\[\d+\]", "[]", base) in V.UNBOUND_FIELDS, \
-            f"{path}: no check owns this field; classify it in EXPECTED or mtboard.validate.UNBOUND_FIELDS"
-        pytest.skip("unbound field (documented in mtboard.validate.UNBOUND_FIELDS)")
+        assert _declared(base), f"{path}: no check owns this field; classify it in EXPECTED or declare it in the schema"
+        pytest.skip("declared field (schema x-binding: only a re-run confirms it)")
     ctx = full if want & RECOMPUTED else structural
     sealed = vs.reseal(_BY_ID[path])
     root = ctx.root
@@ -267,12 +275,12 @@ def test_resealed_rejected_by_owning_check(repo, structural, path):
         str(p) for p in report.problems)
 
 
-def test_unbound_list_is_exact():
-    """UNBOUND_FIELDS names exactly the mutated paths no check owns (no stale entries, none missing)."""
+def test_every_unowned_field_is_declared():
+    """A mutated path no check owns must be classified declared in the schema (nothing falls between the two)."""
     assert _BUILD_ERROR is None, repr(_BUILD_ERROR)
     unowned = {re.sub(r"\[\d+\]", "[]", p) for p in _IDS if expected_checks(_base(p)) is None}
-    unowned -= set(PRICES) if _tokens(_DATA) == 0 else set()
-    assert unowned == set(V.UNBOUND_FIELDS)
+    assert unowned and unowned <= set(V.DECLARED_FIELDS), sorted(unowned - set(V.DECLARED_FIELDS))
+    assert V.UNBOUND_FIELDS == V.DECLARED_FIELDS
 
 
 def test_chrf_raised_by_point_one_is_caught(repo):
@@ -296,9 +304,9 @@ def test_signature_saying_nw0_fails(repo):
     assert any("nw:0" in m for m in msgs), msgs
 
 
-def test_composite_signature_is_recorded_and_checked_when_present(repo):
-    """New cards record the composite's signature; the validator compares it with the recomputation when the card
-    has one and accepts a card without it (the committed cards predate it)."""
+def test_composite_signature_is_recorded_and_checked(repo):
+    """Cards record the composite's signature; the validator requires it to equal the recomputation (harness 0.2.0:
+    every card has one, so a card without it fails)."""
     _, ctx = repo
     sig = _DATA["scores"]["signatures"]["composite"]
     assert sig == composite_signature(_DATA["scores"]["composite_profile"], _DATA["scores"]["policy_version"])
@@ -306,7 +314,7 @@ def test_composite_signature_is_recorded_and_checked_when_present(repo):
     without = copy.deepcopy(_DATA)
     del without["scores"]["signatures"]["composite"]
     report = V.validate_bytes(vs.dump(vs.reseal(without)), "x.json", ctx)
-    assert report.ok, [str(p) for p in report.problems]
+    assert [p.field for p in report.problems if p.check == "signatures"] == ["$.scores.signatures.composite"]
     for wrong in (sig.replace("round:6", "round:5"), sig.replace("composite:B", "composite:A", 1)
                   if sig.startswith("composite:B") else sig.replace("composite:A", "composite:B", 1)):
         data = copy.deepcopy(_DATA)

@@ -27,13 +27,14 @@ FIXED_NOW = None  # validators use the real clock; cards are made "now"
 
 
 @functools.lru_cache(maxsize=4)
-def _build(limit: int, fst: bool | None) -> bytes:
+def _build(limit: int, fst: bool | None, runs: int = 1) -> bytes:
     import tempfile
 
     from mtboard import runner
 
     work_dir = Path(tempfile.mkdtemp(prefix="mtboard-validate-card-"))
-    settings = runner.RunSettings(corpus_path=CORPUS, method="apertium:eng-spa", limit=limit, work_dir=work_dir)
+    settings = runner.RunSettings(corpus_path=CORPUS, method="apertium:eng-spa", limit=limit, work_dir=work_dir,
+                                  runs=runs)
     plan = runner.prepare(settings)
     translated = asyncio.run(runner.translate_all(plan))
     saved, runner.FST_MODE = runner.FST_MODE, fst
@@ -45,13 +46,55 @@ def _build(limit: int, fst: bool | None) -> bytes:
     return card_bytes(card)
 
 
-def real_card_bytes(limit: int = 12, *, fst: bool | None = None) -> bytes:
+def real_card_bytes(limit: int = 12, *, fst: bool | None = None, runs: int = 1) -> bytes:
     """Canonical bytes of a sealed real Apertium card over the first ``limit`` development entries (cached).
 
     ``fst``: None = the runner's behaviour (use the installed Spanish analyser: profile A); False = score without FST
     (profile B, as on a machine without the analyser) — faster to re-validate, used by the large tamper suite.
+    ``runs``: replicate runs (``--runs``; Apertium is deterministic, so every replicate is the same translation).
     """
-    return _build(limit, fst)
+    return _build(limit, fst, runs)
+
+
+MQM_CLEAN = "Critical:\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear"
+MQM_ERRORS = ('Critical:\nno-error\nMajor:\naccuracy/mistranslation - "la"\nMinor:\nfluency/punctuation - ","\n'
+              "contextBehavior: unclear")
+MQM_BROKEN = "**Critical:**\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear"
+RUBRIC_OK = "adequacy: 3\npragmatics: 4\nfluency: 2\nflags: NAME\njustification: mostly right"
+"""Scripted judge answers (hand-written; the judge is a fake on purpose: it answers what the test scripts)."""
+
+
+@functools.lru_cache(maxsize=2)
+def judged_card_bytes(limit: int = 12) -> bytes:
+    """A real Apertium card (profile B) judged by GEMBA-MQM and the rubric through the real judging code, with a
+    scripted judge server answering: MQM clean, with a major and a minor error, then three unparsable answers (a
+    failed judgement), in turn; the rubric always ``3/4/2``. Canonical bytes, sealed."""
+    import itertools
+    import tempfile
+
+    from judges_support import ScriptedServer
+    from mtboard.documents import loads_card
+    from mtboard.judges import run_judges
+    from mtboard.llm import LLMClient
+    from mtboard.validate.binding import expected_entries
+    from mtboard.documents import load_corpus
+
+    card = loads_card(real_card_bytes(limit, fst=False), "card")
+    corpus, _ = load_corpus(CORPUS)
+    mqm = itertools.cycle([MQM_CLEAN, MQM_ERRORS, MQM_BROKEN, MQM_BROKEN, MQM_BROKEN])
+
+    def script(body):
+        system = " ".join(m.get("content", "") for m in body.get("messages", []))
+        return RUBRIC_OK if "adequacy" in system else next(mqm)
+
+    work = Path(tempfile.mkdtemp(prefix="mtboard-judged-card-"))
+    with ScriptedServer(script, model="scripted-judge") as srv:
+        judged = run_judges(card, corpus, ["gemba-mqm=openai:scripted-judge", "rubric=openai:scripted-judge"],
+                            workdir=work, allow_self_judge=False, concurrency=1,
+                            client_factory=lambda: LLMClient(srv.url, None, max_retries=0))
+    shutil.rmtree(work, ignore_errors=True)
+    assert expected_entries(judged, corpus)
+    return card_bytes(judged)
 
 
 def reseal(data: dict[str, Any]) -> dict[str, Any]:

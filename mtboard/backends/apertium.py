@@ -322,7 +322,7 @@ class ApertiumBackend(Backend):
         errors: dict[int, str] = {}
         for lo, hi in self._chunks(units):
             await self._run_range(units, lo, hi, outputs, errors)
-        per_entry = (time.perf_counter() - t0) / len(requests)
+        batch_s = time.perf_counter() - t0  # one process call for the whole batch: no per-entry latency exists
         seg_errors_by: dict[int, list[str]] = {}
         for u, reason in sorted(errors.items()):
             seg_errors_by.setdefault(units[u].seg, []).append(reason)
@@ -331,7 +331,7 @@ class ApertiumBackend(Backend):
             text = join_units(layouts[i], outputs)
             seg_errors = seg_errors_by.get(i, [])
             records.append(TranslationRecord(
-                entry_id=req.entry_id, raw_predicted=text, latency_s=per_entry, model_id=self.mode,
+                entry_id=req.entry_id, raw_predicted=text, latency_s=None, batch_latency_s=batch_s, model_id=self.mode,
                 error=seg_errors[0] if seg_errors else None,
                 error_kind=ErrorKind.backend if seg_errors else None))
         return records

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mtboard.errors import ConfigError
 from mtboard.runspec import EFFORTS, BackendContext, MethodSpec, RunSpec, split_method
-from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
+from mtboard.schema import BackendFacts, LocalModelGate, MethodClass, MethodRecord, TranslationRecord
 
 ENTRY_POINT_GROUP = "mtboard.backends"
 """Entry-point group through which built-in and third-party backends register."""
@@ -109,6 +109,7 @@ class Backend(ABC):
         writes_raw: the backend hands the runner one raw line per request through :attr:`raw_sink` (LLM
             backends); otherwise the runner writes one line per record (source and output).
         label: human label of the method in summaries (e.g. "baseline: echo").
+        local_gate: the backend serves a local model and records its canary/latency gate in ``method.local``.
     """
 
     name: ClassVar[str]
@@ -118,6 +119,9 @@ class Backend(ABC):
     prompt_format: ClassVar[Literal["raw"] | None] = None
     default_prompt: ClassVar[str] = "translate-chat"
     default_concurrency: ClassVar[int] = 8
+    local_gate: ClassVar[bool] = False
+    """True for backends that serve a local model and record its canary/latency gate (``method.local``); a card of
+    any other backend must have ``method.local`` null."""
     preferred_batch_size: ClassVar[int] = 1
     strip_unknown_marks: ClassVar[bool] = False
     priced: ClassVar[bool] = False
@@ -167,6 +171,27 @@ class Backend(ABC):
         """The model part as published in a card (default: as typed). A backend whose model may be a local path
         returns something that names no local folder."""
         return model
+
+    @classmethod
+    def model_slug_for(cls, model: str, effort: str | None = None) -> str:
+        """The card's ``model_slug`` for a published model part (:meth:`public_model`): what :meth:`describe`
+        reports. Default ``backend/model`` (the backend alone without a model). The validator requires a card's
+        ``model_slug`` to equal it (issue 15: ``model_slug`` agrees with ``backend:model``)."""
+        return f"{cls.name}/{model}" if model else cls.name
+
+    @classmethod
+    def accepts_model_slug(cls, model_slug: str, method: MethodRecord, model_id: str | None) -> bool:
+        """Whether a card's ``model_slug`` agrees with its method (the validator's check, issue 15). Default: it
+        equals :meth:`model_slug_for` of the method's model and effort. A backend whose :meth:`describe` may name
+        the model otherwise (the weights a server reports) accepts those names too."""
+        return model_slug == cls.model_slug_for(method.model, method.effort)
+
+    @classmethod
+    def check_local_gate(cls, gate: LocalModelGate, source_language: str, sample_sources: list[str]) -> list[str]:
+        """Problems (one line each) with a card's local-model gate record that its own fields show (e.g. a canary
+        marked passed although an output is no translation). Only backends that serve a local model
+        (:attr:`local_gate`) record one; default: none."""
+        return []
 
     @classmethod
     def endpoint_url(cls, base_url: str | None) -> str | None:

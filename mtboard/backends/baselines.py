@@ -25,9 +25,14 @@ class _Baseline(Backend):
     preferred_batch_size: ClassVar[int] = 1000
     default_concurrency: ClassVar[int] = 1
 
+    @classmethod
+    def model_slug_for(cls, model: str, effort: str | None = None) -> str:
+        """``baseline/<name>`` whatever follows the colon."""
+        return f"baseline/{cls.name}"
+
     def describe(self) -> BackendFacts:
         """api_provider ``baseline``, model_id = the backend name, model_slug ``baseline/<name>``."""
-        return BackendFacts(api_provider="baseline", model_id=self.name, model_slug=f"baseline/{self.name}")
+        return BackendFacts(api_provider="baseline", model_id=self.name, model_slug=self.model_slug_for(""))
 
     def output(self, source: str) -> str:
         raise NotImplementedError

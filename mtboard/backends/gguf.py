@@ -51,7 +51,7 @@ from mtboard.languages import primary
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.localserver import LocalServer
 from mtboard.runspec import BackendContext, MethodSpec, RunSpec
-from mtboard.schema import BackendFacts, LocalModelGate, MethodClass
+from mtboard.schema import BackendFacts, ErrorKind, LocalModelGate, MethodClass
 
 log = logging.getLogger("mtboard.gguf")
 
@@ -437,6 +437,7 @@ class GGUFBackend(OpenAIBackend):
     Options: ClassVar[type[Options]] = GGUFOptions
     priced: ClassVar[bool] = False
     endpoint_env: ClassVar[str | None] = None
+    local_gate: ClassVar[bool] = True
 
     def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None, *,
                  on_warning: Callable[[str], None] | None = None):
@@ -518,6 +519,51 @@ class GGUFBackend(OpenAIBackend):
         if "@" in model:
             return model
         return Path(model).name or model
+
+    @classmethod
+    def model_slug_for(cls, model: str, effort: str | None = None) -> str:
+        """:attr:`ModelRef.slug` of a published model part: ``REPO/FILE@REV12`` for a pinned Hub file, else the file
+        name (what :meth:`describe` reports)."""
+        m = _HF_REF.match(model)
+        if m and "@" in model:
+            return f"{m.group('repo')}/{m.group('file')}@{m.group('rev')[:12]}"
+        return Path(model).name or model
+
+    @classmethod
+    def check_local_gate(cls, gate: LocalModelGate, source_language: str, sample_sources: list[str]) -> list[str]:
+        """``canary_passed`` must be :func:`canary_verdict` over the fixed lines (or the corpus sample lines), the
+        recorded outputs and their error kinds (``canary_errors``); a gate recorded without error kinds is checked one
+        way only (a passed canary needs every output to pass the output rules: an unrecorded error can only make it
+        fail). ``latency_passed`` must follow from the recorded median/p90 and their limits."""
+        problems = []
+        lang = primary(source_language) if source_language else ""
+        lines = CANARY_LINES.get(lang) or [x for x in sample_sources if x.strip()][:5]
+        if gate.canary_errors and len(gate.canary_errors) == len(gate.canary_outputs) == len(lines):
+            why = [canary_verdict(line, LLMResult(text=out, error_kind=ErrorKind(err) if err else None))
+                   for line, out, err in zip(lines, gate.canary_outputs, gate.canary_errors)]
+            if gate.canary_passed != (not any(why)):
+                problems.append(f"canary_passed is {str(gate.canary_passed).lower()} but the recorded outputs and "
+                                f"errors say {str(not any(why)).lower()}")
+        elif gate.canary_errors:
+            problems.append(f"{len(gate.canary_errors)} canary error kinds for {len(gate.canary_outputs)} outputs and "
+                            f"{len(lines)} lines")
+        elif gate.canary_passed:
+            if len(gate.canary_outputs) != len(lines):
+                problems.append(f"canary_passed but {len(gate.canary_outputs)} canary outputs for {len(lines)} lines")
+            else:
+                for line, out in zip(lines, gate.canary_outputs):
+                    why = canary_verdict(line, LLMResult(text=out))
+                    if why:
+                        problems.append(f"canary_passed but an output fails the canary rule ({why})")
+                        break
+        g = gate
+        nums = (g.latency_median_s, g.latency_p90_s, g.latency_threshold_median_s, g.latency_threshold_p90_s)
+        if g.latency_passed is not None and all(x is not None for x in nums):
+            want = g.latency_median_s <= g.latency_threshold_median_s and g.latency_p90_s <= g.latency_threshold_p90_s
+            if g.latency_passed != want:
+                problems.append(f"latency_passed is {str(g.latency_passed).lower()} but the recorded median/p90 and "
+                                f"limits say {str(want).lower()}")
+        return problems
 
     @classmethod
     def endpoint_url(cls, base_url: str | None) -> str | None:
@@ -616,16 +662,18 @@ class GGUFBackend(OpenAIBackend):
         async with LLMClient(self.server.base_url, None, concurrency=1, timeout_s=self.context.timeout_s,
                              max_retries=self.context.max_retries, trust_env=False) as client:
             await client.probe()
-            outputs, failures = [], []
+            outputs, errors, failures = [], [], []
             for i, line in enumerate(canary):
                 res = await client.complete(self.build_request(self._request_for(line, [], i)))
                 why = canary_verdict(line, res)
                 outputs.append(res.text or "")
+                errors.append(res.error_kind.value if res.error_kind is not None else None)
                 self.gate_outputs.append({"phase": "canary", "source": line, "history": 0, "output": res.text,
                                           "error": res.error, "verdict": why or "ok", "latency_s": res.latency_s})
                 if why:
                     failures.append(f"{_short(line, 40)} → {_short(res.text)} ({why})")
-            gate = gate.model_copy(update={"canary_outputs": outputs, "canary_passed": not failures})
+            gate = gate.model_copy(update={"canary_outputs": outputs, "canary_errors": errors,
+                                           "canary_passed": not failures})
             if failures and s.canary == "record":
                 self._warn(f"canary failed ({len(failures)} of {len(canary)} lines), recorded in the card "
                            "(canary=record): " + "; ".join(failures))

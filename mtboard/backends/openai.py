@@ -31,7 +31,7 @@ from mtboard.backends.base import Backend, Options, TranslateRequest
 from mtboard.errors import BackendError, ConfigError
 from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url, serverinfo
 from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
-from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
+from mtboard.schema import BackendFacts, MethodClass, MethodRecord, TranslationRecord
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Endpoint used when neither ``--base-url`` nor ``OPENAI_BASE_URL`` is given."""
@@ -155,6 +155,25 @@ class OpenAIBackend(Backend):
         assert self._client is not None
         return self._client
 
+    @classmethod
+    def model_slug_for(cls, model: str, effort: str | None = None) -> str:
+        """The model as typed, with ``:effort`` when one is given (``qwen3:8b:medium``)."""
+        return model + (f":{effort}" if effort else "")
+
+    @classmethod
+    def accepts_model_slug(cls, model_slug: str, method: MethodRecord, model_id: str | None) -> bool:
+        """The model as typed (:meth:`model_slug_for`), or the weights' name the server reported (:meth:`describe`):
+        the served model's listed name (``model_id``), or another name when the card records what the server said
+        about itself (its build, the weights' revision or hash: llama.cpp's GGUF file behind an alias, the Hugging
+        Face repo vLLM loaded). A server-reported name is declared: only a re-run confirms it (``mtboard verify``
+        compares the weights the re-run's server reports)."""
+        if model_slug == cls.model_slug_for(method.model, method.effort):
+            return True
+        if model_id is None:
+            return False
+        return model_slug == model_id or any(x is not None for x in (method.engine_version, method.model_revision,
+                                                                      method.model_file_sha256))
+
     def describe(self) -> BackendFacts:
         """Provider, endpoint host hash, sampling — and, when the server named the weights it serves (issue 22;
         :mod:`mtboard.llm.serverinfo`), those weights: ``model_slug`` = their public name (the GGUF file name,
@@ -168,7 +187,7 @@ class OpenAIBackend(Backend):
             self._provider = c.api_provider
         m = self.method
         ident = self._identity
-        slug = m.model + (f":{m.effort}" if m.effort else "")
+        slug = self.model_slug_for(m.model, m.effort)
         model_id = self.model_id
         revision = file_sha = engine = None
         if ident is not None:
@@ -277,7 +296,10 @@ class OpenAIBackend(Backend):
         if res.fatal:
             raise BackendError(f"the endpoint refused the request: {res.error}", where="openai",
                                fix="check OPENAI_API_KEY, the model name and --base-url / OPENAI_BASE_URL")
-        return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=res.text,
+        # raw_predicted is what the server sent; stripping a <think> block is the mechanical policy's job (recorded
+        # there as the think.stripped flag), never done before the card
+        raw = res.raw_text if res.raw_text is not None else res.text
+        return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=raw,
                                  error=res.error, error_kind=res.error_kind, attempts=max(1, res.attempts),
                                  latency_s=res.latency_s, usage=res.usage, model_id=res.model_id,
                                  finish_reason=res.finish_reason, stop_cut=res.stop_cut)

@@ -76,7 +76,8 @@ def judge(
         "--allow-self-judge", help="Accept a judge from the translator's model family (recorded in the card).")]
     = False,
     runs: Annotated[Optional[int], typer.Option(
-        "--runs", help="Judge replicates for the checkpoints judge (default 3; mean and spread reported).")] = None,
+        "--runs", help="Checkpoints judge: the card's translation replicates, each judged once (BookTrans; must "
+                       "equal the card's --runs; mean and spread reported).")] = None,
     bench: Annotated[Optional[Path], typer.Option(
         "--bench", help="Checkpoint benchmark folder (bench.json + corpus + key); required for checkpoints.")]
     = None,

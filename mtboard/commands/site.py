@@ -26,13 +26,16 @@ def build(
     Path("build/docs"),
     validate: Annotated[bool, typer.Option(help="Run the submission validator on each card (else schema only).")] =
     True,
+    anchors: Annotated[Path, typer.Option(help="Folder of judge-reliability records (`mtboard anchor`) for the "
+                                               "judges page.")] = Path("anchors"),
     serve: Annotated[bool, typer.Option("--serve", help="Serve the built site on http://127.0.0.1:PORT.")] = False,
     port: Annotated[int, typer.Option(help="Port for --serve.")] = 8000,
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
     from mtboard.site import build_site
 
-    report = build_site(submissions, corpora if corpora.is_dir() else None, out, docs, validate=validate)
+    report = build_site(submissions, corpora if corpora.is_dir() else None, out, docs, validate=validate,
+                        anchors=anchors if anchors.is_dir() else None)
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:

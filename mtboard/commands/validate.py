@@ -89,8 +89,9 @@ def verify_cmd(
     card: Annotated[Path, typer.Argument(help="Submitted run card to re-run (GDS verification, spec §9.4).")],
     tolerance: Annotated[float, typer.Option("--tolerance", min=0.0001, max=1.0,
                                              help="Relative tolerance per score (spec §1.3: 0.02 = ±2%).")] = 0.02,
-    secret_env: Annotated[Optional[str], typer.Option("--secret-segment-env", help="Re-run on the secret-segment "
-                                                      "corpus file this environment variable names.")] = None,
+    secret_env: Annotated[Optional[str], typer.Option("--secret-segment-env", help="Also run on the secret-segment "
+                                                      "corpus file this environment variable names (scores "
+                                                      "reported, not compared).")] = None,
     root: Annotated[Path, typer.Option("--root", help="Repository root holding submissions/.")] = Path("."),
     corpora: Annotated[Optional[Path], typer.Option("--corpora", help="Corpora folder (default ROOT/corpora).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Folder for the record and the re-run card "
@@ -120,6 +121,9 @@ def verify_cmd(
         rerun = "null" if d.rerun is None else f"{d.rerun:.6g}"
         typer.echo(f"  {'ok  ' if d.within else 'FAIL'} {d.metric}: stored {stored}, re-run {rerun}, "
                    f"delta {delta} ({rel})")
+    for name, value in rec.secret_scores.items():
+        if value is not None:
+            typer.echo(f"  secret segment {rec.secret_segment}: {name} {value:.6g} (reported, not compared)")
     typer.echo(f"record: {result.record_path}")
     if rec.passed:
         typer.echo(f"verification passed within ±{rec.tolerance * 100:g}%: tier {rec.tier}")

@@ -54,6 +54,7 @@ from mtboard.text import TAG
 FORMAT = "mtboard-checkpoints/1"
 PENALTY_KINDS = ("addition", "untranslated", "lost_paragraph", "markup", "foreign_script", "extra_attempt")
 DEFAULT_RUNS = 3
+"""BookTrans' default number of translation runs (``mtboard run --runs 3``); the judge judges each once."""
 MAX_KEY_BYTES = 4 * 1024 * 1024
 
 

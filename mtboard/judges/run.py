@@ -7,14 +7,18 @@ translates: only the card's stored ``predicted`` texts are judged.
 Rules (issue 5):
 
 * Entries whose mechanical outcome is not ``usable`` (no usable output, echoed source) are not sent and get the
-  judge's worst value (MQM 25 = one critical error, rubric 0, checkpoints 0).
+  judge's worst value (MQM 25 = one critical error, rubric 0, checkpoints 0): the translator failed.
 * An answer that does not parse is asked again, with the template's ``retry`` hint and the previous answer in the
   conversation, at temperature 0, up to ``max_attempts`` answers in all; then the entry is ``judge_failed`` with the
-  last raw answer, and also carries the worst value (never clean). A judge whose service fails (transport) or
+  last raw answer and **no score**: the judge failed, not the translator. A judge whose service fails (transport) or
   rejects the request gives ``judge_failed`` without an answer; such calls are not cached, so a re-run asks again.
 * ``parse_failure_rate`` = answers that did not parse ÷ answers received (every attempt counts), per judge.
-* The leaderboard value ``mean`` is taken over every entry of the card, with ``not_sent`` and ``judge_failed`` at the
-  worst value; ``breakdown['mean']['scored_only']`` is the mean over scored entries alone.
+* The leaderboard value ``mean`` is taken over the **judged** cells (scored, and not_sent at the worst value);
+  ``judge_failed`` cells are excluded and reported as coverage (judged n of N: the GEMBA note compares systems on
+  common cells only, which the leaderboard does); ``breakdown['mean']['scored_only']`` is the mean over scored
+  entries alone.
+* The checkpoint judge follows BookTrans: each of the card's translation replicates (``--runs N``) is judged once,
+  and the summary reports the mean and spread of those run scores (not one translation judged N times).
 * Judge endpoint: ``JUDGE_BASE_URL`` + ``JUDGE_API_KEY``; when ``JUDGE_BASE_URL`` is unset, ``OPENAI_BASE_URL`` +
   ``OPENAI_API_KEY``. The OpenAI key is never sent to a ``JUDGE_BASE_URL`` host.
 """
@@ -95,7 +99,7 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
                     "text": ans.text, "finish_reason": ans.finish_reason, "error_kind": ans.error_kind}
         if not caller.answered(ans):
             caller.store.log(judge.kind, {**base_log, "parse": "no-answer", "error": ans.error})
-            return JudgeVerdict(status="judge_failed", score=judge.worst_score, attempts=attempt,
+            return JudgeVerdict(status="judge_failed", score=None, attempts=attempt,
                                 raw_answer=last_text,
                                 justification=f"judge call failed ({ans.error_kind}): {(ans.error or '')[:200]}")
         try:
@@ -109,7 +113,7 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
             continue
         caller.store.log(judge.kind, {**base_log, "parse": "ok", "score": verdict.score})
         return verdict.model_copy(update={"attempts": attempt})
-    return JudgeVerdict(status="judge_failed", score=judge.worst_score, attempts=max_attempts,
+    return JudgeVerdict(status="judge_failed", score=None, attempts=max_attempts,
                         raw_answer=last_text if last_text is not None else "",
                         justification=f"answer did not parse after {max_attempts} attempts: {reason}")
 
@@ -197,28 +201,39 @@ async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, Judg
     return list(await asyncio.gather(*(one(r) for r in card.results)))
 
 
+def translation_runs(card: RunCard) -> list[dict[int, Any]]:
+    """The card's translation replicates as ``{entry_id: result}`` maps, run 0 (``results``) first, then
+    ``replicate_runs`` (their results carry ``predicted``, ``checks`` and ``attempts`` like run 0's)."""
+    return [{r.entry_id: r for r in card.results}] + [{r.entry_id: r for r in rr.results}
+                                                      for rr in card.replicate_runs]
+
+
 async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, caller: Caller, prompt: JudgePrompt,
-                           max_attempts: int, runs: int,
-                           progress: Progress | None) -> tuple[list[JudgeVerdict], dict[str, Any]]:
+                           max_attempts: int, progress: Progress | None) -> tuple[list[JudgeVerdict], dict[str, Any]]:
+    """Judge each translation replicate of the card once (BookTrans: N separate translations, each judged; mean and
+    spread of their scores). A run whose judging fails (no parsable answer for every point after ``max_attempts``)
+    is excluded from the mean and counted in ``breakdown['mean']['n_runs_failed']``. Per-entry verdicts describe run
+    0's translation (the card's ``results``)."""
     judge = cp.CheckpointsJudge()
-    results = {r.entry_id: r for r in card.results}
-    code = cp.code_penalties(bench, results, card.dataset.target_language)
-    lost = set(code["lost"])
+    translations = translation_runs(card)
+    runs = len(translations)
     paragraphs = {e.id for e in bench.corpus.entries}
     points = bench.key.points
     weights = bench.penalties
-    auto_fail = {p.id for p in points if any(a in lost for a in p.paragraphs)}
-    ask_ids = [p.id for p in points if p.id not in auto_fail]
 
     finished = 0
 
     async def one_run(rep: int) -> dict[str, Any]:
         nonlocal finished
+        results = translations[rep]
+        code = cp.code_penalties(bench, results, card.dataset.target_language)
+        lost = set(code["lost"])
+        auto_fail = {p.id for p in points if any(a in lost for a in p.paragraphs)}
         verdicts: dict[str, tuple[bool, str | None, str]] = {
             pid: (False, "paragraph has no usable translation", "code") for pid in auto_fail}
         additions: set[tuple[int, str]] = set()
         untranslated: set[tuple[int, str]] = set()
-        pending = list(ask_ids)
+        pending = [p.id for p in points if p.id not in auto_fail]
         attempts = 0
         raw: list[str | None] = []
         status, why = "scored", None
@@ -259,7 +274,7 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
         if progress:
             progress(spec.kind, finished, runs)
         if status != "scored":
-            return {"status": status, "reason": why, "raw": raw, "attempts": attempts, "score": judge.worst_score}
+            return {"status": status, "reason": why, "raw": raw, "attempts": attempts}
         counts = {"addition": len(additions), "untranslated": len(untranslated),
                   **{k: code[k] for k in ("lost_paragraph", "markup", "foreign_script", "extra_attempt")}}
         penalty = sum(weights[k] * n for k, n in counts.items())
@@ -270,17 +285,15 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
                 "raw": raw}
 
     run_out = list(await asyncio.gather(*(one_run(r) for r in range(runs))))
-    scores = [float(o["score"]) for o in run_out]
-    mean, spread = cp.mean_and_spread(scores)
     scored_runs = [o for o in run_out if o["status"] == "scored"]
+    scores = [float(o["score"]) for o in scored_runs]
+    mean, spread = cp.mean_and_spread(scores)
     areas = sorted({p.area for p in points})
     breakdown: dict[str, dict[str, float]] = {
-        "runs": {str(i + 1): s for i, s in enumerate(scores)},
+        "runs": {str(i + 1): float(o["score"]) for i, o in enumerate(run_out) if o["status"] == "scored"},
         "area_points": {a: float(sum(p.area == a for p in points)) for a in areas},
-        "mean": {"n_runs_scored": float(len(scored_runs))},
+        "mean": {"n_runs_scored": float(len(scored_runs)), "n_runs_failed": float(len(run_out) - len(scored_runs))},
     }
-    if scored_runs:
-        breakdown["mean"]["scored_only"] = statistics.fmean(o["score"] for o in scored_runs)
     if scored_runs:
         breakdown["area_passed"] = {a: statistics.fmean(
             sum(o["verdicts"][p.id][0] for p in points if p.area == a) for o in scored_runs) for a in areas}
@@ -288,7 +301,7 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
                                   for k in cp.PENALTY_KINDS}
         breakdown["point_fail_rate"] = {p.id: statistics.fmean(0.0 if o["verdicts"][p.id][0] else 1.0
                                                                for o in scored_runs) for p in points}
-    # Per-entry (paragraph) verdicts.
+    # Per-entry (paragraph) verdicts of run 0's translation (the card's results).
     by_para: dict[int, list[str]] = {}
     for p in points:
         for a in p.paragraphs:
@@ -296,6 +309,7 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
     entry_verdicts: list[JudgeVerdict] = []
     failed_raw = [o["raw"][-1] if o["raw"] and o["raw"][-1] is not None else "" for o in run_out
                   if o["status"] != "scored"]
+    first = run_out[0]
     for r in card.results:
         if r.checks.outcome != Outcome.usable:
             entry_verdicts.append(_not_sent(0.0, r))
@@ -304,32 +318,30 @@ async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, call
             entry_verdicts.append(JudgeVerdict(status="not_sent", score=None, attempts=0,
                                                justification="not a paragraph of the checkpoint benchmark"))
             continue
-        if not scored_runs:
-            why = "; ".join(str(o.get("reason")) for o in run_out)
-            entry_verdicts.append(JudgeVerdict(status="judge_failed", score=0.0, attempts=max(
-                o["attempts"] for o in run_out), raw_answer=failed_raw[-1] if failed_raw else "",
-                justification=f"checkpoint judge failed on every run: {why[:300]}"))
+        if first["status"] != "scored":
+            entry_verdicts.append(JudgeVerdict(status="judge_failed", score=None, attempts=first["attempts"],
+                                               raw_answer=(first["raw"][-1] if first["raw"] else None) or "",
+                                               justification=f"checkpoint judge failed on this translation: "
+                                                             f"{str(first.get('reason'))[:300]}"))
             continue
         pids = by_para.get(r.entry_id, [])
         if not pids:
             entry_verdicts.append(JudgeVerdict(status="not_sent", score=None, attempts=0, justification=(
                 "no key point addresses this paragraph (it was shown to the judge as context)")))
             continue
-        subs = {pid: statistics.fmean(1.0 if o["verdicts"][pid][0] else 0.0 for o in scored_runs) for pid in pids}
-        flags = sorted({f"{pid}:fail" for pid in pids for o in scored_runs if not o["verdicts"][pid][0]})
-        if any(a == r.entry_id for o in scored_runs for a, _ in o["additions"]):
+        subs = {pid: 1.0 if first["verdicts"][pid][0] else 0.0 for pid in pids}
+        flags = sorted({f"{pid}:fail" for pid in pids if not first["verdicts"][pid][0]})
+        if any(a == r.entry_id for a, _ in first["additions"]):
             flags.append("ADDITION")
-        if any(a == r.entry_id for o in scored_runs for a, _ in o["untranslated"]):
+        if any(a == r.entry_id for a, _ in first["untranslated"]):
             flags.append("UNTRANSLATED")
-        reasons = sorted({f"{pid}: {o['verdicts'][pid][1]}" for pid in pids for o in scored_runs
-                          if not o["verdicts"][pid][0]})
+        reasons = sorted({f"{pid}: {first['verdicts'][pid][1]}" for pid in pids if not first["verdicts"][pid][0]})
         entry_verdicts.append(JudgeVerdict(
             status="scored", score=100.0 * statistics.fmean(subs.values()), subscores=subs,
-            flags=flags, justification="; ".join(reasons)[:1000] or None,
-            attempts=max(o["attempts"] for o in scored_runs)))
+            flags=flags, justification="; ".join(reasons)[:1000] or None, attempts=first["attempts"]))
     extra = {"run_scores": scores, "failed_raw_answers": failed_raw,
              "bench": f"{bench.manifest.id}@{bench.key_sha256[:12]}"}
-    return entry_verdicts, {"mean": mean, "spread": spread, "breakdown": breakdown, "extra": extra,
+    return entry_verdicts, {"mean": mean, "spread": spread, "breakdown": breakdown, "extra": extra, "runs": runs,
                             "n_runs_failed": len(run_out) - len(scored_runs)}
 
 
@@ -406,7 +418,9 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
         allow_self_judge: accept a judge from the translator's model family (recorded in the card).
         client_factory: ``() -> LLMClient``-like object (async ``complete``; ``async with`` supported); default:
             :func:`default_client_factory` (JUDGE_/OPENAI_ environment).
-        runs: judge replicates for the checkpoints judge (default 3); per-entry judges run once.
+        runs: translation replicates the checkpoints judge judges: must equal the card's ``method.runs`` when given
+            (BookTrans: each replicate judged once; re-run the translation with ``--runs N`` for N judged runs);
+            per-entry judges run once.
         bench: checkpoint benchmark folder (required for ``checkpoints``).
         max_attempts: answers asked per entry (or per checkpoint run) before ``judge_failed`` (≥ 1).
         max_tokens: explicit output cap for every judge request (default per judge: MQM 512, rubric 256,
@@ -475,14 +489,16 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
             caller = Caller(spec, prompt_sha, client, store, max_tokens or judge_cls.default_max_tokens,
                              endpoint["endpoint_host_sha256"])
             if spec.kind == "checkpoints":
-                n_runs = runs if runs is not None else judge_cls.default_runs
-                if n_runs < 1:
-                    raise ConfigError("--runs must be at least 1", field="--runs")
+                if runs is not None and runs != card.method.runs:
+                    raise ConfigError(f"the checkpoints judge judges each translation replicate once (BookTrans); "
+                                      f"this card has {card.method.runs}, not {runs}", field="--runs",
+                                      fix=f"translate with `mtboard run … --runs {runs}` and judge that card, or drop "
+                                          "--runs")
                 verdicts, agg = await _run_checkpoints(spec, card, loaded_bench, caller, prompt, max_attempts,
-                                                       n_runs, progress)
+                                                       progress)
                 summary = _summary(spec, judge_cls, prompt_sha, fams[spec.kind], caller, verdicts,
                                    mean=agg["mean"], spread=agg["spread"], breakdown=agg["breakdown"],
-                                   max_attempts=max_attempts, runs=n_runs, endpoint=endpoint, prices=prices,
+                                   max_attempts=max_attempts, runs=agg["runs"], endpoint=endpoint, prices=prices,
                                    extra=agg["extra"])
             else:
                 verdicts = await _run_entry_judge(spec, card, items, caller, prompt, max_attempts, concurrency,
@@ -494,7 +510,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
                 breakdown["mean"] = {"n_scored": float(len(scored))}
                 if scored:  # absent, never 0, when nothing was scored (0 would read as a clean MQM score)
                     breakdown["mean"]["scored_only"] = statistics.fmean(scored)
-                mean = _mean([v.score if v.score is not None else judge_cls.worst_score for v in verdicts])
+                mean = _mean([v.score for v in verdicts if v.score is not None])  # judge failures excluded
                 summary = _summary(spec, judge_cls, prompt_sha, fams[spec.kind], caller, verdicts, mean=mean,
                                    spread=None, breakdown=breakdown, max_attempts=max_attempts, runs=1,
                                    endpoint=endpoint, prices=prices)
@@ -510,8 +526,8 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
 def summary_line(kind: str, s: JudgeSummary) -> str:
     """One line for a judge's summary wherever its score is shown (``mtboard run`` / ``mtboard judge`` output,
     ``report.md``): value and direction, the judge, scored / judge_failed / not sent, the parse-failure rate with its
-    denominator, cache hits, the family check and tokens — and a warning when judge failures make up most of the
-    value (a judge that failed everywhere scores the worst value everywhere: "mean 25" then means "no judgement")."""
+    denominator, cache hits, the family check and tokens — and a warning when the judge failed on half the entries
+    or more (those are excluded from the value, issue 15: it then covers few of the entries, or none)."""
     direction = "lower is better" if s.higher_is_better is False else "higher is better"
     value = "-" if s.mean is None else f"{s.mean:.2f}"
     spread = f" ± {s.spread:.2f}" if s.spread is not None else ""
@@ -522,8 +538,8 @@ def summary_line(kind: str, s: JudgeSummary) -> str:
             f"{s.prompt_tokens} in / {s.completion_tokens} out")
     total = s.n_scored + s.n_failed + s.n_not_sent
     if s.n_failed and total and s.n_failed * 2 >= total:
-        line += (f"  WARNING: the judge failed on {s.n_failed} of {total} entries, which score the worst value "
-                 f"({s.worst_score}); this mean is not a judgement")
+        line += (f"  WARNING: the judge failed on {s.n_failed} of {total} entries, excluded from the value (it "
+                 f"covers {total - s.n_failed} of {total})")
     return line
 
 

@@ -117,6 +117,9 @@ class LLMResult:
     text: str | None
     finish_reason: str | None = None
     reasoning: str | None = None
+    raw_text: str | None = None
+    """The answer's content exactly as the server sent it (a ``<think>`` block included; None after a transport
+    failure): what a translation card keeps as ``raw_predicted`` (the mechanical policy strips and flags)."""
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     error_kind: ErrorKind | None = None
@@ -188,12 +191,13 @@ def _encode(body: dict[str, Any]) -> bytes:
 
 
 def _add_usage(a: Usage, b: Usage | None) -> Usage:
+    """``a + b``; ``reported`` becomes True once any attempt's answer carried usage (``b`` not None)."""
     if b is None:
         return a
     return Usage(prompt_tokens=a.prompt_tokens + b.prompt_tokens,
                  completion_tokens=a.completion_tokens + b.completion_tokens,
                  reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
-                 cached_tokens=a.cached_tokens + b.cached_tokens)
+                 cached_tokens=a.cached_tokens + b.cached_tokens, reported=True)
 
 
 class LLMClient:
@@ -476,7 +480,7 @@ class LLMClient:
         except (TypeError, ValueError) as exc:  # NaN/Infinity or a non-JSON value in the body
             return LLMResult(text=None, error=f"request body is not JSON: {exc}"[:300], error_kind=ErrorKind.backend,
                              attempts=0, fatal=True)
-        usage = Usage()
+        usage = Usage(reported=False)  # until an answer carries usage: then the provider's cost is unknown, not $0
         log: list[dict[str, Any]] = []
         waits: list[list[float]] = []
         busy = 0.0
@@ -542,6 +546,7 @@ class LLMClient:
         v = att.verdict
         ans = att.answer
         result = LLMResult(text=v.text, finish_reason=ans.finish_reason if ans else None, reasoning=v.reasoning,
+                           raw_text=ans.text if ans is not None and v.text is not None else None,
                            usage=usage, attempts=attempt, latency_s=busy, model_id=ans.model_id if ans else None,
                            raw_request=body, raw_response=att.raw, attempt_log=log, status_code=att.status,
                            fatal=v.fatal, stop_cut=ans.stop_cut if ans else None,
@@ -549,7 +554,7 @@ class LLMClient:
         if v.outcome != "ok":
             result.error, result.error_kind = v.error, v.error_kind
             if v.outcome == "transport":
-                result.text = None  # a failed exchange is never partial success
+                result.text = result.raw_text = None  # a failed exchange is never partial success
                 if gave_up is not None:
                     result.error = f"{v.error} ({gave_up})"[:600]
                 elif attempt > 1:

@@ -14,11 +14,12 @@ stream); a resample's totals are the exact integer sums of its drawn rows; its c
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals
+from mtboard.metrics.composite import composite_array
 from mtboard.metrics.sums import check_width
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -101,6 +102,22 @@ def chrf_resamples(stats, counts: np.ndarray | None = None, *, resamples: int = 
             totals[start:start + block.shape[0]] = _totals(mat_t, block)
             start += block.shape[0]
     return np.array([chrf_from_totals(row) for row in totals.astype(np.int64).tolist()], dtype=np.float64)
+
+
+def composite_resamples(stats, columns: Mapping[str, np.ndarray], counts: np.ndarray) -> np.ndarray:
+    """The composite (0–1) of every resample, ``(R,)`` floats: each resample's corpus chrF++ from its summed
+    statistics and each rate as the resample's mean of the per-entry column, combined with the composite's weights
+    (:func:`mtboard.metrics.composite.composite_array`). ``columns``: :func:`mtboard.metrics.composite.entry_columns`
+    of the same ``n`` entries; ``counts``: the view's shared ``(R, n)`` resample counts (a paired bootstrap of the
+    composite, docs/SCORING_SPEC.md §4.6)."""
+    n = counts.shape[1]
+    values: dict[str, np.ndarray] = {"chrf_plus_plus": chrf_resamples(stats, counts)}
+    if n == 0:
+        return np.zeros(counts.shape[0])
+    weights = counts.astype(np.float64)
+    for name, col in columns.items():
+        values[name] = np.einsum("rn,n->r", weights, np.asarray(col, dtype=np.float64)) / n
+    return composite_array(values)
 
 
 def percentile_interval(scores: Sequence[float] | np.ndarray) -> tuple[float, float] | None:

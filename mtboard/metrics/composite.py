@@ -10,10 +10,12 @@ and the mechanical policy version whose decisions feed the rates. New cards reco
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from mtboard.errors import MtboardError
-from mtboard.schema import QualityTier
+from mtboard.schema import EntryResult, Outcome, QualityTier
 
 WEIGHTS: dict[str, dict[str, float]] = {
     "A": {
@@ -100,6 +102,56 @@ def composite(values: Mapping[str, float | None]) -> tuple[float, str]:
     return round(num / den, COMPOSITE_DECIMALS), profile
 
 
+COLUMN_METRICS = ("exact_match_rate", "equivalent_match_rate", "code_switching_rate", "fst_acceptance_rate")
+"""The composite's rate metrics that are means of one per-entry value (:func:`entry_columns`); chrF++ is the other
+ingredient, from the summed per-segment statistics."""
+
+
+def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: bool) -> dict[str, np.ndarray]:
+    """Per-entry values whose means are the composite's rates (docs/SCORING_SPEC.md §2), from a card's results:
+    exact match 0/1, equivalent match 0/1 (when the card has variants), code-switching 0/1, FST share (accepted ÷
+    checked words; 1 with no checkable word; 0 without usable output) when the card has FST acceptance. Their means
+    over all entries equal the card's rates; the bootstrap of the composite resamples them with the chrF++
+    statistics (:func:`mtboard.metrics.bootstrap.composite_resamples`)."""
+    cols: dict[str, list[float]] = {"exact_match_rate": [], "code_switching_rate": []}
+    if has_equiv:
+        cols["equivalent_match_rate"] = []
+    if has_fst:
+        cols["fst_acceptance_rate"] = []
+    for r in results:
+        cols["exact_match_rate"].append(1.0 if r.exact_match else 0.0)
+        cols["code_switching_rate"].append(1.0 if r.code_switching_detected else 0.0)
+        if has_equiv:
+            cols["equivalent_match_rate"].append(1.0 if r.equivalent_match else 0.0)
+        if has_fst:
+            usable = r.checks.outcome == Outcome.usable
+            acc, chk = r.fst_accepted_words or 0, r.fst_checked_words or 0
+            cols["fst_acceptance_rate"].append((acc / chk if chk else 1.0) if usable else 0.0)
+    return {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
+
+
+def composite_array(values: Mapping[str, np.ndarray]) -> np.ndarray:
+    """:func:`composite` applied element-wise to arrays of metric values (one element per bootstrap resample):
+    the same weights, normalisation and redistribution over the metrics present, the same profile rule, rounded
+    to :data:`COMPOSITE_DECIMALS` with numpy (half to even; the card's own composite is :func:`composite`'s)."""
+    profile = profile_of({k: (None if v is None else 0.0) for k, v in values.items()})
+    num: np.ndarray | float = 0.0
+    den = 0.0
+    for name, weight in WEIGHTS[profile].items():
+        v = values.get(name)
+        if v is None:
+            continue
+        x = np.asarray(v, dtype=np.float64) / SCALE.get(name, 1.0)
+        if name in INVERTED:
+            x = 1.0 - x
+        num = num + weight * x
+        den += weight
+    if den == 0:
+        raise MtboardError("no composite metric is available", where="composite_array",
+                           fix="pass at least chrf_plus_plus")
+    return np.round(np.asarray(num) / den, COMPOSITE_DECIMALS)
+
+
 def quality_tier(value: float) -> QualityTier:
     """Provisional tier of a composite (spec §5): baseline <0.30 ≤ emerging <0.50 ≤ functional <0.70 ≤ deployable
     <0.85 ≤ fluent. Raises MtboardError outside [0, 1]."""
@@ -135,7 +187,7 @@ def composite_signature(profile: str, policy_version: str) -> str:
     """The composite's signature string, in sacrebleu's ``key:value|…`` form::
 
         composite:A|weights:chrf_plus_plus=0.45,fst_acceptance_rate=0.1,…|scale:chrf_plus_plus=100|
-        inverted:code_switching_rate,hallucination_rate|round:6|tiers:0,0.3,0.5,0.7,0.85|cost:1000|policy:mech-1.0
+        inverted:code_switching_rate,hallucination_rate|round:6|tiers:0,0.3,0.5,0.7,0.85|cost:1000|policy:mech-1.1
 
     (one line). ``profile``: 'A' or 'B' (the profile the composite used); ``policy_version``: the mechanical policy
     of the card (``mtboard.checks.POLICY_VERSION``). Weights are listed in the spec's table order, numbers in

@@ -63,7 +63,7 @@ def _guard(path: Path, marker: str, root: Path, what: str) -> None:
     """Refuse to let a generated folder clobber sources; only empty folders or marked folders may be reused."""
     p = path.resolve()
     r = root.resolve()
-    for src in (r / "site", r / "submissions", r / "corpora", r / "mtboard", r / "tests", r / ".git"):
+    for src in (r / "site", r / "submissions", r / "corpora", r / "anchors", r / "mtboard", r / "tests", r / ".git"):
         if p == src or p.is_relative_to(src) or src.is_relative_to(p):
             raise ConfigError(f"{what} folder {p} overlaps the committed sources in {src}",
                               fix=f"choose another folder for the {what}, e.g. build/site")
@@ -90,8 +90,11 @@ def _build_time() -> str:
 
 def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *, validate: bool = True,
                resamples: int = bootstrap.BOOTSTRAP_RESAMPLES, run_mkdocs: bool = True,
-               build_time: str | None = None) -> BuildReport:
+               build_time: str | None = None, anchors: Path | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
+
+    ``anchors``: folder of judge-reliability records (``mtboard anchor``) for the judges page (None: default
+    ``<submissions>/../anchors`` when it exists).
 
     Raises: ConfigError (unsafe or missing folders, MkDocs strict-mode failure), InputError (no submissions folder).
     Invalid cards never raise: they are listed in ``report.rejected`` and on the rejected page.
@@ -104,7 +107,9 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     if out.resolve().is_relative_to(docs.resolve()) or docs.resolve().is_relative_to(out.resolve()):
         raise ConfigError("docs and output folders overlap", fix="use separate folders, e.g. build/docs and build/site")
     t0 = time.perf_counter()
-    inputs = load_inputs(submissions, corpora, validate=validate)
+    if anchors is None and (submissions.parent / "anchors").is_dir():
+        anchors = submissions.parent / "anchors"
+    inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors)
     t1 = time.perf_counter()
     boards = tables.build_leaderboards(inputs, resamples=resamples)
     portraits = tables.build_portraits(boards)

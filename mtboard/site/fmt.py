@@ -102,8 +102,15 @@ def secs(x: float | None) -> str:
     return f"{x:.2f} s" if _finite(x) else DASH
 
 
-def ci(bounds: tuple[float, float] | None) -> str:
-    """'[a, b]' with 1 decimal, or '—'."""
+def ci(bounds: tuple[float, float] | None, digits: int = 1) -> str:
+    """'[a, b]' with ``digits`` decimals (1 for chrF++, 3 for the composite), or '—'."""
     if not bounds or not all(_finite(b) for b in bounds):
         return DASH
-    return f"[{bounds[0]:.1f}, {bounds[1]:.1f}]"
+    return f"[{bounds[0]:.{digits}f}, {bounds[1]:.{digits}f}]"
+
+
+def pm(mean: float | None, spread: float | None, digits: int) -> str:
+    """'mean ± spread' (replicate runs), or '—'."""
+    if not _finite(mean):
+        return DASH
+    return f"{mean:.{digits}f}" + (f" ± {spread:.{digits}f}" if _finite(spread) else "")

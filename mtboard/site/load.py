@@ -16,7 +16,7 @@ from typing import Any
 from mtboard import safejson
 from mtboard.documents import load_card, load_corpus
 from mtboard.errors import MtboardError
-from mtboard.schema import Corpus, RunCard, VerificationTier
+from mtboard.schema import AnchorRecord, Corpus, RunCard, VerificationTier
 
 VERIFICATION_SUFFIXES = (".verification.json",)
 """File-name endings of verification records (``mtboard verify``) stored next to a card; never read as cards."""
@@ -66,6 +66,8 @@ class Inputs:
     rejected: list[Rejected] = field(default_factory=list)
     corpora: list[CorpusInfo] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    anchors: list[AnchorRecord] = field(default_factory=list)
+    """Judge-reliability records (``mtboard anchor``) read from the anchors folder."""
 
 
 def _is_verification(name: str) -> bool:
@@ -126,9 +128,31 @@ def _verification(card_path: Path, root: Path, card: RunCard) -> Verification:
     return Verification(rec.tier.value, data, rel)
 
 
-def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True) -> Inputs:
-    """Read every card and corpus; never raises for one bad file (it is rejected or warned about instead)."""
+def load_anchors(anchors_dir: Path | None) -> tuple[list[AnchorRecord], list[str]]:
+    """Every ``*.json`` anchor record under ``anchors_dir`` (strict schema); unreadable ones become warnings."""
+    from mtboard.documents import validate_model  # noqa: PLC0415
+
+    records, warnings = [], []
+    if anchors_dir is None or not anchors_dir.is_dir():
+        return records, warnings
+    for p in _walk_json(anchors_dir):
+        rel = p.relative_to(anchors_dir).as_posix()
+        try:
+            raw = safejson.read_bytes(p, max_bytes=16 * 1024 * 1024)
+            safejson.loads(raw, where=rel, max_bytes=16 * 1024 * 1024)
+            records.append(validate_model(AnchorRecord, raw, rel))
+        except MtboardError as exc:
+            warnings.append(f"anchor record skipped: {exc.one_line()}")
+    return records, warnings
+
+
+def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
+                anchors_dir: Path | None = None) -> Inputs:
+    """Read every card, corpus and anchor record; never raises for one bad file (it is rejected or warned about
+    instead). Cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`) are rejected too."""
     inputs = Inputs()
+    inputs.anchors, warnings = load_anchors(anchors_dir)
+    inputs.warnings.extend(warnings)
     if corpora_dir is not None and corpora_dir.is_dir():
         for p in sorted(corpora_dir.glob("*.json")):
             try:
@@ -163,4 +187,11 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             continue
         seen_hash[key] = rel
         inputs.cards.append(LoadedCard(rel, raw, card, key[:16], _verification(path, submissions, card)))
+    if validate:
+        from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
+
+        copies = find_copies([outputs_of(lc.path, lc.card) for lc in inputs.cards], {lc.path for lc in inputs.cards})
+        bad = {p.where: p.message for p in copies}
+        inputs.rejected.extend(Rejected(lc.path, [f"copies: {bad[lc.path]}"]) for lc in inputs.cards if lc.path in bad)
+        inputs.cards = [lc for lc in inputs.cards if lc.path not in bad]
     return inputs

@@ -15,7 +15,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from mtboard import stats
+from mtboard.schema import MethodRecord, RunCard
 from mtboard.site import charts, fmt, tables
+from mtboard.site.judges import build_judges_page
 from mtboard.site.load import Inputs
 from mtboard.site.tables import COLUMNS, Leaderboard, Portrait
 
@@ -26,7 +28,8 @@ def _env() -> Environment:
     env = Environment(loader=PackageLoader("mtboard.site", "templates"), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["md"] = fmt.md_text
-    env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, dash=fmt.DASH,
+    env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, pm=fmt.pm, dash=fmt.DASH,
+                       safe_url=fmt.safe_url,
                        method_name=tables.method_name, run_page=tables.run_page, model_page=tables.model_page,
                        columns=COLUMNS)
     return env
@@ -56,8 +59,8 @@ def _views_json(lb: Leaderboard, here: str) -> str:
             rows[row.lc.page_id] = {k: [c.text, c.sort] for k, c in row.cells.items() if k not in DOMAIN_AWARE_SKIP}
         views[view.domain or ""] = {
             "n": view.n_entries, "rows": rows, "href": rel_link(here, view.page) if view.domain else "",
-            "info": (f"n = {view.n_entries} entries · {len(view.rows)} ranked runs · smallest detectable chrF++ "
-                     f"difference ≈ {fmt.num(view.mdd, 1)} · {view.ordering_note}")}
+            "info": (f"n = {view.n_entries} entries · {sum(not r.reference for r in view.rows)} ranked runs · "
+                     f"smallest detectable composite difference ≈ {fmt.num(view.mdd, 3)} · {view.ordering_note}")}
     return _json_attr(views)
 
 
@@ -72,6 +75,17 @@ def _scalar_pairs(model: Any, skip: set[str]) -> list[tuple[str, Any]]:
             value = _json_attr(value)
         out.append((name, value))
     return out
+
+
+def _is_declared(model: type, name: str) -> bool:
+    """The schema classifies the field as declared (``x-binding``; :data:`mtboard.schema.Binding`)."""
+    table = model.__dict__.get("BINDING", {})
+    return table.get(name, table.get("*")) == "declared"
+
+
+def _mark(label: str, declared: bool) -> str:
+    """A field label, with ' † (declared)' when a self-benchmarked card's value is only the contributor's word."""
+    return f"{label} † (declared)" if declared else label
 
 
 def _corpora_rows(inputs: Inputs) -> list[dict[str, Any]]:
@@ -117,7 +131,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             render(view.page, "leaderboard.md.j2", title=fmt.safe_title(f"{lb.title} · {view.domain}"), lb=lb,
                    view=view, views_json=None, chart=None, no_cost=[])
         render(lb.hard_page, "hard.md.j2", title=fmt.safe_title(f"Hard items {lb.title}"), lb=lb,
-               hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF)
+               hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF, suspect_share=stats.SUSPECT_FAIL_SHARE,
+               suspect_min=stats.SUSPECT_MIN_SYSTEMS)
     render("hard/index.md", "hard_index.md.j2", boards=boards)
     for p in portraits:
         svgs = [(c["run"], charts.domain_bars(c["bars"], f"{p.slug}: {c['run']}")) for c in p.charts]
@@ -131,14 +146,21 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             comps = sorted((k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in
                            card.fingerprint.components.items())
             near = closest.get(lc.page_id)
-            method_pairs = ([("method class", card.method_class.value), ("condition", card.condition),
-                             ("temperature", card.temperature), ("batch size", card.batch_size),
-                             ("max retries", card.max_retries), ("tools", ", ".join(card.tools_enabled) or None),
-                             ("coaching data SHA-256", card.coaching_data_sha256), ("FST version", card.fst_version),
-                             ("model id (API)", card.model_id), ("harness version", card.harness_version),
-                             ("elapsed", fmt.secs(card.elapsed_seconds))]
+            dec = tables.declared(lc)
+            top = [("method class", card.method_class.value, "method_class"),
+                   ("condition", card.condition, "condition"),
+                   ("temperature", card.temperature, "temperature"), ("batch size", card.batch_size, "batch_size"),
+                   ("max retries", card.max_retries, "max_retries"),
+                   ("tools", ", ".join(card.tools_enabled) or None, "tools_enabled"),
+                   ("coaching data SHA-256", card.coaching_data_sha256, "coaching_data_sha256"),
+                   ("FST version", card.fst_version, "fst_version"), ("model id (API)", card.model_id, "model_id"),
+                   ("harness version", card.harness_version, "harness_version"),
+                   ("timestamp", card.timestamp, "timestamp"),
+                   ("elapsed", fmt.secs(card.elapsed_seconds), "elapsed_seconds")]
+            method_pairs = ([(_mark(label, dec and _is_declared(RunCard, name)), v) for label, v, name in top]
                             + [(f"method_config.{k}", v) for k, v in _scalar_pairs(card.method_config, set())]
-                            + [(f"method.{k}", v) for k, v in _scalar_pairs(card.method, set())])
+                            + [(_mark(f"method.{k}", dec and _is_declared(MethodRecord, k)), v)
+                               for k, v in _scalar_pairs(card.method, set())])
             score_pairs = _scalar_pairs(card.scores, {"signatures", "by_domain", "by_difficulty", "by_provenance"})
             score_pairs += [(f"totals.{k}", v) for k, v in _scalar_pairs(card.totals, set())]
             score_pairs += [(f"by_domain.{d}", f"n={b.n}, chrF++ {fmt.num(b.chrf_plus_plus, 1)}, composite "
@@ -163,6 +185,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                         "hash": card.fingerprint.hash,
                         "c": {k: json.dumps(v, ensure_ascii=False, sort_keys=True)
                               for k, v in sorted(card.fingerprint.components.items())}})
+    render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
+                                                                                inputs.anchors))
     render("runs/index.md", "runs_index.md.j2", boards=boards)
     render("compare.md", "compare.md.j2", fingerprints_json=_json_attr(fps))
     render("rejected.md", "rejected.md.j2", rejected=inputs.rejected)
@@ -177,6 +201,7 @@ def nav(boards: list[Leaderboard]) -> list[dict[str, Any]]:
     return items + [
         {"Models": "models/index.md"},
         {"Hard items": "hard/index.md"},
+        {"Judges": "judges.md"},
         {"Runs": "runs/index.md"},
         {"Compare": "compare.md"},
         {"Rejected": "rejected.md"},

@@ -7,10 +7,19 @@ significance and item statistics.
 Grouping: one leaderboard per dataset (id, version, corpus SHA-256). A card is *ranked* when its evaluated entry ids
 equal the leaderboard's reference set (the most common entry-id set among its cards; ties: the larger set); other
 cards are listed as unranked (a ``--limit`` subset run is not comparable).
+
+Ranking on one metric (issue 15 part 2): rows are ordered by the composite, and the rank clusters, the
+smallest detectable difference and the composite's CI come from a paired bootstrap of the composite itself
+(:func:`mtboard.metrics.bootstrap.composite_resamples`; docs/SCORING_SPEC.md §4.6). A card with replicate runs is
+shown and ordered by its replicate mean ± spread, and its bootstrap is the mean over its runs of the resampled
+composites. Reference baselines (method class ``baseline``) are listed as reference lines: no rank, not in the
+clusters and not in any field statistic (field medians, item statistics). Judged metrics compare rows on common
+cells only (entries every compared row has a judged value for; GEMBA note).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -21,7 +30,8 @@ import numpy as np
 from mtboard import stats
 from mtboard.metrics import bootstrap
 from mtboard.metrics.chrf import chrf_from_stats
-from mtboard.schema import EntryResult, MethodClass, Outcome, RunCard
+from mtboard.metrics.composite import entry_columns
+from mtboard.schema import EntryResult, MethodClass, Outcome, RunCard, VerificationTier
 from mtboard.site import fmt
 from mtboard.site.load import CorpusInfo, Inputs, LoadedCard
 
@@ -40,25 +50,32 @@ class Column:
 
 
 COLUMNS: list[Column] = [
-    Column("rank", "Rank", True, "Rank cluster by composite: rows that paired significance cannot separate share a "
-                                  "range", True),
-    Column("method", "Method", False, "Method spec, prompt and condition label"),
-    Column("composite", "Composite", True, "Weighted composite of the available metrics, 0–1", True),
-    Column("chrf", "chrF++", True, "Corpus chrF++ (sacrebleu), 0–100", True),
+    Column("rank", "Rank", True, "Rank cluster by composite: rows that a paired bootstrap of the composite cannot "
+                                  "separate share a range; reference baselines are not ranked", True),
+    Column("method", "Method", False, "Method spec, prompt and condition label († declared by the contributor)"),
+    Column("composite", "Composite", True, "Weighted composite of the available metrics, 0–1 (replicate runs: mean "
+                                           "± standard deviation)", True),
+    Column("composite_ci", "Composite 95% CI", True, "Bootstrap 95% confidence interval of the composite over "
+                                                     "segments", True),
+    Column("chrf", "chrF++", True, "Corpus chrF++ (sacrebleu), 0–100 (replicate runs: mean ± standard deviation)",
+           True),
     Column("chrf_ci", "chrF++ 95% CI", True, "Bootstrap 95% confidence interval over segments", True),
     Column("fst", "FST acceptance", True, "Share of output words a morphological analyser accepts, 0–1"),
     Column("exact", "Exact match", True, "Share of outputs equal to the reference after normalisation", True),
     Column("semantic", "Semantic", True, "Meaning preservation score, 0–1"),
-    Column("cost", "Cost / entry", True, "US dollars per corpus entry", True),
-    Column("speed", "Speed", True, "Median latency per entry", True),
+    Column("cost", "Cost / entry", True, "US dollars per corpus entry (unknown when a price or the provider's "
+                                         "usage is missing, never $0)", True),
+    Column("speed", "Speed", True, "Median latency per entry; batch engines: entries per second (no per-entry "
+                                   "latency exists)", True),
     Column("cost_adj", "Cost-adjusted", True, "Secondary ranking (spec §4.3)"),
     Column("mclass", "Class", False, "Method class (spec §9.6)"),
-    Column("model", "Model", False, "LLM or engine used"),
+    Column("model", "Model", False, "LLM or engine used († declared by the contributor)"),
     Column("qtier", "Quality tier", False, "Provisional label on the composite (spec §5)"),
     Column("vtier", "Verification", False, "Who verified the result (spec §9.4)"),
-    Column("date", "Date", False, "When the run was made (UTC)"),
-    Column("mqm", "MQM penalty", True, "GEMBA-MQM mean penalty per entry (lower is better)", True),
-    Column("rubric", "Rubric", True, "Rubric judge mean total, 0–10", True),
+    Column("date", "Date", False, "When the run was made (UTC; † declared by the contributor)"),
+    Column("mqm", "MQM penalty", True, "GEMBA-MQM mean penalty per entry over the common judged cells (lower is "
+                                       "better)", True),
+    Column("rubric", "Rubric", True, "Rubric judge mean total over the common judged cells, 0–10", True),
     Column("checkpoints", "Checkpoints", True, "Checkpoint judge mean score ± spread over judge runs, 0–100"),
 ]
 JUDGE_KEYS = {"mqm": "gemba-mqm", "rubric": "rubric", "checkpoints": "checkpoints"}
@@ -69,6 +86,8 @@ class Cell:
     text: str
     sort: float | str | None
     """Numeric or text sort key; None sorts last in both directions."""
+    declared: bool = False
+    """The value is declared by the contributor (self-benchmarked row): only GDS verification confirms it."""
 
 
 @dataclass
@@ -80,6 +99,9 @@ class Row:
     position: int = 0
     rank: str = fmt.DASH
     boot: np.ndarray | None = None
+    """Bootstrap composites on the view's shared resamples (mean over replicate runs)."""
+    reference: bool = False
+    """A reference baseline: listed, never ranked."""
 
 
 @dataclass
@@ -91,6 +113,10 @@ class View:
     mdd: float | None
     page: str
     ordering_note: str = ""
+    pairwise: np.ndarray | None = None
+    """Holm-adjusted p-values of every pair of ranked rows (:func:`mtboard.stats.all_pairs`), in row order."""
+    judge_cells: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """judge kind → (common judged cells, entries in the view) the judge columns are computed on."""
 
     @property
     def label(self) -> str:
@@ -113,11 +139,14 @@ class Leaderboard:
     unranked: list[LoadedCard]
     domains: list[str]
     field_entry_median: dict[int, float] = field(default_factory=dict)
-    """Median sentence chrF++ over all ranked cards, per entry id."""
+    """Median sentence chrF++ over the ranked real systems (baselines excluded), per entry id."""
     chart_points: list[dict[str, Any]] = field(default_factory=list)
     hard_items: list[dict[str, Any]] = field(default_factory=list)
     easy_items: list[dict[str, Any]] = field(default_factory=list)
     item_methods: int = 0
+    item_analysis: list[dict[str, Any]] = field(default_factory=list)
+    """Per entry: difficulty, discrimination, fail share, suspect-reference flag (real systems only)."""
+    suspect_items: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -164,18 +193,39 @@ def sentence_chrf(r: EntryResult) -> float:
     return float(r.chrf_score)
 
 
-def _judge_mean(results: list[EntryResult], kind: str) -> float | None:
-    vals = [r.judgements[kind].score for r in results if kind in r.judgements
-            and r.judgements[kind].score is not None]
-    return float(statistics.fmean(vals)) if vals else None
+def is_reference(card: RunCard) -> bool:
+    """Reference baselines (echo, empty): shown as reference lines, never ranked or counted in field statistics."""
+    return card.method_class == MethodClass.baseline
+
+
+def declared(lc: LoadedCard) -> bool:
+    """Values only a re-run confirms (model identity, date, settings) are the contributor's declaration until a GDS
+    verification record confirms them (schema binding ``declared``; spec §9.4)."""
+    return lc.verification.tier == VerificationTier.self_benchmarked.value
+
+
+def _judged(results: list[EntryResult], kind: str) -> dict[int, float]:
+    """Entry id → judged value of one judge (scored, or not_sent at the worst value); judge failures are absent."""
+    out = {}
+    for r in results:
+        v = r.judgements.get(kind)
+        if v is not None and v.score is not None and v.status != "judge_failed":
+            out[r.entry_id] = float(v.score)
+    return out
+
+
+def common_cells(rows_results: list[list[EntryResult]], kind: str) -> set[int]:
+    """Entries every given row has a judged value for (GEMBA note: compare systems on common cells only)."""
+    sets = [set(_judged(res, kind)) for res in rows_results]
+    return set.intersection(*sets) if sets else set()
 
 
 def _judge_text(value: float | None, results: list[EntryResult], kind: str) -> str:
-    """A judge's value with the number of entries the judge failed on (scored the worst value, issue 22): a mean
-    made of judge failures must not read as a judgement."""
+    """A judge's value with the number of entries the judge failed on (issue 22): those are excluded from the value
+    (issue 15: coverage, judged n of N), so a value over few judged entries must say so."""
     failed = sum(1 for r in results if kind in r.judgements and r.judgements[kind].status == "judge_failed")
     text = fmt.num(value, 2)
-    return f"{text} ({failed} of {len(results)} judge_failed)" if failed and value is not None else text
+    return f"{text} ({failed} of {len(results)} judge_failed)" if failed else text
 
 
 def _date(card: RunCard) -> str:
@@ -190,56 +240,65 @@ def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
-def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult],
-           chrf: float | None, chrf_ci: tuple[float, float] | None) -> tuple[dict[str, Cell], float | None]:
-    """Cells of one row in one view. Whole-dataset values come from the card; domain values from by_domain / entries."""
+def _speed(card: RunCard, sub: list[EntryResult], whole: bool) -> Cell:
+    """Median per-entry latency when the entries were timed one by one; for batch engines (per-entry latency null)
+    the throughput, never a batch average posing as a latency."""
+    lat = [r.latency_s for r in sub if r.latency_s is not None]
+    if lat:
+        med = card.scores.median_latency_seconds if whole else _median(lat)
+        return Cell(fmt.secs(med), med)
+    if whole and card.scores.entries_per_minute:
+        eps = card.scores.entries_per_minute / 60.0
+        return Cell(f"batch: {eps:.1f} entries/s", 1.0 / eps if eps else None)
+    return Cell(fmt.DASH, None)
+
+
+def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: float | None, chrf_sd: float | None,
+           chrf_ci: tuple[float, float] | None, composite: float | None, composite_sd: float | None,
+           composite_ci: tuple[float, float] | None, judged: dict[str, float | None]) -> dict[str, Cell]:
+    """Cells of one row in one view. Whole-dataset values come from the card; domain values from by_domain / entries;
+    judge values from the view's common cells (``judged``)."""
     card, sc = lc.card, lc.card.scores
     if domain is None:
-        composite = sc.composite
         exact = sc.exact_match_rate
         cost = lc.card.totals.cost_per_entry_usd
-        speed = sc.median_latency_seconds
-        mqm = card.judges["gemba-mqm"].mean if "gemba-mqm" in card.judges else None
-        rubric = card.judges["rubric"].mean if "rubric" in card.judges else None
         cp = card.judges.get("checkpoints")
         fst, semantic, cost_adj = sc.fst_acceptance_rate, sc.semantic_score, sc.cost_adjusted_score
     else:
         bd = sc.by_domain.get(domain)
-        composite = bd.composite if bd else None
         exact = (bd.exact_match_rate if bd and bd.exact_match_rate is not None
                  else (sum(r.exact_match for r in sub) / len(sub) if sub else None))
         costs = [r.cost_usd for r in sub if r.cost_usd is not None]
         cost = _mean(costs) if costs and len(costs) == len(sub) else None
-        speed = _median([r.latency_s for r in sub if r.latency_s is not None])
-        mqm = _judge_mean(sub, "gemba-mqm") if "gemba-mqm" in card.judges else None
-        rubric = _judge_mean(sub, "rubric") if "rubric" in card.judges else None
         cp = None
         fst = semantic = cost_adj = None
     cp_text = fmt.DASH
     if cp is not None and cp.mean is not None:
         cp_text = f"{cp.mean:.1f}" + (f" ± {cp.spread:.1f}" if cp.spread is not None else "")
-    cells = {
-        "method": Cell(method_name(card), method_name(card).lower()),
-        "composite": Cell(fmt.rate(composite), composite),
-        "chrf": Cell(fmt.num(chrf, 1), chrf),
+    mqm, rubric = judged.get("gemba-mqm"), judged.get("rubric")
+    dec = declared(lc)
+    return {
+        "method": Cell(method_name(card), method_name(card).lower(), dec),
+        "composite": Cell(fmt.pm(composite, composite_sd, 3), composite),
+        "composite_ci": Cell(fmt.ci(composite_ci, 3), composite_ci[0] if composite_ci else None),
+        "chrf": Cell(fmt.pm(chrf, chrf_sd, 1), chrf),
         "chrf_ci": Cell(fmt.ci(chrf_ci), chrf_ci[0] if chrf_ci else None),
         "fst": Cell(fmt.rate(fst), fst),
         "exact": Cell(fmt.rate(exact), exact),
         "semantic": Cell(fmt.rate(semantic), semantic),
-        "cost": Cell(fmt.usd(cost), cost),
-        "speed": Cell(fmt.secs(speed), speed),
+        "cost": Cell(fmt.usd(cost) if cost is not None else "unknown", cost),
+        "speed": _speed(card, sub, domain is None),
         "cost_adj": Cell(fmt.num(cost_adj, 3), cost_adj),
         "mclass": Cell(str(card.method_class), str(card.method_class)),
-        "model": Cell(card.model_slug, card.model_slug.lower()),
+        "model": Cell(card.model_slug, card.model_slug.lower(), dec),
         "qtier": Cell(str(sc.quality_tier) if domain is None else fmt.DASH,
                       str(sc.quality_tier) if domain is None else None),
         "vtier": Cell(lc.verification.tier, lc.verification.tier),
-        "date": Cell(_date(card), card.timestamp),
+        "date": Cell(_date(card), card.timestamp, dec),
         "mqm": Cell(_judge_text(mqm, card.results if domain is None else sub, "gemba-mqm"), mqm),
         "rubric": Cell(_judge_text(rubric, card.results if domain is None else sub, "rubric"), rubric),
         "checkpoints": Cell(cp_text, cp.mean if cp is not None else None),
     }
-    return cells, composite
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -248,6 +307,25 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult],
 
 def _lb_key(card: RunCard) -> tuple[str, str, str]:
     return card.dataset.id, card.dataset.version, card.dataset.sha256
+
+
+def _runs(card: RunCard) -> list[list]:
+    """Every replicate's per-entry results (run 0 first)."""
+    return [list(card.results)] + [list(rr.results) for rr in card.replicate_runs]
+
+
+def _composite_boot(card: RunCard, ids: list[int], counts: np.ndarray) -> np.ndarray:
+    """Bootstrap composites of a card over the view's entries: the mean over its replicate runs of each run's
+    resampled composite (one run: that run's)."""
+    has_fst = card.scores.fst_acceptance_rate is not None
+    has_equiv = card.scores.equivalent_match_rate is not None
+    boots = []
+    for results in _runs(card):
+        by_id = {r.entry_id: r for r in results}
+        sub = [by_id[i] for i in ids]
+        cols = entry_columns(sub, has_equiv=has_equiv, has_fst=has_fst)
+        boots.append(bootstrap.composite_resamples([r.stats.chrf for r in sub], cols, counts))
+    return np.mean(boots, axis=0) if len(boots) > 1 else boots[0]
 
 
 def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resamples: int) -> View:
@@ -259,41 +337,94 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
         ids = [i for i in lb.ranked_ids if first.get(i) is not None and first[i].domain == domain]
     counts = bootstrap.resample_counts(len(ids), resamples, stats.view_seed(lb.dataset_id, lb.version, lb.sha256,
                                                                             domain or "*"))
+    judged = {}
+    for kind in JUDGE_KEYS.values():
+        having = [lc for lc in ranked if kind in lc.card.judges]
+        if having and kind != "checkpoints":
+            subs = [[by_id[lc.page_id][i] for i in ids] for lc in having]
+            judged[kind] = (common_cells(subs, kind), having)
     rows: list[Row] = []
     for lc in ranked:
+        card = lc.card
         res = by_id[lc.page_id]
         sub = [res[i] for i in ids]
         mat = bootstrap.statistics_matrix([r.stats.chrf for r in sub])
-        boot = bootstrap.chrf_resamples(mat, counts)
+        chrf_boot = bootstrap.chrf_resamples(mat, counts)
+        boot = _composite_boot(card, ids, counts)
+        rep = card.scores.replicates
+        chrf_sd = composite_sd = None
         if domain is None:
-            chrf = lc.card.scores.chrf_plus_plus
-            ci = tuple(lc.card.scores.chrf_ci95) if lc.card.scores.chrf_ci95 else bootstrap.percentile_interval(boot)
+            chrf, composite = card.scores.chrf_plus_plus, card.scores.composite
+            if rep is not None:
+                chrf, chrf_sd, composite, composite_sd = rep.chrf_mean, rep.chrf_stdev, rep.composite_mean, \
+                    rep.composite_stdev
+            chrf_ci = tuple(card.scores.chrf_ci95) if card.scores.chrf_ci95 and rep is None \
+                else bootstrap.percentile_interval(chrf_boot)
         else:
-            bd = lc.card.scores.by_domain.get(domain)
+            bd = card.scores.by_domain.get(domain)
             chrf = (bd.chrf_plus_plus if bd and bd.chrf_plus_plus is not None
                     else chrf_from_stats(mat) if len(mat) else None)
-            ci = bootstrap.percentile_interval(boot)
-        cells, composite = _cells(lc, domain, sub, chrf, ci)
-        rows.append(Row(lc, cells, composite, chrf, boot=boot))
-    has_composite = any(r.composite is not None for r in rows)
-    if has_composite:
-        rows.sort(key=lambda r: (r.composite is None, -(r.composite or 0.0), -(r.chrf or 0.0),
-                                 r.cells["method"].sort, r.lc.page_id))
-        note = "ordered by composite"
-    else:
-        rows.sort(key=lambda r: (-(r.chrf or 0.0), r.cells["method"].sort, r.lc.page_id))
-        note = "ordered by chrF++ (no composite for this domain in the cards)"
-    clusters = stats.rank_clusters([stats.RankRow(r.lc.page_id, r.chrf or 0.0, r.boot) for r in rows])
-    for pos, (row, label, rng) in enumerate(zip(rows, clusters.labels, clusters.ranges), start=1):
+            composite = bd.composite if bd else None
+            chrf_ci = bootstrap.percentile_interval(chrf_boot)
+            if rep is not None:  # the domain slice of every replicate: the mean of the resampled composites
+                composite = float(np.mean([_composite_boot(card, ids, np.ones((1, len(ids)), dtype=np.int64))]))
+        composite_ci = bootstrap.percentile_interval(boot)
+        values: dict[str, float | None] = {}
+        for kind, (common, having) in judged.items():
+            if lc in having:
+                mine = _judged(sub, kind)
+                values[kind] = _mean([mine[i] for i in ids if i in common])
+        cells = _cells(lc, domain, sub, chrf, chrf_sd, chrf_ci, composite, composite_sd, composite_ci, values)
+        rows.append(Row(lc, cells, composite, chrf, boot=boot, reference=is_reference(card)))
+    rows.sort(key=lambda r: (r.composite is None, -(r.composite or 0.0), -(r.chrf or 0.0),
+                             r.cells["method"].sort, r.lc.page_id))
+    note = "ordered by composite; ranks and CIs from a paired bootstrap of the composite"
+    real = [r for r in rows if not r.reference]
+    clusters = stats.rank_clusters([stats.RankRow(r.lc.page_id, r.composite or 0.0, r.boot) for r in real])
+    for pos, (row, label, rng) in enumerate(zip(real, clusters.labels, clusters.ranges), start=1):
         row.position = pos
         row.rank = label
         row.cells["rank"] = Cell(label, rng[0] + pos / 10000)
+    for row in rows:
+        if row.reference:
+            row.rank = "reference"
+            row.cells["rank"] = Cell("reference", None)
+    pairwise = stats.all_pairs([stats.RankRow(r.lc.page_id, r.composite or 0.0, r.boot) for r in real])
     page = lb.page if domain is None else lb.page.replace(".md", f"-{domain}.md")
-    return View(domain, len(ids), rows, clusters.mdd, page, note)
+    view = View(domain, len(ids), rows, clusters.mdd, page, note, pairwise=pairwise,
+                judge_cells={k: (len(c), len(ids)) for k, (c, _) in judged.items()})
+    return view
+
+
+def _struggle_sets(per_method: dict[str, dict[int, stats.ItemOutcome]]) -> dict[str, set[int]]:
+    """Entries each method fails or scores in its own lowest decile (:func:`mtboard.stats.item_statistics`' rule)."""
+    out: dict[str, set[int]] = {}
+    for key, outcomes in per_method.items():
+        scores = sorted(o.score for o in outcomes.values())
+        if not scores:
+            out[key] = set()
+            continue
+        cut = scores[max(0, math.ceil(len(scores) * stats.LOW_DECILE) - 1)]
+        top = scores[-1]
+        out[key] = {eid for eid, o in outcomes.items() if o.failed or (o.score <= cut and o.score < top)}
+    return out
+
+
+def _agreement(texts: list[str], reference: str) -> tuple[float | None, float | None]:
+    """(mean pairwise sentence chrF++ between the outputs, both directions; mean sentence chrF++ against the
+    reference)."""
+    from mtboard.metrics.chrf import chrf_statistics, sentence_chrf_from_stats  # noqa: PLC0415 - sacrebleu
+
+    if len(texts) < 2:
+        return None, None
+    pairs = [(a, b) for i, a in enumerate(texts) for j, b in enumerate(texts) if i != j]
+    between = [sentence_chrf_from_stats(st) for st in chrf_statistics([a for a, _ in pairs], [b for _, b in pairs])]
+    to_ref = [sentence_chrf_from_stats(st) for st in chrf_statistics(texts, [reference] * len(texts))]
+    return float(statistics.fmean(between)), float(statistics.fmean(to_ref))
 
 
 def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryResult]) -> None:
-    methods = [lc for lc in ranked if lc.card.method_class != MethodClass.baseline]
+    methods = [lc for lc in ranked if not is_reference(lc.card)]
     per_method: dict[str, dict[int, stats.ItemOutcome]] = {}
     for lc in methods:
         per_method[lc.page_id] = {
@@ -314,6 +445,27 @@ def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryRe
         if it.n_pass == it.n_methods:
             lb.easy_items.append(item)
     lb.hard_items.sort(key=lambda x: (-x["share"], x["id"]))
+    scores = {k: {eid: o.score for eid, o in v.items()} for k, v in per_method.items()}
+    fails = _struggle_sets(per_method)
+    outputs = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in methods}
+    analysis = stats.item_analysis(scores, fails)
+    for a in analysis:
+        if a.n_systems >= stats.SUSPECT_MIN_SYSTEMS and a.fail_share >= stats.SUSPECT_FAIL_SHARE:
+            usable = [outputs[k][a.entry_id].predicted for k in outputs
+                      if not failed(outputs[k][a.entry_id]) and outputs[k][a.entry_id].predicted.strip()]
+            a.output_agreement, a.reference_agreement = _agreement(usable, entries[a.entry_id].expected)
+        e = entries[a.entry_id]
+        row = {"id": a.entry_id, "domain": e.domain.value if e.domain else None, "source": e.source,
+               "reference": e.expected, "difficulty": a.difficulty, "discrimination": a.discrimination,
+               "fail_share": a.fail_share, "n": a.n_systems, "suspect": a.suspect_reference,
+               "output_agreement": a.output_agreement, "reference_agreement": a.reference_agreement}
+        lb.item_analysis.append(row)
+        if a.suspect_reference:
+            lb.suspect_items.append(row)
+    by_id = {x["id"]: x for x in lb.item_analysis}
+    for x in lb.hard_items:
+        a = by_id.get(x["id"], {})
+        x.update(difficulty=a.get("difficulty"), discrimination=a.get("discrimination"), suspect=a.get("suspect"))
 
 
 def build_leaderboards(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> list[Leaderboard]:
@@ -344,12 +496,15 @@ def build_leaderboards(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESA
         for d in lb.domains:
             lb.views.append(_view(lb, ranked, d, resamples))
         per_card = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
+        real = [lc for lc in ranked if not is_reference(lc.card)]  # field statistics: real systems only
         for eid in ref_ids:
-            vals = [sentence_chrf(per_card[lc.page_id][eid]) for lc in ranked]
+            vals = [sentence_chrf(per_card[lc.page_id][eid]) for lc in real]
             if vals:
                 lb.field_entry_median[eid] = float(statistics.median(vals))
         _items(lb, ranked, entries)
         for row in lb.views[0].rows:
+            if row.reference:
+                continue  # the chart shows ranked runs; baselines are reference lines, not points
             lc = row.lc
             lb.chart_points.append({"label": method_name(lc.card), "model": lc.card.model_slug,
                                     "cost": lc.card.totals.cost_per_entry_usd, "composite": lc.card.scores.composite,
@@ -433,7 +588,9 @@ def build_portraits(boards: list[Leaderboard]) -> list[Portrait]:
                 mine = next((row for row in view.rows if row.lc is lc), None)
                 if mine is None or mine.chrf is None:
                     continue
-                field_vals = [row.chrf for row in view.rows if row.chrf is not None]
+                field_vals = [row.chrf for row in view.rows if row.chrf is not None and not row.reference]
+                if not field_vals:
+                    continue
                 med = float(statistics.median(field_vals))
                 domain_rows.append({"run": label, "domain": view.domain, "chrf": mine.chrf, "field": med,
                                     "delta": mine.chrf - med, "n": view.n_entries, "href": view.page})

@@ -17,25 +17,29 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``run_card_hash``   spec §3.9 seal recomputed over the canonical card
 ``fingerprint``     components re-derived from the card's fields (:func:`mtboard.card.card_fingerprint_components`) and
                     the hash recomputed from them (fingerprint v2, :mod:`mtboard.canonical`)
-``method``          method record consistent: spec = backend:model[:effort], method_class = the registered
-                    backend's, system_prompt_sha256 = SHA-256(system_prompt_used), method_config mirrors the card
-                    (model, temperature, batchSize, qualityTier, promptContext), fst_version = installed analyser
+``method``          method record consistent: spec = backend:model[:effort]; method_class, model_slug and
+                    batch_size as the registered backend gives them; system_prompt_sha256 = SHA-256(system_prompt_used);
+                    the prompt file, its format and rendered system prompt; method_config mirrors the card; no
+                    coaching/tools; the local-model gate; table prices; fst_version = installed analyser
 ``dataset``         dataset id + version + sha256 (+ language pair) match a corpus file in ``corpora/``
 ``entries``         evaluated entry ids/count equal the corpus segment (or its first ``method.limit`` entries)
 ``texts``           each result's source/reference/segment/difficulty/domain/provenance equal the corpus entry
 ``metrics``         scores, totals and per-entry scores recomputed from the stored raw outputs with
-                    :func:`mtboard.scoring.score_run` — **exact** equality, no slack
+                    :func:`mtboard.scoring.score_run` — **exact** equality, no slack — for run 0 and every replicate
+                    run, and the replicate statistics
 ``mechanical``      the frozen compliance policy re-run on ``raw_predicted``: decisions, ``predicted``, counts, version
 ``signatures``      sacrebleu signatures (and the composite's, when the card has one) equal the recomputation and say
                     what the metric is (chrF++ ⇒ ``nw:2``)
-``judges``          judge summaries consistent with the per-entry verdicts (judges cannot be re-run here)
+``judges``          verdicts and summaries consistent with one another and the judge classes (judges cannot be
+                    re-run here; :mod:`mtboard.validate.judging`)
 ``timestamps``      ISO 8601 UTC, not in the future, not before 2024, elapsed time consistent with latencies
 ``sovereignty``     no gold_standard/held_out entries; no secret-segment text (when a secret file is given)
 ``secrets``         no API-key-like strings (sk-…, hf_…, AKIA…, Bearer …, ghp_…, private keys)
 =================== =================================================================================================
 
 Repository-level checks (``mtboard validate`` over ``submissions/``): ``scope`` (a pull request may only add or
-modify files under ``submissions/``), ``duplicates`` (one card per run_card_hash / run_id), ``verification``
+modify files under ``submissions/``), ``duplicates`` (one card per run_card_hash / run_id), ``copies`` (no card
+relabels another model's outputs, :mod:`mtboard.validate.copies`), ``verification``
 (records beside cards name the card they verify), ``sovereignty`` (corpora/ holds no secret segment; no secret text
 in any file under ``submissions/`` or ``corpora/``).
 
@@ -43,14 +47,16 @@ Messages never echo untrusted content: they name paths, fields and numbers; text
 
 Modules (each imports only modules above it in this list):
 
-* :mod:`~mtboard.validate.report` — check catalogue (CARD_CHECKS, UNBOUND_FIELDS), Problem / CardReport /
+* :mod:`~mtboard.validate.report` — check catalogue (CARD_CHECKS, DECLARED_FIELDS), Problem / CardReport /
   ValidationReport, the per-file collector, text and JSON rendering
 * :mod:`~mtboard.validate.naming` — canonical submission paths and allow-listed names
 * :mod:`~mtboard.validate.context` — Context (corpora, secret strings, clock, backend registry)
 * :mod:`~mtboard.validate.structure` — file, size, schema, harness_version, file_name, run_card_hash, fingerprint,
   method
 * :mod:`~mtboard.validate.binding` — dataset, entries, texts
-* :mod:`~mtboard.validate.recompute` — metrics, mechanical, signatures, judges
+* :mod:`~mtboard.validate.recompute` — metrics, mechanical, signatures
+* :mod:`~mtboard.validate.judging` — judges
+* :mod:`~mtboard.validate.copies` — relabelled copies across cards
 * :mod:`~mtboard.validate.hygiene` — timestamps, sovereignty, secrets
 * :mod:`~mtboard.validate.pipeline` — one card through every check (validate_card, validate_bytes)
 * :mod:`~mtboard.validate.repository` — many files: scope, duplicates, verification, tree-wide sovereignty
@@ -65,14 +71,15 @@ from mtboard.validate.hygiene import CLOCK_SKEW, EARLIEST_TIMESTAMP, SECRET_PATT
 from mtboard.validate.naming import (DATASET_DIR_RE, NAME_RE, SLUG_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX,
                                      canonical_name, canonical_relpath, slug)
 from mtboard.validate.pipeline import validate_bytes, validate_card
-from mtboard.validate.report import (CARD_CHECKS, RECOMPUTED_CHECKS, REPO_CHECKS, UNBOUND_FIELDS, CardReport,
-                                     Problem, Status, ValidationReport, render_json, render_text)
+from mtboard.validate.report import (CARD_CHECKS, DECLARED_FIELDS, RECOMPUTED_CHECKS, REPO_CHECKS, UNBOUND_FIELDS,
+                                     CardReport, Problem, Status, ValidationReport, render_json, render_text)
 from mtboard.validate.repository import (MAX_SCAN_BYTES, check_scope, iter_card_paths, parse_changes,
                                          validate_paths, validate_record)
 from mtboard.validate.structure import MAX_CARD_BYTES, OLDEST_SUPPORTED_HARNESS
 
 __all__ = [
-    "CARD_CHECKS", "CLOCK_SKEW", "DATASET_DIR_RE", "EARLIEST_TIMESTAMP", "MAX_CARD_BYTES", "MAX_SCAN_BYTES", "NAME_RE",
+    "CARD_CHECKS", "CLOCK_SKEW", "DECLARED_FIELDS", "DATASET_DIR_RE", "EARLIEST_TIMESTAMP", "MAX_CARD_BYTES",
+    "MAX_SCAN_BYTES", "NAME_RE",
     "OLDEST_SUPPORTED_HARNESS", "RECOMPUTED_CHECKS", "REPO_CHECKS", "SECRET_MIN_SUBSTRING", "SECRET_PATTERNS",
     "SECRET_SEGMENT_ENV", "SLUG_RE", "SUBMISSIONS_DIR", "UNBOUND_FIELDS", "VERIFICATION_SUFFIX", "CardReport",
     "Context", "InputError", "KnownCorpus", "Problem", "Status", "ValidationReport", "canonical_name",

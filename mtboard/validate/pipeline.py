@@ -17,7 +17,8 @@ from mtboard.validate.binding import check_dataset, check_entries, check_texts
 from mtboard.validate.context import Context, cached_context
 from mtboard.validate.hygiene import (check_secret_text, check_secrets_text, check_secrets_value,
                                       check_sovereignty_card, check_timestamps)
-from mtboard.validate.recompute import check_judges, check_recomputation
+from mtboard.validate.judging import check_judges
+from mtboard.validate.recompute import check_recomputation
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardReport, CardRun, error_text, rel_path, safe_name
 from mtboard.validate.structure import (MAX_CARD_BYTES, check_fingerprint, check_file_name, check_harness,
                                         check_hash, check_method, check_path, parse_card, read_card_bytes)
@@ -111,6 +112,6 @@ def _validate_content(run: CardRun, raw: bytes, where: str, ctx: Context, relpat
             run.skip_all(RECOMPUTED_CHECKS, "recomputation switched off")
         else:
             check_recomputation(run, card, entries)
-    check_judges(run, card)
+    check_judges(run, card, entries if entries else None)
     run.done("sovereignty", "secrets")
     return run.report(where, card)

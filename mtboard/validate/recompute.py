@@ -1,19 +1,19 @@
-"""Recomputation checks: ``metrics``, ``mechanical``, ``signatures`` and the ``judges`` consistency check
-(spec §9.2, §9.3).
+"""Recomputation checks: ``metrics``, ``mechanical``, ``signatures`` (spec §9.2, §9.3).
 
 Scores, totals and per-entry results are recomputed from the card's stored raw outputs with the very functions the
 runner used (:func:`mtboard.scoring.score_run`, :func:`mtboard.prices.compute_totals`) and compared **exactly**, no
-slack. Judges cannot be re-run here: their summaries are recomputed from the per-entry verdicts.
+slack, for run 0 (``results``) and every replicate run (``replicate_runs``). The ``judges`` check lives in
+:mod:`mtboard.validate.judging`.
 """
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
+from mtboard.card import card_records, replicate_run
 from mtboard.errors import MtboardError
-from mtboard.prices import compute_totals
-from mtboard.schema import Entry, RunCard, Scores, TranslationRecord
+from mtboard.prices import Rates, compute_totals
+from mtboard.schema import Entry, RunCard
 from mtboard.validate.context import backend_class
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardRun, json_path
 
@@ -24,9 +24,8 @@ MAX_PROBLEMS_PER_CHECK = 20
 _MECHANICAL_SCORE_KEYS = frozenset({"mechanical", "policy_version"})
 _SIGNATURE_SCORE_KEYS = frozenset({"signatures"})
 _MECHANICAL_ENTRY_KEYS = frozenset({"checks", "predicted"})
-# Fields outside the recomputation: judge output (checked for consistency by the "judges" check) and replicate
-# statistics of --runs N (the card carries only run 0's outputs).
-_UNRECOMPUTED_SCORE_KEYS = frozenset({"replicates"})
+# Fields outside the recomputation: judge output (checked for consistency by the "judges" check).
+_UNRECOMPUTED_SCORE_KEYS: frozenset[str] = frozenset()
 _UNRECOMPUTED_ENTRY_KEYS = frozenset({"judgements"})
 
 _MISSING = object()
@@ -71,32 +70,34 @@ def _show(v: Any) -> str:
 
 
 def _recompute(card: RunCard, entries: list[Entry]):
-    """Re-run scoring exactly as the runner did (``mtboard.runner.finish``).
+    """Re-run scoring exactly as the runner did (:func:`mtboard.runner.score_and_assemble`).
 
-    Inputs rebuilt from the card: one TranslationRecord per result (raw output, error, attempts, latency, usage), the
-    corpus entries, ``elapsed_seconds / runs`` (the per-replicate time the runner scores with), FST on exactly when
-    the card has an FST acceptance rate, ``strip_unknown_marks`` from the registered backend, the recorded prices.
+    Inputs rebuilt from the card: one TranslationRecord per result and replicate result
+    (:func:`mtboard.card.card_records`: raw output, error, attempts, latencies, usage), the corpus entries,
+    ``elapsed_seconds / runs`` (the per-replicate time the runner scores with), FST on exactly when the card has an
+    FST acceptance rate, ``strip_unknown_marks`` from the registered backend, the recorded rates.
 
-    Returns: (Scores, list[EntryResult], Totals | None). Totals are recomputed for single-run cards only (with
-    ``--runs N`` they sum all replicates, whose outputs the card does not carry).
+    Returns: (Scores of run 0 with the replicate statistics, run 0's EntryResults, one list of ReplicateResults per
+    replicate run, Totals over every run).
     """
     from mtboard import scoring  # noqa: PLC0415 - heavy import (sacrebleu, numpy) only when a card is recomputed
 
-    records = [TranslationRecord(entry_id=r.entry_id, raw_predicted=r.raw_predicted, error=r.error,
-                                 error_kind=r.error_kind, attempts=r.attempts, latency_s=r.latency_s, usage=r.usage)
-               for r in card.results]
+    runs = card_records(card)
     m = card.method
-    runs = max(1, m.runs)
+    rates = Rates.from_method(m.price_in_per_mtok, m.price_out_per_mtok, m.price_cached_in_per_mtok,
+                              m.price_reasoning_per_mtok)
     cls = backend_class(m.backend)
-    scores, results = scoring.score_run(
+    scored = [scoring.score_run(
         entries, records, source_language=card.dataset.source_language, target_language=card.dataset.target_language,
-        elapsed_seconds=card.elapsed_seconds / runs, fst=card.scores.fst_acceptance_rate is not None,
-        strip_unknown_marks=cls.strip_unknown_marks if cls is not None else False,
-        price_in_per_mtok=m.price_in_per_mtok, price_out_per_mtok=m.price_out_per_mtok)
-    totals = None
-    if runs == 1:  # the runner's own totals (mtboard.runner.finish)
-        totals = compute_totals(records, entries, 1, m.price_in_per_mtok, m.price_out_per_mtok)
-    return scores, results, totals
+        elapsed_seconds=card.elapsed_seconds / max(1, m.runs), fst=card.scores.fst_acceptance_rate is not None,
+        strip_unknown_marks=cls.strip_unknown_marks if cls is not None else False, rates=rates) for records in runs]
+    scores, results = scored[0]
+    if len(scored) > 1:
+        scores = scores.model_copy(update={"replicates": scoring.replicates([sc for sc, _ in scored])})
+    replicate_results = [replicate_run(i, res).results for i, (_, res) in enumerate(scored) if i > 0]
+    totals = compute_totals([r for records in runs for r in records], entries, len(runs), m.price_in_per_mtok,
+                            m.price_out_per_mtok, rates=rates)
+    return scores, results, replicate_results, totals
 
 
 def _score_check(key: str) -> str | None:
@@ -146,41 +147,58 @@ def check_recomputation(run: CardRun, card: RunCard, entries: list[Entry]) -> No
         if (r.error is None) != (r.error_kind is None):
             run.fail("mechanical", "error and error_kind must be set together (a failure has a message and a kind)",
                      f"$.results[{i}].error")
+    if not _check_replicate_layout(run, card):
+        run.done("metrics")
+        run.skip_all(("mechanical", "signatures"), "replicate runs do not match method.runs")
+        return
     try:
-        scores, results, totals = _recompute(card, entries)
+        scores, results, replicate_results, totals = _recompute(card, entries)
     except MtboardError as exc:
         for c in RECOMPUTED_CHECKS:
             run.fail(c, f"recomputation failed: {exc.problem}")
         return
-    scores = _as_stored(card.scores, scores)
     reported: dict[str, int] = {}
     diffs: list[Diff] = []
     _diff(card.scores.model_dump(mode="json"), scores.model_dump(mode="json"), (), diffs, limit=10_000)
     _report_diffs(run, diffs, ("scores",), _score_check, reported)
-    if totals is not None:
-        diffs = []
-        _diff(card.totals.model_dump(mode="json"), totals.model_dump(mode="json"), (), diffs)
-        _report_diffs(run, diffs, ("totals",), _totals_check, None)
-    if len(results) != len(card.results):
-        run.fail("metrics", f"recomputation produced {len(results)} results for {len(card.results)} stored",
-                 "$.results")
-    else:
-        for i, (mine, theirs) in enumerate(zip(card.results, results)):
-            diffs = []
-            _diff(mine.model_dump(mode="json"), theirs.model_dump(mode="json"), (), diffs)
-            _report_diffs(run, diffs, ("results", i), _entry_check, reported)
+    diffs = []
+    _diff(card.totals.model_dump(mode="json"), totals.model_dump(mode="json"), (), diffs)
+    _report_diffs(run, diffs, ("totals",), _totals_check, None)
+    _compare_results(run, card.results, results, ("results",), reported)
+    for k, (stored, recomputed) in enumerate(zip(card.replicate_runs, replicate_results)):
+        _compare_results(run, stored.results, recomputed, ("replicate_runs", k, "results"), reported)
     _check_signature_semantics(run, card)
     run.done(*RECOMPUTED_CHECKS)
 
 
-def _as_stored(stored: Scores, recomputed: Scores) -> Scores:
-    """The recomputed scores, less the optional fields a card may lack: ``signatures.composite`` is compared only
-    when the card has one (cards written before it existed are valid without it; one that has it must equal the
-    recomputation)."""
-    if stored.signatures.composite is None and recomputed.signatures.composite is not None:
-        sig = recomputed.signatures.model_copy(update={"composite": None})
-        return recomputed.model_copy(update={"signatures": sig})
-    return recomputed
+def _compare_results(run: CardRun, stored: list, recomputed: list, prefix: tuple, reported: dict[str, int]) -> None:
+    if len(recomputed) != len(stored):
+        run.fail("metrics", f"recomputation produced {len(recomputed)} results for {len(stored)} stored",
+                 json_path(prefix))
+        return
+    for i, (mine, theirs) in enumerate(zip(stored, recomputed)):
+        diffs: list[Diff] = []
+        _diff(mine.model_dump(mode="json"), theirs.model_dump(mode="json"), (), diffs)
+        _report_diffs(run, diffs, (*prefix, i), _entry_check, reported)
+
+
+def _check_replicate_layout(run: CardRun, card: RunCard) -> bool:
+    """``method.runs`` = 1 + replicate runs, numbered 1 … runs − 1, each with the same entries in the same order as
+    ``results`` (``metrics``). Returns False when the layout is broken (nothing is recomputed then)."""
+    ok = True
+    want = list(range(1, card.method.runs))
+    got = [rr.run_index for rr in card.replicate_runs]
+    if got != want:
+        run.fail("metrics", f"method.runs is {card.method.runs} but the card holds replicate runs {got or 'none'} "
+                            f"(expected {want or 'none'}: run 0 is results)", "$.replicate_runs")
+        ok = False
+    ids = [r.entry_id for r in card.results]
+    for k, rr in enumerate(card.replicate_runs):
+        if [r.entry_id for r in rr.results] != ids:
+            run.fail("metrics", "a replicate run's entries differ from results' (same ids, same order)",
+                     f"$.replicate_runs[{k}].results")
+            ok = False
+    return ok
 
 
 def _sig_fields(sig: str) -> dict[str, str]:
@@ -214,65 +232,3 @@ def _check_signature_semantics(run: CardRun, card: RunCard) -> None:
             run.fail("signatures", f"scored with sacrebleu {v}; this validator has {sacrebleu.__version__}, so "
                                    "scores cannot be recomputed bit-for-bit (re-score with the pinned version)",
                      f"$.scores.signatures.{name}")
-
-
-def check_judges(run: CardRun, card: RunCard) -> None:
-    """Judge summaries must agree with the per-entry verdicts (the judge itself cannot be re-run here).
-
-    Per judge: every result has a verdict; n_scored/n_failed/n_not_sent count the statuses; entry judges send exactly
-    the usable outputs (others are ``not_sent``) and their mean is the mean of scores with unscored entries at
-    ``worst_score`` (mtboard.judges.run); parse_failure_rate = unparsed / answers; a scored verdict has a score.
-    Totals: judge token sums equal the summaries' sums. Without judges: no verdicts, judge totals zero.
-    """
-    t = card.totals
-    if not card.judges:
-        kinds = {k for r in card.results for k in r.judgements}
-        if kinds:
-            run.fail("judges", f"results carry verdicts of {len(kinds)} judge(s) that have no summary in $.judges",
-                     "$.judges")
-        if t.judge_prompt_tokens or t.judge_completion_tokens or t.judge_cost_usd is not None:
-            run.fail("judges", "judge totals are set but no judge ran", "$.totals")
-        if not run.failed("judges"):
-            run.skip("judges", "no judges ran")
-        return
-    for kind, summary in card.judges.items():
-        where = f"$.judges.{kind}"
-        if summary.kind != kind:
-            run.fail("judges", "summary kind differs from its key", f"{where}.kind")
-        verdicts = [r.judgements.get(kind) for r in card.results]
-        present = [v for v in verdicts if v is not None]
-        if len(present) != len(card.results):
-            run.fail("judges", f"{len(card.results) - len(present)} results have no verdict of this judge", where)
-            continue
-        counts = {s: sum(1 for v in present if v.status == s) for s in ("scored", "judge_failed", "not_sent")}
-        for name, key in (("n_scored", "scored"), ("n_failed", "judge_failed"), ("n_not_sent", "not_sent")):
-            if getattr(summary, name) != counts[key]:
-                run.fail("judges", f"{name} {getattr(summary, name)} but {counts[key]} verdicts say {key}",
-                         f"{where}.{name}")
-        if summary.n_answers is not None and summary.n_unparsed_answers is not None:
-            rate = summary.n_unparsed_answers / summary.n_answers if summary.n_answers else 0.0
-            if summary.parse_failure_rate != rate:
-                run.fail("judges", f"parse_failure_rate {summary.parse_failure_rate} but n_unparsed_answers/"
-                                   f"n_answers = {rate}", f"{where}.parse_failure_rate")
-        for i, (r, v) in enumerate(zip(card.results, verdicts)):
-            if v.status == "scored" and v.score is None:
-                run.fail("judges", "a scored verdict has no score", f"$.results[{i}].judgements.{kind}.score")
-            if kind != "checkpoints" and (v.status == "not_sent") != (r.checks.outcome.value != "usable"):
-                run.fail("judges", "only entries without usable output may be not_sent, and all of them must be",
-                         f"$.results[{i}].judgements.{kind}.status")
-        if kind != "checkpoints" and summary.worst_score is not None:
-            vals = [v.score if v.score is not None else summary.worst_score for v in verdicts]
-            mean = statistics.fmean(vals) if vals else None
-            if summary.mean != mean:
-                run.fail("judges", f"mean {summary.mean} but the verdicts give {mean}", f"{where}.mean")
-    sums = {"judge_prompt_tokens": sum(j.prompt_tokens or 0 for j in card.judges.values()),
-            "judge_completion_tokens": sum(j.completion_tokens or 0 for j in card.judges.values())}
-    for name, value in sums.items():
-        if getattr(t, name) != value:
-            run.fail("judges", f"{name} {getattr(t, name)} but the judge summaries sum to {value}", f"$.totals.{name}")
-    costs = [j.cost_usd for j in card.judges.values()]
-    cost = sum(costs) if costs and all(c is not None for c in costs) else None  # type: ignore[arg-type]
-    if t.judge_cost_usd != cost:
-        run.fail("judges", f"judge_cost_usd {t.judge_cost_usd} but the judge summaries sum to {cost}",
-                 "$.totals.judge_cost_usd")
-    run.done("judges")

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from mtboard.errors import MtboardError
-from mtboard.schema import RunCard
+from mtboard.schema import RunCard, binding_paths
 
 # --------------------------------------------------------------------------------------------------------------------
 # The check catalogue
@@ -23,22 +23,19 @@ CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name",
                "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "timestamps",
                "sovereignty", "secrets")
 """Every per-card check, in report order."""
-REPO_CHECKS = ("scope", "duplicates", "verification", "sovereignty", "files")
+REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files")
 """Repository-level checks; ``files``: at least one run card was validated (nothing validated is a failure, as
 pytest treats a run that collected no tests)."""
 RECOMPUTED_CHECKS = ("metrics", "mechanical", "signatures")
 """The checks that re-run scoring (:mod:`mtboard.validate.recompute`); they pass, fail or are skipped together."""
 
-UNBOUND_FIELDS: tuple[str, ...] = (
-    "$.run_id", "$.notes", "$.model_id", "$.max_retries", "$.coaching_data_sha256", "$.method.concurrency",
-    "$.method.streaming", "$.method.sampling", "$.method_config.register", "$.method_config.coachingFile",
-    "$.method_config.coachingPrompt",
-)
-"""JSON paths whose value no check can bind once a card is re-sealed: free labels (run_id, notes, the provider's
-model id, the coaching labels) and settings that enter no recomputation and no fingerprint component (retries,
-concurrency, streaming, extra sampling parameters; also ``method.local``, the local-model gate record). Changing them
-without re-sealing still breaks the seal; a careful cheater can relabel them — only a re-run (``mtboard verify``)
-or review catches that. The tamper suite keeps this list exact."""
+DECLARED_FIELDS: tuple[str, ...] = tuple(p for p, b in binding_paths().items() if b == "declared")
+"""JSON paths of the card fields only a re-run can confirm (schema binding ``declared``, derived from the run-card
+JSON Schema by :func:`mtboard.schema.binding_paths`): model identity, raw outputs, date, sampling settings, measured
+latencies and usage, free labels. Every other field is recomputed or checked for consistency (issue 15 part 0; the
+site marks declared values of self-benchmarked cards; ``mtboard verify`` confirms them)."""
+UNBOUND_FIELDS = DECLARED_FIELDS
+"""Former name of :data:`DECLARED_FIELDS`."""
 
 Status = Literal["pass", "fail", "skip"]
 

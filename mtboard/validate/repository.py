@@ -1,9 +1,9 @@
 """Many files and the repository: ``mtboard validate`` over ``submissions/`` (spec §9.1, §9.4).
 
 Repository-level checks: ``scope`` (a pull request may only add or modify files under ``submissions/``),
-``duplicates`` (one card per run_card_hash / run_id), ``verification`` (records beside cards name the card they
-verify), ``sovereignty`` (corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or
-``corpora/``).
+``duplicates`` (one card per run_card_hash / run_id), ``copies`` (no card's outputs are another model's relabelled:
+:mod:`mtboard.validate.copies`), ``verification`` (records beside cards name the card they verify), ``sovereignty``
+(corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or ``corpora/``).
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from mtboard import __version__, safejson
-from mtboard.documents import validate_model
-from mtboard.errors import InputError
+from mtboard.documents import load_card, validate_model
+from mtboard.errors import InputError, MtboardError
 from mtboard.schema import SECRET_SEGMENTS, VerificationRecord
 from mtboard.validate.context import Context
+from mtboard.validate.copies import OutputsOf, find_copies, outputs_of
 from mtboard.validate.hygiene import secret_text_hits
 from mtboard.validate.naming import DATASET_DIR_RE, NAME_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX
 from mtboard.validate.pipeline import validate_card
@@ -184,6 +185,28 @@ def _scan_tree_for_secrets(ctx: Context) -> list[Problem]:
     return problems
 
 
+def _outputs(paths: Iterable[Path], ctx: Context) -> dict[str, OutputsOf]:
+    out: dict[str, OutputsOf] = {}
+    for p in paths:
+        if p.name.endswith(VERIFICATION_SUFFIX) or p.is_symlink() or not p.is_file():
+            continue
+        where = safe_name(rel_path(p, ctx.root))
+        try:
+            out[where] = outputs_of(where, load_card(p))
+        except MtboardError:
+            continue  # unreadable cards are reported by their own checks
+    return out
+
+
+def check_copies(validated: list[Path], ctx: Context) -> list[Problem]:
+    """``copies``: the validated cards against each other and against every card under ``submissions/``."""
+    targets = _outputs(validated, ctx)
+    sub = ctx.root / SUBMISSIONS_DIR
+    others = _outputs([p for p in iter_card_paths([sub]) if safe_name(rel_path(p, ctx.root)) not in targets]
+                      if sub.is_dir() else [], ctx)
+    return find_copies([*targets.values(), *others.values()], set(targets))
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Everything
 
@@ -215,6 +238,7 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
         sub = ctx.root / SUBMISSIONS_DIR
         todo.extend([sub] if sub.is_dir() else [])
     reports: list[CardReport] = []
+    card_paths: list[Path] = []
     records: list[Path] = []
     seen: set[str] = set()
     for p in iter_card_paths(todo):
@@ -226,6 +250,7 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
             records.append(p)
             continue
         reports.append(validate_card(p, ctx))
+        card_paths.append(p)
     if changes is None and not reports:
         given = ", ".join(safe_name(str(p)) for p in todo) or f"{SUBMISSIONS_DIR}/ (missing)"
         repo.append(Problem(check="files", where="<repository>",
@@ -234,6 +259,7 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
     repo.extend(ctx.corpus_problems())
     if repository_checks:
         repo.extend(_duplicates(reports))
+        repo.extend(check_copies(card_paths, ctx))
         cards_by_hash = {r.run_card_hash: r.path for r in reports if r.run_card_hash and r.ok}
         for rec in records:
             repo.extend(validate_record(rec, ctx, cards_by_hash))

@@ -19,6 +19,8 @@ from mtboard import __version__, canonical, safejson
 from mtboard import fst as fst_mod
 from mtboard.card import card_fingerprint_components
 from mtboard.errors import InputError, MtboardError
+from mtboard.prices import load_prices
+from mtboard.prompts import load_prompt, prompts_dir
 from mtboard.schema import RunCard
 from mtboard.validate.context import Context, backend_class
 from mtboard.validate.naming import SUBMISSIONS_DIR, canonical_relpath
@@ -26,7 +28,7 @@ from mtboard.validate.report import CardRun, error_text, json_path, safe_name
 
 MAX_CARD_BYTES = safejson.MAX_CARD_BYTES
 """Largest card accepted (bytes); checked with lstat before the file is opened."""
-OLDEST_SUPPORTED_HARNESS = "0.1.0"
+OLDEST_SUPPORTED_HARNESS = "0.2.0"
 """Oldest card format this validator reads. No migration exists yet: older cards are rejected with the reason."""
 MAX_SCHEMA_PROBLEMS = 20
 """Schema errors reported one by one; the rest are counted in one problem."""
@@ -198,9 +200,13 @@ def check_fingerprint(run: CardRun, card: RunCard) -> None:
 
 
 def check_method(run: CardRun, card: RunCard) -> None:
-    """``method``: spec = backend:model[:effort]; method_class and raw prompt format as the registered backend says;
-    system_prompt_sha256 = SHA-256(system_prompt_used); method_config mirrors the card; fst_version = installed
-    analyser."""
+    """``method``: every *consistent* field of the method block (issue 15 part 0): spec = backend:model[:effort];
+    method_class, model_slug, batch_size and the raw prompt format as the registered backend says; the prompt file,
+    its format and its rendered system prompt (:func:`_check_prompt`); system_prompt_sha256 = SHA-256
+    (system_prompt_used); method_config mirrors the card, its register/coaching labels, coaching_data_sha256 and
+    tools_enabled empty; sampling's temperature is the card's; ``method.local`` only for a local-model backend and
+    consistent with itself; table rates equal the table's (:func:`_check_prices`); fst_version = installed analyser.
+    """
     m = card.method
     expected_spec = f"{m.backend}:{m.model}" + (f":{m.effort}" if m.effort else "")
     if m.spec != expected_spec:
@@ -220,7 +226,21 @@ def check_method(run: CardRun, card: RunCard) -> None:
             cls.check_languages(m.model, card.dataset.source_language, card.dataset.target_language)
         except MtboardError as exc:
             run.fail("method", exc.problem, "$.method.model")
+        _check_backend_bound(run, card, cls)
+    _check_prompt(run, card, cls)
+    _check_prices(run, card)
     mc = card.method_config
+    for name in ("register", "coachingFile", "coachingPrompt"):
+        if getattr(mc, name) is not None:
+            run.fail("method", f"method_config.{name} must be null: the harness has no such option",
+                     f"$.method_config.{name}")
+    if card.coaching_data_sha256 is not None:
+        run.fail("method", "coaching_data_sha256 must be null: the harness has no coaching option",
+                 "$.coaching_data_sha256")
+    if card.tools_enabled:
+        run.fail("method", "tools_enabled must be empty: no backend of this harness calls tools", "$.tools_enabled")
+    if "temperature" in m.sampling and m.sampling["temperature"] != card.temperature:
+        run.fail("method", "method.sampling.temperature differs from temperature", "$.method.sampling.temperature")
     pairs = (("model", mc.model, card.model_slug, "model_slug"), ("temperature", mc.temperature, card.temperature,
              "temperature"), ("batchSize", mc.batchSize, card.batch_size, "batch_size"),
              ("qualityTier", mc.qualityTier, card.scores.quality_tier.value, "scores.quality_tier"),
@@ -228,9 +248,104 @@ def check_method(run: CardRun, card: RunCard) -> None:
     for name, got, want, src in pairs:
         if got != want:
             run.fail("method", f"method_config.{name} does not mirror {src}", f"$.method_config.{name}")
+    if card.method.local is not None and (cls is None or not cls.local_gate):
+        run.fail("method", f"method.local must be null: backend {m.backend} serves no local model", "$.method.local")
     if card.fst_version is not None:
         analyser = fst_mod.find_analyser(card.dataset.target_language)
         if analyser is None or analyser.version != card.fst_version:
             run.fail("method", "fst_version names an analyser this validator does not have (install the same "
                                "Apertium package version to recompute FST acceptance)", "$.fst_version")
     run.done("method")
+
+
+def _check_backend_bound(run: CardRun, card: RunCard, cls: type) -> None:
+    """What the registered backend fixes: the model slug, the batch size, the local-model gate record."""
+    m = card.method
+    if not cls.accepts_model_slug(card.model_slug, m, card.model_id):
+        run.fail("method", f"model_slug does not agree with {m.backend}:model (backend {m.backend} names it "
+                           f"{safe_name(cls.model_slug_for(m.model, m.effort), 80)})", "$.model_slug")
+    if card.batch_size != max(1, cls.preferred_batch_size):
+        run.fail("method", f"batch_size {card.batch_size} but backend {m.backend} translates "
+                           f"{max(1, cls.preferred_batch_size)} entries per call", "$.batch_size")
+    if m.local is not None and cls.local_gate:
+        sources = [r.source for r in card.results[:18]]  # the runner's sample lines (languages without fixed ones)
+        for problem in cls.check_local_gate(m.local, card.dataset.source_language, sources):
+            run.fail("method", problem, "$.method.local")
+    if cls.prompt_format == "raw" and (card.temperature is not None or m.max_tokens is not None):
+        run.fail("method", f"backend {m.backend} takes the raw source: temperature and max_tokens must be null",
+                 "$.temperature" if card.temperature is not None else "$.method.max_tokens")
+
+
+def _check_prompt(run: CardRun, card: RunCard, cls: type | None) -> None:
+    """A prompted card names a prompt file of this harness (``prompts/NAME.j2``) with the recorded template SHA-256;
+    its format and the system prompt it renders for the dataset's languages must be the card's (issue 15:
+    ``prompt_format`` matches the prompt). A prompt this harness does not have cannot be checked or re-run: add the
+    file to ``prompts/`` in the same pull request."""
+    m = card.method
+    if m.prompt_format == "raw" and cls is not None and cls.prompt_format != "raw":
+        run.fail("method", f"backend {m.backend} sends a prompt: prompt_format cannot be raw (the runner always "
+                           "renders a prompt file for it)", "$.method.prompt_format")
+        return
+    if m.prompt_format == "raw":
+        if m.prompt_name is not None or m.prompt_template_sha256 is not None or card.system_prompt_used:
+            run.fail("method", "prompt_format raw means no prompt: prompt_name, prompt_template_sha256 and "
+                               "system_prompt_used must be empty", "$.method.prompt_format")
+        return
+    if cls is not None and cls.prompt_format == "raw":
+        return  # reported by check_method
+    if not m.prompt_name or not m.prompt_template_sha256:
+        run.fail("method", "a prompted method must record prompt_name and prompt_template_sha256",
+                 "$.method.prompt_name")
+        return
+    path = prompts_dir() / f"{m.prompt_name}.j2"
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", m.prompt_name) or not path.is_file():
+        run.fail("method", "prompt_name is not a prompt of this harness (prompts/); its format and system prompt "
+                           "cannot be checked: add the prompt file to prompts/ in the same pull request",
+                 "$.method.prompt_name")
+        return
+    try:
+        prompt = load_prompt(m.prompt_name)
+    except MtboardError as exc:
+        run.fail("method", f"prompt {m.prompt_name} cannot be loaded here: {exc.problem}", "$.method.prompt_name")
+        return
+    if prompt.template_sha256 != m.prompt_template_sha256:
+        run.fail("method", "prompt_template_sha256 is not the SHA-256 of prompts/<prompt_name>.j2 here (a changed "
+                           "prompt is a new file)", "$.method.prompt_template_sha256")
+        return
+    if prompt.format != m.prompt_format:
+        run.fail("method", f"prompt_format {m.prompt_format} but prompt {m.prompt_name} is a {prompt.format} prompt",
+                 "$.method.prompt_format")
+    try:
+        system = prompt.system_prompt(card.dataset.source_language, card.dataset.target_language)
+    except MtboardError as exc:
+        run.fail("method", f"prompt {m.prompt_name} cannot render the system prompt: {exc.problem}",
+                 "$.system_prompt_used")
+        return
+    if system != card.system_prompt_used:
+        run.fail("method", f"system_prompt_used is not what prompt {m.prompt_name} renders for this language pair",
+                 "$.system_prompt_used")
+
+
+def _check_prices(run: CardRun, card: RunCard) -> None:
+    """Rates that came from the price table (``method.price_table_sha256``) must be that table's rates for the
+    card's provider and model when this harness has the same table; with another table they stay declared."""
+    m = card.method
+    if m.price_table_sha256 is None:
+        if m.price_cached_in_per_mtok is not None or m.price_reasoning_per_mtok is not None or m.price_as_of:
+            run.fail("method", "cached/reasoning rates and price_as_of come only from the price table "
+                               "(price_table_sha256 is null)", "$.method.price_table_sha256")
+        return
+    try:
+        table = load_prices()
+    except MtboardError:
+        return
+    if table.sha256 != m.price_table_sha256:
+        return
+    rates = table.rates(m.api_provider, m.model)
+    got = (m.price_in_per_mtok, m.price_out_per_mtok, m.price_cached_in_per_mtok, m.price_reasoning_per_mtok,
+           m.price_as_of)
+    want = None if rates is None else (rates.input, rates.output, rates.cached_input, rates.reasoning, rates.as_of)
+    if got != want:
+        run.fail("method", "the recorded rates are not the price table's rates for this provider and model "
+                           "(price_table_sha256 names this harness's prompts/prices.yaml)",
+                 "$.method.price_in_per_mtok")
