@@ -7,7 +7,7 @@ descriptions (``mtboard schema corpus|run-card``).
 
 Deviations from the spec, on purpose:
 * ``results[].entry_id`` is an integer (the corpus ``entries[].id`` it matches is an integer, spec §2.2).
-* ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v2, see :mod:`mtboard.canonical`).
+* ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v3, see :mod:`mtboard.canonical`).
 * Entries may carry ``origin`` (upstream package/file/locator), ``variants`` (acceptable alternative references for
   ``equivalent_match``, spec §4.1) and ``history`` (prior dialogue lines for context-aware judging).
 * Method class ``baseline`` exists for the echo/empty reference baselines (spec §9.6 lists none for them).
@@ -902,11 +902,14 @@ class ReplicateRun(Strict):
 
 
 class Fingerprint(Strict):
-    """Fingerprint v2 (spec §3.8 extended): ``hash`` = SHA-256 of canonical ``{components, version}``."""
+    """Fingerprint v3 (spec §3.8 extended; v2 + the text normalisation version): ``hash`` = SHA-256 of canonical
+    ``{components, version}``."""
 
     BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
 
-    version: Literal[2]
+    version: Literal[2, 3]
+    """3 for cards of harness 0.3.0 on (:data:`mtboard.canonical.FINGERPRINT_VERSION`); 2 is still read, so that an
+    older card parses, is refused by the validator with the reason and can be re-scored (``mtboard rescore``)."""
     hash: Hex64
     components: dict[str, str | int | float | bool | list[str] | None]
 

@@ -95,6 +95,9 @@ NORMALISATION_VERSION = "1"
 """Version of :func:`normalise` (``textnorm:<version>`` in metric signatures, ``text_normalisation`` in the
 fingerprint). Version 1: the table in this module's docstring (issue 14)."""
 
+SIGNATURE_FIELD = f"textnorm:{NORMALISATION_VERSION}"
+"""The field appended to every metric signature (chrF++, BLEU, TER): ``textnorm:1``."""
+
 LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """Every line boundary ``str.splitlines`` knows besides ``\\n``."""
 _LINE_BREAK_RE = regex.compile(r"\r\n|[" + LINE_BREAKS + "]")

@@ -2,7 +2,7 @@
 ``run_card_hash``, ``fingerprint``, ``method`` (spec §3.8, §3.9, §9.1).
 
 ``file``/``size`` refuse a path without opening it (``lstat`` first); the seal and the fingerprint are recomputed with
-:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v2) and :func:`mtboard.card.card_fingerprint_components`.
+:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v3) and :func:`mtboard.card.card_fingerprint_components`.
 """
 
 from __future__ import annotations
