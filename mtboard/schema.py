@@ -525,8 +525,8 @@ class Signatures(Strict):
     bleu: str
     ter: str
     composite: str | None = None
-    """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card of
-    harness 0.2.0 has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
+    """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card from
+    harness 0.2.0 on has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
     older card still parses and is refused with the reason (its harness version)."""
 
     @model_serializer(mode="wrap")
