@@ -131,6 +131,10 @@ class GGUFOptions(Options):
     """Expected SHA-256 of the GGUF file (checked when given)."""
     startup_timeout_s: float = 180.0
     """How long the server may take to load the model and answer, seconds."""
+    sandbox: Literal["on", "off"] = "on"
+    """``on`` (default): the server runs in :mod:`mtboard.sandbox` (no network, empty environment, read-only files;
+    issue 21) and the run stops when the sandbox is unavailable; ``off``: development only, with a warning and
+    ``method.local.sandbox`` = :data:`mtboard.sandbox.OFF_RECORD` in the card."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -482,14 +486,15 @@ class GGUFBackend(OpenAIBackend):
         self.server = LocalServer(self.model_path, n_ctx=s.n_ctx, n_gpu_layers=self.fit.n_gpu_layers,
                                   n_threads=s.n_threads, implementation=s.server,
                                   startup_timeout_s=s.startup_timeout_s, on_warning=self._warn,
-                                  alias=self.ref.basename)
+                                  alias=self.ref.basename, sandbox=s.sandbox == "on")
         try:
             self.server.start()
             assert self.server.base_url is not None
             self.gate = self._run_gates()
             self._client = LLMClient(self.server.base_url, None, concurrency=max(1, self.context.concurrency),
                                      timeout_s=self.context.timeout_s, max_retries=self.context.max_retries,
-                                     trust_env=False)  # our own loopback server: never through a proxy
+                                     trust_env=False,  # our own server: never through a proxy
+                                     uds=self.server.uds)
         except BaseException:
             self._stop_server()
             raise
@@ -612,9 +617,9 @@ class GGUFBackend(OpenAIBackend):
         canary, scene = self._lines()
         gate = LocalModelGate(canary_passed=False, n_ctx=s.n_ctx, n_threads=self.server.n_threads,
                               n_gpu_layers=self.fit.n_gpu_layers, server=self.server.version,
-                              device=self.fit.device)
+                              device=self.fit.device, sandbox=self.server.sandbox_record)
         async with LLMClient(self.server.base_url, None, concurrency=1, timeout_s=self.context.timeout_s,
-                             max_retries=self.context.max_retries, trust_env=False) as client:
+                             max_retries=self.context.max_retries, trust_env=False, uds=self.server.uds) as client:
             await client.probe()
             outputs, failures = [], []
             for i, line in enumerate(canary):
