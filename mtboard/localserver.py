@@ -408,6 +408,8 @@ class LocalServer:
         self._log_file = open(self.log_path, "ab", buffering=0)  # noqa: SIM115 - closed in stop()
         env = dict(os.environ)
         env.pop("OPENAI_API_KEY", None)  # the local server needs no key; keep it out of its environment and log
+        if self.sandbox:
+            env = dict(sandboxing.BWRAP_ENV)  # bwrap's pid-1 helper inside keeps bwrap's environment
         preexec = _die_with_parent if (self.die_with_parent and sys.platform.startswith("linux")) else None
         self._proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self._log_file,
                                       stderr=subprocess.STDOUT, start_new_session=True, env=env,

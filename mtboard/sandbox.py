@@ -9,7 +9,9 @@ therefore runs under bubblewrap (``bwrap``, Debian package ``bubblewrap``; https
   socket in the one writable bind-mounted folder (:data:`SOCKET_DIR`); prompts are the only data that crosses.
 * **no secrets from the environment**: ``--clearenv``; only :data:`PASSED_ENV` (device selection) and the values the
   caller sets (server settings) are present. A new pid namespace and its own ``/proc`` hide the parent's
-  ``/proc/PID/environ``.
+  ``/proc/PID/environ``. bwrap itself must be started with :data:`BWRAP_ENV` only (``env=`` of the spawn): its
+  pid-1 helper inside the sandbox keeps bwrap's own environment, which the server could read at
+  ``/proc/1/environ`` (tests/test_sandbox.py shows both).
 * **read-only view of what it needs**: the system's ``/usr`` (and the merged-``/usr`` links), the dynamic linker's
   cache, the Python runtime and its site-packages (:func:`python_roots`), the model file (at
   ``/model/<file name>``); a private ``/tmp`` and ``/dev``; GPU device nodes when present. The repository, the
@@ -46,6 +48,8 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/l
              "/etc/group", "/etc/nsswitch.conf", "/etc/alternatives")
 """The few files under /etc a dynamically linked server reads (the linker cache, user names, the time zone)."""
 GPU_DEVICES = ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/dri", "/dev/kfd")
+BWRAP_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+"""The whole environment bwrap is started with (module docstring: its pid-1 helper keeps it)."""
 OFF_RECORD = "off: the model server ran without the sandbox (sandbox=off, development only; not isolated)"
 """What a card records in ``method.local.sandbox`` when the sandbox was turned off."""
 FIX = ("install bubblewrap (apt-get install bubblewrap; in a container also allow namespaces: --cap-add SYS_ADMIN "
@@ -136,7 +140,8 @@ class Sandbox:
     bwrap: str | None = None
 
     def argv(self, command: list[str]) -> list[str]:
-        """The full ``bwrap … -- COMMAND`` argv. Raises BackendError when bwrap is not installed."""
+        """The full ``bwrap … -- COMMAND`` argv, to be started with ``env=`` :data:`BWRAP_ENV`. Raises BackendError
+        when bwrap is not installed."""
         exe = self.bwrap or shutil.which(BWRAP)
         if exe is None:
             raise BackendError("bubblewrap (bwrap) is not installed: model servers run only inside its sandbox",
@@ -169,7 +174,7 @@ def status() -> SandboxStatus:
     try:
         ver = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
         probe = subprocess.run(Sandbox(bwrap=exe).argv(["true"]), capture_output=True, text=True, timeout=30,
-                               stdin=subprocess.DEVNULL)
+                               stdin=subprocess.DEVNULL, env=BWRAP_ENV)
     except (OSError, subprocess.SubprocessError) as exc:
         return SandboxStatus(False, exe, reason=f"bwrap cannot run: {type(exc).__name__}: {exc}")
     if probe.returncode != 0:
@@ -187,5 +192,5 @@ def require() -> SandboxStatus:
     return st
 
 
-__all__ = ["BWRAP", "SOCKET_DIR", "MODEL_DIR", "PASSED_ENV", "OFF_RECORD", "Sandbox", "SandboxStatus", "status",
+__all__ = ["BWRAP", "BWRAP_ENV", "SOCKET_DIR", "MODEL_DIR", "PASSED_ENV", "OFF_RECORD", "Sandbox", "SandboxStatus", "status",
            "require", "system_args", "python_roots", "gpu_device_args"]

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
-from mtboard import localserver
+from mtboard import localserver, sandbox
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.errors import BackendError, ConfigError, DeferredError
@@ -473,6 +473,8 @@ class GGUFBackend(OpenAIBackend):
             return
         s = self.settings
         impl = localserver.implementation(s.server)  # fail early (before any download) when no server is installed
+        if s.sandbox == "on":
+            sandbox.require()  # likewise when the sandbox the server must run in is unavailable (issue 21)
         n_gpu_layers = s.n_gpu_layers
         if impl.gpu_offload is False and n_gpu_layers != 0 and gpu_free_memory()[0]:
             self._warn(f"{impl.version} was built without GPU offload: {self.ref.slug} runs on the CPU")

@@ -1,0 +1,212 @@
+"""Issue 21: model servers run in the bubblewrap sandbox (mtboard.sandbox) — no network, no secrets from the
+environment, a read-only view of what they need — and still translate.
+
+* The sandbox itself (real ``bwrap``, no model): a Python probe run with the argv the server gets cannot reach a TCP
+  listener the test opens on the host's loopback (the same connect from outside succeeds: the control), cannot reach
+  the host's other addresses, sees only ``lo``, finds no canary variable set in the parent (in its environment or in
+  any ``/proc/*/environ`` it can see), cannot see the repository or ``$HOME``, and cannot write the model file.
+* ``mtboard doctor`` reports the sandbox, and a machine where bwrap is missing or cannot create namespaces gets the
+  reason and the fix, and a gguf run there stops (sandbox=on) before anything is downloaded.
+* Acceptance (slow; real llama-cpp-python, Gemma 3 270M from PyPI): the served process's own network namespace
+  (entered with ``nsenter``) reaches nothing outside, its environment (``/proc/PID/environ``) lacks the parent's
+  canary, a real completion arrives over the Unix socket, and ``mtboard verify`` of a committed Gemma card re-runs
+  in the sandbox with every delta 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mtboard import sandbox
+from mtboard.errors import BackendError
+
+ROOT = Path(__file__).resolve().parents[1]
+CANARY = "MTBOARD_TEST_CANARY"
+CANARY_VALUE = "canary-7f3a9c1e-do-not-leak"
+
+needs_bwrap = pytest.mark.skipif(not sandbox.status().available,
+                                 reason=f"the sandbox is unavailable here: {sandbox.status().reason}")
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the host's 127.0.0.1 that answers every connection with b"host"."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"host")
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    t.join(2)
+    srv.close()
+
+
+def host_addresses() -> list[str]:
+    """This machine's non-loopback IPv4 addresses (``hostname -I``; empty where there are none)."""
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=10).stdout
+    except OSError:
+        return []
+    return [a for a in out.split() if "." in a and not a.startswith("127.")]
+
+
+PROBE = r"""
+import json, os, socket, sys
+port, targets, paths, model = int(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+out = {"connect": {}, "env": os.environ.get("MTBOARD_TEST_CANARY"), "proc_environ_hits": [], "paths": {}}
+for host in ["127.0.0.1", *targets]:
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((host, port))
+        out["connect"][host] = "connected: " + s.recv(16).decode()
+    except OSError as exc:
+        out["connect"][host] = f"{type(exc).__name__} errno={exc.errno}"
+    finally:
+        s.close()
+out["interfaces"] = sorted(name for _, name in socket.if_nameindex())
+for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+    try:
+        if b"canary-7f3a9c1e" in open(f"/proc/{pid}/environ", "rb").read():
+            out["proc_environ_hits"].append(pid)
+    except OSError:
+        pass
+for p in paths:
+    out["paths"][p] = os.path.exists(p)
+try:
+    open(model, "ab").close()
+    out["model_write"] = "written"
+except OSError as exc:
+    out["model_write"] = type(exc).__name__
+out["model_read"] = len(open(model, "rb").read(4))
+print(json.dumps(out))
+"""
+
+
+@needs_bwrap
+def test_the_sandbox_has_no_network_no_secrets_and_a_read_only_view(listener, tmp_path, monkeypatch):
+    monkeypatch.setenv(CANARY, CANARY_VALUE)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + CANARY_VALUE)
+    model = tmp_path / "weights" / "m.gguf"  # a hand-made stand-in file: only its visibility is tested here
+    model.parent.mkdir()
+    model.write_bytes(b"GGUF" + bytes(60))
+    sock_dir = tmp_path / "sock"
+    sock_dir.mkdir()
+    # control: from outside the sandbox the listener answers
+    with socket.create_connection(("127.0.0.1", listener), timeout=3) as c:
+        assert c.recv(16) == b"host"
+    targets = host_addresses()
+    roots = sandbox.python_roots()  # bound read-only (the interpreter may live under $HOME, e.g. pyenv)
+    home = [str(p) for p in sorted(Path.home().iterdir())[:20]
+            if not any(r == str(p) or r.startswith(str(p) + "/") for r in roots)] if Path.home().is_dir() else []
+    hidden = [str(ROOT / "pyproject.toml"), str(ROOT / "corpora"), str(model.parent), *home]
+    box = sandbox.Sandbox(ro_binds=[(str(model), "/model/m.gguf")], rw_binds=[(str(sock_dir), sandbox.SOCKET_DIR)])
+    argv = box.argv([sys.executable, "-c", PROBE, str(listener), json.dumps(targets), json.dumps(hidden),
+                     "/model/m.gguf"])
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=sandbox.BWRAP_ENV)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    # the host's loopback listener is not reachable: the namespace's own lo has nothing on that port
+    assert out["connect"]["127.0.0.1"] == "ConnectionRefusedError errno=111"
+    for host in targets:  # the host's own addresses: no route at all (only lo exists)
+        assert out["connect"][host] == "OSError errno=101", (host, out["connect"])
+    assert out["interfaces"] == ["lo"]
+    assert out["env"] is None and out["proc_environ_hits"] == []
+    assert out["paths"] == {p: False for p in hidden}
+    assert out["model_write"] == "OSError" and out["model_read"] == 4  # EROFS: read-only, but readable
+    assert CANARY_VALUE not in proc.stdout + proc.stderr
+
+    # why bwrap itself gets BWRAP_ENV only: started with the parent's environment, its pid-1 helper keeps it, and
+    # the sandboxed process reads it at /proc/1/environ in spite of --clearenv
+    leaky = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert leaky.returncode == 0, leaky.stderr
+    leaked = json.loads(leaky.stdout)
+    assert leaked["env"] is None and leaked["proc_environ_hits"] == ["1"]
+
+
+def test_argv_drops_everything_but_what_the_server_needs(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    monkeypatch.setenv(CANARY, CANARY_VALUE)
+    argv = sandbox.Sandbox(ro_binds=[("/host/m.gguf", "/model/m.gguf")], rw_binds=[("/host/s", "/run/mtboard")],
+                           env={"N_CTX": "2048"}, bwrap="/usr/bin/bwrap").argv(["server", "--flag"])
+    assert argv[:7] == ["/usr/bin/bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                        "--clearenv"]
+    assert argv[argv.index("--") + 1:] == ["server", "--flag"]
+    text = " ".join(argv)
+    assert "--ro-bind /host/m.gguf /model/m.gguf" in text and "--bind /host/s /run/mtboard" in text
+    assert "--setenv N_CTX 2048" in text and "--setenv CUDA_VISIBLE_DEVICES 1" in text and CANARY not in text
+    assert "--share-net" not in text and "--bind / " not in text and "--ro-bind / " not in text
+    envs = [argv[i + 1] for i, a in enumerate(argv) if a == "--setenv"]
+    assert envs == ["PATH", "HOME", "LANG", "CUDA_VISIBLE_DEVICES", "N_CTX"]
+
+
+def test_doctor_reports_the_sandbox(monkeypatch, tmp_path):
+    from mtboard.doctor import probes
+
+    sandbox.status.cache_clear()
+    try:
+        by_part = {p.part: p for p in probes()}
+        real = by_part["model-server sandbox (bwrap)"]
+        assert real.ok == bool(shutil.which("bwrap")) and (real.ok or "apt-get install bubblewrap" in real.fix)
+        if real.ok:
+            assert real.found.startswith("bubblewrap ") and "no network" in real.found
+
+        # bwrap missing
+        monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+        sandbox.status.cache_clear()
+        missing = {p.part: p for p in probes()}["model-server sandbox (bwrap)"]
+        assert (missing.ok, missing.found) == (False, "bwrap is not installed (Debian package bubblewrap)")
+        assert "sandbox=off" in missing.fix
+
+        # bwrap present but the machine forbids namespaces (an unprivileged container): bwrap's own message
+        fake = tmp_path / "bin" / "bwrap"
+        fake.parent.mkdir()
+        fake.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.8.0'; exit 0; fi\n"
+                        "echo 'bwrap: Creating new namespace failed: Operation not permitted' >&2; exit 1\n")
+        fake.chmod(0o755)
+        monkeypatch.setenv("PATH", str(fake.parent))
+        sandbox.status.cache_clear()
+        refused = {p.part: p for p in probes()}["model-server sandbox (bwrap)"]
+        assert refused.found == ("bwrap cannot create the sandbox here: bwrap: Creating new namespace failed: "
+                                 "Operation not permitted")
+        with pytest.raises(BackendError) as err:
+            sandbox.require()
+        assert str(err.value).startswith("sandbox: model servers run only inside the sandbox, and it is not "
+                                         "available: bwrap cannot create the sandbox here: bwrap: Creating new "
+                                         "namespace failed: Operation not permitted (fix: install bubblewrap")
+        assert "--backend-opt sandbox=off (the card records it)" in str(err.value)
+    finally:
+        sandbox.status.cache_clear()
+
+
+def test_gguf_sandbox_option_and_card_record():
+    from mtboard.backends.gguf import GGUFOptions
+    from mtboard.schema import LocalModelGate
+
+    assert GGUFOptions().sandbox == "on" and GGUFOptions(sandbox="off").sandbox == "off"
+    # absent: written without the key (old cards keep their bytes); present: written as given
+    assert "sandbox" not in LocalModelGate(canary_passed=True).model_dump()
+    off = LocalModelGate(canary_passed=True, sandbox=sandbox.OFF_RECORD).model_dump()
+    assert off["sandbox"].startswith("off: the model server ran without the sandbox")
