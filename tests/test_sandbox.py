@@ -237,7 +237,8 @@ print(json.dumps(out))
 
 
 def served_process(bwrap_pid: int) -> int:
-    """The host pid of the server process bwrap started (its descendant running uvicorn)."""
+    """The host pid of the server process bwrap started (its descendant running ``python -m uvicorn``; bwrap's
+    own pid-1 helper is a forked bwrap with the same argv)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -251,7 +252,8 @@ def served_process(bwrap_pid: int) -> int:
         pid = todo.pop()
         for child in children.get(pid, []):
             todo.append(child)
-            if b"uvicorn" in Path(f"/proc/{child}/cmdline").read_bytes():
+            argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            if Path(argv[0].decode()).name != "bwrap" and b"uvicorn" in argv:  # not bwrap's own pid-1 helper
                 found.append(child)
     assert len(found) == 1, found
     return found[0]
