@@ -284,7 +284,7 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(tmp_pat
         assert CANARY_VALUE.encode() not in b"\0".join(own)
         assert sorted(v.split(b"=")[0].decode() for v in own if v) == [
             "HOME", "INTERRUPT_REQUESTS", "LANG", "MODEL", "MODEL_ALIAS", "N_CTX", "N_GPU_LAYERS", "N_THREADS",
-            "N_THREADS_BATCH", "PATH", "VERBOSE"]
+            "N_THREADS_BATCH", "PATH", "PWD", "VERBOSE"]  # PWD: set by bwrap for --chdir
         visible = sorted(int(p) for p in os.listdir(f"/proc/{served}/root/proc") if p.isdigit())
         assert visible == [1, 2]  # bwrap's pid-1 helper and the server: nothing of the host
         for pid in visible:
@@ -299,7 +299,7 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(tmp_pat
         reached = json.loads(probe.stdout)
         assert reached == {"127.0.0.1": "ConnectionRefusedError errno=111",
                            **{host: "OSError errno=101" for host in targets}}
-        # 3. it still translates: a real completion over the Unix socket (temperature 0; hand-checked Spanish)
+        # 3. it still translates: a real completion over the Unix socket (temperature 0)
         prompt = ("English: Good morning, how are you today?\nSpanish: Buenos días, ¿cómo estás hoy?\n"
                   "English: The train leaves at seven o'clock.\nSpanish:")
 
@@ -312,7 +312,9 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(tmp_pat
 
         provider, res = asyncio.run(complete())
         assert provider == "llama-cpp-python" and res.error_kind is None
-        assert res.text == " El tren sale a las siete de la noche."
+        # the first answer of a fresh server; the same text came from the unsandboxed server (checked by hand; a
+        # second identical request answers " El tren sale …" in both, llama-cpp-python's prompt cache)
+        assert res.text == " El tren va a las siete de la noche."
         socket_dir = Path(srv.uds).parent
     assert not socket_dir.exists()
     assert not Path(f"/proc/{served}").exists() or Path(f"/proc/{served}/stat").read_text().split()[2] == "Z"
@@ -328,3 +330,16 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(tmp_pat
     rerun = json.loads(next(out.glob("*.rerun.json")).read_text())
     assert rerun["method"]["local"]["sandbox"].startswith("bubblewrap ")
     assert "sandbox" not in json.loads(COMMITTED_GEMMA.read_text())["method"]["local"]  # old card: key absent
+
+
+def test_a_card_made_without_the_sandbox_is_re_run_inside_it():
+    """The card's record is the contributor's word; the verifier's re-run never inherits ``sandbox=off``."""
+    from mtboard.backends.base import get_backend
+    from mtboard.documents import load_card
+    from mtboard.runspec import RunSpec, facts_from_card
+
+    card = load_card(COMMITTED_GEMMA)
+    facts = facts_from_card(card)
+    off = facts.model_copy(update={"local": facts.local.model_copy(update={"sandbox": sandbox.OFF_RECORD})})
+    how = get_backend("gguf").rerun(RunSpec.from_card(card), off, model_path=Path("/models/g.gguf"))
+    assert how.backend_options == {"model_sha256": card.method.model_file_sha256, "n_ctx": 2048}
