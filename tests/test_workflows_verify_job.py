@@ -13,8 +13,8 @@ server (Gemma 3 270M from PyPI on loopback, `mtboard run --method openai:gemma-3
    checks (metrics, fingerprint).
 3. verify.yml replayed (./harness is this checkout's files, ./data a sparse checkout — cone ``submissions`` — of the
    card's commit in a scratch repository; the steps "Check the inputs", "Install git and Python 3.11", "Install the
-   harness and the engines it drives" and "Re-run the method and compare" verbatim): the install is ``pip install
-   ./harness`` NOT editable (with the prompts missing from the wheel, the re-run failed with "recorded prompt
+   harness and the engines it drives" and "Re-run the method and compare" verbatim): the install is the hashed lock
+   (``pip install --require-hashes -r ./harness/requirements/ci.txt``, issue 21) then ``./harness`` NOT editable (with the prompts missing from the wheel, the re-run failed with "recorded prompt
    'few-shot-completion' is not available here … available: none"), and the re-run against the endpoint secret
    OPENAI_BASE_URL (the same server) passes and names the card.
 
@@ -176,7 +176,7 @@ def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run
             assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
         packages = inst.apt_packages(tmp_path / "apt.log")
         assert packages == ["ca-certificates", "git", "python3", "python3-venv", "apertium", "apertium-eng-spa",
-                            "apertium-eng-cat", "lttoolbox"]
+                            "apertium-eng-cat", "lttoolbox", "bubblewrap"]  # bubblewrap: the model-server sandbox
         assert inst.missing_packages(packages) == []
         (venv_bin,) = github_path.read_text().split()
         assert Path(venv_bin) == runner_temp / "venv" / "bin"
