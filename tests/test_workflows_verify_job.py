@@ -14,8 +14,9 @@ server (Gemma 3 270M from PyPI on loopback, `mtboard run --method openai:gemma-3
 3. verify.yml replayed (./harness is this checkout's files, ./data a sparse checkout — cone ``submissions`` — of the
    card's commit in a scratch repository; the steps "Check the inputs", "Install git and Python 3.11", "Install the
    harness and the engines it drives" and "Re-run the method and compare" verbatim): the install is the hashed lock
-   (``pip install --require-hashes -r ./harness/requirements/ci.txt``, issue 21) then ``./harness`` NOT editable (with the prompts missing from the wheel, the re-run failed with "recorded prompt
-   'few-shot-completion' is not available here … available: none"), and the re-run against the endpoint secret
+   (``pip install --require-hashes -r ./harness/requirements/ci.txt``, issue 21) then ``./harness`` NOT editable
+   (with the prompts missing from the wheel, the re-run failed with "recorded prompt 'few-shot-completion' is not
+   available here … available: none"), and the re-run against the endpoint secret
    OPENAI_BASE_URL (the same server) passes and names the card.
 
 Both jobs run in a ``debian:12`` container; here ``apt-get`` is a stand-in that records the packages (this machine is
