@@ -215,8 +215,9 @@ def test_gguf_sandbox_option_and_card_record():
 # --------------------------------------------------------------------------------------------------------------------
 # Acceptance: the sandboxed server on the real Gemma 3 270M GGUF (slow)
 
-COMMITTED_GEMMA = ROOT / "submissions" / "mtb-en-fr-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__c38ff775977e.json"
-"""A committed gguf card (few-shot completion prompt, 355 entries; the fastest of the committed Gemma cards)."""
+COMMITTED_GEMMA = ROOT / "submissions" / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__zero-shot__0db4d7273f8f.json"
+"""A committed gguf card (355 entries, zero-shot prompt with its failed canary recorded) whose committed
+verification record (made unsandboxed) has every delta 0."""
 
 CONNECT = r"""
 import json, socket, sys
@@ -357,4 +358,4 @@ def test_a_card_made_without_the_sandbox_is_re_run_inside_it():
     facts = facts_from_card(card)
     off = facts.model_copy(update={"local": facts.local.model_copy(update={"sandbox": sandbox.OFF_RECORD})})
     how = get_backend("gguf").rerun(RunSpec.from_card(card), off, model_path=Path("/models/g.gguf"))
-    assert how.backend_options == {"model_sha256": card.method.model_file_sha256, "n_ctx": 2048}
+    assert how.backend_options == {"model_sha256": card.method.model_file_sha256, "n_ctx": 2048, "canary": "record"}
