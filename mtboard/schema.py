@@ -394,6 +394,18 @@ class LocalModelGate(Strict):
     """'llama-server <build>' or 'llama-cpp-python <version>'."""
     device: str | None = None
     """'cpu' or the GPU name."""
+    sandbox: str | None = None
+    """How the model server was isolated (issue 21, mtboard.sandbox): ``"bubblewrap 0.8.0: no network, empty
+    environment, read-only model and runtime"``, or a text starting ``"off:"`` — a visible warning that the server
+    ran unsandboxed (development flag ``sandbox=off``). Optional: cards written before it existed lack it, and a
+    card without it is written without the key (so such cards keep their bytes and seal)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_sandbox(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("sandbox") is None:
+            data.pop("sandbox", None)
+        return data
 
     @model_serializer(mode="wrap")
     def _omit_absent_canary_errors(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

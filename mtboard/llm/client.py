@@ -224,6 +224,8 @@ class LLMClient:
         trust_env: read proxies and CA bundles from the environment (:mod:`mtboard.llm.transport`); False for
             servers mtboard starts itself on loopback.
         http2: HTTP/2 for https endpoints; None = when the ``h2`` package is installed.
+        uds: connect to this Unix socket instead of the base URL's host (a sandboxed local server,
+            :mod:`mtboard.sandbox`); the URL's path still applies.
 
     Raises: ConfigError for a base URL that is not http(s), a concurrency below 1, an API key (after stripping
     surrounding whitespace) with a character an HTTP header cannot carry — the key is never echoed — or a proxy
@@ -233,7 +235,8 @@ class LLMClient:
     def __init__(self, base_url: str, api_key: str | None = None, *, concurrency: int = 8, timeout_s: float = 120.0,
                  max_retries: int = 5, backoff_base_s: float = 0.5, backoff_max_s: float = 30.0,
                  retry_after_max_s: float = 120.0, connect_timeout_s: float = 10.0, deadline_s: float | None = None,
-                 trust_env: bool = True, http2: bool | None = None, rate_limit_deadline_s: float = 900.0):
+                 trust_env: bool = True, http2: bool | None = None, rate_limit_deadline_s: float = 900.0,
+                 uds: str | None = None):
         if concurrency < 1:
             raise ConfigError("concurrency must be at least 1", field="--concurrency")
         self.base_url = transport.normalise_base_url(base_url)
@@ -285,7 +288,7 @@ class LLMClient:
         tls = transport.ssl_context(trust_env)
         self._pools = transport.Pools(concurrency, lambda connections: transport.async_client(
             self.base_url, headers=headers, timeout_s=timeout_s, connect_timeout_s=connect_timeout_s,
-            connections=connections, trust_env=trust_env, http2=http2, verify=tls))
+            connections=connections, trust_env=trust_env, http2=http2, verify=tls, uds=uds))
         self._http = self._pools.first
         # absolute URLs built once: httpx would re-parse and merge the base URL on every request
         base = self._http.base_url
