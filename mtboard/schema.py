@@ -401,15 +401,12 @@ class LocalModelGate(Strict):
     card without it is written without the key (so such cards keep their bytes and seal)."""
 
     @model_serializer(mode="wrap")
-    def _omit_absent_sandbox(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_absent_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Keys added after cards were committed are left out when absent, so re-scored cards keep their bytes:
+        ``sandbox`` when None, ``canary_errors`` when empty."""
         data = handler(self)
         if data.get("sandbox") is None:
             data.pop("sandbox", None)
-        return data
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_canary_errors(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = handler(self)
         if not data.get("canary_errors"):
             data.pop("canary_errors", None)
         return data
