@@ -153,6 +153,12 @@ def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_th
 # Progress, Ctrl-C, resume (a real process: its stderr is a pipe, not a terminal)
 
 
+def _some_done(lines: list[str]) -> bool:
+    """A progress line says at least one entry finished (on a loaded machine the probe and first answer may take
+    longer than a few progress intervals)."""
+    return any(ln.startswith("progress ") and ": 0/" not in ln for ln in lines)
+
+
 def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
     wd = tmp_path / "w"
     exe = Path(sys.executable).parent / "mtboard"
@@ -164,13 +170,14 @@ def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
                                 cwd=tmp_path)
         lines = []
         deadline = time.monotonic() + 60
-        while sum(ln.startswith("progress ") for ln in lines) < 3 and time.monotonic() < deadline:
+        while (sum(ln.startswith("progress ") for ln in lines) < 3 or not _some_done(lines)) \
+                and time.monotonic() < deadline:
             lines.append(proc.stderr.readline())
         proc.send_signal(signal.SIGINT)
         _, rest = proc.communicate(timeout=60)
         assert proc.returncode == 130, rest
         progress = [ln for ln in lines if ln.startswith("progress ")]
-        assert len(progress) == 3 and all("/12 entries" in ln and "ETA" in ln for ln in progress)
+        assert len(progress) >= 3 and all("/12 entries" in ln and "ETA" in ln for ln in progress)
         last = rest.strip().splitlines()[-1]
         assert last.startswith("error: interrupted: ") and f"kept in {wd}; resume with: " in last
         done = int(last.split("interrupted: ")[1].split(" of 12")[0])
@@ -188,11 +195,55 @@ def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
     assert sum(srv.counts[t] for t in finished_first) <= len(finished_first) + 1  # at most the one in flight again
 
 
+def test_sigterm_stops_like_ctrl_c_and_the_resume_command_names_the_program_as_invoked(tmp_path):
+    # F11/F12: `timeout`, a cancelled CI job or `kill` sends SIGTERM; the venv is not activated (not on PATH), and
+    # the program is typed as a relative path, so the printed command must be that path, not a bare `mtboard`.
+    wd = tmp_path / "w"
+    exe = Path(sys.executable).parent / "mtboard"
+    venv_root = exe.parent.parent
+    rel = f"{venv_root.name}/bin/mtboard"
+    with FakeServer(latency_s=0.3) as srv:
+        env = inst.clean_env([], MTBOARD_PROGRESS_INTERVAL="0.25")
+        cmd = [rel, "run", str(ES), "--method", "openai:m", "--base-url", srv.base_url, "--limit", "12",
+               "--concurrency", "1", "--work-dir", str(wd)]
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                cwd=venv_root.parent)
+        lines = []
+        deadline = time.monotonic() + 60
+        while not _some_done(lines) and time.monotonic() < deadline:
+            lines.append(proc.stderr.readline())
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+        assert proc.returncode == 143, rest
+        last = rest.strip().splitlines()[-1]
+        assert last.startswith("error: terminated (SIGTERM): ") and f"kept in {wd}; resume with: " in last
+        done = int(last.split("(SIGTERM): ")[1].split(" of 12")[0])
+        assert 1 <= done < 12 and done == len((wd / "translations.jsonl").read_text().splitlines())
+        resume = shlex.split(last.split("resume with: ", 1)[1])
+        assert resume == cmd  # runs as printed, from the same folder, without an activated venv
+        again = subprocess.run(resume, capture_output=True, text=True, env=env, cwd=venv_root.parent, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert f"resuming {done}/12: {12 - done} entries left in {wd}" in again.stderr
+
+
+def test_invoked_program(tmp_path, monkeypatch):
+    from mtboard.commands.run import invoked_program
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert invoked_program(".venv/bin/mtboard") == [".venv/bin/mtboard"]
+    assert invoked_program("mtboard") == ["mtboard"]
+    assert invoked_program("/x/mtboard/__main__.py") == [sys.executable, "-m", "mtboard"]
+    tool = tmp_path / "mtboard"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert invoked_program(str(tool)) == ["mtboard"]  # what PATH finds is printed as typed through PATH
+
+
 def test_resume_command_keeps_the_typed_command_and_hides_credentials(tmp_path):
     from mtboard.commands.run import resume_command
 
     argv = ["/usr/bin/mtboard", "run", "c.json", "--method", "openai:m", "--base-url", "http://u:pw@h:1/v1"]
-    assert resume_command(tmp_path / "w", argv) == (f"mtboard run c.json --method openai:m --base-url YOUR_BASE_URL "
+    assert resume_command(tmp_path / "w", argv) == (f"/usr/bin/mtboard run c.json --method openai:m --base-url YOUR_BASE_URL "
                                                     f"--work-dir {tmp_path / 'w'}")
     argv = ["mtboard", "run", "c.json", "--method", "echo:", "--work-dir=x"]
     assert resume_command(Path("x"), argv) == "mtboard run c.json --method echo: --work-dir=x"
