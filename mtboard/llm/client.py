@@ -121,6 +121,9 @@ class LLMResult:
     error: str | None = None
     error_kind: ErrorKind | None = None
     attempts: int = 1
+    """Exchanges that count as attempts: every one except rate-limited answers (those are waited out, not retried;
+    ``attempt_log`` lists every exchange, rate-limited ones with ``rate_limited``), at least 1 once anything was
+    sent; 0 when nothing could be sent. ``attempts - 1`` are the retries a card's ``totals.retries`` sums."""
     latency_s: float | None = None
     model_id: str | None = None
     raw_request: dict[str, Any] = field(default_factory=dict)
@@ -542,7 +545,7 @@ class LLMClient:
         v = att.verdict
         ans = att.answer
         result = LLMResult(text=v.text, finish_reason=ans.finish_reason if ans else None, reasoning=v.reasoning,
-                           usage=usage, attempts=attempt, latency_s=busy, model_id=ans.model_id if ans else None,
+                           usage=usage, attempts=max(1, attempt - limited), latency_s=busy, model_id=ans.model_id if ans else None,
                            raw_request=body, raw_response=att.raw, attempt_log=log, status_code=att.status,
                            fatal=v.fatal, stop_cut=ans.stop_cut if ans else None,
                            uncut_text=ans.uncut_text if ans else None, rate_limit_waits=waits)
