@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mtboard.documents import atomic_write
 from mtboard.judges import summary_line
+from mtboard.prices import tokens_text
 from mtboard.schema import RunCard
 
 if TYPE_CHECKING:  # pragma: no cover - the runner calls this module
@@ -67,8 +68,8 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
                   f"- composite **{sc.composite:.3f}** (profile {sc.composite_profile}, tier {sc.quality_tier.value})",
                   f"- errors {sc.errors} of {sc.total} (transport {sc.transport_errors})",
                   f"- cost: {_num(t.total_cost_usd, 6)} USD; tokens "
-                  f"{t.prompt_tokens} in / {t.completion_tokens} out ({t.reasoning_tokens} reasoning, "
-                  f"{t.cached_tokens} cached); retries {t.retries}",
+                  f"{tokens_text(t, card.results, language_model=card.method.prompt_format != 'raw')} ({t.reasoning_tokens} "
+                  f"reasoning, {t.cached_tokens} cached); retries {t.retries}",
                   f"- latency avg/median/p95: {_num(sc.avg_latency_seconds)} / {_num(sc.median_latency_seconds)} / "
                   f"{_num(sc.p95_latency_seconds)} s; entries/min {_num(sc.entries_per_minute, 1)}; tokens/s "
                   f"{_num(sc.tokens_per_second, 1)}", ""]

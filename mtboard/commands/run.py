@@ -222,6 +222,8 @@ def _stop_on_sigterm(seen: list[int]) -> Any:
 
 
 def _summary(outcome: Any) -> str:
+    from mtboard.prices import NO_USAGE, tokens_text
+
     card = outcome.card
     sc, t = card.scores, card.totals
     tr = outcome.translated
@@ -255,7 +257,11 @@ def _summary(outcome: Any) -> str:
                      f"{gate.server or '-'} on {gate.device or '-'}, n_ctx {gate.n_ctx}")
     cost = "unknown (pass --price-in/--price-out)" if t.total_cost_usd is None else (
         f"${t.total_cost_usd:.6f} (${t.cost_per_entry_usd:.8f}/entry)")
-    lines.append(f"cost        {cost}; tokens {t.prompt_tokens} in / {t.completion_tokens} out"
+    tokens = tokens_text(t, card.results, language_model=card.method.prompt_format != "raw")
+    if tokens == NO_USAGE and (card.method.price_in_per_mtok or card.method.price_out_per_mtok):
+        # a price but no token counts: the cost is not known either (the card's total assumes 0 tokens)
+        cost = NO_USAGE
+    lines.append(f"cost        {cost}; tokens {tokens}"
                  + (f" ({t.reasoning_tokens} reasoning)" if t.reasoning_tokens else ""))
     lat = sc.median_latency_seconds
     lines.append(f"time        {card.elapsed_seconds:.1f} s" + (f"; median latency {lat:.3f} s" if lat is not None
