@@ -41,3 +41,26 @@ def test_verification_record_folder_is_ignored() -> None:
     if p.returncode == 128:
         pytest.skip("not a git checkout")
     assert p.returncode == 0
+
+
+def test_streaming_is_documented_where_a_newcomer_looks() -> None:
+    import cli_support
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "`MTBOARD_STREAM=1` streams responses from OpenAI-compatible servers" in readme
+    p = cli_support.invoke(["run", "--help"], env={"COLUMNS": "200"})
+    assert p.returncode == 0 and "MTBOARD_STREAM=1 streams responses from OpenAI-compatible servers" in p.stdout
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/submissions.md", "docs/maintainers.md"])
+def test_placeholder_repository_names_are_explained(doc: str) -> None:
+    # every placeholder of a GitHub address in a contributor/maintainer doc is said to be one, in that doc
+    text = " ".join((REPO / doc).read_text(encoding="utf-8").split())  # prose wraps anywhere
+    explained = {"YOUR-NAME": ("`YOUR-NAME` is your GitHub account",),
+                 "OWNER/REPO": ("`OWNER/REPO` the main repository you forked", "`OWNER/REPO` is the GitHub repository",
+                                "`OWNER/REPO` the repository you forked")}
+    used = [p for p in explained if p in text]
+    assert doc != "docs/submissions.md" or used == ["YOUR-NAME", "OWNER/REPO"]
+    for placeholder in used:
+        assert any(e in text for e in explained[placeholder]), (doc, placeholder)
+    assert not re.search(r"github\.com/(?!YOUR-NAME/|OWNER/REPO)[\w.-]+/mtboard", text)  # no made-up real address

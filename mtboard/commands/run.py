@@ -352,7 +352,12 @@ def run(
                                                        "tokens.")] = None,
     notes: Annotated[Optional[str], typer.Option("--notes", help="Free-text note stored in the card.")] = None,
 ) -> None:
-    """Translate a corpus with a method, score it and write a sealed run card (+ work dir and report.md)."""
+    """Translate a corpus with a method, score it and write a sealed run card (+ work dir and report.md).
+
+    Environment: OPENAI_BASE_URL / OPENAI_API_KEY (the key only from here); JUDGE_BASE_URL / JUDGE_API_KEY;
+    MTBOARD_STREAM=1 streams responses from OpenAI-compatible servers (docs/providers.md); MTBOARD_PROMPTS_DIR;
+    MTBOARD_PROGRESS=1 / MTBOARD_PROGRESS_INTERVAL (progress without a terminal). SIGTERM stops like Ctrl-C.
+    """
     import asyncio
 
     from mtboard.runner import (RunSettings, finish, judge_specs, parse_backend_opts, preflight_judges, prepare,
