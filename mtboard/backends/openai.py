@@ -240,10 +240,13 @@ class OpenAIBackend(Backend):
             if not self._probed:
                 info = await self.client.probe(self.method.model)
                 if info.get("unreachable"):  # no TCP connection at all: every request would fail the same way
-                    raise BackendError(f"cannot connect to the endpoint ({info.get('error')})",
+                    # why (a name that does not resolve, a proxy, a closed local port …) and that case's fix
+                    raise BackendError(f"cannot connect to the endpoint: "
+                                       f"{info.get('unreachable_problem') or info.get('error')}",
                                        where=f"{self.endpoint_env}_BASE_URL / --base-url" if self.endpoint_env
                                        else self.name,
-                                       fix="start the server, or check the host and port")
+                                       fix=(info.get("unreachable_fix") or "check the host and port").replace(
+                                           "the *_BASE_URL variable", f"{self.endpoint_env or 'OPENAI'}_BASE_URL"))
                 self._provider = self.client.api_provider
                 self._identity = self.client.identity
                 path = self._identity.weights_path

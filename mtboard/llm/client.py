@@ -236,6 +236,7 @@ class LLMClient:
         if concurrency < 1:
             raise ConfigError("concurrency must be at least 1", field="--concurrency")
         self.base_url = transport.normalise_base_url(base_url)
+        self._trust_env = trust_env
         api_key = (api_key or "").strip() or None
         if api_key is not None and not all(" " < ch <= "~" for ch in api_key):  # the key itself is never echoed
             raise ConfigError("the API key contains a character that cannot be sent in an HTTP header (a space, "
@@ -368,6 +369,8 @@ class LLMClient:
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.ProxyError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
             info["unreachable"] = True
+            problem, fix = policy.connect_failure(exc, self.base_url, trust_env=self._trust_env)
+            info["unreachable_problem"], info["unreachable_fix"] = self.redact(problem), fix
         except (httpx.HTTPError, ValueError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
         ident.provider = self.api_provider
