@@ -175,8 +175,11 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     report = validate_bytes(raw, where, ctx, relpath=None)
     if not report.ok:
         failing = sorted({p.check for p in report.problems})
-        raise SubmissionError(f"card fails validation ({', '.join(failing)}); run `mtboard validate {where}` for "
-                              "the per-check report", where=where)
+        first = report.problems[0]  # the file, field and problem (with its fix) of the first failure
+        more = f"; {len(report.problems) - 1} more problem(s)" if len(report.problems) > 1 else ""
+        raise SubmissionError(f"card fails validation ({', '.join(failing)}): {first.field or first.check}: "
+                              f"{first.message}{more}; run `mtboard validate {where}` for the per-check report",
+                              where=where)
     card = loads_card(raw, where)
     rel = canonical_relpath(card)
     existing = find_by_hash(ctx.root, card.run_card_hash)
