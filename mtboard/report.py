@@ -1,7 +1,8 @@
 """``report.md``: a human-readable summary of a run's work directory (markdown; untrusted text escaped).
 
 Written by :func:`mtboard.runner.finish` at the end of every run, also when the run is incomplete (then it lists the
-failures and says there is no card).
+failures and says there is no card) or stopped after translating (a refused or failed judge: the section says why);
+``mtboard judge`` re-writes its judges section and card line (:func:`rejudge_report`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,42 @@ def _md(text: Any, limit: int | None = 160) -> str:
 
 def _num(x: float | None, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
+
+
+JUDGES_HEADING = "## Judges"
+CARD_LINE_START = "Card: fingerprint "
+
+
+def judge_section(card: RunCard, judge_note: str | None) -> list[str]:
+    """The ``## Judges`` lines of report.md: every judge score with its failures (issue 22: a failed judge's mean
+    is no judgement) and the note's other lines (endpoint, or why the judges did not run); [] when there is
+    neither."""
+    notes = [f"- {_md(line, None)}" for line in (judge_note or "").splitlines()
+             if not any(line.startswith(k) for k in card.judges)]
+    if not card.judges and not notes:
+        return []
+    return [JUDGES_HEADING, "", *notes,
+            *(f"- {_md(summary_line(kind, s), None)}" for kind, s in sorted(card.judges.items())), ""]
+
+
+def card_line(card: RunCard) -> str:
+    return f"{CARD_LINE_START}`{card.fingerprint.hash}`, run_card_hash `{card.run_card_hash}`"
+
+
+def rejudge_report(path: Path, card: RunCard, judge_note: str | None = None) -> bool:
+    """Bring an existing report.md in step with a card ``mtboard judge`` re-sealed: its ``## Judges`` section and
+    card line are replaced (the rest — translation facts, failures, entries — did not change). Returns False (and
+    writes nothing) when there is no report.md or it has no card line (an incomplete run's report)."""
+    if not path.is_file():
+        return False
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = next((i for i, ln in enumerate(lines) if ln.startswith(CARD_LINE_START)), None)
+    if at is None:
+        return False
+    start = next((i for i, ln in enumerate(lines[:at]) if ln == JUDGES_HEADING), at)
+    lines[start: at + 1] = [*judge_section(card, judge_note), card_line(card)]
+    atomic_write(path, "\n".join(lines).encode("utf-8"))
+    return True
 
 
 def write_report(path: Path, translated: Translated, card: RunCard | None, price_source: str,
@@ -77,13 +114,8 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
             r = sc.replicates
             lines += [f"- replicates: chrF++ {r.chrf_mean:.2f} ± {r.chrf_stdev:.2f}, composite "
                       f"{r.composite_mean:.3f} ± {r.composite_stdev:.3f} over {r.n} runs", ""]
-        if card.judges:  # every judge score with its failures (issue 22): a failed judge's mean is no judgement
-            lines += ["## Judges", ""]
-            lines += [f"- {_md(line, None)}" for line in (judge_note or "").splitlines()
-                      if not any(line.startswith(k) for k in card.judges)]
-            lines += [f"- {_md(summary_line(kind, s), None)}" for kind, s in sorted(card.judges.items())]
-            lines.append("")
-        lines += [f"Card: fingerprint `{card.fingerprint.hash}`, run_card_hash `{card.run_card_hash}`", ""]
+        lines += judge_section(card, judge_note)
+        lines += [card_line(card), ""]
     else:
         lines += ["## No card", "", "The run is incomplete (see the failures below).", ""]
     failed = [r for r in translated.records.values() if r.error_kind is not None]
@@ -107,4 +139,4 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
     atomic_write(path, "\n".join(lines).encode("utf-8"))
 
 
-__all__ = ["REPORT", "write_report"]
+__all__ = ["REPORT", "write_report", "rejudge_report", "judge_section", "card_line"]

@@ -610,7 +610,14 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
     out = s.out or plan.work_dir / "card.json"
     write_card(card, out)
     if judge_specs(judge):
-        card, judge_note = run_judge_hook(judge, plan, card)
+        try:
+            card, judge_note = run_judge_hook(judge, plan, card)
+        except BaseException as exc:  # report.md on every stop after translation, saying why the judges did not run
+            why = exc.one_line() if isinstance(exc, MtboardError) else type(exc).__name__
+            write_report(plan.work_dir / REPORT, translated, card, price_source,
+                         f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
+                         f"{plan.work_dir}`)")
+            raise
         write_card(card, out)
     write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
     return RunOutcome(card=card, card_path=Path(out), report_path=plan.work_dir / REPORT, translated=translated,

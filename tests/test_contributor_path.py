@@ -149,6 +149,38 @@ def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_th
                                                                         "unknown)"
 
 
+def test_judging_later_rewrites_report_and_pr_body(tmp_path):
+    # F8: a run stopped by the family check still writes report.md (saying why the judges did not run); `mtboard
+    # judge` then re-writes its judges section and card hashes, and replaces the stale pull-request body.
+    wd = tmp_path / "w"
+    with ScriptedServer(lambda b: "Hola.") as srv:
+        res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
+                    "--judge", "rubric=openai:local"])
+        assert res.returncode == 1 and "cannot tell whether judge 'local'" in res.stderr
+        report = (wd / "report.md").read_text(encoding="utf-8")
+        before = load_card(wd / "card.json")
+        assert "## Judges" in report and "- judges not run: --judge: cannot tell whether judge 'local'" in report
+        assert f"Card: fingerprint `{before.fingerprint.hash}`, run_card_hash `{before.run_card_hash}`" in report
+        sub = _run(["submit", wd / "card.json", "--root", tmp_path / "repo", "--corpora", ROOT / "corpora"])
+        assert sub.returncode == 0, sub.stderr
+        old_body = wd / f"pr-body-{before.run_card_hash[:12]}.md"
+        assert old_body.is_file()
+        res = _run(["judge", wd, "--judge", "rubric=openai:local", "--allow-self-judge"],
+                   env={"JUDGE_BASE_URL": srv.url})
+    assert res.returncode == 0, res.stderr
+    after = load_card(wd / "card.json")
+    assert after.run_card_hash != before.run_card_hash
+    report = (wd / "report.md").read_text(encoding="utf-8")
+    assert "judges not run" not in report and before.run_card_hash not in report
+    assert report.count("## Judges") == 1 and "- rubric " in report
+    assert f"Card: fingerprint `{after.fingerprint.hash}`, run_card_hash `{after.run_card_hash}`" in report
+    assert report.index("## Judges") < report.index("Card: fingerprint") < report.index("## Failures")
+    new_body = wd / f"pr-body-{after.run_card_hash[:12]}.md"
+    assert not old_body.exists() and new_body.is_file()
+    assert after.run_card_hash[:12] in new_body.read_text(encoding="utf-8")
+    assert f"pr body     {new_body}  (replaces {old_body.name}; run `mtboard submit` again" in res.stdout
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Progress, Ctrl-C, resume (a real process: its stderr is a pipe, not a terminal)
 
@@ -243,8 +275,8 @@ def test_resume_command_keeps_the_typed_command_and_hides_credentials(tmp_path):
     from mtboard.commands.run import resume_command
 
     argv = ["/usr/bin/mtboard", "run", "c.json", "--method", "openai:m", "--base-url", "http://u:pw@h:1/v1"]
-    assert resume_command(tmp_path / "w", argv) == (f"/usr/bin/mtboard run c.json --method openai:m --base-url YOUR_BASE_URL "
-                                                    f"--work-dir {tmp_path / 'w'}")
+    assert resume_command(tmp_path / "w", argv) == (f"/usr/bin/mtboard run c.json --method openai:m --base-url "
+                                                    f"YOUR_BASE_URL --work-dir {tmp_path / 'w'}")
     argv = ["mtboard", "run", "c.json", "--method", "echo:", "--work-dir=x"]
     assert resume_command(Path("x"), argv) == "mtboard run c.json --method echo: --work-dir=x"
     assert resume_command(Path("w"), ["pytest"]) == "the same mtboard run command with --work-dir w"

@@ -124,9 +124,20 @@ def judge(
         progress.close()
     target = out or cpath
     documents.write_card(new, target)
-    for line in summary_lines(new, [s.split("=", 1)[0].strip() for s in judge_specs]):
+    lines = summary_lines(new, [s.split("=", 1)[0].strip() for s in judge_specs])
+    for line in lines:
         typer.echo(line)
     typer.echo(f"card        {target}  (fingerprint {new.fingerprint.hash[:16]}…)")
+    if Path(target).resolve() == cpath.resolve():  # the work directory's own card: its report and PR body follow it
+        from mtboard.report import REPORT, rejudge_report
+        from mtboard.submit import refresh_body_file
+
+        if rejudge_report(workdir / REPORT, new):
+            typer.echo(f"report      {workdir / REPORT}  (judges section and card hashes re-written)")
+        removed, body = refresh_body_file(Path(target), new, Path("."))
+        if body is not None:
+            typer.echo(f"pr body     {body}" + (f"  (replaces {', '.join(p.name for p in removed)}; run `mtboard "
+                                               "submit` again for the judged card)" if removed else ""))
 
 
 class _progress:
