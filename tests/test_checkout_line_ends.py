@@ -65,7 +65,8 @@ def test_autocrlf_clone_runs_every_script(crlf_clone: Path) -> None:
     # as an invalid option, and a shebang ending in \r names no interpreter.
     listed = [f for f in _git("ls-files", "-z", cwd=crlf_clone).stdout.decode().split("\0") if f]
     executed = [f for f in listed if f.endswith((".sh", ".py")) or (crlf_clone / f).read_bytes()[:2] == b"#!"]
-    shells = [f for f in executed if f.endswith(".sh") or (crlf_clone / f).read_bytes().startswith(b"#!/usr/bin/env bash")]
+    shells = [f for f in executed
+              if f.endswith(".sh") or (crlf_clone / f).read_bytes().startswith(b"#!/usr/bin/env bash")]
     assert {"scripts/demo.sh", "scripts/setup.sh", "scripts/test.sh", ".ci/run"} <= set(shells)
     assert "corpora/build.py" in executed and "bench/harness_throughput.py" in executed
     assert [f for f in executed if b"\r\n" in (crlf_clone / f).read_bytes()] == []
