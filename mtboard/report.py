@@ -88,6 +88,8 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
               f"{_md(translated.description.model_id)}",
               f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",
               f"- prices: {price_source}"]
+    if translated.description.identity_note:
+        lines.append(f"- identity: **WARNING** {_md(translated.description.identity_note, None)}")
     if translated.rate_limited_responses or translated.rate_limit_wait_s:
         lines.append(f"- rate limits: {translated.rate_limited_responses} rate-limited answers; requests waited "
                      f"{translated.rate_limit_wait_s:.1f} s (wall clock) for limits to reset")

@@ -26,6 +26,7 @@ import install_support as inst
 import validate_support as vs
 from fake_openai_server import FakeServer
 from judges_support import ScriptedServer
+from loopback import LoopbackServer, QuietHandler
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "corpora" / "mtb-en-es-dev.json"
@@ -135,13 +136,34 @@ def test_run_judges_on_its_own_base_url_with_the_judge_options_and_shows_judge_f
 
 
 def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_the_override(tmp_path):
+    # F3: refused before the first translation request (nothing paid); F4: every fix offered, and the documented
+    # options work as read: --judge-family declares the judge's family, --translator-family the translator's.
     wd = tmp_path / "w"
     with ScriptedServer(lambda b: "Hola.") as srv:
         res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
                     "--judge", "rubric=openai:local"])
         assert res.returncode == 1
-        assert "cannot tell whether judge 'local' is from the translator's family" in res.stderr
-        # the card was written before judging: judge it later, overriding knowingly
+        assert "cannot tell whether judge 'local' is from the translator's family: the translator's family is " \
+               "unknown (its names: local); the judge's family is unknown ('local'; its server reported scripted)" \
+               in res.stderr
+        assert ("fix: pass --translator-family FAMILY naming the translator's family and --judge-family FAMILY naming "
+                "the judge's family (one of ") in res.stderr and "or --allow-self-judge if the judge" in res.stderr
+        assert srv.requests == [] and not (wd / "card.json").exists()  # no completion was sent
+        # declaring only the judge's family (docs/submissions.md §1.2 before F4) still leaves the translator unknown
+        res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
+                    "--judge", "rubric=openai:local", "--judge-family", "qwen"])
+        assert res.returncode == 1 and srv.requests == []
+        assert "the translator's family is unknown" in res.stderr and "judge's family is unknown" not in res.stderr
+        assert "fix: pass --translator-family FAMILY naming the translator's family (one of " in res.stderr
+        res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
+                    "--judge", "rubric=openai:local", "--judge-family", "qwen", "--translator-family", "google"])
+        assert res.returncode == 0, res.stderr
+        assert load_card(wd / "card.json").judges["rubric"].family_check == (
+            "passed (judge family declared: qwen; translator family declared: google)")
+        # the same family declared on both sides is refused like a found one
+        res = _run(["judge", wd, "--judge", "rubric=openai:local", "--judge-family", "google",
+                    "--translator-family", "google"], env={"JUDGE_BASE_URL": srv.url})
+        assert res.returncode == 1 and "is from the same family (google)" in res.stderr
         res = _run(["judge", wd, "--judge", "rubric=openai:local", "--allow-self-judge"],
                    env={"JUDGE_BASE_URL": srv.url})
     assert res.returncode == 0, res.stderr
@@ -149,24 +171,38 @@ def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_th
                                                                         "unknown)"
 
 
+class RefusingJudge(LoopbackServer):
+    """A judge endpoint that lists gpt-4.1 and refuses every completion with 401 (fault injection)."""
+
+    def __init__(self) -> None:
+        class Handler(QuietHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_json(200, {"object": "list", "data": [{"id": "gpt-4.1", "owned_by": "openai"}]})
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_json(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})
+
+        super().__init__(Handler)
+
+
 def test_judging_later_rewrites_report_and_pr_body(tmp_path):
-    # F8: a run stopped by the family check still writes report.md (saying why the judges did not run); `mtboard
-    # judge` then re-writes its judges section and card hashes, and replaces the stale pull-request body.
+    # F8: a run whose judge failed after translating still writes report.md (saying why the judges did not run);
+    # `mtboard judge` then re-writes its judges section and card hashes, and replaces the stale pull-request body.
     wd = tmp_path / "w"
-    with ScriptedServer(lambda b: "Hola.") as srv:
-        res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
-                    "--judge", "rubric=openai:local"])
-        assert res.returncode == 1 and "cannot tell whether judge 'local'" in res.stderr
+    with ScriptedServer(lambda b: "Hola.") as srv, RefusingJudge() as judge_srv:
+        res = _run(["run", ES, "--method", "openai:qwen3-8b", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
+                    "--judge", "rubric=openai:gpt-4.1"], env={"JUDGE_BASE_URL": judge_srv.url})
+        assert res.returncode == 1 and "401" in res.stderr
         report = (wd / "report.md").read_text(encoding="utf-8")
         before = load_card(wd / "card.json")
-        assert "## Judges" in report and "- judges not run: --judge: cannot tell whether judge 'local'" in report
+        assert "## Judges" in report and "- judges not run: " in report and "401" in report
         assert f"Card: fingerprint `{before.fingerprint.hash}`, run_card_hash `{before.run_card_hash}`" in report
         sub = _run(["submit", wd / "card.json", "--root", tmp_path / "repo", "--corpora", ROOT / "corpora"])
         assert sub.returncode == 0, sub.stderr
         old_body = wd / f"pr-body-{before.run_card_hash[:12]}.md"
         assert old_body.is_file()
-        res = _run(["judge", wd, "--judge", "rubric=openai:local", "--allow-self-judge"],
-                   env={"JUDGE_BASE_URL": srv.url})
+        res = _run(["judge", wd, "--judge", "rubric=openai:gpt-4.1"], env={"JUDGE_BASE_URL": srv.url})
     assert res.returncode == 0, res.stderr
     after = load_card(wd / "card.json")
     assert after.run_card_hash != before.run_card_hash

@@ -98,6 +98,9 @@ def judge(
     judge_family: Annotated[Optional[str], typer.Option(
         "--judge-family", help="The judge model's family when neither its name nor its server tells it (e.g. qwen; "
         "docs/judges.md lists them); an unknown family is refused for LLM translators.")] = None,
+    translator_family: Annotated[Optional[str], typer.Option(
+        "--translator-family", help="The translator model's family when none of the card's names tells it (e.g. "
+        "qwen); checked like a found one and recorded in the card's judges.*.family_check.")] = None,
 ) -> None:
     """Judge the stored translations of a work directory with LLM judges and re-write its card."""
     from mtboard import documents
@@ -119,7 +122,7 @@ def judge(
         new = run_judges(card, corpus, list(judge_specs), workdir=workdir, allow_self_judge=allow_self_judge,
                          runs=runs, bench=bench, max_attempts=max_attempts, max_tokens=max_tokens,
                          concurrency=concurrency, price_in_per_mtok=price_in, price_out_per_mtok=price_out,
-                         progress=progress, judge_family=judge_family)
+                         progress=progress, judge_family=judge_family, translator_family=translator_family)
     finally:
         progress.close()
     target = out or cpath

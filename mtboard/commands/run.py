@@ -270,6 +270,8 @@ def _summary(outcome: Any) -> str:
                  + f"; sent this session {tr.sent}"
                  + (f"; waited {tr.rate_limit_wait_s:.1f} s on rate limits ({tr.rate_limited_responses} rate-limited "
                     "answers)" if tr.rate_limited_responses or tr.rate_limit_wait_s else ""))
+    if tr.description.identity_note:  # the card holds the declared name only: say why, not silently
+        lines.append(f"identity    WARNING: {tr.description.identity_note}")
     if outcome.judge_note:
         first, *rest = outcome.judge_note.splitlines()
         lines.append(f"judges      {first}")
@@ -329,6 +331,10 @@ def run(
     judge_family: Annotated[Optional[str], typer.Option(
         "--judge-family", help="The judge model's family when neither its name nor its server tells it (e.g. "
         "qwen; docs/judges.md); an unknown family is refused for LLM translators.")] = None,
+    translator_family: Annotated[Optional[str], typer.Option(
+        "--translator-family", help="The translator model's family when neither its name nor its server tells it "
+        "(e.g. qwen; docs/judges.md); checked against the judge like a found one and recorded in the card's "
+        "judges.*.family_check.")] = None,
     no_early_gate: Annotated[bool, typer.Option(
         "--no-early-gate", help="Run on even when most of the first entries hit the token cap or echo chat-template "
         "markup (by default a prompted run stops there and suggests the completion prompt).")] = False,
@@ -372,7 +378,8 @@ def run(
                            judge=specs, allow_self_judge=allow_self_judge, bench=bench,
                            judge_max_tokens=judge_max_tokens, judge_max_attempts=judge_max_attempts,
                            judge_concurrency=judge_concurrency, judge_price_in=judge_price_in,
-                           judge_price_out=judge_price_out, judge_family=judge_family, early_gate=not no_early_gate,
+                           judge_price_out=judge_price_out, judge_family=judge_family, translator_family=translator_family,
+                           early_gate=not no_early_gate,
                            backend_extra=parse_backend_opts(backend_opt),
                            stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
     plan = prepare(settings)
@@ -388,7 +395,7 @@ def run(
     terminated: list[int] = []
     previous = _stop_on_sigterm(terminated)
     try:
-        translated = asyncio.run(translate_all(plan, progress))
+        translated = asyncio.run(translate_all(plan, progress, notice=echo))
     except KeyboardInterrupt:
         total = len(plan.entries) * plan.spec.runs
         selected = {(ri, e.id) for e in plan.entries for ri in range(plan.spec.runs)}
