@@ -494,6 +494,9 @@ class BackendFacts(BaseModel):
     """Short model name for the board (default ``backend/model``)."""
     sampling: dict[str, JsonValue] = {}
     """Every sampling parameter sent besides the cap (temperature, top_p, stop, …)."""
+    identity_note: str | None = None
+    """Why the served model's identity is missing (its server did not answer when asked), for the run's summary
+    and report.md; not copied into the card (whose identity fields then hold the declared name and nulls)."""
 
 
 class DatasetRef(Strict):
