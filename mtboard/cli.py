@@ -10,12 +10,15 @@ import functools
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Callable
+from typing import TYPE_CHECKING, Annotated, Callable
 
 import typer
 
 from mtboard import __version__
 from mtboard.errors import MtboardError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 app = typer.Typer(name="mtboard", no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Open machine-translation evaluation arena: run, score, validate, publish.")
@@ -26,6 +29,22 @@ app.add_typer(corpus_app, name="corpus")
 def fail(message: str, code: int = 1) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+PIPE_WIDTH = 160
+"""Columns of rich output when stdout is not a terminal and ``$COLUMNS`` is not set (rich's own default, 80, wraps
+the ``mtboard backends`` meaning column to a word or two per line in logs and pipes)."""
+
+
+def output_console() -> "Console":
+    """The rich Console a command prints its tables with: the terminal's width on a terminal, ``$COLUMNS`` when set,
+    else :data:`PIPE_WIDTH` (pipes, files, CI logs)."""
+    import os
+
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPE_WIDTH
+    return Console(width=width)
 
 
 REPORT_HINT = "this is a bug in mtboard; please report it with the command you ran (no traceback is shown: it " \

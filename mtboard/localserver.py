@@ -17,6 +17,16 @@ server gets SIGTERM if mtboard is killed with -9. Note: that signal follows the 
 (Linux semantics), so start it from the main thread or from a pooled thread that outlives it (``asyncio.to_thread``
 is fine: the default executor's threads live until the event loop closes).
 
+**Sandbox** (issue 21, :mod:`mtboard.sandbox`): by default the server runs inside bubblewrap — no network, an empty
+environment, a read-only view of the runtime and the model file (mounted as ``/model/<file name>``) — and listens on
+a Unix socket in a private folder instead of a TCP port: llama-server with ``--host /run/mtboard/server.sock``
+(llama.cpp binds AF_UNIX when the host ends in ``.sock``); llama-cpp-python through uvicorn's own command line,
+``python -m uvicorn --factory --uds … llama_cpp.server.app:create_app``, its settings (``MODEL``, ``N_CTX``, …) set
+as environment variables inside the sandbox (llama-cpp-python's documented ``uvicorn`` entry point reads them with
+pydantic-settings). Then ``uds`` is the socket's host path and ``base_url`` is ``http://localhost/v1`` (the host
+name is not used: :class:`mtboard.llm.LLMClient` and :func:`mtboard.llm.get_json` take ``uds=``).
+``sandbox=False`` (development, or a test standing in for a contributor's own TCP server) starts it as before.
+
 Doctor fact: :func:`available` says which implementation would be used.
 """
 
@@ -41,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from mtboard import sandbox as sandboxing
 from mtboard.errors import BackendError, ConfigError
 
 LLAMA_SERVER = "llama-server"
@@ -240,12 +251,21 @@ class LocalServer:
     die_with_parent: bool = True
     alias: str | None = None
     """Model name the server reports (``--alias`` / ``--model_alias``) instead of the file path."""
+    sandbox: bool = True
+    """Run inside :mod:`mtboard.sandbox` (default; BackendError when it is unavailable) and listen on a Unix socket;
+    False: unsandboxed on a loopback TCP port (development only)."""
 
     base_url: str | None = field(default=None, init=False)
     version: str | None = field(default=None, init=False)
     gpu_offload: bool | None = field(default=None, init=False)
     command: list[str] = field(default_factory=list, init=False)
     startup_s: float | None = field(default=None, init=False)
+    uds: str | None = field(default=None, init=False)
+    """Host path of the sandboxed server's Unix socket (None without the sandbox)."""
+    sandbox_record: str | None = field(default=None, init=False)
+    """What the card records in ``method.local.sandbox``: :meth:`mtboard.sandbox.SandboxStatus.record` or
+    :data:`mtboard.sandbox.OFF_RECORD`."""
+    _socket_dir: str | None = field(default=None, init=False, repr=False)
     spawned_pids: list[int] = field(default_factory=list, init=False)
     """Every process id this object started (diagnostics and tests: all must be gone after :meth:`stop`)."""
     _proc: subprocess.Popen | None = field(default=None, init=False, repr=False)
@@ -263,6 +283,8 @@ class LocalServer:
     # -- command line ------------------------------------------------------------------------------------------------
 
     def _argv(self, impl: str, port: int, threads: int) -> list[str]:
+        if self.sandbox:
+            return self._sandboxed_argv(impl, threads)
         model = str(self.model_path)
         if impl == LLAMA_SERVER:
             exe = _llama_server_path()
@@ -283,6 +305,47 @@ class LocalServer:
                 # its default cuts a streamed answer short ([DONE], no finish_reason) when another request arrives
                 "--interrupt_requests", "false"] + (
                     ["--model_alias", self.alias] if self.alias else []) + list(self.extra_args)
+
+    def _sandboxed_argv(self, impl: str, threads: int) -> list[str]:
+        """The bwrap command line (module docstring): the model read-only at ``/model/<name>``, the socket folder
+        writable at :data:`mtboard.sandbox.SOCKET_DIR`, the server listening on ``server.sock`` there."""
+        assert self._socket_dir is not None
+        model = f"{sandboxing.MODEL_DIR}/{Path(self.model_path).name}"
+        sock = f"{sandboxing.SOCKET_DIR}/server.sock"
+        env: dict[str, str] = {}
+        if impl == LLAMA_SERVER:
+            exe = _llama_server_path()
+            assert exe is not None
+            exe = os.path.realpath(exe)
+            argv = [exe, "-m", model, "--host", sock, "-c", str(self.n_ctx), "-ngl", str(self.n_gpu_layers),
+                    "-t", str(threads), "-tb", str(threads)]
+            if self.alias:
+                argv += ["--alias", self.alias]
+            help_text = self._help(exe)
+            if "--reasoning " in help_text or "--reasoning," in help_text:
+                argv += ["--reasoning", "off"]
+            elif "--reasoning-budget" in help_text:
+                argv += ["--reasoning-budget", "0"]
+            argv += list(self.extra_args)
+            binds = [(os.path.dirname(exe), os.path.dirname(exe))] if not exe.startswith("/usr/") else []
+        else:
+            if self.extra_args:
+                raise ConfigError("extra_args cannot be passed to the sandboxed llama-cpp-python server (its "
+                                  "settings are environment variables there)", field="extra_args",
+                                  fix="use llama-server, or sandbox=False for development")
+            env = {"MODEL": model, "N_CTX": str(self.n_ctx), "N_GPU_LAYERS": str(self.n_gpu_layers),
+                   "N_THREADS": str(threads), "N_THREADS_BATCH": str(threads), "VERBOSE": "false",
+                   # its default cuts a streamed answer short ([DONE], no finish_reason) when another request arrives
+                   "INTERRUPT_REQUESTS": "false"}
+            if self.alias:
+                env["MODEL_ALIAS"] = self.alias
+            argv = [sys.executable, "-m", "uvicorn", "--factory", "--uds", sock, "--log-level", "warning",
+                    "--no-access-log", "llama_cpp.server.app:create_app"]
+            binds = []
+        box = sandboxing.Sandbox(ro_binds=[(os.path.realpath(self.model_path), model), *binds],
+                                 rw_binds=[(self._socket_dir, sandboxing.SOCKET_DIR)], env=env,
+                                 gpu=self.n_gpu_layers != 0)
+        return box.argv(argv)
 
     @staticmethod
     def _help(exe: str) -> str:
@@ -311,6 +374,13 @@ class LocalServer:
         if self.n_gpu_layers != 0 and self.gpu_offload is False and self.on_warning:
             self.on_warning("llama-cpp-python was built without GPU offload: the model runs on the CPU")
         self.n_threads = threads
+        if self.sandbox:
+            self.sandbox_record = sandboxing.require().record()
+        else:
+            self.sandbox_record = sandboxing.OFF_RECORD
+            if self.on_warning:
+                self.on_warning("the model server runs WITHOUT the sandbox (sandbox=off): the model file is native "
+                                "code's input with this process's network and files; for development only")
         install_signal_handlers()
         last_error: BackendError | None = None
         for _ in range(3):
@@ -326,6 +396,9 @@ class LocalServer:
         raise last_error
 
     def _spawn(self, impl: str, port: int, threads: int) -> None:
+        if self.sandbox:
+            self._socket_dir = tempfile.mkdtemp(prefix="mtboard-sandbox-")  # mode 0700: this user only
+            self.uds = os.path.join(self._socket_dir, "server.sock")
         self.command = self._argv(impl, port, threads)
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="mtboard-server-", suffix=".log")
@@ -335,18 +408,21 @@ class LocalServer:
         self._log_file = open(self.log_path, "ab", buffering=0)  # noqa: SIM115 - closed in stop()
         env = dict(os.environ)
         env.pop("OPENAI_API_KEY", None)  # the local server needs no key; keep it out of its environment and log
+        if self.sandbox:
+            env = dict(sandboxing.BWRAP_ENV)  # bwrap's pid-1 helper inside keeps bwrap's environment
         preexec = _die_with_parent if (self.die_with_parent and sys.platform.startswith("linux")) else None
         self._proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self._log_file,
                                       stderr=subprocess.STDOUT, start_new_session=True, env=env,
                                       preexec_fn=preexec)  # noqa: PLW1509 - prctl only, no Python state
         self.spawned_pids.append(self._proc.pid)
         _LIVE.add(self)
-        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self.base_url = "http://localhost/v1" if self.sandbox else f"http://127.0.0.1:{port}/v1"
 
     def _wait_healthy(self, impl: str, port: int) -> None:
         from mtboard.llm import get_json  # the one module that imports httpx
 
-        url = f"http://127.0.0.1:{port}" + ("/health" if impl == LLAMA_SERVER else "/v1/models")
+        host = "localhost" if self.uds else f"127.0.0.1:{port}"
+        url = f"http://{host}" + ("/health" if impl == LLAMA_SERVER else "/v1/models")
         t0 = time.monotonic()
         while True:
             assert self._proc is not None
@@ -360,7 +436,7 @@ class LocalServer:
                     raise _PortTaken(err)
                 raise err
             try:
-                status, _ = get_json(url, timeout_s=5.0, trust_env=False)  # our own loopback server
+                status, _ = get_json(url, timeout_s=5.0, trust_env=False, uds=self.uds)  # our own server
                 if status == 200:
                     self.startup_s = time.monotonic() - t0
                     return
@@ -396,6 +472,10 @@ class LocalServer:
             except OSError:
                 pass
             self._log_file = None
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
+            self.uds = None
         if self._own_log and self.log_path is not None:
             try:
                 Path(self.log_path).unlink()

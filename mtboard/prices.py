@@ -17,8 +17,10 @@ an **unknown** cost at a non-zero rate, never $0, and so has the run. :func:`com
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,7 +28,7 @@ from mtboard import canonical, safejson
 from mtboard.errors import InputError
 from mtboard.prompts import prompts_dir
 from mtboard.runspec import RunSpec
-from mtboard.schema import BackendFacts, Entry, Totals, TranslationRecord, Usage, describe_validation_error
+from mtboard.schema import BackendFacts, Entry, ErrorKind, Totals, TranslationRecord, Usage, describe_validation_error
 
 
 class PriceEntry(BaseModel):
@@ -215,5 +217,27 @@ def compute_totals(records: list[TranslationRecord], entries: list[Entry], runs:
                   cost_per_entry_usd=per_entry, cost_per_source_char=per_char, retries=retries)
 
 
+NO_USAGE = "unknown (the provider reported no usage)"
+"""What the run summary and report.md say instead of ``0 in / 0 out`` when no answer carried a usage object."""
+
+
+def tokens_text(totals: Totals, results: Iterable[Any], *, language_model: bool) -> str:
+    """The token part of a run summary: ``"120 in / 45 out"``; :data:`NO_USAGE` when the method is a language model
+    and none of its answers carried usage (a prompt is never 0 tokens, so all-zero usage of an answered request
+    means the provider did not report it; spec §3.5 sums only reported counts); ``"… (3 answers without usage)"``
+    when some did not. ``results``: card results or translation records (``usage``, ``error_kind``), of which
+    those failed in transport or by the backend (no answer) are not counted. Engines and baselines use no tokens:
+    their zeros are shown as they are."""
+    base = f"{totals.prompt_tokens} in / {totals.completion_tokens} out"
+    if not language_model:
+        return base
+    answered = [r for r in results if r.error_kind not in (ErrorKind.transport, ErrorKind.backend)]
+    missing = sum(1 for r in answered if r.usage.reported is False or (
+        r.usage.reported is None and r.usage.prompt_tokens == 0 and r.usage.completion_tokens == 0))
+    if answered and missing == len(answered):
+        return NO_USAGE
+    return base + (f" ({missing} answers without usage)" if missing else "")
+
+
 __all__ = ["PriceEntry", "PriceTable", "Rates", "load_prices", "price_table_for", "resolve_rates", "resolve_prices",
-           "compute_totals"]
+           "compute_totals", "tokens_text", "NO_USAGE"]

@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from mtboard import judges, scoring
 from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method
@@ -89,6 +89,8 @@ class RunSettings:
     """USD per 1M judge completion tokens (``--judge-price-out``)."""
     judge_family: str | None = None
     """The judge's model family when its names do not tell it (``--judge-family``)."""
+    translator_family: str | None = None
+    """The translator's model family when its names do not tell it (``--translator-family``)."""
     early_gate: bool = True
     """Stop a prompted run early when most of its first entries hit the token cap or echo chat-template markup
     (:mod:`mtboard.gate`); ``--no-early-gate`` runs on (e.g. to publish a mismatched prompt as a negative result)."""
@@ -311,11 +313,29 @@ def _construct_backend(plan: Plan) -> Backend:
     return plan.backend_cls(plan.spec.method, plan.backend_context(), plan.options)
 
 
+async def check_judges_before_sending(plan: Plan, facts: BackendFacts) -> None:
+    """The judge family rule with the translator's identity as its server reported it (``facts``, after
+    :meth:`Backend.identify`) and the judge's server asked too — before the first translation request, so a
+    refused judge costs no translation (the card's names are the same: ``model_slug``, ``method.model``,
+    ``model_id``). Nothing without ``--judge``. Raises: ConfigError."""
+    specs = judge_specs(plan.settings.judge)
+    if not specs:
+        return
+    s = plan.settings
+    translator_models = [plan.spec.model_slug(facts), plan.spec.method.model or None, facts.model_id]
+    await judges.check_families_before_translating(
+        specs, translator_models, allow_self_judge=s.allow_self_judge, translator_is_llm=plan.spec.uses_prompt,
+        judge_family=s.judge_family, translator_family=s.translator_family, base_url=s.base_url)
+
+
 async def translate_all(plan: Plan, progress: ProgressSink | None = None,
-                        backend: Backend | None = None) -> Translated:
+                        backend: Backend | None = None, notice: Callable[[str], None] | None = None) -> Translated:
     """Translate every (run, entry) job not yet finished in the work directory; append records as they finish.
 
     ``backend`` (tests) replaces the registry construction. The backend is always closed (also on Ctrl-C/errors).
+    Before the first request the backend identifies its model (:meth:`Backend.identify`): judges are checked against
+    it (:func:`check_judges_before_sending`), and ``notice`` (the CLI: stderr) is told when the identity stays
+    unknown (``BackendFacts.identity_note``: a server too busy to answer).
     Prompted runs pass the early gate (:mod:`mtboard.gate`) unless ``settings.early_gate`` is off: once the first
     entries have finished (stored ones first, in corpus order, then in the order they finish) most of them must not
     hit the token cap or echo template markup.
@@ -442,6 +462,14 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     syncer_task: asyncio.Task[None] | None = None
     try:
         await asyncio.to_thread(backend.start)
+        if jobs:
+            identify = getattr(backend, "identify", None)  # test doubles may not be Backend subclasses
+            if identify is not None:
+                await identify()
+            facts = backend.describe()
+            if facts.identity_note and notice is not None:
+                notice(f"warning     {facts.identity_note}")
+            await check_judges_before_sending(plan, facts)
         syncer_task = asyncio.create_task(syncer())
         n_workers = min(plan.spec.concurrency, max(1, len(batches)))
         async with asyncio.TaskGroup() as tg:
@@ -624,7 +652,14 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
     out = s.out or plan.work_dir / "card.json"
     write_card(card, out)
     if judge_specs(judge):
-        card, judge_note = run_judge_hook(judge, plan, card)
+        try:
+            card, judge_note = run_judge_hook(judge, plan, card)
+        except BaseException as exc:  # report.md on every stop after translation, saying why the judges did not run
+            why = exc.one_line() if isinstance(exc, MtboardError) else type(exc).__name__
+            write_report(plan.work_dir / REPORT, translated, card, price_source,
+                         f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
+                         f"{plan.work_dir}`)")
+            raise
         write_card(card, out)
     write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
     return RunOutcome(card=card, card_path=Path(out), report_path=plan.work_dir / REPORT, translated=translated,
@@ -645,7 +680,7 @@ def run_judge_hook(judge: str | list[str], plan: Plan, card: RunCard) -> tuple[R
                                bench=s.bench, max_attempts=s.judge_max_attempts, max_tokens=s.judge_max_tokens,
                                concurrency=s.judge_concurrency, price_in_per_mtok=s.judge_price_in,
                                price_out_per_mtok=s.judge_price_out, judge_family=s.judge_family,
-                               base_url=s.base_url)
+                               base_url=s.base_url, translator_family=s.translator_family)
     kinds = [k.split("=", 1)[0].strip() for k in specs]
     lines = [f"judge endpoint from {where}"]
     lines += [judges.summary_line(kind, judged.judges[kind]) for kind in kinds if kind in judged.judges]
@@ -658,8 +693,8 @@ def preflight_judges(plan: Plan) -> list[str]:
     model, prompt files, a judge endpoint in the environment; for ``checkpoints`` the ``--bench`` folder and that
     it was made for this corpus file).
 
-    The translator's resolved model id is only known after translating; ``run_judges`` checks the family rule again
-    with it. Returns the judge specs ([] for none). Raises: ConfigError / InputError (one line).
+    The translator's identity is known once its server was asked: :func:`translate_all` checks the family rule
+    with it before the first request (:func:`check_judges_before_sending`), and ``run_judges`` again with the card. Returns the judge specs ([] for none). Raises: ConfigError / InputError (one line).
     """
     specs = judge_specs(plan.settings.judge)
     if not specs:
@@ -669,7 +704,8 @@ def preflight_judges(plan: Plan) -> list[str]:
     # the model as typed (the backend's name is no model family: "openai/qwen3" is a qwen model, not an openai one)
     translator_models = [m.model or None]
     parsed = judges.preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
-                              bench=s.bench, need_endpoint=True, judge_family=s.judge_family, base_url=s.base_url)
+                              bench=s.bench, need_endpoint=True, judge_family=s.judge_family, base_url=s.base_url,
+                              translator_family=s.translator_family)
     if any(p.kind == "checkpoints" for p in parsed):
         bench = judges.load_bench(s.bench)
         bench.check_corpus(plan.spec.dataset.sha256, str(plan.settings.corpus_path))

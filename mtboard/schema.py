@@ -405,10 +405,19 @@ class LocalModelGate(Strict):
     """'llama-server <build>' or 'llama-cpp-python <version>'."""
     device: str | None = None
     """'cpu' or the GPU name."""
+    sandbox: str | None = None
+    """How the model server was isolated (issue 21, mtboard.sandbox): ``"bubblewrap 0.8.0: no network, empty
+    environment, read-only model and runtime"``, or a text starting ``"off:"`` — a visible warning that the server
+    ran unsandboxed (development flag ``sandbox=off``). Optional: cards written before it existed lack it, and a
+    card without it is written without the key (so such cards keep their bytes and seal)."""
 
     @model_serializer(mode="wrap")
-    def _omit_absent_canary_errors(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _omit_absent_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Keys added after cards were committed are left out when absent, so re-scored cards keep their bytes:
+        ``sandbox`` when None, ``canary_errors`` when empty."""
         data = handler(self)
+        if data.get("sandbox") is None:
+            data.pop("sandbox", None)
         if not data.get("canary_errors"):
             data.pop("canary_errors", None)
         return data
@@ -496,6 +505,9 @@ class BackendFacts(BaseModel):
     """Short model name for the board (default ``backend/model``)."""
     sampling: dict[str, JsonValue] = {}
     """Every sampling parameter sent besides the cap (temperature, top_p, stop, …)."""
+    identity_note: str | None = None
+    """Why the served model's identity is missing (its server did not answer when asked), for the run's summary
+    and report.md; not copied into the card (whose identity fields then hold the declared name and nulls)."""
 
 
 class DatasetRef(Strict):

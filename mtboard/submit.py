@@ -163,6 +163,25 @@ def body_file_for(src: Path, root: Path, hash12: str) -> Path:
     return Path(tempfile.gettempdir()) / f"mtboard-pr-body-{hash12}.md"
 
 
+def refresh_body_file(card_path: Path, card: RunCard, root: Path) -> tuple[list[Path], Path | None]:
+    """After ``mtboard judge`` re-sealed the card at ``card_path``: remove the ``pr-body-HASH12.md`` files next to
+    it that name another card hash (``submit`` wrote them for the card before judging) and, when there was one,
+    write the body for the new card (the repository's pull-request template under ``root``, as ``submit`` does).
+
+    Returns ``(removed, written)``; ``written`` is None when no body file was there (submit had not run)."""
+    hash12 = Path(canonical_relpath(card)).name[: -len(".json")].split("__")[-1]
+    new = card_path.parent / f"pr-body-{hash12}.md"
+    stale = [p for p in sorted(card_path.parent.glob("pr-body-*.md")) if p != new and p.is_file()]
+    for p in stale:
+        p.unlink()
+    if not stale and not new.is_file():
+        return [], None
+    template_path = root / TEMPLATE
+    template = template_path.read_text(encoding="utf-8") if template_path.is_file() else None
+    atomic_write(new, pr_body(card, template).encode("utf-8"))
+    return stale, new
+
+
 def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: bool = False) -> Submission:
     """Validate ``card_path`` and copy it to its canonical path under ``ctx.root``.
 
@@ -177,8 +196,11 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     report = validate_bytes(raw, where, ctx, relpath=None)
     if not report.ok:
         failing = sorted({p.check for p in report.problems})
-        raise SubmissionError(f"card fails validation ({', '.join(failing)}); run `mtboard validate {where}` for "
-                              "the per-check report", where=where)
+        first = report.problems[0]  # the file, field and problem (with its fix) of the first failure
+        more = f"; {len(report.problems) - 1} more problem(s)" if len(report.problems) > 1 else ""
+        raise SubmissionError(f"card fails validation ({', '.join(failing)}): {first.field or first.check}: "
+                              f"{first.message}{more}; run `mtboard validate {where}` for the per-check report",
+                              where=where)
     card = loads_card(raw, where)
     rel = canonical_relpath(card)
     existing = find_by_hash(ctx.root, card.run_card_hash)

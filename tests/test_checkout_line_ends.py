@@ -60,6 +60,21 @@ def test_autocrlf_clone_validates_every_committed_card(crlf_clone: Path) -> None
     assert f"validation passed: {len(cards)} file(s)" in p.stdout
 
 
+def test_autocrlf_clone_runs_every_script(crlf_clone: Path) -> None:
+    # Files that are executed keep LF line ends (.gitattributes "text eol=lf"): bash would read "set -o pipefail\r"
+    # as an invalid option, and a shebang ending in \r names no interpreter.
+    listed = [f for f in _git("ls-files", "-z", cwd=crlf_clone).stdout.decode().split("\0") if f]
+    executed = [f for f in listed if f.endswith((".sh", ".py")) or (crlf_clone / f).read_bytes()[:2] == b"#!"]
+    shells = [f for f in executed
+              if f.endswith(".sh") or (crlf_clone / f).read_bytes().startswith(b"#!/usr/bin/env bash")]
+    assert {"scripts/demo.sh", "scripts/setup.sh", "scripts/test.sh", ".ci/run"} <= set(shells)
+    assert "corpora/build.py" in executed and "bench/harness_throughput.py" in executed
+    assert [f for f in executed if b"\r\n" in (crlf_clone / f).read_bytes()] == []
+    for f in shells:
+        p = subprocess.run(["bash", "-n", f], cwd=crlf_clone, capture_output=True, text=True, timeout=60)
+        assert (f, p.returncode, p.stderr) == (f, 0, "")
+
+
 def test_line_end_mismatch_both_ways() -> None:
     lf = b'{\n  "a": 1\n}\n'
     crlf = lf.replace(b"\n", b"\r\n")

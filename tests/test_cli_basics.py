@@ -45,3 +45,22 @@ def test_openai_default_endpoint(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
     assert OpenAIBackend(parse_method("openai:m")).describe().endpoint_host_sha256 == hashlib.sha256(
         b"127.0.0.1").hexdigest()
+
+
+def test_backends_and_doctor_are_readable_without_a_terminal() -> None:
+    # F18: rich's width without a terminal is 80, which wrapped the meaning column to a word or two per line.
+    import cli_support
+    from mtboard.cli import PIPE_WIDTH
+
+    p = cli_support.invoke(["backends"], unset=("COLUMNS",))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert max(len(ln) for ln in lines) == PIPE_WIDTH == 160
+    assert any(ln.strip() == "n_ctx                int                                   2048         Context size "
+               "(tokens) the server is started with (JA→EN write-up: -c 2048)." for ln in lines)
+    assert any("Parallel APY requests ($APERTIUM_APY_URL)." in ln for ln in lines)
+    p = cli_support.invoke(["backends"], env={"COLUMNS": "100"})
+    assert max(len(ln) for ln in p.stdout.splitlines()) <= 100  # an explicit width is kept
+    p = cli_support.invoke(["doctor"], unset=("COLUMNS",))
+    table = p.stdout.split("\n\n")[0].splitlines()
+    assert p.returncode == 0 and 100 < max(len(ln) for ln in table) <= 160

@@ -26,6 +26,7 @@ import install_support as inst
 import validate_support as vs
 from fake_openai_server import FakeServer
 from judges_support import ScriptedServer
+from loopback import LoopbackServer, QuietHandler
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "corpora" / "mtb-en-es-dev.json"
@@ -137,13 +138,34 @@ def test_run_judges_on_its_own_base_url_with_the_judge_options_and_shows_judge_f
 
 
 def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_the_override(tmp_path):
+    # F3: refused before the first translation request (nothing paid); F4: every fix offered, and the documented
+    # options work as read: --judge-family declares the judge's family, --translator-family the translator's.
     wd = tmp_path / "w"
     with ScriptedServer(lambda b: "Hola.") as srv:
         res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
                     "--judge", "rubric=openai:local"])
         assert res.returncode == 1
-        assert "cannot tell whether judge 'local' is from the translator's family" in res.stderr
-        # the card was written before judging: judge it later, overriding knowingly
+        assert "cannot tell whether judge 'local' is from the translator's family: the translator's family is " \
+               "unknown (its names: local); the judge's family is unknown ('local'; its server reported scripted)" \
+               in res.stderr
+        assert ("fix: pass --translator-family FAMILY naming the translator's family and --judge-family FAMILY naming "
+                "the judge's family (one of ") in res.stderr and "or --allow-self-judge if the judge" in res.stderr
+        assert srv.requests == [] and not (wd / "card.json").exists()  # no completion was sent
+        # declaring only the judge's family (docs/submissions.md §1.2 before F4) still leaves the translator unknown
+        res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
+                    "--judge", "rubric=openai:local", "--judge-family", "qwen"])
+        assert res.returncode == 1 and srv.requests == []
+        assert "the translator's family is unknown" in res.stderr and "judge's family is unknown" not in res.stderr
+        assert "fix: pass --translator-family FAMILY naming the translator's family (one of " in res.stderr
+        res = _run(["run", ES, "--method", "openai:local", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
+                    "--judge", "rubric=openai:local", "--judge-family", "qwen", "--translator-family", "google"])
+        assert res.returncode == 0, res.stderr
+        assert load_card(wd / "card.json").judges["rubric"].family_check == (
+            "passed (judge family declared: qwen; translator family declared: google)")
+        # the same family declared on both sides is refused like a found one
+        res = _run(["judge", wd, "--judge", "rubric=openai:local", "--judge-family", "google",
+                    "--translator-family", "google"], env={"JUDGE_BASE_URL": srv.url})
+        assert res.returncode == 1 and "is from the same family (google)" in res.stderr
         res = _run(["judge", wd, "--judge", "rubric=openai:local", "--allow-self-judge"],
                    env={"JUDGE_BASE_URL": srv.url})
     assert res.returncode == 0, res.stderr
@@ -151,8 +173,60 @@ def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_th
                                                                         "unknown)"
 
 
+class RefusingJudge(LoopbackServer):
+    """A judge endpoint that lists gpt-4.1 and refuses every completion with 401 (fault injection)."""
+
+    def __init__(self) -> None:
+        class Handler(QuietHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_json(200, {"object": "list", "data": [{"id": "gpt-4.1", "owned_by": "openai"}]})
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_json(401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}})
+
+        super().__init__(Handler)
+
+
+def test_judging_later_rewrites_report_and_pr_body(tmp_path):
+    # F8: a run whose judge failed after translating still writes report.md (saying why the judges did not run);
+    # `mtboard judge` then re-writes its judges section and card hashes, and replaces the stale pull-request body.
+    wd = tmp_path / "w"
+    with ScriptedServer(lambda b: "Hola.") as srv, RefusingJudge() as judge_srv:
+        res = _run(["run", ES, "--method", "openai:qwen3-8b", "--base-url", srv.url, "--limit", 2, "--work-dir", wd,
+                    "--judge", "rubric=openai:gpt-4.1"], env={"JUDGE_BASE_URL": judge_srv.url})
+        assert res.returncode == 1 and "401" in res.stderr
+        report = (wd / "report.md").read_text(encoding="utf-8")
+        before = load_card(wd / "card.json")
+        assert "## Judges" in report and "- judges not run: " in report and "401" in report
+        assert f"Card: fingerprint `{before.fingerprint.hash}`, run_card_hash `{before.run_card_hash}`" in report
+        sub = _run(["submit", wd / "card.json", "--root", tmp_path / "repo", "--corpora", ROOT / "corpora"])
+        assert sub.returncode == 0, sub.stderr
+        old_body = wd / f"pr-body-{before.run_card_hash[:12]}.md"
+        assert old_body.is_file()
+        res = _run(["judge", wd, "--judge", "rubric=openai:gpt-4.1"], env={"JUDGE_BASE_URL": srv.url})
+    assert res.returncode == 0, res.stderr
+    after = load_card(wd / "card.json")
+    assert after.run_card_hash != before.run_card_hash
+    report = (wd / "report.md").read_text(encoding="utf-8")
+    assert "judges not run" not in report and before.run_card_hash not in report
+    assert report.count("## Judges") == 1 and "- rubric " in report
+    assert f"Card: fingerprint `{after.fingerprint.hash}`, run_card_hash `{after.run_card_hash}`" in report
+    assert report.index("## Judges") < report.index("Card: fingerprint") < report.index("## Failures")
+    new_body = wd / f"pr-body-{after.run_card_hash[:12]}.md"
+    assert not old_body.exists() and new_body.is_file()
+    assert after.run_card_hash[:12] in new_body.read_text(encoding="utf-8")
+    assert f"pr body     {new_body}  (replaces {old_body.name}; run `mtboard submit` again" in res.stdout
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Progress, Ctrl-C, resume (a real process: its stderr is a pipe, not a terminal)
+
+
+def _some_done(lines: list[str]) -> bool:
+    """A progress line says at least one entry finished (on a loaded machine the probe and first answer may take
+    longer than a few progress intervals)."""
+    return any(ln.startswith("progress ") and ": 0/" not in ln for ln in lines)
 
 
 def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
@@ -166,13 +240,14 @@ def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
                                 cwd=tmp_path)
         lines = []
         deadline = time.monotonic() + 60
-        while sum(ln.startswith("progress ") for ln in lines) < 3 and time.monotonic() < deadline:
+        while (sum(ln.startswith("progress ") for ln in lines) < 3 or not _some_done(lines)) \
+                and time.monotonic() < deadline:
             lines.append(proc.stderr.readline())
         proc.send_signal(signal.SIGINT)
         _, rest = proc.communicate(timeout=60)
         assert proc.returncode == 130, rest
         progress = [ln for ln in lines if ln.startswith("progress ")]
-        assert len(progress) == 3 and all("/12 entries" in ln and "ETA" in ln for ln in progress)
+        assert len(progress) >= 3 and all("/12 entries" in ln and "ETA" in ln for ln in progress)
         last = rest.strip().splitlines()[-1]
         assert last.startswith("error: interrupted: ") and f"kept in {wd}; resume with: " in last
         done = int(last.split("interrupted: ")[1].split(" of 12")[0])
@@ -190,12 +265,56 @@ def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
     assert sum(srv.counts[t] for t in finished_first) <= len(finished_first) + 1  # at most the one in flight again
 
 
+def test_sigterm_stops_like_ctrl_c_and_the_resume_command_names_the_program_as_invoked(tmp_path):
+    # F11/F12: `timeout`, a cancelled CI job or `kill` sends SIGTERM; the venv is not activated (not on PATH), and
+    # the program is typed as a relative path, so the printed command must be that path, not a bare `mtboard`.
+    wd = tmp_path / "w"
+    exe = Path(sys.executable).parent / "mtboard"
+    venv_root = exe.parent.parent
+    rel = f"{venv_root.name}/bin/mtboard"
+    with FakeServer(latency_s=0.3) as srv:
+        env = inst.clean_env([], MTBOARD_PROGRESS_INTERVAL="0.25")
+        cmd = [rel, "run", str(ES), "--method", "openai:m", "--base-url", srv.base_url, "--limit", "12",
+               "--concurrency", "1", "--work-dir", str(wd)]
+        proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                cwd=venv_root.parent)
+        lines = []
+        deadline = time.monotonic() + 60
+        while not _some_done(lines) and time.monotonic() < deadline:
+            lines.append(proc.stderr.readline())
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+        assert proc.returncode == 143, rest
+        last = rest.strip().splitlines()[-1]
+        assert last.startswith("error: terminated (SIGTERM): ") and f"kept in {wd}; resume with: " in last
+        done = int(last.split("(SIGTERM): ")[1].split(" of 12")[0])
+        assert 1 <= done < 12 and done == len((wd / "translations.jsonl").read_text().splitlines())
+        resume = shlex.split(last.split("resume with: ", 1)[1])
+        assert resume == cmd  # runs as printed, from the same folder, without an activated venv
+        again = subprocess.run(resume, capture_output=True, text=True, env=env, cwd=venv_root.parent, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert f"resuming {done}/12: {12 - done} entries left in {wd}" in again.stderr
+
+
+def test_invoked_program(tmp_path, monkeypatch):
+    from mtboard.commands.run import invoked_program
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert invoked_program(".venv/bin/mtboard") == [".venv/bin/mtboard"]
+    assert invoked_program("mtboard") == ["mtboard"]
+    assert invoked_program("/x/mtboard/__main__.py") == [sys.executable, "-m", "mtboard"]
+    tool = tmp_path / "mtboard"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert invoked_program(str(tool)) == ["mtboard"]  # what PATH finds is printed as typed through PATH
+
+
 def test_resume_command_keeps_the_typed_command_and_hides_credentials(tmp_path):
     from mtboard.commands.run import resume_command
 
     argv = ["/usr/bin/mtboard", "run", "c.json", "--method", "openai:m", "--base-url", "http://u:pw@h:1/v1"]
-    assert resume_command(tmp_path / "w", argv) == (f"mtboard run c.json --method openai:m --base-url YOUR_BASE_URL "
-                                                    f"--work-dir {tmp_path / 'w'}")
+    assert resume_command(tmp_path / "w", argv) == (f"/usr/bin/mtboard run c.json --method openai:m --base-url "
+                                                    f"YOUR_BASE_URL --work-dir {tmp_path / 'w'}")
     argv = ["mtboard", "run", "c.json", "--method", "echo:", "--work-dir=x"]
     assert resume_command(Path("x"), argv) == "mtboard run c.json --method echo: --work-dir=x"
     assert resume_command(Path("w"), ["pytest"]) == "the same mtboard run command with --work-dir w"
@@ -282,7 +401,8 @@ def test_a_chat_prompt_on_the_real_base_model_stops_at_the_early_gate(tmp_path):
     from mtboard.localserver import LocalServer
 
     wd = tmp_path / "w"
-    with LocalServer(Path(gemma.assemble()), n_threads=2, n_ctx=2048, implementation="llama-cpp-python") as srv:
+    with LocalServer(Path(gemma.assemble()), n_threads=2, n_ctx=2048, implementation="llama-cpp-python",
+                     sandbox=False) as srv:  # the contributor's own TCP server (--base-url)
         t0 = time.monotonic()
         res = _run(["run", ES, "--method", "openai:gemma-3-270m", "--prompt", "translate-chat", "--limit", 30,
                     "--max-tokens", 64, "--base-url", srv.base_url, "--work-dir", wd])

@@ -227,3 +227,20 @@ def test_preflight_checks_everything_before_translating(monkeypatch: pytest.Monk
     with pytest.raises(ConfigError, match="--bench"):
         preflight(["checkpoints=openai:gpt-4.1"], translator_models=[], allow_self_judge=False)
     assert preflight(["checkpoints=openai:gpt-4.1"], translator_models=[], allow_self_judge=False, bench=EXAMPLE)
+
+
+def test_a_declared_translator_family_is_checked_like_a_found_one() -> None:
+    # F4: --translator-family declares the translator's family (--judge-family the judge's), recorded in the status
+    fc = check_family("gpt-4.1", ["local"], allow_self_judge=False, translator_is_llm=True, translator_family="qwen")
+    assert (fc.status, fc.judge_families, fc.translator_families) == (
+        "passed (translator family declared: qwen)", ("openai",), ("qwen",))
+    with pytest.raises(ConfigError, match="same family \\(openai\\)"):
+        check_family("gpt-4.1", ["local"], allow_self_judge=False, translator_is_llm=True, translator_family="openai")
+    with pytest.raises(ConfigError) as exc:
+        check_family("gpt-4.1", ["local"], allow_self_judge=False, translator_family="gwen")
+    assert "unknown model family 'gwen'; did you mean 'qwen'" in str(exc.value) and "--translator-family" in str(
+        exc.value)
+    with pytest.raises(ConfigError) as exc:  # only the translator is unknown: that fix, and the override
+        check_family("gpt-4.1", ["local"], allow_self_judge=False, translator_is_llm=True)
+    assert "fix: pass --translator-family FAMILY naming the translator's family (one of " in str(exc.value)
+    assert "--judge-family" not in str(exc.value) and "or --allow-self-judge" in str(exc.value)

@@ -21,7 +21,7 @@ from mtboard.validate import make_context, validate_card
 ROWS = [
     ("Good morning.", None, 1),
     ("Stop here. [[fault:eos]]", None, 1),
-    ("Open the file. [[fault:r429:1]]", None, 2),
+    ("Open the file. [[fault:r429:1]]", None, 1),  # a rate-limited answer is waited out, not an attempt (F10)
     ("Save it now. [[fault:r500:2]]", None, 3),
     ("Print the page. [[fault:reset:1]]", None, 2),
     ("Read the book. [[fault:error200:1]]", None, 2),
@@ -83,8 +83,8 @@ def test_faults_classified_and_gated(tmp_path, stream):
             assert res.chrf_score == 0.0 and res.exact_match is False
     assert card.scores.transport_errors == 2
     assert card.scores.errors == 6 and card.scores.total == len(ROWS)
-    # attempts beyond the first, summed: 1+2+1+1 (recovered) + 2+2 (transport, last session) = 9
-    assert card.totals.retries == 9
+    # attempts beyond the first, summed: 2+1+1 (recovered; the 429 is none) + 2+2 (transport, last session) = 8
+    assert card.totals.retries == 8
     assert card.method.streaming is stream
     assert card.method.sampling == {"temperature": 0.0, "top_p": 1.0}
     assert card.method.max_tokens == 512
@@ -121,7 +121,8 @@ def test_an_endpoint_nothing_listens_on_stops_the_run_before_any_entry(tmp_path)
     dead = RunSettings(corpus_path=tmp_path / "corpora" / "c.json", method="openai:fake-model",
                        base_url=f"http://127.0.0.1:{port}/v1", work_dir=tmp_path / "w", concurrency=4)
     t0 = _time.monotonic()
-    with pytest.raises(BackendError, match=r"cannot connect to the endpoint \(ConnectError.*fix: start the server"):
+    with pytest.raises(BackendError, match=r"cannot connect to the endpoint: nothing listens on 127\.0\.0\.1:\d+ on "
+                                           r"this machine .*fix: start the server"):
         run(dead)
     assert _time.monotonic() - t0 < 10
     assert WorkDir(tmp_path / "w").records() == {}  # nothing recorded as a translation failure

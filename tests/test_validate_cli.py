@@ -354,3 +354,27 @@ def test_repository_submissions_validate():
     env.pop("MTBOARD_SECRET_SEGMENT", None)
     report = V.validate_paths(None, V.make_context(ROOT, secret_segment_env=None))
     assert report.ok, V.render_text(report)
+
+
+def test_outside_a_checkout_validate_and_submit_name_the_missing_corpora_folder(tmp_path):
+    # F14: a card validated or submitted from a folder that is not a checkout
+    import cli_support
+
+    repo = Path(__file__).resolve().parents[1]
+    card = next((repo / "submissions" / "mtb-en-es-dev").glob("baseline-echo__*.json"))
+    shutil.copy(card, tmp_path / "card.json")
+    p = cli_support.invoke(["validate", "card.json"], cwd=tmp_path)
+    assert p.returncode == 1
+    assert (f"$.dataset.id: no corpora folder at {tmp_path / 'corpora'} (not an mtboard checkout?) to find corpus "
+            "'mtb-en-es-dev' in; fix: run from the root of an mtboard checkout, or pass --corpora DIR") in p.stdout
+    p = cli_support.invoke(["submit", "card.json"], cwd=tmp_path)
+    assert p.returncode == 1
+    assert p.stderr.startswith("error: card.json: card fails validation (dataset): $.dataset.id: no corpora folder at ")
+    assert "pass --corpora DIR" in p.stderr
+    # the fix works as printed
+    p = cli_support.invoke(["validate", "card.json", "--corpora", str(repo / "corpora")], cwd=tmp_path)
+    assert p.returncode == 0 and "validation passed: 1 file(s)" in p.stdout
+    (tmp_path / "corpora").mkdir()  # a folder without that corpus: the fix is named too
+    p = cli_support.invoke(["validate", "card.json"], cwd=tmp_path)
+    assert "no corpus with this dataset id in corpora/ (known: none); cards must evaluate a published corpus (fix: " \
+           "pass --corpora DIR when its file is elsewhere)" in p.stdout

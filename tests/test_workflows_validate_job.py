@@ -42,13 +42,13 @@ DOCUMENTED = inst.DOCUMENTED_ANALYSERS
 
 
 def _workspace(tmp: Path, pr_files: dict[str, bytes], *, base_cards: dict[str, bytes] | None = None,
-               delete: list[str] = ()) -> Path:
+               delete: list[str] = (), corpus: Path = vs.CORPUS) -> Path:
     """GITHUB_WORKSPACE with ./base (only the corpora the validator reads) and ./pr (the merge commit of a pull
-    request adding ``pr_files`` to a main that holds the corpus, ``base_cards`` and a README)."""
+    request adding ``pr_files`` to a main that holds ``corpus``, ``base_cards`` and a README)."""
     ws = tmp / "ws"
     (ws / "base" / "corpora").mkdir(parents=True)
-    (ws / "base" / "corpora" / vs.CORPUS.name).write_bytes(vs.CORPUS.read_bytes())
-    base = {f"corpora/{vs.CORPUS.name}": vs.CORPUS.read_bytes(), "submissions/.gitkeep": b"", "README.md": b"base\n",
+    (ws / "base" / "corpora" / corpus.name).write_bytes(corpus.read_bytes())
+    base = {f"corpora/{corpus.name}": corpus.read_bytes(), "submissions/.gitkeep": b"", "README.md": b"base\n",
             **(base_cards or {})}
     inst.pull_request_checkout(tmp / "git", base, pr_files, ws / "pr", delete=list(delete))
     (tmp / "runner-temp").mkdir()
@@ -73,7 +73,9 @@ def test_the_job_runs_in_the_documented_environment():
     assert "Debian 12" in setup and "Debian 12" in (inst.ROOT / "README.md").read_text(encoding="utf-8")
     for name in ("validate.yml", "verify.yml", "site.yml"):
         job = inst.workflow_job(inst.ROOT / ".github" / "workflows" / name)
-        assert job["container"] == {"image": "debian:12"}, name
+        assert job["container"]["image"] == "debian:12", name
+        # verify.yml starts model servers in bubblewrap, which must create namespaces inside the container
+        assert set(job["container"]) == ({"image", "options"} if name == "verify.yml" else {"image"}), name
         runs = "\n".join(s.get("run", "") for s in job["steps"])
         assert "sudo" not in runs and "setup-python" not in json.dumps(job), name  # root in the container
         for pkg in DOCUMENTED:
@@ -97,6 +99,19 @@ def test_valid_card_passes(tmp_path, card, mtboard_bin):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"ok   {rel}" in proc.stdout and "validation passed: 1 file(s)" in proc.stdout
     assert (ws.parent / "runner-temp" / "changes.z").read_bytes() == f"A\0{rel}\0".encode()
+
+
+def test_a_japanese_card_passes(tmp_path, mtboard_bin):
+    """en→ja cards are scored with sacrebleu's ja-mecab tokenizer: the job's hashed install must bring the ``ja``
+    extra's MeCab packages (requirements/ci.txt), or every Japanese card fails recomputation in CI."""
+    path = sorted((inst.ROOT / "submissions" / "mtb-en-ja-dev").glob("gemma-*.json"))[0]
+    card = path.read_bytes()
+    assert loads_card(card, "x").scores.signatures.bleu.split("|tok:")[1].startswith("ja-mecab")
+    rel = canonical_relpath(loads_card(card, "x"))
+    ws = _workspace(tmp_path, {rel: card}, corpus=inst.ROOT / "corpora" / "mtb-en-ja-dev.json")
+    proc = _run_job(ws, mtboard_bin, label=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"ok   {rel}" in proc.stdout and "validation passed: 1 file(s)" in proc.stdout
 
 
 def test_change_outside_submissions_needs_label(tmp_path, card, mtboard_bin):

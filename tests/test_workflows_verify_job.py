@@ -13,9 +13,10 @@ server (Gemma 3 270M from PyPI on loopback, `mtboard run --method openai:gemma-3
    checks (metrics, fingerprint).
 3. verify.yml replayed (./harness is this checkout's files, ./data a sparse checkout — cone ``submissions`` — of the
    card's commit in a scratch repository; the steps "Check the inputs", "Install git and Python 3.11", "Install the
-   harness and the engines it drives" and "Re-run the method and compare" verbatim): the install is ``pip install
-   ./harness`` NOT editable (with the prompts missing from the wheel, the re-run failed with "recorded prompt
-   'few-shot-completion' is not available here … available: none"), and the re-run against the endpoint secret
+   harness and the engines it drives" and "Re-run the method and compare" verbatim): the install is the hashed lock
+   (``pip install --require-hashes -r ./harness/requirements/ci.txt``, issue 21) then ``./harness`` NOT editable
+   (with the prompts missing from the wheel, the re-run failed with "recorded prompt 'few-shot-completion' is not
+   available here … available: none"), and the re-run against the endpoint secret
    OPENAI_BASE_URL (the same server) passes and names the card.
 
 Both jobs run in a ``debian:12`` container; here ``apt-get`` is a stand-in that records the packages (this machine is
@@ -93,7 +94,7 @@ def _tampered(card_bytes: bytes) -> dict[str, bytes]:
 def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run_them(tmp_path):
     # the contributor: their own llama-cpp-python server on loopback, `mtboard run --method openai:…`
     with LocalServer(Path(gemma.assemble()), n_threads=2, n_ctx=2048, implementation="llama-cpp-python",
-                     log_path=tmp_path / "server.log") as srv:
+                     log_path=tmp_path / "server.log", sandbox=False) as srv:  # their own TCP server (--base-url)
         res = CliRunner().invoke(app, ["run", str(CORPUS), "--method", "openai:gemma-3-270m", "--prompt",
                                        "few-shot-completion", "--limit", "3", "--max-tokens", "48", "--base-url",
                                        srv.base_url, "--work-dir", str(tmp_path / "contributor")])
@@ -177,7 +178,7 @@ def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run
             assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
         packages = inst.apt_packages(tmp_path / "apt.log")
         assert packages == ["ca-certificates", "git", "python3", "python3-venv", "apertium", "apertium-eng-spa",
-                            "apertium-eng-cat", "lttoolbox"]
+                            "apertium-eng-cat", "lttoolbox", "bubblewrap"]  # bubblewrap: the model-server sandbox
         assert inst.missing_packages(packages) == []
         (venv_bin,) = github_path.read_text().split()
         assert Path(venv_bin) == runner_temp / "venv" / "bin"

@@ -1,8 +1,11 @@
 """Issue 6: the GitHub Actions workflows keep their security properties.
 
-Two independent checkers:
+Three independent checkers:
 * actionlint (the real linter, installed from PyPI by the dev extra) must report nothing on .github/workflows, and must
   report the classic script injection on a crafted bad workflow (so this test can fail);
+* zizmor (the GitHub Actions security linter, dev extra; issue 21) at its default level (persona ``regular``, every
+  severity) with ``--offline`` (its online audits need a GitHub token and network): 0 findings on the workflows, and
+  the template injection reported (exit code 14: a high-severity finding) on the same crafted bad workflow;
 * our own YAML-level rules: triggers, permissions, actions pinned to full commit SHAs, no expression inside `run:`,
   no `pull_request_target`, no secrets in the pull-request workflow, base-branch code only. The rules are also run on
   crafted bad workflows to show each one fires.
@@ -117,6 +120,35 @@ def test_actionlint_flags_injection(actionlint, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# zizmor (issue 21)
+
+
+@pytest.fixture(scope="module")
+def zizmor():
+    here = Path(sys.executable).parent / "zizmor"
+    exe = str(here) if here.exists() else shutil.which("zizmor")
+    if exe is None:
+        pytest.skip("zizmor not installed (pip install -e '.[dev]')")
+    return exe
+
+
+def test_zizmor_clean(zizmor):
+    proc = subprocess.run([zizmor, "--offline", "--no-progress", str(WF)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings to report" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_zizmor_flags_injection(zizmor, tmp_path):
+    p = tmp_path / ".github" / "workflows" / "bad.yml"
+    p.parent.mkdir(parents=True)
+    p.write_text(BAD_INJECTION)
+    proc = subprocess.run([zizmor, "--offline", "--no-progress", str(p)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 14, proc.stdout + proc.stderr
+    assert "error[template-injection]" in proc.stdout and "github.event.pull_request.title" in proc.stdout
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # Our rules on the real workflows
 
 
@@ -163,7 +195,10 @@ def test_validate_workflow_shape():
     assert pr["with"]["path"] == "pr" and "ref" not in pr["with"]  # the merge commit: HEAD^1 is the base tip
     runs = "\n".join(s.get("run", "") for s in st)
     # Only the base checkout is installed; nothing is installed, imported or executed from ./pr.
-    assert re.findall(r"pip\"? install[^\n]*", runs) == ['pip" install --disable-pip-version-check --quiet ./base']
+    joined = re.sub(r" ?\\\n\s*", " ", runs)
+    assert re.findall(r"pip\"? install[^\n]*", joined) == [
+        'pip" install --disable-pip-version-check --quiet --require-hashes -r ./base/requirements/ci.txt',
+        'pip" install --disable-pip-version-check --quiet --no-index --no-deps --no-build-isolation ./base']
     assert "./pr" not in runs and "python -m mtboard" not in runs and "pr/mtboard" not in runs
     validate_step = next(s for s in st if "mtboard validate" in s.get("run", ""))
     assert 'cd "$RUNNER_TEMP"' in validate_step["run"]  # never run with the PR tree as working directory

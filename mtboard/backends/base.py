@@ -217,6 +217,12 @@ class Backend(ABC):
         """Prepare to translate (check the engine, start a server …). Called once, in a worker thread.
         Raises: ConfigError / BackendError / DeferredError when the method cannot run here."""
 
+    async def identify(self) -> None:
+        """Learn what :meth:`describe` reports about the served model before the first request (a server's
+        ``/models``), so the runner can check judges against it before anything is paid for. Default: nothing (a
+        backend that knows its model after :meth:`start`). Raises: BackendError when the endpoint cannot be
+        reached."""
+
     @abstractmethod
     async def translate(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:
         """Translate a batch; one record per request, same order. Never raises for per-entry failures: they are

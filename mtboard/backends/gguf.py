@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
-from mtboard import localserver
+from mtboard import localserver, sandbox
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.errors import BackendError, ConfigError, DeferredError
@@ -131,6 +131,10 @@ class GGUFOptions(Options):
     """Expected SHA-256 of the GGUF file (checked when given)."""
     startup_timeout_s: float = 180.0
     """How long the server may take to load the model and answer, seconds."""
+    sandbox: Literal["on", "off"] = "on"
+    """``on`` (default): the server runs in :mod:`mtboard.sandbox` (no network, empty environment, read-only files;
+    issue 21) and the run stops when the sandbox is unavailable; ``off``: development only, with a warning and
+    ``method.local.sandbox`` = :data:`mtboard.sandbox.OFF_RECORD` in the card."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -470,6 +474,8 @@ class GGUFBackend(OpenAIBackend):
             return
         s = self.settings
         impl = localserver.implementation(s.server)  # fail early (before any download) when no server is installed
+        if s.sandbox == "on":
+            sandbox.require()  # likewise when the sandbox the server must run in is unavailable (issue 21)
         n_gpu_layers = s.n_gpu_layers
         if impl.gpu_offload is False and n_gpu_layers != 0 and gpu_free_memory()[0]:
             self._warn(f"{impl.version} was built without GPU offload: {self.ref.slug} runs on the CPU")
@@ -483,14 +489,15 @@ class GGUFBackend(OpenAIBackend):
         self.server = LocalServer(self.model_path, n_ctx=s.n_ctx, n_gpu_layers=self.fit.n_gpu_layers,
                                   n_threads=s.n_threads, implementation=s.server,
                                   startup_timeout_s=s.startup_timeout_s, on_warning=self._warn,
-                                  alias=self.ref.basename)
+                                  alias=self.ref.basename, sandbox=s.sandbox == "on")
         try:
             self.server.start()
             assert self.server.base_url is not None
             self.gate = self._run_gates()
             self._client = LLMClient(self.server.base_url, None, concurrency=max(1, self.context.concurrency),
                                      timeout_s=self.context.timeout_s, max_retries=self.context.max_retries,
-                                     trust_env=False)  # our own loopback server: never through a proxy
+                                     trust_env=False,  # our own server: never through a proxy
+                                     uds=self.server.uds)
         except BaseException:
             self._stop_server()
             raise
@@ -658,9 +665,9 @@ class GGUFBackend(OpenAIBackend):
         canary, scene = self._lines()
         gate = LocalModelGate(canary_passed=False, n_ctx=s.n_ctx, n_threads=self.server.n_threads,
                               n_gpu_layers=self.fit.n_gpu_layers, server=self.server.version,
-                              device=self.fit.device)
+                              device=self.fit.device, sandbox=self.server.sandbox_record)
         async with LLMClient(self.server.base_url, None, concurrency=1, timeout_s=self.context.timeout_s,
-                             max_retries=self.context.max_retries, trust_env=False) as client:
+                             max_retries=self.context.max_retries, trust_env=False, uds=self.server.uds) as client:
             await client.probe()
             outputs, errors, failures = [], [], []
             for i, line in enumerate(canary):

@@ -99,6 +99,7 @@ class OpenAIBackend(Backend):
         self._stop: list[str] | None = None
         self._weights_sha256: str | None = None
         self._identity: serverinfo.ServerIdentity | None = None
+        self._identity_note: str | None = None
 
     @classmethod
     def endpoint_url(cls, base_url: str | None) -> str | None:
@@ -200,7 +201,8 @@ class OpenAIBackend(Backend):
                 file_sha = ident.weights_sha256 or self._weights_sha256
         return BackendFacts(api_provider=self._provider, endpoint_host_sha256=endpoint_host_sha256(self._base_url),
                             model_id=model_id, model_slug=slug, sampling=self.sampling(self._stop),
-                            model_revision=revision, model_file_sha256=file_sha, engine_version=engine)
+                            model_revision=revision, model_file_sha256=file_sha, engine_version=engine,
+                            identity_note=self._identity_note)
 
     def _local_weights_sha256(self, path: str) -> str | None:
         """SHA-256 of the weights file a server reported, when the server runs on this machine (a loopback
@@ -259,16 +261,29 @@ class OpenAIBackend(Backend):
             if not self._probed:
                 info = await self.client.probe(self.method.model)
                 if info.get("unreachable"):  # no TCP connection at all: every request would fail the same way
-                    raise BackendError(f"cannot connect to the endpoint ({info.get('error')})",
+                    # why (a name that does not resolve, a proxy, a closed local port …) and that case's fix
+                    raise BackendError(f"cannot connect to the endpoint: "
+                                       f"{info.get('unreachable_problem') or info.get('error')}",
                                        where=f"{self.endpoint_env}_BASE_URL / --base-url" if self.endpoint_env
                                        else self.name,
-                                       fix="start the server, or check the host and port")
+                                       fix=(info.get("unreachable_fix") or "check the host and port").replace(
+                                           "the *_BASE_URL variable", f"{self.endpoint_env or 'OPENAI'}_BASE_URL"))
                 self._provider = self.client.api_provider
                 self._identity = self.client.identity
+                if info.get("identity_unanswered"):  # a busy server: identity unknown, said so (not silently)
+                    self._identity_note = (
+                        f"the server did not answer GET /models ({info.get('probe_tries')} tries over "
+                        f"{info.get('probe_waited_s')} s; still generating?): the card names the model as typed "
+                        f"({self.method.model!r}, provider {self._provider}) with no weights SHA-256 or engine; "
+                        "re-run when the server is idle to record what it serves")
                 path = self._identity.weights_path
                 if path is not None:
                     self._weights_sha256 = await asyncio.to_thread(self._local_weights_sha256, path)
                 self._probed = True
+
+    async def identify(self) -> None:
+        """Ask the server what it serves now (before the first request; :meth:`Backend.identify`)."""
+        await self._ensure_probed()
 
     async def translate(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:
         """One record per request, same order; per-entry failures are recorded. Raises BackendError when the

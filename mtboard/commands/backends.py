@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mtboard.cli import app, guarded
+from mtboard.cli import app, guarded, output_console
 
 
 @app.command("backends")
@@ -16,7 +15,7 @@ def backends() -> None:
     class, prompt use and --backend-opt settings (type, default, meaning)."""
     from mtboard.backends.base import load_backends, option_rows
 
-    console = Console()
+    console = output_console()
     for name, cls in sorted(load_backends().items()):
         takes = "raw source (no prompt)" if cls.prompt_format == "raw" else f"prompt (default {cls.default_prompt})"
         console.print(f"[bold]{escape(name)}[/bold]  {cls.method_class.value}; {escape(takes)}; "

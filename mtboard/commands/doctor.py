@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 import typer
 
-from mtboard.cli import app, guarded
+from mtboard.cli import app, guarded, output_console
 
 
 @app.command()
@@ -27,7 +26,7 @@ def doctor() -> None:
     for p in found:
         table.add_row(escape(p.part), "[green]ok[/green]" if p.ok else "[yellow]missing[/yellow]", escape(p.found),
                       escape(p.fix))
-    Console().print(table)
+    output_console().print(table)
     for p in found:  # full paths on their own lines: a table cell wraps them
         if p.path:
             typer.echo(f"{p.part}: {p.path}" + ("" if p.ok else f"  (not there yet: {p.fix})"))

@@ -99,6 +99,9 @@ def judge(
     judge_family: Annotated[Optional[str], typer.Option(
         "--judge-family", help="The judge model's family when neither its name nor its server tells it (e.g. qwen; "
         "docs/judges.md lists them); an unknown family is refused for LLM translators.")] = None,
+    translator_family: Annotated[Optional[str], typer.Option(
+        "--translator-family", help="The translator model's family when none of the card's names tells it (e.g. "
+        "qwen); checked like a found one and recorded in the card's judges.*.family_check.")] = None,
 ) -> None:
     """Judge the stored translations of a work directory with LLM judges and re-write its card."""
     from mtboard import documents
@@ -120,14 +123,25 @@ def judge(
         new = run_judges(card, corpus, list(judge_specs), workdir=workdir, allow_self_judge=allow_self_judge,
                          runs=runs, bench=bench, max_attempts=max_attempts, max_tokens=max_tokens,
                          concurrency=concurrency, price_in_per_mtok=price_in, price_out_per_mtok=price_out,
-                         progress=progress, judge_family=judge_family)
+                         progress=progress, judge_family=judge_family, translator_family=translator_family)
     finally:
         progress.close()
     target = out or cpath
     documents.write_card(new, target)
-    for line in summary_lines(new, [s.split("=", 1)[0].strip() for s in judge_specs]):
+    lines = summary_lines(new, [s.split("=", 1)[0].strip() for s in judge_specs])
+    for line in lines:
         typer.echo(line)
     typer.echo(f"card        {target}  (fingerprint {new.fingerprint.hash[:16]}…)")
+    if Path(target).resolve() == cpath.resolve():  # the work directory's own card: its report and PR body follow it
+        from mtboard.report import REPORT, rejudge_report
+        from mtboard.submit import refresh_body_file
+
+        if rejudge_report(workdir / REPORT, new):
+            typer.echo(f"report      {workdir / REPORT}  (judges section and card hashes re-written)")
+        removed, body = refresh_body_file(Path(target), new, Path("."))
+        if body is not None:
+            typer.echo(f"pr body     {body}" + (f"  (replaces {', '.join(p.name for p in removed)}; run `mtboard "
+                                               "submit` again for the judged card)" if removed else ""))
 
 
 class _progress:

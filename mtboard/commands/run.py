@@ -4,7 +4,8 @@ Translates the corpus with the method, writes the append-only work directory, sc
 ``report.md``, and prints a one-screen summary. Progress goes to stderr: a rich progress bar (entries done, rate,
 ETA, failures) on a terminal; elsewhere (nohup, CI logs) one line every ``MTBOARD_PROGRESS_INTERVAL`` seconds
 (default 30). Re-running the same command (the same ``--work-dir``) resumes — it says ``resuming 17/30`` — and never
-re-sends a finished entry; Ctrl-C says how many entries finished and the command that resumes.
+re-sends a finished entry; Ctrl-C (exit 130) and SIGTERM (exit 143) say how many entries finished and the command
+that resumes.
 
 Environment: ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (openai backend; the key only from the environment),
 ``JUDGE_BASE_URL`` / ``JUDGE_API_KEY`` (judges; else the run's ``--base-url``, else the OPENAI_ pair),
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import signal
 import sys
 import threading
 import time
@@ -160,10 +163,24 @@ def progress_sink(label: str, work_dir: Path | None) -> Any:
     return _Progress(inner, work_dir, echo)
 
 
+def invoked_program(argv0: str) -> list[str]:
+    """The program as it was invoked, so that a printed command works in the same shell: ``mtboard`` when that is
+    what ``PATH`` finds (a console script run through ``PATH`` gets its full path as ``argv[0]``), else ``argv0`` as
+    typed (``.venv/bin/mtboard`` without an activated venv); ``python -m mtboard`` (``argv0`` is the package's
+    ``__main__.py``) gives ``[sys.executable, "-m", "mtboard"]``."""
+    if Path(argv0).name == "__main__.py":
+        return [sys.executable, "-m", "mtboard"]
+    found = shutil.which("mtboard")
+    if argv0 == "mtboard" or (found is not None and Path(found).resolve() == Path(argv0).resolve()):
+        return ["mtboard"]
+    return [argv0]
+
+
 def resume_command(work_dir: Path, argv: list[str] | None = None) -> str:
     """The command that resumes this run: the command line as typed (``argv``, default ``sys.argv``) when it was
-    ``mtboard run …``, with ``--work-dir`` added when it was not given; else the shape of it. A ``--base-url`` that
-    carries credentials or a query is replaced by a placeholder (the command is printed)."""
+    ``mtboard run …`` (the program as invoked, :func:`invoked_program`), with ``--work-dir`` added when it was not
+    given; else the shape of it. A ``--base-url`` that carries credentials or a query is replaced by a placeholder
+    (the command is printed)."""
     argv = list(sys.argv if argv is None else argv)
     prog = Path(argv[0]).name if argv else ""
     if prog in ("mtboard", "__main__.py") and len(argv) > 1 and argv[1] == "run":
@@ -180,11 +197,33 @@ def resume_command(work_dir: Path, argv: list[str] | None = None) -> str:
                         args[i] = "--base-url=YOUR_BASE_URL"
         if "--work-dir" not in args and not any(a.startswith("--work-dir=") for a in args):
             args += ["--work-dir", str(work_dir)]
-        return shlex.join(["mtboard", "run", *args])
+        return shlex.join([*invoked_program(argv[0]), "run", *args])
     return f"the same mtboard run command with --work-dir {shlex.quote(str(work_dir))}"
 
 
+def _stop_on_sigterm(seen: list[int]) -> Any:
+    """Make SIGTERM (``timeout``, a CI job cancelled, ``kill``) stop the run the way Ctrl-C does: the SIGINT
+    handler in force is called (asyncio's, which cancels the run so finished entries are flushed), or
+    KeyboardInterrupt is raised where SIGINT is ignored (a background job of a script). ``seen`` gets the signal
+    number, so the caller can say which signal it was and exit 128 + 15. Returns the previous handler (None when not
+    in the main thread, where handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_term(signum: int, frame: Any) -> None:
+        seen.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, on_term)
+
+
 def _summary(outcome: Any) -> str:
+    from mtboard.prices import NO_USAGE, tokens_text
+
     card = outcome.card
     sc, t = card.scores, card.totals
     tr = outcome.translated
@@ -218,7 +257,11 @@ def _summary(outcome: Any) -> str:
                      f"{gate.server or '-'} on {gate.device or '-'}, n_ctx {gate.n_ctx}")
     cost = "unknown (pass --price-in/--price-out)" if t.total_cost_usd is None else (
         f"${t.total_cost_usd:.6f} (${t.cost_per_entry_usd:.8f}/entry)")
-    lines.append(f"cost        {cost}; tokens {t.prompt_tokens} in / {t.completion_tokens} out"
+    tokens = tokens_text(t, card.results, language_model=card.method.prompt_format != "raw")
+    if tokens == NO_USAGE and (card.method.price_in_per_mtok or card.method.price_out_per_mtok):
+        # a price but no token counts: the cost is not known either (the card's total assumes 0 tokens)
+        cost = NO_USAGE
+    lines.append(f"cost        {cost}; tokens {tokens}"
                  + (f" ({t.reasoning_tokens} reasoning)" if t.reasoning_tokens else ""))
     lat = sc.median_latency_seconds
     lines.append(f"time        {card.elapsed_seconds:.1f} s" + (f"; median latency {lat:.3f} s" if lat is not None
@@ -227,6 +270,8 @@ def _summary(outcome: Any) -> str:
                  + f"; sent this session {tr.sent}"
                  + (f"; waited {tr.rate_limit_wait_s:.1f} s on rate limits ({tr.rate_limited_responses} rate-limited "
                     "answers)" if tr.rate_limited_responses or tr.rate_limit_wait_s else ""))
+    if tr.description.identity_note:  # the card holds the declared name only: say why, not silently
+        lines.append(f"identity    WARNING: {tr.description.identity_note}")
     if outcome.judge_note:
         first, *rest = outcome.judge_note.splitlines()
         lines.append(f"judges      {first}")
@@ -286,6 +331,10 @@ def run(
     judge_family: Annotated[Optional[str], typer.Option(
         "--judge-family", help="The judge model's family when neither its name nor its server tells it (e.g. "
         "qwen; docs/judges.md); an unknown family is refused for LLM translators.")] = None,
+    translator_family: Annotated[Optional[str], typer.Option(
+        "--translator-family", help="The translator model's family when neither its name nor its server tells it "
+        "(e.g. qwen; docs/judges.md); checked against the judge like a found one and recorded in the card's "
+        "judges.*.family_check.")] = None,
     no_early_gate: Annotated[bool, typer.Option(
         "--no-early-gate", help="Run on even when most of the first entries hit the token cap or echo chat-template "
         "markup (by default a prompted run stops there and suggests the completion prompt).")] = False,
@@ -309,7 +358,12 @@ def run(
                                                        "tokens.")] = None,
     notes: Annotated[Optional[str], typer.Option("--notes", help="Free-text note stored in the card.")] = None,
 ) -> None:
-    """Translate a corpus with a method, score it and write a sealed run card (+ work dir and report.md)."""
+    """Translate a corpus with a method, score it and write a sealed run card (+ work dir and report.md).
+
+    Environment: OPENAI_BASE_URL / OPENAI_API_KEY (the key only from here); JUDGE_BASE_URL / JUDGE_API_KEY;
+    MTBOARD_STREAM=1 streams responses from OpenAI-compatible servers (docs/providers.md); MTBOARD_PROMPTS_DIR;
+    MTBOARD_PROGRESS=1 / MTBOARD_PROGRESS_INTERVAL (progress without a terminal). SIGTERM stops like Ctrl-C.
+    """
     import asyncio
 
     from mtboard.runner import (RunSettings, finish, judge_specs, parse_backend_opts, preflight_judges, prepare,
@@ -324,7 +378,8 @@ def run(
                            judge=specs, allow_self_judge=allow_self_judge, bench=bench,
                            judge_max_tokens=judge_max_tokens, judge_max_attempts=judge_max_attempts,
                            judge_concurrency=judge_concurrency, judge_price_in=judge_price_in,
-                           judge_price_out=judge_price_out, judge_family=judge_family, early_gate=not no_early_gate,
+                           judge_price_out=judge_price_out, judge_family=judge_family, translator_family=translator_family,
+                           early_gate=not no_early_gate,
                            backend_extra=parse_backend_opts(backend_opt),
                            stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
     plan = prepare(settings)
@@ -337,14 +392,20 @@ def run(
     echo(f"work dir    {plan.work_dir}")
     if limit is not None:
         echo(unranked_note(limit, len(plan.entries)))
+    terminated: list[int] = []
+    previous = _stop_on_sigterm(terminated)
     try:
-        translated = asyncio.run(translate_all(plan, progress))
+        translated = asyncio.run(translate_all(plan, progress, notice=echo))
     except KeyboardInterrupt:
         total = len(plan.entries) * plan.spec.runs
         selected = {(ri, e.id) for e in plan.entries for ri in range(plan.spec.runs)}
         finished = len(WorkDir(plan.work_dir).finished() & selected) if plan.work_dir.is_dir() else 0
-        fail(f"interrupted: {finished} of {total} entries finished and are kept in {plan.work_dir}; resume with: "
-             f"{resume_command(plan.work_dir)}", 130)
+        how, code = ("terminated (SIGTERM)", 143) if terminated else ("interrupted", 130)
+        fail(f"{how}: {finished} of {total} entries finished and are kept in {plan.work_dir}; resume with: "
+             f"{resume_command(plan.work_dir)}", code)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     outcome = finish(translated, judge=specs)
     typer.echo(_summary(outcome))
 

@@ -12,10 +12,10 @@ from mtboard.judges.base import (FAMILIES, REGISTRY, JudgeParseError, JudgeSpec,
 from mtboard.judges.checkpoints import load_bench, parse_checkpoints
 from mtboard.judges.gemba_mqm import parse_mqm
 from mtboard.judges.rubric import parse_rubric
-from mtboard.judges.run import (apply_judgements, judge_endpoint, judge_endpoint_from_env, preflight, run_judges,
-                                run_judges_async, summary_line)
+from mtboard.judges.run import (apply_judgements, check_families_before_translating, judge_endpoint,
+                                judge_endpoint_from_env, preflight, run_judges, run_judges_async, summary_line)
 
 __all__ = ["FAMILIES", "REGISTRY", "JudgeParseError", "JudgeSpec", "check_family", "model_families",
            "parse_judge_spec", "load_bench", "parse_checkpoints", "parse_mqm", "parse_rubric", "apply_judgements",
-           "judge_endpoint", "judge_endpoint_from_env", "preflight", "run_judges", "run_judges_async",
+           "check_families_before_translating", "judge_endpoint", "judge_endpoint_from_env", "preflight", "run_judges", "run_judges_async",
            "summary_line"]

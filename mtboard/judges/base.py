@@ -146,7 +146,8 @@ def model_families(model: str | None) -> set[str]:
 
 @dataclass(frozen=True)
 class FamilyCheck:
-    """Outcome of the self-judge check. ``status``: 'passed', 'passed (judge family declared: F)' or
+    """Outcome of the self-judge check. ``status``: 'passed', 'passed (judge family declared: F)' (also
+    'translator family declared: F', 'judge family from its typed name only: …', joined with '; ') or
     'overridden (--allow-self-judge)' (+ '; family unknown' when a family could not be told)."""
 
     status: str
@@ -156,7 +157,8 @@ class FamilyCheck:
 
 def check_family(judge_model: str, translator_models: list[str | None], *, allow_self_judge: bool,
                  judge_reported: list[str | None] | tuple[str | None, ...] = (), judge_family: str | None = None,
-                 translator_is_llm: bool = False) -> FamilyCheck:
+                 translator_is_llm: bool = False, translator_family: str | None = None,
+                 judge_unasked: bool = False) -> FamilyCheck:
     """Refuse a judge that shares a family with the translator (BookTrans judge rule, issue 5) — and, for an LLM
     translator, a judge whose family cannot be told apart from the translator's (issue 22: unknown is not different).
 
@@ -170,16 +172,21 @@ def check_family(judge_model: str, translator_models: list[str | None], *, allow
             judge none of whose names tells it.
         translator_is_llm: the translator is a language model (a prompted method). Engines and baselines have no
             family, so for them an unknown family is no question.
+        translator_family: the translator's family as declared with ``--translator-family`` (a key of
+            :data:`FAMILIES`), for a translator none of whose names tells it (recorded in the status).
+        judge_unasked: the judge's server could not be asked what it serves (its ``/models`` did not answer in
+            time): the typed name alone is the judge's declared family, and the status says so.
 
     Raises: ConfigError naming both models and the shared family, unless ``allow_self_judge``; ConfigError when the
         translator is an LLM and the judge's or the translator's family stays unknown, unless ``allow_self_judge``
-        (or, for the judge's, ``judge_family``); ConfigError for a ``judge_family`` that is not in :data:`FAMILIES`.
+        (or ``judge_family`` / ``translator_family``); ConfigError for a declared family not in :data:`FAMILIES`.
     """
-    if judge_family is not None and judge_family not in FAMILIES:
-        close = difflib.get_close_matches(judge_family, FAMILIES.keys(), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(f"unknown model family {judge_family!r}; {hint}known: {', '.join(sorted(FAMILIES))}",
-                          field="--judge-family", fix="name one of the known families (docs/judges.md)")
+    for declared, option in ((judge_family, "--judge-family"), (translator_family, "--translator-family")):
+        if declared is not None and declared not in FAMILIES:
+            close = difflib.get_close_matches(declared, FAMILIES.keys(), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"unknown model family {declared!r}; {hint}known: {', '.join(sorted(FAMILIES))}",
+                              field=option, fix="name one of the known families (docs/judges.md)")
     jf = model_families(judge_model)
     for name in judge_reported:
         jf |= model_families(name)
@@ -188,10 +195,18 @@ def check_family(judge_model: str, translator_models: list[str | None], *, allow
     tf: set[str] = set()
     for m in translator_models:
         tf |= model_families(m)
+    if translator_family is not None:
+        tf.add(translator_family)
     shared = sorted(jf & tf)
     names = ", ".join(sorted({m for m in translator_models if m})) or "?"
-    status = "passed" if judge_family is None or judge_family in model_families(judge_model) else \
-        f"passed (judge family declared: {judge_family})"
+    declared = []
+    if judge_family is not None and judge_family not in model_families(judge_model):
+        declared.append(f"judge family declared: {judge_family}")
+    if translator_family is not None and not any(translator_family in model_families(m) for m in translator_models):
+        declared.append(f"translator family declared: {translator_family}")
+    if judge_unasked:
+        declared.append("judge family from its typed name only: its server did not say what it serves")
+    status = f"passed ({'; '.join(declared)})" if declared else "passed"
     if shared:
         if not allow_self_judge:
             raise ConfigError(f"judge model {judge_model!r} is from the same family ({', '.join(shared)}) as the "
@@ -203,16 +218,18 @@ def check_family(judge_model: str, translator_models: list[str | None], *, allow
             status = "overridden (--allow-self-judge; family unknown)"
         else:
             reported = ", ".join(sorted({str(r) for r in judge_reported if r})) or "nothing"
+            unknown, fixes = [], []
             if not tf:
-                what = (f"the translator's family is unknown (its names: {names})", "--allow-self-judge if the "
-                        "judge is not from the translator's family (recorded in the card)")
-            else:
-                what = (f"the judge's family is unknown ({judge_model!r}; its server reported {reported})",
-                        f"--judge-family FAMILY naming the judge's family ({', '.join(sorted(FAMILIES))}), or "
-                        "--allow-self-judge (recorded in the card)")
+                unknown.append(f"the translator's family is unknown (its names: {names})")
+                fixes.append("--translator-family FAMILY naming the translator's family")
+            if not jf:
+                unknown.append(f"the judge's family is unknown ({judge_model!r}; its server reported {reported})")
+                fixes.append("--judge-family FAMILY naming the judge's family")
             raise ConfigError(f"cannot tell whether judge {judge_model!r} is from the translator's family: "
-                              f"{what[0]}; an unknown family is not a different one", field="--judge",
-                              fix=f"pass {what[1]}")
+                              f"{'; '.join(unknown)}; an unknown family is not a different one", field="--judge",
+                              fix=f"pass {' and '.join(fixes)} (one of {', '.join(sorted(FAMILIES))}), or "
+                                  "--allow-self-judge if the judge is not from the translator's family (each is "
+                                  "recorded in the card)")
     return FamilyCheck(status=status, judge_families=tuple(sorted(jf)), translator_families=tuple(sorted(tf)))
 
 

@@ -371,7 +371,7 @@ def render_check(kind: str, prompt: JudgePrompt, bench: cp.Bench | None = None) 
 
 def preflight(judge_specs: list[str], *, translator_models: list[str | None], allow_self_judge: bool,
               bench: str | Path | None = None, need_endpoint: bool = True, judge_family: str | None = None,
-              base_url: str | None = None) -> list[JudgeSpec]:
+              base_url: str | None = None, translator_family: str | None = None) -> list[JudgeSpec]:
     """Check judge options before anything is translated: spec syntax, one spec per kind, the self-judge family
     rule on the names given (a shared family; the unknown-family rule needs what the servers report, so
     :func:`run_judges_async` applies it), the checkpoint benchmark folder, the prompt files (loaded and rendered
@@ -386,7 +386,8 @@ def preflight(judge_specs: list[str], *, translator_models: list[str | None], al
         raise ConfigError(f"judge kinds given twice: {sorted(k for k in set(kinds) if kinds.count(k) > 1)}",
                           field="--judge", fix="give each judge kind once")
     for s in specs:
-        check_family(s.model, translator_models, allow_self_judge=allow_self_judge, judge_family=judge_family)
+        check_family(s.model, translator_models, allow_self_judge=allow_self_judge, judge_family=judge_family,
+                     translator_family=translator_family)
     loaded = None
     if "checkpoints" in kinds:
         if bench is None:
@@ -400,6 +401,42 @@ def preflight(judge_specs: list[str], *, translator_models: list[str | None], al
     return specs
 
 
+async def check_families(specs: list[JudgeSpec], client: Any, translator_models: list[str | None], *,
+                         allow_self_judge: bool, translator_is_llm: bool, judge_family: str | None = None,
+                         translator_family: str | None = None) -> dict[str, FamilyCheck]:
+    """The self-judge family rule for each judge (:func:`~mtboard.judges.base.check_family`) with what the judge's
+    server reports about the model it serves (``client.probe``; test doubles without ``probe`` report nothing). A
+    server that did not answer (``identity_unanswered``) is no evidence: the judge's typed name alone is its declared
+    family, and the status says so. Returns kind → FamilyCheck. Raises: ConfigError (refused)."""
+    fams: dict[str, FamilyCheck] = {}
+    for spec in specs:
+        reported: list[str | None] = []
+        unasked = False
+        if hasattr(client, "probe"):  # what the judge's server says it serves (test doubles may not say)
+            info = await client.probe(spec.model)
+            ident = client.identity
+            reported = [ident.served, ident.weights_name, ident.family]
+            unasked = isinstance(info, dict) and bool(info.get("identity_unanswered"))
+        fams[spec.kind] = check_family(spec.model, translator_models, allow_self_judge=allow_self_judge,
+                                       judge_reported=reported, judge_family=judge_family,
+                                       translator_is_llm=translator_is_llm, translator_family=translator_family,
+                                       judge_unasked=unasked)
+    return fams
+
+
+async def check_families_before_translating(judge_specs: list[str], translator_models: list[str | None], *,
+                                            allow_self_judge: bool, translator_is_llm: bool,
+                                            judge_family: str | None = None, translator_family: str | None = None,
+                                            base_url: str | None = None) -> dict[str, FamilyCheck]:
+    """:func:`check_families` on the judge endpoint (:func:`judge_endpoint`), for a run that knows its translator's
+    identity but has sent no translation yet, so a refused judge costs nothing. Raises: ConfigError."""
+    specs = [parse_judge_spec(s) for s in judge_specs]
+    async with default_client_factory(1, base_url) as client:
+        return await check_families(specs, client, translator_models, allow_self_judge=allow_self_judge,
+                                    translator_is_llm=translator_is_llm, judge_family=judge_family,
+                                    translator_family=translator_family)
+
+
 async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str], *, workdir: Path,
                            allow_self_judge: bool, client_factory: Callable[[], Any] | None = None,
                            runs: int | None = None, bench: str | Path | None = None,
@@ -407,7 +444,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
                            concurrency: int = 4, price_in_per_mtok: float | None = None,
                            price_out_per_mtok: float | None = None,
                            progress: Progress | None = None, judge_family: str | None = None,
-                           base_url: str | None = None) -> RunCard:
+                           base_url: str | None = None, translator_family: str | None = None) -> RunCard:
     """Judge a card's stored translations with each ``KIND=openai:MODEL[:EFFORT]`` spec; return the re-sealed card.
 
     Args:
@@ -427,6 +464,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
             checkpoints 4096).
         price_in_per_mtok / price_out_per_mtok: USD per 1M judge prompt/completion tokens (cost None without both).
         judge_family: the judges' family as declared with ``--judge-family`` (when their names do not tell it).
+        translator_family: the translator's family as declared with ``--translator-family`` (likewise).
         base_url: the run's ``--base-url``, used for the judge when ``JUDGE_BASE_URL`` is not set
             (:func:`judge_endpoint`).
 
@@ -444,7 +482,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     translator_models = [card.model_slug, card.method.model, card.model_id]
     specs = preflight(judge_specs, translator_models=translator_models, allow_self_judge=allow_self_judge,
                       bench=bench, need_endpoint=client_factory is None, judge_family=judge_family,
-                      base_url=base_url)
+                      base_url=base_url, translator_family=translator_family)
     kinds = [s.kind for s in specs]
     translator_is_llm = card.method.prompt_format != "raw"
     loaded_bench = None
@@ -469,16 +507,9 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     if entered:
         client = await client.__aenter__() or client
     try:
-        fams: dict[str, FamilyCheck] = {}
-        for spec in specs:
-            reported: list[str | None] = []
-            if hasattr(client, "probe"):  # what the judge's server says it serves (test doubles may not say)
-                await client.probe(spec.model)
-                ident = client.identity
-                reported = [ident.served, ident.weights_name, ident.family]
-            fams[spec.kind] = check_family(spec.model, translator_models, allow_self_judge=allow_self_judge,
-                                           judge_reported=reported, judge_family=judge_family,
-                                           translator_is_llm=translator_is_llm)
+        fams = await check_families(specs, client, translator_models, allow_self_judge=allow_self_judge,
+                                    translator_is_llm=translator_is_llm, judge_family=judge_family,
+                                    translator_family=translator_family)
         for spec in specs:
             judge_cls = REGISTRY[spec.kind]
             prompt = prompts[spec.kind]

@@ -105,6 +105,10 @@ class LLMRequest:
         return [m.get("content") or "" for m in self.messages] if self.messages is not None else [self.prompt or ""]
 
 
+PROBE_TRY_S = 15.0
+"""Seconds one ``GET /models`` of :meth:`LLMClient.probe` may take before it is asked again."""
+
+
 @dataclass
 class LLMResult:
     """Outcome of one request after retries. ``text`` is the visible content (None if none arrived).
@@ -124,6 +128,9 @@ class LLMResult:
     error: str | None = None
     error_kind: ErrorKind | None = None
     attempts: int = 1
+    """Exchanges that count as attempts: every one except rate-limited answers (those are waited out, not retried;
+    ``attempt_log`` lists every exchange, rate-limited ones with ``rate_limited``), at least 1 once anything was
+    sent; 0 when nothing could be sent. ``attempts - 1`` are the retries a card's ``totals.retries`` sums."""
     latency_s: float | None = None
     model_id: str | None = None
     raw_request: dict[str, Any] = field(default_factory=dict)
@@ -224,6 +231,8 @@ class LLMClient:
         trust_env: read proxies and CA bundles from the environment (:mod:`mtboard.llm.transport`); False for
             servers mtboard starts itself on loopback.
         http2: HTTP/2 for https endpoints; None = when the ``h2`` package is installed.
+        uds: connect to this Unix socket instead of the base URL's host (a sandboxed local server,
+            :mod:`mtboard.sandbox`); the URL's path still applies.
 
     Raises: ConfigError for a base URL that is not http(s), a concurrency below 1, an API key (after stripping
     surrounding whitespace) with a character an HTTP header cannot carry — the key is never echoed — or a proxy
@@ -233,10 +242,14 @@ class LLMClient:
     def __init__(self, base_url: str, api_key: str | None = None, *, concurrency: int = 8, timeout_s: float = 120.0,
                  max_retries: int = 5, backoff_base_s: float = 0.5, backoff_max_s: float = 30.0,
                  retry_after_max_s: float = 120.0, connect_timeout_s: float = 10.0, deadline_s: float | None = None,
-                 trust_env: bool = True, http2: bool | None = None, rate_limit_deadline_s: float = 900.0):
+                 trust_env: bool = True, http2: bool | None = None, rate_limit_deadline_s: float = 900.0,
+                 uds: str | None = None):
         if concurrency < 1:
             raise ConfigError("concurrency must be at least 1", field="--concurrency")
         self.base_url = transport.normalise_base_url(base_url)
+        self._trust_env = trust_env
+        self.probe_patience_s: float | None = None
+        """How long :meth:`probe` keeps asking a server whose ``/models`` times out (None: ``timeout_s``)."""
         api_key = (api_key or "").strip() or None
         if api_key is not None and not all(" " < ch <= "~" for ch in api_key):  # the key itself is never echoed
             raise ConfigError("the API key contains a character that cannot be sent in an HTTP header (a space, "
@@ -285,7 +298,7 @@ class LLMClient:
         tls = transport.ssl_context(trust_env)
         self._pools = transport.Pools(concurrency, lambda connections: transport.async_client(
             self.base_url, headers=headers, timeout_s=timeout_s, connect_timeout_s=connect_timeout_s,
-            connections=connections, trust_env=trust_env, http2=http2, verify=tls))
+            connections=connections, trust_env=trust_env, http2=http2, verify=tls, uds=uds))
         self._http = self._pools.first
         # absolute URLs built once: httpx would re-parse and merge the base URL on every request
         base = self._http.base_url
@@ -334,11 +347,17 @@ class LLMClient:
         ``/api/version`` → ollama); then ask that server what it serves (llama.cpp ``/props``, llama-cpp-python's
         ``/openapi.json``, Ollama ``/api/show`` and ``/api/tags``, vLLM ``/version``) and keep it in
         :attr:`identity` (:class:`~mtboard.llm.serverinfo.ServerIdentity`; ``model`` is the name requests will use).
-        Never raises; returns what it learned (``unreachable`` when no connection could be made)."""
+        Never raises; returns what it learned (``unreachable`` when no connection could be made;
+        ``identity_unanswered`` when ``/models`` never answered: see :meth:`_models_patiently`)."""
         info: dict[str, Any] = {}
         ident = serverinfo.ServerIdentity()
         try:
-            resp = await self._http.get("/models", timeout=min(self.timeout_s, 15.0))
+            resp = await self._models_patiently(info)
+            if resp is None:  # asked until the deadline; the server never answered: identity unknown, said so
+                ident.provider = self.api_provider
+                self.identity = ident
+                self.server_info = info
+                return info
             server = resp.headers.get("server", "").lower()
             info["server"] = server or None
             info["http_version"] = resp.http_version
@@ -369,12 +388,44 @@ class LLMClient:
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.ProxyError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
             info["unreachable"] = True
+            problem, fix = policy.connect_failure(exc, self.base_url, trust_env=self._trust_env)
+            info["unreachable_problem"], info["unreachable_fix"] = self.redact(problem), fix
         except (httpx.HTTPError, ValueError) as exc:
             info["error"] = self.redact(f"{type(exc).__name__}: {exc}")
         ident.provider = self.api_provider
         self.identity = ident
         self.server_info = info
         return info
+
+    async def _models_patiently(self, info: dict[str, Any]) -> httpx.Response | None:
+        """GET ``/models``, asking again while it times out: a single-slot server (llama-cpp-python, a busy
+        llama.cpp) does not answer while it generates — right after a Ctrl-C it still works through the requests of
+        the stopped run. Each try waits :data:`PROBE_TRY_S`; between tries a backoff of 1, 2, 4 … up to
+        :data:`PROBE_TRY_S` seconds; the tries end after :attr:`probe_patience_s` (default: the client's
+        ``timeout_s``, the time a completion request would wait for that server anyway). Returns the response, or
+        None when no try answered (``info`` then has ``identity_unanswered``, ``probe_tries``, ``probe_waited_s``
+        and ``error``). A refused connection is not waited for: the connect errors propagate."""
+        t0 = time.monotonic()
+        patience = self.timeout_s if self.probe_patience_s is None else self.probe_patience_s
+        tries, pause = 0, 1.0
+        while True:
+            tries += 1
+            try:
+                resp = await self._http.get("/models", timeout=min(self.timeout_s, PROBE_TRY_S))
+                if tries > 1:
+                    info["probe_tries"] = tries
+                return resp
+            except httpx.ConnectTimeout:
+                raise
+            except httpx.TimeoutException as exc:
+                waited = time.monotonic() - t0
+                if waited + pause > patience:
+                    info.update(identity_unanswered=True, probe_tries=tries, probe_waited_s=round(waited, 1),
+                                error=self.redact(f"GET /models did not answer in {tries} tries over {waited:.0f} s "
+                                                  f"({type(exc).__name__})"))
+                    return None
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, PROBE_TRY_S)
 
     async def _root_json(self, path: str, body: dict[str, Any] | None = None) -> Any:
         """GET (or POST ``body`` to) ``path`` relative to the server's root (the base URL without its ``/v1``);
@@ -547,7 +598,8 @@ class LLMClient:
         ans = att.answer
         result = LLMResult(text=v.text, finish_reason=ans.finish_reason if ans else None, reasoning=v.reasoning,
                            raw_text=ans.text if ans is not None and v.text is not None else None,
-                           usage=usage, attempts=attempt, latency_s=busy, model_id=ans.model_id if ans else None,
+                           usage=usage, attempts=max(1, attempt - limited), latency_s=busy,
+                           model_id=ans.model_id if ans else None,
                            raw_request=body, raw_response=att.raw, attempt_log=log, status_code=att.status,
                            fatal=v.fatal, stop_cut=ans.stop_cut if ans else None,
                            uncut_text=ans.uncut_text if ans else None, rate_limit_waits=waits)

@@ -13,8 +13,10 @@ import email.utils
 import math
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from mtboard.llm.shapes import Answer
 from mtboard.schema import ErrorKind
@@ -352,7 +354,85 @@ def context_error(message: str) -> bool:
     return bool(_CONTEXT_RE.search(message))
 
 
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"})
+"""Hosts that are this machine: a refused connection there means the local server is not running."""
+
+
+def proxy_variable(url: str, environ: Mapping[str, str]) -> str | None:
+    """The environment variable whose proxy httpx uses for ``url`` (``trust_env``; curl's rules:
+    ``{scheme}_proxy`` / ``{SCHEME}_PROXY``, then ``all_proxy`` / ``ALL_PROXY``, unless ``NO_PROXY`` names the host;
+    :func:`urllib.request.proxy_bypass_environment` decides that), or None for a direct connection."""
+    import urllib.request
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host in LOCAL_HOSTS:
+        return None
+    scheme = parts.scheme.lower()
+    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
+        if environ.get(name):
+            no_proxy = environ.get("no_proxy") or environ.get("NO_PROXY")
+            if no_proxy and urllib.request.proxy_bypass_environment(host, {"no": no_proxy}):
+                return None
+            return name
+    return None
+
+
+def connect_failure(exc: BaseException, url: str, environ: Mapping[str, str] | None = None,
+                    trust_env: bool = True) -> tuple[str, str]:
+    """Why no connection to ``url`` could be made, and its fix, from an httpx connect exception (its cause chain:
+    :class:`socket.gaierror` for a name that does not resolve, :class:`ConnectionRefusedError` for a closed port;
+    :class:`httpx.ProxyError` for a proxy that refused to tunnel; :class:`httpx.ConnectTimeout`).
+
+    Returns ``(problem, fix)``, one line each: a name that does not resolve (check the host name and this machine's
+    DNS); a proxy error, naming the proxy variable (``HTTPS_PROXY`` …) that routes the request; a refused port on
+    this machine (start the server); a refused remote port; a connect timeout. The proxy's URL is never shown (it can
+    hold a password)."""
+    import os
+    import socket
+
+    import httpx
+
+    env = os.environ if environ is None else environ
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    where = f"{host}:{port}"
+    proxy = proxy_variable(url, env) if trust_env else None
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and len(chain) < 10:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    detail = str(exc).strip() or type(exc).__name__
+    if any(isinstance(x, httpx.ProxyError) for x in chain):
+        return (f"the proxy in {proxy or 'the proxy environment'} refused to connect to {where} ({detail})",
+                f"check {proxy or 'HTTPS_PROXY / HTTP_PROXY / ALL_PROXY'} (the proxy's address and whether it lets "
+                f"this host through), or add {host} to NO_PROXY to connect directly")
+    if proxy is not None and any(isinstance(x, (ConnectionRefusedError, socket.gaierror, httpx.ConnectTimeout))
+                                 for x in chain):
+        return (f"cannot reach the proxy in {proxy} on the way to {where} ({detail})",
+                f"check {proxy} (the proxy's host and port), or unset it / add {host} to NO_PROXY to connect "
+                "directly")
+    if any(isinstance(x, socket.gaierror) for x in chain):
+        return (f"the host name {host!r} does not resolve ({detail})",
+                "check the host name in --base-url / the *_BASE_URL variable, and this machine's DNS and network "
+                "connection")
+    if any(isinstance(x, ConnectionRefusedError) for x in chain):
+        if host in LOCAL_HOSTS:
+            return (f"nothing listens on {where} on this machine ({detail})",
+                    "start the server, or check the port in --base-url / the *_BASE_URL variable")
+        return (f"{where} refused the connection ({detail})",
+                "check the host and port in --base-url / the *_BASE_URL variable (no service listens there)")
+    if any(isinstance(x, httpx.ConnectTimeout) for x in chain):
+        return (f"no connection to {where} within the connect timeout ({detail})",
+                "check the host and port, a firewall on the way, or whether a proxy (HTTPS_PROXY) is needed")
+    return (f"cannot connect to {where} ({type(exc).__name__}: {detail})",
+            "check the host and port in --base-url / the *_BASE_URL variable, and the network")
+
+
 __all__ = ["TRANSPORT_STATUSES", "FATAL_STATUSES", "RATE_LIMIT_STATUSES", "FINISH_STOP", "FINISH_LENGTH",
-           "FINISH_FILTER", "FINISH_TOOL", "FINISH_TRANSPORT", "TRUNCATION_FACTOR", "Verdict", "apply_stop",
-           "classify_status", "context_error", "detect_truncation", "estimate_min_prompt_tokens", "finish_kind",
-           "judge", "parse_duration", "parse_retry_after", "rate_limit_wait", "split_think"]
+           "FINISH_FILTER", "FINISH_TOOL", "FINISH_TRANSPORT", "TRUNCATION_FACTOR", "LOCAL_HOSTS", "Verdict",
+           "apply_stop", "classify_status", "connect_failure", "context_error", "detect_truncation",
+           "estimate_min_prompt_tokens", "finish_kind", "judge", "parse_duration", "parse_retry_after",
+           "proxy_variable", "rate_limit_wait", "split_think"]

@@ -103,9 +103,11 @@ def ssl_context(trust_env: bool = True) -> Any:
 
 def async_client(base_url: str, *, headers: dict[str, str], timeout_s: float, connect_timeout_s: float,
                  connections: int, trust_env: bool = True, http2: bool | None = None,
-                 verify: Any = True) -> httpx.AsyncClient:
+                 verify: Any = True, uds: str | None = None) -> httpx.AsyncClient:
     """The ``httpx.AsyncClient`` for one endpoint (module docstring). ``base_url`` is already normalised;
-    ``verify`` is a TLS context from :func:`ssl_context` (or True: a new one).
+    ``verify`` is a TLS context from :func:`ssl_context` (or True: a new one). ``uds``: the path of a Unix socket
+    to connect to instead of the URL's host (a sandboxed local server, :mod:`mtboard.sandbox`; httpx's
+    ``AsyncHTTPTransport(uds=…)``); never through a proxy.
 
     Raises: ConfigError when the proxy environment cannot be used (a SOCKS proxy without ``httpx[socks]``, a
     malformed proxy URL) — the proxy's URL is not echoed (it can hold a password).
@@ -113,13 +115,15 @@ def async_client(base_url: str, *, headers: dict[str, str], timeout_s: float, co
     url, auth, params = split_base_url(base_url)
     if http2 is None:
         http2 = url.startswith("https:") and http2_available()
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections,
+                          keepalive_expiry=KEEPALIVE_EXPIRY_S)
+    over_socket = httpx.AsyncHTTPTransport(uds=uds, limits=limits, http2=False) if uds else None
     try:
         return httpx.AsyncClient(
             base_url=url, auth=auth, params=params or None, headers=headers, follow_redirects=False,
-            trust_env=trust_env, http2=http2, verify=verify,
-            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s, pool=None),
-            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections,
-                                keepalive_expiry=KEEPALIVE_EXPIRY_S))
+            trust_env=trust_env and over_socket is None, http2=http2, verify=verify,
+            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s, pool=None), limits=limits,
+            transport=over_socket)
     except ImportError as exc:
         what = "socksio" if "socks" in str(exc).lower() else "h2" if "h2" in str(exc) else "a package"
         raise ConfigError(f"the HTTP client needs {what}, which is not installed",
@@ -202,16 +206,19 @@ def response_text(response: httpx.Response) -> str:
 
 
 def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float = 30.0,
-             headers: dict[str, str] | None = None, trust_env: bool = True) -> tuple[int, Any]:
+             headers: dict[str, str] | None = None, trust_env: bool = True, uds: str | None = None
+             ) -> tuple[int, Any]:
     """Synchronous GET of a JSON resource (non-LLM HTTP services such as Apertium APY, local servers' health checks;
-    call it in a thread). ``trust_env=False`` for servers mtboard started on this machine.
+    call it in a thread). ``trust_env=False`` for servers mtboard started on this machine; ``uds``: connect to this
+    Unix socket instead of the URL's host (a sandboxed server; never through a proxy).
 
     Returns: ``(status, parsed JSON)``; the body is None when it is not JSON.
     Raises: ConnectionError (one line, no URL) when no response arrived (refused, reset, timeout, proxy failure).
     """
     try:
-        with httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)), trust_env=trust_env,
-                          follow_redirects=False, headers=headers) as client:
+        with httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+                          trust_env=trust_env and not uds, follow_redirects=False, headers=headers,
+                          transport=httpx.HTTPTransport(uds=uds) if uds else None) as client:
             resp = client.get(url, params=params)
     except httpx.HTTPError as exc:
         raise ConnectionError(f"{type(exc).__name__}: no response") from None

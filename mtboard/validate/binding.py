@@ -18,10 +18,17 @@ def check_dataset(run: CardRun, card: RunCard, ctx: Context) -> KnownCorpus | No
     corpora = ctx.corpora()
     same_id = [k for k in corpora if k.corpus.dataset.id == d.id]
     if not same_id:
+        if not ctx.corpora_dir.is_dir():  # run outside a checkout: say so, not "known: none"
+            run.fail("dataset", f"no corpora folder at {ctx.corpora_dir.absolute()} (not an mtboard checkout?) to find "
+                                f"corpus {d.id!r} in; fix: run "
+                                "from the root of an mtboard checkout, or pass --corpora DIR (the folder with the "
+                                "published corpus files) or --root DIR", "$.dataset.id")
+            return None
         known = sorted({k.corpus.dataset.id for k in corpora})
         shown = ", ".join(known[:12]) + (" …" if len(known) > 12 else "")
         run.fail("dataset", f"no corpus with this dataset id in {ctx.corpora_dir.name}/ (known: {shown or 'none'}); "
-                            "cards must evaluate a published corpus", "$.dataset.id")
+                            "cards must evaluate a published corpus (fix: pass --corpora DIR when its file is "
+                            "elsewhere)", "$.dataset.id")
         return None
     same_version = [k for k in same_id if k.corpus.dataset.version == d.version]
     if not same_version:

