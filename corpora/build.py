@@ -181,13 +181,13 @@ def src_django(root: Path, lang: str) -> list[Pair]:
     files += sorted(root.glob(f"django/contrib/*/locale/{lang}/LC_MESSAGES/django.po"))
     out: list[Pair] = []
     for k, f in enumerate(files):
-        out += _with(read_catalog(f), "django", str(f.relative_to(root)), k * 100000)
+        out += _with(read_catalog(f, plurals=False), "django", str(f.relative_to(root)), k * 100000)
     return out
 
 
 def _mo(root: Path, package: str, rel: str, k: int = 0) -> list[Pair]:
     f = root / rel
-    return _with(read_catalog(f), package, rel, k * 100000) if f.exists() else []
+    return _with(read_catalog(f, plurals=False), package, rel, k * 100000) if f.exists() else []
 
 
 def src_gnumed(root: Path, lang: str) -> list[Pair]:

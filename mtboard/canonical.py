@@ -3,15 +3,16 @@
 * :func:`canonical_bytes` — the one serialisation used both to hash and to write run cards: keys sorted by UTF-16
   code units, no insignificant whitespace, UTF-8, numbers in ECMAScript shortest form (via the ``rfc8785`` library,
   so a verifier in any language reproduces the bytes).
-* :func:`fingerprint` — reproducibility identity, version 2 (spec §3.8 plus the components listed in
-  :data:`FINGERPRINT_V2_COMPONENTS`).
+* :func:`fingerprint` — reproducibility identity, version 3 (spec §3.8 plus the components listed in
+  :data:`FINGERPRINT_COMPONENTS`).
 * :func:`run_card_hash` — tamper-evident seal (spec §3.9): SHA-256 of the canonical card with ``run_card_hash`` = "".
 
 Why fingerprint v1 (spec §3.8) is not enough: it hashes dataset, model_slug, condition, system-prompt hash,
 temperature, harness version, batch size and tools only. The same ``model_slug`` served by two channels (OpenAI vs.
 OpenRouter vs. a local llama.cpp quantisation), with different ``max_tokens``, a different user-prompt template, a
 different GGUF file or Apertium release, or a 10-entry ``--limit`` subset of the corpus all collide on one v1
-fingerprint although they are different experiments. v2 adds exactly those components.
+fingerprint although they are different experiments. v2 adds exactly those components; v3 adds the version of the
+text normalisation applied before every metric (issue 14), which changes scores of the same outputs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import rfc8785
 
 from mtboard.errors import InputError
 
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
 FINGERPRINT_V1_COMPONENTS = (
     "dataset_sha256", "model_slug", "condition", "system_prompt_sha256", "temperature", "harness_version",
     "batch_size", "tools_enabled",
@@ -35,6 +36,8 @@ FINGERPRINT_V2_COMPONENTS = FINGERPRINT_V1_COMPONENTS + (
 )
 """v2 = v1 + channel (provider, hashed endpoint host), generation cap, user-prompt template, exact weights (revision
 or GGUF file hash), engine build, the evaluated entry-id list, and the judge (model + prompt hash) when one ran."""
+FINGERPRINT_COMPONENTS = FINGERPRINT_V2_COMPONENTS + ("text_normalisation",)
+"""v3 (current) = v2 + the text normalisation version (:data:`mtboard.text.NORMALISATION_VERSION`)."""
 
 
 def canonical_bytes(value: Any) -> bytes:
@@ -91,10 +94,10 @@ def entry_ids_sha256(ids: list[int]) -> str:
 def fingerprint_hash(components: dict[str, Any], version: int = FINGERPRINT_VERSION) -> str:
     """SHA-256 hex of ``canonical_bytes({"components": components, "version": version})``.
 
-    ``components`` must have exactly the keys of :data:`FINGERPRINT_V2_COMPONENTS` (values: str, int, float, bool,
+    ``components`` must have exactly the keys of :data:`FINGERPRINT_COMPONENTS` (values: str, int, float, bool,
     None or list of str). Raises InputError on a missing or unknown key.
     """
-    expected = set(FINGERPRINT_V2_COMPONENTS)
+    expected = set(FINGERPRINT_COMPONENTS)
     got = set(components)
     if got != expected:
         missing = sorted(expected - got)

@@ -19,9 +19,10 @@ from mtboard.schema import (BackendFacts, DatasetRef, EntryResult, Fingerprint, 
 
 
 def card_fingerprint_components(card: RunCard) -> dict[str, object]:
-    """The 18 fingerprint v2 components of a card, derived only from its own fields (spec §3.8, extended).
+    """The 19 fingerprint v3 components of a card, derived only from its own fields and this harness's text
+    normalisation version (spec §3.8, extended).
 
-    Returns: dict with exactly the keys of :data:`mtboard.canonical.FINGERPRINT_V2_COMPONENTS`.
+    Returns: dict with exactly the keys of :data:`mtboard.canonical.FINGERPRINT_COMPONENTS`.
     """
     return fingerprint_components(RunSpec.from_card(card), facts_from_card(card),
                                   entry_ids=[r.entry_id for r in card.results], judges=card.judges,
@@ -29,7 +30,7 @@ def card_fingerprint_components(card: RunCard) -> dict[str, object]:
 
 
 def compute_fingerprint(card: RunCard) -> Fingerprint:
-    """Fingerprint v2 object for a card (hash over the components re-derived from its fields)."""
+    """Fingerprint v3 object for a card (hash over the components re-derived from its fields)."""
     comps = card_fingerprint_components(card)
     return Fingerprint(version=canonical.FINGERPRINT_VERSION, hash=canonical.fingerprint_hash(comps),
                        components=comps)

@@ -10,9 +10,10 @@ Outcomes (decide scoring; docs/SCORING_SPEC.md §3):
 =====================  ==========================================================================================
 ``no_usable_output``   backend error kind (token cap, timeout, transport, …), no output, unclosed ``<think>``,
                        or empty text after post-processing → 0 on every metric, never judged.
-``source_untranslated`` equal to the source (or history + source) after NFKC, with whitespace and speaker tags
-                       removed → 0 on every metric, never judged. Not applied when the reference itself equals the
-                       source under the same normalisation (then the copy is the correct translation).
+``source_untranslated`` equal to the source (or history + source) after :func:`mtboard.text.normalise` and NFKC,
+                       with whitespace and speaker tags removed → 0 on every metric, never judged. Not applied when
+                       the reference itself equals the source under the same normalisation (then the copy is the
+                       correct translation).
 ``usable``             everything else, scored and judged normally.
 =====================  ==========================================================================================
 
@@ -21,7 +22,9 @@ Flags (recorded, do not change scores yet; intended penalties in docs/SCORING_SP
 ``foreign_script``, ``eos.multiple``, ``length.long``, ``length.short``, ``partly_untranslated``, and the
 informational ``think.stripped``, ``unknown_marks`` and ``injection`` (text addressed to a judge; issue 24).
 
-Changing any rule, pattern or threshold here changes results: bump :data:`POLICY_VERSION`.
+Changing any rule, pattern or threshold here changes results: bump :data:`POLICY_VERSION`. The echo test's text
+normalisation is versioned by :data:`mtboard.text.NORMALISATION_VERSION` (in every card's metric signatures and
+fingerprint), not here.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import regex
 
 from mtboard.languages import expected_scripts
 from mtboard.schema import CheckFlag, ErrorKind, MechanicalDecision, Outcome
-from mtboard.text import CONTROL_TOKEN, MD_EMPHASIS, TAG, may_hold_placeholders, placeholders
+from mtboard.text import CONTROL_TOKEN, MD_EMPHASIS, TAG, may_hold_placeholders, normalise, placeholders
 
 POLICY_VERSION = "mech-1.1"
 """Version of this frozen policy, stored in every card's ``scores.policy_version``."""
@@ -126,8 +129,9 @@ _TAG_CHARS = frozenset("【[*:：「『")
 
 
 def _split_speaker_tags(text: str) -> tuple[tuple[str, ...], str]:
-    """(speaker names, body key) after NFKC: tags at line starts removed, all whitespace removed from the body."""
-    text = unicodedata.normalize("NFKC", text)
+    """(speaker names, body key) after :func:`mtboard.text.normalise` and NFKC: tags at line starts removed, all
+    whitespace removed from the body."""
+    text = unicodedata.normalize("NFKC", normalise(text))
     if _TAG_CHARS.isdisjoint(text):  # fast path: no tag can match (same result as the substitution below)
         return (), "".join(text.split())
     names: list[str] = []
@@ -141,13 +145,14 @@ def _split_speaker_tags(text: str) -> tuple[tuple[str, ...], str]:
 
 
 def _plain_key(text: str) -> str:
-    return "".join(unicodedata.normalize("NFKC", text).split())
+    return "".join(unicodedata.normalize("NFKC", normalise(text)).split())
 
 
 def is_echo(output: str, source: str, history: list[str] | None = None) -> bool:
-    """The JA→EN write-up's echo test: equal to the source (or history + source) after NFKC with whitespace and
-    speaker tags removed. Tags are removed from both sides; when both sides have tags their names must agree (so a
-    translated label such as ``risc: %s`` for ``risk: %s`` is not an echo)."""
+    """The JA→EN write-up's echo test: equal to the source (or history + source) after the one text normalisation
+    (:func:`mtboard.text.normalise`: zero-width characters, soft hyphens, bidi marks removed …) and NFKC, with
+    whitespace and speaker tags removed. Tags are removed from both sides; when both sides have tags their names
+    must agree (so a translated label such as ``risc: %s`` for ``risk: %s`` is not an echo)."""
     names_o, body_o = _split_speaker_tags(output)
     if not body_o:
         return False

@@ -63,6 +63,29 @@ def same_language(a: str, b: str) -> bool:
     return str(parse(a)).lower() == str(parse(b)).lower() or primary(a) == primary(b)
 
 
+def best_matches(tags: list[str | None], wanted: str) -> list[int]:
+    """Indices of the ``tags`` that best match ``wanted`` (BCP 47, compared case-insensitively after langcodes parses
+    both): the exact matches (``pt-br`` for ``pt-BR``) when there are any, else those with the same primary subtag
+    (``pt-PT`` for ``pt-BR``, ``en-US`` for ``en``); ``[]`` when none. None and malformed tags match nothing. More
+    than one index means the choice is ambiguous (the caller decides; importers refuse)."""
+    want = str(parse(wanted)).lower()
+    want_primary = primary(wanted)
+    exact: list[int] = []
+    near: list[int] = []
+    for i, t in enumerate(tags):
+        if not t:
+            continue
+        try:
+            got = parse(t)
+        except InputError:
+            continue
+        if str(got).lower() == want:
+            exact.append(i)
+        elif (got.language or "").lower() == want_primary:
+            near.append(i)
+    return exact or near
+
+
 def is_one_of(tag: str, tags: list[str] | tuple[str, ...] | frozenset[str]) -> bool:
     """True when ``tag`` is in ``tags`` exactly, or its primary subtag is (``es-MX`` in ``[es]``)."""
     return tag in tags or primary(tag) in tags

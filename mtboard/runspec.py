@@ -6,7 +6,7 @@ in this one module:
 
 * the work directory's identity (:meth:`RunSpec.identity`, compared on resume) and default folder name
   (:meth:`RunSpec.work_dir_name`);
-* the card's method record (:meth:`RunSpec.method_record`) and the fingerprint v2 components
+* the card's method record (:meth:`RunSpec.method_record`) and the fingerprint v3 components
   (:func:`fingerprint_components`, spec §3.8 extended — see :mod:`mtboard.canonical`), together with the
   :class:`~mtboard.schema.BackendFacts` a backend learnt while running (provider, engine build, weights hash …);
 * what a backend is told about the run (:meth:`RunSpec.backend_context`).
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 from mtboard import canonical
 from mtboard.schema import BackendFacts, JudgeSummary, MethodClass, MethodRecord, RunCard, Segment
+from mtboard.text import NORMALISATION_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover - typing only (prompts imports jinja2)
     from mtboard.prompts import Prompt
@@ -289,9 +290,10 @@ def _judges_component(judges: Mapping[str, JudgeSummary]) -> tuple[str | None, s
 def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Iterable[int],
                            judges: Mapping[str, JudgeSummary], harness_version: str,
                            tools_enabled: Iterable[str] = ()) -> dict[str, Any]:
-    """The 18 fingerprint v2 components of a run (spec §3.8 extended; :data:`mtboard.canonical.
-    FINGERPRINT_V2_COMPONENTS` lists them): the spec's settings, the backend's facts (provider, weights, engine),
-    the entry ids covered, the judges and the harness version.
+    """The 19 fingerprint v3 components of a run (spec §3.8 extended; :data:`mtboard.canonical.
+    FINGERPRINT_COMPONENTS` lists them): the spec's settings, the backend's facts (provider, weights, engine),
+    the entry ids covered, the judges, the harness version and the text normalisation version
+    (:data:`mtboard.text.NORMALISATION_VERSION`, applied before every metric by this harness).
 
     The runner calls it with the live spec; the validator with :meth:`RunSpec.from_card` and
     :func:`facts_from_card` of the card under test — the same function, so the two cannot drift apart.
@@ -316,6 +318,7 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
         "entry_ids_sha256": canonical.entry_ids_sha256(list(entry_ids)),
         "judge_model": judge_model,
         "judge_prompt_sha256": judge_prompt,
+        "text_normalisation": NORMALISATION_VERSION,
     }
 
 

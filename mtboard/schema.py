@@ -7,7 +7,7 @@ descriptions (``mtboard schema corpus|run-card``).
 
 Deviations from the spec, on purpose:
 * ``results[].entry_id`` is an integer (the corpus ``entries[].id`` it matches is an integer, spec §2.2).
-* ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v2, see :mod:`mtboard.canonical`).
+* ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v3, see :mod:`mtboard.canonical`).
 * Entries may carry ``origin`` (upstream package/file/locator), ``variants`` (acceptable alternative references for
   ``equivalent_match``, spec §4.1) and ``history`` (prior dialogue lines for context-aware judging).
 * Method class ``baseline`` exists for the echo/empty reference baselines (spec §9.6 lists none for them).
@@ -23,6 +23,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, ValidationError,
                       field_validator, model_serializer, model_validator)
+
+from mtboard.text import is_blank
 
 # --------------------------------------------------------------------------------------------------------------------
 # Base and enums
@@ -319,6 +321,15 @@ class Entry(Strict):
     origin: Origin | None = None
     """Upstream location of the text (package, file, locator)."""
 
+    @field_validator("source", "reference")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        # issue 14: ' ' or a lone zero-width space passed min_length and scored an empty output as perfect
+        if is_blank(v):
+            raise ValueError("is blank after text normalisation (only whitespace, zero-width or other invisible "
+                             "characters; mtboard.text.normalise): write the text or remove the entry")
+        return v
+
 
 class Corpus(Strict):
     """A corpus file: envelope + entries (spec §2)."""
@@ -526,8 +537,8 @@ class Signatures(Strict):
     bleu: str
     ter: str
     composite: str | None = None
-    """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card of
-    harness 0.2.0 has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
+    """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card from
+    harness 0.2.0 on has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
     older card still parses and is refused with the reason (its harness version)."""
 
     @model_serializer(mode="wrap")
@@ -903,11 +914,14 @@ class ReplicateRun(Strict):
 
 
 class Fingerprint(Strict):
-    """Fingerprint v2 (spec §3.8 extended): ``hash`` = SHA-256 of canonical ``{components, version}``."""
+    """Fingerprint v3 (spec §3.8 extended; v2 + the text normalisation version): ``hash`` = SHA-256 of canonical
+    ``{components, version}``."""
 
     BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
 
-    version: Literal[2]
+    version: Literal[2, 3]
+    """3 for cards of harness 0.3.0 on (:data:`mtboard.canonical.FINGERPRINT_VERSION`); 2 is still read, so that an
+    older card parses, is refused by the validator with the reason and can be re-scored (``mtboard rescore``)."""
     hash: Hex64
     components: dict[str, str | int | float | bool | list[str] | None]
 

@@ -27,7 +27,7 @@ from mtboard.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_sig
 from mtboard.prices import Rates
 from mtboard.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Replicates, Scores,
                             SegmentStats, Signatures, Totals, TranslationRecord, Usage)
-from mtboard.text import nfc, normalise_for_match
+from mtboard.text import normalise, normalise_for_match
 
 
 FIRST_SHARE = 0.85
@@ -146,15 +146,15 @@ def _check_and_measure(items: list[tuple], source_language: str, target_language
         out.decisions.append(d)
         ok = d.outcome == Outcome.usable
         usable.append(ok)
-        hyps.append(nfc(p) if ok else "")
-        refs.append(nfc(reference))
+        hyps.append(normalise(p) if ok else "")  # the one text normalisation (mtboard.text), both sides
+        refs.append(normalise(reference))
     out.chrf, out.bleu, out.ter = statistics_chunk(hyps, refs, target_language)
     chrf_s, bleu_s, ter_s = sentence_chrf_from_stats, sentence_bleu_from_stats, sentence_ter_from_stats
     for i, (item, h, r, ok, d) in enumerate(zip(items, hyps, refs, usable, out.decisions)):
         out.chrf_score.append(chrf_s(out.chrf[i]) if ok else 0.0)
         out.bleu_score.append(bleu_s(out.bleu[i]) if ok else 0.0)
         out.ter_score.append(ter_s(out.ter[i]))
-        # h and r are NFC already: whitespace normalisation is all that normalise_for_match has left to do
+        # h and r are normalised already: whitespace collapsing is all that normalise_for_match has left to do
         hn = " ".join(h.split())
         rn = " ".join(r.split())
         out.exact.append(ok and hn == rn)

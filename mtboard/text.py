@@ -1,5 +1,50 @@
-"""Text rules shared by the corpus builder, the mechanical policy and the metrics: Unicode normalisation for
-matching, and the one set of placeholder and markup patterns.
+"""Text rules shared by the corpus builder, the mechanical policy and the metrics: the one text normalisation, line
+records, and the one set of placeholder and markup patterns.
+
+Normalisation (issue 14 part 2): :func:`normalise` is the one function applied identically to references and
+hypotheses before exact match, every metric and the echo check; raw text is always kept (cards store ``expected``,
+``raw_predicted`` and ``predicted`` unnormalised). Its rules, version :data:`NORMALISATION_VERSION`, one row per
+character class, decided with the script in mind:
+
+==============================  =====================================  ============================================
+characters                      rule                                   why
+==============================  =====================================  ============================================
+CR LF, CR, VT, FF, FS, GS, RS,  each → ``\n``                          line boundaries ``str.splitlines`` knows;
+NEL U+0085, LS U+2028,                                                 one line break, however a file or a model
+PS U+2029                                                              wrote it
+U+FEFF BOM / ZWNBSP             removed                                a byte-order mark is not text (U+2060 is the
+                                                                       word joiner)
+U+200B zero-width space         removed                                an invisible break opportunity (Thai, Khmer,
+                                                                       Lao, Myanmar word hints), never a letter
+U+2060 word joiner              removed                                invisible no-break hint
+U+00AD soft hyphen              removed                                a hyphenation hint (spec: invisible unless
+                                                                       the line breaks there)
+U+200E LRM, U+200F RLM, U+061C  removed                                bidi formatting: changes display order,
+ALM, U+202A–U+202E embeddings/                                         never the characters (Arabic, Hebrew,
+overrides, U+2066–U+2069                                               Persian text keeps its letters)
+isolates
+U+200C ZWNJ, U+200D ZWJ         kept between two characters of a       Persian ``می‌خواهم``, Urdu, Kurdish (Arabic
+                                script that uses them (Arabic,         script), Indic conjunct control after a
+                                Syriac, Mongolian, N'Ko, Devanagari,   virama (``क्‌ष``), Sinhala ``ශ්‍රී``, emoji
+                                Bengali, Gurmukhi, Gujarati, Oriya,    sequences (👩‍💻) change what a reader sees
+                                Tamil, Telugu, Kannada, Malayalam,     or says; anywhere else (Latin, CJK, …) they
+                                Sinhala, Khmer, Myanmar) or two emoji  are invisible debris
+                                (Extended_Pictographic, after any
+                                combining marks, variation selectors
+                                or skin-tone modifiers); else removed
+variation selectors, CGJ,       kept                                   they select glyphs or block reordering
+U+180E, tag characters                                                 (CJK ideographic variants, Mongolian, emoji
+                                                                       flags)
+spaces (U+0020, NBSP, narrow    kept                                   French typography puts NBSP before ``:;!?``;
+NBSP, ideographic space)                                               metrics see spacing as sacrebleu defines it;
+                                                                       exact match collapses runs
+                                                                       (:func:`normalise_for_match`)
+everything                      Unicode NFC, after the removals        canonical composition (``e`` + U+0301 → é),
+                                                                       also across a removed character
+==============================  =====================================  ============================================
+
+The function is idempotent (``normalise(normalise(t)) == normalise(t)``). Changing a rule changes scores: bump
+:data:`NORMALISATION_VERSION` (it is recorded in every card's metric signatures and in the fingerprint).
 
 Placeholders are the tokens a translation must copy verbatim (docs/SCORING_SPEC.md §3.3, corpora/SOURCES.md
 "Filters"); :data:`PLACEHOLDER` is their one pattern, built from named parts, used by :mod:`mtboard.checks` (the
@@ -46,14 +91,77 @@ import regex
 # Normalisation
 
 
+NORMALISATION_VERSION = "1"
+"""Version of :func:`normalise` (``textnorm:<version>`` in metric signatures, ``text_normalisation`` in the
+fingerprint). Version 1: the table in this module's docstring (issue 14)."""
+
+SIGNATURE_FIELD = f"textnorm:{NORMALISATION_VERSION}"
+"""The field appended to every metric signature (chrF++, BLEU, TER): ``textnorm:1``."""
+
+LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+"""Every line boundary ``str.splitlines`` knows besides ``\\n``."""
+_LINE_BREAK_RE = regex.compile(r"\r\n|[" + LINE_BREAKS + "]")
+IGNORABLE = "\ufeff\u200b\u2060\u00ad\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""Characters :func:`normalise` always removes: BOM/ZWNBSP, zero-width space, word joiner, soft hyphen, bidi marks,
+embeddings, overrides and isolates."""
+_IGNORABLE_RE = regex.compile("[" + IGNORABLE + "]")
+JOINER_SCRIPTS = ("Arabic", "Syriac", "Mongolian", "Nko", "Devanagari", "Bengali", "Gurmukhi", "Gujarati", "Oriya",
+                  "Tamil", "Telugu", "Kannada", "Malayalam", "Sinhala", "Khmer", "Myanmar")
+"""Scripts in which ZWJ/ZWNJ between two of their characters change shaping or meaning (kept by :func:`normalise`)."""
+_JOINER_SIDE = "".join(rf"\p{{Script={s}}}" for s in JOINER_SCRIPTS) + r"\p{Extended_Pictographic}"
+_STRAY_JOINER_RE = regex.compile(
+    rf"(?<![{_JOINER_SIDE}][\p{{M}}\p{{Emoji_Modifier}}]*)[\u200c\u200d]|[\u200c\u200d](?![{_JOINER_SIDE}])")
+"""ZWNJ/ZWJ not preceded (through any marks, variation selectors, skin-tone modifiers) and followed by a character of
+:data:`JOINER_SCRIPTS` or an emoji."""
+
+
 def nfc(text: str) -> str:
-    """Unicode NFC (applied to hypotheses and references before any metric)."""
+    """Unicode NFC only (no removals). Scoring uses :func:`normalise`."""
     return unicodedata.normalize("NFC", text)
 
 
+def normalise(text: str) -> str:
+    """The one text normalisation (version :data:`NORMALISATION_VERSION`; rules in this module's docstring): line
+    breaks → ``\\n``; BOM, zero-width space, word joiner, soft hyphen and bidi controls removed; ZWJ/ZWNJ removed
+    except inside a script that needs them or an emoji sequence; then NFC. Applied identically to references and
+    hypotheses before exact match, metrics and the echo check.
+
+    Examples: ``'co\\u00adop'`` → ``'coop'``; ``'\\u200b'`` → ``''``; ``'a\\u2028b'`` → ``'a\\nb'``;
+    ``'می\\u200cخواهم'`` unchanged; ``'e\\u200b\\u0301'`` → ``'é'``.
+    """
+    text = _LINE_BREAK_RE.sub("\n", text)
+    if text.isascii():
+        return text
+    text = _IGNORABLE_RE.sub("", text)
+    if "\u200c" in text or "\u200d" in text:
+        text = _STRAY_JOINER_RE.sub("", text)
+    return unicodedata.normalize("NFC", text)
+
+
+
 def normalise_for_match(text: str) -> str:
-    """NFC, whitespace runs collapsed to one space, outer whitespace removed (exact and equivalent match)."""
-    return " ".join(nfc(text).split())
+    """:func:`normalise`, then whitespace runs collapsed to one space and outer whitespace removed (exact and
+    equivalent match)."""
+    return " ".join(normalise(text).split())
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` is empty or only whitespace after :func:`normalise` (``' '``, a lone zero-width space, a
+    soft hyphen, a BOM)."""
+    return not normalise(text).strip()
+
+
+def split_records(text: str) -> list[str]:
+    """Split text into line records on ``\\n`` and ``\\r\\n`` only (a trailing ``\\r`` is removed from each line);
+    never on U+2028, U+0085, VT, FF or a lone CR, which are characters inside a record (``str.splitlines`` would
+    split there). A final line break does not start an empty record. ``'a\\u2028b\\r\\nc\\n'`` → ``['a\\u2028b',
+    'c']``."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Issue 2 acceptance: canonical JSON, fingerprint v2 and run_card_hash known answers, mutation sensitivity.
+"""Issue 2 acceptance: canonical JSON, fingerprint v3 and run_card_hash known answers, mutation sensitivity.
 
 The fixture tests/fixtures/card_minimal.json is a small hand-written card (toy data, not evaluation data); its
 expected hashes are computed here independently with hashlib over a hand-written canonical string.
@@ -69,7 +69,7 @@ def test_fingerprint_known_answer(card_dict):
         '"harness_version":"0.1.0","judge_model":null,"judge_prompt_sha256":null,"max_tokens":null,'
         '"model_file_sha256":null,"model_revision":null,"model_slug":"apertium/eng-spa",'
         '"prompt_template_sha256":null,"system_prompt_sha256":"' + empty_sha + '","temperature":null,'
-        '"tools_enabled":[]},"version":2}'
+        '"text_normalisation":"1","tools_enabled":[]},"version":3}'
     )
     expected = hashlib.sha256(handwritten.encode("utf-8")).hexdigest()
     assert card_dict["fingerprint"]["hash"] == expected
@@ -127,7 +127,7 @@ def test_every_field_change_changes_run_card_hash(card_dict):
 def test_every_fingerprint_component_matters(card_dict):
     card = loads_card(FIXTURE.read_bytes(), "fixture")
     comps = card_fingerprint_components(card)
-    assert set(comps) == set(canonical.FINGERPRINT_V2_COMPONENTS) and len(comps) == 18
+    assert set(comps) == set(canonical.FINGERPRINT_COMPONENTS) and len(comps) == 19
     base = canonical.fingerprint_hash(comps)
     for key, value in comps.items():
         changed = dict(comps)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import polib
 import pytest
 
-from mtboard.corpora.importers import align_html, align_udhr, html_blocks, read_catalog, read_tmx, read_tsv, \
-    split_context
+from mtboard.corpora.importers import ImportReport, align_html, align_udhr, html_blocks, read_catalog, read_tmx, \
+    read_tsv, split_context
 from mtboard.errors import InputError
 
 # Hand-made PO catalogue: header, a normal entry, msgctxt, fuzzy, obsolete, plural, untranslated, identical.
@@ -57,10 +57,17 @@ def _pairs(pairs):
 
 
 def test_read_po(po_file):
-    pairs = read_catalog(po_file)
-    # fuzzy, plural, untranslated, obsolete and the header are gone; identical text is left to the filters
+    report = ImportReport()
+    pairs = read_catalog(po_file, report)
+    # fuzzy, untranslated, obsolete and the header are gone (and counted); the plural entry gives its two forms (no
+    # Plural-Forms header: msgstr[0] for n=1, msgstr[1] for n=2); identical text is left to the filters
     assert _pairs(pairs) == [("Save the file", "Guardar el archivo", None), ("May", "Mayo", "month name"),
-                             ("Debian", "Debian", None)]
+                             ("One file", "Un archivo", "plural form for n=1"),
+                             ("%d files", "%d archivos", "plural form for n=2"), ("Debian", "Debian", None)]
+    assert (report.kept, dict(report.skipped)) == (5, {"fuzzy": 1, "untranslated": 1, "obsolete": 1})
+    assert pairs[3].locator.endswith(" msgstr[1]") and pairs[3].tag == "msg-plural"
+    # the corpus build's recipe reads catalogs without plural entries (corpora/build.py)
+    assert [p.source for p in read_catalog(po_file, plurals=False)] == ["Save the file", "May", "Debian"]
     assert pairs[1].locator.startswith("msgctxt=month name msgid-sha256=")
     import hashlib
     assert pairs[0].locator == "msgid-sha256=" + hashlib.sha256(b"Save the file").hexdigest()[:16]
@@ -69,7 +76,7 @@ def test_read_po(po_file):
 def test_read_mo_round_trip(po_file, tmp_path):
     mo = tmp_path / "hand.mo"
     polib.pofile(str(po_file)).save_as_mofile(str(mo))  # msgfmt-like compile of the hand-made PO (fuzzy excluded)
-    pairs = read_catalog(mo)
+    pairs = read_catalog(mo, plurals=False)
     assert sorted(_pairs(pairs)) == sorted([("Save the file", "Guardar el archivo", None),
                                             ("May", "Mayo", "month name"), ("Debian", "Debian", None)])
 
@@ -118,11 +125,15 @@ TMX = '''<?xml version="1.0" encoding="UTF-8"?>
 def test_read_tmx(tmp_path):
     p = tmp_path / "hand.tmx"
     p.write_text(TMX, encoding="utf-8")
-    pairs = read_tmx(p, "en", "es")
-    assert [(x.source, x.reference, x.locator) for x in pairs] == [("Hello world", "Hola mundo", "tuid=greet"),
-                                                                  ("Good night", "Buenas noches", "tu 2")]
+    report = ImportReport()
+    pairs = read_tmx(p, "en", "es", report)
+    # bpt/ept carry the native markup they stand for: it becomes text again; hi keeps its text
+    assert [(x.source, x.reference, x.locator) for x in pairs] == [
+        ("Hello <b>world</b>", "Hola <b>mundo</b>", "tuid=greet"), ("Good night", "Buenas noches", "tu 2")]
+    assert pairs[0].note == "inline codes: bpt → text ×2, ept → text ×2" and pairs[1].note is None
+    assert (report.kept, dict(report.skipped)) == (2, {"no es tuv": 1})
     # other direction reads the same units
-    assert [(x.source, x.reference) for x in read_tmx(p, "es", "en")][0] == ("Hola mundo", "Hello world")
+    assert [(x.source, x.reference) for x in read_tmx(p, "es", "en")][0] == ("Hola <b>mundo</b>", "Hello <b>world</b>")
 
 
 BOMB = '''<?xml version="1.0"?>

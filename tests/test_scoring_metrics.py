@@ -82,7 +82,8 @@ def test_chinese_pair_scores_differently_with_zh_than_13a():
     assert zh != pytest.approx(BLEU(tokenize="13a").corpus_score(hyp, [ref]).score)
     assert BLEU(tokenize="13a").corpus_score(hyp, [ref]).score == 0.0  # one whitespace "word", no match
     assert "tok:zh" in bleu_signature("zh") and "asian:yes" in ter_signature("zh")
-    assert chrf_signature() == "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:" + sacrebleu.__version__
+    assert chrf_signature() == ("nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:" + sacrebleu.__version__
+                                + "|textnorm:1")
 
 
 def test_missing_tokenizer_fails_loudly(monkeypatch):

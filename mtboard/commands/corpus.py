@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from mtboard.cli import corpus_app, guarded
-from mtboard.errors import ConfigError
+from mtboard.errors import ConfigError, MtboardError
 
 
 def _info(**kw):
@@ -24,8 +24,10 @@ def _info(**kw):
 @corpus_app.command("import")
 @guarded
 def import_(
-    inputs: Annotated[list[Path], typer.Argument(help="Input files: gettext .po/.mo, .tsv (source<TAB>reference) "
-                                                 "or .tmx.")],
+    inputs: Annotated[list[Path], typer.Argument(help="Input files: gettext .po/.mo, .tmx, .xlf/.xliff (1.2 or "
+                                                 "2.x), .tsv (source<TAB>reference), .csv (source,reference; RFC "
+                                                 "4180), or plain parallel text as pairs of files (corpus.<src> "
+                                                 "corpus.<tgt>: one segment per line).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Corpus JSON file to write.")],
     source_lang: Annotated[str, typer.Option("--source-lang", help="BCP 47 code of the source language, e.g. en.")],
     target_lang: Annotated[str, typer.Option("--target-lang", help="BCP 47 code of the target language, e.g. es.")],
@@ -41,7 +43,8 @@ def import_(
                                                       "mtb-<src>-<tgt>-import).")] = None,
     version: Annotated[str, typer.Option("--version", help="Dataset semantic version.")] = "1.0.0",
     description: Annotated[Optional[str], typer.Option("--description", help="One-paragraph description.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="auto | po | mo | tsv | tmx")] = "auto",
+    fmt: Annotated[str, typer.Option("--format", help="auto | po | mo | tmx | xliff | tsv | csv | parallel "
+                                     "(auto: by file suffix; .<src>/.<tgt> file pairs are parallel text)")] = "auto",
     package: Annotated[Optional[str], typer.Option("--package", help="Upstream package name for entries' origin "
                                                    "(default: the input file name).")] = None,
     package_version: Annotated[Optional[str], typer.Option("--package-version",
@@ -53,11 +56,12 @@ def import_(
     created: Annotated[Optional[str], typer.Option("--created",
                                                    help="Creation date YYYY-MM-DD (default today).")] = None,
 ) -> None:
-    """Import human translations into a corpus file: read, filter (corpora/SOURCES.md 'Filters'), sample, label."""
+    """Import human translations into a corpus file: read (each file's kept and skipped units are printed, with the
+    reasons), filter (corpora/SOURCES.md 'Filters'), sample, label."""
     from mtboard.corpora import labels as L
     from mtboard.corpora.assemble import build_corpus, sample, summarize, to_entry
     from mtboard.corpora.filters import FilterReport, filter_pairs
-    from mtboard.corpora.importers import read_catalog, read_tmx, read_tsv
+    from mtboard.corpora.importers import ImportReport
     from mtboard.documents import write_corpus
     from mtboard.schema import Domain, Origin, Register, Segment, _check_bcp47
 
@@ -68,24 +72,18 @@ def import_(
             raise ConfigError(str(exc), field=name) from None
     dom = _enum(Domain, domain, "--domain")
     reg = _enum(Register, register, "--register")
-    if fmt not in ("auto", "po", "mo", "tsv", "tmx"):
-        raise ConfigError(f"unknown format {fmt!r}", field="--format", fix="use auto, po, mo, tsv or tmx")
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}", field="--format", fix=f"use one of: {', '.join(FORMATS)}")
     # files are read in the catalogue's direction, then reversed when asked
     read_src, read_tgt = (target_lang, source_lang) if reverse else (source_lang, target_lang)
     report = FilterReport()
     kept = []
-    for path in inputs:
-        kind = fmt if fmt != "auto" else path.suffix.lower().lstrip(".")
-        if kind in ("po", "pot", "mo"):
-            raw = read_catalog(path)
-        elif kind in ("tsv", "tab", "txt"):
-            raw = read_tsv(path)
-        elif kind == "tmx":
-            raw = read_tmx(path, read_src, read_tgt)
-        else:
-            raise ConfigError(f"cannot tell the format of {path.name}", field="--format",
-                              fix="name files .po/.mo/.tsv/.tmx or pass --format")
-        raw = [replace(p, file=path.name, package=package or path.name) for p in raw]
+    for paths in _read_groups(inputs, fmt, read_src, read_tgt):
+        imported = ImportReport()
+        raw = _read(paths, fmt, read_src, read_tgt, imported)
+        name = paths[0].name if len(paths) == 1 else f"{paths[0].name} + {paths[1].name}"
+        typer.echo(f"read {name}: {imported.summary()}", err=True)
+        raw = [replace(p, file=name, package=package or name) for p in raw]
         if reverse:
             raw = [replace(p, source=p.reference, reference=p.source) for p in raw]
         kept += filter_pairs(raw, source_lang, target_lang, report)
@@ -97,7 +95,8 @@ def import_(
     entries = []
     for p in chosen:
         seg = Segment.diagnostic if diagnostic_placeholders and L.is_diagnostic(p.source) else Segment.development
-        origin = Origin(package=p.package, package_version=package_version, file=p.file, locator=p.locator, note=note)
+        origin = Origin(package=p.package, package_version=package_version, file=p.file, locator=p.locator,
+                        note="; ".join(n for n in (note, p.note) if n) or None)
         entries.append(to_entry(p, source_lang=source_lang, domain=dom, segment=seg, register=reg,
                                 provenance=provenance, origin=origin, english=english_side(p)))
     info = _info(id=dataset_id or f"mtb-{source_lang.lower()}-{target_lang.lower()}-import", version=version,
@@ -111,6 +110,55 @@ def import_(
     typer.echo(f"  segment     {_fmt(counts['segment'])}")
     typer.echo(f"  domain      {_fmt(counts['domain'])}")
     typer.echo(f"  difficulty  {_fmt(counts['difficulty'])}")
+
+
+FORMATS = ("auto", "po", "mo", "tmx", "xliff", "tsv", "csv", "parallel")
+_SUFFIX_FORMAT = {"po": "po", "pot": "po", "mo": "mo", "tmx": "tmx", "xlf": "xliff", "xliff": "xliff",
+                  "sdlxliff": "xliff", "tsv": "tsv", "tab": "tsv", "txt": "tsv", "csv": "csv"}
+
+
+def _read_groups(inputs: list[Path], fmt: str, read_src: str, read_tgt: str) -> list[tuple[Path, ...]]:
+    """The input files grouped as the readers take them: one file, or a (source, target) pair of parallel text
+    files (``--format parallel``: consecutive pairs; auto: two files named ``<stem>.<src>`` and ``<stem>.<tgt>``)."""
+    from mtboard.languages import same_language
+
+    def lang_suffix(path: Path, lang: str) -> bool:
+        suffix = path.suffix.lstrip(".")
+        try:
+            return bool(suffix) and same_language(suffix, lang) and suffix.lower() in (lang.lower(),
+                                                                                       lang.split("-")[0].lower())
+        except MtboardError:
+            return False
+
+    if fmt == "parallel" or (fmt == "auto" and len(inputs) == 2 and lang_suffix(inputs[0], read_src)
+                             and lang_suffix(inputs[1], read_tgt)):
+        if len(inputs) % 2:
+            raise ConfigError(f"{len(inputs)} files for parallel text", field="inputs",
+                              fix="pass parallel text as pairs: SOURCE_FILE TARGET_FILE [SOURCE_FILE TARGET_FILE …]")
+        return [(inputs[i], inputs[i + 1]) for i in range(0, len(inputs), 2)]
+    return [(p,) for p in inputs]
+
+
+def _read(paths: tuple[Path, ...], fmt: str, read_src: str, read_tgt: str, report):
+    from mtboard.corpora import importers as I
+
+    if len(paths) == 2:
+        return I.read_parallel(paths[0], paths[1], report)
+    path = paths[0]
+    kind = fmt if fmt != "auto" else _SUFFIX_FORMAT.get(path.suffix.lower().lstrip("."))
+    if kind in ("po", "mo"):
+        return I.read_catalog(path, report)
+    if kind == "tsv":
+        return I.read_tsv(path, report)
+    if kind == "csv":
+        return I.read_csv(path, report, source_lang=read_src, target_lang=read_tgt)
+    if kind == "tmx":
+        return I.read_tmx(path, read_src, read_tgt, report)
+    if kind == "xliff":
+        return I.read_xliff(path, read_src, read_tgt, report)
+    raise ConfigError(f"cannot tell the format of {path.name}", field="--format",
+                      fix="name files .po/.mo/.tmx/.xlf/.tsv/.csv, pass parallel text as <stem>.<src> <stem>.<tgt>, "
+                          "or pass --format")
 
 
 def _enum(enum, value: str | None, option: str):
@@ -134,12 +182,18 @@ def check(
     public: Annotated[bool, typer.Option("--public", help="Also fail when an entry is in a secret segment "
                                          "(gold_standard, held_out): use for files committed to a public repo.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on flagged entries too (reference identical to the "
+                                         "source, duplicate pairs, placeholders that differ).")] = False,
 ) -> None:
-    """Validate corpus files (strict schema) and print counts by segment, domain and difficulty.
+    """Validate corpus files (strict schema; blank sources or references are refused) and print counts by segment,
+    domain and difficulty, then flag entries whose reference equals the source, duplicate source+reference pairs and
+    placeholders that differ between source and reference (mtboard.corpora.audit).
 
-    Exit 1 with one line per bad file (file, field, problem) when any file fails.
+    Exit 1 with one line per bad file (file, field, problem) when any file fails, or any entry is flagged with
+    --strict.
     """
     from mtboard.corpora.assemble import summarize
+    from mtboard.corpora.audit import audit_corpus
     from mtboard.documents import load_corpus
     from mtboard.errors import MtboardError
     from mtboard.schema import SECRET_SEGMENTS
@@ -160,8 +214,16 @@ def check(
                               f"({len(bad)} such entries) (fix: move gold_standard/held_out entries to a private file)")
                 continue
         counts = summarize(corpus)
+        findings = audit_corpus(corpus)
         report[str(path)] = {"id": corpus.dataset.id, "version": corpus.dataset.version, "sha256": digest,
-                             "entries": len(corpus.entries), **counts}
+                             "entries": len(corpus.entries), **counts,
+                             "flags": [{"rule": f.rule, "entry_id": f.entry_id, "detail": f.detail}
+                                       for f in findings]}
+        for f in findings:
+            typer.echo(f"{'error' if strict else 'flag'}: {f.line(str(path))}", err=True)
+        if strict and findings:
+            errors.append(f"{path}: {len(findings)} flagged entries (fix: correct them, or check without --strict)")
+            continue
         if not as_json:
             d = corpus.dataset
             typer.echo(f"{path}: ok — {d.id} {d.version} {d.language_pair}, {len(corpus.entries)} entries, "

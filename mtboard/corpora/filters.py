@@ -112,6 +112,8 @@ class Pair:
     """Upstream package the pair was read from, where the caller knows it (becomes ``Origin.package``)."""
     file: str = ""
     """Path of the upstream file inside its package (becomes ``Origin.file``)."""
+    note: str | None = None
+    """What the importer converted to get this text (e.g. XLIFF/TMX inline codes), for ``Origin.note``."""
 
 
 def check_pair(source: str, reference: str, source_lang: str, target_lang: str) -> str | None:

@@ -23,6 +23,7 @@ from typing import Any
 from mtboard.canonical import canonical_bytes, sha256_hex
 from mtboard.documents import atomic_write
 from mtboard.schema import Usage
+from mtboard.text import split_records
 
 
 def input_sha256(body: dict[str, Any], replicate: int) -> str:
@@ -119,4 +120,5 @@ class JudgeStore:
 def read_answers(workdir: Path, kind: str) -> list[dict[str, Any]]:
     """The stored attempts of one judge kind (``WORKDIR/judge/<kind>.answers.jsonl``)."""
     path = Path(workdir) / "judge" / f"{kind}.answers.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # records end at \n only: answers are written with ensure_ascii=False, so U+2028/U+0085 stay inside a record
+    return [json.loads(line) for line in split_records(path.read_text(encoding="utf-8")) if line.strip()]

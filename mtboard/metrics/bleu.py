@@ -17,6 +17,7 @@ from mtboard.errors import ConfigError
 from mtboard.languages import bleu_tokenizer
 from mtboard.metrics import _sacrebleu
 from mtboard.metrics.sums import check_width, clamp100, column_sums
+from mtboard.text import SIGNATURE_FIELD
 
 BLEU_ORDER = 4
 """BLEU n-gram order (sacrebleu default)."""
@@ -44,7 +45,8 @@ def make_bleu(target_language: str, *, effective_order: bool = False) -> BLEU:
 
 
 def bleu_statistics(hypotheses: Sequence[str], references: Sequence[str], target_language: str) -> list[list[int]]:
-    """Per-segment BLEU statistics (10 ints each) of equal-length, already NFC-normalised streams."""
+    """Per-segment BLEU statistics (10 ints each) of equal-length streams, already normalised
+    (:func:`mtboard.text.normalise`)."""
     metric = make_bleu(target_language)
     return [list(map(int, s)) for s in _sacrebleu.extract_statistics(metric, hypotheses, references)]
 
@@ -75,7 +77,8 @@ def sentence_bleu_from_stats(stats: Sequence[int]) -> float:
 
 
 def bleu_signature(target_language: str) -> str:
-    """sacrebleu's signature string of corpus BLEU as computed here (``…|tok:13a|smooth:exp|version:…``)."""
+    """sacrebleu's signature string of corpus BLEU as computed here, with the text normalisation applied before it
+    (``…|tok:13a|smooth:exp|version:…|textnorm:1``; :data:`mtboard.text.SIGNATURE_FIELD`)."""
     metric = make_bleu(target_language)
     metric.corpus_score(["a"], [["a"]])  # resolves nrefs, which the signature needs
-    return metric.get_signature().format()
+    return f"{metric.get_signature().format()}|{SIGNATURE_FIELD}"

@@ -15,6 +15,7 @@ from sacrebleu.metrics import CHRF
 
 from mtboard.metrics import _sacrebleu
 from mtboard.metrics.sums import check_width, clamp100, column_sums
+from mtboard.text import SIGNATURE_FIELD
 
 CHRF_WORD_ORDER = 2
 """chrF++: word n-grams 1–2 on top of chrF's character n-grams."""
@@ -30,7 +31,8 @@ def make_chrf() -> CHRF:
 
 
 def chrf_statistics(hypotheses: Sequence[str], references: Sequence[str]) -> list[list[int]]:
-    """Per-segment chrF++ statistics (24 ints each) of equal-length, already NFC-normalised streams."""
+    """Per-segment chrF++ statistics (24 ints each) of equal-length streams, already normalised
+    (:func:`mtboard.text.normalise`)."""
     return [list(map(int, s)) for s in _sacrebleu.extract_statistics(make_chrf(), hypotheses, references)]
 
 
@@ -57,8 +59,9 @@ def sentence_chrf_from_stats(stats: Sequence[int]) -> float:
 
 
 def chrf_signature() -> str:
-    """sacrebleu's signature string of corpus chrF++ as computed here (e.g.
-    ``nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0``)."""
+    """sacrebleu's signature string of corpus chrF++ as computed here, with the text normalisation applied before it
+    (:data:`mtboard.text.SIGNATURE_FIELD`), e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0|
+    textnorm:1``."""
     metric = make_chrf()
     metric.corpus_score(["a"], [["a"]])  # resolves nrefs, which the signature needs
-    return metric.get_signature().format()
+    return f"{metric.get_signature().format()}|{SIGNATURE_FIELD}"

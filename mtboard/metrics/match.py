@@ -1,5 +1,6 @@
 """Exact and equivalent match and the length ratio (docs/SCORING_SPEC.md §2): string comparisons after
-:func:`mtboard.text.normalise_for_match` (NFC, whitespace runs collapsed, trimmed; case-sensitive)."""
+:func:`mtboard.text.normalise_for_match` (:func:`mtboard.text.normalise`, whitespace runs collapsed, trimmed;
+case-sensitive)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Per-segment sufficient statistics of a run for all three sacrebleu metrics at once (chrF++, BLEU, TER), split
 over the process pool for large runs (docs/SCORING_SPEC.md §1–§2).
 
-Hypotheses and references are NFC-normalised first; the two streams must have equal length (sacrebleu truncates
-silently, we raise). Every corpus, sentence, slice and bootstrap score is derived from these statistics, so a run
+Hypotheses and references go through :func:`mtboard.text.normalise` first; the two streams must have equal length
+(sacrebleu truncates silently, we raise). Every corpus, sentence, slice and bootstrap score is derived from these statistics, so a run
 card's stored statistics re-derive its scores without the text.
 """
 
@@ -15,7 +15,7 @@ from mtboard.metrics.bleu import bleu_statistics, make_bleu
 from mtboard.metrics.chrf import chrf_statistics
 from mtboard.metrics.pool import map_chunks, plan_chunks
 from mtboard.metrics.ter import ter_statistics
-from mtboard.text import nfc
+from mtboard.text import normalise
 
 
 def check_streams(hypotheses: Sequence[str], references: Sequence[str]) -> None:
@@ -30,7 +30,7 @@ def check_streams(hypotheses: Sequence[str], references: Sequence[str]) -> None:
 
 
 def statistics_chunk(hyps: list[str], refs: list[str], target_language: str) -> tuple[list, list, list]:
-    """chrF++, BLEU and (length-capped) TER statistics of one slice of NFC-normalised segments (runs in a pool
+    """chrF++, BLEU and (length-capped) TER statistics of one slice of normalised segments (runs in a pool
     worker for large runs)."""
     if not hyps:
         return [], [], []
@@ -44,7 +44,8 @@ def segment_statistics(hypotheses: Sequence[str], references: Sequence[str], tar
     """Per-segment sufficient statistics for chrF++, BLEU and TER.
 
     Args:
-        hypotheses, references: equal-length streams, one reference per segment (NFC-normalised here).
+        hypotheses, references: equal-length streams, one reference per segment (normalised here with
+            :func:`mtboard.text.normalise`).
         target_language: BCP 47 tag (chooses the BLEU tokenizer and TER's character-level handling).
         workers: process count (default: :func:`mtboard.metrics.pool.worker_count`).
 
@@ -55,8 +56,8 @@ def segment_statistics(hypotheses: Sequence[str], references: Sequence[str], tar
     """
     check_streams(hypotheses, references)
     make_bleu(target_language)  # fail loudly here, not in a worker
-    hyps = [nfc(h) for h in hypotheses]
-    refs = [nfc(r) for r in references]
+    hyps = [normalise(h) for h in hypotheses]
+    refs = [normalise(r) for r in references]
     parts = map_chunks(statistics_chunk, [(hyps[a:b], refs[a:b], target_language)
                                           for a, b in plan_chunks(len(hyps), workers)])
     c: list = []

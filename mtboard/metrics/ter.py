@@ -16,6 +16,7 @@ from sacrebleu.metrics import TER
 
 from mtboard.languages import character_level_ter
 from mtboard.metrics import _sacrebleu
+from mtboard.text import SIGNATURE_FIELD
 
 TER_MAX_WORDS = 20
 """TER is computed only for segments whose hypothesis and reference have at most this many TER tokens."""
@@ -41,8 +42,8 @@ def ter_token_cap(target_language: str) -> int:
 
 def ter_statistics(hypotheses: Sequence[str], references: Sequence[str],
                    target_language: str) -> list[list[float] | None]:
-    """Per-segment ``[edits, reference words]`` of equal-length, NFC-normalised streams; None for a segment whose
-    hypothesis or reference is over :func:`ter_token_cap`."""
+    """Per-segment ``[edits, reference words]`` of equal-length, normalised streams (:func:`mtboard.text.normalise`);
+    None for a segment whose hypothesis or reference is over :func:`ter_token_cap`."""
     metric = make_ter(target_language)
     cap = ter_token_cap(target_language)
     sel = [i for i, (h, r) in enumerate(zip(hypotheses, references))
@@ -71,7 +72,8 @@ def sentence_ter_from_stats(stats: Sequence[float] | None) -> float | None:
 
 
 def ter_signature(target_language: str) -> str:
-    """sacrebleu's signature string of corpus TER as computed here (``…|tok:tercom|norm:no|…``)."""
+    """sacrebleu's signature string of corpus TER as computed here, with the text normalisation applied before it
+    (``…|tok:tercom|norm:no|…|textnorm:1``; :data:`mtboard.text.SIGNATURE_FIELD`)."""
     metric = make_ter(target_language)
     metric.corpus_score(["a"], [["a"]])  # resolves nrefs, which the signature needs
-    return metric.get_signature().format()
+    return f"{metric.get_signature().format()}|{SIGNATURE_FIELD}"

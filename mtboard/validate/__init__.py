@@ -16,7 +16,7 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``file_name``       under ``submissions/``: the path is exactly :func:`canonical_relpath` of the content
 ``run_card_hash``   spec §3.9 seal recomputed over the canonical card
 ``fingerprint``     components re-derived from the card's fields (:func:`mtboard.card.card_fingerprint_components`) and
-                    the hash recomputed from them (fingerprint v2, :mod:`mtboard.canonical`)
+                    the hash recomputed from them (fingerprint v3, :mod:`mtboard.canonical`)
 ``method``          method record consistent: spec = backend:model[:effort]; method_class, model_slug and
                     batch_size as the registered backend gives them; system_prompt_sha256 = SHA-256(system_prompt_used);
                     the prompt file, its format and rendered system prompt; method_config mirrors the card; no

@@ -2,7 +2,7 @@
 ``run_card_hash``, ``fingerprint``, ``method`` (spec §3.8, §3.9, §9.1).
 
 ``file``/``size`` refuse a path without opening it (``lstat`` first); the seal and the fingerprint are recomputed with
-:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v2) and :func:`mtboard.card.card_fingerprint_components`.
+:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v3) and :func:`mtboard.card.card_fingerprint_components`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from mtboard.validate.report import CardRun, error_text, json_path, safe_name
 
 MAX_CARD_BYTES = safejson.MAX_CARD_BYTES
 """Largest card accepted (bytes); checked with lstat before the file is opened."""
-OLDEST_SUPPORTED_HARNESS = "0.2.0"
+OLDEST_SUPPORTED_HARNESS = "0.3.0"
 """Oldest card format this validator reads. No migration exists yet: older cards are rejected with the reason."""
 MAX_SCHEMA_PROBLEMS = 20
 """Schema errors reported one by one; the rest are counted in one problem."""
