@@ -338,6 +338,10 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(monkeyp
 
 @pytest.mark.slow
 @needs_bwrap
+@pytest.mark.skipif(os.environ.get("MTBOARD_VERIFY_GEMMA_CARD") != "1", reason=(
+    "a full CPU re-run of a 355-entry Gemma card (~10 min) that is known not to reproduce yet (llama-cpp-python reuses "
+    "the previous request's KV prefix, so answers depend on request order; issue 21 note): "
+    "MTBOARD_VERIFY_GEMMA_CARD=1 pytest tests/test_sandbox.py -m slow runs it"))
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "pre-existing, not the sandbox: main (98a4c75, unsandboxed) re-runs this card to chrF++ 16.1939 / BLEU 3.43651 "
     "against the stored 17.1955 / 4.50428 (its committed record, 2026-11-29, had deltas 0); the sandboxed re-run "
