@@ -289,22 +289,28 @@ class LocalServer:
         if impl == LLAMA_SERVER:
             exe = _llama_server_path()
             assert exe is not None
-            argv = [exe, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-c", str(self.n_ctx),
-                    "-ngl", str(self.n_gpu_layers), "-t", str(threads), "-tb", str(threads)]
-            if self.alias:
-                argv += ["--alias", self.alias]
-            help_text = self._help(exe)
-            if "--reasoning " in help_text or "--reasoning," in help_text:
-                argv += ["--reasoning", "off"]
-            elif "--reasoning-budget" in help_text:
-                argv += ["--reasoning-budget", "0"]
-            return argv + list(self.extra_args)
+            return [exe, "-m", model, "--host", "127.0.0.1", "--port", str(port),
+                    *self._llama_server_flags(exe, threads)]
         return [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port",
                 str(port), "--n_ctx", str(self.n_ctx), "--n_gpu_layers", str(self.n_gpu_layers), "--n_threads",
                 str(threads), "--n_threads_batch", str(threads), "--verbose", "false",
                 # its default cuts a streamed answer short ([DONE], no finish_reason) when another request arrives
                 "--interrupt_requests", "false"] + (
                     ["--model_alias", self.alias] if self.alias else []) + list(self.extra_args)
+
+    def _llama_server_flags(self, exe: str, threads: int) -> list[str]:
+        """llama-server's flags after the model and the address: context, GPU layers, threads, alias, reasoning off
+        (``--reasoning off`` or, on older builds, ``--reasoning-budget 0``, whichever its ``--help`` lists), then the
+        extra arguments."""
+        flags = ["-c", str(self.n_ctx), "-ngl", str(self.n_gpu_layers), "-t", str(threads), "-tb", str(threads)]
+        if self.alias:
+            flags += ["--alias", self.alias]
+        help_text = self._help(exe)
+        if "--reasoning " in help_text or "--reasoning," in help_text:
+            flags += ["--reasoning", "off"]
+        elif "--reasoning-budget" in help_text:
+            flags += ["--reasoning-budget", "0"]
+        return flags + list(self.extra_args)
 
     def _sandboxed_argv(self, impl: str, threads: int) -> list[str]:
         """The bwrap command line (module docstring): the model read-only at ``/model/<name>``, the socket folder
@@ -317,16 +323,7 @@ class LocalServer:
             exe = _llama_server_path()
             assert exe is not None
             exe = os.path.realpath(exe)
-            argv = [exe, "-m", model, "--host", sock, "-c", str(self.n_ctx), "-ngl", str(self.n_gpu_layers),
-                    "-t", str(threads), "-tb", str(threads)]
-            if self.alias:
-                argv += ["--alias", self.alias]
-            help_text = self._help(exe)
-            if "--reasoning " in help_text or "--reasoning," in help_text:
-                argv += ["--reasoning", "off"]
-            elif "--reasoning-budget" in help_text:
-                argv += ["--reasoning-budget", "0"]
-            argv += list(self.extra_args)
+            argv = [exe, "-m", model, "--host", sock, *self._llama_server_flags(exe, threads)]
             binds = [(os.path.dirname(exe), os.path.dirname(exe))] if not exe.startswith("/usr/") else []
         else:
             if self.extra_args:
