@@ -18,7 +18,6 @@ tests/test_validate_tamper.py (stale seal, stale fingerprint).
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -86,15 +85,6 @@ def _leaves(value: Any, parts: tuple = ()):
             yield from _leaves(v, parts + (i,))
 
 
-def _set(data: dict, parts: tuple, value: Any) -> dict:
-    out = copy.deepcopy(data)
-    cur = out
-    for p in parts[:-1]:
-        cur = cur[p]
-    cur[parts[-1]] = value
-    return out
-
-
 LITERALS = ["rubric", "checkpoints", "gemba-mqm", "judge_failed", "scored", "not_sent", "critical", "minor", "major",
             "VALID"]
 """Values of the schema's closed string sets, so that a Literal field can be changed to another allowed value."""
@@ -106,7 +96,7 @@ def _mutate(data: dict, parts: tuple, value: Any) -> dict | None:
             [{}] if isinstance(value, dict) and value else []):
         if cand == value and type(cand) is type(value):
             continue
-        mutated = _set(data, parts, cand)
+        mutated = vs.set_at(data, parts, cand)
         try:
             RunCard.model_validate_json(json.dumps(mutated))
         except (ValidationError, ValueError):

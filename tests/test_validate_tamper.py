@@ -124,15 +124,6 @@ def _candidates(v: Any) -> list[Any]:
     return []
 
 
-def _set(data: dict, parts: tuple, value: Any) -> dict:
-    out = copy.deepcopy(data)
-    cur = out
-    for p in parts[:-1]:
-        cur = cur[p]
-    cur[parts[-1]] = value
-    return out
-
-
 def _schema_ok(data: dict) -> bool:
     try:
         RunCard.model_validate_json(json.dumps(data))
@@ -160,7 +151,7 @@ def _mutations(data: dict) -> list[tuple[str, dict]]:
         for cand in _candidates(value):
             if cand == value and type(cand) is type(value):
                 continue
-            mutated = _set(data, parts, cand)
+            mutated = vs.set_at(data, parts, cand)
             if _schema_ok(mutated):
                 out.append((_jpath(parts), mutated))
                 break
@@ -168,8 +159,8 @@ def _mutations(data: dict) -> list[tuple[str, dict]]:
     now = datetime.now(UTC)
     for label, ts in (("future", (now + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")),
                       ("before-2024", "2023-06-01T12:00:00Z"), ("not-utc", data["timestamp"][:-1] + "+02:00")):
-        out.append((f"$.timestamp[{label}]", _set(data, ("timestamp",), ts)))
-    out.append(("$.elapsed_seconds[shorter-than-latency]", _set(data, ("elapsed_seconds",), 1e-6)))
+        out.append((f"$.timestamp[{label}]", vs.set_at(data, ("timestamp",), ts)))
+    out.append(("$.elapsed_seconds[shorter-than-latency]", vs.set_at(data, ("elapsed_seconds",), 1e-6)))
     return out
 
 

@@ -111,6 +111,16 @@ def refingerprint_and_reseal(data: dict[str, Any]) -> dict[str, Any]:
     return card_json(seal(card))
 
 
+def set_at(data: dict[str, Any], parts: tuple, value: Any) -> dict[str, Any]:
+    """A deep copy of ``data`` with the value at the key/index path ``parts`` replaced by ``value``."""
+    out = copy.deepcopy(data)
+    cur = out
+    for p in parts[:-1]:
+        cur = cur[p]
+    cur[parts[-1]] = value
+    return out
+
+
 def dump(data: dict[str, Any]) -> bytes:
     """Canonical bytes + newline (the file format of a card)."""
     return canonical.canonical_bytes(data) + b"\n"
