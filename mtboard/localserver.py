@@ -5,10 +5,17 @@ Implementation, in order of preference:
 * ``llama-server`` (llama.cpp) when it is on PATH: ``llama-server -m FILE --host 127.0.0.1 --port P -c N_CTX
   -ngl N_GPU_LAYERS -t N_THREADS`` (+ ``--reasoning off`` / ``--reasoning-budget 0`` when the build knows it);
   health = ``GET /health`` answering 200.
-* otherwise llama-cpp-python's server (optional extra ``mtboard[local]``): ``python -m llama_cpp.server --model FILE
-  --host 127.0.0.1 --port P --n_ctx N_CTX --n_gpu_layers N --n_threads T --n_threads_batch T``;
-  health = ``GET /v1/models`` answering 200 (it binds only after the model is loaded). Its default thread count is
-  half the cores, so the count is always passed explicitly.
+* otherwise llama-cpp-python's server (optional extra ``mtboard[local]``) through :mod:`mtboard.llama_cpp_fresh`
+  (its app with every completion evaluated from an empty KV cache, so an answer never depends on the request before
+  it): ``python …/llama_cpp_fresh.py --factory --host 127.0.0.1 --port P llama_cpp.server.app:create_app`` with the
+  settings (``MODEL``, ``N_CTX``, ``N_GPU_LAYERS``, ``N_THREADS``, ``N_THREADS_BATCH`` …) in its environment (read by
+  llama-cpp-python's pydantic-settings); health = ``GET /v1/models`` answering 200 (it binds only after the model
+  is loaded). Its default thread count is half the cores, so the count is always passed explicitly.
+
+**Order independence** (issue 21): a re-run must give the card's answers whatever was asked before. llama-server gets
+``"cache_prompt": false`` in every request (see :meth:`mtboard.backends.gguf.GGUFBackend.build_request`; llama.cpp's
+server README: re-using the KV cache "can cause nondeterministic results" because logits are not bit-identical
+across batch sizes); llama-cpp-python, which has no such switch, runs through :mod:`mtboard.llama_cpp_fresh`.
 
 The server binds a free loopback port, its output goes to a log file (the tail is shown when it fails), and it is
 always stopped: :meth:`LocalServer.stop` (also via ``with``), an ``atexit`` hook for every live server, SIGTERM/SIGHUP
@@ -20,10 +27,9 @@ is fine: the default executor's threads live until the event loop closes).
 **Sandbox** (issue 21, :mod:`mtboard.sandbox`): by default the server runs inside bubblewrap — no network, an empty
 environment, a read-only view of the runtime and the model file (mounted as ``/model/<file name>``) — and listens on
 a Unix socket in a private folder instead of a TCP port: llama-server with ``--host /run/mtboard/server.sock``
-(llama.cpp binds AF_UNIX when the host ends in ``.sock``); llama-cpp-python through uvicorn's own command line,
-``python -m uvicorn --factory --uds … llama_cpp.server.app:create_app``, its settings (``MODEL``, ``N_CTX``, …) set
-as environment variables inside the sandbox (llama-cpp-python's documented ``uvicorn`` entry point reads them with
-pydantic-settings). Then ``uds`` is the socket's host path and ``base_url`` is ``http://localhost/v1`` (the host
+(llama.cpp binds AF_UNIX when the host ends in ``.sock``); llama-cpp-python through the same
+``llama_cpp_fresh.py --factory --uds … llama_cpp.server.app:create_app`` (that one file bound read-only at
+:data:`FRESH_INSIDE`), its settings set as environment variables inside the sandbox. Then ``uds`` is the socket's host path and ``base_url`` is ``http://localhost/v1`` (the host
 name is not used: :class:`mtboard.llm.LLMClient` and :func:`mtboard.llm.get_json` take ``uds=``).
 ``sandbox=False`` (development, or a test standing in for a contributor's own TCP server) starts it as before.
 
@@ -55,6 +61,12 @@ from mtboard import sandbox as sandboxing
 from mtboard.errors import BackendError, ConfigError
 
 LLAMA_SERVER = "llama-server"
+FRESH_SCRIPT = str(Path(__file__).with_name("llama_cpp_fresh.py"))
+"""The llama-cpp-python launcher (:mod:`mtboard.llama_cpp_fresh`), run as a script by path."""
+FRESH_INSIDE = "/opt/mtboard/llama_cpp_fresh.py"
+"""Where the sandbox binds :data:`FRESH_SCRIPT` (read-only; the mtboard package itself is not visible inside)."""
+FRESH_APP = "llama_cpp.server.app:create_app"
+_UVICORN_QUIET = ("--log-level", "warning", "--no-access-log")
 LLAMA_CPP_PYTHON = "llama-cpp-python"
 IMPLEMENTATIONS = (LLAMA_SERVER, LLAMA_CPP_PYTHON)
 
@@ -142,12 +154,12 @@ def implementation(choice: str = "auto") -> ServerImplementation:
 
 def available() -> str | None:
     """Which server implementation :class:`LocalServer` would start: ``"llama-server (/usr/bin/llama-server)"``,
-    ``"llama-cpp-python (python -m llama_cpp.server)"`` or None when neither is installed. Cheap: nothing is run."""
+    ``"llama-cpp-python (llama_cpp.server through mtboard.llama_cpp_fresh)"`` or None when neither is installed. Cheap: nothing is run."""
     exe = _llama_server_path()
     if exe:
         return f"{LLAMA_SERVER} ({exe})"
     if _llama_cpp_python_installed():
-        return f"{LLAMA_CPP_PYTHON} (python -m llama_cpp.server)"
+        return f"{LLAMA_CPP_PYTHON} (llama_cpp.server through mtboard.llama_cpp_fresh)"
     return None
 
 
@@ -263,6 +275,8 @@ class LocalServer:
     uds: str | None = field(default=None, init=False)
     """Host path of the sandboxed server's Unix socket (None without the sandbox)."""
     sandbox_record: str | None = field(default=None, init=False)
+    server_name: str | None = field(default=None, init=False)
+    """After :meth:`start`: :data:`LLAMA_SERVER` or :data:`LLAMA_CPP_PYTHON`, the implementation running."""
     """What the card records in ``method.local.sandbox``: :meth:`mtboard.sandbox.SandboxStatus.record` or
     :data:`mtboard.sandbox.OFF_RECORD`."""
     _socket_dir: str | None = field(default=None, init=False, repr=False)
@@ -291,12 +305,23 @@ class LocalServer:
             assert exe is not None
             return [exe, "-m", model, "--host", "127.0.0.1", "--port", str(port),
                     *self._llama_server_flags(exe, threads)]
-        return [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port",
-                str(port), "--n_ctx", str(self.n_ctx), "--n_gpu_layers", str(self.n_gpu_layers), "--n_threads",
-                str(threads), "--n_threads_batch", str(threads), "--verbose", "false",
-                # its default cuts a streamed answer short ([DONE], no finish_reason) when another request arrives
-                "--interrupt_requests", "false"] + (
-                    ["--model_alias", self.alias] if self.alias else []) + list(self.extra_args)
+        return [sys.executable, FRESH_SCRIPT, "--factory", "--host", "127.0.0.1", "--port", str(port),
+                *_UVICORN_QUIET, FRESH_APP]
+
+    def _llama_cpp_python_env(self, model: str, threads: int) -> dict[str, str]:
+        """llama-cpp-python's settings as the environment variables its pydantic-settings ``Settings`` reads (it has
+        no other way in through uvicorn's command line). Raises ConfigError when ``extra_args`` were given: they are
+        llama-server command-line flags."""
+        if self.extra_args:
+            raise ConfigError("extra_args are llama-server flags; llama-cpp-python takes its settings as environment "
+                              "variables", field="extra_args", fix="use server=llama-server, or drop extra_args")
+        env = {"MODEL": model, "N_CTX": str(self.n_ctx), "N_GPU_LAYERS": str(self.n_gpu_layers),
+               "N_THREADS": str(threads), "N_THREADS_BATCH": str(threads), "VERBOSE": "false",
+               # its default cuts a streamed answer short ([DONE], no finish_reason) when another request arrives
+               "INTERRUPT_REQUESTS": "false"}
+        if self.alias:
+            env["MODEL_ALIAS"] = self.alias
+        return env
 
     def _llama_server_flags(self, exe: str, threads: int) -> list[str]:
         """llama-server's flags after the model and the address: context, GPU layers, threads, alias, reasoning off
@@ -326,19 +351,9 @@ class LocalServer:
             argv = [exe, "-m", model, "--host", sock, *self._llama_server_flags(exe, threads)]
             binds = [(os.path.dirname(exe), os.path.dirname(exe))] if not exe.startswith("/usr/") else []
         else:
-            if self.extra_args:
-                raise ConfigError("extra_args cannot be passed to the sandboxed llama-cpp-python server (its "
-                                  "settings are environment variables there)", field="extra_args",
-                                  fix="use llama-server, or sandbox=False for development")
-            env = {"MODEL": model, "N_CTX": str(self.n_ctx), "N_GPU_LAYERS": str(self.n_gpu_layers),
-                   "N_THREADS": str(threads), "N_THREADS_BATCH": str(threads), "VERBOSE": "false",
-                   # its default cuts a streamed answer short ([DONE], no finish_reason) when another request arrives
-                   "INTERRUPT_REQUESTS": "false"}
-            if self.alias:
-                env["MODEL_ALIAS"] = self.alias
-            argv = [sys.executable, "-m", "uvicorn", "--factory", "--uds", sock, "--log-level", "warning",
-                    "--no-access-log", "llama_cpp.server.app:create_app"]
-            binds = []
+            env = self._llama_cpp_python_env(model, threads)
+            argv = [sys.executable, FRESH_INSIDE, "--factory", "--uds", sock, *_UVICORN_QUIET, FRESH_APP]
+            binds = [(FRESH_SCRIPT, FRESH_INSIDE)]
         box = sandboxing.Sandbox(ro_binds=[(os.path.realpath(self.model_path), model), *binds],
                                  rw_binds=[(self._socket_dir, sandboxing.SOCKET_DIR)], env=env,
                                  gpu=self.n_gpu_layers != 0)
@@ -365,7 +380,7 @@ class LocalServer:
         if not Path(self.model_path).is_file():
             raise BackendError(f"model file not found: {self.model_path}", where="localserver")
         resolved = implementation(self.implementation)
-        impl = resolved.name
+        impl = self.server_name = resolved.name
         threads = self.n_threads or default_threads()
         self.version, self.gpu_offload = resolved.version, resolved.gpu_offload
         if self.n_gpu_layers != 0 and self.gpu_offload is False and self.on_warning:
@@ -407,6 +422,8 @@ class LocalServer:
         env.pop("OPENAI_API_KEY", None)  # the local server needs no key; keep it out of its environment and log
         if self.sandbox:
             env = dict(sandboxing.BWRAP_ENV)  # bwrap's pid-1 helper inside keeps bwrap's environment
+        elif impl == LLAMA_CPP_PYTHON:
+            env.update(self._llama_cpp_python_env(str(self.model_path), threads))
         preexec = _die_with_parent if (self.die_with_parent and sys.platform.startswith("linux")) else None
         self._proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=self._log_file,
                                       stderr=subprocess.STDOUT, start_new_session=True, env=env,

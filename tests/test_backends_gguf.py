@@ -30,6 +30,8 @@ from mtboard.errors import BackendError, ConfigError, DeferredError
 from mtboard.llm import LLMResult
 from mtboard.schema import ErrorKind, MethodClass
 
+ROOT = Path(__file__).resolve().parents[1]
+
 REPO = "mtboard-test/gemma-3-270m-Q4_K_M-GGUF"
 REV = "5e1f0b5c0ffee0ddba11ab1e5ca1ab1e0ddc0de5"  # a made-up commit id for the hand-laid cache (40 hex)
 FILE = "gemma-3-270m-q4_k_m.gguf"
@@ -408,8 +410,10 @@ def test_context_manager_stops_and_reports_version(gemma):
     with localserver.LocalServer(path, n_threads=1, n_ctx=512, alias="g", sandbox=False) as srv:
         status, body = get_json(srv.base_url + "/models")
         assert status == 200 and body["data"][0]["id"] == "g"
-        assert srv.base_url.startswith("http://127.0.0.1:") and "--n_ctx" in srv.command and srv.uds is None
-        assert srv.command[srv.command.index("--n_threads") + 1] == "1"
+        assert srv.base_url.startswith("http://127.0.0.1:") and srv.uds is None
+        assert srv.command[:2] == [sys.executable, localserver.FRESH_SCRIPT] and "--port" in srv.command
+        environ = dict(v.split("=", 1) for v in Path(f"/proc/{srv.pid}/environ").read_text().split("\0") if v)
+        assert (environ["N_THREADS"], environ["N_CTX"], environ["MODEL"]) == ("1", "512", str(path))
         assert srv.sandbox_record.startswith("off: ")
         pid = srv.pid
     assert wait_dead(pid)
@@ -443,3 +447,38 @@ def test_llama_server_is_preferred_and_gets_the_write_up_flags(tmp_path, monkeyp
     assert f"--bind {tmp_path / 'sock'} /run/mtboard" in " ".join(argv)
     with pytest.raises(ConfigError, match="unknown server implementation"):
         localserver.implementation("vllm")
+
+
+@pytest.mark.slow
+@needs_server
+@pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "loopback"])
+def test_an_answer_does_not_depend_on_the_request_before_it(gemma, sandbox):
+    """Issue 21: every completion is evaluated from an empty KV cache (mtboard.llama_cpp_fresh), so a re-run gives
+    the card's answers whatever was asked before. Two real en-es corpus sources (ids 4 and 6) with the zero-shot
+    completion prompt, Gemma 3 270M, 2 threads, temperature 0: plain llama-cpp-python re-uses the previous request's
+    common prefix and answered the *repeated* prompt 4 " Puedes cerrar el sistema en el modo normal desde el comando
+    de la consola." and prompt 6 " El Unix estilo de texto en el terminal (daemon)" (measured with llama_cpp.Llama
+    directly, 2026-12-01). The expected texts are those of a freshly reset llama_cpp.Llama, measured the same way."""
+    import asyncio
+
+    from mtboard.llm import LLMClient, LLMRequest
+
+    path, _ = gemma
+    entries = {e["id"]: e["source"] for e in json.loads((ROOT / "corpora" / "mtb-en-es-dev.json").read_text())["entries"]}
+    prompts = {i: f"English: {entries[i]}\nSpanish:" for i in (4, 6)}
+    fresh = {4: " Enviarlo desde el terminal de Windows.",
+             6: " The Unix style cut-and-paste on the text console (daemon)"}
+
+    async def ask(srv, order):
+        async with LLMClient(srv.base_url, None, concurrency=1, trust_env=False, uds=srv.uds) as client:
+            out = []
+            for i in order:
+                res = await client.complete(LLMRequest(model="g", max_tokens=64, prompt=prompts[i], temperature=0.0,
+                                                       extra={"stop": ["\n"], "top_p": 1}))
+                assert res.error_kind is None, res.error
+                out.append((i, res.text))
+            return out
+
+    with localserver.LocalServer(path, n_threads=2, n_ctx=2048, alias="g", sandbox=sandbox) as srv:
+        answers = asyncio.run(ask(srv, [4, 4, 6, 6, 4]))
+    assert answers == [(i, fresh[i]) for i in (4, 4, 6, 6, 4)]

@@ -49,7 +49,7 @@ from mtboard.errors import BackendError, ConfigError, DeferredError
 from mtboard.gate import TEMPLATE_MARKUP
 from mtboard.languages import primary
 from mtboard.llm import LLMClient, LLMResult
-from mtboard.localserver import LocalServer
+from mtboard.localserver import LLAMA_SERVER, LocalServer
 from mtboard.runspec import BackendContext, MethodSpec, RunSpec
 from mtboard.schema import BackendFacts, ErrorKind, LocalModelGate, MethodClass
 
@@ -621,6 +621,10 @@ class GGUFBackend(OpenAIBackend):
     def build_request(self, req: TranslateRequest):  # type: ignore[override]
         llm_req = super().build_request(req)
         llm_req.model = self.ref.basename  # the server's alias; the spec text may hold a local path
+        if self.server is not None and self.server.server_name == LLAMA_SERVER:
+            # evaluate every prompt from an empty KV cache: a re-run then gives the card's answers whatever was asked
+            # before (issue 21; llama-cpp-python gets the same through mtboard.llama_cpp_fresh)
+            llm_req.extra["cache_prompt"] = False
         return llm_req
 
     # -- canary and gate ---------------------------------------------------------------------------------------------
