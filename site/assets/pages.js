@@ -12,6 +12,7 @@
   }
   function table(cap, head, rows, cls) {
     var t = el("table", null, cls || "mtb-plain"), h = el("tr");
+    t.tabIndex = 0;
     t.appendChild(el("caption", cap));
     head.forEach(function (x) { var c = el("th", x); c.scope = "col"; h.appendChild(c); });
     t.appendChild(el("thead")).appendChild(h);
@@ -155,6 +156,7 @@
   }
 
   function init() {
+    var q = $(".md-search[role=dialog]"); if (q) q.setAttribute("aria-label", "Search");
     $$(".mtb-cmp").forEach(pager);
     $$(".mtb-segsel").forEach(segFilter);
     var a = D.getElementById("mtb-cmp-app"); if (a) app(a);
