@@ -214,8 +214,9 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
         for k, row in enumerate(bc.rows):
             other = k + 1 if k + 1 < len(bc.rows) else k - 1
             i, j = min(k, other), max(k, other)
+            rank = bc.rows[other].rank
             nxt[row.lc.page_id] = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc),
-                                   tables.method_name(bc.rows[other].lc.card))
+                                   f"rank {rank}" if rank != "reference" else "the reference row")
         listing.append({"key": lb.key, "title": lb.title, "data": data_path, "links": links,
                         "runs": len(bc.rows)})
     return nxt, listing

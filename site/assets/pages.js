@@ -112,12 +112,12 @@
         var v = el("div", null, "mtb-verdict"); c.appendChild(v);
         v.appendChild(el("p", sig ? (m[0][0] > 0 ? A : B).label + " is better than " + (m[0][0] > 0 ? B : A).label + ": composite difference " + Math.abs(m[0][0]).toFixed(3) + ", significant (p " + (m[0][3] < 0.001 ? "< 0.001" : "= " + m[0][3].toFixed(3)) + ", \u03b1 = " + data.alpha + ")."
           : "No detectable difference: composite difference " + s(m[0][0], 3) + ", p = " + pt(m[0][3]) + (data.mdd != null ? "; the smallest difference this board detects is \u2248 " + data.mdd.toFixed(3) : "") + ".", "mtb-verdict-s"));
-        v.appendChild(table("Paired difference A \u2212 B (paired bootstrap over segments, the board's resamples)", ["Metric", "A", "B", "A \u2212 B [95% CI]", "p"],
+        v.appendChild(table("Paired difference A \u2212 B", ["Metric", "A", "B", "A \u2212 B [95% CI]", "p"],
           [["Composite", f(A.composite, 3), f(B.composite, 3), 3], ["chrF++", f(A.chrf, 1), f(B.chrf, 1), 1]].map(function (r, k) {
             return [r[0], r[1], r[2], s(m[k][0], r[3]) + " [" + s(m[k][1], r[3]) + ", " + s(m[k][2], r[3]) + "]", pt(m[k][3])]; })));
-        v.appendChild(el("p", "Segments: A better on " + w + " \u00b7 tie on " + P[11] + " \u00b7 B better on " + l + " (tie: sentence chrF++ within " + data.tie_chrf + " point; failures count 0). p is two-sided and uncorrected for this one pair."));
+        v.appendChild(el("p", "Segments: A better on " + w + " \u00b7 tie on " + P[11] + " \u00b7 B better on " + l + " (tie: |\u0394 sentence chrF++| < " + data.tie_chrf + "; failures 0). p: two-sided, uncorrected."));
       }
-      c.appendChild(table("Composite and chrF++ per domain (A \u2212 B)", ["Domain", "Composite A", "Composite B", "\u0394 composite", "\u0394 chrF++"],
+      c.appendChild(table("Per domain (A \u2212 B)", ["Domain", "Composite A", "Composite B", "\u0394 composite", "\u0394 chrF++"],
         data.domains.filter(function (d) { return A.dom[d] && B.dom[d]; }).map(function (d) {
           var a = A.dom[d], b = B.dom[d];
           return [d, f(a[0], 3), f(b[0], 3), a[0] == null || b[0] == null ? "\u2014" : s(a[0] - b[0], 3), a[1] == null || b[1] == null ? "\u2014" : s(a[1] - b[1], 1)]; })));
@@ -141,7 +141,7 @@
           rows.push([-Math.abs(d), e[0], tr]);
         });
         rows.sort(function (x, y) { return x[0] - y[0] || x[1] - y[1]; });
-        c.appendChild(table("Entries sorted by the size of the sentence chrF++ difference", ["Entry", "Source", "Reference", "A", "B", "\u0394 chrF++ (A \u2212 B)"], rows.map(function (r) { return r[2]; }), "mtb-segs mtb-sbs"));
+        c.appendChild(table("Entries by |\u0394 sentence chrF++|", ["Entry", "Source", "Reference", "A", "B", "\u0394 chrF++ (A \u2212 B)"], rows.map(function (r) { return r[2]; }), "mtb-segs mtb-sbs"));
         c.appendChild(el("p", null, "mtb-pager"));
         var fd = el("details"), keys = Object.keys(A.fp).concat(Object.keys(B.fp)).filter(function (k, n, x) { return x.indexOf(k) === n && A.fp[k] !== B.fp[k]; }).sort();
         fd.appendChild(el("summary", "Fingerprint difference (" + keys.length + " differing component(s))"));
