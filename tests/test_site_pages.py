@@ -174,3 +174,33 @@ def test_hard_items_expand_to_every_output(docs):
     assert page.count('<details class="mtb-item">') == n_items
     # three real ranked methods on EN→ES (baselines excluded)
     assert "every method's output, outcome and sentence chrF++ (3 methods)" in page
+
+
+def test_diagnostic_segment_reported_apart(tmp_path):
+    """Hand-made fixture (tests/test_site_cards.py) with entries 10–12 relabelled as the diagnostic segment (schema
+    only, validate=False): the run page reports them in their own group and summary, outside the development groups."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_site_cards import write_fixture_tree  # noqa: PLC0415
+
+    cards = write_fixture_tree(tmp_path, bad=False)
+    card = cards["gemma-chat"]
+    path = next(p for p in (tmp_path / "submissions").rglob("*.json")
+                if json.loads(p.read_bytes())["run_card_hash"] == card.run_card_hash)
+    data = json.loads(path.read_bytes())
+    for r in data["results"]:
+        if r["entry_id"] >= 10:
+            r["segment"] = "diagnostic"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "out", tmp_path / "docs", validate=False,
+               run_mkdocs=False, build_time="x")
+    page = (tmp_path / "docs" / "runs" / f"{card.run_card_hash[:16]}.md").read_text(encoding="utf-8")
+    from sacrebleu.metrics import CHRF as _C  # noqa: PLC0415
+
+    diag = [r for r in card.results if r.entry_id >= 10]
+    chrf = _C(word_order=2).corpus_score([r.predicted for r in diag], [[r.expected for r in diag]]).score
+    assert f"Diagnostic segment (3 entries, reported apart: chrF++ {chrf:.1f}, 0 failed" in page
+    assert "of 9 development entries" in page
+    head, diag_part = page.split("Diagnostic segment (3 entries", 1)
+    assert all(f'id="seg-{i}"' not in head and f'id="seg-{i}"' in diag_part for i in (10, 11, 12))

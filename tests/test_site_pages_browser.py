@@ -126,6 +126,11 @@ def test_compare_two_runs_difference_ci_p_and_outputs(served, browser, tmp_path)
             pg.wait_for_selector(".mtb-sbs tbody tr")
             assert "−0.112 [−0.132, −0.093]".replace("−", "-") in pg.text_content(".mtb-verdict table")
             assert "A better on 83 · tie on 22 · B better on 250" in pg.text_content(".mtb-verdict")
+            # no board in the URL: the board holding run A is chosen (EN→DE's Gemma run)
+            pg.goto(f"{base}/compare.html?a=5575b0a4cdfc6e9a")
+            pg.wait_for_selector(".mtb-sbs tbody tr")
+            assert pg.input_value(".mtb-cmp-board") == "mtb-en-de-dev-v1.0.0"
+            assert pg.input_value(".mtb-cmp-a") == "5575b0a4cdfc6e9a"
         else:
             assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
         assert pg.errors == []

@@ -218,7 +218,7 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
             nxt[row.lc.page_id] = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc),
                                    f"rank {rank}" if rank != "reference" else "the reference row")
         listing.append({"key": lb.key, "title": lb.title, "data": data_path, "links": links,
-                        "runs": len(bc.rows)})
+                        "runs": len(bc.rows), "ids": " ".join(row.lc.page_id for row in bc.rows)})
     return nxt, listing
 
 

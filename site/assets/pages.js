@@ -78,6 +78,7 @@
       out = $(".mtb-cmp-out", box), q = new URLSearchParams(location.search), data = null;
     box.hidden = false; $(".mtb-nojs").hidden = true;
     if (q.get("board")) bs.value = q.get("board");
+    else $$("option", bs).forEach(function (o) { if (o.getAttribute("data-ids").split(" ").indexOf(q.get("a")) >= 0) bs.value = o.value; });
     function load() {
       fetch(bs.selectedOptions[0].getAttribute("data-src")).then(function (r) { return r.json(); }).then(function (d) {
         data = d;
