@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections import Counter, defaultdict
 from typing import Any
 
+from mtboard.metrics.chrf import chrf_from_stats
 from mtboard.schema import EntryResult, MethodClass, RunCard
 from mtboard.site import fmt
 from mtboard.site.load import LoadedCard
@@ -83,8 +83,7 @@ def best_baseline(lc: LoadedCard, lb: Leaderboard) -> dict[str, Any] | None:
 
 
 def _segment_summary(results: list[EntryResult]) -> dict[str, Any]:
-    from mtboard.metrics.chrf import chrf_from_stats  # noqa: PLC0415 - sacrebleu, only when a page is rendered
-
+    """n, failures, corpus chrF++ (summed statistics) and exact matches of a segment reported apart."""
     return {"n": len(results), "failed": sum(failed(r) for r in results),
             "chrf": chrf_from_stats([r.stats.chrf for r in results]) if results else None,
             "exact": sum(r.exact_match for r in results)}
@@ -135,7 +134,7 @@ def segments_csv(card: RunCard) -> str:
     for r in card.results:
         vals = [r.entry_id, r.segment.value if hasattr(r.segment, "value") else r.segment,
                 r.domain.value if r.domain else None, r.difficulty, r.provenance, r.source, r.expected, r.predicted,
-                r.checks.outcome.value, ";".join(_flags(r)), failed(r), json.dumps(sentence_chrf(r)),
+                r.checks.outcome.value, ";".join(_flags(r)), failed(r), repr(sentence_chrf(r)),
                 r.exact_match, r.latency_s, r.cost_usd]
         w.writerow(["" if v is None else _csv_cell(v) for v in vals])
     return buf.getvalue()
