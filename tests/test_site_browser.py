@@ -142,8 +142,8 @@ def test_hostile_card_renders_as_text(served, page, tmp_path):
     assert "<script>alert(1)</script>" in body and "[click](javascript:alert(3))" in body  # visible as text
     page.screenshot(path=str(_shots(tmp_path) / "xss-run.png"), full_page=True)
     # compare view fills its table with textContent
-    page.goto(f"{base}/compare.html#a={xss.run_card_hash[:16]}")
-    page.wait_for_selector(".mtb-cmp-table tbody tr")
+    page.goto(f"{base}/compare.html?a={xss.run_card_hash[:16]}")
+    page.wait_for_selector(".mtb-cmp-table tbody tr", state="attached")  # in the closed fingerprint <details>
     assert "<script>" in page.text_content(".mtb-cmp-table")
     # search (Material's client-side search) for the payload must not execute anything either
     page.goto(f"{base}/index.html")

@@ -205,13 +205,15 @@ def test_run_pages_raw_json_and_fingerprints(site):
         text = (root / "out" / "runs" / f"{pid}.html").read_text(encoding="utf-8")
         assert card.fingerprint.hash in text and card.scores.signatures.chrf in text
         for comp in card.fingerprint.components:
-            assert f"<th>{comp}</th>" in text
-        assert text.count('<td class="txt">') >= 2 * len(card.results)
+            assert f'<th scope="row">{comp}</th>' in text
+        # every entry once in its domain group (source, reference, output), each with its own anchor
+        assert text.count('class="txt" lang=') >= 3 * len(card.results)
+        assert all(text.count(f'id="seg-{r.entry_id}"') == 1 for r in card.results)
     gemma = [load_card(p) for p in (root / "submissions").rglob("google-gemma*")]
     chat = next(c for c in gemma if c.condition == "chat")
     text = (root / "out" / "runs" / f"{chat.run_card_hash[:16]}.html").read_text(encoding="utf-8")
-    assert "Compared with the closest other run of this model" in text
-    assert '<tr class="diff"><th>condition</th>' in text  # chat vs few-shot differ in the condition component
+    assert "Closest other run of this model" in text
+    assert '<tr class="diff"><th scope="row">condition</th>' in text  # chat vs few-shot differ in the condition component
 
 
 def test_portrait_and_hard_items(site):

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from mtboard import stats
 from mtboard.schema import MethodRecord, RunCard
-from mtboard.site import charts, fmt, tables
+from mtboard.site import charts, compare, fmt, items, portrait, runpage, tables
 from mtboard.site.judges import build_judges_page
 from mtboard.site.load import Inputs
 from mtboard.site.tables import COLUMNS, Leaderboard, Portrait
@@ -132,14 +132,17 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                    view=view, views_json=None, chart=None, no_cost=[])
         render(lb.hard_page, "hard.md.j2", title=fmt.safe_title(f"Hard items {lb.title}"), lb=lb,
                hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF, suspect_share=stats.SUSPECT_FAIL_SHARE,
-               suspect_min=stats.SUSPECT_MIN_SYSTEMS)
+               suspect_min=stats.SUSPECT_MIN_SYSTEMS, outputs=items.item_outputs(lb))
     render("hard/index.md", "hard_index.md.j2", boards=boards)
+    summary = portrait.summaries(boards)
     for p in portraits:
         svgs = [(c["run"], charts.domain_bars(c["bars"], f"{p.slug}: {c['run']}")) for c in p.charts]
-        render(p.page, "portrait.md.j2", title=fmt.safe_title(f"Portrait {p.slug}"), p=p, charts=svgs)
+        lines = summary.get(p.slug, [])
+        render(p.page, "portrait.md.j2", title=fmt.safe_title(f"Portrait {p.slug}"), p=p, charts=svgs,
+               lines=lines, groups=portrait.groups(lines))
     render("models/index.md", "models_index.md.j2", portraits=portraits)
     closest = tables.closest_runs(boards)
-    fps: list[dict[str, Any]] = []
+    compare_next, compare_boards = _render_compare(boards, closest, render, pages)
     for lb in boards:
         for lc in lb.cards:
             card = lc.card
@@ -167,30 +170,56 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                              f"{fmt.rate(b.composite)}") for d, b in sorted(card.scores.by_domain.items())]
             judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…")
                           for k, j in sorted(card.judges.items())]
-            ver = lc.verification
-            verification_pairs = ([("tier", ver.tier), ("record file", ver.source)]
-                                  + [(k, _json_attr(v) if isinstance(v, (dict, list)) else v)
-                                     for k, v in sorted((ver.record or {}).items())])
-            dev = [r for r in card.results if r.segment == "development"]
+            nxt = compare_next.get(lc.page_id)
             render(tables.run_page(lc), "run.md.j2",
                    title=fmt.safe_title(f"Run {tables.method_name(card)} ({lc.page_id[:8]})"), lc=lc, card=card,
                    lb=lb, fp_components=comps, method_pairs=method_pairs, score_pairs=score_pairs,
-                   judge_sigs=judge_sigs, verification_pairs=verification_pairs, dev_results=dev,
-                   other_segments=len(card.results) - len(dev), closest=near[0] if near else None,
+                   judge_sigs=judge_sigs, closest=near[0] if near else None,
                    closest_n=near[1] if near else 0,
                    closest_diff=[(k, json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False), d)
-                                 for k, a, b, d in tables.fingerprint_diff(card, near[0].card)] if near else [])
-            fps.append({"id": lc.page_id, "label": f"{tables.method_name(card)} · {card.model_slug} · {lb.title} · "
-                                                    f"{card.timestamp[:10]} · {lc.page_id[:8]}",
-                        "hash": card.fingerprint.hash,
-                        "c": {k: json.dumps(v, ensure_ascii=False, sort_keys=True)
-                              for k, v in sorted(card.fingerprint.components.items())}})
+                                 for k, a, b, d in tables.fingerprint_diff(card, near[0].card)] if near else [],
+                   rp=runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None))
+            pages[f"runs/{lc.page_id}.segments.csv"] = runpage.segments_csv(card)
+            pages[f"runs/{lc.page_id}.segments.json"] = compare.dumps(compare.segments_json(lc))
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
                                                                                 inputs.anchors))
     render("runs/index.md", "runs_index.md.j2", boards=boards)
-    render("compare.md", "compare.md.j2", fingerprints_json=_json_attr(fps))
+    render("compare.md", "compare.md.j2", title="Compare two runs", boards=compare_boards)
     render("rejected.md", "rejected.md.j2", rejected=inputs.rejected)
     return pages
+
+
+def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
+                    pages: dict[str, str]) -> tuple[dict[str, tuple[str, str]], list[dict[str, Any]]]:
+    """Compare data and static pages (:mod:`mtboard.site.compare`): per board ``data/pairs/<board>.json`` and one
+    static page per adjacent or closest pair. Returns (run page id → (static page of it and the next row, that row's
+    label), per board what compare.html lists)."""
+    nxt: dict[str, tuple[str, str]] = {}
+    listing: list[dict[str, Any]] = []
+    for lb in boards:
+        bc = compare.board_compare(lb)
+        if bc is None:
+            continue
+        static = compare.static_pairs(bc, closest)
+        data_path = f"data/pairs/{lb.key}.json"
+        pages[data_path] = compare.dumps(compare.pairs_json(bc, static, "runs/{id}.segments.json"))
+        links = []
+        for i, j in static:
+            pr = compare.full_pair(bc, i, j)
+            render(pr.page, "compare_pair.md.j2",
+                   title=fmt.safe_title(f"Compare {tables.method_name(pr.a.lc.card)} vs "
+                                        f"{tables.method_name(pr.b.lc.card)} · {lb.title}"),
+                   pr=pr, lb=lb, tie=compare.TIE_CHRF, p_text=compare.p_text, alpha=stats.ALPHA, per_page=compare.SEGMENTS_PAGE)
+            links.append({"a": pr.a, "b": pr.b, "page": pr.page})
+        for k, row in enumerate(bc.rows):
+            other = k + 1 if k + 1 < len(bc.rows) else k - 1
+            i, j = min(k, other), max(k, other)
+            rank = bc.rows[other].rank
+            nxt[row.lc.page_id] = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc),
+                                   f"rank {rank}" if rank != "reference" else "the reference row")
+        listing.append({"key": lb.key, "title": lb.title, "data": data_path, "links": links,
+                        "runs": len(bc.rows), "ids": " ".join(row.lc.page_id for row in bc.rows)})
+    return nxt, listing
 
 
 def nav(boards: list[Leaderboard]) -> list[dict[str, Any]]:

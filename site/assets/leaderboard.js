@@ -1,4 +1,4 @@
-/* mtboard leaderboard: client-side column sort, domain filter and fingerprint comparison.
+/* mtboard leaderboard: client-side column sort and domain filter (compare: pages.js).
  * Vanilla JS, no CDN, no innerHTML: every value is written with textContent, so data from run cards stays text.
  * All numbers, ranks and clusters are computed in Python at build time; this script only shows and orders them.
  */
@@ -87,49 +87,9 @@
     applyDomain(table, views, select.value, info, link);
   }
 
-  function initCompare(box) {
-    var data = JSON.parse(box.getAttribute("data-fingerprints"));
-    var a = box.querySelector(".mtb-cmp-a"), b = box.querySelector(".mtb-cmp-b");
-    var tbody = box.querySelector(".mtb-cmp-table tbody"), summary = box.querySelector(".mtb-cmp-summary");
-    var byId = {};
-    data.forEach(function (fp, i) {
-      byId[fp.id] = fp;
-      [a, b].forEach(function (sel, k) {
-        var opt = document.createElement("option");
-        opt.value = fp.id; opt.textContent = fp.label; sel.appendChild(opt);
-      });
-    });
-    var ma = /a=([0-9a-f]+)/.exec(location.hash), mb = /b=([0-9a-f]+)/.exec(location.hash);
-    if (ma && byId[ma[1]]) a.value = ma[1];
-    if (mb && byId[mb[1]]) b.value = mb[1]; else if (data.length > 1) b.value = data[a.value === data[0].id ? 1 : 0].id;
-    function render() {
-      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
-      var x = byId[a.value], y = byId[b.value];
-      if (!x || !y) return;
-      var keys = Object.keys(x.c).concat(Object.keys(y.c)).filter(function (k, i, arr) { return arr.indexOf(k) === i; }).sort();
-      var n = 0;
-      keys.forEach(function (k) {
-        var tr = document.createElement("tr");
-        var differs = x.c[k] !== y.c[k];
-        if (differs) { tr.className = "diff"; n++; }
-        [k, x.c[k] === undefined ? "\u2014" : x.c[k], y.c[k] === undefined ? "\u2014" : y.c[k]].forEach(function (t, i) {
-          var cell = document.createElement(i ? "td" : "th"); cell.textContent = t; tr.appendChild(cell);
-        });
-        tbody.appendChild(tr);
-      });
-      summary.textContent = x.hash === y.hash ? "Same fingerprint: the same experiment."
-        : n + " of " + keys.length + " components differ (fingerprints " + x.hash.slice(0, 12) + "\u2026 vs " + y.hash.slice(0, 12) + "\u2026).";
-      if (history.replaceState) history.replaceState(null, "", "#a=" + a.value + "&b=" + b.value);
-    }
-    a.addEventListener("change", render); b.addEventListener("change", render);
-    render();
-  }
-
   function init() {
     Array.prototype.forEach.call(document.querySelectorAll("table.mtb-lb"), initSort);
     Array.prototype.forEach.call(document.querySelectorAll("select.mtb-domain"), initDomainFilter);
-    var cmp = document.getElementById("mtb-compare");
-    if (cmp) initCompare(cmp);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();

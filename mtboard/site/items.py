@@ -1,0 +1,25 @@
+"""Every method's output on each hard item (issue 12; design note "Hard items": each item expands to every method's
+output, outcome and sentence chrF++). Real systems ranked on the board only, in board order; reference baselines are
+left out as in every item statistic (:mod:`mtboard.site.tables`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mtboard.site.tables import Leaderboard, failed, method_name, run_page, sentence_chrf
+
+
+def item_outputs(lb: Leaderboard) -> dict[int, list[dict[str, Any]]]:
+    """entry id → one row per real ranked method: label, run page, output, outcome, failed, sentence chrF++
+    (failures 0), for the board's hard items."""
+    wanted = {x["id"] for x in lb.hard_items}
+    out: dict[int, list[dict[str, Any]]] = {eid: [] for eid in sorted(wanted)}
+    for row in lb.views[0].rows if lb.views else []:
+        if row.reference:
+            continue
+        for r in row.lc.card.results:
+            if r.entry_id in wanted:
+                out[r.entry_id].append({"label": method_name(row.lc.card), "href": run_page(row.lc),
+                                        "rank": row.rank, "output": r.predicted, "outcome": r.checks.outcome.value,
+                                        "failed": failed(r), "chrf": sentence_chrf(r), "page_id": row.lc.page_id})
+    return out

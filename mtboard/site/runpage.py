@@ -1,0 +1,140 @@
+"""The run page as data (issue 12 item 7; design note "Run page"): fold, verification sentence and table, entry
+groups, breakdowns, "beats the best baseline by X" (spec §6.3), and the per-run downloads
+(``runs/<id>.segments.csv``; the card itself is copied to ``runs/<id>.json`` by :mod:`mtboard.site.build`).
+
+Entry groups: every development entry appears once, in its domain's closed ``<details>`` (anchor ``seg-<id>``);
+"Failures" (no usable output / source untranslated, first :data:`OPEN_FAILURES`) and "Largest losses" (the
+:data:`LOSSES` entries furthest below the field median of sentence chrF++ over real systems, baselines excluded)
+repeat entries as links to those anchors. Diagnostic-segment entries are reported apart (their own group and
+summary), never mixed into the development figures.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from typing import Any
+
+from mtboard.metrics.chrf import chrf_from_stats
+from mtboard.schema import EntryResult, MethodClass, RunCard
+from mtboard.site import fmt
+from mtboard.site.load import LoadedCard
+from mtboard.site.tables import Leaderboard, failed, method_name, sentence_chrf
+
+OPEN_FAILURES = 10
+LOSSES = 20
+NO_DOMAIN = "no domain"
+CSV_COLUMNS = ["entry_id", "segment", "domain", "difficulty", "provenance", "source", "reference", "output",
+               "outcome", "flags", "failed", "sentence_chrf", "exact_match", "latency_s", "cost_usd"]
+
+
+def _flags(r: EntryResult) -> list[str]:
+    return sorted({f.rule for f in r.checks.flags})
+
+
+def entry_row(r: EntryResult, field_median: float | None) -> dict[str, Any]:
+    """One entry as the run page shows it (texts rendered escaped by the template)."""
+    s = sentence_chrf(r)
+    return {"id": r.entry_id, "domain": r.domain.value if r.domain else None, "source": r.source,
+            "reference": r.expected, "output": r.predicted,
+            "raw": r.raw_predicted if r.raw_predicted is not None and r.raw_predicted != r.predicted else None,
+            "error": r.error, "outcome": r.checks.outcome.value, "flags": _flags(r), "failed": failed(r),
+            "chrf": s, "field": field_median, "delta": None if field_median is None else s - field_median,
+            "filter": " ".join(["failed" if failed(r) else "ok", r.checks.outcome.value]
+                               + [f"flag:{f}" for f in _flags(r)])}
+
+
+def verification_view(lc: LoadedCard) -> dict[str, Any] | None:
+    """The verification record as a sentence and a table (None without a record)."""
+    rec = lc.verification.record
+    if not rec:
+        return None
+    deltas = rec.get("deltas") or []
+    same = sum(1 for d in deltas if d.get("delta") == 0)
+    within = sum(1 for d in deltas if d.get("within"))
+    commit = rec.get("card_commit")
+    tol = rec.get("tolerance")
+    sentence = (f"Re-run by {rec.get('verified_by')} at commit {commit[:12] if commit else '(not recorded)'} on "
+                f"{str(rec.get('verified_at', ''))[:10]} with mtboard {rec.get('rerun_harness_version')}"
+                f"{' (' + rec['environment'] + ')' if rec.get('environment') else ''}: "
+                f"{same} of {len(deltas)} metrics identical"
+                + (f", {within} of {len(deltas)} within ±{tol * 100:g}%" if tol is not None and within != same
+                   else "") + ("." if rec.get("passed") else " — not reproduced."))
+    table = [{"metric": d.get("metric"), "stored": d.get("stored"), "rerun": d.get("rerun"), "delta": d.get("delta"),
+              "relative": d.get("relative"), "within": d.get("within")} for d in deltas]
+    return {"sentence": sentence, "table": table, "passed": bool(rec.get("passed")), "source": lc.verification.source,
+            "rerun_hash": rec.get("rerun_run_card_hash"), "method": rec.get("method_spec")}
+
+
+def best_baseline(lc: LoadedCard, lb: Leaderboard) -> dict[str, Any] | None:
+    """spec §6.3: how far the run's composite is above (or below) the best reference baseline (method class
+    ``baseline``) ranked on the same board. None for baselines themselves or boards without one."""
+    if lc.card.method_class == MethodClass.baseline:
+        return None
+    rows = lb.views[0].rows if lb.views else []
+    base = [r for r in rows if r.reference and r.composite is not None]
+    mine = next((r for r in rows if r.lc is lc), None)
+    if not base or mine is None or mine.composite is None:
+        return None
+    best = max(base, key=lambda r: (r.composite, r.lc.page_id))
+    return {"by": mine.composite - best.composite, "name": method_name(best.lc.card), "composite": best.composite,
+            "lc": best.lc}
+
+
+def _segment_summary(results: list[EntryResult]) -> dict[str, Any]:
+    """n, failures, corpus chrF++ (summed statistics) and exact matches of a segment reported apart."""
+    return {"n": len(results), "failed": sum(failed(r) for r in results),
+            "chrf": chrf_from_stats([r.stats.chrf for r in results]) if results else None,
+            "exact": sum(r.exact_match for r in results)}
+
+
+def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_label: str | None) -> dict[str, Any]:
+    """Everything the run page template shows besides the card itself."""
+    card = lc.card
+    row = next((r for r in lb.views[0].rows if r.lc is lc), None) if lb.views else None
+    dev = [r for r in card.results if r.segment == "development"]
+    diag = [r for r in card.results if r.segment == "diagnostic"]
+    other = len(card.results) - len(dev) - len(diag)
+    entries = [entry_row(r, lb.field_entry_median.get(r.entry_id)) for r in dev]
+    by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in entries:
+        by_domain[e["domain"] or NO_DOMAIN].append(e)
+    fails = [e for e in entries if e["failed"]]
+    losses = sorted((e for e in entries if e["delta"] is not None and e["delta"] < 0),
+                    key=lambda e: (e["delta"], e["id"]))[:LOSSES]
+    outcomes = Counter(e["outcome"] for e in entries)
+    filters = sorted({f for e in entries for f in e["filter"].split()} - {"ok"})
+    return {
+        "row": row, "rank": row.rank if row else None,
+        "composite_ci": row.cells["composite_ci"].text if row else fmt.DASH,
+        "verification": verification_view(lc), "baseline": best_baseline(lc, lb),
+        "entries": entries, "domains": sorted(by_domain.items()), "failures": fails, "losses": losses,
+        "open_failures": OPEN_FAILURES, "outcomes": sorted(outcomes.items()), "filters": filters,
+        "diagnostic": [entry_row(r, None) for r in diag], "diagnostic_summary": _segment_summary(diag) if diag else None,
+        "other_segments": other, "compare_next": compare_next, "compare_label": compare_label,
+        "by_difficulty": sorted(card.scores.by_difficulty.items(), key=lambda kv: (len(kv[0]), kv[0])),
+        "by_provenance": sorted(card.scores.by_provenance.items()),
+        "domain_scores": dict(card.scores.by_domain),
+    }
+
+
+def _csv_cell(value: Any) -> Any:
+    """Text cells starting with = + - @ get a leading ' (spreadsheet formula injection; design §3.7)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return value
+
+
+def segments_csv(card: RunCard) -> str:
+    """``runs/<id>.segments.csv``: one row per entry (UTF-8, RFC 4180, header row, empty = missing)."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(CSV_COLUMNS)
+    for r in card.results:
+        vals = [r.entry_id, r.segment.value if hasattr(r.segment, "value") else r.segment,
+                r.domain.value if r.domain else None, r.difficulty, r.provenance, r.source, r.expected, r.predicted,
+                r.checks.outcome.value, ";".join(_flags(r)), failed(r), repr(sentence_chrf(r)),
+                r.exact_match, r.latency_s, r.cost_usd]
+        w.writerow(["" if v is None else _csv_cell(v) for v in vals])
+    return buf.getvalue()

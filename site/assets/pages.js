@@ -1,0 +1,169 @@
+/* mtboard run, compare pages: entry anchors open their <details>, entry filter, side-by-side pager, and
+ * compare.html joining two runs' precomputed data. Every statistic is computed in Python; text via textContent only. */
+(function () {
+  "use strict";
+  var D = document, $ = function (s, r) { return (r || D).querySelector(s); },
+    $$ = function (s, r) { return Array.prototype.slice.call((r || D).querySelectorAll(s)); };
+  function el(t, x, c) { var e = D.createElement(t); if (x != null) e.textContent = x; if (c) e.className = c; return e; }
+  function row(cells, th) {
+    var tr = el("tr");
+    cells.forEach(function (x, i) { var c = el(i || !th ? "td" : "th", x); if (i === 0 && th) c.scope = "row"; tr.appendChild(c); });
+    return tr;
+  }
+  function table(cap, head, rows, cls) {
+    var t = el("table", null, cls || "mtb-plain"), h = el("tr");
+    t.tabIndex = 0;
+    t.appendChild(el("caption", cap));
+    head.forEach(function (x) { var c = el("th", x); c.scope = "col"; h.appendChild(c); });
+    t.appendChild(el("thead")).appendChild(h);
+    var b = t.appendChild(el("tbody"));
+    rows.forEach(function (r) { b.appendChild(r.nodeType ? r : row(r, 1)); });
+    return t;
+  }
+  function f(x, d) { return x == null ? "\u2014" : x.toFixed(d); }
+  function pt(p) { return p == null ? "\u2014" : p < 0.001 ? "< 0.001" : p.toFixed(3); }
+  function s(x, d) { return x == null ? "\u2014" : (x >= 0 ? "+" : "") + x.toFixed(d); }
+
+  function openHash() {
+    var t = location.hash.length > 1 && D.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (!t) return;
+    for (var p = t.parentElement; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
+    var cmp = t.closest(".mtb-cmp"); if (cmp && cmp._page) cmp._page(t);
+    t.scrollIntoView();
+  }
+
+  function segFilter(sel) {
+    sel.parentElement.parentElement.hidden = false;
+    var out = $(".mtb-segcount");
+    sel.addEventListener("change", function () {
+      var v = sel.value, n = 0;
+      $$(".mtb-domgroup").forEach(function (d) {
+        var k = 0;
+        $$("tr[data-f]", d).forEach(function (tr) {
+          var ok = !v || tr.getAttribute("data-f").split(" ").indexOf(v) >= 0;
+          tr.hidden = !ok; if (ok) k++;
+        });
+        d.open = !!v && k > 0; n += k;
+      });
+      out.textContent = v ? n + " entries match" : "";
+    });
+  }
+
+  function pager(box) {
+    var per = +box.getAttribute("data-per-page") || 25, pg = $(".mtb-pager", box), cur = 0, rows, k = "";
+    function show(p) {
+      rows = $$(".mtb-sbs tbody tr", box);
+      var vis = rows.filter(function (r) { return !k || r.getAttribute("data-k").split(" ").indexOf(k) >= 0; });
+      var n = Math.max(1, Math.ceil(vis.length / per)); cur = Math.min(Math.max(p, 0), n - 1);
+      rows.forEach(function (r) { r.hidden = true; });
+      vis.slice(cur * per, cur * per + per).forEach(function (r) { r.hidden = false; });
+      while (pg.firstChild) pg.removeChild(pg.firstChild);
+      pg.hidden = false;
+      [["\u2190 previous", cur - 1], ["next \u2192", cur + 1]].forEach(function (b, i) {
+        var e = el("button", b[0], "md-button"); e.type = "button"; e.disabled = b[1] < 0 || b[1] >= n;
+        e.onclick = function () { show(b[1]); }; pg.appendChild(e);
+        if (!i) pg.appendChild(el("span", " page " + (cur + 1) + " of " + n + " (" + vis.length + " entries) "));
+      });
+      return vis;
+    }
+    box._page = function (t) { k = ""; var v = show(0); show(Math.floor(v.indexOf(t) / per)); };
+    $$("input[name=mtb-k]", box).forEach(function (r) {
+      r.checked = !r.value; r.onchange = function () { k = r.value; show(0); };
+    });
+    show(0);
+  }
+
+  function app(box) {
+    var bs = $(".mtb-cmp-board", box), sa = $(".mtb-cmp-a", box), sb = $(".mtb-cmp-b", box),
+      out = $(".mtb-cmp-out", box), q = new URLSearchParams(location.search), data = null;
+    box.hidden = false; $(".mtb-nojs").hidden = true;
+    if (q.get("board")) bs.value = q.get("board");
+    else $$("option", bs).forEach(function (o) { if (o.getAttribute("data-ids").split(" ").indexOf(q.get("a")) >= 0) bs.value = o.value; });
+    function load() {
+      fetch(bs.selectedOptions[0].getAttribute("data-src")).then(function (r) { return r.json(); }).then(function (d) {
+        data = d;
+        [sa, sb].forEach(function (x) {
+          while (x.firstChild) x.removeChild(x.firstChild);
+          d.runs.forEach(function (r) { var o = el("option", r.rank + " \u00b7 " + r.label + " \u00b7 " + r.id.slice(0, 8)); o.value = r.id; x.appendChild(o); });
+        });
+        var ids = d.runs.map(function (r) { return r.id; });
+        sa.value = ids.indexOf(q.get("a")) >= 0 ? q.get("a") : ids[0];
+        sb.value = ids.indexOf(q.get("b")) >= 0 ? q.get("b") : ids[sa.value === ids[0] ? 1 : 0];
+        draw();
+      });
+    }
+    function draw() {
+      var R = data.runs, ids = R.map(function (r) { return r.id; }), i = ids.indexOf(sa.value), j = ids.indexOf(sb.value);
+      var A = R[i], B = R[j], P = null, flip = i > j;
+      q.set("board", bs.value); q.set("a", A.id); q.set("b", B.id);
+      history.replaceState(null, "", "?" + q.toString() + location.hash);
+      while (out.firstChild) out.removeChild(out.firstChild);
+      if (i === j) { out.appendChild(el("p", "Pick two different runs.")); return; }
+      data.pairs.forEach(function (p) { if (p[0] === Math.min(i, j) && p[1] === Math.max(i, j)) P = p; });
+      var c = el("div", null, "mtb-cmp"); c.setAttribute("data-per-page", "25"); out.appendChild(c);
+      [["A", A], ["B", B]].forEach(function (x) {
+        c.appendChild(el("p", x[0] + " \u00b7 " + x[1].label + " \u00b7 rank " + x[1].rank + " \u00b7 composite " + f(x[1].composite, 3) + " " + x[1].ci + " \u00b7 chrF++ " + f(x[1].chrf, 1) + " \u00b7 " + x[1].tier, "mtb-cmp-head"));
+      });
+      if (!P) {
+        c.appendChild(el("p", "These runs are more than " + data.span + " rows apart: their paired statistics are not precomputed (every pair within " + data.span + " rows is).", "mtb-warn"));
+      } else {
+        var m = [[P[2], P[3], P[4], P[5]], [P[6], P[7], P[8], P[9]]].map(function (v) {
+          return flip ? [-v[0], -v[2], -v[1], v[3]] : v; });
+        var w = flip ? P[12] : P[10], l = flip ? P[10] : P[12], sig = m[0][3] < data.alpha && m[0][0] !== 0;
+        var v = el("div", null, "mtb-verdict"); c.appendChild(v);
+        v.appendChild(el("p", sig ? (m[0][0] > 0 ? A : B).label + " is better than " + (m[0][0] > 0 ? B : A).label + ": composite difference " + Math.abs(m[0][0]).toFixed(3) + ", significant (p " + (m[0][3] < 0.001 ? "< 0.001" : "= " + m[0][3].toFixed(3)) + ", \u03b1 = " + data.alpha + ")."
+          : "No detectable difference: composite difference " + s(m[0][0], 3) + ", p = " + pt(m[0][3]) + (data.mdd != null ? "; the smallest difference this board detects is \u2248 " + data.mdd.toFixed(3) : "") + ".", "mtb-verdict-s"));
+        v.appendChild(table("Paired difference A \u2212 B", ["Metric", "A", "B", "A \u2212 B [95% CI]", "p"],
+          [["Composite", f(A.composite, 3), f(B.composite, 3), 3], ["chrF++", f(A.chrf, 1), f(B.chrf, 1), 1]].map(function (r, k) {
+            return [r[0], r[1], r[2], s(m[k][0], r[3]) + " [" + s(m[k][1], r[3]) + ", " + s(m[k][2], r[3]) + "]", pt(m[k][3])]; })));
+        v.appendChild(el("p", "Segments: A better on " + w + " \u00b7 tie on " + P[11] + " \u00b7 B better on " + l + " (tie: |\u0394 sentence chrF++| < " + data.tie_chrf + "; failures 0). p: two-sided, uncorrected."));
+      }
+      c.appendChild(table("Per domain (A \u2212 B)", ["Domain", "Composite A", "Composite B", "\u0394 composite", "\u0394 chrF++"],
+        data.domains.filter(function (d) { return A.dom[d] && B.dom[d]; }).map(function (d) {
+          var a = A.dom[d], b = B.dom[d];
+          return [d, f(a[0], 3), f(b[0], 3), a[0] == null || b[0] == null ? "\u2014" : s(a[0] - b[0], 3), a[1] == null || b[1] == null ? "\u2014" : s(a[1] - b[1], 1)]; })));
+      var fl = el("p", null, "mtb-cmpfilter");
+      ["", "a", "b", "fail"].forEach(function (k, n) {
+        var lb = el("label"), r = el("input"); r.type = "radio"; r.name = "mtb-k"; r.value = k;
+        lb.appendChild(r); lb.appendChild(D.createTextNode(" " + ["all", "A better", "B better", "both fail"][n] + " ")); fl.appendChild(lb);
+      });
+      c.appendChild(fl);
+      Promise.all([A.seg, B.seg].map(function (u) { return fetch(u).then(function (r) { return r.json(); }); })).then(function (z) {
+        var ma = {}, mb = {}, rows = [];
+        z[0].rows.forEach(function (r) { ma[r[0]] = r; }); z[1].rows.forEach(function (r) { mb[r[0]] = r; });
+        data.entries.forEach(function (e) {
+          var a = ma[e[0]], b = mb[e[0]]; if (!a || !b) return;
+          var d = a[3] - b[3], k = Math.abs(d) < data.tie_chrf ? "tie" : d > 0 ? "a" : "b", tr = el("tr");
+          tr.id = "seg-" + e[0]; tr.setAttribute("data-k", k + (a[4] && b[4] ? " fail" : ""));
+          [String(e[0]), e[2], e[3], a[1] + (a[4] ? " (\u2717 " + a[2] + ")" : ""), b[1] + (b[4] ? " (\u2717 " + b[2] + ")" : ""),
+            a[3].toFixed(1) + " \u2212 " + b[3].toFixed(1) + " = " + s(d, 1) + " " + (k === "tie" ? "tie" : k.toUpperCase())].forEach(function (x, n) {
+            var td = el("td", x, n && n < 5 ? "txt" : "num"); td.setAttribute("data-label", ["Entry", "Source", "Reference", "A", "B", "\u0394 chrF++"][n]); tr.appendChild(td);
+          });
+          rows.push([-Math.abs(d), e[0], tr]);
+        });
+        rows.sort(function (x, y) { return x[0] - y[0] || x[1] - y[1]; });
+        c.appendChild(table("Entries by |\u0394 sentence chrF++|", ["Entry", "Source", "Reference", "A", "B", "\u0394 chrF++ (A \u2212 B)"], rows.map(function (r) { return r[2]; }), "mtb-segs mtb-sbs"));
+        c.appendChild(el("p", null, "mtb-pager"));
+        var fd = el("details"), keys = Object.keys(A.fp).concat(Object.keys(B.fp)).filter(function (k, n, x) { return x.indexOf(k) === n && A.fp[k] !== B.fp[k]; }).sort();
+        fd.appendChild(el("summary", "Fingerprint difference (" + keys.length + " differing component(s))"));
+        fd.appendChild(table("Differing fingerprint components", ["Component", "A", "B"], keys.map(function (k) { return [k, A.fp[k] || "\u2014", B.fp[k] || "\u2014"]; }), "mtb-kv mtb-cmp-table"));
+        c.appendChild(fd);
+        pager(c); openHash();
+      });
+    }
+    bs.onchange = function () { q.delete("a"); q.delete("b"); load(); };
+    sa.onchange = sb.onchange = draw;
+    load();
+  }
+
+  function init() {
+    var q = $(".md-search[role=dialog]"); if (q) q.setAttribute("aria-label", "Search");
+    $$(".mtb-cmp").forEach(pager);
+    $$(".mtb-segsel").forEach(segFilter);
+    var a = D.getElementById("mtb-cmp-app"); if (a) app(a);
+    openHash();
+  }
+  window.addEventListener("hashchange", openHash);
+  if (window.document$ && window.document$.subscribe) window.document$.subscribe(init);
+  else if (D.readyState === "loading") D.addEventListener("DOMContentLoaded", init); else init();
+})();

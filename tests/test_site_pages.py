@@ -1,0 +1,206 @@
+"""Compare, run, portrait and hard-item pages (issue 12 items 3, 5, 7) on the site built from the committed cards:
+the compare statistics against an independent numpy + sacrebleu recomputation, pinned to exact values, and the
+pages' content against values read from the cards. Markdown only (``run_mkdocs=False``); the browser checks are in
+tests/test_site_pages_browser.py."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sacrebleu.metrics import CHRF
+
+from mtboard import stats
+from mtboard.documents import load_card
+from mtboard.site import build_site, compare
+
+ROOT = Path(__file__).resolve().parents[1]
+BOARD = "mtb-en-es-dev-v1.0.0"
+APERTIUM = "18fcd5235ddf70ef"  # apertium:eng-spa (rank 1)
+GEMMA_FSC = "94766e5d840ad3ab"  # gguf gemma-3-270m, prompt few-shot-completion (rank 2)
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pages")
+    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, run_mkdocs=False,
+               build_time="2026-12-01 00:00 UTC")
+    return root / "docs"
+
+
+def _card(page_id: str):
+    for p in (ROOT / "submissions").rglob("*.json"):
+        if not p.name.endswith(".verification.json") and json.loads(p.read_bytes())["run_card_hash"][:16] == page_id:
+            return load_card(p)
+    raise AssertionError(page_id)
+
+
+def _independent_chrf_pair(a, b):
+    """Paired bootstrap of corpus chrF++ written here with numpy and sacrebleu only: the documented draw scheme
+    (default_rng(view seed), blocks of 50 draws of n indices), sacrebleu's CHRF(word_order=2) on the summed
+    statistics of each resample, sacrebleu's percentile indices, the normal-approximation p."""
+    ids = sorted(r.entry_id for r in a.results)
+    sa = np.array([next(r for r in a.results if r.entry_id == i).stats.chrf for i in ids], dtype=np.int64)
+    sb = np.array([next(r for r in b.results if r.entry_id == i).stats.chrf for i in ids], dtype=np.int64)
+    ds = a.dataset
+    rng = np.random.default_rng(stats.view_seed(ds.id, ds.version, ds.sha256, "*"))
+    n, metric = len(ids), CHRF(word_order=2)
+    diffs = []
+    for _ in range(1000 // 50):
+        for row in rng.integers(0, n, size=(50, n)):
+            ta, tb = sa[row].sum(axis=0), sb[row].sum(axis=0)
+            diffs.append(metric._compute_score_from_stats(ta.tolist()).score
+                         - metric._compute_score_from_stats(tb.tolist()).score)
+    d = np.array(diffs)
+    observed = a.scores.chrf_plus_plus - b.scores.chrf_plus_plus
+    srt = np.sort(d)
+    p = math.erfc(abs(observed) / float(np.std(d, ddof=1)) / math.sqrt(2))
+    return observed, float(srt[25]), float(srt[974]), p
+
+
+def test_compare_numbers_match_an_independent_paired_bootstrap(docs):
+    data = json.loads((docs / "data" / "pairs" / f"{BOARD}.json").read_text(encoding="utf-8"))
+    ids = [r["id"] for r in data["runs"]]
+    assert ids[:2] == [APERTIUM, GEMMA_FSC]  # default pair = the top two
+    pair = next(p for p in data["pairs"] if p[:2] == [0, 1])
+    a, b = _card(APERTIUM), _card(GEMMA_FSC)
+    observed, lo, hi, p = _independent_chrf_pair(a, b)
+    assert pair[6:10] == [round(observed, 5), round(lo, 5), round(hi, 5), round(p, 5)]
+    # pinned (hand-read from this recomputation, committed cards at harness 0.3.0)
+    assert pair[6:9] == [12.47893, 10.42295, 14.68673] and pair[9] == 0.0
+    assert pair[2] == round(a.scores.composite - b.scores.composite, 5) == 0.11238
+    assert pair[3:5] == [0.09342, 0.1323]
+    # wins / ties / losses from the cards' sentence chrF++ (failures count 0), tie below 1 point
+    sent = []
+    for card in (a, b):
+        sent.append({r.entry_id: (0.0 if r.checks.outcome != "usable" or r.error or r.chrf_score is None
+                                   else r.chrf_score) for r in card.results})
+    d = [sent[0][i] - sent[1][i] for i in sent[0]]
+    wtl = [sum(x >= 1.0 for x in d), sum(abs(x) < 1.0 for x in d), sum(x <= -1.0 for x in d)]
+    assert pair[10:13] == wtl == [250, 22, 83]
+    page = (docs / "compare" / f"{APERTIUM}-{GEMMA_FSC}.md").read_text(encoding="utf-8")
+    assert "+12.5 [+10.4, +14.7]" in page and "+0.112 [+0.093, +0.132]" in page
+    assert "significant (p &lt; 0.001, α = 0.05)" in page
+    assert "A better on 250</strong> · <strong>tie on 22</strong> · <strong>B better on 83" in page
+
+
+def test_compare_pages_static_and_no_js_message(docs):
+    data = json.loads((docs / "data" / "pairs" / f"{BOARD}.json").read_text(encoding="utf-8"))
+    n = len(data["runs"])
+    assert len(data["pairs"]) == n * (n - 1) // 2  # ≤ PAIR_SPAN + 1 runs: every pair
+    adjacent = [[k, k + 1] for k in range(n - 1)]
+    assert [s[:2] for s in data["static"]][: n - 1] == adjacent
+    listing = (docs / "compare.md").read_text(encoding="utf-8")
+    assert '<div id="mtb-cmp-app" hidden>' in listing and "Choosing any two runs needs JavaScript" in listing
+    for i, j, url in data["static"]:
+        md = url[:-5] + ".md"
+        assert (docs / md).is_file()
+        assert f'href="{md[:-3]}.html"' in listing
+    # side-by-side rows: every entry once, sorted by |Δ| (largest first)
+    page = (docs / "compare" / f"{APERTIUM}-{GEMMA_FSC}.md").read_text(encoding="utf-8")
+    assert page.count('<tr id="seg-') == 355
+    first = page.index('<tr id="seg-')
+    assert page[first:first + 40].startswith('<tr id="seg-99"')  # Jan. → Ene. vs echo of the source: +100.0
+
+
+def test_pair_span_keeps_pairs_linear():
+    # rows i < j with j − i ≤ PAIR_SPAN: for N = 200 that is Σ min(span, N−1−i) pairs, not N(N−1)/2
+    n, span = 200, compare.PAIR_SPAN
+    expected = sum(min(span, n - 1 - i) for i in range(n))
+    assert expected == 200 * 20 - 20 * 21 // 2 == 3790 < n * (n - 1) // 2
+
+
+def test_segments_downloads(docs):
+    card = _card(GEMMA_FSC)
+    text = (docs / "runs" / f"{GEMMA_FSC}.segments.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    assert len(rows) == len(card.results)
+    by_id = {int(r["entry_id"]): r for r in rows}
+    for r in card.results:
+        assert by_id[r.entry_id]["reference"].lstrip("'") == r.expected
+        assert by_id[r.entry_id]["outcome"] == r.checks.outcome.value
+    assert sum(r["failed"] == "True" for r in rows) == sum(r.checks.outcome != "usable" or r.error is not None
+                                                          for r in card.results) == 35
+    seg = json.loads((docs / "runs" / f"{GEMMA_FSC}.segments.json").read_text(encoding="utf-8"))
+    assert len(seg["rows"]) == len(card.results)
+
+
+def test_run_page_verification_sentence_groups_and_baseline(docs):
+    page = (docs / "runs" / f"{APERTIUM}.md").read_text(encoding="utf-8")
+    rec = json.loads((ROOT / "submissions" / "mtb-en-es-dev" /
+                      "apertium-eng-spa__default__18fcd5235ddf.verification.json").read_text())
+    assert len(rec["deltas"]) == 9 and all(d["delta"] == 0 for d in rec["deltas"])
+    assert ("Re-run by root at commit (not recorded) on 2026-12-01 with mtboard 0.3.0: 9 of 9 metrics identical."
+            in page)
+    card = _card(APERTIUM)
+    for r in card.results:
+        assert page.count(f'id="seg-{r.entry_id}"') == 1
+    domains = sorted({r.domain.value for r in card.results})
+    assert page.count('<details class="mtb-group mtb-domgroup">') == len(domains)  # closed, one per domain
+    # spec §6.3: beats the best reference baseline (echo/empty composite 0.0) by its own composite
+    assert "beats the best baseline" in page and f"by {card.scores.composite:.3f} composite" in page
+    assert f"rank <strong>1</strong>" in page
+    assert f"compare/{APERTIUM}-{GEMMA_FSC}.md".replace(".md", ".html") in page
+
+
+def test_portrait_field_median_excludes_baselines(docs):
+    page = next((docs / "models").glob("gemma-3-270m*.md")).read_text(encoding="utf-8")
+    # EN→ES zero-shot-completion run: source_untranslated share vs the median of the ranked real systems
+    cards = {pid: _card(pid) for pid in (APERTIUM, GEMMA_FSC, "768759d9881b6b81")}
+
+    def share(card, outcome):
+        dev = [r for r in card.results if r.segment == "development"]
+        return sum(r.checks.outcome == outcome for r in dev) / len(dev)
+
+    zs = share(cards["768759d9881b6b81"], "source_untranslated")
+    field = statistics.median(share(c, "source_untranslated") for c in cards.values())
+    assert f"<strong>source_untranslated</strong> {zs * 100:.0f}% <span class=\"mtb-muted\">(field {field * 100:.0f}%)" \
+        in page
+    assert (zs, field) != (0.0, 0.0) and round(field * 100) == 10
+    top = page.index("Main failure modes per run")
+    assert top < page.index("## Runs")  # the summary comes first
+
+
+def test_hard_items_expand_to_every_output(docs):
+    page = (docs / "hard" / f"{BOARD}.md").read_text(encoding="utf-8")
+    n_items = page.count('<tr class="mtb-itemrow">')
+    assert n_items >= 1
+    assert page.count('<details class="mtb-item">') == n_items
+    # three real ranked methods on EN→ES (baselines excluded)
+    assert "every method's output, outcome and sentence chrF++ (3 methods)" in page
+
+
+def test_diagnostic_segment_reported_apart(tmp_path):
+    """Hand-made fixture (tests/test_site_cards.py) with entries 10–12 relabelled as the diagnostic segment (schema
+    only, validate=False): the run page reports them in their own group and summary, outside the development groups."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_site_cards import write_fixture_tree  # noqa: PLC0415
+
+    cards = write_fixture_tree(tmp_path, bad=False)
+    card = cards["gemma-chat"]
+    path = next(p for p in (tmp_path / "submissions").rglob("*.json")
+                if json.loads(p.read_bytes())["run_card_hash"] == card.run_card_hash)
+    data = json.loads(path.read_bytes())
+    for r in data["results"]:
+        if r["entry_id"] >= 10:
+            r["segment"] = "diagnostic"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "out", tmp_path / "docs", validate=False,
+               run_mkdocs=False, build_time="x")
+    page = (tmp_path / "docs" / "runs" / f"{card.run_card_hash[:16]}.md").read_text(encoding="utf-8")
+    from sacrebleu.metrics import CHRF as _C  # noqa: PLC0415
+
+    diag = [r for r in card.results if r.entry_id >= 10]
+    chrf = _C(word_order=2).corpus_score([r.predicted for r in diag], [[r.expected for r in diag]]).score
+    assert f"Diagnostic segment (3 entries, reported apart: chrF++ {chrf:.1f}, 0 failed" in page
+    assert "of 9 development entries" in page
+    head, diag_part = page.split("Diagnostic segment (3 entries", 1)
+    assert all(f'id="seg-{i}"' not in head and f'id="seg-{i}"' in diag_part for i in (10, 11, 12))

@@ -1,0 +1,204 @@
+"""Visitor tasks on the compare, run, portrait and hard-item pages in a real browser (issue 12 acceptance, tasks 2 and
+4 and the run-page checks): Debian's headless Chromium driven by Playwright on the site built from the committed
+cards, served by a local http.server; axe-core (axe-playwright-python ships axe.min.js) in the same browser.
+
+Screenshots at 1366×900 and 390×844 go to $MTBOARD_SCREENSHOTS when set (else the test's tmp folder).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from mtboard.site import build_site
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+BOARD = "mtb-en-es-dev-v1.0.0"
+APERTIUM = "18fcd5235ddf70ef"
+GEMMA_FSC = "94766e5d840ad3ab"
+DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+playwright_api = pytest.importorskip("playwright.sync_api")
+axe_api = pytest.importorskip("axe_playwright_python.sync_playwright")
+if not Path(CHROMIUM).exists():  # pragma: no cover
+    pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # noqa: D102
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pages-browser")
+    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False,
+               build_time="2026-12-01 00:00 UTC")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "out")))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", root / "out"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _page(browser, viewport, js=True):
+    ctx = browser.new_context(viewport=viewport, java_script_enabled=js)
+    pg = ctx.new_page()
+    pg.errors = []
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    return ctx, pg
+
+
+def _shots(tmp_path: Path) -> Path:
+    d = Path(os.environ.get("MTBOARD_SCREENSHOTS", tmp_path))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _portrait(out: Path) -> str:
+    return "models/" + next((out / "models").glob("gemma-3-270m*.html")).name
+
+
+def test_portrait_failure_modes_above_the_fold(served, browser, tmp_path):
+    base, out = served
+    for vp in (DESKTOP, PHONE):
+        ctx, pg = _page(browser, vp)
+        pg.goto(f"{base}/{_portrait(out)}")
+        first = pg.locator("table.mtb-portrait-sum tbody tr:not(.mtb-grouprow)").first
+        text = first.text_content()
+        assert "%" in text and "field" in text and "source_untranslated" in text + pg.text_content(
+            "table.mtb-portrait-sum")
+        if vp is DESKTOP:  # every run's summary line above the fold at 1366×900
+            rows = pg.locator("table.mtb-portrait-sum tbody tr")
+            last = rows.nth(rows.count() - 1).bounding_box()
+            assert last["y"] + last["height"] <= vp["height"]
+        else:
+            box = first.bounding_box()
+            assert box["y"] + box["height"] <= vp["height"]  # at least the first run's line on a phone
+            assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
+        pg.screenshot(path=str(_shots(tmp_path) / f"portrait-{vp['width']}.png"))
+        assert pg.errors == []
+        ctx.close()
+
+
+def test_compare_two_runs_difference_ci_p_and_outputs(served, browser, tmp_path):
+    base, out = served
+    for vp in (DESKTOP, PHONE):
+        ctx, pg = _page(browser, vp)
+        pg.goto(f"{base}/compare.html?board={BOARD}&a={APERTIUM}&b={GEMMA_FSC}")
+        pg.wait_for_selector(".mtb-sbs tbody tr")
+        verdict = pg.text_content(".mtb-verdict-s")
+        assert "is better than" in verdict and "p < 0.001" in verdict
+        table = pg.text_content(".mtb-verdict table")
+        assert "+0.112 [+0.093, +0.132]" in table and "+12.5 [+10.4, +14.7]" in table and "< 0.001" in table
+        assert "A better on 250 · tie on 22 · B better on 83" in pg.text_content(".mtb-verdict")
+        visible = pg.locator(".mtb-sbs tbody tr:not([hidden])")
+        assert visible.count() == 25
+        first = visible.first.text_content()
+        assert first.startswith("99") and "Jan." in first and "Ene." in first and "+100.0" in first
+        assert "page 1 of 15" in pg.text_content(".mtb-pager")
+        pg.screenshot(path=str(_shots(tmp_path) / f"compare-{vp['width']}.png"))
+        if vp is DESKTOP:
+            pg.check("input[name=mtb-k][value=b]")
+            ks = pg.eval_on_selector_all(".mtb-sbs tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.k)")
+            assert ks and all(k.split()[0] == "b" for k in ks)
+            # swapping the runs flips the signs and the win counts (the pair is stored once)
+            pg.goto(f"{base}/compare.html?board={BOARD}&a={GEMMA_FSC}&b={APERTIUM}")
+            pg.wait_for_selector(".mtb-sbs tbody tr")
+            assert "−0.112 [−0.132, −0.093]".replace("−", "-") in pg.text_content(".mtb-verdict table")
+            assert "A better on 83 · tie on 22 · B better on 250" in pg.text_content(".mtb-verdict")
+            # no board in the URL: the board holding run A is chosen (EN→DE's Gemma run)
+            pg.goto(f"{base}/compare.html?a=5575b0a4cdfc6e9a")
+            pg.wait_for_selector(".mtb-sbs tbody tr")
+            assert pg.input_value(".mtb-cmp-board") == "mtb-en-de-dev-v1.0.0"
+            assert pg.input_value(".mtb-cmp-a") == "5575b0a4cdfc6e9a"
+        else:
+            assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
+        assert pg.errors == []
+        ctx.close()
+
+
+def test_compare_without_javascript(served, browser, tmp_path):
+    base, out = served
+    ctx, pg = _page(browser, DESKTOP, js=False)
+    pg.goto(f"{base}/compare.html")
+    assert pg.locator("#mtb-cmp-app").is_hidden()
+    assert "needs JavaScript" in pg.text_content(".mtb-nojs")
+    pg.click(f".mtb-nojs a[href='compare/{APERTIUM}-{GEMMA_FSC}.html']")
+    pg.wait_for_load_state()
+    assert "+12.5 [+10.4, +14.7]" in pg.text_content(".mtb-verdict")
+    assert pg.locator(".mtb-sbs tbody tr").count() == 355  # no pager without JS: every row
+    pg.screenshot(path=str(_shots(tmp_path) / "compare-static-nojs-1366.png"))
+    ctx.close()
+
+
+def test_run_page_height_and_deep_link(served, browser, tmp_path):
+    base, out = served
+    seg = json.loads((out / "runs" / f"{GEMMA_FSC}.segments.json").read_text(encoding="utf-8"))
+    eid = seg["rows"][40][0]
+    for vp in (DESKTOP, PHONE):
+        ctx, pg = _page(browser, vp)
+        pg.goto(f"{base}/runs/{GEMMA_FSC}.html")
+        height = pg.evaluate("document.documentElement.scrollHeight")
+        if vp is DESKTOP:
+            assert height <= 6000, height
+        pg.screenshot(path=str(_shots(tmp_path) / f"run-{vp['width']}.png"))
+        assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
+        # deep link: the entry's closed domain <details> opens and the row is on screen
+        pg.goto(f"{base}/runs/{GEMMA_FSC}.html#seg-{eid}")
+        pg.wait_for_timeout(300)
+        assert pg.evaluate(f"document.getElementById('seg-{eid}').closest('details').open")
+        assert pg.locator(f"#seg-{eid}").is_visible()
+        assert pg.locator(f"#seg-{eid}").bounding_box()["y"] < vp["height"]
+        other = seg["rows"][300][0]
+        pg.evaluate(f"location.hash = '#seg-{other}'")
+        pg.wait_for_timeout(300)
+        assert pg.evaluate(f"document.getElementById('seg-{other}').closest('details').open")
+        pg.screenshot(path=str(_shots(tmp_path) / f"run-deeplink-{vp['width']}.png"))
+        # the outcome filter shows only matching entries and opens the groups holding them
+        if vp is DESKTOP:
+            pg.select_option("select.mtb-segsel", "source_untranslated")
+            shown = pg.eval_on_selector_all(".mtb-domgroup tr[data-f]:not([hidden])", "rs => rs.length")
+            assert shown == 35
+        assert pg.errors == []
+        ctx.close()
+
+
+def test_axe_no_serious_or_critical_violations(served, browser):
+    base, out = served
+    axe = axe_api.Axe()
+    urls = [f"runs/{GEMMA_FSC}.html", f"runs/{APERTIUM}.html", _portrait(out), f"hard/{BOARD}.html",
+            f"compare/{APERTIUM}-{GEMMA_FSC}.html", f"compare.html?board={BOARD}&a={APERTIUM}&b={GEMMA_FSC}"]
+    found = {}
+    for vp in (DESKTOP, PHONE):
+        ctx, pg = _page(browser, vp)
+        for url in urls:
+            pg.goto(f"{base}/{url}")
+            if url.startswith("compare.html"):
+                pg.wait_for_selector(".mtb-sbs tbody tr")
+            res = axe.run(pg)
+            bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+                   for v in res.response["violations"] if v["impact"] in ("serious", "critical")]
+            if bad:
+                found[f"{vp['width']} {url}"] = bad
+        ctx.close()
+    assert found == {}
