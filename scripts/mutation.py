@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Mutation-test one module of the numbers on the board with its covering tests (issue 23; docs/TESTING.md).
+
+    .venv/bin/python scripts/mutation.py MODULE [--max-children N] [--keep]
+    .venv/bin/python scripts/mutation.py --list
+
+MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate). The run uses mutmut 3 (dev extra,
+``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the tests into ``mutants/`` (git-ignored), mutates
+only the module's files and runs, for each mutant, the covering tests that exercise the mutated function. This script
+narrows mutmut's configuration to the module (``only_mutate`` and the pytest test selection) before mutmut reads
+pyproject.toml, so one ``[tool.mutmut]`` table serves every module.
+
+It then prints killed / timeout / survived / no tests / equivalent and the **score = (killed + timeout) ÷
+non-equivalent**, where non-equivalent = every mutant mutmut generated for the module minus those listed as equivalent
+in docs/TESTING.md (the lines ``- `mtboard.x.y__mutmut_N`: reason`` under "Equivalent mutants"). A timeout counts as
+detected: the mutant made the covering tests run past mutmut's limit (e.g. an endless loop). "No tests" counts as
+not detected. Exit status 0 when the score is ≥ :data:`TARGET`, 1 below it, 2 on a usage error.
+
+Each issue that adds a number to the board adds its module (and its covering tests) to :data:`MODULES`.
+Run it alone and niced on a shared machine: ``nice -n 15 .venv/bin/python scripts/mutation.py stats``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTING_DOC = ROOT / "docs" / "TESTING.md"
+TARGET = 0.90
+"""Acceptance threshold of issue 23: (killed + timeout) ÷ non-equivalent per module."""
+
+MODULES: dict[str, tuple[list[str], list[str]]] = {
+    # module: (files mutated, relative to the repository root; covering test files)
+    "checks": (["mtboard/checks.py"],
+               ["tests/test_checks_policy.py", "tests/test_scoring_spec.py", "tests/test_text_patterns.py",
+                "tests/test_pinned_checks.py"]),
+    "scoring": (["mtboard/scoring.py"],
+                ["tests/test_scoring_run.py", "tests/test_scoring_spec.py", "tests/test_scoring_normalisation.py",
+                 "tests/test_scoring_fst.py", "tests/test_pinned_scoring.py"]),
+    "metrics": (["mtboard/metrics/composite.py", "mtboard/metrics/bootstrap.py"],
+                ["tests/test_scoring_spec.py", "tests/test_scoring_metrics.py", "tests/test_pinned_scoring.py",
+                 "tests/test_pinned_stats.py"]),
+    "stats": (["mtboard/stats.py"],
+              ["tests/test_stats_items.py", "tests/test_site_stats.py", "tests/test_pinned_stats.py"]),
+    "validate": (["mtboard/validate/recompute.py", "mtboard/validate/binding.py", "mtboard/validate/judging.py"],
+                 ["tests/test_validate_tamper.py", "tests/test_validate_binding.py", "tests/test_validate_malformed.py",
+                  "tests/test_pinned_validate.py"]),
+}
+
+_EQUIVALENT = re.compile(r"^\s*[-*]\s+`(mtboard\.[\w.]+__mutmut_\d+)`")
+
+
+def equivalents(doc: Path = TESTING_DOC) -> set[str]:
+    """Mutant names listed as equivalent in docs/TESTING.md (``- `name`: reason`` lines); empty if no such file."""
+    if not doc.is_file():
+        return set()
+    return {m.group(1) for line in doc.read_text("utf-8").splitlines() if (m := _EQUIVALENT.match(line))}
+
+
+def _configure(files: list[str], tests: list[str]) -> None:
+    """Load mutmut's configuration from pyproject.toml and narrow it to one module before mutmut first reads it."""
+    from mutmut import configuration
+
+    configuration.reset_config()
+    cfg = configuration.config()
+    cfg.only_mutate = list(files)
+    cfg.pytest_add_cli_args_test_selection = [t for t in tests if (ROOT / t).is_file()]
+
+
+def results(files: list[str]) -> dict[str, str]:
+    """Status per mutant name for the module's files, read from mutmut's ``mutants/<file>.meta``."""
+    from mutmut.stats import status_by_exit_code
+
+    out: dict[str, str] = {}
+    for f in files:
+        meta = ROOT / "mutants" / (f + ".meta")
+        data = json.loads(meta.read_text("utf-8"))
+        for name, code in data["exit_code_by_key"].items():
+            out[name] = status_by_exit_code[code]
+    return out
+
+
+def score(statuses: dict[str, str], equivalent: set[str]) -> dict[str, float | int]:
+    """Counts per status and the score (killed + timeout) ÷ (all − equivalent); 1.0 when nothing is left."""
+    counts = {"killed": 0, "timeout": 0, "survived": 0, "no tests": 0, "other": 0, "equivalent": 0}
+    for name, status in statuses.items():
+        if name in equivalent:
+            counts["equivalent"] += 1
+        elif status in counts:
+            counts[status] += 1
+        else:
+            counts["other"] += 1
+    non_equivalent = len(statuses) - counts["equivalent"]
+    detected = counts["killed"] + counts["timeout"]
+    return {**counts, "total": len(statuses), "non_equivalent": non_equivalent,
+            "score": detected / non_equivalent if non_equivalent else 1.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("module", nargs="?", choices=sorted(MODULES))
+    ap.add_argument("--max-children", type=int, default=1, help="parallel mutant workers (default 1: shared CPUs)")
+    ap.add_argument("--keep", action="store_true",
+                    help="reuse mutants/ from the last run of the same module (mutmut re-tests changed code only)")
+    ap.add_argument("--report-only", action="store_true", help="print the score of the last run without running")
+    ap.add_argument("--list", action="store_true", help="print the module table and exit")
+    args = ap.parse_args(argv)
+    if args.list:
+        for name, (files, tests) in MODULES.items():
+            print(f"{name}: {' '.join(files)}\n    tests: {' '.join(tests)}")
+        return 0
+    if not args.module:
+        ap.print_usage(sys.stderr)
+        return 2
+    files, tests = MODULES[args.module]
+    marker = ROOT / "mutants" / ".mtboard-module"
+    start = time.monotonic()
+    if not args.report_only:
+        import os
+
+        os.chdir(ROOT)
+        if not args.keep or not marker.is_file() or marker.read_text() != args.module:
+            shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+        _configure(files, tests)
+        from mutmut.__main__ import cli
+
+        try:
+            cli(["run", "--max-children", str(args.max_children)], standalone_mode=False)
+        except SystemExit as e:  # mutmut exits 1 when the clean run fails
+            if e.code:
+                print(f"mutation.py: mutmut stopped with status {e.code}", file=sys.stderr)
+                return 2
+        marker.write_text(args.module)
+    statuses = results(files)
+    s = score(statuses, equivalents())
+    survivors = sorted(n for n, st in statuses.items() if st not in ("killed", "timeout") and n not in equivalents())
+    (ROOT / "mutants" / f"survivors-{args.module}.txt").write_text("".join(f"{n}\t{statuses[n]}\n" for n in survivors))
+    for n in survivors:
+        print(f"  {statuses[n]:9} {n}")
+    print(f"{args.module}: {s['total']} mutants, killed {s['killed']}, timeout {s['timeout']}, survived "
+          f"{s['survived']}, no tests {s['no tests']}, other {s['other']}, equivalent {s['equivalent']}; "
+          f"score {s['killed'] + s['timeout']}/{s['non_equivalent']} = {s['score']:.1%}"
+          + ("" if args.report_only else f" ({time.monotonic() - start:.0f} s)"))
+    return 0 if s["score"] >= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
