@@ -48,7 +48,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
                  "tests/test_pinned_stats.py"]),
     "stats": (["mtboard/stats.py"],
               ["tests/test_stats_items.py", "tests/test_site_stats.py", "tests/test_pinned_stats.py"]),
-    "validate": (["mtboard/validate/recompute.py", "mtboard/validate/binding.py", "mtboard/validate/judging.py"],
+    "validate": (["mtboard/validate/recompute.py", "mtboard/validate/binding.py"],
                  ["tests/test_validate_tamper.py", "tests/test_validate_binding.py", "tests/test_validate_malformed.py",
                   "tests/test_pinned_validate.py"]),
 }

@@ -1,0 +1,417 @@
+"""Issue 23: the composite's arithmetic and its inputs pinned to hand-worked values — table-driven composite inputs
+(weights, redistribution, inversion, scale, rounding, ranges), tiers at their bounds, the cost-adjusted score, the
+signature, the per-entry columns and their bootstrap, and score_run's composite inputs (equivalent-match rate with
+mixed entries, cost per entry from tokens and prices, tokens per second with zero elapsed time, results out of
+record order, totals).
+
+The composite is pinned with a hand-made weight table patched into mtboard.metrics.composite (so the arithmetic is
+checked independently of the profile weights, which other issues change); the small corpus is hand-made test data.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from mtboard import scoring
+from mtboard.errors import MtboardError
+from mtboard.metrics import bootstrap, composite as comp
+from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals
+from mtboard.prices import Rates
+from mtboard.schema import Entry, QualityTier, TranslationRecord, Usage
+
+HAND_WEIGHTS = {
+    "A": {"chrf_plus_plus": 0.5, "fst_acceptance_rate": 0.2, "exact_match_rate": 0.1, "code_switching_rate": 0.2},
+    "B": {"chrf_plus_plus": 0.6, "equivalent_match_rate": 0.3, "code_switching_rate": 0.1},
+}
+
+
+@pytest.fixture
+def hand_weights(monkeypatch):
+    monkeypatch.setattr(comp, "WEIGHTS", HAND_WEIGHTS)
+    return HAND_WEIGHTS
+
+
+# ------------------------------------------------------------------------------------------------------- composite
+
+
+@pytest.mark.parametrize("values, expected, profile", [
+    # B: chrF 80 → 0.8; all three present: 0.6·0.8 + 0.3·0.5 + 0.1·(1 − 0.2) = 0.48 + 0.15 + 0.08 = 0.71
+    ({"chrf_plus_plus": 80.0, "equivalent_match_rate": 0.5, "code_switching_rate": 0.2}, 0.71, "B"),
+    # B without equivalent match: (0.48 + 0.08) / 0.7 = 0.8
+    ({"chrf_plus_plus": 80.0, "code_switching_rate": 0.2}, 0.8, "B"),
+    # None counts as absent, unknown keys and the excluded metrics are ignored
+    ({"chrf_plus_plus": 80.0, "code_switching_rate": 0.2, "equivalent_match_rate": None, "bleu": 99.0, "ter": 3.0,
+      "morphological_accuracy": 0.0}, 0.8, "B"),
+    # chrF alone: its own scaled value
+    ({"chrf_plus_plus": 37.5}, 0.375, "B"),
+    # A (FST available): 0.5·0.6 + 0.2·0.25 + 0.1·1 + 0.2·(1 − 0) = 0.3 + 0.05 + 0.1 + 0.2 = 0.65
+    ({"chrf_plus_plus": 60.0, "fst_acceptance_rate": 0.25, "exact_match_rate": 1.0, "code_switching_rate": 0.0},
+     0.65, "A"),
+    # A with FST 0 (available, just zero) and no code-switching: (0.5·0.6 + 0 + 0.1·0.5) / 0.8 = 0.4375
+    ({"chrf_plus_plus": 60.0, "fst_acceptance_rate": 0.0, "exact_match_rate": 0.5}, 0.4375, "A"),
+    # bounds: 0 and 100, rate 1 inverted to 0
+    ({"chrf_plus_plus": 100.0, "code_switching_rate": 0.0}, 1.0, "B"),
+    ({"chrf_plus_plus": 0.0, "code_switching_rate": 1.0}, 0.0, "B"),
+    # integers are accepted; rounding to 6 decimals: 1/3 → 0.333333, 2/3 → 0.666667
+    ({"chrf_plus_plus": 100, "equivalent_match_rate": 0, "code_switching_rate": 1}, 0.6, "B"),
+    ({"chrf_plus_plus": 100.0 / 3}, 0.333333, "B"),
+    ({"chrf_plus_plus": 200.0 / 3}, 0.666667, "B"),
+])
+def test_composite_table(hand_weights, values, expected, profile):
+    got, prof = comp.composite(values)
+    assert prof == profile
+    assert got == expected  # exact after rounding to 6 decimals
+    arr = comp.composite_array({k: np.array([v, v]) for k, v in values.items()
+                                if v is not None and k in hand_weights[profile]}
+                               | ({"fst_acceptance_rate": None} if profile == "B" else {}))
+    assert arr.tolist() == [expected, expected]
+
+
+@pytest.mark.parametrize("values", [
+    {"chrf_plus_plus": 100.5},
+    {"chrf_plus_plus": -0.1},
+    {"chrf_plus_plus": 50.0, "code_switching_rate": 1.01},
+    {"chrf_plus_plus": 50.0, "equivalent_match_rate": -1e-9},
+    {"chrf_plus_plus": float("nan")},
+    {"chrf_plus_plus": float("inf")},
+    {"chrf_plus_plus": True},
+    {"chrf_plus_plus": "80"},
+])
+def test_composite_rejects_values_outside_their_range(hand_weights, values):
+    with pytest.raises(MtboardError, match="outside 0–"):
+        comp.composite(values)
+
+
+def test_composite_needs_a_weighted_metric(hand_weights):
+    with pytest.raises(MtboardError, match="no composite metric"):
+        comp.composite({"bleu": 30.0})
+    with pytest.raises(MtboardError, match="no composite metric"):
+        comp.composite({})
+    with pytest.raises(MtboardError, match="no composite metric"):
+        comp.composite_array({"bleu": np.array([1.0])})
+
+
+def test_composite_range_message_names_the_scale(hand_weights):
+    with pytest.raises(MtboardError, match=r"chrf_plus_plus=101\.0 is outside 0–100"):
+        comp.composite({"chrf_plus_plus": 101.0})
+    with pytest.raises(MtboardError, match=r"code_switching_rate=2 is outside 0–1\b"):
+        comp.composite({"chrf_plus_plus": 1.0, "code_switching_rate": 2})
+
+
+def test_composite_array_elementwise_and_profile(hand_weights):
+    vals = {"chrf_plus_plus": np.array([80.0, 40.0, 0.0]), "equivalent_match_rate": np.array([0.5, 1.0, 0.0]),
+            "code_switching_rate": np.array([0.2, 0.0, 1.0])}
+    # row 2: 0.24 + 0.3 + 0.1 = 0.64
+    assert comp.composite_array(vals).tolist() == [0.71, 0.64, 0.0]
+    vals_a = dict(vals, fst_acceptance_rate=np.array([1.0, 0.0, 0.5]))
+    # A: chrF, fst, code-switching present (no exact match): weights 0.5, 0.2, 0.2 → / 0.9
+    expect = [(0.5 * 0.8 + 0.2 * 1.0 + 0.2 * 0.8) / 0.9, (0.5 * 0.4 + 0 + 0.2 * 1.0) / 0.9, (0 + 0.1 + 0) / 0.9]
+    assert comp.composite_array(vals_a).tolist() == pytest.approx([round(x, 6) for x in expect], abs=0)
+    assert comp.composite_array({"chrf_plus_plus": np.array([12.3456789])}).tolist() == [0.123457]
+
+
+def test_profile_of():
+    assert comp.profile_of({"fst_acceptance_rate": 0.0}) == "A"
+    assert comp.profile_of({"fst_acceptance_rate": None}) == "B"
+    assert comp.profile_of({}) == "B"
+
+
+def test_real_profiles_weights_are_normalised_and_inverted_metrics_exist():
+    # independent of the values (other issues change them): each profile sums to 1, A has FST, B has none
+    for name, w in comp.WEIGHTS.items():
+        assert sum(w.values()) == pytest.approx(1.0, abs=1e-12), name
+        assert comp.INVERTED <= set(w), name
+        assert not set(comp.EXCLUDED) & set(w), name
+    assert "fst_acceptance_rate" in comp.WEIGHTS["A"] and "fst_acceptance_rate" not in comp.WEIGHTS["B"]
+    # the real composite equals Σ w·x / Σ w over the available metrics, computed here
+    values = {"chrf_plus_plus": 62.0, "exact_match_rate": 0.25, "code_switching_rate": 0.1,
+              "equivalent_match_rate": 0.4}
+    w = comp.WEIGHTS["B"]
+    num = w["chrf_plus_plus"] * 0.62 + w["exact_match_rate"] * 0.25 + w["code_switching_rate"] * 0.9 \
+        + w["equivalent_match_rate"] * 0.4
+    den = w["chrf_plus_plus"] + w["exact_match_rate"] + w["code_switching_rate"] + w["equivalent_match_rate"]
+    assert comp.composite(values) == (round(num / den, 6), "B")
+
+
+# ---------------------------------------------------------------------------------------------------------- tiers
+
+
+@pytest.mark.parametrize("value, tier", [
+    (0.0, QualityTier.baseline), (0.299999, QualityTier.baseline), (0.3, QualityTier.emerging),
+    (0.499999, QualityTier.emerging), (0.5, QualityTier.functional), (0.699999, QualityTier.functional),
+    (0.7, QualityTier.deployable), (0.849999, QualityTier.deployable), (0.85, QualityTier.fluent),
+    (1.0, QualityTier.fluent), (1, QualityTier.fluent), (0, QualityTier.baseline),
+])
+def test_quality_tier_bounds_are_inclusive_below(value, tier):
+    assert comp.quality_tier(value) == tier
+
+
+@pytest.mark.parametrize("value", [-1e-9, 1.000001, float("nan"), float("inf"), "0.5", None])
+def test_quality_tier_rejects_outside_0_1(value):
+    with pytest.raises(MtboardError, match="outside 0–1"):
+        comp.quality_tier(value)
+
+
+# ------------------------------------------------------------------------------------------------ cost-adjusted
+
+
+@pytest.mark.parametrize("composite_value, cost, expected", [
+    (0.6, 0.0, 0.6),                                # free: unchanged
+    (0.6, 0.001, round(0.6 / (1 + math.log10(2)), 6)),  # $1 per 1,000 entries → ÷ 1.30103
+    (0.6, 0.009, 0.3),                              # $9 → ÷ 2
+    (0.6, 0.099, 0.2),                              # $99 → ÷ 3
+    (0.9, 0.000009, round(0.9 / (1 + math.log10(1.009)), 6)),
+])
+def test_cost_adjusted_score_hand_worked(composite_value, cost, expected):
+    assert comp.cost_adjusted_score(composite_value, cost) == pytest.approx(expected, abs=1e-12)
+    assert comp.cost_adjusted_score(composite_value, cost) == round(comp.cost_adjusted_score(composite_value, cost), 6)
+
+
+def test_cost_adjusted_score_rounds_unknown_and_invalid():
+    assert comp.cost_adjusted_score(0.6, 0.001) == 0.461173  # 0.6 / 1.30103 = 0.4611730… rounded to 6 decimals
+    assert comp.cost_adjusted_score(0.7, None) is None
+    for bad in (-0.001, float("nan"), float("inf")):
+        with pytest.raises(MtboardError, match="negative or not finite"):
+            comp.cost_adjusted_score(0.5, bad)
+
+
+def test_composite_signature_hand_written(hand_weights):
+    assert comp.composite_signature("B", "mech-9") == (
+        "composite:B|weights:chrf_plus_plus=0.6,equivalent_match_rate=0.3,code_switching_rate=0.1|"
+        "scale:chrf_plus_plus=100|inverted:code_switching_rate,hallucination_rate|round:6|"
+        "tiers:0,0.3,0.5,0.7,0.85|cost:1000|policy:mech-9")
+    assert comp.composite_signature("A", "p").startswith(
+        "composite:A|weights:chrf_plus_plus=0.5,fst_acceptance_rate=0.2,exact_match_rate=0.1,code_switching_rate=0.2|")
+    with pytest.raises(MtboardError, match="unknown composite profile 'C'"):
+        comp.composite_signature("C", "p")
+
+
+# ------------------------------------------------------------------------------------ score_run composite inputs
+
+# hand-made fixture, English → Spanish: entries 2 and 4 have variants, 1 and 3 do not
+ENTRIES = [
+    Entry(id=10, source="The house is red.", reference="La casa es roja.", domain="literary", difficulty=1),
+    Entry(id=20, source="Open the file.", reference="Abra el archivo.", domain="tech", difficulty=2,
+          variants=["Abre el archivo."]),
+    Entry(id=30, source="Close the door.", reference="Cierre la puerta.", domain="ui", difficulty=2),
+    Entry(id=40, source="Rest for two days.", reference="Descanse dos días.", domain="medical", difficulty=3,
+          variants=["Descansa dos días.", "Repose dos días."]),
+]
+
+
+def _records(order=(0, 1, 2, 3), **usage_kw):
+    outs = {10: "La casa es roja.",       # exact (no variants)
+            20: "Abre el archivo.",       # equivalent through a variant, not exact
+            30: "Cierra la puerta.",      # neither
+            40: "Descanse  dos días."}    # exact after whitespace collapsing
+    usages = {10: Usage(prompt_tokens=100, completion_tokens=10), 20: Usage(prompt_tokens=200, completion_tokens=20),
+              30: Usage(prompt_tokens=300, completion_tokens=30, cached_tokens=100),
+              40: Usage(prompt_tokens=400, completion_tokens=40, reasoning_tokens=10)}
+    lat = {10: 1.0, 20: 4.0, 30: 2.0, 40: 3.0}
+    ids = [ENTRIES[i].id for i in order]
+    return [TranslationRecord(entry_id=i, raw_predicted=outs[i], latency_s=lat[i], usage=usages[i],
+                              attempts=1 + (i == 30) * 2, **usage_kw) for i in ids]
+
+
+def _score(records, entries=ENTRIES, **kw):
+    kw.setdefault("fst", False)
+    return scoring.score_run(entries, records, source_language="en", target_language="es",
+                             elapsed_seconds=kw.pop("elapsed_seconds", 20.0), **kw)
+
+
+def test_equivalent_match_rate_with_mixed_entries_and_results_in_corpus_order():
+    scores, results = _score(_records(order=(3, 1, 0, 2)))  # records out of corpus order
+    assert [r.entry_id for r in results] == [10, 20, 30, 40]
+    assert [r.exact_match for r in results] == [True, False, False, True]
+    # an exact match counts as equivalent whether or not the entry has variants; variants count only for 20
+    assert [r.equivalent_match for r in results] == [True, True, False, True]
+    assert (scores.exact_matches, scores.exact_match_rate) == (2, 0.5)
+    assert (scores.equivalent_matches, scores.equivalent_match_rate) == (3, 0.75)
+    assert [r.predicted for r in results] == ["La casa es roja.", "Abre el archivo.", "Cierra la puerta.",
+                                              "Descanse  dos días."]
+    # the same scores whatever the record order
+    again, _ = _score(_records())
+    assert again == scores
+    # no entry with variants: no equivalent-match rate at all (not 0)
+    plain = [e.model_copy(update={"variants": []}) for e in ENTRIES]
+    s2, r2 = _score(_records(), entries=plain)
+    assert s2.equivalent_matches is None and s2.equivalent_match_rate is None
+    assert all(r.equivalent_match is None for r in r2)
+
+
+def test_cost_per_entry_from_tokens_and_prices():
+    # $2 / $8 per million prompt / completion tokens: entry costs (100·2 + 10·8)/1e6 … → 280, 560, 840, 1120 µ$
+    scores, results = _score(_records(), price_in_per_mtok=2.0, price_out_per_mtok=8.0)
+    assert [r.cost_usd for r in results] == pytest.approx([280e-6, 560e-6, 840e-6, 1120e-6], abs=1e-15)
+    cost_per_entry = 700e-6
+    assert scores.cost_adjusted_score == round(scores.composite / (1 + math.log10(1 + 1000 * cost_per_entry)), 6)
+    t = scoring.totals(ENTRIES, results)
+    assert (t.prompt_tokens, t.completion_tokens, t.reasoning_tokens, t.cached_tokens) == (1000, 100, 10, 100)
+    assert t.total_cost_usd == pytest.approx(2800e-6, abs=1e-15)
+    assert t.cost_per_entry_usd == pytest.approx(cost_per_entry, abs=1e-15)
+    chars = sum(len(e.source) for e in ENTRIES)  # 17 + 14 + 15 + 18 = 64
+    assert chars == 64
+    assert t.cost_per_source_char == pytest.approx(2800e-6 / 64, abs=1e-15)
+    assert t.retries == 2  # entry 30 took 3 attempts
+    # cached and reasoning rates: entry 30 pays 100 cached tokens at 0.5, entry 40 10 reasoning tokens at 20
+    rates = Rates(2.0, 8.0, cached_input=0.5, reasoning=20.0)
+    _, r3 = _score(_records(), rates=rates)
+    assert r3[2].cost_usd == pytest.approx((200 * 2 + 100 * 0.5 + 30 * 8) / 1e6, abs=1e-15)
+    assert r3[3].cost_usd == pytest.approx((400 * 2 + 30 * 8 + 10 * 20) / 1e6, abs=1e-15)
+    # free local model: cost 0, the composite unchanged
+    s0, r0 = _score(_records(), price_in_per_mtok=0.0, price_out_per_mtok=0.0)
+    assert [r.cost_usd for r in r0] == [0.0] * 4 and s0.cost_adjusted_score == s0.composite
+    assert scoring.totals(ENTRIES, r0).cost_per_source_char == 0.0
+
+
+def test_unknown_prices_leave_every_cost_unknown():
+    scores, results = _score(_records())
+    assert [r.cost_usd for r in results] == [None] * 4 and scores.cost_adjusted_score is None
+    t = scoring.totals(ENTRIES, results)
+    assert (t.total_cost_usd, t.cost_per_entry_usd, t.cost_per_source_char) == (None, None, None)
+    # one result without a cost makes every total unknown
+    priced, pr = _score(_records(), price_in_per_mtok=1.0, price_out_per_mtok=1.0)
+    mixed = [pr[0].model_copy(update={"cost_usd": None})] + pr[1:]
+    assert scoring.totals(ENTRIES, mixed).total_cost_usd is None
+    assert scoring.totals([], []).total_cost_usd is None
+    no_chars = [e.model_copy(update={"source": ""}) for e in ENTRIES]
+    assert scoring.totals(no_chars, pr).cost_per_source_char is None
+    assert scoring.totals(no_chars, pr).total_cost_usd == pytest.approx(sum(r.cost_usd for r in pr))
+
+
+@pytest.mark.parametrize("elapsed, tps, epm", [
+    (20.0, 1100 / 20.0, 60.0 * 4 / 20.0),
+    (0.5, 2200.0, 480.0),
+    (0.0, None, None),    # zero elapsed time: no rate, not a division error or infinity
+    (-1.0, None, None),
+])
+def test_tokens_per_second_and_entries_per_minute(elapsed, tps, epm):
+    scores, _ = _score(_records(), elapsed_seconds=elapsed)
+    assert scores.tokens_per_second == tps
+    assert scores.entries_per_minute == epm
+
+
+def test_tokens_per_second_without_tokens_is_unknown():
+    recs = [r.model_copy(update={"usage": Usage()}) for r in _records()]
+    scores, _ = _score(recs)
+    assert scores.tokens_per_second is None
+    assert scores.entries_per_minute == 12.0
+
+
+def test_latency_aggregates_hand_worked():
+    scores, _ = _score(_records())
+    # latencies 1, 4, 2, 3: mean 2.5, median 2.5, nearest-rank p95 = ⌈0.95·4⌉ = 4th smallest = 4
+    assert (scores.avg_latency_seconds, scores.median_latency_seconds, scores.p95_latency_seconds) == (2.5, 2.5, 4.0)
+    assert scoring._percentile_nearest_rank([5.0, 1.0, 3.0], 50) == 3.0  # ⌈1.5⌉ = 2nd
+    assert scoring._percentile_nearest_rank(list(map(float, range(1, 21))), 95) == 19.0  # ⌈19⌉ = 19th
+    assert scoring._percentile_nearest_rank(list(map(float, range(1, 101))), 95) == 95.0
+    assert scoring._percentile_nearest_rank([7.0], 95) == 7.0
+
+
+def test_breakdowns_hand_worked():
+    scores, results = _score(_records())
+    assert sorted(scores.by_difficulty) == ["1", "2", "3"]
+    d2 = scores.by_difficulty["2"]
+    assert (d2.n, d2.exact_match_rate, d2.errors) == (2, 0.0, 0)
+    assert sorted(scores.by_domain) == ["literary", "medical", "tech", "ui"]
+    assert scores.by_domain["literary"].exact_match_rate == 1.0
+    assert scores.by_domain["literary"].chrf_plus_plus == 100.0
+    assert scores.by_provenance == {}  # no entry names a provenance
+    # a slice's composite uses its own rates: entry 20 is equivalent (0.75 overall, 1.0 in its slice)
+    tech = scores.by_domain["tech"]
+    sliced, _ = comp.composite({"chrf_plus_plus": tech.chrf_plus_plus, "exact_match_rate": 0.0,
+                                "equivalent_match_rate": 1.0, "code_switching_rate": 0.0})
+    assert tech.composite == sliced
+
+
+def test_replicates_mean_and_sample_stdev():
+    s1, _ = _score(_records())
+    s2 = s1.model_copy(update={"chrf_plus_plus": s1.chrf_plus_plus - 2.0, "composite": 0.5})
+    s3 = s1.model_copy(update={"chrf_plus_plus": s1.chrf_plus_plus + 2.0, "composite": 0.7})
+    rep = scoring.replicates([s1.model_copy(update={"composite": 0.6}), s2, s3])
+    assert rep.n == 3
+    assert rep.chrf_mean == pytest.approx(s1.chrf_plus_plus)
+    assert rep.chrf_stdev == pytest.approx(2.0)  # sample SD of (x, x − 2, x + 2)
+    assert rep.composite_mean == pytest.approx(0.6) and rep.composite_stdev == pytest.approx(0.1)
+    assert rep.composite == [0.6, 0.5, 0.7]
+
+
+# ------------------------------------------------------------------------------- entry columns and their bootstrap
+
+
+def test_entry_columns_from_a_scored_run():
+    _, results = _score(_records())
+    cols = comp.entry_columns(results, has_equiv=True, has_fst=False)
+    assert sorted(cols) == ["code_switching_rate", "equivalent_match_rate", "exact_match_rate"]
+    assert cols["exact_match_rate"].tolist() == [1.0, 0.0, 0.0, 1.0]
+    assert cols["equivalent_match_rate"].tolist() == [1.0, 1.0, 0.0, 1.0]
+    assert cols["code_switching_rate"].tolist() == [0.0] * 4
+    assert sorted(comp.entry_columns(results, has_equiv=False, has_fst=False)) == ["code_switching_rate",
+                                                                                     "exact_match_rate"]
+    # FST shares: accepted ÷ checked; 1 with nothing checkable; 0 without usable output
+    fst = [results[0].model_copy(update={"fst_accepted_words": 3, "fst_checked_words": 4}),
+           results[1].model_copy(update={"fst_accepted_words": 0, "fst_checked_words": 0}),
+           results[2].model_copy(update={"fst_accepted_words": None, "fst_checked_words": None}),
+           results[3].model_copy(update={"checks": results[3].checks.model_copy(update={"outcome": "no_usable_output"}),
+                                         "fst_accepted_words": 5, "fst_checked_words": 5})]
+    assert comp.entry_columns(fst, has_equiv=False, has_fst=True)["fst_acceptance_rate"].tolist() == [0.75, 1.0, 1.0,
+                                                                                                      0.0]
+
+
+def test_resample_counts_draw_every_segment_and_sum_to_n():
+    counts = bootstrap.resample_counts(7, resamples=120, seed=5)
+    assert counts.shape == (120, 7) and counts.dtype == np.int64
+    assert (counts.sum(axis=1) == 7).all()
+    # the documented draw: default_rng(seed), blocks of 50 rows of n indices in [0, n)
+    rng = np.random.default_rng(5)
+    expected = []
+    for start in range(0, 120, 50):
+        for row in rng.integers(0, 7, size=(min(50, 120 - start), 7)):
+            expected.append(np.bincount(row, minlength=7))
+    np.testing.assert_array_equal(counts, np.array(expected))
+    assert counts[:, 0].sum() > 0 and counts[:, 6].sum() > 0  # first and last segments are drawn
+    assert bootstrap.resample_counts(0, resamples=3).shape == (3, 0)
+
+
+def test_percentile_interval_indices():
+    assert bootstrap.percentile_interval(list(range(1000))[::-1]) == (25.0, 974.0)
+    assert bootstrap.percentile_interval(list(range(80))) == (2.0, 77.0)
+    assert bootstrap.percentile_interval([3.0, 1.0, 2.0]) == (1.0, 3.0)  # R // 40 = 0
+    assert bootstrap.percentile_interval([]) is None
+
+
+def test_composite_resamples_equal_an_independent_per_resample_composite(hand_weights):
+    _, results = _score(_records())
+    stats = [r.stats.chrf for r in results]
+    cols = comp.entry_columns(results, has_equiv=True, has_fst=False)
+    counts = bootstrap.resample_counts(4, resamples=60, seed=11)
+    got = bootstrap.composite_resamples(stats, cols, counts)
+    expected = []
+    for row in counts.tolist():
+        totals = [sum(row[i] * stats[i][k] for i in range(4)) for k in range(CHRF_STATS_LEN)]
+        vals = {"chrf_plus_plus": chrf_from_totals(totals)}
+        for name, col in cols.items():
+            vals[name] = sum(c * x for c, x in zip(row, col.tolist())) / 4
+        expected.append(comp.composite(vals)[0])
+    assert got.tolist() == pytest.approx(expected, abs=1e-12)
+    # chrF of each resample equals the summed statistics' chrF (segment 0 included)
+    ch = bootstrap.chrf_resamples(stats, counts)
+    assert ch[0] == chrf_from_totals([sum(counts[0][i] * stats[i][k] for i in range(4))
+                                      for k in range(CHRF_STATS_LEN)])
+    assert bootstrap.composite_resamples([], {}, np.zeros((3, 0), dtype=np.int64)).tolist() == [0.0, 0.0, 0.0]
+    assert bootstrap.chrf_resamples([], None).size == 0
+
+
+def test_statistics_matrix_shapes_and_width_errors():
+    assert bootstrap.statistics_matrix([]).shape == (0, CHRF_STATS_LEN)
+    m = bootstrap.statistics_matrix(np.ones((2, CHRF_STATS_LEN), dtype=np.int32))
+    assert m.dtype == np.int64 and m.shape == (2, CHRF_STATS_LEN)
+    with pytest.raises(MtboardError):
+        bootstrap.statistics_matrix(np.ones((2, 3), dtype=np.int64))
+    with pytest.raises(MtboardError):
+        bootstrap.statistics_matrix([[1, 2, 3]])
+    with pytest.raises(MtboardError):
+        bootstrap.chrf_resamples([[0] * CHRF_STATS_LEN] * 2, np.ones((4, 3), dtype=np.int64))
