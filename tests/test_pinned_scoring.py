@@ -311,7 +311,7 @@ def test_latency_aggregates_hand_worked():
     assert scoring._percentile_nearest_rank([7.0], 95) == 7.0
 
 
-def test_breakdowns_hand_worked():
+def test_breakdowns_hand_worked(hand_weights):
     scores, results = _score(_records())
     assert sorted(scores.by_difficulty) == ["1", "2", "3"]
     d2 = scores.by_difficulty["2"]
@@ -320,11 +320,12 @@ def test_breakdowns_hand_worked():
     assert scores.by_domain["literary"].exact_match_rate == 1.0
     assert scores.by_domain["literary"].chrf_plus_plus == 100.0
     assert scores.by_provenance == {}  # no entry names a provenance
-    # a slice's composite uses its own rates: entry 20 is equivalent (0.75 overall, 1.0 in its slice)
+    # a slice's composite uses its own rates: entry 20 is equivalent (0.75 overall, 1.0 in its slice); hand weights
+    # B = 0.6 chrF + 0.3 equivalent + 0.1 (1 − code-switching)
     tech = scores.by_domain["tech"]
-    sliced, _ = comp.composite({"chrf_plus_plus": tech.chrf_plus_plus, "exact_match_rate": 0.0,
-                                "equivalent_match_rate": 1.0, "code_switching_rate": 0.0})
-    assert tech.composite == sliced
+    assert tech.composite == round(0.6 * tech.chrf_plus_plus / 100 + 0.3 * 1.0 + 0.1 * 1.0, 6)
+    ui = scores.by_domain["ui"]
+    assert ui.composite == round(0.6 * ui.chrf_plus_plus / 100 + 0.3 * 0.0 + 0.1 * 1.0, 6)
 
 
 def test_replicates_mean_and_sample_stdev():
@@ -415,3 +416,90 @@ def test_statistics_matrix_shapes_and_width_errors():
         bootstrap.statistics_matrix([[1, 2, 3]])
     with pytest.raises(MtboardError):
         bootstrap.chrf_resamples([[0] * CHRF_STATS_LEN] * 2, np.ones((4, 3), dtype=np.int64))
+
+
+# ------------------------------------------------------------------------ per-entry scores and what reaches checks
+
+
+def test_per_entry_sentence_scores_equal_sacrebleu_and_failures_score_zero():
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    recs = _records()
+    recs[2] = TranslationRecord(entry_id=30, raw_predicted=None, error="boom", error_kind="transport")
+    scores, results = _score(recs)
+    chrf, bleu, ter = CHRF(word_order=2), BLEU(effective_order=True), TER()
+    for r in (results[0], results[1], results[3]):
+        hyp = " ".join(r.predicted.split())
+        assert r.chrf_score == pytest.approx(chrf.sentence_score(hyp, [r.expected]).score, abs=1e-9)
+        assert r.bleu_score == pytest.approx(bleu.sentence_score(hyp, [r.expected]).score, abs=1e-9)
+        assert r.ter_score == pytest.approx(ter.sentence_score(hyp, [r.expected]).score, abs=1e-9)
+    assert results[1].bleu_score > 0 and results[1].ter_score > 0  # "Abre" for "Abra": one substitution
+    failed = results[2]
+    assert (failed.chrf_score, failed.bleu_score) == (0.0, 0.0)
+    assert failed.ter_score == 100.0  # empty hypothesis: every reference word is an edit
+    # length ratio: characters of the whitespace-collapsed output over the reference's, 0 for the failure
+    ratios = [16 / 16, 16 / 16, 0.0, 18 / 18]
+    assert scores.length_ratio == pytest.approx(sum(ratios) / 4, abs=1e-15)
+    assert scores.ter_coverage == 1.0
+    assert scores.errors == 1 and scores.transport_errors == 1
+
+
+def test_length_ratio_hand_worked():
+    recs = [TranslationRecord(entry_id=10, raw_predicted="La casa."),          # 8 / 16
+            TranslationRecord(entry_id=20, raw_predicted="Abra el archivo ya."),  # 19 / 16
+            TranslationRecord(entry_id=30, raw_predicted="Cierre la puerta."),    # 17 / 17
+            TranslationRecord(entry_id=40, raw_predicted="Descanse   dos días.")]  # 18 / 18 (spaces collapsed)
+    scores, _ = _score(recs)
+    assert scores.length_ratio == pytest.approx((0.5 + 19 / 16 + 1 + 1) / 4, abs=1e-15)
+
+
+def test_the_target_language_and_history_reach_the_policy():
+    entries = [Entry(id=1, source="Good morning.", reference="Buenos días.", history=["Hi."]),
+               Entry(id=2, source="Good night.", reference="Buenas noches.")]
+    recs = [TranslationRecord(entry_id=1, raw_predicted="Hi.\nGood morning."),  # echoes history + source
+            TranslationRecord(entry_id=2, raw_predicted="Buenas ночи.")]       # Cyrillic: foreign to en→es
+    scores, results = _score(recs, entries=entries)
+    assert (results[0].checks.outcome.value, results[0].checks.rule) == ("source_untranslated", "echo")
+    assert [(f.rule, f.detail, f.count) for f in results[1].checks.flags] == [("foreign_script", "Cyrillic", 4)]
+    assert scores.mechanical["flag:foreign_script"] == 1 and scores.mechanical["rule:echo"] == 1
+    assert scores.code_switching_rate == 0.5  # the echo counts at the worst value
+
+
+def test_breakdown_bleu_and_errors():
+    recs = _records()
+    recs[2] = TranslationRecord(entry_id=30, raw_predicted=None, error="boom", error_kind="transport")
+    scores, _ = _score(recs)
+    assert scores.by_domain["literary"].bleu == 100.0
+    assert scores.by_domain["ui"].bleu == 0.0 and scores.by_domain["ui"].errors == 1
+    assert scores.by_difficulty["2"].errors == 1 and scores.by_difficulty["1"].errors == 0
+
+
+needs_spanish_fst = pytest.mark.skipif(scoring.fst_mod.find_analyser("es") is None,
+                                       reason="apertium-eng-spa (lttoolbox Spanish analyser) not installed")
+
+
+@needs_spanish_fst
+def test_breakdown_composite_uses_the_fst_rate(hand_weights):
+    scores, results = _score(_records(), fst=True)
+    assert scores.composite_profile == "A"
+    lit = scores.by_domain["literary"]
+    # "La casa es roja.": la, casa, es, roja → 3 checked (La capitalised), 3 accepted → FST share 1
+    # hand weights A: 0.5 chrF + 0.2 FST + 0.1 exact + 0.2 (1 − code-switching)
+    assert lit.composite == round(0.5 * 1.0 + 0.2 * 1.0 + 0.1 * 1.0 + 0.2 * 1.0, 6) == 1.0
+    ui, r = scores.by_domain["ui"], results[2]
+    share = r.fst_accepted_words / r.fst_checked_words
+    assert r.fst_checked_words > 0
+    assert ui.composite == round(0.5 * ui.chrf_plus_plus / 100 + 0.2 * share + 0.1 * 0.0 + 0.2 * 1.0, 6)
+    assert scoring.fst_version("es", True) is not None and scoring.fst_version("es", False) is None
+
+
+def test_fst_required_for_a_language_without_analyser_names_the_field():
+    from mtboard.errors import ConfigError
+
+    assert scoring.resolve_analyser("es", False) is None
+    assert scoring.resolve_analyser("tlh", None) is None
+    with pytest.raises(ConfigError) as info:
+        scoring.resolve_analyser("tlh", True)
+    assert info.value.field == "fst"
+    assert "no lttoolbox analyser is installed for target language 'tlh'" in str(info.value)
+    assert "apertium-eng-spa" in (info.value.fix or "")
