@@ -503,3 +503,29 @@ def test_fst_required_for_a_language_without_analyser_names_the_field():
     assert info.value.field == "fst"
     assert "no lttoolbox analyser is installed for target language 'tlh'" in str(info.value)
     assert "apertium-eng-spa" in (info.value.fix or "")
+
+
+@pytest.mark.parametrize("entries, records, kw, message", [
+    (ENTRIES[:1], [TranslationRecord(entry_id=10, raw_predicted="a"), TranslationRecord(entry_id=10, raw_predicted="b")],
+     {}, "score_run: records: entry 10 has more than one translation record (fix: pass one record per entry (one "
+         "replicate run at a time))"),
+    ([ENTRIES[0], ENTRIES[0]], [TranslationRecord(entry_id=10, raw_predicted="a")], {},
+     "score_run: entries: entry ids are not unique (fix: score each corpus entry once)"),
+    (ENTRIES[:1], [TranslationRecord(entry_id=10, raw_predicted="a"), TranslationRecord(entry_id=77, raw_predicted="b"),
+                   TranslationRecord(entry_id=66, raw_predicted="c")], {},
+     "score_run: records: 2 records name entries not in the corpus (first: 66) (fix: score records against the "
+     "corpus they came from)"),
+    (ENTRIES[:3], [TranslationRecord(entry_id=20, raw_predicted="a")], {},
+     "score_run: records: 2 entries have no translation record (first: 10) (fix: finish or resume the run, or score "
+     "only the entries that were translated)"),
+    ([], [], {}, "score_run: no entries to score (fix: run at least one entry)"),
+    (ENTRIES[:1], [TranslationRecord(entry_id=10, raw_predicted="a")], {"price_in_per_mtok": 1.0},
+     "price_in_per_mtok/price_out_per_mtok: only one of the two token prices is set (fix: give both prices (0 for "
+     "free local models) or neither)"),
+])
+def test_score_run_input_errors_name_where_and_field(entries, records, kw, message):
+    from mtboard.errors import ConfigError
+
+    with pytest.raises((MtboardError, ConfigError)) as info:
+        _score(records, entries=entries, **kw)
+    assert str(info.value) == message
