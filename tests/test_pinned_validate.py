@@ -391,3 +391,66 @@ def test_counts_mean_and_judge_totals(judged, judged_ctx):
     want = sum(j["completion_tokens"] or 0 for j in judged["judges"].values())
     assert problems == [("$.totals.judge_completion_tokens",
                          f"judge_completion_tokens {want + 1} but the judge summaries sum to {want}")]
+
+
+# ---------------------------------------------------------------------------------------------- dataset binding
+
+
+def _dataset_problems(data, ctx):
+    report = _validate(vs.refingerprint_and_reseal(data), ctx)
+    return [(p.field, p.message) for p in _problems(report, "dataset")], report
+
+
+def _structural_ctx(root):
+    return V.Context(root=root, corpora_dir=root / "corpora", recompute=False)
+
+
+def test_dataset_binding_messages(small, small_ctx):
+    ctx = _structural_ctx(small_ctx.root)
+    problems, report = _dataset_problems(vs.set_at(small, ("dataset", "id"), "mtb-xx-yy-dev"), ctx)
+    assert problems == [("$.dataset.id", "no corpus with this dataset id in corpora/ (known: mtb-en-es-dev); cards "
+                                         "must evaluate a published corpus (fix: pass --corpora DIR when its file is "
+                                         "elsewhere)")]
+    assert report.skipped["entries"] == "dataset not matched"
+    problems, _ = _dataset_problems(vs.set_at(small, ("dataset", "version"), "9.9"), ctx)
+    version = small["dataset"]["version"]
+    assert problems == [("$.dataset.version", f"dataset version 9.9 is not published (have: {version})")]
+    sha = small["dataset"]["sha256"]
+    problems, _ = _dataset_problems(vs.set_at(small, ("dataset", "sha256"), sha[:-1] + ("0" if sha[-1] != "0" else "1")),
+                                    ctx)
+    assert problems == [("$.dataset.sha256",
+                         "dataset.sha256 does not match the published corpus file with this id and version")]
+    problems, _ = _dataset_problems(vs.set_at(small, ("dataset", "target_language"), "es-MX"), ctx)
+    assert problems == [("$.dataset.target_language", "target_language differs from the corpus envelope")]
+
+
+def test_dataset_without_corpora_folder_or_with_crlf_corpus(small, tmp_path):
+    nowhere = V.Context(root=tmp_path, corpora_dir=tmp_path / "no-corpora", recompute=False)
+    problems, _ = _dataset_problems(small, nowhere)
+    assert len(problems) == 1 and problems[0][0] == "$.dataset.id"
+    assert problems[0][1].startswith(f"no corpora folder at {(tmp_path / 'no-corpora').absolute()} (not an mtboard "
+                                     "checkout?) to find corpus 'mtb-en-es-dev' in; fix: run from the root")
+    root = tmp_path / "crlf"
+    (root / "corpora").mkdir(parents=True)
+    (root / "corpora" / vs.CORPUS.name).write_bytes(vs.CORPUS.read_bytes().replace(b"\n", b"\r\n"))
+    problems, _ = _dataset_problems(small, _structural_ctx(root))
+    assert len(problems) == 1 and problems[0][0] == "$.dataset.sha256"
+    assert problems[0][1].startswith("dataset.sha256 does not match: corpora/mtb-en-es-dev.json has CRLF line ends")
+    assert problems[0][1].endswith("; fix: " + __import__("mtboard.canonical").canonical.CHECKOUT_FIX)
+
+
+def test_entries_of_a_limit_card_are_the_first_n(small, small_ctx):
+    ctx = _structural_ctx(small_ctx.root)
+    assert small["method"]["limit"] == 12 and len(small["results"]) == 12
+    report = _validate(small, ctx)
+    assert report.checks["entries"] == "pass"
+    # one entry short of the limit: the 12th is missing and the count is off
+    short = copy.deepcopy(small)
+    gone = short["results"].pop()
+    problems = [(p.field, p.message) for p in _problems(_validate(vs.refingerprint_and_reseal(short), ctx), "entries")]
+    assert problems == [("$.results", f"1 entries of the segment have no result (first id {gone['entry_id']})")]
+    wrong_count = vs.set_at(small, ("dataset", "entry_count"), 13)
+    problems = [(p.field, p.message) for p in _problems(_validate(vs.refingerprint_and_reseal(wrong_count), ctx),
+                                                         "entries")]
+    assert problems == [("$.dataset.entry_count", "dataset.entry_count 13 != 12 entries in the development segment "
+                                                  "(first 12)")]
