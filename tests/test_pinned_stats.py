@@ -242,7 +242,7 @@ def test_item_statistics_decile_cut_ties_top_and_passes():
     m2[4] = _o(50.0, failed=True)
     # m3: 10 entries → ⌈1.0⌉ = 1 lowest (a mutant using ⌈·⌉ without − 1 would take two)
     m3 = {i: _o(float(i)) for i in range(1, 11)}
-    out = {s.entry_id: s for s in stats.item_statistics({"m1": m1, "m2": m2, "m3": m3, "none": {}})}
+    out = {s.entry_id: s for s in stats.item_statistics({"none": {}, "m1": m1, "m2": m2, "m3": m3})}
     assert sorted(out) == list(range(1, 12))
     assert [(out[i].n_methods, out[i].n_struggle, out[i].n_pass) for i in range(1, 12)] == [
         (3, 3 - 1, 0),  # m1 lowest, m3 lowest (score 1)
@@ -297,7 +297,7 @@ def test_cohen_kappa_edges_hand_worked():
     assert stats.cohen_kappa(["x", "x"], ["x", "x"]) is None  # pe = 1
     assert stats.cohen_kappa([], []) is None
     assert stats.cohen_kappa(["x", "y"], ["y", "x"]) == pytest.approx(-1.0)
-    with pytest.raises(ValueError, match="same cells"):
+    with pytest.raises(ValueError, match="^the two raters must label the same cells$"):
         stats.cohen_kappa(["x"], ["x", "y"])
 
 
@@ -310,5 +310,33 @@ def test_kendall_tau_b_edges_hand_worked():
     assert stats.kendall_tau_b([1], [2]) is None
     assert stats.kendall_tau_b([1, 1], [1, 2]) is None
     assert stats.kendall_tau_b([1, 2], [1, 2]) == 1.0
-    with pytest.raises(ValueError, match="pair up"):
+    with pytest.raises(ValueError, match="^x and y must pair up$"):
         stats.kendall_tau_b([1, 2], [1])
+
+
+def test_all_pairs_with_two_resamples_is_a_real_test():
+    # two resamples are enough for a sample SD (n − 1 = 1): differences [1, 3] → SD √2, z = 2 / √2
+    rows = _rows([(5.0, np.array([4.0, 6.0])), (3.0, np.array([3.0, 3.0]))])
+    assert stats.all_pairs(rows)[0, 1] == pytest.approx(math.erfc(1.0), abs=1e-15)
+
+
+def test_item_statistics_lowest_decile_when_all_but_the_top_tie():
+    # 11 entries: ten score 1, one scores 5 → cut 1 < top 5: the ten tied at the bottom all struggle
+    m = {i: _o(1.0) for i in range(1, 11)} | {11: _o(5.0)}
+    out = stats.item_statistics({"m": m})
+    assert [s.n_struggle for s in out] == [1] * 10 + [0]
+
+
+def test_item_analysis_with_two_items():
+    # k = 2: each item's rest is the other item itself
+    scores = {"a": {1: 10.0, 2: 20.0}, "b": {1: 30.0, 2: 25.0}, "c": {1: 50.0, 2: 90.0}}
+    out = stats.item_analysis(scores, {})
+    col1, col2 = [10.0, 30.0, 50.0], [20.0, 25.0, 90.0]
+    assert out[0].discrimination == pytest.approx(pearsonr(col1, col2).statistic, abs=1e-12)
+    assert out[1].discrimination == pytest.approx(pearsonr(col2, col1).statistic, abs=1e-12)
+
+
+def test_pearson_of_small_variances():
+    # den = sqrt(0.02 · 0.0466…) ≈ 0.03: still a correlation, not None
+    x, y = [0.0, 0.1, 0.2], [0.0, 0.1, 0.3]
+    assert stats.pearson(x, y) == pytest.approx(pearsonr(x, y).statistic, abs=1e-12)
