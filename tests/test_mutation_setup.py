@@ -36,6 +36,8 @@ def test_score_counts_timeouts_as_detected_and_drops_equivalents():
                 "g": "suspicious"}
     s = m.score(statuses, {"f"})
     assert (s["killed"], s["timeout"], s["survived"], s["no tests"], s["other"], s["equivalent"]) == (2, 1, 1, 1, 1, 1)
+    partial = m.score({"a": "killed", "b": "not checked", "c": "survived"}, set())
+    assert (partial["not checked"], partial["non_equivalent"], partial["score"]) == (1, 2, 0.5)
     assert (s["total"], s["non_equivalent"]) == (7, 6)
     assert s["score"] == 3 / 6
     assert m.score({}, set())["score"] == 1.0

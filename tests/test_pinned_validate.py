@@ -180,6 +180,38 @@ def test_priced_card_totals_and_costs_are_recomputed_and_capped(full, priced):
     assert [(p.check, p.field) for p in report.problems] == [("judges", "$.totals")]
 
 
+@pytest.fixture(scope="module")
+def small_priced(tmp_path_factory):
+    """The 12-entry Apertium card with token counts written into its results' usage (declared evidence) and prices
+    set, re-scored (mtboard rescore): a small priced card whose costs come from real arithmetic."""
+    data = json.loads(vs.real_card_bytes(12, fst=False))
+    for i, r in enumerate(data["results"]):
+        r["usage"]["prompt_tokens"], r["usage"]["completion_tokens"] = 100 + i, 10 + i
+    data["method"]["price_in_per_mtok"], data["method"]["price_out_per_mtok"] = PRICE_IN, PRICE_OUT
+    path = tmp_path_factory.mktemp("small-priced") / "card.json"
+    path.write_bytes(vs.dump(vs.refingerprint_and_reseal(data)))
+    return json.loads(card_bytes(rescore_card(path, corpora_dir=vs.CORPUS.parent)))
+
+
+def test_small_priced_card_costs_totals_and_the_problem_cap(small_priced, small_ctx):
+    d = small_priced
+    costs = [((100 + i) * PRICE_IN + (10 + i) * PRICE_OUT) / 1e6 for i in range(12)]
+    assert [r["cost_usd"] for r in d["results"]] == pytest.approx(costs, rel=1e-12)
+    assert d["totals"]["total_cost_usd"] == pytest.approx(sum(costs), rel=1e-12)
+    assert (d["totals"]["prompt_tokens"], d["totals"]["completion_tokens"]) == (1266, 186)
+    report = _validate(d, small_ctx)
+    assert report.ok, "\n".join(map(str, report.problems))
+    bad = vs.set_at(d, ("totals", "cost_per_entry_usd"), d["totals"]["cost_per_entry_usd"] * 2)
+    for i in range(12):  # 24 differences in results: only MAX_PROBLEMS_PER_CHECK are listed
+        bad = vs.set_at(bad, ("results", i, "cost_usd"), d["results"][i]["cost_usd"] + 1e-6)
+        bad = vs.set_at(bad, ("results", i, "bleu_score"), d["results"][i]["bleu_score"] + 0.5)
+    report = _validate(vs.refingerprint_and_reseal(bad), small_ctx)
+    fields = [p.field for p in _problems(report, "metrics")]
+    assert fields == ["$.totals.cost_per_entry_usd"] + [f"$.results[{i}].{k}" for i in range(10)
+                                                        for k in ("bleu_score", "cost_usd")]
+    assert {p.check for p in report.problems} == {"metrics"}
+
+
 # ------------------------------------------------------------------------------------- recomputation internals
 
 
