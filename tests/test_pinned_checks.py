@@ -264,3 +264,25 @@ def test_is_echo_and_history():
 def test_fmt_counter():
     assert checks._fmt_counter(Counter({"b": 2, "a": 1, "/b": 2})) == "/b×2 a b×2"
     assert checks._fmt_counter(Counter()) == ""
+
+
+def _flag_tuples(source, reference, raw, rule):
+    _, d = checks.apply_policy(source=source, raw_predicted=raw, reference=reference, error_kind=None,
+                               source_language="en", target_language="es")
+    return [(f.rule, f.detail, f.count) for f in d.flags if f.rule == rule]
+
+
+def test_markup_and_placeholder_details_list_missing_then_extra():
+    assert _flag_tuples("<b>Save</b> now", "Guardar ahora", "<i>Guardar</i> ahora", "format.markup") == [
+        ("format.markup", "missing /b b; extra /i i", 4)]
+    assert _flag_tuples("Hello {a} and %s.", "Hola.", "Hola {b} y %s.", "placeholder") == [
+        ("placeholder", "missing {a}; extra {b}", 2)]
+
+
+def test_markup_and_placeholder_details_are_cut_at_200_characters():
+    tags = " ".join(f"<tag{i}>w</tag{i}>" for i in range(30))  # 60 tags missing
+    missing = "missing " + " ".join(sorted([f"/tag{i}" for i in range(30)] + [f"tag{i}" for i in range(30)]))
+    assert _flag_tuples(tags, tags, "palabras", "format.markup") == [("format.markup", missing[:200], 60)]
+    names = " ".join(f"{{name{i}}}" for i in range(40))
+    missing = "missing " + " ".join(sorted(f"{{name{i}}}" for i in range(40)))
+    assert _flag_tuples(names, names, "palabras", "placeholder") == [("placeholder", missing[:200], 40)]
