@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Mutation-test one module of the numbers on the board with its covering tests (issue 23; docs/TESTING.md).
 
-    .venv/bin/python scripts/mutation.py MODULE [--max-children N] [--keep]
+    .venv/bin/python scripts/mutation.py MODULE [--max-children N] [--survivors | --report-only]
     .venv/bin/python scripts/mutation.py --list
 
 MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate). The run uses mutmut 3 (dev extra,
@@ -23,6 +23,7 @@ Run it alone and niced on a shared machine: ``nice -n 15 .venv/bin/python script
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import shutil
@@ -111,12 +112,25 @@ def score(statuses: dict[str, str], equivalent: set[str]) -> dict[str, float | i
             "score": detected / non_equivalent if non_equivalent else 1.0}
 
 
+RESULTS = ROOT / "mutants-results"
+"""Last statuses per module (``<module>.json``: the module files' SHA-256 and every mutant's status), kept across
+runs (git-ignored) so that ``--survivors`` can re-test only what survived."""
+
+
+def _sources_sha256(files: list[str]) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.encode() + b"\0" + (ROOT / f).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("module", nargs="?", choices=sorted(MODULES))
     ap.add_argument("--max-children", type=int, default=1, help="parallel mutant workers (default 1: shared CPUs)")
-    ap.add_argument("--keep", action="store_true",
-                    help="reuse mutants/ from the last run of the same module (mutmut re-tests changed code only)")
+    ap.add_argument("--survivors", action="store_true",
+                    help="re-test only the mutants that survived the last run of this module (after adding tests; "
+                         "refused when the module's code changed since, as mutant numbers would not match)")
     ap.add_argument("--report-only", action="store_true", help="print the score of the last run without running")
     ap.add_argument("--list", action="store_true", help="print the module table and exit")
     args = ap.parse_args(argv)
@@ -128,29 +142,49 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_usage(sys.stderr)
         return 2
     files, tests = MODULES[args.module]
-    marker = ROOT / "mutants" / ".mtboard-module"
+    saved = RESULTS / f"{args.module}.json"
+    sha = _sources_sha256(files)
+    previous: dict[str, str] = {}
+    if args.survivors or args.report_only:
+        if not saved.is_file():
+            print(f"mutation.py: no earlier run of {args.module} (run it without --survivors first)", file=sys.stderr)
+            return 2
+        data = json.loads(saved.read_text("utf-8"))
+        if data["sources_sha256"] != sha and args.survivors:
+            print(f"mutation.py: {', '.join(files)} changed since the last run: run the whole module again",
+                  file=sys.stderr)
+            return 2
+        previous = data["statuses"]
     start = time.monotonic()
-    if not args.report_only:
+    if args.report_only:
+        statuses = previous
+    else:
         import os
 
         os.chdir(ROOT)
-        if not args.keep or not marker.is_file() or marker.read_text() != args.module:
-            shutil.rmtree(ROOT / "mutants", ignore_errors=True)
+        shutil.rmtree(ROOT / "mutants", ignore_errors=True)
         _configure(files, tests)
         from mutmut.__main__ import cli
 
-        try:
-            cli(["run", "--max-children", str(args.max_children)], standalone_mode=False)
-        except SystemExit as e:  # mutmut exits 1 when the clean run fails
-            if e.code:
-                print(f"mutation.py: mutmut stopped with status {e.code}", file=sys.stderr)
-                return 2
-        marker.write_text(args.module)
-    statuses = results(files)
-    s = score(statuses, equivalents())
+        names = sorted(n for n, st in previous.items() if st not in ("killed", "timeout")) if args.survivors else []
+        if args.survivors and not names:
+            statuses = previous
+        else:
+            try:
+                cli(["run", "--max-children", str(args.max_children), *names], standalone_mode=False)
+            except SystemExit as e:  # mutmut exits 1 when the clean run fails
+                if e.code:
+                    print(f"mutation.py: mutmut stopped with status {e.code}", file=sys.stderr)
+                    return 2
+            fresh = results(files)
+            statuses = {**previous, **{n: fresh[n] for n in names}} if args.survivors else fresh
+        RESULTS.mkdir(exist_ok=True)
+        saved.write_text(json.dumps({"sources_sha256": sha, "statuses": statuses}, indent=1, sort_keys=True) + "\n",
+                         "utf-8")
+    equivalent = equivalents()
+    s = score(statuses, equivalent)
     survivors = sorted(n for n, st in statuses.items()
-                       if st not in ("killed", "timeout", "not checked") and n not in equivalents())
-    (ROOT / "mutants" / f"survivors-{args.module}.txt").write_text("".join(f"{n}\t{statuses[n]}\n" for n in survivors))
+                       if st not in ("killed", "timeout", "not checked") and n not in equivalent)
     for n in survivors:
         print(f"  {statuses[n]:9} {n}")
     print(f"{args.module}: {s['total']} mutants, killed {s['killed']}, timeout {s['timeout']}, survived "
