@@ -188,6 +188,28 @@ CASES = [
     ("hi-en-marks", 'नमस्ते दुनिया', 'Hello world', 'Hello नमस्ते', 'hi', 'en', {},
      ('Hello नमस्ते', 'usable', None, [('partly_untranslated', '0.667 of letters left in the source', None)], 0.666667,
       0)),
+    # foreign script: Latin is foreign to a pair that uses no Latin; several foreign scripts are listed in order
+    ("ja-ko-latin-foreign", 'こんにちは', '안녕하세요', '안녕 Linux', 'ja', 'ko', {},
+     ('안녕 Linux', 'usable', None, [('foreign_script', 'Latin', 5)], 0.0, 0)),
+    ("two-foreign-scripts", 'Hello world.', 'Hola mundo.', 'Hola мир λόγος.', 'en', 'es', {},
+     ('Hola мир λόγος.', 'usable', None, [('foreign_script', 'Cyrillic Greek', 8)], 0.0, 0)),
+    # length bounds are strict: exactly 3× (30 vs the 10-character floor) and exactly 0.33× (33 vs 100) pass
+    ("length-exactly-3x", 'Yes.', 'Sí.', 'a' * 30, 'en', 'es', {}, ('a' * 30, 'usable', None, [], 0.0, 0)),
+    ("length-exactly-0.33x", 'Yes.', 'r' * 100, 'b' * 33, 'en', 'es', {}, ('b' * 33, 'usable', None, [], 0.0, 0)),
+    ("length-under-0.33x", 'Yes.', 'r' * 100, 'b' * 32, 'en', 'es', {},
+     ('b' * 32, 'usable', None, [('length.short', '0.32× the reference', None)], 0.0, 0)),
+    # cross-script code-switching: a one-letter Latin run not in the source is a borrowing; runs add up; one leaked
+    # letter out of one is a share of 1; a run's marks can make leaked code points exceed letters: capped at 1
+    ("en-ja-one-latin-letter", 'I like cats.', '猫が好きです。', 'X が好きです。', 'en', 'ja', {},
+     ('X が好きです。', 'usable', None, [], 0.0, 0)),
+    ("ja-en-two-runs", '猫と犬が好き。', 'I like cats and dogs.', 'I like 猫 and 犬.', 'ja', 'en', {},
+     ('I like 猫 and 犬.', 'usable', None, [('partly_untranslated', '0.200 of letters left in the source', None)], 0.2,
+      0)),
+    ("ja-en-one-letter", '猫が好き。', 'I like cats.', '猫。', 'ja', 'en', {},
+     ('猫。', 'usable', None, [('partly_untranslated', '1.000 of letters left in the source', None)], 1.0, 0)),
+    ("ja-en-no-letters", '猫が好き。', 'I like cats.', '123。', 'ja', 'en', {}, ('123。', 'usable', None, [], 0.0, 0)),
+    ("hi-en-capped", 'नमस्ते दुनिया', 'Hello world', 'नमस्ते', 'hi', 'en', {},
+     ('नमस्ते', 'usable', None, [('partly_untranslated', '1.000 of letters left in the source', None)], 1.0, 0)),
 ]
 
 
