@@ -210,6 +210,16 @@ CASES = [
     ("ja-en-no-letters", '猫が好き。', 'I like cats.', '123。', 'ja', 'en', {}, ('123。', 'usable', None, [], 0.0, 0)),
     ("hi-en-capped", 'नमस्ते दुनिया', 'Hello world', 'नमस्ते', 'hi', 'en', {},
      ('नमस्ते', 'usable', None, [('partly_untranslated', '1.000 of letters left in the source', None)], 1.0, 0)),
+    # echo: a reference equal to the source up to whitespace placement is not "the same text" (keys keep word
+    # boundaries apart); speaker names compare without their inner spaces; a blank output body is never an echo
+    ("echo-ref-differs-in-spacing", 'Log in', 'Login', 'Log in', 'en', 'es', {},
+     ('Log in', 'usable', None, [], 0.0, 0)),
+    ("echo-name-spacing", '【カオリ さん】こんにちは。', '【Kaori】Hello.', '【カオリさん】こんにちは。', 'ja', 'en', {},
+     ('【カオリさん】こんにちは。', 'source_untranslated', 'echo', [], 1.0, 0)),
+    ("zero-width-only", 'Hello.', 'Hola.', '\u200b', 'en', 'es', {}, ('\u200b', 'usable', None, [], 0.0, 0)),
+    # same-script code-switching counts a word's code points (combining marks included): capped at 1
+    ("combining-marks-capped", 'Order cafe\u0301 now', 'Pide un café', 'cafe\u0301', 'en', 'es', {},
+     ('cafe\u0301', 'usable', None, [('partly_untranslated', '1.000 of letters left in the source', None)], 1.0, 0)),
 ]
 
 
