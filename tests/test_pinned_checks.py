@@ -220,6 +220,12 @@ CASES = [
     # same-script code-switching counts a word's code points (combining marks included): capped at 1
     ("combining-marks-capped", 'Order cafe\u0301 now', 'Pide un café', 'cafe\u0301', 'en', 'es', {},
      ('cafe\u0301', 'usable', None, [('partly_untranslated', '1.000 of letters left in the source', None)], 1.0, 0)),
+    # a decision other than usable keeps the flags and the EOS count gathered before it
+    ("eos-only", 'Hello.', 'Hola.', '</s></s>', 'en', 'es', {},
+     ('', 'no_usable_output', 'empty', [('eos.multiple', 'more than one literal EOS token', 2)], None, 2)),
+    ("echo-after-think", 'The house is red.', 'La casa es roja.', '<think>x</think>The house is red.</s>', 'en', 'es',
+     {}, ('The house is red.', 'source_untranslated', 'echo',
+          [('think.stripped', 'closed reasoning block removed', None)], 1.0, 1)),
 ]
 
 
