@@ -529,3 +529,31 @@ def test_score_run_input_errors_name_where_and_field(entries, records, kw, messa
     with pytest.raises((MtboardError, ConfigError)) as info:
         _score(records, entries=entries, **kw)
     assert str(info.value) == message
+
+
+def test_composite_array_error_names_where_and_fix():
+    with pytest.raises(MtboardError) as info:
+        comp.composite_array({"bleu": np.array([1.0])})
+    assert str(info.value) == "composite_array: no composite metric is available (fix: pass at least chrf_plus_plus)"
+    with pytest.raises(MtboardError) as info:
+        comp.composite({})
+    assert str(info.value) == "composite: no composite metric is available (fix: pass at least chrf_plus_plus)"
+
+
+def test_entry_columns_code_switching_column():
+    _, results = _score(_records())
+    flagged = [results[0], results[1].model_copy(update={"code_switching_detected": True}), results[2], results[3]]
+    cols = comp.entry_columns(flagged, has_equiv=False, has_fst=False)
+    assert cols["code_switching_rate"].tolist() == [0.0, 1.0, 0.0, 0.0]
+
+
+def test_resample_counts_and_composite_resamples_with_one_segment():
+    counts = bootstrap.resample_counts(1, resamples=5, seed=3)
+    assert counts.tolist() == [[1]] * 5 and counts.dtype == np.int64
+    empty = bootstrap.resample_counts(0, resamples=4)
+    assert empty.shape == (4, 0) and empty.dtype == np.int64
+    _, results = _score(_records())
+    one = results[:1]  # an exact match: chrF++ 100, exact 1, equivalent 1, no code-switching
+    cols = comp.entry_columns(one, has_equiv=True, has_fst=False)
+    got = bootstrap.composite_resamples([one[0].stats.chrf], cols, counts)
+    assert got.tolist() == [1.0] * 5
