@@ -557,3 +557,9 @@ def test_resample_counts_and_composite_resamples_with_one_segment():
     cols = comp.entry_columns(one, has_equiv=True, has_fst=False)
     got = bootstrap.composite_resamples([one[0].stats.chrf], cols, counts)
     assert got.tolist() == [1.0] * 5
+
+
+def test_composite_signature_error_names_where_and_fix(hand_weights):
+    with pytest.raises(MtboardError) as info:
+        comp.composite_signature("C", "p")
+    assert str(info.value) == "composite_signature: unknown composite profile 'C' (fix: use one of A, B)"
