@@ -563,3 +563,29 @@ def test_composite_signature_error_names_where_and_fix(hand_weights):
     with pytest.raises(MtboardError) as info:
         comp.composite_signature("C", "p")
     assert str(info.value) == "composite_signature: unknown composite profile 'C' (fix: use one of A, B)"
+
+
+def test_metric_error_messages_name_where_field_and_fix():
+    def message(fn):
+        with pytest.raises(MtboardError) as info:
+            fn()
+        return str(info.value)
+
+    assert message(lambda: comp.composite({"chrf_plus_plus": 101.0})) == (
+        "composite: chrf_plus_plus=101.0 is outside 0–100 (fix: pass the value as stored in the run card's scores)")
+    assert message(lambda: comp.quality_tier(1.5)) == "quality_tier: composite 1.5 is outside 0–1"
+    assert message(lambda: comp.cost_adjusted_score(0.5, -1.0)) == (
+        "cost_adjusted_score: cost per entry -1.0 is negative or not finite")
+    wrong = "metrics: chrf statistics row has 3 values, expected 24 (fix: pass rows from SegmentStats.chrf)"
+    assert message(lambda: bootstrap.statistics_matrix(np.ones((2, 3), dtype=np.int64))) == wrong
+    assert message(lambda: bootstrap.statistics_matrix([[1, 2, 3]])) == wrong
+    assert message(lambda: bootstrap.chrf_resamples([[0] * CHRF_STATS_LEN] * 2, np.ones((4, 3), dtype=np.int64))) \
+        .startswith("metrics: resample counts statistics row has 3 values, expected 2")
+
+
+def test_statistics_matrix_is_int64_and_empty_views_give_zeros():
+    assert bootstrap.statistics_matrix([]).dtype == np.int64
+    floats = bootstrap.statistics_matrix([[1.0] * CHRF_STATS_LEN])
+    assert floats.dtype == np.int64 and floats.tolist() == [[1] * CHRF_STATS_LEN]
+    got = bootstrap.chrf_resamples([], np.zeros((3, 0), dtype=np.int64))
+    assert got.tolist() == [0.0, 0.0, 0.0]
