@@ -589,3 +589,13 @@ def test_statistics_matrix_is_int64_and_empty_views_give_zeros():
     assert floats.dtype == np.int64 and floats.tolist() == [[1] * CHRF_STATS_LEN]
     got = bootstrap.chrf_resamples([], np.zeros((3, 0), dtype=np.int64))
     assert got.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_chrf_resamples_block_by_block_equal_the_shared_counts():
+    # 120 resamples = blocks of 50, 50 and 20: each block's scores land at their own offset
+    _, results = _score(_records())
+    stats = [r.stats.chrf for r in results]
+    blockwise = bootstrap.chrf_resamples(stats, resamples=120, seed=9)
+    shared = bootstrap.chrf_resamples(stats, bootstrap.resample_counts(4, resamples=120, seed=9))
+    assert blockwise.dtype == np.float64 and blockwise.shape == (120,)
+    assert blockwise.tolist() == shared.tolist()
