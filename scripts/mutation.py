@@ -80,6 +80,20 @@ def _configure(files: list[str], tests: list[str]) -> None:
                                               or (ROOT / t.split("::")[0]).is_file()]
 
 
+def all_mutants(files: list[str]) -> list[str]:
+    """Every mutant name mutmut generates for the files (without running anything), sorted."""
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    out = []
+    for f in files:
+        mutated = mutate_file_contents(f, (ROOT / f).read_text("utf-8"))
+        code = next(v for v in vars(mutated).values() if isinstance(v, str) and "__mutmut_" in v)
+        module = f[:-3].replace("/", ".")
+        out += [f"{module}.{m}" for m in re.findall(r"^def (x\w+__mutmut_\d+)\(", code, re.M)]
+        out += [f"{module}.{m}" for m in re.findall(r"^    def (xǁ\w+ǁ\w+__mutmut_\d+)\(", code, re.M)]
+    return sorted(out)
+
+
 def results(files: list[str]) -> dict[str, str]:
     """Status per mutant name for the module's files, read from mutmut's ``mutants/<file>.meta``."""
     from mutmut.stats import status_by_exit_code
@@ -131,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--survivors", action="store_true",
                     help="re-test only the mutants that survived the last run of this module (after adding tests; "
                          "refused when the module's code changed since, as mutant numbers would not match)")
+    ap.add_argument("--sample", type=int, metavar="N",
+                    help="test a seeded random sample of N mutants only (an estimate when a full run does not fit; "
+                         "the rest are reported as not checked)")
     ap.add_argument("--report-only", action="store_true", help="print the score of the last run without running")
     ap.add_argument("--list", action="store_true", help="print the module table and exit")
     args = ap.parse_args(argv)
@@ -167,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         from mutmut.__main__ import cli
 
         names = sorted(n for n, st in previous.items() if st not in ("killed", "timeout")) if args.survivors else []
+        if args.sample:
+            import random
+
+            names = sorted(random.Random(23).sample(all_mutants(files), args.sample))
         if args.survivors and not names:
             statuses = previous
         else:
@@ -178,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                     return 2
             fresh = results(files)
             statuses = {**previous, **{n: fresh[n] for n in names}} if args.survivors else fresh
+            if args.sample:
+                statuses = {n: (st if n in names else "not checked") for n, st in fresh.items()}
         RESULTS.mkdir(exist_ok=True)
         saved.write_text(json.dumps({"sources_sha256": sha, "statuses": statuses}, indent=1, sort_keys=True) + "\n",
                          "utf-8")
