@@ -97,15 +97,15 @@ def test_missing_repeated_and_foreign_entries(full):
     msgs = [(p.field, p.message) for p in _problems(_validate(short, structural), "entries")]
     assert ("$.dataset.entry_count", "dataset.entry_count 354 != 355 entries in the development segment") in msgs
     repeated = vs.refingerprint_and_reseal(vs.set_at(data, ("results", 1), copy.deepcopy(data["results"][0])))
-    msgs = [p.message for p in _problems(_validate(repeated, structural), "entries")]
+    msgs = [(p.field, p.message) for p in _problems(_validate(repeated, structural), "entries")]
     second = data["results"][1]["entry_id"]
-    assert msgs == ["results repeat an entry id",
-                    f"1 entries of the segment have no result (first id {second})"]
+    assert msgs == [("$.results", "results repeat an entry id"),
+                    ("$.results", f"1 entries of the segment have no result (first id {second})")]
     foreign = vs.refingerprint_and_reseal(vs.set_at(data, ("results", 5, "entry_id"), 987654))
     report = _validate(foreign, structural)
-    msgs = [p.message for p in _problems(report, "entries")]
-    assert msgs == [f"1 entries of the segment have no result (first id {data['results'][5]['entry_id']})",
-                    "1 results are not entries of the segment (first id 987654)"]
+    msgs = [(p.field, p.message) for p in _problems(report, "entries")]
+    assert msgs == [("$.results", f"1 entries of the segment have no result (first id {data['results'][5]['entry_id']})"),
+                    ("$.results", "1 results are not entries of the segment (first id 987654)")]
     assert report.checks["texts"] == "pass"  # an id outside the corpus: nothing to compare texts with
 
 
@@ -124,8 +124,8 @@ def test_a_result_bound_to_another_entrys_text_fails_texts(full):
 def test_limit_below_one_is_an_entries_problem(full):
     data, _, structural, _ = full
     bad = vs.refingerprint_and_reseal(vs.set_at(data, ("method", "limit"), 0))
-    msgs = [p.message for p in _problems(_validate(bad, structural), "entries")]
-    assert "method.limit must be at least 1" in msgs
+    msgs = [(p.field, p.message) for p in _problems(_validate(bad, structural), "entries")]
+    assert ("$.method.limit", "method.limit must be at least 1") in msgs
 
 
 # --------------------------------------------------------------------------------------------------- priced card
@@ -212,6 +212,32 @@ def test_small_priced_card_costs_totals_and_the_problem_cap(small_priced, small_
     assert {p.check for p in report.problems} == {"metrics"}
 
 
+def test_the_cap_of_one_check_does_not_hide_another_checks_differences(small, small_ctx):
+    bad = copy.deepcopy(small)
+    n = 0
+    for group in ("by_difficulty", "by_domain"):
+        for b in bad["scores"][group].values():
+            for k in ("bleu", "chrf_plus_plus", "composite"):
+                b[k] = round(b[k] + (0.01 if k == "composite" else 1.0), 6) if b[k] < 0.99 else b[k] - 0.01
+                n += 1
+            b["errors"] += 1
+            b["exact_match_rate"] = 0.25 if b["exact_match_rate"] != 0.25 else 0.5
+            n += 2
+    for k in ("bleu", "chrf_plus_plus"):
+        bad["scores"][k] += 1.0
+        n += 1
+    assert n > recompute.MAX_PROBLEMS_PER_CHECK
+    bad["scores"]["signatures"]["composite"] += "|x:1"
+    report = _validate(vs.refingerprint_and_reseal(bad), small_ctx)
+    metrics = _problems(report, "metrics")
+    assert len(metrics) == 20 and all(p.field.startswith("$.scores.") for p in metrics)
+    assert metrics[0].field == "$.scores.bleu"
+    assert [(p.field, p.message) for p in _problems(report, "signatures")] == [
+        ("$.scores.signatures.composite", f"stored a {len(bad['scores']['signatures']['composite'])}-character text, "
+                                          f"recomputed a {len(small['scores']['signatures']['composite'])}-character "
+                                          "text")]
+
+
 # ------------------------------------------------------------------------------------- recomputation internals
 
 
@@ -277,6 +303,8 @@ def small_ctx(tmp_path_factory):
      "chrF++ uses character 6-grams (nc:6); signature says nc:5"),
     (lambda s: s.replace("nw:2", "nw:0"), "$.scores.signatures.chrf",
      "chrf_plus_plus needs word n-grams (nw:2); signature says nw:0"),
+    (lambda s: s.replace("nw:2|", ""), "$.scores.signatures.chrf",
+     "chrf_plus_plus needs word n-grams (nw:2); signature says nw:?"),
     (lambda s: s.replace("nrefs:1", "nrefs:2"), "$.scores.signatures.chrf",
      "nrefs:2 but cards score against one reference"),
 ])
@@ -320,6 +348,9 @@ def test_replicate_layout(small_ctx):
                                         "is results)")]
     assert report.checks["mechanical"] == "skip" and report.checks["signatures"] == "skip"
     assert report.skipped["mechanical"] == "replicate runs do not match method.runs"
+    dropped = vs.refingerprint_and_reseal(vs.set_at(data, ("replicate_runs",), []))
+    assert [(p.field, p.message) for p in _validate(dropped, small_ctx).problems] == [
+        ("$.replicate_runs", "method.runs is 2 but the card holds replicate runs none (expected [1]: run 0 is results)")]
     swapped = copy.deepcopy(data)
     rr = swapped["replicate_runs"][0]["results"]
     rr[0], rr[1] = rr[1], rr[0]
