@@ -600,3 +600,14 @@ def test_chrf_resamples_block_by_block_equal_the_shared_counts():
     shared = bootstrap.chrf_resamples(stats, bootstrap.resample_counts(4, resamples=120, seed=9))
     assert blockwise.dtype == np.float64 and blockwise.shape == (120,)
     assert blockwise.tolist() == shared.tolist()
+
+
+@needs_spanish_fst
+def test_fst_share_is_one_without_a_checkable_word():
+    entries = [Entry(id=1, source="Madrid.", reference="Madrid."), ENTRIES[0]]
+    recs = [TranslationRecord(entry_id=1, raw_predicted="Madrid."), TranslationRecord(entry_id=10, raw_predicted="x")]
+    scores, results = _score(recs, entries=entries, fst=True)
+    assert (results[0].fst_checked_words, results[0].fst_accepted_words, results[0].fst_valid) == (0, 0, True)
+    # entry 10's "x": one checked word, not accepted → share 0; the mean is (1 + 0) / 2
+    assert (results[1].fst_checked_words, results[1].fst_accepted_words) == (1, 0)
+    assert scores.fst_acceptance_rate == 0.5
