@@ -25,7 +25,8 @@ from pathlib import Path
 from mtboard.metrics import bootstrap
 from mtboard.documents import atomic_write
 from mtboard.errors import ConfigError, InputError
-from mtboard.site import render, tables
+from mtboard.site import boardpages, render, tables
+from mtboard.site import boards as boards_view
 from mtboard.site.load import Rejected, load_inputs
 
 DOCS_MARKER = ".mtboard-docs"
@@ -112,9 +113,12 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors)
     t1 = time.perf_counter()
     boards = tables.build_leaderboards(inputs, resamples=resamples)
+    boards_view.attach_methods(boards)  # one row per method (issue 12): before any page shows a rank
     portraits = tables.build_portraits(boards)
     t2 = time.perf_counter()
-    pages = render.render_pages(inputs, boards, portraits, build_time or _build_time())
+    stamp = build_time or _build_time()
+    pages = render.render_pages(inputs, boards, portraits, stamp)
+    pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp))
     if docs.exists():
         shutil.rmtree(docs)
     docs.mkdir(parents=True)
