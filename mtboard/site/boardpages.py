@@ -240,10 +240,13 @@ def source_for(sources: dict[str, dict[str, str]], domain: str, pair: str) -> st
     if not cols:
         return None
     src, tgt = (pair.lower().split("→") + [""])[:2]
+    first = next(iter(cols.values()), "")
     for head, text in cols.items():
         h = head.lower()
         if f"{src}→{tgt}" in h or (src == "en" and tgt in re.split(r"[ /,→]+", h) and "en→" in h):
-            return re.sub(r"`", "", text) if text not in ("—", "same") else None
+            if text.startswith("same"):
+                text = first
+            return None if text.startswith("\u2014") else re.sub(r"`", "", text)
     return None
 
 

@@ -60,9 +60,9 @@ BOARD_COLUMNS: list[BoardColumn] = [
                 "classes", True),
     BoardColumn("drank", "Δrank", "", None, "recomputed", "Position in this domain compared with all domains",
                 "ranks", True),
-    BoardColumn("vtier", "Verified", "", None, "recomputed", "Verification tier (spec §9.4)", "tiers", True),
     BoardColumn("composite", "Composite ±CI", "0–1", False, "recomputed", "Weighted composite, 95% bootstrap CI",
                 "composite", True),
+    BoardColumn("vtier", "Verified", "", None, "recomputed", "Verification tier (spec §9.4)", "tiers", True),
     BoardColumn("chrf", "chrF++ ±CI", "0–100", False, "recomputed", "Corpus chrF++ (sacrebleu), 95% bootstrap CI",
                 "chrf", True),
     BoardColumn("cost", "Cost/seg.", "USD", True, "declared", "Declared cost per segment (US dollars)", "declared",
@@ -235,9 +235,9 @@ def ci_text(value: float | None, ci: tuple[float, float] | None, digits: int, sd
         return fmt.DASH
     text = f"{value:.{digits}f}"
     if ci is not None:
-        up, down = ci[1] - value, value - ci[0]
+        up, down = round(ci[1] - value, digits), round(value - ci[0], digits)
         unit = 10 ** -digits
-        if abs(up - down) > unit:
+        if abs(up - down) > unit * 1.001:  # rounded halves differ by more than one display unit
             text += f" +{max(up, 0):.{digits}f}/\u2212{max(down, 0):.{digits}f}"
         else:
             text += f" \u00b1{max(up, down, 0):.{digits}f}"
@@ -276,7 +276,7 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
         "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd), m.chrf, m.chrf, *(m.chrf_ci or (None, None))),
     }
     cost = m.rep.cells["cost"].sort
-    out["cost"] = Value(fmt.usd(cost), cost, cost) if cost is not None else Value(fmt.DASH, None)
+    out["cost"] = Value(fmt.usd(cost), cost, cost) if cost is not None else Value("unknown", None)
     speed = m.rep.cells["speed"]
     lats = [r.latency_s for r in card.results if r.latency_s is not None]
     if speed.sort is None:
@@ -341,7 +341,7 @@ _VT = {VerificationTier.community_verified.value: ("\u2714\u2714", "community", 
 
 def _provenance(text: str, source: str) -> str:
     """Design §3.5: declared → italic, dotted, ``ᵈ`` + screen-reader text; judge → ``ʲ``; recomputed → plain."""
-    if text == fmt.DASH:
+    if text in (fmt.DASH, "unknown"):
         return _e(text)
     if source == "declared":
         return (f'<span class="mtb-dec">{_e(text)}<span aria-hidden="true">\u1d48</span></span>'
@@ -437,7 +437,8 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board") -> M
         cls = ["mtb-band" if m.cluster % 2 else "", "mtb-cut" if m.cluster_start else "",
                "mtb-ref" if m.reference else ""]
         cl = " ".join(c for c in cls if c)
-        out.append(f'<tr data-row="{_e(m.key[:16])}"{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
+        out.append(f'<tr data-row="{_e(m.rep.lc.page_id)}" data-method="{_e(m.key[:16])}"'
+                   f'{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
         out.extend(_td(m, c, link) for c in cols)
         out.append("</tr>")
     out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')
