@@ -129,8 +129,9 @@ def cost_quality(points: list[dict[str, Any]], title: str) -> Markup | None:
 
 
 def _svg_open(w: int, h: int, title: str, desc: str) -> list[str]:
-    return [f'<svg class="mtb-chart mtb-wide" role="img" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" '
-            f'style="max-width:{w}px">',
+    # role "group" (not "img"): the points are links, and an image may not hold interactive content (axe)
+    return [f'<svg class="mtb-chart mtb-wide" role="group" aria-label="{html_text(title)}" '
+            f'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" style="max-width:{w}px">',
             f"<title>{html_text(title)}</title><desc>{html_text(desc)}</desc>"]
 
 
