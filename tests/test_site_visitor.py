@@ -208,3 +208,16 @@ def test_screenshots_and_phone_layout(site, browser, tmp_path):
             assert min(widths) > 40
         assert pg.errors == []
         ctx.close()
+
+
+def test_search_finds_boards_by_language_name(site, browser):
+    """Material's search titles entries by H1: board H1s are unique and name pair and dataset; the pair cards and
+    context lines carry language names, so "Spanish" finds the EN→ES board."""
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    pg.click("label.md-search__icon, .md-search__input", timeout=5000)
+    pg.type(".md-search__input", "Spanish", delay=40)  # key events: Material searches on keyup
+    pg.wait_for_selector(".md-search-result__item", timeout=15000)
+    titles = pg.eval_on_selector_all(".md-search-result__item", "els => els.map(e => e.textContent.trim())")
+    assert titles[0].startswith("EN\u2192ES leaderboard \u00b7 mtb-en-es-dev v1.0.0"), titles[:3]  # boosted board first
+    ctx.close()

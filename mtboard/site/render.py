@@ -21,8 +21,6 @@ from mtboard.site.judges import build_judges_page
 from mtboard.site.load import Inputs
 from mtboard.site.tables import COLUMNS, Leaderboard, Portrait
 
-DOMAIN_AWARE_SKIP = {"method", "model", "mclass", "vtier", "date"}
-
 
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("mtboard.site", "templates"), autoescape=True, undefined=StrictUndefined,
@@ -49,19 +47,6 @@ def rel_md(here: str, target: str) -> str:
 def _json_attr(value: Any) -> str:
     """Compact, key-sorted JSON for a data-* attribute (autoescape then makes it attribute-safe)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-def _views_json(lb: Leaderboard, here: str) -> str:
-    views: dict[str, Any] = {}
-    for view in lb.views:
-        rows = {}
-        for row in view.rows:
-            rows[row.lc.page_id] = {k: [c.text, c.sort] for k, c in row.cells.items() if k not in DOMAIN_AWARE_SKIP}
-        views[view.domain or ""] = {
-            "n": view.n_entries, "rows": rows, "href": rel_link(here, view.page) if view.domain else "",
-            "info": (f"n = {view.n_entries} entries · {sum(not r.reference for r in view.rows)} ranked runs · "
-                     f"smallest detectable composite difference ≈ {fmt.num(view.mdd, 3)} · {view.ordering_note}")}
-    return _json_attr(views)
 
 
 def _scalar_pairs(model: Any, skip: set[str]) -> list[tuple[str, Any]]:
