@@ -105,7 +105,7 @@ def board_csv(view: View) -> str:
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\r\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: csv_safe(repr(x) if isinstance(x, float) else x) for k, x in r.items()})
+        w.writerow({k: repr(x) if isinstance(x, float) else csv_safe(x) for k, x in r.items()})
     return buf.getvalue()
 
 
