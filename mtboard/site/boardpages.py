@@ -29,6 +29,11 @@ from mtboard.site.render import _env, rel_link, rel_md
 from mtboard.site.tables import Leaderboard, View, method_name, run_page
 
 BOARD_SCHEMA = "mtboard.board/1"
+CHART_LIMIT = 30
+"""Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
+rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
+PAIRWISE_LIMIT = 20
+"""The all-pairs p-value matrix covers the top 20 ranked methods (N² cells; Holm still corrects over those pairs)."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -160,16 +165,14 @@ def _forest(view: View, lb: Leaderboard, here: str):
     rows = [{"n": m.position, "label": method_name(m.rep.lc.card), "value": m.composite,
              "lo": (m.composite_ci or (None, None))[0], "hi": (m.composite_ci or (None, None))[1],
              "cluster": m.cluster, "rank": m.rank, "href": rel_link(here, run_page(m.rep.lc))}
-            for m in view.methods if not m.reference]
+            for m in view.methods if not m.reference][:CHART_LIMIT]
     return charts.ci_forest(rows, f"Composite with 95% CI: {bd.pair_names(lb)}"
                                   f"{', ' + view.domain + ' domain' if view.domain else ''}")
 
 
 def _quality(view: View, lb: Leaderboard, here: str):
     pts = []
-    for m in view.methods:
-        if m.reference:
-            continue
+    for m in [m for m in view.methods if not m.reference][:CHART_LIMIT]:
         lat = m.values["latency"].raw
         pts.append({"n": m.position, "label": method_name(m.rep.lc.card), "composite": m.composite,
                     "cost": m.values["cost"].raw, "latency": lat if isinstance(lat, (int, float)) else None,
@@ -188,7 +191,7 @@ def key_is_cost(pts: list[dict[str, Any]]) -> bool:
 def _heat(lb: Leaderboard):
     if len(lb.views) < 2:
         return None
-    main = [m for m in lb.views[0].methods if not m.reference]
+    main = [m for m in lb.views[0].methods if not m.reference][:CHART_LIMIT]
     names = [f"{m.rank}. {method_name(m.rep.lc.card)}" for m in main]
     values = {}
     for j, view in enumerate(lb.views[1:]):
@@ -202,7 +205,7 @@ def _heat(lb: Leaderboard):
 def _pairwise(view: View) -> dict[str, Any] | None:
     from mtboard import stats  # noqa: PLC0415
 
-    real = [m for m in view.methods if not m.reference and m.boot is not None]
+    real = [m for m in view.methods if not m.reference and m.boot is not None][:PAIRWISE_LIMIT]
     if len(real) < 2:
         return None
     p = stats.all_pairs([stats.RankRow(m.key, m.composite or 0.0, m.boot) for m in real])
@@ -211,7 +214,9 @@ def _pairwise(view: View) -> dict[str, Any] | None:
         cells = [{"text": fmt.DASH if i == j else f"{p[i][j]:.3f}", "sig": i != j and p[i][j] < 0.05}
                  for j in range(len(real))]
         rows.append({"label": f"{a.rank} · {method_name(a.rep.lc.card)}", "cells": cells})
-    return {"tests": len(real) * (len(real) - 1) // 2, "labels": [{"rank": m.rank} for m in real], "rows": rows}
+    n_ranked = sum(1 for m in view.methods if not m.reference)
+    return {"tests": len(real) * (len(real) - 1) // 2, "labels": [{"rank": m.rank} for m in real], "rows": rows,
+            "shown": len(real), "of": n_ranked}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -299,11 +304,14 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
             here = view.page
             table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main")
             qv, qv_key, qv_points, all_zero = _quality(view, lb, here)
+            n_ranked = sum(1 for m in view.methods if not m.reference)
             h1 = board_title(lb, view)
             render(view.page, "board.md.j2", title=fmt.safe_title(f"{h1} ({names})", 120), h1=h1, names=names,
                    lb=lb, view=view, table=table, forest=_forest(view, lb, here), qv=qv, qv_key=qv_key,
                    qv_points=qv_points, all_zero=all_zero, heat=_heat(lb) if i == 0 else None,
-                   pairwise=_pairwise(view), csv_href=rel_link(here, view_file(view, "csv")),
+                   pairwise=_pairwise(view), chart_note=(f"Charts show the top {CHART_LIMIT} of {n_ranked} ranked "
+                                                         "methods; the table lists all." if n_ranked > CHART_LIMIT
+                                                         else ""), csv_href=rel_link(here, view_file(view, "csv")),
                    json_href=rel_link(here, view_file(view, "json")),
                    domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain else None)
             pages[view_file(view, "csv")] = board_csv(view)

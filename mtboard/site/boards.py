@@ -340,15 +340,19 @@ _VT = {VerificationTier.community_verified.value: ("\u2714\u2714", "community", 
 
 
 def _provenance(text: str, source: str) -> str:
-    """Design §3.5: declared → italic, dotted, ``ᵈ`` + screen-reader text; judge → ``ʲ``; recomputed → plain."""
+    """Design §3.5: declared → italic, dotted, ``ᵈ``; judge → ``ʲ``; recomputed → plain. The screen-reader text
+    ("declared, unchecked" / "LLM judge") is in the column header, read with every cell (once per column keeps a
+    200-method board under its weight budget)."""
     if text in (fmt.DASH, "unknown"):
         return _e(text)
     if source == "declared":
-        return (f'<span class="mtb-dec">{_e(text)}<span aria-hidden="true">\u1d48</span></span>'
-                + _SR.format(" (declared, unchecked)"))
+        return f'<span class="mtb-dec">{_e(text)}<span aria-hidden="true">\u1d48</span></span>'
     if source == "judge":
-        return f'{_e(text)}<span aria-hidden="true">\u02b2</span>' + _SR.format(" (LLM judge)")
+        return f'{_e(text)}<span aria-hidden="true">\u02b2</span>'
     return _e(text)
+
+
+_SOURCE_SR = {"declared": " (declared, unchecked)", "judge": " (LLM judge)"}
 
 
 def method_lines(card) -> tuple[str, str]:
@@ -388,7 +392,7 @@ def _method_cell(m: MethodRow, link) -> str:
 
 def _td(m: MethodRow, col: BoardColumn, link) -> str:
     v = m.values[col.key]
-    sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else repr(float(v.sort)))
+    sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
     cls = f"c-{col.key}"
     if col.key == "method":
         return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link)}</th>'
@@ -430,8 +434,9 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board") -> M
         lib = "" if c.lower_is_better is None else (' data-lib="1"' if c.lower_is_better else ' data-lib="0"')
         help_link = (f'<a class="mtb-help" href="{_e(link("methodology.md"))}#{c.anchor}" '
                      f'aria-label="About {_e(c.label)}" title="{_e(c.help)}">?</a>')
+        sr = _SR.format(_SOURCE_SR[c.source]) if c.source in _SOURCE_SR and c.key != "method" else ""
         out.append(f'<th scope="col" class="c-{c.key}" data-key="{c.key}"{lib}><button type="button">'
-                   f'{_e(c.label)}<span class="mtb-sorticon" aria-hidden="true"></span></button>{help_link}</th>')
+                   f'{_e(c.label)}{sr}<span class="mtb-sorticon" aria-hidden="true"></span></button>{help_link}</th>')
     out.append("</tr></thead><tbody>")
     for m in view.methods:
         cls = ["mtb-band" if m.cluster % 2 else "", "mtb-cut" if m.cluster_start else "",
