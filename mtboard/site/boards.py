@@ -309,8 +309,9 @@ def _drank_text(d: int) -> str:
 
 
 def visible_columns(view: View) -> list[BoardColumn]:
-    """Core columns plus the optional ones some row has a value for (design principle 6: an empty column is
-    dropped, not dashed). Δrank only on domain views."""
+    """Core columns plus the optional ones some row has a value for and whose values differ between rows (design
+    principle 6: an empty column is dropped, not dashed; issue 12: a column that carries nothing is dropped too).
+    Δrank only on domain views."""
     cols = []
     for c in BOARD_COLUMNS:
         if c.key == "drank":
@@ -320,8 +321,12 @@ def visible_columns(view: View) -> list[BoardColumn]:
         if c.key in ("rank", "method"):
             cols.append(c)
             continue
-        if any(m.values.get(c.key) is not None and m.values[c.key].sort is not None for m in view.methods):
-            cols.append(c)
+        present = [m.values[c.key].text for m in view.methods if m.values[c.key].sort is not None]
+        if not present:
+            continue  # empty for every row
+        if not c.core and len(view.methods) > 1 and len(present) == len(view.methods) and len(set(present)) == 1:
+            continue  # an optional column with one value in every row carries nothing (issue 12)
+        cols.append(c)
     return cols
 
 
