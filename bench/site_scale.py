@@ -78,6 +78,19 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def board_weights(out: Path) -> tuple[int, int, str]:
+    """(largest board page's HTML bytes, its gzip bytes, its name): the page itself, theme CSS/JS excluded (issue 12
+    budget: board HTML ≤ 250 KB)."""
+    import gzip  # noqa: PLC0415
+
+    best = (0, 0, "")
+    for p in sorted((out / "leaderboards").glob("*.html")):
+        raw = p.read_bytes()
+        if len(raw) > best[0]:
+            best = (len(raw), len(gzip.compress(raw, 9, mtime=0)), p.name)
+    return best
+
+
 def measure(n: int, validate: bool, keep: Path | None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"mtboard-scale-{n}-"))
     try:
@@ -89,10 +102,11 @@ def measure(n: int, validate: bool, keep: Path | None) -> dict:
         build = time.perf_counter() - t0
         assert report.cards == n and not report.rejected, [r.problems for r in report.rejected][:3]
         size = du(tmp / "out")
+        boards = board_weights(tmp / "out")
         if keep:
             shutil.copytree(tmp / "out", keep / f"site-{n}", dirs_exist_ok=True)
         return {"n": n, "gen_s": gen, "build_s": build, "bytes": size, "pages": report.pages,
-                "phases": report.seconds}
+                "phases": report.seconds, "boards": boards}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -110,6 +124,9 @@ def main() -> None:
         print(f"{r['n']:>5} cards: build {r['build_s']:7.1f} s ({r['build_s'] / r['n'] * 1000:6.1f} ms/card; {ph}), "
               f"site {r['bytes'] / 1e6:7.1f} MB ({r['bytes'] / r['n'] / 1024:6.1f} KiB/card), {r['pages']} pages "
               f"[card generation {r['gen_s']:.0f} s, not counted]")
+        raw, gz, name = r["boards"]
+        print(f"       largest board page {name}: {raw / 1024:.1f} KiB HTML, {gz / 1024:.1f} KiB gzipped (theme "
+              f"excluded)")
     small, big = rows
     t_ratio = (big["build_s"] / big["n"]) / (small["build_s"] / small["n"])
     s_ratio = (big["bytes"] / big["n"]) / (small["bytes"] / small["n"])

@@ -77,7 +77,12 @@ def _shots(tmp_path: Path) -> Path:
 
 
 def _column(pg, key: str) -> list[str]:
-    return pg.eval_on_selector_all(f"#lb-main tbody tr:not([hidden]) td.c-{key}", "els => els.map(e => e.textContent)")
+    return pg.eval_on_selector_all(f"#lb-main tbody tr:not([hidden]) .c-{key}", "els => els.map(e => e.textContent)")
+
+
+def _value(text: str) -> float:
+    """The value of a '48.2 +1.2/−1.4' cell (issue 12: the CI sits beside the value)."""
+    return float(text.split()[0])
 
 
 def test_sort_filter_and_portrait(served, page, tmp_path):
@@ -85,38 +90,36 @@ def test_sort_filter_and_portrait(served, page, tmp_path):
     page.goto(f"{base}/leaderboards/toy-en-es-v1.0.0.html")
     ranks = _column(page, "rank")
     assert ranks[0] == "1" and len(ranks) == 7
-    # column sort: chrF++ descending on first click, ascending on the second
-    page.click("#lb-main th[data-key=chrf]")
-    chrf = [float(x) for x in _column(page, "chrf")]
+    # column sort (a button in each header, issue 12): chrF++ best first on the first press, reversed on the second
+    page.click("#lb-main th[data-key=chrf] button")
+    chrf = [_value(x) for x in _column(page, "chrf")]
     assert chrf == sorted(chrf, reverse=True)
-    page.click("#lb-main th[data-key=chrf]")
-    chrf = [float(x) for x in _column(page, "chrf")]
+    assert page.get_attribute("#lb-main th[data-key=chrf]", "aria-sort") == "descending"
+    assert "sort=chrf" in page.url and "dir=desc" in page.url
+    page.click("#lb-main th[data-key=chrf] button")
+    chrf = [_value(x) for x in _column(page, "chrf")]
     assert chrf == sorted(chrf)
-    page.click("#lb-main th[data-key=cost]")  # unknown costs stay last in both directions
+    page.click("#lb-main th[data-key=cost] button")  # unknown costs stay last in both directions
     costs = _column(page, "cost")
     assert costs[-1] == "unknown" and costs[0] != "unknown"
     page.screenshot(path=str(_shots(tmp_path) / "leaderboard-sorted.png"), full_page=True)
-    # domain filter: the legal view's numbers replace the whole-dataset numbers
-    page.select_option("select.mtb-domain", "legal")
-    assert "n = 4 entries" in page.text_content(".mtb-viewinfo")
+    # domain views are links (issue 12): the legal page's numbers are the legal entries' numbers
+    page.click(".mtb-domains a >> text=legal")
+    page.wait_for_load_state()
+    assert page.url.endswith("toy-en-es-v1.0.0-legal.html")
+    assert "4 segments" in page.text_content(".mtb-context")
     legal = {c.run_card_hash[:16]: c for c in cards.values() if len(c.results) == 12}
     shown = page.eval_on_selector_all(
-        "#lb-main tbody tr:not([hidden])",
-        "rows => rows.map(r => [r.dataset.row, r.querySelector('td.c-chrf').textContent])")
+        "#lb-main tbody tr", "rows => rows.map(r => [r.dataset.row, r.querySelector('td.c-chrf').textContent])")
     assert len(shown) == 7
     for rid, text in shown:
-        assert text == f"{legal[rid].scores.by_domain['legal'].chrf_plus_plus:.1f}"
-    assert page.get_attribute(".mtb-domainlink", "href").endswith("toy-en-es-v1.0.0-legal.html")
-    filtered = page.eval_on_selector_all("#lb-main tbody tr:not([hidden])",
-                                         "rows => rows.map(r => [r.dataset.row, r.cells[0].textContent])")
+        assert _value(text) == round(legal[rid].scores.by_domain["legal"].chrf_plus_plus, 1)
     page.screenshot(path=str(_shots(tmp_path) / "leaderboard-legal.png"), full_page=True)
-    page.goto(f"{base}/leaderboards/toy-en-es-v1.0.0-legal.html")  # the generated domain page: same ranking
-    assert page.eval_on_selector_all("#lb-main tbody tr",
-                                     "rows => rows.map(r => [r.dataset.row, r.cells[0].textContent])") == filtered
-    page.go_back()
-    page.select_option("select.mtb-domain", "legal")
-    # failure portrait via the model link
-    page.click("#lb-main tbody tr:not([hidden]) td.c-model a >> text=google/gemma-3-270m")
+    # failure portrait via the model column, shown with the column picker
+    page.click("details.mtb-cols summary")
+    page.check("#col-model")
+    assert "cols=model" in page.url
+    page.click("#lb-main tbody td.c-model a >> text=google/gemma-3-270m")
     page.wait_for_load_state()
     assert page.url.endswith(tables.model_page("google/gemma-3-270m").replace(".md", ".html"))
     assert page.locator("svg.mtb-chart").count() >= 2

@@ -6,11 +6,38 @@ import functools
 import http.server
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 
 from mtboard.cli import app, guarded
 from mtboard.errors import ConfigError
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files of the built site; a missing path gets the site's 404.html with status 404 (as GitHub Pages
+    does), so ``--serve`` shows the styled not-found page. ``prefix``: the sub-path the site lives under (GitHub
+    Pages: ``/<repo>/``); other paths are not found."""
+
+    prefix = "/"
+
+    def translate_path(self, path: str) -> str:
+        if not path.startswith(self.prefix):
+            return str(Path(self.directory) / ".mtboard-not-found")
+        return super().translate_path("/" + path[len(self.prefix):])
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.is_file() or self.command not in ("GET", "HEAD"):
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.send_response(404, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(body)
 
 
 @app.command()
@@ -30,12 +57,19 @@ def build(
                                                "judges page.")] = Path("anchors"),
     serve: Annotated[bool, typer.Option("--serve", help="Serve the built site on http://127.0.0.1:PORT.")] = False,
     port: Annotated[int, typer.Option(help="Port for --serve.")] = 8000,
+    site_url: Annotated[str | None, typer.Option("--site-url", envvar="MTBOARD_SITE_URL",
+                                                 help="Address the site is published at, e.g. "
+                                                      "https://OWNER.github.io/REPO/ (404.html links resolve from "
+                                                      "it at any depth). Default with --serve: the local address."
+                                                 )] = None,
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
     from mtboard.site import build_site
 
+    if site_url is None and serve:
+        site_url = f"http://127.0.0.1:{port}/"
     report = build_site(submissions, corpora if corpora.is_dir() else None, out, docs, validate=validate,
-                        anchors=anchors if anchors.is_dir() else None)
+                        anchors=anchors if anchors.is_dir() else None, site_url=site_url)
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:
@@ -46,14 +80,15 @@ def build(
                f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
     typer.echo(f"open {(out / 'index.html').resolve()}")
     if serve:
-        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
+        prefix = urlsplit(site_url).path or "/" if site_url else "/"
+        handler = functools.partial(type("Handler", (SiteHandler,), {"prefix": prefix}), directory=str(out))
         try:
             httpd_cm = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
         except OSError as exc:
             raise ConfigError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}", field="--port",
                               fix="pick a free port, e.g. --port 8765") from None
         with httpd_cm as httpd:
-            typer.echo(f"serving http://127.0.0.1:{port}/ (Ctrl+C to stop)")
+            typer.echo(f"serving http://127.0.0.1:{port}{prefix} (Ctrl+C to stop)")
             try:
                 httpd.serve_forever()
             except KeyboardInterrupt:

@@ -25,7 +25,8 @@ from pathlib import Path
 from mtboard.metrics import bootstrap
 from mtboard.documents import atomic_write
 from mtboard.errors import ConfigError, InputError
-from mtboard.site import render, tables
+from mtboard.site import boardpages, render, tables
+from mtboard.site import boards as boards_view
 from mtboard.site.load import Rejected, load_inputs
 
 DOCS_MARKER = ".mtboard-docs"
@@ -90,11 +91,16 @@ def _build_time() -> str:
 
 def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *, validate: bool = True,
                resamples: int = bootstrap.BOOTSTRAP_RESAMPLES, run_mkdocs: bool = True,
-               build_time: str | None = None, anchors: Path | None = None) -> BuildReport:
+               build_time: str | None = None, anchors: Path | None = None,
+               site_url: str | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
 
     ``anchors``: folder of judge-reliability records (``mtboard anchor``) for the judges page (None: default
     ``<submissions>/../anchors`` when it exists).
+
+    ``site_url``: the address the site is published at (GitHub Pages: ``https://<owner>.github.io/<repo>/``); MkDocs
+    makes 404.html's links absolute with it so a missing page is styled at any depth (issue 12 item 11). None: the
+    ``MTBOARD_SITE_URL`` environment variable, else unset (every other link is relative either way).
 
     Raises: ConfigError (unsafe or missing folders, MkDocs strict-mode failure), InputError (no submissions folder).
     Invalid cards never raise: they are listed in ``report.rejected`` and on the rejected page.
@@ -112,9 +118,12 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors)
     t1 = time.perf_counter()
     boards = tables.build_leaderboards(inputs, resamples=resamples)
+    boards_view.attach_methods(boards)  # one row per method (issue 12): before any page shows a rank
     portraits = tables.build_portraits(boards)
     t2 = time.perf_counter()
-    pages = render.render_pages(inputs, boards, portraits, build_time or _build_time())
+    stamp = build_time or _build_time()
+    pages = render.render_pages(inputs, boards, portraits, stamp)
+    pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp))
     if docs.exists():
         shutil.rmtree(docs)
     docs.mkdir(parents=True)
@@ -130,7 +139,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                          len(pages), list(inputs.warnings),
                          {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2})
     if run_mkdocs:
-        _mkdocs(root, docs, out, render.nav(boards))
+        _mkdocs(root, docs, out, render.nav(boards), site_url or os.environ.get("MTBOARD_SITE_URL") or None)
         atomic_write(out / SITE_MARKER, b"built by mtboard build\n")
         report.seconds["mkdocs"] = time.perf_counter() - t3
     return report
@@ -145,7 +154,7 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def _mkdocs(root: Path, docs: Path, out: Path, nav: list) -> None:
+def _mkdocs(root: Path, docs: Path, out: Path, nav: list, site_url: str | None = None) -> None:
     """Run MkDocs in-process with the project's mkdocs.yml and our docs/site folders and nav (strict)."""
     # mkdocs (and its plugins) take a second to import: only when HTML is rendered (run_mkdocs=False skips it)
     from mkdocs.commands.build import build
@@ -156,8 +165,9 @@ def _mkdocs(root: Path, docs: Path, out: Path, nav: list) -> None:
     log = logging.getLogger("mkdocs")
     log.addHandler(collect)
     try:
+        extra = {"site_url": site_url} if site_url else {}
         cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs.resolve()), site_dir=str(out.resolve()),
-                          nav=nav, strict=True)
+                          nav=nav, strict=True, **extra)
         build(cfg)
     except (MkDocsException, SystemExit) as exc:
         detail = "; ".join(collect.messages[:3]) or str(exc)

@@ -122,3 +122,158 @@ def cost_quality(points: list[dict[str, Any]], title: str) -> Markup | None:
         out.append(f'<text x="{_f(x + 7)}" y="{_f(y - 6)}" class="value">{p["position"]}</text>')
     out.append("</svg>")
     return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Board charts (issue 12 item 6; design §3.6): CI forest, quality vs cost or speed with a numbered legend, heatmap.
+
+
+def _svg_open(w: int, h: int, title: str, desc: str) -> list[str]:
+    # role "group" (not "img"): the points are links, and an image may not hold interactive content (axe)
+    return [f'<svg class="mtb-chart mtb-wide" role="group" aria-label="{html_text(title)}" '
+            f'xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" style="max-width:{w}px">',
+            f"<title>{html_text(title)}</title><desc>{html_text(desc)}</desc>"]
+
+
+def ci_forest(rows: list[dict[str, Any]], title: str) -> Markup | None:
+    """Composite with its 95% CI per method (one line each, best first), alternate rank clusters banded.
+
+    ``rows``: dicts with ``n`` (position), ``label``, ``value``, ``lo``, ``hi``, ``cluster`` (int), ``rank`` (label),
+    ``href``. Returns None when no row has an interval. The x axis spans the intervals (0–1 clipped) with 5 ticks.
+    """
+    pts = [r for r in rows if r.get("value") is not None and r.get("lo") is not None]
+    if not pts:
+        return None
+    row_h, left, width, top = 22, 330, 400, 26
+    h = top + row_h * len(pts) + 28
+    w = left + width + 20
+    lo = min(r["lo"] for r in pts)
+    hi = max(r["hi"] for r in pts)
+    pad = max((hi - lo) * 0.08, 0.005)
+    a, b = max(0.0, lo - pad), min(1.0, hi + pad)
+    if b <= a:
+        a, b = 0.0, 1.0
+
+    def sx(v: float) -> float:
+        return left + width * (v - a) / (b - a)
+
+    out = _svg_open(w, h, title, "Composite score and 95% confidence interval of each method, best first; rows "
+                    "in one shaded band share a rank range.")
+    for i, r in enumerate(pts):
+        if r["cluster"] % 2:
+            out.append(f'<rect x="0" y="{top + i * row_h}" width="{w}" height="{row_h}" class="band"/>')
+    for k in range(5):
+        t = a + (b - a) * k / 4
+        out.append(f'<line x1="{_f(sx(t))}" y1="{top - 4}" x2="{_f(sx(t))}" y2="{h - 22}" class="grid"/>')
+        out.append(f'<text x="{_f(sx(t))}" y="{h - 8}" text-anchor="middle" class="axis">{t:.3f}</text>')
+    out.append(f'<text x="{left}" y="14" class="axis">composite (dot) and 95% CI (line)</text>')
+    for i, r in enumerate(pts):
+        y = top + i * row_h + row_h / 2
+        label = f"{r['rank']}. {r['label']}"
+        label = label if len(label) <= 52 else label[:51] + "\u2026"
+        tip = f"{r['rank']} {r['label']}: {r['value']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}]"
+        out.append(f'<a href="{html_text(r["href"])}"><text x="{left - 8}" y="{_f(y + 4)}" text-anchor="end" '
+                   f'class="label">{html_text(label)}</text>'
+                   f'<line x1="{_f(sx(r["lo"]))}" y1="{_f(y)}" x2="{_f(sx(r["hi"]))}" y2="{_f(y)}" class="whisker"/>'
+                   f'<circle cx="{_f(sx(r["value"]))}" cy="{_f(y)}" r="4" class="pt front">'
+                   f"<title>{html_text(tip)}</title></circle></a>")
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def quality_vs(points: list[dict[str, Any]], title: str) -> tuple[Markup | None, str]:
+    """Composite (y) against declared cost per segment, or against median latency when fewer than three points
+    have distinct positive costs (design §3.6). Points are numbered; the caller prints the numbered legend, so
+    labels never overlap. Log x when the plotted values span more than a decade.
+
+    ``points``: dicts with ``n``, ``label``, ``composite``, ``cost``, ``latency``, ``href``. Returns (svg or None,
+    x key used: "cost" | "latency" | "").
+    """
+    costs = {p["cost"] for p in points if p.get("cost") is not None and p["cost"] > 0 and p.get("composite") is not None}
+    key = "cost" if len(costs) >= 3 else "latency"
+    pts = [p for p in points if p.get(key) is not None and p[key] > 0 and p.get("composite") is not None]
+    if not pts:
+        return None, ""
+    W, H, L, R, T, B = 640, 320, 60, 20, 20, 50
+    xs = [p[key] for p in pts]
+    lo, hi = min(xs), max(xs)
+    log = hi / lo > 10
+    if log:
+        a, b = math.log10(lo) - 0.15, math.log10(hi) + 0.15
+
+        def sx(c: float) -> float:
+            return L + (W - L - R) * (math.log10(c) - a) / (b - a)
+        ticks = [10.0 ** e for e in range(math.ceil(a), math.floor(b) + 1)] or [lo, hi]
+    else:
+        top = hi * 1.1
+
+        def sx(c: float) -> float:
+            return L + (W - L - R) * c / top
+        ticks = [top * i / 4 for i in range(5)]
+    ys = [p["composite"] for p in pts]
+    ya, yb = max(0.0, min(ys) - 0.05), min(1.0, max(ys) + 0.05)
+
+    def sy(v: float) -> float:
+        return T + (H - T - B) * (1 - (v - ya) / (yb - ya if yb > ya else 1))
+
+    xlabel = "declared cost per segment (USD" if key == "cost" else "declared median latency per segment (s"
+    out = _svg_open(W, H, title, f"Composite against {xlabel.split(' (')[0]}; points are numbered as in the legend "
+                                 "below the chart; filled points lie on the Pareto frontier.")
+    for k in range(5):
+        v = ya + (yb - ya) * k / 4
+        out.append(f'<line x1="{L}" y1="{_f(sy(v))}" x2="{W - R}" y2="{_f(sy(v))}" class="grid"/>')
+        out.append(f'<text x="{L - 6}" y="{_f(sy(v) + 4)}" text-anchor="end" class="axis">{v:.2f}</text>')
+    for t in ticks:
+        txt = f"${t:.2g}" if key == "cost" else f"{t:.3g}"
+        out.append(f'<text x="{_f(sx(t))}" y="{H - B + 16}" text-anchor="middle" class="axis">{txt}</text>')
+    out.append(f'<text x="{(W + L) / 2:.1f}" y="{H - 8}" text-anchor="middle" class="axis">{xlabel}'
+               f'{", log scale" if log else ""})</text>')
+    out.append(f'<text x="14" y="{(H - B + T) / 2:.1f}" transform="rotate(-90 14 {(H - B + T) / 2:.1f})" '
+               f'text-anchor="middle" class="axis">composite</text>')
+    for p in pts:
+        p.setdefault("position", p["n"])
+    front = pareto_front(pts, x=key)
+    on_front = {id(p) for p in front}
+    for p in sorted(pts, key=lambda p: p["n"]):
+        x, y = sx(p[key]), sy(p["composite"])
+        cls = "pt front" if id(p) in on_front else "pt"
+        tip = f"{p['n']}. {p['label']}: composite {p['composite']:.3f}, {key} {p[key]:.4g}"
+        out.append(f'<a href="{html_text(p["href"])}"><circle cx="{_f(x)}" cy="{_f(y)}" r="5" class="{cls}">'
+                   f'<title>{html_text(tip)}</title></circle>'
+                   f'<text x="{_f(x + 7)}" y="{_f(y - 6)}" class="value">{p["n"]}</text></a>')
+    out.append("</svg>")
+    return Markup("".join(out)), key
+
+
+def heatmap(methods: list[str], domains: list[str], values: dict[tuple[int, int], float | None],
+            title: str) -> Markup | None:
+    """Methods (rows) × domains (columns) of a score on 0–1; every cell carries its number (never colour alone).
+
+    ``values[(i, j)]``: method i's composite on domain j (None: missing, drawn empty). Shade steps are CSS
+    classes ``h0``–``h4`` (quintiles of 0–1) so both colour schemes restyle them.
+    """
+    if not methods or not domains:
+        return None
+    cw, rh, left, top = 74, 24, 330, 40
+    W, H = left + cw * len(domains) + 10, top + rh * len(methods) + 10
+    out = _svg_open(W, H, title, "Composite per method (rows) and domain (columns); each cell shows its value.")
+    for j, d in enumerate(domains):
+        out.append(f'<text x="{_f(left + cw * j + cw / 2)}" y="{top - 10}" text-anchor="middle" class="axis">'
+                   f"{html_text(d)}</text>")
+    for i, m in enumerate(methods):
+        y = top + rh * i
+        label = m if len(m) <= 52 else m[:51] + "\u2026"
+        out.append(f'<text x="{left - 8}" y="{y + 16}" text-anchor="end" class="label">{html_text(label)}</text>')
+        for j, d in enumerate(domains):
+            v = values.get((i, j))
+            x = left + cw * j
+            if v is None:
+                out.append(f'<text x="{_f(x + cw / 2)}" y="{y + 16}" text-anchor="middle" class="axis">\u2014</text>')
+                continue
+            step = min(4, max(0, int(v * 5)))
+            out.append(f'<rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{rh - 2}" class="heat h{step}">'
+                       f"<title>{html_text(m)} · {html_text(d)}: {v:.3f}</title></rect>"
+                       f'<text x="{_f(x + cw / 2)}" y="{y + 16}" text-anchor="middle" class="hv h{step}">{v:.3f}'
+                       "</text>")
+    out.append("</svg>")
+    return Markup("".join(out))

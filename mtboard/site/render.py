@@ -21,8 +21,6 @@ from mtboard.site.judges import build_judges_page
 from mtboard.site.load import Inputs
 from mtboard.site.tables import COLUMNS, Leaderboard, Portrait
 
-DOMAIN_AWARE_SKIP = {"method", "model", "mclass", "vtier", "date"}
-
 
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("mtboard.site", "templates"), autoescape=True, undefined=StrictUndefined,
@@ -49,19 +47,6 @@ def rel_md(here: str, target: str) -> str:
 def _json_attr(value: Any) -> str:
     """Compact, key-sorted JSON for a data-* attribute (autoescape then makes it attribute-safe)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-def _views_json(lb: Leaderboard, here: str) -> str:
-    views: dict[str, Any] = {}
-    for view in lb.views:
-        rows = {}
-        for row in view.rows:
-            rows[row.lc.page_id] = {k: [c.text, c.sort] for k, c in row.cells.items() if k not in DOMAIN_AWARE_SKIP}
-        views[view.domain or ""] = {
-            "n": view.n_entries, "rows": rows, "href": rel_link(here, view.page) if view.domain else "",
-            "info": (f"n = {view.n_entries} entries · {sum(not r.reference for r in view.rows)} ranked runs · "
-                     f"smallest detectable composite difference ≈ {fmt.num(view.mdd, 3)} · {view.ordering_note}")}
-    return _json_attr(views)
 
 
 def _scalar_pairs(model: Any, skip: set[str]) -> list[tuple[str, Any]]:
@@ -117,19 +102,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
         pages[path] = env.get_template(template).render(
             link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target), **ctx)
 
-    n_cards = sum(len(lb.cards) for lb in boards)
-    render("index.md", "index.md.j2", boards=boards, portraits=portraits, rejected=inputs.rejected, n_cards=n_cards,
-           build_time=build_time, corpora=_corpora_rows(inputs))
+    # home, boards, domain views, downloads, methodology, changes: mtboard.site.boardpages (issue 12)
     for lb in boards:
-        main = lb.views[0]
-        pts = lb.chart_points
-        chart = charts.cost_quality(pts, f"Cost and quality: {lb.title}")
-        no_cost = [p for p in pts if p["cost"] is None]
-        render(lb.page, "leaderboard.md.j2", title=fmt.safe_title(f"Leaderboard {lb.title}"), lb=lb, view=main,
-               views_json=_views_json(lb, lb.page) if lb.domains else None, chart=chart, no_cost=no_cost)
-        for view in lb.views[1:]:
-            render(view.page, "leaderboard.md.j2", title=fmt.safe_title(f"{lb.title} · {view.domain}"), lb=lb,
-                   view=view, views_json=None, chart=None, no_cost=[])
         render(lb.hard_page, "hard.md.j2", title=fmt.safe_title(f"Hard items {lb.title}"), lb=lb,
                hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF, suspect_share=stats.SUSPECT_FAIL_SHARE,
                suspect_min=stats.SUSPECT_MIN_SYSTEMS, outputs=items.item_outputs(lb))
@@ -233,6 +207,8 @@ def nav(boards: list[Leaderboard]) -> list[dict[str, Any]]:
         {"Judges": "judges.md"},
         {"Runs": "runs/index.md"},
         {"Compare": "compare.md"},
+        {"Methodology": "methodology.md"},
+        {"Changes": "changes.md"},
         {"Rejected": "rejected.md"},
     ]
 

@@ -102,6 +102,10 @@ class Row:
     """Bootstrap composites on the view's shared resamples (mean over replicate runs)."""
     reference: bool = False
     """A reference baseline: listed, never ranked."""
+    chrf_boot: np.ndarray | None = None
+    """Bootstrap chrF++ on the view's shared resamples (one run)."""
+    chrf_ci: tuple[float, float] | None = None
+    composite_ci: tuple[float, float] | None = None
 
 
 @dataclass
@@ -117,6 +121,8 @@ class View:
     """Holm-adjusted p-values of every pair of ranked rows (:func:`mtboard.stats.all_pairs`), in row order."""
     judge_cells: dict[str, tuple[int, int]] = field(default_factory=dict)
     """judge kind → (common judged cells, entries in the view) the judge columns are computed on."""
+    methods: list[Any] = field(default_factory=list)
+    """One row per method (:func:`mtboard.site.boards.attach_methods`; cards with one fingerprint merged)."""
 
     @property
     def label(self) -> str:
@@ -375,7 +381,8 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
                 mine = _judged(sub, kind)
                 values[kind] = _mean([mine[i] for i in ids if i in common])
         cells = _cells(lc, domain, sub, chrf, chrf_sd, chrf_ci, composite, composite_sd, composite_ci, values)
-        rows.append(Row(lc, cells, composite, chrf, boot=boot, reference=is_reference(card)))
+        rows.append(Row(lc, cells, composite, chrf, boot=boot, reference=is_reference(card), chrf_boot=chrf_boot,
+                        chrf_ci=chrf_ci, composite_ci=composite_ci))
     rows.sort(key=lambda r: (r.composite is None, -(r.composite or 0.0), -(r.chrf or 0.0),
                              r.cells["method"].sort, r.lc.page_id))
     note = "ordered by composite; ranks and CIs from a paired bootstrap of the composite"

@@ -1,0 +1,392 @@
+"""Pages and files of the boards half of the site (issue 12): home, pair boards and domain views with their charts,
+downloads (per view ``.csv``/``.json``, site-wide ``data/boards.json`` and ``leaderboard.json``), the methodology
+page and the changes page.
+
+Returns ``{docs-relative path: text}`` like :func:`mtboard.site.render.render_pages`; :mod:`mtboard.site.build`
+merges it over that dict. Everything is computed before rendering (:mod:`mtboard.site.boards`) and every output is
+deterministic: no build time in these files (the build id is a hash of the inputs).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from mtboard.metrics.composite import WEIGHTS
+from mtboard.schema import MethodClass, QualityTier, VerificationTier
+from mtboard.site import boards as bd
+from mtboard.site import charts, fmt
+from mtboard.site.load import Inputs
+from mtboard.site.render import _env, rel_link, rel_md
+from mtboard.site.tables import Leaderboard, View, method_name, run_page
+
+BOARD_SCHEMA = "mtboard.board/1"
+CHART_LIMIT = 30
+"""Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
+rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
+PAIRWISE_LIMIT = 20
+"""The all-pairs p-value matrix covers the top 20 ranked methods (N² cells; Holm still corrects over those pairs)."""
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def build_id(boards: list[Leaderboard]) -> str:
+    """12 hex of the SHA-256 over every shown card's run_card_hash (sorted): changes exactly when the cards do."""
+    h = hashlib.sha256()
+    for key in sorted(lc.card.run_card_hash or lc.page_id for lb in boards for lc in lb.cards):
+        h.update(key.encode() + b"\n")
+    return h.hexdigest()[:12]
+
+
+def view_file(view: View, ext: str) -> str:
+    """Docs-relative path of a view's download (``leaderboards/<board>[-<domain>].<ext>``)."""
+    return view.page[:-3] + "." + ext
+
+
+def board_title(lb: Leaderboard, view: View) -> str:
+    """Unique H1 (design §3.9): ``EN→ES leaderboard · mtb-en-es-dev v1.0.0`` / ``EN→ES · legal domain · …``."""
+    if view.domain is None:
+        return f"{lb.language_pair} leaderboard · {lb.dataset_id} v{lb.version}"
+    return f"{lb.language_pair} · {view.domain} domain · {lb.dataset_id} v{lb.version}"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Downloads (design §3.7)
+
+
+def csv_safe(value: Any) -> Any:
+    """A text cell starting with ``= + - @`` (or tab/CR) gets a ``'`` prefix so spreadsheets never run it as a
+    formula (OWASP CSV injection); numbers and None pass unchanged (None → empty cell)."""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return "" if value is None else value
+
+
+METRIC_KEYS = ("composite", "chrf", "exact", "fst", "semantic", "bleu", "ter", "mqm", "rubric", "checkpoints",
+               "cost_adj")
+
+
+def board_rows(view: View) -> list[dict[str, Any]]:
+    """One dict per method row of a view, keys as the CSV header (design §3.7), full precision."""
+    out = []
+    for m in view.methods:
+        card = m.rep.lc.card
+        v = m.values
+        row: dict[str, Any] = {"rank_lo": m.rank_lo, "rank_hi": m.rank_hi, "method_id": m.key[:16],
+                               "method_label": method_name(card), "model": card.model_slug,
+                               "method_class": str(card.method_class), "reference": m.reference}
+        for key in METRIC_KEYS:
+            val = v[key]
+            row[key] = val.raw if isinstance(val.raw, (int, float)) and not isinstance(val.raw, bool) else None
+            row[f"{key}_lo"], row[f"{key}_hi"] = val.lo, val.hi
+        row["composite_sd"], row["chrf_sd"] = m.composite_sd, m.chrf_sd
+        row["cost_per_segment_usd"] = v["cost"].raw
+        row["cost_source"] = "declared" if v["cost"].raw is not None else None
+        row["latency_median_s"] = v["latency"].raw if isinstance(v["latency"].raw, (int, float)) else None
+        row["delta_rank"] = m.drank
+        row["verification_tier"] = m.rep.lc.verification.tier
+        row["n_cards"] = len(m.members)
+        row["card_ids"] = ";".join(r.lc.page_id for r in m.members)
+        dates = sorted(r.lc.card.timestamp for r in m.members)
+        row["first_run"], row["last_run"] = dates[0], dates[-1]
+        row["run_page"] = run_page(m.rep.lc)[:-3] + ".html"
+        out.append(row)
+    return out
+
+
+def board_csv(view: View) -> str:
+    """RFC 4180 CSV (CRLF line ends, header row), UTF-8; empty cell = missing."""
+    rows = board_rows(view)
+    buf = io.StringIO()
+    if not rows:
+        return ""
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\r\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: repr(x) if isinstance(x, float) else csv_safe(x) for k, x in r.items()})
+    return buf.getvalue()
+
+
+def _signatures(lb: Leaderboard) -> dict[str, Any]:
+    sig: dict[str, set[str]] = {}
+    for lc in lb.cards:
+        for k, s in lc.card.scores.signatures.model_dump(mode="json").items():
+            if s:
+                sig.setdefault(k, set()).add(s)
+    return {k: sorted(v)[0] if len(v) == 1 else sorted(v) for k, v in sorted(sig.items())}
+
+
+def methodology_version(boards: list[Leaderboard]) -> str:
+    """Harness versions and mechanical policies of the shown cards (``harness 0.3.0 · mech-1.1``)."""
+    harness = sorted({lc.card.harness_version for lb in boards for lc in lb.cards})
+    policy = sorted({lc.card.scores.policy_version for lb in boards for lc in lb.cards})
+    return " · ".join([f"harness {', '.join(harness)}"] + policy) if harness else ""
+
+
+def board_json(lb: Leaderboard, view: View, build: str, mversion: str) -> str:
+    """The JSON envelope of design §3.7 (schema ``data/schema/board-1.json``)."""
+    env = {"schema": BOARD_SCHEMA, "build": build, "methodology_version": mversion,
+           "dataset": {"id": lb.dataset_id, "version": lb.version, "sha256": lb.sha256, "pair": lb.language_pair,
+                       "n_segments": view.n_entries, "domain": view.domain},
+           "signatures": _signatures(lb),
+           "columns": [{"key": c.key, "label": c.label, "unit": c.unit, "lower_is_better": c.lower_is_better,
+                        "source": c.source} for c in bd.BOARD_COLUMNS],
+           "rows": board_rows(view)}
+    return json.dumps(env, ensure_ascii=False, sort_keys=False, indent=1) + "\n"
+
+
+BOARD_JSON_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "board-1.json", "title": "mtboard board",
+    "type": "object", "required": ["schema", "build", "methodology_version", "dataset", "signatures", "columns", "rows"],
+    "properties": {
+        "schema": {"const": BOARD_SCHEMA}, "build": {"type": "string"}, "methodology_version": {"type": "string"},
+        "dataset": {"type": "object", "required": ["id", "version", "sha256", "pair", "n_segments"]},
+        "signatures": {"type": "object"},
+        "columns": {"type": "array", "items": {"type": "object", "required": ["key", "label", "lower_is_better",
+                                                                              "source"]}},
+        "rows": {"type": "array", "items": {"type": "object", "required": [
+            "rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "composite", "composite_lo",
+            "composite_hi", "chrf", "chrf_lo", "chrf_hi", "cost_per_segment_usd", "cost_source",
+            "latency_median_s", "verification_tier", "n_cards", "card_ids", "first_run", "last_run"]}}}}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Charts per view
+
+
+def _forest(view: View, lb: Leaderboard, here: str):
+    rows = [{"n": m.position, "label": method_name(m.rep.lc.card), "value": m.composite,
+             "lo": (m.composite_ci or (None, None))[0], "hi": (m.composite_ci or (None, None))[1],
+             "cluster": m.cluster, "rank": m.rank, "href": rel_link(here, run_page(m.rep.lc))}
+            for m in view.methods if not m.reference][:CHART_LIMIT]
+    return charts.ci_forest(rows, f"Composite with 95% CI: {bd.pair_names(lb)}"
+                                  f"{', ' + view.domain + ' domain' if view.domain else ''}")
+
+
+def _quality(view: View, lb: Leaderboard, here: str):
+    pts = []
+    for m in [m for m in view.methods if not m.reference][:CHART_LIMIT]:
+        lat = m.values["latency"].raw
+        pts.append({"n": m.position, "label": method_name(m.rep.lc.card), "composite": m.composite,
+                    "cost": m.values["cost"].raw, "latency": lat if isinstance(lat, (int, float)) else None,
+                    "href": rel_link(here, run_page(m.rep.lc))})
+    svg, key = charts.quality_vs(pts, f"Quality against {'cost' if key_is_cost(pts) else 'speed'}: "
+                                      f"{bd.pair_names(lb)}{', ' + view.domain if view.domain else ''}")
+    shown = [p for p in pts if key and p.get(key) is not None and p[key] > 0 and p["composite"] is not None]
+    all_zero = bool(pts) and all(p["cost"] == 0 for p in pts)
+    return svg, key, shown, all_zero
+
+
+def key_is_cost(pts: list[dict[str, Any]]) -> bool:
+    return len({p["cost"] for p in pts if p.get("cost") is not None and p["cost"] > 0}) >= 3
+
+
+def _heat(lb: Leaderboard):
+    if len(lb.views) < 2:
+        return None
+    main = [m for m in lb.views[0].methods if not m.reference][:CHART_LIMIT]
+    names = [f"{m.rank}. {method_name(m.rep.lc.card)}" for m in main]
+    values = {}
+    for j, view in enumerate(lb.views[1:]):
+        by_key = {m.key: m for m in view.methods}
+        for i, m in enumerate(main):
+            other = by_key.get(m.key)
+            values[(i, j)] = other.composite if other is not None else None
+    return charts.heatmap(names, lb.domains, values, f"Composite by domain: {bd.pair_names(lb)}")
+
+
+def _pairwise(view: View) -> dict[str, Any] | None:
+    from mtboard import stats  # noqa: PLC0415
+
+    real = [m for m in view.methods if not m.reference and m.boot is not None][:PAIRWISE_LIMIT]
+    if len(real) < 2:
+        return None
+    p = stats.all_pairs([stats.RankRow(m.key, m.composite or 0.0, m.boot) for m in real])
+    rows = []
+    for i, a in enumerate(real):
+        cells = [{"text": fmt.DASH if i == j else f"{p[i][j]:.3f}", "sig": i != j and p[i][j] < 0.05}
+                 for j in range(len(real))]
+        rows.append({"label": f"{a.rank} · {method_name(a.rep.lc.card)}", "cells": cells})
+    n_ranked = sum(1 for m in view.methods if not m.reference)
+    return {"tests": len(real) * (len(real) - 1) // 2, "labels": [{"rank": m.rank} for m in real], "rows": rows,
+            "shown": len(real), "of": n_ranked}
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Sources of domains (corpora/SOURCES.md, "Per dataset, where each domain comes from")
+
+
+def domain_sources(sources_md: str) -> dict[str, dict[str, str]]:
+    """domain → {column header: source text} from the SOURCES.md table whose first header cell is ``domain``."""
+    out: dict[str, dict[str, str]] = {}
+    lines = sources_md.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("| domain |"):
+            heads = [c.strip() for c in line.strip("|").split("|")]
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                cells = [c.strip() for c in row.strip("|").split("|")]
+                out[cells[0]] = dict(zip(heads[1:], cells[1:]))
+            break
+    return out
+
+
+def source_for(sources: dict[str, dict[str, str]], domain: str, pair: str) -> str | None:
+    """The source text of a domain for a pair (header cells name pairs like ``en→es / fr / de``)."""
+    cols = sources.get(domain)
+    if not cols:
+        return None
+    src, tgt = (pair.lower().split("→") + [""])[:2]
+    first = next(iter(cols.values()), "")
+    for head, text in cols.items():
+        h = head.lower()
+        if f"{src}→{tgt}" in h or (src == "en" and tgt in re.split(r"[ /,→]+", h) and "en→" in h):
+            if text.startswith("same"):
+                text = first
+            return None if text.startswith("\u2014") else re.sub(r"`", "", text)
+    return None
+
+
+def spec_section(spec: str, number: str) -> str:
+    """The Markdown of section ``number`` (``4.6``, ``5``) of docs/SCORING_SPEC.md, headings demoted one level and
+    without its own heading line."""
+    lines = spec.splitlines()
+    pat = re.compile(r"^(#+) " + re.escape(number) + r"[. ]")
+    out: list[str] = []
+    level = 0
+    for line in lines:
+        m = re.match(r"^(#+) ", line)
+        if level:
+            if m and len(m.group(1)) <= level:
+                break
+            out.append("#" + line if m else line)
+        elif pat.match(line):
+            level = len(pat.match(line).group(1))
+    return "\n".join(out).strip() + "\n"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Rendering
+
+
+def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], root: Path,
+                       build_time: str) -> dict[str, str]:
+    """Every page and file of the boards half. ``root``: project root (docs/SCORING_SPEC.md, corpora/SOURCES.md)."""
+    if boards and not boards[0].views[0].methods:
+        bd.attach_methods(boards)
+    env = _env()
+    env.globals.update(ci_text=bd.ci_text, pair_names=bd.pair_names)
+    pages: dict[str, str] = {}
+
+    def render(path: str, template: str, **ctx: Any) -> None:
+        ctx.setdefault("title", "")
+        pages[path] = env.get_template(template).render(
+            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target), **ctx)
+
+    sources_path = root / "corpora" / "SOURCES.md"
+    sources = domain_sources(sources_path.read_text(encoding="utf-8")) if sources_path.is_file() else {}
+    build = build_id(boards)
+    mversion = methodology_version(boards)
+    site_rows: list[dict[str, Any]] = []
+    index: list[dict[str, Any]] = []
+    for lb in boards:
+        names = bd.pair_names(lb)
+        views_meta = []
+        for i, view in enumerate(lb.views):
+            here = view.page
+            table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main")
+            qv, qv_key, qv_points, all_zero = _quality(view, lb, here)
+            n_ranked = sum(1 for m in view.methods if not m.reference)
+            h1 = board_title(lb, view)
+            render(view.page, "board.md.j2", title=fmt.safe_title(f"{h1} ({names})", 120), h1=h1, names=names,
+                   lb=lb, view=view, table=table, forest=_forest(view, lb, here), qv=qv, qv_key=qv_key,
+                   qv_points=qv_points, all_zero=all_zero, heat=_heat(lb) if i == 0 else None,
+                   pairwise=_pairwise(view), chart_note=(f"Charts show the top {CHART_LIMIT} of {n_ranked} ranked "
+                                                         "methods; the table lists all." if n_ranked > CHART_LIMIT
+                                                         else ""), csv_href=rel_link(here, view_file(view, "csv")),
+                   json_href=rel_link(here, view_file(view, "json")),
+                   domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain else None)
+            pages[view_file(view, "csv")] = board_csv(view)
+            pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
+            top = bd.leader(view)
+            views_meta.append({"domain": view.domain, "page": view.page[:-3] + ".html", "csv": view_file(view, "csv"),
+                               "json": view_file(view, "json"), "n_segments": view.n_entries,
+                               "leader": top.key[:16] if top else None})
+        for row in board_rows(lb.views[0]):
+            site_rows.append({"dataset": lb.dataset_id, "version": lb.version, "pair": lb.language_pair, **row})
+        index.append({"dataset": {"id": lb.dataset_id, "version": lb.version, "sha256": lb.sha256,
+                                  "pair": lb.language_pair, "languages": names},
+                      "page": lb.page[:-3] + ".html", "views": views_meta,
+                      "cards": sorted(lc.page_id for lc in lb.cards)})
+    pages["data/boards.json"] = json.dumps({"schema": "mtboard.boards/1", "build": build,
+                                            "methodology_version": mversion, "boards": index},
+                                           ensure_ascii=False, indent=1) + "\n"
+    pages["leaderboard.json"] = json.dumps({"schema": "mtboard.leaderboard/1", "build": build,
+                                            "methodology_version": mversion, "rows": site_rows},
+                                           ensure_ascii=False, indent=1) + "\n"
+    pages["data/schema/board-1.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
+    _home(render, inputs, boards, portraits, build_time)
+    _methodology(render, inputs, boards, root, sources, mversion)
+    _changes(render, boards)
+    return pages
+
+
+def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], build_time: str) -> None:
+    from mtboard.site.render import _corpora_rows  # noqa: PLC0415
+
+    cards = []
+    for lb in boards:
+        view = lb.views[0]
+        top = bd.leader(view)
+        dates = sorted(lc.card.timestamp for lc in lb.cards)
+        cards.append({"lb": lb, "names": bd.pair_names(lb), "n": view.n_entries,
+                      "methods": sum(not m.reference for m in view.methods),
+                      "leader": method_name(top.rep.lc.card) if top else None,
+                      "score": bd.ci_text(top.composite, top.composite_ci, 3) if top else fmt.DASH,
+                      "tied": sum(1 for m in view.methods if top and m.rank == top.rank and not m.reference),
+                      "updated": dates[-1][:10] if dates else fmt.DASH})
+    n_cards = sum(len(lb.cards) for lb in boards)
+    render("index.md", "index.md.j2", boards=boards, portraits=portraits, rejected=inputs.rejected, n_cards=n_cards,
+           build_time=build_time, corpora=_corpora_rows(inputs), pair_cards=cards)
+
+
+def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, sources, mversion: str) -> None:
+    spec_path = root / "docs" / "SCORING_SPEC.md"
+    spec = spec_path.read_text(encoding="utf-8") if spec_path.is_file() else ""
+    sigs: dict[str, set[str]] = {}
+    for lb in boards:
+        for k, v in _signatures(lb).items():
+            sigs.setdefault(k, set()).update([v] if isinstance(v, str) else v)
+    weights = [{"profile": p, "rows": list(w.items()), "total": sum(w.values())} for p, w in sorted(WEIGHTS.items())]
+    domains = []
+    for c in inputs.corpora:
+        counts = Counter(e.domain.value for e in c.corpus.entries
+                         if e.domain is not None and e.segment.value == "development")
+        pair = c.corpus.dataset.language_pair
+        domains.append({"dataset": f"{c.corpus.dataset.id} v{c.corpus.dataset.version}", "pair": pair,
+                        "rows": [(d, n, source_for(sources, d, pair) or fmt.DASH) for d, n in sorted(counts.items())]})
+    render("methodology.md", "methodology.md.j2", title="Methodology: metrics, composite, ranks, tiers",
+           mversion=mversion, sigs={k: sorted(v) for k, v in sorted(sigs.items())}, weights=weights,
+           spec_metrics=Markup(spec_section(spec, "2")), spec_composite=Markup(spec_section(spec, "4")),
+           spec_ranks=Markup(spec_section(spec, "4.6")), spec_tiers=Markup(spec_section(spec, "5")),
+           spec_cost=Markup(spec_section(spec, "6")),
+           vtiers=[t.value for t in VerificationTier], qtiers=[t.value for t in QualityTier],
+           classes=[c.value for c in MethodClass], domains=domains)
+
+
+def _changes(render, boards: list[Leaderboard]) -> None:
+    entries = []
+    for lb in boards:
+        for lc in lb.cards:
+            entries.append({"date": lc.card.timestamp, "method": method_name(lc.card), "board": lb, "lc": lc,
+                            "tier": lc.verification.tier})
+    entries.sort(key=lambda e: (e["date"], e["lc"].page_id), reverse=True)
+    render("changes.md", "changes.md.j2", title="Changes: run cards by date, newest first", entries=entries)

@@ -1,0 +1,469 @@
+"""Boards as visitors read them: one row per method, core and optional columns, provenance markers, rank clusters.
+
+Design note ``shared/site-design.md`` §2 (pair board, domain view) and §3.1–3.5; issue 12 items 1, 2, 9.
+
+*One row per method* (§3.4): cards of one leaderboard view whose fingerprint hash is equal are one experiment. The
+row shows the mean of the members' scores and their spread (sample standard deviation; a single card with
+``--runs N`` replicates shows its replicate spread instead), and the representative card (highest verification
+tier, then latest) supplies the optional columns and the run link. Ordering, the composite CI and the rank clusters
+reuse the validity work (:mod:`mtboard.site.tables`, :func:`mtboard.stats.rank_clusters`): the method's bootstrap is
+the mean over its member cards of their resampled composites on the view's shared resamples — the same rule
+``tables`` applies to replicate runs of one card — so clusters, CI and ordering come from one bootstrap of one metric
+(docs/SCORING_SPEC.md §4.6).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from markupsafe import Markup
+
+from mtboard import stats
+from mtboard.languages import language_name
+from mtboard.metrics import bootstrap
+from mtboard.schema import VerificationTier
+from mtboard.site import fmt
+from mtboard.site.tables import Leaderboard, Row, View, is_reference, method_name, model_page, run_page
+
+REPRODUCED_TOLERANCE = 0.02
+"""Two member cards reproduce each other when their composites differ by at most 2 % (relative; design §2
+principle 4, ``mtboard verify``'s tolerance)."""
+
+_TIER_ORDER = {VerificationTier.community_verified.value: 2, VerificationTier.gds_verified.value: 1,
+               VerificationTier.self_benchmarked.value: 0}
+
+
+@dataclass(frozen=True)
+class BoardColumn:
+    """One board column (design §3.7 column metadata; HELM's ``lower_is_better`` per column)."""
+
+    key: str
+    label: str
+    unit: str
+    lower_is_better: bool | None
+    """None: not sortable by value direction (text)."""
+    source: str
+    """recomputed | declared | judge (design §3.5)."""
+    help: str
+    anchor: str
+    """Section of methodology.html explaining the column."""
+    core: bool = False
+
+
+BOARD_COLUMNS: list[BoardColumn] = [
+    BoardColumn("rank", "Rank", "", True, "recomputed", "Rank range on the composite: rows that cannot be separated "
+                "share a range (paired bootstrap, Holm-corrected)", "ranks", True),
+    BoardColumn("method", "Method", "", None, "declared", "Model or engine (line 1); prompt and condition (line 2)",
+                "classes", True),
+    BoardColumn("composite", "Composite ±CI", "0–1", False, "recomputed", "Weighted composite, 95% bootstrap CI",
+                "composite", True),
+    BoardColumn("vtier", "Verified", "", None, "recomputed", "Verification tier (spec §9.4)", "tiers", True),
+    BoardColumn("drank", "Δrank", "", None, "recomputed", "Position in this domain compared with all domains",
+                "ranks", True),
+    BoardColumn("chrf", "chrF++ ±CI", "0–100", False, "recomputed", "Corpus chrF++ (sacrebleu), 95% bootstrap CI",
+                "chrf", True),
+    BoardColumn("cost", "Cost/seg.", "USD", True, "declared", "Declared cost per segment (US dollars)", "declared",
+                True),
+    BoardColumn("latency", "Latency", "s", True, "declared", "Declared median latency per segment; batch engines: "
+                "segments per second", "declared", True),
+    BoardColumn("date", "Date", "", None, "declared", "Date of the latest run (UTC)", "declared", True),
+    BoardColumn("exact", "Exact match", "0–1", False, "recomputed", "Share of outputs equal to the reference",
+                "exact"),
+    BoardColumn("fst", "FST accept.", "0–1", False, "recomputed", "Share of output words a morphological analyser "
+                "accepts", "fst"),
+    BoardColumn("semantic", "Semantic", "0–1", False, "recomputed", "Meaning preservation score", "semantic"),
+    BoardColumn("bleu", "BLEU", "0–100", False, "recomputed", "Corpus BLEU (sacrebleu)", "bleu"),
+    BoardColumn("ter", "TER", "0–100+", True, "recomputed", "Corpus TER (sacrebleu), lower is better", "ter"),
+    BoardColumn("mqm", "MQM pen.", "", True, "judge", "GEMBA-MQM mean penalty per entry (LLM judge)", "judges"),
+    BoardColumn("rubric", "Rubric", "0–10", False, "judge", "Rubric judge mean total (LLM judge)", "judges"),
+    BoardColumn("checkpoints", "Checkpoints", "0–100", False, "judge", "Checkpoint judge mean ± spread (LLM judge)",
+                "judges"),
+    BoardColumn("cost_adj", "Cost-adj.", "", False, "recomputed", "Cost-adjusted score (spec §6)", "cost-adjusted"),
+    BoardColumn("qtier", "Quality tier", "", None, "recomputed", "Provisional label on the composite (spec §5)",
+                "quality-tiers"),
+    BoardColumn("model", "Model slug", "", None, "declared", "Model identity as declared", "classes"),
+    BoardColumn("tokens", "Tokens", "", True, "declared", "Prompt + completion tokens (declared)", "declared"),
+    BoardColumn("harness", "Harness", "", None, "recomputed", "mtboard harness version", "tiers"),
+]
+COLUMN_BY_KEY = {c.key: c for c in BOARD_COLUMNS}
+OPTIONAL_KEYS = [c.key for c in BOARD_COLUMNS if not c.core]
+
+
+@dataclass
+class Value:
+    """One cell: display text, sort key (None = missing, last both ways), raw value and CI bounds for downloads."""
+
+    text: str
+    sort: float | str | None
+    raw: Any = None
+    lo: float | None = None
+    hi: float | None = None
+
+
+@dataclass
+class MethodRow:
+    """One method on one view: every card with the same fingerprint hash (design §3.4)."""
+
+    key: str
+    """Fingerprint hash."""
+    rep: Row
+    """Representative card's row: highest verification tier, then latest."""
+    members: list[Row]
+    """Member cards' rows, oldest first."""
+    composite: float | None
+    composite_sd: float | None
+    composite_ci: tuple[float, float] | None
+    chrf: float | None
+    chrf_sd: float | None
+    chrf_ci: tuple[float, float] | None
+    boot: np.ndarray | None
+    reference: bool
+    rank: str = fmt.DASH
+    rank_lo: int | None = None
+    rank_hi: int | None = None
+    cluster: int = 0
+    cluster_start: bool = False
+    position: int = 0
+    drank: int | None = None
+    """Domain views: overall position − domain position (positive: better in this domain)."""
+    values: dict[str, Value] = field(default_factory=dict)
+
+    @property
+    def reproduced(self) -> bool | None:
+        """None for one card; True when every member's composite lies within ±2 % of the representative's."""
+        if len(self.members) < 2:
+            return None
+        base = self.rep.composite
+        if base is None:
+            return None
+        return all(m.composite is not None and abs(m.composite - base) <= REPRODUCED_TOLERANCE * abs(base)
+                   for m in self.members)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Grouping and clustering
+
+
+def _rep_key(row: Row) -> tuple[int, str, str]:
+    return (_TIER_ORDER.get(row.lc.verification.tier, 0), row.lc.card.timestamp, row.lc.page_id)
+
+
+def _sd(values: list[float]) -> float | None:
+    return float(statistics.stdev(values)) if len(values) > 1 else None
+
+
+def group_methods(view: View) -> list[MethodRow]:
+    """One :class:`MethodRow` per fingerprint hash of ``view.rows``, ordered and rank-clustered on the composite.
+
+    Member cards' per-card rows receive their method's rank label (run pages and portraits show the method's
+    rank). Reference baselines are listed after the ranked methods, unranked.
+    """
+    groups: dict[str, list[Row]] = {}
+    for row in view.rows:
+        groups.setdefault(row.lc.card.fingerprint.hash, []).append(row)
+    methods: list[MethodRow] = []
+    for key, rows in groups.items():
+        rows = sorted(rows, key=lambda r: (r.lc.card.timestamp, r.lc.page_id))
+        rep = max(rows, key=_rep_key)
+        if len(rows) == 1:
+            r = rows[0]
+            comp_sd = chrf_sd = None
+            repl = r.lc.card.scores.replicates
+            if view.domain is None and repl is not None:
+                comp_sd, chrf_sd = repl.composite_stdev, repl.chrf_stdev
+            methods.append(MethodRow(key, r, rows, r.composite, comp_sd, r.composite_ci, r.chrf, chrf_sd, r.chrf_ci,
+                                     r.boot, r.reference))
+            continue
+        comps = [r.composite for r in rows if r.composite is not None]
+        chrfs = [r.chrf for r in rows if r.chrf is not None]
+        boots = [r.boot for r in rows if r.boot is not None]
+        cboots = [r.chrf_boot for r in rows if r.chrf_boot is not None]
+        boot = np.mean(boots, axis=0) if len(boots) == len(rows) else None
+        cboot = np.mean(cboots, axis=0) if len(cboots) == len(rows) else None
+        methods.append(MethodRow(
+            key, rep, rows, float(statistics.fmean(comps)) if comps else None, _sd(comps),
+            bootstrap.percentile_interval(boot) if boot is not None else None,
+            float(statistics.fmean(chrfs)) if chrfs else None, _sd(chrfs),
+            bootstrap.percentile_interval(cboot) if cboot is not None else None, boot, rep.reference))
+    methods.sort(key=lambda m: (m.reference, m.composite is None, -(m.composite or 0.0), -(m.chrf or 0.0),
+                                method_name(m.rep.lc.card).lower(), m.key))
+    real = [m for m in methods if not m.reference]
+    if real and all(m.boot is not None for m in real):
+        clusters = stats.rank_clusters([stats.RankRow(m.key, m.composite or 0.0, m.boot) for m in real])
+        prev = None
+        band = -1
+        for pos, (m, label, rng) in enumerate(zip(real, clusters.labels, clusters.ranges), start=1):
+            m.position, m.rank, (m.rank_lo, m.rank_hi) = pos, label, rng
+            if rng != prev:
+                band += 1
+                m.cluster_start = pos > 1
+            m.cluster, prev = band, rng
+    for m in methods:
+        if m.reference:
+            m.rank = "ref."
+        for r in m.members:
+            r.rank = m.rank
+            r.position = m.position
+    return methods
+
+
+def attach_methods(boards: list[Leaderboard]) -> None:
+    """Fill ``view.methods`` for every view of every board, with values for each column and Δrank on domain views."""
+    for lb in boards:
+        overall: dict[str, int] = {}
+        for i, view in enumerate(lb.views):
+            view.methods = group_methods(view)
+            if i == 0:
+                overall = {m.key: m.position for m in view.methods if m.position}
+            for m in view.methods:
+                if i and m.position and m.key in overall:
+                    m.drank = overall[m.key] - m.position
+                m.values = _values(m, view)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Values
+
+
+def ci_text(value: float | None, ci: tuple[float, float] | None, digits: int, sd: float | None = None) -> str:
+    """Design §3.3: ``0.547 ±0.012``; ``48.2 +1.3/−1.5`` when the halves differ by more than one display unit;
+    replicate or reproduction spread as ``(sd 0.004)``. '—' when there is no value."""
+    if value is None:
+        return fmt.DASH
+    text = f"{value:.{digits}f}"
+    if ci is not None:
+        up, down = round(ci[1] - value, digits), round(value - ci[0], digits)
+        unit = 10 ** -digits
+        if abs(up - down) > unit * 1.001:  # rounded halves differ by more than one display unit
+            text += f" +{max(up, 0):.{digits}f}/\u2212{max(down, 0):.{digits}f}"
+        else:
+            text += f" \u00b1{max(up, down, 0):.{digits}f}"
+    if sd is not None:
+        text += f" (sd {sd:.{digits}f})"
+    return text
+
+
+def latency_text(seconds: float | None) -> str:
+    """Seconds with three significant digits (``0.283 s``, ``12.4 s``); milliseconds below 0.01 s."""
+    if seconds is None:
+        return fmt.DASH
+    if seconds < 0.01:
+        return f"{seconds * 1000:.2g} ms"
+    return f"{seconds:.3g} s"
+
+
+def _cell(row: Row, key: str) -> Value:
+    c = row.cells.get(key)
+    if c is None or c.sort is None or c.text == fmt.DASH:
+        return Value(fmt.DASH, None)
+    return Value(c.text, c.sort, c.sort)
+
+
+def _values(m: MethodRow, view: View) -> dict[str, Value]:
+    card = m.rep.lc.card
+    sc = card.scores
+    whole = view.domain is None
+    out: dict[str, Value] = {
+        "rank": Value(m.rank, m.position or None, m.position or None, m.rank_lo, m.rank_hi),
+        "method": Value(method_name(card), method_name(card).lower(), method_name(card)),
+        "vtier": Value(m.rep.lc.verification.tier, _TIER_ORDER.get(m.rep.lc.verification.tier, 0),
+                       m.rep.lc.verification.tier),
+        "composite": Value(ci_text(m.composite, m.composite_ci, 3, m.composite_sd), m.composite, m.composite,
+                           *(m.composite_ci or (None, None))),
+        "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd), m.chrf, m.chrf, *(m.chrf_ci or (None, None))),
+    }
+    cost = m.rep.cells["cost"].sort
+    out["cost"] = Value(fmt.usd(cost), cost, cost) if cost is not None else Value("unknown", None)
+    speed = m.rep.cells["speed"]
+    lats = [r.latency_s for r in card.results if r.latency_s is not None]
+    if speed.sort is None:
+        out["latency"] = Value(fmt.DASH, None)
+    elif lats:
+        out["latency"] = Value(latency_text(speed.sort), speed.sort, speed.sort)
+    else:
+        out["latency"] = Value(speed.text.replace("batch: ", "batch "), speed.sort, speed.sort)
+    dates = sorted(r.lc.card.timestamp for r in m.members)
+    out["date"] = Value(dates[-1][:10], dates[-1], dates[-1][:10])
+    out["drank"] = (Value(_drank_text(m.drank), -m.drank, m.drank) if m.drank is not None and not whole
+                    else Value(fmt.DASH, None))
+    for key in ("exact", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier", "model"):
+        out[key] = _cell(m.rep, key)
+    out["bleu"] = Value(fmt.num(sc.bleu, 1), sc.bleu, sc.bleu) if whole and sc.bleu is not None else Value(fmt.DASH,
+                                                                                                            None)
+    out["ter"] = Value(fmt.num(sc.ter, 1), sc.ter, sc.ter) if whole and sc.ter is not None else Value(fmt.DASH, None)
+    tok = card.totals.prompt_tokens + card.totals.completion_tokens
+    out["tokens"] = Value(f"{tok:,}", tok, tok) if whole and tok else Value(fmt.DASH, None)
+    out["harness"] = Value(card.harness_version, card.harness_version, card.harness_version)
+    return out
+
+
+def _drank_text(d: int) -> str:
+    if d > 0:
+        return f"\u25b2{d}"
+    if d < 0:
+        return f"\u25bc{-d}"
+    return "="
+
+
+def visible_columns(view: View) -> list[BoardColumn]:
+    """Core columns plus the optional ones some row has a value for and whose values differ between rows (design
+    principle 6: an empty column is dropped, not dashed; issue 12: a column that carries nothing is dropped too).
+    Δrank only on domain views."""
+    cols = []
+    for c in BOARD_COLUMNS:
+        if c.key == "drank":
+            if view.domain is not None:
+                cols.append(c)
+            continue
+        if c.key in ("rank", "method"):
+            cols.append(c)
+            continue
+        present = [m.values[c.key].text for m in view.methods if m.values[c.key].sort is not None]
+        if not present:
+            continue  # empty for every row
+        if not c.core and len(view.methods) > 1 and len(present) == len(view.methods) and len(set(present)) == 1:
+            continue  # an optional column with one value in every row carries nothing (issue 12)
+        cols.append(c)
+    return cols
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# HTML (raw HTML blocks; every card string escaped here)
+
+
+def _e(value: object) -> str:
+    return fmt.html_text(value)
+
+
+_SR = '<span class="mtb-sr">{}</span>'
+_VT = {VerificationTier.community_verified.value: ("\u2714\u2714", "community", "community-verified"),
+       VerificationTier.gds_verified.value: ("\u2714", "GDS", "GDS-verified: re-run reproduced"),
+       VerificationTier.self_benchmarked.value: ("\u25cb", "self", "self-benchmarked, not re-run")}
+
+
+def _provenance(text: str, source: str) -> str:
+    """Design §3.5: declared → italic, dotted, ``ᵈ``; judge → ``ʲ``; recomputed → plain. The screen-reader text
+    ("declared, unchecked" / "LLM judge") is in the column header, read with every cell (once per column keeps a
+    200-method board under its weight budget)."""
+    if text in (fmt.DASH, "unknown"):
+        return _e(text)
+    if source == "declared":
+        return f'<span class="mtb-dec">{_e(text)}<span aria-hidden="true">\u1d48</span></span>'
+    if source == "judge":
+        return f'{_e(text)}<span aria-hidden="true">\u02b2</span>'
+    return _e(text)
+
+
+_SOURCE_SR = {"declared": " (declared, unchecked)", "judge": " (LLM judge)"}
+
+
+def method_lines(card) -> tuple[str, str]:
+    """(line 1: model or engine, line 2: prompt · condition) of a method (issue 12: full name, never cut)."""
+    line1 = method_name(card).split(" · ")[0]
+    rest = []
+    if card.method.prompt_name:
+        rest.append(f"prompt {card.method.prompt_name}")
+    rest.append(card.condition)
+    return line1, " · ".join(rest)
+
+
+def _method_cell(m: MethodRow, link) -> str:
+    card = m.rep.lc.card
+    l1, l2 = method_lines(card)
+    parts = [f'<a class="mtb-m1" href="{_e(link(run_page(m.rep.lc)))}">{_e(l1)}</a>',
+             f'<span class="mtb-m2">{_e(l2)} <span class="mtb-badge">{_e(card.method_class)}</span>']
+    if len(m.members) > 1:
+        ok = m.reproduced
+        parts.append(f' <details class="mtb-repro"><summary>reproduced \u00d7{len(m.members)}</summary>')
+        if ok is False:
+            parts.append('<span class="mtb-warnbadge">\u26a0 not reproduced: composites differ by more than 2%</span>')
+        parts.append('<table class="mtb-members"><caption class="mtb-sr">Member runs of this method</caption>'
+                     '<thead><tr><th scope="col">Run</th><th scope="col">Date</th><th scope="col">Tier</th>'
+                     '<th scope="col">Composite</th><th scope="col">\u0394</th></tr></thead><tbody>')
+        for r in m.members:
+            delta = (r.composite - m.rep.composite) if r.composite is not None and m.rep.composite is not None else None
+            star = " (shown)" if r is m.rep else ""
+            parts.append(f'<tr><td><a href="{_e(link(run_page(r.lc)))}">{_e(r.lc.page_id[:8])}</a>{_e(star)}</td>'
+                         f'<td>{_e(r.lc.card.timestamp[:10])}</td><td>{_e(r.lc.verification.tier)}</td>'
+                         f'<td>{_e(fmt.num(r.composite, 3))}</td>'
+                         f'<td>{_e(fmt.DASH if delta is None else f"{delta:+.3f}")}</td></tr>')
+        parts.append("</tbody></table></details>")
+    parts.append("</span>")
+    return "".join(parts)
+
+
+def _td(m: MethodRow, col: BoardColumn, link) -> str:
+    v = m.values[col.key]
+    sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
+    cls = f"c-{col.key}"
+    if col.key == "method":
+        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link)}</th>'
+    if col.key == "vtier":
+        icon, short, long = _VT.get(v.text, ("?", v.text, v.text))
+        body = f'<span aria-hidden="true">{icon}</span> {_e(short)}' + _SR.format(f" ({_e(long)})")
+    elif col.key == "drank":
+        body = _e(v.text)
+        if m.drank is not None:
+            body += _SR.format(f" ({'up' if m.drank > 0 else 'down' if m.drank < 0 else 'same'} "
+                               f"{abs(m.drank)} vs all domains)" if m.drank else " (same as all domains)")
+    elif col.key == "model" and v.sort is not None:
+        body = f'<a href="{_e(link(model_page(m.rep.lc.card.model_slug)))}">{_provenance(v.text, col.source)}</a>'
+    elif col.key == "rank" and m.reference:
+        body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
+    else:
+        body = _provenance(v.text, col.source)
+    return f'<td class="{cls}" data-v="{_e(sort)}">{body}</td>'
+
+
+def board_table(view: View, lb: Leaderboard, link, table_id: str = "board") -> Markup:
+    """The board's ``<table>`` (WAI-ARIA APG sortable table: a button in each sortable header, ``aria-sort`` on the
+    sorted column only) inside a labelled, focusable scroll region, preceded by the CSS column picker."""
+    cols = visible_columns(view)
+    optional = [c for c in cols if not c.core]
+    out = [f'<div class="mtb-board" data-board="{_e(table_id)}">']
+    if optional:
+        out.append('<details class="mtb-cols"><summary>Columns</summary><fieldset><legend>Optional columns'
+                   '</legend>')
+        for c in optional:
+            out.append(f'<label><input type="checkbox" id="col-{c.key}" data-col="{c.key}"> {_e(c.label)}</label>')
+        out.append("</fieldset></details>")
+    caption = (f"{lb.title}{' · domain ' + view.domain if view.domain else ''}: one row per method, ordered by "
+               f"composite; rank ranges from a paired bootstrap")
+    out.append(f'<div class="mtb-region" role="region" aria-labelledby="{table_id}-cap" tabindex="0">')
+    out.append(f'<table class="mtb-board-table" id="{_e(table_id)}"><caption id="{table_id}-cap">{_e(caption)}'
+               f'</caption><thead><tr>')
+    for c in cols:
+        lib = "" if c.lower_is_better is None else (' data-lib="1"' if c.lower_is_better else ' data-lib="0"')
+        help_link = (f'<a class="mtb-help" href="{_e(link("methodology.md"))}#{c.anchor}" '
+                     f'aria-label="About {_e(c.label)}" title="{_e(c.help)}">?</a>')
+        sr = _SR.format(_SOURCE_SR[c.source]) if c.source in _SOURCE_SR and c.key != "method" else ""
+        out.append(f'<th scope="col" class="c-{c.key}" data-key="{c.key}"{lib}><button type="button">'
+                   f'{_e(c.label)}{sr}<span class="mtb-sorticon" aria-hidden="true"></span></button>{help_link}</th>')
+    out.append("</tr></thead><tbody>")
+    for m in view.methods:
+        cls = ["mtb-band" if m.cluster % 2 else "", "mtb-cut" if m.cluster_start else "",
+               "mtb-ref" if m.reference else ""]
+        cl = " ".join(c for c in cls if c)
+        out.append(f'<tr data-row="{_e(m.rep.lc.page_id)}" data-method="{_e(m.key[:16])}"'
+                   f'{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
+        out.extend(_td(m, c, link) for c in cols)
+        out.append("</tr>")
+    out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')
+    return Markup("\n".join(out))
+
+
+def pair_names(lb: Leaderboard) -> str:
+    """``English → Spanish`` from the cards' language tags (search: a visitor types language names)."""
+    ds = lb.cards[0].card.dataset
+    return f"{language_name(ds.source_language)} \u2192 {language_name(ds.target_language)}"
+
+
+def leader(view: View) -> MethodRow | None:
+    """The first ranked method of a view."""
+    return next((m for m in view.methods if not m.reference and m.position == 1), None)
+
+
+__all__ = ["BOARD_COLUMNS", "MethodRow", "attach_methods", "board_table", "group_methods", "ci_text"]

@@ -1,0 +1,95 @@
+/* mtboard boards: WAI-ARIA APG sortable table (button in each header, aria-sort on the sorted column only, polite
+ * live region), sort state in ?sort=&dir=, optional columns (CSS picker) persisted in ?cols=.
+ * Numbers, ranks and clusters are rendered by Python; this only reorders rows. No innerHTML: text only.
+ * Initialised through Material's document$ (works with navigation.instant), else on DOMContentLoaded. */
+(function () {
+  "use strict";
+
+  function val(cell, numeric) {
+    var v = cell ? cell.getAttribute("data-v") : "";
+    if (v === null || v === "") return null;
+    if (numeric) { var f = parseFloat(v); return isNaN(f) ? null : f; }
+    return v.toLowerCase();
+  }
+
+  function setUrl(params) {
+    if (!window.history || !history.replaceState) return;
+    var u = new URL(window.location.href);
+    Object.keys(params).forEach(function (k) {
+      if (params[k] === null || params[k] === "") u.searchParams.delete(k); else u.searchParams.set(k, params[k]);
+    });
+    history.replaceState(history.state, "", u.toString());
+  }
+
+  function setupTable(table) {
+    if (table.getAttribute("data-mtb-init")) return;
+    table.setAttribute("data-mtb-init", "1");
+    var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var body = table.tBodies[0];
+    Array.prototype.forEach.call(body.rows, function (r, i) { r.setAttribute("data-pos", String(i)); });
+    var live = table.closest(".mtb-board").querySelector("[data-live]");
+
+    function sortBy(th, dir, announce) {
+      var idx = heads.indexOf(th);
+      var numeric = th.hasAttribute("data-lib") && th.getAttribute("data-key") !== "method";
+      var rows = Array.prototype.slice.call(body.rows);
+      var sign = dir === "ascending" ? 1 : -1;
+      rows.sort(function (a, b) {
+        var x = val(a.cells[idx], numeric), y = val(b.cells[idx], numeric);
+        var pa = +a.getAttribute("data-pos"), pb = +b.getAttribute("data-pos");
+        if (x === null && y === null) return pa - pb;
+        if (x === null) return 1;              // missing last in both directions
+        if (y === null) return -1;
+        if (x < y) return -sign;
+        if (x > y) return sign;
+        return pa - pb;                        // ties keep rank order
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+      heads.forEach(function (h) { if (h === th) h.setAttribute("aria-sort", dir); else h.removeAttribute("aria-sort"); });
+      var lib = th.getAttribute("data-lib");
+      var best = lib === null ? "" : ((lib === "1") === (dir === "ascending") ? ", best first" : ", worst first");
+      if (live && announce) live.textContent = "Sorted by " + th.querySelector("button").textContent + " " + dir + best;
+      if (announce) setUrl({ sort: th.getAttribute("data-key"), dir: dir === "ascending" ? "asc" : "desc" });
+    }
+
+    heads.forEach(function (th) {
+      var btn = th.querySelector("button");
+      if (!btn) return;
+      btn.addEventListener("click", function () {
+        var cur = th.getAttribute("aria-sort");
+        var lib = th.getAttribute("data-lib");
+        var dir = cur ? (cur === "ascending" ? "descending" : "ascending") : (lib === "0" ? "descending" : "ascending");
+        sortBy(th, dir, true);
+      });
+    });
+    var q = new URLSearchParams(window.location.search);
+    var key = q.get("sort");
+    if (key) {
+      var th = heads.filter(function (h) { return h.getAttribute("data-key") === key; })[0];
+      if (th) sortBy(th, q.get("dir") === "desc" ? "descending" : "ascending", false);
+    }
+  }
+
+  function setupColumns(board) {
+    var boxes = Array.prototype.slice.call(board.querySelectorAll("input[data-col]"));
+    if (!boxes.length) return;
+    var q = new URLSearchParams(window.location.search);
+    var want = (q.get("cols") || "").split(",");
+    boxes.forEach(function (b) {
+      if (want.indexOf(b.getAttribute("data-col")) >= 0) b.checked = true;
+      b.addEventListener("change", function () {
+        var on = boxes.filter(function (x) { return x.checked; }).map(function (x) { return x.getAttribute("data-col"); });
+        setUrl({ cols: on.join(",") });
+      });
+    });
+  }
+
+  function init() {
+    Array.prototype.forEach.call(document.querySelectorAll("table.mtb-board-table"), setupTable);
+    Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupColumns);
+  }
+
+  if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,223 @@
+"""Visitor tasks on the boards (issue 12 acceptance), in Debian's Chromium driven by Playwright, on the site built
+from the committed cards and served under a sub-path (``/mtboard/``) as GitHub Pages serves it.
+
+Tasks: (1) from the home page, the best system for a pair and domain with its CI in ≤ 2 clicks; (3) verification
+and date of every row visible without horizontal scrolling at 1366 px; sorting by keyboard with the state in the URL;
+boards readable with JavaScript off; the styled 404 at any depth; axe-core (bundled by ``axe-playwright-python``)
+reports no serious or critical violation on home, board, domain view, methodology, changes and 404, in the light
+and the dark scheme. Screenshots at 1366×900 and 390×844 go to $MTBOARD_SCREENSHOTS (else the test's tmp folder).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from mtboard.commands.site import SiteHandler
+from mtboard.site import build_site
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+PREFIX = "/mtboard/"
+BOARD = "leaderboards/mtb-en-es-dev-v1.0.0.html"
+LEGAL = "leaderboards/mtb-en-es-dev-v1.0.0-legal.html"
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+playwright_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():  # pragma: no cover
+    pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+
+class _Quiet(SiteHandler):
+    prefix = PREFIX
+
+    def log_message(self, *args):  # noqa: D102
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The committed cards (schema-checked only: test_site_build validates them), built for and served under
+    ``http://127.0.0.1:PORT/mtboard/``."""
+    root = tmp_path_factory.mktemp("visitor")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "out")))
+    base = f"http://127.0.0.1:{srv.server_address[1]}{PREFIX}"
+    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, site_url=base)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield base
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _page(browser, width=1366, height=900, **kw):
+    ctx = browser.new_context(viewport={"width": width, "height": height}, **kw)
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" and "404" not in m.text else None)
+    pg.errors = errors
+    return ctx, pg
+
+
+def _shots(tmp_path: Path) -> Path:
+    d = Path(os.environ.get("MTBOARD_SCREENSHOTS", tmp_path))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def test_task1_best_system_for_pair_and_domain_in_two_clicks(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    card = pg.locator(".mtb-paircard", has_text="EN\u2192ES")
+    assert "English \u2192 Spanish" in card.text_content()
+    card.locator("a", has_text="legal").click()  # click 1 of at most 2
+    pg.wait_for_load_state()
+    assert pg.url.endswith(LEGAL)
+    assert pg.text_content("h1").startswith("EN\u2192ES \u00b7 legal domain")
+    first = pg.locator("#lb-main tbody tr").first
+    assert first.locator("td.c-rank").text_content() == "1"
+    method = first.locator("th.c-method .mtb-m1").text_content()
+    score = first.locator("td.c-composite").text_content()
+    assert method and ("\u00b1" in score or "/\u2212" in score)  # the CI beside the score
+    for el in (first.locator("th.c-method"), first.locator("td.c-composite")):
+        box = el.bounding_box()
+        assert box["y"] + box["height"] <= 900 and box["x"] + box["width"] <= 1366  # above the fold, unscrolled
+    assert "Only 45 segments" in pg.text_content(".mtb-warn") and "UDHR" in pg.text_content(".mtb-warn")
+    assert pg.errors == []
+    ctx.close()
+
+
+def test_task3_verification_and_date_without_horizontal_scroll(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    boards = pg.eval_on_selector_all(".mtb-paircard a.mtb-pc-title", "as => as.map(a => a.href)")
+    assert len(boards) == 6
+    for url in boards + [site + LEGAL]:
+        pg.goto(url)
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 1366
+        region = pg.locator(".mtb-board .mtb-region")
+        assert region.evaluate("r => r.scrollWidth <= r.clientWidth"), url  # the table needs no scrolling
+        rows = pg.locator("#lb-main tbody tr")
+        assert rows.count() >= 2
+        for i in range(rows.count()):
+            for key in ("vtier", "date"):
+                box = rows.nth(i).locator(f"td.c-{key}").bounding_box()
+                assert box is not None and box["x"] + box["width"] <= 1366, (url, i, key)
+                assert rows.nth(i).locator(f"td.c-{key}").text_content().strip()
+    ctx.close()
+
+
+def test_keyboard_sort_state_in_url(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + BOARD)
+    for _ in range(80):
+        pg.keyboard.press("Tab")
+        if pg.evaluate("document.activeElement.closest('th') && "
+                       "document.activeElement.closest('th').dataset.key === 'chrf'"):
+            break
+    else:
+        pytest.fail("the chrF++ sort button is not reachable by Tab")
+    pg.keyboard.press("Space")
+    assert pg.get_attribute("#lb-main th[data-key=chrf]", "aria-sort") == "descending"
+    assert pg.locator("#lb-main th[aria-sort]").count() == 1
+    assert "sort=chrf" in pg.url and "dir=desc" in pg.url
+    assert "Sorted by chrF++" in pg.text_content(".mtb-board [data-live]")
+    pg.goto(pg.url)  # the URL reproduces the view
+    assert pg.get_attribute("#lb-main th[data-key=chrf]", "aria-sort") == "descending"
+    assert pg.errors == []
+    ctx.close()
+
+
+def test_boards_readable_without_javascript(site, browser):
+    ctx, pg = _page(browser, java_script_enabled=False)
+    pg.goto(site + BOARD)
+    ranks = pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")
+    assert ranks[0] == "1" and any("ref." in r for r in ranks)
+    assert "\u00b1" in pg.text_content("#lb-main") or "/\u2212" in pg.text_content("#lb-main")
+    assert pg.locator(".mtb-domains a").count() == 7 and pg.locator("a", has_text="CSV").count() == 1
+    assert pg.locator("svg.mtb-chart").count() >= 2  # charts are inline SVG, no script
+    ctx.close()
+
+
+def test_styled_404_at_depth_under_the_sub_path(site, browser):
+    ctx, pg = _page(browser)
+    resp = pg.goto(site + "runs/deadbeef.html")
+    assert resp.status == 404
+    assert pg.text_content("h1") == "Page not found"
+    bg = pg.evaluate("getComputedStyle(document.querySelector('.md-header')).backgroundColor")
+    assert bg not in ("rgba(0, 0, 0, 0)", "transparent")  # Material's stylesheet loaded from /mtboard/assets/
+    links = pg.eval_on_selector_all("article a", "as => as.map(a => a.href)")
+    board = next(h for h in links if "/mtboard/leaderboards/" in h)
+    assert pg.goto(board).status == 200
+    assert pg.locator(".md-search__input").count() == 1
+    ctx.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_no_serious_or_critical_violations(site, browser, scheme):
+    axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
+    axe = axe_mod.Axe()
+    ctx, pg = _page(browser, color_scheme=scheme)
+    found = {}
+    for path in ("index.html", BOARD, LEGAL, "methodology.html", "changes.html", "runs/deadbeef.html"):
+        pg.goto(site + path)
+        if path == BOARD:
+            assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == (
+                "slate" if scheme == "dark" else "default")
+        res = axe.run(pg).response
+        bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"][:3]]) for v in res["violations"]
+               if v["impact"] in ("serious", "critical")]
+        if bad:
+            found[path] = bad
+    assert found == {}, "\n".join(f"{k}: {v}" for k, v in found.items())
+    ctx.close()
+
+
+def test_screenshots_and_phone_layout(site, browser, tmp_path):
+    shots = _shots(tmp_path)
+    for w, h in ((1366, 900), (390, 844)):
+        ctx, pg = _page(browser, w, h)
+        for name, path in (("home", "index.html"), ("board", BOARD), ("domain", LEGAL),
+                           ("methodology", "methodology.html"), ("changes", "changes.html"),
+                           ("404", "runs/deadbeef.html")):
+            pg.goto(site + path)
+            pg.screenshot(path=str(shots / f"boards-{name}-{w}x{h}.png"))
+            assert pg.evaluate("document.documentElement.scrollWidth") <= w, (name, w)
+        if w == 390:
+            pg.goto(site + BOARD)
+            assert pg.locator("#lb-main th.c-method").first.evaluate("e => getComputedStyle(e).position") == "sticky"
+            rows = pg.locator("#lb-main tbody tr")
+            assert rows.count() >= 3
+            # no one-character wrapping: every method line is wider than three characters' width
+            widths = pg.eval_on_selector_all("#lb-main .mtb-m1", "els => els.map(e => e.getBoundingClientRect().width)")
+            assert min(widths) > 40
+        assert pg.errors == []
+        ctx.close()
+
+
+def test_search_finds_boards_by_language_name(site, browser):
+    """Material's search titles entries by H1: board H1s are unique and name pair and dataset; the pair cards and
+    context lines carry language names, so "Spanish" finds the EN→ES board."""
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    pg.click("label.md-search__icon, .md-search__input", timeout=5000)
+    pg.type(".md-search__input", "Spanish", delay=40)  # key events: Material searches on keyup
+    pg.wait_for_selector(".md-search-result__item", timeout=15000)
+    titles = pg.eval_on_selector_all(".md-search-result__item", "els => els.map(e => e.textContent.trim())")
+    assert titles[0].startswith("EN\u2192ES leaderboard \u00b7 mtb-en-es-dev v1.0.0"), titles[:3]  # boosted board first
+    ctx.close()
