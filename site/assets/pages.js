@@ -157,7 +157,6 @@
   }
 
   function init() {
-    var q = $(".md-search[role=dialog]"); if (q) q.setAttribute("aria-label", "Search");
     $$(".mtb-cmp").forEach(pager);
     $$(".mtb-segsel").forEach(segFilter);
     var a = D.getElementById("mtb-cmp-app"); if (a) app(a);
