@@ -536,6 +536,9 @@ class Signatures(Strict):
     chrf: str
     bleu: str
     ter: str
+    semantic: str | None = None
+    """Signature of the semantic score (``semantic:use-multilingual-v3|package:…|weights:sha256:…``;
+    mtboard.metrics.semantic); absent when the pair's languages are not covered (no semantic value on the card)."""
     composite: str | None = None
     """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card from
     harness 0.2.0 on has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
@@ -544,8 +547,9 @@ class Signatures(Strict):
     @model_serializer(mode="wrap")
     def _omit_absent_composite(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        if data.get("composite") is None:
-            data.pop("composite", None)
+        for key in ("semantic", "composite"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
 
@@ -601,6 +605,8 @@ class Scores(Strict):
     bleu: Annotated[float, Field(ge=0.0, le=100.0)] | None = None
     """Corpus BLEU (reported, excluded from the composite)."""
     semantic_score: Rate | None = None
+    """Mean over entries of the hypothesis–reference embedding similarity (docs/SCORING_SPEC.md §2.3), 0–1; entries
+    without usable output count 0; null when the model does not cover the target language."""
     ter: NonNeg | None = None
     """Corpus TER (0–∞, lower is better; excluded from the composite)."""
     ter_coverage: Rate | None = None
@@ -608,7 +614,12 @@ class Scores(Strict):
     length_ratio: NonNeg | None = None
     code_switching_rate: Rate | None = None
     hallucination_rate: Rate | None = None
+    """Share of entries with ``hallucination_detected`` (docs/SCORING_SPEC.md §2.3); null when the model does not
+    cover both languages."""
     terminology_adherence: Rate | None = None
+    metric_availability: dict[str, str] = {}
+    """Why a composite metric is null on this card: metric name → reason (e.g. the semantic model does not cover the
+    target language). Metrics with a value are not listed."""
     tokens_per_second: NonNeg | None = None
     entries_per_minute: NonNeg | None = None
     composite: Rate
@@ -865,9 +876,19 @@ class EntryResult(Strict):
     fst_checked_words: Count | None = None
     """Words checked by the FST analyser (capitalised and source-copied words skipped; docs/SCORING_SPEC.md)."""
     equivalent_match: bool | None = None
+    semantic_score: Rate | None = None
+    """Embedding similarity of hypothesis and reference, 0–1, 4 decimals (docs/SCORING_SPEC.md §2.3); 0 without usable
+    output; None when the model does not cover the target language."""
+    source_similarity: Rate | None = None
+    """Cross-lingual embedding similarity of source and hypothesis, 0–1, 4 decimals; None without usable output or
+    when the model does not cover both languages."""
     semantic_verdict: _lax(SemanticVerdict) | None = None
+    """VALID / MISMATCH (similarity below the threshold, or the source echoed) / ERROR (no usable output) / UNKNOWN
+    (language not covered); docs/SCORING_SPEC.md §2.3."""
     code_switching_detected: bool | None = None
     hallucination_detected: bool | None = None
+    """Source–hypothesis similarity below the threshold; True without usable output (worst value by policy); None
+    when the model does not cover both languages."""
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()
@@ -897,7 +918,11 @@ class ReplicateResult(Strict):
     fst_accepted_words: Count | None = None
     fst_checked_words: Count | None = None
     equivalent_match: bool | None = None
+    semantic_score: Rate | None = None
+    source_similarity: Rate | None = None
+    semantic_verdict: _lax(SemanticVerdict) | None = None
     code_switching_detected: bool | None = None
+    hallucination_detected: bool | None = None
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals
-from mtboard.metrics.composite import composite_array
+from mtboard.metrics.composite import COLUMN_UNITS, composite_array
 from mtboard.metrics.sums import check_width
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -117,6 +117,8 @@ def composite_resamples(stats, columns: Mapping[str, np.ndarray], counts: np.nda
     weights = counts.astype(np.float64)
     for name, col in columns.items():
         values[name] = np.einsum("rn,n->r", weights, np.asarray(col, dtype=np.float64)) / n
+        if name in COLUMN_UNITS:
+            values[name] = values[name] / COLUMN_UNITS[name]
     return composite_array(values)
 
 
