@@ -62,6 +62,14 @@ def _binding_schema(schema: dict[str, Any], cls: type) -> None:
             prop[BINDING_KEY] = b
 
 
+def _omit_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Drop ``keys`` whose value is None from a serialised model (fields added later, absent on older cards)."""
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
+
+
 class Strict(BaseModel):
     """Base for every mtboard document model: strict, closed, finite numbers, docstrings as descriptions.
 
@@ -287,6 +295,30 @@ class DatasetInfo(Strict):
         return v
 
 
+class GlossaryTerm(Strict):
+    """A glossary term that occurs in an entry's source and the target rendering(s) it requires (terminology
+    adherence, docs/SCORING_SPEC.md §2.4)."""
+
+    source: str = Field(min_length=1)
+    """The term as written in the source language."""
+    targets: list[str] = Field(min_length=1)
+    """Acceptable target-language renderings (any one counts as adherent)."""
+
+    @field_validator("source")
+    @classmethod
+    def _source_not_blank(cls, v: str) -> str:
+        if is_blank(v):
+            raise ValueError("is blank after text normalisation: write the term")
+        return v
+
+    @field_validator("targets")
+    @classmethod
+    def _targets_not_blank(cls, v: list[str]) -> list[str]:
+        if any(is_blank(t) for t in v):
+            raise ValueError("a target rendering is blank after text normalisation: write it or remove it")
+        return v
+
+
 class Entry(Strict):
     """One translation challenge (spec §2.2). Third-party corpora need only id, source and reference."""
 
@@ -318,6 +350,9 @@ class Entry(Strict):
     """Other acceptable human translations, used for equivalent_match."""
     history: list[str] = []
     """Prior dialogue lines in the source language (oldest first), given as context, not to be translated."""
+    glossary: list[GlossaryTerm] = []
+    """Glossary terms occurring in the source, with their required renderings (terminology_adherence; kept from a
+    TBX or CSV glossary by ``mtboard corpus import --glossary``)."""
     origin: Origin | None = None
     """Upstream location of the text (package, file, locator)."""
 
@@ -889,10 +924,18 @@ class EntryResult(Strict):
     hallucination_detected: bool | None = None
     """Source–hypothesis similarity below the threshold; True without usable output (worst value by policy); None
     when the model does not cover both languages."""
+    glossary_terms: Count | None = None
+    """Glossary terms of the entry (docs/SCORING_SPEC.md §2.4); absent when the entry has no glossary."""
+    glossary_hits: Count | None = None
+    """Of those, terms whose required rendering the hypothesis contains (0 without usable output); absent likewise."""
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()
     judgements: dict[str, JudgeVerdict] = {}
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
 
 
 class ReplicateResult(Strict):
@@ -923,9 +966,15 @@ class ReplicateResult(Strict):
     semantic_verdict: _lax(SemanticVerdict) | None = None
     code_switching_detected: bool | None = None
     hallucination_detected: bool | None = None
+    glossary_terms: Count | None = None
+    glossary_hits: Count | None = None
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
 
 
 class ReplicateRun(Strict):

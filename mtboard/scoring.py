@@ -22,6 +22,7 @@ from mtboard.metrics.bootstrap import chrf_ci
 from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature, sentence_chrf_from_stats
 from mtboard.metrics.composite import composite, composite_signature, cost_adjusted_score, quality_tier
 from mtboard.metrics import semantic as sem_mod
+from mtboard.metrics.terminology import adherence, glossary_counts
 from mtboard.metrics.pool import map_chunks, plan_chunks
 from mtboard.metrics.segments import statistics_chunk
 from mtboard.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_signature
@@ -84,6 +85,9 @@ class _Run:
         """Per-entry hypothesis–reference similarity (None: the target language is not covered)."""
         self.hallucination: list[bool] | None = None
         """Per-entry hallucination_detected (None: a language is not covered)."""
+        self.gl_hits: list[int] = []
+        self.gl_terms: list[int] = []
+        """Per-entry glossary hits and terms (0, 0 for an entry without a glossary)."""
 
 
 def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv: bool,
@@ -99,6 +103,7 @@ def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv:
         "fst_acceptance_rate": (sum(run.fst_rate[i] for i in idx) / n) if has_fst else None,
         "semantic_score": sem_mod.mean_of([run.semantic[i] for i in idx]) if run.semantic is not None else None,
         "hallucination_rate": (sum(run.hallucination[i] for i in idx) / n) if run.hallucination is not None else None,
+        "terminology_adherence": adherence([run.gl_hits[i] for i in idx], [run.gl_terms[i] for i in idx]),
     }
 
 
@@ -215,11 +220,13 @@ def _semantic(sources: list[str], references: list[str], predicted: list[str], d
     return out
 
 
-def _availability(sem: _Semantic, source_language: str, target_language: str, has_equiv: bool) -> dict[str, str]:
+def _availability(sem: _Semantic, source_language: str, target_language: str, has_equiv: bool,
+                  has_terms: bool) -> dict[str, str]:
     """``scores.metric_availability``: why each null composite metric is null (FST acceptance decides the profile
     and is not listed)."""
-    out = {"morphological_accuracy": "planned: needs gold morphological analyses in the corpus",
-           "terminology_adherence": "no corpus entry carries a glossary"}
+    out = {"morphological_accuracy": "planned: needs gold morphological analyses in the corpus"}
+    if not has_terms:
+        out["terminology_adherence"] = "no corpus entry carries a glossary"
     if not has_equiv:
         out["equivalent_match_rate"] = "no entry of the run has reference variants"
     model = f"{sem_mod.MODEL} ({sem_mod.PACKAGE}) covers {', '.join(sorted(sem_mod.LANGUAGES))}"
@@ -336,6 +343,9 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         run.cs.append(cs)
         run.fst_rate.append(fst_rate)
         run.errors.append(d.outcome == Outcome.no_usable_output)
+        gl_hits, gl_terms = glossary_counts(predicted[i], e.glossary, ok) if e.glossary else (None, None)
+        run.gl_hits.append(gl_hits or 0)
+        run.gl_terms.append(gl_terms or 0)
         results.append(EntryResult(
             entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
             predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
@@ -347,7 +357,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             fst_checked_words=chk if ok else (0 if has_fst else None),
             equivalent_match=equiv if has_equiv else None,
             semantic_score=sem.score[i], source_similarity=sem.source[i], semantic_verdict=sem.verdict[i],
-            hallucination_detected=sem.hallucination[i],
+            hallucination_detected=sem.hallucination[i], glossary_terms=gl_terms, glossary_hits=gl_hits,
             code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
             stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
 
@@ -387,8 +397,9 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         length_ratio=sum(col.length_ratio) / n,
         code_switching_rate=values["code_switching_rate"],
         hallucination_rate=values["hallucination_rate"],
-        terminology_adherence=None,
-        metric_availability=_availability(sem, source_language, target_language, has_equiv),
+        terminology_adherence=values["terminology_adherence"],
+        metric_availability=_availability(sem, source_language, target_language, has_equiv,
+                                          values["terminology_adherence"] is not None),
         tokens_per_second=(tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
         entries_per_minute=(60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
         composite=comp,

@@ -116,7 +116,12 @@ def composite_resamples(stats, columns: Mapping[str, np.ndarray], counts: np.nda
         return np.zeros(counts.shape[0])
     weights = counts.astype(np.float64)
     for name, col in columns.items():
-        values[name] = np.einsum("rn,n->r", weights, np.asarray(col, dtype=np.float64)) / n
+        col = np.asarray(col, dtype=np.float64)
+        if col.ndim == 2:  # ratio column (numerators, denominators): Σ num ÷ Σ den per resample; the full-sample ratio
+            num, den = np.einsum("rn,n->r", weights, col[0]), np.einsum("rn,n->r", weights, col[1])  # where none
+            values[name] = np.where(den > 0, num / np.where(den > 0, den, 1.0), col[0].sum() / col[1].sum())
+            continue
+        values[name] = np.einsum("rn,n->r", weights, col) / n
         if name in COLUMN_UNITS:
             values[name] = values[name] / COLUMN_UNITS[name]
     return composite_array(values)

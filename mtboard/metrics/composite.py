@@ -103,7 +103,7 @@ def composite(values: Mapping[str, float | None]) -> tuple[float, str]:
 
 
 COLUMN_METRICS = ("exact_match_rate", "equivalent_match_rate", "code_switching_rate", "fst_acceptance_rate",
-                  "semantic_score", "hallucination_rate")
+                  "semantic_score", "hallucination_rate", "terminology_adherence")
 """The composite's rate metrics that are means of one per-entry value (:func:`entry_columns`); chrF++ is the other
 ingredient, from the summed per-segment statistics."""
 COLUMN_UNITS: dict[str, int] = {"semantic_score": 10_000}
@@ -116,7 +116,9 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
     exact match 0/1, equivalent match 0/1 (when the card has variants), code-switching 0/1, FST share (accepted ÷
     checked words; 1 with no checkable word; 0 without usable output) when the card has FST acceptance, and when the
     results carry them the semantic similarity (in integer units of 1/10,000, :data:`COLUMN_UNITS`) and
-    hallucination 0/1. Their means over all entries equal the card's rates; the bootstrap of the composite resamples them with the chrF++
+    hallucination 0/1; when an entry has a glossary, terminology adherence as a **ratio column**: a ``(2, n)`` array
+    of glossary hits and terms per entry, whose resampled ratio of sums is the rate. Their means (ratio) over all
+    entries equal the card's rates; the bootstrap of the composite resamples them with the chrF++
     statistics (:func:`mtboard.metrics.bootstrap.composite_resamples`)."""
     cols: dict[str, list[float]] = {"exact_match_rate": [], "code_switching_rate": []}
     if has_equiv:
@@ -137,6 +139,9 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
                                   for r in results]
     if results and all(r.hallucination_detected is not None for r in results):
         cols["hallucination_rate"] = [1.0 if r.hallucination_detected else 0.0 for r in results]
+    if any(r.glossary_terms for r in results):
+        cols["terminology_adherence"] = [[float(r.glossary_hits or 0) for r in results],  # type: ignore[list-item]
+                                         [float(r.glossary_terms or 0) for r in results]]
     return {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
 
 
