@@ -40,7 +40,13 @@ def fresh_cache() -> None:
     semantic.encoder().cache.clear()
 
 
-def test_pinned_values_and_identity_across_batches_orders_and_runs():
+@pytest.fixture
+def no_disk_cache(monkeypatch):
+    """Every embedding computed here, not read from the on-disk cache."""
+    monkeypatch.setattr(semantic.encoder().disk, "path", None)
+
+
+def test_pinned_values_and_identity_across_batches_orders_and_runs(no_disk_cache):
     fresh_cache()
     together = semantic.similarities([h for h, _ in PAIRS], [r for _, r in PAIRS])
     one_by_one = []
@@ -56,7 +62,7 @@ def test_pinned_values_and_identity_across_batches_orders_and_runs():
     assert all(round(v, 4) == v and 0.0 <= v <= 1.0 for v in together)
 
 
-def test_batch_independence_on_a_committed_corpus():
+def test_batch_independence_on_a_committed_corpus(no_disk_cache):
     """The same 60 pairs of a committed corpus scored in one call and one pair per call, each from an empty cache:
     identical to the last bit (the package's own batched path differs by up to 3.6e-7 per embedding)."""
     ents = corpus("mtb-en-fr-dev").entries[:60]
@@ -68,6 +74,40 @@ def test_batch_independence_on_a_committed_corpus():
         fresh_cache()
         single += semantic.similarities([s], [r])
     assert batched == single
+
+
+def test_disk_cache_returns_what_a_fresh_computation_gives(tmp_path, monkeypatch, no_disk_cache):
+    """Embeddings read back from the SQLite cache are bit-identical to computing them again; a cache that cannot be
+    opened is skipped, never an error."""
+    ents = corpus("mtb-en-de-dev").entries[:15]
+    src, ref = [e.source for e in ents], [e.reference for e in ents]
+    fresh_cache()
+    computed = semantic.similarities(src, ref)
+    enc = semantic.encoder()
+    monkeypatch.setattr(enc.disk, "path", tmp_path / "c" / "emb.sqlite3")
+    fresh_cache()
+    assert semantic.similarities(src, ref) == computed  # computed, then written
+    stored = enc.disk.get(src + ref)
+    assert len(stored) == 30
+    fresh_cache()
+    monkeypatch.setattr(enc.model, "encode", lambda *_: (_ for _ in ()).throw(AssertionError("not cached")))
+    assert semantic.similarities(src, ref) == computed  # read back: the model is never called
+    for t in src + ref:
+        assert stored[t].dtype == np.float32 and np.array_equal(stored[t], enc.cache[t])
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setattr(enc.disk, "path", blocker / "emb.sqlite3")  # parent is a file: cannot be created
+    assert enc.disk.get(src) == {} and enc.disk.put({"a": stored[src[0]]}) is None
+
+
+def test_cache_path_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(semantic.CACHE_ENV, "off")
+    assert semantic.cache_path() is None
+    monkeypatch.setenv(semantic.CACHE_ENV, str(tmp_path / "x.sqlite3"))
+    assert semantic.cache_path() == tmp_path / "x.sqlite3"
+    monkeypatch.delenv(semantic.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert semantic.cache_path() == tmp_path / "mtboard" / "semantic-embeddings.sqlite3"
 
 
 def test_signature_names_the_package_version_and_the_weights_hash():

