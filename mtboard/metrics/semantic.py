@@ -56,6 +56,8 @@ HALLUCINATION_BELOW = 0.3
 §2.3, calibrated by ``bench/semantic_calibration.py``)."""
 CACHE_MAX = 50_000
 """Embeddings kept in memory per process (2 KB each); the cache is emptied when full."""
+_DIM = 512
+"""Embedding width of USE multilingual v3."""
 CACHE_ENV = "MTBOARD_SEMANTIC_CACHE"
 """Environment variable: path of the on-disk embedding cache (SQLite), or ``off``. Default:
 ``$XDG_CACHE_HOME/mtboard/semantic-embeddings.sqlite3`` (``~/.cache/…``). A cache that cannot be opened or written is
@@ -119,7 +121,8 @@ class _DiskCache:
                     rows = con.execute(f"SELECT key, vec FROM emb WHERE key IN ({','.join('?' * len(chunk))})",
                                        chunk).fetchall()
                     for k, v in rows:
-                        out[keys[k]] = np.frombuffer(v, dtype="<f4").astype(np.float32)
+                        if isinstance(v, bytes) and len(v) == 4 * _DIM:  # anything else is a miss
+                            out[keys[k]] = np.frombuffer(v, dtype="<f4").astype(np.float32)
         except (OSError, sqlite3.Error):
             return {}
         return out
