@@ -109,7 +109,7 @@ def corpus_bytes(corpus: Corpus) -> bytes:
     """Pretty, deterministic corpus file bytes (sorted keys, indent 1, UTF-8, optional nulls/empties omitted)."""
     data = corpus.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
     for e in data["entries"]:
-        for k in ("variants", "history"):
+        for k in ("variants", "history", "glossary"):
             if e.get(k) == []:
                 del e[k]
     return (json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")

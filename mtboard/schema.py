@@ -62,6 +62,14 @@ def _binding_schema(schema: dict[str, Any], cls: type) -> None:
             prop[BINDING_KEY] = b
 
 
+def _omit_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Drop ``keys`` whose value is None from a serialised model (fields added later, absent on older cards)."""
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
+
+
 class Strict(BaseModel):
     """Base for every mtboard document model: strict, closed, finite numbers, docstrings as descriptions.
 
@@ -287,6 +295,30 @@ class DatasetInfo(Strict):
         return v
 
 
+class GlossaryTerm(Strict):
+    """A glossary term that occurs in an entry's source and the target rendering(s) it requires (terminology
+    adherence, docs/SCORING_SPEC.md §2.4)."""
+
+    source: str = Field(min_length=1)
+    """The term as written in the source language."""
+    targets: list[str] = Field(min_length=1)
+    """Acceptable target-language renderings (any one counts as adherent)."""
+
+    @field_validator("source")
+    @classmethod
+    def _source_not_blank(cls, v: str) -> str:
+        if is_blank(v):
+            raise ValueError("is blank after text normalisation: write the term")
+        return v
+
+    @field_validator("targets")
+    @classmethod
+    def _targets_not_blank(cls, v: list[str]) -> list[str]:
+        if any(is_blank(t) for t in v):
+            raise ValueError("a target rendering is blank after text normalisation: write it or remove it")
+        return v
+
+
 class Entry(Strict):
     """One translation challenge (spec §2.2). Third-party corpora need only id, source and reference."""
 
@@ -318,6 +350,9 @@ class Entry(Strict):
     """Other acceptable human translations, used for equivalent_match."""
     history: list[str] = []
     """Prior dialogue lines in the source language (oldest first), given as context, not to be translated."""
+    glossary: list[GlossaryTerm] = []
+    """Glossary terms occurring in the source, with their required renderings (terminology_adherence; kept from a
+    TBX or CSV glossary by ``mtboard corpus import --glossary``)."""
     origin: Origin | None = None
     """Upstream location of the text (package, file, locator)."""
 
@@ -536,6 +571,9 @@ class Signatures(Strict):
     chrf: str
     bleu: str
     ter: str
+    semantic: str | None = None
+    """Signature of the semantic score (``semantic:use-multilingual-v3|package:…|weights:sha256:…``;
+    mtboard.metrics.semantic); absent when the pair's languages are not covered (no semantic value on the card)."""
     composite: str | None = None
     """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.metrics.composite). Every card from
     harness 0.2.0 on has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
@@ -544,8 +582,9 @@ class Signatures(Strict):
     @model_serializer(mode="wrap")
     def _omit_absent_composite(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        if data.get("composite") is None:
-            data.pop("composite", None)
+        for key in ("semantic", "composite"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
 
@@ -601,6 +640,8 @@ class Scores(Strict):
     bleu: Annotated[float, Field(ge=0.0, le=100.0)] | None = None
     """Corpus BLEU (reported, excluded from the composite)."""
     semantic_score: Rate | None = None
+    """Mean over entries of the hypothesis–reference embedding similarity (docs/SCORING_SPEC.md §2.3), 0–1; entries
+    without usable output count 0; null when the model does not cover the target language."""
     ter: NonNeg | None = None
     """Corpus TER (0–∞, lower is better; excluded from the composite)."""
     ter_coverage: Rate | None = None
@@ -608,7 +649,12 @@ class Scores(Strict):
     length_ratio: NonNeg | None = None
     code_switching_rate: Rate | None = None
     hallucination_rate: Rate | None = None
+    """Share of entries with ``hallucination_detected`` (docs/SCORING_SPEC.md §2.3); null when the model does not
+    cover both languages."""
     terminology_adherence: Rate | None = None
+    metric_availability: dict[str, str] = {}
+    """Why a composite metric is null on this card: metric name → reason (e.g. the semantic model does not cover the
+    target language). Metrics with a value are not listed."""
     tokens_per_second: NonNeg | None = None
     entries_per_minute: NonNeg | None = None
     composite: Rate
@@ -865,13 +911,31 @@ class EntryResult(Strict):
     fst_checked_words: Count | None = None
     """Words checked by the FST analyser (capitalised and source-copied words skipped; docs/SCORING_SPEC.md)."""
     equivalent_match: bool | None = None
+    semantic_score: Rate | None = None
+    """Embedding similarity of hypothesis and reference, 0–1, 4 decimals (docs/SCORING_SPEC.md §2.3); 0 without usable
+    output; None when the model does not cover the target language."""
+    source_similarity: Rate | None = None
+    """Cross-lingual embedding similarity of source and hypothesis, 0–1, 4 decimals; None without usable output or
+    when the model does not cover both languages."""
     semantic_verdict: _lax(SemanticVerdict) | None = None
+    """VALID / MISMATCH (similarity below the threshold, or the source echoed) / ERROR (no usable output) / UNKNOWN
+    (language not covered); docs/SCORING_SPEC.md §2.3."""
     code_switching_detected: bool | None = None
     hallucination_detected: bool | None = None
+    """Source–hypothesis similarity below the threshold; True without usable output (worst value by policy); None
+    when the model does not cover both languages."""
+    glossary_terms: Count | None = None
+    """Glossary terms of the entry (docs/SCORING_SPEC.md §2.4); absent when the entry has no glossary."""
+    glossary_hits: Count | None = None
+    """Of those, terms whose required rendering the hypothesis contains (0 without usable output); absent likewise."""
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()
     judgements: dict[str, JudgeVerdict] = {}
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
 
 
 class ReplicateResult(Strict):
@@ -897,10 +961,20 @@ class ReplicateResult(Strict):
     fst_accepted_words: Count | None = None
     fst_checked_words: Count | None = None
     equivalent_match: bool | None = None
+    semantic_score: Rate | None = None
+    source_similarity: Rate | None = None
+    semantic_verdict: _lax(SemanticVerdict) | None = None
     code_switching_detected: bool | None = None
+    hallucination_detected: bool | None = None
+    glossary_terms: Count | None = None
+    glossary_hits: Count | None = None
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
 
 
 class ReplicateRun(Strict):

@@ -21,12 +21,14 @@ from mtboard.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signatur
 from mtboard.metrics.bootstrap import chrf_ci
 from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature, sentence_chrf_from_stats
 from mtboard.metrics.composite import composite, composite_signature, cost_adjusted_score, quality_tier
+from mtboard.metrics import semantic as sem_mod
+from mtboard.metrics.terminology import adherence, glossary_counts
 from mtboard.metrics.pool import map_chunks, plan_chunks
 from mtboard.metrics.segments import statistics_chunk
 from mtboard.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_signature
 from mtboard.prices import Rates
 from mtboard.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Replicates, Scores,
-                            SegmentStats, Signatures, Totals, TranslationRecord, Usage)
+                            SegmentStats, SemanticVerdict, Signatures, Totals, TranslationRecord, Usage)
 from mtboard.text import normalise, normalise_for_match
 
 
@@ -79,6 +81,13 @@ class _Run:
         self.cs: list[bool] = []
         self.fst_rate: list[float] = []
         self.errors: list[bool] = []
+        self.semantic: list[float] | None = None
+        """Per-entry hypothesis–reference similarity (None: the target language is not covered)."""
+        self.hallucination: list[bool] | None = None
+        """Per-entry hallucination_detected (None: a language is not covered)."""
+        self.gl_hits: list[int] = []
+        self.gl_terms: list[int] = []
+        """Per-entry glossary hits and terms (0, 0 for an entry without a glossary)."""
 
 
 def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv: bool,
@@ -92,6 +101,9 @@ def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv:
         "equivalent_match_rate": (sum(run.equiv[i] for i in idx) / n) if has_equiv else None,
         "code_switching_rate": sum(run.cs[i] for i in idx) / n,
         "fst_acceptance_rate": (sum(run.fst_rate[i] for i in idx) / n) if has_fst else None,
+        "semantic_score": sem_mod.mean_of([run.semantic[i] for i in idx]) if run.semantic is not None else None,
+        "hallucination_rate": (sum(run.hallucination[i] for i in idx) / n) if run.hallucination is not None else None,
+        "terminology_adherence": adherence([run.gl_hits[i] for i in idx], [run.gl_terms[i] for i in idx]),
     }
 
 
@@ -164,6 +176,66 @@ def _check_and_measure(items: list[tuple], source_language: str, target_language
         if fst_words:
             out.fst_words.append(fst_mod.checkable_words(h, item[0]) if ok else [])
     return out
+
+
+class _Semantic:
+    """Per-entry semantic values of one run (docs/SCORING_SPEC.md §2.3; internal)."""
+
+    def __init__(self, n: int) -> None:
+        self.score: list[float | None] = [None] * n
+        self.source: list[float | None] = [None] * n
+        self.verdict: list[SemanticVerdict] = [SemanticVerdict.UNKNOWN] * n
+        self.hallucination: list[bool | None] = [None] * n
+        self.target_covered = False
+        self.both_covered = False
+
+
+def _semantic(sources: list[str], references: list[str], predicted: list[str], decisions: list[MechanicalDecision],
+              source_language: str, target_language: str) -> _Semantic:
+    """Embedding similarities, verdicts and hallucination flags (docs/SCORING_SPEC.md §2.3). Texts go through the one
+    text normalisation first, as for every metric. Entries without usable output score 0 and count as hallucinated
+    (worst value by policy, like code-switching); their verdict is ERROR, or MISMATCH for an echoed source."""
+    n = len(sources)
+    out = _Semantic(n)
+    out.target_covered = sem_mod.covers(target_language)
+    out.both_covered = out.target_covered and sem_mod.covers(source_language)
+    if not out.target_covered:
+        return out
+    usable = [i for i, d in enumerate(decisions) if d.outcome == Outcome.usable]
+    hyps = [normalise(predicted[i]) for i in usable]
+    ref_sims = sem_mod.similarities(hyps, [normalise(references[i]) for i in usable])
+    src_sims = sem_mod.similarities([normalise(sources[i]) for i in usable], hyps) if out.both_covered else None
+    for i, d in enumerate(decisions):
+        out.score[i] = 0.0
+        out.verdict[i] = (SemanticVerdict.MISMATCH if d.outcome == Outcome.source_untranslated
+                          else SemanticVerdict.ERROR)
+        if out.both_covered:
+            out.hallucination[i] = True
+    for k, i in enumerate(usable):
+        out.score[i] = ref_sims[k]
+        out.verdict[i] = SemanticVerdict.VALID if ref_sims[k] >= sem_mod.MISMATCH_BELOW else SemanticVerdict.MISMATCH
+        if src_sims is not None:
+            out.source[i] = src_sims[k]
+            out.hallucination[i] = src_sims[k] < sem_mod.HALLUCINATION_BELOW
+    return out
+
+
+def _availability(sem: _Semantic, source_language: str, target_language: str, has_equiv: bool,
+                  has_terms: bool) -> dict[str, str]:
+    """``scores.metric_availability``: why each null composite metric is null (FST acceptance decides the profile
+    and is not listed)."""
+    out = {"morphological_accuracy": "planned: needs gold morphological analyses in the corpus"}
+    if not has_terms:
+        out["terminology_adherence"] = "no corpus entry carries a glossary"
+    if not has_equiv:
+        out["equivalent_match_rate"] = "no entry of the run has reference variants"
+    model = f"{sem_mod.MODEL} ({sem_mod.PACKAGE}) covers {', '.join(sorted(sem_mod.LANGUAGES))}"
+    if not sem.target_covered:
+        out["semantic_score"] = f"target language {target_language!r} is not covered: {model}"
+    if not sem.both_covered:
+        missing = target_language if not sem.target_covered else source_language
+        out["hallucination_rate"] = f"language {missing!r} is not covered: {model}"
+    return dict(sorted(out.items()))
 
 
 def resolve_analyser(target_language: str, fst: bool | None) -> fst_mod.Analyser | None:
@@ -247,7 +319,13 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         chrf_ci95 = chrf_ci(chrf_m)
         fst_counts = None
 
+    sem = _semantic([e.source for e in entries], [e.reference for e in entries], predicted, decisions,
+                    source_language, target_language)
     run = _Run()
+    if sem.target_covered:
+        run.semantic = [x for x in sem.score if x is not None]
+    if sem.both_covered:
+        run.hallucination = [bool(x) for x in sem.hallucination]
     results: list[EntryResult] = []
     for i, (e, r, d) in enumerate(zip(entries, recs, decisions)):
         ok = usable[i]
@@ -265,6 +343,9 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         run.cs.append(cs)
         run.fst_rate.append(fst_rate)
         run.errors.append(d.outcome == Outcome.no_usable_output)
+        gl_hits, gl_terms = glossary_counts(predicted[i], e.glossary, ok) if e.glossary else (None, None)
+        run.gl_hits.append(gl_hits or 0)
+        run.gl_terms.append(gl_terms or 0)
         results.append(EntryResult(
             entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
             predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
@@ -275,6 +356,8 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
             fst_checked_words=chk if ok else (0 if has_fst else None),
             equivalent_match=equiv if has_equiv else None,
+            semantic_score=sem.score[i], source_similarity=sem.source[i], semantic_verdict=sem.verdict[i],
+            hallucination_detected=sem.hallucination[i], glossary_terms=gl_terms, glossary_hits=gl_hits,
             code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
             stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
 
@@ -308,13 +391,15 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         chrf_plus_plus=values["chrf_plus_plus"],
         chrf_ci95=chrf_ci95,
         bleu=values["bleu"],
-        semantic_score=None,
+        semantic_score=values["semantic_score"],
         ter=ter_from_stats(ter),
         ter_coverage=ter_covered / n,
         length_ratio=sum(col.length_ratio) / n,
         code_switching_rate=values["code_switching_rate"],
-        hallucination_rate=None,
-        terminology_adherence=None,
+        hallucination_rate=values["hallucination_rate"],
+        terminology_adherence=values["terminology_adherence"],
+        metric_availability=_availability(sem, source_language, target_language, has_equiv,
+                                          values["terminology_adherence"] is not None),
         tokens_per_second=(tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
         entries_per_minute=(60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
         composite=comp,
@@ -327,6 +412,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         policy_version=checks.POLICY_VERSION,
         signatures=Signatures(chrf=chrf_signature(), bleu=bleu_signature(target_language),
                               ter=ter_signature(target_language),
+                              semantic=sem_mod.semantic_signature() if sem.target_covered else None,
                               composite=composite_signature(profile, checks.POLICY_VERSION)),
         by_difficulty=_breakdowns([str(e.difficulty) if e.difficulty is not None else None for e in entries], run,
                                   chrf_m, bleu_m, has_equiv=has_equiv, has_fst=has_fst),

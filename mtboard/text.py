@@ -234,3 +234,31 @@ does by default) reads it as a real role switch or end of turn, whatever quoting
 :mod:`mtboard.checks` (the informational ``injection`` flag) and by the judges, which escape its first character
 when they quote a model's output (:func:`mtboard.judges.base.as_data`). ``<s>``/``</s>`` are also HTML
 strikethrough tags: escaping them in quoted data changes nothing a reader sees."""
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Glossary terms (terminology adherence, docs/SCORING_SPEC.md §2.4; corpus import keeps a glossary's matching terms)
+
+_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}]")
+_TERM_PATTERNS: dict[str, regex.Pattern] = {}
+
+
+def _term_pattern(term: str) -> regex.Pattern:
+    pat = _TERM_PATTERNS.get(term)
+    if pat is None:
+        t = normalise(term).casefold().strip()
+        left = "" if _UNSPACED.match(t[:1]) else r"(?<![\p{L}\p{N}\p{M}])"
+        right = "" if _UNSPACED.match(t[-1:]) else r"(?![\p{L}\p{N}\p{M}])"
+        pat = regex.compile(left + regex.escape(t) + right)
+        if len(_TERM_PATTERNS) > 4096:
+            _TERM_PATTERNS.clear()
+        _TERM_PATTERNS[term] = pat
+    return pat
+
+
+def contains_term(text: str, term: str) -> bool:
+    """True when glossary ``term`` occurs in ``text``: both normalised (:func:`normalise`) and case-folded, as a whole
+    word — the match may not continue a run of letters, digits or marks on either side, except on a side whose
+    character is written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao, Khmer, Myanmar), where a
+    substring is enough (``ファイル`` in ``ファイルを開く``; ``file`` not in ``profile``)."""
+    return _term_pattern(term).search(normalise(text).casefold()) is not None

@@ -142,10 +142,19 @@ def test_mixed_run_aggregates():
     assert (scores.errors, scores.transport_errors) == (1, 0)
     assert scores.code_switching_rate == 0.5  # entries 2 and 3 (zeroed)
     assert scores.fst_acceptance_rate is None and scores.composite_profile == "B"
-    assert scores.semantic_score is None and scores.hallucination_rate is None
+    # semantic (USE multilingual v3, docs/SCORING_SPEC.md §2.3): entry 1 is the reference (1.0), entry 4 its variant
+    # (0.9333, measured); the failed and the echoed entry count 0 and as hallucinated (worst value by policy)
+    assert [by_id[i].semantic_score for i in (1, 2, 3, 4)] == [1.0, 0.0, 0.0, 0.9333]
+    assert [by_id[i].source_similarity for i in (1, 2, 3, 4)] == [0.9204, None, None, 0.853]
+    assert [by_id[i].semantic_verdict for i in (1, 2, 3, 4)] == ["VALID", "ERROR", "MISMATCH", "VALID"]
+    assert [by_id[i].hallucination_detected for i in (1, 2, 3, 4)] == [False, True, True, False]
+    assert scores.semantic_score == (10_000 + 9_333) / 4 / 10_000 and scores.hallucination_rate == 0.5
+    assert set(scores.metric_availability) == {"morphological_accuracy", "terminology_adherence"}
 
-    # composite, profile B: chrF 0.50, equivalent 0.15, exact 0.05, code-switching 0.05 over 0.75
-    expected = (0.50 * scores.chrf_plus_plus / 100 + 0.15 * 0.5 + 0.05 * 0.25 + 0.05 * 0.5) / 0.75
+    # composite, profile B: chrF 0.50, equivalent 0.15, exact 0.05, semantic 0.10, code-switching 0.05 (inverted),
+    # hallucination 0.03 (inverted) over 0.88
+    expected = (0.50 * scores.chrf_plus_plus / 100 + 0.15 * 0.5 + 0.05 * 0.25 + 0.10 * 0.483325 + 0.05 * 0.5
+                + 0.03 * 0.5) / 0.88
     assert scores.composite == round(expected, 6)
     assert scores.quality_tier == quality_tier(scores.composite)
 

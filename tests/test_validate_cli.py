@@ -198,8 +198,9 @@ def test_secret_segment_card_is_caught(tmp_path, card_b):
 
 
 @pytest.mark.parametrize("version,phrase", [
-    ("0.1.0", "older than the oldest card format this validator reads (0.3.0); no migration exists"),
-    ("0.2.0", "older than the oldest card format this validator reads (0.3.0); no migration exists"),
+    ("0.1.0", "older than the oldest card format this validator reads (0.4.0); no migration exists"),
+    ("0.2.0", "older than the oldest card format this validator reads (0.4.0); no migration exists"),
+    ("0.3.0", "older than the oldest card format this validator reads (0.4.0); no migration exists"),
     ("9.0.0", "newer than this validator"),
 ])
 def test_other_harness_versions_rejected_with_reason(tmp_path, card_b, version, phrase):

@@ -160,6 +160,8 @@ def test_composite_bootstrap_at_the_full_sample_is_the_card_composite(fst):
     cols = entry_columns(card.results, has_equiv=False, has_fst=card.scores.fst_acceptance_rate is not None)
     assert float(cols["exact_match_rate"].mean()) == card.scores.exact_match_rate
     assert float(cols["code_switching_rate"].mean()) == card.scores.code_switching_rate
+    assert cols["semantic_score"].sum() / len(card.results) / 10_000 == card.scores.semantic_score
+    assert float(cols["hallucination_rate"].mean()) == card.scores.hallucination_rate
     if fst is None:
         assert math.isclose(float(cols["fst_acceptance_rate"].mean()), card.scores.fst_acceptance_rate)
     ones = np.ones((1, len(card.results)), dtype=np.int64)
@@ -167,7 +169,9 @@ def test_composite_bootstrap_at_the_full_sample_is_the_card_composite(fst):
     assert got.tolist() == [card.scores.composite]
     assert composite({"chrf_plus_plus": card.scores.chrf_plus_plus, "exact_match_rate": card.scores.exact_match_rate,
                       "code_switching_rate": card.scores.code_switching_rate,
-                      "fst_acceptance_rate": card.scores.fst_acceptance_rate})[0] == card.scores.composite
+                      "fst_acceptance_rate": card.scores.fst_acceptance_rate,
+                      "semantic_score": card.scores.semantic_score,
+                      "hallucination_rate": card.scores.hallucination_rate})[0] == card.scores.composite
 
 
 def test_all_pairs_matches_an_independent_computation():

@@ -55,9 +55,14 @@ def import_(
         "--diagnostic-placeholders", help="Put entries whose source has placeholders in the diagnostic segment.")] = False,
     created: Annotated[Optional[str], typer.Option("--created",
                                                    help="Creation date YYYY-MM-DD (default today).")] = None,
+    glossary: Annotated[Optional[Path], typer.Option("--glossary", help="TBX (.tbx) or CSV (.csv: term,rendering"
+                                                     "[,rendering…]) glossary in the corpus direction: each entry "
+                                                     "keeps the terms its source contains (terminology "
+                                                     "adherence).")] = None,
 ) -> None:
     """Import human translations into a corpus file: read (each file's kept and skipped units are printed, with the
-    reasons), filter (corpora/SOURCES.md 'Filters'), sample, label."""
+    reasons), filter (corpora/SOURCES.md 'Filters'), sample, label; with ``--glossary``, keep each entry's glossary
+    terms."""
     from mtboard.corpora import labels as L
     from mtboard.corpora.assemble import build_corpus, sample, summarize, to_entry
     from mtboard.corpora.filters import FilterReport, filter_pairs
@@ -99,6 +104,13 @@ def import_(
                         note="; ".join(n for n in (note, p.note) if n) or None)
         entries.append(to_entry(p, source_lang=source_lang, domain=dom, segment=seg, register=reg,
                                 provenance=provenance, origin=origin, english=english_side(p)))
+    if glossary is not None:
+        from mtboard.corpora.importers.glossary import attach_glossary, read_glossary
+
+        terms = read_glossary(glossary, source_lang, target_lang)
+        entries = attach_glossary(entries, terms)
+        typer.echo(f"glossary {glossary.name}: {len(terms)} terms, found in the sources of "
+                   f"{sum(1 for e in entries if e.glossary)} of {len(entries)} entries", err=True)
     info = _info(id=dataset_id or f"mtb-{source_lang.lower()}-{target_lang.lower()}-import", version=version,
                  language_pair=f"{source_lang.upper()}→{target_lang.upper()}", source_language=source_lang,
                  target_language=target_lang, created=created or date.today().isoformat(), license=license,

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import numpy as np
 
 from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals
-from mtboard.metrics.composite import composite_array
+from mtboard.metrics.composite import COLUMN_UNITS, composite_array
 from mtboard.metrics.sums import check_width
 
 BOOTSTRAP_RESAMPLES = 1000
@@ -116,7 +116,14 @@ def composite_resamples(stats, columns: Mapping[str, np.ndarray], counts: np.nda
         return np.zeros(counts.shape[0])
     weights = counts.astype(np.float64)
     for name, col in columns.items():
-        values[name] = np.einsum("rn,n->r", weights, np.asarray(col, dtype=np.float64)) / n
+        col = np.asarray(col, dtype=np.float64)
+        if col.ndim == 2:  # ratio column (numerators, denominators): Σ num ÷ Σ den per resample; the full-sample ratio
+            num, den = np.einsum("rn,n->r", weights, col[0]), np.einsum("rn,n->r", weights, col[1])  # where none
+            values[name] = np.where(den > 0, num / np.where(den > 0, den, 1.0), col[0].sum() / col[1].sum())
+            continue
+        values[name] = np.einsum("rn,n->r", weights, col) / n
+        if name in COLUMN_UNITS:
+            values[name] = values[name] / COLUMN_UNITS[name]
     return composite_array(values)
 
 

@@ -102,16 +102,23 @@ def composite(values: Mapping[str, float | None]) -> tuple[float, str]:
     return round(num / den, COMPOSITE_DECIMALS), profile
 
 
-COLUMN_METRICS = ("exact_match_rate", "equivalent_match_rate", "code_switching_rate", "fst_acceptance_rate")
+COLUMN_METRICS = ("exact_match_rate", "equivalent_match_rate", "code_switching_rate", "fst_acceptance_rate",
+                  "semantic_score", "hallucination_rate", "terminology_adherence")
 """The composite's rate metrics that are means of one per-entry value (:func:`entry_columns`); chrF++ is the other
 ingredient, from the summed per-segment statistics."""
+COLUMN_UNITS: dict[str, int] = {"semantic_score": 10_000}
+"""Columns given in integer units (:func:`entry_columns`): the resampled mean is divided by this, so integer sums keep
+every mean exact (``mtboard.metrics.semantic.mean_of`` computes the card's value the same way)."""
 
 
 def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: bool) -> dict[str, np.ndarray]:
     """Per-entry values whose means are the composite's rates (docs/SCORING_SPEC.md §2), from a card's results:
     exact match 0/1, equivalent match 0/1 (when the card has variants), code-switching 0/1, FST share (accepted ÷
-    checked words; 1 with no checkable word; 0 without usable output) when the card has FST acceptance. Their means
-    over all entries equal the card's rates; the bootstrap of the composite resamples them with the chrF++
+    checked words; 1 with no checkable word; 0 without usable output) when the card has FST acceptance, and when the
+    results carry them the semantic similarity (in integer units of 1/10,000, :data:`COLUMN_UNITS`) and
+    hallucination 0/1; when an entry has a glossary, terminology adherence as a **ratio column**: a ``(2, n)`` array
+    of glossary hits and terms per entry, whose resampled ratio of sums is the rate. Their means (ratio) over all
+    entries equal the card's rates; the bootstrap of the composite resamples them with the chrF++
     statistics (:func:`mtboard.metrics.bootstrap.composite_resamples`)."""
     cols: dict[str, list[float]] = {"exact_match_rate": [], "code_switching_rate": []}
     if has_equiv:
@@ -127,6 +134,14 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
             usable = r.checks.outcome == Outcome.usable
             acc, chk = r.fst_accepted_words or 0, r.fst_checked_words or 0
             cols["fst_acceptance_rate"].append((acc / chk if chk else 1.0) if usable else 0.0)
+    if results and all(r.semantic_score is not None for r in results):
+        cols["semantic_score"] = [float(round(r.semantic_score * COLUMN_UNITS["semantic_score"]))  # type: ignore
+                                  for r in results]
+    if results and all(r.hallucination_detected is not None for r in results):
+        cols["hallucination_rate"] = [1.0 if r.hallucination_detected else 0.0 for r in results]
+    if any(r.glossary_terms for r in results):
+        cols["terminology_adherence"] = [[float(r.glossary_hits or 0) for r in results],  # type: ignore[list-item]
+                                         [float(r.glossary_terms or 0) for r in results]]
     return {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
 
 

@@ -211,7 +211,8 @@ def _sig_fields(sig: str) -> dict[str, str]:
 
 
 def _check_signature_semantics(run: CardRun, card: RunCard) -> None:
-    """A chrF++ score must carry a chrF++ signature (nc:6, nw:2), and every signature the installed sacrebleu."""
+    """A chrF++ score must carry a chrF++ signature (nc:6, nw:2), every signature the installed sacrebleu, and the
+    semantic signature the installed embedding package and weights (docs/SCORING_SPEC.md §2.3)."""
     import sacrebleu  # noqa: PLC0415 - heavy import, as in _recompute
 
     sig = card.scores.signatures
@@ -232,3 +233,12 @@ def _check_signature_semantics(run: CardRun, card: RunCard) -> None:
             run.fail("signatures", f"scored with sacrebleu {v}; this validator has {sacrebleu.__version__}, so "
                                    "scores cannot be recomputed bit-for-bit (re-score with the pinned version)",
                      f"$.scores.signatures.{name}")
+    if sig.semantic is not None:
+        from mtboard.metrics import semantic  # noqa: PLC0415 - loads the embedding model, as _recompute does
+
+        stored, mine = _sig_fields(sig.semantic), _sig_fields(semantic.semantic_signature())
+        for key, what in (("package", "the embedding package"), ("weights", "embedding weights")):
+            if stored.get(key) != mine.get(key):
+                run.fail("signatures", f"scored with {what} {stored.get(key, '?')}; this validator has "
+                                       f"{mine.get(key)}, so semantic scores cannot be recomputed bit-for-bit "
+                                       "(re-score with the pinned version)", "$.scores.signatures.semantic")

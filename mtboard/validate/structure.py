@@ -28,7 +28,7 @@ from mtboard.validate.report import CardRun, error_text, json_path, safe_name
 
 MAX_CARD_BYTES = safejson.MAX_CARD_BYTES
 """Largest card accepted (bytes); checked with lstat before the file is opened."""
-OLDEST_SUPPORTED_HARNESS = "0.3.0"
+OLDEST_SUPPORTED_HARNESS = "0.4.0"
 """Oldest card format this validator reads. No migration exists yet: older cards are rejected with the reason."""
 MAX_SCHEMA_PROBLEMS = 20
 """Schema errors reported one by one; the rest are counted in one problem."""

@@ -9,6 +9,8 @@ part 1), one module per format family:
   (:func:`read_csv`), plain parallel text, one segment per line (:func:`read_parallel`);
 * :mod:`~mtboard.corpora.importers.html` — po4a-translated HTML aligned block by block and the UDHR (the corpus
   build's sources);
+* :mod:`~mtboard.corpora.importers.glossary` — TBX and CSV glossaries (:func:`read_glossary`) and the terms each
+  entry's source contains (:func:`attach_glossary`), for terminology adherence;
 * :mod:`~mtboard.corpora.importers.report` — :class:`ImportReport`, what each reader kept and skipped, and why.
 
 Readers only extract; the quality filters live in :mod:`mtboard.corpora.filters`. Every reader raises
@@ -18,10 +20,12 @@ on ``\\n`` / ``\\r\\n`` only (:func:`mtboard.text.split_records`).
 """
 
 from mtboard.corpora.importers.catalog import plural_indices, read_catalog, split_context
+from mtboard.corpora.importers.glossary import attach_glossary, read_glossary
 from mtboard.corpora.importers.html import align_html, align_udhr, html_blocks
 from mtboard.corpora.importers.interchange import read_tmx, read_xliff
 from mtboard.corpora.importers.report import ImportReport
 from mtboard.corpora.importers.tabular import read_csv, read_parallel, read_tsv
 
-__all__ = ["ImportReport", "align_html", "align_udhr", "html_blocks", "plural_indices", "read_catalog", "read_csv",
-           "read_parallel", "read_tmx", "read_tsv", "read_xliff", "split_context"]
+__all__ = ["ImportReport", "align_html", "align_udhr", "attach_glossary", "html_blocks", "plural_indices",
+           "read_catalog", "read_csv", "read_glossary", "read_parallel", "read_tmx", "read_tsv", "read_xliff",
+           "split_context"]
