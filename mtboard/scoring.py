@@ -191,10 +191,13 @@ class _Semantic:
 
 
 def _semantic(sources: list[str], references: list[str], predicted: list[str], decisions: list[MechanicalDecision],
-              source_language: str, target_language: str) -> _Semantic:
+              source_language: str, target_language: str,
+              claimed: list[tuple[float | None, float | None]] | None = None) -> _Semantic:
     """Embedding similarities, verdicts and hallucination flags (docs/SCORING_SPEC.md §2.3). Texts go through the one
     text normalisation first, as for every metric. Entries without usable output score 0 and count as hallucinated
-    (worst value by policy, like code-switching); their verdict is ERROR, or MISMATCH for an echoed source."""
+    (worst value by policy, like code-switching); their verdict is ERROR, or MISMATCH for an echoed source.
+    ``claimed`` (the validator): per entry the card's (semantic_score, source_similarity); a recomputed value that
+    :func:`mtboard.metrics.semantic.agrees` with its claim is replaced by the claim (BLAS last-bit differences)."""
     n = len(sources)
     out = _Semantic(n)
     out.target_covered = sem_mod.covers(target_language)
@@ -211,6 +214,10 @@ def _semantic(sources: list[str], references: list[str], predicted: list[str], d
                           else SemanticVerdict.ERROR)
         if out.both_covered:
             out.hallucination[i] = True
+    if claimed is not None:
+        ref_sims = [c if sem_mod.agrees(c := claimed[i][0], s) else s for i, s in zip(usable, ref_sims)]
+        if src_sims is not None:
+            src_sims = [c if sem_mod.agrees(c := claimed[i][1], s) else s for i, s in zip(usable, src_sims)]
     for k, i in enumerate(usable):
         out.score[i] = ref_sims[k]
         out.verdict[i] = SemanticVerdict.VALID if ref_sims[k] >= sem_mod.MISMATCH_BELOW else SemanticVerdict.MISMATCH
@@ -262,7 +269,9 @@ def fst_version(target_language: str, fst: bool | None = None) -> str | None:
 def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_language: str, target_language: str,
               elapsed_seconds: float, fst: bool | None = None, strip_unknown_marks: bool = False,
               price_in_per_mtok: float | None = None, price_out_per_mtok: float | None = None,
-              rates: Rates | None = None) -> tuple[Scores, list[EntryResult]]:
+              rates: Rates | None = None,
+              semantic_claimed: dict[int, tuple[float | None, float | None]] | None = None
+              ) -> tuple[Scores, list[EntryResult]]:
     """Score one run: apply the mechanical policy, compute every metric, fill ``Scores`` and one ``EntryResult``
     per entry (in ``entries`` order).
 
@@ -275,6 +284,9 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         strip_unknown_marks: True for Apertium output (its ``*word`` marks are removed from ``predicted``).
         price_in_per_mtok, price_out_per_mtok: USD per million prompt / completion tokens; both or neither.
         rates: every rate (cached input, reasoning; :class:`mtboard.prices.Rates`); replaces the two prices.
+        semantic_claimed: validator only — ``{entry_id: (semantic_score, source_similarity)}`` as a card states them;
+            a recomputed similarity within one unit of the 4th decimal of its claim is scored as the claim
+            (:data:`mtboard.metrics.semantic.RECOMPUTE_TOLERANCE_UNITS`), anything else as recomputed.
 
     Returns: ``(scores, results)``. Entries without usable output and echoed sources score 0 on every metric (their
     corpus statistics use an empty hypothesis; inverted rates count them at the worst value).
@@ -320,7 +332,8 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         fst_counts = None
 
     sem = _semantic([e.source for e in entries], [e.reference for e in entries], predicted, decisions,
-                    source_language, target_language)
+                    source_language, target_language,
+                    None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
     run = _Run()
     if sem.target_covered:
         run.semantic = [x for x in sem.score if x is not None]

@@ -346,12 +346,18 @@ def test_replicates_mean_and_sample_stdev():
 def test_entry_columns_from_a_scored_run():
     _, results = _score(_records())
     cols = comp.entry_columns(results, has_equiv=True, has_fst=False)
-    assert sorted(cols) == ["code_switching_rate", "equivalent_match_rate", "exact_match_rate"]
+    # en→es: both languages covered by the embedding model, so semantic score and hallucination rate are columns too
+    assert sorted(cols) == ["code_switching_rate", "equivalent_match_rate", "exact_match_rate", "hallucination_rate",
+                            "semantic_score"]
     assert cols["exact_match_rate"].tolist() == [1.0, 0.0, 0.0, 1.0]
+    # in integer ten-thousandths (COLUMN_UNITS): the bootstrap sums them exactly
+    assert [r.semantic_score for r in results] == [1.0, 0.7919, 0.9085, 1.0]
+    assert cols["semantic_score"].tolist() == [10000.0, 7919.0, 9085.0, 10000.0]
+    assert cols["hallucination_rate"].tolist() == [float(r.hallucination_detected) for r in results]
     assert cols["equivalent_match_rate"].tolist() == [1.0, 1.0, 0.0, 1.0]
     assert cols["code_switching_rate"].tolist() == [0.0] * 4
-    assert sorted(comp.entry_columns(results, has_equiv=False, has_fst=False)) == ["code_switching_rate",
-                                                                                     "exact_match_rate"]
+    assert sorted(comp.entry_columns(results, has_equiv=False, has_fst=False)) == [
+        "code_switching_rate", "exact_match_rate", "hallucination_rate", "semantic_score"]
     # FST shares: accepted ÷ checked; 1 with nothing checkable; 0 without usable output
     fst = [results[0].model_copy(update={"fst_accepted_words": 3, "fst_checked_words": 4}),
            results[1].model_copy(update={"fst_accepted_words": 0, "fst_checked_words": 0}),

@@ -128,7 +128,7 @@ def test_leaderboard_order_and_numbers_match_cards(site):
         assert _first(cells["chrf"][0]) == f"{c.scores.chrf_plus_plus:.1f}"
         assert cells["exact"][0] == f"{c.scores.exact_match_rate:.3f}"
         assert "fst" not in cells  # null FST acceptance in every row: the column is dropped, never 0
-        assert "semantic" not in cells
+        assert cells["semantic"][0] == f"{c.scores.semantic_score:.3f}"  # optional column, recomputed (issue 20)
         cost = c.totals.cost_per_entry_usd
         # declared values carry the marker and screen-reader text; an unknown cost is "unknown", never $0
         assert cells["cost"][0] == ("unknown" if cost is None else fmt.usd(cost) + "\u1d48")

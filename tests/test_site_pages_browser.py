@@ -23,8 +23,7 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 BOARD = "mtb-en-es-dev-v1.0.0"
-APERTIUM = "18fcd5235ddf70ef"
-GEMMA_FSC = "94766e5d840ad3ab"
+from test_site_pages import APERTIUM, GEMMA_FSC  # noqa: E402 - page ids found by card name (they follow the seal)
 DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

@@ -48,6 +48,19 @@ SEMANTIC_DECIMALS = 4
 """Every per-entry similarity is rounded to this many decimals (the unit of the integer sums below)."""
 UNITS = 10 ** SEMANTIC_DECIMALS
 """Per-entry similarities are summed as integers of 1/UNITS, so every mean (card, slice, bootstrap) is exact."""
+RECOMPUTE_TOLERANCE_UNITS = 1
+"""How far (in units of the last decimal) a recomputed similarity may sit from a card's claimed one and still be the
+same value: the embedding is float32 matrix arithmetic whose last bits depend on the CPU's BLAS kernels, so a value
+within ~1e-7 of a rounding boundary can round one unit apart on another machine (docs/SCORING_SPEC.md §2.3). The
+validator then scores with the claimed value, so every aggregate is re-derived exactly from it; anything further off
+is reported as a difference. A re-sealed edit can therefore move one entry's similarity by at most 0.0001."""
+
+
+def agrees(claimed: float | None, recomputed: float) -> bool:
+    """Whether a card's claimed per-entry similarity is the recomputed one up to :data:`RECOMPUTE_TOLERANCE_UNITS`
+    (False for a missing claim)."""
+    return claimed is not None and abs(units(claimed) - units(recomputed)) <= RECOMPUTE_TOLERANCE_UNITS
+
 MISMATCH_BELOW = 0.5
 """``semantic_verdict`` is MISMATCH when the hypothesis–reference similarity is below this (docs/SCORING_SPEC.md §2.3,
 calibrated by ``bench/semantic_calibration.py``)."""
