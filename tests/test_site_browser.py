@@ -8,11 +8,8 @@ Screenshots are written to $MTBOARD_SCREENSHOTS when set (else the test's tmp fo
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -20,11 +17,9 @@ import pytest
 from mtboard.site import build_site, tables
 
 sys.path.insert(0, str(Path(__file__).parent))
+from browser_support import CHROMIUM, browser_session, serving  # noqa: E402
 from test_site_cards import write_fixture_tree  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -32,29 +27,16 @@ if not Path(CHROMIUM).exists():  # pragma: no cover
     pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # noqa: D102
-        pass
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser")
     cards = write_fixture_tree(root, xss=True)
     build_site(root / "submissions", root / "corpora", root / "out", root / "docs")
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "out")))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}", cards, root
-    srv.shutdown()
-    srv.server_close()
+    with serving(root / "out") as port:
+        yield f"http://127.0.0.1:{port}", cards, root
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+browser = pytest.fixture(scope="module", name="browser")(browser_session)
 
 
 @pytest.fixture()

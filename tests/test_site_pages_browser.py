@@ -7,21 +7,16 @@ Screenshots at 1366×900 and 390×844 go to $MTBOARD_SCREENSHOTS when set (else 
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
+from browser_support import CHROMIUM, browser_session, serving
 from mtboard.site import build_site
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 BOARD = "mtb-en-es-dev-v1.0.0"
 from test_site_pages import APERTIUM, GEMMA_FSC  # noqa: E402 - page ids found by card name (they follow the seal)
 DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
@@ -33,29 +28,16 @@ if not Path(CHROMIUM).exists():  # pragma: no cover
     pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # noqa: D102
-        pass
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("pages-browser")
     build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False,
                build_time="2026-12-01 00:00 UTC")
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "out")))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}", root / "out"
-    srv.shutdown()
-    srv.server_close()
+    with serving(root / "out") as port:
+        yield f"http://127.0.0.1:{port}", root / "out"
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+browser = pytest.fixture(scope="module", name="browser")(browser_session)
 
 
 def _page(browser, viewport, js=True):

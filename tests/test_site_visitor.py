@@ -10,21 +10,16 @@ and the dark scheme. Screenshots at 1366×900 and 390×844 go to $MTBOARD_SCREEN
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
+from browser_support import CHROMIUM, browser_session, serving
 from mtboard.commands.site import SiteHandler
 from mtboard.site import build_site
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 PREFIX = "/mtboard/"
 BOARD = "leaderboards/mtb-en-es-dev-v1.0.0.html"
 LEGAL = "leaderboards/mtb-en-es-dev-v1.0.0-legal.html"
@@ -47,21 +42,13 @@ def site(tmp_path_factory):
     """The committed cards (schema-checked only: test_site_build validates them), built for and served under
     ``http://127.0.0.1:PORT/mtboard/``."""
     root = tmp_path_factory.mktemp("visitor")
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "out")))
-    base = f"http://127.0.0.1:{srv.server_address[1]}{PREFIX}"
-    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, site_url=base)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield base
-    srv.shutdown()
-    srv.server_close()
+    with serving(root / "out", _Quiet) as port:
+        base = f"http://127.0.0.1:{port}{PREFIX}"
+        build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, site_url=base)
+        yield base
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
+browser = pytest.fixture(scope="module", name="browser")(browser_session)
 
 
 def _page(browser, width=1366, height=900, **kw):
