@@ -19,7 +19,7 @@ prompt is evaluated), so an answer is a function of the model file, the prompt, 
 count alone — which is what a run card records and what verification re-runs. Cost: a prompt prefix shared by every
 request (a few-shot block) is evaluated again for each request.
 
-Exit status 2 with a one-line message when the installed llama-cpp-python lacks the hook this relies on
+Exit status 1 with a one-line message when the installed llama-cpp-python lacks the hook this relies on
 (``llama_cpp.server.app.prepare_request_resources``, llama-cpp-python ≥ 0.3).
 """
 

@@ -293,3 +293,14 @@ def test_validator_accepts_last_digit_blas_differences_and_nothing_more(tmp_path
     else:
         paths = {p.field for p in report.problems if p.check == "metrics"}
         assert "$.results[0].semantic_score" in paths and "$.results[0].source_similarity" in paths, paths
+
+
+@pytest.mark.parametrize("claimed, recomputed, agree", [
+    (0.7919, 0.7919, True), (0.792, 0.7919, True), (0.7918, 0.7919, True),   # one unit of the 4th decimal
+    (0.7921, 0.7919, False), (0.7917, 0.7919, False),                        # two units
+    (0.79194, 0.7919, False), (0.79186, 0.7919, False),                      # off the 4-decimal grid: never agrees
+    (None, 0.7919, False), (1.0, 0.9999, True), (0.0, 0.0001, True), (0.0, 0.0002, False)])
+def test_agrees_allows_one_unit_on_the_rounding_grid_only(claimed, recomputed, agree):
+    """The validator's tolerance (docs/SCORING_SPEC.md §2.3): a claim within one unit of the recomputed value and on
+    the grid the scorer rounds to; an off-grid claim (a value no scorer writes) is a difference, not a tolerance."""
+    assert semantic.agrees(claimed, recomputed) is agree

@@ -57,9 +57,12 @@ is reported as a difference. A re-sealed edit can therefore move one entry's sim
 
 
 def agrees(claimed: float | None, recomputed: float) -> bool:
-    """Whether a card's claimed per-entry similarity is the recomputed one up to :data:`RECOMPUTE_TOLERANCE_UNITS`
-    (False for a missing claim)."""
-    return claimed is not None and abs(units(claimed) - units(recomputed)) <= RECOMPUTE_TOLERANCE_UNITS
+    """Whether a card's claimed per-entry similarity is the recomputed one up to :data:`RECOMPUTE_TOLERANCE_UNITS`:
+    the claim must lie on the 4-decimal grid the scorer rounds to (an off-grid claim never agrees) and at most that
+    many units away. False for a missing claim."""
+    if claimed is None or round(claimed, SEMANTIC_DECIMALS) != claimed:
+        return False
+    return abs(units(claimed) - units(recomputed)) <= RECOMPUTE_TOLERANCE_UNITS
 
 MISMATCH_BELOW = 0.5
 """``semantic_verdict`` is MISMATCH when the hypothesis–reference similarity is below this (docs/SCORING_SPEC.md §2.3,
