@@ -617,3 +617,19 @@ def test_fst_share_is_one_without_a_checkable_word():
     # entry 10's "x": one checked word, not accepted → share 0; the mean is (1 + 0) / 2
     assert (results[1].fst_checked_words, results[1].fst_accepted_words) == (1, 0)
     assert scores.fst_acceptance_rate == 0.5
+
+
+def test_ratio_columns_resample_as_sum_over_sum_with_the_full_ratio_where_no_terms_were_drawn(monkeypatch):
+    """A ratio column (terminology adherence: glossary hits ÷ glossary terms per entry, issue 20) resamples as
+    Σ hits ÷ Σ terms over the drawn entries, and as the full-sample ratio (3/5) in a resample that drew no term at all.
+    Hand-made: hits [1, 0, 2, 0], terms [1, 2, 2, 0]; the composite's combination is replaced by the column itself."""
+    monkeypatch.setattr(bootstrap, "composite_array", lambda values: values["terminology_adherence"])
+    col = np.array([[1, 0, 2, 0], [1, 2, 2, 0]])
+    counts = np.array([[1, 1, 1, 1],    # 3/5
+                       [0, 2, 1, 0],    # 2/6
+                       [1, 0, 0, 0],    # 1/1: a single drawn term (a `den > 1` slip would give 3/5)
+                       [0, 0, 0, 4],    # no term drawn: the full-sample ratio 3/5
+                       [0, 1, 0, 3]])   # 0/2
+    stats = np.zeros((4, CHRF_STATS_LEN), dtype=np.int64)
+    got = bootstrap.composite_resamples(stats, {"terminology_adherence": col}, counts)
+    assert got.tolist() == [0.6, 2 / 6, 1.0, 0.6, 0.0]
