@@ -18,7 +18,9 @@ from mtboard.site import build_site
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "mtb-en-es-dev-v1.0.0"
-from test_site_pages import APERTIUM, GEMMA_FSC  # noqa: E402 - page ids found by card name (they follow the seal)
+from test_site_pages import APERTIUM, GEMMA_FSC, _page_id  # noqa: E402 - page ids found by card name (they follow the seal)
+
+GEMMA_DE = _page_id("mtb-en-de-dev/gemma-3-270m-q4-k-m.gguf__few-shot__*.json")
 DESKTOP, PHONE = {"width": 1366, "height": 900}, {"width": 390, "height": 844}
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -90,7 +92,7 @@ def test_compare_two_runs_difference_ci_p_and_outputs(served, browser, tmp_path)
         verdict = pg.text_content(".mtb-verdict-s")
         assert "is better than" in verdict and "p < 0.001" in verdict
         table = pg.text_content(".mtb-verdict table")
-        assert "+0.112 [+0.093, +0.132]" in table and "+12.5 [+10.4, +14.7]" in table and "< 0.001" in table
+        assert "+0.116 [+0.097, +0.137]" in table and "+12.5 [+10.4, +14.7]" in table and "< 0.001" in table
         assert "A better on 250 · tie on 22 · B better on 83" in pg.text_content(".mtb-verdict")
         visible = pg.locator(".mtb-sbs tbody tr:not([hidden])")
         assert visible.count() == 25
@@ -105,13 +107,17 @@ def test_compare_two_runs_difference_ci_p_and_outputs(served, browser, tmp_path)
             # swapping the runs flips the signs and the win counts (the pair is stored once)
             pg.goto(f"{base}/compare.html?board={BOARD}&a={GEMMA_FSC}&b={APERTIUM}")
             pg.wait_for_selector(".mtb-sbs tbody tr")
-            assert "−0.112 [−0.132, −0.093]".replace("−", "-") in pg.text_content(".mtb-verdict table")
+            assert "−0.116 [−0.137, −0.097]".replace("−", "-") in pg.text_content(".mtb-verdict table")
             assert "A better on 83 · tie on 22 · B better on 250" in pg.text_content(".mtb-verdict")
             # no board in the URL: the board holding run A is chosen (EN→DE's Gemma run)
-            pg.goto(f"{base}/compare.html?a=5575b0a4cdfc6e9a")
+            pg.goto(f"{base}/compare.html?a={GEMMA_DE}")
             pg.wait_for_selector(".mtb-sbs tbody tr")
             assert pg.input_value(".mtb-cmp-board") == "mtb-en-de-dev-v1.0.0"
-            assert pg.input_value(".mtb-cmp-a") == "5575b0a4cdfc6e9a"
+            assert pg.input_value(".mtb-cmp-a") == GEMMA_DE
+            # an id no board holds: the default pair, and a message saying so
+            pg.goto(f"{base}/compare.html?a=deadbeef")
+            pg.wait_for_selector(".mtb-sbs tbody tr")
+            assert "No run deadbeef on this board" in pg.text_content(".mtb-cmp-out")
         else:
             assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
         assert pg.errors == []
