@@ -1,4 +1,4 @@
-/* mtboard leaderboard: client-side column sort and domain filter (compare: pages.js).
+/* mtboard: click-to-sort for plain `table.mtb-lb` tables such as the runs index (boards: board.js; compare: pages.js).
  * Vanilla JS, no CDN, no innerHTML: every value is written with textContent, so data from run cards stays text.
  * All numbers, ranks and clusters are computed in Python at build time; this script only shows and orders them.
  */
@@ -47,49 +47,8 @@
     });
   }
 
-  function columnIndex(table) {
-    var idx = {};
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) { idx[th.getAttribute("data-key")] = i; });
-    return idx;
-  }
-
-  function applyDomain(table, views, domain, info, link) {
-    var view = views[domain] || views[""];
-    var idx = columnIndex(table);
-    Array.prototype.forEach.call(table.tBodies[0].rows, function (tr) {
-      var data = view.rows[tr.getAttribute("data-row")];
-      tr.hidden = !data;
-      if (!data) return;
-      Object.keys(data).forEach(function (key) {
-        var td = tr.cells[idx[key]];
-        if (!td) return;
-        td.textContent = data[key][0];
-        td.setAttribute("data-v", data[key][1] === null ? "" : String(data[key][1]));
-      });
-    });
-    if (info) info.textContent = view.info;
-    if (link) { if (view.href) { link.href = view.href; link.hidden = false; } else { link.hidden = true; } }
-    sortTable(table, idx.rank, true, "ascending");
-  }
-
-  function initDomainFilter(select) {
-    var table = document.getElementById(select.getAttribute("data-table"));
-    if (!table || !table.hasAttribute("data-views")) return;
-    var views = JSON.parse(table.getAttribute("data-views"));
-    var info = document.querySelector(".mtb-viewinfo");
-    var link = select.closest(".mtb-controls").querySelector(".mtb-domainlink");
-    select.addEventListener("change", function () {
-      applyDomain(table, views, select.value, info, link);
-      if (history.replaceState) history.replaceState(null, "", select.value ? "#domain=" + select.value : "#");
-    });
-    var m = /domain=([a-z]+)/.exec(location.hash);
-    if (m && views[m[1]]) { select.value = m[1]; }
-    applyDomain(table, views, select.value, info, link);
-  }
-
   function init() {
     Array.prototype.forEach.call(document.querySelectorAll("table.mtb-lb"), initSort);
-    Array.prototype.forEach.call(document.querySelectorAll("select.mtb-domain"), initDomainFilter);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
