@@ -375,7 +375,9 @@ def test_server_never_outlives_mtboard(gemma, sig, code):
     """kill -9 (PR_SET_PDEATHSIG), SIGTERM (handler → stop → exit 143) and Ctrl-C (KeyboardInterrupt → atexit)
     all take the server down."""
     path, _ = gemma
-    proc = subprocess.Popen([sys.executable, "-c", SUPERVISED, str(path)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", SUPERVISED, str(path)], stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    # (SIGINT's default in the child: a suite started in the background of a non-interactive shell inherits it ignored)
     try:
         pid = int(proc.stdout.readline())
         assert pid_alive(pid)

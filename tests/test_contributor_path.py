@@ -229,6 +229,12 @@ def _some_done(lines: list[str]) -> bool:
     return any(ln.startswith("progress ") and ": 0/" not in ln for ln in lines)
 
 
+def default_sigint() -> None:
+    """In the child, before exec: Ctrl-C's default action. A suite started in the background of a non-interactive shell
+    inherits SIGINT ignored (POSIX), which a terminal user's mtboard never has; these tests are about that user."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
     wd = tmp_path / "w"
     exe = Path(sys.executable).parent / "mtboard"
@@ -237,7 +243,7 @@ def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
         cmd = [str(exe), "run", str(ES), "--method", "openai:m", "--base-url", srv.base_url, "--limit", "12",
                "--concurrency", "1", "--work-dir", str(wd)]
         proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-                                cwd=tmp_path)
+                                cwd=tmp_path, preexec_fn=default_sigint)  # noqa: PLW1509 - signal reset only
         lines = []
         deadline = time.monotonic() + 60
         while (sum(ln.startswith("progress ") for ln in lines) < 3 or not _some_done(lines)) \
