@@ -12,6 +12,7 @@ is re-sealed, so the check that owns the field — not the hash — must catch i
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from pathlib import Path
 
@@ -128,6 +129,106 @@ def test_limit_below_one_is_an_entries_problem(full):
     assert ("$.method.limit", "method.limit must be at least 1") in msgs
 
 
+# ------------------------------------------------------------------------------- full-segment card, small corpus
+# The same full-segment binding cases on a card over the whole development segment of a trimmed copy of the real
+# corpus (validate_support.mini_corpus: 8 development entries, real translations): ~0.1 s per validation instead of
+# ~1 s, so the mutation run of `validate` (scripts/mutation.py) uses these and leaves the 355-entry ones to the suite.
+
+
+@pytest.fixture(scope="module")
+def mini(tmp_path_factory):
+    """(full-segment card JSON over the mini corpus, recomputing context, structural context)."""
+    data = json.loads(vs.mini_full_card_bytes())
+    root = vs.make_mini_repo(tmp_path_factory.mktemp("mini"))
+    return data, V.make_context(root, secret_segment_env=None), _structural_ctx(root)
+
+
+def test_mini_full_segment_card_passes_every_check_without_a_note(mini):
+    data, ctx, _ = mini
+    corpus, _ = load_corpus(vs.mini_corpus())
+    dev = corpus.segment(Segment.development)
+    assert data["method"].get("limit") is None and len(dev) == vs.MINI_DEV_ENTRIES == 8
+    assert [r["entry_id"] for r in data["results"]] == [e.id for e in dev] and data["dataset"]["entry_count"] == 8
+    report = _validate(data, ctx)
+    assert report.ok, "\n".join(map(str, report.problems))
+    for check in ("dataset", "entries", "texts", "metrics", "mechanical", "signatures", "run_card_hash"):
+        assert report.checks[check] == "pass", check
+    assert report.notes == []
+
+
+def test_mini_results_out_of_corpus_order_fail_entries_only(mini):
+    data, ctx, _ = mini
+    for i, j in ((0, 1), (0, 7), (3, 4)):
+        report = _validate(_swap(data, i, j), ctx)
+        assert [(p.check, p.field, p.message) for p in report.problems] == [
+            ("entries", "$.results", "results are not in corpus order")], (i, j)
+        assert report.checks["texts"] == "pass" and report.checks["dataset"] == "pass"
+        assert report.checks["metrics"] == "skip"
+        assert report.skipped["metrics"] == "entries do not match the corpus"
+
+
+def test_mini_missing_repeated_and_foreign_entries(mini):
+    data, ctx, _ = mini
+    dropped = copy.deepcopy(data)
+    last = dropped["results"].pop()
+    report = _validate(vs.refingerprint_and_reseal(dropped), ctx)
+    assert [(p.check, p.field, p.message) for p in report.problems] == [
+        ("entries", "$.results", f"1 entries of the segment have no result (first id {last['entry_id']})")]
+    short = vs.refingerprint_and_reseal(vs.set_at(dropped, ("dataset", "entry_count"), 7))
+    msgs = [(p.field, p.message) for p in _problems(_validate(short, ctx), "entries")]
+    assert msgs == [("$.dataset.entry_count", "dataset.entry_count 7 != 8 entries in the development segment"),
+                    ("$.results", f"1 entries of the segment have no result (first id {last['entry_id']})")]
+    repeated = vs.refingerprint_and_reseal(vs.set_at(data, ("results", 1), copy.deepcopy(data["results"][0])))
+    msgs = [(p.field, p.message) for p in _problems(_validate(repeated, ctx), "entries")]
+    second = data["results"][1]["entry_id"]
+    assert msgs == [("$.results", "results repeat an entry id"),
+                    ("$.results", f"1 entries of the segment have no result (first id {second})")]
+    two_gone = copy.deepcopy(data)
+    two_gone["results"] = two_gone["results"][:2] + two_gone["results"][4:]
+    msgs = [(p.field, p.message) for p in _problems(_validate(vs.refingerprint_and_reseal(two_gone), ctx), "entries")]
+    assert msgs == [("$.results", f"2 entries of the segment have no result (first id {data['results'][2]['entry_id']})")]
+    foreign = vs.set_at(data, ("results", 5, "entry_id"), 987654)
+    foreign = vs.refingerprint_and_reseal(vs.set_at(foreign, ("results", 6, "entry_id"), 987650))
+    report = _validate(foreign, ctx)
+    msgs = [(p.field, p.message) for p in _problems(report, "entries")]
+    assert msgs == [("$.results", f"2 entries of the segment have no result (first id {data['results'][5]['entry_id']})"),
+                    ("$.results", "2 results are not entries of the segment (first id 987650)")]
+    assert report.checks["texts"] == "pass"  # ids outside the corpus: nothing to compare texts with
+    # a diagnostic entry's id is in the corpus but not in the segment: its texts are still compared
+    diag = next(e for e in load_corpus(vs.mini_corpus())[0].entries if e.segment != Segment.development)
+    other = vs.refingerprint_and_reseal(vs.set_at(data, ("results", 2, "entry_id"), diag.id))
+    report = _validate(other, ctx)
+    assert ("$.results", f"1 results are not entries of the segment (first id {diag.id})") in [
+        (p.field, p.message) for p in _problems(report, "entries")]
+    assert ("texts", "$.results[2].source") in [(p.check, p.field) for p in report.problems]
+
+
+def test_mini_result_bound_to_another_entrys_text_fails_texts(mini):
+    data, ctx, _ = mini
+    moved = vs.set_at(data, ("results", 7, "expected"), data["results"][6]["expected"])
+    moved = vs.set_at(moved, ("results", 0, "domain"), "medical" if data["results"][0]["domain"] != "medical"
+                      else "tech")
+    moved = vs.set_at(moved, ("results", 3, "difficulty"), 1 + data["results"][3]["difficulty"] % 5)
+    report = _validate(vs.refingerprint_and_reseal(moved), _structural_ctx(mini[2].root))
+    eid = data["results"]
+    assert [(p.check, p.field, p.message) for p in report.problems] == [
+        ("texts", "$.results[0].domain", f"differs from the corpus domain of entry {eid[0]['entry_id']}"),
+        ("texts", "$.results[3].difficulty", f"differs from the corpus difficulty of entry {eid[3]['entry_id']}"),
+        ("texts", "$.results[7].expected", f"differs from the corpus reference of entry {eid[7]['entry_id']}")]
+
+
+def test_mini_limit_below_one_and_a_limit_over_the_segment(mini):
+    data, _, structural = mini
+    bad = vs.refingerprint_and_reseal(vs.set_at(data, ("method", "limit"), 0))
+    msgs = [(p.field, p.message) for p in _problems(_validate(bad, structural), "entries")]
+    assert ("$.method.limit", "method.limit must be at least 1") in msgs
+    # a limit at or over the segment's size is the whole segment: the entries check passes, with "(first N)"
+    for limit in (8, 20):
+        over = vs.refingerprint_and_reseal(vs.set_at(data, ("method", "limit"), limit))
+        report = _validate(over, structural)
+        assert report.checks["entries"] == "pass", [str(p) for p in report.problems]
+
+
 # --------------------------------------------------------------------------------------------------- priced card
 
 
@@ -180,17 +281,25 @@ def test_priced_card_totals_and_costs_are_recomputed_and_capped(full, priced):
     assert [(p.check, p.field) for p in report.problems] == [("judges", "$.totals")]
 
 
-@pytest.fixture(scope="module")
-def small_priced(tmp_path_factory):
-    """The 12-entry Apertium card with token counts written into its results' usage (declared evidence) and prices
-    set, re-scored (mtboard rescore): a small priced card whose costs come from real arithmetic."""
+@functools.cache
+def _small_priced_bytes() -> bytes:
+    import tempfile
+
     data = json.loads(vs.real_card_bytes(12, fst=False))
     for i, r in enumerate(data["results"]):
         r["usage"]["prompt_tokens"], r["usage"]["completion_tokens"] = 100 + i, 10 + i
     data["method"]["price_in_per_mtok"], data["method"]["price_out_per_mtok"] = PRICE_IN, PRICE_OUT
-    path = tmp_path_factory.mktemp("small-priced") / "card.json"
+    path = Path(tempfile.mkdtemp(prefix="mtboard-small-priced-")) / "card.json"
     path.write_bytes(vs.dump(vs.refingerprint_and_reseal(data)))
-    return json.loads(card_bytes(rescore_card(path, corpora_dir=vs.CORPUS.parent)))
+    return card_bytes(rescore_card(path, corpora_dir=vs.CORPUS.parent))
+
+
+@pytest.fixture(scope="module")
+def small_priced():
+    """The 12-entry Apertium card with token counts written into its results' usage (declared evidence) and prices
+    set, re-scored (mtboard rescore): a small priced card whose costs come from real arithmetic. Built once per
+    process (a mutation run forks every mutant's test run from a process that already built it)."""
+    return json.loads(_small_priced_bytes())
 
 
 def test_small_priced_card_costs_totals_and_the_problem_cap(small_priced, small_ctx):

@@ -27,13 +27,13 @@ FIXED_NOW = None  # validators use the real clock; cards are made "now"
 
 
 @functools.lru_cache(maxsize=4)
-def _build(limit: int, fst: bool | None, runs: int = 1) -> bytes:
+def _build(limit: int | None, fst: bool | None, runs: int = 1, corpus: Path = CORPUS) -> bytes:
     import tempfile
 
     from mtboard import runner
 
     work_dir = Path(tempfile.mkdtemp(prefix="mtboard-validate-card-"))
-    settings = runner.RunSettings(corpus_path=CORPUS, method="apertium:eng-spa", limit=limit, work_dir=work_dir,
+    settings = runner.RunSettings(corpus_path=corpus, method="apertium:eng-spa", limit=limit, work_dir=work_dir,
                                   runs=runs)
     plan = runner.prepare(settings)
     translated = asyncio.run(runner.translate_all(plan))
@@ -54,6 +54,40 @@ def real_card_bytes(limit: int = 12, *, fst: bool | None = None, runs: int = 1) 
     ``runs``: replicate runs (``--runs``; Apertium is deterministic, so every replicate is the same translation).
     """
     return _build(limit, fst, runs)
+
+
+MINI_DEV_ENTRIES = 8
+"""Development entries kept in the mini corpus (:func:`mini_corpus`)."""
+
+
+@functools.lru_cache(maxsize=1)
+def mini_corpus() -> Path:
+    """A trimmed copy of the real development corpus (the same envelope, its first :data:`MINI_DEV_ENTRIES`
+    development entries and first 2 diagnostic ones, written in the file's own JSON layout) in a temporary folder
+    of its own, under the real file's name: a corpus whose whole development segment is small, so that a
+    **full-segment** card (no ``--limit``: the leaderboard case) is cheap to build and validate. Real human
+    translations only; nothing is invented. Cached per process."""
+    import tempfile
+
+    data = json.loads(CORPUS.read_bytes())
+    dev = [e for e in data["entries"] if e["segment"] == "development"][:MINI_DEV_ENTRIES]
+    diag = [e for e in data["entries"] if e["segment"] == "diagnostic"][:2]
+    data["entries"] = sorted(dev + diag, key=lambda e: e["id"])
+    folder = Path(tempfile.mkdtemp(prefix="mtboard-mini-corpus-"))
+    path = folder / CORPUS.name
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def mini_full_card_bytes(*, fst: bool | None = False) -> bytes:
+    """A sealed real Apertium card over the **whole** development segment of :func:`mini_corpus` (no limit; profile
+    B unless ``fst`` is None). Cached per process, like :func:`real_card_bytes`."""
+    return _build(None, fst, 1, mini_corpus())
+
+
+def make_mini_repo(base: Path, cards: list[bytes] | None = None) -> Path:
+    """:func:`make_repo` around :func:`mini_corpus` instead of the real corpus file."""
+    return make_repo(base, cards, corpus=mini_corpus())
 
 
 MQM_CLEAN = "Critical:\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear"
@@ -126,15 +160,15 @@ def dump(data: dict[str, Any]) -> bytes:
     return canonical.canonical_bytes(data) + b"\n"
 
 
-def make_repo(base: Path, cards: list[bytes] | None = None) -> Path:
-    """A scratch repository: corpora/ with the real corpus file, submissions/ with the given cards at their
-    canonical paths. Returns the root."""
+def make_repo(base: Path, cards: list[bytes] | None = None, *, corpus: Path = CORPUS) -> Path:
+    """A scratch repository: corpora/ with the real corpus file (or ``corpus``), submissions/ with the given cards at
+    their canonical paths. Returns the root."""
     from mtboard.documents import loads_card
     from mtboard.validate import canonical_relpath
 
     root = base / "repo"
     (root / "corpora").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(CORPUS, root / "corpora" / CORPUS.name)
+    shutil.copyfile(corpus, root / "corpora" / corpus.name)
     (root / "submissions").mkdir(exist_ok=True)
     for raw in cards or []:
         rel = canonical_relpath(loads_card(raw, "card"))
