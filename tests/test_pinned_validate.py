@@ -626,3 +626,82 @@ def test_entries_of_a_limit_card_are_the_first_n(small, small_ctx):
                                                          "entries")]
     assert problems == [("$.dataset.entry_count", "dataset.entry_count 13 != 12 entries in the development segment "
                                                   "(first 12)")]
+
+
+# ------------------------------------------------------------------------------------ what _recompute passes on
+
+
+def _card(data):
+    from mtboard.documents import loads_card
+
+    return loads_card(vs.dump(data), "card")
+
+
+def _entries(card):
+    from mtboard.validate.binding import expected_entries
+
+    return expected_entries(card, load_corpus(vs.CORPUS)[0])
+
+
+def test_recompute_prices_cached_and_reasoning_tokens_at_their_own_rates(small):
+    """Cached prompt tokens at the cached rate, reasoning tokens at the reasoning rate (docs/SCORING_SPEC.md §4): the
+    rates the card's method records reach the recomputation (hand-picked prices and token counts)."""
+    data = copy.deepcopy(small)
+    for i, r in enumerate(data["results"]):
+        r["usage"].update(prompt_tokens=100 + i, completion_tokens=10 + i, cached_tokens=40, reasoning_tokens=4,
+                          reported=True)
+    data["method"].update(price_in_per_mtok=0.6, price_out_per_mtok=2.4, price_cached_in_per_mtok=0.15,
+                          price_reasoning_per_mtok=9.6)
+    card = _card(data)
+    _, results, _, totals = recompute._recompute(card, _entries(card))
+    want = [((100 + i - 40) * 0.6 + 40 * 0.15 + (10 + i - 4) * 2.4 + 4 * 9.6) / 1e6 for i in range(12)]
+    assert want[0] == pytest.approx(0.0000948, abs=1e-15)  # (36 + 6 + 14.4 + 38.4) / 1e6 by hand
+    assert [r.cost_usd for r in results] == pytest.approx(want, rel=1e-12)
+    assert totals.total_cost_usd == pytest.approx(sum(want), rel=1e-12)
+    # without the cached and reasoning rates every token is at the input or output rate
+    data["method"].update(price_cached_in_per_mtok=None, price_reasoning_per_mtok=None)
+    card = _card(data)
+    _, results, _, _ = recompute._recompute(card, _entries(card))
+    assert [r.cost_usd for r in results] == pytest.approx([((100 + i) * 0.6 + (10 + i) * 2.4) / 1e6
+                                                           for i in range(12)], rel=1e-12)
+
+
+@pytest.mark.parametrize("backend, predicted", [("apertium", "El gato"), ("openai", "El *gato"),
+                                                ("no-such-backend", "El *gato")])
+def test_recompute_strips_unknown_word_marks_only_for_a_backend_that_says_so(small, backend, predicted):
+    """Apertium marks unknown words ``*word`` and its backend class asks scoring to strip them; any other backend,
+    and one this validator does not know, is scored as written."""
+    data = vs.set_at(small, ("results", 0, "raw_predicted"), "El *gato")
+    data = vs.set_at(data, ("method", "backend"), backend)
+    card = _card(data)
+    _, results, _, _ = recompute._recompute(card, _entries(card))
+    assert results[0].predicted == predicted
+
+
+def test_recompute_scores_the_cards_semantic_claims_within_one_unit(small, small_ctx, monkeypatch):
+    """Another machine's BLAS (simulated: every recomputed similarity one unit of the 4th decimal up): the card's own
+    claimed similarities are scored, so the card validates exactly — run 0 and replicate runs alike."""
+    from mtboard.metrics import semantic
+
+    real = semantic.similarities
+    monkeypatch.setattr(semantic, "similarities", lambda left, right: [
+        min(1.0, round(v + 1 / semantic.UNITS, semantic.SEMANTIC_DECIMALS)) for v in real(left, right)])
+    report = _validate(small, small_ctx)
+    assert report.problems == [], [str(p) for p in report.problems]
+    replicated = json.loads(vs.real_card_bytes(4, fst=False, runs=2))
+    report = _validate(replicated, small_ctx)
+    assert report.problems == [], [str(p) for p in report.problems]
+
+
+def test_ignored_judge_fields_do_not_stop_the_comparison_of_later_fields(judged, small_ctx):
+    """Judge output is outside the recomputation (the ``judges`` check owns it): on a judged card the recomputed
+    results have no judgements and the totals no judge tokens — those differences are skipped, and the fields sorted
+    after them (a result's ``semantic_score``, the totals' ``total_cost_usd``) are still compared."""
+    report = _validate(judged, small_ctx)
+    assert report.ok, [str(p) for p in report.problems]
+    bad = vs.set_at(judged, ("results", 0, "semantic_score"), round(judged["results"][0]["semantic_score"] - 0.01, 4))
+    bad = vs.set_at(bad, ("totals", "total_cost_usd"), 1.0)
+    report = _validate(vs.refingerprint_and_reseal(bad), small_ctx)
+    fields = [(p.check, p.field) for p in report.problems]
+    assert ("metrics", "$.results[0].semantic_score") in fields and ("metrics", "$.totals.total_cost_usd") in fields
+    assert {c for c, _ in fields} == {"metrics"}
