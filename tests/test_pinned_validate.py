@@ -456,7 +456,7 @@ def test_replicate_layout(small_ctx):
         ("metrics", "$.replicate_runs", "method.runs is 2 but the card holds replicate runs [2] (expected [1]: run 0 "
                                         "is results)")]
     assert report.checks["mechanical"] == "skip" and report.checks["signatures"] == "skip"
-    assert report.skipped["mechanical"] == "replicate runs do not match method.runs"
+    assert report.skipped["mechanical"] == report.skipped["signatures"] == "replicate runs do not match method.runs"
     dropped = vs.refingerprint_and_reseal(vs.set_at(data, ("replicate_runs",), []))
     assert [(p.field, p.message) for p in _validate(dropped, small_ctx).problems] == [
         ("$.replicate_runs", "method.runs is 2 but the card holds replicate runs none (expected [1]: run 0 is results)")]
@@ -705,3 +705,59 @@ def test_ignored_judge_fields_do_not_stop_the_comparison_of_later_fields(judged,
     fields = [(p.check, p.field) for p in report.problems]
     assert ("metrics", "$.results[0].semantic_score") in fields and ("metrics", "$.totals.total_cost_usd") in fields
     assert {c for c, _ in fields} == {"metrics"}
+
+
+def test_a_recomputation_that_raises_fails_the_three_recomputed_checks(small, small_ctx, monkeypatch):
+    """Fault injection: scoring raising an mtboard error on a card that passed the binding checks (e.g. an analyser
+    that cannot be loaded here) fails metrics, mechanical and signatures with its problem, nothing else."""
+    from mtboard import scoring
+    from mtboard.errors import ConfigError
+
+    def boom(*_a, **_k):
+        raise ConfigError("the analyser cannot be loaded", field="fst")
+
+    monkeypatch.setattr(scoring, "score_run", boom)
+    report = _validate(small, small_ctx)
+    assert [(p.check, p.field, p.message) for p in report.problems] == [
+        (c, None, "recomputation failed: the analyser cannot be loaded") for c in ("metrics", "mechanical",
+                                                                                  "signatures")]
+    assert report.checks["dataset"] == report.checks["entries"] == report.checks["texts"] == "pass"
+
+
+def test_more_than_fifty_score_differences_still_reach_the_signatures(small, small_ctx):
+    """Every numeric score before ``signatures`` (in key order) and the availability notes edited — more than 50
+    differences — and one signature: the signature's difference is still found (scores are compared in full; only
+    the reports are capped per check)."""
+    bad = copy.deepcopy(small)
+    n = 0
+
+    def edit(x):
+        nonlocal n
+        for k, v in list(x.items()) if isinstance(x, dict) else enumerate(x):
+            if isinstance(v, (dict, list)):
+                edit(v)
+            elif isinstance(v, bool):
+                continue
+            elif isinstance(v, int):
+                x[k] = v + 1
+                n += 1
+            elif isinstance(v, float):
+                x[k] = v + 0.25 if v < 0.5 else v - 0.25
+                n += 1
+
+    scores = bad["scores"]
+    for key in sorted(scores):
+        if key < "signatures" and isinstance(scores[key], (dict, list)):
+            edit(scores[key])
+        elif key < "signatures" and isinstance(scores[key], (int, float)) and not isinstance(scores[key], bool):
+            v = scores[key]
+            scores[key] = v + 1 if isinstance(v, int) else (v + 0.25 if v < 0.5 else v - 0.25)
+            n += 1
+    for k in scores["metric_availability"]:
+        scores["metric_availability"][k] += " (edited)"
+        n += 1
+    assert n > 50
+    scores["signatures"]["composite"] += "|x:1"
+    report = _validate(vs.refingerprint_and_reseal(bad), small_ctx)
+    assert ("signatures", "$.scores.signatures.composite") in [(p.check, p.field) for p in report.problems]
+    assert len(_problems(report, "metrics")) == 20
