@@ -633,3 +633,24 @@ def test_ratio_columns_resample_as_sum_over_sum_with_the_full_ratio_where_no_ter
     stats = np.zeros((4, CHRF_STATS_LEN), dtype=np.int64)
     got = bootstrap.composite_resamples(stats, {"terminology_adherence": col}, counts)
     assert got.tolist() == [0.6, 2 / 6, 1.0, 0.6, 0.0]
+
+
+def test_a_ratio_column_does_not_end_the_columns_and_divides_by_no_zero(monkeypatch):
+    """Columns after a ratio column are still resampled (hand-made: the ratio column first, then a mean column), and
+    a resample that drew no term divides by no zero (numpy's floating-point errors raise here)."""
+    seen = {}
+
+    def combine(values):
+        seen.update(values)
+        return values["terminology_adherence"] + values["exact_match_rate"]
+
+    monkeypatch.setattr(bootstrap, "composite_array", combine)
+    ratio = np.array([[1, 0, 2, 0], [1, 2, 2, 0]])
+    exact = np.array([1.0, 0.0, 1.0, 1.0])
+    counts = np.array([[1, 1, 1, 1], [0, 0, 0, 4], [2, 0, 2, 0]])
+    stats = np.zeros((4, CHRF_STATS_LEN), dtype=np.int64)
+    with np.errstate(all="raise"):
+        got = bootstrap.composite_resamples(stats, {"terminology_adherence": ratio, "exact_match_rate": exact}, counts)
+    assert seen["terminology_adherence"].tolist() == [0.6, 0.6, 6 / 6]
+    assert seen["exact_match_rate"].tolist() == [0.75, 1.0, 1.0]
+    assert got.tolist() == [0.6 + 0.75, 0.6 + 1.0, 2.0]
