@@ -654,3 +654,31 @@ def test_a_ratio_column_does_not_end_the_columns_and_divides_by_no_zero(monkeypa
     assert seen["terminology_adherence"].tolist() == [0.6, 0.6, 6 / 6]
     assert seen["exact_match_rate"].tolist() == [0.75, 1.0, 1.0]
     assert got.tolist() == [0.6 + 0.75, 0.6 + 1.0, 2.0]
+
+
+def test_slice_composites_weigh_their_own_terminology_and_skip_uncovered_semantics(monkeypatch):
+    """Breakdowns on hand-made entries with glossaries: each slice's composite uses the slice's own terminology
+    adherence (Σ hits ÷ Σ terms of its entries) — hand weights B = 0.5 chrF + 0.5 terminology. With a target
+    language the embedding model does not cover (Catalan) there is no semantic score or hallucination rate, overall or
+    per slice, and the slices still get their composite."""
+    from mtboard.schema import GlossaryTerm
+
+    monkeypatch.setattr(comp, "WEIGHTS", {"A": {"chrf_plus_plus": 1.0},
+                                          "B": {"chrf_plus_plus": 0.5, "terminology_adherence": 0.5}})
+    term = [GlossaryTerm(source="file", targets=["fitxer"])]
+    ents = [Entry(id=1, source="Open the file.", reference="Obre el fitxer.", domain="tech", glossary=term),
+            Entry(id=2, source="Close the file.", reference="Tanca el fitxer.", domain="tech", glossary=term),
+            Entry(id=3, source="Save the file.", reference="Desa el fitxer.", domain="ui", glossary=term),
+            Entry(id=4, source="Good morning.", reference="Bon dia.", domain="ui")]
+    outs = ["Obre el fitxer.", "Tanca l'arxiu.", "Desa el document.", "Bon dia."]
+    scores, results = scoring.score_run(ents, [TranslationRecord(entry_id=e.id, raw_predicted=o)
+                                               for e, o in zip(ents, outs)],
+                                        source_language="en", target_language="ca", elapsed_seconds=1.0, fst=False)
+    assert [(r.glossary_hits, r.glossary_terms) for r in results] == [(1, 1), (0, 1), (0, 1), (None, None)]
+    assert scores.terminology_adherence == 1 / 3
+    assert scores.semantic_score is None and scores.hallucination_rate is None
+    assert all(r.semantic_score is None and r.hallucination_detected is None for r in results)
+    tech, ui = scores.by_domain["tech"], scores.by_domain["ui"]
+    assert tech.composite == round(0.5 * tech.chrf_plus_plus / 100 + 0.5 * (1 / 2), 6)  # 1 of 2 terms
+    assert ui.composite == round(0.5 * ui.chrf_plus_plus / 100 + 0.5 * 0.0, 6)  # 0 of 1 term
+    assert scores.composite == round(0.5 * scores.chrf_plus_plus / 100 + 0.5 * (1 / 3), 6)
