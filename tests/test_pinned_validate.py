@@ -457,6 +457,9 @@ def test_replicate_layout(small_ctx):
                                         "is results)")]
     assert report.checks["mechanical"] == "skip" and report.checks["signatures"] == "skip"
     assert report.skipped["mechanical"] == report.skipped["signatures"] == "replicate runs do not match method.runs"
+    single = vs.refingerprint_and_reseal(vs.set_at(data, ("method", "runs"), 1))
+    assert [(p.field, p.message) for p in _validate(single, small_ctx).problems] == [
+        ("$.replicate_runs", "method.runs is 1 but the card holds replicate runs [1] (expected none: run 0 is results)")]
     dropped = vs.refingerprint_and_reseal(vs.set_at(data, ("replicate_runs",), []))
     assert [(p.field, p.message) for p in _validate(dropped, small_ctx).problems] == [
         ("$.replicate_runs", "method.runs is 2 but the card holds replicate runs none (expected [1]: run 0 is results)")]
@@ -761,3 +764,33 @@ def test_more_than_fifty_score_differences_still_reach_the_signatures(small, sma
     report = _validate(vs.refingerprint_and_reseal(bad), small_ctx)
     assert ("signatures", "$.scores.signatures.composite") in [(p.check, p.field) for p in report.problems]
     assert len(_problems(report, "metrics")) == 20
+
+
+def test_result_count_mismatch_is_reported_by_compare_results(small):
+    """Defensive: the entries and replicate-layout checks run first, so a validation never recomputes another number
+    of results than the card holds; called directly, the comparison reports the counts under the block's path."""
+    from mtboard.validate.report import CardRun
+
+    card = _card(small)
+    run = CardRun("card.json")
+    recompute._compare_results(run, card.results, card.results[:-1], ("replicate_runs", 0, "results"), {})
+    assert [(p.check, p.field, p.message) for p in run.problems] == [
+        ("metrics", "$.replicate_runs[0].results", "recomputation produced 11 results for 12 stored")]
+    run = CardRun("card.json")
+    recompute._compare_results(run, card.results, card.results, ("results",), {})
+    assert run.problems == []
+
+
+def test_the_problem_cap_counts_replicate_differences_too(small_ctx):
+    """12 differences in run 0's results and 12 in the replicate run's: 20 are listed (the cap spans both)."""
+    data = json.loads(vs.real_card_bytes(4, fst=False, runs=2))
+    bad = copy.deepcopy(data)
+    for block in (bad["results"], bad["replicate_runs"][0]["results"]):
+        for r in block:
+            for k in ("bleu_score", "chrf_score", "ter_score"):
+                r[k] = r[k] + 1.0 if r[k] is not None and r[k] < 50 else 1.0
+    report = _validate(vs.refingerprint_and_reseal(bad), small_ctx)
+    metrics = _problems(report, "metrics")
+    assert len(metrics) == 20
+    assert [p.field for p in metrics][-8:] == [f"$.replicate_runs[0].results[{i}].{k}" for i in range(3)
+                                               for k in ("bleu_score", "chrf_score", "ter_score")][:8]
