@@ -682,3 +682,22 @@ def test_slice_composites_weigh_their_own_terminology_and_skip_uncovered_semanti
     assert tech.composite == round(0.5 * tech.chrf_plus_plus / 100 + 0.5 * (1 / 2), 6)  # 1 of 2 terms
     assert ui.composite == round(0.5 * ui.chrf_plus_plus / 100 + 0.5 * 0.0, 6)  # 0 of 1 term
     assert scores.composite == round(0.5 * scores.chrf_plus_plus / 100 + 0.5 * (1 / 3), 6)
+
+
+def test_an_uncovered_source_language_keeps_the_semantic_score_but_no_hallucination_signal():
+    """Catalan → Spanish (hand-made): the target is covered, so each entry has its semantic score and verdict; the
+    source is not, so there is no source similarity, no hallucination flag or rate, and the availability note names
+    the source language."""
+    from mtboard.metrics import semantic
+
+    ents = [Entry(id=1, source="Obre el fitxer.", reference="Abra el archivo."),
+            Entry(id=2, source="Bon dia.", reference="Buenos días.")]
+    scores, results = scoring.score_run(ents, [TranslationRecord(entry_id=1, raw_predicted="Abra el archivo."),
+                                               TranslationRecord(entry_id=2, raw_predicted="Buenas noches.")],
+                                        source_language="ca", target_language="es", elapsed_seconds=1.0, fst=False)
+    assert results[0].semantic_score == 1.0 and results[0].semantic_verdict == "VALID"
+    assert results[1].semantic_score is not None
+    assert [(r.source_similarity, r.hallucination_detected) for r in results] == [(None, None), (None, None)]
+    assert scores.semantic_score == semantic.mean_of([r.semantic_score for r in results])
+    assert scores.hallucination_rate is None and "semantic_score" not in scores.metric_availability
+    assert scores.metric_availability["hallucination_rate"].startswith("language 'ca' is not covered: ")
