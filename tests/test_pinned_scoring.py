@@ -701,3 +701,31 @@ def test_an_uncovered_source_language_keeps_the_semantic_score_but_no_hallucinat
     assert scores.semantic_score == semantic.mean_of([r.semantic_score for r in results])
     assert scores.hallucination_rate is None and "semantic_score" not in scores.metric_availability
     assert scores.metric_availability["hallucination_rate"].startswith("language 'ca' is not covered: ")
+
+
+def test_semantic_claims_replace_recomputed_values_within_one_unit_only():
+    """The validator's path (``semantic_claimed``): a card's claimed similarity one unit of the 4th decimal from the
+    recomputed one is scored as claimed — for the semantic score and the source similarity separately — two units
+    away, or absent, the recomputed value stands (hand-made en→es entries; the unclaimed run gives the base values)."""
+    from mtboard.metrics import semantic
+
+    ents = [Entry(id=1, source="Open the file.", reference="Abra el archivo."),
+            Entry(id=2, source="Save the changes.", reference="Guarde los cambios."),
+            Entry(id=3, source="Good morning.", reference="Buenos días."),
+            Entry(id=4, source="Close the window.", reference="Cierre la ventana.")]
+    outs = ["Abra el fichero.", "Guarde las modificaciones.", "Buenas tardes.", "Cierre la puerta."]
+    recs = [TranslationRecord(entry_id=e.id, raw_predicted=o) for e, o in zip(ents, outs)]
+    kw = dict(source_language="en", target_language="es", elapsed_seconds=1.0, fst=False)
+    _, base = scoring.score_run(ents, recs, **kw)
+    u = 1 / semantic.UNITS
+    s = [r.semantic_score for r in base]
+    src = [r.source_similarity for r in base]
+    assert all(0.0003 < v < 0.9997 for v in s + src), (s, src)
+    claims = {1: (round(s[0] + u, 4), round(src[0] - u, 4)),    # both one unit off: both claimed values used
+              2: (round(s[1] + 2 * u, 4), round(src[1] + u, 4)),  # score two units off: recomputed; source claimed
+              3: (None, None),                                   # no claim: recomputed
+              4: (round(s[3] - u, 4), round(src[3] + 2 * u, 4))}  # score claimed; source two units off: recomputed
+    scores, got = scoring.score_run(ents, recs, semantic_claimed=claims, **kw)
+    assert [r.semantic_score for r in got] == [claims[1][0], s[1], s[2], claims[4][0]]
+    assert [r.source_similarity for r in got] == [claims[1][1], claims[2][1], src[2], src[3]]
+    assert scores.semantic_score == semantic.mean_of([claims[1][0], s[1], s[2], claims[4][0]])
