@@ -729,3 +729,22 @@ def test_semantic_claims_replace_recomputed_values_within_one_unit_only():
     assert [r.semantic_score for r in got] == [claims[1][0], s[1], s[2], claims[4][0]]
     assert [r.source_similarity for r in got] == [claims[1][1], claims[2][1], src[2], src[3]]
     assert scores.semantic_score == semantic.mean_of([claims[1][0], s[1], s[2], claims[4][0]])
+
+
+def test_entry_columns_zero_accepted_words_no_semantics_and_the_glossary_ratio_column():
+    """Hand-set results: a usable entry with 0 of 2 words accepted has FST share 0; results without semantic values
+    (a language the model does not cover) have no semantic or hallucination column; glossary hits and terms form the
+    (2, n) ratio column, 0 for an entry without a glossary."""
+    _, results = _score(_records())
+    plain = [r.model_copy(update={"semantic_score": None, "source_similarity": None, "hallucination_detected": None,
+                                  "glossary_hits": h, "glossary_terms": t, "fst_accepted_words": a,
+                                  "fst_checked_words": c})
+             for r, h, t, a, c in zip(results, (1, 0, None, 2), (1, 2, None, 3), (0, 2, 1, None), (2, 2, 4, None))]
+    assert all(r.checks.outcome == "usable" for r in plain)
+    cols = comp.entry_columns(plain, has_equiv=False, has_fst=True)
+    assert sorted(cols) == ["code_switching_rate", "exact_match_rate", "fst_acceptance_rate", "terminology_adherence"]
+    assert cols["fst_acceptance_rate"].tolist() == [0.0, 1.0, 0.25, 1.0]
+    assert cols["terminology_adherence"].tolist() == [[1.0, 0.0, 0.0, 2.0], [1.0, 2.0, 0.0, 3.0]]
+    assert cols["terminology_adherence"].dtype == np.float64
+    assert comp.entry_columns([], has_equiv=False, has_fst=False) == {
+        "exact_match_rate": pytest.approx(np.array([])), "code_switching_rate": pytest.approx(np.array([]))}

@@ -134,3 +134,15 @@ def test_cache_path_defaults_to_home_cache_without_xdg(monkeypatch, tmp_path):
     assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
     monkeypatch.setenv(semantic.CACHE_ENV, "rel/c.sqlite3")
     assert semantic.cache_path() == Path("rel/c.sqlite3")
+
+
+def test_disk_cache_reads_more_keys_than_one_query_holds(tmp_path):
+    """1,200 stored vectors (hand-made, not embeddings) read back in one call: every one, whatever the chunking of the
+    query (500 keys a statement)."""
+    c = semantic._DiskCache(tmp_path / "c.sqlite3", "identity")
+    vecs = {f"text {i}": np.full(512, i, dtype=np.float32) for i in range(1200)}
+    c.put(vecs)
+    got = c.get(list(vecs))
+    assert len(got) == 1200
+    assert all(np.array_equal(got[t], v) and got[t].dtype == np.float32 for t, v in vecs.items())
+    assert c.get([]) == {} and semantic._DiskCache(None, "identity").get(["text 1"]) == {}
