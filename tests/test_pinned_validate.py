@@ -794,3 +794,62 @@ def test_the_problem_cap_counts_replicate_differences_too(small_ctx):
     assert len(metrics) == 20
     assert [p.field for p in metrics][-8:] == [f"$.replicate_runs[0].results[{i}].{k}" for i in range(3)
                                                for k in ("bleu_score", "chrf_score", "ter_score")][:8]
+
+
+# --------------------------------------------------------------------------------------------- binding, continued
+
+
+def test_no_corpora_folder_message_in_full(small, tmp_path):
+    nowhere = V.Context(root=tmp_path, corpora_dir=tmp_path / "none", recompute=False)
+    problems, _ = _dataset_problems(small, nowhere)
+    assert problems == [("$.dataset.id", f"no corpora folder at {(tmp_path / 'none').absolute()} (not an mtboard "
+                                         "checkout?) to find corpus 'mtb-en-es-dev' in; fix: run from the root of an "
+                                         "mtboard checkout, or pass --corpora DIR (the folder with the published corpus "
+                                         "files) or --root DIR")]
+
+
+@pytest.mark.parametrize("count, shown", [
+    (12, ", ".join(f"mtb-zz-{i:02d}" for i in range(1, 13))),
+    (13, ", ".join(f"mtb-zz-{i:02d}" for i in range(1, 13)) + " …")])
+def test_unknown_dataset_lists_at_most_twelve_known_ids(small, tmp_path, count, shown):
+    """A corpora folder with 12 or 13 other corpora (copies of the mini corpus under other ids): the message lists
+    the first 12 ids in order, and '…' only when there are more."""
+    data = json.loads(vs.mini_corpus().read_bytes())
+    (tmp_path / "corpora").mkdir()
+    for i in range(1, count + 1):
+        data["dataset"]["id"] = f"mtb-zz-{i:02d}"
+        (tmp_path / "corpora" / f"mtb-zz-{i:02d}.json").write_text(json.dumps(data), encoding="utf-8")
+    problems, _ = _dataset_problems(small, _structural_ctx(tmp_path))
+    assert problems == [("$.dataset.id", f"no corpus with this dataset id in corpora/ (known: {shown}); cards must "
+                                         "evaluate a published corpus (fix: pass --corpora DIR when its file is "
+                                         "elsewhere)")]
+
+
+def test_a_limit_of_one_is_valid(small, small_ctx):
+    one = copy.deepcopy(small)
+    one["results"] = one["results"][:1]
+    one["method"]["limit"], one["dataset"]["entry_count"] = 1, 1
+    report = _validate(vs.refingerprint_and_reseal(one), _structural_ctx(small_ctx.root))
+    assert report.checks["entries"] == "pass" and report.checks["texts"] == "pass", [str(p) for p in report.problems]
+
+
+def test_texts_are_compared_only_when_every_result_names_a_corpus_entry(mini):
+    """``entries`` failed: with an id outside the corpus no text is compared (nothing to bind the results to); with
+    results naming every entry of the corpus, diagnostic ones included, each is compared with its own entry."""
+    data, _, structural = mini
+    foreign = vs.set_at(data, ("results", 5, "entry_id"), 987654)
+    foreign = vs.set_at(foreign, ("results", 1, "domain"), "medical" if data["results"][1]["domain"] != "medical"
+                        else "tech")
+    report = _validate(vs.refingerprint_and_reseal(foreign), structural)
+    assert report.checks["entries"] == "fail" and report.checks["texts"] == "pass"
+    corpus, _ = load_corpus(vs.mini_corpus())
+    diag = [e.id for e in corpus.entries if e.segment != Segment.development]
+    every = copy.deepcopy(data)
+    for eid in diag:  # a copy of result 0 under each diagnostic id: its texts are entry 0's, not the diagnostic entry's
+        every["results"].append(vs.set_at(data["results"][0], ("entry_id",), eid))
+    every["results"].sort(key=lambda r: r["entry_id"])
+    report = _validate(vs.refingerprint_and_reseal(every), structural)
+    assert report.checks["entries"] == "fail"
+    fields = {p.field for p in _problems(report, "texts")}
+    i = [r["entry_id"] for r in every["results"]].index(diag[0])
+    assert f"$.results[{i}].source" in fields and f"$.results[{i}].expected" in fields
