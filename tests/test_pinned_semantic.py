@@ -146,3 +146,60 @@ def test_disk_cache_reads_more_keys_than_one_query_holds(tmp_path):
     assert len(got) == 1200
     assert all(np.array_equal(got[t], v) and got[t].dtype == np.float32 for t, v in vecs.items())
     assert c.get([]) == {} and semantic._DiskCache(None, "identity").get(["text 1"]) == {}
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ([3.0, 4.0], [4.0, 3.0], 24 / 25),          # |a| = |b| = 5: 24 / 25
+    ([1.0, 0.0], [1.0, 0.0], 1.0),              # unit vectors
+    ([2.0, 0.0], [0.0, 1.0], 0.0),              # orthogonal
+    ([1.0, 2.0], [2.0, 4.0], 1.0),              # parallel, norms √5 and 2√5
+    ([1.0, 1.0], [1.0, 0.0], 1 / 2 ** 0.5),     # one unit vector, one not
+    ([0.0, 0.0], [1.0, 2.0], 0.0),              # a zero vector has no direction: 0
+    ([1.0, 2.0], [0.0, 0.0], 0.0),
+    ([0.0, 0.0], [0.0, 0.0], 0.0),
+])
+def test_cosine_hand_worked(a, b, expected):
+    got = semantic._cosine(np.array(a, dtype=np.float32), np.array(b, dtype=np.float32))
+    assert got == pytest.approx(expected, abs=1e-15) and isinstance(got, float)
+
+
+def test_similarities_clip_to_0_1_round_to_4_decimals_and_check_lengths(monkeypatch):
+    values = iter([1.0000000002, -0.2, 0.123456, 0.99995])
+    monkeypatch.setattr(semantic, "_cosine", lambda a, b: next(values))
+    assert semantic.similarities(["a", "b", "c", "d"], ["e", "f", "g", "h"]) == [1.0, 0.0, 0.1235, 1.0]
+    with pytest.raises(ValueError) as info:
+        semantic.similarities(["a", "b"], ["c"])
+    assert str(info.value) == "2 left texts for 1 right texts"
+    assert semantic.similarities([], []) == []
+
+
+def test_encoder_is_loaded_once_per_process(monkeypatch):
+    monkeypatch.setattr(semantic, "_ENCODER", None)
+    first = semantic.encoder()
+    assert isinstance(first, semantic._Encoder) and semantic.encoder() is first and semantic._ENCODER is first
+
+
+def test_disk_cache_treats_a_vector_of_the_wrong_size_as_a_miss(tmp_path):
+    import sqlite3
+
+    c = semantic._DiskCache(tmp_path / "c.sqlite3", "identity")
+    c.put({"good": np.ones(512, dtype=np.float32)})
+    con = sqlite3.connect(tmp_path / "c.sqlite3")
+    con.execute("INSERT INTO emb (key, vec) VALUES (?, ?)", (c.key("short"), np.ones(511, dtype="<f4").tobytes()))
+    con.execute("INSERT INTO emb (key, vec) VALUES (?, ?)", (c.key("text"), "not bytes"))
+    con.commit()
+    con.close()
+    assert sorted(c.get(["good", "short", "text"])) == ["good"]
+
+
+def test_memory_cache_is_emptied_only_when_it_would_grow_past_its_cap(fresh, monkeypatch):
+    """CACHE_MAX 3 (patched): 2 cached + 1 new = 3 fits; 3 cached + 2 new = 5 does not, so the cache is emptied
+    first and holds the 2 new texts."""
+    monkeypatch.setattr(semantic, "CACHE_MAX", 3)
+    monkeypatch.setattr(fresh.disk, "path", None)
+    fresh.cache.clear()
+    fresh.embed(["uno", "dos"])
+    fresh.embed(["tres"])
+    assert sorted(fresh.cache) == ["dos", "tres", "uno"]
+    fresh.embed(["cuatro", "cinco"])
+    assert sorted(fresh.cache) == ["cinco", "cuatro"]
