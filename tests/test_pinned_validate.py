@@ -467,7 +467,9 @@ def test_replicate_layout(small_ctx):
     rr = swapped["replicate_runs"][0]["results"]
     rr[0], rr[1] = rr[1], rr[0]
     report = _validate(vs.refingerprint_and_reseal(swapped), small_ctx)
-    assert [(p.check, p.field) for p in report.problems] == [("metrics", "$.replicate_runs[0].results")]
+    assert [(p.check, p.field, p.message) for p in report.problems] == [
+        ("metrics", "$.replicate_runs[0].results", "a replicate run's entries differ from results' (same ids, same "
+                                                   "order)")]
     # a replicate's stored output edited: recomputed and compared under its own path
     edited = vs.set_at(data, ("replicate_runs", 0, "results", 2, "chrf_score"),
                        data["replicate_runs"][0]["results"][2]["chrf_score"] + 1.0)
@@ -853,3 +855,58 @@ def test_texts_are_compared_only_when_every_result_names_a_corpus_entry(mini):
     fields = {p.field for p in _problems(report, "texts")}
     i = [r["entry_id"] for r in every["results"]].index(diag[0])
     assert f"$.results[{i}].source" in fields and f"$.results[{i}].expected" in fields
+
+
+def test_diff_edge_cases():
+    out: list = []
+    recompute._diff({"x": 1}, 3, (), out)  # an object against a number: the whole value differs
+    assert out == [((), {"x": 1}, 3)]
+    out = []
+    recompute._diff({"x": 1, "z": 2}, {"x": 1}, (), out)  # absent on the recomputed side
+    assert out == [(("z",), 2, recompute._MISSING)]
+    out = []
+    recompute._diff({1: "a", "b": 2}, {1: "c", "b": 3}, (), out)  # keys of mixed types are ordered as text
+    assert out == [((1,), "a", "c"), (("b",), 2, 3)]
+    out = []
+    recompute._diff({"p": list(range(10))}, {"p": list(range(1, 11))}, (), out, limit=3)  # the limit holds inside
+    assert out == [(("p", 0), 0, 1), (("p", 1), 1, 2), (("p", 2), 2, 3)]
+
+
+def test_chrf_signature_without_nc_and_semantic_signature_of_other_weights(small, small_ctx):
+    from mtboard.metrics import semantic
+
+    sig = small["scores"]["signatures"]
+    no_nc = vs.refingerprint_and_reseal(vs.set_at(small, ("scores", "signatures", "chrf"),
+                                                  sig["chrf"].replace("nc:6|", "")))
+    assert ("$.scores.signatures.chrf", "chrF++ uses character 6-grams (nc:6); signature says nc:?") in [
+        (p.field, p.message) for p in _problems(_validate(no_nc, small_ctx), "signatures")]
+    mine = semantic.semantic_signature()
+    weights = recompute._sig_fields(mine)["weights"]
+    other = vs.refingerprint_and_reseal(vs.set_at(small, ("scores", "signatures", "semantic"),
+                                                  mine.replace(weights, "sha256:000000000000")))
+    assert ("signatures", "$.scores.signatures.semantic",
+            f"scored with embedding weights sha256:000000000000; this validator has {weights}, so semantic scores "
+            "cannot be recomputed bit-for-bit (re-score with the pinned version)") in [
+        (p.check, p.field, p.message) for p in _validate(other, small_ctx).problems]
+    package = recompute._sig_fields(mine)["package"]
+    nameless = vs.refingerprint_and_reseal(vs.set_at(small, ("scores", "signatures", "semantic"),
+                                                     mine.replace(f"|package:{package}", "")))
+    assert ("$.scores.signatures.semantic", f"scored with the embedding package ?; this validator has {package}, so "
+                                            "semantic scores cannot be recomputed bit-for-bit (re-score with the "
+                                            "pinned version)") in [
+        (p.field, p.message) for p in _problems(_validate(nameless, small_ctx), "signatures")]
+
+
+def test_dataset_messages_with_no_known_corpus_and_two_versions(small, tmp_path):
+    (tmp_path / "empty" / "corpora").mkdir(parents=True)
+    problems, _ = _dataset_problems(small, _structural_ctx(tmp_path / "empty"))
+    assert problems == [("$.dataset.id", "no corpus with this dataset id in corpora/ (known: none); cards must "
+                                         "evaluate a published corpus (fix: pass --corpora DIR when its file is "
+                                         "elsewhere)")]
+    data = json.loads(vs.mini_corpus().read_bytes())
+    (tmp_path / "two" / "corpora").mkdir(parents=True)
+    for v in ("2.0.0", "1.5.0"):
+        data["dataset"]["version"] = v
+        (tmp_path / "two" / "corpora" / f"mtb-en-es-dev-{v}.json").write_text(json.dumps(data), encoding="utf-8")
+    problems, _ = _dataset_problems(small, _structural_ctx(tmp_path / "two"))
+    assert problems == [("$.dataset.version", "dataset version 1.0.0 is not published (have: 1.5.0, 2.0.0)")]
