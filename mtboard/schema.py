@@ -1129,7 +1129,8 @@ class MetricDelta(Strict):
     """One score compared between the submitted card and the maintainer's re-run."""
 
     metric: str
-    """Score name, a key of ``scores`` (e.g. ``chrf_plus_plus``, ``composite``)."""
+    """Score name, a key of ``scores`` (e.g. ``chrf_plus_plus``, ``composite``), or ``neural_metrics.<key>`` for a
+    neural metric's aggregate (``neural_metrics.comet22``)."""
     stored: float | None
     """Value in the submitted card."""
     rerun: float | None

@@ -121,7 +121,7 @@ def test_an_unknown_revision_is_refused_offline(tiny):
 
 def test_cli_scores_a_work_dir_card_that_then_validates(tiny, tmp_path):
     python, root, revs = tiny
-    card = vs.real_card_bytes(12, fst=False)
+    card = vs.real_card_bytes(12)  # with the FST analyser, as the verification re-run scores
     work = tmp_path / "work"
     work.mkdir()
     (work / "card.json").write_bytes(card)
@@ -139,3 +139,15 @@ def test_cli_scores_a_work_dir_card_that_then_validates(tiny, tmp_path):
     dest = vs.place(repo_root, (work / "card.json").read_bytes())
     rep = V.validate_card(dest, V.make_context(repo_root, ROOT / "corpora", secret_segment_env=None))
     assert rep.problems == [] and rep.checks["neural"] == "pass"
+    # mtboard verify re-runs the method (Apertium: deterministic) and re-scores COMET-22 at the card's commit and
+    # batch size: the claimed aggregate is confirmed exactly, and the kept re-run card carries the metric
+    from mtboard.verify import verify_card
+
+    res = verify_card(dest, root=repo_root, corpora_dir=ROOT / "corpora", out_dir=tmp_path / "out",
+                      workdir=tmp_path / "verify-work")
+    (delta,) = [d for d in res.record.deltas if d.metric == "neural_metrics.comet22"]
+    assert (delta.stored, delta.rerun, delta.delta, delta.within) == (rec.score, rec.score, 0.0, True)
+    assert res.record.passed, res.record.reason
+    kept = load_card(res.rerun_card_path)
+    assert kept.run_card_hash == res.record.rerun_run_card_hash
+    assert [r.plugin_metrics["comet22"] for r in kept.results] == values
