@@ -151,3 +151,21 @@ def test_cli_scores_a_work_dir_card_that_then_validates(tiny, tmp_path):
     kept = load_card(res.rerun_card_path)
     assert kept.run_card_hash == res.record.rerun_run_card_hash
     assert [r.plugin_metrics["comet22"] for r in kept.results] == values
+
+
+def test_run_with_neural_metric_scores_the_finished_card_and_its_report(tiny, tmp_path):
+    python, root, revs = tiny
+    work = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "run", str(ROOT / "corpora" / "mtb-en-es-dev.json"),
+                           "--method", "apertium:eng-spa", "--limit", "3", "--work-dir", str(work),
+                           "--neural-metric", "comet22", "--neural-batch-size", "2",
+                           "--neural-revision", f"comet22={revs['Unbabel/wmt22-comet-da']}"],
+                          capture_output=True, text=True, timeout=900, check=False, cwd=tmp_path,
+                          env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    card = load_card(work / "card.json")
+    rec = card.neural_metrics["comet22"]
+    assert (rec.n, rec.batch_size, rec.commit) == (3, 2, revs["Unbabel/wmt22-comet-da"])
+    assert all(isinstance(r.plugin_metrics["comet22"], float) for r in card.results)
+    # report.md's card line follows the re-sealed card
+    assert card.run_card_hash in (work / "report.md").read_text(encoding="utf-8")

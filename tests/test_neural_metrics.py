@@ -176,3 +176,20 @@ def test_rescore_refuses_a_card_with_neural_metrics(base_card, tmp_path):
     write_card(apply_neural(base_card, [_run("comet22", SCORES12)]), p)
     with pytest.raises(InputError, match="carries neural metrics"):
         rescore_card(p, corpora_dir=ROOT / "corpora")
+
+
+def test_run_with_a_neural_metric_and_no_comet_environment_stops_before_translating(tmp_path):
+    import cli_support
+
+    work = tmp_path / "work"
+    proc = cli_support.invoke(["run", str(ROOT / "corpora" / "mtb-en-es-dev.json"), "--method", "apertium:eng-spa",
+                               "--limit", "2", "--work-dir", str(work), "--neural-metric", "comet22"],
+                              env={neural.PYTHON_ENV: str(tmp_path / "no-env" / "python")})
+    assert proc.returncode == 1
+    assert "no COMET environment at" in proc.stderr and "scripts/setup.sh --comet" in proc.stderr
+    assert not (work / "translations.jsonl").exists()
+    bad = cli_support.invoke(["run", str(ROOT / "corpora" / "mtb-en-es-dev.json"), "--method", "apertium:eng-spa",
+                              "--neural-metric", "metricx"])
+    assert bad.returncode == 1 and "unknown neural metric 'metricx'" in bad.stderr
+    rev = cli_support.invoke(["neural", str(work), "--metric", "comet22", "--revision", "comet22"])
+    assert rev.returncode == 1

@@ -16,7 +16,7 @@ from mtboard.cli import app, guarded
 from mtboard.errors import ConfigError
 
 
-def parse_revisions(specs: list[str] | None) -> dict[str, str]:
+def parse_revisions(specs: list[str] | None, option: str = "--neural-revision") -> dict[str, str]:
     """``KEY=COMMIT`` options → {key: commit}. Raises: ConfigError for a malformed one or an unknown key."""
     from mtboard.metrics.neural import MODELS
 
@@ -25,7 +25,7 @@ def parse_revisions(specs: list[str] | None) -> dict[str, str]:
         key, sep, rev = spec.partition("=")
         key, rev = key.strip(), rev.strip()
         if not sep or key not in MODELS or not rev:
-            raise ConfigError(f"bad revision {spec!r}", field="--neural-revision",
+            raise ConfigError(f"bad revision {spec!r}", field=option,
                               fix=f"use KEY=COMMIT with KEY one of {', '.join(MODELS)}")
         out[key] = rev
     return out
@@ -35,6 +35,27 @@ def neural_lines(card) -> list[str]:  # noqa: ANN001 - RunCard (imported lazily)
     """One line per neural metric of a card: key, score, n and signature."""
     return [f"{key:<11} {m.score:.4f} over {m.n} entries (claimed until `mtboard verify`)  {m.signature}"
             for key, m in card.neural_metrics.items()]
+
+
+def write_scored(new, target: Path, workdir: Path, original: Path) -> None:  # noqa: ANN001 - RunCard
+    """Write the scored card and print its lines; when it replaces the work directory's own card, bring report.md's
+    card line and the PR body file in step (as ``mtboard judge`` does)."""
+    from mtboard import documents
+
+    documents.write_card(new, target)
+    for line in neural_lines(new):
+        typer.echo(line)
+    typer.echo(f"card        {target}")
+    if Path(target).resolve() == original.resolve():
+        from mtboard.report import REPORT, rejudge_report
+        from mtboard.submit import refresh_body_file
+
+        if rejudge_report(workdir / REPORT, new):
+            typer.echo(f"report      {workdir / REPORT}  (card hashes re-written)")
+        removed, body = refresh_body_file(Path(target), new, Path("."))
+        if body is not None:
+            typer.echo(f"pr body     {body}" + (f"  (replaces {', '.join(p.name for p in removed)}; run `mtboard "
+                                               "submit` again for the scored card)" if removed else ""))
 
 
 @app.command()
@@ -66,10 +87,6 @@ def neural(
                           fix="finish the run first (mtboard run … --work-dir WORKDIR) or pass --card")
     keys = parse_metrics(metrics)
     card = documents.load_card(cpath)
-    new = score_card(card, keys, revisions=parse_revisions(revision), batch_size=batch_size, device=device,
+    new = score_card(card, keys, revisions=parse_revisions(revision, "--revision"), batch_size=batch_size, device=device,
                      python=comet_python)
-    target = out or cpath
-    documents.write_card(new, target)
-    for line in neural_lines(new):
-        typer.echo(line)
-    typer.echo(f"card        {target}")
+    write_scored(new, out or cpath, Path(workdir), cpath)
