@@ -193,3 +193,25 @@ def test_run_with_a_neural_metric_and_no_comet_environment_stops_before_translat
     assert bad.returncode == 1 and "unknown neural metric 'metricx'" in bad.stderr
     rev = cli_support.invoke(["neural", str(work), "--metric", "comet22", "--revision", "comet22"])
     assert rev.returncode == 1
+
+
+def test_the_run_page_shows_neural_metrics_as_claimed_until_an_accepted_verification_confirms_them():
+    from mtboard.site.load import LoadedCard, Verification
+    from mtboard.site.runpage import neural_view
+
+    raw = vs.neural_card_bytes()
+    card = loads_card(raw, "card")
+    lc = LoadedCard(path="x.json", raw=raw, card=card, page_id=card.run_card_hash[:16],
+                    verification=Verification("self-benchmarked"))
+    (row,) = neural_view(lc)
+    # (8123 + 7000 + 6543 + 9000 + 3100 + 5000 + 5500 + 6000 + 6100 + 6200 + 9999 + 1234) / 12 = 6149.9… → 0.615
+    assert (row["key"], row["label"], row["score"], row["n"], row["status"]) == ("comet22", "COMET-22", 0.615, 12,
+                                                                                 "claimed")
+    assert row["commit"] == "2760a223ac95" and row["signature"] == card.neural_metrics["comet22"].signature
+    delta = {"metric": "neural_metrics.comet22", "stored": 0.615, "rerun": 0.615, "delta": 0.0, "within": True}
+    lc.verification = Verification("gds-verified", {"deltas": [delta]})
+    assert neural_view(lc)[0]["status"] == "verified"
+    lc.verification = Verification("self-benchmarked", {"deltas": [delta]})  # a record not accepted: still claimed
+    assert neural_view(lc)[0]["status"] == "claimed"
+    lc.verification = Verification("gds-verified", {"deltas": [{**delta, "within": False}]})
+    assert neural_view(lc)[0]["status"] == "claimed"
