@@ -215,3 +215,8 @@ def test_the_run_page_shows_neural_metrics_as_claimed_until_an_accepted_verifica
     assert neural_view(lc)[0]["status"] == "claimed"
     lc.verification = Verification("gds-verified", {"deltas": [{**delta, "within": False}]})
     assert neural_view(lc)[0]["status"] == "claimed"
+
+
+def test_a_revision_must_be_a_commit():
+    with pytest.raises(ConfigError, match="revision 'main' of comet22 is not a commit"):
+        neural.score_segments("comet22", ["a"], [None], ["c"], revision="main")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -44,7 +45,7 @@ NO_OUTPUT_SCORE = 0.0
 and xCOMET are trained to (a raw COMET score can fall slightly outside it)."""
 PYTHON_ENV = "MTBOARD_COMET_PYTHON"
 """Environment variable: the Python of the COMET environment. Default: ``.venv-comet/bin/python`` under the current
-folder (what ``scripts/setup.sh --comet`` creates)."""
+folder, else under the checkout mtboard is installed from (what ``scripts/setup.sh --comet`` creates)."""
 DEFAULT_PYTHON = Path(".venv-comet") / "bin" / "python"
 WORKER = Path(__file__).with_name("comet_worker.py")
 """The worker script run in the COMET environment."""
@@ -152,8 +153,12 @@ def comet_python(explicit: str | os.PathLike[str] | None = None) -> str:
     """The COMET environment's Python: ``explicit``, else :data:`PYTHON_ENV`, else :data:`DEFAULT_PYTHON`.
 
     Raises: ConfigError when none exists (fix: ``scripts/setup.sh --comet``)."""
-    candidate = explicit or os.environ.get(PYTHON_ENV) or DEFAULT_PYTHON
-    p = Path(candidate)
+    given = explicit or os.environ.get(PYTHON_ENV)
+    if given:
+        p = Path(given)
+    else:  # the current folder, then the checkout of an editable install (mtboard/metrics/neural.py → repo root)
+        p = next((c for c in (DEFAULT_PYTHON, Path(__file__).resolve().parents[2] / DEFAULT_PYTHON) if c.exists()),
+                 DEFAULT_PYTHON)
     if not p.exists():
         raise ConfigError(f"no COMET environment at {p}", field=PYTHON_ENV,
                           fix="create it with scripts/setup.sh --comet, or set MTBOARD_COMET_PYTHON to the Python "
@@ -177,8 +182,8 @@ def score_segments(key: str, sources: Sequence[str], hypotheses: Sequence[str | 
         python: the COMET environment's Python (default :func:`comet_python`).
         timeout_s: wall-clock limit for the worker (None: none).
 
-    Returns: :class:`NeuralRun`. Raises: ConfigError for an unknown key, a missing reference list, a bad device or
-    batch size, or no COMET environment; BackendError when the worker fails (its last stderr lines in the message).
+    Returns: :class:`NeuralRun`. Raises: ConfigError for an unknown key, a revision that is not a 40-hex commit, a
+    missing reference list, a bad device or batch size, or no COMET environment; BackendError when the worker fails (its last stderr lines in the message).
     """
     if key not in MODELS:
         raise ConfigError(f"unknown neural metric {key!r}", field="--neural-metric", fix=f"use one of {', '.join(MODELS)}")
@@ -193,6 +198,9 @@ def score_segments(key: str, sources: Sequence[str], hypotheses: Sequence[str | 
         raise ConfigError("sources, hypotheses and references differ in length", field="segments",
                           fix="pass aligned lists")
     rev = revision or m.revision
+    if not re.fullmatch(r"[0-9a-f]{40}", rev):
+        raise ConfigError(f"revision {rev!r} of {key} is not a commit", field="--neural-revision",
+                          fix="pass the model repository's 40-hex commit id (a branch or tag can move)")
     sent = [i for i, h in enumerate(hypotheses) if h is not None]
     samples = []
     for i in sent:
