@@ -124,6 +124,25 @@ def _gpu() -> Probe:
                      "optional: local models then run on the CPU")
 
 
+def _comet() -> Probe:
+    """The COMET environment for neural metrics (docs/neural_metrics.md): found by its files, not started."""
+    from mtboard.metrics import neural
+
+    part = "COMET environment (neural metrics)"
+    python = os.environ.get(neural.PYTHON_ENV) or str(neural.DEFAULT_PYTHON)
+    if not os.path.exists(python):
+        return Probe(part, False, f"none at {python}", "optional: bash scripts/setup.sh --comet (~1.4 GB)")
+    env = os.path.dirname(os.path.dirname(python))  # .../bin/python → the environment (symlinks not followed)
+    import glob
+
+    dists = sorted(glob.glob(os.path.join(env, "lib", "python*", "site-packages", "unbabel_comet-*.dist-info")))
+    if not dists:
+        return Probe(part, False, f"{python}: unbabel-comet not installed",
+                     "bash scripts/setup.sh --comet (installs requirements/comet.txt)")
+    version = os.path.basename(dists[-1]).removeprefix("unbabel_comet-").removesuffix(".dist-info")
+    return Probe(part, True, f"unbabel-comet {version} ({python})")
+
+
 def _chromium() -> Probe:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
@@ -141,4 +160,5 @@ def _env() -> Probe:
 
 def probes() -> list[Probe]:
     """All probes, in display order."""
-    return [_apertium(), _local_server(), _sandbox(), _gemma(), *_mecab(), _fst(), _gpu(), _chromium(), _env()]
+    return [_apertium(), _local_server(), _sandbox(), _gemma(), *_mecab(), _fst(), _gpu(), _comet(), _chromium(),
+            _env()]

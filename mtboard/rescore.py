@@ -10,7 +10,8 @@ the same run, scored again (e.g. after a harness change that alters what a card 
 
 What rescoring cannot change is the evidence itself: outputs, latencies (a batch engine's per-entry latency is a
 measurement the card either has or lacks — re-run such methods instead) and usage. Cards with judge verdicts are
-refused (judges must see the re-scored outputs: ``mtboard judge`` after re-running).
+refused (judges must see the re-scored outputs: ``mtboard judge`` after re-running), and so are cards with neural
+metrics (``mtboard neural`` on the re-scored card).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def rescore_card(card_path: str | os.PathLike[str], *, corpora_dir: str | os.Pat
     if card.judges:
         raise InputError("the card carries judge verdicts; rescoring would leave them judging other scores",
                          where=str(path), fix="re-run the method and judge the new card (mtboard judge)")
+    if card.neural_metrics:
+        raise InputError("the card carries neural metrics; rescoring would leave them scoring other outputs",
+                         where=str(path), fix="rescore a card without them, then add them again (mtboard neural)")
     corpus = _corpus_for(card, Path(corpora_dir))
     spec = RunSpec.from_card(card)
     seg = corpus.segment(card.dataset.segment)

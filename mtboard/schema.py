@@ -791,6 +791,34 @@ class JudgeVerdict(Strict):
     """Kept for judge_failed verdicts (the answer that did not parse)."""
 
 
+class NeuralMetric(Strict):
+    """One neural metric over the card's ``results`` (COMET-22, CometKiwi, xCOMET; mtboard.metrics.neural,
+    docs/neural_metrics.md). The per-entry values are ``results[].plugin_metrics[<key>]`` (spec §3.7). Excluded from
+    the composite (spec §4.2). Not recomputed by ``mtboard validate`` (too heavy): the validator checks the shape, the
+    signature and that ``score`` is the aggregate of the per-entry values; the values themselves are *claimed* until
+    ``mtboard verify`` re-scores them."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent", "commit": "declared", "encoder": "declared",
+                                             "device": "declared", "versions": "declared"}
+
+    model: str = Field(min_length=3, max_length=200)
+    """Hugging Face model id, e.g. ``Unbabel/wmt22-comet-da``."""
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    """Commit of the model repository the pinned revision resolved to (huggingface_hub snapshot folder)."""
+    encoder: str
+    """The encoder named by the checkpoint's ``hparams.yaml`` (``pretrained_model``: tokenizer and config source)."""
+    batch_size: int = Field(ge=1)
+    device: Literal["cpu", "cuda"]
+    versions: dict[str, str]
+    """Versions of unbabel-comet, torch, transformers, huggingface-hub and pytorch-lightning that scored."""
+    n: Count
+    """Entries with a value (every entry of ``results``)."""
+    score: float
+    """Mean of the per-entry values, 4 decimals (mtboard.metrics.neural.aggregate)."""
+    signature: str
+    """``comet22|model:…|rev:…|encoder:…|bs:…|device:…|comet:…|torch:…|transformers:…|hub:…|dp:4``."""
+
+
 class JudgeSummary(Strict):
     """Aggregate of one judge over the run."""
 
@@ -872,7 +900,8 @@ class EntryResult(Strict):
         "*": "recomputed", "entry_id": "consistent", "source": "consistent", "expected": "consistent",
         "segment": "consistent", "difficulty": "consistent", "domain": "consistent", "provenance": "consistent",
         "raw_predicted": "declared", "latency_s": "declared", "batch_latency_s": "declared", "error": "declared",
-        "error_kind": "declared", "attempts": "declared", "usage": "declared", "judgements": "consistent"}
+        "error_kind": "declared", "attempts": "declared", "usage": "declared", "judgements": "consistent",
+        "plugin_metrics": "consistent"}
 
     entry_id: Count
     source: str
@@ -905,6 +934,8 @@ class EntryResult(Strict):
     error_kind: _lax(ErrorKind) | None = None
     attempts: Count = 1
     plugin_metrics: dict[str, JsonValue] = {}
+    """Per-entry plugin output (spec §3.7): today the neural metrics' values by key (``comet22``, ``cometkiwi``,
+    ``xcomet``), each with its record in ``neural_metrics``; the ``neural`` check refuses any other key."""
     fst_valid: bool | None = None
     fst_accepted_words: Count | None = None
     """Words the FST analyser accepted (None without an analyser; 0 for entries without usable output)."""
@@ -1044,6 +1075,8 @@ class RunCard(Strict):
     totals: Totals
     results: list[EntryResult]
     judges: dict[str, JudgeSummary] = {}
+    neural_metrics: dict[str, NeuralMetric] = {}
+    """Neural metrics by key (``comet22``, ``cometkiwi``, ``xcomet``); absent when none was scored."""
     replicate_runs: list[ReplicateRun] = []
     """Runs 1 … N−1 of ``--runs N`` (run 0 is ``results``); absent for single runs."""
     notes: str | None = None
@@ -1057,8 +1090,9 @@ class RunCard(Strict):
     @model_serializer(mode="wrap")
     def _omit_absent_replicates(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        if not data.get("replicate_runs"):
-            data.pop("replicate_runs", None)
+        for key in ("replicate_runs", "neural_metrics"):
+            if not data.get(key):
+                data.pop(key, None)
         return data
 
 
@@ -1095,7 +1129,8 @@ class MetricDelta(Strict):
     """One score compared between the submitted card and the maintainer's re-run."""
 
     metric: str
-    """Score name, a key of ``scores`` (e.g. ``chrf_plus_plus``, ``composite``)."""
+    """Score name, a key of ``scores`` (e.g. ``chrf_plus_plus``, ``composite``), or ``neural_metrics.<key>`` for a
+    neural metric's aggregate (``neural_metrics.comet22``)."""
     stored: float | None
     """Value in the submitted card."""
     rerun: float | None

@@ -13,6 +13,11 @@ prices and are not compared), ``|rerun − stored| <= tolerance × |stored|`` (d
 spec §1.3); when ``stored`` is 0 the bound is ``tolerance × full scale`` (100 for chrF++/BLEU/TER, 1 for rates and
 the composite). Missing on one side only fails.
 
+Neural metrics (docs/neural_metrics.md): PR validation never re-runs them, so a card's COMET values are *claimed*
+until here. When the card has ``neural_metrics``, the re-run's outputs are scored with the same metrics at the commits
+and batch sizes the card records (device: :data:`NEURAL_DEVICE_ENV`, default cpu) in the COMET environment, and each
+aggregate is compared like a rate (``neural_metrics.<key>``, full scale 1).
+
 Verifiable methods: a backend registered in this harness (built-in or installed plugin) and, when the method used a
 prompt, the same prompt file (its SHA-256 must equal ``method.prompt_template_sha256``) rendering the same system
 prompt. Anything else raises :class:`NotVerifiable` saying why. Secrets (API keys) come only from the environment;
@@ -32,7 +37,7 @@ from pathlib import Path
 
 from mtboard import __version__, canonical, runner, safejson
 from mtboard.backends.base import get_backend, load_backends
-from mtboard.documents import atomic_write, load_card, load_corpus
+from mtboard.documents import atomic_write, load_card, load_corpus, write_card
 from mtboard.errors import ConfigError, InputError, MtboardError
 from mtboard.prompts import load_prompt
 from mtboard.runspec import RunSpec, facts_from_card
@@ -68,7 +73,25 @@ class VerifyResult:
     """Where the re-run card was kept (None for secret-segment re-runs: it holds secret text and is deleted)."""
 
 
+NEURAL_DEVICE_ENV = "MTBOARD_NEURAL_DEVICE"
+"""Environment variable: the device (``cpu`` or ``cuda``) neural metrics are re-scored on (default ``cpu``)."""
+
+
+def rescore_neural(card: RunCard, rerun: RunCard) -> RunCard:
+    """``rerun`` with every neural metric of ``card`` scored on its outputs: the same model commit and batch size
+    (:func:`mtboard.neural_card.score_card`). Raises what that raises (ConfigError without a COMET environment)."""
+    from mtboard.neural_card import score_card
+
+    device = os.environ.get(NEURAL_DEVICE_ENV, "cpu")
+    for key, rec in card.neural_metrics.items():
+        rerun = score_card(rerun, [key], revisions={key: rec.commit}, batch_size=rec.batch_size, device=device)
+    return rerun
+
+
 def _score_value(card: RunCard, name: str) -> float | None:
+    if name.startswith("neural_metrics."):
+        rec = card.neural_metrics.get(name.split(".", 1)[1])
+        return None if rec is None else rec.score
     s = card.scores
     if name == "error_rate":
         return s.errors / s.total if s.total else None
@@ -79,7 +102,8 @@ def _score_value(card: RunCard, name: str) -> float | None:
 def compare(stored: RunCard, rerun: RunCard, tolerance: float) -> list[MetricDelta]:
     """Per-score deltas between a submitted card and its re-run (see the module docstring for the rule)."""
     out: list[MetricDelta] = []
-    for name, scale in COMPARED.items():
+    neural_scales = {f"neural_metrics.{k}": 1.0 for k in stored.neural_metrics}
+    for name, scale in {**COMPARED, **neural_scales}.items():
         a, b = _score_value(stored, name), _score_value(rerun, name)
         if a is None and b is None:
             continue
@@ -273,6 +297,9 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     rerun: RunCard | None = None
     try:
         rerun = runner.run(settings(corpus_path, segment, spec.dataset.limit, work), progress).card
+        if rerun is not None and card.neural_metrics:
+            rerun = rescore_neural(card, rerun)
+            write_card(rerun, work / "rerun-card.json")  # the kept evidence is the card with its neural metrics
     except runner.IncompleteRunError as exc:
         reason = f"re-run incomplete: {exc.problem}"
     secret_scores: dict[str, float | None] = {}
@@ -353,6 +380,6 @@ def _relpath(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult",
+__all__ = ["NEURAL_DEVICE_ENV", "rescore_neural", "COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult",
            "check_verifiable", "compare",
            "verify_card"]

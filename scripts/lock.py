@@ -15,12 +15,18 @@ verify.yml re-runs a ``gguf:`` card with llama-cpp-python, which has no wheels o
 files pinned consistently with ci.txt — ``requirements/verify-build.txt`` (its build backend) and
 ``requirements/verify-local.txt`` (its sdist and server dependencies), installed with ``--require-hashes`` and the
 sdist built with ``--no-build-isolation`` (:func:`local_inputs`).
+
+Neural metrics (docs/neural_metrics.md) run in a separate environment that cannot share ci.txt's (unbabel-comet needs
+huggingface-hub<1.0 and numpy<2): ``requirements/comet.txt`` locks ``requirements/comet.in`` on its own
+(:func:`comet_inputs`), with PyTorch's CPU wheel — found through :data:`TORCH_CPU_LINKS` — instead of PyPI's CUDA
+build. verify.yml installs it only for a card that has neural metrics.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -106,6 +112,28 @@ def compile_lock(uv: str, out: Path, requirements: list[str], digest: str, *args
     return 0
 
 
+COMET_IN = ROOT / "requirements" / "comet.in"
+"""The COMET environment's requirements (unbabel-comet, torch, setuptools)."""
+COMET_LOCK = ROOT / "requirements" / "comet.txt"
+"""Hashed lock of :data:`COMET_IN` (its own resolution: not constrained by :data:`LOCK`)."""
+TORCH_CPU_LINKS = os.environ.get("TORCH_CPU_LINKS") or (
+    "/opt/wheels" if Path("/opt/wheels").is_dir() else "https://download.pytorch.org/whl/cpu/torch/")
+"""Where uv finds torch's CPU wheel (``torch==X+cpu``): ``$TORCH_CPU_LINKS``, else the local wheel folder of the
+project's machines, else PyTorch's CPU index page."""
+
+
+def comet_inputs(comet_in: Path = COMET_IN) -> dict[str, object]:
+    """What :data:`COMET_LOCK` is made from: the requirement lines of :data:`COMET_IN` (comments dropped)."""
+    lines = [ln.split("#", 1)[0].strip() for ln in comet_in.read_text(encoding="utf-8").splitlines()]
+    return {"requirements": [ln for ln in lines if ln], "python": PYTHON_VERSION, "platform": PLATFORM}
+
+
+def comet_inputs_sha256(comet_in: Path = COMET_IN) -> str:
+    """SHA-256 of the canonical JSON of :func:`comet_inputs`."""
+    blob = json.dumps(comet_inputs(comet_in), sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
+
+
 def main() -> int:
     uv = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
     build: list[str] = inputs()["build-system"]  # type: ignore[assignment]
@@ -116,6 +144,10 @@ def main() -> int:
     if rc == 0:
         llama: list[str] = local_inputs()["llama"]  # type: ignore[assignment]
         rc = compile_lock(uv, LOCAL_LOCK, llama, local_inputs_sha256(), "-c", str(LOCK), "-c", str(BUILD_LOCK))
+    if rc == 0:
+        reqs: list[str] = comet_inputs()["requirements"]  # type: ignore[assignment]
+        rc = compile_lock(uv, COMET_LOCK, reqs, comet_inputs_sha256(), "--find-links", TORCH_CPU_LINKS,
+                          "--no-emit-find-links")
     return rc
 
 

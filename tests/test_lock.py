@@ -108,7 +108,12 @@ def test_every_workflow_installs_with_require_hashes():
         wf = yaml.safe_load(path.read_text(encoding="utf-8"))
         runs = "\n".join(s.get("run", "") for job in wf["jobs"].values() for s in job.get("steps", []))
         installs = _pip_installs(runs)
-        local = installs[2:] if path.name == "verify.yml" else []  # a gguf card's llama-cpp-python, built here
+        # verify.yml: a gguf card's llama-cpp-python, built here; a card with neural metrics: the COMET environment
+        comet = [i for i in installs if "requirements/comet.txt" in i] if path.name == "verify.yml" else []
+        installs = [i for i in installs if i not in comet]
+        assert len(comet) == (1 if path.name == "verify.yml" else 0), (path.name, comet)
+        assert all("--require-hashes" in i and re.search(r"-r \S*requirements/comet\.txt$", i) for i in comet)
+        local = installs[2:] if path.name == "verify.yml" else []
         assert len(installs) == 2 + len(local), (path.name, installs)
         locked, tree = installs[:2]
         assert "--require-hashes" in locked and re.search(r"-r \S*requirements/ci\.txt$", locked), locked
@@ -155,3 +160,38 @@ def test_local_inputs_digest_follows_the_local_extra(tmp_path):
     edited = tmp_path / "pyproject.toml"
     edited.write_text(text.replace(old, '"llama-cpp-python[server]>=0.3,<0.5"'), encoding="utf-8")
     assert lock_script.local_inputs_sha256(edited) != lock_script.local_inputs_sha256()
+
+
+COMET_LOCK = ROOT / "requirements" / "comet.txt"
+
+
+def test_the_comet_environment_lock_is_current_hashed_and_pins_the_cpu_torch():
+    """requirements/comet.txt (the separate COMET environment, docs/neural_metrics.md) records the current
+    requirements/comet.in, hashes every pin, takes PyTorch's CPU build (no CUDA packages) and pins what makes it a
+    separate environment: unbabel-comet 2.2.7 with huggingface-hub < 1.0 and numpy < 2, where ci.txt has
+    huggingface_hub >= 1.0."""
+    text = COMET_LOCK.read_text(encoding="utf-8")
+    assert text.splitlines()[0] == lock_script.HEADER + lock_script.comet_inputs_sha256(), (
+        "requirements/comet.txt was made from another requirements/comet.in: run `python scripts/lock.py`")
+    pins = parse_lock(text)
+    assert pins and all(hashes for _, hashes in pins.values())
+    for req in lock_script.comet_inputs()["requirements"]:
+        r = Requirement(req)
+        assert r.specifier.contains(pins[canonicalize_name(r.name)][0]), (req, pins[canonicalize_name(r.name)][0])
+    assert str(pins["torch"][0]) == "2.13.0+cpu" and len(pins["torch"][1]) == 1
+    assert not [n for n in pins if n.startswith(("nvidia-", "triton"))]
+    assert str(pins["unbabel-comet"][0]) == "2.2.7"
+    assert pins["huggingface-hub"][0] < Version("1.0") and pins["numpy"][0] < Version("2")
+    assert pins["setuptools"][0] < Version("81")  # torchmetrics 0.10 imports pkg_resources
+    assert parse_lock(LOCK.read_text(encoding="utf-8"))["huggingface-hub"][0] >= Version("1.0")
+
+
+def test_comet_inputs_digest_follows_comet_in(tmp_path):
+    edited = tmp_path / "comet.in"
+    edited.write_text(lock_script.COMET_IN.read_text(encoding="utf-8").replace("unbabel-comet==2.2.7",
+                                                                                "unbabel-comet==2.2.6"))
+    assert lock_script.comet_inputs_sha256(edited) != lock_script.comet_inputs_sha256()
+    # comments do not count
+    commented = tmp_path / "commented.in"
+    commented.write_text(lock_script.COMET_IN.read_text(encoding="utf-8") + "# a note\n")
+    assert lock_script.comet_inputs_sha256(commented) == lock_script.comet_inputs_sha256()

@@ -112,7 +112,8 @@ def _mutate(data: dict, parts: tuple, value: Any) -> dict | None:
 def _bases() -> list[tuple[str, dict]]:
     return [("apertium-runs2", json.loads(vs.real_card_bytes(12, fst=False, runs=2))),
             ("judged", json.loads(vs.judged_card_bytes(12))),
-            ("gemma-runs3", json.loads(GEMMA_RUNS3.read_bytes()))]
+            ("gemma-runs3", json.loads(GEMMA_RUNS3.read_bytes())),
+            ("neural", json.loads(vs.neural_card_bytes()))]
 
 
 def _plan() -> dict[str, tuple[str, tuple]]:

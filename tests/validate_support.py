@@ -131,6 +131,30 @@ def judged_card_bytes(limit: int = 12) -> bytes:
     return card_bytes(judged)
 
 
+NEURAL_SCORES = (0.8123, 0.7, 0.6543, 0.9, 0.31, 0.5, 0.55, 0.6, 0.61, 0.62, 0.9999, 0.1234)
+"""Hand-made per-entry COMET-22 values for :func:`neural_card_bytes` (a model's output stand-in; the model path is
+tested on a real tiny COMET model in tests/test_neural_comet.py)."""
+
+
+@functools.lru_cache(maxsize=1)
+def neural_card_bytes() -> bytes:
+    """The 12-entry Apertium card (profile B) with COMET-22 values (:data:`NEURAL_SCORES`) put on it by the real
+    :func:`mtboard.neural_card.apply_neural`. Canonical bytes, sealed."""
+    from mtboard.documents import loads_card
+    from mtboard.metrics import neural
+    from mtboard.neural_card import apply_neural
+
+    card = loads_card(real_card_bytes(12, fst=False), "card")
+    commit = "2760a223ac957f30acfb18c8aa649b01cf1d75f2"
+    versions = {"unbabel-comet": "2.2.7", "torch": "2.13.0+cpu", "transformers": "4.57.6",
+                "huggingface-hub": "0.36.2", "pytorch-lightning": "2.6.6"}
+    run = neural.NeuralRun(key="comet22", repo_id="Unbabel/wmt22-comet-da", revision=commit, commit=commit,
+                           encoder="xlm-roberta-large", batch_size=16, device="cpu", versions=versions,
+                           scores=list(NEURAL_SCORES), raw_scores=list(NEURAL_SCORES),
+                           score=neural.aggregate(NEURAL_SCORES), system_score=None)
+    return card_bytes(apply_neural(card, [run]))
+
+
 def reseal(data: dict[str, Any]) -> dict[str, Any]:
     """Recompute run_card_hash over the (mutated) card JSON — what a cheater would do."""
     out = copy.deepcopy(data)

@@ -357,6 +357,15 @@ def run(
     price_out: Annotated[Optional[float], typer.Option("--price-out", min=0.0, help="USD per 1M completion "
                                                        "tokens.")] = None,
     notes: Annotated[Optional[str], typer.Option("--notes", help="Free-text note stored in the card.")] = None,
+    neural_metric: Annotated[Optional[list[str]], typer.Option(
+        "--neural-metric", help="Neural metric comet22, cometkiwi or xcomet (repeatable or comma-separated), scored "
+        "on the finished card in the COMET environment (docs/neural_metrics.md); later: `mtboard neural "
+        "WORKDIR`.")] = None,
+    neural_batch_size: Annotated[int, typer.Option("--neural-batch-size", min=1, help="COMET batch size "
+                                                   "(recorded).")] = 16,
+    neural_device: Annotated[str, typer.Option("--neural-device", help="cpu or cuda (recorded).")] = "cpu",
+    neural_revision: Annotated[Optional[list[str]], typer.Option(
+        "--neural-revision", help="KEY=COMMIT: a neural metric's model revision instead of the pinned one.")] = None,
 ) -> None:
     """Translate a corpus with a method, score it and write a sealed run card (+ work dir and report.md).
 
@@ -371,6 +380,13 @@ def run(
     from mtboard.workdir import WorkDir
 
     specs = judge_specs(judge)
+    neural_keys, neural_revs = [], {}
+    if neural_metric:  # checked before anything is sent: a missing COMET environment costs no translation
+        from mtboard.commands.neural import parse_revisions
+        from mtboard.metrics.neural import comet_python, parse_metrics
+
+        neural_keys, neural_revs = parse_metrics(neural_metric), parse_revisions(neural_revision)
+        comet_python()
     settings = RunSettings(corpus_path=corpus, method=method, prompt=prompt, condition=condition,
                            temperature=temperature, max_tokens=max_tokens, concurrency=concurrency, runs=runs,
                            segment=segment, limit=limit, work_dir=work_dir, out=out, base_url=base_url,
@@ -408,6 +424,13 @@ def run(
             signal.signal(signal.SIGTERM, previous)
     outcome = finish(translated, judge=specs)
     typer.echo(_summary(outcome))
+    if neural_keys and outcome.card is not None and outcome.card_path is not None:
+        from mtboard.commands.neural import write_scored
+        from mtboard.neural_card import score_card
+
+        scored = score_card(outcome.card, neural_keys, revisions=neural_revs, batch_size=neural_batch_size,
+                            device=neural_device)
+        write_scored(scored, outcome.card_path, plan.work_dir, outcome.card_path)
 
 
 __all__ = ["run"]

@@ -67,6 +67,21 @@ def verification_view(lc: LoadedCard) -> dict[str, Any] | None:
             "rerun_hash": rec.get("rerun_run_card_hash"), "method": rec.get("method_spec")}
 
 
+def neural_view(lc: LoadedCard) -> list[dict[str, Any]]:
+    """The card's neural metrics (docs/neural_metrics.md) as rows: key, model, commit, score, n, signature and a
+    status — ``verified`` when an accepted verification record (tier ``gds-verified``) re-scored the metric within
+    tolerance, else ``claimed`` (PR validation checks their shape and arithmetic, never re-runs the model)."""
+    from mtboard.metrics.neural import MODELS
+
+    rec = lc.verification.record or {}
+    confirmed = {d.get("metric") for d in rec.get("deltas") or [] if d.get("within")} \
+        if lc.verification.tier == "gds-verified" else set()
+    return [{"key": key, "label": MODELS[key].label if key in MODELS else key, "model": m.model,
+             "commit": m.commit[:12], "score": m.score, "n": m.n, "signature": m.signature,
+             "status": "verified" if f"neural_metrics.{key}" in confirmed else "claimed"}
+            for key, m in sorted(lc.card.neural_metrics.items())]
+
+
 def best_baseline(lc: LoadedCard, lb: Leaderboard) -> dict[str, Any] | None:
     """spec §6.3: how far the run's composite is above (or below) the best reference baseline (method class
     ``baseline``) ranked on the same board. None for baselines themselves or boards without one."""
@@ -108,7 +123,7 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
     return {
         "row": row, "rank": row.rank if row else None,
         "composite_ci": row.cells["composite_ci"].text if row else fmt.DASH,
-        "verification": verification_view(lc), "baseline": best_baseline(lc, lb),
+        "verification": verification_view(lc), "baseline": best_baseline(lc, lb), "neural": neural_view(lc),
         "entries": entries, "domains": sorted(by_domain.items()), "failures": fails, "losses": losses,
         "open_failures": OPEN_FAILURES, "outcomes": sorted(outcomes.items()), "filters": filters,
         "diagnostic": [entry_row(r, None) for r in diag], "diagnostic_summary": _segment_summary(diag) if diag else None,

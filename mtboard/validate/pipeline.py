@@ -18,6 +18,7 @@ from mtboard.validate.context import Context, cached_context
 from mtboard.validate.hygiene import (check_secret_text, check_secrets_text, check_secrets_value,
                                       check_sovereignty_card, check_timestamps)
 from mtboard.validate.judging import check_judges
+from mtboard.validate.neural import check_neural
 from mtboard.validate.recompute import check_recomputation
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardReport, CardRun, error_text, rel_path, safe_name
 from mtboard.validate.structure import (MAX_CARD_BYTES, check_fingerprint, check_file_name, check_harness,
@@ -113,5 +114,6 @@ def _validate_content(run: CardRun, raw: bytes, where: str, ctx: Context, relpat
         else:
             check_recomputation(run, card, entries)
     check_judges(run, card, entries if entries else None)
+    check_neural(run, card)
     run.done("sovereignty", "secrets")
     return run.report(where, card)

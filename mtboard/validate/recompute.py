@@ -24,9 +24,10 @@ MAX_PROBLEMS_PER_CHECK = 20
 _MECHANICAL_SCORE_KEYS = frozenset({"mechanical", "policy_version"})
 _SIGNATURE_SCORE_KEYS = frozenset({"signatures"})
 _MECHANICAL_ENTRY_KEYS = frozenset({"checks", "predicted"})
-# Fields outside the recomputation: judge output (checked for consistency by the "judges" check).
+# Fields outside the recomputation: judge output (checked for consistency by the "judges" check) and plugin output
+# (neural metrics: checked by the "neural" check, mtboard.validate.neural).
 _UNRECOMPUTED_SCORE_KEYS: frozenset[str] = frozenset()
-_UNRECOMPUTED_ENTRY_KEYS = frozenset({"judgements"})
+_UNRECOMPUTED_ENTRY_KEYS = frozenset({"judgements", "plugin_metrics"})
 
 _MISSING = object()
 Diff = tuple[tuple, Any, Any]

@@ -20,8 +20,8 @@ from mtboard.schema import RunCard, binding_paths
 # The check catalogue
 
 CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name", "run_card_hash", "fingerprint",
-               "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "timestamps",
-               "sovereignty", "secrets")
+               "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "neural",
+               "timestamps", "sovereignty", "secrets")
 """Every per-card check, in report order."""
 REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files")
 """Repository-level checks; ``files``: at least one run card was validated (nothing validated is a failure, as
