@@ -92,8 +92,11 @@ def _build_time() -> str:
 def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *, validate: bool = True,
                resamples: int = bootstrap.BOOTSTRAP_RESAMPLES, run_mkdocs: bool = True,
                build_time: str | None = None, anchors: Path | None = None,
-               site_url: str | None = None) -> BuildReport:
+               site_url: str | None = None, attestation_repository: str | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
+
+    ``attestation_repository``: owner/name whose verify workflow must have attested verification records
+    (:func:`mtboard.site.load.load_inputs`).
 
     ``anchors``: folder of judge-reliability records (``mtboard anchor``) for the judges page (None: default
     ``<submissions>/../anchors`` when it exists).
@@ -115,7 +118,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     t0 = time.perf_counter()
     if anchors is None and (submissions.parent / "anchors").is_dir():
         anchors = submissions.parent / "anchors"
-    inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors)
+    inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
+                         attestation_repository=attestation_repository)
     t1 = time.perf_counter()
     boards = tables.build_leaderboards(inputs, resamples=resamples)
     boards_view.attach_methods(boards)  # one row per method (issue 12): before any page shows a rank
