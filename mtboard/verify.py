@@ -241,11 +241,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     if commit is not None and not (len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
         raise ConfigError("commit must be 40 lowercase hex digits", field="--commit")
     path = Path(card_path)
-    card = load_card(path)
-    data = safejson.loads(safejson.read_bytes(path), where=str(path))
-    if not card.run_card_hash or canonical.run_card_hash(data) != card.run_card_hash:
-        raise InputError("the card's run_card_hash does not match its content (changed after sealing); nothing to "
-                         "verify", where=str(path), fix="run `mtboard validate` on it")
+    card = load_sealed_card(path)
     check_verifiable(card)
     started_at = _now()
 
@@ -275,13 +271,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     m = card.method
 
     def settings(corpus: Path, seg: Segment, limit: int | None, wd: Path) -> runner.RunSettings:
-        return runner.RunSettings(
-            corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
-            prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
-            max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
-            limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
-            price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
-            early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
+        return rerun_settings(card, spec, rerun_how, corpus, seg, limit, wd, base_url)
 
     reason: str | None = None
     rerun: RunCard | None = None
@@ -354,6 +344,30 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     return VerifyResult(record=record, record_path=record_path, rerun_card_path=kept)
 
 
+def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: Segment, limit: int | None,
+                   wd: Path, base_url: str | None) -> runner.RunSettings:
+    """The runner settings that re-run ``card``'s method (``spec`` = ``RunSpec.from_card(card)``, ``rerun_how`` from
+    the backend's ``rerun`` hook) on ``seg`` of ``corpus``, writing into ``wd``."""
+    m = card.method
+    return runner.RunSettings(
+        corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
+        prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
+        max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
+        limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
+        price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
+        early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
+
+
+def load_sealed_card(path: Path) -> RunCard:
+    """The card at ``path``, whose seal must hold. Raises InputError otherwise."""
+    card = load_card(path)
+    data = safejson.loads(safejson.read_bytes(path), where=str(path))
+    if not card.run_card_hash or canonical.run_card_hash(data) != card.run_card_hash:
+        raise InputError("the card's run_card_hash does not match its content (changed after sealing); nothing to "
+                         "verify", where=str(path), fix="run `mtboard validate` on it")
+    return card
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -372,5 +386,5 @@ def _relpath(path: Path, root: Path) -> str:
 
 
 __all__ = ["COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult",
-           "check_verifiable", "compare",
+           "check_verifiable", "compare", "load_sealed_card", "rerun_settings",
            "verify_card"]

@@ -105,10 +105,36 @@ def verify_cmd(
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint for the re-run "
                                                     "(default $OPENAI_BASE_URL), e.g. your own server with the "
                                                     "weights the card names; they must match the card's.")] = None,
+    segment: Annotated[str, typer.Option("--segment", help="development (default: re-run the card's own segment and "
+                                         "compare) | gold_standard | held_out (re-run on the secret corpus and "
+                                         "write a scores-only card; issue 17).")] = "development",
+    secret_corpus: Annotated[Optional[Path], typer.Option("--secret-corpus", help="Secret corpus file, or folder of "
+                                                          "them, for --segment gold_standard/held_out.")] = None,
+    official: Annotated[Optional[Path], typer.Option("--official", help="Committed official/ folder: a held_out "
+                                                     "run is refused when it holds one for the card's "
+                                                     "fingerprint.")] = None,
 ) -> None:
-    """Re-run a card's method from its recorded configuration and compare every score within the tolerance."""
+    """Re-run a card's method from its recorded configuration and compare every score within the tolerance; with
+    --segment gold_standard/held_out, re-run it on the secret corpus and write only a scores-only card."""
     from mtboard.commands.run import progress_sink
     from mtboard.verify import verify_card
+
+    if segment != "development":
+        from mtboard.schema import Segment
+        from mtboard.secret_eval import evaluate_secret
+
+        if segment not in ("gold_standard", "held_out"):
+            fail("--segment must be development, gold_standard or held_out")
+        if secret_corpus is None:
+            fail(f"--segment {segment} needs --secret-corpus PATH")
+        res = evaluate_secret(card, secret_corpus, Segment(segment), out_dir=out, official_dir=official,
+                              model_path=model_path, base_url=base_url,
+                              progress=progress_sink(f"verify {card.name} ({segment})", workdir))
+        sc = res.card.scores
+        typer.echo(f"  {segment}: {res.card.dataset.entry_count} entries, composite {sc.composite:.6g}, chrF++ "
+                   f"{sc.chrf_plus_plus:.6g}, BLEU {sc.bleu:.6g}, errors {sc.errors}")
+        typer.echo(f"scores-only card: {res.path}")
+        return
 
     result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
                          out_dir=out, commit=commit, workdir=workdir, model_path=model_path, base_url=base_url,
@@ -193,3 +219,21 @@ def validate_scores_cmd(
     if bad:
         fail(f"scores-only validation failed: {bad} of {len(files)} file(s)")
     typer.echo(f"scores-only validation passed: {len(files)} file(s)")
+
+
+@app.command("held-out-check")
+@guarded
+def held_out_check_cmd(
+    card: Annotated[Path, typer.Argument(help="The development card about to be evaluated on held_out.")],
+    official: Annotated[Path, typer.Option("--official", help="The committed official/ folder.")] = Path("official"),
+) -> None:
+    """Exit 1 when a held-out scores-only card for this card's method fingerprint already exists (spec §2.3:
+    held_out is used sparingly — at most one evaluation per fingerprint; issue 17)."""
+    from mtboard.secret_eval import held_out_used
+    from mtboard.verify import load_sealed_card
+
+    c = load_sealed_card(card)
+    used = held_out_used(official, c.fingerprint.hash)
+    if used:
+        fail(f"held_out already used for fingerprint {c.fingerprint.hash[:12]}…: {used[0]}")
+    typer.echo(f"held_out not used yet for fingerprint {c.fingerprint.hash[:12]}…")
