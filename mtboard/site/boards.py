@@ -130,6 +130,9 @@ class MethodRow:
     drank: int | None = None
     """Domain views: overall position − domain position (positive: better in this domain)."""
     values: dict[str, Value] = field(default_factory=dict)
+    gold: tuple[str, str] | None = None
+    """(official page#row, text) when the method's card has a row on the official board (issue 17): the cell links
+    to it and shows the dev–gold gap."""
 
     @property
     def reproduced(self) -> bool | None:
@@ -392,6 +395,9 @@ def _method_cell(m: MethodRow, link) -> str:
                          f'<td>{_e(fmt.num(r.composite, 3))}</td>'
                          f'<td>{_e(fmt.DASH if delta is None else f"{delta:+.3f}")}</td></tr>')
         parts.append("</tbody></table></details>")
+    if m.gold is not None:
+        target, text = m.gold
+        parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
     parts.append("</span>")
     return "".join(parts)
 
