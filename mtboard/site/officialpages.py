@@ -8,6 +8,7 @@ Data: :mod:`mtboard.official`. Pages are Markdown with HTML tables (rendered esc
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mtboard.official import OfficialBoard, OfficialInputs, gold_rows_by_card
@@ -43,7 +44,7 @@ def board_title(b: OfficialBoard) -> str:
 
 
 def _table(b: OfficialBoard, dev: dict[str, LoadedCard], here: str) -> str:
-    head = ("<table class=\"mtb-lb mtb-official\" id=\"official-board\" tabindex=\"0\"><caption>Methods ranked by "
+    head = ("<table class=\"mtb-plain mtb-official\" id=\"official-board\" tabindex=\"0\"><caption>Methods ranked by "
             "composite on the secret gold standard</caption><thead><tr>"
             + "".join(f'<th scope="col">{_e(h)}</th>' for h in (
                 "Rank", "Method", "Composite (95% CI)", "chrF++", "BLEU", "TER", "Errors", "Development composite",
@@ -93,7 +94,8 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
     for b in boards:
         here = b.page
         text = "\n".join([
-            "---", f"title: {fmt.safe_title(board_title(b), 120)}", "---", "",
+            "---", f"title: {json.dumps(fmt.safe_title(board_title(b), 120), ensure_ascii=False)}", "hide:",
+            "  - navigation", "  - toc", "---", "",
             f"# {fmt.html_text(board_title(b))}", "",
             f"{len(b.rows)} method(s) scored on {b.n_entries} secret gold_standard entries (corpus "
             f"`{b.dataset_id}` {b.dataset_version}, SHA-256 `{b.sha256[:12]}…`), ranked by composite; ranks are "
