@@ -18,6 +18,9 @@ from mtboard.site.render import rel_link
 from mtboard.site.tables import Leaderboard, method_name, run_page
 
 INDEX = "official/index.md"
+BANNER = ('<div class="admonition info mtb-official-banner"><p class="admonition-title">Official · secret '
+          "gold_standard segment · run by the maintainers' verify workflow</p><p>These scores come from entries no "
+          "method developer has seen; only numbers are published. The development boards are informal.</p></div>")
 GAP_NOTE = ("Dev–gold gap = development composite − gold composite. A large positive gap means the method does much "
             "better on the public development segment than on the secret gold standard: the overfitting signal.")
 
@@ -73,7 +76,7 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
     """Docs-relative path → Markdown for the official pages (:data:`INDEX` and one per board)."""
     dev = _dev_cards(inputs)
     pages: dict[str, str] = {}
-    lines = ["---", "title: Official boards", "---", "", "# Official boards", "",
+    lines = ["---", "title: Official boards", "---", "", "# Official boards", "", BANNER, "",
              "Official leaderboard scores come only from the secret gold_standard segments (spec §6.4): the "
              "maintainers' verify workflow re-runs a submitted method on them and publishes only scores — per-segment "
              "statistics, mechanical outcome counts and salted hashes of the outputs, never a source, reference or "
@@ -84,7 +87,9 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
             lines.append(f"- [{fmt.safe_title(b.language_pair)}]({b.page[len('official/'):]}) — "
                          f"{len(b.rows)} method(s) on {b.n_entries} secret entries")
     else:
-        lines.append("No gold-standard evaluation has been published yet.")
+        lines.append("No gold-standard evaluation has been published yet. To get a method here: submit its "
+                     "development card, then ask the maintainers for a gold-standard run (the method must be "
+                     "re-runnable by the harness: a registered backend or an installable plugin, spec §9.5).")
     if official.rejected:
         lines += ["", "## Rejected scores-only cards", ""]
         for path, problems in official.rejected:
@@ -96,7 +101,7 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
         text = "\n".join([
             "---", f"title: {json.dumps(fmt.safe_title(board_title(b), 120), ensure_ascii=False)}", "hide:",
             "  - navigation", "  - toc", "---", "",
-            f"# {fmt.html_text(board_title(b))}", "",
+            f"# {fmt.html_text(board_title(b))}", "", BANNER, "",
             f"{len(b.rows)} method(s) scored on {b.n_entries} secret gold_standard entries (corpus "
             f"`{b.dataset_id}` {b.dataset_version}, SHA-256 `{b.sha256[:12]}…`), ranked by composite; ranks are "
             "clusters from a paired bootstrap of the composite, as on the development boards"
@@ -139,5 +144,5 @@ def official_json(boards: list[OfficialBoard]) -> dict[str, Any]:
         for b in boards]}
 
 
-__all__ = ["GAP_NOTE", "INDEX", "attach_gold_links", "board_title", "gap_text", "nav_items", "official_json",
+__all__ = ["BANNER", "GAP_NOTE", "INDEX", "attach_gold_links", "board_title", "gap_text", "nav_items", "official_json",
            "render_official_pages"]
