@@ -126,13 +126,13 @@ def test_gemma_few_shot_gold_joins_the_official_board(tmp_path):
     gold = official / f"{GEMMA.stem}.gold_standard.scores.json"
     rep = validate_scores_card(gold)
     assert rep.ok, rep.problems
-    assert rep.card.dataset.entry_count == 60 and rep.card.method_spec == "gguf:gemma-3-270m-q4-k-m.gguf"
+    assert rep.card.dataset.entry_count == 60 and rep.card.method_spec == json.loads(GEMMA.read_bytes())["method"]["spec"]
     _no_secret_text(gold, secret_file)
     sc = rep.card.scores
     assert 0.0 < sc.composite < APERTIUM_GOLD["composite"]
     off = load_official(root / "official", None)
     (board,) = build_official_boards(off, resamples=200)
-    assert [r.card.method_spec for r in board.rows] == ["apertium:eng-spa", "gguf:gemma-3-270m-q4-k-m.gguf"]
+    assert [r.card.method_spec for r in board.rows] == ["apertium:eng-spa", rep.card.method_spec]
     build_site(root / "submissions", root / "corpora", tmp_path / "out", tmp_path / "docs",
                official=root / "official", resamples=200)
     page = (tmp_path / "out" / board.page.replace(".md", ".html")).read_text(encoding="utf-8")
