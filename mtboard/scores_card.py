@@ -103,7 +103,8 @@ def recompute(segments: list[ScoresSegment]) -> dict[str, Any]:
 
 
 def seal(data: dict[str, Any]) -> dict[str, Any]:
-    """The card's JSON with ``scores_card_hash`` = SHA-256 of its canonical JSON with that field "" (spec §3.9's rule)."""
+    """The card's JSON with ``scores_card_hash`` = SHA-256 of its canonical JSON with that field "" (the rule of
+    spec §3.9)."""
     out = dict(data)
     out["scores_card_hash"] = ""
     out["scores_card_hash"] = canonical.sha256_hex(canonical.canonical_bytes(out))

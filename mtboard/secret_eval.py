@@ -90,7 +90,8 @@ def held_out_used(official_dir: Path, fingerprint: str) -> list[Path]:
 
 def evaluate_secret(card_path: str | os.PathLike[str], secret_corpus: str | os.PathLike[str], segment: Segment, *,
                     salt: bytes | None = None, out_dir: str | os.PathLike[str] | None = None,
-                    official_dir: str | os.PathLike[str] | None = None, model_path: str | os.PathLike[str] | None = None,
+                    official_dir: str | os.PathLike[str] | None = None,
+                    model_path: str | os.PathLike[str] | None = None,
                     base_url: str | None = None, min_entries: int | None = None,
                     progress: runner.ProgressSink | None = None) -> SecretResult:
     """Re-run a card's method on a secret segment and write its scores-only card (module docstring).

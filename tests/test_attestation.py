@@ -178,7 +178,8 @@ def test_expected_signer_comes_from_option_then_environment(monkeypatch):
     monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
     assert expected_signer() is None
     monkeypatch.setenv("GITHUB_REPOSITORY", "octo/site")
-    assert expected_signer().build_config_uri == "https://github.com/octo/site/.github/workflows/verify.yml@refs/heads/main"
+    assert expected_signer().build_config_uri == \
+        "https://github.com/octo/site/.github/workflows/verify.yml@refs/heads/main"
     monkeypatch.setenv("MTBOARD_ATTESTATION_REPOSITORY", "octo/board")
     assert expected_signer().repository == "octo/board"
     assert expected_signer("a/b").repository == "a/b"

@@ -126,7 +126,8 @@ def test_gemma_few_shot_gold_joins_the_official_board(tmp_path):
     gold = official / f"{GEMMA.stem}.gold_standard.scores.json"
     rep = validate_scores_card(gold)
     assert rep.ok, rep.problems
-    assert rep.card.dataset.entry_count == 60 and rep.card.method_spec == json.loads(GEMMA.read_bytes())["method"]["spec"]
+    assert rep.card.dataset.entry_count == 60
+    assert rep.card.method_spec == json.loads(GEMMA.read_bytes())["method"]["spec"]
     _no_secret_text(gold, secret_file)
     sc = rep.card.scores
     assert 0.0 < sc.composite < APERTIUM_GOLD["composite"]

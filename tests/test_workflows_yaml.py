@@ -236,9 +236,11 @@ def test_verify_workflow_shape():
             assert "secrets." not in yaml.safe_dump(s)
     names = [s.get("name", "") for s in st]
     removal = next(s for s in st if s.get("name") == "Remove the secret corpora")
-    assert removal["if"] == "${{ always() }}" and names.index("Remove the secret corpora") == names.index(verify["name"]) + 1
+    assert removal["if"] == "${{ always() }}"
+    assert names.index("Remove the secret corpora") == names.index(verify["name"]) + 1
     held = next(s for s in st if "mtboard held-out-check" in s.get("run", ""))
-    assert held["if"] == "${{ inputs.segment == 'held_out' }}" and names.index(held["name"]) < names.index(verify["name"])
+    assert held["if"] == "${{ inputs.segment == 'held_out' }}"
+    assert names.index(held["name"]) < names.index(verify["name"])
     assert '--segment "$SEGMENT"' in verify["run"] and "--secret-corpus" in verify["run"]
     attest = next(s for s in st if s.get("uses", "").startswith("actions/attest-build-provenance@"))
     assert "*.verification.json" in attest["with"]["subject-path"] and "*.scores.json" in attest["with"]["subject-path"]
