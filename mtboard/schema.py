@@ -1150,7 +1150,9 @@ class VerificationRecord(Strict):
     only when ``passed`` is true and ``run_card_hash`` equals the card's.
     """
 
-    record_version: Literal[1] = 1
+    record_version: Literal[2] = 2
+    """2 (issue 17): adds where and when the re-run ran (``run_id`` … ``started_at``), which the verify workflow fills
+    and its GitHub artifact attestation vouches for (:mod:`mtboard.verify_record`)."""
     run_card_hash: Hex64
     """run_card_hash of the submitted card being verified."""
     card_path: str
@@ -1181,7 +1183,21 @@ class VerificationRecord(Strict):
     verified_at: str
     """ISO 8601 UTC time the verification finished."""
     environment: str | None = None
-    """Where it ran, e.g. 'github-actions run 1234 (attempt 1)' or a host description."""
+    """Where it ran: the verify workflow's protected GitHub environment and runner (``"github-actions environment
+    verification, runner github-hosted, container debian:12"``); None for a re-run made elsewhere."""
+    repository: str | None = None
+    """``owner/name`` of the repository whose verify workflow ran (``$GITHUB_REPOSITORY``); None outside Actions."""
+    run_id: str | None = Field(default=None, pattern=r"^[0-9]{1,20}$")
+    """GitHub Actions run id (``$GITHUB_RUN_ID``); None outside Actions."""
+    run_attempt: int | None = Field(default=None, ge=1)
+    """Attempt of that run (``$GITHUB_RUN_ATTEMPT``)."""
+    workflow_ref: str | None = None
+    """``$GITHUB_WORKFLOW_REF``: ``owner/name/.github/workflows/verify.yml@refs/heads/main``."""
+    workflow_commit: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}$")
+    """Commit of the harness the workflow ran (``$GITHUB_SHA``: the dispatched ref's head; the attestation's
+    SourceRepositoryDigest must equal it)."""
+    started_at: str | None = None
+    """ISO 8601 UTC time the re-run started (``verified_at`` is when it finished)."""
     tolerance: float = Field(gt=0.0, le=1.0)
     """Relative tolerance applied to every compared score (spec §1.3: 0.02)."""
     deltas: list[MetricDelta]
@@ -1194,6 +1210,115 @@ class VerificationRecord(Strict):
     """One line: why it failed (metrics out of tolerance, errors) or notes."""
 
     _v_ts = field_validator("verified_at")(_check_iso_datetime)
+    _v_start = field_validator("started_at")(lambda v: v if v is None else _check_iso_datetime(v))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Scores-only cards (issue 17 item 2; spec §6.4 "only scores are returned", §8 sovereignty)
+
+SCORES_TEXT_PATTERN = r"^[A-Za-z0-9._:+/|@=-]{0,300}$"
+"""Every string a scores-only card may hold besides signatures: identifiers, hashes, enum values, versions — no space,
+so no sentence of a secret segment fits through; the validator also rejects any key outside the schema."""
+_Ident = Annotated[str, Field(pattern=SCORES_TEXT_PATTERN)]
+
+
+class ScoresDataset(Strict):
+    """The secret corpus a scores-only card was scored on: its identity, never its entries."""
+
+    id: _Ident
+    version: _Ident
+    language_pair: str = Field(pattern=r"^[A-Za-z-]{2,20}→[A-Za-z-]{2,20}$")
+    source_language: _Ident
+    target_language: _Ident
+    segment: _lax(Segment)
+    """gold_standard or held_out (spec §2.3)."""
+    sha256: Hex64
+    """SHA-256 of the secret corpus file (lets its holder prove which file it was)."""
+    entry_count: Count
+    """Entries of that segment scored."""
+
+
+class ScoresSegment(Strict):
+    """One entry's sufficient statistics and mechanical facts — numbers, booleans and a salted hash, no text."""
+
+    entry_id: int
+    chrf: list[int]
+    """sacrebleu CHRF(word_order=2) statistics (as :class:`SegmentStats`)."""
+    bleu: list[int]
+    """sacrebleu BLEU statistics (as :class:`SegmentStats`)."""
+    ter: list[float] | None = None
+    """sacrebleu TER statistics (edits, reference words); None over the TER length cap."""
+    outcome: _lax(Outcome)
+    """Mechanical outcome (usable, no_usable_output, source_untranslated)."""
+    exact_match: bool
+    equivalent_match: bool | None = None
+    code_switching: bool
+    fst_accepted_words: Count | None = None
+    fst_checked_words: Count | None = None
+    semantic_units: int | None = None
+    """Semantic similarity in integer units of 1/10,000 (:func:`mtboard.metrics.semantic.units`)."""
+    hallucination: bool | None = None
+    glossary_hits: Count | None = None
+    glossary_terms: Count | None = None
+    hypothesis_hmac: Hex64
+    """HMAC-SHA256 of the hypothesis (the card's ``predicted`` text, UTF-8) keyed with the secret salt: a later audit
+    given the text and the salt can prove this output was scored, without the text ever being published."""
+
+
+class ScoresOnly(Strict):
+    """Aggregates of a scores-only card, each recomputed exactly from ``segments`` by the validator."""
+
+    total: Count
+    chrf_plus_plus: float
+    bleu: float
+    ter: float | None = None
+    exact_match_rate: Rate
+    equivalent_match_rate: Rate | None = None
+    fst_acceptance_rate: Rate | None = None
+    semantic_score: Rate | None = None
+    code_switching_rate: Rate
+    hallucination_rate: Rate | None = None
+    terminology_adherence: Rate | None = None
+    composite: Rate
+    composite_profile: Literal["A", "B"]
+    errors: Count
+    """Entries without usable output."""
+    mechanical: dict[str, Count]
+    """Outcome → count (every :class:`Outcome`)."""
+
+
+class ScoresCard(Strict):
+    """A method's scores on a secret segment (gold_standard / held_out): what the verify workflow publishes instead of
+    a run card (issue 17; spec §6.4 "only scores are returned"). Aggregates, per-segment sufficient statistics,
+    mechanical outcome counts and salted hypothesis hashes — no source, reference or hypothesis text anywhere.
+    ``mtboard validate-scores`` recomputes every aggregate from the segments exactly and rejects any text."""
+
+    scores_card_version: Literal[1] = 1
+    harness_version: _Ident
+    timestamp: str
+    """ISO 8601 UTC time the scoring finished."""
+    dataset: ScoresDataset
+    method_spec: _Ident
+    """``backend:model[:effort]`` re-run."""
+    model_slug: _Ident
+    condition: _Ident
+    card_run_card_hash: Hex64
+    """run_card_hash of the development card whose method was re-run (the board links that row to this one)."""
+    card_fingerprint: Hex64
+    """Fingerprint of that card: the method fingerprint held_out is counted against (one evaluation each)."""
+    card_dataset_id: _Ident
+    """Dataset id of the development card."""
+    rerun_fingerprint: Hex64
+    """Fingerprint of the secret-segment run (its dataset is the secret corpus)."""
+    salt_id: str = Field(pattern=r"^[0-9a-f]{16}$")
+    """First 16 hex of SHA-256 of the salt: names the salt an audit needs, reveals nothing of it."""
+    signatures: Signatures
+    scores: ScoresOnly
+    segments: list[ScoresSegment]
+    scores_card_hash: str = Field(default="", pattern=r"^([0-9a-f]{64})?$")
+    """SHA-256 of the canonical JSON of the card with this field set to "" (as run_card_hash, spec §3.9)."""
+
+    _v_ts = field_validator("timestamp")(_check_iso_datetime)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -1321,5 +1446,6 @@ def binding_paths(model: type[Strict] | None = None) -> dict[str, Binding]:
     return dict(sorted(out.items()))
 
 
-SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord}
+SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord,
+                                     "scores-card": ScoresCard}
 """Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""

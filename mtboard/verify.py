@@ -43,17 +43,10 @@ from mtboard.prompts import load_prompt
 from mtboard.runspec import RunSpec, facts_from_card
 from mtboard.schema import Corpus, MetricDelta, RunCard, Segment, VerificationRecord, VerificationTier
 from mtboard.validate import VERIFICATION_SUFFIX, make_context
+from mtboard.verify_record import COMPARED, within_tolerance
 
 DEFAULT_TOLERANCE = 0.02
 """Spec §1.3: ±2%."""
-
-COMPARED: dict[str, float] = {
-    "chrf_plus_plus": 100.0, "bleu": 100.0, "ter": 100.0, "exact_match_rate": 1.0, "equivalent_match_rate": 1.0,
-    "fst_acceptance_rate": 1.0, "morphological_accuracy": 1.0, "semantic_score": 1.0, "length_ratio": 1.0,
-    "code_switching_rate": 1.0, "hallucination_rate": 1.0, "terminology_adherence": 1.0, "composite": 1.0,
-    "error_rate": 1.0,
-}
-"""Score name → full scale (used when the stored value is 0). ``error_rate`` = errors / total."""
 
 WEIGHTS_FIELDS = ("model_slug", "method.model_file_sha256", "method.model_revision")
 """Card fields that identify the weights (issue 22): what the card's server (or the gguf backend) reported about the
@@ -112,9 +105,8 @@ def compare(stored: RunCard, rerun: RunCard, tolerance: float) -> list[MetricDel
             continue
         delta = b - a
         rel = abs(delta) / abs(a) if a != 0 else None
-        bound = tolerance * (abs(a) if a != 0 else scale)
         out.append(MetricDelta(metric=name, stored=a, rerun=b, delta=delta, relative=rel,
-                               within=abs(delta) <= bound + 1e-12))
+                               within=within_tolerance(a, b, tolerance, scale)))
     return out
 
 
@@ -210,10 +202,31 @@ def _who() -> str:
 
 
 def _where() -> str | None:
-    if os.environ.get("GITHUB_RUN_ID"):
-        return (f"github-actions {os.environ.get('GITHUB_REPOSITORY', '')} run {os.environ['GITHUB_RUN_ID']} "
-                f"attempt {os.environ.get('GITHUB_RUN_ATTEMPT', '1')}").strip()
-    return None
+    """The record's ``environment``: in the verify workflow, its protected environment (``MTBOARD_VERIFY_ENVIRONMENT``,
+    set by verify.yml), the runner kind and the container image; None elsewhere."""
+    if not os.environ.get("GITHUB_RUN_ID"):
+        return None
+    parts = [f"environment {os.environ.get('MTBOARD_VERIFY_ENVIRONMENT') or '(none)'}"]
+    if os.environ.get("RUNNER_ENVIRONMENT"):
+        parts.append(f"runner {os.environ['RUNNER_ENVIRONMENT']}")
+    if os.environ.get("MTBOARD_VERIFY_CONTAINER"):
+        parts.append(f"container {os.environ['MTBOARD_VERIFY_CONTAINER']}")
+    return ("github-actions " + ", ".join(parts))[:300]
+
+
+def _actions_run() -> dict[str, object]:
+    """Where the record was made when ``$GITHUB_RUN_ID`` is set (GitHub Actions' default variables): repository,
+    run id and attempt, workflow ref and commit — the claims the attestation's certificate carries and
+    :mod:`mtboard.verify_record` compares. Empty outside Actions (a hand-made record stays unattested)."""
+    env = os.environ
+    if not env.get("GITHUB_RUN_ID"):
+        return {}
+    sha = env.get("GITHUB_SHA", "")
+    attempt = env.get("GITHUB_RUN_ATTEMPT", "1")
+    return {"repository": env.get("GITHUB_REPOSITORY") or None, "run_id": env["GITHUB_RUN_ID"],
+            "run_attempt": int(attempt) if attempt.isdigit() else None,
+            "workflow_ref": env.get("GITHUB_WORKFLOW_REF") or None,
+            "workflow_commit": sha if len(sha) == 40 else None}
 
 
 def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[str] = ".",
@@ -252,12 +265,9 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     if commit is not None and not (len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
         raise ConfigError("commit must be 40 lowercase hex digits", field="--commit")
     path = Path(card_path)
-    card = load_card(path)
-    data = safejson.loads(safejson.read_bytes(path), where=str(path))
-    if not card.run_card_hash or canonical.run_card_hash(data) != card.run_card_hash:
-        raise InputError("the card's run_card_hash does not match its content (changed after sealing); nothing to "
-                         "verify", where=str(path), fix="run `mtboard validate` on it")
+    card = load_sealed_card(path)
     check_verifiable(card)
+    started_at = _now()
 
     secret_path: Path | None = None
     secret_segment: Segment | None = None
@@ -285,13 +295,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     m = card.method
 
     def settings(corpus: Path, seg: Segment, limit: int | None, wd: Path) -> runner.RunSettings:
-        return runner.RunSettings(
-            corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
-            prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
-            max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
-            limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
-            price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
-            early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
+        return rerun_settings(card, spec, rerun_how, corpus, seg, limit, wd, base_url)
 
     reason: str | None = None
     rerun: RunCard | None = None
@@ -346,8 +350,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         rerun_run_card_hash=rerun.run_card_hash if rerun else "0" * 64,
         rerun_fingerprint=rerun.fingerprint.hash if rerun else "0" * 64, rerun_harness_version=__version__,
         method_spec=m.spec, segment=segment, secret_segment_sha256=secret_sha, secret_segment=secret_segment,
-        secret_scores=secret_scores, verified_by=_who(),
-        verified_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), environment=_where(), tolerance=tolerance,
+        secret_scores=secret_scores, verified_by=_who(), started_at=started_at,
+        verified_at=_now(), environment=_where(), **_actions_run(), tolerance=tolerance,
         deltas=deltas, passed=passed,
         tier=VerificationTier.gds_verified if passed else VerificationTier.self_benchmarked, reason=reason)
     name = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
@@ -367,6 +371,34 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     return VerifyResult(record=record, record_path=record_path, rerun_card_path=kept)
 
 
+def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: Segment, limit: int | None,
+                   wd: Path, base_url: str | None) -> runner.RunSettings:
+    """The runner settings that re-run ``card``'s method (``spec`` = ``RunSpec.from_card(card)``, ``rerun_how`` from
+    the backend's ``rerun`` hook) on ``seg`` of ``corpus``, writing into ``wd``."""
+    m = card.method
+    return runner.RunSettings(
+        corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
+        prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
+        max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
+        limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
+        price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
+        early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
+
+
+def load_sealed_card(path: Path) -> RunCard:
+    """The card at ``path``, whose seal must hold. Raises InputError otherwise."""
+    card = load_card(path)
+    data = safejson.loads(safejson.read_bytes(path), where=str(path))
+    if not card.run_card_hash or canonical.run_card_hash(data) != card.run_card_hash:
+        raise InputError("the card's run_card_hash does not match its content (changed after sealing); nothing to "
+                         "verify", where=str(path), fix="run `mtboard validate` on it")
+    return card
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _fmt(x: float | None, signed: bool = False) -> str:
     if x is None:
         return "null"
@@ -380,6 +412,6 @@ def _relpath(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["NEURAL_DEVICE_ENV", "rescore_neural", "COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult",
-           "check_verifiable", "compare",
+__all__ = ["NEURAL_DEVICE_ENV", "rescore_neural", "COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable",
+           "VerifyResult", "check_verifiable", "compare", "load_sealed_card", "rerun_settings",
            "verify_card"]

@@ -108,6 +108,8 @@ def test_parse_changes_roundtrip():
     ([("D", "submissions/mtb-en-es-dev/m__c__0123456789ab.json")], False, 1, 0),
     ([("A", "submissions/mtb-en-es-dev/m__c__0123456789ab.verification.json")], False, 1, 0),
     ([("A", "submissions/mtb-en-es-dev/m__c__0123456789ab.verification.json")], True, 0, 0),
+    ([("A", "submissions/mtb-en-es-dev/m__c__0123456789ab.verification.json.sigstore")], False, 1, 0),
+    ([("A", "submissions/mtb-en-es-dev/m__c__0123456789ab.verification.json.sigstore")], True, 0, 0),
     ([("A", "submissions/mtb-en-es-dev/../../x.json")], False, 1, 0),
     ([("A", "submissions/mtb-en-es-dev/Name With Space.json")], False, 1, 0),
     ([("A", "submissions/top-level.json")], False, 1, 0),
@@ -271,7 +273,7 @@ def test_verification_record_must_name_its_card(tmp_path, card_b):
     root = vs.make_repo(tmp_path, [card_b])
     card = loads_card(card_b, "x")
     rel = V.canonical_relpath(card)
-    rec = {"record_version": 1, "run_card_hash": "f" * 64, "card_path": rel, "card_fingerprint": "a" * 64,
+    rec = {"record_version": 2, "run_card_hash": "f" * 64, "card_path": rel, "card_fingerprint": "a" * 64,
            "rerun_run_card_hash": "b" * 64, "rerun_fingerprint": "c" * 64, "rerun_harness_version": "0.1.0",
            "method_spec": "apertium:eng-spa", "segment": "development", "verified_by": "someone",
            "verified_at": "2026-11-29T00:00:00Z", "tolerance": 0.02, "deltas": [], "passed": True,

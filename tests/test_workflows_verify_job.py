@@ -62,8 +62,10 @@ def _git(cwd: Path, *args: str) -> str:
 
 def test_input_checks_refuse_bad_inputs(tmp_path):
     step = _step("Check the inputs")["run"]
-    good = {"CARD": "submissions/mtb-en-es-dev/x__few-shot__0123456789ab.json", "SHA": "a" * 40, "TOLERANCE": "0.02"}
+    good = {"CARD": "submissions/mtb-en-es-dev/x__few-shot__0123456789ab.json", "SHA": "a" * 40, "TOLERANCE": "0.02",
+            "SEGMENT": "development"}
     for bad, message in ((dict(SHA="A" * 40), "sha must be 40 lowercase hex digits"),
+                         (dict(SEGMENT="gold"), "segment is not one of the choices"),
                          (dict(CARD="submissions/mtb-en-es-dev/..card.json"), "card path must not contain '..'"),
                          (dict(CARD="corpora/mtb-en-es-dev.json"), "card must be submissions/<dataset>/<name>.json"),
                          (dict(TOLERANCE="2"), "tolerance must look like 0.02")):
@@ -166,7 +168,7 @@ def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run
         shims = inst.apt_shim(tmp_path / "shims", tmp_path / "apt.log")
         base = dict(GITHUB_WORKSPACE=str(ws), RUNNER_TEMP=str(runner_temp), GITHUB_PATH=str(github_path))
 
-        inputs = dict(CARD=rel, SHA=sha, TOLERANCE="0.02")
+        inputs = dict(CARD=rel, SHA=sha, TOLERANCE="0.02", SEGMENT="development")
         check = subprocess.run([*BASH, _step("Check the inputs")["run"]], cwd=ws, capture_output=True, text=True,
                                env=inst.clean_env(**base, **inputs), timeout=30)
         assert check.returncode == 0, check.stdout + check.stderr
@@ -189,7 +191,7 @@ def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run
             [*BASH, _step("Re-run the method and compare")["run"]], cwd=ws, capture_output=True, text=True,
             env=inst.clean_env([Path(venv_bin)], **base, **inputs, USE_SECRET="false",
                                MTBOARD_VERIFIED_BY="a-maintainer", OPENAI_API_KEY="", OPENAI_BASE_URL=srv.base_url,
-                               MTBOARD_SECRET_SEGMENT_B64=""), timeout=600)
+                               MTBOARD_SECRET_SEGMENT_B64="", MTBOARD_HYPOTHESIS_SALT=""), timeout=600)
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert "verification passed within ±2%" in rerun.stdout
     stem = Path(rel).name[: -len(".json")]

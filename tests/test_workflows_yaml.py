@@ -223,11 +223,27 @@ def test_verify_workflow_shape():
     assert re.search(r"\[\[ \"\$SHA\" =~ \^\[0-9a-f\]\{40\}\$ \]\]", runs)
     verify = next(s for s in st if "mtboard verify" in s.get("run", ""))
     assert '--commit "$SHA"' in verify["run"]
-    # Secrets appear only in the env of the one step that needs them.
+    # Secrets appear only in the env of the one step that needs them, and (issue 17) as the deploy key of the
+    # checkout of the private secret-corpora repository, which is removed after the re-run.
+    secret_checkout = next(s for s in st if s.get("with", {}).get("path") == "secret-corpora")
+    assert secret_checkout["with"] == {
+        "repository": "${{ vars.MTBOARD_SECRET_CORPORA_REPOSITORY }}",
+        "ssh-key": "${{ secrets.MTBOARD_SECRET_CORPORA_DEPLOY_KEY }}", "path": "secret-corpora",
+        "persist-credentials": False}
+    assert secret_checkout["if"] == "${{ inputs.segment != 'development' }}"
     for s in st:
-        if s is not verify:
+        if s is not verify and s is not secret_checkout:
             assert "secrets." not in yaml.safe_dump(s)
-    assert any(s.get("uses", "").startswith("actions/attest-build-provenance@") for s in st)
+    names = [s.get("name", "") for s in st]
+    removal = next(s for s in st if s.get("name") == "Remove the secret corpora")
+    assert removal["if"] == "${{ always() }}"
+    assert names.index("Remove the secret corpora") == names.index(verify["name"]) + 1
+    held = next(s for s in st if "mtboard held-out-check" in s.get("run", ""))
+    assert held["if"] == "${{ inputs.segment == 'held_out' }}"
+    assert names.index(held["name"]) < names.index(verify["name"])
+    assert '--segment "$SEGMENT"' in verify["run"] and "--secret-corpus" in verify["run"]
+    attest = next(s for s in st if s.get("uses", "").startswith("actions/attest-build-provenance@"))
+    assert "*.verification.json" in attest["with"]["subject-path"] and "*.scores.json" in attest["with"]["subject-path"]
     assert any(s.get("uses", "").startswith("actions/upload-artifact@") for s in st)
 
 

@@ -62,6 +62,12 @@ def build(
                                                       "https://OWNER.github.io/REPO/ (404.html links resolve from "
                                                       "it at any depth). Default with --serve: the local address."
                                                  )] = None,
+    attestation_repository: Annotated[str | None, typer.Option(
+        "--attestation-repository", help="owner/name whose verify workflow must have attested verification records "
+                                         "for GDS verified (default $MTBOARD_ATTESTATION_REPOSITORY, else "
+                                         "$GITHUB_REPOSITORY; none: every record shows as unattested).")] = None,
+    official: Annotated[Path, typer.Option(help="Folder of scores-only gold cards for the official boards.")] =
+    Path("official"),
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
     from mtboard.site import build_site
@@ -69,7 +75,9 @@ def build(
     if site_url is None and serve:
         site_url = f"http://127.0.0.1:{port}/"
     report = build_site(submissions, corpora if corpora.is_dir() else None, out, docs, validate=validate,
-                        anchors=anchors if anchors.is_dir() else None, site_url=site_url)
+                        anchors=anchors if anchors.is_dir() else None, site_url=site_url,
+                        attestation_repository=attestation_repository,
+                        official=official if official.is_dir() else None)
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:

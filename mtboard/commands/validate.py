@@ -105,10 +105,36 @@ def verify_cmd(
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint for the re-run "
                                                     "(default $OPENAI_BASE_URL), e.g. your own server with the "
                                                     "weights the card names; they must match the card's.")] = None,
+    segment: Annotated[str, typer.Option("--segment", help="development (default: re-run the card's own segment and "
+                                         "compare) | gold_standard | held_out (re-run on the secret corpus and "
+                                         "write a scores-only card; issue 17).")] = "development",
+    secret_corpus: Annotated[Optional[Path], typer.Option("--secret-corpus", help="Secret corpus file, or folder of "
+                                                          "them, for --segment gold_standard/held_out.")] = None,
+    official: Annotated[Optional[Path], typer.Option("--official", help="Committed official/ folder: a held_out "
+                                                     "run is refused when it holds one for the card's "
+                                                     "fingerprint.")] = None,
 ) -> None:
-    """Re-run a card's method from its recorded configuration and compare every score within the tolerance."""
+    """Re-run a card's method from its recorded configuration and compare every score within the tolerance; with
+    --segment gold_standard/held_out, re-run it on the secret corpus and write only a scores-only card."""
     from mtboard.commands.run import progress_sink
     from mtboard.verify import verify_card
+
+    if segment != "development":
+        from mtboard.schema import Segment
+        from mtboard.secret_eval import evaluate_secret
+
+        if segment not in ("gold_standard", "held_out"):
+            fail("--segment must be development, gold_standard or held_out")
+        if secret_corpus is None:
+            fail(f"--segment {segment} needs --secret-corpus PATH")
+        res = evaluate_secret(card, secret_corpus, Segment(segment), out_dir=out, official_dir=official,
+                              model_path=model_path, base_url=base_url,
+                              progress=progress_sink(f"verify {card.name} ({segment})", workdir))
+        sc = res.card.scores
+        typer.echo(f"  {segment}: {res.card.dataset.entry_count} entries, composite {sc.composite:.6g}, chrF++ "
+                   f"{sc.chrf_plus_plus:.6g}, BLEU {sc.bleu:.6g}, errors {sc.errors}")
+        typer.echo(f"scores-only card: {res.path}")
+        return
 
     result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
                          out_dir=out, commit=commit, workdir=workdir, model_path=model_path, base_url=base_url,
@@ -129,3 +155,85 @@ def verify_cmd(
         typer.echo(f"verification passed within ±{rec.tolerance * 100:g}%: tier {rec.tier}")
     else:
         fail(f"verification failed: {rec.reason}")
+
+
+@app.command("verify-record")
+@guarded
+def verify_record_cmd(
+    record: Annotated[Path, typer.Argument(help="A verification record, <card stem>.verification.json.")],
+    repository: Annotated[Optional[str], typer.Option("--repository", help="owner/name whose verify workflow must "
+                                                      "have attested it (default $MTBOARD_ATTESTATION_REPOSITORY, "
+                                                      "else $GITHUB_REPOSITORY).")] = None,
+    workflow: Annotated[str, typer.Option("--workflow", help="Workflow file that must have signed.")]
+    = ".github/workflows/verify.yml",
+    ref: Annotated[str, typer.Option("--ref", help="Git ref that workflow must have run on.")] = "refs/heads/main",
+    bundle: Annotated[Optional[Path], typer.Option("--bundle", help="Sigstore bundle (default: "
+                                                   "<record>.sigstore beside the record).")] = None,
+    card: Annotated[Optional[Path], typer.Option("--card", help="The verified card (default: the card beside the "
+                                                 "record, when present); its run_card_hash must match.")] = None,
+) -> None:
+    """Check a verification record: its numbers agree with each other and with the card, and a GitHub artifact
+    attestation by the verify workflow vouches for its exact bytes (offline, pinned Sigstore trusted root).
+    Exit 0 when attested and consistent; 1 with one line per reason otherwise."""
+    from mtboard.documents import load_card
+    from mtboard.verify_record import RECORD_SUFFIX, check_record, expected_signer
+
+    signer = expected_signer(repository, workflow=workflow, ref=ref)
+    if card is None and record.name.endswith(RECORD_SUFFIX):
+        beside = record.with_name(record.name[: -len(RECORD_SUFFIX)] + ".json")
+        card = beside if beside.is_file() else None
+    card_hash = load_card(card).run_card_hash if card is not None else None
+    result = check_record(record, signer, bundle_path=bundle, card_run_card_hash=card_hash)
+    for reason in result.reasons:
+        typer.echo(f"{record.name}: {reason}")
+    if not result.ok:
+        raise typer.Exit(1)
+    rec = result.record
+    assert rec is not None and signer is not None
+    outcome = "GDS verified (re-run reproduced the card)" if rec.passed else "attested, but the re-run failed"
+    typer.echo(f"{record.name}: attested by {signer.repository} {signer.workflow} run {rec.run_id} attempt "
+               f"{rec.run_attempt} at {rec.workflow_commit[:12] if rec.workflow_commit else '?'}: {outcome}")
+
+
+@app.command("validate-scores")
+@guarded
+def validate_scores_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Scores-only cards (*.scores.json) or folders of them.")],
+) -> None:
+    """Check scores-only cards (issue 17): no text field, strict schema, seal, every aggregate recomputed exactly
+    from the per-segment statistics. One line per problem; exit 1 on any."""
+    from mtboard.scores_card import SCORES_SUFFIX
+    from mtboard.validate.scores import validate_scores_card
+
+    files: list[Path] = []
+    for p in paths:
+        files.extend(sorted(p.rglob(f"*{SCORES_SUFFIX}")) if p.is_dir() else [p])
+    if not files:
+        fail(f"no scores-only card (*{SCORES_SUFFIX}) in {', '.join(str(p) for p in paths)}")
+    bad = 0
+    for f in files:
+        rep = validate_scores_card(f)
+        for line in rep.problems:
+            typer.echo(f"FAIL {f}: {line}")
+        bad += not rep.ok
+    if bad:
+        fail(f"scores-only validation failed: {bad} of {len(files)} file(s)")
+    typer.echo(f"scores-only validation passed: {len(files)} file(s)")
+
+
+@app.command("held-out-check")
+@guarded
+def held_out_check_cmd(
+    card: Annotated[Path, typer.Argument(help="The development card about to be evaluated on held_out.")],
+    official: Annotated[Path, typer.Option("--official", help="The committed official/ folder.")] = Path("official"),
+) -> None:
+    """Exit 1 when a held-out scores-only card for this card's method fingerprint already exists (spec §2.3:
+    held_out is used sparingly — at most one evaluation per fingerprint; issue 17)."""
+    from mtboard.secret_eval import held_out_used
+    from mtboard.verify import load_sealed_card
+
+    c = load_sealed_card(card)
+    used = held_out_used(official, c.fingerprint.hash)
+    if used:
+        fail(f"held_out already used for fingerprint {c.fingerprint.hash[:12]}…: {used[0]}")
+    typer.echo(f"held_out not used yet for fingerprint {c.fingerprint.hash[:12]}…")

@@ -130,6 +130,9 @@ class MethodRow:
     drank: int | None = None
     """Domain views: overall position − domain position (positive: better in this domain)."""
     values: dict[str, Value] = field(default_factory=dict)
+    gold: tuple[str, str] | None = None
+    """(official page#row, text) when the method's card has a row on the official board (issue 17): the cell links
+    to it and shows the dev–gold gap."""
 
     @property
     def reproduced(self) -> bool | None:
@@ -269,8 +272,8 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     out: dict[str, Value] = {
         "rank": Value(m.rank, m.position or None, m.position or None, m.rank_lo, m.rank_hi),
         "method": Value(method_name(card), method_name(card).lower(), method_name(card)),
-        "vtier": Value(m.rep.lc.verification.tier, _TIER_ORDER.get(m.rep.lc.verification.tier, 0),
-                       m.rep.lc.verification.tier),
+        "vtier": Value(m.rep.lc.verification.display, _TIER_ORDER.get(m.rep.lc.verification.tier, 0),
+                       m.rep.lc.verification.display),
         "composite": Value(ci_text(m.composite, m.composite_ci, 3, m.composite_sd), m.composite, m.composite,
                            *(m.composite_ci or (None, None))),
         "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd), m.chrf, m.chrf, *(m.chrf_ci or (None, None))),
@@ -341,7 +344,8 @@ def _e(value: object) -> str:
 _SR = '<span class="mtb-sr">{}</span>'
 _VT = {VerificationTier.community_verified.value: ("\u2714\u2714", "community", "community-verified"),
        VerificationTier.gds_verified.value: ("\u2714", "GDS", "GDS-verified: re-run reproduced"),
-       VerificationTier.self_benchmarked.value: ("\u25cb", "self", "self-benchmarked, not re-run")}
+       VerificationTier.self_benchmarked.value: ("\u25cb", "self", "self-benchmarked, not re-run"),
+       "unattested": ("\u25d0", "re-run", "maintainer re-run (unattested)")}
 
 
 def _provenance(text: str, source: str) -> str:
@@ -391,6 +395,9 @@ def _method_cell(m: MethodRow, link) -> str:
                          f'<td>{_e(fmt.num(r.composite, 3))}</td>'
                          f'<td>{_e(fmt.DASH if delta is None else f"{delta:+.3f}")}</td></tr>')
         parts.append("</tbody></table></details>")
+    if m.gold is not None:
+        target, text = m.gold
+        parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
     parts.append("</span>")
     return "".join(parts)
 

@@ -14,6 +14,7 @@ sitemap dates (both follow ``SOURCE_DATE_EPOCH`` when set).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -25,7 +26,7 @@ from pathlib import Path
 from mtboard.metrics import bootstrap
 from mtboard.documents import atomic_write
 from mtboard.errors import ConfigError, InputError
-from mtboard.site import boardpages, render, tables
+from mtboard.site import boardpages, officialpages, render, tables
 from mtboard.site import boards as boards_view
 from mtboard.site.load import Rejected, load_inputs
 
@@ -92,8 +93,13 @@ def _build_time() -> str:
 def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *, validate: bool = True,
                resamples: int = bootstrap.BOOTSTRAP_RESAMPLES, run_mkdocs: bool = True,
                build_time: str | None = None, anchors: Path | None = None,
-               site_url: str | None = None) -> BuildReport:
+               site_url: str | None = None, attestation_repository: str | None = None,
+               official: Path | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
+
+    ``attestation_repository``: owner/name whose verify workflow must have attested verification records and
+    scores-only cards (:func:`mtboard.site.load.load_inputs`). ``official``: folder of scores-only gold cards for the
+    official boards (None: ``<submissions>/../official`` when it exists; :mod:`mtboard.official`).
 
     ``anchors``: folder of judge-reliability records (``mtboard anchor``) for the judges page (None: default
     ``<submissions>/../anchors`` when it exists).
@@ -115,15 +121,24 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     t0 = time.perf_counter()
     if anchors is None and (submissions.parent / "anchors").is_dir():
         anchors = submissions.parent / "anchors"
-    inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors)
+    inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
+                         attestation_repository=attestation_repository)
+    if official is None and (submissions.parent / "official").is_dir():
+        official = submissions.parent / "official"
+    off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples)
     t1 = time.perf_counter()
     boards = tables.build_leaderboards(inputs, resamples=resamples)
     boards_view.attach_methods(boards)  # one row per method (issue 12): before any page shows a rank
+    officialpages.attach_gold_links(boards, off_boards)
     portraits = tables.build_portraits(boards)
     t2 = time.perf_counter()
     stamp = build_time or _build_time()
     pages = render.render_pages(inputs, boards, portraits, stamp)
     pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp))
+    if off_inputs.rows or off_inputs.rejected:
+        pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
+        pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
+                                                 indent=1) + "\n"
     if docs.exists():
         shutil.rmtree(docs)
     docs.mkdir(parents=True)
@@ -139,10 +154,27 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                          len(pages), list(inputs.warnings),
                          {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2})
     if run_mkdocs:
-        _mkdocs(root, docs, out, render.nav(boards), site_url or os.environ.get("MTBOARD_SITE_URL") or None)
+        nav = render.nav(boards, officialpages.nav_items(off_boards)
+                         if (off_inputs.rows or off_inputs.rejected) else None)
+        _mkdocs(root, docs, out, nav, site_url or os.environ.get("MTBOARD_SITE_URL") or None)
         atomic_write(out / SITE_MARKER, b"built by mtboard build\n")
         report.seconds["mkdocs"] = time.perf_counter() - t3
     return report
+
+
+def _official(folder: Path | None, repository: str | None, warnings: list[str], resamples: int):
+    """Scores-only cards and official boards (:mod:`mtboard.official`); rejected cards become warnings."""
+    from mtboard.official import build_official_boards, held_out_duplicates, load_official  # noqa: PLC0415
+    from mtboard.verify_record import expected_signer  # noqa: PLC0415
+
+    try:
+        signer = expected_signer(repository)
+    except InputError:
+        signer = None
+    off = load_official(folder, signer)
+    warnings.extend(f"official card rejected: {path}: {problems[0]}" for path, problems in off.rejected)
+    warnings.extend(held_out_duplicates(off))
+    return off, build_official_boards(off, resamples=resamples)
 
 
 class _Collect(logging.Handler):

@@ -17,6 +17,7 @@ from mtboard import safejson
 from mtboard.documents import load_card, load_corpus
 from mtboard.errors import MtboardError
 from mtboard.schema import AnchorRecord, Corpus, RunCard, VerificationTier
+from mtboard.verify_record import UNATTESTED_LABEL, check_record
 
 VERIFICATION_SUFFIXES = (".verification.json",)
 """File-name endings of verification records (``mtboard verify``) stored next to a card; never read as cards."""
@@ -34,6 +35,17 @@ class Verification:
     """Path of the record, relative to the submissions folder."""
     problem: str | None = None
     """Why a record present beside the card was not accepted."""
+    attested: bool = False
+    """The record's GitHub artifact attestation verified (:mod:`mtboard.verify_record`)."""
+    label: str = ""
+    """What the site says: "GDS verified", "maintainer re-run (unattested)", or the tier (issue 17 item 4)."""
+    attestation_problems: list[str] = field(default_factory=list)
+    """Why the record is not attested (one line each; empty when attested or without a record)."""
+
+    @property
+    def display(self) -> str:
+        """Board key: the tier, or ``"unattested"`` for a passed but unattested maintainer re-run."""
+        return "unattested" if self.label == UNATTESTED_LABEL else self.tier
 
 
 @dataclass
@@ -101,31 +113,33 @@ def _validator(submissions: Path, corpora_dir: Path | None):
     return run
 
 
-def _verification(card_path: Path, root: Path, card: RunCard) -> Verification:
+def _verification(card_path: Path, root: Path, card: RunCard, signer=None) -> Verification:
     """Read ``<card stem>.verification.json`` beside the card (schema VerificationRecord, written by
-    ``mtboard verify``). The record's tier is granted only when it passed and names this card's run_card_hash;
-    otherwise the card stays self-benchmarked and the page says why."""
-    from mtboard.documents import validate_model  # noqa: PLC0415
-    from mtboard.schema import VerificationRecord  # noqa: PLC0415
-
+    ``mtboard verify``) and check it as ``mtboard verify-record`` does (:func:`mtboard.verify_record.check_record`,
+    ``signer`` = the expected :class:`~mtboard.attestation.ExpectedSigner` or None). The gds-verified tier is granted
+    only when the record is consistent, names this card's run_card_hash, passed, and its attestation verifies; a
+    consistent passed record without a verifying attestation shows as "maintainer re-run (unattested)" and keeps
+    the card self-benchmarked; otherwise the card stays self-benchmarked and the page says why."""
+    self_b = VerificationTier.self_benchmarked.value
     rec_path = card_path.with_name(card_path.name[: -len(".json")] + VERIFICATION_SUFFIXES[0])
     if not rec_path.exists() and not rec_path.is_symlink():
-        return Verification(VerificationTier.self_benchmarked.value)
+        return Verification(self_b, label=self_b)
     rel = rec_path.relative_to(root).as_posix()
-    try:
-        raw = safejson.read_bytes(rec_path, max_bytes=4 * 1024 * 1024)
-        safejson.loads(raw, where=rel)
-        rec = validate_model(VerificationRecord, raw, rel)
-    except MtboardError as exc:
-        return Verification(VerificationTier.self_benchmarked.value, None, rel, exc.one_line())
+    check = check_record(rec_path, signer, card_run_card_hash=card.run_card_hash)
+    rec = check.record
+    if rec is None:
+        return Verification(self_b, None, rel, "; ".join(check.content_problems), label=self_b)
     data = rec.model_dump(mode="json")
-    if rec.run_card_hash != card.run_card_hash:
-        return Verification(VerificationTier.self_benchmarked.value, data, rel,
-                            "the record verifies a different card (run_card_hash differs)")
+    if check.content_problems:
+        return Verification(self_b, data, rel, "; ".join(check.content_problems), label=self_b,
+                            attestation_problems=check.attestation_problems)
     if not rec.passed:
-        return Verification(VerificationTier.self_benchmarked.value, data, rel,
-                            "the re-run did not reproduce the scores within the tolerance")
-    return Verification(rec.tier.value, data, rel)
+        return Verification(self_b, data, rel, "the re-run did not reproduce the scores within the tolerance",
+                            attested=check.attested, label=self_b, attestation_problems=check.attestation_problems)
+    if not check.attested:
+        return Verification(self_b, data, rel, None, label=UNATTESTED_LABEL,
+                            attestation_problems=check.attestation_problems)
+    return Verification(rec.tier.value, data, rel, attested=True, label="GDS verified")
 
 
 def load_anchors(anchors_dir: Path | None) -> tuple[list[AnchorRecord], list[str]]:
@@ -147,10 +161,19 @@ def load_anchors(anchors_dir: Path | None) -> tuple[list[AnchorRecord], list[str
 
 
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
-                anchors_dir: Path | None = None) -> Inputs:
+                anchors_dir: Path | None = None, attestation_repository: str | None = None) -> Inputs:
     """Read every card, corpus and anchor record; never raises for one bad file (it is rejected or warned about
-    instead). Cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`) are rejected too."""
+    instead). Cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`) are rejected too.
+    Verification records are checked against the verify workflow of ``attestation_repository`` (owner/name; default
+    :func:`mtboard.verify_record.expected_signer`'s environment variables; none: no record is attested)."""
+    from mtboard.verify_record import expected_signer  # noqa: PLC0415
+
     inputs = Inputs()
+    try:
+        signer = expected_signer(attestation_repository)
+    except MtboardError as exc:
+        inputs.warnings.append(f"attestations not checked: {exc.one_line()}")
+        signer = None
     inputs.anchors, warnings = load_anchors(anchors_dir)
     inputs.warnings.extend(warnings)
     if corpora_dir is not None and corpora_dir.is_dir():
@@ -186,7 +209,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             inputs.rejected.append(Rejected(rel, [f"duplicate of {seen_hash[key]} (same run_card_hash)"]))
             continue
         seen_hash[key] = rel
-        inputs.cards.append(LoadedCard(rel, raw, card, key[:16], _verification(path, submissions, card)))
+        inputs.cards.append(LoadedCard(rel, raw, card, key[:16], _verification(path, submissions, card, signer)))
     if validate:
         from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
 

@@ -196,9 +196,12 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
     return nxt, listing
 
 
-def nav(boards: list[Leaderboard]) -> list[dict[str, Any]]:
-    """Explicit MkDocs nav: fixed pages plus one entry per leaderboard (titles made safe: MkDocs does not escape)."""
+def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None) -> list[dict[str, Any]]:
+    """Explicit MkDocs nav: fixed pages plus one entry per leaderboard (titles made safe: MkDocs does not escape),
+    and the official boards (``{title: page}`` items, :mod:`mtboard.site.officialpages`) when there are any."""
     items: list[dict[str, Any]] = [{"Home": "index.md"}]
+    if official:
+        items.append({"Official": official})
     if boards:
         items.append({"Leaderboards": [{fmt.safe_title(lb.title): lb.page} for lb in boards]})
     return items + [

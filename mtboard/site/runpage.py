@@ -63,7 +63,15 @@ def verification_view(lc: LoadedCard) -> dict[str, Any] | None:
                    else "") + ("." if rec.get("passed") else " — not reproduced."))
     table = [{"metric": d.get("metric"), "stored": d.get("stored"), "rerun": d.get("rerun"), "delta": d.get("delta"),
               "relative": d.get("relative"), "within": d.get("within")} for d in deltas]
+    v = lc.verification
+    if v.attested:
+        attestation = (f"Attested by the verify workflow: run {rec.get('run_id')} attempt {rec.get('run_attempt')} of "
+                       f"{rec.get('repository')} at harness commit {str(rec.get('workflow_commit'))[:12]} "
+                       f"(GitHub artifact attestation, checked offline; `mtboard verify-record {v.source}`).")
+    else:
+        attestation = "Not attested: " + ("; ".join(v.attestation_problems) or "no attestation") + "."
     return {"sentence": sentence, "table": table, "passed": bool(rec.get("passed")), "source": lc.verification.source,
+            "label": v.label, "attested": v.attested, "attestation": attestation,
             "rerun_hash": rec.get("rerun_run_card_hash"), "method": rec.get("method_spec")}
 
 

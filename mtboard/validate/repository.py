@@ -77,7 +77,7 @@ def _maintainer_only(status: str, path: str) -> str | None:
     if status in ("D", "T"):
         what = "deletes" if status == "D" else "changes the type of"
         return f"pull request {what} a submission; only maintainers may (label `maintainer-change`)"
-    if path.endswith(VERIFICATION_SUFFIX):
+    if path.endswith((VERIFICATION_SUFFIX, VERIFICATION_SUFFIX + ".sigstore")):  # a record or its attestation
         return ("verification records are added by maintainers only (label `maintainer-change`); contributors "
                 "submit cards")
     return None

@@ -1,0 +1,133 @@
+"""Validating scores-only cards (issue 17 item 2; spec §6.4, §8 sovereignty): ``mtboard validate-scores``.
+
+Checks, in order (each problem one line naming the JSON path):
+
+1. ``json`` — strict JSON (:mod:`mtboard.safejson`: size cap, no duplicate keys, no NaN).
+2. ``text`` — the card holds no text: every string value sits at a path the schema declares as an identifier, hash,
+   enum or signature (:data:`STRING_PATHS`) and matches :data:`mtboard.schema.SCORES_TEXT_PATTERN` (signatures: no
+   space, ≤ 1000 characters); any other string —
+   a ``source``, ``reference``, ``predicted`` or ``hypothesis`` field anywhere, or a sentence in an allowed field — is
+   rejected. (The schema forbids unknown keys too; this check names the text.)
+3. ``schema`` — :class:`mtboard.schema.ScoresCard`, strict.
+4. ``seal`` — ``scores_card_hash`` equals the SHA-256 of the canonical card with it set to "".
+5. ``recompute`` — every aggregate equals :func:`mtboard.scores_card.recompute` of the segments exactly (``==``),
+   ``dataset.entry_count`` the number of segments, entry ids unique.
+6. ``segment`` — ``dataset.segment`` is gold_standard or held_out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtboard import safejson
+from mtboard.errors import MtboardError
+from mtboard.schema import SCORES_TEXT_PATTERN, SECRET_SEGMENTS, ScoresCard
+
+STRING_PATHS = frozenset({
+    "harness_version", "timestamp", "method_spec", "model_slug", "condition", "card_run_card_hash",
+    "card_fingerprint", "card_dataset_id", "rerun_fingerprint", "salt_id", "scores_card_hash",
+    "dataset.id", "dataset.version", "dataset.language_pair", "dataset.source_language", "dataset.target_language",
+    "dataset.segment", "dataset.sha256", "signatures.chrf", "signatures.bleu", "signatures.ter",
+    "signatures.semantic", "signatures.composite", "scores.composite_profile", "segments[].outcome",
+    "segments[].hypothesis_hmac",
+})
+"""Paths (``[]`` for any list index) where a scores-only card may hold a string."""
+_ALLOWED = re.compile(SCORES_TEXT_PATTERN)
+_LANGUAGE_PAIR = re.compile(r"^[A-Za-z-]{2,20}→[A-Za-z-]{2,20}$")
+_SIGNATURE = re.compile(r"^[A-Za-z0-9._:+/|@=,-]{0,1000}$")
+"""sacrebleu / semantic / composite signature strings: ``key:value|…`` with no space."""
+MAX_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class ScoresReport:
+    path: str
+    problems: list[str] = field(default_factory=list)
+    card: ScoresCard | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def text_fields(data: Any, path: str = "") -> list[str]:
+    """JSON paths of every string that is not an allowed identifier (module docstring, check 2)."""
+    out: list[str] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            out.extend(text_fields(v, f"{path}.{k}" if path else str(k)))
+    elif isinstance(data, list):
+        generic = f"{path}[]"
+        for i, v in enumerate(data):
+            found = text_fields(v, generic)
+            out.extend(f.replace(generic, f"{path}[{i}]", 1) for f in found)
+    elif isinstance(data, str):
+        pattern = (_LANGUAGE_PAIR if path == "dataset.language_pair" else
+                   _SIGNATURE if path.startswith("signatures.") else _ALLOWED)
+        if path not in STRING_PATHS or not pattern.match(data):
+            out.append(path or "$")
+    return out
+
+
+def check_scores_data(data: Any, where: str) -> ScoresReport:
+    """Checks 2–6 on parsed JSON (module docstring)."""
+    from mtboard.documents import validate_model  # noqa: PLC0415
+    from mtboard.scores_card import recompute, scores_card_hash  # noqa: PLC0415
+
+    rep = ScoresReport(where)
+    texts = text_fields(data)
+    if texts:
+        rep.problems.extend(f"text: $.{p} holds text; a scores-only card holds no source, reference or hypothesis "
+                            "text (spec §6.4)" for p in texts)
+        return rep
+    try:
+        card = validate_model(ScoresCard, _dumps(data), where)  # JSON mode: enum strings, strict numbers
+    except MtboardError as exc:
+        rep.problems.append(f"schema: {exc.one_line()}")
+        return rep
+    rep.card = card
+    if card.dataset.segment not in SECRET_SEGMENTS:
+        rep.problems.append(f"segment: $.dataset.segment is {card.dataset.segment.value}; scores-only cards are for "
+                            "gold_standard and held_out")
+    if not card.scores_card_hash or scores_card_hash(data) != card.scores_card_hash:
+        rep.problems.append("seal: $.scores_card_hash does not match the content (changed after sealing)")
+    ids = [s.entry_id for s in card.segments]
+    if len(set(ids)) != len(ids):
+        rep.problems.append("recompute: $.segments has duplicate entry ids")
+    if card.dataset.entry_count != len(card.segments):
+        rep.problems.append(f"recompute: $.dataset.entry_count is {card.dataset.entry_count}, the card has "
+                            f"{len(card.segments)} segments")
+    try:
+        agg = recompute(card.segments)
+    except MtboardError as exc:
+        rep.problems.append(f"recompute: {exc.one_line()}")
+        return rep
+    stored = card.scores.model_dump(mode="json")
+    for name, value in agg.items():
+        if stored.get(name) != value:
+            rep.problems.append(f"recompute: $.scores.{name} is {stored.get(name)!r}, the segments give {value!r}")
+    return rep
+
+
+def _dumps(data: Any) -> bytes:
+    import json  # noqa: PLC0415
+
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")
+
+
+def validate_scores_card(path: str | os.PathLike[str]) -> ScoresReport:
+    """All checks on one file; never raises for a bad card (problems are lines of the report)."""
+    p = Path(path)
+    where = p.name
+    try:
+        data = safejson.loads(safejson.read_bytes(p, max_bytes=MAX_BYTES), where=where, max_bytes=MAX_BYTES)
+    except MtboardError as exc:
+        return ScoresReport(where, [f"json: {exc.one_line()}"])
+    return check_scores_data(data, where)
+
+
+__all__ = ["STRING_PATHS", "ScoresReport", "check_scores_data", "text_fields", "validate_scores_card"]

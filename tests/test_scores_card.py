@@ -1,0 +1,127 @@
+"""Issue 17 item 2: scores-only cards (:mod:`mtboard.scores_card`, :mod:`mtboard.validate.scores`).
+
+A committed development card stands in for a secret-segment run here (the reduction is the same): its scores-only
+card recomputes to the card's own scores exactly; a statistic changed and re-sealed is rejected by the recomputation;
+a text field added (and re-sealed) is rejected by the text check; the seal catches an unsealed edit.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mtboard import scores_card as S
+from mtboard.cli import app
+from mtboard.documents import load_card
+from mtboard.errors import ConfigError, InputError
+from mtboard.schema import ScoresCard, Segment
+from mtboard.validate.scores import check_scores_data, text_fields, validate_scores_card
+
+ROOT = Path(__file__).resolve().parents[1]
+GEMMA = next((ROOT / "submissions" / "mtb-en-es-dev").glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
+APERTIUM = next(p for p in (ROOT / "submissions" / "mtb-en-es-dev").glob("apertium-eng-spa__default__*.json")
+                if not p.name.endswith(".verification.json"))
+SALT = bytes(range(32))
+
+
+def _scores(path: Path) -> tuple[ScoresCard, dict]:
+    card = load_card(path)
+    sc = S.from_run_card(card, card, salt=SALT, segment=Segment.gold_standard, corpus_sha256="e" * 64,
+                         corpus_version="1.0.0")
+    return sc, sc.model_dump(mode="json")
+
+
+@pytest.mark.parametrize("path", [GEMMA, APERTIUM], ids=["gemma", "apertium"])
+def test_scores_only_card_recomputes_the_run_exactly(path):
+    card = load_card(path)
+    sc, data = _scores(path)
+    assert check_scores_data(data, "x").problems == []
+    for name in ("chrf_plus_plus", "bleu", "ter", "exact_match_rate", "fst_acceptance_rate", "semantic_score",
+                 "code_switching_rate", "hallucination_rate", "composite", "errors", "total"):
+        assert getattr(sc.scores, name) == getattr(card.scores, name), name
+    assert sc.scores.mechanical == {k: v for k, v in card.scores.mechanical.items() if ":" not in k}
+    assert sc.dataset.entry_count == len(card.results) == len(sc.segments)
+    # hypothesis hashes: HMAC-SHA256 keyed with the salt, recomputed here with the standard library
+    r = card.results[0]
+    assert sc.segments[0].hypothesis_hmac == hmac.new(SALT, r.predicted.encode(), hashlib.sha256).hexdigest()
+    assert sc.salt_id == hashlib.sha256(SALT).hexdigest()[:16]
+    # no text of the run anywhere in the card
+    blob = json.dumps(data, ensure_ascii=False)
+    for res in card.results:
+        for text in (res.source, res.expected, res.predicted):
+            if text and len(text) > 12:
+                assert text not in blob
+
+
+def test_known_values_of_the_apertium_card():
+    sc, _ = _scores(APERTIUM)
+    assert sc.scores.chrf_plus_plus == 48.233612731571675 and sc.scores.composite == 0.570035
+    assert sc.scores.total == 355 and sc.scores.bleu == 20.775698554289452
+    assert sc.scores.mechanical == {"no_usable_output": 0, "source_untranslated": 5, "usable": 350}
+
+
+def test_a_statistic_changed_and_resealed_is_rejected():
+    _, data = _scores(GEMMA)
+    bad = copy.deepcopy(data)
+    bad["segments"][3]["chrf"][2] += 1  # one more matching character 1-gram in entry 4
+    bad = S.seal(bad)
+    problems = check_scores_data(bad, "x").problems
+    assert problems == ["recompute: $.scores.chrf_plus_plus is 35.7546872186784, the segments give 35.7551760628665",
+                        "recompute: $.scores.composite is 0.453734, the segments give 0.453737"]
+    unsealed = copy.deepcopy(data)
+    unsealed["scores"]["bleu"] += 0.1
+    assert check_scores_data(unsealed, "x").problems[0] == \
+        "seal: $.scores_card_hash does not match the content (changed after sealing)"
+
+
+@pytest.mark.parametrize("where,key,value", [
+    ("segment", "source", "The committee approved the budget."),
+    ("segment", "hypothesis", "El comité aprobó el presupuesto."),
+    ("top", "notes", "reference: El comité aprobó el presupuesto."),
+    ("top", "model_slug", "El comité aprobó el presupuesto."),  # a sentence in an identifier field
+], ids=["source", "hypothesis", "notes", "sentence-in-identifier"])
+def test_a_text_field_is_rejected(where, key, value):
+    _, data = _scores(GEMMA)
+    bad = copy.deepcopy(data)
+    (bad["segments"][5] if where == "segment" else bad)[key] = value
+    bad = S.seal(bad)
+    path = f"segments[5].{key}" if where == "segment" else key
+    assert check_scores_data(bad, "x").problems == [
+        f"text: $.{path} holds text; a scores-only card holds no source, reference or hypothesis text (spec §6.4)"]
+
+
+def test_text_fields_allows_only_declared_identifiers():
+    assert text_fields({"dataset": {"id": "mtb-gold-en-es"}, "segments": [{"outcome": "usable"}]}) == []
+    assert text_fields({"segments": [{"outcome": "usable"}, {"outcome": "two words"}]}) == ["segments[1].outcome"]
+
+
+def test_public_segment_and_weak_salt_are_refused():
+    card = load_card(APERTIUM)
+    with pytest.raises(InputError, match="public"):
+        S.from_run_card(card, card, salt=SALT, segment=Segment.development, corpus_sha256="e" * 64,
+                        corpus_version="1")
+    with pytest.raises(ConfigError, match="at least 32 random bytes"):
+        S.parse_salt("00" * 16)
+    assert S.parse_salt(SALT.hex()) == SALT
+
+
+def test_validate_scores_cli(tmp_path):
+    _, data = _scores(APERTIUM)
+    good = tmp_path / "a.gold_standard.scores.json"
+    good.write_text(json.dumps(data))
+    bad = copy.deepcopy(data)
+    bad["segments"][0]["reference"] = "Hola mundo."
+    (tmp_path / "b.gold_standard.scores.json").write_text(json.dumps(S.seal(bad)))
+    runner = CliRunner()
+    res = runner.invoke(app, ["validate-scores", str(good)])
+    assert res.exit_code == 0 and "scores-only validation passed: 1 file(s)" in res.output
+    res = runner.invoke(app, ["validate-scores", str(tmp_path)])
+    assert res.exit_code == 1
+    assert "$.segments[0].reference holds text" in res.output and "failed: 1 of 2 file(s)" in res.output
+    assert validate_scores_card(good).ok
