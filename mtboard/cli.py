@@ -123,7 +123,7 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 
 
 # Command modules register themselves on `app` when imported.
-from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, rescore, run, site,  # noqa: E402,F401
+from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, rescore, review, run, site,  # noqa: E402,F401
                               validate)
 
 if __name__ == "__main__":  # pragma: no cover
