@@ -123,8 +123,8 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 
 
 # Command modules register themselves on `app` when imported.
-from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, rescore, review, run, site,  # noqa: E402,F401
-                              validate)
+from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, plugins, rescore, review, run,  # noqa: E402,F401
+                              site, validate)
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m mtboard.cli` runs this file as `__main__`, while the command modules registered their commands on

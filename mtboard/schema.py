@@ -458,6 +458,24 @@ class LocalModelGate(Strict):
         return data
 
 
+class PluginRecord(Strict):
+    """The installed distribution that provides a third-party backend (spec §9.5–9.6 custom-plugin; issue 18): what
+    a maintainer re-runs and what ``plugins/approved.yaml`` pins."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
+
+    distribution: str = Field(min_length=1, max_length=200)
+    """Distribution (package) name as installed, e.g. ``mtboard-plugin-upper``."""
+    version: str = Field(min_length=1, max_length=100)
+    """Installed version."""
+    files_sha256: Hex64
+    """SHA-256 of the canonical JSON list of ``[path, SHA-256 of the file's bytes]`` over every file the
+    distribution's ``RECORD`` lists (bytecode and ``RECORD`` itself excluded), sorted by path
+    (:func:`mtboard.backends.base.plugin_record`)."""
+    entry_point: str = Field(min_length=1, max_length=300)
+    """``module:attribute`` the ``mtboard.backends`` entry point names."""
+
+
 class MethodRecord(Strict):
     """Everything needed to re-run the method (``mtboard verify``), secrets excluded. No URL, no key, no header."""
 
@@ -515,6 +533,12 @@ class MethodRecord(Strict):
     price_table_sha256: Hex64 | None = None
     """SHA-256 of the price table file (``prompts/prices.yaml``) the rates came from; None when they did not come
     from it. The validator checks the rates against the table when it has the same file."""
+    plugin: PluginRecord | None = None
+    """The third-party distribution providing the backend (absent for mtboard's built-in backends)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_plugin(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), ("plugin",))  # cards without a plugin keep their bytes and hashes
 
 
 class BackendFacts(BaseModel):
