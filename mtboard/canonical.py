@@ -38,6 +38,9 @@ FINGERPRINT_V2_COMPONENTS = FINGERPRINT_V1_COMPONENTS + (
 or GGUF file hash), engine build, the evaluated entry-id list, and the judge (model + prompt hash) when one ran."""
 FINGERPRINT_COMPONENTS = FINGERPRINT_V2_COMPONENTS + ("text_normalisation",)
 """v3 (current) = v2 + the text normalisation version (:data:`mtboard.text.NORMALISATION_VERSION`)."""
+OPTIONAL_FINGERPRINT_COMPONENTS = ("coaching_data_sha256",)
+"""Components present only when the method uses them (issue 18): the coaching data's SHA-256 (spec §3.2). A card
+without coaching has exactly :data:`FINGERPRINT_COMPONENTS`, so every fingerprint made before stays the same."""
 
 
 def canonical_bytes(value: Any) -> bytes:
@@ -94,12 +97,14 @@ def entry_ids_sha256(ids: list[int]) -> str:
 def fingerprint_hash(components: dict[str, Any], version: int = FINGERPRINT_VERSION) -> str:
     """SHA-256 hex of ``canonical_bytes({"components": components, "version": version})``.
 
-    ``components`` must have exactly the keys of :data:`FINGERPRINT_COMPONENTS` (values: str, int, float, bool,
-    None or list of str). Raises InputError on a missing or unknown key.
+    ``components`` must have exactly the keys of :data:`FINGERPRINT_COMPONENTS`, plus any of
+    :data:`OPTIONAL_FINGERPRINT_COMPONENTS` (values: str, int, float, bool, None or list of str). Raises InputError
+    on a missing or unknown key.
     """
     expected = set(FINGERPRINT_COMPONENTS)
     got = set(components)
-    if got != expected:
+    if got - set(OPTIONAL_FINGERPRINT_COMPONENTS) != expected:
+        got -= set(OPTIONAL_FINGERPRINT_COMPONENTS)
         missing = sorted(expected - got)
         extra = sorted(got - expected)
         raise InputError(f"fingerprint components wrong: missing {missing}, unknown {extra}",

@@ -87,13 +87,14 @@ def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results
                          segment=d.segment)
     model_slug = spec.model_slug(facts)
     method_config = MethodConfig(model=model_slug, temperature=spec.temperature, batchSize=spec.batch_size,
-                                 promptContext=spec.prompt_name, qualityTier=scores.quality_tier.value)
+                                 promptContext=spec.prompt_name, qualityTier=scores.quality_tier.value,
+                                 coachingFile=spec.coaching_file, coachingPrompt=spec.coaching_text)
     placeholder = Fingerprint(version=canonical.FINGERPRINT_VERSION, hash="0" * 64, components={})
     card = RunCard(
         run_id=run_id, harness_version=harness_version or HARNESS_VERSION, timestamp=timestamp,
         elapsed_seconds=max(0.0, float(elapsed_seconds)), model_slug=model_slug, model_id=facts.model_id,
         condition=spec.condition, temperature=spec.temperature, system_prompt_sha256=spec.system_prompt_sha256,
-        system_prompt_used=spec.system_prompt, fst_version=fst_version, batch_size=spec.batch_size,
+        system_prompt_used=spec.system_prompt, fst_version=fst_version, coaching_data_sha256=spec.coaching_sha256, batch_size=spec.batch_size,
         max_retries=spec.max_retries, method_class=spec.method_class, method_config=method_config,
         method=spec.method_record(
             facts, price_in=price_in, price_out=price_out,

@@ -123,7 +123,8 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 
 
 # Command modules register themselves on `app` when imported.
-from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, neural, rescore, run,  # noqa: E402,F401
+from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, neural, plugins, rescore, review,  # noqa: E402,F401
+                              run,
                               site, validate)
 
 if __name__ == "__main__":  # pragma: no cover

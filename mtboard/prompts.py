@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -41,8 +41,9 @@ from mtboard.languages import is_one_of, language_name, pick
 from mtboard.schema import describe_validation_error
 
 KNOWN_VARIABLES = frozenset({"source", "history", "source_language", "target_language", "source_language_name",
-                             "target_language_name", "examples"})
-"""Variables a template may use. ``examples`` is the list of ``(source, target)`` pairs for the target language."""
+                             "target_language_name", "examples", "coaching"})
+"""Variables a template may use. ``examples`` is the list of ``(source, target)`` pairs for the target language;
+``coaching`` the text of the ``--coaching`` file ('' without one; spec §3.2 coaching data, §9.6 coached-llm)."""
 
 
 PROMPTS_PACKAGE = "mtboard._prompts"
@@ -118,6 +119,17 @@ class Prompt:
     """SHA-256 of the template file bytes (front matter included)."""
     _template: Any = field(repr=False, compare=False)
     _system_cache: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
+    coaching: str = ""
+    """Coaching data (``--coaching`` file text) the template receives as ``coaching`` ('' when none)."""
+
+    @property
+    def uses_coaching(self) -> bool:
+        """The template declares the ``coaching`` variable (only such a prompt can carry coaching data)."""
+        return "coaching" in self.meta.variables
+
+    def with_coaching(self, text: str) -> Prompt:
+        """This prompt rendering ``coaching`` as ``text`` (a copy; its own system-prompt cache)."""
+        return replace(self, coaching=text, _system_cache={})
 
     @property
     def format(self) -> str:
@@ -141,7 +153,8 @@ class Prompt:
             examples = [(p[0], p[1]) for p in m.examples[key]]
         return {"source": source, "history": list(history or []), "source_language": source_language,
                 "target_language": target_language, "source_language_name": language_name(source_language),
-                "target_language_name": language_name(target_language), "examples": examples}
+                "target_language_name": language_name(target_language), "examples": examples,
+                "coaching": self.coaching}
 
     def _block(self, name: str, variables: dict[str, Any]) -> str:
         tmpl = self._template

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from mtboard import judges, scoring
-from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method
+from mtboard import canonical, judges, safejson, scoring
+from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method, plugin_record
 from mtboard.card import assemble_card, replicate_run
 from mtboard.documents import load_corpus, write_card
-from mtboard.errors import BackendError, ConfigError, MtboardError
+from mtboard.errors import BackendError, ConfigError, InputError, MtboardError
 from mtboard.gate import GATE_ENTRIES, check_early_gate
 from mtboard.metrics.bleu import make_bleu
 from mtboard.prices import PriceTable, compute_totals, price_table_for, resolve_rates
@@ -91,6 +91,9 @@ class RunSettings:
     """The judge's model family when its names do not tell it (``--judge-family``)."""
     translator_family: str | None = None
     """The translator's model family when its names do not tell it (``--translator-family``)."""
+    coaching: Path | None = None
+    """``--coaching FILE``: coaching data (glossary, grammar notes, examples; UTF-8 text) the prompt template
+    receives as ``coaching`` (spec §3.2, §9.6 coached-llm)."""
     early_gate: bool = True
     """Stop a prompted run early when most of its first entries hit the token cap or echo chat-template markup
     (:mod:`mtboard.gate`); ``--no-early-gate`` runs on (e.g. to publish a mismatched prompt as a negative result)."""
@@ -181,6 +184,34 @@ def judge_specs(value: str | list[str] | None) -> list[str]:
     return specs
 
 
+MAX_COACHING_BYTES = 64 * 1024
+"""Largest coaching file (it is sent with every request and stored in the card)."""
+
+
+def load_coaching(path: Path, prompt: Prompt | None, backend: str) -> tuple[str, str, str]:
+    """Read a ``--coaching`` file: ``(SHA-256 of its bytes, file name, text)`` (spec §3.2 ``coaching_data_sha256``).
+
+    Raises: ConfigError when the method has no prompt or its prompt does not declare ``coaching`` (the data would be
+    hashed but never reach the model); InputError for a file that is missing, a link, over 64 KiB, not UTF-8 or
+    empty.
+    """
+    if prompt is None:
+        raise ConfigError(f"backend {backend!r} takes the raw source text: it cannot receive coaching data",
+                          field="--coaching", fix="drop --coaching, or use an LLM backend")
+    if not prompt.uses_coaching:
+        raise ConfigError(f"prompt {prompt.name!r} does not use coaching data (no `coaching` variable)",
+                          field="--coaching", fix="pick a prompt that declares `coaching`, e.g. "
+                                                  "--prompt coached-few-shot-completion")
+    raw = safejson.read_bytes(path, max_bytes=MAX_COACHING_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("coaching file is not UTF-8", where=str(path), fix="save it as UTF-8") from None
+    if not text.strip():
+        raise InputError("coaching file is empty", where=str(path), fix="write the coaching data into it")
+    return canonical.sha256_hex(raw), path.name, text
+
+
 def prepare(settings: RunSettings) -> Plan:
     """Validate options, load the corpus and prompt, build the :class:`~mtboard.runspec.RunSpec`, pick the work
     directory. Nothing is sent yet.
@@ -228,6 +259,10 @@ def prepare(settings: RunSettings) -> Plan:
                               field="--prompt", fix="drop --prompt")
     else:
         prompt = load_prompt(settings.prompt or backend_cls.default_prompt)
+    coaching = load_coaching(settings.coaching, prompt, method.backend) if settings.coaching else None
+    if prompt is not None:
+        if coaching is not None:
+            prompt = prompt.with_coaching(coaching[2])
         system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
     options = backend_cls.parse_options(settings.backend_extra)
     given = options.model_dump(mode="json", exclude_unset=True)
@@ -235,7 +270,8 @@ def prepare(settings: RunSettings) -> Plan:
                                        if backend_cls.method_class == MethodClass.baseline else "default")
     spec = RunSpec(
         method=method, public_method=method.with_model(backend_cls.public_model(method.model)),
-        method_class=backend_cls.method_class,
+        method_class=backend_cls.method_class_for(coaching=coaching is not None),
+        plugin=plugin_record(method.backend),
         dataset=DatasetIdentity(id=ds.id, version=ds.version, sha256=sha, language_pair=ds.language_pair,
                                 source_language=ds.source_language, target_language=ds.target_language,
                                 segment=segment, limit=settings.limit),
@@ -247,7 +283,9 @@ def prepare(settings: RunSettings) -> Plan:
         concurrency=settings.concurrency or backend_cls.default_concurrency,
         batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
         timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
-        endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)))
+        endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)),
+        **({"coaching_sha256": coaching[0], "coaching_file": coaching[1], "coaching_text": coaching[2]}
+           if coaching else {}))
     if prompt is not None:
         for e in entries:  # render errors are per entry (a template indexing history): find them all now
             prompt.render(e.source, ds.source_language, ds.target_language, history=list(e.history))

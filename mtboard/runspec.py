@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 from mtboard import canonical
-from mtboard.schema import BackendFacts, JudgeSummary, MethodClass, MethodRecord, RunCard, Segment
+from mtboard.schema import BackendFacts, JudgeSummary, MethodClass, MethodRecord, PluginRecord, RunCard, Segment
 from mtboard.text import NORMALISATION_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover - typing only (prompts imports jinja2)
@@ -131,6 +131,14 @@ class RunSpec(BaseModel):
     """``--backend-opt`` settings as given, typed by the backend's ``Options`` model, sorted by key."""
     endpoint_host_sha256: str | None = None
     """SHA-256 of the endpoint's host name (never the URL), for backends that talk to an endpoint."""
+    coaching_sha256: str | None = None
+    """SHA-256 of the ``--coaching`` file's bytes (spec §3.2 ``coaching_data_sha256``); None without coaching."""
+    coaching_file: str | None = None
+    """The coaching file's name (no folder; ``method_config.coachingFile``)."""
+    coaching_text: str | None = None
+    """The coaching file's text as the prompt received it (``method_config.coachingPrompt``)."""
+    plugin: PluginRecord | None = None
+    """The installed third-party distribution providing the backend (``method.plugin``); None for built-ins."""
 
     @model_validator(mode="before")
     @classmethod
@@ -164,6 +172,8 @@ class RunSpec(BaseModel):
         }
         if self.backend_options:
             ident["backend_options"] = self.options
+        if self.coaching_sha256:
+            ident["coaching_data_sha256"] = self.coaching_sha256
         return ident
 
     def work_dir_name(self) -> str:
@@ -192,7 +202,8 @@ class RunSpec(BaseModel):
             model_file_sha256=facts.model_file_sha256, engine_version=facts.engine_version, streaming=self.stream,
             concurrency=self.concurrency, runs=self.runs, limit=self.dataset.limit, local=facts.local,
             price_in_per_mtok=price_in, price_out_per_mtok=price_out, price_cached_in_per_mtok=price_cached_in,
-            price_reasoning_per_mtok=price_reasoning, price_as_of=price_as_of, price_table_sha256=price_table_sha256)
+            price_reasoning_per_mtok=price_reasoning, price_as_of=price_as_of, price_table_sha256=price_table_sha256,
+            plugin=self.plugin)
 
     def backend_context(self, *, prompt: Prompt | None = None, base_url: str | None = None,
                         sample_sources: Iterable[str] = ()) -> BackendContext:
@@ -224,7 +235,9 @@ class RunSpec(BaseModel):
                    system_prompt_sha256=card.system_prompt_sha256, condition=card.condition,
                    temperature=card.temperature, max_tokens=m.max_tokens, stream=m.streaming, runs=m.runs,
                    concurrency=m.concurrency, batch_size=card.batch_size, max_retries=card.max_retries,
-                   endpoint_host_sha256=m.endpoint_host_sha256)
+                   endpoint_host_sha256=m.endpoint_host_sha256, coaching_sha256=card.coaching_data_sha256,
+                   coaching_file=card.method_config.coachingFile, coaching_text=card.method_config.coachingPrompt,
+                   plugin=m.plugin)
 
 
 def facts_from_card(card: RunCard) -> BackendFacts:
@@ -291,7 +304,8 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
                            judges: Mapping[str, JudgeSummary], harness_version: str,
                            tools_enabled: Iterable[str] = ()) -> dict[str, Any]:
     """The 19 fingerprint v3 components of a run (spec §3.8 extended; :data:`mtboard.canonical.
-    FINGERPRINT_COMPONENTS` lists them): the spec's settings, the backend's facts (provider, weights, engine),
+    FINGERPRINT_COMPONENTS` lists them), plus ``coaching_data_sha256`` when the run used coaching data
+    (:data:`mtboard.canonical.OPTIONAL_FINGERPRINT_COMPONENTS`, issue 18): the spec's settings, the backend's facts (provider, weights, engine),
     the entry ids covered, the judges, the harness version and the text normalisation version
     (:data:`mtboard.text.NORMALISATION_VERSION`, applied before every metric by this harness).
 
@@ -299,7 +313,8 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
     :func:`facts_from_card` of the card under test — the same function, so the two cannot drift apart.
     """
     judge_model, judge_prompt = _judges_component(judges)
-    return {
+    optional = {"coaching_data_sha256": spec.coaching_sha256} if spec.coaching_sha256 else {}
+    return optional | {
         "dataset_sha256": spec.dataset.sha256,
         "model_slug": spec.model_slug(facts),
         "condition": spec.condition,

@@ -458,6 +458,24 @@ class LocalModelGate(Strict):
         return data
 
 
+class PluginRecord(Strict):
+    """The installed distribution that provides a third-party backend (spec §9.5–9.6 custom-plugin; issue 18): what
+    a maintainer re-runs and what ``plugins/approved.yaml`` pins."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
+
+    distribution: str = Field(min_length=1, max_length=200)
+    """Distribution (package) name as installed, e.g. ``mtboard-plugin-upper``."""
+    version: str = Field(min_length=1, max_length=100)
+    """Installed version."""
+    files_sha256: Hex64
+    """SHA-256 of the canonical JSON list of ``[path, SHA-256 of the file's bytes]`` over every file the
+    distribution's ``RECORD`` lists (bytecode and ``RECORD`` itself excluded), sorted by path
+    (:func:`mtboard.backends.base.plugin_record`)."""
+    entry_point: str = Field(min_length=1, max_length=300)
+    """``module:attribute`` the ``mtboard.backends`` entry point names."""
+
+
 class MethodRecord(Strict):
     """Everything needed to re-run the method (``mtboard verify``), secrets excluded. No URL, no key, no header."""
 
@@ -515,6 +533,12 @@ class MethodRecord(Strict):
     price_table_sha256: Hex64 | None = None
     """SHA-256 of the price table file (``prompts/prices.yaml``) the rates came from; None when they did not come
     from it. The validator checks the rates against the table when it has the same file."""
+    plugin: PluginRecord | None = None
+    """The third-party distribution providing the backend (absent for mtboard's built-in backends)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_plugin(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), ("plugin",))  # cards without a plugin keep their bytes and hashes
 
 
 class BackendFacts(BaseModel):
@@ -1394,6 +1418,93 @@ class AnchorRecord(Strict):
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# Community review records (spec §7.2–7.3, §5; issue 18): reviews/<dataset>/<run>.yaml and reviews/reviewers.yaml
+
+
+class Rating(StrEnum):
+    """Spec §7.3 step 3: the scale a bilingual reviewer rates each sampled translation on, worst first."""
+
+    reject = "reject"
+    """Not usable."""
+    gist = "gist"
+    """The meaning is clear but the wording is wrong."""
+    acceptable = "acceptable"
+    """Correct with minor problems."""
+    excellent = "excellent"
+    """Indistinguishable from a human translation."""
+
+
+def _date_text(value: Any) -> Any:
+    """YAML reads an unquoted ``2026-12-01`` as a date: take it as its ISO text (the schema stores text)."""
+    return value.isoformat() if isinstance(value, (date, datetime)) else value
+
+
+GITHUB_HANDLE_RE = r"^[A-Za-z0-9](?:-?[A-Za-z0-9])*$"
+"""A GitHub user name: letters, digits and single inner hyphens (the fields cap it at 39 characters)."""
+
+
+class RatedEntry(Strict):
+    """One sampled entry's rating."""
+
+    entry_id: int
+    """``results[].entry_id`` of the reviewed card (= the corpus entry id)."""
+    rating: _lax(Rating)
+    note: str | None = Field(default=None, max_length=2000)
+    """Optional free text (rendered escaped; never interpreted)."""
+
+
+class Review(Strict):
+    """One reviewer's ratings of one card's sample (what the review page downloads)."""
+
+    reviewer: str = Field(pattern=GITHUB_HANDLE_RE, max_length=39)
+    """GitHub handle; must be listed for the card's target language in ``reviews/reviewers.yaml``."""
+    date: str
+    """ISO 8601 date (or date-time) the ratings were made."""
+    ratings: list[RatedEntry] = Field(min_length=1, max_length=1000)
+
+    _v_date0 = field_validator("date", mode="before")(_date_text)
+    _v_date = field_validator("date")(_check_iso_datetime)
+
+
+class ReviewRecord(Strict):
+    """``reviews/<dataset>/<run>.yaml``: the community reviews of one run card (spec §7.3), one item of ``reviews``
+    per reviewer. The sample is the seeded stratified draw of :func:`mtboard.reviews.sample_entries`; the validator
+    redraws it and requires every rated entry to belong to it."""
+
+    record_version: Literal[1] = 1
+    card: str = Field(pattern=r"^[A-Za-z0-9._-]{1,100}/[A-Za-z0-9._-]{1,200}\.json$")
+    """Path of the reviewed card under ``submissions/`` (``<dataset>/<run>.json``)."""
+    run_card_hash: Hex64
+    """``run_card_hash`` of the reviewed card: a review applies to exactly that card."""
+    sample_seed: int = Field(ge=0, le=2**32 - 1)
+    sample_size: int = Field(ge=1, le=1000)
+    """Entries drawn (``mtboard review sample --size``; at least 30 for a review that can pass)."""
+    reviews: list[Review] = Field(min_length=1, max_length=20)
+
+
+class ReviewerEntry(Strict):
+    """One person a maintainer has listed as a reviewer."""
+
+    handle: str = Field(pattern=GITHUB_HANDLE_RE, max_length=39)
+    """GitHub handle."""
+    languages: list[Annotated[str, Field(min_length=2, max_length=35)]] = Field(min_length=1)
+    """BCP 47 tags of the languages the person reads well enough to review a translation into them."""
+    added: str
+    """ISO 8601 date a maintainer listed them."""
+    added_by: str = Field(pattern=GITHUB_HANDLE_RE, max_length=39)
+    """The maintainer who listed them."""
+
+    _v_added0 = field_validator("added", mode="before")(_date_text)
+    _v_added = field_validator("added")(_check_iso_datetime)
+
+
+class ReviewersFile(Strict):
+    """``reviews/reviewers.yaml``: the maintained list of reviewers (changed by maintainers only)."""
+
+    reviewers: list[ReviewerEntry] = []
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # Helpers
 
 
@@ -1447,5 +1558,5 @@ def binding_paths(model: type[Strict] | None = None) -> dict[str, Binding]:
 
 
 SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord,
-                                     "scores-card": ScoresCard}
+                                     "scores-card": ScoresCard, "review-record": ReviewRecord, "reviewers": ReviewersFile}
 """Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mtboard import __version__, canonical, runner, safejson
-from mtboard.backends.base import get_backend, load_backends
+from mtboard.backends.base import get_backend, load_backends, plugin_record
 from mtboard.documents import atomic_write, load_card, load_corpus, write_card
 from mtboard.errors import ConfigError, InputError, MtboardError
 from mtboard.prompts import load_prompt
@@ -147,6 +147,13 @@ def check_verifiable(card: RunCard) -> None:
         raise NotVerifiable(f"backend {card.method.backend!r} is not registered in this harness, so the method "
                             f"cannot be re-run (registered: {', '.join(sorted(registry))}){why}",
                             fix="submit the method as an installable backend plugin (spec §9.5)")
+    if card.method.plugin is not None:  # issue 18: re-run exactly the recorded plugin release
+        here = plugin_record(card.method.backend)
+        if here != card.method.plugin:
+            raise NotVerifiable(f"the installed plugin providing backend {card.method.backend!r} is not the release "
+                                f"the card records ({card.method.plugin.distribution} {card.method.plugin.version}, "
+                                f"files {card.method.plugin.files_sha256[:12]}…)",
+                                fix=f"pip install {card.method.plugin.distribution}=={card.method.plugin.version}")
     spec = RunSpec.from_card(card)
     if cls.prompt_format == "raw":
         if spec.prompt_name is not None or spec.system_prompt:
@@ -167,6 +174,8 @@ def check_verifiable(card: RunCard) -> None:
         raise NotVerifiable(f"prompt {spec.prompt_name!r} here differs from the recorded one (SHA-256 "
                             f"{prompt.template_sha256[:12]}… vs {spec.prompt_template_sha256[:12]}…)",
                             fix="verify with the harness commit whose prompts/ holds the recorded file")
+    if spec.coaching_text is not None:  # coaching data travels in the card (method_config.coachingPrompt)
+        prompt = prompt.with_coaching(spec.coaching_text)
     system = prompt.system_prompt(spec.dataset.source_language, spec.dataset.target_language)
     if canonical.sha256_hex(system) != spec.system_prompt_sha256:
         raise NotVerifiable("the recorded prompt renders a different system prompt than the card used")
@@ -292,8 +301,6 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
                                                        model_path=Path(model_path) if model_path else None)
     temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None or secret_path else None
     work = Path(workdir) if workdir is not None else temp / "work"
-    m = card.method
-
     def settings(corpus: Path, seg: Segment, limit: int | None, wd: Path) -> runner.RunSettings:
         return rerun_settings(card, spec, rerun_how, corpus, seg, limit, wd, base_url)
 
@@ -374,15 +381,20 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
 def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: Segment, limit: int | None,
                    wd: Path, base_url: str | None) -> runner.RunSettings:
     """The runner settings that re-run ``card``'s method (``spec`` = ``RunSpec.from_card(card)``, ``rerun_how`` from
-    the backend's ``rerun`` hook) on ``seg`` of ``corpus``, writing into ``wd``."""
+    the backend's ``rerun`` hook) on ``seg`` of ``corpus``, writing into ``wd``. A coached card's coaching text is
+    written back to a file, byte for byte (its SHA-256 is the card's ``coaching_data_sha256``)."""
     m = card.method
+    coaching = None
+    if spec.coaching_text is not None:
+        coaching = Path(tempfile.mkdtemp(prefix="mtboard-verify-coaching-")) / (spec.coaching_file or "coaching.txt")
+        coaching.write_bytes(spec.coaching_text.encode("utf-8"))
     return runner.RunSettings(
         corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
         prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
         max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
         limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
         price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
-        early_gate=False)  # a re-run reproduces the card, also one published past the early gate on purpose
+        early_gate=False, coaching=coaching)  # a re-run reproduces the card, also one published past the early gate
 
 
 def load_sealed_card(path: Path) -> RunCard:

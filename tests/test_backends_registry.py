@@ -67,6 +67,10 @@ def plugin_path(tmp_path):
     (info / "entry_points.txt").write_text(
         f"[{ENTRY_POINT_GROUP}]\nupper = mtboard_plugin_upper:UpperBackend\n"
         "broken = mtboard_plugin_upper:DoesNotExist\nfake = mtboard_plugin_upper:NotABackend\n")
+    # pip writes RECORD; the card's method.plugin hashes the files it lists (issue 18)
+    (info / "RECORD").write_text("mtboard_plugin_upper.py,,\nmtboard_plugin_upper-1.0.dist-info/METADATA,,\n"
+                                 "mtboard_plugin_upper-1.0.dist-info/entry_points.txt,,\n"
+                                 "mtboard_plugin_upper-1.0.dist-info/RECORD,,\n")
     return tmp_path
 
 

@@ -133,7 +133,9 @@ def test_leaderboard_order_and_numbers_match_cards(site):
         # declared values carry the marker and screen-reader text; an unknown cost is "unknown", never $0
         assert cells["cost"][0] == ("unknown" if cost is None else fmt.usd(cost) + "\u1d48")
         assert cells["latency"][0] == boards.latency_text(c.scores.median_latency_seconds) + "\u1d48"
-        assert cells["qtier"][0] == c.scores.quality_tier.value
+        # deployable and above stay provisional without a community review (spec §7.2; docs/SCORING_SPEC.md §5.1)
+        assert cells["qtier"][0] == c.scores.quality_tier.value + (
+            " (provisional)" if c.scores.quality_tier.value in ("deployable", "fluent") else "")
         assert "self-benchmarked" in cells["vtier"][0]
         assert c.method_class.value in cells["method"][0]
         assert cells["date"][0] == c.timestamp[:10] + "\u1d48"

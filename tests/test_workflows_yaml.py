@@ -212,7 +212,20 @@ def test_verify_workflow_shape():
     assert set(wf["on"]) == {"workflow_dispatch"}
     inputs = wf["on"]["workflow_dispatch"]["inputs"]
     assert inputs["card"]["required"] and inputs["sha"]["required"]
-    (job,) = wf["jobs"].values()
+    # issue 18: the gate decides from the card where a plugin's code may run; only builtin and approved-plugin cards
+    # reach the job with the environment and its secrets; an unapproved plugin runs in a job that has neither
+    assert set(wf["jobs"]) == {"gate", "verify", "verify-plugin-without-secrets"}
+    gate, plain = wf["jobs"]["gate"], wf["jobs"]["verify-plugin-without-secrets"]
+    for other in (gate, plain):
+        assert "environment" not in other and other["permissions"] == {"contents": "read"}
+        assert "secrets." not in yaml.safe_dump(other)
+    assert "mtboard\" plugin-gate" in "\n".join(s.get("run", "") for s in gate["steps"])
+    assert plain["if"] == "${{ needs.gate.outputs.plugin == 'unapproved' }}" and plain["needs"] == "gate"
+    job = wf["jobs"]["verify"]
+    assert job["if"] == "${{ needs.gate.outputs.plugin != 'unapproved' }}" and job["needs"] == "gate"
+    install = next(s for s in job["steps"] if "--check-installed" in s.get("run", ""))
+    assert install["if"] == "${{ needs.gate.outputs.plugin == 'approved' }}"
+    assert "--only-binary :all: --no-deps" in install["run"]
     assert job["environment"] == "verification"
     assert job["permissions"] == {"contents": "read", "id-token": "write", "attestations": "write"}
     st = job["steps"]

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mtboard.errors import ConfigError
 from mtboard.runspec import EFFORTS, BackendContext, MethodSpec, RunSpec, split_method
-from mtboard.schema import BackendFacts, LocalModelGate, MethodClass, MethodRecord, TranslationRecord
+from mtboard.schema import BackendFacts, LocalModelGate, MethodClass, MethodRecord, PluginRecord, TranslationRecord
 
 ENTRY_POINT_GROUP = "mtboard.backends"
 """Entry-point group through which built-in and third-party backends register."""
@@ -162,6 +162,18 @@ class Backend(ABC):
                                   "`mtboard backends` describes them)") from None
 
     @classmethod
+    def method_class_for(cls, *, coaching: bool = False) -> MethodClass:
+        """The spec §9.6 class of a method of this backend, chosen by what the method uses: an LLM given coaching
+        data (``--coaching``) is ``coached-llm``; otherwise the backend's :attr:`method_class`. The runner records
+        it; the validator requires a card's ``method_class`` to equal it (issue 18). A backend that a third-party
+        distribution provides through the entry-point group is ``custom-plugin`` (spec §9.6), whatever it declares."""
+        if _SOURCE.get(cls.name, (OWN_DISTRIBUTION, ""))[0] != OWN_DISTRIBUTION and REGISTRY.get(cls.name) is cls:
+            return MethodClass.custom_plugin
+        if coaching and cls.method_class == MethodClass.raw_llm:
+            return MethodClass.coached_llm
+        return cls.method_class
+
+    @classmethod
     def check_languages(cls, model: str, source_language: str, target_language: str) -> None:
         """Refuse a model that cannot translate this language pair (e.g. an Apertium mode for another pair).
         Default: no check. Raises: ConfigError."""
@@ -248,6 +260,8 @@ REGISTRY: dict[str, type[Backend]] = {}
 """name → backend class, filled by :func:`load_backends` (and :func:`register`)."""
 _FAILED: dict[str, str] = {}
 """name → why its entry point could not be loaded."""
+_SOURCE: dict[str, tuple[str, str]] = {}
+"""name → (distribution, ``module:attr``) of a backend loaded from an entry point."""
 _loaded = False
 
 
@@ -293,7 +307,49 @@ def load_backends() -> dict[str, type[Backend]]:
             _FAILED[name] = f"{dist}: {value} is not a mtboard Backend subclass named {name!r}"
             continue
         REGISTRY[name] = obj
+        _SOURCE[name] = (dist, value)
     return REGISTRY
+
+
+OWN_DISTRIBUTION = "mtboard"
+
+
+def plugin_record(name: str) -> PluginRecord | None:
+    """The installed distribution behind backend ``name`` when it is a third-party plugin (spec §9.6
+    custom-plugin; issue 18): name, version, ``module:attr`` and the SHA-256 over its installed files — each file the
+    distribution's ``RECORD`` lists (bytecode and ``RECORD`` itself excluded), ``[path, SHA-256 of its bytes]``,
+    sorted by path, as canonical JSON (RFC 8785). None for mtboard's own backends and for classes registered in
+    code (:func:`register`), which no installed distribution provides.
+
+    Reads the installed metadata and files only: nothing of the plugin is imported (``verify.yml`` checks an
+    installed release against the approved hash before any of its code runs).
+
+    Raises: ConfigError when the distribution lists no files (installed without a RECORD) or a listed file cannot be
+    read."""
+    found = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == name and ep.dist is not None]
+    if not found or any(ep.dist.name == OWN_DISTRIBUTION for ep in found):
+        return None
+    from mtboard import canonical  # noqa: PLC0415
+
+    dist, value = found[0].dist, found[0].value
+    dist_name = dist.metadata["Name"]
+    files = dist.files
+    if not files:
+        raise ConfigError(f"plugin distribution {dist_name!r} lists no installed files (no RECORD)",
+                          field="--method", fix="install the plugin with pip (a wheel records its files)")
+    rows = []
+    for f in files:
+        path = str(f).replace("\\", "/")
+        if path.endswith((".pyc", "/RECORD", "/INSTALLER", "/REQUESTED", "/direct_url.json")) or "__pycache__/" in path:
+            continue
+        try:
+            data = Path(f.locate()).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"plugin {dist_name!r}: installed file {path} cannot be read ({exc.strerror})",
+                              field="--method", fix="reinstall the plugin") from None
+        rows.append([path, canonical.sha256_hex(data)])
+    return PluginRecord(distribution=dist.metadata["Name"], version=dist.version,
+                        files_sha256=canonical.sha256_hex(canonical.canonical_bytes(sorted(rows))), entry_point=value)
 
 
 def get_backend(name: str) -> type[Backend]:
@@ -353,4 +409,4 @@ def parse_method(text: str) -> MethodSpec:
 
 __all__ = ["EFFORTS", "ENTRY_POINT_GROUP", "BUILTIN_BACKENDS", "Options", "NoOptions", "TranslateRequest", "Rerun",
            "Backend", "BackendContext", "BackendFacts", "MethodSpec", "REGISTRY", "register", "load_backends",
-           "get_backend", "option_rows", "parse_method"]
+           "get_backend", "option_rows", "parse_method", "plugin_record", "OWN_DISTRIBUTION"]

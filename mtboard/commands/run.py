@@ -297,6 +297,10 @@ def run(
                                         "openai:gpt-4o-mini, openai:qwen3:8b:medium, gguf:PATH, echo:, empty:.")],
     prompt: Annotated[Optional[str], typer.Option("--prompt", help="Prompt template name under prompts/ "
                                                   "(default: the backend's).")] = None,
+    coaching: Annotated[Optional[Path], typer.Option("--coaching", help="Coaching data (glossary, grammar notes, "
+                                                     "examples; UTF-8 text) the prompt receives as `coaching`: "
+                                                     "hashed into coaching_data_sha256 and the fingerprint; the "
+                                                     "method class becomes coached-llm (spec §3.2, §9.6).")] = None,
     condition: Annotated[Optional[str], typer.Option("--condition", help="Experiment label (default: the prompt "
                                                      "name).")] = None,
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature "
@@ -395,7 +399,7 @@ def run(
                            judge_max_tokens=judge_max_tokens, judge_max_attempts=judge_max_attempts,
                            judge_concurrency=judge_concurrency, judge_price_in=judge_price_in,
                            judge_price_out=judge_price_out, judge_family=judge_family, translator_family=translator_family,
-                           early_gate=not no_early_gate,
+                           early_gate=not no_early_gate, coaching=coaching,
                            backend_extra=parse_backend_opts(backend_opt),
                            stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
     plan = prepare(settings)

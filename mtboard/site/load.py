@@ -16,6 +16,7 @@ from typing import Any
 from mtboard import safejson
 from mtboard.documents import load_card, load_corpus
 from mtboard.errors import MtboardError
+from mtboard.reviews import ReviewSummary, community_verified, summarise
 from mtboard.schema import AnchorRecord, Corpus, RunCard, VerificationTier
 from mtboard.verify_record import UNATTESTED_LABEL, check_record
 
@@ -57,6 +58,9 @@ class LoadedCard:
     page_id: str
     """16 hex: prefix of run_card_hash (or of the file's SHA-256 when the card is unsealed)."""
     verification: Verification
+    review: ReviewSummary | None = None
+    """Pooled community review of this card (spec §7.3), from the accepted reviews of ``reviews/<dataset>/<run>.yaml``
+    (:mod:`mtboard.validate.reviews`); None without one."""
 
 
 @dataclass
@@ -160,6 +164,28 @@ def load_anchors(anchors_dir: Path | None) -> tuple[list[AnchorRecord], list[str
     return records, warnings
 
 
+def load_reviews(root: Path) -> tuple[dict[str, ReviewSummary], list[str]]:
+    """Every review record under ``root/reviews/`` through the review checks (:mod:`mtboard.validate.reviews`):
+    ``{card path relative to submissions/: pooled summary of its accepted reviewers}`` and one warning per record
+    with problems (its rejected reviewers do not count; a record whose card does not match counts for nothing)."""
+    from mtboard.validate.reviews import review_paths, validate_review  # noqa: PLC0415
+
+    out: dict[str, ReviewSummary] = {}
+    warnings: list[str] = []
+    for p in review_paths(root):
+        rep, record, card = validate_review(p, root)
+        for prob in rep.problems[:3]:
+            warnings.append(f"review record: {prob}")
+        if record is not None and card is not None and rep.accepted:
+            out[record.card] = summarise(record, rep.accepted, source=rep.path)
+    return out, warnings
+
+
+ATTESTED_GOLD = False
+"""Whether any card is an attested gold-standard row (spec §8.2, §9.4). None is yet: issue 17 builds them. Until
+then "community verified" (:func:`mtboard.reviews.community_verified`) cannot be reached, whatever the reviews say."""
+
+
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
                 anchors_dir: Path | None = None, attestation_repository: str | None = None) -> Inputs:
     """Read every card, corpus and anchor record; never raises for one bad file (it is rejected or warned about
@@ -185,6 +211,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
                 continue
             inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
     validator = _validator(submissions, corpora_dir) if validate else None
+    reviewed, warnings = load_reviews(submissions.parent)
+    inputs.warnings.extend(warnings)
     seen_hash: dict[str, str] = {}
     for path in _walk_json(submissions):
         rel = path.relative_to(submissions).as_posix()
@@ -209,7 +237,11 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             inputs.rejected.append(Rejected(rel, [f"duplicate of {seen_hash[key]} (same run_card_hash)"]))
             continue
         seen_hash[key] = rel
-        inputs.cards.append(LoadedCard(rel, raw, card, key[:16], _verification(path, submissions, card, signer)))
+        review = reviewed.get(rel)
+        ver = _verification(path, submissions, card, signer)
+        if community_verified(ATTESTED_GOLD, review):  # pragma: no cover - unreachable until issue 17
+            ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source)
+        inputs.cards.append(LoadedCard(rel, raw, card, key[:16], ver, review))
     if validate:
         from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
 

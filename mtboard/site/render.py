@@ -14,7 +14,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from mtboard import stats
+from mtboard import reviews, stats
 from mtboard.schema import MethodRecord, RunCard
 from mtboard.site import charts, compare, fmt, items, portrait, runpage, tables
 from mtboard.site.judges import build_judges_page
@@ -153,6 +153,14 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                    closest_diff=[(k, json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False), d)
                                  for k, a, b, d in tables.fingerprint_diff(card, near[0].card)] if near else [],
                    rp=runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None))
+            review_page = runpage.review_page(lc)
+            if review_page is not None:  # spec §7.3: the static review page of the run
+                sheet = reviews.sheet(card, lc.path)
+                render(review_page, "review.md.j2", title=fmt.safe_title(f"Review {tables.method_name(card)} "
+                                                                          f"({lc.page_id[:8]})"),
+                       lc=lc, card=card, sheet=sheet, sl=card.dataset.source_language,
+                       run_page=tables.run_page(lc), record_path=f"{reviews.REVIEWS_DIR}/{lc.path[:-5]}.yaml",
+                       file_name=lc.path.rsplit("/", 1)[-1][:-5] + ".yaml")
             pages[f"runs/{lc.page_id}.segments.csv"] = runpage.segments_csv(card)
             pages[f"runs/{lc.page_id}.segments.json"] = compare.dumps(compare.segments_json(lc))
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],

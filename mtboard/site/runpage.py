@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from mtboard.metrics.chrf import chrf_from_stats
+from mtboard.reviews import MIN_REVIEWED, gated_tier
 from mtboard.schema import EntryResult, MethodClass, RunCard
 from mtboard.site import fmt
 from mtboard.site.load import LoadedCard
@@ -90,6 +91,24 @@ def neural_view(lc: LoadedCard) -> list[dict[str, Any]]:
             for key, m in sorted(lc.card.neural_metrics.items())]
 
 
+def review_page(lc: LoadedCard) -> str | None:
+    """The run's review page (``review/<page id>.md``, :mod:`mtboard.site.reviewpage`); None for reference baselines
+    (nobody reviews an echo)."""
+    return None if lc.card.method_class == MethodClass.baseline else f"review/{lc.page_id}.md"
+
+
+def review_view(lc: LoadedCard) -> dict[str, Any]:
+    """The community review of the run (spec §7.2–7.3) for the run page: the gated tier label, the pooled counts and
+    shares, pairwise agreement, and the review page's path."""
+    label, provisional = gated_tier(lc.card.scores.quality_tier, lc.review)
+    s = lc.review
+    return {"label": label, "provisional": provisional, "summary": s, "page": review_page(lc),
+            "min_reviewed": MIN_REVIEWED,
+            "counts": list(s.counts.items()) if s else [],
+            "agreement": [{"a": a.a, "b": a.b, "n": a.n, "exact": a.exact, "within_one": a.within_one,
+                           "kappa": a.kappa} for a in s.agreement] if s else []}
+
+
 def best_baseline(lc: LoadedCard, lb: Leaderboard) -> dict[str, Any] | None:
     """spec §6.3: how far the run's composite is above (or below) the best reference baseline (method class
     ``baseline``) ranked on the same board. None for baselines themselves or boards without one."""
@@ -132,6 +151,7 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
         "row": row, "rank": row.rank if row else None,
         "composite_ci": row.cells["composite_ci"].text if row else fmt.DASH,
         "verification": verification_view(lc), "baseline": best_baseline(lc, lb), "neural": neural_view(lc),
+        "review": review_view(lc),
         "entries": entries, "domains": sorted(by_domain.items()), "failures": fails, "losses": losses,
         "open_failures": OPEN_FAILURES, "outcomes": sorted(outcomes.items()), "filters": filters,
         "diagnostic": [entry_row(r, None) for r in diag], "diagnostic_summary": _segment_summary(diag) if diag else None,

@@ -31,6 +31,7 @@ from mtboard import stats
 from mtboard.metrics import bootstrap
 from mtboard.metrics.chrf import chrf_from_stats
 from mtboard.metrics.composite import entry_columns
+from mtboard.reviews import gated_tier
 from mtboard.schema import EntryResult, MethodClass, Outcome, RunCard, VerificationTier
 from mtboard.site import fmt
 from mtboard.site.load import CorpusInfo, Inputs, LoadedCard
@@ -297,7 +298,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         "cost_adj": Cell(fmt.num(cost_adj, 3), cost_adj),
         "mclass": Cell(str(card.method_class), str(card.method_class)),
         "model": Cell(card.model_slug, card.model_slug.lower(), dec),
-        "qtier": Cell(str(sc.quality_tier) if domain is None else fmt.DASH,
+        "qtier": Cell(gated_tier(sc.quality_tier, lc.review)[0] if domain is None else fmt.DASH,
                       str(sc.quality_tier) if domain is None else None),
         "vtier": Cell(lc.verification.tier, lc.verification.tier),
         "date": Cell(_date(card), card.timestamp, dec),

@@ -23,9 +23,10 @@ CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name",
                "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "neural",
                "timestamps", "sovereignty", "secrets")
 """Every per-card check, in report order."""
-REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files")
+REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files", "reviews")
 """Repository-level checks; ``files``: at least one run card was validated (nothing validated is a failure, as
-pytest treats a run that collected no tests)."""
+pytest treats a run that collected no tests); ``reviews``: review records under ``reviews/`` (spec §7.3,
+:mod:`mtboard.validate.reviews`)."""
 RECOMPUTED_CHECKS = ("metrics", "mechanical", "signatures")
 """The checks that re-run scoring (:mod:`mtboard.validate.recompute`); they pass, fail or are skipped together."""
 

@@ -3,7 +3,9 @@
 Repository-level checks: ``scope`` (a pull request may only add or modify files under ``submissions/``),
 ``duplicates`` (one card per run_card_hash / run_id), ``copies`` (no card's outputs are another model's relabelled:
 :mod:`mtboard.validate.copies`), ``verification`` (records beside cards name the card they verify), ``sovereignty``
-(corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or ``corpora/``).
+(corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or ``corpora/``), ``reviews``
+(review records under ``reviews/``, spec §7.3: :mod:`mtboard.validate.reviews`; contributors may add or modify
+``reviews/<dataset>/<run>.yaml``, the reviewers list is maintainer-only).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mtboard.validate.hygiene import secret_text_hits
 from mtboard.validate.naming import DATASET_DIR_RE, NAME_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX
 from mtboard.validate.pipeline import validate_card
 from mtboard.validate.report import CardReport, Problem, ValidationReport, rel_path, safe_name
+from mtboard.reviews import REVIEWERS_FILE, REVIEWS_DIR
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024
 """Largest file the repository-wide sovereignty scan reads."""
@@ -72,6 +75,8 @@ def parse_changes(raw: bytes) -> list[tuple[str, str]]:
 def _maintainer_only(status: str, path: str) -> str | None:
     """Why only a maintainer may make this change (None: a contributor may)."""
     parts = path.split("/")
+    if parts[0] == REVIEWS_DIR and status in ("A", "M") and len(parts) == 3 and parts[2] != REVIEWERS_FILE:
+        return None  # a review record (spec §7.3): checked by the ``reviews`` repository check
     if not (len(parts) >= 2 and parts[0] == SUBMISSIONS_DIR):
         return "pull request changes a file outside submissions/; only maintainers may (label `maintainer-change`)"
     if status in ("D", "T"):
@@ -99,6 +104,13 @@ def check_scope(changes: list[tuple[str, str]], *, allow_outside: bool) -> tuple
                 problems.append(Problem(check="scope", where=safe_name(path), message=refusal))
             continue
         parts = path.split("/")
+        if parts[0] == REVIEWS_DIR:
+            if not (DATASET_DIR_RE.match(parts[1]) and parts[2].endswith(".yaml")
+                    and NAME_RE.match(parts[2][:-5] + ".json")):
+                problems.append(Problem(check="scope", where=safe_name(path),
+                                        message="reviews hold only reviews/<dataset id>/<card file stem>.yaml files "
+                                                "(allow-listed characters)"))
+            continue
         if len(parts) != 3 or not DATASET_DIR_RE.match(parts[1]) or not NAME_RE.match(parts[2]):
             problems.append(Problem(check="scope", where=safe_name(path),
                                     message="submissions hold only submissions/<dataset id>/<model-slug>__<condition>"
@@ -207,6 +219,18 @@ def check_copies(validated: list[Path], ctx: Context) -> list[Problem]:
     return find_copies([*targets.values(), *others.values()], set(targets))
 
 
+def check_reviews(ctx: Context) -> list[Problem]:
+    """``reviews``: the reviewers file and every review record under ``reviews/`` (:mod:`mtboard.validate.reviews`;
+    their per-record checks reported here as one repository check)."""
+    from mtboard.validate.reviews import reviewers_problems, validate_reviews  # noqa: PLC0415
+
+    problems = reviewers_problems(ctx.root)
+    for rep in validate_reviews(ctx.root):
+        problems.extend(Problem(check="reviews", where=p.where, field=p.field, message=f"{p.check}: {p.message}")
+                        for p in rep.problems)
+    return problems
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # Everything
 
@@ -264,5 +288,6 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
         for rec in records:
             repo.extend(validate_record(rec, ctx, cards_by_hash))
         repo.extend(_scan_tree_for_secrets(ctx))
+        repo.extend(check_reviews(ctx))
     ok = not repo and all(r.ok for r in reports)
     return ValidationReport(validator_version=__version__, files=reports, repository=repo, ok=ok)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mtboard.backends.base import plugin_record
 from mtboard import __version__, canonical, safejson
 from mtboard import fst as fst_mod
 from mtboard.card import card_fingerprint_components
@@ -215,9 +216,11 @@ def check_method(run: CardRun, card: RunCard) -> None:
         run.fail("method", "system_prompt_sha256 is not the SHA-256 of system_prompt_used", "$.system_prompt_sha256")
     cls = backend_class(m.backend)
     if cls is not None:
-        if card.method_class != cls.method_class:
-            run.fail("method", f"method_class {card.method_class.value} but backend {m.backend} is "
-                               f"{cls.method_class.value}", "$.method_class")
+        declared = cls.method_class_for(coaching=card.coaching_data_sha256 is not None)
+        if card.method_class != declared:
+            run.fail("method", f"method_class {card.method_class.value} but a {m.backend} method "
+                               f"{'with' if card.coaching_data_sha256 else 'without'} coaching data is "
+                               f"{declared.value}", "$.method_class")
         if cls.prompt_format == "raw" and (
                 m.prompt_format != "raw" or m.prompt_name is not None or card.system_prompt_used):
             run.fail("method", f"backend {m.backend} takes the raw source: prompt_format must be raw, with no prompt",
@@ -230,13 +233,10 @@ def check_method(run: CardRun, card: RunCard) -> None:
     _check_prompt(run, card, cls)
     _check_prices(run, card)
     mc = card.method_config
-    for name in ("register", "coachingFile", "coachingPrompt"):
-        if getattr(mc, name) is not None:
-            run.fail("method", f"method_config.{name} must be null: the harness has no such option",
-                     f"$.method_config.{name}")
-    if card.coaching_data_sha256 is not None:
-        run.fail("method", "coaching_data_sha256 must be null: the harness has no coaching option",
-                 "$.coaching_data_sha256")
+    if mc.register is not None:
+        run.fail("method", "method_config.register must be null: the harness has no such option",
+                 "$.method_config.register")
+    _check_coaching(run, card)
     if card.tools_enabled:
         run.fail("method", "tools_enabled must be empty: no backend of this harness calls tools", "$.tools_enabled")
     if "temperature" in m.sampling and m.sampling["temperature"] != card.temperature:
@@ -258,8 +258,52 @@ def check_method(run: CardRun, card: RunCard) -> None:
     run.done("method")
 
 
+def _check_coaching(run: CardRun, card: RunCard) -> None:
+    """Coaching data (spec §3.2; issue 18): ``coaching_data_sha256``, ``method_config.coachingFile`` (a file name)
+    and ``method_config.coachingPrompt`` (the text the prompt received) are all set or all null, and the hash is the
+    SHA-256 of the text's UTF-8 bytes (the file's bytes: ``--coaching`` reads UTF-8 and keeps it as it is)."""
+    mc = card.method_config
+    present = [card.coaching_data_sha256 is not None, mc.coachingFile is not None, mc.coachingPrompt is not None]
+    if any(present) and not all(present):
+        run.fail("method", "coaching_data_sha256, method_config.coachingFile and method_config.coachingPrompt are "
+                           "set together (a run with --coaching) or all null", "$.coaching_data_sha256")
+        return
+    if not all(present):
+        return
+    if canonical.sha256_hex(mc.coachingPrompt) != card.coaching_data_sha256:
+        run.fail("method", "coaching_data_sha256 is not the SHA-256 of method_config.coachingPrompt",
+                 "$.coaching_data_sha256")
+    if not re.fullmatch(r"[^/\\\x00-\x1f]{1,200}", mc.coachingFile):
+        run.fail("method", "method_config.coachingFile must be a file name (no folder)", "$.method_config.coachingFile")
+
+
+def _check_plugin(run: CardRun, card: RunCard) -> None:
+    """``method.plugin`` names exactly the installed distribution that provides the backend here — name, version,
+    entry point and the SHA-256 over its installed files (:func:`mtboard.backends.base.plugin_record`) — and is
+    absent for mtboard's own backends (issue 18)."""
+    try:
+        here = plugin_record(card.method.backend)
+    except MtboardError as exc:
+        run.fail("method", exc.problem, "$.method.plugin")
+        return
+    got = card.method.plugin
+    if here is None and got is not None:
+        run.fail("method", f"method.plugin must be absent: backend {card.method.backend} is not provided by a plugin "
+                           "distribution here", "$.method.plugin")
+    elif here is not None and got is None:
+        run.fail("method", f"backend {card.method.backend} comes from plugin distribution {here.distribution}: the "
+                           "card must record it in method.plugin", "$.method.plugin")
+    elif here is not None and got != here:
+        field = next(k for k in ("distribution", "version", "entry_point", "files_sha256")
+                     if getattr(got, k) != getattr(here, k))
+        run.fail("method", f"method.plugin.{field} differs from the installed plugin {here.distribution} "
+                           f"{here.version} (install the recorded release to validate this card)",
+                 f"$.method.plugin.{field}")
+
+
 def _check_backend_bound(run: CardRun, card: RunCard, cls: type) -> None:
     """What the registered backend fixes: the model slug, the batch size, the local-model gate record."""
+    _check_plugin(run, card)
     m = card.method
     if not cls.accepts_model_slug(card.model_slug, m, card.model_id):
         run.fail("method", f"model_slug does not agree with {m.backend}:model (backend {m.backend} names it "
@@ -316,6 +360,12 @@ def _check_prompt(run: CardRun, card: RunCard, cls: type | None) -> None:
         run.fail("method", f"prompt_format {m.prompt_format} but prompt {m.prompt_name} is a {prompt.format} prompt",
                  "$.method.prompt_format")
     try:
+        if card.method_config.coachingPrompt is not None:
+            if not prompt.uses_coaching:
+                run.fail("method", f"the card records coaching data but prompt {m.prompt_name} does not use it",
+                         "$.method_config.coachingPrompt")
+                return
+            prompt = prompt.with_coaching(card.method_config.coachingPrompt)
         system = prompt.system_prompt(card.dataset.source_language, card.dataset.target_language)
     except MtboardError as exc:
         run.fail("method", f"prompt {m.prompt_name} cannot render the system prompt: {exc.problem}",

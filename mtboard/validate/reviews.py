@@ -1,0 +1,270 @@
+"""Review records through named checks (spec §7.3; issue 18): ``reviews/<dataset>/<run>.yaml``.
+
+Submissions are untrusted: a record is read with the safe YAML loader (size, alias-expansion and duplicate-key limits,
+symlinks refused) and the strict schema before anything looks at it. Checks, in order (a check whose inputs are
+broken is skipped with the reason, as :mod:`mtboard.validate.pipeline` does for cards):
+
+``file``       a regular file at ``reviews/<dataset>/<run>.yaml`` (allow-listed characters)
+``yaml``       safe YAML within :data:`mtboard.reviews.MAX_REVIEW_BYTES`
+``schema``     :class:`mtboard.schema.ReviewRecord`
+``path``       the record's ``card`` is ``<dataset>/<run>.json`` of its own path
+``card``       that card exists under ``submissions/``, reads, and its run_card_hash is the record's
+``entries``    every rated id is a public entry of the card; no reviewer rates an entry twice or appears twice
+``sample``     sample_size ≥ :data:`mtboard.reviews.MIN_REVIEWED`; every rated id is in the seeded stratified sample
+               (:func:`mtboard.reviews.sample_entries` redrawn with the record's seed and size) — no cherry-picking
+``reviewers``  every reviewer is listed in ``reviews/reviewers.yaml`` for the card's target language
+
+Messages name paths, fields and numbers; they never echo a note or other text from the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from mtboard import reviews as rv
+from mtboard.documents import load_card
+from mtboard.errors import MtboardError
+from mtboard.schema import ReviewersFile, ReviewRecord, RunCard
+from mtboard.validate.naming import DATASET_DIR_RE, SUBMISSIONS_DIR
+from mtboard.validate.report import Problem, error_text, rel_path, safe_name
+
+REVIEW_CHECKS = ("file", "yaml", "schema", "path", "card", "entries", "sample", "reviewers")
+"""Every per-record check, in report order."""
+RUN_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,79}__[a-z0-9][a-z0-9.-]{0,59}__[0-9a-f]{12}$")
+"""A card file stem (:data:`mtboard.validate.naming.NAME_RE` without ``.json``)."""
+
+Status = Literal["pass", "fail", "skip"]
+
+
+class ReviewReport(BaseModel):
+    """Result of every check on one review record."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    path: str
+    checks: dict[str, Status]
+    skipped: dict[str, str] = {}
+    problems: list[Problem] = []
+    accepted: list[str] = []
+    """Reviewers whose ratings count (listed for the language, ratings consistent)."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class _Run:
+    def __init__(self, where: str):
+        self.where = where
+        self.problems: list[Problem] = []
+        self.status: dict[str, Status] = {}
+        self.skipped: dict[str, str] = {}
+
+    def fail(self, check: str, message: str, field: str | None = None) -> None:
+        self.problems.append(Problem(check=check, where=self.where, field=field, message=message))
+        self.status[check] = "fail"
+
+    def done(self, *checks: str) -> None:
+        for c in checks:
+            self.status.setdefault(c, "pass")
+
+    def skip_rest(self, why: str) -> None:
+        for c in REVIEW_CHECKS:
+            if c not in self.status:
+                self.status[c] = "skip"
+                self.skipped[c] = why
+
+    def report(self, accepted: list[str] | None = None) -> ReviewReport:
+        self.skip_rest("not reached")
+        return ReviewReport(path=self.where, checks={c: self.status[c] for c in REVIEW_CHECKS},
+                            skipped=self.skipped, problems=self.problems, accepted=accepted or [])
+
+
+def review_paths(root: Path) -> list[Path]:
+    """Every ``*.yaml`` under ``root/reviews/`` except the reviewers file (sorted; links not followed, hidden files
+    skipped; a linked file is listed so that the ``file`` check refuses it)."""
+    base = root / rv.REVIEWS_DIR
+    out: list[Path] = []
+    if not base.is_dir() or base.is_symlink():
+        return out
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if name.endswith(".yaml") and not name.startswith(".") and p != base / rv.REVIEWERS_FILE:
+                out.append(p)
+    return sorted(out)
+
+
+def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = None) -> tuple[ReviewReport,
+                                                                                           ReviewRecord | None,
+                                                                                           RunCard | None]:
+    """Run every check of :data:`REVIEW_CHECKS` on one record. Never raises for problems in the file.
+
+    Args:
+        path: the record file.
+        root: repository root (holding ``reviews/`` and ``submissions/``).
+        reviewers: the reviewers list (default: read ``root/reviews/reviewers.yaml``; a broken list fails the
+            ``reviewers`` check of every record).
+
+    Returns: (report, the parsed record or None, the reviewed card or None).
+    """
+    where = safe_name(rel_path(path.absolute(), root.absolute()))
+    run = _Run(where)
+    # file ----------------------------------------------------------------------------------------------------------
+    try:
+        rel = path.absolute().relative_to((root / rv.REVIEWS_DIR).absolute()).parts
+    except ValueError:
+        rel = ()
+    if (len(rel) != 2 or not DATASET_DIR_RE.match(rel[0]) or not rel[1].endswith(".yaml")
+            or not RUN_RE.match(rel[1][:-5])):
+        run.fail("file", "a review record lives at reviews/<dataset id>/<card file stem>.yaml (allow-listed "
+                         "characters)")
+        return run.report(), None, None
+    if path.is_symlink() or not path.is_file():
+        run.fail("file", "not a regular file (links are refused)")
+        return run.report(), None, None
+    run.done("file")
+    # yaml, schema --------------------------------------------------------------------------------------------------
+    from mtboard import safejson  # noqa: PLC0415
+    from mtboard.documents import validate_model  # noqa: PLC0415
+
+    try:
+        data = safejson.load_yaml(path, max_bytes=rv.MAX_REVIEW_BYTES)
+    except MtboardError as exc:
+        run.fail("yaml", error_text(exc).replace(str(path), where))
+        return run.report(), None, None
+    run.done("yaml")
+    try:
+        record = validate_model(ReviewRecord, data, where)
+    except MtboardError as exc:
+        run.fail("schema", exc.problem, exc.field)
+        return run.report(), None, None
+    run.done("schema")
+    # path ----------------------------------------------------------------------------------------------------------
+    expected = f"{rel[0]}/{rel[1][:-5]}.json"
+    if record.card != expected:
+        run.fail("path", f"card names another run than the file's own path ({expected})", "$.card")
+    run.done("path")
+    # card ----------------------------------------------------------------------------------------------------------
+    card_path = root / SUBMISSIONS_DIR / expected
+    card = None
+    if not card_path.is_file() or card_path.is_symlink():
+        run.fail("card", f"no card {SUBMISSIONS_DIR}/{expected} to review", "$.card")
+    else:
+        try:
+            card = load_card(card_path)
+        except MtboardError:
+            run.fail("card", f"{SUBMISSIONS_DIR}/{expected} does not read as a run card", "$.card")
+    if card is not None and card.run_card_hash != record.run_card_hash:
+        run.fail("card", f"run_card_hash is not the hash of {SUBMISSIONS_DIR}/{expected} (the card changed after the "
+                         "review, or the record reviews another card)", "$.run_card_hash")
+        card = None
+    run.done("card")
+    if card is None:
+        run.skip_rest("no matching card")
+        return run.report(), record, None
+    # entries -------------------------------------------------------------------------------------------------------
+    public = {r.entry_id for r in rv.reviewable(card)}
+    bad_reviewers: set[str] = set()
+    seen_reviewers: Counter = Counter(r.reviewer.lower() for r in record.reviews)
+    for i, review in enumerate(record.reviews):
+        if seen_reviewers[review.reviewer.lower()] > 1:
+            run.fail("entries", "reviewer appears more than once (one item per reviewer: merge the ratings)",
+                     f"$.reviews[{i}].reviewer")
+            bad_reviewers.add(review.reviewer.lower())
+        ids = Counter(e.entry_id for e in review.ratings)
+        for j, e in enumerate(review.ratings):
+            if e.entry_id not in public:
+                run.fail("entries", f"entry {e.entry_id} is not a public entry of the card",
+                         f"$.reviews[{i}].ratings[{j}].entry_id")
+                bad_reviewers.add(review.reviewer.lower())
+            elif ids[e.entry_id] > 1:
+                run.fail("entries", f"entry {e.entry_id} is rated more than once by the same reviewer",
+                         f"$.reviews[{i}].ratings[{j}].entry_id")
+                bad_reviewers.add(review.reviewer.lower())
+    run.done("entries")
+    # sample --------------------------------------------------------------------------------------------------------
+    if record.sample_size < rv.MIN_REVIEWED:
+        run.fail("sample", f"sample_size {record.sample_size} is under {rv.MIN_REVIEWED} (spec §7.3; "
+                           f"`mtboard review sample` draws {rv.MIN_REVIEWED} by default)", "$.sample_size")
+    drawn = {r.entry_id for r in rv.sample_entries(card, record.sample_size, record.sample_seed)}
+    for i, review in enumerate(record.reviews):
+        outside = sorted({e.entry_id for e in review.ratings} - drawn)
+        if outside:
+            run.fail("sample", f"{len(outside)} rated entr{'y is' if len(outside) == 1 else 'ies are'} not in the "
+                               f"seeded sample (seed {record.sample_seed}, size {record.sample_size}; first: "
+                               f"{outside[0]}): rate the entries the review page or `mtboard review sample` shows",
+                     f"$.reviews[{i}].ratings")
+            bad_reviewers.add(review.reviewer.lower())
+    run.done("sample")
+    # reviewers -----------------------------------------------------------------------------------------------------
+    if reviewers is None:
+        try:
+            reviewers = rv.load_reviewers(root / rv.REVIEWS_DIR / rv.REVIEWERS_FILE,
+                                          f"{rv.REVIEWS_DIR}/{rv.REVIEWERS_FILE}")
+        except MtboardError as exc:
+            run.fail("reviewers", f"{rv.REVIEWS_DIR}/{rv.REVIEWERS_FILE} does not read: {exc.problem}")
+            return run.report(), record, card
+    lang = card.dataset.target_language
+    for i, review in enumerate(record.reviews):
+        if not rv.listed_for(reviewers, review.reviewer, lang):
+            run.fail("reviewers", f"reviewer is not listed for {lang} in {rv.REVIEWS_DIR}/{rv.REVIEWERS_FILE} "
+                                  "(a maintainer lists reviewers)", f"$.reviews[{i}].reviewer")
+            bad_reviewers.add(review.reviewer.lower())
+    run.done("reviewers")
+    accepted = [r.reviewer for r in record.reviews if r.reviewer.lower() not in bad_reviewers]
+    return run.report(accepted), record, card
+
+
+def validate_reviews(root: Path) -> list[ReviewReport]:
+    """Every record under ``root/reviews/`` (the reviewers file read once)."""
+    try:
+        reviewers = rv.load_reviewers(root / rv.REVIEWS_DIR / rv.REVIEWERS_FILE, f"{rv.REVIEWS_DIR}/{rv.REVIEWERS_FILE}")
+    except MtboardError:
+        reviewers = None  # each record's ``reviewers`` check reports it
+    return [validate_review(p, root, reviewers)[0] for p in review_paths(root)]
+
+
+def reviewers_problems(root: Path) -> list[Problem]:
+    """The reviewers file itself must read (safe YAML, strict schema) when present."""
+    where = f"{rv.REVIEWS_DIR}/{rv.REVIEWERS_FILE}"
+    try:
+        rv.load_reviewers(root / rv.REVIEWS_DIR / rv.REVIEWERS_FILE, where)
+    except MtboardError as exc:
+        return [Problem(check="reviews", where=where, field=exc.field, message=exc.problem)]
+    return []
+
+
+def render_text(reports: list[ReviewReport]) -> str:
+    """Per record: ok/FAIL, failing checks with their problems, skipped checks with reasons, passing checks."""
+    lines: list[str] = []
+    for f in reports:
+        lines.append(f"{'ok  ' if f.ok else 'FAIL'} {f.path}")
+        for c in REVIEW_CHECKS:
+            if f.checks[c] == "fail":
+                probs = [p for p in f.problems if p.check == c]
+                lines.append(f"  FAIL {c}: {len(probs)} problem(s)")
+                lines.extend(f"       {p.field + ': ' if p.field else ''}{p.message}" for p in probs[:20])
+        reasons: dict[str, list[str]] = {}
+        for c in REVIEW_CHECKS:
+            if f.checks[c] == "skip":
+                reasons.setdefault(f.skipped.get(c, ""), []).append(c)
+        lines.extend(f"  skip {', '.join(n)}: {why}" for why, n in reasons.items())
+        passed = [c for c in REVIEW_CHECKS if f.checks[c] == "pass"]
+        if passed:
+            lines.append(f"  pass {', '.join(passed)}")
+    bad = sum(not f.ok for f in reports)
+    lines.append(f"review validation {'passed' if not bad else 'FAILED'}: {len(reports)} record(s)"
+                 + (f", {bad} failed" if bad else ""))
+    return "\n".join(lines)
+
+
+__all__ = ["REVIEW_CHECKS", "ReviewReport", "review_paths", "validate_review", "validate_reviews",
+           "reviewers_problems", "render_text"]

@@ -1,0 +1,72 @@
+/* mtboard review page (spec §7.3; issue 18): collects the reviewer's ratings from the server-rendered form and
+ * downloads them as a review record (reviews/<dataset>/<run>.yaml). No server, no network: the file only leaves the
+ * browser as a download. Every string goes into the YAML through JSON.stringify (a JSON string is a valid YAML
+ * double-quoted scalar); status text is set with textContent only. */
+(function () {
+  "use strict";
+  var HANDLE = /^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$/;
+
+  function q(s) { return JSON.stringify(String(s)); }
+  function today() { return new Date().toISOString().slice(0, 10); }
+
+  function collect(form) {
+    var out = [];
+    Array.prototype.forEach.call(form.querySelectorAll("fieldset.mtb-rv-entry"), function (fs) {
+      var id = parseInt(fs.getAttribute("data-entry"), 10);
+      var picked = fs.querySelector("input[type=radio]:checked");
+      var note = fs.querySelector("textarea");
+      if (!picked) return;
+      out.push({ id: id, rating: picked.value, note: note && note.value.trim() ? note.value.trim() : null });
+    });
+    return out;
+  }
+
+  function yaml(form, handle, ratings) {
+    var d = form.dataset, lines = [
+      "# Community review record (spec §7.3), made on the mtboard review page.",
+      "record_version: 1",
+      "card: " + q(d.card),
+      "run_card_hash: " + q(d.hash),
+      "sample_seed: " + parseInt(d.seed, 10),
+      "sample_size: " + parseInt(d.size, 10),
+      "reviews:",
+      "  - reviewer: " + q(handle),
+      "    date: " + q(today()),
+      "    ratings:"];
+    ratings.forEach(function (r) {
+      lines.push("      - entry_id: " + r.id);
+      lines.push("        rating: " + q(r.rating));
+      if (r.note !== null) lines.push("        note: " + q(r.note));
+    });
+    return lines.join("\n") + "\n";
+  }
+
+  function start() {
+    var form = document.getElementById("mtb-review");
+    if (!form || form._mtb) return;
+    form._mtb = true;
+    var status = document.getElementById("mtb-rv-status"), handle = document.getElementById("mtb-rv-handle");
+    var total = form.querySelectorAll("fieldset.mtb-rv-entry").length;
+    function say(t) { status.textContent = t; }
+    form.addEventListener("change", function () { say(collect(form).length + " of " + total + " entries rated"); });
+    document.getElementById("mtb-rv-download").addEventListener("click", function () {
+      var h = handle.value.trim();
+      if (!HANDLE.test(h)) { say("Enter your GitHub handle first (letters, digits and single hyphens)."); handle.focus(); return; }
+      var ratings = collect(form);
+      if (!ratings.length) { say("Rate at least one entry first."); return; }
+      var blob = new Blob([yaml(form, h, ratings)], { type: "application/yaml" });
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = form.dataset.file;
+      document.body.appendChild(a);
+      a.click();
+      setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+      say("Downloaded " + form.dataset.file + ": " + ratings.length + " of " + total + " entries rated" +
+          (ratings.length < total ? " (rate all of them for a review that can confirm a tier)." : "."));
+    });
+  }
+
+  if (typeof document$ !== "undefined" && document$.subscribe) document$.subscribe(start);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
