@@ -125,6 +125,7 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 # Command modules register themselves on `app` when imported.
 from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, rescore, run, site,  # noqa: E402,F401
                               validate)
+from mtboard.commands import sweep  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m mtboard.cli` runs this file as `__main__`, while the command modules registered their commands on

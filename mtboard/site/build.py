@@ -25,7 +25,7 @@ from pathlib import Path
 from mtboard.metrics import bootstrap
 from mtboard.documents import atomic_write
 from mtboard.errors import ConfigError, InputError
-from mtboard.site import boardpages, render, tables
+from mtboard.site import boardpages, render, sweeps, tables
 from mtboard.site import boards as boards_view
 from mtboard.site.load import Rejected, load_inputs
 
@@ -124,6 +124,9 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     stamp = build_time or _build_time()
     pages = render.render_pages(inputs, boards, portraits, stamp)
     pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp))
+    sweep_pages, sweep_nav, sweep_warnings = sweeps.build_pages(submissions.parent / "sweeps", submissions.parent,
+                                                                boards, resamples)
+    pages.update(sweep_pages)
     if docs.exists():
         shutil.rmtree(docs)
     docs.mkdir(parents=True)
@@ -136,10 +139,11 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
             (docs / "runs" / f"{lc.page_id}.json").write_bytes(lc.raw)
     t3 = time.perf_counter()
     report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
-                         len(pages), list(inputs.warnings),
+                         len(pages), list(inputs.warnings) + sweep_warnings,
                          {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2})
     if run_mkdocs:
-        _mkdocs(root, docs, out, render.nav(boards), site_url or os.environ.get("MTBOARD_SITE_URL") or None)
+        _mkdocs(root, docs, out, sweeps.with_sweeps(render.nav(boards), sweep_nav),
+                site_url or os.environ.get("MTBOARD_SITE_URL") or None)
         atomic_write(out / SITE_MARKER, b"built by mtboard build\n")
         report.seconds["mkdocs"] = time.perf_counter() - t3
     return report
