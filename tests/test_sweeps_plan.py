@@ -27,17 +27,17 @@ GOLDEN = ROOT / "tests" / "fixtures" / "sweeps" / "gemma-270m-temperature.plan.j
 # (id, dataset, method label, prompt, temperature) of the committed sweep, in expansion order: dataset × method ×
 # prompt × temperature; Apertium only on EN→ES (the sweep file restricts it: no eng-fra pair here).
 CELLS = [
-    ("9361dec52056", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
-    ("da0e81c0c073", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
-    ("4c2ed84f51c3", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.0),
-    ("c416146d0a07", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.7),
-    ("13f6e058dea4", "mtb-en-es-dev", "apertium", None, None),
-    ("a14f481c3162", "mtb-en-es-dev", "echo", None, None),
-    ("a54f98aae9f9", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
-    ("fc17f47bdc23", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
-    ("4701dc0c4ec4", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.0),
-    ("65ed2660f81f", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.7),
-    ("698df19eac90", "mtb-en-fr-dev", "echo", None, None),
+    ("e7bb9b283895", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
+    ("e2a91e7b09d9", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
+    ("37e4b1ee86b6", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.0),
+    ("27f2fe9d43b7", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.7),
+    ("ec443ce251aa", "mtb-en-es-dev", "apertium", None, None),
+    ("2ccf1dd6dedb", "mtb-en-es-dev", "echo", None, None),
+    ("096ffbb9bbff", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
+    ("341c45fb212b", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
+    ("8b0308f5f90a", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.0),
+    ("f74b0ac6bbeb", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.7),
+    ("2a78e0ee7e59", "mtb-en-fr-dev", "echo", None, None),
 ]
 
 
@@ -64,13 +64,13 @@ def test_committed_sweep_expands_to_the_planned_cells_in_file_order():
     assert got == CELLS
     by_id = {c.id: c for c in sweep.cells}
     # the override publishes the zero-shot canary failure; the seed is on every Gemma cell, nothing on the engines
-    assert dict(by_id["9361dec52056"].backend_options) == {"canary": "record", "seed": 20261201}
-    assert dict(by_id["4c2ed84f51c3"].backend_options) == {"seed": 20261201}
-    assert by_id["13f6e058dea4"].backend_options == () and by_id["13f6e058dea4"].condition == "default"
-    assert by_id["698df19eac90"].condition == "baseline" and by_id["698df19eac90"].max_tokens is None
+    assert dict(by_id["e7bb9b283895"].backend_options) == {"canary": "record", "seed": 20261201}
+    assert dict(by_id["37e4b1ee86b6"].backend_options) == {"seed": 20261201}
+    assert by_id["ec443ce251aa"].backend_options == () and by_id["ec443ce251aa"].condition == "default"
+    assert by_id["2a78e0ee7e59"].condition == "baseline" and by_id["2a78e0ee7e59"].max_tokens is None
     assert {c.lane for c in sweep.cells if c.label == "gemma-3-270m"} == {"local"}
     assert {c.lane for c in sweep.cells if c.label != "gemma-3-270m"} == {"api"}
-    assert all(c.entries == 40 and c.limit == 40 and c.runs == 1 for c in sweep.cells)
+    assert all(c.entries == 20 and c.limit == 20 and c.runs == 1 for c in sweep.cells)
 
 
 def test_cell_id_is_the_hash_of_its_planned_fingerprint_components():
@@ -81,7 +81,7 @@ def test_cell_id_is_the_hash_of_its_planned_fingerprint_components():
     assert cell.id == canonical.sha256_hex(canonical.canonical_bytes(comps))[:12]
     assert comps["harness_version"] == HARNESS_VERSION and comps["temperature"] == 0.0
     assert comps["method"] == "gguf:gemma-3-270m-q4_k_m.gguf" and comps["condition"] == "few-shot-completion"
-    assert comps["entry_ids_sha256"] == canonical.entry_ids_sha256(list(range(1, 41)))
+    assert comps["entry_ids_sha256"] == canonical.entry_ids_sha256(list(range(1, 21)))
     # the corpus file's SHA-256, as cards record it
     assert comps["dataset_sha256"] == canonical.sha256_hex((ROOT / "corpora" / "mtb-en-es-dev.json").read_bytes())
 
@@ -267,7 +267,7 @@ def test_plan_document_chunks_every_cell_once():
     doc = plan_document(sweep, est.estimate_sweep(sweep, use_tokenizers=False), chunk_size=4)
     assert [len(c["matrix"]["include"]) for c in doc["chunks"]] == [4, 4, 3]
     assert [m["cell"] for c in doc["chunks"] for m in c["matrix"]["include"]] == [c[0] for c in CELLS]
-    assert doc["max_parallel"] == 4 and doc["totals"]["cells"] == 11 and doc["totals"]["calls"] == 440
+    assert doc["max_parallel"] == 4 and doc["totals"]["cells"] == 11 and doc["totals"]["calls"] == 220
 
 
 def test_plan_json_of_the_committed_sweep_is_the_golden():

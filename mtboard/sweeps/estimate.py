@@ -303,10 +303,37 @@ def _judge_rates(model: str, table: Any) -> Any:
     return table.rates("openai", model)
 
 
-def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool = True) -> CellEstimate:
-    """The estimate of one cell over ``corpus`` (the loaded corpus of ``cell.dataset_path``). See the module
-    docstring for the method. Raises: ConfigError from the prompt or judge templates."""
+def _translation_tokens(prompt: Any, entries: list[Any], ds: Any, counter: Any, cap: float) -> tuple[Range, Range]:
+    """(prompt, completion) tokens of one replicate over ``entries`` (module docstring)."""
+    prompt_r = completion_r = Range.zero()
+    rendered = [prompt.render(e.source, ds.source_language, ds.target_language, history=list(e.history))
+                for e in entries]
+    if isinstance(counter, GGUFCounter):  # one sandboxed tokenizer run for the whole slice
+        counter.prime([(r.prompt or "", True) for r in rendered if r.prompt is not None]
+                      + [(m["content"], False) for r in rendered for m in (r.messages or [])]
+                      + [(" " + e.reference, False) for e in entries])
+    for e, r in zip(entries, rendered):
+        if r.messages is not None:
+            p = Range.zero()
+            for m in r.messages:
+                p = p + counter.count(m["content"])
+            p = p + Range(1, 1, 1).scale(CHAT_OVERHEAD_PER_MESSAGE * len(r.messages) + CHAT_OVERHEAD_PER_REQUEST)
+        else:
+            p = counter.count(r.prompt or "", bos=True)
+        out = counter.count(" " + e.reference) + Range(1, 1, 1)
+        prompt_r = prompt_r + p
+        completion_r = completion_r + Range(min(cap, out.low * OUTPUT_SPREAD[0]), min(cap, out.mid),
+                                            min(cap, out.high * OUTPUT_SPREAD[1]))
+    return prompt_r, completion_r
 
+
+def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool = True,
+                  cache: dict[tuple[Any, ...], Any] | None = None) -> CellEstimate:
+    """The estimate of one cell over ``corpus`` (the loaded corpus of ``cell.dataset_path``). See the module
+    docstring for the method. ``cache`` (shared over a sweep's cells) keeps the token counts of a corpus slice ×
+    prompt × tokenizer, which every temperature and every API model of the sweep share. Raises: ConfigError from the
+    prompt or judge templates."""
+    cache = {} if cache is None else cache
     entries = corpus.segment(Segment(cell.segment))
     entries = entries[: cell.limit] if cell.limit else entries
     ds = corpus.dataset
@@ -317,29 +344,16 @@ def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool =
     counter: Any = RatioCounter()
     if cell.prompt is not None:
         counter = counter_for(cell, use_tokenizers=use_tokenizers)
-        prompt = load_prompt(cell.prompt)
         cap = float(cell.max_tokens or 512)
-        rendered = [prompt.render(e.source, ds.source_language, ds.target_language, history=list(e.history))
-                    for e in entries]
-        if isinstance(counter, GGUFCounter):  # one sandboxed tokenizer run for the whole cell
-            counter.prime([(r.prompt or "", True) for r in rendered if r.prompt is not None]
-                          + [(m["content"], False) for r in rendered for m in (r.messages or [])]
-                          + [(" " + e.reference, False) for e in entries])
-        for e, r in zip(entries, rendered):
-            if r.messages is not None:
-                p = Range.zero()
-                for m in r.messages:
-                    p = p + counter.count(m["content"])
-                p = p + Range(1, 1, 1).scale(CHAT_OVERHEAD_PER_MESSAGE * len(r.messages) + CHAT_OVERHEAD_PER_REQUEST)
-            else:
-                p = counter.count(r.prompt or "", bos=True)
-            out = counter.count(" " + e.reference) + Range(1, 1, 1)
-            prompt_r = prompt_r + p
-            completion_r = completion_r + Range(min(cap, out.low * OUTPUT_SPREAD[0]), min(cap, out.mid),
-                                                min(cap, out.high * OUTPUT_SPREAD[1]))
-        prompt_r, completion_r = prompt_r.scale(cell.runs), completion_r.scale(cell.runs)
+        key = ("translate", cell.dataset_path, cell.segment, cell.limit, cell.prompt, counter.name, cap)
+        if key not in cache:  # the same slice, prompt and tokenizer count the same (temperatures, API models)
+            cache[key] = _translation_tokens(load_prompt(cell.prompt), entries, ds, counter, cap)
+        prompt_r, completion_r = (r.scale(cell.runs) for r in cache[key])
         for spec_text in cell.judges:
-            jp, jc = _judge_tokens(spec_text, entries, ds)
+            jkey = ("judge", cell.dataset_path, cell.segment, cell.limit, spec_text)
+            if jkey not in cache:
+                cache[jkey] = _judge_tokens(spec_text, entries, ds)
+            jp, jc = cache[jkey]
             per_judge.append((spec_text.split("=", 1)[1].split(":", 1)[1], jp.scale(cell.runs), jc.scale(cell.runs)))
             judge_p, judge_c = judge_p + jp.scale(cell.runs), judge_c + jc.scale(cell.runs)
             judge_calls += calls
@@ -389,11 +403,13 @@ def estimate_sweep(sweep: Sweep, *, use_tokenizers: bool = True) -> SweepEstimat
 
     table = load_prices()
     corpora: dict[str, Any] = {}
+    cache: dict[tuple[Any, ...], Any] = {}
     out = SweepEstimate()
     for cell in sweep.cells:
         if cell.dataset_path not in corpora:
             corpora[cell.dataset_path] = load_corpus(sweep.root / cell.dataset_path)[0]
-        out.cells.append(estimate_cell(cell, corpora[cell.dataset_path], table=table, use_tokenizers=use_tokenizers))
+        out.cells.append(estimate_cell(cell, corpora[cell.dataset_path], table=table, use_tokenizers=use_tokenizers,
+                                       cache=cache))
     return out
 
 

@@ -37,7 +37,7 @@ class CellOutcome:
     card_path: Path | None = None
     error: str | None = None
     elapsed_s: float = 0.0
-    """Wall time this sweep spent on the cell (0 for a cached card)."""
+    """Wall time this sweep spent on the cell (a cached card: the card's ``elapsed_seconds``)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     judge_prompt_tokens: int = 0
@@ -47,11 +47,15 @@ class CellOutcome:
     chrf: float | None = None
 
     @classmethod
-    def from_card(cls, cell: Cell, status: Literal["done", "cached"], path: Path, elapsed_s: float) -> CellOutcome:
+    def from_card(cls, cell: Cell, status: Literal["done", "cached"], path: Path,
+                  elapsed_s: float | None = None) -> CellOutcome:
+        """The outcome of a cell with a card at ``path``; ``elapsed_s`` None: the card's own ``elapsed_seconds``
+        (a card made by an earlier session)."""
         card = load_card(path)
         t = card.totals
         cost = None if t.total_cost_usd is None else t.total_cost_usd + (t.judge_cost_usd or 0.0)
-        return cls(cell=cell, status=status, card_path=path, elapsed_s=elapsed_s, prompt_tokens=t.prompt_tokens,
+        return cls(cell=cell, status=status, card_path=path,
+                   elapsed_s=card.elapsed_seconds if elapsed_s is None else elapsed_s, prompt_tokens=t.prompt_tokens,
                    completion_tokens=t.completion_tokens, judge_prompt_tokens=t.judge_prompt_tokens,
                    judge_completion_tokens=t.judge_completion_tokens, cost_usd=cost,
                    chrf=card.scores.chrf_plus_plus)
@@ -159,7 +163,7 @@ async def _run_cell(sweep: Sweep, cell: Cell, work_root: Path, progress: SweepPr
     work_dir = work_root / cell.id
     card_path = work_dir / CARD
     if card_path.is_file():
-        outcome = CellOutcome.from_card(cell, "cached", card_path, 0.0)
+        outcome = CellOutcome.from_card(cell, "cached", card_path)
         progress.cell_finished(cell, outcome)
         return outcome
     progress.cell_started(cell)
