@@ -95,7 +95,11 @@ def run(
 
     echo(f"sweep       {sweep.name}: {len(sweep.cells) if only is None else len(only)} cell(s), work dirs under "
          f"{root}")
-    result = run_sweep(sweep, root, echo=echo, only=only, interval_s=_progress_interval())
+    try:
+        result = run_sweep(sweep, root, echo=echo, only=only, interval_s=_progress_interval())
+    except KeyboardInterrupt:
+        fail(f"interrupted: finished cells keep their cards and unfinished ones their finished entries under {root}; "
+             f"resume with the same command", 130)
     record = summary_record(sweep, result, {c.cell.id: c.as_dict() for c in est.cells})
     root.mkdir(parents=True, exist_ok=True)
     (root / "summary.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
