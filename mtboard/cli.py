@@ -126,6 +126,7 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 from mtboard.commands import (anchor, backends, corpus, demo, doctor, judge, neural, plugins, rescore, review,  # noqa: E402,F401
                               run,
                               site, validate)
+from mtboard.commands import sweep  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m mtboard.cli` runs this file as `__main__`, while the command modules registered their commands on

@@ -1557,6 +1557,9 @@ def binding_paths(model: type[Strict] | None = None) -> dict[str, Binding]:
     return dict(sorted(out.items()))
 
 
-SCHEMAS: dict[str, type[Strict]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord,
-                                     "scores-card": ScoresCard, "review-record": ReviewRecord, "reviewers": ReviewersFile}
+from mtboard.sweeps.file import SweepFile  # noqa: E402  (the sweep file, issue 16; imports nothing from here)
+
+SCHEMAS: dict[str, type[BaseModel]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord,
+                                       "scores-card": ScoresCard, "review-record": ReviewRecord,
+                                       "reviewers": ReviewersFile, "sweep": SweepFile}
 """Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""

@@ -25,10 +25,12 @@ BOARD = "mtb-en-es-dev-v1.0.0"
 
 
 def _page_id(pattern: str) -> str:
-    """The site's page id (``run_card_hash[:16]``) of the one committed card matching ``submissions/<pattern>``: found
-    by name, because re-scoring (a new harness version) re-seals every card."""
-    (path,) = [p for p in (ROOT / "submissions").glob(pattern) if not p.name.endswith(".verification.json")]
-    return json.loads(path.read_bytes())["run_card_hash"][:16]
+    """The site's page id (``run_card_hash[:16]``) of the one committed full-segment card matching
+    ``submissions/<pattern>``: found by name, because re-scoring (a new harness version) re-seals every card (the
+    sweep's ``--limit`` cards of the same method and condition are left out)."""
+    (doc,) = [d for d in (json.loads(p.read_bytes()) for p in (ROOT / "submissions").glob(pattern)
+                          if not p.name.endswith(".verification.json")) if d["method"]["limit"] is None]
+    return doc["run_card_hash"][:16]
 
 
 APERTIUM = _page_id("mtb-en-es-dev/apertium-eng-spa__default__*.json")  # rank 1

@@ -174,7 +174,8 @@ def test_axe_no_serious_or_critical_violations(served, browser):
     base, out = served
     axe = axe_api.Axe()
     urls = [f"runs/{GEMMA_FSC}.html", f"runs/{APERTIUM}.html", _portrait(out), f"hard/{BOARD}.html",
-            f"compare/{APERTIUM}-{GEMMA_FSC}.html", f"compare.html?board={BOARD}&a={APERTIUM}&b={GEMMA_FSC}"]
+            f"compare/{APERTIUM}-{GEMMA_FSC}.html", f"compare.html?board={BOARD}&a={APERTIUM}&b={GEMMA_FSC}",
+            "sweeps/gemma-270m-temperature.html"]
     found = {}
     for vp in (DESKTOP, PHONE):
         ctx, pg = _page(browser, vp)
@@ -189,3 +190,28 @@ def test_axe_no_serious_or_critical_violations(served, browser):
                 found[f"{vp['width']} {url}"] = bad
         ctx.close()
     assert found == {}
+
+
+def test_sweep_page_grid_effects_and_phone(served, browser, tmp_path):
+    """Issue 16: the sweep page shows the grid (every cell linked to its run), the factor effects with CIs and the
+    heatmaps; at 390 px nothing but the table regions scrolls sideways."""
+    base, out = served
+    for vp in (DESKTOP, PHONE):
+        ctx, pg = _page(browser, vp)
+        pg.goto(f"{base}/sweeps/gemma-270m-temperature.html")
+        assert pg.locator("h1").text_content().strip() == "Sweep gemma-270m-temperature"
+        assert "11 of 11 cells have a card" in pg.text_content("article")
+        grids = pg.locator("table.mtb-sweep caption")
+        assert [grids.nth(i).text_content() for i in range(2)] == ["EN→ES · mtb-en-es-dev", "EN→FR · mtb-en-fr-dev"]
+        links = pg.locator("table.mtb-sweep td a")
+        assert links.count() == 11
+        href = links.first.get_attribute("href")
+        assert href.startswith("../runs/") and (out / "sweeps" / href).resolve().is_file()
+        effects = pg.locator("table:has(caption#effects-cap) tbody tr")
+        factors = [effects.nth(i).locator("td").first.text_content() for i in range(effects.count())]
+        assert factors == ["prompt", "temperature"]
+        assert pg.locator("caption", has_text="prompt × temperature").count() == 1
+        assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
+        pg.screenshot(path=str(_shots(tmp_path) / f"sweep-{vp['width']}.png"), full_page=True)
+        assert pg.errors == []
+        ctx.close()

@@ -92,7 +92,7 @@ def actionlint():
 
 def test_actionlint_clean(actionlint):
     files = sorted(str(p) for p in WF.glob("*.yml"))
-    assert len(files) == 3
+    assert len(files) == 4
     proc = subprocess.run([actionlint, "-no-color", *files], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -153,7 +153,7 @@ def test_zizmor_flags_injection(zizmor, tmp_path):
 
 
 def test_all_workflows_follow_rules():
-    for name in ("validate.yml", "verify.yml", "site.yml"):
+    for name in ("validate.yml", "verify.yml", "site.yml", "sweep.yml"):
         assert rule_problems(load(name), pull_request=name == "validate.yml") == [], name
 
 
@@ -171,7 +171,7 @@ def test_every_action_is_pinned_and_known():
             if "uses" in step:
                 assert PINNED.match(step["uses"]), step["uses"]
                 seen.add(step["uses"].split("@")[0])
-    assert seen == {"actions/checkout", "actions/upload-artifact",
+    assert seen == {"actions/checkout", "actions/upload-artifact", "actions/download-artifact",
                     "actions/attest-build-provenance", "actions/upload-pages-artifact", "actions/deploy-pages"}
 
 

@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
+from pydantic import Field
+
 from mtboard import localserver, sandbox
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
@@ -131,6 +133,11 @@ class GGUFOptions(Options):
     """Expected SHA-256 of the GGUF file (checked when given)."""
     startup_timeout_s: float = 180.0
     """How long the server may take to load the model and answer, seconds."""
+    seed: int | None = Field(default=None, ge=0)
+    """Sampling seed sent with every request (llama.cpp / llama-cpp-python ``seed``; the request of replicate *r*
+    gets ``seed + r``) and recorded in the card's ``method.sampling.seed``: with a temperature above 0 the answers
+    are then a function of the prompt and the seed, so a re-run (``mtboard verify``) reproduces them. None
+    (default): no seed is sent (the server's own seed sequence; not reproducible above temperature 0)."""
     sandbox: Literal["on", "off"] = "on"
     """``on`` (default): the server runs in :mod:`mtboard.sandbox` (no network, empty environment, read-only files;
     issue 21) and the run stops when the sandbox is unavailable; ``off``: development only, with a warning and
@@ -597,6 +604,9 @@ class GGUFBackend(OpenAIBackend):
             opts["canary"] = "record"
         if gate is not None and gate.n_ctx:
             opts["n_ctx"] = gate.n_ctx
+        seed = facts.sampling.get("seed")
+        if isinstance(seed, int) and not isinstance(seed, bool):
+            opts["seed"] = seed  # the recorded seed: a temperature > 0 card re-runs to the same answers
         return Rerun(method=spec.method.with_model(model).text, backend_options=opts)
 
     def describe(self) -> BackendFacts:
@@ -618,8 +628,18 @@ class GGUFBackend(OpenAIBackend):
         """The file this backend started its server with was hashed before it started (:func:`resolve_model`)."""
         return self.model_sha256
 
+    def sampling(self, stop: list[str] | None = None) -> dict[str, Any]:
+        """The OpenAI backend's sampling record plus ``seed`` when the ``seed`` option is set (the base seed;
+        replicate *r* is sent ``seed + r``)."""
+        s = super().sampling(stop)
+        if self.settings.seed is not None:
+            s["seed"] = self.settings.seed
+        return s
+
     def build_request(self, req: TranslateRequest):  # type: ignore[override]
         llm_req = super().build_request(req)
+        if self.settings.seed is not None:
+            llm_req.extra["seed"] = self.settings.seed + req.run_index
         llm_req.model = self.ref.basename  # the server's alias; the spec text may hold a local path
         if self.server is not None and self.server.server_name == LLAMA_SERVER:
             # evaluate every prompt from an empty KV cache: a re-run then gives the card's answers whatever was asked

@@ -26,7 +26,7 @@ from pathlib import Path
 from mtboard.metrics import bootstrap
 from mtboard.documents import atomic_write
 from mtboard.errors import ConfigError, InputError
-from mtboard.site import boardpages, officialpages, render, tables
+from mtboard.site import boardpages, officialpages, render, sweeps, tables
 from mtboard.site import boards as boards_view
 from mtboard.site.load import Rejected, load_inputs
 
@@ -139,6 +139,9 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
         pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
                                                  indent=1) + "\n"
+    sweep_pages, sweep_nav, sweep_warnings = sweeps.build_pages(submissions.parent / "sweeps", submissions.parent,
+                                                                boards, resamples)
+    pages.update(sweep_pages)
     if docs.exists():
         shutil.rmtree(docs)
     docs.mkdir(parents=True)
@@ -151,12 +154,13 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
             (docs / "runs" / f"{lc.page_id}.json").write_bytes(lc.raw)
     t3 = time.perf_counter()
     report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
-                         len(pages), list(inputs.warnings),
+                         len(pages), list(inputs.warnings) + sweep_warnings,
                          {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2})
     if run_mkdocs:
         nav = render.nav(boards, officialpages.nav_items(off_boards)
                          if (off_inputs.rows or off_inputs.rejected) else None)
-        _mkdocs(root, docs, out, nav, site_url or os.environ.get("MTBOARD_SITE_URL") or None)
+        _mkdocs(root, docs, out, sweeps.with_sweeps(nav, sweep_nav),
+                site_url or os.environ.get("MTBOARD_SITE_URL") or None)
         atomic_write(out / SITE_MARKER, b"built by mtboard build\n")
         report.seconds["mkdocs"] = time.perf_counter() - t3
     return report

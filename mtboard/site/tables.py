@@ -6,7 +6,8 @@ significance and item statistics.
 
 Grouping: one leaderboard per dataset (id, version, corpus SHA-256). A card is *ranked* when its evaluated entry ids
 equal the leaderboard's reference set (the most common entry-id set among its cards; ties: the larger set); other
-cards are listed as unranked (a ``--limit`` subset run is not comparable).
+cards are listed as unranked (a ``--limit`` subset run is not comparable; while the board has full runs, only they
+choose the reference set and only they are ranked).
 
 Ranking on one metric (issue 15 part 2): rows are ordered by the composite, and the rank clusters, the
 smallest detectable difference and the composite's CI come from a paired bootstrap of the composite itself
@@ -489,10 +490,13 @@ def build_leaderboards(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESA
         ds_id, version, sha = key
         corpus = corpora.get(key)
         name = f"{ds_id}-v{version}" + (f"-{sha[:8]}" if idver[(ds_id, version)] > 1 else "")
-        sets = Counter(tuple(sorted(r.entry_id for r in lc.card.results)) for lc in cards)
+        # a --limit card is never ranked while full runs exist: many subset runs (a sweep's) must not make their
+        # subset the board's reference set
+        candidates = [lc for lc in cards if lc.card.method.limit is None] or cards
+        sets = Counter(tuple(sorted(r.entry_id for r in lc.card.results)) for lc in candidates)
         ref_ids = list(max(sets.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0])
         ref_ids = sorted(ref_ids)
-        ranked = [lc for lc in cards if sorted(r.entry_id for r in lc.card.results) == ref_ids]
+        ranked = [lc for lc in candidates if sorted(r.entry_id for r in lc.card.results) == ref_ids]
         unranked = [lc for lc in cards if lc not in ranked]
         lb = Leaderboard(name, ds_id, version, cards[0].card.dataset.language_pair, sha, corpus,
                          f"leaderboards/{name}.md", f"hard/{name}.md", cards, ref_ids, [], unranked, [])

@@ -1,0 +1,131 @@
+"""The collect step of ``.github/workflows/sweep.yml`` (``mtboard sweep collect``): the cards the matrix jobs
+uploaded, downloaded by ``actions/download-artifact`` into one folder per artifact (``DIR/sweep-card-CELL/card.json``,
+its layout without ``merge-multiple``), are checked against the sweep's plan, validated with the validator that runs
+(the base branch's, installed by the workflow) and copied to their canonical paths under ``submissions/``
+(:func:`mtboard.submit.submit_card`), ready for one pull request.
+
+A card is refused when its artifact names no cell of the sweep, when it is not the run its cell planned (dataset,
+method, condition, temperature, entries, replicates), or when it fails validation; a cell without an artifact (its
+job failed) is reported as missing. Nothing here runs a model or reads a secret.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtboard import safejson
+from mtboard.backends import get_backend, parse_method
+from mtboard.documents import loads_card
+from mtboard.errors import InputError, MtboardError
+from mtboard.submit import find_by_hash, submit_card
+from mtboard.sweeps.spec import Cell, Sweep
+from mtboard.validate import MAX_CARD_BYTES
+
+ARTIFACT_PREFIX = "sweep-card-"
+"""Artifact name of a cell's card: ``sweep-card-CELL_ID`` (the matrix job uploads ``card.json`` under it)."""
+_ARTIFACT = re.compile(r"^sweep-card-([0-9a-f]{12})$")
+
+
+@dataclass
+class Collected:
+    """The collect step's outcome: cards filed (repository-relative paths), refused cards (folder, reason), the
+    ids of cells with no artifact, and the cards that were already in ``submissions/``."""
+
+    filed: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.refused
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"filed": self.filed, "already": self.already, "refused": [list(r) for r in self.refused],
+                "missing": self.missing}
+
+
+def mismatch(cell: Cell, card: Any) -> str | None:
+    """Why ``card`` is not the run ``cell`` planned (None when it is): the dataset id, the published method, the
+    condition, the temperature, the entries covered and the replicates must be the cell's."""
+
+    spec = parse_method(cell.method)
+    public = spec.with_model(get_backend(spec.backend).public_model(spec.model)).text
+    checks = [("dataset.id", card.dataset.id, cell.dataset_id), ("method.spec", card.method.spec, public),
+              ("condition", card.condition, cell.condition), ("temperature", card.temperature, cell.temperature),
+              ("dataset.entry_count", card.dataset.entry_count, cell.entries), ("method.runs", card.method.runs,
+                                                                                cell.runs),
+              ("method.limit", card.method.limit, cell.limit)]
+    for name, got, want in checks:
+        if got != want:
+            return f"{name} is {got!r}, the cell planned {want!r}"
+    return None
+
+
+def collect(sweep: Sweep, downloaded: Path, ctx: Any) -> Collected:
+    """Check, validate and file every ``downloaded/sweep-card-ID/card.json`` (module docstring) under
+    ``ctx.root/submissions``. Raises: InputError when ``downloaded`` is not a folder."""
+
+    if not downloaded.is_dir():
+        raise InputError("the downloaded artifacts folder does not exist", where=str(downloaded),
+                         fix="pass the folder actions/download-artifact wrote (one sub-folder per artifact)")
+    cells = {c.id: c for c in sweep.cells}
+    out = Collected()
+    seen: set[str] = set()
+    for folder in sorted(p for p in downloaded.iterdir()):
+        m = _ARTIFACT.match(folder.name)
+        if not folder.is_dir() or m is None:
+            out.refused.append((folder.name, f"not a {ARTIFACT_PREFIX}CELL_ID artifact folder"))
+            continue
+        cid = m.group(1)
+        if cid not in cells:
+            out.refused.append((folder.name, f"no cell {cid} in sweep {sweep.name}"))
+            continue
+        path = folder / "card.json"
+        try:
+            raw = safejson.read_bytes(path, max_bytes=MAX_CARD_BYTES)
+            card = loads_card(raw, str(path))
+        except MtboardError as exc:
+            out.refused.append((folder.name, exc.one_line()))
+            continue
+        why = mismatch(cells[cid], card)
+        if why:
+            out.refused.append((folder.name, f"not the planned run: {why}"))
+            continue
+        seen.add(cid)
+        existing = find_by_hash(ctx.root, card.run_card_hash)
+        if existing is not None:
+            out.already.append(existing)
+            continue
+        try:
+            sub = submit_card(path, ctx)
+        except MtboardError as exc:
+            out.refused.append((folder.name, exc.one_line()))
+            continue
+        out.filed.append(sub.relpath)
+        for stray in folder.glob("pr-body-*.md"):  # submit_card's PR body, next to the card: not part of the PR
+            stray.unlink()
+    out.missing = [c.id for c in sweep.cells if c.id not in seen and not any(
+        r[0] == ARTIFACT_PREFIX + c.id for r in out.refused)]
+    return out
+
+
+def pr_body(sweep: Sweep, result: Collected) -> str:
+    """The pull request's body (Markdown): the sweep, the cards filed and what is missing or refused."""
+    lines = [f"Sweep `{sweep.name}` (`{sweep.path.as_posix()}`, sha256 `{sweep.sha256[:12]}`): "
+             f"{len(result.filed)} new card(s), validated with the base branch's validator.", ""]
+    lines += [f"- `{p}`" for p in result.filed]
+    if result.already:
+        lines += ["", f"Already submitted: {len(result.already)}."]
+    if result.missing:
+        lines += ["", "Cells without a card (their job failed or was cancelled): "
+                  + ", ".join(f"`{c}`" for c in result.missing)]
+    if result.refused:
+        lines += ["", "Refused:"] + [f"- `{name}`: {why}" for name, why in result.refused]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["ARTIFACT_PREFIX", "Collected", "collect", "mismatch", "pr_body"]

