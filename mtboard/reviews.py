@@ -278,8 +278,8 @@ def community_verified(attested_gold: bool, review: ReviewSummary | None) -> boo
     """Spec §9.4 "community verified": the card is an attested gold-standard row (the governance organisation ran
     the method on the secret gold segment, spec §8.2) **and** a community review confirms at least deployable.
 
-    No attested gold rows exist yet (issue 17 builds them), so every caller passes ``attested_gold=False`` today and
-    the tier cannot be reached; this function is the rule they will pass ``True`` to."""
+    ``attested_gold`` comes from :func:`mtboard.official.has_attested_gold_row` (a scores-only gold card under
+    ``official/`` whose attestation verifies; the site asks only for cards whose review confirms a tier)."""
     return bool(attested_gold and review is not None and review.confirms is not None)
 
 

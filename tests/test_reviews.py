@@ -136,13 +136,18 @@ def test_gated_tier_labels():
     assert rv.gated_tier(QualityTier.fluent, fluent) == ("fluent (reviewed)", False)
 
 
-def test_community_verified_needs_attested_gold_which_does_not_exist_yet():
-    from mtboard.site.load import ATTESTED_GOLD
+def test_community_verified_needs_an_attested_gold_row_and_a_confirming_review(tmp_path):
+    from mtboard.site.load import _attested_gold
 
     yes = rv.ReviewSummary(["a"], 30, {}, 0.9, 0.0, 0.3, QualityTier.deployable)
+    no = rv.ReviewSummary(["a"], 30, {}, 0.5, 0.2, 0.1, None)
     assert rv.community_verified(True, yes) is True
     assert rv.community_verified(True, None) is False
-    assert ATTESTED_GOLD is False and rv.community_verified(ATTESTED_GOLD, yes) is False
+    assert rv.community_verified(True, no) is False
+    assert rv.community_verified(False, yes) is False
+    # the committed repository has no official/ folder: no card has an attested gold row
+    card = load_card(next((ROOT / "submissions" / "mtb-en-es-dev").glob("apertium-*[0-9a-f].json")))
+    assert _attested_gold(card, tmp_path, "owner/repo") is False
 
 
 def test_pass_rule_table_matches_scoring_spec():

@@ -181,9 +181,13 @@ def load_reviews(root: Path) -> tuple[dict[str, ReviewSummary], list[str]]:
     return out, warnings
 
 
-ATTESTED_GOLD = False
-"""Whether any card is an attested gold-standard row (spec §8.2, §9.4). None is yet: issue 17 builds them. Until
-then "community verified" (:func:`mtboard.reviews.community_verified`) cannot be reached, whatever the reviews say."""
+def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
+    """Whether ``card`` has an attested gold-standard row under ``root/official/`` (spec §8.2, §9.4;
+    :func:`mtboard.official.has_attested_gold_row`): the half of "community verified"
+    (:func:`mtboard.reviews.community_verified`) that a passing review cannot give."""
+    from mtboard.official import OFFICIAL_DIR, has_attested_gold_row  # noqa: PLC0415 - only for reviewed cards
+
+    return bool(card.run_card_hash) and has_attested_gold_row(card.run_card_hash, root / OFFICIAL_DIR, repository)
 
 
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
@@ -239,7 +243,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
         seen_hash[key] = rel
         review = reviewed.get(rel)
         ver = _verification(path, submissions, card, signer)
-        if community_verified(ATTESTED_GOLD, review):  # pragma: no cover - unreachable until issue 17
+        if signer is not None and review is not None and review.confirms is not None and community_verified(
+                _attested_gold(card, submissions.parent, attestation_repository), review):
             ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source)
         inputs.cards.append(LoadedCard(rel, raw, card, key[:16], ver, review))
     if validate:
