@@ -80,11 +80,11 @@ def test_grid_heatmap_and_effects_recomputed(everything):
              for ds in ("mtb-en-es-dev", "mtb-en-fr-dev") for pr in ("zero-shot-completion", "few-shot-completion")]
     assert t.pairs == 4 and t.baseline == 0.0
     assert t.diff == pytest.approx(statistics.fmean(b.chrf - a.chrf for a, b in pairs))
-    # the interval, recomputed: per dataset one draw of its 40 segments shared by every card (paired), the effect's
+    # the interval, recomputed: per dataset one draw of its 20 segments shared by every card (paired), the effect's
     # resamples the mean over the 4 pairs of the differences
     boots = {}
     for ds in ("mtb-en-es-dev", "mtb-en-fr-dev"):
-        counts = bootstrap.resample_counts(40, 400, view_seed(ds, "sweep"))
+        counts = bootstrap.resample_counts(20, 400, view_seed(ds, "sweep"))
         for p in placed:
             if p.cell.dataset_id == ds and p.lc is not None:
                 boots[p.cell.id] = bootstrap.chrf_resamples([r.stats.chrf for r in p.lc.card.results], counts)
