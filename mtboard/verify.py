@@ -356,7 +356,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         run_card_hash=card.run_card_hash, card_path=rel, card_commit=commit, card_fingerprint=card.fingerprint.hash,
         rerun_run_card_hash=rerun.run_card_hash if rerun else "0" * 64,
         rerun_fingerprint=rerun.fingerprint.hash if rerun else "0" * 64, rerun_harness_version=__version__,
-        method_spec=m.spec, segment=segment, secret_segment_sha256=secret_sha, secret_segment=secret_segment,
+        method_spec=card.method.spec, segment=segment, secret_segment_sha256=secret_sha, secret_segment=secret_segment,
         secret_scores=secret_scores, verified_by=_who(), started_at=started_at,
         verified_at=_now(), environment=_where(), **_actions_run(), tolerance=tolerance,
         deltas=deltas, passed=passed,
