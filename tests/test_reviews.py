@@ -186,6 +186,26 @@ def test_valid_record_passes_every_check_and_confirms_deployable(tmp_path, card)
     assert s.usable == pytest.approx(26 / 30) and s.reject == pytest.approx(1 / 30)
 
 
+def test_a_review_cannot_choose_its_entries_through_size_or_seed(tmp_path, card):
+    """The sample is the project's: a larger sample_size must be rated in full, another seed is refused (a reviewer
+    could otherwise rate the 30 easiest entries of the whole card, or shop for a seed)."""
+    root = _root(tmp_path)
+    everything = [r.entry_id for r in rv.sample_entries(card, 355)]
+    easiest = sorted(everything, key=lambda i: -next(r.chrf_score or 0 for r in card.results if r.entry_id == i))[:30]
+    p = _write(root, _record(card, [{"reviewer": "scripted-reviewer-a", "date": "2026-12-01",
+                                     "ratings": _ratings(easiest, ["excellent"] * 30)}], size=355))
+    rep, _, _ = validate_review(p, root)
+    assert rep.checks["sample"] == "fail" and not rep.accepted
+    assert any(f"{len(everything) - 30} entries of the sample not rated" in str(q) for q in rep.problems), rep.problems
+    other = 7
+    ids = [r.entry_id for r in rv.sample_entries(card, 30, other)]
+    data = _record(card, [{"reviewer": "scripted-reviewer-a", "date": "2026-12-01", "ratings": _ratings(ids, PASSING)}])
+    data["sample_seed"] = other
+    rep, _, _ = validate_review(_write(root, data), root)
+    assert rep.checks["sample"] == "fail"
+    assert any(f"sample_seed {other} is not the project's seed {rv.DEFAULT_SEED}" in str(q) for q in rep.problems)
+
+
 def test_two_reviewers_agreement_pooled(tmp_path, card):
     root = _root(tmp_path)
     ids = [r.entry_id for r in rv.sample_entries(card)]

@@ -10,7 +10,8 @@ broken is skipped with the reason, as :mod:`mtboard.validate.pipeline` does for 
 ``path``       the record's ``card`` is ``<dataset>/<run>.json`` of its own path
 ``card``       that card exists under ``submissions/``, reads, and its run_card_hash is the record's
 ``entries``    every rated id is a public entry of the card; no reviewer rates an entry twice or appears twice
-``sample``     sample_size ≥ :data:`mtboard.reviews.MIN_REVIEWED`; every rated id is in the seeded stratified sample
+``sample``     sample_size ≥ :data:`mtboard.reviews.MIN_REVIEWED`, the project's seed; each review rates exactly the seeded
+               stratified sample (every drawn id, nothing else)
                (:func:`mtboard.reviews.sample_entries` redrawn with the record's seed and size) — no cherry-picking
 ``reviewers``  every reviewer is listed in ``reviews/reviewers.yaml`` for the card's target language
 
@@ -194,8 +195,19 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
     if record.sample_size < rv.MIN_REVIEWED:
         run.fail("sample", f"sample_size {record.sample_size} is under {rv.MIN_REVIEWED} (spec §7.3; "
                            f"`mtboard review sample` draws {rv.MIN_REVIEWED} by default)", "$.sample_size")
+    if record.sample_seed != rv.DEFAULT_SEED:
+        run.fail("sample", f"sample_seed {record.sample_seed} is not the project's seed {rv.DEFAULT_SEED} (one sample "
+                           "per card, so nobody can shop for a seed that draws easy entries): rate the entries "
+                           "`mtboard review sample` or the review page shows", "$.sample_seed")
     drawn = {r.entry_id for r in rv.sample_entries(card, record.sample_size, record.sample_seed)}
     for i, review in enumerate(record.reviews):
+        unrated = sorted(drawn - {e.entry_id for e in review.ratings})
+        if unrated:
+            run.fail("sample", f"{len(unrated)} entr{'y' if len(unrated) == 1 else 'ies'} of the sample not rated "
+                               f"(first: {unrated[0]}): a review rates every drawn entry (otherwise a reviewer "
+                               "chooses which entries count; a larger sample_size means more to rate)",
+                     f"$.reviews[{i}].ratings")
+            bad_reviewers.add(review.reviewer.lower())
         outside = sorted({e.entry_id for e in review.ratings} - drawn)
         if outside:
             run.fail("sample", f"{len(outside)} rated entr{'y is' if len(outside) == 1 else 'ies are'} not in the "
