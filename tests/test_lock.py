@@ -10,6 +10,7 @@ workflows' install steps into fresh venvs).
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -98,32 +99,41 @@ def _pip_installs(run: str) -> list[str]:
 
 
 def test_every_workflow_installs_with_require_hashes():
-    """Each `pip install` of every workflow either installs the lock with --require-hashes or installs the checked-out
-    tree with --no-index --no-deps --no-build-isolation (nothing fetched by name), and each workflow does both."""
+    """Each job's `pip install`s start with the lock with --require-hashes and the checked-out tree with --no-index
+    --no-deps --no-build-isolation (nothing fetched by name). The only other installs: verify.yml's re-run job (a gguf
+    card's llama-cpp-python from its two locks, a card with neural metrics: the COMET lock, an approved plugin: the
+    pinned wheel only, no dependencies, its files hash-checked before it runs) and its no-secrets plugin job (the
+    contributor's plugin by name: that job holds no secrets, docs/maintainers.md)."""
     import yaml
 
     paths = sorted(WF.glob("*.yml"))
-    assert [p.name for p in paths] == ["site.yml", "validate.yml", "verify.yml"]
+    assert [p.name for p in paths] == ["site.yml", "sweep.yml", "validate.yml", "verify.yml"]
+    seen = set()
     for path in paths:
         wf = yaml.safe_load(path.read_text(encoding="utf-8"))
-        runs = "\n".join(s.get("run", "") for job in wf["jobs"].values() for s in job.get("steps", []))
-        installs = _pip_installs(runs)
-        # verify.yml: a gguf card's llama-cpp-python, built here; a card with neural metrics: the COMET environment
-        comet = [i for i in installs if "requirements/comet.txt" in i] if path.name == "verify.yml" else []
-        installs = [i for i in installs if i not in comet]
-        assert len(comet) == (1 if path.name == "verify.yml" else 0), (path.name, comet)
-        assert all("--require-hashes" in i and re.search(r"-r \S*requirements/comet\.txt$", i) for i in comet)
-        local = installs[2:] if path.name == "verify.yml" else []
-        assert len(installs) == 2 + len(local), (path.name, installs)
-        locked, tree = installs[:2]
-        assert "--require-hashes" in locked and re.search(r"-r \S*requirements/ci\.txt$", locked), locked
-        assert all(flag in tree for flag in ("--no-index", "--no-deps", "--no-build-isolation")), tree
-        if local:
-            build, llama = local
-            assert "--require-hashes" in build and re.search(r"-r \S*requirements/verify-build\.txt$", build)
-            assert "--require-hashes" in llama and "--no-build-isolation" in llama
-            assert re.search(r"-r \S*requirements/verify-local\.txt$", llama), llama
-        assert "pip install" not in runs.replace('pip" install', "")  # no other pip (e.g. pip3) install line
+        for name, job in wf["jobs"].items():
+            runs = "\n".join(s.get("run", "") for s in job.get("steps", []))
+            assert "pip install" not in runs.replace('pip" install', "")  # no other pip (e.g. pip3) install line
+            installs = _pip_installs(runs)
+            if not installs:
+                continue
+            seen.add((path.name, name))
+            locked, tree, *extra = installs
+            assert "--require-hashes" in locked and re.search(r"-r \S*requirements/ci\.txt$", locked), (name, locked)
+            assert all(flag in tree for flag in ("--no-index", "--no-deps", "--no-build-isolation")), (name, tree)
+            if (path.name, name) == ("verify.yml", "verify"):
+                build, llama, comet, plugin = extra
+                assert "--require-hashes" in build and re.search(r"-r \S*requirements/verify-build\.txt$", build)
+                assert "--require-hashes" in llama and "--no-build-isolation" in llama
+                assert re.search(r"-r \S*requirements/verify-local\.txt$", llama), llama
+                assert "--require-hashes" in comet and re.search(r"-r \S*requirements/comet\.txt$", comet), comet
+                assert "--only-binary :all:" in plugin and "--no-deps" in plugin, plugin
+            elif (path.name, name) == ("verify.yml", "verify-plugin-without-secrets"):
+                (plugin,) = extra
+                assert "secrets." not in json.dumps(job) and "environment" not in job, plugin
+            else:
+                assert extra == [], (path.name, name, extra)
+    assert ("validate.yml", "validate") in seen and ("verify.yml", "verify") in seen and ("site.yml", "build") in seen
 
 
 LOCAL_LOCK = ROOT / "requirements" / "verify-local.txt"

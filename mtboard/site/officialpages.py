@@ -121,12 +121,11 @@ def attach_gold_links(boards: list[Leaderboard], official_boards: list[OfficialB
     for lb in boards:
         for view in lb.views:
             for m in view.methods:
-                found = next((by_card[r.lc.card.run_card_hash] for r in [m.rep, *m.members]
-                              if r.lc.card.run_card_hash in by_card), None)
-                if found is None:
+                match = next((r for r in [m.rep, *m.members] if r.lc.card.run_card_hash in by_card), None)
+                if match is None:
                     continue
-                ob, row = found
-                dev = m.rep.lc.card.scores.composite
+                ob, row = by_card[match.lc.card.run_card_hash]
+                dev = match.lc.card.scores.composite  # the gap of the card that was re-run, not the row's representative
                 m.gold = (f"{ob.page[:-3]}.html#{row.anchor}",
                           f"gold {row.card.scores.composite:.3f} · gap {gap_text(dev, row.card.scores.composite)}")
 

@@ -33,7 +33,7 @@ from mtboard.documents import load_card
 from mtboard.errors import MtboardError
 from mtboard.schema import ReviewersFile, ReviewRecord, RunCard
 from mtboard.validate.naming import DATASET_DIR_RE, SUBMISSIONS_DIR
-from mtboard.validate.report import Problem, error_text, rel_path, safe_name
+from mtboard.validate.report import CardRun, Problem, error_text, rel_path, safe_name
 
 REVIEW_CHECKS = ("file", "yaml", "schema", "path", "card", "entries", "sample", "reviewers")
 """Every per-record check, in report order."""
@@ -60,20 +60,8 @@ class ReviewReport(BaseModel):
         return not self.problems
 
 
-class _Run:
-    def __init__(self, where: str):
-        self.where = where
-        self.problems: list[Problem] = []
-        self.status: dict[str, Status] = {}
-        self.skipped: dict[str, str] = {}
-
-    def fail(self, check: str, message: str, field: str | None = None) -> None:
-        self.problems.append(Problem(check=check, where=self.where, field=field, message=message))
-        self.status[check] = "fail"
-
-    def done(self, *checks: str) -> None:
-        for c in checks:
-            self.status.setdefault(c, "pass")
+class _Run(CardRun):
+    """:class:`mtboard.validate.report.CardRun`'s collector over the review checks."""
 
     def skip_rest(self, why: str) -> None:
         for c in REVIEW_CHECKS:
