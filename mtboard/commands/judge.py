@@ -16,6 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from mtboard.cli import app, guarded
+from mtboard.commands import refresh_workdir_outputs
 from mtboard.errors import ConfigError
 
 
@@ -133,16 +134,7 @@ def judge(
         typer.echo(line)
     typer.echo(f"card        {target}  (fingerprint {new.fingerprint.hash[:16]}…)")
     if Path(target).resolve() == cpath.resolve():  # the work directory's own card: its report and PR body follow it
-        from mtboard.report import REPORT, rejudge_report
-        from mtboard.submit import refresh_body_file
-
-        if rejudge_report(workdir / REPORT, new):
-            typer.echo(f"report      {workdir / REPORT}  (judges section and card hashes re-written)")
-        removed, body = refresh_body_file(Path(target), new, Path("."))
-        if body is not None:
-            typer.echo(f"pr body     {body}" + (f"  (replaces {', '.join(p.name for p in removed)}; run `mtboard "
-                                               "submit` again for the judged card)" if removed else ""))
-
+        refresh_workdir_outputs(workdir, target, new, "judges section and card hashes re-written", "judged")
 
 class _progress:
     """Judged/total per kind on stderr (rich), closed at the end."""

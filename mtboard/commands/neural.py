@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from mtboard.cli import app, guarded
+from mtboard.commands import refresh_workdir_outputs
 from mtboard.errors import ConfigError
 
 
@@ -47,15 +48,7 @@ def write_scored(new, target: Path, workdir: Path, original: Path) -> None:  # n
         typer.echo(line)
     typer.echo(f"card        {target}")
     if Path(target).resolve() == original.resolve():
-        from mtboard.report import REPORT, rejudge_report
-        from mtboard.submit import refresh_body_file
-
-        if rejudge_report(workdir / REPORT, new):
-            typer.echo(f"report      {workdir / REPORT}  (card hashes re-written)")
-        removed, body = refresh_body_file(Path(target), new, Path("."))
-        if body is not None:
-            typer.echo(f"pr body     {body}" + (f"  (replaces {', '.join(p.name for p in removed)}; run `mtboard "
-                                               "submit` again for the scored card)" if removed else ""))
+        refresh_workdir_outputs(workdir, target, new, "card hashes re-written", "scored")
 
 
 @app.command()
