@@ -38,12 +38,13 @@ def compute_fingerprint(card: RunCard) -> Fingerprint:
 
 def card_records(card: RunCard) -> list[list[TranslationRecord]]:
     """The translation records a card was scored from, one list per replicate run (run 0 first): each result's raw
-    output, error, attempts, latencies and usage. What the validator recomputes from and ``mtboard rescore`` re-scores
+    output, error, attempts, latencies, usage and tool calls. What the validator recomputes from and ``mtboard rescore`` re-scores
     (the inverse of :func:`mtboard.scoring.score_run` on the stored fields)."""
     def rec(run_index: int, r: EntryResult | ReplicateResult) -> TranslationRecord:
         return TranslationRecord(run_index=run_index, entry_id=r.entry_id, raw_predicted=r.raw_predicted,
                                  error=r.error, error_kind=r.error_kind, attempts=r.attempts, latency_s=r.latency_s,
-                                 batch_latency_s=r.batch_latency_s, usage=r.usage)
+                                 batch_latency_s=r.batch_latency_s, usage=r.usage,
+                                 tool_call_count=r.tool_call_count)
 
     return [[rec(0, r) for r in card.results]] + [[rec(rr.run_index, r) for r in rr.results]
                                                   for rr in card.replicate_runs]
@@ -94,7 +95,8 @@ def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results
         run_id=run_id, harness_version=harness_version or HARNESS_VERSION, timestamp=timestamp,
         elapsed_seconds=max(0.0, float(elapsed_seconds)), model_slug=model_slug, model_id=facts.model_id,
         condition=spec.condition, temperature=spec.temperature, system_prompt_sha256=spec.system_prompt_sha256,
-        system_prompt_used=spec.system_prompt, fst_version=fst_version, coaching_data_sha256=spec.coaching_sha256, batch_size=spec.batch_size,
+        system_prompt_used=spec.system_prompt, fst_version=fst_version, coaching_data_sha256=spec.coaching_sha256,
+        tools_enabled=list(spec.tools), batch_size=spec.batch_size,
         max_retries=spec.max_retries, method_class=spec.method_class, method_config=method_config,
         method=spec.method_record(
             facts, price_in=price_in, price_out=price_out,

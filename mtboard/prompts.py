@@ -41,9 +41,13 @@ from mtboard.languages import is_one_of, language_name, pick
 from mtboard.schema import describe_validation_error
 
 KNOWN_VARIABLES = frozenset({"source", "history", "source_language", "target_language", "source_language_name",
-                             "target_language_name", "examples", "coaching"})
+                             "target_language_name", "examples", "coaching", "fst_feedback"})
 """Variables a template may use. ``examples`` is the list of ``(source, target)`` pairs for the target language;
-``coaching`` the text of the ``--coaching`` file ('' without one; spec §3.2 coaching data, §9.6 coached-llm)."""
+``coaching`` the text of the ``--coaching`` file ('' without one; spec §3.2 coaching data, §9.6 coached-llm);
+``fst_feedback`` the FST gate's verdicts on this entry's earlier hypotheses (``--tools fst-gate``,
+:mod:`mtboard.pipeline`): ``[]`` on the first attempt, then one ``{"hypothesis": str, "rejected": [word, …]}`` per
+earlier attempt, oldest first (``rejected``: lower-cased words the target-language analyser does not know; an empty
+``hypothesis`` when that attempt gave no usable text). Only the entry's user/prompt block may use it."""
 
 
 PROMPTS_PACKAGE = "mtboard._prompts"
@@ -132,11 +136,17 @@ class Prompt:
         return replace(self, coaching=text, _system_cache={})
 
     @property
+    def uses_fst_feedback(self) -> bool:
+        """The template declares ``fst_feedback`` (only such a prompt can run behind the FST gate, ``--tools``)."""
+        return "fst_feedback" in self.meta.variables
+
+    @property
     def format(self) -> str:
         return self.meta.format
 
     def _vars(self, source_language: str, target_language: str, source: str = "",
-              history: list[str] | None = None) -> dict[str, Any]:
+              history: list[str] | None = None,
+              fst_feedback: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         m = self.meta
         if m.source_languages is not None and not is_one_of(source_language, m.source_languages):
             raise ConfigError(f"prompt {self.name!r} takes source languages {m.source_languages}, not "
@@ -154,7 +164,7 @@ class Prompt:
         return {"source": source, "history": list(history or []), "source_language": source_language,
                 "target_language": target_language, "source_language_name": language_name(source_language),
                 "target_language_name": language_name(target_language), "examples": examples,
-                "coaching": self.coaching}
+                "coaching": self.coaching, "fst_feedback": list(fst_feedback or [])}
 
     def _block(self, name: str, variables: dict[str, Any]) -> str:
         tmpl = self._template
@@ -173,17 +183,20 @@ class Prompt:
         """
         v = self._vars(source_language, target_language)
         text = self._block("system", v)
-        probe = self._block("system", {**v, "source": "\x00probe", "history": ["\x00probe"]})
+        probe = self._block("system", {**v, "source": "\x00probe", "history": ["\x00probe"],
+                                       "fst_feedback": [{"hypothesis": "\x00probe", "rejected": ["\x00probe"]}]})
         if probe != text:
-            raise ConfigError("the system block uses the entry (source/history); move that into the user/prompt "
-                              "block", where=str(self.path), field="system")
+            raise ConfigError("the system block uses the entry (source/history/fst_feedback); move that into the "
+                              "user/prompt block", where=str(self.path), field="system")
         return text
 
     def render(self, source: str, source_language: str, target_language: str,
-               history: list[str] | None = None) -> RenderedPrompt:
+               history: list[str] | None = None,
+               fst_feedback: list[dict[str, Any]] | None = None) -> RenderedPrompt:
         """Render one entry. Chat: ``[{"role": "system", …}?, {"role": "user", …}]`` (no system message when the
-        system block is empty). Completion: the ``prompt`` block text."""
-        v = self._vars(source_language, target_language, source, history)
+        system block is empty). Completion: the ``prompt`` block text. ``fst_feedback``: the FST gate's verdicts on
+        earlier attempts (see :data:`KNOWN_VARIABLES`; None or [] on a first attempt)."""
+        v = self._vars(source_language, target_language, source, history, fst_feedback)
         stop = [self._render_string(s, v) for s in self.meta.stop]
         if self.meta.format == "chat":
             key = (source_language, target_language)

@@ -28,9 +28,11 @@ from mtboard.backends.base import Backend, Options, TranslateRequest, get_backen
 from mtboard.card import assemble_card, replicate_run
 from mtboard.documents import load_corpus, write_card
 from mtboard.errors import BackendError, ConfigError, InputError, MtboardError
+from mtboard.fst import Analyser
 from mtboard.gate import GATE_ENTRIES, check_early_gate
 from mtboard.metrics.bleu import make_bleu
 from mtboard.prices import PriceTable, compute_totals, price_table_for, resolve_rates
+from mtboard.pipeline import FstGate, check_pipeline, parse_tools
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.report import REPORT, write_report
 from mtboard.runspec import BackendContext, DatasetIdentity, RunSpec, endpoint_host_sha256
@@ -94,6 +96,11 @@ class RunSettings:
     coaching: Path | None = None
     """``--coaching FILE``: coaching data (glossary, grammar notes, examples; UTF-8 text) the prompt template
     receives as ``coaching`` (spec §3.2, §9.6 coached-llm)."""
+    tools: tuple[str, ...] | list[str] | str | None = None
+    """``--tools``: tools the method uses (:data:`mtboard.pipeline.TOOLS`; ``fst-gate``), making it a ``pipeline``
+    method (spec §3.2 ``tools_enabled``, §9.6)."""
+    fst_retries: int | None = None
+    """``--fst-retries N``: the FST gate's retries after the first hypothesis (0–5; default 2 with ``fst-gate``)."""
     early_gate: bool = True
     """Stop a prompted run early when most of its first entries hit the token cap or echo chat-template markup
     (:mod:`mtboard.gate`); ``--no-early-gate`` runs on (e.g. to publish a mismatched prompt as a negative result)."""
@@ -130,6 +137,8 @@ class Plan:
     work_dir: Path
     prices: PriceTable | None = None
     """The price table, loaded and validated by :func:`prepare` (None when the run does not look prices up)."""
+    analyser: Analyser | None = None
+    """The target-language analyser the FST gate checks with (``--tools fst-gate``; None without tools)."""
 
     def __repr__(self) -> str:
         return f"Plan({self.spec.method.text!r}, {len(self.entries)} entries, work_dir={str(self.work_dir)!r})"
@@ -264,13 +273,16 @@ def prepare(settings: RunSettings) -> Plan:
         if coaching is not None:
             prompt = prompt.with_coaching(coaching[2])
         system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
+    tools = parse_tools(settings.tools)
+    fst_retries, analyser = check_pipeline(tools, settings.fst_retries, backend_cls=backend_cls, prompt=prompt,
+                                           target_language=ds.target_language)
     options = backend_cls.parse_options(settings.backend_extra)
     given = options.model_dump(mode="json", exclude_unset=True)
     condition = settings.condition or (prompt.name if prompt else "baseline"
                                        if backend_cls.method_class == MethodClass.baseline else "default")
     spec = RunSpec(
         method=method, public_method=method.with_model(backend_cls.public_model(method.model)),
-        method_class=backend_cls.method_class_for(coaching=coaching is not None),
+        method_class=backend_cls.method_class_for(coaching=coaching is not None, tools=bool(tools)),
         plugin=plugin_record(method.backend),
         dataset=DatasetIdentity(id=ds.id, version=ds.version, sha256=sha, language_pair=ds.language_pair,
                                 source_language=ds.source_language, target_language=ds.target_language,
@@ -284,6 +296,7 @@ def prepare(settings: RunSettings) -> Plan:
         batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
         timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
         endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)),
+        tools=tools, fst_retries=fst_retries,
         **({"coaching_sha256": coaching[0], "coaching_file": coaching[1], "coaching_text": coaching[2]}
            if coaching else {}))
     if prompt is not None:
@@ -294,7 +307,7 @@ def prepare(settings: RunSettings) -> Plan:
     make_bleu(ds.target_language)  # the BLEU tokenizer scoring will need (ConfigError naming the extra)
     work_dir = settings.work_dir or Path("runs") / ds.id / spec.work_dir_name()
     return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
-                options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices)
+                options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices, analyser=analyser)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -461,6 +474,16 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
             if done_writing and not dirty.is_set():
                 return
 
+    translate = backend.translate
+    if plan.spec.tools:  # a pipeline method: the gate calls the backend (mtboard.pipeline)
+        if plan.prompt is None or plan.analyser is None or plan.spec.fst_retries is None:
+            raise ConfigError("a run with --tools needs its prompt and analyser (use mtboard.runner.prepare)",
+                              field="--tools")
+        fst_gate = FstGate(backend, plan.prompt, plan.analyser, plan.spec.fst_retries,
+                           source_language=plan.spec.dataset.source_language,
+                           target_language=plan.spec.dataset.target_language,
+                           strip_unknown_marks=plan.backend_cls.strip_unknown_marks)
+        translate = fst_gate.translate
     batches = [jobs[i: i + plan.spec.batch_size] for i in range(0, len(jobs), plan.spec.batch_size)]
     batch_q: asyncio.Queue[list[tuple[int, Entry]]] = asyncio.Queue()
     for b in batches:
@@ -475,7 +498,7 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
                 return
             reqs = make_requests(plan, batch)
             sent += len(reqs)
-            recs = await backend.translate(reqs)
+            recs = await translate(reqs)
             if len(recs) != len(reqs):
                 raise BackendError(f"backend returned {len(recs)} records for {len(reqs)} requests",
                                    where=plan.spec.backend)

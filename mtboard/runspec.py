@@ -139,6 +139,10 @@ class RunSpec(BaseModel):
     """The coaching file's text as the prompt received it (``method_config.coachingPrompt``)."""
     plugin: PluginRecord | None = None
     """The installed third-party distribution providing the backend (``method.plugin``); None for built-ins."""
+    tools: tuple[str, ...] = ()
+    """Tools the method uses (``--tools``; the card's ``tools_enabled``), sorted: ``()`` or ``("fst-gate",)``."""
+    fst_retries: int | None = None
+    """The FST gate's retry limit (``--fst-retries``, 0–5; ``method.fst_retries``); None without ``fst-gate``."""
 
     @model_validator(mode="before")
     @classmethod
@@ -174,6 +178,9 @@ class RunSpec(BaseModel):
             ident["backend_options"] = self.options
         if self.coaching_sha256:
             ident["coaching_data_sha256"] = self.coaching_sha256
+        if self.tools:  # a work directory of a run without tools keeps its identity
+            ident["tools_enabled"] = list(self.tools)
+            ident["fst_retries"] = self.fst_retries
         return ident
 
     def work_dir_name(self) -> str:
@@ -203,7 +210,7 @@ class RunSpec(BaseModel):
             concurrency=self.concurrency, runs=self.runs, limit=self.dataset.limit, local=facts.local,
             price_in_per_mtok=price_in, price_out_per_mtok=price_out, price_cached_in_per_mtok=price_cached_in,
             price_reasoning_per_mtok=price_reasoning, price_as_of=price_as_of, price_table_sha256=price_table_sha256,
-            plugin=self.plugin)
+            plugin=self.plugin, fst_retries=self.fst_retries)
 
     def backend_context(self, *, prompt: Prompt | None = None, base_url: str | None = None,
                         sample_sources: Iterable[str] = ()) -> BackendContext:
@@ -237,7 +244,7 @@ class RunSpec(BaseModel):
                    concurrency=m.concurrency, batch_size=card.batch_size, max_retries=card.max_retries,
                    endpoint_host_sha256=m.endpoint_host_sha256, coaching_sha256=card.coaching_data_sha256,
                    coaching_file=card.method_config.coachingFile, coaching_text=card.method_config.coachingPrompt,
-                   plugin=m.plugin)
+                   plugin=m.plugin, tools=tuple(sorted(card.tools_enabled)), fst_retries=m.fst_retries)
 
 
 def facts_from_card(card: RunCard) -> BackendFacts:
@@ -304,8 +311,8 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
                            judges: Mapping[str, JudgeSummary], harness_version: str,
                            tools_enabled: Iterable[str] = ()) -> dict[str, Any]:
     """The 19 fingerprint v3 components of a run (spec §3.8 extended; :data:`mtboard.canonical.
-    FINGERPRINT_COMPONENTS` lists them), plus ``coaching_data_sha256`` when the run used coaching data
-    (:data:`mtboard.canonical.OPTIONAL_FINGERPRINT_COMPONENTS`, issue 18): the spec's settings, the backend's facts (provider, weights, engine),
+    FINGERPRINT_COMPONENTS` lists them), plus ``coaching_data_sha256`` when the run used coaching data and
+    ``fst_retries`` when it used the FST gate (:data:`mtboard.canonical.OPTIONAL_FINGERPRINT_COMPONENTS`, issue 18): the spec's settings, the backend's facts (provider, weights, engine),
     the entry ids covered, the judges, the harness version and the text normalisation version
     (:data:`mtboard.text.NORMALISATION_VERSION`, applied before every metric by this harness).
 
@@ -313,7 +320,9 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
     :func:`facts_from_card` of the card under test — the same function, so the two cannot drift apart.
     """
     judge_model, judge_prompt = _judges_component(judges)
-    optional = {"coaching_data_sha256": spec.coaching_sha256} if spec.coaching_sha256 else {}
+    optional: dict[str, Any] = {"coaching_data_sha256": spec.coaching_sha256} if spec.coaching_sha256 else {}
+    if spec.fst_retries is not None:  # only runs with --tools fst-gate (issue 18): other fingerprints stay the same
+        optional["fst_retries"] = spec.fst_retries
     return optional | {
         "dataset_sha256": spec.dataset.sha256,
         "model_slug": spec.model_slug(facts),

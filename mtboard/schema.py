@@ -535,10 +535,16 @@ class MethodRecord(Strict):
     from it. The validator checks the rates against the table when it has the same file."""
     plugin: PluginRecord | None = None
     """The third-party distribution providing the backend (absent for mtboard's built-in backends)."""
+    fst_retries: int | None = Field(default=None, ge=0, le=5)
+    """``--tools fst-gate`` only (absent otherwise): retries the FST gate allows after the first hypothesis when the
+    target-language analyser rejects words, 0–5 (:mod:`mtboard.pipeline`). Not the card's top-level
+    ``max_retries``, which keeps its meaning (transport retries per request) — a documented deviation from spec §3.2,
+    whose ``max_retries`` reads "max retries on FST rejection, if applicable" (docs/SCORING_SPEC.md)."""
 
     @model_serializer(mode="wrap")
     def _omit_absent_plugin(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_none(handler(self), ("plugin",))  # cards without a plugin keep their bytes and hashes
+        # cards without a plugin / without tools keep their bytes and hashes
+        return _omit_none(handler(self), ("plugin", "fst_retries"))
 
 
 class BackendFacts(BaseModel):
@@ -925,7 +931,7 @@ class EntryResult(Strict):
         "segment": "consistent", "difficulty": "consistent", "domain": "consistent", "provenance": "consistent",
         "raw_predicted": "declared", "latency_s": "declared", "batch_latency_s": "declared", "error": "declared",
         "error_kind": "declared", "attempts": "declared", "usage": "declared", "judgements": "consistent",
-        "plugin_metrics": "consistent"}
+        "plugin_metrics": "consistent", "tool_call_count": "declared"}
 
     entry_id: Count
     source: str
@@ -954,6 +960,8 @@ class EntryResult(Strict):
     cost_usd: NonNeg | None = None
     """Cost of this entry (USD); None when a price is unknown or the provider reported no usage."""
     tool_call_count: Count = 0
+    """Tool calls the method made for this entry (spec §3.5; 0 if none): with ``--tools fst-gate`` the number of
+    candidate translations the FST gate checked (:mod:`mtboard.pipeline`)."""
     error: str | None = None
     error_kind: _lax(ErrorKind) | None = None
     attempts: Count = 1
@@ -1009,6 +1017,8 @@ class ReplicateResult(Strict):
     latency_s: NonNeg | None = None
     batch_latency_s: NonNeg | None = None
     cost_usd: NonNeg | None = None
+    tool_call_count: Count = 0
+    """As :attr:`EntryResult.tool_call_count` (omitted when 0, so replicate runs without tools keep their bytes)."""
     error: str | None = None
     error_kind: _lax(ErrorKind) | None = None
     attempts: Count = 1
@@ -1029,7 +1039,10 @@ class ReplicateResult(Strict):
 
     @model_serializer(mode="wrap")
     def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
+        data = _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
+        if data.get("tool_call_count") == 0:
+            data.pop("tool_call_count", None)
+        return data
 
 
 class ReplicateRun(Strict):
@@ -1089,8 +1102,11 @@ class RunCard(Strict):
     coaching_data_sha256: Hex64 | None = None
     fst_version: str | None = None
     tools_enabled: list[str] = []
+    """Tools available to the method (spec §3.2): ``[]``, or ``["fst-gate"]`` for ``--tools fst-gate``
+    (:mod:`mtboard.pipeline`; the class is then ``pipeline``, the gate's retry limit ``method.fst_retries``)."""
     batch_size: int = Field(ge=1)
     max_retries: Count
+    """Transport retries per request (``--max-retries``). The FST gate's retry limit is ``method.fst_retries``."""
     method_class: _lax(MethodClass)
     method_config: MethodConfig
     method: MethodRecord
@@ -1143,6 +1159,15 @@ class TranslationRecord(Strict):
     stop_cut: str | None = None
     """The prompt's stop sequence at which the client cut the answer because the server ran past it (issue 24);
     ``raw_predicted`` is the text before it, the server's whole text is in ``raw.jsonl`` (``uncut_text``)."""
+    tool_call_count: Count = 0
+    """Tool calls made for this entry (``--tools``; :mod:`mtboard.pipeline`); omitted from the line when 0."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_tools(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("tool_call_count") == 0:
+            data.pop("tool_call_count", None)  # work directories of runs without tools keep their lines
+        return data
 
 
 # --------------------------------------------------------------------------------------------------------------------

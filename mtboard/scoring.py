@@ -365,7 +365,7 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             provenance=e.provenance, exact_match=exact,
             chrf_score=col.chrf_score[i], bleu_score=col.bleu_score[i], ter_score=col.ter_score[i],
             latency_s=r.latency_s, batch_latency_s=r.batch_latency_s, cost_usd=_entry_cost(r.usage, rates),
-            error=r.error, error_kind=r.error_kind, attempts=r.attempts,
+            error=r.error, error_kind=r.error_kind, attempts=r.attempts, tool_call_count=r.tool_call_count,
             fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
             fst_checked_words=chk if ok else (0 if has_fst else None),
             equivalent_match=equiv if has_equiv else None,

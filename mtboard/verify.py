@@ -382,7 +382,8 @@ def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: S
                    wd: Path, base_url: str | None) -> runner.RunSettings:
     """The runner settings that re-run ``card``'s method (``spec`` = ``RunSpec.from_card(card)``, ``rerun_how`` from
     the backend's ``rerun`` hook) on ``seg`` of ``corpus``, writing into ``wd``. A coached card's coaching text is
-    written back to a file, byte for byte (its SHA-256 is the card's ``coaching_data_sha256``)."""
+    written back to a file, byte for byte (its SHA-256 is the card's ``coaching_data_sha256``); a pipeline card's
+    tools and FST retry limit (``tools_enabled``, ``method.fst_retries``) are given again."""
     m = card.method
     coaching = None
     if spec.coaching_text is not None:
@@ -394,7 +395,8 @@ def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: S
         max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
         limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
         price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
-        early_gate=False, coaching=coaching)  # a re-run reproduces the card, also one published past the early gate
+        early_gate=False, coaching=coaching,  # a re-run reproduces the card, also one published past the early gate
+        tools=list(spec.tools), fst_retries=spec.fst_retries)  # a pipeline card re-runs with the same tools
 
 
 def load_sealed_card(path: Path) -> RunCard:

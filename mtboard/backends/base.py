@@ -109,6 +109,7 @@ class Backend(ABC):
         writes_raw: the backend hands the runner one raw line per request through :attr:`raw_sink` (LLM
             backends); otherwise the runner writes one line per record (source and output).
         label: human label of the method in summaries (e.g. "baseline: echo").
+        accepts_tools: the method can run with ``--tools`` (prompted LLM backends).
         local_gate: the backend serves a local model and records its canary/latency gate in ``method.local``.
     """
 
@@ -128,6 +129,9 @@ class Backend(ABC):
     endpoint_env: ClassVar[str | None] = None
     writes_raw: ClassVar[bool] = False
     label: ClassVar[str | None] = None
+    accepts_tools: ClassVar[bool] = False
+    """The method can run inside a tool pipeline (``--tools``, :mod:`mtboard.pipeline`): a prompted LLM backend whose
+    prompt can be re-rendered with tool feedback. Engines and baselines cannot."""
 
     def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None):
         self.method = method
@@ -162,13 +166,17 @@ class Backend(ABC):
                                   "`mtboard backends` describes them)") from None
 
     @classmethod
-    def method_class_for(cls, *, coaching: bool = False) -> MethodClass:
-        """The spec §9.6 class of a method of this backend, chosen by what the method uses: an LLM given coaching
-        data (``--coaching``) is ``coached-llm``; otherwise the backend's :attr:`method_class`. The runner records
-        it; the validator requires a card's ``method_class`` to equal it (issue 18). A backend that a third-party
-        distribution provides through the entry-point group is ``custom-plugin`` (spec §9.6), whatever it declares."""
+    def method_class_for(cls, *, coaching: bool = False, tools: bool = False) -> MethodClass:
+        """The spec §9.6 class of a method of this backend, chosen by what the method uses: a method with tools
+        (``--tools``, e.g. the FST gate's translate → validate → retry loop) is ``pipeline``, also with coaching data;
+        an LLM given coaching data (``--coaching``) is ``coached-llm``; otherwise the backend's
+        :attr:`method_class`. The runner records it; the validator requires a card's ``method_class`` to equal it
+        (issue 18). A backend that a third-party distribution provides through the entry-point group is
+        ``custom-plugin`` (spec §9.6), whatever it declares."""
         if _SOURCE.get(cls.name, (OWN_DISTRIBUTION, ""))[0] != OWN_DISTRIBUTION and REGISTRY.get(cls.name) is cls:
             return MethodClass.custom_plugin
+        if tools:
+            return MethodClass.pipeline
         if coaching and cls.method_class == MethodClass.raw_llm:
             return MethodClass.coached_llm
         return cls.method_class

@@ -86,6 +86,7 @@ class OpenAIBackend(Backend):
     priced: ClassVar[bool] = True
     endpoint_env: ClassVar[str | None] = "OPENAI"
     writes_raw: ClassVar[bool] = True
+    accepts_tools: ClassVar[bool] = True
 
     def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None, *,
                  client: LLMClient | None = None):

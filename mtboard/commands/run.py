@@ -301,6 +301,15 @@ def run(
                                                      "examples; UTF-8 text) the prompt receives as `coaching`: "
                                                      "hashed into coaching_data_sha256 and the fingerprint; the "
                                                      "method class becomes coached-llm (spec §3.2, §9.6).")] = None,
+    tools: Annotated[Optional[list[str]], typer.Option("--tools", metavar="TOOL", help="Tools the method uses: fst-gate (check each "
+                                                       "hypothesis with the target language's lttoolbox analyser "
+                                                       "and ask again naming the rejected words). Needs a prompt "
+                                                       "declaring fst_feedback (fst-gated-chat, "
+                                                       "fst-gated-few-shot-completion); the class becomes pipeline "
+                                                       "(spec §3.2, §9.6).")] = None,
+    fst_retries: Annotated[Optional[int], typer.Option("--fst-retries", metavar="N", help="With --tools fst-gate: retries after "
+                                                       "the first hypothesis when words are rejected, 0-5 "
+                                                       "(default 2).")] = None,
     condition: Annotated[Optional[str], typer.Option("--condition", help="Experiment label (default: the prompt "
                                                      "name).")] = None,
     temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature "
@@ -399,7 +408,7 @@ def run(
                            judge_max_tokens=judge_max_tokens, judge_max_attempts=judge_max_attempts,
                            judge_concurrency=judge_concurrency, judge_price_in=judge_price_in,
                            judge_price_out=judge_price_out, judge_family=judge_family, translator_family=translator_family,
-                           early_gate=not no_early_gate, coaching=coaching,
+                           early_gate=not no_early_gate, coaching=coaching, tools=tools, fst_retries=fst_retries,
                            backend_extra=parse_backend_opts(backend_opt),
                            stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
     plan = prepare(settings)

@@ -26,6 +26,7 @@ from mtboard.schema import RunCard
 from mtboard.validate.context import Context, backend_class
 from mtboard.validate.naming import SUBMISSIONS_DIR, canonical_relpath
 from mtboard.validate.report import CardRun, error_text, json_path, safe_name
+from mtboard.validate.tools import check_tools
 
 MAX_CARD_BYTES = safejson.MAX_CARD_BYTES
 """Largest card accepted (bytes); checked with lstat before the file is opened."""
@@ -204,8 +205,8 @@ def check_method(run: CardRun, card: RunCard) -> None:
     """``method``: every *consistent* field of the method block (issue 15 part 0): spec = backend:model[:effort];
     method_class, model_slug, batch_size and the raw prompt format as the registered backend says; the prompt file,
     its format and its rendered system prompt (:func:`_check_prompt`); system_prompt_sha256 = SHA-256
-    (system_prompt_used); method_config mirrors the card, its register/coaching labels, coaching_data_sha256 and
-    tools_enabled empty; sampling's temperature is the card's; ``method.local`` only for a local-model backend and
+    (system_prompt_used); method_config mirrors the card, its register/coaching labels, coaching_data_sha256;
+    tools, the FST gate's retry limit and per-entry tool calls (:func:`mtboard.validate.tools.check_tools`); sampling's temperature is the card's; ``method.local`` only for a local-model backend and
     consistent with itself; table rates equal the table's (:func:`_check_prices`); fst_version = installed analyser.
     """
     m = card.method
@@ -216,10 +217,12 @@ def check_method(run: CardRun, card: RunCard) -> None:
         run.fail("method", "system_prompt_sha256 is not the SHA-256 of system_prompt_used", "$.system_prompt_sha256")
     cls = backend_class(m.backend)
     if cls is not None:
-        declared = cls.method_class_for(coaching=card.coaching_data_sha256 is not None)
+        declared = cls.method_class_for(coaching=card.coaching_data_sha256 is not None,
+                                        tools=bool(card.tools_enabled))
         if card.method_class != declared:
             run.fail("method", f"method_class {card.method_class.value} but a {m.backend} method "
-                               f"{'with' if card.coaching_data_sha256 else 'without'} coaching data is "
+                               f"{'with' if card.coaching_data_sha256 else 'without'} coaching data and "
+                               f"{'with tools' if card.tools_enabled else 'without tools'} is "
                                f"{declared.value}", "$.method_class")
         if cls.prompt_format == "raw" and (
                 m.prompt_format != "raw" or m.prompt_name is not None or card.system_prompt_used):
@@ -237,8 +240,7 @@ def check_method(run: CardRun, card: RunCard) -> None:
         run.fail("method", "method_config.register must be null: the harness has no such option",
                  "$.method_config.register")
     _check_coaching(run, card)
-    if card.tools_enabled:
-        run.fail("method", "tools_enabled must be empty: no backend of this harness calls tools", "$.tools_enabled")
+    check_tools(run, card, cls)
     if "temperature" in m.sampling and m.sampling["temperature"] != card.temperature:
         run.fail("method", "method.sampling.temperature differs from temperature", "$.method.sampling.temperature")
     pairs = (("model", mc.model, card.model_slug, "model_slug"), ("temperature", mc.temperature, card.temperature,
@@ -359,6 +361,9 @@ def _check_prompt(run: CardRun, card: RunCard, cls: type | None) -> None:
     if prompt.format != m.prompt_format:
         run.fail("method", f"prompt_format {m.prompt_format} but prompt {m.prompt_name} is a {prompt.format} prompt",
                  "$.method.prompt_format")
+    if card.tools_enabled and not prompt.uses_fst_feedback:
+        run.fail("method", f"tools_enabled is set but prompt {m.prompt_name} does not declare fst_feedback (the FST "
+                           "gate's retries could not reach the model)", "$.method.prompt_name")
     try:
         if card.method_config.coachingPrompt is not None:
             if not prompt.uses_coaching:
