@@ -26,18 +26,26 @@ ES = ROOT / "corpora" / "mtb-en-es-dev.json"
 GLOSSARY = ROOT / "coaching" / "en-es-debian-terms.txt"
 COMMITTED = sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))
 COACHED = [p for p in COMMITTED if "coached" in p.name]
+GATED = [p for p in COMMITTED if "fst-gated" in p.name]
 
 
 def test_committed_cards_keep_fingerprints_and_classes():
-    uncoached = [p for p in COMMITTED if p not in COACHED]
+    uncoached = [p for p in COMMITTED if p not in COACHED and p not in GATED]
     assert len(uncoached) == 32  # the 21 cards before issue 18 and the 11 of the committed sweep (issue 16)
     for p in uncoached:
         card = load_card(p)
         comps = card_fingerprint_components(card)
         assert tuple(sorted(comps)) == tuple(sorted(canonical.FINGERPRINT_COMPONENTS)), p.name
         assert compute_fingerprint(card).hash == card.fingerprint.hash, p.name
-        assert card.coaching_data_sha256 is None and card.tools_enabled == []
+        assert card.coaching_data_sha256 is None and card.tools_enabled == [] and card.method.fst_retries is None
+        assert all(r.tool_call_count == 0 for r in card.results), p.name
         assert card.method_class == get_backend(card.method.backend).method_class_for(coaching=False), p.name
+        # the new optional fields stay out of these cards' bytes: re-serialising keeps their seal
+        assert "fst_retries" not in card_json(card)["method"], p.name
+        assert seal(card).run_card_hash == card.run_card_hash, p.name
+    for p in COACHED:  # coaching adds its own component, never fst_retries
+        assert set(card_fingerprint_components(load_card(p))) == set(canonical.FINGERPRINT_COMPONENTS) | {
+            "coaching_data_sha256"}, p.name
 
 
 def test_method_class_follows_what_the_method_uses():
@@ -45,6 +53,9 @@ def test_method_class_follows_what_the_method_uses():
     assert get_backend("openai").method_class_for(coaching=True) == MethodClass.coached_llm
     assert get_backend("openai").method_class_for() == MethodClass.raw_llm
     assert get_backend("apertium").method_class_for() == MethodClass.pipeline
+    # tools make a pipeline (issue 18 `--tools`), also with coaching data
+    assert get_backend("gguf").method_class_for(tools=True) == MethodClass.pipeline
+    assert get_backend("openai").method_class_for(coaching=True, tools=True) == MethodClass.pipeline
 
 
 def _settings(**kw) -> RunSettings:

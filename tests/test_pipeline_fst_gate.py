@@ -253,3 +253,24 @@ def test_validator_rejects_tampered_pipeline_cards(gated):
         d["tools_enabled"] = ["fst-gate", "web-search"]
     assert any("$.tools_enabled: tools_enabled names an unknown tool" in p
                for p in _problems(_resealed(card, unknown_tool)))
+
+
+def test_verify_and_the_run_page_carry_the_tools(gated, tmp_path):
+    from mtboard import verify
+    from mtboard.backends.base import Rerun
+    from mtboard.runspec import RunSpec
+    from mtboard.schema import Segment
+    from mtboard.site.tables import tool_rows
+
+    card, _, _ = gated
+    spec = RunSpec.from_card(card)
+    assert (spec.tools, spec.fst_retries) == (("fst-gate",), 2)
+    settings = verify.rerun_settings(card, spec, Rerun(method=spec.method.text), ES, Segment.development, 3,
+                                     tmp_path / "v", "http://127.0.0.1:9/v1")
+    assert (settings.tools, settings.fst_retries, settings.prompt) == (["fst-gate"], 2, "fst-gated-chat")
+    again = prepare(settings).spec  # the re-run's spec: same tools, retry limit and class
+    assert (again.tools, again.fst_retries, again.method_class) == (("fst-gate",), 2, MethodClass.pipeline)
+    assert tool_rows(card) == [("FST gate retry limit", 2, "method"), ("tool calls", "6 total, 2.00 per entry",
+                                                                       "results")]
+    plain = card.model_copy(update={"tools_enabled": []})
+    assert tool_rows(plain) == []

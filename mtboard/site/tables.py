@@ -634,6 +634,21 @@ def build_portraits(boards: list[Leaderboard]) -> list[Portrait]:
 # Fingerprints
 
 
+def tool_rows(card: RunCard) -> list[tuple[str, Any, str]]:
+    """Run-page rows of a pipeline card (``--tools``; issue 18): the FST gate's retry limit and the tool calls of
+    run 0, total and mean per entry (spec §3.5 ``tool_call_count``). ``[]`` for a card without tools.
+    Rows are ``(label, value, card field)`` like the run page's other top rows."""
+    if not card.tools_enabled:
+        return []
+    calls = [r.tool_call_count for r in card.results]
+    mean = sum(calls) / len(calls) if calls else 0.0
+    rows: list[tuple[str, Any, str]] = []
+    if card.method.fst_retries is not None:
+        rows.append(("FST gate retry limit", card.method.fst_retries, "method"))
+    rows.append(("tool calls", f"{sum(calls)} total, {mean:.2f} per entry", "results"))
+    return rows
+
+
 def fingerprint_diff(a: RunCard, b: RunCard) -> list[tuple[str, Any, Any, bool]]:
     """Component-by-component comparison: (component, value in a, value in b, differs)."""
     ca, cb = a.fingerprint.components, b.fingerprint.components
