@@ -931,7 +931,7 @@ class EntryResult(Strict):
         "segment": "consistent", "difficulty": "consistent", "domain": "consistent", "provenance": "consistent",
         "raw_predicted": "declared", "latency_s": "declared", "batch_latency_s": "declared", "error": "declared",
         "error_kind": "declared", "attempts": "declared", "usage": "declared", "judgements": "consistent",
-        "plugin_metrics": "consistent", "tool_call_count": "declared"}
+        "plugin_metrics": "consistent", "tool_call_count": "consistent"}
 
     entry_id: Count
     source: str

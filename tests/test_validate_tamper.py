@@ -52,6 +52,7 @@ EXPECTED: list[tuple[str, set[str] | None]] = [
     (r"^\$\.results\[\d+\]\.(predicted|checks\..*)$", {"mechanical"}),
     (r"^\$\.results\[\d+\]\.(raw_predicted|error|error_kind)$", {"metrics", "mechanical"}),
     (r"^\$\.results\[\d+\]\.plugin_metrics(\..*)?$", {"neural"}),  # neural metrics: mtboard.validate.neural
+    (r"^\$\.results\[\d+\]\.tool_call_count$", {"method"}),  # tools rules: mtboard.validate.tools (issue 18)
     (r"^\$\.results\[\d+\]\.", {"metrics"}),
     (r"^\$\.dataset\.entry_count$", {"entries"}),
     (r"^\$\.dataset\.segment$", {"entries", "sovereignty"}),
