@@ -325,3 +325,32 @@ def test_real_gemma_behind_the_fst_gate(tmp_path):
     lines = [json.loads(x) for x in (work / "raw.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sum(1 for x in lines if x.get("tool") == "fst-gate") == sum(calls)
     assert sum(1 for x in lines if "tool" not in x and "gate_attempt" in x) == sum(calls)
+
+
+def test_a_sweep_condition_can_run_with_the_fst_gate(tmp_path):
+    """Spec §6.2 tool_config "with/without FST": a sweep condition carries ``tools`` (and ``fst_retries``)."""
+    from mtboard.sweeps.spec import load_sweep, run_settings
+
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / ES.name).write_bytes(ES.read_bytes())
+    path = tmp_path / "sweeps" / "t.yaml"
+    path.parent.mkdir()
+    path.write_text("""name: t
+datasets: [corpora/mtb-en-es-dev.json]
+limit: 3
+prompts: [fst-gated-chat]
+conditions: [{name: plain}, {name: fst-gated, tools: [fst-gate], fst_retries: 1}]
+methods: [{method: "openai:gpt-4o-mini"}, {method: "echo:"}]
+""", encoding="utf-8")
+    plain, gated, echo = load_sweep(path).cells
+    assert (plain.tools, plain.fst_retries, echo.tools) == ((), None, ())
+    assert (gated.tools, gated.fst_retries) == (("fst-gate",), 1)
+    assert plain.components["tools_enabled"] == [] and "fst_retries" not in plain.components
+    assert gated.components["tools_enabled"] == ["fst-gate"] and gated.components["fst_retries"] == 1
+    assert plain.id != gated.id
+    assert gated.run_args()[-4:] == ["--tools", "fst-gate", "--fst-retries", "1"]
+    s = run_settings(gated, tmp_path, tmp_path / "w")
+    assert (s.tools, s.fst_retries) == (["fst-gate"], 1)
+    path.write_text(path.read_text().replace("prompts: [fst-gated-chat]", "prompts: [translate-chat]"))
+    with pytest.raises(ConfigError, match="does not use the FST gate's feedback"):
+        load_sweep(path)

@@ -49,12 +49,18 @@ class SweepMethod(BaseModel):
 
 
 class SweepCondition(BaseModel):
-    """A named condition (spec §6.2 coaching / tool configuration): a label and the backend settings it adds."""
+    """A named condition (spec §6.2 coaching / tool configuration): a label, the backend settings it adds and the
+    tools it runs with (spec §6.2 tool_config "with/without FST": ``tools: [fst-gate]``)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     name: str = Field(min_length=1, max_length=60)
     backend_options: dict[str, Scalar] = {}
+    tools: list[str] = []
+    """``mtboard run --tools`` (``fst-gate``; :mod:`mtboard.pipeline`): the cell is then a pipeline method and its
+    prompt must declare ``fst_feedback``. Empty: no tools."""
+    fst_retries: int | None = Field(default=None, ge=0, le=5)
+    """``--fst-retries`` with ``tools: [fst-gate]`` (default 2)."""
 
 
 class CellMatch(BaseModel):

@@ -42,6 +42,7 @@ from mtboard import HARNESS_VERSION, canonical
 from mtboard.backends import get_backend, parse_method
 from mtboard.documents import load_corpus
 from mtboard.errors import ConfigError
+from mtboard.pipeline import check_pipeline, parse_tools
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.runner import RunSettings
 from mtboard.schema import MethodClass, Segment
@@ -78,6 +79,10 @@ class Cell:
     entries: int = 0
     """Entries the cell covers (segment, after --limit)."""
     components: dict[str, Any] = field(default_factory=dict, compare=False)
+    tools: tuple[str, ...] = ()
+    """``--tools`` of the cell's condition (spec §6.2 tool_config; empty: none)."""
+    fst_retries: int | None = None
+    """``--fst-retries`` (the FST gate's retry limit) when the cell runs with ``fst-gate``."""
 
     def factors(self) -> dict[str, Any]:
         """The cell's values on the sweep axes (spec §6.2): dataset, method, prompt, condition, temperature."""
@@ -103,6 +108,10 @@ class Cell:
             args += ["--backend-opt", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
         for j in self.judges:
             args += ["--judge", j]
+        for t in self.tools:
+            args += ["--tools", t]
+        if self.fst_retries is not None:
+            args += ["--fst-retries", str(self.fst_retries)]
         return args
 
 
@@ -134,15 +143,19 @@ def find_root(path: Path) -> Path:
 def planned_components(*, dataset_sha256: str, public_method: str, condition: str, system_prompt_sha256: str,
                        temperature: float | None, batch_size: int, max_tokens: int | None,
                        prompt_template_sha256: str | None, entry_ids: list[int], judges: tuple[str, ...],
-                       backend_options: dict[str, Any], runs: int, segment: str) -> dict[str, Any]:
+                       backend_options: dict[str, Any], runs: int, segment: str, tools: tuple[str, ...] = (),
+                       fst_retries: int | None = None) -> dict[str, Any]:
     """The fingerprint v3 components a cell's card will have that are known before it runs (spec §3.8 extended;
     :func:`mtboard.runspec.fingerprint_components` — the backend's facts, e.g. the weights hash and the engine
     build, are learnt while running and are not here), plus the method as published, its backend options, the
-    replicates and the segment. A cell id is the first 12 hex digits of their canonical SHA-256."""
-    return {
+    replicates and the segment. A cell id is the first 12 hex digits of their canonical SHA-256. ``fst_retries``
+    appears only for a cell with the FST gate (as in the card's fingerprint), so cells without tools keep their
+    ids."""
+    optional = {"fst_retries": fst_retries} if fst_retries is not None else {}
+    return optional | {
         "dataset_sha256": dataset_sha256, "method": public_method, "condition": condition,
         "system_prompt_sha256": system_prompt_sha256, "temperature": temperature,
-        "harness_version": HARNESS_VERSION, "batch_size": batch_size, "tools_enabled": [],
+        "harness_version": HARNESS_VERSION, "batch_size": batch_size, "tools_enabled": sorted(tools),
         "max_tokens": max_tokens, "prompt_template_sha256": prompt_template_sha256,
         "entry_ids_sha256": canonical.entry_ids_sha256(entry_ids), "judge_model": ",".join(judges) or None,
         "backend_options": dict(sorted(backend_options.items())), "runs": runs, "segment": segment,
@@ -224,6 +237,10 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
                 if skip:
                     continue
                 backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
+                tools = parse_tools(cond.tools) if cond is not None and not raw else ()
+                fst_retries, _ = check_pipeline(tools, cond.fst_retries if cond is not None and not raw else None,
+                                                backend_cls=backend_cls, prompt=prompt,
+                                                target_language=ds.target_language)
                 entries = seg_entries[:limit] if limit else seg_entries
                 system_prompt = ""
                 if prompt is not None:
@@ -237,7 +254,8 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
                     batch_size=max(1, backend_cls.preferred_batch_size), max_tokens=None if raw else max_tokens,
                     prompt_template_sha256=prompt.template_sha256 if prompt else None,
                     entry_ids=[e.id for e in entries], judges=() if raw else tuple(file.judges),
-                    backend_options=options, runs=runs, segment=segment.value)
+                    backend_options=options, runs=runs, segment=segment.value, tools=tools,
+                    fst_retries=fst_retries)
                 cid = canonical.sha256_hex(canonical.canonical_bytes(comps))[:12]
                 if cid in seen:
                     raise ConfigError(f"two cells are the same run ({seen[cid]} and {sm.method} {prompt_name} "
@@ -252,7 +270,7 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
                     segment=segment.value, backend_options=tuple(sorted(options.items())),
                     judges=() if raw else tuple(file.judges), lane=lane, gguf_package=sm.gguf_package,
                     price_in=sm.price_in, price_out=sm.price_out, provider=provider, entries=len(entries),
-                    components=comps))
+                    components=comps, tools=tools, fst_retries=fst_retries))
     return cells
 
 
@@ -295,7 +313,8 @@ def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = T
                        condition=cell.condition, temperature=cell.temperature, max_tokens=cell.max_tokens or 512,
                        runs=cell.runs, segment=cell.segment, limit=cell.limit, work_dir=work_dir,
                        price_in=cell.price_in, price_out=cell.price_out, judge=list(cell.judges) or None,
-                       early_gate=early_gate, backend_extra=dict(cell.backend_options))
+                       early_gate=early_gate, backend_extra=dict(cell.backend_options),
+                       tools=list(cell.tools) or None, fst_retries=cell.fst_retries)
 
 
 __all__ = ["Cell", "Sweep", "load_sweep", "expand", "find_root", "planned_components", "gguf_package_path",
