@@ -18,7 +18,8 @@ Word policy: exactly FST acceptance's (:func:`gate_words`): the hypothesis as th
 (:func:`mtboard.checks.apply_policy`: EOS tokens and closed reasoning blocks removed, outer whitespace trimmed), the
 one text normalisation (:func:`mtboard.text.normalise`), then :func:`mtboard.fst.checkable_words` (letter words,
 capitalised and source-copied words skipped, lower-cased). So a final hypothesis the gate accepted has
-``fst_valid`` true in the card whenever scoring finds the output usable.
+``fst_valid`` true in the card whenever scoring finds the output usable. An answer echoing the source is no usable
+text for the gate (it would pass with no word checked) and is retried.
 
 Tool calls (``tool_call_count``): one per candidate the gate checks. A candidate with usable text is analysed (its
 words in one ``lt-proc`` process for the whole batch round, not one per word); a candidate without usable text (a
@@ -108,18 +109,23 @@ def check_pipeline(tools: tuple[str, ...], fst_retries: int | None, *, backend_c
                                                f"--prompt {' or --prompt '.join(GATED_PROMPTS)}")
     analyser = fst_mod.find_analyser(target_language)
     if analyser is None:
-        package = _package_hint(target_language)
         raise ConfigError(f"no lttoolbox analyser is installed for target language {target_language!r}: the FST "
-                          "gate has nothing to check with", field="--tools",
-                          fix=f"apt-get install lttoolbox {package} (an Apertium pair shipping "
-                              f"{fst_mod.ISO639_3.get(target_language.split('-')[0], target_language)}-*.automorf.bin)"
-                          )
+                          "gate has nothing to check with", field="--tools", fix=_package_hint(target_language))
     return retries, analyser
 
 
+DEBIAN_ANALYSER_PACKAGES = {"spa": "apertium-eng-spa", "eng": "apertium-eng-spa", "cat": "apertium-eng-cat",
+                            "fra": "apertium-fra-cat", "ita": "apertium-cat-ita", "por": "apertium-por-cat",
+                            "glg": "apertium-pt-gl", "ron": "apertium-es-ro", "oci": "apertium-oci-fra"}
+"""A Debian (12) package shipping an analyser of the language (ISO 639-3 key), for the error's fix."""
+
+
 def _package_hint(target_language: str) -> str:
-    code = fst_mod.ISO639_3.get(target_language.split("-")[0].lower(), target_language.lower())
-    return "apertium-eng-spa" if code == "spa" else f"apertium-{code}-<other>"
+    code = fst_mod.ISO639_3.get(target_language.split("-")[0].lower(), target_language.split("-")[0].lower())
+    if code in DEBIAN_ANALYSER_PACKAGES:
+        return f"apt-get install lttoolbox {DEBIAN_ANALYSER_PACKAGES[code]}"
+    return (f"apt-get install lttoolbox and an Apertium pair shipping {code}-*.automorf.bin "
+            f"(apt-cache search --names-only 'apertium-.*{code}' lists candidates), or run without --tools")
 
 
 def gate_words(record: TranslationRecord, source: str, *, source_language: str, target_language: str,
@@ -127,10 +133,11 @@ def gate_words(record: TranslationRecord, source: str, *, source_language: str, 
     """The words the FST gate checks in one candidate, with FST acceptance's word policy (module docstring);
     None when the candidate has no usable text (no output, an error, an empty or unclosed-reasoning answer).
 
-    The mechanical policy runs with the source as its reference (the gate never sees references): then no answer
-    is classed an echo, which scoring may still do — an echoed entry is not usable in the card and its ``fst_valid``
-    is false whatever the gate decided."""
-    predicted, decision = checks.apply_policy(source=source, raw_predicted=record.raw_predicted, reference=source,
+    The mechanical policy runs without the entry's reference (the gate never sees references): an answer that echoes
+    the source counts as no usable text (its words are all copied from the source, so the analyser would check
+    none of them and accept it). Scoring classes such an answer the same way unless the reference itself equals the
+    source."""
+    predicted, decision = checks.apply_policy(source=source, raw_predicted=record.raw_predicted, reference="",
                                               error_kind=record.error_kind, source_language=source_language,
                                               target_language=target_language,
                                               strip_unknown_marks=strip_unknown_marks)
@@ -291,7 +298,7 @@ class FstGate:
 
 def _hypothesis(c: Candidate, source: str, gate: FstGate) -> str:
     """The candidate's post-processed text as the retry prompt shows it (the mechanical policy's ``predicted``)."""
-    predicted, _ = checks.apply_policy(source=source, raw_predicted=c.record.raw_predicted, reference=source,
+    predicted, _ = checks.apply_policy(source=source, raw_predicted=c.record.raw_predicted, reference="",
                                        error_kind=c.record.error_kind, source_language=gate.source_language,
                                        target_language=gate.target_language,
                                        strip_unknown_marks=gate.strip_unknown_marks)

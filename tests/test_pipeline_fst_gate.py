@@ -354,3 +354,18 @@ methods: [{method: "openai:gpt-4o-mini"}, {method: "echo:"}]
     path.write_text(path.read_text().replace("prompts: [fst-gated-chat]", "prompts: [translate-chat]"))
     with pytest.raises(ConfigError, match="does not use the FST gate's feedback"):
         load_sweep(path)
+
+
+def test_an_echo_is_no_usable_text_for_the_gate(tmp_path, monkeypatch):
+    # an answer copying the source has no word the analyser would check: the gate retries instead of accepting it
+    monkeypatch.setitem(SCRIPT, S2, [S2, SCRIPT[S2][0]])
+    with ScriptedServer() as srv:
+        card = run(_settings(tmp_path, srv.url)).card
+    r2 = card.results[1]
+    assert (r2.tool_call_count, r2.predicted, r2.fst_valid) == (2, SCRIPT[S2][1], True)
+    retry = srv.bodies[S2][1]["messages"][-1]["content"]
+    assert retry.startswith("Your previous answer contained no usable translation.") and retry.endswith(S2)
+    tools = [json.loads(x) for x in (tmp_path / "w" / "raw.jsonl").read_text().splitlines()]
+    assert [x["response"] for x in tools if x.get("tool") and x["entry_id"] == 2] == [
+        {"rejected": None, "usable": False}, {"rejected": [], "usable": True}]
+    assert _problems(card) == []
