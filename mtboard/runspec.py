@@ -309,13 +309,14 @@ def _judges_component(judges: Mapping[str, JudgeSummary]) -> tuple[str | None, s
 
 def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Iterable[int],
                            judges: Mapping[str, JudgeSummary], harness_version: str,
-                           tools_enabled: Iterable[str] = ()) -> dict[str, Any]:
+                           tools_enabled: Iterable[str] | None = None) -> dict[str, Any]:
     """The 19 fingerprint v3 components of a run (spec §3.8 extended; :data:`mtboard.canonical.
     FINGERPRINT_COMPONENTS` lists them), plus ``coaching_data_sha256`` when the run used coaching data and
     ``fst_retries`` when it used the FST gate (:data:`mtboard.canonical.OPTIONAL_FINGERPRINT_COMPONENTS`, issue 18): the spec's settings, the backend's facts (provider, weights, engine),
     the entry ids covered, the judges, the harness version and the text normalisation version
     (:data:`mtboard.text.NORMALISATION_VERSION`, applied before every metric by this harness).
 
+    ``tools_enabled``: default the spec's :attr:`RunSpec.tools` (a card's own list when given).
     The runner calls it with the live spec; the validator with :meth:`RunSpec.from_card` and
     :func:`facts_from_card` of the card under test — the same function, so the two cannot drift apart.
     """
@@ -331,7 +332,7 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
         "temperature": spec.temperature,
         "harness_version": harness_version,
         "batch_size": spec.batch_size,
-        "tools_enabled": sorted(tools_enabled),
+        "tools_enabled": sorted(spec.tools if tools_enabled is None else tools_enabled),
         "api_provider": facts.api_provider,
         "endpoint_host_sha256": facts.endpoint_host_sha256,
         "max_tokens": spec.max_tokens,
