@@ -13,6 +13,11 @@ Checks, in order (each problem one line naming the JSON path):
 5. ``recompute`` — every aggregate equals :func:`mtboard.scores_card.recompute` of the segments exactly (``==``),
    ``dataset.entry_count`` the number of segments, entry ids unique.
 6. ``segment`` — ``dataset.segment`` is gold_standard or held_out.
+7. ``link`` (only with the development card: ``mtboard validate-scores --dev-card``, and the official board build)
+   — :func:`check_dev_link`: the gold card's ``card_run_card_hash``, ``method_spec``, ``model_slug``, ``condition``,
+   ``card_fingerprint``, ``card_dataset_id`` and languages are the development card's. ``model_slug`` and
+   ``condition`` are components of the fingerprint; the re-run's own fingerprint (``rerun_fingerprint``) hashes the
+   secret corpus, harness and engine versions of the re-run, which the card does not carry, so it cannot be compared.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 
 from mtboard import safejson
 from mtboard.errors import MtboardError
-from mtboard.schema import SCORES_TEXT_PATTERN, SECRET_SEGMENTS, ScoresCard
+from mtboard.schema import SCORES_TEXT_PATTERN, SECRET_SEGMENTS, RunCard, ScoresCard
 
 STRING_PATHS = frozenset({
     "harness_version", "timestamp", "method_spec", "model_slug", "condition", "card_run_card_hash",
@@ -113,6 +118,24 @@ def check_scores_data(data: Any, where: str) -> ScoresReport:
     return rep
 
 
+def check_dev_link(card: ScoresCard, dev: RunCard) -> list[str]:
+    """Check 7 (module docstring): one ``link:`` line per field where the scores-only card and the development card
+    it names disagree; [] when they agree. A gold row that fails this would borrow ``dev``'s development row and its
+    dev–gold gap for another method's scores (issue 17 item 3)."""
+    pairs = (("card_run_card_hash", card.card_run_card_hash, dev.run_card_hash, "run_card_hash"),
+             ("method_spec", card.method_spec, dev.method.spec, "method.spec"),
+             ("model_slug", card.model_slug, dev.model_slug, "model_slug"),
+             ("condition", card.condition, dev.condition, "condition"),
+             ("card_fingerprint", card.card_fingerprint, dev.fingerprint.hash, "fingerprint.hash"),
+             ("card_dataset_id", card.card_dataset_id, dev.dataset.id, "dataset.id"),
+             ("dataset.source_language", card.dataset.source_language, dev.dataset.source_language,
+              "dataset.source_language"),
+             ("dataset.target_language", card.dataset.target_language, dev.dataset.target_language,
+              "dataset.target_language"))
+    return [f"link: $.{name} is {got!r}, the development card's {src} is {want!r}: this gold card is not a re-run "
+            "of that card's method" for name, got, want, src in pairs if got != want]
+
+
 def _dumps(data: Any) -> bytes:
     import json  # noqa: PLC0415
 
@@ -130,4 +153,5 @@ def validate_scores_card(path: str | os.PathLike[str]) -> ScoresReport:
     return check_scores_data(data, where)
 
 
-__all__ = ["STRING_PATHS", "ScoresReport", "check_scores_data", "text_fields", "validate_scores_card"]
+__all__ = ["STRING_PATHS", "ScoresReport", "check_dev_link", "check_scores_data", "text_fields",
+           "validate_scores_card"]
