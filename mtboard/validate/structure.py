@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mtboard.backends.base import plugin_record
+from mtboard.backends.base import BUILTIN_BACKENDS, plugin_record
 from mtboard import __version__, canonical, safejson
 from mtboard import fst as fst_mod
 from mtboard.card import card_fingerprint_components
 from mtboard.errors import InputError, MtboardError
 from mtboard.prices import load_prices
 from mtboard.prompts import load_prompt, prompts_dir
-from mtboard.schema import RunCard
+from mtboard.schema import MethodClass, RunCard
 from mtboard.validate.context import Context, backend_class
 from mtboard.validate.naming import SUBMISSIONS_DIR, canonical_relpath
 from mtboard.validate.report import CardRun, error_text, json_path, safe_name
@@ -214,10 +214,11 @@ def check_method(run: CardRun, card: RunCard) -> None:
         run.fail("method", "method.spec does not equal backend:model[:effort] of the same record", "$.method.spec")
     if canonical.sha256_hex(card.system_prompt_used) != card.system_prompt_sha256:
         run.fail("method", "system_prompt_sha256 is not the SHA-256 of system_prompt_used", "$.system_prompt_sha256")
+    plugin_ok = _check_plugin_class(run, card)
     cls = backend_class(m.backend)
     if cls is not None:
         declared = cls.method_class_for(coaching=card.coaching_data_sha256 is not None)
-        if card.method_class != declared:
+        if card.method_class != declared and plugin_ok:
             run.fail("method", f"method_class {card.method_class.value} but a {m.backend} method "
                                f"{'with' if card.coaching_data_sha256 else 'without'} coaching data is "
                                f"{declared.value}", "$.method_class")
@@ -277,6 +278,33 @@ def _check_coaching(run: CardRun, card: RunCard) -> None:
         run.fail("method", "method_config.coachingFile must be a file name (no folder)", "$.method_config.coachingFile")
 
 
+def _check_plugin_class(run: CardRun, card: RunCard) -> bool:
+    """The plugin rules that need nothing installed (issue 18 review; spec §9.6): CI validates a submission without
+    ever installing contributor code, so these are decided from the card and the names of mtboard's own backends
+    (:data:`mtboard.backends.base.BUILTIN_BACKENDS`) alone — nothing is imported. A card with ``method.plugin`` is
+    ``custom-plugin`` and names a backend that is not a built-in; a card naming a backend that is not a built-in
+    records its plugin; a built-in backend's card is not ``custom-plugin``. Returns False when a rule failed."""
+    m, plugin = card.method, card.method.plugin
+    builtin = m.backend in BUILTIN_BACKENDS
+    problems = []
+    if plugin is not None and builtin:
+        problems.append((f"method.plugin must be absent: backend {m.backend} is built into mtboard, not a plugin",
+                         "$.method.plugin"))
+    if plugin is not None and card.method_class != MethodClass.custom_plugin:
+        problems.append((f"method_class {card.method_class.value} but the card records a plugin (method.plugin): a "
+                         "plugin method is custom-plugin (spec §9.6)", "$.method_class"))
+    if plugin is None and not builtin:
+        problems.append((f"backend {safe_name(m.backend, 40)} is not built into mtboard, so it comes from a plugin: "
+                         "the card must record it in method.plugin (distribution, version, files hash)",
+                         "$.method.plugin"))
+    if builtin and card.method_class == MethodClass.custom_plugin:
+        problems.append((f"method_class custom-plugin but backend {m.backend} is built into mtboard (spec §9.6: "
+                         "custom-plugin is for third-party plugins)", "$.method_class"))
+    for message, where in problems:
+        run.fail("method", message, where)
+    return not problems
+
+
 def _check_plugin(run: CardRun, card: RunCard) -> None:
     """``method.plugin`` names exactly the installed distribution that provides the backend here — name, version,
     entry point and the SHA-256 over its installed files (:func:`mtboard.backends.base.plugin_record`) — and is
@@ -287,13 +315,10 @@ def _check_plugin(run: CardRun, card: RunCard) -> None:
         run.fail("method", exc.problem, "$.method.plugin")
         return
     got = card.method.plugin
-    if here is None and got is not None:
+    if here is None and got is not None and card.method.backend not in BUILTIN_BACKENDS:  # built-in: see above
         run.fail("method", f"method.plugin must be absent: backend {card.method.backend} is not provided by a plugin "
                            "distribution here", "$.method.plugin")
-    elif here is not None and got is None:
-        run.fail("method", f"backend {card.method.backend} comes from plugin distribution {here.distribution}: the "
-                           "card must record it in method.plugin", "$.method.plugin")
-    elif here is not None and got != here:
+    elif here is not None and got is not None and got != here:  # got None: _check_plugin_class said so
         field = next(k for k in ("distribution", "version", "entry_point", "files_sha256")
                      if getattr(got, k) != getattr(here, k))
         run.fail("method", f"method.plugin.{field} differs from the installed plugin {here.distribution} "
