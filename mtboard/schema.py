@@ -1519,7 +1519,9 @@ class ReviewRecord(Strict):
     """``run_card_hash`` of the reviewed card: a review applies to exactly that card."""
     sample_seed: int = Field(ge=0, le=2**32 - 1)
     sample_size: int = Field(ge=1, le=1000)
-    """Entries drawn (``mtboard review sample --size``; at least 30 for a review that can pass)."""
+    """Sample size asked for (``mtboard review sample --size``; at least 30, the project's). The entries drawn are
+    ``min(sample_size, the card's reviewable entries)``: a card with fewer than 30 gives all of them, and a review of
+    fewer than 30 distinct entries cannot confirm a tier (docs/SCORING_SPEC.md §5.1)."""
     reviews: list[Review] = Field(min_length=1, max_length=20)
 
 
