@@ -278,6 +278,37 @@ def _check_coaching(run: CardRun, card: RunCard) -> None:
         run.fail("method", "method_config.coachingFile must be a file name (no folder)", "$.method_config.coachingFile")
 
 
+COACHING_DIR = "coaching"
+"""The repository folder of committed coaching files (``method_config.coachingFile`` names one)."""
+
+
+def check_coaching_file(run: CardRun, card: RunCard, root: Path) -> None:
+    """Coaching data drift (issue 18 review): when ``<root>/coaching/<method_config.coachingFile>`` exists, its bytes
+    must hash to the card's ``coaching_data_sha256``.
+
+    A failure, not a warning: the card itself stays consistent (it carries the text it was run with and its hash, and
+    ``mtboard verify`` re-runs that text), but the repository would then publish under the card's file name coaching
+    data the card was not scored with — anyone re-running ``--coaching coaching/<file>`` gets another method and
+    fingerprint, and nothing would say so. An edited coaching file is a new method: commit it under a new name and
+    run it. An absent file is not a problem here (the card holds its text; tests/test_coaching_files.py requires the
+    committed cards' files to be present)."""
+    name, want = card.method_config.coachingFile, card.coaching_data_sha256
+    if name is None or want is None or not re.fullmatch(r"[^/\\\x00-\x1f]{1,200}", name) or name in (".", ".."):
+        return  # no coaching, or a name _check_coaching refuses
+    path = root / COACHING_DIR / name
+    if path.is_symlink() or not path.is_file():
+        return
+    try:
+        got = canonical.sha256_hex(path.read_bytes())
+    except OSError:
+        return
+    if got != want:
+        run.fail("method", f"{COACHING_DIR}/{safe_name(name, 80)} has changed since the card was sealed: its SHA-256 is "
+                           f"{got[:12]}…, the card's coaching_data_sha256 {want[:12]}… (restore the file, or commit the "
+                           "edited coaching data under a new file name and run it as a new method)",
+                 "$.method_config.coachingFile")
+
+
 def _check_plugin_class(run: CardRun, card: RunCard) -> bool:
     """The plugin rules that need nothing installed (issue 18 review; spec §9.6): CI validates a submission without
     ever installing contributor code, so these are decided from the card and the names of mtboard's own backends
