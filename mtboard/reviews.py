@@ -309,5 +309,6 @@ def rated_ids(record: ReviewRecord) -> Sequence[int]:
 
 __all__ = ["REVIEWS_DIR", "REVIEWERS_FILE", "DEFAULT_SEED", "MIN_REVIEWED", "RATING_ORDER", "PASS_RULES", "PassRule",
            "reviewable", "sample_entries", "sheet", "load_record", "load_reviewers", "listed_for", "Agreement",
-           "ReviewSummary", "sample_note", "confirmed_tier", "agreement", "summarise", "gated_tier", "community_verified",
+           "ReviewSummary", "sample_note",
+           "confirmed_tier", "agreement", "summarise", "gated_tier", "community_verified",
            "rated_ids"]

@@ -124,7 +124,8 @@ def test_a_gold_card_cannot_borrow_another_methods_development_row(tmp_path):
                official=root / "official", resamples=50, run_mkdocs=False)
     index = (tmp_path / "docs" / "official" / "index.md").read_text(encoding="utf-8")
     assert (f"- `{ES.name}/{APERTIUM.stem}.gold_standard.scores.json`: link: $.method_spec is "
-            f"&#x27;{gemma.method.spec}&#x27;, the development card&#x27;s method.spec is &#x27;apertium:eng-spa&#x27;: "
+            f"&#x27;{gemma.method.spec}&#x27;, the development card&#x27;s method.spec is "
+            "&#x27;apertium:eng-spa&#x27;: "
             "this gold card is not a re-run of that card&#x27;s method (+2 more)") in index
     assert not (tmp_path / "docs" / "official" / "mtb-en-es-dev-v1.0.0.md").exists()
 

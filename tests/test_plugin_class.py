@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
 ECHO = ES / "baseline-echo__baseline__51ca9256c52d.json"
 GEMMA = next(ES.glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
-PLUGIN = {"distribution": "mtboard-plugin-upper", "version": "0.1.0", "entry_point": "mtboard_plugin_upper:UpperBackend",
-          "files_sha256": "1" * 64}
+PLUGIN = {"distribution": "mtboard-plugin-upper", "version": "0.1.0",
+          "entry_point": "mtboard_plugin_upper:UpperBackend", "files_sha256": "1" * 64}
 
 
 def _method_problems(data: dict) -> list[tuple[str | None, str]]:

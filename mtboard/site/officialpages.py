@@ -152,5 +152,6 @@ def official_json(boards: list[OfficialBoard]) -> dict[str, Any]:
         for b in boards]}
 
 
-__all__ = ["BANNER", "GAP_NOTE", "INDEX", "UNRANKED_NOTE", "attach_gold_links", "board_title", "gap_text", "nav_items", "official_json",
+__all__ = ["BANNER", "GAP_NOTE", "INDEX", "UNRANKED_NOTE",
+           "attach_gold_links", "board_title", "gap_text", "nav_items", "official_json",
            "render_official_pages"]

@@ -303,9 +303,9 @@ def check_coaching_file(run: CardRun, card: RunCard, root: Path) -> None:
     except OSError:
         return
     if got != want:
-        run.fail("method", f"{COACHING_DIR}/{safe_name(name, 80)} has changed since the card was sealed: its SHA-256 is "
-                           f"{got[:12]}…, the card's coaching_data_sha256 {want[:12]}… (restore the file, or commit the "
-                           "edited coaching data under a new file name and run it as a new method)",
+        run.fail("method", f"{COACHING_DIR}/{safe_name(name, 80)} has changed since the card was sealed: its SHA-256 "
+                           f"is {got[:12]}…, the card's coaching_data_sha256 {want[:12]}… (restore the file, or "
+                           "commit the edited coaching data under a new file name and run it as a new method)",
                  "$.method_config.coachingFile")
 
 
