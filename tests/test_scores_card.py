@@ -191,3 +191,11 @@ def test_every_committed_card_fits_the_scores_patterns():
             assert re.fullmatch(P[key], value), (path.name, key, value)
         seen += 1
     assert seen >= 33  # 33 committed cards on main when this was written; new ones must fit too
+
+
+def test_a_development_card_whose_condition_does_not_fit_is_refused_before_reduction():
+    card = load_card(APERTIUM)
+    odd = card.model_copy(update={"condition": "with glossary v2"})  # `mtboard run --condition` is free-form
+    with pytest.raises(InputError, match="the development card's condition does not fit a scores-only card"):
+        S.from_run_card(card, odd, salt=SALT, segment=Segment.gold_standard, corpus_sha256="e" * 64,
+                        corpus_version="1.0.0")
