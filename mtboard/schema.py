@@ -1274,7 +1274,8 @@ honestly stated: an identifier field carries up to its length in the characters 
 128 characters of ``[A-Za-z0-9._:/@+-]``, which base64 fits in) — ``mtboard validate-scores --dev-card`` and the
 official board bind ``method_spec``, ``model_slug``, ``condition`` and ``card_fingerprint`` to the public development
 card, and the validator recomputes the chrF++/BLEU/TER/composite signatures, so there they carry nothing of their
-own; but every 64-hex field the validator cannot recompute is 32 bytes chosen by whoever wrote the card:
+own (the semantic signature is pattern-checked only: its package version and 12-hex weights hash are free, about 25
+bytes); but every 64-hex field the validator cannot recompute is 32 bytes chosen by whoever wrote the card:
 ``hypothesis_hmac`` — 32 bytes per segment (only the salt's holder can check it is an HMAC), ``rerun_fingerprint``
 and ``dataset.sha256``; so are the per-segment statistics (free integers; only the aggregates are recomputed from
 them). The text rule keeps sentences out of a card written by the harness; it does not make a hand-written card
