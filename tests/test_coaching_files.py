@@ -76,3 +76,14 @@ def test_mtboard_validate_reports_the_drift(tmp_path):
     bad = cli_support.invoke(["validate", "--root", str(root), "--corpora", str(ROOT / "corpora")], cwd=root)
     assert bad.returncode == 1
     assert "coaching/en-es-debian-terms.txt has changed since the card was sealed" in bad.stdout + bad.stderr
+
+
+def test_a_checkout_that_rewrote_line_ends_is_told_so(tmp_path):
+    (tmp_path / "coaching").mkdir()
+    lf = (ROOT / "coaching" / "en-es-debian-terms.txt").read_bytes()
+    (tmp_path / "coaching" / "en-es-debian-terms.txt").write_bytes(lf.replace(b"\n", b"\r\n"))
+    ((field, message),) = _method_problems(tmp_path)
+    assert field == "$.method_config.coachingFile"
+    assert message.startswith("coaching/en-es-debian-terms.txt has CRLF line ends and matches the recorded SHA-256 "
+                              "only with LF line ends: this checkout rewrote its line ends (git core.autocrlf=true); "
+                              "fix: turn line-end conversion off")
