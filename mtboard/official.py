@@ -12,6 +12,13 @@ the composite over the segments (:func:`mtboard.metrics.bootstrap.composite_resa
 and facts) and the same rank clusters (:func:`mtboard.stats.rank_clusters`). held_out cards are read and validated
 but not ranked (they are for future evaluation, spec §2.3).
 
+Only attested rows are ranked (issue 17 item 4: a scores-only card anyone can write and seal is not an official
+score): a row whose bundle does not verify is listed below the ranked ones, unranked, labelled
+:data:`UNATTESTED_GOLD_LABEL`, and never counts as GDS or community verified. A gold card whose ``method_spec``,
+``model_slug``, ``condition``, ``card_fingerprint``, ``card_dataset_id`` or languages differ from the development card
+it names (:func:`mtboard.validate.scores.check_dev_link`) is refused (:func:`refuse_mislinked`): it would borrow
+another method's development row and its dev–gold gap.
+
 :func:`attested_gold_row` / :func:`has_attested_gold_row` answer "has this development card an attested gold row?"
 (for "community verified": an attested gold row plus a passing review).
 """
@@ -30,13 +37,17 @@ from mtboard.attestation import AttestationError, ExpectedSigner, verify_attesta
 from mtboard.errors import MtboardError
 from mtboard.metrics import bootstrap
 from mtboard.metrics.composite import COLUMN_UNITS
-from mtboard.schema import Outcome, ScoresCard, ScoresSegment, Segment
+from mtboard.schema import Outcome, RunCard, ScoresCard, ScoresSegment, Segment
 from mtboard.scores_card import SCORES_SUFFIX
-from mtboard.validate.scores import validate_scores_card
+from mtboard.validate.scores import check_dev_link, validate_scores_card
 
 OFFICIAL_DIR = "official"
 BUNDLE_SUFFIX = ".sigstore"
 """A scores-only card's attestation bundle: ``<card file name>.sigstore`` beside it."""
+UNATTESTED_GOLD_LABEL = "maintainer re-run (unattested) · not ranked"
+"""How an unattested gold row is labelled: listed below the ranked rows, without a rank."""
+UNRANKED = "unranked"
+"""The rank cell of an unattested row."""
 
 
 @dataclass
@@ -55,7 +66,7 @@ class GoldRow:
 
     @property
     def label(self) -> str:
-        return "GDS verified" if self.attested else "maintainer re-run (unattested)"
+        return "GDS verified" if self.attested else UNATTESTED_GOLD_LABEL
 
     @property
     def anchor(self) -> str:
@@ -72,7 +83,16 @@ class OfficialBoard:
     sha256: str
     n_entries: int
     rows: list[GoldRow]
+    """Attested rows first, ranked; then unattested rows (rank :data:`UNRANKED`)."""
     mdd: float | None = None
+
+    @property
+    def ranked(self) -> list[GoldRow]:
+        return [r for r in self.rows if r.attested]
+
+    @property
+    def unranked(self) -> list[GoldRow]:
+        return [r for r in self.rows if not r.attested]
 
     @property
     def page(self) -> str:
@@ -164,14 +184,21 @@ def build_official_boards(inputs: OfficialInputs, resamples: int = bootstrap.BOO
             segs = sorted(r.card.segments, key=lambda s: s.entry_id)
             r.boot = bootstrap.composite_resamples([s.chrf for s in segs], segment_columns(segs), counts)
             r.composite_ci = bootstrap.percentile_interval(r.boot)
-        rows.sort(key=lambda r: (-r.card.scores.composite, -r.card.scores.chrf_plus_plus, r.card.method_spec,
-                                 r.card.card_run_card_hash))
+        def order(r: GoldRow) -> tuple:
+            return (-r.card.scores.composite, -r.card.scores.chrf_plus_plus, r.card.method_spec,
+                    r.card.card_run_card_hash)
+
+        ranked = sorted((r for r in rows if r.attested), key=order)
+        unranked = sorted((r for r in rows if not r.attested), key=order)
         clusters = stats.rank_clusters([stats.RankRow(r.card.card_run_card_hash, r.card.scores.composite, r.boot)
-                                        for r in rows])
-        for pos, (r, label) in enumerate(zip(rows, clusters.labels), start=1):
+                                        for r in ranked])
+        for pos, (r, label) in enumerate(zip(ranked, clusters.labels), start=1):
             r.position, r.rank = pos, label
+        for r in unranked:
+            r.position, r.rank = 0, UNRANKED
+        rows = ranked + unranked
         boards.append(OfficialBoard(src, tgt, rows[0].card.dataset.language_pair, did, ver, sha, len(ids), rows,
-                                    clusters.mdd))
+                                    clusters.mdd if ranked else None))
     return boards
 
 
@@ -181,24 +208,42 @@ def gold_rows_by_card(boards: list[OfficialBoard]) -> dict[str, tuple[OfficialBo
 
 
 def attested_gold_row(run_card_hash: str, official_dir: str | os.PathLike[str] = OFFICIAL_DIR,
-                      repository: str | None = None) -> GoldRow | None:
+                      repository: str | None = None, dev_card: RunCard | None = None) -> GoldRow | None:
     """The development card's gold_standard row when it exists, validates and its attestation verifies against the
     verify workflow of ``repository`` (default: :func:`mtboard.verify_record.expected_signer`'s environment
-    variables); None otherwise. This is the "attested gold row" half of community verified (spec §9.4)."""
+    variables); None otherwise. With ``dev_card`` (the card ``run_card_hash`` names), a row whose method, model,
+    condition or fingerprint differ from it (:func:`mtboard.validate.scores.check_dev_link`) does not count. This is
+    the "attested gold row" half of community verified (spec §9.4)."""
     from mtboard.verify_record import expected_signer  # noqa: PLC0415
 
     inputs = load_official(Path(official_dir), expected_signer(repository))
     for row in inputs.rows:
         if (row.card.card_run_card_hash == run_card_hash and row.card.dataset.segment == Segment.gold_standard
-                and row.attested):
+                and row.attested and (dev_card is None or not check_dev_link(row.card, dev_card))):
             return row
     return None
 
 
 def has_attested_gold_row(run_card_hash: str, official_dir: str | os.PathLike[str] = OFFICIAL_DIR,
-                          repository: str | None = None) -> bool:
+                          repository: str | None = None, dev_card: RunCard | None = None) -> bool:
     """True when :func:`attested_gold_row` finds one."""
-    return attested_gold_row(run_card_hash, official_dir, repository) is not None
+    return attested_gold_row(run_card_hash, official_dir, repository, dev_card) is not None
+
+
+def refuse_mislinked(inputs: OfficialInputs, dev_cards: dict[str, RunCard]) -> None:
+    """Move every row whose development card (``dev_cards``: run_card_hash → card, the cards the site shows) is
+    present but does not match it (:func:`mtboard.validate.scores.check_dev_link`) from ``inputs.rows`` to
+    ``inputs.rejected``, with the reasons — shown on the official index page and as build warnings. A row whose
+    development card is absent keeps no link anyway (the page says so)."""
+    keep = []
+    for row in inputs.rows:
+        dev = dev_cards.get(row.card.card_run_card_hash)
+        problems = check_dev_link(row.card, dev) if dev is not None else []
+        if problems:
+            inputs.rejected.append((row.path, problems))
+        else:
+            keep.append(row)
+    inputs.rows = keep
 
 
 def held_out_duplicates(inputs: OfficialInputs) -> list[str]:
@@ -216,6 +261,7 @@ def held_out_duplicates(inputs: OfficialInputs) -> list[str]:
     return out
 
 
-__all__ = ["BUNDLE_SUFFIX", "OFFICIAL_DIR", "GoldRow", "OfficialBoard", "OfficialInputs", "attested_gold_row",
+__all__ = ["BUNDLE_SUFFIX", "OFFICIAL_DIR", "UNATTESTED_GOLD_LABEL", "UNRANKED", "GoldRow", "OfficialBoard",
+           "OfficialInputs", "attested_gold_row",
            "build_official_boards", "check_bundle", "gold_rows_by_card", "has_attested_gold_row",
-           "held_out_duplicates", "load_official", "segment_columns"]
+           "held_out_duplicates", "load_official", "refuse_mislinked", "segment_columns"]

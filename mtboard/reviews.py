@@ -116,16 +116,35 @@ def sample_entries(card: RunCard, size: int = MIN_REVIEWED, seed: int = DEFAULT_
     return out
 
 
+def sample_note(drawn: int, size: int = MIN_REVIEWED) -> str | None:
+    """What a reviewer must know when the sample is smaller than a review needs (None when it is not): the card has
+    only ``drawn`` reviewable entries, the sample is all of them, and a review of fewer than :data:`MIN_REVIEWED`
+    distinct entries cannot confirm a tier (docs/SCORING_SPEC.md §5.1; :func:`confirmed_tier`)."""
+    if drawn >= MIN_REVIEWED:
+        return None
+    return (f"This card has only {drawn} reviewable entr{'y' if drawn == 1 else 'ies'}, so the sample is all of them "
+            f"({drawn}, not the {size} asked for). A review of fewer than {MIN_REVIEWED} entries cannot confirm a "
+            "tier (docs/SCORING_SPEC.md §5.1): its ratings are shown, and the card's deployable or fluent label stays "
+            "provisional whatever they are.")
+
+
 def sheet(card: RunCard, card_path: str, size: int = MIN_REVIEWED, seed: int = DEFAULT_SEED) -> dict:
     """The review sheet of a card (``mtboard review sample``; the review page embeds the same data): what to rate,
-    with the texts, and the record fields a download must carry. ``card_path``: ``<dataset>/<run>.json``."""
+    with the texts, and the record fields a download must carry. ``card_path``: ``<dataset>/<run>.json``.
+
+    ``sample_size`` is the size asked for (the record carries it; the validator redraws with it); ``entries_drawn``
+    the true count, smaller when the card has fewer reviewable entries; ``can_confirm_tier`` whether a review of them
+    could confirm a tier (≥ :data:`MIN_REVIEWED`), with ``note`` (:func:`sample_note`) when it could not."""
+    drawn = sample_entries(card, size, seed)
     return {
         "card": card_path, "run_card_hash": card.run_card_hash, "sample_seed": seed, "sample_size": size,
+        "entries_drawn": len(drawn), "can_confirm_tier": len(drawn) >= MIN_REVIEWED,
+        "note": sample_note(len(drawn), size),
         "language_pair": card.dataset.language_pair, "target_language": card.dataset.target_language,
         "method": card.method.spec, "ratings": [r.value for r in RATING_ORDER],
         "entries": [{"entry_id": r.entry_id, "domain": r.domain.value if r.domain else None,
                      "difficulty": r.difficulty, "source": r.source, "reference": r.expected,
-                     "output": r.predicted} for r in sample_entries(card, size, seed)],
+                     "output": r.predicted} for r in drawn],
     }
 
 
@@ -290,5 +309,6 @@ def rated_ids(record: ReviewRecord) -> Sequence[int]:
 
 __all__ = ["REVIEWS_DIR", "REVIEWERS_FILE", "DEFAULT_SEED", "MIN_REVIEWED", "RATING_ORDER", "PASS_RULES", "PassRule",
            "reviewable", "sample_entries", "sheet", "load_record", "load_reviewers", "listed_for", "Agreement",
-           "ReviewSummary", "confirmed_tier", "agreement", "summarise", "gated_tier", "community_verified",
+           "ReviewSummary", "sample_note",
+           "confirmed_tier", "agreement", "summarise", "gated_tier", "community_verified",
            "rated_ids"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections import Counter
 from typing import Any
 
@@ -29,8 +30,8 @@ from mtboard.metrics.composite import composite
 from mtboard.metrics.semantic import UNITS, units
 from mtboard.metrics.terminology import adherence
 from mtboard.metrics.ter import ter_from_stats
-from mtboard.schema import (SECRET_SEGMENTS, Outcome, RunCard, ScoresCard, ScoresDataset, ScoresOnly, ScoresSegment,
-                            Segment)
+from mtboard.schema import (SCORES_STRING_PATTERNS, SECRET_SEGMENTS, Outcome, RunCard, ScoresCard, ScoresDataset,
+                            ScoresOnly, ScoresSegment, Segment)
 
 SALT_ENV = "MTBOARD_HYPOTHESIS_SALT"
 MIN_SALT_BYTES = 32
@@ -126,7 +127,9 @@ def from_run_card(run: RunCard, dev_card: RunCard, *, salt: bytes, segment: Segm
         segment: gold_standard or held_out.
         corpus_sha256, corpus_version: identity of the secret corpus file.
 
-    Raises: InputError when ``segment`` is not secret or a result lacks its statistics; MtboardError when the
+    Raises: InputError when ``segment`` is not secret, a result lacks its statistics, or an identifier of the
+        development card does not fit its scores-only pattern (:data:`mtboard.schema.SCORES_STRING_PATTERNS`: e.g. a
+        ``--condition`` label with spaces); MtboardError when the
         recomputed aggregates differ from the run card's own scores (they are the same computation: a difference is
         a bug, never published).
     """
@@ -153,6 +156,13 @@ def from_run_card(run: RunCard, dev_card: RunCard, *, salt: bytes, segment: Segm
         if agg[name] != getattr(sc, name):
             raise InputError(f"recomputed {name} {agg[name]!r} differs from the run's {getattr(sc, name)!r}",
                              where="scores-only card", fix="report this as a bug; nothing was published")
+    for name, value in (("method_spec", dev_card.method.spec), ("model_slug", dev_card.model_slug),
+                        ("condition", dev_card.condition), ("card_dataset_id", dev_card.dataset.id)):
+        if not re.fullmatch(SCORES_STRING_PATTERNS[name], value):  # e.g. a free-form --condition label with spaces
+            raise InputError(f"the development card's {name} does not fit a scores-only card (pattern "
+                             f"{SCORES_STRING_PATTERNS[name]})", where="scores-only card",
+                             fix="re-run the method with identifiers of that shape (a --condition label of letters, "
+                                 "digits, '.', '_' and '-', at most 64) and submit that card")
     ds = run.dataset
     card = ScoresCard(
         harness_version=run.harness_version, timestamp=run.timestamp,

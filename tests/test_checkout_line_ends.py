@@ -20,7 +20,7 @@ from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
 from mtboard.documents import load_card
 
 REPO = Path(__file__).resolve().parents[1]
-HASHED = ("corpora", "submissions", "prompts", "schemas", "tests/fixtures")
+HASHED = ("corpora", "submissions", "prompts", "coaching", "schemas", "tests/fixtures")
 """Folders .gitattributes marks -text (their bytes are hashed or compared byte for byte)."""
 
 

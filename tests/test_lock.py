@@ -103,7 +103,8 @@ def test_every_workflow_installs_with_require_hashes():
     --no-deps --no-build-isolation (nothing fetched by name). The only other installs: verify.yml's re-run job (a gguf
     card's llama-cpp-python from its two locks, a card with neural metrics: the COMET lock, an approved plugin: the
     pinned wheel only, no dependencies, its files hash-checked before it runs) and its no-secrets plugin job (the
-    contributor's plugin by name: that job holds no secrets, docs/maintainers.md)."""
+    release the card records: a wheel, no dependencies, into its own folder, its files checked against the card's
+    ``method.plugin.files_sha256`` before any of it runs; that job holds no secrets, docs/maintainers.md)."""
     import yaml
 
     paths = sorted(WF.glob("*.yml"))
@@ -131,6 +132,14 @@ def test_every_workflow_installs_with_require_hashes():
             elif (path.name, name) == ("verify.yml", "verify-plugin-without-secrets"):
                 (plugin,) = extra
                 assert "secrets." not in json.dumps(job) and "environment" not in job, plugin
+                # the contributor's release: a wheel, no dependencies, into its own folder; then its files are
+                # checked against the card's files_sha256 (plugin-gate --check-installed) before anything of it runs
+                assert all(f in plugin for f in ("--only-binary :all:", "--no-deps", '--target "$RUNNER_TEMP/plugin"'))
+                assert "--require-hashes" not in plugin  # (the wheel's files are checked by the card's hash instead)
+                flat = re.sub(r" ?\\\n\s*", " ", runs)
+                check = flat.index("--check-installed", flat.index(plugin))
+                assert '--plugin-dir "$RUNNER_TEMP/plugin"' in flat[check:check + 200]
+                assert check < flat.index('PYTHONPATH="$RUNNER_TEMP/plugin"') < flat.index('mtboard" verify')
             else:
                 assert extra == [], (path.name, name, extra)
     assert ("validate.yml", "validate") in seen and ("verify.yml", "verify") in seen and ("site.yml", "build") in seen

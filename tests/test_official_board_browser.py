@@ -72,7 +72,7 @@ def test_official_board_reads_at_both_viewports(served, browser, tmp_path, vp): 
     # from the development board to the gold row
     pg.goto(f"{base}/leaderboards/mtb-en-es-dev-v1.0.0.html")
     link = pg.locator("a.mtb-gold").first
-    assert link.inner_text() == "gold 0.519 · gap +0.051"
+    assert link.inner_text() == "unattested gold 0.519 · gap +0.051"  # no bundle in this test: not ranked
     link.click()
     pg.wait_for_load_state()
     assert pg.url.endswith(f"/official/test-secret-en-es-v1.0.0.html#gold-{card.card_run_card_hash[:16]}")

@@ -129,6 +129,25 @@ def test_plugin_runs_as_a_method_and_its_card_validates(installed, tmp_path):
     assert _mtboard(installed, "plugin-gate", str(other), "--approved", str(approved),
                     "--check-installed").returncode == 1
 
+    # the no-secrets job's check (verify.yml): the release pip installed with --target into its own folder, checked
+    # against the card's files_sha256 with the folder searched last and no .pth file of it read — so a .pth that
+    # would run code at start-up does not run, and changes the hash
+    gate = _mtboard(None, "plugin-gate", str(card_path), "--approved", str(approved), "--check-installed",
+                    "--plugin-dir", str(installed))
+    assert gate.returncode == 0 and "installed release matches the card" in gate.stdout, gate.stderr
+    tampered = tmp_path / "tampered"
+    shutil.copytree(installed, tampered)
+    marker = tmp_path / "pth-ran"
+    (tampered / "zz-evil.pth").write_text(f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n",
+                                          encoding="utf-8")
+    (info,) = tampered.glob("mtboard_plugin_upper-*.dist-info")
+    with open(info / "RECORD", "a", encoding="utf-8") as fh:
+        fh.write("zz-evil.pth,,\n")
+    gate = _mtboard(None, "plugin-gate", str(card_path), "--approved", str(approved), "--check-installed",
+                    "--plugin-dir", str(tampered))
+    assert gate.returncode == 1 and not marker.exists()
+    assert "the installed provider of backend 'upper' is not the release the card records" in gate.stderr
+
 
 def test_builtin_cards_have_no_plugin_record_and_pass_the_gate():
     committed = sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))

@@ -351,3 +351,46 @@ def test_resealed_deployable_card_shows_provisional_until_a_passing_review(tmp_p
     assert "30 sampled entries rated by scripted-reviewer-a (30 ratings)" in page
     assert "The ratings confirm <strong>deployable</strong>" in page
     assert "community-verified" not in page.split("## Entries")[0]  # no attested gold row: not reachable yet
+
+
+# -- a card smaller than the sample (issue 18 review, item 6) ----------------------------------------------------
+
+COACHED = next((ROOT / "submissions" / DATASET).glob("gemma-3-270m-q4-k-m.gguf__coached-few-shot__*.json"))
+SMALL_NOTE = ("This card has only 12 reviewable entries, so the sample is all of them (12, not the 30 asked for). A "
+              "review of fewer than 30 entries cannot confirm a tier (docs/SCORING_SPEC.md §5.1): its ratings are "
+              "shown, and the card's deployable or fluent label stays provisional whatever they are.")
+
+
+def test_a_card_with_fewer_entries_than_a_review_needs_says_so(tmp_path, card):
+    small = load_card(COACHED)
+    assert len(small.results) == 12 and len(rv.reviewable(small)) == 12
+    out = tmp_path / "sheet.yaml"
+    proc = cli_support.invoke(["review", "sample", str(COACHED), "--out", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    strata = len({(r.domain, r.difficulty) for r in small.results})
+    assert proc.stdout.splitlines()[-2:] == [
+        f"wrote {out}: 12 entries from {strata} domain × difficulty strata (seed 20261201)", SMALL_NOTE]
+    sheet = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert (sheet["sample_size"], sheet["entries_drawn"], sheet["can_confirm_tier"], sheet["note"]) == (
+        30, 12, False, SMALL_NOTE)
+    assert len(sheet["entries"]) == 12
+    big = rv.sheet(card, f"{DATASET}/{RUN}.json")
+    assert (big["entries_drawn"], big["can_confirm_tier"], big["note"]) == (30, True, None)
+    # ratings of all 12, all excellent, still confirm nothing
+    assert rv.confirmed_tier({"excellent": 12}, 12) is None
+
+    root = tmp_path / "repo"
+    (root / "submissions" / DATASET).mkdir(parents=True)
+    shutil.copy(COACHED, root / "submissions" / DATASET / COACHED.name)
+    shutil.copy(CARD, root / "submissions" / DATASET / CARD.name)
+    rep = build_site(root / "submissions", ROOT / "corpora", tmp_path / "out", tmp_path / "docs", validate=False,
+                     run_mkdocs=False, build_time="2026-12-01 00:00 UTC")
+    page = next(p for p in (rep.docs / "review").glob("*.md")
+                if f'data-hash="{small.run_card_hash}"' in p.read_text(encoding="utf-8")).read_text(encoding="utf-8")
+    assert '<p class="admonition-title">This review cannot confirm a tier</p>' in page
+    assert SMALL_NOTE.replace("'", "&#39;") in page
+    assert "Community review (spec §7.3): 12 entries drawn from" in page
+    assert 'data-size="30" data-drawn="12"' in page and page.count('class="mtb-rv-entry"') == 12
+    other = next(p for p in (rep.docs / "review").glob("*.md")
+                 if f'data-hash="{card.run_card_hash}"' in p.read_text(encoding="utf-8")).read_text(encoding="utf-8")
+    assert "cannot confirm a tier" not in other and "Community review (spec §7.3): 30 entries drawn" in other

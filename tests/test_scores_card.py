@@ -124,3 +124,78 @@ def test_validate_scores_cli(tmp_path):
     assert res.exit_code == 1
     assert "$.segments[0].reference holds text" in res.output and "failed: 1 of 2 file(s)" in res.output
     assert validate_scores_card(good).ok
+
+
+# Issue 17 review: identifier-shaped fields have strict per-field patterns (a long payload does not fit), and the
+# signatures are recomputed.
+_B64 = "QmFzZTY0IGNhbiBjYXJyeSBhbnkgc2VudGVuY2Ugb2YgdGhlIHNlY3JldCBzZWdtZW50IGhlcmU="  # base64 of a sentence
+_TEXT_LINE = "holds text; a scores-only card holds no source, reference or hypothesis text (spec §6.4)"
+
+
+@pytest.mark.parametrize("path,value", [
+    ("condition", "few-shot." + "Zm9vYmFy" * 10),  # 89 characters: over the 64 a prompt name may have
+    ("model_slug", "gemma/" + _B64 * 2),  # 156 characters: over 128
+    ("method_spec", "gguf:" + _B64 * 2),
+    ("harness_version", "0.4.0+" + _B64[:20]),
+    ("timestamp", "2026-12-01T02:16:38Z" + _B64[:8]),
+    ("dataset.version", "1.0.0-" + _B64[:10]),
+    ("dataset.source_language", "en-" + _B64[:30]),
+    ("signatures.chrf", "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0|textnorm:1|x:" + _B64),
+    ("signatures.semantic", "semantic:use-multilingual-v3|package:x==1|weights:sha256:" + _B64[:12]),
+    ("segments[0].hypothesis_hmac", _B64[:64]),
+    ("salt_id", _B64[:16]),
+], ids=["condition", "model_slug", "method_spec", "harness_version", "timestamp", "dataset.version",
+        "source_language", "signature-chrf", "signature-semantic", "hypothesis_hmac", "salt_id"])
+def test_a_payload_in_an_identifier_field_is_rejected(path, value):
+    _, data = _scores(GEMMA)
+    bad = copy.deepcopy(data)
+    node, *keys = path.replace("[0]", ".0").split(".")
+    target = bad
+    for k in [node, *keys][:-1]:
+        target = target[int(k)] if k.isdigit() else target[k]
+    target[[node, *keys][-1]] = value
+    assert check_scores_data(S.seal(bad), "x").problems == [f"text: $.{path} {_TEXT_LINE}"]
+
+
+def test_a_valid_looking_signature_that_is_not_the_harness_one_is_rejected():
+    _, data = _scores(GEMMA)
+    bad = copy.deepcopy(data)
+    bad["signatures"]["bleu"] = bad["signatures"]["bleu"].replace("tok:13a", "tok:Zm9vYmFy")  # same shape
+    assert check_scores_data(S.seal(bad), "x").problems == [
+        "signature: $.signatures.bleu is not this harness's bleu signature "
+        "(nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0|textnorm:1)"]
+
+
+def _committed_cards() -> list[Path]:
+    return sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))
+
+
+def test_every_committed_card_fits_the_scores_patterns():
+    """The patterns are the real shapes: every committed development card's (and the sweep cards', which are
+    committed under submissions/ too) identifiers would pass into a scores-only card."""
+    import re
+
+    from mtboard.schema import SCORES_STRING_PATTERNS as P
+
+    seen = 0
+    for path in _committed_cards():
+        d = json.loads(path.read_bytes())
+        ds = d["dataset"]
+        values = {"harness_version": d["harness_version"], "timestamp": d["timestamp"],
+                  "method_spec": d["method"]["spec"], "model_slug": d["model_slug"], "condition": d["condition"],
+                  "card_dataset_id": ds["id"], "dataset.id": ds["id"], "dataset.version": ds["version"],
+                  "dataset.language_pair": ds["language_pair"], "dataset.source_language": ds["source_language"],
+                  "dataset.target_language": ds["target_language"]}
+        values.update({f"signatures.{k}": v for k, v in d["scores"]["signatures"].items()})
+        for key, value in values.items():
+            assert re.fullmatch(P[key], value), (path.name, key, value)
+        seen += 1
+    assert seen >= 33  # 33 committed cards on main when this was written; new ones must fit too
+
+
+def test_a_development_card_whose_condition_does_not_fit_is_refused_before_reduction():
+    card = load_card(APERTIUM)
+    odd = card.model_copy(update={"condition": "with glossary v2"})  # `mtboard run --condition` is free-form
+    with pytest.raises(InputError, match="the development card's condition does not fit a scores-only card"):
+        S.from_run_card(card, odd, salt=SALT, segment=Segment.gold_standard, corpus_sha256="e" * 64,
+                        corpus_version="1.0.0")

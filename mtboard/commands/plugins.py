@@ -7,7 +7,7 @@ recorded release; exit 0 (1 only for an unreadable card or approved list).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -23,6 +23,11 @@ def plugin_gate_cmd(
     check_installed: Annotated[bool, typer.Option("--check-installed", help="Also require the installed plugin "
                                                   "(read from its files, never imported) to be the release the card "
                                                   "records; exit 1 otherwise.")] = False,
+    plugin_dir: Annotated[Optional[Path], typer.Option("--plugin-dir", help="With --check-installed: the folder the "
+                                                       "plugin was installed into (pip install --target). It is "
+                                                       "searched after the harness's own packages, so nothing in it "
+                                                       "can shadow them, and nothing in it is imported or run.")]
+    = None,
 ) -> None:
     """Decide whether a card's method may be verified next to the API secrets: builtin (no plugin), approved (the
     exact plugin release is pinned in the approved list) or unapproved (verify in a job without secrets)."""
@@ -35,7 +40,14 @@ def plugin_gate_cmd(
     if c.method.plugin is not None:
         typer.echo(f"requirement {c.method.plugin.distribution}=={c.method.plugin.version}")
     if check_installed:
+        import sys
+
         from mtboard.backends.base import plugin_record
+
+        if plugin_dir is not None:
+            # appended, not prepended (as PYTHONPATH would be): the harness's modules resolve first; importlib.metadata
+            # finds the plugin's dist-info here. No .pth file of this folder is read (it is not a site directory).
+            sys.path.append(str(plugin_dir.resolve()))
 
         if plugin_record(c.method.backend) != c.method.plugin:
             fail(f"the installed provider of backend {c.method.backend!r} is not the release the card records")

@@ -21,7 +21,7 @@ app.add_typer(review_app, name="review")
 def sample_cmd(
     card: Annotated[Path, typer.Argument(help="The run card to review (submissions/<dataset>/<run>.json).")],
     size: Annotated[int, typer.Option("--size", min=1, max=1000, help="Entries to draw (a review that can pass "
-                                      "needs at least 30).")] = 30,
+                                      "needs at least 30; a card with fewer entries gives all of them).")] = 30,
     seed: Annotated[int, typer.Option("--seed", min=0, max=2**32 - 1, help="Sampling seed.")] = 20261201,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Review sheet to write (YAML; default "
                                                 "<run>.review-sheet.yaml in the current folder).")] = None,
@@ -44,6 +44,8 @@ def sample_cmd(
     n = len(data["entries"])
     strata = len({(e["domain"], e["difficulty"]) for e in data["entries"]})
     typer.echo(f"wrote {dest}: {n} entries from {strata} domain × difficulty strata (seed {seed})")
+    if data["note"]:
+        typer.echo(data["note"])
 
 
 @review_app.command("check")

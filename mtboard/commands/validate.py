@@ -199,20 +199,28 @@ def verify_record_cmd(
 @guarded
 def validate_scores_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Scores-only cards (*.scores.json) or folders of them.")],
+    dev_card: Annotated[Optional[Path], typer.Option("--dev-card", help="The development run card the scores-only "
+                                                     "cards re-ran: each must name it and match its method, model, "
+                                                     "condition and fingerprint.")] = None,
 ) -> None:
     """Check scores-only cards (issue 17): no text field, strict schema, seal, every aggregate recomputed exactly
-    from the per-segment statistics. One line per problem; exit 1 on any."""
+    from the per-segment statistics; with --dev-card, that each is a re-run of that card's method. One line per
+    problem; exit 1 on any."""
     from mtboard.scores_card import SCORES_SUFFIX
-    from mtboard.validate.scores import validate_scores_card
+    from mtboard.validate.scores import check_dev_link, validate_scores_card
+    from mtboard.verify import load_sealed_card
 
     files: list[Path] = []
     for p in paths:
         files.extend(sorted(p.rglob(f"*{SCORES_SUFFIX}")) if p.is_dir() else [p])
     if not files:
         fail(f"no scores-only card (*{SCORES_SUFFIX}) in {', '.join(str(p) for p in paths)}")
+    dev = load_sealed_card(dev_card) if dev_card is not None else None
     bad = 0
     for f in files:
         rep = validate_scores_card(f)
+        if dev is not None and rep.card is not None:
+            rep.problems.extend(check_dev_link(rep.card, dev))
         for line in rep.problems:
             typer.echo(f"FAIL {f}: {line}")
         bad += not rep.ok

@@ -125,7 +125,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                          attestation_repository=attestation_repository)
     if official is None and (submissions.parent / "official").is_dir():
         official = submissions.parent / "official"
-    off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples)
+    off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples,
+                                       {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash})
     t1 = time.perf_counter()
     boards = tables.build_leaderboards(inputs, resamples=resamples)
     boards_view.attach_methods(boards)  # one row per method (issue 12): before any page shows a rank
@@ -166,9 +167,12 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     return report
 
 
-def _official(folder: Path | None, repository: str | None, warnings: list[str], resamples: int):
-    """Scores-only cards and official boards (:mod:`mtboard.official`); rejected cards become warnings."""
-    from mtboard.official import build_official_boards, held_out_duplicates, load_official  # noqa: PLC0415
+def _official(folder: Path | None, repository: str | None, warnings: list[str], resamples: int,
+              dev_cards: dict | None = None):
+    """Scores-only cards and official boards (:mod:`mtboard.official`); cards that fail validation or do not match
+    the development card they name (``dev_cards``: run_card_hash → card) are rejected and become warnings."""
+    from mtboard.official import (build_official_boards, held_out_duplicates, load_official,  # noqa: PLC0415
+                                  refuse_mislinked)
     from mtboard.verify_record import expected_signer  # noqa: PLC0415
 
     try:
@@ -176,6 +180,7 @@ def _official(folder: Path | None, repository: str | None, warnings: list[str], 
     except InputError:
         signer = None
     off = load_official(folder, signer)
+    refuse_mislinked(off, dev_cards or {})
     warnings.extend(f"official card rejected: {path}: {problems[0]}" for path, problems in off.rejected)
     warnings.extend(held_out_duplicates(off))
     return off, build_official_boards(off, resamples=resamples)

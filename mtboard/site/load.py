@@ -187,7 +187,8 @@ def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
     (:func:`mtboard.reviews.community_verified`) that a passing review cannot give."""
     from mtboard.official import OFFICIAL_DIR, has_attested_gold_row  # noqa: PLC0415 - only for reviewed cards
 
-    return bool(card.run_card_hash) and has_attested_gold_row(card.run_card_hash, root / OFFICIAL_DIR, repository)
+    return bool(card.run_card_hash) and has_attested_gold_row(card.run_card_hash, root / OFFICIAL_DIR, repository,
+                                                                  dev_card=card)
 
 
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,

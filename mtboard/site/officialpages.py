@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mtboard.official import OfficialBoard, OfficialInputs, gold_rows_by_card
+from mtboard.official import UNATTESTED_GOLD_LABEL, OfficialBoard, OfficialInputs, gold_rows_by_card
 from mtboard.site import fmt
 from mtboard.site.load import Inputs, LoadedCard
 from mtboard.site.render import rel_link
@@ -21,6 +21,8 @@ INDEX = "official/index.md"
 BANNER = ('<div class="admonition info mtb-official-banner"><p class="admonition-title">Official · secret '
           "gold_standard segment · run by the maintainers' verify workflow</p><p>These scores come from entries no "
           "method developer has seen; only numbers are published. The development boards are informal.</p></div>")
+UNRANKED_NOTE = ("Not ranked: re-runs whose scores carry no verifying attestation of the verify workflow. Anyone can "
+                 "write and seal a scores-only card; only an attested one is an official score.")
 GAP_NOTE = ("Dev–gold gap = development composite − gold composite. A large positive gap means the method does much "
             "better on the public development segment than on the secret gold standard: the overfitting signal.")
 
@@ -54,6 +56,9 @@ def _table(b: OfficialBoard, dev: dict[str, LoadedCard], here: str) -> str:
                 "Dev–gold gap", "Verification")) + "</tr></thead><tbody>")
     rows = []
     for r in b.rows:
+        if not r.attested and r is b.unranked[0]:
+            rows.append(f'<tr class="mtb-unranked-head"><th scope="rowgroup" colspan="10">{_e(UNRANKED_NOTE)}</th>'
+                        "</tr>")
         sc = r.card.scores
         lc = dev.get(r.card.card_run_card_hash)
         if lc is not None:
@@ -80,12 +85,13 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
              "Official leaderboard scores come only from the secret gold_standard segments (spec §6.4): the "
              "maintainers' verify workflow re-runs a submitted method on them and publishes only scores — per-segment "
              "statistics, mechanical outcome counts and salted hashes of the outputs, never a source, reference or "
-             "translation. A row says **GDS verified** when the workflow's attestation of its scores verifies, "
-             "otherwise **maintainer re-run (unattested)**.", ""]
+             "translation. A row says **GDS verified** when the workflow's attestation of its scores verifies; only "
+             f"those rows are ranked. Any other row is listed below them as **{UNATTESTED_GOLD_LABEL}**.", ""]
     if boards:
         for b in boards:
             lines.append(f"- [{fmt.safe_title(b.language_pair)}]({b.page[len('official/'):]}) — "
-                         f"{len(b.rows)} method(s) on {b.n_entries} secret entries")
+                         f"{len(b.ranked)} ranked method(s) on {b.n_entries} secret entries"
+                         + (f", {len(b.unranked)} unattested (not ranked)" if b.unranked else ""))
     else:
         lines.append("No gold-standard evaluation has been published yet. To get a method here: submit its "
                      "development card, then ask the maintainers for a gold-standard run (the method must be "
@@ -102,10 +108,11 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
             "---", f"title: {json.dumps(fmt.safe_title(board_title(b), 120), ensure_ascii=False)}", "hide:",
             "  - navigation", "  - toc", "---", "",
             f"# {fmt.html_text(board_title(b))}", "", BANNER, "",
-            f"{len(b.rows)} method(s) scored on {b.n_entries} secret gold_standard entries (corpus "
+            f"{len(b.ranked)} attested method(s) scored on {b.n_entries} secret gold_standard entries (corpus "
             f"`{b.dataset_id}` {b.dataset_version}, SHA-256 `{b.sha256[:12]}…`), ranked by composite; ranks are "
             "clusters from a paired bootstrap of the composite, as on the development boards"
-            + (f" (smallest detectable difference {b.mdd:.3f})" if b.mdd is not None else "") + ".",
+            + (f" (smallest detectable difference {b.mdd:.3f})" if b.mdd is not None else "") + "."
+            + (f" {len(b.unranked)} unattested re-run(s) are listed below them, not ranked." if b.unranked else ""),
             "", GAP_NOTE, "", _table(b, dev, here), ""])
         pages[here] = text
     return pages
@@ -127,7 +134,8 @@ def attach_gold_links(boards: list[Leaderboard], official_boards: list[OfficialB
                 ob, row = by_card[match.lc.card.run_card_hash]
                 dev = match.lc.card.scores.composite  # the gap of the card that was re-run, not the row's representative
                 m.gold = (f"{ob.page[:-3]}.html#{row.anchor}",
-                          f"gold {row.card.scores.composite:.3f} · gap {gap_text(dev, row.card.scores.composite)}")
+                          ("" if row.attested else "unattested ")
+                          + f"gold {row.card.scores.composite:.3f} · gap {gap_text(dev, row.card.scores.composite)}")
 
 
 def official_json(boards: list[OfficialBoard]) -> dict[str, Any]:
@@ -139,9 +147,11 @@ def official_json(boards: list[OfficialBoard]) -> dict[str, Any]:
                    "condition": r.card.condition, "composite": r.card.scores.composite,
                    "composite_ci95": list(r.composite_ci) if r.composite_ci else None,
                    "chrf_plus_plus": r.card.scores.chrf_plus_plus, "bleu": r.card.scores.bleu,
-                   "scores_card_hash": r.card.scores_card_hash, "attested": r.attested} for r in b.rows]}
+                   "scores_card_hash": r.card.scores_card_hash, "attested": r.attested,
+                   "ranked": r.attested} for r in b.rows]}
         for b in boards]}
 
 
-__all__ = ["BANNER", "GAP_NOTE", "INDEX", "attach_gold_links", "board_title", "gap_text", "nav_items", "official_json",
+__all__ = ["BANNER", "GAP_NOTE", "INDEX", "UNRANKED_NOTE",
+           "attach_gold_links", "board_title", "gap_text", "nav_items", "official_json",
            "render_official_pages"]

@@ -21,8 +21,9 @@ from mtboard.validate.judging import check_judges
 from mtboard.validate.neural import check_neural
 from mtboard.validate.recompute import check_recomputation
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardReport, CardRun, error_text, rel_path, safe_name
-from mtboard.validate.structure import (MAX_CARD_BYTES, check_fingerprint, check_file_name, check_harness,
-                                        check_hash, check_method, check_path, parse_card, read_card_bytes)
+from mtboard.validate.structure import (MAX_CARD_BYTES, check_coaching_file, check_fingerprint, check_file_name,
+                                        check_harness, check_hash, check_method, check_path, parse_card,
+                                        read_card_bytes)
 
 
 def validate_bytes(raw: bytes, where: str, ctx: Context, *, relpath: str | None = None) -> CardReport:
@@ -97,6 +98,7 @@ def _validate_content(run: CardRun, raw: bytes, where: str, ctx: Context, relpat
     check_hash(run, card, data)
     check_fingerprint(run, card)
     check_method(run, card)
+    check_coaching_file(run, card, ctx.root)
     check_timestamps(run, card, ctx)
     check_sovereignty_card(run, card)
     known = check_dataset(run, card, ctx)

@@ -3,16 +3,25 @@
 Checks, in order (each problem one line naming the JSON path):
 
 1. ``json`` — strict JSON (:mod:`mtboard.safejson`: size cap, no duplicate keys, no NaN).
-2. ``text`` — the card holds no text: every string value sits at a path the schema declares as an identifier, hash,
-   enum or signature (:data:`STRING_PATHS`) and matches :data:`mtboard.schema.SCORES_TEXT_PATTERN` (signatures: no
-   space, ≤ 1000 characters); any other string —
-   a ``source``, ``reference``, ``predicted`` or ``hypothesis`` field anywhere, or a sentence in an allowed field — is
-   rejected. (The schema forbids unknown keys too; this check names the text.)
+2. ``text`` — every string value sits at a path the schema declares as an identifier, hash, enum or signature and
+   matches that path's own pattern and length (:data:`mtboard.schema.SCORES_STRING_PATTERNS`: the shapes of the real
+   values); any other string — a ``source``, ``reference``, ``predicted`` or ``hypothesis`` field anywhere, a
+   sentence, or a long payload in an identifier field — is rejected. (The schema forbids unknown keys too; this
+   check names the text.) What the allowed fields can still carry is stated honestly at
+   :data:`~mtboard.schema.SCORES_STRING_PATTERNS` (32 bytes per segment in ``hypothesis_hmac``).
 3. ``schema`` — :class:`mtboard.schema.ScoresCard`, strict.
 4. ``seal`` — ``scores_card_hash`` equals the SHA-256 of the canonical card with it set to "".
 5. ``recompute`` — every aggregate equals :func:`mtboard.scores_card.recompute` of the segments exactly (``==``),
    ``dataset.entry_count`` the number of segments, entry ids unique.
 6. ``segment`` — ``dataset.segment`` is gold_standard or held_out.
+6b. ``signature`` — the chrF++, BLEU and TER signatures equal this harness's for the target language and the
+   composite signature this harness's for the card's profile and mechanical policy
+   (:func:`mtboard.metrics.chrf.chrf_signature` …): recomputed, so they carry nothing of their own.
+7. ``link`` (only with the development card: ``mtboard validate-scores --dev-card``, and the official board build)
+   — :func:`check_dev_link`: the gold card's ``card_run_card_hash``, ``method_spec``, ``model_slug``, ``condition``,
+   ``card_fingerprint``, ``card_dataset_id`` and languages are the development card's. ``model_slug`` and
+   ``condition`` are components of the fingerprint; the re-run's own fingerprint (``rerun_fingerprint``) hashes the
+   secret corpus, harness and engine versions of the re-run, which the card does not carry, so it cannot be compared.
 """
 
 from __future__ import annotations
@@ -25,21 +34,11 @@ from typing import Any
 
 from mtboard import safejson
 from mtboard.errors import MtboardError
-from mtboard.schema import SCORES_TEXT_PATTERN, SECRET_SEGMENTS, ScoresCard
+from mtboard.schema import SCORES_STRING_PATTERNS, SECRET_SEGMENTS, RunCard, ScoresCard
 
-STRING_PATHS = frozenset({
-    "harness_version", "timestamp", "method_spec", "model_slug", "condition", "card_run_card_hash",
-    "card_fingerprint", "card_dataset_id", "rerun_fingerprint", "salt_id", "scores_card_hash",
-    "dataset.id", "dataset.version", "dataset.language_pair", "dataset.source_language", "dataset.target_language",
-    "dataset.segment", "dataset.sha256", "signatures.chrf", "signatures.bleu", "signatures.ter",
-    "signatures.semantic", "signatures.composite", "scores.composite_profile", "segments[].outcome",
-    "segments[].hypothesis_hmac",
-})
+STRING_PATHS = frozenset(SCORES_STRING_PATTERNS)
 """Paths (``[]`` for any list index) where a scores-only card may hold a string."""
-_ALLOWED = re.compile(SCORES_TEXT_PATTERN)
-_LANGUAGE_PAIR = re.compile(r"^[A-Za-z-]{2,20}→[A-Za-z-]{2,20}$")
-_SIGNATURE = re.compile(r"^[A-Za-z0-9._:+/|@=,-]{0,1000}$")
-"""sacrebleu / semantic / composite signature strings: ``key:value|…`` with no space."""
+_PATTERNS = {path: re.compile(rx) for path, rx in SCORES_STRING_PATTERNS.items()}
 MAX_BYTES = 16 * 1024 * 1024
 
 
@@ -66,9 +65,8 @@ def text_fields(data: Any, path: str = "") -> list[str]:
             found = text_fields(v, generic)
             out.extend(f.replace(generic, f"{path}[{i}]", 1) for f in found)
     elif isinstance(data, str):
-        pattern = (_LANGUAGE_PAIR if path == "dataset.language_pair" else
-                   _SIGNATURE if path.startswith("signatures.") else _ALLOWED)
-        if path not in STRING_PATHS or not pattern.match(data):
+        pattern = _PATTERNS.get(path)
+        if pattern is None or not pattern.fullmatch(data):
             out.append(path or "$")
     return out
 
@@ -93,6 +91,7 @@ def check_scores_data(data: Any, where: str) -> ScoresReport:
     if card.dataset.segment not in SECRET_SEGMENTS:
         rep.problems.append(f"segment: $.dataset.segment is {card.dataset.segment.value}; scores-only cards are for "
                             "gold_standard and held_out")
+    rep.problems.extend(signature_problems(card))
     if not card.scores_card_hash or scores_card_hash(data) != card.scores_card_hash:
         rep.problems.append("seal: $.scores_card_hash does not match the content (changed after sealing)")
     ids = [s.entry_id for s in card.segments]
@@ -113,6 +112,42 @@ def check_scores_data(data: Any, where: str) -> ScoresReport:
     return rep
 
 
+def signature_problems(card: ScoresCard) -> list[str]:
+    """Check 6b (module docstring): one ``signature:`` line per signature that is not this harness's."""
+    from mtboard.checks import POLICY_VERSION  # noqa: PLC0415
+    from mtboard.metrics.bleu import bleu_signature  # noqa: PLC0415
+    from mtboard.metrics.chrf import chrf_signature  # noqa: PLC0415
+    from mtboard.metrics.composite import composite_signature  # noqa: PLC0415
+    from mtboard.metrics.ter import ter_signature  # noqa: PLC0415
+
+    tgt = card.dataset.target_language
+    try:
+        mine = {"chrf": chrf_signature(), "bleu": bleu_signature(tgt), "ter": ter_signature(tgt),
+                "composite": composite_signature(card.scores.composite_profile, POLICY_VERSION)}
+    except MtboardError as exc:
+        return [f"signature: cannot compute this harness's signatures for {tgt}: {exc.one_line()}"]
+    return [f"signature: $.signatures.{name} is not this harness's {name} signature ({want})"
+            for name, want in mine.items() if getattr(card.signatures, name) != want]
+
+
+def check_dev_link(card: ScoresCard, dev: RunCard) -> list[str]:
+    """Check 7 (module docstring): one ``link:`` line per field where the scores-only card and the development card
+    it names disagree; [] when they agree. A gold row that fails this would borrow ``dev``'s development row and its
+    dev–gold gap for another method's scores (issue 17 item 3)."""
+    pairs = (("card_run_card_hash", card.card_run_card_hash, dev.run_card_hash, "run_card_hash"),
+             ("method_spec", card.method_spec, dev.method.spec, "method.spec"),
+             ("model_slug", card.model_slug, dev.model_slug, "model_slug"),
+             ("condition", card.condition, dev.condition, "condition"),
+             ("card_fingerprint", card.card_fingerprint, dev.fingerprint.hash, "fingerprint.hash"),
+             ("card_dataset_id", card.card_dataset_id, dev.dataset.id, "dataset.id"),
+             ("dataset.source_language", card.dataset.source_language, dev.dataset.source_language,
+              "dataset.source_language"),
+             ("dataset.target_language", card.dataset.target_language, dev.dataset.target_language,
+              "dataset.target_language"))
+    return [f"link: $.{name} is {got!r}, the development card's {src} is {want!r}: this gold card is not a re-run "
+            "of that card's method" for name, got, want, src in pairs if got != want]
+
+
 def _dumps(data: Any) -> bytes:
     import json  # noqa: PLC0415
 
@@ -130,4 +165,5 @@ def validate_scores_card(path: str | os.PathLike[str]) -> ScoresReport:
     return check_scores_data(data, where)
 
 
-__all__ = ["STRING_PATHS", "ScoresReport", "check_scores_data", "text_fields", "validate_scores_card"]
+__all__ = ["STRING_PATHS", "ScoresReport", "check_dev_link", "check_scores_data", "signature_problems",
+           "text_fields", "validate_scores_card"]

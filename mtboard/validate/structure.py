@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mtboard.backends.base import plugin_record
+from mtboard.backends.base import BUILTIN_BACKENDS, plugin_record
 from mtboard import __version__, canonical, safejson
 from mtboard import fst as fst_mod
 from mtboard.card import card_fingerprint_components
 from mtboard.errors import InputError, MtboardError
 from mtboard.prices import load_prices
 from mtboard.prompts import load_prompt, prompts_dir
-from mtboard.schema import RunCard
+from mtboard.schema import MethodClass, RunCard
 from mtboard.validate.context import Context, backend_class
 from mtboard.validate.naming import SUBMISSIONS_DIR, canonical_relpath
 from mtboard.validate.report import CardRun, error_text, json_path, safe_name
@@ -215,11 +215,12 @@ def check_method(run: CardRun, card: RunCard) -> None:
         run.fail("method", "method.spec does not equal backend:model[:effort] of the same record", "$.method.spec")
     if canonical.sha256_hex(card.system_prompt_used) != card.system_prompt_sha256:
         run.fail("method", "system_prompt_sha256 is not the SHA-256 of system_prompt_used", "$.system_prompt_sha256")
+    plugin_ok = _check_plugin_class(run, card)
     cls = backend_class(m.backend)
     if cls is not None:
         declared = cls.method_class_for(coaching=card.coaching_data_sha256 is not None,
                                         tools=bool(card.tools_enabled))
-        if card.method_class != declared:
+        if card.method_class != declared and plugin_ok:
             run.fail("method", f"method_class {card.method_class.value} but a {m.backend} method "
                                f"{'with' if card.coaching_data_sha256 else 'without'} coaching data and "
                                f"{'with tools' if card.tools_enabled else 'without tools'} is "
@@ -279,6 +280,70 @@ def _check_coaching(run: CardRun, card: RunCard) -> None:
         run.fail("method", "method_config.coachingFile must be a file name (no folder)", "$.method_config.coachingFile")
 
 
+COACHING_DIR = "coaching"
+"""The repository folder of committed coaching files (``method_config.coachingFile`` names one)."""
+
+
+def check_coaching_file(run: CardRun, card: RunCard, root: Path) -> None:
+    """Coaching data drift (issue 18 review): when ``<root>/coaching/<method_config.coachingFile>`` exists, its bytes
+    must hash to the card's ``coaching_data_sha256``.
+
+    A failure, not a warning: the card itself stays consistent (it carries the text it was run with and its hash, and
+    ``mtboard verify`` re-runs that text), but the repository would then publish under the card's file name coaching
+    data the card was not scored with — anyone re-running ``--coaching coaching/<file>`` gets another method and
+    fingerprint, and nothing would say so. An edited coaching file is a new method: commit it under a new name and
+    run it. An absent file is not a problem here (the card holds its text; tests/test_coaching_files.py requires the
+    committed cards' files to be present)."""
+    name, want = card.method_config.coachingFile, card.coaching_data_sha256
+    if name is None or want is None or not re.fullmatch(r"[^/\\\x00-\x1f]{1,200}", name) or name in (".", ".."):
+        return  # no coaching, or a name _check_coaching refuses
+    path = root / COACHING_DIR / name
+    if path.is_symlink() or not path.is_file():
+        return
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    got = canonical.sha256_hex(data)
+    if got == want:
+        return
+    crlf = canonical.line_end_mismatch(data, want, f"{COACHING_DIR}/{safe_name(name, 80)}")
+    if crlf is not None:  # the checkout rewrote line ends: the file did not drift
+        run.fail("method", f"{crlf}; fix: {canonical.CHECKOUT_FIX}", "$.method_config.coachingFile")
+    else:
+        run.fail("method", f"{COACHING_DIR}/{safe_name(name, 80)} has changed since the card was sealed: its SHA-256 "
+                           f"is {got[:12]}…, the card's coaching_data_sha256 {want[:12]}… (restore the file, or "
+                           "commit the edited coaching data under a new file name and run it as a new method)",
+                 "$.method_config.coachingFile")
+
+
+def _check_plugin_class(run: CardRun, card: RunCard) -> bool:
+    """The plugin rules that need nothing installed (issue 18 review; spec §9.6): CI validates a submission without
+    ever installing contributor code, so these are decided from the card and the names of mtboard's own backends
+    (:data:`mtboard.backends.base.BUILTIN_BACKENDS`) alone — nothing is imported. A card with ``method.plugin`` is
+    ``custom-plugin`` and names a backend that is not a built-in; a card naming a backend that is not a built-in
+    records its plugin; a built-in backend's card is not ``custom-plugin``. Returns False when a rule failed."""
+    m, plugin = card.method, card.method.plugin
+    builtin = m.backend in BUILTIN_BACKENDS
+    problems = []
+    if plugin is not None and builtin:
+        problems.append((f"method.plugin must be absent: backend {m.backend} is built into mtboard, not a plugin",
+                         "$.method.plugin"))
+    if plugin is not None and card.method_class != MethodClass.custom_plugin:
+        problems.append((f"method_class {card.method_class.value} but the card records a plugin (method.plugin): a "
+                         "plugin method is custom-plugin (spec §9.6)", "$.method_class"))
+    if plugin is None and not builtin:
+        problems.append((f"backend {safe_name(m.backend, 40)} is not built into mtboard, so it comes from a plugin: "
+                         "the card must record it in method.plugin (distribution, version, files hash)",
+                         "$.method.plugin"))
+    if builtin and card.method_class == MethodClass.custom_plugin:
+        problems.append((f"method_class custom-plugin but backend {m.backend} is built into mtboard (spec §9.6: "
+                         "custom-plugin is for third-party plugins)", "$.method_class"))
+    for message, where in problems:
+        run.fail("method", message, where)
+    return not problems
+
+
 def _check_plugin(run: CardRun, card: RunCard) -> None:
     """``method.plugin`` names exactly the installed distribution that provides the backend here — name, version,
     entry point and the SHA-256 over its installed files (:func:`mtboard.backends.base.plugin_record`) — and is
@@ -289,13 +354,10 @@ def _check_plugin(run: CardRun, card: RunCard) -> None:
         run.fail("method", exc.problem, "$.method.plugin")
         return
     got = card.method.plugin
-    if here is None and got is not None:
+    if here is None and got is not None and card.method.backend not in BUILTIN_BACKENDS:  # built-in: see above
         run.fail("method", f"method.plugin must be absent: backend {card.method.backend} is not provided by a plugin "
                            "distribution here", "$.method.plugin")
-    elif here is not None and got is None:
-        run.fail("method", f"backend {card.method.backend} comes from plugin distribution {here.distribution}: the "
-                           "card must record it in method.plugin", "$.method.plugin")
-    elif here is not None and got != here:
+    elif here is not None and got is not None and got != here:  # got None: _check_plugin_class said so
         field = next(k for k in ("distribution", "version", "entry_point", "files_sha256")
                      if getattr(got, k) != getattr(here, k))
         run.fail("method", f"method.plugin.{field} differs from the installed plugin {here.distribution} "
