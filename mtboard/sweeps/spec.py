@@ -77,6 +77,8 @@ class Cell:
     provider: str | None = None
     entries: int = 0
     """Entries the cell covers (segment, after --limit)."""
+    segment_entries: int = 0
+    """Entries of the dataset's segment (``entries`` of them are covered; fewer under ``limit``)."""
     components: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def factors(self) -> dict[str, Any]:
@@ -251,7 +253,7 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
                     temperature=temp, runs=runs, limit=limit, max_tokens=None if raw else max_tokens,
                     segment=segment.value, backend_options=tuple(sorted(options.items())),
                     judges=() if raw else tuple(file.judges), lane=lane, gguf_package=sm.gguf_package,
-                    price_in=sm.price_in, price_out=sm.price_out, provider=provider, entries=len(entries),
+                    price_in=sm.price_in, price_out=sm.price_out, provider=provider, entries=len(entries), segment_entries=len(seg_entries),
                     components=comps))
     return cells
 
