@@ -23,7 +23,7 @@ from typing import Any, Literal
 from mtboard.documents import load_card
 from mtboard.runner import finish, preflight_judges, prepare, translate_all
 from mtboard.errors import MtboardError
-from mtboard.sweeps.spec import Cell, Sweep, run_settings
+from mtboard.sweeps.spec import Cell, Sweep, cell_error, run_settings
 
 CARD = "card.json"
 
@@ -176,7 +176,8 @@ async def _run_cell(sweep: Sweep, cell: Cell, work_root: Path, progress: SweepPr
         result = await asyncio.to_thread(finish, translated, judge=settings.judge)
         outcome = CellOutcome.from_card(cell, "done", result.card_path, time.monotonic() - t0)
     except MtboardError as exc:
-        outcome = CellOutcome(cell=cell, status="failed", error=exc.one_line(), elapsed_s=time.monotonic() - t0)
+        outcome = CellOutcome(cell=cell, status="failed", error=cell_error(sweep.path, cell, exc),
+                              elapsed_s=time.monotonic() - t0)
     progress.cell_finished(cell, outcome)
     return outcome
 
