@@ -48,12 +48,12 @@ def _second_fails_at_once(cmd: list[str], env: dict[str, str], work: Path, holde
     second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     took = time.monotonic() - t0
     assert second.returncode == 1, second.stdout + second.stderr
-    assert took < 15, took  # at once: no waiting for the holder (the holder needs ≥ 6 s more here)
+    assert took < 15, took  # at once: no waiting for the holder (it needs up to 24 s)
     return second.stderr
 
 
 def test_second_run_on_a_work_dir_fails_at_once_and_a_killed_holder_never_blocks(tmp_path):
-    sources = [f"The {WORDS[i % 10]} house number {i} is {WORDS[(i * 3) % 10]}." for i in range(12)]
+    sources = [f"The {WORDS[i % 10]} house number {i} is {WORDS[(i * 3) % 10]}." for i in range(40)]
     corpus = write_corpus(tmp_path / "corpora" / "c.json", sources)
     work = tmp_path / "w"
     with FakeServer(latency_s=0.6) as srv:
@@ -70,24 +70,25 @@ def test_second_run_on_a_work_dir_fails_at_once_and_a_killed_holder_never_blocks
                                    "(fix: wait for that run to finish or stop it, or pass another --work-dir; the "
                                    "lock goes away by itself when that process ends)")
             done = finished_ids(work)
-            assert len(done) < 12  # the first run was still running while the second was refused
+            assert len(done) < 40  # the first run was still running while the second was refused
         finally:
             if first.poll() is None:
                 os.kill(first.pid, signal.SIGKILL)  # a crash: the lock file stays, its flock dies with the process
             first.wait()
         assert first.returncode == -signal.SIGKILL
         assert (work / LOCK).exists()
+        srv.latency_s = 0.0
         third = subprocess.run(cmd, env=env_with(), capture_output=True, text=True, timeout=120)
         assert third.returncode == 0, third.stderr
     card = load_card(work / "card.json")
-    assert [r.entry_id for r in card.results] == list(range(1, 13))  # resumed and finished, every entry once
+    assert [r.entry_id for r in card.results] == list(range(1, 41))  # resumed and finished, every entry once
 
 
 def test_second_sweep_cell_process_fails_at_once(tmp_path):
     """Two ``mtboard sweep run FILE --cell ID`` processes on one cell: the second reports the cell as failed with the
-    lock's line (naming the cell's work dir and the holder) and exits 1; the first finishes the card."""
+    lock's line (naming the cell's work dir and the holder) and exits 1 while the first is still running."""
     write_corpus(tmp_path / "corpora" / "c.json",
-                 [f"The {WORDS[i % 10]} garden number {i} is {WORDS[(i * 7) % 10]}." for i in range(10)])
+                 [f"The {WORDS[i % 10]} garden number {i} is {WORDS[(i * 7) % 10]}." for i in range(40)])
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "s.yaml").write_text(
         "name: s\ndatasets: [corpora/c.json]\nprompts: [translate-chat]\ntemperatures: [0.0]\n"
@@ -107,13 +108,11 @@ def test_second_sweep_cell_process_fails_at_once(tmp_path):
             assert (f"{Path('runs') / 'sweeps' / 's' / cell.id}: --work-dir: the work directory is in use by another "
                     f"mtboard process (pid {first.pid} on {holder['host']}, since {holder['started']})") in second.stderr
             assert "1 of 1 cell(s) failed" in second.stderr
-            out, err = first.communicate(timeout=120)
+            assert first.poll() is None and not (work / "card.json").exists()  # the holder was still running
         finally:
             if first.poll() is None:
                 first.kill()
-                first.wait()
-    assert first.returncode == 0, err
-    assert [r.entry_id for r in load_card(work / "card.json").results] == list(range(1, 11))
+            first.wait()
 
 
 def test_lock_is_per_open_file_and_released_on_exit(tmp_path):
