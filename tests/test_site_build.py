@@ -405,7 +405,7 @@ def test_runs_index_and_unranked_table_show_entries_and_temperature(site):
     by_method = {}
     for r in rows:
         by_method.setdefault(r[1], []).append(r)
-    entries_col, temp_col = 3, 4
+    entries_col, temp_col = 2, 3  # beside the method, in view at 1366 px
     got = sorted((r[entries_col], r[temp_col]) for r in rows)
     want = sorted((("4 of 12 subset (--limit 4)" if c.method.limit else "all 12"),
                    ("—" if c.temperature is None else f"{c.temperature:g}")) for c in loaded.values())
