@@ -76,18 +76,39 @@ def error_line(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}" + (f": {first}" if first else "") + f" ({REPORT_HINT})"
 
 
+def closed_pipe_exit() -> None:
+    """The reader of stdout went away (``mtboard … | head -1``): exit 1 quietly, as the ``signal`` module docs
+    recommend ("Note on SIGPIPE"): point stdout at os.devnull so that the interpreter's final flush of what is still
+    buffered does not raise again ("Exception ignored … BrokenPipeError", exit 120), print nothing — stderr may be
+    the same closed pipe (``2>&1 | head``) — and exit with 1, Python's code for EPIPE. Python ignores SIGPIPE, so
+    the write raised BrokenPipeError instead of killing the process; restoring SIG_DFL instead would kill mtboard
+    mid-write of a work-dir file fed through a pipe, so it is not done."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+    except (OSError, ValueError):  # stdout/stderr replaced by objects without a descriptor (tests): nothing to do
+        pass
+    raise typer.Exit(1)
+
+
 def guarded(fn: Callable) -> Callable:
     """Decorator: any exception → one line on stderr, exit 1, no traceback and no locals (they can hold API keys).
 
     MtboardError → its one-line message; pydantic ValidationError → model, field and problem; any other exception →
-    ``internal error: <type>: <first line>`` with a hint to report it; Ctrl-C → ``interrupted``, exit 130. typer/click
-    control-flow exceptions (Exit, Abort, usage errors) pass through.
+    ``internal error: <type>: <first line>`` with a hint to report it; Ctrl-C → ``interrupted``, exit 130; a closed
+    stdout pipe (``| head -1``) → nothing printed, exit 1 (:func:`closed_pipe_exit`). typer/click control-flow
+    exceptions (Exit, Abort, usage errors) pass through.
     """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            closed_pipe_exit()
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except Exception as exc:  # noqa: BLE001 - the CLI boundary: every error becomes one line

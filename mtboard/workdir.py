@@ -12,6 +12,8 @@ Every file is append-only or atomically replaced:
 * ``sessions.jsonl`` — start (and, when not killed, end) time of each session, for ``elapsed_seconds``.
 * ``backend.json`` — the backend's ``describe()`` facts (provider, hashed host, engine, local-model gate), so a
   resume with nothing left to send does not start the backend again.
+* ``.lock`` — held with an exclusive ``flock`` by the one process running in the directory (:func:`lock_workdir`);
+  it records that process's pid, host and start time for the error a second process prints.
 
 A ``kill -9`` loses at most the entries in flight: a finished entry's lines are written (to the page cache) before
 the next request of its lane is sent; the fsync that follows in a thread guards against power loss. A torn last line
@@ -20,10 +22,14 @@ is cut off before the next session appends.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import socket
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -40,6 +46,7 @@ RAW = "raw.jsonl"
 MANIFEST = "run.json"
 SESSIONS = "sessions.jsonl"
 BACKEND = "backend.json"
+LOCK = ".lock"
 INCOMPLETE_KINDS = frozenset({ErrorKind.transport, ErrorKind.backend})
 """Failures that are not the model's: they make a run incomplete and are re-sent by the next session."""
 
@@ -74,6 +81,55 @@ def _repair_tail(path: Path) -> int:
         fh.flush()
         os.fsync(fh.fileno())
         return size
+
+
+@contextmanager
+def lock_workdir(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the work directory ``path`` (created if missing) for the ``with`` block: two
+    ``mtboard run`` / ``mtboard sweep run --cell`` processes appending to one directory would interleave and tear
+    its JSONL files and mix two sessions' records.
+
+    Uses ``fcntl.flock(LOCK_EX | LOCK_NB)`` on ``path/.lock`` (stdlib, POSIX — mtboard runs its model servers in
+    bubblewrap, Linux only): the kernel releases the lock when the holder's last descriptor closes, which includes
+    any death of the process (``kill -9``, OOM, power loss on reboot), so a stale ``.lock`` file left by a crash never
+    blocks; nothing has to be deleted, and no pid-liveness guess (which pid reuse and other hosts break) is made.
+    The holder writes its pid, host and start time into the file; a second process reads them for its error (the
+    ``filelock`` package takes the same flock but truncates the file on every attempt, which would erase that).
+    Locks are per open file description, so a second ``with`` on the same directory in the same process also fails.
+
+    Raises: ConfigError (field ``--work-dir``) at once when another process holds the lock — one line naming the
+    directory, the holder's pid and host and the fix; or when ``path`` is a file.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ConfigError("the work directory path is a file, not a directory", where=str(path), field="--work-dir",
+                          fix="pass a new or existing directory")
+    path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        try:
+            holder = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        except ValueError:
+            holder = {}
+        os.close(fd)
+        who = (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, since {holder.get('started', '?')}"
+               if isinstance(holder, dict) else "pid unknown")
+        raise ConfigError(f"the work directory is in use by another mtboard process ({who})", where=str(path),
+                          field="--work-dir", fix="wait for that run to finish or stop it, or pass another "
+                          "--work-dir; the lock goes away by itself when that process ends") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        me = {"pid": os.getpid(), "host": socket.gethostname(),
+              "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(me, sort_keys=True) + "\n").encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
 
 
 class WorkDir:

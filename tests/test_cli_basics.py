@@ -64,3 +64,34 @@ def test_backends_and_doctor_are_readable_without_a_terminal() -> None:
     p = cli_support.invoke(["doctor"], unset=("COLUMNS",))
     table = p.stdout.split("\n\n")[0].splitlines()
     assert p.returncode == 0 and 100 < max(len(ln) for ln in table) <= 160
+
+
+@pytest.mark.parametrize("args, stderr_too", [
+    (["schema", "run-card"], False), (["schema", "run-card"], True), (["validate", "submissions/mtb-en-ca-dev"], False),
+    (["submit", "submissions/mtb-en-ca-dev/apertium-eng-cat__default__4a1761e82d51.json", "--dry-run"], False)],
+    ids=["schema", "schema-2>&1", "validate", "submit"])
+def test_a_closed_pipe_exits_quietly(args, stderr_too, tmp_path):
+    """``mtboard … | head -1``: the reader is gone before mtboard writes. A real pipe (subprocess): its read end is
+    closed at once, so the first write hits EPIPE. As the ``signal`` module docs recommend for SIGPIPE, the CLI points
+    stdout at os.devnull and exits 1 — no traceback, no "internal error", no "Exception ignored" at shutdown; also
+    when stderr is the same closed pipe (``2>&1 | head``)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    if args[0] == "submit":  # into an empty root: submit --dry-run prints the destination and the commands
+        (tmp_path / "repo" / "submissions").mkdir(parents=True)
+        args = [*args, "--root", str(tmp_path / "repo"), "--corpora", str(root / "corpora")]
+    r, w = os.pipe()
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-c", "from mtboard.cli import app; app()", *args], cwd=root,
+                                stdout=w, stderr=w if stderr_too else err)
+        os.close(w)
+        os.close(r)  # the reader is gone (head -1 after its line; here before the first)
+        rc = proc.wait(timeout=300)
+    assert rc == 1  # not 120 (Python's code when the final flush of stdout fails) nor a traceback's
+    if not stderr_too:
+        assert err_path.read_text() == ""

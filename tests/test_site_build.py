@@ -376,3 +376,42 @@ def test_real_submissions_render_with_their_numbers(tmp_path):
         cells = rows[card.run_card_hash[:16]]
         assert _first(cells["composite"][0]) == f"{card.scores.composite:.3f}"
         assert _first(cells["chrf"][0]) == f"{card.scores.chrf_plus_plus:.1f}"
+
+
+def _plain_rows(page: Path, table_class: str) -> list[list[str]]:
+    """Text of every body row of the first <table class="… TABLE_CLASS …"> (cells' text, tags dropped)."""
+    text = page.read_text(encoding="utf-8")
+    m = re.search(r'<table[^>]*class="[^"]*\b' + re.escape(table_class) + r'\b[^"]*"[^>]*>(.*?)</table>', text, re.S)
+    assert m, table_class
+    body = m.group(1).split("<tbody>", 1)[1]
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r,
+                                                                                   re.S)]
+            for r in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)]
+
+
+def test_runs_index_and_unranked_table_show_entries_and_temperature(site):
+    """The reviewer's leftover of issue 16: a 20-entry sweep card and a full run, or a t=0 and a t=0.7 twin, must
+    not look alike. Every row says how many of the segment's entries it covered (a subset flagged) and its
+    temperature; the toy corpus has 12 development entries, the partial card ran --limit 4."""
+    root, cards, _ = site
+    loaded = _loaded(root)
+    partial = cards["partial"]
+    assert partial.method.limit == 4 and len(partial.results) == 4
+    index = root / "out" / "runs" / "index.html"
+    head = index.read_text(encoding="utf-8").split("<tbody>", 1)[0]
+    assert '<th data-key="entries" data-numeric="1">Entries</th>' in head and 'data-key="temp"' in head
+    rows = _plain_rows(index, "mtb-lb")
+    assert len(rows) == len(loaded) == 8
+    by_method = {}
+    for r in rows:
+        by_method.setdefault(r[1], []).append(r)
+    entries_col, temp_col = 2, 3  # beside the method, in view at 1366 px
+    got = sorted((r[entries_col], r[temp_col]) for r in rows)
+    want = sorted((("4 of 12 subset (--limit 4)" if c.method.limit else "all 12"),
+                   ("—" if c.temperature is None else f"{c.temperature:g}")) for c in loaded.values())
+    assert got == want
+    assert sum(1 for e, _ in got if "subset" in e) == 1
+    board = root / "out" / "leaderboards" / "toy-en-es-v1.0.0.html"
+    unranked = _plain_rows(board, "mtb-unranked")
+    t = "—" if partial.temperature is None else f"{partial.temperature:g}"
+    assert [(r[2], r[3]) for r in unranked] == [("4 of 12 subset (--limit 4)", t)]

@@ -203,7 +203,8 @@ def test_sweep_page_grid_effects_and_phone(served, browser, tmp_path):
         assert pg.locator("h1").text_content().strip() == "Sweep gemma-270m-temperature"
         assert "11 of 11 cells have a card" in pg.text_content("article")
         grids = pg.locator("table.mtb-sweep caption")
-        assert [grids.nth(i).text_content() for i in range(2)] == ["EN→ES · mtb-en-es-dev", "EN→FR · mtb-en-fr-dev"]
+        assert [grids.nth(i).text_content() for i in range(2)] == ["EN→ES · mtb-en-es-dev · 20 of 355 entries",
+                                                                            "EN→FR · mtb-en-fr-dev · 20 of 355 entries"]
         links = pg.locator("table.mtb-sweep td a")
         assert links.count() == 11
         href = links.first.get_attribute("href")
@@ -211,7 +212,8 @@ def test_sweep_page_grid_effects_and_phone(served, browser, tmp_path):
         effects = pg.locator("table:has(caption#effects-cap) tbody tr")
         factors = [effects.nth(i).locator("td").first.text_content() for i in range(effects.count())]
         assert factors == ["prompt", "temperature"]
-        assert pg.locator("caption", has_text="prompt × temperature").count() == 1
+        assert pg.locator("caption", has_text="gemma-3-270m: prompt × temperature").count() == 1
+        assert pg.locator("p.mtb-legend .mtb-swatch").count() >= 5  # each shaded table has its legend
         assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
         pg.screenshot(path=str(_shots(tmp_path) / f"sweep-{vp['width']}.png"), full_page=True)
         assert pg.errors == []

@@ -53,6 +53,7 @@ def test_grid_heatmap_and_effects_recomputed(everything):
     sweep = load_sweep(SWEEP)
     placed = sp.place(sweep, everything)
     by = {(p.cell.dataset_id, p.cell.label, p.cell.prompt, p.cell.temperature): p for p in placed}
+    by_id = {p.cell.id: p for p in placed}
     grids = sp.grids(placed, "sweeps/gemma-270m-temperature.md")
     es = grids[0]
     assert es["columns"] == ["zero-shot-completion · t=0", "zero-shot-completion · t=0.7",
@@ -66,12 +67,37 @@ def test_grid_heatmap_and_effects_recomputed(everything):
                                           (0.0, 0.7)[i % 2])].chrf)
     assert [c["best"] for c in gemma_row[:4]] == [i == best for i in range(4)]
 
-    heat = next(h for h in sp.heatmaps(placed) if (h["rows_factor"], h["cols_factor"]) == ("prompt", "temperature"))
-    assert heat["columns"][:2] == ["t=0", "t=0.7"]
-    few_07 = statistics.fmean(by[(ds, "gemma-3-270m", "few-shot-completion", 0.7)].chrf
-                              for ds in ("mtb-en-es-dev", "mtb-en-fr-dev"))
+    heats = sp.heatmaps(placed)
+    heat = next(h for h in heats if (h["rows_factor"], h["cols_factor"]) == ("prompt", "temperature"))
+    assert heat["method"] == "gemma-3-270m"  # only Gemma has prompts and temperatures: Apertium and echo are not in it
+    assert heat["columns"] == ["t=0", "t=0.7"]
+    assert [r["level"] for r in heat["rows"]] == ["zero-shot-completion", "few-shot-completion"]
+    means = {(pr, t): statistics.fmean(by[(ds, "gemma-3-270m", pr, t)].chrf for ds in ("mtb-en-es-dev", "mtb-en-fr-dev"))
+             for pr in ("zero-shot-completion", "few-shot-completion") for t in (0.0, 0.7)}
+    lo, hi = min(means.values()), max(means.values())
+    assert (heat["lo"], heat["hi"]) == (pytest.approx(lo), pytest.approx(hi))
+    few_07 = means[("few-shot-completion", 0.7)]
     row = next(r for r in heat["rows"] if r["level"] == "few-shot-completion")
-    assert row["cells"][1] == {"value": f"{few_07:.1f}", "shade": f"mtb-h{int(few_07 / 20)}", "n": 2}
+    # the shade is the value's fifth of this table's range (not an absolute scale on which all of Gemma is "low")
+    assert {k: row["cells"][1][k] for k in ("value", "shade", "n")} == {
+        "value": f"{few_07:.1f}", "shade": f"mtb-s{min(4, int(5 * (few_07 - lo) / (hi - lo)))}", "n": 2}
+    shades = {c["shade"] for r in heat["rows"] for c in r["cells"]}
+    assert "mtb-s0" in shades and "mtb-s4" in shades  # the table's lowest and highest cells are the scale's ends
+    assert heat["legend"][0][0] == "mtb-s0" and heat["legend"][-1][0] == "mtb-s4"
+    assert heat["legend"][0][1] == f"{lo:.1f}–{lo + (hi - lo) / 5:.1f}"
+    # no heatmap cell ever averages two methods (the reviewer's "—" row averaged Apertium with echo)
+    labels = {p.cell.id: p.cell.label for p in placed}
+    for h in heats:
+        for r in h["rows"]:
+            assert r["level"] != "—"
+            for c in r["cells"]:
+                assert len({labels[i] for i in c["cells"]}) <= 1, (h["rows_factor"], h["cols_factor"], r["level"])
+                if c["n"]:
+                    assert c["value"] == f"{statistics.fmean(by_id[i].chrf for i in c['cells']):.1f}"
+    method_ds = next(h for h in heats if (h["rows_factor"], h["cols_factor"]) == ("method", "dataset"))
+    assert [r["level"] for r in method_ds["rows"]] == ["gemma-3-270m", "apertium", "echo"]
+    echo_es = method_ds["rows"][2]["cells"][0]
+    assert echo_es["n"] == 1 and echo_es["value"] == f"{by[('mtb-en-es-dev', 'echo', None, None)].chrf:.1f}"
 
     effects = {(e.factor, e.level): e for e in sp.factor_effects(placed, resamples=400)}
     assert set(effects) == {("prompt", "few-shot-completion"), ("temperature", 0.7)}
@@ -101,6 +127,11 @@ def test_pages_nav_and_a_broken_sweep_file_is_a_warning(tmp_path, everything):
     assert nav == [{"Sweep gemma-270m-temperature": "sweeps/gemma-270m-temperature.md"}]
     text = pages["sweeps/gemma-270m-temperature.md"]
     assert "11 of 11 cells have a card" in text and text.count('<a href="../runs/') == 11
+    # the grid says its runs are 20-entry subsets of the 355-entry development segments (sweep file: limit 20)
+    assert "Every cell covers the first 20 of the 355 development entries of its dataset (`limit: 20`)" in text
+    assert text.count("20 of 355 entries") == 2  # each grid's caption (EN-ES, EN-FR)
+    assert "relative to this table's range" in text and 'class="mtb-legend"' in text
+    assert "mtb-h" not in text  # the absolute red-to-blue scale is gone
     assert sp.with_sweeps([{"Home": "index.md"}, {"Leaderboards": []}, {"Models": "m.md"}], nav) == [
         {"Home": "index.md"}, {"Leaderboards": []}, {"Sweeps": nav}, {"Models": "m.md"}]
     assert sp.with_sweeps([{"Home": "index.md"}], []) == [{"Home": "index.md"}]

@@ -204,6 +204,40 @@ methods: [{method: "openai:gpt-4o-mini"}]
     assert e.cost_usd == pytest.approx(c.cost.mid)
 
 
+def test_reasoning_tokens_are_estimated_for_a_method_with_an_effort(tmp_path):
+    """openai:gpt-5-mini:low ($0.25 in / $2.00 out, no reasoning rate in prompts/prices.yaml: reasoning is billed at
+    the output rate) on 3 entries × 2 runs: on top of the visible translation, est.REASONING_TOKENS["low"] =
+    (64, 256, 1024) hidden tokens per call, the high end capped at the sweep's max_tokens (512 by default: the cap
+    covers reasoning and answer) — 6 calls × 256 = 1,536 tokens (384–3,072), $0.003072 at $2.00/1M; with a table
+    that prices reasoning at $8.00/1M, $0.012288. The same method without an effort has none."""
+    from mtboard.documents import load_corpus
+    from mtboard.prices import PriceTable
+
+    assert est.REASONING_TOKENS["low"] == (64, 256, 1024)
+    text = "name: t\ndatasets: [corpora/mtb-en-es-dev.json]\nlimit: 3\nruns: 2\nprompts: [translate-chat]\n"
+    (low,) = est.estimate_sweep(load_sweep(_sweep_file(tmp_path, text + "methods: [{method: 'openai:gpt-5-mini:low'}]\n"))).cells
+    (plain,) = est.estimate_sweep(load_sweep(_sweep_file(tmp_path, text + "methods: [{method: 'openai:gpt-5-mini'}]\n"))).cells
+    assert (low.reasoning.low, low.reasoning.mid, low.reasoning.high) == (384, 1536, 3072)
+    assert plain.reasoning.mid == 0
+    assert low.prompt == plain.prompt and low.completion == plain.completion
+    assert low.tokens.mid == pytest.approx(plain.tokens.mid + 1536)
+    assert low.cost.mid - plain.cost.mid == pytest.approx(0.003072)
+    assert low.cost.high - plain.cost.high == pytest.approx(3072 * 2.00 / 1e6)
+    assert low.as_dict()["tokens"]["reasoning"] == 1536 and plain.as_dict()["tokens"]["reasoning"] == 0
+    table = PriceTable(as_of="2026-12-01", source="hand-made", models=[
+        {"provider": "openai", "model": "gpt-5-mini", "input": 0.25, "output": 2.00, "reasoning": 8.00}])
+    corpus, _ = load_corpus(tmp_path / "corpora" / "mtb-en-es-dev.json")
+    priced = est.estimate_cell(low.cell, corpus, table=table)
+    assert priced.cost.mid - plain.cost.mid == pytest.approx(0.012288)
+    # a judge with an effort reasons too: one call per entry and run, at the judge model's rate
+    judged = text + "judges: ['rubric=openai:gpt-5-mini:low']\nmethods: [{method: 'openai:gpt-4o-mini'}]\n"
+    unjudged = text + "judges: ['rubric=openai:gpt-5-mini']\nmethods: [{method: 'openai:gpt-4o-mini'}]\n"
+    (j,) = est.estimate_sweep(load_sweep(_sweep_file(tmp_path, judged))).cells
+    (u,) = est.estimate_sweep(load_sweep(_sweep_file(tmp_path, unjudged))).cells
+    assert j.judge_reasoning.mid == 1536 and u.judge_reasoning.mid == 0 and j.reasoning.mid == 0
+    assert j.cost.mid - u.cost.mid == pytest.approx(0.003072)
+
+
 def test_judge_calls_are_counted_and_priced(tmp_path):
     p = _sweep_file(tmp_path, """name: t
 datasets: [corpora/mtb-en-es-dev.json]

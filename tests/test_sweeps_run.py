@@ -102,3 +102,40 @@ def test_gguf_seed_is_sent_per_replicate_recorded_and_re_run(tmp_path):
     assert rerun.backend_options == {"seed": 41}
     assert GGUFBackend.rerun(spec, BackendFacts(sampling={"temperature": 0.0}),
                              model_path=Path("/models/m.gguf")).backend_options == {}
+
+
+def test_a_missing_dataset_or_mode_names_the_sweep_file_the_field_and_the_fix(checkout, tmp_path):
+    """The reviewer's leftover of issue 16: these errors named a corpus path under a guessed root, or ``--method``,
+    never the sweep file. Plan time: a dataset that is not there, a mode for other languages; run time: an Apertium
+    mode that is not installed here (eng-fra: this machine has eng-spa and eng-cat)."""
+    sweeps = checkout / "sweeps"
+    (sweeps / "nodata.yaml").write_text("name: nodata\ndatasets: [corpora/mtb-en-xx-dev.json]\n"
+                                        "methods: [{method: 'echo:'}]\n", encoding="utf-8")
+    proc = cli_support.invoke(["sweep", "plan", "sweeps/nodata.yaml"], cwd=checkout)
+    assert proc.returncode == 1
+    line = proc.stderr.strip()
+    assert line == (f"error: {Path('sweeps') / 'nodata.yaml'}: datasets.0: dataset corpora/mtb-en-xx-dev.json "
+                    f"does not load from {checkout.resolve()}: file not found (fix: give the corpus path relative "
+                    f"to the repository root (--root; default: the checkout holding the sweep file), or add the "
+                    f"corpus there)")
+    (sweeps / "langs.yaml").write_text("name: langs\ndatasets: [corpora/mtb-en-es-dev.json]\n"
+                                       "methods: [{method: 'echo:'}, {method: 'apertium:cat-spa'}]\n", encoding="utf-8")
+    proc = cli_support.invoke(["sweep", "plan", "sweeps/langs.yaml"], cwd=checkout)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"error: {Path('sweeps') / 'langs.yaml'}: methods.1.method: Apertium mode "
+                                  "'cat-spa' translates cat→spa") and "(fix: use a mode for eng→spa" in proc.stderr
+    from mtboard.backends.apertium import installed_modes
+
+    if shutil.which("apertium") is None or "eng-fra" in installed_modes():
+        return
+    shutil.copy(ROOT / "corpora" / "mtb-en-fr-dev.json", checkout / "corpora")
+    (sweeps / "nomode.yaml").write_text("name: nomode\ndatasets: [corpora/mtb-en-fr-dev.json]\nlimit: 2\n"
+                                        "methods: [{method: 'echo:'}, {method: 'apertium:eng-fra'}]\n",
+                                        encoding="utf-8")
+    proc = cli_support.invoke(["sweep", "run", "sweeps/nomode.yaml"], cwd=checkout,
+                              env={"MTBOARD_PROGRESS_INTERVAL": "1000"})
+    assert proc.returncode == 1 and "1 of 2 cell(s) failed" in proc.stderr
+    summary = json.loads((checkout / "runs" / "sweeps" / "nomode" / "summary.json").read_text(encoding="utf-8"))
+    error = summary["rows"][1]["error"]
+    assert error.startswith(f"{Path('sweeps') / 'nomode.yaml'}: methods.1.method: Apertium mode 'eng-fra' is not "
+                            "installed; installed modes: ") and "(fix: pick one of the installed modes" in error

@@ -140,7 +140,41 @@ def test_collect_step_refuses_a_tampered_or_misplaced_card(tmp_path):
     assert f"refused     sweep-card-{swapped}: not the planned run" in proc.stdout
     assert f"refused     sweep-card-{tampered}: " in proc.stdout and "validation" in proc.stdout
     assert "refused     sweep-plan: not a sweep-card-CELL_ID artifact folder" in proc.stdout
-    assert [p.name for p in (ws / "harness" / "submissions").glob("*/*")] == [cards[good].name]
+    # exit 1 means nothing was filed: the good card waits until the refused ones are explained (docs/sweeps.md)
+    assert "collected   0 new card(s), 0 already submitted, 8 missing, 3 refused" in proc.stdout
+    assert proc.stderr.strip() == ("error: 3 of 4 artifact folder(s) refused, nothing filed under "
+                                   f"{ws / 'harness' / 'submissions'} (fix: remove or re-run the refused cells' "
+                                   "artifacts and collect again)")
+    assert list((ws / "harness" / "submissions").glob("*/*")) == []
+
+
+def test_collect_outside_a_checkout_needs_root_and_files_only_there(tmp_path):
+    """The reviewer's leftover of issue 16: with the sweep file outside a checkout (the workflow's sparse ./data),
+    collect used the current folder as the root and wrote submissions/ beside the sweep file. Now the root is
+    --root, else the checkout holding the sweep file (the folder above it with corpora/), else the current folder if
+    it is one; otherwise one line naming the file, --root and the fix. Exit 0 = every card filed."""
+    cards = committed_sweep_cards()
+    ws = _workspace(tmp_path)
+    cid = sorted(cards)[0]
+    downloaded = tmp_path / "runner-temp" / "cards"
+    (downloaded / f"sweep-card-{cid}").mkdir(parents=True)
+    shutil.copy(cards[cid], downloaded / f"sweep-card-{cid}" / "card.json")
+    data = ws / "data"
+    before = sorted(p.relative_to(data).as_posix() for p in data.rglob("*"))
+    proc = subprocess.run(["mtboard", "sweep", "collect", SWEEP_REL, str(downloaded)], cwd=data,
+                          capture_output=True, text=True, timeout=600, env=_env(ws))
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (
+        f"error: {SWEEP_REL}: --root: the sweep file is outside an mtboard checkout (no corpora/ folder above it "
+        "or in the current folder): no repository root for its datasets and submissions/ (fix: pass --root "
+        "CHECKOUT, the mtboard checkout whose corpora/ the sweep names; collect files the cards under "
+        "CHECKOUT/submissions/)")
+    proc = subprocess.run(["mtboard", "sweep", "collect", SWEEP_REL, str(downloaded), "--root", "../harness"],
+                          cwd=data, capture_output=True, text=True, timeout=600, env=_env(ws))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.relative_to(data).as_posix() for p in data.rglob("*")) == before  # nothing beside the file
+    assert [p.name for p in (ws / "harness" / "submissions").glob("*/*")] == [cards[cid].name]
+    assert f"into        {(ws / 'harness' / 'submissions').resolve()}" in proc.stdout
 
 
 def test_workflow_shape_keeps_secrets_away_from_contributor_code():

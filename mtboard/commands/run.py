@@ -390,7 +390,7 @@ def run(
 
     from mtboard.runner import (RunSettings, finish, judge_specs, parse_backend_opts, preflight_judges, prepare,
                                 translate_all)
-    from mtboard.workdir import WorkDir
+    from mtboard.workdir import WorkDir, lock_workdir
 
     specs = judge_specs(judge)
     neural_keys, neural_revs = [], {}
@@ -414,36 +414,37 @@ def run(
     plan = prepare(settings)
     preflight_judges(plan)  # before anything is sent: a refused judge or a bad spec costs no translation
 
-    def echo(line: str) -> None:
-        typer.echo(line, err=True)
+    with lock_workdir(plan.work_dir):  # one process per work dir for the whole run (a second fails at once)
+        def echo(line: str) -> None:
+            typer.echo(line, err=True)
 
-    progress = progress_sink(plan.spec.method.text, plan.work_dir)
-    echo(f"work dir    {plan.work_dir}")
-    if limit is not None:
-        echo(unranked_note(limit, len(plan.entries)))
-    terminated: list[int] = []
-    previous = _stop_on_sigterm(terminated)
-    try:
-        translated = asyncio.run(translate_all(plan, progress, notice=echo))
-    except KeyboardInterrupt:
-        total = len(plan.entries) * plan.spec.runs
-        selected = {(ri, e.id) for e in plan.entries for ri in range(plan.spec.runs)}
-        finished = len(WorkDir(plan.work_dir).finished() & selected) if plan.work_dir.is_dir() else 0
-        how, code = ("terminated (SIGTERM)", 143) if terminated else ("interrupted", 130)
-        fail(f"{how}: {finished} of {total} entries finished and are kept in {plan.work_dir}; resume with: "
-             f"{resume_command(plan.work_dir)}", code)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-    outcome = finish(translated, judge=specs)
-    typer.echo(_summary(outcome))
-    if neural_keys and outcome.card is not None and outcome.card_path is not None:
-        from mtboard.commands.neural import write_scored
-        from mtboard.neural_card import score_card
+        progress = progress_sink(plan.spec.method.text, plan.work_dir)
+        echo(f"work dir    {plan.work_dir}")
+        if limit is not None:
+            echo(unranked_note(limit, len(plan.entries)))
+        terminated: list[int] = []
+        previous = _stop_on_sigterm(terminated)
+        try:
+            translated = asyncio.run(translate_all(plan, progress, notice=echo))
+        except KeyboardInterrupt:
+            total = len(plan.entries) * plan.spec.runs
+            selected = {(ri, e.id) for e in plan.entries for ri in range(plan.spec.runs)}
+            finished = len(WorkDir(plan.work_dir).finished() & selected) if plan.work_dir.is_dir() else 0
+            how, code = ("terminated (SIGTERM)", 143) if terminated else ("interrupted", 130)
+            fail(f"{how}: {finished} of {total} entries finished and are kept in {plan.work_dir}; resume with: "
+                 f"{resume_command(plan.work_dir)}", code)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+        outcome = finish(translated, judge=specs)
+        typer.echo(_summary(outcome))
+        if neural_keys and outcome.card is not None and outcome.card_path is not None:
+            from mtboard.commands.neural import write_scored
+            from mtboard.neural_card import score_card
 
-        scored = score_card(outcome.card, neural_keys, revisions=neural_revs, batch_size=neural_batch_size,
-                            device=neural_device)
-        write_scored(scored, outcome.card_path, plan.work_dir, outcome.card_path)
+            scored = score_card(outcome.card, neural_keys, revisions=neural_revs, batch_size=neural_batch_size,
+                                device=neural_device)
+            write_scored(scored, outcome.card_path, plan.work_dir, outcome.card_path)
 
 
 __all__ = ["run"]

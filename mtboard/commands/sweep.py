@@ -137,14 +137,19 @@ def collect(
                                                  "here.")] = None,
 ) -> None:
     """Check downloaded sweep cards against the plan, validate them and copy them to ROOT/submissions/ (the
-    workflow's collect step). Exit 1 when a card is refused; cells without a card are listed, not refused."""
+    workflow's collect step; ROOT: --root, else the checkout holding the sweep file).
+
+    Exit 0: every card filed (or already there); cells without a card are listed, not refused. Exit 1: N artifact
+    folder(s) refused and nothing filed (the accepted cards are listed as held), or an error."""
     from mtboard.sweeps.collect import collect as collect_cards
     from mtboard.sweeps.collect import pr_body
     from mtboard.sweeps.spec import find_root, load_sweep
     from mtboard.validate import make_context
 
+    root = root or find_root(file)
     sweep = load_sweep(file, root)
-    ctx = make_context(root or find_root(file), corpora, secret_segment_env="MTBOARD_SECRET_SEGMENT")
+    ctx = make_context(root, corpora, secret_segment_env="MTBOARD_SECRET_SEGMENT")
+    typer.echo(f"into        {(ctx.root / 'submissions').resolve()}")
     result = collect_cards(sweep, downloaded, ctx)
     for rel in result.filed:
         typer.echo(f"filed       {rel}")
@@ -154,12 +159,16 @@ def collect(
         typer.echo(f"missing     {cid} (no artifact)")
     for name, why in result.refused:
         typer.echo(f"refused     {name}: {why}")
+    for name in result.held:
+        typer.echo(f"held        {name} (accepted; not filed while others are refused)")
     typer.echo(f"collected   {len(result.filed)} new card(s), {len(result.already)} already submitted, "
                f"{len(result.missing)} missing, {len(result.refused)} refused")
     if body is not None:
         body.write_text(pr_body(sweep, result), encoding="utf-8")
     if not result.ok:
-        fail(f"{len(result.refused)} card(s) refused; nothing should be proposed until they are explained")
+        fail(f"{len(result.refused)} of {result.folders} artifact folder(s) refused, nothing filed under "
+             f"{(ctx.root / 'submissions').resolve()} (fix: remove or re-run the refused cells' artifacts and "
+             f"collect again)")
 
 
 __all__ = ["plan", "run", "collect", "sweep_app"]

@@ -28,7 +28,8 @@ def _env() -> Environment:
     env.filters["md"] = fmt.md_text
     env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, pm=fmt.pm, dash=fmt.DASH,
                        safe_url=fmt.safe_url,
-                       method_name=tables.method_name, run_page=tables.run_page, model_page=tables.model_page,
+                       method_name=tables.method_name, run_page=tables.run_page, coverage=tables.coverage,
+                       temperature_text=tables.temperature_text, model_page=tables.model_page,
                        columns=COLUMNS)
     return env
 

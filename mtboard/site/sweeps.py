@@ -6,10 +6,12 @@ method, condition, temperature, entries, replicates, plus the corpus and prompt 
 components); when several cards are one cell's run, the latest is shown. The page holds:
 
 * the grid per dataset (design §2 "Sweep"): rows = method, columns = the conditions present (prompt/condition ×
-  temperature); a cell is chrF++ with its 95 % bootstrap interval, shaded by value, linked to its run page; the best
+  temperature); a cell is chrF++ with its 95 % bootstrap interval, shaded on the grid's range, linked to its run page; the best
   cell of a row outlined; a footer with the runs and Σ declared cost;
 * a heatmap per pair of factors that vary (prompt × temperature, method × dataset, …): the mean chrF++ over the cards
-  at each combination (every other factor averaged), as a coloured HTML table (screen-readable, design §3.6);
+  at each combination (the other factors averaged, never two methods: :func:`heatmaps`), as a coloured HTML table
+  (screen-readable, design §3.6), shaded on the table's own range with a legend;
+* a note when the cells are ``limit`` subsets of their segments (:func:`subset_note`);
 * each factor's effect with a CI: for a factor with levels a, b, …, the effect of level b is the mean over every pair
   of cards that differ only in that factor (same dataset, same entries) of chrF++(b) − chrF++(a), with a 95 %
   percentile interval from a paired bootstrap over segments — each dataset's segments resampled once
@@ -76,6 +78,7 @@ class SweepPage:
     heatmaps: list[dict[str, Any]] = field(default_factory=list)
     effects: list[Effect] = field(default_factory=list)
     cost: float | None = 0.0
+    subset_note: str | None = None
 
 
 def _level(x: Any) -> str:
@@ -156,8 +159,29 @@ def factor_effects(placed: list[Placed], resamples: int = bootstrap.BOOTSTRAP_RE
     return effects
 
 
-def _shade(v: float | None) -> str:
-    return "" if v is None else f"mtb-h{min(4, max(0, int(v / 20)))}"
+SHADES = 5
+"""Steps of the sweep page's sequential colour scale (CSS classes ``mtb-s0`` … ``mtb-s4``, light to dark)."""
+
+
+def _shade(v: float | None, lo: float | None, hi: float | None) -> str:
+    """The CSS class of ``v`` on a scale relative to its table's range [lo, hi] (five equal steps; the lowest value
+    is ``mtb-s0``, the highest ``mtb-s4``; a table of one value is the middle step)."""
+    if v is None or lo is None or hi is None:
+        return ""
+    if hi <= lo:
+        return f"mtb-s{SHADES // 2}"
+    return f"mtb-s{min(SHADES - 1, max(0, int(SHADES * (v - lo) / (hi - lo))))}"
+
+
+def _scale(values: list[float]) -> tuple[float | None, float | None, list[tuple[str, str]]]:
+    """``(lo, hi, legend)`` of a table's values: the legend is (class, ``"a–b"`` chrF++ range) per step."""
+    if not values:
+        return None, None, []
+    lo, hi = min(values), max(values)
+    if hi <= lo:
+        return lo, hi, [(f"mtb-s{SHADES // 2}", f"{lo:.1f}")]
+    step = (hi - lo) / SHADES
+    return lo, hi, [(f"mtb-s{i}", f"{lo + i * step:.1f}–{lo + (i + 1) * step:.1f}") for i in range(SHADES)]
 
 
 def grids(placed: list[Placed], page: str) -> list[dict[str, Any]]:
@@ -167,6 +191,7 @@ def grids(placed: list[Placed], page: str) -> list[dict[str, Any]]:
         here = [p for p in placed if p.cell.dataset_id == ds]
         cols = list(dict.fromkeys((p.cell.condition, p.cell.temperature) for p in here))
         rows = []
+        lo, hi, legend = _scale([p.chrf for p in here if p.chrf is not None])
         for method in dict.fromkeys(p.cell.label for p in here):
             cells = []
             mine = {(p.cell.condition, p.cell.temperature): p for p in here if p.cell.label == method}
@@ -176,7 +201,7 @@ def grids(placed: list[Placed], page: str) -> list[dict[str, Any]]:
                 if p is None:
                     cells.append(None)
                     continue
-                cells.append({"chrf": fmt.num(p.chrf), "ci": fmt.ci(p.ci), "shade": _shade(p.chrf),
+                cells.append({"chrf": fmt.num(p.chrf), "ci": fmt.ci(p.ci), "shade": _shade(p.chrf, lo, hi),
                               "best": p.chrf is not None and p.chrf == best and sum(
                                   1 for q in mine.values() if q.chrf is not None) > 1,
                               "link": rel_link(page, run_page(p.lc)) if p.lc is not None else None,
@@ -185,27 +210,76 @@ def grids(placed: list[Placed], page: str) -> list[dict[str, Any]]:
         language_pair = here[0].cell.language_pair
         out.append({"dataset": ds, "language_pair": language_pair,
                     "columns": [f"{c}{'' if t is None else f' · t={t:g}'}" for c, t in cols], "rows": rows,
-                    "runs": sum(1 for p in here if p.lc is not None), "cells": len(here)})
+                    "runs": sum(1 for p in here if p.lc is not None), "cells": len(here), "legend": legend,
+                    "coverage": _coverage(here)})
     return out
 
 
+def _coverage(cells: list[Placed]) -> str:
+    """``20 of 355 entries`` (a range ``20–40`` when the cells differ; ``all 355`` for full-segment cells)."""
+    covered = sorted({p.cell.entries for p in cells})
+    of = max(p.cell.segment_entries for p in cells)
+    n = str(covered[0]) if len(covered) == 1 else f"{covered[0]}–{covered[-1]}"
+    return f"all {of} entries" if covered == [of] else f"{n} of {of} entries"
+
+
+def subset_note(placed: list[Placed]) -> str | None:
+    """The sentence saying the grid's cells are subsets (``limit`` in the sweep file), None when every cell covers
+    its whole segment."""
+    subsets = [p.cell for p in placed if p.cell.entries < p.cell.segment_entries]
+    if not subsets:
+        return None
+    entries = sorted({c.entries for c in subsets})
+    totals = sorted({c.segment_entries for c in subsets})
+    n = str(entries[0]) if len(entries) == 1 else f"{entries[0]}–{entries[-1]}"
+    of = str(totals[0]) if len(totals) == 1 else f"{totals[0]}–{totals[-1]}"
+    limits = sorted({c.limit for c in subsets if c.limit is not None})
+    lim = f" (`limit: {limits[0]}`)" if len(limits) == 1 else ""
+    every = "Every cell covers" if len(subsets) == len(placed) else f"{len(subsets)} of {len(placed)} cells cover"
+    return (f"{every} the first {n} of the {of} {subsets[0].segment} entries of its dataset{lim}: the scores compare "
+            f"the cells of this page with each other, not with the full-corpus leaderboards, and {entries[0]} "
+            f"segments give wide intervals.")
+
+
+def _heat_level(factor: str, x: Any) -> str:
+    if x is None:  # an engine's prompt or temperature: it takes none
+        return f"no {factor}"
+    return _level(x)
+
+
+def _heatmap(have: list[Placed], fa: str, fb: str, method: str | None) -> dict[str, Any]:
+    rows = list(dict.fromkeys(p.cell.factors()[fa] for p in have))
+    cols = list(dict.fromkeys(p.cell.factors()[fb] for p in have))
+    groups = {(r, c): [p for p in have if p.cell.factors()[fa] == r and p.cell.factors()[fb] == c]
+              for r in rows for c in cols}
+    means = {k: pystats.fmean(p.chrf for p in g) for k, g in groups.items() if g}  # type: ignore[misc]
+    lo, hi, legend = _scale(list(means.values()))
+    table = [{"level": _heat_level(fa, r), "cells": [
+        {"value": fmt.num(means.get((r, c))), "shade": _shade(means.get((r, c)), lo, hi), "n": len(groups[(r, c)]),
+         "cells": [p.cell.id for p in groups[(r, c)]]} for c in cols]} for r in rows]
+    return {"rows_factor": fa, "cols_factor": fb, "method": method, "columns": [_heat_level(fb, c) for c in cols],
+            "rows": table, "lo": lo, "hi": hi, "legend": legend}
+
+
 def heatmaps(placed: list[Placed]) -> list[dict[str, Any]]:
-    """Mean chrF++ per combination of two varying factors (every other factor averaged)."""
+    """Mean chrF++ per combination of two factors, never over two methods: a pair with ``method`` has one row per
+    method (each cell averages that method's runs over the other factors); any other pair (prompt × temperature,
+    prompt × dataset, …) gets one heatmap per method on which both factors apply (no engine, which takes no prompt
+    and no temperature) and both vary. Each table is shaded on its own range (:func:`_shade`)."""
     have = [p for p in placed if p.chrf is not None]
-    varying = [f for f in FACTORS if len({p.cell.factors()[f] for p in have}) > 1]
     out = []
-    for fa, fb in itertools.combinations(varying, 2):
-        rows = list(dict.fromkeys(p.cell.factors()[fa] for p in have))
-        cols = list(dict.fromkeys(p.cell.factors()[fb] for p in have))
-        table = []
-        for r in rows:
-            line = []
-            for c in cols:
-                vals = [p.chrf for p in have if p.cell.factors()[fa] == r and p.cell.factors()[fb] == c]
-                v = pystats.fmean(vals) if vals else None  # type: ignore[arg-type]
-                line.append({"value": fmt.num(v), "shade": _shade(v), "n": len(vals)})
-            table.append({"level": _level(r), "cells": line})
-        out.append({"rows_factor": fa, "cols_factor": fb, "columns": [_level(c) for c in cols], "rows": table})
+    varying = [f for f in FACTORS if len({p.cell.factors()[f] for p in have}) > 1]
+    if "method" in varying:
+        for other in (f for f in FACTORS if f != "method"):
+            if len({p.cell.factors()[other] for p in have}) > 1:
+                out.append(_heatmap(have, "method", other, None))
+    for method in dict.fromkeys(p.cell.label for p in have):
+        mine = [p for p in have if p.cell.label == method]
+        for fa, fb in itertools.combinations([f for f in FACTORS if f != "method"], 2):
+            values = [{p.cell.factors()[f] for p in mine} for f in (fa, fb)]
+            if any(None in v or len(v) < 2 for v in values):
+                continue
+            out.append(_heatmap(mine, fa, fb, method))
     return out
 
 
@@ -231,7 +305,8 @@ def build_pages(sweeps_dir: Path, root: Path, boards: list[Leaderboard],
         costs = [p.lc.card.totals.total_cost_usd for p in placed if p.lc is not None]
         sp = SweepPage(sweep=sweep, page=page, placed=placed, grids=grids(placed, page), heatmaps=heatmaps(placed),
                        effects=factor_effects(placed, resamples),
-                       cost=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs))
+                       cost=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+                       subset_note=subset_note(placed))
         pages[page] = env.get_template("sweep.md.j2").render(
             sp=sp, title=f"Sweep {sweep.name}", link=lambda target, _p=page: rel_link(_p, target), level=_level)
         nav.append({fmt.safe_title(f"Sweep {sweep.name}"): page})
@@ -246,5 +321,5 @@ def with_sweeps(nav: list[dict[str, Any]], sweep_nav: list[dict[str, Any]]) -> l
     return [*nav[:at], {"Sweeps": sweep_nav}, *nav[at:]]
 
 
-__all__ = ["FACTORS", "with_sweeps", "Placed", "Effect", "SweepPage", "belongs", "place", "factor_effects", "grids", "heatmaps",
+__all__ = ["FACTORS", "with_sweeps", "Placed", "Effect", "SweepPage", "belongs", "place", "factor_effects", "grids", "heatmaps", "subset_note",
            "build_pages"]

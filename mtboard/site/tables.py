@@ -181,6 +181,42 @@ def method_name(card: RunCard) -> str:
     return " · ".join(parts)
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How many entries a card evaluated against the dataset segment's size (issue 16: a 20-entry sweep card must
+    not look like a full run). ``of`` is None when the corpus is not loaded; ``limit`` is the card's ``method.limit``
+    (spec §3.3 ``dataset.entry_count``; ``--limit N``)."""
+
+    entries: int
+    of: int | None
+    limit: int | None
+
+    @property
+    def subset(self) -> bool:
+        return self.limit is not None or (self.of is not None and self.entries < self.of)
+
+    @property
+    def text(self) -> str:
+        """``all 355`` for a full run; ``20 of 355`` (``20`` without the corpus) plus ``subset`` and the limit."""
+        if not self.subset:
+            return f"all {self.entries}" if self.of is not None else str(self.entries)
+        base = f"{self.entries} of {self.of}" if self.of is not None else str(self.entries)
+        return base + " subset" + (f" (--limit {self.limit})" if self.limit is not None else "")
+
+
+def coverage(card: RunCard, lb: "Leaderboard") -> Coverage:
+    """The card's :class:`Coverage` on its board: the segment's entry count from the board's loaded corpus."""
+    of = None
+    if lb.corpus is not None:
+        of = len(lb.corpus.corpus.segment(card.dataset.segment))
+    return Coverage(card.dataset.entry_count, of, card.method.limit)
+
+
+def temperature_text(card: RunCard) -> str:
+    """The sampling temperature as sent (``0``, ``0.7``); the dash for engines that take no temperature."""
+    return fmt.DASH if card.temperature is None else f"{card.temperature:g}"
+
+
 def run_page(lc: LoadedCard) -> str:
     return f"runs/{lc.page_id}.md"
 

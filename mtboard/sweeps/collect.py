@@ -7,6 +7,12 @@ its layout without ``merge-multiple``), are checked against the sweep's plan, va
 A card is refused when its artifact names no cell of the sweep, when it is not the run its cell planned (dataset,
 method, condition, temperature, entries, replicates), or when it fails validation; a cell without an artifact (its
 job failed) is reported as missing. Nothing here runs a model or reads a secret.
+
+All or nothing: every card is checked and validated first (:func:`mtboard.submit.submit_card` with ``dry_run``); only
+when none is refused are they copied to ``ROOT/submissions/`` (``ROOT``: ``--root``, else the checkout holding the
+sweep file, :func:`mtboard.sweeps.spec.find_root`). So ``mtboard sweep collect`` exits 0 with every accepted card
+filed, or 1 with the count of refused folders and nothing filed (the accepted ones are listed as held) — never a
+half-filed pull request.
 """
 
 from __future__ import annotations
@@ -38,6 +44,10 @@ class Collected:
     refused: list[tuple[str, str]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     already: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    """Artifact folders whose cards passed every check but were not filed because others were refused."""
+    folders: int = 0
+    """Folders in the downloaded artifacts folder."""
 
     @property
     def ok(self) -> bool:
@@ -45,7 +55,7 @@ class Collected:
 
     def as_dict(self) -> dict[str, Any]:
         return {"filed": self.filed, "already": self.already, "refused": [list(r) for r in self.refused],
-                "missing": self.missing}
+                "missing": self.missing, "held": self.held}
 
 
 def mismatch(cell: Cell, card: Any) -> str | None:
@@ -75,7 +85,10 @@ def collect(sweep: Sweep, downloaded: Path, ctx: Any) -> Collected:
     cells = {c.id: c for c in sweep.cells}
     out = Collected()
     seen: set[str] = set()
-    for folder in sorted(p for p in downloaded.iterdir()):
+    accepted: list[Path] = []
+    folders = sorted(p for p in downloaded.iterdir())
+    out.folders = len(folders)
+    for folder in folders:
         m = _ARTIFACT.match(folder.name)
         if not folder.is_dir() or m is None:
             out.refused.append((folder.name, f"not a {ARTIFACT_PREFIX}CELL_ID artifact folder"))
@@ -101,13 +114,23 @@ def collect(sweep: Sweep, downloaded: Path, ctx: Any) -> Collected:
             out.already.append(existing)
             continue
         try:
-            sub = submit_card(path, ctx)
+            submit_card(path, ctx, dry_run=True)  # validation and the destination checks, nothing written
         except MtboardError as exc:
             out.refused.append((folder.name, exc.one_line()))
             continue
-        out.filed.append(sub.relpath)
-        for stray in folder.glob("pr-body-*.md"):  # submit_card's PR body, next to the card: not part of the PR
-            stray.unlink()
+        accepted.append(folder)
+    if out.refused:
+        out.held = [f.name for f in accepted]
+    else:
+        for folder in accepted:
+            try:
+                sub = submit_card(folder / "card.json", ctx)
+            except MtboardError as exc:  # e.g. two artifacts holding copies of one run: the second is refused
+                out.refused.append((folder.name, exc.one_line()))
+                continue
+            out.filed.append(sub.relpath)
+            for stray in folder.glob("pr-body-*.md"):  # submit_card's PR body, next to the card: not in the PR
+                stray.unlink()
     out.missing = [c.id for c in sweep.cells if c.id not in seen and not any(
         r[0] == ARTIFACT_PREFIX + c.id for r in out.refused)]
     return out

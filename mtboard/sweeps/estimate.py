@@ -16,6 +16,10 @@ Per cell, from the corpus slice the cell covers:
 * **judge calls** — one call per entry, replicate and judge (per-entry judges), with the judge prompt rendered with
   the source and the reference standing in for the translation (the ratio counts: judges are API models), and
   :data:`JUDGE_OUTPUT_TOKENS` answer tokens per kind (range: half of it to the kind's ``max_tokens`` cap).
+* **reasoning tokens** — a method (or judge) with a reasoning effort (``openai:gpt-5-mini:low``) also bills hidden
+  reasoning tokens as output: :data:`REASONING_TOKENS` per call for its effort (a range), capped at ``max_tokens``
+  when the cell sets one (the cap covers reasoning and answer), priced at the table's ``reasoning`` rate, else at the
+  ``output`` rate (how providers bill them; :class:`mtboard.prices.Rates`). A method without an effort: none.
 * **cost** — the rates of ``prompts/prices.yaml`` (:meth:`mtboard.prices.PriceTable.rates`) for the cell's provider
   and model, the sweep file's ``price_in``/``price_out`` when given, zero for engines without a per-token price
   (local models, Apertium, baselines); unknown (None) when a priced model is not in the table.
@@ -72,6 +76,19 @@ CHAT_OVERHEAD_PER_MESSAGE = 3
 CHAT_OVERHEAD_PER_REQUEST = 3
 OUTPUT_SPREAD = (0.75, 1.5)
 """(low, high) multipliers of the reference-length output estimate."""
+REASONING_TOKENS: dict[str, tuple[int, int, int]] = {
+    "none": (0, 0, 0),
+    "minimal": (0, 16, 128),
+    "low": (64, 256, 1024),
+    "medium": (256, 1024, 4096),
+    "high": (1024, 4096, 16384),
+    "xhigh": (2048, 8192, 32768),
+}
+"""Hidden reasoning tokens per call by effort, (low, estimate, high). An assumption for one-sentence translation and
+judging, not a measurement: OpenAI's reasoning guide says only that reasoning uses "from a few hundred to tens of
+thousands" of tokens per request depending on the problem, and each effort step is taken as ~4× the one below. The
+range is wide on purpose (``--budget`` checks its upper end); calibrate it against the ``totals.reasoning_tokens`` of
+real cards with an effort."""
 JUDGE_OUTPUT_TOKENS = {"rubric": 40, "gemba-mqm": 120}
 """Typical answer tokens per judge kind (a rubric line of scores and flags; an MQM error list)."""
 
@@ -220,10 +237,15 @@ class CellEstimate:
     cost: Range | None
     """USD; None when a rate is unknown."""
     price_source: str
+    reasoning: Range = field(default_factory=Range.zero)
+    """Hidden reasoning tokens of the translation calls (a method with an effort; :data:`REASONING_TOKENS`)."""
+    judge_reasoning: Range = field(default_factory=Range.zero)
+    """Hidden reasoning tokens of the judge calls (a judge with an effort)."""
 
     @property
     def tokens(self) -> Range:
-        return self.prompt + self.completion + self.judge_prompt + self.judge_completion
+        return (self.prompt + self.completion + self.reasoning + self.judge_prompt + self.judge_completion
+                + self.judge_reasoning)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape (``sweep plan --json`` and the run summary)."""
@@ -238,7 +260,9 @@ class CellEstimate:
                           "per_entry": (self.calls + self.judge_calls) / max(1, self.cell.entries)},
                 "tokens": {"prompt": round(self.prompt.mid), "completion": round(self.completion.mid),
                            "judge_prompt": round(self.judge_prompt.mid),
-                           "judge_completion": round(self.judge_completion.mid), "total": round(t.mid),
+                           "judge_completion": round(self.judge_completion.mid),
+                           "reasoning": round(self.reasoning.mid), "judge_reasoning": round(self.judge_reasoning.mid),
+                           "total": round(t.mid),
                            "low": round(t.low), "high": round(t.high)},
                 "counted_with": self.counter, "cost_usd": cost, "cost_per_call_usd": per_call,
                 "price_source": self.price_source}
@@ -303,6 +327,25 @@ def _judge_rates(model: str, table: Any) -> Any:
     return table.rates("openai", model)
 
 
+def reasoning_tokens(effort: str | None, calls: int, max_tokens: int | None) -> Range:
+    """Hidden reasoning tokens of ``calls`` calls at ``effort`` (:data:`REASONING_TOKENS`; zero without an effort),
+    each call's count capped at ``max_tokens`` when given."""
+    if not effort:
+        return Range.zero()
+    per_call = REASONING_TOKENS.get(effort, REASONING_TOKENS["medium"])
+    if max_tokens is not None:
+        per_call = tuple(min(v, max_tokens) for v in per_call)  # type: ignore[assignment]
+    return Range(*per_call).scale(calls)
+
+
+def _cost(rates: Any, prompt: Range, completion: Range, reasoning: Range) -> Range:
+    """USD of the token ranges at ``rates`` (reasoning at the ``reasoning`` rate, else at ``output``)."""
+    r_rate = rates.reasoning if rates.reasoning is not None else rates.output
+    return Range(*((rates.input * p + rates.output * c + r_rate * r) / 1e6 for p, c, r in
+                   ((prompt.low, completion.low, reasoning.low), (prompt.mid, completion.mid, reasoning.mid),
+                    (prompt.high, completion.high, reasoning.high))))
+
+
 def _translation_tokens(prompt: Any, entries: list[Any], ds: Any, counter: Any, cap: float) -> tuple[Range, Range]:
     """(prompt, completion) tokens of one replicate over ``entries`` (module docstring)."""
     prompt_r = completion_r = Range.zero()
@@ -338,9 +381,9 @@ def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool =
     entries = entries[: cell.limit] if cell.limit else entries
     ds = corpus.dataset
     calls = len(entries) * cell.runs
-    prompt_r = completion_r = judge_p = judge_c = Range.zero()
+    prompt_r = completion_r = judge_p = judge_c = reasoning = judge_r = Range.zero()
     judge_calls = 0
-    per_judge: list[tuple[str, Range, Range]] = []
+    per_judge: list[tuple[str, Range, Range, Range]] = []
     counter: Any = RatioCounter()
     if cell.prompt is not None:
         counter = counter_for(cell, use_tokenizers=use_tokenizers)
@@ -349,31 +392,31 @@ def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool =
         if key not in cache:  # the same slice, prompt and tokenizer count the same (temperatures, API models)
             cache[key] = _translation_tokens(load_prompt(cell.prompt), entries, ds, counter, cap)
         prompt_r, completion_r = (r.scale(cell.runs) for r in cache[key])
+        reasoning = reasoning_tokens(split_method(cell.method)[2], calls, cell.max_tokens)
         for spec_text in cell.judges:
             jkey = ("judge", cell.dataset_path, cell.segment, cell.limit, spec_text)
             if jkey not in cache:
                 cache[jkey] = _judge_tokens(spec_text, entries, ds)
             jp, jc = cache[jkey]
-            per_judge.append((spec_text.split("=", 1)[1].split(":", 1)[1], jp.scale(cell.runs), jc.scale(cell.runs)))
-            judge_p, judge_c = judge_p + jp.scale(cell.runs), judge_c + jc.scale(cell.runs)
+            jspec = parse_judge_spec(spec_text)
+            jr = reasoning_tokens(jspec.effort, calls, None)
+            per_judge.append((jspec.model, jp.scale(cell.runs), jc.scale(cell.runs), jr))
+            judge_p, judge_c, judge_r = judge_p + jp.scale(cell.runs), judge_c + jc.scale(cell.runs), judge_r + jr
             judge_calls += calls
     rates, source = _rates(cell, table)
     cost: Range | None = None
     if rates is not None:
-        cost = Range(*(rates.input * a / 1e6 + rates.output * b / 1e6 for a, b in
-                       ((prompt_r.low, completion_r.low), (prompt_r.mid, completion_r.mid),
-                        (prompt_r.high, completion_r.high))))
-        for model, jp, jc in per_judge:
-            jr = _judge_rates(model, table)
-            if jr is None:
+        cost = _cost(rates, prompt_r, completion_r, reasoning)
+        for model, jp, jc, jr in per_judge:
+            j_rates = _judge_rates(model, table)
+            if j_rates is None:
                 cost, source = None, f"unknown judge price: openai/{model} is not in prompts/prices.yaml"
                 break
-            cost = cost + Range(*(jr.input * a / 1e6 + jr.output * b / 1e6 for a, b in
-                                  ((jp.low, jc.low), (jp.mid, jc.mid), (jp.high, jc.high))))
+            cost = cost + _cost(j_rates, jp, jc, jr)
     return CellEstimate(cell=cell, calls=calls, judge_calls=judge_calls, prompt=prompt_r, completion=completion_r,
                         judge_prompt=judge_p, judge_completion=judge_c,
                         counter=counter.name if cell.prompt is not None else "none (raw engine)", cost=cost,
-                        price_source=source)
+                        price_source=source, reasoning=reasoning, judge_reasoning=judge_r)
 
 
 def _judge_tokens(spec_text: str, entries: list[Any], ds: Any) -> tuple[Range, Range]:
@@ -439,6 +482,6 @@ def plan_table(sweep: Sweep, est: SweepEstimate) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CHARS_PER_TOKEN", "OUTPUT_SPREAD", "JUDGE_OUTPUT_TOKENS", "Range", "script_of", "RatioCounter",
+__all__ = ["CHARS_PER_TOKEN", "OUTPUT_SPREAD", "JUDGE_OUTPUT_TOKENS", "REASONING_TOKENS", "reasoning_tokens", "Range", "script_of", "RatioCounter",
            "GGUFCounter", "counter_for", "CellEstimate", "SweepEstimate", "estimate_cell", "estimate_sweep",
            "plan_table"]

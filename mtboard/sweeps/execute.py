@@ -23,7 +23,8 @@ from typing import Any, Literal
 from mtboard.documents import load_card
 from mtboard.runner import finish, preflight_judges, prepare, translate_all
 from mtboard.errors import MtboardError
-from mtboard.sweeps.spec import Cell, Sweep, run_settings
+from mtboard.sweeps.spec import Cell, Sweep, cell_error, run_settings
+from mtboard.workdir import lock_workdir
 
 CARD = "card.json"
 
@@ -172,11 +173,13 @@ async def _run_cell(sweep: Sweep, cell: Cell, work_root: Path, progress: SweepPr
         settings = run_settings(cell, sweep.root, work_dir, early_gate=sweep.file.early_gate)
         plan = prepare(settings)
         preflight_judges(plan)
-        translated = await translate_all(plan, progress.for_cell(cell), notice=notice)
-        result = await asyncio.to_thread(finish, translated, judge=settings.judge)
+        with lock_workdir(work_dir):  # another `sweep run --cell` (or `mtboard run`) on this cell fails at once
+            translated = await translate_all(plan, progress.for_cell(cell), notice=notice)
+            result = await asyncio.to_thread(finish, translated, judge=settings.judge)
         outcome = CellOutcome.from_card(cell, "done", result.card_path, time.monotonic() - t0)
     except MtboardError as exc:
-        outcome = CellOutcome(cell=cell, status="failed", error=exc.one_line(), elapsed_s=time.monotonic() - t0)
+        outcome = CellOutcome(cell=cell, status="failed", error=cell_error(sweep.path, cell, exc),
+                              elapsed_s=time.monotonic() - t0)
     progress.cell_finished(cell, outcome)
     return outcome
 

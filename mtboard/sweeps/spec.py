@@ -34,6 +34,8 @@ that cannot run (unknown backend, prompt, option, a prompt without examples for 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -41,7 +43,7 @@ from typing import Any, Literal
 from mtboard import HARNESS_VERSION, canonical
 from mtboard.backends import get_backend, parse_method
 from mtboard.documents import load_corpus
-from mtboard.errors import ConfigError
+from mtboard.errors import ConfigError, InputError, MtboardError
 from mtboard.pipeline import check_pipeline, parse_tools
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.runner import RunSettings
@@ -78,6 +80,10 @@ class Cell:
     provider: str | None = None
     entries: int = 0
     """Entries the cell covers (segment, after --limit)."""
+    segment_entries: int = 0
+    """Entries of the dataset's segment (``entries`` of them are covered; fewer under ``limit``)."""
+    method_index: int = 0
+    """Index of the cell's method in the sweep file's ``methods`` (error messages name ``methods.N``)."""
     components: dict[str, Any] = field(default_factory=dict, compare=False)
     tools: tuple[str, ...] = ()
     """``--tools`` of the cell's condition (spec §6.2 tool_config; empty: none)."""
@@ -132,12 +138,21 @@ class Sweep:
 
 
 def find_root(path: Path) -> Path:
-    """The repository root a sweep file's dataset paths are relative to: the nearest folder above the file that
-    has ``corpora/`` or ``.git`` (a file under ``sweeps/`` of a checkout → the checkout), else the current one."""
+    """The repository root a sweep file's dataset paths are relative to, and whose ``submissions/`` ``sweep collect``
+    files cards under: the nearest folder above the file that has ``corpora/`` (a file under ``sweeps/`` of a
+    checkout → the checkout), else the current folder when it has ``corpora/``. A ``.git`` alone does not make a
+    root (the workflow's sparse ``./data`` checkout of ``sweeps/`` has one and no corpora).
+
+    Raises: ConfigError (field ``--root``) when neither is an mtboard checkout: pass ``--root``."""
     for folder in [path.resolve().parent, *path.resolve().parents]:
-        if (folder / "corpora").is_dir() or (folder / ".git").exists():
+        if (folder / "corpora").is_dir():
             return folder
-    return Path.cwd()
+    if (Path.cwd() / "corpora").is_dir():
+        return Path.cwd()
+    raise ConfigError("the sweep file is outside an mtboard checkout (no corpora/ folder above it or in the current "
+                      "folder): no repository root for its datasets and submissions/", where=str(path),
+                      field="--root", fix="pass --root CHECKOUT, the mtboard checkout whose corpora/ the sweep names; "
+                      "collect files the cards under CHECKOUT/submissions/")
 
 
 def planned_components(*, dataset_sha256: str, public_method: str, condition: str, system_prompt_sha256: str,
@@ -171,6 +186,34 @@ def _matches(m: CellMatch, *, dataset_id: str, dataset_path: str, method: str, p
             and (m.temperature is None or m.temperature == temperature))
 
 
+@contextmanager
+def _named(where: str, field: str) -> Iterator[None]:
+    """Re-raise a ConfigError/InputError from a backend or the method parser (which name ``--method`` or
+    ``--backend-opt``, the ``mtboard run`` options) with the sweep file as ``where`` and its ``field``; the problem
+    and the fix stay."""
+    try:
+        yield
+    except (ConfigError, InputError) as exc:
+        raise type(exc)(exc.problem, where=where, field=field, fix=exc.fix) from exc
+
+
+SWEEP_FIELDS = {"--method": "methods.{i}.method", "--backend-opt": "methods.{i}.backend_options",
+                "--prompt": "prompts", "--segment": "segment", "--temperature": "temperatures",
+                "--max-tokens": "max_tokens", "--limit": "limit", "--runs": "runs", "--judge": "judges",
+                "--condition": "conditions"}
+"""The sweep file's field for each ``mtboard run`` option a cell's error may name (``{i}``: the method's index)."""
+
+
+def cell_error(sweep_path: Path, cell: "Cell", exc: MtboardError) -> str:
+    """One line for a cell that failed while running: the sweep file and its field where the error names an
+    ``mtboard run`` option (:data:`SWEEP_FIELDS`), else the error's own where/field; then the problem and the fix."""
+    field = SWEEP_FIELDS.get(exc.field or "")
+    if field is None:
+        return exc.one_line()
+    return type(exc)(exc.problem, where=str(sweep_path), field=field.format(i=cell.method_index),
+                     fix=exc.fix).one_line()
+
+
 def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Cell]:
     """The cells of a sweep, in file order (module docstring). Loads each corpus and prompt once.
 
@@ -190,9 +233,15 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
                 raise ConfigError(f"methods[{mi}] names dataset {unknown[0]!r}, which is not in the sweep's datasets",
                                   where=where, field=f"methods.{mi}.datasets",
                                   fix="list it under datasets too, or drop it here")
-    for dpath in file.datasets:
+    for di, dpath in enumerate(file.datasets):
         if dpath not in corpora:
-            corpora[dpath] = load_corpus(root / dpath)
+            try:
+                corpora[dpath] = load_corpus(root / dpath)
+            except MtboardError as exc:
+                raise InputError(f"dataset {dpath} does not load from {root.resolve()}: {exc.problem}", where=where,
+                                 field=f"datasets.{di}", fix="give the corpus path relative to the repository root "
+                                 "(--root; default: the checkout holding the sweep file), or add the corpus there") \
+                    from exc
         corpus, sha = corpora[dpath]
         ds = corpus.dataset
         seg_entries = corpus.segment(segment)
@@ -202,9 +251,10 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
         for mi, sm in enumerate(file.methods):
             if sm.datasets is not None and dpath not in sm.datasets:
                 continue
-            spec = parse_method(sm.method)
-            backend_cls = get_backend(spec.backend)
-            backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
+            with _named(where, f"methods.{mi}.method"):
+                spec = parse_method(sm.method)
+                backend_cls = get_backend(spec.backend)
+                backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
             raw = backend_cls.prompt_format == "raw"
             public = spec.with_model(backend_cls.public_model(spec.model)).text
             label = sm.label or (backend_cls.public_model(spec.model) or spec.backend)
@@ -236,7 +286,8 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
                         skip = skip or o.skip
                 if skip:
                     continue
-                backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
+                with _named(where, f"methods.{mi}.backend_options"):
+                    backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
                 tools = parse_tools(cond.tools) if cond is not None and not raw else ()
                 fst_retries, _ = check_pipeline(tools, cond.fst_retries if cond is not None and not raw else None,
                                                 backend_cls=backend_cls, prompt=prompt,
@@ -270,7 +321,8 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
                     segment=segment.value, backend_options=tuple(sorted(options.items())),
                     judges=() if raw else tuple(file.judges), lane=lane, gguf_package=sm.gguf_package,
                     price_in=sm.price_in, price_out=sm.price_out, provider=provider, entries=len(entries),
-                    components=comps, tools=tools, fst_retries=fst_retries))
+                    segment_entries=len(seg_entries), method_index=mi, components=comps, tools=tools,
+                    fst_retries=fst_retries))
     return cells
 
 
