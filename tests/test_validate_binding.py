@@ -44,6 +44,9 @@ NOT_INSTANTIABLE = {
     # like fst_accepted_words (tests/test_terminology.py pins the values)
     "$.results[].glossary_hits", "$.results[].glossary_terms",
     "$.replicate_runs[].results[].glossary_hits", "$.replicate_runs[].results[].glossary_terms",
+    # a replicate's tool_call_count is omitted when 0 (issue 18 --tools): no base card runs replicates with tools;
+    # mtboard.validate.tools checks it with the results' rules (tests/test_pipeline_fst_gate.py)
+    "$.replicate_runs[].results[].tool_call_count",
     # a plugin's distribution record (issue 18): no base card comes from a plugin; tests/test_plugins.py re-seals a
     # real plugin card with each field edited and the validator refuses it where the plugin is installed
     "$.method.plugin.distribution", "$.method.plugin.entry_point", "$.method.plugin.files_sha256",
