@@ -19,7 +19,12 @@ Word policy: exactly FST acceptance's (:func:`gate_words`): the hypothesis as th
 one text normalisation (:func:`mtboard.text.normalise`), then :func:`mtboard.fst.checkable_words` (letter words,
 capitalised and source-copied words skipped, lower-cased). So a final hypothesis the gate accepted has
 ``fst_valid`` true in the card whenever scoring finds the output usable. An answer echoing the source is no usable
-text for the gate (it would pass with no word checked) and is retried.
+text for the gate (it would pass with no word checked) and is retried. Nor is a hypothesis accepted when the policy
+leaves it **no word to check** while the source has one (``fst_mod.checkable_words(source, "")`` non-empty): a
+one-word capitalised answer ("Testa") or a copy of the source's words gives the analyser nothing to reject, so such a
+candidate is *unverifiable*: retried like an answer without usable text (the retry prompt says so), and kept only
+when no candidate with a checked word exists. A source with no checkable word (names, numbers) accepts any usable
+hypothesis.
 
 Tool calls (``tool_call_count``): one per candidate the gate checks. A candidate with usable text is analysed (its
 words in one ``lt-proc`` process for the whole batch round, not one per word); a candidate without usable text (a
@@ -42,6 +47,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import langcodes
 
 from mtboard import checks, fst as fst_mod
 from mtboard.backends.base import Backend, TranslateRequest
@@ -121,7 +128,12 @@ DEBIAN_ANALYSER_PACKAGES = {"spa": "apertium-eng-spa", "eng": "apertium-eng-spa"
 
 
 def _package_hint(target_language: str) -> str:
-    code = fst_mod.ISO639_3.get(target_language.split("-")[0].lower(), target_language.split("-")[0].lower())
+    primary = target_language.split("-")[0].lower()
+    try:
+        alpha3 = langcodes.Language.get(primary).to_alpha3()
+    except (LookupError, ValueError):
+        alpha3 = primary
+    code = fst_mod.ISO639_3.get(primary, alpha3)
     if code in DEBIAN_ANALYSER_PACKAGES:
         return f"apt-get install lttoolbox {DEBIAN_ANALYSER_PACKAGES[code]}"
     return (f"apt-get install lttoolbox and an Apertium pair shipping {code}-*.automorf.bin "
@@ -155,13 +167,26 @@ class Candidate:
     """Lower-cased words the analyser rejected, in order of appearance (distinct); None: no usable text."""
     checked: int = 0
     """Words checked."""
+    needs_words: bool = False
+    """The source has a word the policy would check, so a hypothesis with none is unverifiable."""
+
+    @property
+    def unverifiable(self) -> bool:
+        """Usable text in which the policy left no word to check although the source has one (module docstring)."""
+        return self.rejected == [] and self.checked == 0 and self.needs_words
+
+    @property
+    def accepted(self) -> bool:
+        """The analyser rejected no word and at least one was checked (or the source has none to check)."""
+        return self.rejected == [] and not self.unverifiable
 
 
 def choose(candidates: Sequence[Candidate]) -> int:
     """Index of the candidate an entry keeps: the first accepted (no rejected word), else the usable one with the
-    fewest rejected words (the earliest on ties), else the first. ``[3 rejected, 1, 1]`` → 1."""
-    usable = [(len(c.rejected), i) for i, c in enumerate(candidates) if c.rejected is not None]
-    return min(usable)[1] if usable else 0
+    fewest rejected words (the earliest on ties) — a candidate with a checked word before an unverifiable one —
+    else the first. ``[3 rejected, 1, 1]`` → 1; ``[2 rejected, unverifiable]`` → 0."""
+    usable = [(c.unverifiable, len(c.rejected), i) for i, c in enumerate(candidates) if c.rejected is not None]
+    return min(usable)[2] if usable else 0
 
 
 def merge(candidates: Sequence[Candidate], chosen: int, tool_calls: int) -> TranslationRecord:
@@ -244,6 +269,7 @@ class FstGate:
         final: list[TranslationRecord | None] = [None] * n
         pending = list(range(n))
         current = list(requests)
+        needs_words = [bool(fst_mod.checkable_words(normalise(r.source), "")) for r in requests]
         for attempt in range(self.retries + 1):
             recs = await self._ask([current[i] for i in pending], attempt)
             words: dict[int, list[str]] = {}
@@ -253,7 +279,7 @@ class FstGate:
                     continue
                 w = gate_words(rec, requests[i].source, source_language=self.source_language,
                                target_language=self.target_language, strip_unknown_marks=self.strip_unknown_marks)
-                cands[i].append(Candidate(rec))
+                cands[i].append(Candidate(rec, needs_words=needs_words[i]))
                 calls[i] += 1
                 if w is not None:
                     words[i] = w
@@ -270,13 +296,14 @@ class FstGate:
                     self._raw_tool_line(requests[i], attempt, words[i], c.rejected)
                 else:
                     self._raw_tool_line(requests[i], attempt, None, None)
-                if c.rejected == []:
+                if c.accepted:
                     final[i] = merge(cands[i], len(cands[i]) - 1, calls[i])
                 elif attempt == self.retries:
                     final[i] = merge(cands[i], choose(cands[i]), calls[i])
                 else:
-                    feedback = [{"hypothesis": _hypothesis(k, requests[i].source, self) if k.rejected is not None
-                                 else "", "rejected": list(k.rejected or [])} for k in cands[i]]
+                    feedback = [{"hypothesis": _hypothesis(k, requests[i].source, self)
+                                 if k.rejected is not None and not k.unverifiable else "",
+                                 "rejected": list(k.rejected or [])} for k in cands[i]]
                     current[i] = self._request(requests[i], feedback)
                     nxt.append(i)
             pending = nxt

@@ -369,3 +369,45 @@ def test_an_echo_is_no_usable_text_for_the_gate(tmp_path, monkeypatch):
     assert [x["response"] for x in tools if x.get("tool") and x["entry_id"] == 2] == [
         {"rejected": None, "usable": False}, {"rejected": [], "usable": True}]
     assert _problems(card) == []
+
+
+# -- unverifiable hypotheses (the policy leaves no word to check) ------------------------------------------------
+# Hand-made answers: a capitalised one-word answer gives the analyser nothing to reject; it must never pass the gate
+# while the source has a word to check (a reviewer found "Testa" and "Seccion" kept after a retry).
+UNVERIFIABLE = {
+    S1: ["Revisión", "Revisión"],  # never verifiable: kept (the only kind), all 2 checks spent
+    S2: ["Supongamos", SCRIPT[S2][0]],  # unverifiable, then accepted
+    S3: [SCRIPT[S3][0], "Menú"],  # 2 rejected words, then unverifiable: the checked one is kept
+}
+
+
+def test_a_hypothesis_with_no_word_to_check_is_retried_and_kept_last(tmp_path, monkeypatch):
+    monkeypatch.setitem(globals(), "SCRIPT", UNVERIFIABLE)
+    with ScriptedServer() as srv:
+        card = run(_settings(tmp_path, srv.url, fst_retries=1)).card
+    r1, r2, r3 = card.results
+    assert [r.tool_call_count for r in card.results] == [2, 2, 2]
+    assert (r1.predicted, r1.fst_checked_words) == ("Revisión", 0)
+    assert (r2.predicted, r2.fst_valid) == (UNVERIFIABLE[S2][1], True)
+    assert (r3.predicted, r3.fst_valid) == (UNVERIFIABLE[S3][0], False)
+    retry = srv.bodies[S2][1]["messages"][-1]["content"]
+    assert "Your previous answer contained no usable translation." in retry and "Supongamos\n" not in retry
+    assert _problems(card) == []
+
+    def short(d):  # the unverifiable final hypothesis of entry 1 claims the gate stopped early
+        d["results"][0]["tool_call_count"] = 1
+    assert _problems(_resealed(card, short)) == [
+        "method: $.results[0].tool_call_count: tool_call_count 1 must be 2 for an entry whose hypothesis has no word "
+        "to check although its source has one (the FST gate retries such an unverifiable hypothesis until "
+        "method.fst_retries 1 are spent)"]
+
+
+def test_choose_prefers_a_checked_hypothesis_to_an_unverifiable_one():
+    from mtboard.schema import TranslationRecord  # noqa: PLC0415
+    rec = TranslationRecord.model_construct()
+    two = Candidate(rec, rejected=["hagga", "esperre"], checked=13, needs_words=True)
+    blank = Candidate(rec, rejected=[], checked=0, needs_words=True)
+    names = Candidate(rec, rejected=[], checked=0, needs_words=False)  # a source of names only: accepted
+    assert (blank.unverifiable, blank.accepted, names.accepted) == (True, False, True)
+    assert choose([two, blank]) == 0 and choose([blank, two]) == 1 and choose([blank, blank]) == 0
+

@@ -14,14 +14,25 @@ Rules (each problem one line naming the field):
 * Per entry with ``fst-gate`` and retry limit N (results and replicate results): 0 ≤ ``tool_call_count`` ≤ N+1;
   an entry with usable output (``checks.outcome`` usable) made at least 1; an entry with usable output whose
   ``fst_valid`` is false made exactly N+1 (the gate keeps trying until the analyser accepts or the retries are
-  spent). Entries without usable output may have any count in 0 … N+1 (a transport failure ends an entry at once).
+  spent), and so did an entry with usable output in which the word policy left no word to check although its
+  source has one (``fst_checked_words`` 0; :mod:`mtboard.pipeline`: such a hypothesis is unverifiable and retried).
+  Entries without usable output may have any count in 0 … N+1 (a transport failure ends an entry at once).
+
+What no rule here can see (a reviewer's tampers, measured): a gated card re-sealed as a plain run of the same
+prompt (tools, retry limit, fingerprint component and counts all removed: a gated prompt renders its first attempt
+exactly as the plain prompt, so a plain run of it is legitimate — the sweep's with/without-gate axis is just that), or
+counts lowered within the rules (a retried-then-accepted entry claiming one call). Which attempt produced a kept
+hypothesis is in the work directory's ``raw.jsonl``, not in the card: only a re-run (``mtboard verify``, GDS
+verified) confirms a pipeline card's outputs and counts.
 """
 
 from __future__ import annotations
 
 from mtboard.backends.base import Backend
+from mtboard.fst import checkable_words
 from mtboard.pipeline import FST_GATE, MAX_FST_RETRIES, TOOLS
 from mtboard.schema import Outcome, RunCard
+from mtboard.text import normalise
 from mtboard.validate.report import CardRun
 
 
@@ -74,6 +85,10 @@ def check_tools(run: CardRun, card: RunCard, cls: type[Backend] | None) -> None:
             elif usable and r.fst_valid is False and n != limit:
                 why = (f"must be {limit} for an entry whose fst_valid is false (the FST gate retries until the "
                        f"analyser accepts or method.fst_retries {retries} are spent)")
+            elif usable and r.fst_checked_words == 0 and n != limit and checkable_words(normalise(r.source), ""):
+                why = (f"must be {limit} for an entry whose hypothesis has no word to check although its source "
+                       f"has one (the FST gate retries such an unverifiable hypothesis until method.fst_retries "
+                       f"{retries} are spent)")
             else:
                 continue
             run.fail("method", f"tool_call_count {n} {why}", f"$.{where}[{i}].tool_call_count")
