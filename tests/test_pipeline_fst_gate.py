@@ -275,8 +275,9 @@ def test_verify_and_the_run_page_carry_the_tools(gated, tmp_path):
     assert (settings.tools, settings.fst_retries, settings.prompt) == (["fst-gate"], 2, "fst-gated-chat")
     again = prepare(settings).spec  # the re-run's spec: same tools, retry limit and class
     assert (again.tools, again.fst_retries, again.method_class) == (("fst-gate",), 2, MethodClass.pipeline)
-    assert tool_rows(card) == [("FST gate retry limit", 2, "method"), ("tool calls", "6 total, 2.00 per entry",
-                                                                       "results")]
+    assert tool_rows(card) == [("FST gate retry limit", 2, "method"), (
+        "tool calls", "6 total, 2.00 per entry: each hypothesis checked counts, so 3 were retries (over 2 entries)",
+        "results")]  # counts [2, 1, 3]
     plain = card.model_copy(update={"tools_enabled": []})
     assert tool_rows(plain) == []
 

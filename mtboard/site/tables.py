@@ -672,7 +672,8 @@ def build_portraits(boards: list[Leaderboard]) -> list[Portrait]:
 
 def tool_rows(card: RunCard) -> list[tuple[str, Any, str]]:
     """Run-page rows of a pipeline card (``--tools``; issue 18): the FST gate's retry limit and the tool calls of
-    run 0, total and mean per entry (spec §3.5 ``tool_call_count``). ``[]`` for a card without tools.
+    run 0, total and mean per entry, and the retries among them (every check after an entry's first; spec §3.5
+    ``tool_call_count``). ``[]`` for a card without tools.
     Rows are ``(label, value, card field)`` like the run page's other top rows."""
     if not card.tools_enabled:
         return []
@@ -681,7 +682,10 @@ def tool_rows(card: RunCard) -> list[tuple[str, Any, str]]:
     rows: list[tuple[str, Any, str]] = []
     if card.method.fst_retries is not None:
         rows.append(("FST gate retry limit", card.method.fst_retries, "method"))
-    rows.append(("tool calls", f"{sum(calls)} total, {mean:.2f} per entry", "results"))
+    checked = sum(1 for c in calls if c)
+    rows.append(("tool calls", f"{sum(calls)} total, {mean:.2f} per entry: each hypothesis checked counts, so "
+                               f"{sum(calls) - checked} were retries (over {sum(1 for c in calls if c > 1)} "
+                               "entries)", "results"))
     return rows
 
 
