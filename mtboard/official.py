@@ -202,9 +202,11 @@ def build_official_boards(inputs: OfficialInputs, resamples: int = bootstrap.BOO
     return boards
 
 
-def gold_rows_by_card(boards: list[OfficialBoard]) -> dict[str, tuple[OfficialBoard, GoldRow]]:
-    """Development card run_card_hash → its gold row (and board)."""
-    return {r.card.card_run_card_hash: (b, r) for b in boards for r in b.rows}
+def gold_rows_by_card(boards: list[OfficialBoard],
+                      attested_only: bool = False) -> dict[str, tuple[OfficialBoard, GoldRow]]:
+    """Development card run_card_hash → its gold row (and board); with ``attested_only``, attested rows only (an
+    unattested row then neither appears nor shadows an attested row of the same card)."""
+    return {r.card.card_run_card_hash: (b, r) for b in boards for r in b.rows if r.attested or not attested_only}
 
 
 def attested_gold_row(run_card_hash: str, official_dir: str | os.PathLike[str] = OFFICIAL_DIR,

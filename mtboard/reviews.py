@@ -117,15 +117,19 @@ def sample_entries(card: RunCard, size: int = MIN_REVIEWED, seed: int = DEFAULT_
 
 
 def sample_note(drawn: int, size: int = MIN_REVIEWED) -> str | None:
-    """What a reviewer must know when the sample is smaller than a review needs (None when it is not): the card has
-    only ``drawn`` reviewable entries, the sample is all of them, and a review of fewer than :data:`MIN_REVIEWED`
-    distinct entries cannot confirm a tier (docs/SCORING_SPEC.md §5.1; :func:`confirmed_tier`)."""
+    """What a reviewer must know when the sample is smaller than a review needs (None when it is not): a review of
+    fewer than :data:`MIN_REVIEWED` distinct entries cannot confirm a tier (docs/SCORING_SPEC.md §5.1;
+    :func:`confirmed_tier`). ``drawn``: entries in the sample; ``size``: the size asked for. ``drawn < size`` only
+    when the card has fewer reviewable entries than asked (:func:`sample_entries` then draws all of them), and only
+    then does the note say the card is that small; otherwise it says the sample is below :data:`MIN_REVIEWED`."""
     if drawn >= MIN_REVIEWED:
         return None
+    tail = (f"A review of fewer than {MIN_REVIEWED} entries cannot confirm a tier (docs/SCORING_SPEC.md §5.1): its "
+            "ratings are shown, and the card's deployable or fluent label stays provisional whatever they are.")
+    if drawn >= size:  # the size asked for, drawn from a larger (or equal) card
+        return f"The sample ({drawn} entr{'y' if drawn == 1 else 'ies'}) is below {MIN_REVIEWED}. {tail}"
     return (f"This card has only {drawn} reviewable entr{'y' if drawn == 1 else 'ies'}, so the sample is all of them "
-            f"({drawn}, not the {size} asked for). A review of fewer than {MIN_REVIEWED} entries cannot confirm a "
-            "tier (docs/SCORING_SPEC.md §5.1): its ratings are shown, and the card's deployable or fluent label stays "
-            "provisional whatever they are.")
+            f"({drawn}, not the {size} asked for). {tail}")
 
 
 def sheet(card: RunCard, card_path: str, size: int = MIN_REVIEWED, seed: int = DEFAULT_SEED) -> dict:

@@ -87,3 +87,30 @@ def test_a_checkout_that_rewrote_line_ends_is_told_so(tmp_path):
     assert message.startswith("coaching/en-es-debian-terms.txt has CRLF line ends and matches the recorded SHA-256 "
                               "only with LF line ends: this checkout rewrote its line ends (git core.autocrlf=true); "
                               "fix: turn line-end conversion off")
+
+
+def test_a_symlink_or_a_directory_in_place_of_the_coaching_file_fails(tmp_path):
+    """Validator review: the drift check must not be skipped by replacing the committed file with a symlink to an
+    edited copy (or to the original: a symlink is never the committed file), or with a directory."""
+    (tmp_path / "coaching").mkdir()
+    path = tmp_path / "coaching" / "en-es-debian-terms.txt"
+    edited = tmp_path / "edited.txt"
+    edited.write_bytes((ROOT / "coaching" / path.name).read_bytes() + b"- kernel: kernel\n")
+    path.symlink_to(edited)
+    assert _method_problems(tmp_path) == [(
+        "$.method_config.coachingFile",
+        "coaching/en-es-debian-terms.txt is a symlink, not a regular file (fix: commit the coaching data there as a "
+        "regular file whose bytes hash to the card's coaching_data_sha256 d88f635f43f6…)")]
+    path.unlink()
+    path.symlink_to(ROOT / "coaching" / path.name)  # a link to the unchanged file is refused too
+    assert [m for _, m in _method_problems(tmp_path)] == [
+        "coaching/en-es-debian-terms.txt is a symlink, not a regular file (fix: commit the coaching data there as a "
+        "regular file whose bytes hash to the card's coaching_data_sha256 d88f635f43f6…)"]
+    path.unlink()
+    path.mkdir()
+    assert _method_problems(tmp_path) == [(
+        "$.method_config.coachingFile",
+        "coaching/en-es-debian-terms.txt is not a regular file (fix: commit the coaching data there as a regular file "
+        "whose bytes hash to the card's coaching_data_sha256 d88f635f43f6…)")]
+    path.rmdir()
+    assert _method_problems(tmp_path) == []  # absent: not a failure (the card embeds the text)

@@ -69,12 +69,7 @@ def test_official_board_reads_at_both_viewports(served, browser, tmp_path, vp): 
     assert pg.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
     pg.screenshot(path=str(_shots(tmp_path) / f"official-{vp['width']}.png"), full_page=True)
     assert not errors
-    # from the development board to the gold row
+    # no bundle in this test: the row is not ranked, and the development board shows no gold number or gap for it
     pg.goto(f"{base}/leaderboards/mtb-en-es-dev-v1.0.0.html")
-    link = pg.locator("a.mtb-gold").first
-    assert link.inner_text() == "unattested gold 0.519 · gap +0.051"  # no bundle in this test: not ranked
-    link.click()
-    pg.wait_for_load_state()
-    assert pg.url.endswith(f"/official/test-secret-en-es-v1.0.0.html#gold-{card.card_run_card_hash[:16]}")
-    pg.screenshot(path=str(_shots(tmp_path) / f"official-from-dev-{vp['width']}.png"))
+    assert pg.locator("a.mtb-gold").count() == 0 and "· gap" not in pg.content()
     ctx.close()

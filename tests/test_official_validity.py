@@ -86,7 +86,9 @@ def test_a_forged_scores_card_is_not_ranked_on_the_site(tmp_path):
     index = (tmp_path / "docs" / "official" / "index.md").read_text(encoding="utf-8")
     assert "0 ranked method(s) on 355 secret entries, 1 unattested (not ranked)" in index
     dev_board = (tmp_path / "docs" / "leaderboards" / "mtb-en-es-dev-v1.0.0.md").read_text(encoding="utf-8")
-    assert "unattested gold 0.570 · gap +0.000" in dev_board
+    # validator review: an unattested row puts no gold number or gap on the development board (only the official
+    # page lists it, not ranked) — anyone who gets a file into official/ could otherwise pin a fake gap on any row
+    assert "gold 0.570" not in dev_board and "· gap" not in dev_board and "mtb-gold" not in dev_board
     data = json.loads((tmp_path / "docs" / "data" / "official.json").read_text(encoding="utf-8"))
     assert [(r["rank"], r["attested"], r["ranked"]) for r in data["boards"][0]["rows"]] == [
         ("unranked", False, False)]
@@ -139,3 +141,30 @@ def test_a_gold_card_cannot_borrow_another_methods_development_row(tmp_path):
     good = _write(tmp_path / "good", APERTIUM, _forge(APERTIUM))
     res = runner.invoke(app, ["validate-scores", str(good), "--dev-card", str(APERTIUM)])
     assert res.exit_code == 0 and "scores-only validation passed: 1 file(s)" in res.output
+
+
+def test_the_development_board_shows_gold_and_gap_only_for_attested_rows():
+    """Validator review: on one official board, the attested Gemma row links its development row with its gold
+    number and gap; the unattested Apertium row (the better composite) puts nothing on Apertium's development row."""
+    from mtboard.site import boards as boards_view
+    from mtboard.site import officialpages, tables
+    from mtboard.site.load import load_inputs
+
+    a = S.from_run_card(load_card(APERTIUM), load_card(APERTIUM), salt=SALT, segment=Segment.gold_standard,
+                        corpus_sha256="e" * 64, corpus_version="1.0.0")
+    g = S.from_run_card(load_card(GEMMA), load_card(GEMMA), salt=SALT, segment=Segment.gold_standard,
+                        corpus_sha256="e" * 64, corpus_version="1.0.0")
+    (board,) = build_official_boards(OfficialInputs(rows=[GoldRow("a", a, attested=False),
+                                                          GoldRow("g", g, attested=True)]), resamples=50)
+    inputs = load_inputs(ES.parent, ROOT / "corpora", validate=False)
+    boards = [lb for lb in tables.build_leaderboards(inputs, resamples=50) if lb.dataset_id == ES.name]
+    boards_view.attach_methods(boards)
+    officialpages.attach_gold_links(boards, [board])
+    gold = {(r.lc.card.run_card_hash, m.gold) for lb in boards for v in lb.views for m in v.methods
+            for r in [m.rep, *m.members] if m.gold is not None}
+    dev_gemma = load_card(GEMMA).scores.composite
+    assert a.scores.composite == 0.570035 and g.scores.composite == dev_gemma  # the same results: gap 0
+    text = f"gold {dev_gemma:.3f} · gap +0.000"
+    assert {h for h, _ in gold} >= {load_card(GEMMA).run_card_hash}
+    assert load_card(APERTIUM).run_card_hash not in {h for h, _ in gold}
+    assert {t for _, (_, t) in gold} == {text} and "unattested" not in text

@@ -361,6 +361,38 @@ SMALL_NOTE = ("This card has only 12 reviewable entries, so the sample is all of
               "shown, and the card's deployable or fluent label stays provisional whatever they are.")
 
 
+SIZE5_NOTE = ("The sample (5 entries) is below 30. A review of fewer than 30 entries cannot confirm a tier "
+              "(docs/SCORING_SPEC.md §5.1): its ratings are shown, and the card's deployable or fluent label stays "
+              "provisional whatever they are.")
+
+
+def test_a_sample_asked_smaller_than_the_card_says_only_that_it_is_below_30(tmp_path):
+    """Validator review: ``--size 5`` on the 12-entry coached card drew 5 of 12; the note must not claim the card
+    has only 5 entries. The default size (30 > 12) keeps the card-too-small note."""
+    assert len(rv.reviewable(load_card(COACHED))) == 12
+    out = tmp_path / "sheet5.yaml"
+    proc = cli_support.invoke(["review", "sample", str(COACHED), "--size", "5", "--out", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    sheet = yaml.safe_load(out.read_text(encoding="utf-8"))
+    strata = len({(e["domain"], e["difficulty"]) for e in sheet["entries"]})
+    assert proc.stdout.splitlines()[-2:] == [
+        f"wrote {out}: 5 entries from {strata} domain × difficulty strata (seed 20261201)", SIZE5_NOTE]
+    assert (sheet["sample_size"], sheet["entries_drawn"], sheet["can_confirm_tier"], sheet["note"]) == (
+        5, 5, False, SIZE5_NOTE)
+    assert "only" not in SIZE5_NOTE and "12" not in SIZE5_NOTE
+    out = tmp_path / "sheet30.yaml"
+    proc = cli_support.invoke(["review", "sample", str(COACHED), "--out", str(out)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == SMALL_NOTE
+    assert SMALL_NOTE.startswith("This card has only 12 reviewable entries, so the sample is all of them (12, not "
+                                 "the 30 asked for).")
+    assert rv.sample_note(12, 12) == ("The sample (12 entries) is below 30. A review of fewer than 30 entries "
+                                          "cannot confirm a tier (docs/SCORING_SPEC.md §5.1): its ratings are shown, "
+                                          "and the card's deployable or fluent label stays provisional whatever "
+                                          "they are.")
+    assert rv.sample_note(30, 30) is None and rv.sample_note(30, 45) is None
+
+
 def test_a_card_with_fewer_entries_than_a_review_needs_says_so(tmp_path, card):
     small = load_card(COACHED)
     assert len(small.results) == 12 and len(rv.reviewable(small)) == 12

@@ -123,8 +123,11 @@ def nav_items(boards: list[OfficialBoard]) -> list[dict[str, str]]:
 
 
 def attach_gold_links(boards: list[Leaderboard], official_boards: list[OfficialBoard]) -> None:
-    """Set :attr:`MethodRow.gold` on every development method whose representative card has a gold row."""
-    by_card = gold_rows_by_card(official_boards)
+    """Set :attr:`MethodRow.gold` on every development method one of whose cards has an *attested* gold row.
+
+    An unattested row (anyone can write and seal a scores-only card) puts no gold number or gap on the development
+    board: it is listed only on the official page, not ranked (validator review; spec §9.4)."""
+    by_card = gold_rows_by_card(official_boards, attested_only=True)
     for lb in boards:
         for view in lb.views:
             for m in view.methods:
@@ -134,8 +137,7 @@ def attach_gold_links(boards: list[Leaderboard], official_boards: list[OfficialB
                 ob, row = by_card[match.lc.card.run_card_hash]
                 dev = match.lc.card.scores.composite  # the gap of the card that was re-run, not the row's representative
                 m.gold = (f"{ob.page[:-3]}.html#{row.anchor}",
-                          ("" if row.attested else "unattested ")
-                          + f"gold {row.card.scores.composite:.3f} · gap {gap_text(dev, row.card.scores.composite)}")
+                          f"gold {row.card.scores.composite:.3f} · gap {gap_text(dev, row.card.scores.composite)}")
 
 
 def official_json(boards: list[OfficialBoard]) -> dict[str, Any]:

@@ -292,14 +292,22 @@ def check_coaching_file(run: CardRun, card: RunCard, root: Path) -> None:
     ``mtboard verify`` re-runs that text), but the repository would then publish under the card's file name coaching
     data the card was not scored with — anyone re-running ``--coaching coaching/<file>`` gets another method and
     fingerprint, and nothing would say so. An edited coaching file is a new method: commit it under a new name and
-    run it. An absent file is not a problem here (the card holds its text; tests/test_coaching_files.py requires the
-    committed cards' files to be present)."""
+    run it. A symlink or anything but a regular file at that path fails too (validator review): a symlink to an
+    edited copy, or a directory, would otherwise skip the hash check. An absent file is deliberately not a failure:
+    the card embeds the coaching text it was run with (tests/test_coaching_files.py requires the committed cards'
+    files to be present)."""
     name, want = card.method_config.coachingFile, card.coaching_data_sha256
     if name is None or want is None or not re.fullmatch(r"[^/\\\x00-\x1f]{1,200}", name) or name in (".", ".."):
         return  # no coaching, or a name _check_coaching refuses
     path = root / COACHING_DIR / name
-    if path.is_symlink() or not path.is_file():
+    shown = f"{COACHING_DIR}/{safe_name(name, 80)}"
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        kind = "a symlink, not a regular file" if path.is_symlink() else "not a regular file"
+        run.fail("method", f"{shown} is {kind} (fix: commit the coaching data there as a regular file whose bytes "
+                           f"hash to the card's coaching_data_sha256 {want[:12]}…)", "$.method_config.coachingFile")
         return
+    if not path.exists():
+        return  # absent: the card embeds the text (docstring)
     try:
         data = path.read_bytes()
     except OSError:
