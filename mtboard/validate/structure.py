@@ -315,11 +315,11 @@ def check_coaching_file(run: CardRun, card: RunCard, root: Path) -> None:
     got = canonical.sha256_hex(data)
     if got == want:
         return
-    crlf = canonical.line_end_mismatch(data, want, f"{COACHING_DIR}/{safe_name(name, 80)}")
+    crlf = canonical.line_end_mismatch(data, want, shown)
     if crlf is not None:  # the checkout rewrote line ends: the file did not drift
         run.fail("method", f"{crlf}; fix: {canonical.CHECKOUT_FIX}", "$.method_config.coachingFile")
     else:
-        run.fail("method", f"{COACHING_DIR}/{safe_name(name, 80)} has changed since the card was sealed: its SHA-256 "
+        run.fail("method", f"{shown} has changed since the card was sealed: its SHA-256 "
                            f"is {got[:12]}…, the card's coaching_data_sha256 {want[:12]}… (restore the file, or "
                            "commit the edited coaching data under a new file name and run it as a new method)",
                  "$.method_config.coachingFile")
