@@ -14,7 +14,7 @@ Where it sits in the one-way flow: the runner hands each batch to :meth:`FstGate
 backend interface, the prompt layer, the mechanical policy and :mod:`mtboard.fst` — nothing downstream of the
 backend (no scoring, card or validator).
 
-Word policy: exactly FST acceptance's (:func:`gate_words`): the hypothesis as the mechanical policy post-processes it
+Word policy: exactly FST acceptance's (:func:`usable_text`): the hypothesis as the mechanical policy post-processes it
 (:func:`mtboard.checks.apply_policy`: EOS tokens and closed reasoning blocks removed, outer whitespace trimmed), the
 one text normalisation (:func:`mtboard.text.normalise`), then :func:`mtboard.fst.checkable_words` (letter words,
 capitalised and source-copied words skipped, lower-cased). So a final hypothesis the gate accepted has
@@ -50,7 +50,8 @@ from typing import Any
 
 import langcodes
 
-from mtboard import checks, fst as fst_mod
+from mtboard import checks
+from mtboard import fst as fst_mod
 from mtboard.backends.base import Backend, TranslateRequest
 from mtboard.errors import ConfigError
 from mtboard.prompts import Prompt
@@ -140,9 +141,9 @@ def _package_hint(target_language: str) -> str:
             f"(apt-cache search --names-only 'apertium-.*{code}' lists candidates), or run without --tools")
 
 
-def gate_words(record: TranslationRecord, source: str, *, source_language: str, target_language: str,
-               strip_unknown_marks: bool = False) -> list[str] | None:
-    """The words the FST gate checks in one candidate, with FST acceptance's word policy (module docstring);
+def usable_text(record: TranslationRecord, source: str, *, source_language: str, target_language: str,
+                strip_unknown_marks: bool = False) -> str | None:
+    """A candidate's text as the gate checks it and a retry prompt shows it: the mechanical policy's ``predicted``;
     None when the candidate has no usable text (no output, an error, an empty or unclosed-reasoning answer).
 
     The mechanical policy runs without the entry's reference (the gate never sees references): an answer that echoes
@@ -153,9 +154,7 @@ def gate_words(record: TranslationRecord, source: str, *, source_language: str, 
                                               error_kind=record.error_kind, source_language=source_language,
                                               target_language=target_language,
                                               strip_unknown_marks=strip_unknown_marks)
-    if decision.outcome != Outcome.usable:
-        return None
-    return fst_mod.checkable_words(normalise(predicted), source)
+    return predicted if decision.outcome == Outcome.usable else None
 
 
 @dataclass
@@ -163,6 +162,8 @@ class Candidate:
     """One model answer for an entry and the gate's verdict."""
 
     record: TranslationRecord
+    text: str | None = None
+    """Its :func:`usable_text` (None: no usable text)."""
     rejected: list[str] | None = None
     """Lower-cased words the analyser rejected, in order of appearance (distinct); None: no usable text."""
     checked: int = 0
@@ -277,12 +278,12 @@ class FstGate:
                 if rec.error_kind in INCOMPLETE:  # the run is incomplete: resuming re-runs the whole entry
                     final[i] = merge([*cands[i], Candidate(rec)], len(cands[i]), calls[i])
                     continue
-                w = gate_words(rec, requests[i].source, source_language=self.source_language,
-                               target_language=self.target_language, strip_unknown_marks=self.strip_unknown_marks)
-                cands[i].append(Candidate(rec, needs_words=needs_words[i]))
+                text = usable_text(rec, requests[i].source, source_language=self.source_language,
+                                   target_language=self.target_language, strip_unknown_marks=self.strip_unknown_marks)
+                cands[i].append(Candidate(rec, text=text, needs_words=needs_words[i]))
                 calls[i] += 1
-                if w is not None:
-                    words[i] = w
+                if text is not None:
+                    words[i] = fst_mod.checkable_words(normalise(text), requests[i].source)
             table = await asyncio.to_thread(fst_mod.lookup, self.analyser, [x for ws in words.values() for x in ws]) \
                 if any(words.values()) else {}
             nxt = []
@@ -301,8 +302,7 @@ class FstGate:
                 elif attempt == self.retries:
                     final[i] = merge(cands[i], choose(cands[i]), calls[i])
                 else:
-                    feedback = [{"hypothesis": _hypothesis(k, requests[i].source, self)
-                                 if k.rejected is not None and not k.unverifiable else "",
+                    feedback = [{"hypothesis": k.text if k.rejected is not None and not k.unverifiable else "",
                                  "rejected": list(k.rejected or [])} for k in cands[i]]
                     current[i] = self._request(requests[i], feedback)
                     nxt.append(i)
@@ -323,14 +323,18 @@ class FstGate:
                                                         "usable": words is not None}})
 
 
-def _hypothesis(c: Candidate, source: str, gate: FstGate) -> str:
-    """The candidate's post-processed text as the retry prompt shows it (the mechanical policy's ``predicted``)."""
-    predicted, _ = checks.apply_policy(source=source, raw_predicted=c.record.raw_predicted, reference="",
-                                       error_kind=c.record.error_kind, source_language=gate.source_language,
-                                       target_language=gate.target_language,
-                                       strip_unknown_marks=gate.strip_unknown_marks)
-    return predicted
-
-
-__all__ = ["FST_GATE", "TOOLS", "DEFAULT_FST_RETRIES", "MAX_FST_RETRIES", "GATED_PROMPTS", "parse_tools",
-           "check_pipeline", "gate_words", "Candidate", "choose", "merge", "tag_raw_sink", "FstGate"]
+__all__ = [
+    "DEFAULT_FST_RETRIES",
+    "FST_GATE",
+    "GATED_PROMPTS",
+    "MAX_FST_RETRIES",
+    "TOOLS",
+    "Candidate",
+    "FstGate",
+    "check_pipeline",
+    "choose",
+    "merge",
+    "parse_tools",
+    "tag_raw_sink",
+    "usable_text",
+]
