@@ -154,7 +154,8 @@ async def _raw_socket(port: int, n: int, c: int) -> float:
 
 
 def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, float, int]:
-    from mtboard.runner import RunSettings, prepare, translate_all
+    from mtboard.plan import RunSettings
+    from mtboard.runner import prepare, translate_all
 
     plan = prepare(RunSettings(corpus_path=corpus, method="openai:bench", base_url=base_url, concurrency=c,
                                work_dir=work))

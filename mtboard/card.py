@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mtboard import HARNESS_VERSION, canonical
+from mtboard import HARNESS_VERSION, canonical, scoring
 from mtboard.documents import seal
-from mtboard.prices import Rates
+from mtboard.prices import Rates, compute_totals
 from mtboard.runspec import RunSpec, facts_from_card, fingerprint_components
-from mtboard.schema import (BackendFacts, DatasetRef, EntryResult, Fingerprint, JudgeSummary, MethodConfig,
+from mtboard.schema import (BackendFacts, DatasetRef, Entry, EntryResult, Fingerprint, JudgeSummary, MethodConfig,
                             ReplicateResult, ReplicateRun, RunCard, Scores, Totals, TranslationRecord)
 
 
@@ -109,3 +109,42 @@ def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results
 
 
 __all__ = ["assemble_card", "card_fingerprint_components", "card_records", "compute_fingerprint", "replicate_run"]
+
+
+FST_MODE: bool | None = None
+"""``fst`` argument of :func:`mtboard.scoring.score_run` for runs and rescoring: None = FST acceptance whenever an analyser for the
+target language is installed (the card then records ``fst_version``; :mod:`mtboard.validate` recomputes with FST on
+exactly when the card has an FST acceptance rate)."""
+
+
+def score_and_assemble(spec: RunSpec, facts: BackendFacts, entries: list[Entry],
+                       runs: list[list[TranslationRecord]], *, rates: Rates | None, strip_unknown_marks: bool,
+                       elapsed_seconds: float, run_id: str, timestamp: str, notes: str | None = None,
+                       fst: bool | None = None, judges: dict[str, JudgeSummary] | None = None) -> RunCard:
+    """Score every replicate's records and assemble the sealed card: what :func:`mtboard.runner.build_card` does for a fresh run
+    and ``mtboard rescore`` for a card's stored outputs (``runs[i]``: replicate i's records, one per entry).
+
+    ``fst``: None = :data:`FST_MODE`. ``elapsed_seconds``: translation wall-clock; each replicate is
+    scored with ``elapsed / runs`` (what the validator recomputes with).
+    """
+    fst = FST_MODE if fst is None else fst
+    ds = spec.dataset
+    n = len(runs)
+    price_in, price_out = (rates.input, rates.output) if rates is not None else (None, None)
+    scored = [scoring.score_run(entries, records, source_language=ds.source_language,
+                                target_language=ds.target_language, elapsed_seconds=elapsed_seconds / n,
+                                fst=fst, strip_unknown_marks=strip_unknown_marks, rates=rates)
+              for records in runs]
+    scores, results = scored[0]
+    if n > 1:
+        scores = scores.model_copy(update={"replicates": scoring.replicates([sc for sc, _ in scored])})
+    totals = compute_totals([r for records in runs for r in records], entries, n, price_in, price_out, rates=rates)
+    return assemble_card(spec, facts, scores=scores, results=results, totals=totals, run_id=run_id,
+                         timestamp=timestamp, elapsed_seconds=elapsed_seconds, price_in=price_in,
+                         price_out=price_out, rates=rates, fst_version=scoring.fst_version(ds.target_language, fst),
+                         notes=notes, judges=judges,
+                         replicate_runs=[replicate_run(i, res) for i, (_, res) in enumerate(scored) if i > 0])
+
+
+replicates = scoring.replicates
+"""Every replicate's chrF++ and composite with mean and spread (:func:`mtboard.scoring.replicates`)."""

@@ -15,18 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mtboard.errors import BackendError
+from mtboard.text import TEMPLATE_MARKUP
 from mtboard.schema import ErrorKind, TranslationRecord
 
 GATE_ENTRIES = 5
 """Finished entries the gate looks at (the first ones, in the order they finished)."""
 GATE_FAILURES = 3
 """Entries of the first :data:`GATE_ENTRIES` that must fail the gate for the run to stop (most of them)."""
-
-TEMPLATE_MARKUP = ("[INST]", "[/INST]", "<<SYS>>", "<</SYS>>", "<SYS>", "</SYS>", "<start_of_turn>",
-                   "<end_of_turn>", "<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|eot_id|>", "<|user|>",
-                   "<|assistant|>", "<|system|>", "### Instruction", "### Response")
-"""Chat-template tokens that a model echoing a template it does not know writes into its output."""
-
 
 class EarlyGateError(BackendError):
     """Most of the first entries hit the token cap or echoed template markup: the run stopped early."""

@@ -57,36 +57,12 @@ from mtboard.errors import ConfigError
 from mtboard.prompts import Prompt
 from mtboard.schema import ErrorKind, Outcome, TranslationRecord, Usage
 from mtboard.text import normalise
+from mtboard.tools import DEFAULT_FST_RETRIES, FST_GATE, GATED_PROMPTS, MAX_FST_RETRIES
 
-FST_GATE = "fst-gate"
-TOOLS = (FST_GATE,)
-"""Tool names ``--tools`` accepts (the card's ``tools_enabled``)."""
-DEFAULT_FST_RETRIES = 2
-"""Retries after the first hypothesis when ``--fst-retries`` is not given."""
-MAX_FST_RETRIES = 5
-"""Largest ``--fst-retries``."""
-GATED_PROMPTS = ("fst-gated-chat", "fst-gated-few-shot-completion")
-"""Shipped prompts that declare ``fst_feedback`` (named in the error for a prompt that does not)."""
 INCOMPLETE = frozenset({ErrorKind.transport, ErrorKind.backend})
 """Failures that end an entry at once (they make the run incomplete; :data:`mtboard.workdir.INCOMPLETE_KINDS`)."""
 
 _ATTEMPT: contextvars.ContextVar[int | None] = contextvars.ContextVar("mtboard_gate_attempt", default=None)
-
-
-def parse_tools(values: Sequence[str] | str | None) -> tuple[str, ...]:
-    """``--tools`` values (repeatable and/or comma-separated) → sorted distinct tool names; ``none`` alone → ().
-
-    Raises: ConfigError for an unknown tool name (listing :data:`TOOLS`).
-    """
-    items = [values] if isinstance(values, str) else list(values or [])
-    names = sorted({p.strip() for item in items for p in item.split(",") if p.strip()})
-    if names == ["none"]:
-        return ()
-    unknown = [n for n in names if n not in TOOLS]
-    if unknown:
-        raise ConfigError(f"unknown tool {unknown[0]!r}; known tools: {', '.join(TOOLS)}", field="--tools",
-                          fix="write --tools fst-gate (or drop --tools)")
-    return tuple(names)
 
 
 def check_pipeline(tools: tuple[str, ...], fst_retries: int | None, *, backend_cls: type[Backend],
@@ -324,17 +300,11 @@ class FstGate:
 
 
 __all__ = [
-    "DEFAULT_FST_RETRIES",
-    "FST_GATE",
-    "GATED_PROMPTS",
-    "MAX_FST_RETRIES",
-    "TOOLS",
     "Candidate",
     "FstGate",
     "check_pipeline",
     "choose",
     "merge",
-    "parse_tools",
     "tag_raw_sink",
     "usable_text",
 ]

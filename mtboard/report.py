@@ -16,8 +16,8 @@ from mtboard.judges import summary_line
 from mtboard.prices import tokens_text
 from mtboard.schema import RunCard
 
-if TYPE_CHECKING:  # pragma: no cover - the runner calls this module
-    from mtboard.runner import Translated
+if TYPE_CHECKING:  # pragma: no cover
+    from mtboard.plan import Translated
 
 REPORT = "report.md"
 """File name of the report inside the work directory."""
@@ -74,7 +74,7 @@ def rejudge_report(path: Path, card: RunCard, judge_note: str | None = None) -> 
 def write_report(path: Path, translated: Translated, card: RunCard | None, price_source: str,
                  judge_note: str | None = None) -> None:
     """A human-readable summary of the work directory (markdown, untrusted text escaped). ``translated`` is the
-    runner's :class:`mtboard.runner.Translated`; ``card`` the sealed card, or None for an incomplete run."""
+    runner's :class:`mtboard.plan.Translated`; ``card`` the sealed card, or None for an incomplete run."""
     plan = translated.plan
     ds = plan.corpus.dataset
     lines = [f"# mtboard run — {_md(plan.spec.method.text)} on {_md(ds.id)} {_md(ds.version)}", ""]

@@ -4,7 +4,7 @@ A card holds everything its scores derive from — every replicate's raw outputs
 usage (:func:`mtboard.card.card_records`) — and its recorded method, settings and backend facts
 (:meth:`mtboard.runspec.RunSpec.from_card`, :func:`mtboard.runspec.facts_from_card`). Rescoring turns those back into
 translation records and runs exactly what ``mtboard run`` runs after translating
-(:func:`mtboard.runner.score_and_assemble`): the mechanical policy, every metric, the replicate statistics, totals,
+(:func:`mtboard.card.score_and_assemble`): the mechanical policy, every metric, the replicate statistics, totals,
 fingerprint and seal — under the current harness version. Run id, timestamp and elapsed time stay the card's: it is
 the same run, scored again (e.g. after a harness change that alters what a card must contain).
 
@@ -25,7 +25,7 @@ from mtboard.card import card_records
 from mtboard.documents import load_card, load_corpus
 from mtboard.errors import InputError
 from mtboard.prices import Rates
-from mtboard.runner import score_and_assemble
+from mtboard.card import score_and_assemble
 from mtboard.runspec import RunSpec, facts_from_card
 from mtboard.schema import RunCard
 

@@ -19,139 +19,27 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
-from mtboard import canonical, judges, safejson, scoring
-from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method, plugin_record
-from mtboard.card import assemble_card, replicate_run
+from mtboard import canonical, judges, safejson
+from mtboard.backends.base import Backend, TranslateRequest, get_backend, parse_method, plugin_record
+from mtboard.card import score_and_assemble
 from mtboard.documents import load_corpus, write_card
 from mtboard.errors import BackendError, ConfigError, InputError, MtboardError
-from mtboard.fst import Analyser
 from mtboard.gate import GATE_ENTRIES, check_early_gate
 from mtboard.metrics.bleu import make_bleu
-from mtboard.prices import PriceTable, compute_totals, price_table_for, resolve_rates
-from mtboard.pipeline import FstGate, check_pipeline, parse_tools
+from mtboard.prices import price_table_for, resolve_rates
+from mtboard.pipeline import FstGate, check_pipeline
+from mtboard.tools import parse_tools
 from mtboard.prompts import Prompt, load_prompt
 from mtboard.report import REPORT, write_report
-from mtboard.runspec import BackendContext, DatasetIdentity, RunSpec, endpoint_host_sha256
-from mtboard.prices import Rates
-from mtboard.schema import (BackendFacts, Corpus, Entry, JudgeSummary, MethodClass, RunCard, Segment,
+from mtboard.runspec import DatasetIdentity, RunSpec, endpoint_host_sha256
+from mtboard.schema import (BackendFacts, Entry, MethodClass, RunCard, Segment,
                             TranslationRecord)
+from mtboard.plan import IncompleteRunError, Plan, ProgressSink, RunSettings, Translated
 from mtboard.workdir import INCOMPLETE_KINDS, WorkDir
-
-
-class IncompleteRunError(MtboardError):
-    """Transport/backend failures persisted: the run is not a valid card (re-run the same command, or
-    ``--allow-incomplete``)."""
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Settings and plan
-
-
-@dataclass
-class RunSettings:
-    """Everything ``mtboard run`` was asked to do (CLI options)."""
-
-    corpus_path: Path
-    method: str
-    prompt: str | None = None
-    condition: str | None = None
-    temperature: float | None = None
-    max_tokens: int = 512
-    concurrency: int | None = None
-    runs: int = 1
-    segment: str = "development"
-    limit: int | None = None
-    work_dir: Path | None = None
-    out: Path | None = None
-    base_url: str | None = None
-    allow_incomplete: bool = False
-    price_in: float | None = None
-    price_out: float | None = None
-    notes: str | None = None
-    judge: str | list[str] | None = None
-    """Judge specs ``KIND=openai:MODEL[:EFFORT]``: a list, a comma-separated string, or None/``"none"`` for no
-    judge (see :func:`judge_specs`)."""
-    allow_self_judge: bool = False
-    """Accept a judge from the translator's model family (recorded in the card)."""
-    bench: Path | None = None
-    """Checkpoint benchmark folder (``--bench``; required by the checkpoints judge)."""
-    judge_max_tokens: int | None = None
-    """Output-token cap per judge request (``--judge-max-tokens``; default per judge)."""
-    judge_max_attempts: int = 3
-    """Judge answers asked per entry before judge_failed (``--judge-max-attempts``)."""
-    judge_concurrency: int = 4
-    """Judge requests in flight (``--judge-concurrency``)."""
-    judge_price_in: float | None = None
-    """USD per 1M judge prompt tokens (``--judge-price-in``)."""
-    judge_price_out: float | None = None
-    """USD per 1M judge completion tokens (``--judge-price-out``)."""
-    judge_family: str | None = None
-    """The judge's model family when its names do not tell it (``--judge-family``)."""
-    translator_family: str | None = None
-    """The translator's model family when its names do not tell it (``--translator-family``)."""
-    coaching: Path | None = None
-    """``--coaching FILE``: coaching data (glossary, grammar notes, examples; UTF-8 text) the prompt template
-    receives as ``coaching`` (spec §3.2, §9.6 coached-llm)."""
-    tools: tuple[str, ...] | list[str] | str | None = None
-    """``--tools``: tools the method uses (:data:`mtboard.pipeline.TOOLS`; ``fst-gate``), making it a ``pipeline``
-    method (spec §3.2 ``tools_enabled``, §9.6)."""
-    fst_retries: int | None = None
-    """``--fst-retries N``: the FST gate's retries after the first hypothesis (0–5; default 2 with ``fst-gate``)."""
-    early_gate: bool = True
-    """Stop a prompted run early when most of its first entries hit the token cap or echo chat-template markup
-    (:mod:`mtboard.gate`); ``--no-early-gate`` runs on (e.g. to publish a mismatched prompt as a negative result)."""
-    stream: bool = False
-    max_retries: int = 5
-    timeout_s: float = 120.0
-    backend_extra: dict[str, Any] = field(default_factory=dict)
-    """Backend settings (``--backend-opt KEY=VALUE``): checked against the backend's keys by
-    :func:`backend_options` in :func:`prepare`."""
-
-
-class ProgressSink(Protocol):
-    """What the runner reports while translating (the run command draws a rich progress bar from it)."""
-
-    def start(self, total: int, already_done: int) -> None: ...
-
-    def advance(self, n: int, failures: int) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-@dataclass(repr=False)
-class Plan:
-    """A prepared run: the frozen :class:`~mtboard.runspec.RunSpec`, the corpus slice, the backend class with its
-    typed options, the loaded prompt and the work directory. Nothing has been sent yet."""
-
-    settings: RunSettings
-    spec: RunSpec
-    corpus: Corpus
-    entries: list[Entry]
-    backend_cls: type[Backend]
-    options: Options
-    prompt: Prompt | None
-    work_dir: Path
-    prices: PriceTable | None = None
-    """The price table, loaded and validated by :func:`prepare` (None when the run does not look prices up)."""
-    analyser: Analyser | None = None
-    """The target-language analyser the FST gate checks with (``--tools fst-gate``; None without tools)."""
-
-    def __repr__(self) -> str:
-        return f"Plan({self.spec.method.text!r}, {len(self.entries)} entries, work_dir={str(self.work_dir)!r})"
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        """The work directory's identity (:meth:`RunSpec.identity`)."""
-        return self.spec.identity()
-
-    def backend_context(self) -> BackendContext:
-        """What the backend is told about the run (the runtime ``--base-url`` and the first 18 sources included)."""
-        return self.spec.backend_context(prompt=self.prompt, base_url=self.settings.base_url,
-                                         sample_sources=[e.source for e in self.entries[:18]])
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -312,38 +200,6 @@ def prepare(settings: RunSettings) -> Plan:
 
 # --------------------------------------------------------------------------------------------------------------------
 # Translation phase
-
-
-@dataclass(repr=False)
-class Translated:
-    """Result of the translation phase.
-
-    (A short ``repr`` on purpose: ``asyncio.run`` formats the main task's result when it restores the SIGINT
-    handler, and a full repr of thousands of records cost ~0.2 s per 1,000 entries.)
-    """
-
-    plan: Plan
-    manifest: dict[str, Any]
-    records: dict[tuple[int, int], TranslationRecord]
-    description: BackendFacts
-    """The backend's facts (:meth:`Backend.describe`)."""
-    elapsed_seconds: float
-    sent: int
-    """(run, entry) pairs sent to the backend in this session."""
-    incomplete: list[TranslationRecord]
-    """Records whose failure was transport/backend (run incomplete)."""
-    rate_limit_wait_s: float = 0.0
-    """Wall-clock seconds of this session during which requests waited for a rate limit to reset (the union of
-    every request's waits, from ``raw.jsonl``'s ``rate_limit_waits``)."""
-    rate_limited_responses: int = 0
-    """Rate-limited answers (429, 529, 503 announcing a wait) received in this session."""
-
-    def __repr__(self) -> str:
-        return f"Translated({self.plan.spec.method.text!r}, {len(self.records)} records, sent={self.sent})"
-
-    def run_records(self, run_index: int) -> list[TranslationRecord]:
-        """One record per selected entry for a replicate, in corpus order (entries without one are left out)."""
-        return [self.records[(run_index, e.id)] for e in self.plan.entries if (run_index, e.id) in self.records]
 
 
 def make_requests(plan: Plan, jobs: list[tuple[int, Entry]]) -> list[TranslateRequest]:
@@ -613,12 +469,6 @@ class RunOutcome:
     judge_note: str | None = None
 
 
-FST_MODE: bool | None = None
-"""``fst`` argument of :func:`mtboard.scoring.score_run` for runs: None = FST acceptance whenever an analyser for the
-target language is installed (the card then records ``fst_version``; :mod:`mtboard.validate` recomputes with FST on
-exactly when the card has an FST acceptance rate)."""
-
-
 def check_complete(translated: Translated, price_source: str) -> None:
     """Raise IncompleteRunError (after writing report.md) when entries have no record, or transport/backend
     failures remain and ``--allow-incomplete`` is off (BookTrans failure policy)."""
@@ -658,39 +508,6 @@ def build_card(translated: Translated, *, elapsed_seconds: float | None = None) 
                               run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
                               notes=plan.settings.notes)
     return card, price_source
-
-
-def score_and_assemble(spec: RunSpec, facts: BackendFacts, entries: list[Entry],
-                       runs: list[list[TranslationRecord]], *, rates: Rates | None, strip_unknown_marks: bool,
-                       elapsed_seconds: float, run_id: str, timestamp: str, notes: str | None = None,
-                       fst: bool | None = None, judges: dict[str, JudgeSummary] | None = None) -> RunCard:
-    """Score every replicate's records and assemble the sealed card: what :func:`build_card` does for a fresh run
-    and ``mtboard rescore`` for a card's stored outputs (``runs[i]``: replicate i's records, one per entry).
-
-    ``fst``: None = the runner's :data:`FST_MODE`. ``elapsed_seconds``: translation wall-clock; each replicate is
-    scored with ``elapsed / runs`` (what the validator recomputes with).
-    """
-    fst = FST_MODE if fst is None else fst
-    ds = spec.dataset
-    n = len(runs)
-    price_in, price_out = (rates.input, rates.output) if rates is not None else (None, None)
-    scored = [scoring.score_run(entries, records, source_language=ds.source_language,
-                                target_language=ds.target_language, elapsed_seconds=elapsed_seconds / n,
-                                fst=fst, strip_unknown_marks=strip_unknown_marks, rates=rates)
-              for records in runs]
-    scores, results = scored[0]
-    if n > 1:
-        scores = scores.model_copy(update={"replicates": replicates([sc for sc, _ in scored])})
-    totals = compute_totals([r for records in runs for r in records], entries, n, price_in, price_out, rates=rates)
-    return assemble_card(spec, facts, scores=scores, results=results, totals=totals, run_id=run_id,
-                         timestamp=timestamp, elapsed_seconds=elapsed_seconds, price_in=price_in,
-                         price_out=price_out, rates=rates, fst_version=scoring.fst_version(ds.target_language, fst),
-                         notes=notes, judges=judges,
-                         replicate_runs=[replicate_run(i, res) for i, (_, res) in enumerate(scored) if i > 0])
-
-
-replicates = scoring.replicates
-"""Every replicate's chrF++ and composite with mean and spread (:func:`mtboard.scoring.replicates`)."""
 
 
 def finish(translated: Translated, *, judge: str | list[str] | None = None) -> RunOutcome:
@@ -781,7 +598,5 @@ def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutco
     return finish(translated, judge=settings.judge)
 
 
-__all__ = ["RunSettings", "Plan", "Translated", "RunOutcome", "IncompleteRunError", "ProgressSink", "prepare",
-           "translate_all", "check_complete", "build_card", "score_and_assemble", "replicates", "finish", "run",
-           "make_requests",
-           "parse_backend_opts", "judge_specs", "preflight_judges", "FST_MODE"]
+__all__ = ["RunOutcome", "prepare", "translate_all", "check_complete", "build_card", "finish", "run", "make_requests",
+           "parse_backend_opts", "judge_specs", "preflight_judges"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mtboard import canonical, runner, safejson
+from mtboard.plan import ProgressSink
 from mtboard.backends.base import get_backend
 from mtboard.documents import atomic_write, load_corpus
 from mtboard.errors import ConfigError, MtboardError
@@ -93,7 +94,7 @@ def evaluate_secret(card_path: str | os.PathLike[str], secret_corpus: str | os.P
                     official_dir: str | os.PathLike[str] | None = None,
                     model_path: str | os.PathLike[str] | None = None,
                     base_url: str | None = None, min_entries: int | None = None,
-                    progress: runner.ProgressSink | None = None) -> SecretResult:
+                    progress: ProgressSink | None = None) -> SecretResult:
     """Re-run a card's method on a secret segment and write its scores-only card (module docstring).
 
     Args:
@@ -108,7 +109,7 @@ def evaluate_secret(card_path: str | os.PathLike[str], secret_corpus: str | os.P
         min_entries: smallest segment accepted (default :data:`MIN_ENTRIES`, spec §2.3).
 
     Returns: :class:`SecretResult`. Raises: ConfigError (public segment, missing salt or corpus, too few entries,
-        held_out already used), InputError (card), NotVerifiable, BackendError, runner.IncompleteRunError (a run
+        held_out already used), InputError (card), NotVerifiable, BackendError, IncompleteRunError (a run
         with failures publishes nothing).
     """
     if segment not in SECRET_SEGMENTS:

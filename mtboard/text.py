@@ -167,6 +167,12 @@ def split_records(text: str) -> list[str]:
 # --------------------------------------------------------------------------------------------------------------------
 # Placeholders
 
+TEMPLATE_MARKUP = ("[INST]", "[/INST]", "<<SYS>>", "<</SYS>>", "<SYS>", "</SYS>", "<start_of_turn>",
+                   "<end_of_turn>", "<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|eot_id|>", "<|user|>",
+                   "<|assistant|>", "<|system|>", "### Instruction", "### Response")
+"""Chat-template tokens that a model echoing a template it does not know writes into its output (the early gate of
+every prompted run, :mod:`mtboard.gate`, and the gguf backend's canary both look for them)."""
+
 PERCENT_LITERAL = r"%%"
 """A printf-escaped percent sign (a token of its own so that ``%%s`` is not read as ``%s``)."""
 PRINTF = (r"%(?:\d+\$)?(?:\([^()\s]{1,40}\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|q|j|z|t)?"

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mtboard import __version__, canonical, runner, safejson
+from mtboard.plan import IncompleteRunError, ProgressSink, RunSettings
 from mtboard.backends.base import get_backend, load_backends, plugin_record
 from mtboard.documents import atomic_write, load_card, load_corpus, write_card
 from mtboard.errors import ConfigError, InputError, MtboardError
@@ -243,7 +244,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
                 secret_segment_env: str | None = None, out_dir: str | os.PathLike[str] | None = None,
                 commit: str | None = None, workdir: str | os.PathLike[str] | None = None,
                 model_path: str | os.PathLike[str] | None = None, base_url: str | None = None,
-                progress: runner.ProgressSink | None = None) -> VerifyResult:
+                progress: ProgressSink | None = None) -> VerifyResult:
     """Re-run a card's method and write a verification record.
 
     Args:
@@ -260,7 +261,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         model_path: a local copy of a gguf card's model file (cards name a local file only by name and hash).
         base_url: endpoint for an OpenAI-compatible re-run (default ``$OPENAI_BASE_URL``), e.g. a server the
             maintainer started with the weights the card names.
-        progress: where the re-run reports its progress (:class:`mtboard.runner.ProgressSink`).
+        progress: where the re-run reports its progress (:class:`mtboard.ProgressSink`).
 
     The re-run must also serve the same weights (:data:`WEIGHTS_FIELDS`): a server reporting other weights than the
     card records, or none, fails the verification whatever the scores.
@@ -301,7 +302,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
                                                        model_path=Path(model_path) if model_path else None)
     temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None or secret_path else None
     work = Path(workdir) if workdir is not None else temp / "work"
-    def settings(corpus: Path, seg: Segment, limit: int | None, wd: Path) -> runner.RunSettings:
+    def settings(corpus: Path, seg: Segment, limit: int | None, wd: Path) -> RunSettings:
         return rerun_settings(card, spec, rerun_how, corpus, seg, limit, wd, base_url)
 
     reason: str | None = None
@@ -311,7 +312,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         if rerun is not None and card.neural_metrics:
             rerun = rescore_neural(card, rerun)
             write_card(rerun, work / "rerun-card.json")  # the kept evidence is the card with its neural metrics
-    except runner.IncompleteRunError as exc:
+    except IncompleteRunError as exc:
         reason = f"re-run incomplete: {exc.problem}"
     secret_scores: dict[str, float | None] = {}
     if secret_path is not None and secret_segment is not None:
@@ -321,7 +322,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
             secret_card = runner.run(settings(secret_path, secret_segment, None, temp / "secret"), progress).card
             if secret_card is not None:
                 secret_scores = {name: _score_value(secret_card, name) for name in COMPARED}
-        except runner.IncompleteRunError as exc:
+        except IncompleteRunError as exc:
             note = f"secret-segment run incomplete: {exc.problem}"
             reason = f"{reason}; {note}" if reason else note
         finally:
@@ -379,7 +380,7 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
 
 
 def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: Segment, limit: int | None,
-                   wd: Path, base_url: str | None) -> runner.RunSettings:
+                   wd: Path, base_url: str | None) -> RunSettings:
     """The runner settings that re-run ``card``'s method (``spec`` = ``RunSpec.from_card(card)``, ``rerun_how`` from
     the backend's ``rerun`` hook) on ``seg`` of ``corpus``, writing into ``wd``. A coached card's coaching text is
     written back to a file, byte for byte (its SHA-256 is the card's ``coaching_data_sha256``); a pipeline card's
@@ -389,7 +390,7 @@ def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: S
     if spec.coaching_text is not None:
         coaching = Path(tempfile.mkdtemp(prefix="mtboard-verify-coaching-")) / (spec.coaching_file or "coaching.txt")
         coaching.write_bytes(spec.coaching_text.encode("utf-8"))
-    return runner.RunSettings(
+    return RunSettings(
         corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
         prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
         max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,

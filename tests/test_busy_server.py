@@ -20,7 +20,8 @@ import pytest
 
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.llm import LLMClient, client as llm_client
-from mtboard.runner import RunSettings, run
+from mtboard.plan import RunSettings
+from mtboard.runner import run
 
 GGUF = "/models/gemma-3-270m-it-Q4_K_M.gguf"
 

@@ -50,7 +50,7 @@ def test_openai_default_endpoint(monkeypatch):
 def test_backends_and_doctor_are_readable_without_a_terminal() -> None:
     # F18: rich's width without a terminal is 80, which wrapped the meaning column to a word or two per line.
     import cli_support
-    from mtboard.cli import PIPE_WIDTH
+    from mtboard.cliapp import PIPE_WIDTH
 
     p = cli_support.invoke(["backends"], unset=("COLUMNS",))
     assert p.returncode == 0, p.stderr

@@ -17,7 +17,8 @@ from mtboard.backends import get_backend
 from mtboard.card import card_fingerprint_components, compute_fingerprint
 from mtboard.documents import card_json, load_card, seal
 from mtboard.errors import ConfigError
-from mtboard.runner import RunSettings, prepare
+from mtboard.plan import RunSettings
+from mtboard.runner import prepare
 from mtboard.schema import MethodClass, RunCard
 from mtboard.validate import make_context, validate_bytes
 

@@ -25,7 +25,8 @@ from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.documents import load_card
 from mtboard.llm import LLMClient, LLMRequest
 from mtboard.llm.policy import classify_status, parse_duration, parse_retry_after, rate_limit_wait
-from mtboard.runner import IncompleteRunError, RunSettings, run, union_seconds
+from mtboard.plan import IncompleteRunError, RunSettings
+from mtboard.runner import run, union_seconds
 from mtboard.schema import ErrorKind
 
 NOW = 1_445_412_480.0  # Wed, 21 Oct 2015 07:28:00 GMT

@@ -23,7 +23,8 @@ from mtboard.card import compute_fingerprint
 from mtboard.documents import card_json, seal
 from mtboard.errors import ConfigError
 from mtboard.pipeline import Candidate, choose
-from mtboard.runner import RunSettings, prepare, run
+from mtboard.plan import RunSettings
+from mtboard.runner import prepare, run
 from mtboard.schema import MethodClass, RunCard
 from mtboard.validate import make_context, validate_bytes
 
@@ -283,7 +284,7 @@ def test_verify_and_the_run_page_carry_the_tools(gated, tmp_path):
 
 
 def test_a_crash_inside_the_gate_resumes_the_whole_entry(tmp_path):
-    from mtboard.runner import IncompleteRunError
+    from mtboard.plan import IncompleteRunError
 
     # entry 1's retry fails (a 500, no transport retries): the run is incomplete, entry 1 is not written
     with ScriptedServer(fail={(S1, 1)}) as srv:

@@ -14,7 +14,9 @@ import pytest
 
 from fake_openai_server import FakeServer
 from mtboard.documents import load_card
-from mtboard.runner import IncompleteRunError, RunSettings, WorkDir, run
+from mtboard.plan import IncompleteRunError, RunSettings
+from mtboard.runner import run
+from mtboard.workdir import WorkDir
 from mtboard.validate import make_context, validate_card
 
 # (source, expected error kind or None, expected attempts)

@@ -22,7 +22,8 @@ from judges_support import REPO, ScriptedServer
 from mtboard import fst
 from mtboard.cli import app
 from mtboard.documents import card_json, load_card
-from mtboard.runner import RunSettings, run
+from mtboard.plan import RunSettings
+from mtboard.runner import run
 from mtboard.validate import make_context, validate_card
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"

@@ -19,7 +19,8 @@ from judges_support import REPO, ScriptedServer
 from mtboard.backends.base import get_backend
 from mtboard.cli import app
 from mtboard.errors import ConfigError
-from mtboard.runner import RunSettings, judge_specs, parse_backend_opts, prepare
+from mtboard.plan import RunSettings
+from mtboard.runner import judge_specs, parse_backend_opts, prepare
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
 MQM_MINOR = 'Critical:\nno-error\nMajor:\nno-error\nMinor:\nstyle/awkward - "casa"\ncontextBehavior: unclear'

@@ -21,7 +21,8 @@ from fake_openai_server import FakeServer
 from mtboard.documents import load_card
 from mtboard.errors import ConfigError, InputError
 from mtboard.prompts import prompts_dir
-from mtboard.runner import RunSettings, prepare
+from mtboard.plan import RunSettings
+from mtboard.runner import prepare
 
 SOURCES = ["Good morning.", "Open the file.", "Where is the station?", "Thank you."]
 

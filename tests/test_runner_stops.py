@@ -19,7 +19,9 @@ import pytest
 
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.documents import load_card
-from mtboard.runner import RunSettings, WorkDir, run
+from mtboard.plan import RunSettings
+from mtboard.runner import run
+from mtboard.workdir import WorkDir
 from mtboard.validate import make_context, validate_card
 
 RUNAWAY = "Hola mundo.\nEnglish: X\nSpanish: Y"

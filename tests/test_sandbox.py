@@ -163,7 +163,7 @@ def test_argv_drops_everything_but_what_the_server_needs(monkeypatch, tmp_path):
 
 
 def test_doctor_reports_the_sandbox(monkeypatch, tmp_path):
-    from mtboard.doctor import probes
+    from mtboard.commands.doctor import probes
 
     sandbox.status.cache_clear()
     try:

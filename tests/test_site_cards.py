@@ -22,7 +22,7 @@ from mtboard.runspec import DatasetIdentity, MethodSpec, RunSpec
 from mtboard.card import assemble_card
 from mtboard.documents import card_bytes, write_corpus
 from mtboard.metrics.chrf import chrf_from_stats
-from mtboard.runner import compute_totals
+from mtboard.prices import compute_totals
 from mtboard.schema import BackendFacts, Corpus, RunCard, TranslationRecord, Usage
 from mtboard.validate import canonical_relpath
 

@@ -27,7 +27,8 @@ from mtboard.documents import card_json, load_card, loads_card
 from mtboard.metrics import bootstrap
 from mtboard.metrics.composite import composite, composite_array, entry_columns
 from mtboard.prices import Rates, load_prices
-from mtboard.runner import RunSettings, run
+from mtboard.plan import RunSettings
+from mtboard.runner import run
 from mtboard.schema import Segment, Usage
 from mtboard.site import tables
 from mtboard.site.load import Inputs, LoadedCard, Verification, load_inputs

@@ -30,6 +30,7 @@ FIXED_NOW = None  # validators use the real clock; cards are made "now"
 def _build(limit: int | None, fst: bool | None, runs: int = 1, corpus: Path = CORPUS) -> bytes:
     import tempfile
 
+    from mtboard import card as card_mod
     from mtboard import runner
 
     work_dir = Path(tempfile.mkdtemp(prefix="mtboard-validate-card-"))
@@ -37,11 +38,11 @@ def _build(limit: int | None, fst: bool | None, runs: int = 1, corpus: Path = CO
                                   runs=runs)
     plan = runner.prepare(settings)
     translated = asyncio.run(runner.translate_all(plan))
-    saved, runner.FST_MODE = runner.FST_MODE, fst
+    saved, card_mod.FST_MODE = card_mod.FST_MODE, fst
     try:  # the card's elapsed_seconds is the unrounded translation time (what the validator recomputes with)
         card, _ = runner.build_card(translated, elapsed_seconds=translated.elapsed_seconds)
     finally:
-        runner.FST_MODE = saved
+        card_mod.FST_MODE = saved
     shutil.rmtree(work_dir, ignore_errors=True)
     return card_bytes(card)
 

@@ -48,11 +48,11 @@ from mtboard import localserver, sandbox
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.errors import BackendError, ConfigError, DeferredError
-from mtboard.gate import TEMPLATE_MARKUP
 from mtboard.languages import primary
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.localserver import LLAMA_SERVER, LocalServer
 from mtboard.runspec import BackendContext, MethodSpec, RunSpec
+from mtboard.text import TEMPLATE_MARKUP
 from mtboard.schema import BackendFacts, ErrorKind, LocalModelGate, MethodClass
 
 log = logging.getLogger("mtboard.gguf")
@@ -95,7 +95,7 @@ GATE_LINES: dict[str, list[str]] = {
         "It closed last winter, sadly.",
     ],
 }
-_TEMPLATE_MARKUP = TEMPLATE_MARKUP  # the early gate of every prompted run uses the same list (mtboard.gate)
+_TEMPLATE_MARKUP = TEMPLATE_MARKUP  # the early gate of every prompted run uses the same list (mtboard.gate, mtboard.text)
 
 
 class GGUFOptions(Options):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from mtboard.cli import app, guarded, output_console
+from mtboard.cliapp import app, guarded, output_console
 
 
 @app.command("backends")

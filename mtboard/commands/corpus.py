@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mtboard.cli import corpus_app, guarded
+from mtboard.cliapp import corpus_app, guarded
 from mtboard.errors import ConfigError, MtboardError
 
 

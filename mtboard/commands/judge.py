@@ -15,8 +15,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from mtboard.cli import app, guarded
-from mtboard.commands import refresh_workdir_outputs
+from mtboard.cliapp import app, guarded
+from mtboard.cliapp import refresh_workdir_outputs
 from mtboard.errors import ConfigError
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mtboard.cli import app, guarded
+from mtboard.cliapp import app, guarded
 
 
 @app.command()

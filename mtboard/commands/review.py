@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mtboard.cli import app, guarded
+from mtboard.cliapp import app, guarded
 
 review_app = typer.Typer(no_args_is_help=True, help="Community review of run cards (spec §7.3): sample, check.")
 app.add_typer(review_app, name="review")

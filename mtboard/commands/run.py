@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from mtboard.cli import app, fail, guarded
+from mtboard.cliapp import app, fail, guarded
 
 DEFAULT_PROGRESS_INTERVAL_S = 30.0
 """Seconds between two progress lines when stderr is not a terminal."""
@@ -388,8 +388,8 @@ def run(
     """
     import asyncio
 
-    from mtboard.runner import (RunSettings, finish, judge_specs, parse_backend_opts, preflight_judges, prepare,
-                                translate_all)
+    from mtboard.plan import RunSettings
+    from mtboard.runner import finish, judge_specs, parse_backend_opts, preflight_judges, prepare, translate_all
     from mtboard.workdir import WorkDir, lock_workdir
 
     specs = judge_specs(judge)

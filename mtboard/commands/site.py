@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from mtboard.cli import app, guarded
+from mtboard.cliapp import app, guarded
 from mtboard.errors import ConfigError
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mtboard.cli import app, fail, guarded
+from mtboard.cliapp import app, fail, guarded
 
 sweep_app = typer.Typer(no_args_is_help=True, help="Benchmark sweeps: a matrix of runs priced before anything is "
                         "sent (spec §6, §10; docs/sweeps.md).")

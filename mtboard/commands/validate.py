@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mtboard.cli import app, fail, guarded
+from mtboard.cliapp import app, fail, guarded
 
 _FORMATS = ("text", "json")
 

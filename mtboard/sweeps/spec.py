@@ -44,11 +44,13 @@ from mtboard import HARNESS_VERSION, canonical
 from mtboard.backends import get_backend, parse_method
 from mtboard.documents import load_corpus
 from mtboard.errors import ConfigError, InputError, MtboardError
-from mtboard.pipeline import check_pipeline, parse_tools
+from mtboard.pipeline import check_pipeline
+from mtboard.tools import parse_tools
 from mtboard.prompts import Prompt, load_prompt
-from mtboard.runner import RunSettings
+from mtboard.plan import RunSettings
 from mtboard.schema import MethodClass, Segment
-from mtboard.sweeps.file import CellMatch, Scalar, SweepCondition, SweepFile, load_sweep_file
+from mtboard.schema import CellMatch, Scalar, SweepCondition, SweepFile
+from mtboard.sweeps.file import load_sweep_file
 
 @dataclass(frozen=True)
 class Cell:

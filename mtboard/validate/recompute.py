@@ -71,7 +71,7 @@ def _show(v: Any) -> str:
 
 
 def _recompute(card: RunCard, entries: list[Entry]):
-    """Re-run scoring exactly as the runner did (:func:`mtboard.runner.score_and_assemble`).
+    """Re-run scoring exactly as the runner did (:func:`mtboard.card.score_and_assemble`).
 
     Inputs rebuilt from the card: one TranslationRecord per result and replicate result
     (:func:`mtboard.card.card_records`: raw output, error, attempts, latencies, usage), the corpus entries,

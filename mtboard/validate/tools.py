@@ -4,7 +4,7 @@ does.
 
 Rules (each problem one line naming the field):
 
-* ``tools_enabled`` holds known tool names (:data:`mtboard.pipeline.TOOLS`), sorted and distinct, and only for a
+* ``tools_enabled`` holds known tool names (:data:`mtboard.tools.TOOLS`), sorted and distinct, and only for a
   backend that can run tools (``Backend.accepts_tools``: prompted LLM backends; never Apertium or a baseline).
 * With ``fst-gate``: ``fst_version`` is set (the analyser that gated and scored), ``method.fst_retries`` is set, in
   0–5, and equals the fingerprint's ``fst_retries`` component (the retry limit is part of the experiment), the
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from mtboard.backends.base import Backend
 from mtboard.fst import checkable_words
-from mtboard.pipeline import FST_GATE, MAX_FST_RETRIES, TOOLS
+from mtboard.tools import FST_GATE, MAX_FST_RETRIES, TOOLS
 from mtboard.schema import Outcome, RunCard
 from mtboard.text import normalise
 from mtboard.validate.report import CardRun
