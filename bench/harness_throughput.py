@@ -5,7 +5,7 @@
 
 Starts a minimal OpenAI-compatible server in a separate process (raw asyncio HTTP/1.1 with keep-alive; every
 ``/v1/chat/completions`` request is answered after exactly L seconds), then runs mtboard's real translation phase
-(:func:`mtboard.runner.prepare` + :func:`mtboard.runner.translate_all`: prompt rendering, the LLM client with its
+(:func:`mtboard.run.runner.prepare` + :func:`mtboard.run.runner.translate_all`: prompt rendering, the LLM client with its
 keep-alive connections and semaphore, the fsynced append-only work directory) over a generated corpus (benchmark
 input, not evaluation data) and prints
 
@@ -154,8 +154,8 @@ async def _raw_socket(port: int, n: int, c: int) -> float:
 
 
 def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, float, int]:
-    from mtboard.plan import RunSettings
-    from mtboard.runner import prepare, translate_all
+    from mtboard.run.plan import RunSettings
+    from mtboard.run.runner import prepare, translate_all
 
     plan = prepare(RunSettings(corpus_path=corpus, method="openai:bench", base_url=base_url, concurrency=c,
                                work_dir=work))

@@ -1,4 +1,4 @@
-"""Scoring speed: time ``mtboard.scoring.score_run`` on 10,000 real segments against sacrebleu's bare corpus chrF++ +
+"""Scoring speed: time ``mtboard.score.scoring.score_run`` on 10,000 real segments against sacrebleu's bare corpus chrF++ +
 BLEU on the same data, measured in the same run. Target: ratio ≤ 1.5 (issue 4).
 
 Data: the committed corpora (corpora/*.json, human references). Hypotheses are real machine translations made by
@@ -31,11 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from sacrebleu.metrics import BLEU, CHRF  # noqa: E402
 
-from mtboard import scoring  # noqa: E402
-from mtboard.languages import bleu_tokenizer  # noqa: E402
-from mtboard.metrics.pool import plan_chunks  # noqa: E402
-from mtboard.metrics.ter import TER_MAX_WORDS  # noqa: E402
-from mtboard.schema import Entry, TranslationRecord  # noqa: E402
+from mtboard.score import scoring  # noqa: E402
+from mtboard.core.languages import bleu_tokenizer  # noqa: E402
+from mtboard.score.metrics.pool import plan_chunks  # noqa: E402
+from mtboard.score.metrics.ter import TER_MAX_WORDS  # noqa: E402
+from mtboard.core.schema import Entry, TranslationRecord  # noqa: E402
 
 APERTIUM_MODES = {("en", "es"): "eng-spa", ("en", "ca"): "eng-cat"}
 

@@ -1,7 +1,7 @@
 """Calibration of the semantic thresholds (docs/SCORING_SPEC.md §2.3): distributions of the embedding similarities
 on the committed corpora for human references and for outputs that are wrong by construction.
 
-For every committed corpus whose languages the model covers (mtboard.metrics.semantic.LANGUAGES), each entry's
+For every committed corpus whose languages the model covers (mtboard.score.metrics.semantic.LANGUAGES), each entry's
 hypothesis is, in turn:
 
 * ``human``  — the entry's own human reference (the true translation);
@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mtboard.metrics import semantic  # noqa: E402
-from mtboard.text import normalise  # noqa: E402
+from mtboard.score.metrics import semantic  # noqa: E402
+from mtboard.core.text import normalise  # noqa: E402
 
 MARGIN = 0.1
 

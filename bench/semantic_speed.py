@@ -1,5 +1,5 @@
-"""Semantic scoring speed: what ``mtboard.scoring.score_run`` spends on the semantic score and the hallucination
-detector (``mtboard.metrics.semantic``: hypothesis–reference and source–hypothesis similarities, every text
+"""Semantic scoring speed: what ``mtboard.score.scoring.score_run`` spends on the semantic score and the hallucination
+detector (``mtboard.score.metrics.semantic``: hypothesis–reference and source–hypothesis similarities, every text
 embedded one per call from an empty cache) for ``--segments`` real segments, against sacrebleu's bare corpus chrF++
 on the same segments, measured in the same run.
 
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from sacrebleu.metrics import CHRF  # noqa: E402
 
-from mtboard.metrics import semantic  # noqa: E402
-from mtboard.text import normalise  # noqa: E402
+from mtboard.score.metrics import semantic  # noqa: E402
+from mtboard.core.text import normalise  # noqa: E402
 
 
 def load(n_segments: int) -> tuple[list[str], list[str], list[str]]:

@@ -6,7 +6,7 @@ Builds the leaderboard site from 30 generated run cards of 1,000 entries each an
 machine. On a shared machine the wall time includes waiting for the CPU: the build's own CPU time is printed too.
 
 SYNTHETIC, FOR LOAD ONLY: the corpus and outputs are generated word salad (never evaluation data, never committed);
-cards are scored by the real mtboard.scoring.score_run and sealed by mtboard.card.assemble_card
+cards are scored by the real mtboard.score.scoring.score_run and sealed by mtboard.score.card.assemble_card
 (tests/test_site_cards.make_card), so the site sees realistic cards.
 
 Run: .venv/bin/python bench/significance_speed.py [--systems 30] [--segments 1000] [--no-validate] [--no-mkdocs]
@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import numpy as np  # noqa: E402
 
-from mtboard import stats  # noqa: E402
-from mtboard.documents import card_bytes, write_corpus  # noqa: E402
-from mtboard.schema import Corpus  # noqa: E402
+from mtboard.score import stats  # noqa: E402
+from mtboard.core.documents import card_bytes, write_corpus  # noqa: E402
+from mtboard.core.schema import Corpus  # noqa: E402
 from mtboard.site import build_site  # noqa: E402
 from mtboard.validate import canonical_relpath  # noqa: E402
 from test_site_cards import make_card  # noqa: E402

@@ -2,7 +2,7 @@
 print build time and output size per card for both, plus their ratio (target: ≤ 1.5 at 1,000 vs 100).
 
 SYNTHETIC, FOR LOAD ONLY: the corpora and outputs below are generated word salad (never evaluation data, never
-committed); cards are scored by the real mtboard.scoring.score_run and sealed by mtboard.card.assemble_card so the
+committed); cards are scored by the real mtboard.score.scoring.score_run and sealed by mtboard.score.card.assemble_card so the
 site sees realistic cards (per-segment statistics, breakdowns, fingerprints). Cards are spread over 5 synthetic
 datasets × 10 synthetic model names; each dataset has 40 development entries in 4 domains.
 
@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from mtboard.documents import card_bytes, write_corpus  # noqa: E402
-from mtboard.schema import Corpus  # noqa: E402
+from mtboard.core.documents import card_bytes, write_corpus  # noqa: E402
+from mtboard.core.schema import Corpus  # noqa: E402
 from mtboard.site import build_site  # noqa: E402
 from mtboard.validate import canonical_relpath  # noqa: E402
 from test_site_cards import make_card  # noqa: E402

@@ -32,14 +32,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mtboard import canonical  # noqa: E402
-from mtboard.documents import load_corpus, write_corpus  # noqa: E402
-from mtboard.schema import Corpus, DatasetInfo  # noqa: E402
+from mtboard.core import canonical  # noqa: E402
+from mtboard.core.documents import load_corpus, write_corpus  # noqa: E402
+from mtboard.core.schema import Corpus, DatasetInfo  # noqa: E402
 
 
 def build(tmp: Path, entries: int, cards: int) -> tuple[Path, list[Path]]:
-    from mtboard import runner
-    from mtboard.documents import loads_card
+    from mtboard.run import runner
+    from mtboard.core.documents import loads_card
     from mtboard.validate import canonical_relpath
 
     src, _ = load_corpus(ROOT / "corpora" / "mtb-en-es-dev.json")

@@ -1,5 +1,5 @@
 """``python -m mtboard`` runs the CLI."""
 
-from mtboard.cli import app
+from mtboard.cli.main import app
 
 app(prog_name="mtboard")

@@ -38,22 +38,22 @@ TARGET = 0.90
 
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     # module: (files mutated, relative to the repository root; covering test files, and pytest options such as -k)
-    "checks": (["mtboard/checks.py"],
+    "checks": (["mtboard/score/checks.py"],
                ["tests/test_checks_policy.py", "tests/test_scoring_spec.py", "tests/test_text_patterns.py",
                 "tests/test_pinned_checks.py"]),
     # the per-corpus score_run tests (every committed corpus, 1–3 s each) are left out: every score_run mutant would
     # run them all; test_pinned_scoring.py pins the same functions on a hand-made corpus
-    "scoring": (["mtboard/scoring.py"],
+    "scoring": (["mtboard/score/scoring.py"],
                 ["tests/test_scoring_run.py", "tests/test_scoring_spec.py", "tests/test_scoring_normalisation.py",
                  "tests/test_pinned_scoring.py", "-k", "not every_committed_corpus and not fluent_but_wrong"]),
     # test_semantic.py's two whole-corpus properties (every covered corpus scored twice; 60 pairs one call each: 40 s
     # together) are left out for time: every mutant of the embedding path would run them; the pinned similarities,
     # the disk cache and the encoder identity tests pin the same code
-    "metrics": (["mtboard/metrics/composite.py", "mtboard/metrics/bootstrap.py", "mtboard/metrics/semantic.py"],
+    "metrics": (["mtboard/score/metrics/composite.py", "mtboard/score/metrics/bootstrap.py", "mtboard/score/metrics/semantic.py"],
                 ["tests/test_scoring_spec.py", "tests/test_scoring_metrics.py", "tests/test_pinned_scoring.py",
                  "tests/test_pinned_stats.py", "tests/test_semantic.py", "tests/test_pinned_semantic.py",
                  "-k", "not wrong_sentence_scores_clearly_lower_than_the_true and not batch_independence_on_a"]),
-    "stats": (["mtboard/stats.py"],
+    "stats": (["mtboard/score/stats.py"],
               ["tests/test_stats_items.py", "tests/test_site_stats.py", "tests/test_pinned_stats.py"]),
     # the tamper and binding suites (hundreds of validations each) and the tests on the committed 355-entry card
     # (~1 s a validation) are left out for time: every mutant of the validator would run them all; the same

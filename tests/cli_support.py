@@ -15,7 +15,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from mtboard.cli import app
+from mtboard.cli.main import app
 
 
 def invoke(args: list[str], *, env: dict[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,

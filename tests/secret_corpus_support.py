@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.corpora.importers.catalog import read_catalog
-from mtboard.documents import corpus_bytes
-from mtboard.schema import Corpus
+from mtboard.inputs.corpora.importers.catalog import read_catalog
+from mtboard.core.documents import corpus_bytes
+from mtboard.core.schema import Corpus
 
 APT_MO = Path("/usr/share/locale/es/LC_MESSAGES/apt.mo")
 

@@ -1,6 +1,6 @@
 """Issue 17 item 4: verification anyone can check — GitHub artifact attestations verified offline
-(:mod:`mtboard.attestation`) and verification records checked like ``mtboard verify-record``
-(:mod:`mtboard.verify_record`).
+(:mod:`mtboard.verify.attestation`) and verification records checked like ``mtboard verify-record``
+(:mod:`mtboard.verify.record`).
 
 The positive case is a REAL public attestation (tests/fixtures/attestation/README.md: GitHub CLI's test data, MIT):
 it verifies with the committed trusted root, no network. Tampered copies (a byte of the signed payload, of the
@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtboard.attestation import (SLSA_PROVENANCE_V1, TRUSTED_ROOT, AttestationError, ExpectedSigner,
+from mtboard.verify.attestation import (SLSA_PROVENANCE_V1, TRUSTED_ROOT, AttestationError, ExpectedSigner,
                                  run_invocation_uri, verify_attestation)
-from mtboard.cli import app
-from mtboard.verify_record import UNATTESTED_LABEL, check_record, content_problems, expected_signer
+from mtboard.cli.main import app
+from mtboard.verify.record import UNATTESTED_LABEL, check_record, content_problems, expected_signer
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = Path(__file__).parent / "fixtures" / "attestation"
@@ -155,7 +155,7 @@ def test_committed_records_are_consistent_but_unattested(path):
 def test_content_checks_catch_an_edited_record(tmp_path):
     path = _record(tmp_path)
     data = json.loads(path.read_bytes())
-    from mtboard.schema import VerificationRecord
+    from mtboard.core.schema import VerificationRecord
 
     chrf = data["deltas"][0]
     assert chrf["metric"] == "chrf_plus_plus"

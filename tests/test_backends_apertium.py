@@ -17,10 +17,10 @@ import time
 import pytest
 
 from mtboard.backends.apertium import ApertiumBackend, ApertiumOptions, engine_version, installed_modes, split_units
-from mtboard.canonical import sha256_hex
+from mtboard.core.canonical import sha256_hex
 from mtboard.backends.base import TranslateRequest, load_backends, parse_method
-from mtboard.errors import ConfigError
-from mtboard.schema import ErrorKind, MethodClass
+from mtboard.core.errors import ConfigError
+from mtboard.core.schema import ErrorKind, MethodClass
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/usr/bin/apertium"), reason="Apertium is not installed")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mtboard.backends.apertium import ApertiumBackend
-from mtboard.documents import load_card
-from mtboard.errors import ConfigError
+from mtboard.core.documents import load_card
+from mtboard.core.errors import ConfigError
 
 import cli_support
 

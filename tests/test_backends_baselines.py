@@ -9,7 +9,7 @@ import pytest
 from mtboard.backends.base import TranslateRequest, load_backends, parse_method
 
 REGISTRY = load_backends()
-from mtboard.schema import MethodClass
+from mtboard.core.schema import MethodClass
 
 SOURCES = ["Hello world.", "", "  two\n\nparagraphs  ", "日本語のテキスト"]
 

@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from mtboard import localserver
+from mtboard.backends.local import server as localserver
 from mtboard.backends.base import load_backends, parse_method
 from mtboard.backends.gguf import GGUFOptions
-from mtboard.runspec import BackendContext
+from mtboard.inputs.runspec import BackendContext
 from mtboard.backends.gguf import (GGUFBackend, canary_verdict, fit_check, gpu_free_memory, model_size,
                                    parse_model_ref, percentile, resolve_model, visible_text)
-from mtboard.errors import BackendError, ConfigError, DeferredError
+from mtboard.core.errors import BackendError, ConfigError, DeferredError
 from mtboard.llm import LLMResult
-from mtboard.schema import ErrorKind, MethodClass
+from mtboard.core.schema import ErrorKind, MethodClass
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -221,7 +221,7 @@ def _run_py(code: str, env_extra: dict[str, str], timeout: float = 300) -> subpr
 def test_offline_and_not_cached_is_a_clear_error(tmp_path):
     code = f"""
         from mtboard.backends.gguf import model_size, parse_model_ref
-        from mtboard.errors import BackendError
+        from mtboard.core.errors import BackendError
         try:
             model_size(parse_model_ref("{REPO}@{REV}/{FILE}"))
         except BackendError as e:
@@ -248,9 +248,9 @@ E2E = """
 import asyncio, json, sys
 from mtboard.backends.base import TranslateRequest, parse_method
 from mtboard.backends.gguf import GGUFBackend, GGUFOptions
-from mtboard.prompts import load_prompt
-from mtboard.localserver import _LIVE
-from mtboard.runspec import BackendContext
+from mtboard.inputs.prompts import load_prompt
+from mtboard.backends.local.server import _LIVE
+from mtboard.inputs.runspec import BackendContext
 
 prompt = load_prompt("few-shot-completion")
 ctx = BackendContext(max_tokens=64, concurrency=1, prompt=prompt, source_language="en", target_language="es")
@@ -311,7 +311,7 @@ def test_hub_model_end_to_end_offline(gemma, hf_cache):
 
 def _opts(prompt_name: str, **extra) -> dict:
     """Constructor arguments: the run context (prompt, languages, cap) and the gguf options."""
-    from mtboard.prompts import load_prompt
+    from mtboard.inputs.prompts import load_prompt
 
     return {"context": BackendContext(max_tokens=extra.pop("max_tokens", 64), concurrency=1,
                                       prompt=load_prompt(prompt_name), source_language="en", target_language="es"),
@@ -361,7 +361,7 @@ def test_latency_gate_enforced_and_recorded(gemma):
 
 SUPERVISED = """
 import sys, time
-from mtboard.localserver import LocalServer
+from mtboard.backends.local.server import LocalServer
 srv = LocalServer(sys.argv[1], n_threads=1).start()
 print(srv.pid, flush=True)
 time.sleep(300)
@@ -455,7 +455,7 @@ def test_llama_server_is_preferred_and_gets_the_write_up_flags(tmp_path, monkeyp
 @needs_server
 @pytest.mark.parametrize("sandbox", [True, False], ids=["sandbox", "loopback"])
 def test_an_answer_does_not_depend_on_the_request_before_it(gemma, sandbox):
-    """Issue 21: every completion is evaluated from an empty KV cache (mtboard.llama_cpp_fresh), so a re-run gives
+    """Issue 21: every completion is evaluated from an empty KV cache (mtboard.backends.local.llama_cpp_fresh), so a re-run gives
     the card's answers whatever was asked before. Two real en-es corpus sources (ids 4 and 6) with the zero-shot
     completion prompt, Gemma 3 270M, 2 threads, temperature 0: plain llama-cpp-python re-uses the previous request's
     common prefix and answered the *repeated* prompt 4 " Puedes cerrar el sistema en el modo normal desde el comando

@@ -20,8 +20,8 @@ import pytest
 
 from mtboard.backends.base import (BUILTIN_BACKENDS, ENTRY_POINT_GROUP, NoOptions, get_backend,
                                    load_backends, option_rows, register)
-from mtboard.errors import ConfigError
-from mtboard.schema import MethodClass
+from mtboard.core.errors import ConfigError
+from mtboard.core.schema import MethodClass
 
 REPO = Path(__file__).resolve().parent.parent
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
@@ -29,7 +29,7 @@ ES = REPO / "corpora" / "mtb-en-es-dev.json"
 PLUGIN = '''
 from typing import ClassVar
 from mtboard.backends import Backend, Options
-from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
+from mtboard.core.schema import BackendFacts, MethodClass, TranslationRecord
 
 
 class UpperOptions(Options):

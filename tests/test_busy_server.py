@@ -20,8 +20,8 @@ import pytest
 
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.llm import LLMClient, client as llm_client
-from mtboard.plan import RunSettings
-from mtboard.runner import run
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import run
 
 GGUF = "/models/gemma-3-270m-it-Q4_K_M.gguf"
 
@@ -87,8 +87,8 @@ def test_a_busy_server_is_asked_again_until_it_names_its_weights(tmp_path: Path,
 
 def test_a_server_that_never_answers_is_said_so_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llm_client, "PROBE_TRY_S", 0.5)
-    from mtboard.commands.run import _summary
-    from mtboard.runner import finish, prepare, translate_all
+    from mtboard.cli.run import _summary
+    from mtboard.run.runner import finish, prepare, translate_all
 
     notices: list[str] = []
     with BusyServer(busy_s=600) as srv:
@@ -128,7 +128,7 @@ def test_a_judge_whose_server_cannot_be_asked_counts_by_its_typed_name(monkeypat
     assert fams["gemba-mqm"].status == ("passed (judge family from its typed name only: its server did not say what "
                                         "it serves)")
     assert fams["gemba-mqm"].judge_families == ("qwen",)
-    from mtboard.errors import ConfigError
+    from mtboard.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"same family \(google\)"):  # idle: the server names the Gemma file
         asyncio.run(go(0))

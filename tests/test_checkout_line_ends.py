@@ -16,8 +16,8 @@ from typing import Callable
 import pytest
 
 import cli_support
-from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
-from mtboard.documents import load_card
+from mtboard.core.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
+from mtboard.core.documents import load_card
 
 REPO = Path(__file__).resolve().parents[1]
 HASHED = ("corpora", "submissions", "prompts", "coaching", "schemas", "tests/fixtures")
@@ -119,8 +119,8 @@ def test_any_other_corpus_change_keeps_the_plain_error(tmp_path: Path) -> None:
 
 
 def test_verify_names_a_crlf_prompt_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mtboard.prompts import prompts_dir
-    from mtboard.verify import NotVerifiable, check_verifiable
+    from mtboard.inputs.prompts import prompts_dir
+    from mtboard.verify.rerun import NotVerifiable, check_verifiable
 
     card = load_card(next((REPO / "submissions" / "mtb-en-es-dev").glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json")))
     prompts = tmp_path / "prompts"
@@ -133,7 +133,7 @@ def test_verify_names_a_crlf_prompt_template(tmp_path: Path, monkeypatch: pytest
         check_verifiable(card)
     assert "template has CRLF line ends" in info.value.problem and "core.autocrlf false" in (info.value.fix or "")
     # a judge prompt in the same state says the same (it is loaded before anything is sent)
-    from mtboard.errors import InputError
+    from mtboard.core.errors import InputError
     from mtboard.judges.base import load_judge_prompt
 
     j = prompts / "judges" / "rubric.j2"
@@ -143,8 +143,8 @@ def test_verify_names_a_crlf_prompt_template(tmp_path: Path, monkeypatch: pytest
 
 
 def test_judge_corpus_option_names_a_crlf_file(tmp_path: Path) -> None:
-    from mtboard.commands.judge import find_corpus
-    from mtboard.errors import ConfigError
+    from mtboard.cli.judge import find_corpus
+    from mtboard.core.errors import ConfigError
 
     src = REPO / "corpora" / "mtb-en-es-dev.json"
     crlf = tmp_path / "c.json"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mtboard import checks
-from mtboard.schema import ErrorKind, MechanicalDecision, Outcome
+from mtboard.score import checks
+from mtboard.core.schema import ErrorKind, MechanicalDecision, Outcome
 
 
 def run(raw, *, source="Hello world.", reference="Hola mundo.", error_kind=None, src="en", tgt="es", history=(),

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from mtboard import __version__
 from mtboard.backends.base import parse_method
 from mtboard.backends.openai import DEFAULT_BASE_URL, OpenAIBackend
-from mtboard.cli import app
-from mtboard.errors import ConfigError
+from mtboard.cli.main import app
+from mtboard.core.errors import ConfigError
 
 
 def test_version_prints_the_version_and_exits_0():
@@ -50,7 +50,7 @@ def test_openai_default_endpoint(monkeypatch):
 def test_backends_and_doctor_are_readable_without_a_terminal() -> None:
     # F18: rich's width without a terminal is 80, which wrapped the meaning column to a word or two per line.
     import cli_support
-    from mtboard.cliapp import PIPE_WIDTH
+    from mtboard.cli.app import PIPE_WIDTH
 
     p = cli_support.invoke(["backends"], unset=("COLUMNS",))
     assert p.returncode == 0, p.stderr
@@ -87,7 +87,7 @@ def test_a_closed_pipe_exits_quietly(args, stderr_too, tmp_path):
     r, w = os.pipe()
     err_path = tmp_path / "stderr"
     with open(err_path, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", "from mtboard.cli import app; app()", *args], cwd=root,
+        proc = subprocess.Popen([sys.executable, "-c", "from mtboard.cli.main import app; app()", *args], cwd=root,
                                 stdout=w, stderr=w if stderr_too else err)
         os.close(w)
         os.close(r)  # the reader is gone (head -1 after its line; here before the first)

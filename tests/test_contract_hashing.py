@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from mtboard import canonical
-from mtboard.card import card_fingerprint_components, compute_fingerprint
-from mtboard.runspec import endpoint_host_sha256
-from mtboard.documents import card_bytes, card_json, loads_card
+from mtboard.core import canonical
+from mtboard.score.card import card_fingerprint_components, compute_fingerprint
+from mtboard.inputs.runspec import endpoint_host_sha256
+from mtboard.core.documents import card_bytes, card_json, loads_card
 
 FIXTURE = Path(__file__).parent / "fixtures" / "card_minimal.json"
 

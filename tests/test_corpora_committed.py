@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.canonical import canonical_bytes
-from mtboard.corpora import text as T
-from mtboard.corpora.filters import CAP_WORDS, check_pair
-from mtboard.documents import corpus_bytes, load_corpus
-from mtboard.schema import SECRET_SEGMENTS, Corpus, Segment
+from mtboard.core.canonical import canonical_bytes
+from mtboard.inputs.corpora import text as T
+from mtboard.inputs.corpora.filters import CAP_WORDS, check_pair
+from mtboard.core.documents import corpus_bytes, load_corpus
+from mtboard.core.schema import SECRET_SEGMENTS, Corpus, Segment
 
 CORPORA = Path(__file__).resolve().parent.parent / "corpora"
 FILES = sorted(CORPORA.glob("*.json"))

@@ -1,4 +1,4 @@
-"""Quality filters and text helpers (mtboard.corpora.filters, mtboard.corpora.text).
+"""Quality filters and text helpers (mtboard.inputs.corpora.filters, mtboard.inputs.corpora.text).
 
 Every input below is hand-made for the test; expected values were worked out by hand from the documented rules.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mtboard.corpora import text as T
-from mtboard.corpora.filters import CAP_WORDS, FilterReport, Pair, cap_segments, check_pair, filter_pairs, \
+from mtboard.inputs.corpora import text as T
+from mtboard.inputs.corpora.filters import CAP_WORDS, FilterReport, Pair, cap_segments, check_pair, filter_pairs, \
     language_problem, ratio_bounds
 
 

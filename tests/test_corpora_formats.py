@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtboard.cli import app
-from mtboard.corpora.importers import (ImportReport, plural_indices, read_catalog, read_csv, read_parallel, read_tmx,
+from mtboard.cli.main import app
+from mtboard.inputs.corpora.importers import (ImportReport, plural_indices, read_catalog, read_csv, read_parallel, read_tmx,
                                        read_tsv, read_xliff)
-from mtboard.documents import load_corpus
-from mtboard.errors import InputError
+from mtboard.core.documents import load_corpus
+from mtboard.core.errors import InputError
 
 REAL = Path(__file__).parent / "fixtures" / "real-files"
 runner = CliRunner()

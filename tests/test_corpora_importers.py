@@ -1,4 +1,4 @@
-"""Importers (mtboard.corpora.importers): PO/MO via polib, TSV, TMX via defusedxml, aligned HTML, UDHR.
+"""Importers (mtboard.inputs.corpora.importers): PO/MO via polib, TSV, TMX via defusedxml, aligned HTML, UDHR.
 
 All fixtures are small, hand-made files written by the tests themselves.
 """
@@ -8,9 +8,9 @@ from __future__ import annotations
 import polib
 import pytest
 
-from mtboard.corpora.importers import ImportReport, align_html, align_udhr, html_blocks, read_catalog, read_tmx, \
+from mtboard.inputs.corpora.importers import ImportReport, align_html, align_udhr, html_blocks, read_catalog, read_tmx, \
     read_tsv, split_context
-from mtboard.errors import InputError
+from mtboard.core.errors import InputError
 
 # Hand-made PO catalogue: header, a normal entry, msgctxt, fuzzy, obsolete, plural, untranslated, identical.
 PO = r'''msgid ""

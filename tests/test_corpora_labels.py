@@ -1,4 +1,4 @@
-"""Difficulty, register, context and diagnostic rules (mtboard.corpora.labels).
+"""Difficulty, register, context and diagnostic rules (mtboard.inputs.corpora.labels).
 
 Hand-made strings; expected levels computed by hand from the documented rule (words → level, +1 at ≥ 3 clauses).
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mtboard.corpora import labels as L
-from mtboard.schema import Context, Domain, Register
+from mtboard.inputs.corpora import labels as L
+from mtboard.core.schema import Context, Domain, Register
 
 
 @pytest.mark.parametrize("text,lang,clauses", [

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import load_corpus
-from mtboard.schema import Domain
+from mtboard.core.documents import load_corpus
+from mtboard.core.schema import Domain
 
 REPO = Path(__file__).resolve().parent.parent
 DATASET = "mtb-en-es-dev"

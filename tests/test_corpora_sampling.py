@@ -1,4 +1,4 @@
-"""Deterministic sampling, entry building, ids and merging (mtboard.corpora.assemble). Hand-made pairs."""
+"""Deterministic sampling, entry building, ids and merging (mtboard.inputs.corpora.assemble). Hand-made pairs."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import hashlib
 
 import pytest
 
-from mtboard.corpora.assemble import build_corpus, merge_corpora, rank_key, sample, summarize, to_entry
-from mtboard.corpora.filters import Pair
-from mtboard.errors import InputError
-from mtboard.schema import Context, DatasetInfo, Domain, Entry, Register, Segment
+from mtboard.inputs.corpora.assemble import build_corpus, merge_corpora, rank_key, sample, summarize, to_entry
+from mtboard.inputs.corpora.filters import Pair
+from mtboard.core.errors import InputError
+from mtboard.core.schema import Context, DatasetInfo, Domain, Entry, Register, Segment
 
 PAIRS = [Pair(f"Source sentence number {i}", f"Frase de origen número {i}", locator=f"line {i}", order=i)
          for i in range(40)]

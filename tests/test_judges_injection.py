@@ -24,12 +24,13 @@ import pytest
 from injection_support import (MQM_ADDED, MQM_CLEAN, PAYLOADS, RUBRIC_BEST, RUBRIC_HONEST_ADDED, gullible_answer,
                                legacy_quoting)
 from judges_support import REPO, ScriptedServer, mtboard, user_text
-from mtboard import checks, documents
+from mtboard.core import documents
+from mtboard.score import checks
 from mtboard.judges.base import JudgeItem, as_data, load_judge_prompt
 from mtboard.judges.checkpoints import CheckpointsJudge, load_bench, parse_checkpoints
 from mtboard.judges.gemba_mqm import GembaMqmJudge, parse_mqm
 from mtboard.judges.rubric import RubricJudge, parse_rubric
-from mtboard.text import CONTROL_TOKEN
+from mtboard.core.text import CONTROL_TOKEN
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
 BENCH = REPO / "tests" / "fixtures" / "checkpoints-example"

@@ -18,7 +18,7 @@ from scipy.stats import kendalltau
 
 from mtboard.judges.reliability import (error_weight, figures, load_wmt_mqm, metric_record, select_cells,
                                         severity_class, span_f1)
-from mtboard.schema import AnchorCellValue, AnchorRecord, AnchorSource
+from mtboard.core.schema import AnchorCellValue, AnchorRecord, AnchorSource
 from mtboard.site.judges import build_judges_page
 
 HEADER = "system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\tcomment"

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import pytest
 
 from judges_support import REPO, ScriptedServer, mtboard, translation_in, user_text
-from mtboard import canonical, documents
+from mtboard.core import canonical, documents
 from mtboard.judges.base import JudgeParseError
 from mtboard.judges.checkpoints import load_bench, parse_checkpoints
 from mtboard.judges.gemba_mqm import parse_mqm
@@ -68,7 +68,7 @@ def judge(wd: Path, specs: list[str], script: Callable[[dict[str, Any]], str], *
 def assert_sealed(card: Any) -> None:
     data = documents.card_json(card)
     assert card.run_card_hash == canonical.run_card_hash(data)
-    from mtboard.card import compute_fingerprint
+    from mtboard.score.card import compute_fingerprint
 
     assert card.fingerprint == compute_fingerprint(card)
     assert card.fingerprint.components["judge_model"] is not None

@@ -1,4 +1,4 @@
-"""mtboard.languages: BCP 47 parsing on langcodes, English names for prompts, expected scripts, tokenizer choice.
+"""mtboard.core.languages: BCP 47 parsing on langcodes, English names for prompts, expected scripts, tokenizer choice.
 
 The table rows are hand-written from BCP 47 (RFC 5646), ISO 15924 and docs/SCORING_SPEC.md §2; the name rows for the
 languages of the committed cards and of the override table are the names prompts rendered before this module existed
@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from mtboard import languages as L
-from mtboard.errors import InputError
-from mtboard.prompts import load_prompt
+from mtboard.core import languages as L
+from mtboard.core.errors import InputError
+from mtboard.inputs.prompts import load_prompt
 
 LATIN, CYRILLIC, HAN = frozenset({"Latin"}), frozenset({"Cyrillic"}), frozenset({"Han"})
 JAPANESE = frozenset({"Han", "Hiragana", "Katakana"})
@@ -54,7 +54,7 @@ def test_language_table(tag, primary, script, region, name, scripts, tok, char_t
 
 
 def _old_language_name(tag: str) -> str:
-    """The rule prompts used before mtboard.languages (exact key, else the primary subtag, else the tag)."""
+    """The rule prompts used before mtboard.core.languages (exact key, else the primary subtag, else the tag)."""
     if tag in L.LANGUAGE_NAMES:
         return L.LANGUAGE_NAMES[tag]
     return L.LANGUAGE_NAMES.get(tag.split("-")[0].lower(), tag)

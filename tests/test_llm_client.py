@@ -14,10 +14,10 @@ import time
 import pytest
 
 from fake_openai_server import FakeServer
-from mtboard.errors import ConfigError
+from mtboard.core.errors import ConfigError
 from mtboard.llm import (LLMClient, LLMRequest, detect_truncation, estimate_min_prompt_tokens, infer_provider,
                          normalise_base_url, parse_retry_after, split_think)
-from mtboard.schema import ErrorKind
+from mtboard.core.schema import ErrorKind
 
 KEY = "sk-canary-0123456789abcdef"
 

@@ -18,7 +18,7 @@ from loopback import LoopbackServer, QuietHandler
 
 from mtboard.llm import LLMClient, LLMRequest, shapes
 from mtboard.llm.policy import detect_truncation, finish_kind, judge
-from mtboard.schema import ErrorKind, Usage
+from mtboard.core.schema import ErrorKind, Usage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "providers"
 CASES = {f"{path.stem}/{name}": case for path in sorted(FIXTURES.glob("*.json"))

@@ -22,12 +22,12 @@ import pytest
 
 import cli_support
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
-from mtboard.documents import load_card
+from mtboard.core.documents import load_card
 from mtboard.llm import LLMClient, LLMRequest
 from mtboard.llm.policy import classify_status, parse_duration, parse_retry_after, rate_limit_wait
-from mtboard.plan import IncompleteRunError, RunSettings
-from mtboard.runner import run, union_seconds
-from mtboard.schema import ErrorKind
+from mtboard.run.plan import IncompleteRunError, RunSettings
+from mtboard.run.runner import run, union_seconds
+from mtboard.core.schema import ErrorKind
 
 NOW = 1_445_412_480.0  # Wed, 21 Oct 2015 07:28:00 GMT
 

@@ -24,7 +24,7 @@ from loopback import LoopbackServer, free_port, wait_for_port
 
 from mtboard.llm import LLMClient, LLMRequest
 from mtboard.llm import transport
-from mtboard.schema import ErrorKind
+from mtboard.core.schema import ErrorKind
 
 
 class _Server(LoopbackServer):
@@ -371,7 +371,7 @@ def test_a_base_url_path_is_percent_encoded_and_its_query_sent_with_every_reques
 
 @pytest.mark.parametrize("key", ["sk-abc\n-tail", "sk-abc def", "sk-ab\x7fc", "sk-ñ"])
 def test_an_api_key_an_http_header_cannot_carry_is_refused_without_echoing_it(key):
-    from mtboard.errors import ConfigError
+    from mtboard.core.errors import ConfigError
 
     with pytest.raises(ConfigError) as err:
         LLMClient("http://127.0.0.1:9/v1", key)
@@ -458,7 +458,7 @@ def test_a_run_goes_through_the_proxy_given_in_the_environment_and_no_proxy_bypa
     from fake_openai_server import FakeServer
     from test_runner_faults import settings, write_corpus
 
-    from mtboard.runner import run
+    from mtboard.run.runner import run
 
     proxy_url, targets = http_proxy
     (tmp_path / "corpora").mkdir()
@@ -512,7 +512,7 @@ def test_trust_env_off_ignores_proxies_for_servers_mtboard_starts(monkeypatch):
 def test_a_socks_proxy_without_socksio_is_a_configuration_error(monkeypatch):
     import importlib.util
 
-    from mtboard.errors import ConfigError
+    from mtboard.core.errors import ConfigError
 
     if importlib.util.find_spec("socksio") is not None:
         pytest.skip("socksio is installed: SOCKS proxies work")

@@ -1,4 +1,4 @@
-"""Pins the sacrebleu behaviour mtboard.metrics._sacrebleu relies on (the only module that calls sacrebleu's private
+"""Pins the sacrebleu behaviour mtboard.score.metrics._sacrebleu relies on (the only module that calls sacrebleu's private
 API): per-segment statistics of hand-made pairs counted by hand, the score of summed statistics equal to sacrebleu's
 own ``corpus_score`` / ``sentence_score`` and to the formula worked out by hand, and TER's tokenisation. A sacrebleu
 release that changes any of these must fail here, not silently change card scores.
@@ -14,10 +14,10 @@ import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from mtboard.metrics import _sacrebleu
-from mtboard.metrics.bleu import bleu_from_totals, sentence_bleu_from_stats
-from mtboard.metrics.chrf import chrf_from_totals
-from mtboard.metrics.ter import sentence_ter_from_stats, ter_from_stats
+from mtboard.score.metrics import _sacrebleu
+from mtboard.score.metrics.bleu import bleu_from_totals, sentence_bleu_from_stats
+from mtboard.score.metrics.chrf import chrf_from_totals
+from mtboard.score.metrics.ter import sentence_ter_from_stats, ter_from_stats
 
 
 def test_sacrebleu_major_version_is_the_one_pinned():

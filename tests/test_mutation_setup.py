@@ -46,9 +46,9 @@ def test_score_counts_timeouts_as_detected_and_drops_equivalents():
 def test_equivalents_are_read_from_list_lines_only(tmp_path):
     m = _script()
     doc = tmp_path / "T.md"
-    doc.write_text("- `mtboard.stats.x_holm__mutmut_3`: reason\n* `mtboard.checks.x_words__mutmut_12`: other\n"
-                   "see `mtboard.stats.x_holm__mutmut_4` in prose\n- `not.a.mutant`: x\n", encoding="utf-8")
-    assert m.equivalents(doc) == {"mtboard.stats.x_holm__mutmut_3", "mtboard.checks.x_words__mutmut_12"}
+    doc.write_text("- `mtboard.score.stats.x_holm__mutmut_3`: reason\n* `mtboard.score.checks.x_words__mutmut_12`: other\n"
+                   "see `mtboard.score.stats.x_holm__mutmut_4` in prose\n- `not.a.mutant`: x\n", encoding="utf-8")
+    assert m.equivalents(doc) == {"mtboard.score.stats.x_holm__mutmut_3", "mtboard.score.checks.x_words__mutmut_12"}
     assert m.equivalents(tmp_path / "missing.md") == set()
 
 

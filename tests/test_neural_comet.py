@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 
 from mtboard import validate as V
-from mtboard.documents import load_card
-from mtboard.errors import BackendError
-from mtboard.metrics import neural
+from mtboard.core.documents import load_card
+from mtboard.core.errors import BackendError
+from mtboard.score.metrics import neural
 
 import validate_support as vs
 
@@ -141,7 +141,7 @@ def test_cli_scores_a_work_dir_card_that_then_validates(tiny, tmp_path):
     assert rep.problems == [] and rep.checks["neural"] == "pass"
     # mtboard verify re-runs the method (Apertium: deterministic) and re-scores COMET-22 at the card's commit and
     # batch size: the claimed aggregate is confirmed exactly, and the kept re-run card carries the metric
-    from mtboard.verify import verify_card
+    from mtboard.verify.rerun import verify_card
 
     res = verify_card(dest, root=repo_root, corpora_dir=ROOT / "corpora", out_dir=tmp_path / "out",
                       workdir=tmp_path / "verify-work")

@@ -1,4 +1,4 @@
-"""Neural metrics on a card without a model (mtboard.metrics.neural, mtboard.neural_card, mtboard.validate.neural):
+"""Neural metrics on a card without a model (mtboard.score.metrics.neural, mtboard.score.neural_card, mtboard.validate.neural):
 the aggregate arithmetic, the signature, the re-sealed card and every way the ``neural`` check refuses a claim.
 
 The scores here are hand-made numbers standing in for a model's output (the model path itself is tested on a real
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from mtboard import canonical
+from mtboard.core import canonical
 from mtboard import validate as V
-from mtboard.documents import loads_card
-from mtboard.errors import ConfigError, InputError
-from mtboard.metrics import neural
-from mtboard.neural_card import apply_neural, hypotheses
+from mtboard.core.documents import loads_card
+from mtboard.core.errors import ConfigError, InputError
+from mtboard.score.metrics import neural
+from mtboard.score.neural_card import apply_neural, hypotheses
 
 import validate_support as vs
 
@@ -169,8 +169,8 @@ def test_entries_without_usable_output_must_score_zero_on_a_committed_card(tmp_p
 
 
 def test_rescore_refuses_a_card_with_neural_metrics(base_card, tmp_path):
-    from mtboard.documents import write_card
-    from mtboard.rescore import rescore_card
+    from mtboard.core.documents import write_card
+    from mtboard.run.rescore import rescore_card
 
     p = tmp_path / "card.json"
     write_card(apply_neural(base_card, [_run("comet22", SCORES12)]), p)

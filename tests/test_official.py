@@ -1,4 +1,4 @@
-"""Issue 17 item 3: :mod:`mtboard.official` without running anything — the official board's bootstrap columns equal
+"""Issue 17 item 3: :mod:`mtboard.verify.official` without running anything — the official board's bootstrap columns equal
 the development board's for the same run (so the same rank clusters follow), held_out duplicates are reported, and
 "has an attested gold row" is False for an unattested or foreign-attested card."""
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 
-from mtboard import scores_card as S
-from mtboard.attestation import ExpectedSigner
-from mtboard.documents import load_card
-from mtboard.metrics import bootstrap
-from mtboard.metrics.composite import entry_columns
-from mtboard.official import (build_official_boards, check_bundle, has_attested_gold_row, held_out_duplicates,
+from mtboard.score import scores_card as S
+from mtboard.verify.attestation import ExpectedSigner
+from mtboard.core.documents import load_card
+from mtboard.score.metrics import bootstrap
+from mtboard.score.metrics.composite import entry_columns
+from mtboard.verify.official import (build_official_boards, check_bundle, has_attested_gold_row, held_out_duplicates,
                               load_official, segment_columns)
-from mtboard.schema import Segment
+from mtboard.core.schema import Segment
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"

@@ -18,7 +18,7 @@ import pytest
 
 import cli_support
 import secret_corpus_support as secret
-from mtboard.official import build_official_boards, has_attested_gold_row, load_official
+from mtboard.verify.official import build_official_boards, has_attested_gold_row, load_official
 from mtboard.site.build import build_site
 from mtboard.validate.scores import validate_scores_card
 

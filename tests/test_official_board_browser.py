@@ -13,8 +13,8 @@ import pytest
 
 import secret_corpus_support as secret
 from browser_support import CHROMIUM, browser_session, serving
-from mtboard.schema import Segment
-from mtboard.secret_eval import evaluate_secret
+from mtboard.core.schema import Segment
+from mtboard.verify.secret import evaluate_secret
 from mtboard.site.build import build_site
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]

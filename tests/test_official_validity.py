@@ -2,7 +2,7 @@
 is not an official score, and a gold card cannot borrow another method's development row.
 
 The scores-only cards here are forged the way an attacker would: from a committed development card with
-:func:`mtboard.scores_card.from_run_card` (the development card stands in for the secret-segment run; a known salt),
+:func:`mtboard.score.scores_card.from_run_card` (the development card stands in for the secret-segment run; a known salt),
 sealed, with no attestation bundle (or a bundle that does not verify). The real attested path is tested in
 tests/test_attestation.py and tests/test_official_board.py.
 """
@@ -15,12 +15,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from mtboard import scores_card as S
-from mtboard.cli import app
-from mtboard.documents import load_card
-from mtboard.official import (UNATTESTED_GOLD_LABEL, GoldRow, OfficialInputs, build_official_boards,
+from mtboard.score import scores_card as S
+from mtboard.cli.main import app
+from mtboard.core.documents import load_card
+from mtboard.verify.official import (UNATTESTED_GOLD_LABEL, GoldRow, OfficialInputs, build_official_boards,
                               has_attested_gold_row, load_official, refuse_mislinked)
-from mtboard.schema import Segment
+from mtboard.core.schema import Segment
 from mtboard.site.build import build_site
 from mtboard.validate.scores import check_dev_link
 

@@ -28,10 +28,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mtboard.errors import ConfigError
+from mtboard.core.errors import ConfigError
 from mtboard.judges.base import judges_prompts_dir, load_judge_prompt
-from mtboard.prices import load_prices
-from mtboard.prompts import PROMPTS_PACKAGE, available_prompts, load_prompt, prompts_dir
+from mtboard.inputs.prices import load_prices
+from mtboard.inputs.prompts import PROMPTS_PACKAGE, available_prompts, load_prompt, prompts_dir
 
 import install_support as inst
 from fake_openai_server import FakeServer, answer_for
@@ -127,8 +127,8 @@ def test_wheel_in_a_fresh_venv_runs_verifies_and_validates_outside_the_checkout(
     shutil.copyfile(CORPUS, user / "corpora" / CORPUS.name)
 
     # the installed package, not the checkout, and its package data
-    probe = ("import json, mtboard\nfrom mtboard.prompts import prompts_dir, available_prompts\n"
-             "from mtboard.judges.base import load_judge_prompt\nfrom mtboard.prices import load_prices\n"
+    probe = ("import json, mtboard\nfrom mtboard.inputs.prompts import prompts_dir, available_prompts\n"
+             "from mtboard.judges.base import load_judge_prompt\nfrom mtboard.inputs.prices import load_prices\n"
              "print(json.dumps({'pkg': mtboard.__file__, 'dir': str(prompts_dir()), 'prompts': available_prompts(),"
              " 'judges': sorted(load_judge_prompt(n).name for n in ('checkpoints', 'gemba-mqm', 'rubric')),"
              " 'as_of': load_prices().as_of}))")

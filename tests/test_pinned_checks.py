@@ -1,4 +1,4 @@
-"""Issue 23: the mechanical policy (mtboard.checks, mech-1.1) pinned case by case — every flag's rule, detail and
+"""Issue 23: the mechanical policy (mtboard.score.checks, mech-1.1) pinned case by case — every flag's rule, detail and
 count, the outcome and rule, the code-switching share and the EOS count — in one table of hand-written entries
 (hand-made test data, not evaluation data), each expected row checked by hand against docs/SCORING_SPEC.md §1.
 
@@ -14,9 +14,9 @@ from collections import Counter
 
 import pytest
 
-from mtboard import checks
-from mtboard.languages import expected_scripts
-from mtboard.schema import CheckFlag, MechanicalDecision, Outcome
+from mtboard.score import checks
+from mtboard.core.languages import expected_scripts
+from mtboard.core.schema import CheckFlag, MechanicalDecision, Outcome
 
 # (id, source, reference, raw output, source language, target language, keyword arguments,
 #  (predicted, outcome, rule, [(flag rule, detail, count)], untranslated share, EOS tokens))

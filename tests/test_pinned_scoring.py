@@ -4,7 +4,7 @@ signature, the per-entry columns and their bootstrap, and score_run's composite 
 mixed entries, cost per entry from tokens and prices, tokens per second with zero elapsed time, results out of
 record order, totals).
 
-The composite is pinned with a hand-made weight table patched into mtboard.metrics.composite (so the arithmetic is
+The composite is pinned with a hand-made weight table patched into mtboard.score.metrics.composite (so the arithmetic is
 checked independently of the profile weights, which other issues change); the small corpus is hand-made test data.
 """
 
@@ -15,12 +15,12 @@ import math
 import numpy as np
 import pytest
 
-from mtboard import scoring
-from mtboard.errors import MtboardError
-from mtboard.metrics import bootstrap, composite as comp
-from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals
-from mtboard.prices import Rates
-from mtboard.schema import Entry, QualityTier, TranslationRecord, Usage
+from mtboard.score import scoring
+from mtboard.core.errors import MtboardError
+from mtboard.score.metrics import bootstrap, composite as comp
+from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals
+from mtboard.inputs.prices import Rates
+from mtboard.core.schema import Entry, QualityTier, TranslationRecord, Usage
 
 HAND_WEIGHTS = {
     "A": {"chrf_plus_plus": 0.5, "fst_acceptance_rate": 0.2, "exact_match_rate": 0.1, "code_switching_rate": 0.2},
@@ -500,7 +500,7 @@ def test_breakdown_composite_uses_the_fst_rate(hand_weights):
 
 
 def test_fst_required_for_a_language_without_analyser_names_the_field():
-    from mtboard.errors import ConfigError
+    from mtboard.core.errors import ConfigError
 
     assert scoring.resolve_analyser("es", False) is None
     assert scoring.resolve_analyser("tlh", None) is None
@@ -531,7 +531,7 @@ def test_fst_required_for_a_language_without_analyser_names_the_field():
      "free local models) or neither)"),
 ])
 def test_score_run_input_errors_name_where_and_field(entries, records, kw, message):
-    from mtboard.errors import ConfigError
+    from mtboard.core.errors import ConfigError
 
     with pytest.raises((MtboardError, ConfigError)) as info:
         _score(records, entries=entries, **kw)
@@ -661,7 +661,7 @@ def test_slice_composites_weigh_their_own_terminology_and_skip_uncovered_semanti
     adherence (Σ hits ÷ Σ terms of its entries) — hand weights B = 0.5 chrF + 0.5 terminology. With a target
     language the embedding model does not cover (Catalan) there is no semantic score or hallucination rate, overall or
     per slice, and the slices still get their composite."""
-    from mtboard.schema import GlossaryTerm
+    from mtboard.core.schema import GlossaryTerm
 
     monkeypatch.setattr(comp, "WEIGHTS", {"A": {"chrf_plus_plus": 1.0},
                                           "B": {"chrf_plus_plus": 0.5, "terminology_adherence": 0.5}})
@@ -688,7 +688,7 @@ def test_an_uncovered_source_language_keeps_the_semantic_score_but_no_hallucinat
     """Catalan → Spanish (hand-made): the target is covered, so each entry has its semantic score and verdict; the
     source is not, so there is no source similarity, no hallucination flag or rate, and the availability note names
     the source language."""
-    from mtboard.metrics import semantic
+    from mtboard.score.metrics import semantic
 
     ents = [Entry(id=1, source="Obre el fitxer.", reference="Abra el archivo."),
             Entry(id=2, source="Bon dia.", reference="Buenos días.")]
@@ -707,7 +707,7 @@ def test_semantic_claims_replace_recomputed_values_within_one_unit_only():
     """The validator's path (``semantic_claimed``): a card's claimed similarity one unit of the 4th decimal from the
     recomputed one is scored as claimed — for the semantic score and the source similarity separately — two units
     away, or absent, the recomputed value stands (hand-made en→es entries; the unclaimed run gives the base values)."""
-    from mtboard.metrics import semantic
+    from mtboard.score.metrics import semantic
 
     ents = [Entry(id=1, source="Open the file.", reference="Abra el archivo."),
             Entry(id=2, source="Save the changes.", reference="Guarde los cambios."),
@@ -770,7 +770,7 @@ def test_metric_availability_names_every_null_metric_and_why():
 def test_semantic_verdict_and_hallucination_thresholds_are_inclusive_as_specified(monkeypatch):
     """docs/SCORING_SPEC.md §2.3: MISMATCH below 0.5 (0.5 itself is VALID), hallucination below 0.3 (0.3 itself is
     not). The similarities are scripted at the boundaries (the model is not what is tested here)."""
-    from mtboard.metrics import semantic
+    from mtboard.score.metrics import semantic
 
     scripted = {("hyp", "ref"): [0.5, 0.4999], ("src", "hyp"): [0.3, 0.2999]}
     calls = []

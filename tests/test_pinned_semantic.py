@@ -1,4 +1,4 @@
-"""Issue 23: the semantic score's identity and cache keys pinned (mtboard.metrics.semantic; docs/SCORING_SPEC.md §2.3).
+"""Issue 23: the semantic score's identity and cache keys pinned (mtboard.score.metrics.semantic; docs/SCORING_SPEC.md §2.3).
 
 The process's encoder is loaded once and kept (``semantic.encoder()``), so these tests build a *fresh* ``_Encoder``
 where they pin what its constructor records: the package version, the SHA-256 of the shipped weights (computed here
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtboard.errors import ConfigError
-from mtboard.metrics import semantic
+from mtboard.core.errors import ConfigError
+from mtboard.score.metrics import semantic
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Issue 23: the leaderboard's statistics (mtboard.stats) pinned to exact values — paired bootstrap p-values, Holm,
+"""Issue 23: the leaderboard's statistics (mtboard.score.stats) pinned to exact values — paired bootstrap p-values, Holm,
 rank-cluster boundaries, all-pairs matrices, detectable differences, item statistics and agreement edge cases —
 against independent implementations (scipy, statsmodels: test dependencies only) and hand-worked examples.
 
@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import norm, pearsonr
 from statsmodels.stats.multitest import multipletests
 
-from mtboard import stats
+from mtboard.score import stats
 
 RNG = np.random.default_rng(23)
 

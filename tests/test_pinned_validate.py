@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from mtboard import validate as V
-from mtboard.documents import card_bytes, load_corpus
-from mtboard.rescore import rescore_card
-from mtboard.schema import Segment
+from mtboard.core.documents import card_bytes, load_corpus
+from mtboard.run.rescore import rescore_card
+from mtboard.core.schema import Segment
 from mtboard.validate import recompute
 
 import validate_support as vs
@@ -613,7 +613,7 @@ def test_dataset_without_corpora_folder_or_with_crlf_corpus(small, tmp_path):
     problems, _ = _dataset_problems(small, _structural_ctx(root))
     assert len(problems) == 1 and problems[0][0] == "$.dataset.sha256"
     assert problems[0][1].startswith("dataset.sha256 does not match: corpora/mtb-en-es-dev.json has CRLF line ends")
-    assert problems[0][1].endswith("; fix: " + __import__("mtboard.canonical").canonical.CHECKOUT_FIX)
+    assert problems[0][1].endswith("; fix: " + __import__("mtboard.core.canonical").core.canonical.CHECKOUT_FIX)
 
 
 def test_entries_of_a_limit_card_are_the_first_n(small, small_ctx):
@@ -637,7 +637,7 @@ def test_entries_of_a_limit_card_are_the_first_n(small, small_ctx):
 
 
 def _card(data):
-    from mtboard.documents import loads_card
+    from mtboard.core.documents import loads_card
 
     return loads_card(vs.dump(data), "card")
 
@@ -686,7 +686,7 @@ def test_recompute_strips_unknown_word_marks_only_for_a_backend_that_says_so(sma
 def test_recompute_scores_the_cards_semantic_claims_within_one_unit(small, small_ctx, monkeypatch):
     """Another machine's BLAS (simulated: every recomputed similarity one unit of the 4th decimal up): the card's own
     claimed similarities are scored, so the card validates exactly — run 0 and replicate runs alike."""
-    from mtboard.metrics import semantic
+    from mtboard.score.metrics import semantic
 
     real = semantic.similarities
     monkeypatch.setattr(semantic, "similarities", lambda left, right: [
@@ -715,8 +715,8 @@ def test_ignored_judge_fields_do_not_stop_the_comparison_of_later_fields(judged,
 def test_a_recomputation_that_raises_fails_the_three_recomputed_checks(small, small_ctx, monkeypatch):
     """Fault injection: scoring raising an mtboard error on a card that passed the binding checks (e.g. an analyser
     that cannot be loaded here) fails metrics, mechanical and signatures with its problem, nothing else."""
-    from mtboard import scoring
-    from mtboard.errors import ConfigError
+    from mtboard.score import scoring
+    from mtboard.core.errors import ConfigError
 
     def boom(*_a, **_k):
         raise ConfigError("the analyser cannot be loaded", field="fst")
@@ -873,7 +873,7 @@ def test_diff_edge_cases():
 
 
 def test_chrf_signature_without_nc_and_semantic_signature_of_other_weights(small, small_ctx):
-    from mtboard.metrics import semantic
+    from mtboard.score.metrics import semantic
 
     sig = small["scores"]["signatures"]
     no_nc = vs.refingerprint_and_reseal(vs.set_at(small, ("scores", "signatures", "chrf"),

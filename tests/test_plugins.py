@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mtboard import canonical
-from mtboard.documents import card_json, load_card, seal, write_card
-from mtboard.schema import MethodClass, RunCard
+from mtboard.core import canonical
+from mtboard.core.documents import card_json, load_card, seal, write_card
+from mtboard.core.schema import MethodClass, RunCard
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "mtboard-plugin-upper"

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_prices_yaml_names_the_function_that_reads_it() -> None:
     head = (REPO / "prompts" / "prices.yaml").read_text(encoding="utf-8").splitlines()[1]
     named = re.search(r"Read by (mtboard(?:\.\w+)+)", head)
-    assert named is not None and named.group(1) == "mtboard.prices.load_prices"
+    assert named is not None and named.group(1) == "mtboard.inputs.prices.load_prices"
     module, _, name = named.group(1).rpartition(".")
     table = getattr(importlib.import_module(module), name)(REPO / "prompts" / "prices.yaml")
     assert table.as_of == "2025-08-07"

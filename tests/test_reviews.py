@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 import cli_support
-from mtboard import reviews as rv
-from mtboard.documents import card_json, load_card, seal, write_card
-from mtboard.schema import QualityTier, ReviewRecord, RunCard
+from mtboard.review import community as rv
+from mtboard.core.documents import card_json, load_card, seal, write_card
+from mtboard.core.schema import QualityTier, ReviewRecord, RunCard
 from mtboard.site import build_site
 from mtboard.validate import make_context, validate_paths
 from mtboard.validate.repository import check_scope

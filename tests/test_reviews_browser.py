@@ -13,9 +13,9 @@ import pytest
 import yaml
 
 from browser_support import CHROMIUM, browser_session, serving
-from mtboard import reviews as rv
-from mtboard.documents import load_card
-from mtboard.schema import QualityTier
+from mtboard.review import community as rv
+from mtboard.core.documents import load_card
+from mtboard.core.schema import QualityTier
 from mtboard.site import build_site
 from mtboard.validate.reviews import validate_review
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import cli_support
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
-from mtboard.prices import NO_USAGE, tokens_text
-from mtboard.schema import ErrorKind, Totals, Usage
+from mtboard.inputs.prices import NO_USAGE, tokens_text
+from mtboard.core.schema import ErrorKind, Totals, Usage
 
 
 class _R:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import load_card, load_corpus
+from mtboard.core.documents import load_card, load_corpus
 from mtboard.validate import make_context, validate_card
 
 import cli_support

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from fake_openai_server import FakeServer
-from mtboard.documents import load_card
-from mtboard.plan import IncompleteRunError, RunSettings
-from mtboard.runner import run
-from mtboard.workdir import WorkDir
+from mtboard.core.documents import load_card
+from mtboard.run.plan import IncompleteRunError, RunSettings
+from mtboard.run.runner import run
+from mtboard.run.workdir import WorkDir
 from mtboard.validate import make_context, validate_card
 
 # (source, expected error kind or None, expected attempts)
@@ -99,7 +99,7 @@ def test_faults_classified_and_gated(tmp_path, stream):
 def test_fatal_auth_failure_stops_the_run(tmp_path):
     (tmp_path / "corpora").mkdir()
     write_corpus(tmp_path / "corpora" / "c.json", [f"Line {i}. [[fault:r401]]" for i in range(20)])
-    from mtboard.errors import BackendError
+    from mtboard.core.errors import BackendError
 
     with FakeServer() as srv:
         with pytest.raises(BackendError, match="refused"):
@@ -112,8 +112,8 @@ def test_an_endpoint_nothing_listens_on_stops_the_run_before_any_entry(tmp_path)
     import socket
     import time as _time
 
-    from mtboard.errors import BackendError
-    from mtboard.workdir import WorkDir
+    from mtboard.core.errors import BackendError
+    from mtboard.run.workdir import WorkDir
 
     (tmp_path / "corpora").mkdir()
     write_corpus(tmp_path / "corpora" / "c.json", [f"Line {i}." for i in range(20)])
@@ -155,7 +155,7 @@ def test_replicates_run_concurrently_with_mean_and_spread(tmp_path):
 def test_resume_refuses_a_different_configuration(tmp_path):
     (tmp_path / "corpora").mkdir()
     write_corpus(tmp_path / "corpora" / "c.json", ["One."])
-    from mtboard.errors import ConfigError
+    from mtboard.core.errors import ConfigError
 
     with FakeServer() as srv:
         run(settings(tmp_path, srv))

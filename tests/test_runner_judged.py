@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 
 from extras_support import requires_ja
 from judges_support import REPO, ScriptedServer
-from mtboard import fst
-from mtboard.cli import app
-from mtboard.documents import card_json, load_card
-from mtboard.plan import RunSettings
-from mtboard.runner import run
+from mtboard.score import fst
+from mtboard.cli.main import app
+from mtboard.core.documents import card_json, load_card
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import run
 from mtboard.validate import make_context, validate_card
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
@@ -107,7 +107,7 @@ def test_fst_version_only_when_fst_ran(tmp_path):
 @pytest.mark.parametrize("tampered", ["apertium-eng-spa 0.0.0; spa-eng.automorf.bin; lttoolbox 0"])
 def test_validator_refuses_a_foreign_fst_version(tmp_path, tampered):
     """The validator's method check compares fst_version with the analyser it would recompute FST with."""
-    from mtboard.documents import seal, write_card
+    from mtboard.core.documents import seal, write_card
 
     card = run(RunSettings(corpus_path=ES, method="empty:", limit=2, work_dir=tmp_path / "es")).card
     bad = seal(card.model_copy(update={"fst_version": tampered}))

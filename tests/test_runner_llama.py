@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import load_card
+from mtboard.core.documents import load_card
 from mtboard.validate import make_context, validate_card
 
 import cli_support

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 
 from judges_support import REPO, ScriptedServer
 from mtboard.backends.base import get_backend
-from mtboard.cli import app
-from mtboard.errors import ConfigError
-from mtboard.plan import RunSettings
-from mtboard.runner import judge_specs, parse_backend_opts, prepare
+from mtboard.cli.main import app
+from mtboard.core.errors import ConfigError
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import judge_specs, parse_backend_opts, prepare
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
 MQM_MINOR = 'Critical:\nno-error\nMajor:\nno-error\nMinor:\nstyle/awkward - "casa"\ncontextBehavior: unclear'
@@ -177,7 +177,7 @@ def test_judge_refused_before_anything_is_sent(cli, tmp_path, judge_args, env_ju
 def test_several_judges_and_allowed_self_judge(cli, tmp_path):
     """Two judges (repeated --judge), one of them from the translator's family but allowed: both run on every entry,
     the card records the override, and the judged card passes the validator."""
-    from mtboard.documents import load_card
+    from mtboard.core.documents import load_card
     from mtboard.validate import make_context, validate_card
 
     wd = tmp_path / "w"
@@ -207,7 +207,7 @@ def test_several_judges_and_allowed_self_judge(cli, tmp_path):
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# One line for every error (mtboard.cli.guarded)
+# One line for every error (mtboard.cli.app.guarded)
 
 
 def test_errors_that_used_to_leak_tracebacks_are_one_line(cli, tmp_path):
@@ -231,7 +231,7 @@ def test_unexpected_exception_is_an_internal_error_line_in_a_real_process(tmp_pa
     """A work directory whose run.json lost its run_id (hand-edited) hits a KeyError deep in the runner: the real
     process prints one line naming the exception and asking for a report, and exits 1 — no traceback, no locals."""
     wd = tmp_path / "w"
-    cmd = [sys.executable, "-c", "from mtboard.cli import app; app()", "run", str(ES), "--method", "echo:",
+    cmd = [sys.executable, "-c", "from mtboard.cli.main import app; app()", "run", str(ES), "--method", "echo:",
            "--limit", "2", "--work-dir", str(wd)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     assert subprocess.run(cmd, capture_output=True, env=env, cwd=tmp_path).returncode == 0

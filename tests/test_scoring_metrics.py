@@ -16,15 +16,15 @@ import pytest
 import sacrebleu
 from sacrebleu.metrics import BLEU, CHRF
 
-from mtboard.errors import ConfigError, MtboardError
-from mtboard.languages import bleu_tokenizer
-from mtboard.metrics.bleu import bleu_from_stats, bleu_signature, sentence_bleu_from_stats
-from mtboard.metrics.bootstrap import BOOTSTRAP_SEED, chrf_ci
-from mtboard.metrics.chrf import CHRF_STATS_LEN, chrf_from_stats, chrf_signature, sentence_chrf_from_stats
-from mtboard.metrics.match import exact_match, length_ratio
-from mtboard.metrics.pool import plan_chunks
-from mtboard.metrics.segments import segment_statistics
-from mtboard.metrics.ter import (TER_MAX_CJK_TOKENS, TER_MAX_WORDS, make_ter, sentence_ter_from_stats,
+from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.core.languages import bleu_tokenizer
+from mtboard.score.metrics.bleu import bleu_from_stats, bleu_signature, sentence_bleu_from_stats
+from mtboard.score.metrics.bootstrap import BOOTSTRAP_SEED, chrf_ci
+from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_stats, chrf_signature, sentence_chrf_from_stats
+from mtboard.score.metrics.match import exact_match, length_ratio
+from mtboard.score.metrics.pool import plan_chunks
+from mtboard.score.metrics.segments import segment_statistics
+from mtboard.score.metrics.ter import (TER_MAX_CJK_TOKENS, TER_MAX_WORDS, make_ter, sentence_ter_from_stats,
                                  ter_from_stats, ter_signature, ter_token_cap)
 
 from extras_support import requires_ja, skip_without_ja

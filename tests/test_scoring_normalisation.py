@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import sacrebleu
 
-from mtboard import canonical, scoring
-from mtboard.schema import Entry, TranslationRecord
-from mtboard.text import NORMALISATION_VERSION, SIGNATURE_FIELD
+from mtboard.core import canonical
+from mtboard.score import scoring
+from mtboard.core.schema import Entry, TranslationRecord
+from mtboard.core.text import NORMALISATION_VERSION, SIGNATURE_FIELD
 
 ENTRIES = [
     Entry(id=1, source="Cooperation is good.", reference="Die Zusammen\u00adarbeit ist gut."),       # soft hyphen

@@ -13,13 +13,13 @@ import random
 import pytest
 from sacrebleu.metrics import CHRF
 
-from mtboard import checks, scoring
-from mtboard.documents import load_corpus
-from mtboard.errors import ConfigError, MtboardError
-from mtboard.metrics.bleu import bleu_from_stats
-from mtboard.metrics.chrf import chrf_from_stats
-from mtboard.metrics.composite import quality_tier
-from mtboard.schema import Entry, TranslationRecord, Usage
+from mtboard.score import checks, scoring
+from mtboard.core.documents import load_corpus
+from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.score.metrics.bleu import bleu_from_stats
+from mtboard.score.metrics.chrf import chrf_from_stats
+from mtboard.score.metrics.composite import quality_tier
+from mtboard.core.schema import Entry, TranslationRecord, Usage
 
 from extras_support import skip_without_ja
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from mtboard import checks
-from mtboard.errors import MtboardError
-from mtboard.metrics.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from mtboard.metrics.composite import (COMPOSITE_DECIMALS, EXCLUDED, INVERTED, SCALE, TIER_THRESHOLDS, WEIGHTS,
+from mtboard.score import checks
+from mtboard.core.errors import MtboardError
+from mtboard.score.metrics.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from mtboard.score.metrics.composite import (COMPOSITE_DECIMALS, EXCLUDED, INVERTED, SCALE, TIER_THRESHOLDS, WEIGHTS,
                                        composite, composite_signature, cost_adjusted_score, quality_tier)
-from mtboard.metrics.ter import TER_MAX_CJK_TOKENS, TER_MAX_WORDS
-from mtboard.schema import QualityTier
+from mtboard.score.metrics.ter import TER_MAX_CJK_TOKENS, TER_MAX_WORDS
+from mtboard.core.schema import QualityTier
 
 SPEC = Path(__file__).resolve().parent.parent / "docs" / "SCORING_SPEC.md"
 

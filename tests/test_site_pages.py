@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from sacrebleu.metrics import CHRF
 
-from mtboard import stats
-from mtboard.documents import load_card
+from mtboard.score import stats
+from mtboard.core.documents import load_card
 from mtboard.site import build_site, compare
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""mtboard.stats, the site's use of mtboard.metrics.bootstrap, and the chart helpers: values checked against sacrebleu
+"""mtboard.score.stats, the site's use of mtboard.score.metrics.bootstrap, and the chart helpers: values checked against sacrebleu
 or worked out by hand (issue 7)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from sacrebleu.metrics import CHRF
 
-from mtboard import stats
-from mtboard.metrics.bootstrap import chrf_ci, chrf_resamples, percentile_interval, resample_counts, statistics_matrix
-from mtboard.metrics.chrf import chrf_from_stats, chrf_statistics
+from mtboard.score import stats
+from mtboard.score.metrics.bootstrap import chrf_ci, chrf_resamples, percentile_interval, resample_counts, statistics_matrix
+from mtboard.score.metrics.chrf import chrf_from_stats, chrf_statistics
 from mtboard.site import charts, fmt
 
 CHRF_M = CHRF(word_order=2)

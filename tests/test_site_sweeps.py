@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mtboard.documents import load_card
-from mtboard.metrics import bootstrap
+from mtboard.core.documents import load_card
+from mtboard.score.metrics import bootstrap
 from mtboard.site import sweeps as sp
 from mtboard.site.load import LoadedCard
-from mtboard.stats import view_seed
+from mtboard.score.stats import view_seed
 from mtboard.sweeps.spec import load_sweep
 
 from test_workflows_sweep_job import committed_sweep_cards

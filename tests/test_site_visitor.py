@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import CHROMIUM, browser_session, serving
-from mtboard.commands.site import SiteHandler
+from mtboard.cli.site import SiteHandler
 from mtboard.site import build_site
 
 ROOT = Path(__file__).resolve().parents[1]

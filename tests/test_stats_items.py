@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import kendalltau, pearsonr
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from mtboard import stats
+from mtboard.score import stats
 
 SYSTEMS = {  # system → entry → sentence score (hand-made)
     "s1": {1: 90.0, 2: 80.0, 3: 10.0, 4: 55.0, 5: 70.0},

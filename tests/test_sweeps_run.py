@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import load_card
+from mtboard.core.documents import load_card
 from mtboard.sweeps.spec import load_sweep
 
 import cli_support
@@ -80,8 +80,8 @@ def test_gguf_seed_is_sent_per_replicate_recorded_and_re_run(tmp_path):
     recorded seed re-runs with it (mtboard verify)."""
     from mtboard.backends.base import TranslateRequest
     from mtboard.backends.gguf import GGUFBackend, GGUFOptions
-    from mtboard.runspec import BackendContext, DatasetIdentity, MethodSpec, RunSpec
-    from mtboard.schema import BackendFacts, MethodClass
+    from mtboard.inputs.runspec import BackendContext, DatasetIdentity, MethodSpec, RunSpec
+    from mtboard.core.schema import BackendFacts, MethodClass
 
     (tmp_path / "m.gguf").write_bytes(b"GGUF")  # never loaded: the requests are only built
     method = MethodSpec.from_parts("gguf", str(tmp_path / "m.gguf"))

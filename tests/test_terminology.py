@@ -11,14 +11,14 @@ import json
 import numpy as np
 import pytest
 
-from mtboard import scoring
-from mtboard.corpora.importers.glossary import attach_glossary, read_glossary, read_glossary_csv, read_tbx
-from mtboard.documents import corpus_bytes, load_corpus
-from mtboard.errors import InputError
-from mtboard.metrics import bootstrap
-from mtboard.metrics.composite import composite, entry_columns
-from mtboard.schema import Corpus, Entry, EntryResult, GlossaryTerm, TranslationRecord
-from mtboard.text import contains_term
+from mtboard.score import scoring
+from mtboard.inputs.corpora.importers.glossary import attach_glossary, read_glossary, read_glossary_csv, read_tbx
+from mtboard.core.documents import corpus_bytes, load_corpus
+from mtboard.core.errors import InputError
+from mtboard.score.metrics import bootstrap
+from mtboard.score.metrics.composite import composite, entry_columns
+from mtboard.core.schema import Corpus, Entry, EntryResult, GlossaryTerm, TranslationRecord
+from mtboard.core.text import contains_term
 
 from cli_support import invoke
 

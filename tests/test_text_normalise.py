@@ -1,6 +1,6 @@
-"""The one text normalisation (mtboard.text.normalise, issue 14 part 2) and line records (split_records).
+"""The one text normalisation (mtboard.core.text.normalise, issue 14 part 2) and line records (split_records).
 
-Expected strings are written by hand from the table in mtboard/text.py; chrF++ values are sacrebleu's own
+Expected strings are written by hand from the table in mtboard/core/text.py; chrF++ values are sacrebleu's own
 ``sentence_chrf(..., word_order=2)`` on the texts shown.
 """
 
@@ -12,7 +12,7 @@ import json
 import pytest
 import sacrebleu
 
-from mtboard.text import NORMALISATION_VERSION, is_blank, normalise, normalise_for_match, split_records
+from mtboard.core.text import NORMALISATION_VERSION, is_blank, normalise, normalise_for_match, split_records
 
 
 @pytest.mark.parametrize("raw,expected", [

@@ -1,4 +1,4 @@
-"""mtboard.text: the one placeholder and markup pattern set (used by the mechanical policy and the corpus filters).
+"""mtboard.core.text: the one placeholder and markup pattern set (used by the mechanical policy and the corpus filters).
 
 Every string is hand-made (test data); the expected matches are written by hand from the format each pattern names
 (C printf, Python %-formatting and str.format, Qt, Jinja/Mustache, shell/Wesnoth variables, HTML, Markdown).
@@ -11,8 +11,9 @@ from collections import Counter
 import pytest
 import regex
 
-from mtboard import checks, text
-from mtboard.corpora import text as corpus_text
+from mtboard.core import text
+from mtboard.score import checks
+from mtboard.inputs.corpora import text as corpus_text
 
 
 def _only(part: str):

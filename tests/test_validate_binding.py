@@ -1,7 +1,7 @@
 """Issue 15 part 0 — declared versus bound, tried as a careful cheater would.
 
 The classification comes from the schema itself (``x-binding`` in the run-card JSON Schema,
-:func:`mtboard.schema.binding_paths`). For every field classified *recomputed* or *consistent*, a concrete value is
+:func:`mtboard.core.schema.binding_paths`). For every field classified *recomputed* or *consistent*, a concrete value is
 taken from one of three REAL cards, changed, and the card is re-sealed **with the fingerprint recomputed** by the
 project's own functions (``tests/validate_support.refingerprint_and_reseal``) and placed at its canonical path: the
 validator must still reject it. The base cards:
@@ -26,7 +26,7 @@ import pytest
 from pydantic import ValidationError
 
 from mtboard import validate as V
-from mtboard.schema import RunCard, binding_paths
+from mtboard.core.schema import RunCard, binding_paths
 
 import validate_support as vs
 from test_validate_tamper import _candidates

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from mtboard import validate as V
-from mtboard.cli import app
-from mtboard.documents import loads_card
+from mtboard.cli.main import app
+from mtboard.core.documents import loads_card
 
 import cli_support
 import validate_support as vs
@@ -224,11 +224,11 @@ def test_other_harness_versions_rejected_with_reason(tmp_path, card_b, version, 
 
 def test_judge_summary_consistency(tmp_path, card_b):
     from mtboard.judges.run import apply_judgements
-    from mtboard.schema import JudgeSummary, JudgeVerdict
+    from mtboard.core.schema import JudgeSummary, JudgeVerdict
 
     from mtboard.judges.base import JudgeItem
     from mtboard.judges.gemba_mqm import GembaMqmJudge
-    from mtboard.schema import MqmError
+    from mtboard.core.schema import MqmError
 
     card = loads_card(card_b, "x")
     # entry i: i % 3 minor punctuation errors, so its MQM penalty is i % 3 (hand-made verdicts)

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mtboard import safejson
-from mtboard.errors import InputError
-from mtboard.schema import DatasetInfo
+from mtboard.core import safejson
+from mtboard.core.errors import InputError
+from mtboard.core.schema import DatasetInfo
 
 import cli_support
 import validate_support as vs
@@ -32,7 +32,7 @@ def run_validate(root: Path, *args: str, cwd: Path | None = None, env: dict | No
     if not process:
         return cli_support.invoke(["validate", "--root", str(root), *args], cwd=cwd or root, env=env,
                                   unset=("MTBOARD_SECRET_SEGMENT",))
-    cmd = [sys.executable, "-c", "from mtboard.cli import app; app()", "validate", "--root", str(root), *args]
+    cmd = [sys.executable, "-c", "from mtboard.cli.main import app; app()", "validate", "--root", str(root), *args]
     e = dict(os.environ)
     e.pop("MTBOARD_SECRET_SEGMENT", None)
     e.update(env or {})
@@ -271,7 +271,7 @@ def test_yaml_no_stays_no(tmp_path):
     bad.write_text(yaml.safe_dump(base) + "target_language: no\n")
     good = tmp_path / "good.yaml"
     good.write_text(yaml.safe_dump(base) + 'target_language: "no"\n')
-    from mtboard.documents import validate_model
+    from mtboard.core.documents import validate_model
 
     with pytest.raises(InputError) as exc:
         validate_model(DatasetInfo, safejson.load_yaml(bad), "bad.yaml")

@@ -28,8 +28,8 @@ import pytest
 from pydantic import ValidationError
 
 from mtboard import validate as V
-from mtboard.metrics.composite import composite_signature
-from mtboard.schema import RunCard
+from mtboard.score.metrics.composite import composite_signature
+from mtboard.core.schema import RunCard
 
 import validate_support as vs
 

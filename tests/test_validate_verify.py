@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from mtboard import validate as V
-from mtboard.cli import app
-from mtboard.documents import loads_card
-from mtboard.schema import VerificationRecord
-from mtboard.verify import NotVerifiable, check_verifiable, compare, verify_card
+from mtboard.cli.main import app
+from mtboard.core.documents import loads_card
+from mtboard.core.schema import VerificationRecord
+from mtboard.verify.rerun import NotVerifiable, check_verifiable, compare, verify_card
 
 import validate_support as vs
 

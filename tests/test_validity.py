@@ -22,14 +22,15 @@ import pytest
 from scipy.stats import norm
 from statsmodels.stats.multitest import multipletests
 
-from mtboard import stats, validate as V
-from mtboard.documents import card_json, load_card, loads_card
-from mtboard.metrics import bootstrap
-from mtboard.metrics.composite import composite, composite_array, entry_columns
-from mtboard.prices import Rates, load_prices
-from mtboard.plan import RunSettings
-from mtboard.runner import run
-from mtboard.schema import Segment, Usage
+from mtboard import validate as V
+from mtboard.score import stats
+from mtboard.core.documents import card_json, load_card, loads_card
+from mtboard.score.metrics import bootstrap
+from mtboard.score.metrics.composite import composite, composite_array, entry_columns
+from mtboard.inputs.prices import Rates, load_prices
+from mtboard.run.plan import RunSettings
+from mtboard.run.runner import run
+from mtboard.core.schema import Segment, Usage
 from mtboard.site import tables
 from mtboard.site.load import Inputs, LoadedCard, Verification, load_inputs
 
@@ -98,7 +99,7 @@ def test_renamed_copy_is_rejected_and_flagged_by_submit(tmp_path):
     n = sum(r["checks"]["outcome"] == "usable" for r in data["results"])
     assert len(copies) == 1 and copies[0].where.endswith(fake_path.name) and not report.ok
     assert f"100.0 % of its {n} compared outputs are identical" in copies[0].message
-    from mtboard.submit import SubmissionError, submit_card
+    from mtboard.run.submit import SubmissionError, submit_card
 
     root = vs.make_repo(tmp_path / "s", [original])
     (tmp_path / "fake.json").write_bytes(vs.dump(fake))
@@ -344,8 +345,8 @@ def test_no_usage_reported_means_unknown_cost(tmp_path, monkeypatch):
 
 
 def test_secret_segment_verify_compares_with_the_card(tmp_path, monkeypatch):
-    from mtboard.documents import load_corpus, write_corpus
-    from mtboard.verify import verify_card
+    from mtboard.core.documents import load_corpus, write_corpus
+    from mtboard.verify.rerun import verify_card
 
     card_bytes = vs.real_card_bytes(12)
     root = vs.make_repo(tmp_path / "repo", [card_bytes])
@@ -378,8 +379,8 @@ def test_secret_segment_verify_compares_with_the_card(tmp_path, monkeypatch):
 def test_rescoring_a_committed_card_reproduces_it_byte_for_byte(pattern):
     """The committed Gemma cards were rebuilt from their own stored outputs by `mtboard rescore`; rescoring them
     again under the same harness gives the same bytes (replicate runs included)."""
-    from mtboard.documents import card_bytes
-    from mtboard.rescore import rescore_card
+    from mtboard.core.documents import card_bytes
+    from mtboard.run.rescore import rescore_card
 
     path = next(p for p in SUB_ES.glob(pattern) if not p.name.endswith(".verification.json"))
     assert card_bytes(rescore_card(path, corpora_dir=ROOT / "corpora")) == path.read_bytes()

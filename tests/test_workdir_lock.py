@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from fake_openai_server import FakeServer
-from mtboard.documents import load_card
-from mtboard.errors import ConfigError
+from mtboard.core.documents import load_card
+from mtboard.core.errors import ConfigError
 from mtboard.sweeps.spec import load_sweep
-from mtboard.workdir import LOCK, lock_workdir
+from mtboard.run.workdir import LOCK, lock_workdir
 from test_runner_resume import WORDS, env_with, finished_ids, write_corpus
 
-CLI = [sys.executable, "-c", "from mtboard.cli import app; app()"]
+CLI = [sys.executable, "-c", "from mtboard.cli.main import app; app()"]
 
 
 def _wait_for_holder(work: Path, proc: subprocess.Popen, entries: int = 1) -> dict:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.documents import load_card
+from mtboard.core.documents import load_card
 from mtboard.sweeps.collect import mismatch
 from mtboard.sweeps.spec import load_sweep
 

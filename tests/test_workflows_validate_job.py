@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mtboard.documents import loads_card
+from mtboard.core.documents import loads_card
 from mtboard.validate import canonical_relpath
 
 import install_support as inst
@@ -141,7 +141,7 @@ def test_pr_code_is_never_executed(tmp_path, card, mtboard_bin):
     marker = tmp_path / "PWNED"
     payload = f"open({str(marker)!r}, 'w').write('x')\n".encode()
     rel = canonical_relpath(loads_card(card, "x"))
-    ws = _workspace(tmp_path, {rel: card, "mtboard/__init__.py": payload, "mtboard/cli.py": payload,
+    ws = _workspace(tmp_path, {rel: card, "mtboard/__init__.py": payload, "mtboard/cli/main.py": payload,
                                "mtboard/validate.py": payload, "sitecustomize.py": payload,
                                "conftest.py": payload, "corpora/evil.py": payload})
     proc = _run_job(ws, mtboard_bin, label=True)

@@ -33,10 +33,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtboard import canonical
-from mtboard.cli import app
-from mtboard.documents import load_card, loads_card
-from mtboard.localserver import LocalServer
+from mtboard.core import canonical
+from mtboard.cli.main import app
+from mtboard.core.documents import load_card, loads_card
+from mtboard.backends.local.server import LocalServer
 from mtboard.validate import canonical_relpath
 
 import install_support as inst

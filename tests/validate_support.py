@@ -2,7 +2,7 @@
 
 The card is produced by the real pipeline on a small slice of a real corpus: the Apertium backend (/usr/bin/apertium)
 translates the first N development entries of corpora/mtb-en-es-dev.json through the runner's translation phase,
-then :func:`mtboard.runner.build_card` scores and seals it — the function ``mtboard.runner.finish`` calls, with the
+then :func:`mtboard.run.runner.build_card` scores and seals it — the function ``mtboard.run.runner.finish`` calls, with the
 card's ``elapsed_seconds`` equal to the time scoring used (the rule the validator recomputes with). Nothing here is hand-made evaluation data.
 """
 
@@ -16,10 +16,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from mtboard import canonical
-from mtboard.card import compute_fingerprint
-from mtboard.documents import card_bytes, card_json, seal
-from mtboard.schema import RunCard
+from mtboard.core import canonical
+from mtboard.score.card import compute_fingerprint
+from mtboard.core.documents import card_bytes, card_json, seal
+from mtboard.core.schema import RunCard
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpora" / "mtb-en-es-dev.json"
@@ -30,8 +30,8 @@ FIXED_NOW = None  # validators use the real clock; cards are made "now"
 def _build(limit: int | None, fst: bool | None, runs: int = 1, corpus: Path = CORPUS) -> bytes:
     import tempfile
 
-    from mtboard import card as card_mod
-    from mtboard import runner
+    from mtboard.score import card as card_mod
+    from mtboard.run import runner
 
     work_dir = Path(tempfile.mkdtemp(prefix="mtboard-validate-card-"))
     settings = runner.RunSettings(corpus_path=corpus, method="apertium:eng-spa", limit=limit, work_dir=work_dir,
@@ -108,11 +108,11 @@ def judged_card_bytes(limit: int = 12) -> bytes:
     import tempfile
 
     from judges_support import ScriptedServer
-    from mtboard.documents import loads_card
+    from mtboard.core.documents import loads_card
     from mtboard.judges import run_judges
     from mtboard.llm import LLMClient
     from mtboard.validate.binding import expected_entries
-    from mtboard.documents import load_corpus
+    from mtboard.core.documents import load_corpus
 
     card = loads_card(real_card_bytes(limit, fst=False), "card")
     corpus, _ = load_corpus(CORPUS)
@@ -140,10 +140,10 @@ tested on a real tiny COMET model in tests/test_neural_comet.py)."""
 @functools.lru_cache(maxsize=1)
 def neural_card_bytes() -> bytes:
     """The 12-entry Apertium card (profile B) with COMET-22 values (:data:`NEURAL_SCORES`) put on it by the real
-    :func:`mtboard.neural_card.apply_neural`. Canonical bytes, sealed."""
-    from mtboard.documents import loads_card
-    from mtboard.metrics import neural
-    from mtboard.neural_card import apply_neural
+    :func:`mtboard.score.neural_card.apply_neural`. Canonical bytes, sealed."""
+    from mtboard.core.documents import loads_card
+    from mtboard.score.metrics import neural
+    from mtboard.score.neural_card import apply_neural
 
     card = loads_card(real_card_bytes(12, fst=False), "card")
     commit = "2760a223ac957f30acfb18c8aa649b01cf1d75f2"
@@ -188,7 +188,7 @@ def dump(data: dict[str, Any]) -> bytes:
 def make_repo(base: Path, cards: list[bytes] | None = None, *, corpus: Path = CORPUS) -> Path:
     """A scratch repository: corpora/ with the real corpus file (or ``corpus``), submissions/ with the given cards at
     their canonical paths. Returns the root."""
-    from mtboard.documents import loads_card
+    from mtboard.core.documents import loads_card
     from mtboard.validate import canonical_relpath
 
     root = base / "repo"
@@ -205,7 +205,7 @@ def make_repo(base: Path, cards: list[bytes] | None = None, *, corpus: Path = CO
 
 def place(root: Path, raw: bytes) -> Path:
     """Write card bytes at their canonical path under ``root`` (schema-valid cards) and return the path."""
-    from mtboard.documents import loads_card
+    from mtboard.core.documents import loads_card
     from mtboard.validate import canonical_relpath
 
     dest = root / canonical_relpath(loads_card(raw, "card"))

@@ -43,12 +43,12 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
-from mtboard.errors import BackendError, ConfigError
-from mtboard.fst import ISO639_3
-from mtboard.languages import primary
+from mtboard.core.errors import BackendError, ConfigError
+from mtboard.score.fst import ISO639_3
+from mtboard.core.languages import primary
 from mtboard.llm import get_json
-from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
-from mtboard.schema import BackendFacts, ErrorKind, MethodClass, TranslationRecord
+from mtboard.inputs.runspec import BackendContext, MethodSpec, endpoint_host_sha256
+from mtboard.core.schema import BackendFacts, ErrorKind, MethodClass, TranslationRecord
 
 APERTIUM = "apertium"
 MODES_DIR = "/usr/share/apertium/modes"
@@ -251,7 +251,7 @@ class ApertiumBackend(Backend):
         """Refuse a mode whose language pair is not the dataset's (``eng-spa`` on an EN→FR corpus).
 
         The mode's three-letter codes (before any ``_variant``) are compared with the dataset's BCP 47 primary
-        subtags through :data:`mtboard.fst.ISO639_3`; pairs outside that table are not judged.
+        subtags through :data:`mtboard.score.fst.ISO639_3`; pairs outside that table are not judged.
         Raises: ConfigError naming both pairs.
         """
         parts = (model or "").split("_")[0].split("-")

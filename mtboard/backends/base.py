@@ -33,9 +33,9 @@ from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origi
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mtboard.errors import ConfigError
-from mtboard.runspec import EFFORTS, BackendContext, MethodSpec, RunSpec, split_method
-from mtboard.schema import BackendFacts, LocalModelGate, MethodClass, MethodRecord, PluginRecord, TranslationRecord
+from mtboard.core.errors import ConfigError
+from mtboard.inputs.runspec import EFFORTS, BackendContext, MethodSpec, RunSpec, split_method
+from mtboard.core.schema import BackendFacts, LocalModelGate, MethodClass, MethodRecord, PluginRecord, TranslationRecord
 
 ENTRY_POINT_GROUP = "mtboard.backends"
 """Entry-point group through which built-in and third-party backends register."""
@@ -130,7 +130,7 @@ class Backend(ABC):
     writes_raw: ClassVar[bool] = False
     label: ClassVar[str | None] = None
     accepts_tools: ClassVar[bool] = False
-    """The method can run inside a tool pipeline (``--tools``, :mod:`mtboard.pipeline`): a prompted LLM backend whose
+    """The method can run inside a tool pipeline (``--tools``, :mod:`mtboard.run.fst_gate`): a prompted LLM backend whose
     prompt can be re-rendered with tool feedback. Engines and baselines cannot."""
 
     def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None):
@@ -227,7 +227,7 @@ class Backend(ABC):
     @classmethod
     def rerun(cls, spec: RunSpec, facts: BackendFacts, *, model_path: Path | None = None) -> Rerun:
         """How to re-run a card's method here (``mtboard verify``), from the card's spec and backend facts
-        (:meth:`RunSpec.from_card`, :func:`mtboard.runspec.facts_from_card`): by default the recorded method with
+        (:meth:`RunSpec.from_card`, :func:`mtboard.inputs.runspec.facts_from_card`): by default the recorded method with
         the recorded ``--backend-opt`` settings. ``model_path``: a local copy of the model a card names only by file
         name and hash (local backends). Raises: ConfigError when the method cannot be re-run as recorded."""
         return Rerun(method=spec.method.text, backend_options=spec.options)
@@ -249,7 +249,7 @@ class Backend(ABC):
         recorded with ``error``/``error_kind``. Raises BackendError when no request of the run can succeed."""
 
     def describe(self) -> BackendFacts:
-        """What this backend learnt about itself (:class:`~mtboard.schema.BackendFacts`): provider, engine build,
+        """What this backend learnt about itself (:class:`~mtboard.core.schema.BackendFacts`): provider, engine build,
         weights hash, model id … never a URL or a key. Default: the backend name as provider, the model as id."""
         return BackendFacts(api_provider=self.name, model_id=self.method.model or self.name)
 
@@ -337,7 +337,7 @@ def plugin_record(name: str) -> PluginRecord | None:
     found = [ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP) if ep.name == name and ep.dist is not None]
     if not found or any(ep.dist.name == OWN_DISTRIBUTION for ep in found):
         return None
-    from mtboard import canonical  # noqa: PLC0415
+    from mtboard.core import canonical  # noqa: PLC0415
 
     dist, value = found[0].dist, found[0].value
     dist_name = dist.metadata["Name"]
@@ -402,7 +402,7 @@ def _type_text(annotation: Any) -> str:
 
 
 def parse_method(text: str) -> MethodSpec:
-    """Parse ``backend:model[:effort]`` (:func:`mtboard.runspec.split_method`) and check the backend is registered.
+    """Parse ``backend:model[:effort]`` (:func:`mtboard.inputs.runspec.split_method`) and check the backend is registered.
 
     Raises: ConfigError for an unknown backend (with "did you mean" and the list) or an empty model where the
     backend needs one.

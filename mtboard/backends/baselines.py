@@ -15,7 +15,7 @@ import time
 from typing import ClassVar, Literal
 
 from mtboard.backends.base import Backend, TranslateRequest
-from mtboard.schema import BackendFacts, MethodClass, TranslationRecord
+from mtboard.core.schema import BackendFacts, MethodClass, TranslationRecord
 
 
 class _Baseline(Backend):

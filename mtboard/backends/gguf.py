@@ -4,19 +4,19 @@ Run exactly as the JA→EN write-up does, one model at a time (``../shared/spec/
 "Method"):
 
 1. **Fit check** (:func:`fit_check`): file size (from the Hub's file metadata or the local cache, before anything is
-   downloaded) + 1.8 GB headroom > free VRAM (pynvml) → :class:`~mtboard.errors.DeferredError`, nothing downloaded.
+   downloaded) + 1.8 GB headroom > free VRAM (pynvml) → :class:`~mtboard.core.errors.DeferredError`, nothing downloaded.
    No NVIDIA GPU (``NVMLError_LibraryNotFound``, no device) → CPU with a warning, and the same check against
    available RAM (``MemAvailable``).
 2. **Pinned download** (:func:`resolve_model`): ``hf_hub_download(repo, file, revision=<40 hex>)``; then the file's
    SHA-256 is computed, checked against the Hub's LFS hash (the cache blob name) and recorded
    (``model_file_sha256``, ``model_revision``). ``gguf:PATH`` hashes the local file (optionally checked against
    ``model_sha256``).
-3. **Server** (:class:`mtboard.localserver.LocalServer`): llama-server or llama-cpp-python on a free loopback port,
+3. **Server** (:class:`mtboard.backends.local.server.LocalServer`): llama-server or llama-cpp-python on a free loopback port,
    ``n_ctx`` 2048, GPU layers all/none, explicit thread count; always stopped.
 4. **Canary** (:func:`canary_verdict`): 5 fixed lines must each produce a visible translation with the run's own
-   prompt and settings, else :class:`~mtboard.errors.BackendError` with the outputs shown.
+   prompt and settings, else :class:`~mtboard.core.errors.BackendError` with the outputs shown.
 5. **Latency gate**: lines sent one at a time, each with 6 lines of history; median ≤ 2 s and p90 ≤ 3 s per line
-   (configurable); recorded in the card as :class:`~mtboard.schema.LocalModelGate`; ``latency_gate=record``
+   (configurable); recorded in the card as :class:`~mtboard.core.schema.LocalModelGate`; ``latency_gate=record``
    (default) records and warns, ``enforce`` aborts a failing model (the write-up's use), ``off`` skips it.
 
 Then translation goes through the openai backend (:class:`~mtboard.backends.openai.OpenAIBackend`) pointed at the
@@ -44,16 +44,16 @@ from typing import Any, Callable, ClassVar, Literal
 
 from pydantic import Field
 
-from mtboard import localserver, sandbox
+from mtboard.backends.local import sandbox, server as localserver
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
-from mtboard.errors import BackendError, ConfigError, DeferredError
-from mtboard.languages import primary
+from mtboard.core.errors import BackendError, ConfigError, DeferredError
+from mtboard.core.languages import primary
 from mtboard.llm import LLMClient, LLMResult
-from mtboard.localserver import LLAMA_SERVER, LocalServer
-from mtboard.runspec import BackendContext, MethodSpec, RunSpec
-from mtboard.text import TEMPLATE_MARKUP
-from mtboard.schema import BackendFacts, ErrorKind, LocalModelGate, MethodClass
+from mtboard.backends.local.server import LLAMA_SERVER, LocalServer
+from mtboard.inputs.runspec import BackendContext, MethodSpec, RunSpec
+from mtboard.core.text import TEMPLATE_MARKUP
+from mtboard.core.schema import BackendFacts, ErrorKind, LocalModelGate, MethodClass
 
 log = logging.getLogger("mtboard.gguf")
 
@@ -95,7 +95,7 @@ GATE_LINES: dict[str, list[str]] = {
         "It closed last winter, sadly.",
     ],
 }
-_TEMPLATE_MARKUP = TEMPLATE_MARKUP  # the early gate of every prompted run uses the same list (mtboard.gate, mtboard.text)
+_TEMPLATE_MARKUP = TEMPLATE_MARKUP  # the early gate of every prompted run uses the same list (mtboard.run.gate, mtboard.core.text)
 
 
 class GGUFOptions(Options):
@@ -139,9 +139,9 @@ class GGUFOptions(Options):
     are then a function of the prompt and the seed, so a re-run (``mtboard verify``) reproduces them. None
     (default): no seed is sent (the server's own seed sequence; not reproducible above temperature 0)."""
     sandbox: Literal["on", "off"] = "on"
-    """``on`` (default): the server runs in :mod:`mtboard.sandbox` (no network, empty environment, read-only files;
+    """``on`` (default): the server runs in :mod:`mtboard.backends.local.sandbox` (no network, empty environment, read-only files;
     issue 21) and the run stops when the sandbox is unavailable; ``off``: development only, with a warning and
-    ``method.local.sandbox`` = :data:`mtboard.sandbox.OFF_RECORD` in the card."""
+    ``method.local.sandbox`` = :data:`mtboard.backends.local.sandbox.OFF_RECORD` in the card."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -643,7 +643,7 @@ class GGUFBackend(OpenAIBackend):
         llm_req.model = self.ref.basename  # the server's alias; the spec text may hold a local path
         if self.server is not None and self.server.server_name == LLAMA_SERVER:
             # evaluate every prompt from an empty KV cache: a re-run then gives the card's answers whatever was asked
-            # before (issue 21; llama-cpp-python gets the same through mtboard.llama_cpp_fresh)
+            # before (issue 21; llama-cpp-python gets the same through mtboard.backends.local.llama_cpp_fresh)
             llm_req.extra["cache_prompt"] = False
         return llm_req
 

@@ -28,10 +28,10 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
-from mtboard.errors import BackendError, ConfigError
+from mtboard.core.errors import BackendError, ConfigError
 from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url, serverinfo
-from mtboard.runspec import BackendContext, MethodSpec, endpoint_host_sha256
-from mtboard.schema import BackendFacts, MethodClass, MethodRecord, TranslationRecord
+from mtboard.inputs.runspec import BackendContext, MethodSpec, endpoint_host_sha256
+from mtboard.core.schema import BackendFacts, MethodClass, MethodRecord, TranslationRecord
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Endpoint used when neither ``--base-url`` nor ``OPENAI_BASE_URL`` is given."""

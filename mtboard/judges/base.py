@@ -27,12 +27,12 @@ from typing import Any, ClassVar, Literal
 import jinja2
 import jinja2.meta
 
-from mtboard import safejson
+from mtboard.core import safejson
 from mtboard.backends.base import EFFORTS
-from mtboard.canonical import sha256_hex
-from mtboard.errors import ConfigError, InputError
-from mtboard.schema import JudgeVerdict, Strict
-from mtboard.text import CONTROL_TOKEN
+from mtboard.core.canonical import sha256_hex
+from mtboard.core.errors import ConfigError, InputError
+from mtboard.core.schema import JudgeVerdict, Strict
+from mtboard.core.text import CONTROL_TOKEN
 
 JUDGE_BACKENDS = ("openai",)
 """Judge backends: any OpenAI-compatible ``/v1/chat/completions`` endpoint through :class:`mtboard.llm.LLMClient`."""
@@ -234,7 +234,7 @@ def check_family(judge_model: str, translator_models: list[str | None], *, allow
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Prompt files (same conventions as the translation prompts of mtboard.prompts: YAML front matter + Jinja2 blocks)
+# Prompt files (same conventions as the translation prompts of mtboard.inputs.prompts: YAML front matter + Jinja2 blocks)
 
 
 class JudgePromptMeta(Strict):
@@ -282,9 +282,9 @@ class JudgePrompt:
 
 
 def judges_prompts_dir() -> Path:
-    """``judges/`` under :func:`mtboard.prompts.prompts_dir` (the shipped ``prompts/judges`` or
+    """``judges/`` under :func:`mtboard.inputs.prompts.prompts_dir` (the shipped ``prompts/judges`` or
     ``$MTBOARD_PROMPTS_DIR/judges``)."""
-    from mtboard.prompts import prompts_dir
+    from mtboard.inputs.prompts import prompts_dir
 
     return prompts_dir() / "judges"
 
@@ -297,8 +297,8 @@ def load_judge_prompt(name: str, directory: Path | None = None) -> JudgePrompt:
     """
     from pydantic import ValidationError
 
-    from mtboard.prompts import split_front_matter
-    from mtboard.schema import describe_validation_error
+    from mtboard.inputs.prompts import split_front_matter
+    from mtboard.core.schema import describe_validation_error
 
     path = (directory or judges_prompts_dir()) / f"{name}.j2"
     if not path.is_file():
@@ -338,7 +338,7 @@ def as_data(text: Any) -> str:
     """A text as a JSON string literal for a judge prompt: one line, quotes escaped, non-ASCII letters kept readable.
 
     ``json.dumps(text, ensure_ascii=False)`` (RFC 8259 string), then NEL/U+2028/U+2029 escaped, then the first
-    character of every chat-template control token (:data:`mtboard.text.CONTROL_TOKEN`, e.g. ``<|im_start|>``)
+    character of every chat-template control token (:data:`mtboard.core.text.CONTROL_TOKEN`, e.g. ``<|im_start|>``)
     escaped (``\\u003c``, ``\\u005b``) so no server can read it as a special token. The literal
     always decodes (``json.loads``) to exactly ``text``; nothing in ``text`` can end it early, start a line, or
     switch roles. ``None`` becomes ``null``.
@@ -398,7 +398,7 @@ class EntryJudge:
         raise NotImplementedError
 
     def summarize(self, judged: list[tuple[JudgeItem, JudgeVerdict]]) -> dict[str, dict[str, float]]:
-        """Breakdown for :attr:`mtboard.schema.JudgeSummary.breakdown` from (item, verdict) pairs of sent entries."""
+        """Breakdown for :attr:`mtboard.core.schema.JudgeSummary.breakdown` from (item, verdict) pairs of sent entries."""
         raise NotImplementedError
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mtboard.errors import BackendError
+from mtboard.core.errors import BackendError
 from mtboard.judges.base import JudgePrompt, JudgeSpec
 from mtboard.judges.store import CachedAnswer, JudgeStore, cache_key, input_sha256
-from mtboard.schema import Usage
+from mtboard.core.schema import Usage
 
 JUDGE_TEMPERATURE = 0.0
 CACHEABLE_KINDS = (None, "token_cap", "empty", "unclosed_think", "refusal")

@@ -43,13 +43,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from mtboard import documents, safejson
-from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
-from mtboard.errors import ConfigError, InputError
+from mtboard.core import documents, safejson
+from mtboard.core.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
+from mtboard.core.errors import ConfigError, InputError
 from mtboard.judges.base import JudgeParseError, register, split_lines
-from mtboard.languages import language_name, primary
-from mtboard.schema import Corpus, EntryResult, Outcome, Strict
-from mtboard.text import TAG
+from mtboard.core.languages import language_name, primary
+from mtboard.core.schema import Corpus, EntryResult, Outcome, Strict
+from mtboard.core.text import TAG
 
 FORMAT = "mtboard-checkpoints/1"
 PENALTY_KINDS = ("addition", "untranslated", "lost_paragraph", "markup", "foreign_script", "extra_attempt")
@@ -112,7 +112,7 @@ class Bench:
         """Refuse a run whose corpus file (SHA-256 ``sha256``, ``what`` names it) is not the benchmark's corpus.
 
         Raises: ConfigError; when the files differ only in line ends (a checkout with ``core.autocrlf=true``), the
-        message says so and how to repair the checkout (:func:`mtboard.canonical.line_end_mismatch`).
+        message says so and how to repair the checkout (:func:`mtboard.core.canonical.line_end_mismatch`).
         """
         if sha256 == self.corpus_sha256:
             return
@@ -253,7 +253,7 @@ LANGUAGE_SCRIPTS = {
 
 
 def markup_tokens(text: str) -> Counter[str]:
-    """Multiset of markup tokens: HTML/XML tags by name (``<b>``/``</b>``; :data:`mtboard.text.TAG`), ``**``, ``__``,
+    """Multiset of markup tokens: HTML/XML tags by name (``<b>``/``</b>``; :data:`mtboard.core.text.TAG`), ``**``, ``__``,
     `` ` ``, ``*``, ``{placeholder}`` and printf ``%s``/``%1$d``."""
     c: Counter[str] = Counter()
     for m in TAG.finditer(text):

@@ -28,7 +28,7 @@ from collections import Counter
 from typing import ClassVar
 
 from mtboard.judges.base import EntryJudge, JudgeItem, JudgeParseError, register, split_lines
-from mtboard.schema import JudgeVerdict, MqmError
+from mtboard.core.schema import JudgeVerdict, MqmError
 
 SEVERITY_WEIGHTS = {"critical": 25, "major": 5, "minor": 1}
 """Severity weights (GEMBA-MQM; context spec 'Severity Weights')."""

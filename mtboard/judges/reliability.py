@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtboard import canonical, safejson
-from mtboard.errors import InputError
+from mtboard.core import canonical, safejson
+from mtboard.core.errors import InputError
 from mtboard.judges.base import REGISTRY, JudgeItem, load_judge_prompt, parse_judge_spec
 from mtboard.judges.calls import Caller
 from mtboard.judges.store import JudgeStore
-from mtboard.schema import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
-from mtboard.stats import cohen_kappa, kendall_tau_b
+from mtboard.core.schema import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
+from mtboard.score.stats import cohen_kappa, kendall_tau_b
 
 SEVERITY_ORDER = ("none", "minor", "major", "critical")
 """Severity classes, best first (Cohen's κ compares these labels)."""
@@ -177,7 +177,7 @@ def select_cells(anchor: AnchorSet, n: int | None, seed: int = 20261201) -> list
 
 def chrf_scores(cells: Sequence[AnchorCell], references: dict[int, str]) -> list[float]:
     """Sentence chrF++ of each cell's target against the segment's human reference (sacrebleu, 0–100)."""
-    from mtboard.metrics.chrf import chrf_statistics, sentence_chrf_from_stats  # noqa: PLC0415 - sacrebleu
+    from mtboard.score.metrics.chrf import chrf_statistics, sentence_chrf_from_stats  # noqa: PLC0415 - sacrebleu
 
     stats = chrf_statistics([c.target for c in cells], [references[c.seg_id] for c in cells])
     return [sentence_chrf_from_stats(s) for s in stats]

@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any, ClassVar
 
 from mtboard.judges.base import EntryJudge, JudgeItem, JudgeParseError, register, split_lines
-from mtboard.schema import JudgeVerdict
+from mtboard.core.schema import JudgeVerdict
 
 AXES = (("adequacy", 4), ("pragmatics", 4), ("fluency", 2))
 """Axis name and maximum (adequacy 0–4: meaning; pragmatics 0–4: intent, voice, politeness, implication, humour;

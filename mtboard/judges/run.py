@@ -33,18 +33,18 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from mtboard import card as cardlib
-from mtboard.runspec import endpoint_host_sha256
-from mtboard import documents
-from mtboard.canonical import canonical_bytes, sha256_hex
-from mtboard.errors import ConfigError
+from mtboard.score import card as cardlib
+from mtboard.inputs.runspec import endpoint_host_sha256
+from mtboard.core import documents
+from mtboard.core.canonical import canonical_bytes, sha256_hex
+from mtboard.core.errors import ConfigError
 from mtboard.judges import checkpoints as cp
 from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
 from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, retry_messages
 from mtboard.judges.store import JudgeStore
-from mtboard.languages import language_name
-from mtboard.schema import Corpus, EntryResult, JudgeSummary, JudgeVerdict, Outcome, RunCard, Usage
+from mtboard.core.languages import language_name
+from mtboard.core.schema import Corpus, EntryResult, JudgeSummary, JudgeVerdict, Outcome, RunCard, Usage
 
 DEFAULT_MAX_ATTEMPTS = 3
 """Answers asked per entry (1 + 2 retries) before ``judge_failed``."""

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtboard.canonical import canonical_bytes, sha256_hex
-from mtboard.documents import atomic_write
-from mtboard.schema import Usage
-from mtboard.text import split_records
+from mtboard.core.canonical import canonical_bytes, sha256_hex
+from mtboard.core.documents import atomic_write
+from mtboard.core.schema import Usage
+from mtboard.core.text import split_records
 
 
 def input_sha256(body: dict[str, Any], replicate: int) -> str:

@@ -41,10 +41,10 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from mtboard import __version__
-from mtboard.errors import ConfigError
+from mtboard.core.errors import ConfigError
 from mtboard.llm import policy, serverinfo, shapes, transport
 from mtboard.llm.policy import Verdict
-from mtboard.schema import ErrorKind, Usage
+from mtboard.core.schema import ErrorKind, Usage
 
 
 @dataclass
@@ -232,7 +232,7 @@ class LLMClient:
             servers mtboard starts itself on loopback.
         http2: HTTP/2 for https endpoints; None = when the ``h2`` package is installed.
         uds: connect to this Unix socket instead of the base URL's host (a sandboxed local server,
-            :mod:`mtboard.sandbox`); the URL's path still applies.
+            :mod:`mtboard.backends.local.sandbox`); the URL's path still applies.
 
     Raises: ConfigError for a base URL that is not http(s), a concurrency below 1, an API key (after stripping
     surrounding whitespace) with a character an HTTP header cannot carry — the key is never echoed — or a proxy

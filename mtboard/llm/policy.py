@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mtboard.llm.shapes import Answer
-from mtboard.schema import ErrorKind
+from mtboard.core.schema import ErrorKind
 
 TRANSPORT_STATUSES = frozenset({408, 409, 425, 429})
 """Retried HTTP statuses below 500 (timeout, conflict, too early, rate limit); every 5xx is retried too."""

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mtboard.schema import Usage
+from mtboard.core.schema import Usage
 
 TEXT_PART_TYPES = frozenset({"text", "output_text"})
 """Content-part types whose ``text`` is the visible answer."""
@@ -45,7 +45,7 @@ def _num(v: Any) -> int:
 
 
 def usage_from(data: Any) -> Usage | None:
-    """One provider ``usage`` object → :class:`mtboard.schema.Usage`; None when ``data`` is not an object.
+    """One provider ``usage`` object → :class:`mtboard.core.schema.Usage`; None when ``data`` is not an object.
 
     ``prompt_tokens`` in the result always counts every prompt token the server processed, cached or not, and
     ``cached_tokens`` the part read from a cache:

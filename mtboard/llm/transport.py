@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import httpx
 
-from mtboard.errors import ConfigError
+from mtboard.core.errors import ConfigError
 
 KEEPALIVE_EXPIRY_S = 4.0
 """An idle connection older than this is not reused: uvicorn (llama-cpp-python's server) and llama.cpp close idle
@@ -106,7 +106,7 @@ def async_client(base_url: str, *, headers: dict[str, str], timeout_s: float, co
                  verify: Any = True, uds: str | None = None) -> httpx.AsyncClient:
     """The ``httpx.AsyncClient`` for one endpoint (module docstring). ``base_url`` is already normalised;
     ``verify`` is a TLS context from :func:`ssl_context` (or True: a new one). ``uds``: the path of a Unix socket
-    to connect to instead of the URL's host (a sandboxed local server, :mod:`mtboard.sandbox`; httpx's
+    to connect to instead of the URL's host (a sandboxed local server, :mod:`mtboard.backends.local.sandbox`; httpx's
     ``AsyncHTTPTransport(uds=…)``); never through a proxy.
 
     Raises: ConfigError when the proxy environment cannot be used (a SOCKS proxy without ``httpx[socks]``, a

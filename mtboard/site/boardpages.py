@@ -20,8 +20,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from mtboard.metrics.composite import WEIGHTS
-from mtboard.schema import MethodClass, QualityTier, VerificationTier
+from mtboard.score.metrics.composite import WEIGHTS
+from mtboard.core.schema import MethodClass, QualityTier, VerificationTier
 from mtboard.site import boards as bd
 from mtboard.site import charts, fmt
 from mtboard.site.load import Inputs
@@ -203,7 +203,7 @@ def _heat(lb: Leaderboard):
 
 
 def _pairwise(view: View) -> dict[str, Any] | None:
-    from mtboard import stats  # noqa: PLC0415
+    from mtboard.score import stats  # noqa: PLC0415
 
     real = [m for m in view.methods if not m.reference and m.boot is not None][:PAIRWISE_LIMIT]
     if len(real) < 2:

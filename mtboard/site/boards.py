@@ -6,7 +6,7 @@ Design note ``shared/site-design.md`` §2 (pair board, domain view) and §3.1–
 row shows the mean of the members' scores and their spread (sample standard deviation; a single card with
 ``--runs N`` replicates shows its replicate spread instead), and the representative card (highest verification
 tier, then latest) supplies the optional columns and the run link. Ordering, the composite CI and the rank clusters
-reuse the validity work (:mod:`mtboard.site.tables`, :func:`mtboard.stats.rank_clusters`): the method's bootstrap is
+reuse the validity work (:mod:`mtboard.site.tables`, :func:`mtboard.score.stats.rank_clusters`): the method's bootstrap is
 the mean over its member cards of their resampled composites on the view's shared resamples — the same rule
 ``tables`` applies to replicate runs of one card — so clusters, CI and ordering come from one bootstrap of one metric
 (docs/SCORING_SPEC.md §4.6).
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
-from mtboard import stats
-from mtboard.languages import language_name
-from mtboard.metrics import bootstrap
-from mtboard.schema import VerificationTier
+from mtboard.score import stats
+from mtboard.core.languages import language_name
+from mtboard.score.metrics import bootstrap
+from mtboard.core.schema import VerificationTier
 from mtboard.site import fmt
 from mtboard.site.tables import Leaderboard, Row, View, is_reference, method_name, model_page, run_page
 

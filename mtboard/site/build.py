@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mtboard.metrics import bootstrap
-from mtboard.documents import atomic_write
-from mtboard.errors import ConfigError, InputError
+from mtboard.score.metrics import bootstrap
+from mtboard.core.documents import atomic_write
+from mtboard.core.errors import ConfigError, InputError
 from mtboard.site import boardpages, officialpages, render, sweeps, tables
 from mtboard.site import boards as boards_view
 from mtboard.site.load import Rejected, load_inputs
@@ -99,7 +99,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
 
     ``attestation_repository``: owner/name whose verify workflow must have attested verification records and
     scores-only cards (:func:`mtboard.site.load.load_inputs`). ``official``: folder of scores-only gold cards for the
-    official boards (None: ``<submissions>/../official`` when it exists; :mod:`mtboard.official`).
+    official boards (None: ``<submissions>/../official`` when it exists; :mod:`mtboard.verify.official`).
 
     ``anchors``: folder of judge-reliability records (``mtboard anchor``) for the judges page (None: default
     ``<submissions>/../anchors`` when it exists).
@@ -169,11 +169,11 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
 
 def _official(folder: Path | None, repository: str | None, warnings: list[str], resamples: int,
               dev_cards: dict | None = None):
-    """Scores-only cards and official boards (:mod:`mtboard.official`); cards that fail validation or do not match
+    """Scores-only cards and official boards (:mod:`mtboard.verify.official`); cards that fail validation or do not match
     the development card they name (``dev_cards``: run_card_hash → card) are rejected and become warnings."""
-    from mtboard.official import (build_official_boards, held_out_duplicates, load_official,  # noqa: PLC0415
+    from mtboard.verify.official import (build_official_boards, held_out_duplicates, load_official,  # noqa: PLC0415
                                   refuse_mislinked)
-    from mtboard.verify_record import expected_signer  # noqa: PLC0415
+    from mtboard.verify.record import expected_signer  # noqa: PLC0415
 
     try:
         signer = expected_signer(repository)

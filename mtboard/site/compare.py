@@ -3,15 +3,15 @@ per-domain deltas, segment wins / ties / losses, a one-sentence verdict and the 
 (issue 12 item 3; design note "Compare").
 
 Statistics come from the board's own paired bootstrap, never a second one: the main view's shared resamples
-(:func:`mtboard.metrics.bootstrap.resample_counts` with the view seed :func:`mtboard.stats.view_seed` and the same
+(:func:`mtboard.score.metrics.bootstrap.resample_counts` with the view seed :func:`mtboard.score.stats.view_seed` and the same
 resample count), the composite resamples the board ranks on (``Row.boot``) and the chrF++ resamples of the same
-counts (:func:`mtboard.metrics.bootstrap.chrf_resamples`, exact summed statistics; replicate cards: mean over their
+counts (:func:`mtboard.score.metrics.bootstrap.chrf_resamples`, exact summed statistics; replicate cards: mean over their
 runs, like the composite). For a pair (A, B):
 
 * difference = A's score − B's score (replicate cards: replicate means, as the board shows them);
-* 95 % CI = sacrebleu's percentile interval (:func:`mtboard.metrics.bootstrap.percentile_interval`) of the paired
+* 95 % CI = sacrebleu's percentile interval (:func:`mtboard.score.metrics.bootstrap.percentile_interval`) of the paired
   resampled differences ``boot_A − boot_B``;
-* p = :func:`mtboard.stats.paired_p_value` (two-sided, normal approximation; *uncorrected*: this is one chosen pair;
+* p = :func:`mtboard.score.stats.paired_p_value` (two-sided, normal approximation; *uncorrected*: this is one chosen pair;
   the board's all-pairs matrix is Holm-corrected);
 * wins / ties / losses: entries where A's sentence chrF++ (:func:`mtboard.site.tables.sentence_chrf`, failures 0)
   beats B's by at least :data:`TIE_CHRF` points, where they differ by less, and where B's wins.
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from mtboard import stats
-from mtboard.metrics import bootstrap
-from mtboard.schema import EntryResult
+from mtboard.score import stats
+from mtboard.score.metrics import bootstrap
+from mtboard.core.schema import EntryResult
 from mtboard.site import fmt
 from mtboard.site.load import LoadedCard
 from mtboard.site.tables import Leaderboard, Row, failed, fingerprint_diff, method_name, sentence_chrf

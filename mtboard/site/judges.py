@@ -14,8 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from mtboard import stats
-from mtboard.schema import AnchorRecord
+from mtboard.score import stats
+from mtboard.core.schema import AnchorRecord
 from mtboard.site.load import LoadedCard
 
 SEVERITIES = ("none", "minor", "major", "critical")

@@ -1,6 +1,6 @@
 """Reading the site's inputs: run cards under ``submissions/``, verification records beside them, corpora.
 
-Every card goes through :func:`mtboard.documents.load_card` (safe JSON + strict schema) and, when available and asked
+Every card goes through :func:`mtboard.core.documents.load_card` (safe JSON + strict schema) and, when available and asked
 for, the validator (``mtboard.validate``). A card that fails is *rejected*: skipped, with its one-line problems kept
 for the "rejected" page. Reading never follows symlinks (safejson refuses them) and never aborts on one bad file.
 """
@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtboard import safejson
-from mtboard.documents import load_card, load_corpus
-from mtboard.errors import MtboardError
-from mtboard.reviews import ReviewSummary, community_verified, summarise
-from mtboard.schema import AnchorRecord, Corpus, RunCard, VerificationTier
-from mtboard.verify_record import UNATTESTED_LABEL, check_record
+from mtboard.core import safejson
+from mtboard.core.documents import load_card, load_corpus
+from mtboard.core.errors import MtboardError
+from mtboard.review.community import ReviewSummary, community_verified, summarise
+from mtboard.core.schema import AnchorRecord, Corpus, RunCard, VerificationTier
+from mtboard.verify.record import UNATTESTED_LABEL, check_record
 
 VERIFICATION_SUFFIXES = (".verification.json",)
 """File-name endings of verification records (``mtboard verify``) stored next to a card; never read as cards."""
@@ -37,7 +37,7 @@ class Verification:
     problem: str | None = None
     """Why a record present beside the card was not accepted."""
     attested: bool = False
-    """The record's GitHub artifact attestation verified (:mod:`mtboard.verify_record`)."""
+    """The record's GitHub artifact attestation verified (:mod:`mtboard.verify.record`)."""
     label: str = ""
     """What the site says: "GDS verified", "maintainer re-run (unattested)", or the tier (issue 17 item 4)."""
     attestation_problems: list[str] = field(default_factory=list)
@@ -119,8 +119,8 @@ def _validator(submissions: Path, corpora_dir: Path | None):
 
 def _verification(card_path: Path, root: Path, card: RunCard, signer=None) -> Verification:
     """Read ``<card stem>.verification.json`` beside the card (schema VerificationRecord, written by
-    ``mtboard verify``) and check it as ``mtboard verify-record`` does (:func:`mtboard.verify_record.check_record`,
-    ``signer`` = the expected :class:`~mtboard.attestation.ExpectedSigner` or None). The gds-verified tier is granted
+    ``mtboard verify``) and check it as ``mtboard verify-record`` does (:func:`mtboard.verify.record.check_record`,
+    ``signer`` = the expected :class:`~mtboard.verify.attestation.ExpectedSigner` or None). The gds-verified tier is granted
     only when the record is consistent, names this card's run_card_hash, passed, and its attestation verifies; a
     consistent passed record without a verifying attestation shows as "maintainer re-run (unattested)" and keeps
     the card self-benchmarked; otherwise the card stays self-benchmarked and the page says why."""
@@ -148,7 +148,7 @@ def _verification(card_path: Path, root: Path, card: RunCard, signer=None) -> Ve
 
 def load_anchors(anchors_dir: Path | None) -> tuple[list[AnchorRecord], list[str]]:
     """Every ``*.json`` anchor record under ``anchors_dir`` (strict schema); unreadable ones become warnings."""
-    from mtboard.documents import validate_model  # noqa: PLC0415
+    from mtboard.core.documents import validate_model  # noqa: PLC0415
 
     records, warnings = [], []
     if anchors_dir is None or not anchors_dir.is_dir():
@@ -183,9 +183,9 @@ def load_reviews(root: Path) -> tuple[dict[str, ReviewSummary], list[str]]:
 
 def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
     """Whether ``card`` has an attested gold-standard row under ``root/official/`` (spec §8.2, §9.4;
-    :func:`mtboard.official.has_attested_gold_row`): the half of "community verified"
-    (:func:`mtboard.reviews.community_verified`) that a passing review cannot give."""
-    from mtboard.official import OFFICIAL_DIR, has_attested_gold_row  # noqa: PLC0415 - only for reviewed cards
+    :func:`mtboard.verify.official.has_attested_gold_row`): the half of "community verified"
+    (:func:`mtboard.review.community.community_verified`) that a passing review cannot give."""
+    from mtboard.verify.official import OFFICIAL_DIR, has_attested_gold_row  # noqa: PLC0415 - only for reviewed cards
 
     return bool(card.run_card_hash) and has_attested_gold_row(card.run_card_hash, root / OFFICIAL_DIR, repository,
                                                                   dev_card=card)
@@ -196,8 +196,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     """Read every card, corpus and anchor record; never raises for one bad file (it is rejected or warned about
     instead). Cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`) are rejected too.
     Verification records are checked against the verify workflow of ``attestation_repository`` (owner/name; default
-    :func:`mtboard.verify_record.expected_signer`'s environment variables; none: no record is attested)."""
-    from mtboard.verify_record import expected_signer  # noqa: PLC0415
+    :func:`mtboard.verify.record.expected_signer`'s environment variables; none: no record is attested)."""
+    from mtboard.verify.record import expected_signer  # noqa: PLC0415
 
     inputs = Inputs()
     try:

@@ -3,7 +3,7 @@ like the development boards, each row linking to its development run and showing
 that also lists rejected scores-only cards. The development boards' method cells link back
 (:attr:`mtboard.site.boards.MethodRow.gold`).
 
-Data: :mod:`mtboard.official`. Pages are Markdown with HTML tables (rendered escaped, like the other board pages).
+Data: :mod:`mtboard.verify.official`. Pages are Markdown with HTML tables (rendered escaped, like the other board pages).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mtboard.official import UNATTESTED_GOLD_LABEL, OfficialBoard, OfficialInputs, gold_rows_by_card
+from mtboard.verify.official import UNATTESTED_GOLD_LABEL, OfficialBoard, OfficialInputs, gold_rows_by_card
 from mtboard.site import fmt
 from mtboard.site.load import Inputs, LoadedCard
 from mtboard.site.render import rel_link

@@ -14,8 +14,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from mtboard import reviews, stats
-from mtboard.schema import MethodRecord, RunCard
+from mtboard.review import community as reviews
+from mtboard.score import stats
+from mtboard.core.schema import MethodRecord, RunCard
 from mtboard.site import charts, compare, fmt, items, portrait, runpage, tables
 from mtboard.site.judges import build_judges_page
 from mtboard.site.load import Inputs
@@ -64,7 +65,7 @@ def _scalar_pairs(model: Any, skip: set[str]) -> list[tuple[str, Any]]:
 
 
 def _is_declared(model: type, name: str) -> bool:
-    """The schema classifies the field as declared (``x-binding``; :data:`mtboard.schema.Binding`)."""
+    """The schema classifies the field as declared (``x-binding``; :data:`mtboard.core.schema.Binding`)."""
     table = model.__dict__.get("BINDING", {})
     return table.get(name, table.get("*")) == "declared"
 

@@ -16,9 +16,9 @@ import io
 from collections import Counter, defaultdict
 from typing import Any
 
-from mtboard.metrics.chrf import chrf_from_stats
-from mtboard.reviews import MIN_REVIEWED, gated_tier
-from mtboard.schema import EntryResult, MethodClass, RunCard
+from mtboard.score.metrics.chrf import chrf_from_stats
+from mtboard.review.community import MIN_REVIEWED, gated_tier
+from mtboard.core.schema import EntryResult, MethodClass, RunCard
 from mtboard.site import fmt
 from mtboard.site.load import LoadedCard
 from mtboard.site.tables import Leaderboard, failed, method_name, sentence_chrf
@@ -80,7 +80,7 @@ def neural_view(lc: LoadedCard) -> list[dict[str, Any]]:
     """The card's neural metrics (docs/neural_metrics.md) as rows: key, model, commit, score, n, signature and a
     status — ``verified`` when an accepted verification record (tier ``gds-verified``) re-scored the metric within
     tolerance, else ``claimed`` (PR validation checks their shape and arithmetic, never re-runs the model)."""
-    from mtboard.metrics.neural import MODELS
+    from mtboard.score.metrics.neural import MODELS
 
     rec = lc.verification.record or {}
     confirmed = {d.get("metric") for d in rec.get("deltas") or [] if d.get("within")} \

@@ -15,9 +15,9 @@ components); when several cards are one cell's run, the latest is shown. The pag
 * each factor's effect with a CI: for a factor with levels a, b, …, the effect of level b is the mean over every pair
   of cards that differ only in that factor (same dataset, same entries) of chrF++(b) − chrF++(a), with a 95 %
   percentile interval from a paired bootstrap over segments — each dataset's segments resampled once
-  (:func:`mtboard.metrics.bootstrap.resample_counts`, seed :func:`mtboard.stats.view_seed`) and every card's chrF++
+  (:func:`mtboard.score.metrics.bootstrap.resample_counts`, seed :func:`mtboard.score.stats.view_seed`) and every card's chrF++
   recomputed from its stored per-segment statistics on the same resamples
-  (:func:`mtboard.metrics.bootstrap.chrf_resamples`), so the difference is paired (Koehn 2004).
+  (:func:`mtboard.score.metrics.bootstrap.chrf_resamples`), so the difference is paired (Koehn 2004).
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from mtboard.errors import MtboardError
-from mtboard.metrics import bootstrap
+from mtboard.core.errors import MtboardError
+from mtboard.score.metrics import bootstrap
 from mtboard.site import fmt
 from mtboard.site.load import LoadedCard
 from mtboard.site.render import _env, rel_link
 from mtboard.site.tables import Leaderboard, run_page
-from mtboard.stats import view_seed
+from mtboard.score.stats import view_seed
 from mtboard.sweeps.collect import mismatch
 from mtboard.sweeps.spec import Cell, Sweep, load_sweep
 

@@ -1,7 +1,7 @@
 """Leaderboard tables as data: every number, rank, cluster and chart point the site shows, computed in Python.
 
 Templates only loop and escape (ARCHITECTURE "compute, then render"). Sources: spec §9.7 (columns), §2.7 and the
-domain-filtered leaderboard (views), §9.4 (verification tiers), §5 (quality tiers); :mod:`mtboard.stats` for
+domain-filtered leaderboard (views), §9.4 (verification tiers), §5 (quality tiers); :mod:`mtboard.score.stats` for
 significance and item statistics.
 
 Grouping: one leaderboard per dataset (id, version, corpus SHA-256). A card is *ranked* when its evaluated entry ids
@@ -11,7 +11,7 @@ choose the reference set and only they are ranked).
 
 Ranking on one metric (issue 15 part 2): rows are ordered by the composite, and the rank clusters, the
 smallest detectable difference and the composite's CI come from a paired bootstrap of the composite itself
-(:func:`mtboard.metrics.bootstrap.composite_resamples`; docs/SCORING_SPEC.md §4.6). A card with replicate runs is
+(:func:`mtboard.score.metrics.bootstrap.composite_resamples`; docs/SCORING_SPEC.md §4.6). A card with replicate runs is
 shown and ordered by its replicate mean ± spread, and its bootstrap is the mean over its runs of the resampled
 composites. Reference baselines (method class ``baseline``) are listed as reference lines: no rank, not in the
 clusters and not in any field statistic (field medians, item statistics). Judged metrics compare rows on common
@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from mtboard import stats
-from mtboard.metrics import bootstrap
-from mtboard.metrics.chrf import chrf_from_stats
-from mtboard.metrics.composite import entry_columns
-from mtboard.reviews import gated_tier
-from mtboard.schema import EntryResult, MethodClass, Outcome, RunCard, VerificationTier
+from mtboard.score import stats
+from mtboard.score.metrics import bootstrap
+from mtboard.score.metrics.chrf import chrf_from_stats
+from mtboard.score.metrics.composite import entry_columns
+from mtboard.review.community import gated_tier
+from mtboard.core.schema import EntryResult, MethodClass, Outcome, RunCard, VerificationTier
 from mtboard.site import fmt
 from mtboard.site.load import CorpusInfo, Inputs, LoadedCard
 
@@ -120,7 +120,7 @@ class View:
     page: str
     ordering_note: str = ""
     pairwise: np.ndarray | None = None
-    """Holm-adjusted p-values of every pair of ranked rows (:func:`mtboard.stats.all_pairs`), in row order."""
+    """Holm-adjusted p-values of every pair of ranked rows (:func:`mtboard.score.stats.all_pairs`), in row order."""
     judge_cells: dict[str, tuple[int, int]] = field(default_factory=dict)
     """judge kind → (common judged cells, entries in the view) the judge columns are computed on."""
     methods: list[Any] = field(default_factory=list)
@@ -442,7 +442,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
 
 
 def _struggle_sets(per_method: dict[str, dict[int, stats.ItemOutcome]]) -> dict[str, set[int]]:
-    """Entries each method fails or scores in its own lowest decile (:func:`mtboard.stats.item_statistics`' rule)."""
+    """Entries each method fails or scores in its own lowest decile (:func:`mtboard.score.stats.item_statistics`' rule)."""
     out: dict[str, set[int]] = {}
     for key, outcomes in per_method.items():
         scores = sorted(o.score for o in outcomes.values())
@@ -458,7 +458,7 @@ def _struggle_sets(per_method: dict[str, dict[int, stats.ItemOutcome]]) -> dict[
 def _agreement(texts: list[str], reference: str) -> tuple[float | None, float | None]:
     """(mean pairwise sentence chrF++ between the outputs, both directions; mean sentence chrF++ against the
     reference)."""
-    from mtboard.metrics.chrf import chrf_statistics, sentence_chrf_from_stats  # noqa: PLC0415 - sacrebleu
+    from mtboard.score.metrics.chrf import chrf_statistics, sentence_chrf_from_stats  # noqa: PLC0415 - sacrebleu
 
     if len(texts) < 2:
         return None, None

@@ -2,13 +2,13 @@
 uploaded, downloaded by ``actions/download-artifact`` into one folder per artifact (``DIR/sweep-card-CELL/card.json``,
 its layout without ``merge-multiple``), are checked against the sweep's plan, validated with the validator that runs
 (the base branch's, installed by the workflow) and copied to their canonical paths under ``submissions/``
-(:func:`mtboard.submit.submit_card`), ready for one pull request.
+(:func:`mtboard.run.submit.submit_card`), ready for one pull request.
 
 A card is refused when its artifact names no cell of the sweep, when it is not the run its cell planned (dataset,
 method, condition, temperature, entries, replicates), or when it fails validation; a cell without an artifact (its
 job failed) is reported as missing. Nothing here runs a model or reads a secret.
 
-All or nothing: every card is checked and validated first (:func:`mtboard.submit.submit_card` with ``dry_run``); only
+All or nothing: every card is checked and validated first (:func:`mtboard.run.submit.submit_card` with ``dry_run``); only
 when none is refused are they copied to ``ROOT/submissions/`` (``ROOT``: ``--root``, else the checkout holding the
 sweep file, :func:`mtboard.sweeps.spec.find_root`). So ``mtboard sweep collect`` exits 0 with every accepted card
 filed, or 1 with the count of refused folders and nothing filed (the accepted ones are listed as held) — never a
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtboard import safejson
+from mtboard.core import safejson
 from mtboard.backends import get_backend, parse_method
-from mtboard.documents import loads_card
-from mtboard.errors import InputError, MtboardError
-from mtboard.submit import find_by_hash, submit_card
+from mtboard.core.documents import loads_card
+from mtboard.core.errors import InputError, MtboardError
+from mtboard.run.submit import find_by_hash, submit_card
 from mtboard.sweeps.spec import Cell, Sweep
 from mtboard.validate import MAX_CARD_BYTES
 

@@ -3,7 +3,7 @@ cost per call; §10.2: sweep cost = Σ run costs).
 
 Per cell, from the corpus slice the cell covers:
 
-* **prompt tokens** — every entry's prompt rendered with the cell's template (:meth:`mtboard.prompts.Prompt.render`:
+* **prompt tokens** — every entry's prompt rendered with the cell's template (:meth:`mtboard.inputs.prompts.Prompt.render`:
   the few-shot examples, the instructions and the source), counted with the model's own tokenizer where a local one
   is available (a GGUF file: llama-cpp-python loads only its vocabulary, ``vocab_only=True``, and tokenizes as the
   server does, with the BOS token), otherwise with a chars-per-token ratio for the text's script
@@ -19,8 +19,8 @@ Per cell, from the corpus slice the cell covers:
 * **reasoning tokens** — a method (or judge) with a reasoning effort (``openai:gpt-5-mini:low``) also bills hidden
   reasoning tokens as output: :data:`REASONING_TOKENS` per call for its effort (a range), capped at ``max_tokens``
   when the cell sets one (the cap covers reasoning and answer), priced at the table's ``reasoning`` rate, else at the
-  ``output`` rate (how providers bill them; :class:`mtboard.prices.Rates`). A method without an effort: none.
-* **cost** — the rates of ``prompts/prices.yaml`` (:meth:`mtboard.prices.PriceTable.rates`) for the cell's provider
+  ``output`` rate (how providers bill them; :class:`mtboard.inputs.prices.Rates`). A method without an effort: none.
+* **cost** — the rates of ``prompts/prices.yaml`` (:meth:`mtboard.inputs.prices.PriceTable.rates`) for the cell's provider
   and model, the sweep file's ``price_in``/``price_out`` when given, zero for engines without a per-token price
   (local models, Apertium, baselines); unknown (None) when a priced model is not in the table.
 
@@ -40,16 +40,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtboard import sandbox
+from mtboard.backends.local import sandbox
 from mtboard.backends import get_backend
-from mtboard.documents import load_corpus
-from mtboard.errors import BackendError, ConfigError
+from mtboard.core.documents import load_corpus
+from mtboard.core.errors import BackendError, ConfigError
 from mtboard.judges import REGISTRY
 from mtboard.judges.base import JudgeItem, load_judge_prompt, parse_judge_spec
-from mtboard.prices import Rates, load_prices
-from mtboard.prompts import load_prompt
-from mtboard.runspec import split_method
-from mtboard.schema import Segment
+from mtboard.inputs.prices import Rates, load_prices
+from mtboard.inputs.prompts import load_prompt
+from mtboard.inputs.runspec import split_method
+from mtboard.core.schema import Segment
 from mtboard.sweeps.spec import Cell, Sweep, gguf_package_path
 
 CHARS_PER_TOKEN: dict[str, tuple[float, float]] = {
@@ -155,7 +155,7 @@ class GGUFCounter:
     """Exact token counts with a GGUF file's own vocabulary, tokenizing as llama-cpp-python's server does
     (``special=True``; BOS on prompts). The file is untrusted input to native code, so it is never loaded into
     mtboard's process (docs/SECURITY.md): one short-lived ``python -c`` per batch loads only the vocabulary
-    (``vocab_only=True``: no weights) inside :class:`mtboard.sandbox.Sandbox` (no network, empty environment, the
+    (``vocab_only=True``: no weights) inside :class:`mtboard.backends.local.sandbox.Sandbox` (no network, empty environment, the
     model read-only), reads the texts as JSON on stdin and writes the counts. Counts are cached per text."""
 
     def __init__(self, path: Path):

@@ -1,12 +1,12 @@
 """``mtboard sweep run``: the cells of a sweep run here, through the same library code as ``mtboard run``
-(:func:`mtboard.runner.prepare` → :func:`~mtboard.runner.preflight_judges` → :func:`~mtboard.runner.translate_all`
-→ :func:`~mtboard.runner.finish`), one work directory per cell (``runs/sweeps/NAME/CELL_ID``).
+(:func:`mtboard.run.runner.prepare` → :func:`~mtboard.run.runner.preflight_judges` → :func:`~mtboard.run.runner.translate_all`
+→ :func:`~mtboard.run.runner.finish`), one work directory per cell (``runs/sweeps/NAME/CELL_ID``).
 
 Parallelism is bounded per lane: cells on a local model server (``Cell.lane == "local"``, the gguf backend) run one
 at a time — two servers would share the same CPU cores or GPU and each would time the other — while endpoint and
 engine cells (``api``: OpenAI-compatible APIs, Apertium, baselines) run up to ``max_parallel`` at once, beside the
 local lane. Resumable: a cell whose work directory already holds its card is not run again (its card is reused);
-an unfinished cell resumes where its work directory stopped (:class:`mtboard.workdir.WorkDir`), and a failed cell
+an unfinished cell resumes where its work directory stopped (:class:`mtboard.run.workdir.WorkDir`), and a failed cell
 leaves the others running. Ctrl-C stops the sweep; the same command resumes it.
 """
 
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mtboard.documents import load_card
-from mtboard.runner import finish, preflight_judges, prepare, translate_all
-from mtboard.errors import MtboardError
+from mtboard.core.documents import load_card
+from mtboard.run.runner import finish, preflight_judges, prepare, translate_all
+from mtboard.core.errors import MtboardError
 from mtboard.sweeps.spec import Cell, Sweep, cell_error, run_settings
-from mtboard.workdir import lock_workdir
+from mtboard.run.workdir import lock_workdir
 
 CARD = "card.json"
 
@@ -65,7 +65,7 @@ class CellOutcome:
 class SweepProgress:
     """The progress display over the whole sweep: cells done/failed/running and entries done over all cells, as one
     line every ``interval_s`` seconds (and at each cell's end) through ``echo``. Each cell reports through the
-    :class:`mtboard.runner.ProgressSink` :meth:`for_cell` returns."""
+    :class:`mtboard.run.runner.ProgressSink` :meth:`for_cell` returns."""
 
     def __init__(self, name: str, cells: list[Cell], echo: Callable[[str], None], interval_s: float = 30.0):
         self.name = name
@@ -187,7 +187,7 @@ async def _run_cell(sweep: Sweep, cell: Cell, work_root: Path, progress: SweepPr
 async def run_cells(sweep: Sweep, cells: list[Cell], work_root: Path, progress: SweepProgress,
                     notice: Callable[[str], None] = lambda _m: None) -> list[CellOutcome]:
     """Run ``cells`` (module docstring: the local lane one at a time, API cells ``sweep.file.max_parallel`` at
-    once). Returns the outcomes in the cells' order. A cell that raises an :class:`~mtboard.errors.MtboardError` is
+    once). Returns the outcomes in the cells' order. A cell that raises an :class:`~mtboard.core.errors.MtboardError` is
     a ``failed`` outcome; anything else (Ctrl-C) propagates after the work directories were flushed."""
     api_slots = asyncio.Semaphore(sweep.file.max_parallel)
     results: dict[str, CellOutcome] = {}

@@ -1,5 +1,5 @@
 """Reading the sweep file ``sweeps/NAME.yaml`` (spec §6.2): :func:`load_sweep_file`. The pydantic models that validate
-it are :class:`mtboard.schema.SweepFile` and its parts (exported as ``schemas/sweep.schema.json``, ``mtboard schema
+it are :class:`mtboard.core.schema.SweepFile` and its parts (exported as ``schemas/sweep.schema.json``, ``mtboard schema
 sweep``). The format is described in :mod:`mtboard.sweeps.spec` and docs/sweeps.md; expansion into cells is :func:`mtboard.sweeps.spec.expand`.
 """
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from mtboard import canonical
-from mtboard.errors import InputError
-from mtboard.schema import SweepFile
+from mtboard.core import canonical
+from mtboard.core.errors import InputError
+from mtboard.core.schema import SweepFile
 
 def load_sweep_file(path: str | Path) -> tuple[SweepFile, str]:
     """Read and validate a sweep file. Returns (model, SHA-256 of its bytes).

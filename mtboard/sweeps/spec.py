@@ -22,7 +22,7 @@ A sweep file (validated by :class:`SweepFile`; JSON schema ``schemas/sweep.schem
 Expansion (:func:`expand`) is deterministic: datasets × methods × prompts × conditions × temperatures in file order;
 engines that take the raw source (Apertium, baselines) get one cell per dataset (no prompt, no temperature).
 Each cell's id is the first 12 hex digits of the SHA-256 of its planned fingerprint components (:func:`planned_
-components`: the fingerprint v3 components known before anything runs — :func:`mtboard.runspec.
+components`: the fingerprint v3 components known before anything runs — :func:`mtboard.inputs.runspec.
 fingerprint_components` — plus the method as typed, the backend options, the replicates and the segment), so the
 same cell keeps its id (and its work directory ``runs/sweeps/NAME/ID``) across plans, and any change that makes a
 different run makes a different id.
@@ -40,16 +40,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mtboard import HARNESS_VERSION, canonical
+from mtboard import HARNESS_VERSION
+from mtboard.core import canonical
 from mtboard.backends import get_backend, parse_method
-from mtboard.documents import load_corpus
-from mtboard.errors import ConfigError, InputError, MtboardError
-from mtboard.pipeline import check_pipeline
-from mtboard.tools import parse_tools
-from mtboard.prompts import Prompt, load_prompt
-from mtboard.plan import RunSettings
-from mtboard.schema import MethodClass, Segment
-from mtboard.schema import CellMatch, Scalar, SweepCondition, SweepFile
+from mtboard.core.documents import load_corpus
+from mtboard.core.errors import ConfigError, InputError, MtboardError
+from mtboard.run.fst_gate import check_pipeline
+from mtboard.inputs.tools import parse_tools
+from mtboard.inputs.prompts import Prompt, load_prompt
+from mtboard.run.plan import RunSettings
+from mtboard.core.schema import MethodClass, Segment
+from mtboard.core.schema import CellMatch, Scalar, SweepCondition, SweepFile
 from mtboard.sweeps.file import load_sweep_file
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ def planned_components(*, dataset_sha256: str, public_method: str, condition: st
                        backend_options: dict[str, Any], runs: int, segment: str, tools: tuple[str, ...] = (),
                        fst_retries: int | None = None) -> dict[str, Any]:
     """The fingerprint v3 components a cell's card will have that are known before it runs (spec §3.8 extended;
-    :func:`mtboard.runspec.fingerprint_components` — the backend's facts, e.g. the weights hash and the engine
+    :func:`mtboard.inputs.runspec.fingerprint_components` — the backend's facts, e.g. the weights hash and the engine
     build, are learnt while running and are not here), plus the method as published, its backend options, the
     replicates and the segment. A cell id is the first 12 hex digits of their canonical SHA-256. ``fst_retries``
     appears only for a cell with the FST gate (as in the card's fingerprint), so cells without tools keep their
@@ -361,7 +362,7 @@ def resolved_method(cell: Cell) -> str:
 
 
 def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = True) -> RunSettings:
-    """The :class:`mtboard.runner.RunSettings` of a cell (what ``mtboard run`` with :meth:`Cell.run_args` builds),
+    """The :class:`mtboard.run.runner.RunSettings` of a cell (what ``mtboard run`` with :meth:`Cell.run_args` builds),
     with the card written to ``work_dir/card.json``."""
     return RunSettings(corpus_path=root / cell.dataset_path, method=resolved_method(cell), prompt=cell.prompt,
                        condition=cell.condition, temperature=cell.temperature, max_tokens=cell.max_tokens or 512,

@@ -9,14 +9,14 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``file``            path is safe: no ``..`` component, not a symlink or special file (refused without reading), inside
                     the repository, not leaving it through a linked folder
 ``size``            file size under :data:`MAX_CARD_BYTES` (checked with ``lstat`` before reading)
-``json``            strict JSON (:mod:`mtboard.safejson`): no NaN/Infinity, 1e400, duplicate keys, deep nesting, huge
+``json``            strict JSON (:mod:`mtboard.core.safejson`): no NaN/Infinity, 1e400, duplicate keys, deep nesting, huge
                     integers, lone surrogates, invalid UTF-8, BOM
-``schema``          the strict RunCard schema (:mod:`mtboard.schema`)
+``schema``          the strict RunCard schema (:mod:`mtboard.core.schema`)
 ``harness_version`` made by a harness version this validator reads (older/newer cards are rejected with the reason)
 ``file_name``       under ``submissions/``: the path is exactly :func:`canonical_relpath` of the content
 ``run_card_hash``   spec §3.9 seal recomputed over the canonical card
-``fingerprint``     components re-derived from the card's fields (:func:`mtboard.card.card_fingerprint_components`) and
-                    the hash recomputed from them (fingerprint v3, :mod:`mtboard.canonical`)
+``fingerprint``     components re-derived from the card's fields (:func:`mtboard.score.card.card_fingerprint_components`) and
+                    the hash recomputed from them (fingerprint v3, :mod:`mtboard.core.canonical`)
 ``method``          method record consistent: spec = backend:model[:effort]; method_class, model_slug and
                     batch_size as the registered backend gives them; system_prompt_sha256 = SHA-256(system_prompt_used);
                     the prompt file, its format and rendered system prompt; method_config mirrors the card; no
@@ -25,7 +25,7 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``entries``         evaluated entry ids/count equal the corpus segment (or its first ``method.limit`` entries)
 ``texts``           each result's source/reference/segment/difficulty/domain/provenance equal the corpus entry
 ``metrics``         scores, totals and per-entry scores recomputed from the stored raw outputs with
-                    :func:`mtboard.scoring.score_run` — **exact** equality, no slack — for run 0 and every replicate
+                    :func:`mtboard.score.scoring.score_run` — **exact** equality, no slack — for run 0 and every replicate
                     run, and the replicate statistics
 ``mechanical``      the frozen compliance policy re-run on ``raw_predicted``: decisions, ``predicted``, counts, version
 ``signatures``      sacrebleu signatures (and the composite's, when the card has one) equal the recomputation and say
@@ -63,7 +63,7 @@ Modules (each imports only modules above it in this list):
   (validate_paths)
 """
 
-from mtboard.errors import InputError
+from mtboard.core.errors import InputError
 from mtboard.validate.binding import expected_entries
 from mtboard.validate.context import (SECRET_MIN_SUBSTRING, SECRET_SEGMENT_ENV, Context, KnownCorpus,
                                       find_secret_text, make_context, normalise_text, secret_strings)

@@ -6,8 +6,8 @@ in corpus order (or the first ``method.limit``), with each result's texts and la
 
 from __future__ import annotations
 
-from mtboard.canonical import CHECKOUT_FIX, line_end_mismatch
-from mtboard.schema import Corpus, Entry, RunCard
+from mtboard.core.canonical import CHECKOUT_FIX, line_end_mismatch
+from mtboard.core.schema import Corpus, Entry, RunCard
 from mtboard.validate.context import Context, KnownCorpus
 from mtboard.validate.report import CardRun, rel_path
 

@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mtboard.backends.base import Backend, load_backends
-from mtboard.documents import load_corpus
-from mtboard.errors import InputError, MtboardError
-from mtboard.schema import Corpus
+from mtboard.core.documents import load_corpus
+from mtboard.core.errors import InputError, MtboardError
+from mtboard.core.schema import Corpus
 from mtboard.validate.report import Problem, rel_path
 
 SECRET_SEGMENT_ENV = "MTBOARD_SECRET_SEGMENT"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mtboard.schema import Outcome, RunCard
+from mtboard.core.schema import Outcome, RunCard
 from mtboard.validate.report import Problem
 
 COPY_SHARE = 0.98

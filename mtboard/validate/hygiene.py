@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mtboard.schema import SECRET_SEGMENTS, RunCard
+from mtboard.core.schema import SECRET_SEGMENTS, RunCard
 from mtboard.validate.context import Context, find_secret_text
 from mtboard.validate.report import CardRun, json_path
 

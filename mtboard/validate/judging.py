@@ -31,7 +31,7 @@ from mtboard.judges.calls import JUDGE_TEMPERATURE
 from mtboard.judges.checkpoints import mean_and_spread
 from mtboard.judges.gemba_mqm import ERROR_CLASSES, SEVERITY_WEIGHTS
 from mtboard.judges.rubric import AXES
-from mtboard.schema import Entry, JudgeSummary, JudgeVerdict, Outcome, RunCard
+from mtboard.core.schema import Entry, JudgeSummary, JudgeVerdict, Outcome, RunCard
 from mtboard.validate.report import CardRun
 
 FAMILY_PASSED = "passed"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from mtboard.schema import RunCard
+from mtboard.core.schema import RunCard
 
 SUBMISSIONS_DIR = "submissions"
 VERIFICATION_SUFFIX = ".verification.json"

@@ -4,12 +4,12 @@ PR validation does not re-run the models (gigabytes of weights). It checks what 
 a claimed value is at least well-formed and its aggregate honest:
 
 * every key of ``neural_metrics`` is a known metric and names that metric's model
-  (:data:`mtboard.metrics.neural.MODELS`);
+  (:data:`mtboard.score.metrics.neural.MODELS`);
 * every entry of ``results`` has ``plugin_metrics[<key>]``: a finite number on the 4-decimal grid; entries without
-  usable output have :data:`~mtboard.metrics.neural.NO_OUTPUT_SCORE` (they are never sent to the model);
+  usable output have :data:`~mtboard.score.metrics.neural.NO_OUTPUT_SCORE` (they are never sent to the model);
 * no entry has a ``plugin_metrics`` key that ``neural_metrics`` lacks (plugin output is neural metrics only);
-* ``n`` is the number of results and ``score`` is :func:`mtboard.metrics.neural.aggregate` of the per-entry values;
-* ``signature`` is the one :func:`mtboard.metrics.neural.signature` builds from the record's fields.
+* ``n`` is the number of results and ``score`` is :func:`mtboard.score.metrics.neural.aggregate` of the per-entry values;
+* ``signature`` is the one :func:`mtboard.score.metrics.neural.signature` builds from the record's fields.
 
 The values themselves stay *claimed* (the site says so) until ``mtboard verify`` re-scores them.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 
-from mtboard.metrics import neural
-from mtboard.schema import Outcome, RunCard
+from mtboard.score.metrics import neural
+from mtboard.core.schema import Outcome, RunCard
 from mtboard.validate.report import CardRun
 
 CHECK = "neural"

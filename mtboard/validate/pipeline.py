@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mtboard import safejson
-from mtboard.errors import InputError
+from mtboard.core import safejson
+from mtboard.core.errors import InputError
 from mtboard.validate.binding import check_dataset, check_entries, check_texts
 from mtboard.validate.context import Context, cached_context
 from mtboard.validate.hygiene import (check_secret_text, check_secrets_text, check_secrets_value,

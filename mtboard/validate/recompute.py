@@ -1,7 +1,7 @@
 """Recomputation checks: ``metrics``, ``mechanical``, ``signatures`` (spec §9.2, §9.3).
 
 Scores, totals and per-entry results are recomputed from the card's stored raw outputs with the very functions the
-runner used (:func:`mtboard.scoring.score_run`, :func:`mtboard.prices.compute_totals`) and compared **exactly**, no
+runner used (:func:`mtboard.score.scoring.score_run`, :func:`mtboard.inputs.prices.compute_totals`) and compared **exactly**, no
 slack, for run 0 (``results``) and every replicate run (``replicate_runs``). The ``judges`` check lives in
 :mod:`mtboard.validate.judging`.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtboard.card import card_records, replicate_run
-from mtboard.errors import MtboardError
-from mtboard.prices import Rates, compute_totals
-from mtboard.schema import Entry, RunCard
+from mtboard.score.card import card_records, replicate_run
+from mtboard.core.errors import MtboardError
+from mtboard.inputs.prices import Rates, compute_totals
+from mtboard.core.schema import Entry, RunCard
 from mtboard.validate.context import backend_class
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardRun, json_path
 
@@ -71,10 +71,10 @@ def _show(v: Any) -> str:
 
 
 def _recompute(card: RunCard, entries: list[Entry]):
-    """Re-run scoring exactly as the runner did (:func:`mtboard.card.score_and_assemble`).
+    """Re-run scoring exactly as the runner did (:func:`mtboard.score.card.score_and_assemble`).
 
     Inputs rebuilt from the card: one TranslationRecord per result and replicate result
-    (:func:`mtboard.card.card_records`: raw output, error, attempts, latencies, usage), the corpus entries,
+    (:func:`mtboard.score.card.card_records`: raw output, error, attempts, latencies, usage), the corpus entries,
     ``elapsed_seconds / runs`` (the per-replicate time the runner scores with), FST on exactly when the card has an
     FST acceptance rate, ``strip_unknown_marks`` from the registered backend, the recorded rates, and the stored
     per-entry semantic similarities as claims (a recomputed one within one unit of the 4th decimal scores as the
@@ -83,7 +83,7 @@ def _recompute(card: RunCard, entries: list[Entry]):
     Returns: (Scores of run 0 with the replicate statistics, run 0's EntryResults, one list of ReplicateResults per
     replicate run, Totals over every run).
     """
-    from mtboard import scoring  # noqa: PLC0415 - heavy import (sacrebleu, numpy) only when a card is recomputed
+    from mtboard.score import scoring  # noqa: PLC0415 - heavy import (sacrebleu, numpy) only when a card is recomputed
 
     runs = card_records(card)
     m = card.method
@@ -240,7 +240,7 @@ def _check_signature_semantics(run: CardRun, card: RunCard) -> None:
                                    "scores cannot be recomputed bit-for-bit (re-score with the pinned version)",
                      f"$.scores.signatures.{name}")
     if sig.semantic is not None:
-        from mtboard.metrics import semantic  # noqa: PLC0415 - loads the embedding model, as _recompute does
+        from mtboard.score.metrics import semantic  # noqa: PLC0415 - loads the embedding model, as _recompute does
 
         stored, mine = _sig_fields(sig.semantic), _sig_fields(semantic.semantic_signature())
         for key, what in (("package", "the embedding package"), ("weights", "embedding weights")):

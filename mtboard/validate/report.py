@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mtboard.errors import MtboardError
-from mtboard.schema import RunCard, binding_paths
+from mtboard.core.errors import MtboardError
+from mtboard.core.schema import RunCard, binding_paths
 
 # --------------------------------------------------------------------------------------------------------------------
 # The check catalogue
@@ -32,7 +32,7 @@ RECOMPUTED_CHECKS = ("metrics", "mechanical", "signatures")
 
 DECLARED_FIELDS: tuple[str, ...] = tuple(p for p, b in binding_paths().items() if b == "declared")
 """JSON paths of the card fields only a re-run can confirm (schema binding ``declared``, derived from the run-card
-JSON Schema by :func:`mtboard.schema.binding_paths`): model identity, raw outputs, date, sampling settings, measured
+JSON Schema by :func:`mtboard.core.schema.binding_paths`): model identity, raw outputs, date, sampling settings, measured
 latencies and usage, free labels. Every other field is recomputed or checked for consistency (issue 15 part 0; the
 site marks declared values of self-benchmarked cards; ``mtboard verify`` confirms them)."""
 UNBOUND_FIELDS = DECLARED_FIELDS

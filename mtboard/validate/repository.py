@@ -14,17 +14,18 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from mtboard import __version__, safejson
-from mtboard.documents import load_card, validate_model
-from mtboard.errors import InputError, MtboardError
-from mtboard.schema import SECRET_SEGMENTS, VerificationRecord
+from mtboard import __version__
+from mtboard.core import safejson
+from mtboard.core.documents import load_card, validate_model
+from mtboard.core.errors import InputError, MtboardError
+from mtboard.core.schema import SECRET_SEGMENTS, VerificationRecord
 from mtboard.validate.context import Context
 from mtboard.validate.copies import OutputsOf, find_copies, outputs_of
 from mtboard.validate.hygiene import secret_text_hits
 from mtboard.validate.naming import DATASET_DIR_RE, NAME_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX
 from mtboard.validate.pipeline import validate_card
 from mtboard.validate.report import CardReport, Problem, ValidationReport, rel_path, safe_name
-from mtboard.reviews import REVIEWERS_FILE, REVIEWS_DIR
+from mtboard.review.community import REVIEWERS_FILE, REVIEWS_DIR
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024
 """Largest file the repository-wide sovereignty scan reads."""

@@ -5,14 +5,14 @@ symlinks refused) and the strict schema before anything looks at it. Checks, in 
 broken is skipped with the reason, as :mod:`mtboard.validate.pipeline` does for cards):
 
 ``file``       a regular file at ``reviews/<dataset>/<run>.yaml`` (allow-listed characters)
-``yaml``       safe YAML within :data:`mtboard.reviews.MAX_REVIEW_BYTES`
-``schema``     :class:`mtboard.schema.ReviewRecord`
+``yaml``       safe YAML within :data:`mtboard.review.community.MAX_REVIEW_BYTES`
+``schema``     :class:`mtboard.core.schema.ReviewRecord`
 ``path``       the record's ``card`` is ``<dataset>/<run>.json`` of its own path
 ``card``       that card exists under ``submissions/``, reads, and its run_card_hash is the record's
 ``entries``    every rated id is a public entry of the card; no reviewer rates an entry twice or appears twice
-``sample``     sample_size ≥ :data:`mtboard.reviews.MIN_REVIEWED`, the project's seed; each review rates exactly the seeded
+``sample``     sample_size ≥ :data:`mtboard.review.community.MIN_REVIEWED`, the project's seed; each review rates exactly the seeded
                stratified sample (every drawn id, nothing else)
-               (:func:`mtboard.reviews.sample_entries` redrawn with the record's seed and size) — no cherry-picking
+               (:func:`mtboard.review.community.sample_entries` redrawn with the record's seed and size) — no cherry-picking
 ``reviewers``  every reviewer is listed in ``reviews/reviewers.yaml`` for the card's target language
 
 Messages name paths, fields and numbers; they never echo a note or other text from the file.
@@ -28,10 +28,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mtboard import reviews as rv
-from mtboard.documents import load_card
-from mtboard.errors import MtboardError
-from mtboard.schema import ReviewersFile, ReviewRecord, RunCard
+from mtboard.review import community as rv
+from mtboard.core.documents import load_card
+from mtboard.core.errors import MtboardError
+from mtboard.core.schema import ReviewersFile, ReviewRecord, RunCard
 from mtboard.validate.naming import DATASET_DIR_RE, SUBMISSIONS_DIR
 from mtboard.validate.report import CardRun, Problem, error_text, rel_path, safe_name
 
@@ -121,8 +121,8 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
         return run.report(), None, None
     run.done("file")
     # yaml, schema --------------------------------------------------------------------------------------------------
-    from mtboard import safejson  # noqa: PLC0415
-    from mtboard.documents import validate_model  # noqa: PLC0415
+    from mtboard.core import safejson  # noqa: PLC0415
+    from mtboard.core.documents import validate_model  # noqa: PLC0415
 
     try:
         data = safejson.load_yaml(path, max_bytes=rv.MAX_REVIEW_BYTES)

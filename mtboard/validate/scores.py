@@ -2,21 +2,21 @@
 
 Checks, in order (each problem one line naming the JSON path):
 
-1. ``json`` — strict JSON (:mod:`mtboard.safejson`: size cap, no duplicate keys, no NaN).
+1. ``json`` — strict JSON (:mod:`mtboard.core.safejson`: size cap, no duplicate keys, no NaN).
 2. ``text`` — every string value sits at a path the schema declares as an identifier, hash, enum or signature and
-   matches that path's own pattern and length (:data:`mtboard.schema.SCORES_STRING_PATTERNS`: the shapes of the real
+   matches that path's own pattern and length (:data:`mtboard.core.schema.SCORES_STRING_PATTERNS`: the shapes of the real
    values); any other string — a ``source``, ``reference``, ``predicted`` or ``hypothesis`` field anywhere, a
    sentence, or a long payload in an identifier field — is rejected. (The schema forbids unknown keys too; this
    check names the text.) What the allowed fields can still carry is stated honestly at
-   :data:`~mtboard.schema.SCORES_STRING_PATTERNS` (32 bytes per segment in ``hypothesis_hmac``).
-3. ``schema`` — :class:`mtboard.schema.ScoresCard`, strict.
+   :data:`~mtboard.core.schema.SCORES_STRING_PATTERNS` (32 bytes per segment in ``hypothesis_hmac``).
+3. ``schema`` — :class:`mtboard.core.schema.ScoresCard`, strict.
 4. ``seal`` — ``scores_card_hash`` equals the SHA-256 of the canonical card with it set to "".
-5. ``recompute`` — every aggregate equals :func:`mtboard.scores_card.recompute` of the segments exactly (``==``),
+5. ``recompute`` — every aggregate equals :func:`mtboard.score.scores_card.recompute` of the segments exactly (``==``),
    ``dataset.entry_count`` the number of segments, entry ids unique.
 6. ``segment`` — ``dataset.segment`` is gold_standard or held_out.
 6b. ``signature`` — the chrF++, BLEU and TER signatures equal this harness's for the target language and the
    composite signature this harness's for the card's profile and mechanical policy
-   (:func:`mtboard.metrics.chrf.chrf_signature` …): recomputed, so they carry nothing of their own.
+   (:func:`mtboard.score.metrics.chrf.chrf_signature` …): recomputed, so they carry nothing of their own.
 7. ``link`` (only with the development card: ``mtboard validate-scores --dev-card``, and the official board build)
    — :func:`check_dev_link`: the gold card's ``card_run_card_hash``, ``method_spec``, ``model_slug``, ``condition``,
    ``card_fingerprint``, ``card_dataset_id`` and languages are the development card's. ``model_slug`` and
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtboard import safejson
-from mtboard.errors import MtboardError
-from mtboard.schema import SCORES_STRING_PATTERNS, SECRET_SEGMENTS, RunCard, ScoresCard
+from mtboard.core import safejson
+from mtboard.core.errors import MtboardError
+from mtboard.core.schema import SCORES_STRING_PATTERNS, SECRET_SEGMENTS, RunCard, ScoresCard
 
 STRING_PATHS = frozenset(SCORES_STRING_PATTERNS)
 """Paths (``[]`` for any list index) where a scores-only card may hold a string."""
@@ -73,8 +73,8 @@ def text_fields(data: Any, path: str = "") -> list[str]:
 
 def check_scores_data(data: Any, where: str) -> ScoresReport:
     """Checks 2–6 on parsed JSON (module docstring)."""
-    from mtboard.documents import validate_model  # noqa: PLC0415
-    from mtboard.scores_card import recompute, scores_card_hash  # noqa: PLC0415
+    from mtboard.core.documents import validate_model  # noqa: PLC0415
+    from mtboard.score.scores_card import recompute, scores_card_hash  # noqa: PLC0415
 
     rep = ScoresReport(where)
     texts = text_fields(data)
@@ -114,11 +114,11 @@ def check_scores_data(data: Any, where: str) -> ScoresReport:
 
 def signature_problems(card: ScoresCard) -> list[str]:
     """Check 6b (module docstring): one ``signature:`` line per signature that is not this harness's."""
-    from mtboard.checks import POLICY_VERSION  # noqa: PLC0415
-    from mtboard.metrics.bleu import bleu_signature  # noqa: PLC0415
-    from mtboard.metrics.chrf import chrf_signature  # noqa: PLC0415
-    from mtboard.metrics.composite import composite_signature  # noqa: PLC0415
-    from mtboard.metrics.ter import ter_signature  # noqa: PLC0415
+    from mtboard.score.checks import POLICY_VERSION  # noqa: PLC0415
+    from mtboard.score.metrics.bleu import bleu_signature  # noqa: PLC0415
+    from mtboard.score.metrics.chrf import chrf_signature  # noqa: PLC0415
+    from mtboard.score.metrics.composite import composite_signature  # noqa: PLC0415
+    from mtboard.score.metrics.ter import ter_signature  # noqa: PLC0415
 
     tgt = card.dataset.target_language
     try:

@@ -2,7 +2,7 @@
 ``run_card_hash``, ``fingerprint``, ``method`` (spec §3.8, §3.9, §9.1).
 
 ``file``/``size`` refuse a path without opening it (``lstat`` first); the seal and the fingerprint are recomputed with
-:mod:`mtboard.canonical` (RFC 8785 canonical JSON, fingerprint v3) and :func:`mtboard.card.card_fingerprint_components`.
+:mod:`mtboard.core.canonical` (RFC 8785 canonical JSON, fingerprint v3) and :func:`mtboard.score.card.card_fingerprint_components`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from mtboard.backends.base import BUILTIN_BACKENDS, plugin_record
-from mtboard import __version__, canonical, safejson
-from mtboard import fst as fst_mod
-from mtboard.card import card_fingerprint_components
-from mtboard.errors import InputError, MtboardError
-from mtboard.prices import load_prices
-from mtboard.prompts import load_prompt, prompts_dir
-from mtboard.schema import MethodClass, RunCard
+from mtboard import __version__
+from mtboard.core import canonical, safejson
+from mtboard.score import fst as fst_mod
+from mtboard.score.card import card_fingerprint_components
+from mtboard.core.errors import InputError, MtboardError
+from mtboard.inputs.prices import load_prices
+from mtboard.inputs.prompts import load_prompt, prompts_dir
+from mtboard.core.schema import MethodClass, RunCard
 from mtboard.validate.context import Context, backend_class
 from mtboard.validate.naming import SUBMISSIONS_DIR, canonical_relpath
 from mtboard.validate.report import CardRun, error_text, json_path, safe_name
@@ -191,7 +192,7 @@ def check_fingerprint(run: CardRun, card: RunCard) -> None:
             run.fail("fingerprint", "unknown component", f"$.fingerprint.components.{key}")
         elif canonical.canonical_bytes(fp.components[key]) != canonical.canonical_bytes(derived[key]):
             run.fail("fingerprint", "component does not match the card's own fields (re-derived with "
-                                    "mtboard.card.card_fingerprint_components)", f"$.fingerprint.components.{key}")
+                                    "mtboard.score.card.card_fingerprint_components)", f"$.fingerprint.components.{key}")
     try:
         h = canonical.fingerprint_hash(dict(fp.components), fp.version)
     except MtboardError:

@@ -1,10 +1,10 @@
 """Tool pipelines in a card (spec §3.2 ``tools_enabled``, ``fst_version``; §3.5 ``tool_call_count``; §9.6 class
-``pipeline``; issue 18), reported under the ``method`` check — see :mod:`mtboard.pipeline` for what the FST gate
+``pipeline``; issue 18), reported under the ``method`` check — see :mod:`mtboard.run.fst_gate` for what the FST gate
 does.
 
 Rules (each problem one line naming the field):
 
-* ``tools_enabled`` holds known tool names (:data:`mtboard.tools.TOOLS`), sorted and distinct, and only for a
+* ``tools_enabled`` holds known tool names (:data:`mtboard.inputs.tools.TOOLS`), sorted and distinct, and only for a
   backend that can run tools (``Backend.accepts_tools``: prompted LLM backends; never Apertium or a baseline).
 * With ``fst-gate``: ``fst_version`` is set (the analyser that gated and scored), ``method.fst_retries`` is set, in
   0–5, and equals the fingerprint's ``fst_retries`` component (the retry limit is part of the experiment), the
@@ -15,7 +15,7 @@ Rules (each problem one line naming the field):
   an entry with usable output (``checks.outcome`` usable) made at least 1; an entry with usable output whose
   ``fst_valid`` is false made exactly N+1 (the gate keeps trying until the analyser accepts or the retries are
   spent), and so did an entry with usable output in which the word policy left no word to check although its
-  source has one (``fst_checked_words`` 0; :mod:`mtboard.pipeline`: such a hypothesis is unverifiable and retried).
+  source has one (``fst_checked_words`` 0; :mod:`mtboard.run.fst_gate`: such a hypothesis is unverifiable and retried).
   Entries without usable output may have any count in 0 … N+1 (a transport failure ends an entry at once).
 
 What no rule here can see (a reviewer's tampers, measured): a gated card re-sealed as a plain run of the same
@@ -29,10 +29,10 @@ verified) confirms a pipeline card's outputs and counts.
 from __future__ import annotations
 
 from mtboard.backends.base import Backend
-from mtboard.fst import checkable_words
-from mtboard.tools import FST_GATE, MAX_FST_RETRIES, TOOLS
-from mtboard.schema import Outcome, RunCard
-from mtboard.text import normalise
+from mtboard.score.fst import checkable_words
+from mtboard.inputs.tools import FST_GATE, MAX_FST_RETRIES, TOOLS
+from mtboard.core.schema import Outcome, RunCard
+from mtboard.core.text import normalise
 from mtboard.validate.report import CardRun
 
 

@@ -1,0 +1,149 @@
+"""The ``mtboard`` command line's shared parts (typer): the :data:`app` every command module registers on, and the
+helpers commands print and fail with. The CLI is the only layer that prints, prompts or exits.
+
+This module imports no command module: :mod:`mtboard.cli.main` (the entry point) imports the command modules, which register
+their commands on :data:`app` from here, so no import runs in a circle. Every command turns :class:`mtboard.core.errors.MtboardError` into one line on stderr and exit code 1, never a traceback
+(tracebacks could show locals holding API keys).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Callable
+
+import typer
+
+from mtboard import __version__
+from mtboard.core.errors import MtboardError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+app = typer.Typer(name="mtboard", no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Open machine-translation evaluation arena: run, score, validate, publish.")
+corpus_app = typer.Typer(no_args_is_help=True, help="Import, check and merge corpora (spec §2).")
+app.add_typer(corpus_app, name="corpus")
+
+
+def fail(message: str, code: int = 1) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+PIPE_WIDTH = 160
+"""Columns of rich output when stdout is not a terminal and ``$COLUMNS`` is not set (rich's own default, 80, wraps
+the ``mtboard backends`` meaning column to a word or two per line in logs and pipes)."""
+
+
+def output_console() -> "Console":
+    """The rich Console a command prints its tables with: the terminal's width on a terminal, ``$COLUMNS`` when set,
+    else :data:`PIPE_WIDTH` (pipes, files, CI logs)."""
+    import os
+
+    from rich.console import Console
+
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else PIPE_WIDTH
+    return Console(width=width)
+
+
+REPORT_HINT = "this is a bug in mtboard; please report it with the command you ran (no traceback is shown: it " \
+              "could hold API keys)"
+"""Appended to ``internal error`` lines."""
+
+
+def _passthrough() -> tuple[type[BaseException], ...]:
+    """Exceptions typer/click use for control flow (exit codes, usage errors): never turned into error lines."""
+    import click
+
+    return (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.exceptions.ClickException)
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for an exception escaping a command: MtboardError's own line; a pydantic ValidationError as
+    :func:`mtboard.core.schema.describe_validation_error` (model, first JSON path, problem; never the input value);
+    anything else as ``internal error: <type>: <first line of its message>`` plus :data:`REPORT_HINT`."""
+    if isinstance(exc, MtboardError):
+        return exc.one_line()
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        from mtboard.core.schema import describe_validation_error
+
+        return f"invalid data: {describe_validation_error(exc, exc.title)}"
+    text = str(exc).strip().splitlines()
+    first = text[0][:300] if text else ""
+    return f"internal error: {type(exc).__name__}" + (f": {first}" if first else "") + f" ({REPORT_HINT})"
+
+
+def closed_pipe_exit() -> None:
+    """The reader of stdout went away (``mtboard … | head -1``): exit 1 quietly, as the ``signal`` module docs
+    recommend ("Note on SIGPIPE"): point stdout at os.devnull so that the interpreter's final flush of what is still
+    buffered does not raise again ("Exception ignored … BrokenPipeError", exit 120), print nothing — stderr may be
+    the same closed pipe (``2>&1 | head``) — and exit with 1, Python's code for EPIPE. Python ignores SIGPIPE, so
+    the write raised BrokenPipeError instead of killing the process; restoring SIG_DFL instead would kill mtboard
+    mid-write of a work-dir file fed through a pipe, so it is not done."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+    except (OSError, ValueError):  # stdout/stderr replaced by objects without a descriptor (tests): nothing to do
+        pass
+    raise typer.Exit(1)
+
+
+def guarded(fn: Callable) -> Callable:
+    """Decorator: any exception → one line on stderr, exit 1, no traceback and no locals (they can hold API keys).
+
+    MtboardError → its one-line message; pydantic ValidationError → model, field and problem; any other exception →
+    ``internal error: <type>: <first line>`` with a hint to report it; Ctrl-C → ``interrupted``, exit 130; a closed
+    stdout pipe (``| head -1``) → nothing printed, exit 1 (:func:`closed_pipe_exit`). typer/click control-flow
+    exceptions (Exit, Abort, usage errors) pass through.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BrokenPipeError:
+            closed_pipe_exit()
+        except KeyboardInterrupt:
+            fail("interrupted", 130)
+        except Exception as exc:  # noqa: BLE001 - the CLI boundary: every error becomes one line
+            if isinstance(exc, _passthrough()):
+                raise
+            fail(error_line(exc))
+
+    return wrapper
+
+
+def _print_version(value: bool) -> None:
+    """``--version``: eager, so it works without a command (a group otherwise asks for one first)."""
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", is_eager=True,
+                                               callback=_print_version)] = False) -> None:
+    """Open machine-translation evaluation arena: run, score, validate, publish."""
+
+def refresh_workdir_outputs(workdir: Path, target: Path, new, report_note: str, card_word: str) -> None:  # noqa: ANN001
+    """After a command re-seals the work directory's own card (``mtboard judge``, ``mtboard neural``): bring
+    report.md's card lines and the PR body file in step with ``new`` and print what changed. ``report_note`` says what
+    report.md re-wrote; ``card_word`` names the new card in the "run `mtboard submit` again" hint."""
+    import typer
+
+    from mtboard.run.report import REPORT, rejudge_report
+    from mtboard.run.submit import refresh_body_file
+
+    if rejudge_report(workdir / REPORT, new):
+        typer.echo(f"report      {workdir / REPORT}  ({report_note})")
+    removed, body = refresh_body_file(Path(target), new, Path("."))
+    if body is not None:
+        typer.echo(f"pr body     {body}" + (f"  (replaces {', '.join(p.name for p in removed)}; run `mtboard "
+                                           f"submit` again for the {card_word} card)" if removed else ""))

@@ -1,0 +1,292 @@
+"""CLI commands: ``mtboard corpus import | check | merge`` (spec §2; issue 2 item 4)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from mtboard.cli.app import corpus_app, guarded
+from mtboard.core.errors import ConfigError, MtboardError
+
+
+def _info(**kw):
+    from mtboard.core.documents import validate_model
+    from mtboard.core.schema import DatasetInfo
+
+    return validate_model(DatasetInfo, kw, "command line")
+
+
+@corpus_app.command("import")
+@guarded
+def import_(
+    inputs: Annotated[list[Path], typer.Argument(help="Input files: gettext .po/.mo, .tmx, .xlf/.xliff (1.2 or "
+                                                 "2.x), .tsv (source<TAB>reference), .csv (source,reference; RFC "
+                                                 "4180), or plain parallel text as pairs of files (corpus.<src> "
+                                                 "corpus.<tgt>: one segment per line).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Corpus JSON file to write.")],
+    source_lang: Annotated[str, typer.Option("--source-lang", help="BCP 47 code of the source language, e.g. en.")],
+    target_lang: Annotated[str, typer.Option("--target-lang", help="BCP 47 code of the target language, e.g. es.")],
+    license: Annotated[str, typer.Option("--license", help="SPDX expression of the texts' licence.")],
+    domain: Annotated[Optional[str], typer.Option("--domain", help="One of the 16 domain codes (spec §2.7).")] = None,
+    register: Annotated[Optional[str], typer.Option("--register", help="Register for every entry (spec §2.6); "
+                                                    "default: by domain rule.")] = None,
+    provenance: Annotated[str, typer.Option("--provenance", help="Entry provenance label (spec §2.5).")] = "corpus",
+    sample_n: Annotated[Optional[int], typer.Option("--sample", min=1, help="Keep N pairs, ranked by SHA-256 of "
+                                                    "(seed, source, reference).")] = None,
+    seed: Annotated[str, typer.Option("--seed", help="Sampling seed (any string).")] = "0",
+    dataset_id: Annotated[Optional[str], typer.Option("--id", help="Dataset id (default "
+                                                      "mtb-<src>-<tgt>-import).")] = None,
+    version: Annotated[str, typer.Option("--version", help="Dataset semantic version.")] = "1.0.0",
+    description: Annotated[Optional[str], typer.Option("--description", help="One-paragraph description.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="auto | po | mo | tmx | xliff | tsv | csv | parallel "
+                                     "(auto: by file suffix; .<src>/.<tgt> file pairs are parallel text)")] = "auto",
+    package: Annotated[Optional[str], typer.Option("--package", help="Upstream package name for entries' origin "
+                                                   "(default: the input file name).")] = None,
+    package_version: Annotated[Optional[str], typer.Option("--package-version",
+                                                           help="Upstream package version.")] = None,
+    reverse: Annotated[bool, typer.Option("--reverse", help="Swap the sides: read <target>→<source> files (e.g. an "
+                                          "en→ja catalogue for a ja→en corpus); noted in every origin.")] = False,
+    diagnostic_placeholders: Annotated[bool, typer.Option(
+        "--diagnostic-placeholders", help="Put entries whose source has placeholders in the diagnostic segment.")] = False,
+    created: Annotated[Optional[str], typer.Option("--created",
+                                                   help="Creation date YYYY-MM-DD (default today).")] = None,
+    glossary: Annotated[Optional[Path], typer.Option("--glossary", help="TBX (.tbx) or CSV (.csv: term,rendering"
+                                                     "[,rendering…]) glossary in the corpus direction: each entry "
+                                                     "keeps the terms its source contains (terminology "
+                                                     "adherence).")] = None,
+) -> None:
+    """Import human translations into a corpus file: read (each file's kept and skipped units are printed, with the
+    reasons), filter (corpora/SOURCES.md 'Filters'), sample, label; with ``--glossary``, keep each entry's glossary
+    terms."""
+    from mtboard.inputs.corpora import labels as L
+    from mtboard.inputs.corpora.assemble import build_corpus, sample, summarize, to_entry
+    from mtboard.inputs.corpora.filters import FilterReport, filter_pairs
+    from mtboard.inputs.corpora.importers import ImportReport
+    from mtboard.core.documents import write_corpus
+    from mtboard.core.schema import Domain, Origin, Register, Segment, _check_bcp47
+
+    for name, value in (("--source-lang", source_lang), ("--target-lang", target_lang)):
+        try:
+            _check_bcp47(value)
+        except ValueError as exc:
+            raise ConfigError(str(exc), field=name) from None
+    dom = _enum(Domain, domain, "--domain")
+    reg = _enum(Register, register, "--register")
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown format {fmt!r}", field="--format", fix=f"use one of: {', '.join(FORMATS)}")
+    # files are read in the catalogue's direction, then reversed when asked
+    read_src, read_tgt = (target_lang, source_lang) if reverse else (source_lang, target_lang)
+    report = FilterReport()
+    kept = []
+    for paths in _read_groups(inputs, fmt, read_src, read_tgt):
+        imported = ImportReport()
+        raw = _read(paths, fmt, read_src, read_tgt, imported)
+        name = paths[0].name if len(paths) == 1 else f"{paths[0].name} + {paths[1].name}"
+        typer.echo(f"read {name}: {imported.summary()}", err=True)
+        raw = [replace(p, file=name, package=package or name) for p in raw]
+        if reverse:
+            raw = [replace(p, source=p.reference, reference=p.source) for p in raw]
+        kept += filter_pairs(raw, source_lang, target_lang, report)
+    typer.echo(f"filters: {report.summary()}", err=True)
+    chosen = sample(kept, sample_n, seed)
+    note = (f"reversed from a {target_lang}→{source_lang} catalogue: the {target_lang} text is the original and the "
+            f"{source_lang} its human translation") if reverse else None
+    english_side = (lambda p: p.reference) if reverse else (lambda p: p.source)
+    entries = []
+    for p in chosen:
+        seg = Segment.diagnostic if diagnostic_placeholders and L.is_diagnostic(p.source) else Segment.development
+        origin = Origin(package=p.package, package_version=package_version, file=p.file, locator=p.locator,
+                        note="; ".join(n for n in (note, p.note) if n) or None)
+        entries.append(to_entry(p, source_lang=source_lang, domain=dom, segment=seg, register=reg,
+                                provenance=provenance, origin=origin, english=english_side(p)))
+    if glossary is not None:
+        from mtboard.inputs.corpora.importers.glossary import attach_glossary, read_glossary
+
+        terms = read_glossary(glossary, source_lang, target_lang)
+        entries = attach_glossary(entries, terms)
+        typer.echo(f"glossary {glossary.name}: {len(terms)} terms, found in the sources of "
+                   f"{sum(1 for e in entries if e.glossary)} of {len(entries)} entries", err=True)
+    info = _info(id=dataset_id or f"mtb-{source_lang.lower()}-{target_lang.lower()}-import", version=version,
+                 language_pair=f"{source_lang.upper()}→{target_lang.upper()}", source_language=source_lang,
+                 target_language=target_lang, created=created or date.today().isoformat(), license=license,
+                 provenance=[provenance], **({"description": description} if description else {}))
+    corpus = build_corpus(info, entries)
+    digest = write_corpus(corpus, output)
+    counts = summarize(corpus)
+    typer.echo(f"wrote {output}: {len(corpus.entries)} entries, sha256 {digest}")
+    typer.echo(f"  segment     {_fmt(counts['segment'])}")
+    typer.echo(f"  domain      {_fmt(counts['domain'])}")
+    typer.echo(f"  difficulty  {_fmt(counts['difficulty'])}")
+
+
+FORMATS = ("auto", "po", "mo", "tmx", "xliff", "tsv", "csv", "parallel")
+_SUFFIX_FORMAT = {"po": "po", "pot": "po", "mo": "mo", "tmx": "tmx", "xlf": "xliff", "xliff": "xliff",
+                  "sdlxliff": "xliff", "tsv": "tsv", "tab": "tsv", "txt": "tsv", "csv": "csv"}
+
+
+def _read_groups(inputs: list[Path], fmt: str, read_src: str, read_tgt: str) -> list[tuple[Path, ...]]:
+    """The input files grouped as the readers take them: one file, or a (source, target) pair of parallel text
+    files (``--format parallel``: consecutive pairs; auto: two files named ``<stem>.<src>`` and ``<stem>.<tgt>``)."""
+    from mtboard.core.languages import same_language
+
+    def lang_suffix(path: Path, lang: str) -> bool:
+        suffix = path.suffix.lstrip(".")
+        try:
+            return bool(suffix) and same_language(suffix, lang) and suffix.lower() in (lang.lower(),
+                                                                                       lang.split("-")[0].lower())
+        except MtboardError:
+            return False
+
+    if fmt == "parallel" or (fmt == "auto" and len(inputs) == 2 and lang_suffix(inputs[0], read_src)
+                             and lang_suffix(inputs[1], read_tgt)):
+        if len(inputs) % 2:
+            raise ConfigError(f"{len(inputs)} files for parallel text", field="inputs",
+                              fix="pass parallel text as pairs: SOURCE_FILE TARGET_FILE [SOURCE_FILE TARGET_FILE …]")
+        return [(inputs[i], inputs[i + 1]) for i in range(0, len(inputs), 2)]
+    return [(p,) for p in inputs]
+
+
+def _read(paths: tuple[Path, ...], fmt: str, read_src: str, read_tgt: str, report):
+    from mtboard.inputs.corpora import importers as I
+
+    if len(paths) == 2:
+        return I.read_parallel(paths[0], paths[1], report)
+    path = paths[0]
+    kind = fmt if fmt != "auto" else _SUFFIX_FORMAT.get(path.suffix.lower().lstrip("."))
+    if kind in ("po", "mo"):
+        return I.read_catalog(path, report)
+    if kind == "tsv":
+        return I.read_tsv(path, report)
+    if kind == "csv":
+        return I.read_csv(path, report, source_lang=read_src, target_lang=read_tgt)
+    if kind == "tmx":
+        return I.read_tmx(path, read_src, read_tgt, report)
+    if kind == "xliff":
+        return I.read_xliff(path, read_src, read_tgt, report)
+    raise ConfigError(f"cannot tell the format of {path.name}", field="--format",
+                      fix="name files .po/.mo/.tmx/.xlf/.tsv/.csv, pass parallel text as <stem>.<src> <stem>.<tgt>, "
+                          "or pass --format")
+
+
+def _enum(enum, value: str | None, option: str):
+    if value is None:
+        return None
+    try:
+        return enum(value)
+    except ValueError:
+        choices = ", ".join(m.value for m in enum)
+        raise ConfigError(f"unknown value {value!r}", field=option, fix=f"choose one of: {choices}") from None
+
+
+def _fmt(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items())
+
+
+@corpus_app.command("check")
+@guarded
+def check(
+    files: Annotated[list[Path], typer.Argument(help="Corpus JSON files to validate.")],
+    public: Annotated[bool, typer.Option("--public", help="Also fail when an entry is in a secret segment "
+                                         "(gold_standard, held_out): use for files committed to a public repo.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on flagged entries too (reference identical to the "
+                                         "source, duplicate pairs, placeholders that differ).")] = False,
+) -> None:
+    """Validate corpus files (strict schema; blank sources or references are refused) and print counts by segment,
+    domain and difficulty, then flag entries whose reference equals the source, duplicate source+reference pairs and
+    placeholders that differ between source and reference (mtboard.inputs.corpora.audit).
+
+    Exit 1 with one line per bad file (file, field, problem) when any file fails, or any entry is flagged with
+    --strict.
+    """
+    from mtboard.inputs.corpora.assemble import summarize
+    from mtboard.inputs.corpora.audit import audit_corpus
+    from mtboard.core.documents import load_corpus
+    from mtboard.core.errors import MtboardError
+    from mtboard.core.schema import SECRET_SEGMENTS
+
+    errors: list[str] = []
+    report: dict[str, object] = {}
+    for path in files:
+        try:
+            corpus, digest = load_corpus(path)
+        except MtboardError as exc:
+            errors.append(exc.one_line())
+            continue
+        if public:
+            bad = [i for i, e in enumerate(corpus.entries) if e.segment in SECRET_SEGMENTS]
+            if bad:
+                e = corpus.entries[bad[0]]
+                errors.append(f"{path}: entries[{bad[0]}].segment: {e.segment} is secret and must not be public "
+                              f"({len(bad)} such entries) (fix: move gold_standard/held_out entries to a private file)")
+                continue
+        counts = summarize(corpus)
+        findings = audit_corpus(corpus)
+        report[str(path)] = {"id": corpus.dataset.id, "version": corpus.dataset.version, "sha256": digest,
+                             "entries": len(corpus.entries), **counts,
+                             "flags": [{"rule": f.rule, "entry_id": f.entry_id, "detail": f.detail}
+                                       for f in findings]}
+        for f in findings:
+            typer.echo(f"{'error' if strict else 'flag'}: {f.line(str(path))}", err=True)
+        if strict and findings:
+            errors.append(f"{path}: {len(findings)} flagged entries (fix: correct them, or check without --strict)")
+            continue
+        if not as_json:
+            d = corpus.dataset
+            typer.echo(f"{path}: ok — {d.id} {d.version} {d.language_pair}, {len(corpus.entries)} entries, "
+                       f"licence {d.license}, sha256 {digest}")
+            for field in ("segment", "domain", "difficulty"):
+                typer.echo(f"  {field:<11} {_fmt(counts[field])}")
+            seg = counts["segment"]
+            if seg.get("development", 0) < 30 or seg.get("diagnostic", 0) < 10:
+                typer.echo("  note: spec §2.3 asks for ≥30 development and ≥10 diagnostic entries", err=True)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
+    for line in errors:
+        typer.echo(f"error: {line}", err=True)
+    if errors:
+        raise typer.Exit(1)
+
+
+@corpus_app.command("merge")
+@guarded
+def merge(
+    inputs: Annotated[list[Path], typer.Argument(help="Corpus files of one language pair, in merge order.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Merged corpus file to write.")],
+    dataset_id: Annotated[str, typer.Option("--id", help="Id of the merged dataset.")],
+    version: Annotated[str, typer.Option("--version", help="Semantic version of the merged dataset.")] = "1.0.0",
+    license: Annotated[Optional[str], typer.Option("--license", help="SPDX expression (default: the inputs' "
+                                                   "licences joined with AND).")] = None,
+    description: Annotated[Optional[str], typer.Option("--description", help="One-paragraph description.")] = None,
+    created: Annotated[Optional[str], typer.Option("--created", help="YYYY-MM-DD (default: latest input date).")] = None,
+) -> None:
+    """Merge corpora (e.g. one import per domain) into one multi-domain dataset with stable ids.
+
+    Ids are renumbered 1..N in input order; duplicates (same source and reference) keep their first occurrence.
+    """
+    from mtboard.inputs.corpora.assemble import merge_corpora, summarize
+    from mtboard.core.documents import load_corpus, write_corpus
+
+    corpora = [load_corpus(p)[0] for p in inputs]
+    first = corpora[0].dataset
+    licences: list[str] = []
+    for c in corpora:
+        lic = c.dataset.license if " " not in c.dataset.license or c.dataset.license.startswith("(") \
+            else f"({c.dataset.license})"
+        if lic not in licences:
+            licences.append(lic)
+    lic_expr = license or (" AND ".join(licences) if len(licences) > 1 else corpora[0].dataset.license)
+    info = _info(id=dataset_id, version=version, language_pair=first.language_pair,
+                 source_language=first.source_language, target_language=first.target_language,
+                 created=created or max(c.dataset.created for c in corpora), license=lic_expr,
+                 provenance=list(first.provenance), **({"description": description} if description else {}))
+    merged = merge_corpora(corpora, info)
+    digest = write_corpus(merged, output)
+    counts = summarize(merged)
+    typer.echo(f"wrote {output}: {len(merged.entries)} entries from {len(inputs)} files, sha256 {digest}")
+    typer.echo(f"  domain      {_fmt(counts['domain'])}")

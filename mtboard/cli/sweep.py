@@ -1,0 +1,174 @@
+"""CLI commands: ``mtboard sweep plan FILE`` and ``mtboard sweep run FILE`` (issue 16; spec §6 benchmark matrix,
+§10 cost). The sweep file format, the estimate method and the GitHub Actions workflow are in docs/sweeps.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from mtboard.cli.app import app, fail, guarded
+
+sweep_app = typer.Typer(no_args_is_help=True, help="Benchmark sweeps: a matrix of runs priced before anything is "
+                        "sent (spec §6, §10; docs/sweeps.md).")
+app.add_typer(sweep_app, name="sweep")
+
+SweepFileArg = Annotated[Path, typer.Argument(help="Sweep file (sweeps/NAME.yaml; docs/sweeps.md).")]
+RootOpt = Annotated[Optional[Path], typer.Option("--root", help="Repository root the sweep's dataset paths are "
+                                                 "relative to (default: the checkout holding the file).")]
+
+
+def _work_root(sweep_name: str, work_root: Path | None) -> Path:
+    return work_root if work_root is not None else Path("runs") / "sweeps" / sweep_name
+
+
+@sweep_app.command("plan")
+@guarded
+def plan(
+    file: SweepFileArg,
+    budget: Annotated[Optional[float], typer.Option("--budget", min=0.0, help="Refuse (exit 1) when the estimate's "
+                                                    "upper bound is over this many USD.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the GitHub Actions matrix (chunked under 256 jobs) "
+                                          "with the estimate, as JSON.")] = False,
+    ratio_only: Annotated[bool, typer.Option("--ratio-only", help="Count tokens with the chars-per-token ratios "
+                                             "even where a local tokenizer is available.")] = False,
+    root: RootOpt = None,
+) -> None:
+    """Print the expanded matrix and the cost estimate per cell and in total (nothing is sent)."""
+    from mtboard.sweeps.estimate import estimate_sweep, plan_table
+    from mtboard.sweeps.matrix import plan_document
+    from mtboard.sweeps.spec import load_sweep
+
+    sweep = load_sweep(file, root)
+    est = estimate_sweep(sweep, use_tokenizers=not ratio_only)
+    if as_json:
+        typer.echo(json.dumps(plan_document(sweep, est), indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        typer.echo(plan_table(sweep, est))
+    if budget is not None and est.cost_high_usd is not None and est.cost_high_usd > budget:
+        fail(f"over budget: the sweep may cost up to ${est.cost_high_usd:.4f} (estimate ${est.cost_usd:.4f}), "
+             f"--budget is ${budget:.4f}; drop cells or raise --budget")
+    if budget is not None and est.cost_high_usd is None:
+        fail("--budget cannot be checked: some cells have no known price (add them to prompts/prices.yaml or give "
+             "price_in/price_out in the sweep file)")
+
+
+@sweep_app.command("run")
+@guarded
+def run(
+    file: SweepFileArg,
+    cell: Annotated[Optional[list[str]], typer.Option("--cell", help="Run only this cell id (repeatable); "
+                                                      "default all.")] = None,
+    work_root: Annotated[Optional[Path], typer.Option("--work-root", help="Folder of the cells' work directories "
+                                                      "(default runs/sweeps/NAME).")] = None,
+    budget: Annotated[Optional[float], typer.Option("--budget", min=0.0, help="Refuse to start when the estimate's "
+                                                    "upper bound is over this many USD.")] = None,
+    submit: Annotated[bool, typer.Option("--submit", help="Copy every new card to submissions/ (as `mtboard "
+                                         "submit`, after validating it).")] = False,
+    root: RootOpt = None,
+) -> None:
+    """Run the sweep's cells here (one local model server at a time, API cells concurrently), resumably; print the
+    sweep summary (cells, cards, tokens and cost used against the estimate, failures).
+
+    Progress over the whole sweep goes to stderr every MTBOARD_PROGRESS_INTERVAL seconds (default 30)."""
+    from mtboard.cli.run import _progress_interval
+    from mtboard.sweeps.estimate import estimate_sweep
+    from mtboard.sweeps.execute import run_sweep, summary_record
+    from mtboard.sweeps.spec import load_sweep
+    from mtboard.sweeps.summary import summary_text
+
+    sweep = load_sweep(file, root)
+    only = set(cell) if cell else None
+    if only:
+        unknown = sorted(only - {c.id for c in sweep.cells})
+        if unknown:
+            fail(f"no cell {unknown[0]} in {file}; `mtboard sweep plan {file}` lists the cell ids")
+    est = estimate_sweep(sweep)
+    if budget is not None and (est.cost_high_usd is None or est.cost_high_usd > budget):
+        fail(f"over budget: the sweep may cost up to {est.cost_high_usd}, --budget is ${budget:.4f}")
+    root = _work_root(sweep.name, work_root)
+
+    def echo(line: str) -> None:
+        typer.echo(line, err=True)
+
+    echo(f"sweep       {sweep.name}: {len(sweep.cells) if only is None else len(only)} cell(s), work dirs under "
+         f"{root}")
+    try:
+        result = run_sweep(sweep, root, echo=echo, only=only, interval_s=_progress_interval())
+    except KeyboardInterrupt:
+        fail(f"interrupted: finished cells keep their cards and unfinished ones their finished entries under {root}; "
+             f"resume with the same command", 130)
+    record = summary_record(sweep, result, {c.cell.id: c.as_dict() for c in est.cells})
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "summary.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    typer.echo(summary_text(record))
+    if submit:
+        from mtboard.run.submit import find_by_hash, submit_card
+        from mtboard.validate import make_context
+
+        ctx = make_context(Path("."), None, secret_segment_env="MTBOARD_SECRET_SEGMENT")
+        for o in result.outcomes:
+            if o.card_path is None:
+                continue
+            from mtboard.core.documents import load_card
+
+            already = find_by_hash(Path("."), load_card(o.card_path).run_card_hash)
+            if already:
+                typer.echo(f"submitted   {already} (already there)")
+                continue
+            sub = submit_card(o.card_path, ctx)
+            typer.echo(f"submitted   {sub.relpath}")
+    if record["failed"]:
+        fail(f"{record['failed']} of {record['cells']} cell(s) failed; run the same command again to retry them")
+
+
+@sweep_app.command("collect")
+@guarded
+def collect(
+    file: SweepFileArg,
+    downloaded: Annotated[Path, typer.Argument(help="Folder actions/download-artifact wrote: one sweep-card-CELL_ID "
+                                               "folder per cell, each with card.json.")],
+    root: RootOpt = None,
+    corpora: Annotated[Optional[Path], typer.Option("--corpora", help="Trusted corpora folder for validation "
+                                                    "(default ROOT/corpora).")] = None,
+    body: Annotated[Optional[Path], typer.Option("--body", help="Write the pull request's body (Markdown) "
+                                                 "here.")] = None,
+) -> None:
+    """Check downloaded sweep cards against the plan, validate them and copy them to ROOT/submissions/ (the
+    workflow's collect step; ROOT: --root, else the checkout holding the sweep file).
+
+    Exit 0: every card filed (or already there); cells without a card are listed, not refused. Exit 1: N artifact
+    folder(s) refused and nothing filed (the accepted cards are listed as held), or an error."""
+    from mtboard.sweeps.collect import collect as collect_cards
+    from mtboard.sweeps.collect import pr_body
+    from mtboard.sweeps.spec import find_root, load_sweep
+    from mtboard.validate import make_context
+
+    root = root or find_root(file)
+    sweep = load_sweep(file, root)
+    ctx = make_context(root, corpora, secret_segment_env="MTBOARD_SECRET_SEGMENT")
+    typer.echo(f"into        {(ctx.root / 'submissions').resolve()}")
+    result = collect_cards(sweep, downloaded, ctx)
+    for rel in result.filed:
+        typer.echo(f"filed       {rel}")
+    for rel in result.already:
+        typer.echo(f"already     {rel}")
+    for cid in result.missing:
+        typer.echo(f"missing     {cid} (no artifact)")
+    for name, why in result.refused:
+        typer.echo(f"refused     {name}: {why}")
+    for name in result.held:
+        typer.echo(f"held        {name} (accepted; not filed while others are refused)")
+    typer.echo(f"collected   {len(result.filed)} new card(s), {len(result.already)} already submitted, "
+               f"{len(result.missing)} missing, {len(result.refused)} refused")
+    if body is not None:
+        body.write_text(pr_body(sweep, result), encoding="utf-8")
+    if not result.ok:
+        fail(f"{len(result.refused)} of {result.folders} artifact folder(s) refused, nothing filed under "
+             f"{(ctx.root / 'submissions').resolve()} (fix: remove or re-run the refused cells' artifacts and "
+             f"collect again)")
+
+
+__all__ = ["plan", "run", "collect", "sweep_app"]

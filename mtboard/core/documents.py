@@ -1,0 +1,122 @@
+"""Reading and writing the two documents (corpus, run card) safely and atomically.
+
+* Reads go through :mod:`mtboard.core.safejson` (size cap, no symlinks, strict JSON) and then the strict schema.
+* Run cards are written as their RFC 8785 canonical bytes plus a newline, so the file bytes are what gets hashed.
+* Corpora are written pretty-printed (sorted keys, 1-space indent, UTF-8) for reviewable diffs; ``dataset.sha256``
+  is the SHA-256 of the file bytes (spec §3.3).
+* Every write is atomic (temp file in the same folder, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from mtboard.core import canonical, safejson
+from mtboard.core.errors import InputError
+from mtboard.core.schema import Corpus, RunCard, describe_validation_error
+
+MAX_CORPUS_BYTES = 64 * 1024 * 1024
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write bytes to ``path`` atomically: temp file in the same directory, fsync, ``os.replace``."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def validate_model(model: type, data: Any, where: str):
+    """Validate parsed JSON against a schema model; one-line InputError naming file and field on failure."""
+    try:
+        return model.model_validate(data) if not isinstance(data, (bytes, str)) else model.model_validate_json(data)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, where).split(": ", 1)[1], where=where,
+                         fix=f"see `mtboard schema {'corpus' if model is Corpus else 'run-card'}`") from None
+
+
+def _parse(model: type, raw: bytes, where: str, max_bytes: int):
+    # Safe parse first (duplicate keys, NaN, depth, surrogates, big ints), then strict JSON-mode validation so enum
+    # strings are accepted while "55.5" / true are not coerced.
+    safejson.loads(raw, where=where, max_bytes=max_bytes)
+    return validate_model(model, raw, where)
+
+
+def load_corpus(path: str | os.PathLike[str]) -> tuple[Corpus, str]:
+    """Load and validate a corpus file.
+
+    Returns: ``(corpus, sha256_of_file_bytes)``.
+    Raises: InputError (one line: file, JSON path, problem, fix).
+    """
+    raw = safejson.read_bytes(path, max_bytes=MAX_CORPUS_BYTES)
+    corpus = _parse(Corpus, raw, str(path), MAX_CORPUS_BYTES)
+    return corpus, canonical.sha256_hex(raw)
+
+
+def loads_card(raw: bytes, where: str = "<card>") -> RunCard:
+    """Validate run-card bytes (strict schema)."""
+    return _parse(RunCard, raw, where, safejson.MAX_CARD_BYTES)
+
+
+def load_card(path: str | os.PathLike[str]) -> RunCard:
+    """Load and validate a run card file (no hash check here; see mtboard.validate). Raises InputError."""
+    return loads_card(safejson.read_bytes(path), str(path))
+
+
+def card_json(card: RunCard) -> dict[str, Any]:
+    """The card as plain JSON values (every field present, nulls included)."""
+    return card.model_dump(mode="json")
+
+
+def card_bytes(card: RunCard) -> bytes:
+    """Canonical bytes of a card + newline: the exact file content of a written card."""
+    return canonical.canonical_bytes(card_json(card)) + b"\n"
+
+
+def seal(card: RunCard) -> RunCard:
+    """Return a copy of ``card`` with ``run_card_hash`` computed (spec §3.9)."""
+    data = card_json(card)
+    data["run_card_hash"] = canonical.run_card_hash(data)
+    return RunCard.model_validate_json(json.dumps(data))
+
+
+def write_card(card: RunCard, path: str | os.PathLike[str]) -> None:
+    """Write a (sealed) card atomically as canonical JSON."""
+    atomic_write(path, card_bytes(card))
+
+
+def corpus_bytes(corpus: Corpus) -> bytes:
+    """Pretty, deterministic corpus file bytes (sorted keys, indent 1, UTF-8, optional nulls/empties omitted)."""
+    data = corpus.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+    for e in data["entries"]:
+        for k in ("variants", "history", "glossary"):
+            if e.get(k) == []:
+                del e[k]
+    return (json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+
+
+def write_corpus(corpus: Corpus, path: str | os.PathLike[str]) -> str:
+    """Write a corpus atomically; returns the SHA-256 of the bytes written."""
+    data = corpus_bytes(corpus)
+    atomic_write(path, data)
+    return canonical.sha256_hex(data)

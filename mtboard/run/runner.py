@@ -1,0 +1,603 @@
+"""The run loop (issue 3): corpus → backend → append-only work directory → scores → run card.
+
+Modules it uses: :mod:`mtboard.run.workdir` (the append-only, resumable work directory: ``run.json``,
+``translations.jsonl``, ``raw.jsonl``, ``sessions.jsonl``, ``backend.json``), :mod:`mtboard.inputs.prices` (price table,
+totals), :mod:`mtboard.run.report` (``report.md``), :mod:`mtboard.score.card` (assembling and sealing the card). The card
+(``card.json``, default ``--out``) and ``report.md`` are written at the end.
+
+Concurrency: ``concurrency`` batches in flight (``preferred_batch_size`` entries per ``translate`` call; 1 for LLM
+backends), all ``--runs`` replicates interleaved in one queue so they run concurrently.
+
+Failure policy (BookTrans): transport failures that persisted after the client's retries (error_kind ``transport``)
+and configuration failures (``backend``) make the run incomplete: no card unless ``allow_incomplete``. Model failures
+are final, scored 0 and recorded with their kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from mtboard import judges
+from mtboard.core import canonical, safejson
+from mtboard.backends.base import Backend, TranslateRequest, get_backend, parse_method, plugin_record
+from mtboard.score.card import score_and_assemble
+from mtboard.core.documents import load_corpus, write_card
+from mtboard.core.errors import BackendError, ConfigError, InputError, MtboardError
+from mtboard.run.gate import GATE_ENTRIES, check_early_gate
+from mtboard.score.metrics.bleu import make_bleu
+from mtboard.inputs.prices import price_table_for, resolve_rates
+from mtboard.run.fst_gate import FstGate, check_pipeline
+from mtboard.inputs.tools import parse_tools
+from mtboard.inputs.prompts import Prompt, load_prompt
+from mtboard.run.report import REPORT, write_report
+from mtboard.inputs.runspec import DatasetIdentity, RunSpec, endpoint_host_sha256
+from mtboard.core.schema import (BackendFacts, Entry, MethodClass, RunCard, Segment,
+                            TranslationRecord)
+from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, RunSettings, Translated
+from mtboard.run.workdir import INCOMPLETE_KINDS, WorkDir
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Backend options (--backend-opt KEY=VALUE)
+
+
+def parse_backend_opts(items: list[str] | None) -> dict[str, str]:
+    """``["n_ctx=4096", "server=llama-cpp-python"]`` → ``{"n_ctx": "4096", "server": "llama-cpp-python"}``.
+
+    Values stay strings here; the backend's ``Options`` model (:meth:`Backend.parse_options`) checks and converts
+    them in :func:`prepare`. Raises: ConfigError for an item without ``KEY=`` or a key given twice.
+    """
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--backend-opt {item!r} is not KEY=VALUE", field="--backend-opt",
+                              fix="write e.g. --backend-opt n_ctx=4096 (repeat the option for more settings)")
+        if key in out:
+            raise ConfigError(f"--backend-opt {key} given twice", field="--backend-opt", fix="give each key once")
+        out[key] = value.strip()
+    return out
+
+
+def judge_specs(value: str | list[str] | None) -> list[str]:
+    """Judge specs from ``--judge`` values: repeatable and/or comma-separated; ``none`` (alone) means no judge.
+
+    ``["gemba-mqm=openai:a,rubric=openai:b"]`` → ``["gemba-mqm=openai:a", "rubric=openai:b"]``; ``"none"`` → ``[]``.
+    Raises: ConfigError when ``none`` is mixed with judge specs.
+    """
+    items = [value] if isinstance(value, str) else list(value or [])
+    specs = [part.strip() for item in items for part in item.split(",") if part.strip()]
+    if "none" in specs:
+        if len(specs) > 1:
+            raise ConfigError("--judge none cannot be combined with judge specs", field="--judge",
+                              fix="drop 'none', or drop the judge specs")
+        return []
+    return specs
+
+
+MAX_COACHING_BYTES = 64 * 1024
+"""Largest coaching file (it is sent with every request and stored in the card)."""
+
+
+def load_coaching(path: Path, prompt: Prompt | None, backend: str) -> tuple[str, str, str]:
+    """Read a ``--coaching`` file: ``(SHA-256 of its bytes, file name, text)`` (spec §3.2 ``coaching_data_sha256``).
+
+    Raises: ConfigError when the method has no prompt or its prompt does not declare ``coaching`` (the data would be
+    hashed but never reach the model); InputError for a file that is missing, a link, over 64 KiB, not UTF-8 or
+    empty.
+    """
+    if prompt is None:
+        raise ConfigError(f"backend {backend!r} takes the raw source text: it cannot receive coaching data",
+                          field="--coaching", fix="drop --coaching, or use an LLM backend")
+    if not prompt.uses_coaching:
+        raise ConfigError(f"prompt {prompt.name!r} does not use coaching data (no `coaching` variable)",
+                          field="--coaching", fix="pick a prompt that declares `coaching`, e.g. "
+                                                  "--prompt coached-few-shot-completion")
+    raw = safejson.read_bytes(path, max_bytes=MAX_COACHING_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("coaching file is not UTF-8", where=str(path), fix="save it as UTF-8") from None
+    if not text.strip():
+        raise InputError("coaching file is empty", where=str(path), fix="write the coaching data into it")
+    return canonical.sha256_hex(raw), path.name, text
+
+
+def prepare(settings: RunSettings) -> Plan:
+    """Validate options, load the corpus and prompt, build the :class:`~mtboard.inputs.runspec.RunSpec`, pick the work
+    directory. Nothing is sent yet.
+
+    Everything the run will need after its first request is loaded and checked here, so a bad file costs no request
+    (issue 24): the corpus, the backend options, the prompt template rendered for every selected entry (a template
+    that fails on one entry's history fails now, not after the others were paid for), the price table
+    (:func:`mtboard.inputs.prices.price_table_for`) and the target language's BLEU tokenizer (``ja-mecab`` needs an extra).
+    :func:`preflight_judges` does the same for the judges.
+
+    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers, a template that cannot render,
+    a missing tokenizer extra), InputError (corpus, price table).
+    """
+    method = parse_method(settings.method)
+    backend_cls = get_backend(method.backend)
+    if settings.runs < 1:
+        raise ConfigError("--runs must be at least 1", field="--runs")
+    if settings.max_tokens < 1:
+        raise ConfigError("--max-tokens must be at least 1", field="--max-tokens")
+    if settings.limit is not None and settings.limit < 1:
+        raise ConfigError("--limit must be at least 1", field="--limit")
+    if settings.concurrency is not None and settings.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1", field="--concurrency")
+    try:
+        segment = Segment(settings.segment)
+    except ValueError:
+        raise ConfigError(f"unknown segment {settings.segment!r}", field="--segment",
+                          fix=f"use one of {', '.join(s.value for s in Segment)}") from None
+    backend_cls.check_environment(settings.base_url)
+    corpus, sha = load_corpus(settings.corpus_path)
+    ds = corpus.dataset
+    backend_cls.check_languages(method.model, ds.source_language, ds.target_language)
+    entries = corpus.segment(segment)
+    if not entries:
+        raise ConfigError(f"the corpus has no {segment.value} entries", where=str(settings.corpus_path),
+                          field="--segment", fix="pick a segment the corpus has")
+    if settings.limit is not None:
+        entries = entries[: settings.limit]
+    raw_engine = backend_cls.prompt_format == "raw"
+    prompt: Prompt | None = None
+    system_prompt = ""
+    if raw_engine:
+        if settings.prompt:
+            raise ConfigError(f"backend {method.backend!r} takes the raw source text; it has no prompt",
+                              field="--prompt", fix="drop --prompt")
+    else:
+        prompt = load_prompt(settings.prompt or backend_cls.default_prompt)
+    coaching = load_coaching(settings.coaching, prompt, method.backend) if settings.coaching else None
+    if prompt is not None:
+        if coaching is not None:
+            prompt = prompt.with_coaching(coaching[2])
+        system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
+    tools = parse_tools(settings.tools)
+    fst_retries, analyser = check_pipeline(tools, settings.fst_retries, backend_cls=backend_cls, prompt=prompt,
+                                           target_language=ds.target_language)
+    options = backend_cls.parse_options(settings.backend_extra)
+    given = options.model_dump(mode="json", exclude_unset=True)
+    condition = settings.condition or (prompt.name if prompt else "baseline"
+                                       if backend_cls.method_class == MethodClass.baseline else "default")
+    spec = RunSpec(
+        method=method, public_method=method.with_model(backend_cls.public_model(method.model)),
+        method_class=backend_cls.method_class_for(coaching=coaching is not None, tools=bool(tools)),
+        plugin=plugin_record(method.backend),
+        dataset=DatasetIdentity(id=ds.id, version=ds.version, sha256=sha, language_pair=ds.language_pair,
+                                source_language=ds.source_language, target_language=ds.target_language,
+                                segment=segment, limit=settings.limit),
+        prompt_name=prompt.name if prompt else None, prompt_format=prompt.format if prompt else "raw",
+        prompt_template_sha256=prompt.template_sha256 if prompt else None, system_prompt=system_prompt,
+        condition=condition,
+        temperature=None if raw_engine else (0.0 if settings.temperature is None else settings.temperature),
+        max_tokens=None if raw_engine else settings.max_tokens, stream=settings.stream, runs=settings.runs,
+        concurrency=settings.concurrency or backend_cls.default_concurrency,
+        batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
+        timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
+        endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)),
+        tools=tools, fst_retries=fst_retries,
+        **({"coaching_sha256": coaching[0], "coaching_file": coaching[1], "coaching_text": coaching[2]}
+           if coaching else {}))
+    if prompt is not None:
+        for e in entries:  # render errors are per entry (a template indexing history): find them all now
+            prompt.render(e.source, ds.source_language, ds.target_language, history=list(e.history))
+    prices = price_table_for(spec, priced=backend_cls.priced, price_in=settings.price_in,
+                             price_out=settings.price_out)
+    make_bleu(ds.target_language)  # the BLEU tokenizer scoring will need (ConfigError naming the extra)
+    work_dir = settings.work_dir or Path("runs") / ds.id / spec.work_dir_name()
+    return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
+                options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices, analyser=analyser)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Translation phase
+
+
+def make_requests(plan: Plan, jobs: list[tuple[int, Entry]]) -> list[TranslateRequest]:
+    """Render the prompt for each (run, entry) job."""
+    src, tgt = plan.corpus.dataset.source_language, plan.corpus.dataset.target_language
+    out = []
+    for run_index, e in jobs:
+        if plan.prompt is None:
+            out.append(TranslateRequest(entry_id=e.id, source=e.source, history=list(e.history), run_index=run_index))
+            continue
+        r = plan.prompt.render(e.source, src, tgt, history=list(e.history))
+        out.append(TranslateRequest(entry_id=e.id, source=e.source, prompt=r.prompt, messages=r.messages,
+                                    history=list(e.history), stop=list(r.stop), run_index=run_index))
+    return out
+
+
+def _construct_backend(plan: Plan) -> Backend:
+    return plan.backend_cls(plan.spec.method, plan.backend_context(), plan.options)
+
+
+async def check_judges_before_sending(plan: Plan, facts: BackendFacts) -> None:
+    """The judge family rule with the translator's identity as its server reported it (``facts``, after
+    :meth:`Backend.identify`) and the judge's server asked too — before the first translation request, so a
+    refused judge costs no translation (the card's names are the same: ``model_slug``, ``method.model``,
+    ``model_id``). Nothing without ``--judge``. Raises: ConfigError."""
+    specs = judge_specs(plan.settings.judge)
+    if not specs:
+        return
+    s = plan.settings
+    translator_models = [plan.spec.model_slug(facts), plan.spec.method.model or None, facts.model_id]
+    await judges.check_families_before_translating(
+        specs, translator_models, allow_self_judge=s.allow_self_judge, translator_is_llm=plan.spec.uses_prompt,
+        judge_family=s.judge_family, translator_family=s.translator_family, base_url=s.base_url)
+
+
+async def translate_all(plan: Plan, progress: ProgressSink | None = None,
+                        backend: Backend | None = None, notice: Callable[[str], None] | None = None) -> Translated:
+    """Translate every (run, entry) job not yet finished in the work directory; append records as they finish.
+
+    ``backend`` (tests) replaces the registry construction. The backend is always closed (also on Ctrl-C/errors).
+    Before the first request the backend identifies its model (:meth:`Backend.identify`): judges are checked against
+    it (:func:`check_judges_before_sending`), and ``notice`` (the CLI: stderr) is told when the identity stays
+    unknown (``BackendFacts.identity_note``: a server too busy to answer).
+    Prompted runs pass the early gate (:mod:`mtboard.run.gate`) unless ``settings.early_gate`` is off: once the first
+    entries have finished (stored ones first, in corpus order, then in the order they finish) most of them must not
+    hit the token cap or echo template markup.
+
+    Raises: BackendError from the backend (start failure, fatal endpoint refusal), EarlyGateError, after flushing
+    finished records.
+    """
+    work = WorkDir(plan.work_dir)
+    manifest = work.open(plan.identity, {"corpus_path": str(Path(plan.settings.corpus_path).resolve())})
+    done = work.finished()
+    runs = plan.settings.runs
+    jobs = [(ri, e) for e in plan.entries for ri in range(runs) if (ri, e.id) not in done]
+    total = len(plan.entries) * runs
+    stored = work.load_description()
+    gated = plan.spec.uses_prompt and plan.settings.early_gate
+    stored_records = work.records()
+    gate_seen = [stored_records[(ri, e.id)] for e in plan.entries for ri in range(runs) if (ri, e.id) in done]
+
+    def gate() -> None:
+        check_early_gate(gate_seen, prompt_name=plan.spec.prompt_name, prompt_format=plan.spec.prompt_format,
+                         max_tokens=plan.spec.max_tokens)
+
+    if gated and jobs:
+        try:
+            gate()  # a run the gate stopped stops again when its command is repeated without --no-early-gate
+        except MtboardError:
+            work.close_session()
+            raise
+    if not jobs and stored is not None and backend is None:
+        # nothing left to translate: do not start the backend (a local model would load, canary and gate again)
+        work.close_session()
+        if progress:
+            progress.start(total, total)
+            progress.stop()
+        return _translated(plan, work, manifest, stored, 0)
+    backend = backend if backend is not None else _construct_backend(plan)
+    pending_raw: list[dict[str, Any]] = []
+    session = work.session
+    waits: list[list[float]] = []
+    limited = 0
+
+    def sink(obj: dict[str, Any]) -> None:
+        nonlocal limited
+        obj = dict(obj)
+        obj["session"] = session
+        pending_raw.append(obj)
+        waits.extend(obj.get("rate_limit_waits") or ())
+        limited += sum(1 for a in obj.get("attempts") or () if isinstance(a, dict) and a.get("rate_limited"))
+
+    has_sink = backend.writes_raw
+    if has_sink:
+        backend.raw_sink = sink
+    failures = 0
+    sent = 0
+    if progress:
+        progress.start(total, total - len(jobs))
+    by_id = {e.id: e for e in plan.entries}
+
+    def write(recs: list[TranslationRecord]) -> None:
+        """Write the finished records (after the raw lines gathered so far) on the event loop, at once: a kill -9
+        from here on loses nothing. The fsync follows in a thread (:func:`syncer`)."""
+        raws = pending_raw[:]
+        del pending_raw[: len(raws)]
+        if not has_sink:
+            now = time.time()
+            raws += [{"session": session, "run_index": r.run_index, "entry_id": r.entry_id, "t_end": now,
+                      "request": {"source": by_id[r.entry_id].source}, "response": r.raw_predicted,
+                      "error": r.error} for r in recs]
+        work.write_bytes(*work.encode(recs, raws))
+
+    dirty = asyncio.Event()
+    done_writing = False
+    sync_lock = threading.Lock()  # an fsync cut short by Ctrl-C may still run in its thread when the last one starts
+
+    def sync() -> None:
+        with sync_lock:
+            work.sync()
+
+    async def syncer() -> None:
+        """Group commit: one fsync for whatever was written while the previous one ran."""
+        while True:
+            await dirty.wait()
+            dirty.clear()
+            await asyncio.to_thread(sync)
+            if done_writing and not dirty.is_set():
+                return
+
+    translate = backend.translate
+    if plan.spec.tools:  # a pipeline method: the gate calls the backend (mtboard.run.fst_gate)
+        if plan.prompt is None or plan.analyser is None or plan.spec.fst_retries is None:
+            raise ConfigError("a run with --tools needs its prompt and analyser (use mtboard.run.runner.prepare)",
+                              field="--tools")
+        fst_gate = FstGate(backend, plan.prompt, plan.analyser, plan.spec.fst_retries,
+                           source_language=plan.spec.dataset.source_language,
+                           target_language=plan.spec.dataset.target_language,
+                           strip_unknown_marks=plan.backend_cls.strip_unknown_marks)
+        translate = fst_gate.translate
+    batches = [jobs[i: i + plan.spec.batch_size] for i in range(0, len(jobs), plan.spec.batch_size)]
+    batch_q: asyncio.Queue[list[tuple[int, Entry]]] = asyncio.Queue()
+    for b in batches:
+        batch_q.put_nowait(b)
+
+    async def worker() -> None:
+        nonlocal failures, sent
+        while True:
+            try:
+                batch = batch_q.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            reqs = make_requests(plan, batch)
+            sent += len(reqs)
+            recs = await translate(reqs)
+            if len(recs) != len(reqs):
+                raise BackendError(f"backend returned {len(recs)} records for {len(reqs)} requests",
+                                   where=plan.spec.backend)
+            fixed = []
+            for req, rec in zip(reqs, recs):
+                if rec.entry_id != req.entry_id:
+                    raise BackendError(f"backend returned entry {rec.entry_id} for entry {req.entry_id}",
+                                       where=plan.spec.backend)
+                if rec.run_index != req.run_index:
+                    rec = rec.model_copy(update={"run_index": req.run_index})
+                fixed.append(rec)
+                if rec.error_kind is not None:
+                    failures += 1
+            write(fixed)
+            dirty.set()
+            if progress:
+                progress.advance(len(fixed), failures)
+            if gated and len(gate_seen) < GATE_ENTRIES:
+                gate_seen.extend(fixed)
+                gate()
+
+    syncer_task: asyncio.Task[None] | None = None
+    try:
+        await asyncio.to_thread(backend.start)
+        if jobs:
+            identify = getattr(backend, "identify", None)  # test doubles may not be Backend subclasses
+            if identify is not None:
+                await identify()
+            facts = backend.describe()
+            if facts.identity_note and notice is not None:
+                notice(f"warning     {facts.identity_note}")
+            await check_judges_before_sending(plan, facts)
+        syncer_task = asyncio.create_task(syncer())
+        n_workers = min(plan.spec.concurrency, max(1, len(batches)))
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(n_workers):
+                tg.create_task(worker())
+    except BaseExceptionGroup as eg:  # unwrap the first MtboardError for a one-line message
+        for exc in eg.exceptions:
+            if isinstance(exc, MtboardError):
+                raise exc from None
+        raise
+    finally:
+        if syncer_task is not None:
+            done_writing = True
+            dirty.set()
+            try:
+                await asyncio.shield(syncer_task)
+            except BaseException:
+                pass
+        if pending_raw:  # raw lines of requests whose entries never finished (an error, Ctrl-C)
+            write([])
+        sync()
+        description: BackendFacts | None = None
+        try:
+            description = backend.describe()
+        except Exception:  # noqa: BLE001 - describing must not mask the real error
+            description = None
+        try:
+            await backend.aclose()
+        except Exception:  # noqa: BLE001 - closing must not mask the real error
+            pass
+        work.close_session(sent)
+        if progress:
+            progress.stop()
+    if description is None:
+        description = backend.describe()
+    work.save_description(description)
+    return _translated(plan, work, manifest, description, sent, rate_limit_wait_s=union_seconds(waits),
+                       rate_limited_responses=limited)
+
+
+def union_seconds(intervals: list[list[float]]) -> float:
+    """Length of the union of ``[start, end]`` intervals, seconds (overlapping waits of concurrent requests count
+    once). ``[[0, 2], [1, 3], [5, 6]]`` → 4.0."""
+    total, end = 0.0, float("-inf")
+    for a, b in sorted((float(a), float(b)) for a, b in intervals if b > a):
+        if a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description: BackendFacts,
+                sent: int, *, rate_limit_wait_s: float = 0.0, rate_limited_responses: int = 0) -> Translated:
+    records = work.records()
+    selected = {(ri, e.id) for e in plan.entries for ri in range(plan.settings.runs)}
+    incomplete = [r for k, r in records.items() if k in selected and r.error_kind in INCOMPLETE_KINDS]
+    return Translated(plan=plan, manifest=manifest, records={k: v for k, v in records.items() if k in selected},
+                      description=description, elapsed_seconds=work.elapsed_seconds(), sent=sent,
+                      incomplete=incomplete, rate_limit_wait_s=rate_limit_wait_s,
+                      rate_limited_responses=rate_limited_responses)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Scoring, totals, card
+
+
+
+@dataclass
+class RunOutcome:
+    """What ``mtboard run`` reports: the card (None when incomplete), paths and the translation facts."""
+
+    card: RunCard | None
+    card_path: Path | None
+    report_path: Path
+    translated: Translated
+    price_source: str
+    judge_note: str | None = None
+
+
+def check_complete(translated: Translated, price_source: str) -> None:
+    """Raise IncompleteRunError (after writing report.md) when entries have no record, or transport/backend
+    failures remain and ``--allow-incomplete`` is off (BookTrans failure policy)."""
+    plan = translated.plan
+    runs = plan.spec.runs
+    missing = [(ri, e.id) for ri in range(runs) for e in plan.entries if (ri, e.id) not in translated.records]
+    if not missing and not (translated.incomplete and not plan.settings.allow_incomplete):
+        return
+    write_report(plan.work_dir / REPORT, translated, None, price_source)
+    kinds = Counter(r.error_kind.value for r in translated.incomplete if r.error_kind)
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    if missing:
+        what = (what + ", " if what else "") + f"{len(missing)} without any record"
+    raise IncompleteRunError(f"{len(translated.incomplete) + len(missing)} entries failed not by the model's "
+                             f"fault ({what}); the run is not a valid card", where=str(plan.work_dir),
+                             fix="re-run the same command to retry only those entries, or pass --allow-incomplete")
+
+
+def build_card(translated: Translated, *, elapsed_seconds: float | None = None) -> tuple[RunCard, str]:
+    """Score every replicate and assemble the sealed, unjudged card (not written). Returns ``(card, price
+    source)``.
+
+    ``elapsed_seconds``: translation wall-clock recorded in the card (default: the work directory's, rounded to
+    ms); scoring uses ``elapsed / runs``, exactly as :mod:`mtboard.validate` recomputes it from the card.
+    Replicates (``--runs N``): run 0's results and scores; every other run's per-entry results (outputs,
+    statistics, scores) in ``replicate_runs``; every run's chrF++ and composite with mean and spread in
+    ``scores.replicates``; totals cover all runs. The validator recomputes each replicate from its stored outputs.
+    """
+    plan = translated.plan
+    rates, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
+                                        price_in=plan.settings.price_in, price_out=plan.settings.price_out,
+                                        table=plan.prices)
+    elapsed = round(translated.elapsed_seconds, 3) if elapsed_seconds is None else elapsed_seconds
+    runs = [translated.run_records(ri) for ri in range(plan.spec.runs)]
+    card = score_and_assemble(plan.spec, translated.description, plan.entries, runs, rates=rates,
+                              strip_unknown_marks=plan.backend_cls.strip_unknown_marks, elapsed_seconds=elapsed,
+                              run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
+                              notes=plan.settings.notes)
+    return card, price_source
+
+
+def finish(translated: Translated, *, judge: str | list[str] | None = None) -> RunOutcome:
+    """Score, assemble and write the card, run judges (if asked; see :func:`judge_specs`) and re-write the judged
+    card, then write report.md.
+
+    The unjudged card is written before the judges run, so a judge that fails (endpoint down) leaves a valid card
+    that ``mtboard judge WORKDIR`` can judge later.
+
+    Raises: IncompleteRunError (after writing report.md) when transport/backend failures remain and
+    ``allow_incomplete`` is off, or when entries have no record at all; whatever the judges raise.
+    """
+    plan = translated.plan
+    s = plan.settings
+    _, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
+                                    price_in=s.price_in, price_out=s.price_out, table=plan.prices)
+    check_complete(translated, price_source)
+    card, price_source = build_card(translated)
+    judge_note = None
+    out = s.out or plan.work_dir / "card.json"
+    write_card(card, out)
+    if judge_specs(judge):
+        try:
+            card, judge_note = run_judge_hook(judge, plan, card)
+        except BaseException as exc:  # report.md on every stop after translation, saying why the judges did not run
+            why = exc.one_line() if isinstance(exc, MtboardError) else type(exc).__name__
+            write_report(plan.work_dir / REPORT, translated, card, price_source,
+                         f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
+                         f"{plan.work_dir}`)")
+            raise
+        write_card(card, out)
+    write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
+    return RunOutcome(card=card, card_path=Path(out), report_path=plan.work_dir / REPORT, translated=translated,
+                      price_source=price_source, judge_note=judge_note)
+
+
+def run_judge_hook(judge: str | list[str], plan: Plan, card: RunCard) -> tuple[RunCard, str]:
+    """Judge the fresh card with ``mtboard.judges.run_judges`` (issue 5): ``--judge KIND=openai:MODEL[:EFFORT]``,
+    repeatable or comma-separated, with the run's ``allow_self_judge`` and ``bench``. Returns the re-sealed card and a
+    one-line note.
+
+    Raises: whatever the judges raise (ConfigError, BackendError).
+    """
+    specs = judge_specs(judge)
+    s = plan.settings
+    _, _, where = judges.judge_endpoint(s.base_url)
+    judged = judges.run_judges(card, plan.corpus, specs, workdir=plan.work_dir, allow_self_judge=s.allow_self_judge,
+                               bench=s.bench, max_attempts=s.judge_max_attempts, max_tokens=s.judge_max_tokens,
+                               concurrency=s.judge_concurrency, price_in_per_mtok=s.judge_price_in,
+                               price_out_per_mtok=s.judge_price_out, judge_family=s.judge_family,
+                               base_url=s.base_url, translator_family=s.translator_family)
+    kinds = [k.split("=", 1)[0].strip() for k in specs]
+    lines = [f"judge endpoint from {where}"]
+    lines += [judges.summary_line(kind, judged.judges[kind]) for kind in kinds if kind in judged.judges]
+    return judged, "\n".join(lines)
+
+
+def preflight_judges(plan: Plan) -> list[str]:
+    """Check the run's judge options before anything is translated, so a refused judge costs nothing
+    (``mtboard.judges.preflight``: spec syntax, one spec per kind, the self-judge family rule against the method's
+    model, prompt files, a judge endpoint in the environment; for ``checkpoints`` the ``--bench`` folder and that
+    it was made for this corpus file).
+
+    The translator's identity is known once its server was asked: :func:`translate_all` checks the family rule
+    with it before the first request (:func:`check_judges_before_sending`), and ``run_judges`` again with the card. Returns the judge specs ([] for none). Raises: ConfigError / InputError (one line).
+    """
+    specs = judge_specs(plan.settings.judge)
+    if not specs:
+        return []
+    s = plan.settings
+    m = plan.spec.method
+    # the model as typed (the backend's name is no model family: "openai/qwen3" is a qwen model, not an openai one)
+    translator_models = [m.model or None]
+    parsed = judges.preflight(specs, translator_models=translator_models, allow_self_judge=s.allow_self_judge,
+                              bench=s.bench, need_endpoint=True, judge_family=s.judge_family, base_url=s.base_url,
+                              translator_family=s.translator_family)
+    if any(p.kind == "checkpoints" for p in parsed):
+        bench = judges.load_bench(s.bench)
+        bench.check_corpus(plan.spec.dataset.sha256, str(plan.settings.corpus_path))
+    return specs
+
+
+def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutcome:
+    """prepare → judge preflight → translate_all → finish (sync entry point for the run command)."""
+    plan = prepare(settings)
+    preflight_judges(plan)
+    translated = asyncio.run(translate_all(plan, progress))
+    return finish(translated, judge=settings.judge)
+
+
+__all__ = ["RunOutcome", "prepare", "translate_all", "check_complete", "build_card", "finish", "run", "make_requests",
+           "parse_backend_opts", "judge_specs", "preflight_judges"]

@@ -1,0 +1,472 @@
+"""The scoring pipeline: translation records → mechanical checks → metrics → ``Scores`` + ``EntryResult`` list.
+
+:func:`score_run` is what the runner calls after translating and what the validator re-runs on a card's stored raw
+outputs, requiring exact equality; so it depends only on its inputs (no clock, no randomness beyond the seeded
+bootstrap, no dependence on record order or process-pool split). Definitions: docs/SCORING_SPEC.md.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from mtboard.score import checks, fst as fst_mod
+from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.score.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu, sentence_bleu_from_stats
+from mtboard.score.metrics.bootstrap import chrf_ci
+from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature, sentence_chrf_from_stats
+from mtboard.score.metrics.composite import composite, composite_signature, cost_adjusted_score, quality_tier
+from mtboard.score.metrics import semantic as sem_mod
+from mtboard.score.metrics.terminology import adherence, glossary_counts
+from mtboard.score.metrics.pool import map_chunks, plan_chunks
+from mtboard.score.metrics.segments import statistics_chunk
+from mtboard.score.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_signature
+from mtboard.inputs.prices import Rates
+from mtboard.core.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Replicates, Scores,
+                            SegmentStats, SemanticVerdict, Signatures, Totals, TranslationRecord, Usage)
+from mtboard.core.text import normalise, normalise_for_match
+
+
+FIRST_SHARE = 0.85
+"""Share of a pool slice that this process scores itself (:func:`mtboard.score.metrics.pool.plan_chunks`): it also gathers the
+workers' results, builds the entry results and runs the bootstrap afterwards. Speed only; results do not depend on
+the split."""
+
+
+def _match_records(entries: Sequence[Entry], records: Sequence[TranslationRecord]) -> list[TranslationRecord]:
+    by_id: dict[int, TranslationRecord] = {}
+    for rec in records:
+        if rec.entry_id in by_id:
+            raise MtboardError(f"entry {rec.entry_id} has more than one translation record", where="score_run",
+                               field="records", fix="pass one record per entry (one replicate run at a time)")
+        by_id[rec.entry_id] = rec
+    ids = {e.id for e in entries}
+    if len(ids) != len(entries):
+        raise MtboardError("entry ids are not unique", where="score_run", field="entries",
+                           fix="score each corpus entry once")
+    unknown = sorted(set(by_id) - ids)
+    if unknown:
+        raise MtboardError(f"{len(unknown)} records name entries not in the corpus (first: {unknown[0]})",
+                           where="score_run", field="records", fix="score records against the corpus they came from")
+    missing = [e.id for e in entries if e.id not in by_id]
+    if missing:
+        raise MtboardError(f"{len(missing)} entries have no translation record (first: {missing[0]})",
+                           where="score_run", field="records",
+                           fix="finish or resume the run, or score only the entries that were translated")
+    return [by_id[e.id] for e in entries]
+
+
+def _percentile_nearest_rank(values: list[float], percent: int) -> float:
+    """Nearest-rank percentile: the ⌈percent·n/100⌉-th smallest value (integer arithmetic, no float rounding)."""
+    s = sorted(values)
+    return s[max(0, -(-percent * len(s) // 100) - 1)]
+
+
+def _entry_cost(usage: Usage, rates: Rates | None) -> float | None:
+    return None if rates is None else rates.cost(usage)
+
+
+class _Run:
+    """Per-entry columns of one scored run (internal)."""
+
+    def __init__(self) -> None:
+        self.usable: list[bool] = []
+        self.exact: list[bool] = []
+        self.equiv: list[bool] = []
+        self.cs: list[bool] = []
+        self.fst_rate: list[float] = []
+        self.errors: list[bool] = []
+        self.semantic: list[float] | None = None
+        """Per-entry hypothesis–reference similarity (None: the target language is not covered)."""
+        self.hallucination: list[bool] | None = None
+        """Per-entry hallucination_detected (None: a language is not covered)."""
+        self.gl_hits: list[int] = []
+        self.gl_terms: list[int] = []
+        """Per-entry glossary hits and terms (0, 0 for an entry without a glossary)."""
+
+
+def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv: bool,
+                  has_fst: bool) -> dict[str, float | None]:
+    """Slice metrics; ``chrf``/``bleu`` are int64 matrices of the per-segment statistics (exact integer sums)."""
+    n = len(idx)
+    return {
+        "chrf_plus_plus": chrf_from_totals(chrf[idx].sum(axis=0).tolist()),
+        "bleu": bleu_from_totals(bleu[idx].sum(axis=0).tolist()),
+        "exact_match_rate": sum(run.exact[i] for i in idx) / n,
+        "equivalent_match_rate": (sum(run.equiv[i] for i in idx) / n) if has_equiv else None,
+        "code_switching_rate": sum(run.cs[i] for i in idx) / n,
+        "fst_acceptance_rate": (sum(run.fst_rate[i] for i in idx) / n) if has_fst else None,
+        "semantic_score": sem_mod.mean_of([run.semantic[i] for i in idx]) if run.semantic is not None else None,
+        "hallucination_rate": (sum(run.hallucination[i] for i in idx) / n) if run.hallucination is not None else None,
+        "terminology_adherence": adherence([run.gl_hits[i] for i in idx], [run.gl_terms[i] for i in idx]),
+    }
+
+
+def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_equiv: bool,
+                has_fst: bool) -> dict[str, Breakdown]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, k in enumerate(keys):
+        if k is not None:
+            groups[k].append(i)
+    out: dict[str, Breakdown] = {}
+    for k in sorted(groups):
+        idx = groups[k]
+        v = _slice_values(run, chrf, bleu, idx, has_equiv=has_equiv, has_fst=has_fst)
+        comp, _ = composite(v)
+        out[k] = Breakdown(n=len(idx), chrf_plus_plus=v["chrf_plus_plus"], bleu=v["bleu"],
+                           exact_match_rate=v["exact_match_rate"], composite=comp,
+                           errors=sum(run.errors[i] for i in idx))
+    return out
+
+
+class _Slice:
+    """What a pool worker returns for one slice of entries: policy decisions, statistics and per-entry scores."""
+
+    def __init__(self) -> None:
+        self.predicted: list[str] = []
+        self.decisions: list[MechanicalDecision] = []
+        self.chrf: list[list[int]] = []
+        self.bleu: list[list[int]] = []
+        self.ter: list[list[float] | None] = []
+        self.chrf_score: list[float] = []
+        self.bleu_score: list[float] = []
+        self.ter_score: list[float | None] = []
+        self.exact: list[bool] = []
+        self.equiv: list[bool] = []
+        self.length_ratio: list[float] = []
+        self.cs: list[bool] = []
+        self.fst_words: list[list[str]] = []
+
+
+def _check_and_measure(items: list[tuple], source_language: str, target_language: str, strip_unknown_marks: bool,
+                       fst_words: bool) -> _Slice:
+    """Mechanical policy, sufficient statistics, sentence scores, matches and FST candidate words for one slice of
+    entries (runs in a pool worker when the run is large). Entries without usable output score an empty hypothesis
+    and 0."""
+    out = _Slice()
+    hyps, refs, usable = [], [], []
+    for source, raw, reference, error_kind, history, _variants in items:
+        p, d = checks.apply_policy(source=source, raw_predicted=raw, reference=reference, error_kind=error_kind,
+                                   source_language=source_language, target_language=target_language,
+                                   history=history, strip_unknown_marks=strip_unknown_marks)
+        out.predicted.append(p)
+        out.decisions.append(d)
+        ok = d.outcome == Outcome.usable
+        usable.append(ok)
+        hyps.append(normalise(p) if ok else "")  # the one text normalisation (mtboard.core.text), both sides
+        refs.append(normalise(reference))
+    out.chrf, out.bleu, out.ter = statistics_chunk(hyps, refs, target_language)
+    chrf_s, bleu_s, ter_s = sentence_chrf_from_stats, sentence_bleu_from_stats, sentence_ter_from_stats
+    for i, (item, h, r, ok, d) in enumerate(zip(items, hyps, refs, usable, out.decisions)):
+        out.chrf_score.append(chrf_s(out.chrf[i]) if ok else 0.0)
+        out.bleu_score.append(bleu_s(out.bleu[i]) if ok else 0.0)
+        out.ter_score.append(ter_s(out.ter[i]))
+        # h and r are normalised already: whitespace collapsing is all that normalise_for_match has left to do
+        hn = " ".join(h.split())
+        rn = " ".join(r.split())
+        out.exact.append(ok and hn == rn)
+        out.equiv.append(ok and (hn == rn or any(hn == normalise_for_match(v) for v in item[5])))
+        out.length_ratio.append(len(hn) / len(rn) if rn else 0.0)
+        out.cs.append(checks.code_switching_detected(d))
+        if fst_words:
+            out.fst_words.append(fst_mod.checkable_words(h, item[0]) if ok else [])
+    return out
+
+
+class _Semantic:
+    """Per-entry semantic values of one run (docs/SCORING_SPEC.md §2.3; internal)."""
+
+    def __init__(self, n: int) -> None:
+        self.score: list[float | None] = [None] * n
+        self.source: list[float | None] = [None] * n
+        self.verdict: list[SemanticVerdict] = [SemanticVerdict.UNKNOWN] * n
+        self.hallucination: list[bool | None] = [None] * n
+        self.target_covered = False
+        self.both_covered = False
+
+
+def _semantic(sources: list[str], references: list[str], predicted: list[str], decisions: list[MechanicalDecision],
+              source_language: str, target_language: str,
+              claimed: list[tuple[float | None, float | None]] | None = None) -> _Semantic:
+    """Embedding similarities, verdicts and hallucination flags (docs/SCORING_SPEC.md §2.3). Texts go through the one
+    text normalisation first, as for every metric. Entries without usable output score 0 and count as hallucinated
+    (worst value by policy, like code-switching); their verdict is ERROR, or MISMATCH for an echoed source.
+    ``claimed`` (the validator): per entry the card's (semantic_score, source_similarity); a recomputed value that
+    :func:`mtboard.score.metrics.semantic.agrees` with its claim is replaced by the claim (BLAS last-bit differences)."""
+    n = len(sources)
+    out = _Semantic(n)
+    out.target_covered = sem_mod.covers(target_language)
+    out.both_covered = out.target_covered and sem_mod.covers(source_language)
+    if not out.target_covered:
+        return out
+    usable = [i for i, d in enumerate(decisions) if d.outcome == Outcome.usable]
+    hyps = [normalise(predicted[i]) for i in usable]
+    ref_sims = sem_mod.similarities(hyps, [normalise(references[i]) for i in usable])
+    src_sims = sem_mod.similarities([normalise(sources[i]) for i in usable], hyps) if out.both_covered else None
+    for i, d in enumerate(decisions):
+        out.score[i] = 0.0
+        out.verdict[i] = (SemanticVerdict.MISMATCH if d.outcome == Outcome.source_untranslated
+                          else SemanticVerdict.ERROR)
+        if out.both_covered:
+            out.hallucination[i] = True
+    if claimed is not None:
+        ref_sims = [c if sem_mod.agrees(c := claimed[i][0], s) else s for i, s in zip(usable, ref_sims)]
+        if src_sims is not None:
+            src_sims = [c if sem_mod.agrees(c := claimed[i][1], s) else s for i, s in zip(usable, src_sims)]
+    for k, i in enumerate(usable):
+        out.score[i] = ref_sims[k]
+        out.verdict[i] = SemanticVerdict.VALID if ref_sims[k] >= sem_mod.MISMATCH_BELOW else SemanticVerdict.MISMATCH
+        if src_sims is not None:
+            out.source[i] = src_sims[k]
+            out.hallucination[i] = src_sims[k] < sem_mod.HALLUCINATION_BELOW
+    return out
+
+
+def _availability(sem: _Semantic, source_language: str, target_language: str, has_equiv: bool,
+                  has_terms: bool) -> dict[str, str]:
+    """``scores.metric_availability``: why each null composite metric is null (FST acceptance decides the profile
+    and is not listed)."""
+    out = {"morphological_accuracy": "planned: needs gold morphological analyses in the corpus"}
+    if not has_terms:
+        out["terminology_adherence"] = "no corpus entry carries a glossary"
+    if not has_equiv:
+        out["equivalent_match_rate"] = "no entry of the run has reference variants"
+    model = f"{sem_mod.MODEL} ({sem_mod.PACKAGE}) covers {', '.join(sorted(sem_mod.LANGUAGES))}"
+    if not sem.target_covered:
+        out["semantic_score"] = f"target language {target_language!r} is not covered: {model}"
+    if not sem.both_covered:
+        missing = target_language if not sem.target_covered else source_language
+        out["hallucination_rate"] = f"language {missing!r} is not covered: {model}"
+    return dict(sorted(out.items()))
+
+
+def resolve_analyser(target_language: str, fst: bool | None) -> fst_mod.Analyser | None:
+    """The FST analyser score_run uses: None when ``fst`` is False; auto-detected when None; required when True.
+
+    Raises: ConfigError when ``fst`` is True and no analyser is installed for the target language.
+    """
+    if fst is False:
+        return None
+    analyser = fst_mod.find_analyser(target_language)
+    if analyser is None and fst:
+        raise ConfigError(f"no lttoolbox analyser is installed for target language {target_language!r}",
+                          field="fst", fix="apt-get install the Apertium pair that ships it (e.g. apertium-eng-spa "
+                                           "for Spanish), or score without FST")
+    return analyser
+
+
+def fst_version(target_language: str, fst: bool | None = None) -> str | None:
+    """The card's ``fst_version`` for a run scored with the same ``fst`` argument (None when no analyser is used)."""
+    analyser = resolve_analyser(target_language, fst)
+    return analyser.version if analyser else None
+
+
+def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_language: str, target_language: str,
+              elapsed_seconds: float, fst: bool | None = None, strip_unknown_marks: bool = False,
+              price_in_per_mtok: float | None = None, price_out_per_mtok: float | None = None,
+              rates: Rates | None = None,
+              semantic_claimed: dict[int, tuple[float | None, float | None]] | None = None
+              ) -> tuple[Scores, list[EntryResult]]:
+    """Score one run: apply the mechanical policy, compute every metric, fill ``Scores`` and one ``EntryResult``
+    per entry (in ``entries`` order).
+
+    Args:
+        entries: the corpus entries that were run (order kept in the results).
+        records: exactly one translation record per entry, matched by ``entry_id`` (any order).
+        source_language, target_language: BCP 47 tags.
+        elapsed_seconds: wall-clock duration of the run (for entries_per_minute and tokens_per_second).
+        fst: None = use an installed analyser for the target language if any; True = require one; False = none.
+        strip_unknown_marks: True for Apertium output (its ``*word`` marks are removed from ``predicted``).
+        price_in_per_mtok, price_out_per_mtok: USD per million prompt / completion tokens; both or neither.
+        rates: every rate (cached input, reasoning; :class:`mtboard.inputs.prices.Rates`); replaces the two prices.
+        semantic_claimed: validator only — ``{entry_id: (semantic_score, source_similarity)}`` as a card states them;
+            a recomputed similarity within one unit of the 4th decimal of its claim is scored as the claim
+            (:data:`mtboard.score.metrics.semantic.RECOMPUTE_TOLERANCE_UNITS`), anything else as recomputed.
+
+    Returns: ``(scores, results)``. Entries without usable output and echoed sources score 0 on every metric (their
+    corpus statistics use an empty hypothesis; inverted rates count them at the worst value).
+
+    Raises: MtboardError for missing, duplicate or unknown records or an empty entry list; ConfigError for a missing
+    BLEU tokenizer, ``fst=True`` without an analyser, or only one of the two prices.
+    """
+    if not entries:
+        raise MtboardError("no entries to score", where="score_run", fix="run at least one entry")
+    if (price_in_per_mtok is None) != (price_out_per_mtok is None):
+        raise ConfigError("only one of the two token prices is set", field="price_in_per_mtok/price_out_per_mtok",
+                          fix="give both prices (0 for free local models) or neither")
+    if rates is None:
+        rates = Rates.from_method(price_in_per_mtok, price_out_per_mtok)
+    recs = _match_records(entries, records)
+    analyser = resolve_analyser(target_language, fst)
+
+    make_bleu(target_language)  # a missing tokenizer fails here, not in a worker
+    items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history, e.variants)
+             for e, r in zip(entries, recs)]
+    parts = map_chunks(_check_and_measure, [(items[a:b], source_language, target_language, strip_unknown_marks,
+                                             analyser is not None)
+                                            for a, b in plan_chunks(len(items), first_share=FIRST_SHARE)])
+    col = _Slice()
+    for part in parts:
+        for name, value in vars(part).items():
+            getattr(col, name).extend(value)
+    predicted, decisions, chrf, bleu, ter = col.predicted, col.decisions, col.chrf, col.bleu, col.ter
+    usable = [d.outcome == Outcome.usable for d in decisions]
+    has_equiv = any(e.variants for e in entries)
+    has_fst = analyser is not None
+    n = len(entries)
+    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
+    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
+    if analyser is not None:
+        # lt-proc runs in its own process: wait for it in a thread while this one computes the bootstrap CI
+        with ThreadPoolExecutor(max_workers=1) as lookup:
+            fst_future = lookup.submit(fst_mod.acceptance_from_words, analyser, col.fst_words)
+            chrf_ci95 = chrf_ci(chrf_m)
+            fst_counts = fst_future.result()
+    else:
+        chrf_ci95 = chrf_ci(chrf_m)
+        fst_counts = None
+
+    sem = _semantic([e.source for e in entries], [e.reference for e in entries], predicted, decisions,
+                    source_language, target_language,
+                    None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
+    run = _Run()
+    if sem.target_covered:
+        run.semantic = [x for x in sem.score if x is not None]
+    if sem.both_covered:
+        run.hallucination = [bool(x) for x in sem.hallucination]
+    results: list[EntryResult] = []
+    for i, (e, r, d) in enumerate(zip(entries, recs, decisions)):
+        ok = usable[i]
+        exact, equiv, cs = col.exact[i], col.equiv[i], col.cs[i]
+        if fst_counts is not None:
+            acc, chk = fst_counts[i]
+            fst_rate = (acc / chk if chk else 1.0) if ok else 0.0
+            fst_valid = ok and acc == chk
+        else:
+            acc = chk = None
+            fst_rate, fst_valid = 0.0, None
+        run.usable.append(ok)
+        run.exact.append(exact)
+        run.equiv.append(equiv)
+        run.cs.append(cs)
+        run.fst_rate.append(fst_rate)
+        run.errors.append(d.outcome == Outcome.no_usable_output)
+        gl_hits, gl_terms = glossary_counts(predicted[i], e.glossary, ok) if e.glossary else (None, None)
+        run.gl_hits.append(gl_hits or 0)
+        run.gl_terms.append(gl_terms or 0)
+        results.append(EntryResult(
+            entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
+            predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
+            provenance=e.provenance, exact_match=exact,
+            chrf_score=col.chrf_score[i], bleu_score=col.bleu_score[i], ter_score=col.ter_score[i],
+            latency_s=r.latency_s, batch_latency_s=r.batch_latency_s, cost_usd=_entry_cost(r.usage, rates),
+            error=r.error, error_kind=r.error_kind, attempts=r.attempts, tool_call_count=r.tool_call_count,
+            fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
+            fst_checked_words=chk if ok else (0 if has_fst else None),
+            equivalent_match=equiv if has_equiv else None,
+            semantic_score=sem.score[i], source_similarity=sem.source[i], semantic_verdict=sem.verdict[i],
+            hallucination_detected=sem.hallucination[i], glossary_terms=gl_terms, glossary_hits=gl_hits,
+            code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
+            stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
+
+    idx = list(range(n))
+    values = _slice_values(run, chrf_m, bleu_m, idx, has_equiv=has_equiv, has_fst=has_fst)
+    comp, profile = composite(values)
+
+    mech: Counter[str] = Counter({o.value: 0 for o in Outcome})
+    for d in decisions:
+        mech[d.outcome.value] += 1
+        if d.rule:
+            mech[f"rule:{d.rule}"] += 1
+        for f in d.flags:
+            mech[f"flag:{f.rule}"] += 1
+
+    lat = [r.latency_s for r in recs if r.latency_s is not None]
+    tokens = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in recs)
+    costs = [x.cost_usd for x in results]
+    cost_per_entry = (sum(costs) / n) if all(c is not None for c in costs) else None  # type: ignore[arg-type]
+    ter_covered = sum(t is not None for t in ter)
+
+    scores = Scores(
+        total=n,
+        exact_matches=sum(run.exact),
+        exact_match_rate=values["exact_match_rate"],
+        equivalent_matches=sum(run.equiv) if has_equiv else None,
+        equivalent_match_rate=values["equivalent_match_rate"],
+        fst_accepted=sum(1 for x in results if x.fst_valid) if has_fst else None,
+        fst_acceptance_rate=values["fst_acceptance_rate"],
+        morphological_accuracy=None,
+        chrf_plus_plus=values["chrf_plus_plus"],
+        chrf_ci95=chrf_ci95,
+        bleu=values["bleu"],
+        semantic_score=values["semantic_score"],
+        ter=ter_from_stats(ter),
+        ter_coverage=ter_covered / n,
+        length_ratio=sum(col.length_ratio) / n,
+        code_switching_rate=values["code_switching_rate"],
+        hallucination_rate=values["hallucination_rate"],
+        terminology_adherence=values["terminology_adherence"],
+        metric_availability=_availability(sem, source_language, target_language, has_equiv,
+                                          values["terminology_adherence"] is not None),
+        tokens_per_second=(tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
+        entries_per_minute=(60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
+        composite=comp,
+        composite_profile=profile,
+        quality_tier=quality_tier(comp),
+        cost_adjusted_score=cost_adjusted_score(comp, cost_per_entry),
+        errors=sum(run.errors),
+        transport_errors=sum(1 for r in recs if r.error_kind == "transport"),
+        mechanical=dict(sorted(mech.items())),
+        policy_version=checks.POLICY_VERSION,
+        signatures=Signatures(chrf=chrf_signature(), bleu=bleu_signature(target_language),
+                              ter=ter_signature(target_language),
+                              semantic=sem_mod.semantic_signature() if sem.target_covered else None,
+                              composite=composite_signature(profile, checks.POLICY_VERSION)),
+        by_difficulty=_breakdowns([str(e.difficulty) if e.difficulty is not None else None for e in entries], run,
+                                  chrf_m, bleu_m, has_equiv=has_equiv, has_fst=has_fst),
+        by_provenance=_breakdowns([e.provenance for e in entries], run, chrf_m, bleu_m, has_equiv=has_equiv,
+                                  has_fst=has_fst),
+        by_domain=_breakdowns([e.domain.value if e.domain is not None else None for e in entries], run, chrf_m, bleu_m,
+                              has_equiv=has_equiv, has_fst=has_fst),
+        avg_latency_seconds=(sum(lat) / len(lat)) if lat else None,
+        median_latency_seconds=statistics.median(lat) if lat else None,
+        p95_latency_seconds=_percentile_nearest_rank(lat, 95) if lat else None,
+    )
+    return scores, results
+
+
+def totals(entries: Sequence[Entry], results: Sequence[EntryResult]) -> Totals:
+    """Token and cost totals of a scored run (spec §3.5): sums of the results' usage and ``cost_usd``.
+
+    Cost fields are None unless every result has a cost. ``cost_per_source_char`` divides by the source characters
+    of the entries. ``retries`` = attempts beyond the first, summed.
+    """
+    costs = [r.cost_usd for r in results]
+    known = all(c is not None for c in costs) and bool(costs)
+    total_cost = sum(costs) if known else None  # type: ignore[arg-type]
+    chars = sum(len(e.source) for e in entries)
+    return Totals(
+        prompt_tokens=sum(r.usage.prompt_tokens for r in results),
+        completion_tokens=sum(r.usage.completion_tokens for r in results),
+        reasoning_tokens=sum(r.usage.reasoning_tokens for r in results),
+        cached_tokens=sum(r.usage.cached_tokens for r in results),
+        total_cost_usd=total_cost,
+        cost_per_entry_usd=(total_cost / len(results)) if total_cost is not None else None,
+        cost_per_source_char=(total_cost / chars) if total_cost is not None and chars else None,
+        retries=sum(max(0, r.attempts - 1) for r in results),
+    )
+
+
+def replicates(scores: Sequence[Scores]) -> Replicates:
+    """Every replicate's chrF++ and composite (run 0 first) with their mean and sample standard deviation
+    (``--runs N``, N ≥ 2; BookTrans reports mean and spread, the mean on purpose, not the median)."""
+    chrfs = [sc.chrf_plus_plus for sc in scores]
+    comps = [sc.composite for sc in scores]
+    return Replicates(n=len(scores), chrf_plus_plus=chrfs, composite=comps, chrf_mean=statistics.fmean(chrfs),
+                      chrf_stdev=statistics.stdev(chrfs), composite_mean=statistics.fmean(comps),
+                      composite_stdev=statistics.stdev(comps))
