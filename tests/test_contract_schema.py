@@ -5,8 +5,12 @@ Inputs here are small hand-made toy corpora (not evaluation data).
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import os
+import pkgutil
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -48,6 +52,45 @@ def test_schema_is_valid_json_schema():
     jsonschema = pytest.importorskip("jsonschema")
     for model in SCHEMAS.values():
         jsonschema.Draft202012Validator.check_schema(model.model_json_schema())
+
+
+def _defined_names(module) -> set[str]:
+    """Names a module defines at its top level (classes, functions, assignments), not those it imports."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def test_the_schema_package_re_exports_every_public_name_of_its_modules():
+    """issue 30: ``mtboard.core.schema`` is one module per document; ``from mtboard.core.schema import X`` reaches every
+    public name of every one of them (listed in ``__all__``, the same object), and nothing else is listed."""
+    import mtboard.core.schema as package
+
+    modules = [importlib.import_module(f"{package.__name__}.{m.name}") for m in pkgutil.iter_modules(package.__path__)]
+    assert {m.__name__.rsplit(".", 1)[1] for m in modules} >= {"common", "corpus", "card", "scores_card",
+                                                                "verification", "review", "anchor", "sweep"}
+    public: dict[str, object] = {}
+    for module in modules:
+        for name in _defined_names(module):
+            if not name.startswith("_"):
+                assert name not in public, f"{name} is defined twice in mtboard.core.schema"
+                public[name] = getattr(module, name)
+    assert set(package.__all__) == set(public) | {"SCHEMAS"}
+    assert len(package.__all__) == len(set(package.__all__))
+    for name, value in public.items():
+        assert getattr(package, name) is value, name
+    # private helpers that other modules import from the package
+    from mtboard.core.schema import _check_bcp47, _check_iso_datetime, _date_text
+    assert _check_bcp47("pt-BR") == "pt-BR" and _date_text(date(2026, 12, 1)) == "2026-12-01"
+    with pytest.raises(ValueError, match="not an ISO 8601 timestamp"):
+        _check_iso_datetime("yesterday")
 
 
 def test_good_corpus_loads(tmp_path):

@@ -1,0 +1,89 @@
+"""The data contract: pydantic v2 models for the corpus (spec §2) and the run card (spec §3).
+
+Every JSON document mtboard reads or writes passes through a model here. All models are strict: unknown fields are
+rejected (``extra="forbid"``), NaN/Infinity are rejected, and there is no lax coercion (``"55.5"`` is not a float,
+``true`` is not an int). Enum-valued fields accept their string values. Field docstrings become JSON Schema
+descriptions (``mtboard schema corpus|run-card``).
+
+Deviations from the spec, on purpose:
+* ``results[].entry_id`` is an integer (the corpus ``entries[].id`` it matches is an integer, spec §2.2).
+* ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v3, see :mod:`mtboard.core.canonical`).
+* Entries may carry ``origin`` (upstream package/file/locator), ``variants`` (acceptable alternative references for
+  ``equivalent_match``, spec §4.1) and ``history`` (prior dialogue lines for context-aware judging).
+* Method class ``baseline`` exists for the echo/empty reference baselines (spec §9.6 lists none for them).
+
+The models live in one module per document, each importing only :mod:`~mtboard.core.schema.common` and the documents
+it embeds (no cycles); this package re-exports every public name, so ``from mtboard.core.schema import RunCard`` is the
+way in:
+
+* :mod:`~mtboard.core.schema.common` — the strict base model, field bindings, enums, shared field types and validators,
+  :func:`describe_validation_error`;
+* :mod:`~mtboard.core.schema.corpus` — the corpus (spec §2);
+* :mod:`~mtboard.core.schema.records` — the work directory's records: usage, local-model gate, backend facts,
+  translation record;
+* :mod:`~mtboard.core.schema.method`, :mod:`~mtboard.core.schema.scores`, :mod:`~mtboard.core.schema.judgements`,
+  :mod:`~mtboard.core.schema.results`, :mod:`~mtboard.core.schema.card` — the run card (spec §3) and its parts;
+  :func:`binding_paths`;
+* :mod:`~mtboard.core.schema.scores_card` — scores-only cards;
+* :mod:`~mtboard.core.schema.verification` — verification records (spec §9.4);
+* :mod:`~mtboard.core.schema.anchor` — judge reliability records;
+* :mod:`~mtboard.core.schema.review` — community review records and the reviewer list (spec §7);
+* :mod:`~mtboard.core.schema.sweep` — the sweep file (spec §6.2);
+* here: :data:`SCHEMAS`, the documents with a published JSON Schema.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
+from mtboard.core.schema.card import DatasetRef, Fingerprint, RunCard, binding_paths
+from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, DATASET_ID_RE, HEX64_RE, SECRET_SEGMENTS, SEMVER_RE,
+                                        Bcp47, Binding, Context, Count, Domain, ErrorKind, Hex64, MethodClass, NonNeg,
+                                        Outcome, QualityTier, Rate, Register, Segment, SemanticVerdict, Strict,
+                                        VerificationTier, describe_validation_error)
+from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
+from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
+from mtboard.core.schema.judgements import JudgeSummary, JudgeVerdict, MqmError
+from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord
+from mtboard.core.schema.records import BackendFacts, LocalModelGate, TranslationRecord, Usage
+from mtboard.core.schema.results import (CheckFlag, EntryResult, MechanicalDecision, ReplicateResult, ReplicateRun,
+                                         SegmentStats)
+from mtboard.core.schema.review import (GITHUB_HANDLE_RE, RatedEntry, Rating, Review, ReviewerEntry, ReviewersFile,
+                                        ReviewRecord)
+from mtboard.core.schema.scores import Breakdown, NeuralMetric, Replicates, Scores, Signatures, Totals
+from mtboard.core.schema.scores_card import (SCORES_STRING_PATTERNS, SCORES_TEXT_PATTERN, ScoresCard, ScoresDataset,
+                                             ScoresOnly, ScoresSegment)
+from mtboard.core.schema.sweep import (SWEEP_NAME_PATTERN, CellMatch, Scalar, SweepCondition, SweepFile, SweepMethod,
+                                       SweepOverride)
+from mtboard.core.schema.verification import MetricDelta, VerificationRecord
+
+__all__ = [
+    # common
+    "BCP47_RE", "BINDING_KEY", "DATASET_ID_RE", "HEX64_RE", "SECRET_SEGMENTS", "SEMVER_RE", "Bcp47", "Binding",
+    "Context", "Count", "Domain", "ErrorKind", "Hex64", "MethodClass", "NonNeg", "Outcome", "QualityTier", "Rate",
+    "Register", "Segment", "SemanticVerdict", "Strict", "VerificationTier", "describe_validation_error",
+    # corpus
+    "Corpus", "DatasetInfo", "Entry", "GlossaryTerm", "Origin",
+    # work-directory records
+    "BackendFacts", "LocalModelGate", "TranslationRecord", "Usage",
+    # run card
+    "MethodConfig", "MethodRecord", "PluginRecord",
+    "Breakdown", "NeuralMetric", "Replicates", "Scores", "Signatures", "Totals",
+    "JudgeSummary", "JudgeVerdict", "MqmError",
+    "CheckFlag", "EntryResult", "MechanicalDecision", "ReplicateResult", "ReplicateRun", "SegmentStats",
+    "DatasetRef", "Fingerprint", "RunCard", "binding_paths",
+    # other documents
+    "SCORES_STRING_PATTERNS", "SCORES_TEXT_PATTERN", "ScoresCard", "ScoresDataset", "ScoresOnly", "ScoresSegment",
+    "MetricDelta", "VerificationRecord",
+    "AnchorCellValue", "AnchorFigures", "AnchorRecord", "AnchorSource",
+    "GITHUB_HANDLE_RE", "RatedEntry", "Rating", "Review", "ReviewerEntry", "ReviewersFile", "ReviewRecord",
+    "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile", "SweepMethod", "SweepOverride",
+    # the export table
+    "SCHEMAS",
+]
+
+SCHEMAS: dict[str, type[BaseModel]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord,
+                                       "scores-card": ScoresCard, "review-record": ReviewRecord,
+                                       "reviewers": ReviewersFile, "sweep": SweepFile}
+"""Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""
