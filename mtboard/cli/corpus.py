@@ -63,12 +63,27 @@ def import_(
     """Import human translations into a corpus file: read (each file's kept and skipped units are printed, with the
     reasons), filter (corpora/SOURCES.md 'Filters'), sample, label; with ``--glossary``, keep each entry's glossary
     terms."""
-    from mtboard.inputs.corpora import labels as L
-    from mtboard.inputs.corpora.assemble import build_corpus, sample, summarize, to_entry
-    from mtboard.inputs.corpora.filters import FilterReport, filter_pairs
-    from mtboard.inputs.corpora.importers import ImportReport
-    from mtboard.core.documents import write_corpus
-    from mtboard.core.schema import Domain, Origin, Register, Segment, _check_bcp47
+    from mtboard.inputs.corpora.assemble import sample
+
+    dom, reg = _import_options(source_lang, target_lang, domain, register, fmt)
+    kept = _read_and_filter(inputs, fmt, source_lang, target_lang, reverse=reverse, package=package)
+    entries = _to_entries(sample(kept, sample_n, seed), source_lang, target_lang, dom, reg, provenance=provenance,
+                          package_version=package_version, reverse=reverse,
+                          diagnostic_placeholders=diagnostic_placeholders)
+    if glossary is not None:
+        entries = _attach_glossary(entries, glossary, source_lang, target_lang)
+    info = _info(id=dataset_id or f"mtb-{source_lang.lower()}-{target_lang.lower()}-import", version=version,
+                 language_pair=f"{source_lang.upper()}→{target_lang.upper()}", source_language=source_lang,
+                 target_language=target_lang, created=created or date.today().isoformat(), license=license,
+                 provenance=[provenance], **({"description": description} if description else {}))
+    _write_imported(info, entries, output)
+
+
+def _import_options(source_lang: str, target_lang: str, domain: str | None, register: str | None, fmt: str):
+    """``corpus import``'s option checks, in order: both languages are BCP 47, ``--domain`` and ``--register`` are
+    known values, ``--format`` is one of :data:`FORMATS`. Returns ``(Domain | None, Register | None)``.
+    Raises: ConfigError naming the option."""
+    from mtboard.core.schema import Domain, Register, _check_bcp47
 
     for name, value in (("--source-lang", source_lang), ("--target-lang", target_lang)):
         try:
@@ -79,6 +94,17 @@ def import_(
     reg = _enum(Register, register, "--register")
     if fmt not in FORMATS:
         raise ConfigError(f"unknown format {fmt!r}", field="--format", fix=f"use one of: {', '.join(FORMATS)}")
+    return dom, reg
+
+
+def _read_and_filter(inputs: list[Path], fmt: str, source_lang: str, target_lang: str, *, reverse: bool,
+                     package: str | None) -> list:
+    """Read every input (file or parallel pair; each one's kept and skipped units printed to stderr as it is read),
+    name its pairs' file and package, swap the sides when ``reverse``, and keep the pairs the corpus filters pass
+    (corpora/SOURCES.md 'Filters'; their summary printed). Returns the kept pairs in input order."""
+    from mtboard.inputs.corpora.filters import FilterReport, filter_pairs
+    from mtboard.inputs.corpora.importers import ImportReport
+
     # files are read in the catalogue's direction, then reversed when asked
     read_src, read_tgt = (target_lang, source_lang) if reverse else (source_lang, target_lang)
     report = FilterReport()
@@ -93,7 +119,18 @@ def import_(
             raw = [replace(p, source=p.reference, reference=p.source) for p in raw]
         kept += filter_pairs(raw, source_lang, target_lang, report)
     typer.echo(f"filters: {report.summary()}", err=True)
-    chosen = sample(kept, sample_n, seed)
+    return kept
+
+
+def _to_entries(chosen: list, source_lang: str, target_lang: str, dom, reg, *, provenance: str,
+                package_version: str | None, reverse: bool, diagnostic_placeholders: bool) -> list:
+    """The sampled pairs as labelled corpus entries: the diagnostic segment for a source with placeholders when
+    ``diagnostic_placeholders`` (else development), each pair's origin (with a note on a reversed catalogue), the
+    English side for the labels (the reference when ``reverse``)."""
+    from mtboard.inputs.corpora import labels as L
+    from mtboard.inputs.corpora.assemble import to_entry
+    from mtboard.core.schema import Origin, Segment
+
     note = (f"reversed from a {target_lang}→{source_lang} catalogue: the {target_lang} text is the original and the "
             f"{source_lang} its human translation") if reverse else None
     english_side = (lambda p: p.reference) if reverse else (lambda p: p.source)
@@ -104,17 +141,27 @@ def import_(
                         note="; ".join(n for n in (note, p.note) if n) or None)
         entries.append(to_entry(p, source_lang=source_lang, domain=dom, segment=seg, register=reg,
                                 provenance=provenance, origin=origin, english=english_side(p)))
-    if glossary is not None:
-        from mtboard.inputs.corpora.importers.glossary import attach_glossary, read_glossary
+    return entries
 
-        terms = read_glossary(glossary, source_lang, target_lang)
-        entries = attach_glossary(entries, terms)
-        typer.echo(f"glossary {glossary.name}: {len(terms)} terms, found in the sources of "
-                   f"{sum(1 for e in entries if e.glossary)} of {len(entries)} entries", err=True)
-    info = _info(id=dataset_id or f"mtb-{source_lang.lower()}-{target_lang.lower()}-import", version=version,
-                 language_pair=f"{source_lang.upper()}→{target_lang.upper()}", source_language=source_lang,
-                 target_language=target_lang, created=created or date.today().isoformat(), license=license,
-                 provenance=[provenance], **({"description": description} if description else {}))
+
+def _attach_glossary(entries: list, glossary: Path, source_lang: str, target_lang: str) -> list:
+    """Each entry with the glossary terms its source contains (``--glossary``: TBX or CSV); prints how many terms
+    were read and how many entries contain one."""
+    from mtboard.inputs.corpora.importers.glossary import attach_glossary, read_glossary
+
+    terms = read_glossary(glossary, source_lang, target_lang)
+    entries = attach_glossary(entries, terms)
+    typer.echo(f"glossary {glossary.name}: {len(terms)} terms, found in the sources of "
+               f"{sum(1 for e in entries if e.glossary)} of {len(entries)} entries", err=True)
+    return entries
+
+
+def _write_imported(info, entries: list, output: Path) -> None:
+    """Build and write the corpus; print its path, entry count, SHA-256 and its counts by segment, domain and
+    difficulty."""
+    from mtboard.inputs.corpora.assemble import build_corpus, summarize
+    from mtboard.core.documents import write_corpus
+
     corpus = build_corpus(info, entries)
     digest = write_corpus(corpus, output)
     counts = summarize(corpus)

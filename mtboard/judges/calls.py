@@ -1,4 +1,5 @@
-"""One judge's requests: through the work directory's cache, with attempt accounting, and the retry conversation.
+"""One judge's requests: through the work directory's cache, with attempt accounting, and the retry conversation;
+the verdict of an entry that is not sent, and the progress callback's shape.
 
 Every answer is appended to the cache (:mod:`mtboard.judges.store`) before it is used; cache hits are answered from
 the file. Requests go through :class:`mtboard.llm.LLMClient` (the only module that speaks HTTP).
@@ -7,18 +8,21 @@ the file. Requests go through :class:`mtboard.llm.LLMClient` (the only module th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from mtboard.core.errors import BackendError
 from mtboard.judges.base import JudgePrompt, JudgeSpec
 from mtboard.judges.store import CachedAnswer, JudgeStore, cache_key, input_sha256
-from mtboard.core.schema import Usage
+from mtboard.core.schema import EntryResult, JudgeVerdict, Usage
 
 JUDGE_TEMPERATURE = 0.0
 CACHEABLE_KINDS = (None, "token_cap", "empty", "unclosed_think", "refusal")
 """LLMResult error kinds that are still an answer of the model (cached, parsed, counted in the failure rate)."""
 PREVIOUS_ANSWER_LIMIT = 4000
 """Characters of a failed answer echoed back in the retry conversation."""
+
+Progress = Callable[[str, int, int], None]
+"""progress(kind, done, total)."""
 
 
 
@@ -95,3 +99,11 @@ def retry_messages(prompt: JudgePrompt, messages: list[dict[str, str]], text: st
                     reason: str) -> list[dict[str, str]]:
     return messages + [{"role": "assistant", "content": (text or "")[:PREVIOUS_ANSWER_LIMIT]},
                        {"role": "user", "content": prompt.retry(reason)}]
+
+
+def not_sent(worst: float, result: EntryResult) -> JudgeVerdict:
+    """The verdict of an entry whose mechanical outcome is not ``usable``: not sent to the judge, scored ``worst``
+    (the judge's worst value; the translator failed), with the outcome and rule as its justification."""
+    rule = f" ({result.checks.rule})" if result.checks.rule else ""
+    return JudgeVerdict(status="not_sent", score=worst, attempts=0,
+                        justification=f"not sent: {result.checks.outcome}{rule}; scored the worst value")

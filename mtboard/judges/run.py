@@ -29,6 +29,7 @@ import asyncio
 import json
 import os
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -41,17 +42,14 @@ from mtboard.core.errors import ConfigError
 from mtboard.judges import checkpoints as cp
 from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
-from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, retry_messages
+from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, Progress, not_sent, retry_messages
+from mtboard.judges.checkpoint_run import run_checkpoints
 from mtboard.judges.store import JudgeStore
 from mtboard.core.languages import language_name
 from mtboard.core.schema import Corpus, EntryResult, JudgeSummary, JudgeVerdict, Outcome, RunCard, Usage
 
 DEFAULT_MAX_ATTEMPTS = 3
 """Answers asked per entry (1 + 2 retries) before ``judge_failed``."""
-
-Progress = Callable[[str, int, int], None]
-"""progress(kind, done, total)."""
-
 
 def judge_endpoint(base_url: str | None = None) -> tuple[str, str | None, str]:
     """``(base_url, api_key, where it came from)`` for the judge: ``JUDGE_BASE_URL`` + ``JUDGE_API_KEY``; else the
@@ -116,12 +114,6 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
     return JudgeVerdict(status="judge_failed", score=None, attempts=max_attempts,
                         raw_answer=last_text if last_text is not None else "",
                         justification=f"answer did not parse after {max_attempts} attempts: {reason}")
-
-
-def _not_sent(worst: float, result: EntryResult) -> JudgeVerdict:
-    rule = f" ({result.checks.rule})" if result.checks.rule else ""
-    return JudgeVerdict(status="not_sent", score=worst, attempts=0,
-                        justification=f"not sent: {result.checks.outcome}{rule}; scored the worst value")
 
 
 def _items(card: RunCard, corpus: Corpus) -> dict[int, JudgeItem]:
@@ -189,7 +181,7 @@ async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, Judg
     async def one(r: EntryResult) -> JudgeVerdict:
         nonlocal done
         if r.checks.outcome != Outcome.usable:
-            v = _not_sent(judge.worst_score, r)
+            v = not_sent(judge.worst_score, r)
         else:
             async with sem:
                 v = await _judge_entry(judge, prompt, caller, items[r.entry_id], max_attempts)
@@ -199,150 +191,6 @@ async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, Judg
         return v
 
     return list(await asyncio.gather(*(one(r) for r in card.results)))
-
-
-def translation_runs(card: RunCard) -> list[dict[int, Any]]:
-    """The card's translation replicates as ``{entry_id: result}`` maps, run 0 (``results``) first, then
-    ``replicate_runs`` (their results carry ``predicted``, ``checks`` and ``attempts`` like run 0's)."""
-    return [{r.entry_id: r for r in card.results}] + [{r.entry_id: r for r in rr.results}
-                                                      for rr in card.replicate_runs]
-
-
-async def _run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, caller: Caller, prompt: JudgePrompt,
-                           max_attempts: int, progress: Progress | None) -> tuple[list[JudgeVerdict], dict[str, Any]]:
-    """Judge each translation replicate of the card once (BookTrans: N separate translations, each judged; mean and
-    spread of their scores). A run whose judging fails (no parsable answer for every point after ``max_attempts``)
-    is excluded from the mean and counted in ``breakdown['mean']['n_runs_failed']``. Per-entry verdicts describe run
-    0's translation (the card's ``results``)."""
-    judge = cp.CheckpointsJudge()
-    translations = translation_runs(card)
-    runs = len(translations)
-    paragraphs = {e.id for e in bench.corpus.entries}
-    points = bench.key.points
-    weights = bench.penalties
-
-    finished = 0
-
-    async def one_run(rep: int) -> dict[str, Any]:
-        nonlocal finished
-        results = translations[rep]
-        code = cp.code_penalties(bench, results, card.dataset.target_language)
-        lost = set(code["lost"])
-        auto_fail = {p.id for p in points if any(a in lost for a in p.paragraphs)}
-        verdicts: dict[str, tuple[bool, str | None, str]] = {
-            pid: (False, "paragraph has no usable translation", "code") for pid in auto_fail}
-        additions: set[tuple[int, str]] = set()
-        untranslated: set[tuple[int, str]] = set()
-        pending = [p.id for p in points if p.id not in auto_fail]
-        attempts = 0
-        raw: list[str | None] = []
-        status, why = "scored", None
-        messages: list[dict[str, str]] | None = None
-        while pending:
-            if attempts >= max_attempts:
-                status, why = "judge_failed", f"{len(pending)} points without a verdict after {attempts} attempts"
-                break
-            if messages is None:
-                messages = prompt.render(**judge.variables(bench, results, card.dataset.source_language,
-                                                           card.dataset.target_language, pending, lost))
-            attempts += 1
-            ans = await caller.ask(messages, replicate=rep)
-            log = {"entry_id": None, "run": rep, "attempt": attempts, "key": ans.key, "cached": ans.cached,
-                   "text": ans.text, "finish_reason": ans.finish_reason, "error_kind": ans.error_kind,
-                   "points": list(pending)}
-            if not caller.answered(ans):
-                caller.store.log(spec.kind, {**log, "parse": "no-answer", "error": ans.error})
-                status, why = "judge_failed", f"judge call failed ({ans.error_kind}): {(ans.error or '')[:200]}"
-                break
-            raw.append(ans.text)
-            try:
-                parsed = cp.parse_checkpoints(ans.text, set(pending), paragraphs)
-            except JudgeParseError as exc:
-                caller.tally.unparsed += 1
-                caller.store.log(spec.kind, {**log, "parse": "failed", "parse_error": exc.reason})
-                messages = retry_messages(prompt, messages, ans.text, exc.reason)
-                why = exc.reason
-                continue
-            caller.store.log(spec.kind, {**log, "parse": "ok", "answered": sorted(parsed.verdicts)})
-            for pid, (ok, reason) in parsed.verdicts.items():
-                verdicts[pid] = (ok, reason, "judge")
-            additions.update(parsed.additions)
-            untranslated.update(parsed.untranslated)
-            pending = [pid for pid in pending if pid not in parsed.verdicts]
-            messages = None  # ask again for just the missing points, in a fresh conversation
-        finished += 1
-        if progress:
-            progress(spec.kind, finished, runs)
-        if status != "scored":
-            return {"status": status, "reason": why, "raw": raw, "attempts": attempts}
-        counts = {"addition": len(additions), "untranslated": len(untranslated),
-                  **{k: code[k] for k in ("lost_paragraph", "markup", "foreign_script", "extra_attempt")}}
-        penalty = sum(weights[k] * n for k, n in counts.items())
-        passed = sum(ok for ok, _, _ in verdicts.values())
-        return {"status": "scored", "verdicts": verdicts, "additions": sorted(additions),
-                "untranslated": sorted(untranslated), "penalties": counts, "penalty_total": penalty,
-                "passed": passed, "score": cp.run_score(len(points), passed, penalty), "attempts": attempts,
-                "raw": raw}
-
-    run_out = list(await asyncio.gather(*(one_run(r) for r in range(runs))))
-    scored_runs = [o for o in run_out if o["status"] == "scored"]
-    scores = [float(o["score"]) for o in scored_runs]
-    mean, spread = cp.mean_and_spread(scores)
-    areas = sorted({p.area for p in points})
-    breakdown: dict[str, dict[str, float]] = {
-        "runs": {str(i + 1): float(o["score"]) for i, o in enumerate(run_out) if o["status"] == "scored"},
-        "area_points": {a: float(sum(p.area == a for p in points)) for a in areas},
-        "mean": {"n_runs_scored": float(len(scored_runs)), "n_runs_failed": float(len(run_out) - len(scored_runs))},
-    }
-    if scored_runs:
-        breakdown["area_passed"] = {a: statistics.fmean(
-            sum(o["verdicts"][p.id][0] for p in points if p.area == a) for o in scored_runs) for a in areas}
-        breakdown["penalties"] = {k: statistics.fmean(o["penalties"][k] for o in scored_runs)
-                                  for k in cp.PENALTY_KINDS}
-        breakdown["point_fail_rate"] = {p.id: statistics.fmean(0.0 if o["verdicts"][p.id][0] else 1.0
-                                                               for o in scored_runs) for p in points}
-    # Per-entry (paragraph) verdicts of run 0's translation (the card's results).
-    by_para: dict[int, list[str]] = {}
-    for p in points:
-        for a in p.paragraphs:
-            by_para.setdefault(a, []).append(p.id)
-    entry_verdicts: list[JudgeVerdict] = []
-    failed_raw = [o["raw"][-1] if o["raw"] and o["raw"][-1] is not None else "" for o in run_out
-                  if o["status"] != "scored"]
-    first = run_out[0]
-    for r in card.results:
-        if r.checks.outcome != Outcome.usable:
-            entry_verdicts.append(_not_sent(0.0, r))
-            continue
-        if r.entry_id not in paragraphs:
-            entry_verdicts.append(JudgeVerdict(status="not_sent", score=None, attempts=0,
-                                               justification="not a paragraph of the checkpoint benchmark"))
-            continue
-        if first["status"] != "scored":
-            entry_verdicts.append(JudgeVerdict(status="judge_failed", score=None, attempts=first["attempts"],
-                                               raw_answer=(first["raw"][-1] if first["raw"] else None) or "",
-                                               justification=f"checkpoint judge failed on this translation: "
-                                                             f"{str(first.get('reason'))[:300]}"))
-            continue
-        pids = by_para.get(r.entry_id, [])
-        if not pids:
-            entry_verdicts.append(JudgeVerdict(status="not_sent", score=None, attempts=0, justification=(
-                "no key point addresses this paragraph (it was shown to the judge as context)")))
-            continue
-        subs = {pid: 1.0 if first["verdicts"][pid][0] else 0.0 for pid in pids}
-        flags = sorted({f"{pid}:fail" for pid in pids if not first["verdicts"][pid][0]})
-        if any(a == r.entry_id for a, _ in first["additions"]):
-            flags.append("ADDITION")
-        if any(a == r.entry_id for a, _ in first["untranslated"]):
-            flags.append("UNTRANSLATED")
-        reasons = sorted({f"{pid}: {first['verdicts'][pid][1]}" for pid in pids if not first["verdicts"][pid][0]})
-        entry_verdicts.append(JudgeVerdict(
-            status="scored", score=100.0 * statistics.fmean(subs.values()), subscores=subs,
-            flags=flags, justification="; ".join(reasons)[:1000] or None, attempts=first["attempts"]))
-    extra = {"run_scores": scores, "failed_raw_answers": failed_raw,
-             "bench": f"{bench.manifest.id}@{bench.key_sha256[:12]}"}
-    return entry_verdicts, {"mean": mean, "spread": spread, "breakdown": breakdown, "extra": extra, "runs": runs,
-                            "n_runs_failed": len(run_out) - len(scored_runs)}
 
 
 def render_check(kind: str, prompt: JudgePrompt, bench: cp.Bench | None = None) -> None:
@@ -437,6 +285,85 @@ async def check_families_before_translating(judge_specs: list[str], translator_m
                                     translator_family=translator_family)
 
 
+@dataclass(frozen=True)
+class _Session:
+    """What every judge of one :func:`run_judges_async` call shares: the card and its judge items, the store, the
+    loaded checkpoint benchmark (None without the checkpoints judge), the endpoint's card fields, the prices (USD per
+    1M tokens in / out) and the call's options."""
+
+    card: RunCard
+    items: dict[int, JudgeItem]
+    store: JudgeStore
+    bench: cp.Bench | None
+    endpoint: dict[str, Any]
+    prices: tuple[float | None, float | None]
+    max_attempts: int
+    max_tokens: int | None
+    concurrency: int
+    runs: int | None
+    progress: Progress | None
+
+
+def _bench_for_card(card: RunCard, kinds: list[str], bench: str | Path | None) -> cp.Bench | None:
+    """The checkpoint benchmark, loaded and checked against the card's corpus, when ``checkpoints`` is among
+    ``kinds``; else None. Raises: ConfigError (no ``--bench``), InputError (bad folder, another corpus)."""
+    if "checkpoints" not in kinds:
+        return None
+    if bench is None:
+        raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
+                          fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
+    loaded = cp.load_bench(bench)
+    loaded.check_corpus(card.dataset.sha256, f"the card's corpus {card.dataset.id}")
+    return loaded
+
+
+def _entry_aggregate(judge_cls: Any, card: RunCard, items: dict[int, JudgeItem],
+                     verdicts: list[JudgeVerdict]) -> tuple[float | None, dict[str, dict[str, float]]]:
+    """A per-entry judge's ``(mean, breakdown)``: the judge's own breakdown of the sent entries, plus
+    ``breakdown['mean']`` (``n_scored``; ``scored_only``, the mean over scored entries, when there is one); ``mean``
+    over the judged cells (scored, and not_sent at the worst value; judge failures excluded), None when none."""
+    judge = judge_cls()
+    sent = [(items[r.entry_id], v) for r, v in zip(card.results, verdicts) if v.status != "not_sent"]
+    breakdown = judge.summarize(sent)
+    scored = [v.score for v in verdicts if v.status == "scored" and v.score is not None]
+    breakdown["mean"] = {"n_scored": float(len(scored))}
+    if scored:  # absent, never 0, when nothing was scored (0 would read as a clean MQM score)
+        breakdown["mean"]["scored_only"] = statistics.fmean(scored)
+    mean = _mean([v.score for v in verdicts if v.score is not None])  # judge failures excluded
+    return mean, breakdown
+
+
+async def _judge_kind(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, client: Any,
+                      fam: FamilyCheck) -> tuple[list[JudgeVerdict], JudgeSummary]:
+    """One judge over the card: its verdicts (one per result, in order) and its summary. The checkpoints judge's
+    prompt hash covers the template and the key; it judges every translation replicate (:func:`run_checkpoints`).
+    Raises: ConfigError (``runs`` differs from the card's ``method.runs`` for checkpoints), BackendError."""
+    judge_cls = REGISTRY[spec.kind]
+    prompt_sha = prompt.sha256
+    if spec.kind == "checkpoints":
+        assert s.bench is not None
+        prompt_sha = sha256_hex(canonical_bytes({"template": prompt.sha256, "key": s.bench.key_sha256}))
+    caller = Caller(spec, prompt_sha, client, s.store, s.max_tokens or judge_cls.default_max_tokens,
+                    s.endpoint["endpoint_host_sha256"])
+    common = {"max_attempts": s.max_attempts, "endpoint": s.endpoint, "prices": s.prices}
+    if spec.kind == "checkpoints":
+        assert s.bench is not None
+        if s.runs is not None and s.runs != s.card.method.runs:
+            raise ConfigError(f"the checkpoints judge judges each translation replicate once (BookTrans); "
+                              f"this card has {s.card.method.runs}, not {s.runs}", field="--runs",
+                              fix=f"translate with `mtboard run … --runs {s.runs}` and judge that card, or drop "
+                                  "--runs")
+        verdicts, agg = await run_checkpoints(spec, s.card, s.bench, caller, prompt, s.max_attempts, s.progress)
+        return verdicts, _summary(spec, judge_cls, prompt_sha, fam, caller, verdicts, mean=agg["mean"],
+                                  spread=agg["spread"], breakdown=agg["breakdown"], runs=agg["runs"],
+                                  extra=agg["extra"], **common)
+    verdicts = await _run_entry_judge(spec, s.card, s.items, caller, prompt, s.max_attempts, s.concurrency,
+                                      s.progress)
+    mean, breakdown = _entry_aggregate(judge_cls, s.card, s.items, verdicts)
+    return verdicts, _summary(spec, judge_cls, prompt_sha, fam, caller, verdicts, mean=mean, spread=None,
+                              breakdown=breakdown, runs=1, **common)
+
+
 async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str], *, workdir: Path,
                            allow_self_judge: bool, client_factory: Callable[[], Any] | None = None,
                            runs: int | None = None, bench: str | Path | None = None,
@@ -483,24 +410,17 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     specs = preflight(judge_specs, translator_models=translator_models, allow_self_judge=allow_self_judge,
                       bench=bench, need_endpoint=client_factory is None, judge_family=judge_family,
                       base_url=base_url, translator_family=translator_family)
-    kinds = [s.kind for s in specs]
-    translator_is_llm = card.method.prompt_format != "raw"
-    loaded_bench = None
-    if "checkpoints" in kinds:
-        if bench is None:
-            raise ConfigError("the checkpoints judge needs a benchmark folder", field="--bench",
-                              fix="pass --bench DIR (a folder with bench.json, its corpus and key)")
-        loaded_bench = cp.load_bench(bench)
-        loaded_bench.check_corpus(card.dataset.sha256, f"the card's corpus {card.dataset.id}")
+    loaded_bench = _bench_for_card(card, [s.kind for s in specs], bench)
     prompts = {s.kind: load_judge_prompt(REGISTRY[s.kind].prompt_name) for s in specs}
     store = JudgeStore(Path(workdir))
     items = _items(card, corpus)
     factory = client_factory or (lambda: default_client_factory(concurrency, base_url))
     client = factory()
-    base_url = getattr(client, "base_url", None)
     endpoint = {"api_provider": getattr(client, "api_provider", None),
-                "endpoint_host_sha256": endpoint_host_sha256(base_url)}
-    prices = (price_in_per_mtok, price_out_per_mtok)
+                "endpoint_host_sha256": endpoint_host_sha256(getattr(client, "base_url", None))}
+    session = _Session(card=card, items=items, store=store, bench=loaded_bench, endpoint=endpoint,
+                       prices=(price_in_per_mtok, price_out_per_mtok), max_attempts=max_attempts,
+                       max_tokens=max_tokens, concurrency=concurrency, runs=runs, progress=progress)
     new_verdicts: dict[str, list[JudgeVerdict]] = {}
     summaries: dict[str, JudgeSummary] = {}
     entered = hasattr(client, "__aenter__")
@@ -508,45 +428,11 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
         client = await client.__aenter__() or client
     try:
         fams = await check_families(specs, client, translator_models, allow_self_judge=allow_self_judge,
-                                    translator_is_llm=translator_is_llm, judge_family=judge_family,
+                                    translator_is_llm=card.method.prompt_format != "raw", judge_family=judge_family,
                                     translator_family=translator_family)
         for spec in specs:
-            judge_cls = REGISTRY[spec.kind]
-            prompt = prompts[spec.kind]
-            prompt_sha = prompt.sha256
-            if spec.kind == "checkpoints":
-                assert loaded_bench is not None
-                prompt_sha = sha256_hex(canonical_bytes({"template": prompt.sha256, "key": loaded_bench.key_sha256}))
-            caller = Caller(spec, prompt_sha, client, store, max_tokens or judge_cls.default_max_tokens,
-                             endpoint["endpoint_host_sha256"])
-            if spec.kind == "checkpoints":
-                if runs is not None and runs != card.method.runs:
-                    raise ConfigError(f"the checkpoints judge judges each translation replicate once (BookTrans); "
-                                      f"this card has {card.method.runs}, not {runs}", field="--runs",
-                                      fix=f"translate with `mtboard run … --runs {runs}` and judge that card, or drop "
-                                          "--runs")
-                verdicts, agg = await _run_checkpoints(spec, card, loaded_bench, caller, prompt, max_attempts,
-                                                       progress)
-                summary = _summary(spec, judge_cls, prompt_sha, fams[spec.kind], caller, verdicts,
-                                   mean=agg["mean"], spread=agg["spread"], breakdown=agg["breakdown"],
-                                   max_attempts=max_attempts, runs=agg["runs"], endpoint=endpoint, prices=prices,
-                                   extra=agg["extra"])
-            else:
-                verdicts = await _run_entry_judge(spec, card, items, caller, prompt, max_attempts, concurrency,
-                                                  progress)
-                judge = judge_cls()
-                sent = [(items[r.entry_id], v) for r, v in zip(card.results, verdicts) if v.status != "not_sent"]
-                breakdown = judge.summarize(sent)
-                scored = [v.score for v in verdicts if v.status == "scored" and v.score is not None]
-                breakdown["mean"] = {"n_scored": float(len(scored))}
-                if scored:  # absent, never 0, when nothing was scored (0 would read as a clean MQM score)
-                    breakdown["mean"]["scored_only"] = statistics.fmean(scored)
-                mean = _mean([v.score for v in verdicts if v.score is not None])  # judge failures excluded
-                summary = _summary(spec, judge_cls, prompt_sha, fams[spec.kind], caller, verdicts, mean=mean,
-                                   spread=None, breakdown=breakdown, max_attempts=max_attempts, runs=1,
-                                   endpoint=endpoint, prices=prices)
-            new_verdicts[spec.kind] = verdicts
-            summaries[spec.kind] = summary
+            new_verdicts[spec.kind], summaries[spec.kind] = await _judge_kind(session, spec, prompts[spec.kind],
+                                                                              client, fams[spec.kind])
             store.write_log(spec.kind)
     finally:
         if entered:

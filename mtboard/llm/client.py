@@ -207,6 +207,45 @@ def _add_usage(a: Usage, b: Usage | None) -> Usage:
                  cached_tokens=a.cached_tokens + b.cached_tokens, reported=True)
 
 
+@dataclass
+class _Exchange:
+    """One request's attempts so far (:meth:`LLMClient.complete`): the body actually sent and its encoding, whether
+    it streams, usage summed over attempts, the attempt log, rate-limit waits ``[start, end]`` (epoch seconds), the
+    summed attempt durations (s), the last attempt, and the counters of the retry policy."""
+
+    body: dict[str, Any]
+    path: str
+    payload: bytes
+    stream: bool
+    usage: Usage = field(default_factory=lambda: Usage(reported=False))
+    """Until an answer carries usage: then the provider's cost is unknown, not $0."""
+    log: list[dict[str, Any]] = field(default_factory=list)
+    waits: list[list[float]] = field(default_factory=list)
+    busy: float = 0.0
+    att: _Attempt | None = None
+    attempt: int = 0
+    failures: int = 0
+    """Transport failures that count against ``max_retries`` (rate limits do not)."""
+    limited: int = 0
+    limited_since: float | None = None
+    gave_up: str | None = None
+
+
+def _exchange_for(req: LLMRequest) -> _Exchange | LLMResult:
+    """The request's body, encoded once and reused by every attempt; or, when it does not encode, the fatal
+    ``backend`` result (0 attempts): a configuration error, NaN/Infinity or a non-JSON value in the body."""
+    try:
+        body = req.body()
+        path = req.path
+        payload = _encode(body)  # encoded once, reused by every attempt
+    except ConfigError as exc:
+        return LLMResult(text=None, error=exc.one_line(), error_kind=ErrorKind.backend, attempts=0, fatal=True)
+    except (TypeError, ValueError) as exc:  # NaN/Infinity or a non-JSON value in the body
+        return LLMResult(text=None, error=f"request body is not JSON: {exc}"[:300], error_kind=ErrorKind.backend,
+                         attempts=0, fatal=True)
+    return _Exchange(body=body, path=path, payload=payload, stream=req.stream)
+
+
 class LLMClient:
     """Async OpenAI-compatible client. ``await client.complete(LLMRequest(...)) -> LLMResult``; never raises for
     per-request failures. Construct with :meth:`from_env` (``OPENAI_BASE_URL``/``OPENAI_API_KEY`` or the
@@ -519,98 +558,120 @@ class LLMClient:
         when none is announced — closes a gate that holds back every request of this client, and the request asks
         again, until it has been rate-limited for ``rate_limit_deadline_s``.
 
+        Phases: encode the body once (:func:`_exchange_for`; a body that does not encode is a fatal ``backend``
+        failure with 0 attempts), then send (:meth:`_send`) and decide whether to ask again (:meth:`_ask_again`)
+        until an attempt is not a transport failure or the retries or the rate-limit deadline are spent, then the
+        result of the last attempt (:meth:`_result`).
+
         Returns: LLMResult with usage summed over attempts and ``latency_s`` = the summed duration of the attempts
         (queueing and backoff sleeps excluded); ``rate_limit_waits`` lists the wall-clock intervals it waited.
         """
-        try:
-            body = req.body()
-            path = req.path
-            payload = _encode(body)  # encoded once, reused by every attempt
-        except ConfigError as exc:
-            return LLMResult(text=None, error=exc.one_line(), error_kind=ErrorKind.backend, attempts=0, fatal=True)
-        except (TypeError, ValueError) as exc:  # NaN/Infinity or a non-JSON value in the body
-            return LLMResult(text=None, error=f"request body is not JSON: {exc}"[:300], error_kind=ErrorKind.backend,
-                             attempts=0, fatal=True)
-        usage = Usage(reported=False)  # until an answer carries usage: then the provider's cost is unknown, not $0
-        log: list[dict[str, Any]] = []
-        waits: list[list[float]] = []
-        busy = 0.0
-        att: _Attempt | None = None
-        attempt = 0
-        failures = 0  # transport failures that count against max_retries (rate limits do not)
-        limited = 0
-        limited_since: float | None = None
-        gave_up: str | None = None
-        stream = req.stream
+        ex = _exchange_for(req)
+        if isinstance(ex, LLMResult):
+            return ex
         while True:
-            attempt += 1
-            await self._through_gate(waits)
-            async with self._sem:
-                async with (self._stream_sem if stream and self._stream_sem is not None
-                            else contextlib.nullcontext()):
-                    t0 = time.monotonic()
-                    att = await self._attempt(req, path, payload, stream=stream)
-                    elapsed = time.monotonic() - t0
-            busy += elapsed
-            usage = _add_usage(usage, att.answer.usage if att.answer is not None else None)
-            v = att.verdict
-            entry = {"attempt": attempt, "status": att.status, "outcome": v.outcome, "error": v.error,
-                     "elapsed_s": round(elapsed, 4), "retry_after_s": v.retry_after_s, "sleep_s": None,
-                     "stream": stream}
-            log.append(entry)
-            if v.outcome != "transport":
+            entry = await self._send(req, ex)
+            if not await self._ask_again(ex, entry):
                 break
-            if v.rate_limited:
-                entry["rate_limited"] = True
-                self.rate_limited_responses += 1
-                limited += 1
-                now = time.monotonic()
-                limited_since = now if limited_since is None else limited_since
-                wait = self._rate_limit_wait(limited, v.retry_after_s)
-                spent = now - limited_since
-                if spent + wait > self.rate_limit_deadline_s:
-                    gave_up = (f"rate limited for {spent:.0f} s ({limited} answers); the next wait of {wait:.1f} s "
-                               f"would pass the rate-limit deadline of {self.rate_limit_deadline_s:g} s")
-                    break
-                entry["sleep_s"] = round(wait, 4)
-                self._close_gate(wait)
-                continue
-            failures += 1
-            if failures > self.max_retries:
-                break
-            if stream and att.empty_stream:
-                # A 200 stream with no event at all (llama-cpp-python does this for a prompt longer than its
-                # context): ask once more for the whole body, where the server can say why (e.g. HTTP 400
-                # "exceed context window" → input_truncated). The result records the body actually sent.
-                stream = False
-                body = {k: val for k, val in body.items() if k not in ("stream", "stream_options")}
-                payload = _encode(body)
-                entry["sleep_s"] = 0.0
-                continue
-            delay = self._backoff(failures, v.retry_after_s)
-            entry["sleep_s"] = round(delay, 4)
-            t_sleep = time.time()
-            await asyncio.sleep(delay)
-            if v.retry_after_s is not None:
-                waits.append([round(t_sleep, 3), round(time.time(), 3)])
+        return self._result(ex)
+
+    async def _send(self, req: LLMRequest, ex: _Exchange) -> dict[str, Any]:
+        """One attempt of ``ex``: through the rate-limit gate and the concurrency limits (and the streaming limit
+        for a stream), then the exchange; its duration, usage and log entry are added to ``ex``. Returns the log
+        entry (``sleep_s`` None until :meth:`_ask_again` decides)."""
+        ex.attempt += 1
+        await self._through_gate(ex.waits)
+        async with self._sem:
+            async with (self._stream_sem if ex.stream and self._stream_sem is not None
+                        else contextlib.nullcontext()):
+                t0 = time.monotonic()
+                ex.att = await self._attempt(req, ex.path, ex.payload, stream=ex.stream)
+                elapsed = time.monotonic() - t0
+        ex.busy += elapsed
+        ex.usage = _add_usage(ex.usage, ex.att.answer.usage if ex.att.answer is not None else None)
+        v = ex.att.verdict
+        entry = {"attempt": ex.attempt, "status": ex.att.status, "outcome": v.outcome, "error": v.error,
+                 "elapsed_s": round(elapsed, 4), "retry_after_s": v.retry_after_s, "sleep_s": None,
+                 "stream": ex.stream}
+        ex.log.append(entry)
+        return entry
+
+    async def _ask_again(self, ex: _Exchange, entry: dict[str, Any]) -> bool:
+        """After an attempt: False when it was not a transport failure, the rate-limit deadline would pass, or the
+        transport failures pass ``max_retries``. Else True, after closing the rate-limit gate (rate limited),
+        dropping streaming (a 200 stream with no event: the next attempt asks for the whole body, where the server
+        can say why) or sleeping the backoff (:meth:`_backoff`); ``entry['sleep_s']`` records the wait."""
+        assert ex.att is not None
+        v = ex.att.verdict
+        if v.outcome != "transport":
+            return False
+        if v.rate_limited:
+            return self._wait_out_rate_limit(ex, entry)
+        ex.failures += 1
+        if ex.failures > self.max_retries:
+            return False
+        if ex.stream and ex.att.empty_stream:
+            # A 200 stream with no event at all (llama-cpp-python does this for a prompt longer than its
+            # context): ask once more for the whole body, where the server can say why (e.g. HTTP 400
+            # "exceed context window" → input_truncated). The result records the body actually sent.
+            ex.stream = False
+            ex.body = {k: val for k, val in ex.body.items() if k not in ("stream", "stream_options")}
+            ex.payload = _encode(ex.body)
+            entry["sleep_s"] = 0.0
+            return True
+        delay = self._backoff(ex.failures, v.retry_after_s)
+        entry["sleep_s"] = round(delay, 4)
+        t_sleep = time.time()
+        await asyncio.sleep(delay)
+        if v.retry_after_s is not None:
+            ex.waits.append([round(t_sleep, 3), round(time.time(), 3)])
+        return True
+
+    def _wait_out_rate_limit(self, ex: _Exchange, entry: dict[str, Any]) -> bool:
+        """A rate-limited attempt (not a retry): count it, and close the gate for the announced wait (or a growing
+        backoff, :meth:`_rate_limit_wait`) — unless that wait would pass ``rate_limit_deadline_s`` counted from the
+        request's first rate-limited answer: then record why in ``ex.gave_up`` and return False."""
+        assert ex.att is not None
+        v = ex.att.verdict
+        entry["rate_limited"] = True
+        self.rate_limited_responses += 1
+        ex.limited += 1
+        now = time.monotonic()
+        ex.limited_since = now if ex.limited_since is None else ex.limited_since
+        wait = self._rate_limit_wait(ex.limited, v.retry_after_s)
+        spent = now - ex.limited_since
+        if spent + wait > self.rate_limit_deadline_s:
+            ex.gave_up = (f"rate limited for {spent:.0f} s ({ex.limited} answers); the next wait of {wait:.1f} s "
+                          f"would pass the rate-limit deadline of {self.rate_limit_deadline_s:g} s")
+            return False
+        entry["sleep_s"] = round(wait, 4)
+        self._close_gate(wait)
+        return True
+
+    @staticmethod
+    def _result(ex: _Exchange) -> LLMResult:
+        """The request's result from its last attempt: ``attempts`` counts the attempts that were not rate limited
+        (at least 1); a transport failure never keeps partial text, and its error says after how many attempts (or
+        why the rate-limit deadline ended it)."""
+        att = ex.att
         assert att is not None
         v = att.verdict
         ans = att.answer
         result = LLMResult(text=v.text, finish_reason=ans.finish_reason if ans else None, reasoning=v.reasoning,
                            raw_text=ans.text if ans is not None and v.text is not None else None,
-                           usage=usage, attempts=max(1, attempt - limited), latency_s=busy,
+                           usage=ex.usage, attempts=max(1, ex.attempt - ex.limited), latency_s=ex.busy,
                            model_id=ans.model_id if ans else None,
-                           raw_request=body, raw_response=att.raw, attempt_log=log, status_code=att.status,
+                           raw_request=ex.body, raw_response=att.raw, attempt_log=ex.log, status_code=att.status,
                            fatal=v.fatal, stop_cut=ans.stop_cut if ans else None,
-                           uncut_text=ans.uncut_text if ans else None, rate_limit_waits=waits)
+                           uncut_text=ans.uncut_text if ans else None, rate_limit_waits=ex.waits)
         if v.outcome != "ok":
             result.error, result.error_kind = v.error, v.error_kind
             if v.outcome == "transport":
                 result.text = result.raw_text = None  # a failed exchange is never partial success
-                if gave_up is not None:
-                    result.error = f"{v.error} ({gave_up})"[:600]
-                elif attempt > 1:
-                    result.error = f"{v.error} (after {attempt} attempts)"
+                if ex.gave_up is not None:
+                    result.error = f"{v.error} ({ex.gave_up})"[:600]
+                elif ex.attempt > 1:
+                    result.error = f"{v.error} (after {ex.attempt} attempts)"
         return result
 
     # ---------------------------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from pathlib import Path
 from mtboard.score.metrics import bootstrap
 from mtboard.core.documents import atomic_write
 from mtboard.core.errors import ConfigError, InputError
-from mtboard.site import boardpages, officialpages, render, sweeps, tables
+from mtboard.site import boardpages, officialpages, portrait, render, sweeps, tables
 from mtboard.site import boards as boards_view
 from mtboard.site.load import Rejected, load_inputs
 
@@ -131,7 +131,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     boards = tables.build_leaderboards(inputs, resamples=resamples)
     boards_view.attach_methods(boards)  # one row per method (issue 12): before any page shows a rank
     officialpages.attach_gold_links(boards, off_boards)
-    portraits = tables.build_portraits(boards)
+    portraits = portrait.build_portraits(boards)
     t2 = time.perf_counter()
     stamp = build_time or _build_time()
     pages = render.render_pages(inputs, boards, portraits, stamp)

@@ -1,5 +1,9 @@
-"""The failure portrait's fold (issue 12 item 5; design note "Model portrait"): one line per run with its main
-failure modes and their rates beside the field median, and the runs grouped by prompt and condition.
+"""A model's failure portrait (``models/<slug>.md``; design note "Model portrait"): :func:`build_portraits` gathers
+every run of a model slug over every dataset — outcomes and flags, error kinds, the domains where it trails the
+field most, MQM severities and classes, checkpoint areas, rubric flags and the entries it loses most against the
+field's median — into one :class:`Portrait`; :func:`summaries` and :func:`groups` make the fold above it (issue 12
+item 5): one line per run with its main failure modes and their rates beside the field median, and the runs grouped
+by prompt and condition.
 
 A *failure mode* is a mechanical outcome other than ``usable`` (``no_usable_output``, ``source_untranslated``) or a
 mechanical flag (``flag:<rule>``, e.g. an output with commentary), counted over the run's development entries; its
@@ -11,12 +15,159 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 from mtboard.site.load import LoadedCard
-from mtboard.site.tables import Leaderboard, is_reference, method_name, run_page
+from mtboard.site.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_chrf
 
 TOP_MODES = 3
+WORST_DOMAINS = 8
+"""Domain rows a portrait shows (the largest deficits against the field first)."""
+LOSSES = 20
+"""Entries a portrait shows (the largest sentence chrF++ deficits against the field's median first)."""
+
+
+@dataclass
+class Portrait:
+    """One model slug's failure portrait over all its runs (every dataset). Shares are of ``n_entries``; chrF++
+    values are 0–100; lists are in the order the page shows them."""
+
+    slug: str
+    page: str
+    """The portrait's page (:func:`mtboard.site.tables.model_page`)."""
+    runs: list[dict[str, Any]]
+    """Per run, in board order: label, href, lb (board page), composite, chrf, errors, n (entries), pair."""
+    outcomes: list[tuple[str, int, float]]
+    """(outcome or flag, count, share of entries)."""
+    error_kinds: list[tuple[str, int]]
+    worst_domains: list[dict[str, Any]]
+    """Up to :data:`WORST_DOMAINS` (run, domain, chrf, field median, delta, n, href), most negative delta first."""
+    mqm_severity: list[tuple[str, int]]
+    mqm_classes: list[tuple[str, int]]
+    checkpoint_areas: list[tuple[str, str, float]]
+    """(run label, area, value) from the checkpoints judge's breakdown."""
+    rubric_flags: list[tuple[str, int]]
+    losses: list[dict[str, Any]]
+    """Up to :data:`LOSSES` development entries below the field's entry median, most negative delta first."""
+    charts: list[dict[str, Any]]
+    """Per run with domain rows: its chrF++ and the field median per domain."""
+    n_entries: int
+
+
+@dataclass
+class _Gathered:
+    """What :func:`_portrait` collects over a model's runs before sorting."""
+
+    outcomes: Counter[str] = field(default_factory=Counter)
+    kinds: Counter[str] = field(default_factory=Counter)
+    severity: Counter[str] = field(default_factory=Counter)
+    classes: Counter[str] = field(default_factory=Counter)
+    flags: Counter[str] = field(default_factory=Counter)
+    areas: list[tuple[str, str, float]] = field(default_factory=list)
+    worst: list[dict[str, Any]] = field(default_factory=list)
+    losses: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    charts: list[dict[str, Any]] = field(default_factory=list)
+    n_entries: int = 0
+
+
+def build_portraits(boards: list[Leaderboard]) -> list[Portrait]:
+    """One portrait per model slug (sorted), aggregating its runs over every dataset (board order, then card
+    order)."""
+    by_model: dict[str, list[tuple[Leaderboard, LoadedCard]]] = defaultdict(list)
+    for lb in boards:
+        for lc in lb.cards:
+            by_model[lc.card.model_slug].append((lb, lc))
+    return [_portrait(slug, by_model[slug]) for slug in sorted(by_model)]
+
+
+def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrait:
+    """Gather every run of one model (:func:`_count_results`, :func:`_domain_rows`, :func:`_losses`), then sort:
+    counts by decreasing count then name (outcomes and error kinds by name), domains and losses by delta."""
+    g = _Gathered()
+    for lb, lc in pairs:
+        card = lc.card
+        label = f"{method_name(card)} on {lb.dataset_id} v{lb.version}"
+        g.runs.append({"label": label, "href": run_page(lc), "lb": lb.page, "composite": card.scores.composite,
+                       "chrf": card.scores.chrf_plus_plus, "errors": card.scores.errors,
+                       "n": len(card.results), "pair": lb.language_pair})
+        _count_results(g, lc)
+        cp = card.judges.get("checkpoints")
+        if cp is not None:
+            for area, value in sorted(cp.breakdown.get("area", {}).items()):
+                g.areas.append((label, area, value))
+        domain_rows = _domain_rows(lb, lc, label)
+        g.worst.extend(domain_rows)
+        if domain_rows:
+            g.charts.append({"run": label, "bars": [(d["domain"], d["chrf"], d["field"]) for d in domain_rows]})
+        g.losses.extend(_losses(lb, lc, label))
+    g.worst.sort(key=lambda d: (d["delta"], d["domain"], d["run"]))
+    losses = [x for x in g.losses if x["delta"] < 0]
+    losses.sort(key=lambda x: (x["delta"], x["run"], x["id"]))
+    n = g.n_entries
+    return Portrait(
+        slug, model_page(slug), g.runs, [(k, v, v / n if n else 0.0) for k, v in sorted(g.outcomes.items())],
+        sorted(g.kinds.items()), g.worst[:WORST_DOMAINS], _by_count(g.severity), _by_count(g.classes), g.areas,
+        _by_count(g.flags), losses[:LOSSES], g.charts, n)
+
+
+def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
+    """Counts by decreasing count, then name."""
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _count_results(g: _Gathered, lc: LoadedCard) -> None:
+    """Count one run's entries into ``g``: outcomes and flags, error kinds, GEMBA-MQM severities and categories,
+    rubric flags."""
+    for r in lc.card.results:
+        g.n_entries += 1
+        g.outcomes[f"outcome: {r.checks.outcome.value}"] += 1
+        for f in r.checks.flags:
+            g.outcomes[f"flag: {f.rule}"] += 1
+        if r.error_kind is not None:
+            g.kinds[r.error_kind.value] += 1
+        mqm = r.judgements.get("gemba-mqm")
+        if mqm is not None:
+            for err in mqm.errors:
+                g.severity[err.severity] += 1
+                g.classes[err.category] += 1
+        rub = r.judgements.get("rubric")
+        if rub is not None:
+            g.flags.update(rub.flags)
+
+
+def _domain_rows(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]:
+    """The run's chrF++ in each domain view of its board beside the median of the real systems there (reference
+    baselines excluded); views where the run or the field has no value are left out."""
+    rows = []
+    for view in lb.views[1:]:
+        mine = next((row for row in view.rows if row.lc is lc), None)
+        if mine is None or mine.chrf is None:
+            continue
+        field_vals = [row.chrf for row in view.rows if row.chrf is not None and not row.reference]
+        if not field_vals:
+            continue
+        med = float(statistics.median(field_vals))
+        rows.append({"run": label, "domain": view.domain, "chrf": mine.chrf, "field": med,
+                     "delta": mine.chrf - med, "n": view.n_entries, "href": view.page})
+    return rows
+
+
+def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]:
+    """Every development entry of the run with a field median (``lb.field_entry_median``): its sentence chrF++
+    (:func:`mtboard.site.tables.sentence_chrf`, failures 0) beside that median, and the texts."""
+    out = []
+    for r in lc.card.results:
+        if r.segment != "development" or r.entry_id not in lb.field_entry_median:
+            continue
+        med = lb.field_entry_median[r.entry_id]
+        mine_s = sentence_chrf(r)
+        out.append({"run": label, "href": run_page(lc), "id": r.entry_id, "source": r.source,
+                    "reference": r.expected, "output": r.predicted, "chrf": mine_s, "field": med,
+                    "delta": mine_s - med, "outcome": r.checks.outcome.value,
+                    "domain": r.domain.value if r.domain else None})
+    return out
 
 
 def modes(lc: LoadedCard) -> tuple[Counter[str], int]:
@@ -47,7 +198,7 @@ def summaries(boards: list[Leaderboard]) -> dict[str, list[dict[str, Any]]]:
     composite ±CI, and the top :data:`TOP_MODES` failure modes as ``(mode, rate, field median, count)``."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for lb in boards:
-        field, n_field = _field(lb)
+        field_rates, n_field = _field(lb)
         rows = {r.lc.page_id: r for r in lb.views[0].rows} if lb.views else {}
         for lc in lb.cards:
             counts, n = modes(lc)
@@ -61,7 +212,7 @@ def summaries(boards: list[Leaderboard]) -> dict[str, list[dict[str, Any]]]:
                 "prompt": lc.card.method.prompt_name or "no prompt", "condition": lc.card.condition,
                 "baseline": is_reference(lc.card), "n": n, "n_field": n_field,
                 "modes": [(k, v / n if n else 0.0,
-                           statistics.median([f.get(k, 0.0) for f in field]) if field else None, v)
+                           statistics.median([f.get(k, 0.0) for f in field_rates]) if field_rates else None, v)
                           for k, v in top]})
     return out
 

@@ -20,7 +20,8 @@ from mtboard.core.schema import MethodRecord, RunCard
 from mtboard.site import charts, compare, fmt, items, portrait, runpage, tables
 from mtboard.site.judges import build_judges_page
 from mtboard.site.load import Inputs
-from mtboard.site.tables import COLUMNS, Leaderboard, Portrait
+from mtboard.site.portrait import Portrait
+from mtboard.site.tables import COLUMNS, Leaderboard
 
 
 def _env() -> Environment:

@@ -29,7 +29,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from mtboard.review import community as rv
-from mtboard.core.documents import load_card
+from mtboard.core import safejson
+from mtboard.core.documents import load_card, validate_model
 from mtboard.core.errors import MtboardError
 from mtboard.core.schema import ReviewersFile, ReviewRecord, RunCard
 from mtboard.validate.naming import DATASET_DIR_RE, SUBMISSIONS_DIR
@@ -91,22 +92,9 @@ def review_paths(root: Path) -> list[Path]:
     return sorted(out)
 
 
-def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = None) -> tuple[ReviewReport,
-                                                                                           ReviewRecord | None,
-                                                                                           RunCard | None]:
-    """Run every check of :data:`REVIEW_CHECKS` on one record. Never raises for problems in the file.
-
-    Args:
-        path: the record file.
-        root: repository root (holding ``reviews/`` and ``submissions/``).
-        reviewers: the reviewers list (default: read ``root/reviews/reviewers.yaml``; a broken list fails the
-            ``reviewers`` check of every record).
-
-    Returns: (report, the parsed record or None, the reviewed card or None).
-    """
-    where = safe_name(rel_path(path.absolute(), root.absolute()))
-    run = _Run(where)
-    # file ----------------------------------------------------------------------------------------------------------
+def _check_file(run: _Run, path: Path, root: Path) -> tuple[str, str] | None:
+    """``file``: the record lies at ``reviews/<dataset>/<card file stem>.yaml`` (allow-listed characters) and is a
+    regular file. Returns ``(dataset dir, file name)``, or None after a failure."""
     try:
         rel = path.absolute().relative_to((root / rv.REVIEWS_DIR).absolute()).parts
     except ValueError:
@@ -115,33 +103,40 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
             or not RUN_RE.match(rel[1][:-5])):
         run.fail("file", "a review record lives at reviews/<dataset id>/<card file stem>.yaml (allow-listed "
                          "characters)")
-        return run.report(), None, None
+        return None
     if path.is_symlink() or not path.is_file():
         run.fail("file", "not a regular file (links are refused)")
-        return run.report(), None, None
+        return None
     run.done("file")
-    # yaml, schema --------------------------------------------------------------------------------------------------
-    from mtboard.core import safejson  # noqa: PLC0415
-    from mtboard.core.documents import validate_model  # noqa: PLC0415
+    return rel[0], rel[1]
 
+
+def _read_record(run: _Run, path: Path, where: str) -> ReviewRecord | None:
+    """``yaml`` (safe YAML within :data:`mtboard.review.community.MAX_REVIEW_BYTES`; messages name ``where``, not
+    the absolute path) and ``schema`` (:class:`~mtboard.core.schema.ReviewRecord`). None after a failure."""
     try:
         data = safejson.load_yaml(path, max_bytes=rv.MAX_REVIEW_BYTES)
     except MtboardError as exc:
         run.fail("yaml", error_text(exc).replace(str(path), where))
-        return run.report(), None, None
+        return None
     run.done("yaml")
     try:
         record = validate_model(ReviewRecord, data, where)
     except MtboardError as exc:
         run.fail("schema", exc.problem, exc.field)
-        return run.report(), None, None
+        return None
     run.done("schema")
-    # path ----------------------------------------------------------------------------------------------------------
+    return record
+
+
+def _check_card(run: _Run, record: ReviewRecord, rel: tuple[str, str], root: Path) -> RunCard | None:
+    """``path`` (the record's ``card`` is ``<dataset>/<run>.json`` of its own path) and ``card`` (that card exists
+    under ``submissions/``, reads, and its ``run_card_hash`` is the record's). Returns the card, or None when it is
+    missing, unreadable or another card."""
     expected = f"{rel[0]}/{rel[1][:-5]}.json"
     if record.card != expected:
         run.fail("path", f"card names another run than the file's own path ({expected})", "$.card")
     run.done("path")
-    # card ----------------------------------------------------------------------------------------------------------
     card_path = root / SUBMISSIONS_DIR / expected
     card = None
     if not card_path.is_file() or card_path.is_symlink():
@@ -156,12 +151,13 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
                          "review, or the record reviews another card)", "$.run_card_hash")
         card = None
     run.done("card")
-    if card is None:
-        run.skip_rest("no matching card")
-        return run.report(), record, None
-    # entries -------------------------------------------------------------------------------------------------------
+    return card
+
+
+def _check_entries(run: _Run, record: ReviewRecord, card: RunCard, bad_reviewers: set[str]) -> None:
+    """``entries``: every rated id is a public entry of the card; no reviewer rates an entry twice or appears twice.
+    Offending reviewers (lower-cased) are added to ``bad_reviewers``."""
     public = {r.entry_id for r in rv.reviewable(card)}
-    bad_reviewers: set[str] = set()
     seen_reviewers: Counter = Counter(r.reviewer.lower() for r in record.reviews)
     for i, review in enumerate(record.reviews):
         if seen_reviewers[review.reviewer.lower()] > 1:
@@ -179,7 +175,12 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
                          f"$.reviews[{i}].ratings[{j}].entry_id")
                 bad_reviewers.add(review.reviewer.lower())
     run.done("entries")
-    # sample --------------------------------------------------------------------------------------------------------
+
+
+def _check_sample(run: _Run, record: ReviewRecord, card: RunCard, bad_reviewers: set[str]) -> None:
+    """``sample``: sample_size ≥ :data:`~mtboard.review.community.MIN_REVIEWED`, the project's seed, and each review
+    rates exactly the seeded stratified sample (:func:`mtboard.review.community.sample_entries` redrawn with the
+    record's seed and size). Offending reviewers (lower-cased) are added to ``bad_reviewers``."""
     if record.sample_size < rv.MIN_REVIEWED:
         run.fail("sample", f"sample_size {record.sample_size} is under {rv.MIN_REVIEWED} (spec §7.3; "
                            f"`mtboard review sample` draws {rv.MIN_REVIEWED} by default)", "$.sample_size")
@@ -204,14 +205,20 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
                      f"$.reviews[{i}].ratings")
             bad_reviewers.add(review.reviewer.lower())
     run.done("sample")
-    # reviewers -----------------------------------------------------------------------------------------------------
+
+
+def _check_reviewers(run: _Run, record: ReviewRecord, card: RunCard, reviewers: ReviewersFile | None, root: Path,
+                     bad_reviewers: set[str]) -> bool:
+    """``reviewers``: every reviewer is listed in ``reviews/reviewers.yaml`` for the card's target language (the
+    list is read from ``root`` when ``reviewers`` is None). Unlisted reviewers (lower-cased) are added to
+    ``bad_reviewers``. Returns False when the list does not read (the check failed; nobody is accepted)."""
     if reviewers is None:
         try:
             reviewers = rv.load_reviewers(root / rv.REVIEWS_DIR / rv.REVIEWERS_FILE,
                                           f"{rv.REVIEWS_DIR}/{rv.REVIEWERS_FILE}")
         except MtboardError as exc:
             run.fail("reviewers", f"{rv.REVIEWS_DIR}/{rv.REVIEWERS_FILE} does not read: {exc.problem}")
-            return run.report(), record, card
+            return False
     lang = card.dataset.target_language
     for i, review in enumerate(record.reviews):
         if not rv.listed_for(reviewers, review.reviewer, lang):
@@ -219,6 +226,41 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
                                   "(a maintainer lists reviewers)", f"$.reviews[{i}].reviewer")
             bad_reviewers.add(review.reviewer.lower())
     run.done("reviewers")
+    return True
+
+
+def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = None) -> tuple[ReviewReport,
+                                                                                           ReviewRecord | None,
+                                                                                           RunCard | None]:
+    """Run every check of :data:`REVIEW_CHECKS` on one record, in order; a check whose inputs are broken is skipped
+    with the reason. Never raises for problems in the file.
+
+    Args:
+        path: the record file.
+        root: repository root (holding ``reviews/`` and ``submissions/``).
+        reviewers: the reviewers list (default: read ``root/reviews/reviewers.yaml``; a broken list fails the
+            ``reviewers`` check of every record).
+
+    Returns: (report, the parsed record or None, the reviewed card or None). The report's ``accepted`` lists the
+    reviewers no check faulted (empty when the reviewers list does not read).
+    """
+    where = safe_name(rel_path(path.absolute(), root.absolute()))
+    run = _Run(where)
+    rel = _check_file(run, path, root)
+    if rel is None:
+        return run.report(), None, None
+    record = _read_record(run, path, where)
+    if record is None:
+        return run.report(), None, None
+    card = _check_card(run, record, rel, root)
+    if card is None:
+        run.skip_rest("no matching card")
+        return run.report(), record, None
+    bad_reviewers: set[str] = set()
+    _check_entries(run, record, card, bad_reviewers)
+    _check_sample(run, record, card, bad_reviewers)
+    if not _check_reviewers(run, record, card, reviewers, root, bad_reviewers):
+        return run.report(), record, card
     accepted = [r.reviewer for r in record.reviews if r.reviewer.lower() not in bad_reviewers]
     return run.report(accepted), record, card
 
