@@ -37,33 +37,10 @@ from mtboard.inputs.tools import parse_tools
 from mtboard.inputs.prompts import Prompt, load_prompt
 from mtboard.run.report import REPORT, write_report
 from mtboard.inputs.runspec import DatasetIdentity, RunSpec, endpoint_host_sha256
-from mtboard.core.schema import (BackendFacts, Entry, MethodClass, RunCard, Segment,
-                            TranslationRecord)
-from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, RunSettings, Translated
+from mtboard.core.schema import BackendFacts, Entry, MethodClass, RunCard, TranslationRecord
+from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, Translated
+from mtboard.run.settings import RunSettings
 from mtboard.run.workdir import INCOMPLETE_KINDS, WorkDir
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Backend options (--backend-opt KEY=VALUE)
-
-
-def parse_backend_opts(items: list[str] | None) -> dict[str, str]:
-    """``["n_ctx=4096", "server=llama-cpp-python"]`` → ``{"n_ctx": "4096", "server": "llama-cpp-python"}``.
-
-    Values stay strings here; the backend's ``Options`` model (:meth:`Backend.parse_options`) checks and converts
-    them in :func:`prepare`. Raises: ConfigError for an item without ``KEY=`` or a key given twice.
-    """
-    out: dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"--backend-opt {item!r} is not KEY=VALUE", field="--backend-opt",
-                              fix="write e.g. --backend-opt n_ctx=4096 (repeat the option for more settings)")
-        if key in out:
-            raise ConfigError(f"--backend-opt {key} given twice", field="--backend-opt", fix="give each key once")
-        out[key] = value.strip()
-    return out
 
 
 def judge_specs(value: str | list[str] | None) -> list[str]:
@@ -120,24 +97,13 @@ def prepare(settings: RunSettings) -> Plan:
     (:func:`mtboard.inputs.prices.price_table_for`) and the target language's BLEU tokenizer (``ja-mecab`` needs an extra).
     :func:`preflight_judges` does the same for the judges.
 
-    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers, a template that cannot render,
-    a missing tokenizer extra), InputError (corpus, price table).
+    Raises: ConfigError (unknown backend/prompt/backend option, a segment the corpus lacks, a template that cannot
+    render, a missing tokenizer extra), InputError (corpus, price table). The settings' ranges and segment were
+    checked when :class:`~mtboard.run.settings.RunSettings` was built.
     """
     method = parse_method(settings.method)
     backend_cls = get_backend(method.backend)
-    if settings.runs < 1:
-        raise ConfigError("--runs must be at least 1", field="--runs")
-    if settings.max_tokens < 1:
-        raise ConfigError("--max-tokens must be at least 1", field="--max-tokens")
-    if settings.limit is not None and settings.limit < 1:
-        raise ConfigError("--limit must be at least 1", field="--limit")
-    if settings.concurrency is not None and settings.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1", field="--concurrency")
-    try:
-        segment = Segment(settings.segment)
-    except ValueError:
-        raise ConfigError(f"unknown segment {settings.segment!r}", field="--segment",
-                          fix=f"use one of {', '.join(s.value for s in Segment)}") from None
+    segment = settings.segment  # ranges and the segment are checked by RunSettings
     backend_cls.check_environment(settings.base_url)
     corpus, sha = load_corpus(settings.corpus_path)
     ds = corpus.dataset
@@ -600,4 +566,4 @@ def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutco
 
 
 __all__ = ["RunOutcome", "prepare", "translate_all", "check_complete", "build_card", "finish", "run", "make_requests",
-           "parse_backend_opts", "judge_specs", "preflight_judges"]
+           "judge_specs", "preflight_judges"]
