@@ -3,13 +3,15 @@ help the field's description and its range, so a setting is declared once — in
 checks and the library read the same field.
 
 :func:`model_options` decorates a command: the command names its own parameters (options that are not settings) and
-takes the settings as ``**settings``; the decorator gives it a ``__signature__`` with one typer parameter per field,
-which typer reads to build the command. How a field is spelt (flag, positional argument, metavar, no option) is in
-the field's ``json_schema_extra`` (:mod:`mtboard.run.settings` describes the keys).
+takes the settings as ``**kwargs`` (field name → value, for ``Model(**kwargs)``); the decorator gives it a
+``__signature__`` with one typer parameter per field, which typer reads to build the command. How a field is spelt
+(flag, positional argument, metavar, no option) is in the field's ``json_schema_extra`` (:mod:`mtboard.run.settings`
+describes the keys); a bool field that defaults to True is one flag, ``--no-NAME``.
 
 The type typer parses is the field's own for ``str``, ``int``, ``float``, ``bool`` and ``Path``; a list, tuple or
 mapping field is a repeatable string option; anything else (an enum, a type resolved later) is a string the model
-checks — so a bad value is the model's one-line ConfigError, not typer's usage error.
+checks. Ranges are shown in the help (``[>= 1]``) but not given to typer, so a bad value is the model's one-line
+ConfigError (``--runs must be at least 1``), not typer's usage error.
 """
 
 from __future__ import annotations

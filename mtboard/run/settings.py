@@ -12,8 +12,8 @@ spelt on the command line:
 * ``metavar``: what the help shows for the value (``N``, ``TOOL``);
 * ``cli: False``: no option (set by the CLI from the environment, or by library callers only).
 
-A bool field is a flag: ``--allow-incomplete``; one that defaults to True gets its negation too
-(``--early-gate/--no-early-gate``). A mapping field is given as repeatable ``KEY=VALUE`` strings
+A bool field is a flag: ``--allow-incomplete``; one that defaults to True is turned off by ``--no-`` and its name
+(``--no-early-gate``). A mapping field is given as repeatable ``KEY=VALUE`` strings
 (:func:`parse_backend_opts`); a list field is repeatable.
 
 Construction refuses a bad value with a :class:`~mtboard.core.errors.ConfigError` naming the option and the fix
@@ -197,6 +197,8 @@ def _problem(err: ErrorDetails) -> tuple[str, str, str | None]:
     opt, kind, value = option_name(name), err["type"], err.get("input")
     if kind == "extra_forbidden":
         return name, f"unknown run setting {name!r}", "use the names of RunSettings' fields (mtboard.run.settings)"
+    if name not in RunSettings.model_fields:  # not a field's error (the model has no whole-model validator today)
+        return name, err["msg"], "see mtboard run --help"
     if kind == "missing":
         return opt, f"{opt} is required", f"give {opt}"
     ranged = _range_problem(name, opt, kind, value)
