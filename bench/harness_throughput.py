@@ -154,7 +154,7 @@ async def _raw_socket(port: int, n: int, c: int) -> float:
 
 
 def _harness(base_url: str, corpus: Path, work: Path, c: int) -> tuple[float, float, int]:
-    from mtboard.run.plan import RunSettings
+    from mtboard.run.settings import RunSettings
     from mtboard.run.runner import prepare, translate_all
 
     plan = prepare(RunSettings(corpus_path=corpus, method="openai:bench", base_url=base_url, concurrency=c,

@@ -20,7 +20,7 @@ import pytest
 
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.llm import LLMClient, client as llm_client
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import run
 
 GGUF = "/models/gemma-3-270m-it-Q4_K_M.gguf"

@@ -17,7 +17,7 @@ from mtboard.backends import get_backend
 from mtboard.score.card import card_fingerprint_components, compute_fingerprint
 from mtboard.core.documents import card_json, load_card, seal
 from mtboard.core.errors import ConfigError
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import prepare
 from mtboard.core.schema import MethodClass, RunCard
 from mtboard.validate import make_context, validate_bytes

@@ -25,7 +25,8 @@ from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.core.documents import load_card
 from mtboard.llm import LLMClient, LLMRequest
 from mtboard.llm.policy import classify_status, parse_duration, parse_retry_after, rate_limit_wait
-from mtboard.run.plan import IncompleteRunError, RunSettings
+from mtboard.run.plan import IncompleteRunError
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import run, union_seconds
 from mtboard.core.schema import ErrorKind
 

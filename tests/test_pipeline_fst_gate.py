@@ -24,7 +24,7 @@ from mtboard.score.card import compute_fingerprint
 from mtboard.core.documents import card_json, seal
 from mtboard.core.errors import ConfigError
 from mtboard.run.fst_gate import Candidate, choose
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import prepare, run
 from mtboard.core.schema import MethodClass, RunCard
 from mtboard.validate import make_context, validate_bytes

@@ -14,7 +14,8 @@ import pytest
 
 from fake_openai_server import FakeServer
 from mtboard.core.documents import load_card
-from mtboard.run.plan import IncompleteRunError, RunSettings
+from mtboard.run.plan import IncompleteRunError
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import run
 from mtboard.run.workdir import WorkDir
 from mtboard.validate import make_context, validate_card

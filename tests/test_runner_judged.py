@@ -22,7 +22,7 @@ from judges_support import REPO, ScriptedServer
 from mtboard.score import fst
 from mtboard.cli.main import app
 from mtboard.core.documents import card_json, load_card
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import run
 from mtboard.validate import make_context, validate_card
 

@@ -19,8 +19,8 @@ from judges_support import REPO, ScriptedServer
 from mtboard.backends.base import get_backend
 from mtboard.cli.main import app
 from mtboard.core.errors import ConfigError
-from mtboard.run.plan import RunSettings
-from mtboard.run.runner import judge_specs, parse_backend_opts, prepare
+from mtboard.run.runner import judge_specs, prepare
+from mtboard.run.settings import RunSettings, parse_backend_opts
 
 ES = REPO / "corpora" / "mtb-en-es-dev.json"
 MQM_MINOR = 'Critical:\nno-error\nMajor:\nno-error\nMinor:\nstyle/awkward - "casa"\ncontextBehavior: unclear'

@@ -21,7 +21,7 @@ from fake_openai_server import FakeServer
 from mtboard.core.documents import load_card
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.inputs.prompts import prompts_dir
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import prepare
 
 SOURCES = ["Good morning.", "Open the file.", "Where is the station?", "Thank you."]

@@ -19,7 +19,7 @@ import pytest
 
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.core.documents import load_card
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import run
 from mtboard.run.workdir import WorkDir
 from mtboard.validate import make_context, validate_card

@@ -53,10 +53,8 @@ def test_split_method():
 
 def _run(tmp_path: Path, url: str, *extra: str, limit: int = 3):
     settings = runner.RunSettings(corpus_path=ES, method="openai:scripted-7b:low", base_url=url, limit=limit,
-                                  work_dir=tmp_path / "w", prompt="translate-chat", temperature=0.2, max_tokens=64)
-    for item in extra:
-        k, _, v = item.partition("=")
-        settings.backend_extra[k] = v
+                                  work_dir=tmp_path / "w", prompt="translate-chat", temperature=0.2, max_tokens=64,
+                                  backend_extra=list(extra))  # KEY=VALUE strings, as --backend-opt gives them
     plan = runner.prepare(settings)
     translated = asyncio.run(runner.translate_all(plan))
     card, source = runner.build_card(translated)

@@ -28,7 +28,7 @@ from mtboard.core.documents import card_json, load_card, loads_card
 from mtboard.score.metrics import bootstrap
 from mtboard.score.metrics.composite import composite, composite_array, entry_columns
 from mtboard.inputs.prices import Rates, load_prices
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.run.runner import run
 from mtboard.core.schema import Segment, Usage
 from mtboard.site import tables

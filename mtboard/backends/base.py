@@ -402,7 +402,8 @@ def _type_text(annotation: Any) -> str:
 
 
 def parse_method(text: str) -> MethodSpec:
-    """Parse ``backend:model[:effort]`` (:func:`mtboard.inputs.runspec.split_method`) and check the backend is registered.
+    """Parse ``backend:model[:effort]`` with the syntax's one parser (:func:`mtboard.inputs.runspec.split_method`)
+    and check it against the registry: the backend is registered and names a model unless it needs none.
 
     Raises: ConfigError for an unknown backend (with "did you mean" and the list) or an empty model where the
     backend needs one.

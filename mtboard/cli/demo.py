@@ -81,7 +81,7 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
     Raises: MtboardError when a run fails or a card does not validate (with the failing check named).
     """
     from mtboard.core.documents import load_card
-    from mtboard.run.plan import RunSettings
+    from mtboard.run.settings import RunSettings
     from mtboard.run.runner import run
     from mtboard.site import build_site
     from mtboard.validate import canonical_relpath, make_context, validate_card

@@ -62,7 +62,11 @@ class MethodSpec:
 def split_method(text: str) -> tuple[str, str, str | None]:
     """``backend:model[:effort]`` → ``(backend, model, effort)``: the first word is the backend; the last word is a
     reasoning effort only when it is one of :data:`EFFORTS` and a model precedes it; the rest is the model
-    (``openai:qwen3:8b:medium`` → ``("openai", "qwen3:8b", "medium")``)."""
+    (``openai:qwen3:8b:medium`` → ``("openai", "qwen3:8b", "medium")``).
+
+    The one parser of the method syntax: :func:`mtboard.backends.base.parse_method` adds the registry's checks to it
+    (a :class:`MethodSpec`), judge specs (:func:`mtboard.judges.base.parse_judge_spec`) and the sweep estimate use it
+    as it is. Never raises (an empty model is the caller's to refuse)."""
     parts = text.split(":")
     rest = parts[1:]
     effort = None

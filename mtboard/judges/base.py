@@ -1,9 +1,10 @@
 """Judge interface, judge-spec parsing, the judge registry, prompt files, languages and the self-judge family table.
 
 A judge spec is ``KIND=BACKEND:MODEL[:EFFORT]`` (issue 5), e.g. ``gemba-mqm=openai:gpt-4.1`` or
-``rubric=openai:qwen3:8b:medium``: ``KIND`` is a key of :data:`REGISTRY`; the model part follows the same rule as a
-method spec (:mod:`mtboard.backends.base`): the last word is a reasoning effort only when it is one of
-:data:`~mtboard.backends.base.EFFORTS`, everything between backend and effort is the model.
+``rubric=openai:qwen3:8b:medium``: ``KIND`` is a key of :data:`REGISTRY`; the part after ``=`` is a
+method spec, split by the method's own rule (:func:`mtboard.inputs.runspec.split_method`): the last word is a
+reasoning effort only when it is one of :data:`~mtboard.inputs.runspec.EFFORTS`, everything between backend and
+effort is the model.
 
 Model output is untrusted (ARCHITECTURE habit 7): every judge's ``parse`` is a pure function that either returns a
 verdict or raises :class:`JudgeParseError` (fail closed). Parse errors are data — recorded with the raw answer, never
@@ -28,11 +29,11 @@ import jinja2
 import jinja2.meta
 
 from mtboard.core import safejson
-from mtboard.backends.base import EFFORTS
 from mtboard.core.canonical import sha256_hex
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.core.schema import JudgeVerdict, Strict
 from mtboard.core.text import CONTROL_TOKEN
+from mtboard.inputs.runspec import split_method
 
 JUDGE_BACKENDS = ("openai",)
 """Judge backends: any OpenAI-compatible ``/v1/chat/completions`` endpoint through :class:`mtboard.llm.LLMClient`."""
@@ -81,17 +82,13 @@ def parse_judge_spec(text: str) -> JudgeSpec:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(f"unknown judge kind {kind!r}; {hint}known kinds: {', '.join(sorted(REGISTRY))}",
                           field="--judge", fix=fix)
-    parts = method.split(":")
-    backend, rest = parts[0].strip(), parts[1:]
+    backend, model, effort = split_method(method)  # the method spec's own syntax
     if backend not in JUDGE_BACKENDS:
         close = difflib.get_close_matches(backend, JUDGE_BACKENDS, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise ConfigError(f"unknown judge backend {backend!r}; {hint}known: {', '.join(JUDGE_BACKENDS)}",
                           field="--judge", fix=fix)
-    effort = None
-    if len(rest) >= 2 and rest[-1] in EFFORTS:
-        effort, rest = rest[-1], rest[:-1]
-    model = ":".join(rest).strip()
+    model = model.strip()
     if not model:
         raise ConfigError(f"judge spec {text!r} names no model", field="--judge", fix=fix)
     return JudgeSpec(text=f"{kind}={method}", kind=kind, backend=backend, model=model, effort=effort)

@@ -1,5 +1,5 @@
 """The run's typed objects, handed from stage to stage (issue 30: the report and the runner both import them, so they
-live apart from both): :class:`RunSettings` (what ``mtboard run`` was asked), :class:`Plan` (a prepared run: the
+live apart from both): :class:`Plan` (a prepared run — its :class:`~mtboard.run.settings.RunSettings`, the
 frozen :class:`~mtboard.inputs.runspec.RunSpec`, the corpus slice, the backend and prompt), :class:`Translated` (the
 translation phase's result), :class:`ProgressSink` (what the runner reports while translating) and
 :class:`IncompleteRunError`.
@@ -7,7 +7,7 @@ translation phase's result), :class:`ProgressSink` (what the runner reports whil
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -18,72 +18,12 @@ from mtboard.inputs.prices import PriceTable
 from mtboard.inputs.prompts import Prompt
 from mtboard.inputs.runspec import BackendContext, RunSpec
 from mtboard.core.schema import BackendFacts, Corpus, Entry, TranslationRecord
+from mtboard.run.settings import RunSettings
 
 
 class IncompleteRunError(MtboardError):
     """Transport/backend failures persisted: the run is not a valid card (re-run the same command, or
     ``--allow-incomplete``)."""
-
-
-@dataclass
-class RunSettings:
-    """Everything ``mtboard run`` was asked to do (CLI options)."""
-
-    corpus_path: Path
-    method: str
-    prompt: str | None = None
-    condition: str | None = None
-    temperature: float | None = None
-    max_tokens: int = 512
-    concurrency: int | None = None
-    runs: int = 1
-    segment: str = "development"
-    limit: int | None = None
-    work_dir: Path | None = None
-    out: Path | None = None
-    base_url: str | None = None
-    allow_incomplete: bool = False
-    price_in: float | None = None
-    price_out: float | None = None
-    notes: str | None = None
-    judge: str | list[str] | None = None
-    """Judge specs ``KIND=openai:MODEL[:EFFORT]``: a list, a comma-separated string, or None/``"none"`` for no
-    judge (see :func:`judge_specs`)."""
-    allow_self_judge: bool = False
-    """Accept a judge from the translator's model family (recorded in the card)."""
-    bench: Path | None = None
-    """Checkpoint benchmark folder (``--bench``; required by the checkpoints judge)."""
-    judge_max_tokens: int | None = None
-    """Output-token cap per judge request (``--judge-max-tokens``; default per judge)."""
-    judge_max_attempts: int = 3
-    """Judge answers asked per entry before judge_failed (``--judge-max-attempts``)."""
-    judge_concurrency: int = 4
-    """Judge requests in flight (``--judge-concurrency``)."""
-    judge_price_in: float | None = None
-    """USD per 1M judge prompt tokens (``--judge-price-in``)."""
-    judge_price_out: float | None = None
-    """USD per 1M judge completion tokens (``--judge-price-out``)."""
-    judge_family: str | None = None
-    """The judge's model family when its names do not tell it (``--judge-family``)."""
-    translator_family: str | None = None
-    """The translator's model family when its names do not tell it (``--translator-family``)."""
-    coaching: Path | None = None
-    """``--coaching FILE``: coaching data (glossary, grammar notes, examples; UTF-8 text) the prompt template
-    receives as ``coaching`` (spec §3.2, §9.6 coached-llm)."""
-    tools: tuple[str, ...] | list[str] | str | None = None
-    """``--tools``: tools the method uses (:data:`mtboard.inputs.tools.TOOLS`; ``fst-gate``), making it a ``pipeline``
-    method (spec §3.2 ``tools_enabled``, §9.6)."""
-    fst_retries: int | None = None
-    """``--fst-retries N``: the FST gate's retries after the first hypothesis (0–5; default 2 with ``fst-gate``)."""
-    early_gate: bool = True
-    """Stop a prompted run early when most of its first entries hit the token cap or echo chat-template markup
-    (:mod:`mtboard.run.gate`); ``--no-early-gate`` runs on (e.g. to publish a mismatched prompt as a negative result)."""
-    stream: bool = False
-    max_retries: int = 5
-    timeout_s: float = 120.0
-    backend_extra: dict[str, Any] = field(default_factory=dict)
-    """Backend settings (``--backend-opt KEY=VALUE``): checked against the backend's keys by
-    :func:`backend_options` in :func:`prepare`."""
 
 
 class ProgressSink(Protocol):

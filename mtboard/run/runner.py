@@ -25,45 +25,22 @@ from typing import Any, Callable
 
 from mtboard import judges
 from mtboard.core import canonical, safejson
-from mtboard.backends.base import Backend, TranslateRequest, get_backend, parse_method, plugin_record
+from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method, plugin_record
 from mtboard.score.card import score_and_assemble
 from mtboard.core.documents import load_corpus, write_card
 from mtboard.core.errors import BackendError, ConfigError, InputError, MtboardError
 from mtboard.run.gate import GATE_ENTRIES, check_early_gate
 from mtboard.score.metrics.bleu import make_bleu
-from mtboard.inputs.prices import price_table_for, resolve_rates
+from mtboard.inputs.prices import PriceTable, price_table_for, resolve_rates
 from mtboard.run.fst_gate import FstGate, check_pipeline
 from mtboard.inputs.tools import parse_tools
 from mtboard.inputs.prompts import Prompt, load_prompt
 from mtboard.run.report import REPORT, write_report
-from mtboard.inputs.runspec import DatasetIdentity, RunSpec, endpoint_host_sha256
-from mtboard.core.schema import (BackendFacts, Entry, MethodClass, RunCard, Segment,
-                            TranslationRecord)
-from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, RunSettings, Translated
+from mtboard.inputs.runspec import DatasetIdentity, MethodSpec, RunSpec, endpoint_host_sha256
+from mtboard.core.schema import BackendFacts, Corpus, DatasetInfo, Entry, MethodClass, RunCard, TranslationRecord
+from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, Translated
+from mtboard.run.settings import RunSettings
 from mtboard.run.workdir import INCOMPLETE_KINDS, WorkDir
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Backend options (--backend-opt KEY=VALUE)
-
-
-def parse_backend_opts(items: list[str] | None) -> dict[str, str]:
-    """``["n_ctx=4096", "server=llama-cpp-python"]`` → ``{"n_ctx": "4096", "server": "llama-cpp-python"}``.
-
-    Values stay strings here; the backend's ``Options`` model (:meth:`Backend.parse_options`) checks and converts
-    them in :func:`prepare`. Raises: ConfigError for an item without ``KEY=`` or a key given twice.
-    """
-    out: dict[str, str] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"--backend-opt {item!r} is not KEY=VALUE", field="--backend-opt",
-                              fix="write e.g. --backend-opt n_ctx=4096 (repeat the option for more settings)")
-        if key in out:
-            raise ConfigError(f"--backend-opt {key} given twice", field="--backend-opt", fix="give each key once")
-        out[key] = value.strip()
-    return out
 
 
 def judge_specs(value: str | list[str] | None) -> list[str]:
@@ -111,71 +88,94 @@ def load_coaching(path: Path, prompt: Prompt | None, backend: str) -> tuple[str,
 
 
 def prepare(settings: RunSettings) -> Plan:
-    """Validate options, load the corpus and prompt, build the :class:`~mtboard.inputs.runspec.RunSpec`, pick the work
-    directory. Nothing is sent yet.
+    """Load the corpus and prompt, check everything the run needs, build the
+    :class:`~mtboard.inputs.runspec.RunSpec` and pick the work directory. Nothing is sent yet.
 
     Everything the run will need after its first request is loaded and checked here, so a bad file costs no request
     (issue 24): the corpus, the backend options, the prompt template rendered for every selected entry (a template
     that fails on one entry's history fails now, not after the others were paid for), the price table
-    (:func:`mtboard.inputs.prices.price_table_for`) and the target language's BLEU tokenizer (``ja-mecab`` needs an extra).
-    :func:`preflight_judges` does the same for the judges.
+    (:func:`mtboard.inputs.prices.price_table_for`) and the target language's BLEU tokenizer (``ja-mecab`` needs an
+    extra). :func:`preflight_judges` does the same for the judges. The settings' ranges (``--runs``, ``--limit`` …)
+    and segment were checked when :class:`~mtboard.run.settings.RunSettings` was built. Phases, in order:
+    :func:`_corpus_slice`, :func:`_prompt_and_coaching`, the tools (:func:`mtboard.run.fst_gate.check_pipeline`),
+    the backend options, :func:`_run_spec`, :func:`_preflight`.
 
-    Raises: ConfigError (unknown backend/prompt/segment/backend option, bad numbers, a template that cannot render,
-    a missing tokenizer extra), InputError (corpus, price table).
+    Raises: ConfigError (unknown backend/prompt/backend option, a segment the corpus lacks, tools that cannot work,
+    a template that cannot render, a missing tokenizer extra), InputError (corpus, coaching file, price table).
     """
     method = parse_method(settings.method)
     backend_cls = get_backend(method.backend)
-    if settings.runs < 1:
-        raise ConfigError("--runs must be at least 1", field="--runs")
-    if settings.max_tokens < 1:
-        raise ConfigError("--max-tokens must be at least 1", field="--max-tokens")
-    if settings.limit is not None and settings.limit < 1:
-        raise ConfigError("--limit must be at least 1", field="--limit")
-    if settings.concurrency is not None and settings.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1", field="--concurrency")
-    try:
-        segment = Segment(settings.segment)
-    except ValueError:
-        raise ConfigError(f"unknown segment {settings.segment!r}", field="--segment",
-                          fix=f"use one of {', '.join(s.value for s in Segment)}") from None
     backend_cls.check_environment(settings.base_url)
+    corpus, dataset, entries = _corpus_slice(settings, backend_cls, method)
+    prompt, coaching, system_prompt = _prompt_and_coaching(settings, backend_cls, method.backend, corpus.dataset)
+    tools = parse_tools(settings.tools)
+    fst_retries, analyser = check_pipeline(tools, settings.fst_retries, backend_cls=backend_cls, prompt=prompt,
+                                           target_language=dataset.target_language)
+    options = backend_cls.parse_options(settings.backend_extra)
+    spec = _run_spec(settings, method, backend_cls, dataset, options, prompt=prompt, system_prompt=system_prompt,
+                     coaching=coaching, tools=tools, fst_retries=fst_retries)
+    prices = _preflight(spec, settings, backend_cls, prompt, entries)
+    work_dir = settings.work_dir or Path("runs") / dataset.id / spec.work_dir_name()
+    return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
+                options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices, analyser=analyser)
+
+
+def _corpus_slice(settings: RunSettings, backend_cls: type[Backend],
+                  method: MethodSpec) -> tuple[Corpus, DatasetIdentity, list[Entry]]:
+    """:func:`prepare`'s first phase: the corpus (its file's hash in the dataset identity), its language pair checked
+    by the backend, the segment's entries (the first ``limit`` of them). Raises: InputError (corpus), ConfigError
+    (a language pair the backend cannot translate, a segment the corpus does not have)."""
     corpus, sha = load_corpus(settings.corpus_path)
     ds = corpus.dataset
     backend_cls.check_languages(method.model, ds.source_language, ds.target_language)
-    entries = corpus.segment(segment)
+    entries = corpus.segment(settings.segment)
     if not entries:
-        raise ConfigError(f"the corpus has no {segment.value} entries", where=str(settings.corpus_path),
+        raise ConfigError(f"the corpus has no {settings.segment.value} entries", where=str(settings.corpus_path),
                           field="--segment", fix="pick a segment the corpus has")
     if settings.limit is not None:
         entries = entries[: settings.limit]
-    raw_engine = backend_cls.prompt_format == "raw"
+    dataset = DatasetIdentity(id=ds.id, version=ds.version, sha256=sha, language_pair=ds.language_pair,
+                              source_language=ds.source_language, target_language=ds.target_language,
+                              segment=settings.segment, limit=settings.limit)
+    return corpus, dataset, entries
+
+
+def _prompt_and_coaching(settings: RunSettings, backend_cls: type[Backend], backend: str,
+                         ds: DatasetInfo) -> tuple[Prompt | None, tuple[str, str, str] | None, str]:
+    """:func:`prepare`'s second phase: ``(prompt, coaching, system prompt)`` — the prompt template (None for an
+    engine that takes the raw source), the ``--coaching`` file as :func:`load_coaching` reads it (given to the
+    prompt) and the prompt's system block rendered for the language pair (``""`` without a prompt).
+    Raises: ConfigError (``--prompt`` for a raw engine, an unknown prompt, coaching the prompt cannot use),
+    InputError (coaching file)."""
     prompt: Prompt | None = None
-    system_prompt = ""
-    if raw_engine:
+    if backend_cls.prompt_format == "raw":
         if settings.prompt:
-            raise ConfigError(f"backend {method.backend!r} takes the raw source text; it has no prompt",
+            raise ConfigError(f"backend {backend!r} takes the raw source text; it has no prompt",
                               field="--prompt", fix="drop --prompt")
     else:
         prompt = load_prompt(settings.prompt or backend_cls.default_prompt)
-    coaching = load_coaching(settings.coaching, prompt, method.backend) if settings.coaching else None
-    if prompt is not None:
-        if coaching is not None:
-            prompt = prompt.with_coaching(coaching[2])
-        system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
-    tools = parse_tools(settings.tools)
-    fst_retries, analyser = check_pipeline(tools, settings.fst_retries, backend_cls=backend_cls, prompt=prompt,
-                                           target_language=ds.target_language)
-    options = backend_cls.parse_options(settings.backend_extra)
+    coaching = load_coaching(settings.coaching, prompt, backend) if settings.coaching else None
+    if prompt is None:
+        return None, coaching, ""
+    if coaching is not None:
+        prompt = prompt.with_coaching(coaching[2])
+    return prompt, coaching, prompt.system_prompt(ds.source_language, ds.target_language)
+
+
+def _run_spec(settings: RunSettings, method: MethodSpec, backend_cls: type[Backend], dataset: DatasetIdentity,
+              options: Options, *, prompt: Prompt | None, system_prompt: str, coaching: tuple[str, str, str] | None,
+              tools: tuple[str, ...], fst_retries: int | None) -> RunSpec:
+    """:func:`prepare`'s RunSpec: the settings with the backend's defaults filled in (condition, temperature 0 and
+    the token cap for prompted runs — None for raw engines —, concurrency, batch size), the backend options as
+    given (typed, sorted), the endpoint's host hash, tools and coaching."""
+    raw_engine = backend_cls.prompt_format == "raw"
     given = options.model_dump(mode="json", exclude_unset=True)
     condition = settings.condition or (prompt.name if prompt else "baseline"
                                        if backend_cls.method_class == MethodClass.baseline else "default")
-    spec = RunSpec(
+    return RunSpec(
         method=method, public_method=method.with_model(backend_cls.public_model(method.model)),
         method_class=backend_cls.method_class_for(coaching=coaching is not None, tools=bool(tools)),
-        plugin=plugin_record(method.backend),
-        dataset=DatasetIdentity(id=ds.id, version=ds.version, sha256=sha, language_pair=ds.language_pair,
-                                source_language=ds.source_language, target_language=ds.target_language,
-                                segment=segment, limit=settings.limit),
+        plugin=plugin_record(method.backend), dataset=dataset,
         prompt_name=prompt.name if prompt else None, prompt_format=prompt.format if prompt else "raw",
         prompt_template_sha256=prompt.template_sha256 if prompt else None, system_prompt=system_prompt,
         condition=condition,
@@ -188,15 +188,22 @@ def prepare(settings: RunSettings) -> Plan:
         tools=tools, fst_retries=fst_retries,
         **({"coaching_sha256": coaching[0], "coaching_file": coaching[1], "coaching_text": coaching[2]}
            if coaching else {}))
+
+
+def _preflight(spec: RunSpec, settings: RunSettings, backend_cls: type[Backend], prompt: Prompt | None,
+               entries: list[Entry]) -> PriceTable | None:
+    """:func:`prepare`'s last checks before anything is sent: the prompt rendered for every selected entry (render
+    errors are per entry — a template indexing history —: find them all now), the price table
+    (:func:`mtboard.inputs.prices.price_table_for`; returned) and the BLEU tokenizer scoring will need.
+    Raises: ConfigError (a template that cannot render, a missing tokenizer extra), InputError (price table)."""
+    ds = spec.dataset
     if prompt is not None:
-        for e in entries:  # render errors are per entry (a template indexing history): find them all now
+        for e in entries:
             prompt.render(e.source, ds.source_language, ds.target_language, history=list(e.history))
     prices = price_table_for(spec, priced=backend_cls.priced, price_in=settings.price_in,
                              price_out=settings.price_out)
     make_bleu(ds.target_language)  # the BLEU tokenizer scoring will need (ConfigError naming the extra)
-    work_dir = settings.work_dir or Path("runs") / ds.id / spec.work_dir_name()
-    return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
-                options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices, analyser=analyser)
+    return prices
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -600,4 +607,4 @@ def run(settings: RunSettings, progress: ProgressSink | None = None) -> RunOutco
 
 
 __all__ = ["RunOutcome", "prepare", "translate_all", "check_complete", "build_card", "finish", "run", "make_requests",
-           "parse_backend_opts", "judge_specs", "preflight_judges"]
+           "judge_specs", "preflight_judges"]

@@ -48,7 +48,7 @@ from mtboard.core.errors import ConfigError, InputError, MtboardError
 from mtboard.run.fst_gate import check_pipeline
 from mtboard.inputs.tools import parse_tools
 from mtboard.inputs.prompts import Prompt, load_prompt
-from mtboard.run.plan import RunSettings
+from mtboard.run.settings import RunSettings
 from mtboard.core.schema import MethodClass, Segment
 from mtboard.core.schema import CellMatch, Scalar, SweepCondition, SweepFile
 from mtboard.sweeps.file import load_sweep_file
@@ -362,7 +362,7 @@ def resolved_method(cell: Cell) -> str:
 
 
 def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = True) -> RunSettings:
-    """The :class:`mtboard.run.runner.RunSettings` of a cell (what ``mtboard run`` with :meth:`Cell.run_args` builds),
+    """The :class:`mtboard.run.settings.RunSettings` of a cell (what ``mtboard run`` with :meth:`Cell.run_args` builds),
     with the card written to ``work_dir/card.json``."""
     return RunSettings(corpus_path=root / cell.dataset_path, method=resolved_method(cell), prompt=cell.prompt,
                        condition=cell.condition, temperature=cell.temperature, max_tokens=cell.max_tokens or 512,

@@ -38,7 +38,8 @@ from pathlib import Path
 from mtboard import __version__
 from mtboard.core import canonical, safejson
 from mtboard.run import runner
-from mtboard.run.plan import IncompleteRunError, ProgressSink, RunSettings
+from mtboard.run.plan import IncompleteRunError, ProgressSink
+from mtboard.run.settings import RunSettings
 from mtboard.backends.base import get_backend, load_backends, plugin_record
 from mtboard.core.documents import atomic_write, load_card, load_corpus, write_card
 from mtboard.core.errors import ConfigError, InputError, MtboardError

@@ -1,0 +1,222 @@
+"""What ``mtboard run`` was asked to do: :class:`RunSettings`, one frozen, validated pydantic model (issue 30).
+
+One path for a run's settings: the command line → :class:`RunSettings` → :func:`mtboard.run.runner.prepare` → the
+frozen :class:`~mtboard.inputs.runspec.RunSpec` (HELM's split of what to run from the code that runs it). The model
+drives ``mtboard run --help`` as simonw/llm's option models do: each field's ``description`` IS the help line of its
+option, its range (``ge``/``le``/``gt``) is checked here and shown there, so adding a setting is one field.
+:mod:`mtboard.cli.options` builds the typer options from the fields; ``json_schema_extra`` tells it how a field is
+spelt on the command line:
+
+* ``flag``: the option's name (default ``--`` + the field name with dashes: ``max_tokens`` → ``--max-tokens``);
+* ``argument``: the field is the positional argument of that name (``CORPUS``);
+* ``metavar``: what the help shows for the value (``N``, ``TOOL``);
+* ``cli: False``: no option (set by the CLI from the environment, or by library callers only).
+
+A bool field is a flag: ``--allow-incomplete``; one that defaults to True is turned off by ``--no-`` and its name
+(``--no-early-gate``). A mapping field is given as repeatable ``KEY=VALUE`` strings
+(:func:`parse_backend_opts`); a list field is repeatable.
+
+Construction refuses a bad value with a :class:`~mtboard.core.errors.ConfigError` naming the option and the fix
+(``--runs must be at least 1``), never a pydantic traceback (:func:`settings_error`). The model is frozen: a caller
+that needs other settings makes a copy with ``settings.model_copy(update={...})`` (which does not re-validate: give
+it values of the fields' types).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mtboard.core.errors import ConfigError
+from mtboard.inputs.tools import DEFAULT_FST_RETRIES, MAX_FST_RETRIES
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
+
+    # imported when the first RunSettings is built (_complete): `mtboard --help` builds the run command's options from
+    # this model, and importing every document model would cost it ~0.3 s
+    from mtboard.core.schema import Segment
+
+
+def parse_backend_opts(items: list[str] | tuple[str, ...] | None) -> dict[str, str]:
+    """``["n_ctx=4096", "server=llama-cpp-python"]`` → ``{"n_ctx": "4096", "server": "llama-cpp-python"}``.
+
+    Values stay strings here; the backend's ``Options`` model (:meth:`Backend.parse_options`) checks and converts
+    them in :func:`mtboard.run.runner.prepare`. Raises: ConfigError for an item without ``KEY=`` or a key given twice.
+    """
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--backend-opt {item!r} is not KEY=VALUE", field="--backend-opt",
+                              fix="write e.g. --backend-opt n_ctx=4096 (repeat the option for more settings)")
+        if key in out:
+            raise ConfigError(f"--backend-opt {key} given twice", field="--backend-opt", fix="give each key once")
+        out[key] = value.strip()
+    return out
+
+
+class RunSettings(BaseModel):
+    """Everything ``mtboard run`` was asked to do: one field per option, its description the option's help
+    (module docstring). Keyword construction only; raises ConfigError for a value out of range or of the wrong type.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    corpus_path: Path = Field(description="Corpus JSON file (spec §2).", json_schema_extra={"argument": "CORPUS"})
+    method: str = Field(description="backend:model[:effort], e.g. apertium:eng-spa, openai:gpt-4o-mini, "
+                                    "openai:qwen3:8b:medium, gguf:PATH, echo:, empty:.")
+    prompt: str | None = Field(None, description="Prompt template name under prompts/ (default: the backend's).")
+    coaching: Path | None = Field(None, description=(
+        "Coaching data (glossary, grammar notes, examples; UTF-8 text) the prompt receives as `coaching`: hashed into "
+        "coaching_data_sha256 and the fingerprint; the method class becomes coached-llm (spec §3.2, §9.6)."))
+    tools: tuple[str, ...] | list[str] | str | None = Field(None, json_schema_extra={"metavar": "TOOL"}, description=(
+        "Tools the method uses: fst-gate (check each hypothesis with the target language's lttoolbox analyser and "
+        "ask again naming the rejected words). Needs a prompt declaring fst_feedback (fst-gated-chat, "
+        "fst-gated-few-shot-completion); the class becomes pipeline (spec §3.2, §9.6)."))
+    fst_retries: int | None = Field(None, ge=0, le=MAX_FST_RETRIES, json_schema_extra={"metavar": "N"}, description=(
+        f"With --tools fst-gate: retries after the first hypothesis when words are rejected (default "
+        f"{DEFAULT_FST_RETRIES})."))
+    condition: str | None = Field(None, description="Experiment label (default: the prompt name).")
+    temperature: float | None = Field(None, ge=0, description="Sampling temperature (default 0 for LLMs).")
+    max_tokens: int = Field(512, ge=1, description="Explicit generation cap sent with every request.")
+    concurrency: int | None = Field(None, ge=1, description="Requests/batches in flight (default: the backend's).")
+    runs: int = Field(1, ge=1, description="Replicate runs, run concurrently (3 recommended for LLMs); the card "
+                                           "reports mean and spread.")
+    judge: str | list[str] | None = Field(None, description=(
+        "Judge KIND=openai:MODEL[:EFFORT] (KIND: gemba-mqm, rubric, checkpoints); repeatable or comma-separated; "
+        "none (default) = judge later with `mtboard judge WORKDIR`. Checked before anything is translated."))
+    allow_self_judge: bool = Field(False, description="Accept a judge from the translator's model family (recorded "
+                                                      "in the card).")
+    bench: Path | None = Field(None, description="Checkpoint benchmark folder (bench.json + corpus + key); required "
+                                                 "by the checkpoints judge.")
+    judge_max_tokens: int | None = Field(None, ge=1, description="Output-token cap per judge request (default per "
+                                                                 "judge).")
+    judge_max_attempts: int = Field(3, ge=1, description="Judge answers asked per entry before judge_failed (parse "
+                                                         "failures are re-asked).")
+    judge_concurrency: int = Field(4, ge=1, description="Judge requests in flight.")
+    judge_price_in: float | None = Field(None, ge=0, description="USD per 1M judge prompt tokens (for judge cost).")
+    judge_price_out: float | None = Field(None, ge=0, description="USD per 1M judge completion tokens.")
+    judge_family: str | None = Field(None, description=(
+        "The judge model's family when neither its name nor its server tells it (e.g. qwen; docs/judges.md); an "
+        "unknown family is refused for LLM translators."))
+    translator_family: str | None = Field(None, description=(
+        "The translator model's family when neither its name nor its server tells it (e.g. qwen; docs/judges.md); "
+        "checked against the judge like a found one and recorded in the card's judges.*.family_check."))
+    early_gate: bool = Field(True, description=(
+        "Early gate (on by default): stop a prompted run when most of its first entries hit the token cap or echo "
+        "chat-template markup, and suggest the completion prompt; --no-early-gate runs on (e.g. to publish a "
+        "mismatched prompt as a negative result)."))
+    backend_extra: dict[str, Any] = Field(default_factory=dict, json_schema_extra={
+        "flag": "--backend-opt", "metavar": "KEY=VALUE"}, description=(
+        "Backend setting KEY=VALUE, repeatable; `mtboard backends` lists each backend's settings with type, default "
+        "and meaning. Unknown keys are refused."))
+    segment: Segment = Field("development", validate_default=True, description="Corpus segment to evaluate.")
+    limit: int | None = Field(None, ge=1, description="Only the first N entries of the segment.")
+    work_dir: Path | None = Field(None, description="Work directory (resumable; default "
+                                                    "runs/DATASET/METHOD-CONDITION-SEGMENT).")
+    out: Path | None = Field(None, description="Run card path (default WORKDIR/card.json).")
+    base_url: str | None = Field(None, description=(
+        "OpenAI-compatible endpoint (default $OPENAI_BASE_URL, else https://api.openai.com/v1); the key comes only "
+        "from $OPENAI_API_KEY."))
+    allow_incomplete: bool = Field(False, description="Write a card even when entries failed in transport (they "
+                                                      "score 0).")
+    price_in: float | None = Field(None, ge=0, description="USD per 1M prompt tokens (overrides prompts/prices.yaml).")
+    price_out: float | None = Field(None, ge=0, description="USD per 1M completion tokens.")
+    notes: str | None = Field(None, description="Free-text note stored in the card.")
+    stream: bool = Field(False, json_schema_extra={"cli": False}, description=(
+        "Stream responses (server-sent events) from OpenAI-compatible servers; the run command sets it from "
+        "MTBOARD_STREAM=1."))
+    max_retries: int = Field(5, ge=0, json_schema_extra={"cli": False}, description=(
+        "Transport-failure retries per request beyond the first attempt."))
+    timeout_s: float = Field(120.0, gt=0, json_schema_extra={"cli": False}, description=(
+        "Per-request read timeout, seconds."))
+
+    def __init__(self, /, **data: Any) -> None:
+        _complete()
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise settings_error(exc) from None
+
+    @field_validator("backend_extra", mode="before")
+    @classmethod
+    def _key_value_strings(cls, value: Any) -> Any:
+        """``--backend-opt`` strings (a list) → a dict; a mapping passes as it is; None → no settings."""
+        if value is None:
+            return {}
+        return parse_backend_opts(value) if isinstance(value, (list, tuple)) else value
+
+
+def _complete() -> None:
+    """Resolve the ``segment`` field's type on first use (the import is deferred: see the TYPE_CHECKING import)."""
+    if not RunSettings.__pydantic_complete__:
+        from mtboard.core.schema import Segment
+
+        globals()["Segment"] = Segment
+        RunSettings.model_rebuild()
+
+
+def option_name(name: str) -> str:
+    """How the command line spells the field ``name``: ``--max-tokens``, ``--backend-opt``, ``CORPUS``; a field
+    without an option (``cli: False``) or not a field keeps its own name."""
+    field = RunSettings.model_fields.get(name)
+    extra = field.json_schema_extra if field is not None and isinstance(field.json_schema_extra, dict) else {}
+    if field is None or extra.get("cli") is False:
+        return name
+    return str(extra.get("argument") or extra.get("flag") or "--" + name.replace("_", "-"))
+
+
+def bounds(name: str) -> tuple[float | None, float | None, float | None]:
+    """The field's range as ``(ge, le, gt)`` (None where unbounded), from its ``Field(ge=…, le=…, gt=…)``."""
+    meta = RunSettings.model_fields[name].metadata  # annotated_types' Ge, Le, Gt: one attribute each
+    pick = [next((getattr(m, key) for m in meta if hasattr(m, key)), None) for key in ("ge", "le", "gt")]
+    return pick[0], pick[1], pick[2]
+
+
+def _range_problem(name: str, opt: str, kind: str, value: Any) -> tuple[str, str] | None:
+    ge, le, gt = bounds(name)
+    if kind in ("greater_than_equal", "less_than_equal") and ge is not None and le is not None:
+        return f"{opt} {value} is outside {ge:g}–{le:g}", f"give a number from {ge:g} to {le:g}"
+    if kind == "greater_than_equal" and ge is not None:
+        return f"{opt} must be at least {ge:g}", f"give {opt} a number of at least {ge:g}"
+    if kind == "less_than_equal" and le is not None:
+        return f"{opt} must be at most {le:g}", f"give {opt} a number of at most {le:g}"
+    if kind == "greater_than" and gt is not None:
+        return f"{opt} must be above {gt:g}", f"give {opt} a number above {gt:g}"
+    return None
+
+
+def _problem(err: ErrorDetails) -> tuple[str, str, str | None]:
+    """One pydantic error → (option, problem, fix)."""
+    name = str(err["loc"][0]) if err["loc"] else "settings"
+    opt, kind, value = option_name(name), err["type"], err.get("input")
+    if kind == "extra_forbidden":
+        return name, f"unknown run setting {name!r}", "use the names of RunSettings' fields (mtboard.run.settings)"
+    if name not in RunSettings.model_fields:  # not a field's error (the model has no whole-model validator today)
+        return name, err["msg"], "see mtboard run --help"
+    if kind == "missing":
+        return opt, f"{opt} is required", f"give {opt}"
+    ranged = _range_problem(name, opt, kind, value)
+    if ranged is not None:
+        return opt, *ranged
+    annotation = RunSettings.model_fields[name].annotation
+    if kind == "enum" and isinstance(annotation, type) and issubclass(annotation, Enum):
+        return opt, f"unknown {name} {value!r}", f"use one of {', '.join(str(e.value) for e in annotation)}"
+    if kind == "finite_number":
+        return opt, f"{opt} must be a finite number", f"give {opt} a number"
+    return opt, f"{opt} {value!r}: {err['msg']}", "see mtboard run --help"
+
+
+def settings_error(exc: ValidationError) -> ConfigError:
+    """The first problem of a failed :class:`RunSettings` validation as the project's one-line ConfigError naming the
+    option and the fix: ``--runs must be at least 1``, ``--fst-retries 6 is outside 0–5``, ``unknown segment 'x'``."""
+    opt, problem, fix = _problem(exc.errors()[0])
+    return ConfigError(problem, field=opt, fix=fix)
+
+
+__all__ = ["RunSettings", "parse_backend_opts", "option_name", "bounds", "settings_error"]
