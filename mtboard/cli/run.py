@@ -15,7 +15,6 @@ Environment: ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (openai backend; the key o
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import signal
@@ -29,10 +28,6 @@ from urllib.parse import urlsplit
 import typer
 
 from mtboard.cli.app import app, fail, guarded
-
-DEFAULT_PROGRESS_INTERVAL_S = 30.0
-"""Seconds between two progress lines when stderr is not a terminal."""
-
 
 class _RichProgress:
     """ProgressSink drawing a rich progress bar on stderr: done/total, rate, ETA, failures."""
@@ -140,26 +135,18 @@ class _Progress:
         self.inner.stop()
 
 
-def _progress_interval() -> float:
-    raw = os.environ.get("MTBOARD_PROGRESS_INTERVAL", "")
-    try:
-        value = float(raw) if raw else DEFAULT_PROGRESS_INTERVAL_S
-    except ValueError:
-        fail(f"MTBOARD_PROGRESS_INTERVAL={raw!r} is not a number of seconds")
-    if not value > 0:
-        fail(f"MTBOARD_PROGRESS_INTERVAL must be above 0 seconds, got {raw!r}")
-    return value
-
-
 def progress_sink(label: str, work_dir: Path | None) -> Any:
     """The progress a command shows on stderr: the bar on a terminal (or with ``MTBOARD_PROGRESS``), else a line
-    every ``MTBOARD_PROGRESS_INTERVAL`` seconds; says ``resuming N/M`` when ``work_dir`` already holds entries."""
+    every ``MTBOARD_PROGRESS_INTERVAL`` seconds (:func:`mtboard.cli.environment.environment`); says ``resuming N/M``
+    when ``work_dir`` already holds entries."""
+    from mtboard.cli.environment import environment
 
     def echo(line: str) -> None:
         typer.echo(line, err=True)
 
-    inner: Any = (_RichProgress(label) if sys.stderr.isatty() or os.environ.get("MTBOARD_PROGRESS")
-                  else _LineProgress(label, _progress_interval(), echo))
+    env = environment()
+    inner: Any = (_RichProgress(label) if sys.stderr.isatty() or env.progress
+                  else _LineProgress(label, env.progress_interval, echo))
     return _Progress(inner, work_dir, echo)
 
 
@@ -388,6 +375,7 @@ def run(
     """
     import asyncio
 
+    from mtboard.cli.environment import environment
     from mtboard.run.plan import RunSettings
     from mtboard.run.runner import finish, judge_specs, parse_backend_opts, preflight_judges, prepare, translate_all
     from mtboard.run.workdir import WorkDir, lock_workdir
@@ -410,7 +398,7 @@ def run(
                            judge_price_out=judge_price_out, judge_family=judge_family, translator_family=translator_family,
                            early_gate=not no_early_gate, coaching=coaching, tools=tools, fst_retries=fst_retries,
                            backend_extra=parse_backend_opts(backend_opt),
-                           stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
+                           stream=environment().stream)
     plan = prepare(settings)
     preflight_judges(plan)  # before anything is sent: a refused judge or a bad spec costs no translation
 
