@@ -77,7 +77,7 @@ def time_validator(repo: Path) -> tuple[float, float]:
     from mtboard.validate import make_context, validate_paths
 
     t0, c0 = time.perf_counter(), _cpu()
-    report = validate_paths(None, make_context(repo, secret_segment_env=None))
+    report = validate_paths(None, make_context(repo))
     dt, dc = time.perf_counter() - t0, _cpu() - c0
     if not report.ok:
         from mtboard.validate import render_text

@@ -174,15 +174,29 @@ def test_content_checks_catch_an_edited_record(tmp_path):
 
 
 def test_expected_signer_comes_from_option_then_environment(monkeypatch):
-    monkeypatch.delenv("MTBOARD_ATTESTATION_REPOSITORY", raising=False)
+    monkeypatch.setenv("MTBOARD_ATTESTATION_REPOSITORY", "octo/board")  # the CLI's to read and pass as the option
     monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
     assert expected_signer() is None
     monkeypatch.setenv("GITHUB_REPOSITORY", "octo/site")
     assert expected_signer().build_config_uri == \
         "https://github.com/octo/site/.github/workflows/verify.yml@refs/heads/main"
-    monkeypatch.setenv("MTBOARD_ATTESTATION_REPOSITORY", "octo/board")
-    assert expected_signer().repository == "octo/board"
     assert expected_signer("a/b").repository == "a/b"
+
+
+def test_verify_record_cli_takes_the_repository_from_option_then_variables(tmp_path, monkeypatch):
+    monkeypatch.delenv("MTBOARD_ATTESTATION_REPOSITORY", raising=False)
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+    path = _record(tmp_path)  # names malancas/attest-demo
+
+    def expected(*args: str, **env: str) -> str:
+        res = CliRunner().invoke(app, ["verify-record", str(path), *args], env=env)
+        assert res.exit_code == 1 and len(res.output.splitlines()) == 1, res.output
+        return res.output.strip().rsplit(", expected ", 1)[1]
+
+    both = {"MTBOARD_ATTESTATION_REPOSITORY": "octo/board", "GITHUB_REPOSITORY": "octo/site"}
+    assert expected(**both) == "octo/board"
+    assert expected(GITHUB_REPOSITORY="octo/site") == "octo/site"
+    assert expected("--repository", "a/b", **both) == "a/b"
 
 
 def test_verify_record_cli(tmp_path, monkeypatch):

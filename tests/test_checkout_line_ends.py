@@ -18,6 +18,7 @@ import pytest
 import cli_support
 from mtboard.core.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
 from mtboard.core.documents import load_card
+from mtboard.core.runtime import Runtime, use_runtime
 
 REPO = Path(__file__).resolve().parents[1]
 HASHED = ("corpora", "submissions", "prompts", "coaching", "schemas", "tests/fixtures")
@@ -118,28 +119,29 @@ def test_any_other_corpus_change_keeps_the_plain_error(tmp_path: Path) -> None:
     assert "dataset.sha256 does not match the published corpus file" in out and "CRLF" not in out
 
 
-def test_verify_names_a_crlf_prompt_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_names_a_crlf_prompt_template(tmp_path: Path) -> None:
     from mtboard.inputs.prompts import prompts_dir
     from mtboard.verify.rerun import NotVerifiable, check_verifiable
 
     card = load_card(next((REPO / "submissions" / "mtb-en-es-dev").glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json")))
     prompts = tmp_path / "prompts"
     shutil.copytree(prompts_dir(), prompts, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    monkeypatch.setenv("MTBOARD_PROMPTS_DIR", str(prompts))
-    check_verifiable(card)  # the unchanged copy verifies
-    t = prompts / "few-shot-completion.j2"
-    t.write_bytes(t.read_bytes().replace(b"\n", b"\r\n"))
-    with pytest.raises(NotVerifiable) as info:
-        check_verifiable(card)
-    assert "template has CRLF line ends" in info.value.problem and "core.autocrlf false" in (info.value.fix or "")
-    # a judge prompt in the same state says the same (it is loaded before anything is sent)
-    from mtboard.core.errors import InputError
-    from mtboard.judges.base import load_judge_prompt
+    with use_runtime(Runtime(prompts_dir=prompts)):  # what the CLI sets from MTBOARD_PROMPTS_DIR
+        check_verifiable(card)  # the unchanged copy verifies
+        t = prompts / "few-shot-completion.j2"
+        t.write_bytes(t.read_bytes().replace(b"\n", b"\r\n"))
+        with pytest.raises(NotVerifiable) as info:
+            check_verifiable(card)
+        assert "template has CRLF line ends" in info.value.problem
+        assert "core.autocrlf false" in (info.value.fix or "")
+        # a judge prompt in the same state says the same (it is loaded before anything is sent)
+        from mtboard.core.errors import InputError
+        from mtboard.judges.base import load_judge_prompt
 
-    j = prompts / "judges" / "rubric.j2"
-    j.write_bytes(j.read_bytes().replace(b"\n", b"\r\n"))
-    with pytest.raises(InputError, match="template has CRLF line ends"):
-        load_judge_prompt("rubric")
+        j = prompts / "judges" / "rubric.j2"
+        j.write_bytes(j.read_bytes().replace(b"\n", b"\r\n"))
+        with pytest.raises(InputError, match="template has CRLF line ends"):
+            load_judge_prompt("rubric")
 
 
 def test_judge_corpus_option_names_a_crlf_file(tmp_path: Path) -> None:

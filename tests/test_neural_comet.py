@@ -27,6 +27,7 @@ import pytest
 from mtboard import validate as V
 from mtboard.core.documents import load_card
 from mtboard.core.errors import BackendError
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.score.metrics import neural
 
 import validate_support as vs
@@ -44,9 +45,9 @@ SAMPLES = [  # hand-made test sentences (never a corpus)
 
 
 def _comet_python() -> str:
-    p = os.environ.get(neural.PYTHON_ENV) or str(ROOT / neural.DEFAULT_PYTHON)
+    p = os.environ.get("MTBOARD_COMET_PYTHON") or str(ROOT / neural.DEFAULT_PYTHON)
     if not Path(p).exists():
-        pytest.skip(f"no COMET environment at {p}: scripts/setup.sh --comet (or set {neural.PYTHON_ENV})")
+        pytest.skip(f"no COMET environment at {p}: scripts/setup.sh --comet (or set MTBOARD_COMET_PYTHON)")
     return p
 
 
@@ -63,8 +64,9 @@ def tiny(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("HF_HUB_OFFLINE", "1")
     mp.setenv("HF_HUB_CACHE", str(root / "hub"))
-    mp.setenv(neural.PYTHON_ENV, python)
-    yield python, root, revs
+    mp.setenv("MTBOARD_COMET_PYTHON", python)  # for the mtboard processes the tests start
+    with use_runtime(Runtime(comet_python=Path(python))):  # for the library calls in this process
+        yield python, root, revs
     mp.undo()
 
 
@@ -137,7 +139,7 @@ def test_cli_scores_a_work_dir_card_that_then_validates(tiny, tmp_path):
     assert rec.score == neural.aggregate(values)
     repo_root = vs.make_repo(tmp_path / "repo")
     dest = vs.place(repo_root, (work / "card.json").read_bytes())
-    rep = V.validate_card(dest, V.make_context(repo_root, ROOT / "corpora", secret_segment_env=None))
+    rep = V.validate_card(dest, V.make_context(repo_root, ROOT / "corpora"))
     assert rep.problems == [] and rep.checks["neural"] == "pass"
     # mtboard verify re-runs the method (Apertium: deterministic) and re-scores COMET-22 at the card's commit and
     # batch size: the claimed aggregate is confirmed exactly, and the kept re-run card carries the metric

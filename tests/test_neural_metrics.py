@@ -16,6 +16,7 @@ from mtboard.core import canonical
 from mtboard import validate as V
 from mtboard.core.documents import loads_card
 from mtboard.core.errors import ConfigError, InputError
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.score.metrics import neural
 from mtboard.score.neural_card import apply_neural, hypotheses
 
@@ -64,10 +65,12 @@ def test_parse_metrics_and_the_pinned_models():
     assert all(len(m.revision) == 40 and int(m.revision, 16) >= 0 for m in neural.MODELS.values())
 
 
-def test_missing_comet_environment_is_a_config_error_with_the_fix(tmp_path, monkeypatch):
-    monkeypatch.setenv(neural.PYTHON_ENV, str(tmp_path / "nowhere" / "python"))
-    with pytest.raises(ConfigError, match="scripts/setup.sh --comet"):
-        neural.score_segments("comet22", ["a"], ["b"], ["c"])
+def test_missing_comet_environment_is_a_config_error_with_the_fix(tmp_path):
+    with use_runtime(Runtime(comet_python=tmp_path / "nowhere" / "python")):  # the CLI's MTBOARD_COMET_PYTHON
+        with pytest.raises(ConfigError, match="scripts/setup.sh --comet"):
+            neural.score_segments("comet22", ["a"], ["b"], ["c"])
+    with pytest.raises(ConfigError, match=f"no COMET environment at {tmp_path / 'explicit'}"):
+        neural.score_segments("comet22", ["a"], ["b"], ["c"], python=tmp_path / "explicit")
     with pytest.raises(ConfigError, match="needs references"):
         neural.score_segments("comet22", ["a"], ["b"], None)
     with pytest.raises(ConfigError, match="unknown device"):
@@ -85,7 +88,7 @@ def base_card():
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
     root = vs.make_repo(tmp_path_factory.mktemp("neural"))
-    return root, V.make_context(root, ROOT / "corpora", secret_segment_env=None)
+    return root, V.make_context(root, ROOT / "corpora")
 
 
 def _check(repo, data: dict) -> tuple[str, list[str]]:
@@ -157,7 +160,7 @@ def test_entries_without_usable_output_must_score_zero_on_a_committed_card(tmp_p
     scored = apply_neural(card, [run])
     assert scored.neural_metrics["cometkiwi"].score == 0.0 and scored.neural_metrics["cometkiwi"].n == n
     root = vs.make_repo(tmp_path)
-    ctx = V.make_context(root, ROOT / "corpora", secret_segment_env=None)
+    ctx = V.make_context(root, ROOT / "corpora")
     good = json.loads(scored.model_dump_json())
     dest = vs.place(root, vs.dump(good))
     assert V.validate_card(dest, ctx).checks["neural"] == "pass"
@@ -184,7 +187,7 @@ def test_run_with_a_neural_metric_and_no_comet_environment_stops_before_translat
     work = tmp_path / "work"
     proc = cli_support.invoke(["run", str(ROOT / "corpora" / "mtb-en-es-dev.json"), "--method", "apertium:eng-spa",
                                "--limit", "2", "--work-dir", str(work), "--neural-metric", "comet22"],
-                              env={neural.PYTHON_ENV: str(tmp_path / "no-env" / "python")})
+                              env={"MTBOARD_COMET_PYTHON": str(tmp_path / "no-env" / "python")})
     assert proc.returncode == 1
     assert "no COMET environment at" in proc.stderr and "scripts/setup.sh --comet" in proc.stderr
     assert not (work / "translations.jsonl").exists()

@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from mtboard.core.errors import ConfigError
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.judges.base import judges_prompts_dir, load_judge_prompt
 from mtboard.inputs.prices import load_prices
 from mtboard.inputs.prompts import PROMPTS_PACKAGE, available_prompts, load_prompt, prompts_dir
@@ -64,8 +65,8 @@ def test_package_list_names_every_folder():
                                 f"remove: {sorted(listed - expected)}")
 
 
-def test_prompts_come_from_the_repository_folder_through_importlib_resources(monkeypatch):
-    monkeypatch.delenv("MTBOARD_PROMPTS_DIR", raising=False)
+def test_prompts_come_from_the_repository_folder_through_importlib_resources(monkeypatch, tmp_path):
+    monkeypatch.setenv("MTBOARD_PROMPTS_DIR", str(tmp_path))  # ignored: only the CLI reads the environment
     assert resources.files(PROMPTS_PACKAGE) == PROMPTS  # the checkout's folder itself (editable install), no copy
     assert prompts_dir() == PROMPTS and judges_prompts_dir() == PROMPTS / "judges"
     assert available_prompts() == sorted(p.stem for p in PROMPTS.glob("*.j2"))
@@ -76,13 +77,13 @@ def test_prompts_come_from_the_repository_folder_through_importlib_resources(mon
     assert load_prices().as_of == yaml.safe_load((PROMPTS / "prices.yaml").read_text(encoding="utf-8"))["as_of"]
 
 
-def test_prompts_dir_override_replaces_the_shipped_folder(tmp_path, monkeypatch):
+def test_prompts_dir_override_replaces_the_shipped_folder(tmp_path):
     (tmp_path / "mine.j2").write_bytes((PROMPTS / "translate-chat.j2").read_bytes())
-    monkeypatch.setenv("MTBOARD_PROMPTS_DIR", str(tmp_path))
-    assert prompts_dir() == tmp_path and available_prompts() == ["mine"]
-    assert load_prompt("mine").template_sha256 == load_prompt(str(PROMPTS / "translate-chat.j2")).template_sha256
-    with pytest.raises(ConfigError, match="judge prompt file not found.*MTBOARD_PROMPTS_DIR"):
-        load_judge_prompt("gemba-mqm")
+    with use_runtime(Runtime(prompts_dir=tmp_path)):  # what the CLI sets from MTBOARD_PROMPTS_DIR
+        assert prompts_dir() == tmp_path and available_prompts() == ["mine"]
+        assert load_prompt("mine").template_sha256 == load_prompt(str(PROMPTS / "translate-chat.j2")).template_sha256
+        with pytest.raises(ConfigError, match="judge prompt file not found.*MTBOARD_PROMPTS_DIR"):
+            load_judge_prompt("gemba-mqm")
 
 
 # --------------------------------------------------------------------------------------------------------------------

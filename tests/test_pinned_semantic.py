@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mtboard.cli.environment import read_environment
 from mtboard.core.errors import ConfigError
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.score.metrics import semantic
 
 
@@ -53,12 +55,12 @@ def test_a_fresh_encoder_records_version_weights_and_its_cache_identity(fresh, m
     assert np.array_equal(fresh.embed(["Abra el archivo."])[0], semantic.encoder().embed(["Abra el archivo."])[0])
 
 
-def test_encoder_cache_path_is_read_when_the_encoder_is_built(monkeypatch, tmp_path):
-    monkeypatch.setenv(semantic.CACHE_ENV, str(tmp_path / "e.sqlite3"))
-    enc = semantic._Encoder()
+def test_encoder_cache_path_is_read_when_the_encoder_is_built(tmp_path):
+    with use_runtime(Runtime(semantic_cache=tmp_path / "e.sqlite3")):
+        enc = semantic._Encoder()
     assert enc.disk.path == tmp_path / "e.sqlite3"
-    monkeypatch.setenv(semantic.CACHE_ENV, "off")
-    assert semantic._Encoder().disk.path is None
+    with use_runtime(Runtime(semantic_cache="off")):
+        assert semantic._Encoder().disk.path is None
 
 
 def test_missing_package_is_a_config_error_naming_it(monkeypatch):
@@ -122,22 +124,21 @@ def test_disk_cache_key_is_the_sha256_of_identity_nul_text(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["off", "OFF", "Off"])
-def test_cache_switched_off_in_any_case(monkeypatch, value):
-    monkeypatch.setenv(semantic.CACHE_ENV, value)
-    assert semantic.cache_path() is None
+def test_cache_switched_off_in_any_case(value):
+    with use_runtime(read_environment({"MTBOARD_SEMANTIC_CACHE": value}).runtime()):
+        assert semantic.cache_path() is None
 
 
 def test_cache_path_defaults_to_home_cache_without_xdg(monkeypatch, tmp_path):
-    monkeypatch.delenv(semantic.CACHE_ENV, raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
     monkeypatch.setenv("XDG_CACHE_HOME", "")  # empty: as if unset
     assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
-    monkeypatch.setenv(semantic.CACHE_ENV, "")  # empty: the default
-    assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
-    monkeypatch.setenv(semantic.CACHE_ENV, "rel/c.sqlite3")
-    assert semantic.cache_path() == Path("rel/c.sqlite3")
+    with use_runtime(read_environment({"MTBOARD_SEMANTIC_CACHE": ""}).runtime()):  # empty: the default
+        assert semantic.cache_path() == tmp_path / ".cache" / "mtboard" / "semantic-embeddings.sqlite3"
+    with use_runtime(read_environment({"MTBOARD_SEMANTIC_CACHE": "rel/c.sqlite3"}).runtime()):
+        assert semantic.cache_path() == Path("rel/c.sqlite3")
 
 
 def test_disk_cache_reads_more_keys_than_one_query_holds(tmp_path):

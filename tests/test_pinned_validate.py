@@ -42,7 +42,7 @@ def full(tmp_path_factory):
     """(card JSON, recomputing context, structural context, repository root) around the committed full card."""
     data = json.loads(_full_path().read_bytes())
     root = vs.make_repo(tmp_path_factory.mktemp("full"))
-    ctx = V.make_context(root, secret_segment_env=None)
+    ctx = V.make_context(root)
     structural = V.Context(root=root, corpora_dir=root / "corpora", recompute=False)
     return data, ctx, structural, root
 
@@ -140,7 +140,7 @@ def mini(tmp_path_factory):
     """(full-segment card JSON over the mini corpus, recomputing context, structural context)."""
     data = json.loads(vs.mini_full_card_bytes())
     root = vs.make_mini_repo(tmp_path_factory.mktemp("mini"))
-    return data, V.make_context(root, secret_segment_env=None), _structural_ctx(root)
+    return data, V.make_context(root), _structural_ctx(root)
 
 
 def test_mini_full_segment_card_passes_every_check_without_a_note(mini):
@@ -404,7 +404,7 @@ def small():
 @pytest.fixture(scope="module")
 def small_ctx(tmp_path_factory):
     root = vs.make_repo(tmp_path_factory.mktemp("small"))
-    return V.make_context(root, secret_segment_env=None)
+    return V.make_context(root)
 
 
 @pytest.mark.parametrize("edit, field, message", [

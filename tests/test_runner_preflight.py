@@ -20,6 +20,7 @@ from loopback import write_handmade_corpus
 from fake_openai_server import FakeServer
 from mtboard.core.documents import load_card
 from mtboard.core.errors import ConfigError, InputError
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.inputs.prompts import prompts_dir
 from mtboard.run.settings import RunSettings
 from mtboard.run.runner import prepare
@@ -145,19 +146,20 @@ def test_missing_bleu_tokenizer_fails_in_prepare(tmp_path: Path, monkeypatch: py
         prepare(RunSettings(corpus_path=path, method="openai:fake-model", base_url="http://127.0.0.1:9/v1"))
 
 
-def test_prepare_loads_the_price_table_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prepare_loads_the_price_table_once(tmp_path: Path) -> None:
     prompts = prompts_copy(tmp_path, **{"prices.yaml": MERGE_PRICES})
-    monkeypatch.setenv("MTBOARD_PROMPTS_DIR", str(prompts))
-    plan = prepare(RunSettings(corpus_path=corpus(tmp_path), method="openai:fake-model",
-                               base_url="http://127.0.0.1:9/v1"))
-    assert plan.prices is not None and plan.prices.lookup("openai-compatible", "fake-model") == (2.0, 6.0)
-    assert plan.prices.lookup("openai-compatible", "other-model") == (2.0, 8.0)
-    (prompts / "prices.yaml").write_text("broken: [\n", encoding="utf-8")  # edited mid-run: the plan keeps its copy
-    from mtboard.inputs.prices import resolve_prices
-    from mtboard.core.schema import BackendFacts
+    with use_runtime(Runtime(prompts_dir=prompts)):  # what the CLI sets from MTBOARD_PROMPTS_DIR
+        plan = prepare(RunSettings(corpus_path=corpus(tmp_path), method="openai:fake-model",
+                                   base_url="http://127.0.0.1:9/v1"))
+        assert plan.prices is not None and plan.prices.lookup("openai-compatible", "fake-model") == (2.0, 6.0)
+        assert plan.prices.lookup("openai-compatible", "other-model") == (2.0, 8.0)
+        # edited mid-run: the plan keeps its copy
+        (prompts / "prices.yaml").write_text("broken: [\n", encoding="utf-8")
+        from mtboard.inputs.prices import resolve_prices
+        from mtboard.core.schema import BackendFacts
 
-    got = resolve_prices(plan.spec, BackendFacts(api_provider="openai-compatible"), priced=True, table=plan.prices)
-    assert got == (2.0, 6.0, "prompts/prices.yaml (2026-12-01)")
-    with pytest.raises(InputError, match="not valid YAML"):
-        prepare(RunSettings(corpus_path=corpus(tmp_path), method="openai:fake-model",
-                            base_url="http://127.0.0.1:9/v1"))
+        got = resolve_prices(plan.spec, BackendFacts(api_provider="openai-compatible"), priced=True, table=plan.prices)
+        assert got == (2.0, 6.0, "prompts/prices.yaml (2026-12-01)")
+        with pytest.raises(InputError, match="not valid YAML"):
+            prepare(RunSettings(corpus_path=corpus(tmp_path), method="openai:fake-model",
+                                base_url="http://127.0.0.1:9/v1"))

@@ -9,6 +9,7 @@ import pytest
 
 from mtboard.backends.base import TranslateRequest, parse_method
 from mtboard.core.errors import ConfigError, InputError
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.inputs.prompts import available_prompts, load_prompt
 from mtboard.inputs.prices import load_prices
 from mtboard.run.workdir import WorkDir, _repair_tail
@@ -81,22 +82,22 @@ def test_few_shot_completion_prompt():
         p.render("x", "ja", "en")
 
 
-def test_template_validation(tmp_path, monkeypatch):
-    monkeypatch.setenv("MTBOARD_PROMPTS_DIR", str(tmp_path))
-    (tmp_path / "bad-vars.j2").write_text("---\nfamily: x\nformat: chat\nvariables: [source]\n---\n"
-                                          "{% block user %}{{ source }} {{ target_langauge }}{% endblock %}\n")
-    with pytest.raises(InputError, match="used but not declared \\['target_langauge'\\]"):
-        load_prompt("bad-vars")
-    (tmp_path / "leaky.j2").write_text("---\nfamily: x\nformat: chat\nvariables: [source]\n---\n"
-                                       "{% block system %}Translate {{ source }}{% endblock %}"
-                                       "{% block user %}{{ source }}{% endblock %}\n")
-    with pytest.raises(ConfigError, match="system block uses the entry"):
-        load_prompt("leaky").system_prompt("en", "es")
-    (tmp_path / "nofm.j2").write_text("{% block user %}{{ source }}{% endblock %}\n")
-    with pytest.raises(InputError, match="front matter"):
-        load_prompt("nofm")
-    with pytest.raises(ConfigError, match="did you mean 'leaky'"):
-        load_prompt("leaki")
+def test_template_validation(tmp_path):
+    with use_runtime(Runtime(prompts_dir=tmp_path)):  # what the CLI sets from MTBOARD_PROMPTS_DIR
+        (tmp_path / "bad-vars.j2").write_text("---\nfamily: x\nformat: chat\nvariables: [source]\n---\n"
+                                              "{% block user %}{{ source }} {{ target_langauge }}{% endblock %}\n")
+        with pytest.raises(InputError, match="used but not declared \\['target_langauge'\\]"):
+            load_prompt("bad-vars")
+        (tmp_path / "leaky.j2").write_text("---\nfamily: x\nformat: chat\nvariables: [source]\n---\n"
+                                           "{% block system %}Translate {{ source }}{% endblock %}"
+                                           "{% block user %}{{ source }}{% endblock %}\n")
+        with pytest.raises(ConfigError, match="system block uses the entry"):
+            load_prompt("leaky").system_prompt("en", "es")
+        (tmp_path / "nofm.j2").write_text("{% block user %}{{ source }}{% endblock %}\n")
+        with pytest.raises(InputError, match="front matter"):
+            load_prompt("nofm")
+        with pytest.raises(ConfigError, match="did you mean 'leaky'"):
+            load_prompt("leaki")
 
 
 def test_price_table(tmp_path):

@@ -16,6 +16,7 @@ from sacrebleu.metrics import CHRF
 from mtboard.score import checks, scoring
 from mtboard.core.documents import load_corpus
 from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.score.metrics.bleu import bleu_from_stats
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.score.metrics.composite import quality_tier
@@ -239,11 +240,12 @@ def test_apertium_marks_are_stripped_only_on_request():
     assert stripped[0].raw_predicted == "La casa es *roja."
 
 
-def test_pool_and_inline_scoring_agree(monkeypatch):
-    monkeypatch.setenv("MTBOARD_SCORING_WORKERS", "2")
-    pooled = score(MIXED)
-    monkeypatch.setenv("MTBOARD_SCORING_WORKERS", "1")
-    inline = score(MIXED)
+def test_pool_and_inline_scoring_agree():
+    with use_runtime(Runtime(scoring_workers=2)):  # what the CLI sets from MTBOARD_SCORING_WORKERS
+        assert scoring.plan_chunks(len(MIXED)) != [(0, len(MIXED))]  # really split
+        pooled = score(MIXED)
+    with use_runtime(Runtime(scoring_workers=1)):
+        inline = score(MIXED)
     assert pooled[0] == inline[0] and pooled[1] == inline[1]
 
 

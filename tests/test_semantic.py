@@ -17,6 +17,7 @@ import pytest
 
 from mtboard.score import scoring
 from mtboard.core.documents import load_corpus
+from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.score.metrics import bootstrap, semantic
 from mtboard.score.metrics.composite import COLUMN_UNITS, composite, entry_columns
 from mtboard.core.schema import Entry, TranslationRecord
@@ -100,13 +101,14 @@ def test_disk_cache_returns_what_a_fresh_computation_gives(tmp_path, monkeypatch
     assert enc.disk.get(src) == {} and enc.disk.put({"a": stored[src[0]]}) is None
 
 
-def test_cache_path_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv(semantic.CACHE_ENV, "off")
-    assert semantic.cache_path() is None
-    monkeypatch.setenv(semantic.CACHE_ENV, str(tmp_path / "x.sqlite3"))
-    assert semantic.cache_path() == tmp_path / "x.sqlite3"
-    monkeypatch.delenv(semantic.CACHE_ENV)
+def test_cache_path_follows_the_runtime_configuration(monkeypatch, tmp_path):
+    # what the CLI sets from MTBOARD_SEMANTIC_CACHE (read_environment: "off" in any case, else a path)
+    with use_runtime(Runtime(semantic_cache="off")):
+        assert semantic.cache_path() is None
+    with use_runtime(Runtime(semantic_cache=tmp_path / "x.sqlite3")):
+        assert semantic.cache_path() == tmp_path / "x.sqlite3"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("MTBOARD_SEMANTIC_CACHE", "off")  # ignored: only the CLI reads it
     assert semantic.cache_path() == tmp_path / "mtboard" / "semantic-embeddings.sqlite3"
 
 
@@ -239,7 +241,7 @@ def test_validator_names_a_semantic_score_from_another_package_version(tmp_path)
     sig = data["scores"]["signatures"]["semantic"]
     assert sig == semantic.semantic_signature()
     root = vs.make_repo(tmp_path)
-    ctx = V.make_context(root, secret_segment_env=None)
+    ctx = V.make_context(root)
     assert V.validate_bytes(vs.dump(vs.reseal(copy.deepcopy(data))), "x.json", ctx).problems == []
     data["scores"]["signatures"]["semantic"] = sig.replace("==0.2.1", "==0.1.0")
     report = V.validate_bytes(vs.dump(vs.reseal(data)), "x.json", ctx)
@@ -286,7 +288,7 @@ def test_validator_accepts_last_digit_blas_differences_and_nothing_more(tmp_path
 
     monkeypatch.setattr(semantic, "similarities", elsewhere)
     root = vs.make_repo(tmp_path)
-    report = V.validate_bytes(vs.dump(vs.reseal(data)), "x.json", V.make_context(root, secret_segment_env=None))
+    report = V.validate_bytes(vs.dump(vs.reseal(data)), "x.json", V.make_context(root))
     if passes:
         assert report.problems == []
     else:

@@ -329,7 +329,7 @@ def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
     bad = VerificationRecord.model_validate({**rec.model_dump(mode="json"), "passed": False, "tier": "self-benchmarked",
                                              "run_card_hash": cards["gemma-chat"].run_card_hash})
     other.with_name(other.name[:-5] + ".verification.json").write_text(bad.model_dump_json())
-    monkeypatch.delenv("MTBOARD_ATTESTATION_REPOSITORY", raising=False)
+    monkeypatch.setenv("MTBOARD_ATTESTATION_REPOSITORY", "octo/board")  # ignored: the CLI reads it, not build_site
     monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
     report = build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "out", tmp_path / "docs",
                         run_mkdocs=True)

@@ -156,7 +156,7 @@ except Exception as exc:  # collection must not crash: the tests below report it
 def repo(tmp_path_factory):
     assert _ERROR is None, f"could not build the base cards: {_ERROR!r}"
     root = vs.make_repo(tmp_path_factory.mktemp("binding"))
-    return root, V.make_context(root, ROOT / "corpora", secret_segment_env=None)
+    return root, V.make_context(root, ROOT / "corpora")
 
 
 def test_classification_is_in_the_schema_and_covers_every_field():

@@ -211,7 +211,7 @@ def test_other_harness_versions_rejected_with_reason(tmp_path, card_b, version, 
     card["harness_version"] = version
     card = vs.refingerprint_and_reseal(card)
     p = vs.place(root, vs.dump(card))
-    rep = V.validate_card(p, V.make_context(root, secret_segment_env=None))
+    rep = V.validate_card(p, V.make_context(root))
     msgs = [x.message for x in rep.problems if x.check == "harness_version"]
     assert msgs and phrase in msgs[0]
     assert rep.checks["fingerprint"] == "pass"  # re-fingerprinted: only the version check objects
@@ -248,7 +248,7 @@ def test_judge_summary_consistency(tmp_path, card_b):
     judged = apply_judgements(card, {"gemba-mqm": verdicts}, {"gemba-mqm": summary})
     root = vs.make_repo(tmp_path)
     p = vs.place(root, vs.dump(json.loads(vs.dump(judged.model_dump(mode="json")))))
-    ctx = V.make_context(root, secret_segment_env=None)
+    ctx = V.make_context(root)
     ok = V.validate_card(p, ctx)
     assert ok.ok, [str(x) for x in ok.problems]
     assert ok.checks["judges"] == "pass"
@@ -343,7 +343,7 @@ def test_mtboard_run_card_validates(tmp_path):
                                "--work-dir", str(work)])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     root = vs.make_repo(tmp_path, [(work / "card.json").read_bytes()])
-    report = V.validate_paths(None, V.make_context(root, secret_segment_env=None))
+    report = V.validate_paths(None, V.make_context(root))
     assert report.ok, V.render_text(report)
 
 
@@ -355,7 +355,7 @@ def test_repository_submissions_validate():
         pytest.skip("no cards under submissions/ yet")
     env = dict(os.environ)
     env.pop("MTBOARD_SECRET_SEGMENT", None)
-    report = V.validate_paths(None, V.make_context(ROOT, secret_segment_env=None))
+    report = V.validate_paths(None, V.make_context(ROOT))
     assert report.ok, V.render_text(report)
 
 

@@ -192,7 +192,7 @@ def _tokens(data: dict) -> int:
 def repo(tmp_path_factory):
     assert _BUILD_ERROR is None, f"could not build the real card: {_BUILD_ERROR!r}"
     root = vs.make_repo(tmp_path_factory.mktemp("tamper"), [_BASE])
-    return root, V.make_context(root, secret_segment_env=None)
+    return root, V.make_context(root)
 
 
 @pytest.fixture(scope="module")

@@ -98,7 +98,7 @@ def test_tolerance_rule_by_hand(card_raw):
     assert not zero["exact_match_rate"].within
 
 
-def test_secret_segment_rerun_keeps_no_text(tmp_path, card_raw, monkeypatch):
+def test_secret_segment_rerun_keeps_no_text(tmp_path, card_raw):
     """Re-run on a secret segment file (REAL en-es entries, renumbered and declared gold_standard for the test)."""
     corpus = json.loads(vs.CORPUS.read_text(encoding="utf-8"))
     picked = [e for e in corpus["entries"] if e.get("segment", "development") == "development"][40:50]
@@ -109,8 +109,7 @@ def test_secret_segment_rerun_keeps_no_text(tmp_path, card_raw, monkeypatch):
     root = vs.make_repo(tmp_path, [card_raw])
     card_path = root / V.canonical_relpath(loads_card(card_raw, "x"))
     out = tmp_path / "out"
-    monkeypatch.setenv("SECRET_SEG", str(secret))
-    result = verify_card(card_path, root=root, secret_segment_env="SECRET_SEG", out_dir=out)
+    result = verify_card(card_path, root=root, secret_segment_file=secret, out_dir=out)
     rec = result.record
     # the re-run compared with the card is on the card's own segment; the secret segment is reported beside it
     assert rec.segment == "development" and rec.secret_segment == "gold_standard"

@@ -43,7 +43,7 @@ SUB_ES = ROOT / "submissions" / "mtb-en-es-dev"
 
 
 def _ctx(root: Path):
-    return V.make_context(root, ROOT / "corpora", secret_segment_env=None)
+    return V.make_context(root, ROOT / "corpora")
 
 
 def _place_and_validate(tmp_path: Path, data: dict, others: list[bytes] = ()) -> V.ValidationReport:
@@ -344,7 +344,7 @@ def test_no_usage_reported_means_unknown_cost(tmp_path, monkeypatch):
 # Part 7: secret-segment verify compares the re-run with the card being verified
 
 
-def test_secret_segment_verify_compares_with_the_card(tmp_path, monkeypatch):
+def test_secret_segment_verify_compares_with_the_card(tmp_path):
     from mtboard.core.documents import load_corpus, write_corpus
     from mtboard.verify.rerun import verify_card
 
@@ -356,8 +356,7 @@ def test_secret_segment_verify_compares_with_the_card(tmp_path, monkeypatch):
     secret = corpus.model_copy(update={"entries": [e.model_copy(update={"segment": Segment.gold_standard})
                                                    for e in corpus.entries[100:110]]})
     write_corpus(secret, tmp_path / "secret.json")
-    monkeypatch.setenv("MTB_TEST_SECRET", str(tmp_path / "secret.json"))
-    result = verify_card(path, root=root, secret_segment_env="MTB_TEST_SECRET", out_dir=tmp_path / "out")
+    result = verify_card(path, root=root, secret_segment_file=tmp_path / "secret.json", out_dir=tmp_path / "out")
     rec = result.record
     assert rec.segment == "development" and rec.secret_segment == "gold_standard"
     assert rec.passed, rec.reason  # Apertium is deterministic: the development re-run reproduces the card exactly

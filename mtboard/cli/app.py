@@ -96,18 +96,25 @@ def closed_pipe_exit() -> None:
 
 
 def guarded(fn: Callable) -> Callable:
-    """Decorator: any exception → one line on stderr, exit 1, no traceback and no locals (they can hold API keys).
+    """Decorator of every command: the environment is read once as the command starts
+    (:func:`mtboard.cli.environment.command_environment`: the ``MTBOARD_*`` variables, the library's run-time
+    configuration for the command's duration), and any exception → one line on stderr, exit 1, no traceback and no
+    locals (they can hold API keys).
 
-    MtboardError → its one-line message; pydantic ValidationError → model, field and problem; any other exception →
-    ``internal error: <type>: <first line>`` with a hint to report it; Ctrl-C → ``interrupted``, exit 130; a closed
-    stdout pipe (``| head -1``) → nothing printed, exit 1 (:func:`closed_pipe_exit`). typer/click control-flow
-    exceptions (Exit, Abort, usage errors) pass through.
+    MtboardError → its one-line message (a malformed ``MTBOARD_*`` value among them); pydantic ValidationError →
+    model, field and problem; any other exception → ``internal error: <type>: <first line>`` with a hint to report
+    it; Ctrl-C → ``interrupted``, exit 130; a closed stdout pipe (``| head -1``) → nothing printed, exit 1
+    (:func:`closed_pipe_exit`). typer/click control-flow exceptions (Exit, Abort, usage errors) pass through.
     """
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        # imported here, not at the top: pydantic stays out of `mtboard --help`
+        from mtboard.cli.environment import command_environment
+
         try:
-            return fn(*args, **kwargs)
+            with command_environment():
+                return fn(*args, **kwargs)
         except BrokenPipeError:
             closed_pipe_exit()
         except KeyboardInterrupt:

@@ -14,7 +14,6 @@ Work directories are ``runs/demo/<method>``: running the demo again resumes them
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -69,7 +68,7 @@ def _one_line(card: Any) -> str:
 
 def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
              progress_factory: Callable[[str], Any] | None = None,
-             note: Callable[[str], None] = lambda _m: None) -> DemoResult:
+             note: Callable[[str], None] = lambda _m: None, secret_segment: Path | None = None) -> DemoResult:
     """Run the demo in the checkout ``root`` (the folder with ``corpora/``, ``submissions/``, ``mkdocs.yml``).
 
     Args:
@@ -77,6 +76,8 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
         gemma_limit: entries for the gguf arm (Gemma on 2 CPU cores ≈ 0.5 s per entry).
         progress_factory: label → ProgressSink for the runner's progress bar.
         note: receives one-line progress messages.
+        secret_segment: a secret-segment corpus file whose text the validation and the site build look for
+            (``$MTBOARD_SECRET_SEGMENT``; None: no scan).
 
     Raises: MtboardError when a run fails or a card does not validate (with the failing check named).
     """
@@ -114,7 +115,8 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
             raise MtboardError(f"{settings.method}: the run wrote no card (see {outcome.report_path})")
         result.runs.append(DemoRun(settings.method, outcome.card_path, _one_line(outcome.card)))
 
-    ctx = make_context(root, root / "corpora")
+    source = "$MTBOARD_SECRET_SEGMENT" if secret_segment is not None else None
+    ctx = make_context(root, root / "corpora", secret_segment=secret_segment, secret_source=source)
     for r in result.runs:
         report = validate_card(r.card_path, ctx)
         if not report.ok:
@@ -134,7 +136,8 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
         r.staged_path = target
     (stage / "submissions").mkdir(parents=True, exist_ok=True)
     note("build the site from submissions/ + the new cards")
-    site = build_site(stage / "submissions", root / "corpora", root / "build" / "site", root / "build" / "docs")
+    site = build_site(stage / "submissions", root / "corpora", root / "build" / "site", root / "build" / "docs",
+                      secret_segment=secret_segment, secret_source=source)
     rejected = {Path(x.path).name for x in site.rejected}
     for r in result.runs:
         if r.staged_path is not None and r.staged_path.name in rejected:
@@ -154,15 +157,17 @@ def demo(
 ) -> None:
     """Translate corpora/mtb-en-es-dev.json with Apertium (and Gemma 270M if installed), score, validate the run
     cards and build the leaderboard site into build/site. Needs no API key and no server."""
+    from mtboard.cli.environment import environment
     from mtboard.cli.run import _RichProgress
 
     root = Path.cwd()
     if not (root / "mkdocs.yml").is_file() or not (root / "corpora").is_dir():
         raise typer.BadParameter("run `mtboard demo` from the mtboard checkout (the folder with mkdocs.yml)")
-    show = sys.stderr.isatty() or bool(os.environ.get("MTBOARD_PROGRESS"))
+    env = environment()
+    show = sys.stderr.isatty() or env.progress
     result = run_demo(root, gemma=gemma, gemma_limit=gemma_limit,
                       progress_factory=lambda label: _RichProgress(label, enabled=show),
-                      note=lambda m: typer.echo(f"demo: {m}", err=True))
+                      note=lambda m: typer.echo(f"demo: {m}", err=True), secret_segment=env.secret_segment)
     typer.echo("")
     for r in result.runs:
         typer.echo(f"{r.method}: {r.summary}")

@@ -132,10 +132,11 @@ def _gpu() -> Probe:
 
 def _comet() -> Probe:
     """The COMET environment for neural metrics (docs/neural_metrics.md): found by its files, not started."""
+    from mtboard.cli.environment import environment
     from mtboard.score.metrics import neural
 
     part = "COMET environment (neural metrics)"
-    python = os.environ.get(neural.PYTHON_ENV) or str(neural.DEFAULT_PYTHON)
+    python = str(environment().comet_python or neural.DEFAULT_PYTHON)
     if not os.path.exists(python):
         return Probe(part, False, f"none at {python}", "optional: bash scripts/setup.sh --comet (~1.4 GB)")
     env = os.path.dirname(os.path.dirname(python))  # .../bin/python → the environment (symlinks not followed)

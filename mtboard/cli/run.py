@@ -19,7 +19,6 @@ Environment: ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (openai backend; the key o
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import signal
@@ -35,10 +34,6 @@ import typer
 from mtboard.cli.app import app, fail, guarded
 from mtboard.cli.options import model_options
 from mtboard.run.settings import RunSettings, option_name  # the model `mtboard run --help` is built from
-
-DEFAULT_PROGRESS_INTERVAL_S = 30.0
-"""Seconds between two progress lines when stderr is not a terminal."""
-
 
 class _RichProgress:
     """ProgressSink drawing a rich progress bar on stderr: done/total, rate, ETA, failures."""
@@ -146,26 +141,18 @@ class _Progress:
         self.inner.stop()
 
 
-def _progress_interval() -> float:
-    raw = os.environ.get("MTBOARD_PROGRESS_INTERVAL", "")
-    try:
-        value = float(raw) if raw else DEFAULT_PROGRESS_INTERVAL_S
-    except ValueError:
-        fail(f"MTBOARD_PROGRESS_INTERVAL={raw!r} is not a number of seconds")
-    if not value > 0:
-        fail(f"MTBOARD_PROGRESS_INTERVAL must be above 0 seconds, got {raw!r}")
-    return value
-
-
 def progress_sink(label: str, work_dir: Path | None) -> Any:
     """The progress a command shows on stderr: the bar on a terminal (or with ``MTBOARD_PROGRESS``), else a line
-    every ``MTBOARD_PROGRESS_INTERVAL`` seconds; says ``resuming N/M`` when ``work_dir`` already holds entries."""
+    every ``MTBOARD_PROGRESS_INTERVAL`` seconds (:func:`mtboard.cli.environment.environment`); says ``resuming N/M``
+    when ``work_dir`` already holds entries."""
+    from mtboard.cli.environment import environment
 
     def echo(line: str) -> None:
         typer.echo(line, err=True)
 
-    inner: Any = (_RichProgress(label) if sys.stderr.isatty() or os.environ.get("MTBOARD_PROGRESS")
-                  else _LineProgress(label, _progress_interval(), echo))
+    env = environment()
+    inner: Any = (_RichProgress(label) if sys.stderr.isatty() or env.progress
+                  else _LineProgress(label, env.progress_interval, echo))
     return _Progress(inner, work_dir, echo)
 
 
@@ -318,10 +305,11 @@ def run(
     """
     import asyncio
 
+    from mtboard.cli.environment import environment
     from mtboard.run.runner import finish, judge_specs, preflight_judges, prepare, translate_all
     from mtboard.run.workdir import WorkDir, lock_workdir
 
-    settings = RunSettings(**options, stream=os.environ.get("MTBOARD_STREAM", "") not in ("", "0"))
+    settings = RunSettings(**options, stream=environment().stream)
     specs = judge_specs(settings.judge)
     neural_keys, neural_revs = [], {}
     if neural_metric:  # checked before anything is sent: a missing COMET environment costs no translation

@@ -57,10 +57,11 @@ def build(
                                                "judges page.")] = Path("anchors"),
     serve: Annotated[bool, typer.Option("--serve", help="Serve the built site on http://127.0.0.1:PORT.")] = False,
     port: Annotated[int, typer.Option(help="Port for --serve.")] = 8000,
-    site_url: Annotated[str | None, typer.Option("--site-url", envvar="MTBOARD_SITE_URL",
+    site_url: Annotated[str | None, typer.Option("--site-url",
                                                  help="Address the site is published at, e.g. "
                                                       "https://OWNER.github.io/REPO/ (404.html links resolve from "
-                                                      "it at any depth). Default with --serve: the local address."
+                                                      "it at any depth). Default $MTBOARD_SITE_URL, else with "
+                                                      "--serve the local address."
                                                  )] = None,
     attestation_repository: Annotated[str | None, typer.Option(
         "--attestation-repository", help="owner/name whose verify workflow must have attested verification records "
@@ -70,14 +71,18 @@ def build(
     Path("official"),
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
+    from mtboard.cli.environment import environment
     from mtboard.site import build_site
 
+    env = environment()
+    site_url = site_url or env.site_url
     if site_url is None and serve:
         site_url = f"http://127.0.0.1:{port}/"
     report = build_site(submissions, corpora if corpora.is_dir() else None, out, docs, validate=validate,
                         anchors=anchors if anchors.is_dir() else None, site_url=site_url,
-                        attestation_repository=attestation_repository,
-                        official=official if official.is_dir() else None)
+                        attestation_repository=attestation_repository or env.attestation_repository,
+                        official=official if official.is_dir() else None, secret_segment=env.secret_segment,
+                        secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None)
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:

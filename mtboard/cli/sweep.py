@@ -73,7 +73,7 @@ def run(
     sweep summary (cells, cards, tokens and cost used against the estimate, failures).
 
     Progress over the whole sweep goes to stderr every MTBOARD_PROGRESS_INTERVAL seconds (default 30)."""
-    from mtboard.cli.run import _progress_interval
+    from mtboard.cli.environment import environment
     from mtboard.sweeps.estimate import estimate_sweep
     from mtboard.sweeps.execute import run_sweep, summary_record
     from mtboard.sweeps.spec import load_sweep
@@ -96,7 +96,7 @@ def run(
     echo(f"sweep       {sweep.name}: {len(sweep.cells) if only is None else len(only)} cell(s), work dirs under "
          f"{root}")
     try:
-        result = run_sweep(sweep, root, echo=echo, only=only, interval_s=_progress_interval())
+        result = run_sweep(sweep, root, echo=echo, only=only, interval_s=environment().progress_interval)
     except KeyboardInterrupt:
         fail(f"interrupted: finished cells keep their cards and unfinished ones their finished entries under {root}; "
              f"resume with the same command", 130)
@@ -105,10 +105,10 @@ def run(
     (root / "summary.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     typer.echo(summary_text(record))
     if submit:
+        from mtboard.cli.validate import validation_context
         from mtboard.run.submit import find_by_hash, submit_card
-        from mtboard.validate import make_context
 
-        ctx = make_context(Path("."), None, secret_segment_env="MTBOARD_SECRET_SEGMENT")
+        ctx = validation_context(Path("."), None)
         for o in result.outcomes:
             if o.card_path is None:
                 continue
@@ -141,14 +141,14 @@ def collect(
 
     Exit 0: every card filed (or already there); cells without a card are listed, not refused. Exit 1: N artifact
     folder(s) refused and nothing filed (the accepted cards are listed as held), or an error."""
+    from mtboard.cli.validate import validation_context
     from mtboard.sweeps.collect import collect as collect_cards
     from mtboard.sweeps.collect import pr_body
     from mtboard.sweeps.spec import find_root, load_sweep
-    from mtboard.validate import make_context
 
     root = root or find_root(file)
     sweep = load_sweep(file, root)
-    ctx = make_context(root, corpora, secret_segment_env="MTBOARD_SECRET_SEGMENT")
+    ctx = validation_context(root, corpora)
     typer.echo(f"into        {(ctx.root / 'submissions').resolve()}")
     result = collect_cards(sweep, downloaded, ctx)
     for rel in result.filed:

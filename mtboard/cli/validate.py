@@ -12,14 +12,20 @@ from typing import Annotated, Optional
 import typer
 
 from mtboard.cli.app import app, fail, guarded
+from mtboard.core.errors import ConfigError
 
 _FORMATS = ("text", "json")
 
 
-def _context(root: Path, corpora: Optional[Path], secret_env: Optional[str]):
+def validation_context(root: Path, corpora: Optional[Path], secret_env: Optional[str] = "MTBOARD_SECRET_SEGMENT"):
+    """The validator's :class:`mtboard.validate.Context`, scanning for the text of the secret-segment corpus file
+    that ``$secret_env`` names (none when ``secret_env`` is empty or the variable unset;
+    :func:`mtboard.cli.environment.secret_segment_path`)."""
+    from mtboard.cli.environment import secret_segment_path
     from mtboard.validate import make_context
 
-    return make_context(root, corpora, secret_segment_env=secret_env or None)
+    secret = secret_segment_path(secret_env)
+    return make_context(root, corpora, secret_segment=secret, secret_source=f"${secret_env}" if secret else None)
 
 
 @app.command("validate")
@@ -45,7 +51,7 @@ def validate_cmd(
 
     if fmt not in _FORMATS:
         fail(f"--format must be one of {', '.join(_FORMATS)}")
-    ctx = _context(root, corpora, secret_env)
+    ctx = validation_context(root, corpora, secret_env)
     change_list = None
     if changes is not None:
         change_list = parse_changes(safejson.read_bytes(changes))
@@ -67,7 +73,7 @@ def submit_cmd(
     """Validate a card, copy it to submissions/<dataset>/<slug>__<condition>__<hash12>.json, print the PR commands."""
     from mtboard.run.submit import submit_card
 
-    ctx = _context(root, corpora, "MTBOARD_SECRET_SEGMENT")
+    ctx = validation_context(root, corpora)
     sub = submit_card(card, ctx, dry_run=dry_run)
     verb = "would copy" if dry_run else "copied"
     typer.echo(f"validated: all {len(sub.report.checks)} checks passed")
@@ -116,18 +122,21 @@ def verify_cmd(
 ) -> None:
     """Re-run a card's method from its recorded configuration and compare every score within the tolerance; with
     --segment gold_standard/held_out, re-run it on the secret corpus and write only a scores-only card."""
+    from mtboard.cli.environment import environment, secret_segment_path
     from mtboard.cli.run import progress_sink
     from mtboard.verify.rerun import verify_card
 
     if segment != "development":
         from mtboard.core.schema import Segment
+        from mtboard.score.scores_card import parse_salt
         from mtboard.verify.secret import evaluate_secret
 
         if segment not in ("gold_standard", "held_out"):
             fail("--segment must be development, gold_standard or held_out")
         if secret_corpus is None:
             fail(f"--segment {segment} needs --secret-corpus PATH")
-        res = evaluate_secret(card, secret_corpus, Segment(segment), out_dir=out, official_dir=official,
+        salt = parse_salt(environment().salt_text(), "MTBOARD_HYPOTHESIS_SALT")
+        res = evaluate_secret(card, secret_corpus, Segment(segment), salt=salt, out_dir=out, official_dir=official,
                               model_path=model_path, base_url=base_url,
                               progress=progress_sink(f"verify {card.name} ({segment})", workdir))
         sc = res.card.scores
@@ -136,7 +145,11 @@ def verify_cmd(
         typer.echo(f"scores-only card: {res.path}")
         return
 
-    result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_env=secret_env,
+    secret = secret_segment_path(secret_env)
+    if secret_env and secret is None:
+        raise ConfigError(f"${secret_env} is not set", field="--secret-segment-env",
+                          fix=f"export {secret_env}=/path/to/secret-segment.json")
+    result = verify_card(card, root=root, corpora_dir=corpora, tolerance=tolerance, secret_segment_file=secret,
                          out_dir=out, commit=commit, workdir=workdir, model_path=model_path, base_url=base_url,
                          progress=progress_sink(f"verify {card.name}", workdir))
     rec = result.record
@@ -175,10 +188,11 @@ def verify_record_cmd(
     """Check a verification record: its numbers agree with each other and with the card, and a GitHub artifact
     attestation by the verify workflow vouches for its exact bytes (offline, pinned Sigstore trusted root).
     Exit 0 when attested and consistent; 1 with one line per reason otherwise."""
+    from mtboard.cli.environment import environment
     from mtboard.core.documents import load_card
     from mtboard.verify.record import RECORD_SUFFIX, check_record, expected_signer
 
-    signer = expected_signer(repository, workflow=workflow, ref=ref)
+    signer = expected_signer(repository or environment().attestation_repository, workflow=workflow, ref=ref)
     if card is None and record.name.endswith(RECORD_SUFFIX):
         beside = record.with_name(record.name[: -len(RECORD_SUFFIX)] + ".json")
         card = beside if beside.is_file() else None

@@ -18,14 +18,13 @@ The ``system`` block must not depend on the entry: its rendered text is the card
 SHA-256 ``system_prompt_sha256``; the whole file's SHA-256 is ``method.prompt_template_sha256``. Templates render
 with ``StrictUndefined`` (a misspelt variable is an error, not an empty string) and without autoescaping (the output
 is a prompt, not HTML). Templates are looked up in :func:`prompts_dir`: the package data ``mtboard._prompts`` (the
-repository's ``prompts/`` folder, installed under that name by pyproject.toml's ``package-dir``), or
-``$MTBOARD_PROMPTS_DIR`` when set.
+repository's ``prompts/`` folder, installed under that name by pyproject.toml's ``package-dir``), or the run-time
+configuration's ``prompts_dir`` (``$MTBOARD_PROMPTS_DIR``, read by the CLI; :mod:`mtboard.core.runtime`).
 """
 
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -38,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mtboard.core import canonical, safejson
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.core.languages import is_one_of, language_name, pick
+from mtboard.core.runtime import runtime
 from mtboard.core.schema import describe_validation_error
 
 KNOWN_VARIABLES = frozenset({"source", "history", "source_language", "target_language", "source_language_name",
@@ -59,16 +59,17 @@ def prompts_dir() -> Path:
     """The folder of prompt templates (``*.j2``), judge prompts (``judges/*.j2``) and the price table
     (``prices.yaml``).
 
-    ``$MTBOARD_PROMPTS_DIR`` when set: a folder with the same layout that replaces the shipped one as a whole (a
-    maintainer's own prompts; ``verify`` still refuses a template whose SHA-256 differs from the card's). Otherwise
-    the package data of :data:`PROMPTS_PACKAGE`, found with :func:`importlib.resources.files`.
+    :attr:`mtboard.core.runtime.Runtime.prompts_dir` when set (``$MTBOARD_PROMPTS_DIR`` of the running command): a
+    folder with the same layout that replaces the shipped one as a whole (a maintainer's own prompts; ``verify``
+    still refuses a template whose SHA-256 differs from the card's). Otherwise the package data of
+    :data:`PROMPTS_PACKAGE`, found with :func:`importlib.resources.files`.
 
     Raises: ConfigError when mtboard is not installed (run from a bare source tree, so ``mtboard._prompts`` cannot be
     imported) or is installed somewhere that is not a folder (a zip file).
     """
-    env = os.environ.get("MTBOARD_PROMPTS_DIR")
-    if env:
-        return Path(env)
+    chosen = runtime().prompts_dir
+    if chosen is not None:
+        return chosen
     try:
         root = resources.files(PROMPTS_PACKAGE)
     except ModuleNotFoundError:

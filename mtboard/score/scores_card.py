@@ -33,14 +33,14 @@ from mtboard.score.metrics.ter import ter_from_stats
 from mtboard.core.schema import (SCORES_STRING_PATTERNS, SECRET_SEGMENTS, Outcome, RunCard, ScoresCard, ScoresDataset,
                             ScoresOnly, ScoresSegment, Segment)
 
-SALT_ENV = "MTBOARD_HYPOTHESIS_SALT"
 MIN_SALT_BYTES = 32
 SCORES_SUFFIX = ".scores.json"
 """File-name ending of scores-only cards (``official/<dataset id>/<dev card stem>.<segment>.scores.json``)."""
 
 
-def parse_salt(value: str, where: str = SALT_ENV) -> bytes:
-    """The salt from its hex text. Raises ConfigError unless it is hex of at least :data:`MIN_SALT_BYTES` bytes."""
+def parse_salt(value: str, where: str = "salt") -> bytes:
+    """The salt from its hex text (``mtboard verify`` reads it from ``MTBOARD_HYPOTHESIS_SALT``; ``where`` names that
+    source in the error). Raises ConfigError unless it is hex of at least :data:`MIN_SALT_BYTES` bytes."""
     try:
         salt = bytes.fromhex(value.strip())
     except ValueError:
@@ -176,5 +176,5 @@ def from_run_card(run: RunCard, dev_card: RunCard, *, salt: bytes, segment: Segm
     return ScoresCard.model_validate(seal(card.model_dump(mode="json")))
 
 
-__all__ = ["MIN_SALT_BYTES", "SALT_ENV", "SCORES_SUFFIX", "from_run_card", "hypothesis_hmac", "parse_salt",
+__all__ = ["MIN_SALT_BYTES", "SCORES_SUFFIX", "from_run_card", "hypothesis_hmac", "parse_salt",
            "recompute", "salt_id", "scores_card_hash", "seal"]

@@ -94,7 +94,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                resamples: int = bootstrap.BOOTSTRAP_RESAMPLES, run_mkdocs: bool = True,
                build_time: str | None = None, anchors: Path | None = None,
                site_url: str | None = None, attestation_repository: str | None = None,
-               official: Path | None = None) -> BuildReport:
+               official: Path | None = None, secret_segment: Path | None = None,
+               secret_source: str | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
 
     ``attestation_repository``: owner/name whose verify workflow must have attested verification records and
@@ -105,10 +106,14 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     ``<submissions>/../anchors`` when it exists).
 
     ``site_url``: the address the site is published at (GitHub Pages: ``https://<owner>.github.io/<repo>/``); MkDocs
-    makes 404.html's links absolute with it so a missing page is styled at any depth (issue 12 item 11). None: the
-    ``MTBOARD_SITE_URL`` environment variable, else unset (every other link is relative either way).
+    makes 404.html's links absolute with it so a missing page is styled at any depth (issue 12 item 11). None: unset
+    (every other link is relative either way); ``mtboard build`` passes ``--site-url``, else ``$MTBOARD_SITE_URL``.
 
-    Raises: ConfigError (unsafe or missing folders, MkDocs strict-mode failure), InputError (no submissions folder).
+    ``secret_segment``: a secret-segment corpus file; with ``validate``, cards holding its text are rejected
+    (``secret_source`` names it in the message; ``mtboard build`` passes ``$MTBOARD_SECRET_SEGMENT``).
+
+    Raises: ConfigError (unsafe or missing folders, MkDocs strict-mode failure), InputError (no submissions folder,
+    an unreadable ``secret_segment``).
     Invalid cards never raise: they are listed in ``report.rejected`` and on the rejected page.
     """
     root = project_root()
@@ -122,7 +127,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     if anchors is None and (submissions.parent / "anchors").is_dir():
         anchors = submissions.parent / "anchors"
     inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
-                         attestation_repository=attestation_repository)
+                         attestation_repository=attestation_repository, secret_segment=secret_segment,
+                         secret_source=secret_source)
     if official is None and (submissions.parent / "official").is_dir():
         official = submissions.parent / "official"
     off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples,
@@ -160,8 +166,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     if run_mkdocs:
         nav = render.nav(boards, officialpages.nav_items(off_boards)
                          if (off_inputs.rows or off_inputs.rejected) else None)
-        _mkdocs(root, docs, out, sweeps.with_sweeps(nav, sweep_nav),
-                site_url or os.environ.get("MTBOARD_SITE_URL") or None)
+        _mkdocs(root, docs, out, sweeps.with_sweeps(nav, sweep_nav), site_url or None)
         atomic_write(out / SITE_MARKER, b"built by mtboard build\n")
         report.seconds["mkdocs"] = time.perf_counter() - t3
     return report

@@ -102,14 +102,17 @@ def _walk_json(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
-def _validator(submissions: Path, corpora_dir: Path | None):
+def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path | None = None,
+               secret_source: str | None = None):
     """``(path, card) -> list[str]``: every problem :func:`mtboard.validate.validate_card` finds (one line each).
 
-    The repository root is the folder holding ``submissions/``; corpora come from ``corpora_dir``.
+    The repository root is the folder holding ``submissions/``; corpora come from ``corpora_dir``; the secret-text
+    scan reads ``secret_segment`` (:func:`mtboard.validate.make_context`).
     """
     from mtboard import validate as v  # noqa: PLC0415 - heavy (sacrebleu) only when validating
 
-    ctx = v.make_context(submissions.parent, corpora_dir if corpora_dir is not None else submissions.parent / "corpora")
+    ctx = v.make_context(submissions.parent, corpora_dir if corpora_dir is not None else submissions.parent / "corpora",
+                         secret_segment=secret_segment, secret_source=secret_source)
 
     def run(path: Path, card: RunCard) -> list[str]:
         return [str(p) for p in v.validate_card(path, ctx).problems]
@@ -192,11 +195,16 @@ def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
 
 
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
-                anchors_dir: Path | None = None, attestation_repository: str | None = None) -> Inputs:
+                anchors_dir: Path | None = None, attestation_repository: str | None = None,
+                secret_segment: Path | None = None, secret_source: str | None = None) -> Inputs:
     """Read every card, corpus and anchor record; never raises for one bad file (it is rejected or warned about
     instead). Cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`) are rejected too.
     Verification records are checked against the verify workflow of ``attestation_repository`` (owner/name; default
-    :func:`mtboard.verify.record.expected_signer`'s environment variables; none: no record is attested)."""
+    :func:`mtboard.verify.record.expected_signer`'s ``$GITHUB_REPOSITORY``; none: no record is attested). With
+    ``validate``, a card holding text of the ``secret_segment`` corpus file is rejected (``secret_source`` names it
+    in the message; :func:`mtboard.validate.make_context`).
+
+    Raises: InputError when ``secret_segment`` cannot be read as a corpus."""
     from mtboard.verify.record import expected_signer  # noqa: PLC0415
 
     inputs = Inputs()
@@ -215,7 +223,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
                 inputs.warnings.append(f"corpus skipped: {exc.one_line()}")
                 continue
             inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
-    validator = _validator(submissions, corpora_dir) if validate else None
+    validator = _validator(submissions, corpora_dir, secret_segment, secret_source) if validate else None
     reviewed, warnings = load_reviews(submissions.parent)
     inputs.warnings.extend(warnings)
     seen_hash: dict[str, str] = {}

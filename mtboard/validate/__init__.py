@@ -65,8 +65,8 @@ Modules (each imports only modules above it in this list):
 
 from mtboard.core.errors import InputError
 from mtboard.validate.binding import expected_entries
-from mtboard.validate.context import (SECRET_MIN_SUBSTRING, SECRET_SEGMENT_ENV, Context, KnownCorpus,
-                                      find_secret_text, make_context, normalise_text, secret_strings)
+from mtboard.validate.context import (SECRET_MIN_SUBSTRING, Context, KnownCorpus, find_secret_text, make_context,
+                                      normalise_text, secret_strings)
 from mtboard.validate.hygiene import CLOCK_SKEW, EARLIEST_TIMESTAMP, SECRET_PATTERNS, find_key_like
 from mtboard.validate.naming import (DATASET_DIR_RE, NAME_RE, SLUG_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX,
                                      canonical_name, canonical_relpath, slug)
@@ -81,7 +81,7 @@ __all__ = [
     "CARD_CHECKS", "CLOCK_SKEW", "DECLARED_FIELDS", "DATASET_DIR_RE", "EARLIEST_TIMESTAMP", "MAX_CARD_BYTES",
     "MAX_SCAN_BYTES", "NAME_RE",
     "OLDEST_SUPPORTED_HARNESS", "RECOMPUTED_CHECKS", "REPO_CHECKS", "SECRET_MIN_SUBSTRING", "SECRET_PATTERNS",
-    "SECRET_SEGMENT_ENV", "SLUG_RE", "SUBMISSIONS_DIR", "UNBOUND_FIELDS", "VERIFICATION_SUFFIX", "CardReport",
+    "SLUG_RE", "SUBMISSIONS_DIR", "UNBOUND_FIELDS", "VERIFICATION_SUFFIX", "CardReport",
     "Context", "InputError", "KnownCorpus", "Problem", "Status", "ValidationReport", "canonical_name",
     "canonical_relpath", "check_scope", "expected_entries", "find_key_like", "find_secret_text", "iter_card_paths",
     "make_context", "normalise_text", "parse_changes", "render_json", "render_text", "secret_strings", "slug",

@@ -19,8 +19,6 @@ from mtboard.core.errors import InputError, MtboardError
 from mtboard.core.schema import Corpus
 from mtboard.validate.report import Problem, rel_path
 
-SECRET_SEGMENT_ENV = "MTBOARD_SECRET_SEGMENT"
-"""Default environment variable naming a secret-segment corpus file for the sovereignty check."""
 SECRET_MIN_SUBSTRING = 16
 """Secret strings at least this long are searched as substrings; shorter ones must not equal a whole text field."""
 
@@ -43,7 +41,8 @@ class Context:
     secret_strings: frozenset[str] = frozenset()
     """Normalised source/reference/variant texts of secret-segment entries (sovereignty gate)."""
     secret_source: str | None = None
-    """Where the secret strings came from (env var name), for messages."""
+    """Where the secret strings came from (the environment variable that named the file, or the file), for
+    messages."""
     now: datetime | None = None
     """Clock used for 'not in the future' (default: current UTC time)."""
     recompute: bool = True
@@ -80,40 +79,45 @@ class Context:
 
 
 def make_context(root: str | os.PathLike[str] = ".", corpora_dir: str | os.PathLike[str] | None = None, *,
-                 secret_segment_env: str | None = SECRET_SEGMENT_ENV, now: datetime | None = None) -> Context:
+                 secret_segment: str | os.PathLike[str] | None = None, secret_source: str | None = None,
+                 now: datetime | None = None) -> Context:
     """Build a :class:`Context`.
 
     Args:
         root: repository root (holds ``submissions/``).
         corpora_dir: trusted corpora folder; default ``<root>/corpora``.
-        secret_segment_env: name of an environment variable that may hold the path of a secret-segment corpus
-            file (every entry in that file counts as secret). Unset or empty variable: no secret-text scan.
+        secret_segment: a secret-segment corpus file (every entry in it counts as secret); None: no secret-text
+            scan. The CLI takes it from ``$MTBOARD_SECRET_SEGMENT`` (or the variable ``--secret-segment-env``
+            names).
+        secret_source: how messages name where the file came from (``"$MTBOARD_SECRET_SEGMENT"``); default: the
+            file's path.
         now: fixed clock for tests.
 
-    Raises: InputError when the variable names a file that cannot be read as a corpus.
+    Raises: InputError when ``secret_segment`` cannot be read as a corpus.
     """
     root_p = Path(root)
     ctx = Context(root=root_p, corpora_dir=Path(corpora_dir) if corpora_dir else root_p / "corpora", now=now)
-    if secret_segment_env:
-        path = os.environ.get(secret_segment_env, "")
-        if path:
-            try:
-                corpus, _ = load_corpus(path)
-            except MtboardError as exc:
-                raise InputError(f"secret segment file named by ${secret_segment_env} is unusable: {exc.problem}",
-                                 fix=f"point ${secret_segment_env} at a corpus JSON file") from None
-            ctx.secret_strings = frozenset(secret_strings(corpus))
-            ctx.secret_source = f"${secret_segment_env}"
+    if secret_segment is not None:
+        try:
+            corpus, _ = load_corpus(secret_segment)
+        except MtboardError as exc:
+            if secret_source:
+                raise InputError(f"secret segment file named by {secret_source} is unusable: {exc.problem}",
+                                 fix=f"point {secret_source} at a corpus JSON file") from None
+            raise InputError(f"secret segment file is unusable: {exc.problem}", where=str(secret_segment),
+                             fix="pass a corpus JSON file") from None
+        ctx.secret_strings = frozenset(secret_strings(corpus))
+        ctx.secret_source = secret_source or str(secret_segment)
     return ctx
 
 
-_CONTEXTS: dict[tuple[str, str | None, str], Context] = {}
+_CONTEXTS: dict[tuple[str, str | None], Context] = {}
 
 
 def cached_context(root: str, corpora_dir: str | None) -> Context:
-    """One context per (root, corpora, secret file) per process, so callers validating card by card (the site
-    build) parse the corpora once."""
-    key = (root, corpora_dir, os.environ.get(SECRET_SEGMENT_ENV, ""))
+    """One context per (root, corpora) per process, without secret strings, so callers validating card by card
+    parse the corpora once."""
+    key = (root, corpora_dir)
     if key not in _CONTEXTS:
         _CONTEXTS[key] = make_context(root, corpora_dir)
     return _CONTEXTS[key]

@@ -21,8 +21,9 @@ Attestation (:mod:`mtboard.verify.attestation`):
     record names.
 
 The expected repository is configuration, not content: ``--repository owner/name`` on ``mtboard verify-record`` and
-``mtboard build``, else ``$MTBOARD_ATTESTATION_REPOSITORY``, else ``$GITHUB_REPOSITORY`` (set inside GitHub Actions, so
-the site workflow checks against its own repository). With none, nothing is attested.
+``mtboard build``, else ``$MTBOARD_ATTESTATION_REPOSITORY`` (both read by the CLI and passed as ``repository``), else
+``$GITHUB_REPOSITORY`` (set inside GitHub Actions, so the site workflow checks against its own repository). With none,
+nothing is attested.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ RECORD_SUFFIX = ".verification.json"
 BUNDLE_SUFFIX = ".verification.json.sigstore"
 """The record's Sigstore bundle, beside it: ``<card stem>.verification.json.sigstore`` (not ``*.json``, so card
 walkers never read it as a card)."""
-REPOSITORY_ENV = ("MTBOARD_ATTESTATION_REPOSITORY", "GITHUB_REPOSITORY")
-"""Environment variables naming the expected repository, first set wins."""
+REPOSITORY_ENV = "GITHUB_REPOSITORY"
+"""GitHub Actions' variable naming the repository a workflow runs in: the expected repository when none is given."""
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 
 COMPARED: dict[str, float] = {
@@ -68,10 +69,11 @@ def within_tolerance(stored: float, rerun: float, tolerance: float, scale: float
 
 def expected_signer(repository: str | None = None, *, workflow: str = VERIFY_WORKFLOW,
                     ref: str = DEFAULT_REF) -> ExpectedSigner | None:
-    """The configured :class:`ExpectedSigner` (module docstring), or None when no repository is configured.
+    """The configured :class:`ExpectedSigner` (module docstring): ``repository`` (the CLI passes ``--repository``,
+    else ``$MTBOARD_ATTESTATION_REPOSITORY``), else :data:`REPOSITORY_ENV`; None when neither names one.
 
     Raises: InputError when the repository is not ``owner/name``."""
-    repo = repository or next((os.environ[v] for v in REPOSITORY_ENV if os.environ.get(v)), None)
+    repo = repository or os.environ.get(REPOSITORY_ENV) or None
     return ExpectedSigner(repository=repo, workflow=workflow, ref=ref) if repo else None
 
 

@@ -4,7 +4,7 @@
 (:func:`mtboard.run.runner.run`) on the card's own corpus segment, compares every quality score with the stored one —
 the re-run is compared with the card being verified, never with anything else — and writes a
 :class:`mtboard.core.schema.VerificationRecord` next to the submission as ``<card stem>.verification.json``. With a secret
-segment (its file path in an environment variable; sovereign path, spec §8.2) the method is also run on that segment
+segment (a corpus file; ``mtboard verify`` takes its path from an environment variable; sovereign path, spec §8.2) the method is also run on that segment
 and its scores are recorded beside the comparison (``secret_scores``), not compared with the card's development
 scores: a different test set gives different scores, so ±2 % would test nothing there (issue 15, part 7).
 
@@ -15,8 +15,9 @@ the composite). Missing on one side only fails.
 
 Neural metrics (docs/neural_metrics.md): PR validation never re-runs them, so a card's COMET values are *claimed*
 until here. When the card has ``neural_metrics``, the re-run's outputs are scored with the same metrics at the commits
-and batch sizes the card records (device: :data:`NEURAL_DEVICE_ENV`, default cpu) in the COMET environment, and each
-aggregate is compared like a rate (``neural_metrics.<key>``, full scale 1).
+and batch sizes the card records (device: the run-time configuration's ``neural_device``, ``MTBOARD_NEURAL_DEVICE``,
+default cpu) in the COMET environment, and each aggregate is compared like a rate (``neural_metrics.<key>``, full
+scale 1).
 
 Verifiable methods: a backend registered in this harness (built-in or installed plugin) and, when the method used a
 prompt, the same prompt file (its SHA-256 must equal ``method.prompt_template_sha256``) rendering the same system
@@ -43,6 +44,7 @@ from mtboard.run.settings import RunSettings
 from mtboard.backends.base import get_backend, load_backends, plugin_record
 from mtboard.core.documents import atomic_write, load_card, load_corpus, write_card
 from mtboard.core.errors import ConfigError, InputError, MtboardError
+from mtboard.core.runtime import runtime
 from mtboard.inputs.prompts import load_prompt
 from mtboard.inputs.runspec import RunSpec, facts_from_card
 from mtboard.core.schema import Corpus, MetricDelta, RunCard, Segment, VerificationRecord, VerificationTier
@@ -70,16 +72,14 @@ class VerifyResult:
     """Where the re-run card was kept (None for secret-segment re-runs: it holds secret text and is deleted)."""
 
 
-NEURAL_DEVICE_ENV = "MTBOARD_NEURAL_DEVICE"
-"""Environment variable: the device (``cpu`` or ``cuda``) neural metrics are re-scored on (default ``cpu``)."""
-
-
 def rescore_neural(card: RunCard, rerun: RunCard) -> RunCard:
     """``rerun`` with every neural metric of ``card`` scored on its outputs: the same model commit and batch size
-    (:func:`mtboard.score.neural_card.score_card`). Raises what that raises (ConfigError without a COMET environment)."""
+    (:func:`mtboard.score.neural_card.score_card`), on the run-time configuration's ``neural_device``
+    (``MTBOARD_NEURAL_DEVICE``, default ``cpu``; :mod:`mtboard.core.runtime`). Raises what that raises (ConfigError
+    without a COMET environment)."""
     from mtboard.score.neural_card import score_card
 
-    device = os.environ.get(NEURAL_DEVICE_ENV, "cpu")
+    device = runtime().neural_device
     for key, rec in card.neural_metrics.items():
         rerun = score_card(rerun, [key], revisions={key: rec.commit}, batch_size=rec.batch_size, device=device)
     return rerun
@@ -186,7 +186,7 @@ def check_verifiable(card: RunCard) -> None:
 
 
 def _find_corpus(card: RunCard, root: Path, corpora_dir: Path | None) -> Path:
-    ctx = make_context(root, corpora_dir, secret_segment_env=None)
+    ctx = make_context(root, corpora_dir)
     for k in ctx.corpora():
         d = k.corpus.dataset
         if (d.id, d.version, k.sha256) == (card.dataset.id, card.dataset.version, card.dataset.sha256):
@@ -205,9 +205,11 @@ def _secret_segment(corpus: Corpus) -> Segment:
 
 
 def _who() -> str:
-    for var in ("MTBOARD_VERIFIED_BY", "GITHUB_ACTOR"):
-        if os.environ.get(var):
-            return os.environ[var][:200]
+    """The record's ``verified_by``: the run-time configuration's ``verified_by`` (``MTBOARD_VERIFIED_BY``), else
+    ``$GITHUB_ACTOR``, else the login name."""
+    for name in (runtime().verified_by, os.environ.get("GITHUB_ACTOR")):
+        if name:
+            return name[:200]
     try:
         return getpass.getuser()[:200] or "unknown"
     except Exception:  # noqa: BLE001 - no user database in some containers
@@ -215,15 +217,17 @@ def _who() -> str:
 
 
 def _where() -> str | None:
-    """The record's ``environment``: in the verify workflow, its protected environment (``MTBOARD_VERIFY_ENVIRONMENT``,
-    set by verify.yml), the runner kind and the container image; None elsewhere."""
+    """The record's ``environment``: in the verify workflow, its protected environment and container image (the
+    run-time configuration's ``verify_environment`` and ``verify_container``: ``MTBOARD_VERIFY_ENVIRONMENT`` and
+    ``MTBOARD_VERIFY_CONTAINER``, set by verify.yml) and the runner kind; None elsewhere."""
     if not os.environ.get("GITHUB_RUN_ID"):
         return None
-    parts = [f"environment {os.environ.get('MTBOARD_VERIFY_ENVIRONMENT') or '(none)'}"]
+    rt = runtime()
+    parts = [f"environment {rt.verify_environment or '(none)'}"]
     if os.environ.get("RUNNER_ENVIRONMENT"):
         parts.append(f"runner {os.environ['RUNNER_ENVIRONMENT']}")
-    if os.environ.get("MTBOARD_VERIFY_CONTAINER"):
-        parts.append(f"container {os.environ['MTBOARD_VERIFY_CONTAINER']}")
+    if rt.verify_container:
+        parts.append(f"container {rt.verify_container}")
     return ("github-actions " + ", ".join(parts))[:300]
 
 
@@ -244,7 +248,8 @@ def _actions_run() -> dict[str, object]:
 
 def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[str] = ".",
                 corpora_dir: str | os.PathLike[str] | None = None, tolerance: float = DEFAULT_TOLERANCE,
-                secret_segment_env: str | None = None, out_dir: str | os.PathLike[str] | None = None,
+                secret_segment_file: str | os.PathLike[str] | None = None,
+                out_dir: str | os.PathLike[str] | None = None,
                 commit: str | None = None, workdir: str | os.PathLike[str] | None = None,
                 model_path: str | os.PathLike[str] | None = None, base_url: str | None = None,
                 progress: ProgressSink | None = None) -> VerifyResult:
@@ -255,8 +260,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
         root: repository root (the record names the card relative to it).
         corpora_dir: published corpora (default ``<root>/corpora``).
         tolerance: relative tolerance per score, in (0, 1].
-        secret_segment_env: name of an environment variable holding the path of a secret-segment corpus file to
-            re-run on instead of the card's own segment.
+        secret_segment_file: a secret-segment corpus file to re-run on as well (its scores reported, not compared;
+            ``mtboard verify --secret-segment-env NAME`` takes its path from ``$NAME``).
         out_dir: folder for the record and the re-run card (default: the record next to the card, the re-run card
             in the work folder).
         commit: git commit (40 hex) the card was read at, recorded as is.
@@ -285,12 +290,8 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     secret_path: Path | None = None
     secret_segment: Segment | None = None
     secret_sha: str | None = None
-    if secret_segment_env:
-        value = os.environ.get(secret_segment_env, "")
-        if not value:
-            raise ConfigError(f"${secret_segment_env} is not set", field="--secret-segment-env",
-                              fix=f"export {secret_segment_env}=/path/to/secret-segment.json")
-        secret_path = Path(value)
+    if secret_segment_file is not None:
+        secret_path = Path(secret_segment_file)
         secret_corpus, secret_sha = load_corpus(secret_path)
         secret_segment = _secret_segment(secret_corpus)
         if secret_corpus.dataset.target_language != card.dataset.target_language or \
@@ -430,6 +431,6 @@ def _relpath(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["NEURAL_DEVICE_ENV", "rescore_neural", "COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable",
+__all__ = ["rescore_neural", "COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable",
            "VerifyResult", "check_verifiable", "compare", "load_sealed_card", "rerun_settings",
            "verify_card"]

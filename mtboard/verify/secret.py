@@ -33,7 +33,7 @@ from mtboard.core.documents import atomic_write, load_corpus
 from mtboard.core.errors import ConfigError, MtboardError
 from mtboard.inputs.runspec import RunSpec, facts_from_card
 from mtboard.core.schema import SECRET_SEGMENTS, Corpus, RunCard, ScoresCard, Segment
-from mtboard.score.scores_card import SALT_ENV, SCORES_SUFFIX, from_run_card, parse_salt
+from mtboard.score.scores_card import SCORES_SUFFIX, from_run_card
 from mtboard.verify.rerun import NotVerifiable, check_verifiable, load_sealed_card, rerun_settings
 
 MIN_ENTRIES: dict[Segment, int] = {Segment.gold_standard: 50, Segment.held_out: 10}
@@ -102,7 +102,8 @@ def evaluate_secret(card_path: str | os.PathLike[str], secret_corpus: str | os.P
         card_path: the development card (sealed).
         secret_corpus: corpus file or folder (:func:`find_secret_corpus`).
         segment: gold_standard or held_out.
-        salt: hypothesis salt (default: hex in ``$MTBOARD_HYPOTHESIS_SALT``, :func:`mtboard.score.scores_card.parse_salt`).
+        salt: hypothesis salt, ≥ 32 bytes (``mtboard verify`` parses it from ``$MTBOARD_HYPOTHESIS_SALT`` with
+            :func:`mtboard.score.scores_card.parse_salt`); None is refused.
         out_dir: where the scores-only card goes (default: beside the card).
         official_dir: the committed ``official/`` folder; for held_out, an earlier held-out card for the card's
             fingerprint there refuses the run.
@@ -116,7 +117,8 @@ def evaluate_secret(card_path: str | os.PathLike[str], secret_corpus: str | os.P
     if segment not in SECRET_SEGMENTS:
         raise ConfigError(f"--segment {segment.value} is public; use gold_standard or held_out", field="--segment")
     if salt is None:
-        salt = parse_salt(os.environ.get(SALT_ENV, ""), SALT_ENV)
+        raise ConfigError("no hypothesis salt given", field="salt",
+                          fix="set MTBOARD_HYPOTHESIS_SALT for mtboard verify (docs/maintainers.md), or pass salt")
     path = Path(card_path)
     card = load_sealed_card(path)
     check_verifiable(card)

@@ -6,7 +6,7 @@ Why a separate environment: every ``unbabel-comet`` release (2.2.7 the latest) r
 ``numpy<2.0`` and ``transformers<5`` (itself ``huggingface-hub<1.0``), while mtboard requires
 ``huggingface_hub>=1.0`` — pip answers ``ResolutionImpossible`` for ``mtboard[comet]``. So the scoring runs in
 ``.venv-comet`` (``scripts/setup.sh --comet``; hashed lock ``requirements/comet.txt``), as the script
-:mod:`mtboard.score.metrics.comet_worker` that mtboard starts with that environment's Python (:data:`PYTHON_ENV`) and talks
+:mod:`mtboard.score.metrics.comet_worker` that mtboard starts with that environment's Python (:func:`comet_python`) and talks
 to in JSON files. Nothing of torch/transformers is imported into mtboard's own process.
 
 What a score is: the model ``repo_id`` at a pinned ``revision`` (a 40-hex commit; fetched with huggingface_hub's
@@ -36,6 +36,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from mtboard.core.errors import BackendError, ConfigError
+from mtboard.core.runtime import runtime
 
 NEURAL_DECIMALS = 4
 """Per-segment scores are rounded to this many decimals (the unit of :func:`aggregate`)."""
@@ -43,10 +44,9 @@ UNITS = 10 ** NEURAL_DECIMALS
 NO_OUTPUT_SCORE = 0.0
 """Value of an entry without usable output (not sent to the model): the bottom of the 0–1 scale COMET-22, CometKiwi
 and xCOMET are trained to (a raw COMET score can fall slightly outside it)."""
-PYTHON_ENV = "MTBOARD_COMET_PYTHON"
-"""Environment variable: the Python of the COMET environment. Default: ``.venv-comet/bin/python`` under the current
-folder, else under the checkout mtboard is installed from (what ``scripts/setup.sh --comet`` creates)."""
 DEFAULT_PYTHON = Path(".venv-comet") / "bin" / "python"
+"""The COMET environment's Python when none is given (what ``scripts/setup.sh --comet`` creates), looked for under
+the current folder, then under the checkout mtboard is installed from."""
 WORKER = Path(__file__).with_name("comet_worker.py")
 """The worker script run in the COMET environment."""
 DEVICES = ("cpu", "cuda")
@@ -150,17 +150,18 @@ class NeuralRun:
 
 
 def comet_python(explicit: str | os.PathLike[str] | None = None) -> str:
-    """The COMET environment's Python: ``explicit``, else :data:`PYTHON_ENV`, else :data:`DEFAULT_PYTHON`.
+    """The COMET environment's Python: ``explicit``, else the run-time configuration's ``comet_python``
+    (``MTBOARD_COMET_PYTHON`` of the running command, :mod:`mtboard.core.runtime`), else :data:`DEFAULT_PYTHON`.
 
     Raises: ConfigError when none exists (fix: ``scripts/setup.sh --comet``)."""
-    given = explicit or os.environ.get(PYTHON_ENV)
+    given = explicit or runtime().comet_python
     if given:
         p = Path(given)
     else:  # the current folder, then the checkout of an editable install (mtboard/score/metrics/neural.py → repo root)
         p = next((c for c in (DEFAULT_PYTHON, Path(__file__).resolve().parents[3] / DEFAULT_PYTHON) if c.exists()),
                  DEFAULT_PYTHON)
     if not p.exists():
-        raise ConfigError(f"no COMET environment at {p}", field=PYTHON_ENV,
+        raise ConfigError(f"no COMET environment at {p}",
                           fix="create it with scripts/setup.sh --comet, or set MTBOARD_COMET_PYTHON to the Python "
                               "of an environment with unbabel-comet (docs/neural_metrics.md)")
     return str(p)
@@ -238,7 +239,8 @@ def _run_worker(python: str, request: dict, timeout_s: float | None) -> dict:
                                fix="raise the timeout or score fewer segments") from None
         except OSError as exc:
             raise ConfigError(f"cannot start the COMET environment's Python: {exc}", where=python,
-                              field=PYTHON_ENV, fix="scripts/setup.sh --comet") from None
+                              fix="scripts/setup.sh --comet, or set MTBOARD_COMET_PYTHON to another environment's "
+                                  "Python") from None
         if proc.returncode != 0 or not res.is_file():
             tail = " | ".join(line for line in proc.stderr.strip().splitlines()[-3:])
             raise BackendError(f"the COMET worker failed (exit {proc.returncode}): {tail}",
@@ -249,4 +251,4 @@ def _run_worker(python: str, request: dict, timeout_s: float | None) -> dict:
 
 
 __all__ = ["DEFAULT_BATCH_SIZE", "MODELS", "NEURAL_DECIMALS", "NO_OUTPUT_SCORE", "NeuralModel", "NeuralRun",
-           "PYTHON_ENV", "aggregate", "comet_python", "parse_metrics", "score_segments", "signature", "units"]
+           "aggregate", "comet_python", "parse_metrics", "score_segments", "signature", "units"]

@@ -1,8 +1,10 @@
 """Splitting a scoring job over a process pool: contiguous chunks of segments, one per worker; results do not depend
 on the split (docs/SCORING_SPEC.md §7).
 
-``MTBOARD_SCORING_WORKERS`` overrides the worker count. Below :data:`POOL_MIN_SEGMENTS` segments (or
-:data:`POOL_MIN_SEGMENTS_SPAWN` when the pool would have to spawn) everything runs in-process.
+The run-time configuration's ``scoring_workers`` (``MTBOARD_SCORING_WORKERS``, read by the CLI;
+:mod:`mtboard.core.runtime`) overrides the worker count; the workers get the run-time configuration of the process
+that starts them. Below :data:`POOL_MIN_SEGMENTS` segments (or :data:`POOL_MIN_SEGMENTS_SPAWN` when the pool would
+have to spawn) everything runs in-process.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
-from mtboard.core.errors import ConfigError
+from mtboard.core.runtime import install, runtime
 
 POOL_MIN_SEGMENTS = 2000
 """Below this many segments everything runs in-process. Measured on 2 CPUs (fork): 2,000 segments 1.13 s in-process,
@@ -31,18 +33,12 @@ def start_method() -> str:
 
 
 def worker_count(n: int) -> int:
-    """Processes for ``n`` segments: ``MTBOARD_SCORING_WORKERS`` when set; 1 below the pool threshold; else the
-    usable CPUs, at most :data:`MAX_WORKERS`.
-
-    Raises: ConfigError when ``MTBOARD_SCORING_WORKERS`` is not an integer.
-    """
-    env = os.environ.get("MTBOARD_SCORING_WORKERS")
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            raise ConfigError(f"MTBOARD_SCORING_WORKERS={env!r} is not an integer",
-                              fix="set it to a worker count such as 2, or unset it") from None
+    """Processes for ``n`` segments: the run-time configuration's ``scoring_workers`` when set
+    (``MTBOARD_SCORING_WORKERS``; at least 1); 1 below the pool threshold; else the usable CPUs, at most
+    :data:`MAX_WORKERS`."""
+    chosen = runtime().scoring_workers
+    if chosen is not None:
+        return max(1, chosen)
     if n < (POOL_MIN_SEGMENTS if start_method() == "fork" else POOL_MIN_SEGMENTS_SPAWN):
         return 1
     try:
@@ -71,12 +67,14 @@ def plan_chunks(n: int, workers: int | None = None, *, first_share: float = 1.0)
 
 def map_chunks(fn, args: list[tuple]) -> list:
     """``[fn(*a) for a in args]``; with more than one chunk, the first runs in this process while a process pool
-    runs the others (fork when this process has a single thread, else spawn). ``fn`` must be a module-level
-    function; results come back in order."""
+    runs the others (fork when this process has a single thread, else spawn), each with this process's run-time
+    configuration (:func:`mtboard.core.runtime.install`). ``fn`` must be a module-level function; results come back
+    in order."""
     if len(args) <= 1:
         return [fn(*a) for a in args]
     ctx = multiprocessing.get_context(start_method())
-    with ProcessPoolExecutor(max_workers=len(args) - 1, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=len(args) - 1, mp_context=ctx, initializer=install,
+                             initargs=(runtime(),)) as pool:
         futures = [pool.submit(fn, *a) for a in args[1:]]
         first = fn(*args[0])  # this process works too instead of waiting (and its share is never pickled)
         return [first] + [f.result() for f in futures]

