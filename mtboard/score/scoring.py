@@ -11,6 +11,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -275,6 +276,10 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     """Score one run: apply the mechanical policy, compute every metric, fill ``Scores`` and one ``EntryResult``
     per entry (in ``entries`` order).
 
+    Phases: check the inputs (:func:`_check_inputs`); the mechanical policy and per-segment statistics
+    (:func:`_measure`); the chrF++ bootstrap CI beside the FST lookup (:func:`_ci_and_fst`); semantic similarity
+    (:func:`_semantic`); one result per entry (:func:`_entry_results`); the aggregate ``Scores`` (:func:`_scores`).
+
     Args:
         entries: the corpus entries that were run (order kept in the results).
         records: exactly one translation record per entry, matched by ``entry_id`` (any order).
@@ -294,6 +299,32 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     Raises: MtboardError for missing, duplicate or unknown records or an empty entry list; ConfigError for a missing
     BLEU tokenizer, ``fst=True`` without an analyser, or only one of the two prices.
     """
+    rates, recs, analyser = _check_inputs(entries, records, target_language=target_language, fst=fst,
+                                          price_in_per_mtok=price_in_per_mtok,
+                                          price_out_per_mtok=price_out_per_mtok, rates=rates)
+    col = _measure(entries, recs, source_language, target_language, strip_unknown_marks, analyser is not None)
+    n = len(entries)
+    chrf_m = np.asarray(col.chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
+    bleu_m = np.asarray(col.bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
+    chrf_ci95, fst_counts = _ci_and_fst(chrf_m, analyser, col.fst_words)
+    sem = _semantic([e.source for e in entries], [e.reference for e in entries], col.predicted, col.decisions,
+                    source_language, target_language,
+                    None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
+    facts = _Facts(entries=entries, recs=recs, col=col, sem=sem, chrf_m=chrf_m, bleu_m=bleu_m,
+                   has_equiv=any(e.variants for e in entries), has_fst=analyser is not None)
+    run, results = _entry_results(facts, fst_counts, rates)
+    scores = _scores(facts, run, results, chrf_ci95, source_language=source_language,
+                     target_language=target_language, elapsed_seconds=elapsed_seconds)
+    return scores, results
+
+
+def _check_inputs(entries: list[Entry], records: list[TranslationRecord], *, target_language: str, fst: bool | None,
+                  price_in_per_mtok: float | None, price_out_per_mtok: float | None, rates: Rates | None
+                  ) -> tuple[Rates, list[TranslationRecord], fst_mod.Analyser | None]:
+    """:func:`score_run`'s inputs checked, in this order: entries, prices, records, the FST analyser, the BLEU
+    tokenizer. Returns ``(rates, one record per entry in entries order, analyser or None)``.
+
+    Raises: as :func:`score_run` (MtboardError, ConfigError)."""
     if not entries:
         raise MtboardError("no entries to score", where="score_run", fix="run at least one entry")
     if (price_in_per_mtok is None) != (price_out_per_mtok is None):
@@ -303,81 +334,109 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         rates = Rates.from_method(price_in_per_mtok, price_out_per_mtok)
     recs = _match_records(entries, records)
     analyser = resolve_analyser(target_language, fst)
-
     make_bleu(target_language)  # a missing tokenizer fails here, not in a worker
+    return rates, recs, analyser
+
+
+def _measure(entries: list[Entry], recs: list[TranslationRecord], source_language: str, target_language: str,
+             strip_unknown_marks: bool, fst_words: bool) -> _Slice:
+    """:func:`_check_and_measure` over every entry, in pool slices (:func:`mtboard.score.metrics.pool.map_chunks`),
+    joined back into one :class:`_Slice` in ``entries`` order."""
     items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history, e.variants)
              for e, r in zip(entries, recs)]
     parts = map_chunks(_check_and_measure, [(items[a:b], source_language, target_language, strip_unknown_marks,
-                                             analyser is not None)
+                                             fst_words)
                                             for a, b in plan_chunks(len(items), first_share=FIRST_SHARE)])
     col = _Slice()
     for part in parts:
         for name, value in vars(part).items():
             getattr(col, name).extend(value)
-    predicted, decisions, chrf, bleu, ter = col.predicted, col.decisions, col.chrf, col.bleu, col.ter
-    usable = [d.outcome == Outcome.usable for d in decisions]
-    has_equiv = any(e.variants for e in entries)
-    has_fst = analyser is not None
-    n = len(entries)
-    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
-    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
-    if analyser is not None:
-        # lt-proc runs in its own process: wait for it in a thread while this one computes the bootstrap CI
-        with ThreadPoolExecutor(max_workers=1) as lookup:
-            fst_future = lookup.submit(fst_mod.acceptance_from_words, analyser, col.fst_words)
-            chrf_ci95 = chrf_ci(chrf_m)
-            fst_counts = fst_future.result()
-    else:
-        chrf_ci95 = chrf_ci(chrf_m)
-        fst_counts = None
+    return col
 
-    sem = _semantic([e.source for e in entries], [e.reference for e in entries], predicted, decisions,
-                    source_language, target_language,
-                    None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
+
+def _ci_and_fst(chrf_m: Any, analyser: fst_mod.Analyser | None, fst_words: list[list[str]]
+                ) -> tuple[Any, list[tuple[int, int]] | None]:
+    """The chrF++ bootstrap CI (:func:`mtboard.score.metrics.bootstrap.chrf_ci`) and, with an analyser, the per-entry
+    ``(accepted, checked)`` FST word counts (:func:`mtboard.score.fst.acceptance_from_words`; None without)."""
+    if analyser is None:
+        return chrf_ci(chrf_m), None
+    # lt-proc runs in its own process: wait for it in a thread while this one computes the bootstrap CI
+    with ThreadPoolExecutor(max_workers=1) as lookup:
+        fst_future = lookup.submit(fst_mod.acceptance_from_words, analyser, fst_words)
+        chrf_ci95 = chrf_ci(chrf_m)
+        fst_counts = fst_future.result()
+    return chrf_ci95, fst_counts
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What :func:`score_run` knows once every entry is measured (internal): the entries and their records in the
+    same order, the measured columns, the semantic values, the int64 chrF++/BLEU statistics matrices (one row per
+    entry) and whether any entry has reference variants / an FST analyser was used."""
+
+    entries: list[Entry]
+    recs: list[TranslationRecord]
+    col: _Slice
+    sem: _Semantic
+    chrf_m: Any
+    bleu_m: Any
+    has_equiv: bool
+    has_fst: bool
+
+
+def _fst_entry(fst_counts: list[tuple[int, int]] | None, i: int, ok: bool
+               ) -> tuple[int | None, int | None, float, bool | None]:
+    """Entry ``i``'s ``(accepted words, checked words, acceptance rate, fst_valid)``: rate 1.0 when nothing was
+    checkable, 0.0 without usable output; ``(None, None, 0.0, None)`` without an analyser."""
+    if fst_counts is None:
+        return None, None, 0.0, None
+    acc, chk = fst_counts[i]
+    return acc, chk, (acc / chk if chk else 1.0) if ok else 0.0, ok and acc == chk
+
+
+def _entry_results(f: _Facts, fst_counts: list[tuple[int, int]] | None, rates: Rates | None
+                   ) -> tuple[_Run, list[EntryResult]]:
+    """One ``EntryResult`` per entry (``entries`` order) and the per-entry columns the aggregates use."""
+    col, sem, has_fst = f.col, f.sem, f.has_fst
     run = _Run()
     if sem.target_covered:
         run.semantic = [x for x in sem.score if x is not None]
     if sem.both_covered:
         run.hallucination = [bool(x) for x in sem.hallucination]
     results: list[EntryResult] = []
-    for i, (e, r, d) in enumerate(zip(entries, recs, decisions)):
-        ok = usable[i]
+    for i, (e, r, d) in enumerate(zip(f.entries, f.recs, col.decisions)):
+        ok = d.outcome == Outcome.usable
         exact, equiv, cs = col.exact[i], col.equiv[i], col.cs[i]
-        if fst_counts is not None:
-            acc, chk = fst_counts[i]
-            fst_rate = (acc / chk if chk else 1.0) if ok else 0.0
-            fst_valid = ok and acc == chk
-        else:
-            acc = chk = None
-            fst_rate, fst_valid = 0.0, None
+        acc, chk, fst_rate, fst_valid = _fst_entry(fst_counts, i, ok)
         run.usable.append(ok)
         run.exact.append(exact)
         run.equiv.append(equiv)
         run.cs.append(cs)
         run.fst_rate.append(fst_rate)
         run.errors.append(d.outcome == Outcome.no_usable_output)
-        gl_hits, gl_terms = glossary_counts(predicted[i], e.glossary, ok) if e.glossary else (None, None)
+        gl_hits, gl_terms = glossary_counts(col.predicted[i], e.glossary, ok) if e.glossary else (None, None)
         run.gl_hits.append(gl_hits or 0)
         run.gl_terms.append(gl_terms or 0)
         results.append(EntryResult(
             entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
-            predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
+            predicted=col.predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
             provenance=e.provenance, exact_match=exact,
             chrf_score=col.chrf_score[i], bleu_score=col.bleu_score[i], ter_score=col.ter_score[i],
             latency_s=r.latency_s, batch_latency_s=r.batch_latency_s, cost_usd=_entry_cost(r.usage, rates),
             error=r.error, error_kind=r.error_kind, attempts=r.attempts, tool_call_count=r.tool_call_count,
             fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
             fst_checked_words=chk if ok else (0 if has_fst else None),
-            equivalent_match=equiv if has_equiv else None,
+            equivalent_match=equiv if f.has_equiv else None,
             semantic_score=sem.score[i], source_similarity=sem.source[i], semantic_verdict=sem.verdict[i],
             hallucination_detected=sem.hallucination[i], glossary_terms=gl_terms, glossary_hits=gl_hits,
             code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
-            stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
+            stats=SegmentStats(chrf=col.chrf[i], bleu=col.bleu[i], ter=col.ter[i]), usage=r.usage))
+    return run, results
 
-    idx = list(range(n))
-    values = _slice_values(run, chrf_m, bleu_m, idx, has_equiv=has_equiv, has_fst=has_fst)
-    comp, profile = composite(values)
 
+def _mechanical(decisions: list[MechanicalDecision]) -> dict[str, int]:
+    """``scores.mechanical``: entries per outcome (every outcome, 0 included), per ``rule:NAME`` and per
+    ``flag:NAME`` (:mod:`mtboard.score.checks`), keys sorted."""
     mech: Counter[str] = Counter({o.value: 0 for o in Outcome})
     for d in decisions:
         mech[d.outcome.value] += 1
@@ -385,20 +444,52 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             mech[f"rule:{d.rule}"] += 1
         for f in d.flags:
             mech[f"flag:{f.rule}"] += 1
+    return dict(sorted(mech.items()))
 
+
+def _speed(recs: list[TranslationRecord], n: int, elapsed_seconds: float) -> dict[str, float | None]:
+    """The speed and latency fields of ``Scores`` (spec §3.6): tokens per second and entries per minute over the
+    run's wall clock (None when it is 0), mean / median / nearest-rank p95 of the records' latencies, seconds (None
+    when no record has one)."""
     lat = [r.latency_s for r in recs if r.latency_s is not None]
     tokens = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in recs)
+    return {
+        "tokens_per_second": (tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
+        "entries_per_minute": (60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
+        "avg_latency_seconds": (sum(lat) / len(lat)) if lat else None,
+        "median_latency_seconds": statistics.median(lat) if lat else None,
+        "p95_latency_seconds": _percentile_nearest_rank(lat, 95) if lat else None,
+    }
+
+
+def _by_slices(f: _Facts, run: _Run) -> dict[str, dict[str, Breakdown]]:
+    """``by_difficulty``, ``by_provenance`` and ``by_domain`` (:func:`_breakdowns`)."""
+    keys = {
+        "by_difficulty": [str(e.difficulty) if e.difficulty is not None else None for e in f.entries],
+        "by_provenance": [e.provenance for e in f.entries],
+        "by_domain": [e.domain.value if e.domain is not None else None for e in f.entries],
+    }
+    return {name: _breakdowns(k, run, f.chrf_m, f.bleu_m, has_equiv=f.has_equiv, has_fst=f.has_fst)
+            for name, k in keys.items()}
+
+
+def _scores(f: _Facts, run: _Run, results: list[EntryResult], chrf_ci95: Any, *, source_language: str,
+            target_language: str, elapsed_seconds: float) -> Scores:
+    """The run's aggregate ``Scores`` (docs/SCORING_SPEC.md): corpus metrics over all entries, the composite and its
+    profile, cost-adjusted score, mechanical counts, signatures, breakdowns and speed."""
+    n = len(f.entries)
+    values = _slice_values(run, f.chrf_m, f.bleu_m, list(range(n)), has_equiv=f.has_equiv, has_fst=f.has_fst)
+    comp, profile = composite(values)
     costs = [x.cost_usd for x in results]
     cost_per_entry = (sum(costs) / n) if all(c is not None for c in costs) else None  # type: ignore[arg-type]
-    ter_covered = sum(t is not None for t in ter)
-
-    scores = Scores(
+    ter = f.col.ter
+    return Scores(
         total=n,
         exact_matches=sum(run.exact),
         exact_match_rate=values["exact_match_rate"],
-        equivalent_matches=sum(run.equiv) if has_equiv else None,
+        equivalent_matches=sum(run.equiv) if f.has_equiv else None,
         equivalent_match_rate=values["equivalent_match_rate"],
-        fst_accepted=sum(1 for x in results if x.fst_valid) if has_fst else None,
+        fst_accepted=sum(1 for x in results if x.fst_valid) if f.has_fst else None,
         fst_acceptance_rate=values["fst_acceptance_rate"],
         morphological_accuracy=None,
         chrf_plus_plus=values["chrf_plus_plus"],
@@ -406,38 +497,28 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         bleu=values["bleu"],
         semantic_score=values["semantic_score"],
         ter=ter_from_stats(ter),
-        ter_coverage=ter_covered / n,
-        length_ratio=sum(col.length_ratio) / n,
+        ter_coverage=sum(t is not None for t in ter) / n,
+        length_ratio=sum(f.col.length_ratio) / n,
         code_switching_rate=values["code_switching_rate"],
         hallucination_rate=values["hallucination_rate"],
         terminology_adherence=values["terminology_adherence"],
-        metric_availability=_availability(sem, source_language, target_language, has_equiv,
+        metric_availability=_availability(f.sem, source_language, target_language, f.has_equiv,
                                           values["terminology_adherence"] is not None),
-        tokens_per_second=(tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
-        entries_per_minute=(60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
         composite=comp,
         composite_profile=profile,
         quality_tier=quality_tier(comp),
         cost_adjusted_score=cost_adjusted_score(comp, cost_per_entry),
         errors=sum(run.errors),
-        transport_errors=sum(1 for r in recs if r.error_kind == "transport"),
-        mechanical=dict(sorted(mech.items())),
+        transport_errors=sum(1 for r in f.recs if r.error_kind == "transport"),
+        mechanical=_mechanical(f.col.decisions),
         policy_version=checks.POLICY_VERSION,
         signatures=Signatures(chrf=chrf_signature(), bleu=bleu_signature(target_language),
                               ter=ter_signature(target_language),
-                              semantic=sem_mod.semantic_signature() if sem.target_covered else None,
+                              semantic=sem_mod.semantic_signature() if f.sem.target_covered else None,
                               composite=composite_signature(profile, checks.POLICY_VERSION)),
-        by_difficulty=_breakdowns([str(e.difficulty) if e.difficulty is not None else None for e in entries], run,
-                                  chrf_m, bleu_m, has_equiv=has_equiv, has_fst=has_fst),
-        by_provenance=_breakdowns([e.provenance for e in entries], run, chrf_m, bleu_m, has_equiv=has_equiv,
-                                  has_fst=has_fst),
-        by_domain=_breakdowns([e.domain.value if e.domain is not None else None for e in entries], run, chrf_m, bleu_m,
-                              has_equiv=has_equiv, has_fst=has_fst),
-        avg_latency_seconds=(sum(lat) / len(lat)) if lat else None,
-        median_latency_seconds=statistics.median(lat) if lat else None,
-        p95_latency_seconds=_percentile_nearest_rank(lat, 95) if lat else None,
+        **_by_slices(f, run),
+        **_speed(f.recs, n, elapsed_seconds),
     )
-    return scores, results
 
 
 def totals(entries: Sequence[Entry], results: Sequence[EntryResult]) -> Totals:
