@@ -42,15 +42,16 @@ from typing import Any, Literal
 
 from mtboard import HARNESS_VERSION
 from mtboard.core import canonical
-from mtboard.backends import get_backend, parse_method
+from mtboard.backends import Backend, get_backend, parse_method
 from mtboard.core.documents import load_corpus
 from mtboard.core.errors import ConfigError, InputError, MtboardError
 from mtboard.run.fst_gate import check_pipeline
 from mtboard.inputs.tools import parse_tools
 from mtboard.inputs.prompts import Prompt, load_prompt
+from mtboard.inputs.runspec import MethodSpec
 from mtboard.run.plan import RunSettings
-from mtboard.core.schema import MethodClass, Segment
-from mtboard.core.schema import CellMatch, Scalar, SweepCondition, SweepFile
+from mtboard.core.schema import Corpus, DatasetInfo, Entry, MethodClass, Segment
+from mtboard.core.schema import CellMatch, Scalar, SweepCondition, SweepFile, SweepMethod
 from mtboard.sweeps.file import load_sweep_file
 
 @dataclass(frozen=True)
@@ -220,113 +221,207 @@ def cell_error(sweep_path: Path, cell: "Cell", exc: MtboardError) -> str:
 def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Cell]:
     """The cells of a sweep, in file order (module docstring). Loads each corpus and prompt once.
 
+    Phases (:class:`_Expansion`): check the methods' datasets; per dataset, load it and its segment; per method,
+    parse it and find its backend; its axes (prompts × conditions × temperatures, or one cell for a raw engine); per
+    cell, the overrides, the checks a run would make first, the planned components and the id.
+
     Raises: InputError (a corpus that does not load), ConfigError (unknown backend, prompt or backend option; a
     prompt that cannot serve a dataset's languages; a method's dataset that is not among the sweep's; two cells
     that would be the same run).
     """
-    corpora: dict[str, tuple[Any, str]] = {}
-    prompts: dict[str, Prompt] = {}
-    cells: list[Cell] = []
-    seen: dict[str, str] = {}
-    segment = Segment(file.segment)
-    for mi, sm in enumerate(file.methods):
-        if sm.datasets is not None:
-            unknown = [d for d in sm.datasets if d not in file.datasets]
-            if unknown:
-                raise ConfigError(f"methods[{mi}] names dataset {unknown[0]!r}, which is not in the sweep's datasets",
-                                  where=where, field=f"methods.{mi}.datasets",
-                                  fix="list it under datasets too, or drop it here")
-    for di, dpath in enumerate(file.datasets):
-        if dpath not in corpora:
-            try:
-                corpora[dpath] = load_corpus(root / dpath)
-            except MtboardError as exc:
-                raise InputError(f"dataset {dpath} does not load from {root.resolve()}: {exc.problem}", where=where,
-                                 field=f"datasets.{di}", fix="give the corpus path relative to the repository root "
-                                 "(--root; default: the checkout holding the sweep file), or add the corpus there") \
-                    from exc
-        corpus, sha = corpora[dpath]
-        ds = corpus.dataset
-        seg_entries = corpus.segment(segment)
-        if not seg_entries:
-            raise ConfigError(f"{dpath} has no {segment.value} entries", where=where, field="segment",
-                              fix="pick a segment the corpus has")
-        for mi, sm in enumerate(file.methods):
-            if sm.datasets is not None and dpath not in sm.datasets:
-                continue
-            with _named(where, f"methods.{mi}.method"):
-                spec = parse_method(sm.method)
-                backend_cls = get_backend(spec.backend)
-                backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
-            raw = backend_cls.prompt_format == "raw"
-            public = spec.with_model(backend_cls.public_model(spec.model)).text
-            label = sm.label or (backend_cls.public_model(spec.model) or spec.backend)
-            lane: Literal["local", "api"] = "local" if getattr(backend_cls, "local_gate", False) else "api"
-            if raw:
-                axes: list[tuple[str | None, SweepCondition | None, float | None]] = [(None, None, None)]
-            else:
-                prompt_names = sm.prompts if sm.prompts is not None else (file.prompts or [backend_cls.default_prompt])
-                temps = sm.temperatures if sm.temperatures is not None else file.temperatures
-                conds: list[SweepCondition | None] = list(file.conditions) or [None]
-                axes = [(p, c, t) for p in prompt_names for c in conds for t in temps]
-            for prompt_name, cond, temperature in axes:
-                prompt = None
-                if prompt_name is not None:
-                    if prompt_name not in prompts:
-                        prompts[prompt_name] = load_prompt(prompt_name)
-                    prompt = prompts[prompt_name]
-                condition = (cond.name if cond is not None else prompt_name) if not raw else (
-                    "baseline" if backend_cls.method_class == MethodClass.baseline else "default")
-                options: dict[str, Any] = {**sm.backend_options, **(cond.backend_options if cond else {})}
-                limit, runs, max_tokens, skip = file.limit, file.runs, file.max_tokens, False
-                for o in file.overrides:
-                    if _matches(o.match, dataset_id=ds.id, dataset_path=dpath, method=sm.method, prompt=prompt_name,
-                                condition=condition, temperature=temperature):
-                        limit = o.limit or limit
-                        runs = o.runs or runs
-                        max_tokens = o.max_tokens or max_tokens
-                        options.update(o.backend_options)
-                        skip = skip or o.skip
-                if skip:
+    return _Expansion(file, root, where).cells_of_file()
+
+
+@dataclass(frozen=True)
+class _Dataset:
+    """One of the sweep's datasets as the expansion uses it: its path as written, the corpus, the SHA-256 of its
+    file and the entries of the sweep's segment (all of them, before ``limit``)."""
+
+    path: str
+    corpus: Corpus
+    sha256: str
+    entries: list[Entry]
+
+
+@dataclass(frozen=True)
+class _Method:
+    """One of the sweep's methods (``index`` in ``methods``) as parsed for a dataset: its backend class, whether
+    the engine takes the raw source (no prompt, no temperature), the method as published, its label and lane."""
+
+    index: int
+    sm: SweepMethod
+    spec: MethodSpec
+    backend_cls: type[Backend]
+    raw: bool
+    public: str
+    label: str
+    lane: Literal["local", "api"]
+
+
+class _Expansion:
+    """One expansion of a sweep file (internal): the corpora and prompts loaded so far (each once), the cells made
+    and the ids seen (two cells with one id are the same run)."""
+
+    def __init__(self, file: SweepFile, root: Path, where: str) -> None:
+        self.file, self.root, self.where = file, root, where
+        self.corpora: dict[str, tuple[Any, str]] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.cells: list[Cell] = []
+        self.seen: dict[str, str] = {}
+        self.segment = Segment(file.segment)
+
+    def cells_of_file(self) -> list[Cell]:
+        """Every cell: datasets × methods × axes in file order."""
+        self._check_method_datasets()
+        for di, dpath in enumerate(self.file.datasets):
+            dataset = self._dataset(di, dpath)
+            for mi, sm in enumerate(self.file.methods):
+                if sm.datasets is not None and dpath not in sm.datasets:
                     continue
-                with _named(where, f"methods.{mi}.backend_options"):
-                    backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
-                tools = parse_tools(cond.tools) if cond is not None and not raw else ()
-                fst_retries, _ = check_pipeline(tools, cond.fst_retries if cond is not None and not raw else None,
-                                                backend_cls=backend_cls, prompt=prompt,
-                                                target_language=ds.target_language)
-                entries = seg_entries[:limit] if limit else seg_entries
-                system_prompt = ""
-                if prompt is not None:
-                    system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
-                    prompt.render(entries[0].source, ds.source_language, ds.target_language,
-                                  history=list(entries[0].history))
-                temp = None if raw else float(temperature if temperature is not None else 0.0)
-                comps = planned_components(
-                    dataset_sha256=sha, public_method=public, condition=condition,
-                    system_prompt_sha256=canonical.sha256_hex(system_prompt), temperature=temp,
-                    batch_size=max(1, backend_cls.preferred_batch_size), max_tokens=None if raw else max_tokens,
-                    prompt_template_sha256=prompt.template_sha256 if prompt else None,
-                    entry_ids=[e.id for e in entries], judges=() if raw else tuple(file.judges),
-                    backend_options=options, runs=runs, segment=segment.value, tools=tools,
-                    fst_retries=fst_retries)
-                cid = canonical.sha256_hex(canonical.canonical_bytes(comps))[:12]
-                if cid in seen:
-                    raise ConfigError(f"two cells are the same run ({seen[cid]} and {sm.method} {prompt_name} "
-                                      f"{temperature}) on {ds.id}", where=where, field="methods",
-                                      fix="remove the duplicate axis value")
-                seen[cid] = f"{sm.method} {prompt_name} {temperature}"
-                provider = sm.provider or ("openai" if backend_cls.priced else None)
-                cells.append(Cell(
-                    id=cid, index=len(cells), dataset_path=dpath, dataset_id=ds.id, language_pair=ds.language_pair,
-                    method=sm.method, label=label, backend=spec.backend, prompt=prompt_name, condition=condition,
-                    temperature=temp, runs=runs, limit=limit, max_tokens=None if raw else max_tokens,
-                    segment=segment.value, backend_options=tuple(sorted(options.items())),
-                    judges=() if raw else tuple(file.judges), lane=lane, gguf_package=sm.gguf_package,
-                    price_in=sm.price_in, price_out=sm.price_out, provider=provider, entries=len(entries),
-                    segment_entries=len(seg_entries), method_index=mi, components=comps, tools=tools,
-                    fst_retries=fst_retries))
-    return cells
+                method = self._method(mi, sm, dataset)
+                for prompt_name, cond, temperature in self._axes(method):
+                    self._add_cell(dataset, method, prompt_name, cond, temperature)
+        return self.cells
+
+    def _check_method_datasets(self) -> None:
+        """Raises: ConfigError for a method naming a dataset that is not among the sweep's."""
+        for mi, sm in enumerate(self.file.methods):
+            if sm.datasets is not None:
+                unknown = [d for d in sm.datasets if d not in self.file.datasets]
+                if unknown:
+                    raise ConfigError(f"methods[{mi}] names dataset {unknown[0]!r}, which is not in the sweep's "
+                                      "datasets", where=self.where, field=f"methods.{mi}.datasets",
+                                      fix="list it under datasets too, or drop it here")
+
+    def _dataset(self, di: int, dpath: str) -> _Dataset:
+        """Dataset ``di`` loaded (once) from the repository root. Raises: InputError for a corpus that does not
+        load; ConfigError when it has no entry in the sweep's segment."""
+        if dpath not in self.corpora:
+            try:
+                self.corpora[dpath] = load_corpus(self.root / dpath)
+            except MtboardError as exc:
+                raise InputError(f"dataset {dpath} does not load from {self.root.resolve()}: {exc.problem}",
+                                 where=self.where, field=f"datasets.{di}",
+                                 fix="give the corpus path relative to the repository root (--root; default: the "
+                                 "checkout holding the sweep file), or add the corpus there") from exc
+        corpus, sha = self.corpora[dpath]
+        seg_entries = corpus.segment(self.segment)
+        if not seg_entries:
+            raise ConfigError(f"{dpath} has no {self.segment.value} entries", where=self.where, field="segment",
+                              fix="pick a segment the corpus has")
+        return _Dataset(path=dpath, corpus=corpus, sha256=sha, entries=seg_entries)
+
+    def _method(self, mi: int, sm: SweepMethod, dataset: _Dataset) -> _Method:
+        """Method ``mi`` parsed and its backend checked against the dataset's languages. Raises: ConfigError /
+        InputError naming ``methods.N.method``."""
+        ds = dataset.corpus.dataset
+        with _named(self.where, f"methods.{mi}.method"):
+            spec = parse_method(sm.method)
+            backend_cls = get_backend(spec.backend)
+            backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
+        return _Method(index=mi, sm=sm, spec=spec, backend_cls=backend_cls, raw=backend_cls.prompt_format == "raw",
+                       public=spec.with_model(backend_cls.public_model(spec.model)).text,
+                       label=sm.label or (backend_cls.public_model(spec.model) or spec.backend),
+                       lane="local" if getattr(backend_cls, "local_gate", False) else "api")
+
+    def _axes(self, method: _Method) -> list[tuple[str | None, SweepCondition | None, float | None]]:
+        """The method's ``(prompt, condition, temperature)`` values: the method's own prompts and temperatures, else
+        the sweep's (else the backend's default prompt), × the sweep's conditions; one ``(None, None, None)`` for
+        an engine that takes the raw source."""
+        if method.raw:
+            return [(None, None, None)]
+        sm, file = method.sm, self.file
+        prompt_names = sm.prompts if sm.prompts is not None else (file.prompts or [method.backend_cls.default_prompt])
+        temps = sm.temperatures if sm.temperatures is not None else file.temperatures
+        conds: list[SweepCondition | None] = list(file.conditions) or [None]
+        return [(p, c, t) for p in prompt_names for c in conds for t in temps]
+
+    def _prompt(self, name: str | None) -> Prompt | None:
+        """The prompt ``name``, loaded once (None for no prompt). Raises: ConfigError for an unknown prompt."""
+        if name is None:
+            return None
+        if name not in self.prompts:
+            self.prompts[name] = load_prompt(name)
+        return self.prompts[name]
+
+    def _overridden(self, dataset: _Dataset, method: _Method, prompt_name: str | None,
+                    cond: SweepCondition | None, condition: str, temperature: float | None
+                    ) -> tuple[int | None, int, int | None, dict[str, Any]] | None:
+        """The cell's ``(limit, runs, max_tokens, backend options)``: the sweep's (options: the method's, then the
+        condition's) with every matching override applied in file order; None when one of them skips the cell."""
+        options: dict[str, Any] = {**method.sm.backend_options, **(cond.backend_options if cond else {})}
+        limit, runs, max_tokens, skip = self.file.limit, self.file.runs, self.file.max_tokens, False
+        for o in self.file.overrides:
+            if _matches(o.match, dataset_id=dataset.corpus.dataset.id, dataset_path=dataset.path,
+                        method=method.sm.method, prompt=prompt_name, condition=condition, temperature=temperature):
+                limit = o.limit or limit
+                runs = o.runs or runs
+                max_tokens = o.max_tokens or max_tokens
+                options.update(o.backend_options)
+                skip = skip or o.skip
+        if skip:
+            return None
+        return limit, runs, max_tokens, options
+
+    def _add_cell(self, dataset: _Dataset, method: _Method, prompt_name: str | None, cond: SweepCondition | None,
+                  temperature: float | None) -> None:
+        """Make the cell of one axis value (unless an override skips it), after the checks a run makes first:
+        backend options, tools, a prompt that renders the dataset's first entry. Raises: ConfigError."""
+        ds, backend_cls, raw = dataset.corpus.dataset, method.backend_cls, method.raw
+        prompt = self._prompt(prompt_name)
+        condition = (cond.name if cond is not None else prompt_name) if not raw else (
+            "baseline" if backend_cls.method_class == MethodClass.baseline else "default")
+        overridden = self._overridden(dataset, method, prompt_name, cond, condition, temperature)
+        if overridden is None:
+            return
+        limit, runs, max_tokens, options = overridden
+        with _named(self.where, f"methods.{method.index}.backend_options"):
+            backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
+        tools = parse_tools(cond.tools) if cond is not None and not raw else ()
+        fst_retries, _ = check_pipeline(tools, cond.fst_retries if cond is not None and not raw else None,
+                                        backend_cls=backend_cls, prompt=prompt, target_language=ds.target_language)
+        entries = dataset.entries[:limit] if limit else dataset.entries
+        system_prompt = _system_prompt(prompt, ds, entries)
+        temp = None if raw else float(temperature if temperature is not None else 0.0)
+        comps = planned_components(
+            dataset_sha256=dataset.sha256, public_method=method.public, condition=condition,
+            system_prompt_sha256=canonical.sha256_hex(system_prompt), temperature=temp,
+            batch_size=max(1, backend_cls.preferred_batch_size), max_tokens=None if raw else max_tokens,
+            prompt_template_sha256=prompt.template_sha256 if prompt else None,
+            entry_ids=[e.id for e in entries], judges=() if raw else tuple(self.file.judges),
+            backend_options=options, runs=runs, segment=self.segment.value, tools=tools, fst_retries=fst_retries)
+        cid = self._new_id(comps, f"{method.sm.method} {prompt_name} {temperature}", ds.id)
+        sm = method.sm
+        self.cells.append(Cell(
+            id=cid, index=len(self.cells), dataset_path=dataset.path, dataset_id=ds.id,
+            language_pair=ds.language_pair, method=sm.method, label=method.label, backend=method.spec.backend,
+            prompt=prompt_name, condition=condition, temperature=temp, runs=runs, limit=limit,
+            max_tokens=None if raw else max_tokens, segment=self.segment.value,
+            backend_options=tuple(sorted(options.items())), judges=() if raw else tuple(self.file.judges),
+            lane=method.lane, gguf_package=sm.gguf_package, price_in=sm.price_in, price_out=sm.price_out,
+            provider=sm.provider or ("openai" if backend_cls.priced else None), entries=len(entries),
+            segment_entries=len(dataset.entries), method_index=method.index, components=comps, tools=tools,
+            fst_retries=fst_retries))
+
+    def _new_id(self, comps: dict[str, Any], what: str, dataset_id: str) -> str:
+        """The cell id of ``comps`` (first 12 hex digits of their canonical SHA-256), remembered with ``what`` (method,
+        prompt, temperature). Raises: ConfigError when another cell of the sweep has the same id."""
+        cid = canonical.sha256_hex(canonical.canonical_bytes(comps))[:12]
+        if cid in self.seen:
+            raise ConfigError(f"two cells are the same run ({self.seen[cid]} and {what}) on {dataset_id}",
+                              where=self.where, field="methods", fix="remove the duplicate axis value")
+        self.seen[cid] = what
+        return cid
+
+
+def _system_prompt(prompt: Prompt | None, ds: DatasetInfo, entries: list[Entry]) -> str:
+    """The system prompt a cell's card will hash ("" without a prompt), after rendering the template on the first
+    entry (a template that cannot serve the dataset's languages or history fails now). Raises: ConfigError."""
+    system_prompt = ""
+    if prompt is not None:
+        system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
+        prompt.render(entries[0].source, ds.source_language, ds.target_language, history=list(entries[0].history))
+    return system_prompt
 
 
 def load_sweep(path: str | Path, root: Path | None = None) -> Sweep:
