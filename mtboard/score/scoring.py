@@ -1,4 +1,6 @@
 """The scoring pipeline: translation records → mechanical checks → metrics → ``Scores`` + ``EntryResult`` list.
+The per-entry measurement (policy, statistics, sentence scores, semantic similarity) is :mod:`mtboard.score.measure`;
+this module checks the inputs, builds the entry results and the aggregates.
 
 :func:`score_run` is what the runner calls after translating and what the validator re-runs on a card's stored raw
 outputs, requiring exact equality; so it depends only on its inputs (no clock, no randomness beyond the seeded
@@ -18,25 +20,17 @@ import numpy as np
 
 from mtboard.score import checks, fst as fst_mod
 from mtboard.core.errors import ConfigError, MtboardError
-from mtboard.score.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu, sentence_bleu_from_stats
+from mtboard.score.measure import Measured, SemanticValues, measure_run, semantic_values
+from mtboard.score.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu
 from mtboard.score.metrics.bootstrap import chrf_ci
-from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature, sentence_chrf_from_stats
+from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature
 from mtboard.score.metrics.composite import composite, composite_signature, cost_adjusted_score, quality_tier
 from mtboard.score.metrics import semantic as sem_mod
 from mtboard.score.metrics.terminology import adherence, glossary_counts
-from mtboard.score.metrics.pool import map_chunks, plan_chunks
-from mtboard.score.metrics.segments import statistics_chunk
-from mtboard.score.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_signature
+from mtboard.score.metrics.ter import ter_from_stats, ter_signature
 from mtboard.inputs.prices import Rates
 from mtboard.core.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Replicates, Scores,
-                            SegmentStats, SemanticVerdict, Signatures, Totals, TranslationRecord, Usage)
-from mtboard.core.text import normalise, normalise_for_match
-
-
-FIRST_SHARE = 0.85
-"""Share of a pool slice that this process scores itself (:func:`mtboard.score.metrics.pool.plan_chunks`): it also gathers the
-workers' results, builds the entry results and runs the bootstrap afterwards. Speed only; results do not depend on
-the split."""
+                            SegmentStats, Signatures, Totals, TranslationRecord, Usage)
 
 
 def _match_records(entries: Sequence[Entry], records: Sequence[TranslationRecord]) -> list[TranslationRecord]:
@@ -125,110 +119,7 @@ def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_
     return out
 
 
-class _Slice:
-    """What a pool worker returns for one slice of entries: policy decisions, statistics and per-entry scores."""
-
-    def __init__(self) -> None:
-        self.predicted: list[str] = []
-        self.decisions: list[MechanicalDecision] = []
-        self.chrf: list[list[int]] = []
-        self.bleu: list[list[int]] = []
-        self.ter: list[list[float] | None] = []
-        self.chrf_score: list[float] = []
-        self.bleu_score: list[float] = []
-        self.ter_score: list[float | None] = []
-        self.exact: list[bool] = []
-        self.equiv: list[bool] = []
-        self.length_ratio: list[float] = []
-        self.cs: list[bool] = []
-        self.fst_words: list[list[str]] = []
-
-
-def _check_and_measure(items: list[tuple], source_language: str, target_language: str, strip_unknown_marks: bool,
-                       fst_words: bool) -> _Slice:
-    """Mechanical policy, sufficient statistics, sentence scores, matches and FST candidate words for one slice of
-    entries (runs in a pool worker when the run is large). Entries without usable output score an empty hypothesis
-    and 0."""
-    out = _Slice()
-    hyps, refs, usable = [], [], []
-    for source, raw, reference, error_kind, history, _variants in items:
-        p, d = checks.apply_policy(source=source, raw_predicted=raw, reference=reference, error_kind=error_kind,
-                                   source_language=source_language, target_language=target_language,
-                                   history=history, strip_unknown_marks=strip_unknown_marks)
-        out.predicted.append(p)
-        out.decisions.append(d)
-        ok = d.outcome == Outcome.usable
-        usable.append(ok)
-        hyps.append(normalise(p) if ok else "")  # the one text normalisation (mtboard.core.text), both sides
-        refs.append(normalise(reference))
-    out.chrf, out.bleu, out.ter = statistics_chunk(hyps, refs, target_language)
-    chrf_s, bleu_s, ter_s = sentence_chrf_from_stats, sentence_bleu_from_stats, sentence_ter_from_stats
-    for i, (item, h, r, ok, d) in enumerate(zip(items, hyps, refs, usable, out.decisions)):
-        out.chrf_score.append(chrf_s(out.chrf[i]) if ok else 0.0)
-        out.bleu_score.append(bleu_s(out.bleu[i]) if ok else 0.0)
-        out.ter_score.append(ter_s(out.ter[i]))
-        # h and r are normalised already: whitespace collapsing is all that normalise_for_match has left to do
-        hn = " ".join(h.split())
-        rn = " ".join(r.split())
-        out.exact.append(ok and hn == rn)
-        out.equiv.append(ok and (hn == rn or any(hn == normalise_for_match(v) for v in item[5])))
-        out.length_ratio.append(len(hn) / len(rn) if rn else 0.0)
-        out.cs.append(checks.code_switching_detected(d))
-        if fst_words:
-            out.fst_words.append(fst_mod.checkable_words(h, item[0]) if ok else [])
-    return out
-
-
-class _Semantic:
-    """Per-entry semantic values of one run (docs/SCORING_SPEC.md §2.3; internal)."""
-
-    def __init__(self, n: int) -> None:
-        self.score: list[float | None] = [None] * n
-        self.source: list[float | None] = [None] * n
-        self.verdict: list[SemanticVerdict] = [SemanticVerdict.UNKNOWN] * n
-        self.hallucination: list[bool | None] = [None] * n
-        self.target_covered = False
-        self.both_covered = False
-
-
-def _semantic(sources: list[str], references: list[str], predicted: list[str], decisions: list[MechanicalDecision],
-              source_language: str, target_language: str,
-              claimed: list[tuple[float | None, float | None]] | None = None) -> _Semantic:
-    """Embedding similarities, verdicts and hallucination flags (docs/SCORING_SPEC.md §2.3). Texts go through the one
-    text normalisation first, as for every metric. Entries without usable output score 0 and count as hallucinated
-    (worst value by policy, like code-switching); their verdict is ERROR, or MISMATCH for an echoed source.
-    ``claimed`` (the validator): per entry the card's (semantic_score, source_similarity); a recomputed value that
-    :func:`mtboard.score.metrics.semantic.agrees` with its claim is replaced by the claim (BLAS last-bit differences)."""
-    n = len(sources)
-    out = _Semantic(n)
-    out.target_covered = sem_mod.covers(target_language)
-    out.both_covered = out.target_covered and sem_mod.covers(source_language)
-    if not out.target_covered:
-        return out
-    usable = [i for i, d in enumerate(decisions) if d.outcome == Outcome.usable]
-    hyps = [normalise(predicted[i]) for i in usable]
-    ref_sims = sem_mod.similarities(hyps, [normalise(references[i]) for i in usable])
-    src_sims = sem_mod.similarities([normalise(sources[i]) for i in usable], hyps) if out.both_covered else None
-    for i, d in enumerate(decisions):
-        out.score[i] = 0.0
-        out.verdict[i] = (SemanticVerdict.MISMATCH if d.outcome == Outcome.source_untranslated
-                          else SemanticVerdict.ERROR)
-        if out.both_covered:
-            out.hallucination[i] = True
-    if claimed is not None:
-        ref_sims = [c if sem_mod.agrees(c := claimed[i][0], s) else s for i, s in zip(usable, ref_sims)]
-        if src_sims is not None:
-            src_sims = [c if sem_mod.agrees(c := claimed[i][1], s) else s for i, s in zip(usable, src_sims)]
-    for k, i in enumerate(usable):
-        out.score[i] = ref_sims[k]
-        out.verdict[i] = SemanticVerdict.VALID if ref_sims[k] >= sem_mod.MISMATCH_BELOW else SemanticVerdict.MISMATCH
-        if src_sims is not None:
-            out.source[i] = src_sims[k]
-            out.hallucination[i] = src_sims[k] < sem_mod.HALLUCINATION_BELOW
-    return out
-
-
-def _availability(sem: _Semantic, source_language: str, target_language: str, has_equiv: bool,
+def _availability(sem: SemanticValues, source_language: str, target_language: str, has_equiv: bool,
                   has_terms: bool) -> dict[str, str]:
     """``scores.metric_availability``: why each null composite metric is null (FST acceptance decides the profile
     and is not listed)."""
@@ -277,8 +168,9 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     per entry (in ``entries`` order).
 
     Phases: check the inputs (:func:`_check_inputs`); the mechanical policy and per-segment statistics
-    (:func:`_measure`); the chrF++ bootstrap CI beside the FST lookup (:func:`_ci_and_fst`); semantic similarity
-    (:func:`_semantic`); one result per entry (:func:`_entry_results`); the aggregate ``Scores`` (:func:`_scores`).
+    (:func:`mtboard.score.measure.measure_run`); the chrF++ bootstrap CI beside the FST lookup
+    (:func:`_ci_and_fst`); semantic similarity (:func:`mtboard.score.measure.semantic_values`); one result per entry
+    (:func:`_entry_results`); the aggregate ``Scores`` (:func:`_scores`).
 
     Args:
         entries: the corpus entries that were run (order kept in the results).
@@ -302,12 +194,12 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     rates, recs, analyser = _check_inputs(entries, records, target_language=target_language, fst=fst,
                                           price_in_per_mtok=price_in_per_mtok,
                                           price_out_per_mtok=price_out_per_mtok, rates=rates)
-    col = _measure(entries, recs, source_language, target_language, strip_unknown_marks, analyser is not None)
+    col = measure_run(entries, recs, source_language, target_language, strip_unknown_marks, analyser is not None)
     n = len(entries)
     chrf_m = np.asarray(col.chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
     bleu_m = np.asarray(col.bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
     chrf_ci95, fst_counts = _ci_and_fst(chrf_m, analyser, col.fst_words)
-    sem = _semantic([e.source for e in entries], [e.reference for e in entries], col.predicted, col.decisions,
+    sem = semantic_values([e.source for e in entries], [e.reference for e in entries], col.predicted, col.decisions,
                     source_language, target_language,
                     None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
     facts = _Facts(entries=entries, recs=recs, col=col, sem=sem, chrf_m=chrf_m, bleu_m=bleu_m,
@@ -338,22 +230,6 @@ def _check_inputs(entries: list[Entry], records: list[TranslationRecord], *, tar
     return rates, recs, analyser
 
 
-def _measure(entries: list[Entry], recs: list[TranslationRecord], source_language: str, target_language: str,
-             strip_unknown_marks: bool, fst_words: bool) -> _Slice:
-    """:func:`_check_and_measure` over every entry, in pool slices (:func:`mtboard.score.metrics.pool.map_chunks`),
-    joined back into one :class:`_Slice` in ``entries`` order."""
-    items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history, e.variants)
-             for e, r in zip(entries, recs)]
-    parts = map_chunks(_check_and_measure, [(items[a:b], source_language, target_language, strip_unknown_marks,
-                                             fst_words)
-                                            for a, b in plan_chunks(len(items), first_share=FIRST_SHARE)])
-    col = _Slice()
-    for part in parts:
-        for name, value in vars(part).items():
-            getattr(col, name).extend(value)
-    return col
-
-
 def _ci_and_fst(chrf_m: Any, analyser: fst_mod.Analyser | None, fst_words: list[list[str]]
                 ) -> tuple[Any, list[tuple[int, int]] | None]:
     """The chrF++ bootstrap CI (:func:`mtboard.score.metrics.bootstrap.chrf_ci`) and, with an analyser, the per-entry
@@ -376,8 +252,8 @@ class _Facts:
 
     entries: list[Entry]
     recs: list[TranslationRecord]
-    col: _Slice
-    sem: _Semantic
+    col: Measured
+    sem: SemanticValues
     chrf_m: Any
     bleu_m: Any
     has_equiv: bool
