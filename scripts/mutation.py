@@ -43,7 +43,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
                 "tests/test_pinned_checks.py"]),
     # the per-corpus score_run tests (every committed corpus, 1–3 s each) are left out: every score_run mutant would
     # run them all; test_pinned_scoring.py pins the same functions on a hand-made corpus
-    "scoring": (["mtboard/score/scoring.py"],
+    "scoring": (["mtboard/score/scoring.py", "mtboard/score/measure.py"],
                 ["tests/test_scoring_run.py", "tests/test_scoring_spec.py", "tests/test_scoring_normalisation.py",
                  "tests/test_pinned_scoring.py", "-k", "not every_committed_corpus and not fluent_but_wrong"]),
     # test_semantic.py's two whole-corpus properties (every covered corpus scored twice; 60 pairs one call each: 40 s

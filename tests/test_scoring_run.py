@@ -20,6 +20,7 @@ from mtboard.core.runtime import Runtime, use_runtime
 from mtboard.score.metrics.bleu import bleu_from_stats
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.score.metrics.composite import quality_tier
+from mtboard.score.metrics.pool import plan_chunks
 from mtboard.core.schema import Entry, TranslationRecord, Usage
 
 from extras_support import skip_without_ja
@@ -242,7 +243,7 @@ def test_apertium_marks_are_stripped_only_on_request():
 
 def test_pool_and_inline_scoring_agree():
     with use_runtime(Runtime(scoring_workers=2)):  # what the CLI sets from MTBOARD_SCORING_WORKERS
-        assert scoring.plan_chunks(len(MIXED)) != [(0, len(MIXED))]  # really split
+        assert plan_chunks(len(MIXED)) != [(0, len(MIXED))]  # really split
         pooled = score(MIXED)
     with use_runtime(Runtime(scoring_workers=1)):
         inline = score(MIXED)

@@ -255,27 +255,21 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
     entries have finished (stored ones first, in corpus order, then in the order they finish) most of them must not
     hit the token cap or echo template markup.
 
+    Phases: open the work directory and plan the jobs left (:func:`_resume`); re-check the early gate on the stored
+    records; return at once when nothing is left; else run a :class:`_Session` (start and identify the backend,
+    the workers, closing) and save the backend's description.
+
     Raises: BackendError from the backend (start failure, fatal endpoint refusal), EarlyGateError, after flushing
     finished records.
     """
     work = WorkDir(plan.work_dir)
     manifest = work.open(plan.identity, {"corpus_path": str(Path(plan.settings.corpus_path).resolve())})
-    done = work.finished()
-    runs = plan.settings.runs
-    jobs = [(ri, e) for e in plan.entries for ri in range(runs) if (ri, e.id) not in done]
-    total = len(plan.entries) * runs
-    stored = work.load_description()
+    jobs, gate_seen, stored = _resume(plan, work)
+    total = len(plan.entries) * plan.settings.runs
     gated = plan.spec.uses_prompt and plan.settings.early_gate
-    stored_records = work.records()
-    gate_seen = [stored_records[(ri, e.id)] for e in plan.entries for ri in range(runs) if (ri, e.id) in done]
-
-    def gate() -> None:
-        check_early_gate(gate_seen, prompt_name=plan.spec.prompt_name, prompt_format=plan.spec.prompt_format,
-                         max_tokens=plan.spec.max_tokens)
-
     if gated and jobs:
-        try:
-            gate()  # a run the gate stopped stops again when its command is repeated without --no-early-gate
+        try:  # a run the gate stopped stops again when its command is repeated without --no-early-gate
+            _early_gate(plan, gate_seen)
         except MtboardError:
             work.close_session()
             raise
@@ -286,153 +280,231 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
             progress.start(total, total)
             progress.stop()
         return _translated(plan, work, manifest, stored, 0)
-    backend = backend if backend is not None else _construct_backend(plan)
-    pending_raw: list[dict[str, Any]] = []
-    session = work.session
-    waits: list[list[float]] = []
-    limited = 0
+    session = _Session(plan, work, backend if backend is not None else _construct_backend(plan), progress,
+                       jobs=jobs, total=total, gate_seen=gate_seen if gated else None)
+    description = await session.run(notice)
+    work.save_description(description)
+    return _translated(plan, work, manifest, description, session.sent,
+                       rate_limit_wait_s=union_seconds(session.waits), rate_limited_responses=session.limited)
 
-    def sink(obj: dict[str, Any]) -> None:
-        nonlocal limited
+
+def _resume(plan: Plan, work: WorkDir) -> tuple[list[tuple[int, Entry]], list[TranslationRecord],
+                                                 BackendFacts | None]:
+    """What an opened work directory leaves to do: the ``(run index, entry)`` jobs without a record (corpus order,
+    replicates of an entry together), the stored records the early gate counts first (corpus order) and the stored
+    backend description (None before the first session saved one)."""
+    done = work.finished()
+    runs = plan.settings.runs
+    jobs = [(ri, e) for e in plan.entries for ri in range(runs) if (ri, e.id) not in done]
+    stored = work.load_description()
+    stored_records = work.records()
+    gate_seen = [stored_records[(ri, e.id)] for e in plan.entries for ri in range(runs) if (ri, e.id) in done]
+    return jobs, gate_seen, stored
+
+
+def _early_gate(plan: Plan, seen: list[TranslationRecord]) -> None:
+    """:func:`mtboard.run.gate.check_early_gate` over the records seen so far. Raises: EarlyGateError."""
+    check_early_gate(seen, prompt_name=plan.spec.prompt_name, prompt_format=plan.spec.prompt_format,
+                     max_tokens=plan.spec.max_tokens)
+
+
+class _Session:
+    """One translation session of :func:`translate_all` (internal): the state its phases and workers share — the
+    queue of batches, the counters (requests sent, failures, rate-limited responses and waits), the raw lines not
+    yet written and the group-commit fsync (:meth:`_syncer`).
+
+    Records are written on the event loop as each batch finishes, after the raw lines gathered so far; the fsync
+    follows in a thread. ``concurrency`` workers take batches from one queue (:meth:`_worker`)."""
+
+    def __init__(self, plan: Plan, work: WorkDir, backend: Backend, progress: ProgressSink | None, *,
+                 jobs: list[tuple[int, Entry]], total: int, gate_seen: list[TranslationRecord] | None) -> None:
+        """``gate_seen``: the stored records the early gate counts first (None: no early gate).
+
+        Raises: ConfigError for a ``--tools`` run without its prompt and analyser (not from
+        :func:`prepare`)."""
+        self.plan, self.work, self.backend, self.progress, self.jobs = plan, work, backend, progress, jobs
+        self.gate_seen = gate_seen
+        self.pending_raw: list[dict[str, Any]] = []
+        self.session = work.session
+        self.waits: list[list[float]] = []
+        """Rate-limit waits ``[start, end]`` (seconds) reported in the raw lines."""
+        self.limited = 0
+        """Responses that were rate-limited (attempts marked ``rate_limited``)."""
+        self.has_sink = backend.writes_raw
+        if self.has_sink:
+            backend.raw_sink = self._sink
+        self.failures = 0
+        self.sent = 0
+        if progress:
+            progress.start(total, total - len(jobs))
+        self.by_id = {e.id: e for e in plan.entries}
+        self.dirty = asyncio.Event()
+        self.done_writing = False
+        # an fsync cut short by Ctrl-C may still run in its thread when the last one starts
+        self.sync_lock = threading.Lock()
+        self.translate = self._translator()
+        self.batches = [jobs[i: i + plan.spec.batch_size] for i in range(0, len(jobs), plan.spec.batch_size)]
+        self.queue: asyncio.Queue[list[tuple[int, Entry]]] = asyncio.Queue()
+        for b in self.batches:
+            self.queue.put_nowait(b)
+
+    def _translator(self) -> Callable[[list[TranslateRequest]], Any]:
+        """The backend's ``translate``, or for a pipeline method (``--tools``) the FST gate's, which calls the backend
+        (:mod:`mtboard.run.fst_gate`)."""
+        plan = self.plan
+        translate = self.backend.translate
+        if plan.spec.tools:
+            if plan.prompt is None or plan.analyser is None or plan.spec.fst_retries is None:
+                raise ConfigError("a run with --tools needs its prompt and analyser (use mtboard.run.runner.prepare)",
+                                  field="--tools")
+            fst_gate = FstGate(self.backend, plan.prompt, plan.analyser, plan.spec.fst_retries,
+                               source_language=plan.spec.dataset.source_language,
+                               target_language=plan.spec.dataset.target_language,
+                               strip_unknown_marks=plan.backend_cls.strip_unknown_marks)
+            translate = fst_gate.translate
+        return translate
+
+    def _sink(self, obj: dict[str, Any]) -> None:
+        """The backend's raw sink: keep the raw line (stamped with the session) for the next write, and count its
+        rate-limit waits and rate-limited attempts."""
         obj = dict(obj)
-        obj["session"] = session
-        pending_raw.append(obj)
-        waits.extend(obj.get("rate_limit_waits") or ())
-        limited += sum(1 for a in obj.get("attempts") or () if isinstance(a, dict) and a.get("rate_limited"))
+        obj["session"] = self.session
+        self.pending_raw.append(obj)
+        self.waits.extend(obj.get("rate_limit_waits") or ())
+        self.limited += sum(1 for a in obj.get("attempts") or () if isinstance(a, dict) and a.get("rate_limited"))
 
-    has_sink = backend.writes_raw
-    if has_sink:
-        backend.raw_sink = sink
-    failures = 0
-    sent = 0
-    if progress:
-        progress.start(total, total - len(jobs))
-    by_id = {e.id: e for e in plan.entries}
-
-    def write(recs: list[TranslationRecord]) -> None:
+    def _write(self, recs: list[TranslationRecord]) -> None:
         """Write the finished records (after the raw lines gathered so far) on the event loop, at once: a kill -9
-        from here on loses nothing. The fsync follows in a thread (:func:`syncer`)."""
-        raws = pending_raw[:]
-        del pending_raw[: len(raws)]
-        if not has_sink:
+        from here on loses nothing. The fsync follows in a thread (:meth:`_syncer`)."""
+        raws = self.pending_raw[:]
+        del self.pending_raw[: len(raws)]
+        if not self.has_sink:
             now = time.time()
-            raws += [{"session": session, "run_index": r.run_index, "entry_id": r.entry_id, "t_end": now,
-                      "request": {"source": by_id[r.entry_id].source}, "response": r.raw_predicted,
+            raws += [{"session": self.session, "run_index": r.run_index, "entry_id": r.entry_id, "t_end": now,
+                      "request": {"source": self.by_id[r.entry_id].source}, "response": r.raw_predicted,
                       "error": r.error} for r in recs]
-        work.write_bytes(*work.encode(recs, raws))
+        self.work.write_bytes(*self.work.encode(recs, raws))
 
-    dirty = asyncio.Event()
-    done_writing = False
-    sync_lock = threading.Lock()  # an fsync cut short by Ctrl-C may still run in its thread when the last one starts
+    def _sync(self) -> None:
+        with self.sync_lock:
+            self.work.sync()
 
-    def sync() -> None:
-        with sync_lock:
-            work.sync()
-
-    async def syncer() -> None:
+    async def _syncer(self) -> None:
         """Group commit: one fsync for whatever was written while the previous one ran."""
         while True:
-            await dirty.wait()
-            dirty.clear()
-            await asyncio.to_thread(sync)
-            if done_writing and not dirty.is_set():
+            await self.dirty.wait()
+            self.dirty.clear()
+            await asyncio.to_thread(self._sync)
+            if self.done_writing and not self.dirty.is_set():
                 return
 
-    translate = backend.translate
-    if plan.spec.tools:  # a pipeline method: the gate calls the backend (mtboard.run.fst_gate)
-        if plan.prompt is None or plan.analyser is None or plan.spec.fst_retries is None:
-            raise ConfigError("a run with --tools needs its prompt and analyser (use mtboard.run.runner.prepare)",
-                              field="--tools")
-        fst_gate = FstGate(backend, plan.prompt, plan.analyser, plan.spec.fst_retries,
-                           source_language=plan.spec.dataset.source_language,
-                           target_language=plan.spec.dataset.target_language,
-                           strip_unknown_marks=plan.backend_cls.strip_unknown_marks)
-        translate = fst_gate.translate
-    batches = [jobs[i: i + plan.spec.batch_size] for i in range(0, len(jobs), plan.spec.batch_size)]
-    batch_q: asyncio.Queue[list[tuple[int, Entry]]] = asyncio.Queue()
-    for b in batches:
-        batch_q.put_nowait(b)
+    async def run(self, notice: Callable[[str], None] | None) -> BackendFacts:
+        """Start the backend, identify it and check the judges (when jobs are left), run the workers until the
+        queue is empty, then close (:meth:`_close`, also on errors and Ctrl-C). Returns the backend's description.
 
-    async def worker() -> None:
-        nonlocal failures, sent
+        Raises: the first MtboardError a worker raised (unwrapped from the task group), else what was raised."""
+        syncer_task: asyncio.Task[None] | None = None
+        try:
+            await asyncio.to_thread(self.backend.start)
+            if self.jobs:
+                await self._identify(notice)
+            syncer_task = asyncio.create_task(self._syncer())
+            n_workers = min(self.plan.spec.concurrency, max(1, len(self.batches)))
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(n_workers):
+                    tg.create_task(self._worker())
+        except BaseExceptionGroup as eg:  # unwrap the first MtboardError for a one-line message
+            for exc in eg.exceptions:
+                if isinstance(exc, MtboardError):
+                    raise exc from None
+            raise
+        finally:
+            description = await self._close(syncer_task)
+        if description is None:
+            description = self.backend.describe()
+        return description
+
+    async def _identify(self, notice: Callable[[str], None] | None) -> None:
+        """Ask the backend who it is (:meth:`Backend.identify`), tell ``notice`` when the identity stays unknown,
+        and check the judges against it (:func:`check_judges_before_sending`). Raises: ConfigError."""
+        identify = getattr(self.backend, "identify", None)  # test doubles may not be Backend subclasses
+        if identify is not None:
+            await identify()
+        facts = self.backend.describe()
+        if facts.identity_note and notice is not None:
+            notice(f"warning     {facts.identity_note}")
+        await check_judges_before_sending(self.plan, facts)
+
+    async def _worker(self) -> None:
+        """Take batches from the queue until it is empty: render, translate, check and record each."""
         while True:
             try:
-                batch = batch_q.get_nowait()
+                batch = self.queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            reqs = make_requests(plan, batch)
-            sent += len(reqs)
-            recs = await translate(reqs)
-            if len(recs) != len(reqs):
-                raise BackendError(f"backend returned {len(recs)} records for {len(reqs)} requests",
-                                   where=plan.spec.backend)
-            fixed = []
-            for req, rec in zip(reqs, recs):
-                if rec.entry_id != req.entry_id:
-                    raise BackendError(f"backend returned entry {rec.entry_id} for entry {req.entry_id}",
-                                       where=plan.spec.backend)
-                if rec.run_index != req.run_index:
-                    rec = rec.model_copy(update={"run_index": req.run_index})
-                fixed.append(rec)
-                if rec.error_kind is not None:
-                    failures += 1
-            write(fixed)
-            dirty.set()
-            if progress:
-                progress.advance(len(fixed), failures)
-            if gated and len(gate_seen) < GATE_ENTRIES:
-                gate_seen.extend(fixed)
-                gate()
+            reqs = make_requests(self.plan, batch)
+            self.sent += len(reqs)
+            recs = await self.translate(reqs)
+            self._record(self._checked(reqs, recs))
 
-    syncer_task: asyncio.Task[None] | None = None
-    try:
-        await asyncio.to_thread(backend.start)
-        if jobs:
-            identify = getattr(backend, "identify", None)  # test doubles may not be Backend subclasses
-            if identify is not None:
-                await identify()
-            facts = backend.describe()
-            if facts.identity_note and notice is not None:
-                notice(f"warning     {facts.identity_note}")
-            await check_judges_before_sending(plan, facts)
-        syncer_task = asyncio.create_task(syncer())
-        n_workers = min(plan.spec.concurrency, max(1, len(batches)))
-        async with asyncio.TaskGroup() as tg:
-            for _ in range(n_workers):
-                tg.create_task(worker())
-    except BaseExceptionGroup as eg:  # unwrap the first MtboardError for a one-line message
-        for exc in eg.exceptions:
-            if isinstance(exc, MtboardError):
-                raise exc from None
-        raise
-    finally:
+    def _checked(self, reqs: list[TranslateRequest], recs: list[TranslationRecord]) -> list[TranslationRecord]:
+        """The backend's records for ``reqs``, each given its request's run index; failures counted.
+
+        Raises: BackendError for a wrong number of records or a record for another entry."""
+        if len(recs) != len(reqs):
+            raise BackendError(f"backend returned {len(recs)} records for {len(reqs)} requests",
+                               where=self.plan.spec.backend)
+        fixed = []
+        for req, rec in zip(reqs, recs):
+            if rec.entry_id != req.entry_id:
+                raise BackendError(f"backend returned entry {rec.entry_id} for entry {req.entry_id}",
+                                   where=self.plan.spec.backend)
+            if rec.run_index != req.run_index:
+                rec = rec.model_copy(update={"run_index": req.run_index})
+            fixed.append(rec)
+            if rec.error_kind is not None:
+                self.failures += 1
+        return fixed
+
+    def _record(self, fixed: list[TranslationRecord]) -> None:
+        """Write a finished batch, wake the syncer, advance the progress and, until the gate has seen
+        :data:`~mtboard.run.gate.GATE_ENTRIES` records, check the early gate. Raises: EarlyGateError."""
+        self._write(fixed)
+        self.dirty.set()
+        if self.progress:
+            self.progress.advance(len(fixed), self.failures)
+        if self.gate_seen is not None and len(self.gate_seen) < GATE_ENTRIES:
+            self.gate_seen.extend(fixed)
+            _early_gate(self.plan, self.gate_seen)
+
+    async def _close(self, syncer_task: asyncio.Task[None] | None) -> BackendFacts | None:
+        """Finish the session whatever happened: let the syncer write its last fsync, write raw lines of requests
+        whose entries never finished (an error, Ctrl-C), fsync, describe and close the backend (neither may mask the
+        real error), close the session in the work directory and stop the progress. Returns the description, None
+        when describing failed."""
         if syncer_task is not None:
-            done_writing = True
-            dirty.set()
+            self.done_writing = True
+            self.dirty.set()
             try:
                 await asyncio.shield(syncer_task)
             except BaseException:
                 pass
-        if pending_raw:  # raw lines of requests whose entries never finished (an error, Ctrl-C)
-            write([])
-        sync()
+        if self.pending_raw:  # raw lines of requests whose entries never finished (an error, Ctrl-C)
+            self._write([])
+        self._sync()
         description: BackendFacts | None = None
         try:
-            description = backend.describe()
+            description = self.backend.describe()
         except Exception:  # noqa: BLE001 - describing must not mask the real error
             description = None
         try:
-            await backend.aclose()
+            await self.backend.aclose()
         except Exception:  # noqa: BLE001 - closing must not mask the real error
             pass
-        work.close_session(sent)
-        if progress:
-            progress.stop()
-    if description is None:
-        description = backend.describe()
-    work.save_description(description)
-    return _translated(plan, work, manifest, description, sent, rate_limit_wait_s=union_seconds(waits),
-                       rate_limited_responses=limited)
+        self.work.close_session(self.sent)
+        if self.progress:
+            self.progress.stop()
+        return description
 
 
 def union_seconds(intervals: list[list[float]]) -> float:

@@ -20,7 +20,6 @@ from mtboard.core.documents import atomic_write, loads_card
 from mtboard.core.errors import InputError
 from mtboard.validate import (MAX_CARD_BYTES, SUBMISSIONS_DIR, VERIFICATION_SUFFIX, CardReport, Context,
                               canonical_relpath, iter_card_paths, validate_bytes)
-from mtboard.core.schema import RunCard
 from mtboard.validate.copies import find_copies, outputs_of
 from mtboard.validate.report import Problem, safe_name
 

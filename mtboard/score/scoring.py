@@ -1,4 +1,6 @@
 """The scoring pipeline: translation records → mechanical checks → metrics → ``Scores`` + ``EntryResult`` list.
+The per-entry measurement (policy, statistics, sentence scores, semantic similarity) is :mod:`mtboard.score.measure`;
+this module checks the inputs, builds the entry results and the aggregates.
 
 :func:`score_run` is what the runner calls after translating and what the validator re-runs on a card's stored raw
 outputs, requiring exact equality; so it depends only on its inputs (no clock, no randomness beyond the seeded
@@ -11,31 +13,24 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from mtboard.score import checks, fst as fst_mod
 from mtboard.core.errors import ConfigError, MtboardError
-from mtboard.score.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu, sentence_bleu_from_stats
+from mtboard.score.measure import Measured, SemanticValues, measure_run, semantic_values
+from mtboard.score.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu
 from mtboard.score.metrics.bootstrap import chrf_ci
-from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature, sentence_chrf_from_stats
+from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature
 from mtboard.score.metrics.composite import composite, composite_signature, cost_adjusted_score, quality_tier
 from mtboard.score.metrics import semantic as sem_mod
 from mtboard.score.metrics.terminology import adherence, glossary_counts
-from mtboard.score.metrics.pool import map_chunks, plan_chunks
-from mtboard.score.metrics.segments import statistics_chunk
-from mtboard.score.metrics.ter import sentence_ter_from_stats, ter_from_stats, ter_signature
+from mtboard.score.metrics.ter import ter_from_stats, ter_signature
 from mtboard.inputs.prices import Rates
 from mtboard.core.schema import (Breakdown, EntryResult, Entry, MechanicalDecision, Outcome, Replicates, Scores,
-                            SegmentStats, SemanticVerdict, Signatures, Totals, TranslationRecord, Usage)
-from mtboard.core.text import normalise, normalise_for_match
-
-
-FIRST_SHARE = 0.85
-"""Share of a pool slice that this process scores itself (:func:`mtboard.score.metrics.pool.plan_chunks`): it also gathers the
-workers' results, builds the entry results and runs the bootstrap afterwards. Speed only; results do not depend on
-the split."""
+                            SegmentStats, Signatures, Totals, TranslationRecord, Usage)
 
 
 def _match_records(entries: Sequence[Entry], records: Sequence[TranslationRecord]) -> list[TranslationRecord]:
@@ -124,110 +119,7 @@ def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_
     return out
 
 
-class _Slice:
-    """What a pool worker returns for one slice of entries: policy decisions, statistics and per-entry scores."""
-
-    def __init__(self) -> None:
-        self.predicted: list[str] = []
-        self.decisions: list[MechanicalDecision] = []
-        self.chrf: list[list[int]] = []
-        self.bleu: list[list[int]] = []
-        self.ter: list[list[float] | None] = []
-        self.chrf_score: list[float] = []
-        self.bleu_score: list[float] = []
-        self.ter_score: list[float | None] = []
-        self.exact: list[bool] = []
-        self.equiv: list[bool] = []
-        self.length_ratio: list[float] = []
-        self.cs: list[bool] = []
-        self.fst_words: list[list[str]] = []
-
-
-def _check_and_measure(items: list[tuple], source_language: str, target_language: str, strip_unknown_marks: bool,
-                       fst_words: bool) -> _Slice:
-    """Mechanical policy, sufficient statistics, sentence scores, matches and FST candidate words for one slice of
-    entries (runs in a pool worker when the run is large). Entries without usable output score an empty hypothesis
-    and 0."""
-    out = _Slice()
-    hyps, refs, usable = [], [], []
-    for source, raw, reference, error_kind, history, _variants in items:
-        p, d = checks.apply_policy(source=source, raw_predicted=raw, reference=reference, error_kind=error_kind,
-                                   source_language=source_language, target_language=target_language,
-                                   history=history, strip_unknown_marks=strip_unknown_marks)
-        out.predicted.append(p)
-        out.decisions.append(d)
-        ok = d.outcome == Outcome.usable
-        usable.append(ok)
-        hyps.append(normalise(p) if ok else "")  # the one text normalisation (mtboard.core.text), both sides
-        refs.append(normalise(reference))
-    out.chrf, out.bleu, out.ter = statistics_chunk(hyps, refs, target_language)
-    chrf_s, bleu_s, ter_s = sentence_chrf_from_stats, sentence_bleu_from_stats, sentence_ter_from_stats
-    for i, (item, h, r, ok, d) in enumerate(zip(items, hyps, refs, usable, out.decisions)):
-        out.chrf_score.append(chrf_s(out.chrf[i]) if ok else 0.0)
-        out.bleu_score.append(bleu_s(out.bleu[i]) if ok else 0.0)
-        out.ter_score.append(ter_s(out.ter[i]))
-        # h and r are normalised already: whitespace collapsing is all that normalise_for_match has left to do
-        hn = " ".join(h.split())
-        rn = " ".join(r.split())
-        out.exact.append(ok and hn == rn)
-        out.equiv.append(ok and (hn == rn or any(hn == normalise_for_match(v) for v in item[5])))
-        out.length_ratio.append(len(hn) / len(rn) if rn else 0.0)
-        out.cs.append(checks.code_switching_detected(d))
-        if fst_words:
-            out.fst_words.append(fst_mod.checkable_words(h, item[0]) if ok else [])
-    return out
-
-
-class _Semantic:
-    """Per-entry semantic values of one run (docs/SCORING_SPEC.md §2.3; internal)."""
-
-    def __init__(self, n: int) -> None:
-        self.score: list[float | None] = [None] * n
-        self.source: list[float | None] = [None] * n
-        self.verdict: list[SemanticVerdict] = [SemanticVerdict.UNKNOWN] * n
-        self.hallucination: list[bool | None] = [None] * n
-        self.target_covered = False
-        self.both_covered = False
-
-
-def _semantic(sources: list[str], references: list[str], predicted: list[str], decisions: list[MechanicalDecision],
-              source_language: str, target_language: str,
-              claimed: list[tuple[float | None, float | None]] | None = None) -> _Semantic:
-    """Embedding similarities, verdicts and hallucination flags (docs/SCORING_SPEC.md §2.3). Texts go through the one
-    text normalisation first, as for every metric. Entries without usable output score 0 and count as hallucinated
-    (worst value by policy, like code-switching); their verdict is ERROR, or MISMATCH for an echoed source.
-    ``claimed`` (the validator): per entry the card's (semantic_score, source_similarity); a recomputed value that
-    :func:`mtboard.score.metrics.semantic.agrees` with its claim is replaced by the claim (BLAS last-bit differences)."""
-    n = len(sources)
-    out = _Semantic(n)
-    out.target_covered = sem_mod.covers(target_language)
-    out.both_covered = out.target_covered and sem_mod.covers(source_language)
-    if not out.target_covered:
-        return out
-    usable = [i for i, d in enumerate(decisions) if d.outcome == Outcome.usable]
-    hyps = [normalise(predicted[i]) for i in usable]
-    ref_sims = sem_mod.similarities(hyps, [normalise(references[i]) for i in usable])
-    src_sims = sem_mod.similarities([normalise(sources[i]) for i in usable], hyps) if out.both_covered else None
-    for i, d in enumerate(decisions):
-        out.score[i] = 0.0
-        out.verdict[i] = (SemanticVerdict.MISMATCH if d.outcome == Outcome.source_untranslated
-                          else SemanticVerdict.ERROR)
-        if out.both_covered:
-            out.hallucination[i] = True
-    if claimed is not None:
-        ref_sims = [c if sem_mod.agrees(c := claimed[i][0], s) else s for i, s in zip(usable, ref_sims)]
-        if src_sims is not None:
-            src_sims = [c if sem_mod.agrees(c := claimed[i][1], s) else s for i, s in zip(usable, src_sims)]
-    for k, i in enumerate(usable):
-        out.score[i] = ref_sims[k]
-        out.verdict[i] = SemanticVerdict.VALID if ref_sims[k] >= sem_mod.MISMATCH_BELOW else SemanticVerdict.MISMATCH
-        if src_sims is not None:
-            out.source[i] = src_sims[k]
-            out.hallucination[i] = src_sims[k] < sem_mod.HALLUCINATION_BELOW
-    return out
-
-
-def _availability(sem: _Semantic, source_language: str, target_language: str, has_equiv: bool,
+def _availability(sem: SemanticValues, source_language: str, target_language: str, has_equiv: bool,
                   has_terms: bool) -> dict[str, str]:
     """``scores.metric_availability``: why each null composite metric is null (FST acceptance decides the profile
     and is not listed)."""
@@ -275,6 +167,11 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     """Score one run: apply the mechanical policy, compute every metric, fill ``Scores`` and one ``EntryResult``
     per entry (in ``entries`` order).
 
+    Phases: check the inputs (:func:`_check_inputs`); the mechanical policy and per-segment statistics
+    (:func:`mtboard.score.measure.measure_run`); the chrF++ bootstrap CI beside the FST lookup
+    (:func:`_ci_and_fst`); semantic similarity (:func:`mtboard.score.measure.semantic_values`); one result per entry
+    (:func:`_entry_results`); the aggregate ``Scores`` (:func:`_scores`).
+
     Args:
         entries: the corpus entries that were run (order kept in the results).
         records: exactly one translation record per entry, matched by ``entry_id`` (any order).
@@ -294,6 +191,32 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     Raises: MtboardError for missing, duplicate or unknown records or an empty entry list; ConfigError for a missing
     BLEU tokenizer, ``fst=True`` without an analyser, or only one of the two prices.
     """
+    rates, recs, analyser = _check_inputs(entries, records, target_language=target_language, fst=fst,
+                                          price_in_per_mtok=price_in_per_mtok,
+                                          price_out_per_mtok=price_out_per_mtok, rates=rates)
+    col = measure_run(entries, recs, source_language, target_language, strip_unknown_marks, analyser is not None)
+    n = len(entries)
+    chrf_m = np.asarray(col.chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
+    bleu_m = np.asarray(col.bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
+    chrf_ci95, fst_counts = _ci_and_fst(chrf_m, analyser, col.fst_words)
+    sem = semantic_values([e.source for e in entries], [e.reference for e in entries], col.predicted, col.decisions,
+                    source_language, target_language,
+                    None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
+    facts = _Facts(entries=entries, recs=recs, col=col, sem=sem, chrf_m=chrf_m, bleu_m=bleu_m,
+                   has_equiv=any(e.variants for e in entries), has_fst=analyser is not None)
+    run, results = _entry_results(facts, fst_counts, rates)
+    scores = _scores(facts, run, results, chrf_ci95, source_language=source_language,
+                     target_language=target_language, elapsed_seconds=elapsed_seconds)
+    return scores, results
+
+
+def _check_inputs(entries: list[Entry], records: list[TranslationRecord], *, target_language: str, fst: bool | None,
+                  price_in_per_mtok: float | None, price_out_per_mtok: float | None, rates: Rates | None
+                  ) -> tuple[Rates, list[TranslationRecord], fst_mod.Analyser | None]:
+    """:func:`score_run`'s inputs checked, in this order: entries, prices, records, the FST analyser, the BLEU
+    tokenizer. Returns ``(rates, one record per entry in entries order, analyser or None)``.
+
+    Raises: as :func:`score_run` (MtboardError, ConfigError)."""
     if not entries:
         raise MtboardError("no entries to score", where="score_run", fix="run at least one entry")
     if (price_in_per_mtok is None) != (price_out_per_mtok is None):
@@ -303,81 +226,93 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         rates = Rates.from_method(price_in_per_mtok, price_out_per_mtok)
     recs = _match_records(entries, records)
     analyser = resolve_analyser(target_language, fst)
-
     make_bleu(target_language)  # a missing tokenizer fails here, not in a worker
-    items = [(e.source, r.raw_predicted, e.reference, r.error_kind, e.history, e.variants)
-             for e, r in zip(entries, recs)]
-    parts = map_chunks(_check_and_measure, [(items[a:b], source_language, target_language, strip_unknown_marks,
-                                             analyser is not None)
-                                            for a, b in plan_chunks(len(items), first_share=FIRST_SHARE)])
-    col = _Slice()
-    for part in parts:
-        for name, value in vars(part).items():
-            getattr(col, name).extend(value)
-    predicted, decisions, chrf, bleu, ter = col.predicted, col.decisions, col.chrf, col.bleu, col.ter
-    usable = [d.outcome == Outcome.usable for d in decisions]
-    has_equiv = any(e.variants for e in entries)
-    has_fst = analyser is not None
-    n = len(entries)
-    chrf_m = np.asarray(chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
-    bleu_m = np.asarray(bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
-    if analyser is not None:
-        # lt-proc runs in its own process: wait for it in a thread while this one computes the bootstrap CI
-        with ThreadPoolExecutor(max_workers=1) as lookup:
-            fst_future = lookup.submit(fst_mod.acceptance_from_words, analyser, col.fst_words)
-            chrf_ci95 = chrf_ci(chrf_m)
-            fst_counts = fst_future.result()
-    else:
-        chrf_ci95 = chrf_ci(chrf_m)
-        fst_counts = None
+    return rates, recs, analyser
 
-    sem = _semantic([e.source for e in entries], [e.reference for e in entries], predicted, decisions,
-                    source_language, target_language,
-                    None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
+
+def _ci_and_fst(chrf_m: Any, analyser: fst_mod.Analyser | None, fst_words: list[list[str]]
+                ) -> tuple[Any, list[tuple[int, int]] | None]:
+    """The chrF++ bootstrap CI (:func:`mtboard.score.metrics.bootstrap.chrf_ci`) and, with an analyser, the per-entry
+    ``(accepted, checked)`` FST word counts (:func:`mtboard.score.fst.acceptance_from_words`; None without)."""
+    if analyser is None:
+        return chrf_ci(chrf_m), None
+    # lt-proc runs in its own process: wait for it in a thread while this one computes the bootstrap CI
+    with ThreadPoolExecutor(max_workers=1) as lookup:
+        fst_future = lookup.submit(fst_mod.acceptance_from_words, analyser, fst_words)
+        chrf_ci95 = chrf_ci(chrf_m)
+        fst_counts = fst_future.result()
+    return chrf_ci95, fst_counts
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What :func:`score_run` knows once every entry is measured (internal): the entries and their records in the
+    same order, the measured columns, the semantic values, the int64 chrF++/BLEU statistics matrices (one row per
+    entry) and whether any entry has reference variants / an FST analyser was used."""
+
+    entries: list[Entry]
+    recs: list[TranslationRecord]
+    col: Measured
+    sem: SemanticValues
+    chrf_m: Any
+    bleu_m: Any
+    has_equiv: bool
+    has_fst: bool
+
+
+def _fst_entry(fst_counts: list[tuple[int, int]] | None, i: int, ok: bool
+               ) -> tuple[int | None, int | None, float, bool | None]:
+    """Entry ``i``'s ``(accepted words, checked words, acceptance rate, fst_valid)``: rate 1.0 when nothing was
+    checkable, 0.0 without usable output; ``(None, None, 0.0, None)`` without an analyser."""
+    if fst_counts is None:
+        return None, None, 0.0, None
+    acc, chk = fst_counts[i]
+    return acc, chk, (acc / chk if chk else 1.0) if ok else 0.0, ok and acc == chk
+
+
+def _entry_results(f: _Facts, fst_counts: list[tuple[int, int]] | None, rates: Rates | None
+                   ) -> tuple[_Run, list[EntryResult]]:
+    """One ``EntryResult`` per entry (``entries`` order) and the per-entry columns the aggregates use."""
+    col, sem, has_fst = f.col, f.sem, f.has_fst
     run = _Run()
     if sem.target_covered:
         run.semantic = [x for x in sem.score if x is not None]
     if sem.both_covered:
         run.hallucination = [bool(x) for x in sem.hallucination]
     results: list[EntryResult] = []
-    for i, (e, r, d) in enumerate(zip(entries, recs, decisions)):
-        ok = usable[i]
+    for i, (e, r, d) in enumerate(zip(f.entries, f.recs, col.decisions)):
+        ok = d.outcome == Outcome.usable
         exact, equiv, cs = col.exact[i], col.equiv[i], col.cs[i]
-        if fst_counts is not None:
-            acc, chk = fst_counts[i]
-            fst_rate = (acc / chk if chk else 1.0) if ok else 0.0
-            fst_valid = ok and acc == chk
-        else:
-            acc = chk = None
-            fst_rate, fst_valid = 0.0, None
+        acc, chk, fst_rate, fst_valid = _fst_entry(fst_counts, i, ok)
         run.usable.append(ok)
         run.exact.append(exact)
         run.equiv.append(equiv)
         run.cs.append(cs)
         run.fst_rate.append(fst_rate)
         run.errors.append(d.outcome == Outcome.no_usable_output)
-        gl_hits, gl_terms = glossary_counts(predicted[i], e.glossary, ok) if e.glossary else (None, None)
+        gl_hits, gl_terms = glossary_counts(col.predicted[i], e.glossary, ok) if e.glossary else (None, None)
         run.gl_hits.append(gl_hits or 0)
         run.gl_terms.append(gl_terms or 0)
         results.append(EntryResult(
             entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
-            predicted=predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
+            predicted=col.predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
             provenance=e.provenance, exact_match=exact,
             chrf_score=col.chrf_score[i], bleu_score=col.bleu_score[i], ter_score=col.ter_score[i],
             latency_s=r.latency_s, batch_latency_s=r.batch_latency_s, cost_usd=_entry_cost(r.usage, rates),
             error=r.error, error_kind=r.error_kind, attempts=r.attempts, tool_call_count=r.tool_call_count,
             fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
             fst_checked_words=chk if ok else (0 if has_fst else None),
-            equivalent_match=equiv if has_equiv else None,
+            equivalent_match=equiv if f.has_equiv else None,
             semantic_score=sem.score[i], source_similarity=sem.source[i], semantic_verdict=sem.verdict[i],
             hallucination_detected=sem.hallucination[i], glossary_terms=gl_terms, glossary_hits=gl_hits,
             code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
-            stats=SegmentStats(chrf=chrf[i], bleu=bleu[i], ter=ter[i]), usage=r.usage))
+            stats=SegmentStats(chrf=col.chrf[i], bleu=col.bleu[i], ter=col.ter[i]), usage=r.usage))
+    return run, results
 
-    idx = list(range(n))
-    values = _slice_values(run, chrf_m, bleu_m, idx, has_equiv=has_equiv, has_fst=has_fst)
-    comp, profile = composite(values)
 
+def _mechanical(decisions: list[MechanicalDecision]) -> dict[str, int]:
+    """``scores.mechanical``: entries per outcome (every outcome, 0 included), per ``rule:NAME`` and per
+    ``flag:NAME`` (:mod:`mtboard.score.checks`), keys sorted."""
     mech: Counter[str] = Counter({o.value: 0 for o in Outcome})
     for d in decisions:
         mech[d.outcome.value] += 1
@@ -385,20 +320,52 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
             mech[f"rule:{d.rule}"] += 1
         for f in d.flags:
             mech[f"flag:{f.rule}"] += 1
+    return dict(sorted(mech.items()))
 
+
+def _speed(recs: list[TranslationRecord], n: int, elapsed_seconds: float) -> dict[str, float | None]:
+    """The speed and latency fields of ``Scores`` (spec §3.6): tokens per second and entries per minute over the
+    run's wall clock (None when it is 0), mean / median / nearest-rank p95 of the records' latencies, seconds (None
+    when no record has one)."""
     lat = [r.latency_s for r in recs if r.latency_s is not None]
     tokens = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in recs)
+    return {
+        "tokens_per_second": (tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
+        "entries_per_minute": (60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
+        "avg_latency_seconds": (sum(lat) / len(lat)) if lat else None,
+        "median_latency_seconds": statistics.median(lat) if lat else None,
+        "p95_latency_seconds": _percentile_nearest_rank(lat, 95) if lat else None,
+    }
+
+
+def _by_slices(f: _Facts, run: _Run) -> dict[str, dict[str, Breakdown]]:
+    """``by_difficulty``, ``by_provenance`` and ``by_domain`` (:func:`_breakdowns`)."""
+    keys = {
+        "by_difficulty": [str(e.difficulty) if e.difficulty is not None else None for e in f.entries],
+        "by_provenance": [e.provenance for e in f.entries],
+        "by_domain": [e.domain.value if e.domain is not None else None for e in f.entries],
+    }
+    return {name: _breakdowns(k, run, f.chrf_m, f.bleu_m, has_equiv=f.has_equiv, has_fst=f.has_fst)
+            for name, k in keys.items()}
+
+
+def _scores(f: _Facts, run: _Run, results: list[EntryResult], chrf_ci95: Any, *, source_language: str,
+            target_language: str, elapsed_seconds: float) -> Scores:
+    """The run's aggregate ``Scores`` (docs/SCORING_SPEC.md): corpus metrics over all entries, the composite and its
+    profile, cost-adjusted score, mechanical counts, signatures, breakdowns and speed."""
+    n = len(f.entries)
+    values = _slice_values(run, f.chrf_m, f.bleu_m, list(range(n)), has_equiv=f.has_equiv, has_fst=f.has_fst)
+    comp, profile = composite(values)
     costs = [x.cost_usd for x in results]
     cost_per_entry = (sum(costs) / n) if all(c is not None for c in costs) else None  # type: ignore[arg-type]
-    ter_covered = sum(t is not None for t in ter)
-
-    scores = Scores(
+    ter = f.col.ter
+    return Scores(
         total=n,
         exact_matches=sum(run.exact),
         exact_match_rate=values["exact_match_rate"],
-        equivalent_matches=sum(run.equiv) if has_equiv else None,
+        equivalent_matches=sum(run.equiv) if f.has_equiv else None,
         equivalent_match_rate=values["equivalent_match_rate"],
-        fst_accepted=sum(1 for x in results if x.fst_valid) if has_fst else None,
+        fst_accepted=sum(1 for x in results if x.fst_valid) if f.has_fst else None,
         fst_acceptance_rate=values["fst_acceptance_rate"],
         morphological_accuracy=None,
         chrf_plus_plus=values["chrf_plus_plus"],
@@ -406,38 +373,28 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         bleu=values["bleu"],
         semantic_score=values["semantic_score"],
         ter=ter_from_stats(ter),
-        ter_coverage=ter_covered / n,
-        length_ratio=sum(col.length_ratio) / n,
+        ter_coverage=sum(t is not None for t in ter) / n,
+        length_ratio=sum(f.col.length_ratio) / n,
         code_switching_rate=values["code_switching_rate"],
         hallucination_rate=values["hallucination_rate"],
         terminology_adherence=values["terminology_adherence"],
-        metric_availability=_availability(sem, source_language, target_language, has_equiv,
+        metric_availability=_availability(f.sem, source_language, target_language, f.has_equiv,
                                           values["terminology_adherence"] is not None),
-        tokens_per_second=(tokens / elapsed_seconds) if tokens and elapsed_seconds > 0 else None,
-        entries_per_minute=(60.0 * n / elapsed_seconds) if elapsed_seconds > 0 else None,
         composite=comp,
         composite_profile=profile,
         quality_tier=quality_tier(comp),
         cost_adjusted_score=cost_adjusted_score(comp, cost_per_entry),
         errors=sum(run.errors),
-        transport_errors=sum(1 for r in recs if r.error_kind == "transport"),
-        mechanical=dict(sorted(mech.items())),
+        transport_errors=sum(1 for r in f.recs if r.error_kind == "transport"),
+        mechanical=_mechanical(f.col.decisions),
         policy_version=checks.POLICY_VERSION,
         signatures=Signatures(chrf=chrf_signature(), bleu=bleu_signature(target_language),
                               ter=ter_signature(target_language),
-                              semantic=sem_mod.semantic_signature() if sem.target_covered else None,
+                              semantic=sem_mod.semantic_signature() if f.sem.target_covered else None,
                               composite=composite_signature(profile, checks.POLICY_VERSION)),
-        by_difficulty=_breakdowns([str(e.difficulty) if e.difficulty is not None else None for e in entries], run,
-                                  chrf_m, bleu_m, has_equiv=has_equiv, has_fst=has_fst),
-        by_provenance=_breakdowns([e.provenance for e in entries], run, chrf_m, bleu_m, has_equiv=has_equiv,
-                                  has_fst=has_fst),
-        by_domain=_breakdowns([e.domain.value if e.domain is not None else None for e in entries], run, chrf_m, bleu_m,
-                              has_equiv=has_equiv, has_fst=has_fst),
-        avg_latency_seconds=(sum(lat) / len(lat)) if lat else None,
-        median_latency_seconds=statistics.median(lat) if lat else None,
-        p95_latency_seconds=_percentile_nearest_rank(lat, 95) if lat else None,
+        **_by_slices(f, run),
+        **_speed(f.recs, n, elapsed_seconds),
     )
-    return scores, results
 
 
 def totals(entries: Sequence[Entry], results: Sequence[EntryResult]) -> Totals:

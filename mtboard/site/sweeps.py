@@ -38,7 +38,8 @@ from mtboard.site.render import _env, rel_link
 from mtboard.site.tables import Leaderboard, run_page
 from mtboard.score.stats import view_seed
 from mtboard.sweeps.collect import mismatch
-from mtboard.sweeps.spec import Cell, Sweep, load_sweep
+from mtboard.sweeps.cells import Cell
+from mtboard.sweeps.spec import Sweep, load_sweep
 
 FACTORS = ("method", "prompt", "temperature", "dataset")
 """The sweep axes the page compares (spec §6.2: model, prompt version, temperature; and the language pair)."""

@@ -1,8 +1,9 @@
 """Sweeps: the benchmark matrix of spec §6 (models × temperatures × prompts × conditions, §6.2) with an upfront cost
 estimate (spec §10: run cost = entries × calls per entry × cost per call; sweep cost = Σ run costs).
 
-* :mod:`mtboard.sweeps.spec` — the sweep file (``sweeps/NAME.yaml``) and its deterministic expansion into cells,
-  each with a stable id derived from its planned fingerprint components;
+* :mod:`mtboard.sweeps.spec` — the sweep file (``sweeps/NAME.yaml``) loaded, and a cell's run settings;
+* :mod:`mtboard.sweeps.cells` — the sweep's deterministic expansion into cells, each with a stable id derived from
+  its planned fingerprint components;
 * :mod:`mtboard.sweeps.estimate` — token and cost estimate per cell (the local model's tokenizer where available,
   else a chars-per-token range per script) and in total;
 * :mod:`mtboard.sweeps.matrix` — the GitHub Actions matrix (chunked under GitHub's 256-job limit);

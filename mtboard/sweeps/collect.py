@@ -27,7 +27,8 @@ from mtboard.backends import get_backend, parse_method
 from mtboard.core.documents import loads_card
 from mtboard.core.errors import InputError, MtboardError
 from mtboard.run.submit import find_by_hash, submit_card
-from mtboard.sweeps.spec import Cell, Sweep
+from mtboard.sweeps.cells import Cell
+from mtboard.sweeps.spec import Sweep
 from mtboard.validate import MAX_CARD_BYTES
 
 ARTIFACT_PREFIX = "sweep-card-"

@@ -50,7 +50,8 @@ from mtboard.inputs.prices import Rates, load_prices
 from mtboard.inputs.prompts import load_prompt
 from mtboard.inputs.runspec import split_method
 from mtboard.core.schema import Segment
-from mtboard.sweeps.spec import Cell, Sweep, gguf_package_path
+from mtboard.sweeps.cells import Cell
+from mtboard.sweeps.spec import Sweep, gguf_package_path
 
 CHARS_PER_TOKEN: dict[str, tuple[float, float]] = {
     "latin": (3.0, 4.5),

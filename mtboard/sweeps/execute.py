@@ -23,7 +23,8 @@ from typing import Any, Literal
 from mtboard.core.documents import load_card
 from mtboard.run.runner import finish, preflight_judges, prepare, translate_all
 from mtboard.core.errors import MtboardError
-from mtboard.sweeps.spec import Cell, Sweep, cell_error, run_settings
+from mtboard.sweeps.cells import Cell
+from mtboard.sweeps.spec import Sweep, cell_error, run_settings
 from mtboard.run.workdir import lock_workdir
 
 CARD = "card.json"

@@ -1,6 +1,6 @@
 """Reading the sweep file ``sweeps/NAME.yaml`` (spec §6.2): :func:`load_sweep_file`. The pydantic models that validate
 it are :class:`mtboard.core.schema.SweepFile` and its parts (exported as ``schemas/sweep.schema.json``, ``mtboard schema
-sweep``). The format is described in :mod:`mtboard.sweeps.spec` and docs/sweeps.md; expansion into cells is :func:`mtboard.sweeps.spec.expand`.
+sweep``). The format is described in :mod:`mtboard.sweeps.spec` and docs/sweeps.md; expansion into cells is :func:`mtboard.sweeps.cells.expand`.
 """
 
 from __future__ import annotations

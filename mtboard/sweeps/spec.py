@@ -1,4 +1,4 @@
-"""The sweep file ``sweeps/NAME.yaml`` and its expansion into cells (spec §6.1–6.2: "a benchmark is a matrix of run
+"""The sweep file ``sweeps/NAME.yaml``, loaded and expanded into cells (spec §6.1–6.2: "a benchmark is a matrix of run
 cards, one per combination of parameter values"; runs = |models| × |temperatures| × |prompts| × |coaching| × |tools|).
 
 A sweep file (validated by :class:`SweepFile`; JSON schema ``schemas/sweep.schema.json``)::
@@ -19,13 +19,9 @@ A sweep file (validated by :class:`SweepFile`; JSON schema ``schemas/sweep.schem
     overrides:                            # per-cell settings, applied in order to the cells they match
       - {match: {prompt: zero-shot-completion}, backend_options: {canary: record}}
 
-Expansion (:func:`expand`) is deterministic: datasets × methods × prompts × conditions × temperatures in file order;
-engines that take the raw source (Apertium, baselines) get one cell per dataset (no prompt, no temperature).
-Each cell's id is the first 12 hex digits of the SHA-256 of its planned fingerprint components (:func:`planned_
-components`: the fingerprint v3 components known before anything runs — :func:`mtboard.inputs.runspec.
-fingerprint_components` — plus the method as typed, the backend options, the replicates and the segment), so the
-same cell keeps its id (and its work directory ``runs/sweeps/NAME/ID``) across plans, and any change that makes a
-different run makes a different id.
+Its expansion into cells, each with an id from its planned fingerprint components, is :mod:`mtboard.sweeps.cells`
+(:func:`~mtboard.sweeps.cells.expand`, :class:`~mtboard.sweeps.cells.Cell`); this module loads a sweep (:func:`load_sweep`), finds the
+repository root its paths are relative to, and turns a cell into the runner's settings (:func:`run_settings`).
 
 Raises: InputError for a file that is not a valid sweep file (line: field, problem, fix); ConfigError for a cell
 that cannot run (unknown backend, prompt, option, a prompt without examples for the target language).
@@ -34,94 +30,14 @@ that cannot run (unknown backend, prompt, option, a prompt without examples for 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
-from mtboard import HARNESS_VERSION
-from mtboard.core import canonical
-from mtboard.backends import get_backend, parse_method
-from mtboard.core.documents import load_corpus
-from mtboard.core.errors import ConfigError, InputError, MtboardError
-from mtboard.run.fst_gate import check_pipeline
-from mtboard.inputs.tools import parse_tools
-from mtboard.inputs.prompts import Prompt, load_prompt
+from mtboard.core.errors import ConfigError, MtboardError
 from mtboard.run.settings import RunSettings
-from mtboard.core.schema import MethodClass, Segment
-from mtboard.core.schema import CellMatch, Scalar, SweepCondition, SweepFile
+from mtboard.core.schema import SweepFile
+from mtboard.sweeps.cells import Cell, expand
 from mtboard.sweeps.file import load_sweep_file
-
-@dataclass(frozen=True)
-class Cell:
-    """One run of the sweep (one card). ``method`` is the spec as written in the sweep file; ``components`` the
-    planned fingerprint components the id hashes."""
-
-    id: str
-    index: int
-    dataset_path: str
-    dataset_id: str
-    language_pair: str
-    method: str
-    label: str
-    backend: str
-    prompt: str | None
-    condition: str
-    temperature: float | None
-    runs: int
-    limit: int | None
-    max_tokens: int | None
-    segment: str
-    backend_options: tuple[tuple[str, Scalar], ...]
-    judges: tuple[str, ...]
-    lane: Literal["local", "api"]
-    """``local``: a local model server (one at a time); ``api``: endpoints and engines (concurrent)."""
-    gguf_package: str | None = None
-    price_in: float | None = None
-    price_out: float | None = None
-    provider: str | None = None
-    entries: int = 0
-    """Entries the cell covers (segment, after --limit)."""
-    segment_entries: int = 0
-    """Entries of the dataset's segment (``entries`` of them are covered; fewer under ``limit``)."""
-    method_index: int = 0
-    """Index of the cell's method in the sweep file's ``methods`` (error messages name ``methods.N``)."""
-    components: dict[str, Any] = field(default_factory=dict, compare=False)
-    tools: tuple[str, ...] = ()
-    """``--tools`` of the cell's condition (spec §6.2 tool_config; empty: none)."""
-    fst_retries: int | None = None
-    """``--fst-retries`` (the FST gate's retry limit) when the cell runs with ``fst-gate``."""
-
-    def factors(self) -> dict[str, Any]:
-        """The cell's values on the sweep axes (spec §6.2): dataset, method, prompt, condition, temperature."""
-        return {"dataset": self.dataset_id, "method": self.label, "prompt": self.prompt,
-                "condition": self.condition, "temperature": self.temperature}
-
-    def run_args(self) -> list[str]:
-        """The ``mtboard run`` arguments of this cell (after ``mtboard run``); a gguf_package method keeps its file
-        name (the runner substitutes the assembled path)."""
-        args = [self.dataset_path, "--method", self.method, "--segment", self.segment]
-        if self.prompt:
-            args += ["--prompt", self.prompt]
-        args += ["--condition", self.condition]
-        if self.temperature is not None:
-            args += ["--temperature", repr(self.temperature)]
-        if self.max_tokens is not None:
-            args += ["--max-tokens", str(self.max_tokens)]
-        if self.runs != 1:
-            args += ["--runs", str(self.runs)]
-        if self.limit is not None:
-            args += ["--limit", str(self.limit)]
-        for k, v in self.backend_options:
-            args += ["--backend-opt", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
-        for j in self.judges:
-            args += ["--judge", j]
-        for t in self.tools:
-            args += ["--tools", t]
-        if self.fst_retries is not None:
-            args += ["--fst-retries", str(self.fst_retries)]
-        return args
 
 
 @dataclass(frozen=True)
@@ -158,48 +74,6 @@ def find_root(path: Path) -> Path:
                       "collect files the cards under CHECKOUT/submissions/")
 
 
-def planned_components(*, dataset_sha256: str, public_method: str, condition: str, system_prompt_sha256: str,
-                       temperature: float | None, batch_size: int, max_tokens: int | None,
-                       prompt_template_sha256: str | None, entry_ids: list[int], judges: tuple[str, ...],
-                       backend_options: dict[str, Any], runs: int, segment: str, tools: tuple[str, ...] = (),
-                       fst_retries: int | None = None) -> dict[str, Any]:
-    """The fingerprint v3 components a cell's card will have that are known before it runs (spec §3.8 extended;
-    :func:`mtboard.inputs.runspec.fingerprint_components` — the backend's facts, e.g. the weights hash and the engine
-    build, are learnt while running and are not here), plus the method as published, its backend options, the
-    replicates and the segment. A cell id is the first 12 hex digits of their canonical SHA-256. ``fst_retries``
-    appears only for a cell with the FST gate (as in the card's fingerprint), so cells without tools keep their
-    ids."""
-    optional = {"fst_retries": fst_retries} if fst_retries is not None else {}
-    return optional | {
-        "dataset_sha256": dataset_sha256, "method": public_method, "condition": condition,
-        "system_prompt_sha256": system_prompt_sha256, "temperature": temperature,
-        "harness_version": HARNESS_VERSION, "batch_size": batch_size, "tools_enabled": sorted(tools),
-        "max_tokens": max_tokens, "prompt_template_sha256": prompt_template_sha256,
-        "entry_ids_sha256": canonical.entry_ids_sha256(entry_ids), "judge_model": ",".join(judges) or None,
-        "backend_options": dict(sorted(backend_options.items())), "runs": runs, "segment": segment,
-    }
-
-
-def _matches(m: CellMatch, *, dataset_id: str, dataset_path: str, method: str, prompt: str | None, condition: str,
-             temperature: float | None) -> bool:
-    return ((m.dataset is None or m.dataset in (dataset_id, dataset_path))
-            and (m.method is None or m.method == method)
-            and (m.prompt is None or m.prompt == prompt)
-            and (m.condition is None or m.condition == condition)
-            and (m.temperature is None or m.temperature == temperature))
-
-
-@contextmanager
-def _named(where: str, field: str) -> Iterator[None]:
-    """Re-raise a ConfigError/InputError from a backend or the method parser (which name ``--method`` or
-    ``--backend-opt``, the ``mtboard run`` options) with the sweep file as ``where`` and its ``field``; the problem
-    and the fix stay."""
-    try:
-        yield
-    except (ConfigError, InputError) as exc:
-        raise type(exc)(exc.problem, where=where, field=field, fix=exc.fix) from exc
-
-
 SWEEP_FIELDS = {"--method": "methods.{i}.method", "--backend-opt": "methods.{i}.backend_options",
                 "--prompt": "prompts", "--segment": "segment", "--temperature": "temperatures",
                 "--max-tokens": "max_tokens", "--limit": "limit", "--runs": "runs", "--judge": "judges",
@@ -215,118 +89,6 @@ def cell_error(sweep_path: Path, cell: "Cell", exc: MtboardError) -> str:
         return exc.one_line()
     return type(exc)(exc.problem, where=str(sweep_path), field=field.format(i=cell.method_index),
                      fix=exc.fix).one_line()
-
-
-def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Cell]:
-    """The cells of a sweep, in file order (module docstring). Loads each corpus and prompt once.
-
-    Raises: InputError (a corpus that does not load), ConfigError (unknown backend, prompt or backend option; a
-    prompt that cannot serve a dataset's languages; a method's dataset that is not among the sweep's; two cells
-    that would be the same run).
-    """
-    corpora: dict[str, tuple[Any, str]] = {}
-    prompts: dict[str, Prompt] = {}
-    cells: list[Cell] = []
-    seen: dict[str, str] = {}
-    segment = Segment(file.segment)
-    for mi, sm in enumerate(file.methods):
-        if sm.datasets is not None:
-            unknown = [d for d in sm.datasets if d not in file.datasets]
-            if unknown:
-                raise ConfigError(f"methods[{mi}] names dataset {unknown[0]!r}, which is not in the sweep's datasets",
-                                  where=where, field=f"methods.{mi}.datasets",
-                                  fix="list it under datasets too, or drop it here")
-    for di, dpath in enumerate(file.datasets):
-        if dpath not in corpora:
-            try:
-                corpora[dpath] = load_corpus(root / dpath)
-            except MtboardError as exc:
-                raise InputError(f"dataset {dpath} does not load from {root.resolve()}: {exc.problem}", where=where,
-                                 field=f"datasets.{di}", fix="give the corpus path relative to the repository root "
-                                 "(--root; default: the checkout holding the sweep file), or add the corpus there") \
-                    from exc
-        corpus, sha = corpora[dpath]
-        ds = corpus.dataset
-        seg_entries = corpus.segment(segment)
-        if not seg_entries:
-            raise ConfigError(f"{dpath} has no {segment.value} entries", where=where, field="segment",
-                              fix="pick a segment the corpus has")
-        for mi, sm in enumerate(file.methods):
-            if sm.datasets is not None and dpath not in sm.datasets:
-                continue
-            with _named(where, f"methods.{mi}.method"):
-                spec = parse_method(sm.method)
-                backend_cls = get_backend(spec.backend)
-                backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
-            raw = backend_cls.prompt_format == "raw"
-            public = spec.with_model(backend_cls.public_model(spec.model)).text
-            label = sm.label or (backend_cls.public_model(spec.model) or spec.backend)
-            lane: Literal["local", "api"] = "local" if getattr(backend_cls, "local_gate", False) else "api"
-            if raw:
-                axes: list[tuple[str | None, SweepCondition | None, float | None]] = [(None, None, None)]
-            else:
-                prompt_names = sm.prompts if sm.prompts is not None else (file.prompts or [backend_cls.default_prompt])
-                temps = sm.temperatures if sm.temperatures is not None else file.temperatures
-                conds: list[SweepCondition | None] = list(file.conditions) or [None]
-                axes = [(p, c, t) for p in prompt_names for c in conds for t in temps]
-            for prompt_name, cond, temperature in axes:
-                prompt = None
-                if prompt_name is not None:
-                    if prompt_name not in prompts:
-                        prompts[prompt_name] = load_prompt(prompt_name)
-                    prompt = prompts[prompt_name]
-                condition = (cond.name if cond is not None else prompt_name) if not raw else (
-                    "baseline" if backend_cls.method_class == MethodClass.baseline else "default")
-                options: dict[str, Any] = {**sm.backend_options, **(cond.backend_options if cond else {})}
-                limit, runs, max_tokens, skip = file.limit, file.runs, file.max_tokens, False
-                for o in file.overrides:
-                    if _matches(o.match, dataset_id=ds.id, dataset_path=dpath, method=sm.method, prompt=prompt_name,
-                                condition=condition, temperature=temperature):
-                        limit = o.limit or limit
-                        runs = o.runs or runs
-                        max_tokens = o.max_tokens or max_tokens
-                        options.update(o.backend_options)
-                        skip = skip or o.skip
-                if skip:
-                    continue
-                with _named(where, f"methods.{mi}.backend_options"):
-                    backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
-                tools = parse_tools(cond.tools) if cond is not None and not raw else ()
-                fst_retries, _ = check_pipeline(tools, cond.fst_retries if cond is not None and not raw else None,
-                                                backend_cls=backend_cls, prompt=prompt,
-                                                target_language=ds.target_language)
-                entries = seg_entries[:limit] if limit else seg_entries
-                system_prompt = ""
-                if prompt is not None:
-                    system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
-                    prompt.render(entries[0].source, ds.source_language, ds.target_language,
-                                  history=list(entries[0].history))
-                temp = None if raw else float(temperature if temperature is not None else 0.0)
-                comps = planned_components(
-                    dataset_sha256=sha, public_method=public, condition=condition,
-                    system_prompt_sha256=canonical.sha256_hex(system_prompt), temperature=temp,
-                    batch_size=max(1, backend_cls.preferred_batch_size), max_tokens=None if raw else max_tokens,
-                    prompt_template_sha256=prompt.template_sha256 if prompt else None,
-                    entry_ids=[e.id for e in entries], judges=() if raw else tuple(file.judges),
-                    backend_options=options, runs=runs, segment=segment.value, tools=tools,
-                    fst_retries=fst_retries)
-                cid = canonical.sha256_hex(canonical.canonical_bytes(comps))[:12]
-                if cid in seen:
-                    raise ConfigError(f"two cells are the same run ({seen[cid]} and {sm.method} {prompt_name} "
-                                      f"{temperature}) on {ds.id}", where=where, field="methods",
-                                      fix="remove the duplicate axis value")
-                seen[cid] = f"{sm.method} {prompt_name} {temperature}"
-                provider = sm.provider or ("openai" if backend_cls.priced else None)
-                cells.append(Cell(
-                    id=cid, index=len(cells), dataset_path=dpath, dataset_id=ds.id, language_pair=ds.language_pair,
-                    method=sm.method, label=label, backend=spec.backend, prompt=prompt_name, condition=condition,
-                    temperature=temp, runs=runs, limit=limit, max_tokens=None if raw else max_tokens,
-                    segment=segment.value, backend_options=tuple(sorted(options.items())),
-                    judges=() if raw else tuple(file.judges), lane=lane, gguf_package=sm.gguf_package,
-                    price_in=sm.price_in, price_out=sm.price_out, provider=provider, entries=len(entries),
-                    segment_entries=len(seg_entries), method_index=mi, components=comps, tools=tools,
-                    fst_retries=fst_retries))
-    return cells
 
 
 def load_sweep(path: str | Path, root: Path | None = None) -> Sweep:
@@ -372,5 +134,5 @@ def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = T
                        tools=list(cell.tools) or None, fst_retries=cell.fst_retries)
 
 
-__all__ = ["Cell", "Sweep", "load_sweep", "expand", "find_root", "planned_components", "gguf_package_path",
-           "resolved_method", "run_settings"]
+__all__ = ["SWEEP_FIELDS", "Sweep", "cell_error", "find_root", "gguf_package_path", "load_sweep", "resolved_method",
+           "run_settings"]

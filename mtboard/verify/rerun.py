@@ -41,7 +41,7 @@ from mtboard.core import canonical, safejson
 from mtboard.run import runner
 from mtboard.run.plan import IncompleteRunError, ProgressSink
 from mtboard.run.settings import RunSettings
-from mtboard.backends.base import get_backend, load_backends, plugin_record
+from mtboard.backends.base import Rerun, get_backend, load_backends, plugin_record
 from mtboard.core.documents import atomic_write, load_card, load_corpus, write_card
 from mtboard.core.errors import ConfigError, InputError, MtboardError
 from mtboard.core.runtime import runtime
@@ -274,95 +274,36 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     The re-run must also serve the same weights (:data:`WEIGHTS_FIELDS`): a server reporting other weights than the
     card records, or none, fails the verification whatever the scores.
 
+    Phases: check the arguments, the card and the secret segment; re-run the card's segment and the secret one
+    (:class:`_Reruns`); compare (:func:`_judge_rerun`); write the record and keep the re-run card.
+
     Returns: :class:`VerifyResult`; ``record.passed`` tells the outcome (the record is written either way).
     Raises: InputError (unreadable card, broken seal, bad arguments), NotVerifiable (see module docstring),
         ConfigError/BackendError from the runner when the backend cannot start here.
     """
-    if not 0 < tolerance <= 1:
-        raise ConfigError("tolerance must be in (0, 1], e.g. 0.02", field="--tolerance")
-    if commit is not None and not (len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
-        raise ConfigError("commit must be 40 lowercase hex digits", field="--commit")
+    _check_arguments(tolerance, commit)
     path = Path(card_path)
     card = load_sealed_card(path)
     check_verifiable(card)
     started_at = _now()
-
-    secret_path: Path | None = None
-    secret_segment: Segment | None = None
-    secret_sha: str | None = None
-    if secret_segment_file is not None:
-        secret_path = Path(secret_segment_file)
-        secret_corpus, secret_sha = load_corpus(secret_path)
-        secret_segment = _secret_segment(secret_corpus)
-        if secret_corpus.dataset.target_language != card.dataset.target_language or \
-                secret_corpus.dataset.source_language != card.dataset.source_language:
-            raise ConfigError("the secret segment's language pair differs from the card's",
-                              field="--secret-segment-env")
+    secret_path, secret_segment, secret_sha = _secret_corpus(card, secret_segment_file)
     corpus_path = _find_corpus(card, Path(root), Path(corpora_dir) if corpora_dir else None)
-    segment = card.dataset.segment
-
-    spec = RunSpec.from_card(card)
-    rerun_how = get_backend(spec.method.backend).rerun(spec, facts_from_card(card),
-                                                       model_path=Path(model_path) if model_path else None)
-    temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None or secret_path else None
-    work = Path(workdir) if workdir is not None else temp / "work"
-    def settings(corpus: Path, seg: Segment, limit: int | None, wd: Path) -> RunSettings:
-        return rerun_settings(card, spec, rerun_how, corpus, seg, limit, wd, base_url)
-
-    reason: str | None = None
-    rerun: RunCard | None = None
-    try:
-        rerun = runner.run(settings(corpus_path, segment, spec.dataset.limit, work), progress).card
-        if rerun is not None and card.neural_metrics:
-            rerun = rescore_neural(card, rerun)
-            write_card(rerun, work / "rerun-card.json")  # the kept evidence is the card with its neural metrics
-    except IncompleteRunError as exc:
-        reason = f"re-run incomplete: {exc.problem}"
+    reruns = _Reruns.plan(card, workdir=workdir, secret=secret_path is not None, model_path=model_path,
+                         base_url=base_url, progress=progress)
+    rerun, reason = reruns.own_segment(corpus_path)
     secret_scores: dict[str, float | None] = {}
     if secret_path is not None and secret_segment is not None:
-        assert temp is not None
-        # The secret re-run's card and translations hold secret text: only its scores leave the temporary folder.
-        try:
-            secret_card = runner.run(settings(secret_path, secret_segment, None, temp / "secret"), progress).card
-            if secret_card is not None:
-                secret_scores = {name: _score_value(secret_card, name) for name in COMPARED}
-        except IncompleteRunError as exc:
-            note = f"secret-segment run incomplete: {exc.problem}"
-            reason = f"{reason}; {note}" if reason else note
-        finally:
-            shutil.rmtree(temp / "secret", ignore_errors=True)
-            if workdir is not None:
-                shutil.rmtree(temp, ignore_errors=True)
-                temp = None
-    rel = _relpath(path, Path(root))
+        secret_scores, reason = reruns.secret_segment(secret_path, secret_segment, reason)
     if rerun is not None:
-        deltas = compare(card, rerun, tolerance)
-        bad = [d for d in deltas if not d.within]
-        other_weights = weights_mismatches(card, rerun)
-        passed = not bad and not other_weights
-        if bad:
-            bad_text = "out of tolerance: " + "; ".join(
-                f"{d.metric} stored {_fmt(d.stored)} re-run {_fmt(d.rerun)} delta {_fmt(d.delta, True)}"
-                + (f" ({d.relative * 100:.2f}%)" if d.relative is not None else "") for d in bad)
-            reason = f"{bad_text}; {reason}" if reason else bad_text
-        if other_weights:
-            note = ("the re-run's server serves other weights than the card records (" + "; ".join(other_weights)
-                    + ")")
-            reason = f"{note}; {reason}" if reason else note
-        diffs = [k for k, v in card.fingerprint.components.items()
-                 if k not in ("harness_version", "entry_ids_sha256", "dataset_sha256")
-                 and rerun.fingerprint.components.get(k) != v]
-        if diffs:
-            note = "configuration differs from the card in: " + ", ".join(diffs)
-            reason = f"{reason}; {note}" if reason else note
+        deltas, passed, reason = _judge_rerun(card, rerun, tolerance, reason)
     else:
         deltas, passed = [], False
     record = VerificationRecord(
-        run_card_hash=card.run_card_hash, card_path=rel, card_commit=commit, card_fingerprint=card.fingerprint.hash,
-        rerun_run_card_hash=rerun.run_card_hash if rerun else "0" * 64,
+        run_card_hash=card.run_card_hash, card_path=_relpath(path, Path(root)), card_commit=commit,
+        card_fingerprint=card.fingerprint.hash, rerun_run_card_hash=rerun.run_card_hash if rerun else "0" * 64,
         rerun_fingerprint=rerun.fingerprint.hash if rerun else "0" * 64, rerun_harness_version=__version__,
-        method_spec=card.method.spec, segment=segment, secret_segment_sha256=secret_sha, secret_segment=secret_segment,
-        secret_scores=secret_scores, verified_by=_who(), started_at=started_at,
+        method_spec=card.method.spec, segment=card.dataset.segment, secret_segment_sha256=secret_sha,
+        secret_segment=secret_segment, secret_scores=secret_scores, verified_by=_who(), started_at=started_at,
         verified_at=_now(), environment=_where(), **_actions_run(), tolerance=tolerance,
         deltas=deltas, passed=passed,
         tier=VerificationTier.gds_verified if passed else VerificationTier.self_benchmarked, reason=reason)
@@ -370,17 +311,156 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     dest_dir = Path(out_dir) if out_dir is not None else path.parent
     record_path = dest_dir / f"{name}{VERIFICATION_SUFFIX}"
     atomic_write(record_path, canonical.canonical_bytes(record.model_dump(mode="json")) + b"\n")
-    kept: Path | None = None
-    if rerun is not None and out_dir is not None:
-        kept = Path(out_dir) / f"{name}.rerun.json"
-        shutil.copyfile(work / "rerun-card.json", kept)
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
-    elif rerun is not None:
-        kept = work / "rerun-card.json"
-    elif temp is not None:
-        shutil.rmtree(temp, ignore_errors=True)
+    kept = reruns.keep(rerun is not None, out_dir, name)
     return VerifyResult(record=record, record_path=record_path, rerun_card_path=kept)
+
+
+def _check_arguments(tolerance: float, commit: str | None) -> None:
+    """Raises: ConfigError for a tolerance outside (0, 1] or a commit that is not 40 lowercase hex digits."""
+    if not 0 < tolerance <= 1:
+        raise ConfigError("tolerance must be in (0, 1], e.g. 0.02", field="--tolerance")
+    if commit is not None and not (len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
+        raise ConfigError("commit must be 40 lowercase hex digits", field="--commit")
+
+
+def _secret_corpus(card: RunCard, secret_segment_file: str | os.PathLike[str] | None
+                   ) -> tuple[Path | None, Segment | None, str | None]:
+    """The secret segment in ``secret_segment_file`` (the CLI resolves ``--secret-segment-env NAME`` to it):
+    ``(corpus file, segment, SHA-256 of the file)``, or three Nones without one.
+
+    Raises: ConfigError when the corpus's language pair differs from the card's; InputError for a corpus that does
+    not load."""
+    if secret_segment_file is None:
+        return None, None, None
+    secret_path = Path(secret_segment_file)
+    secret_corpus, secret_sha = load_corpus(secret_path)
+    secret_segment = _secret_segment(secret_corpus)
+    if secret_corpus.dataset.target_language != card.dataset.target_language or \
+            secret_corpus.dataset.source_language != card.dataset.source_language:
+        raise ConfigError("the secret segment's language pair differs from the card's",
+                          field="--secret-segment-env")
+    return secret_path, secret_segment, secret_sha
+
+
+@dataclass
+class _Reruns:
+    """The re-runs of one verification (internal): the card, its run spec, how its backend re-runs it, and the
+    folders — ``work`` for the re-run of the card's own segment (the caller's ``workdir``, else ``temp/work``) and
+    ``temp``, a temporary folder (made without a ``workdir`` or with a secret segment, whose run lives in
+    ``temp/secret``; None once removed)."""
+
+    card: RunCard
+    spec: RunSpec
+    how: Rerun
+    """What the backend's ``rerun`` hook returned (:meth:`mtboard.backends.base.Backend.rerun`)."""
+    base_url: str | None
+    progress: ProgressSink | None
+    own_workdir: bool
+    """The caller gave the work folder (``temp`` then serves the secret segment only)."""
+    temp: Path | None
+    work: Path
+
+    @classmethod
+    def plan(cls, card: RunCard, *, workdir: str | os.PathLike[str] | None, secret: bool,
+             model_path: str | os.PathLike[str] | None, base_url: str | None,
+             progress: ProgressSink | None) -> "_Reruns":
+        """Ask the card's backend how to re-run it (a gguf card needs ``model_path``) and make the folders.
+        Raises: what the backend's ``rerun`` hook raises (NotVerifiable, ConfigError)."""
+        spec = RunSpec.from_card(card)
+        how = get_backend(spec.method.backend).rerun(spec, facts_from_card(card),
+                                                     model_path=Path(model_path) if model_path else None)
+        temp = Path(tempfile.mkdtemp(prefix="mtboard-verify-")) if workdir is None or secret else None
+        work = Path(workdir) if workdir is not None else temp / "work"
+        return cls(card=card, spec=spec, how=how, base_url=base_url, progress=progress,
+                   own_workdir=workdir is not None, temp=temp, work=work)
+
+    def settings(self, corpus: Path, seg: Segment, limit: int | None, wd: Path) -> RunSettings:
+        """:func:`rerun_settings` for ``seg`` of ``corpus`` in ``wd``."""
+        return rerun_settings(self.card, self.spec, self.how, corpus, seg, limit, wd, self.base_url)
+
+    def own_segment(self, corpus_path: Path) -> tuple[RunCard | None, str | None]:
+        """Re-run the card's segment of ``corpus_path`` (with the card's ``limit``) in ``work``; a card with neural
+        metrics gets them re-scored (:func:`rescore_neural`) into ``work/rerun-card.json``. Returns ``(re-run card,
+        None)``, or ``(None, reason)`` when the re-run was incomplete."""
+        reason: str | None = None
+        rerun: RunCard | None = None
+        try:
+            rerun = runner.run(self.settings(corpus_path, self.card.dataset.segment, self.spec.dataset.limit,
+                                             self.work), self.progress).card
+            if rerun is not None and self.card.neural_metrics:
+                rerun = rescore_neural(self.card, rerun)
+                # the kept evidence is the card with its neural metrics
+                write_card(rerun, self.work / "rerun-card.json")
+        except IncompleteRunError as exc:
+            reason = f"re-run incomplete: {exc.problem}"
+        return rerun, reason
+
+    def secret_segment(self, secret_path: Path, secret_segment: Segment, reason: str | None
+                       ) -> tuple[dict[str, float | None], str | None]:
+        """Run the method on the secret segment in ``temp/secret`` and return its :data:`COMPARED` scores ({} when
+        incomplete) and ``reason`` with the incompleteness noted. The run's folder is removed (with ``temp`` when
+        the caller gave the work folder)."""
+        assert self.temp is not None
+        secret_scores: dict[str, float | None] = {}
+        # The secret re-run's card and translations hold secret text: only its scores leave the temporary folder.
+        try:
+            secret_card = runner.run(self.settings(secret_path, secret_segment, None, self.temp / "secret"),
+                                     self.progress).card
+            if secret_card is not None:
+                secret_scores = {name: _score_value(secret_card, name) for name in COMPARED}
+        except IncompleteRunError as exc:
+            note = f"secret-segment run incomplete: {exc.problem}"
+            reason = f"{reason}; {note}" if reason else note
+        finally:
+            shutil.rmtree(self.temp / "secret", ignore_errors=True)
+            if self.own_workdir:
+                shutil.rmtree(self.temp, ignore_errors=True)
+                self.temp = None
+        return secret_scores, reason
+
+    def keep(self, rerun: bool, out_dir: str | os.PathLike[str] | None, name: str) -> Path | None:
+        """Where the re-run card stays: copied to ``out_dir/<name>.rerun.json`` when ``out_dir`` is given, else
+        ``work/rerun-card.json``; None without a re-run card. The temporary folder is removed unless the card stays
+        in it."""
+        kept: Path | None = None
+        if rerun and out_dir is not None:
+            kept = Path(out_dir) / f"{name}.rerun.json"
+            shutil.copyfile(self.work / "rerun-card.json", kept)
+            if self.temp is not None:
+                shutil.rmtree(self.temp, ignore_errors=True)
+        elif rerun:
+            kept = self.work / "rerun-card.json"
+        elif self.temp is not None:
+            shutil.rmtree(self.temp, ignore_errors=True)
+        return kept
+
+
+def _judge_rerun(card: RunCard, rerun: RunCard, tolerance: float, reason: str | None
+                 ) -> tuple[list[MetricDelta], bool, str | None]:
+    """Compare the re-run with the card: ``(deltas, passed, reason)``. Passed when every score is within tolerance
+    (:func:`compare`) and the weights agree (:func:`weights_mismatches`); the reason gains, in front, the scores out
+    of tolerance and the other weights, and at the end the fingerprint components that differ (harness version,
+    entry ids and dataset hash aside)."""
+    deltas = compare(card, rerun, tolerance)
+    bad = [d for d in deltas if not d.within]
+    other_weights = weights_mismatches(card, rerun)
+    passed = not bad and not other_weights
+    if bad:
+        bad_text = "out of tolerance: " + "; ".join(
+            f"{d.metric} stored {_fmt(d.stored)} re-run {_fmt(d.rerun)} delta {_fmt(d.delta, True)}"
+            + (f" ({d.relative * 100:.2f}%)" if d.relative is not None else "") for d in bad)
+        reason = f"{bad_text}; {reason}" if reason else bad_text
+    if other_weights:
+        note = ("the re-run's server serves other weights than the card records (" + "; ".join(other_weights)
+                + ")")
+        reason = f"{note}; {reason}" if reason else note
+    diffs = [k for k, v in card.fingerprint.components.items()
+             if k not in ("harness_version", "entry_ids_sha256", "dataset_sha256")
+             and rerun.fingerprint.components.get(k) != v]
+    if diffs:
+        note = "configuration differs from the card in: " + ", ".join(diffs)
+        reason = f"{reason}; {note}" if reason else note
+    return deltas, passed, reason
 
 
 def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: Segment, limit: int | None,

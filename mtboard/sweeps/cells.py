@@ -1,0 +1,358 @@
+"""A sweep's cells (spec §6.1–6.2: "a benchmark is a matrix of run cards, one per combination of parameter values";
+runs = |models| × |temperatures| × |prompts| × |coaching| × |tools|): :class:`Cell` and the expansion of a sweep file
+into cells (:func:`expand`). The sweep file itself and the loaded :class:`~mtboard.sweeps.spec.Sweep` are in
+:mod:`mtboard.sweeps.spec`.
+
+Expansion (:func:`expand`) is deterministic: datasets × methods × prompts × conditions × temperatures in file order;
+engines that take the raw source (Apertium, baselines) get one cell per dataset (no prompt, no temperature).
+Each cell's id is the first 12 hex digits of the SHA-256 of its planned fingerprint components (:func:`planned_
+components`: the fingerprint v3 components known before anything runs — :func:`mtboard.inputs.runspec.
+fingerprint_components` — plus the method as typed, the backend options, the replicates and the segment), so the
+same cell keeps its id (and its work directory ``runs/sweeps/NAME/ID``) across plans, and any change that makes a
+different run makes a different id.
+
+Raises: ConfigError for a cell that cannot run (unknown backend, prompt, option, a prompt without examples for the
+target language); InputError for a dataset that does not load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mtboard import HARNESS_VERSION
+from mtboard.core import canonical
+from mtboard.backends import Backend, get_backend, parse_method
+from mtboard.core.documents import load_corpus
+from mtboard.core.errors import ConfigError, InputError, MtboardError
+from mtboard.run.fst_gate import check_pipeline
+from mtboard.inputs.tools import parse_tools
+from mtboard.inputs.prompts import Prompt, load_prompt
+from mtboard.inputs.runspec import MethodSpec
+from mtboard.core.schema import Corpus, DatasetInfo, Entry, MethodClass, Segment
+from mtboard.core.schema import CellMatch, Scalar, SweepCondition, SweepFile, SweepMethod
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the sweep (one card). ``method`` is the spec as written in the sweep file; ``components`` the
+    planned fingerprint components the id hashes."""
+
+    id: str
+    index: int
+    dataset_path: str
+    dataset_id: str
+    language_pair: str
+    method: str
+    label: str
+    backend: str
+    prompt: str | None
+    condition: str
+    temperature: float | None
+    runs: int
+    limit: int | None
+    max_tokens: int | None
+    segment: str
+    backend_options: tuple[tuple[str, Scalar], ...]
+    judges: tuple[str, ...]
+    lane: Literal["local", "api"]
+    """``local``: a local model server (one at a time); ``api``: endpoints and engines (concurrent)."""
+    gguf_package: str | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+    provider: str | None = None
+    entries: int = 0
+    """Entries the cell covers (segment, after --limit)."""
+    segment_entries: int = 0
+    """Entries of the dataset's segment (``entries`` of them are covered; fewer under ``limit``)."""
+    method_index: int = 0
+    """Index of the cell's method in the sweep file's ``methods`` (error messages name ``methods.N``)."""
+    components: dict[str, Any] = field(default_factory=dict, compare=False)
+    tools: tuple[str, ...] = ()
+    """``--tools`` of the cell's condition (spec §6.2 tool_config; empty: none)."""
+    fst_retries: int | None = None
+    """``--fst-retries`` (the FST gate's retry limit) when the cell runs with ``fst-gate``."""
+
+    def factors(self) -> dict[str, Any]:
+        """The cell's values on the sweep axes (spec §6.2): dataset, method, prompt, condition, temperature."""
+        return {"dataset": self.dataset_id, "method": self.label, "prompt": self.prompt,
+                "condition": self.condition, "temperature": self.temperature}
+
+    def run_args(self) -> list[str]:
+        """The ``mtboard run`` arguments of this cell (after ``mtboard run``); a gguf_package method keeps its file
+        name (the runner substitutes the assembled path)."""
+        args = [self.dataset_path, "--method", self.method, "--segment", self.segment]
+        if self.prompt:
+            args += ["--prompt", self.prompt]
+        args += ["--condition", self.condition]
+        if self.temperature is not None:
+            args += ["--temperature", repr(self.temperature)]
+        if self.max_tokens is not None:
+            args += ["--max-tokens", str(self.max_tokens)]
+        if self.runs != 1:
+            args += ["--runs", str(self.runs)]
+        if self.limit is not None:
+            args += ["--limit", str(self.limit)]
+        for k, v in self.backend_options:
+            args += ["--backend-opt", f"{k}={str(v).lower() if isinstance(v, bool) else v}"]
+        for j in self.judges:
+            args += ["--judge", j]
+        for t in self.tools:
+            args += ["--tools", t]
+        if self.fst_retries is not None:
+            args += ["--fst-retries", str(self.fst_retries)]
+        return args
+
+
+def planned_components(*, dataset_sha256: str, public_method: str, condition: str, system_prompt_sha256: str,
+                       temperature: float | None, batch_size: int, max_tokens: int | None,
+                       prompt_template_sha256: str | None, entry_ids: list[int], judges: tuple[str, ...],
+                       backend_options: dict[str, Any], runs: int, segment: str, tools: tuple[str, ...] = (),
+                       fst_retries: int | None = None) -> dict[str, Any]:
+    """The fingerprint v3 components a cell's card will have that are known before it runs (spec §3.8 extended;
+    :func:`mtboard.inputs.runspec.fingerprint_components` — the backend's facts, e.g. the weights hash and the engine
+    build, are learnt while running and are not here), plus the method as published, its backend options, the
+    replicates and the segment. A cell id is the first 12 hex digits of their canonical SHA-256. ``fst_retries``
+    appears only for a cell with the FST gate (as in the card's fingerprint), so cells without tools keep their
+    ids."""
+    optional = {"fst_retries": fst_retries} if fst_retries is not None else {}
+    return optional | {
+        "dataset_sha256": dataset_sha256, "method": public_method, "condition": condition,
+        "system_prompt_sha256": system_prompt_sha256, "temperature": temperature,
+        "harness_version": HARNESS_VERSION, "batch_size": batch_size, "tools_enabled": sorted(tools),
+        "max_tokens": max_tokens, "prompt_template_sha256": prompt_template_sha256,
+        "entry_ids_sha256": canonical.entry_ids_sha256(entry_ids), "judge_model": ",".join(judges) or None,
+        "backend_options": dict(sorted(backend_options.items())), "runs": runs, "segment": segment,
+    }
+
+
+def _matches(m: CellMatch, *, dataset_id: str, dataset_path: str, method: str, prompt: str | None, condition: str,
+             temperature: float | None) -> bool:
+    return ((m.dataset is None or m.dataset in (dataset_id, dataset_path))
+            and (m.method is None or m.method == method)
+            and (m.prompt is None or m.prompt == prompt)
+            and (m.condition is None or m.condition == condition)
+            and (m.temperature is None or m.temperature == temperature))
+
+
+@contextmanager
+def _named(where: str, field: str) -> Iterator[None]:
+    """Re-raise a ConfigError/InputError from a backend or the method parser (which name ``--method`` or
+    ``--backend-opt``, the ``mtboard run`` options) with the sweep file as ``where`` and its ``field``; the problem
+    and the fix stay."""
+    try:
+        yield
+    except (ConfigError, InputError) as exc:
+        raise type(exc)(exc.problem, where=where, field=field, fix=exc.fix) from exc
+
+
+def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Cell]:
+    """The cells of a sweep, in file order (module docstring). Loads each corpus and prompt once.
+
+    Phases (:class:`_Expansion`): check the methods' datasets; per dataset, load it and its segment; per method,
+    parse it and find its backend; its axes (prompts × conditions × temperatures, or one cell for a raw engine); per
+    cell, the overrides, the checks a run would make first, the planned components and the id.
+
+    Raises: InputError (a corpus that does not load), ConfigError (unknown backend, prompt or backend option; a
+    prompt that cannot serve a dataset's languages; a method's dataset that is not among the sweep's; two cells
+    that would be the same run).
+    """
+    return _Expansion(file, root, where).cells_of_file()
+
+
+@dataclass(frozen=True)
+class _Dataset:
+    """One of the sweep's datasets as the expansion uses it: its path as written, the corpus, the SHA-256 of its
+    file and the entries of the sweep's segment (all of them, before ``limit``)."""
+
+    path: str
+    corpus: Corpus
+    sha256: str
+    entries: list[Entry]
+
+
+@dataclass(frozen=True)
+class _Method:
+    """One of the sweep's methods (``index`` in ``methods``) as parsed for a dataset: its backend class, whether
+    the engine takes the raw source (no prompt, no temperature), the method as published, its label and lane."""
+
+    index: int
+    sm: SweepMethod
+    spec: MethodSpec
+    backend_cls: type[Backend]
+    raw: bool
+    public: str
+    label: str
+    lane: Literal["local", "api"]
+
+
+class _Expansion:
+    """One expansion of a sweep file (internal): the corpora and prompts loaded so far (each once), the cells made
+    and the ids seen (two cells with one id are the same run)."""
+
+    def __init__(self, file: SweepFile, root: Path, where: str) -> None:
+        self.file, self.root, self.where = file, root, where
+        self.corpora: dict[str, tuple[Any, str]] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.cells: list[Cell] = []
+        self.seen: dict[str, str] = {}
+        self.segment = Segment(file.segment)
+
+    def cells_of_file(self) -> list[Cell]:
+        """Every cell: datasets × methods × axes in file order."""
+        self._check_method_datasets()
+        for di, dpath in enumerate(self.file.datasets):
+            dataset = self._dataset(di, dpath)
+            for mi, sm in enumerate(self.file.methods):
+                if sm.datasets is not None and dpath not in sm.datasets:
+                    continue
+                method = self._method(mi, sm, dataset)
+                for prompt_name, cond, temperature in self._axes(method):
+                    self._add_cell(dataset, method, prompt_name, cond, temperature)
+        return self.cells
+
+    def _check_method_datasets(self) -> None:
+        """Raises: ConfigError for a method naming a dataset that is not among the sweep's."""
+        for mi, sm in enumerate(self.file.methods):
+            if sm.datasets is not None:
+                unknown = [d for d in sm.datasets if d not in self.file.datasets]
+                if unknown:
+                    raise ConfigError(f"methods[{mi}] names dataset {unknown[0]!r}, which is not in the sweep's "
+                                      "datasets", where=self.where, field=f"methods.{mi}.datasets",
+                                      fix="list it under datasets too, or drop it here")
+
+    def _dataset(self, di: int, dpath: str) -> _Dataset:
+        """Dataset ``di`` loaded (once) from the repository root. Raises: InputError for a corpus that does not
+        load; ConfigError when it has no entry in the sweep's segment."""
+        if dpath not in self.corpora:
+            try:
+                self.corpora[dpath] = load_corpus(self.root / dpath)
+            except MtboardError as exc:
+                raise InputError(f"dataset {dpath} does not load from {self.root.resolve()}: {exc.problem}",
+                                 where=self.where, field=f"datasets.{di}",
+                                 fix="give the corpus path relative to the repository root (--root; default: the "
+                                 "checkout holding the sweep file), or add the corpus there") from exc
+        corpus, sha = self.corpora[dpath]
+        seg_entries = corpus.segment(self.segment)
+        if not seg_entries:
+            raise ConfigError(f"{dpath} has no {self.segment.value} entries", where=self.where, field="segment",
+                              fix="pick a segment the corpus has")
+        return _Dataset(path=dpath, corpus=corpus, sha256=sha, entries=seg_entries)
+
+    def _method(self, mi: int, sm: SweepMethod, dataset: _Dataset) -> _Method:
+        """Method ``mi`` parsed and its backend checked against the dataset's languages. Raises: ConfigError /
+        InputError naming ``methods.N.method``."""
+        ds = dataset.corpus.dataset
+        with _named(self.where, f"methods.{mi}.method"):
+            spec = parse_method(sm.method)
+            backend_cls = get_backend(spec.backend)
+            backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
+        return _Method(index=mi, sm=sm, spec=spec, backend_cls=backend_cls, raw=backend_cls.prompt_format == "raw",
+                       public=spec.with_model(backend_cls.public_model(spec.model)).text,
+                       label=sm.label or (backend_cls.public_model(spec.model) or spec.backend),
+                       lane="local" if getattr(backend_cls, "local_gate", False) else "api")
+
+    def _axes(self, method: _Method) -> list[tuple[str | None, SweepCondition | None, float | None]]:
+        """The method's ``(prompt, condition, temperature)`` values: the method's own prompts and temperatures, else
+        the sweep's (else the backend's default prompt), × the sweep's conditions; one ``(None, None, None)`` for
+        an engine that takes the raw source."""
+        if method.raw:
+            return [(None, None, None)]
+        sm, file = method.sm, self.file
+        prompt_names = sm.prompts if sm.prompts is not None else (file.prompts or [method.backend_cls.default_prompt])
+        temps = sm.temperatures if sm.temperatures is not None else file.temperatures
+        conds: list[SweepCondition | None] = list(file.conditions) or [None]
+        return [(p, c, t) for p in prompt_names for c in conds for t in temps]
+
+    def _prompt(self, name: str | None) -> Prompt | None:
+        """The prompt ``name``, loaded once (None for no prompt). Raises: ConfigError for an unknown prompt."""
+        if name is None:
+            return None
+        if name not in self.prompts:
+            self.prompts[name] = load_prompt(name)
+        return self.prompts[name]
+
+    def _overridden(self, dataset: _Dataset, method: _Method, prompt_name: str | None,
+                    cond: SweepCondition | None, condition: str, temperature: float | None
+                    ) -> tuple[int | None, int, int | None, dict[str, Any]] | None:
+        """The cell's ``(limit, runs, max_tokens, backend options)``: the sweep's (options: the method's, then the
+        condition's) with every matching override applied in file order; None when one of them skips the cell."""
+        options: dict[str, Any] = {**method.sm.backend_options, **(cond.backend_options if cond else {})}
+        limit, runs, max_tokens, skip = self.file.limit, self.file.runs, self.file.max_tokens, False
+        for o in self.file.overrides:
+            if _matches(o.match, dataset_id=dataset.corpus.dataset.id, dataset_path=dataset.path,
+                        method=method.sm.method, prompt=prompt_name, condition=condition, temperature=temperature):
+                limit = o.limit or limit
+                runs = o.runs or runs
+                max_tokens = o.max_tokens or max_tokens
+                options.update(o.backend_options)
+                skip = skip or o.skip
+        if skip:
+            return None
+        return limit, runs, max_tokens, options
+
+    def _add_cell(self, dataset: _Dataset, method: _Method, prompt_name: str | None, cond: SweepCondition | None,
+                  temperature: float | None) -> None:
+        """Make the cell of one axis value (unless an override skips it), after the checks a run makes first:
+        backend options, tools, a prompt that renders the dataset's first entry. Raises: ConfigError."""
+        ds, backend_cls, raw = dataset.corpus.dataset, method.backend_cls, method.raw
+        prompt = self._prompt(prompt_name)
+        condition = (cond.name if cond is not None else prompt_name) if not raw else (
+            "baseline" if backend_cls.method_class == MethodClass.baseline else "default")
+        overridden = self._overridden(dataset, method, prompt_name, cond, condition, temperature)
+        if overridden is None:
+            return
+        limit, runs, max_tokens, options = overridden
+        with _named(self.where, f"methods.{method.index}.backend_options"):
+            backend_cls.parse_options(options)  # ConfigError for an unknown key or a bad value, now
+        tools = parse_tools(cond.tools) if cond is not None and not raw else ()
+        fst_retries, _ = check_pipeline(tools, cond.fst_retries if cond is not None and not raw else None,
+                                        backend_cls=backend_cls, prompt=prompt, target_language=ds.target_language)
+        entries = dataset.entries[:limit] if limit else dataset.entries
+        system_prompt = _system_prompt(prompt, ds, entries)
+        temp = None if raw else float(temperature if temperature is not None else 0.0)
+        comps = planned_components(
+            dataset_sha256=dataset.sha256, public_method=method.public, condition=condition,
+            system_prompt_sha256=canonical.sha256_hex(system_prompt), temperature=temp,
+            batch_size=max(1, backend_cls.preferred_batch_size), max_tokens=None if raw else max_tokens,
+            prompt_template_sha256=prompt.template_sha256 if prompt else None,
+            entry_ids=[e.id for e in entries], judges=() if raw else tuple(self.file.judges),
+            backend_options=options, runs=runs, segment=self.segment.value, tools=tools, fst_retries=fst_retries)
+        cid = self._new_id(comps, f"{method.sm.method} {prompt_name} {temperature}", ds.id)
+        sm = method.sm
+        self.cells.append(Cell(
+            id=cid, index=len(self.cells), dataset_path=dataset.path, dataset_id=ds.id,
+            language_pair=ds.language_pair, method=sm.method, label=method.label, backend=method.spec.backend,
+            prompt=prompt_name, condition=condition, temperature=temp, runs=runs, limit=limit,
+            max_tokens=None if raw else max_tokens, segment=self.segment.value,
+            backend_options=tuple(sorted(options.items())), judges=() if raw else tuple(self.file.judges),
+            lane=method.lane, gguf_package=sm.gguf_package, price_in=sm.price_in, price_out=sm.price_out,
+            provider=sm.provider or ("openai" if backend_cls.priced else None), entries=len(entries),
+            segment_entries=len(dataset.entries), method_index=method.index, components=comps, tools=tools,
+            fst_retries=fst_retries))
+
+    def _new_id(self, comps: dict[str, Any], what: str, dataset_id: str) -> str:
+        """The cell id of ``comps`` (first 12 hex digits of their canonical SHA-256), remembered with ``what`` (method,
+        prompt, temperature). Raises: ConfigError when another cell of the sweep has the same id."""
+        cid = canonical.sha256_hex(canonical.canonical_bytes(comps))[:12]
+        if cid in self.seen:
+            raise ConfigError(f"two cells are the same run ({self.seen[cid]} and {what}) on {dataset_id}",
+                              where=self.where, field="methods", fix="remove the duplicate axis value")
+        self.seen[cid] = what
+        return cid
+
+
+def _system_prompt(prompt: Prompt | None, ds: DatasetInfo, entries: list[Entry]) -> str:
+    """The system prompt a cell's card will hash ("" without a prompt), after rendering the template on the first
+    entry (a template that cannot serve the dataset's languages or history fails now). Raises: ConfigError."""
+    system_prompt = ""
+    if prompt is not None:
+        system_prompt = prompt.system_prompt(ds.source_language, ds.target_language)
+        prompt.render(entries[0].source, ds.source_language, ds.target_language, history=list(entries[0].history))
+    return system_prompt
+
+
+__all__ = ["Cell", "expand", "planned_components"]
