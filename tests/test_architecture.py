@@ -9,6 +9,8 @@ import ast
 import re
 from pathlib import Path
 
+from source_support import docstring_ids
+
 REPO = Path(__file__).resolve().parent.parent
 PKG = REPO / "mtboard"
 DOC = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
@@ -82,14 +84,7 @@ def test_sacrebleu_private_names_only_in_one_module():
 def _code_strings(path: Path) -> list[str]:
     """String literals of a module that are not docstrings."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value,
-                                                                                          ast.Constant):
-            docstrings.add(id(body[0].value))
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):  # attribute docstrings
-            docstrings.add(id(node.value))
+    docstrings = docstring_ids(tree)
     return [n.value for n in ast.walk(tree)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings]
 

@@ -15,6 +15,7 @@ import pytest
 import typer
 
 import cli_support
+from source_support import docstring_ids
 from mtboard.cli.app import guarded
 from mtboard.cli.environment import (NOT_READ, PAGE, Environment, environment, environment_page, main,
                                      read_environment, secret_segment_path, variable)
@@ -95,18 +96,6 @@ def _parsed() -> dict[Path, ast.Module]:
     return {p: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(PKG.rglob("*.py"))}
 
 
-def _docstring_ids(tree: ast.AST) -> set[int]:
-    ids: set[int] = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value,
-                                                                                          ast.Constant):
-            ids.add(id(body[0].value))
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):  # attribute docstrings
-            ids.add(id(node.value))
-    return ids
-
-
 def test_no_module_outside_the_cli_names_an_mtboard_variable_in_code() -> None:
     """Docstrings and messages may name a variable; no string in code outside ``cli/`` starts with ``MTBOARD_`` (so
     no ``os.environ``/``os.getenv`` read of one, and no constant that a read could use)."""
@@ -114,7 +103,7 @@ def test_no_module_outside_the_cli_names_an_mtboard_variable_in_code() -> None:
     modules = {p: tree for p, tree in _parsed().items() if "cli" not in p.relative_to(PKG).parts[:1]}
     assert len(modules) > 100
     for path, tree in modules.items():
-        docs = _docstring_ids(tree)
+        docs = docstring_ids(tree)
         offenders += [f"{path.relative_to(REPO)}:{n.lineno}: {n.value[:40]!r}" for n in ast.walk(tree)
                       if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
                       and n.value.startswith("MTBOARD_")]
