@@ -32,13 +32,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mtboard.corpora import labels as L  # noqa: E402
-from mtboard.corpora.assemble import build_corpus, sample, summarize, to_entry  # noqa: E402
-from mtboard.corpora.filters import FilterReport, Pair, filter_pairs  # noqa: E402
-from mtboard.corpora.importers import align_html, align_udhr, read_catalog  # noqa: E402
-from mtboard.corpora.text import word_count  # noqa: E402
-from mtboard.documents import corpus_bytes  # noqa: E402
-from mtboard.schema import DatasetInfo, Domain, Origin, Segment  # noqa: E402
+from mtboard.inputs.corpora import labels as L  # noqa: E402
+from mtboard.inputs.corpora.assemble import build_corpus, sample, summarize, to_entry  # noqa: E402
+from mtboard.inputs.corpora.filters import FilterReport, Pair, filter_pairs  # noqa: E402
+from mtboard.inputs.corpora.importers import align_html, align_udhr, read_catalog  # noqa: E402
+from mtboard.inputs.corpora.text import word_count  # noqa: E402
+from mtboard.core.documents import corpus_bytes  # noqa: E402
+from mtboard.core.schema import DatasetInfo, Domain, Origin, Segment  # noqa: E402
 
 CREATED = "2026-11-29"
 """Fixed creation date written into every dataset (a clock would break byte-identical rebuilds)."""
@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r.id}:")
             data = build(r, root)
             target = out / f"{r.id}.json"
-            from mtboard.documents import atomic_write
+            from mtboard.core.documents import atomic_write
             atomic_write(target, data)
             print(f"  wrote {target} sha256 {hashlib.sha256(data).hexdigest()}")
             if args.check:
