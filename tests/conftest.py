@@ -20,9 +20,10 @@ runs in this process, serially (one test file while editing: ``pytest -n 0 tests
 Session fixtures (each built once per worker process; those marked *shared* once per run, by whichever worker asks
 first, under a file lock in the workers' common temporary folder, see :func:`shared_artefact`):
 
-* ``committed_site`` (*shared*) — the site built from the committed cards under submissions/, validated, with MkDocs;
-  read-only (test_site_build.py, test_site_pages.py, test_site_pages_browser.py).
-* ``committed_inputs`` — :func:`mtboard.site.load.load_inputs` of the committed cards, validated (test_validity.py).
+* ``committed_site`` (*shared*) — the site built from the committed cards under submissions/, with MkDocs; read-only
+  (test_site_build.py, test_site_pages.py, test_site_pages_browser.py).
+* ``committed_inputs`` — :func:`mtboard.site.load.load_inputs` of the committed cards, validated (test_validity.py,
+  test_site_build.py: one group, so it is built once).
 * ``fixture_site`` — the site of the hand-made toy cards of test_site_cards.py (test_site_build.py,
   test_site_browser.py).
 * ``wheel`` (*shared*) — mtboard's wheel built from a copy of the checkout (test_packaging.py).
@@ -62,12 +63,14 @@ FIRST = [
 their file order). Order only: every module runs either way."""
 
 GROUPS = {
+    "committed-cards": ["test_validity", "test_site_build"],
     "model-servers": ["test_backends_gguf", "test_runner_llama", "test_judges_gemma", "test_validate_verify_gguf",
                       "test_workflows_verify_job", "test_neural_comet", "test_demo", "test_server_identity",
                       "test_contributor_path", "test_official_board", "test_pipeline_fst_gate",
                       "test_runner_resume", "test_backends_registry", "test_sandbox"],
 }
-"""Modules that share one xdist group: they run in one worker, one module after another. model-servers: modules
+"""Modules that share one xdist group: they run in one worker, one module after another. committed-cards: the users of
+``committed_inputs`` (a per-worker fixture: the one validation of every committed card). model-servers: modules
 whose slow tests start llama-cpp-python servers or COMET (each wants both cores; two at once time out)."""
 
 
@@ -198,7 +201,7 @@ class BuiltSite:
 def _build_committed(folder: Path) -> None:
     from mtboard.site import build_site
 
-    report = build_site(ROOT / "submissions", ROOT / "corpora", folder / "out", folder / "docs",
+    report = build_site(ROOT / "submissions", ROOT / "corpora", folder / "out", folder / "docs", validate=False,
                         build_time=COMMITTED_BUILD_TIME)
     (folder / "report.json").write_text(json.dumps({"cards": report.cards, "rejected": [
         [r.path, r.problems] for r in report.rejected]}), encoding="utf-8")
@@ -206,8 +209,10 @@ def _build_committed(folder: Path) -> None:
 
 @pytest.fixture(scope="session")
 def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
-    """The leaderboard site of the committed cards (submissions/, corpora/), every card validated, MkDocs run,
-    stamped :data:`COMMITTED_BUILD_TIME`. Shared by the workers; read-only."""
+    """The leaderboard site of the committed cards (submissions/, corpora/), MkDocs run, stamped
+    :data:`COMMITTED_BUILD_TIME`. Built without re-validating the cards (``committed_inputs`` validates them, the
+    same :func:`~mtboard.site.load.load_inputs` call the build makes; with every card valid both builds write the
+    same bytes). Shared by the workers; read-only."""
     folder = shared_artefact(tmp_path_factory, "committed-site", _build_committed)
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     return BuiltSite(folder / "out", folder / "docs", report["cards"], [tuple(r) for r in report["rejected"]])

@@ -359,14 +359,15 @@ def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
 
 
 @requires_ja  # committed cards include Japanese targets
-def test_real_submissions_render_with_their_numbers(committed_site):
-    """The committed cards under submissions/ (Apertium, Gemma, baselines — produced by the harness, issue 8), built
-    with validation (``committed_site``: once per session, tests/conftest.py)."""
+def test_real_submissions_render_with_their_numbers(committed_inputs, committed_site):
+    """The committed cards under submissions/ (Apertium, Gemma, baselines — produced by the harness, issue 8) pass the
+    site's validation and render (tests/conftest.py: ``committed_inputs`` is the build's validating load, once per
+    session; ``committed_site`` the build, once per session)."""
     real = sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))
     if not real:
         pytest.skip("no committed cards in submissions/ yet")
-    assert not committed_site.rejected, [(path, problems[:2]) for path, problems in committed_site.rejected]
-    assert committed_site.cards == len(real)
+    assert not committed_inputs.rejected, [(r.path, r.problems[:2]) for r in committed_inputs.rejected]
+    assert len(committed_inputs.cards) == committed_site.cards == len(real) and not committed_site.rejected
     for p in real:
         card = load_card(p)
         ds = f"{card.dataset.id}-v{card.dataset.version}"
