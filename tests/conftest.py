@@ -11,11 +11,12 @@ A deselected test is still collected: the summary line counts it ("N deselected"
 in both lanes. A test belongs to the full lane when it is marked ``slow`` (real model servers, package builds and
 installs, workflow replays, whole-corpus model runs) or ``browser`` (headless Chromium); everything else is fast.
 
-Parallel runs: ``addopts`` in pyproject.toml runs ``-n auto --dist loadfile`` (pytest-xdist: one worker per CPU).
-Every test module is one unit of work (its module-scoped fixtures are built once), the modules of one of
-:data:`GROUPS` are one unit together (they run in the same worker, one after the other), and the modules listed in
-:data:`FIRST` are handed out first (the longest ones: the run ends with short modules on every worker). ``-n 0``
-runs in this process, serially (one test file while editing: ``pytest -n 0 tests/test_x.py``).
+Parallel runs: ``addopts`` in pyproject.toml runs ``-n auto --dist loadfile`` (pytest-xdist; ``auto`` is
+:func:`pytest_xdist_auto_num_workers`). The units of work the workers are handed (:class:`_ModuleScheduling`): a test
+module (its module-scoped fixtures are built once), the modules of one of :data:`GROUPS` together, and the slow tests
+of :data:`MODEL_SERVERS` together (one model server at a time); the modules of :data:`FIRST` first (the longest: the
+run ends with short modules on every worker). ``-n 0`` runs in this process, serially (one test file while editing:
+``pytest -n 0 tests/test_x.py``).
 
 Session fixtures (each built once per worker process; those marked *shared* once per run, by whichever worker asks
 first, under a file lock in the workers' common temporary folder, see :func:`shared_artefact`):
@@ -32,10 +33,10 @@ first, under a file lock in the workers' common temporary folder, see :func:`sha
 * sealed real cards — tests/validate_support.py builds each card once per run (*shared*) through
   :data:`validate_support.SHARED_DIR`, set here.
 
-Shared artefacts are read-only: a test that changes one copies it first (``copy_of``). The browser is module-scoped
-(``browser``), not session-scoped: while Playwright's sync API is active no ``asyncio.run()`` can run in the thread,
-so a Chromium kept open across modules would break every later test of that worker that runs the pipeline.
-"""
+Shared artefacts are read-only: a test that changes one copies it first (``shutil.copytree``). The browser is
+module-scoped (``browser``), not session-scoped: while Playwright's sync API is active no ``asyncio.run()`` can run in
+the thread, so a Chromium kept open across modules would break every later test of that worker that runs the
+pipeline."""
 
 from __future__ import annotations
 
@@ -55,23 +56,35 @@ FIXTURE_BUILD_TIME = "2026-11-29 15:00 UTC"
 """The build stamp of ``fixture_site`` (test_site_build.py's determinism test replaces it)."""
 
 FIRST = [
-    "test_validity", "test_site_build", "test_validate_binding", "test_validate_cli", "test_validate_tamper",
-    "test_official_validity", "test_workflows_sweep_job", "test_pinned_validate", "test_contributor_path",
-    "test_official_board", "test_site_pages", "test_semantic", "test_submit_same_fingerprint",
+    "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_site_visitor",
+    "test_validity", "test_site_build", "test_workflows_validate_job", "test_sandbox", "test_site_pages_browser",
+    "test_packaging", "test_workflows_verify_job", "test_validate_verify_gguf", "test_contributor_path", "test_demo",
+    "test_workflows_sweep_job", "test_validate_binding", "test_llm_transport", "test_plugins", "test_server_identity",
+    "test_validate_tamper", "test_validate_cli", "test_judges_scripted", "test_runner_llama", "test_pipeline_fst_gate",
+    "test_site_browser", "test_official_validity", "test_checkout_line_ends", "test_pinned_validate",
+    "test_official_board_browser", "test_corpora_rebuild", "test_sweeps_plan", "test_site_pages",
+    "test_runner_options", "test_semantic", "test_submit_same_fingerprint",
 ]
-"""Modules handed to the workers first, longest first (fast-lane time measured on the 2-core machine; the rest keep
-their file order). Order only: every module runs either way."""
+"""Modules handed to the workers first, longest first (their full-lane time with two workers on the 2-core machine;
+a module's slow tests are deselected in the fast lane, where the same order holds for the rest). The rest keep their
+file order. Order only: every module runs either way."""
 
 GROUPS = {
     "committed-cards": ["test_validity", "test_site_build"],
-    "model-servers": ["test_backends_gguf", "test_runner_llama", "test_judges_gemma", "test_validate_verify_gguf",
-                      "test_workflows_verify_job", "test_neural_comet", "test_demo", "test_server_identity",
-                      "test_contributor_path", "test_official_board", "test_pipeline_fst_gate",
-                      "test_runner_resume", "test_backends_registry", "test_sandbox"],
 }
-"""Modules that share one xdist group: they run in one worker, one module after another. committed-cards: the users of
-``committed_inputs`` (a per-worker fixture: the one validation of every committed card). model-servers: modules
-whose slow tests start llama-cpp-python servers or COMET (each wants both cores; two at once time out)."""
+"""Modules that are one unit of work together: they run in one worker, one module after another. committed-cards:
+the users of ``committed_inputs`` (a per-worker fixture: the one validation of every committed card)."""
+
+MODEL_SERVERS = [
+    "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_sandbox",
+    "test_workflows_verify_job", "test_validate_verify_gguf", "test_contributor_path", "test_demo",
+    "test_server_identity", "test_runner_llama", "test_pipeline_fst_gate", "test_runner_resume",
+    "test_backends_registry",
+]
+"""Modules whose ``slow`` tests start llama-cpp-python servers (Gemma 270M, two threads) or COMET: under xdist those
+tests are one unit of work (``model-servers``), run one after another in one worker, never two at once — llama.cpp's
+threads wait on each other, and two servers on two cores slowed each other many times over (measured: the 20-entry
+Gemma judge test took 702 s beside other model tests instead of 168 s). The modules' other tests are ordinary units."""
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -100,24 +113,50 @@ def _unit(module: str) -> str:
     return next((name for name, modules in GROUPS.items() if stem in modules), module)
 
 
+def _model_server_test(item: pytest.Item) -> bool:
+    """A test of the ``model-servers`` unit: a slow test of a module in :data:`MODEL_SERVERS`."""
+    return item.path.stem in MODEL_SERVERS and item.get_closest_marker("slow") is not None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect the full lane's tests (unless --full or -m); in an xdist worker, order the modules :data:`FIRST`
-    first (a plain run keeps file order)."""
+    """Deselect the full lane's tests (unless --full or -m). In an xdist worker, also order the modules :data:`FIRST`
+    first (a plain run keeps file order) and tell the scheduler which tests are ``model-servers``."""
     if not _full(config):
         slow = [i for i in items if i.get_closest_marker("slow") or i.get_closest_marker("browser")]
         if slow:
             config.hook.pytest_deselected(items=slow)
             dropped = set(slow)
             items[:] = [i for i in items if i not in dropped]
-    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects, and orders, the same way
-        rank = {m: n for n, m in enumerate(FIRST)}
-        items.sort(key=lambda i: rank.get(i.path.stem, len(FIRST)))  # stable: file order otherwise
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return
+    rank = {m: n for n, m in enumerate(FIRST)}
+    items.sort(key=lambda i: rank.get(i.path.stem, len(FIRST)))  # stable: file order otherwise; the same everywhere
+    if workerinput["workerid"] == "gw0":  # every worker collects the same items; one writes the list
+        models = [i.nodeid for i in items if _model_server_test(i)]
+        path = Path(workerinput["mtboard_units"])
+        path.with_suffix(".part").write_text(json.dumps(models), encoding="utf-8")
+        path.with_suffix(".part").replace(path)
 
 
 class _ModuleScheduling:
-    """The xdist scheduler of ``--dist loadfile`` with :data:`GROUPS`: each module is one unit of work (its
-    module-scoped fixtures are built once), the modules of a group are one unit together. (xdist's own
-    ``loadgroup`` marks do not group under pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
+    """xdist's ``--dist loadfile`` with this suite's units of work: a test module (its module-scoped fixtures are
+    built once), the modules of a group of :data:`GROUPS`, and the ``model-servers`` tests of :data:`MODEL_SERVERS`.
+    The workers' collection names the model-server tests (they carry the ``slow`` mark, which only the workers see)
+    through a file that this plugin, in the controlling process, hands to each worker. (xdist's own ``loadgroup``
+    marks do not group under pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="mtboard-xdist-"))
+        self.units = self.folder / "model-servers.json"
+
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["mtboard_units"] = str(self.units)
+
+    def pytest_unconfigure(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -125,16 +164,47 @@ class _ModuleScheduling:
             return None
         from xdist.scheduler import LoadFileScheduling
 
+        units = self.units
+
         class ModuleScheduling(LoadFileScheduling):
+            models: set[str] | None = None
+
             def _split_scope(self, nodeid: str) -> str:
-                return _unit(super()._split_scope(nodeid))
+                if self.models is None:  # read once every worker has collected (scheduling starts after that)
+                    self.models = set(json.loads(units.read_text(encoding="utf-8"))) if units.is_file() else set()
+                return "model-servers" if nodeid in self.models else _unit(super()._split_scope(nodeid))
 
         return ModuleScheduling(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if config.pluginmanager.hasplugin("xdist"):
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_ModuleScheduling(), "mtboard-module-scheduling")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: in the fast lane one worker more than the CPUs this process may use (many tests wait on the
+    processes they start; on the 2-core machine the fast lane took 4 min 49 s with 2 workers, 3 min 48 s with 3,
+    3 min 44 s with 4); in the full lane (--full or -m) one per CPU: each extra worker slows the model servers, which
+    are the full lane's longest path (its wall time: 17 min with 2 workers, 22 min with 3). A conftest hook: xdist
+    reads it before ``pytest_configure``."""
+    cpus = len(os.sched_getaffinity(0))
+    return cpus if _full(config) else cpus + 1
+
+
+_yielding = False
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In the full lane, a worker gives way (``os.nice(10)``, for the rest of its life) as it starts its first test
+    that is not a model-server test: the ``model-servers`` unit is handed out first, so the worker that runs it keeps
+    its priority until it is done, and the others run beside it without slowing its llama.cpp threads."""
+    global _yielding
+    if _yielding or not hasattr(item.config, "workerinput") or not _full(item.config) or _model_server_test(item):
+        return
+    os.nice(10)
+    _yielding = True
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -163,12 +233,6 @@ def shared_artefact(tmp_path_factory: pytest.TempPathFactory, name: str, build: 
             build(folder)
             (folder / ".done").write_text("")
     return folder
-
-
-def copy_of(folder: Path, dest: Path) -> Path:
-    """A private copy of a shared artefact's folder, for a test that changes it. Returns ``dest``."""
-    shutil.copytree(folder, dest, symlinks=True)
-    return dest
 
 
 @pytest.fixture(scope="session", autouse=True)
