@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite, from a clean clone: installs what the tests need, then runs pytest.
-# This is the README's test command and what CI (.ci/run) calls.
+# The whole test suite, from a clean clone: installs what the tests need, then runs the full lane of pytest (every
+# test: fast, slow and browser; tests/conftest.py, docs/TESTING.md). This is the README's test command and what CI
+# (.ci/run) calls. Extra arguments go to pytest (e.g. -n 0 to run in one process).
+# The fast lane alone, for the edit-test loop: .venv/bin/python -m pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
 set +e
-.venv/bin/python -m pytest -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -p no:cacheprovider --full "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -1,5 +1,6 @@
 """Shared pieces of the real-browser site tests (issue 7, issue 12): Debian's Chromium and its flags, a quiet static
-HTTP server on a free loopback port, and the Playwright browser a test module uses (a module-scoped fixture)."""
+HTTP server on a free loopback port, and the body of the ``browser`` fixture (tests/conftest.py: one Chromium per
+module)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def serving(directory: Path, handler: type[http.server.SimpleHTTPRequestHandler]
 
 
 def browser_session():
-    """Generator body of a module's ``browser`` fixture: one headless Chromium for the module."""
+    """Generator body of the ``browser`` fixture (tests/conftest.py): one headless Chromium, closed on exit."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

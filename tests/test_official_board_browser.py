@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import secret_corpus_support as secret
-from browser_support import CHROMIUM, browser_session, serving
+from browser_support import CHROMIUM, serving
 from mtboard.core.schema import Segment
 from mtboard.verify.secret import evaluate_secret
 from mtboard.site.build import build_site
@@ -43,8 +43,6 @@ def served(tmp_path_factory):
     with serving(tmp / "out") as port:
         yield f"http://127.0.0.1:{port}", res.card
 
-
-browser = pytest.fixture(scope="module", name="browser")(browser_session)
 
 
 def _shots(tmp_path: Path) -> Path:

@@ -19,7 +19,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tomllib
 import zipfile
 from importlib import resources
@@ -95,17 +94,7 @@ def _mtboard(bin_dir: Path, args: list[str], cwd: Path, **env: str) -> subproces
                           capture_output=True, text=True, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("wheel")
-    src = inst.copy_checkout(tmp / "src")
-    proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(tmp / "dist"), str(src)], cwd=tmp,
-                          env=inst.clean_env(), capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    # setuptools' own check: a folder of package data that is not in the package list
-    assert "is absent from the `packages` configuration" not in proc.stdout + proc.stderr
-    (whl,) = (tmp / "dist").glob("mtboard-*-py3-none-any.whl")
-    return whl
+# ``wheel``: the built wheel, a session fixture of tests/conftest.py (shared by the workers, read-only).
 
 
 @pytest.mark.slow

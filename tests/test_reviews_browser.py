@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from browser_support import CHROMIUM, browser_session, serving
+from browser_support import CHROMIUM, serving
 from mtboard.review import community as rv
 from mtboard.core.documents import load_card
 from mtboard.core.schema import QualityTier
@@ -31,8 +31,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser]
 playwright_api = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():  # pragma: no cover
     pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
-
-browser = pytest.fixture(scope="module", name="browser")(browser_session)
 
 
 def test_review_made_in_the_browser_validates_and_shows_on_the_site(browser, tmp_path):

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.site import build_site, tables
+from mtboard.site import tables
 
 sys.path.insert(0, str(Path(__file__).parent))
-from browser_support import CHROMIUM, browser_session, serving  # noqa: E402
-from test_site_cards import write_fixture_tree  # noqa: E402
+from browser_support import CHROMIUM, serving  # noqa: E402
 
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -28,15 +27,11 @@ if not Path(CHROMIUM).exists():  # pragma: no cover
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    root = tmp_path_factory.mktemp("browser")
-    cards = write_fixture_tree(root, xss=True)
-    build_site(root / "submissions", root / "corpora", root / "out", root / "docs")
+def served(fixture_site):
+    """The hand-made cards' site (``fixture_site``, tests/conftest.py: built once per session), served read-only."""
+    root, cards, _ = fixture_site
     with serving(root / "out") as port:
         yield f"http://127.0.0.1:{port}", cards, root
-
-
-browser = pytest.fixture(scope="module", name="browser")(browser_session)
 
 
 @pytest.fixture()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_site_cards import write_fixture_tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILD_TIME = "2026-11-29 15:00 UTC"
+BUILD_TIME = "2026-11-29 15:00 UTC"  # fixture_site's stamp (tests/conftest.py)
 
 
 class Rows(HTMLParser):
@@ -82,11 +82,10 @@ def table_rows(page: Path, table_id: str = "lb-main"):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("siteroot")
-    cards = write_fixture_tree(root, xss=True)
-    report = build_site(root / "submissions", root / "corpora", root / "out", root / "docs", build_time=BUILD_TIME)
-    return root, cards, report
+def site(fixture_site):
+    """The site of the hand-made cards, hostile strings and rejected files included, stamped BUILD_TIME (built once
+    per session by tests/conftest.py; read-only): ``(root, cards, report)``."""
+    return fixture_site
 
 
 def _loaded(root: Path):
@@ -360,17 +359,19 @@ def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
 
 
 @requires_ja  # committed cards include Japanese targets
-def test_real_submissions_render_with_their_numbers(tmp_path):
-    """The committed cards under submissions/ (Apertium, Gemma, baselines — produced by the harness, issue 8)."""
+def test_real_submissions_render_with_their_numbers(committed_inputs, committed_site):
+    """The committed cards under submissions/ (Apertium, Gemma, baselines — produced by the harness, issue 8) pass the
+    site's validation and render (tests/conftest.py: ``committed_inputs`` is the build's validating load, once per
+    session; ``committed_site`` the build, once per session)."""
     real = sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))
     if not real:
         pytest.skip("no committed cards in submissions/ yet")
-    report = build_site(ROOT / "submissions", ROOT / "corpora", tmp_path / "out", tmp_path / "docs")
-    assert not report.rejected, [(r.path, r.problems[:2]) for r in report.rejected]
+    assert not committed_inputs.rejected, [(r.path, r.problems[:2]) for r in committed_inputs.rejected]
+    assert len(committed_inputs.cards) == committed_site.cards == len(real) and not committed_site.rejected
     for p in real:
         card = load_card(p)
         ds = f"{card.dataset.id}-v{card.dataset.version}"
-        rows = dict(table_rows(tmp_path / "out" / "leaderboards" / f"{ds}.html"))
+        rows = dict(table_rows(committed_site.out / "leaderboards" / f"{ds}.html"))
         if card.run_card_hash[:16] not in rows:  # a --limit run: listed as unranked
             continue
         cells = rows[card.run_card_hash[:16]]

@@ -1,7 +1,7 @@
 """Compare, run, portrait and hard-item pages (issue 12 items 3, 5, 7) on the site built from the committed cards:
 the compare statistics against an independent numpy + sacrebleu recomputation, pinned to exact values, and the
-pages' content against values read from the cards. Markdown only (``run_mkdocs=False``); the browser checks are in
-tests/test_site_pages_browser.py."""
+pages' content against values read from the cards. The Markdown pages (the site's ``docs`` folder); the browser checks
+are in tests/test_site_pages_browser.py."""
 
 from __future__ import annotations
 
@@ -39,11 +39,10 @@ GEMMA_ZS = _page_id("mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__zero-shot__*.json")
 
 
 @pytest.fixture(scope="module")
-def docs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pages")
-    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, run_mkdocs=False,
-               build_time="2026-12-01 00:00 UTC")
-    return root / "docs"
+def docs(committed_site):
+    """The Markdown pages of the committed cards' site (``committed_site``, tests/conftest.py: built once per session,
+    stamped 2026-12-01 00:00 UTC; MkDocs leaves this folder as the Markdown build wrote it). Read-only."""
+    return committed_site.docs
 
 
 def _card(page_id: str):

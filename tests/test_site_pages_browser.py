@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import CHROMIUM, browser_session, serving
-from mtboard.site import build_site
+from browser_support import CHROMIUM, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "mtb-en-es-dev-v1.0.0"
@@ -31,15 +30,11 @@ if not Path(CHROMIUM).exists():  # pragma: no cover
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    root = tmp_path_factory.mktemp("pages-browser")
-    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False,
-               build_time="2026-12-01 00:00 UTC")
-    with serving(root / "out") as port:
-        yield f"http://127.0.0.1:{port}", root / "out"
-
-
-browser = pytest.fixture(scope="module", name="browser")(browser_session)
+def served(committed_site):
+    """The committed cards' site (``committed_site``, tests/conftest.py: built once per session, stamped 2026-12-01
+    00:00 UTC), served read-only."""
+    with serving(committed_site.out) as port:
+        yield f"http://127.0.0.1:{port}", committed_site.out
 
 
 def _page(browser, viewport, js=True):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import CHROMIUM, browser_session, serving
+from browser_support import CHROMIUM, serving
 from mtboard.cli.site import SiteHandler
 from mtboard.site import build_site
 
@@ -47,8 +47,6 @@ def site(tmp_path_factory):
         build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, site_url=base)
         yield base
 
-
-browser = pytest.fixture(scope="module", name="browser")(browser_session)
 
 
 def _page(browser, width=1366, height=900, **kw):

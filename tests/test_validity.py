@@ -112,14 +112,18 @@ def test_renamed_copy_is_rejected_and_flagged_by_submit(tmp_path):
     assert not [p for p in report.repository if p.check == "copies"]
 
 
-def test_site_rejects_copies_and_marks_declared_values(tmp_path, monkeypatch):
+def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeypatch):
     """Date and model edits are declared values: the board marks them † on self-benchmarked rows, not on a
     GDS-verified one; a relabelled copy never reaches the board. The committed Apertium record is a maintainer re-run
     made by hand (issue 17: unattested), so its row keeps the declared marks until an attested record replaces it;
-    with an attestation that verifies (the check replaced by one that accepts) it is GDS-verified and unmarked."""
+    with an attestation that verifies (the check replaced by one that accepts) it is GDS-verified and unmarked.
+    ``committed_inputs`` (tests/conftest.py) validated every committed card once; the second load only re-reads the
+    cards and their verification records under the accepting check (the same cards: none was rejected)."""
     from mtboard.site import load as site_load
 
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora")
+    inputs = committed_inputs
+    assert not inputs.rejected and len(inputs.cards) == len(
+        [p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json")])
     boards = tables.build_leaderboards(inputs, resamples=200)
     es = next(b for b in boards if b.dataset_id == "mtb-en-es-dev")
     rows = {r.lc.card.method.backend + r.lc.card.condition: r for r in es.views[0].rows}
@@ -135,7 +139,8 @@ def test_site_rejects_copies_and_marks_declared_values(tmp_path, monkeypatch):
         return result
 
     monkeypatch.setattr(site_load, "check_record", attested)
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora")
+    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)
+    assert [lc.path for lc in inputs.cards] == [lc.path for lc in committed_inputs.cards]
     boards = tables.build_leaderboards(inputs, resamples=200)
     es = next(b for b in boards if b.dataset_id == "mtb-en-es-dev")
     rows = {r.lc.card.method.backend + r.lc.card.condition: r for r in es.views[0].rows}
@@ -213,9 +218,8 @@ def test_all_pairs_matches_an_independent_computation():
     assert got[0, 2] < 0.05 and got[0, 1] > 0.05
 
 
-def test_leaderboard_ranks_on_the_composite_with_its_ci():
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora")
-    es = next(b for b in tables.build_leaderboards(inputs, resamples=300) if b.dataset_id == "mtb-en-es-dev")
+def test_leaderboard_ranks_on_the_composite_with_its_ci(committed_inputs):
+    es = next(b for b in tables.build_leaderboards(committed_inputs, resamples=300) if b.dataset_id == "mtb-en-es-dev")
     view = es.views[0]
     comps = [r.composite for r in view.rows if not r.reference]
     assert comps == sorted(comps, reverse=True)
@@ -267,9 +271,8 @@ def test_board_compares_judges_on_common_cells_only():
 # Part 4: field statistics over real systems only
 
 
-def test_field_median_and_items_leave_baselines_out():
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora")
-    es = next(b for b in tables.build_leaderboards(inputs, resamples=100) if b.dataset_id == "mtb-en-es-dev")
+def test_field_median_and_items_leave_baselines_out(committed_inputs):
+    es = next(b for b in tables.build_leaderboards(committed_inputs, resamples=100) if b.dataset_id == "mtb-en-es-dev")
     ranked = [r.lc.card for r in es.views[0].rows]
     real = [c for c in ranked if c.method_class != "baseline"]
     assert len(real) == 3 and len(ranked) == 5

@@ -57,10 +57,10 @@ def _workspace(tmp: Path, pr_files: dict[str, bytes], *, base_cards: dict[str, b
 
 
 @pytest.fixture(scope="module")
-def mtboard_bin(tmp_path_factory) -> list[Path]:
-    """PATH entries after the install steps."""
-    tmp = tmp_path_factory.mktemp("install")
-    return inst.install_validate_job(tmp, inst.copy_checkout(tmp / "ws" / "base"))
+def mtboard_bin(validate_job_install) -> list[Path]:
+    """PATH entries after the install steps (run once per session on a copy of this checkout as ./base:
+    tests/conftest.py's ``validate_job_install``, shared with test_workflows_verify_job.py)."""
+    return validate_job_install
 
 
 def _run_job(ws: Path, mtboard_bin: list[Path], *, label: bool) -> subprocess.CompletedProcess:

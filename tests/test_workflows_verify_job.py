@@ -97,7 +97,7 @@ def _tampered(card_bytes: bytes) -> dict[str, bytes]:
 
 
 @pytest.mark.slow
-def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run_them(tmp_path):
+def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run_them(tmp_path, validate_job_install):
     # the contributor: their own llama-cpp-python server on loopback, `mtboard run --method openai:…`
     with LocalServer(Path(gemma.assemble()), n_threads=2, n_ctx=2048, implementation="llama-cpp-python",
                      log_path=tmp_path / "server.log", sandbox=False) as srv:  # their own TCP server (--base-url)
@@ -123,7 +123,9 @@ def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run
 
         # 2. validate.yml on the pull request adding the card, then on one adding tampered copies
         vtmp = tmp_path / "validate"
-        path_dirs = inst.install_validate_job(vtmp, inst.copy_checkout(vtmp / "ws" / "base"))
+        path_dirs = validate_job_install  # the job's install steps, run once per session (tests/conftest.py)
+        shutil.copytree(inst.ROOT / "corpora", vtmp / "ws" / "base" / "corpora")  # what the validator reads of ./base
+        (vtmp / "runner-temp").mkdir()
         base_files = {"README.md": b"base\n", "submissions/.gitkeep": b""}
         ws = vtmp / "ws"
         inst.pull_request_checkout(vtmp / "git", base_files, {rel: card_path.read_bytes()}, ws / "pr")

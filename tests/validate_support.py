@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import functools
+import hashlib
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from mtboard.core import canonical
 from mtboard.score.card import compute_fingerprint
@@ -26,8 +27,35 @@ CORPUS = ROOT / "corpora" / "mtb-en-es-dev.json"
 FIXED_NOW = None  # validators use the real clock; cards are made "now"
 
 
+SHARED_DIR: Path | None = None
+"""A folder every pytest-xdist worker of the run shares (set by tests/conftest.py; None outside pytest): each card is
+built once per run and read from there by the other workers, instead of once per worker."""
+
+
+def _shared(key: str, build: Callable[[], bytes]) -> bytes:
+    """``build()``'s bytes, built once per run under a file lock in :data:`SHARED_DIR` (or just built when unset)."""
+    if SHARED_DIR is None:
+        return build()
+    from filelock import FileLock
+
+    path = SHARED_DIR / f"{key}.json"
+    with FileLock(f"{path}.lock"):
+        if path.is_file():
+            return path.read_bytes()
+        data = build()
+        part = path.with_suffix(".part")
+        part.write_bytes(data)
+        part.replace(path)
+        return data
+
+
 @functools.lru_cache(maxsize=4)
 def _build(limit: int | None, fst: bool | None, runs: int = 1, corpus: Path = CORPUS) -> bytes:
+    key = f"real-{limit}-{fst}-{runs}-{hashlib.sha256(corpus.read_bytes()).hexdigest()[:16]}"
+    return _shared(key, lambda: _build_card(limit, fst, runs, corpus))
+
+
+def _build_card(limit: int | None, fst: bool | None, runs: int, corpus: Path) -> bytes:
     import tempfile
 
     from mtboard.score import card as card_mod
@@ -104,6 +132,10 @@ def judged_card_bytes(limit: int = 12) -> bytes:
     """A real Apertium card (profile B) judged by GEMBA-MQM and the rubric through the real judging code, with a
     scripted judge server answering: MQM clean, with a major and a minor error, then three unparsable answers (a
     failed judgement), in turn; the rubric always ``3/4/2``. Canonical bytes, sealed."""
+    return _shared(f"judged-{limit}", lambda: _judge(limit))
+
+
+def _judge(limit: int) -> bytes:
     import itertools
     import tempfile
 

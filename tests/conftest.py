@@ -1,0 +1,361 @@
+"""The suite's two lanes, how its tests share two CPUs, and the expensive artefacts built once per session (issue 30
+item 5; docs/TESTING.md §1).
+
+Lanes::
+
+    .venv/bin/python -m pytest               # fast lane (the default): tests marked slow or browser are deselected
+    .venv/bin/python -m pytest --full        # full lane: everything (what scripts/test.sh and CI run)
+    .venv/bin/python -m pytest -m slow       # an explicit -m expression selects by itself, in either lane
+
+A deselected test is still collected: the summary line counts it ("N deselected"), so the collected count is the same
+in both lanes. A test belongs to the full lane when it is marked ``slow`` (real model servers, package builds and
+installs, workflow replays, whole-corpus model runs) or ``browser`` (headless Chromium); everything else is fast.
+
+Parallel runs: ``addopts`` in pyproject.toml runs ``-n auto --dist loadfile`` (pytest-xdist; ``auto`` is
+:func:`pytest_xdist_auto_num_workers`). The units of work the workers are handed (:class:`_ModuleScheduling`): a test
+module (its module-scoped fixtures are built once), the modules of one of :data:`GROUPS` together, and the slow tests
+of :data:`MODEL_SERVERS` together (one model server at a time); the modules of :data:`FIRST` first (the longest: the
+run ends with short modules on every worker). ``-n 0`` runs in this process, serially (one test file while editing:
+``pytest -n 0 tests/test_x.py``).
+
+Session fixtures (each built once per worker process; those marked *shared* once per run, by whichever worker asks
+first, under a file lock in the workers' common temporary folder, see :func:`shared_artefact`):
+
+* ``committed_site`` (*shared*) — the site built from the committed cards under submissions/, with MkDocs; read-only
+  (test_site_build.py, test_site_pages.py, test_site_pages_browser.py).
+* ``committed_inputs`` — :func:`mtboard.site.load.load_inputs` of the committed cards, validated (test_validity.py,
+  test_site_build.py: one group, so it is built once).
+* ``fixture_site`` — the site of the hand-made toy cards of test_site_cards.py (test_site_build.py,
+  test_site_browser.py).
+* ``wheel`` (*shared*) — mtboard's wheel built from a copy of the checkout (test_packaging.py).
+* ``validate_job_install`` (*shared*) — validate.yml's two install steps run once: the PATH entries later steps get
+  (test_workflows_validate_job.py, test_workflows_verify_job.py).
+* sealed real cards — tests/validate_support.py builds each card once per run (*shared*) through
+  :data:`validate_support.SHARED_DIR`, set here.
+
+Shared artefacts are read-only: a test that changes one copies it first (``shutil.copytree``). The browser is
+module-scoped (``browser``), not session-scoped: while Playwright's sync API is active no ``asyncio.run()`` can run in
+the thread, so a Chromium kept open across modules would break every later test of that worker that runs the
+pipeline."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED_BUILD_TIME = "2026-12-01 00:00 UTC"
+"""The build stamp of ``committed_site`` (the pages tests compare against it)."""
+FIXTURE_BUILD_TIME = "2026-11-29 15:00 UTC"
+"""The build stamp of ``fixture_site`` (test_site_build.py's determinism test replaces it)."""
+
+FIRST = [
+    "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_site_visitor",
+    "test_validity", "test_site_build", "test_workflows_validate_job", "test_sandbox", "test_site_pages_browser",
+    "test_packaging", "test_workflows_verify_job", "test_validate_verify_gguf", "test_contributor_path", "test_demo",
+    "test_workflows_sweep_job", "test_validate_binding", "test_llm_transport", "test_plugins", "test_server_identity",
+    "test_validate_tamper", "test_validate_cli", "test_judges_scripted", "test_runner_llama", "test_pipeline_fst_gate",
+    "test_site_browser", "test_official_validity", "test_checkout_line_ends", "test_pinned_validate",
+    "test_official_board_browser", "test_corpora_rebuild", "test_sweeps_plan", "test_site_pages",
+    "test_runner_options", "test_semantic", "test_submit_same_fingerprint",
+]
+"""Modules handed to the workers first, longest first (their full-lane time with two workers on the 2-core machine;
+a module's slow tests are deselected in the fast lane, where the same order holds for the rest). The rest keep their
+file order. Order only: every module runs either way."""
+
+GROUPS = {
+    "committed-cards": ["test_validity", "test_site_build"],
+}
+"""Modules that are one unit of work together: they run in one worker, one module after another. committed-cards:
+the users of ``committed_inputs`` (a per-worker fixture: the one validation of every committed card)."""
+
+MODEL_SERVERS = [
+    "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_sandbox",
+    "test_workflows_verify_job", "test_validate_verify_gguf", "test_contributor_path", "test_demo",
+    "test_server_identity", "test_runner_llama", "test_pipeline_fst_gate", "test_runner_resume",
+    "test_backends_registry",
+]
+"""Modules whose ``slow`` tests start llama-cpp-python servers (Gemma 270M, two threads) or COMET: under xdist those
+tests are one unit of work (``model-servers``), run one after another in one worker, never two at once — llama.cpp's
+threads wait on each other, and two servers on two cores slowed each other many times over (measured: the 20-entry
+Gemma judge test took 702 s beside other model tests instead of 168 s). The modules' other tests are ordinary units."""
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Lanes and scheduling
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--full", action="store_true", default=False,
+                     help="run the full lane: slow and browser tests too (scripts/test.sh, CI); "
+                          "without it they are deselected unless -m selects")
+
+
+def _full(config: pytest.Config) -> bool:
+    return bool(config.getoption("--full") or config.getoption("markexpr"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if _full(config):
+        return "lane: full" if config.getoption("--full") else f"lane: -m {config.getoption('markexpr')!r}"
+    return "lane: fast (slow and browser tests deselected; --full runs them)"
+
+
+def _unit(module: str) -> str:
+    """The unit of work of a test module under xdist: its group of :data:`GROUPS`, else the module itself."""
+    stem = Path(module).stem
+    return next((name for name, modules in GROUPS.items() if stem in modules), module)
+
+
+def _model_server_test(item: pytest.Item) -> bool:
+    """A test of the ``model-servers`` unit: a slow test of a module in :data:`MODEL_SERVERS`."""
+    return item.path.stem in MODEL_SERVERS and item.get_closest_marker("slow") is not None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the full lane's tests (unless --full or -m). In an xdist worker, also order the modules :data:`FIRST`
+    first (a plain run keeps file order) and tell the scheduler which tests are ``model-servers``."""
+    if not _full(config):
+        slow = [i for i in items if i.get_closest_marker("slow") or i.get_closest_marker("browser")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            dropped = set(slow)
+            items[:] = [i for i in items if i not in dropped]
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None:
+        return
+    rank = {m: n for n, m in enumerate(FIRST)}
+    items.sort(key=lambda i: rank.get(i.path.stem, len(FIRST)))  # stable: file order otherwise; the same everywhere
+    if workerinput["workerid"] == "gw0":  # every worker collects the same items; one writes the list
+        models = [i.nodeid for i in items if _model_server_test(i)]
+        path = Path(workerinput["mtboard_units"])
+        path.with_suffix(".part").write_text(json.dumps(models), encoding="utf-8")
+        path.with_suffix(".part").replace(path)
+
+
+class _ModuleScheduling:
+    """xdist's ``--dist loadfile`` with this suite's units of work: a test module (its module-scoped fixtures are
+    built once), the modules of a group of :data:`GROUPS`, and the ``model-servers`` tests of :data:`MODEL_SERVERS`.
+    The workers' collection names the model-server tests (they carry the ``slow`` mark, which only the workers see)
+    through a file that this plugin, in the controlling process, hands to each worker. (xdist's own ``loadgroup``
+    marks do not group under pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="mtboard-xdist-"))
+        self.units = self.folder / "model-servers.json"
+
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["mtboard_units"] = str(self.units)
+
+    def pytest_unconfigure(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
+        if config.getvalue("dist") != "loadfile":
+            return None
+        from xdist.scheduler import LoadFileScheduling
+
+        units = self.units
+
+        class ModuleScheduling(LoadFileScheduling):
+            models: set[str] | None = None
+
+            def _split_scope(self, nodeid: str) -> str:
+                if self.models is None:  # read once every worker has collected (scheduling starts after that)
+                    self.models = set(json.loads(units.read_text(encoding="utf-8"))) if units.is_file() else set()
+                return "model-servers" if nodeid in self.models else _unit(super()._split_scope(nodeid))
+
+        return ModuleScheduling(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_ModuleScheduling(), "mtboard-module-scheduling")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: in the fast lane one worker more than the CPUs this process may use (many tests wait on the
+    processes they start; on the 2-core machine the fast lane took 4 min 49 s with 2 workers, 3 min 48 s with 3,
+    3 min 44 s with 4); in the full lane (--full or -m) one per CPU: each extra worker slows the model servers, which
+    are the full lane's longest path (its wall time: 17 min with 2 workers, 22 min with 3). A conftest hook: xdist
+    reads it before ``pytest_configure``."""
+    cpus = len(os.sched_getaffinity(0))
+    return cpus if _full(config) else cpus + 1
+
+
+_yielding = False
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In the full lane, a worker gives way (``os.nice(10)``, for the rest of its life) as it starts its first test
+    that is not a model-server test: the ``model-servers`` unit is handed out first, so the worker that runs it keeps
+    its priority until it is done, and the others run beside it without slowing its llama.cpp threads."""
+    global _yielding
+    if _yielding or not hasattr(item.config, "workerinput") or not _full(item.config) or _model_server_test(item):
+        return
+    os.nice(10)
+    _yielding = True
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Artefacts shared by the workers of one run
+
+
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary folder that every xdist worker sees (a worker's basetemp is ``<run>/popen-gwN``)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def shared_artefact(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``<run>/shared/NAME``, filled by ``build(folder)`` once per run: the first worker to ask builds it
+    under a file lock while the others wait, then everyone reads it. A failed build leaves no ``.done`` marker, so
+    the next asker builds again (and fails the same way, in its own test)."""
+    from filelock import FileLock
+
+    root = _shared_root(tmp_path_factory) / "shared"
+    root.mkdir(exist_ok=True)
+    folder = root / name
+    with FileLock(str(root / f"{name}.lock")):
+        if not (folder / ".done").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / ".done").write_text("")
+    return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_sealed_cards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Sealed real cards (tests/validate_support.py) are built once per run and read by every worker."""
+    import validate_support
+
+    folder = _shared_root(tmp_path_factory) / "shared" / "cards"
+    folder.mkdir(parents=True, exist_ok=True)
+    saved, validate_support.SHARED_DIR = validate_support.SHARED_DIR, folder
+    yield
+    validate_support.SHARED_DIR = saved
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Built sites
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltSite:
+    """A site built by :func:`mtboard.site.build_site`: its HTML folder, its Markdown folder and what the build
+    reported (``rejected``: (path, problems) pairs; ``cards``: cards on the site)."""
+
+    out: Path
+    docs: Path
+    cards: int
+    rejected: list[tuple[str, list[str]]]
+
+
+def _build_committed(folder: Path) -> None:
+    from mtboard.site import build_site
+
+    report = build_site(ROOT / "submissions", ROOT / "corpora", folder / "out", folder / "docs", validate=False,
+                        build_time=COMMITTED_BUILD_TIME)
+    (folder / "report.json").write_text(json.dumps({"cards": report.cards, "rejected": [
+        [r.path, r.problems] for r in report.rejected]}), encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """The leaderboard site of the committed cards (submissions/, corpora/), MkDocs run, stamped
+    :data:`COMMITTED_BUILD_TIME`. Built without re-validating the cards (``committed_inputs`` validates them, the
+    same :func:`~mtboard.site.load.load_inputs` call the build makes; with every card valid both builds write the
+    same bytes). Shared by the workers; read-only."""
+    folder = shared_artefact(tmp_path_factory, "committed-site", _build_committed)
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    return BuiltSite(folder / "out", folder / "docs", report["cards"], [tuple(r) for r in report["rejected"]])
+
+
+@pytest.fixture(scope="session")
+def committed_inputs():
+    """:func:`mtboard.site.load.load_inputs` of the committed cards, every card validated (the load every
+    leaderboard test starts from). Read-only: the leaderboard builders do not change their inputs."""
+    from mtboard.site.load import load_inputs
+
+    return load_inputs(ROOT / "submissions", ROOT / "corpora")
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory: pytest.TempPathFactory):
+    """The site of test_site_cards.py's hand-made cards (hostile strings included, and its rejected files), built
+    with validation and MkDocs, stamped :data:`FIXTURE_BUILD_TIME`: ``(root, cards, report)`` with ``root/out``,
+    ``root/docs``, ``root/submissions``, ``root/corpora``. Read-only."""
+    from mtboard.site import build_site
+    from test_site_cards import write_fixture_tree
+
+    root = tmp_path_factory.mktemp("fixture-site")
+    cards = write_fixture_tree(root, xss=True)
+    report = build_site(root / "submissions", root / "corpora", root / "out", root / "docs",
+                        build_time=FIXTURE_BUILD_TIME)
+    return root, cards, report
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Installs
+
+
+def _build_wheel(folder: Path) -> None:
+    import subprocess
+    import sys
+
+    import install_support as inst
+
+    src = inst.copy_checkout(folder / "src")
+    proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(folder / "dist"), str(src)], cwd=folder,
+                          env=inst.clean_env(), capture_output=True, text=True, timeout=900)
+    (folder / "build.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mtboard's wheel, built with ``python -m build`` (sdist, then the wheel from the sdist) from a copy of the
+    checkout's files. Shared by the workers; read-only (install it, do not change it)."""
+    folder = shared_artefact(tmp_path_factory, "wheel", _build_wheel)
+    log = (folder / "build.log").read_text(encoding="utf-8")
+    # setuptools' own check: a folder of package data that is not in the package list
+    assert "is absent from the `packages` configuration" not in log
+    (whl,) = (folder / "dist").glob("mtboard-*-py3-none-any.whl")
+    return whl
+
+
+@pytest.fixture(scope="session")
+def validate_job_install(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """validate.yml's install steps, run once on a copy of the checkout as ./base: the PATH entries its later steps
+    get (the installed venv's bin, the apt-get stand-in). Shared by the workers; read-only."""
+    import install_support as inst
+
+    def build(folder: Path) -> None:
+        dirs = inst.install_validate_job(folder, inst.copy_checkout(folder / "ws" / "base"))
+        (folder / "path.json").write_text(json.dumps([str(d) for d in dirs]), encoding="utf-8")
+
+    folder = shared_artefact(tmp_path_factory, "validate-job-install", build)
+    return [Path(d) for d in json.loads((folder / "path.json").read_text(encoding="utf-8"))]
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Browser
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Debian Chromium (Playwright) for the module (module scope: see the header)."""
+    from browser_support import browser_session
+
+    yield from browser_session()
