@@ -32,7 +32,8 @@ FLAGS = {
     "translator_family": "--translator-family", "early_gate": "--no-early-gate", "backend_extra": "--backend-opt",
     "segment": "--segment", "limit": "--limit", "work_dir": "--work-dir", "out": "--out", "base_url": "--base-url",
     "allow_incomplete": "--allow-incomplete", "price_in": "--price-in", "price_out": "--price-out",
-    "notes": "--notes",
+    "notes": "--notes", "neural_metric": "--neural-metric", "neural_batch_size": "--neural-batch-size",
+    "neural_device": "--neural-device", "neural_revision": "--neural-revision",
 }
 """Every option that sets a field, as the command line spelt it before the options were generated."""
 
@@ -69,7 +70,8 @@ def test_every_field_has_a_description_that_is_its_help_line():
     assert re.search(r"--fst-retries\s+N\s.*\(default 2\)\. \[0-5\]", text)
     assert re.search(r"--price-in\s.*\[>= 0\]", text) and re.search(r"--tools\s+TOOL\s", text)
     assert re.search(r"--backend-opt\s+KEY=VALUE\s", text) and "--early-gate " not in text
-    assert "--neural-metric" in text and "COMET batch size (recorded)." in text
+    assert re.search(r"--neural-batch-size\s+N\s.*COMET batch size \(default 16; recorded\)", text)
+    assert re.search(r"--neural-device\s+DEVICE\s", text) and re.search(r"--neural-revision\s+KEY=COMMIT\s", text)
     assert "Usage: mtboard run [OPTIONS] {CORPUS}" in flat
 
 
@@ -94,12 +96,36 @@ def test_every_field_has_a_description_that_is_its_help_line():
     ("max_retries", -1, "max_retries: max_retries must be at least 0"),
     ("runs", "three", "--runs: --runs 'three': Input should be a valid integer"),
     ("colour", "red", "colour: unknown run setting 'colour'"),
+    # the --neural-* settings act on the finished card, but are refused before anything is translated
+    ("neural_metric", "comet22,bleurt", "--neural-metric: unknown neural metric 'bleurt' (fix: use one of comet22, "
+                                        "cometkiwi, xcomet)"),
+    ("neural_device", "cuda", "--neural-device: --neural-device has no effect without --neural-metric (fix: add "
+                              "--neural-metric METRIC, or drop --neural-device)"),
+    ("neural_batch_size", 8, "--neural-batch-size: --neural-batch-size has no effect without --neural-metric"),
+    ("neural_batch_size", 0, "--neural-batch-size: --neural-batch-size must be at least 1"),
+    ("neural_revision", ["comet22=" + "a" * 40], "--neural-revision: --neural-revision has no effect without "
+                                                 "--neural-metric"),
+    ("neural_revision", ["comet22"], "--neural-revision: bad revision 'comet22' (fix: use KEY=COMMIT with KEY one "
+                                     "of comet22, cometkiwi, xcomet)"),
 ])
 def test_a_bad_value_is_one_config_error_naming_the_option(field, value, message):
     with pytest.raises(ConfigError) as e:
         RunSettings(corpus_path=ES, method="echo:", **{field: value})
     assert e.value.one_line().startswith(message)
     assert "\n" not in e.value.one_line() and e.value.fix
+
+
+def test_neural_settings_parse_and_check_with_a_metric():
+    s = RunSettings(corpus_path=ES, method="echo:", neural_metric=["comet22,xcomet", "comet22"], neural_device="cuda",
+                    neural_batch_size=4, neural_revision=["xcomet=" + "b" * 40])
+    assert (s.neural_metric, s.neural_device, s.neural_batch_size) == (("comet22", "xcomet"), "cuda", 4)
+    assert s.neural_revision == {"xcomet": "b" * 40}
+    with pytest.raises(ConfigError) as e:
+        RunSettings(corpus_path=ES, method="echo:", neural_metric="comet22", neural_device="tpu")
+    assert e.value.one_line() == "--neural-device: unknown device 'tpu' (fix: use cpu or cuda)"
+    plain = RunSettings(corpus_path=ES, method="echo:")
+    assert (plain.neural_metric, plain.neural_device, plain.neural_batch_size, plain.neural_revision) == (
+        (), None, None, {})
 
 
 def test_values_accepted_before_stay_accepted():
@@ -158,7 +184,9 @@ def test_every_option_reaches_its_field(captured, tmp_path):
             "--translator-family", "gemma", "--no-early-gate", "--backend-opt", "n_ctx=4096", "--backend-opt",
             "server=llama-cpp-python", "--segment", "diagnostic", "--limit", "7", "--work-dir", tmp_path / "w",
             "--out", tmp_path / "card.json", "--base-url", "http://127.0.0.1:9/v1", "--allow-incomplete",
-            "--price-in", "0.1", "--price-out", "0.2", "--notes", "a note"]
+            "--price-in", "0.1", "--price-out", "0.2", "--notes", "a note", "--neural-metric", "comet22",
+            "--neural-metric", "cometkiwi", "--neural-batch-size", "4", "--neural-device", "cuda",
+            "--neural-revision", "comet22=" + "c" * 40]
     p = cli_support.invoke(args, env={"MTBOARD_STREAM": "1"})
     assert p.returncode == 1 and p.stderr.strip() == "error: stopped by the test", p.stderr
     s = captured[0]
@@ -170,7 +198,9 @@ def test_every_option_reaches_its_field(captured, tmp_path):
         judge_family="qwen", translator_family="gemma", early_gate=False,
         backend_extra={"n_ctx": "4096", "server": "llama-cpp-python"}, segment=Segment.diagnostic, limit=7,
         work_dir=tmp_path / "w", out=tmp_path / "card.json", base_url="http://127.0.0.1:9/v1",
-        allow_incomplete=True, price_in=0.1, price_out=0.2, notes="a note", stream=True)
+        allow_incomplete=True, price_in=0.1, price_out=0.2, notes="a note", stream=True,
+        neural_metric=("comet22", "cometkiwi"), neural_batch_size=4, neural_device="cuda",
+        neural_revision={"comet22": "c" * 40})
 
 
 def test_the_defaults_of_the_command_are_the_models(captured):
@@ -190,6 +220,12 @@ def test_the_defaults_of_the_command_are_the_models(captured):
                            "gold_standard, held_out)"),
     (["--backend-opt", "n_ctx"], "error: --backend-opt: --backend-opt 'n_ctx' is not KEY=VALUE (fix: write e.g. "
                                  "--backend-opt n_ctx=4096 (repeat the option for more settings))"),
+    (["--neural-metric", "comet22", "--neural-device", "tpu"], "error: --neural-device: unknown device 'tpu' (fix: "
+                                                               "use cpu or cuda)"),
+    (["--neural-batch-size", "0"], "error: --neural-batch-size: --neural-batch-size must be at least 1 (fix: give "
+                                   "--neural-batch-size a number of at least 1)"),
+    (["--neural-device", "cuda"], "error: --neural-device: --neural-device has no effect without --neural-metric "
+                                  "(fix: add --neural-metric METRIC, or drop --neural-device)"),
 ])
 def test_the_command_line_says_one_line_naming_the_option(captured, args, line):
     p = cli_support.invoke(["run", ES, "--method", "echo:", *args])

@@ -147,6 +147,16 @@ class Environment(BaseModel):
         "`environment`. The verify workflow sets it.",
         kind="text", default_text="not named", commands=("verify",), fix="set it to an image name, or unset it")
 
+    @field_validator("prompts_dir")
+    @classmethod
+    def _prompt_folder(cls, value: Path | None) -> Path | None:
+        """A prompt folder that is not one would show later as "unknown prompt" or as a card's missing template."""
+        if value is not None and not value.is_dir():
+            raise ValueError("is not a folder")
+        if value is not None and not any(value.glob("*.j2")):
+            raise ValueError("holds no prompt template (*.j2)")
+        return value
+
     @field_validator("stream", "progress", mode="before")
     @classmethod
     def _flags(cls, value: Any) -> Any:
@@ -243,7 +253,8 @@ def read_environment(environ: Mapping[str, str] = os.environ) -> Environment:
     as unset; other names are ignored). The only code in mtboard that reads them.
 
     Raises: ConfigError naming the variable and the fix when a value is malformed (``MTBOARD_SCORING_WORKERS=abc``,
-    ``MTBOARD_PROGRESS_INTERVAL=-1``, ``MTBOARD_NEURAL_DEVICE=tpu``)."""
+    ``MTBOARD_PROGRESS_INTERVAL=-1``, ``MTBOARD_NEURAL_DEVICE=tpu``, ``MTBOARD_PROMPTS_DIR`` not a folder of
+    templates)."""
     raw = {name: environ[variable(name)] for name in Environment.model_fields if environ.get(variable(name))}
     try:
         return Environment(**raw)

@@ -16,21 +16,6 @@ from mtboard.cli.app import app, guarded, refresh_workdir_outputs
 from mtboard.core.errors import ConfigError
 
 
-def parse_revisions(specs: list[str] | None, option: str = "--neural-revision") -> dict[str, str]:
-    """``KEY=COMMIT`` options → {key: commit}. Raises: ConfigError for a malformed one or an unknown key."""
-    from mtboard.score.metrics.neural import MODELS
-
-    out: dict[str, str] = {}
-    for spec in specs or []:
-        key, sep, rev = spec.partition("=")
-        key, rev = key.strip(), rev.strip()
-        if not sep or key not in MODELS or not rev:
-            raise ConfigError(f"bad revision {spec!r}", field=option,
-                              fix=f"use KEY=COMMIT with KEY one of {', '.join(MODELS)}")
-        out[key] = rev
-    return out
-
-
 def neural_lines(card) -> list[str]:  # noqa: ANN001 - RunCard (imported lazily)
     """One line per neural metric of a card: key, score, n and signature."""
     return [f"{key:<11} {m.score:.4f} over {m.n} entries (claimed until `mtboard verify`)  {m.signature}"
@@ -70,7 +55,7 @@ def neural(
 ) -> None:
     """Score a work directory's stored translations with neural metrics and re-write its card."""
     from mtboard.core import documents
-    from mtboard.score.metrics.neural import parse_metrics
+    from mtboard.score.metrics.neural import parse_metrics, parse_revisions
     from mtboard.score.neural_card import score_card
 
     cpath = card_path or Path(workdir) / "card.json"

@@ -28,7 +28,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from mtboard.core.errors import ConfigError
 from mtboard.inputs.tools import DEFAULT_FST_RETRIES, MAX_FST_RETRIES
@@ -128,6 +128,17 @@ class RunSettings(BaseModel):
     price_in: float | None = Field(None, ge=0, description="USD per 1M prompt tokens (overrides prompts/prices.yaml).")
     price_out: float | None = Field(None, ge=0, description="USD per 1M completion tokens.")
     notes: str | None = Field(None, description="Free-text note stored in the card.")
+    neural_metric: tuple[str, ...] | list[str] | str | None = Field((), json_schema_extra={"metavar": "METRIC"},
+                                                                   description=(
+        "Neural metric comet22, cometkiwi or xcomet (repeatable or comma-separated), scored on the finished card in "
+        "the COMET environment (docs/neural_metrics.md); later: `mtboard neural WORKDIR`."))
+    neural_batch_size: int | None = Field(None, ge=1, json_schema_extra={"metavar": "N"}, description=(
+        "COMET batch size (default 16; recorded); needs --neural-metric."))
+    neural_device: str | None = Field(None, json_schema_extra={"metavar": "DEVICE"},
+                                      description="cpu or cuda (default cpu; recorded); needs --neural-metric.")
+    neural_revision: dict[str, str] = Field(default_factory=dict, json_schema_extra={"metavar": "KEY=COMMIT"},
+                                            description=(
+        "A neural metric's model revision instead of the pinned one (repeatable); needs --neural-metric."))
     stream: bool = Field(False, json_schema_extra={"cli": False}, description=(
         "Stream responses (server-sent events) from OpenAI-compatible servers; the run command sets it from "
         "MTBOARD_STREAM=1."))
@@ -142,6 +153,43 @@ class RunSettings(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise settings_error(exc) from None
+
+    @field_validator("neural_metric", mode="before")
+    @classmethod
+    def _neural_keys(cls, value: Any) -> tuple[str, ...]:
+        """``--neural-metric`` values (repeatable, comma-separated) → the metric keys in order, without repeats.
+        Raises: ConfigError naming an unknown metric (:func:`mtboard.score.metrics.neural.parse_metrics`)."""
+        from mtboard.score.metrics.neural import parse_metrics
+
+        if value is None:
+            return ()
+        return tuple(parse_metrics([value] if isinstance(value, str) else list(value)))
+
+    @field_validator("neural_revision", mode="before")
+    @classmethod
+    def _neural_revisions(cls, value: Any) -> Any:
+        """``KEY=COMMIT`` strings → ``{key: commit}`` (a mapping passes as it is). Raises: ConfigError for a malformed
+        one or an unknown key (:func:`mtboard.score.metrics.neural.parse_revisions`)."""
+        from mtboard.score.metrics.neural import parse_revisions
+
+        if value is None:
+            return {}
+        return parse_revisions(list(value)) if isinstance(value, (list, tuple)) else value
+
+    @field_validator("neural_batch_size", "neural_device", "neural_revision")
+    @classmethod
+    def _needs_a_neural_metric(cls, value: Any, info: ValidationInfo) -> Any:
+        """A neural setting without ``--neural-metric`` would be ignored: refused, before anything is translated;
+        ``--neural-device`` is cpu or cuda."""
+        from mtboard.score.metrics.neural import DEVICES
+
+        opt = option_name(str(info.field_name))
+        if value and not info.data.get("neural_metric"):
+            raise ConfigError(f"{opt} has no effect without --neural-metric", field=opt,
+                              fix=f"add --neural-metric METRIC, or drop {opt}")
+        if info.field_name == "neural_device" and value is not None and value not in DEVICES:
+            raise ConfigError(f"unknown device {value!r}", field=opt, fix=f"use {' or '.join(DEVICES)}")
+        return value
 
     @field_validator("backend_extra", mode="before")
     @classmethod

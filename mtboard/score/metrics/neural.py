@@ -83,6 +83,19 @@ MODELS: dict[str, NeuralModel] = {
 an unrelated benchmark-data library) and is left out (docs/neural_metrics.md)."""
 
 
+def parse_revisions(specs: list[str] | None, option: str = "--neural-revision") -> dict[str, str]:
+    """``KEY=COMMIT`` options → {key: commit}. Raises: ConfigError for a malformed one or an unknown key."""
+    out: dict[str, str] = {}
+    for spec in specs or []:
+        key, sep, rev = spec.partition("=")
+        key, rev = key.strip(), rev.strip()
+        if not sep or key not in MODELS or not rev:
+            raise ConfigError(f"bad revision {spec!r}", field=option,
+                              fix=f"use KEY=COMMIT with KEY one of {', '.join(MODELS)}")
+        out[key] = rev
+    return out
+
+
 def parse_metrics(specs: Sequence[str]) -> list[str]:
     """Metric keys from ``--neural-metric`` values (repeatable or comma-separated), in order, without repeats.
 
@@ -251,4 +264,4 @@ def _run_worker(python: str, request: dict, timeout_s: float | None) -> dict:
 
 
 __all__ = ["DEFAULT_BATCH_SIZE", "MODELS", "NEURAL_DECIMALS", "NO_OUTPUT_SCORE", "NeuralModel", "NeuralRun",
-           "aggregate", "comet_python", "parse_metrics", "score_segments", "signature", "units"]
+           "aggregate", "comet_python", "parse_metrics", "parse_revisions", "score_segments", "signature", "units"]
