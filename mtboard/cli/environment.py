@@ -192,8 +192,10 @@ class Environment(BaseModel):
     @field_validator("neural_device", mode="before")
     @classmethod
     def _device(cls, value: Any) -> Any:
-        if isinstance(value, str) and value not in ("cpu", "cuda"):
-            raise ValueError("is not cpu or cuda")
+        from mtboard.score.metrics.neural import DEVICES  # the one list of devices (--neural-device checks it too)
+
+        if isinstance(value, str) and value not in DEVICES:
+            raise ValueError(f"is not {' or '.join(DEVICES)}")
         return value
 
     def runtime(self) -> Runtime:
