@@ -195,14 +195,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return len(os.sched_getaffinity(0)) + 1
 
 
-MODEL_SERVER_COMMANDS = ("llama_cpp.server", "llama_cpp_fresh", "llama-server", "comet_worker.py")
-"""What a model server's (or the COMET worker's) command line contains: llama-cpp-python's server, mtboard's fresh
-launcher of it (mtboard/backends/local/llama_cpp_fresh.py, also inside the sandbox), llama.cpp's ``llama-server``,
-and mtboard/score/metrics/comet_worker.py."""
+def is_model_server(argv: list[str]) -> bool:
+    """Whether a process's argument vector is a model server's (or the COMET worker's): llama.cpp's ``llama-server``
+    (its program name), llama-cpp-python's server (``-m llama_cpp.server``), mtboard's fresh launcher of it
+    (mtboard/backends/local/llama_cpp_fresh.py, also inside the sandbox's ``bwrap`` command line) or
+    mtboard/score/metrics/comet_worker.py. Whole arguments are compared, never substrings: an xdist worker's title
+    (``[pytest-xdist running] tests/…[llama-server]``) is not a server."""
+    if not argv or argv[0].startswith("["):
+        return False
+    names = {os.path.basename(a) for a in argv}
+    return ("llama-server" in names or "llama_cpp_fresh.py" in names or "comet_worker.py" in names
+            or any(a == "-m" and b == "llama_cpp.server" for a, b in zip(argv, argv[1:])))
 
 
 def model_servers_running() -> list[int]:
-    """The process ids of this user's live model servers (:data:`MODEL_SERVER_COMMANDS`), read from ``/proc``."""
+    """The process ids of this user's live model servers (:func:`is_model_server`), read from ``/proc``."""
     uid, found = os.getuid(), []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -211,10 +218,10 @@ def model_servers_running() -> list[int]:
             if entry.stat().st_uid != uid:
                 continue
             with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                argv = f.read().decode("utf-8", "replace")
+                argv = f.read().decode("utf-8", "replace").split("\0")
         except OSError:  # gone meanwhile
             continue
-        if any(marker in argv for marker in MODEL_SERVER_COMMANDS):
+        if is_model_server([a for a in argv if a]):
             found.append(int(entry.name))
     return found
 
