@@ -40,23 +40,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-python=${PYTHON:-python3}
-if [ ! -x .venv/bin/python ]; then
-  echo "setup: creating .venv with $($python --version)"
-  $python -m venv .venv
-fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -U pip
-
-extras="ja"
-[ "$dev" = 1 ] && extras="$extras,dev"
-[ "$local_extra" = 1 ] && extras="$extras,local"
-echo "setup: installing mtboard[$extras] into .venv"
-# -DLLAVA_BUILD=OFF skips llama.cpp's multimodal library, which text models do not need.
-CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q --disable-pip-version-check \
-  -e ".[$extras]"
-.venv/bin/python -c "import mtboard" || { echo "setup: mtboard failed to install" >&2; exit 1; }
-
-if [ "$comet" = 1 ]; then
+# The COMET environment is independent of .venv: it installs in the background while .venv does (~1 min saved).
+install_comet() {
   # unbabel-comet cannot share .venv (it needs huggingface-hub<1.0 and numpy<2; mtboard huggingface_hub>=1.0): it gets
   # its own environment, which mtboard.score.metrics.neural runs its worker script in (MTBOARD_COMET_PYTHON to move it).
   if [ ! -x .venv-comet/bin/python ]; then
@@ -80,5 +65,32 @@ if [ "$comet" = 1 ]; then
     echo "setup: warning: the COMET environment could not be installed (PyTorch's CPU index unreachable?);" \
          "the neural-metric tests will be skipped. Retry with scripts/setup.sh --comet" >&2
   fi
+}
+
+python=${PYTHON:-python3}
+comet_pid=""
+if [ "$comet" = 1 ]; then
+  install_comet &
+  comet_pid=$!
+  trap 'kill "$comet_pid" 2>/dev/null || true' EXIT  # a failed .venv install stops it too
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $($python --version)"
+  $python -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -U pip
+
+extras="ja"
+[ "$dev" = 1 ] && extras="$extras,dev"
+[ "$local_extra" = 1 ] && extras="$extras,local"
+echo "setup: installing mtboard[$extras] into .venv"
+# -DLLAVA_BUILD=OFF skips llama.cpp's multimodal library, which text models do not need.
+CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q --disable-pip-version-check \
+  -e ".[$extras]"
+.venv/bin/python -c "import mtboard" || { echo "setup: mtboard failed to install" >&2; exit 1; }
+
+if [ -n "$comet_pid" ]; then
+  wait "$comet_pid" || exit $?
 fi
 echo "setup: done (.venv/bin/mtboard doctor lists what is available)"
