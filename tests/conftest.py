@@ -23,7 +23,7 @@ first, under a file lock in the workers' common temporary folder, see :func:`sha
 
 * ``committed_site`` (*shared*) — the site built from the committed cards under submissions/, with MkDocs; read-only
   (test_site_build.py, test_site_pages.py, test_site_pages_browser.py).
-* ``committed_inputs`` — :func:`mtboard.site.load.load_inputs` of the committed cards, validated (test_validity.py,
+* ``committed_inputs`` — :func:`mtboard.ledger.load.load_inputs` of the committed cards, validated (test_validity.py,
   test_site_build.py: one group, so it is built once).
 * ``fixture_site`` — the site of the hand-made toy cards of test_site_cards.py (test_site_build.py,
   test_site_browser.py).
@@ -320,7 +320,7 @@ def _build_committed(folder: Path) -> None:
 def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     """The leaderboard site of the committed cards (submissions/, corpora/), MkDocs run, stamped
     :data:`COMMITTED_BUILD_TIME`. Built without re-validating the cards (``committed_inputs`` validates them, the
-    same :func:`~mtboard.site.load.load_inputs` call the build makes; with every card valid both builds write the
+    same :func:`~mtboard.ledger.load.load_inputs` call the build makes; with every card valid both builds write the
     same bytes). Shared by the workers; read-only."""
     folder = shared_artefact(tmp_path_factory, "committed-site", _build_committed)
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
@@ -329,9 +329,9 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
 
 @pytest.fixture(scope="session")
 def committed_inputs():
-    """:func:`mtboard.site.load.load_inputs` of the committed cards, every card validated (the load every
+    """:func:`mtboard.ledger.load.load_inputs` of the committed cards, every card validated (the load every
     leaderboard test starts from). Read-only: the leaderboard builders do not change their inputs."""
-    from mtboard.site.load import load_inputs
+    from mtboard.ledger.load import load_inputs
 
     return load_inputs(ROOT / "submissions", ROOT / "corpora")
 

@@ -130,7 +130,7 @@ def test_run_judges_on_its_own_base_url_with_the_judge_options_and_shows_judge_f
     report = (wd / "report.md").read_text()
     assert "## Judges" in report and "- judge endpoint from --base-url (JUDGE_BASE_URL is not set)" in report
     assert "judge_failed 3" in report and "parse failures 100.0% of 6 answers" in report and "WARNING" in report
-    from mtboard.site.tables import _judge_text  # the leaderboard's MQM cell
+    from mtboard.ledger.tables import _judge_text  # the leaderboard's MQM cell
 
     assert s.mean is None
     assert _judge_text(s.mean, card.results, "gemba-mqm") == "— (3 of 3 judge_failed)"

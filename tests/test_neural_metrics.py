@@ -199,7 +199,7 @@ def test_run_with_a_neural_metric_and_no_comet_environment_stops_before_translat
 
 
 def test_the_run_page_shows_neural_metrics_as_claimed_until_an_accepted_verification_confirms_them():
-    from mtboard.site.load import LoadedCard, Verification
+    from mtboard.ledger.load import LoadedCard, Verification
     from mtboard.site.runpage import neural_view
 
     raw = vs.neural_card_bytes()

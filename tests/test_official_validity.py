@@ -146,9 +146,9 @@ def test_a_gold_card_cannot_borrow_another_methods_development_row(tmp_path):
 def test_the_development_board_shows_gold_and_gap_only_for_attested_rows():
     """Validator review: on one official board, the attested Gemma row links its development row with its gold
     number and gap; the unattested Apertium row (the better composite) puts nothing on Apertium's development row."""
-    from mtboard.site import boards as boards_view
-    from mtboard.site import officialpages, tables
-    from mtboard.site.load import load_inputs
+    from mtboard.site import officialpages
+    from mtboard.ledger.build import build_ledger
+    from mtboard.ledger.load import load_inputs
 
     a = S.from_run_card(load_card(APERTIUM), load_card(APERTIUM), salt=SALT, segment=Segment.gold_standard,
                         corpus_sha256="e" * 64, corpus_version="1.0.0")
@@ -157,8 +157,7 @@ def test_the_development_board_shows_gold_and_gap_only_for_attested_rows():
     (board,) = build_official_boards(OfficialInputs(rows=[GoldRow("a", a, attested=False),
                                                           GoldRow("g", g, attested=True)]), resamples=50)
     inputs = load_inputs(ES.parent, ROOT / "corpora", validate=False)
-    boards = [lb for lb in tables.build_leaderboards(inputs, resamples=50) if lb.dataset_id == ES.name]
-    boards_view.attach_methods(boards)
+    boards = [lb for lb in build_ledger(inputs, resamples=50).boards if lb.dataset_id == ES.name]
     officialpages.attach_gold_links(boards, [board])
     gold = {(r.lc.card.run_card_hash, m.gold) for lb in boards for v in lb.views for m in v.methods
             for r in [m.rep, *m.members] if m.gold is not None}

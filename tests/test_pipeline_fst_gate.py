@@ -267,7 +267,7 @@ def test_verify_and_the_run_page_carry_the_tools(gated, tmp_path):
     from mtboard.backends.base import Rerun
     from mtboard.inputs.runspec import RunSpec
     from mtboard.core.schema import Segment
-    from mtboard.site.tables import tool_rows
+    from mtboard.ledger.tables import tool_rows
 
     card, _, _ = gated
     spec = RunSpec.from_card(card)

@@ -137,7 +137,7 @@ def test_gated_tier_labels():
 
 
 def test_community_verified_needs_an_attested_gold_row_and_a_confirming_review(tmp_path):
-    from mtboard.site.load import _attested_gold
+    from mtboard.ledger.load import _attested_gold
 
     yes = rv.ReviewSummary(["a"], 30, {}, 0.9, 0.0, 0.3, QualityTier.deployable)
     no = rv.ReviewSummary(["a"], 30, {}, 0.5, 0.2, 0.1, None)

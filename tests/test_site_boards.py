@@ -50,11 +50,12 @@ def test_same_fingerprint_is_one_row_reproduced_x2(reproduced):
     page = (root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.md").read_text(encoding="utf-8")
     assert page.count('data-method="') == 6  # 7 cards, 6 methods
     assert page.count("reproduced \u00d72") == 1
-    # the members table lists both cards with their dates; the representative (same tier: the latest) is shown
+    # the members table lists both cards with their dates; the representative (same evidence: the earliest) is shown
+    # (issue 31: a later reproduction never displaces the run that was there first)
     block = page[page.index("reproduced \u00d72"):page.index("</details>", page.index("reproduced \u00d72"))]
     assert a.run_card_hash[:8] in block and b.run_card_hash[:8] in block
     assert "2026-11-28" in block and "2026-11-30" in block
-    assert f'data-row="{b.run_card_hash[:16]}"' in page
+    assert f'data-row="{a.run_card_hash[:16]}"' in page and a.timestamp < b.timestamp
     assert "not reproduced" not in block  # identical outputs: composites equal
     rows = json.loads((root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.json").read_text(encoding="utf-8"))["rows"]
     row = next(r for r in rows if r["n_cards"] == 2)
@@ -144,8 +145,11 @@ def test_methodology_and_changes_pages(reproduced):
     assert cards["apertium"].scores.signatures.chrf in meth  # sacrebleu signature verbatim
     assert "<td>legal</td><td>4</td>" in meth  # the toy corpus: 4 legal entries
     changes = (root / "docs" / "changes.md").read_text(encoding="utf-8")
-    dates = [line.split("<td>")[1][:10] for line in changes.splitlines() if line.startswith("<tr><td>")]
+    every = changes.partition("## Every run card")[2]  # the card list under the ledger diff (issue 31)
+    dates = [line.split('"mtb-nowrap">')[1][:10] for line in every.splitlines() if line.startswith("<tr><td")]
     assert dates == sorted(dates, reverse=True) and dates[0] == "2026-11-30" and len(dates) == 7
+    # no earlier ledger given: every row is new, one line per method row (7 cards, 6 rows)
+    assert changes.partition("## New rows")[2].partition("## Rank changes")[0].count('data-change="new row"') == 6
     board = (root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.md").read_text(encoding="utf-8")
     assert 'href="../methodology.html#composite"' in board  # header help links to the section
     assert "# EN&#8594;ES leaderboard" in board or "# EN→ES leaderboard" in board

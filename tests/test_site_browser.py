@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mtboard.site import tables
+from mtboard.ledger import tables
 
 sys.path.insert(0, str(Path(__file__).parent))
 from browser_support import CHROMIUM, serving  # noqa: E402

@@ -18,7 +18,9 @@ from sacrebleu.metrics import CHRF
 
 from mtboard.core.documents import load_card
 from mtboard.core.errors import ConfigError
-from mtboard.site import boards, build_site, fmt, tables
+from mtboard.site import boards, build_site
+from mtboard.ledger import tables
+from mtboard.core import fmt
 from mtboard.site.build import project_root
 
 import cli_support
@@ -262,20 +264,35 @@ def test_contributor_text_is_escaped_everywhere(site):
 
 
 def test_build_is_deterministic(site, tmp_path):
+    """A build is a function of its inputs and its time stamp: only the pages that show the stamp differ — the home
+    page, the search index, the sitemap, and the ledger's ``built_at`` with what is named or dated by it (the Atom
+    feed, the board's history: snapshot ``<date>-<build>``, issue 31)."""
     root, _, _ = site
     build_site(root / "submissions", root / "corpora", tmp_path / "out", tmp_path / "docs",
                build_time="2030-01-01 00:00 UTC")
+
+    def undated(p: Path) -> str:
+        return str(p).replace("2030-01-01", "2026-11-29")
+
     a_files = {p.relative_to(root / "out") for p in (root / "out").rglob("*") if p.is_file()}
-    b_files = {p.relative_to(tmp_path / "out") for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    b_files = {Path(undated(p.relative_to(tmp_path / "out"))) for p in (tmp_path / "out").rglob("*") if p.is_file()}
     assert a_files == b_files
-    differ = sorted(str(f) for f in a_files if (root / "out" / f).read_bytes() != (tmp_path / "out" / f).read_bytes())
-    assert set(differ) <= {"index.html", "search/search_index.json", "sitemap.xml", "sitemap.xml.gz"}, differ
+    stamped = {"index.html", "search/search_index.json", "sitemap.xml", "sitemap.xml.gz", "data/ledger.json",
+               "changes.xml", "history.html", "data/snapshots/index.json"}
+    differ = sorted(str(f) for f in a_files if (root / "out" / f).read_bytes()
+                    != (tmp_path / "out" / undated(f).replace("2026-11-29", "2030-01-01")).read_bytes())
+    assert {d for d in differ if not d.startswith(("history/", "data/snapshots/"))} <= stamped, differ
     for f in ("index.html", "search/search_index.json"):
         a = (root / "out" / f).read_text(encoding="utf-8")
         b = (tmp_path / "out" / f).read_text(encoding="utf-8").replace("2030-01-01 00:00 UTC", BUILD_TIME)
+        b = b.replace("2030-01-01T00:00:00Z", "2026-11-29T15:00:00Z").replace("2030-01-01", "2026-11-29")
         assert a == b
+    led_a, led_b = (json.loads((d / "data" / "ledger.json").read_text(encoding="utf-8"))
+                    for d in (root / "out", tmp_path / "out"))
+    assert (led_a["built_at"], led_b["built_at"]) == ("2026-11-29T15:00:00Z", "2030-01-01T00:00:00Z")
+    assert {**led_a, "built_at": ""} == {**led_b, "built_at": ""}
     for f in sorted(p.relative_to(root / "docs") for p in (root / "docs").rglob("*.md")):
-        if str(f) != "index.md":
+        if str(f) != "index.md" and not str(f).startswith("history"):
             assert (root / "docs" / f).read_bytes() == (tmp_path / "docs" / f).read_bytes(), f
 
 
@@ -310,7 +327,7 @@ def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
     self-benchmarked; only a record whose attestation verifies makes it GDS-verified (the attestation check itself
     is tests/test_attestation.py's: here it is replaced by one that accepts, as a verifying bundle would)."""
     from mtboard.core.schema import VerificationRecord
-    from mtboard.site import load as site_load
+    from mtboard.ledger import load as site_load
     from mtboard.verify.rerun import compare
 
     cards = write_fixture_tree(tmp_path, bad=False)
@@ -352,7 +369,7 @@ def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
     monkeypatch.setattr(site_load, "check_record", attested)
     build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "out", tmp_path / "docs")
     rows = dict(table_rows(tmp_path / "out" / "leaderboards" / "toy-en-es-v1.0.0.html"))
-    assert "GDS-verified" in rows[card.run_card_hash[:16]]["vtier"][0]
+    assert "GDS verified" in rows[card.run_card_hash[:16]]["vtier"][0]
     page = (tmp_path / "out" / "runs" / f"{card.run_card_hash[:16]}.html").read_text(encoding="utf-8")
     assert "GDS verified" in page and "gds-verified" in page
     assert "self-benchmarked" in rows[cards["gemma-chat"].run_card_hash[:16]]["vtier"][0]

@@ -207,7 +207,7 @@ def test_diagnostic_segment_reported_apart(tmp_path):
             r["segment"] = "diagnostic"
     path.write_text(json.dumps(data), encoding="utf-8")
     build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "out", tmp_path / "docs", validate=False,
-               run_mkdocs=False, build_time="x")
+               run_mkdocs=False, build_time="2026-12-01 00:00 UTC")
     page = (tmp_path / "docs" / "runs" / f"{card.run_card_hash[:16]}.md").read_text(encoding="utf-8")
     from sacrebleu.metrics import CHRF as _C  # noqa: PLC0415
 

@@ -120,6 +120,28 @@ def test_compare_two_runs_difference_ci_p_and_outputs(served, browser, tmp_path)
         ctx.close()
 
 
+def test_compare_from_a_board_opens_that_board_on_its_two_best_methods(served, browser, tmp_path):
+    """Issue 31 item 3: the board's Compare link opens the comparison of that board (EN→ES, not the first board in
+    the list), on its two best distinct fingerprints — never a row against its own reproduction."""
+    base, out = served
+    pairs = json.loads((out / "data" / "pairs" / f"{BOARD}.json").read_text(encoding="utf-8"))
+    runs = pairs["runs"]
+    assert len({json.dumps(r["fp"], sort_keys=True) for r in runs}) == len(runs)  # one run per method row
+    for vp in (DESKTOP, PHONE):
+        ctx, pg = _page(browser, vp)
+        pg.goto(f"{base}/leaderboards/{BOARD}.html")
+        pg.click(".mtb-dl a:text-is('Compare')")
+        pg.wait_for_selector(".mtb-cmp-out .mtb-cmp-head")
+        assert pg.input_value(".mtb-cmp-board") == BOARD
+        a, b = pg.input_value(".mtb-cmp-a"), pg.input_value(".mtb-cmp-b")
+        assert (a, b) == (runs[0]["id"], runs[1]["id"]) and runs[0]["fp"] != runs[1]["fp"]
+        assert a == APERTIUM  # rank 1 on EN→ES
+        assert f"board={BOARD}" in pg.url
+        pg.screenshot(path=str(_shots(tmp_path) / f"compare-from-board-{vp['width']}.png"))
+        assert pg.errors == []
+        ctx.close()
+
+
 def test_compare_without_javascript(served, browser, tmp_path):
     base, out = served
     ctx, pg = _page(browser, DESKTOP, js=False)

@@ -10,7 +10,8 @@ from sacrebleu.metrics import CHRF
 from mtboard.score import stats
 from mtboard.score.metrics.bootstrap import chrf_ci, chrf_resamples, percentile_interval, resample_counts, statistics_matrix
 from mtboard.score.metrics.chrf import chrf_from_stats, chrf_statistics
-from mtboard.site import charts, fmt
+from mtboard.site import charts
+from mtboard.core import fmt
 
 CHRF_M = CHRF(word_order=2)
 # hand-made sentence pairs (test data, not evaluation data)

@@ -14,7 +14,7 @@ import pytest
 from mtboard.core.documents import load_card
 from mtboard.score.metrics import bootstrap
 from mtboard.site import sweeps as sp
-from mtboard.site.load import LoadedCard
+from mtboard.ledger.load import LoadedCard
 from mtboard.score.stats import view_seed
 from mtboard.sweeps.spec import load_sweep
 

@@ -61,7 +61,7 @@ def test_suspect_reference_flag():
 def test_suspect_reference_on_the_leaderboard():
     """Five systems agree on one output for entry 1 while the (wrong) reference says something else; the site's
     agreement uses sentence chrF++ between the outputs and against the reference."""
-    from mtboard.site.tables import _agreement
+    from mtboard.ledger.tables import _agreement
 
     outs = ["The meeting starts at nine.", "The meeting starts at nine o'clock.", "The meeting begins at nine.",
             "The meeting starts at nine.", "Meeting starts at nine."]

@@ -31,8 +31,10 @@ from mtboard.inputs.prices import Rates, load_prices
 from mtboard.run.settings import RunSettings
 from mtboard.run.runner import run
 from mtboard.core.schema import Segment, Usage
-from mtboard.site import tables
-from mtboard.site.load import Inputs, LoadedCard, Verification, load_inputs
+from mtboard.ledger import tables
+from mtboard.ledger.build import build_ledger
+from mtboard.ledger.standing import decide
+from mtboard.ledger.load import Inputs, LoadedCard, Verification, load_inputs
 
 import validate_support as vs
 from judges_support import ScriptedServer
@@ -119,12 +121,12 @@ def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeyp
     with an attestation that verifies (the check replaced by one that accepts) it is GDS-verified and unmarked.
     ``committed_inputs`` (tests/conftest.py) validated every committed card once; the second load only re-reads the
     cards and their verification records under the accepting check (the same cards: none was rejected)."""
-    from mtboard.site import load as site_load
+    from mtboard.ledger import load as site_load
 
     inputs = committed_inputs
     assert not inputs.rejected and len(inputs.cards) == len(
         [p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json")])
-    boards = tables.build_leaderboards(inputs, resamples=200)
+    boards = build_ledger(inputs, resamples=200).boards
     es = next(b for b in boards if b.dataset_id == "mtb-en-es-dev")
     rows = {r.lc.card.method.backend + r.lc.card.condition: r for r in es.views[0].rows}
     unattested = rows["apertiumdefault"]
@@ -141,7 +143,7 @@ def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeyp
     monkeypatch.setattr(site_load, "check_record", attested)
     inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)
     assert [lc.path for lc in inputs.cards] == [lc.path for lc in committed_inputs.cards]
-    boards = tables.build_leaderboards(inputs, resamples=200)
+    boards = build_ledger(inputs, resamples=200).boards
     es = next(b for b in boards if b.dataset_id == "mtb-en-es-dev")
     rows = {r.lc.card.method.backend + r.lc.card.condition: r for r in es.views[0].rows}
     verified = rows["apertiumdefault"]
@@ -219,7 +221,7 @@ def test_all_pairs_matches_an_independent_computation():
 
 
 def test_leaderboard_ranks_on_the_composite_with_its_ci(committed_inputs):
-    es = next(b for b in tables.build_leaderboards(committed_inputs, resamples=300) if b.dataset_id == "mtb-en-es-dev")
+    es = next(b for b in build_ledger(committed_inputs, resamples=300).boards if b.dataset_id == "mtb-en-es-dev")
     view = es.views[0]
     comps = [r.composite for r in view.rows if not r.reference]
     assert comps == sorted(comps, reverse=True)
@@ -228,7 +230,7 @@ def test_leaderboard_ranks_on_the_composite_with_its_ci(committed_inputs):
         assert lo <= r.composite + 0.0005 and hi >= r.composite - 0.0005
     real = [r for r in view.rows if not r.reference]
     assert view.pairwise.shape == (len(real), len(real))
-    assert [r.rank for r in view.rows if r.reference] == ["reference", "reference"]
+    assert [r.rank for r in view.rows if r.reference] == ["ref.", "ref."]  # the method rows' label (ledger.methods)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -257,7 +259,7 @@ def test_board_compares_judges_on_common_cells_only():
         update={"score": 7.0})
     lcs = [LoadedCard("a.json", b"", card, "a" * 16, Verification("self-benchmarked")),
            LoadedCard("b.json", b"", other, "b" * 16, Verification("self-benchmarked"))]
-    lb = tables.build_leaderboards(Inputs(cards=lcs), resamples=50)[0]
+    lb = build_ledger(Inputs(cards=lcs), resamples=50).boards[0]
     view = lb.views[0]
     # common cells: the 12 entries minus the 4 failed in both and entry 0 failed in the other → 7
     assert view.judge_cells["gemba-mqm"] == (7, 12)
@@ -272,7 +274,7 @@ def test_board_compares_judges_on_common_cells_only():
 
 
 def test_field_median_and_items_leave_baselines_out(committed_inputs):
-    es = next(b for b in tables.build_leaderboards(committed_inputs, resamples=100) if b.dataset_id == "mtb-en-es-dev")
+    es = next(b for b in build_ledger(committed_inputs, resamples=100).boards if b.dataset_id == "mtb-en-es-dev")
     ranked = [r.lc.card for r in es.views[0].rows]
     real = [c for c in ranked if c.method_class != "baseline"]
     assert len(real) == 3 and len(ranked) == 5
@@ -339,6 +341,7 @@ def test_no_usage_reported_means_unknown_cost(tmp_path, monkeypatch):
     report = V.validate_card(tmp_path / "w" / "card.json", _ctx(ROOT))
     assert report.ok, [str(p) for p in report.problems]
     lc = LoadedCard("x", b"", card, "d" * 16, Verification("self-benchmarked"))
+    decide(Inputs(cards=[lc]))  # the card's row standing (a self-benchmarked row: declared values)
     cells = tables._cells(lc, None, list(card.results), 1.0, None, None, 0.1, None, None, {})
     assert cells["cost"].text == "unknown"
 

@@ -38,7 +38,7 @@ PREFIX = "MTBOARD_"
 PAGE = Path("docs") / "environment.md"
 """The generated table, relative to the repository root."""
 
-SCORING = ("run", "rescore", "validate", "submit", "verify", "sweep run", "sweep collect", "build", "demo")
+SCORING = ("run", "rescore", "validate", "submit", "verify", "sweep run", "sweep collect", "build", "ledger", "demo")
 """The commands that score translations (``score_run``), in validation or in a run."""
 
 
@@ -113,7 +113,7 @@ class Environment(BaseModel):
         "reads another variable; `mtboard verify` re-runs the card on the file its variable names.",
         kind="path of a corpus JSON file", default_text="no secret-text scan",
         commands=("validate", "submit", "verify --secret-segment-env MTBOARD_SECRET_SEGMENT", "sweep run --submit",
-                  "sweep collect", "build", "demo"),
+                  "sweep collect", "build", "ledger", "demo"),
         fix="point it at a corpus JSON file, or unset it")
     hypothesis_salt: SecretStr | None = _variable(
         None, "Keys the HMAC of every output on a scores-only card (spec §6.4); held by the verification environment "
@@ -127,7 +127,7 @@ class Environment(BaseModel):
         "scores-only cards (\"GDS verified\"; docs/maintainers.md §3.4); `--repository` and "
         "`--attestation-repository` override it.",
         kind="owner/name", default_text="`$GITHUB_REPOSITORY` (set by GitHub Actions), else none: nothing is attested",
-        commands=("build", "verify-record"), fix="set it to owner/name, or unset it")
+        commands=("build", "ledger", "verify-record"), fix="set it to owner/name, or unset it")
     site_url: str | None = _variable(
         None, "The address the site is published at (GitHub Pages: `https://OWNER.github.io/REPO/`): 404.html's "
         "links resolve from it at any depth; `--site-url` overrides it. The site workflow sets it.",

@@ -17,8 +17,9 @@ from mtboard.cli.app import app, fail, guarded
 
 @app.command()
 @guarded
-def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> None:
-    """Print the JSON Schema of a document (corpus or run-card)."""
+def schema(name: Annotated[str, typer.Argument(help="One of: corpus, run-card, anchor-record, scores-card, "
+                                                   "review-record, reviewers, sweep, ledger.")]) -> None:
+    """Print the JSON Schema of a document (the names of core.schema.SCHEMAS)."""
     from mtboard.core.schema import SCHEMAS
 
     if name not in SCHEMAS:
@@ -27,8 +28,8 @@ def schema(name: Annotated[str, typer.Argument(help="corpus | run-card")]) -> No
 
 
 # The command modules register their commands on `app` when imported, after `schema` (the order `--help` lists them).
-from mtboard.cli import (anchor, backends, corpus, demo, doctor, judge, neural, plugins, rescore,  # noqa: E402,F401
-                              review, run, site, validate)
+from mtboard.cli import (anchor, backends, corpus, demo, doctor, judge, ledger, neural, plugins,  # noqa: E402,F401
+                              rescore, review, run, site, validate)
 from mtboard.cli import sweep  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover - `python -m mtboard.cli.main`

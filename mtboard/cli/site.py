@@ -69,6 +69,12 @@ def build(
                                          "$GITHUB_REPOSITORY; none: every record shows as unattested).")] = None,
     official: Annotated[Path, typer.Option(help="Folder of scores-only gold cards for the official boards.")] =
     Path("official"),
+    previous: Annotated[Path | None, typer.Option(
+        "--previous", help="The published data/ledger.json of the last build: the changes page, data/changes.json and "
+                           "the Atom feed list what changed since, and the changes are printed.")] = None,
+    snapshots: Annotated[Path | None, typer.Option(
+        "--snapshots", help="Folder of earlier builds' data/ledger.json files (any names): published with this "
+                            "build's as the board's dated history (history.html).")] = None,
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
     from mtboard.cli.environment import environment
@@ -82,7 +88,8 @@ def build(
                         anchors=anchors if anchors.is_dir() else None, site_url=site_url,
                         attestation_repository=attestation_repository or env.attestation_repository,
                         official=official if official.is_dir() else None, secret_segment=env.secret_segment,
-                        secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None)
+                        secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None,
+                        previous=previous, snapshots=snapshots)
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:
@@ -91,6 +98,10 @@ def build(
     secs = " ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     typer.echo(f"built {report.pages} pages: {report.cards} cards on {report.leaderboards} leaderboard(s), "
                f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
+    if previous is not None:
+        typer.echo(f"changes since {previous}: {len(report.changes) or 'none'}")
+        for line in report.changes:
+            typer.echo(f"  {line}")
     typer.echo(f"open {(out / 'index.html').resolve()}")
     if serve:
         prefix = urlsplit(site_url).path or "/" if site_url else "/"

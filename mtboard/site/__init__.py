@@ -1,5 +1,6 @@
-"""The leaderboard site: tables as data (:mod:`.tables`), Jinja2 templates (:mod:`.render`), inline SVG charts
-(:mod:`.charts`), loading with validation (:mod:`.load`) and the MkDocs build (:mod:`.build`)."""
+"""The leaderboard site: it renders the ledger (:mod:`mtboard.ledger`): Jinja2 templates (:mod:`.render`), the boards as
+visitors read them (:mod:`.boards`, :mod:`.boardpages`), inline SVG charts (:mod:`.charts`) and the MkDocs build
+(:mod:`.build`)."""
 
 from mtboard.site.build import BuildReport, build_site
 

@@ -10,6 +10,7 @@ deterministic: no build time in these files (the build id is a hash of the input
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -21,12 +22,19 @@ from typing import Any
 from markupsafe import Markup
 
 from mtboard.score.metrics.composite import WEIGHTS
-from mtboard.core.schema import MethodClass, QualityTier, VerificationTier
+from mtboard.core.schema import MethodClass, QualityTier
 from mtboard.site import boards as bd
-from mtboard.site import charts, fmt
-from mtboard.site.load import Inputs
+from mtboard.site import charts
+from mtboard.core import fmt
+from mtboard.ledger import standing as st
+from mtboard.ledger.diff import GitDates, LedgerDiff
+from mtboard.core.schema.ledger import Ledger
+from mtboard.ledger.document import build_id
+from mtboard.ledger.document import dumps as document_dumps
+from mtboard.ledger.history import snapshot_name
+from mtboard.ledger.load import Inputs
 from mtboard.site.render import _env, rel_link, rel_md
-from mtboard.site.tables import Leaderboard, View, method_name, run_page
+from mtboard.ledger.tables import Leaderboard, View, method_name, run_page
 
 BOARD_SCHEMA = "mtboard.board/1"
 CHART_LIMIT = 30
@@ -37,12 +45,12 @@ PAIRWISE_LIMIT = 20
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
-def build_id(boards: list[Leaderboard]) -> str:
-    """12 hex of the SHA-256 over every shown card's run_card_hash (sorted): changes exactly when the cards do."""
-    h = hashlib.sha256()
-    for key in sorted(lc.card.run_card_hash or lc.page_id for lb in boards for lc in lb.cards):
-        h.update(key.encode() + b"\n")
-    return h.hexdigest()[:12]
+def unranked_rows(lb: Leaderboard) -> list[tuple[Any, Any]]:
+    """(standing, shown card) of every row of the board that is not on its table: runs of another entry set or a
+    ``--limit`` subset, reference baselines among them."""
+    by_path = {lc.path: lc for lc in lb.cards}
+    off_table = {id(lc) for lc in lb.unranked}
+    return [(s, by_path[s.representative]) for s in lb.rows if id(by_path[s.representative]) in off_table]
 
 
 def view_file(view: View, ext: str) -> str:
@@ -91,7 +99,12 @@ def board_rows(view: View) -> list[dict[str, Any]]:
         row["cost_source"] = "declared" if v["cost"].raw is not None else None
         row["latency_median_s"] = v["latency"].raw if isinstance(v["latency"].raw, (int, float)) else None
         row["delta_rank"] = m.drank
-        row["verification_tier"] = m.rep.lc.verification.tier
+        standing = m.standing
+        row["verification_tier"] = standing.tier
+        row["verification_label"] = standing.label
+        row["declared"] = standing.declared
+        row["reproduction"] = standing.reproduction.text
+        row["reproductions_agree"] = standing.reproduction.agree
         row["n_cards"] = len(m.members)
         row["card_ids"] = ";".join(r.lc.page_id for r in m.members)
         dates = sorted(r.lc.card.timestamp for r in m.members)
@@ -278,10 +291,14 @@ def spec_section(spec: str, number: str) -> str:
 
 
 def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], root: Path,
-                       build_time: str) -> dict[str, str]:
-    """Every page and file of the boards half. ``root``: project root (docs/SCORING_SPEC.md, corpora/SOURCES.md)."""
-    if boards and not boards[0].views[0].methods:
-        bd.attach_methods(boards)
+                       build_time: str, diff: LedgerDiff | None = None, dates: GitDates | None = None,
+                       site_url: str | None = None, ledger: Ledger | None = None,
+                       snapshots: list[Ledger] | None = None) -> dict[str, str]:
+    """Every page and file of the boards half. ``root``: project root (docs/SCORING_SPEC.md, corpora/SOURCES.md).
+    ``diff``: the changes since the last build (:func:`mtboard.ledger.diff.diff_ledgers`; None: no changes page
+    content); ``dates``: when each card entered the repository; ``site_url``: absolute links in the Atom feed;
+    ``ledger``: this build's ledger and ``snapshots`` the earlier ones, published as the board's history
+    (:mod:`mtboard.ledger.history`)."""
     env = _env()
     env.globals.update(ci_text=bd.ci_text, pair_names=bd.pair_names)
     pages: dict[str, str] = {}
@@ -312,7 +329,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                    pairwise=_pairwise(view), chart_note=(f"Charts show the top {CHART_LIMIT} of {n_ranked} ranked "
                                                          "methods; the table lists all." if n_ranked > CHART_LIMIT
                                                          else ""), csv_href=rel_link(here, view_file(view, "csv")),
-                   json_href=rel_link(here, view_file(view, "json")),
+                   json_href=rel_link(here, view_file(view, "json")), unranked_rows=unranked_rows(lb),
                    domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain else None)
             pages[view_file(view, "csv")] = board_csv(view)
             pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
@@ -335,7 +352,12 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
     pages["data/schema/board-1.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
     _home(render, inputs, boards, portraits, build_time)
     _methodology(render, inputs, boards, root, sources, mversion)
-    _changes(render, boards)
+    diff = diff or LedgerDiff(None, None, build)
+    _changes(render, boards, diff, dates or {})
+    pages["data/changes.json"] = changes_json(diff)
+    pages["changes.xml"] = changes_atom(diff, ledger.built_at if ledger is not None else build_time, site_url)
+    if ledger is not None:
+        _history(render, pages, ledger, snapshots or [])
     return pages
 
 
@@ -378,15 +400,84 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
            spec_metrics=Markup(spec_section(spec, "2")), spec_composite=Markup(spec_section(spec, "4")),
            spec_ranks=Markup(spec_section(spec, "4.6")), spec_tiers=Markup(spec_section(spec, "5")),
            spec_cost=Markup(spec_section(spec, "6")),
-           vtiers=[t.value for t in VerificationTier], qtiers=[t.value for t in QualityTier],
+           vtiers=[(t, st.TIER_LABEL[t], st.TIER_ICON[t]) for t in reversed(st.TIERS)], qtiers=[t.value for t in QualityTier],
            classes=[c.value for c in MethodClass], domains=domains)
 
 
-def _changes(render, boards: list[Leaderboard]) -> None:
+def _changes(render, boards: list[Leaderboard], diff: LedgerDiff, dates: GitDates) -> None:
+    """The changes page (issue 31 item 4): the ledger diff by kind, subsets apart, then every run card by the date it
+    entered the repository (else its run date)."""
     entries = []
     for lb in boards:
         for lc in lb.cards:
-            entries.append({"date": lc.card.timestamp, "method": method_name(lc.card), "board": lb, "lc": lc,
-                            "tier": lc.verification.tier})
+            entries.append({"date": dates.get(lc.path, lc.card.timestamp), "method": method_name(lc.card), "board": lb,
+                            "lc": lc, "tier": lc.standing.label})
     entries.sort(key=lambda e: (e["date"], e["lc"].page_id), reverse=True)
-    render("changes.md", "changes.md.j2", title="Changes: run cards by date, newest first", entries=entries)
+    full = [c for c in diff.changes if not c.subset]
+    sections = [("New rows", [c for c in full if c.kind == "new row"]),
+                ("Rank changes", [c for c in full if c.kind == "rank change"]),
+                ("Tier changes", [c for c in full if c.kind == "tier change"]),
+                ("Reproductions added", [c for c in full if c.kind == "reproduction added"]),
+                ("Withdrawn", [c for c in full if c.kind in ("card withdrawn", "row withdrawn")]),
+                ("Subset runs", [c for c in diff.changes if c.subset])]
+    render("changes.md", "changes.md.j2", title="Changes", diff=diff, sections=sections, entries=entries)
+
+
+def _history(render, pages: dict[str, str], ledger: Ledger, snapshots: list[Ledger]) -> None:
+    """The board's history (issue 31 item 6): this build's ledger and every earlier snapshot, each under a permanent
+    name with its page, the list page and ``data/snapshots/index.json``."""
+    docs = {snapshot_name(d): d for d in snapshots}
+    current = snapshot_name(ledger)
+    docs[current] = ledger
+    listing = []
+    for name, doc in sorted(docs.items(), key=lambda kv: (kv[1].built_at, kv[1].build), reverse=True):
+        pages[f"data/snapshots/{name}.json"] = document_dumps(doc)
+        render(f"history/{name}.md", "snapshot.md.j2", title=f"Board as of {doc.built_at[:10]} ({doc.build})",
+               doc=doc, name=name)
+        listing.append({"name": name, "date": doc.built_at[:10], "built_at": doc.built_at, "build": doc.build,
+                        "commit": doc.commit, "rows": sum(len(b.rows) for b in doc.boards), "current": name == current})
+    pages["data/snapshots/index.json"] = json.dumps({"schema": "mtboard.snapshots/1", "snapshots": [
+        {k: v for k, v in x.items() if k != "current"} for x in listing]}, ensure_ascii=False, indent=1) + "\n"
+    render("history.md", "history.md.j2", title="Board history", snapshots=listing)
+
+
+def changes_json(diff: LedgerDiff) -> str:
+    """``data/changes.json``: the diff as data (schema ``mtboard.changes/1``)."""
+    return json.dumps({"schema": "mtboard.changes/1", "previous_build": diff.previous_build,
+                       "previous_built_at": diff.previous_built_at, "build": diff.current_build,
+                       "changes": [dataclasses.asdict(c) for c in diff.changes]}, ensure_ascii=False, indent=1) + "\n"
+
+
+def changes_atom(diff: LedgerDiff, built_at: str, site_url: str | None) -> str:
+    """``changes.xml``: the diff as an Atom 1.0 feed (RFC 4287; xml.etree escapes every string), one entry per
+    change, links absolute when the site's address is known."""
+    from xml.etree import ElementTree as ET
+
+    ns = "http://www.w3.org/2005/Atom"
+    ET.register_namespace("", ns)
+    base = (site_url or "").rstrip("/") + "/" if site_url else ""
+
+    def sub(parent, tag: str, text: str | None = None, **attrs: str):
+        e = ET.SubElement(parent, f"{{{ns}}}{tag}", attrs)
+        if text is not None:
+            e.text = text
+        return e
+
+    feed = ET.Element(f"{{{ns}}}feed")
+    sub(feed, "id", f"{base}changes.xml" if base else f"urn:mtboard:changes:{diff.current_build}")
+    sub(feed, "title", "mtboard: changes on the board")
+    sub(feed, "updated", built_at)
+    sub(feed, "link", rel="alternate", href=f"{base}changes.html")
+    sub(sub(feed, "author"), "name", "mtboard build")
+    for c in diff.changes:
+        entry = sub(feed, "entry")
+        sub(entry, "id", f"urn:mtboard:{diff.current_build}:{c.kind.replace(' ', '-')}:{c.board}:"
+                         f"{c.fingerprint[:16]}:{hashlib.sha256(c.card.encode()).hexdigest()[:12]}")
+        sub(entry, "title", f"{c.kind}: {c.method} on {c.board}" + (" (subset)" if c.subset else ""))
+        date = c.date if "T" in c.date else built_at
+        sub(entry, "updated", date)
+        if c.page:
+            sub(entry, "link", rel="alternate", href=f"{base}{c.page}")
+        arrow = f"{c.before} → {c.after}" if c.before and c.after else (c.after or c.before)
+        sub(entry, "summary", f"{c.kind} · {c.board} · {c.method}: {arrow}")
+    return ET.tostring(feed, encoding="unicode", xml_declaration=True) + "\n"

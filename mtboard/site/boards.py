@@ -1,39 +1,23 @@
-"""Boards as visitors read them: one row per method, core and optional columns, provenance markers, rank clusters.
+"""Boards as visitors read them: core and optional columns, provenance markers, rank clusters, the board's HTML.
 
 Design note ``shared/site-design.md`` §2 (pair board, domain view) and §3.1–3.5; issue 12 items 1, 2, 9.
 
-*One row per method* (§3.4): cards of one leaderboard view whose fingerprint hash is equal are one experiment. The
-row shows the mean of the members' scores and their spread (sample standard deviation; a single card with
-``--runs N`` replicates shows its replicate spread instead), and the representative card (highest verification
-tier, then latest) supplies the optional columns and the run link. Ordering, the composite CI and the rank clusters
-reuse the validity work (:mod:`mtboard.site.tables`, :func:`mtboard.score.stats.rank_clusters`): the method's bootstrap is
-the mean over its member cards of their resampled composites on the view's shared resamples — the same rule
-``tables`` applies to replicate runs of one card — so clusters, CI and ordering come from one bootstrap of one metric
-(docs/SCORING_SPEC.md §4.6).
+The rows, their standing and their ranks are the ledger's (:mod:`mtboard.ledger.methods`,
+:mod:`mtboard.ledger.standing`); this module only shows them.
 """
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from markupsafe import Markup
 
-from mtboard.score import stats
+from mtboard.core import fmt
 from mtboard.core.languages import language_name
-from mtboard.score.metrics import bootstrap
-from mtboard.core.schema import VerificationTier
-from mtboard.site import fmt
-from mtboard.site.tables import Leaderboard, Row, View, is_reference, method_name, model_page, run_page
-
-REPRODUCED_TOLERANCE = 0.02
-"""Two member cards reproduce each other when their composites differ by at most 2 % (relative; design §2
-principle 4, ``mtboard verify``'s tolerance)."""
-
-_TIER_ORDER = {VerificationTier.community_verified.value: 2, VerificationTier.gds_verified.value: 1,
-               VerificationTier.self_benchmarked.value: 0}
+from mtboard.ledger import standing as st
+from mtboard.ledger.methods import MethodRow
+from mtboard.ledger.tables import Leaderboard, Row, View, method_name, model_page, run_page
 
 
 @dataclass(frozen=True)
@@ -103,127 +87,11 @@ class Value:
     hi: float | None = None
 
 
-@dataclass
-class MethodRow:
-    """One method on one view: every card with the same fingerprint hash (design §3.4)."""
-
-    key: str
-    """Fingerprint hash."""
-    rep: Row
-    """Representative card's row: highest verification tier, then latest."""
-    members: list[Row]
-    """Member cards' rows, oldest first."""
-    composite: float | None
-    composite_sd: float | None
-    composite_ci: tuple[float, float] | None
-    chrf: float | None
-    chrf_sd: float | None
-    chrf_ci: tuple[float, float] | None
-    boot: np.ndarray | None
-    reference: bool
-    rank: str = fmt.DASH
-    rank_lo: int | None = None
-    rank_hi: int | None = None
-    cluster: int = 0
-    cluster_start: bool = False
-    position: int = 0
-    drank: int | None = None
-    """Domain views: overall position − domain position (positive: better in this domain)."""
-    values: dict[str, Value] = field(default_factory=dict)
-    gold: tuple[str, str] | None = None
-    """(official page#row, text) when the method's card has a row on the official board (issue 17): the cell links
-    to it and shows the dev–gold gap."""
-
-    @property
-    def reproduced(self) -> bool | None:
-        """None for one card; True when every member's composite lies within ±2 % of the representative's."""
-        if len(self.members) < 2:
-            return None
-        base = self.rep.composite
-        if base is None:
-            return None
-        return all(m.composite is not None and abs(m.composite - base) <= REPRODUCED_TOLERANCE * abs(base)
-                   for m in self.members)
-
-
-# --------------------------------------------------------------------------------------------------------------------
-# Grouping and clustering
-
-
-def _rep_key(row: Row) -> tuple[int, str, str]:
-    return (_TIER_ORDER.get(row.lc.verification.tier, 0), row.lc.card.timestamp, row.lc.page_id)
-
-
-def _sd(values: list[float]) -> float | None:
-    return float(statistics.stdev(values)) if len(values) > 1 else None
-
-
-def group_methods(view: View) -> list[MethodRow]:
-    """One :class:`MethodRow` per fingerprint hash of ``view.rows``, ordered and rank-clustered on the composite.
-
-    Member cards' per-card rows receive their method's rank label (run pages and portraits show the method's
-    rank). Reference baselines are listed after the ranked methods, unranked.
-    """
-    groups: dict[str, list[Row]] = {}
-    for row in view.rows:
-        groups.setdefault(row.lc.card.fingerprint.hash, []).append(row)
-    methods: list[MethodRow] = []
-    for key, rows in groups.items():
-        rows = sorted(rows, key=lambda r: (r.lc.card.timestamp, r.lc.page_id))
-        rep = max(rows, key=_rep_key)
-        if len(rows) == 1:
-            r = rows[0]
-            comp_sd = chrf_sd = None
-            repl = r.lc.card.scores.replicates
-            if view.domain is None and repl is not None:
-                comp_sd, chrf_sd = repl.composite_stdev, repl.chrf_stdev
-            methods.append(MethodRow(key, r, rows, r.composite, comp_sd, r.composite_ci, r.chrf, chrf_sd, r.chrf_ci,
-                                     r.boot, r.reference))
-            continue
-        comps = [r.composite for r in rows if r.composite is not None]
-        chrfs = [r.chrf for r in rows if r.chrf is not None]
-        boots = [r.boot for r in rows if r.boot is not None]
-        cboots = [r.chrf_boot for r in rows if r.chrf_boot is not None]
-        boot = np.mean(boots, axis=0) if len(boots) == len(rows) else None
-        cboot = np.mean(cboots, axis=0) if len(cboots) == len(rows) else None
-        methods.append(MethodRow(
-            key, rep, rows, float(statistics.fmean(comps)) if comps else None, _sd(comps),
-            bootstrap.percentile_interval(boot) if boot is not None else None,
-            float(statistics.fmean(chrfs)) if chrfs else None, _sd(chrfs),
-            bootstrap.percentile_interval(cboot) if cboot is not None else None, boot, rep.reference))
-    methods.sort(key=lambda m: (m.reference, m.composite is None, -(m.composite or 0.0), -(m.chrf or 0.0),
-                                method_name(m.rep.lc.card).lower(), m.key))
-    real = [m for m in methods if not m.reference]
-    if real and all(m.boot is not None for m in real):
-        clusters = stats.rank_clusters([stats.RankRow(m.key, m.composite or 0.0, m.boot) for m in real])
-        prev = None
-        band = -1
-        for pos, (m, label, rng) in enumerate(zip(real, clusters.labels, clusters.ranges), start=1):
-            m.position, m.rank, (m.rank_lo, m.rank_hi) = pos, label, rng
-            if rng != prev:
-                band += 1
-                m.cluster_start = pos > 1
-            m.cluster, prev = band, rng
-    for m in methods:
-        if m.reference:
-            m.rank = "ref."
-        for r in m.members:
-            r.rank = m.rank
-            r.position = m.position
-    return methods
-
-
-def attach_methods(boards: list[Leaderboard]) -> None:
-    """Fill ``view.methods`` for every view of every board, with values for each column and Δrank on domain views."""
+def fill_values(boards: list[Leaderboard]) -> None:
+    """Fill ``m.values`` (the cells as the board shows them) for every method row of every view."""
     for lb in boards:
-        overall: dict[str, int] = {}
-        for i, view in enumerate(lb.views):
-            view.methods = group_methods(view)
-            if i == 0:
-                overall = {m.key: m.position for m in view.methods if m.position}
+        for view in lb.views:
             for m in view.methods:
-                if i and m.position and m.key in overall:
-                    m.drank = overall[m.key] - m.position
                 m.values = _values(m, view)
 
 
@@ -272,8 +140,7 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     out: dict[str, Value] = {
         "rank": Value(m.rank, m.position or None, m.position or None, m.rank_lo, m.rank_hi),
         "method": Value(method_name(card), method_name(card).lower(), method_name(card)),
-        "vtier": Value(m.rep.lc.verification.display, _TIER_ORDER.get(m.rep.lc.verification.tier, 0),
-                       m.rep.lc.verification.display),
+        "vtier": Value(m.standing.tier, m.standing.rank_order, m.standing.tier),
         "composite": Value(ci_text(m.composite, m.composite_ci, 3, m.composite_sd), m.composite, m.composite,
                            *(m.composite_ci or (None, None))),
         "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd), m.chrf, m.chrf, *(m.chrf_ci or (None, None))),
@@ -342,10 +209,7 @@ def _e(value: object) -> str:
 
 
 _SR = '<span class="mtb-sr">{}</span>'
-_VT = {VerificationTier.community_verified.value: ("\u2714\u2714", "community", "community-verified"),
-       VerificationTier.gds_verified.value: ("\u2714", "GDS", "GDS-verified: re-run reproduced"),
-       VerificationTier.self_benchmarked.value: ("\u25cb", "self", "self-benchmarked, not re-run"),
-       "unattested": ("\u25d0", "re-run", "maintainer re-run (unattested)")}
+_VT_SHORT = {st.SELF: "self", st.UNATTESTED: "re-run", st.GDS: "GDS", st.COMMUNITY: "community"}
 
 
 def _provenance(text: str, source: str) -> str:
@@ -379,19 +243,20 @@ def _method_cell(m: MethodRow, link) -> str:
     l1, l2 = method_lines(card)
     parts = [f'<a class="mtb-m1" href="{_e(link(run_page(m.rep.lc)))}">{_e(l1)}</a>',
              f'<span class="mtb-m2">{_e(l2)} <span class="mtb-badge">{_e(card.method_class)}</span>']
-    if len(m.members) > 1:
-        ok = m.reproduced
-        parts.append(f' <details class="mtb-repro"><summary>reproduced \u00d7{len(m.members)}</summary>')
-        if ok is False:
-            parts.append('<span class="mtb-warnbadge">\u26a0 not reproduced: composites differ by more than 2%</span>')
+    repro = m.standing.reproduction
+    if repro.count > 1:
+        if repro.agree is False:  # on the row itself, never only inside the closed panel (issue 31 item 2)
+            parts.append(f' <span class="mtb-warnbadge">\u26a0 {_e(repro.text)}</span>')
+        summary = repro.text if repro.agree is not False else f"{repro.count} runs"
+        parts.append(f' <details class="mtb-repro"><summary>{_e(summary)}</summary>')
         parts.append('<table class="mtb-members"><caption class="mtb-sr">Member runs of this method</caption>'
-                     '<thead><tr><th scope="col">Run</th><th scope="col">Date</th><th scope="col">Tier</th>'
+                     '<thead><tr><th scope="col">Run</th><th scope="col">Date</th><th scope="col">Own evidence</th>'
                      '<th scope="col">Composite</th><th scope="col">\u0394</th></tr></thead><tbody>')
         for r in m.members:
             delta = (r.composite - m.rep.composite) if r.composite is not None and m.rep.composite is not None else None
             star = " (shown)" if r is m.rep else ""
             parts.append(f'<tr><td><a href="{_e(link(run_page(r.lc)))}">{_e(r.lc.page_id[:8])}</a>{_e(star)}</td>'
-                         f'<td>{_e(r.lc.card.timestamp[:10])}</td><td>{_e(r.lc.verification.tier)}</td>'
+                         f'<td>{_e(r.lc.card.timestamp[:10])}</td><td>{_e(st.TIER_LABEL[st.earned(r.lc)])}</td>'
                          f'<td>{_e(fmt.num(r.composite, 3))}</td>'
                          f'<td>{_e(fmt.DASH if delta is None else f"{delta:+.3f}")}</td></tr>')
         parts.append("</tbody></table></details>")
@@ -409,8 +274,9 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
     if col.key == "method":
         return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link)}</th>'
     if col.key == "vtier":
-        icon, short, long = _VT.get(v.text, ("?", v.text, v.text))
-        body = f'<span aria-hidden="true">{icon}</span> {_e(short)}' + _SR.format(f" ({_e(long)})")
+        tier = m.standing.tier
+        body = (f'<span aria-hidden="true">{st.TIER_ICON[tier]}</span> {_e(_VT_SHORT[tier])}'
+                + _SR.format(f" ({_e(st.TIER_LABEL[tier])})"))
     elif col.key == "drank":
         body = _e(v.text)
         if m.drank is not None:
@@ -422,6 +288,8 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:
         body = _provenance(v.text, col.source)
+    if col.key == "vtier":
+        return f'<td class="{cls}" data-v="{_e(sort)}" data-standing="{_e(m.standing.tier)}">{body}</td>'
     return f'<td class="{cls}" data-v="{_e(sort)}">{body}</td>'
 
 
@@ -473,4 +341,4 @@ def leader(view: View) -> MethodRow | None:
     return next((m for m in view.methods if not m.reference and m.position == 1), None)
 
 
-__all__ = ["BOARD_COLUMNS", "MethodRow", "attach_methods", "board_table", "group_methods", "ci_text"]
+__all__ = ["BOARD_COLUMNS", "board_table", "ci_text", "fill_values"]

@@ -26,9 +26,13 @@ from pathlib import Path
 from mtboard.score.metrics import bootstrap
 from mtboard.core.documents import atomic_write
 from mtboard.core.errors import ConfigError, InputError
-from mtboard.site import boardpages, officialpages, portrait, render, sweeps, tables
+from mtboard.ledger import document
+from mtboard.ledger.build import build_ledger
+from mtboard.ledger.diff import diff_ledgers, git_dates, load_previous
+from mtboard.ledger.history import load_snapshots
+from mtboard.ledger.load import Rejected, load_inputs
+from mtboard.site import boardpages, officialpages, portrait, render, sweeps
 from mtboard.site import boards as boards_view
-from mtboard.site.load import Rejected, load_inputs
 
 DOCS_MARKER = ".mtboard-docs"
 SITE_MARKER = ".mtboard-site"
@@ -46,6 +50,8 @@ class BuildReport:
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     """Time per phase: load, compute, render, mkdocs."""
+    changes: list[str] = field(default_factory=list)
+    """One line per change since ``previous`` (:meth:`mtboard.ledger.diff.LedgerDiff.lines`); empty without it."""
 
 
 def project_root() -> Path:
@@ -84,6 +90,21 @@ def _write(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
+def iso_time(stamp: str) -> str:
+    """A build stamp (``2026-12-01 00:00 UTC``, as pages show it, or ISO 8601) as ISO 8601 UTC with seconds
+    (``2026-12-01T00:00:00Z``): the ledger's ``built_at`` and the Atom feed's times (RFC 3339).
+
+    Raises: ConfigError when the stamp is neither."""
+    for parse in (lambda t: datetime.strptime(t, "%Y-%m-%d %H:%M UTC").replace(tzinfo=timezone.utc),
+                  lambda t: datetime.fromisoformat(t).astimezone(timezone.utc)):
+        try:
+            return parse(stamp).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except ValueError:
+            continue
+    raise ConfigError(f"build time {stamp!r} is not a date", field="build_time",
+                      fix="give it as 2026-12-01 00:00 UTC or ISO 8601")
+
+
 def _build_time() -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     ts = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch and epoch.isdigit() else datetime.now(timezone.utc)
@@ -95,11 +116,12 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                build_time: str | None = None, anchors: Path | None = None,
                site_url: str | None = None, attestation_repository: str | None = None,
                official: Path | None = None, secret_segment: Path | None = None,
-               secret_source: str | None = None) -> BuildReport:
+               secret_source: str | None = None, previous: Path | None = None,
+               snapshots: Path | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
 
     ``attestation_repository``: owner/name whose verify workflow must have attested verification records and
-    scores-only cards (:func:`mtboard.site.load.load_inputs`). ``official``: folder of scores-only gold cards for the
+    scores-only cards (:func:`mtboard.ledger.load.load_inputs`). ``official``: folder of scores-only gold cards for the
     official boards (None: ``<submissions>/../official`` when it exists; :mod:`mtboard.verify.official`).
 
     ``anchors``: folder of judge-reliability records (``mtboard anchor``) for the judges page (None: default
@@ -109,11 +131,16 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     makes 404.html's links absolute with it so a missing page is styled at any depth (issue 12 item 11). None: unset
     (every other link is relative either way); ``mtboard build`` passes ``--site-url``, else ``$MTBOARD_SITE_URL``.
 
+    ``previous``: the published ``data/ledger.json`` of the last build; the changes page, ``data/changes.json``,
+    the Atom feed ``changes.xml`` and ``report.changes`` then list what changed since (:mod:`mtboard.ledger.diff`);
+    without it every row is listed as new. ``snapshots``: a folder of earlier builds' ledgers, published with this
+    build's as the board's dated history (:mod:`mtboard.ledger.history`; unreadable ones are warnings).
+
     ``secret_segment``: a secret-segment corpus file; with ``validate``, cards holding its text are rejected
     (``secret_source`` names it in the message; ``mtboard build`` passes ``$MTBOARD_SECRET_SEGMENT``).
 
     Raises: ConfigError (unsafe or missing folders, MkDocs strict-mode failure), InputError (no submissions folder,
-    an unreadable ``secret_segment``).
+    an unreadable ``secret_segment``, a ``previous`` file that is not a ledger).
     Invalid cards never raise: they are listed in ``report.rejected`` and on the rejected page.
     """
     root = project_root()
@@ -124,6 +151,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     if out.resolve().is_relative_to(docs.resolve()) or docs.resolve().is_relative_to(out.resolve()):
         raise ConfigError("docs and output folders overlap", fix="use separate folders, e.g. build/docs and build/site")
     t0 = time.perf_counter()
+    prev = load_previous(previous) if previous is not None else None
     if anchors is None and (submissions.parent / "anchors").is_dir():
         anchors = submissions.parent / "anchors"
     inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
@@ -134,14 +162,22 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples,
                                        {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash})
     t1 = time.perf_counter()
-    boards = tables.build_leaderboards(inputs, resamples=resamples)
-    boards_view.attach_methods(boards)  # one row per method (issue 12): before any page shows a rank
+    ledger = build_ledger(inputs, resamples=resamples)  # every standing and rank, decided once (issue 31)
+    boards = ledger.boards
+    boards_view.fill_values(boards)
     officialpages.attach_gold_links(boards, off_boards)
     portraits = portrait.build_portraits(boards)
     t2 = time.perf_counter()
     stamp = build_time or _build_time()
+    doc = document.to_document(ledger, iso_time(stamp), document.git_commit(root))
+    dates = git_dates(root, submissions)
+    diff = diff_ledgers(prev, doc, dates)
     pages = render.render_pages(inputs, boards, portraits, stamp)
-    pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp))
+    pages["data/ledger.json"] = document.dumps(doc)
+    earlier, snapshot_warnings = load_snapshots(snapshots)
+    inputs.warnings.extend(snapshot_warnings)
+    pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
+                                               ledger=doc, snapshots=earlier))
     if off_inputs.rows or off_inputs.rejected:
         pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
         pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
@@ -162,7 +198,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     t3 = time.perf_counter()
     report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
                          len(pages), list(inputs.warnings) + sweep_warnings,
-                         {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2})
+                         {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
+                         changes=diff.lines() if prev is not None else [])
     if run_mkdocs:
         nav = render.nav(boards, officialpages.nav_items(off_boards)
                          if (off_inputs.rows or off_inputs.rejected) else None)

@@ -1,6 +1,6 @@
 """Inline SVG charts generated in Python (no JavaScript library, no CDN: the site works offline and on GitHub Pages).
 
-Every string placed in the SVG goes through :func:`mtboard.site.fmt.html_text`; numbers are formatted with fixed
+Every string placed in the SVG goes through :func:`mtboard.core.fmt.html_text`; numbers are formatted with fixed
 decimals so the output is byte-identical for the same input.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from mtboard.site.fmt import html_text
+from mtboard.core.fmt import html_text
 
 
 def _f(x: float) -> str:

@@ -13,7 +13,7 @@ runs, like the composite). For a pair (A, B):
   resampled differences ``boot_A − boot_B``;
 * p = :func:`mtboard.score.stats.paired_p_value` (two-sided, normal approximation; *uncorrected*: this is one chosen pair;
   the board's all-pairs matrix is Holm-corrected);
-* wins / ties / losses: entries where A's sentence chrF++ (:func:`mtboard.site.tables.sentence_chrf`, failures 0)
+* wins / ties / losses: entries where A's sentence chrF++ (:func:`mtboard.ledger.tables.sentence_chrf`, failures 0)
   beats B's by at least :data:`TIE_CHRF` points, where they differ by less, and where B's wins.
 
 What is precomputed (design: Python computes every statistic, JS only joins): per board one ``pairs.json`` (runs,
@@ -33,9 +33,9 @@ import numpy as np
 from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
 from mtboard.core.schema import EntryResult
-from mtboard.site import fmt
-from mtboard.site.load import LoadedCard
-from mtboard.site.tables import Leaderboard, Row, failed, fingerprint_diff, method_name, sentence_chrf
+from mtboard.core import fmt
+from mtboard.ledger.load import LoadedCard
+from mtboard.ledger.tables import Leaderboard, Row, failed, fingerprint_diff, method_name, sentence_chrf
 
 TIE_CHRF = 1.0
 """Two outputs whose sentence chrF++ differ by less than this (points, 0–100) are a tie."""
@@ -110,12 +110,13 @@ class BoardCompare:
 
 
 def board_compare(lb: Leaderboard) -> BoardCompare | None:
-    """Bootstraps of every ranked row of the board's main view (reference baselines included: same entries, same
-    resamples). None when the board has fewer than two such rows."""
+    """Bootstraps of the board's method rows (:mod:`mtboard.ledger.methods`: one per fingerprint, its representative
+    card; reference baselines included: same entries, same resamples), in board order — so a row is never compared
+    with its own reproduction (issue 31 item 3). None when the board has fewer than two such rows."""
     view = lb.views[0] if lb.views else None
-    if view is None or len(view.rows) < 2:
+    if view is None or len(view.methods) < 2:
         return None
-    rows = list(view.rows)
+    rows = [m.rep for m in view.methods]
     ids = list(lb.ranked_ids)
     r = rows[0].boot.size if rows[0].boot is not None else bootstrap.BOOTSTRAP_RESAMPLES
     counts = bootstrap.resample_counts(len(ids), r, stats.view_seed(lb.dataset_id, lb.version, lb.sha256, "*"))
@@ -244,7 +245,8 @@ def _r(x: float | None, digits: int) -> float | None:
 
 
 def pairs_json(bc: BoardCompare, static: list[tuple[int, int]], seg_url: str) -> dict[str, Any]:
-    """The board's ``pairs.json``: runs (row order), entries, and the statistics of every pair ≤ :data:`PAIR_SPAN`
+    """The board's ``pairs.json``: runs (one per method row, board order), ``aliases`` (a reproduction's run id → its
+    row's shown run id, so a link from any member opens its row), entries, and the statistics of every pair ≤ :data:`PAIR_SPAN`
     positions apart as ``[i, j, Δcomposite, lo, hi, p, Δchrf, lo, hi, p, wins, ties, losses]`` (A = row i, B = row
     j, i < j; JS flips signs and swaps wins/losses for B-vs-A). ``static``: pairs with a static page (``"s"``)."""
     lb = bc.lb
@@ -258,7 +260,7 @@ def pairs_json(bc: BoardCompare, static: list[tuple[int, int]], seg_url: str) ->
                 doms[view.domain] = [_r(mine.composite, 4), _r(mine.chrf, 2)]
         runs.append({"id": lc.page_id, "label": method_name(lc.card), "model": lc.card.model_slug,
                      "rank": row.rank, "composite": _r(row.composite, 4), "chrf": _r(row.chrf, 2),
-                     "ci": row.cells["composite_ci"].text, "tier": lc.verification.tier, "dom": doms,
+                     "ci": row.cells["composite_ci"].text, "tier": lc.standing.label, "dom": doms,
                      "fp": {k: json.dumps(v, ensure_ascii=False, sort_keys=True)
                             for k, v in sorted(lc.card.fingerprint.components.items())},
                      "seg": seg_url.format(id=lc.page_id)})
@@ -275,6 +277,8 @@ def pairs_json(bc: BoardCompare, static: list[tuple[int, int]], seg_url: str) ->
     return {"schema": "mtboard.pairs/1", "board": lb.key, "title": lb.title, "tie_chrf": TIE_CHRF,
             "span": PAIR_SPAN, "mdd": _r(bc.mdd, 5), "alpha": stats.ALPHA, "runs": runs, "entries": entries,
             "domains": [v.domain for v in lb.views[1:]], "pairs": pairs,
+            "aliases": {r.lc.page_id: m.rep.lc.page_id for m in lb.views[0].methods for r in m.members
+                        if r is not m.rep},
             "static": [[i, j, static_page(bc.rows[i].lc, bc.rows[j].lc)[:-3] + ".html"] for i, j in static]}
 
 

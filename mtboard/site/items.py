@@ -1,12 +1,12 @@
 """Every method's output on each hard item (issue 12; design note "Hard items": each item expands to every method's
 output, outcome and sentence chrF++). Real systems ranked on the board only, in board order; reference baselines are
-left out as in every item statistic (:mod:`mtboard.site.tables`)."""
+left out as in every item statistic (:mod:`mtboard.ledger.tables`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from mtboard.site.tables import Leaderboard, failed, method_name, run_page, sentence_chrf
+from mtboard.ledger.tables import Leaderboard, failed, method_name, run_page, sentence_chrf
 
 
 def item_outputs(lb: Leaderboard) -> dict[int, list[dict[str, Any]]]:

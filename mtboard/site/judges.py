@@ -16,7 +16,7 @@ from typing import Any
 
 from mtboard.score import stats
 from mtboard.core.schema import AnchorRecord
-from mtboard.site.load import LoadedCard
+from mtboard.ledger.load import LoadedCard
 
 SEVERITIES = ("none", "minor", "major", "critical")
 

@@ -12,10 +12,10 @@ import json
 from typing import Any
 
 from mtboard.verify.official import UNATTESTED_GOLD_LABEL, OfficialBoard, OfficialInputs, gold_rows_by_card
-from mtboard.site import fmt
-from mtboard.site.load import Inputs, LoadedCard
+from mtboard.core import fmt
+from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.site.render import rel_link
-from mtboard.site.tables import Leaderboard, method_name, run_page
+from mtboard.ledger.tables import Leaderboard, method_name, run_page
 
 INDEX = "official/index.md"
 BANNER = ('<div class="admonition info mtb-official-banner"><p class="admonition-title">Official · secret '

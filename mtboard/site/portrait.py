@@ -18,8 +18,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from mtboard.site.load import LoadedCard
-from mtboard.site.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_chrf
+from mtboard.ledger.load import LoadedCard
+from mtboard.ledger.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_chrf
 
 TOP_MODES = 3
 WORST_DOMAINS = 8
@@ -35,7 +35,7 @@ class Portrait:
 
     slug: str
     page: str
-    """The portrait's page (:func:`mtboard.site.tables.model_page`)."""
+    """The portrait's page (:func:`mtboard.ledger.tables.model_page`)."""
     runs: list[dict[str, Any]]
     """Per run, in board order: label, href, lb (board page), composite, chrf, errors, n (entries), pair."""
     outcomes: list[tuple[str, int, float]]
@@ -73,11 +73,14 @@ class _Gathered:
 
 
 def build_portraits(boards: list[Leaderboard]) -> list[Portrait]:
-    """One portrait per model slug (sorted), aggregating its runs over every dataset (board order, then card
-    order)."""
+    """One portrait per model slug (sorted), aggregating its rows over every dataset (board order, then row order):
+    one run per ledger row — the row's shown card (:attr:`mtboard.ledger.standing.Standing.representative`), so a
+    reproduction does not count the method twice."""
     by_model: dict[str, list[tuple[Leaderboard, LoadedCard]]] = defaultdict(list)
     for lb in boards:
-        for lc in lb.cards:
+        by_path = {lc.path: lc for lc in lb.cards}
+        for row in lb.rows:
+            lc = by_path[row.representative]
             by_model[lc.card.model_slug].append((lb, lc))
     return [_portrait(slug, by_model[slug]) for slug in sorted(by_model)]
 
@@ -89,6 +92,8 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrai
     for lb, lc in pairs:
         card = lc.card
         label = f"{method_name(card)} on {lb.dataset_id} v{lb.version}"
+        if lc.standing.reproduction.text:
+            label += f" ({lc.standing.reproduction.text})"
         g.runs.append({"label": label, "href": run_page(lc), "lb": lb.page, "composite": card.scores.composite,
                        "chrf": card.scores.chrf_plus_plus, "errors": card.scores.errors,
                        "n": len(card.results), "pair": lb.language_pair})
@@ -156,7 +161,7 @@ def _domain_rows(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, 
 
 def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]:
     """Every development entry of the run with a field median (``lb.field_entry_median``): its sentence chrF++
-    (:func:`mtboard.site.tables.sentence_chrf`, failures 0) beside that median, and the texts."""
+    (:func:`mtboard.ledger.tables.sentence_chrf`, failures 0) beside that median, and the texts."""
     out = []
     for r in lc.card.results:
         if r.segment != "development" or r.entry_id not in lb.field_entry_median:

@@ -17,11 +17,13 @@ from markupsafe import Markup
 from mtboard.review import community as reviews
 from mtboard.score import stats
 from mtboard.core.schema import MethodRecord, RunCard
-from mtboard.site import charts, compare, fmt, items, portrait, runpage, tables
+from mtboard.site import charts, compare, items, portrait, runpage
+from mtboard.ledger import tables
+from mtboard.core import fmt
 from mtboard.site.judges import build_judges_page
-from mtboard.site.load import Inputs
+from mtboard.ledger.load import Inputs
 from mtboard.site.portrait import Portrait
-from mtboard.site.tables import COLUMNS, Leaderboard
+from mtboard.ledger.tables import COLUMNS, Leaderboard
 
 
 def _env() -> Environment:
@@ -30,7 +32,7 @@ def _env() -> Environment:
     env.filters["md"] = fmt.md_text
     env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, pm=fmt.pm, dash=fmt.DASH,
                        safe_url=fmt.safe_url,
-                       method_name=tables.method_name, run_page=tables.run_page, coverage=tables.coverage,
+                       method_name=tables.method_name, run_page=tables.run_page,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
                        columns=COLUMNS)
     return env
@@ -202,9 +204,14 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
             i, j = min(k, other), max(k, other)
             rank = bc.rows[other].rank
             nxt[row.lc.page_id] = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc),
-                                   f"rank {rank}" if rank != "reference" else "the reference row")
+                                   f"rank {rank}" if rank not in ("reference", "ref.") else "the reference row")
+        members = [r.lc.page_id for m in lb.views[0].methods for r in m.members]
+        for m in lb.views[0].methods:  # a reproduction's run page links to its row's comparison
+            for r in m.members:
+                if r is not m.rep and m.rep.lc.page_id in nxt:
+                    nxt[r.lc.page_id] = nxt[m.rep.lc.page_id]
         listing.append({"key": lb.key, "title": lb.title, "data": data_path, "links": links,
-                        "runs": len(bc.rows), "ids": " ".join(row.lc.page_id for row in bc.rows)})
+                        "runs": len(bc.rows), "ids": " ".join(members)})
     return nxt, listing
 
 
@@ -224,6 +231,7 @@ def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None)
         {"Compare": "compare.md"},
         {"Methodology": "methodology.md"},
         {"Changes": "changes.md"},
+        {"History": "history.md"},
         {"Rejected": "rejected.md"},
     ]
 

@@ -19,9 +19,9 @@ from typing import Any
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.review.community import MIN_REVIEWED, gated_tier
 from mtboard.core.schema import EntryResult, MethodClass, RunCard
-from mtboard.site import fmt
-from mtboard.site.load import LoadedCard
-from mtboard.site.tables import Leaderboard, failed, method_name, sentence_chrf
+from mtboard.core import fmt
+from mtboard.ledger.load import LoadedCard
+from mtboard.ledger.tables import Leaderboard, failed, method_name, sentence_chrf
 
 OPEN_FAILURES = 10
 LOSSES = 20

@@ -32,10 +32,10 @@ import numpy as np
 
 from mtboard.core.errors import MtboardError
 from mtboard.score.metrics import bootstrap
-from mtboard.site import fmt
-from mtboard.site.load import LoadedCard
+from mtboard.core import fmt
+from mtboard.ledger.load import LoadedCard
 from mtboard.site.render import _env, rel_link
-from mtboard.site.tables import Leaderboard, run_page
+from mtboard.ledger.tables import Leaderboard, run_page
 from mtboard.score.stats import view_seed
 from mtboard.sweeps.collect import mismatch
 from mtboard.sweeps.cells import Cell

@@ -86,10 +86,12 @@
           while (x.firstChild) x.removeChild(x.firstChild);
           d.runs.forEach(function (r) { var o = el("option", r.rank + " \u00b7 " + r.label + " \u00b7 " + r.id.slice(0, 8)); o.value = r.id; x.appendChild(o); });
         });
+        var al = d.aliases || {};  // a reproduction's id opens its row (one row per method: never itself)
+        ["a", "b"].forEach(function (k) { if (q.get(k) && al[q.get(k)]) q.set(k, al[q.get(k)]); });
         var ids = d.runs.map(function (r) { return r.id; }), miss = ["a", "b"].filter(function (k) {
           return q.get(k) && ids.indexOf(q.get(k)) < 0; }).map(function (k) { return q.get(k); });
         sa.value = ids.indexOf(q.get("a")) >= 0 ? q.get("a") : ids[0];
-        sb.value = ids.indexOf(q.get("b")) >= 0 ? q.get("b") : ids[sa.value === ids[0] ? 1 : 0];
+        sb.value = ids.indexOf(q.get("b")) >= 0 && q.get("b") !== sa.value ? q.get("b") : ids[sa.value === ids[0] ? 1 : 0];
         draw();
         if (miss.length) out.insertBefore(el("p", "No run " + miss.join(", ") + " on this board: showing the default pair instead.", "mtb-warn"), out.firstChild);
       });

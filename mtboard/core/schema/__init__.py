@@ -29,6 +29,7 @@ way in:
 * :mod:`~mtboard.core.schema.anchor` — judge reliability records;
 * :mod:`~mtboard.core.schema.review` — community review records and the reviewer list (spec §7);
 * :mod:`~mtboard.core.schema.sweep` — the sweep file (spec §6.2);
+* :mod:`~mtboard.core.schema.ledger` — the board ledger as published (``data/ledger.json``; issue 31);
 * here: :data:`SCHEMAS`, the documents with a published JSON Schema.
 """
 
@@ -45,6 +46,8 @@ from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, DATASET_ID_RE, HE
 from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
 from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
 from mtboard.core.schema.judgements import JudgeSummary, JudgeVerdict, MqmError
+from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
+                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, TierName)
 from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord
 from mtboard.core.schema.records import BackendFacts, LocalModelGate, TranslationRecord, Usage
 from mtboard.core.schema.results import (CheckFlag, EntryResult, MechanicalDecision, ReplicateResult, ReplicateRun,
@@ -79,11 +82,13 @@ __all__ = [
     "AnchorCellValue", "AnchorFigures", "AnchorRecord", "AnchorSource",
     "GITHUB_HANDLE_RE", "RatedEntry", "Rating", "Review", "ReviewerEntry", "ReviewersFile", "ReviewRecord",
     "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile", "SweepMethod", "SweepOverride",
+    "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
+    "LedgerReproduction", "LedgerRow", "TierName",
     # the export table
     "SCHEMAS",
 ]
 
 SCHEMAS: dict[str, type[BaseModel]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord,
                                        "scores-card": ScoresCard, "review-record": ReviewRecord,
-                                       "reviewers": ReviewersFile, "sweep": SweepFile}
+                                       "reviewers": ReviewersFile, "sweep": SweepFile, "ledger": Ledger}
 """Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""

@@ -2,7 +2,7 @@
 per-segment statistics, and sacrebleu's percentile convention for a 95 % interval.
 
 Used for the card's ``chrf_ci95`` (:func:`chrf_ci`, docs/SCORING_SPEC.md §2) and by the leaderboard's paired
-bootstrap, rank clusters and per-domain intervals (:mod:`mtboard.score.stats`, :mod:`mtboard.site.tables`), which draw the
+bootstrap, rank clusters and per-domain intervals (:mod:`mtboard.score.stats`, :mod:`mtboard.ledger.tables`), which draw the
 resamples of a view once (:func:`resample_counts`) and score every row of the view on them (a paired bootstrap).
 
 The draw scheme is part of every card's CI and must not change: ``numpy.random.default_rng(seed)``; resamples are

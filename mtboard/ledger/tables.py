@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,9 +33,10 @@ from mtboard.score.metrics import bootstrap
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.score.metrics.composite import entry_columns
 from mtboard.review.community import gated_tier
-from mtboard.core.schema import EntryResult, MethodClass, Outcome, RunCard, VerificationTier
-from mtboard.site import fmt
-from mtboard.site.load import CorpusInfo, Inputs, LoadedCard
+from mtboard.core.schema import EntryResult, Outcome, RunCard
+from mtboard.core import fmt
+from mtboard.ledger.load import CorpusInfo, LoadedCard
+from mtboard.ledger.standing import BoardPlan, Standing, is_reference
 
 # --------------------------------------------------------------------------------------------------------------------
 # Columns (spec §9.7 + judge columns)
@@ -155,6 +156,9 @@ class Leaderboard:
     item_analysis: list[dict[str, Any]] = field(default_factory=list)
     """Per entry: difficulty, discrimination, fail share, suspect-reference flag (real systems only)."""
     suspect_items: list[dict[str, Any]] = field(default_factory=list)
+    segment: str = "development"
+    rows: list[Standing] = field(default_factory=list)
+    """Every row of the board with its standing (:func:`mtboard.ledger.standing.decide`): ranked rows first."""
 
     @property
     def title(self) -> str:
@@ -179,37 +183,6 @@ def method_name(card: RunCard) -> str:
         parts.append(f"prompt {card.method.prompt_name}")
     parts.append(card.condition)
     return " · ".join(parts)
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """How many entries a card evaluated against the dataset segment's size (issue 16: a 20-entry sweep card must
-    not look like a full run). ``of`` is None when the corpus is not loaded; ``limit`` is the card's ``method.limit``
-    (spec §3.3 ``dataset.entry_count``; ``--limit N``)."""
-
-    entries: int
-    of: int | None
-    limit: int | None
-
-    @property
-    def subset(self) -> bool:
-        return self.limit is not None or (self.of is not None and self.entries < self.of)
-
-    @property
-    def text(self) -> str:
-        """``all 355`` for a full run; ``20 of 355`` (``20`` without the corpus) plus ``subset`` and the limit."""
-        if not self.subset:
-            return f"all {self.entries}" if self.of is not None else str(self.entries)
-        base = f"{self.entries} of {self.of}" if self.of is not None else str(self.entries)
-        return base + " subset" + (f" (--limit {self.limit})" if self.limit is not None else "")
-
-
-def coverage(card: RunCard, lb: "Leaderboard") -> Coverage:
-    """The card's :class:`Coverage` on its board: the segment's entry count from the board's loaded corpus."""
-    of = None
-    if lb.corpus is not None:
-        of = len(lb.corpus.corpus.segment(card.dataset.segment))
-    return Coverage(card.dataset.entry_count, of, card.method.limit)
 
 
 def temperature_text(card: RunCard) -> str:
@@ -237,15 +210,16 @@ def sentence_chrf(r: EntryResult) -> float:
     return float(r.chrf_score)
 
 
-def is_reference(card: RunCard) -> bool:
-    """Reference baselines (echo, empty): shown as reference lines, never ranked or counted in field statistics."""
-    return card.method_class == MethodClass.baseline
+def shown(lc: LoadedCard) -> bool:
+    """The card is its row's shown card (:attr:`mtboard.ledger.standing.Standing.representative`): statistics over
+    methods (item difficulty, field medians, chart points) take one card per row."""
+    return lc.path == lc.standing.representative
 
 
 def declared(lc: LoadedCard) -> bool:
-    """Values only a re-run confirms (model identity, date, settings) are the contributor's declaration until a GDS
-    verification record confirms them (schema binding ``declared``; spec §9.4)."""
-    return lc.verification.tier == VerificationTier.self_benchmarked.value
+    """The card's row is not GDS or community verified: its declared values are the contributor's
+    (:attr:`mtboard.ledger.standing.Standing.declared`)."""
+    return lc.standing.declared
 
 
 def _judged(results: list[EntryResult], kind: str) -> dict[int, float]:
@@ -337,7 +311,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         "model": Cell(card.model_slug, card.model_slug.lower(), dec),
         "qtier": Cell(gated_tier(sc.quality_tier, lc.review)[0] if domain is None else fmt.DASH,
                       str(sc.quality_tier) if domain is None else None),
-        "vtier": Cell(lc.verification.tier, lc.verification.tier),
+        "vtier": Cell(lc.standing.label, lc.standing.rank_order),
         "date": Cell(_date(card), card.timestamp, dec),
         "mqm": Cell(_judge_text(mqm, card.results if domain is None else sub, "gemba-mqm"), mqm),
         "rubric": Cell(_judge_text(rubric, card.results if domain is None else sub, "rubric"), rubric),
@@ -347,10 +321,6 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
 
 # --------------------------------------------------------------------------------------------------------------------
 # Building
-
-
-def _lb_key(card: RunCard) -> tuple[str, str, str]:
-    return card.dataset.id, card.dataset.version, card.dataset.sha256
 
 
 def _runs(card: RunCard) -> list[list]:
@@ -469,7 +439,7 @@ def _agreement(texts: list[str], reference: str) -> tuple[float | None, float | 
 
 
 def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryResult]) -> None:
-    methods = [lc for lc in ranked if not is_reference(lc.card)]
+    methods = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]  # one card per method row
     per_method: dict[str, dict[int, stats.ItemOutcome]] = {}
     for lc in methods:
         per_method[lc.page_id] = {
@@ -513,29 +483,15 @@ def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryRe
         x.update(difficulty=a.get("difficulty"), discrimination=a.get("discrimination"), suspect=a.get("suspect"))
 
 
-def build_leaderboards(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> list[Leaderboard]:
-    """Group cards by dataset and compute every view, cluster, chart point and item statistic."""
-    groups: dict[tuple[str, str, str], list[LoadedCard]] = defaultdict(list)
-    for lc in inputs.cards:
-        groups[_lb_key(lc.card)].append(lc)
-    corpora = {(c.corpus.dataset.id, c.corpus.dataset.version, c.sha256): c for c in inputs.corpora}
-    idver = Counter((k[0], k[1]) for k in groups)
+def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> list[Leaderboard]:
+    """Every view, cluster, chart point and item statistic of the boards :func:`mtboard.ledger.standing.decide`
+    planned (which cards each board ranks is decided there)."""
     boards: list[Leaderboard] = []
-    for key in sorted(groups):
-        cards = sorted(groups[key], key=lambda lc: lc.page_id)
-        ds_id, version, sha = key
-        corpus = corpora.get(key)
-        name = f"{ds_id}-v{version}" + (f"-{sha[:8]}" if idver[(ds_id, version)] > 1 else "")
-        # a --limit card is never ranked while full runs exist: many subset runs (a sweep's) must not make their
-        # subset the board's reference set
-        candidates = [lc for lc in cards if lc.card.method.limit is None] or cards
-        sets = Counter(tuple(sorted(r.entry_id for r in lc.card.results)) for lc in candidates)
-        ref_ids = list(max(sets.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0])
-        ref_ids = sorted(ref_ids)
-        ranked = [lc for lc in candidates if sorted(r.entry_id for r in lc.card.results) == ref_ids]
-        unranked = [lc for lc in cards if lc not in ranked]
-        lb = Leaderboard(name, ds_id, version, cards[0].card.dataset.language_pair, sha, corpus,
-                         f"leaderboards/{name}.md", f"hard/{name}.md", cards, ref_ids, [], unranked, [])
+    for plan in plans:
+        ranked, ref_ids = plan.ranked, plan.ref_ids
+        lb = Leaderboard(plan.key, plan.dataset_id, plan.version, plan.language_pair, plan.sha256, plan.corpus,
+                         f"leaderboards/{plan.key}.md", f"hard/{plan.key}.md", plan.cards, ref_ids, [], plan.unranked,
+                         [], segment=plan.segment, rows=plan.rows)
         entries: dict[int, EntryResult] = {}
         if ranked:
             entries = {r.entry_id: r for r in ranked[0].card.results}
@@ -544,15 +500,16 @@ def build_leaderboards(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESA
         for d in lb.domains:
             lb.views.append(_view(lb, ranked, d, resamples))
         per_card = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
-        real = [lc for lc in ranked if not is_reference(lc.card)]  # field statistics: real systems only
+        # field statistics: real systems only, one card per method row (a reproduction does not count twice)
+        real = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]
         for eid in ref_ids:
             vals = [sentence_chrf(per_card[lc.page_id][eid]) for lc in real]
             if vals:
                 lb.field_entry_median[eid] = float(statistics.median(vals))
         _items(lb, ranked, entries)
         for row in lb.views[0].rows:
-            if row.reference:
-                continue  # the chart shows ranked runs; baselines are reference lines, not points
+            if row.reference or not shown(row.lc):
+                continue  # the chart shows ranked methods; baselines are reference lines, not points
             lc = row.lc
             lb.chart_points.append({"label": method_name(lc.card), "model": lc.card.model_slug,
                                     "cost": lc.card.totals.cost_per_entry_usd, "composite": lc.card.scores.composite,
@@ -593,8 +550,9 @@ def fingerprint_diff(a: RunCard, b: RunCard) -> list[tuple[str, Any, Any, bool]]
 
 
 def closest_runs(boards: list[Leaderboard], cap: int = 200) -> dict[str, tuple[LoadedCard, int]]:
-    """For each card, the other card of the same dataset and model with the fewest differing fingerprint components
-    (ties: smallest page id). Candidates are capped per model so the cost stays linear."""
+    """For each card, the card of another method row (another fingerprint: never its own reproduction) of the same
+    dataset and model with the fewest differing fingerprint components (ties: smallest page id). Candidates are capped
+    per model so the cost stays linear."""
     out: dict[str, tuple[LoadedCard, int]] = {}
     for lb in boards:
         by_model: dict[str, list[LoadedCard]] = defaultdict(list)
@@ -605,7 +563,7 @@ def closest_runs(boards: list[Leaderboard], cap: int = 200) -> dict[str, tuple[L
             for lc in group:
                 best: tuple[int, str, LoadedCard] | None = None
                 for other in group:
-                    if other is lc:
+                    if other.card.fingerprint.hash == lc.card.fingerprint.hash:
                         continue
                     n = sum(d for *_, d in fingerprint_diff(lc.card, other.card))
                     if best is None or (n, other.page_id) < (best[0], best[1]):

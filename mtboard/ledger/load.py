@@ -61,6 +61,10 @@ class LoadedCard:
     review: ReviewSummary | None = None
     """Pooled community review of this card (spec §7.3), from the accepted reviews of ``reviews/<dataset>/<run>.yaml``
     (:mod:`mtboard.validate.reviews`); None without one."""
+    standing: Any = None
+    """Its row's :class:`mtboard.ledger.standing.Standing` (shared by the row's members), set once by
+    :func:`mtboard.ledger.standing.decide`; None before. ``verification`` is what this card earned by itself; pages
+    show the standing."""
 
 
 @dataclass
@@ -254,7 +258,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
         ver = _verification(path, submissions, card, signer)
         if signer is not None and review is not None and review.confirms is not None and community_verified(
                 _attested_gold(card, submissions.parent, attestation_repository), review):
-            ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source)
+            ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,
+                               label="community verified")
         inputs.cards.append(LoadedCard(rel, raw, card, key[:16], ver, review))
     if validate:
         from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator

@@ -1,0 +1,136 @@
+"""CLI command: ``mtboard ledger`` — the board's standings from the command line (issue 31 item 5).
+
+A maintainer answers "why is this row ◐?" without a browser: the same ledger the site renders
+(:func:`mtboard.ledger.build.build_ledger`, :mod:`mtboard.ledger.document`), read from the same folders ``mtboard
+build`` reads.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mtboard.cli.app import app, guarded, output_console
+from mtboard.core.errors import InputError
+
+
+def _find_row(doc, board: str | None, row: str):
+    """Rows whose fingerprint starts with ``row``, or that have a member card with that path or run page id."""
+    found = []
+    for b in doc.boards:
+        if board is not None and b.key != board:
+            continue
+        for r in b.rows:
+            if r.fingerprint.startswith(row.lower()) or any(
+                    m.card == row or m.page.rsplit("/", 1)[-1] == f"{row}.html" for m in r.members):
+                found.append((b, r))
+    return found
+
+
+def _print_board(console, b) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"{b.key} · {b.language_pair} · segment {b.segment} · {b.ranked_entries} ranked entries")
+    for col in ("rank", "method", "tier", "reproduction", "coverage", "declared", "fingerprint"):
+        table.add_column(col)
+    for r in b.rows:
+        rank = r.ranks[0].rank if r.ranks else ("ref." if r.reference else "unranked")
+        table.add_row(escape(rank), escape(r.method), escape(r.tier_label), escape(r.reproduction.text or "1 run"),
+                      escape(r.coverage.text), "yes" if r.declared else "no", r.fingerprint[:16])
+    console.print(table)
+
+
+def _print_row(b, r) -> None:
+    lines = [f"board        {b.key} ({b.language_pair}, segment {b.segment})",
+             f"method       {r.method}",
+             f"fingerprint  {r.fingerprint}",
+             f"tier         {r.tier_label} ({r.tier})",
+             "ranked       " + (r.ranks[0].rank if r.ranked and r.ranks else f"no: {r.unranked_reason}"),
+             f"coverage     {r.coverage.text}",
+             "declared     " + ("yes: the model identity, settings and date are the contributor's declaration"
+                                  if r.declared else "no: a verified re-run confirmed them"),
+             f"shown card   {r.representative}",
+             f"reproduction {r.reproduction.text or 'one run card'}"
+             + (f" (spread {r.reproduction.spread:.4f})" if r.reproduction.spread is not None else "")]
+    lines.append("evidence     " + ("none: no member has a passed re-run" if not r.evidence else ""))
+    for e in r.evidence:
+        lines.append(f"  - {e.tier}: {e.kind} {e.source} about {e.card}"
+                     + (" (attested)" if e.attested else " (not attested)"))
+    lines.append("members")
+    for m in r.members:
+        comp = "—" if m.composite is None else f"{m.composite:.4f}"
+        lines.append(f"  - {m.card}  {m.timestamp}  composite {comp}  earned {m.earned}")
+    typer.echo("\n".join(lines))
+
+
+@app.command()
+@guarded
+def ledger(
+    board: Annotated[str | None, typer.Argument(help="A board key (leaderboards/<key>.html); none: every board.")] =
+    None,
+    row: Annotated[str | None, typer.Option("--row", help="One row: a fingerprint (or its first characters), a "
+                                                          "member card's path under submissions/, or its run page "
+                                                          "id.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ledger (data/ledger.json's shape) as JSON.")] =
+    False,
+    submissions: Annotated[Path, typer.Option(help="Folder of run cards (searched recursively).")] =
+    Path("submissions"),
+    corpora: Annotated[Path, typer.Option(help="Folder of corpus files.")] = Path("corpora"),
+    validate: Annotated[bool, typer.Option(help="Run the submission validator on each card (as mtboard build).")] =
+    True,
+    attestation_repository: Annotated[str | None, typer.Option(
+        "--attestation-repository", help="owner/name whose verify workflow must have attested verification records "
+                                         "(default $MTBOARD_ATTESTATION_REPOSITORY, else $GITHUB_REPOSITORY).")] =
+    None,
+) -> None:
+    """Print the board ledger: every row's standing (tier and evidence, reproductions, coverage, ranked or not and
+    why, declared values), as the site shows it."""
+    from mtboard.cli.environment import environment
+    from mtboard.ledger import document
+    from mtboard.ledger.build import build_ledger
+    from mtboard.ledger.load import load_inputs
+    from mtboard.site.build import project_root
+
+    if not submissions.is_dir():
+        raise InputError("submissions folder not found", where=str(submissions), fix="pass --submissions DIR")
+    env = environment()
+    inputs = load_inputs(submissions, corpora if corpora.is_dir() else None, validate=validate,
+                         attestation_repository=attestation_repository or env.attestation_repository,
+                         secret_segment=env.secret_segment,
+                         secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None)
+    for r in inputs.rejected:
+        typer.echo(f"warning: rejected {r.path}: {r.problems[0]}", err=True)
+    built = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    doc = document.to_document(build_ledger(inputs), built, document.git_commit(project_root()))
+    keys = [b.key for b in doc.boards]
+    if board is not None and board not in keys:
+        raise InputError(f"no board {board!r}", where=str(submissions), field="BOARD",
+                         fix=f"use one of: {', '.join(keys) or '(no boards: no valid cards)'}")
+    if row is not None:
+        found = _find_row(doc, board, row)
+        if not found:
+            raise InputError(f"no row matches {row!r}", field="--row",
+                             fix="give a fingerprint prefix, a card path under submissions/ or a run page id "
+                                 "(mtboard ledger BOARD lists them)")
+        if len(found) > 1 and len({r.fingerprint for _, r in found}) > 1:
+            raise InputError(f"{row!r} matches {len(found)} rows", field="--row",
+                             fix="give more characters of the fingerprint, or the board")
+        b, r = found[0]
+        if as_json:
+            typer.echo(json.dumps(r.model_dump(mode="json"), ensure_ascii=False, indent=1))
+        else:
+            _print_row(b, r)
+        return
+    if board is not None:
+        doc = doc.model_copy(update={"boards": [b for b in doc.boards if b.key == board]})
+    if as_json:
+        typer.echo(document.dumps(doc), nl=False)
+        return
+    console = output_console()
+    for b in doc.boards:
+        _print_board(console, b)

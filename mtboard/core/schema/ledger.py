@@ -1,0 +1,150 @@
+"""The board ledger as published (issue 31): ``data/ledger.json`` on the site, ``mtboard ledger --json``.
+
+One file from which anyone can audit the board: per board (dataset id + version + segment), one row per fingerprint
+with its standing — tier and the evidence for it, reproductions, coverage, ranked or not and why, whether its values
+are declared — and its ranks on every view. Decided by :mod:`mtboard.ledger.standing` and
+:mod:`mtboard.ledger.methods`; written by :mod:`mtboard.ledger.document`. ``schema`` names the version of this shape.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from mtboard.core.schema.common import Count, Hex64, Strict
+
+LEDGER_SCHEMA = "mtboard.ledger/1"
+"""The ``schema`` value of this version of the ledger."""
+
+TierName = Literal["self-benchmarked", "rerun-unattested", "gds-verified", "community-verified"]
+"""Verification tiers (spec §9.4), weakest first; ``rerun-unattested``: a maintainer re-run whose GitHub artifact
+attestation does not verify."""
+
+_Rate = Field(ge=0.0, le=1.0)
+
+
+class LedgerEvidence(Strict):
+    """What one member card earned, and from which file."""
+
+    tier: TierName
+    card: str
+    """The member card (path under submissions/)."""
+    run_card_hash: str
+    kind: Literal["verification record", "attested gold row + community review"]
+    source: str | None
+    """The verification record (path under submissions/) or the review record (path under reviews/)."""
+    attested: bool
+
+
+class LedgerMember(Strict):
+    """One submitted run card of the row (a verification record is evidence, never a member)."""
+
+    card: str
+    """Path under submissions/."""
+    page: str
+    """The run page (site path)."""
+    run_card_hash: str
+    timestamp: str
+    composite: float | None = Field(ge=0.0, le=1.0)
+    """Whole-segment composite (replicate mean for ``--runs N``)."""
+    earned: TierName
+    """The tier this card earned by itself."""
+
+
+class LedgerReproduction(Strict):
+    count: Count
+    """Member run cards (1: not reproduced yet)."""
+    agree: bool | None
+    """None with one member; whether every member's composite lies within ±2 % of the representative's."""
+    spread: float | None = Field(ge=0.0, le=1.0)
+    """max − min of the members' composites."""
+    text: str
+    """What the board says: "", "reproduced ×N" or "reproductions disagree (a vs b)"."""
+
+
+class LedgerCoverage(Strict):
+    entries: Count
+    of: Count | None
+    """The segment's entry count (None when the corpus is not loaded)."""
+    limit: Count | None
+    """``--limit N`` of the run."""
+    subset: bool
+    text: str
+
+
+class LedgerRank(Strict):
+    """The row's place on one view of its board (the whole segment, or one domain)."""
+
+    view: str
+    """``all`` or a domain."""
+    rank: str
+    """Rank label (a range when the paired bootstrap cannot separate rows, e.g. ``2–3``), ``ref.`` for a reference
+    baseline."""
+    position: Count | None
+    rank_lo: Count | None
+    rank_hi: Count | None
+    cluster: Count | None
+    composite: float | None = Field(ge=0.0, le=1.0)
+    composite_ci: tuple[float, float] | None
+    chrf: float | None = Field(ge=0.0, le=100.0)
+    """Corpus chrF++ (0–100)."""
+
+
+class LedgerRow(Strict):
+    fingerprint: Hex64
+    method: str
+    model_slug: str
+    tier: TierName
+    tier_label: str
+    """What every page says for the tier."""
+    evidence: list[LedgerEvidence]
+    representative: str
+    """The member whose values the row shows (strongest evidence, then earliest)."""
+    members: list[LedgerMember]
+    """Oldest first."""
+    reproduction: LedgerReproduction
+    coverage: LedgerCoverage
+    ranked: bool
+    unranked_reason: str | None
+    reference: bool
+    """A reference baseline (echo, empty): listed, never ranked."""
+    declared: bool
+    """The row's declared values (model identity, settings, date, cost, latency) are the contributor's, unconfirmed by a
+    GDS or community verification."""
+    ranks: list[LedgerRank]
+    """Ranked rows: the whole segment first, then each domain view. Empty for an unranked row."""
+
+
+class LedgerBoard(Strict):
+    key: str
+    """The board's page name (leaderboards/<key>.html)."""
+    dataset_id: str
+    version: str
+    segment: str
+    sha256: Hex64
+    """The corpus file's SHA-256."""
+    language_pair: str
+    ranked_entries: Count
+    """Entries of the set the board ranks."""
+    rows: list[LedgerRow]
+    """Ranked rows in board order, then reference baselines, then unranked rows."""
+
+
+class Ledger(Strict):
+    """The whole board at one build."""
+
+    schema_: Literal["mtboard.ledger/1"] = Field(alias="schema")
+    build: str
+    """The build id (hash of the boards' contents)."""
+    built_at: str
+    """UTC time of the build (ISO 8601)."""
+    commit: str | None
+    """The git commit the build was made from, when known."""
+    boards: list[LedgerBoard]
+
+    model_config = Strict.model_config | {"populate_by_name": True, "serialize_by_alias": True}
+
+
+__all__ = ["LEDGER_SCHEMA", "TierName", "Ledger", "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerMember",
+           "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]

@@ -1,0 +1,55 @@
+"""Building the ledger from the site's inputs: plan the boards and decide every row's standing
+(:func:`mtboard.ledger.standing.decide`), compute every view's statistics (:func:`mtboard.ledger.tables.build_leaderboards`),
+then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`).
+
+The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
+turns it into the published ``data/ledger.json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtboard.ledger import methods, standing, tables
+from mtboard.ledger.load import Inputs, LoadedCard
+from mtboard.ledger.standing import BoardPlan, Standing
+from mtboard.ledger.tables import Leaderboard
+from mtboard.score.metrics import bootstrap
+
+
+@dataclass(frozen=True)
+class BoardLedger:
+    """The computed board: ``boards`` (every view's statistics and method rows, in key order) and ``plans`` (the same
+    boards' rows and standings, :class:`mtboard.ledger.standing.BoardPlan`)."""
+
+    inputs: Inputs
+    boards: list[Leaderboard]
+    plans: list[BoardPlan]
+
+    def standing(self, card_path: str) -> Standing:
+        """The standing of the row holding the card at ``card_path`` (relative to submissions/).
+
+        Raises: KeyError when no card on the board has that path (a rejected card has no standing)."""
+        for lc in self.inputs.cards:
+            if lc.path == card_path:
+                return lc.standing
+        raise KeyError(card_path)
+
+    def card(self, card_path: str) -> LoadedCard:
+        """The loaded card at ``card_path``. Raises: KeyError."""
+        for lc in self.inputs.cards:
+            if lc.path == card_path:
+                return lc
+        raise KeyError(card_path)
+
+
+def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> BoardLedger:
+    """Decide every standing, compute every view and rank one row per method (``resamples``: bootstrap resamples of
+    the paired tests, spec §4.6; :data:`mtboard.score.metrics.bootstrap.BOOTSTRAP_RESAMPLES` by default)."""
+    plans = standing.decide(inputs)
+    boards = tables.build_leaderboards(plans, resamples=resamples)
+    methods.attach_methods(boards)
+    return BoardLedger(inputs, boards, plans)
+
+
+__all__ = ["BoardLedger", "build_ledger"]

@@ -1,0 +1,91 @@
+"""The ledger as a published document (issue 31): :class:`mtboard.core.schema.ledger.Ledger`, written to the site as
+``data/ledger.json`` and printed by ``mtboard ledger --json``; schema exported as ``schemas/ledger.schema.json``.
+
+Every value comes from the :class:`~mtboard.ledger.build.BoardLedger` (standings from
+:mod:`mtboard.ledger.standing`, ranks from :mod:`mtboard.ledger.methods`): nothing is decided here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
+                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow)
+from mtboard.ledger.build import BoardLedger
+from mtboard.ledger.methods import MethodRow
+from mtboard.ledger.standing import Standing, card_composite, earned
+from mtboard.ledger.tables import Leaderboard, method_name, run_page
+
+
+def build_id(boards: list[Leaderboard]) -> str:
+    """12 hex of the SHA-256 over every shown card's run_card_hash (sorted): changes exactly when the cards do."""
+    h = hashlib.sha256()
+    for key in sorted(lc.card.run_card_hash or lc.page_id for lb in boards for lc in lb.cards):
+        h.update(key.encode() + b"\n")
+    return h.hexdigest()[:12]
+
+
+def git_commit(root: Path) -> str | None:
+    """The commit checked out at ``root`` (``git rev-parse HEAD``), or None outside a git checkout."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = proc.stdout.strip()
+    return out if proc.returncode == 0 and len(out) == 40 else None
+
+
+def _rank(view_name: str, m: MethodRow) -> LedgerRank:
+    return LedgerRank(view=view_name, rank=m.rank, position=m.position or None, rank_lo=m.rank_lo,
+                      rank_hi=m.rank_hi, cluster=None if m.reference else m.cluster, composite=m.composite,
+                      composite_ci=m.composite_ci, chrf=m.chrf)
+
+
+def _row(s: Standing, ledger: BoardLedger, lb: Leaderboard) -> LedgerRow:
+    rep = ledger.card(s.representative)
+    members = [ledger.card(p) for p in s.members]
+    ranks = []
+    for view in lb.views:
+        for m in view.methods:
+            if m.key == s.fingerprint and m.rep.lc.path == s.representative:
+                ranks.append(_rank(view.domain or "all", m))
+    r, c = s.reproduction, s.coverage
+    return LedgerRow(
+        fingerprint=s.fingerprint, method=method_name(rep.card), model_slug=rep.card.model_slug, tier=s.tier,
+        tier_label=s.label,
+        evidence=[LedgerEvidence(tier=e.tier, card=e.card, run_card_hash=e.run_card_hash, kind=e.kind,
+                                 source=e.source, attested=e.attested) for e in s.evidence],
+        representative=s.representative,
+        members=[LedgerMember(card=lc.path, page=run_page(lc)[:-3] + ".html", run_card_hash=lc.card.run_card_hash or "",
+                              timestamp=lc.card.timestamp, composite=card_composite(lc.card), earned=earned(lc))
+                 for lc in members],
+        reproduction=LedgerReproduction(count=r.count, agree=r.agree, spread=r.spread, text=r.text),
+        coverage=LedgerCoverage(entries=c.entries, of=c.of, limit=c.limit, subset=c.subset, text=c.text),
+        ranked=s.ranked, unranked_reason=s.unranked_reason, reference=s.reference, declared=s.declared, ranks=ranks)
+
+
+def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -> Ledger:
+    """The :class:`~mtboard.core.schema.ledger.Ledger` of a computed board (``built_at``: ISO 8601 UTC; ``commit``:
+    the git commit built from, when known)."""
+    boards = []
+    for lb, plan in zip(ledger.boards, ledger.plans, strict=True):
+        order = {m.key: i for i, m in enumerate(lb.views[0].methods)}
+        rows = sorted(plan.rows, key=lambda s: (not (s.ranked or s.reference), order.get(s.fingerprint, len(order)),
+                                                s.members[0]))
+        boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
+                                  segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
+                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, lb) for s in rows]))
+    return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
+                  boards=boards)
+
+
+def dumps(doc: Ledger) -> str:
+    """The document as published: UTF-8 JSON, one space indent, newline at the end."""
+    return json.dumps(doc.model_dump(mode="json", by_alias=True), ensure_ascii=False, indent=1) + "\n"
+
+
+__all__ = ["build_id", "git_commit", "to_document", "dumps"]

@@ -1,0 +1,394 @@
+"""Issue 31: the board ledger — every row's standing decided once (mtboard/ledger/standing.py) and read by every
+surface: the board, the run page's header and verification section, the runs index, the changes page, the CSV/JSON
+downloads, leaderboard.json, data/ledger.json and ``mtboard ledger --json``.
+
+Real committed cards throughout. Hand-made variants say so where they are made: a *reproduction* is a committed card
+copied with a new run id and a later (or earlier) timestamp and re-sealed — same outputs, same fingerprint, as
+``mtboard run`` of the same method on the same engine gives; evidence variants replace a card's verification in
+memory.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import dataclasses
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from mtboard.core import documents
+from mtboard.ledger import standing as st
+from mtboard.ledger.load import Inputs, LoadedCard, Verification
+
+ROOT = Path(__file__).resolve().parents[1]
+ES, CA = "mtb-en-es-dev-v1.0.0", "mtb-en-ca-dev-v1.0.0"
+APERTIUM_ES = "mtb-en-es-dev/apertium-eng-spa__default__fe31216fd883.json"
+APERTIUM_CA = "mtb-en-ca-dev/apertium-eng-cat__default__4a1761e82d51.json"
+FSC_EARLY = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__a0a5000e23bc.json"
+FSC_LATE = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__49aea7bbd35f.json"
+
+
+def fresh(inputs: Inputs) -> Inputs:
+    """A copy of ``inputs`` whose LoadedCard objects are new (the session's committed_inputs stay untouched: deciding
+    sets ``standing`` on each card)."""
+    return Inputs(cards=[dataclasses.replace(lc, standing=None) for lc in inputs.cards],
+                  rejected=list(inputs.rejected), corpora=list(inputs.corpora), warnings=list(inputs.warnings),
+                  anchors=list(inputs.anchors))
+
+
+def reproduction(src: Path, folder: Path, timestamp: str) -> Path:
+    """Hand-made reproduction: the card at ``src`` with a new run id and ``timestamp``, re-sealed, written into
+    ``folder`` under its canonical file name (same outputs and fingerprint; declared fields only differ)."""
+    from mtboard.validate.naming import canonical_name
+
+    data = json.loads(src.read_text(encoding="utf-8"))
+    data["run_id"] = str(uuid.UUID(int=uuid.uuid5(uuid.NAMESPACE_URL, timestamp).int, version=4))
+    data["timestamp"] = timestamp
+    card = documents.seal(documents.loads_card(json.dumps(data).encode(), str(src)))
+    folder.mkdir(parents=True, exist_ok=True)
+    dest = folder / canonical_name(card)
+    documents.write_card(card, dest)
+    return dest
+
+
+def row_of(plans, path: str) -> st.Standing:
+    return next(s for p in plans for s in p.rows if path in s.members)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Decisions on the committed cards
+
+
+def test_committed_rows_have_one_standing_each(committed_inputs):
+    inputs = fresh(committed_inputs)
+    plans = st.decide(inputs)
+    assert [p.key for p in plans] == sorted(p.key for p in plans)
+    for p in plans:
+        assert len({s.fingerprint for s in p.rows}) == len(p.rows), p.key  # one row per fingerprint
+        assert sorted(m for s in p.rows for m in s.members) == sorted(lc.path for lc in p.cards)
+    for lc in inputs.cards:
+        assert lc.path in lc.standing.members  # every card points at its own row
+
+    ca = row_of(plans, APERTIUM_CA)  # a passed record beside it, no attestation here: ◐, named
+    assert (ca.tier, ca.label, ca.icon) == ("rerun-unattested", "maintainer re-run (unattested)", "\u25d0")
+    assert [(e.card, e.source, e.attested, e.kind) for e in ca.evidence] == [
+        (APERTIUM_CA, APERTIUM_CA.replace(".json", ".verification.json"), False, "verification record")]
+    assert ca.ranked and ca.unranked_reason is None and ca.declared and ca.reproduction.text == ""
+
+    # two --limit 20 runs of one method against a server whose answers varied: one row, the disagreement on it
+    fsc = row_of(plans, FSC_EARLY)
+    assert fsc.members == (FSC_EARLY, FSC_LATE) and fsc.representative == FSC_EARLY  # earliest, same evidence
+    assert fsc.reproduction.count == 2 and fsc.reproduction.agree is False
+    assert fsc.reproduction.text == "reproductions disagree (0.405 vs 0.353)"
+    assert fsc.reproduction.spread == pytest.approx(0.40548 - 0.353454)  # replicate mean of --runs 3
+    assert not fsc.ranked and fsc.coverage.text == "20 of 355 subset (--limit 20)"
+    assert fsc.unranked_reason == ("subset run: 20 of 355 subset (--limit 20); only runs of the board's whole entry "
+                                   "set are ranked")
+
+    echo = row_of(plans, "mtb-en-es-dev/baseline-echo__baseline__51ca9256c52d.json")
+    assert echo.reference and not echo.ranked and echo.tier == "self-benchmarked"
+    gemma = row_of(plans, "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__f4dfc63f13de.json")
+    assert (gemma.tier, gemma.evidence, gemma.ranked, gemma.coverage.text) == ("self-benchmarked", (), True, "all 355")
+
+
+def test_a_reproduction_adds_a_member_and_keeps_the_evidence(committed_inputs, tmp_path):
+    """After the demo's run of Apertium EN→ES (here: a hand-made reproduction, later or earlier than the verified
+    card) the row keeps its re-run evidence, shows the verified card, and says "reproduced ×2"."""
+    for stamp in ("2026-12-01T20:00:00Z", "2026-11-01T09:00:00Z"):
+        inputs = fresh(committed_inputs)
+        src = ROOT / "submissions" / APERTIUM_ES
+        path = reproduction(src, tmp_path / stamp[:10], stamp)
+        card = documents.load_card(path)
+        assert card.fingerprint.hash == documents.load_card(src).fingerprint.hash
+        rel = f"mtb-en-es-dev/{path.name}"
+        inputs.cards.append(LoadedCard(rel, path.read_bytes(), card, card.run_card_hash[:16],
+                                       Verification("self-benchmarked", label="self-benchmarked")))
+        row = row_of(st.decide(inputs), APERTIUM_ES)
+        assert row.members == ((APERTIUM_ES, rel) if stamp > "2026-12-01T02:16" else (rel, APERTIUM_ES))
+        assert row.tier == "rerun-unattested" and row.representative == APERTIUM_ES
+        assert [e.card for e in row.evidence] == [APERTIUM_ES]
+        assert row.reproduction.text == "reproduced \u00d72" and row.reproduction.agree is True
+        assert row.reproduction.spread == 0.0
+
+
+def _with(lc: LoadedCard, tier: str) -> LoadedCard:
+    v = {"gds-verified": Verification("gds-verified", {}, "x.verification.json", attested=True, label="GDS verified"),
+         "rerun-unattested": Verification("self-benchmarked", {}, "x.verification.json",
+                                          label="maintainer re-run (unattested)"),
+         "self-benchmarked": Verification("self-benchmarked", label="self-benchmarked")}[tier]
+    return dataclasses.replace(lc, verification=v, standing=None)
+
+
+def test_the_row_takes_the_best_tier_any_member_earned(committed_inputs, tmp_path):
+    """Hand-made evidence: whichever member holds the strongest evidence is shown, the row has its tier, and every
+    member's evidence is named; order of the members does not matter."""
+    src = ROOT / "submissions" / APERTIUM_ES
+    path = reproduction(src, tmp_path, "2026-12-01T23:00:00Z")
+    late_card = documents.load_card(path)
+    base = next(lc for lc in committed_inputs.cards if lc.path == APERTIUM_ES)
+    late = LoadedCard(f"mtb-en-es-dev/{path.name}", path.read_bytes(), late_card, late_card.run_card_hash[:16],
+                      base.verification)
+    for early_tier, late_tier, want_tier, want_rep in [
+            ("rerun-unattested", "gds-verified", "gds-verified", late.path),
+            ("gds-verified", "rerun-unattested", "gds-verified", APERTIUM_ES),
+            ("self-benchmarked", "self-benchmarked", "self-benchmarked", APERTIUM_ES),
+            ("self-benchmarked", "rerun-unattested", "rerun-unattested", late.path)]:
+        inputs = fresh(committed_inputs)
+        inputs.cards = [c for c in inputs.cards if c.path != APERTIUM_ES]
+        inputs.cards += [_with(late, late_tier), _with(base, early_tier)]
+        row = row_of(st.decide(inputs), APERTIUM_ES)
+        assert (row.tier, row.representative) == (want_tier, want_rep), (early_tier, late_tier)
+        assert row.declared == (want_tier not in ("gds-verified", "community-verified"))
+        assert sorted(e.tier for e in row.evidence) == sorted(t for t in (early_tier, late_tier)
+                                                              if t != "self-benchmarked")
+
+
+def test_a_board_is_one_dataset_segment(committed_inputs):
+    """Board key = dataset id + version + segment (+ corpus hash): a card of another segment of the same dataset
+    version is on a board of its own, named with its segment (hand-made: the committed card with another segment)."""
+    inputs = fresh(committed_inputs)
+    lc = next(c for c in inputs.cards if c.path == APERTIUM_ES)
+    other = lc.card.model_copy(update={"dataset": lc.card.dataset.model_copy(update={"segment": "diagnostic"})})
+    inputs.cards.append(dataclasses.replace(lc, path="x/diag.json", card=other, page_id="f" * 16, standing=None))
+    keys = [p.key for p in st.decide(inputs)]
+    assert "mtb-en-es-dev-v1.0.0-development" in keys and "mtb-en-es-dev-v1.0.0-diagnostic" in keys
+    assert ES not in keys and CA in keys
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Every surface reads the standing
+
+
+def _docs_rows(html: str, attr: str) -> dict[str, str]:
+    """``data-<attr>`` of each table row that has one → the first ``data-standing`` in that row (a row's nested
+    member table has rows without attributes, so a row runs to the next row that has one)."""
+    out = {}
+    for chunk in re.split(rf'(?=<tr [^>]*data-{attr}=")', html)[1:]:
+        key = re.match(rf'<tr [^>]*data-{attr}="([^"]+)"', chunk)
+        tier = re.search(r'data-standing="([^"]+)"', chunk.split("</tbody></table></div>")[0])
+        if key and tier:
+            out[key.group(1)] = tier.group(1)
+    return out
+
+
+def walk_surfaces(docs: Path, ledger_json: dict) -> int:
+    """Check that every surface of a built site's Markdown folder shows each ledger row's tier; returns how many
+    (surface, row) pairs were compared."""
+    checked = 0
+    index = (docs / "runs" / "index.md").read_text(encoding="utf-8")
+    changes = (docs / "changes.md").read_text(encoding="utf-8")
+    site_rows = json.loads((docs / "leaderboard.json").read_text(encoding="utf-8"))["rows"]
+    for b in ledger_json["boards"]:
+        board_md = (docs / "leaderboards" / f"{b['key']}.md").read_text(encoding="utf-8")
+        on_board = _docs_rows(board_md, "method")
+        csv_rows = {r["method_id"]: r for r in csv.DictReader(io.StringIO(
+            (docs / "leaderboards" / f"{b['key']}.csv").read_text(encoding="utf-8")))}
+        json_rows = {r["method_id"]: r for r in json.loads(
+            (docs / "leaderboards" / f"{b['key']}.json").read_text(encoding="utf-8"))["rows"]}
+        lb_rows = {r["method_id"]: r for r in site_rows if r["dataset"] == b["dataset_id"]}
+        for row in b["rows"]:
+            tier, fp = row["tier"], row["fingerprint"][:16]
+            assert on_board[fp] == tier, (b["key"], row["method"])
+            checked += 1
+            if row["ranks"]:  # on the table: the downloads list it
+                for rows in (csv_rows, json_rows, lb_rows):
+                    assert rows[fp]["verification_tier"] == tier, (b["key"], row["method"])
+                    checked += 1
+            for m in row["members"]:
+                page_id = m["page"].rsplit("/", 1)[-1][:-5]
+                run_md = (docs / "runs" / f"{page_id}.md").read_text(encoding="utf-8")
+                header, _, rest = run_md.partition("## Entries")
+                assert re.search(rf'class="mtb-badge mtb-v-{tier}" data-standing="{tier}"', header), page_id
+                section = rest.partition("## Verification")[2].partition("## Community review")[0]
+                assert re.search(rf'class="mtb-standing" data-standing="{tier}"', section), page_id
+                for listing in (index, changes):
+                    tr = re.search(rf'<tr>(?:(?!</tr>).)*(?<![0-9a-f]){page_id}\.(?:md|html)(?:(?!</tr>).)*</tr>', listing, re.S)
+                    assert tr and f'data-standing="{tier}"' in tr.group(0), page_id
+                checked += 4
+    return checked
+
+
+def test_every_surface_of_the_committed_site_shows_the_ledger_standing(committed_site):
+    ledger_json = json.loads((committed_site.docs / "data" / "ledger.json").read_text(encoding="utf-8"))
+    rows = [r for b in ledger_json["boards"] for r in b["rows"]]
+    assert len(rows) == 33 and sum(len(r["members"]) for r in rows) == committed_site.cards == 34
+    assert walk_surfaces(committed_site.docs, ledger_json) > 150
+    board = (committed_site.docs / "leaderboards" / f"{ES}.md").read_text(encoding="utf-8")
+    # the disagreement is on the row (unranked table), outside any closed panel
+    row = re.search(r'<tr data-method="8e04facc2a[^"]*">.*?</tr>', board, re.S).group(0)
+    assert "\u26a0 reproductions disagree (0.405 vs 0.353)" in row and "<details" not in row
+    # the board's Compare link opens this board
+    assert f'compare.md?board={ES}">Compare</a>' in board or f'compare.html?board={ES}">Compare</a>' in board
+
+
+def test_ledger_json_validates_against_its_exported_schema(committed_site):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "schemas" / "ledger.schema.json").read_text(encoding="utf-8"))
+    data = json.loads((committed_site.docs / "data" / "ledger.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(data)
+    from mtboard.core.schema import Ledger
+
+    assert Ledger.model_validate_json(json.dumps(data)).schema_ == "mtboard.ledger/1"
+    bad = copy.deepcopy(data)
+    bad["boards"][0]["rows"][0]["members"][0]["composite"] = 7.5
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(bad)
+
+
+def test_cli_prints_the_same_ledger_as_the_site(committed_site):
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--json", "--no-validate"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    cli = json.loads(proc.stdout)
+    site = json.loads((committed_site.docs / "data" / "ledger.json").read_text(encoding="utf-8"))
+    assert cli["boards"] == site["boards"] and cli["build"] == site["build"]
+
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", CA, "--row", APERTIUM_CA, "--no-validate"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "tier         maintainer re-run (unattested) (rerun-unattested)" in out
+    assert f"rerun-unattested: verification record {APERTIUM_CA[:-5]}.verification.json about {APERTIUM_CA}" in out
+
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "no-such-board", "--no-validate"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "no board 'no-such-board'" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(tmp_path):
+    """Committed cards + a reproduction of the EN→ES Apertium run (hand-made, as the demo's): the site is built again
+    (validated) and walked; the committed row keeps its evidence, shows its verified card and "reproduced ×2"."""
+    from mtboard.site import build_site
+
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    demo = reproduction(ROOT / "submissions" / APERTIUM_ES, subs / "mtb-en-es-dev", "2026-12-01T20:00:00Z")
+    report = build_site(subs, ROOT / "corpora", tmp_path / "out", tmp_path / "docs", run_mkdocs=False,
+                        resamples=200, build_time="2026-12-02T10:00:00Z")
+    assert not report.rejected and report.cards == 35
+    docs = tmp_path / "docs"
+    ledger_json = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
+    walk_surfaces(docs, ledger_json)
+    es = next(b for b in ledger_json["boards"] if b["key"] == ES)
+    row = next(r for r in es["rows"] if r["representative"] == APERTIUM_ES)
+    assert row["tier"] == "rerun-unattested" and row["reproduction"]["text"] == "reproduced \u00d72"
+    assert [m["card"] for m in row["members"]] == [APERTIUM_ES, f"mtb-en-es-dev/{demo.name}"]
+    assert row["ranks"][0]["rank"] == "1"
+    board = (docs / "leaderboards" / f"{ES}.md").read_text(encoding="utf-8")
+    assert "<summary>reproduced \u00d72</summary>" in board
+    # compare: one run per method row — never a row against its own reproduction; the reproduction opens its row
+    pairs = json.loads((docs / "data" / "pairs" / f"{ES}.json").read_text(encoding="utf-8"))
+    demo_id = json.loads(demo.read_text())["run_card_hash"][:16]
+    shown_id = json.loads((subs / APERTIUM_ES).read_text())["run_card_hash"][:16]
+    assert demo_id not in [r["id"] for r in pairs["runs"]] and pairs["aliases"] == {demo_id: shown_id}
+    fps = [tuple(sorted(r["fp"].items())) for r in pairs["runs"]]
+    assert len(set(fps)) == len(fps)
+    # hard items count methods, not cards; the model page lists the method once
+    hard = (docs / "hard" / f"{ES}.md").read_text(encoding="utf-8")
+    assert "— 3 non-baseline ranked method(s)" in hard  # Apertium, Gemma few-shot, Gemma zero-shot
+    portrait = next((docs / "models").glob("apertium-eng-spa*.md")).read_text(encoding="utf-8")
+    runs = re.findall(r'<tr><td><a href="[^"]*">([^<]*)</a></td><td>EN\u2192ES</td><td>(\d+)</td>', portrait)
+    assert runs == [("apertium:eng-spa \u00b7 default on mtb-en-es-dev v1.0.0 (reproduced \u00d72)", "355"),
+                    ("apertium:eng-spa \u00b7 default on mtb-en-es-dev v1.0.0", "20")]  # the --limit 20 row
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Changes as a ledger diff, the Atom feed, the board's history
+
+
+def new_engine_card(folder: Path) -> Path:
+    """Hand-made new method row: the committed EN→ES Apertium card as a newer Apertium release would make it (another
+    ``engine_version`` fingerprint component, identical outputs), fingerprint and seal recomputed."""
+    from mtboard.core import canonical
+
+    data = json.loads((ROOT / "submissions" / APERTIUM_ES).read_text(encoding="utf-8"))
+    comps = data["fingerprint"]["components"]
+    comps["engine_version"] = "apertium 3.9.0-1; apertium-eng-spa 0.8.2-1"
+    data["fingerprint"]["hash"] = canonical.fingerprint_hash(comps, data["fingerprint"]["version"])
+    data["run_id"] = "0b9f3c2e-5a1d-4c7e-9f00-6d2a1b3c4d5e"
+    data["timestamp"] = "2026-12-01T08:00:00Z"
+    from mtboard.validate.naming import canonical_name
+
+    card = documents.seal(documents.loads_card(json.dumps(data).encode(), "new"))
+    dest = folder / canonical_name(card)
+    documents.write_card(card, dest)
+    return dest
+
+
+def _build(subs: Path, out: Path, **kw):
+    from mtboard.site import build_site
+
+    return build_site(subs, ROOT / "corpora", out / "out", out / "docs", run_mkdocs=False, validate=False,
+                      resamples=200, **kw)
+
+
+def test_changes_page_is_the_ledger_diff_between_two_builds(tmp_path):
+    """Committed cards, then committed + one new card: the changes page (and data/changes.json, the Atom feed and
+    the build's summary) show exactly that card as a new row, and the rank change it causes."""
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    _build(subs, tmp_path / "a", build_time="2026-12-01T00:00:00Z")
+    previous = tmp_path / "a" / "docs" / "data" / "ledger.json"
+    new = new_engine_card(subs / "mtb-en-es-dev")
+    report = _build(subs, tmp_path / "b", build_time="2026-12-02T00:00:00Z", previous=previous)
+    docs = tmp_path / "b" / "docs"
+    changes = json.loads((docs / "data" / "changes.json").read_text(encoding="utf-8"))["changes"]
+    fp = json.loads(new.read_text())["fingerprint"]["hash"]
+    assert [(c["kind"], c["board"], c["card"]) for c in changes if c["kind"] == "new row"] == [
+        ("new row", ES, f"mtb-en-es-dev/{new.name}")]
+    assert next(c for c in changes if c["kind"] == "new row")["fingerprint"] == fp
+    # the same composite as the committed Apertium row: the two share a rank range now
+    moved = [(c["method"], c["before"], c["after"]) for c in changes if c["kind"] == "rank change"]
+    assert ("apertium:eng-spa \u00b7 default", "1", "1\u20132") in moved
+    assert {c["kind"] for c in changes} == {"new row", "rank change"}  # nothing else moved
+    assert report.changes and report.changes[0].startswith(f"new row: {ES} \u00b7 apertium:eng-spa")
+    page = (docs / "changes.md").read_text(encoding="utf-8")
+    section = page.partition("## New rows")[2].partition("## Rank changes")[0]
+    assert section.count('data-change="new row"') == 1 and fp[:16] in section
+    assert page.partition("## Subset runs")[2].partition("## Every run card")[0].strip().endswith("None.</p>")
+    # the Atom feed (RFC 4287) parses and has one entry per change
+    from xml.etree import ElementTree as ET
+
+    feed = ET.fromstring((docs / "changes.xml").read_text(encoding="utf-8"))
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    assert feed.tag == "{http://www.w3.org/2005/Atom}feed" and feed.find("a:updated", ns).text == "2026-12-02T00:00:00Z"
+    titles = [e.find("a:title", ns).text for e in feed.findall("a:entry", ns)]
+    assert len(titles) == len(changes) and titles[0] == f"new row: apertium:eng-spa \u00b7 default on {ES}"
+
+    # without --previous every row is new; a file that is not a ledger is refused with one line naming it
+    from mtboard.core.errors import InputError
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "mtboard.ledger/1"}', encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        _build(subs, tmp_path / "c", previous=bad)
+    assert str(bad) in err.value.one_line() and "\n" not in err.value.one_line()
+
+
+def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    _build(subs, tmp_path / "a", build_time="2026-12-01T00:00:00Z")
+    snaps = tmp_path / "snapshots"
+    snaps.mkdir()
+    old = json.loads((tmp_path / "a" / "docs" / "data" / "ledger.json").read_text(encoding="utf-8"))
+    shutil.copy(tmp_path / "a" / "docs" / "data" / "ledger.json", snaps / "whatever-name.json")
+    (snaps / "junk.json").write_text("{not json", encoding="utf-8")
+    new_engine_card(subs / "mtb-en-es-dev")
+    report = _build(subs, tmp_path / "b", build_time="2026-12-02T00:00:00Z", snapshots=snaps)
+    docs = tmp_path / "b" / "docs"
+    index = json.loads((docs / "data" / "snapshots" / "index.json").read_text(encoding="utf-8"))["snapshots"]
+    cur = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in index] == [f"2026-12-02-{cur['build']}", f"2026-12-01-{old['build']}"]
+    assert json.loads((docs / "data" / "snapshots" / f"2026-12-01-{old['build']}.json").read_text()) == old
+    page = (docs / "history" / f"2026-12-01-{old['build']}.md").read_text(encoding="utf-8")
+    assert "# Board as of 2026-12-01" in page and old["build"] in page
+    assert any("snapshot skipped" in w and "junk.json" in w for w in report.warnings)
