@@ -39,6 +39,19 @@ def test_demo_builds_site_with_new_row(tmp_path):
     assert f"runs/{page_id}.html" in board
     run_page = (tmp_path / "build" / "site" / "runs" / f"{page_id}.html").read_text()
     assert chrf in run_page
+    # issue 31: the demo's run is a reproduction of the committed EN→ES Apertium row (same fingerprint): that row
+    # keeps its re-run evidence and its shown card, and says "reproduced ×2" — on the ledger and on the board
+    committed = "mtb-en-es-dev/apertium-eng-spa__default__fe31216fd883.json"
+    ledger = json.loads((tmp_path / "build" / "site" / "data" / "ledger.json").read_text())
+    es = next(b for b in ledger["boards"] if b["key"] == "mtb-en-es-dev-v1.0.0")
+    row = next(r for r in es["rows"] if r["representative"] == committed)
+    assert card["fingerprint"]["hash"] == row["fingerprint"]
+    assert row["tier"] == "rerun-unattested" and [e["card"] for e in row["evidence"]] == [committed]
+    assert row["reproduction"]["text"] == "reproduced \u00d72" and len(row["members"]) == 2
+    assert row["members"][1]["page"] == f"runs/{page_id}.html"
+    assert "reproduced \u00d72" in board and board.count("\u25d0") >= 1
+    run_page = (tmp_path / "build" / "site" / "runs" / f"{page_id}.html").read_text()
+    assert 'data-standing="rerun-unattested"' in run_page  # the demo card's page shows its row's standing
     # the checkout's own submissions/ is never modified by the demo
     assert sorted(p.name for p in (tmp_path / "submissions").rglob("*.json")) == sorted(
         p.name for p in (ROOT / "submissions").rglob("*.json"))

@@ -26,7 +26,7 @@ import pytest
 
 from mtboard.core import documents
 from mtboard.ledger import standing as st
-from mtboard.ledger.load import Inputs, LoadedCard, Verification
+from mtboard.ledger.load import Inputs, LoadedCard, Verification, load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 ES, CA = "mtb-en-es-dev-v1.0.0", "mtb-en-ca-dev-v1.0.0"
@@ -323,10 +323,10 @@ def new_engine_card(folder: Path) -> Path:
     return dest
 
 
-def _build(subs: Path, out: Path, **kw):
+def _build(subs: Path, out: Path, validate: bool = False, **kw):
     from mtboard.site import build_site
 
-    return build_site(subs, ROOT / "corpora", out / "out", out / "docs", run_mkdocs=False, validate=False,
+    return build_site(subs, ROOT / "corpora", out / "out", out / "docs", run_mkdocs=False, validate=validate,
                       resamples=200, **kw)
 
 
@@ -392,3 +392,194 @@ def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
     page = (docs / "history" / f"2026-12-01-{old['build']}.md").read_text(encoding="utf-8")
     assert "# Board as of 2026-12-01" in page and old["build"] in page
     assert any("snapshot skipped" in w and "junk.json" in w for w in report.warnings)
+
+
+# ----------------------------------------------------------------------------------------------------------------------
+# Evidence survives a re-score
+
+
+def older_scorer_card(subs: Path) -> tuple[Path, object]:
+    """Hand-made: the committed EN→CA Apertium card as an older harness (0.3.9) would have sealed it (its
+    ``harness_version`` and that fingerprint component changed, re-sealed), filed in its place, with the committed
+    record re-pointed at it (its seal and fingerprint) — the state of the repository before a harness bump."""
+    from mtboard.core import canonical
+    from mtboard.validate.naming import canonical_name
+
+    committed = subs / APERTIUM_CA
+    data = json.loads(committed.read_text(encoding="utf-8"))
+    data["harness_version"] = data["fingerprint"]["components"]["harness_version"] = "0.3.9"
+    data["fingerprint"]["hash"] = canonical.fingerprint_hash(data["fingerprint"]["components"],
+                                                             data["fingerprint"]["version"])
+    old = documents.seal(documents.loads_card(json.dumps(data).encode(), "old"))
+    committed.unlink()
+    path = committed.with_name(canonical_name(old))
+    documents.write_card(old, path)
+    rec_src = subs / APERTIUM_CA.replace(".json", ".verification.json")
+    rec = json.loads(rec_src.read_text(encoding="utf-8"))
+    rec.update(run_card_hash=old.run_card_hash, card_fingerprint=old.fingerprint.hash,
+               card_path=path.relative_to(subs.parent).as_posix())
+    rec_src.unlink()
+    path.with_name(path.name[:-5] + ".verification.json").write_text(json.dumps(rec), encoding="utf-8")
+    return path, old
+
+
+def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path):
+    """After a harness bump, a card re-scored with the real ``mtboard rescore`` and filed in place of the old one (the
+    old card gone, its record left where it was) names the old card (``rescored_from``), validates, and its row keeps
+    the maintainer re-run evidence on every surface: the record of the card it was re-scored from."""
+    from mtboard.validate.naming import canonical_name
+
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    old, old_card = older_scorer_card(subs)
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "rescore", str(old), "--out", str(tmp_path / "r.json"),
+                           "--corpora", str(ROOT / "corpora")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    new_card = documents.load_card(tmp_path / "r.json")
+    assert [a.run_card_hash for a in new_card.rescored_from] == [old_card.run_card_hash]
+    assert new_card.rescored_from[0].fingerprint_hash == old_card.fingerprint.hash
+    assert new_card.harness_version != "0.3.9" and new_card.run_card_hash != old_card.run_card_hash
+    committed = documents.load_card(ROOT / "submissions" / APERTIUM_CA)
+    assert new_card.scores == committed.scores and new_card.fingerprint == committed.fingerprint
+    old.unlink()
+    dest = old.with_name(canonical_name(new_card))
+    shutil.copy(tmp_path / "r.json", dest)
+    report = _build(subs, tmp_path / "site", build_time="2026-12-01T12:00:00Z", validate=True)
+    assert not report.rejected, report.rejected
+    docs = tmp_path / "site" / "docs"
+    ledger_json = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
+    walk_surfaces(docs, ledger_json)
+    ca = next(b for b in ledger_json["boards"] if b["key"] == CA)
+    row = next(r for r in ca["rows"] if r["representative"] == f"mtb-en-ca-dev/{dest.name}")
+    assert row["tier"] == "rerun-unattested"
+    assert [(e["source"], e["rescored_from"]) for e in row["evidence"]] == [
+        (f"mtb-en-ca-dev/{old.name[:-5]}.verification.json", old_card.run_card_hash)]
+    page = (docs / "runs" / f"{new_card.run_card_hash[:16]}.md").read_text(encoding="utf-8")
+    assert f"re-scored from, <code>{old_card.run_card_hash[:12]}</code>" in page
+    # rescoring a card under the harness that made it moves nothing: the same card, no lineage
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "rescore", str(dest), "--out", str(tmp_path / "s.json"),
+                           "--corpora", str(ROOT / "corpora")], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and (tmp_path / "s.json").read_bytes() == dest.read_bytes()
+
+
+def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path):
+    """What a card cannot borrow (hand-made claims): another method's record, and a record whose re-run scores no
+    longer agree with the card's."""
+    from mtboard.core.schema import Ancestor, VerificationRecord
+    from mtboard.ledger.load import lineage_problem
+
+    apertium = documents.load_card(ROOT / "submissions" / APERTIUM_CA)
+    record = VerificationRecord.model_validate_json(
+        (ROOT / "submissions" / APERTIUM_CA.replace(".json", ".verification.json")).read_bytes())
+    fp = apertium.fingerprint
+    ancestor = Ancestor(run_card_hash=apertium.run_card_hash, fingerprint_hash=fp.hash,
+                        fingerprint_version=fp.version, fingerprint_components=fp.components)
+    assert lineage_problem(apertium, ancestor, record) is None
+    gemma = documents.load_card(ROOT / "submissions" / "mtb-en-ca-dev" /
+                                "gemma-3-270m-q4-k-m.gguf__few-shot__b2208732e88b.json")
+    why = lineage_problem(gemma, ancestor, record)
+    assert why is not None and why.startswith("another method than the re-scored card:") and "model_slug" in why
+    drifted = record.model_copy(update={"deltas": [d.model_copy(update={"rerun": d.rerun * 1.05})
+                                                   if d.metric == "composite" else d for d in record.deltas]})
+    why = lineage_problem(apertium, ancestor, drifted)
+    assert why is not None and why.startswith("composite 0.584633 no longer agrees with the re-run's")
+    lying = ancestor.model_copy(update={"fingerprint_hash": "0" * 64})
+    assert lineage_problem(apertium, lying, record) == "the ancestor's fingerprint does not hash to its components"
+
+    # a card of another method claiming the Apertium card's lineage gets nothing on the board, and says why
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    path = subs / "mtb-en-ca-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__b2208732e88b.json"
+    claim = documents.seal(gemma.model_copy(update={"rescored_from": [ancestor]}))
+    documents.write_card(claim, path)
+    inputs = load_inputs(subs, ROOT / "corpora", validate=False)
+    lc = next(c for c in inputs.cards if c.card.run_card_hash == claim.run_card_hash)
+    assert lc.verification.label == "self-benchmarked" and lc.verification.via is None
+    assert "re-scored from does not count: another method" in lc.verification.problem
+
+
+def test_a_resealed_edit_accepted_as_declared_shows_as_declared(tmp_path):
+    """Editing a declared field (here the model identity) and re-sealing is accepted by the validator — declared
+    values are the contributor's word — and the ledger shows exactly that: the edited card loses the re-run evidence
+    of the card it was (the record names the old seal) and its row's values are declared."""
+    from mtboard import validate as V
+
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    path = subs / APERTIUM_CA
+    card = documents.load_card(path)
+    from mtboard.validate.naming import canonical_name
+
+    edited = documents.seal(card.model_copy(update={"model_id": "apertium/eng-cat-but-better"}))
+    path.unlink()
+    path = path.with_name(canonical_name(edited))  # filed where `mtboard submit` puts it; the record stays
+    documents.write_card(edited, path)
+    report = V.validate_card(path, V.make_context(tmp_path, ROOT / "corpora"))
+    assert report.ok, [str(p) for p in report.problems]
+    inputs = load_inputs(subs, ROOT / "corpora", validate=False)
+    rel = f"mtb-en-ca-dev/{path.name}"
+    row = row_of(st.decide(inputs), rel)
+    assert (row.tier, row.evidence, row.declared, row.members) == ("self-benchmarked", (), True, (rel,))
+    # and the old card's record, left behind, names a seal no card on the board has: it counts for nothing
+    assert all(not s.evidence for p in st.decide(inputs) if p.key == CA for s in p.rows)
+
+
+def test_the_attested_tier_rests_on_a_real_sigstore_bundle(tmp_path, monkeypatch):
+    """✔ GDS verified needs an attestation that verifies. The bundle is a real public one (tests/fixtures/attestation:
+    GitHub CLI's test data, made by GitHub Actions, logged in Rekor); mtboard.verify.attestation checks its signature,
+    certificate chain, transparency-log entry, signer identity and run for real, offline. Two substitutions, because
+    no GitHub workflow here can attest a record of ours: the digest it attests stands for the record file's, and the
+    expected signer is the fixture's workflow. A bundle with one byte changed leaves the row ◐."""
+    import hashlib as real_hashlib
+
+    from mtboard.verify import record as vr
+    from mtboard.verify.attestation import ExpectedSigner
+
+    fix = ROOT / "tests" / "fixtures" / "attestation"
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    rec_path = subs / APERTIUM_CA.replace(".json", ".verification.json")
+    rec = json.loads(rec_path.read_text(encoding="utf-8"))
+    rec.update(repository="malancas/attest-demo", run_id="9228858953", run_attempt=1,
+               workflow_commit="95baf27389e83e6a5c48f42e190d48d7abcea19e", started_at="2026-12-01T02:00:00Z")
+    rec_path.write_text(json.dumps(rec), encoding="utf-8")
+    raw = rec_path.read_bytes()
+    bundle = (fix / "reusable-workflow-attestation.sigstore.json").read_bytes()
+    Path(str(rec_path) + ".sigstore").write_bytes(bundle)
+    artifact_sha = real_hashlib.sha256((fix / "reusable-workflow-artifact").read_bytes()).hexdigest()
+
+    class _Digest:  # the record's bytes stand for the attested artifact; every other digest is the real one
+        def sha256(self, data=b""):
+            if data == raw:
+                return type("D", (), {"hexdigest": lambda _self: artifact_sha})()
+            return real_hashlib.sha256(data)
+
+    monkeypatch.setattr(vr, "hashlib", _Digest())
+    signer = ExpectedSigner(repository="malancas/attest-demo", workflow=".github/workflows/shared.yml",
+                            ref="refs/heads/main",
+                            signer="https://github.com/github/artifact-attestations-workflows/.github/workflows/"
+                                   "attest.yml@09b495c3f12c7881b3cc17209a327792065c1a1d")
+    monkeypatch.setattr(vr, "expected_signer", lambda *a, **k: signer)
+
+    report = _build(subs, tmp_path / "site", build_time="2026-12-01T12:00:00Z",
+                    attestation_repository="malancas/attest-demo")
+    assert not report.rejected
+    docs = tmp_path / "site" / "docs"
+    ledger_json = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
+    walk_surfaces(docs, ledger_json)
+    ca = next(b for b in ledger_json["boards"] if b["key"] == CA)
+    row = next(r for r in ca["rows"] if r["representative"] == APERTIUM_CA)
+    assert (row["tier"], row["tier_label"], row["declared"]) == ("gds-verified", "GDS verified", False)
+    assert [(e["attested"], e["source"]) for e in row["evidence"]] == [(True, rec_path.relative_to(subs).as_posix())]
+
+    import base64
+
+    tampered = json.loads(bundle)
+    sig = bytearray(base64.b64decode(tampered["dsseEnvelope"]["signatures"][0]["sig"]))
+    sig[10] ^= 1  # one bit of the signature
+    tampered["dsseEnvelope"]["signatures"][0]["sig"] = base64.b64encode(bytes(sig)).decode()
+    Path(str(rec_path) + ".sigstore").write_text(json.dumps(tampered), encoding="utf-8")
+    inputs = load_inputs(subs, ROOT / "corpora", validate=False, attestation_repository="malancas/attest-demo")
+    assert row_of(st.decide(inputs), APERTIUM_CA).tier == "rerun-unattested"

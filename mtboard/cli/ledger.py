@@ -60,6 +60,7 @@ def _print_row(b, r) -> None:
     lines.append("evidence     " + ("none: no member has a passed re-run" if not r.evidence else ""))
     for e in r.evidence:
         lines.append(f"  - {e.tier}: {e.kind} {e.source} about {e.card}"
+                     + (f", re-scored from {e.rescored_from[:12]}" if e.rescored_from else "")
                      + (" (attested)" if e.attested else " (not attested)"))
     lines.append("members")
     for m in r.members:

@@ -58,7 +58,7 @@ def _row(s: Standing, ledger: BoardLedger, lb: Leaderboard) -> LedgerRow:
         fingerprint=s.fingerprint, method=method_name(rep.card), model_slug=rep.card.model_slug, tier=s.tier,
         tier_label=s.label,
         evidence=[LedgerEvidence(tier=e.tier, card=e.card, run_card_hash=e.run_card_hash, kind=e.kind,
-                                 source=e.source, attested=e.attested) for e in s.evidence],
+                                 source=e.source, attested=e.attested, rescored_from=e.via) for e in s.evidence],
         representative=s.representative,
         members=[LedgerMember(card=lc.path, page=run_page(lc)[:-3] + ".html", run_card_hash=lc.card.run_card_hash or "",
                               timestamp=lc.card.timestamp, composite=card_composite(lc.card), earned=earned(lc))

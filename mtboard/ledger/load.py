@@ -17,8 +17,9 @@ from mtboard.core import safejson
 from mtboard.core.documents import load_card, load_corpus
 from mtboard.core.errors import MtboardError
 from mtboard.review.community import ReviewSummary, community_verified, summarise
-from mtboard.core.schema import AnchorRecord, Corpus, RunCard, VerificationTier
-from mtboard.verify.record import UNATTESTED_LABEL, check_record
+from mtboard.core import canonical
+from mtboard.core.schema import Ancestor, AnchorRecord, Corpus, RunCard, VerificationRecord, VerificationTier
+from mtboard.verify.record import COMPARED, UNATTESTED_LABEL, check_record, within_tolerance
 
 VERIFICATION_SUFFIXES = (".verification.json",)
 """File-name endings of verification records (``mtboard verify``) stored next to a card; never read as cards."""
@@ -42,6 +43,8 @@ class Verification:
     """What the site says: "GDS verified", "maintainer re-run (unattested)", or the tier (issue 17 item 4)."""
     attestation_problems: list[str] = field(default_factory=list)
     """Why the record is not attested (one line each; empty when attested or without a record)."""
+    via: str | None = None
+    """The run_card_hash of the card this one was re-scored from, when the record is that card's (issue 31)."""
 
     @property
     def display(self) -> str:
@@ -124,19 +127,14 @@ def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path
     return run
 
 
-def _verification(card_path: Path, root: Path, card: RunCard, signer=None) -> Verification:
-    """Read ``<card stem>.verification.json`` beside the card (schema VerificationRecord, written by
-    ``mtboard verify``) and check it as ``mtboard verify-record`` does (:func:`mtboard.verify.record.check_record`,
-    ``signer`` = the expected :class:`~mtboard.verify.attestation.ExpectedSigner` or None). The gds-verified tier is granted
-    only when the record is consistent, names this card's run_card_hash, passed, and its attestation verifies; a
-    consistent passed record without a verifying attestation shows as "maintainer re-run (unattested)" and keeps
-    the card self-benchmarked; otherwise the card stays self-benchmarked and the page says why."""
+def _check(rec_path: Path, root: Path, run_card_hash: str, signer) -> Verification:
+    """The record at ``rec_path`` checked as ``mtboard verify-record`` does (:func:`mtboard.verify.record.check_record`)
+    for the card sealed as ``run_card_hash``: the gds-verified tier only when the record is consistent, names that
+    card, passed, and its attestation verifies; a consistent passed record without a verifying attestation reads
+    "maintainer re-run (unattested)" and keeps the tier self-benchmarked; otherwise self-benchmarked with the reason."""
     self_b = VerificationTier.self_benchmarked.value
-    rec_path = card_path.with_name(card_path.name[: -len(".json")] + VERIFICATION_SUFFIXES[0])
-    if not rec_path.exists() and not rec_path.is_symlink():
-        return Verification(self_b, label=self_b)
     rel = rec_path.relative_to(root).as_posix()
-    check = check_record(rec_path, signer, card_run_card_hash=card.run_card_hash)
+    check = check_record(rec_path, signer, card_run_card_hash=run_card_hash)
     rec = check.record
     if rec is None:
         return Verification(self_b, None, rel, "; ".join(check.content_problems), label=self_b)
@@ -151,6 +149,87 @@ def _verification(card_path: Path, root: Path, card: RunCard, signer=None) -> Ve
         return Verification(self_b, data, rel, None, label=UNATTESTED_LABEL,
                             attestation_problems=check.attestation_problems)
     return Verification(rec.tier.value, data, rel, attested=True, label="GDS verified")
+
+
+SCORER_COMPONENTS = frozenset({"harness_version", "text_normalisation"})
+"""Fingerprint components a re-score may change (the scorer's identity); every other component names the method."""
+
+
+def _score(card: RunCard, metric: str) -> float | None:
+    if metric == "error_rate":
+        return card.scores.errors / len(card.results) if card.results else None
+    value = getattr(card.scores, metric, None)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def lineage_problem(card: RunCard, ancestor: Ancestor, record: VerificationRecord) -> str | None:
+    """Why a verification of ``ancestor`` (a card ``card`` was re-scored from) does not count for ``card``; None when
+    it does (issue 31, "evidence survives a re-score"). The ancestor's declared fingerprint must hash to its
+    components and be the one the record verified; its components must equal this card's except the scorer's
+    (:data:`SCORER_COMPONENTS`: same model, prompt, settings, dataset and entries); and every score the maintainer
+    re-ran must still agree with this card's within the record's tolerance (:func:`mtboard.verify.record.
+    within_tolerance`) — outputs swapped after the verification would move them."""
+    if canonical.fingerprint_hash(ancestor.fingerprint_components, ancestor.fingerprint_version) \
+            != ancestor.fingerprint_hash:
+        return "the ancestor's fingerprint does not hash to its components"
+    if record.card_fingerprint != ancestor.fingerprint_hash:
+        return "the record verified another fingerprint than the ancestor's"
+    mine, theirs = card.fingerprint.components, ancestor.fingerprint_components
+    differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+    if set(differ) - SCORER_COMPONENTS:
+        return f"another method than the re-scored card: {', '.join(sorted(set(differ) - SCORER_COMPONENTS))} differ"
+    for d in record.deltas:
+        if d.rerun is None or d.metric not in COMPARED:
+            continue
+        value = _score(card, d.metric)
+        if value is None or not within_tolerance(value, d.rerun, record.tolerance, COMPARED[d.metric]):
+            return f"{d.metric} {value} no longer agrees with the re-run's {d.rerun} within ±{record.tolerance:g}"
+    return None
+
+
+def _verification(card_path: Path, root: Path, card: RunCard, signer=None,
+                  records: dict[str, Path] | None = None) -> Verification:
+    """What the card earned by itself: the record ``<card stem>.verification.json`` beside it (:func:`_check`); when
+    that gives no passed re-run, the record of a card it was re-scored from (``card.rescored_from``, newest first;
+    ``records``: run_card_hash a record names → the record), when :func:`lineage_problem` finds nothing wrong."""
+    self_b = VerificationTier.self_benchmarked.value
+    rec_path = card_path.with_name(card_path.name[: -len(".json")] + VERIFICATION_SUFFIXES[0])
+    own = Verification(self_b, label=self_b)
+    if rec_path.exists() or rec_path.is_symlink():
+        own = _check(rec_path, root, card.run_card_hash, signer)
+        if own.label != self_b:
+            return own
+    for ancestor in reversed(card.rescored_from):
+        path = (records or {}).get(ancestor.run_card_hash)
+        if path is None:
+            continue
+        inherited = _check(path, root, ancestor.run_card_hash, signer)
+        if inherited.label == self_b or inherited.record is None:
+            continue
+        why = lineage_problem(card, ancestor, VerificationRecord.model_validate(inherited.record))
+        if why is None:
+            inherited.via = ancestor.run_card_hash
+            return inherited
+        if own.problem is None:
+            own.problem = f"the record of the card this one was re-scored from does not count: {why}"
+    return own
+
+
+def _records_by_hash(submissions: Path) -> dict[str, Path]:
+    """Every verification record under ``submissions`` by the run_card_hash it names (unreadable ones are left out:
+    the card beside them reports them)."""
+    out: dict[str, Path] = {}
+    for path in _walk_json(submissions):
+        if not _is_verification(path.name):
+            continue
+        try:
+            named = safejson.loads(safejson.read_bytes(path, max_bytes=4 * 1024 * 1024), where=str(path),
+                                   max_bytes=4 * 1024 * 1024).get("run_card_hash")
+        except (MtboardError, AttributeError):
+            continue
+        if isinstance(named, str):
+            out.setdefault(named, path)
+    return out
 
 
 def load_anchors(anchors_dir: Path | None) -> tuple[list[AnchorRecord], list[str]]:
@@ -229,6 +308,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
     validator = _validator(submissions, corpora_dir, secret_segment, secret_source) if validate else None
     reviewed, warnings = load_reviews(submissions.parent)
+    records = _records_by_hash(submissions)
     inputs.warnings.extend(warnings)
     seen_hash: dict[str, str] = {}
     for path in _walk_json(submissions):
@@ -255,7 +335,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             continue
         seen_hash[key] = rel
         review = reviewed.get(rel)
-        ver = _verification(path, submissions, card, signer)
+        ver = _verification(path, submissions, card, signer, records)
         if signer is not None and review is not None and review.confirms is not None and community_verified(
                 _attested_gold(card, submissions.parent, attestation_repository), review):
             ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,

@@ -96,6 +96,9 @@ class Evidence:
     """The record (path under submissions/) or the review record (path under reviews/)."""
     attested: bool
     """The record's GitHub artifact attestation verified (:mod:`mtboard.verify.record`)."""
+    via: str | None = None
+    """The run_card_hash of the card the member was re-scored from, when the record is that card's (``mtboard
+    rescore`` keeps the evidence: :func:`mtboard.ledger.load.lineage_problem`)."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,7 @@ def _evidence(lc: LoadedCard, tier: str) -> Evidence | None:
         source = lc.review.source if lc.review is not None else None
         return Evidence(tier, lc.path, lc.card.run_card_hash or "", "attested gold row + community review", source,
                         True)
-    return Evidence(tier, lc.path, lc.card.run_card_hash or "", "verification record", v.source, v.attested)
+    return Evidence(tier, lc.path, lc.card.run_card_hash or "", "verification record", v.source, v.attested, v.via)
 
 
 def card_composite(card: RunCard) -> float | None:

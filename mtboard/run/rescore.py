@@ -6,7 +6,10 @@ usage (:func:`mtboard.score.card.card_records`) — and its recorded method, set
 translation records and runs exactly what ``mtboard run`` runs after translating
 (:func:`mtboard.score.card.score_and_assemble`): the mechanical policy, every metric, the replicate statistics, totals,
 fingerprint and seal — under the current harness version. Run id, timestamp and elapsed time stay the card's: it is
-the same run, scored again (e.g. after a harness change that alters what a card must contain).
+the same run, scored again (e.g. after a harness change that alters what a card must contain). When anything moved, the
+new card names the card it was re-scored from (``rescored_from``: its seal and fingerprint, after those it already named), so a
+verification of the old card still counts for the new one where the ledger can check it (issue 31,
+:func:`mtboard.ledger.load.lineage_problem`).
 
 What rescoring cannot change is the evidence itself: outputs, latencies (a batch engine's per-entry latency is a
 measurement the card either has or lacks — re-run such methods instead) and usage. Cards with judge verdicts are
@@ -22,12 +25,12 @@ from pathlib import Path
 from mtboard.core import canonical, safejson
 from mtboard.backends.base import get_backend
 from mtboard.score.card import card_records
-from mtboard.core.documents import load_card, load_corpus
+from mtboard.core.documents import load_card, load_corpus, seal
 from mtboard.core.errors import InputError
 from mtboard.inputs.prices import Rates
 from mtboard.score.card import score_and_assemble
 from mtboard.inputs.runspec import RunSpec, facts_from_card
-from mtboard.core.schema import RunCard
+from mtboard.core.schema import Ancestor, RunCard
 
 
 def _corpus_for(card: RunCard, corpora_dir: Path):
@@ -70,10 +73,17 @@ def rescore_card(card_path: str | os.PathLike[str], *, corpora_dir: str | os.Pat
                   m.price_as_of, m.price_table_sha256) if m.price_in_per_mtok is not None and \
         m.price_out_per_mtok is not None else None
     cls = get_backend(m.backend)
-    return score_and_assemble(spec, facts_from_card(card), entries, card_records(card), rates=rates,
-                              strip_unknown_marks=cls.strip_unknown_marks, elapsed_seconds=card.elapsed_seconds,
-                              run_id=card.run_id, timestamp=card.timestamp, notes=card.notes,
-                              fst=card.scores.fst_acceptance_rate is not None)
+    new = score_and_assemble(spec, facts_from_card(card), entries, card_records(card), rates=rates,
+                             strip_unknown_marks=cls.strip_unknown_marks, elapsed_seconds=card.elapsed_seconds,
+                             run_id=card.run_id, timestamp=card.timestamp, notes=card.notes,
+                             fst=card.scores.fst_acceptance_rate is not None)
+    same = seal(new.model_copy(update={"rescored_from": card.rescored_from}))
+    if same.run_card_hash == card.run_card_hash:
+        return same  # nothing moved: the same card, the same seal (a record that names it still does)
+    fp = card.fingerprint
+    lineage = [*card.rescored_from, Ancestor(run_card_hash=card.run_card_hash, fingerprint_hash=fp.hash,
+                                             fingerprint_version=fp.version, fingerprint_components=fp.components)]
+    return seal(new.model_copy(update={"rescored_from": lineage}))
 
 
 __all__ = ["rescore_card"]

@@ -38,7 +38,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
-from mtboard.core.schema.card import DatasetRef, Fingerprint, RunCard, binding_paths
+from mtboard.core.schema.card import Ancestor, DatasetRef, Fingerprint, RunCard, binding_paths
 from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, DATASET_ID_RE, HEX64_RE, SECRET_SEGMENTS, SEMVER_RE,
                                         Bcp47, Binding, Context, Count, Domain, ErrorKind, Hex64, MethodClass, NonNeg,
                                         Outcome, QualityTier, Rate, Register, Segment, SemanticVerdict, Strict,
@@ -75,7 +75,7 @@ __all__ = [
     "Breakdown", "NeuralMetric", "Replicates", "Scores", "Signatures", "Totals",
     "JudgeSummary", "JudgeVerdict", "MqmError",
     "CheckFlag", "EntryResult", "MechanicalDecision", "ReplicateResult", "ReplicateRun", "SegmentStats",
-    "DatasetRef", "Fingerprint", "RunCard", "binding_paths",
+    "Ancestor", "DatasetRef", "Fingerprint", "RunCard", "binding_paths",
     # other documents
     "SCORES_STRING_PATTERNS", "SCORES_TEXT_PATTERN", "ScoresCard", "ScoresDataset", "ScoresOnly", "ScoresSegment",
     "MetricDelta", "VerificationRecord",

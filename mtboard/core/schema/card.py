@@ -47,6 +47,21 @@ class Fingerprint(Strict):
     components: dict[str, str | int | float | bool | list[str] | None]
 
 
+class Ancestor(Strict):
+    """A card this card was re-scored from (``mtboard rescore``; issue 31): its seal and its fingerprint, so the
+    ledger can carry a verification of that card over to this one — when the method is the same (the fingerprint
+    components differ only in the scorer's, ``harness_version`` and ``text_normalisation``) and this card's scores
+    still agree with the maintainer's re-run (:func:`mtboard.ledger.load.lineage_problem`). Declared by the card;
+    checked by the ledger, which grants nothing it cannot check."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "declared"}
+
+    run_card_hash: Hex64
+    fingerprint_hash: Hex64
+    fingerprint_version: Literal[2, 3]
+    fingerprint_components: dict[str, str | int | float | bool | list[str] | None]
+
+
 class RunCard(Strict):
     """A run card (spec §3): one method, one configuration, one dataset; self-contained and sealed."""
 
@@ -100,6 +115,8 @@ class RunCard(Strict):
     """Runs 1 … N−1 of ``--runs N`` (run 0 is ``results``); absent for single runs."""
     notes: str | None = None
     """Contributor's free-text note (rendered escaped)."""
+    rescored_from: list[Ancestor] = []
+    """The cards this one was re-scored from (``mtboard rescore``), oldest first; absent when never re-scored."""
     fingerprint: Fingerprint
     run_card_hash: str = Field(pattern=r"^([0-9a-f]{64})?$")
     """SHA-256 of the canonical card with this field set to '' (spec §3.9)."""
@@ -109,7 +126,7 @@ class RunCard(Strict):
     @model_serializer(mode="wrap")
     def _omit_absent_replicates(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        for key in ("replicate_runs", "neural_metrics"):
+        for key in ("replicate_runs", "neural_metrics", "rescored_from"):
             if not data.get(key):
                 data.pop(key, None)
         return data

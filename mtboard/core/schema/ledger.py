@@ -35,6 +35,9 @@ class LedgerEvidence(Strict):
     source: str | None
     """The verification record (path under submissions/) or the review record (path under reviews/)."""
     attested: bool
+    rescored_from: Hex64 | None = None
+    """When the record is about a card the member was re-scored from (``mtboard rescore``): that card's
+    run_card_hash; the ledger checked that the method is the same and the scores still agree with the re-run."""
 
 
 class LedgerMember(Strict):
