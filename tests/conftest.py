@@ -190,8 +190,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the CPUs this process may use, in both lanes: many tests wait on the
     processes they start (on the 2-core machine the fast lane took 4 min 49 s with 2 workers, 3 min 48 s with 3,
-    3 min 44 s with 4). In the full lane no test starts while a model server computes (:class:`_ModelServerTurns`), so the extra
-    worker no longer slows them. A conftest hook: xdist reads it before ``pytest_configure``."""
+    3 min 44 s with 4). In the full lane no test starts while a model server computes (:class:`_ModelServerTurns`),
+    so the extra worker no longer slows them. A conftest hook: xdist reads it before ``pytest_configure``."""
     return len(os.sched_getaffinity(0)) + 1
 
 
