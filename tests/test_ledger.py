@@ -225,6 +225,16 @@ def test_every_surface_of_the_committed_site_shows_the_ledger_standing(committed
     # the disagreement is on the row (unranked table), outside any closed panel
     row = re.search(r'<tr data-method="8e04facc2a[^"]*">.*?</tr>', board, re.S).group(0)
     assert "\u26a0 reproductions disagree (0.405 vs 0.353)" in row and "<details" not in row
+    # one row for the pair: 2 cards, the shown card's value (replicate mean of its --runs 3) and the cards' range
+    assert "<td>2 <span" in row and "(cards 0.353\u20130.405)" in row and "t 0.7" not in row.split("</td>")[0]
+    # the runs index and the changes page show the same composite as the board (replicate mean) and the mark
+    for page in ("runs/index.md", "changes.md"):
+        listing = (committed_site.docs / page).read_text(encoding="utf-8")
+        tr = re.search(r"<tr>(?:(?!</tr>).)*a0a5000e23bc[0-9a-f]{4}\.(?:md|html)(?:(?!</tr>).)*</tr>", listing,
+                       re.S).group(0)
+        assert "0.405" in tr and "0.420" not in tr and "reproductions disagree (0.405 vs 0.353)" in tr, page
+    # rows that differ only in temperature do not read the same; a phone sees the tier in the method cell
+    assert "few-shot-completion \u00b7 few-shot \u00b7 t 0" in board and 'class="mtb-vt-inline"' in board
     # the board's Compare link opens this board
     assert f'compare.md?board={ES}">Compare</a>' in board or f'compare.html?board={ES}">Compare</a>' in board
 
@@ -261,6 +271,10 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site):
     proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "no-such-board", "--no-validate"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "no board 'no-such-board'" in proc.stderr and proc.stderr.count("\n") == 1
+    # a run id as the site shows it (8 characters) finds its row
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--row", "fe31216f", "--no-validate", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["representative"] == APERTIUM_ES
 
 
 def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(tmp_path):
@@ -370,7 +384,9 @@ def test_changes_page_is_the_ledger_diff_between_two_builds(tmp_path):
     bad.write_text('{"schema": "mtboard.ledger/1"}', encoding="utf-8")
     with pytest.raises(InputError) as err:
         _build(subs, tmp_path / "c", previous=bad)
-    assert str(bad) in err.value.one_line() and "\n" not in err.value.one_line()
+    line = err.value.one_line()
+    assert line.startswith(f"{bad}: --previous: not a published ledger: $.build: Field required")
+    assert "mtboard schema ledger" in line and "run-card" not in line and "\n" not in line
 
 
 def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
@@ -392,6 +408,18 @@ def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
     page = (docs / "history" / f"2026-12-01-{old['build']}.md").read_text(encoding="utf-8")
     assert "# Board as of 2026-12-01" in page and old["build"] in page
     assert any("snapshot skipped" in w and "junk.json" in w for w in report.warnings)
+    # a snapshot whose build id or date would make a path (reviewer's finding) is refused, and nothing is written
+    # outside the docs folder
+    evil = dict(old, build="x/../../../../../../../../" + str(tmp_path / "PWNED").lstrip("/"))
+    (snaps / "evil.json").write_text(json.dumps(evil), encoding="utf-8")
+    report = _build(subs, tmp_path / "c", build_time="2026-12-02T00:00:00Z", snapshots=snaps)
+    assert any("evil.json" in w and "--snapshots" in w and "$.build" in w for w in report.warnings)
+    assert not list(tmp_path.glob("PWNED*"))
+    from mtboard.core.errors import ConfigError
+    from mtboard.site.build import _write
+
+    with pytest.raises(ConfigError, match="leaves the docs folder"):
+        _write(tmp_path / "c" / "docs", "history/../../../x.md", "")
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -445,6 +473,9 @@ def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path):
     old.unlink()
     dest = old.with_name(canonical_name(new_card))
     shutil.copy(tmp_path / "r.json", dest)
+    # a junk record naming the same seal, sorted first, does not shadow the real one
+    junk = subs / "mtb-en-ca-dev" / "aaa.verification.json"
+    junk.write_text(json.dumps({"run_card_hash": old_card.run_card_hash, "passed": True}), encoding="utf-8")
     report = _build(subs, tmp_path / "site", build_time="2026-12-01T12:00:00Z", validate=True)
     assert not report.rejected, report.rejected
     docs = tmp_path / "site" / "docs"

@@ -218,6 +218,9 @@ def test_the_run_page_shows_neural_metrics_as_claimed_until_an_accepted_verifica
     assert neural_view(lc)[0]["status"] == "claimed"
     lc.verification = Verification("gds-verified", {"deltas": [{**delta, "within": False}]})
     assert neural_view(lc)[0]["status"] == "claimed"
+    # a record inherited through a re-score (issue 31) re-ran another card's neural scores: still claimed
+    lc.verification = Verification("gds-verified", {"deltas": [delta]}, via="a" * 64)
+    assert neural_view(lc)[0]["status"] == "claimed"
 
 
 def test_a_revision_must_be_a_commit():

@@ -60,8 +60,9 @@ def test_same_fingerprint_is_one_row_reproduced_x2(reproduced):
     rows = json.loads((root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.json").read_text(encoding="utf-8"))["rows"]
     row = next(r for r in rows if r["n_cards"] == 2)
     assert row["card_ids"] == f"{a.run_card_hash[:16]};{b.run_card_hash[:16]}"
-    assert row["composite"] == pytest.approx(a.scores.composite, abs=1e-12)  # mean of two equal composites
-    assert row["composite_sd"] == pytest.approx(0.0, abs=1e-12)
+    assert row["composite"] == a.scores.composite  # the shown card's value (issue 31), the cards' range beside it
+    assert row["composite_sd"] is None  # a single run: no replicate spread
+    assert row["composite_cards_min"] == row["composite_cards_max"] == a.scores.composite
     assert row["first_run"] == "2026-11-28T14:00:00Z" and row["last_run"] == "2026-11-30T09:00:00Z"
     # gemma-chat and acme (one entry apart) stay inseparable after the merge: one shared range
     acme = next(r for r in rows if r["model"] == "acme/translate-pro")

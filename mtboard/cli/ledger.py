@@ -19,14 +19,16 @@ from mtboard.core.errors import InputError
 
 
 def _find_row(doc, board: str | None, row: str):
-    """Rows whose fingerprint starts with ``row``, or that have a member card with that path or run page id."""
+    """Rows whose fingerprint starts with ``row``, or that have a member card with that path, or whose run page id
+    starts with ``row`` (8 characters at least: the site shows run ids as 8)."""
     found = []
     for b in doc.boards:
         if board is not None and b.key != board:
             continue
         for r in b.rows:
-            if r.fingerprint.startswith(row.lower()) or any(
-                    m.card == row or m.page.rsplit("/", 1)[-1] == f"{row}.html" for m in r.members):
+            page_ids = [m.page.rsplit("/", 1)[-1][:-len(".html")] for m in r.members]
+            if r.fingerprint.startswith(row.lower()) or any(m.card == row for m in r.members) or (
+                    len(row) >= 8 and any(p.startswith(row.lower()) for p in page_ids)):
                 found.append((b, r))
     return found
 
@@ -36,18 +38,20 @@ def _print_board(console, b) -> None:
     from rich.table import Table
 
     table = Table(title=f"{b.key} · {b.language_pair} · segment {b.segment} · {b.ranked_entries} ranked entries")
-    for col in ("rank", "method", "tier", "reproduction", "coverage", "declared", "fingerprint"):
+    for col in ("rank", "method", "temp.", "tier", "reproduction", "coverage", "declared", "fingerprint"):
         table.add_column(col)
     for r in b.rows:
-        rank = r.ranks[0].rank if r.ranks else ("ref." if r.reference else "unranked")
-        table.add_row(escape(rank), escape(r.method), escape(r.tier_label), escape(r.reproduction.text or "1 run"),
-                      escape(r.coverage.text), "yes" if r.declared else "no", r.fingerprint[:16])
+        rank = r.ranks[0].rank if r.ranks else "unranked"
+        temp = "—" if r.temperature is None else f"{r.temperature:g}"
+        table.add_row(escape(rank), escape(r.method), temp, escape(r.tier_label),
+                      escape(r.reproduction.text or "1 card"), escape(r.coverage.text), "yes" if r.declared else "no",
+                      r.fingerprint[:16])
     console.print(table)
 
 
 def _print_row(b, r) -> None:
     lines = [f"board        {b.key} ({b.language_pair}, segment {b.segment})",
-             f"method       {r.method}",
+             f"method       {r.method}" + ("" if r.temperature is None else f" (temperature {r.temperature:g})"),
              f"fingerprint  {r.fingerprint}",
              f"tier         {r.tier_label} ({r.tier})",
              "ranked       " + (r.ranks[0].rank if r.ranked and r.ranks else f"no: {r.unranked_reason}"),
@@ -75,8 +79,8 @@ def ledger(
     board: Annotated[str | None, typer.Argument(help="A board key (leaderboards/<key>.html); none: every board.")] =
     None,
     row: Annotated[str | None, typer.Option("--row", help="One row: a fingerprint (or its first characters), a "
-                                                          "member card's path under submissions/, or its run page "
-                                                          "id.")] = None,
+                                                          "member card's path under submissions/, or its run id "
+                                                          "(at least its first 8 characters).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the ledger (data/ledger.json's shape) as JSON.")] =
     False,
     submissions: Annotated[Path, typer.Option(help="Folder of run cards (searched recursively).")] =

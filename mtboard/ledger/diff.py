@@ -61,10 +61,11 @@ class LedgerDiff:
         return out
 
 
-def load_previous(path: Path) -> Ledger:
-    """Read a published ``data/ledger.json`` (safe JSON, strict schema).
+def load_previous(path: Path, option: str = "--previous") -> Ledger:
+    """Read a published ``data/ledger.json`` (safe JSON, strict schema; ``option`` names the command-line option the
+    file came from, in the error).
 
-    Raises: InputError naming the file (unreadable, not a ledger, another schema version)."""
+    Raises: InputError naming the file and the option (unreadable, not a ledger, another schema version)."""
     from mtboard.core import safejson
     from mtboard.core.documents import validate_model
 
@@ -72,11 +73,12 @@ def load_previous(path: Path) -> Ledger:
         raw = safejson.read_bytes(path, max_bytes=256 * 1024 * 1024)
         safejson.loads(raw, where=str(path), max_bytes=256 * 1024 * 1024)
         return validate_model(Ledger, raw, str(path))
-    except InputError:
-        raise
     except MtboardError as exc:
-        raise InputError(exc.one_line(), where=str(path), field="--previous",
-                         fix="pass the data/ledger.json of the last published build") from None
+        problem = exc.problem if exc.where == str(path) else exc.one_line()
+        raise InputError(f"not a published ledger: {exc.field + ': ' if exc.field else ''}{problem}",
+                         where=str(path), field=option,
+                         fix="pass a data/ledger.json that mtboard build published (its shape: mtboard schema "
+                             "ledger)") from None
 
 
 GitDates = dict[str, str]

@@ -55,7 +55,8 @@ def _row(s: Standing, ledger: BoardLedger, lb: Leaderboard) -> LedgerRow:
                 ranks.append(_rank(view.domain or "all", m))
     r, c = s.reproduction, s.coverage
     return LedgerRow(
-        fingerprint=s.fingerprint, method=method_name(rep.card), model_slug=rep.card.model_slug, tier=s.tier,
+        fingerprint=s.fingerprint, method=method_name(rep.card), model_slug=rep.card.model_slug,
+        temperature=rep.card.temperature, tier=s.tier,
         tier_label=s.label,
         evidence=[LedgerEvidence(tier=e.tier, card=e.card, run_card_hash=e.run_card_hash, kind=e.kind,
                                  source=e.source, attested=e.attested, rescored_from=e.via) for e in s.evidence],

@@ -36,7 +36,7 @@ def load_snapshots(folder: Path | None) -> tuple[list[Ledger], list[str]]:
         if path.name == "index.json":
             continue
         try:
-            doc = load_previous(path)
+            doc = load_previous(path, "--snapshots")
         except MtboardError as exc:
             warnings.append(f"snapshot skipped: {exc.one_line()}")
             continue

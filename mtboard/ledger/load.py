@@ -188,10 +188,10 @@ def lineage_problem(card: RunCard, ancestor: Ancestor, record: VerificationRecor
 
 
 def _verification(card_path: Path, root: Path, card: RunCard, signer=None,
-                  records: dict[str, Path] | None = None) -> Verification:
+                  records: dict[str, list[Path]] | None = None) -> Verification:
     """What the card earned by itself: the record ``<card stem>.verification.json`` beside it (:func:`_check`); when
     that gives no passed re-run, the record of a card it was re-scored from (``card.rescored_from``, newest first;
-    ``records``: run_card_hash a record names → the record), when :func:`lineage_problem` finds nothing wrong."""
+    ``records``: run_card_hash a record names → the records), when :func:`lineage_problem` finds nothing wrong."""
     self_b = VerificationTier.self_benchmarked.value
     rec_path = card_path.with_name(card_path.name[: -len(".json")] + VERIFICATION_SUFFIXES[0])
     own = Verification(self_b, label=self_b)
@@ -200,25 +200,23 @@ def _verification(card_path: Path, root: Path, card: RunCard, signer=None,
         if own.label != self_b:
             return own
     for ancestor in reversed(card.rescored_from):
-        path = (records or {}).get(ancestor.run_card_hash)
-        if path is None:
-            continue
-        inherited = _check(path, root, ancestor.run_card_hash, signer)
-        if inherited.label == self_b or inherited.record is None:
-            continue
-        why = lineage_problem(card, ancestor, VerificationRecord.model_validate(inherited.record))
-        if why is None:
-            inherited.via = ancestor.run_card_hash
-            return inherited
-        if own.problem is None:
-            own.problem = f"the record of the card this one was re-scored from does not count: {why}"
+        for path in (records or {}).get(ancestor.run_card_hash, []):  # every record naming it: none can shadow one
+            inherited = _check(path, root, ancestor.run_card_hash, signer)
+            if inherited.label == self_b or inherited.record is None:
+                continue
+            why = lineage_problem(card, ancestor, VerificationRecord.model_validate(inherited.record))
+            if why is None:
+                inherited.via = ancestor.run_card_hash
+                return inherited
+            if own.problem is None:
+                own.problem = f"the record of the card this one was re-scored from does not count: {why}"
     return own
 
 
-def _records_by_hash(submissions: Path) -> dict[str, Path]:
-    """Every verification record under ``submissions`` by the run_card_hash it names (unreadable ones are left out:
-    the card beside them reports them)."""
-    out: dict[str, Path] = {}
+def _records_by_hash(submissions: Path) -> dict[str, list[Path]]:
+    """Every verification record under ``submissions`` by the run_card_hash it names, in path order (unreadable ones
+    are left out: the card beside them reports them)."""
+    out: dict[str, list[Path]] = {}
     for path in _walk_json(submissions):
         if not _is_verification(path.name):
             continue
@@ -228,7 +226,7 @@ def _records_by_hash(submissions: Path) -> dict[str, Path]:
         except (MtboardError, AttributeError):
             continue
         if isinstance(named, str):
-            out.setdefault(named, path)
+            out.setdefault(named, []).append(path)
     return out
 
 

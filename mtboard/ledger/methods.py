@@ -1,18 +1,16 @@
 """One row per method on every view of a board, ranked and clustered (design §3.4; issue 12 items 1, 2, 9).
 
 *One row per method*: cards of one board whose fingerprint hash is equal are one experiment (the ledger's row,
-:mod:`mtboard.ledger.standing`). The row shows the mean of the members' scores and their spread (sample standard
-deviation; a single card with ``--runs N`` replicates shows its replicate spread instead), and the representative card
-(strongest evidence, then earliest: the standing's) supplies the optional columns and the run link. Ordering, the
-composite CI and the rank clusters reuse the validity work (:mod:`mtboard.ledger.tables`,
-:func:`mtboard.score.stats.rank_clusters`): the method's bootstrap is the mean over its member cards of their
-resampled composites on the view's shared resamples — the same rule ``tables`` applies to replicate runs of one card —
-so clusters, CI and ordering come from one bootstrap of one metric (docs/SCORING_SPEC.md §4.6).
+:mod:`mtboard.ledger.standing`). The row shows its representative card's values (strongest evidence, then earliest:
+the standing's; issue 31) — its scores, CI, replicate spread for ``--runs N``, optional columns and run link — with
+the range of the member cards' scores beside them. Ordering, the composite CI and the rank clusters reuse the validity
+work (:mod:`mtboard.ledger.tables`, :func:`mtboard.score.stats.rank_clusters`): the representative's resampled
+composites on the view's shared resamples, so clusters, CI and ordering come from one bootstrap of one metric
+(docs/SCORING_SPEC.md §4.6).
 """
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +20,6 @@ from mtboard.core import fmt
 from mtboard.ledger.standing import Standing
 from mtboard.ledger.tables import Leaderboard, Row, View, method_name
 from mtboard.score import stats
-from mtboard.score.metrics import bootstrap
 
 
 @dataclass
@@ -38,6 +35,7 @@ class MethodRow:
     """Member cards' rows, oldest first."""
     composite: float | None
     composite_sd: float | None
+    """The shown card's replicate spread (``--runs N``), on the whole segment."""
     composite_ci: tuple[float, float] | None
     chrf: float | None
     chrf_sd: float | None
@@ -52,6 +50,9 @@ class MethodRow:
     position: int = 0
     drank: int | None = None
     """Domain views: overall position − domain position (positive: better in this domain)."""
+    composite_range: tuple[float, float] | None = None
+    """(lowest, highest) composite over the member cards, when there are two or more."""
+    chrf_range: tuple[float, float] | None = None
     values: dict[str, Any] = field(default_factory=dict)
     """Column key → the cell as the board shows it (:func:`mtboard.site.boards.fill_values`)."""
     gold: tuple[str, str] | None = None
@@ -68,10 +69,6 @@ class MethodRow:
 # Grouping and clustering
 
 
-def _sd(values: list[float]) -> float | None:
-    return float(statistics.stdev(values)) if len(values) > 1 else None
-
-
 def group_methods(view: View) -> list[MethodRow]:
     """One :class:`MethodRow` per fingerprint hash of ``view.rows``, ordered and rank-clustered on the composite.
 
@@ -86,26 +83,20 @@ def group_methods(view: View) -> list[MethodRow]:
         order = rows[0].lc.standing.members
         rows = sorted(rows, key=lambda r: order.index(r.lc.path))
         rep = next(r for r in rows if r.lc.path == r.lc.standing.representative)
-        if len(rows) == 1:
-            r = rows[0]
-            comp_sd = chrf_sd = None
-            repl = r.lc.card.scores.replicates
-            if view.domain is None and repl is not None:
-                comp_sd, chrf_sd = repl.composite_stdev, repl.chrf_stdev
-            methods.append(MethodRow(key, r, rows, r.composite, comp_sd, r.composite_ci, r.chrf, chrf_sd, r.chrf_ci,
-                                     r.boot, r.reference))
-            continue
+        # the row's values are its shown card's (issue 31), the members' range beside them
+        comp_sd = chrf_sd = None
+        repl = rep.lc.card.scores.replicates
+        if view.domain is None and repl is not None:
+            comp_sd, chrf_sd = repl.composite_stdev, repl.chrf_stdev
+        m = MethodRow(key, rep, rows, rep.composite, comp_sd, rep.composite_ci, rep.chrf, chrf_sd, rep.chrf_ci,
+                      rep.boot, rep.reference)
         comps = [r.composite for r in rows if r.composite is not None]
         chrfs = [r.chrf for r in rows if r.chrf is not None]
-        boots = [r.boot for r in rows if r.boot is not None]
-        cboots = [r.chrf_boot for r in rows if r.chrf_boot is not None]
-        boot = np.mean(boots, axis=0) if len(boots) == len(rows) else None
-        cboot = np.mean(cboots, axis=0) if len(cboots) == len(rows) else None
-        methods.append(MethodRow(
-            key, rep, rows, float(statistics.fmean(comps)) if comps else None, _sd(comps),
-            bootstrap.percentile_interval(boot) if boot is not None else None,
-            float(statistics.fmean(chrfs)) if chrfs else None, _sd(chrfs),
-            bootstrap.percentile_interval(cboot) if cboot is not None else None, boot, rep.reference))
+        if len(rows) > 1 and len(comps) == len(rows):
+            m.composite_range = (min(comps), max(comps))
+        if len(rows) > 1 and len(chrfs) == len(rows):
+            m.chrf_range = (min(chrfs), max(chrfs))
+        methods.append(m)
     methods.sort(key=lambda m: (m.reference, m.composite is None, -(m.composite or 0.0), -(m.chrf or 0.0),
                                 method_name(m.rep.lc.card).lower(), m.key))
     real = [m for m in methods if not m.reference]

@@ -95,6 +95,7 @@ def board_rows(view: View) -> list[dict[str, Any]]:
             row[key] = val.raw if isinstance(val.raw, (int, float)) and not isinstance(val.raw, bool) else None
             row[f"{key}_lo"], row[f"{key}_hi"] = val.lo, val.hi
         row["composite_sd"], row["chrf_sd"] = m.composite_sd, m.chrf_sd
+        row["composite_cards_min"], row["composite_cards_max"] = m.composite_range or (None, None)
         row["cost_per_segment_usd"] = v["cost"].raw
         row["cost_source"] = "declared" if v["cost"].raw is not None else None
         row["latency_median_s"] = v["latency"].raw if isinstance(v["latency"].raw, (int, float)) else None

@@ -53,7 +53,7 @@ BOARD_COLUMNS: list[BoardColumn] = [
                 True),
     BoardColumn("latency", "Latency", "s", True, "declared", "Declared median latency per segment; batch engines: "
                 "segments per second", "declared", True),
-    BoardColumn("date", "Date", "", None, "declared", "Date of the latest run (UTC)", "declared", True),
+    BoardColumn("date", "Date", "", None, "declared", "Date of the shown run (UTC)", "declared", True),
     BoardColumn("exact", "Exact match", "0–1", False, "recomputed", "Share of outputs equal to the reference",
                 "exact"),
     BoardColumn("fst", "FST accept.", "0–1", False, "recomputed", "Share of output words a morphological analyser "
@@ -141,9 +141,10 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
         "rank": Value(m.rank, m.position or None, m.position or None, m.rank_lo, m.rank_hi),
         "method": Value(method_name(card), method_name(card).lower(), method_name(card)),
         "vtier": Value(m.standing.tier, m.standing.rank_order, m.standing.tier),
-        "composite": Value(ci_text(m.composite, m.composite_ci, 3, m.composite_sd), m.composite, m.composite,
-                           *(m.composite_ci or (None, None))),
-        "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd), m.chrf, m.chrf, *(m.chrf_ci or (None, None))),
+        "composite": Value(ci_text(m.composite, m.composite_ci, 3, m.composite_sd) + _range(m.composite_range, 3),
+                           m.composite, m.composite, *(m.composite_ci or (None, None))),
+        "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd) + _range(m.chrf_range, 1), m.chrf, m.chrf,
+                      *(m.chrf_ci or (None, None))),
     }
     cost = m.rep.cells["cost"].sort
     out["cost"] = Value(fmt.usd(cost), cost, cost) if cost is not None else Value("unknown", None)
@@ -155,8 +156,8 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
         out["latency"] = Value(latency_text(speed.sort), speed.sort, speed.sort)
     else:
         out["latency"] = Value(speed.text.replace("batch: ", "batch "), speed.sort, speed.sort)
-    dates = sorted(r.lc.card.timestamp for r in m.members)
-    out["date"] = Value(dates[-1][:10], dates[-1], dates[-1][:10])
+    date = card.timestamp  # the shown card's, like every other value of the row
+    out["date"] = Value(date[:10], date, date[:10])
     out["drank"] = (Value(_drank_text(m.drank), -m.drank, m.drank) if m.drank is not None and not whole
                     else Value(fmt.DASH, None))
     for key in ("exact", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier", "model"):
@@ -168,6 +169,13 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     out["tokens"] = Value(f"{tok:,}", tok, tok) if whole and tok else Value(fmt.DASH, None)
     out["harness"] = Value(card.harness_version, card.harness_version, card.harness_version)
     return out
+
+
+def _range(bounds: tuple[float, float] | None, digits: int) -> str:
+    """`` [cards 0.353–0.405]``: the members' range beside a row's values (issue 31); "" for one card."""
+    if bounds is None:
+        return ""
+    return f" [cards {bounds[0]:.{digits}f}\u2013{bounds[1]:.{digits}f}]"
 
 
 def _drank_text(d: int) -> str:
@@ -229,20 +237,27 @@ _SOURCE_SR = {"declared": " (declared, unchecked)", "judge": " (LLM judge)"}
 
 
 def method_lines(card) -> tuple[str, str]:
-    """(line 1: model or engine, line 2: prompt · condition) of a method (issue 12: full name, never cut)."""
+    """(line 1: model or engine, line 2: prompt · condition · sampling temperature) of a method (issue 12: full
+    name, never cut)."""
     line1 = method_name(card).split(" · ")[0]
     rest = []
     if card.method.prompt_name:
         rest.append(f"prompt {card.method.prompt_name}")
     rest.append(card.condition)
+    if card.temperature is not None:  # two rows that differ only in temperature must not read the same
+        rest.append(f"t {card.temperature:g}")
     return line1, " · ".join(rest)
 
 
 def _method_cell(m: MethodRow, link) -> str:
     card = m.rep.lc.card
     l1, l2 = method_lines(card)
+    tier = m.standing.tier
     parts = [f'<a class="mtb-m1" href="{_e(link(run_page(m.rep.lc)))}">{_e(l1)}</a>',
-             f'<span class="mtb-m2">{_e(l2)} <span class="mtb-badge">{_e(card.method_class)}</span>']
+             f'<span class="mtb-m2">{_e(l2)} <span class="mtb-badge">{_e(card.method_class)}</span>',
+             # the tier again where a phone shows it (the Verified column is off-screen at 390 px); hidden from
+             # screen readers, which read the column
+             f' <span class="mtb-vt-inline" aria-hidden="true">{st.TIER_ICON[tier]} {_e(_VT_SHORT[tier])}</span>']
     repro = m.standing.reproduction
     if repro.count > 1:
         if repro.agree is False:  # on the row itself, never only inside the closed panel (issue 31 item 2)

@@ -23,6 +23,7 @@ from mtboard.core import fmt
 from mtboard.site.judges import build_judges_page
 from mtboard.ledger.load import Inputs
 from mtboard.site.portrait import Portrait
+from mtboard.ledger.standing import card_composite
 from mtboard.ledger.tables import COLUMNS, Leaderboard
 
 
@@ -34,6 +35,7 @@ def _env() -> Environment:
                        safe_url=fmt.safe_url,
                        method_name=tables.method_name, run_page=tables.run_page,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
+                       card_composite=card_composite,
                        columns=COLUMNS)
     return env
 

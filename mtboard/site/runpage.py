@@ -83,8 +83,9 @@ def neural_view(lc: LoadedCard) -> list[dict[str, Any]]:
     from mtboard.score.metrics.neural import MODELS
 
     rec = lc.verification.record or {}
+    # the card's own record only: a record inherited through a re-score (``via``) re-ran another card's neural scores
     confirmed = {d.get("metric") for d in rec.get("deltas") or [] if d.get("within")} \
-        if lc.verification.tier == "gds-verified" else set()
+        if lc.verification.tier == "gds-verified" and lc.verification.via is None else set()
     return [{"key": key, "label": MODELS[key].label if key in MODELS else key, "model": m.model,
              "commit": m.commit[:12], "score": m.score, "n": m.n, "signature": m.signature,
              "status": "verified" if f"neural_metrics.{key}" in confirmed else "claimed"}

@@ -21,7 +21,12 @@ TierName = Literal["self-benchmarked", "rerun-unattested", "gds-verified", "comm
 """Verification tiers (spec §9.4), weakest first; ``rerun-unattested``: a maintainer re-run whose GitHub artifact
 attestation does not verify."""
 
-_Rate = Field(ge=0.0, le=1.0)
+_BUILD_RE = r"^[0-9a-f]{12}$"
+"""A build id: 12 hex (:func:`mtboard.ledger.document.build_id`)."""
+_KEY_RE = r"^[a-z0-9][a-z0-9._-]{0,199}$"
+"""A board key: a page name (leaderboards/<key>.html), never a path."""
+_ISO_UTC_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"
+"""``built_at``: ISO 8601 UTC to the second (it names snapshot files: nothing else may reach a path)."""
 
 
 class LedgerEvidence(Strict):
@@ -45,7 +50,7 @@ class LedgerMember(Strict):
 
     card: str
     """Path under submissions/."""
-    page: str
+    page: str = Field(pattern=r"^runs/[0-9a-f]{16}\.html$")
     """The run page (site path)."""
     run_card_hash: str
     timestamp: str
@@ -98,6 +103,8 @@ class LedgerRow(Strict):
     fingerprint: Hex64
     method: str
     model_slug: str
+    temperature: float | None
+    """The sampling temperature sent (None: an engine that takes none); with ``method`` it tells rows apart."""
     tier: TierName
     tier_label: str
     """What every page says for the tier."""
@@ -120,7 +127,7 @@ class LedgerRow(Strict):
 
 
 class LedgerBoard(Strict):
-    key: str
+    key: str = Field(pattern=_KEY_RE)
     """The board's page name (leaderboards/<key>.html)."""
     dataset_id: str
     version: str
@@ -138,11 +145,11 @@ class Ledger(Strict):
     """The whole board at one build."""
 
     schema_: Literal["mtboard.ledger/1"] = Field(alias="schema")
-    build: str
+    build: str = Field(pattern=_BUILD_RE)
     """The build id (hash of the boards' contents)."""
-    built_at: str
-    """UTC time of the build (ISO 8601)."""
-    commit: str | None
+    built_at: str = Field(pattern=_ISO_UTC_RE)
+    """UTC time of the build (ISO 8601, to the second)."""
+    commit: str | None = Field(pattern=r"^[0-9a-f]{40}$")
     """The git commit the build was made from, when known."""
     boards: list[LedgerBoard]
 
