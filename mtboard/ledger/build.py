@@ -8,11 +8,12 @@ turns it into the published ``data/ledger.json``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from mtboard.ledger import methods, standing, tables
 from mtboard.ledger.load import Inputs, LoadedCard
-from mtboard.ledger.standing import BoardPlan, Standing
+from mtboard.ledger.standing import BoardPlan
 from mtboard.ledger.tables import Leaderboard
 from mtboard.score.metrics import bootstrap
 
@@ -26,21 +27,14 @@ class BoardLedger:
     boards: list[Leaderboard]
     plans: list[BoardPlan]
 
-    def standing(self, card_path: str) -> Standing:
-        """The standing of the row holding the card at ``card_path`` (relative to submissions/).
-
-        Raises: KeyError when no card on the board has that path (a rejected card has no standing)."""
-        for lc in self.inputs.cards:
-            if lc.path == card_path:
-                return lc.standing
-        raise KeyError(card_path)
+    @functools.cached_property
+    def _by_path(self) -> dict[str, LoadedCard]:
+        return {lc.path: lc for lc in self.inputs.cards}
 
     def card(self, card_path: str) -> LoadedCard:
-        """The loaded card at ``card_path``. Raises: KeyError."""
-        for lc in self.inputs.cards:
-            if lc.path == card_path:
-                return lc
-        raise KeyError(card_path)
+        """The loaded card at ``card_path`` (relative to submissions/). Raises: KeyError (a rejected card is not on
+        the board)."""
+        return self._by_path[card_path]
 
 
 def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> BoardLedger:

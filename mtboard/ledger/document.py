@@ -45,14 +45,10 @@ def _rank(view_name: str, m: MethodRow) -> LedgerRank:
                       composite_ci=m.composite_ci, chrf=m.chrf)
 
 
-def _row(s: Standing, ledger: BoardLedger, lb: Leaderboard) -> LedgerRow:
+def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[LedgerRank]]) -> LedgerRow:
     rep = ledger.card(s.representative)
     members = [ledger.card(p) for p in s.members]
-    ranks = []
-    for view in lb.views:
-        for m in view.methods:
-            if m.key == s.fingerprint and m.rep.lc.path == s.representative:
-                ranks.append(_rank(view.domain or "all", m))
+    ranks = placed.get((s.fingerprint, s.representative), [])
     r, c = s.reproduction, s.coverage
     return LedgerRow(
         fingerprint=s.fingerprint, method=method_name(rep.card), model_slug=rep.card.model_slug,
@@ -77,9 +73,13 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
         order = {m.key: i for i, m in enumerate(lb.views[0].methods)}
         rows = sorted(plan.rows, key=lambda s: (not (s.ranked or s.reference), order.get(s.fingerprint, len(order)),
                                                 s.members[0]))
+        placed: dict[tuple[str, str], list[LedgerRank]] = {}  # (fingerprint, shown card) → its place on each view
+        for view in lb.views:
+            for m in view.methods:
+                placed.setdefault((m.key, m.rep.lc.path), []).append(_rank(view.domain or "all", m))
         boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
-                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, lb) for s in rows]))
+                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed) for s in rows]))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards)
 
