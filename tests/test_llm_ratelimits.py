@@ -82,11 +82,13 @@ def test_union_seconds() -> None:
 class LimitServer(LoopbackServer):
     """Answers the n-th request carrying a text with ``script[text][n-1]`` (status, headers) while there is one,
     then 200 ``"ES " + text``; a script ending in ``"forever"`` repeats its last response. ``times[text]`` are the
-    arrival times (monotonic) of its requests."""
+    arrival times (monotonic) of its requests, ``wall[text]`` the same arrivals on the wall clock (``time.time``), to
+    compare with an HTTP date the server sent."""
 
     def __init__(self, script: dict[str, list[Any]]):
         self.script = script
         self.times: dict[str, list[float]] = {}
+        self.wall: dict[str, list[float]] = {}
         lock = threading.Lock()
         outer = self
 
@@ -100,6 +102,7 @@ class LimitServer(LoopbackServer):
                 with lock:
                     seen = outer.times.setdefault(text, [])
                     seen.append(time.monotonic())
+                    outer.wall.setdefault(text, []).append(time.time())
                     n = len(seen)
                 steps = outer.script.get(text, [])
                 if steps and steps[-1] == "forever":
@@ -150,12 +153,20 @@ def test_reset_duration_sets_the_wait_and_rate_limits_are_not_retries() -> None:
 
 
 def test_retry_after_http_date_and_529() -> None:
-    date = lambda: email.utils.formatdate(time.time() + 1.6, usegmt=True)  # noqa: E731  (1 s resolution)
+    sent: list[str] = []
+
+    def date() -> str:  # an HTTP date has whole-second resolution: 0.6 to 1.6 s ahead when the server writes it
+        sent.append(email.utils.formatdate(time.time() + 1.6, usegmt=True))
+        return sent[-1]
+
     script = {"d": [(429, {"Retry-After": date})], "o": [(529, {})] * 3}
     with LimitServer(script) as srv:
         (d, o), _ = _complete(srv.url, ["d", "o"])
-    assert d.ok and d.attempts == 1 and len(d.attempt_log) == 2 and 0.6 <= d.attempt_log[0]["retry_after_s"] <= 1.6
-    assert srv.times["d"][1] - srv.times["d"][0] >= 0.6
+    # the client measures the wait from when it read the answer (a little after the server wrote the date), so the
+    # wait it records is at most 1.6 s; the retry must not arrive before the instant the server named
+    assert d.ok and d.attempts == 1 and len(d.attempt_log) == 2 and 0.0 < d.attempt_log[0]["retry_after_s"] <= 1.6
+    named = email.utils.parsedate_to_datetime(sent[0]).timestamp()
+    assert srv.wall["d"][1] >= named and srv.wall["d"][0] < named
     assert (o.ok, o.attempts, len(o.attempt_log)) == (True, 1, 4)  # three 529s waited out with a growing backoff, max_retries=1 untouched
     assert [a["status"] for a in o.attempt_log] == [529, 529, 529, 200]
 
