@@ -167,6 +167,11 @@ def check_answer_counts(run: CardRun, kind: str, summary: JudgeSummary, verdicts
             run.fail("judges", f"a judgement that failed because no answer parsed took max_attempts ({top}) answers, "
                                f"not {v.attempts}", at)
     if not entry:
+        run0 = {v.attempts for v in verdicts if v.status != "not_sent"}
+        if len(run0) > 1:  # every judged paragraph's verdict describes run 0's judging: one count of answers
+            i = next(i for i, v in enumerate(verdicts) if v.status != "not_sent" and v.attempts != min(run0))
+            run.fail("judges", f"checkpoint verdicts describe run 0's judging, which took one number of answers "
+                               f"(found {sorted(run0)})", f"$.results[{i}].judgements.{kind}.attempts")
         return
     transports = sum(v.status == "judge_failed" and (v.justification or "").startswith(TRANSPORT_PREFIX)
                      for v in verdicts)

@@ -143,6 +143,9 @@ def _check_breakdown(run: CardRun, card: RunCard, kind: str, summary: JudgeSumma
         return
     if entries is None:
         return  # the corpus (dialogue history) is needed to recompute context-behaviour rates
+    axes = sorted(name for name, _ in AXES)
+    if kind == "rubric" and any(v.status == "scored" and sorted(v.subscores) != axes for v in verdicts):
+        return  # a scored rubric verdict without its three axes is reported by _check_verdict; nothing to average
     judge = REGISTRY[kind]()
     history = {e.id: list(e.history) for e in entries}
     sent = [(JudgeItem(entry_id=r.entry_id, source=r.source, translation=r.predicted, source_lang="",

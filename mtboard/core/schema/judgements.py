@@ -36,7 +36,7 @@ class JudgeVerdict(Strict):
     ``not_sent`` verdict is exactly what :func:`mtboard.judges.calls.not_sent` writes for the entry's outcome. For
     the checkpoint judge the key is not in the card, so its answers are not parsed again: ``score`` is 100 × the
     share of ``subscores`` passed, every ``PID:fail`` flag is a failed subscore, ``errors``/``context_behavior``
-    are empty, and the point ids and the judge's reasons are declared (``DECLARED_WHY``)."""
+    are empty, and the point ids, findings and reasons are declared (``CHECKPOINT_DECLARED``)."""
 
     BINDING: ClassVar[dict[str, Binding]] = {
         "*": "declared", "status": "consistent", "score": "consistent", "errors": "recomputed",
@@ -49,6 +49,16 @@ class JudgeVerdict(Strict):
                       "edited text is this declared answer",
     }
     """Why each declared field cannot be bound by the validator."""
+    CHECKPOINT_DECLARED: ClassVar[dict[str, str]] = {
+        "subscores": "the checkpoint judge's point ids: which points address a paragraph is in the key, not in the "
+                     "card (checked: each 0 or 1, the score 100 × their mean, the PID:fail flags the failed ones)",
+        "flags": "ADDITION / UNTRANSLATED are the checkpoint judge's findings in its document-level answers, not in "
+                 "the card (checked: the PID:fail flags are exactly the failed subscores, in order)",
+        "justification": "the checkpoint judge's reasons for failed points, from answers the card does not keep",
+    }
+    """Parts of bound fields that stay declared for the checkpoint judge only, whose answers are parsed against the
+    benchmark key, which the card does not hold (BookTrans keeps it out of the translation's reach); the per-entry
+    judges' same fields are recomputed from their raw answers."""
 
     status: Literal["scored", "judge_failed", "not_sent"]
     """not_sent: no usable output or echoed source (scored the worst value: the translator failed); for the
@@ -80,7 +90,7 @@ class JudgeSummary(Strict):
         "judge_families": "consistent", "translator_families": "consistent", "parser": "consistent",
         "higher_is_better": "consistent", "worst_score": "consistent", "temperature": "consistent",
         "runs": "consistent", "n_answers": "consistent", "n_unparsed_answers": "consistent",
-        "n_unanswered_calls": "consistent", "max_attempts": "consistent", "run_scores": "consistent"}
+        "n_unanswered_calls": "consistent", "run_scores": "consistent"}
     DECLARED_WHY: ClassVar[dict[str, str]] = {
         "model": "the judge model as typed; only its server knows what it served (its families are checked against "
                  "it, and it enters the fingerprint)",
@@ -90,6 +100,9 @@ class JudgeSummary(Strict):
         "api_provider": "the channel that served the judge, a fact of the judging machine",
         "endpoint_host_sha256": "the hash of the judge endpoint's host name, a fact of the judging machine",
         "max_tokens": "the output cap sent with each request; the answers do not show it",
+        "max_attempts": "the attempt limit typed on the command line; a judge whose answers all parsed first time "
+                        "never shows it (checked: no verdict took more, and one that failed because no answer "
+                        "parsed took exactly this many)",
         "n_cached_answers": "which answers the work directory's cache already held is a fact of the judging "
                             "machine (checked: at most n_answers)",
         "prompt_tokens": "the judge server's usage report (the card's judge totals are their sums)",
@@ -102,6 +115,16 @@ class JudgeSummary(Strict):
                               "judges)",
     }
     """Why each declared field cannot be bound by the validator."""
+    CHECKPOINT_DECLARED: ClassVar[dict[str, str]] = {
+        "run_scores": "each replicate's score comes from the benchmark key and penalties, not in the card (checked: "
+                      "mean, spread and breakdown.runs are theirs, and one failed raw answer per failed run)",
+        "breakdown": "area, penalty and point rates come from the key (checked: breakdown.runs and breakdown.mean)",
+        "n_answers": "the checkpoint judge's answers of every replicate are not in the card (checked: "
+                     "parse_failure_rate = n_unparsed_answers / n_answers)",
+        "n_unanswered_calls": "likewise: the calls of every replicate are not in the card",
+    }
+    """Parts of bound fields that stay declared for the checkpoint judge only (see
+    :attr:`JudgeVerdict.CHECKPOINT_DECLARED`)."""
 
     kind: Literal["gemba-mqm", "rubric", "checkpoints"]
     backend: str
@@ -142,8 +165,8 @@ class JudgeSummary(Strict):
     max_tokens: int | None = None
     """Explicit output cap sent with every judge request."""
     max_attempts: int | None = None
-    """Answers asked per entry (per checkpoint run) before judge_failed. Consistent: no verdict took more, and a
-    verdict that failed because no answer parsed took exactly this many."""
+    """Answers asked per entry (per checkpoint run) before judge_failed. Declared, but checked: no verdict took
+    more, and a verdict that failed because no answer parsed took exactly this many."""
     runs: int = 1
     """Judge replicates (checkpoints: default 3)."""
     run_scores: list[float] = []
