@@ -131,8 +131,8 @@ def _rename_key(data: dict, parts: tuple) -> dict:
 
 
 @pytest.fixture(scope="module")
-def judged():
-    root = vs.make_repo(Path(__import__("tempfile").mkdtemp(prefix="judged-tamper-")))
+def judged(tmp_path_factory):
+    root = vs.make_repo(tmp_path_factory.mktemp("judged-tamper"))
     ctx = V.make_context(root, ROOT / "corpora")
     return root, ctx, _base()
 
@@ -154,7 +154,7 @@ def _jpath(parts: tuple) -> str:
 
 def _names(field: str | None, path: str) -> bool:
     """A problem's field names ``path``: the field itself or the list/mapping holding it."""
-    return field is not None and (path == field or path.startswith(field + ".") or path.startswith(field + "["))
+    return field is not None and (path == field or path.startswith((field + ".", field + "[")))
 
 
 def test_the_base_card_is_what_the_script_says(judged):
@@ -359,6 +359,6 @@ def test_checkpoint_card_declares_what_only_the_key_could_bind(checkpoint_card):
     kind_declared = {f"$.results[].judgements.*.{f}" for f in JudgeVerdict.CHECKPOINT_DECLARED} | {
         f"$.judges.*.{f}" for f in JudgeSummary.CHECKPOINT_DECLARED}
     leftover = {p for p in accepted - declared
-                if not any(p == k or p.startswith(k + ".") or p.startswith(k + "[") for k in kind_declared)}
+                if not any(p == k or p.startswith((k + ".", k + "[")) for k in kind_declared)}
     assert not leftover, sorted(leftover)
     assert "$.results[].judgements.*.score" in refused and "$.judges.*.mean" in refused

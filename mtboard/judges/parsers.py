@@ -21,7 +21,7 @@ not hold (the key is kept out of the card and compressed, BookTrans): its versio
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from mtboard.core.schema import JudgeVerdict
 from mtboard.judges.checkpoints import CheckpointsJudge
