@@ -74,6 +74,15 @@ def assert_sealed(card: Any) -> None:
     assert card.fingerprint.components["judge_model"] is not None
 
 
+def assert_judges_check_passes(card: Any, corpora: Path) -> None:
+    """The validator's ``judges`` check accepts the card (issue 32: every verdict re-derived from the judge's stored
+    answers); ``corpora``: the folder holding the card's corpus."""
+    from mtboard import validate as V
+
+    report = V.validate_bytes(documents.card_bytes(card), "card.json", V.make_context(REPO, corpora))
+    assert report.checks["judges"] == "pass", [str(p) for p in report.problems if p.check == "judges"]
+
+
 def assert_rate_matches_stored_answers(wd: Path, card: Any, kind: str, parse: Callable[[dict], Any]) -> None:
     """Re-parse every stored answer: the stored parse labels and the card's parse-failure rate must agree."""
     log = read_answers(wd, kind)
@@ -167,6 +176,10 @@ def test_rejudge_sends_no_translation_requests_and_repeats_are_free(tmp_path: Pa
     assert_sealed(card2)
 
 
+MQM_OMISSION = ('Critical:\nno-error\nMajor:\naccuracy/omission - "the login prompt"\nMinor:\nno-error\n'
+                "contextBehavior: unclear")
+
+
 def test_unusable_outputs_are_not_sent_and_score_worst(tmp_path: Path) -> None:
     entries = documents.load_corpus(ES)[0].entries[:4]
     outputs = {entries[0].source: entries[0].source,  # echoed source → source_untranslated
@@ -175,8 +188,7 @@ def test_unusable_outputs_are_not_sent_and_score_worst(tmp_path: Path) -> None:
     wd, _ = translate(tmp_path, ES, lambda src: outputs.get(src, "Una traducción."), limit=4)
     p, srv, card = judge(wd, ["gemba-mqm=openai:j", "rubric=openai:j2"], lambda b: (
         "adequacy: 2\npragmatics: 3\nfluency: 1\nflags: OMIT\njustification: Half the sentence is missing."
-        if "adequacy" in user_text(b) else
-        'Critical:\nno-error\nMajor:\naccuracy/omission - "the login prompt"\nMinor:\nno-error\ncontextBehavior: unclear'))
+        if "adequacy" in user_text(b) else MQM_OMISSION))
     assert p.returncode == 0, p.stderr
     mqm = [r.judgements["gemba-mqm"] for r in card.results]
     rub = [r.judgements["rubric"] for r in card.results]
@@ -194,6 +206,8 @@ def test_unusable_outputs_are_not_sent_and_score_worst(tmp_path: Path) -> None:
     assert (card.judges["gemba-mqm"].n_not_sent, card.judges["rubric"].n_not_sent) == (2, 2)
     assert card.totals.judge_prompt_tokens == sum(card.judges[k].prompt_tokens for k in ("gemba-mqm", "rubric"))
     assert_sealed(card)
+    assert [v.raw_answer for v in mqm] == [None, None] + [MQM_OMISSION] * 2  # not sent: no answer; scored: its answer
+    assert_judges_check_passes(card, REPO / "corpora")
 
 
 def test_dialogue_context_reaches_the_judge(tmp_path: Path) -> None:
@@ -301,6 +315,7 @@ def test_checkpoints_scores_reasks_missing_points_and_reports_spread(tmp_path: P
     assert_rate_matches_stored_answers(wd, card, "checkpoints", lambda r: parse_checkpoints(
         r["text"], set(r["points"]), {e.id for e in bench.corpus.entries}))
     assert_sealed(card)
+    assert_judges_check_passes(card, BENCH)
 
 
 def test_checkpoints_lost_paragraph_and_judge_failure(tmp_path: Path) -> None:
@@ -330,6 +345,7 @@ def test_checkpoints_lost_paragraph_and_judge_failure(tmp_path: Path) -> None:
     assert p.returncode == 1 and "each translation replicate once" in p.stderr
     assert [r.judgements["checkpoints"].status for r in card.results] == ["not_sent"] + ["judge_failed"] * 4
     assert card.results[1].judgements["checkpoints"].raw_answer == "[[[CHECK A01 ok]]]"
+    assert_judges_check_passes(card, BENCH)
 
 
 def test_checkpoints_paragraph_without_points(tmp_path: Path) -> None:
@@ -373,6 +389,7 @@ def test_judge_transport_failure_is_judge_failed_and_not_cached(tmp_path: Path) 
     assert all("transport" in (x.justification or "") for x in v)
     s = out.judges["gemba-mqm"]
     assert (s.n_answers, s.n_unanswered_calls, s.parse_failure_rate, s.mean) == (0, 2, 0.0, None)
+    assert_judges_check_passes(out, REPO / "corpora")
     assert not (wd / "judge" / "cache.jsonl").exists() or (wd / "judge" / "cache.jsonl").read_text() == ""
 
 

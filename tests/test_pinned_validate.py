@@ -516,8 +516,12 @@ def test_parse_failure_rate_against_the_stored_answer_counts(judged, judged_ctx)
     none = vs.set_at(vs.set_at(vs.set_at(judged, ("judges", "rubric", "n_answers"), 0),
                                ("judges", "rubric", "n_unparsed_answers"), 0),
                      ("judges", "rubric", "parse_failure_rate"), 0.25)
-    assert _judge_problems(none, judged_ctx) == [("$.judges.rubric.parse_failure_rate",
-                                                  "parse_failure_rate 0.25 but n_unparsed_answers/n_answers = 0.0")]
+    # (and since issue 32 the answer counts agree with the verdicts: 12 scored rubric verdicts, one answer each,
+    # cannot rest on no answer — n_answers − n_scored = 0 − 12, and the 12 attempts are not 0 answers + 0 unanswered)
+    assert _judge_problems(none, judged_ctx) == [
+        ("$.judges.rubric.parse_failure_rate", "parse_failure_rate 0.25 but n_unparsed_answers/n_answers = 0.0"),
+        ("$.judges.rubric.n_unparsed_answers", "n_unparsed_answers 0 but n_answers − n_scored = -12"),
+        ("$.judges.rubric.n_answers", "the sent verdicts took 12 attempts but n_answers + n_unanswered_calls = 0")]
 
 
 def _first(judged, kind, status):

@@ -231,9 +231,15 @@ def test_judge_summary_consistency(tmp_path, card_b):
     from mtboard.core.schema import MqmError
 
     card = loads_card(card_b, "x")
-    # entry i: i % 3 minor punctuation errors, so its MQM penalty is i % 3 (hand-made verdicts)
+    # entry i: i % 3 minor punctuation errors, so its MQM penalty is i % 3 (hand-made verdicts, each with the
+    # hand-written answer it was parsed from: the validator parses it again, issue 32)
+    def answer(k: int) -> str:
+        minor = 'fluency/punctuation - ","\n' * k or "no-error\n"
+        return f"Critical:\nno-error\nMajor:\nno-error\nMinor:\n{minor}contextBehavior: unclear"
+
     verdicts = [JudgeVerdict(status="scored", score=float(i % 3), attempts=1, context_behavior="unclear",
-                             errors=[MqmError(severity="minor", category="fluency/punctuation", span=",")] * (i % 3))
+                             errors=[MqmError(severity="minor", category="fluency/punctuation", span=",")] * (i % 3),
+                             raw_answer=answer(i % 3))
                 for i in range(len(card.results))]
     breakdown = GembaMqmJudge().summarize([(JudgeItem(r.entry_id, r.source, r.predicted, "English", "Spanish"), v)
                                            for r, v in zip(card.results, verdicts)])
@@ -243,7 +249,8 @@ def test_judge_summary_consistency(tmp_path, card_b):
                            family_check="passed", n_scored=len(verdicts), n_failed=0, n_not_sent=0,
                            parse_failure_rate=0.0, mean=mean, breakdown=breakdown,
                            parser=GembaMqmJudge.parser_version, higher_is_better=False, temperature=0.0,
-                           worst_score=25.0, n_answers=len(verdicts), n_unparsed_answers=0, prompt_tokens=100,
+                           worst_score=25.0, n_answers=len(verdicts), n_unparsed_answers=0, n_unanswered_calls=0,
+                           max_attempts=3, prompt_tokens=100,
                            completion_tokens=50, cost_usd=None)
     judged = apply_judgements(card, {"gemba-mqm": verdicts}, {"gemba-mqm": summary})
     root = vs.make_repo(tmp_path)
@@ -255,7 +262,9 @@ def test_judge_summary_consistency(tmp_path, card_b):
     p.unlink()
     for field, value, phrase in (("n_scored", len(verdicts) - 1, "n_scored"), ("mean", 0.1, "mean 0.1"),
                                  ("n_failed", 1, "n_failed 1"), ("worst_score", 0.0, "worst_score is not"),
-                                 ("family_check", "overridden (--allow-self-judge)", "family_check must be")):
+                                 ("family_check", "overridden (--allow-self-judge)", "family_check must be"),
+                                 ("n_answers", len(verdicts) + 1, "n_answers − n_scored"),
+                                 ("parser", "gemba-mqm-context/0", "not a gemba-mqm parser version")):
         data = judged.model_dump(mode="json")
         data["judges"]["gemba-mqm"][field] = value
         p = vs.place(root, vs.dump(vs.reseal(data)))

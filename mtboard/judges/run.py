@@ -12,6 +12,8 @@ Rules (issue 5):
   conversation, at temperature 0, up to ``max_attempts`` answers in all; then the entry is ``judge_failed`` with the
   last raw answer and **no score**: the judge failed, not the translator. A judge whose service fails (transport) or
   rejects the request gives ``judge_failed`` without an answer; such calls are not cached, so a re-run asks again.
+* A scored verdict keeps the answer it was parsed from (``raw_answer``, issue 32): the validator parses it again
+  with the parser version the summary records (:mod:`mtboard.judges.parsers`) and re-derives the verdict.
 * ``parse_failure_rate`` = answers that did not parse ÷ answers received (every attempt counts), per judge.
 * The leaderboard value ``mean`` is taken over the **judged** cells (scored, and not_sent at the worst value);
   ``judge_failed`` cells are excluded and reported as coverage (judged n of N: the GEMBA note compares systems on
@@ -110,7 +112,8 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
             messages = retry_messages(prompt, messages, ans.text, reason)
             continue
         caller.store.log(judge.kind, {**base_log, "parse": "ok", "score": verdict.score})
-        return verdict.model_copy(update={"attempts": attempt})
+        # the answer that decided the verdict is kept, so the validator can parse it again (issue 32)
+        return verdict.model_copy(update={"attempts": attempt, "raw_answer": ans.text})
     return JudgeVerdict(status="judge_failed", score=None, attempts=max_attempts,
                         raw_answer=last_text if last_text is not None else "",
                         justification=f"answer did not parse after {max_attempts} attempts: {reason}")

@@ -1,8 +1,10 @@
 """The ``judges`` check: judge summaries and verdicts consistent with one another, the judge classes and the
 translator (issue 15 part 0; spec §3; the GEMBA note on severities; BookTrans on runs and the self-judge rule).
 
-Judges cannot be re-run here, so what a judge *said* (its spans, flags, justifications, token counts) is declared;
-everything that follows from what it said is bound:
+Judges cannot be re-run here, so what a judge *said* — its raw answer — is declared; everything that follows from
+what it said is bound. A per-entry judge's verdict is its stored answer parsed again with the recorded parser version
+(errors, severities, spans, labels, subscores, flags, justification, score; :mod:`mtboard.validate.judge_answers`,
+issue 32), and the answers, attempts and calls the summary counts agree with the verdicts. Then:
 
 * every result carries one verdict per judge; ``not_sent`` exactly for entries without usable output (entry judges);
   a ``scored`` verdict has a score, a ``judge_failed`` one has none (failed judgements are excluded, not scored);
@@ -10,13 +12,14 @@ everything that follows from what it said is bound:
   inventory's); a rubric score is the sum of its three axes, each in range; a checkpoint paragraph score is
   100 × the share of its points passed; a ``not_sent`` entry-judge verdict carries the worst value;
 * the summary's counts, ``mean`` (over judged cells), ``spread``, ``parse_failure_rate`` and ``breakdown`` recompute
-  from the verdicts (the judge's own ``summarize``); ``parser``, ``higher_is_better``, ``worst_score`` and
-  ``temperature`` are the judge class's; ``runs`` is 1 for entry judges and the card's translation replicates for
-  the checkpoint judge;
+  from the verdicts (the judge's own ``summarize``); ``parser`` is a version this mtboard knows (unknown: refused,
+  :func:`~mtboard.validate.judge_answers.check_parser`); ``higher_is_better``, ``worst_score`` and ``temperature``
+  are the judge class's; ``runs`` is 1 for entry judges and the card's translation replicates for the checkpoint
+  judge;
 * ``translator_families`` are :func:`mtboard.judges.base.model_families` of the translator's names,
   ``judge_families`` hold the judge model's (plus what its server reported or ``--judge-family`` declared), and
   ``family_check`` is what :func:`mtboard.judges.base.check_family` decides from them (:func:`_check_families`);
-* the card's judge totals are the summaries' sums.
+* every result's verdicts are of judges the card summarises; the card's judge totals are the summaries' sums.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from mtboard.judges.checkpoints import mean_and_spread
 from mtboard.judges.gemba_mqm import ERROR_CLASSES, SEVERITY_WEIGHTS
 from mtboard.judges.rubric import AXES
 from mtboard.core.schema import Entry, JudgeSummary, JudgeVerdict, Outcome, RunCard
+from mtboard.validate.judge_answers import (check_answer, check_answer_counts, check_checkpoint_verdict,
+                                            check_kind_extras, check_parser, missing_answers)
 from mtboard.validate.report import CardRun
 
 FAMILY_PASSED = "passed"
@@ -138,6 +143,9 @@ def _check_breakdown(run: CardRun, card: RunCard, kind: str, summary: JudgeSumma
         return
     if entries is None:
         return  # the corpus (dialogue history) is needed to recompute context-behaviour rates
+    axes = sorted(name for name, _ in AXES)
+    if kind == "rubric" and any(v.status == "scored" and sorted(v.subscores) != axes for v in verdicts):
+        return  # a scored rubric verdict without its three axes is reported by _check_verdict; nothing to average
     judge = REGISTRY[kind]()
     history = {e.id: list(e.history) for e in entries}
     sent = [(JudgeItem(entry_id=r.entry_id, source=r.source, translation=r.predicted, source_lang="",
@@ -155,6 +163,66 @@ def _check_breakdown(run: CardRun, card: RunCard, kind: str, summary: JudgeSumma
             run.fail("judges", f"breakdown.{key} does not recompute from the verdicts", f"{where}.breakdown.{key}")
 
 
+def _check_summary(run: CardRun, card: RunCard, kind: str, summary: JudgeSummary,
+                   entries: list[Entry] | None) -> None:
+    """One judge: its class's fields, families, counts, answers and attempts, every verdict (re-derived from the
+    judge's words for the per-entry judges), mean, spread and breakdown."""
+    where = f"$.judges.{kind}"
+    if summary.kind != kind:
+        run.fail("judges", "summary kind differs from its key", f"{where}.kind")
+        return
+    cls = REGISTRY[kind]
+    if summary.backend not in JUDGE_BACKENDS:
+        run.fail("judges", f"judge backend must be one of {', '.join(JUDGE_BACKENDS)}", f"{where}.backend")
+    parse = check_parser(run, kind, summary, where)
+    for name, want in (("higher_is_better", cls.higher_is_better), ("worst_score", cls.worst_score),
+                       ("temperature", JUDGE_TEMPERATURE)):
+        if getattr(summary, name) != want:
+            run.fail("judges", f"{name} is not the {kind} judge's ({want!r})", f"{where}.{name}")
+    want_runs = card.method.runs if kind == "checkpoints" else 1
+    if summary.runs != want_runs:
+        run.fail("judges", f"runs {summary.runs} but the {kind} judge judges "
+                           + ("each translation replicate once" if kind == "checkpoints" else "once"),
+                 f"{where}.runs")
+    _check_families(run, card, summary, where)
+    verdicts = [r.judgements.get(kind) for r in card.results]
+    present = [v for v in verdicts if v is not None]
+    if len(present) != len(card.results):
+        run.fail("judges", f"{len(card.results) - len(present)} results have no verdict of this judge", where)
+        return
+    counts = {s: sum(1 for v in present if v.status == s) for s in ("scored", "judge_failed", "not_sent")}
+    for name, key in (("n_scored", "scored"), ("n_failed", "judge_failed"), ("n_not_sent", "not_sent")):
+        if getattr(summary, name) != counts[key]:
+            run.fail("judges", f"{name} {getattr(summary, name)} but {counts[key]} verdicts say {key}",
+                     f"{where}.{name}")
+    if summary.n_answers is not None and summary.n_unparsed_answers is not None:
+        rate = summary.n_unparsed_answers / summary.n_answers if summary.n_answers else 0.0
+        if summary.parse_failure_rate != rate:
+            run.fail("judges", f"parse_failure_rate {summary.parse_failure_rate} but n_unparsed_answers/"
+                               f"n_answers = {rate}", f"{where}.parse_failure_rate")
+    check_answer_counts(run, kind, summary, present, where)
+    if kind != "checkpoints":
+        missing_answers(run, kind, present)
+    check_kind_extras(run, kind, summary, where)
+    for i, (r, v) in enumerate(zip(card.results, present)):
+        at = f"$.results[{i}].judgements.{kind}"
+        _check_verdict(run, kind, summary, v, r.checks.outcome == Outcome.usable, at)
+        if kind == "checkpoints":
+            check_checkpoint_verdict(run, v, at)
+        elif parse is not None:
+            check_answer(run, parse, cls.worst_score, r, v, at)
+    if kind == "checkpoints":
+        mean, spread = mean_and_spread(list(summary.run_scores))
+    else:
+        judged = [v.score for v in present if v.score is not None]
+        mean, spread = (statistics.fmean(judged) if judged else None), None
+    if summary.mean != mean:
+        run.fail("judges", f"mean {summary.mean} but the judged cells give {mean}", f"{where}.mean")
+    if summary.spread != spread:
+        run.fail("judges", f"spread {summary.spread} but the run scores give {spread}", f"{where}.spread")
+    _check_breakdown(run, card, kind, summary, present, entries, where)
+
+
 def check_judges(run: CardRun, card: RunCard, entries: list[Entry] | None = None) -> None:
     """``judges``: see the module docstring. ``entries``: the card's corpus entries when matched (needed to
     recompute MQM context-behaviour rates, which count entries with dialogue history)."""
@@ -169,52 +237,12 @@ def check_judges(run: CardRun, card: RunCard, entries: list[Entry] | None = None
         if not run.failed("judges"):
             run.skip("judges", "no judges ran")
         return
+    for i, r in enumerate(card.results):
+        for kind in sorted(set(r.judgements) - set(card.judges)):
+            run.fail("judges", f"a verdict of judge {kind!r}, which has no summary in $.judges",
+                     f"$.results[{i}].judgements.{kind}")
     for kind, summary in card.judges.items():
-        where = f"$.judges.{kind}"
-        if summary.kind != kind:
-            run.fail("judges", "summary kind differs from its key", f"{where}.kind")
-            continue
-        cls = REGISTRY[kind]
-        if summary.backend not in JUDGE_BACKENDS:
-            run.fail("judges", f"judge backend must be one of {', '.join(JUDGE_BACKENDS)}", f"{where}.backend")
-        for name, want in (("parser", cls.parser_version), ("higher_is_better", cls.higher_is_better),
-                           ("worst_score", cls.worst_score), ("temperature", JUDGE_TEMPERATURE)):
-            if getattr(summary, name) != want:
-                run.fail("judges", f"{name} is not the {kind} judge's ({want!r})", f"{where}.{name}")
-        want_runs = card.method.runs if kind == "checkpoints" else 1
-        if summary.runs != want_runs:
-            run.fail("judges", f"runs {summary.runs} but the {kind} judge judges "
-                               + ("each translation replicate once" if kind == "checkpoints" else "once"),
-                     f"{where}.runs")
-        _check_families(run, card, summary, where)
-        verdicts = [r.judgements.get(kind) for r in card.results]
-        present = [v for v in verdicts if v is not None]
-        if len(present) != len(card.results):
-            run.fail("judges", f"{len(card.results) - len(present)} results have no verdict of this judge", where)
-            continue
-        counts = {s: sum(1 for v in present if v.status == s) for s in ("scored", "judge_failed", "not_sent")}
-        for name, key in (("n_scored", "scored"), ("n_failed", "judge_failed"), ("n_not_sent", "not_sent")):
-            if getattr(summary, name) != counts[key]:
-                run.fail("judges", f"{name} {getattr(summary, name)} but {counts[key]} verdicts say {key}",
-                         f"{where}.{name}")
-        if summary.n_answers is not None and summary.n_unparsed_answers is not None:
-            rate = summary.n_unparsed_answers / summary.n_answers if summary.n_answers else 0.0
-            if summary.parse_failure_rate != rate:
-                run.fail("judges", f"parse_failure_rate {summary.parse_failure_rate} but n_unparsed_answers/"
-                                   f"n_answers = {rate}", f"{where}.parse_failure_rate")
-        for i, (r, v) in enumerate(zip(card.results, verdicts)):
-            _check_verdict(run, kind, summary, v, r.checks.outcome == Outcome.usable,
-                           f"$.results[{i}].judgements.{kind}")
-        if kind == "checkpoints":
-            mean, spread = mean_and_spread(list(summary.run_scores))
-        else:
-            judged = [v.score for v in verdicts if v.score is not None]
-            mean, spread = (statistics.fmean(judged) if judged else None), None
-        if summary.mean != mean:
-            run.fail("judges", f"mean {summary.mean} but the judged cells give {mean}", f"{where}.mean")
-        if summary.spread != spread:
-            run.fail("judges", f"spread {summary.spread} but the run scores give {spread}", f"{where}.spread")
-        _check_breakdown(run, card, kind, summary, verdicts, entries, where)
+        _check_summary(run, card, kind, summary, entries)
     sums = {"judge_prompt_tokens": sum(j.prompt_tokens or 0 for j in card.judges.values()),
             "judge_completion_tokens": sum(j.completion_tokens or 0 for j in card.judges.values())}
     for name, value in sums.items():
