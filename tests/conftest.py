@@ -61,7 +61,7 @@ FIRST = [
     "test_ledger", "test_validity", "test_site_build", "test_workflows_validate_job", "test_sandbox",
     "test_site_pages_browser", "test_packaging", "test_workflows_verify_job", "test_validate_verify_gguf", "test_contributor_path", "test_demo",
     "test_workflows_sweep_job", "test_validate_binding", "test_llm_transport", "test_plugins", "test_server_identity",
-    "test_validate_tamper", "test_validate_cli", "test_judges_scripted", "test_runner_llama", "test_pipeline_fst_gate",
+    "test_validate_tamper", "test_validate_cli", "test_judges_scripted", "test_validate_judged_tamper", "test_runner_llama", "test_pipeline_fst_gate",
     "test_site_browser", "test_official_validity", "test_checkout_line_ends", "test_pinned_validate",
     "test_official_board_browser", "test_corpora_rebuild", "test_sweeps_plan", "test_site_pages",
     "test_runner_options", "test_semantic", "test_submit_same_fingerprint",
