@@ -3,9 +3,10 @@
 A *name* is an identifier a person reads to tell one system from another: a model or model slug, a method spec, a
 backend or plugin name, a condition label, a run id, a prompt name, a judge's model, a dataset id, a reviewer or
 verifier name. :func:`name_problem` says why a name is refused (``None`` when it is not); :func:`check_name` raises
-it as one line. The validator (``names`` check, :mod:`mtboard.validate.naming`), ``mtboard run``'s settings
-(:mod:`mtboard.run.settings`) and the review checks call it, so the rule is the same for every name, wherever it
-enters. What still reaches a page without the validator (an older card built with ``--no-validate``, free text) is
+it as one line. The validator (``names`` check, :mod:`mtboard.validate.naming`; ``mtboard submit`` runs it) and
+``mtboard run``'s settings (:mod:`mtboard.run.settings`) call it, so the rule is the same for every name, wherever it
+enters; reviewer handles need no call: their schema pattern (:data:`mtboard.core.schema.review.GITHUB_HANDLE_RE`,
+ASCII letters, digits and inner hyphens) admits no character this rule refuses. What still reaches a page without the validator (an older card built with ``--no-validate``, free text) is
 shown with :func:`mark` (each refused character replaced by a visible ``[⚠U+XXXX]`` marker), inside ``<bdi>``
 (:func:`mtboard.core.fmt.name_html`).
 
