@@ -309,7 +309,8 @@ def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(t
     hard = (docs / "hard" / f"{ES}.md").read_text(encoding="utf-8")
     assert "— 3 non-baseline ranked method(s)" in hard  # Apertium, Gemma few-shot, Gemma zero-shot
     portrait = next((docs / "models").glob("apertium-eng-spa*.md")).read_text(encoding="utf-8")
-    runs = re.findall(r'<tr><td><a href="[^"]*">([^<]*)</a></td><td>EN\u2192ES</td><td>(\d+)</td>', portrait)
+    runs = re.findall(r'<tr><td><a href="[^"]*"><bdi class="mtb-name">([^<]*)</bdi></a></td><td>EN\u2192ES</td>'
+                      r'<td>(\d+)</td>', portrait)
     assert runs == [("apertium:eng-spa \u00b7 default on mtb-en-es-dev v1.0.0 (reproduced \u00d72)", "355"),
                     ("apertium:eng-spa \u00b7 default on mtb-en-es-dev v1.0.0", "20")]  # the --limit 20 row
 

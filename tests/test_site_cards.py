@@ -149,7 +149,10 @@ def standard_cards(corpus: Corpus, sha: str, xss: bool = False) -> dict[str, Run
                            spec="empty:none", cost_per_entry=0.0, latency=0.0, run_seed=6),
     }
     if xss:
-        cards["xss"] = make_card(corpus, sha, model_slug=f"evil{XSS}", outputs={i: XSS for i in src},
+        # a name holding a line break is refused by the validator's names check (issue 32 item 5: mtboard.core.names),
+        # so the hostile model slug has its markup without the line breaks; notes and outputs keep them
+        cards["xss"] = make_card(corpus, sha, model_slug=f"evil{XSS.replace(chr(10), ' ')}",
+                                 outputs={i: XSS for i in src},
                                  condition="x" + XSS[:60], notes=XSS + " see javascript:alert(4)", run_seed=7,
                                  cost_per_entry=0.0005, latency=0.2)
     return cards

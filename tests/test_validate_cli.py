@@ -49,7 +49,7 @@ def test_profile_a_card_validates(tmp_path, card_a):
     res = cli("validate", "--root", str(root))
     assert res.exit_code == 0, res.output
     assert "validation passed: 1 file(s)" in res.output
-    assert "pass file, size, json, schema, harness_version, file_name, run_card_hash, fingerprint, method, " \
+    assert "pass file, size, json, schema, harness_version, file_name, names, run_card_hash, fingerprint, method, " \
            "dataset, entries, texts, metrics, mechanical, signatures, timestamps, sovereignty, secrets" in res.output
 
 

@@ -16,6 +16,7 @@ import typer
 
 from mtboard.cli.app import app, guarded, output_console
 from mtboard.core.errors import InputError
+from mtboard.core.names import json_visible
 
 
 def _find_row(doc, board: str | None, row: str):
@@ -127,7 +128,7 @@ def ledger(
                              fix="give more characters of the fingerprint, or the board")
         b, r = found[0]
         if as_json:
-            typer.echo(json.dumps(r.model_dump(mode="json"), ensure_ascii=False, indent=1))
+            typer.echo(json_visible(json.dumps(r.model_dump(mode="json"), ensure_ascii=False, indent=1)))
         else:
             _print_row(b, r)
         return

@@ -9,6 +9,10 @@ Escaping layers (issue 7 rules):
 * :func:`safe_title` — strings that MkDocs puts into ``<title>`` without escaping (its Jinja environment has no
   autoescape): characters ``< > & " '`` and controls are replaced by look-alikes.
 * :func:`safe_url` — only ``http://`` / ``https://`` URLs become links.
+* Names (issue 32 item 5): :func:`name_html` / :func:`name_md` put a name in ``<bdi>`` (it cannot reorder what stands
+  around it) with every refused character (:func:`mtboard.core.names.mark`) shown as ``[⚠U+XXXX]``; every other helper
+  here marks bidirectional controls, invisible and format characters too, so nothing that reaches a page, a title or a
+  download can reorder or hide text.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ import math
 import re
 from urllib.parse import urlsplit
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
+
+from mtboard.core.names import REFUSED, codepoint, mark, marker
 
 DASH = "\u2014"
 """Shown for every missing value (never 0)."""
@@ -32,7 +38,7 @@ def md_text(value: object) -> Markup:
     """Escape any value for a Markdown context (see module docstring). None → '—'."""
     if value is None:
         return Markup(DASH)
-    s = _CONTROL.sub(" ", str(value)).replace("\r\n", "\n").replace("\r", "\n").replace("\n", " ")
+    s = _CONTROL.sub(" ", mark(str(value), free_text=True)).replace("\r\n", "\n").replace("\r", "\n").replace("\n", " ")
     out = []
     for ch in s:
         out.append(f"&#{ord(ch)};" if ch in _MD_SPECIAL else ch)
@@ -41,15 +47,44 @@ def md_text(value: object) -> Markup:
 
 def html_text(value: object) -> str:
     """HTML-escape (quotes included) for SVG/HTML strings assembled in Python; controls become spaces."""
-    return html.escape(_CONTROL.sub(" ", str(value)), quote=True)
+    return html.escape(_CONTROL.sub(" ", mark(str(value), free_text=True)), quote=True)
 
 
 def safe_title(value: object, limit: int = 80) -> str:
     """A page title safe for MkDocs' unescaped ``<title>``: no ``< > & " '`` or control characters, ≤ limit chars."""
-    s = _CONTROL.sub(" ", str(value)).replace("\n", " ")
+    s = mark(_CONTROL.sub(" ", str(value)).replace("\n", " "))
     s = (s.replace("<", "\u2039").replace(">", "\u203a").replace("&", "\uff06").replace('"', "\u201d")
          .replace("'", "\u2019").replace("`", "\u02cb").replace("\\", "\u29f5"))
     return s if len(s) <= limit else s[: limit - 1] + "\u2026"
+
+
+def _marked_html(text: str) -> str:
+    """HTML-escaped ``text`` with each refused character as ``<span class="mtb-refused" title="U+… NAME">⚠U+…</span>``
+    (:data:`mtboard.core.names.REFUSED`)."""
+    out, last = [], 0
+    for m in REFUSED.finditer(text):
+        ch = m.group()
+        out.append(f'{escape(text[last:m.start()])}<span class="mtb-refused" title="{escape(codepoint(ch))}">'
+                   f'{escape(marker(ch))}</span>')
+        last = m.end()
+    out.append(str(escape(text[last:])))
+    return "".join(out)
+
+
+def name_html(value: object) -> Markup:
+    """A name (model, method, condition, run, judge, reviewer …) for an HTML context: ``<bdi class="mtb-name">``
+    around its escaped text, each refused character a visible ``[⚠U+XXXX]`` marker (issue 32 item 5). None → '—'."""
+    if value is None:
+        return Markup(DASH)
+    return Markup(f'<bdi class="mtb-name">{_marked_html(str(value))}</bdi>')
+
+
+def name_md(value: object) -> Markup:
+    """:func:`name_html` for a Markdown context (a heading, a list item): the text escaped as :func:`md_text` does,
+    inside ``<bdi>``, refused characters marked."""
+    if value is None:
+        return Markup(DASH)
+    return Markup(f'<bdi class="mtb-name">{md_text(mark(str(value)))}</bdi>')
 
 
 def safe_url(value: object) -> str | None:

@@ -12,6 +12,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
                                         LedgerMember, LedgerRank, LedgerReproduction, LedgerRow)
 from mtboard.ledger.build import BoardLedger
@@ -85,8 +86,9 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
 
 
 def dumps(doc: Ledger) -> str:
-    """The document as published: UTF-8 JSON, one space indent, newline at the end."""
-    return json.dumps(doc.model_dump(mode="json", by_alias=True), ensure_ascii=False, indent=1) + "\n"
+    """The document as published: UTF-8 JSON, one space indent, newline at the end; a character a name may not hold
+    is written as a ``\\uXXXX`` escape (:func:`mtboard.core.names.json_visible`: the same parsed value)."""
+    return json_visible(json.dumps(doc.model_dump(mode="json", by_alias=True), ensure_ascii=False, indent=1)) + "\n"
 
 
 __all__ = ["build_id", "git_commit", "to_document", "dumps"]

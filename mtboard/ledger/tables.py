@@ -35,6 +35,7 @@ from mtboard.score.metrics.composite import entry_columns
 from mtboard.review.community import gated_tier
 from mtboard.core.schema import EntryResult, Outcome, RunCard
 from mtboard.core import fmt
+from mtboard.core.names import mark
 from mtboard.ledger.load import CorpusInfo, LoadedCard
 from mtboard.ledger.standing import BoardPlan, Standing, is_reference
 
@@ -174,14 +175,16 @@ def method_name(card: RunCard) -> str:
 
     A ``gguf:`` spec may hold a local file path (``gguf:/home/…/model.gguf``); it is shown as ``gguf:<model slug>``
     (the weights are identified by ``method.model_file_sha256`` on the run page, not by where they lay on disk).
+    Each part is :func:`mtboard.core.names.mark`-ed: a character the validator refuses in a name (a card read
+    without it) is a visible ``[⚠U+XXXX]``, on every page, title, chart and download that shows the name.
     """
     spec = card.method.spec
     if card.method.backend == "gguf":
         spec = f"gguf:{card.model_slug}"
-    parts = [spec]
+    parts = [mark(spec)]
     if card.method.prompt_name:
-        parts.append(f"prompt {card.method.prompt_name}")
-    parts.append(card.condition)
+        parts.append(f"prompt {mark(card.method.prompt_name)}")
+    parts.append(mark(card.condition))
     return " · ".join(parts)
 
 
@@ -308,7 +311,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         "speed": _speed(card, sub, domain is None),
         "cost_adj": Cell(fmt.num(cost_adj, 3), cost_adj),
         "mclass": Cell(str(card.method_class), str(card.method_class)),
-        "model": Cell(card.model_slug, card.model_slug.lower(), dec),
+        "model": Cell(mark(card.model_slug), card.model_slug.lower(), dec),
         "qtier": Cell(gated_tier(sc.quality_tier, lc.review)[0] if domain is None else fmt.DASH,
                       str(sc.quality_tier) if domain is None else None),
         "vtier": Cell(lc.standing.label, lc.standing.rank_order),

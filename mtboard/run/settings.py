@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from mtboard.core.errors import ConfigError
+from mtboard.core.names import NameRefused, codepoint, validate_name
 from mtboard.inputs.tools import DEFAULT_FST_RETRIES, MAX_FST_RETRIES
 
 if TYPE_CHECKING:
@@ -154,6 +155,20 @@ class RunSettings(BaseModel):
         except ValidationError as exc:
             raise settings_error(exc) from None
 
+    @field_validator("method", "prompt", "condition", "judge_family", "translator_family")
+    @classmethod
+    def _names(cls, value: str | None) -> str | None:
+        """Names the card and the site show: no bidirectional control, invisible or control character, no confusable
+        script mix (:func:`mtboard.core.names.name_problem`; issue 32 item 5)."""
+        return value if value is None else validate_name(value)
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_names(cls, value: str | list[str] | None) -> str | list[str] | None:
+        for spec in [value] if isinstance(value, str) else value or []:
+            validate_name(spec)
+        return value
+
     @field_validator("neural_metric", mode="before")
     @classmethod
     def _neural_keys(cls, value: Any) -> tuple[str, ...]:
@@ -255,6 +270,11 @@ def _problem(err: ErrorDetails) -> tuple[str, str, str | None]:
     annotation = RunSettings.model_fields[name].annotation
     if kind == "enum" and isinstance(annotation, type) and issubclass(annotation, Enum):
         return opt, f"unknown {name} {value!r}", f"use one of {', '.join(str(e.value) for e in annotation)}"
+    refused = (err.get("ctx") or {}).get("error")
+    if isinstance(refused, NameRefused):
+        p = refused.problem
+        at = f" {codepoint(p.char)} at character {p.index + 1}" if p.char is not None else ""
+        return opt, f"{p.what}{at}", p.fix
     if kind == "finite_number":
         return opt, f"{opt} must be a finite number", f"give {opt} a number"
     return opt, f"{opt} {value!r}: {err['msg']}", "see mtboard run --help"

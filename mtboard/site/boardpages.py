@@ -33,6 +33,7 @@ from mtboard.ledger.document import build_id
 from mtboard.ledger.document import dumps as document_dumps
 from mtboard.ledger.history import snapshot_name
 from mtboard.ledger.load import Inputs
+from mtboard.core.names import mark
 from mtboard.site.render import _env, rel_link, rel_md
 from mtboard.ledger.tables import Leaderboard, View, method_name, run_page
 
@@ -116,7 +117,9 @@ def board_rows(view: View) -> list[dict[str, Any]]:
 
 
 def board_csv(view: View) -> str:
-    """RFC 4180 CSV (CRLF line ends, header row), UTF-8; empty cell = missing."""
+    """RFC 4180 CSV (CRLF line ends, header row), UTF-8; empty cell = missing. The model slug is
+    :func:`mtboard.core.names.mark`-ed like the method label (a spreadsheet would apply a bidirectional control); the
+    JSON download keeps it exact, with such characters as ``\\u`` escapes (:func:`mtboard.site.build.visible`)."""
     rows = board_rows(view)
     buf = io.StringIO()
     if not rows:
@@ -124,6 +127,7 @@ def board_csv(view: View) -> str:
     w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\r\n")
     w.writeheader()
     for r in rows:
+        r["model"] = mark(r["model"])
         w.writerow({k: repr(x) if isinstance(x, float) else csv_safe(x) for k, x in r.items()})
     return buf.getvalue()
 

@@ -220,17 +220,19 @@ _SR = '<span class="mtb-sr">{}</span>'
 _VT_SHORT = {st.SELF: "self", st.UNATTESTED: "re-run", st.GDS: "GDS", st.COMMUNITY: "community"}
 
 
-def _provenance(text: str, source: str) -> str:
+def _provenance(text: str, source: str, name: bool = False) -> str:
     """Design §3.5: declared → italic, dotted, ``ᵈ``; judge → ``ʲ``; recomputed → plain. The screen-reader text
     ("declared, unchecked" / "LLM judge") is in the column header, read with every cell (once per column keeps a
-    200-method board under its weight budget)."""
+    200-method board under its weight budget). ``name``: the text is a name, shown isolated and marked
+    (:func:`mtboard.core.fmt.name_html`)."""
     if text in (fmt.DASH, "unknown"):
         return _e(text)
+    shown = str(fmt.name_html(text)) if name else _e(text)
     if source == "declared":
-        return f'<span class="mtb-dec">{_e(text)}<span aria-hidden="true">\u1d48</span></span>'
+        return f'<span class="mtb-dec">{shown}<span aria-hidden="true">\u1d48</span></span>'
     if source == "judge":
-        return f'{_e(text)}<span aria-hidden="true">\u02b2</span>'
-    return _e(text)
+        return f'{shown}<span aria-hidden="true">\u02b2</span>'
+    return shown
 
 
 _SOURCE_SR = {"declared": " (declared, unchecked)", "judge": " (LLM judge)"}
@@ -253,8 +255,8 @@ def _method_cell(m: MethodRow, link) -> str:
     card = m.rep.lc.card
     l1, l2 = method_lines(card)
     tier = m.standing.tier
-    parts = [f'<a class="mtb-m1" href="{_e(link(run_page(m.rep.lc)))}">{_e(l1)}</a>',
-             f'<span class="mtb-m2">{_e(l2)} <span class="mtb-badge">{_e(card.method_class)}</span>',
+    parts = [f'<a class="mtb-m1" href="{_e(link(run_page(m.rep.lc)))}">{fmt.name_html(l1)}</a>',
+             f'<span class="mtb-m2">{fmt.name_html(l2)} <span class="mtb-badge">{_e(card.method_class)}</span>',
              # the tier again where a phone shows it (the Verified column is off-screen at 390 px); hidden from
              # screen readers, which read the column
              f' <span class="mtb-vt-inline" aria-hidden="true">{st.TIER_ICON[tier]} {_e(_VT_SHORT[tier])}</span>']
@@ -298,7 +300,7 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
             body += _SR.format(f" ({'up' if m.drank > 0 else 'down' if m.drank < 0 else 'same'} "
                                f"{abs(m.drank)} vs all domains)" if m.drank else " (same as all domains)")
     elif col.key == "model" and v.sort is not None:
-        body = f'<a href="{_e(link(model_page(m.rep.lc.card.model_slug)))}">{_provenance(v.text, col.source)}</a>'
+        body = f'<a href="{_e(link(model_page(m.rep.lc.card.model_slug)))}">{_provenance(v.text, col.source, True)}</a>'
     elif col.key == "rank" and m.reference:
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from mtboard.score.metrics import bootstrap
 from mtboard.core.documents import atomic_write
+from mtboard.core import names
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.ledger import document
 from mtboard.ledger.build import build_ledger
@@ -93,7 +94,18 @@ def _write(docs: Path, rel: str, text: str) -> None:
         raise ConfigError(f"page path {rel!r} leaves the docs folder", field="page",
                           fix="report this: a page name was made from unchecked input")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(visible(rel, text).encode("utf-8"))
+
+
+def visible(rel: str, text: str) -> str:
+    """The last defence of every written page and download (issue 32 item 5): a JSON file gets each refused character
+    as a ``\\uXXXX`` escape (:func:`mtboard.core.names.json_visible`: same parsed value, visible code point); any
+    other file (Markdown, CSV, XML) has every bidirectional embedding, override and isolate and every tag character
+    replaced by ``[⚠U+XXXX]`` (:func:`mtboard.core.names.mark`), so no text that reaches the site reorders what
+    follows it. Names are isolated and marked earlier, where the pages render them (``<bdi>``)."""
+    if rel.endswith(".json"):
+        return names.json_visible(text)
+    return names.mark(text, free_text=True)
 
 
 def iso_time(stamp: str) -> str:
@@ -227,7 +239,8 @@ def _write_docs(docs: Path, root: Path, pages: dict[str, str], boards: list) -> 
         _write(docs, rel, text)
     for lb in boards:
         for lc in lb.cards:
-            (docs / "runs" / f"{lc.page_id}.json").write_bytes(lc.raw)
+            # the card as submitted; a refused character as a \u escape (same parsed value, same seal)
+            (docs / "runs" / f"{lc.page_id}.json").write_bytes(names.json_visible(lc.raw.decode("utf-8")).encode())
 
 
 def _official(folder: Path | None, repository: str | None, warnings: list[str], resamples: int,

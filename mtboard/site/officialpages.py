@@ -62,7 +62,7 @@ def _table(b: OfficialBoard, dev: dict[str, LoadedCard], here: str) -> str:
         sc = r.card.scores
         lc = dev.get(r.card.card_run_card_hash)
         if lc is not None:
-            method = f'<a href="{_e(rel_link(here, run_page(lc)))}">{_e(method_name(lc.card))}</a>'
+            method = f'<a href="{_e(rel_link(here, run_page(lc)))}">{fmt.name_html(method_name(lc.card))}</a>'
             dev_comp = lc.card.scores.composite
         else:
             method = f"{_e(r.card.method_spec)} · {_e(r.card.condition)} (development card not on the site)"

@@ -31,6 +31,8 @@ def _env() -> Environment:
     env = Environment(loader=PackageLoader("mtboard.site", "templates"), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["md"] = fmt.md_text
+    env.filters["name"] = fmt.name_html  # a name in HTML: <bdi>, refused characters marked (issue 32 item 5)
+    env.filters["mdname"] = fmt.name_md  # the same in a Markdown heading or list item
     env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, pm=fmt.pm, dash=fmt.DASH,
                        safe_url=fmt.safe_url,
                        method_name=tables.method_name, run_page=tables.run_page,

@@ -1,4 +1,4 @@
-"""Where submitted files live: the canonical card path and the allow-listed names (spec §9.1).
+"""Where submitted files live: the canonical card path and the allow-listed names (spec §9.1); the ``names`` check.
 
 A card's path is derived from its content — ``submissions/<dataset id>/<model-slug>__<condition>__<12 hex>.json`` —
 so the ``file_name`` check can bind it and ``mtboard submit`` can place it; the ``scope`` check accepts only names
@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from mtboard.core.names import card_names, name_problem
 from mtboard.core.schema import RunCard
+from mtboard.validate.report import CardRun, safe_name
 
 SUBMISSIONS_DIR = "submissions"
 VERIFICATION_SUFFIX = ".verification.json"
@@ -42,3 +44,15 @@ def canonical_name(card: RunCard) -> str:
 def canonical_relpath(card: RunCard) -> str:
     """``submissions/<dataset id>/<canonical_name>`` (POSIX separators)."""
     return f"{SUBMISSIONS_DIR}/{card.dataset.id}/{canonical_name(card)}"
+
+
+def check_names(run: CardRun, card: RunCard) -> None:
+    """``names``: every name the card shows (:func:`mtboard.core.names.card_names`: model slug, condition, method
+    spec, backend, model, plugin, dataset, judges …) passes :func:`mtboard.core.names.name_problem` — no
+    bidirectional control, control, invisible or format character, no confusable script mix (UTS #39 §5.2). One
+    problem per field, naming the code point and the fix (issue 32 item 5; docs/SCORING_SPEC.md "Names")."""
+    for path, text in card_names(card):
+        problem = name_problem(text)
+        if problem is not None:
+            run.fail("names", str(problem), safe_name(path))
+    run.done("names")

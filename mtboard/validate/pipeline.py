@@ -18,6 +18,7 @@ from mtboard.validate.context import Context, cached_context
 from mtboard.validate.hygiene import (check_secret_text, check_secrets_text, check_secrets_value,
                                       check_sovereignty_card, check_timestamps)
 from mtboard.validate.judging import check_judges
+from mtboard.validate.naming import check_names
 from mtboard.validate.neural import check_neural
 from mtboard.validate.recompute import check_recomputation
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardReport, CardRun, error_text, rel_path, safe_name
@@ -95,6 +96,7 @@ def _validate_content(run: CardRun, raw: bytes, where: str, ctx: Context, relpat
 
     check_harness(run, card)
     check_file_name(run, card, relpath)
+    check_names(run, card)
     check_hash(run, card, data)
     check_fingerprint(run, card)
     check_method(run, card)

@@ -19,8 +19,8 @@ from mtboard.core.schema import RunCard, binding_paths
 # --------------------------------------------------------------------------------------------------------------------
 # The check catalogue
 
-CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name", "run_card_hash", "fingerprint",
-               "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "neural",
+CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name", "names", "run_card_hash",
+               "fingerprint", "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "neural",
                "timestamps", "sovereignty", "secrets")
 """Every per-card check, in report order."""
 REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files", "reviews")
