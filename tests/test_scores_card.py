@@ -163,7 +163,7 @@ def test_a_valid_looking_signature_that_is_not_the_harness_one_is_rejected():
     bad["signatures"]["bleu"] = bad["signatures"]["bleu"].replace("tok:13a", "tok:Zm9vYmFy")  # same shape
     assert check_scores_data(S.seal(bad), "x").problems == [
         "signature: $.signatures.bleu is not this harness's bleu signature "
-        "(nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0|textnorm:1)"]
+        "(nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0|textnorm:2)"]
 
 
 def _committed_cards() -> list[Path]:
