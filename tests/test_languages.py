@@ -53,6 +53,52 @@ def test_language_table(tag, primary, script, region, name, scripts, tok, char_t
     assert L.character_level_ter(tag) is char_ter
 
 
+# Issue 32 item 2: the tokenizer follows the tag's script (explicit subtag, else langcodes' likely script), not a list
+# of primary subtags. Hand-written from ISO 15924 / CLDR likely subtags: yue → Hant, cmn → Hans, jpn → Jpan,
+# kor → Kore, th → Thai, km → Khmr, lo → Laoo, my → Mymr, bo/dz → Tibt.
+SCRIPT_TABLE = [
+    # tag, script, BLEU tokenizer, character-level TER, TER available
+    ("yue", "Hant", "zh", True, True), ("cmn", "Hans", "zh", True, True), ("zh-Hant", "Hant", "zh", True, True),
+    ("zh-TW", "Hant", "zh", True, True), ("jpn", "Jpan", "ja-mecab", True, True),
+    ("ja-Hira", "Hira", "ja-mecab", True, True),
+    ("kor", "Kore", "ko-mecab", False, True), ("ko-Hang", "Hang", "ko-mecab", False, True),
+    ("th", "Thai", "char", False, False), ("th-TH", "Thai", "char", False, False), ("km", "Khmr", "char", False, False),
+    ("lo", "Laoo", "char", False, False), ("my", "Mymr", "char", False, False), ("bo", "Tibt", "char", False, False),
+    ("dz", "Tibt", "char", False, False), ("shn", "Mymr", "char", False, False),  # Shan: Myanmar script
+    ("sr-Latn", "Latn", "13a", False, True), ("sr", "Cyrl", "13a", False, True),
+    ("ja-Latn", "Latn", "13a", False, True),  # romanised Japanese has spaces
+    ("en-GB", "Latn", "13a", False, True), ("ar", "Arab", "13a", False, True), ("hi", "Deva", "13a", False, True),
+    ("qaa", "Latn", "13a", False, True),  # private use: langcodes' likely subtags fall back to und → en-Latn-US
+]
+
+
+@pytest.mark.parametrize("tag, script, tok, char_ter, has_ter", SCRIPT_TABLE)
+def test_tokenizer_follows_the_script(tag, script, tok, char_ter, has_ter):
+    assert L.text_script(tag) == script
+    assert L.bleu_tokenizer(tag) == tok
+    assert L.character_level_ter(tag) is char_ter
+    why = L.ter_unavailable(tag)
+    assert (why is None) is has_ter
+    if not has_ter:
+        assert why.startswith(f"target script {script} is written without spaces")
+
+
+def test_unspaced_scripts_are_the_line_break_sa_scripts_plus_tibetan():
+    # UAX #14: class SA ("complex context dependent, South East Asian") marks the scripts whose words are not
+    # delimited; derived here from the Unicode data the regex module ships, by script, and compared with the table.
+    import regex  # noqa: PLC0415
+    names = {"Thai": "Thai", "Lao": "Laoo", "Khmer": "Khmr", "Myanmar": "Mymr", "Tai_Tham": "Lana",
+             "New_Tai_Lue": "Talu", "Tai_Viet": "Tavt", "Tai_Le": "Tale", "Ahom": "Ahom"}
+    found = set()
+    for cp in range(0x0E00, 0x11800):
+        ch = chr(cp)
+        if regex.match(r"\p{Line_Break=SA}", ch):
+            hit = [code for name, code in names.items() if regex.match(rf"\p{{Script={name}}}", ch)]
+            assert hit or regex.match(r"\p{Script=Common}|\p{Script=Inherited}", ch), hex(cp)
+            found.update(hit)
+    assert found | {"Tibt"} == L.UNSPACED_SCRIPTS
+
+
 def _old_language_name(tag: str) -> str:
     """The rule prompts used before mtboard.core.languages (exact key, else the primary subtag, else the tag)."""
     if tag in L.LANGUAGE_NAMES:

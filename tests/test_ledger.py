@@ -30,10 +30,13 @@ from mtboard.ledger.load import Inputs, LoadedCard, Verification, load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 ES, CA = "mtb-en-es-dev-v1.0.0", "mtb-en-ca-dev-v1.0.0"
-APERTIUM_ES = "mtb-en-es-dev/apertium-eng-spa__default__fe31216fd883.json"
-APERTIUM_CA = "mtb-en-ca-dev/apertium-eng-cat__default__4a1761e82d51.json"
-FSC_EARLY = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__a0a5000e23bc.json"
-FSC_LATE = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__49aea7bbd35f.json"
+APERTIUM_ES = "mtb-en-es-dev/apertium-eng-spa__default__41192daba52f.json"
+APERTIUM_CA = "mtb-en-ca-dev/apertium-eng-cat__default__9ce889f0318c.json"
+APERTIUM_CA_RECORD = "mtb-en-ca-dev/apertium-eng-cat__default__4a1761e82d51.verification.json"
+"""The record of the card's re-run, named by the card it verified: the committed card was re-scored since (harness
+0.5.0, issue 32) and names that card in ``rescored_from``."""
+FSC_EARLY = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__5c7e139b91d2.json"
+FSC_LATE = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__cd1cd0dbdb3a.json"
 
 
 def fresh(inputs: Inputs) -> Inputs:
@@ -80,7 +83,7 @@ def test_committed_rows_have_one_standing_each(committed_inputs):
     ca = row_of(plans, APERTIUM_CA)  # a passed record beside it, no attestation here: ◐, named
     assert (ca.tier, ca.label, ca.icon) == ("rerun-unattested", "maintainer re-run (unattested)", "\u25d0")
     assert [(e.card, e.source, e.attested, e.kind) for e in ca.evidence] == [
-        (APERTIUM_CA, APERTIUM_CA.replace(".json", ".verification.json"), False, "verification record")]
+        (APERTIUM_CA, APERTIUM_CA_RECORD, False, "verification record")]
     assert ca.ranked and ca.unranked_reason is None and ca.declared and ca.reproduction.text == ""
 
     # two --limit 20 runs of one method against a server whose answers varied: one row, the disagreement on it
@@ -93,9 +96,9 @@ def test_committed_rows_have_one_standing_each(committed_inputs):
     assert fsc.unranked_reason == ("subset run: 20 of 355 subset (--limit 20); only runs of the board's whole entry "
                                    "set are ranked")
 
-    echo = row_of(plans, "mtb-en-es-dev/baseline-echo__baseline__51ca9256c52d.json")
+    echo = row_of(plans, "mtb-en-es-dev/baseline-echo__baseline__279b63310647.json")
     assert echo.reference and not echo.ranked and echo.tier == "self-benchmarked"
-    gemma = row_of(plans, "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__f4dfc63f13de.json")
+    gemma = row_of(plans, "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__74278f774c72.json")
     assert (gemma.tier, gemma.evidence, gemma.ranked, gemma.coverage.text) == ("self-benchmarked", (), True, "all 355")
 
 
@@ -230,7 +233,7 @@ def test_every_surface_of_the_committed_site_shows_the_ledger_standing(committed
     # the runs index and the changes page show the same composite as the board (replicate mean) and the mark
     for page in ("runs/index.md", "changes.md"):
         listing = (committed_site.docs / page).read_text(encoding="utf-8")
-        tr = re.search(r"<tr>(?:(?!</tr>).)*a0a5000e23bc[0-9a-f]{4}\.(?:md|html)(?:(?!</tr>).)*</tr>", listing,
+        tr = re.search(r"<tr>(?:(?!</tr>).)*5c7e139b91d2[0-9a-f]{4}\.(?:md|html)(?:(?!</tr>).)*</tr>", listing,
                        re.S).group(0)
         assert "0.405" in tr and "0.420" not in tr and "reproductions disagree (0.405 vs 0.353)" in tr, page
     # rows that differ only in temperature do not read the same; a phone sees the tier in the method cell
@@ -266,7 +269,7 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "tier         maintainer re-run (unattested) (rerun-unattested)" in out
-    assert f"rerun-unattested: verification record {APERTIUM_CA[:-5]}.verification.json about {APERTIUM_CA}" in out
+    assert f"rerun-unattested: verification record {APERTIUM_CA_RECORD} about {APERTIUM_CA}" in out
 
     proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "no-such-board", "--no-validate"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
@@ -443,7 +446,7 @@ def older_scorer_card(subs: Path) -> tuple[Path, object]:
     committed.unlink()
     path = committed.with_name(canonical_name(old))
     documents.write_card(old, path)
-    rec_src = subs / APERTIUM_CA.replace(".json", ".verification.json")
+    rec_src = subs / APERTIUM_CA_RECORD
     rec = json.loads(rec_src.read_text(encoding="utf-8"))
     rec.update(run_card_hash=old.run_card_hash, card_fingerprint=old.fingerprint.hash,
                card_path=path.relative_to(subs.parent).as_posix())
@@ -504,13 +507,13 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
 
     apertium = documents.load_card(ROOT / "submissions" / APERTIUM_CA)
     record = VerificationRecord.model_validate_json(
-        (ROOT / "submissions" / APERTIUM_CA.replace(".json", ".verification.json")).read_bytes())
+        (ROOT / "submissions" / APERTIUM_CA_RECORD).read_bytes())
     fp = apertium.fingerprint
     ancestor = Ancestor(run_card_hash=apertium.run_card_hash, fingerprint_hash=fp.hash,
                         fingerprint_version=fp.version, fingerprint_components=fp.components)
     assert lineage_problem(apertium, ancestor, record) is None
     gemma = documents.load_card(ROOT / "submissions" / "mtb-en-ca-dev" /
-                                "gemma-3-270m-q4-k-m.gguf__few-shot__b2208732e88b.json")
+                                "gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json")
     why = lineage_problem(gemma, ancestor, record)
     assert why is not None and why.startswith("another method than the re-scored card:") and "model_slug" in why
     drifted = record.model_copy(update={"deltas": [d.model_copy(update={"rerun": d.rerun * 1.05})
@@ -523,7 +526,7 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
     # a card of another method claiming the Apertium card's lineage gets nothing on the board, and says why
     subs = tmp_path / "submissions"
     shutil.copytree(ROOT / "submissions", subs)
-    path = subs / "mtb-en-ca-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__b2208732e88b.json"
+    path = subs / "mtb-en-ca-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json"
     claim = documents.seal(gemma.model_copy(update={"rescored_from": [ancestor]}))
     documents.write_card(claim, path)
     inputs = load_inputs(subs, ROOT / "corpora", validate=False)
@@ -572,7 +575,7 @@ def test_the_attested_tier_rests_on_a_real_sigstore_bundle(tmp_path, monkeypatch
     fix = ROOT / "tests" / "fixtures" / "attestation"
     subs = tmp_path / "submissions"
     shutil.copytree(ROOT / "submissions", subs)
-    rec_path = subs / APERTIUM_CA.replace(".json", ".verification.json")
+    rec_path = subs / APERTIUM_CA_RECORD
     rec = json.loads(rec_path.read_text(encoding="utf-8"))
     rec.update(repository="malancas/attest-demo", run_id="9228858953", run_attempt=1,
                workflow_commit="95baf27389e83e6a5c48f42e190d48d7abcea19e", started_at="2026-12-01T02:00:00Z")

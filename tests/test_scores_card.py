@@ -25,7 +25,7 @@ from mtboard.validate.scores import check_scores_data, text_fields, validate_sco
 
 ROOT = Path(__file__).resolve().parents[1]
 GEMMA = next((ROOT / "submissions" / "mtb-en-es-dev").glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
-APERTIUM = (ROOT / "submissions" / "mtb-en-es-dev") / "apertium-eng-spa__default__fe31216fd883.json"  # the full-corpus card (the sweep has a --limit one)
+APERTIUM = (ROOT / "submissions" / "mtb-en-es-dev") / "apertium-eng-spa__default__41192daba52f.json"  # the full-corpus card (the sweep has a --limit one)
 SALT = bytes(range(32))
 
 
@@ -163,7 +163,7 @@ def test_a_valid_looking_signature_that_is_not_the_harness_one_is_rejected():
     bad["signatures"]["bleu"] = bad["signatures"]["bleu"].replace("tok:13a", "tok:Zm9vYmFy")  # same shape
     assert check_scores_data(S.seal(bad), "x").problems == [
         "signature: $.signatures.bleu is not this harness's bleu signature "
-        "(nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0|textnorm:1)"]
+        "(nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0|textnorm:2)"]
 
 
 def _committed_cards() -> list[Path]:

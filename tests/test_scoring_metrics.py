@@ -18,6 +18,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from mtboard.core.errors import ConfigError, MtboardError
 from mtboard.core.languages import bleu_tokenizer
+from mtboard.core.text import normalise
 from mtboard.score.metrics.bleu import bleu_from_stats, bleu_signature, sentence_bleu_from_stats
 from mtboard.score.metrics.bootstrap import BOOTSTRAP_SEED, chrf_ci
 from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_stats, chrf_signature, sentence_chrf_from_stats
@@ -83,7 +84,7 @@ def test_chinese_pair_scores_differently_with_zh_than_13a():
     assert BLEU(tokenize="13a").corpus_score(hyp, [ref]).score == 0.0  # one whitespace "word", no match
     assert "tok:zh" in bleu_signature("zh") and "asian:yes" in ter_signature("zh")
     assert chrf_signature() == ("nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:" + sacrebleu.__version__
-                                + "|textnorm:1")
+                                + "|textnorm:2")
 
 
 def test_missing_tokenizer_fails_loudly(monkeypatch):
@@ -122,8 +123,8 @@ def test_corpus_scores_from_stored_stats_equal_sacrebleu_on_real_text():
         refs = [r for _, r in rows]
         hyps = refs[1:] + refs[:1]
         chrf, bleu, ter = segment_statistics(hyps, refs, tgt)
-        nh = [unicodedata.normalize("NFC", h) for h in hyps]
-        nr = [unicodedata.normalize("NFC", r) for r in refs]
+        nh = [normalise(h) for h in hyps]  # the one text normalisation (NFC, width folding, …) as the scorer does
+        nr = [normalise(r) for r in refs]
         assert abs(chrf_from_stats(chrf) - CHRF(word_order=2).corpus_score(nh, [nr]).score) < 1e-9, tgt
         tok = bleu_tokenizer(tgt)
         assert abs(bleu_from_stats(bleu) - BLEU(tokenize=tok).corpus_score(nh, [nr]).score) < 1e-9, tgt
@@ -165,7 +166,10 @@ def test_ter_length_cap_and_coverage():
     edge = " ".join(f"w{i}" for i in range(TER_MAX_WORDS))
     _, _, ter = segment_statistics([short, short, long_ref, edge], [short, long_ref, short, edge], "en")
     assert ter[0] == [0.0, 3.0]
-    assert ter[1] is None and ter[2] is None  # reference or hypothesis over the cap
+    assert ter[1] is None  # reference over the cap
+    # a hypothesis over the cap is scored (issue 32: coverage is decided by the reference alone): 21 hypothesis
+    # words against "one two three" — 3 substitutions + 18 deletions = 21 edits over 3 reference words
+    assert ter[2] == [21.0, 3.0]
     assert ter[3] == [0.0, float(TER_MAX_WORDS)]
     assert ter_from_stats([None, None]) is None
 
@@ -185,7 +189,7 @@ def test_ter_cap_counts_characters_for_japanese_and_chinese_targets():
     _, _, ter = segment_statistics([edge, over, short, edge[:-1], kana], [edge, over, short, edge, kana],
                                            "ja")
     assert ter[0] == [0.0, 60.0]
-    assert ter[1] is None  # 61 character tokens
+    assert ter[1] is None  # a reference of 61 character tokens
     assert ter[2] == [0.0, 25.0]
     assert ter[3] == [1.0, 60.0]  # one deleted character
     assert ter[4] == [0.0, 1.0]  # 92 hiragana are a single TER token

@@ -48,9 +48,9 @@ def test_source_echo_with_a_zero_width_space_is_an_echo():
 def test_normalisation_version_is_in_every_metric_signature_and_the_fingerprint():
     scores, _ = _score(["a", "b", "c"])
     sig = scores.signatures
-    assert SIGNATURE_FIELD == "textnorm:1" and NORMALISATION_VERSION == "1"
+    assert SIGNATURE_FIELD == "textnorm:2" and NORMALISATION_VERSION == "2"  # 2: width folding (issue 32)
     for s in (sig.chrf, sig.bleu, sig.ter):
-        assert s.endswith("|version:" + sacrebleu.__version__ + "|textnorm:1")
+        assert s.endswith("|version:" + sacrebleu.__version__ + "|textnorm:2")
     assert canonical.FINGERPRINT_VERSION == 3
     assert canonical.FINGERPRINT_COMPONENTS[-1] == "text_normalisation"
     assert len(canonical.FINGERPRINT_COMPONENTS) == 19

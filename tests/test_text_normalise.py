@@ -37,6 +37,13 @@ from mtboard.core.text import NORMALISATION_VERSION, is_blank, normalise, normal
     # kept: spaces, variation selectors, CGJ
     ("a\u00a0:", "a\u00a0:"), ("a\u202f!", "a\u202f!"), ("葛\U000E0100", "葛\U000E0100"), ("a\u034fb", "a\u034fb"),
     ("plain ASCII\n", "plain ASCII\n"),
+    # width folding (version 2, issue 32 item 2): NFKC on half-width katakana U+FF61–U+FF9F and full-width ASCII
+    # U+FF01–U+FF5E only. Expected strings written by hand from the Unicode decompositions (U+FF95 ﾕ → U+30E6 ユ,
+    # U+FF70 ｰ → U+30FC ー, U+FF7B ｻ + U+FF9E ﾞ → U+30B6 ザ, U+FF21 Ａ → A, U+FF0D － → -).
+    ("ﾕｰｻﾞｰｱｶｳﾝﾄ", "ユーザーアカウント"), ("ﾊﾟｽﾜｰﾄﾞ", "パスワード"), ("｢ﾃｽﾄ｣｡", "「テスト」。"),
+    ("Ｗｉ－Ｆｉ　１２３！", "Wi-Fi\u3000123!"),           # the ideographic space U+3000 is kept
+    ("カ\uff9e", "ガ"),                               # a half-width voiced mark composes with a full-width kana
+    ("ﬁ ² ㍿ ￥ ｟", "ﬁ ² ㍿ ￥ ｟"),                   # other NFKC foldings (U+FB01, U+00B2, U+337F, U+FFE5, U+FF5F) kept
 ])
 def test_normalise_table(raw, expected):
     assert normalise(raw) == expected
@@ -44,7 +51,7 @@ def test_normalise_table(raw, expected):
 
 def test_normalise_is_idempotent_on_every_pair_and_triple_of_special_characters():
     specials = ["a", "ب", "क्", "👩", "\ufe0f", "\u0301", "\u200b", "\u200c", "\u200d", "\u00ad", "\ufeff", "\u200f",
-                "\u2028", "\r", "\n", " "]
+                "\u2028", "\r", "\n", " ", "ｶ", "\uff9e", "カ", "Ａ", "\u3099"]
     for n in (2, 3):
         for combo in itertools.product(specials, repeat=n):
             text = "".join(combo)
@@ -52,8 +59,14 @@ def test_normalise_is_idempotent_on_every_pair_and_triple_of_special_characters(
             assert normalise(once) == once, repr(text)
 
 
+def test_half_width_katakana_is_an_exact_match_after_normalisation():
+    # the issue's case: a half-width output of the full-width reference matched nothing (exact match false)
+    assert normalise_for_match("ﾕｰｻﾞｰｱｶｳﾝﾄ") == normalise_for_match("ユーザーアカウント")
+    assert normalise_for_match("ｶﾞｲﾄﾞ") != normalise_for_match("ガイト")  # the voiced mark is not dropped
+
+
 def test_version_is_recorded_as_a_string():
-    assert NORMALISATION_VERSION == "1"
+    assert NORMALISATION_VERSION == "2"  # 1: issue 14; 2: width folding (issue 32 item 2)
 
 
 def test_soft_hyphen_and_zero_width_space_no_longer_cost_chrf():

@@ -203,21 +203,71 @@ def expected_scripts(tag: str) -> frozenset[str] | None:
 
 
 # --------------------------------------------------------------------------------------------------------------------
-# Tokenizers (docs/SCORING_SPEC.md §2)
+# Tokenizers by script (docs/SCORING_SPEC.md §2, issue 32 item 2)
 
-BLEU_TOKENIZERS: dict[str, str] = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
-"""sacrebleu BLEU tokenizer by primary subtag of the target language; every other language uses ``13a``."""
-CHARACTER_LEVEL_TER = frozenset({"zh", "ja"})
-"""Targets written without spaces between words: TER runs with ``normalized=True, asian_support=True`` (every Han
-character one token) and the TER length cap counts those tokens."""
+UNSPACED_SCRIPTS = frozenset({"Thai", "Laoo", "Khmr", "Mymr", "Lana", "Talu", "Tavt", "Tale", "Ahom", "Tibt"})
+"""ISO 15924 codes of scripts written without spaces between words (other than Han and Japanese, which have their own
+tokenizers): every script with characters of line-break class SA, "complex context dependent (South East Asian)",
+whose word boundaries need a dictionary (Unicode UAX #14 §5.1; derived from the Unicode data by
+tests/test_languages.py: Thai, Lao, Khmer, Myanmar, Tai Tham, New Tai Lue, Tai Viet, Tai Le, Ahom), plus Tibetan,
+which separates syllables with the tsheg (U+0F0B) and phrases with the shad, never words with a space (W3C
+"Requirements for Tibetan Text Layout and Typography"). BLEU uses sacrebleu's ``char`` tokenizer there; TER is not
+computed (sacrebleu has no TER mode for them)."""
+HAN_SCRIPTS = frozenset({"Hans", "Hant", "Hani"})
+"""Chinese scripts: BLEU tokenizer ``zh``, character-level TER (``asian_support``)."""
+JAPANESE_SCRIPTS = frozenset({"Jpan", "Hira", "Kana", "Hrkt"})
+"""Japanese (Han + kana, or kana alone): BLEU tokenizer ``ja-mecab``, character-level TER (``asian_support``)."""
+HANGUL_SCRIPTS = frozenset({"Kore", "Hang"})
+"""Korean: written with spaces between words (eojeol), BLEU tokenizer ``ko-mecab`` (sacrebleu[ko], in mtboard's
+``ja`` extra), word-level TER."""
+BLEU_BY_SCRIPT: dict[frozenset[str], str] = {HAN_SCRIPTS: "zh", JAPANESE_SCRIPTS: "ja-mecab",
+                                              HANGUL_SCRIPTS: "ko-mecab", UNSPACED_SCRIPTS: "char"}
+"""sacrebleu BLEU tokenizer by the target's script (:func:`text_script`); any other script uses ``13a``. sacrebleu's
+SentencePiece tokenizers (``flore101``/``flores200``) are never used: they download a model at scoring time."""
+
+
+@functools.lru_cache(maxsize=1024)
+def text_script(tag: str) -> str | None:
+    """ISO 15924 script a text in this language is written in: the tag's explicit script subtag (``sr-Latn`` →
+    ``Latn``, ``zh-Hant`` → ``Hant``), else ``langcodes``' likely script of the tag (CLDR likely subtags, offline:
+    ``th`` → ``Thai``, ``yue`` → ``Hant``, ``cmn`` → ``Hans``, ``jpn`` → ``Jpan``, ``kor`` → ``Kore``; three-letter
+    ISO 639 codes are normalised to their two-letter equivalents for this lookup only). None when ``langcodes`` knows no
+    likely script (then the defaults apply; langcodes itself falls back to ``und`` → ``en-Latn-US`` for a language it
+    does not know, so ``qaa`` → ``Latn``).
+
+    Raises: InputError for a malformed tag (see :func:`parse`).
+    """
+    explicit = parse(tag).script
+    if explicit:
+        return explicit
+    try:
+        return langcodes.Language.get(tag, normalize=True).maximize().script
+    except (langcodes.LanguageTagError, ValueError, AttributeError):  # pragma: no cover - parse() accepted it
+        return None
 
 
 def bleu_tokenizer(target_language: str) -> str:
-    """sacrebleu tokenizer name for a target language: ``zh`` (Chinese), ``ja-mecab`` (Japanese), ``ko-mecab``
-    (Korean), ``13a`` otherwise (``zh-Hant`` → ``zh``, ``en-GB`` → ``13a``). Raises InputError for a malformed tag."""
-    return BLEU_TOKENIZERS.get(primary(target_language), "13a")
+    """sacrebleu tokenizer name for a target language, by its script (:data:`BLEU_BY_SCRIPT`): ``zh`` (Han: ``zh``,
+    ``zh-Hant``, ``yue``, ``cmn``), ``ja-mecab`` (``ja``, ``jpn``, ``ja-Hira``), ``ko-mecab`` (``ko``, ``kor``),
+    ``char`` (Thai, Lao, Khmer, Myanmar, Tibetan, …), ``13a`` otherwise (``en-GB``, ``sr-Latn``, ``ja-Latn``).
+
+    Raises: InputError for a malformed tag."""
+    s = text_script(target_language)
+    return next((tok for scripts, tok in BLEU_BY_SCRIPT.items() if s in scripts), "13a")
 
 
 def character_level_ter(target_language: str) -> bool:
-    """True for Chinese and Japanese targets (:data:`CHARACTER_LEVEL_TER`)."""
-    return primary(target_language) in CHARACTER_LEVEL_TER
+    """True when TER runs character-level (``normalized=True, asian_support=True``): Han and Japanese scripts, where
+    sacrebleu's TER tokenizer splits every Han character and each kana run."""
+    return text_script(target_language) in HAN_SCRIPTS | JAPANESE_SCRIPTS
+
+
+def ter_unavailable(target_language: str) -> str | None:
+    """Why TER is not computed for this target (a sentence for ``scores.metric_availability``), None when it is:
+    scripts of :data:`UNSPACED_SCRIPTS` have neither whitespace words nor a sacrebleu TER mode (``asian_support``
+    covers only Han and kana)."""
+    s = text_script(target_language)
+    if s in UNSPACED_SCRIPTS:
+        return (f"target script {s} is written without spaces between words and sacrebleu's TER has no mode for it "
+                "(asian_support covers Han and kana only)")
+    return None

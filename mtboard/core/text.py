@@ -32,15 +32,25 @@ U+200C ZWNJ, U+200D ZWJ         kept between two characters of a       Persian `
                                 (Extended_Pictographic, after any
                                 combining marks, variation selectors
                                 or skin-tone modifiers); else removed
+U+FF61–U+FF9F half-width        Unicode NFKC on these two ranges       one text in two widths: ``ﾕｰｻﾞｰｱｶｳﾝﾄ``
+katakana and CJK punctuation,   only (``ｶ`` → ``カ``, ``ｻﾞ`` → ``ザ``,   is ``ユーザーアカウント`` (legacy JIS X
+U+FF01–U+FF5E full-width        ``｡`` → ``。``, ``Ａ１！`` → ``A1!``);     0201 input, old terminals); the echo
+ASCII                           a run is folded at once, so a          check already folded width. Other NFKC
+                                half-width voiced mark composes        foldings (ligatures, superscripts, ㍿,
+                                                                       full-width yen/won signs) are left alone
+U+3000 ideographic space        kept (not folded to U+0020)            already whitespace to every consumer
+                                                                       (``str.split``: exact match, chrF, TER,
+                                                                       13a); a Japanese typographic character,
+                                                                       not a width variant of ASCII
 variation selectors, CGJ,       kept                                   they select glyphs or block reordering
 U+180E, tag characters                                                 (CJK ideographic variants, Mongolian, emoji
                                                                        flags)
 spaces (U+0020, NBSP, narrow    kept                                   French typography puts NBSP before ``:;!?``;
-NBSP, ideographic space)                                               metrics see spacing as sacrebleu defines it;
+NBSP)                                                                  metrics see spacing as sacrebleu defines it;
                                                                        exact match collapses runs
                                                                        (:func:`normalise_for_match`)
-everything                      Unicode NFC, after the removals        canonical composition (``e`` + U+0301 → é),
-                                                                       also across a removed character
+everything                      Unicode NFC, after the removals and    canonical composition (``e`` + U+0301 → é),
+                                the width folding                      also across a removed character
 ==============================  =====================================  ============================================
 
 The function is idempotent (``normalise(normalise(t)) == normalise(t)``). Changing a rule changes scores: bump
@@ -91,12 +101,13 @@ import regex
 # Normalisation
 
 
-NORMALISATION_VERSION = "1"
+NORMALISATION_VERSION = "2"
 """Version of :func:`normalise` (``textnorm:<version>`` in metric signatures, ``text_normalisation`` in the
-fingerprint). Version 1: the table in this module's docstring (issue 14)."""
+fingerprint). Version 1: the table in this module's docstring (issue 14). Version 2: plus width folding of half-width
+katakana and full-width ASCII (issue 32 item 2)."""
 
 SIGNATURE_FIELD = f"textnorm:{NORMALISATION_VERSION}"
-"""The field appended to every metric signature (chrF++, BLEU, TER): ``textnorm:1``."""
+"""The field appended to every metric signature (chrF++, BLEU, TER): ``textnorm:2``."""
 
 LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """Every line boundary ``str.splitlines`` knows besides ``\\n``."""
@@ -113,6 +124,10 @@ _STRAY_JOINER_RE = regex.compile(
     rf"(?<![{_JOINER_SIDE}][\p{{M}}\p{{Emoji_Modifier}}]*)[\u200c\u200d]|[\u200c\u200d](?![{_JOINER_SIDE}])")
 """ZWNJ/ZWJ not preceded (through any marks, variation selectors, skin-tone modifiers) and followed by a character of
 :data:`JOINER_SCRIPTS` or an emoji."""
+WIDTH_FOLDED = "\uff01-\uff5e\uff61-\uff9f"
+"""The code point ranges :func:`normalise` folds with NFKC: full-width ASCII U+FF01–U+FF5E and half-width katakana
+and CJK punctuation U+FF61–U+FF9F (Unicode block "Halfwidth and Fullwidth Forms")."""
+_WIDTH_RE = regex.compile(f"[{WIDTH_FOLDED}]+")
 
 
 def nfc(text: str) -> str:
@@ -123,11 +138,13 @@ def nfc(text: str) -> str:
 def normalise(text: str) -> str:
     """The one text normalisation (version :data:`NORMALISATION_VERSION`; rules in this module's docstring): line
     breaks → ``\\n``; BOM, zero-width space, word joiner, soft hyphen and bidi controls removed; ZWJ/ZWNJ removed
-    except inside a script that needs them or an emoji sequence; then NFC. Applied identically to references and
-    hypotheses before exact match, metrics and the echo check.
+    except inside a script that needs them or an emoji sequence; half-width katakana and full-width ASCII folded
+    (NFKC on :data:`WIDTH_FOLDED` only); then NFC. Applied identically to references and hypotheses before exact
+    match, metrics and the echo check.
 
     Examples: ``'co\\u00adop'`` → ``'coop'``; ``'\\u200b'`` → ``''``; ``'a\\u2028b'`` → ``'a\\nb'``;
-    ``'می\\u200cخواهم'`` unchanged; ``'e\\u200b\\u0301'`` → ``'é'``.
+    ``'می\\u200cخواهم'`` unchanged; ``'e\\u200b\\u0301'`` → ``'é'``; ``'ﾕｰｻﾞｰ'`` → ``'ユーザー'``;
+    ``'Ｗｉ－Ｆｉ'`` → ``'Wi-Fi'``.
     """
     text = _LINE_BREAK_RE.sub("\n", text)
     if text.isascii():
@@ -135,6 +152,7 @@ def normalise(text: str) -> str:
     text = _IGNORABLE_RE.sub("", text)
     if "\u200c" in text or "\u200d" in text:
         text = _STRAY_JOINER_RE.sub("", text)
+    text = _WIDTH_RE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     return unicodedata.normalize("NFC", text)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from mtboard.score import checks, fst as fst_mod
 from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.core.languages import ter_unavailable
 from mtboard.score.measure import Measured, SemanticValues, measure_run, semantic_values
 from mtboard.score.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu
 from mtboard.score.metrics.bootstrap import chrf_ci
@@ -122,8 +123,11 @@ def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_
 def _availability(sem: SemanticValues, source_language: str, target_language: str, has_equiv: bool,
                   has_terms: bool) -> dict[str, str]:
     """``scores.metric_availability``: why each null composite metric is null (FST acceptance decides the profile
-    and is not listed)."""
+    and is not listed), and why TER is null when the target's script has no TER
+    (:func:`mtboard.core.languages.ter_unavailable`)."""
     out = {"morphological_accuracy": "planned: needs gold morphological analyses in the corpus"}
+    if (why := ter_unavailable(target_language)) is not None:
+        out["ter"] = why
     if not has_terms:
         out["terminology_adherence"] = "no corpus entry carries a glossary"
     if not has_equiv:
@@ -373,7 +377,7 @@ def _scores(f: _Facts, run: _Run, results: list[EntryResult], chrf_ci95: Any, *,
         bleu=values["bleu"],
         semantic_score=values["semantic_score"],
         ter=ter_from_stats(ter),
-        ter_coverage=sum(t is not None for t in ter) / n,
+        ter_coverage=None if ter_unavailable(target_language) else sum(t is not None for t in ter) / n,
         length_ratio=sum(f.col.length_ratio) / n,
         code_switching_rate=values["code_switching_rate"],
         hallucination_rate=values["hallucination_rate"],

@@ -6,7 +6,8 @@ One module per metric family, as sacrebleu organises its own metrics; import wha
 ``chrf``               chrF++ (``CHRF(word_order=2)``): statistics, corpus/sentence/subset scores, the one
                        chrF-from-totals function, signature
 ``bleu``               BLEU with the target language's tokenizer: statistics, scores, signature
-``ter``                TER (character-level for zh/ja) with its length cap: statistics, scores, signature
+``ter``                TER (character-level for Han/kana, none for spaceless scripts), covered set decided by the
+                       reference: statistics, scores, signature
 ``match``              exact / equivalent match, length ratio
 ``segments``           a run's per-segment statistics of all three metrics (NFC, stream checks, process pool)
 ``pool``               chunking and the process pool used by scoring

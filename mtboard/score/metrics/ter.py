@@ -1,11 +1,19 @@
-"""TER (Snover et al. 2006) through sacrebleu's ``TER``, length-capped (docs/SCORING_SPEC.md §2).
+"""TER (Snover et al. 2006) through sacrebleu's ``TER``, over the segments whose reference is within a length cap
+(docs/SCORING_SPEC.md §2).
 
-Character-level for Chinese and Japanese targets (``normalized=True, asian_support=True``; see
-:func:`mtboard.core.languages.character_level_ter`), where whitespace words do not exist. TER's shift search is
-super-linear in length, so a segment is TER-scored only when its hypothesis and reference both have at most
-:func:`ter_token_cap` TER tokens; the others have no statistics (None) and the covered share is the card's
-``ter_coverage``. Per segment the statistics are ``[edits, reference words]`` (floats, summed in order as sacrebleu
-does).
+Character-level for Han and Japanese targets (``normalized=True, asian_support=True``; see
+:func:`mtboard.core.languages.character_level_ter`), where whitespace words do not exist; not computed at all for
+targets written without spaces in another script (Thai, Lao, Khmer, Myanmar, Tibetan, …:
+:func:`mtboard.core.languages.ter_unavailable`), where sacrebleu has no TER mode.
+
+Coverage (issue 32 item 1): a segment is TER-scored when its *reference* has at most :func:`ter_token_cap` TER
+tokens — decided by the reference alone, so every system on a corpus is scored on the same segments
+(``ter_coverage`` is a property of the corpus); the hypothesis is scored whatever its length. The cost of a long
+hypothesis is bounded by sacrebleu's own TER limits (``sacrebleu.metrics.lib_ter``: at most 1,000 shift candidates
+per segment, shifts of at most 10 words over at most 50 positions, a 25-wide beam in the edit distance), so it grows
+linearly with the hypothesis; the reference cap bounds the shift search (measured on the committed cards in
+docs/SCORING_SPEC.md §2). Per segment the statistics are ``[edits, reference words]`` (floats, summed in order as
+sacrebleu does); None for a segment outside the covered set.
 """
 
 from __future__ import annotations
@@ -14,12 +22,12 @@ from collections.abc import Sequence
 
 from sacrebleu.metrics import TER
 
-from mtboard.core.languages import character_level_ter
+from mtboard.core.languages import character_level_ter, ter_unavailable
 from mtboard.score.metrics import _sacrebleu
 from mtboard.core.text import SIGNATURE_FIELD
 
 TER_MAX_WORDS = 20
-"""TER is computed only for segments whose hypothesis and reference have at most this many TER tokens."""
+"""TER is computed only for segments whose reference has at most this many TER tokens (the hypothesis: any length)."""
 TER_MAX_CJK_TOKENS = 60
 """The TER cap for character-level targets (Chinese, Japanese): sacrebleu's ``asian_support`` makes every Han
 character (and each run of hiragana or of katakana, and each CJK punctuation mark) one TER token, so a 20-token cap
@@ -35,22 +43,34 @@ def make_ter(target_language: str) -> TER:
 
 
 def ter_token_cap(target_language: str) -> int:
-    """Most TER tokens a hypothesis or reference may have for the segment to be TER-scored: :data:`TER_MAX_CJK_TOKENS`
-    for Chinese/Japanese targets (character-level TER), :data:`TER_MAX_WORDS` otherwise."""
+    """Most TER tokens a reference may have for its segment to be TER-scored (the hypothesis is never capped):
+    :data:`TER_MAX_CJK_TOKENS` for Chinese/Japanese targets (character-level TER), :data:`TER_MAX_WORDS`
+    otherwise."""
     return TER_MAX_CJK_TOKENS if character_level_ter(target_language) else TER_MAX_WORDS
+
+
+def ter_covered(references: Sequence[str], target_language: str) -> list[bool]:
+    """Per segment, whether it is TER-scored: its (normalised) reference has at most :func:`ter_token_cap` TER tokens
+    and the target has TER at all (:func:`mtboard.core.languages.ter_unavailable`). Depends on the references and the
+    target language only, never on a hypothesis."""
+    if ter_unavailable(target_language):
+        return [False] * len(references)
+    metric = make_ter(target_language)
+    cap = ter_token_cap(target_language)
+    return [len(_sacrebleu.ter_tokens(metric, r)) <= cap for r in references]
 
 
 def ter_statistics(hypotheses: Sequence[str], references: Sequence[str],
                    target_language: str) -> list[list[float] | None]:
-    """Per-segment ``[edits, reference words]`` of equal-length, normalised streams (:func:`mtboard.core.text.normalise`);
-    None for a segment whose hypothesis or reference is over :func:`ter_token_cap`."""
-    metric = make_ter(target_language)
-    cap = ter_token_cap(target_language)
-    sel = [i for i, (h, r) in enumerate(zip(hypotheses, references))
-           if len(_sacrebleu.ter_tokens(metric, h)) <= cap and len(_sacrebleu.ter_tokens(metric, r)) <= cap]
+    """Per-segment ``[edits, reference words]`` of equal-length, normalised streams
+    (:func:`mtboard.core.text.normalise`) for the covered segments (:func:`ter_covered`: decided by the reference), whatever the hypothesis's length; None
+    for the others (every segment when the target has no TER)."""
+    covered = ter_covered(references, target_language)
+    sel = [i for i, c in enumerate(covered) if c]
     out: list[list[float] | None] = [None] * len(hypotheses)
     if sel:
-        rows = _sacrebleu.extract_statistics(metric, [hypotheses[i] for i in sel], [references[i] for i in sel])
+        rows = _sacrebleu.extract_statistics(make_ter(target_language), [hypotheses[i] for i in sel],
+                                             [references[i] for i in sel])
         for i, s in zip(sel, rows):
             out[i] = [float(s[0]), float(s[1])]
     return out
@@ -58,7 +78,7 @@ def ter_statistics(hypotheses: Sequence[str], references: Sequence[str],
 
 def ter_from_stats(stats: Sequence[Sequence[float] | None], indices: Sequence[int] | None = None) -> float | None:
     """Corpus TER (0–∞ on sacrebleu's 0–100 scale, lower is better) over the segments that have TER statistics
-    (None entries are over the length cap and skipped). None when no selected segment has statistics."""
+    (None entries are outside the covered set and skipped). None when no selected segment has statistics."""
     rows = [r for r in (stats if indices is None else [stats[i] for i in indices]) if r is not None]
     if not rows:
         return None
@@ -67,7 +87,7 @@ def ter_from_stats(stats: Sequence[Sequence[float] | None], indices: Sequence[in
 
 
 def sentence_ter_from_stats(stats: Sequence[float] | None) -> float | None:
-    """Sentence TER of one segment (equals ``sacrebleu.sentence_ter``), None when over the length cap."""
+    """Sentence TER of one segment (equals ``sacrebleu.sentence_ter``), None outside the covered set."""
     return None if stats is None else _sacrebleu.ter_score(_TER, [0 + stats[0], 0 + stats[1]])
 
 
