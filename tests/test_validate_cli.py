@@ -297,6 +297,42 @@ def test_verification_record_must_name_its_card(tmp_path, card_b):
     assert cli("validate", "--root", str(root)).exit_code == 0
 
 
+def test_a_record_stays_beside_the_card_re_scored_from_the_card_it_verified(tmp_path, card_b):
+    """Issue 31/32: a re-scored card is filed in place of the old one and the old card's record stays where it was,
+    named after the card it verified; the repository check accepts it only beside a card whose ``rescored_from`` names
+    that card, with the same model slug and condition in its file name, in the same folder."""
+    old = json.loads(card_b)
+    old_hash = old["run_card_hash"]
+    new = vs.reseal({**old, "rescored_from": [{
+        "run_card_hash": old_hash, "fingerprint_hash": old["fingerprint"]["hash"],
+        "fingerprint_version": old["fingerprint"]["version"],
+        "fingerprint_components": old["fingerprint"]["components"]}]})
+    root = vs.make_repo(tmp_path, [vs.dump(new)])
+    rel = V.canonical_relpath(loads_card(vs.dump(new), "x"))
+    assert not rel.endswith(f"__{old_hash[:12]}.json")  # the new card has its own name
+    rec = {"record_version": 2, "run_card_hash": old_hash, "card_path": rel, "card_fingerprint": "a" * 64,
+           "rerun_run_card_hash": "b" * 64, "rerun_fingerprint": "c" * 64, "rerun_harness_version": "0.1.0",
+           "method_spec": "apertium:eng-spa", "segment": "development", "verified_by": "someone",
+           "verified_at": "2026-11-29T00:00:00Z", "tolerance": 0.02, "deltas": [], "passed": True,
+           "tier": "gds-verified"}
+    stem = rel.rsplit("__", 1)[0]
+    beside = root / f"{stem}__{old_hash[:12]}{V.VERIFICATION_SUFFIX}"
+    beside.write_text(json.dumps(rec))
+    assert cli("validate", "--root", str(root)).exit_code == 0
+    # the same record under another name, in another folder, or naming a card nothing here was re-scored from: refused
+    bad = [(beside, root / f"{stem.rsplit('__', 1)[0]}__other__{old_hash[:12]}{V.VERIFICATION_SUFFIX}", rec),
+           (beside, root / "submissions" / "other-dev" / beside.name, rec),
+           (beside, beside, {**rec, "run_card_hash": "e" * 64})]
+    for src, dest, body in bad:
+        src.unlink()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(json.dumps(body))
+        res = cli("validate", "--root", str(root))
+        assert res.exit_code == 1 and "does not verify the card beside it" in res.output, dest
+        dest.unlink()
+        beside.write_text(json.dumps(rec))
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # submit
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from mtboard.core.errors import MtboardError
 from mtboard.core.schema import RunCard, binding_paths
@@ -79,6 +79,9 @@ class CardReport(_Out):
     run_id: str | None = None
     notes: list[str] = []
     """Warnings that are not problems (a ``--limit`` card validates but is listed unranked)."""
+    rescored_from: list[str] = Field(default=[], exclude=True)
+    """The ``run_card_hash`` of every card this one was re-scored from (``$.rescored_from``), for the repository's
+    verification check; not part of the printed report."""
 
     @property
     def ok(self) -> bool:
@@ -152,7 +155,8 @@ class CardRun:
                          "entries of its segment; the leaderboard lists it as unranked")
         return CardReport(path=path, checks={c: self.status[c] for c in CARD_CHECKS}, skipped=self.skipped,
                           problems=self.problems, run_card_hash=card.run_card_hash if card else None,
-                          run_id=card.run_id if card else None, notes=notes)
+                          run_id=card.run_id if card else None, notes=notes,
+                          rescored_from=[a.run_card_hash for a in card.rescored_from] if card else [])
 
 
 # --------------------------------------------------------------------------------------------------------------------

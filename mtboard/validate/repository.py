@@ -142,8 +142,12 @@ def _duplicates(reports: list[CardReport]) -> list[Problem]:
     return problems
 
 
-def validate_record(path: Path, ctx: Context, cards_by_hash: dict[str, str]) -> list[Problem]:
-    """A verification record must parse strictly and name a card present beside it (same folder, same stem)."""
+def validate_record(path: Path, ctx: Context, cards_by_hash: dict[str, str],
+                    descendants: dict[str, list[str]] | None = None) -> list[Problem]:
+    """A verification record must parse strictly and name a card present beside it (same folder, same stem), or a card
+    that a card beside it was re-scored from (``descendants``: ancestor ``run_card_hash`` → paths of the cards whose
+    ``rescored_from`` names it; issue 31: a re-scored card is filed in place of the old one and the record stays where
+    it was, named after the card it verified)."""
     where = safe_name(rel_path(path, ctx.root))
     try:
         raw = safejson.read_bytes(path, max_bytes=MAX_RECORD_BYTES)
@@ -154,7 +158,13 @@ def validate_record(path: Path, ctx: Context, cards_by_hash: dict[str, str]) -> 
     problems: list[Problem] = []
     card_name = path.name[: -len(VERIFICATION_SUFFIX)] + ".json"
     card_rel = cards_by_hash.get(rec.run_card_hash)
-    if card_rel is None or Path(card_rel).name != card_name:
+    beside = card_rel is not None and Path(card_rel).name == card_name
+    if not beside and card_rel is None:
+        beside = any(Path(d).parent == Path(where).parent
+                     and card_name.endswith(f"__{rec.run_card_hash[:12]}.json")
+                     and Path(d).name.rsplit("__", 1)[0] == card_name.rsplit("__", 1)[0]
+                     for d in (descendants or {}).get(rec.run_card_hash, []))
+    if not beside:
         problems.append(Problem(check="verification", where=where, field="$.run_card_hash",
                                 message=f"record does not verify the card beside it ({card_name})"))
     return problems
@@ -286,8 +296,12 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
         repo.extend(_duplicates(reports))
         repo.extend(check_copies(card_paths, ctx))
         cards_by_hash = {r.run_card_hash: r.path for r in reports if r.run_card_hash and r.ok}
+        descendants: dict[str, list[str]] = {}
+        for r in reports:
+            for ancestor in r.rescored_from if r.ok else []:
+                descendants.setdefault(ancestor, []).append(r.path)
         for rec in records:
-            repo.extend(validate_record(rec, ctx, cards_by_hash))
+            repo.extend(validate_record(rec, ctx, cards_by_hash, descendants))
         repo.extend(_scan_tree_for_secrets(ctx))
         repo.extend(check_reviews(ctx))
     ok = not repo and all(r.ok for r in reports)
