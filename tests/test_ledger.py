@@ -226,7 +226,7 @@ def test_every_surface_of_the_committed_site_shows_the_ledger_standing(committed
     assert walk_surfaces(committed_site.docs, ledger_json) > 150
     board = (committed_site.docs / "leaderboards" / f"{ES}.md").read_text(encoding="utf-8")
     # the disagreement is on the row (unranked table), outside any closed panel
-    row = re.search(r'<tr data-method="8e04facc2a[^"]*">.*?</tr>', board, re.S).group(0)
+    row = re.search(r'<tr data-method="d13c8aa29a[^"]*">.*?</tr>', board, re.S).group(0)
     assert "\u26a0 reproductions disagree (0.405 vs 0.353)" in row and "<details" not in row
     # one row for the pair: 2 cards, the shown card's value (replicate mean of its --runs 3) and the cards' range
     assert "<td>2 <span" in row and "(cards 0.353\u20130.405)" in row and "t 0.7" not in row.split("</td>")[0]
@@ -275,7 +275,8 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "no board 'no-such-board'" in proc.stderr and proc.stderr.count("\n") == 1
     # a run id as the site shows it (8 characters) finds its row
-    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--row", "fe31216f", "--no-validate", "--json"],
+    run_id = APERTIUM_ES.rsplit("__", 1)[1][:8]
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--row", run_id, "--no-validate", "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and json.loads(proc.stdout)["representative"] == APERTIUM_ES
 
@@ -430,6 +431,26 @@ def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
 # Evidence survives a re-score
 
 
+def directly_verified_ca(subs: Path) -> tuple[Path, object]:
+    """Hand-made: the committed EN→CA Apertium card without its lineage (re-sealed, filed under its new name) and the
+    committed record re-pointed at it — the card as the maintainer's re-run verified it directly."""
+    from mtboard.validate.naming import canonical_name
+
+    committed = subs / APERTIUM_CA
+    card = documents.load_card(committed)
+    direct = documents.seal(card.model_copy(update={"rescored_from": []}))
+    committed.unlink()
+    path = committed.with_name(canonical_name(direct))
+    documents.write_card(direct, path)
+    rec_src = subs / APERTIUM_CA_RECORD
+    rec = json.loads(rec_src.read_text(encoding="utf-8"))
+    rec.update(run_card_hash=direct.run_card_hash, card_fingerprint=direct.fingerprint.hash,
+               card_path=path.relative_to(subs.parent).as_posix())
+    rec_src.unlink()
+    path.with_name(path.name[:-5] + ".verification.json").write_text(json.dumps(rec), encoding="utf-8")
+    return path, direct
+
+
 def older_scorer_card(subs: Path) -> tuple[Path, object]:
     """Hand-made: the committed EN→CA Apertium card as an older harness (0.3.9) would have sealed it (its
     ``harness_version`` and that fingerprint component changed, re-sealed), filed in its place, with the committed
@@ -439,6 +460,7 @@ def older_scorer_card(subs: Path) -> tuple[Path, object]:
 
     committed = subs / APERTIUM_CA
     data = json.loads(committed.read_text(encoding="utf-8"))
+    data.pop("rescored_from", None)  # the committed card was itself re-scored (harness 0.5.0); the older one was not
     data["harness_version"] = data["fingerprint"]["components"]["harness_version"] = "0.3.9"
     data["fingerprint"]["hash"] = canonical.fingerprint_hash(data["fingerprint"]["components"],
                                                              data["fingerprint"]["version"])
@@ -508,9 +530,8 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
     apertium = documents.load_card(ROOT / "submissions" / APERTIUM_CA)
     record = VerificationRecord.model_validate_json(
         (ROOT / "submissions" / APERTIUM_CA_RECORD).read_bytes())
-    fp = apertium.fingerprint
-    ancestor = Ancestor(run_card_hash=apertium.run_card_hash, fingerprint_hash=fp.hash,
-                        fingerprint_version=fp.version, fingerprint_components=fp.components)
+    (ancestor,) = apertium.rescored_from  # the committed card was re-scored from the card the record verified
+    assert ancestor.run_card_hash == record.run_card_hash and isinstance(ancestor, Ancestor)
     assert lineage_problem(apertium, ancestor, record) is None
     gemma = documents.load_card(ROOT / "submissions" / "mtb-en-ca-dev" /
                                 "gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json")
@@ -541,12 +562,13 @@ def test_a_resealed_edit_accepted_as_declared_shows_as_declared(tmp_path):
     of the card it was (the record names the old seal) and its row's values are declared."""
     from mtboard import validate as V
 
-    subs = tmp_path / "submissions"
-    shutil.copytree(ROOT / "submissions", subs)
-    path = subs / APERTIUM_CA
-    card = documents.load_card(path)
     from mtboard.validate.naming import canonical_name
 
+    subs = tmp_path / "submissions"
+    shutil.copytree(ROOT / "submissions", subs)
+    path, card = directly_verified_ca(subs)
+    row = row_of(st.decide(load_inputs(subs, ROOT / "corpora", validate=False)), f"mtb-en-ca-dev/{path.name}")
+    assert row.tier == "rerun-unattested"  # before the edit: the record beside it counts
     edited = documents.seal(card.model_copy(update={"model_id": "apertium/eng-cat-but-better"}))
     path.unlink()
     path = path.with_name(canonical_name(edited))  # filed where `mtboard submit` puts it; the record stays
