@@ -46,9 +46,9 @@ def spoof_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("names")
     sub = root / "submissions" / "mtb-en-es-dev"
     sub.mkdir(parents=True)
-    for name in ("apertium-eng-spa__default__fe31216fd883.json", "baseline-echo__baseline__51ca9256c52d.json"):
+    for name in ("apertium-eng-spa__default__41192daba52f.json", "baseline-echo__baseline__279b63310647.json"):
         shutil.copy(DEV / name, sub)
-    data = json.loads((DEV / "baseline-empty__baseline__1b1d70e4e280.json").read_text(encoding="utf-8"))
+    data = json.loads((DEV / "baseline-empty__baseline__9babc9dcd2bc.json").read_text(encoding="utf-8"))
     data["model_slug"] = data["method_config"]["model"] = data["method"]["model"] = SPOOF
     data["method"]["spec"] = "empty:" + SPOOF
     (sub / "spoof.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
