@@ -497,3 +497,24 @@ def test_parser_registry_lookups():
     assert entry_parser("checkpoints", "checkpoints/1") is None
     assert known_versions("gemba-mqm") == [MQM_V] and known_versions("rubric") == [RUBRIC_V]
     assert known_versions("checkpoints") == ["checkpoints/1"] and known_versions("other") == []
+
+
+def test_not_sent_attempts_are_not_counted_as_calls():
+    # a not_sent verdict's attempts are bound to 0 by check_answer (mtboard.judges.calls.not_sent); the sums here
+    # count only the sent verdicts, so an edited not_sent attempts (2 ≤ max_attempts 3) is not this check's problem
+    vs = _verdicts()
+    vs[4] = NOT_SENT.model_copy(update={"attempts": 2})
+    run = _run()
+    check_answer_counts(run, "gemba-mqm", _counts(), vs, SW)
+    assert run.problems == []
+
+
+def test_unknown_version_names_every_known_one(monkeypatch):
+    # the registry keeps each old parser version beside the current one: the message lists them all, sorted
+    monkeypatch.setitem(ENTRY_PARSERS, ("rubric", "rubric/0"), parse_rubric)
+    run = _run()
+    assert check_parser(run, "rubric", _summary("rubric", parser="rubric/2"), "$.judges.rubric") is None
+    assert _probs(run)[0][2].startswith("parser 'rubric/2' is not a rubric parser version this mtboard knows "
+                                        "(rubric/0, rubric/1): ")
+    assert known_versions("rubric") == ["rubric/0", "rubric/1"]
+    assert check_parser(_run(), "rubric", _summary("rubric", parser="rubric/0"), "$.judges.rubric") is parse_rubric

@@ -291,3 +291,9 @@ def test_ranked_and_unranked_cards_of_one_fingerprint_are_two_rows():
     assert full.standing is plan.rows[0] and part.standing is plan.rows[1]
     assert plan.rows[1].unranked_reason == "another entry set (2) than the board's 3 ranked entries"  # no corpus
     assert plan.rows[1].coverage == S.Coverage(2, None, None)
+
+
+def test_one_segment_in_two_files_is_suffixed_by_file_only():
+    # mtb-z v1 has one segment (dev) in two corpus files: the names differ by the file hash, not by the segment
+    cards = [_lc("z1.json", "01", _card(ds="mtb-z", sha=SHA_A)), _lc("z2.json", "02", _card(ds="mtb-z", sha=SHA_B))]
+    assert [p.key for p in S.decide(Inputs(cards=cards))] == ["mtb-z-v1-aaaaaaaa", "mtb-z-v1-bbbbbbbb"]
