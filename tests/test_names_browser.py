@@ -34,7 +34,7 @@ DEV = ROOT / "submissions" / "mtb-en-es-dev"
 SPOOF = "\u202e" + "aps-gne/muitrepa"
 SHOWN = "[\u26a0U+202E]aps-gne/muitrepa"
 """What every page shows instead: the marker, then the name in its logical order."""
-PAGE_ID = "1b1d70e4e280eac4"
+PAGE_ID = "9babc9dcd2bc5182"
 """The empty-baseline card's run page id (the first 16 hex of its run_card_hash, unchanged by the edit)."""
 SIZES = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 
