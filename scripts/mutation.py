@@ -4,8 +4,8 @@
     .venv/bin/python scripts/mutation.py MODULE [--max-children N] [--survivors | --report-only]
     .venv/bin/python scripts/mutation.py --list
 
-MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate). The run uses mutmut 3 (dev extra,
-``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the tests into ``mutants/`` (git-ignored), mutates
+MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate, names, judging, ledger). The run
+uses mutmut 3 (dev extra, ``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the tests into ``mutants/`` (git-ignored), mutates
 only the module's files and runs, for each mutant, the covering tests that exercise the mutated function. This script
 narrows mutmut's configuration to the module (``only_mutate`` and the pytest test selection) before mutmut reads
 pyproject.toml, so one ``[tool.mutmut]`` table serves every module.
@@ -64,6 +64,15 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
                   "-k", "not full_card_covers and not priced_full_card and not priced_card_totals "
                         "and not test_results_out_of_corpus_order and not test_missing_repeated "
                         "and not test_a_result_bound and not test_limit_below_one_is"]),
+    # issue 32 item 5: the display-name rule; test_names.py also covers the site's escaping helpers (mtboard.core.fmt)
+    "names": (["mtboard/core/names.py"], ["tests/test_names.py", "tests/test_names_rule.py"]),
+    # issue 32 item 4: each verdict re-derived from the judge's stored answer. The whole-card tamper suite
+    # (test_validate_judged_tamper.py, ~50 s, hundreds of validations) is left out for time; test_judge_answers.py
+    # pins every branch on hand-made verdicts and summaries
+    "judging": (["mtboard/validate/judge_answers.py", "mtboard/judges/parsers.py"], ["tests/test_judge_answers.py"]),
+    # issue 31: the one place a row's standing is decided. test_ledger.py (the whole ledger on the committed cards,
+    # ~2 min) is left out for time; test_standing.py pins every decision on hand-made cards
+    "ledger": (["mtboard/ledger/standing.py"], ["tests/test_standing.py"]),
 }
 
 _EQUIVALENT = re.compile(r"^\s*[-*]\s+`(mtboard\.[\w.]+__mutmut_\d+)`")

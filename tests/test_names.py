@@ -139,7 +139,7 @@ def test_card_names_lists_every_shown_name():
     from mtboard.core.documents import load_card
 
     card = load_card(Path(__file__).resolve().parents[1] / "submissions" / "mtb-en-es-dev" /
-                     "apertium-eng-spa__default__fe31216fd883.json")
+                     "apertium-eng-spa__default__41192daba52f.json")
     got = dict(card_names(card))
     assert got["$.model_slug"] == "apertium/eng-spa" and got["$.condition"] == "default"
     assert got["$.method.spec"] == "apertium:eng-spa" and got["$.method.backend"] == "apertium"
@@ -167,7 +167,7 @@ def test_run_settings_refuse_a_spoofing_name_before_anything_runs(tmp_path):
 # --------------------------------------------------------------------------------------------------------------------
 # The validator's names check, on a committed card edited and re-sealed (fingerprint re-derived, seal recomputed)
 
-EMPTY_CARD = "submissions/mtb-en-es-dev/baseline-empty__baseline__1b1d70e4e280.json"
+EMPTY_CARD = "submissions/mtb-en-es-dev/baseline-empty__baseline__9babc9dcd2bc.json"
 
 
 def _validate(data):
