@@ -118,17 +118,10 @@ B_MAX = 20
     (lambda s: s["chrf"].__setitem__(3, s["chrf"][3] + 1),
      "$.segments[0].chrf[3] (hypothesis char 2-grams) is {c3}, allowed: {c3m} (a text with {c0} char 1-grams has "
      "that many char 2-grams; sacrebleu CHRF(word_order=2) statistics: (hyp, ref, match) per order)"),
-    (lambda s: s["bleu"].__setitem__(2, -1), "$.segments[0].bleu[2] is -1, allowed: an integer ≥ 0 (a count)"),
-    (lambda s: s.__setitem__("ter", [-1.0, s["ter"][1]]),
-     "$.segments[0].ter[0] (edits) is -1.0, allowed: a whole number ≥ 0 (sacrebleu TER statistics: edits, "
-     "reference words)"),
     (lambda s: s.__setitem__("ter", [1.5, s["ter"][1]]),
      "$.segments[0].ter[0] (edits) is 1.5, allowed: a whole number ≥ 0 (sacrebleu TER statistics: edits, "
      "reference words)"),
-    (lambda s: s.__setitem__("chrf", s["chrf"][:23]),
-     "$.segments[0].chrf has 23 values, allowed: exactly 24 (sacrebleu CHRF(word_order=2) statistics: (hyp, ref, "
-     "match) per order)"),
-], ids=["bleu-total", "chrf-total", "negative-count", "negative-edits", "fractional-edits", "width"])
+], ids=["bleu-total", "chrf-total", "fractional-edits"])
 def test_each_inconsistent_statistic_is_one_line(edit, line):
     data = _scores()
     seg = data["segments"][0]
@@ -140,6 +133,38 @@ def test_each_inconsistent_statistic_is_one_line(edit, line):
     bad = S.seal(bad)  # aggregates left as they were: the segment line comes first
     problems = check_scores_data(bad, "x", now=NOW).problems
     assert problems[0] == "stats: " + line.format(**values), problems
+
+
+@pytest.mark.parametrize("edit,line", [
+    (lambda s: s["bleu"].__setitem__(2, -1), "$.segments[0].bleu[2]: Input should be greater than or equal to 0"),
+    (lambda s: s.__setitem__("ter", [-1.0, s["ter"][1]]),
+     "$.segments[0].ter[0]: Input should be greater than or equal to 0"),
+    (lambda s: s.__setitem__("chrf", s["chrf"][:23]),
+     "$.segments[0].chrf: List should have at least 24 items after validation, not 23"),
+], ids=["negative-count", "negative-edits", "width"])
+def test_negative_counts_and_wrong_widths_are_schema_errors(edit, line):
+    bad = copy.deepcopy(_scores())
+    edit(bad["segments"][0])
+    (problem,) = check_scores_data(S.seal(bad), "x", now=NOW).problems
+    assert problem.startswith(f"schema: x: {line}"), problem
+
+
+def test_the_statistics_rules_alone_name_negative_counts_and_widths():
+    """:mod:`mtboard.validate.bounds` does not rely on the schema (its callers may hold plain lists)."""
+    chrf, bleu = [0] * 24, [0] * 10
+    assert B.statistics_problems(chrf, bleu, [0.0, 0.0], "$.s") == []
+    assert B.statistics_problems(chrf, [0, 0, -1] + [0] * 7, None, "$.s") == [
+        "$.s.bleu[2] is -1, allowed: an integer ≥ 0 (a count)"]
+    assert B.statistics_problems(chrf[:23], bleu, [-1.0, 2.0], "$.s") == [
+        "$.s.chrf has 23 values, allowed: exactly 24 (sacrebleu CHRF(word_order=2) statistics: (hyp, ref, match) per "
+        "order)",
+        "$.s.ter[0] (edits) is -1.0, allowed: a whole number ≥ 0 (sacrebleu TER statistics: edits, reference words)"]
+    # a reference without word 2-grams: sacrebleu counts no hypothesis word 2-grams either ("don't count hits")
+    one_word = [1, 1, 1] + [0, 0, 0] * 5 + [3, 1, 1, 0, 0, 0]
+    assert B.chrf_problems(one_word, "$.c") == []
+    assert B.chrf_problems(one_word[:21] + [2, 0, 0], "$.c") == [
+        "$.c[21] (hypothesis word 2-grams) is 2, allowed: 0 (sacrebleu counts no hypothesis word 2-grams when the "
+        "reference has none; sacrebleu CHRF(word_order=2) statistics: (hyp, ref, match) per order)"]
 
 
 def test_facts_that_exceed_their_whole_are_refused():
