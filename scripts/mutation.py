@@ -4,7 +4,7 @@
     .venv/bin/python scripts/mutation.py MODULE [--max-children N] [--survivors | --report-only]
     .venv/bin/python scripts/mutation.py --list
 
-MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate). The run uses mutmut 3 (dev extra,
+MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate, scores, official). The run uses mutmut 3 (dev extra,
 ``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the tests into ``mutants/`` (git-ignored), mutates
 only the module's files and runs, for each mutant, the covering tests that exercise the mutated function. This script
 narrows mutmut's configuration to the module (``only_mutate`` and the pytest test selection) before mutmut reads
@@ -64,6 +64,17 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
                   "-k", "not full_card_covers and not priced_full_card and not priced_card_totals "
                         "and not test_results_out_of_corpus_order and not test_missing_repeated "
                         "and not test_a_result_bound and not test_limit_below_one_is"]),
+    # issue 32: the scores-only validator and the rules it applies (bounds.py: statistics, references, dates); the
+    # test that builds a site with the impossible cards is left out for time (test_official_units.py and the
+    # official module's run cover the same path without a build)
+    "scores": (["mtboard/validate/scores.py", "mtboard/validate/bounds.py"],
+               ["tests/test_scores_card.py", "tests/test_bounds.py",
+                "-k", "not reaches_the_official_page and not negative_zero"]),
+    # issue 32: the official boards' data; the three tests that build a whole site (15–20 s each) are left out for
+    # time: test_official_units.py calls every function of the module directly
+    "official": (["mtboard/verify/official.py"],
+                 ["tests/test_official_units.py", "tests/test_official.py", "tests/test_official_validity.py",
+                  "-k", "not on_the_site and not borrow_another and not gold_and_gap"]),
 }
 
 _EQUIVALENT = re.compile(r"^\s*[-*]\s+`(mtboard\.[\w.]+__mutmut_\d+)`")

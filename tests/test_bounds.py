@@ -349,3 +349,23 @@ def test_the_date_rule_reads_dates_and_times():
     assert B.date_problem("2026-12-02T07:05:00+01:00", "$.d", NOW) is None  # 06:05 UTC
     assert B.date_problem("yesterday", "$.d", NOW) == "$.d is 'yesterday', allowed: an ISO 8601 date"
     assert B.date_problem("2020-01-01", "$.d", NOW, earliest=None) is None
+
+
+def test_the_negative_zero_card_does_not_reach_a_built_site(tmp_path):
+    import shutil
+
+    from mtboard.site.build import build_site
+
+    root = tmp_path / "repo"
+    (root / "submissions" / ES.name).mkdir(parents=True)
+    shutil.copytree(ROOT / "corpora", root / "corpora")
+    honest = ES / "baseline-echo__baseline__c65ce282aabb.json"  # a board needs one valid card
+    shutil.copyfile(honest, root / "submissions" / ES.name / honest.name)
+    bad = EMPTY.read_bytes().replace(b'"chrf_score":0,', b'"chrf_score":-0.0,')
+    (root / "submissions" / ES.name / EMPTY.name).write_bytes(bad)
+    report = build_site(root / "submissions", root / "corpora", tmp_path / "out", tmp_path / "docs", resamples=20,
+                        run_mkdocs=False)
+    assert report.cards == 1 and len(report.rejected) == 1
+    page_id = json.loads(bad)["run_card_hash"][:16]
+    assert not (tmp_path / "docs" / "runs" / f"{page_id}.md").exists()
+    assert not any("-0.0" in p.read_text(encoding="utf-8") for p in (tmp_path / "docs").rglob("*.md"))
