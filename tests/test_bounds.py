@@ -369,3 +369,47 @@ def test_the_negative_zero_card_does_not_reach_a_built_site(tmp_path):
     page_id = json.loads(bad)["run_card_hash"][:16]
     assert not (tmp_path / "docs" / "runs" / f"{page_id}.md").exists()
     assert not any("-0.0" in p.read_text(encoding="utf-8") for p in (tmp_path / "docs").rglob("*.md"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# schema ranges (pydantic Field bounds, published in schemas/*.json)
+
+
+@pytest.mark.parametrize("path,value,message", [
+    (("results", 0, "chrf_score"), 100.5, "Input should be less than or equal to 100"),
+    (("results", 0, "bleu_score"), -1.0, "Input should be greater than or equal to 0"),
+    (("results", 0, "ter_score"), -0.5, "Input should be greater than or equal to 0"),
+    (("results", 0, "difficulty"), 6, "Input should be less than or equal to 5"),
+    (("results", 0, "stats", "chrf", 0), -1, "Input should be greater than or equal to 0"),
+    (("results", 0, "stats", "bleu"), [0] * 11, "List should have at most 10 items after validation, not 11"),
+    (("results", 0, "checks", "flags"), [{"rule": "length", "count": -2}], "greater than or equal to 0"),
+    (("temperature",), -0.1, "Input should be greater than or equal to 0"),
+    (("scores", "chrf_ci95"), [10.0, 100.5], "Input should be less than or equal to 100"),
+    (("scores", "cost_adjusted_score"), 1.5, "Input should be less than or equal to 1"),
+    (("scores", "mechanical", "usable"), -1, "Input should be greater than or equal to 0"),
+    (("method", "concurrency"), 0, "Input should be greater than or equal to 1"),
+    (("method", "price_in_per_mtok"), -0.5, "Input should be greater than or equal to 0"),
+], ids=lambda v: "/".join(map(str, v)) if isinstance(v, tuple) else None)
+def test_every_stored_number_has_a_range(path, value, message):
+    from pydantic import ValidationError
+
+    from mtboard.core.schema import RunCard
+
+    data = json.loads(APERTIUM.read_bytes())
+    RunCard.model_validate_json(json.dumps(data))  # the committed card is within every range (JSON mode, as loaded)
+    node = data
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    with pytest.raises(ValidationError) as exc:
+        RunCard.model_validate_json(json.dumps(data))
+    assert message in str(exc.value)
+
+
+def test_scores_only_semantic_units_are_at_most_ten_thousand():
+    data = _scores(APERTIUM)
+    assert max(s["semantic_units"] for s in data["segments"]) <= 10_000
+    bad = copy.deepcopy(data)
+    bad["segments"][0]["semantic_units"] = 10_001
+    (problem,) = check_scores_data(S.seal(bad), "x", now=NOW).problems
+    assert problem.startswith("schema: x: $.segments[0].semantic_units: Input should be less than or equal to 10000")
