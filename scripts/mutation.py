@@ -68,7 +68,7 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # test that builds a site with the impossible cards is left out for time (test_official_units.py and the
     # official module's run cover the same path without a build)
     "scores": (["mtboard/validate/scores.py", "mtboard/validate/bounds.py"],
-               ["tests/test_scores_card.py", "tests/test_bounds.py",
+               ["tests/test_scores_rules.py", "tests/test_scores_card.py", "tests/test_bounds.py",
                 "-k", "not reaches_the_official_page and not negative_zero"]),
     # issue 32: the official boards' data; the three tests that build a whole site (15–20 s each) are left out for
     # time: test_official_units.py calls every function of the module directly

@@ -32,7 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-CLOCK_SKEW = timedelta(minutes=10)
+CLOCK_SKEW_MINUTES = 10
+CLOCK_SKEW = timedelta(minutes=CLOCK_SKEW_MINUTES)
 """How far a stored date may lie after the validator's clock. A card is written on a contributor's machine and read on
 a CI runner; both sync with NTP, which keeps clocks within well under a second, but laptops drift and container
 clocks lag after suspend: ten minutes absorbs that while a date even an hour ahead is still refused."""
@@ -140,11 +141,12 @@ class ReferenceStats:
 
 def reference_statistics(references: Sequence[str], target_language: str) -> list[ReferenceStats]:
     """The reference side of each reference's statistics: the harness's own
-    :func:`mtboard.score.metrics.segments.segment_statistics` of the reference against itself (the reference-side
-    columns do not depend on the hypothesis). Raises what that raises (ConfigError for a missing tokenizer)."""
+    :func:`mtboard.score.metrics.segments.segment_statistics` of an empty hypothesis against the reference (the
+    reference-side columns do not depend on the hypothesis). Raises what that raises (ConfigError for a missing
+    tokenizer)."""
     from mtboard.score.metrics.segments import segment_statistics  # noqa: PLC0415 - sacrebleu only when needed
 
-    chrf, bleu, ter = segment_statistics(list(references), list(references), target_language, workers=1)
+    chrf, bleu, ter = segment_statistics([""] * len(references), list(references), target_language, workers=1)
     return [ReferenceStats(tuple(c[1::3]), b[1], None if t is None else t[1]) for c, b, t in zip(chrf, bleu, ter)]
 
 
@@ -171,8 +173,8 @@ def parse_date(text: str) -> datetime | None:
     """An ISO 8601 date or date-time as an aware datetime (a bare date or naive time read as UTC); None if
     unparseable."""
     try:
-        ts = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
+        ts = datetime.fromisoformat(text)  # Python ≥ 3.11 reads a trailing Z
+    except (ValueError, TypeError):
         return None
     return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
 
@@ -186,12 +188,12 @@ def date_problem(text: str, path: str, now: datetime, *, earliest: datetime | No
     latest = now + CLOCK_SKEW
     if ts > latest:
         return (f"{path} is {text}, allowed: not after the validation time {now.strftime('%Y-%m-%dT%H:%M:%SZ')} + "
-                f"{int(CLOCK_SKEW.total_seconds() // 60)} min clock skew (a document cannot be dated in the future)")
+                f"{CLOCK_SKEW_MINUTES} min clock skew (a document cannot be dated in the future)")
     if earliest is not None and ts < earliest:
         return f"{path} is {text}, allowed: from {earliest.date()} on (no mtboard document is older)"
     return None
 
 
-__all__ = ["BLEU_WIDTH", "CHRF_ORDERS", "CHRF_WIDTH", "CLOCK_SKEW", "EARLIEST", "ReferenceStats", "TER_WIDTH",
+__all__ = ["BLEU_WIDTH", "CHRF_ORDERS", "CHRF_WIDTH", "CLOCK_SKEW", "CLOCK_SKEW_MINUTES", "EARLIEST", "ReferenceStats", "TER_WIDTH",
            "bleu_problems", "chrf_problems", "date_problem", "parse_date", "reference_problems",
            "reference_statistics", "statistics_problems", "ter_problems"]
