@@ -121,17 +121,23 @@ def test_check_bundle_names_what_is_missing(tmp_path, monkeypatch):
                     "where": bundle.name}
     monkeypatch.setattr(O, "verify_attestation", lambda *a, **k: None)
     assert O.check_bundle(path, SIGNER) == []
+    with bundle.open("r+b") as fh:  # a bundle over 1 MiB is not read (sparse: nothing written)
+        fh.truncate(1024 * 1024 + 1)
+    assert O.check_bundle(path, SIGNER) == [f"no attestation bundle {bundle.name} beside the card"]
+    with bundle.open("r+b") as fh:
+        fh.truncate(1024 * 1024)
+    assert O.check_bundle(path, SIGNER) == []
 
 
 def test_load_official_reads_validates_and_marks_attestation(tmp_path, monkeypatch):
     assert O.load_official(None, None).rows == [] and O.load_official(tmp_path / "absent", None).rows == []
     good = _write(tmp_path / "mtb-en-es-dev", APERTIUM20)
-    bad = _write(tmp_path / "mtb-en-es-dev", ECHO20)
+    bad = _write(tmp_path / "mtb-en-es-dev", ECHO20, name="0-echo.gold_standard.scores.json")  # read first
     data = json.loads(bad.read_text(encoding="utf-8"))
     data["timestamp"] = "2099-01-01T00:00:00Z"
     bad.write_text(json.dumps(S.seal(data)), encoding="utf-8")
-    (tmp_path / "link.gold_standard.scores.json").symlink_to(good)  # a link is never read
-    (tmp_path / "mtb-en-es-dev" / "dir.gold_standard.scores.json").mkdir()  # nor a folder
+    (tmp_path / "link.gold_standard.scores.json").symlink_to(good)  # a link is never read (and sorts first)
+    (tmp_path / "mtb-en-es-dev" / "00.gold_standard.scores.json").mkdir()  # nor a folder
     (tmp_path / "notes.json").write_text("{}", encoding="utf-8")  # nor another name
     off = O.load_official(tmp_path, None)
     assert [r.path for r in off.rows] == [f"mtb-en-es-dev/{good.name}"]
@@ -198,6 +204,22 @@ def test_boards_group_by_corpus_order_rows_and_rank_only_attested_ones():
     from mtboard.score import stats
 
     assert stats.view_seed("mtb-en-es-dev", "1.0.0", "e" * 64, "gold") != 7
+
+
+def test_the_default_seed_is_the_views_gold_seed():
+    from mtboard.score import stats
+    from mtboard.score.metrics import bootstrap
+
+    a, g = _row(APERTIUM20), _row(GEMMA20)
+    (board,) = O.build_official_boards(O.OfficialInputs(rows=[a, g]), resamples=30)
+    seed = stats.view_seed("mtb-en-es-dev", "1.0.0", "e" * 64, "gold")
+    segs = sorted(a.card.segments, key=lambda s: s.entry_id)
+    want = bootstrap.composite_resamples([s.chrf for s in segs], O.segment_columns(segs),
+                                         bootstrap.resample_counts(20, 30, seed))
+    assert board.rows[0] is a and np.array_equal(a.boot, want)
+    (other,) = O.build_official_boards(O.OfficialInputs(rows=[_row(APERTIUM20)]), resamples=30,
+                                       seed_of=lambda *parts: seed + 1)
+    assert not np.array_equal(other.rows[0].boot, want)
 
 
 def test_a_row_over_other_entries_is_left_off_its_board_and_ties_break_by_chrf_then_method():

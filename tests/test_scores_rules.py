@@ -254,8 +254,11 @@ def test_check_dev_link_compares_every_shared_field():
         f"{gemma.fingerprint.hash!r}: this gold card is not a re-run of that card's method"]
     other_lang = own.model_copy(update={"card_dataset_id": "mtb-en-fr-dev", "dataset": own.dataset.model_copy(
         update={"source_language": "de", "target_language": "fr"})})
-    assert [line.split(" is ")[0] for line in V.check_dev_link(other_lang, apertium)] == [
-        "link: $.card_dataset_id", "link: $.dataset.source_language", "link: $.dataset.target_language"]
+    tail = "this gold card is not a re-run of that card's method"
+    assert V.check_dev_link(other_lang, apertium) == [
+        f"link: $.card_dataset_id is 'mtb-en-fr-dev', the development card's dataset.id is 'mtb-en-es-dev': {tail}",
+        f"link: $.dataset.source_language is 'de', the development card's dataset.source_language is 'en': {tail}",
+        f"link: $.dataset.target_language is 'fr', the development card's dataset.target_language is 'es': {tail}"]
 
 
 def test_the_segment_rule_stands_behind_the_text_rule():
