@@ -27,11 +27,13 @@ from mtboard.score import scores_card as S
 from mtboard.validate import bounds as B
 from mtboard.validate.scores import SecretCorpus, check_scores_data, validate_scores_card
 
+from cards_support import committed
+
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
 GEMMA = next(ES.glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
-APERTIUM = ES / "apertium-eng-spa__default__fe31216fd883.json"
-EMPTY = ES / "baseline-empty__baseline__1b1d70e4e280.json"
+APERTIUM = committed("apertium-eng-spa__default__")  # the full-corpus card (355 entries)
+EMPTY = committed("baseline-empty__baseline__")
 SALT = bytes(range(32))
 NOW = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
 
@@ -359,7 +361,7 @@ def test_the_negative_zero_card_does_not_reach_a_built_site(tmp_path):
     root = tmp_path / "repo"
     (root / "submissions" / ES.name).mkdir(parents=True)
     shutil.copytree(ROOT / "corpora", root / "corpora")
-    honest = ES / "baseline-echo__baseline__c65ce282aabb.json"  # a board needs one valid card
+    honest = committed("baseline-echo__baseline__", 20)  # a board needs one valid card
     shutil.copyfile(honest, root / "submissions" / ES.name / honest.name)
     bad = EMPTY.read_bytes().replace(b'"chrf_score":0,', b'"chrf_score":-0.0,')
     (root / "submissions" / ES.name / EMPTY.name).write_bytes(bad)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import validate_support as vs
+from cards_support import committed
 from mtboard import validate as V
 from mtboard.core.documents import card_bytes, loads_card
 from mtboard.score.metrics import neural
@@ -112,7 +113,7 @@ def test_comet_7_5_does_not_reach_a_built_site(tmp_path):
     from mtboard.site.build import build_site
 
     card = _card([7.5] * 12)
-    honest = ROOT / "submissions" / "mtb-en-es-dev" / "baseline-echo__baseline__c65ce282aabb.json"  # a board needs one
+    honest = committed("baseline-echo__baseline__", 20)  # a board needs one
     root = vs.make_repo(tmp_path, [card_bytes(card), honest.read_bytes()])
     report = build_site(root / "submissions", root / "corpora", tmp_path / "out", tmp_path / "docs", resamples=20,
                         run_mkdocs=False)

@@ -21,11 +21,13 @@ from mtboard.score import scores_card as S
 from mtboard.verify import official as O
 from mtboard.verify.attestation import AttestationError, ExpectedSigner
 
+from cards_support import committed
+
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
-APERTIUM20 = ES / "apertium-eng-spa__default__9d8a4effcdae.json"  # 20 entries, composite 0.491168
-ECHO20 = ES / "baseline-echo__baseline__c65ce282aabb.json"  # 20 entries, composite 0.0
-GEMMA20 = ES / "gemma-3-270m-q4-k-m.gguf__few-shot-completion__a0a5000e23bc.json"  # 20 entries, composite 0.420117
+APERTIUM20 = committed("apertium-eng-spa__default__", 20)  # composite 0.491168 (harness 0.4)
+ECHO20 = committed("baseline-echo__baseline__", 20)  # composite 0.0
+GEMMA20 = committed("gemma-3-270m-q4-k-m.gguf__few-shot-completion__", 20)  # the best of three: 0.420117
 SIGNER = ExpectedSigner("octo/mtboard")
 
 

@@ -22,10 +22,12 @@ from mtboard.score import scores_card as S
 from mtboard.validate import bounds as B
 from mtboard.validate import scores as V
 
+from cards_support import committed
+
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
-APERTIUM20 = ES / "apertium-eng-spa__default__9d8a4effcdae.json"
-GEMMA20 = ES / "gemma-3-270m-q4-k-m.gguf__few-shot-completion__a0a5000e23bc.json"
+APERTIUM20 = committed("apertium-eng-spa__default__", 20)
+GEMMA20 = committed("gemma-3-270m-q4-k-m.gguf__few-shot-completion__", 20)
 NOW = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
 CHRF_SRC = "sacrebleu CHRF(word_order=2) statistics: (hyp, ref, match) per order"
 BLEU_SRC = "sacrebleu BLEU statistics: hyp_len, ref_len, correct 1-4, total 1-4"
