@@ -4,8 +4,9 @@
     .venv/bin/python scripts/mutation.py MODULE [--max-children N] [--survivors | --report-only]
     .venv/bin/python scripts/mutation.py --list
 
-MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate, names, judging, ledger). The run
-uses mutmut 3 (dev extra, ``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the tests into ``mutants/`` (git-ignored), mutates
+MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate, names, judging, ledger, scores,
+official). The run uses mutmut 3 (dev extra, ``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the
+tests into ``mutants/`` (git-ignored), mutates
 only the module's files and runs, for each mutant, the covering tests that exercise the mutated function. This script
 narrows mutmut's configuration to the module (``only_mutate`` and the pytest test selection) before mutmut reads
 pyproject.toml, so one ``[tool.mutmut]`` table serves every module.
@@ -73,6 +74,17 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     # issue 31: the one place a row's standing is decided. test_ledger.py (the whole ledger on the committed cards,
     # ~2 min) is left out for time; test_standing.py pins every decision on hand-made cards
     "ledger": (["mtboard/ledger/standing.py"], ["tests/test_standing.py"]),
+    # issue 32: the scores-only validator and the rules it applies (bounds.py: statistics, references, dates); the
+    # test that builds a site with the impossible cards is left out for time (test_official_units.py and the
+    # official module's run cover the same path without a build)
+    "scores": (["mtboard/validate/scores.py", "mtboard/validate/bounds.py"],
+               ["tests/test_scores_rules.py", "tests/test_scores_card.py", "tests/test_bounds.py",
+                "-k", "not reaches_the_official_page and not negative_zero"]),
+    # issue 32: the official boards' data; the three tests that build a whole site (15–20 s each) are left out for
+    # time: test_official_units.py calls every function of the module directly
+    "official": (["mtboard/verify/official.py"],
+                 ["tests/test_official_units.py", "tests/test_official.py", "tests/test_official_validity.py",
+                  "-k", "not on_the_site and not borrow_another and not gold_and_gap"]),
 }
 
 _EQUIVALENT = re.compile(r"^\s*[-*]\s+`(mtboard\.[\w.]+__mutmut_\d+)`")

@@ -533,7 +533,8 @@ def test_scored_verdict_without_score_and_failed_verdict_with_one(judged, judged
     problems = _judge_problems(vs.set_at(judged, ("results", i, "judgements", "rubric", "score"), None), judged_ctx)
     assert (f"$.results[{i}].judgements.rubric.score", "a scored verdict has no score") in problems
     j = _first(judged, "gemba-mqm", "judge_failed")
-    problems = _judge_problems(vs.set_at(judged, ("results", j, "judgements", "gemba-mqm", "score"), -5.0),
+    # 5.0, a plausible MQM penalty (a negative one is a schema error since issue 32: judge scores are ≥ 0)
+    problems = _judge_problems(vs.set_at(judged, ("results", j, "judgements", "gemba-mqm", "score"), 5.0),
                                judged_ctx)
     assert (f"$.results[{j}].judgements.gemba-mqm.score",
             "a judge_failed verdict has a score: failed judgements are excluded, never scored") in problems

@@ -426,3 +426,18 @@ def test_a_card_with_fewer_entries_than_a_review_needs_says_so(tmp_path, card):
     other = next(p for p in (rep.docs / "review").glob("*.md")
                  if f'data-hash="{card.run_card_hash}"' in p.read_text(encoding="utf-8")).read_text(encoding="utf-8")
     assert "cannot confirm a tier" not in other and "Community review (spec §7.3): 30 entries drawn" in other
+
+
+def test_a_review_dated_in_the_future_is_not_accepted(tmp_path, card):
+    """Issue 32 item 3: every stored date is checked against the validation time (the ``dates`` check)."""
+    from datetime import UTC, datetime
+
+    root = _root(tmp_path)
+    ids = [r.entry_id for r in rv.sample_entries(card)]
+    p = _write(root, _record(card, [{"reviewer": "scripted-reviewer-a", "date": "2099-01-01",
+                                     "ratings": _ratings(ids, PASSING)}]))
+    rep, _, _ = validate_review(p, root, now=datetime(2026, 12, 2, 6, 0, tzinfo=UTC))
+    assert rep.checks["dates"] == "fail" and rep.accepted == []
+    assert [(p.check, p.field, p.message) for p in rep.problems] == [
+        ("dates", "$.reviews[0].date", "$.reviews[0].date is 2099-01-01, allowed: not after the validation time "
+         "2026-12-02T06:00:00Z + 10 min clock skew (a document cannot be dated in the future)")]

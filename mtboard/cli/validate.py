@@ -216,12 +216,18 @@ def validate_scores_cmd(
     dev_card: Annotated[Optional[Path], typer.Option("--dev-card", help="The development run card the scores-only "
                                                      "cards re-ran: each must name it and match its method, model, "
                                                      "condition and fingerprint.")] = None,
+    secret_corpus: Annotated[Optional[Path], typer.Option("--secret-corpus", help="The secret corpus file: cards "
+                                                          "of it must list exactly its entries of their segment, "
+                                                          "with its references' statistics (default: "
+                                                          "$MTBOARD_SECRET_SEGMENT when set).")] = None,
 ) -> None:
-    """Check scores-only cards (issue 17): no text field, strict schema, seal, every aggregate recomputed exactly
-    from the per-segment statistics; with --dev-card, that each is a re-run of that card's method. One line per
-    problem; exit 1 on any."""
+    """Check scores-only cards (issue 17, issue 32): no text field, strict schema, seal, statistics internally
+    consistent, no date in the future, every aggregate recomputed exactly from the per-segment statistics; with
+    --dev-card, that each is a re-run of that card's method; with the secret corpus, that each lists exactly its
+    entries. One line per problem; exit 1 on any."""
+    from mtboard.cli.environment import secret_segment_path
     from mtboard.score.scores_card import SCORES_SUFFIX
-    from mtboard.validate.scores import check_dev_link, validate_scores_card
+    from mtboard.validate.scores import SecretCorpus, check_dev_link, validate_scores_card
     from mtboard.verify.rerun import load_sealed_card
 
     files: list[Path] = []
@@ -230,9 +236,12 @@ def validate_scores_cmd(
     if not files:
         fail(f"no scores-only card (*{SCORES_SUFFIX}) in {', '.join(str(p) for p in paths)}")
     dev = load_sealed_card(dev_card) if dev_card is not None else None
+    secret_path = secret_corpus if secret_corpus is not None else secret_segment_path("MTBOARD_SECRET_SEGMENT")
+    secret = SecretCorpus.load(secret_path, "the secret corpus" if secret_corpus is not None
+                               else "$MTBOARD_SECRET_SEGMENT") if secret_path is not None else None
     bad = 0
     for f in files:
-        rep = validate_scores_card(f)
+        rep = validate_scores_card(f, secret=secret)
         if dev is not None and rep.card is not None:
             rep.problems.extend(check_dev_link(rep.card, dev))
         for line in rep.problems:

@@ -1,7 +1,9 @@
 """Hostile-input JSON and YAML parsing: size cap before reading, no symlinks, strict JSON.
 
 Rejected (each with an :class:`~mtboard.core.errors.InputError` naming the file and JSON path):
-NaN/Infinity literals, numbers that overflow to infinity (``1e400``), integers outside ±2**53 (not portable to
+NaN/Infinity literals, negative zero (``-0``, ``-0.0``, ``-0e5``: RFC 8785 §3.2.2.3 writes it as ``0``, so a sealed
+document could change from ``0`` to ``-0.0`` under the same hash — refused here, file and seal stay one-to-one; issue
+32 item 3), numbers that overflow to infinity (``1e400``), integers outside ±2**53 (not portable to
 other JSON parsers, RFC 8785 §3.2.2.3), duplicate object keys, lone UTF-16 surrogates (escaped or raw), invalid UTF-8,
 nesting deeper than ``max_depth``, files larger than ``max_bytes``, symlinks and special files (never opened).
 YAML is read with a ``yaml.SafeLoader`` only (no object construction): anchors, aliases and ``<<`` merge keys as
@@ -46,10 +48,20 @@ def _parse_constant(name: str) -> Any:
     raise _Reject(f"{name} is not valid JSON")
 
 
+NEGATIVE_ZERO = ("negative zero {text} (allowed: 0; RFC 8785 writes -0 as 0, so a seal cannot tell the two texts "
+                 "apart and the file must not hold the other spelling)")
+
+
+def _is_negative_zero(text: str, value: float) -> bool:
+    return value == 0 and text.startswith("-")
+
+
 def _parse_float(text: str) -> float:
     value = float(text)
     if value in (float("inf"), float("-inf")):
         raise _Reject(f"number {text[:20]} overflows to infinity")
+    if _is_negative_zero(text, value):
+        raise _Reject(NEGATIVE_ZERO.format(text=text[:20]))
     return value
 
 
@@ -59,6 +71,8 @@ def _parse_int(text: str) -> int:
     value = int(text)
     if abs(value) > MAX_SAFE_INT:
         raise _Reject(f"integer {text} outside ±2**53")
+    if _is_negative_zero(text, value):
+        raise _Reject(NEGATIVE_ZERO.format(text=text))
     return value
 
 
@@ -73,7 +87,8 @@ class _Bad:
 
 
 def _locate(text: str) -> str | None:
-    """JSON path of the first value the strict parse refused (NaN, Infinity, overflow, huge integer, duplicate key).
+    """JSON path of the first value the strict parse refused (NaN, Infinity, overflow, huge integer, negative zero,
+    duplicate key).
 
     Only called after a refusal: re-parses leniently, leaving :class:`_Bad` markers, then finds the first marker.
     """
@@ -87,10 +102,10 @@ def _locate(text: str) -> str | None:
 
     def flt(t: str) -> Any:
         v = float(t)
-        return bad if v in (float("inf"), float("-inf")) else v
+        return bad if v in (float("inf"), float("-inf")) or _is_negative_zero(t, v) else v
 
     def integer(t: str) -> Any:
-        return bad if len(t) > 20 or abs(int(t)) > MAX_SAFE_INT else int(t)
+        return bad if len(t) > 20 or abs(int(t)) > MAX_SAFE_INT or _is_negative_zero(t, int(t)) else int(t)
 
     try:
         value = json.loads(text, object_pairs_hook=pairs, parse_constant=lambda _c: bad, parse_float=flt,

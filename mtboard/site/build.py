@@ -174,7 +174,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                          attestation_repository=attestation_repository, secret_segment=secret_segment,
                          secret_source=secret_source)
     off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples,
-                                       {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash})
+                                       {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash},
+                                       secret_segment, secret_source)
     t1 = time.perf_counter()
     ledger = build_ledger(inputs, resamples=resamples)  # every standing and rank, decided once (issue 31)
     boards = ledger.boards
@@ -244,9 +245,11 @@ def _write_docs(docs: Path, root: Path, pages: dict[str, str], boards: list) -> 
 
 
 def _official(folder: Path | None, repository: str | None, warnings: list[str], resamples: int,
-              dev_cards: dict | None = None):
-    """Scores-only cards and official boards (:mod:`mtboard.verify.official`); cards that fail validation or do not match
-    the development card they name (``dev_cards``: run_card_hash → card) are rejected and become warnings."""
+              dev_cards: dict | None = None, secret_segment: Path | None = None, secret_source: str | None = None):
+    """Scores-only cards and official boards (:mod:`mtboard.verify.official`); cards that fail validation (with the
+    secret corpus ``secret_segment`` when given: their entries must be its) or do not match the development card they
+    name (``dev_cards``: run_card_hash → card) are rejected and become warnings."""
+    from mtboard.validate.scores import SecretCorpus  # noqa: PLC0415
     from mtboard.verify.official import (build_official_boards, held_out_duplicates, load_official,  # noqa: PLC0415
                                   refuse_mislinked)
     from mtboard.verify.record import expected_signer  # noqa: PLC0415
@@ -255,7 +258,8 @@ def _official(folder: Path | None, repository: str | None, warnings: list[str], 
         signer = expected_signer(repository)
     except InputError:
         signer = None
-    off = load_official(folder, signer)
+    secret = SecretCorpus.load(secret_segment, secret_source) if secret_segment is not None else None
+    off = load_official(folder, signer, secret)
     refuse_mislinked(off, dev_cards or {})
     warnings.extend(f"official card rejected: {path}: {problems[0]}" for path, problems in off.rejected)
     warnings.extend(held_out_duplicates(off))

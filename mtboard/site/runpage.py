@@ -79,16 +79,21 @@ def verification_view(lc: LoadedCard) -> dict[str, Any] | None:
 def neural_view(lc: LoadedCard) -> list[dict[str, Any]]:
     """The card's neural metrics (docs/neural_metrics.md) as rows: key, model, commit, score, n, signature and a
     status — ``verified`` when an accepted verification record (tier ``gds-verified``) re-scored the metric within
-    tolerance, else ``claimed`` (PR validation checks their shape and arithmetic, never re-runs the model)."""
+    tolerance, else ``claimed`` (PR validation checks their shape and arithmetic, never re-runs the model) — or
+    ``unpinned`` when the model commit is not a revision this project pins (:func:`mtboard.validate.neural.unpinned`,
+    issue 32): then the score is None and the page shows the claim without a number."""
     from mtboard.score.metrics.neural import MODELS
+    from mtboard.validate.neural import unpinned
 
     rec = lc.verification.record or {}
     # the card's own record only: a record inherited through a re-score (``via``) re-ran another card's neural scores
     confirmed = {d.get("metric") for d in rec.get("deltas") or [] if d.get("within")} \
         if lc.verification.tier == "gds-verified" and lc.verification.via is None else set()
+    loose = unpinned(lc.card)
     return [{"key": key, "label": MODELS[key].label if key in MODELS else key, "model": m.model,
-             "commit": m.commit[:12], "score": m.score, "n": m.n, "signature": m.signature,
-             "status": "verified" if f"neural_metrics.{key}" in confirmed else "claimed"}
+             "commit": m.commit[:12], "score": None if key in loose else m.score, "n": m.n, "signature": m.signature,
+             "status": "unpinned" if key in loose else "verified" if f"neural_metrics.{key}" in confirmed
+             else "claimed"}
             for key, m in sorted(lc.card.neural_metrics.items())]
 
 

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from mtboard.core.schema import SECRET_SEGMENTS, RunCard
+from mtboard.validate.bounds import CLOCK_SKEW, EARLIEST
 from mtboard.validate.context import Context, find_secret_text
 from mtboard.validate.report import CardRun, json_path
 
-EARLIEST_TIMESTAMP = datetime(2024, 1, 1, tzinfo=UTC)
-"""Cards dated before this are implausible (mtboard did not exist)."""
-CLOCK_SKEW = timedelta(minutes=10)
-"""Tolerated clock skew for 'not in the future'."""
+EARLIEST_TIMESTAMP = EARLIEST
+"""Cards dated before this are implausible (mtboard did not exist): :data:`mtboard.validate.bounds.EARLIEST`."""
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -126,6 +126,11 @@ class CardRun:
         self.problems: list[Problem] = []
         self.status: dict[str, Status] = {}
         self.skipped: dict[str, str] = {}
+        self.notes: list[str] = []
+
+    def note(self, line: str) -> None:
+        """A one-line remark that does not fail the card (the report's ``notes``)."""
+        self.notes.append(line)
 
     def fail(self, check: str, message: str, field: str | None = None) -> None:
         self.problems.append(Problem(check=check, where=self.where, field=field, message=message))
@@ -149,7 +154,7 @@ class CardRun:
 
     def report(self, path: str, card: RunCard | None) -> CardReport:
         self.skip_all(CARD_CHECKS, "not reached")
-        notes = []
+        notes = list(self.notes)
         if card is not None and card.method.limit is not None:
             notes.append(f"--limit {card.method.limit}: the card covers only the first {card.dataset.entry_count} "
                          "entries of its segment; the leaderboard lists it as unranked")

@@ -19,6 +19,7 @@ from mtboard.core import safejson
 from mtboard.core.documents import load_card, validate_model
 from mtboard.core.errors import InputError, MtboardError
 from mtboard.core.schema import SECRET_SEGMENTS, VerificationRecord
+from mtboard.validate.bounds import date_problem
 from mtboard.validate.context import Context
 from mtboard.validate.copies import OutputsOf, find_copies, outputs_of
 from mtboard.validate.hygiene import secret_text_hits
@@ -144,10 +145,11 @@ def _duplicates(reports: list[CardReport]) -> list[Problem]:
 
 def validate_record(path: Path, ctx: Context, cards_by_hash: dict[str, str],
                     descendants: dict[str, list[str]] | None = None) -> list[Problem]:
-    """A verification record must parse strictly and name a card present beside it (same folder, same stem), or a card
-    that a card beside it was re-scored from (``descendants``: ancestor ``run_card_hash`` → paths of the cards whose
-    ``rescored_from`` names it; issue 31: a re-scored card is filed in place of the old one and the record stays where
-    it was, named after the card it verified)."""
+    """A verification record must parse strictly, be dated no later than the validation time (+ the clock skew), and
+    name a card present beside it (same folder, same stem), or a card that a card beside it was re-scored from
+    (``descendants``: ancestor ``run_card_hash`` → paths of the cards whose ``rescored_from`` names it; issue 31: a
+    re-scored card is filed in place of the old one and the record stays where it was, named after the card it
+    verified)."""
     where = safe_name(rel_path(path, ctx.root))
     try:
         raw = safejson.read_bytes(path, max_bytes=MAX_RECORD_BYTES)
@@ -156,6 +158,11 @@ def validate_record(path: Path, ctx: Context, cards_by_hash: dict[str, str],
     except InputError as exc:
         return [Problem(check="verification", where=where, field=exc.field, message=exc.problem)]
     problems: list[Problem] = []
+    for name in ("verified_at", "started_at"):  # issue 32 item 3: no date in the future
+        value = getattr(rec, name)
+        late = date_problem(value, f"$.{name}", ctx.clock()) if value is not None else None
+        if late:
+            problems.append(Problem(check="verification", where=where, field=f"$.{name}", message=late))
     card_name = path.name[: -len(VERIFICATION_SUFFIX)] + ".json"
     card_rel = cards_by_hash.get(rec.run_card_hash)
     beside = card_rel is not None and Path(card_rel).name == card_name

@@ -14,6 +14,8 @@ broken is skipped with the reason, as :mod:`mtboard.validate.pipeline` does for 
                stratified sample (every drawn id, nothing else)
                (:func:`mtboard.review.community.sample_entries` redrawn with the record's seed and size) — no cherry-picking
 ``reviewers``  every reviewer is listed in ``reviews/reviewers.yaml`` for the card's target language
+``dates``      no review is dated after the validation time (+ :data:`mtboard.validate.bounds.CLOCK_SKEW`) or before
+               2024 (issue 32 item 3); such a reviewer is not accepted
 
 Messages name paths, fields and numbers; they never echo a note or other text from the file.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -33,10 +36,11 @@ from mtboard.core import safejson
 from mtboard.core.documents import load_card, validate_model
 from mtboard.core.errors import MtboardError
 from mtboard.core.schema import ReviewersFile, ReviewRecord, RunCard
+from mtboard.validate.bounds import date_problem
 from mtboard.validate.naming import DATASET_DIR_RE, SUBMISSIONS_DIR
 from mtboard.validate.report import CardRun, Problem, error_text, rel_path, safe_name
 
-REVIEW_CHECKS = ("file", "yaml", "schema", "path", "card", "entries", "sample", "reviewers")
+REVIEW_CHECKS = ("file", "yaml", "schema", "path", "card", "entries", "sample", "reviewers", "dates")
 """Every per-record check, in report order."""
 RUN_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,79}__[a-z0-9][a-z0-9.-]{0,59}__[0-9a-f]{12}$")
 """A card file stem (:data:`mtboard.validate.naming.NAME_RE` without ``.json``)."""
@@ -229,9 +233,21 @@ def _check_reviewers(run: _Run, record: ReviewRecord, card: RunCard, reviewers: 
     return True
 
 
-def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = None) -> tuple[ReviewReport,
-                                                                                           ReviewRecord | None,
-                                                                                           RunCard | None]:
+def _check_dates(run: _Run, record: ReviewRecord, bad_reviewers: set[str], now: datetime | None) -> None:
+    """``dates``: each review's ``date`` not after ``now`` (default: the clock) + the clock skew, nor before 2024
+    (:func:`mtboard.validate.bounds.date_problem`). Offending reviewers (lower-cased) are added to
+    ``bad_reviewers``."""
+    clock = now or datetime.now(UTC)
+    for i, review in enumerate(record.reviews):
+        bad = date_problem(review.date, f"$.reviews[{i}].date", clock)
+        if bad:
+            run.fail("dates", bad, f"$.reviews[{i}].date")
+            bad_reviewers.add(review.reviewer.lower())
+    run.done("dates")
+
+
+def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = None, *,
+                    now: datetime | None = None) -> tuple[ReviewReport, ReviewRecord | None, RunCard | None]:
     """Run every check of :data:`REVIEW_CHECKS` on one record, in order; a check whose inputs are broken is skipped
     with the reason. Never raises for problems in the file.
 
@@ -240,6 +256,7 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
         root: repository root (holding ``reviews/`` and ``submissions/``).
         reviewers: the reviewers list (default: read ``root/reviews/reviewers.yaml``; a broken list fails the
             ``reviewers`` check of every record).
+        now: the validation time for the ``dates`` check (default: the clock).
 
     Returns: (report, the parsed record or None, the reviewed card or None). The report's ``accepted`` lists the
     reviewers no check faulted (empty when the reviewers list does not read).
@@ -259,6 +276,7 @@ def validate_review(path: Path, root: Path, reviewers: ReviewersFile | None = No
     bad_reviewers: set[str] = set()
     _check_entries(run, record, card, bad_reviewers)
     _check_sample(run, record, card, bad_reviewers)
+    _check_dates(run, record, bad_reviewers, now)
     if not _check_reviewers(run, record, card, reviewers, root, bad_reviewers):
         return run.report(), record, card
     accepted = [r.reviewer for r in record.reviews if r.reviewer.lower() not in bad_reviewers]

@@ -12,7 +12,19 @@ Checks, in order (each problem one line naming the JSON path):
 3. ``schema`` — :class:`mtboard.core.schema.ScoresCard`, strict.
 4. ``seal`` — ``scores_card_hash`` equals the SHA-256 of the canonical card with it set to "".
 5. ``recompute`` — every aggregate equals :func:`mtboard.score.scores_card.recompute` of the segments exactly (``==``),
-   ``dataset.entry_count`` the number of segments, entry ids unique.
+   ``dataset.entry_count`` the number of segments.
+5b. ``entries`` — entry ids unique (issue 32 item 3: a good segment listed twice in place of a bad one).
+5c. ``stats`` — every segment's chrF++/BLEU/TER statistics internally consistent
+   (:func:`mtboard.validate.bounds.statistics_problems`: matches ≤ totals, n-gram totals that follow from the
+   lengths, non-negative whole counts) and its facts too (``fst_accepted_words`` ≤ ``fst_checked_words``,
+   ``glossary_hits`` ≤ ``glossary_terms``): only the aggregates are recomputed from the statistics, so impossible
+   statistics would otherwise give impossible scores (matches above the hypothesis's n-grams: chrF++ 100).
+5d. ``timestamp`` — not after the validation time (+ :data:`mtboard.validate.bounds.CLOCK_SKEW`), not before 2024.
+5e. ``corpus`` (only with the secret corpus: ``mtboard validate-scores --secret-corpus``, and the official board build
+   given ``$MTBOARD_SECRET_SEGMENT``; :class:`SecretCorpus`) — for a card whose ``dataset.sha256`` is that file's,
+   the entries are exactly the file's entries of ``dataset.segment`` and every reference-side statistic equals the
+   harness's own of that entry's reference (:func:`mtboard.validate.bounds.reference_problems`); a card naming the
+   file's dataset id and version with another SHA-256 is refused. A card of another corpus is not checked here.
 6. ``segment`` — ``dataset.segment`` is gold_standard or held_out.
 6b. ``signature`` — the chrF++, BLEU and TER signatures equal this harness's for the target language and the
    composite signature this harness's for the card's profile and mechanical policy
@@ -29,17 +41,39 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from mtboard.core import safejson
 from mtboard.core.errors import MtboardError
-from mtboard.core.schema import SCORES_STRING_PATTERNS, SECRET_SEGMENTS, RunCard, ScoresCard
+from mtboard.core.schema import SCORES_STRING_PATTERNS, SECRET_SEGMENTS, Corpus, RunCard, ScoresCard
+from mtboard.validate import bounds
 
 STRING_PATHS = frozenset(SCORES_STRING_PATTERNS)
 """Paths (``[]`` for any list index) where a scores-only card may hold a string."""
 _PATTERNS = {path: re.compile(rx) for path, rx in SCORES_STRING_PATTERNS.items()}
 MAX_BYTES = 16 * 1024 * 1024
+MAX_LINES_PER_CHECK = 20
+"""Statistics problems listed per card (the rest are counted in one more line)."""
+
+
+@dataclass(frozen=True)
+class SecretCorpus:
+    """The secret corpus a scores-only card may name (check 5e): the parsed file, the SHA-256 of its bytes and how
+    messages name it (never its path's content)."""
+
+    corpus: Corpus
+    sha256: str
+    name: str
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], name: str | None = None) -> SecretCorpus:
+        """Read a corpus file (:func:`mtboard.core.documents.load_corpus`). Raises InputError when unreadable."""
+        from mtboard.core.documents import load_corpus  # noqa: PLC0415
+
+        corpus, sha = load_corpus(path)
+        return cls(corpus, sha, name or "the secret corpus")
 
 
 @dataclass
@@ -71,10 +105,11 @@ def text_fields(data: Any, path: str = "") -> list[str]:
     return out
 
 
-def check_scores_data(data: Any, where: str) -> ScoresReport:
-    """Checks 2–6 on parsed JSON (module docstring)."""
+def check_scores_data(data: Any, where: str, *, secret: SecretCorpus | None = None,
+                      now: datetime | None = None) -> ScoresReport:
+    """Checks 2–6 on parsed JSON (module docstring). ``secret``: the secret corpus for check 5e (None: skipped);
+    ``now``: the validation time (default: the clock)."""
     from mtboard.core.documents import validate_model  # noqa: PLC0415
-    from mtboard.score.scores_card import recompute, scores_card_hash  # noqa: PLC0415
 
     rep = ScoresReport(where)
     texts = text_fields(data)
@@ -92,24 +127,104 @@ def check_scores_data(data: Any, where: str) -> ScoresReport:
         rep.problems.append(f"segment: $.dataset.segment is {card.dataset.segment.value}; scores-only cards are for "
                             "gold_standard and held_out")
     rep.problems.extend(signature_problems(card))
-    if not card.scores_card_hash or scores_card_hash(data) != card.scores_card_hash:
+    if not card.scores_card_hash or scores_card_hash_of(data) != card.scores_card_hash:
         rep.problems.append("seal: $.scores_card_hash does not match the content (changed after sealing)")
-    ids = [s.entry_id for s in card.segments]
-    if len(set(ids)) != len(ids):
-        rep.problems.append("recompute: $.segments has duplicate entry ids")
+    late = bounds.date_problem(card.timestamp, "$.timestamp", now or datetime.now(UTC))
+    if late:
+        rep.problems.append(f"timestamp: {late}")
+    rep.problems.extend(entry_problems(card))
+    consistent = _capped("stats", segment_problems(card))
+    rep.problems.extend(consistent)
+    if secret is not None:
+        rep.problems.extend(_capped("corpus", corpus_problems(card, secret)))
     if card.dataset.entry_count != len(card.segments):
         rep.problems.append(f"recompute: $.dataset.entry_count is {card.dataset.entry_count}, the card has "
                             f"{len(card.segments)} segments")
+    if consistent:
+        return rep  # aggregates of impossible statistics mean nothing
+    rep.problems.extend(recompute_problems(card))
+    return rep
+
+
+def scores_card_hash_of(data: Any) -> str:
+    """:func:`mtboard.score.scores_card.scores_card_hash` (imported late: score/ loads sacrebleu)."""
+    from mtboard.score.scores_card import scores_card_hash  # noqa: PLC0415
+
+    return scores_card_hash(data)
+
+
+def recompute_problems(card: ScoresCard) -> list[str]:
+    """Check 5: one ``recompute:`` line per aggregate that differs from the segments' recomputation."""
+    from mtboard.score.scores_card import recompute  # noqa: PLC0415
+
     try:
         agg = recompute(card.segments)
     except MtboardError as exc:
-        rep.problems.append(f"recompute: {exc.one_line()}")
-        return rep
+        return [f"recompute: {exc.one_line()}"]
     stored = card.scores.model_dump(mode="json")
-    for name, value in agg.items():
-        if stored.get(name) != value:
-            rep.problems.append(f"recompute: $.scores.{name} is {stored.get(name)!r}, the segments give {value!r}")
-    return rep
+    return [f"recompute: $.scores.{name} is {stored.get(name)!r}, the segments give {value!r}"
+            for name, value in agg.items() if stored.get(name) != value]
+
+
+def entry_problems(card: ScoresCard) -> list[str]:
+    """Check 5b: one ``entries:`` line per segment repeating an earlier segment's entry id."""
+    first: dict[int, int] = {}
+    out = []
+    for i, s in enumerate(card.segments):
+        if s.entry_id in first:
+            out.append(f"entries: $.segments[{i}].entry_id is {s.entry_id}, already at "
+                       f"$.segments[{first[s.entry_id]}]; allowed: each entry of the secret segment once")
+        else:
+            first[s.entry_id] = i
+    return out
+
+
+def segment_problems(card: ScoresCard) -> list[str]:
+    """Check 5c: the statistics and facts of every segment (module docstring), one line each."""
+    out: list[str] = []
+    for i, s in enumerate(card.segments):
+        path = f"$.segments[{i}]"
+        out.extend(bounds.statistics_problems(s.chrf, s.bleu, s.ter, path))
+        for part, whole in (("fst_accepted_words", "fst_checked_words"), ("glossary_hits", "glossary_terms")):
+            a, b = getattr(s, part), getattr(s, whole)
+            if a is not None and (b is None or a > b):
+                out.append(f"{path}.{part} is {a}, allowed: 0…{b if b is not None else 0} (at most "
+                           f"{path}.{whole}: a subset of those)")
+    return out
+
+
+def corpus_problems(card: ScoresCard, secret: SecretCorpus) -> list[str]:
+    """Check 5e (module docstring): the card's entries and reference-side statistics against the secret corpus."""
+    d, sd = card.dataset, secret.corpus.dataset
+    if d.sha256 != secret.sha256:
+        if (d.id, d.version) == (sd.id, sd.version):
+            return [f"$.dataset.sha256 is {d.sha256[:12]}…, allowed: {secret.sha256[:12]}… (the SHA-256 of "
+                    f"{secret.name}, dataset {sd.id} v{sd.version})"]
+        return []
+    entries = secret.corpus.segment(d.segment)
+    want = {e.id for e in entries}
+    got = {s.entry_id for s in card.segments}
+    out = [f"$.segments has no entry {i}, allowed: exactly the {len(want)} {d.segment.value} entries of "
+           f"{secret.name}" for i in sorted(want - got)]
+    out += [f"$.segments[{i}].entry_id is {s.entry_id}, allowed: an entry id of the {d.segment.value} segment of "
+            f"{secret.name}" for i, s in enumerate(card.segments) if s.entry_id not in want]
+    by_id = {e.id: e for e in entries}
+    pairs = [(i, s) for i, s in enumerate(card.segments) if s.entry_id in by_id]
+    try:
+        refs = bounds.reference_statistics([by_id[s.entry_id].reference for _, s in pairs], d.target_language)
+    except MtboardError as exc:
+        return out + [f"cannot compute the reference statistics: {exc.one_line()}"]
+    for (i, s), ref in zip(pairs, refs):  # the schema fixed the statistics' widths
+        out.extend(bounds.reference_problems(s.chrf, s.bleu, s.ter, ref, f"$.segments[{i}]", secret.name))
+    return out
+
+
+def _capped(check: str, lines: list[str]) -> list[str]:
+    """``check: line`` for the first :data:`MAX_LINES_PER_CHECK` lines, and a count of the rest."""
+    out = [f"{check}: {line}" for line in lines[:MAX_LINES_PER_CHECK]]
+    if len(lines) > MAX_LINES_PER_CHECK:
+        out.append(f"{check}: … and {len(lines) - MAX_LINES_PER_CHECK} more")
+    return out
 
 
 def signature_problems(card: ScoresCard) -> list[str]:
@@ -154,16 +269,19 @@ def _dumps(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
 
 
-def validate_scores_card(path: str | os.PathLike[str]) -> ScoresReport:
-    """All checks on one file; never raises for a bad card (problems are lines of the report)."""
+def validate_scores_card(path: str | os.PathLike[str], *, secret: SecretCorpus | None = None,
+                         now: datetime | None = None) -> ScoresReport:
+    """All checks on one file; never raises for a bad card (problems are lines of the report). ``secret``, ``now``:
+    as :func:`check_scores_data`."""
     p = Path(path)
     where = p.name
     try:
         data = safejson.loads(safejson.read_bytes(p, max_bytes=MAX_BYTES), where=where, max_bytes=MAX_BYTES)
     except MtboardError as exc:
         return ScoresReport(where, [f"json: {exc.one_line()}"])
-    return check_scores_data(data, where)
+    return check_scores_data(data, where, secret=secret, now=now)
 
 
-__all__ = ["STRING_PATHS", "ScoresReport", "check_dev_link", "check_scores_data", "signature_problems",
-           "text_fields", "validate_scores_card"]
+__all__ = ["MAX_LINES_PER_CHECK", "STRING_PATHS", "ScoresReport", "SecretCorpus", "check_dev_link",
+           "check_scores_data", "corpus_problems", "entry_problems", "recompute_problems", "segment_problems",
+           "signature_problems", "text_fields", "validate_scores_card"]

@@ -5,7 +5,9 @@ Scores-only cards live in the committed ``official/`` folder as ``official/<deve
 stem>.<segment>.scores.json`` (written by ``mtboard verify --segment …`` in the verify workflow), each with its
 Sigstore bundle beside it (``….scores.json.sigstore``, the same attestation step as verification records). This
 module reads them (every card through :func:`mtboard.validate.scores.validate_scores_card`: a card that fails is
-rejected, never shown), checks each bundle (:func:`mtboard.verify.attestation.verify_attestation`: its subject must be the
+rejected, never shown — impossible statistics, a date in the future, a repeated entry, and, where the build has the
+secret corpus (``$MTBOARD_SECRET_SEGMENT``), entries other than its segment's or references that are not its;
+issue 32 item 3), checks each bundle (:func:`mtboard.verify.attestation.verify_attestation`: its subject must be the
 file's SHA-256 and its signer the expected verify workflow), and builds one board per secret corpus (language pair +
 corpus identity) from the gold_standard cards, ranked like the development boards: composite, a paired bootstrap of
 the composite over the segments (:func:`mtboard.score.metrics.bootstrap.composite_resamples` on the per-segment statistics
@@ -39,7 +41,7 @@ from mtboard.score.metrics import bootstrap
 from mtboard.score.metrics.composite import COLUMN_UNITS
 from mtboard.core.schema import Outcome, RunCard, ScoresCard, ScoresSegment, Segment
 from mtboard.score.scores_card import SCORES_SUFFIX
-from mtboard.validate.scores import check_dev_link, validate_scores_card
+from mtboard.validate.scores import SecretCorpus, check_dev_link, validate_scores_card
 
 OFFICIAL_DIR = "official"
 BUNDLE_SUFFIX = ".sigstore"
@@ -144,8 +146,11 @@ def check_bundle(path: Path, signer: ExpectedSigner | None) -> list[str]:
     return []
 
 
-def load_official(official_dir: Path | None, signer: ExpectedSigner | None) -> OfficialInputs:
-    """Every ``*.scores.json`` under ``official_dir``, validated and attestation-checked (module docstring)."""
+def load_official(official_dir: Path | None, signer: ExpectedSigner | None,
+                  secret: SecretCorpus | None = None) -> OfficialInputs:
+    """Every ``*.scores.json`` under ``official_dir``, validated and attestation-checked (module docstring).
+    ``secret``: the secret corpus (the build's ``$MTBOARD_SECRET_SEGMENT``); cards of it must list exactly its entries
+    of their segment with its references' statistics (:func:`mtboard.validate.scores.corpus_problems`)."""
     out = OfficialInputs()
     if official_dir is None or not official_dir.is_dir():
         return out
@@ -153,7 +158,7 @@ def load_official(official_dir: Path | None, signer: ExpectedSigner | None) -> O
         if p.is_symlink() or not p.is_file():
             continue
         rel = p.relative_to(official_dir).as_posix()
-        rep = validate_scores_card(p)
+        rep = validate_scores_card(p, secret=secret)
         if not rep.ok or rep.card is None:
             out.rejected.append((rel, rep.problems))
             continue

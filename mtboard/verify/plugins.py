@@ -6,6 +6,10 @@ A backend plugin is contributor code. ``mtboard verify`` of a plugin card instal
 maintainer has read the plugin and pinned that exact release in ``plugins/approved.yaml`` — distribution, version and
 the SHA-256 over its installed files (:func:`mtboard.backends.base.plugin_record`, recorded in ``method.plugin``);
 every other plugin card is verified in a job without secrets. :func:`gate` makes the decision from the card alone.
+
+A card whose neural metrics name a model revision this project does not pin
+(:func:`mtboard.validate.neural.unpinned`) is ``unapproved`` too, plugin or not: re-scoring it loads that model
+checkpoint (a pickle), which nobody reviewed (issue 32 item 3).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pydantic import Field, field_validator
 from mtboard.core import safejson
 from mtboard.core.documents import validate_model
 from mtboard.core.schema import GITHUB_HANDLE_RE, Hex64, PluginRecord, RunCard, Strict, _check_iso_datetime, _date_text
+from mtboard.validate.neural import unpinned
 
 APPROVED_FILE = "plugins/approved.yaml"
 """The maintained list, relative to the repository root."""
@@ -68,7 +73,9 @@ def is_approved(plugin: PluginRecord, approved: ApprovedPlugins) -> bool:
 
 def gate(card: RunCard, approved: ApprovedPlugins) -> Gate:
     """``builtin`` (no plugin: verify as before), ``approved`` (pinned release: may run next to the secrets) or
-    ``unapproved`` (run only in a job without secrets)."""
+    ``unapproved`` (run only in a job without secrets; also any card with an unpinned neural-model revision)."""
+    if unpinned(card):
+        return "unapproved"
     if card.method.plugin is None:
         return "builtin"
     return "approved" if is_approved(card.method.plugin, approved) else "unapproved"

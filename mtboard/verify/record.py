@@ -8,7 +8,7 @@ Content (the record alone, and the card beside it when given):
   * every delta's ``within`` follows from its numbers: ``|rerun − stored| <= tolerance × |stored|`` (``tolerance ×``
     the score's full scale when stored is 0; :data:`COMPARED`), ``passed`` implies every delta within and
     ``tier == gds-verified``, a failed record grants ``self-benchmarked``;
-  * ``started_at <= verified_at``;
+  * ``started_at <= verified_at``, and neither after the validation time + the clock skew (issue 32 item 3);
   * the card (when given) has the record's ``run_card_hash``.
 Attestation (:mod:`mtboard.verify.attestation`):
   * the record says where it was made (``repository``, ``run_id``, ``run_attempt``, ``workflow_commit``, ``started_at``
@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mtboard.core import safejson
@@ -39,6 +39,7 @@ from mtboard.verify.attestation import (DEFAULT_REF, VERIFY_WORKFLOW, Attestatio
                                  verify_attestation)
 from mtboard.core.errors import InputError, MtboardError
 from mtboard.core.schema import VerificationRecord, VerificationTier
+from mtboard.validate.bounds import date_problem
 
 RECORD_SUFFIX = ".verification.json"
 BUNDLE_SUFFIX = ".verification.json.sigstore"
@@ -107,9 +108,18 @@ class RecordCheck:
         return [*self.content_problems, *self.attestation_problems]
 
 
-def content_problems(rec: VerificationRecord, card_run_card_hash: str | None = None) -> list[str]:
-    """The record's internal consistency (module docstring, "Content"); [] when consistent."""
+def content_problems(rec: VerificationRecord, card_run_card_hash: str | None = None, *,
+                     now: datetime | None = None) -> list[str]:
+    """The record's internal consistency (module docstring, "Content"); [] when consistent. ``verified_at`` and
+    ``started_at`` must not lie after ``now`` (default: the clock) + the clock skew
+    (:func:`mtboard.validate.bounds.date_problem`, issue 32 item 3)."""
     out: list[str] = []
+    clock = now or datetime.now(UTC)
+    for name in ("verified_at", "started_at"):
+        value = getattr(rec, name)
+        bad = date_problem(value, f"$.{name}", clock) if value is not None else None
+        if bad:
+            out.append(bad)
     all_within = bool(rec.deltas)
     for d in rec.deltas:
         scale = COMPARED.get(d.metric)

@@ -39,10 +39,12 @@ from pydantic import BaseModel
 
 from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
 from mtboard.core.schema.card import Ancestor, DatasetRef, Fingerprint, RunCard, binding_paths
-from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, DATASET_ID_RE, HEX64_RE, SECRET_SEGMENTS, SEMVER_RE,
-                                        Bcp47, Binding, Context, Count, Domain, ErrorKind, Hex64, MethodClass, NonNeg,
-                                        Outcome, QualityTier, Rate, Register, Segment, SemanticVerdict, Strict,
-                                        VerificationTier, describe_validation_error)
+from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH, CHRF_STATS_WIDTH, DATASET_ID_RE,
+                                        HEX64_RE, SECRET_SEGMENTS, SEMVER_RE, TER_STATS_WIDTH, Bcp47, Binding,
+                                        BleuStats, ChrfStats, Context, Correlation, Count, Domain, ErrorKind, Hex64,
+                                        MethodClass, NonNeg, Outcome, Positive, QualityTier, Rate, Register, Score100,
+                                        Segment, SemanticVerdict, Strict, Temperature, TerStats, VerificationTier,
+                                        describe_validation_error)
 from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
 from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
 from mtboard.core.schema.judgements import JudgeSummary, JudgeVerdict, MqmError
@@ -66,6 +68,8 @@ __all__ = [
     "BCP47_RE", "BINDING_KEY", "DATASET_ID_RE", "HEX64_RE", "SECRET_SEGMENTS", "SEMVER_RE", "Bcp47", "Binding",
     "Context", "Count", "Domain", "ErrorKind", "Hex64", "MethodClass", "NonNeg", "Outcome", "QualityTier", "Rate",
     "Register", "Segment", "SemanticVerdict", "Strict", "VerificationTier", "describe_validation_error",
+    "BLEU_STATS_WIDTH", "CHRF_STATS_WIDTH", "TER_STATS_WIDTH", "BleuStats", "ChrfStats", "Correlation", "Positive",
+    "Score100", "Temperature", "TerStats",
     # corpus
     "Corpus", "DatasetInfo", "Entry", "GlossaryTerm", "Origin",
     # work-directory records

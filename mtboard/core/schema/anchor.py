@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from mtboard.core.schema.common import Count, Hex64, Rate, Strict
+from mtboard.core.schema.common import Correlation, Count, Hex64, Rate, Strict
 
 
 class AnchorSource(Strict):
@@ -34,14 +34,14 @@ class AnchorFigures(Strict):
     n_cells: Count
     n_valued: Count
     """Cells the evaluator gave a value (a judge's failed judgements are excluded: coverage = n_valued / n_cells)."""
-    segment_kendall_tau: float | None
+    segment_kendall_tau: Correlation | None
     """Kendall τ-b between the evaluator's cell values (oriented so that positive means agreement) and the human MQM
     penalties, over all cells (no grouping)."""
-    system_kendall_tau: float | None = None
+    system_kendall_tau: Correlation | None = None
     """Kendall τ-b between the systems' mean values and their mean human penalties."""
-    severity_kappa: float | None = None
+    severity_kappa: Correlation | None = None
     """Cohen's κ between the evaluator's worst severity class per cell and the people's (MQM judges)."""
-    span_f1: float | None = None
+    span_f1: Rate | None = None
     """Character-level F1 of the evaluator's error spans against the people's (MQM judges)."""
     parse_failure_rate: Rate | None = None
     """Judge answers that did not parse ÷ answers (judges)."""

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from mtboard.core.schema.common import (BINDING_KEY, DATASET_ID_RE, Bcp47, Binding, Count, Hex64, MethodClass, NonNeg,
-                                        Segment, Strict, _check_iso_datetime, _lax)
+                                        Segment, Strict, Temperature, _check_iso_datetime, _lax)
 from mtboard.core.schema.judgements import JudgeSummary
 from mtboard.core.schema.method import MethodConfig, MethodRecord
 from mtboard.core.schema.results import EntryResult, ReplicateRun
@@ -87,7 +87,7 @@ class RunCard(Strict):
     """Resolved model id returned by the API."""
     condition: str = Field(min_length=1, max_length=100)
     """Experiment label, e.g. baseline, few-shot, chat."""
-    temperature: float | None
+    temperature: Temperature | None
     """Sampling temperature (None for engines without sampling)."""
     system_prompt_sha256: Hex64
     """SHA-256 of ``system_prompt_used`` (UTF-8)."""

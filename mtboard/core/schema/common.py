@@ -207,6 +207,22 @@ Hex64 = Annotated[str, Field(pattern=HEX64_RE)]
 Rate = Annotated[float, Field(ge=0.0, le=1.0)]
 NonNeg = Annotated[float, Field(ge=0.0)]
 Count = Annotated[int, Field(ge=0)]
+Score100 = Annotated[float, Field(ge=0.0, le=100.0)]
+"""A sacrebleu score on its 0–100 scale (chrF++, BLEU; sacrebleu clamps nothing above, the harness clamps to 100)."""
+Correlation = Annotated[float, Field(ge=-1.0, le=1.0)]
+"""A correlation or agreement coefficient (Kendall τ, Cohen κ): −1 … 1 by definition."""
+Temperature = Annotated[float, Field(ge=0.0)]
+"""A sampling temperature: ≥ 0 (0 = greedy; every OpenAI-compatible server and llama.cpp refuse negatives)."""
+Positive = Annotated[int, Field(ge=1)]
+CHRF_STATS_WIDTH = 24
+"""sacrebleu ``CHRF(word_order=2)`` statistics per segment: (hyp, ref, match) for 6 char + 2 word orders."""
+BLEU_STATS_WIDTH = 10
+"""sacrebleu BLEU statistics per segment: hyp_len, ref_len, 4 match counts, 4 totals."""
+TER_STATS_WIDTH = 2
+"""sacrebleu TER statistics per segment: edits, reference words."""
+ChrfStats = Annotated[list[Count], Field(min_length=CHRF_STATS_WIDTH, max_length=CHRF_STATS_WIDTH)]
+BleuStats = Annotated[list[Count], Field(min_length=BLEU_STATS_WIDTH, max_length=BLEU_STATS_WIDTH)]
+TerStats = Annotated[list[NonNeg], Field(min_length=TER_STATS_WIDTH, max_length=TER_STATS_WIDTH)]
 Bcp47 = Annotated[str, Field(min_length=2, max_length=35)]
 
 

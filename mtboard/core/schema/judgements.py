@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from mtboard.core.schema.common import Binding, Count, Hex64, NonNeg, Rate, Strict
+from mtboard.core.schema.common import Binding, Count, Hex64, NonNeg, Positive, Rate, Strict, Temperature
 
 
 class MqmError(Strict):
@@ -64,12 +64,12 @@ class JudgeVerdict(Strict):
     """not_sent: no usable output or echoed source (scored the worst value: the translator failed); for the
     checkpoints judge also a paragraph no key point addresses (score None). judge_failed: the judge failed (no answer,
     or none that parsed): no score — the cell is excluded from the judge's mean and reported as missing coverage."""
-    score: float | None = None
+    score: NonNeg | None = None
     """MQM: penalty (lower better; the sum of its errors' severity weights); rubric: 0–10 total (the sum of the
     subscores); checkpoints: 0–100. None for judge_failed."""
     errors: list[MqmError] = []
     context_behavior: str | None = None
-    subscores: dict[str, float] = {}
+    subscores: dict[str, NonNeg] = {}
     flags: list[str] = []
     justification: str | None = None
     attempts: Count = 0
@@ -137,12 +137,12 @@ class JudgeSummary(Strict):
     n_failed: Count
     n_not_sent: Count
     parse_failure_rate: Rate
-    mean: float | None
+    mean: NonNeg | None
     """MQM mean penalty (lower better), rubric mean total, checkpoint mean score. Over the judged cells only (scored,
     and not_sent at the worst value); judge_failed cells are excluded (coverage = judged cells ÷ results)."""
-    spread: float | None = None
+    spread: NonNeg | None = None
     """Sample standard deviation of the run scores (checkpoints: one judged run per translation replicate)."""
-    breakdown: dict[str, dict[str, float]] = {}
+    breakdown: dict[str, dict[str, NonNeg]] = {}
     """e.g. {'severity': {'major': 3}, 'class': {...}, 'context_behavior': {...}, 'area': {...}}."""
     # Optional judge provenance and accounting (issue 5; filled by mtboard.judges).
     effort: str | None = None
@@ -159,17 +159,17 @@ class JudgeSummary(Strict):
     """Answer-format parser version (e.g. 'gemba-mqm-context/1 (uncapped)')."""
     higher_is_better: bool | None = None
     """Direction of ``mean`` (False for the MQM penalty)."""
-    worst_score: float | None = None
+    worst_score: NonNeg | None = None
     """Value given to entries not sent and to judge failures (MQM 25, rubric 0, checkpoints 0)."""
-    temperature: float | None = None
-    max_tokens: int | None = None
+    temperature: Temperature | None = None
+    max_tokens: Positive | None = None
     """Explicit output cap sent with every judge request."""
-    max_attempts: int | None = None
+    max_attempts: Positive | None = None
     """Answers asked per entry (per checkpoint run) before judge_failed. Declared, but checked: no verdict took
     more, and a verdict that failed because no answer parsed took exactly this many."""
-    runs: int = 1
+    runs: Positive = 1
     """Judge replicates (checkpoints: default 3)."""
-    run_scores: list[float] = []
+    run_scores: list[NonNeg] = []
     """Score of each replicate (checkpoints)."""
     n_answers: Count | None = None
     """Judge answers received (all attempts, cache hits included); the denominator of parse_failure_rate.

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from mtboard.core.schema.common import Count, Hex64, Strict
+from mtboard.core.schema.common import Count, Hex64, Rate, Strict, Temperature
 
 LEDGER_SCHEMA = "mtboard.ledger/1"
 """The ``schema`` value of this version of the ledger."""
@@ -94,7 +94,7 @@ class LedgerRank(Strict):
     rank_hi: Count | None
     cluster: Count | None
     composite: float | None = Field(ge=0.0, le=1.0)
-    composite_ci: tuple[float, float] | None
+    composite_ci: tuple[Rate, Rate] | None
     chrf: float | None = Field(ge=0.0, le=100.0)
     """Corpus chrF++ (0–100)."""
 
@@ -103,7 +103,7 @@ class LedgerRow(Strict):
     fingerprint: Hex64
     method: str
     model_slug: str
-    temperature: float | None
+    temperature: Temperature | None
     """The sampling temperature sent (None: an engine that takes none); with ``method`` it tells rows apart."""
     tier: TierName
     tier_label: str

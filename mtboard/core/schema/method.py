@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
-from mtboard.core.schema.common import Binding, Hex64, Strict, _omit_none
+from mtboard.core.schema.common import (Binding, Hex64, NonNeg, Positive, Strict, Temperature, _omit_none)
 from mtboard.core.schema.records import LocalModelGate
 
 
@@ -20,8 +20,8 @@ class MethodConfig(Strict):
     BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
 
     model: str
-    temperature: float | None
-    batchSize: int
+    temperature: Temperature | None
+    batchSize: Positive
     register: str | None = None
     coachingFile: str | None = None
     coachingPrompt: str | None = None
@@ -73,7 +73,7 @@ class MethodRecord(Strict):
     """Channel serving the model: openai, openrouter, ollama, vllm, llama.cpp, local, apertium-apy, …"""
     endpoint_host_sha256: Hex64 | None = None
     """SHA-256 of the endpoint host name (never the raw URL)."""
-    max_tokens: int | None = None
+    max_tokens: Positive | None = None
     """Explicit generation cap sent with every request."""
     sampling: dict[str, JsonValue] = {}
     """Every sampling parameter sent (temperature, top_p, seed, …)."""
@@ -84,20 +84,20 @@ class MethodRecord(Strict):
     engine_version: str | None = None
     """Engine build: Apertium package version, llama.cpp build, llama-cpp-python version."""
     streaming: bool = False
-    concurrency: int = 1
-    runs: int = 1
+    concurrency: Positive = 1
+    runs: Positive = 1
     """Number of replicate runs (--runs)."""
     limit: int | None = None
     """--limit N when the run covered only the first N entries."""
     local: LocalModelGate | None = None
     """Canary/latency gate for locally served models."""
-    price_in_per_mtok: float | None = None
+    price_in_per_mtok: NonNeg | None = None
     """Price per 1M prompt tokens (USD) used for cost."""
-    price_out_per_mtok: float | None = None
+    price_out_per_mtok: NonNeg | None = None
     """Price per 1M completion tokens (USD) used for cost."""
-    price_cached_in_per_mtok: float | None = None
+    price_cached_in_per_mtok: NonNeg | None = None
     """Price per 1M cached prompt tokens (USD); None: cached tokens are priced as prompt tokens (no cached rate)."""
-    price_reasoning_per_mtok: float | None = None
+    price_reasoning_per_mtok: NonNeg | None = None
     """Price per 1M reasoning tokens (USD); None: reasoning tokens are priced as completion tokens."""
     price_as_of: str | None = None
     """Date the rates were read (YYYY-MM-DD), from the price table; None for command-line or engine prices."""

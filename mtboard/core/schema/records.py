@@ -5,13 +5,11 @@ latency gate, the facts a backend learnt about itself (``backend.json``) and the
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, JsonValue, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from mtboard.core.schema.common import Binding, Count, ErrorKind, Hex64, NonNeg, Strict, _lax
-
-
 class Usage(Strict):
     """Token usage of one entry (all attempts), as the provider reported it."""
 
@@ -44,18 +42,20 @@ class LocalModelGate(Strict):
     """Error kind of each canary line's answer (None when it answered): with the outputs and the fixed lines,
     ``canary_passed`` recomputes (:meth:`mtboard.backends.base.Backend.check_local_gate`). Absent from gates recorded
     before it existed (written without the key, so re-scored cards keep their bytes)."""
-    latency_median_s: float | None = None
+    latency_median_s: NonNeg | None = None
     """Median per-line latency with 6 lines of history (seconds)."""
-    latency_p90_s: float | None = None
+    latency_p90_s: NonNeg | None = None
     """90th-percentile per-line latency (seconds)."""
-    latency_threshold_median_s: float | None = None
-    latency_threshold_p90_s: float | None = None
+    latency_threshold_median_s: NonNeg | None = None
+    latency_threshold_p90_s: NonNeg | None = None
     latency_passed: bool | None = None
     """Whether the latency gate passed (None when not run)."""
-    n_ctx: int | None = None
+    n_ctx: Annotated[int, Field(ge=0)] | None = None
     """Context size the server was started with (tokens)."""
-    n_threads: int | None = None
-    n_gpu_layers: int | None = None
+    n_threads: Annotated[int, Field(ge=-1)] | None = None
+    """CPU threads (−1: llama.cpp's default)."""
+    n_gpu_layers: Annotated[int, Field(ge=-1)] | None = None
+    """Layers offloaded to the GPU (−1: all, llama.cpp's convention)."""
     server: str | None = None
     """'llama-server <build>' or 'llama-cpp-python <version>'."""
     device: str | None = None

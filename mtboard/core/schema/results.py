@@ -3,12 +3,12 @@ entry with its scores and judgements, and the replicate runs of ``--runs N``."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
-from mtboard.core.schema.common import (Binding, Count, Domain, ErrorKind, NonNeg, Outcome, Rate, Segment,
-                                        SemanticVerdict, Strict, _lax, _omit_none)
+from mtboard.core.schema.common import (BleuStats, Binding, ChrfStats, Count, Domain, ErrorKind, NonNeg, Outcome, Rate,
+                                        Score100, Segment, SemanticVerdict, Strict, TerStats, _lax, _omit_none)
 from mtboard.core.schema.judgements import JudgeVerdict
 from mtboard.core.schema.records import Usage
 
@@ -21,7 +21,7 @@ class CheckFlag(Strict):
     rule: str
     """Rule id, e.g. 'commentary', 'format.speaker_label', 'placeholder', 'foreign_script', 'eos', 'length'."""
     detail: str | None = None
-    count: int | None = None
+    count: Count | None = None
 
 
 class MechanicalDecision(Strict):
@@ -44,11 +44,12 @@ class SegmentStats(Strict):
 
     BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
 
-    chrf: list[int]
-    """sacrebleu CHRF(word_order=2) statistics: for each char order 1–6 then word order 1–2, (hyp, ref, match)."""
-    bleu: list[int]
-    """sacrebleu BLEU statistics: hyp_len, ref_len, 4 match counts, 4 total counts."""
-    ter: list[float] | None = None
+    chrf: ChrfStats
+    """sacrebleu CHRF(word_order=2) statistics: for each char order 1–6 then word order 1–2, (hyp, ref, match);
+    24 counts ≥ 0 (their consistency: :mod:`mtboard.validate.bounds`; a run card's are recomputed from its text)."""
+    bleu: BleuStats
+    """sacrebleu BLEU statistics: hyp_len, ref_len, 4 match counts, 4 total counts (10 counts ≥ 0)."""
+    ter: TerStats | None = None
     """sacrebleu TER statistics: (edits, ref_words); None when over the TER length cap."""
 
 
@@ -72,15 +73,15 @@ class EntryResult(Strict):
     """Hypothesis after post-processing by the mechanical policy (EOS and reasoning blocks stripped, unknown-word
     marks removed; each removal recorded as a flag)."""
     segment: _lax(Segment)
-    difficulty: int | None = None
+    difficulty: Annotated[int, Field(ge=1, le=5)] | None = None
     domain: _lax(Domain) | None = None
     provenance: str | None = None
     exact_match: bool
-    chrf_score: float | None
+    chrf_score: Score100 | None
     """Sentence chrF++ 0–100."""
-    bleu_score: float | None
+    bleu_score: Score100 | None
     """Sentence BLEU 0–100 (effective order)."""
-    ter_score: float | None = None
+    ter_score: NonNeg | None = None
     latency_s: NonNeg | None = None
     """Measured latency of this entry alone (seconds); None when the engine translated it in a batch."""
     batch_latency_s: NonNeg | None = None
@@ -140,9 +141,9 @@ class ReplicateResult(Strict):
     raw_predicted: str | None
     predicted: str
     exact_match: bool
-    chrf_score: float | None
-    bleu_score: float | None
-    ter_score: float | None = None
+    chrf_score: Score100 | None
+    bleu_score: Score100 | None
+    ter_score: NonNeg | None = None
     latency_s: NonNeg | None = None
     batch_latency_s: NonNeg | None = None
     cost_usd: NonNeg | None = None

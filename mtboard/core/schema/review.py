@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from mtboard.core.schema.common import Hex64, Strict, _check_iso_datetime, _date_text, _lax
+from mtboard.core.schema.common import Count, Hex64, Strict, _check_iso_datetime, _date_text, _lax
 
 
 class Rating(StrEnum):
@@ -31,7 +31,7 @@ GITHUB_HANDLE_RE = r"^[A-Za-z0-9](?:-?[A-Za-z0-9])*$"
 class RatedEntry(Strict):
     """One sampled entry's rating."""
 
-    entry_id: int
+    entry_id: Count
     """``results[].entry_id`` of the reviewed card (= the corpus entry id)."""
     rating: _lax(Rating)
     note: str | None = Field(default=None, max_length=2000)

@@ -7,9 +7,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
-from mtboard.core.schema.common import Binding, Count, NonNeg, QualityTier, Rate, Strict, _lax
-
-
+from mtboard.core.schema.common import (Binding, Count, NonNeg, QualityTier, Rate, Score100, Strict, _lax)
 class Signatures(Strict):
     """sacrebleu signature strings of the corpus scores (e.g. ``nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:2.6.0``)."""
 
@@ -41,8 +39,8 @@ class Breakdown(Strict):
     BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
 
     n: Count
-    chrf_plus_plus: float | None
-    bleu: float | None = None
+    chrf_plus_plus: Score100 | None
+    bleu: Score100 | None = None
     exact_match_rate: Rate | None = None
     composite: Rate | None = None
     errors: Count = 0
@@ -56,14 +54,14 @@ class Replicates(Strict):
     BINDING: ClassVar[dict[str, Binding]] = {"*": "recomputed"}
 
     n: int = Field(ge=1)
-    chrf_plus_plus: list[float]
+    chrf_plus_plus: list[Score100]
     """Corpus chrF++ of each replicate, run 0 first."""
-    composite: list[float]
+    composite: list[Rate]
     """Composite of each replicate, run 0 first."""
-    chrf_mean: float
-    chrf_stdev: float
-    composite_mean: float
-    composite_stdev: float
+    chrf_mean: Score100
+    chrf_stdev: NonNeg
+    composite_mean: Rate
+    composite_stdev: NonNeg
 
 
 class Scores(Strict):
@@ -82,7 +80,7 @@ class Scores(Strict):
     morphological_accuracy: Rate | None = None
     chrf_plus_plus: Annotated[float, Field(ge=0.0, le=100.0)]
     """Corpus-level chrF++ (sacrebleu CHRF(word_order=2)), 0–100."""
-    chrf_ci95: tuple[float, float] | None = None
+    chrf_ci95: tuple[Score100, Score100] | None = None
     """95% bootstrap CI of corpus chrF++ (1,000 seeded resamples over segments)."""
     bleu: Annotated[float, Field(ge=0.0, le=100.0)] | None = None
     """Corpus BLEU (reported, excluded from the composite)."""
@@ -109,12 +107,13 @@ class Scores(Strict):
     composite_profile: Literal["A", "B"]
     """A: with FST acceptance; B: without."""
     quality_tier: _lax(QualityTier)
-    cost_adjusted_score: float | None = None
+    cost_adjusted_score: Rate | None = None
+    """composite ÷ (1 + log10(1 + cost of 1,000 entries)): 0–1, at most the composite."""
     errors: Count
     """Entries without usable output for any reason."""
     transport_errors: Count = 0
     """Entries that failed because the service failed (run is invalid unless --allow-incomplete)."""
-    mechanical: dict[str, int] = {}
+    mechanical: dict[str, Count] = {}
     """Counts of mechanical outcomes and flags (e.g. {'source_untranslated': 3, 'flag:commentary': 2})."""
     policy_version: str
     """Version of the frozen mechanical compliance policy."""

@@ -3,12 +3,12 @@ secret segment, with the pattern every string of such a card must match (``mtboa
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from mtboard.core.schema.common import (DATASET_ID_RE, HEX64_RE, Count, Hex64, Outcome, Rate, Segment, Strict,
-                                        _check_iso_datetime, _lax)
+from mtboard.core.schema.common import (BleuStats, ChrfStats, Count, DATASET_ID_RE, HEX64_RE, Hex64, NonNeg, Outcome,
+                                        Rate, Score100, Segment, Strict, TerStats, _check_iso_datetime, _lax)
 from mtboard.core.schema.scores import Signatures
 
 
@@ -79,12 +79,13 @@ class ScoresDataset(Strict):
 class ScoresSegment(Strict):
     """One entry's sufficient statistics and mechanical facts — numbers, booleans and a salted hash, no text."""
 
-    entry_id: int
-    chrf: list[int]
-    """sacrebleu CHRF(word_order=2) statistics (as :class:`SegmentStats`)."""
-    bleu: list[int]
+    entry_id: Count
+    chrf: ChrfStats
+    """sacrebleu CHRF(word_order=2) statistics (as :class:`SegmentStats`; their consistency:
+    :func:`mtboard.validate.bounds.statistics_problems`)."""
+    bleu: BleuStats
     """sacrebleu BLEU statistics (as :class:`SegmentStats`)."""
-    ter: list[float] | None = None
+    ter: TerStats | None = None
     """sacrebleu TER statistics (edits, reference words); None over the TER length cap."""
     outcome: _lax(Outcome)
     """Mechanical outcome (usable, no_usable_output, source_untranslated)."""
@@ -93,7 +94,7 @@ class ScoresSegment(Strict):
     code_switching: bool
     fst_accepted_words: Count | None = None
     fst_checked_words: Count | None = None
-    semantic_units: int | None = None
+    semantic_units: Annotated[int, Field(ge=0, le=10_000)] | None = None
     """Semantic similarity in integer units of 1/10,000 (:func:`mtboard.score.metrics.semantic.units`)."""
     hallucination: bool | None = None
     glossary_hits: Count | None = None
@@ -107,9 +108,9 @@ class ScoresOnly(Strict):
     """Aggregates of a scores-only card, each recomputed exactly from ``segments`` by the validator."""
 
     total: Count
-    chrf_plus_plus: float
-    bleu: float
-    ter: float | None = None
+    chrf_plus_plus: Score100
+    bleu: Score100
+    ter: NonNeg | None = None
     exact_match_rate: Rate
     equivalent_match_rate: Rate | None = None
     fst_acceptance_rate: Rate | None = None

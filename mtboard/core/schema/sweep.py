@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -30,7 +30,7 @@ class SweepMethod(BaseModel):
     """Only these of the sweep's datasets (default: all; e.g. Apertium has eng-spa here but no eng-fra)."""
     prompts: list[str] | None = None
     """Prompts for this method (default: the sweep's)."""
-    temperatures: list[float] | None = None
+    temperatures: list[Annotated[float, Field(ge=0.0, le=2.0)]] | None = None
     """Temperatures for this method (default: the sweep's)."""
     backend_options: dict[str, Scalar] = {}
     """``--backend-opt`` settings for every cell of this method."""
@@ -67,7 +67,7 @@ class CellMatch(BaseModel):
     method: str | None = None
     prompt: str | None = None
     condition: str | None = None
-    temperature: float | None = None
+    temperature: Annotated[float, Field(ge=0.0)] | None = None
 
 
 class SweepOverride(BaseModel):

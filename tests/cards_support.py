@@ -1,0 +1,30 @@
+"""Committed development cards found by what they are, not by file name: a re-score (``mtboard rescore``) renames a
+card (its fingerprint hash changes with the harness version), so tests that need "the full-corpus Apertium card" or
+"a 20-entry echo baseline" look them up here."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from mtboard.core.documents import load_card
+
+ROOT = Path(__file__).resolve().parents[1]
+ES = ROOT / "submissions" / "mtb-en-es-dev"
+
+
+@functools.cache
+def committed(prefix: str, entries: int | None = None, dataset: Path = ES) -> Path:
+    """The committed card of ``dataset`` whose file name starts with ``prefix`` (``apertium-eng-spa__default__``)
+    and that has ``entries`` results (None: the full-corpus card, without ``--limit``); of several, the one with the
+    highest composite (then the file name). Raises LookupError when none fits."""
+    found = []
+    for p in sorted(dataset.glob(f"{prefix}*.json")):
+        if p.name.endswith(".verification.json"):
+            continue
+        card = load_card(p)
+        if (card.method.limit is None) if entries is None else len(card.results) == entries:
+            found.append((-card.scores.composite, p.name, p))
+    if not found:
+        raise LookupError(f"no committed {prefix}* card with {entries or 'all'} entries in {dataset.name}")
+    return min(found)[2]

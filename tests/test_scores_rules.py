@@ -1,0 +1,283 @@
+"""The rules of :mod:`mtboard.validate.bounds` and the remaining paths of :mod:`mtboard.validate.scores`, one branch at
+a time (issue 32 item 3; the ``scores`` module of scripts/mutation.py runs these).
+
+Statistics here are hand-made lists in sacrebleu's layout (each expected line worked out by hand in the comment
+beside it); the reference statistics are the harness's own on two short hand-written sentences, counted by hand; the
+cards are committed development cards reduced to scores-only cards (:func:`mtboard.score.scores_card.from_run_card`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from mtboard.core.documents import load_card
+from mtboard.core.errors import ConfigError
+from mtboard.core.schema import ScoresCard, ScoresSegment, Segment
+from mtboard.score import scores_card as S
+from mtboard.validate import bounds as B
+from mtboard.validate import scores as V
+
+from cards_support import committed
+
+ROOT = Path(__file__).resolve().parents[1]
+ES = ROOT / "submissions" / "mtb-en-es-dev"
+APERTIUM20 = committed("apertium-eng-spa__default__", 20)
+GEMMA20 = committed("gemma-3-270m-q4-k-m.gguf__few-shot-completion__", 20)
+NOW = datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
+CHRF_SRC = "sacrebleu CHRF(word_order=2) statistics: (hyp, ref, match) per order"
+BLEU_SRC = "sacrebleu BLEU statistics: hyp_len, ref_len, correct 1-4, total 1-4"
+TER_SRC = "sacrebleu TER statistics: edits, reference words"
+
+
+def _scores(path: Path = APERTIUM20, dev: Path | None = None) -> dict:
+    run = load_card(path)
+    sc = S.from_run_card(run, load_card(dev or path), salt=bytes(32), segment=Segment.gold_standard,
+                         corpus_sha256="e" * 64, corpus_version="1.0.0")
+    return sc.model_dump(mode="json")
+
+
+# a consistent hand-made chrF++ row: hypothesis of 5 non-space characters and 2 words, reference of 6 and 2
+#           char 1     char 2     char 3     char 4     char 5     char 6     word 1     word 2
+CHRF_OK = [5, 6, 3, 4, 5, 2, 3, 4, 1, 2, 3, 0, 1, 2, 0, 0, 1, 0, 2, 2, 1, 1, 1, 0]
+# BLEU: 5 hypothesis tokens, 3 reference tokens; matches 2, 1, 0, 0; totals 5, 4, 3, 2
+BLEU_OK = [5, 3, 2, 1, 0, 0, 5, 4, 3, 2]
+
+
+def test_hand_made_consistent_rows_pass():
+    assert B.statistics_problems(CHRF_OK, BLEU_OK, [2.0, 3.0], "$.s") == []
+    assert B.ter_problems(None, "$.t") == [] and B.ter_problems([0, 0], "$.t") == []
+
+
+def test_chrf_rules_name_index_order_and_side():
+    bad = list(CHRF_OK)
+    bad[5] = 4  # char 2-gram matches = min(hyp 4, ref 5): allowed
+    assert B.chrf_problems(bad, "$.c") == []
+    bad[5] = 5  # 5 > min(hyp 4, ref 5)
+    assert B.chrf_problems(bad, "$.c") == [
+        f"$.c[5] (char 2-gram matches) is 5, allowed: 0…4 (at most the hypothesis's 4 and the reference's 5 char "
+        f"2-grams; {CHRF_SRC})"]
+    ref_side = list(CHRF_OK)
+    ref_side[7] = 3  # reference char 3-grams: a reference of 6 characters has 4
+    assert B.chrf_problems(ref_side, "$.c") == [
+        f"$.c[7] (reference char 3-grams) is 3, allowed: 4 (a text with 6 char 1-grams has that many char 3-grams; "
+        f"{CHRF_SRC})"]
+    word = list(CHRF_OK)
+    word[21] = 2  # hypothesis word 2-grams: 2 words make 1
+    assert B.chrf_problems(word, "$.c") == [
+        f"$.c[21] (hypothesis word 2-grams) is 2, allowed: 1 (a text with 2 word 1-grams has that many word 2-grams; "
+        f"{CHRF_SRC})"]
+    assert B.chrf_problems([True] + CHRF_OK[1:], "$.c") == ["$.c[0] is True, allowed: an integer ≥ 0 (a count)"]
+    assert B.chrf_problems([1.0] + CHRF_OK[1:], "$.c") == ["$.c[0] is 1.0, allowed: an integer ≥ 0 (a count)"]
+    assert B.chrf_problems(CHRF_OK + [0], "$.c") == [f"$.c has 25 values, allowed: exactly 24 ({CHRF_SRC})"]
+
+
+def test_bleu_rules_for_every_order():
+    too_many = list(BLEU_OK)
+    too_many[2] = 4  # 1-gram matches 4 > min(5 hypothesis, 3 reference 1-grams)
+    assert B.bleu_problems(too_many, "$.b") == [
+        f"$.b[2] (1-gram matches) is 4, allowed: 0…3 (at most the hypothesis's 5 and the reference's 3 1-grams; "
+        f"{BLEU_SRC})"]
+    order4 = list(BLEU_OK)
+    order4[5] = 1  # a 4-gram match, but a 3-token reference has no 4-gram
+    assert B.bleu_problems(order4, "$.b") == [
+        f"$.b[5] (4-gram matches) is 1, allowed: 0…0 (at most the hypothesis's 2 and the reference's 0 4-grams; "
+        f"{BLEU_SRC})"]
+    total4 = list(BLEU_OK)
+    total4[9] = 3  # 5 tokens make 2 4-grams
+    assert B.bleu_problems(total4, "$.b") == [
+        f"$.b[9] (4-gram total) is 3, allowed: 2 (a hypothesis of 5 tokens; {BLEU_SRC})"]
+    short = [2, 3, 1, 1, 0, 0, 2, 1, 0, 1]  # 2 tokens make no 4-gram
+    assert B.bleu_problems(short, "$.b") == [f"$.b[9] (4-gram total) is 1, allowed: 0 (a hypothesis of 2 tokens; "
+                                             f"{BLEU_SRC})"]
+    assert B.bleu_problems(BLEU_OK[:9], "$.b") == [f"$.b has 9 values, allowed: exactly 10 ({BLEU_SRC})"]
+    assert B.bleu_problems([5, -3] + BLEU_OK[2:], "$.b") == ["$.b[1] is -3, allowed: an integer ≥ 0 (a count)"]
+
+
+def test_ter_rules():
+    assert B.ter_problems([1.0, 2.5], "$.t") == [
+        f"$.t[1] (reference words) is 2.5, allowed: a whole number ≥ 0 ({TER_SRC})"]
+    assert B.ter_problems([True, 2.0], "$.t") == [f"$.t[0] (edits) is True, allowed: a whole number ≥ 0 ({TER_SRC})"]
+    assert B.ter_problems(["1", 2.0], "$.t") == [f"$.t[0] (edits) is '1', allowed: a whole number ≥ 0 ({TER_SRC})"]
+    assert B.ter_problems([1.0, 2.0, 3.0], "$.t") == [f"$.t has 3 values, allowed: exactly 2 ({TER_SRC})"]
+
+
+def test_reference_statistics_of_hand_written_sentences():
+    # "Abra el archivo." — 14 non-space characters (so 13 … 9 longer n-grams), 4 chrF words (the final full stop is
+    # split off: Abra, el, archivo, .), 4 BLEU 13a tokens, 3 TER words (TER keeps "archivo." whole); "x": one of each
+    a, x = B.reference_statistics(["Abra el archivo.", "x"], "es")
+    assert a == B.ReferenceStats((14, 13, 12, 11, 10, 9, 4, 3), 4, 3.0)
+    assert x == B.ReferenceStats((1, 0, 0, 0, 0, 0, 1, 0), 1, 1.0)
+    assert B.reference_statistics([], "es") == []
+
+
+def test_reference_problems_every_field():
+    ref = B.ReferenceStats((6, 5, 4, 3, 2, 1, 2, 1), 3, 2.0)  # the reference side of CHRF_OK / BLEU_OK
+    assert B.reference_problems(CHRF_OK, BLEU_OK, [1.0, 2.0], ref, "$.s", "C") == []
+    chrf = list(CHRF_OK)
+    chrf[4] = 9  # reference char 2-grams
+    assert B.reference_problems(chrf, BLEU_OK, None, ref, "$.s", "C") == [
+        "$.s.chrf[4] (reference char 2-grams) is 9, allowed: 5 (the reference of this entry in C)"]
+    assert B.reference_problems(CHRF_OK, BLEU_OK, [1.0, 5.0], ref, "$.s", "C") == [
+        "$.s.ter[1] (reference words) is 5.0, allowed: 2.0 (the reference of this entry in C)"]
+    uncovered = B.ReferenceStats(ref.chrf, 3, None)
+    assert B.reference_problems(CHRF_OK, BLEU_OK, [1.0, 2.0], uncovered, "$.s", "C") == [
+        "$.s.ter is present, allowed: null (the reference of this entry in C is outside TER's coverage)"]
+    assert B.reference_problems(CHRF_OK, BLEU_OK, None, uncovered, "$.s", "C") == []
+
+
+def test_dates_at_the_edges():
+    assert B.parse_date("2026-12-02T06:00:00") == NOW  # a time without zone is read as UTC
+    assert B.parse_date(None) is None and B.parse_date("2026-13-01") is None
+    assert B.date_problem("2024-01-01T00:00:00Z", "$.d", NOW) is None  # the earliest date itself is allowed
+    assert B.date_problem("2023-12-31", "$.d", NOW) == ("$.d is 2023-12-31, allowed: from 2024-01-01 on (no mtboard "
+                                                        "document is older)")
+    assert B.CLOCK_SKEW.total_seconds() == 600 and B.CLOCK_SKEW_MINUTES == 10
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# validate/scores.py paths
+
+
+def test_text_fields_paths():
+    assert V.text_fields("x") == ["$"]  # a bare string document
+    # a key that itself reads like a list path: only the list's own marker is replaced by the index
+    assert V.text_fields({"a": [{"a[]": "x"}]}) == ["a[0].a[]"]
+    assert V.text_fields({"segments": [{"outcome": "usable"}, {"outcome": "usable "}]}) == ["segments[1].outcome"]
+
+
+def test_capped_lists_twenty_lines_then_counts_the_rest():
+    assert V._capped("stats", ["a"] * 20) == ["stats: a"] * 20
+    assert V._capped("stats", ["a"] * 23) == ["stats: a"] * 20 + ["stats: … and 3 more"]
+    assert V.MAX_LINES_PER_CHECK == 20
+
+
+def test_report_names_the_file_and_keeps_the_card(tmp_path):
+    data = _scores()
+    rep = V.check_scores_data(data, "a.scores.json", now=NOW)
+    assert rep.ok and rep.path == "a.scores.json" and isinstance(rep.card, ScoresCard)
+    bad = S.seal({**data, "dataset": {**data["dataset"], "entry_count": 21}})
+    assert V.check_scores_data(bad, "a.scores.json", now=NOW).problems == [
+        "recompute: $.dataset.entry_count is 21, the card has 20 segments"]
+    schema = V.check_scores_data({**data, "salt_id": 5}, "a.scores.json", now=NOW)
+    assert schema.problems[0].startswith("schema: a.scores.json: $.salt_id: ") and schema.card is None
+
+
+def test_validate_scores_card_reads_safely_and_passes_the_clock(tmp_path):
+    data = _scores()
+    path = tmp_path / "a.gold_standard.scores.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert V.validate_scores_card(path).path == path.name
+    early = datetime(2025, 1, 1, tzinfo=UTC)  # the card is dated 2026: after this clock
+    (line,) = V.validate_scores_card(path, now=early).problems
+    assert line.startswith(f"timestamp: $.timestamp is {data['timestamp']}, allowed: not after the validation time "
+                           "2025-01-01T00:00:00Z")
+    path.write_text('{"a": 1, "a": 2}', encoding="utf-8")
+    rep = V.validate_scores_card(path)
+    assert rep.path == path.name and rep.problems[0].startswith(f"json: {path.name}: $.a: duplicate key")
+    big = tmp_path / "big.scores.json"
+    with big.open("wb") as fh:  # sparse: over 16 MiB without writing them
+        fh.truncate(V.MAX_BYTES + 1)
+    (line,) = V.validate_scores_card(big).problems
+    assert line == (f"json: {big}: file is {V.MAX_BYTES + 1} bytes, over the {V.MAX_BYTES}-byte limit (fix: split "
+                    "the submission or raise the limit)")
+
+
+def test_recompute_problems_compare_every_aggregate():
+    card = ScoresCard.model_validate(_scores())
+    assert V.recompute_problems(card) == []
+    moved = card.model_copy(update={"scores": card.scores.model_copy(update={"composite": 0.5, "bleu": 1.0})})
+    assert sorted(V.recompute_problems(moved)) == [
+        f"recompute: $.scores.bleu is 1.0, the segments give {card.scores.bleu!r}",
+        f"recompute: $.scores.composite is 0.5, the segments give {card.scores.composite!r}"]
+    empty = card.model_copy(update={"segments": []})
+    assert V.recompute_problems(empty) == [
+        "recompute: $.segments: a scores-only card needs at least one segment"]
+
+
+def test_a_fact_without_its_whole_is_refused():
+    card = ScoresCard.model_validate(_scores())
+    seg = card.segments[0].model_copy(update={"fst_accepted_words": 1, "fst_checked_words": None,
+                                              "glossary_hits": 1, "glossary_terms": 0})
+    assert V.segment_problems(card.model_copy(update={"segments": [seg]})) == [
+        "$.segments[0].fst_accepted_words is 1, allowed: 0…0 (at most $.segments[0].fst_checked_words: a subset of "
+        "those)",
+        "$.segments[0].glossary_hits is 1, allowed: 0…0 (at most $.segments[0].glossary_terms: a subset of those)"]
+
+
+def test_corpus_problems_when_the_references_cannot_be_scored(tmp_path, monkeypatch):
+    dev = json.loads((ROOT / "corpora" / "mtb-en-es-dev.json").read_text(encoding="utf-8"))
+    card = ScoresCard.model_validate(_scores())
+    ids = [s.entry_id for s in card.segments]
+    path = tmp_path / "secret.json"
+    path.write_text(json.dumps({"dataset": dev["dataset"], "entries": [
+        {**e, "segment": "gold_standard"} for e in dev["entries"] if e["id"] in ids[:-1]]}), encoding="utf-8")
+    secret = V.SecretCorpus.load(path, "$SECRET")
+    assert secret.name == "$SECRET" and V.SecretCorpus.load(path).name == "the secret corpus"
+    mine = card.model_copy(update={"dataset": card.dataset.model_copy(update={"sha256": secret.sha256})})
+    extra = (f"$.segments[19].entry_id is {ids[-1]}, allowed: an entry id of the gold_standard segment of $SECRET")
+    assert V.corpus_problems(mine, secret) == [extra]
+    # TER reference words are compared too (entry 1's reference has 10 TER words on the committed card)
+    seg0 = mine.segments[0]
+    assert seg0.ter is not None and seg0.ter[1] == 10.0
+    wrong_ter = mine.model_copy(update={"segments": [seg0.model_copy(update={"ter": [seg0.ter[0], seg0.ter[1] + 1]}),
+                                                     *mine.segments[1:]]})
+    assert V.corpus_problems(wrong_ter, secret) == [extra, (
+        f"$.segments[0].ter[1] (reference words) is {seg0.ter[1] + 1!r}, allowed: {seg0.ter[1]!r} (the reference of "
+        "this entry in $SECRET)")]
+
+    def broken(references, target_language):
+        raise ConfigError("no tokenizer", field="target_language")
+
+    monkeypatch.setattr(B, "reference_statistics", broken)
+    assert V.corpus_problems(mine, secret) == [
+        extra, "cannot compute the reference statistics: target_language: no tokenizer"]
+
+
+def test_check_dev_link_compares_every_shared_field():
+    apertium, gemma = load_card(APERTIUM20), load_card(GEMMA20)
+    own = ScoresCard.model_validate(_scores(APERTIUM20))
+    assert V.check_dev_link(own, apertium) == []
+    borrowed = ScoresCard.model_validate(_scores(GEMMA20, dev=APERTIUM20))  # Gemma's run naming Apertium's card
+    assert V.check_dev_link(borrowed, gemma) == [
+        f"link: $.card_run_card_hash is {apertium.run_card_hash!r}, the development card's run_card_hash is "
+        f"{gemma.run_card_hash!r}: this gold card is not a re-run of that card's method",
+        f"link: $.method_spec is 'apertium:eng-spa', the development card's method.spec is {gemma.method.spec!r}: "
+        "this gold card is not a re-run of that card's method",
+        f"link: $.model_slug is 'apertium/eng-spa', the development card's model_slug is {gemma.model_slug!r}: "
+        "this gold card is not a re-run of that card's method",
+        f"link: $.condition is 'default', the development card's condition is {gemma.condition!r}: this gold card "
+        "is not a re-run of that card's method",
+        f"link: $.card_fingerprint is {apertium.fingerprint.hash!r}, the development card's fingerprint.hash is "
+        f"{gemma.fingerprint.hash!r}: this gold card is not a re-run of that card's method"]
+    other_lang = own.model_copy(update={"card_dataset_id": "mtb-en-fr-dev", "dataset": own.dataset.model_copy(
+        update={"source_language": "de", "target_language": "fr"})})
+    tail = "this gold card is not a re-run of that card's method"
+    assert V.check_dev_link(other_lang, apertium) == [
+        f"link: $.card_dataset_id is 'mtb-en-fr-dev', the development card's dataset.id is 'mtb-en-es-dev': {tail}",
+        f"link: $.dataset.source_language is 'de', the development card's dataset.source_language is 'en': {tail}",
+        f"link: $.dataset.target_language is 'fr', the development card's dataset.target_language is 'es': {tail}"]
+
+
+def test_the_segment_rule_stands_behind_the_text_rule():
+    """A public segment never reaches the ``segment`` check: the text check's pattern for ``dataset.segment`` refuses
+    it first (so the ``segment:`` line is defence in depth)."""
+    data = _scores()
+    dev = S.seal({**data, "dataset": {**data["dataset"], "segment": "development"}})
+    assert V.check_scores_data(dev, "x", now=NOW).problems == [
+        "text: $.dataset.segment holds text; a scores-only card holds no source, reference or hypothesis text "
+        "(spec §6.4)"]
+
+
+def test_scores_segment_model_accepts_the_hand_made_rows():
+    seg = ScoresSegment.model_validate({"entry_id": 1, "chrf": CHRF_OK, "bleu": BLEU_OK, "ter": [1.0, 2.0],
+                                        "outcome": "usable", "exact_match": False, "code_switching": False,
+                                        "hypothesis_hmac": "a" * 64})
+    assert V.segment_problems(ScoresCard.model_validate(_scores()).model_copy(update={"segments": [seg]})) == []
+    with pytest.raises(Exception):
+        ScoresSegment.model_validate({**seg.model_dump(mode="json"), "chrf": CHRF_OK[:23]})
+    assert copy.deepcopy(CHRF_OK) == CHRF_OK
