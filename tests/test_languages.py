@@ -12,6 +12,7 @@ import hashlib
 import json
 
 import pytest
+import regex
 
 from mtboard.core import languages as L
 from mtboard.core.errors import InputError
@@ -89,7 +90,6 @@ def test_tokenizer_follows_the_script(tag, script, tok, char_ter, has_ter):
 def test_unspaced_scripts_are_the_line_break_sa_scripts_plus_tibetan():
     # UAX #14: class SA ("complex context dependent, South East Asian") marks the scripts whose words are not
     # delimited; derived here from the Unicode data the regex module ships, by script, and compared with the table.
-    import regex  # noqa: PLC0415
     names = {"Thai": "Thai", "Lao": "Laoo", "Khmer": "Khmr", "Myanmar": "Mymr", "Tai_Tham": "Lana",
              "New_Tai_Lue": "Talu", "Tai_Viet": "Tavt", "Tai_Le": "Tale", "Ahom": "Ahom"}
     found = set()
@@ -110,7 +110,6 @@ _CANDIDATES = ("Thai Laoo Khmr Mymr Lana Talu Tavt Tale Ahom Bali Java Batk Cham
 
 
 def _letters(cls: str, sc: str | None = None) -> int:
-    import regex  # noqa: PLC0415
     inner = r"\p{L}" + (f"&&\\p{{Line_Break={cls}}}" if cls else "") + (f"&&\\p{{sc={sc}}}" if sc else "")
     return len(regex.findall(f"[{inner}]", _EVERY_CHAR, flags=regex.V1))
 
