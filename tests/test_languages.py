@@ -12,6 +12,7 @@ import hashlib
 import json
 
 import pytest
+import regex
 
 from mtboard.core import languages as L
 from mtboard.core.errors import InputError
@@ -69,6 +70,9 @@ SCRIPT_TABLE = [
     ("ja-Latn", "Latn", "13a", False, True),  # romanised Japanese has spaces
     ("en-GB", "Latn", "13a", False, True), ("ar", "Arab", "13a", False, True), ("hi", "Deva", "13a", False, True),
     ("qaa", "Latn", "13a", False, True),  # private use: langcodes' likely subtags fall back to und → en-Latn-US
+    ("ii", "Yiii", "char", False, False), ("jv-Java", "Java", "char", False, False),  # line-break ID / AK-AS
+    ("ban-Bali", "Bali", "char", False, False), ("jv", "Latn", "13a", False, True),  # Javanese today: Latin
+    ("su-Sund", "Sund", "13a", False, True),  # Sundanese script: class AL, written with spaces
 ]
 
 
@@ -86,7 +90,6 @@ def test_tokenizer_follows_the_script(tag, script, tok, char_ter, has_ter):
 def test_unspaced_scripts_are_the_line_break_sa_scripts_plus_tibetan():
     # UAX #14: class SA ("complex context dependent, South East Asian") marks the scripts whose words are not
     # delimited; derived here from the Unicode data the regex module ships, by script, and compared with the table.
-    import regex  # noqa: PLC0415
     names = {"Thai": "Thai", "Lao": "Laoo", "Khmer": "Khmr", "Myanmar": "Mymr", "Tai_Tham": "Lana",
              "New_Tai_Lue": "Talu", "Tai_Viet": "Tavt", "Tai_Le": "Tale", "Ahom": "Ahom"}
     found = set()
@@ -96,7 +99,40 @@ def test_unspaced_scripts_are_the_line_break_sa_scripts_plus_tibetan():
             hit = [code for name, code in names.items() if regex.match(rf"\p{{Script={name}}}", ch)]
             assert hit or regex.match(r"\p{Script=Common}|\p{Script=Inherited}", ch), hex(cp)
             found.update(hit)
-    assert found | {"Tibt"} == L.UNSPACED_SCRIPTS
+    assert found == L.SA_SCRIPTS
+    assert L.SA_SCRIPTS | L.AKSARA_SCRIPTS | L.SYLLABIC_ID_SCRIPTS | {"Tibt"} == L.UNSPACED_SCRIPTS
+
+
+_EVERY_CHAR = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+_CANDIDATES = ("Thai Laoo Khmr Mymr Lana Talu Tavt Tale Ahom Bali Java Batk Cham Maka Kawi Brah Gran Diak Tutg Gukh "
+               "Sund Bugi Lepc Rjng Limb Cakm Tibt Deva Beng Sinh Yiii Tang Nshu Kits Bopo Hani Hira Kana Hang Latn "
+               "Zyyy Zinh").split()
+
+
+def _letters(cls: str, sc: str | None = None) -> int:
+    inner = r"\p{L}" + (f"&&\\p{{Line_Break={cls}}}" if cls else "") + (f"&&\\p{{sc={sc}}}" if sc else "")
+    return len(regex.findall(f"[{inner}]", _EVERY_CHAR, flags=regex.V1))
+
+
+def test_aksara_scripts_are_every_script_with_letters_of_class_ak_ap_or_as():
+    # UAX #14 (Unicode 15.1+): AK/AP/AS mark Brahmic orthographic syllables in scripts written without spaces.
+    # Every such letter belongs to one of the candidates (the sums agree), and the scripts that have any are the table.
+    found = set()
+    for cls in ("AK", "AP", "AS"):
+        per = {sc: _letters(cls, sc) for sc in _CANDIDATES}
+        assert sum(per.values()) == _letters(cls) > 0, cls
+        found |= {sc for sc, n in per.items() if n}
+    assert found == L.AKSARA_SCRIPTS
+
+
+def test_syllabic_id_scripts_are_the_scripts_whose_letters_are_class_id():
+    # Class ID (break before or after any character): besides Han and kana (their own tokenizers), the scripts all of
+    # whose letters but one iteration mark are ID are the table; Hangul (146 of 11,675 letters: compatibility jamo)
+    # and Latin (full-width forms) are not.
+    almost_all = {sc for sc in _CANDIDATES if sc not in ("Zyyy", "Zinh")
+                  and _letters("ID", sc) >= _letters("", sc) - 1 > 0}
+    assert almost_all - {"Hani"} == L.SYLLABIC_ID_SCRIPTS
+    assert _letters("ID", "Hang") < _letters("", "Hang") // 10
 
 
 def _old_language_name(tag: str) -> str:

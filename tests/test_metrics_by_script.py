@@ -94,3 +94,44 @@ def test_three_letter_and_script_tags_get_their_scripts_tokenizer(tag, tok, ter_
         pytest.importorskip("MeCab")
     assert f"tok:{tok}" in bleu_signature(tag)
     assert ter_norm in ter_signature(tag)
+
+
+# Scripts of line-break classes AK/AP/AS (Javanese, Balinese) and ID (Yi) are written without spaces too (issue 32
+# review: they used to get 13a and word TER). Hand-made strings, not evaluation data: Javanese ꦲꦏꦸꦩꦔꦤ꧀ꦱꦼꦒ / …ꦥꦶꦱꦁ
+# ("aku mangan sega / pisang": I eat rice / a banana), and Balinese and Yi syllable strings chosen for the test whose
+# last syllable(s) differ.
+UNSPACED_CASES = [
+    # Yi: 7 characters, the last one differs. By hand, char n-gram precisions 6/7, 5/6, 4/5, 3/4, brevity penalty 1:
+    # BLEU = (6/7 · 5/6 · 4/5 · 3/4)^(1/4) = (3/7)^(1/4) = 0.809106…; sacrebleu.sentence_bleu(h, [r], tokenize="char")
+    # = 80.91067115702207 (13a: 0.0, one "word" each)
+    ("ii", "Yiii", "ꆈꌠꉙꀕꉢꌐꆀ", "ꆈꌠꉙꀕꉢꌐꁱ", 80.91067115702207),
+    # sacrebleu.sentence_bleu(h, [r], tokenize="char") = 59.00468726392806 (13a: 0.0)
+    ("jv-Java", "Java", "ꦲꦏꦸꦩꦔꦤ꧀ꦱꦼꦒ", "ꦲꦏꦸꦩꦔꦤ꧀ꦥꦶꦱꦁ", 59.00468726392806),
+    # sacrebleu.sentence_bleu(h, [r], tokenize="char") = 78.25422900366438 (13a: 0.0)
+    ("ban-Bali", "Bali", "ᬢᬶᬬᬂᬫᬵᬄᬦᬶᬄ", "ᬢᬶᬬᬂᬫᬵᬄᬦᬲᬶ", 78.25422900366438),
+]
+
+
+@pytest.mark.parametrize("tag, script, ref, hyp, bleu", UNSPACED_CASES, ids=[c[0] for c in UNSPACED_CASES])
+def test_yi_javanese_and_balinese_score_with_char_bleu_and_no_ter(tag, script, ref, hyp, bleu):
+    assert sacrebleu.sentence_bleu(hyp, [ref]).score == 0.0  # what 13a gave before
+    _chrf, stats, ter = segment_statistics([hyp], [ref], tag)
+    assert sentence_bleu_from_stats(stats[0]) == pytest.approx(bleu, abs=1e-9)
+    assert "tok:char" in bleu_signature(tag)
+    assert ter == [None]
+    entries = [Entry(id=1, source="I eat rice", reference=ref)]
+    scores, results = _score(entries, [hyp], tag)
+    assert scores.ter is None and scores.ter_coverage is None and results[0].ter_score is None
+    assert scores.metric_availability["ter"] == (f"target script {script} is written without spaces between words "
+                                                 "and sacrebleu's TER has no mode for it (asian_support covers Han "
+                                                 "and kana only)")
+    assert scores.bleu == pytest.approx(bleu, abs=1e-9) and "tok:char" in scores.signatures.bleu
+
+
+@pytest.mark.parametrize("tag", ["jv", "ban", "su-Sund", "ko"])
+def test_latin_javanese_balinese_and_spaced_scripts_keep_word_ter(tag):
+    # jv and ban are written in Latin today (CLDR likely script Latn); Sundanese script (line-break class AL) and
+    # Korean write spaces between words: word-level TER, no availability entry
+    entries = [Entry(id=1, source="Save", reference="a b c")]
+    scores, _ = _score(entries, ["a b d"], tag)
+    assert "ter" not in scores.metric_availability and scores.ter == pytest.approx(100 / 3)

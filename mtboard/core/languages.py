@@ -205,14 +205,26 @@ def expected_scripts(tag: str) -> frozenset[str] | None:
 # --------------------------------------------------------------------------------------------------------------------
 # Tokenizers by script (docs/SCORING_SPEC.md §2, issue 32 item 2)
 
-UNSPACED_SCRIPTS = frozenset({"Thai", "Laoo", "Khmr", "Mymr", "Lana", "Talu", "Tavt", "Tale", "Ahom", "Tibt"})
+SA_SCRIPTS = frozenset({"Thai", "Laoo", "Khmr", "Mymr", "Lana", "Talu", "Tavt", "Tale", "Ahom"})
+"""Scripts with letters of line-break class SA, "complex context dependent (South East Asian)": words are not
+delimited and line breaks need a dictionary (Unicode UAX #14 §5.1): Thai, Lao, Khmer, Myanmar, Tai Tham, New Tai Lue,
+Tai Viet, Tai Le, Ahom."""
+AKSARA_SCRIPTS = frozenset({"Bali", "Java", "Batk", "Cham", "Maka", "Kawi", "Brah", "Gran", "Diak", "Tutg", "Gukh"})
+"""Scripts with letters of line-break class AK, AP or AS (Aksara, Aksara Pre-Base, Aksara Start; UAX #14 §5.1 and
+rules LB28a, since Unicode 15.1): Brahmic scripts whose lines break between orthographic syllables because their
+words are written without spaces: Balinese, Javanese, Batak, Cham, Makasar, Kawi, Brahmi, Grantha, Dives Akuru,
+Tulu-Tigalari, Gurung Khema."""
+SYLLABIC_ID_SCRIPTS = frozenset({"Yiii", "Tang", "Nshu", "Bopo"})
+"""Scripts other than Han and kana whose letters are of line-break class ID, "ideographic" (UAX #14 §5.1: a line may
+break before or after any of them; all letters but an iteration mark): Yi, Tangut, Nüshu, Bopomofo — one syllable
+(or phoneme) per character, no spaces between words. Hangul is not here: Korean writes spaces between words and its
+syllables are H2/H3."""
+UNSPACED_SCRIPTS = SA_SCRIPTS | AKSARA_SCRIPTS | SYLLABIC_ID_SCRIPTS | frozenset({"Tibt"})
 """ISO 15924 codes of scripts written without spaces between words (other than Han and Japanese, which have their own
-tokenizers): every script with characters of line-break class SA, "complex context dependent (South East Asian)",
-whose word boundaries need a dictionary (Unicode UAX #14 §5.1; derived from the Unicode data by
-tests/test_languages.py: Thai, Lao, Khmer, Myanmar, Tai Tham, New Tai Lue, Tai Viet, Tai Le, Ahom), plus Tibetan,
-which separates syllables with the tsheg (U+0F0B) and phrases with the shad, never words with a space (W3C
-"Requirements for Tibetan Text Layout and Typography"). BLEU uses sacrebleu's ``char`` tokenizer there; TER is not
-computed (sacrebleu has no TER mode for them)."""
+tokenizers): :data:`SA_SCRIPTS`, :data:`AKSARA_SCRIPTS` and :data:`SYLLABIC_ID_SCRIPTS` (each derived from the Unicode
+line-break data by tests/test_languages.py), plus Tibetan, which separates syllables with the tsheg (U+0F0B) and
+phrases with the shad, never words with a space (W3C "Requirements for Tibetan Text Layout and Typography"). BLEU uses
+sacrebleu's ``char`` tokenizer there; TER is not computed (sacrebleu has no TER mode for them)."""
 HAN_SCRIPTS = frozenset({"Hans", "Hant", "Hani"})
 """Chinese scripts: BLEU tokenizer ``zh``, character-level TER (``asian_support``)."""
 JAPANESE_SCRIPTS = frozenset({"Jpan", "Hira", "Kana", "Hrkt"})
@@ -249,7 +261,8 @@ def text_script(tag: str) -> str | None:
 def bleu_tokenizer(target_language: str) -> str:
     """sacrebleu tokenizer name for a target language, by its script (:data:`BLEU_BY_SCRIPT`): ``zh`` (Han: ``zh``,
     ``zh-Hant``, ``yue``, ``cmn``), ``ja-mecab`` (``ja``, ``jpn``, ``ja-Hira``), ``ko-mecab`` (``ko``, ``kor``),
-    ``char`` (Thai, Lao, Khmer, Myanmar, Tibetan, …), ``13a`` otherwise (``en-GB``, ``sr-Latn``, ``ja-Latn``).
+    ``char`` (:data:`UNSPACED_SCRIPTS`: Thai, Lao, Khmer, Myanmar, Tibetan, Yi (``ii``), Javanese (``jv-Java``),
+    Balinese (``ban-Bali``), …), ``13a`` otherwise (``en-GB``, ``sr-Latn``, ``ja-Latn``).
 
     Raises: InputError for a malformed tag."""
     s = text_script(target_language)

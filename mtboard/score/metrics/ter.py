@@ -14,6 +14,12 @@ per segment, shifts of at most 10 words over at most 50 positions, a 25-wide bea
 linearly with the hypothesis; the reference cap bounds the shift search (measured on the committed cards in
 docs/SCORING_SPEC.md §2). Per segment the statistics are ``[edits, reference words]`` (floats, summed in order as
 sacrebleu does); None for a segment outside the covered set.
+
+Padding (docs/SCORING_SPEC.md §2.6): sacrebleu's TER is tercom's heuristic (greedy shifts from a beam-limited
+alignment), an upper bound of the true TER, so one added token can lower a sentence's value (a hand-made Han example
+falls from 30 to 4 edits). What holds, measured on every committed card by tests/test_metrics_coverage.py: coverage
+never changes with the hypothesis, and padding every output the same reference-blind way never improves corpus TER
+over the entries whose mechanical outcome it leaves unchanged. The value is sacrebleu's, never re-implemented here.
 """
 
 from __future__ import annotations
