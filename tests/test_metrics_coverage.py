@@ -129,6 +129,40 @@ beam), an upper bound of the true TER: one added token can move the alignment it
 cheaper one. Every committed card not listed: none."""
 
 
+MEASURED_WITHOUT_DROPS: frozenset[str] = frozenset({
+    "mtb-en-ca-dev baseline/echo baseline n=355 out=378a2e",
+    "mtb-en-ca-dev baseline/empty baseline n=355 out=b8ee8f",
+    "mtb-en-ca-dev gemma-3-270m-q4_k_m.gguf few-shot n=355 out=9997ea",
+    "mtb-en-de-dev baseline/echo baseline n=355 out=ee2f02",
+    "mtb-en-de-dev baseline/empty baseline n=355 out=b8ee8f",
+    "mtb-en-de-dev gemma-3-270m-q4_k_m.gguf few-shot n=355 out=770642",
+    "mtb-en-es-dev baseline/echo baseline n=20 out=76047f",
+    "mtb-en-es-dev baseline/echo baseline n=355 out=0892f8",
+    "mtb-en-es-dev baseline/empty baseline n=355 out=b8ee8f",
+    "mtb-en-es-dev gemma-3-270m-q4_k_m.gguf coached-few-shot n=12 out=82d4b9",
+    "mtb-en-es-dev gemma-3-270m-q4_k_m.gguf few-shot-completion n=20 out=1e42ee",
+    "mtb-en-es-dev gemma-3-270m-q4_k_m.gguf few-shot-completion n=20 out=54524b",
+    "mtb-en-es-dev gemma-3-270m-q4_k_m.gguf few-shot-completion n=20 out=bb6b04",
+    "mtb-en-es-dev gemma-3-270m-q4_k_m.gguf fst-gated-few-shot n=60 out=27f18d",
+    "mtb-en-es-dev gemma-3-270m-q4_k_m.gguf zero-shot-completion n=20 out=80f5b7",
+    "mtb-en-fr-dev baseline/echo baseline n=20 out=828011",
+    "mtb-en-fr-dev baseline/echo baseline n=355 out=1c8e4d",
+    "mtb-en-fr-dev baseline/empty baseline n=355 out=b8ee8f",
+    "mtb-en-fr-dev gemma-3-270m-q4_k_m.gguf few-shot-completion n=20 out=2a8651",
+    "mtb-en-fr-dev gemma-3-270m-q4_k_m.gguf few-shot-completion n=20 out=dde9eb",
+    "mtb-en-fr-dev gemma-3-270m-q4_k_m.gguf zero-shot-completion n=20 out=a3e193",
+    "mtb-en-fr-dev gemma-3-270m-q4_k_m.gguf zero-shot-completion n=20 out=a4ce1c",
+    "mtb-en-ja-dev baseline/echo baseline n=330 out=8fff00",
+    "mtb-en-ja-dev baseline/empty baseline n=330 out=847448",
+    "mtb-ja-en-dev baseline/echo baseline n=330 out=b28f99",
+    "mtb-ja-en-dev baseline/empty baseline n=330 out=847448",
+})
+"""The other committed cards the drops were measured on (2026-12-02, harness 0.5.0): none fell. A card not in
+either table (added later) is held to the strict corpus properties only."""
+
+
+
+
 def _card_key(card: dict) -> str:
     """``dataset model condition n=entries out=<first 6 hex of the SHA-256 of the raw outputs>``: stable across a
     re-score (which renames the card but keeps its outputs), distinct for cards of one configuration."""
@@ -233,7 +267,13 @@ def test_reference_blind_padding_of_every_output_never_improves_corpus_ter(path)
     drops, improved = _blind_padding_effects(card)
     if card["model_slug"] != "baseline/echo":
         assert improved == []
-    assert drops == SENTENCE_DROPS.get(_card_key(card), {}), _card_key(card)
+    key = _card_key(card)
+    if key in SENTENCE_DROPS or key in MEASURED_WITHOUT_DROPS:
+        # the measured cards: exactly the drops measured (a sacrebleu release that moves them shows here); a card
+        # added later is held to the strict corpus properties above, not to a measurement made before it existed
+        assert drops == SENTENCE_DROPS.get(key, {}), key
+    else:
+        assert set(drops) <= set(BLIND_PADDINGS)  # counted, not pinned: a card measured after 2026-12-02
 
 
 # sacrebleu's TER is a heuristic (hand-made strings, not evaluation data): a reference X 成 Y 他 of 33 Han characters
