@@ -7,15 +7,15 @@ returns a :class:`~mtboard.core.names.NameProblem`-shaped tuple ``(what, char, i
 :func:`mtboard.core.names.name_problem` runs them in the order below, after the character classes and NFC.
 
 1. :func:`nfkc_problem` — every character is its own NFKC form (UAX #15, Normalization Form KC): full-width
-   ``Ｇ``, ligatures ``ﬁ``, mathematical alphanumerics ``𝐠``, letterlike ``ℊ``, super/subscripts ``²``, Roman
-   numerals ``Ⅳ``, half-width katakana ``ﾃ`` are refused, the error naming the form to write.
+   ``Ｇ``, ligatures ``ﬁ``, mathematical alphanumerics ``𝐠``, letterlike ``ℊ``, long ``ſ``, super/subscripts ``²``,
+   Roman numerals ``Ⅳ``, half-width katakana ``ﾃ`` are refused, the error naming the form to write.
 2. :func:`mixed_script_problem` — UTS #39 §5.2 *moderately restrictive*, without the scripts whose letters copy
    Latin's (:data:`LATIN_LOOKALIKE_SCRIPTS`: Cyrillic, Greek, Armenian): one script (the resolved script set of §5.1,
    with ``Script_Extensions`` and the augmented sets), or Latin + Han + Hiragana + Katakana, Latin + Han + Bopomofo,
    Latin + Han + Hangul, or Latin + one other *Recommended* script (UAX #31 Table 5) not in that table.
 3. :func:`ascii_lookalike_problem` — a non-ASCII character that Unicode's confusables data (UTS #39 §4,
    ``confusables.txt``, as shipped by the maintained ``confusable_homoglyphs`` package) lists as confusable with an
-   ASCII string: ``ı`` (``i``), ``ſ`` (``f``), ``ɑ`` (``a``), ``ɡ`` (``g``), ``æ`` (``ae``), ``∕`` and ``⁄``
+   ASCII string: ``ı`` (``i``), ``ɑ`` (``a``), ``ɡ`` (``g``), ``æ`` (``ae``), ``∕`` and ``⁄``
    (``/``), ``‐``, ``–`` and ``−`` (``-``), ``օ`` (``o``)… Refused when it is a Latin, Common or Inherited character
    (a single-script look-alike: it sits among ASCII letters), or a letter of another script in a name that also holds
    a Latin letter (a mixed-script look-alike). A letter of another script that only resembles ASCII *punctuation*

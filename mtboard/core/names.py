@@ -26,7 +26,8 @@ module, whose Unicode version is the one in force):
 7. text not in Unicode Normalization Form C (UAX #15): ``é`` written ``e`` + U+0301 looks like ``é`` but is another
    string;
 8. a character that is not its own NFKC form (UAX #15): full-width ``Ｇ``, ligature ``ﬁ``, mathematical ``𝐠``,
-   letterlike ``ℊ``, superscript ``²``, Roman numeral ``Ⅳ``, half-width katakana — the error names the form to write;
+   letterlike ``ℊ``, long ``ſ``, superscript ``²``, Roman numeral ``Ⅳ``, half-width katakana — the error names the
+   form to write;
 9. a mix of scripts that is not *moderately restrictive* (UTS #39 §5.2) or that puts Latin beside Cyrillic, Greek or
    Armenian (the scripts whose letters copy Latin's): the name's letters must share one script (their resolved
    script set, §5.1, with ``Script_Extensions`` and the augmented sets), or be covered by Latin + Han + Hiragana +
@@ -34,7 +35,7 @@ module, whose Unicode version is the one in force):
    Table 5) other than those three. So ``gpt-4о`` (Latin + Cyrillic о) is refused, while an all-Cyrillic, all-Greek,
    Japanese (Han + kana), Korean or Latin + Arabic name passes;
 10. a non-ASCII character Unicode's confusables data (UTS #39 §4) lists as confusable with ASCII — ``ı`` (``i``),
-    ``ſ``, ``ɑ``, ``ɡ``, ``æ`` (``ae``), ``∕`` and ``⁄`` (``/``), ``‐`` and ``−`` (``-``) — when it is Latin, Common or
+    ``ɑ``, ``ɡ``, ``æ`` (``ae``), ``∕`` and ``⁄`` (``/``), ``‐`` and ``−`` (``-``) — when it is Latin, Common or
     Inherited, or a letter of another script in a name that also holds Latin letters (``gpt-4օ``, Armenian օ);
 11. a non-ASCII punctuation mark, symbol or combining mark (script Common or Inherited) whose ``Script_Extensions``
     hold no script of the name's letters (``™``, ``✓``, ``。`` in a Latin name; ``ー`` with kana passes), arrows aside.
