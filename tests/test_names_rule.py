@@ -19,7 +19,7 @@ import regex
 from confusable_homoglyphs import confusables as homoglyph_data
 
 from mtboard.core.errors import InputError
-from mtboard.core.lookalike import LATIN_LOOKALIKE_SCRIPTS, RECOMMENDED, ascii_lookalikes
+from mtboard.core.lookalike import LATIN_LOOKALIKE_SCRIPTS, RECOMMENDED, ascii_lookalike, shown
 from mtboard.core.names import (NameRefused, _marks_problem, card_names, check_name, has_refused, name_problem,
                                 validate_name)
 
@@ -180,6 +180,7 @@ def test_each_lookalike_reads_whole_with_its_fix(text, shown):
     "ELYZA-\u30ce\u30fc\u30c8",       # ノ (looks '/') after '-' and before ー: not between two ASCII characters
     "\u30ce\u30fc\u30c8",              # all katakana: whole script
     "gpt/\u30ce",                      # ノ at the end
+    "\u65e5\u30cegemma",               # ノ after a non-ASCII character, before ASCII: not between two ASCII
     "\u30cegpt",                       # ノ at the start
     "\u0e50\u0e51",                    # all-Thai digits: whole script
     "\u042f\u043d\u0434\u0435\u043a\u0441-7\u0411",  # all Cyrillic with ASCII digits: whole script (Б is no Latin)
@@ -193,11 +194,32 @@ def test_honest_names_with_lookalike_neighbours_pass(name):
     assert name_problem(name) is None
 
 
-def test_ascii_lookalikes_reads_the_confusables_data():
-    assert ascii_lookalikes("\u0131") == ("i",) and ascii_lookalikes("\u00e6") == ("ae",)
-    assert ascii_lookalikes("\u2215") == ("/",) and ascii_lookalikes("\u0585") == ("o",)
+def test_ascii_lookalike_reads_the_confusables_data():
+    assert ascii_lookalike("\u0131") == "i" and ascii_lookalike("\u00e6") == "ae"
+    assert ascii_lookalike("\u2215") == "/" and ascii_lookalike("\u0585") == "o"
     # ASCII itself, an accented letter (e + U+0301 in the data: not ASCII) and a kana with no ASCII twin: none
-    assert ascii_lookalikes("i") == () and ascii_lookalikes("\u00e9") == () and ascii_lookalikes("\u30c8") == ()
+    assert ascii_lookalike("i") == "" and ascii_lookalike("\u00e9") == "" and ascii_lookalike("\u30c8") == ""
+
+
+def test_shown_quotes_printable_ascii_and_names_everything_else():
+    assert shown("fi") == "'fi'" and shown("/") == "'/'"
+    # U+3300 SQUARE APAATO's NFKC form is four katakana: each named, joined by " + "
+    assert shown("\u30a2\u30d1") == "U+30A2 KATAKANA LETTER A + U+30D1 KATAKANA LETTER PA"
+    assert shown("\u0007") == "U+0007 <unnamed>" and shown("\u0085") == "U+0085 <unnamed>"  # controls have no name
+    p = name_problem("\u3300")
+    assert p is not None and p.fix.startswith(
+        "write U+30A2 KATAKANA LETTER A + U+30D1 KATAKANA LETTER PA + U+30FC KATAKANA-HIRAGANA PROLONGED SOUND MARK + "
+        "U+30C8 KATAKANA LETTER TO instead")
+
+
+@pytest.mark.parametrize(("text", "pos"), [
+    ("a\u30ceb", 2),                  # ノ between two ASCII letters, from the second character
+    ("\u65e5a\u30ceb", 3),            # the character two before ノ is not ASCII; the one before is
+    ("ELYZA-\u30ce\u30fc\u30c8-\u0131nstruct", 11),  # a passing ノ does not end the search: the ı after it is found
+])
+def test_the_punctuation_lookalike_of_another_script_is_refused_between_ascii(text, pos):
+    p = name_problem(text)
+    assert p is not None and p.index == pos - 1 and p.what.startswith("a look-alike of ASCII")
 
 
 def test_latin_lookalike_scripts_are_derived_from_the_data():
@@ -208,7 +230,7 @@ def test_latin_lookalike_scripts_are_derived_from_the_data():
     for ch in homoglyph_data.confusables_data:
         if len(ch) != 1 or not unicodedata.category(ch).startswith("L"):
             continue
-        if not any(g.isalpha() for g in ascii_lookalikes(ch)):
+        if not any(c.isalpha() for c in ascii_lookalike(ch)):
             continue
         for sc in RECOMMENDED - {"Latn"}:
             if regex.match(rf"\p{{sc={sc}}}", ch):

@@ -150,32 +150,34 @@ def mixed_script_problem(text: str) -> Problem | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def ascii_lookalikes(ch: str) -> tuple[str, ...]:
-    """The printable-ASCII strings Unicode's confusables data lists as confusable with the non-ASCII character
-    ``ch`` (``ı`` → ``('i',)``, ``æ`` → ``('ae',)``), sorted; ``()`` for ASCII characters and for characters
-    confusable with nothing in ASCII (``é`` is ``e`` + U+0301 there: not ASCII)."""
+def ascii_lookalike(ch: str) -> str:
+    """The printable-ASCII string Unicode's confusables data lists as confusable with the non-ASCII character ``ch``
+    (``ı`` → ``'i'``, ``æ`` → ``'ae'``); ``''`` for ASCII characters and for characters confusable with nothing in
+    ASCII (``é`` is ``e`` + U+0301 there: not ASCII). The data lists at most one per character (checked over every
+    key: each character maps to one prototype, and ASCII is its own prototype); were there two, the first in code
+    point order is returned."""
     if ch.isascii():
-        return ()
+        return ""
     found = _homoglyphs.is_confusable(ch, greedy=True)
     glyphs = {g["c"] for hit in found or () for g in hit["homoglyphs"]}
-    return tuple(sorted(g for g in glyphs if g.isascii() and g.isprintable()))
+    return min((g for g in glyphs if g.isascii() and g.isprintable()), default="")
 
 
 def ascii_lookalike_problem(text: str) -> Problem | None:
     """UTS #39 §4 (module docstring, rule 3): the first character that reads as ASCII it is not, or None."""
     has_latin = any(_LATIN.match(ch) for ch in text)
     for i, ch in enumerate(text):
-        look = ascii_lookalikes(ch)
+        look = ascii_lookalike(ch)
         if not look:
             continue
         own = _COMMON.match(ch) is not None or _LATIN.match(ch) is not None
         if not own:
             if not has_latin:
                 continue  # a whole-script name (all Cyrillic, all Arabic …) keeps its letters
-            if not any(c.isalnum() for g in look for c in g):  # resembles punctuation only: refused inside ASCII
+            if not any(c.isalnum() for c in look):  # resembles punctuation only: refused inside ASCII
                 if not (0 < i < len(text) - 1 and text[i - 1].isascii() and text[i + 1].isascii()):
                     continue
-        alike = " or ".join(shown(g) for g in look)
+        alike = shown(look)
         fix = (f"write {alike} in ASCII, or a character that is not its look-alike" if own else
                f"write the name in one script, or {alike} in ASCII")
         return f"a look-alike of ASCII {alike} (Unicode confusables, UTS #39 §4):", ch, i, fix
