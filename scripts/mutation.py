@@ -65,8 +65,10 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
                   "-k", "not full_card_covers and not priced_full_card and not priced_card_totals "
                         "and not test_results_out_of_corpus_order and not test_missing_repeated "
                         "and not test_a_result_bound and not test_limit_below_one_is"]),
-    # issue 32 item 5: the display-name rule; test_names.py also covers the site's escaping helpers (mtboard.core.fmt)
-    "names": (["mtboard/core/names.py"], ["tests/test_names.py", "tests/test_names_rule.py"]),
+    # issue 32 item 5: the display-name rule and its look-alike rules; test_names.py also covers the site's escaping
+    # helpers (mtboard.core.fmt)
+    "names": (["mtboard/core/names.py", "mtboard/core/lookalike.py"],
+              ["tests/test_names.py", "tests/test_names_rule.py"]),
     # issue 32 item 4: each verdict re-derived from the judge's stored answer. The whole-card tamper suite
     # (test_validate_judged_tamper.py, ~50 s, hundreds of validations) is left out for time; test_judge_answers.py
     # pins every branch on hand-made verdicts and summaries

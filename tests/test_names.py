@@ -28,6 +28,10 @@ HONEST = [
     "中文-LLaMA",               # Latin + Han
     "Jais-عربي",               # Latin + Arabic: moderately restrictive
     "Modèle-ü",                # Latin with NFC precomposed letters
+    "Salamandra-7b", "Aina-Català", "Ñandú-mt",  # accented Latin: é is e + U+0301 in the confusables data, not ASCII
+    "ELYZA-日本語", "ELYZA-ノート",  # ノ resembles '/' only; after '-' and before ー it is not between ASCII
+    "col·lecció",              # U+00B7 MIDDLE DOT: Common, Script_Extensions include Latin
+    "한국어-모델", "中文模型", "عربي",
     "x",
 ]
 
@@ -73,6 +77,18 @@ REFUSED = [
     ("\u0391lpha", "mixes the scripts Greek and Latin, e.g.", "U+0391 GREEK CAPITAL LETTER ALPHA", 1),
     ("\u13aalpha", "mixes the scripts Cherokee and Latin, e.g.", "U+13AA CHEROKEE LETTER GO", 1),
     ("中文-عربي", "mixes the scripts Arabic and Han, e.g.", "U+0639 ARABIC LETTER AIN", 4),
+    # look-alikes (mtboard.core.lookalike): the review's probe found each accepted before
+    ("\u042f\u043d\u0434\u0435\u043a\u0441GPT", "mixes the scripts Cyrillic and Latin, e.g.",
+     "U+042F CYRILLIC CAPITAL LETTER YA", 1),
+    ("gpt-4\u0585", "mixes the scripts Armenian and Latin, e.g.", "U+0585 ARMENIAN SMALL LETTER OH", 6),
+    ("\u017ftrong", "a compatibility character (Unicode NFKC writes it 's'):", "U+017F LATIN SMALL LETTER LONG S", 1),
+    ("\u0261pt", "a look-alike of ASCII 'g' (Unicode confusables, UTS #39 §4):", "U+0261 LATIN SMALL LETTER SCRIPT G",
+     1),
+    ("gpt-\u0251", "a look-alike of ASCII 'a' (Unicode confusables, UTS #39 §4):", "U+0251 LATIN SMALL LETTER ALPHA",
+     5),
+    ("gpt\u20134", "a look-alike of ASCII '-' (Unicode confusables, UTS #39 §4):", "U+2013 EN DASH", 4),
+    ("gpt-\U0001f917", "a punctuation mark, symbol or combining mark of no script the name's letters use "
+     "(Script_Extensions, UTS #39 §5.1):", "U+1F917 HUGGING FACE", 5),
 ]
 
 

@@ -6,9 +6,9 @@ verifier name. :func:`name_problem` says why a name is refused (``None`` when it
 it as one line. The validator (``names`` check, :mod:`mtboard.validate.naming`; ``mtboard submit`` runs it) and
 ``mtboard run``'s settings (:mod:`mtboard.run.settings`) call it, so the rule is the same for every name, wherever it
 enters; reviewer handles need no call: their schema pattern (:data:`mtboard.core.schema.review.GITHUB_HANDLE_RE`,
-ASCII letters, digits and inner hyphens) admits no character this rule refuses. What still reaches a page without the validator (an older card built with ``--no-validate``, free text) is
-shown with :func:`mark` (each refused character replaced by a visible ``[⚠U+XXXX]`` marker), inside ``<bdi>``
-(:func:`mtboard.core.fmt.name_html`).
+ASCII letters, digits and inner hyphens) admits no character this rule refuses. What still reaches a page without
+the validator (an older card built with ``--no-validate``, free text) is shown with :func:`mark` (each refused
+character replaced by a visible ``[⚠U+XXXX]`` marker), inside ``<bdi>`` (:func:`mtboard.core.fmt.name_html`).
 
 A name is refused when it holds (first match wins; classes from the Unicode Character Database through the ``regex``
 module, whose Unicode version is the one in force):
@@ -25,29 +25,37 @@ module, whose Unicode version is the one in force):
    Detection");
 7. text not in Unicode Normalization Form C (UAX #15): ``é`` written ``e`` + U+0301 looks like ``é`` but is another
    string;
-8. a mix of scripts that is not *moderately restrictive* (UTS #39 §5.2, Restriction-Level Detection): the name's
-   letters must share one script (their resolved script set, §5.1, with ``Script_Extensions`` and the augmented
-   sets Hani → Hanb/Jpan/Kore, Hira/Kana → Jpan, Hang → Kore, Bopo → Hanb, is not empty), or be covered by Latin +
-   Han + Hiragana + Katakana, Latin + Han + Bopomofo, Latin + Han + Hangul, or Latin + one other *Recommended*
-   script (UAX #31 Table 5) other than Cyrillic and Greek. So ``gpt-4о`` (Latin + Cyrillic о) is refused, while an
-   all-Cyrillic, all-Greek, Japanese (Han + kana), Korean or Latin + Arabic name passes.
+8. a character that is not its own NFKC form (UAX #15): full-width ``Ｇ``, ligature ``ﬁ``, mathematical ``𝐠``,
+   letterlike ``ℊ``, long ``ſ``, superscript ``²``, Roman numeral ``Ⅳ``, half-width katakana — the error names the
+   form to write;
+9. a mix of scripts that is not *moderately restrictive* (UTS #39 §5.2) or that puts Latin beside Cyrillic, Greek or
+   Armenian (the scripts whose letters copy Latin's): the name's letters must share one script (their resolved
+   script set, §5.1, with ``Script_Extensions`` and the augmented sets), or be covered by Latin + Han + Hiragana +
+   Katakana, Latin + Han + Bopomofo, Latin + Han + Hangul, or Latin + one other *Recommended* script (UAX #31
+   Table 5) other than those three. So ``gpt-4о`` (Latin + Cyrillic о) is refused, while an all-Cyrillic, all-Greek,
+   Japanese (Han + kana), Korean or Latin + Arabic name passes;
+10. a non-ASCII character Unicode's confusables data (UTS #39 §4) lists as confusable with ASCII — ``ı`` (``i``),
+    ``ɑ``, ``ɡ``, ``æ`` (``ae``), ``∕`` and ``⁄`` (``/``), ``‐`` and ``−`` (``-``) — when it is Latin, Common or
+    Inherited, or a letter of another script in a name that also holds Latin letters (``gpt-4օ``, Armenian օ);
+11. a non-ASCII punctuation mark, symbol or combining mark (script Common or Inherited) whose ``Script_Extensions``
+    hold no script of the name's letters (``™``, ``✓``, ``。`` in a Latin name; ``ー`` with kana passes), arrows aside.
 
-Why not a confusables library: ``confusable_homoglyphs`` (PyPI) counts scripts from ``Scripts.txt`` alone with
-only Common allowed, so it calls honest Japanese (Han + Hiragana) mixed, and it implements neither Script_Extensions
-nor the restriction levels of UTS #39; the rule above is UTS #39's own, on the maintained ``regex`` module's
-Unicode data. Whole-script confusables (an all-Cyrillic ``аре`` that reads as Latin ``ape``) are not refused: an
-honest all-Cyrillic name must pass, and the board tells rows apart by their full method, not by a look-alike word.
+Rules 8–11 are :mod:`mtboard.core.lookalike`'s, which says where each comes from and why the confusables data is
+the maintained ``confusable_homoglyphs`` package's. Whole-script confusables (an all-Cyrillic ``аре`` that reads as
+Latin ``ape``) are not refused: an honest all-Cyrillic name must pass, and the board tells rows apart by their full
+method, not by a look-alike word.
 """
 
 from __future__ import annotations
 
-import functools
 import unicodedata
 from dataclasses import dataclass
 
 import regex
 
 from mtboard.core.errors import InputError
+from mtboard.core.lookalike import ascii_lookalike_problem, common_script_problem, mixed_script_problem, nfkc_problem
+from mtboard.core.lookalike import scripts as scripts  # re-exported: the rule's script sets
 
 MAX_MARKS = 4
 """Longest run of nonspacing marks (gc=Mn/Me) a name may hold (UTS #39 §5.4)."""
@@ -73,30 +81,6 @@ selectors) are left as they are."""
 _JSON_ESCAPE = regex.compile(rf"(?:{REFUSED.pattern})(?<![\t\n\r])", regex.V1)
 _MARK = regex.compile(r"[\p{Mn}\p{Me}]")
 
-# ISO 15924 codes of the Script / Script_Extensions values (Unicode PropertyValueAliases.txt, ``sc``); a code the
-# installed regex module does not know is skipped. Zyyy (Common) and Zinh (Inherited) mean "any script".
-_SCRIPT_CODES = (
-    "Adlm Aghb Ahom Arab Armi Armn Avst Bali Bamu Bass Batk Beng Berf Bhks Bopo Brah Brai Bugi Buhd Cakm Cans Cari "
-    "Cham Cher Chrs Copt Cpmn Cprt Cyrl Deva Diak Dogr Dsrt Dupl Egyp Elba Elym Ethi Gara Geor Glag Gong Gonm Goth "
-    "Gran Grek Gujr Gukh Guru Hang Hani Hano Hatr Hebr Hira Hluw Hmng Hmnp Hung Ital Java Jurc Kali Kana Kawi Khar "
-    "Khmr Khoj Kits Knda Krai Kthi Lana Laoo Latn Lepc Limb Lina Linb Lisu Lyci Lydi Mahj Maka Mand Mani Marc Medf "
-    "Mend Merc Mero Miao Mlym Modi Mong Mroo Mtei Mult Mymr Nagm Nand Narb Nbat Newa Nkoo Nshu Ogam Olck Onao Orkh "
-    "Orya Osge Osma Ougr Palm Pauc Pcun Perm Phag Phli Phlp Phnx Prti Rjng Rohg Runr Samr Sarb Saur Seal Sgnw Shaw "
-    "Shrd Sidd Sidt Sind Sinh Sogd Sogo Sora Soyo Sund Sunu Sylo Syrc Tagb Takr Tale Talu Taml Tang Tavt Tayo Telu "
-    "Tfng Tglg Thaa Thai Tibt Tirh Tnsa Todr Tols Toto Tutg Ugar Vaii Vith Wara Wcho Xpeo Xsux Yezi Yiii Zanb").split()
-RECOMMENDED = frozenset(("Arab Armn Beng Bopo Cyrl Deva Ethi Geor Grek Gujr Guru Hang Hani Hebr Hira Kana Knda Khmr "
-                         "Laoo Latn Mlym Mymr Orya Sinh Taml Telu Thaa Thai Tibt").split())
-"""Recommended scripts for identifiers (UAX #31 Table 5), Common and Inherited aside."""
-_AUGMENT = {"Hani": {"Hanb", "Jpan", "Kore"}, "Hira": {"Jpan"}, "Kana": {"Jpan"}, "Hang": {"Kore"},
-            "Bopo": {"Hanb"}}
-"""UTS #39 §5.1: the augmented script set adds the writing systems a script is part of."""
-_HIGHLY = (frozenset({"Latn", "Hani", "Hira", "Kana"}), frozenset({"Latn", "Hani", "Bopo"}),
-           frozenset({"Latn", "Hani", "Hang"}))
-"""UTS #39 §5.2 "Highly Restrictive": the script combinations of Japanese, Chinese and Korean with Latin."""
-_SCRIPT_NAMES = {"Latn": "Latin", "Cyrl": "Cyrillic", "Grek": "Greek", "Hani": "Han", "Hira": "Hiragana",
-                 "Kana": "Katakana", "Hang": "Hangul", "Bopo": "Bopomofo", "Arab": "Arabic", "Hebr": "Hebrew",
-                 "Cher": "Cherokee", "Armn": "Armenian", "Geor": "Georgian", "Deva": "Devanagari"}
-
 
 @dataclass(frozen=True)
 class NameProblem:
@@ -119,56 +103,6 @@ def codepoint(ch: str) -> str:
     return f"U+{ord(ch):04X} {unicodedata.name(ch, '<unnamed>')}"
 
 
-@functools.cache
-def _script_patterns() -> tuple[tuple[str, regex.Pattern[str]], ...]:
-    out = []
-    for code in _SCRIPT_CODES:
-        try:
-            out.append((code, regex.compile(rf"\p{{scx={code}}}")))
-        except regex.error:  # pragma: no cover - an older regex without this script
-            continue
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=4096)
-def scripts(ch: str) -> frozenset[str]:
-    """The augmented ``Script_Extensions`` set of one character (UTS #39 §5.1) as ISO 15924 codes; the empty set for
-    Common and Inherited characters that belong to no particular script (digits, ``-``, ``.``, combining accents)."""
-    if ch.isascii():
-        return frozenset({"Latn"}) if ch.isalpha() else frozenset()
-    found = {code for code, rx in _script_patterns() if rx.match(ch)}
-    for code in list(found):
-        found |= _AUGMENT.get(code, set())
-    return frozenset(found)
-
-
-def _mixed_script(text: str) -> NameProblem | None:
-    """UTS #39 §5.2: None when ``text`` is at most moderately restrictive, else the first character that breaks it."""
-    per_char = [(i, ch, scripts(ch)) for i, ch in enumerate(text)]
-    per_char = [(i, ch, s) for i, ch, s in per_char if s]
-    if not per_char:
-        return None
-    resolved = frozenset.intersection(*(s for _, _, s in per_char))
-    if resolved:  # single script
-        return None
-    if any(all(s & combo for _, _, s in per_char) for combo in _HIGHLY):
-        return None
-    others = [(i, ch, s) for i, ch, s in per_char if "Latn" not in s]
-    if others:
-        shared = frozenset.intersection(*(s for _, _, s in others)) & (RECOMMENDED - {"Cyrl", "Grek"})
-        if shared:
-            return None
-    first = per_char[0][2]
-    i, ch, _ = others[0] if others and len(others) < len(per_char) else next(
-        (i, ch, s) for i, ch, s in per_char if not s & first)
-    named = sorted({_SCRIPT_NAMES.get(c, c) for _, _, s in per_char for c in s} - {"Jpan", "Kore", "Hanb"})
-    listed = f"{', '.join(named[:-1])} and {named[-1]}" if len(named) > 1 else named[0]
-    return NameProblem(f"mixes the scripts {listed}, e.g.", ch, i,
-                       "write the name in one script: a name may mix Latin only with Han and kana, Han and Bopomofo, "
-                       "Han and Hangul, or one other recommended script that is not Cyrillic or Greek (Unicode UTS #39 "
-                       "§5.2, moderately restrictive)")
-
-
 def _marks_problem(text: str) -> NameProblem | None:
     run, prev = 0, ""
     for i, ch in enumerate(text):
@@ -187,7 +121,8 @@ def name_problem(text: str) -> NameProblem | None:
     """Why ``text`` cannot be a displayed name (the module docstring's rule), or None when it can.
 
     Args: text: the name (any length; the schema bounds lengths).
-    Returns: the first problem found, in the rule's order (character classes, ends, marks, NFC, scripts).
+    Returns: the first problem found, in the rule's order (character classes, ends, marks, NFC, NFKC, scripts,
+    ASCII look-alikes, Common characters).
     """
     m = REFUSED.search(text)
     if m is not None:
@@ -204,7 +139,11 @@ def name_problem(text: str) -> NameProblem | None:
     if not unicodedata.is_normalized("NFC", text):
         return NameProblem("not in Unicode Normalization Form C", None, None,
                            "write the name in NFC (unicodedata.normalize('NFC', name))")
-    return _mixed_script(text)
+    for rule in (nfkc_problem, mixed_script_problem, ascii_lookalike_problem, common_script_problem):
+        found = rule(text)
+        if found is not None:
+            return NameProblem(*found)
+    return None
 
 
 class NameRefused(ValueError):
@@ -245,9 +184,9 @@ MARKER = "\u26a0"
 
 def mark(text: str, *, free_text: bool = False) -> str:
     """``text`` with every character of a refused class (:func:`name_problem`'s classes 1–4) replaced by a visible
-    marker ``[⚠U+XXXX]`` (:func:`marker`), so that nothing reorders, hides or splits what is shown. Letters are kept: a mixed-script
-    name is shown as it is (the validator refuses it; the page isolates it in ``<bdi>``). ``free_text``: a
-    translation, a note or other prose, where only the characters of :data:`_SPOOF` are replaced."""
+    marker ``[⚠U+XXXX]`` (:func:`marker`), so that nothing reorders, hides or splits what is shown. Letters are kept:
+    a mixed-script name is shown as it is (the validator refuses it; the page isolates it in ``<bdi>``). ``free_text``:
+    a translation, a note or other prose, where only the characters of :data:`_SPOOF` are replaced."""
     return (_SPOOF if free_text else REFUSED).sub(lambda m: marker(m.group()), text)
 
 
