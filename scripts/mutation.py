@@ -5,7 +5,7 @@
     .venv/bin/python scripts/mutation.py --list
 
 MODULE is a key of :data:`MODULES` (checks, scoring, metrics, stats, validate, names, judging, ledger, ledger-load,
-ledger-diff, ledger-document, ledger-methods). The run uses mutmut 3 (dev extra, ``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the tests into ``mutants/`` (git-ignored), mutates
+ledger-diff, ledger-document, ledger-methods, ledger-tables). The run uses mutmut 3 (dev extra, ``[tool.mutmut]`` in pyproject.toml): it copies ``mtboard/`` and the tests into ``mutants/`` (git-ignored), mutates
 only the module's files and runs, for each mutant, the covering tests that exercise the mutated function. This script
 narrows mutmut's configuration to the module (``only_mutate`` and the pytest test selection) before mutmut reads
 pyproject.toml, so one ``[tool.mutmut]`` table serves every module.
@@ -82,6 +82,9 @@ MODULES: dict[str, tuple[list[str], list[str]]] = {
     "ledger-document": (["mtboard/ledger/document.py", "mtboard/ledger/build.py"], ["tests/test_ledger_document.py"]),
     # issue 12/31: one row per method, ordered, ranked and clustered, on hand-made views
     "ledger-methods": (["mtboard/ledger/methods.py"], ["tests/test_ledger_methods.py"]),
+    # issue 12/15/31: views, cells, clusters, field statistics and chart points, on two small boards of committed
+    # cards (EN→CA; the EN→ES --limit 20 cards) built inside each test, and hand-made judgements and struggle sets
+    "ledger-tables": (["mtboard/ledger/tables.py"], ["tests/test_ledger_tables.py"]),
 }
 
 _EQUIVALENT = re.compile(r"^\s*[-*]\s+`(mtboard\.[\w.]+__mutmut_\d+)`")

@@ -24,7 +24,7 @@ def _script():
 def test_module_table_names_existing_files_and_tests():
     m = _script()
     assert sorted(m.MODULES) == ["checks", "judging", "ledger", "ledger-diff", "ledger-document", "ledger-load",
-                                 "ledger-methods", "metrics", "names", "scoring", "stats", "validate"]
+                                 "ledger-methods", "ledger-tables", "metrics", "names", "scoring", "stats", "validate"]
     for name, (files, tests) in m.MODULES.items():
         assert files and all((REPO / f).is_file() and f.startswith("mtboard/") for f in files), name
         paths = [t for t in tests if t.startswith("tests/")]
