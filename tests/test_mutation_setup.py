@@ -23,7 +23,8 @@ def _script():
 
 def test_module_table_names_existing_files_and_tests():
     m = _script()
-    assert sorted(m.MODULES) == ["checks", "judging", "ledger", "metrics", "names", "official", "scores", "scoring",
+    assert sorted(m.MODULES) == ["checks", "judging", "ledger", "ledger-diff", "ledger-document", "ledger-load",
+                                 "ledger-methods", "ledger-tables", "metrics", "names", "official", "scores", "scoring",
                                  "stats", "validate"]
     for name, (files, tests) in m.MODULES.items():
         assert files and all((REPO / f).is_file() and f.startswith("mtboard/") for f in files), name
