@@ -120,8 +120,12 @@ def test_reference_problems_every_field():
     assert B.reference_problems(CHRF_OK, BLEU_OK, [1.0, 2.0], ref, "$.s", "C") == []
     chrf = list(CHRF_OK)
     chrf[4] = 9  # reference char 2-grams
-    assert B.reference_problems(chrf, BLEU_OK, None, ref, "$.s", "C") == [
+    assert B.reference_problems(chrf, BLEU_OK, [1.0, 2.0], ref, "$.s", "C") == [
         "$.s.chrf[4] (reference char 2-grams) is 9, allowed: 5 (the reference of this entry in C)"]
+    # issue 32 review: a covered reference (2 TER words) with TER null — the card dropped a segment from coverage
+    assert B.reference_problems(CHRF_OK, BLEU_OK, None, ref, "$.s", "C") == [
+        "$.s.ter is null, allowed: [edits, 2] (the reference of this entry in C is within TER's coverage, decided by "
+        "the reference alone: mtboard.score.metrics.ter.ter_covered)"]
     assert B.reference_problems(CHRF_OK, BLEU_OK, [1.0, 5.0], ref, "$.s", "C") == [
         "$.s.ter[1] (reference words) is 5.0, allowed: 2.0 (the reference of this entry in C)"]
     uncovered = B.ReferenceStats(ref.chrf, 3, None)
@@ -281,3 +285,157 @@ def test_scores_segment_model_accepts_the_hand_made_rows():
     with pytest.raises(Exception):
         ScoresSegment.model_validate({**seg.model_dump(mode="json"), "chrf": CHRF_OK[:23]})
     assert copy.deepcopy(CHRF_OK) == CHRF_OK
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# facts and statistics (issue 32 review, item 2): bounds.facts_problems on hand-made segments. Every row below is the
+# harness's own statistics of the texts named beside it (asserted, so the rows cannot drift), counted by hand:
+# "Abra el archivo." has 14 non-space characters (ladder 14 … 9), 4 chrF++ words (the full stop split off), 4 BLEU
+# 13a tokens and 3 TER words ("archivo." stays whole).
+
+ABRA = "Abra el archivo."
+EXACT_ROW = ([14, 14, 14, 13, 13, 13, 12, 12, 12, 11, 11, 11, 10, 10, 10, 9, 9, 9, 4, 4, 4, 3, 3, 3],
+             [4, 4, 4, 3, 2, 1, 4, 3, 2, 1], [0.0, 3.0])
+EMPTY_ROW = ([0, 14, 0, 0, 13, 0, 0, 12, 0, 0, 11, 0, 0, 10, 0, 0, 9, 0, 0, 4, 0, 0, 3, 0],
+             [0, 4, 0, 0, 0, 0, 0, 0, 0, 0], [3.0, 3.0])
+ES_MODES = B.MetricModes("13a", "word", 20)
+FACTS = "docs/SCORING_SPEC.md §9 facts and statistics"
+
+
+def _seg(row, **facts) -> ScoresSegment:
+    chrf, bleu, ter = row
+    base = {"entry_id": 1, "outcome": "usable", "exact_match": False, "code_switching": False,
+            "hypothesis_hmac": "0" * 64}
+    return ScoresSegment.model_validate({**base, "chrf": list(chrf), "bleu": list(bleu),
+                                         "ter": None if ter is None else list(ter), **facts})
+
+
+def _stats(hyp: str, ref: str, tgt: str = "es"):
+    from mtboard.score.metrics.segments import segment_statistics
+
+    c, b, t = segment_statistics([hyp], [ref], tgt, workers=1)
+    return c[0], b[0], t[0]
+
+
+def test_the_hand_made_rows_are_the_harness_statistics():
+    assert _stats(ABRA, ABRA) == EXACT_ROW
+    assert _stats("", ABRA) == EMPTY_ROW
+    assert B.metric_modes("es") == ES_MODES
+    assert B.metric_modes("ja") == B.MetricModes("ja-mecab", "char", 60)
+    assert B.metric_modes("zh") == B.MetricModes("zh", "char", 60)
+    assert B.metric_modes("th") == B.MetricModes("char", None, 20)
+
+
+def test_an_exact_match_has_perfect_statistics():
+    ok = _seg(EXACT_ROW, exact_match=True, equivalent_match=True)
+    assert B.facts_problems(ok, "$.s", ES_MODES) == []
+    chrf, bleu, ter = copy.deepcopy(EXACT_ROW)
+    chrf[0], chrf[2], chrf[23] = 13, 13, 2  # one character fewer, one word 2-gram match fewer
+    bad = _seg((chrf, bleu, [1.0, 3.0]), exact_match=True, equivalent_match=False, outcome="no_usable_output",
+               code_switching=True)
+    why = "$.s.exact_match is true: the same words and characters as the reference's"
+    assert B.facts_problems(bad, "$.s", ES_MODES)[:6] == [
+        f"$.s.exact_match is true, allowed: false (the outcome is no_usable_output: only usable output matches; {FACTS})",
+        f"$.s.equivalent_match is false, allowed: true or null ($.s.exact_match is true: an exact match is equivalent; "
+        f"{FACTS})",
+        f"$.s.chrf[0] (hypothesis char 1-grams) is 13, allowed: 14 ({why} 14; {FACTS})",
+        f"$.s.chrf[2] (char 1-gram matches) is 13, allowed: 14 ({why} 14; {FACTS})",
+        f"$.s.chrf[23] (word 2-gram matches) is 2, allowed: 3 ({why} 3; {FACTS})",
+        f"$.s.ter[0] (edits) is 1.0, allowed: 0.0 ($.s.exact_match is true: word-level TER of the same words; "
+        f"{FACTS})"]
+    # BLEU: checked only under a tokenizer that ignores how whitespace is written (char, zh)
+    short = _seg((EXACT_ROW[0], [3, 4, 3, 2, 1, 0, 3, 2, 1, 0], [0.0, 3.0]), exact_match=True)
+    assert B.facts_problems(short, "$.s", ES_MODES) == []
+    assert B.facts_problems(short, "$.s", B.MetricModes("zh", "char", 60)) == [  # ("char": no TER-word rules)
+        f"$.s.bleu[{i}] is {v}, allowed: {w} ($.s.exact_match is true: the reference's tokens under BLEU tokenizer "
+        f"zh; {FACTS})" for i, v, w in ((0, 3, 4), (2, 3, 4), (3, 2, 3), (4, 1, 2), (5, 0, 1), (6, 3, 4), (7, 2, 3),
+                                        (8, 1, 2), (9, 0, 1))]
+
+
+@pytest.mark.parametrize("hyp,ref,tgt", [("a-\nb", "a- b", "es"), ("日本\n-語", "日本 -語", "ja")],
+                         ids=["13a-joins-hyphen-newline", "tercom-normalized-joins-newline-hyphen"])
+def test_why_bleu_13a_and_character_ter_are_left_out_of_the_exact_match_rule(hyp, ref, tgt):
+    """Texts equal up to whitespace (so an exact match) whose 13a BLEU or normalised TER statistics are not perfect:
+    13a deletes "-\\n" (sacrebleu tokenizer_13a), tercom's normalisation deletes "\\n-" (tokenizer_ter)."""
+    from mtboard.core.text import normalise_for_match
+
+    assert normalise_for_match(hyp) == normalise_for_match(ref)
+    chrf, bleu, ter = _stats(hyp, ref, tgt)
+    if tgt == "es":
+        assert bleu[:2] == [1, 2]  # "ab" against "a-", "b"
+    else:
+        assert ter == [1.0, 4.0]  # 日 本 -語 against 日 本 - 語
+    seg = _seg((chrf, bleu, ter), exact_match=True)
+    assert B.facts_problems(seg, "$.s", B.metric_modes(tgt)) == []  # no false refusal
+
+
+def test_an_unusable_outcome_has_the_empty_hypothesis_statistics():
+    ok = _seg(EMPTY_ROW, outcome="no_usable_output", code_switching=True, hallucination=True, semantic_units=0)
+    assert B.facts_problems(ok, "$.s", ES_MODES) == []
+    assert B.facts_problems(_seg(EMPTY_ROW, outcome="source_untranslated", code_switching=True), "$.s",
+                            ES_MODES) == []  # facts that were not computed (null) are not claimed
+    chrf, bleu, _ = EXACT_ROW
+    bad = _seg((chrf, bleu, [0.0, 3.0]), outcome="source_untranslated", equivalent_match=True, hallucination=False,
+               semantic_units=9000)
+    why = f"$.s.outcome is source_untranslated, scored as the empty hypothesis; {FACTS}"
+    assert B.facts_problems(bad, "$.s", ES_MODES) == [
+        f"$.s.chrf[0] (hypothesis char 1-grams) is 14, allowed: 0 ({why})",
+        f"$.s.chrf[18] (hypothesis word 1-grams) is 4, allowed: 0 ({why})",
+        f"$.s.bleu[0] (hypothesis length) is 4, allowed: 0 ({why})",
+        f"$.s.ter[0] (edits) is 0.0, allowed: 3.0 ({why})",
+        f"$.s.equivalent_match is true, allowed: false or null ({why})",
+        f"$.s.code_switching is false, allowed: true ({why})",
+        f"$.s.hallucination is false, allowed: true or null ({why})",
+        f"$.s.semantic_units is 9000, allowed: 0 or null ({why})"]
+    assert B.facts_problems(_seg(EMPTY_ROW, outcome="no_usable_output", code_switching=True, exact_match=True),
+                            "$.s", ES_MODES)[-1] == f"$.s.exact_match is true, allowed: false ($.s.outcome is " \
+                                                    f"no_usable_output, scored as the empty hypothesis; {FACTS})"
+
+
+def test_word_level_ter_agrees_with_the_chrf_word_counts():
+    # a 10-word hypothesis (chrF++ words: "mismo," and "favor." split: 10) against ABRA: 8 edits, TER words 8
+    long_row = _stats("Pulse Aceptar para continuar ahora mismo, por favor.", ABRA)
+    assert long_row[2] == [8.0, 3.0] and long_row[0][18:20] == [10, 4]
+    assert B.facts_problems(_seg(long_row), "$.s", ES_MODES) == []
+    # edits forged to 1: the hypothesis has 5…10 TER words, the reference 3, so at least 2 edits
+    forged = _seg((long_row[0], long_row[1], [1.0, 3.0]))
+    assert B.facts_problems(forged, "$.s", ES_MODES) == [
+        f"$.s.ter[0] (edits) is 1.0, allowed: ≥ 2 (a hypothesis of 10 chrF++ words has 5…10 TER words, the reference "
+        f"3: each missing or extra word is an edit; {FACTS})"]
+    # edits 0 with other chrF++ word counts, and reference words outside 3…6 chrF++ words
+    chrf = list(EXACT_ROW[0])
+    chrf[18], chrf[19] = 3, 7
+    assert B.facts_problems(_seg((chrf, EXACT_ROW[1], [0.0, 3.0])), "$.s", ES_MODES) == [
+        f"$.s.chrf[19] (reference word 1-grams) is 7, allowed: 3…6 (the reference's 3 TER words, at most one "
+        f"punctuation mark split off each; {FACTS})",
+        f"$.s.chrf[18] (hypothesis word 1-grams) is 3, allowed: 7 (TER 0 edits: the reference's words up to case, "
+        f"split alike; {FACTS})"]
+    # U+0130: TER 0 (lower-cased alike) though chrF++ counts 1 and 2 characters, and BLEU 13a 3 and 1 tokens for
+    # "&QUOT;" / "&quot;" — why TER 0 implies neither equal character counts nor equal BLEU lengths
+    for hyp, ref in (("İ", "i\u0307"), ("&QUOT;", "&quot;")):
+        row = _stats(hyp, ref)
+        assert row[2][0] == 0.0 and (row[0][0] != row[0][1] or row[1][0] != row[1][1])
+        assert B.facts_problems(_seg(row), "$.s", ES_MODES) == []
+
+
+def test_ter_coverage_and_availability_without_the_corpus():
+    # null TER on a reference of 4 chrF++ words (so at most 4 TER words): covered, TER cannot be null
+    assert B.facts_problems(_seg((EXACT_ROW[0], EXACT_ROW[1], None)), "$.s", ES_MODES) == [
+        f"$.s.ter is null, allowed: [edits, reference words] (the reference has at most 4 TER words (its chrF++ word "
+        f"1-grams), within the cap of 20: TER-covered; {FACTS})"]
+    # 21 chrF++ reference words may be 11 TER words (covered) or 21 (not): nothing to say without the corpus
+    chrf = list(EMPTY_ROW[0])
+    chrf[19], chrf[22] = 21, 20
+    assert B.facts_problems(_seg((chrf, EMPTY_ROW[1], None), outcome="no_usable_output", code_switching=True),
+                            "$.s", ES_MODES) == []
+    # a present TER whose reference has more words than the cap: never scored
+    chrf[19] = 42
+    assert B.facts_problems(_seg((chrf, EMPTY_ROW[1], [21.0, 21.0]), outcome="no_usable_output",
+                                 code_switching=True), "$.s", ES_MODES) == [
+        f"$.s.ter[1] (reference words) is 21.0, allowed: 0…20 (a TER-scored reference has at most the coverage cap of "
+        f"TER tokens; {FACTS})"]
+    # Thai: no TER mode at all; Japanese: character-level TER, whose cap is 60 and whose words are not chrF++'s
+    assert B.facts_problems(_seg(EXACT_ROW), "$.s", B.metric_modes("th")) == [
+        f"$.s.ter is present, allowed: null (the target language has no TER mode; {FACTS})"]
+    assert B.facts_problems(_seg((EXACT_ROW[0], EXACT_ROW[1], [0.0, 60.0])), "$.s", B.metric_modes("ja")) == []
+    assert B.facts_problems(_seg((EXACT_ROW[0], EXACT_ROW[1], None)), "$.s", B.metric_modes("ja")) == []

@@ -182,9 +182,14 @@ def entry_problems(card: ScoresCard) -> list[str]:
 def segment_problems(card: ScoresCard) -> list[str]:
     """Check 5c: the statistics and facts of every segment (module docstring), one line each."""
     out: list[str] = []
+    try:
+        modes = bounds.metric_modes(card.dataset.target_language)
+    except MtboardError as exc:
+        return [f"$.dataset.target_language: {exc.one_line()}"]
     for i, s in enumerate(card.segments):
         path = f"$.segments[{i}]"
         out.extend(bounds.statistics_problems(s.chrf, s.bleu, s.ter, path))
+        out.extend(bounds.facts_problems(s, path, modes))
         for part, whole in (("fst_accepted_words", "fst_checked_words"), ("glossary_hits", "glossary_terms")):
             a, b = getattr(s, part), getattr(s, whole)
             if a is not None and (b is None or a > b):
@@ -216,6 +221,12 @@ def corpus_problems(card: ScoresCard, secret: SecretCorpus) -> list[str]:
         return out + [f"cannot compute the reference statistics: {exc.one_line()}"]
     for (i, s), ref in zip(pairs, refs):  # the schema fixed the statistics' widths
         out.extend(bounds.reference_problems(s.chrf, s.bleu, s.ter, ref, f"$.segments[{i}]", secret.name))
+    scored = sum(s.ter is not None for _, s in pairs)
+    covered = sum(r.ter_ref_words is not None for r in refs)
+    if scored != covered:
+        out.append(f"$.segments[*].ter is present on {scored} of {len(pairs)} entries (TER coverage {scored}/"
+                   f"{len(pairs)}), allowed: {covered} of {len(pairs)} (the entries whose reference in {secret.name} "
+                   "is within TER's coverage: mtboard.score.metrics.ter.ter_covered)")
     return out
 
 
