@@ -166,7 +166,7 @@ def test_report_names_the_file_and_keeps_the_card(tmp_path):
     assert rep.ok and rep.path == "a.scores.json" and isinstance(rep.card, ScoresCard)
     bad = S.seal({**data, "dataset": {**data["dataset"], "entry_count": 21}})
     assert V.check_scores_data(bad, "a.scores.json", now=NOW).problems == [
-        "recompute: $.dataset.entry_count is 21, the card has 20 segments"]
+        "recompute: $.dataset.entry_count is 21, allowed: 20 (the number of segments the card lists)"]
     schema = V.check_scores_data({**data, "salt_id": 5}, "a.scores.json", now=NOW)
     assert schema.problems[0].startswith("schema: a.scores.json: $.salt_id: ") and schema.card is None
 
@@ -196,8 +196,10 @@ def test_recompute_problems_compare_every_aggregate():
     assert V.recompute_problems(card) == []
     moved = card.model_copy(update={"scores": card.scores.model_copy(update={"composite": 0.5, "bleu": 1.0})})
     assert sorted(V.recompute_problems(moved)) == [
-        f"recompute: $.scores.bleu is 1.0, the segments give {card.scores.bleu!r}",
-        f"recompute: $.scores.composite is 0.5, the segments give {card.scores.composite!r}"]
+        f"recompute: $.scores.bleu is 1.0, allowed: {card.scores.bleu!r} (recomputed from the segments: "
+        "mtboard.score.scores_card.recompute)",
+        f"recompute: $.scores.composite is 0.5, allowed: {card.scores.composite!r} (recomputed from the segments: "
+        "mtboard.score.scores_card.recompute)"]
     empty = card.model_copy(update={"segments": []})
     assert V.recompute_problems(empty) == [
         "recompute: $.segments: a scores-only card needs at least one segment"]
@@ -247,24 +249,26 @@ def test_check_dev_link_compares_every_shared_field():
     own = ScoresCard.model_validate(_scores(APERTIUM20))
     assert V.check_dev_link(own, apertium) == []
     borrowed = ScoresCard.model_validate(_scores(GEMMA20, dev=APERTIUM20))  # Gemma's run naming Apertium's card
+    tail = "a gold card is a re-run of its development card's method"
     assert V.check_dev_link(borrowed, gemma) == [
-        f"link: $.card_run_card_hash is {apertium.run_card_hash!r}, the development card's run_card_hash is "
-        f"{gemma.run_card_hash!r}: this gold card is not a re-run of that card's method",
-        f"link: $.method_spec is 'apertium:eng-spa', the development card's method.spec is {gemma.method.spec!r}: "
-        "this gold card is not a re-run of that card's method",
-        f"link: $.model_slug is 'apertium/eng-spa', the development card's model_slug is {gemma.model_slug!r}: "
-        "this gold card is not a re-run of that card's method",
-        f"link: $.condition is 'default', the development card's condition is {gemma.condition!r}: this gold card "
-        "is not a re-run of that card's method",
-        f"link: $.card_fingerprint is {apertium.fingerprint.hash!r}, the development card's fingerprint.hash is "
-        f"{gemma.fingerprint.hash!r}: this gold card is not a re-run of that card's method"]
+        f"link: $.card_run_card_hash is {apertium.run_card_hash!r}, allowed: {gemma.run_card_hash!r} (the development "
+        f"card's run_card_hash: {tail})",
+        f"link: $.method_spec is 'apertium:eng-spa', allowed: {gemma.method.spec!r} (the development card's "
+        f"method.spec: {tail})",
+        f"link: $.model_slug is 'apertium/eng-spa', allowed: {gemma.model_slug!r} (the development card's model_slug: "
+        f"{tail})",
+        f"link: $.condition is 'default', allowed: {gemma.condition!r} (the development card's condition: {tail})",
+        f"link: $.card_fingerprint is {apertium.fingerprint.hash!r}, allowed: {gemma.fingerprint.hash!r} (the "
+        f"development card's fingerprint.hash: {tail})"]
     other_lang = own.model_copy(update={"card_dataset_id": "mtb-en-fr-dev", "dataset": own.dataset.model_copy(
         update={"source_language": "de", "target_language": "fr"})})
-    tail = "this gold card is not a re-run of that card's method"
     assert V.check_dev_link(other_lang, apertium) == [
-        f"link: $.card_dataset_id is 'mtb-en-fr-dev', the development card's dataset.id is 'mtb-en-es-dev': {tail}",
-        f"link: $.dataset.source_language is 'de', the development card's dataset.source_language is 'en': {tail}",
-        f"link: $.dataset.target_language is 'fr', the development card's dataset.target_language is 'es': {tail}"]
+        f"link: $.card_dataset_id is 'mtb-en-fr-dev', allowed: 'mtb-en-es-dev' (the development card's dataset.id: "
+        f"{tail})",
+        f"link: $.dataset.source_language is 'de', allowed: 'en' (the development card's dataset.source_language: "
+        f"{tail})",
+        f"link: $.dataset.target_language is 'fr', allowed: 'es' (the development card's dataset.target_language: "
+        f"{tail})"]
 
 
 def test_the_segment_rule_stands_behind_the_text_rule():
@@ -273,8 +277,9 @@ def test_the_segment_rule_stands_behind_the_text_rule():
     data = _scores()
     dev = S.seal({**data, "dataset": {**data["dataset"], "segment": "development"}})
     assert V.check_scores_data(dev, "x", now=NOW).problems == [
-        "text: $.dataset.segment holds text; a scores-only card holds no source, reference or hypothesis text "
-        "(spec §6.4)"]
+        "text: $.dataset.segment holds text (not repeated here), allowed: no string here (strings only at the "
+        "identifier, hash, enum and signature paths of mtboard.core.schema.SCORES_STRING_PATTERNS, each of its "
+        "pattern; spec §6.4: a scores-only card holds no source, reference or hypothesis text)"]
 
 
 def test_scores_segment_model_accepts_the_hand_made_rows():
