@@ -440,7 +440,31 @@ def test_ter_coverage_and_availability_without_the_corpus():
         f"$.s.ter[1] (reference words) is 21.0, allowed: 0…20 (a TER-scored reference has at most the coverage cap of "
         f"TER tokens; {FACTS})"]
     # Thai: no TER mode at all; Japanese: character-level TER, whose cap is 60 and whose words are not chrF++'s
-    assert B.facts_problems(_seg(EXACT_ROW), "$.s", B.metric_modes("th")) == [
+    thai = _stats("ภาษาไทย", "ภาษาไทย", "th")  # an exact match: 7 characters
+    assert B.facts_problems(_seg((thai[0], thai[1], [0.0, 1.0])), "$.s", B.metric_modes("th")) == [
         f"$.s.ter is present, allowed: null (the target language has no TER mode; {FACTS})"]
     assert B.facts_problems(_seg((EXACT_ROW[0], EXACT_ROW[1], [0.0, 60.0])), "$.s", B.metric_modes("ja")) == []
     assert B.facts_problems(_seg((EXACT_ROW[0], EXACT_ROW[1], None)), "$.s", B.metric_modes("ja")) == []
+
+
+def test_char_bleu_counts_are_chrf_character_counts():
+    # "ภาษาไทย" (Thai language) against "ภาษาลาว" (Lao language), 7 characters each: common characters ภ, า×2, ษ
+    # (4), 2-grams ภา าษ ษา (3), 3-grams ภาษ าษา (2), 4-gram ภาษา (1) — the same under BLEU char and chrF++
+    chrf, bleu, ter = _stats("ภาษาไทย", "ภาษาลาว", "th")
+    assert chrf[:12] == [7, 7, 4, 6, 6, 3, 5, 5, 2, 4, 4, 1] and bleu == [7, 7, 4, 3, 2, 1, 7, 6, 5, 4] and ter is None
+    th = B.metric_modes("th")
+    assert B.facts_problems(_seg((chrf, bleu, None)), "$.s", th) == []
+    perfect = [7, 7, 7, 6, 5, 4, 7, 6, 5, 4]  # BLEU 100 forged, chrF++ left honest
+    assert B.facts_problems(_seg((chrf, perfect, None)), "$.s", th) == [
+        f"$.s.bleu[{i}] is {v}, allowed: {w} (BLEU tokenizer char: chrF++'s char {n}-gram matches, $.chrf[{k}]; "
+        f"{FACTS})" for i, v, w, n, k in ((2, 7, 4, 1, 2), (3, 6, 3, 2, 5), (4, 5, 2, 3, 8), (5, 4, 1, 4, 11))]
+    longer = [8, 7, 4, 3, 2, 1, 8, 7, 6, 5]  # one more hypothesis character claimed to BLEU only
+    assert B.facts_problems(_seg((chrf, longer, None)), "$.s", th)[0] == (
+        f"$.s.bleu[0] is 8, allowed: 7 (BLEU tokenizer char: chrF++'s hypothesis char 1-grams, $.chrf[0]; {FACTS})")
+    assert B.facts_problems(_seg((chrf, [7, 6] + longer[2:], None)), "$.s", th)[0].startswith(
+        "$.s.bleu[1] is 6, allowed: 7 (BLEU tokenizer char: chrF++'s reference char 1-grams")
+    # an empty reference: chrF++ counts no hypothesis n-grams at all, BLEU counts them (2 characters, one 2-gram)
+    empty_ref = _stats("ab", "", "th")
+    assert empty_ref[0] == [0] * 24 and empty_ref[1] == [2, 0, 0, 0, 0, 0, 2, 1, 0, 0]
+    assert B.facts_problems(_seg(empty_ref), "$.s", th) == []
+    assert B.facts_problems(_seg((chrf, perfect, [3.0, 1.0])), "$.s", ES_MODES) == []  # 13a: no such link

@@ -34,6 +34,8 @@ whose per-segment statistics are not recomputed from text, and by every check th
     (``char``, ``zh``; not ``13a``, which joins ``-\\n``, nor MeCab's), TER 0 edits where TER is word-level.
   - an outcome that is not usable (scored as the empty hypothesis) ⇒ no hypothesis n-grams or tokens, TER edits =
     reference words, no exact/equivalent match, code-switching true, hallucination not false, semantic units 0.
+  - BLEU's ``char`` tokenizer (scripts without spaces): BLEU's n-gram counts of orders 1–4 are chrF++'s
+    character n-gram counts.
   - word-level TER: reference words ≤ chrF++ reference words ≤ 2 × reference words (chrF++ splits at most one
     punctuation mark off a word); edits ≥ the length difference the chrF++ hypothesis words allow; 0 edits ⇒ equal
     chrF++ word counts; a present TER's reference within the coverage cap, and a TER-less segment's reference
@@ -302,11 +304,30 @@ def _ter_problems(seg: Any, path: str, modes: MetricModes) -> list[str]:
     return out
 
 
+def _char_bleu_problems(seg: Any, path: str) -> list[str]:
+    """Under BLEU's ``char`` tokenizer the BLEU n-grams of orders 1–4 are chrF++'s character n-grams: both are the
+    n-grams of the text with its whitespace removed (sacrebleu ``TokenizerChar`` joins every character with spaces and
+    BLEU splits on whitespace; chrF's ``extract_all_char_ngrams`` joins ``text.split()``), and both clip matches
+    at the smaller count. So ``ref_len`` is the reference char 1-gram total, ``correctₙ`` the char n-gram matches,
+    and ``hyp_len`` and ``totalₙ`` the hypothesis char n-gram totals wherever the reference has n-grams of that order
+    (chrF counts no hypothesis n-grams of an order the reference lacks)."""
+    b, c = seg.bleu, seg.chrf
+    pairs = [(1, 1, "reference char 1-grams")] + ([(0, 0, "hypothesis char 1-grams")] if c[1] else [])
+    for n in range(1, BLEU_ORDER + 1):
+        pairs.append((1 + n, 3 * (n - 1) + 2, f"char {n}-gram matches"))
+        if c[3 * (n - 1) + 1]:
+            pairs.append((1 + BLEU_ORDER + n, 3 * (n - 1), f"hypothesis char {n}-grams"))
+    return [_line(f"{path}.bleu[{i}]", b[i], c[k], f"BLEU tokenizer char: chrF++'s {what}, $.chrf[{k}]")
+            for i, k, what in pairs if b[i] != c[k]]
+
+
 def facts_problems(seg: Any, path: str, modes: MetricModes) -> list[str]:
     """One line per rule of the module docstring's :func:`facts_problems` list that segment ``seg`` (a
     :class:`mtboard.core.schema.ScoresSegment`, statistics of the right widths) at ``path`` breaks; [] when its facts
     and statistics agree. ``modes``: :func:`metric_modes` of the card's target language."""
     out = _exact_problems(seg, path, modes) if seg.exact_match else []
+    if modes.bleu_tokenizer == "char":
+        out += _char_bleu_problems(seg, path)
     if seg.outcome != Outcome.usable:
         out += _unusable_problems(seg, path)
     return out + _ter_problems(seg, path, modes)
