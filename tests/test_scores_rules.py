@@ -456,11 +456,11 @@ def test_char_bleu_counts_are_chrf_character_counts():
     assert B.facts_problems(_seg((chrf, bleu, None)), "$.s", th) == []
     perfect = [7, 7, 7, 6, 5, 4, 7, 6, 5, 4]  # BLEU 100 forged, chrF++ left honest
     assert B.facts_problems(_seg((chrf, perfect, None)), "$.s", th) == [
-        f"$.s.bleu[{i}] is {v}, allowed: {w} (BLEU tokenizer char: chrF++'s char {n}-gram matches, $.chrf[{k}]; "
+        f"$.s.bleu[{i}] is {v}, allowed: {w} (BLEU tokenizer char: chrF++'s char {n}-gram matches, $.s.chrf[{k}]; "
         f"{FACTS})" for i, v, w, n, k in ((2, 7, 4, 1, 2), (3, 6, 3, 2, 5), (4, 5, 2, 3, 8), (5, 4, 1, 4, 11))]
     longer = [8, 7, 4, 3, 2, 1, 8, 7, 6, 5]  # one more hypothesis character claimed to BLEU only
     assert B.facts_problems(_seg((chrf, longer, None)), "$.s", th)[0] == (
-        f"$.s.bleu[0] is 8, allowed: 7 (BLEU tokenizer char: chrF++'s hypothesis char 1-grams, $.chrf[0]; {FACTS})")
+        f"$.s.bleu[0] is 8, allowed: 7 (BLEU tokenizer char: chrF++'s hypothesis char 1-grams, $.s.chrf[0]; {FACTS})")
     assert B.facts_problems(_seg((chrf, [7, 6] + longer[2:], None)), "$.s", th)[0].startswith(
         "$.s.bleu[1] is 6, allowed: 7 (BLEU tokenizer char: chrF++'s reference char 1-grams")
     # an empty reference: chrF++ counts no hypothesis n-grams at all, BLEU counts them (2 characters, one 2-gram)

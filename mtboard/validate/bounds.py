@@ -317,7 +317,7 @@ def _char_bleu_problems(seg: Any, path: str) -> list[str]:
         pairs.append((1 + n, 3 * (n - 1) + 2, f"char {n}-gram matches"))
         if c[3 * (n - 1) + 1]:
             pairs.append((1 + BLEU_ORDER + n, 3 * (n - 1), f"hypothesis char {n}-grams"))
-    return [_line(f"{path}.bleu[{i}]", b[i], c[k], f"BLEU tokenizer char: chrF++'s {what}, $.chrf[{k}]")
+    return [_line(f"{path}.bleu[{i}]", b[i], c[k], f"BLEU tokenizer char: chrF++'s {what}, {path}.chrf[{k}]")
             for i, k, what in pairs if b[i] != c[k]]
 
 
