@@ -468,3 +468,58 @@ def test_char_bleu_counts_are_chrf_character_counts():
     assert empty_ref[0] == [0] * 24 and empty_ref[1] == [2, 0, 0, 0, 0, 0, 2, 1, 0, 0]
     assert B.facts_problems(_seg(empty_ref), "$.s", th) == []
     assert B.facts_problems(_seg((chrf, perfect, [3.0, 1.0])), "$.s", ES_MODES) == []  # 13a: no such link
+
+
+def test_char_bleu_totals_are_compared_order_by_order():
+    # two disjoint 5-letter Thai strings (กขคงจ, ฉชซฌญ; one chrF++ word each): no match at any order, so every
+    # total is compared by the order's own reference count (5, 4, 3, 2 n-grams), never by its matches (0)
+    chrf, bleu, _ = _stats("กขคงจ", "ฉชซฌญ", "th")
+    assert chrf == [5, 5, 0, 4, 4, 0, 3, 3, 0, 2, 2, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0]
+    assert bleu == [5, 5, 0, 0, 0, 0, 5, 4, 3, 2]
+    th = B.metric_modes("th")
+    assert B.facts_problems(_seg((chrf, bleu, None)), "$.s", th) == []
+    longer = [6, 5, 0, 0, 0, 0, 6, 5, 4, 3]  # one hypothesis character more, claimed to BLEU only
+    lines = B.facts_problems(_seg((chrf, longer, None)), "$.s", th)
+    assert [line.split(" (")[0] for line in lines] == [
+        "$.s.bleu[0] is 6, allowed: 5", "$.s.bleu[6] is 6, allowed: 5", "$.s.bleu[7] is 5, allowed: 4",
+        "$.s.bleu[8] is 4, allowed: 3", "$.s.bleu[9] is 3, allowed: 2"]
+    # a 7-letter hypothesis against a 2-letter reference (ไท, inside it): chrF++ counts no hypothesis 3-grams or
+    # longer (the reference has none), BLEU counts 5 and 4 — not compared
+    chrf, bleu, _ = _stats("ภาษาไทย", "ไท", "th")
+    assert chrf[:9] == [7, 2, 2, 6, 1, 1, 0, 0, 0] and bleu == [7, 2, 2, 1, 0, 0, 7, 6, 5, 4]
+    assert B.facts_problems(_seg((chrf, bleu, None)), "$.s", th) == []
+
+
+def test_an_exact_match_under_zh_keeps_every_line():
+    # "中文" against itself: 2 zh tokens, so no 3- or 4-grams (totals 0); every line of the rule is reported together
+    chrf, bleu, _ = _stats("中文", "中文", "zh")
+    assert bleu == [2, 2, 2, 1, 0, 0, 2, 1, 0, 0]
+    zh = B.metric_modes("zh")
+    assert B.facts_problems(_seg((chrf, bleu, None), exact_match=True), "$.s", zh) == []
+    bad_chrf = list(chrf)
+    bad_chrf[2] -= 1  # one character match fewer
+    lines = B.facts_problems(_seg((bad_chrf, [1, 2, 1, 0, 0, 0, 1, 0, 0, 0], None), exact_match=True), "$.s", zh)
+    assert [line[:line.index(" (", line.index("allowed"))] for line in lines] == [
+        "$.s.chrf[2] (char 1-gram matches) is 1, allowed: 2", "$.s.bleu[0] is 1, allowed: 2", "$.s.bleu[2] is 1, allowed: 2",
+        "$.s.bleu[3] is 0, allowed: 1", "$.s.bleu[6] is 1, allowed: 2", "$.s.bleu[7] is 0, allowed: 1"]
+
+
+def test_the_edit_bound_rounds_half_the_hypothesis_words_up():
+    # 11 chrF++ hypothesis words are 6…11 TER words (⌈11/2⌉ = 6, not 5.5); against 3 reference words: ≥ 3 edits
+    chrf = list(EXACT_ROW[0])
+    chrf[18], chrf[21] = 11, 10
+    lines = B.facts_problems(_seg((chrf, EXACT_ROW[1], [2.0, 3.0])), "$.s", ES_MODES)
+    assert lines == [f"$.s.ter[0] (edits) is 2.0, allowed: ≥ 3 (a hypothesis of 11 chrF++ words has 6…11 TER words, "
+                     f"the reference 3: each missing or extra word is an edit; {FACTS})"]
+    assert B.facts_problems(_seg((chrf, EXACT_ROW[1], [3.0, 3.0])), "$.s", ES_MODES) == []
+
+
+def test_a_char_target_keeps_the_exact_match_lines():
+    # Thai, an exact match claimed on a one-letter-short hypothesis ("ภาษาไท" for "ภาษาไทย"): BLEU and chrF++ agree
+    # (the char rule is silent), the exact-match rule is not
+    chrf, bleu, _ = _stats("ภาษาไท", "ภาษาไทย", "th")
+    assert chrf[:3] == [6, 7, 6] and bleu[:3] == [6, 7, 6]
+    lines = B.facts_problems(_seg((chrf, bleu, None), exact_match=True), "$.s", B.metric_modes("th"))
+    assert lines[0] == ("$.s.chrf[0] (hypothesis char 1-grams) is 6, allowed: 7 ($.s.exact_match is true: the same "
+                        f"words and characters as the reference's 7; {FACTS})")
+    assert any(line.startswith("$.s.bleu[0] is 6, allowed: 7 ($.s.exact_match is true") for line in lines)
