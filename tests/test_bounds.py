@@ -415,3 +415,93 @@ def test_scores_only_semantic_units_are_at_most_ten_thousand():
     bad["segments"][0]["semantic_units"] = 10_001
     (problem,) = check_scores_data(S.seal(bad), "x", now=NOW).problems
     assert problem.startswith("schema: x: $.segments[0].semantic_units: Input should be less than or equal to 10000")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# issue 32 review: facts and statistics tied together; TER coverage decided by the corpus (docs/SCORING_SPEC.md §9)
+
+
+def _forgeries(good: dict) -> dict[str, dict]:
+    """The reviewer's consistent-but-impossible edits of an honest 5-entry scores-only card (each re-aggregated and
+    re-sealed): the worst covered segment's TER dropped (null), TER 0 edits everywhere, exact match everywhere, and
+    the first segment marked without usable output while keeping its matches."""
+    cards = {}
+    ternull = copy.deepcopy(good)
+    ternull["segments"][1]["ter"] = None  # entry 2: 15 edits on 18 words, the worst ratio of the five
+    cards["ternull"] = ternull
+    ter0 = copy.deepcopy(good)
+    for s in ter0["segments"]:
+        if s["ter"]:
+            s["ter"][0] = 0.0
+    cards["ter0"] = ter0
+    exact = copy.deepcopy(good)
+    for s in exact["segments"]:
+        s["exact_match"] = True
+    cards["exact"] = exact
+    unusable = copy.deepcopy(good)
+    unusable["segments"][0]["outcome"] = "no_usable_output"
+    cards["unusable"] = unusable
+    return {name: _reaggregate(data) for name, data in cards.items()}
+
+
+def test_the_reviewers_forgeries_are_refused_with_the_secret_corpus_and_without(tmp_path):
+    ids = [r.entry_id for r in load_card(APERTIUM).results[:5]]
+    secret = SecretCorpus.load(_secret(tmp_path, ids))
+    good = _secret_card(secret)
+    assert [s["ter"] for s in good["segments"]] == [[7.0, 10.0], [15.0, 18.0], None, [11.0, 14.0], [7.0, 9.0]]
+    assert good["scores"]["ter"] == 78.43137254901961  # (7 + 15 + 11 + 7) / (10 + 18 + 14 + 9) = 40 / 51
+    forged = _forgeries(good)
+    assert forged["ternull"]["scores"]["ter"] == 75.75757575757575  # 25 / 33: better by dropping a bad segment
+    assert forged["ter0"]["scores"]["ter"] == 0.0
+    assert forged["exact"]["scores"]["exact_match_rate"] == 1.0
+    with_secret = check_scores_data(forged["ternull"], "x", secret=secret, now=NOW).problems
+    assert with_secret[1:] == [
+        "corpus: $.segments[1].ter is null, allowed: [edits, 18] (the reference of this entry in the secret corpus is "
+        "within TER's coverage, decided by the reference alone: mtboard.score.metrics.ter.ter_covered)",
+        "corpus: $.segments[*].ter is present on 3 of 5 entries (TER coverage 3/5), allowed: 4 of 5 (the entries "
+        "whose reference in the secret corpus is within TER's coverage: mtboard.score.metrics.ter.ter_covered)"]
+    # entry 2's reference has 20 chrF++ words (18 TER words, two full stops split off): covered even without corpus
+    assert good["segments"][1]["chrf"][19] == 20
+    assert with_secret[0] == check_scores_data(forged["ternull"], "x", now=NOW).problems[0] == (
+        "stats: $.segments[1].ter is null, allowed: [edits, reference words] (the reference has at most 20 TER words "
+        "(its chrF++ word 1-grams), within the cap of 20: TER-covered; docs/SCORING_SPEC.md §9 facts and statistics)")
+    first = {name: check_scores_data(data, "x", now=NOW).problems[0] for name, data in forged.items()}
+    facts = "docs/SCORING_SPEC.md §9 facts and statistics"
+    # entry 1: a 5-word hypothesis (chrF++ words 5, so 3…5 TER words) against 10 reference words: ≥ 5 edits
+    assert first["ter0"] == (
+        "stats: $.segments[0].ter[0] (edits) is 0.0, allowed: ≥ 5 (a hypothesis of 5 chrF++ words has 3…5 TER words, "
+        f"the reference 10: each missing or extra word is an edit; {facts})")
+    c0 = good["segments"][0]["chrf"]
+    assert c0[:2] == [33, 55]
+    assert first["exact"] == (
+        "stats: $.segments[0].chrf[0] (hypothesis char 1-grams) is 33, allowed: 55 ($.segments[0].exact_match is "
+        f"true: the same words and characters as the reference's 55; {facts})")
+    assert first["unusable"] == (
+        "stats: $.segments[0].chrf[0] (hypothesis char 1-grams) is 33, allowed: 0 ($.segments[0].outcome is "
+        f"no_usable_output, scored as the empty hypothesis; {facts})")
+
+
+def test_none_of_the_forgeries_reaches_the_official_page_beside_an_honest_card(tmp_path):
+    import shutil
+
+    from mtboard.site.build import build_site
+
+    root = tmp_path / "repo"
+    shutil.copytree(ES, root / "submissions" / ES.name)
+    official = root / "official" / ES.name
+    official.mkdir(parents=True)
+    ids = [r.entry_id for r in load_card(APERTIUM).results[:5]]
+    secret_path = _secret(tmp_path, ids)
+    good = _secret_card(SecretCorpus.load(secret_path))
+    for name, data in {"honest": good, **_forgeries(good)}.items():
+        (official / f"{name}.gold_standard.scores.json").write_text(json.dumps(data), encoding="utf-8")
+    report = build_site(root / "submissions", ROOT / "corpora", tmp_path / "out", tmp_path / "docs",
+                        official=root / "official", secret_segment=secret_path, resamples=50, run_mkdocs=False,
+                        validate=False)
+    rejected = sorted(w.split(": ")[1] for w in report.warnings if w.startswith("official card rejected"))
+    assert rejected == [f"{ES.name}/{n}.gold_standard.scores.json" for n in ("exact", "ter0", "ternull", "unusable")]
+    pages = {p.name: p.read_text(encoding="utf-8") for p in (tmp_path / "docs" / "official").glob("*.md")}
+    board = pages["test-secret-en-es-v1.0.0.md"]
+    assert "78.4" in board  # the honest card's TER (40 / 51 edits per reference word)
+    for forged in ("75.8", "0.0 |", "0.0</td>"):  # the forged TERs (25 / 33, 0) are nowhere on the board
+        assert forged not in board

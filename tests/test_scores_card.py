@@ -71,12 +71,15 @@ def test_a_statistic_changed_and_resealed_is_rejected():
     bad["segments"][3]["chrf"][2] += 1  # one more matching character 1-gram in entry 4
     bad = S.seal(bad)
     problems = check_scores_data(bad, "x").problems
-    assert problems == ["recompute: $.scores.chrf_plus_plus is 35.7546872186784, the segments give 35.7551760628665",
-                        "recompute: $.scores.composite is 0.453734, the segments give 0.453737"]
+    src = "(recomputed from the segments: mtboard.score.scores_card.recompute)"
+    assert problems == [f"recompute: $.scores.chrf_plus_plus is 35.7546872186784, allowed: 35.7551760628665 {src}",
+                        f"recompute: $.scores.composite is 0.453734, allowed: 0.453737 {src}"]
     unsealed = copy.deepcopy(data)
     unsealed["scores"]["bleu"] += 0.1
-    assert check_scores_data(unsealed, "x").problems[0] == \
-        "seal: $.scores_card_hash does not match the content (changed after sealing)"
+    assert check_scores_data(unsealed, "x").problems[0] == (
+        f"seal: $.scores_card_hash is {data['scores_card_hash'][:12]!r}…, allowed: "
+        f"{S.scores_card_hash(unsealed)[:12]!r}… (the SHA-256 of the canonical card with this field \"\": changed "
+        "after sealing; spec §3.9)")
 
 
 @pytest.mark.parametrize("where,key,value", [
@@ -92,7 +95,7 @@ def test_a_text_field_is_rejected(where, key, value):
     bad = S.seal(bad)
     path = f"segments[5].{key}" if where == "segment" else key
     assert check_scores_data(bad, "x").problems == [
-        f"text: $.{path} holds text; a scores-only card holds no source, reference or hypothesis text (spec §6.4)"]
+        f"text: $.{path} {_TEXT_LINE}"]
 
 
 def test_text_fields_allows_only_declared_identifiers():
@@ -129,7 +132,9 @@ def test_validate_scores_cli(tmp_path):
 # Issue 17 review: identifier-shaped fields have strict per-field patterns (a long payload does not fit), and the
 # signatures are recomputed.
 _B64 = "QmFzZTY0IGNhbiBjYXJyeSBhbnkgc2VudGVuY2Ugb2YgdGhlIHNlY3JldCBzZWdtZW50IGhlcmU="  # base64 of a sentence
-_TEXT_LINE = "holds text; a scores-only card holds no source, reference or hypothesis text (spec §6.4)"
+_TEXT_LINE = ("holds text (not repeated here), allowed: no string here (strings only at the identifier, hash, enum "
+              "and signature paths of mtboard.core.schema.SCORES_STRING_PATTERNS, each of its pattern; spec §6.4: a "
+              "scores-only card holds no source, reference or hypothesis text)")
 
 
 @pytest.mark.parametrize("path,value", [
@@ -162,8 +167,9 @@ def test_a_valid_looking_signature_that_is_not_the_harness_one_is_rejected():
     bad = copy.deepcopy(data)
     bad["signatures"]["bleu"] = bad["signatures"]["bleu"].replace("tok:13a", "tok:Zm9vYmFy")  # same shape
     assert check_scores_data(S.seal(bad), "x").problems == [
-        "signature: $.signatures.bleu is not this harness's bleu signature "
-        "(nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0|textnorm:2)"]
+        f"signature: $.signatures.bleu is {bad['signatures']['bleu']!r}, allowed: "
+        "'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0|textnorm:2' (this harness's bleu signature for "
+        "target es)"]
 
 
 def _committed_cards() -> list[Path]:

@@ -53,6 +53,9 @@ from mtboard.validate import bounds
 STRING_PATHS = frozenset(SCORES_STRING_PATTERNS)
 """Paths (``[]`` for any list index) where a scores-only card may hold a string."""
 _PATTERNS = {path: re.compile(rx) for path, rx in SCORES_STRING_PATTERNS.items()}
+TEXT_ALLOWED = ("no string here (strings only at the identifier, hash, enum and signature paths of "
+                "mtboard.core.schema.SCORES_STRING_PATTERNS, each of its pattern; spec §6.4: a scores-only card holds "
+                "no source, reference or hypothesis text)")
 MAX_BYTES = 16 * 1024 * 1024
 MAX_LINES_PER_CHECK = 20
 """Statistics problems listed per card (the rest are counted in one more line)."""
@@ -114,8 +117,7 @@ def check_scores_data(data: Any, where: str, *, secret: SecretCorpus | None = No
     rep = ScoresReport(where)
     texts = text_fields(data)
     if texts:
-        rep.problems.extend(f"text: $.{p} holds text; a scores-only card holds no source, reference or hypothesis "
-                            "text (spec §6.4)" for p in texts)
+        rep.problems.extend(f"text: $.{p} holds text (not repeated here), allowed: {TEXT_ALLOWED}" for p in texts)
         return rep
     try:
         card = validate_model(ScoresCard, _dumps(data), where)  # JSON mode: enum strings, strict numbers
@@ -124,11 +126,14 @@ def check_scores_data(data: Any, where: str, *, secret: SecretCorpus | None = No
         return rep
     rep.card = card
     if card.dataset.segment not in SECRET_SEGMENTS:
-        rep.problems.append(f"segment: $.dataset.segment is {card.dataset.segment.value}; scores-only cards are for "
-                            "gold_standard and held_out")
+        rep.problems.append(f"segment: $.dataset.segment is {card.dataset.segment.value}, allowed: gold_standard or "
+                            "held_out (scores-only cards are for the secret segments; spec §6.4)")
     rep.problems.extend(signature_problems(card))
-    if not card.scores_card_hash or scores_card_hash_of(data) != card.scores_card_hash:
-        rep.problems.append("seal: $.scores_card_hash does not match the content (changed after sealing)")
+    want = scores_card_hash_of(data)
+    if not card.scores_card_hash or want != card.scores_card_hash:
+        rep.problems.append(f"seal: $.scores_card_hash is {card.scores_card_hash[:12]!r}…, allowed: {want[:12]!r}… "
+                            "(the SHA-256 of the canonical card with this field \"\": changed after sealing; spec "
+                            "§3.9)")
     late = bounds.date_problem(card.timestamp, "$.timestamp", now or datetime.now(UTC))
     if late:
         rep.problems.append(f"timestamp: {late}")
@@ -138,8 +143,8 @@ def check_scores_data(data: Any, where: str, *, secret: SecretCorpus | None = No
     if secret is not None:
         rep.problems.extend(_capped("corpus", corpus_problems(card, secret)))
     if card.dataset.entry_count != len(card.segments):
-        rep.problems.append(f"recompute: $.dataset.entry_count is {card.dataset.entry_count}, the card has "
-                            f"{len(card.segments)} segments")
+        rep.problems.append(f"recompute: $.dataset.entry_count is {card.dataset.entry_count}, allowed: "
+                            f"{len(card.segments)} (the number of segments the card lists)")
     if consistent:
         return rep  # aggregates of impossible statistics mean nothing
     rep.problems.extend(recompute_problems(card))
@@ -162,8 +167,8 @@ def recompute_problems(card: ScoresCard) -> list[str]:
     except MtboardError as exc:
         return [f"recompute: {exc.one_line()}"]
     stored = card.scores.model_dump(mode="json")
-    return [f"recompute: $.scores.{name} is {stored.get(name)!r}, the segments give {value!r}"
-            for name, value in agg.items() if stored.get(name) != value]
+    return [f"recompute: $.scores.{name} is {stored.get(name)!r}, allowed: {value!r} (recomputed from the segments: "
+            "mtboard.score.scores_card.recompute)" for name, value in agg.items() if stored.get(name) != value]
 
 
 def entry_problems(card: ScoresCard) -> list[str]:
@@ -182,9 +187,14 @@ def entry_problems(card: ScoresCard) -> list[str]:
 def segment_problems(card: ScoresCard) -> list[str]:
     """Check 5c: the statistics and facts of every segment (module docstring), one line each."""
     out: list[str] = []
+    try:
+        modes = bounds.metric_modes(card.dataset.target_language)
+    except MtboardError as exc:
+        return [f"$.dataset.target_language: {exc.one_line()}"]
     for i, s in enumerate(card.segments):
         path = f"$.segments[{i}]"
         out.extend(bounds.statistics_problems(s.chrf, s.bleu, s.ter, path))
+        out.extend(bounds.facts_problems(s, path, modes))
         for part, whole in (("fst_accepted_words", "fst_checked_words"), ("glossary_hits", "glossary_terms")):
             a, b = getattr(s, part), getattr(s, whole)
             if a is not None and (b is None or a > b):
@@ -216,6 +226,12 @@ def corpus_problems(card: ScoresCard, secret: SecretCorpus) -> list[str]:
         return out + [f"cannot compute the reference statistics: {exc.one_line()}"]
     for (i, s), ref in zip(pairs, refs):  # the schema fixed the statistics' widths
         out.extend(bounds.reference_problems(s.chrf, s.bleu, s.ter, ref, f"$.segments[{i}]", secret.name))
+    scored = sum(s.ter is not None for _, s in pairs)
+    covered = sum(r.ter_ref_words is not None for r in refs)
+    if scored != covered:
+        out.append(f"$.segments[*].ter is present on {scored} of {len(pairs)} entries (TER coverage {scored}/"
+                   f"{len(pairs)}), allowed: {covered} of {len(pairs)} (the entries whose reference in {secret.name} "
+                   "is within TER's coverage: mtboard.score.metrics.ter.ter_covered)")
     return out
 
 
@@ -241,8 +257,9 @@ def signature_problems(card: ScoresCard) -> list[str]:
                 "composite": composite_signature(card.scores.composite_profile, POLICY_VERSION)}
     except MtboardError as exc:
         return [f"signature: cannot compute this harness's signatures for {tgt}: {exc.one_line()}"]
-    return [f"signature: $.signatures.{name} is not this harness's {name} signature ({want})"
-            for name, want in mine.items() if getattr(card.signatures, name) != want]
+    return [f"signature: $.signatures.{name} is {getattr(card.signatures, name)!r}, allowed: {want!r} (this "
+            f"harness's {name} signature for target {tgt})" for name, want in mine.items()
+            if getattr(card.signatures, name) != want]
 
 
 def check_dev_link(card: ScoresCard, dev: RunCard) -> list[str]:
@@ -259,8 +276,8 @@ def check_dev_link(card: ScoresCard, dev: RunCard) -> list[str]:
               "dataset.source_language"),
              ("dataset.target_language", card.dataset.target_language, dev.dataset.target_language,
               "dataset.target_language"))
-    return [f"link: $.{name} is {got!r}, the development card's {src} is {want!r}: this gold card is not a re-run "
-            "of that card's method" for name, got, want, src in pairs if got != want]
+    return [f"link: $.{name} is {got!r}, allowed: {want!r} (the development card's {src}: a gold card is a re-run "
+            "of its development card's method)" for name, got, want, src in pairs if got != want]
 
 
 def _dumps(data: Any) -> bytes:

@@ -1,0 +1,43 @@
+"""Issue 32 review (item 2): every consistency rule between a segment's facts and its statistics
+(:func:`mtboard.validate.bounds.facts_problems`, docs/SCORING_SPEC.md §9 "Facts and statistics") holds on EVERY
+segment of every committed run card, reduced to scores-only segments the way the verify workflow does
+(:func:`mtboard.score.scores_card.from_run_card`). A rule that refused one honest segment would be wrong, not the
+card. Kept out of the mutation run's covering list for time (~15 s: every committed card); the rules' branches are
+pinned on hand-made rows in tests/test_scores_rules.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from mtboard.core.documents import load_card
+from mtboard.core.schema import Outcome, Segment
+from mtboard.score import scores_card as S
+from mtboard.validate import bounds as B
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_committed_segment_satisfies_every_facts_rule():
+    seen: Counter = Counter()
+    problems = []
+    for path in sorted((ROOT / "submissions").glob("*/*.json")):
+        if path.name.endswith(".verification.json"):
+            continue
+        run = load_card(path)
+        card = S.from_run_card(run, run, salt=bytes(32), segment=Segment.gold_standard, corpus_sha256="e" * 64,
+                               corpus_version="1.0.0")
+        modes = B.metric_modes(card.dataset.target_language)
+        for i, seg in enumerate(card.segments):
+            problems += [f"{path.name}: {p}" for p in B.facts_problems(seg, f"$.segments[{i}]", modes)]
+            seen["segments"] += 1
+            seen["exact"] += seg.exact_match
+            seen["unusable"] += seg.outcome != Outcome.usable
+            seen[f"ter-{modes.ter}"] += seg.ter is not None
+            seen["ter-0-word"] += modes.ter == "word" and seg.ter is not None and seg.ter[0] == 0
+    assert problems == []
+    # what the rules were tried on (counted by this test on the committed cards, 2026-12-02): every rule has cases
+    assert seen["segments"] >= 7287
+    assert seen["exact"] > 50 and seen["unusable"] > 4000 and seen["ter-0-word"] > 50
+    assert seen["ter-word"] > 4000 and seen["ter-char"] > 500
