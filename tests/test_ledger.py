@@ -434,21 +434,27 @@ def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
 def directly_verified_ca(subs: Path) -> tuple[Path, object]:
     """Hand-made: the committed EN→CA Apertium card without its lineage (re-sealed, filed under its new name) and the
     committed record re-pointed at it — the card as the maintainer's re-run verified it directly."""
+    card = documents.load_card(subs / APERTIUM_CA)
+    direct = documents.seal(card.model_copy(update={"rescored_from": []}))
+    return _file_in_place_of_the_committed_ca(subs, direct), direct
+
+
+def _file_in_place_of_the_committed_ca(subs: Path, card) -> Path:
+    """File ``card`` in place of the committed EN→CA Apertium card (at its canonical name) and move the committed
+    record beside it, re-pointed at it (its seal, fingerprint and path). Returns the card's path."""
     from mtboard.validate.naming import canonical_name
 
     committed = subs / APERTIUM_CA
-    card = documents.load_card(committed)
-    direct = documents.seal(card.model_copy(update={"rescored_from": []}))
     committed.unlink()
-    path = committed.with_name(canonical_name(direct))
-    documents.write_card(direct, path)
+    path = committed.with_name(canonical_name(card))
+    documents.write_card(card, path)
     rec_src = subs / APERTIUM_CA_RECORD
     rec = json.loads(rec_src.read_text(encoding="utf-8"))
-    rec.update(run_card_hash=direct.run_card_hash, card_fingerprint=direct.fingerprint.hash,
+    rec.update(run_card_hash=card.run_card_hash, card_fingerprint=card.fingerprint.hash,
                card_path=path.relative_to(subs.parent).as_posix())
     rec_src.unlink()
     path.with_name(path.name[:-5] + ".verification.json").write_text(json.dumps(rec), encoding="utf-8")
-    return path, direct
+    return path
 
 
 def older_scorer_card(subs: Path) -> tuple[Path, object]:
@@ -456,25 +462,14 @@ def older_scorer_card(subs: Path) -> tuple[Path, object]:
     ``harness_version`` and that fingerprint component changed, re-sealed), filed in its place, with the committed
     record re-pointed at it (its seal and fingerprint) — the state of the repository before a harness bump."""
     from mtboard.core import canonical
-    from mtboard.validate.naming import canonical_name
 
-    committed = subs / APERTIUM_CA
-    data = json.loads(committed.read_text(encoding="utf-8"))
+    data = json.loads((subs / APERTIUM_CA).read_text(encoding="utf-8"))
     data.pop("rescored_from", None)  # the committed card was itself re-scored (harness 0.5.0); the older one was not
     data["harness_version"] = data["fingerprint"]["components"]["harness_version"] = "0.3.9"
     data["fingerprint"]["hash"] = canonical.fingerprint_hash(data["fingerprint"]["components"],
                                                              data["fingerprint"]["version"])
     old = documents.seal(documents.loads_card(json.dumps(data).encode(), "old"))
-    committed.unlink()
-    path = committed.with_name(canonical_name(old))
-    documents.write_card(old, path)
-    rec_src = subs / APERTIUM_CA_RECORD
-    rec = json.loads(rec_src.read_text(encoding="utf-8"))
-    rec.update(run_card_hash=old.run_card_hash, card_fingerprint=old.fingerprint.hash,
-               card_path=path.relative_to(subs.parent).as_posix())
-    rec_src.unlink()
-    path.with_name(path.name[:-5] + ".verification.json").write_text(json.dumps(rec), encoding="utf-8")
-    return path, old
+    return _file_in_place_of_the_committed_ca(subs, old), old
 
 
 def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path):

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from mtboard import validate as V
 from mtboard.core.schema import RunCard, binding_paths
@@ -103,17 +102,8 @@ LITERALS = ["rubric", "checkpoints", "gemba-mqm", "judge_failed", "scored", "not
 
 def _mutate(data: dict, parts: tuple, value: Any) -> dict | None:
     extra = LITERALS if isinstance(value, str) or value is None else []
-    for cand in _candidates(value) + extra + ([[]] if isinstance(value, list) and value else []) + (
-            [{}] if isinstance(value, dict) and value else []):
-        if cand == value and type(cand) is type(value):
-            continue
-        mutated = vs.set_at(data, parts, cand)
-        try:
-            RunCard.model_validate_json(json.dumps(mutated))
-        except (ValidationError, ValueError):
-            continue
-        return mutated
-    return None
+    return vs.first_schema_valid_edit(data, parts, value, _candidates(value) + extra + (
+        [[]] if isinstance(value, list) and value else []) + ([{}] if isinstance(value, dict) and value else []))
 
 
 def _bases() -> list[tuple[str, dict]]:

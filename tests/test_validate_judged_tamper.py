@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from mtboard import validate as V
-from mtboard.core.schema import JudgeSummary, JudgeVerdict, MqmError, RunCard, binding_paths
+from mtboard.core.schema import JudgeSummary, JudgeVerdict, MqmError, binding_paths
 from mtboard.judges.gemba_mqm import parse_mqm
 from mtboard.judges.parsers import ENTRY_PARSERS, entry_parser, known_versions
 from mtboard.judges.rubric import parse_rubric
@@ -106,16 +105,7 @@ def _mutate(data: dict, parts: tuple) -> dict | None:
     value = data
     for p in parts:
         value = value[p]
-    for cand in _candidates(value, parts):
-        if cand == value and type(cand) is type(value):
-            continue
-        mutated = vs.set_at(data, parts, cand)
-        try:
-            RunCard.model_validate_json(json.dumps(mutated))
-        except (ValidationError, ValueError):
-            continue
-        return mutated
-    return None
+    return vs.first_schema_valid_edit(data, parts, value, _candidates(value, parts))
 
 
 def _rename_key(data: dict, parts: tuple) -> dict:

@@ -212,6 +212,24 @@ def set_at(data: dict[str, Any], parts: tuple, value: Any) -> dict[str, Any]:
     return out
 
 
+def first_schema_valid_edit(data: dict[str, Any], parts: tuple, value: Any, candidates: list[Any]) -> dict | None:
+    """A copy of the card ``data`` with the value at ``parts`` (now ``value``) replaced by the first of ``candidates``
+    that differs from it and still passes the :class:`RunCard` schema (what a cheater who re-seals would write); None
+    when none does."""
+    from pydantic import ValidationError
+
+    for cand in candidates:
+        if cand == value and type(cand) is type(value):
+            continue
+        mutated = set_at(data, parts, cand)
+        try:
+            RunCard.model_validate_json(json.dumps(mutated))
+        except (ValidationError, ValueError):
+            continue
+        return mutated
+    return None
+
+
 def dump(data: dict[str, Any]) -> bytes:
     """Canonical bytes + newline (the file format of a card)."""
     return canonical.canonical_bytes(data) + b"\n"
