@@ -69,7 +69,7 @@ def test_fingerprint_known_answer(card_dict):
         '"harness_version":"0.1.0","judge_model":null,"judge_prompt_sha256":null,"max_tokens":null,'
         '"model_file_sha256":null,"model_revision":null,"model_slug":"apertium/eng-spa",'
         '"prompt_template_sha256":null,"system_prompt_sha256":"' + empty_sha + '","temperature":null,'
-        '"text_normalisation":"1","tools_enabled":[]},"version":3}'
+        '"text_normalisation":"2","tools_enabled":[]},"version":3}'
     )
     expected = hashlib.sha256(handwritten.encode("utf-8")).hexdigest()
     assert card_dict["fingerprint"]["hash"] == expected

@@ -389,10 +389,10 @@ def test_each_verdicts_attempts_are_bounded():
         ("judges", AT.format(2), "a judgement that failed because no answer parsed took max_attempts (3) answers, "
                                  "not 2"),
     ]
-    run = _run()  # a scored verdict with one answer while max_attempts is 0
-    check_answer_counts(run, "gemba-mqm", _counts(n_scored=1, n_answers=1, n_unparsed_answers=0, n_unanswered_calls=0,
-                                                  max_attempts=0, n_cached_answers=0), [_scored_6(attempts=1)], SW)
-    assert _probs(run) == [("judges", AT.format(0), "attempts 1 but max_attempts is 0")]
+    run = _run()  # a scored verdict with two answers while max_attempts is 1 (the schema's least: issue 32 item 3)
+    check_answer_counts(run, "gemba-mqm", _counts(n_scored=1, n_answers=2, n_unparsed_answers=1, n_unanswered_calls=0,
+                                                  max_attempts=1, n_cached_answers=0), [_scored_6(attempts=2)], SW)
+    assert _probs(run) == [("judges", AT.format(0), "attempts 2 but max_attempts is 1")]
 
 
 def test_unanswered_calls_unparsed_answers_and_attempts_add_up():

@@ -27,17 +27,17 @@ GOLDEN = ROOT / "tests" / "fixtures" / "sweeps" / "gemma-270m-temperature.plan.j
 # (id, dataset, method label, prompt, temperature) of the committed sweep, in expansion order: dataset × method ×
 # prompt × temperature; Apertium only on EN→ES (the sweep file restricts it: no eng-fra pair here).
 CELLS = [
-    ("e7bb9b283895", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
-    ("e2a91e7b09d9", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
-    ("37e4b1ee86b6", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.0),
-    ("27f2fe9d43b7", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.7),
-    ("ec443ce251aa", "mtb-en-es-dev", "apertium", None, None),
-    ("2ccf1dd6dedb", "mtb-en-es-dev", "echo", None, None),
-    ("096ffbb9bbff", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
-    ("341c45fb212b", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
-    ("8b0308f5f90a", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.0),
-    ("f74b0ac6bbeb", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.7),
-    ("2a78e0ee7e59", "mtb-en-fr-dev", "echo", None, None),
+    ("b47c42e05ba7", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
+    ("ca20da278aef", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
+    ("c4e91332db57", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.0),
+    ("42e780c4f9cb", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.7),
+    ("f83c859e69a7", "mtb-en-es-dev", "apertium", None, None),
+    ("4d4835cd1af2", "mtb-en-es-dev", "echo", None, None),
+    ("9c5ab4bc2188", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
+    ("ce07c6669695", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
+    ("c702eb8e523e", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.0),
+    ("9979bc1c21ce", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.7),
+    ("e318e5dd9c71", "mtb-en-fr-dev", "echo", None, None),
 ]
 
 
@@ -64,10 +64,10 @@ def test_committed_sweep_expands_to_the_planned_cells_in_file_order():
     assert got == CELLS
     by_id = {c.id: c for c in sweep.cells}
     # the override publishes the zero-shot canary failure; the seed is on every Gemma cell, nothing on the engines
-    assert dict(by_id["e7bb9b283895"].backend_options) == {"canary": "record", "seed": 20261201}
-    assert dict(by_id["37e4b1ee86b6"].backend_options) == {"seed": 20261201}
-    assert by_id["ec443ce251aa"].backend_options == () and by_id["ec443ce251aa"].condition == "default"
-    assert by_id["2a78e0ee7e59"].condition == "baseline" and by_id["2a78e0ee7e59"].max_tokens is None
+    assert dict(by_id["b47c42e05ba7"].backend_options) == {"canary": "record", "seed": 20261201}
+    assert dict(by_id["c4e91332db57"].backend_options) == {"seed": 20261201}
+    assert by_id["f83c859e69a7"].backend_options == () and by_id["f83c859e69a7"].condition == "default"
+    assert by_id["e318e5dd9c71"].condition == "baseline" and by_id["e318e5dd9c71"].max_tokens is None
     assert {c.lane for c in sweep.cells if c.label == "gemma-3-270m"} == {"local"}
     assert {c.lane for c in sweep.cells if c.label != "gemma-3-270m"} == {"api"}
     assert all(c.entries == 20 and c.limit == 20 and c.runs == 1 for c in sweep.cells)

@@ -140,8 +140,9 @@ def check_harness(run: CardRun, card: RunCard) -> None:
     elif got[:2] != here[:2] or got > here:
         which = "newer" if got > here else "older"
         fix = ("update the validator (pip install -U mtboard)" if got > here
-               else f"re-run with mtboard {__version__} (scores from {card.harness_version} are not recomputable "
-                    "bit-for-bit by this version)")
+               else f"re-score it with mtboard {__version__}: `mtboard rescore CARD --out NEW.json` keeps the "
+                    f"translations (scores from {card.harness_version} are not recomputable bit-for-bit by this "
+                    "version)")
         run.fail("harness_version", f"card made by mtboard {card.harness_version}, {which} than this validator "
                                     f"({__version__}); {fix}", "$.harness_version")
     run.done("harness_version")
