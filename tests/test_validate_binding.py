@@ -180,14 +180,7 @@ def test_every_bound_field_is_exercised():
 
 
 def _validate(root: Path, ctx, data: dict) -> set[str]:
-    sealed = vs.refingerprint_and_reseal(data)
-    dest = vs.place(root, vs.dump(sealed))
-    try:
-        report = V.validate_card(dest, ctx)
-    finally:
-        dest.unlink()
-    failed = {p.check for p in report.problems}
-    assert "run_card_hash" not in failed and "fingerprint" not in failed and "file_name" not in failed, failed
+    failed = {p.check for p in vs.validate_resealed(root, ctx, data).problems}
     return failed
 
 

@@ -230,6 +230,22 @@ def first_schema_valid_edit(data: dict[str, Any], parts: tuple, value: Any, cand
     return None
 
 
+def validate_resealed(root: Path, ctx: Any, data: dict[str, Any]) -> Any:
+    """Validate ``data`` as a cheater would file it: re-fingerprinted, re-sealed and placed at its canonical path under
+    ``root`` (removed again afterwards). Returns the card report; asserts that the seal, fingerprint and file name
+    checks passed, so every problem reported is about the edit itself."""
+    from mtboard import validate as V
+
+    dest = place(root, dump(refingerprint_and_reseal(data)))
+    try:
+        report = V.validate_card(dest, ctx)
+    finally:
+        dest.unlink()
+    failed = {p.check for p in report.problems}
+    assert not failed & {"run_card_hash", "fingerprint", "file_name"}, report.problems
+    return report
+
+
 def dump(data: dict[str, Any]) -> bytes:
     """Canonical bytes + newline (the file format of a card)."""
     return canonical.canonical_bytes(data) + b"\n"
