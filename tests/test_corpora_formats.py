@@ -199,7 +199,7 @@ def test_csv_rfc4180(tmp_path):
     assert [(x.source, x.reference, x.locator) for x in pairs] == [
         ("Hello, world", "Hola, mundo", "line 2"), ('Say "hi"', 'Di "hola"', "line 3"),
         ("two\r\nlines", "dos", "line 4"), ("plain", "llano", "line 7")]
-    assert report.summary() == "kept 4; skipped 2 (blank line 1, header 1)"
+    assert report.summary() == "kept 4; skipped 2 (blank line 1, header 1); delimiter ',' (comma), detected"
 
 
 @pytest.mark.parametrize("content,line,needle", [

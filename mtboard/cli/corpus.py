@@ -26,7 +26,8 @@ def _info(**kw):
 def import_(
     inputs: Annotated[list[Path], typer.Argument(help="Input files: gettext .po/.mo, .tmx, .xlf/.xliff (1.2 or "
                                                  "2.x), .tsv (source<TAB>reference), .csv (source,reference; RFC "
-                                                 "4180), or plain parallel text as pairs of files (corpus.<src> "
+                                                 "4180; a semicolon, tab or pipe delimiter is found, see "
+                                                 "--delimiter), or plain parallel text as pairs of files (corpus.<src> "
                                                  "corpus.<tgt>: one segment per line).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Corpus JSON file to write.")],
     source_lang: Annotated[str, typer.Option("--source-lang", help="BCP 47 code of the source language, e.g. en.")],
@@ -55,6 +56,10 @@ def import_(
         "--diagnostic-placeholders", help="Put entries whose source has placeholders in the diagnostic segment.")] = False,
     created: Annotated[Optional[str], typer.Option("--created",
                                                    help="Creation date YYYY-MM-DD (default today).")] = None,
+    delimiter: Annotated[str, typer.Option("--delimiter", help="The delimiter of CSV input: auto (found from the "
+                                           "file: the one of comma, semicolon, tab, pipe with which every record "
+                                           "has two fields; Excel writes semicolons where the decimal separator is a "
+                                           "comma), ',', ';', 'tab' or '|'.")] = "auto",
     glossary: Annotated[Optional[Path], typer.Option("--glossary", help="TBX (.tbx) or CSV (.csv: term,rendering"
                                                      "[,rendering…]) glossary in the corpus direction: each entry "
                                                      "keeps the terms its source contains (terminology "
@@ -66,7 +71,8 @@ def import_(
     from mtboard.inputs.corpora.assemble import sample
 
     dom, reg = _import_options(source_lang, target_lang, domain, register, fmt)
-    kept = _read_and_filter(inputs, fmt, source_lang, target_lang, reverse=reverse, package=package)
+    delim = _delimiter(delimiter, fmt, inputs)
+    kept = _read_and_filter(inputs, fmt, source_lang, target_lang, reverse=reverse, package=package, delimiter=delim)
     entries = _to_entries(sample(kept, sample_n, seed), source_lang, target_lang, dom, reg, provenance=provenance,
                           package_version=package_version, reverse=reverse,
                           diagnostic_placeholders=diagnostic_placeholders)
@@ -97,11 +103,32 @@ def _import_options(source_lang: str, target_lang: str, domain: str | None, regi
     return dom, reg
 
 
+DELIMITER_CHOICES = {"auto": None, ",": ",", ";": ";", "tab": "\t", "\t": "\t", "|": "|"}
+"""``--delimiter`` values and the delimiter each names (None: found from the file)."""
+
+
+def _delimiter(value: str, fmt: str, inputs: list[Path]) -> str | None:
+    """``--delimiter``: the delimiter character, or None for ``auto``.
+    Raises: ConfigError naming the option for an unknown value, or a delimiter given for input not read as CSV."""
+    if value not in DELIMITER_CHOICES:
+        raise ConfigError(f"unknown delimiter {value!r}", field="--delimiter", fix="use one of: auto , ; tab |")
+    chosen = DELIMITER_CHOICES[value]
+    if chosen is not None:
+        other = next((p for p in inputs if (fmt if fmt != "auto" else
+                                             _SUFFIX_FORMAT.get(p.suffix.lower().lstrip("."))) != "csv"), None)
+        if other is not None:
+            raise ConfigError(f"{other.name} is not read as CSV; --delimiter applies to CSV input only",
+                              field="--delimiter", fix="pass --format csv to read it as delimited text, or leave "
+                                                      "--delimiter out")
+    return chosen
+
+
 def _read_and_filter(inputs: list[Path], fmt: str, source_lang: str, target_lang: str, *, reverse: bool,
-                     package: str | None) -> list:
+                     package: str | None, delimiter: str | None = None) -> list:
     """Read every input (file or parallel pair; each one's kept and skipped units printed to stderr as it is read),
     name its pairs' file and package, swap the sides when ``reverse``, and keep the pairs the corpus filters pass
-    (corpora/SOURCES.md 'Filters'; their summary printed). Returns the kept pairs in input order."""
+    (corpora/SOURCES.md 'Filters'; their summary printed). ``delimiter``: CSV input's (None: found per file).
+    Returns the kept pairs in input order."""
     from mtboard.inputs.corpora.filters import FilterReport, filter_pairs
     from mtboard.inputs.corpora.importers import ImportReport
 
@@ -111,7 +138,7 @@ def _read_and_filter(inputs: list[Path], fmt: str, source_lang: str, target_lang
     kept = []
     for paths in _read_groups(inputs, fmt, read_src, read_tgt):
         imported = ImportReport()
-        raw = _read(paths, fmt, read_src, read_tgt, imported)
+        raw = _read(paths, fmt, read_src, read_tgt, imported, delimiter=delimiter)
         name = paths[0].name if len(paths) == 1 else f"{paths[0].name} + {paths[1].name}"
         typer.echo(f"read {name}: {imported.summary()}", err=True)
         raw = [replace(p, file=name, package=package or name) for p in raw]
@@ -198,7 +225,7 @@ def _read_groups(inputs: list[Path], fmt: str, read_src: str, read_tgt: str) -> 
     return [(p,) for p in inputs]
 
 
-def _read(paths: tuple[Path, ...], fmt: str, read_src: str, read_tgt: str, report):
+def _read(paths: tuple[Path, ...], fmt: str, read_src: str, read_tgt: str, report, *, delimiter: str | None = None):
     from mtboard.inputs.corpora import importers as I
 
     if len(paths) == 2:
@@ -210,7 +237,7 @@ def _read(paths: tuple[Path, ...], fmt: str, read_src: str, read_tgt: str, repor
     if kind == "tsv":
         return I.read_tsv(path, report)
     if kind == "csv":
-        return I.read_csv(path, report, source_lang=read_src, target_lang=read_tgt)
+        return I.read_csv(path, report, source_lang=read_src, target_lang=read_tgt, delimiter=delimiter)
     if kind == "tmx":
         return I.read_tmx(path, read_src, read_tgt, report)
     if kind == "xliff":

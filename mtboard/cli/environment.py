@@ -304,7 +304,9 @@ def secret_segment_path(name: str | None, environ: Mapping[str, str] = os.enviro
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    from mtboard.core.fmt import md_cell
+
+    return md_cell(text)
 
 
 def environment_page() -> str:

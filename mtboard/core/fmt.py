@@ -1,6 +1,12 @@
 """Formatting and escaping for the site. Pure functions; every contributor-controlled string passes through here.
 
 Escaping layers (issue 7 rules):
+* :func:`fold_lines` — every line boundary ``str.splitlines`` and CommonMark know (CR LF, LF, CR, VT, FF, FS, GS, RS,
+  NEL U+0085, LS U+2028, PS U+2029; :data:`mtboard.core.text.LINE_BREAKS`) as one space: the one rule for text that
+  must stay on one Markdown line (issue 33 item 6). :func:`md_text` and :func:`md_cell` apply it.
+* :func:`md_cell` — untrusted text in a cell of a Markdown table mtboard writes outside the site (``report.md``, the
+  pull-request body, docs/environment.md): :func:`fold_lines`, then ``\\`` doubled, ``|`` as ``\\|``, ``<``/``>`` as
+  ``&lt;``/``&gt;``.
 * :func:`md_text` — text placed in a Markdown context (paragraphs, list items, Markdown table cells): HTML-escaped,
   then every ASCII character Markdown or a Markdown extension could interpret (``\\ ` * _ { } [ ] ( ) # + - . ! | : ~
   ^ = < > "``) is written as a numeric character reference, and newlines become spaces, so ``[x](javascript:…)``,
@@ -26,6 +32,7 @@ from urllib.parse import urlsplit
 from markupsafe import Markup, escape
 
 from mtboard.core.names import REFUSED, codepoint, mark, marker
+from mtboard.core.text import LINE_BREAKS
 
 DASH = "\u2014"
 """Shown for every missing value (never 0)."""
@@ -34,11 +41,38 @@ _MD_SPECIAL = set("\\`*_{}[]()#+-.!|:~^=<>\"'&$%@")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u2028\u2029]")
 
 
+_LINE_BOUNDARY = re.compile("\r\n|[\n" + LINE_BREAKS + "]")
+"""One line boundary: CR LF, or one of LF and :data:`mtboard.core.text.LINE_BREAKS` (CR, VT, FF, FS, GS, RS, NEL,
+LS, PS) — exactly where ``str.splitlines`` splits, a superset of CommonMark's line endings (LF, CR, CR LF; spec
+0.31.2 §2.1) and of Python-Markdown's (it turns CR LF and CR into LF before parsing)."""
+
+
+def fold_lines(value: object) -> str:
+    """``str(value)`` with every line boundary (:data:`_LINE_BOUNDARY`; CR LF counts once) replaced by one space, so
+    ``str.splitlines`` of the result has at most one line and no Markdown renderer can start a new line, table row or
+    block inside it. ``'a | b\\rc'`` → ``'a | b c'``; ``'x\\r\\ny\\u2028z\\x85w'`` → ``'x y z w'``."""
+    return _LINE_BOUNDARY.sub(" ", str(value))
+
+
+def md_cell(value: object, limit: int | None = None) -> str:
+    """Untrusted text as one cell of a Markdown table (or a one-line list item) in the files mtboard writes outside
+    the site — ``report.md``, the pull-request body, docs/environment.md (issue 33 item 6): :func:`fold_lines` (every
+    line boundary, CR, NEL, LS and PS included, is one space, as LF always was), then ``\\`` doubled, ``|`` escaped
+    as ``\\|`` (GFM tables, Python-Markdown's ``tables`` extension), ``<`` and ``>`` as ``&lt;`` and ``&gt;`` (no raw
+    HTML). Cut to ``limit`` characters of the escaped text with ``…`` after it when longer (None: no limit). None →
+    ``''``. Example: ``'a | b\\rc | d'`` → ``'a \\| b c \\| d'``."""
+    s = "" if value is None else fold_lines(value)
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    if limit is None or len(s) <= limit:
+        return s
+    return s[:limit] + "\u2026"
+
+
 def md_text(value: object) -> Markup:
     """Escape any value for a Markdown context (see module docstring). None → '—'."""
     if value is None:
         return Markup(DASH)
-    s = _CONTROL.sub(" ", mark(str(value), free_text=True)).replace("\r\n", "\n").replace("\r", "\n").replace("\n", " ")
+    s = fold_lines(_CONTROL.sub(" ", mark(str(value), free_text=True)))
     out = []
     for ch in s:
         out.append(f"&#{ord(ch)};" if ch in _MD_SPECIAL else ch)

@@ -34,6 +34,7 @@ from typing import Any
 
 from mtboard.core import canonical, safejson
 from mtboard.core.errors import InputError
+from mtboard.core.text import split_records
 from mtboard.judges.base import REGISTRY, JudgeItem, load_judge_prompt, parse_judge_spec
 from mtboard.judges.calls import Caller
 from mtboard.judges.store import JudgeStore
@@ -129,7 +130,8 @@ def load_wmt_mqm(path: str | Path) -> AnchorSet:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError("not UTF-8", where=str(p)) from None
-    rows = list(csv.reader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+    # rows end at \n / \r\n only: U+2028, U+0085 … in a segment are text (issue 33 item 6), not row ends
+    rows = list(csv.reader(split_records(text), delimiter="\t", quoting=csv.QUOTE_NONE))
     need = ("system", "seg_id", "rater", "source", "target", "category", "severity")
     if not rows or any(c not in rows[0] for c in need):
         raise InputError(f"not a WMT MQM TSV (header needs {', '.join(need)})", where=str(p))

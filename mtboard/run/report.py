@@ -1,4 +1,5 @@
-"""``report.md``: a human-readable summary of a run's work directory (markdown; untrusted text escaped).
+"""``report.md``: a human-readable summary of a run's work directory (markdown; untrusted text escaped with
+:func:`mtboard.core.fmt.md_cell`: one line per cell whatever line boundary a model or server wrote, issue 33 item 6).
 
 Written by :func:`mtboard.run.runner.finish` at the end of every run, also when the run is incomplete (then it lists the
 failures and says there is no card) or stopped after translating (a refused or failed judge: the section says why);
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mtboard.core.documents import atomic_write
+from mtboard.core.fmt import md_cell
 from mtboard.judges import summary_line
 from mtboard.inputs.prices import tokens_text
 from mtboard.core.schema import RunCard
@@ -24,11 +26,9 @@ REPORT = "report.md"
 
 
 def _md(text: Any, limit: int | None = 160) -> str:
-    s = "" if text is None else str(text)
-    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
-    if limit is None:
-        return s
-    return s[:limit] + ("…" if len(s) > limit else "")
+    """Untrusted text in a table cell or list item: :func:`mtboard.core.fmt.md_cell` (every line boundary — CR, NEL,
+    LS, PS as LF — one space; ``|`` escaped), cut at ``limit`` characters."""
+    return md_cell(text, limit)
 
 
 def _num(x: float | None, digits: int = 3) -> str:
@@ -87,7 +87,7 @@ def write_report(path: Path, translated: Translated, card: RunCard | None, price
               f"- api provider: {_md(translated.description.api_provider)}; model id: "
               f"{_md(translated.description.model_id)}",
               f"- translation time: {translated.elapsed_seconds:.1f} s; sent this session: {translated.sent}",
-              f"- prices: {price_source}"]
+              f"- prices: {_md(price_source, None)}"]
     if translated.description.identity_note:
         lines.append(f"- identity: **WARNING** {_md(translated.description.identity_note, None)}")
     if translated.rate_limited_responses or translated.rate_limit_wait_s:

@@ -8,6 +8,7 @@ anywhere under ``submissions/`` is refused (duplicate). The bytes copied are exa
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import tempfile
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from mtboard.backends.base import BUILTIN_BACKENDS
 from mtboard.core.schema import RunCard
 from mtboard.core.documents import atomic_write, loads_card
 from mtboard.core.errors import InputError
+from mtboard.core.fmt import fold_lines, md_cell
 from mtboard.validate import (MAX_CARD_BYTES, SUBMISSIONS_DIR, VERIFICATION_SUFFIX, CardReport, Context,
                               canonical_relpath, iter_card_paths, validate_bytes)
 from mtboard.validate.copies import find_copies, outputs_of
@@ -92,7 +94,18 @@ TEMPLATE = Path(".github") / "PULL_REQUEST_TEMPLATE.md"
 
 
 def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return md_cell(value)
+
+
+def _code(value: object) -> str:
+    """A value as one Markdown code span on one line: :func:`mtboard.core.fmt.fold_lines` (a CR, NEL, LS or PS in a
+    server-reported model id cannot end the list item), fenced with one backtick more than the longest run of
+    backticks inside it (CommonMark 0.31.2 §6.1), padded with spaces when it starts or ends with one."""
+    text = fold_lines(value)
+    longest = max((len(r) for r in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def unranked_warning(card: RunCard) -> str | None:
@@ -112,16 +125,16 @@ def pr_body(card: RunCard, template: str | None) -> str:
     m = card.method
     row = (f"| {_cell(card.dataset.id)} | {_cell(card.model_slug)} | {_cell(card.condition)} | "
            f"{_cell(card.method_class.value)} | {card.scores.composite:.3f} | {card.run_card_hash[:12]} |")
-    code = (f"mtboard's built-in `{m.backend}` backend" if m.backend in BUILTIN_BACKENDS
-            else f"the `{m.backend}` backend plugin (name its package here)")
-    weights = [f"model id reported: `{card.model_id}`" if card.model_id else None,
-               f"weights SHA-256 `{m.model_file_sha256}`" if m.model_file_sha256 else None,
-               f"revision `{m.model_revision}`" if m.model_revision else None,
-               f"engine `{m.engine_version}`" if m.engine_version else None,
-               f"provider `{m.api_provider}`" if m.api_provider else None]
+    code = (f"mtboard's built-in {_code(m.backend)} backend" if m.backend in BUILTIN_BACKENDS
+            else f"the {_code(m.backend)} backend plugin (name its package here)")
+    weights = [f"model id reported: {_code(card.model_id)}" if card.model_id else None,
+               f"weights SHA-256 {_code(m.model_file_sha256)}" if m.model_file_sha256 else None,
+               f"revision {_code(m.model_revision)}" if m.model_revision else None,
+               f"engine {_code(m.engine_version)}" if m.engine_version else None,
+               f"provider {_code(m.api_provider)}" if m.api_provider else None]
     fills = {
-        "- Method spec as run": f" `{m.spec}`",
-        "- Prompt (file under": f" `{m.prompt_name}`" if m.prompt_name else " none (the engine takes the source)",
+        "- Method spec as run": f" {_code(m.spec)}",
+        "- Prompt (file under": f" {_code(m.prompt_name)}" if m.prompt_name else " none (the engine takes the source)",
         "- Where the method's code lives": f" {code}",
     }
     text = template if template is not None else (

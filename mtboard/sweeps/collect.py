@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtboard.core.fmt import fold_lines, md_cell
 from mtboard.core import safejson
 from mtboard.backends import get_backend, parse_method
 from mtboard.core.documents import loads_card
@@ -148,7 +149,8 @@ def pr_body(sweep: Sweep, result: Collected) -> str:
         lines += ["", "Cells without a card (their job failed or was cancelled): "
                   + ", ".join(f"`{c}`" for c in result.missing)]
     if result.refused:
-        lines += ["", "Refused:"] + [f"- `{name}`: {why}" for name, why in result.refused]
+        # an artifact's name and the refusal (it may quote a file) stay on one line (issue 33 item 6)
+        lines += ["", "Refused:"] + [f"- `{fold_lines(name)}`: {md_cell(why)}" for name, why in result.refused]
     return "\n".join(lines) + "\n"
 
 

@@ -3,6 +3,11 @@
 Format family: GNU gettext (https://www.gnu.org/software/gettext/manual/html_node/PO-Files.html). The bytes are
 decoded in the charset the catalog's header declares (``Content-Type: text/plain; charset=ISO-8859-15``; polib's
 ``detect_encoding``), UTF-8 when it declares none.
+
+Line ends: polib splits the text it is given with ``str.splitlines`` (polib 1.2.0, ``_POFileParser.__init__``), which
+also splits at U+0085, U+2028, U+2029, VT, FF and FS/GS/RS — characters a msgid or msgstr may hold (a UTF-8 catalog
+with U+0085 inside a msgstr was refused: "Syntax error in po file"). polib is given :class:`_PoText`, the text whose
+``splitlines`` splits at the PO format's line ends only (LF, CR LF, CR); polib itself parses.
 """
 
 from __future__ import annotations
@@ -50,6 +55,25 @@ def split_context(msgid: str, msgctxt: str | None = None) -> tuple[str, str | No
     return msgid, msgctxt
 
 
+_PO_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class _PoText(str):
+    """PO text for :func:`polib.pofile`: a ``str`` whose :meth:`splitlines` splits at ``\\n``, ``\\r\\n`` and
+    ``\\r`` only (gettext's line ends), so U+0085, U+2028, U+2029, VT, FF, FS, GS and RS stay inside the line — inside
+    the quoted string — they occur in."""
+
+    def splitlines(self, keepends: bool = False) -> list[str]:  # type: ignore[override]
+        text = str(self)
+        out, last = [], 0
+        for m in _PO_LINE_END.finditer(text):
+            out.append(text[last:m.end() if keepends else m.start()])
+            last = m.end()
+        if last < len(text):
+            out.append(text[last:])
+        return out
+
+
 def _decode_po(raw: bytes, where: str) -> str:
     """The PO text in the charset its header declares (polib.detect_encoding; UTF-8 when none or ``CHARSET``)."""
     enc = polib.detect_encoding(raw)
@@ -60,6 +84,13 @@ def _decode_po(raw: bytes, where: str) -> str:
         raise InputError(f"bytes {exc.start}–{exc.end} are not valid {enc}, the charset the catalog's header "
                          "declares (Content-Type: …; charset=)", where=where,
                          fix=f"save the file as {enc} or correct the header's charset") from None
+
+
+def _po_text(raw: bytes, where: str) -> _PoText:
+    """The decoded catalog as :class:`_PoText`, ending with a line end (polib takes a string without one for a file
+    name when such a file exists)."""
+    text = _decode_po(raw, where)
+    return _PoText(text if text.endswith(("\n", "\r")) else text + "\n")
 
 
 def plural_indices(plural_forms: str | None, nplurals_seen: int) -> tuple[int, int]:
@@ -97,7 +128,7 @@ def read_catalog(path: str | os.PathLike[str], report: ImportReport | None = Non
     report = report if report is not None else ImportReport()
     raw = read_bytes(p, max_bytes=MAX_INPUT_BYTES)
     try:
-        cat = polib.mofile(raw) if p.suffix.lower() == ".mo" else polib.pofile(_decode_po(raw, str(p)))
+        cat = polib.mofile(raw) if p.suffix.lower() == ".mo" else polib.pofile(_po_text(raw, str(p)))
     except (OSError, ValueError, UnicodeDecodeError, LookupError) as exc:
         raise InputError(f"not a readable gettext catalog ({type(exc).__name__}: {str(exc)[:80]})", where=str(p),
                          fix="pass a .po or .mo file (msgfmt --check-format FILE shows where it breaks)") from None

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from collections.abc import Sequence
 
 from mtboard.inputs.corpora.importers.interchange import _local, parse_xml
-from mtboard.inputs.corpora.importers.tabular import _is_header, _read_utf8
+from mtboard.inputs.corpora.importers.tabular import _csv_lines, _is_header, _read_utf8, delimiter_name, sniff_delimiter
 from mtboard.core.errors import InputError
 from mtboard.core.languages import same_language
 from mtboard.core.schema import Entry, GlossaryTerm
 from mtboard.core.text import contains_term, is_blank
 
 _XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+_LAYOUT = re.compile("[^\\S\x85\u2028\u2029]+")
+"""A run of white space in a term's text (its layout in the file: XML 1.0 §2.3 white space, and the other spaces
+``str.split`` knew), folded to one space; U+0085, U+2028 and U+2029 are characters of the term, kept (issue 33 item
+6; ``" ".join(text.split())`` made them spaces)."""
 
 
 def _merge(terms: list[tuple[str, list[str]]]) -> list[GlossaryTerm]:
@@ -63,7 +68,7 @@ def read_tbx(path: str | os.PathLike[str], source_lang: str, target_lang: str) -
                 if _local(el.tag) == "term":
                     text = "".join(el.itertext())
                     if not is_blank(text):
-                        by_side[side].append(" ".join(text.split()))
+                        by_side[side].append(_LAYOUT.sub(" ", text).strip(" "))
         pairs += [(s, by_side["tgt"]) for s in by_side["src"] if by_side["tgt"]]
     terms = _merge(pairs)
     if not terms:
@@ -74,12 +79,16 @@ def read_tbx(path: str | os.PathLike[str], source_lang: str, target_lang: str) -
 
 def read_glossary_csv(path: str | os.PathLike[str], source_lang: str | None = None,
                       target_lang: str | None = None) -> list[GlossaryTerm]:
-    """Terms of a CSV glossary (RFC 4180, UTF-8 with an optional BOM): ``source,target[,target…]`` per record; a
-    first record of column names (``source,target`` or the two language codes) is a header; blank records are
-    skipped. Raises InputError naming file and line for a record with fewer than 2 fields or broken quoting, or no
-    term at all."""
+    """Terms of a CSV glossary (RFC 4180, UTF-8 with an optional BOM; comma, semicolon, tab or pipe delimited, found
+    by :func:`mtboard.inputs.corpora.importers.tabular.sniff_delimiter` as the delimiter with which every record has
+    a term and a rendering): ``source,target[,target…]`` per record; a first record of column names
+    (``source,target`` or the two language codes) is a header; blank records are skipped. Records end at ``\\n`` or
+    ``\\r\\n`` only (U+2028, U+2029, U+0085 are characters of a term). Raises InputError naming file and line (and
+    the delimiter used) for a record with fewer than 2 fields or broken quoting, or no term at all."""
     text = _read_utf8(path)
-    reader = csv.reader(text.splitlines(), dialect="excel", strict=True)
+    delimiter = sniff_delimiter(text, lambda row: len(row) >= 2)
+    said = delimiter_name(delimiter)
+    reader = csv.reader(_csv_lines(text), dialect="excel", delimiter=delimiter, strict=True)
     pairs: list[tuple[str, list[str]]] = []
     try:
         for i, row in enumerate(reader):
@@ -88,12 +97,14 @@ def read_glossary_csv(path: str | os.PathLike[str], source_lang: str | None = No
             if i == 0 and _is_header(row[:2], source_lang, target_lang):
                 continue
             if len(row) < 2 or not row[0].strip() or not any(c.strip() for c in row[1:]):
-                raise InputError(f"expected a term and at least one rendering, got {len(row)} field(s)",
-                                 where=f"{path}:{reader.line_num}", fix='one "term","rendering"[,...] per line')
+                raise InputError(f"expected a term and at least one rendering, got {len(row)} field(s) with "
+                                 f"delimiter {said}", where=f"{path}:{reader.line_num}",
+                                 fix='one "term","rendering"[,...] per line, delimited by a comma, semicolon, tab '
+                                     'or pipe')
             pairs.append((row[0], row[1:]))
     except csv.Error as exc:
-        raise InputError(f"not RFC 4180 CSV: {exc}", where=f"{path}:{reader.line_num}",
-                         fix='quote fields that hold commas or quotes (as "")') from None
+        raise InputError(f"not RFC 4180 CSV with delimiter {said}: {exc}", where=f"{path}:{reader.line_num}",
+                         fix='quote fields that hold the delimiter or quotes (as "")') from None
     terms = _merge(pairs)
     if not terms:
         raise InputError("the glossary has no term", where=str(path), fix="add term,rendering records")

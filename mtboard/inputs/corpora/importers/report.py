@@ -15,13 +15,16 @@ class ImportReport:
     kept: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     notes: Counter[str] = field(default_factory=Counter)
+    facts: list[str] = field(default_factory=list)
+    """How a reader read the file, once per read (e.g. ``delimiter ';' (semicolon), detected``)."""
 
     def skip(self, reason: str, n: int = 1) -> None:
         """Count ``n`` units skipped for ``reason``."""
         self.skipped[reason] += n
 
     def summary(self) -> str:
-        """One line: ``kept 12; skipped 3 (fuzzy 2, obsolete 1); inline ph → text 4``."""
+        """One line: ``kept 12; skipped 3 (fuzzy 2, obsolete 1); inline ph → text 4``, then each distinct fact
+        (``delimiter ';' (semicolon), detected``)."""
         total = sum(self.skipped.values())
         parts = [f"kept {self.kept}"]
         if total:
@@ -30,4 +33,5 @@ class ImportReport:
             parts.append("skipped 0")
         if self.notes:
             parts.append(", ".join(f"{k} {v}" for k, v in sorted(self.notes.items())))
+        parts += list(dict.fromkeys(self.facts))
         return "; ".join(parts)
