@@ -242,7 +242,8 @@ class OpenAIBackend(Backend):
         return s
 
     def build_request(self, req: TranslateRequest) -> LLMRequest:
-        """The LLMRequest for one entry (chat when the prompt rendered messages, else completion)."""
+        """The LLMRequest for one entry (chat when the prompt rendered messages, else completion); it carries the
+        entry's source, so a reasoning marker the source itself contains stays text (issue 33)."""
         extra = self.sampling(req.stop)
         self._stop = list(req.stop) or None
         temperature = extra.pop("temperature")
@@ -251,7 +252,8 @@ class OpenAIBackend(Backend):
                           prompt=None if req.messages is not None else (req.prompt if req.prompt is not None
                                                                          else req.source),
                           temperature=temperature, extra=extra, stream=self.context.stream,
-                          max_tokens_field="max_completion_tokens" if provider == "openai" else "max_tokens")
+                          max_tokens_field="max_completion_tokens" if provider == "openai" else "max_tokens",
+                          source=req.source)
 
     async def _ensure_probed(self) -> None:
         if self._probed:
