@@ -297,3 +297,13 @@ def test_run_and_validate_end_to_end(tmp_path: Path) -> None:
     v = cli_support.invoke(["validate", str(tmp_path / "w" / "card.json"), "--root", str(tmp_path), "--corpora",
                             str(corpora)], cwd=tmp_path)
     assert v.returncode == 0, v.stdout + v.stderr
+
+
+def test_docs_providers_lists_each_reasoning_format_with_its_source():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "providers.md").read_text(encoding="utf-8")
+    section = text.split("## Reasoning formats", 1)[1].split("\n## ", 1)[0]
+    rows = {ln.split("|")[1].strip(): ln for ln in section.splitlines() if ln.startswith("| `")}
+    assert set(rows) == {f"`{f.name}`" for f in FORMATS}
+    for f in FORMATS:
+        for url in (u.split(" ")[0] for u in f.source.split("; ")):
+            assert f"<{url}>" in rows[f"`{f.name}`"], (f.name, url)

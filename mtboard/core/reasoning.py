@@ -142,9 +142,9 @@ FORMATS: tuple[ReasoningFormat, ...] = (
         "(only `</think>`), ERNIE 4.5 and Granite 3.3 (`<response>`), Hunyuan A13B (`<answer>`)",
         "`<think>…</think>` (a template-opened block shows only `</think>`); answer wrappers `<response>…</response>`, "
         "`<answer>…</answer>`",
-        f"{_LLAMA} (deepseek_r1, granite, nemotron_v2, kimi_k2, minimax_m2, glm_4_5); {_VLLM}deepseek_r1_reasoning_"
-        f"parser.py, qwen3_reasoning_parser.py, step3_reasoning_parser.py, olmo3_reasoning_parser.py, "
-        f"ernie45_reasoning_parser.py, hunyuan_a13b_reasoning_parser.py",
+        f"{_LLAMA} (deepseek_r1, granite, nemotron_v2, kimi_k2, minimax_m2, glm_4_5); "
+        + "; ".join(f"{_VLLM}{n}_reasoning_parser.py" for n in ("deepseek_r1", "qwen3", "step3", "olmo3", "ernie45",
+                                                                "hunyuan_a13b")),
         open="<think>", close="</think>", wrappers=(("<response>", "</response>"), ("<answer>", "</answer>"))),
     ReasoningFormat(
         "mistral", "Mistral Magistral, Ministral 3 reasoning", "`[THINK]…[/THINK]`",
