@@ -194,7 +194,7 @@ def test_a_block_that_never_closes_is_unclosed_in_both_layers(fmt, raw):
 
 
 @pytest.mark.parametrize("raw, answer, reasoning", [
-    ("<think>a<think>b</think>c</think>d", "d", ("b", "ac")),  # nested: innermost first, the whole block removed
+    ("<think>a<think>b</think>c</think>d", "d", ("abc",)),  # nested: the outermost block removed whole
     ("<think>a</think>X <think>b</think>Y", "X Y", ("a", "b")),  # several blocks, the text between kept
     ("<THINK>hmm</THINK>Hola", "Hola", ("hmm",)),  # tag-like markers in any letter case
     ("<think>a</think>[THINK]b[/THINK]Hola", "Hola", ("a", "b")),  # two formats in one answer
@@ -307,3 +307,25 @@ def test_docs_providers_lists_each_reasoning_format_with_its_source():
     for f in FORMATS:
         for url in (u.split(" ")[0] for u in f.source.split("; ")):
             assert f"<{url}>" in rows[f"`{f.name}`"], (f.name, url)
+
+
+@pytest.mark.parametrize("raw, answer, reasoning, unclosed", [
+    ("<think>a</think>X</think>Y", "Y", ("a", "X"), None),  # a block, then a stray close: the answer follows it
+    ("x</think><think>y</think>Hola", "Hola", ("x", "y"), None),  # a stray close, then a block
+    ("<think>a</think>b<think>c", "b<think>c", ("a",), "think"),  # closed blocks off, the open one left: unclosed
+    ("<think><think>a</think>", "<think><think>a</think>", (), "think"),  # nested, the outer never closes
+])
+def test_stray_and_unclosed_mixtures(raw, answer, reasoning, unclosed):
+    split = split_reasoning(raw)
+    assert (split.answer, split.reasoning, split.unclosed) == (answer, reasoning, unclosed)
+
+
+def test_a_degenerate_answer_is_split_in_linear_time():
+    import time
+
+    raw = "<think>" * 50_000 + "x"  # a model repeating the open marker up to its token cap
+    t0 = time.perf_counter()
+    split = split_reasoning(raw)
+    assert split.unclosed == "think" and time.perf_counter() - t0 < 1.0
+    raw = "</think>" * 50_000 + "Hola"
+    assert split_reasoning(raw).answer == "Hola"

@@ -314,8 +314,8 @@ class OpenAIBackend(Backend):
         if res.fatal:
             raise BackendError(f"the endpoint refused the request: {res.error}", where="openai",
                                fix="check OPENAI_API_KEY, the model name and --base-url / OPENAI_BASE_URL")
-        # raw_predicted is what the server sent; stripping a <think> block is the mechanical policy's job (recorded
-        # there as the think.stripped flag), never done before the card
+        # raw_predicted is what the server sent; stripping reasoning (<think>, Harmony channels, [THINK] …) is the
+        # mechanical policy's job (recorded there as the think.stripped flag), never done before the card
         raw = res.raw_text if res.raw_text is not None else res.text
         return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=raw,
                                  error=res.error, error_kind=res.error_kind, attempts=max(1, res.attempts),

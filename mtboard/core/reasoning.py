@@ -57,7 +57,8 @@ Rules, the same for every format:
    entry, and an answer wrapper whose open or close tag occurs there is not removed. ``source=None`` (a judge, a
    probe) applies every format.
 2. Closed blocks are removed, each one's text kept as reasoning; blocks may repeat and nest (``<think>a<think>b
-   </think>c</think>d`` → ``d``).
+   </think>c</think>d`` → answer ``d``, reasoning ``abc``: an outermost block comes off whole). One pass over the
+   markers, linear in the answer's length.
 3. A close marker left without an open one (the chat template opened the block in the prompt) drops everything
    before it, which is reasoning.
 4. An open marker left without its close: the block never closed, there is no answer (``unclosed``).
@@ -220,16 +221,49 @@ class _Pair:
     def __init__(self, fmt: ReasoningFormat):
         assert fmt.open is not None and fmt.close is not None
         flags = re.I if fmt.ignore_case else 0
-        self.open = re.compile(re.escape(fmt.open), flags)
-        self.close = re.compile(re.escape(fmt.close), flags)
-        # an innermost block: an open, then no other open before the close (nested blocks go inside out)
-        self.block = re.compile(f"{re.escape(fmt.open)}((?:(?!{re.escape(fmt.open)}).)*?){re.escape(fmt.close)}",
-                                flags | re.S)
+        self.either = re.compile(f"{re.escape(fmt.open)}|{re.escape(fmt.close)}", flags)
+        self.open_key = fmt.open.casefold() if fmt.ignore_case else fmt.open
         self.wrappers = [((a, b), re.compile(r"\A\s*" + re.escape(a), flags),
                           re.compile(re.escape(b) + r"\s*\Z", flags)) for a, b in fmt.wrappers]
         self.trigger = tuple(m.casefold() if fmt.ignore_case else m
                              for m in (fmt.open, fmt.close, *(a for a, _ in fmt.wrappers)))
         self.ignore_case = fmt.ignore_case
+
+    def split(self, text: str) -> tuple[str, list[str], bool, bool] | None:
+        """(answer, reasoning blocks, unclosed, found) in one pass over the markers (linear in the text, whatever the
+        nesting): outermost blocks are removed whole (markers inside them dropped from the reasoning); the answer
+        follows the last close marker left without an open one; an open marker still open at the end is unclosed
+        (then the answer is the text with the closed blocks removed). None when no marker occurs."""
+        depth, start, spans, stray = 0, 0, [], None
+        for m in self.either.finditer(text):
+            tok = m.group(0).casefold() if self.ignore_case else m.group(0)
+            if tok == self.open_key:
+                if depth == 0:
+                    start = m.start()
+                depth += 1
+            elif depth == 0:
+                stray = m
+            else:
+                depth -= 1
+                if depth == 0:
+                    spans.append((start, m.end()))
+        if not spans and stray is None and depth == 0:
+            return None
+        blocks = [self.either.sub("", text[a:b]).strip() for a, b in spans]
+        outside, pos = [], 0
+        for a, b in spans:
+            outside.append((pos, a))
+            pos = b
+        outside.append((pos, len(text)))
+        if depth:
+            return "".join(text[a:b] for a, b in outside), blocks, True, bool(spans)
+        if stray is not None:  # the template opened the block in the prompt: everything before the close is reasoning
+            cut_a, cut_b = stray.start(), stray.end()
+            pre = "".join(text[a:min(b, cut_a)] for a, b in outside if a < cut_a)
+            blocks = [*blocks[:sum(1 for a, _ in spans if a < cut_a)], self.either.sub("", pre).strip(),
+                      *blocks[sum(1 for a, _ in spans if a < cut_a):]]
+            outside = [(max(a, cut_b), b) for a, b in outside if b > cut_b]
+        return "".join(text[a:b] for a, b in outside), blocks, False, True
 
 
 _PAIRS = {f.name: _Pair(f) for f in FORMATS if f.kind == "pair"}
@@ -323,21 +357,14 @@ def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
             if not any(t in (low if p.ignore_case else text) for t in p.trigger) or fmt.in_source(source):
                 continue
             found = False
-            while True:  # innermost blocks first, so nested blocks come off whole
-                m = p.block.search(text)
-                if m is None:
-                    break
-                reasoning.append(m.group(1).strip())
-                text = text[:m.start()] + text[m.end():]
-                found = True
-            if p.open.search(text):
-                return ReasoningSplit(text, tuple(reasoning), tuple(formats + ([fmt.name] if found else [])),
-                                      wrapped, fmt.name)
-            closes = list(p.close.finditer(text))
-            if closes:  # the template opened the block in the prompt: the answer follows the last close
-                reasoning.append(p.close.sub("", text[:closes[-1].start()]).strip())
-                text = text[closes[-1].end():]
-                found = True
+            res = p.split(text)
+            if res is not None:
+                answer, blocks, unclosed, found = res
+                reasoning += blocks
+                if unclosed:
+                    return ReasoningSplit(answer, tuple(reasoning), tuple(formats + ([fmt.name] if found else [])),
+                                          wrapped, fmt.name)
+                text = answer
             for markers, w_open, w_close in p.wrappers:
                 if _occurs(markers, source, p.ignore_case):
                     continue

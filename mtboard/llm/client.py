@@ -127,7 +127,7 @@ class LLMResult:
     finish_reason: str | None = None
     reasoning: str | None = None
     raw_text: str | None = None
-    """The answer's content exactly as the server sent it (a ``<think>`` block included; None after a transport
+    """The answer's content exactly as the server sent it (reasoning markup included; None after a transport
     failure): what a translation card keeps as ``raw_predicted`` (the mechanical policy strips and flags)."""
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
