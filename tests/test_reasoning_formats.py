@@ -217,8 +217,10 @@ def test_split_think_keeps_its_contract():
 
 
 @pytest.mark.parametrize("raw, source, flag", [
-    ("Hola mundo \ufffd\ufffd\ufffd.", "Hello world 😀.", ("encoding.broken", "3 U+FFFD replacement characters (source 0)", 3)),
-    ("Byte \ufffd\ufffd malo.", "Bad \ufffd byte.", ("encoding.broken", "2 U+FFFD replacement characters (source 1)", 2)),
+    ("Hola mundo \ufffd\ufffd\ufffd.", "Hello world 😀.",
+     ("encoding.broken", "3 U+FFFD replacement characters (source 0)", 3)),
+    ("Byte \ufffd\ufffd malo.", "Bad \ufffd byte.",
+     ("encoding.broken", "2 U+FFFD replacement characters (source 1)", 2)),
     ("Byte \ufffd malo.", "Bad \ufffd byte.", None),  # as often as the source: the source's own character
     ("Hola mundo.", "Hello world.", None),
 ])

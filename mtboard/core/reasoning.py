@@ -7,44 +7,40 @@ reasoning, an unclosed block, an answer that is only reasoning) and the mechanic
 (:func:`mtboard.score.checks.apply_policy`: the hypothesis, the ``think.stripped`` flag with the formats it found,
 ``unclosed_think``, ``empty``). docs/providers.md ("Reasoning formats") shows the same table for readers.
 
-Each row was checked in the parser that serves the family (commits as read for issue 33):
+Each row was checked in the parser that serves the family (as read for issue 33; the URLs are in
+:data:`FORMATS`, and in docs/providers.md, "Reasoning formats"):
 
-* llama.cpp ``common/chat-parser.cpp`` (commit 05e5139a834d; the ``common_chat_parse_*`` functions behind
-  ``--reasoning-format``), https://github.com/ggml-org/llama.cpp/blob/05e5139a834dddce401cc3108133b5620c07f21a/common/chat-parser.cpp
-* vLLM ``vllm/reasoning/*_reasoning_parser.py`` (``--reasoning-parser``), https://github.com/vllm-project/vllm/tree/main/vllm/reasoning
-* for Kimi-VL's ``◁think▷``: LLaMA-Factory's ``kimi_vl`` chat template (``thought_words``),
-  https://github.com/hiyouga/LLaMA-Factory/blob/main/src/llamafactory/data/template.py, and the model card
-  https://huggingface.co/moonshotai/Kimi-VL-A3B-Thinking (whose example code splits at ``◁/think▷``);
-* for gpt-oss served with special tokens dropped (``analysis…assistantfinal…``): oobabooga/textgen issue 7374,
-  https://github.com/oobabooga/textgen/issues/7374 (the answer text quoted there).
+* llama.cpp ``common/chat-parser.cpp`` at commit 05e5139a (the ``common_chat_parse_*`` functions behind
+  ``--reasoning-format``), and its tests ``tests/test-chat.cpp``:
+  https://github.com/ggml-org/llama.cpp/blob/05e5139a834dddce401cc3108133b5620c07f21a/common/chat-parser.cpp
+* vLLM ``vllm/reasoning/*_reasoning_parser.py`` (``--reasoning-parser``) and ``tests/reasoning/``:
+  https://github.com/vllm-project/vllm/tree/main/vllm/reasoning
+* Kimi-VL's ``◁think▷``: LLaMA-Factory's ``kimi_vl`` chat template (``thought_words``),
+  https://github.com/hiyouga/LLaMA-Factory/blob/main/src/llamafactory/data/template.py; the model card
+  (https://huggingface.co/moonshotai/Kimi-VL-A3B-Thinking) names the model, its text could not be read here;
+* gpt-oss behind a server that drops special tokens (``analysis…assistantfinal…``): oobabooga/textgen issue 7374,
+  https://github.com/oobabooga/textgen/issues/7374, whose quoted answer is a test case.
 
-=================  =========================================  ============================================================
-format             markers                                    families (parser)
-=================  =========================================  ============================================================
-``think``          ``<think>…</think>``; a template-opened    DeepSeek-R1/V3.1, Qwen3/QwQ, GLM-4.5, Kimi K2, MiniMax-M2,
-                   block shows only ``</think>``; answer      Nemotron, Hermes, Olmo 3, Step3, ERNIE 4.5, Granite 3.3,
-                   wrappers ``<response>…</response>``        Hunyuan A13B (llama.cpp ``deepseek_r1``, ``granite``,
-                   (Granite 3.3, ERNIE 4.5) and               ``nemotron_v2``, ``kimi_k2``, ``minimax_m2``, ``glm_4_5``;
-                   ``<answer>…</answer>`` (Hunyuan A13B)      vLLM ``deepseek_r1``, ``qwen3``, ``step3``, ``olmo3``,
-                                                              ``ernie45``, ``hunyuan_a13b``)
-``harmony``        ``<|channel|>analysis<|message|>…<|end|>``  gpt-oss (llama.cpp ``gpt_oss``; vLLM ``openai_gptoss``): the
-                   and ``commentary`` are reasoning; the      ``final`` channel is the answer; ``<|start|>assistant``,
-                   ``final`` channel is the answer            ``<|end|>``, ``<|return|>``, ``<|call|>`` end or open messages
-``harmony-text``   ``analysis…assistantfinal…``               gpt-oss behind a server that drops special tokens (textgen
-                                                              issue 7374): the text must start with ``analysis``
-``mistral``        ``[THINK]…[/THINK]``                       Magistral, Ministral 3 reasoning (llama.cpp ``magistral``;
-                                                              vLLM ``mistral``)
-``seed``           ``<seed:think>…</seed:think>``             ByteDance Seed-OSS (llama.cpp ``seed_oss``; vLLM
-                                                              ``seed_oss``)
-``command-r``      ``<|START_THINKING|>…<|END_THINKING|>``;   Cohere Command R7B / Command A reasoning (llama.cpp
-                   answer wrapper                             ``command_r7b``; vLLM ``cohere_command3``)
-                   ``<|START_RESPONSE|>…<|END_RESPONSE|>``
-``apertus``        ``<|inner_prefix|>…<|inner_suffix|>``      Swiss AI Apertus (llama.cpp ``apertus``)
-``thinking``       ``<thinking>…</thinking>``                 ServiceNow Apriel 1.5 (llama.cpp ``apriel_1_5``)
-``kimi-vl``        ``◁think▷…◁/think▷``                       Moonshot Kimi-VL-A3B-Thinking (LLaMA-Factory ``kimi_vl``)
-``granite``        ``Here is my thought process:`` …          IBM Granite 3.2 (vLLM ``granite``; ``Here's`` also), at the
-                   ``Here is my response:``                   start of the answer
-=================  =========================================  ============================================================
+The formats (name: markers — families, parser):
+
+* ``harmony``: ``<|channel|>analysis<|message|>…<|end|>`` and ``commentary`` messages are reasoning, the ``final``
+  channel is the answer; ``<|start|>assistant``, ``<|end|>``, ``<|return|>``, ``<|call|>`` open or end messages —
+  gpt-oss (llama.cpp ``gpt_oss``; vLLM ``openai_gptoss``).
+* ``harmony-text``: ``analysis…assistantfinal…`` at the start of the answer — gpt-oss with special tokens dropped.
+* ``think``: ``<think>…</think>``; a template-opened block shows only ``</think>``; answer wrappers
+  ``<response>…</response>`` (Granite 3.3, ERNIE 4.5) and ``<answer>…</answer>`` (Hunyuan A13B) — DeepSeek-R1/V3.1,
+  Qwen3/QwQ, GLM-4.5, Kimi K2, MiniMax-M2, Nemotron, Hermes, Olmo 3, Step3 (llama.cpp ``deepseek_r1``, ``granite``,
+  ``nemotron_v2``, ``kimi_k2``, ``minimax_m2``, ``glm_4_5``; vLLM ``deepseek_r1``, ``qwen3``, ``step3``, ``olmo3``,
+  ``ernie45``, ``hunyuan_a13b``).
+* ``mistral``: ``[THINK]…[/THINK]`` — Magistral, Ministral 3 reasoning (llama.cpp ``magistral``; vLLM ``mistral``).
+* ``seed``: ``<seed:think>…</seed:think>`` — ByteDance Seed-OSS (llama.cpp ``seed_oss``; vLLM ``seed_oss``).
+* ``command-r``: ``<|START_THINKING|>…<|END_THINKING|>``, answer wrapper ``<|START_RESPONSE|>…<|END_RESPONSE|>`` —
+  Cohere Command R7B / Command A reasoning (llama.cpp ``command_r7b``; vLLM ``cohere_command3``).
+* ``apertus``: ``<|inner_prefix|>…<|inner_suffix|>`` — Swiss AI Apertus (llama.cpp ``apertus``).
+* ``thinking``: ``<thinking>…</thinking>`` — ServiceNow Apriel 1.5 (llama.cpp ``apriel_1_5``).
+* ``kimi-vl``: ``◁think▷…◁/think▷`` — Moonshot Kimi-VL-A3B-Thinking (LLaMA-Factory ``kimi_vl``).
+* ``granite``: ``Here is my thought process:`` … ``Here is my response:`` (``Here's`` too) at the start of the
+  answer — IBM Granite 3.2 (vLLM ``granite``).
 
 Left out because the sources could not be checked here: Apriel's ``[BEGIN FINAL RESPONSE]`` (llama.cpp reads Apriel
 1.5 with ``<thinking>`` only), Gemma 4's and the DeepSeek V4 "engine" parsers (token-level, no text markers in the
