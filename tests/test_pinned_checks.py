@@ -1,4 +1,5 @@
-"""Issue 23: the mechanical policy (mtboard.score.checks, mech-1.1) pinned case by case — every flag's rule, detail and
+"""Issue 23: the mechanical policy (mtboard.score.checks, mech-1.1; issue 33's reasoning formats and
+``encoding.broken``, proposed mech-1.2) pinned case by case — every flag's rule, detail and
 count, the outcome and rule, the code-switching share and the EOS count — in one table of hand-written entries
 (hand-made test data, not evaluation data), each expected row checked by hand against docs/SCORING_SPEC.md §1.
 
@@ -114,9 +115,23 @@ CASES = [
     ('eos-in-source', '<s>Hello</s>', '<s>Hola</s>', '<s>Hola</s>', 'en', 'es', {},
      ('<s>Hola</s>', 'usable', None, [], 0.0, 0)),
     ('think-closed', 'Hello.', 'Hola.', '<think>hmm</think> Hola.', 'en', 'es', {},
-     ('Hola.', 'usable', None, [('think.stripped', 'closed reasoning block removed', None)], 0.0, 0)),
+     ('Hola.', 'usable', None, [('think.stripped', 'think: 1 reasoning block, 3 characters', 1)], 0.0, 0)),
     ('think-stray-close', 'Hello.', 'Hola.', 'reasoning</think>Hola.', 'en', 'es', {},
-     ('Hola.', 'usable', None, [('think.stripped', 'closed reasoning block removed', None)], 0.0, 0)),
+     ('Hola.', 'usable', None, [('think.stripped', 'think: 1 reasoning block, 9 characters', 1)], 0.0, 0)),
+    # issue 33: the reasoning formats of mtboard.core.reasoning, the source rule, U+FFFD
+    ('harmony', 'Hello world.', 'Hola mundo.', '<|channel|>analysis<|message|>The user wants Spanish. Translate.<|end|>'
+     '<|start|>assistant<|channel|>final<|message|>Hola mundo.', 'en', 'es', {},
+     ('Hola mundo.', 'usable', None, [('think.stripped', 'harmony: 1 reasoning block, 34 characters', 1)], 0.0, 0)),
+    ('mistral-think', 'Hello world.', 'Hola mundo.', '[THINK]The user wants Spanish.[/THINK]Hola mundo.', 'en', 'es', {},
+     ('Hola mundo.', 'usable', None, [('think.stripped', 'mistral: 1 reasoning block, 23 characters', 1)], 0.0, 0)),
+    ('think-in-source', 'Type <think> here.', 'Escriba <think> aquí.', 'Escriba <think> aquí.', 'en', 'es', {},
+     ('Escriba <think> aquí.', 'usable', None, [], 0.0, 0)),
+    ('harmony-only-analysis', 'Hello.', 'Hola.', '<|channel|>analysis<|message|>Spanish.<|end|>', 'en', 'es', {},
+     ('', 'no_usable_output', 'empty', [('think.stripped', 'harmony: 1 reasoning block, 8 characters', 1)], None, 0)),
+    ('fffd', 'Hello world 😀.', 'Hola mundo 😀.', 'Hola mundo \ufffd\ufffd\ufffd.', 'en', 'es', {},
+     ('Hola mundo \ufffd\ufffd\ufffd.', 'usable', None, [('encoding.broken', '3 U+FFFD replacement characters (source 0)', 3)], 0.0, 0)),
+    ('fffd-in-source', 'Bad \ufffd byte.', 'Byte \ufffd malo.', 'Byte \ufffd malo.', 'en', 'es', {},
+     ('Byte \ufffd malo.', 'usable', None, [], 0.0, 0)),
     ('think-unclosed', 'Hello.', 'Hola.', '<think>Hola.', 'en', 'es', {},
      ('<think>Hola.', 'no_usable_output', 'unclosed_think', [], None, 0)),
     ('marks', 'Open the flurb.', 'Abra el flurb.', 'Abra el *flurb y #ir @x.', 'en', 'es', {'strip_unknown_marks': True},
@@ -225,7 +240,7 @@ CASES = [
      ('', 'no_usable_output', 'empty', [('eos.multiple', 'more than one literal EOS token', 2)], None, 2)),
     ("echo-after-think", 'The house is red.', 'La casa es roja.', '<think>x</think>The house is red.</s>', 'en', 'es',
      {}, ('The house is red.', 'source_untranslated', 'echo',
-          [('think.stripped', 'closed reasoning block removed', None)], 1.0, 1)),
+          [('think.stripped', 'think: 1 reasoning block, 1 character', 1)], 1.0, 1)),
 ]
 
 

@@ -242,7 +242,8 @@ class OpenAIBackend(Backend):
         return s
 
     def build_request(self, req: TranslateRequest) -> LLMRequest:
-        """The LLMRequest for one entry (chat when the prompt rendered messages, else completion)."""
+        """The LLMRequest for one entry (chat when the prompt rendered messages, else completion); it carries the
+        entry's source, so a reasoning marker the source itself contains stays text (issue 33)."""
         extra = self.sampling(req.stop)
         self._stop = list(req.stop) or None
         temperature = extra.pop("temperature")
@@ -251,7 +252,8 @@ class OpenAIBackend(Backend):
                           prompt=None if req.messages is not None else (req.prompt if req.prompt is not None
                                                                          else req.source),
                           temperature=temperature, extra=extra, stream=self.context.stream,
-                          max_tokens_field="max_completion_tokens" if provider == "openai" else "max_tokens")
+                          max_tokens_field="max_completion_tokens" if provider == "openai" else "max_tokens",
+                          source=req.source)
 
     async def _ensure_probed(self) -> None:
         if self._probed:
@@ -312,8 +314,8 @@ class OpenAIBackend(Backend):
         if res.fatal:
             raise BackendError(f"the endpoint refused the request: {res.error}", where="openai",
                                fix="check OPENAI_API_KEY, the model name and --base-url / OPENAI_BASE_URL")
-        # raw_predicted is what the server sent; stripping a <think> block is the mechanical policy's job (recorded
-        # there as the think.stripped flag), never done before the card
+        # raw_predicted is what the server sent; stripping reasoning (<think>, Harmony channels, [THINK] …) is the
+        # mechanical policy's job (recorded there as the think.stripped flag), never done before the card
         raw = res.raw_text if res.raw_text is not None else res.text
         return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=raw,
                                  error=res.error, error_kind=res.error_kind, attempts=max(1, res.attempts),

@@ -43,7 +43,9 @@ HTTP 400 with error code ``content_filter``                  model        refusa
 ``content_filter`` (or ``safety``, ``recitation``, …)
 ``tool_calls`` / ``function_call`` in the answer;            model        format
 ``finish_reason`` ``tool_calls`` / ``function_call``
-``<think>`` without ``</think>``                             model        unclosed_think
+a reasoning block never closed (``<think>`` without          model        unclosed_think
+``</think>``, ``[THINK]``, a Harmony ``analysis`` message
+cut …; :mod:`mtboard.core.reasoning`)
 ``finish_reason`` ``length`` (``max_tokens``,                model        token_cap
 ``model_length``), with or without text
 ``finish_reason`` ``stop`` but ``completion_tokens`` ≥       model        token_cap ("at token cap")
@@ -57,8 +59,9 @@ other 4xx (400 bad parameter …); 401/403/404 fatal           backend      back
 ==========================================================  ===========  ===================================
 
 Text, reasoning and usage whatever the shape (:mod:`mtboard.llm.shapes`): content as a string or as a list of
-parts (text parts joined, thinking parts to reasoning); reasoning in ``reasoning_content``, ``reasoning`` or
-``<think>`` tags; usage with cached tokens reported inside or beside ``prompt_tokens``, reasoning tokens, or no usage
+parts (text parts joined, thinking parts to reasoning); reasoning in ``reasoning_content``, ``reasoning`` or in the
+text (every format of :mod:`mtboard.core.reasoning`: ``<think>`` tags, Harmony channels, ``[THINK]`` …; a marker
+that also occurs in :attr:`LLMRequest.source` stays text); usage with cached tokens reported inside or beside ``prompt_tokens``, reasoning tokens, or no usage
 at all (counted as 0; no truncation check without it).
 """
 

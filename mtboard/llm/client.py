@@ -66,6 +66,10 @@ class LLMRequest:
     """Exact prompt token count when the caller knows it (tokenizer); otherwise a lower-bound estimate is used."""
     check_truncation: bool = True
     """Compare the server's reported prompt tokens with what was sent (error kind ``input_truncated``)."""
+    source: str | None = None
+    """The text being translated (never sent; the prompt carries it): a reasoning marker that also occurs in it is
+    text to translate, not reasoning (:func:`mtboard.llm.policy.split_think`, issue 33). None (a judge, a probe):
+    every reasoning format applies."""
 
     @property
     def path(self) -> str:
@@ -113,16 +117,17 @@ PROBE_TRY_S = 15.0
 class LLMResult:
     """Outcome of one request after retries. ``text`` is the visible content (None if none arrived).
 
-    Reasoning sent apart (``reasoning_content``, ``reasoning``, thinking parts) and a closed ``<think>…</think>``
-    block are in ``reasoning``; everything received is in ``raw_response``. ``error``/``error_kind`` are set for
-    every failure (the policy table in :mod:`mtboard.llm`).
+    Reasoning sent apart (``reasoning_content``, ``reasoning``, thinking parts) and a closed reasoning block in the
+    text (``<think>…</think>``, Harmony ``analysis``, ``[THINK]`` …: :mod:`mtboard.core.reasoning`) are in
+    ``reasoning``; everything received is in ``raw_response``. ``error``/``error_kind`` are set for every failure
+    (the policy table in :mod:`mtboard.llm`).
     """
 
     text: str | None
     finish_reason: str | None = None
     reasoning: str | None = None
     raw_text: str | None = None
-    """The answer's content exactly as the server sent it (a ``<think>`` block included; None after a transport
+    """The answer's content exactly as the server sent it (reasoning markup included; None after a transport
     failure): what a translation card keeps as ``raw_predicted`` (the mechanical policy strips and flags)."""
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
@@ -690,7 +695,7 @@ class LLMClient:
         ans.problem = self.redact(ans.problem)
         return policy.judge(ans, max_tokens=req.max_tokens, prompt_texts=req.prompt_texts(),
                             expected_prompt_tokens=req.expected_prompt_tokens,
-                            check_truncation=req.check_truncation)
+                            check_truncation=req.check_truncation, source=req.source)
 
     def _status_failure(self, resp: httpx.Response, raw: str) -> _Attempt:
         try:

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from mtboard.llm.shapes import Answer
+from mtboard.core.reasoning import split_reasoning
 from mtboard.core.schema import ErrorKind
+from mtboard.llm.shapes import Answer
 
 TRANSPORT_STATUSES = frozenset({408, 409, 425, 429})
 """Retried HTTP statuses below 500 (timeout, conflict, too early, rate limit); every 5xx is retried too."""
@@ -94,21 +95,22 @@ def detect_truncation(reported_prompt_tokens: int | None, estimated_min: int, ex
     return None
 
 
-def split_think(text: str) -> tuple[str, str | None, bool]:
-    """Split a ``<think>`` block off visible text. Returns ``(visible, reasoning, unclosed)``.
+def split_think(text: str, source: str | None = None) -> tuple[str, str | None, bool]:
+    """Split reasoning off visible text by the one table of reasoning formats
+    (:func:`mtboard.core.reasoning.split_reasoning`: ``<think>``, Harmony channels, ``[THINK]``, ``<seed:think>``, …).
+    Returns ``(visible, reasoning, unclosed)``. A marker that also occurs in ``source`` (the text being translated,
+    :attr:`mtboard.llm.LLMRequest.source`) is text, not reasoning; ``source=None`` applies every format.
 
     ``"<think>a</think>b"`` → ``("b", "a", False)``; ``"a</think>b"`` (opening tag in the template) → ``("b", "a",
-    False)``; ``"<think>a"`` → ``("<think>a", None, True)``.
+    False)``; ``"<think>a"`` → ``("<think>a", None, True)``; ``"[THINK]a[/THINK]b"`` → ``("b", "a", False)``;
+    ``"<think>a</think>b"`` with source ``"<think>"`` → unchanged, ``(text, None, False)``.
     """
-    close = text.rfind("</think>")
-    if close >= 0:
-        before = text[:close]
-        start = before.find("<think>")
-        reasoning = before[start + 7:] if start >= 0 else before
-        return text[close + 8:].strip(), reasoning.strip(), False
-    if "<think>" in text:
+    split = split_reasoning(text, source)
+    if split.unclosed is not None:
         return text, None, True
-    return text, None, False
+    if not split.stripped:
+        return text, None, False
+    return split.answer.strip(), split.reasoning_text, False
 
 
 def apply_stop(text: str, stops: list[str] | tuple[str, ...]) -> tuple[str, str | None]:
@@ -281,7 +283,8 @@ def classify_status(status: int, message: str, error_code: Any = None, headers: 
 
 
 def judge(ans: Answer, *, max_tokens: int, prompt_texts: list[Any] | None = None,
-          expected_prompt_tokens: int | None = None, check_truncation: bool = True) -> Verdict:
+          expected_prompt_tokens: int | None = None, check_truncation: bool = True,
+          source: str | None = None) -> Verdict:
     """The failure policy on a 200 answer (module docstring of :mod:`mtboard.llm`; rules in this order):
 
     1. a problem inside the answer (error object, no choices, a chunk that is not JSON) → transport;
@@ -291,7 +294,9 @@ def judge(ans: Answer, *, max_tokens: int, prompt_texts: list[Any] | None = None
     4. the server reports fewer prompt tokens than were sent (:func:`detect_truncation`) → ``input_truncated``;
     5. a refusal (``refusal`` field or part, or a filter finish) → ``refusal``;
     6. tool calls or a tool finish → ``format``;
-    7. ``<think>`` never closed → ``unclosed_think`` (a closed block moves to reasoning);
+    7. a reasoning block never closed (``<think>``, ``[THINK]``, a Harmony ``analysis`` message …, every format of
+       :data:`mtboard.core.reasoning.FORMATS`) → ``unclosed_think``; a closed block moves to reasoning, and a marker
+       that also occurs in ``source`` (the text being translated; None: none) is text, not reasoning;
     8. a length finish → ``token_cap``; a ``stop`` answer whose ``completion_tokens`` reached ``max_tokens`` →
        ``token_cap`` ("at token cap": the server stopped it at the cap but called it a natural end) — neither when
        mtboard cut the text at a stop sequence the server ignored (``ans.stop_cut``: the answer ended there);
@@ -328,13 +333,14 @@ def judge(ans: Answer, *, max_tokens: int, prompt_texts: list[Any] | None = None
         return Verdict("model", ErrorKind.format, f"the model called a tool instead of answering "
                        f"({ans.tool_calls or 'no'} tool call(s), finish_reason {ans.finish_reason!r})",
                        text=ans.text, reasoning=reasoning)
-    visible, think, unclosed = split_think(text)
-    if unclosed:
-        return Verdict("model", ErrorKind.unclosed_think, "unclosed <think>: no visible answer after the reasoning",
-                       text=ans.text, reasoning=reasoning)
-    if think is not None:
-        text = visible
-        reasoning = "\n".join(x for x in (reasoning, think) if x)
+    split = split_reasoning(text, source)
+    if split.unclosed is not None:
+        return Verdict("model", ErrorKind.unclosed_think, f"unclosed reasoning block ({split.unclosed}): no visible "
+                       "answer after the reasoning", text=ans.text, reasoning=reasoning)
+    visible = text
+    if split.stripped:
+        text = visible = split.answer.strip()
+        reasoning = "\n".join(x for x in (reasoning, split.reasoning_text) if x) or None
     out = text if ans.text is not None else None
     if kind == "length":
         return Verdict("model", ErrorKind.token_cap,

@@ -8,8 +8,10 @@ per entry (:class:`mtboard.core.schema.MechanicalDecision`) with the rule that f
 Outcomes (decide scoring; docs/SCORING_SPEC.md §3):
 
 =====================  ==========================================================================================
-``no_usable_output``   backend error kind (token cap, timeout, transport, …), no output, unclosed ``<think>``,
-                       or empty text after post-processing → 0 on every metric, never judged.
+``no_usable_output``   backend error kind (token cap, timeout, transport, …), no output, a reasoning block that
+                       never closed (``unclosed_think``: ``<think>``, ``[THINK]``, a Harmony ``analysis`` message …),
+                       or empty text after post-processing (``empty``; an answer that is only reasoning) → 0 on
+                       every metric, never judged.
 ``source_untranslated`` equal to the source (or history + source) after :func:`mtboard.core.text.normalise` and NFKC,
                        with whitespace and speaker tags removed → 0 on every metric, never judged. Not applied when
                        the reference itself equals the source under the same normalisation (then the copy is the
@@ -17,10 +19,24 @@ Outcomes (decide scoring; docs/SCORING_SPEC.md §3):
 ``usable``             everything else, scored and judged normally.
 =====================  ==========================================================================================
 
+Post-processing, in order: reasoning (every format of :data:`mtboard.core.reasoning.FORMATS`: ``<think>``, Harmony
+channels — the ``final`` channel is the answer —, ``[THINK]``, ``<seed:think>``, Command R, Apertus, Apriel,
+Kimi-VL, Granite; a marker that also occurs in the source is text, not reasoning), literal EOS tokens, Apertium marks
+(when asked), outer whitespace.
+
 Flags (recorded, do not change scores yet; intended penalties in docs/SCORING_SPEC.md §7): ``commentary``,
 ``format.speaker_label``, ``format.markdown``, ``format.markup``, ``format.line_breaks``, ``placeholder``,
 ``foreign_script``, ``eos.multiple``, ``length.long``, ``length.short``, ``partly_untranslated``, and the
-informational ``think.stripped``, ``unknown_marks`` and ``injection`` (text addressed to a judge; issue 24).
+informational ones, which never change an outcome:
+
+=====================  ==========================================================================================
+``think.stripped``     reasoning markup was removed; ``detail`` names the formats and the characters of reasoning
+                       (``harmony: 1 reasoning block, 34 characters``), ``count`` the blocks (issue 33)
+``encoding.broken``    the hypothesis holds U+FFFD more often than the source (bytes the client could not decode,
+                       a lone surrogate replaced); ``count`` the hypothesis's U+FFFD, ``detail`` both counts (issue 33)
+``unknown_marks``      Apertium unknown-word marks removed
+``injection``          text addressed to a judge (issue 24)
+=====================  ==========================================================================================
 
 Changing any rule, pattern or threshold here changes results: bump :data:`POLICY_VERSION`. The echo test's text
 normalisation is versioned by :data:`mtboard.core.text.NORMALISATION_VERSION` (in every card's metric signatures and
@@ -37,6 +53,7 @@ from collections import Counter
 import regex
 
 from mtboard.core.languages import expected_scripts
+from mtboard.core.reasoning import ReasoningSplit, split_reasoning
 from mtboard.core.schema import CheckFlag, ErrorKind, MechanicalDecision, Outcome
 from mtboard.core.text import CONTROL_TOKEN, MD_EMPHASIS, TAG, may_hold_placeholders, normalise, placeholders
 
@@ -52,9 +69,8 @@ EOS_TOKENS: tuple[str, ...] = (
 )
 """Literal end-of-sequence tokens stripped from outputs (third-party GGUFs that do not mark EOS as special)."""
 
-_THINK_OPEN = regex.compile(r"<think>", regex.I)
-_THINK_CLOSE = regex.compile(r"</think>", regex.I)
-_THINK_BLOCK = regex.compile(r"<think>.*?</think>", regex.I | regex.S)
+REPLACEMENT_CHARACTER = "\ufffd"
+"""U+FFFD, counted by the ``encoding.broken`` flag."""
 _UNKNOWN_MARK = regex.compile(r"(?<![\w*#@])([*#@])(\w+)")
 
 LENGTH_LONG = 3.0
@@ -79,21 +95,29 @@ def _strip_eos(text: str, source: str) -> tuple[str, int]:
     return text, count
 
 
-def _strip_think(text: str) -> tuple[str, bool, bool]:
-    """Returns (text, unclosed, stripped). Closed blocks are removed; a stray ``</think>`` drops what precedes it."""
-    stripped = False
-    if "think>" not in text.lower():
-        return text, False, False
-    if _THINK_BLOCK.search(text):
-        text = _THINK_BLOCK.sub("", text)
-        stripped = True
-    if _THINK_OPEN.search(text):
-        return text, True, stripped
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:  # the template opened the block in the prompt; the answer follows the last close tag
-        text = text[closes[-1].end():]
-        stripped = True
-    return text, False, stripped
+def _think_flag(split: ReasoningSplit) -> CheckFlag:
+    """The informational ``think.stripped`` flag: the formats found, the reasoning blocks removed (``count``) and
+    their characters, e.g. ``harmony: 1 reasoning block, 34 characters``."""
+    n = len(split.reasoning)
+    chars = split.reasoning_chars
+    detail = (f"{', '.join(split.formats)}: {n} reasoning block{'s' if n != 1 else ''}, "
+              f"{chars} character{'s' if chars != 1 else ''}")
+    if split.wrapped:
+        detail += "; answer wrapper removed"
+    return CheckFlag(rule="think.stripped", detail=detail[:200], count=n)
+
+
+def _broken_encoding(predicted: str, source: str) -> CheckFlag | None:
+    """The informational ``encoding.broken`` flag: the hypothesis holds U+FFFD (the replacement character a decoder
+    writes for bytes it could not read, or the client for a lone surrogate) more often than the source does."""
+    n_out = predicted.count(REPLACEMENT_CHARACTER)
+    if not n_out:
+        return None
+    n_src = source.count(REPLACEMENT_CHARACTER)
+    if n_out <= n_src:
+        return None
+    return CheckFlag(rule="encoding.broken", detail=f"{n_out} U+FFFD replacement characters (source {n_src})",
+                     count=n_out)
 
 
 def _strip_unknown_marks(text: str, source: str) -> tuple[str, int]:
@@ -497,17 +521,21 @@ def apply_policy(*, source: str, raw_predicted: str | None, reference: str, erro
         return "", MechanicalDecision(outcome=Outcome.no_usable_output, rule=rule)
 
     flags: list[CheckFlag] = []
-    text, n_eos = _strip_eos(raw_predicted, source)
+    split = split_reasoning(raw_predicted, source)  # reasoning first: its markup may hold EOS-like tokens
+    unclosed = split.unclosed is not None
+    if split.stripped:
+        flags.append(_think_flag(split))
+    text, n_eos = _strip_eos(split.answer, source)
     if n_eos > 1:
         flags.append(CheckFlag(rule="eos.multiple", detail="more than one literal EOS token", count=n_eos))
-    text, unclosed, think_stripped = _strip_think(text)
-    if think_stripped:
-        flags.append(CheckFlag(rule="think.stripped", detail="closed reasoning block removed"))
     if strip_unknown_marks:
         text, n_marks = _strip_unknown_marks(text, source)
         if n_marks:
             flags.append(CheckFlag(rule="unknown_marks", detail="Apertium unknown-word marks removed", count=n_marks))
     predicted = text.strip()
+    broken = _broken_encoding(predicted, source)
+    if broken is not None:
+        flags.append(broken)
 
     def decided(outcome: Outcome, rule: str, share: float | None = None) -> tuple[str, MechanicalDecision]:
         return predicted, MechanicalDecision(outcome=outcome, rule=rule, flags=flags, untranslated_share=share,
