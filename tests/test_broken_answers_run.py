@@ -9,16 +9,22 @@ evaluation data. Every expected value is written by hand: 😀 is U+1F600, UTF-8
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import cli_support
 import pytest
+from judges_support import ScriptedServer
+from judges_support import mtboard as judges_mtboard
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 
 from mtboard.core.documents import load_card
+from mtboard.core.schema import ErrorKind
+from mtboard.llm import LLMClient, LLMRequest, LLMResult
 
 GRIN = "\U0001f600"
 PAIRS = [("Hello world.", f"Hola mundo {GRIN}."), ("Good night.", "Buenas noches.")]
@@ -135,3 +141,141 @@ def test_a_broken_or_unrequested_answer_finishes_the_run_with_a_valid_card(tmp_p
         assert res.returncode == 0, res.stderr
         assert srv.posts == 2
         assert (work / "card.json").read_bytes() == before
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The client alone: streams read by content, the boundary on every string of an answer
+
+
+class OneBody(LoopbackServer):
+    """Every POST answered with ``body`` (``status``, ``content_type``); ``chunks``: instead, a chunked body sent in
+    these pieces, flushed one by one (a character's bytes cut between two network reads)."""
+
+    def __init__(self, body: bytes = b"", content_type: str = "application/json", status: int = 200,
+                 chunks: list[bytes] | None = None):
+        self.posts = 0
+        outer = self
+
+        class Handler(QuietHandler):
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers["Content-Length"]))
+                outer.posts += 1
+                if chunks is None:
+                    self.send_body(status, body, content_type)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for piece in chunks:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+                    time.sleep(0.05)
+                self.wfile.write(b"0\r\n\r\n")
+
+        super().__init__(Handler)
+
+
+def _complete(url: str, *, stream: bool, retries: int = 0) -> LLMResult:
+    async def go() -> LLMResult:
+        async with LLMClient(url, concurrency=1, timeout_s=10, max_retries=retries, backoff_base_s=0.01) as c:
+            return await c.complete(LLMRequest(model="m", max_tokens=64, stream=stream,
+                                               messages=[{"role": "user", "content": "Hello world."}]))
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("ctype, head", [("text/event-stream", b""), ("application/json", b""),
+                                         ("text/plain", b": keep-alive\n\n"), ("application/json", b"\xef\xbb\xbf"),
+                                         ("application/octet-stream", b"event: message\n")],
+                         ids=["sse-type", "json-type-sse-body", "comment-first", "bom-first", "event-line-first"])
+def test_an_unrequested_stream_is_read_as_a_stream_by_content(ctype, head):
+    body = head + _stream(b'"Hola "', b'"mundo."')
+    with OneBody(body, ctype) as srv:
+        res = _complete(srv.url, stream=False)
+    assert res.ok and res.text == "Hola mundo." and res.finish_reason == "stop", res.error
+    assert res.attempts == 1 and srv.posts == 1 and res.usage.prompt_tokens == 500
+    assert res.attempt_log[0]["unrequested_stream"] is True and res.attempt_log[0]["stream"] is False
+    assert res.raw_response.encode("utf-8", "surrogateescape") == body
+
+
+def test_an_unrequested_stream_keeps_the_stream_rules():
+    """``[DONE]`` without a finish_reason (llama-cpp-python interrupting a stream) is a transport failure, retried."""
+    body = _chunk(b'"Hola"') + b"data: [DONE]\n\n"
+    with OneBody(body, "text/event-stream") as srv:
+        res = _complete(srv.url, stream=False, retries=1)
+    assert res.error_kind == ErrorKind.transport and "interrupted answer" in res.error, res.error
+    assert srv.posts == 2 and res.attempts == 2 and res.text is None
+    assert [a.get("unrequested_stream") for a in res.attempt_log] == [True, True]
+
+
+def test_a_requested_stream_under_another_media_type_is_read_as_a_stream():
+    body = _stream(b'"Hola mundo."')
+    with OneBody(body, "text/plain; charset=utf-8") as srv:
+        res = _complete(srv.url, stream=True)
+    assert res.ok and res.text == "Hola mundo." and "unrequested_stream" not in res.attempt_log[0], res.error
+
+
+def test_a_json_body_to_a_streamed_request_is_still_read_as_json():
+    with OneBody(_whole(b'"Hola \\ud83d."')) as srv:
+        res = _complete(srv.url, stream=True)
+    assert res.ok and (res.text, res.text_repairs) == ("Hola \ufffd.", 1)
+
+
+def test_a_character_cut_between_two_network_reads_of_one_event_is_whole():
+    event = _chunk('"Hola mundo 😀."'.encode())
+    cut = event.index(b"\x9f") + 1  # after F0 9F
+    with OneBody(content_type="text/event-stream", chunks=[event[:cut], event[cut:], FINISH]) as srv:
+        res = _complete(srv.url, stream=True)
+    assert res.ok and (res.text, res.text_repairs) == (f"Hola mundo {GRIN}.", 0), res.error
+
+
+def test_reasoning_refusal_and_model_name_pass_the_same_boundary():
+    body = (b'{"model":"m\\udfff","choices":[{"index":0,"message":{"role":"assistant","content":"Hola.",'
+            b'"reasoning_content":"pienso \\ud83d","refusal":null},"finish_reason":"stop"}],'
+            b'"usage":{"prompt_tokens":500,"completion_tokens":5}}')
+    with OneBody(body) as srv:
+        res = _complete(srv.url, stream=False)
+    assert res.ok and res.text == "Hola." and res.reasoning == "pienso \ufffd" and res.model_id == "m\ufffd"
+    assert res.text_repairs == 1  # the reasoning's lone half; the model name is not the answer
+    streamed = _stream(b'"No "', b'"puedo"').replace(b'"content":"No "', b'"refusal":"No \\ud83d"')
+    with OneBody(streamed, "text/event-stream") as srv:
+        res = _complete(srv.url, stream=True)
+    assert res.error_kind == ErrorKind.refusal and res.text_repairs == 1, (res.error_kind, res.error)
+
+
+def test_an_error_body_with_broken_bytes_gives_an_error_that_is_text():
+    with OneBody(b'{"error":{"message":"bad \xf0\x9f and \\ud83d"}}', status=400) as srv:
+        res = _complete(srv.url, stream=False)
+    assert res.error_kind == ErrorKind.backend and res.error.encode("utf-8")  # no surrogate left
+    assert "bad \ufffd and \ufffd" in res.error
+    assert res.raw_response.encode("utf-8", "surrogateescape") == b'{"error":{"message":"bad \xf0\x9f and \\ud83d"}}'
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Judges use the same client
+
+
+@pytest.mark.parametrize("broken", ["\ud83d", "\udcf0"], ids=["high-half", "escaped-byte"])
+def test_a_judge_answer_with_a_lone_surrogate_does_not_crash_the_judge_run(tmp_path: Path, broken: str) -> None:
+    corpora = tmp_path / "corpora"
+    corpus = write_handmade_corpus(corpora / "hand-made-broken.json", "hand-made-broken", PAIRS)
+    wd = tmp_path / "w"
+    with ScriptedServer(lambda body: "Hola mundo." if "Hello" in body["messages"][-1]["content"] else
+                        "Buenas noches.", model="mistral-scripted-mt") as srv:
+        p = judges_mtboard(["run", str(corpus), "--method", "openai:mistral-scripted-mt", "--work-dir", str(wd),
+                            "--base-url", srv.url], env={}, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    # json.dumps writes the lone half as a JSON escape (\ud83d / \udcf0) into the judge's answer
+    answer = f'Critical:\nno-error\nMajor:\nno-error\nMinor:\nfluency/punctuation - "mundo{broken}"\ncontextBehavior: unclear'
+    with ScriptedServer(lambda body: answer, model="gpt-4.1-scripted-judge") as judge:
+        p = judges_mtboard(["judge", str(wd), "--judge", "gemba-mqm=openai:scripted-judge"],
+                           env={"JUDGE_BASE_URL": judge.url}, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(judge.requests) == 2
+    card = load_card(wd / "card.json")
+    spans = [e.span for r in card.results for v in r.judgements.values() for e in v.errors]
+    assert spans == ["mundo\ufffd", "mundo\ufffd"]  # one minor error per entry, its span made text
+    stored = (wd / "judge" / "cache.jsonl").read_bytes()
+    stored.decode("utf-8")  # the cache holds the raw answers, escaped where JSON cannot hold them
+    texts = [json.loads(line)["text"] for line in stored.splitlines()]
+    assert texts == [answer.replace(broken, "\ufffd")] * 2
