@@ -60,6 +60,13 @@ Text, reasoning and usage whatever the shape (:mod:`mtboard.llm.shapes`): conten
 parts (text parts joined, thinking parts to reasoning); reasoning in ``reasoning_content``, ``reasoning`` or
 ``<think>`` tags; usage with cached tokens reported inside or beside ``prompt_tokens``, reasoning tokens, or no usage
 at all (counted as 0; no truncation check without it).
+
+Text at one boundary (:func:`mtboard.core.decoding.answer_text`; issue 33): bodies are decoded with
+``surrogateescape``, a stream's fragments are joined before anything is decided (a character split between events,
+bytes or UTF-16 halves, is whole), and what is still a lone surrogate or not UTF-8 becomes U+FFFD, counted in
+:attr:`LLMResult.text_repairs`. Streams are read by content: an event stream answering a request sent without
+``"stream": true`` is read as a stream (``unrequested_stream`` in the attempt log), a JSON body answering a streamed
+request as JSON (docs/providers.md).
 """
 
 from __future__ import annotations
