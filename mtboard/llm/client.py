@@ -123,8 +123,10 @@ class LLMResult:
     finish_reason: str | None = None
     reasoning: str | None = None
     raw_text: str | None = None
-    """The answer's content exactly as the server sent it (a ``<think>`` block included; None after a transport
-    failure): what a translation card keeps as ``raw_predicted`` (the mechanical policy strips and flags)."""
+    """The answer's content as the server sent it (a ``<think>`` block included; None after a transport failure),
+    made text at the one boundary (lone surrogates and bytes that are not UTF-8 as U+FFFD, :attr:`text_repairs`;
+    ``raw_response`` keeps the bytes): what a translation card keeps as ``raw_predicted`` (the mechanical policy
+    strips and flags)."""
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     error_kind: ErrorKind | None = None
