@@ -279,3 +279,10 @@ def test_a_judge_answer_with_a_lone_surrogate_does_not_crash_the_judge_run(tmp_p
     stored.decode("utf-8")  # the cache holds the raw answers, escaped where JSON cannot hold them
     texts = [json.loads(line)["text"] for line in stored.splitlines()]
     assert texts == [answer.replace(broken, "\ufffd")] * 2
+
+
+def test_a_json_body_labelled_event_stream_is_read_as_json():
+    """By content: a body that starts like JSON is JSON, whatever its label."""
+    with OneBody(_whole(b'"Hola mundo."'), "text/event-stream") as srv:
+        res = _complete(srv.url, stream=False)
+    assert res.ok and res.text == "Hola mundo." and "unrequested_stream" not in res.attempt_log[0], res.error

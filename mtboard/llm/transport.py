@@ -244,14 +244,16 @@ _SSE_START = re.compile(r"(?:data|event|id|retry)(?::|\r|\n|$)|:")
 
 
 def looks_like_event_stream(content_type: str, text: str) -> bool:
-    """True when a 200 body is a server-sent event stream (WHATWG HTML §9.2): its media type is
-    ``text/event-stream``, or its first line (after a byte-order mark and blank lines) is an SSE field line —
-    ``data:``, ``event:``, ``id:``, ``retry:`` or a ``:`` comment — which a JSON body can never start with.
-    ``content_type`` is the Content-Type header (parameters ignored)."""
-    if content_type.partition(";")[0].strip().lower() == "text/event-stream":
-        return True
+    """True when a 200 body is a server-sent event stream (WHATWG HTML §9.2), decided by its content: its first line
+    (after a byte-order mark and blank lines) is an SSE field line — ``data:``, ``event:``, ``id:``, ``retry:`` or a
+    ``:`` comment — which a JSON body can never start with; or its media type (``content_type``, the Content-Type
+    header, parameters ignored) is ``text/event-stream`` and it does not start like a JSON object or array (a JSON
+    body under the wrong label is read as JSON)."""
     head = text.removeprefix("\ufeff").lstrip("\r\n")
-    return _SSE_START.match(head) is not None
+    if _SSE_START.match(head) is not None:
+        return True
+    return (content_type.partition(";")[0].strip().lower() == "text/event-stream"
+            and not head.lstrip().startswith(("{", "[")))
 
 
 def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float = 30.0,
