@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -286,3 +287,51 @@ def test_a_json_body_labelled_event_stream_is_read_as_json():
     with OneBody(_whole(b'"Hola mundo."'), "text/event-stream") as srv:
         res = _complete(srv.url, stream=False)
     assert res.ok and res.text == "Hola mundo." and "unrequested_stream" not in res.attempt_log[0], res.error
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Engines: Apertium's stdout and its APY answers pass the same boundary
+
+FAKE_APERTIUM = r'''import sys
+text = sys.stdin.buffer.read()
+# a hand-made stand-in for `apertium -f txt MODE` (fault injection: the real engine cannot be made to emit broken
+# bytes): every paragraph is echoed with EMOJI as the UTF-8 bytes of U+1F600 and CUT as the first two of them only
+out = text.replace(b"EMOJI", b"\xf0\x9f\x98\x80").replace(b"CUT", b"\xf0\x9f")
+sys.stdout.buffer.write(out)
+'''
+
+
+def test_apertium_stdout_is_made_text_per_entry(tmp_path: Path) -> None:
+    from mtboard.backends.apertium import ApertiumBackend
+    from mtboard.backends.base import TranslateRequest, parse_method
+
+    exe = tmp_path / "apertium"
+    exe.write_text(f"#!{sys.executable}\n{FAKE_APERTIUM}")
+    exe.chmod(0o755)
+    b = ApertiumBackend(parse_method("apertium:eng-spa"), apy_url="")
+    b._exe, b._started = str(exe), True  # the stand-in instead of /usr/bin/apertium
+    sources = ["Hola EMOJI.", "Hola CUT.", "Bien."]
+    recs = asyncio.run(b.translate([TranslateRequest(entry_id=i, source=s) for i, s in enumerate(sources)]))
+    assert [(r.raw_predicted, r.text_repairs, r.error) for r in recs] == [
+        (f"Hola {GRIN}.", 0, None), ("Hola \ufffd.", 1, None), ("Bien.", 0, None)]
+    assert b.process_calls == 1  # one process for the three entries: the repair is per entry, after the split
+
+
+def test_an_apy_answer_with_a_lone_surrogate_is_made_text(tmp_path: Path) -> None:
+    from mtboard.backends.apertium import ApertiumBackend
+    from mtboard.backends.base import TranslateRequest, parse_method
+
+    body = b'{"responseData":{"translatedText":"Hola \\ud83d."},"responseDetails":null,"responseStatus":200}'
+
+    class Apy(LoopbackServer):
+        def __init__(self) -> None:
+            class Handler(QuietHandler):
+                def do_GET(self) -> None:  # noqa: N802
+                    self.send_body(200, body)
+            super().__init__(Handler)
+
+    with Apy() as srv:
+        b = ApertiumBackend(parse_method("apertium:eng-spa"), apy_url=srv.url.removesuffix("/v1"))
+        b.start()
+        recs = asyncio.run(b.translate([TranslateRequest(entry_id=1, source="Hello.")]))
+    assert (recs[0].raw_predicted, recs[0].text_repairs, recs[0].error) == ("Hola \ufffd.", 1, None)
