@@ -267,7 +267,8 @@ def test_a_judge_answer_with_a_lone_surrogate_does_not_crash_the_judge_run(tmp_p
                             "--base-url", srv.url], env={}, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     # json.dumps writes the lone half as a JSON escape (\ud83d / \udcf0) into the judge's answer
-    answer = f'Critical:\nno-error\nMajor:\nno-error\nMinor:\nfluency/punctuation - "mundo{broken}"\ncontextBehavior: unclear'
+    answer = ("Critical:\nno-error\nMajor:\nno-error\nMinor:\n"
+              f'fluency/punctuation - "mundo{broken}"\ncontextBehavior: unclear')
     with ScriptedServer(lambda body: answer, model="gpt-4.1-scripted-judge") as judge:
         p = judges_mtboard(["judge", str(wd), "--judge", "gemba-mqm=openai:scripted-judge"],
                            env={"JUDGE_BASE_URL": judge.url}, cwd=tmp_path)

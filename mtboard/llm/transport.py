@@ -280,6 +280,6 @@ def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float
     return resp.status_code, body
 
 
-__all__ = ["KEEPALIVE_EXPIRY_S", "LANES_PER_POOL", "Pools", "ssl_context", "REQUEST_ERRORS", "STREAM_DRAIN_S", "TextTee",
-           "BodyTee", "async_client", "body_encoding", "get_json", "http2_available", "infer_provider",
+__all__ = ["KEEPALIVE_EXPIRY_S", "LANES_PER_POOL", "Pools", "ssl_context", "REQUEST_ERRORS", "STREAM_DRAIN_S",
+           "TextTee", "BodyTee", "async_client", "body_encoding", "get_json", "http2_available", "infer_provider",
            "looks_like_event_stream", "normalise_base_url", "response_text", "split_base_url"]
