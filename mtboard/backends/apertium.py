@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
+from mtboard.core.decoding import answer_text, clean, decode_bytes
 from mtboard.core.errors import BackendError, ConfigError
 from mtboard.score.fst import ISO639_3
 from mtboard.core.languages import primary
@@ -328,12 +329,14 @@ class ApertiumBackend(Backend):
             seg_errors_by.setdefault(units[u].seg, []).append(reason)
         records = []
         for i, req in enumerate(requests):
-            text = join_units(layouts[i], outputs)
+            text, repairs = join_units(layouts[i], outputs), 0
+            if text is not None:  # stdout kept its undecodable bytes escaped until here: the one text boundary
+                text, repairs = answer_text((text,))
             seg_errors = seg_errors_by.get(i, [])
             records.append(TranslationRecord(
                 entry_id=req.entry_id, raw_predicted=text, latency_s=None, batch_latency_s=batch_s, model_id=self.mode,
                 error=seg_errors[0] if seg_errors else None,
-                error_kind=ErrorKind.backend if seg_errors else None))
+                error_kind=ErrorKind.backend if seg_errors else None, text_repairs=repairs))
         return records
 
     def _chunks(self, units: list[_Unit]) -> list[tuple[int, int]]:
@@ -374,7 +377,9 @@ class ApertiumBackend(Backend):
         await self._run_range(units, mid, hi, outputs, errors)
 
     async def _call(self, text: str, n_units: int) -> tuple[bool, str]:
-        """Run ``apertium -f txt MODE`` on ``text``; (True, stdout) or (False, one-line reason)."""
+        """Run ``apertium -f txt MODE`` on ``text``; (True, stdout) or (False, one-line reason). stdout is decoded
+        with ``surrogateescape`` (:func:`mtboard.core.decoding.decode_bytes`): bytes that are not UTF-8 stay escaped
+        until :meth:`translate` passes each entry's text through :func:`~mtboard.core.decoding.answer_text`."""
         assert self._exe is not None
         self.process_calls += 1
         proc = await asyncio.create_subprocess_exec(
@@ -397,7 +402,7 @@ class ApertiumBackend(Backend):
         if proc.returncode != 0:
             msg = err.decode("utf-8", "replace").strip().replace("\n", " ")[:200]
             return False, f"apertium exited with {proc.returncode}: {msg}"
-        return True, out.decode("utf-8", "replace")
+        return True, decode_bytes(out)
 
     async def _translate_apy(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:
         src, _, tgt = self.mode.partition("-")
@@ -424,9 +429,11 @@ class ApertiumBackend(Backend):
             if isinstance(body, dict) and isinstance(body.get("responseData"), dict):
                 text = body["responseData"].get("translatedText")
             if status == 200 and isinstance(text, str):
+                text, repairs = answer_text((text,))  # a JSON-escaped lone surrogate becomes U+FFFD, counted
                 return TranslationRecord(entry_id=req.entry_id, raw_predicted=text, latency_s=latency,
-                                         model_id=self.mode)
+                                         model_id=self.mode, text_repairs=repairs)
             detail = body.get("explanation") or body.get("message") if isinstance(body, dict) else None
+            detail = clean(detail) if isinstance(detail, str) else detail
             kind = ErrorKind.transport if status == 429 or status >= 500 or status == 0 else ErrorKind.backend
             return TranslationRecord(entry_id=req.entry_id, raw_predicted=None, model_id=self.mode,
                                      latency_s=latency, error=f"APY answered HTTP {status}: {detail or ''}"[:300],

@@ -320,7 +320,8 @@ class OpenAIBackend(Backend):
         return TranslationRecord(run_index=req.run_index, entry_id=req.entry_id, raw_predicted=raw,
                                  error=res.error, error_kind=res.error_kind, attempts=max(1, res.attempts),
                                  latency_s=res.latency_s, usage=res.usage, model_id=res.model_id,
-                                 finish_reason=res.finish_reason, stop_cut=res.stop_cut)
+                                 finish_reason=res.finish_reason, stop_cut=res.stop_cut,
+                                 text_repairs=res.text_repairs)
 
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIBackend", "OpenAIOptions"]

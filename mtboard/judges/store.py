@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mtboard.core.canonical import canonical_bytes, sha256_hex
+from mtboard.core.decoding import json_line
 from mtboard.core.documents import atomic_write
 from mtboard.core.schema import Usage
 from mtboard.core.text import split_records
@@ -96,9 +97,9 @@ class JudgeStore:
                "request": _jsonable(request), "text": answer.text, "finish_reason": answer.finish_reason,
                "error": answer.error, "error_kind": answer.error_kind, "usage": answer.usage.model_dump(),
                "model_id": answer.model_id, "raw_response": raw_response}
-        line = json.dumps(rec, ensure_ascii=False, sort_keys=True) + "\n"
+        line = json_line(rec, sort_keys=True, compact=False)  # the raw response may hold escaped bytes
         with open(self.cache_path, "ab") as fh:
-            fh.write(line.encode("utf-8"))
+            fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
         self._cache[key] = CachedAnswer(**{**answer.__dict__, "cached": False})
@@ -112,8 +113,7 @@ class JudgeStore:
         recs = sorted(self._log.get(kind, []), key=lambda r: (r.get("run", 0), str(r.get("entry_id")),
                                                             r.get("attempt", 0)))
         path = self.dir / f"{kind}.answers.jsonl"
-        atomic_write(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in recs)
-                     .encode("utf-8"))
+        atomic_write(path, b"".join(json_line(r, sort_keys=True, compact=False) for r in recs))
         return path
 
 

@@ -63,6 +63,13 @@ parts (text parts joined, thinking parts to reasoning); reasoning in ``reasoning
 text (every format of :mod:`mtboard.core.reasoning`: ``<think>`` tags, Harmony channels, ``[THINK]`` …; a marker
 that also occurs in :attr:`LLMRequest.source` stays text); usage with cached tokens reported inside or beside ``prompt_tokens``, reasoning tokens, or no usage
 at all (counted as 0; no truncation check without it).
+
+Text at one boundary (:func:`mtboard.core.decoding.answer_text`; issue 33): bodies are decoded with
+``surrogateescape``, a stream's fragments are joined before anything is decided (a character split between events,
+bytes or UTF-16 halves, is whole), and what is still a lone surrogate or not UTF-8 becomes U+FFFD, counted in
+:attr:`LLMResult.text_repairs`. Streams are read by content: an event stream answering a request sent without
+``"stream": true`` is read as a stream (``unrequested_stream`` in the attempt log), a JSON body answering a streamed
+request as JSON (docs/providers.md).
 """
 
 from __future__ import annotations

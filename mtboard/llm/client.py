@@ -41,6 +41,7 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from mtboard import __version__
+from mtboard.core.decoding import answer_text, clean, clean_json
 from mtboard.core.errors import ConfigError
 from mtboard.llm import policy, serverinfo, shapes, transport
 from mtboard.llm.policy import Verdict
@@ -127,8 +128,10 @@ class LLMResult:
     finish_reason: str | None = None
     reasoning: str | None = None
     raw_text: str | None = None
-    """The answer's content exactly as the server sent it (reasoning markup included; None after a transport
-    failure): what a translation card keeps as ``raw_predicted`` (the mechanical policy strips and flags)."""
+    """The answer's content as the server sent it (reasoning markup included; None after a transport failure),
+    made text at the one boundary (lone surrogates and bytes that are not UTF-8 as U+FFFD, :attr:`text_repairs`;
+    ``raw_response`` keeps the bytes): what a translation card keeps as ``raw_predicted`` (the mechanical policy
+    strips and flags)."""
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     error_kind: ErrorKind | None = None
@@ -155,6 +158,10 @@ class LLMResult:
     rate_limit_waits: list[list[float]] = field(default_factory=list)
     """Wall-clock ``[start, end]`` intervals (epoch seconds) this request waited because of rate limits (its own or
     another request's: the client holds every request back while a limit lasts)."""
+    text_repairs: int = 0
+    """Characters of the last attempt's answer (content, reasoning and refusal together) that
+    :func:`mtboard.core.decoding.answer_text` replaced by U+FFFD: lone surrogates and bytes that are not UTF-8 even
+    after the stream's fragments were joined (0: nothing replaced). ``raw_response`` keeps what was received."""
 
     @property
     def ok(self) -> bool:
@@ -176,6 +183,8 @@ class _Attempt:
     raw: str | None = None
     empty_stream: bool = False
     """A 200 stream that ended before any event (see :meth:`LLMClient.complete`)."""
+    unrequested_stream: bool = False
+    """An event stream that answered a request sent without ``"stream": true``, read as a stream (by content)."""
 
     @property
     def outcome(self) -> str:
@@ -408,7 +417,7 @@ class LLMClient:
             owned = None
             items: list[dict[str, Any]] = []
             if resp.status_code == 200:
-                items = serverinfo.model_list(resp.json())
+                items = serverinfo.model_list(clean_json(resp.json()))
                 if items:
                     owned = str(items[0].get("owned_by") or "").lower() or None
                     info["models"] = [self.redact(str(i.get("id"))) for i in items]
@@ -484,7 +493,7 @@ class LLMClient:
                           self._http.post(url, content=_encode(body), timeout=timeout))
             if resp.status_code != 200:
                 return None
-            return json.loads(self.redact(transport.response_text(resp)) or "null")
+            return clean_json(json.loads(self.redact(transport.response_text(resp, "replace")) or "null"))
         except (httpx.HTTPError, ValueError):
             return None
 
@@ -598,6 +607,8 @@ class LLMClient:
         entry = {"attempt": ex.attempt, "status": ex.att.status, "outcome": v.outcome, "error": v.error,
                  "elapsed_s": round(elapsed, 4), "retry_after_s": v.retry_after_s, "sleep_s": None,
                  "stream": ex.stream}
+        if ex.att.unrequested_stream:
+            entry["unrequested_stream"] = True
         ex.log.append(entry)
         return entry
 
@@ -668,9 +679,11 @@ class LLMClient:
                            model_id=ans.model_id if ans else None,
                            raw_request=ex.body, raw_response=att.raw, attempt_log=ex.log, status_code=att.status,
                            fatal=v.fatal, stop_cut=ans.stop_cut if ans else None,
-                           uncut_text=ans.uncut_text if ans else None, rate_limit_waits=ex.waits)
+                           uncut_text=ans.uncut_text if ans else None, rate_limit_waits=ex.waits,
+                           text_repairs=ans.repairs if ans else 0)
         if v.outcome != "ok":
-            result.error, result.error_kind = v.error, v.error_kind
+            # an error message may quote the server's body (escaped bytes, lone surrogates): text only
+            result.error, result.error_kind = clean(v.error), v.error_kind
             if v.outcome == "transport":
                 result.text = result.raw_text = None  # a failed exchange is never partial success
                 if ex.gave_up is not None:
@@ -680,9 +693,25 @@ class LLMClient:
         return result
 
     # ---------------------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _repair(ans: shapes.Answer) -> None:
+        """The one boundary (:func:`mtboard.core.decoding.answer_text`): the answer's content, reasoning and refusal
+        (each the join of its stream fragments, code unit by code unit) become text; the U+FFFD inserted are counted
+        in ``ans.repairs``. The server's other strings (model name, finish reason, problem) are made text too."""
+        repairs = 0
+        if ans.text is not None:
+            ans.text, n = answer_text((ans.text,))
+            repairs += n
+        ans.reasoning, n = answer_text((ans.reasoning,))
+        repairs += n
+        ans.refusal, n = answer_text((ans.refusal,))
+        ans.repairs = repairs + n
+        ans.model_id, ans.finish_reason, ans.problem = clean(ans.model_id), clean(ans.finish_reason), clean(ans.problem)
+
     def _judge(self, req: LLMRequest, ans: shapes.Answer) -> Verdict:
-        """Scrub what came from the server, apply the request's stop sequences (a server may ignore them:
-        llama.cpp has), then the policy."""
+        """Make the answer text (:meth:`_repair`), scrub what came from the server, apply the request's stop
+        sequences (a server may ignore them: llama.cpp has), then the policy."""
+        self._repair(ans)
         ans.text = self.redact(ans.text)
         stops = req.stop_sequences()
         if stops and ans.text:
@@ -726,6 +755,11 @@ class LLMClient:
         raw = self.redact(text) or ""
         if resp.status_code != 200:
             return self._status_failure(resp, raw)
+        if transport.looks_like_event_stream(resp.headers.get("content-type", ""), raw):
+            # an event stream nobody asked for (a proxy or server that always streams): read by content
+            att = await self._whole_stream(req, raw)
+            att.unrequested_stream = True
+            return att
         try:
             data = json.loads(raw)
         except ValueError:
@@ -733,6 +767,20 @@ class LLMClient:
                                     f"HTTP 200 with a body that is not JSON: {raw[:120]!r}"), status=200, raw=raw)
         ans = shapes.parse_body(data)
         return _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+
+    async def _whole_stream(self, req: LLMRequest, raw: str) -> _Attempt:
+        """A body already read whole that is an event stream (:func:`~mtboard.llm.transport.looks_like_event_stream`),
+        read and judged as any stream (its ``[DONE]`` and ``finish_reason`` rules included)."""
+        reader = shapes.StreamReader()
+        tee = transport.BodyTee(raw)
+        try:
+            await self._read_events(EventSource(tee).aiter_sse(), reader, time.monotonic())  # type: ignore[arg-type]
+        except SSEError as exc:  # not expected: the tee says text/event-stream
+            return self._exc(exc, len(raw), raw)
+        ans = reader.answer
+        att = _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+        att.empty_stream = ans.events == 0 and not ans.done
+        return att
 
     async def _attempt_stream(self, req: LLMRequest, path: str, payload: bytes) -> _Attempt:
         with self._pools.lease() as http:
@@ -749,9 +797,12 @@ class LLMClient:
                     return self._status_failure(resp, self.redact(transport.response_text(resp)) or "")
                 ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
                 if ctype != "text/event-stream":
-                    # a server that ignored "stream": true and answered with one JSON body
+                    # a server that ignored "stream": true and answered with one JSON body (or a stream under
+                    # another media type: read by content)
                     await resp.aread()
                     raw = self.redact(transport.response_text(resp)) or ""
+                    if transport.looks_like_event_stream(ctype, raw):
+                        return await self._whole_stream(req, raw)
                     try:
                         data = json.loads(raw)
                     except ValueError:
@@ -764,6 +815,7 @@ class LLMClient:
                 timeout = await self._read_events(EventSource(tee).aiter_sse(), reader, t0)  # type: ignore[arg-type]
                 if timeout is not None:
                     ans = reader.answer
+                    self._repair(ans)
                     v = Verdict("model", ErrorKind.timeout, timeout, text=self.redact(ans.text))
                     return _Attempt(v, status=200, answer=ans, raw=self.redact(tee.text()))
         except (*transport.REQUEST_ERRORS, SSEError) as exc:

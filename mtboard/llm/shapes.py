@@ -194,6 +194,9 @@ class Answer:
     (:func:`mtboard.llm.policy.apply_stop`); None when nothing was cut."""
     uncut_text: str | None = None
     """``text`` as the server sent it, before the cut (only when ``stop_cut`` is set)."""
+    repairs: int = 0
+    """U+FFFD that :func:`mtboard.core.decoding.answer_text` put into ``text``, ``reasoning`` and ``refusal`` (lone
+    surrogates, bytes that are not UTF-8); set by the client before the answer is judged."""
 
 
 def _read_choice(ans: Answer, ch: dict[str, Any], delta_key: str) -> None:

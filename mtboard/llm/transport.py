@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import importlib.util
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
@@ -166,8 +167,11 @@ class Pools:
 
 class TextTee:
     """What :class:`httpx_sse.EventSource` reads of a streamed response (its headers and ``aiter_text``), keeping
-    every piece of text as received for the raw record. A leading byte-order mark is dropped (WHATWG: one leading
-    U+FEFF is ignored)."""
+    every piece of text as received for the raw record. The bytes are decoded incrementally (a character split
+    between two network reads is whole) in the response's charset (:func:`body_encoding`) with ``surrogateescape``:
+    an undecodable byte survives as U+DC80–U+DCFF until :func:`mtboard.core.decoding.answer_text` joins the
+    answer's fragments, and the raw record spells the bytes received. A leading byte-order mark is dropped (WHATWG:
+    one leading U+FEFF is ignored)."""
 
     def __init__(self, response: httpx.Response):
         self._response = response
@@ -182,27 +186,74 @@ class TextTee:
         return "".join(self.parts)
 
     async def aiter_text(self) -> AsyncIterator[str]:
+        decoder = codecs.getincrementaldecoder(body_encoding(self._response))("surrogateescape")
         first = True
-        async for piece in self._response.aiter_text():
+        async for chunk in self._response.aiter_bytes():
+            piece = decoder.decode(chunk)
+            if not piece:
+                continue
             self.parts.append(piece)
-            if first and piece:
+            if first:
                 piece = piece.removeprefix("\ufeff")
                 first = False
             yield piece
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            self.parts.append(tail)
+            yield tail
 
 
-def response_text(response: httpx.Response) -> str:
-    """A read response's body as text: its declared charset when that names a text encoding, else UTF-8; invalid
-    bytes are replaced (as httpx's ``.text`` does, without its failure on a bytes-to-bytes codec such as base64)."""
+class BodyTee(TextTee):
+    """A :class:`TextTee` over a body already read whole (an event stream that answered a request sent without
+    ``"stream": true``, read by content: :func:`looks_like_event_stream`): the same SSE parsing, the same raw
+    text."""
+
+    def __init__(self, text: str):
+        self.headers = httpx.Headers({"content-type": "text/event-stream"})
+        self.parts = []
+        self._text = text
+
+    async def aiter_text(self) -> AsyncIterator[str]:
+        self.parts.append(self._text)
+        yield self._text.removeprefix("\ufeff")
+
+
+def body_encoding(response: httpx.Response) -> str:
+    """The codec name to decode a body with: its declared charset when that names a text encoding, else UTF-8 (a
+    bytes-to-bytes codec such as base64, or an unknown name, is not a charset)."""
     name = response.charset_encoding
     if name:
         try:
             info = codecs.lookup(name)
             if getattr(info, "_is_text_encoding", True):
-                return response.content.decode(info.name, "replace")
+                return info.name
         except LookupError:
             pass
-    return response.content.decode("utf-8", "replace")
+    return "utf-8"
+
+
+def response_text(response: httpx.Response, errors: str = "surrogateescape") -> str:
+    """A read response's body as text in :func:`body_encoding`. ``errors``: ``surrogateescape`` (default: an
+    invalid byte 0xXY is kept as U+DCXY, so the raw record spells the bytes received and
+    :func:`mtboard.core.decoding.answer_text` can rejoin a character split between fragments) or ``replace``
+    (U+FFFD; metadata nobody keeps raw)."""
+    return response.content.decode(body_encoding(response), errors)
+
+
+_SSE_START = re.compile(r"(?:data|event|id|retry)(?::|\r|\n|$)|:")
+
+
+def looks_like_event_stream(content_type: str, text: str) -> bool:
+    """True when a 200 body is a server-sent event stream (WHATWG HTML §9.2), decided by its content: its first line
+    (after a byte-order mark and blank lines) is an SSE field line — ``data:``, ``event:``, ``id:``, ``retry:`` or a
+    ``:`` comment — which a JSON body can never start with; or its media type (``content_type``, the Content-Type
+    header, parameters ignored) is ``text/event-stream`` and it does not start like a JSON object or array (a JSON
+    body under the wrong label is read as JSON)."""
+    head = text.removeprefix("\ufeff").lstrip("\r\n")
+    if _SSE_START.match(head) is not None:
+        return True
+    return (content_type.partition(";")[0].strip().lower() == "text/event-stream"
+            and not head.lstrip().startswith(("{", "[")))
 
 
 def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float = 30.0,
@@ -229,5 +280,6 @@ def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float
     return resp.status_code, body
 
 
-__all__ = ["KEEPALIVE_EXPIRY_S", "LANES_PER_POOL", "Pools", "ssl_context", "REQUEST_ERRORS", "STREAM_DRAIN_S", "TextTee", "async_client", "get_json",
-           "http2_available", "infer_provider", "normalise_base_url", "response_text", "split_base_url"]
+__all__ = ["KEEPALIVE_EXPIRY_S", "LANES_PER_POOL", "Pools", "ssl_context", "REQUEST_ERRORS", "STREAM_DRAIN_S",
+           "TextTee", "BodyTee", "async_client", "body_encoding", "get_json", "http2_available", "infer_provider",
+           "looks_like_event_stream", "normalise_base_url", "response_text", "split_base_url"]

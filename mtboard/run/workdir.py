@@ -37,6 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mtboard.core import safejson
+from mtboard.core.decoding import json_line
 from mtboard.core.documents import atomic_write
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.core.schema import BackendFacts, ErrorKind, TranslationRecord, describe_validation_error
@@ -314,7 +315,10 @@ class WorkDir:
 
 
 def _line(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8") + b"\n"
+    """One JSONL line (:func:`mtboard.core.decoding.json_line`): never raises for any ``str``, a lone surrogate (a
+    raw answer's escaped byte, a JSON-escaped half of a pair) is written as its ``\\uXXXX`` escape, so the raw
+    record of an answer read back and encoded with ``surrogateescape`` gives the bytes received."""
+    return json_line(obj)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

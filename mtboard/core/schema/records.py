@@ -131,10 +131,16 @@ class TranslationRecord(Strict):
     ``raw_predicted`` is the text before it, the server's whole text is in ``raw.jsonl`` (``uncut_text``)."""
     tool_call_count: Count = 0
     """Tool calls made for this entry (``--tools``; :mod:`mtboard.run.fst_gate`); omitted from the line when 0."""
+    text_repairs: Count = 0
+    """Characters of the answer (content, reasoning and refusal) that the one text boundary replaced by U+FFFD: lone
+    UTF-16 surrogates and bytes that are not UTF-8 even after the stream's fragments were joined
+    (:func:`mtboard.core.decoding.answer_text`; issue 33). ``raw.jsonl`` keeps the answer as received. Omitted from
+    the line when 0."""
 
     @model_serializer(mode="wrap")
     def _omit_no_tools(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        if data.get("tool_call_count") == 0:
-            data.pop("tool_call_count", None)  # work directories of runs without tools keep their lines
+        for key in ("tool_call_count", "text_repairs"):
+            if data.get(key) == 0:
+                data.pop(key, None)  # work directories of runs without tools or repairs keep their lines
         return data
