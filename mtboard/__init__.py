@@ -4,5 +4,5 @@ The data flows one way: corpus → method → translations → checks → metric
 (see ARCHITECTURE in the project docs).
 """
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 HARNESS_VERSION = __version__

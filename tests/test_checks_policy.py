@@ -24,7 +24,7 @@ def rules(decision: MechanicalDecision) -> set[str]:
 
 
 def test_policy_version_is_a_frozen_string():
-    assert checks.POLICY_VERSION == "mech-1.1"
+    assert checks.POLICY_VERSION == "mech-1.2"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ from mtboard.core.reasoning import ReasoningSplit, split_reasoning
 from mtboard.core.schema import CheckFlag, ErrorKind, MechanicalDecision, Outcome
 from mtboard.core.text import CONTROL_TOKEN, MD_EMPHASIS, TAG, may_hold_placeholders, normalise, placeholders
 
-POLICY_VERSION = "mech-1.1"
+POLICY_VERSION = "mech-1.2"
 """Version of this frozen policy, stored in every card's ``scores.policy_version``."""
 
 # --------------------------------------------------------------------------------------------------------------------

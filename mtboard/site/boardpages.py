@@ -142,7 +142,7 @@ def _signatures(lb: Leaderboard) -> dict[str, Any]:
 
 
 def methodology_version(boards: list[Leaderboard]) -> str:
-    """Harness versions and mechanical policies of the shown cards (``harness 0.3.0 · mech-1.1``)."""
+    """Harness versions and mechanical policies of the shown cards (``harness 0.3.0 · mech-1.2``)."""
     harness = sorted({lc.card.harness_version for lb in boards for lc in lb.cards})
     policy = sorted({lc.card.scores.policy_version for lb in boards for lc in lb.cards})
     return " · ".join([f"harness {', '.join(harness)}"] + policy) if harness else ""

@@ -20,7 +20,7 @@ class Signatures(Strict):
     """Signature of the semantic score (``semantic:use-multilingual-v3|package:…|weights:sha256:…``;
     mtboard.score.metrics.semantic); absent when the pair's languages are not covered (no semantic value on the card)."""
     composite: str | None = None
-    """Signature of the composite (``composite:A|weights:…|policy:mech-1.1``; mtboard.score.metrics.composite). Every card from
+    """Signature of the composite (``composite:A|weights:…|policy:mech-1.2``; mtboard.score.metrics.composite). Every card from
     harness 0.2.0 on has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
     older card still parses and is refused with the reason (its harness version)."""
 

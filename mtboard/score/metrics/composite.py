@@ -202,7 +202,7 @@ def composite_signature(profile: str, policy_version: str) -> str:
     """The composite's signature string, in sacrebleu's ``key:value|…`` form::
 
         composite:A|weights:chrf_plus_plus=0.45,fst_acceptance_rate=0.1,…|scale:chrf_plus_plus=100|
-        inverted:code_switching_rate,hallucination_rate|round:6|tiers:0,0.3,0.5,0.7,0.85|cost:1000|policy:mech-1.1
+        inverted:code_switching_rate,hallucination_rate|round:6|tiers:0,0.3,0.5,0.7,0.85|cost:1000|policy:mech-1.2
 
     (one line). ``profile``: 'A' or 'B' (the profile the composite used); ``policy_version``: the mechanical policy
     of the card (``mtboard.score.checks.POLICY_VERSION``). Weights are listed in the spec's table order, numbers in
