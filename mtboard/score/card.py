@@ -173,8 +173,8 @@ def planned_card(spec: RunSpec, facts: BackendFacts, entries: list[Entry], *, ra
     line, the corpus, the prompt and the backend's static facts decide is the real one (method, model slug as typed,
     condition, temperature, caps, runs, prices, coaching, tools, plugin, dataset), built by the same functions and
     pydantic models as the finished card; what only answers decide is a placeholder in range — the first entry
-    translated as its own reference, 1 s elapsed, run id :data:`PLANNED_RUN_ID`. Scored without the FST analyser
-    (``fst_version`` reports the machine, not the command line).
+    translated as its own reference (one tool call with ``--tools``), 1 s elapsed, run id :data:`PLANNED_RUN_ID`.
+    Scored as the run will be (:data:`FST_MODE`: the installed analyser, which ``--tools fst-gate`` needs).
 
     Args: ``facts``: what the backend is known to report before it is asked (:class:`BackendFacts` with the
     endpoint's host hash); ``entries``: the run's entries (only the first is scored); ``timestamp``: ISO 8601 UTC.
@@ -182,11 +182,11 @@ def planned_card(spec: RunSpec, facts: BackendFacts, entries: list[Entry], *, ra
     Raises: pydantic ValidationError (title: the model that refused, e.g. ``RunCard``, ``MethodRecord``) for a
     value the card's schema refuses; MtboardError from scoring (a missing tokenizer extra)."""
     first = entries[0]
-    runs = [[TranslationRecord(run_index=i, entry_id=first.id, raw_predicted=first.reference, latency_s=0.0)]
-            for i in range(spec.runs)]
+    calls = 1 if spec.tools else 0  # a tool's pipeline checks every usable answer at least once
+    runs = [[TranslationRecord(run_index=i, entry_id=first.id, raw_predicted=first.reference, latency_s=0.0,
+                               tool_call_count=calls)] for i in range(spec.runs)]
     return score_and_assemble(spec, facts, [first], runs, rates=rates, strip_unknown_marks=strip_unknown_marks,
-                              elapsed_seconds=1.0, run_id=PLANNED_RUN_ID, timestamp=timestamp, notes=notes,
-                              fst=False)
+                              elapsed_seconds=1.0, run_id=PLANNED_RUN_ID, timestamp=timestamp, notes=notes)
 
 
 def _json_len(text: str | None) -> int:
