@@ -251,3 +251,33 @@ def test_with_resume_appends_the_command() -> None:
     assert e.with_resume("mtboard run c.json --work-dir w").one_line() == (
         "w/raw.jsonl: no space left on the device (ENOSPC) (fix: free space; then resume with: mtboard run c.json "
         "--work-dir w)")
+
+
+def test_a_card_the_disk_refuses_names_the_card_and_the_rerun_scores_without_sending(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last write of a run (card.json) on a full disk: a failed write names no file of its own, the line names
+    the card; every translation is kept, and re-running sends nothing and writes the card."""
+    import mtboard.run.runner as runner
+
+    corpus = write_handmade_corpus(tmp_path / "c.json", "hand-made-card-write",  # hand-made fixture
+                                   [(f"Sentence {i}.", f"ES Sentence {i}.") for i in range(4)])
+    work = tmp_path / "w"
+    args = ["run", str(corpus), "--method", "openai:fake-model", "--work-dir", str(work), "--price-in", "0",
+            "--price-out", "0"]
+
+    def full(card, path):  # noqa: ANN001
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with FakeServer() as srv:
+        monkeypatch.setattr(runner, "write_card", full)
+        p = cli_support.invoke([*args, "--base-url", srv.base_url], cwd=tmp_path, unset=("OPENAI_", "JUDGE_"))
+        assert p.returncode == 1
+        assert p.stderr.strip().splitlines()[-1].startswith(
+            f"error: {work / 'card.json'}: no space left on the device (ENOSPC) (fix: free space on that file system, "
+            f"or move the folder to a disk with room; 4 of 4 entries finished and are kept in {work}; then resume "
+            "with: ")
+        monkeypatch.undo()
+        p = cli_support.invoke([*args, "--base-url", srv.base_url], cwd=tmp_path, unset=("OPENAI_", "JUDGE_"))
+        assert _completions(srv) == 4  # the re-run sent nothing
+    assert p.returncode == 0, p.stderr
+    assert "sent this session 0" in p.stdout and len(load_card(work / "card.json").results) == 4

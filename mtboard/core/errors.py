@@ -5,6 +5,10 @@ Library code raises these; only ``mtboard.cli.main`` prints them and exits (exit
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class MtboardError(Exception):
     """Base error: ``where`` (file or object), ``field`` (JSON path), what is wrong, and ``fix`` (what to do).
@@ -109,3 +113,19 @@ def storage_error(exc: OSError, where: str | None = None) -> StorageError | None
         return None
     path = where if where is not None else exc.filename
     return StorageError(fault[0], where=None if path is None else str(path), fix=fault[1], errno=exc.errno)
+
+
+@contextmanager
+def storage_faults(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Inside the block, an OSError that is an environment fault (:func:`storage_error`) becomes a StorageError
+    naming ``path`` — the file being written (a failed ``write``/``fsync`` names no file of its own); any other
+    exception passes unchanged."""
+    try:
+        yield
+    except StorageError:
+        raise
+    except OSError as exc:
+        fault = storage_error(exc, os.fspath(path))
+        if fault is None:
+            raise
+        raise fault from None

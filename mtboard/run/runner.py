@@ -19,6 +19,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -30,7 +31,7 @@ from mtboard.core import canonical, safejson
 from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method, plugin_record
 from mtboard.score.card import fit_reported_names, score_and_assemble
 from mtboard.core.documents import load_corpus, write_card
-from mtboard.core.errors import BackendError, ConfigError, InputError, MtboardError, StorageError
+from mtboard.core.errors import BackendError, ConfigError, InputError, MtboardError, StorageError, storage_faults
 from mtboard.run.gate import GATE_ENTRIES, check_early_gate
 from mtboard.score.metrics.bleu import make_bleu
 from mtboard.inputs.prices import PriceTable, price_table_for, resolve_rates
@@ -278,7 +279,8 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
         try:  # a run the gate stopped stops again when its command is repeated without --no-early-gate
             _early_gate(plan, gate_seen)
         except MtboardError:
-            work.close_session()
+            with suppress(StorageError):  # a full disk must not hide why the gate stopped the run
+                work.close_session()
             raise
     if not jobs and stored is not None and backend is None:
         # nothing left to translate: do not start the backend (a local model would load, canary and gate again)
@@ -643,28 +645,34 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
     that ``mtboard judge WORKDIR`` can judge later.
 
     Raises: IncompleteRunError (after writing report.md) when transport/backend failures remain and
-    ``allow_incomplete`` is off, or when entries have no record at all; whatever the judges raise.
+    ``allow_incomplete`` is off, or when entries have no record at all; whatever the judges raise; StorageError
+    naming the card or report.md when the disk refuses them (the translations stay: re-running scores them).
     """
     plan = translated.plan
     s = plan.settings
     _, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
                                     price_in=s.price_in, price_out=s.price_out, table=plan.prices)
-    check_complete(translated, price_source)
+    with storage_faults(plan.work_dir / REPORT):
+        check_complete(translated, price_source)
     card, price_source = build_card(translated)
     judge_note = None
     out = s.out or plan.work_dir / "card.json"
-    write_card(card, out)
+    with storage_faults(out):
+        write_card(card, out)
     if judge_specs(judge):
         try:
             card, judge_note = run_judge_hook(judge, plan, card)
         except BaseException as exc:  # report.md on every stop after translation, saying why the judges did not run
             why = exc.one_line() if isinstance(exc, MtboardError) else type(exc).__name__
-            write_report(plan.work_dir / REPORT, translated, card, price_source,
-                         f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
-                         f"{plan.work_dir}`)")
+            with suppress(OSError):  # a full disk must not hide why the judges stopped
+                write_report(plan.work_dir / REPORT, translated, card, price_source,
+                             f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
+                             f"{plan.work_dir}`)")
             raise
-        write_card(card, out)
-    write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
+        with storage_faults(out):
+            write_card(card, out)
+    with storage_faults(plan.work_dir / REPORT):
+        write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
     return RunOutcome(card=card, card_path=Path(out), report_path=plan.work_dir / REPORT, translated=translated,
                       price_source=price_source, judge_note=judge_note)
 
