@@ -281,3 +281,30 @@ def test_a_card_the_disk_refuses_names_the_card_and_the_rerun_scores_without_sen
         assert _completions(srv) == 4  # the re-run sent nothing
     assert p.returncode == 0, p.stderr
     assert "sent this session 0" in p.stdout and len(load_card(work / "card.json").results) == 4
+
+
+def test_an_fsync_the_disk_refuses_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group-commit fsync runs in a thread: its failure (ENOSPC/EIO, reported once by Linux) is not swallowed —
+    the workers send nothing more and the run ends with the line (exit 1)."""
+    corpus = write_handmade_corpus(tmp_path / "c.json", "hand-made-fsync",  # hand-made fixture
+                                   [(f"Sentence {i}.", f"ES Sentence {i}.") for i in range(30)])
+    real = WorkDir.sync
+    calls: list[int] = []
+
+    def failing_sync(self: WorkDir) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise StorageError("input/output error: the device failed (EIO)", where=str(self.path / TRANSLATIONS),
+                               fix="check the disk", errno=errno.EIO)
+        real(self)
+
+    monkeypatch.setattr(WorkDir, "sync", failing_sync)
+    with FakeServer(latency_s=0.02) as srv:
+        p = cli_support.invoke(["run", str(corpus), "--method", "openai:fake-model", "--work-dir",
+                                str(tmp_path / "w"), "--concurrency", "1", "--base-url", srv.base_url],
+                               cwd=tmp_path, unset=("OPENAI_", "JUDGE_"))
+        sent = _completions(srv)
+    assert p.returncode == 1
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        f"error: {tmp_path / 'w' / TRANSLATIONS}: input/output error: the device failed (EIO) (fix: check the disk; ")
+    assert sent < 30

@@ -51,7 +51,7 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("$.method.price", "prompts/prices.yaml"), ("$.method.prompt", "--prompt"), ("$.system_prompt", "--prompt"),
     ("$.method_config.promptContext", "--prompt"), ("$.coaching_data_sha256", "--coaching"),
     ("$.method_config.coaching", "--coaching"), ("$.max_retries", "max_retries"),
-    ("$.method.plugin", "the backend's plugin"), ("$.method.streaming", "MTBOARD_STREAM"),
+    ("$.method.plugin", "the backend's plugin"),
     ("$.dataset", "CORPUS"), ("$.results", "CORPUS"),
 )
 """JSON path prefix of a card field → the option (or file) that decides its value, first match wins (``$.method.price``
