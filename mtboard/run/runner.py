@@ -630,8 +630,9 @@ def build_card(translated: Translated, *, elapsed_seconds: float | None = None) 
     except ValidationError as exc:  # a rule only the answers could break: the translations stay, the error says so
         from mtboard.core.schema import describe_validation_error
 
-        raise MtboardError(f"the finished card breaks a rule of the run card ({describe_validation_error(exc, exc.title)}"
-                           f"); every translation is kept in {plan.work_dir}", where=str(plan.work_dir),
+        rule = describe_validation_error(exc, exc.title)
+        raise MtboardError(f"the finished card breaks a rule of the run card ({rule}); every translation is kept in "
+                           f"{plan.work_dir}", where=str(plan.work_dir),
                            fix="report it as a bug in mtboard with this line; once fixed, re-running the same command "
                                "scores the kept translations without sending anything") from None
     return card, price_source
