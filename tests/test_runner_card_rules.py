@@ -418,3 +418,27 @@ def test_the_planned_card_is_the_card_the_run_writes(tmp_path: Path) -> None:
             "concurrency", "runs", "price_in_per_mtok", "price_out_per_mtok", "endpoint_host_sha256")
     assert {k: getattr(planned.method, k) for k in keep} == {k: getattr(card.method, k) for k in keep}
     assert planned.dataset.model_dump(exclude={"entry_count"}) == card.dataset.model_dump(exclude={"entry_count"})
+
+
+def test_a_finished_card_that_breaks_a_rule_keeps_the_translations(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last net: a rule only the answers could break (a bug) is one line naming the work directory, not an
+    "invalid data" line that loses the run; once fixed, the same command scores the kept translations, sending
+    nothing."""
+    import mtboard.run.runner as runner
+
+    def broken(*args: Any, **kwargs: Any) -> RunCard:
+        return RunCard.model_validate({"model_slug": "x" * 201})  # raises the schema's ValidationError
+
+    with FakeServer() as srv:
+        monkeypatch.setattr(runner, "score_and_assemble", broken)
+        p = _run(tmp_path, srv, Case((), ""))
+        assert p.returncode == 1
+        line = p.stderr.strip().splitlines()[-1]
+        assert line.startswith(f"error: {tmp_path / 'w'}: the finished card breaks a rule of the run card (RunCard: $.")
+        assert f"every translation is kept in {tmp_path / 'w'} (fix: report it as a bug in mtboard" in line
+        monkeypatch.undo()
+        p = _run(tmp_path, srv, Case((), ""))
+        assert len([r for r in srv.requests if r["path"].endswith("/completions")]) == 3  # nothing sent twice
+    assert p.returncode == 0, p.stderr
+    assert len(load_card(tmp_path / "w" / "card.json").results) == 3
