@@ -101,11 +101,13 @@ _TEMPLATE_MARKUP = TEMPLATE_MARKUP  # the early gate of every prompted run uses 
 class GGUFOptions(Options):
     """``--backend-opt`` settings of the gguf backend (values may arrive as strings from the CLI)."""
 
-    n_ctx: int = 2048
+    # the ranges are the card's (method.local: LocalModelGate), so a value the card refuses is refused before the
+    # model is started (issue 33 item 4)
+    n_ctx: int = Field(2048, ge=0)
     """Context size (tokens) the server is started with (JA→EN write-up: ``-c 2048``)."""
-    n_gpu_layers: int | None = None
+    n_gpu_layers: int | None = Field(None, ge=-1)
     """Layers offloaded to the GPU; default 99 (all) with a GPU, 0 without."""
-    n_threads: int | None = None
+    n_threads: int | None = Field(None, ge=-1)
     """CPU threads; default all CPUs this process may use (llama-cpp-python's own default is half the cores)."""
     server: Literal["auto", "llama-server", "llama-cpp-python"] = "auto"
     """Which server runs the model: llama.cpp's ``llama-server``, llama-cpp-python's, or ``auto`` (the first

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Callable
 import typer
 
 from mtboard import __version__
-from mtboard.core.errors import MtboardError
+from mtboard.core.errors import MtboardError, storage_error
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -61,11 +61,17 @@ def _passthrough() -> tuple[type[BaseException], ...]:
 
 
 def error_line(exc: BaseException) -> str:
-    """One line for an exception escaping a command: MtboardError's own line; a pydantic ValidationError as
+    """One line for an exception escaping a command: MtboardError's own line; an OSError that is an environment
+    fault (a full disk or quota, a read-only file system, no permission, a device error, too many open files, a name
+    too long: :data:`mtboard.core.errors.ENVIRONMENT_FAULTS`) as the path and the fix
+    (:func:`mtboard.core.errors.storage_error`) — never "internal error"; a pydantic ValidationError as
     :func:`mtboard.core.schema.describe_validation_error` (model, first JSON path, problem; never the input value);
-    anything else as ``internal error: <type>: <first line of its message>`` plus :data:`REPORT_HINT`."""
+    anything else (an OSError with another errno among them: ``EINVAL``, ``EBADF`` … from mtboard's own calls are
+    bugs) as ``internal error: <type>: <first line of its message>`` plus :data:`REPORT_HINT`."""
     if isinstance(exc, MtboardError):
         return exc.one_line()
+    if isinstance(exc, OSError) and (fault := storage_error(exc)) is not None:
+        return fault.one_line()
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):
@@ -101,7 +107,9 @@ def guarded(fn: Callable) -> Callable:
     configuration for the command's duration), and any exception → one line on stderr, exit 1, no traceback and no
     locals (they can hold API keys).
 
-    MtboardError → its one-line message (a malformed ``MTBOARD_*`` value among them); pydantic ValidationError →
+    MtboardError → its one-line message (a malformed ``MTBOARD_*`` value among them); an OSError that is an
+    environment fault (disk full, read-only, no permission …) → the path and the fix (:func:`error_line`); pydantic
+    ValidationError →
     model, field and problem; any other exception → ``internal error: <type>: <first line>`` with a hint to report
     it; Ctrl-C → ``interrupted``, exit 130; a closed stdout pipe (``| head -1``) → nothing printed, exit 1
     (:func:`closed_pipe_exit`). typer/click control-flow exceptions (Exit, Abort, usage errors) pass through.

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import typer
 
 from mtboard.cli.app import app, fail, guarded
+from mtboard.core.errors import MtboardError, StorageError, storage_error
 from mtboard.cli.options import model_options
 from mtboard.run.settings import RunSettings, option_name  # the model `mtboard run --help` is built from
 
@@ -294,11 +295,8 @@ def run(
     MTBOARD_STREAM=1 streams responses from OpenAI-compatible servers (docs/providers.md); MTBOARD_PROMPTS_DIR;
     MTBOARD_PROGRESS=1 / MTBOARD_PROGRESS_INTERVAL (progress without a terminal). SIGTERM stops like Ctrl-C.
     """
-    import asyncio
-
     from mtboard.cli.environment import environment
-    from mtboard.run.runner import finish, judge_specs, preflight_judges, prepare, translate_all
-    from mtboard.run.workdir import WorkDir, lock_workdir
+    from mtboard.run.runner import judge_specs, preflight_judges, prepare
 
     settings = RunSettings(**options, stream=environment().stream)
     specs = judge_specs(settings.judge)
@@ -308,6 +306,40 @@ def run(
         comet_python()
     plan = prepare(settings)
     preflight_judges(plan)  # before anything is sent: a refused judge or a bad spec costs no translation
+    try:
+        _run_locked(plan, settings, specs)
+    except (StorageError, OSError) as exc:  # disk full, read-only, no permission, the work dir vanished
+        fault = storage_error(exc)
+        if fault is None:
+            raise
+        fail(storage_line(fault, plan))
+
+
+def storage_line(fault: StorageError, plan: Any) -> str:
+    """The one line a run stopped by a storage fault prints (issue 33 item 5): the path and the problem, how many
+    entries are kept in the work directory, the fix and the command that resumes (:func:`resume_command`) —
+    ``runs/x/raw.jsonl: no space left on the device (ENOSPC) (fix: free space …; 12 of 40 entries finished and are
+    kept in runs/x; then resume with: mtboard run …)``."""
+    from mtboard.run.workdir import WorkDir
+
+    total = len(plan.entries) * plan.spec.runs
+    selected = {(ri, e.id) for e in plan.entries for ri in range(plan.spec.runs)}
+    try:
+        kept = len(WorkDir(plan.work_dir).finished() & selected) if plan.work_dir.is_dir() else 0
+    except (OSError, MtboardError):
+        kept = 0
+    fix = f"{fault.fix}; {kept} of {total} entries finished and are kept in {plan.work_dir}"
+    return StorageError(fault.problem, where=fault.where, field=fault.field, fix=fix,
+                        errno=fault.errno).with_resume(resume_command(plan.work_dir)).one_line()
+
+
+def _run_locked(plan: Any, settings: RunSettings, specs: list[str]) -> None:
+    """:func:`run`'s work under the work directory's lock: translate (resuming), finish the card, print the summary,
+    score neural metrics when asked. Raises: what the runner raises (StorageError for a storage fault)."""
+    import asyncio
+
+    from mtboard.run.runner import finish, translate_all
+    from mtboard.run.workdir import WorkDir, lock_workdir
 
     with lock_workdir(plan.work_dir):  # one process per work dir for the whole run (a second fails at once)
         def echo(line: str) -> None:

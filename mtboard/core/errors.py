@@ -5,6 +5,10 @@ Library code raises these; only ``mtboard.cli.main`` prints them and exits (exit
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class MtboardError(Exception):
     """Base error: ``where`` (file or object), ``field`` (JSON path), what is wrong, and ``fix`` (what to do).
@@ -42,3 +46,86 @@ class BackendError(MtboardError):
 
 class DeferredError(BackendError):
     """A local model that does not fit in free memory: deferred, nothing downloaded (JA→EN write-up, fit check)."""
+
+
+class StorageError(MtboardError):
+    """The machine's storage refused a write, or the folder being written vanished: a full disk (``ENOSPC``), an
+    exhausted quota (``EDQUOT``), a read-only file system (``EROFS``), no permission (``EACCES``/``EPERM``), a device
+    error (``EIO``), too many open files (``EMFILE``/``ENFILE``), a name too long (``ENAMETOOLONG``), or a work
+    directory deleted or unmounted mid-run. An environment fault, never a bug in mtboard: one line naming the path
+    and the fix (the CLI adds the command that resumes a run, :meth:`with_resume`). ``errno``: the OSError's number
+    (None for a vanished directory)."""
+
+    def __init__(self, problem: str, *, where: str | None = None, field: str | None = None, fix: str | None = None,
+                 errno: int | None = None):
+        self.errno = errno
+        super().__init__(problem, where=where, field=field, fix=fix)
+
+    def with_resume(self, command: str) -> StorageError:
+        """The same error with ``then resume with: COMMAND`` appended to its fix."""
+        fix = f"{self.fix}; then resume with: {command}" if self.fix else f"resume with: {command}"
+        return StorageError(self.problem, where=self.where, field=self.field, fix=fix, errno=self.errno)
+
+
+def _environment_faults() -> dict[int, tuple[str, str]]:
+    import errno as e
+
+    faults = {
+        e.ENOSPC: ("no space left on the device (ENOSPC)",
+                   "free space on that file system, or move the folder to a disk with room"),
+        e.EROFS: ("the file system is read-only (EROFS)",
+                  "remount it read-write, or use a folder on a writable file system"),
+        e.EACCES: ("permission denied (EACCES)",
+                   "make the folder writable for this user (chmod/chown), or use another folder"),
+        e.EPERM: ("operation not permitted (EPERM)",
+                  "make the folder writable for this user (chmod/chown; an immutable attribute: chattr -i), or use "
+                  "another folder"),
+        e.EIO: ("input/output error: the device failed (EIO)",
+                "check the disk (dmesg, smartctl) and its mount, or use a folder on another disk"),
+        e.EMFILE: ("too many open files for this process (EMFILE)", "raise the limit (ulimit -n 4096)"),
+        e.ENFILE: ("too many open files on this system (ENFILE)", "close other programs or raise fs.file-max"),
+        e.ENAMETOOLONG: ("file name too long (ENAMETOOLONG)", "use a shorter path (--work-dir / --out)"),
+    }
+    if hasattr(e, "EDQUOT"):
+        faults[e.EDQUOT] = ("disk quota exceeded (EDQUOT)",
+                            "free space within your quota (quota -s shows it), or use a folder on another disk")
+    return faults
+
+
+ENVIRONMENT_FAULTS: dict[int, tuple[str, str]] = _environment_faults()
+"""errno → (problem, fix) of the OSErrors that are environment faults, not bugs (POSIX ``errno.h``; Linux
+``open(2)``/``write(2)``/``fsync(2)``/``mkdir(2)`` list where each arises). An errno not here (``EINVAL``,
+``EBADF``, ``ENOENT`` of a path the code itself computed, ``EISDIR`` …) is left to the caller: from mtboard's own
+code it is a bug and stays an ``internal error``. ``ENOENT`` of a work directory that vanished mid-run is mapped
+where the run writes (:mod:`mtboard.run.workdir`), which knows the folder existed."""
+
+
+def storage_error(exc: OSError, where: str | None = None) -> StorageError | None:
+    """The :class:`StorageError` for an OSError whose errno is an environment fault (:data:`ENVIRONMENT_FAULTS`),
+    naming ``where`` (default: the path the error names, ``exc.filename``); None for any other errno.
+
+    ``OSError(28, 'No space left on device', 'w/raw.jsonl')`` → ``w/raw.jsonl: no space left on the device
+    (ENOSPC) (fix: free space on that file system, or move the folder to a disk with room)``."""
+    if isinstance(exc, StorageError):
+        return exc
+    fault = ENVIRONMENT_FAULTS.get(exc.errno) if exc.errno is not None else None
+    if fault is None:
+        return None
+    path = where if where is not None else exc.filename
+    return StorageError(fault[0], where=None if path is None else str(path), fix=fault[1], errno=exc.errno)
+
+
+@contextmanager
+def storage_faults(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Inside the block, an OSError that is an environment fault (:func:`storage_error`) becomes a StorageError
+    naming ``path`` — the file being written (a failed ``write``/``fsync`` names no file of its own); any other
+    exception passes unchanged."""
+    try:
+        yield
+    except StorageError:
+        raise
+    except OSError as exc:
+        fault = storage_error(exc, os.fspath(path))
+        if fault is None:
+            raise
+        raise fault from None

@@ -19,16 +19,19 @@ import asyncio
 import threading
 import time
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import ValidationError
+
 from mtboard import judges
 from mtboard.core import canonical, safejson
 from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method, plugin_record
-from mtboard.score.card import score_and_assemble
+from mtboard.score.card import fit_reported_names, score_and_assemble
 from mtboard.core.documents import load_corpus, write_card
-from mtboard.core.errors import BackendError, ConfigError, InputError, MtboardError
+from mtboard.core.errors import BackendError, ConfigError, InputError, MtboardError, StorageError, storage_faults
 from mtboard.run.gate import GATE_ENTRIES, check_early_gate
 from mtboard.score.metrics.bleu import make_bleu
 from mtboard.inputs.prices import PriceTable, price_table_for, resolve_rates
@@ -39,6 +42,7 @@ from mtboard.run.report import REPORT, write_report
 from mtboard.inputs.runspec import DatasetIdentity, MethodSpec, RunSpec, endpoint_host_sha256
 from mtboard.core.schema import BackendFacts, Corpus, DatasetInfo, Entry, MethodClass, RunCard, TranslationRecord
 from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, Translated
+from mtboard.run.planned import check_planned_card
 from mtboard.run.settings import RunSettings
 from mtboard.run.workdir import INCOMPLETE_KINDS, WorkDir
 
@@ -194,8 +198,11 @@ def _preflight(spec: RunSpec, settings: RunSettings, backend_cls: type[Backend],
                entries: list[Entry]) -> PriceTable | None:
     """:func:`prepare`'s last checks before anything is sent: the prompt rendered for every selected entry (render
     errors are per entry — a template indexing history —: find them all now), the price table
-    (:func:`mtboard.inputs.prices.price_table_for`; returned) and the BLEU tokenizer scoring will need.
-    Raises: ConfigError (a template that cannot render, a missing tokenizer extra), InputError (price table)."""
+    (:func:`mtboard.inputs.prices.price_table_for`; returned), the BLEU tokenizer scoring will need, and the card the
+    run will write (:func:`mtboard.run.planned.check_planned_card`: every rule of the card's schema and the
+    validator's names, method and secrets checks, on the planned card; issue 33 item 4).
+    Raises: ConfigError (a template that cannot render, a missing tokenizer extra, a card rule the options break),
+    InputError (price table)."""
     ds = spec.dataset
     if prompt is not None:
         for e in entries:
@@ -203,6 +210,7 @@ def _preflight(spec: RunSpec, settings: RunSettings, backend_cls: type[Backend],
     prices = price_table_for(spec, priced=backend_cls.priced, price_in=settings.price_in,
                              price_out=settings.price_out)
     make_bleu(ds.target_language)  # the BLEU tokenizer scoring will need (ConfigError naming the extra)
+    check_planned_card(spec, settings, backend_cls, entries, prices)
     return prices
 
 
@@ -271,7 +279,8 @@ async def translate_all(plan: Plan, progress: ProgressSink | None = None,
         try:  # a run the gate stopped stops again when its command is repeated without --no-early-gate
             _early_gate(plan, gate_seen)
         except MtboardError:
-            work.close_session()
+            with suppress(StorageError):  # a full disk must not hide why the gate stopped the run
+                work.close_session()
             raise
     if not jobs and stored is not None and backend is None:
         # nothing left to translate: do not start the backend (a local model would load, canary and gate again)
@@ -340,6 +349,9 @@ class _Session:
         self.by_id = {e.id: e for e in plan.entries}
         self.dirty = asyncio.Event()
         self.done_writing = False
+        self.sync_error: MtboardError | None = None
+        """The first StorageError of a background fsync (:meth:`_syncer`): the workers stop at their next batch and
+        :meth:`run` raises it (an fsync error is reported once per file by Linux: swallowed, it would be lost)."""
         # an fsync cut short by Ctrl-C may still run in its thread when the last one starts
         self.sync_lock = threading.Lock()
         self.translate = self._translator()
@@ -390,11 +402,16 @@ class _Session:
             self.work.sync()
 
     async def _syncer(self) -> None:
-        """Group commit: one fsync for whatever was written while the previous one ran."""
+        """Group commit: one fsync for whatever was written while the previous one ran. A storage fault ends it and
+        is kept in :attr:`sync_error`."""
         while True:
             await self.dirty.wait()
             self.dirty.clear()
-            await asyncio.to_thread(self._sync)
+            try:
+                await asyncio.to_thread(self._sync)
+            except StorageError as exc:
+                self.sync_error = exc
+                return
             if self.done_writing and not self.dirty.is_set():
                 return
 
@@ -402,8 +419,11 @@ class _Session:
         """Start the backend, identify it and check the judges (when jobs are left), run the workers until the
         queue is empty, then close (:meth:`_close`, also on errors and Ctrl-C). Returns the backend's description.
 
-        Raises: the first MtboardError a worker raised (unwrapped from the task group), else what was raised."""
+        Raises: the first MtboardError a worker raised (unwrapped from the task group), else what was raised; a
+        StorageError of the background fsync or of closing (disk full, the work directory vanished) when nothing
+        else failed."""
         syncer_task: asyncio.Task[None] | None = None
+        failing = True
         try:
             await asyncio.to_thread(self.backend.start)
             if self.jobs:
@@ -413,13 +433,14 @@ class _Session:
             async with asyncio.TaskGroup() as tg:
                 for _ in range(n_workers):
                     tg.create_task(self._worker())
+            failing = False
         except BaseExceptionGroup as eg:  # unwrap the first MtboardError for a one-line message
             for exc in eg.exceptions:
                 if isinstance(exc, MtboardError):
                     raise exc from None
             raise
         finally:
-            description = await self._close(syncer_task)
+            description = await self._close(syncer_task, failing=failing)
         if description is None:
             description = self.backend.describe()
         return description
@@ -438,6 +459,8 @@ class _Session:
     async def _worker(self) -> None:
         """Take batches from the queue until it is empty: render, translate, check and record each."""
         while True:
+            if self.sync_error is not None:  # the disk refused an fsync: send nothing more
+                raise self.sync_error
             try:
                 batch = self.queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -477,11 +500,16 @@ class _Session:
             self.gate_seen.extend(fixed)
             _early_gate(self.plan, self.gate_seen)
 
-    async def _close(self, syncer_task: asyncio.Task[None] | None) -> BackendFacts | None:
+    async def _close(self, syncer_task: asyncio.Task[None] | None, *, failing: bool = False) -> BackendFacts | None:
         """Finish the session whatever happened: let the syncer write its last fsync, write raw lines of requests
         whose entries never finished (an error, Ctrl-C), fsync, describe and close the backend (neither may mask the
         real error), close the session in the work directory and stop the progress. Returns the description, None
-        when describing failed."""
+        when describing failed.
+
+        A storage fault while closing (the disk still full, the work directory gone) never masks the error that
+        stopped the session (``failing``); when the session ended normally the first one is raised after
+        everything is closed. Raises: StorageError."""
+        late: MtboardError | None = None
         if syncer_task is not None:
             self.done_writing = True
             self.dirty.set()
@@ -489,9 +517,12 @@ class _Session:
                 await asyncio.shield(syncer_task)
             except BaseException:
                 pass
-        if self.pending_raw:  # raw lines of requests whose entries never finished (an error, Ctrl-C)
-            self._write([])
-        self._sync()
+        try:
+            if self.pending_raw:  # raw lines of requests whose entries never finished (an error, Ctrl-C)
+                self._write([])
+            self._sync()
+        except StorageError as exc:
+            late = exc
         description: BackendFacts | None = None
         try:
             description = self.backend.describe()
@@ -501,9 +532,15 @@ class _Session:
             await self.backend.aclose()
         except Exception:  # noqa: BLE001 - closing must not mask the real error
             pass
-        self.work.close_session(self.sent)
+        try:
+            self.work.close_session(self.sent)
+        except StorageError as exc:
+            late = late or exc
         if self.progress:
             self.progress.stop()
+        late = self.sync_error or late
+        if late is not None and not failing:
+            raise late
         return description
 
 
@@ -523,6 +560,8 @@ def union_seconds(intervals: list[list[float]]) -> float:
 
 def _translated(plan: Plan, work: WorkDir, manifest: dict[str, Any], description: BackendFacts,
                 sent: int, *, rate_limit_wait_s: float = 0.0, rate_limited_responses: int = 0) -> Translated:
+    m = plan.spec.public_method  # a name the server reported that the card cannot hold gives way to the typed one
+    description = fit_reported_names(description, plan.backend_cls.model_slug_for(m.model, m.effort))
     records = work.records()
     selected = {(ri, e.id) for e in plan.entries for ri in range(plan.settings.runs)}
     incomplete = [r for k, r in records.items() if k in selected and r.error_kind in INCOMPLETE_KINDS]
@@ -583,10 +622,19 @@ def build_card(translated: Translated, *, elapsed_seconds: float | None = None) 
                                         table=plan.prices)
     elapsed = round(translated.elapsed_seconds, 3) if elapsed_seconds is None else elapsed_seconds
     runs = [translated.run_records(ri) for ri in range(plan.spec.runs)]
-    card = score_and_assemble(plan.spec, translated.description, plan.entries, runs, rates=rates,
-                              strip_unknown_marks=plan.backend_cls.strip_unknown_marks, elapsed_seconds=elapsed,
-                              run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
-                              notes=plan.settings.notes)
+    try:
+        card = score_and_assemble(plan.spec, translated.description, plan.entries, runs, rates=rates,
+                                  strip_unknown_marks=plan.backend_cls.strip_unknown_marks, elapsed_seconds=elapsed,
+                                  run_id=translated.manifest["run_id"], timestamp=translated.manifest["timestamp"],
+                                  notes=plan.settings.notes)
+    except ValidationError as exc:  # a rule only the answers could break: the translations stay, the error says so
+        from mtboard.core.schema import describe_validation_error
+
+        rule = describe_validation_error(exc, exc.title)
+        raise MtboardError(f"the finished card breaks a rule of the run card ({rule}); every translation is kept in "
+                           f"{plan.work_dir}", where=str(plan.work_dir),
+                           fix="report it as a bug in mtboard with this line; once fixed, re-running the same command "
+                               "scores the kept translations without sending anything") from None
     return card, price_source
 
 
@@ -598,28 +646,34 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
     that ``mtboard judge WORKDIR`` can judge later.
 
     Raises: IncompleteRunError (after writing report.md) when transport/backend failures remain and
-    ``allow_incomplete`` is off, or when entries have no record at all; whatever the judges raise.
+    ``allow_incomplete`` is off, or when entries have no record at all; whatever the judges raise; StorageError
+    naming the card or report.md when the disk refuses them (the translations stay: re-running scores them).
     """
     plan = translated.plan
     s = plan.settings
     _, price_source = resolve_rates(plan.spec, translated.description, priced=plan.backend_cls.priced,
                                     price_in=s.price_in, price_out=s.price_out, table=plan.prices)
-    check_complete(translated, price_source)
+    with storage_faults(plan.work_dir / REPORT):
+        check_complete(translated, price_source)
     card, price_source = build_card(translated)
     judge_note = None
     out = s.out or plan.work_dir / "card.json"
-    write_card(card, out)
+    with storage_faults(out):
+        write_card(card, out)
     if judge_specs(judge):
         try:
             card, judge_note = run_judge_hook(judge, plan, card)
         except BaseException as exc:  # report.md on every stop after translation, saying why the judges did not run
             why = exc.one_line() if isinstance(exc, MtboardError) else type(exc).__name__
-            write_report(plan.work_dir / REPORT, translated, card, price_source,
-                         f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
-                         f"{plan.work_dir}`)")
+            with suppress(OSError):  # a full disk must not hide why the judges stopped
+                write_report(plan.work_dir / REPORT, translated, card, price_source,
+                             f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
+                             f"{plan.work_dir}`)")
             raise
-        write_card(card, out)
-    write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
+        with storage_faults(out):
+            write_card(card, out)
+    with storage_faults(plan.work_dir / REPORT):
+        write_report(plan.work_dir / REPORT, translated, card, price_source, judge_note)
     return RunOutcome(card=card, card_path=Path(out), report_path=plan.work_dir / REPORT, translated=translated,
                       price_source=price_source, judge_note=judge_note)
 

@@ -189,7 +189,10 @@ class RunSettings(BaseModel):
 
         if value is None:
             return {}
-        return parse_revisions(list(value)) if isinstance(value, (list, tuple)) else value
+        revisions = parse_revisions(list(value)) if isinstance(value, (list, tuple)) else value
+        if isinstance(revisions, dict):
+            _check_commits(revisions)
+        return revisions
 
     @field_validator("neural_batch_size", "neural_device", "neural_revision")
     @classmethod
@@ -213,6 +216,22 @@ class RunSettings(BaseModel):
         if value is None:
             return {}
         return parse_backend_opts(value) if isinstance(value, (list, tuple)) else value
+
+
+def _check_commits(revisions: dict[str, Any]) -> None:
+    """Every ``--neural-revision`` commit fits the card's ``neural_metrics.*.commit`` rule (its schema pattern, read
+    from :class:`~mtboard.core.schema.NeuralMetric`: a 40-hex commit id), checked before anything is translated
+    instead of after (issue 33 item 4). Raises: ConfigError naming the key."""
+    import re
+
+    from mtboard.core.schema import NeuralMetric
+
+    pattern = next(m.pattern for m in NeuralMetric.model_fields["commit"].metadata if hasattr(m, "pattern"))
+    for key, commit in revisions.items():
+        if not isinstance(commit, str) or not re.fullmatch(pattern, commit):
+            raise ConfigError(f"--neural-revision {key}={str(commit)[:60]!r} is not a commit id (the card's "
+                              f"neural_metrics.{key}.commit must match {pattern})", field="--neural-revision",
+                              fix="pass the model repository's 40-hex commit id (a branch or tag can move)")
 
 
 def _complete() -> None:

@@ -18,10 +18,21 @@ Every file is append-only or atomically replaced:
 A ``kill -9`` loses at most the entries in flight: a finished entry's lines are written (to the page cache) before
 the next request of its lane is sent; the fsync that follows in a thread guards against power loss. A torn last line
 is cut off before the next session appends.
+
+Storage faults (issue 33 item 5) are :class:`~mtboard.core.errors.StorageError` lines naming the file and the fix,
+never an internal error: every write path here maps an OSError whose errno is an environment fault (a full disk or
+quota, a read-only file system, no permission, a device error: :data:`mtboard.core.errors.ENVIRONMENT_FAULTS`). A
+write that fails part-way is cut back to the file's size before it (``ftruncate``; files are written unbuffered, so
+no half line waits in a buffer either), so the lines already written — and fsynced — stay whole and a resume
+continues after them; a torn line left by a crash is cut by :func:`_repair_tail` when the next session opens. A work
+directory deleted, moved or unmounted while the run writes (its files unlinked, or the path no longer the folder that
+was opened: device and inode compared after every write) is refused at the next write, instead of writing on into
+files nobody can read.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -29,7 +40,7 @@ import socket
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -39,7 +50,7 @@ from pydantic import ValidationError
 from mtboard.core import safejson
 from mtboard.core.decoding import json_line
 from mtboard.core.documents import atomic_write
-from mtboard.core.errors import ConfigError, InputError
+from mtboard.core.errors import ConfigError, InputError, StorageError, storage_error
 from mtboard.core.schema import BackendFacts, ErrorKind, TranslationRecord, describe_validation_error
 
 TRANSLATIONS = "translations.jsonl"
@@ -85,6 +96,42 @@ def _repair_tail(path: Path) -> int:
 
 
 @contextmanager
+def _faults(path: Path, vanished: Any = None) -> Iterator[None]:
+    """Turn an OSError of a write to ``path`` that is an environment fault into a StorageError naming ``path``
+    (:func:`mtboard.core.errors.storage_error`); ``vanished`` (a callable returning a StorageError or None) is
+    asked first for ``ENOENT``/``ESTALE``, which mean a vanished folder only when the folder existed. Other errnos
+    pass unchanged (a bug's OSError stays an internal error)."""
+    try:
+        yield
+    except StorageError:
+        raise
+    except OSError as exc:
+        if vanished is not None and exc.errno in (errno.ENOENT, errno.ESTALE):
+            gone = vanished()
+            if gone is not None:
+                raise gone from None
+        fault = storage_error(exc, str(path))
+        if fault is None:
+            raise
+        raise fault from None
+
+
+def _write_all(fh: Any, data: bytes) -> None:
+    """Append ``data`` to the unbuffered file ``fh`` (short writes continued); when a write fails part-way, cut the
+    file back to its size before it (``ftruncate``) so no half line stays, then re-raise."""
+    start = os.fstat(fh.fileno()).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            n = fh.write(view)
+            view = view[n or 0:]
+    except OSError:
+        with suppress(OSError):
+            os.ftruncate(fh.fileno(), start)
+        raise
+
+
+@contextmanager
 def lock_workdir(path: Path) -> Iterator[None]:
     """Hold an exclusive lock on the work directory ``path`` (created if missing) for the ``with`` block: two
     ``mtboard run`` / ``mtboard sweep run --cell`` processes appending to one directory would interleave and tear
@@ -99,14 +146,17 @@ def lock_workdir(path: Path) -> Iterator[None]:
     Locks are per open file description, so a second ``with`` on the same directory in the same process also fails.
 
     Raises: ConfigError (field ``--work-dir``) at once when another process holds the lock — one line naming the
-    directory, the holder's pid and host and the fix; or when ``path`` is a file.
+    directory, the holder's pid and host and the fix; or when ``path`` is a file. StorageError when the folder or
+    its lock file cannot be made or written (read-only file system, no permission, disk full).
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ConfigError("the work directory path is a file, not a directory", where=str(path), field="--work-dir",
                           fix="pass a new or existing directory")
-    path.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    with _faults(path):
+        path.mkdir(parents=True, exist_ok=True)
+    with _faults(path / LOCK):
+        fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -126,8 +176,9 @@ def lock_workdir(path: Path) -> Iterator[None]:
     try:
         me = {"pid": os.getpid(), "host": socket.gethostname(),
               "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, (json.dumps(me, sort_keys=True) + "\n").encode(), 0)
+        with _faults(path / LOCK):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (json.dumps(me, sort_keys=True) + "\n").encode(), 0)
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the flock
@@ -141,6 +192,44 @@ class WorkDir:
         self.session = 0
         self._fh_t: Any = None
         self._fh_r: Any = None
+        self._place: tuple[int, int] | None = None
+        """(device, inode) of the folder :meth:`open` opened: the path must still name it after every write."""
+
+    # -- storage faults ----------------------------------------------------------------------------------------------
+    def vanished(self) -> StorageError | None:
+        """The error for a work directory that is no longer where the run opened it (deleted, moved, replaced or
+        unmounted), None while it is in place (or was never opened)."""
+        if self._place is None:
+            return None
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) == self._place:
+            return None
+        return StorageError("the work directory vanished while the run was writing to it (deleted, moved or "
+                            "unmounted); the records it held went with it", where=str(self.path), field="--work-dir",
+                            fix="keep the work directory in place until the run ends (a --work-dir outside folders "
+                                "that get cleaned); re-running the command starts the run again in a new folder")
+
+    def _guard(self, path: Path) -> Any:
+        """:func:`_faults` for a write to ``path`` inside this work directory."""
+        return _faults(path, self.vanished)
+
+    def _check_place(self, *handles: Any) -> None:
+        """After a write: the work directory is still the folder that was opened, and no file being appended was
+        deleted (its link count 0: the lines went to a file nobody can read). Raises: StorageError."""
+        gone = self.vanished()
+        if gone is None:
+            for fh in handles:
+                if fh is not None and os.fstat(fh.fileno()).st_nlink == 0:
+                    gone = StorageError("the file was deleted while the run was appending to it",
+                                        where=str(getattr(fh, "name", self.path)),
+                                        fix="keep the work directory's files until the run ends; re-run the command "
+                                            "to resend what the file held")
+                    break
+        if gone is not None:
+            raise gone
 
     # -- manifest and sessions ---------------------------------------------------------------------------------------
     def open(self, identity: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -151,12 +240,19 @@ class WorkDir:
         afresh; its files move to ``superseded-<old run id>/``.
 
         Raises: ConfigError when the directory holds translations of a run with a different identity, or the path is
-        not a directory.
+        not a directory; StorageError when it cannot be written (disk full, read-only, no permission).
         """
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError("the work directory path is a file, not a directory", where=str(self.path),
                               field="--work-dir", fix="pass a new or existing directory")
-        self.path.mkdir(parents=True, exist_ok=True)
+        with _faults(self.path):
+            self.path.mkdir(parents=True, exist_ok=True)
+            st = os.stat(self.path)
+        self._place = (st.st_dev, st.st_ino)
+        with self._guard(self.path):
+            return self._open(identity, extra)
+
+    def _open(self, identity: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
         mpath = self.path / MANIFEST
         if mpath.exists():
             manifest = safejson.load_file(mpath)
@@ -170,7 +266,7 @@ class WorkDir:
                 for name in (MANIFEST, RAW, SESSIONS, BACKEND, TRANSLATIONS):
                     if (self.path / name).exists():
                         os.replace(self.path / name, aside / name)
-                return self.open(identity, extra)
+                return self._open(identity, extra)
             if diffs:
                 k = diffs[0]
                 raise ConfigError(f"work directory was started with a different {k} ({old.get(k)!r}, now "
@@ -188,11 +284,16 @@ class WorkDir:
         return manifest
 
     def close_session(self, sent: int = 0) -> None:
-        self._append_line(self.path / SESSIONS, {"session": self.session, "end": time.time(), "sent": sent})
-        for fh in (self._fh_t, self._fh_r):
-            if fh is not None:
-                fh.close()
-        self._fh_t = self._fh_r = None
+        """Record the session's end (and the requests it sent), close the files. The files are closed even when the
+        line cannot be written. Raises: StorageError."""
+        try:
+            self._append_line(self.path / SESSIONS, {"session": self.session, "end": time.time(), "sent": sent})
+        finally:
+            for fh in (self._fh_t, self._fh_r):
+                if fh is not None:
+                    with suppress(OSError):
+                        fh.close()
+            self._fh_t = self._fh_r = None
 
     def sessions(self) -> dict[int, dict[str, float]]:
         out: dict[int, dict[str, float]] = {}
@@ -226,9 +327,12 @@ class WorkDir:
 
     # -- backend description ------------------------------------------------------------------------------------------
     def save_description(self, facts: BackendFacts) -> None:
-        """Keep the backend's facts (``describe()``; never a URL or key) for a resume with nothing to send."""
-        atomic_write(self.path / BACKEND, (json.dumps(facts.model_dump(mode="json"), ensure_ascii=False,
-                                                      sort_keys=True, indent=1) + "\n").encode("utf-8"))
+        """Keep the backend's facts (``describe()``; never a URL or key) for a resume with nothing to send.
+        Raises: StorageError."""
+        with self._guard(self.path / BACKEND):
+            atomic_write(self.path / BACKEND, (json.dumps(facts.model_dump(mode="json"), ensure_ascii=False,
+                                                          sort_keys=True, indent=1) + "\n").encode("utf-8"))
+            self._check_place()
 
     def load_description(self) -> BackendFacts | None:
         """The facts :meth:`save_description` kept (None when absent or not JSON; unknown keys ignored).
@@ -288,30 +392,40 @@ class WorkDir:
     def write_bytes(self, record_bytes: bytes, raw_bytes: bytes) -> None:
         """Write already-encoded lines, raw first, then records, without fsync: once written they are in the
         kernel's page cache, which a ``kill -9`` of this process does not lose (:meth:`sync` makes them survive a
-        power loss too)."""
+        power loss too). Unbuffered: a write that fails part-way is cut back (:func:`_write_all`), so a record is
+        either whole in the file or absent (and sent again by the next session).
+
+        Raises: StorageError (disk full, read-only, the work directory vanished: module docstring)."""
         if raw_bytes:
-            if self._fh_r is None:
-                self._fh_r = open(self.path / RAW, "ab")
-            self._fh_r.write(raw_bytes)
-            self._fh_r.flush()
+            with self._guard(self.path / RAW):
+                if self._fh_r is None:
+                    self._fh_r = open(self.path / RAW, "ab", buffering=0)
+                _write_all(self._fh_r, raw_bytes)
         if record_bytes:
-            if self._fh_t is None:
-                self._fh_t = open(self.path / TRANSLATIONS, "ab")
-            self._fh_t.write(record_bytes)
-            self._fh_t.flush()
+            with self._guard(self.path / TRANSLATIONS):
+                if self._fh_t is None:
+                    self._fh_t = open(self.path / TRANSLATIONS, "ab", buffering=0)
+                _write_all(self._fh_t, record_bytes)
+        if raw_bytes or record_bytes:
+            with self._guard(self.path):
+                self._check_place(self._fh_r, self._fh_t)
 
     def sync(self) -> None:
         """fsync what :meth:`write_bytes` wrote (only I/O, which releases the GIL: the runner calls it from a
-        thread so its event loop keeps going)."""
-        for fh in (self._fh_r, self._fh_t):
+        thread so its event loop keeps going). Raises: StorageError (an fsync's ``ENOSPC``/``EDQUOT``/``EIO``:
+        the kernel could not keep what was written)."""
+        for name, fh in ((RAW, self._fh_r), (TRANSLATIONS, self._fh_t)):
             if fh is not None:
-                os.fsync(fh.fileno())
+                with self._guard(self.path / name):
+                    os.fsync(fh.fileno())
 
     def _append_line(self, path: Path, obj: dict[str, Any]) -> None:
-        with open(path, "ab") as fh:
-            fh.write(_line(obj))
-            fh.flush()
-            os.fsync(fh.fileno())
+        """Append one fsynced line to ``path`` (cut back if the write fails part-way). Raises: StorageError."""
+        with self._guard(path):
+            with open(path, "ab", buffering=0) as fh:
+                _write_all(fh, _line(obj))
+                os.fsync(fh.fileno())
+                self._check_place(fh)
 
 
 def _line(obj: dict[str, Any]) -> bytes:

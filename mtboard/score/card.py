@@ -8,12 +8,17 @@ validator checks — the runner and the validator use the same function.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Annotated
+
+from pydantic import TypeAdapter, ValidationError
 
 from mtboard import HARNESS_VERSION
 from mtboard.core import canonical
+from mtboard.core.names import name_problem
 from mtboard.score import scoring
-from mtboard.core.documents import seal
+from mtboard.core.documents import card_bytes, seal
 from mtboard.inputs.prices import Rates, compute_totals
 from mtboard.inputs.runspec import RunSpec, facts_from_card, fingerprint_components
 from mtboard.core.schema import (BackendFacts, DatasetRef, Entry, EntryResult, Fingerprint, JudgeSummary, MethodConfig,
@@ -110,7 +115,106 @@ def assemble_card(spec: RunSpec, facts: BackendFacts, *, scores: Scores, results
     return seal(card)
 
 
-__all__ = ["assemble_card", "card_fingerprint_components", "card_records", "compute_fingerprint", "replicate_run"]
+def _slug_rule() -> TypeAdapter[str]:
+    return TypeAdapter(Annotated[str, RunCard.model_fields["model_slug"]])
+
+
+def _reported_name_problem(text: str, rule: TypeAdapter[str] | None) -> str | None:
+    """Why a name a server reported cannot be a card's name: the schema's rule (``rule``: the field's length) or the
+    names rule (:func:`mtboard.core.names.name_problem`); None when it can."""
+    if rule is not None:
+        try:
+            rule.validate_python(text)
+        except ValidationError as exc:
+            return f"{len(text)} characters: {exc.errors()[0]['msg'].lower()}"
+    problem = name_problem(text)
+    return None if problem is None else str(problem)
+
+
+def fit_reported_names(facts: BackendFacts, typed_slug: str) -> BackendFacts:
+    """The backend's facts with every model name the *server* reported that the card cannot hold replaced (issue 33
+    item 4): what the server echoes back (the weights' name as ``model_slug``, the served id as ``model_id``) is
+    only known after requests were paid for, so it cannot be checked before the first one; refusing the card then
+    would lose a finished run. A reported ``model_slug`` that breaks the card's rule (more than 200 characters) or
+    the names rule (:func:`mtboard.core.names.name_problem`) gives way to ``typed_slug``, the name as typed (the
+    backend's ``model_slug_for(model, effort)``: checked on the planned card before the first request, and a
+    ``model_slug`` the validator accepts); a ``model_id`` the names rule refuses is left out (None). Nothing is truncated (a cut name
+    names another model). The server's own words stay in ``raw.jsonl``; ``identity_note`` says what was replaced
+    (the run's summary and report.md show it; the card does not hold it). Facts that fit are returned unchanged."""
+    typed = typed_slug
+    notes: list[str] = []
+    update: dict[str, object] = {}
+    if facts.model_slug is not None and facts.model_slug != typed:
+        why = _reported_name_problem(facts.model_slug, _slug_rule())
+        if why is not None:
+            update["model_slug"] = typed
+            notes.append(f"the server reported a model name the card cannot hold ({why}); the card names the model "
+                         f"as typed ({typed[:80]})")
+    if facts.model_id is not None:
+        why = _reported_name_problem(facts.model_id, None)
+        if why is not None:
+            update["model_id"] = None
+            notes.append(f"the server reported a model id the card cannot hold ({why}); the card's model_id is left "
+                         "empty")
+    if not update:
+        return facts
+    note = "; ".join(([facts.identity_note] if facts.identity_note else []) + notes) + " (the server's words are in " \
+                                                                                      "raw.jsonl)"
+    return facts.model_copy(update={**update, "identity_note": note})
+
+
+PLANNED_RUN_ID = "00000000-0000-4000-8000-000000000000"
+"""The run id of a planned card (:func:`planned_card`): a UUID v4 by the schema's pattern that no run draws."""
+
+
+def planned_card(spec: RunSpec, facts: BackendFacts, entries: list[Entry], *, rates: Rates | None,
+                 strip_unknown_marks: bool, timestamp: str, notes: str | None = None) -> RunCard:
+    """The card a run will write, assembled before anything is sent (issue 33 item 4): every field the command
+    line, the corpus, the prompt and the backend's static facts decide is the real one (method, model slug as typed,
+    condition, temperature, caps, runs, prices, coaching, tools, plugin, dataset), built by the same functions and
+    pydantic models as the finished card; what only answers decide is a placeholder in range — the first entry
+    translated as its own reference (one tool call with ``--tools``), 1 s elapsed, run id :data:`PLANNED_RUN_ID`.
+    Scored as the run will be (:data:`FST_MODE`: the installed analyser, which ``--tools fst-gate`` needs).
+
+    Args: ``facts``: what the backend is known to report before it is asked (:class:`BackendFacts` with the
+    endpoint's host hash); ``entries``: the run's entries (only the first is scored); ``timestamp``: ISO 8601 UTC.
+    Returns: a sealed :class:`RunCard` of one entry (``runs`` replicates of it).
+    Raises: pydantic ValidationError (title: the model that refused, e.g. ``RunCard``, ``MethodRecord``) for a
+    value the card's schema refuses; MtboardError from scoring (a missing tokenizer extra)."""
+    first = entries[0]
+    calls = 1 if spec.tools else 0  # a tool's pipeline checks every usable answer at least once
+    runs = [[TranslationRecord(run_index=i, entry_id=first.id, raw_predicted=first.reference, latency_s=0.0,
+                               tool_call_count=calls)] for i in range(spec.runs)]
+    return score_and_assemble(spec, facts, [first], runs, rates=rates, strip_unknown_marks=strip_unknown_marks,
+                              elapsed_seconds=1.0, run_id=PLANNED_RUN_ID, timestamp=timestamp, notes=notes)
+
+
+def _json_len(text: str | None) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
+
+
+def planned_card_bytes(card: RunCard, entries: list[Entry]) -> int:
+    """A lower bound of the written card's size in bytes (canonical JSON, :func:`mtboard.core.documents.card_bytes`)
+    for a :func:`planned_card` of ``entries``' first entry: the planned card, plus for every other entry its result
+    with the entry's source and reference and an empty translation (``runs`` − 1 replicate results without texts
+    each). Real translations only add to it. Used to refuse, before anything is sent, a run whose card could not be
+    stored (:data:`mtboard.core.safejson.MAX_CARD_BYTES`)."""
+    size = len(card_bytes(card))
+    if len(entries) < 2:
+        return size
+    base = card.results[0].model_copy(update={"source": "", "expected": "", "raw_predicted": "", "predicted": "",
+                                              "provenance": None})
+    per_result = len(canonical.canonical_bytes(base.model_dump(mode="json"))) + 1  # + the comma
+    per_replicate = 0
+    if card.replicate_runs:
+        rep = card.replicate_runs[0].results[0].model_copy(update={"raw_predicted": "", "predicted": ""})
+        per_replicate = (len(canonical.canonical_bytes(rep.model_dump(mode="json"))) + 1) * len(card.replicate_runs)
+    texts = sum(_json_len(e.source) + _json_len(e.reference) - 4 for e in entries[1:])
+    return size + texts + (per_result + per_replicate) * (len(entries) - 1)
+
+
+__all__ = ["assemble_card", "card_fingerprint_components", "card_records", "compute_fingerprint", "replicate_run",
+           "fit_reported_names", "planned_card", "planned_card_bytes", "PLANNED_RUN_ID"]
 
 
 FST_MODE: bool | None = None
