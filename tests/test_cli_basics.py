@@ -68,7 +68,7 @@ def test_backends_and_doctor_are_readable_without_a_terminal() -> None:
 
 @pytest.mark.parametrize("args, stderr_too", [
     (["schema", "run-card"], False), (["schema", "run-card"], True), (["validate", "submissions/mtb-en-ca-dev"], False),
-    (["submit", "submissions/mtb-en-ca-dev/apertium-eng-cat__default__9ce889f0318c.json", "--dry-run"], False)],
+    (["submit", "submissions/mtb-en-ca-dev/apertium-eng-cat__default__8ca0b3e02be0.json", "--dry-run"], False)],
     ids=["schema", "schema-2>&1", "validate", "submit"])
 def test_a_closed_pipe_exits_quietly(args, stderr_too, tmp_path):
     """``mtboard … | head -1``: the reader is gone before mtboard writes. A real pipe (subprocess): its read end is

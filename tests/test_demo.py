@@ -41,7 +41,7 @@ def test_demo_builds_site_with_new_row(tmp_path):
     assert chrf in run_page
     # issue 31: the demo's run is a reproduction of the committed EN→ES Apertium row (same fingerprint): that row
     # keeps its re-run evidence and its shown card, and says "reproduced ×2" — on the ledger and on the board
-    committed = "mtb-en-es-dev/apertium-eng-spa__default__41192daba52f.json"
+    committed = "mtb-en-es-dev/apertium-eng-spa__default__d0f5919b5569.json"
     ledger = json.loads((tmp_path / "build" / "site" / "data" / "ledger.json").read_text())
     es = next(b for b in ledger["boards"] if b["key"] == "mtb-en-es-dev-v1.0.0")
     row = next(r for r in es["rows"] if r["representative"] == committed)

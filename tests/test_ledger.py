@@ -30,13 +30,13 @@ from mtboard.ledger.load import Inputs, LoadedCard, Verification, load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 ES, CA = "mtb-en-es-dev-v1.0.0", "mtb-en-ca-dev-v1.0.0"
-APERTIUM_ES = "mtb-en-es-dev/apertium-eng-spa__default__41192daba52f.json"
-APERTIUM_CA = "mtb-en-ca-dev/apertium-eng-cat__default__9ce889f0318c.json"
+APERTIUM_ES = "mtb-en-es-dev/apertium-eng-spa__default__d0f5919b5569.json"
+APERTIUM_CA = "mtb-en-ca-dev/apertium-eng-cat__default__8ca0b3e02be0.json"
 APERTIUM_CA_RECORD = "mtb-en-ca-dev/apertium-eng-cat__default__4a1761e82d51.verification.json"
 """The record of the card's re-run, named by the card it verified: the committed card was re-scored since (harness
 0.5.0, issue 32) and names that card in ``rescored_from``."""
-FSC_EARLY = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__5c7e139b91d2.json"
-FSC_LATE = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__cd1cd0dbdb3a.json"
+FSC_EARLY = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__3ddc0a3a1255.json"
+FSC_LATE = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot-completion__f7c45f8c2b1d.json"
 
 
 def fresh(inputs: Inputs) -> Inputs:
@@ -96,9 +96,9 @@ def test_committed_rows_have_one_standing_each(committed_inputs):
     assert fsc.unranked_reason == ("subset run: 20 of 355 subset (--limit 20); only runs of the board's whole entry "
                                    "set are ranked")
 
-    echo = row_of(plans, "mtb-en-es-dev/baseline-echo__baseline__279b63310647.json")
+    echo = row_of(plans, "mtb-en-es-dev/baseline-echo__baseline__32e6f8fa41bf.json")
     assert echo.reference and not echo.ranked and echo.tier == "self-benchmarked"
-    gemma = row_of(plans, "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__74278f774c72.json")
+    gemma = row_of(plans, "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json")
     assert (gemma.tier, gemma.evidence, gemma.ranked, gemma.coverage.text) == ("self-benchmarked", (), True, "all 355")
 
 
@@ -226,14 +226,14 @@ def test_every_surface_of_the_committed_site_shows_the_ledger_standing(committed
     assert walk_surfaces(committed_site.docs, ledger_json) > 150
     board = (committed_site.docs / "leaderboards" / f"{ES}.md").read_text(encoding="utf-8")
     # the disagreement is on the row (unranked table), outside any closed panel
-    row = re.search(r'<tr data-method="d13c8aa29a[^"]*">.*?</tr>', board, re.S).group(0)
+    row = re.search(r'<tr data-method="8a68eb02cc[^"]*">.*?</tr>', board, re.S).group(0)
     assert "\u26a0 reproductions disagree (0.405 vs 0.353)" in row and "<details" not in row
     # one row for the pair: 2 cards, the shown card's value (replicate mean of its --runs 3) and the cards' range
     assert "<td>2 <span" in row and "(cards 0.353\u20130.405)" in row and "t 0.7" not in row.split("</td>")[0]
     # the runs index and the changes page show the same composite as the board (replicate mean) and the mark
     for page in ("runs/index.md", "changes.md"):
         listing = (committed_site.docs / page).read_text(encoding="utf-8")
-        tr = re.search(r"<tr>(?:(?!</tr>).)*5c7e139b91d2[0-9a-f]{4}\.(?:md|html)(?:(?!</tr>).)*</tr>", listing,
+        tr = re.search(r"<tr>(?:(?!</tr>).)*3ddc0a3a1255[0-9a-f]{4}\.(?:md|html)(?:(?!</tr>).)*</tr>", listing,
                        re.S).group(0)
         assert "0.405" in tr and "0.420" not in tr and "reproductions disagree (0.405 vs 0.353)" in tr, page
     # rows that differ only in temperature do not read the same; a phone sees the tier in the method cell
@@ -525,11 +525,12 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
     apertium = documents.load_card(ROOT / "submissions" / APERTIUM_CA)
     record = VerificationRecord.model_validate_json(
         (ROOT / "submissions" / APERTIUM_CA_RECORD).read_bytes())
-    (ancestor,) = apertium.rescored_from  # the committed card was re-scored from the card the record verified
+    # the committed card was re-scored twice (harness 0.5.0, 0.6.0); the first ancestor is the card the record verified
+    (ancestor,) = [a for a in apertium.rescored_from if a.run_card_hash == record.run_card_hash]
     assert ancestor.run_card_hash == record.run_card_hash and isinstance(ancestor, Ancestor)
     assert lineage_problem(apertium, ancestor, record) is None
     gemma = documents.load_card(ROOT / "submissions" / "mtb-en-ca-dev" /
-                                "gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json")
+                                "gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json")
     why = lineage_problem(gemma, ancestor, record)
     assert why is not None and why.startswith("another method than the re-scored card:") and "model_slug" in why
     drifted = record.model_copy(update={"deltas": [d.model_copy(update={"rerun": d.rerun * 1.05})
@@ -542,7 +543,7 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
     # a card of another method claiming the Apertium card's lineage gets nothing on the board, and says why
     subs = tmp_path / "submissions"
     shutil.copytree(ROOT / "submissions", subs)
-    path = subs / "mtb-en-ca-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json"
+    path = subs / "mtb-en-ca-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json"
     claim = documents.seal(gemma.model_copy(update={"rescored_from": [ancestor]}))
     documents.write_card(claim, path)
     inputs = load_inputs(subs, ROOT / "corpora", validate=False)

@@ -29,10 +29,10 @@ from mtboard.ledger.load import load_inputs
 from mtboard.score.metrics import bootstrap
 
 ROOT = Path(__file__).resolve().parents[1]
-APERTIUM = "mtb-en-ca-dev/apertium-eng-cat__default__9ce889f0318c.json"
-GEMMA = "mtb-en-ca-dev/gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json"
-ECHO = "mtb-en-ca-dev/baseline-echo__baseline__5a63b23c459b.json"
-EMPTY = "mtb-en-ca-dev/baseline-empty__baseline__0cdf075b8bf1.json"
+APERTIUM = "mtb-en-ca-dev/apertium-eng-cat__default__8ca0b3e02be0.json"
+GEMMA = "mtb-en-ca-dev/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json"
+ECHO = "mtb-en-ca-dev/baseline-echo__baseline__fee2db17bc53.json"
+EMPTY = "mtb-en-ca-dev/baseline-empty__baseline__78b26823ef42.json"
 RECORD = "mtb-en-ca-dev/apertium-eng-cat__default__4a1761e82d51.verification.json"
 
 

@@ -26,7 +26,7 @@ from mtboard.verify.record import REPOSITORY_ENV, UNATTESTED_LABEL, expected_sig
 
 ROOT = Path(__file__).resolve().parents[1]
 CA_DIR = ROOT / "submissions" / "mtb-en-ca-dev"
-CARD = CA_DIR / "apertium-eng-cat__default__9ce889f0318c.json"
+CARD = CA_DIR / "apertium-eng-cat__default__8ca0b3e02be0.json"
 RECORD = CA_DIR / "apertium-eng-cat__default__4a1761e82d51.verification.json"
 SELF = "self-benchmarked"
 
@@ -35,7 +35,9 @@ SELF = "self-benchmarked"
 def real():
     card = documents.load_card(CARD)
     record = VerificationRecord.model_validate_json(RECORD.read_bytes())
-    (ancestor,) = card.rescored_from
+    # re-scored twice (harness 0.5.0, then 0.6.0): the ancestor that counts is the one the record verified
+    assert len(card.rescored_from) == 2
+    (ancestor,) = [a for a in card.rescored_from if a.run_card_hash == record.run_card_hash]
     return card, ancestor, record
 
 
@@ -91,7 +93,7 @@ def test_score_reads_a_number_the_error_rate_and_nothing_else():
 
 def test_the_committed_lineage_counts(real):
     card, ancestor, record = real
-    # the components differ only in harness_version 0.4.0 → 0.5.0 and text_normalisation 1 → 2 (the scorer's)
+    # the components differ only in harness_version 0.4.0 → 0.6.0 and text_normalisation 1 → 2 (the scorer's)
     differ = {k for k in card.fingerprint.components if card.fingerprint.components[k]
               != ancestor.fingerprint_components.get(k)}
     assert differ == {"harness_version", "text_normalisation"}
@@ -459,13 +461,13 @@ def _tree(tmp_path):
 def test_load_inputs_reads_cards_rejects_the_broken_and_the_duplicate(tmp_path, monkeypatch):
     monkeypatch.delenv(REPOSITORY_ENV, raising=False)
     subs, corpora = _tree(tmp_path)
-    unsealed = json.loads((CA_DIR / "baseline-echo__baseline__5a63b23c459b.json").read_text(encoding="utf-8"))
+    unsealed = json.loads((CA_DIR / "baseline-echo__baseline__fee2db17bc53.json").read_text(encoding="utf-8"))
     unsealed["run_card_hash"] = ""  # an unsealed card: keyed by its file's SHA-256
     (subs / "zz").mkdir()
     (subs / "zz" / "unsealed.json").write_text(json.dumps(unsealed), encoding="utf-8")
     inputs = L.load_inputs(subs, corpora, validate=False)
-    names = ["ca/apertium-eng-cat__default__9ce889f0318c.json", "ca/baseline-echo__baseline__5a63b23c459b.json",
-             "ca/baseline-empty__baseline__0cdf075b8bf1.json", "ca/gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json",
+    names = ["ca/apertium-eng-cat__default__8ca0b3e02be0.json", "ca/baseline-echo__baseline__fee2db17bc53.json",
+             "ca/baseline-empty__baseline__78b26823ef42.json", "ca/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json",
              "zz/unsealed.json"]
     assert [lc.path for lc in inputs.cards] == names  # the record beside the Apertium card is not read as a card
     assert [lc.page_id for lc in inputs.cards[:4]] == [lc.card.run_card_hash[:16] for lc in inputs.cards[:4]]
@@ -476,7 +478,7 @@ def test_load_inputs_reads_cards_rejects_the_broken_and_the_duplicate(tmp_path, 
     assert [r.path for r in inputs.rejected] == ["broken.json", "ca/az-dup.json"]
     assert str(subs) not in inputs.rejected[0].problems[0] and "broken.json" in inputs.rejected[0].problems[0]
     assert inputs.rejected[1].problems == [
-        "duplicate of ca/apertium-eng-cat__default__9ce889f0318c.json (same run_card_hash)"]
+        "duplicate of ca/apertium-eng-cat__default__8ca0b3e02be0.json (same run_card_hash)"]
     assert [c.path for c in inputs.corpora] == ["mtb-en-ca-dev.json"]
     assert inputs.corpora[0].corpus.dataset.id == "mtb-en-ca-dev" and len(inputs.corpora[0].sha256) == 64
     assert len(inputs.warnings) == 1 and inputs.warnings[0].startswith("corpus skipped: ")
@@ -494,7 +496,7 @@ def test_load_inputs_warns_when_the_attestation_repository_is_malformed(tmp_path
     assert "not-a-repo" in inputs.warnings[0]
     # no signer at all then: not even a confirmed review with a gold row makes a card community verified
     shutil.copytree(CA_DIR, subs / "ca")
-    apertium = "ca/apertium-eng-cat__default__9ce889f0318c.json"
+    apertium = "ca/apertium-eng-cat__default__8ca0b3e02be0.json"
     monkeypatch.setattr(L, "load_reviews", lambda root: ({apertium: SimpleNamespace(confirms=True)}, []))
     monkeypatch.setattr(L, "_attested_gold", lambda card, root, repo: True)
     monkeypatch.setattr(L, "community_verified", lambda gold, review: True)
@@ -542,27 +544,27 @@ def test_load_inputs_rejects_what_the_validator_or_the_copy_check_finds(tmp_path
     def find(outputs, targets):
         outputs = list(outputs)
         got.append(([o.where for o in outputs], targets))
-        return [SimpleNamespace(where="ca/baseline-echo__baseline__5a63b23c459b.json", message="same as X")]
+        return [SimpleNamespace(where="ca/baseline-echo__baseline__fee2db17bc53.json", message="same as X")]
 
     monkeypatch.setattr(copies, "find_copies", find)
     inputs = L.load_inputs(subs, corpora)
-    ok = ["ca/apertium-eng-cat__default__9ce889f0318c.json", "ca/baseline-echo__baseline__5a63b23c459b.json"]
+    ok = ["ca/apertium-eng-cat__default__8ca0b3e02be0.json", "ca/baseline-echo__baseline__fee2db17bc53.json"]
     assert got == [(ok, set(ok))]
     assert [lc.path for lc in inputs.cards] == ok[:1]
     assert [(r.path, r.problems) for r in inputs.rejected[1:]] == [
-        ("ca/baseline-empty__baseline__0cdf075b8bf1.json", ["ca/baseline-empty__baseline__0cdf075b8bf1.json: empty",
+        ("ca/baseline-empty__baseline__78b26823ef42.json", ["ca/baseline-empty__baseline__78b26823ef42.json: empty",
                                                             "second"]),
-        ("ca/gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json",
-         ["ca/gemma-3-270m-q4-k-m.gguf__few-shot__1b9ad263a168.json: unreadable"]),
-        ("ca/baseline-echo__baseline__5a63b23c459b.json", ["copies: same as X"])]
+        ("ca/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json",
+         ["ca/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json: unreadable"]),
+        ("ca/baseline-echo__baseline__fee2db17bc53.json", ["copies: same as X"])]
     assert inputs.rejected[0].path == "broken.json"
 
 
 def test_a_confirmed_review_with_an_attested_gold_row_makes_the_card_community_verified(tmp_path, monkeypatch):
     subs, corpora = _tree(tmp_path)
     (subs / "ca" / "az-dup.json").unlink()
-    apertium = "ca/apertium-eng-cat__default__9ce889f0318c.json"
-    echo = "ca/baseline-echo__baseline__5a63b23c459b.json"
+    apertium = "ca/apertium-eng-cat__default__8ca0b3e02be0.json"
+    echo = "ca/baseline-echo__baseline__fee2db17bc53.json"
     reviews = {apertium: SimpleNamespace(confirms=True), echo: SimpleNamespace(confirms=None)}
     monkeypatch.setattr(L, "load_reviews", lambda root: (reviews, []))
     asked = []
@@ -587,7 +589,7 @@ def test_a_confirmed_review_with_an_attested_gold_row_makes_the_card_community_v
     assert [(s.repository if s else None) for s in signers] == ["o/n"] * 4
     assert ver.record["run_card_hash"] == by[apertium].card.rescored_from[0].run_card_hash
     assert by[apertium].review is reviews[apertium] and by[echo].review is reviews[echo]
-    assert by[echo].verification.label == SELF and asked == [("9ce889f0318c", tmp_path, "o/n")]
+    assert by[echo].verification.label == SELF and asked == [("8ca0b3e02be0", tmp_path, "o/n")]
     # without a signer nothing is community verified
     monkeypatch.delenv(REPOSITORY_ENV, raising=False)
     inputs = L.load_inputs(subs, corpora, validate=False)

@@ -35,13 +35,13 @@ from mtboard.ledger import tables as T
 from mtboard.ledger.load import load_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
-ES20 = ["apertium-eng-spa__default__96a7f4a4154a", "baseline-echo__baseline__af3ea8fa8655",
-        "gemma-3-270m-q4-k-m.gguf__few-shot-completion__5c7e139b91d2",
-        "gemma-3-270m-q4-k-m.gguf__few-shot-completion__a2daf520b24f",
-        "gemma-3-270m-q4-k-m.gguf__few-shot-completion__cd1cd0dbdb3a",
-        "gemma-3-270m-q4-k-m.gguf__zero-shot-completion__66cdfec5f23e",
-        "gemma-3-270m-q4-k-m.gguf__zero-shot-completion__9795b13b1f25"]
-AP, GE, ECHO, EMPTY = "9ce889f0318c2b1c", "1b9ad263a1681a4d", "5a63b23c459bd6ab", "0cdf075b8bf1caa4"
+ES20 = ["apertium-eng-spa__default__4041d9a622e6", "baseline-echo__baseline__619e8cab9410",
+        "gemma-3-270m-q4-k-m.gguf__few-shot-completion__3ddc0a3a1255",
+        "gemma-3-270m-q4-k-m.gguf__few-shot-completion__01f17c5339ac",
+        "gemma-3-270m-q4-k-m.gguf__few-shot-completion__f7c45f8c2b1d",
+        "gemma-3-270m-q4-k-m.gguf__zero-shot-completion__c09075e69625",
+        "gemma-3-270m-q4-k-m.gguf__zero-shot-completion__d216d23fc69b"]
+AP, GE, ECHO, EMPTY = "8ca0b3e02be0e88b", "c5e4146b6b294b63", "fee2db17bc5396b1", "78b26823ef428ba1"
 RESAMPLES = 200
 
 
@@ -277,7 +277,7 @@ def test_ca_field_statistics_items_and_chart():
 def test_a_replicate_card_is_shown_by_its_mean_and_spread():
     lb = _board("es")
     rows = {r.lc.page_id: r for r in lb.views[0].rows}
-    rep = rows["5c7e139b91d27cd0"]
+    rep = rows["3ddc0a3a1255467c"]
     rr = rep.lc.card.scores.replicates
     assert (rep.composite, rep.chrf) == (rr.composite_mean, rr.chrf_mean)
     assert rep.cells["composite"].text == fmt.pm(rr.composite_mean, rr.composite_stdev, 3) == "0.405 ± 0.014"
@@ -289,10 +289,10 @@ def test_a_replicate_card_is_shown_by_its_mean_and_spread():
     one = T._composite_boot(rep.lc.card, lb.ranked_ids, counts)
     assert float(one[0]) == pytest.approx(rr.composite_mean, abs=1e-6)
     assert len(T._runs(rep.lc.card)) == 3 and T._runs(rep.lc.card)[0] == list(rep.lc.card.results)
-    tech = {r.lc.page_id: r for r in lb.views[1].rows}["5c7e139b91d27cd0"]
+    tech = {r.lc.page_id: r for r in lb.views[1].rows}["3ddc0a3a1255467c"]
     assert lb.views[1].domain == "tech" and tech.composite == pytest.approx(rr.composite_mean, abs=1e-6)
     assert tech.cells["composite"].text == "0.405"  # no spread on a domain view
-    single = rows["a2daf520b24f8463"]
+    single = rows["01f17c5339ac2787"]
     assert single.composite == single.lc.card.scores.composite
     assert float(T._composite_boot(single.lc.card, lb.ranked_ids, counts)[0]) == pytest.approx(
         single.lc.card.scores.composite, abs=1e-6)
@@ -302,15 +302,15 @@ def test_the_es_board_ranks_clusters_and_counts_one_card_per_row():
     lb = _board("es")
     v = lb.views[0]
     assert [(r.lc.page_id, r.rank, r.position) for r in v.rows] == [
-        ("96a7f4a4154af7e3", "1", 1), ("5c7e139b91d27cd0", "2–6", 2), ("a2daf520b24f8463", "2–6", 3),
-        ("cd1cd0dbdb3a1903", "2–6", 4), ("9795b13b1f258646", "2–6", 5), ("66cdfec5f23e171e", "2–6", 6),
-        ("af3ea8fa8655c4eb", "reference", 0)]
+        ("4041d9a622e6e221", "1", 1), ("3ddc0a3a1255467c", "2–6", 2), ("01f17c5339ac2787", "2–6", 3),
+        ("f7c45f8c2b1d941d", "2–6", 4), ("d216d23fc69ba2de", "2–6", 5), ("c09075e69625dbd8", "2–6", 6),
+        ("619e8cab94103be6", "reference", 0)]
     assert [r.cells["rank"].sort for r in v.rows[:3]] == [1.0001, 2.0002, 2.0003]
     assert v.pairwise.shape == (6, 6)
-    # cd1cd0dbdb3a reproduces 5c7e139b91d2's method: one card per row in the field statistics and the chart
+    # f7c45f8c2b1d reproduces 3ddc0a3a1255's method: one card per row in the field statistics and the chart
     assert lb.item_methods == 5 and len(lb.chart_points) == 5
     assert [p["position"] for p in lb.chart_points] == [1, 2, 3, 5, 6]
-    assert "cd1cd0dbdb3a1903" not in {p["href"][5:21] for p in lb.chart_points}
+    assert "f7c45f8c2b1d941d" not in {p["href"][5:21] for p in lb.chart_points}
     eid = lb.ranked_ids[0]
     shown = [r.lc.card for r in v.rows if not r.reference and T.shown(r.lc)]
     assert lb.field_entry_median[eid] == pytest.approx(statistics.median(
@@ -320,9 +320,9 @@ def test_the_es_board_ranks_clusters_and_counts_one_card_per_row():
 def test_closest_runs_are_other_rows_of_the_same_model_with_fewest_differences():
     boards = [_board("es")]
     got = {k: (v[0].page_id, v[1]) for k, v in T.closest_runs(boards).items()}
-    assert got == {"5c7e139b91d27cd0": ("a2daf520b24f8463", 1), "66cdfec5f23e171e": ("9795b13b1f258646", 1),
-                   "9795b13b1f258646": ("66cdfec5f23e171e", 1), "a2daf520b24f8463": ("5c7e139b91d27cd0", 1),
-                   "cd1cd0dbdb3a1903": ("a2daf520b24f8463", 1)}
+    assert got == {"3ddc0a3a1255467c": ("01f17c5339ac2787", 1), "c09075e69625dbd8": ("d216d23fc69ba2de", 1),
+                   "d216d23fc69ba2de": ("c09075e69625dbd8", 1), "01f17c5339ac2787": ("3ddc0a3a1255467c", 1),
+                   "f7c45f8c2b1d941d": ("01f17c5339ac2787", 1)}
     assert T.closest_runs(boards, cap=1) == {}  # one card per model: nothing to compare with
 
 
@@ -444,12 +444,12 @@ def test_agreement_between_outputs_and_with_the_reference():
     assert T._agreement(["only one"], "x") == (None, None) and T._agreement([], "x") == (None, None)
 
 
-EASY = {"96a7f4a4154af7e3": {"exact_match": True, "chrf_score": 50.0},
-        "5c7e139b91d27cd0": {"exact_match": False, "equivalent_match": True, "chrf_score": 50.0},
-        "a2daf520b24f8463": {"exact_match": False, "equivalent_match": False, "chrf_score": 90.0},
-        "9795b13b1f258646": {"exact_match": False, "equivalent_match": False, "chrf_score": 95.0},
-        "66cdfec5f23e171e": {"exact_match": False, "equivalent_match": False, "chrf_score": 91.0},
-        "cd1cd0dbdb3a1903": {}}
+EASY = {"4041d9a622e6e221": {"exact_match": True, "chrf_score": 50.0},
+        "3ddc0a3a1255467c": {"exact_match": False, "equivalent_match": True, "chrf_score": 50.0},
+        "01f17c5339ac2787": {"exact_match": False, "equivalent_match": False, "chrf_score": 90.0},
+        "d216d23fc69ba2de": {"exact_match": False, "equivalent_match": False, "chrf_score": 95.0},
+        "c09075e69625dbd8": {"exact_match": False, "equivalent_match": False, "chrf_score": 91.0},
+        "f7c45f8c2b1d941d": {}}
 """Hand-made results on the second entry of the 20-entry board: how each shown system passes it."""
 
 
@@ -467,7 +467,7 @@ def test_an_entry_every_system_struggles_on_is_a_suspect_reference():
         for r in lc.card.results:
             if r.entry_id == target:
                 r = r.model_copy(update={"chrf_score": 0.0, "exact_match": False, "equivalent_match": False})
-                if lc.page_id == "9795b13b1f258646":  # fails mechanically, though its stored chrF++ would pass
+                if lc.page_id == "d216d23fc69ba2de":  # fails mechanically, though its stored chrF++ would pass
                     r = r.model_copy(update={"error": "boom", "chrf_score": 95.0})
             if r.entry_id == easy:
                 r = r.model_copy(update={"checks": r.checks.model_copy(update={"outcome": Outcome.usable}),
@@ -479,7 +479,7 @@ def test_an_entry_every_system_struggles_on_is_a_suspect_reference():
     entries = {r.entry_id: r for r in ranked[0].card.results}
     entries[target] = entries[target].model_copy(update={"domain": None})  # an entry without a domain
     T._items(lb, ranked, entries)
-    assert lb.item_methods == 5  # five rows with a shown card: cd1cd0dbdb3a is a reproduction, the echo a baseline
+    assert lb.item_methods == 5  # five rows with a shown card: f7c45f8c2b1d is a reproduction, the echo a baseline
     (sus,) = lb.suspect_items
     assert (sus["id"], sus["fail_share"], sus["n"], sus["suspect"], sus["domain"]) == (target, 1.0, 5, True, None)
     assert sus["reference"] == entries[target].expected
@@ -492,9 +492,9 @@ def test_an_entry_every_system_struggles_on_is_a_suspect_reference():
         rows[h["id"]]["difficulty"], rows[h["id"]]["discrimination"], rows[h["id"]]["suspect"]) for h in lb.hard_items)
     firsts = {lc.page_id: next(r for r in lc.card.results if r.entry_id == target) for lc in ranked
               if not S.is_reference(lc.card) and T.shown(lc)}
-    # the committed 66cdfec5f23e output is the untranslated source and 9795b13b1f25's now fails: both are left out
+    # the committed c09075e69625 output is the untranslated source and d216d23fc69b's now fails: both are left out
     # of the agreement, which compares the three usable outputs
-    assert sorted(k for k, r in firsts.items() if T.failed(r)) == ["66cdfec5f23e171e", "9795b13b1f258646"]
+    assert sorted(k for k, r in firsts.items() if T.failed(r)) == ["c09075e69625dbd8", "d216d23fc69ba2de"]
     shown_usable = [r.predicted for r in firsts.values() if not T.failed(r)]
     assert len(shown_usable) == 3
     assert (sus["output_agreement"], sus["reference_agreement"]) == T._agreement(shown_usable, entries[target].expected)

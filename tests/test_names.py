@@ -155,7 +155,7 @@ def test_card_names_lists_every_shown_name():
     from mtboard.core.documents import load_card
 
     card = load_card(Path(__file__).resolve().parents[1] / "submissions" / "mtb-en-es-dev" /
-                     "apertium-eng-spa__default__41192daba52f.json")
+                     "apertium-eng-spa__default__d0f5919b5569.json")
     got = dict(card_names(card))
     assert got["$.model_slug"] == "apertium/eng-spa" and got["$.condition"] == "default"
     assert got["$.method.spec"] == "apertium:eng-spa" and got["$.method.backend"] == "apertium"
@@ -183,7 +183,7 @@ def test_run_settings_refuse_a_spoofing_name_before_anything_runs(tmp_path):
 # --------------------------------------------------------------------------------------------------------------------
 # The validator's names check, on a committed card edited and re-sealed (fingerprint re-derived, seal recomputed)
 
-EMPTY_CARD = "submissions/mtb-en-es-dev/baseline-empty__baseline__9babc9dcd2bc.json"
+EMPTY_CARD = "submissions/mtb-en-es-dev/baseline-empty__baseline__9098cb401d85.json"
 
 
 def _validate(data):

@@ -34,7 +34,7 @@ DEV = ROOT / "submissions" / "mtb-en-es-dev"
 SPOOF = "\u202e" + "aps-gne/muitrepa"
 SHOWN = "[\u26a0U+202E]aps-gne/muitrepa"
 """What every page shows instead: the marker, then the name in its logical order."""
-PAGE_ID = "9babc9dcd2bc5182"
+PAGE_ID = "9098cb401d85835c"
 """The empty-baseline card's run page id (the first 16 hex of its run_card_hash, unchanged by the edit)."""
 SIZES = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 
@@ -46,9 +46,9 @@ def spoof_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("names")
     sub = root / "submissions" / "mtb-en-es-dev"
     sub.mkdir(parents=True)
-    for name in ("apertium-eng-spa__default__41192daba52f.json", "baseline-echo__baseline__279b63310647.json"):
+    for name in ("apertium-eng-spa__default__d0f5919b5569.json", "baseline-echo__baseline__32e6f8fa41bf.json"):
         shutil.copy(DEV / name, sub)
-    data = json.loads((DEV / "baseline-empty__baseline__9babc9dcd2bc.json").read_text(encoding="utf-8"))
+    data = json.loads((DEV / "baseline-empty__baseline__9098cb401d85.json").read_text(encoding="utf-8"))
     data["model_slug"] = data["method_config"]["model"] = data["method"]["model"] = SPOOF
     data["method"]["spec"] = "empty:" + SPOOF
     (sub / "spoof.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")

@@ -152,7 +152,7 @@ def test_the_neural_check_refuses(base_card, repo, name, fn, message):
 
 def test_entries_without_usable_output_must_score_zero_on_a_committed_card(tmp_path):
     """The committed empty baseline: no entry has usable output, so none is sent and every value is 0."""
-    src = ROOT / "submissions" / "mtb-en-es-dev" / "baseline-empty__baseline__9babc9dcd2bc.json"
+    src = ROOT / "submissions" / "mtb-en-es-dev" / "baseline-empty__baseline__9098cb401d85.json"
     card = loads_card(src.read_bytes(), str(src))
     assert set(hypotheses(card)) == {None}
     n = len(card.results)

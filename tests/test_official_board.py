@@ -24,7 +24,7 @@ from mtboard.validate.scores import validate_scores_card
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
-APERTIUM = ES / "apertium-eng-spa__default__41192daba52f.json"  # the full-corpus card (the sweep has a --limit one)
+APERTIUM = ES / "apertium-eng-spa__default__d0f5919b5569.json"  # the full-corpus card (the sweep has a --limit one)
 GEMMA = next(ES.glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
 SALT = "a5" * 32
 APERTIUM_GOLD = {"composite": 0.519005, "chrf_plus_plus": 42.22424780081585, "bleu": 15.96050520791413,

@@ -24,7 +24,7 @@ if not Path(CHROMIUM).exists():  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
-APERTIUM = ES / "apertium-eng-spa__default__41192daba52f.json"  # the full-corpus card (the sweep has a --limit one)
+APERTIUM = ES / "apertium-eng-spa__default__d0f5919b5569.json"  # the full-corpus card (the sweep has a --limit one)
 VIEWPORTS = [{"width": 1366, "height": 900}, {"width": 390, "height": 844}]
 
 

@@ -26,7 +26,7 @@ from mtboard.validate.scores import check_dev_link
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
-APERTIUM = ES / "apertium-eng-spa__default__41192daba52f.json"
+APERTIUM = ES / "apertium-eng-spa__default__d0f5919b5569.json"
 GEMMA = next(ES.glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
 SALT = bytes(range(32))
 

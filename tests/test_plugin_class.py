@@ -20,7 +20,7 @@ from mtboard.backends.base import BUILTIN_BACKENDS, load_backends
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
-ECHO = ES / "baseline-echo__baseline__279b63310647.json"
+ECHO = ES / "baseline-echo__baseline__32e6f8fa41bf.json"
 GEMMA = next(ES.glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
 PLUGIN = {"distribution": "mtboard-plugin-upper", "version": "0.1.0",
           "entry_point": "mtboard_plugin_upper:UpperBackend", "files_sha256": "1" * 64}

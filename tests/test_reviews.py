@@ -27,7 +27,7 @@ from mtboard.validate.reviews import REVIEW_CHECKS, validate_review
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = "mtb-en-es-dev"
-RUN = "apertium-eng-spa__default__41192daba52f"
+RUN = "apertium-eng-spa__default__d0f5919b5569"
 CARD = ROOT / "submissions" / DATASET / f"{RUN}.json"
 REVIEWERS = {"reviewers": [{"handle": "scripted-reviewer-a", "languages": ["es"], "added": "2026-12-01",
                             "added_by": "test-suite"},
@@ -255,7 +255,7 @@ def test_checks_refuse_bad_records(tmp_path, card):
     stale["run_card_hash"] = "0" * 64
     assert list(problems(stale)) == ["card"]
     wrong = _record(card, [good])
-    wrong["card"] = f"{DATASET}/baseline-echo__baseline__279b63310647.json"
+    wrong["card"] = f"{DATASET}/baseline-echo__baseline__32e6f8fa41bf.json"
     assert "path" in problems(wrong)
     assert list(problems(dict(_record(card, [good]), extra=1))) == ["schema"]
     assert list(problems(_record(card, [dict(good, ratings=_ratings(ids, ["fine"] * 30))]))) == ["schema"]

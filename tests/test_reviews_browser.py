@@ -21,7 +21,7 @@ from mtboard.validate.reviews import validate_review
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = "mtb-en-es-dev"
-RUN = "apertium-eng-spa__default__41192daba52f"
+RUN = "apertium-eng-spa__default__d0f5919b5569"
 PHONE = {"width": 390, "height": 844}
 PLAN = ["excellent"] * 13 + ["acceptable"] * 13 + ["gist"] * 3 + ["reject"]
 NASTY = 'Se lee bien, pero "casi" <script>alert(1)</script> \\ : # & {x}'

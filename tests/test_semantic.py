@@ -257,7 +257,7 @@ def test_wrong_sentence_scores_clearly_lower_than_a_real_machine_translation():
 
     from mtboard.core.text import normalise
 
-    path = ROOT / "submissions" / "mtb-en-es-dev" / "apertium-eng-spa__default__41192daba52f.json"  # the full card
+    path = ROOT / "submissions" / "mtb-en-es-dev" / "apertium-eng-spa__default__d0f5919b5569.json"  # the full card
     res = json.loads(Path(path).read_text(encoding="utf-8"))["results"]
     refs = [normalise(r["expected"]) for r in res]
     wrong = semantic.similarities(refs[1:] + refs[:1], refs)

@@ -27,17 +27,17 @@ GOLDEN = ROOT / "tests" / "fixtures" / "sweeps" / "gemma-270m-temperature.plan.j
 # (id, dataset, method label, prompt, temperature) of the committed sweep, in expansion order: dataset × method ×
 # prompt × temperature; Apertium only on EN→ES (the sweep file restricts it: no eng-fra pair here).
 CELLS = [
-    ("b47c42e05ba7", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
-    ("ca20da278aef", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
-    ("c4e91332db57", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.0),
-    ("42e780c4f9cb", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.7),
-    ("f83c859e69a7", "mtb-en-es-dev", "apertium", None, None),
-    ("4d4835cd1af2", "mtb-en-es-dev", "echo", None, None),
-    ("9c5ab4bc2188", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
-    ("ce07c6669695", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
-    ("c702eb8e523e", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.0),
-    ("9979bc1c21ce", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.7),
-    ("e318e5dd9c71", "mtb-en-fr-dev", "echo", None, None),
+    ("9bd89d39d5ef", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
+    ("6c82e6add70b", "mtb-en-es-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
+    ("91baaa845122", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.0),
+    ("fdad3a745b11", "mtb-en-es-dev", "gemma-3-270m", "few-shot-completion", 0.7),
+    ("396f998d82ba", "mtb-en-es-dev", "apertium", None, None),
+    ("36ab26ad741b", "mtb-en-es-dev", "echo", None, None),
+    ("9f3d449ad38b", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.0),
+    ("8f9eeb94ab9e", "mtb-en-fr-dev", "gemma-3-270m", "zero-shot-completion", 0.7),
+    ("5810602fff47", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.0),
+    ("e058be69385c", "mtb-en-fr-dev", "gemma-3-270m", "few-shot-completion", 0.7),
+    ("20a3507db33e", "mtb-en-fr-dev", "echo", None, None),
 ]
 
 
@@ -64,10 +64,10 @@ def test_committed_sweep_expands_to_the_planned_cells_in_file_order():
     assert got == CELLS
     by_id = {c.id: c for c in sweep.cells}
     # the override publishes the zero-shot canary failure; the seed is on every Gemma cell, nothing on the engines
-    assert dict(by_id["b47c42e05ba7"].backend_options) == {"canary": "record", "seed": 20261201}
-    assert dict(by_id["c4e91332db57"].backend_options) == {"seed": 20261201}
-    assert by_id["f83c859e69a7"].backend_options == () and by_id["f83c859e69a7"].condition == "default"
-    assert by_id["e318e5dd9c71"].condition == "baseline" and by_id["e318e5dd9c71"].max_tokens is None
+    assert dict(by_id["9bd89d39d5ef"].backend_options) == {"canary": "record", "seed": 20261201}
+    assert dict(by_id["91baaa845122"].backend_options) == {"seed": 20261201}
+    assert by_id["396f998d82ba"].backend_options == () and by_id["396f998d82ba"].condition == "default"
+    assert by_id["20a3507db33e"].condition == "baseline" and by_id["20a3507db33e"].max_tokens is None
     assert {c.lane for c in sweep.cells if c.label == "gemma-3-270m"} == {"local"}
     assert {c.lane for c in sweep.cells if c.label != "gemma-3-270m"} == {"api"}
     assert all(c.entries == 20 and c.limit == 20 and c.runs == 1 for c in sweep.cells)

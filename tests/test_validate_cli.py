@@ -204,7 +204,7 @@ def test_secret_segment_card_is_caught(tmp_path, card_b):
     ("0.2.0", "older than the oldest card format this validator reads (0.4.0); no migration exists"),
     ("0.3.0", "older than the oldest card format this validator reads (0.4.0); no migration exists"),
     ("9.0.0", "newer than this validator"),
-    ("0.4.0", "older than this validator (0.5.0); re-score it with mtboard 0.5.0: `mtboard rescore CARD --out "
+    ("0.4.0", "older than this validator (0.6.0); re-score it with mtboard 0.6.0: `mtboard rescore CARD --out "
               "NEW.json` keeps the translations"),  # the harness before issue 32 (TER coverage, textnorm:2)
 ])
 def test_other_harness_versions_rejected_with_reason(tmp_path, card_b, version, phrase):
