@@ -39,9 +39,10 @@ TARGET = 0.90
 
 MODULES: dict[str, tuple[list[str], list[str]]] = {
     # module: (files mutated, relative to the repository root; covering test files, and pytest options such as -k)
-    "checks": (["mtboard/score/checks.py"],
+    # the reasoning formats (issue 33) are part of the policy; their end-to-end run (mtboard run + validate) is left out
+    "checks": (["mtboard/score/checks.py", "mtboard/core/reasoning.py"],
                ["tests/test_checks_policy.py", "tests/test_scoring_spec.py", "tests/test_text_patterns.py",
-                "tests/test_pinned_checks.py"]),
+                "tests/test_pinned_checks.py", "tests/test_reasoning_formats.py", "-k", "not end_to_end"]),
     # the per-corpus score_run tests (every committed corpus, 1–3 s each) are left out: every score_run mutant would
     # run them all; test_pinned_scoring.py pins the same functions on a hand-made corpus
     "scoring": (["mtboard/score/scoring.py", "mtboard/score/measure.py"],
