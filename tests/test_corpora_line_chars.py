@@ -295,6 +295,16 @@ def test_sep_line_with_an_unknown_delimiter(tmp_path: Path) -> None:
                                     "(fix: save the file with a comma, semicolon, tab or pipe delimiter)")
 
 
+def test_utf16_without_bom_is_named(tmp_path: Path) -> None:
+    # utf16-no-bom.csv: read as UTF-8 it was refused as a stray CR ("new-line character seen in unquoted field")
+    p = tmp_path / "u.csv"
+    p.write_bytes("source;target\r\nOpen the file.;Abra el archivo.\r\n".encode("utf-16-le"))
+    with pytest.raises(InputError) as exc:
+        read_csv(p)
+    assert exc.value.one_line() == (f"{p}:1: a NUL character at character 1 (UTF-16 or UTF-32 without a byte-order "
+                                    "mark?) (fix: save the file as UTF-8 (or UTF-16 with its byte-order mark))")
+
+
 CR_ONLY = b"source;target\rOpen the file.;Abra el archivo.\rClose it.;Ci\xc3\xa9rrelo.\r"
 """cr-only.csv: classic Mac OS Excel ends lines with CR alone."""
 

@@ -21,6 +21,7 @@ import csv
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from mtboard.inputs.corpora.filters import Pair
 from mtboard.inputs.corpora.importers.report import ImportReport
@@ -44,11 +45,18 @@ with FF FE)."""
 def _read_utf8(path: str | os.PathLike[str]) -> str:
     """The file's text: UTF-8 (a UTF-8 byte-order mark dropped), or UTF-16/UTF-32 when it starts with their
     byte-order mark (dropped too). Raises InputError naming the file, the line and the byte offset of an undecodable
-    byte."""
+    byte, or of a NUL (U+0000: no text file holds one; UTF-16 or UTF-32 without its byte-order mark is full of them,
+    and read as UTF-8 would be refused for the wrong reason, e.g. a stray CR)."""
     raw = read_bytes(path, max_bytes=MAX_INPUT_BYTES)
     codec = next((c for bom, c in _BOMS if raw.startswith(bom)), "utf-8-sig")
     try:
-        return raw.decode(codec)
+        text = raw.decode(codec)
+        if "\0" in text:
+            at = text.index("\0")
+            raise InputError(f"a NUL character at character {at} (UTF-16 or UTF-32 without a byte-order mark?)",
+                             where=f"{path}:{text.count(chr(10), 0, at) + 1}",
+                             fix="save the file as UTF-8 (or UTF-16 with its byte-order mark)")
+        return text
     except UnicodeDecodeError as exc:
         name = "UTF-8" if codec == "utf-8-sig" else codec.upper()
         line = raw[:exc.start].decode(codec, errors="replace").count("\n") + 1
@@ -133,19 +141,36 @@ def sep_line(text: str, where: str = "") -> tuple[str | None, str]:
     return m.group(1), text[m.end():]
 
 
-def _rows(lines: list[str], delimiter: str) -> list[list[str]] | None:
-    """The records that are not blank, read with ``delimiter`` (RFC 4180 quoting otherwise); None when one is
-    broken (a quote never closed, text after a closing quote, a stray CR)."""
+@dataclass
+class _Fit:
+    """How the records that are not blank read with one delimiter: the first one, whether the delimiter ever has
+    white space just before or after it (``spaced``), whether it is always followed by white space (``prose``)."""
+
+    first: list[str] | None = None
+    spaced: bool = False
+    prose: bool = True
+
+
+def _fit(lines: list[str], delimiter: str, fits: Callable[[list[str]], bool]) -> _Fit | None:
+    """:class:`_Fit` of ``lines`` read with ``delimiter`` (RFC 4180 quoting otherwise), in one pass without keeping
+    the records; None when a record fails ``fits`` or is broken (a quote never closed, text after a closing quote, a
+    stray CR)."""
+    out = _Fit()
     try:
-        return [row for row in csv.reader(lines, dialect="excel", delimiter=delimiter, strict=True)
-                if any(c.strip() for c in row)]
+        for row in csv.reader(lines, dialect="excel", delimiter=delimiter, strict=True):
+            if not any(c.strip() for c in row):
+                continue
+            if not fits(row):
+                return None
+            if out.first is None:
+                out.first = row
+            for a, b in zip(row, row[1:]):
+                after = b[:1].isspace()
+                out.spaced = out.spaced or after or a[-1:].isspace()
+                out.prose = out.prose and after
     except csv.Error:
         return None
-
-
-def _gaps(row: list[str]) -> list[tuple[bool, bool]]:
-    """For each delimiter between two fields of ``row``: (white space just before it, white space just after)."""
-    return [(a[-1:].isspace(), b[:1].isspace()) for a, b in zip(row, row[1:])]
+    return out
 
 
 def sniff_delimiter(text: str, fits: Callable[[list[str]], bool] = lambda row: len(row) == 2, *,
@@ -172,11 +197,10 @@ def sniff_delimiter(text: str, fits: Callable[[list[str]], bool] = lambda row: l
     ``'"a;b","c;d"\\n'`` → ``','``; ``'Hello, world.;Hola, mundo.\\n'`` → ``';'`` (``,`` gives three fields);
     ``'1,5;2\\n'`` → InputError (``,`` and ``;`` both tight)."""
     lines = _csv_lines(text)
-    fitting = {d: rows for d in DELIMITERS
-               if (rows := _rows(lines, d)) is not None and all(fits(row) for row in rows)}
+    fitting = {d: fit for d in DELIMITERS if (fit := _fit(lines, d, fits)) is not None}
     if len(fitting) == 1:
         return next(iter(fitting))
-    if not fitting or not any(fitting.values()):  # no candidate, or nothing but blank records
+    if not fitting or all(fit.first is None for fit in fitting.values()):  # no candidate, or only blank records
         sample = text[:SNIFF_CHARS]
         if len(text) > SNIFF_CHARS and "\n" in sample:
             sample = sample[:sample.rindex("\n") + 1]
@@ -185,18 +209,16 @@ def sniff_delimiter(text: str, fits: Callable[[list[str]], bool] = lambda row: l
         except csv.Error:  # "Could not determine delimiter"
             return ","
     if is_header is not None:
-        named = [d for d, rows in fitting.items() if is_header(rows[0])]
+        named = [d for d, fit in fitting.items() if fit.first is not None and is_header(fit.first)]
         if len(named) == 1:
             return named[0]
-    tight = [d for d, rows in fitting.items() if not any(any(g) for row in rows for g in _gaps(row))]
-    prose = [d for d, rows in fitting.items() if all(after for row in rows for _, after in _gaps(row))]
-    if len(tight) == 1 and len(prose) == len(fitting) - 1 and tight[0] not in prose:
+    tight = [d for d, fit in fitting.items() if not fit.spaced]
+    if len(tight) == 1 and all(fit.prose for d, fit in fitting.items() if d != tight[0]):
         return tight[0]
     names = " and ".join(delimiter_name(d) for d in fitting)
     first = next(iter(fitting))
     raise InputError(f"cannot tell the delimiter: {names} {'both' if len(fitting) == 2 else 'all'} split every "
-                     "record into fields that fit, and no "
-                     "header line names the columns", where=where or None,
+                     "record into fields that fit, and no header line names the columns", where=where or None,
                      fix=f"pass {' or '.join(f'--delimiter {_option(d)}' for d in fitting)}, or add a first line "
                          f"naming the columns (source{'<TAB>' if first == chr(9) else first}target)")
 
