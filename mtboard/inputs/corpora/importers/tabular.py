@@ -248,7 +248,7 @@ def read_csv(path: str | os.PathLike[str], report: ImportReport | None = None, *
 
     Raises InputError naming file and line for a record that does not have 2 fields or a broken quote (both name the
     delimiter used and suggest ``--delimiter``; a stray CR is named as such), an ambiguous delimiter
-    (:func:`sniff_delimiter`), a ``sep=`` line naming another delimiter, invalid UTF-8, or a delimiter not in
+    (:func:`sniff_delimiter`), a ``sep=`` line naming another delimiter, invalid UTF-8 or a NUL, or a delimiter not in
     :data:`DELIMITERS`.
     """
     report = report if report is not None else ImportReport()
