@@ -56,10 +56,13 @@ def import_(
         "--diagnostic-placeholders", help="Put entries whose source has placeholders in the diagnostic segment.")] = False,
     created: Annotated[Optional[str], typer.Option("--created",
                                                    help="Creation date YYYY-MM-DD (default today).")] = None,
-    delimiter: Annotated[str, typer.Option("--delimiter", help="The delimiter of CSV input: auto (found from the "
-                                           "file: the one of comma, semicolon, tab, pipe with which every record "
-                                           "has two fields; Excel writes semicolons where the decimal separator is a "
-                                           "comma), ',', ';', 'tab' or '|'.")] = "auto",
+    delimiter: Annotated[str, typer.Option("--delimiter", help="The delimiter of CSV input: auto (from Excel's "
+                                           "'sep=;' first line, else the one of comma, semicolon, tab, pipe with "
+                                           "which every record has two fields; Excel writes semicolons where the "
+                                           "decimal separator is a comma; when two fit, a header line naming the "
+                                           "columns or a spacing rule that holds for every record decides, else the "
+                                           "file is refused: corpora/SOURCES.md), ',', ';', 'tab' or '|'. Given, it "
+                                           "wins over a 'sep=' line (the line is still dropped).")] = "auto",
     glossary: Annotated[Optional[Path], typer.Option("--glossary", help="TBX (.tbx) or CSV (.csv: term,rendering"
                                                      "[,rendering…]) glossary in the corpus direction: each entry "
                                                      "keeps the terms its source contains (terminology "

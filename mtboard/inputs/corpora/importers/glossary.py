@@ -81,12 +81,15 @@ def read_glossary_csv(path: str | os.PathLike[str], source_lang: str | None = No
                       target_lang: str | None = None) -> list[GlossaryTerm]:
     """Terms of a CSV glossary (RFC 4180, UTF-8 with an optional BOM; comma, semicolon, tab or pipe delimited, found
     by :func:`mtboard.inputs.corpora.importers.tabular.sniff_delimiter` as the delimiter with which every record has
-    a term and a rendering): ``source,target[,target…]`` per record; a first record of column names
-    (``source,target`` or the two language codes) is a header; blank records are skipped. Records end at ``\\n`` or
-    ``\\r\\n`` only (U+2028, U+2029, U+0085 are characters of a term). Raises InputError naming file and line (and
-    the delimiter used) for a record with fewer than 2 fields or broken quoting, or no term at all."""
+    a term and a rendering; two that fit alike, with no header or spacing rule to tell them apart, are refused):
+    ``source,target[,target…]`` per record; a first record of column names (``source,target`` or the two language
+    codes) is a header; blank records are skipped. Records end at ``\\n`` or ``\\r\\n`` (at ``\\r`` in a file
+    with no LF; U+2028, U+2029, U+0085 are characters of a term). Raises InputError naming file and line (and the
+    delimiter used) for a record with fewer than 2 fields or broken quoting, or no term at all, and naming the file
+    for an ambiguous delimiter."""
     text = _read_utf8(path)
-    delimiter = sniff_delimiter(text, lambda row: len(row) >= 2)
+    delimiter = sniff_delimiter(text, lambda row: len(row) >= 2, where=str(path),
+                                is_header=lambda row: _is_header(row[:2], source_lang, target_lang))
     said = delimiter_name(delimiter)
     reader = csv.reader(_csv_lines(text), dialect="excel", delimiter=delimiter, strict=True)
     pairs: list[tuple[str, list[str]]] = []

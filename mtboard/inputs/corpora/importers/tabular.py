@@ -1,14 +1,17 @@
 """Line- and record-based formats: TSV, CSV (RFC 4180, the standard library's csv module; comma, semicolon, tab or
 pipe delimited) and plain parallel text (two files, one segment per line).
 
-Records are split on ``\\n`` and ``\\r\\n`` only (:func:`mtboard.core.text.split_records`), never with
+Records are split on ``\\n`` and ``\\r\\n`` only (:func:`mtboard.core.text.split_records`; a CSV file with no LF
+at all, on ``\\r``), never with
 ``str.splitlines``: U+2028, U+2029, U+0085, VT and FF are characters inside a segment, and the line numbers in error
 messages are the ones an editor shows.
 
 Files are UTF-8; a byte-order mark is dropped, and a UTF-16 or UTF-32 file with its byte-order mark (Excel's "Unicode
 Text", Notepad's "Unicode") is read in that encoding. Excel writes "CSV" with a semicolon wherever the decimal separator
 is a comma (the list separator of the Windows region settings; Microsoft, "Import or export text (.txt or .csv)
-files"): :func:`read_csv` finds the delimiter (:func:`sniff_delimiter`) unless ``--delimiter`` names it.
+files"), and may start it with a ``sep=;`` line: :func:`read_csv` takes the delimiter from ``--delimiter``, else from
+that line (:func:`sep_line`), else finds it (:func:`sniff_delimiter`, which refuses a file two delimiters fit alike
+rather than guess). A CSV file with CR line ends and no LF (classic Mac OS Excel) ends its records at CR.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 import codecs
 import csv
 import os
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from mtboard.inputs.corpora.filters import Pair
 from mtboard.inputs.corpora.importers.report import ImportReport
@@ -40,11 +45,18 @@ with FF FE)."""
 def _read_utf8(path: str | os.PathLike[str]) -> str:
     """The file's text: UTF-8 (a UTF-8 byte-order mark dropped), or UTF-16/UTF-32 when it starts with their
     byte-order mark (dropped too). Raises InputError naming the file, the line and the byte offset of an undecodable
-    byte."""
+    byte, or of a NUL (U+0000: no text file holds one; UTF-16 or UTF-32 without its byte-order mark is full of them,
+    and read as UTF-8 would be refused for the wrong reason, e.g. a stray CR)."""
     raw = read_bytes(path, max_bytes=MAX_INPUT_BYTES)
     codec = next((c for bom, c in _BOMS if raw.startswith(bom)), "utf-8-sig")
     try:
-        return raw.decode(codec)
+        text = raw.decode(codec)
+        if "\0" in text:
+            at = text.index("\0")
+            raise InputError(f"a NUL character at character {at} (UTF-16 or UTF-32 without a byte-order mark?)",
+                             where=f"{path}:{text.count(chr(10), 0, at) + 1}",
+                             fix="save the file as UTF-8 (or UTF-16 with its byte-order mark)")
+        return text
     except UnicodeDecodeError as exc:
         name = "UTF-8" if codec == "utf-8-sig" else codec.upper()
         line = raw[:exc.start].decode(codec, errors="replace").count("\n") + 1
@@ -99,84 +111,186 @@ def delimiter_name(delimiter: str) -> str:
 
 
 def _csv_lines(text: str) -> list[str]:
-    """``text`` as the csv module's input lines: split at ``\\n`` only (so U+2028, U+0085 … stay inside a field and a
-    quoted ``\\r\\n`` reaches the module whole), each line keeping its end; no empty last line."""
-    lines = [ln + "\n" for ln in text.split("\n")]
+    """``text`` as the csv module's input lines, each keeping its end; no empty last line. Lines end at ``\\n`` (so
+    U+2028, U+0085 … stay inside a field and a quoted ``\\r\\n`` reaches the module whole) — or, in a text with a
+    CR and no LF at all (classic Mac OS Excel, "CSV (Macintosh)"), at ``\\r`` (the csv module ends a record at a
+    line's final CR and keeps a CR inside a quoted field)."""
+    end = "\r" if "\r" in text and "\n" not in text else "\n"
+    lines = [ln + end for ln in text.split(end)]
     lines[-1] = lines[-1][:-1]
     if not lines[-1]:
         lines.pop()  # a final line break does not start an empty record
     return lines
 
 
-def _fits(lines: list[str], delimiter: str, fits: Callable[[list[str]], bool]) -> bool:
-    """True when every record that is not blank, read with ``delimiter`` (RFC 4180 quoting otherwise), passes
-    ``fits`` and no record is broken."""
+_SEP_LINE = re.compile(r"sep=([^\r\n])(?:\r\n|\n|\r|\Z)", re.IGNORECASE)
+
+
+def sep_line(text: str, where: str = "") -> tuple[str | None, str]:
+    """Excel's delimiter line: a first line ``sep=;`` (``sep=,``, ``sep=<TAB>``, ``sep=|``; Excel writes it and
+    reads the file with that delimiter, LibreOffice Calc too) names the delimiter and is no record. Returns
+    ``(delimiter, text after the line)``, or ``(None, text)`` when the first line is not one.
+    Raises InputError (``where``: the file) for a ``sep=`` line naming a delimiter not in :data:`DELIMITERS`."""
+    m = _SEP_LINE.match(text)
+    if m is None:
+        return None, text
+    if m.group(1) not in DELIMITERS:
+        raise InputError(f"the first line {m.group(0).rstrip()!r} names delimiter {m.group(1)!r}, which mtboard does "
+                         "not read", where=f"{where}:1" if where else None,
+                         fix="save the file with a comma, semicolon, tab or pipe delimiter")
+    return m.group(1), text[m.end():]
+
+
+@dataclass
+class _Fit:
+    """How the records that are not blank read with one delimiter: the first one, whether the delimiter ever has
+    white space just before or after it (``spaced``), whether it is always followed by white space (``prose``)."""
+
+    first: list[str] | None = None
+    spaced: bool = False
+    prose: bool = True
+
+
+def _fit(lines: list[str], delimiter: str, fits: Callable[[list[str]], bool]) -> _Fit | None:
+    """:class:`_Fit` of ``lines`` read with ``delimiter`` (RFC 4180 quoting otherwise), in one pass without keeping
+    the records; None when a record fails ``fits`` or is broken (a quote never closed, text after a closing quote, a
+    stray CR)."""
+    out = _Fit()
     try:
-        return all(fits(row) for row in csv.reader(lines, dialect="excel", delimiter=delimiter, strict=True)
-                   if any(c.strip() for c in row))
+        for row in csv.reader(lines, dialect="excel", delimiter=delimiter, strict=True):
+            if not any(c.strip() for c in row):
+                continue
+            if not fits(row):
+                return None
+            if out.first is None:
+                out.first = row
+            for a, b in zip(row, row[1:]):
+                after = b[:1].isspace()
+                out.spaced = out.spaced or after or a[-1:].isspace()
+                out.prose = out.prose and after
     except csv.Error:
-        return False
+        return None
+    return out
 
 
-def sniff_delimiter(text: str, fits: Callable[[list[str]], bool] = lambda row: len(row) == 2) -> str:
-    """The delimiter of a CSV text, one of :data:`DELIMITERS`: :class:`csv.Sniffer` (Python docs, ``csv.Sniffer
-    .sniff`` with ``delimiters=",;\\t|"``) guesses from the first :data:`SNIFF_CHARS` characters; its guess is kept
-    when every record of the whole text read with it passes ``fits`` (default: exactly two fields, source and
-    reference); else the first of :data:`DELIMITERS` with which every record does. When none does, the guess (a
-    comma when the sniffer cannot tell), so that the reader's error names what it used.
+def sniff_delimiter(text: str, fits: Callable[[list[str]], bool] = lambda row: len(row) == 2, *,
+                    is_header: Callable[[list[str]], bool] | None = None, where: str = "") -> str:
+    """The delimiter of a CSV text, one of :data:`DELIMITERS`. The candidates are the delimiters with which every
+    record that is not blank is well formed (RFC 4180) and passes ``fits`` (default: exactly two fields, source and
+    reference). Then, in order:
 
-    Examples: ``'source;target\\r\\nOpen the file.;Abra el archivo.\\r\\n'`` → ``';'``; ``'"a;b","c;d"\\n'`` → ``','``;
-    ``'Hello, world.;Hola, mundo.\\n'`` → ``';'`` (the sniffer prefers ``,``, which gives three fields)."""
-    sample = text[:SNIFF_CHARS]
-    if len(text) > SNIFF_CHARS and "\n" in sample:
-        sample = sample[:sample.rindex("\n") + 1]
-    try:
-        guess = csv.Sniffer().sniff(sample, delimiters="".join(DELIMITERS)).delimiter
-    except csv.Error:  # "Could not determine delimiter"
-        guess = ","
+    1. one candidate: it;
+    2. none: :class:`csv.Sniffer`'s guess (Python docs, ``csv.Sniffer.sniff`` with ``delimiters=",;\\t|"``, on the
+       first :data:`SNIFF_CHARS` characters; a comma when it cannot tell), so that the reader's error names what it
+       used;
+    3. several: the one with which the first record is a header (``is_header``: its fields name the columns,
+       ``source;target`` or the language codes), when exactly one does;
+    4. several, no header: the one that is *tight* — in every record no white space just before or after it —
+       when every other candidate is *prose* — in every record followed by white space, as a comma or a semicolon
+       in running text is (``Hello, world.;Hola mundo.`` → ``;``; ``Wait; stop,Espera`` → ``,``). The rule holds
+       for every record or it does not decide;
+    5. otherwise InputError (``where``: the file): the candidates named, ``--delimiter`` as the fix. A corpus split
+       at the wrong delimiter would be imported silently wrong (mtboard review of issue 33, finding 1); a refusal
+       costs one option.
+
+    Examples: ``'source;target\\r\\nOpen the file.;Abra el archivo.\\r\\n'`` → ``';'`` (only candidate);
+    ``'"a;b","c;d"\\n'`` → ``','``; ``'Hello, world.;Hola, mundo.\\n'`` → ``';'`` (``,`` gives three fields);
+    ``'1,5;2\\n'`` → InputError (``,`` and ``;`` both tight)."""
     lines = _csv_lines(text)
-    return next((d for d in dict.fromkeys([guess, *DELIMITERS]) if _fits(lines, d, fits)), guess)
+    fitting = {d: fit for d in DELIMITERS if (fit := _fit(lines, d, fits)) is not None}
+    if len(fitting) == 1:
+        return next(iter(fitting))
+    if not fitting or all(fit.first is None for fit in fitting.values()):  # no candidate, or only blank records
+        sample = text[:SNIFF_CHARS]
+        if len(text) > SNIFF_CHARS and "\n" in sample:
+            sample = sample[:sample.rindex("\n") + 1]
+        try:
+            return csv.Sniffer().sniff(sample, delimiters="".join(DELIMITERS)).delimiter
+        except csv.Error:  # "Could not determine delimiter"
+            return ","
+    if is_header is not None:
+        named = [d for d, fit in fitting.items() if fit.first is not None and is_header(fit.first)]
+        if len(named) == 1:
+            return named[0]
+    tight = [d for d, fit in fitting.items() if not fit.spaced]
+    if len(tight) == 1 and all(fit.prose for d, fit in fitting.items() if d != tight[0]):
+        return tight[0]
+    names = " and ".join(delimiter_name(d) for d in fitting)
+    first = next(iter(fitting))
+    raise InputError(f"cannot tell the delimiter: {names} {'both' if len(fitting) == 2 else 'all'} split every "
+                     "record into fields that fit, and no header line names the columns", where=where or None,
+                     fix=f"pass {' or '.join(f'--delimiter {_option(d)}' for d in fitting)}, or add a first line "
+                         f"naming the columns (source{'<TAB>' if first == chr(9) else first}target)")
+
+
+def _option(delimiter: str) -> str:
+    """``--delimiter``'s value for ``delimiter`` as typed in a shell: ``','``, ``';'``, ``tab``, ``'|'``."""
+    return "tab" if delimiter == "\t" else f"'{delimiter}'"
 
 
 def read_csv(path: str | os.PathLike[str], report: ImportReport | None = None, *, source_lang: str | None = None,
              target_lang: str | None = None, delimiter: str | None = None) -> list[Pair]:
     """Read a two-column CSV file (RFC 4180: fields quoted with ``"`` may hold the delimiter, quotes doubled as ``""``
     and line breaks; parsed by the csv module) as ``source<delimiter>reference`` records, UTF-8 with an optional BOM
-    (UTF-16/32 with theirs). ``delimiter``: one of :data:`DELIMITERS`, or None to find it
-    (:func:`sniff_delimiter`: Excel's semicolon CSV reads without an option); the one used is noted in ``report``
-    (``delimiter ';' (semicolon), detected``).
+    (UTF-16/32 with theirs). ``delimiter``: one of :data:`DELIMITERS`, or None to find it: Excel's ``sep=;`` first
+    line (:func:`sep_line`; the line is no record, counted ``sep= line``), else :func:`sniff_delimiter` (Excel's
+    semicolon CSV reads without an option; two delimiters that both fit and no rule tells apart are refused). A
+    given ``delimiter`` wins over a ``sep=`` line (the line is still dropped, and the report says it was
+    overridden). The one used is noted in ``report`` (``delimiter ';' (semicolon), detected`` / ``…, from the
+    sep= line`` / ``…, given``).
 
     A first record whose two fields are column names (:data:`HEADER_NAMES` or the two language codes, any case) is a
     header (counted ``header``). Empty lines (``blank line``) and records whose fields are all blank (``blank
-    record``) are skipped. Field text is kept as written (a quoted ``\r\n`` stays in the field; U+2028, U+2029,
-    U+0085, VT and FF are characters of a field, never record ends). ``locator`` is ``line <n>``: the line the record
-    starts on.
+    record``) are skipped. Records end at ``\\n`` or ``\\r\\n``; in a file with CR and no LF at all (classic Mac OS),
+    at ``\\r``. Field text is kept as written (a quoted ``\\r\\n`` stays in the field; U+2028, U+2029, U+0085, VT and
+    FF are characters of a field, never record ends). ``locator`` is ``line <n>``: the line the record starts on
+    (the ``sep=`` line counted, as an editor shows it).
 
     Raises InputError naming file and line for a record that does not have 2 fields or a broken quote (both name the
-    delimiter used and suggest ``--delimiter``), invalid UTF-8, or a delimiter not in :data:`DELIMITERS`.
+    delimiter used and suggest ``--delimiter``; a stray CR is named as such), an ambiguous delimiter
+    (:func:`sniff_delimiter`), a ``sep=`` line naming another delimiter, invalid UTF-8 or a NUL, or a delimiter not in
+    :data:`DELIMITERS`.
     """
     report = report if report is not None else ImportReport()
     text = _read_utf8(path)
     if delimiter is not None and delimiter not in DELIMITERS:
         raise InputError(f"unknown CSV delimiter {delimiter!r}", where=str(path), field="delimiter",
                          fix="use one of: , ; tab |")
-    how = "given" if delimiter is not None else "detected"
-    used = delimiter if delimiter is not None else sniff_delimiter(text)
-    said = f"{delimiter_name(used)}, {how}"
+    declared, body = sep_line(text, str(path))
+    offset = 0
+    if declared is not None:
+        offset = 1
+        report.skip("sep= line")
+    if delimiter is not None:
+        used = delimiter
+        said = f"{delimiter_name(used)}, given"
+        if declared is not None and declared != delimiter:
+            said += f" (over the file's sep={'<TAB>' if declared == chr(9) else declared} line)"
+    elif declared is not None:
+        used, said = declared, f"{delimiter_name(declared)}, from the sep= line"
+    else:
+        used = sniff_delimiter(body, where=str(path),
+                               is_header=lambda row: _is_header(row, source_lang, target_lang))
+        said = f"{delimiter_name(used)}, detected"
     report.facts.append(f"delimiter {said}")
     others = " / ".join("tab" if d == "\t" else repr(d) for d in DELIMITERS if d != used)
     hint = f"or pass --delimiter {others} when the file uses another"
-    reader = csv.reader(_csv_lines(text), dialect="excel", delimiter=used, strict=True)
+    reader = csv.reader(_csv_lines(body), dialect="excel", delimiter=used, strict=True)
     out: list[Pair] = []
-    start = 1
     first = True
     while True:
-        start = reader.line_num + 1
+        start = reader.line_num + 1 + offset
         try:
             row = next(reader)
         except StopIteration:
             break
         except csv.Error as exc:
+            if "new-line character seen in unquoted field" in str(exc):
+                raise InputError(f"not RFC 4180 CSV with delimiter {said}: a carriage return (CR) inside an "
+                                 "unquoted field",
+                                 where=f"{path}:{start}",
+                                 fix="save the file with LF or CR LF line ends (a file that mixes CR-only line ends "
+                                     "with LF ones cannot be read), or remove the stray CR") from None
             raise InputError(f"not RFC 4180 CSV with delimiter {said}: {exc}", where=f"{path}:{start}",
                              fix=f'quote fields that hold the delimiter, quotes (as "") or line breaks; {hint}'
                              ) from None
