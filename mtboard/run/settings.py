@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from mtboard.core.errors import ConfigError
 from mtboard.core.names import NameRefused, codepoint, validate_name
+from mtboard.core.safejson import MAX_SAFE_INT
 from mtboard.inputs.tools import DEFAULT_FST_RETRIES, MAX_FST_RETRIES
 
 if TYPE_CHECKING:
@@ -40,6 +41,18 @@ if TYPE_CHECKING:
     # imported when the first RunSettings is built (_complete): `mtboard --help` builds the run command's options from
     # this model, and importing every document model would cost it ~0.3 s
     from mtboard.core.schema import Segment
+
+
+CARD_INT_MAX = MAX_SAFE_INT - 1
+"""The largest integer a run card can hold: the card is written as RFC 8785 canonical JSON, whose numbers are
+I-JSON's (RFC 7493 §2.2: integers within ±(2**53 − 1); the ``rfc8785`` library refuses 2**53 with "exceeds safe
+integer domain"). Every integer option that reaches the card (``--max-tokens``, ``--runs``, ``--limit`` …) is
+bounded by it here, so ``--max-tokens 99999999999999999999`` is one line naming the option, before anything is sent
+(issue 33 review finding 10)."""
+
+MAX_PRICE_PER_MTOK = 1e12
+"""The largest price per 1M tokens an option takes, USD: far above any real price, and small enough that a cost
+(tokens × price, tokens below :data:`CARD_INT_MAX`) stays a finite number the card can hold."""
 
 
 def parse_backend_opts(items: list[str] | tuple[str, ...] | None) -> dict[str, str]:
@@ -84,10 +97,12 @@ class RunSettings(BaseModel):
         f"{DEFAULT_FST_RETRIES})."))
     condition: str | None = Field(None, description="Experiment label (default: the prompt name).")
     temperature: float | None = Field(None, ge=0, description="Sampling temperature (default 0 for LLMs).")
-    max_tokens: int = Field(512, ge=1, description="Explicit generation cap sent with every request.")
-    concurrency: int | None = Field(None, ge=1, description="Requests/batches in flight (default: the backend's).")
-    runs: int = Field(1, ge=1, description="Replicate runs, run concurrently (3 recommended for LLMs); the card "
-                                           "reports mean and spread.")
+    max_tokens: int = Field(512, ge=1, le=CARD_INT_MAX,
+                            description="Explicit generation cap sent with every request.")
+    concurrency: int | None = Field(None, ge=1, le=CARD_INT_MAX,
+                                    description="Requests/batches in flight (default: the backend's).")
+    runs: int = Field(1, ge=1, le=CARD_INT_MAX, description="Replicate runs, run concurrently (3 recommended for "
+                                                            "LLMs); the card reports mean and spread.")
     judge: str | list[str] | None = Field(None, description=(
         "Judge KIND=openai:MODEL[:EFFORT] (KIND: gemba-mqm, rubric, checkpoints); repeatable or comma-separated; "
         "none (default) = judge later with `mtboard judge WORKDIR`. Checked before anything is translated."))
@@ -95,13 +110,15 @@ class RunSettings(BaseModel):
                                                       "in the card).")
     bench: Path | None = Field(None, description="Checkpoint benchmark folder (bench.json + corpus + key); required "
                                                  "by the checkpoints judge.")
-    judge_max_tokens: int | None = Field(None, ge=1, description="Output-token cap per judge request (default per "
-                                                                 "judge).")
-    judge_max_attempts: int = Field(3, ge=1, description="Judge answers asked per entry before judge_failed (parse "
-                                                         "failures are re-asked).")
-    judge_concurrency: int = Field(4, ge=1, description="Judge requests in flight.")
-    judge_price_in: float | None = Field(None, ge=0, description="USD per 1M judge prompt tokens (for judge cost).")
-    judge_price_out: float | None = Field(None, ge=0, description="USD per 1M judge completion tokens.")
+    judge_max_tokens: int | None = Field(None, ge=1, le=CARD_INT_MAX, description=(
+        "Output-token cap per judge request (default per judge)."))
+    judge_max_attempts: int = Field(3, ge=1, le=CARD_INT_MAX, description=(
+        "Judge answers asked per entry before judge_failed (parse failures are re-asked)."))
+    judge_concurrency: int = Field(4, ge=1, le=CARD_INT_MAX, description="Judge requests in flight.")
+    judge_price_in: float | None = Field(None, ge=0, le=MAX_PRICE_PER_MTOK,
+                                         description="USD per 1M judge prompt tokens (for judge cost).")
+    judge_price_out: float | None = Field(None, ge=0, le=MAX_PRICE_PER_MTOK,
+                                          description="USD per 1M judge completion tokens.")
     judge_family: str | None = Field(None, description=(
         "The judge model's family when neither its name nor its server tells it (e.g. qwen; docs/judges.md); an "
         "unknown family is refused for LLM translators."))
@@ -117,7 +134,7 @@ class RunSettings(BaseModel):
         "Backend setting KEY=VALUE, repeatable; `mtboard backends` lists each backend's settings with type, default "
         "and meaning. Unknown keys are refused."))
     segment: Segment = Field("development", validate_default=True, description="Corpus segment to evaluate.")
-    limit: int | None = Field(None, ge=1, description="Only the first N entries of the segment.")
+    limit: int | None = Field(None, ge=1, le=CARD_INT_MAX, description="Only the first N entries of the segment.")
     work_dir: Path | None = Field(None, description="Work directory (resumable; default "
                                                     "runs/DATASET/METHOD-CONDITION-SEGMENT).")
     out: Path | None = Field(None, description="Run card path (default WORKDIR/card.json).")
@@ -126,14 +143,16 @@ class RunSettings(BaseModel):
         "from $OPENAI_API_KEY."))
     allow_incomplete: bool = Field(False, description="Write a card even when entries failed in transport (they "
                                                       "score 0).")
-    price_in: float | None = Field(None, ge=0, description="USD per 1M prompt tokens (overrides prompts/prices.yaml).")
-    price_out: float | None = Field(None, ge=0, description="USD per 1M completion tokens.")
+    price_in: float | None = Field(None, ge=0, le=MAX_PRICE_PER_MTOK,
+                                   description="USD per 1M prompt tokens (overrides prompts/prices.yaml).")
+    price_out: float | None = Field(None, ge=0, le=MAX_PRICE_PER_MTOK,
+                                    description="USD per 1M completion tokens.")
     notes: str | None = Field(None, description="Free-text note stored in the card.")
     neural_metric: tuple[str, ...] | list[str] | str | None = Field((), json_schema_extra={"metavar": "METRIC"},
                                                                    description=(
         "Neural metric comet22, cometkiwi or xcomet (repeatable or comma-separated), scored on the finished card in "
         "the COMET environment (docs/neural_metrics.md); later: `mtboard neural WORKDIR`."))
-    neural_batch_size: int | None = Field(None, ge=1, json_schema_extra={"metavar": "N"}, description=(
+    neural_batch_size: int | None = Field(None, ge=1, le=CARD_INT_MAX, json_schema_extra={"metavar": "N"}, description=(
         "COMET batch size (default 16; recorded); needs --neural-metric."))
     neural_device: str | None = Field(None, json_schema_extra={"metavar": "DEVICE"},
                                       description="cpu or cuda (default cpu; recorded); needs --neural-metric.")
@@ -143,7 +162,7 @@ class RunSettings(BaseModel):
     stream: bool = Field(False, json_schema_extra={"cli": False}, description=(
         "Stream responses (server-sent events) from OpenAI-compatible servers; the run command sets it from "
         "MTBOARD_STREAM=1."))
-    max_retries: int = Field(5, ge=0, json_schema_extra={"cli": False}, description=(
+    max_retries: int = Field(5, ge=0, le=CARD_INT_MAX, json_schema_extra={"cli": False}, description=(
         "Transport-failure retries per request beyond the first attempt."))
     timeout_s: float = Field(120.0, gt=0, json_schema_extra={"cli": False}, description=(
         "Per-request read timeout, seconds."))
@@ -260,16 +279,21 @@ def bounds(name: str) -> tuple[float | None, float | None, float | None]:
     return pick[0], pick[1], pick[2]
 
 
+def _num(x: float) -> str:
+    """A bound as the help shows it: an integer in full (9007199254740991), a float in short (1e+12, 0.5)."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
 def _range_problem(name: str, opt: str, kind: str, value: Any) -> tuple[str, str] | None:
     ge, le, gt = bounds(name)
     if kind in ("greater_than_equal", "less_than_equal") and ge is not None and le is not None:
-        return f"{opt} {value} is outside {ge:g}–{le:g}", f"give a number from {ge:g} to {le:g}"
+        return f"{opt} {value} is outside {_num(ge)}–{_num(le)}", f"give a number from {_num(ge)} to {_num(le)}"
     if kind == "greater_than_equal" and ge is not None:
-        return f"{opt} must be at least {ge:g}", f"give {opt} a number of at least {ge:g}"
+        return f"{opt} must be at least {_num(ge)}", f"give {opt} a number of at least {_num(ge)}"
     if kind == "less_than_equal" and le is not None:
-        return f"{opt} must be at most {le:g}", f"give {opt} a number of at most {le:g}"
+        return f"{opt} must be at most {_num(le)}", f"give {opt} a number of at most {_num(le)}"
     if kind == "greater_than" and gt is not None:
-        return f"{opt} must be above {gt:g}", f"give {opt} a number above {gt:g}"
+        return f"{opt} must be above {_num(gt)}", f"give {opt} a number above {_num(gt)}"
     return None
 
 
@@ -306,4 +330,5 @@ def settings_error(exc: ValidationError) -> ConfigError:
     return ConfigError(problem, field=opt, fix=fix)
 
 
-__all__ = ["RunSettings", "parse_backend_opts", "option_name", "bounds", "settings_error"]
+__all__ = ["CARD_INT_MAX", "MAX_PRICE_PER_MTOK", "RunSettings", "parse_backend_opts", "option_name", "bounds",
+           "settings_error"]
