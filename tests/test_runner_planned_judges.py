@@ -116,8 +116,9 @@ def test_the_planned_card_holds_the_judges(tmp_path: Path) -> None:
         "rubric", "openai", "judge-x", "high", 99, 2, 1)
     assert j.family_check == "passed (judge family declared: llama; translator family declared: qwen)"
     assert (j.judge_families, j.translator_families, j.cost_usd) == (["llama"], ["qwen"], 0.0)
-    assert card.fingerprint.components["judge_model"] == "rubric=openai:judge-x"  # the hook records the spec without effort
-    assert card.fingerprint.components["judge_prompt_sha256"] == j.prompt_sha256 and len(j.prompt_sha256) == 64
+    # the fingerprint's judge components (the spec without effort; a hash over the judges' prompt hashes)
+    assert card.fingerprint.components["judge_model"] == "rubric=openai:judge-x"
+    assert len(card.fingerprint.components["judge_prompt_sha256"]) == 64 == len(j.prompt_sha256)
     v = card.results[0].judgements["rubric"]
     assert (v.status, v.score, v.justification) == ("judge_failed", None, PLANNED_JUDGEMENT)
 
