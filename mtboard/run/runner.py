@@ -42,25 +42,9 @@ from mtboard.run.report import REPORT, write_report
 from mtboard.inputs.runspec import DatasetIdentity, MethodSpec, RunSpec, endpoint_host_sha256
 from mtboard.core.schema import BackendFacts, Corpus, DatasetInfo, Entry, MethodClass, RunCard, TranslationRecord
 from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, Translated
-from mtboard.run.planned import check_planned_card
+from mtboard.run.planned import check_planned_card, judge_specs
 from mtboard.run.settings import RunSettings
 from mtboard.run.workdir import INCOMPLETE_KINDS, WorkDir
-
-
-def judge_specs(value: str | list[str] | None) -> list[str]:
-    """Judge specs from ``--judge`` values: repeatable and/or comma-separated; ``none`` (alone) means no judge.
-
-    ``["gemba-mqm=openai:a,rubric=openai:b"]`` → ``["gemba-mqm=openai:a", "rubric=openai:b"]``; ``"none"`` → ``[]``.
-    Raises: ConfigError when ``none`` is mixed with judge specs.
-    """
-    items = [value] if isinstance(value, str) else list(value or [])
-    specs = [part.strip() for item in items for part in item.split(",") if part.strip()]
-    if "none" in specs:
-        if len(specs) > 1:
-            raise ConfigError("--judge none cannot be combined with judge specs", field="--judge",
-                              fix="drop 'none', or drop the judge specs")
-        return []
-    return specs
 
 
 MAX_COACHING_BYTES = 64 * 1024

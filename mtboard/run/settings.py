@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from mtboard.core.errors import ConfigError
 from mtboard.core.names import NameRefused, codepoint, validate_name
+from mtboard.core.safejson import MAX_SAFE_INT
 from mtboard.inputs.tools import DEFAULT_FST_RETRIES, MAX_FST_RETRIES
 
 if TYPE_CHECKING:
@@ -40,6 +41,19 @@ if TYPE_CHECKING:
     # imported when the first RunSettings is built (_complete): `mtboard --help` builds the run command's options from
     # this model, and importing every document model would cost it ~0.3 s
     from mtboard.core.schema import Segment
+
+
+CARD_INT_MAX = MAX_SAFE_INT - 1
+"""The largest integer a run card can hold: the card is written as RFC 8785 canonical JSON, whose numbers are
+I-JSON's (RFC 7493 §2.2: integers within ±(2**53 − 1); the ``rfc8785`` library refuses 2**53 with "exceeds safe
+integer domain"). Every integer option that reaches the card (``--max-tokens``, ``--runs``, ``--limit`` …) is
+bounded by it (:meth:`RunSettings._card_can_hold`), so ``--max-tokens 99999999999999999999`` is one line naming
+the option, before anything is sent (issue 33 review finding 10)."""
+
+MAX_PRICE_PER_MTOK = 1e12
+"""The largest float an option takes (a price per 1M tokens in USD, a temperature, a timeout): far above any real
+one, and small enough that a cost (tokens × price, tokens below :data:`CARD_INT_MAX`) stays a finite number the card
+can hold."""
 
 
 def parse_backend_opts(items: list[str] | tuple[str, ...] | None) -> dict[str, str]:
@@ -84,10 +98,12 @@ class RunSettings(BaseModel):
         f"{DEFAULT_FST_RETRIES})."))
     condition: str | None = Field(None, description="Experiment label (default: the prompt name).")
     temperature: float | None = Field(None, ge=0, description="Sampling temperature (default 0 for LLMs).")
-    max_tokens: int = Field(512, ge=1, description="Explicit generation cap sent with every request.")
-    concurrency: int | None = Field(None, ge=1, description="Requests/batches in flight (default: the backend's).")
-    runs: int = Field(1, ge=1, description="Replicate runs, run concurrently (3 recommended for LLMs); the card "
-                                           "reports mean and spread.")
+    max_tokens: int = Field(512, ge=1,
+                            description="Explicit generation cap sent with every request.")
+    concurrency: int | None = Field(None, ge=1,
+                                    description="Requests/batches in flight (default: the backend's).")
+    runs: int = Field(1, ge=1, description="Replicate runs, run concurrently (3 recommended for "
+                                                            "LLMs); the card reports mean and spread.")
     judge: str | list[str] | None = Field(None, description=(
         "Judge KIND=openai:MODEL[:EFFORT] (KIND: gemba-mqm, rubric, checkpoints); repeatable or comma-separated; "
         "none (default) = judge later with `mtboard judge WORKDIR`. Checked before anything is translated."))
@@ -95,13 +111,15 @@ class RunSettings(BaseModel):
                                                       "in the card).")
     bench: Path | None = Field(None, description="Checkpoint benchmark folder (bench.json + corpus + key); required "
                                                  "by the checkpoints judge.")
-    judge_max_tokens: int | None = Field(None, ge=1, description="Output-token cap per judge request (default per "
-                                                                 "judge).")
-    judge_max_attempts: int = Field(3, ge=1, description="Judge answers asked per entry before judge_failed (parse "
-                                                         "failures are re-asked).")
+    judge_max_tokens: int | None = Field(None, ge=1, description=(
+        "Output-token cap per judge request (default per judge)."))
+    judge_max_attempts: int = Field(3, ge=1, description=(
+        "Judge answers asked per entry before judge_failed (parse failures are re-asked)."))
     judge_concurrency: int = Field(4, ge=1, description="Judge requests in flight.")
-    judge_price_in: float | None = Field(None, ge=0, description="USD per 1M judge prompt tokens (for judge cost).")
-    judge_price_out: float | None = Field(None, ge=0, description="USD per 1M judge completion tokens.")
+    judge_price_in: float | None = Field(None, ge=0,
+                                         description="USD per 1M judge prompt tokens (for judge cost).")
+    judge_price_out: float | None = Field(None, ge=0,
+                                          description="USD per 1M judge completion tokens.")
     judge_family: str | None = Field(None, description=(
         "The judge model's family when neither its name nor its server tells it (e.g. qwen; docs/judges.md); an "
         "unknown family is refused for LLM translators."))
@@ -126,8 +144,10 @@ class RunSettings(BaseModel):
         "from $OPENAI_API_KEY."))
     allow_incomplete: bool = Field(False, description="Write a card even when entries failed in transport (they "
                                                       "score 0).")
-    price_in: float | None = Field(None, ge=0, description="USD per 1M prompt tokens (overrides prompts/prices.yaml).")
-    price_out: float | None = Field(None, ge=0, description="USD per 1M completion tokens.")
+    price_in: float | None = Field(None, ge=0,
+                                   description="USD per 1M prompt tokens (overrides prompts/prices.yaml).")
+    price_out: float | None = Field(None, ge=0,
+                                    description="USD per 1M completion tokens.")
     notes: str | None = Field(None, description="Free-text note stored in the card.")
     neural_metric: tuple[str, ...] | list[str] | str | None = Field((), json_schema_extra={"metavar": "METRIC"},
                                                                    description=(
@@ -161,6 +181,21 @@ class RunSettings(BaseModel):
         """Names the card and the site show: no bidirectional control, invisible or control character, no confusable
         script mix (:func:`mtboard.core.names.name_problem`; issue 32 item 5)."""
         return value if value is None else validate_name(value)
+
+    @field_validator("max_tokens", "concurrency", "runs", "judge_max_tokens", "judge_max_attempts",
+                     "judge_concurrency", "limit", "neural_batch_size", "max_retries", "fst_retries", "price_in",
+                     "price_out", "judge_price_in", "judge_price_out", "temperature", "timeout_s")
+    @classmethod
+    def _card_can_hold(cls, value: float | None, info: ValidationInfo) -> float | None:
+        """A number the run card records (or multiplies into one) fits the card: an integer at most
+        :data:`CARD_INT_MAX`, a float at most :data:`MAX_PRICE_PER_MTOK` (:func:`card_limit`). Raises: ConfigError
+        naming the option (``--max-tokens 99999999999999999999 is more than a run card can hold``)."""
+        limit = card_limit(str(info.field_name))
+        if value is not None and value > limit:
+            opt = option_name(str(info.field_name))
+            raise ConfigError(f"{opt} {value} is more than a run card can hold (at most {_num(limit)})", field=opt,
+                              fix=f"give {opt} a number of at most {_num(limit)}")
+        return value
 
     @field_validator("judge")
     @classmethod
@@ -253,6 +288,14 @@ def option_name(name: str) -> str:
     return str(extra.get("argument") or extra.get("flag") or "--" + name.replace("_", "-"))
 
 
+def card_limit(name: str) -> float:
+    """The largest value of the number field ``name`` a run card can hold: :data:`CARD_INT_MAX` for an integer
+    field, :data:`MAX_PRICE_PER_MTOK` for a float field (checked by :meth:`RunSettings._card_can_hold`). Raises:
+    KeyError for a name that is not a field."""
+    annotation = str(RunSettings.model_fields[name].annotation)
+    return CARD_INT_MAX if "int" in annotation else MAX_PRICE_PER_MTOK
+
+
 def bounds(name: str) -> tuple[float | None, float | None, float | None]:
     """The field's range as ``(ge, le, gt)`` (None where unbounded), from its ``Field(ge=…, le=…, gt=…)``."""
     meta = RunSettings.model_fields[name].metadata  # annotated_types' Ge, Le, Gt: one attribute each
@@ -260,16 +303,21 @@ def bounds(name: str) -> tuple[float | None, float | None, float | None]:
     return pick[0], pick[1], pick[2]
 
 
+def _num(x: float) -> str:
+    """A bound as the help shows it: an integer in full (9007199254740991), a float in short (1e+12, 0.5)."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
 def _range_problem(name: str, opt: str, kind: str, value: Any) -> tuple[str, str] | None:
     ge, le, gt = bounds(name)
     if kind in ("greater_than_equal", "less_than_equal") and ge is not None and le is not None:
-        return f"{opt} {value} is outside {ge:g}–{le:g}", f"give a number from {ge:g} to {le:g}"
+        return f"{opt} {value} is outside {_num(ge)}–{_num(le)}", f"give a number from {_num(ge)} to {_num(le)}"
     if kind == "greater_than_equal" and ge is not None:
-        return f"{opt} must be at least {ge:g}", f"give {opt} a number of at least {ge:g}"
+        return f"{opt} must be at least {_num(ge)}", f"give {opt} a number of at least {_num(ge)}"
     if kind == "less_than_equal" and le is not None:
-        return f"{opt} must be at most {le:g}", f"give {opt} a number of at most {le:g}"
+        return f"{opt} must be at most {_num(le)}", f"give {opt} a number of at most {_num(le)}"
     if kind == "greater_than" and gt is not None:
-        return f"{opt} must be above {gt:g}", f"give {opt} a number above {gt:g}"
+        return f"{opt} must be above {_num(gt)}", f"give {opt} a number above {_num(gt)}"
     return None
 
 
@@ -306,4 +354,5 @@ def settings_error(exc: ValidationError) -> ConfigError:
     return ConfigError(problem, field=opt, fix=fix)
 
 
-__all__ = ["RunSettings", "parse_backend_opts", "option_name", "bounds", "settings_error"]
+__all__ = ["CARD_INT_MAX", "MAX_PRICE_PER_MTOK", "RunSettings", "parse_backend_opts", "option_name", "bounds",
+           "card_limit", "settings_error"]

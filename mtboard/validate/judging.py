@@ -96,37 +96,84 @@ def _check_verdict(run: CardRun, kind: str, summary: JudgeSummary, v: JudgeVerdi
             run.fail("judges", "score is not 100 × the share of the paragraph's points passed", f"{where}.score")
 
 
+FAMILY_TRANSLATOR_DECLARED = "translator family declared: "
+FAMILY_UNASKED = "judge family from its typed name only: its server did not say what it serves"
+
+
+def _status_parts(status: str) -> list[str]:
+    """The parts of a ``passed (…; …)`` status (:func:`mtboard.judges.base.check_family` joins them with ``; ``);
+    ``[]`` for any other status."""
+    if not (status.startswith("passed (") and status.endswith(")")):
+        return []
+    return status[len("passed ("):-1].split("; ")
+
+
 def _check_families(run: CardRun, card: RunCard, summary: JudgeSummary, where: str) -> None:
     """``family_check`` as :func:`mtboard.judges.base.check_family` decides it from the recorded families.
 
-    ``translator_families`` recompute from the card's model names. ``judge_families`` hold at least the judge
-    model's own families and only known ones (:data:`mtboard.judges.base.FAMILIES`); more come from what the judge's server reported or ``--judge-family`` declared (issue 22:
-    declared, a re-run confirms them), and a declared family is one of them. Then: families shared → overridden;
-    an LLM translator (a prompted method) with the judge's or its own family unknown → overridden (family unknown);
-    otherwise passed (with the declared family when it is not the judge model's own)."""
+    ``translator_families`` hold the families of the card's model names and only known ones, plus at most one
+    family ``--translator-family`` declared (docs/judges.md: "each is checked like a found one and recorded"; a
+    ``passed`` status names it as ``translator family declared: F``). ``judge_families`` hold at least the judge
+    model's own families and only known ones (:data:`mtboard.judges.base.FAMILIES`); more come from what the
+    judge's server reported or ``--judge-family`` declared (issue 22: declared, a re-run confirms them). Then:
+    families shared → overridden; an LLM translator (a prompted method) with the judge's or its own family unknown →
+    overridden (family unknown); otherwise passed, naming (in ``check_family``'s order) a declared judge family that
+    is not the judge model's own, a declared translator family that is not the names', and a judge whose server was
+    not asked."""
     own = model_families(summary.model)
     jf = set(summary.judge_families)
-    tf: set[str] = set()
+    names_tf: set[str] = set()
     for name in (card.model_slug, card.method.model, card.model_id):
-        tf |= model_families(name)
+        names_tf |= model_families(name)
+    tf = set(summary.translator_families)
+    parts = _status_parts(summary.family_check)
+    declared_tf = {p.removeprefix(FAMILY_TRANSLATOR_DECLARED) for p in parts
+                   if p.startswith(FAMILY_TRANSLATOR_DECLARED)}
     if not own <= jf or not jf <= FAMILIES.keys() or summary.judge_families != sorted(jf):
         run.fail("judges", "judge_families must be known families (sorted), the judge model's own among them",
                  f"{where}.judge_families")
-    if summary.translator_families != sorted(tf):
-        run.fail("judges", "translator_families are not the families of the card's model names",
-                 f"{where}.translator_families")
-    declared = summary.family_check.removeprefix(FAMILY_DECLARED_PREFIX).removesuffix(")") \
-        if summary.family_check.startswith(FAMILY_DECLARED_PREFIX) else None
+    extra = tf - names_tf
+    if (not names_tf <= tf or not tf <= FAMILIES.keys() or summary.translator_families != sorted(tf)
+            or len(extra) > 1 or (summary.family_check.startswith("passed") and extra != declared_tf)):
+        run.fail("judges", "translator_families are not the families of the card's model names (sorted), plus the "
+                           "one --translator-family declared", f"{where}.translator_families")
     if jf & tf:
         want, why = FAMILY_OVERRIDDEN, "the judge and translator families overlap"
     elif card.method.prompt_format != "raw" and (not jf or not tf):
         want, why = FAMILY_UNKNOWN, "an LLM translator and a judge whose families cannot be told apart"
-    elif declared is not None and declared in jf and declared not in own:
-        want, why = summary.family_check, ""
     else:
-        want, why = FAMILY_PASSED, "the judge and translator families do not overlap"
+        named = [f"{FAMILY_DECLARED_PREFIX.removeprefix('passed (')}{f}" for f in sorted(jf - own)
+                 if f"{FAMILY_DECLARED_PREFIX.removeprefix('passed (')}{f}" in parts][:1]
+        named += [FAMILY_TRANSLATOR_DECLARED + f for f in sorted(extra)]
+        named += [FAMILY_UNASKED] if FAMILY_UNASKED in parts else []
+        want = f"passed ({'; '.join(named)})" if named else FAMILY_PASSED
+        why = "the judge and translator families do not overlap"
     if summary.family_check != want:
         run.fail("judges", f"family_check must be {want!r}: {why}", f"{where}.family_check")
+
+
+def check_judge_declaration(run: CardRun, card: RunCard, kind: str, summary: JudgeSummary) -> None:
+    """The checks of one judge's summary whose inputs the command line decides (issue 33 item 4: the runner runs
+    them on its planned card before the first request, :mod:`mtboard.run.planned`): the summary's kind is its key,
+    a known backend, the judge class's constants (direction, worst score, temperature), its runs and the families
+    (:func:`_check_families`). Problems go to ``run`` under the ``judges`` check."""
+    where = f"$.judges.{kind}"
+    if summary.kind != kind:
+        run.fail("judges", "summary kind differs from its key", f"{where}.kind")
+        return
+    cls = REGISTRY[kind]
+    if summary.backend not in JUDGE_BACKENDS:
+        run.fail("judges", f"judge backend must be one of {', '.join(JUDGE_BACKENDS)}", f"{where}.backend")
+    for name, want in (("higher_is_better", cls.higher_is_better), ("worst_score", cls.worst_score),
+                       ("temperature", JUDGE_TEMPERATURE)):
+        if getattr(summary, name) != want:
+            run.fail("judges", f"{name} is not the {kind} judge's ({want!r})", f"{where}.{name}")
+    want_runs = card.method.runs if kind == "checkpoints" else 1
+    if summary.runs != want_runs:
+        run.fail("judges", f"runs {summary.runs} but the {kind} judge judges "
+                           + ("each translation replicate once" if kind == "checkpoints" else "once"),
+                 f"{where}.runs")
+    _check_families(run, card, summary, where)
 
 
 def _check_breakdown(run: CardRun, card: RunCard, kind: str, summary: JudgeSummary, verdicts: list[JudgeVerdict],
@@ -172,19 +219,8 @@ def _check_summary(run: CardRun, card: RunCard, kind: str, summary: JudgeSummary
         run.fail("judges", "summary kind differs from its key", f"{where}.kind")
         return
     cls = REGISTRY[kind]
-    if summary.backend not in JUDGE_BACKENDS:
-        run.fail("judges", f"judge backend must be one of {', '.join(JUDGE_BACKENDS)}", f"{where}.backend")
     parse = check_parser(run, kind, summary, where)
-    for name, want in (("higher_is_better", cls.higher_is_better), ("worst_score", cls.worst_score),
-                       ("temperature", JUDGE_TEMPERATURE)):
-        if getattr(summary, name) != want:
-            run.fail("judges", f"{name} is not the {kind} judge's ({want!r})", f"{where}.{name}")
-    want_runs = card.method.runs if kind == "checkpoints" else 1
-    if summary.runs != want_runs:
-        run.fail("judges", f"runs {summary.runs} but the {kind} judge judges "
-                           + ("each translation replicate once" if kind == "checkpoints" else "once"),
-                 f"{where}.runs")
-    _check_families(run, card, summary, where)
+    check_judge_declaration(run, card, kind, summary)
     verdicts = [r.judgements.get(kind) for r in card.results]
     present = [v for v in verdicts if v is not None]
     if len(present) != len(card.results):
