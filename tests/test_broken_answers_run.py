@@ -439,5 +439,6 @@ def test_an_error_body_after_a_bom_is_read_as_json(stream):
     body = BOM8 + b'{"error":{"message":"The prompt was filtered.","code":"content_filter"}}'
     with OneBody(body, status=400) as srv:
         res = _complete(srv.url, stream=stream)
-    assert res.error_kind == ErrorKind.refusal and res.error == ("refusal: HTTP 400: The prompt was filtered. (code content_filter)"), res.error
+    assert res.error_kind == ErrorKind.refusal, res.error
+    assert res.error == "refusal: HTTP 400: The prompt was filtered. (code content_filter)"
     assert res.raw_response.encode("utf-8") == body
