@@ -442,3 +442,22 @@ def test_an_error_body_after_a_bom_is_read_as_json(stream):
     assert res.error_kind == ErrorKind.refusal, res.error
     assert res.error == "refusal: HTTP 400: The prompt was filtered. (code content_filter)"
     assert res.raw_response.encode("utf-8") == body
+
+
+@pytest.mark.parametrize("ctype, text, stream", [
+    ("text/event-stream", '\ufeff\n {"a": 1}', False), ("text/event-stream; charset=utf-8", "[1]", False),
+    ("application/json", '\ufeffdata: {"a": 1}', True), ("text/plain", ": ping\n\ndata: x\n\n", True),
+    ("application/json", "\r\n\r\nevent: message\ndata: x\n\n", True), ("", "retry: 10\n", True),
+    ("text/event-stream", "", True), ("text/event-stream", "hello", True),  # no content rule: the label
+    ("application/json", "", False), ("application/json", "hello", False)])
+def test_the_content_rule_table(ctype, text, stream):
+    from mtboard.llm.transport import looks_like_event_stream
+    assert looks_like_event_stream(ctype, text) is stream
+
+
+@pytest.mark.parametrize("head, codec", [(b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+                                         (b"\xff\xfe{\x00", "utf-16-le"), (b"\xfe\xff\x00{", "utf-16-be"),
+                                         (b"\xef\xbb\xbf{", "utf-8"), (b'{"a', None), (b"", None)])
+def test_the_byte_order_mark_names_the_codec(head, codec):
+    from mtboard.llm.transport import bom_encoding
+    assert bom_encoding(head) == codec
