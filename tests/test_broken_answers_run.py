@@ -55,6 +55,8 @@ def _whole(content_json: bytes) -> bytes:
             b'},"finish_reason":"stop"}],"usage":{"prompt_tokens":500,"completion_tokens":5}}')
 
 
+BOM8 = b"\xef\xbb\xbf"  # U+FEFF in UTF-8
+HOLA = _whole(b'"Hola mundo."')
 CASES: dict[str, tuple[str, bytes, str, str, int]] = {
     # name: (MTBOARD_STREAM, answer body for "Hello world.", its Content-Type, expected hypothesis, repairs)
     "split-surrogate-pair": ("1", _stream(b'"Hola mundo \\ud83d"', b'"\\ude00."'), "text/event-stream",
@@ -64,6 +66,23 @@ CASES: dict[str, tuple[str, bytes, str, str, int]] = {
                          f"Hola mundo {GRIN}.", 0),
     "unrequested-stream": ("0", _stream(b'"Hola mundo "', b'"\xf0\x9f\x98\x80."'), "text/event-stream",
                            f"Hola mundo {GRIN}.", 0),
+    # bodies read by content, not by their label or the request (review of issue 33, findings 2 and 7)
+    "json-labelled-stream": ("1", HOLA, "text/event-stream", "Hola mundo.", 0),
+    "json-labelled-stream-unstreamed": ("0", HOLA, "text/event-stream", "Hola mundo.", 0),
+    "blank-lines-then-json-labelled-stream": ("1", b"\n\n\r\n " + HOLA, "text/event-stream", "Hola mundo.", 0),
+    "stream-labelled-json": ("1", _stream(b'"Hola "', b'"mundo."'), "application/json", "Hola mundo.", 0),
+    # a UTF-8 byte-order mark before the body: dropped before json.loads / the SSE parser, kept in raw.jsonl
+    "bom-json": ("0", BOM8 + HOLA, "application/json", "Hola mundo.", 0),
+    "bom-json-to-stream-request": ("1", BOM8 + HOLA, "application/json", "Hola mundo.", 0),
+    "bom-json-labelled-stream": ("1", BOM8 + HOLA, "text/event-stream", "Hola mundo.", 0),
+    "bom-stream": ("1", BOM8 + _stream(b'"Hola "', b'"mundo."'), "text/event-stream", "Hola mundo.", 0),
+    "bom-unrequested-stream": ("0", BOM8 + _stream(b'"Hola "', b'"mundo."'), "text/plain", "Hola mundo.", 0),
+}
+READ_AS = {
+    # the attempt-log mark of a body read otherwise than the request asked (default: none)
+    "unrequested-stream": "unrequested_stream", "bom-unrequested-stream": "unrequested_stream",
+    "json-labelled-stream": "unrequested_json", "blank-lines-then-json-labelled-stream": "unrequested_json",
+    "bom-json-to-stream-request": "unrequested_json", "bom-json-labelled-stream": "unrequested_json",
 }
 
 
@@ -130,7 +149,11 @@ def test_a_broken_or_unrequested_answer_finishes_the_run_with_a_valid_card(tmp_p
         # raw.jsonl: the body exactly as received (escaped bytes as \udcXX, JSON escapes as sent)
         raws = {r["entry_id"]: r for r in _raw_lines(work)}
         assert raws[1]["response"].encode("utf-8", "surrogateescape") == body
-        assert raws[1]["attempts"][0].get("unrequested_stream", False) is (case == "unrequested-stream")
+        assert raws[1]["attempts"][0].get("unrequested_stream", False) is (READ_AS.get(case) == "unrequested_stream")
+        assert raws[1]["attempts"][0].get("unrequested_json", False) is (READ_AS.get(case) == "unrequested_json")
+        if body.startswith(BOM8):  # the mark is kept as received: the line holds the bytes EF BB BF
+            assert raws[1]["response"].startswith("\ufeff") and b'"response":"\xef\xbb\xbf' in (
+                work / "raw.jsonl").read_bytes()
         assert raws[1]["attempts"][0]["stream"] is (stream == "1")
         # the card validates against the hand-made corpus
         val = cli_support.invoke(["validate", work / "card.json", "--root", tmp_path, "--corpora", corpora])
@@ -336,3 +359,105 @@ def test_an_apy_answer_with_a_lone_surrogate_is_made_text(tmp_path: Path) -> Non
         b.start()
         recs = asyncio.run(b.translate([TranslateRequest(entry_id=1, source="Hello.")]))
     assert (recs[0].raw_predicted, recs[0].text_repairs, recs[0].error) == ("Hola \ufffd.", 1, None)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Bodies read by content (issue 33 item 3; review findings 2 and 7): the first non-blank, non-BOM character or line
+# decides, never the label nor the request
+
+
+def test_json_bodies_labelled_event_stream_cost_one_post_per_entry(tmp_path: Path) -> None:
+    """The reviewer's case: six entries, MTBOARD_STREAM=1, every answer a JSON body labelled text/event-stream. It
+    was read as a stream of 0 events and asked again without streaming (12 POSTs); now 6."""
+    pairs = [(f"Sentence {i}.", f"Frase {i}.") for i in range(6)]
+    corpora = tmp_path / "corpora"
+    corpus = write_handmade_corpus(corpora / "hand-made-labels.json", "hand-made-labels", pairs)
+    work = tmp_path / "w"
+    seen: list[bool] = []
+
+    class Labelled(LoopbackServer):
+        def __init__(self) -> None:
+            class Handler(QuietHandler):
+                def do_GET(self) -> None:  # noqa: N802
+                    self.send_json(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
+
+                def do_POST(self) -> None:  # noqa: N802
+                    req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                    seen.append(bool(req.get("stream")))
+                    n = req["messages"][-1]["content"].split("Sentence ")[1][0]
+                    self.send_body(200, _whole(f'"Frase {n}."'.encode()), "text/event-stream")
+            super().__init__(Handler)
+
+    with Labelled() as srv:
+        res = _run(["run", corpus, "--method", "openai:m", "--concurrency", 1, "--work-dir", work,
+                    "--base-url", srv.url], "1")
+    assert res.returncode == 0, res.stderr
+    assert seen == [True] * 6  # one POST per entry, each the streamed request
+    card = load_card(work / "card.json")
+    assert sorted(r.predicted for r in card.results) == [f"Frase {i}." for i in range(6)]
+    logs = [r["attempts"] for r in _raw_lines(work)]
+    assert [len(a) for a in logs] == [1] * 6
+    assert all(a[0]["unrequested_json"] is True and a[0]["stream"] is True for a in logs)
+
+
+BOM16LE, BOM16BE = b"\xff\xfe", b"\xfe\xff"
+BOM32LE, BOM32BE = b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"
+
+
+@pytest.mark.parametrize("codec, mark", [("utf-16-le", BOM16LE), ("utf-16-be", BOM16BE), ("utf-32-le", BOM32LE),
+                                         ("utf-32-be", BOM32BE)], ids=["16le", "16be", "32le", "32be"])
+@pytest.mark.parametrize("stream, ctype, body", [
+    (False, "application/json", HOLA), (True, "application/json", HOLA), (True, "text/event-stream", HOLA),
+    (True, "text/event-stream", _stream(b'"Hola "', b'"mundo."')),
+    (False, "text/plain", _stream(b'"Hola "', b'"mundo."'))], ids=["json", "json-to-stream", "json-labelled-stream",
+                                                                   "stream", "unrequested-stream"])
+def test_a_utf16_or_utf32_bom_names_the_encoding_whatever_the_charset(codec, mark, stream, ctype, body):
+    """No charset (or a wrong one): the byte-order mark decides (WHATWG Encoding "decode": the BOM wins over the
+    label); the raw text keeps it as a leading U+FEFF."""
+    sent = mark + body.decode("ascii").encode(codec)
+    with OneBody(sent, ctype + "; charset=utf-8") as srv:
+        res = _complete(srv.url, stream=stream)
+    assert res.ok and res.text == "Hola mundo." and srv.posts == 1, res.error
+    assert res.raw_response == "\ufeff" + body.decode("ascii")
+    assert res.attempt_log[0].get("unrequested_json", False) is (stream and body == HOLA)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["request", "stream"])
+def test_a_bom_cut_between_network_reads_before_a_json_body_labelled_stream(stream):
+    sent = BOM8 + b"\r\n" + HOLA
+    pieces = [sent[:1], sent[1:2], sent[2:5], sent[5:]]  # EF | BB | BF \r \n | {...
+    with OneBody(content_type="text/event-stream", chunks=pieces) as srv:
+        res = _complete(srv.url, stream=stream)
+    assert res.ok and res.text == "Hola mundo." and srv.posts == 1 and res.attempts == 1, res.error
+    assert res.raw_response.encode("utf-8") == sent
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["request", "stream"])
+def test_an_error_body_after_a_bom_is_read_as_json(stream):
+    """A 400 whose JSON says ``content_filter`` (Azure's prompt filter) is a refusal: the code is only seen once the
+    body is parsed; with the BOM left in, it was an unreadable body and a ``backend`` failure quoting it raw."""
+    body = BOM8 + b'{"error":{"message":"The prompt was filtered.","code":"content_filter"}}'
+    with OneBody(body, status=400) as srv:
+        res = _complete(srv.url, stream=stream)
+    assert res.error_kind == ErrorKind.refusal, res.error
+    assert res.error == "refusal: HTTP 400: The prompt was filtered. (code content_filter)"
+    assert res.raw_response.encode("utf-8") == body
+
+
+@pytest.mark.parametrize("ctype, text, stream", [
+    ("text/event-stream", '\ufeff\n {"a": 1}', False), ("text/event-stream; charset=utf-8", "[1]", False),
+    ("application/json", '\ufeffdata: {"a": 1}', True), ("text/plain", ": ping\n\ndata: x\n\n", True),
+    ("application/json", "\r\n\r\nevent: message\ndata: x\n\n", True), ("", "retry: 10\n", True),
+    ("text/event-stream", "", True), ("text/event-stream", "hello", True),  # no content rule: the label
+    ("application/json", "", False), ("application/json", "hello", False)])
+def test_the_content_rule_table(ctype, text, stream):
+    from mtboard.llm.transport import looks_like_event_stream
+    assert looks_like_event_stream(ctype, text) is stream
+
+
+@pytest.mark.parametrize("head, codec", [(b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+                                         (b"\xff\xfe{\x00", "utf-16-le"), (b"\xfe\xff\x00{", "utf-16-be"),
+                                         (b"\xef\xbb\xbf{", "utf-8"), (b'{"a', None), (b"", None)])
+def test_the_byte_order_mark_names_the_codec(head, codec):
+    from mtboard.llm.transport import bom_encoding
+    assert bom_encoding(head) == codec

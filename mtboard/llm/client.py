@@ -185,6 +185,9 @@ class _Attempt:
     """A 200 stream that ended before any event (see :meth:`LLMClient.complete`)."""
     unrequested_stream: bool = False
     """An event stream that answered a request sent without ``"stream": true``, read as a stream (by content)."""
+    unrequested_json: bool = False
+    """A JSON body that answered a request sent with ``"stream": true``, read as JSON (by content, whatever its
+    Content-Type)."""
 
     @property
     def outcome(self) -> str:
@@ -493,7 +496,7 @@ class LLMClient:
                           self._http.post(url, content=_encode(body), timeout=timeout))
             if resp.status_code != 200:
                 return None
-            return clean_json(json.loads(self.redact(transport.response_text(resp, "replace")) or "null"))
+            return clean_json(transport.json_body(self.redact(transport.response_text(resp, "replace")) or "null"))
         except (httpx.HTTPError, ValueError):
             return None
 
@@ -609,6 +612,8 @@ class LLMClient:
                  "stream": ex.stream}
         if ex.att.unrequested_stream:
             entry["unrequested_stream"] = True
+        if ex.att.unrequested_json:
+            entry["unrequested_json"] = True
         ex.log.append(entry)
         return entry
 
@@ -728,7 +733,7 @@ class LLMClient:
 
     def _status_failure(self, resp: httpx.Response, raw: str) -> _Attempt:
         try:
-            data = json.loads(raw)
+            data = transport.json_body(raw)
         except ValueError:
             data = None
         msg = self.redact(shapes.error_message(data) if data is not None else raw[:300].strip() or "no body") or ""
@@ -755,18 +760,29 @@ class LLMClient:
         raw = self.redact(text) or ""
         if resp.status_code != 200:
             return self._status_failure(resp, raw)
-        if transport.looks_like_event_stream(resp.headers.get("content-type", ""), raw):
-            # an event stream nobody asked for (a proxy or server that always streams): read by content
+        return await self._whole_body(req, raw, resp.headers.get("content-type", ""), stream=False)
+
+    async def _whole_body(self, req: LLMRequest, raw: str, ctype: str, *, stream: bool) -> _Attempt:
+        """A 200 body read whole, read by its content (:func:`~mtboard.llm.transport.looks_like_event_stream`: the
+        first line or character decides; the Content-Type only breaks a tie): an event stream is read as a stream
+        (:meth:`_whole_stream`; ``unrequested_stream`` when the request did not ask for one), anything else as JSON
+        after one leading byte-order mark (``unrequested_json`` when the request asked for a stream). ``raw`` is
+        kept as received, the mark included. A body that is neither is a transport failure (asked again)."""
+        if transport.looks_like_event_stream(ctype, raw):
             att = await self._whole_stream(req, raw)
-            att.unrequested_stream = True
+            att.unrequested_stream = not stream
             return att
         try:
-            data = json.loads(raw)
+            data = transport.json_body(raw)
         except ValueError:
+            label = ctype.partition(";")[0].strip() or "none"
             return _Attempt(Verdict("transport", ErrorKind.transport,
-                                    f"HTTP 200 with a body that is not JSON: {raw[:120]!r}"), status=200, raw=raw)
+                                    f"HTTP 200 with a body that is not JSON (nor an event stream; Content-Type "
+                                    f"{label!r}): {raw[:120]!r}"), status=200, raw=raw)
         ans = shapes.parse_body(data)
-        return _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+        att = _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+        att.unrequested_json = stream
+        return att
 
     async def _whole_stream(self, req: LLMRequest, raw: str) -> _Attempt:
         """A body already read whole that is an event stream (:func:`~mtboard.llm.transport.looks_like_event_stream`),
@@ -795,23 +811,17 @@ class LLMClient:
                 if resp.status_code != 200:
                     await resp.aread()
                     return self._status_failure(resp, self.redact(transport.response_text(resp)) or "")
-                ctype = resp.headers.get("content-type", "").partition(";")[0].strip().lower()
-                if ctype != "text/event-stream":
+                ctype = resp.headers.get("content-type", "")
+                if ctype.partition(";")[0].strip().lower() != "text/event-stream":
                     # a server that ignored "stream": true and answered with one JSON body (or a stream under
-                    # another media type: read by content)
+                    # another media type): read whole, by content
                     await resp.aread()
-                    raw = self.redact(transport.response_text(resp)) or ""
-                    if transport.looks_like_event_stream(ctype, raw):
-                        return await self._whole_stream(req, raw)
-                    try:
-                        data = json.loads(raw)
-                    except ValueError:
-                        return _Attempt(Verdict("transport", ErrorKind.transport, "HTTP 200 stream answered with "
-                                                f"Content-Type {ctype or 'none'!r}, not text/event-stream"),
-                                        status=200, raw=raw)
-                    ans = shapes.parse_body(data)
-                    return _Attempt(self._judge(req, ans), status=200, answer=ans, raw=raw)
+                    return await self._whole_body(req, self.redact(transport.response_text(resp)) or "", ctype,
+                                                  stream=True)
                 tee = transport.TextTee(resp)
+                if transport.starts_like_json(await tee.head()):
+                    # a JSON body labelled text/event-stream: JSON by its content (one attempt, not an empty stream)
+                    return await self._whole_body(req, self.redact(await tee.rest()) or "", ctype, stream=True)
                 timeout = await self._read_events(EventSource(tee).aiter_sse(), reader, t0)  # type: ignore[arg-type]
                 if timeout is not None:
                     ans = reader.answer

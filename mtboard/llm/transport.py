@@ -20,6 +20,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import importlib.util
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -165,18 +166,69 @@ class Pools:
             await c.aclose()
 
 
+BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+"""Byte-order marks and the codec that decodes the body *including* its mark (so the text starts with U+FEFF and
+the raw record keeps it). UTF-32 LE is tried before UTF-16 LE (``FF FE 00 00`` starts with ``FF FE``; no JSON or SSE
+body starts with U+0000). Source: WHATWG Encoding §6 "decode" (a BOM overrides the label) and RFC 8259 §8.1 (a
+parser may ignore a BOM); UTF-32 from RFC 4627 §3."""
+BOM = "\ufeff"
+JSON_WHITESPACE = " \t\r\n"
+"""RFC 8259 §2 insignificant whitespace: what may precede a JSON text's first character."""
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """The codec a body starting with ``head`` (its first bytes, 4 are enough) must be decoded with when it starts
+    with a byte-order mark (:data:`BOMS`), else None (the label decides, :func:`body_encoding`)."""
+    for mark, name in BOMS:
+        if head.startswith(mark):
+            return name
+    return None
+
+
+def _may_grow_into_bom(head: bytes) -> bool:
+    """True while ``head`` is too short to tell whether the body starts with a byte-order mark."""
+    return any(len(head) < len(mark) and mark.startswith(head) for mark, _ in BOMS)
+
+
+def strip_bom(text: str) -> str:
+    """``text`` without one leading U+FEFF (what a byte-order mark decodes to; WHATWG: it is not content)."""
+    return text.removeprefix(BOM)
+
+
+def starts_like_json(text: str) -> bool:
+    """True when ``text``'s first character after a byte-order mark and JSON whitespace is ``{`` or ``[``: the body
+    is read as JSON whatever its Content-Type (no event stream can start so: an SSE line starting with ``{`` is a
+    field named ``{…``, which WHATWG HTML §9.2.6 ignores)."""
+    return strip_bom(text).lstrip(JSON_WHITESPACE).startswith(("{", "["))
+
+
+def json_body(text: str) -> Any:
+    """A body's JSON value: one leading byte-order mark dropped (``json.loads`` refuses U+FEFF; RFC 8259 §8.1 lets
+    a parser ignore it). Raises: ValueError (json.JSONDecodeError) when the rest is not JSON."""
+    return json.loads(strip_bom(text))
+
+
 class TextTee:
     """What :class:`httpx_sse.EventSource` reads of a streamed response (its headers and ``aiter_text``), keeping
     every piece of text as received for the raw record. The bytes are decoded incrementally (a character split
-    between two network reads is whole) in the response's charset (:func:`body_encoding`) with ``surrogateescape``:
-    an undecodable byte survives as U+DC80–U+DCFF until :func:`mtboard.core.decoding.answer_text` joins the
-    answer's fragments, and the raw record spells the bytes received. A leading byte-order mark is dropped (WHATWG:
-    one leading U+FEFF is ignored)."""
+    between two network reads is whole) in the encoding a leading byte-order mark names, else the response's
+    charset (:func:`body_encoding`), with ``surrogateescape``: an undecodable byte survives as U+DC80–U+DCFF until
+    :func:`mtboard.core.decoding.answer_text` joins the answer's fragments, and the raw record spells the bytes
+    received. A leading byte-order mark is kept in the raw text and not handed to the SSE parser (WHATWG: one
+    leading U+FEFF is ignored).
+
+    :meth:`head` reads ahead to the body's first character (so the caller can read it by content,
+    :func:`starts_like_json`) without losing anything for :meth:`aiter_text`; :meth:`rest` reads the whole body."""
 
     def __init__(self, response: httpx.Response):
         self._response = response
         self.headers = response.headers
         self.parts: list[str] = []
+        self._pieces: AsyncIterator[str] | None = None
+        self._ahead: list[str] = []
+        self._bom_dropped = False
 
     @property
     def received(self) -> int:
@@ -185,28 +237,72 @@ class TextTee:
     def text(self) -> str:
         return "".join(self.parts)
 
-    async def aiter_text(self) -> AsyncIterator[str]:
-        decoder = codecs.getincrementaldecoder(body_encoding(self._response))("surrogateescape")
-        first = True
+    async def _decode(self) -> AsyncIterator[str]:
+        """The body's text, piece by piece, each piece also kept in :attr:`parts`."""
+        decoder = None
+        held = b""
         async for chunk in self._response.aiter_bytes():
+            if decoder is None:
+                held += chunk
+                if _may_grow_into_bom(held):
+                    continue
+                name = bom_encoding(held) or body_encoding(self._response)
+                decoder = codecs.getincrementaldecoder(name)("surrogateescape")
+                chunk, held = held, b""
             piece = decoder.decode(chunk)
-            if not piece:
-                continue
-            self.parts.append(piece)
-            if first:
-                piece = piece.removeprefix("\ufeff")
-                first = False
-            yield piece
-        tail = decoder.decode(b"", final=True)
+            if piece:
+                self.parts.append(piece)
+                yield piece
+        if decoder is None:
+            decoder = codecs.getincrementaldecoder(bom_encoding(held) or body_encoding(self._response))(
+                "surrogateescape")
+        tail = decoder.decode(held, final=True)
         if tail:
             self.parts.append(tail)
             yield tail
 
+    def _source(self) -> AsyncIterator[str]:
+        if self._pieces is None:
+            self._pieces = self._decode()
+        return self._pieces
+
+    async def head(self) -> str:
+        """The text received up to and including the body's first character that is neither a byte-order mark nor
+        JSON whitespace ("" when the body has none); nothing is consumed."""
+        source = self._source()
+        while not strip_bom("".join(self._ahead)).lstrip(JSON_WHITESPACE):
+            try:
+                self._ahead.append(await source.__anext__())
+            except StopAsyncIteration:
+                break
+        return "".join(self._ahead)
+
+    async def rest(self) -> str:
+        """Read the body to its end; returns the whole text as received (:meth:`text`)."""
+        async for _ in self._source():
+            pass
+        return self.text()
+
+    def _without_bom(self, piece: str) -> str:
+        if not self._bom_dropped:
+            self._bom_dropped = True
+            piece = strip_bom(piece)
+        return piece
+
+    async def aiter_text(self) -> AsyncIterator[str]:
+        while self._ahead:
+            piece = self._without_bom(self._ahead.pop(0))
+            if piece:
+                yield piece
+        async for piece in self._source():
+            piece = self._without_bom(piece)
+            if piece:
+                yield piece
+
 
 class BodyTee(TextTee):
-    """A :class:`TextTee` over a body already read whole (an event stream that answered a request sent without
-    ``"stream": true``, read by content: :func:`looks_like_event_stream`): the same SSE parsing, the same raw
-    text."""
+    """A :class:`TextTee` over a body already read whole (an event stream read by content where the request or the
+    label said otherwise: :func:`looks_like_event_stream`): the same SSE parsing, the same raw text."""
 
     def __init__(self, text: str):
         self.headers = httpx.Headers({"content-type": "text/event-stream"})
@@ -215,12 +311,13 @@ class BodyTee(TextTee):
 
     async def aiter_text(self) -> AsyncIterator[str]:
         self.parts.append(self._text)
-        yield self._text.removeprefix("\ufeff")
+        yield strip_bom(self._text)
 
 
 def body_encoding(response: httpx.Response) -> str:
-    """The codec name to decode a body with: its declared charset when that names a text encoding, else UTF-8 (a
-    bytes-to-bytes codec such as base64, or an unknown name, is not a charset)."""
+    """The codec name to decode a body with when it has no byte-order mark (:func:`bom_encoding` comes first): its
+    declared charset when that names a text encoding, else UTF-8 (a bytes-to-bytes codec such as base64, or an
+    unknown name, is not a charset)."""
     name = response.charset_encoding
     if name:
         try:
@@ -233,27 +330,30 @@ def body_encoding(response: httpx.Response) -> str:
 
 
 def response_text(response: httpx.Response, errors: str = "surrogateescape") -> str:
-    """A read response's body as text in :func:`body_encoding`. ``errors``: ``surrogateescape`` (default: an
+    """A read response's body as text: in the encoding its byte-order mark names (UTF-8/16/32, the mark kept as a
+    leading U+FEFF: :data:`BOMS`), else in :func:`body_encoding`. ``errors``: ``surrogateescape`` (default: an
     invalid byte 0xXY is kept as U+DCXY, so the raw record spells the bytes received and
     :func:`mtboard.core.decoding.answer_text` can rejoin a character split between fragments) or ``replace``
     (U+FFFD; metadata nobody keeps raw)."""
-    return response.content.decode(body_encoding(response), errors)
+    data = response.content
+    return data.decode(bom_encoding(data[:4]) or body_encoding(response), errors)
 
 
 _SSE_START = re.compile(r"(?:data|event|id|retry)(?::|\r|\n|$)|:")
 
 
 def looks_like_event_stream(content_type: str, text: str) -> bool:
-    """True when a 200 body is a server-sent event stream (WHATWG HTML §9.2), decided by its content: its first line
-    (after a byte-order mark and blank lines) is an SSE field line — ``data:``, ``event:``, ``id:``, ``retry:`` or a
-    ``:`` comment — which a JSON body can never start with; or its media type (``content_type``, the Content-Type
-    header, parameters ignored) is ``text/event-stream`` and it does not start like a JSON object or array (a JSON
-    body under the wrong label is read as JSON)."""
-    head = text.removeprefix("\ufeff").lstrip("\r\n")
+    """True when a 200 body is to be read as a server-sent event stream (WHATWG HTML §9.2), decided by its content,
+    the label only breaking a tie. After a byte-order mark and blank lines: a first line that is an SSE field line —
+    ``data:``, ``event:``, ``id:``, ``retry:`` or a ``:`` comment, which no JSON body can start with — is a stream;
+    a first character ``{`` or ``[`` (after JSON whitespace) is JSON (:func:`starts_like_json`), whatever the
+    label; anything else (an empty body, plain text) is a stream only when the media type (``content_type``, the
+    Content-Type header, parameters ignored) is ``text/event-stream``."""
+    head = strip_bom(text).lstrip("\r\n")
     if _SSE_START.match(head) is not None:
         return True
     return (content_type.partition(";")[0].strip().lower() == "text/event-stream"
-            and not head.lstrip().startswith(("{", "[")))
+            and not starts_like_json(text))
 
 
 def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float = 30.0,
@@ -280,6 +380,7 @@ def get_json(url: str, *, params: dict[str, Any] | None = None, timeout_s: float
     return resp.status_code, body
 
 
-__all__ = ["KEEPALIVE_EXPIRY_S", "LANES_PER_POOL", "Pools", "ssl_context", "REQUEST_ERRORS", "STREAM_DRAIN_S",
-           "TextTee", "BodyTee", "async_client", "body_encoding", "get_json", "http2_available", "infer_provider",
-           "looks_like_event_stream", "normalise_base_url", "response_text", "split_base_url"]
+__all__ = ["BOM", "BOMS", "KEEPALIVE_EXPIRY_S", "LANES_PER_POOL", "Pools", "ssl_context", "REQUEST_ERRORS",
+           "STREAM_DRAIN_S", "TextTee", "BodyTee", "async_client", "body_encoding", "bom_encoding", "get_json",
+           "http2_available", "infer_provider", "json_body", "looks_like_event_stream", "normalise_base_url",
+           "response_text", "split_base_url", "starts_like_json", "strip_bom"]
