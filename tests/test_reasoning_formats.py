@@ -98,8 +98,7 @@ SOURCE_WITH_MARKER = {
 UNCLOSED = [("think", "<think>The user wants Spanish. Hola mundo"), ("mistral", "[THINK]This is a reasoning section"),
             ("seed", "<seed:think>Let me think"), ("command-r", "<|START_THINKING|>I'm\nthink"),
             ("apertus", "<|inner_prefix|>I'm"), ("thinking", "<thinking>x"), ("kimi-vl", "◁think▷x"),
-            ("harmony", "<|channel|>analysis<|message|>I'm\nthink"),  # llama.cpp test-chat.cpp partial answer
-            ("granite", "Here is my thought process: still thinking")]
+            ("harmony", "<|channel|>analysis<|message|>I'm\nthink")]  # llama.cpp test-chat.cpp partial answer
 
 
 def policy(raw, source="Hello world.", reference="Hola mundo.", error_kind=None):
@@ -331,3 +330,51 @@ def test_a_degenerate_answer_is_split_in_linear_time():
     assert split.unclosed == "think" and time.perf_counter() - t0 < 1.0
     raw = "</think>" * 50_000 + "Hola"
     assert split_reasoning(raw).answer == "Hola"
+
+
+# Review of issue 33, finding 12: prose that looks like a marker. Hand-made answers; the reasoning each one would carry
+# if the format were (wrongly) applied is what the old code returned.
+@pytest.mark.parametrize("raw, source", [
+    ("Analysis of the assistantfinal report", None),  # the English word, capitalised: gpt-oss's token is lower case
+    ("analysis of the assistantfinal report", None),  # lower case but spaced: the dropped tokens glue the words
+    ("analysis The user wants Spanish. assistantfinal Hola mundo.", None),
+    ("ANALYSISx.ASSISTANTFINALHola", None),  # the tokens are lower case
+    ("Analysisx.assistantfinalHola", None),
+    ("analysisx.AssistantFinalHola", None),
+    ("Here is my thought process: I think it works.", "Voici mon processus de réflexion : je pense que ça marche."),
+    ("Here's my thought process: first, the data.", None),  # an English sentence, no response phrase: not unclosed
+    ("here is my thought process: x here is my response: Hola", None),  # vLLM's phrases are case-sensitive
+    ("Here is my thought process: x Here is my Response: Hola", None),
+    ("< think>x</ think>Hola mundo.", None),  # a spaced tag is no tag (the servers look for the exact string)
+])
+def test_prose_that_looks_like_a_marker_is_left_whole(raw, source):
+    split = split_reasoning(raw, source)
+    assert (split.answer, split.reasoning, split.formats, split.unclosed) == (raw, (), (), None)
+    p, d = policy(raw, source=source or "Hello world.", reference=raw)
+    assert (p, d.outcome) == (raw, Outcome.usable) and "think.stripped" not in {f.rule for f in d.flags}
+    v = verdict(raw, source=source)
+    assert (v.outcome, v.text, v.reasoning) == ("ok", raw, None)
+
+
+@pytest.mark.parametrize("raw, answer, reasoning, fmt", [
+    ("analysisx.assistantfinalHola", "Hola", ("x.",), "harmony-text"),
+    ("  analysisWe need Spanish.assistantfinal Hola mundo.", " Hola mundo.", ("We need Spanish.",), "harmony-text"),
+    ("analysis\u00bfQu\u00e9?assistantfinalHola", "Hola", ("\u00bfQu\u00e9?",), "harmony-text"),
+    ("Here's my thought process: x Here's my response: Hola", " Hola", ("x",), "granite"),
+    ("Here is my thought process:a\nb\nHere is my response:\nHola", "\nHola", ("a\nb",), "granite"),
+    # `<THINK >` is no tag, but `</THINK>` is a close marker: what precedes it is a block the template opened
+    ("<THINK >x</THINK>Hola mundo.", "Hola mundo.", ("<THINK >x",), "think"),
+])
+def test_what_the_models_emit_is_still_split(raw, answer, reasoning, fmt):
+    split = split_reasoning(raw)
+    assert (split.answer, split.reasoning, split.formats, split.unclosed) == (answer, reasoning, (fmt,), None)
+
+
+def test_a_granite_opening_without_the_response_phrase_is_the_answer():
+    """vLLM's GraniteReasoningParser: no match of both phrases → all content (the old code said unclosed)."""
+    raw = "Here is my thought process: still thinking"
+    assert split_reasoning(raw) == split_reasoning(raw, "Voilà.")
+    assert split_reasoning(raw).answer == raw and split_reasoning(raw).unclosed is None
+    p, d = policy(raw, reference=raw)
+    assert (p, d.outcome, d.rule) == (raw, Outcome.usable, None)
+    assert split_think(raw) == (raw, None, False)
