@@ -221,10 +221,6 @@ class ReasoningSplit:
         return sum(len(r) for r in self.reasoning)
 
 
-def _ci(marker: str, ignore_case: bool) -> re.Pattern[str]:
-    return re.compile(re.escape(marker), re.I if ignore_case else 0)
-
-
 class _Pair:
     """Compiled patterns of a ``pair`` format."""
 
@@ -289,15 +285,13 @@ _GRANITE = re.compile(r"\A\s*(?:Here's|Here is) my thought process:(?P<reasoning
                       r"(?:Here's|Here is) my response:(?P<answer>.*)\Z", re.S)
 
 
-def _harmony(text: str) -> tuple[str, list[str], bool, bool] | None:
-    """(answer, reasoning blocks, unclosed, found) for a Harmony answer; None when no message header occurs."""
+def _harmony(text: str) -> tuple[str, list[str], bool] | None:
+    """(answer, reasoning blocks, unclosed) for a Harmony answer; None when no message header occurs. The headers
+    found never overlap a message body: a body ends at ``<|end|>``/``<|return|>``/``<|call|>`` or just before the next
+    ``<|start|>``/``<|channel|>``, where the next header begins."""
     pos, outside, finals, reasoning = 0, [], [], []
-    found = False
-    last_open = False
+    last_open = False  # set by every message; read only when there was one
     for m in _H_HEADER.finditer(text):
-        if m.start() < pos:
-            continue
-        found = True
         outside.append(text[pos:m.start()])
         end = _H_END.search(text, m.end())
         body_end = end.start() if end else len(text)
@@ -308,13 +302,13 @@ def _harmony(text: str) -> tuple[str, list[str], bool, bool] | None:
             finals.append(body)
         else:
             reasoning.append(body.strip())
-    if not found:
+    if not outside:  # one piece per header found
         return None
     outside.append(text[pos:])
     if finals:
-        return "".join(finals), reasoning, False, True
+        return "".join(finals), reasoning, False
     rest = _H_RESIDUE.sub("", "".join(outside))
-    return rest, reasoning, last_open and not rest.strip(), True
+    return rest, reasoning, last_open and not rest.strip()
 
 
 def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
@@ -339,7 +333,7 @@ def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
             h = _harmony(text)
             if h is None:
                 continue
-            answer, blocks, unclosed, _ = h
+            answer, blocks, unclosed = h
             if unclosed:
                 return ReasoningSplit(text, tuple(reasoning), tuple(formats), wrapped, "harmony")
             text = answer
@@ -384,4 +378,4 @@ def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
             if found:
                 formats.append(fmt.name)
         low = text.casefold()
-    return ReasoningSplit(text, tuple(reasoning), tuple(formats), wrapped, None)
+    return ReasoningSplit(text, tuple(reasoning), tuple(formats), wrapped)
