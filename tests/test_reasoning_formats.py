@@ -402,6 +402,8 @@ def test_a_granite_opening_without_the_response_phrase_is_the_answer():
      ReasoningSplit("Hola mundo.", (), ("harmony",))),
     ("<|channel|>analysis<|message|>x<|end|><|start|>assistant", None, ReasoningSplit("", ("x",), ("harmony",))),
     ("<|channel|>analysis<|message|>x<|end|><|return|>", None, ReasoningSplit("", ("x",), ("harmony",))),
+    # no final message: the text outside the messages, before and after, is the answer
+    ("Hola <|channel|>analysis<|message|>x<|end|> mundo.", None, ReasoningSplit("Hola  mundo.", ("x",), ("harmony",))),
     # the source rule: each answer wrapper on its own, in any letter case; every reasoning marker of a format
     ("<answer>Hola</answer>", "<answer>Hello</answer>", ReasoningSplit("<answer>Hola</answer>")),
     ("<answer>Hola</answer>", "<ANSWER>Hello</ANSWER>", ReasoningSplit("<answer>Hola</answer>")),
@@ -438,6 +440,9 @@ PAIR_CASES = [  # (raw, expected) for freshly compiled pair formats; hand-checke
      ReasoningSplit("Hola", ("a",), ("command-r",), True)),
     ("<|START_RESPONSE|>Hola<|END_RESPONSE|>", ReasoningSplit("Hola", (), ("command-r",), True)),
     ("<|start_response|>Hola<|end_response|>", ReasoningSplit("<|start_response|>Hola<|end_response|>")),
+    # special tokens exactly: the lower-case close inside the block is text of the reasoning
+    ("<|START_THINKING|>a<|end_thinking|>b<|END_THINKING|>Hola",
+     ReasoningSplit("Hola", ("a<|end_thinking|>b",), ("command-r",))),
     (" <RESPONSE>Hola</Response> \n", ReasoningSplit("Hola", (), ("think",), True)),  # wrapper: any case, spaces
     ("<answer>Hola</answer>", ReasoningSplit("Hola", (), ("think",), True)),
     ("<response>Hola", ReasoningSplit("Hola", (), ("think",), True)),
