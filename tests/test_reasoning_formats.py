@@ -16,7 +16,8 @@ import pytest
 import cli_support
 from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
 from mtboard.core.documents import load_card
-from mtboard.core.reasoning import FORMATS, split_reasoning
+from mtboard.core import reasoning
+from mtboard.core.reasoning import FORMATS, ReasoningSplit, split_reasoning
 from mtboard.core.schema import ErrorKind, Outcome
 from mtboard.llm import split_think
 from mtboard.llm.policy import judge
@@ -98,8 +99,7 @@ SOURCE_WITH_MARKER = {
 UNCLOSED = [("think", "<think>The user wants Spanish. Hola mundo"), ("mistral", "[THINK]This is a reasoning section"),
             ("seed", "<seed:think>Let me think"), ("command-r", "<|START_THINKING|>I'm\nthink"),
             ("apertus", "<|inner_prefix|>I'm"), ("thinking", "<thinking>x"), ("kimi-vl", "◁think▷x"),
-            ("harmony", "<|channel|>analysis<|message|>I'm\nthink"),  # llama.cpp test-chat.cpp partial answer
-            ("granite", "Here is my thought process: still thinking")]
+            ("harmony", "<|channel|>analysis<|message|>I'm\nthink")]  # llama.cpp test-chat.cpp partial answer
 
 
 def policy(raw, source="Hello world.", reference="Hola mundo.", error_kind=None):
@@ -331,3 +331,131 @@ def test_a_degenerate_answer_is_split_in_linear_time():
     assert split.unclosed == "think" and time.perf_counter() - t0 < 1.0
     raw = "</think>" * 50_000 + "Hola"
     assert split_reasoning(raw).answer == "Hola"
+
+
+# Review of issue 33, finding 12: prose that looks like a marker. Hand-made answers; the reasoning each one would carry
+# if the format were (wrongly) applied is what the old code returned.
+@pytest.mark.parametrize("raw, source", [
+    ("Analysis of the assistantfinal report", None),  # the English word, capitalised: gpt-oss's token is lower case
+    ("analysis of the assistantfinal report", None),  # lower case but spaced: the dropped tokens glue the words
+    ("analysis The user wants Spanish. assistantfinal Hola mundo.", None),
+    ("ANALYSISx.ASSISTANTFINALHola", None),  # the tokens are lower case
+    ("Analysisx.assistantfinalHola", None),
+    ("analysisx.AssistantFinalHola", None),
+    ("Here is my thought process: I think it works.", "Voici mon processus de réflexion : je pense que ça marche."),
+    ("Here's my thought process: first, the data.", None),  # an English sentence, no response phrase: not unclosed
+    ("here is my thought process: x here is my response: Hola", None),  # vLLM's phrases are case-sensitive
+    ("Here is my thought process: x Here is my Response: Hola", None),
+    ("< think>x</ think>Hola mundo.", None),  # a spaced tag is no tag (the servers look for the exact string)
+])
+def test_prose_that_looks_like_a_marker_is_left_whole(raw, source):
+    split = split_reasoning(raw, source)
+    assert (split.answer, split.reasoning, split.formats, split.unclosed) == (raw, (), (), None)
+    p, d = policy(raw, source=source or "Hello world.", reference=raw)
+    assert (p, d.outcome) == (raw, Outcome.usable) and "think.stripped" not in {f.rule for f in d.flags}
+    v = verdict(raw, source=source)
+    assert (v.outcome, v.text, v.reasoning) == ("ok", raw, None)
+
+
+@pytest.mark.parametrize("raw, answer, reasoning, fmt", [
+    ("analysisx.assistantfinalHola", "Hola", ("x.",), "harmony-text"),
+    ("  analysisWe need Spanish.assistantfinal Hola mundo.", " Hola mundo.", ("We need Spanish.",), "harmony-text"),
+    ("analysis\u00bfQu\u00e9?assistantfinalHola", "Hola", ("\u00bfQu\u00e9?",), "harmony-text"),
+    ("Here's my thought process: x Here's my response: Hola", " Hola", ("x",), "granite"),
+    ("Here is my thought process:a\nb\nHere is my response:\nHola", "\nHola", ("a\nb",), "granite"),
+    # `<THINK >` is no tag, but `</THINK>` is a close marker: what precedes it is a block the template opened
+    ("<THINK >x</THINK>Hola mundo.", "Hola mundo.", ("<THINK >x",), "think"),
+])
+def test_what_the_models_emit_is_still_split(raw, answer, reasoning, fmt):
+    split = split_reasoning(raw)
+    assert (split.answer, split.reasoning, split.formats, split.unclosed) == (answer, reasoning, (fmt,), None)
+
+
+def test_a_granite_opening_without_the_response_phrase_is_the_answer():
+    """vLLM's GraniteReasoningParser: no match of both phrases → all content (the old code said unclosed)."""
+    raw = "Here is my thought process: still thinking"
+    assert split_reasoning(raw) == split_reasoning(raw, "Voilà.")
+    assert split_reasoning(raw).answer == raw and split_reasoning(raw).unclosed is None
+    p, d = policy(raw, reference=raw)
+    assert (p, d.outcome, d.rule) == (raw, Outcome.usable, None)
+    assert split_think(raw) == (raw, None, False)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Each rule on hand-made answers, compared whole (answer, reasoning, formats, wrapped, unclosed): the cases the mutation
+# run (scripts/mutation.py checks) found unpinned.
+
+@pytest.mark.parametrize("raw, source, expected", [
+    ("Hola mundo.", None, ReasoningSplit("Hola mundo.")),  # nothing found: wrapped False, unclosed None
+    ("Escriba <response> aquí.", None, ReasoningSplit("Escriba <response> aquí.")),  # a wrapper tag not around it
+    ("<think>x", None, ReasoningSplit("<think>x", (), (), False, "think")),
+    ("<think>a</think>b<think>c", None, ReasoningSplit("b<think>c", ("a",), ("think",), False, "think")),
+    ("<|channel|>analysis<|message|>I'm", None,
+     ReasoningSplit("<|channel|>analysis<|message|>I'm", (), (), False, "harmony")),
+    # `<|channel|>` without a header: Harmony finds nothing, the other formats still apply
+    ("<|channel|> <think>a</think>Hola", None, ReasoningSplit("<|channel|> Hola", ("a",), ("think",))),
+    ("Hola <|channel|> mundo", None, ReasoningSplit("Hola <|channel|> mundo")),
+    # special tokens present: they were not dropped, so it is not harmony-text
+    ("analysisx.<|channel|>assistantfinalHola", None, ReasoningSplit("analysisx.<|channel|>assistantfinalHola")),
+    # two final messages are one answer; what is left outside messages loses Harmony's residue tokens
+    ("<|channel|>final<|message|>Hola<|end|><|start|>assistant<|channel|>final<|message|> mundo.", None,
+     ReasoningSplit("Hola mundo.", (), ("harmony",))),
+    ("<|channel|>analysis<|message|>x<|end|><|start|>assistant", None, ReasoningSplit("", ("x",), ("harmony",))),
+    ("<|channel|>analysis<|message|>x<|end|><|return|>", None, ReasoningSplit("", ("x",), ("harmony",))),
+    # no final message: the text outside the messages, before and after, is the answer
+    ("Hola <|channel|>analysis<|message|>x<|end|> mundo.", None, ReasoningSplit("Hola  mundo.", ("x",), ("harmony",))),
+    # the source rule: each answer wrapper on its own, in any letter case; every reasoning marker of a format
+    ("<answer>Hola</answer>", "<answer>Hello</answer>", ReasoningSplit("<answer>Hola</answer>")),
+    ("<answer>Hola</answer>", "<ANSWER>Hello</ANSWER>", ReasoningSplit("<answer>Hola</answer>")),
+    ("<answer>Hola</answer>", "Use <response> tags.", ReasoningSplit("Hola", (), ("think",), True)),
+    ("<|channel|>analysis<|message|>x<|end|><|channel|>final<|message|>Hola", "Then <|message|> follows.",
+     ReasoningSplit("<|channel|>analysis<|message|>x<|end|><|channel|>final<|message|>Hola")),
+    ("analysisx.assistantfinalHola", "Say ASSISTANTFINAL.", ReasoningSplit("analysisx.assistantfinalHola")),
+    ("<think>a</think>Hola", "Type </THINK>.", ReasoningSplit("<think>a</think>Hola")),
+    # stray closes: the reasoning before each is one block, in order with the closed blocks
+    ("<think>a</think>X</think><think>b</think>Y", None, ReasoningSplit("Y", ("a", "X", "b"), ("think",))),
+    ("a</think>b</think>Hola", None, ReasoningSplit("Hola", ("ab",), ("think",))),
+])
+def test_split_reasoning_whole_result(raw, source, expected):
+    assert split_reasoning(raw, source) == expected
+
+
+def test_think_flag_names_every_format_and_counts_in_the_singular_and_plural():
+    _, d = policy("<think>a</think>[THINK]bc[/THINK]Hola")
+    assert [(f.rule, f.detail, f.count) for f in d.flags] == [
+        ("think.stripped", "think, mistral: 2 reasoning blocks, 3 characters", 2)]
+    _, d = policy("<think>a</think>Hola")
+    assert [(f.rule, f.detail, f.count) for f in d.flags] == [
+        ("think.stripped", "think: 1 reasoning block, 1 character", 1)]
+
+
+PAIR_CASES = [  # (raw, expected) for freshly compiled pair formats; hand-checked
+    ("<think>a</think>Hola", ReasoningSplit("Hola", ("a",), ("think",))),
+    ("<THINK>a</Think>Hola", ReasoningSplit("Hola", ("a",), ("think",))),  # tag-like: any letter case
+    ("[think]a[/think]Hola", ReasoningSplit("Hola", ("a",), ("mistral",))),
+    ("<think>a<think>b</think>c</think>d", ReasoningSplit("d", ("abc",), ("think",))),
+    ("a</think>Hola", ReasoningSplit("Hola", ("a",), ("think",))),
+    ("<|start_thinking|>a<|end_thinking|>Hola", ReasoningSplit("<|start_thinking|>a<|end_thinking|>Hola")),
+    ("<|START_THINKING|>a<|END_THINKING|><|START_RESPONSE|>Hola<|END_RESPONSE|>",
+     ReasoningSplit("Hola", ("a",), ("command-r",), True)),
+    ("<|START_RESPONSE|>Hola<|END_RESPONSE|>", ReasoningSplit("Hola", (), ("command-r",), True)),
+    ("<|start_response|>Hola<|end_response|>", ReasoningSplit("<|start_response|>Hola<|end_response|>")),
+    # special tokens exactly: the lower-case close inside the block is text of the reasoning
+    ("<|START_THINKING|>a<|end_thinking|>b<|END_THINKING|>Hola",
+     ReasoningSplit("Hola", ("a<|end_thinking|>b",), ("command-r",))),
+    (" <RESPONSE>Hola</Response> \n", ReasoningSplit("Hola", (), ("think",), True)),  # wrapper: any case, spaces
+    ("<answer>Hola</answer>", ReasoningSplit("Hola", (), ("think",), True)),
+    ("<response>Hola", ReasoningSplit("Hola", (), ("think",), True)),
+    ("Say <response> now", ReasoningSplit("Say <response> now")),
+    *[(f"{f.open}x{f.close}Hola", ReasoningSplit("Hola", ("x",), (f.name,))) for f in FORMATS if f.kind == "pair"],
+    *[(f"{f.open}x", ReasoningSplit(f"{f.open}x", (), (), False, f.name)) for f in FORMATS if f.kind == "pair"],
+]
+
+
+@pytest.mark.parametrize("raw, expected", PAIR_CASES)
+def test_pair_formats_compiled_afresh(raw, expected, monkeypatch):
+    """The pair formats' patterns are compiled once at import; compiled again here, so that what the constructor
+    builds (the either-marker pattern and its letter case, the open marker, the wrappers, the trigger strings) is
+    what these answers exercise."""
+    monkeypatch.setattr(reasoning, "_PAIRS", {f.name: reasoning._Pair(f) for f in FORMATS if f.kind == "pair"})
+    assert split_reasoning(raw) == expected

@@ -27,6 +27,12 @@ The formats (name: markers — families, parser):
   channel is the answer; ``<|start|>assistant``, ``<|end|>``, ``<|return|>``, ``<|call|>`` open or end messages —
   gpt-oss (llama.cpp ``gpt_oss``; vLLM ``openai_gptoss``).
 * ``harmony-text``: ``analysis…assistantfinal…`` at the start of the answer — gpt-oss with special tokens dropped.
+  Harmony's header tokens are lower-case words glued to their neighbours once ``<|channel|>``, ``<|message|>``,
+  ``<|end|>`` and ``<|start|>`` are gone: ``<|channel|>analysis<|message|>We need…<|end|><|start|>assistant<|channel|>
+  final<|message|>Hola`` reads ``analysisWe need…assistantfinalHola`` (the issue's quoted answer:
+  ``analysisUser says "Hello World!" …politely.assistantfinalHello!``). So the format matches only that: ``analysis``
+  in lower case, glued to the reasoning's first character (no space after it), and ``assistantfinal`` in lower case;
+  prose such as ``Analysis of the assistantfinal report`` or ``analysis of the data … assistantfinal`` is left whole.
 * ``think``: ``<think>…</think>``; a template-opened block shows only ``</think>``; answer wrappers
   ``<response>…</response>`` (Granite 3.3, ERNIE 4.5) and ``<answer>…</answer>`` (Hunyuan A13B) — DeepSeek-R1/V3.1,
   Qwen3/QwQ, GLM-4.5, Kimi K2, MiniMax-M2, Nemotron, Hermes, Olmo 3, Step3 (llama.cpp ``deepseek_r1``, ``granite``,
@@ -40,7 +46,11 @@ The formats (name: markers — families, parser):
 * ``thinking``: ``<thinking>…</thinking>`` — ServiceNow Apriel 1.5 (llama.cpp ``apriel_1_5``).
 * ``kimi-vl``: ``◁think▷…◁/think▷`` — Moonshot Kimi-VL-A3B-Thinking (LLaMA-Factory ``kimi_vl``).
 * ``granite``: ``Here is my thought process:`` … ``Here is my response:`` (``Here's`` too) at the start of the
-  answer — IBM Granite 3.2 (vLLM ``granite``).
+  answer — IBM Granite 3.2 (vLLM ``granite``). Both phrases are needed, in the letter case the model writes them, as
+  vLLM's ``GraniteReasoningParser.extract_reasoning_content`` reads them (no match: "all content is considered
+  non-reasoning content"): an answer that only starts with ``Here is my thought process:`` — an English translation
+  of a sentence that says so — is the answer, not an unclosed block (Granite's phrases are plain English, unlike the
+  other formats' markers).
 
 Left out because the sources could not be checked here: Apriel's ``[BEGIN FINAL RESPONSE]`` (llama.cpp reads Apriel
 1.5 with ``<thinking>`` only), Gemma 4's and the DeepSeek V4 "engine" parsers (token-level, no text markers in the
@@ -57,15 +67,19 @@ Rules, the same for every format:
    markers, linear in the answer's length.
 3. A close marker left without an open one (the chat template opened the block in the prompt) drops everything
    before it, which is reasoning.
-4. An open marker left without its close: the block never closed, there is no answer (``unclosed``).
+4. An open marker left without its close: the block never closed, there is no answer (``unclosed``). Not for
+   Granite's phrases (plain English: the answer is left whole) nor ``harmony-text`` (both need their second marker).
 5. An answer wrapper around what is left (``<|START_RESPONSE|>``, ``<response>``, ``<answer>``) is unwrapped.
 6. Harmony: every ``final`` message is the answer; ``analysis`` and ``commentary`` messages are reasoning; with no
    ``final`` message, the text outside any message is the answer (often empty: an answer that is only reasoning),
    or, when the last message never ended, the block is unclosed.
 
-Tag-like markers (``<think>``, ``[THINK]``, ``<seed:think>``, ``<thinking>``, ``<response>``, ``<answer>``, the
-Granite phrases, ``analysis``/``assistantfinal``) match in any letter case; special tokens (``<|…|>``, ``◁think▷``)
-exactly.
+Tag-like markers (``<think>``, ``[THINK]``, ``<seed:think>``, ``<thinking>``, ``<response>``, ``<answer>``) match in
+any letter case, but only as written: ``<THINK >`` or ``< think>`` is no tag (llama.cpp and vLLM look for the exact
+strings ``<think>``/``</think>``; a server emits exact tags), so ``<THINK >x</THINK>Hola`` is a block the template
+opened, closed by ``</THINK>``: answer ``Hola``, reasoning ``<THINK >x``. Special tokens (``<|…|>``, ``◁think▷``),
+the Granite phrases and ``analysis``/``assistantfinal`` match in the answer exactly as the model writes them (the
+source rule still compares them with the source in any letter case).
 """
 
 from __future__ import annotations
@@ -207,10 +221,6 @@ class ReasoningSplit:
         return sum(len(r) for r in self.reasoning)
 
 
-def _ci(marker: str, ignore_case: bool) -> re.Pattern[str]:
-    return re.compile(re.escape(marker), re.I if ignore_case else 0)
-
-
 class _Pair:
     """Compiled patterns of a ``pair`` format."""
 
@@ -268,21 +278,20 @@ _H_HEADER = re.compile(r"(?:<\|start\|>[^<]*)?<\|channel\|>(?P<channel>[A-Za-z_]
                        r"(?P<rest>(?:(?!<\|message\|>|<\|channel\|>|<\|start\|>).)*)<\|message\|>", re.S)
 _H_END = re.compile(r"<\|end\|>|<\|return\|>|<\|call\|>|(?=<\|start\|>|<\|channel\|>)")
 _H_RESIDUE = re.compile(r"<\|start\|>[A-Za-z_]*|<\|end\|>|<\|return\|>|<\|call\|>")
-_H_TEXT = re.compile(r"\A\s*analysis(?P<reasoning>.*?)assistantfinal(?P<answer>.*)\Z", re.S | re.I)
+# gpt-oss with special tokens dropped: ``analysis`` glued to the reasoning, ``assistantfinal`` — lower case as the
+# tokens are (oobabooga/textgen issue 7374); Granite: vLLM granite_reasoning_parser.py's regex, case as written
+_H_TEXT = re.compile(r"\A\s*analysis(?=\S)(?P<reasoning>.*?)assistantfinal(?P<answer>.*)\Z", re.S)
 _GRANITE = re.compile(r"\A\s*(?:Here's|Here is) my thought process:(?P<reasoning>.*?)"
-                      r"(?:Here's|Here is) my response:(?P<answer>.*)\Z", re.S | re.I)
-_GRANITE_OPEN = re.compile(r"\A\s*(?:Here's|Here is) my thought process:", re.I)
+                      r"(?:Here's|Here is) my response:(?P<answer>.*)\Z", re.S)
 
 
-def _harmony(text: str) -> tuple[str, list[str], bool, bool] | None:
-    """(answer, reasoning blocks, unclosed, found) for a Harmony answer; None when no message header occurs."""
+def _harmony(text: str) -> tuple[str, list[str], bool] | None:
+    """(answer, reasoning blocks, unclosed) for a Harmony answer; None when no message header occurs. The headers
+    found never overlap a message body: a body ends at ``<|end|>``/``<|return|>``/``<|call|>`` or just before the next
+    ``<|start|>``/``<|channel|>``, where the next header begins."""
     pos, outside, finals, reasoning = 0, [], [], []
-    found = False
-    last_open = False
+    last_open = False  # set by every message; read only when there was one
     for m in _H_HEADER.finditer(text):
-        if m.start() < pos:
-            continue
-        found = True
         outside.append(text[pos:m.start()])
         end = _H_END.search(text, m.end())
         body_end = end.start() if end else len(text)
@@ -293,13 +302,13 @@ def _harmony(text: str) -> tuple[str, list[str], bool, bool] | None:
             finals.append(body)
         else:
             reasoning.append(body.strip())
-    if not found:
+    if not outside:  # one piece per header found
         return None
     outside.append(text[pos:])
     if finals:
-        return "".join(finals), reasoning, False, True
+        return "".join(finals), reasoning, False
     rest = _H_RESIDUE.sub("", "".join(outside))
-    return rest, reasoning, last_open and not rest.strip(), True
+    return rest, reasoning, last_open and not rest.strip()
 
 
 def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
@@ -324,14 +333,14 @@ def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
             h = _harmony(text)
             if h is None:
                 continue
-            answer, blocks, unclosed, _ = h
+            answer, blocks, unclosed = h
             if unclosed:
                 return ReasoningSplit(text, tuple(reasoning), tuple(formats), wrapped, "harmony")
             text = answer
             reasoning += blocks
             formats.append("harmony")
         elif fmt.kind == "harmony-text":
-            if "assistantfinal" not in low or "<|channel|>" in text or fmt.in_source(source):
+            if "assistantfinal" not in text or "<|channel|>" in text or fmt.in_source(source):
                 continue
             m = _H_TEXT.match(text)
             if m:
@@ -339,15 +348,13 @@ def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
                 reasoning.append(m.group("reasoning").strip())
                 formats.append(fmt.name)
         elif fmt.kind == "phrase":
-            if "thought process:" not in low or fmt.in_source(source):
+            if "my response:" not in text or fmt.in_source(source):
                 continue
             m = _GRANITE.match(text)
             if m:
                 text = m.group("answer")
                 reasoning.append(m.group("reasoning").strip())
                 formats.append(fmt.name)
-            elif _GRANITE_OPEN.match(text):
-                return ReasoningSplit(text, tuple(reasoning), tuple(formats), wrapped, fmt.name)
         else:
             p = _PAIRS[fmt.name]
             if not any(t in (low if p.ignore_case else text) for t in p.trigger) or fmt.in_source(source):
@@ -371,4 +378,4 @@ def split_reasoning(text: str, source: str | None = None) -> ReasoningSplit:
             if found:
                 formats.append(fmt.name)
         low = text.casefold()
-    return ReasoningSplit(text, tuple(reasoning), tuple(formats), wrapped, None)
+    return ReasoningSplit(text, tuple(reasoning), tuple(formats), wrapped)
