@@ -10,7 +10,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 class LoopbackServer:
@@ -76,6 +76,26 @@ class QuietHandler(BaseHTTPRequestHandler):
 
     def send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self.send_body(status, json.dumps(obj), "application/json", headers)
+
+
+class ChatServer(LoopbackServer):
+    """A scripted OpenAI-compatible chat server: ``GET /models`` lists model ``m``; every ``POST`` answers
+    ``answer(last message's content)`` as one non-streamed chat completion (finish_reason ``stop``) with ``usage``
+    (None: no usage object, as some providers send)."""
+
+    def __init__(self, answer: Callable[[str], str], usage: dict[str, int] | None = None) -> None:
+        class Handler(QuietHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_json(200, {"object": "list", "data": [{"id": "m", "owned_by": "test"}]})
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                content = answer(body["messages"][-1]["content"])
+                self.send_json(200, {"id": "x", "object": "chat.completion", "model": "m", "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                    **({"usage": usage} if usage is not None else {})})
+
+        super().__init__(Handler)
 
 
 def write_handmade_corpus(path: Path, dataset_id: str, pairs: list[tuple[str, str]], created: str = "2026-12-01") -> Path:

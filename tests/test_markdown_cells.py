@@ -18,7 +18,7 @@ import markdown
 import pytest
 
 import cli_support
-from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
+from loopback import ChatServer, write_handmade_corpus
 from mtboard.core import fmt
 from mtboard.core.schema import RunCard
 from mtboard.core.text import LINE_BREAKS
@@ -67,30 +67,14 @@ def _entry_rows(report_md: str) -> list[list[str]]:
             for r in rows]
 
 
-class _Answers(LoopbackServer):
-    """Answers entry ``Line N.`` with ``a | b<boundary N>c | d``."""
-
-    def __init__(self, answers: list[str]) -> None:
-        class Handler(QuietHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                self.send_json(200, {"object": "list", "data": [{"id": "m", "owned_by": "test"}]})
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                n = int(re.search(r"Line (\d+)\.", body["messages"][-1]["content"]).group(1))
-                self.send_json(200, {"id": "x", "object": "chat.completion", "model": "m", "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": answers[n]}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}})
-
-        super().__init__(Handler)
-
-
 def test_report_entries_table_has_one_row_per_entry_whatever_the_line_boundary(tmp_path: Path) -> None:
     names = list(BOUNDARIES)
     answers = [f"a | b{BOUNDARIES[n]}c | d" for n in names]
     corpus = write_handmade_corpus(tmp_path / "c.json", "hand-made-md-cells",
                                    [(f"Line {i}.", f"Línea {i}.") for i in range(len(names))])
-    with _Answers(answers) as srv:
+    # entry "Line N." is answered with answers[N] ("a | b<boundary N>c | d")
+    with ChatServer(lambda text: answers[int(re.search(r"Line (\d+)\.", text).group(1))],
+                    {"prompt_tokens": 3, "completion_tokens": 3, "total_tokens": 6}) as srv:
         p = cli_support.invoke(["run", str(corpus), "--method", "openai:m", "--base-url", srv.url, "--work-dir",
                                 str(tmp_path / "w"), "--prompt", "source-only"], cwd=tmp_path,
                                unset=("OPENAI_", "MTBOARD_"))

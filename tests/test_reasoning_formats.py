@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import cli_support
-from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
+from loopback import ChatServer, write_handmade_corpus
 from mtboard.core.documents import load_card
 from mtboard.core import reasoning
 from mtboard.core.reasoning import FORMATS, ReasoningSplit, split_reasoning
@@ -247,26 +247,10 @@ REFERENCES = {"Hello world.": "Hola mundo.", "Hello, world.": "Hola mundo.",
               "Thank you.": "Gracias."}
 
 
-class ReasoningServer(LoopbackServer):
-    def __init__(self) -> None:
-        class Handler(QuietHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                self.send_json(200, {"object": "list", "data": [{"id": "m", "owned_by": "test"}]})
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                content = ANSWERS[body["messages"][-1]["content"]]
-                self.send_json(200, {"id": "x", "object": "chat.completion", "model": "m", "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21}})
-
-        super().__init__(Handler)
-
-
 def test_run_and_validate_end_to_end(tmp_path: Path) -> None:
     corpora = tmp_path / "corpora"
     corpus = write_handmade_corpus(corpora / "c.json", "hand-made-reasoning-test", list(REFERENCES.items()))
-    with ReasoningServer() as srv:
+    with ChatServer(ANSWERS.__getitem__, {"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21}) as srv:
         p = cli_support.invoke(["run", str(corpus), "--method", "openai:m", "--base-url", srv.url, "--work-dir",
                                 str(tmp_path / "w"), "--prompt", "source-only"], cwd=tmp_path,
                                unset=("OPENAI_", "MTBOARD_"))

@@ -7,11 +7,10 @@ object, as some OpenAI-compatible servers send. The corpus is a hand-made fixtur
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import cli_support
-from loopback import LoopbackServer, QuietHandler, write_handmade_corpus
+from loopback import ChatServer, write_handmade_corpus
 from mtboard.inputs.prices import NO_USAGE, tokens_text
 from mtboard.core.schema import ErrorKind, Totals, Usage
 
@@ -32,25 +31,10 @@ def test_tokens_text() -> None:
     assert tokens_text(zero, [_R(0, 0)], language_model=False) == "0 in / 0 out"  # an engine uses no tokens
 
 
-class NoUsage(LoopbackServer):
-    def __init__(self) -> None:
-        class Handler(QuietHandler):
-            def do_GET(self) -> None:  # noqa: N802
-                self.send_json(200, {"object": "list", "data": [{"id": "m", "owned_by": "test"}]})
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                text = body["messages"][-1]["content"]
-                self.send_json(200, {"id": "x", "object": "chat.completion", "model": "m", "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": "ES " + text}, "finish_reason": "stop"}]})
-
-        super().__init__(Handler)
-
-
 def test_a_provider_without_usage_shows_unknown_tokens_and_cost(tmp_path: Path) -> None:
     corpus = write_handmade_corpus(tmp_path / "c.json", "hand-made-usage-test",
                                    [("Good morning.", "ES Good morning."), ("Thank you.", "ES Thank you.")])
-    with NoUsage() as srv:
+    with ChatServer(lambda text: "ES " + text) as srv:
         p = cli_support.invoke(["run", str(corpus), "--method", "openai:m", "--base-url", srv.url, "--work-dir",
                                 str(tmp_path / "w"), "--prompt", "source-only", "--price-in", "1",
                                 "--price-out", "2"], cwd=tmp_path, unset=("OPENAI_", "MTBOARD_"))
