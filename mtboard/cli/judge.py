@@ -4,19 +4,27 @@ Re-judges the translations stored in a finished work directory (its ``card.json`
 re-writes the card: verdicts per entry, a summary per judge, judge totals, fingerprint and seal. Judge answers are
 cached in ``WORKDIR/judge/cache.jsonl``, so running the same judge again sends nothing.
 
+Every folder the command writes (``WORKDIR/judge/``, the card's folder — ``--out`` when given — and the work
+directory for report.md) is tried before the first request (:func:`mtboard.core.errors.check_writable`). A full
+disk, a read-only file system or a work directory that vanished while judging stop it with one line: the file, the
+problem, the fix, how many judge answers are kept in ``WORKDIR/judge/cache.jsonl`` and the command that resumes
+(the same ``mtboard judge …`` line: kept answers are not asked again); exit 1 (issue 33 item 5).
+
 Environment: ``JUDGE_BASE_URL`` / ``JUDGE_API_KEY`` (the judge's endpoint), else ``OPENAI_BASE_URL`` /
 ``OPENAI_API_KEY``.
 """
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from mtboard.cli.app import app, guarded, refresh_workdir_outputs
-from mtboard.core.errors import ConfigError
+from mtboard.cli.app import app, fail, guarded, refresh_workdir_outputs
+from mtboard.core.errors import ConfigError, StorageError, check_writable, storage_error, storage_faults
 
 
 def find_corpus(workdir: Path, sha256: str, explicit: Path | None, extra_dirs: list[Path]) -> Path:
@@ -105,7 +113,6 @@ def judge(
 ) -> None:
     """Judge the stored translations of a work directory with LLM judges and re-write its card."""
     from mtboard.core import documents
-    from mtboard.judges import run_judges
 
     workdir = Path(workdir)
     cpath = card_path or workdir / "card.json"
@@ -118,22 +125,79 @@ def judge(
         extra_dirs.append(Path(bench))
     corpus_file = find_corpus(workdir, card.dataset.sha256, corpus_path, extra_dirs)
     corpus, _ = documents.load_corpus(corpus_file)
+    target = Path(out or cpath)
+    in_place = target.resolve() == cpath.resolve()  # the work directory's own card: its report and PR body follow it
+    # every folder written below, tried before the first request (issue 33 review finding 6)
+    check_writable(workdir / "judge", "WORKDIR", folder=True)
+    check_writable(target, "--out" if out is not None else "--card" if card_path is not None else "WORKDIR")
+    if in_place:
+        check_writable(workdir, "WORKDIR", folder=True)
+    try:
+        new = _judge_and_write(card, corpus, list(judge_specs), workdir, target, allow_self_judge=allow_self_judge,
+                               runs=runs, bench=bench, max_attempts=max_attempts, max_tokens=max_tokens,
+                               concurrency=concurrency, price_in_per_mtok=price_in, price_out_per_mtok=price_out,
+                               judge_family=judge_family, translator_family=translator_family)
+        lines = summary_lines(new, [s.split("=", 1)[0].strip() for s in judge_specs])
+        for line in lines:
+            typer.echo(line)
+        typer.echo(f"card        {target}  (fingerprint {new.fingerprint.hash[:16]}…)")
+        if in_place:
+            from mtboard.run.report import REPORT
+
+            with storage_faults(workdir / REPORT):
+                refresh_workdir_outputs(workdir, target, new, "judges section and card hashes re-written", "judged")
+    except (StorageError, OSError) as exc:  # disk full, read-only, no permission, the work dir vanished
+        fault = storage_error(exc)
+        if fault is None:
+            raise
+        fail(judge_storage_line(fault, workdir))
+
+
+def _judge_and_write(card: Any, corpus: Any, specs: list[str], workdir: Path, target: Path, **kwargs: Any) -> Any:
+    """Run the judges (progress on stderr, closed on every exit) and write the judged card to ``target``.
+    Raises: what ``run_judges`` raises; StorageError naming the card when the disk refuses it."""
+    from mtboard.core import documents
+    from mtboard.judges import run_judges
+
     progress = _progress()
     try:
-        new = run_judges(card, corpus, list(judge_specs), workdir=workdir, allow_self_judge=allow_self_judge,
-                         runs=runs, bench=bench, max_attempts=max_attempts, max_tokens=max_tokens,
-                         concurrency=concurrency, price_in_per_mtok=price_in, price_out_per_mtok=price_out,
-                         progress=progress, judge_family=judge_family, translator_family=translator_family)
+        new = run_judges(card, corpus, specs, workdir=workdir, progress=progress, **kwargs)
     finally:
         progress.close()
-    target = out or cpath
-    documents.write_card(new, target)
-    lines = summary_lines(new, [s.split("=", 1)[0].strip() for s in judge_specs])
-    for line in lines:
-        typer.echo(line)
-    typer.echo(f"card        {target}  (fingerprint {new.fingerprint.hash[:16]}…)")
-    if Path(target).resolve() == cpath.resolve():  # the work directory's own card: its report and PR body follow it
-        refresh_workdir_outputs(workdir, target, new, "judges section and card hashes re-written", "judged")
+    with storage_faults(target):
+        documents.write_card(new, target)
+    return new
+
+
+def judge_resume_command(workdir: Path, argv: list[str] | None = None) -> str:
+    """The command that resumes a judging a storage fault stopped: the command line as typed (``argv``, default
+    ``sys.argv``) when it was ``mtboard judge …`` (the program as invoked,
+    :func:`mtboard.cli.run.invoked_program`), else its shape."""
+    from mtboard.cli.run import invoked_program
+
+    argv = list(sys.argv if argv is None else argv)
+    prog = Path(argv[0]).name if argv else ""
+    if prog in ("mtboard", "__main__.py") and len(argv) > 1 and argv[1] == "judge":
+        return shlex.join([*invoked_program(argv[0]), "judge", *argv[2:]])
+    return f"the same mtboard judge command for {shlex.quote(str(workdir))}"
+
+
+def judge_storage_line(fault: StorageError, workdir: Path) -> str:
+    """The one line a judging stopped by a storage fault prints (issue 33 item 5, review finding 5): the path and
+    the problem, the fix, how many judge answers are kept in ``WORKDIR/judge/cache.jsonl`` (whole lines: answers
+    received are never lost, and are not asked again) and the command that resumes — ``w/judge/cache.jsonl: no
+    space left on the device (ENOSPC) (fix: free space …; 12 judge answers are kept in w/judge/cache.jsonl; then
+    resume with: mtboard judge w --judge rubric=openai:gpt-4.1)``."""
+    cache = workdir / "judge" / "cache.jsonl"
+    try:
+        kept = cache.read_bytes().count(b"\n") if cache.is_file() else 0
+    except OSError:
+        kept = 0
+    fix = f"{fault.fix}; " if fault.fix else ""
+    fix += f"{kept} judge answer{'s' if kept != 1 else ''} {'are' if kept != 1 else 'is'} kept in {cache}"
+    return StorageError(fault.problem, where=fault.where, field=fault.field, fix=fix,
+                        errno=fault.errno).with_resume(judge_resume_command(workdir)).one_line()
+
 
 class _progress:
     """Judged/total per kind on stderr (rich), closed at the end."""

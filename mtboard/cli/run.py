@@ -329,6 +329,13 @@ def storage_line(fault: StorageError, plan: Any) -> str:
     except (OSError, MtboardError):
         kept = 0
     fix = f"{fault.fix}; {kept} of {total} entries finished and are kept in {plan.work_dir}"
+    cache = plan.work_dir / "judge" / "cache.jsonl"
+    try:  # the judge phase (--judge) keeps its answers too: the resumed run asks only the rest
+        answers = cache.read_bytes().count(b"\n") if cache.is_file() else 0
+    except OSError:
+        answers = 0
+    if answers:
+        fix += f", {answers} judge answer{'s' if answers != 1 else ''} in {cache}"
     return StorageError(fault.problem, where=fault.where, field=fault.field, fix=fix,
                         errno=fault.errno).with_resume(resume_command(plan.work_dir)).one_line()
 

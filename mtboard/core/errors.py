@@ -129,3 +129,47 @@ def storage_faults(path: str | os.PathLike[str]) -> Iterator[None]:
         if fault is None:
             raise
         raise fault from None
+
+
+def check_writable(path: str | os.PathLike[str], option: str, *, folder: bool = False) -> None:
+    """Before anything is sent (issue 33 review finding 6): can the command write ``path``? ``folder``: ``path`` is
+    a folder the command writes into (a work directory), else a file written atomically into its parent folder (a
+    card, ``--out``). The folder — or, when it does not exist yet, its nearest existing parent, where it will be
+    made — gets a temporary file (``tempfile.mkstemp``) with one byte written and fsynced, then removed: a
+    read-only file system, a missing permission or a disk already full is found with nothing sent.
+
+    ``option`` names where the path came from (``--out``, ``--work-dir``, ``WORKDIR``) and becomes the error's field.
+    Raises: StorageError naming ``path``, ``option`` and the fix (an :data:`ENVIRONMENT_FAULTS` errno); ConfigError
+    when a file stands where a folder is needed, or ``path`` of a file is a folder. Other OSErrors pass unchanged.
+    Source: ``mkstemp`` is ``open(2)`` with ``O_CREAT|O_EXCL``, which reports ``EROFS``/``EACCES``/``ENOSPC``/
+    ``EDQUOT`` as a later write would (POSIX ``open``)."""
+    import tempfile
+
+    target = os.fspath(path)
+    if not folder and os.path.isdir(target):
+        raise ConfigError("this is a folder; the command writes a file here", where=target, field=option,
+                          fix="give a file name (e.g. card.json in that folder)")
+    place = os.path.abspath(target if folder else os.path.dirname(os.path.abspath(target)))
+    while not os.path.lexists(place):
+        parent = os.path.dirname(place)
+        if parent == place:
+            break
+        place = parent
+    if not os.path.isdir(place):
+        raise ConfigError(f"{place} is a file, not a folder, so nothing can be written under it", where=target,
+                          field=option, fix="remove that file or choose another path")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mtboard-write-check-", dir=place)
+        try:
+            os.write(fd, b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        fault = ENVIRONMENT_FAULTS.get(exc.errno) if exc.errno is not None else None
+        if fault is None:
+            raise
+        where = "" if place == os.path.abspath(target) else f" (checked in {place}, where it will be written)"
+        raise StorageError(f"cannot write here: {fault[0]}{where}; nothing was sent", where=target, field=option,
+                           fix=fault[1], errno=exc.errno) from None

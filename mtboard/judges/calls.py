@@ -7,8 +7,10 @@ the file. Requests go through :class:`mtboard.llm.LLMClient` (the only module th
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from mtboard.core.errors import BackendError
 from mtboard.judges.base import JudgePrompt, JudgeSpec
@@ -23,6 +25,24 @@ PREVIOUS_ANSWER_LIMIT = 4000
 
 Progress = Callable[[str, int, int], None]
 """progress(kind, done, total)."""
+
+T = TypeVar("T")
+
+
+async def gather_or_cancel(coros: Iterable[Awaitable[T]]) -> list[T]:
+    """``asyncio.gather`` of ``coros`` (results in order) that, when one raises (a full disk refusing the cache, a
+    401), cancels the others and waits for them before re-raising that first error — so the judge's HTTP client is
+    closed with no request in flight and no coroutine left half-started (without it, a connect still pending when
+    the event loop closes prints "RuntimeWarning: coroutine … was never awaited"; review finding 5 of issue 33).
+    ``asyncio.TaskGroup`` would do the same but wraps the error in an ExceptionGroup."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 

@@ -16,7 +16,6 @@ in three phases:
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from mtboard.core.schema import EntryResult, JudgeVerdict, Outcome, RunCard
 from mtboard.judges import checkpoints as cp
 from mtboard.judges.base import JudgeParseError, JudgePrompt, JudgeSpec
-from mtboard.judges.calls import Caller, Progress, not_sent, retry_messages
+from mtboard.judges.calls import Caller, Progress, gather_or_cancel, not_sent, retry_messages
 
 
 def translation_runs(card: RunCard) -> list[dict[int, Any]]:
@@ -212,7 +211,7 @@ async def run_checkpoints(spec: JudgeSpec, card: RunCard, bench: cp.Bench, calle
             progress(spec.kind, finished, runs)
         return _run_outcome(state, code, bench)
 
-    run_out = list(await asyncio.gather(*(one_run(r) for r in range(runs))))
+    run_out = await gather_or_cancel(one_run(r) for r in range(runs))
     scored_runs = [o for o in run_out if o["status"] == "scored"]
     scores = [float(o["score"]) for o in scored_runs]
     mean, spread = cp.mean_and_spread(scores)

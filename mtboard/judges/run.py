@@ -44,7 +44,7 @@ from mtboard.core.errors import ConfigError
 from mtboard.judges import checkpoints as cp
 from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
-from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, Progress, not_sent, retry_messages
+from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, Progress, gather_or_cancel, not_sent, retry_messages
 from mtboard.judges.checkpoint_run import run_checkpoints
 from mtboard.judges.store import JudgeStore
 from mtboard.core.languages import language_name
@@ -193,7 +193,7 @@ async def _run_entry_judge(spec: JudgeSpec, card: RunCard, items: dict[int, Judg
             progress(spec.kind, done, len(card.results))
         return v
 
-    return list(await asyncio.gather(*(one(r) for r in card.results)))
+    return await gather_or_cancel(one(r) for r in card.results)
 
 
 def render_check(kind: str, prompt: JudgePrompt, bench: cp.Bench | None = None) -> None:

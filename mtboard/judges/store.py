@@ -10,12 +10,21 @@ Layout (under ``WORKDIR/judge/``):
   (the service failed) are never cached, so a re-run asks again.
 * ``<kind>.answers.jsonl`` — rewritten at the end of each judging: every attempt that decided this card's verdicts
   (entry, replicate, attempt, cache key, whether it came from the cache, the answer text, and the parse outcome).
+
+Storage faults (issue 33 item 5): a write the disk refuses (full, read-only, quota, no permission …) raises
+:class:`~mtboard.core.errors.StorageError` naming the file; an append cut short is taken back (``ftruncate`` to the
+size before it), and a torn last line left by a crash is cut when the cache is opened, so every answer already in
+``cache.jsonl`` stays whole and the next append starts on a line of its own — re-running the same ``mtboard judge``
+command then sends only what was not answered.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +32,7 @@ from typing import Any
 from mtboard.core.canonical import canonical_bytes, sha256_hex
 from mtboard.core.decoding import json_line
 from mtboard.core.documents import atomic_write
+from mtboard.core.errors import StorageError, storage_faults
 from mtboard.core.schema import Usage
 from mtboard.core.text import split_records
 
@@ -61,16 +71,25 @@ class JudgeStore:
     """Cache + answer log of one work directory. Not safe for two processes judging the same directory at once."""
 
     def __init__(self, workdir: Path):
+        """Open (create) ``WORKDIR/judge/`` and read its cache. Raises: StorageError (the folder cannot be made, a
+        torn last line cannot be cut: read-only, full, no permission)."""
         self.dir = Path(workdir) / "judge"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        with storage_faults(self.dir):
+            self.dir.mkdir(parents=True, exist_ok=True)
         self.cache_path = self.dir / "cache.jsonl"
         self._cache: dict[str, CachedAnswer] = {}
         self._log: dict[str, list[dict[str, Any]]] = {}
         self._load()
 
+    def __len__(self) -> int:
+        """Answers in the cache (read from the file and received since)."""
+        return len(self._cache)
+
     def _load(self) -> None:
         if not self.cache_path.exists():
             return
+        with storage_faults(self.cache_path):
+            _cut_torn_tail(self.cache_path)
         with open(self.cache_path, "rb") as fh:
             for raw in fh:
                 try:
@@ -83,6 +102,23 @@ class JudgeStore:
                     key=rec["key"], text=rec.get("text"), finish_reason=rec.get("finish_reason"),
                     error=rec.get("error"), error_kind=rec.get("error_kind"),
                     usage=Usage.model_validate(rec.get("usage") or {}), model_id=rec.get("model_id"), cached=True)
+
+    @contextmanager
+    def _faults(self, path: Path) -> Iterator[None]:
+        """A write to ``path`` under ``judge/``: an environment fault becomes a StorageError naming ``path``
+        (:func:`~mtboard.core.errors.storage_faults`); ``ENOENT``/``ESTALE`` with the ``judge/`` folder gone is the
+        work directory deleted, moved or unmounted while judging (a StorageError naming the folder, field
+        ``WORKDIR``)."""
+        try:
+            with storage_faults(path):
+                yield
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ESTALE) and not self.dir.is_dir():
+                raise StorageError("the work directory vanished while judging (deleted, moved or unmounted); the "
+                                   "judge answers it held went with it", where=str(self.dir.parent), field="WORKDIR",
+                                   fix="keep the work directory in place until the command ends (restore it, or "
+                                       "judge a copy that has card.json)", errno=exc.errno) from None
+            raise
 
     def get(self, key: str) -> CachedAnswer | None:
         hit = self._cache.get(key)
@@ -98,10 +134,8 @@ class JudgeStore:
                "error": answer.error, "error_kind": answer.error_kind, "usage": answer.usage.model_dump(),
                "model_id": answer.model_id, "raw_response": raw_response}
         line = json_line(rec, sort_keys=True, compact=False)  # the raw response may hold escaped bytes
-        with open(self.cache_path, "ab") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with self._faults(self.cache_path):
+            _append_whole(self.cache_path, line)
         self._cache[key] = CachedAnswer(**{**answer.__dict__, "cached": False})
 
     def log(self, kind: str, record: dict[str, Any]) -> None:
@@ -113,8 +147,41 @@ class JudgeStore:
         recs = sorted(self._log.get(kind, []), key=lambda r: (r.get("run", 0), str(r.get("entry_id")),
                                                             r.get("attempt", 0)))
         path = self.dir / f"{kind}.answers.jsonl"
-        atomic_write(path, b"".join(json_line(r, sort_keys=True, compact=False) for r in recs))
+        with self._faults(path):
+            atomic_write(path, b"".join(json_line(r, sort_keys=True, compact=False) for r in recs))
         return path
+
+
+def _append_whole(path: Path, line: bytes) -> None:
+    """Append ``line`` to ``path`` unbuffered (short writes continued) and fsync; when a write or the fsync fails
+    (``ENOSPC`` part-way through the line), cut the file back to its size before the append and re-raise, so no
+    half line stays to glue the next answer onto (``write(2)``: a short write then ``ENOSPC``)."""
+    with open(path, "ab", buffering=0) as fh:
+        start = os.fstat(fh.fileno()).st_size
+        try:
+            view = memoryview(line)
+            while view:
+                n = fh.write(view)
+                view = view[n or 0:]
+            os.fsync(fh.fileno())
+        except OSError:
+            try:
+                os.ftruncate(fh.fileno(), start)
+            except OSError:
+                pass  # the line is torn: the next open cuts it (_cut_torn_tail)
+            raise
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Cut a last line without its newline (a crash or a full disk mid-append) so the next append starts a line;
+    the cut answer is simply asked again."""
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return
+    with open(path, "rb+") as fh:
+        fh.truncate(data.rfind(b"\n") + 1)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def read_answers(workdir: Path, kind: str) -> list[dict[str, Any]]:

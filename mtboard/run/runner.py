@@ -31,7 +31,8 @@ from mtboard.core import canonical, safejson
 from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method, plugin_record
 from mtboard.score.card import fit_reported_names, score_and_assemble
 from mtboard.core.documents import load_corpus, write_card
-from mtboard.core.errors import BackendError, ConfigError, InputError, MtboardError, StorageError, storage_faults
+from mtboard.core.errors import (BackendError, ConfigError, InputError, MtboardError, StorageError, check_writable,
+                                  storage_faults)
 from mtboard.run.gate import GATE_ENTRIES, check_early_gate
 from mtboard.score.metrics.bleu import make_bleu
 from mtboard.inputs.prices import PriceTable, price_table_for, resolve_rates
@@ -86,10 +87,14 @@ def prepare(settings: RunSettings) -> Plan:
     extra). :func:`preflight_judges` does the same for the judges. The settings' ranges (``--runs``, ``--limit`` …)
     and segment were checked when :class:`~mtboard.run.settings.RunSettings` was built. Phases, in order:
     :func:`_corpus_slice`, :func:`_prompt_and_coaching`, the tools (:func:`mtboard.run.fst_gate.check_pipeline`),
-    the backend options, :func:`_run_spec`, :func:`_preflight`.
+    the backend options, :func:`_run_spec`, :func:`_preflight`, then the folder of ``--out`` is tried
+    (:func:`mtboard.core.errors.check_writable`: a file made and removed there), so a read-only or full ``--out``
+    costs no request (issue 33 review finding 6); the work directory (report.md, the card by default) is tried by
+    :func:`mtboard.run.workdir.lock_workdir`, which writes its ``.lock`` before the first request.
 
     Raises: ConfigError (unknown backend/prompt/backend option, a segment the corpus lacks, tools that cannot work,
-    a template that cannot render, a missing tokenizer extra), InputError (corpus, coaching file, price table).
+    a template that cannot render, a missing tokenizer extra, ``--out`` a folder), InputError (corpus, coaching file,
+    price table), StorageError (``--out``'s folder cannot be written: read-only, full, no permission).
     """
     method = parse_method(settings.method)
     backend_cls = get_backend(method.backend)
@@ -104,6 +109,8 @@ def prepare(settings: RunSettings) -> Plan:
                      coaching=coaching, tools=tools, fst_retries=fst_retries)
     prices = _preflight(spec, settings, backend_cls, prompt, entries)
     work_dir = settings.work_dir or Path("runs") / dataset.id / spec.work_dir_name()
+    if settings.out is not None:  # the work dir itself is tried by lock_workdir (its .lock), before any request too
+        check_writable(settings.out, "--out")
     return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
                 options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices, analyser=analyser)
 
