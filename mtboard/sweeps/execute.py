@@ -55,7 +55,7 @@ def shown(text: str, limit: int = 40) -> str:
     withheld when it holds what looks like an API key (:func:`mtboard.validate.hygiene.find_key_like`; the key is
     never echoed)."""
     if find_key_like(text):
-        return "(withheld: it holds what looks like an API key)"
+        return "method withheld: it holds what looks like an API key"
     text = fold_lines(text)
     return text if len(text) <= limit else text[:limit] + "…"
 
