@@ -254,7 +254,8 @@ def check_planned_card(spec: RunSpec, settings: RunSettings, backend_cls: type[B
 
     Raises: :class:`PlannedCardError` (a ConfigError) naming the option (``--method``, ``--condition``, ``--notes``,
     ``CORPUS`` …), the card field, the rule and the fix — for a value the card's schema refuses, a problem of the
-    validator's ``names``, ``method`` or ``secrets`` checks, or a card that would be larger than :data:`~mtboard.core.safejson.MAX_CARD_BYTES`."""
+    validator's ``names``, ``method`` or ``secrets`` checks, or a card that would be larger than
+    :data:`~mtboard.core.safejson.MAX_CARD_BYTES`."""
     m = spec.public_method
     facts = BackendFacts(endpoint_host_sha256=spec.endpoint_host_sha256,
                          model_slug=backend_cls.model_slug_for(m.model, m.effort))
@@ -276,15 +277,16 @@ def check_planned_card(spec: RunSpec, settings: RunSettings, backend_cls: type[B
         if check == "secrets":
             message = message.replace("; remove it, rotate the key, and re-run", "")
             raise PlannedCardError(f"the run card's {(path or '$').removeprefix('$.')} would hold what {message}; "
-                                   "nothing was sent", field=option, fix=f"remove it from {option} and rotate the key (a key is "
-                                                            "never written into a card)")
+                                   "nothing was sent", field=option,
+                                   fix=f"remove it from {option} and rotate the key (a key is never written into a "
+                                       "card)")
         raise PlannedCardError(f"the run card's {(path or '$').removeprefix('$.')} would fail the validator's {check} "
-                          f"check: {message}; nothing was sent", field=option, fix=_fix(option, settings))
+                               f"check: {message}; nothing was sent", field=option, fix=_fix(option, settings))
     size = planned_card_bytes(card, entries)
     if size > MAX_CARD_BYTES:
         raise PlannedCardError(f"the run card would be at least {size:,} bytes ({len(entries)} entries × {spec.runs} "
-                          f"run(s)), over the {MAX_CARD_BYTES:,} a card may hold; nothing was sent",
-                          field="--limit", fix="run fewer entries (--limit N), fewer --runs, or a smaller segment")
+                               f"run(s)), over the {MAX_CARD_BYTES:,} a card may hold; nothing was sent",
+                               field="--limit", fix="run fewer entries (--limit N), fewer --runs, or a smaller segment")
     return card
 
 

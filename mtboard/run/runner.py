@@ -113,7 +113,7 @@ def prepare(settings: RunSettings, *, environment: bool = True) -> Plan:
                      coaching=coaching, tools=tools, fst_retries=fst_retries)
     prices = _preflight(spec, settings, backend_cls, prompt, entries)
     work_dir = settings.work_dir or Path("runs") / dataset.id / spec.work_dir_name()
-    if environment and settings.out is not None:  # the work dir is tried by lock_workdir (its .lock), before any request
+    if environment and settings.out is not None:  # the work dir: tried by lock_workdir (its .lock) before any request
         check_writable(settings.out, "--out")
     return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
                 options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices, analyser=analyser)

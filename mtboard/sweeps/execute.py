@@ -10,7 +10,8 @@ local lane. Before the first request of any cell, every cell that is to run is p
 :func:`mtboard.run.planned.check_planned_card`): a cell whose card would break a rule (a 4,000-character model name,
 an API key in the method, a name pattern …) refuses the whole sweep with one line per bad cell and nothing sent
 (issue 33 item 4, second review finding 5); a cell that cannot run here for another reason (a mode not installed, no
-API key) is a failed cell without a request, and the others run. Resumable: a cell whose work directory already holds its card is not run again (its card is reused);
+API key) is a failed cell without a request, and the others run. Resumable: a cell whose work directory already
+holds its card is not run again (its card is reused);
 an unfinished cell resumes where its work directory stopped (:class:`mtboard.run.workdir.WorkDir`), and a failed cell
 leaves the others running. Ctrl-C stops the sweep; the same command resumes it.
 """
@@ -264,7 +265,8 @@ async def run_cells(sweep: Sweep, cells: list[Cell], work_root: Path, progress: 
                     checked: dict[str, CellCheck] | None = None) -> list[CellOutcome]:
     """Run ``cells`` (module docstring: the local lane one at a time, API cells ``sweep.file.max_parallel`` at
     once); ``checked``: :func:`check_cells`' results by cell id (a cell without one is prepared when its turn
-    comes). Returns the outcomes in the cells' order. A cell that raises an :class:`~mtboard.core.errors.MtboardError` is
+    comes). Returns the outcomes in the cells' order. A cell that raises an
+    :class:`~mtboard.core.errors.MtboardError` is
     a ``failed`` outcome; anything else (Ctrl-C) propagates after the work directories were flushed."""
     api_slots = asyncio.Semaphore(sweep.file.max_parallel)
     pre = checked or {}
