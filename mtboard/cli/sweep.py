@@ -36,17 +36,31 @@ def plan(
                                              "even where a local tokenizer is available.")] = False,
     root: RootOpt = None,
 ) -> None:
-    """Print the expanded matrix and the cost estimate per cell and in total (nothing is sent)."""
+    """Print the expanded matrix and the cost estimate per cell and in total (nothing is sent); every cell's planned
+    card is checked as `sweep run` checks it, and a cell whose card would break a card rule is listed on stderr
+    (exit 1)."""
     from mtboard.sweeps.estimate import estimate_sweep, plan_table
+    from mtboard.sweeps.execute import check_cells
     from mtboard.sweeps.matrix import plan_document
     from mtboard.sweeps.spec import load_sweep
 
     sweep = load_sweep(file, root)
+    checks = check_cells(sweep, sweep.cells, _work_root(sweep.name, None), environment=False, skip_cached=False)
     est = estimate_sweep(sweep, use_tokenizers=not ratio_only)
     if as_json:
         typer.echo(json.dumps(plan_document(sweep, est), indent=2, sort_keys=True, ensure_ascii=False))
     else:
         typer.echo(plan_table(sweep, est))
+    for c in checks:
+        if c.error:
+            typer.echo(f"note: cell {c.cell.id}: planned card not checked here: {c.error}", err=True)
+    refused = [c.refusal for c in checks if c.refusal]
+    for line in refused:
+        typer.echo(f"refused: {line}", err=True)
+    if refused:
+        fail(f"{file}: the sweep would be refused: {len(refused)} of {len(sweep.cells)} cell(s) would write a card "
+             "that breaks a card rule (listed above) (fix: correct those cells' fields in the sweep file, or drop "
+             "the cells)")
     if budget is not None and est.cost_high_usd is not None and est.cost_high_usd > budget:
         fail(f"over budget: the sweep may cost up to ${est.cost_high_usd:.4f} (estimate ${est.cost_usd:.4f}), "
              f"--budget is ${budget:.4f}; drop cells or raise --budget")
@@ -75,7 +89,7 @@ def run(
     Progress over the whole sweep goes to stderr every MTBOARD_PROGRESS_INTERVAL seconds (default 30)."""
     from mtboard.cli.environment import environment
     from mtboard.sweeps.estimate import estimate_sweep
-    from mtboard.sweeps.execute import run_sweep, summary_record
+    from mtboard.sweeps.execute import SweepRefused, run_sweep, summary_record
     from mtboard.sweeps.spec import load_sweep
     from mtboard.sweeps.summary import summary_text
 
@@ -97,6 +111,10 @@ def run(
          f"{root}")
     try:
         result = run_sweep(sweep, root, echo=echo, only=only, interval_s=environment().progress_interval)
+    except SweepRefused as exc:
+        for line in exc.lines:
+            echo(f"refused: {line}")
+        fail(exc.one_line())
     except KeyboardInterrupt:
         fail(f"interrupted: finished cells keep their cards and unfinished ones their finished entries under {root}; "
              f"resume with the same command", 130)

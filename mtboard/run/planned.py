@@ -94,6 +94,14 @@ def judge_specs(value: str | list[str] | None) -> list[str]:
     return specs
 
 
+class PlannedCardError(ConfigError):
+    """A card rule the planned card breaks (:func:`check_planned_card`), found before anything was sent. A
+    :class:`~mtboard.core.errors.ConfigError` (same one line, same exit code); its own class so that a caller checking
+    many runs at once — ``mtboard sweep plan`` / ``sweep run`` (:func:`mtboard.sweeps.execute.check_cells`) — tells a
+    card rule the sweep file breaks from an environment that cannot run a cell here (issue 33 item 4, second review
+    finding 5)."""
+
+
 PLANNED_JUDGEMENT = "planned: not judged yet"
 """The justification of a planned card's placeholder verdicts (:func:`with_planned_judges`)."""
 
@@ -186,7 +194,7 @@ def _excerpt(value: Any) -> str:
     return repr(text if len(text) <= 40 else text[:40] + "…")
 
 
-def schema_error(exc: ValidationError, spec: RunSpec, settings: RunSettings) -> ConfigError:
+def schema_error(exc: ValidationError, spec: RunSpec, settings: RunSettings) -> PlannedCardError:
     """The first problem of a planned card the schema refused, as one ConfigError naming the option, the card field,
     the rule and the fix (a model name too long says how many characters the model part may have)."""
     err = exc.errors(include_url=False)[0]
@@ -216,7 +224,7 @@ def schema_error(exc: ValidationError, spec: RunSpec, settings: RunSettings) -> 
         problem = f"the run card's {field} would be {value}: {err['msg'].lower()}"
     else:
         problem = f"the run card's {field}: {err['msg']}"
-    return ConfigError(problem + "; nothing was sent", field=option, fix=fix)
+    return PlannedCardError(problem + "; nothing was sent", field=option, fix=fix)
 
 
 def _validator_problems(card: RunCard) -> list[tuple[str | None, str, str]]:
@@ -244,9 +252,10 @@ def check_planned_card(spec: RunSpec, settings: RunSettings, backend_cls: type[B
     """Assemble the planned card (:func:`mtboard.score.card.planned_card`) and check every rule it can show before
     the first request (module docstring). Returns the planned card.
 
-    Raises: ConfigError naming the option (``--method``, ``--condition``, ``--notes``, ``CORPUS`` …), the card field,
-    the rule and the fix — for a value the card's schema refuses, a problem of the validator's ``names``, ``method``
-    or ``secrets`` checks, or a card that would be larger than :data:`~mtboard.core.safejson.MAX_CARD_BYTES`."""
+    Raises: :class:`PlannedCardError` (a ConfigError) naming the option (``--method``, ``--condition``, ``--notes``,
+    ``CORPUS`` …), the card field, the rule and the fix — for a value the card's schema refuses, a problem of the
+    validator's ``names``, ``method`` or ``secrets`` checks, or a card that would be larger than
+    :data:`~mtboard.core.safejson.MAX_CARD_BYTES`."""
     m = spec.public_method
     facts = BackendFacts(endpoint_host_sha256=spec.endpoint_host_sha256,
                          model_slug=backend_cls.model_slug_for(m.model, m.effort))
@@ -259,22 +268,27 @@ def check_planned_card(spec: RunSpec, settings: RunSettings, backend_cls: type[B
         card = with_planned_judges(card, spec, settings)
     except ValidationError as exc:
         raise schema_error(exc, spec, settings) from None
+    except ConfigError as exc:  # a --judge spec or family the command line gets wrong: a card rule too
+        if isinstance(exc, PlannedCardError):
+            raise
+        raise PlannedCardError(exc.problem, where=exc.where, field=exc.field, fix=exc.fix) from None
     for path, check, message in _validator_problems(card):
         option = source_of(path or "$")
         if check == "secrets":
             message = message.replace("; remove it, rotate the key, and re-run", "")
-            raise ConfigError(f"the run card's {(path or '$').removeprefix('$.')} would hold what {message}; nothing "
-                              "was sent", field=option, fix=f"remove it from {option} and rotate the key (a key is "
-                                                            "never written into a card)")
-        raise ConfigError(f"the run card's {(path or '$').removeprefix('$.')} would fail the validator's {check} "
-                          f"check: {message}; nothing was sent", field=option, fix=_fix(option, settings))
+            raise PlannedCardError(f"the run card's {(path or '$').removeprefix('$.')} would hold what {message}; "
+                                   "nothing was sent", field=option,
+                                   fix=f"remove it from {option} and rotate the key (a key is never written into a "
+                                       "card)")
+        raise PlannedCardError(f"the run card's {(path or '$').removeprefix('$.')} would fail the validator's {check} "
+                               f"check: {message}; nothing was sent", field=option, fix=_fix(option, settings))
     size = planned_card_bytes(card, entries)
     if size > MAX_CARD_BYTES:
-        raise ConfigError(f"the run card would be at least {size:,} bytes ({len(entries)} entries × {spec.runs} "
-                          f"run(s)), over the {MAX_CARD_BYTES:,} a card may hold; nothing was sent",
-                          field="--limit", fix="run fewer entries (--limit N), fewer --runs, or a smaller segment")
+        raise PlannedCardError(f"the run card would be at least {size:,} bytes ({len(entries)} entries × {spec.runs} "
+                               f"run(s)), over the {MAX_CARD_BYTES:,} a card may hold; nothing was sent",
+                               field="--limit", fix="run fewer entries (--limit N), fewer --runs, or a smaller segment")
     return card
 
 
-__all__ = ["SOURCES", "PLANNED_JUDGEMENT", "check_planned_card", "judge_specs", "schema_error", "source_of",
-           "with_planned_judges"]
+__all__ = ["SOURCES", "PLANNED_JUDGEMENT", "PlannedCardError", "check_planned_card", "judge_specs", "schema_error",
+           "source_of", "with_planned_judges"]

@@ -76,7 +76,7 @@ def load_coaching(path: Path, prompt: Prompt | None, backend: str) -> tuple[str,
     return canonical.sha256_hex(raw), path.name, text
 
 
-def prepare(settings: RunSettings) -> Plan:
+def prepare(settings: RunSettings, *, environment: bool = True) -> Plan:
     """Load the corpus and prompt, check everything the run needs, build the
     :class:`~mtboard.inputs.runspec.RunSpec` and pick the work directory. Nothing is sent yet.
 
@@ -92,13 +92,17 @@ def prepare(settings: RunSettings) -> Plan:
     costs no request (issue 33 review finding 6); the work directory (report.md, the card by default) is tried by
     :func:`mtboard.run.workdir.lock_workdir`, which writes its ``.lock`` before the first request.
 
+    ``environment=False`` (``mtboard sweep plan``, which runs where no secret is set): the backend's environment
+    (:meth:`~mtboard.backends.base.Backend.check_environment`: its API key) and ``--out`` are not checked.
+
     Raises: ConfigError (unknown backend/prompt/backend option, a segment the corpus lacks, tools that cannot work,
     a template that cannot render, a missing tokenizer extra, ``--out`` a folder), InputError (corpus, coaching file,
     price table), StorageError (``--out``'s folder cannot be written: read-only, full, no permission).
     """
     method = parse_method(settings.method)
     backend_cls = get_backend(method.backend)
-    backend_cls.check_environment(settings.base_url)
+    if environment:
+        backend_cls.check_environment(settings.base_url)
     corpus, dataset, entries = _corpus_slice(settings, backend_cls, method)
     prompt, coaching, system_prompt = _prompt_and_coaching(settings, backend_cls, method.backend, corpus.dataset)
     tools = parse_tools(settings.tools)
@@ -109,7 +113,7 @@ def prepare(settings: RunSettings) -> Plan:
                      coaching=coaching, tools=tools, fst_retries=fst_retries)
     prices = _preflight(spec, settings, backend_cls, prompt, entries)
     work_dir = settings.work_dir or Path("runs") / dataset.id / spec.work_dir_name()
-    if settings.out is not None:  # the work dir itself is tried by lock_workdir (its .lock), before any request too
+    if environment and settings.out is not None:  # the work dir: tried by lock_workdir (its .lock) before any request
         check_writable(settings.out, "--out")
     return Plan(settings=settings, spec=spec, corpus=corpus, entries=entries, backend_cls=backend_cls,
                 options=options, prompt=prompt, work_dir=Path(work_dir), prices=prices, analyser=analyser)

@@ -138,20 +138,35 @@ def collect(sweep: Sweep, downloaded: Path, ctx: Any) -> Collected:
     return out
 
 
+def code_span(value: object) -> str:
+    """``value`` as one Markdown code span that no text can break (CommonMark 0.31 §6.1 "Code spans"): on one line
+    (:func:`mtboard.core.fmt.fold_lines`), fenced by one more backtick than its longest run of backticks, with a space
+    inside each fence when the text starts or ends with a backtick (or is blank), since one leading and one trailing
+    space are stripped. ``"a`b"`` → ``"``a`b``"``; ``"`x"`` → ``"`` `x ``"``; ``""`` → ``"`  `"``
+    (second review of issue 33, finding 11: an artifact folder named with a backtick broke the "Refused" list)."""
+    text = fold_lines(value)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    if not text.strip(" ") or text.startswith("`") or text.endswith("`"):
+        text = f" {text} "
+    return f"{fence}{text}{fence}"
+
+
 def pr_body(sweep: Sweep, result: Collected) -> str:
-    """The pull request's body (Markdown): the sweep, the cards filed and what is missing or refused."""
-    lines = [f"Sweep `{sweep.name}` (`{sweep.path.as_posix()}`, sha256 `{sweep.sha256[:12]}`): "
-             f"{len(result.filed)} new card(s), validated with the base branch's validator.", ""]
-    lines += [f"- `{p}`" for p in result.filed]
+    """The pull request's body (Markdown): the sweep, the cards filed and what is missing or refused. Every name and
+    path is a :func:`code_span`, every reason an :func:`mtboard.core.fmt.md_cell`."""
+    lines = [f"Sweep {code_span(sweep.name)} ({code_span(sweep.path.as_posix())}, sha256 "
+             f"{code_span(sweep.sha256[:12])}): {len(result.filed)} new card(s), validated with the base branch's "
+             "validator.", ""]
+    lines += [f"- {code_span(p)}" for p in result.filed]
     if result.already:
         lines += ["", f"Already submitted: {len(result.already)}."]
     if result.missing:
         lines += ["", "Cells without a card (their job failed or was cancelled): "
-                  + ", ".join(f"`{c}`" for c in result.missing)]
+                  + ", ".join(code_span(c) for c in result.missing)]
     if result.refused:
         # an artifact's name and the refusal (it may quote a file) stay on one line (issue 33 item 6)
-        lines += ["", "Refused:"] + [f"- `{fold_lines(name)}`: {md_cell(why)}" for name, why in result.refused]
+        lines += ["", "Refused:"] + [f"- {code_span(name)}: {md_cell(why)}" for name, why in result.refused]
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["ARTIFACT_PREFIX", "Collected", "collect", "mismatch", "pr_body"]
+__all__ = ["ARTIFACT_PREFIX", "Collected", "code_span", "collect", "mismatch", "pr_body"]

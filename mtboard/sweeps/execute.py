@@ -5,7 +5,13 @@
 Parallelism is bounded per lane: cells on a local model server (``Cell.lane == "local"``, the gguf backend) run one
 at a time — two servers would share the same CPU cores or GPU and each would time the other — while endpoint and
 engine cells (``api``: OpenAI-compatible APIs, Apertium, baselines) run up to ``max_parallel`` at once, beside the
-local lane. Resumable: a cell whose work directory already holds its card is not run again (its card is reused);
+local lane. Before the first request of any cell, every cell that is to run is prepared
+(:func:`check_cells`: :func:`mtboard.run.runner.prepare`, whose planned-card check is
+:func:`mtboard.run.planned.check_planned_card`): a cell whose card would break a rule (a 4,000-character model name,
+an API key in the method, a name pattern …) refuses the whole sweep with one line per bad cell and nothing sent
+(issue 33 item 4, second review finding 5); a cell that cannot run here for another reason (a mode not installed, no
+API key) is a failed cell without a request, and the others run. Resumable: a cell whose work directory already
+holds its card is not run again (its card is reused);
 an unfinished cell resumes where its work directory stopped (:class:`mtboard.run.workdir.WorkDir`), and a failed cell
 leaves the others running. Ctrl-C stops the sweep; the same command resumes it.
 """
@@ -21,13 +27,75 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mtboard.core.documents import load_card
-from mtboard.run.runner import finish, preflight_judges, prepare, translate_all
+from mtboard.core.fmt import fold_lines
+from mtboard.run.planned import PlannedCardError
+from mtboard.run.runner import Plan, finish, preflight_judges, prepare, translate_all
 from mtboard.core.errors import MtboardError
 from mtboard.sweeps.cells import Cell
 from mtboard.sweeps.spec import Sweep, cell_error, run_settings
 from mtboard.run.workdir import lock_workdir
+from mtboard.validate.hygiene import find_key_like
 
 CARD = "card.json"
+
+
+@dataclass
+class CellCheck:
+    """A cell prepared before anything is sent (:func:`check_cells`): its :class:`~mtboard.run.runner.Plan`, or the
+    one line saying why it cannot run — ``refusal`` when its card would break a card rule (the sweep is refused),
+    ``error`` for anything else (``sweep run``: the cell fails without a request; ``sweep plan``: not checked here)."""
+
+    cell: Cell
+    plan: Plan | None = None
+    refusal: str | None = None
+    error: str | None = None
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """A method or label as one refusal line may show it: on one line, at most ``limit`` characters (then "…"), and
+    withheld when it holds what looks like an API key (:func:`mtboard.validate.hygiene.find_key_like`; the key is
+    never echoed)."""
+    if find_key_like(text):
+        return "method withheld: it holds what looks like an API key"
+    text = fold_lines(text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def refusal_line(sweep: Sweep, cell: Cell, exc: MtboardError) -> str:
+    """One line for a cell whose planned card breaks a rule: the cell id, its method (:func:`shown`), and the sweep
+    file's field, the rule and the fix (:func:`mtboard.sweeps.spec.cell_error`)."""
+    return f"cell {cell.id} ({shown(cell.method)}): {cell_error(sweep.path, cell, exc)}"
+
+
+def check_cells(sweep: Sweep, cells: list[Cell], work_root: Path, *, environment: bool = True,
+                skip_cached: bool = True) -> list[CellCheck]:
+    """Prepare every cell (:func:`mtboard.run.runner.prepare`, which checks the cell's planned card with
+    :func:`mtboard.run.planned.check_planned_card`) before any is sent. Nothing is sent and no work directory is
+    made. ``environment=False`` (``mtboard sweep plan``, no secrets): the backends' environment is not checked, a
+    ``gguf_package`` is not assembled and the judges' endpoints are not required. ``skip_cached``: a cell whose work
+    directory already holds its card is not prepared (it is not run again; no check is returned for it).
+
+    Returns one :class:`CellCheck` per prepared cell, in ``cells``' order: a
+    :class:`~mtboard.run.planned.PlannedCardError` gives ``refusal`` (:func:`refusal_line`), any other
+    :class:`~mtboard.core.errors.MtboardError` ``error`` (:func:`mtboard.sweeps.spec.cell_error`)."""
+    out: list[CellCheck] = []
+    for cell in cells:
+        work_dir = work_root / cell.id
+        if skip_cached and (work_dir / CARD).is_file():
+            continue
+        try:
+            settings = run_settings(cell, sweep.root, work_dir, early_gate=sweep.file.early_gate,
+                                    resolve=environment)
+            plan = prepare(settings, environment=environment)
+            if environment:
+                preflight_judges(plan)
+        except PlannedCardError as exc:
+            out.append(CellCheck(cell, refusal=refusal_line(sweep, cell, exc)))
+        except MtboardError as exc:
+            out.append(CellCheck(cell, error=cell_error(sweep.path, cell, exc)))
+        else:
+            out.append(CellCheck(cell, plan=plan))
+    return out
 
 
 @dataclass
@@ -161,7 +229,7 @@ class SweepResult:
 
 
 async def _run_cell(sweep: Sweep, cell: Cell, work_root: Path, progress: SweepProgress,
-                    notice: Callable[[str], None]) -> CellOutcome:
+                    notice: Callable[[str], None], checked: CellCheck | None = None) -> CellOutcome:
     work_dir = work_root / cell.id
     card_path = work_dir / CARD
     if card_path.is_file():
@@ -170,10 +238,17 @@ async def _run_cell(sweep: Sweep, cell: Cell, work_root: Path, progress: SweepPr
         return outcome
     progress.cell_started(cell)
     t0 = time.monotonic()
+    if checked is not None and checked.plan is None:  # refused or failed before anything was sent
+        outcome = CellOutcome(cell=cell, status="failed", error=checked.refusal or checked.error)
+        progress.cell_finished(cell, outcome)
+        return outcome
     try:
-        settings = run_settings(cell, sweep.root, work_dir, early_gate=sweep.file.early_gate)
-        plan = prepare(settings)
-        preflight_judges(plan)
+        if checked is not None and checked.plan is not None:
+            plan = checked.plan
+        else:
+            plan = prepare(run_settings(cell, sweep.root, work_dir, early_gate=sweep.file.early_gate))
+            preflight_judges(plan)
+        settings = plan.settings
         with lock_workdir(work_dir):  # another `sweep run --cell` (or `mtboard run`) on this cell fails at once
             translated = await translate_all(plan, progress.for_cell(cell), notice=notice)
             result = await asyncio.to_thread(finish, translated, judge=settings.judge)
@@ -186,35 +261,58 @@ async def _run_cell(sweep: Sweep, cell: Cell, work_root: Path, progress: SweepPr
 
 
 async def run_cells(sweep: Sweep, cells: list[Cell], work_root: Path, progress: SweepProgress,
-                    notice: Callable[[str], None] = lambda _m: None) -> list[CellOutcome]:
+                    notice: Callable[[str], None] = lambda _m: None,
+                    checked: dict[str, CellCheck] | None = None) -> list[CellOutcome]:
     """Run ``cells`` (module docstring: the local lane one at a time, API cells ``sweep.file.max_parallel`` at
-    once). Returns the outcomes in the cells' order. A cell that raises an :class:`~mtboard.core.errors.MtboardError` is
+    once); ``checked``: :func:`check_cells`' results by cell id (a cell without one is prepared when its turn
+    comes). Returns the outcomes in the cells' order. A cell that raises an
+    :class:`~mtboard.core.errors.MtboardError` is
     a ``failed`` outcome; anything else (Ctrl-C) propagates after the work directories were flushed."""
     api_slots = asyncio.Semaphore(sweep.file.max_parallel)
+    pre = checked or {}
     results: dict[str, CellOutcome] = {}
 
     async def local_lane() -> None:
         for cell in (c for c in cells if c.lane == "local"):
-            results[cell.id] = await _run_cell(sweep, cell, work_root, progress, notice)
+            results[cell.id] = await _run_cell(sweep, cell, work_root, progress, notice, pre.get(cell.id))
 
     async def api_cell(cell: Cell) -> None:
         async with api_slots:
-            results[cell.id] = await _run_cell(sweep, cell, work_root, progress, notice)
+            results[cell.id] = await _run_cell(sweep, cell, work_root, progress, notice, pre.get(cell.id))
 
     await asyncio.gather(local_lane(), *(api_cell(c) for c in cells if c.lane == "api"))
     return [results[c.id] for c in cells]
 
 
+class SweepRefused(MtboardError):
+    """``mtboard sweep run`` refused before anything was sent: ``lines`` holds one line per cell whose planned card
+    breaks a card rule (:func:`refusal_line`)."""
+
+    def __init__(self, sweep: Sweep, lines: list[str], cells: int):
+        self.lines = lines
+        super().__init__(f"the sweep is refused: {len(lines)} of {cells} cell(s) would write a card that breaks a card "
+                         "rule (listed above); nothing was sent", where=str(sweep.path),
+                         fix="correct those cells' fields in the sweep file (or drop the cells) and run again")
+
+
 def run_sweep(sweep: Sweep, work_root: Path, *, echo: Callable[[str], None], only: set[str] | None = None,
               interval_s: float = 30.0) -> SweepResult:
     """Run the sweep's cells (``only``: those ids) with a progress display through ``echo``; see
-    :func:`run_cells`."""
+    :func:`run_cells`. Every cell to run is prepared first (:func:`check_cells`).
+
+    Raises: :class:`SweepRefused` when a cell's planned card breaks a card rule (nothing sent, no work directory
+    made)."""
     cells = [c for c in sweep.cells if only is None or c.id in only]
+    checks = check_cells(sweep, cells, work_root)
+    refused = [c.refusal for c in checks if c.refusal]
+    if refused:
+        raise SweepRefused(sweep, refused, len(cells))
     progress = SweepProgress(sweep.name, cells, echo, interval_s)
     t0 = time.monotonic()
     progress.start()
     try:
-        outcomes = asyncio.run(run_cells(sweep, cells, work_root, progress, notice=echo))
+        outcomes = asyncio.run(run_cells(sweep, cells, work_root, progress, notice=echo,
+                                         checked={c.cell.id: c for c in checks}))
     finally:
         progress.stop()
     return SweepResult(outcomes=outcomes, elapsed_s=time.monotonic() - t0)
@@ -223,18 +321,22 @@ def run_sweep(sweep: Sweep, work_root: Path, *, echo: Callable[[str], None], onl
 def summary_record(sweep: Sweep, result: SweepResult, estimates: dict[str, Any]) -> dict[str, Any]:
     """The sweep summary as data (``runs/sweeps/NAME/summary.json`` and the printed table): per cell its status,
     card, tokens and cost used against the estimate (:func:`mtboard.sweeps.estimate.estimate_cell` as a dict keyed
-    by cell id), and the totals."""
+    by cell id), and the totals. A cost that is not known — a card without a price, a cell the estimate could not
+    price (``cost_usd`` None) — is None, in its row and in the total it would be part of ("unknown" in
+    :func:`mtboard.sweeps.summary.summary_text`), never a crash or a partial sum (second review of issue 33, finding
+    3)."""
     rows = []
     for o in result.outcomes:
-        est = estimates.get(o.cell.id, {})
+        est = estimates.get(o.cell.id) or {}
         used = o.prompt_tokens + o.completion_tokens + o.judge_prompt_tokens + o.judge_completion_tokens
-        planned = est.get("tokens", {}).get("total")
+        planned = (est.get("tokens") or {}).get("total")
+        estimated = (est.get("cost_usd") or {}).get("estimate")  # None: no price for the cell ("cost unknown")
         rows.append({"cell": o.cell.id, "dataset": o.cell.dataset_id, "method": o.cell.label,
                      "condition": o.cell.condition, "temperature": o.cell.temperature, "status": o.status,
                      "card": None if o.card_path is None else str(o.card_path), "error": o.error,
                      "elapsed_s": round(o.elapsed_s, 1), "tokens_used": used, "tokens_estimated": planned,
                      "tokens_ratio": None if not planned or o.status == "failed" else round(used / planned, 3),
-                     "cost_usd": o.cost_usd, "cost_estimated_usd": est.get("cost_usd", {}).get("estimate")})
+                     "cost_usd": o.cost_usd, "cost_estimated_usd": estimated})
     ok = [r for r in rows if r["status"] != "failed"]
     used = sum(r["tokens_used"] for r in ok)
     planned = sum(r["tokens_estimated"] or 0 for r in ok)
@@ -245,7 +347,9 @@ def summary_record(sweep: Sweep, result: SweepResult, estimates: dict[str, Any])
             "tokens_used": used, "tokens_estimated": planned,
             "tokens_ratio": round(used / planned, 3) if planned else None,
             "cost_usd": None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
-            "cost_estimated_usd": sum(r["cost_estimated_usd"] or 0.0 for r in ok), "rows": rows}
+            "cost_estimated_usd": None if any(r["cost_estimated_usd"] is None for r in ok) else sum(
+                r["cost_estimated_usd"] for r in ok), "rows": rows}
 
 
-__all__ = ["CellOutcome", "SweepProgress", "SweepResult", "run_cells", "run_sweep", "summary_record", "CARD"]
+__all__ = ["CellCheck", "SweepRefused", "check_cells", "refusal_line", "shown", "CellOutcome", "SweepProgress",
+           "SweepResult", "run_cells", "run_sweep", "summary_record", "CARD"]

@@ -123,10 +123,14 @@ def resolved_method(cell: Cell) -> str:
     return cell.method
 
 
-def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = True) -> RunSettings:
+def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = True,
+                 resolve: bool = True) -> RunSettings:
     """The :class:`mtboard.run.settings.RunSettings` of a cell (what ``mtboard run`` with :meth:`Cell.run_args` builds),
-    with the card written to ``work_dir/card.json``."""
-    return RunSettings(corpus_path=root / cell.dataset_path, method=resolved_method(cell), prompt=cell.prompt,
+    with the card written to ``work_dir/card.json``. ``resolve=False`` (``mtboard sweep plan``): a ``gguf_package``
+    method keeps its file name instead of the assembled path (the card publishes the file name either way), so the
+    plan needs no model package. Raises: ConfigError (:func:`gguf_package_path`) when resolving fails."""
+    method = resolved_method(cell) if resolve else cell.method
+    return RunSettings(corpus_path=root / cell.dataset_path, method=method, prompt=cell.prompt,
                        condition=cell.condition, temperature=cell.temperature, max_tokens=cell.max_tokens or 512,
                        runs=cell.runs, segment=cell.segment, limit=cell.limit, work_dir=work_dir,
                        price_in=cell.price_in, price_out=cell.price_out, judge=list(cell.judges) or None,
