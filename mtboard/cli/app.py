@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Callable
 import typer
 
 from mtboard import __version__
-from mtboard.core.errors import MtboardError, storage_error
+from mtboard.core.errors import MtboardError, StorageError, storage_error
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -83,6 +83,38 @@ def error_line(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}" + (f": {first}" if first else "") + f" ({REPORT_HINT})"
 
 
+def rerun_command(argv: list[str] | None = None) -> str:
+    """The command line to run again after a storage fault is fixed: ``argv`` (default ``sys.argv``) as typed, with
+    the program as invoked (:func:`mtboard.cli.run.invoked_program`: ``mtboard``, a venv path or ``python -m
+    mtboard``), shell-quoted (``shlex.join``); a URL argument carrying credentials or a query (``--base-url
+    https://user:key@host/v1``) is replaced by ``YOUR_URL`` — the line is printed. When ``argv`` is not an mtboard
+    command line (mtboard called in-process, e.g. typer's test runner), the shape: ``the same `mtboard corpus import`
+    command`` (the command's path from click's context)."""
+    import shlex
+    from urllib.parse import urlsplit
+
+    from mtboard.cli.run import invoked_program
+
+    argv = list(sys.argv if argv is None else argv)
+    prog = Path(argv[0]).name if argv else ""
+    if prog in ("mtboard", "__main__.py") and len(argv) > 1:
+        args = []
+        for a in argv[1:]:
+            key, eq, value = a.partition("=") if a.startswith("--") else ("", "", a)
+            try:
+                parts = urlsplit(value)
+                secret = "://" in value and bool(parts.username or parts.password or parts.query)
+            except ValueError:  # not a URL urllib can split (an unbalanced "[")
+                secret = False
+            args.append(f"{key}{eq}YOUR_URL" if secret else a)
+        return shlex.join([*invoked_program(argv[0]), *args])
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    path = ctx.command_path.split(maxsplit=1)[1:] if ctx is not None else []
+    return f"the same `{' '.join(['mtboard', *path])}` command"
+
+
 def closed_pipe_exit() -> None:
     """The reader of stdout went away (``mtboard … | head -1``): exit 1 quietly, as the ``signal`` module docs
     recommend ("Note on SIGPIPE"): point stdout at os.devnull so that the interpreter's final flush of what is still
@@ -107,8 +139,11 @@ def guarded(fn: Callable) -> Callable:
     configuration for the command's duration), and any exception → one line on stderr, exit 1, no traceback and no
     locals (they can hold API keys).
 
-    MtboardError → its one-line message (a malformed ``MTBOARD_*`` value among them); an OSError that is an
-    environment fault (disk full, read-only, no permission …) → the path and the fix (:func:`error_line`); pydantic
+    MtboardError → its one-line message (a malformed ``MTBOARD_*`` value among them); a storage fault — a
+    StorageError, or an OSError that is an environment fault (disk full, read-only, no permission …) — → the path,
+    the fix and ``then re-run: <the same command>`` (:func:`rerun_command`; issue 33 item 5: every mtboard command
+    writes its outputs atomically, so running it again once the fault is fixed is the way on; ``mtboard run`` and
+    ``mtboard judge`` print their own resume command, left as it is); pydantic
     ValidationError →
     model, field and problem; any other exception → ``internal error: <type>: <first line>`` with a hint to report
     it; Ctrl-C → ``interrupted``, exit 130; a closed stdout pipe (``| head -1``) → nothing printed, exit 1
@@ -130,6 +165,9 @@ def guarded(fn: Callable) -> Callable:
         except Exception as exc:  # noqa: BLE001 - the CLI boundary: every error becomes one line
             if isinstance(exc, _passthrough()):
                 raise
+            fault = storage_error(exc) if isinstance(exc, (OSError, StorageError)) else None
+            if fault is not None:  # an environment fault: the path, the fix and the command to run again
+                fail(fault.with_rerun(rerun_command()).one_line())
             fail(error_line(exc))
 
     return wrapper
