@@ -96,8 +96,9 @@ def rerun_command(argv: list[str] | None = None) -> str:
     from mtboard.cli.run import invoked_program
 
     argv = list(sys.argv if argv is None else argv)
-    prog = Path(argv[0]).name if argv else ""
-    if prog in ("mtboard", "__main__.py") and len(argv) > 1:
+    prog = Path(argv[0]) if argv else Path()
+    mtboard = prog.name == "mtboard" or (prog.name == "__main__.py" and prog.parent.name == "mtboard")
+    if mtboard and len(argv) > 1:  # not another program's __main__.py (``python -m pytest`` calling in-process)
         args = []
         for a in argv[1:]:
             key, eq, value = a.partition("=") if a.startswith("--") else ("", "", a)
@@ -108,11 +109,26 @@ def rerun_command(argv: list[str] | None = None) -> str:
                 secret = False
             args.append(f"{key}{eq}YOUR_URL" if secret else a)
         return shlex.join([*invoked_program(argv[0]), *args])
-    import click
+    return f"the same `{' '.join(['mtboard', *_command_path()])}` command"
 
-    ctx = click.get_current_context(silent=True)
-    path = ctx.command_path.split(maxsplit=1)[1:] if ctx is not None else []
-    return f"the same `{' '.join(['mtboard', *path])}` command"
+
+def _command_path() -> list[str]:
+    """The running command's words after the program (``["corpus", "import"]``) from the click context in force —
+    typer ≥ 0.25 vendors click as ``typer._click``, older typer uses ``click`` — or [] outside a command."""
+    import importlib
+
+    for name in ("typer._click.globals", "click.globals"):
+        try:
+            ctx = importlib.import_module(name).get_current_context(silent=True)
+        except ImportError:
+            continue
+        words = []
+        while ctx is not None and ctx.parent is not None:  # the root's name is the program, however invoked
+            words.insert(0, ctx.info_name or "")
+            ctx = ctx.parent
+        if words:
+            return words
+    return []
 
 
 def closed_pipe_exit() -> None:
