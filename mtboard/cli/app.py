@@ -112,9 +112,9 @@ def rerun_command(argv: list[str] | None = None) -> str:
     return f"the same `{' '.join(['mtboard', *_command_path()])}` command"
 
 
-def _command_path() -> list[str]:
-    """The running command's words after the program (``["corpus", "import"]``) from the click context in force —
-    typer ≥ 0.25 vendors click as ``typer._click``, older typer uses ``click`` — or [] outside a command."""
+def _current_context():  # noqa: ANN202 - a click Context (typer's vendored click, or click), or None
+    """The click context in force — typer ≥ 0.25 vendors click as ``typer._click``, older typer uses ``click`` —
+    or None outside a command."""
     import importlib
 
     for name in ("typer._click.globals", "click.globals"):
@@ -122,13 +122,59 @@ def _command_path() -> list[str]:
             ctx = importlib.import_module(name).get_current_context(silent=True)
         except ImportError:
             continue
-        words = []
-        while ctx is not None and ctx.parent is not None:  # the root's name is the program, however invoked
-            words.insert(0, ctx.info_name or "")
-            ctx = ctx.parent
-        if words:
-            return words
-    return []
+        if ctx is not None:
+            return ctx
+    return None
+
+
+def _option_name(param: str) -> str:
+    """How the user typed the parameter ``param`` (a keyword of the command function): its longest flag
+    (``--notes``) or, for an argument, its metavar (``CARD``), from the click context; ``--param-name`` outside one."""
+    ctx = _current_context()
+    for p in getattr(getattr(ctx, "command", None), "params", []):
+        if p.name == param:
+            flags = [o for o in getattr(p, "opts", []) if o.startswith("-")]
+            return max(flags, key=len) if flags else (p.human_readable_name or param.upper())
+    return "--" + param.replace("_", "-")
+
+
+def check_text_options(values: dict) -> None:
+    """Refuse a command-line string that is not valid UTF-8 (second review of issue 33, finding 8) before the
+    command does anything — every ``str`` parameter of every command (and each ``str`` of a list/tuple option), once,
+    here. Python decodes ``argv`` with the file-system encoding's ``surrogateescape`` handler (PEP 383): a byte that
+    is not UTF-8 (``--notes $'a\\xffb'`` typed in a Latin-1 terminal) arrives as a lone surrogate (U+DCFF), which
+    no JSON file, HTTP request or card can hold, so the command would otherwise fail later without naming the option
+    (RFC 8785: "input contains non-UTF-8 codepoints"). Paths (``pathlib.Path`` parameters) are not checked: a file
+    name may be any bytes.
+
+    Raises: ConfigError ``--notes: not valid UTF-8: byte 0xff at character 2 (fix: …)``; a surrogate that is no
+    escaped byte (U+D800–U+DC7F, U+DD00–U+DFFF: only from a caller passing str directly) is named as a lone
+    surrogate."""
+    from mtboard.core.errors import ConfigError
+
+    for name, value in values.items():
+        texts = [value] if isinstance(value, str) else (
+            [v for v in value if isinstance(v, str)] if isinstance(value, (list, tuple)) else [])
+        for text in texts:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                ch = ord(text[exc.start])
+                what = (f"byte 0x{ch - 0xDC00:02x}" if 0xDC80 <= ch <= 0xDCFF else f"a lone surrogate U+{ch:04X}")
+                raise ConfigError(f"not valid UTF-8: {what} at character {exc.start + 1}", field=_option_name(name),
+                                  fix="type the value in a UTF-8 terminal (locale charmap: UTF-8; e.g. "
+                                      "LANG=C.UTF-8), or convert it (iconv -f LATIN1 -t UTF-8)") from None
+
+
+def _command_path() -> list[str]:
+    """The running command's words after the program (``["corpus", "import"]``) from the click context in force
+    (:func:`_current_context`), or [] outside a command."""
+    ctx = _current_context()
+    words = []
+    while ctx is not None and ctx.parent is not None:  # the root's name is the program, however invoked
+        words.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return words
 
 
 def closed_pipe_exit() -> None:
@@ -162,7 +208,8 @@ def guarded(fn: Callable) -> Callable:
     ``mtboard judge`` print their own resume command, left as it is); pydantic
     ValidationError →
     model, field and problem; any other exception → ``internal error: <type>: <first line>`` with a hint to report
-    it; Ctrl-C → ``interrupted``, exit 130; a closed stdout pipe (``| head -1``) → nothing printed, exit 1
+    it; Ctrl-C → ``interrupted``, exit 130; a text option that is not valid UTF-8 → one line naming the option,
+    before the command starts (:func:`check_text_options`); a closed stdout pipe (``| head -1``) → nothing printed, exit 1
     (:func:`closed_pipe_exit`). typer/click control-flow exceptions (Exit, Abort, usage errors) pass through.
     """
 
@@ -172,6 +219,7 @@ def guarded(fn: Callable) -> Callable:
         from mtboard.cli.environment import command_environment
 
         try:
+            check_text_options(kwargs)
             with command_environment():
                 return fn(*args, **kwargs)
         except BrokenPipeError:
