@@ -83,17 +83,30 @@ def error_line(exc: BaseException) -> str:
     return f"internal error: {type(exc).__name__}" + (f": {first}" if first else "") + f" ({REPORT_HINT})"
 
 
+def invoked_program(argv0: str) -> list[str]:
+    """The program as it was invoked, so that a printed command works in the same shell: ``mtboard`` when that is
+    what ``PATH`` finds (a console script run through ``PATH`` gets its full path as ``argv[0]``), else ``argv0`` as
+    typed (``.venv/bin/mtboard`` without an activated venv); ``python -m mtboard`` (``argv0`` is the package's
+    ``__main__.py``) gives ``[sys.executable, "-m", "mtboard"]``."""
+    if Path(argv0).name == "__main__.py":
+        return [sys.executable, "-m", "mtboard"]
+    import shutil
+
+    found = shutil.which("mtboard")
+    if argv0 == "mtboard" or (found is not None and Path(found).resolve() == Path(argv0).resolve()):
+        return ["mtboard"]
+    return [argv0]
+
+
 def rerun_command(argv: list[str] | None = None) -> str:
     """The command line to run again after a storage fault is fixed: ``argv`` (default ``sys.argv``) as typed, with
-    the program as invoked (:func:`mtboard.cli.run.invoked_program`: ``mtboard``, a venv path or ``python -m
+    the program as invoked (:func:`invoked_program`: ``mtboard``, a venv path or ``python -m
     mtboard``), shell-quoted (``shlex.join``); a URL argument carrying credentials or a query (``--base-url
     https://user:key@host/v1``) is replaced by ``YOUR_URL`` — the line is printed. When ``argv`` is not an mtboard
     command line (mtboard called in-process, e.g. typer's test runner), the shape: ``the same `mtboard corpus import`
     command`` (the command's path from click's context)."""
     import shlex
     from urllib.parse import urlsplit
-
-    from mtboard.cli.run import invoked_program
 
     argv = list(sys.argv if argv is None else argv)
     prog = Path(argv[0]) if argv else Path()
