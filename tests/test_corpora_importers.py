@@ -5,11 +5,14 @@ All fixtures are small, hand-made files written by the tests themselves.
 
 from __future__ import annotations
 
+import json
+
 import polib
 import pytest
 
-from mtboard.inputs.corpora.importers import ImportReport, align_html, align_udhr, html_blocks, read_catalog, read_tmx, \
-    read_tsv, split_context
+import cli_support
+from mtboard.inputs.corpora.importers import ImportReport, align_html, align_udhr, html_blocks, read_catalog, read_csv, \
+    read_tmx, read_tsv, split_context
 from mtboard.core.errors import InputError
 
 # Hand-made PO catalogue: header, a normal entry, msgctxt, fuzzy, obsolete, plural, untranslated, identical.
@@ -109,6 +112,46 @@ def test_read_tsv(tmp_path):
     with pytest.raises(InputError) as exc:
         read_tsv(p)
     assert "hand.tsv:2" in str(exc.value) and "2 tab-separated columns" in str(exc.value)
+
+
+
+@pytest.mark.parametrize("header, langs", [
+    ("source\ttarget", {}),
+    ("SRC\tTgt ", {}),  # any case, white space around a name
+    ("en\tes", {"source_lang": "en", "target_lang": "es"}),
+    ("Reference\tsource", {}),
+])
+def test_a_tsv_header_naming_the_columns_is_skipped_like_the_csv_one(tmp_path, header, langs):
+    # hand-made: a comment, the header, two entries, and a later line with the header's words (an entry)
+    p = tmp_path / "hand.tsv"
+    p.write_text(f"# hand-made\n{header}\nHello\tHola\nsource\ttarget\n", encoding="utf-8-sig")  # with a BOM
+    report = ImportReport()
+    pairs = read_tsv(p, report, **langs)
+    assert [(x.source, x.reference, x.locator) for x in pairs] == [("Hello", "Hola", "line 3"),
+                                                                  ("source", "target", "line 4")]
+    assert report.kept == 2 and report.skipped == {"comment": 1, "header": 1}
+    csv = tmp_path / "hand.csv"  # the same rule as the CSV reader's
+    csv.write_text(f"{header.replace(chr(9), ',')}\nHello,Hola\n", encoding="utf-8")
+    assert [(x.source, x.locator) for x in read_csv(csv, **langs)] == [("Hello", "line 2")]
+
+
+def test_a_tsv_first_line_that_is_not_column_names_is_an_entry(tmp_path):
+    p = tmp_path / "hand.tsv"  # hand-made: "en<TAB>es" without the language codes given; "source<TAB>Hola"
+    p.write_text("en\tes\nsource\tHola\n", encoding="utf-8")
+    assert [(x.source, x.reference) for x in read_tsv(p)] == [("en", "es"), ("source", "Hola")]
+    assert [x.source for x in read_tsv(p, source_lang="en", target_lang="fr")] == ["en", "source"]
+
+
+def test_corpus_import_skips_a_tsv_header(tmp_path):
+    p = tmp_path / "hand.tsv"  # hand-made
+    p.write_text("en\tes\nOpen the file.\tAbra el archivo.\n", encoding="utf-8")
+    out = tmp_path / "c.json"
+    res = cli_support.invoke(["corpus", "import", str(p), "-o", str(out), "--source-lang", "en", "--target-lang",
+                              "es", "--license", "CC0-1.0"])
+    assert res.returncode == 0, res.stderr
+    assert "header 1" in res.stdout + res.stderr
+    corpus = json.loads(out.read_text(encoding="utf-8"))
+    assert [e["source"] for e in corpus["entries"]] == ["Open the file."]
 
 
 TMX = '''<?xml version="1.0" encoding="UTF-8"?>

@@ -238,7 +238,7 @@ def _read(paths: tuple[Path, ...], fmt: str, read_src: str, read_tgt: str, repor
     if kind in ("po", "mo"):
         return I.read_catalog(path, report)
     if kind == "tsv":
-        return I.read_tsv(path, report)
+        return I.read_tsv(path, report, source_lang=read_src, target_lang=read_tgt)
     if kind == "csv":
         return I.read_csv(path, report, source_lang=read_src, target_lang=read_tgt, delimiter=delimiter)
     if kind == "tmx":

@@ -20,7 +20,6 @@ Environment: ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` (openai backend; the key o
 from __future__ import annotations
 
 import shlex
-import shutil
 import signal
 import sys
 import threading
@@ -31,7 +30,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from mtboard.cli.app import app, fail, guarded
+from mtboard.cli.app import app, fail, guarded, invoked_program  # noqa: F401 - invoked_program: cli.judge imports it here
 from mtboard.core.errors import MtboardError, StorageError, storage_error
 from mtboard.cli.options import model_options
 from mtboard.run.settings import RunSettings, option_name  # the model `mtboard run --help` is built from
@@ -155,19 +154,6 @@ def progress_sink(label: str, work_dir: Path | None) -> Any:
     inner: Any = (_RichProgress(label) if sys.stderr.isatty() or env.progress
                   else _LineProgress(label, env.progress_interval, echo))
     return _Progress(inner, work_dir, echo)
-
-
-def invoked_program(argv0: str) -> list[str]:
-    """The program as it was invoked, so that a printed command works in the same shell: ``mtboard`` when that is
-    what ``PATH`` finds (a console script run through ``PATH`` gets its full path as ``argv[0]``), else ``argv0`` as
-    typed (``.venv/bin/mtboard`` without an activated venv); ``python -m mtboard`` (``argv0`` is the package's
-    ``__main__.py``) gives ``[sys.executable, "-m", "mtboard"]``."""
-    if Path(argv0).name == "__main__.py":
-        return [sys.executable, "-m", "mtboard"]
-    found = shutil.which("mtboard")
-    if argv0 == "mtboard" or (found is not None and Path(found).resolve() == Path(argv0).resolve()):
-        return ["mtboard"]
-    return [argv0]
 
 
 def resume_command(work_dir: Path, argv: list[str] | None = None) -> str:

@@ -18,32 +18,39 @@ from typing import Any
 from pydantic import ValidationError
 
 from mtboard.core import canonical, safejson
-from mtboard.core.errors import InputError
+from mtboard.core.errors import InputError, storage_faults
 from mtboard.core.schema import Corpus, RunCard, describe_validation_error
 
 MAX_CORPUS_BYTES = 64 * 1024 * 1024
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write bytes to ``path`` atomically: temp file in the same directory, fsync, ``os.replace``."""
+    """Write bytes to ``path`` atomically: temp file in the same directory, fsync, ``os.replace``; the temp file is
+    removed when anything fails, so ``path`` is either the old file or the new one.
+
+    Raises: :class:`~mtboard.core.errors.StorageError` naming ``path`` (never the temp file) and the fix when the
+    storage refuses the write — a full disk or quota, a read-only file system, no permission … (the errnos of
+    :data:`~mtboard.core.errors.ENVIRONMENT_FAULTS`; issue 33 item 5: a failed ``write``/``fsync`` names no file of its
+    own); any other OSError unchanged."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
+    with storage_faults(p):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; give the usual file mode
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, p)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
 
 
 def validate_model(model: type, data: Any, where: str):

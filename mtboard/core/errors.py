@@ -66,6 +66,15 @@ class StorageError(MtboardError):
         fix = f"{self.fix}; then resume with: {command}" if self.fix else f"resume with: {command}"
         return StorageError(self.problem, where=self.where, field=self.field, fix=fix, errno=self.errno)
 
+    def with_rerun(self, command: str) -> StorageError:
+        """The same error with ``then re-run: COMMAND`` appended to its fix (a command that writes its outputs
+        atomically — rescore, corpus import, submit, build — starts over once the fault is fixed); unchanged when
+        its fix already says how to resume or re-run (``mtboard run``/``judge`` name their own resume command)."""
+        if self.fix and ("resume with: " in self.fix or "re-run: " in self.fix):
+            return self
+        fix = f"{self.fix}; then re-run: {command}" if self.fix else f"re-run: {command}"
+        return StorageError(self.problem, where=self.where, field=self.field, fix=fix, errno=self.errno)
+
 
 def _environment_faults() -> dict[int, tuple[str, str]]:
     import errno as e
@@ -100,9 +109,18 @@ code it is a bug and stays an ``internal error``. ``ENOENT`` of a work directory
 where the run writes (:mod:`mtboard.run.workdir`), which knows the folder existed."""
 
 
+def os_error_path(exc: OSError) -> str | None:
+    """The path(s) an OSError names: ``exc.filename``, and ``exc.filename2`` after " → " when the call had two
+    (``os.replace``, ``os.link``, ``shutil.copyfile``'s ``open`` of either side); None when it names none (a failed
+    ``write``/``fsync``/``close`` of an open file). Bytes paths are decoded with ``os.fsdecode``."""
+    names = [os.fsdecode(n) if isinstance(n, bytes) else str(n)
+             for n in (exc.filename, exc.filename2) if n is not None]
+    return " → ".join(names) if names else None
+
+
 def storage_error(exc: OSError, where: str | None = None) -> StorageError | None:
     """The :class:`StorageError` for an OSError whose errno is an environment fault (:data:`ENVIRONMENT_FAULTS`),
-    naming ``where`` (default: the path the error names, ``exc.filename``); None for any other errno.
+    naming ``where`` (default: the path(s) the error names, :func:`os_error_path`); None for any other errno.
 
     ``OSError(28, 'No space left on device', 'w/raw.jsonl')`` → ``w/raw.jsonl: no space left on the device
     (ENOSPC) (fix: free space on that file system, or move the folder to a disk with room)``."""
@@ -111,21 +129,24 @@ def storage_error(exc: OSError, where: str | None = None) -> StorageError | None
     fault = ENVIRONMENT_FAULTS.get(exc.errno) if exc.errno is not None else None
     if fault is None:
         return None
-    path = where if where is not None else exc.filename
+    path = where if where is not None else os_error_path(exc)
     return StorageError(fault[0], where=None if path is None else str(path), fix=fault[1], errno=exc.errno)
 
 
 @contextmanager
-def storage_faults(path: str | os.PathLike[str]) -> Iterator[None]:
+def storage_faults(path: str | os.PathLike[str], *, own_name_first: bool = False) -> Iterator[None]:
     """Inside the block, an OSError that is an environment fault (:func:`storage_error`) becomes a StorageError
-    naming ``path`` — the file being written (a failed ``write``/``fsync`` names no file of its own); any other
-    exception passes unchanged."""
+    naming ``path`` — the file being written (a failed ``write``/``fsync`` names no file of its own); with
+    ``own_name_first`` the path the OSError names itself comes first (a block that writes many files under the
+    folder ``path``: MkDocs, ``shutil.copytree``) and ``path`` only when it names none. Any other exception passes
+    unchanged."""
     try:
         yield
     except StorageError:
         raise
     except OSError as exc:
-        fault = storage_error(exc, os.fspath(path))
+        own = os_error_path(exc) if own_name_first else None
+        fault = storage_error(exc, own if own is not None else os.fspath(path))
         if fault is None:
             raise
         raise fault from None

@@ -59,7 +59,7 @@ files read), Hunyuan's newer ``hy_v3``/``hy_v4`` parsers.
 Rules, the same for every format:
 
 1. A marker that also occurs in the entry's ``source`` is text to translate, not reasoning: a format either of whose
-   reasoning markers (compared case-insensitively for the tag-like ones) occurs in the source is not applied to that
+   reasoning markers (letter case: the last paragraph below) occurs in the source is not applied to that
    entry, and an answer wrapper whose open or close tag occurs there is not removed. ``source=None`` (a judge, a
    probe) applies every format.
 2. Closed blocks are removed, each one's text kept as reasoning; blocks may repeat and nest (``<think>a<think>b
@@ -78,8 +78,14 @@ Tag-like markers (``<think>``, ``[THINK]``, ``<seed:think>``, ``<thinking>``, ``
 any letter case, but only as written: ``<THINK >`` or ``< think>`` is no tag (llama.cpp and vLLM look for the exact
 strings ``<think>``/``</think>``; a server emits exact tags), so ``<THINK >x</THINK>Hola`` is a block the template
 opened, closed by ``</THINK>``: answer ``Hola``, reasoning ``<THINK >x``. Special tokens (``<|…|>``, ``◁think▷``),
-the Granite phrases and ``analysis``/``assistantfinal`` match in the answer exactly as the model writes them (the
-source rule still compares them with the source in any letter case).
+the Granite phrases and ``analysis``/``assistantfinal`` match in the answer exactly as the model writes them.
+
+The source rule (1) compares markers with the source in the letter case of each format's ``ignore_case``
+(``str.casefold`` when set): in any letter case for the tag-like formats (``think`` with its ``<response>``/
+``<answer>`` wrappers, ``mistral``, ``seed``, ``thinking``), ``harmony-text``'s ``assistantfinal`` and Granite's
+phrases; exactly as written for the special-token formats (``harmony``: ``<|channel|>``, ``<|message|>``;
+``command-r`` with its ``<|START_RESPONSE|>`` wrapper; ``apertus``; ``kimi-vl``), whose tokens a tokenizer only
+emits in one spelling — so a source holding ``<|CHANNEL|>`` does not stop Harmony's ``<|channel|>`` from being split.
 """
 
 from __future__ import annotations

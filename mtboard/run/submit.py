@@ -201,6 +201,9 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
         SubmissionError: the card fails validation (message lists the failing checks), a card with the same
             run_card_hash is already submitted, or a different file occupies the destination.
         InputError: the file is unsafe to read (symlink, special file, too large).
+        StorageError: the card or the PR body file cannot be written (a full disk, a read-only file system …),
+            naming the file; nothing is left behind (a card copied before its body file failed is removed), so the
+            same command runs again once the fault is fixed.
     """
     src = Path(card_path)
     raw = safejson.read_bytes(src, max_bytes=MAX_CARD_BYTES)
@@ -236,7 +239,11 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     body_path = body_file_for(src, ctx.root, hash12)
     if not dry_run:
         atomic_write(dest, raw)
-        atomic_write(body_path, body.encode("utf-8"))
+        try:
+            atomic_write(body_path, body.encode("utf-8"))
+        except BaseException:  # a full disk …: take the card back, so the same command can simply run again
+            dest.unlink(missing_ok=True)
+            raise
     return Submission(relpath=rel, path=dest.absolute(), report=report,
                       commands=pr_commands(rel, card.dataset.id, model_part, condition_part, hash12,
                                            str(body_path)),

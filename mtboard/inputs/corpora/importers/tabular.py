@@ -64,15 +64,22 @@ def _read_utf8(path: str | os.PathLike[str]) -> str:
                          fix=f"save the file as UTF-8{'' if name == 'UTF-8' else f' (or valid {name})'}") from None
 
 
-def read_tsv(path: str | os.PathLike[str], report: ImportReport | None = None) -> list[Pair]:
+def read_tsv(path: str | os.PathLike[str], report: ImportReport | None = None, *, source_lang: str | None = None,
+             target_lang: str | None = None) -> list[Pair]:
     """Read ``source<TAB>reference`` lines (UTF-8, an optional BOM). Blank lines and lines starting with ``#`` are
-    skipped (counted as ``blank line`` / ``comment``). Lines end at ``\\n`` or ``\\r\\n`` only.
+    skipped (counted as ``blank line`` / ``comment``). Lines end at ``\n`` or ``\r\n`` only.
+
+    A first record (the first line that is neither blank nor a comment) whose two columns are column names is a
+    header and skipped (counted ``header``) — the CSV reader's rule (:func:`read_csv`): each name one of
+    :data:`HEADER_NAMES` or ``source_lang``/``target_lang``, any case, white space around them ignored
+    (``source<TAB>target``, ``src<TAB>tgt``, ``en<TAB>es``). Later records with those words are entries.
 
     Raises InputError (naming file and line) for a line without exactly one tab or for invalid UTF-8.
     ``locator`` is ``line <n>`` (1-based).
     """
     report = report if report is not None else ImportReport()
     out: list[Pair] = []
+    first = True
     for n, line in enumerate(split_records(_read_utf8(path)), 1):
         if not line.strip():
             report.skip("blank line")
@@ -81,6 +88,11 @@ def read_tsv(path: str | os.PathLike[str], report: ImportReport | None = None) -
             report.skip("comment")
             continue
         cols = line.split("\t")
+        if first and _is_header(cols, source_lang, target_lang):
+            first = False
+            report.skip("header")
+            continue
+        first = False
         if len(cols) != 2:
             raise InputError(f"expected 2 tab-separated columns (source, reference), got {len(cols)}",
                              where=f"{path}:{n}", fix="one 'source<TAB>reference' pair per line")
@@ -90,6 +102,8 @@ def read_tsv(path: str | os.PathLike[str], report: ImportReport | None = None) -
 
 
 def _is_header(row: list[str], source_lang: str | None, target_lang: str | None) -> bool:
+    """Whether the two-field ``row`` names the columns: every field (stripped, any case) one of :data:`HEADER_NAMES`
+    or the two language codes. The header rule of CSV and TSV files and CSV glossaries."""
     names = {c.strip().lower() for c in row}
     known = HEADER_NAMES | {x.lower() for x in (source_lang, target_lang) if x}
     return len(row) == 2 and names <= known
