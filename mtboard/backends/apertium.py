@@ -228,6 +228,10 @@ class ApertiumBackend(Backend):
     """Scoring strips Apertium's ``*``/``#``/``@`` marks from ``predicted``; ``raw_predicted`` keeps them."""
     default_concurrency: ClassVar[int] = 2
     """Apertium batches in flight (each is a pipeline of ~10 processes)."""
+    writes_raw: ClassVar[bool] = True
+    """One raw line per entry through :attr:`raw_sink` (:meth:`_keep_raw`): the entry's output as the process (or
+    APY) sent it, bytes that are not UTF-8 kept as their ``surrogateescape`` escapes — ``raw_predicted`` is the
+    repaired text (review 2 of issue 33, finding 6)."""
     preferred_batch_size: ClassVar[int] = 1000
     """Entries per :meth:`translate` call that use one process well (the runner may send more or fewer)."""
 
@@ -315,7 +319,7 @@ class ApertiumBackend(Backend):
             self.start()
         if not requests:
             return []
-        t0 = time.perf_counter()
+        t0, t_start = time.perf_counter(), time.time()
         if self.apy_url:
             return await self._translate_apy(requests)
         units, layouts = split_units([r.source for r in requests])
@@ -329,15 +333,34 @@ class ApertiumBackend(Backend):
             seg_errors_by.setdefault(units[u].seg, []).append(reason)
         records = []
         for i, req in enumerate(requests):
-            text, repairs = join_units(layouts[i], outputs), 0
+            received = text = join_units(layouts[i], outputs)
+            repairs = 0
             if text is not None:  # stdout kept its undecodable bytes escaped until here: the one text boundary
                 text, repairs = answer_text((text,))
             seg_errors = seg_errors_by.get(i, [])
+            self._keep_raw(req, t_start, received, seg_errors[0] if seg_errors else None)
             records.append(TranslationRecord(
                 entry_id=req.entry_id, raw_predicted=text, latency_s=None, batch_latency_s=batch_s, model_id=self.mode,
                 error=seg_errors[0] if seg_errors else None,
                 error_kind=ErrorKind.backend if seg_errors else None, text_repairs=repairs))
         return records
+
+    def _keep_raw(self, req: TranslateRequest, t_start: float, received: object, error: str | None,
+                  status: int | None = None) -> None:
+        """Hand the runner the entry's raw line (:attr:`raw_sink`; nothing when no runner listens): ``request``
+        is the source sent, ``response`` the entry's output as received — stdout decoded with ``surrogateescape``
+        (:func:`mtboard.core.decoding.decode_bytes`), so ``json.loads(line)["response"].encode("utf-8",
+        "surrogateescape")`` gives the bytes Apertium printed for it (layout as :func:`join_units` rebuilds it);
+        APY: its ``translatedText`` as parsed (JSON-escaped lone surrogates kept), or the parsed error body (None
+        when not JSON). ``error`` is our one-line reason (already text)."""
+        if self.raw_sink is None:
+            return
+        line = {"entry_id": req.entry_id, "run_index": req.run_index, "t_start": t_start, "t_end": time.time(),
+                "endpoint": "apy" if self.apy_url else "apertium", "request": {"source": req.source},
+                "response": received, "error": error}
+        if status is not None:
+            line["status"] = status
+        self.raw_sink(line)
 
     def _chunks(self, units: list[_Unit]) -> list[tuple[int, int]]:
         chunks, lo, chars = [], 0, 0
@@ -414,29 +437,33 @@ class ApertiumBackend(Backend):
                 return TranslationRecord(entry_id=req.entry_id, raw_predicted=req.source, latency_s=0.0,
                                          model_id=self.mode)
             async with sem:
-                t0 = time.perf_counter()
+                t0, t_start = time.perf_counter(), time.time()
                 try:
                     status, body = await asyncio.to_thread(
                         get_json, f"{self.apy_url}/translate",
                         params={"langpair": langpair, "q": req.source, "markUnknown": "yes"},
                         timeout_s=self.timeout_s)
                 except ConnectionError as exc:
+                    error = clean(f"APY: {exc}"[:300])
+                    self._keep_raw(req, t_start, None, error)
                     return TranslationRecord(entry_id=req.entry_id, raw_predicted=None, model_id=self.mode,
-                                             latency_s=time.perf_counter() - t0, error=f"APY: {exc}"[:300],
+                                             latency_s=time.perf_counter() - t0, error=error,
                                              error_kind=ErrorKind.transport)
                 latency = time.perf_counter() - t0
             text = None
             if isinstance(body, dict) and isinstance(body.get("responseData"), dict):
                 text = body["responseData"].get("translatedText")
             if status == 200 and isinstance(text, str):
+                self._keep_raw(req, t_start, text, None, status)
                 text, repairs = answer_text((text,))  # a JSON-escaped lone surrogate becomes U+FFFD, counted
                 return TranslationRecord(entry_id=req.entry_id, raw_predicted=text, latency_s=latency,
                                          model_id=self.mode, text_repairs=repairs)
             detail = body.get("explanation") or body.get("message") if isinstance(body, dict) else None
             detail = clean(detail) if isinstance(detail, str) else detail
             kind = ErrorKind.transport if status == 429 or status >= 500 or status == 0 else ErrorKind.backend
+            error = clean(f"APY answered HTTP {status}: {detail or ''}"[:300])
+            self._keep_raw(req, t_start, body, error, status)
             return TranslationRecord(entry_id=req.entry_id, raw_predicted=None, model_id=self.mode,
-                                     latency_s=latency, error=f"APY answered HTTP {status}: {detail or ''}"[:300],
-                                     error_kind=kind)
+                                     latency_s=latency, error=error, error_kind=kind)
 
         return list(await asyncio.gather(*(one(r) for r in requests)))

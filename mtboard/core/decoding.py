@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 REPLACEMENT = "\ufffd"
 """U+FFFD REPLACEMENT CHARACTER: what a lone surrogate or an undecodable byte becomes."""
@@ -133,6 +133,22 @@ def clean(text: str | None) -> str | None:
     return None if text is None else answer_text((text,))[0]
 
 
+class ServerText:
+    """Mixin for a (non-frozen) dataclass whose ``str`` fields may hold what a server sent, or a message composed
+    from it (an error body of any status quoted in an error, a model name, a finish reason): every assignment to a
+    field named in ``SERVER_TEXT`` — the dataclass ``__init__`` and any later ``obj.field = ...`` — passes
+    :func:`clean`, so such an object can never carry a lone surrogate on to a record or a card (which are UTF-8
+    only: a ``surrogateescape``'d byte of a 5xx body ended runs with "surrogates not allowed", review 2 of issue
+    33, finding 1). Values that are not ``str`` are stored unchanged. Costs one regex search per assignment."""
+
+    SERVER_TEXT: ClassVar[frozenset[str]] = frozenset()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, str) and name in self.SERVER_TEXT:
+            value = clean(value)
+        object.__setattr__(self, name, value)
+
+
 def clean_json(value: Any) -> Any:
     """A parsed JSON value with every string in it (keys too) through :func:`clean`: metadata a server sent (model
     lists, server properties) that may reach a card. Other values unchanged."""
@@ -164,4 +180,4 @@ def json_line(obj: Any, *, sort_keys: bool = False, compact: bool = True) -> byt
     return escape_surrogates(text).encode("utf-8") + b"\n"
 
 
-__all__ = ["REPLACEMENT", "answer_text", "clean", "clean_json", "decode_bytes", "escape_surrogates", "json_line"]
+__all__ = ["REPLACEMENT", "ServerText", "answer_text", "clean", "clean_json", "decode_bytes", "escape_surrogates", "json_line"]

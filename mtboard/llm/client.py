@@ -41,7 +41,7 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from mtboard import __version__
-from mtboard.core.decoding import answer_text, clean, clean_json
+from mtboard.core.decoding import ServerText, answer_text, clean, clean_json
 from mtboard.core.errors import ConfigError
 from mtboard.llm import policy, serverinfo, shapes, transport
 from mtboard.llm.policy import Verdict
@@ -115,14 +115,23 @@ PROBE_TRY_S = 15.0
 
 
 @dataclass
-class LLMResult:
+class LLMResult(ServerText):
     """Outcome of one request after retries. ``text`` is the visible content (None if none arrived).
+
+    Every ``str`` field a record or a card may copy (``text``, ``reasoning``, ``raw_text``, ``uncut_text``,
+    ``error``, ``model_id``, ``finish_reason``, ``stop_cut``) passes :func:`mtboard.core.decoding.clean` whenever
+    set (:class:`~mtboard.core.decoding.ServerText`): no lone surrogate from any server answer (an error body's
+    undecodable byte included) reaches a record. ``raw_response`` is the one exception: it keeps what was received
+    (escaped bytes as U+DC80–U+DCFF; written by :func:`mtboard.core.decoding.json_line`).
 
     Reasoning sent apart (``reasoning_content``, ``reasoning``, thinking parts) and a closed reasoning block in the
     text (``<think>…</think>``, Harmony ``analysis``, ``[THINK]`` …: :mod:`mtboard.core.reasoning`) are in
     ``reasoning``; everything received is in ``raw_response``. ``error``/``error_kind`` are set for every failure
     (the policy table in :mod:`mtboard.llm`).
     """
+
+    SERVER_TEXT = frozenset({"text", "finish_reason", "reasoning", "raw_text", "error", "model_id", "stop_cut",
+                             "uncut_text"})
 
     text: str | None
     finish_reason: str | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from mtboard.core.decoding import ServerText
 from mtboard.core.reasoning import split_reasoning
 from mtboard.core.schema import ErrorKind
 from mtboard.llm.shapes import Answer
@@ -245,9 +246,16 @@ def rate_limit_wait(headers: Any, now: float | None = None) -> float | None:
 
 
 @dataclass
-class Verdict:
+class Verdict(ServerText):
     """What one attempt means: ``outcome`` is ``ok``, ``transport`` (retried), ``model`` (scored 0, not retried) or
-    ``backend`` (configuration; not retried). ``text``/``reasoning`` are what the entry keeps."""
+    ``backend`` (configuration; not retried). ``text``/``reasoning`` are what the entry keeps.
+
+    ``error`` is composed here from what the server sent (an error body of any status, 2xx/4xx/5xx, streamed or
+    not; an exception's text): it, ``text`` and ``reasoning`` pass :func:`mtboard.core.decoding.clean` whenever set
+    (:class:`~mtboard.core.decoding.ServerText`), so a verdict never holds a lone surrogate (review 2 of issue 33,
+    findings 1 and 2: a ``surrogateescape``'d ``\\xff`` of a 500 body ended the run at the record's write)."""
+
+    SERVER_TEXT = frozenset({"error", "text", "reasoning"})
 
     outcome: str
     error_kind: ErrorKind | None = None
