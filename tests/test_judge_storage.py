@@ -154,15 +154,16 @@ def test_read_only_and_full_outputs_are_refused_before_the_first_request(tmp_pat
     assert (out / "e1").read_text().strip() == (
         f"error: {ro}/new/card.json: --out: cannot write here: the file system is read-only (EROFS) (checked in {ro}, "
         "where it will be written); nothing was sent (fix: remount it read-write, or use a folder on a writable file "
-        "system)")
+        f"system; then re-run: {run} --work-dir {tmp_path}/w2 --out {ro}/new/card.json)")  # cli/app.rerun_command
+    judge = f"{py} judge {work} {' '.join(JUDGE)} --corpus {corpus}"
     assert (out / "e2").read_text().strip() == (
         f"error: {ro}/c.json: --out: cannot write here: the file system is read-only (EROFS) (checked in {ro}, where "
         "it will be written); nothing was sent (fix: remount it read-write, or use a folder on a writable file "
-        "system)")
+        f"system; then re-run: {judge} --out {ro}/c.json)")
     assert (out / "e3").read_text().strip() == (
         f"error: {full}/w/c.json: --out: cannot write here: no space left on the device (ENOSPC) (checked in "
         f"{full}/w, where it will be written); nothing was sent (fix: free space on that file system, or move the "
-        "folder to a disk with room)")
+        f"folder to a disk with room; then re-run: {judge} --out {full}/w/c.json)")
 
 
 def test_check_writable_refuses_a_folder_for_a_file_and_a_file_in_the_way(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 
 from mtboard.core.canonical import canonical_bytes, sha256_hex
 from mtboard.core.decoding import json_line
-from mtboard.core.documents import atomic_write
+from mtboard.core.documents import append_whole, atomic_write
 from mtboard.core.errors import StorageError, storage_faults
 from mtboard.core.schema import Usage
 from mtboard.core.text import split_records
@@ -153,23 +153,10 @@ class JudgeStore:
 
 
 def _append_whole(path: Path, line: bytes) -> None:
-    """Append ``line`` to ``path`` unbuffered (short writes continued) and fsync; when a write or the fsync fails
-    (``ENOSPC`` part-way through the line), cut the file back to its size before the append and re-raise, so no
-    half line stays to glue the next answer onto (``write(2)``: a short write then ``ENOSPC``)."""
+    """Append ``line`` to ``path`` unbuffered and fsync it; a failed write or fsync leaves the file as it was
+    (:func:`mtboard.core.documents.append_whole`)."""
     with open(path, "ab", buffering=0) as fh:
-        start = os.fstat(fh.fileno()).st_size
-        try:
-            view = memoryview(line)
-            while view:
-                n = fh.write(view)
-                view = view[n or 0:]
-            os.fsync(fh.fileno())
-        except OSError:
-            try:
-                os.ftruncate(fh.fileno(), start)
-            except OSError:
-                pass  # the line is torn: the next open cuts it (_cut_torn_tail)
-            raise
+        append_whole(fh, line, fsync=True)
 
 
 def _cut_torn_tail(path: Path) -> None:

@@ -49,7 +49,7 @@ from pydantic import ValidationError
 
 from mtboard.core import safejson
 from mtboard.core.decoding import json_line
-from mtboard.core.documents import atomic_write
+from mtboard.core.documents import append_whole, atomic_write
 from mtboard.core.errors import ConfigError, InputError, StorageError, storage_error
 from mtboard.core.schema import BackendFacts, ErrorKind, TranslationRecord, describe_validation_error
 
@@ -114,21 +114,6 @@ def _faults(path: Path, vanished: Any = None) -> Iterator[None]:
         if fault is None:
             raise
         raise fault from None
-
-
-def _write_all(fh: Any, data: bytes) -> None:
-    """Append ``data`` to the unbuffered file ``fh`` (short writes continued); when a write fails part-way, cut the
-    file back to its size before it (``ftruncate``) so no half line stays, then re-raise."""
-    start = os.fstat(fh.fileno()).st_size
-    try:
-        view = memoryview(data)
-        while view:
-            n = fh.write(view)
-            view = view[n or 0:]
-    except OSError:
-        with suppress(OSError):
-            os.ftruncate(fh.fileno(), start)
-        raise
 
 
 @contextmanager
@@ -392,20 +377,21 @@ class WorkDir:
     def write_bytes(self, record_bytes: bytes, raw_bytes: bytes) -> None:
         """Write already-encoded lines, raw first, then records, without fsync: once written they are in the
         kernel's page cache, which a ``kill -9`` of this process does not lose (:meth:`sync` makes them survive a
-        power loss too). Unbuffered: a write that fails part-way is cut back (:func:`_write_all`), so a record is
-        either whole in the file or absent (and sent again by the next session).
+        power loss too). Unbuffered: a write that fails part-way is cut back
+        (:func:`mtboard.core.documents.append_whole`), so a record is either whole in the file or absent (and sent
+        again by the next session).
 
         Raises: StorageError (disk full, read-only, the work directory vanished: module docstring)."""
         if raw_bytes:
             with self._guard(self.path / RAW):
                 if self._fh_r is None:
                     self._fh_r = open(self.path / RAW, "ab", buffering=0)
-                _write_all(self._fh_r, raw_bytes)
+                append_whole(self._fh_r, raw_bytes)
         if record_bytes:
             with self._guard(self.path / TRANSLATIONS):
                 if self._fh_t is None:
                     self._fh_t = open(self.path / TRANSLATIONS, "ab", buffering=0)
-                _write_all(self._fh_t, record_bytes)
+                append_whole(self._fh_t, record_bytes)
         if raw_bytes or record_bytes:
             with self._guard(self.path):
                 self._check_place(self._fh_r, self._fh_t)
@@ -423,7 +409,7 @@ class WorkDir:
         """Append one fsynced line to ``path`` (cut back if the write fails part-way). Raises: StorageError."""
         with self._guard(path):
             with open(path, "ab", buffering=0) as fh:
-                _write_all(fh, _line(obj))
+                append_whole(fh, _line(obj))
                 os.fsync(fh.fileno())
                 self._check_place(fh)
 
