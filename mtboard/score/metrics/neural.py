@@ -355,13 +355,15 @@ SANDBOX_FIX = ("install bubblewrap (apt-get install bubblewrap; in a container a
 def hub_cache() -> Path:
     """The Hugging Face cache folder huggingface_hub reads and writes, by its own rules: ``$HF_HUB_CACHE``, else
     ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub`` (read now, not at
-    import, so a command's or a test's environment applies)."""
+    import, so a command's or a test's environment applies), as an absolute path."""
     env = os.environ
     if env.get("HF_HUB_CACHE"):
-        return Path(env["HF_HUB_CACHE"]).expanduser()
-    if env.get("HF_HOME"):
-        return Path(env["HF_HOME"]).expanduser() / "hub"
-    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "huggingface" / "hub"
+        cache = Path(env["HF_HUB_CACHE"]).expanduser()
+    elif env.get("HF_HOME"):
+        cache = Path(env["HF_HOME"]).expanduser() / "hub"
+    else:
+        cache = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "huggingface" / "hub"
+    return cache.absolute()
 
 
 def hub_offline() -> bool:
