@@ -56,7 +56,7 @@ def test_the_committed_table_is_the_generated_one() -> None:
 
 def test_the_table_lists_every_variable_with_its_type_default_meaning_and_commands() -> None:
     page = environment_page()
-    assert len(VARIABLES) == 15
+    assert len(VARIABLES) == 17  # issue 34: MTBOARD_SECRETS_JOB, MTBOARD_COMET_SANDBOX
     for name, field in Environment.model_fields.items():
         (row,) = [line for line in page.splitlines() if line.startswith(f"| `{variable(name)}` |")]
         cells = [c.strip() for c in row.strip("|").split(" | ")]
@@ -298,3 +298,25 @@ def test_verify_on_a_secret_segment_without_a_salt_is_refused(tmp_path: Path) ->
     assert res.returncode == 1
     assert res.stderr.startswith("error: MTBOARD_HYPOTHESIS_SALT: the hypothesis salt must be at least 32 random "
                                  "bytes as hex (fix: generate one with")
+
+
+def test_a_job_that_holds_secrets_is_declared_or_seen() -> None:
+    """Issue 34 item 5: ``MTBOARD_SECRETS_JOB`` (a flag) or ``MTBOARD_VERIFY_ENVIRONMENT`` declare it; the names of
+    the secret variables set are kept (never their values) for ``mtboard verify``, which fails closed on them."""
+    from mtboard.cli.environment import SECRET_VARIABLES, command_environment, visible_secrets
+    from mtboard.core.runtime import runtime
+
+    assert Runtime().holds_secrets is False and Runtime().comet_sandbox is True
+    assert read_environment({"MTBOARD_SECRETS_JOB": "1"}).runtime().holds_secrets is True
+    assert read_environment({"MTBOARD_SECRETS_JOB": "0"}).runtime().holds_secrets is False
+    assert read_environment({"MTBOARD_VERIFY_ENVIRONMENT": "verification"}).runtime().holds_secrets is True
+    assert read_environment({"MTBOARD_COMET_SANDBOX": " OFF "}).runtime().comet_sandbox is False
+    with pytest.raises(ConfigError, match="MTBOARD_COMET_SANDBOX: 'maybe'"):
+        read_environment({"MTBOARD_COMET_SANDBOX": "maybe"})
+    environ = {"OPENAI_API_KEY": "sk-secret", "HF_TOKEN": "", "MTBOARD_HYPOTHESIS_SALT": "ab" * 32, "HOME": "/h"}
+    assert visible_secrets(environ) == ("OPENAI_API_KEY", "MTBOARD_HYPOTHESIS_SALT")  # an empty one is unset
+    assert {"OPENAI_API_KEY", "JUDGE_API_KEY", "HF_TOKEN", "MTBOARD_HYPOTHESIS_SALT"} <= set(SECRET_VARIABLES)
+    with command_environment(environ):
+        rt = runtime()
+        assert rt.visible_secrets == ("OPENAI_API_KEY", "MTBOARD_HYPOTHESIS_SALT") and not rt.holds_secrets
+        assert "sk-secret" not in repr(rt)

@@ -102,9 +102,10 @@ def test_every_workflow_installs_with_require_hashes():
     """Each job's `pip install`s start with the lock with --require-hashes and the checked-out tree with --no-index
     --no-deps --no-build-isolation (nothing fetched by name). The only other installs: verify.yml's re-run job (a gguf
     card's llama-cpp-python from its two locks, a card with neural metrics: the COMET lock, an approved plugin: the
-    pinned wheel only, no dependencies, its files hash-checked before it runs) and its no-secrets plugin job (the
+    pinned wheel only, no dependencies, its files hash-checked before it runs) and its no-secrets job (the plugin
     release the card records: a wheel, no dependencies, into its own folder, its files checked against the card's
-    ``method.plugin.files_sha256`` before any of it runs; that job holds no secrets, docs/maintainers.md)."""
+    ``method.plugin.files_sha256`` before any of it runs; a card with neural metrics: the COMET lock; that job holds
+    no secrets, docs/maintainers.md)."""
     import yaml
 
     paths = sorted(WF.glob("*.yml"))
@@ -130,7 +131,8 @@ def test_every_workflow_installs_with_require_hashes():
                 assert "--require-hashes" in comet and re.search(r"-r \S*requirements/comet\.txt$", comet), comet
                 assert "--only-binary :all:" in plugin and "--no-deps" in plugin, plugin
             elif (path.name, name) == ("verify.yml", "verify-plugin-without-secrets"):
-                (plugin,) = extra
+                plugin, comet = extra  # issue 34: a card with an unlisted neural revision is re-scored here
+                assert "--require-hashes" in comet and re.search(r"-r \S*requirements/comet\.txt$", comet), comet
                 assert "secrets." not in json.dumps(job) and "environment" not in job, plugin
                 # the contributor's release: a wheel, no dependencies, into its own folder; then its files are
                 # checked against the card's files_sha256 (plugin-gate --check-installed) before anything of it runs

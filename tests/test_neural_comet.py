@@ -109,6 +109,10 @@ def test_comet_scores_through_the_pinned_hub_path_equal_comet_called_directly(ti
     assert run2.score == neural.aggregate(run2.scores)
     # the signature: the commit the revision resolved to, the encoder, batch size, device and package versions
     assert run2.commit == revs[da] and run2.encoder == str(root / "encoder")
+    # the worker ran inside the sandbox (issue 34 item 5), offline, on the cache prepared by mtboard's process
+    from mtboard.core import sandbox
+
+    assert run2.sandbox == (sandbox.status().record() if sandbox.status().available else None)
     assert run2.versions["unbabel-comet"] == "2.2.7" and run2.versions["torch"].startswith("2.13.0")
     v = run2.versions
     assert run2.signature == (

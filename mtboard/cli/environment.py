@@ -147,6 +147,22 @@ class Environment(BaseModel):
         "`environment`. The verify workflow sets it.",
         kind="text", default_text="not named", commands=("verify",), fix="set it to an image name, or unset it")
 
+    secrets_job: bool = _variable(
+        False, "Declares that the job holds secrets (API keys, the hypothesis salt, `HF_TOKEN`, a secret segment): "
+        "neural metrics then load only the model revisions of the project's allow-list "
+        "(`mtboard.score.metrics.neural.ALLOWED_REVISIONS`; any other is refused before anything is downloaded) and "
+        "the COMET worker never runs outside the sandbox. `MTBOARD_VERIFY_ENVIRONMENT` declares it too, and "
+        "`mtboard verify` also counts a job where any secret variable is set (docs/SECURITY.md). The verify "
+        "workflow's protected job and the sweep workflow's cell job set it.",
+        kind="flag: empty or `0` is off, anything else on",
+        default_text="off, unless `MTBOARD_VERIFY_ENVIRONMENT` is set (for `mtboard verify`: or a secret variable)",
+        commands=("verify", "run --neural-metric", "neural", "sweep run"), fix="set it to 1, or unset it")
+    comet_sandbox: Literal["on", "off"] = _variable(
+        "on", "`off` runs the COMET worker outside the bubblewrap sandbox (development only, e.g. where bwrap is "
+        "missing; still with an empty environment). Refused in a job that holds secrets.",
+        kind="`on` or `off`", default_text="`on`: the worker runs in the sandbox",
+        commands=("run --neural-metric", "neural", "verify"), fix="set it to on or off, or unset it")
+
     @field_validator("prompts_dir")
     @classmethod
     def _prompt_folder(cls, value: Path | None) -> Path | None:
@@ -157,7 +173,7 @@ class Environment(BaseModel):
             raise ValueError("holds no prompt template (*.j2)")
         return value
 
-    @field_validator("stream", "progress", mode="before")
+    @field_validator("stream", "progress", "secrets_job", mode="before")
     @classmethod
     def _flags(cls, value: Any) -> Any:
         return _flag(value)
@@ -189,6 +205,11 @@ class Environment(BaseModel):
     def _cache(cls, value: Any) -> Any:
         return "off" if isinstance(value, str) and value.lower() == "off" else value
 
+    @field_validator("comet_sandbox", mode="before")
+    @classmethod
+    def _on_off(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator("neural_device", mode="before")
     @classmethod
     def _device(cls, value: Any) -> Any:
@@ -198,12 +219,15 @@ class Environment(BaseModel):
             raise ValueError(f"is not {' or '.join(DEVICES)}")
         return value
 
-    def runtime(self) -> Runtime:
-        """The part the library reads through :func:`mtboard.core.runtime.runtime`."""
+    def runtime(self, visible_secrets: tuple[str, ...] = ()) -> Runtime:
+        """The part the library reads through :func:`mtboard.core.runtime.runtime`; ``visible_secrets``: the names
+        :func:`visible_secrets` found in the command's environment."""
         return Runtime(prompts_dir=self.prompts_dir, scoring_workers=self.scoring_workers,
                        semantic_cache=self.semantic_cache, comet_python=self.comet_python,
                        neural_device=self.neural_device, verified_by=self.verified_by,
-                       verify_environment=self.verify_environment, verify_container=self.verify_container)
+                       verify_environment=self.verify_environment, verify_container=self.verify_container,
+                       secrets_job=self.secrets_job,
+                       visible_secrets=tuple(visible_secrets), comet_sandbox=self.comet_sandbox == "on")
 
     def salt_text(self) -> str:
         """The hypothesis salt's text ('' when unset), for :func:`mtboard.score.scores_card.parse_salt`."""
@@ -217,6 +241,20 @@ def variable(field: str) -> str:
 
 SECRET_SEGMENT = variable("secret_segment")
 """``MTBOARD_SECRET_SEGMENT``: the default of ``--secret-segment-env``."""
+
+SECRET_VARIABLES = ("OPENAI_API_KEY", "JUDGE_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
+                    "MTBOARD_HYPOTHESIS_SALT", "MTBOARD_SECRET_SEGMENT", "MTBOARD_SECRET_SEGMENT_B64",
+                    "MTBOARD_SECRET_CORPORA_DEPLOY_KEY")
+"""The secrets the workflows hand to a job (verify.yml's protected job, sweep.yml's cell job) or a maintainer's shell
+holds: API keys, the Hugging Face token, the hypothesis salt, a secret segment and the secret corpora's deploy key.
+Their presence makes ``mtboard verify`` treat the job as one that holds secrets (issue 34 item 5); the COMET
+worker and model servers never see any of them (an empty environment in the sandbox)."""
+
+
+def visible_secrets(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """The names of :data:`SECRET_VARIABLES` set (non-empty) in ``environ``, in that order; never their values."""
+    return tuple(name for name in SECRET_VARIABLES if environ.get(name))
+
 
 NOT_READ: dict[str, str] = {
     "MTBOARD_SECRET_SEGMENT_B64": "verify.yml: a secret of the `verification` environment holding a secret-segment "
@@ -275,7 +313,7 @@ def command_environment(environ: Mapping[str, str] = os.environ) -> Iterator[Env
     env = read_environment(environ)
     token = _COMMAND.set(env)
     try:
-        with use_runtime(env.runtime()):
+        with use_runtime(env.runtime(visible_secrets(environ))):
             yield env
     finally:
         _COMMAND.reset(token)
@@ -372,8 +410,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["NOT_READ", "PAGE", "PREFIX", "SECRET_SEGMENT", "Environment", "command_environment", "environment",
-           "environment_page", "read_environment", "secret_segment_path", "variable"]
+__all__ = ["NOT_READ", "PAGE", "PREFIX", "SECRET_SEGMENT", "SECRET_VARIABLES", "Environment", "command_environment",
+           "environment", "environment_page", "read_environment", "secret_segment_path", "variable", "visible_secrets"]
 
 if __name__ == "__main__":  # pragma: no cover - python -m mtboard.cli.environment
     raise SystemExit(main())

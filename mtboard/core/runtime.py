@@ -6,9 +6,10 @@ command). Most of them it hands down as explicit parameters (run settings, funct
 ``Context``). The ones here are needed far below any function a command calls: the prompt folder (prompt templates,
 judge prompts and the price table, read by the runner, the validator, the judges, the price resolution and the sweep
 estimate), the scoring worker count (every ``score_run``), the semantic embedding cache (every scoring), the COMET
-environment (every neural scoring, also inside ``mtboard verify``), and what a verification record says about who
-verified and where. Passing each one as a parameter would add it to dozens of signatures that only hand it on, so
-they travel together in one frozen :class:`Runtime` held by a :class:`contextvars.ContextVar`:
+environment (every neural scoring, also inside ``mtboard verify``), whether the job holds secrets and the COMET worker's
+sandbox, and what a verification record says about who verified and where. Passing each one as a parameter would add it
+to dozens of signatures that only hand it on, so they travel together in one frozen :class:`Runtime` held by a
+:class:`contextvars.ContextVar`:
 
 * the CLI edge sets it for the duration of a command with :func:`use_runtime` (``mtboard.cli.app.guarded``);
 * library code reads it with :func:`runtime`;
@@ -60,6 +61,23 @@ class Runtime:
     verify_container: str | None = None
     """The container image the verify workflow ran in, for a record's ``environment``
     (``MTBOARD_VERIFY_CONTAINER``)."""
+    secrets_job: bool = False
+    """The job declares that it holds secrets (``MTBOARD_SECRETS_JOB``); see :attr:`holds_secrets`."""
+    visible_secrets: tuple[str, ...] = ()
+    """The names (never the values) of the secret variables set in the command's environment (``OPENAI_API_KEY``,
+    ``HF_TOKEN``, the hypothesis salt …; :data:`mtboard.cli.environment.SECRET_VARIABLES`): ``mtboard verify``
+    counts a job where any is set as one that holds secrets (:func:`mtboard.verify.rerun.secrets_held`)."""
+    comet_sandbox: bool = True
+    """The COMET worker runs inside the sandbox (default); False: ``MTBOARD_COMET_SANDBOX=off``, development only
+    (:func:`mtboard.score.metrics.neural.run_worker`)."""
+
+    @property
+    def holds_secrets(self) -> bool:
+        """The command runs in a job declared to hold secrets: ``MTBOARD_SECRETS_JOB``, or a protected verify
+        environment (``MTBOARD_VERIFY_ENVIRONMENT``). There neural metrics load only allow-listed revisions
+        (:func:`mtboard.score.metrics.neural.check_allowed`) and the COMET worker only inside the sandbox (issue 34
+        item 5)."""
+        return self.secrets_job or bool(self.verify_environment)
 
 
 _CURRENT: ContextVar[Runtime] = ContextVar("mtboard_runtime", default=Runtime())

@@ -14,13 +14,13 @@ a claimed value is at least well-formed and its aggregate honest:
 
 The values themselves stay *claimed* (the site says so) until ``mtboard verify`` re-scores them.
 
-Pinned revisions (issue 32 item 3): ``commit`` is checked against :data:`PINNED_REVISIONS` (the revisions this
-project pins, :data:`mtboard.score.metrics.neural.MODELS`). Another commit does not fail the card — a contributor may
-have scored with a newer model revision — but it is a note naming the field, and :func:`unpinned` tells the site to
-show the metric as an **unpinned claim**, never as a score (:func:`mtboard.site.runpage.neural_view`). Re-scoring
-such a card loads a model revision nobody reviewed (a checkpoint file is a pickle: code), so the verify workflow's
-plugin gate (:func:`mtboard.verify.plugins.gate`) classifies the card ``unapproved``: it is verified only in the job
-without secrets (docs/maintainers.md, "plugin gate"), never next to the API keys or the secret corpus.
+Pinned revisions (issue 32 item 3): ``commit`` is checked against :data:`PINNED_REVISIONS` (the revisions this project
+pins: :data:`mtboard.score.metrics.neural.ALLOWED_REVISIONS`, issue 34). Another commit does not fail the card — a
+contributor may have scored with a newer model revision — but it is a note naming the field, and :func:`unpinned` tells
+the site to show the metric as an **unpinned claim**, never as a score (:func:`mtboard.site.runpage.neural_view`).
+Re-scoring such a card loads a model revision nobody reviewed (a checkpoint file is a pickle: code), so the verify
+workflow's plugin gate (:func:`mtboard.verify.plugins.gate`) classifies the card ``unapproved``: it is verified only in
+the job without secrets (docs/maintainers.md, "plugin gate"), never next to the API keys or the secret corpus.
 """
 
 from __future__ import annotations
@@ -57,10 +57,13 @@ NEURAL_RANGES: dict[str, NeuralRange] = {
 """Allowed per-entry values and aggregate of each metric of :data:`mtboard.score.metrics.neural.MODELS` (a test
 checks every key has one). COMET 7.5 per entry (issue 32) is far outside; a wrong value inside stays a claim until
 ``mtboard verify`` re-scores it."""
-PINNED_REVISIONS: dict[str, frozenset[str]] = {k: frozenset({m.revision}) for k, m in neural.MODELS.items()}
-"""The model revisions this project pins, per metric key: the allow-list a card's ``neural_metrics.<key>.commit`` is
-checked against (module docstring). Add a revision here (and to :data:`mtboard.score.metrics.neural.MODELS`) only
-after reviewing it."""
+PINNED_REVISIONS: dict[str, frozenset[str]] = {k: neural.ALLOWED_REVISIONS.get(m.repo_id, frozenset())
+                                               for k, m in neural.MODELS.items()}
+"""The model revisions this project pins, per metric key: the project's one allow-list
+(:data:`mtboard.score.metrics.neural.ALLOWED_REVISIONS`, keyed by model repository; issue 34) read through each
+metric's repository — what a card's ``neural_metrics.<key>.commit`` is checked against (module docstring), what the
+verify workflow's gate and ``mtboard verify`` in a job that holds secrets enforce. Add a revision there only after
+reviewing it."""
 
 
 def unpinned(card: RunCard) -> dict[str, str]:

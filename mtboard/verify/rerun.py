@@ -185,6 +185,46 @@ def check_verifiable(card: RunCard) -> None:
         raise NotVerifiable("the recorded prompt renders a different system prompt than the card used")
 
 
+def secrets_held(secret_segment_file: str | os.PathLike[str] | None = None) -> list[str]:
+    """Why this verification runs in a job that holds secrets (issue 34 item 5), as names: ``MTBOARD_SECRETS_JOB``
+    / ``MTBOARD_VERIFY_ENVIRONMENT`` (the run-time configuration's ``holds_secrets``), every secret variable set
+    (``visible_secrets``: ``OPENAI_API_KEY``, ``HF_TOKEN``, the hypothesis salt …) and ``--secret-segment-env`` when
+    a secret segment is given. Empty: a job without secrets. Fails closed: any one reason is enough."""
+    rt = runtime()
+    why = ["declared: MTBOARD_SECRETS_JOB or MTBOARD_VERIFY_ENVIRONMENT"] if rt.holds_secrets else []
+    why += list(rt.visible_secrets)
+    if secret_segment_file is not None:
+        why.append("--secret-segment-env")
+    return why
+
+
+def check_neural_revisions(card: RunCard, path: Path, held: list[str]) -> None:
+    """Refuse, before anything is downloaded or re-run, a card whose neural metrics would load a model revision
+    outside the project's allow-list (:data:`mtboard.score.metrics.neural.ALLOWED_REVISIONS`) when the job holds
+    secrets (``held``: :func:`secrets_held`); nothing to check without secrets or without neural metrics. Each
+    metric is re-scored with its harness repository (:data:`mtboard.score.metrics.neural.MODELS`) at the card's
+    ``commit``; an unknown metric key counts as unlisted.
+
+    Raises: NotVerifiable, one line naming the card, the field (``$.neural_metrics.<key>.commit``), the revision and
+    the fix (the job without secrets, or a reviewed addition to the allow-list)."""
+    from mtboard.score.metrics import neural
+
+    if not held:
+        return
+    for key, rec in card.neural_metrics.items():
+        model = neural.MODELS.get(key)
+        repo = model.repo_id if model is not None else rec.model
+        if model is not None and neural.is_allowed(repo, rec.commit):
+            continue
+        raise NotVerifiable(f"revision {rec.commit} of {repo} ({key}) is not in the project's allow-list of "
+                            f"neural-metric revisions, and this job holds secrets ({', '.join(held)}): refused "
+                            "before anything was downloaded or re-run", where=str(path),
+                            field=f"$.neural_metrics.{key}.commit",
+                            fix="verify the card in a job without secrets (verify.yml's gate sends it to "
+                                "verify-plugin-without-secrets), or add the revision to "
+                                "mtboard.score.metrics.neural.ALLOWED_REVISIONS after reviewing its checkpoint")
+
+
 def _find_corpus(card: RunCard, root: Path, corpora_dir: Path | None) -> Path:
     ctx = make_context(root, corpora_dir)
     for k in ctx.corpora():
@@ -277,14 +317,19 @@ def verify_card(card_path: str | os.PathLike[str], *, root: str | os.PathLike[st
     Phases: check the arguments, the card and the secret segment; re-run the card's segment and the secret one
     (:class:`_Reruns`); compare (:func:`_judge_rerun`); write the record and keep the re-run card.
 
+    In a job that holds secrets (:func:`secrets_held`) a card whose neural metrics claim a revision outside the
+    allow-list is refused before anything is downloaded or re-run (:func:`check_neural_revisions`).
+
     Returns: :class:`VerifyResult`; ``record.passed`` tells the outcome (the record is written either way).
-    Raises: InputError (unreadable card, broken seal, bad arguments), NotVerifiable (see module docstring),
+    Raises: InputError (unreadable card, broken seal, bad arguments), NotVerifiable (see module docstring; also an
+        unlisted neural revision in a job that holds secrets),
         ConfigError/BackendError from the runner when the backend cannot start here.
     """
     _check_arguments(tolerance, commit)
     path = Path(card_path)
     card = load_sealed_card(path)
     check_verifiable(card)
+    check_neural_revisions(card, path, secrets_held(secret_segment_file))
     started_at = _now()
     secret_path, secret_segment, secret_sha = _secret_corpus(card, secret_segment_file)
     corpus_path = _find_corpus(card, Path(root), Path(corpora_dir) if corpora_dir else None)
@@ -511,6 +556,6 @@ def _relpath(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["rescore_neural", "COMPARED", "WEIGHTS_FIELDS", "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable",
-           "VerifyResult", "check_verifiable", "compare", "load_sealed_card", "rerun_settings",
+__all__ = ["check_neural_revisions", "secrets_held", "rescore_neural", "COMPARED", "WEIGHTS_FIELDS",
+           "weights_mismatches", "DEFAULT_TOLERANCE", "NotVerifiable", "VerifyResult", "check_verifiable", "compare", "load_sealed_card", "rerun_settings",
            "verify_card"]

@@ -13,9 +13,12 @@ optionally ``cache_dir``. The result holds ``scores`` (one float per sample, in 
 mean), ``commit`` (the snapshot folder the revision resolved to), ``model_path``, ``class_identifier``,
 ``pretrained_model`` (the encoder named in ``hparams.yaml``) and ``versions`` of the packages that computed them.
 
-The model is fetched with ``huggingface_hub.snapshot_download(repo_id, revision=…)`` (honours ``HF_HUB_CACHE`` and
-``HF_HUB_OFFLINE``) and loaded with ``comet.load_from_checkpoint`` on ``checkpoints/model.ckpt`` — the same calls
-``comet-score`` makes, with the revision pinned.
+The model is resolved with ``huggingface_hub.snapshot_download(repo_id, revision=…, cache_dir=…)`` and loaded with
+``comet.load_from_checkpoint`` on ``checkpoints/model.ckpt`` — the same calls ``comet-score`` makes, with the revision
+pinned. mtboard starts this script inside the bubblewrap sandbox with an empty environment and ``HF_HUB_OFFLINE=1``
+(issue 34 item 5): it has no network, so mtboard's own process puts the model and its encoder's tokenizer and
+configuration into the cache first (:func:`mtboard.score.metrics.neural.prepare_model`), and ``cache_dir`` is where
+the sandbox shows that cache.
 """
 
 from __future__ import annotations
