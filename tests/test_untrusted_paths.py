@@ -1,6 +1,6 @@
 """Issue 34 item 4: every path read from a contributor's file stays under its root, with no symbolic link at any
 level — one helper (:mod:`mtboard.core.paths`) used by every reader: a sweep's datasets, ``sweep collect``'s artifact
-folders, coaching files, prompt names (from a sweep file or a card).
+folders, coaching files, prompt names (from a sweep file or a card), a checkpoint benchmark's corpus and key.
 
 Each reader is fed the same kinds of path — ``..``, an absolute path, a symbolic link at the leaf, at an intermediate
 folder, and the root's own child linked — and must refuse it in one line that names the path; a normal path still
@@ -297,3 +297,44 @@ def test_a_coaching_file_name_with_a_folder_is_refused(tmp_path, name):
     rep = V.validate_bytes(card_bytes(card), COACHED.name, ctx)
     assert any(p.field == "$.method_config.coachingFile" for p in rep.problems), rep.problems
     assert os.listdir(tmp_path) == []
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Reader 5: a checkpoint benchmark's bench.json names its corpus and key (mtboard.judges.checkpoints.load_bench; it
+# resolved the path and compared it afterwards, following links inside the folder)
+
+
+def _bench_member(kind: str, d: Path, out: Path, name: str) -> str:
+    (out / "sub").mkdir(parents=True, exist_ok=True)
+    shutil.copy(d / name, out / name)
+    shutil.copy(d / name, out / "sub" / name)
+    if kind == "dotdot":
+        return f"../{out.name}/{name}"
+    if kind == "absolute":
+        return str(out / name)
+    if kind == "leaf-link":
+        (d / f"link-{name}").symlink_to(out / name)
+        return f"link-{name}"
+    if kind == "intermediate-link":
+        (d / "more").mkdir(exist_ok=True)
+        (d / "more" / "sub").symlink_to(out / "sub", target_is_directory=True)
+        return f"more/sub/{name}"
+    (d / "sub").symlink_to(out / "sub", target_is_directory=True)  # root-child-link
+    return f"sub/{name}"
+
+
+@pytest.mark.parametrize("field", ["corpus", "key"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_benchmark_member_outside_its_folder_or_through_a_link_is_refused(tmp_path, kind, field):
+    from mtboard.judges.checkpoints import load_bench
+
+    d, out = tmp_path / "bench", tmp_path / "outside-bench"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "checkpoints-example", d)
+    manifest = json.loads((d / "bench.json").read_text(encoding="utf-8"))
+    assert len(load_bench(d).key.points) == 8  # the folder as committed loads
+    rel = _bench_member(kind, d, out, manifest[field])
+    manifest[field] = rel
+    (d / "bench.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(paths.PathRefused) as ei:
+        load_bench(d)
+    assert ei.value.one_line().startswith(f"{d / 'bench.json'}: {field}: path {paths.shown(rel)}"), ei.value

@@ -1,8 +1,8 @@
 """Paths a contributor chose, kept inside their root (issue 34 item 4): the one helper every reader of a path taken
 from a contributor's file uses — a sweep's datasets (``sweeps/NAME.yaml`` ``datasets``, under the repository root),
 the artifact folders ``sweep collect`` reads (``sweep-card-ID/card.json``, under the downloaded folder), coaching
-files (``coaching/NAME``, under the repository root) and prompt templates named by a sweep or a card (``NAME.j2``,
-under the prompts folder).
+files (``coaching/NAME``, under the repository root), prompt templates named by a sweep or a card (``NAME.j2``,
+under the prompts folder) and a checkpoint benchmark's corpus and key (``bench.json``, under the benchmark folder).
 
 The path is relative, written with ``/``, and is checked component by component from the root down, never by
 resolving it first and comparing afterwards:
@@ -85,7 +85,7 @@ def parts_of(rel: str, *, where: str | None = None, field: str | None = None, ro
                           reason="absolute", at=rel, where=where, field=field, fix=fix)
     parts = [p for p in rel.split("/") if p not in ("", ".")]
     if ".." in parts:
-        raise PathRefused(f"path {shown(rel)} has a '..' component; refused (it could leave {root_name})",
+        raise PathRefused(f"path {shown(rel)} has a '..' component; refused (it could point outside {root_name})",
                           reason="dotdot", at=rel, where=where, field=field, fix=fix)
     if not parts:
         raise PathRefused(f"path {shown(rel)} names no file", reason="empty", at=rel, where=where, field=field,
