@@ -160,6 +160,7 @@ BASE = "name: t\ndatasets: [corpora/mtb-en-es-dev.json]\nlimit: 2\n"
 @pytest.mark.parametrize("text, line", [
     ("runs: 1000000000000000000\nmethods: [{method: 'echo:'}]\n",
      "runs: 1000000000000000000 is over the maximum 100"),
+    ("runs: 10^18\nmethods: [{method: 'echo:'}]\n", "runs: '10^18' is not a whole number"),  # YAML reads a string
     ("methods: [{method: 'echo:'}]\noverrides: [{match: {method: 'echo:'}, runs: 1000000000000000000}]\n",
      "overrides.0.runs: 1000000000000000000 is over the maximum 100"),
     ("max_tokens: 99999999999999999999\nmethods: [{method: 'echo:'}]\n",

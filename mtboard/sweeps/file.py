@@ -52,6 +52,10 @@ def describe(exc: ValidationError) -> tuple[str, str]:
         return field, f"{_value(value)} is under the minimum {_value(ctx.get('ge', ctx.get('gt')))}"
     if kind == "finite_number":
         return field, f"{_value(value)} is not a finite number"
+    if kind in ("int_parsing", "int_parsing_size", "int_type", "int_from_float"):
+        return field, f"{_value(value)} is not a whole number"
+    if kind in ("float_parsing", "float_type"):
+        return field, f"{_value(value)} is not a number"
     if kind == "too_long":
         return field, (f"{ctx.get('actual_length')} items are over the maximum {ctx.get('max_length')}" if
                        ctx.get("actual_length") is not None else err["msg"])
