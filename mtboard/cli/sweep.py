@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -39,16 +38,18 @@ def plan(
     """Print the expanded matrix and the cost estimate per cell and in total (nothing is sent); every cell's planned
     card is checked as `sweep run` checks it, and a cell whose card would break a card rule is listed on stderr
     (exit 1)."""
-    from mtboard.sweeps.estimate import estimate_sweep, plan_table
-    from mtboard.sweeps.execute import check_cells
-    from mtboard.sweeps.matrix import plan_document
     from mtboard.sweeps.spec import load_sweep
 
-    sweep = load_sweep(file, root)
+    sweep = load_sweep(file, root)  # first, before the estimate's imports: a sweep over the cell limit is refused now
+
+    from mtboard.sweeps.estimate import estimate_sweep, plan_table
+    from mtboard.sweeps.execute import check_cells
+    from mtboard.sweeps.matrix import plan_document, plan_json
+
     checks = check_cells(sweep, sweep.cells, _work_root(sweep.name, None), environment=False, skip_cached=False)
     est = estimate_sweep(sweep, use_tokenizers=not ratio_only)
     if as_json:
-        typer.echo(json.dumps(plan_document(sweep, est), indent=2, sort_keys=True, ensure_ascii=False))
+        typer.echo(plan_json(plan_document(sweep, est)))
     else:
         typer.echo(plan_table(sweep, est))
     for c in checks:
@@ -87,13 +88,16 @@ def run(
     sweep summary (cells, cards, tokens and cost used against the estimate, failures).
 
     Progress over the whole sweep goes to stderr every MTBOARD_PROGRESS_INTERVAL seconds (default 30)."""
+    from mtboard.sweeps.spec import load_sweep
+
+    sweep = load_sweep(file, root)  # first: a sweep over the cell limit is refused before the runner is imported
+
     from mtboard.cli.environment import environment
     from mtboard.sweeps.estimate import estimate_sweep
     from mtboard.sweeps.execute import SweepRefused, run_sweep, summary_record
-    from mtboard.sweeps.spec import load_sweep
+    from mtboard.sweeps.matrix import strict_json
     from mtboard.sweeps.summary import summary_text
 
-    sweep = load_sweep(file, root)
     only = set(cell) if cell else None
     if only:
         unknown = sorted(only - {c.id for c in sweep.cells})
@@ -120,7 +124,7 @@ def run(
              f"resume with the same command", 130)
     record = summary_record(sweep, result, {c.cell.id: c.as_dict() for c in est.cells})
     root.mkdir(parents=True, exist_ok=True)
-    (root / "summary.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (root / "summary.json").write_text(strict_json(record, ensure_ascii=True) + "\n", encoding="utf-8")
     typer.echo(summary_text(record))
     if submit:
         from mtboard.cli.validate import validation_context

@@ -97,8 +97,13 @@ def load_corpus(path: str | os.PathLike[str]) -> tuple[Corpus, str]:
     Returns: ``(corpus, sha256_of_file_bytes)``.
     Raises: InputError (one line: file, JSON path, problem, fix).
     """
-    raw = safejson.read_bytes(path, max_bytes=MAX_CORPUS_BYTES)
-    corpus = _parse(Corpus, raw, str(path), MAX_CORPUS_BYTES)
+    return loads_corpus(safejson.read_bytes(path, max_bytes=MAX_CORPUS_BYTES), str(path))
+
+
+def loads_corpus(raw: bytes, where: str) -> tuple[Corpus, str]:
+    """Validate corpus bytes already read (e.g. by :func:`mtboard.core.paths.read_inside`, at most
+    :data:`MAX_CORPUS_BYTES`). Returns: ``(corpus, sha256_of_the_bytes)``. Raises: InputError naming ``where``."""
+    corpus = _parse(Corpus, raw, where, MAX_CORPUS_BYTES)
     return corpus, canonical.sha256_hex(raw)
 
 

@@ -34,7 +34,7 @@ import jinja2
 import jinja2.meta
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mtboard.core import canonical, safejson
+from mtboard.core import canonical, paths, safejson
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.core.languages import is_one_of, language_name, pick
 from mtboard.core.runtime import runtime
@@ -248,23 +248,42 @@ def available_prompts() -> list[str]:
     return sorted(p.stem for p in d.glob("*.j2")) if d.is_dir() else []
 
 
-def load_prompt(name: str) -> Prompt:
-    """Load ``prompts/NAME.j2`` (or a path to a ``.j2`` file) and validate front matter and variables.
+MAX_TEMPLATE_BYTES = 256 * 1024
+"""Largest prompt template read."""
 
-    Raises: ConfigError for an unknown name (with "did you mean" and the list); InputError for a malformed file.
+
+def load_prompt(name: str, *, named: bool = False, where: str | None = None, field: str | None = None) -> Prompt:
+    """Load ``prompts/NAME.j2`` (or, from the command line, a path to a ``.j2`` file) and validate front matter and
+    variables.
+
+    ``named``: the name comes from a contributor's file (a sweep file's ``prompts``, a card's ``prompt_name``), so
+    only a template of :func:`prompts_dir` is taken — ``NAME.j2`` resolved and read by :mod:`mtboard.core.paths`
+    (issue 34 item 4: no absolute path, no ``..``, no symbolic link at any level) — never a path of the machine;
+    ``where`` and ``field`` name that file and its field in errors. A name (not a path) from the command line goes
+    through the same check.
+
+    Raises: ConfigError for an unknown name (with "did you mean" and the list); InputError for a malformed file or a
+    name that leaves the prompts folder or passes a symbolic link (naming the path).
     """
-    if name.endswith(".j2") and Path(name).exists():
+    if not named and name.endswith(".j2") and Path(name).exists():
         path = Path(name)
+        raw = safejson.read_bytes(path, max_bytes=MAX_TEMPLATE_BYTES)
     else:
-        path = prompts_dir() / f"{name}.j2"
-        if not path.exists():
+        root = prompts_dir()
+        label = f"the prompts folder {root}"
+        field = field or "--prompt"
+        paths.parts_of(name, where=where, field=field, root_name=label)  # the name as written: no '..', not absolute
+        try:
+            path = paths.resolve_inside(root, f"{name}.j2", where=where, field=field, root_name=label)
+        except paths.PathMissing:
             names = available_prompts()
             close = difflib.get_close_matches(name, names, n=1)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(f"unknown prompt {name!r}; {hint}available: {', '.join(names) or 'none'}",
-                              field="--prompt", fix=f"pick a template from {prompts_dir()}")
+            raise ConfigError(f"unknown prompt {paths.shown(name)}; {hint}available: {', '.join(names) or 'none'}",
+                              where=where, field=field, fix=f"pick a template from {root}") from None
+        raw = paths.read_inside(root, f"{name}.j2", max_bytes=MAX_TEMPLATE_BYTES, where=where, field=field,
+                                root_name=label)
     where = str(path)
-    raw = safejson.read_bytes(path, max_bytes=256 * 1024)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -43,7 +43,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from mtboard.core import documents, safejson
+from mtboard.core import documents, paths, safejson
 from mtboard.core.canonical import CHECKOUT_FIX, line_end_mismatch, sha256_hex
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.judges.base import JudgeParseError, register, split_lines
@@ -127,11 +127,11 @@ class Bench:
 
 
 def _safe_member(root: Path, name: str, field_name: str) -> Path:
-    p = (root / name).resolve()
-    if root.resolve() not in p.parents:
-        raise InputError(f"{field_name} points outside the benchmark folder", where=str(root / "bench.json"),
-                         field=field_name, fix="name a file inside the folder")
-    return p
+    """``root / name`` for the manifest's ``field_name``: inside the benchmark folder, with no ``..``, no absolute path
+    and no symbolic link at any level (:func:`mtboard.core.paths.resolve_inside`; issue 34 item 4). Raises:
+    InputError naming bench.json, the field and the path."""
+    return paths.resolve_inside(root, name, where=str(root / "bench.json"), field=field_name,
+                                root_name="the benchmark folder")
 
 
 def load_bench(root: str | Path) -> Bench:

@@ -11,8 +11,13 @@ fingerprint_components` — plus the method as typed, the backend options, the r
 same cell keeps its id (and its work directory ``runs/sweeps/NAME/ID``) across plans, and any change that makes a
 different run makes a different id.
 
+Bounded before it expands (issue 34 item 3): :func:`count_cells` counts the cells from the factor sizes alone (no
+corpus, prompt or backend is loaded), and :func:`expand` refuses a sweep over :data:`MAX_CELLS` at once, naming the
+count, the limit and the factors.
+
 Raises: ConfigError for a cell that cannot run (unknown backend, prompt, option, a prompt without examples for the
-target language); InputError for a dataset that does not load.
+target language) or a sweep over :data:`MAX_CELLS`; InputError for a dataset that does not load, or whose path
+leaves the repository root or passes a symbolic link (:mod:`mtboard.core.paths`).
 """
 
 from __future__ import annotations
@@ -26,14 +31,16 @@ from typing import Any, Literal
 from mtboard import HARNESS_VERSION
 from mtboard.core import canonical
 from mtboard.backends import Backend, get_backend, parse_method
-from mtboard.core.documents import load_corpus
+from mtboard.core import paths
+from mtboard.core.documents import MAX_CORPUS_BYTES, loads_corpus
 from mtboard.core.errors import ConfigError, InputError, MtboardError
 from mtboard.run.fst_gate import check_pipeline
 from mtboard.inputs.tools import parse_tools
 from mtboard.inputs.prompts import Prompt, load_prompt
-from mtboard.inputs.runspec import MethodSpec
+from mtboard.inputs.runspec import MethodSpec, split_method
 from mtboard.core.schema import Corpus, DatasetInfo, Entry, MethodClass, Segment
 from mtboard.core.schema import CellMatch, Scalar, SweepCondition, SweepFile, SweepMethod
+from mtboard.core.schema import SWEEP_MAX_CELLS as MAX_CELLS
 
 
 @dataclass(frozen=True)
@@ -156,11 +163,129 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
     parse it and find its backend; its axes (prompts × conditions × temperatures, or one cell for a raw engine); per
     cell, the overrides, the checks a run would make first, the planned components and the id.
 
-    Raises: InputError (a corpus that does not load), ConfigError (unknown backend, prompt or backend option; a
-    prompt that cannot serve a dataset's languages; a method's dataset that is not among the sweep's; two cells
-    that would be the same run).
+    Raises: ConfigError first, before anything is loaded, for a sweep of more than :data:`MAX_CELLS` cells
+    (:func:`check_cell_count`); InputError (a corpus that does not load, a dataset path that leaves ``root`` or
+    passes a symbolic link), ConfigError (unknown backend, prompt or backend option; a prompt that cannot serve a
+    dataset's languages; a method's dataset that is not among the sweep's; two cells that would be the same run).
     """
+    check_cell_count(file, where)
     return _Expansion(file, root, where).cells_of_file()
+
+
+@dataclass(frozen=True)
+class MethodCount:
+    """One method's share of a sweep's cells (:func:`count_cells`): the datasets it runs on and its prompts ×
+    conditions × temperatures (1 × 1 × 1 for an engine that takes the raw source)."""
+
+    index: int
+    method: str
+    datasets: int
+    prompts: int
+    conditions: int
+    temperatures: int
+
+    @property
+    def cells(self) -> int:
+        return self.datasets * self.prompts * self.conditions * self.temperatures
+
+    def factors(self) -> str:
+        return (f"datasets {self.datasets:,} × prompts {self.prompts:,} × conditions {self.conditions:,} × "
+                f"temperatures {self.temperatures:,}")
+
+
+@dataclass(frozen=True)
+class CellCount:
+    """A sweep's cell count from its factor sizes (:func:`count_cells`): ``cells`` is exact unless an override skips
+    cells (``skips``: then it is an upper bound, the skipped cells not subtracted). The sweep-level factor sizes are
+    ``datasets``, ``methods``, ``prompts`` (1 when the list is empty: each backend's default), ``conditions`` (1
+    when empty) and ``temperatures``; ``per_method`` each method's share."""
+
+    cells: int
+    datasets: int
+    methods: int
+    prompts: int
+    conditions: int
+    temperatures: int
+    per_method: tuple[MethodCount, ...]
+    skips: bool
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every method runs on every dataset with the sweep's prompts, conditions and temperatures (then
+        the count is the product of the sweep-level factors)."""
+        return all((m.datasets, m.prompts, m.conditions, m.temperatures)
+                   == (self.datasets, self.prompts, self.conditions, self.temperatures) for m in self.per_method)
+
+    def factors(self) -> str:
+        """The factors as one line: ``datasets 10 × methods 100 × prompts 10 × conditions 10 × temperatures 10``,
+        and, when the methods differ (their own datasets, prompts or temperatures; raw engines), the largest
+        method's share."""
+        text = (f"datasets {self.datasets:,} × methods {self.methods:,} × prompts {self.prompts:,} × conditions "
+                f"{self.conditions:,} × temperatures {self.temperatures:,}")
+        if not self.uniform and self.per_method:
+            top = max(self.per_method, key=lambda m: m.cells)
+            text += (f"; per method, the largest is methods.{top.index} ({paths.shown(top.method)}): "
+                     f"{top.factors()} = {top.cells:,}")
+        return text
+
+
+def _takes_raw_source(method: str, known: dict[str, bool]) -> bool:
+    """Whether ``method``'s engine takes the raw source (one cell per dataset: no prompt, no temperature), ``known``
+    caching the answer per backend; False when the method or backend is unknown (the prompted count is then the
+    upper bound; expansion reports the error)."""
+    try:
+        backend = split_method(method)[0]
+    except MtboardError:
+        return False
+    if backend not in known:
+        try:
+            known[backend] = get_backend(backend).prompt_format == "raw"
+        except MtboardError:
+            known[backend] = False
+    return known[backend]
+
+
+def count_cells(file: SweepFile) -> CellCount:
+    """The number of cells :func:`expand` makes of ``file``, from the factor sizes alone (issue 34 item 3): per
+    method, the sweep's datasets it runs on (its ``datasets``, else all) × its prompts (its own, else the sweep's,
+    else the backend's one default) × the sweep's conditions (1 when none) × its temperatures (its own, else the
+    sweep's); 1 per dataset for an engine that takes the raw source. Nothing is loaded: O(datasets + methods)
+    however many cells that makes. Exact, but for overrides that skip cells (not subtracted: ``skips``) and
+    duplicate cells (refused by the expansion)."""
+    conditions = max(1, len(file.conditions))
+    prompts = len(file.prompts) or 1
+    per: list[MethodCount] = []
+    known: dict[str, bool] = {}
+    for i, sm in enumerate(file.methods):
+        allowed = None if sm.datasets is None else set(sm.datasets)
+        n_datasets = len(file.datasets) if allowed is None else sum(1 for d in file.datasets if d in allowed)
+        if _takes_raw_source(sm.method, known):
+            per.append(MethodCount(i, sm.method, n_datasets, 1, 1, 1))
+            continue
+        per.append(MethodCount(i, sm.method, n_datasets, prompts if sm.prompts is None else len(sm.prompts),
+                               conditions, len(file.temperatures if sm.temperatures is None else sm.temperatures)))
+    return CellCount(cells=sum(m.cells for m in per), datasets=len(file.datasets), methods=len(file.methods),
+                     prompts=prompts, conditions=conditions, temperatures=len(file.temperatures),
+                     per_method=tuple(per), skips=any(o.skip for o in file.overrides))
+
+
+def check_cell_count(file: SweepFile, where: str, *, limit: int = MAX_CELLS) -> CellCount:
+    """The sweep's :func:`count_cells`, refused over ``limit`` (default :data:`MAX_CELLS`) before anything is loaded.
+
+    Raises: ConfigError, one line: ``FILE: sweep NAME: 1,000,000 cells over the limit of 1,024 (datasets 10 ×
+    methods 100 × prompts 10 × conditions 10 × temperatures 10) (fix: …)``; "up to N cells" when overrides skip
+    cells (the count is then an upper bound)."""
+    count = count_cells(file)
+    if count.cells > limit:
+        up_to = "up to " if count.skips else ""
+        note = " before the overrides that skip cells" if count.skips else ""
+        raise ConfigError(
+            f"sweep {file.name}: {up_to}{count.cells:,} cells{note}, over the limit of {limit:,} cells "
+            f"({count.factors()}); nothing was loaded or sent", where=where,
+            fix=f"split it into sweep files of at most {limit:,} cells each (four GitHub matrices of 256 jobs; "
+                "docs/sweeps.md), or drop values of its largest factors"
+                + (" (list fewer values instead of skipping cells)" if count.skips else ""))
+    return count
 
 
 @dataclass(frozen=True)
@@ -228,11 +353,17 @@ class _Expansion:
         """Dataset ``di`` loaded (once) from the repository root. Raises: InputError for a corpus that does not
         load; ConfigError when it has no entry in the sweep's segment."""
         if dpath not in self.corpora:
+            field = f"datasets.{di}"
             try:
-                self.corpora[dpath] = load_corpus(self.root / dpath)
+                raw = paths.read_inside(self.root, dpath, max_bytes=MAX_CORPUS_BYTES, where=self.where, field=field,
+                                        root_name=f"the repository root {self.root.resolve()}")
+                self.corpora[dpath] = loads_corpus(raw, str(self.root / dpath))
+            except paths.PathRefused:
+                raise
             except MtboardError as exc:
-                raise InputError(f"dataset {dpath} does not load from {self.root.resolve()}: {exc.problem}",
-                                 where=self.where, field=f"datasets.{di}",
+                problem = "file not found" if isinstance(exc, paths.PathMissing) else exc.problem
+                raise InputError(f"dataset {dpath} does not load from {self.root.resolve()}: {problem}",
+                                 where=self.where, field=field,
                                  fix="give the corpus path relative to the repository root (--root; default: the "
                                  "checkout holding the sweep file), or add the corpus there") from exc
         corpus, sha = self.corpora[dpath]
@@ -267,12 +398,19 @@ class _Expansion:
         conds: list[SweepCondition | None] = list(file.conditions) or [None]
         return [(p, c, t) for p in prompt_names for c in conds for t in temps]
 
-    def _prompt(self, name: str | None) -> Prompt | None:
-        """The prompt ``name``, loaded once (None for no prompt). Raises: ConfigError for an unknown prompt."""
+    def _prompt(self, name: str | None, method: _Method) -> Prompt | None:
+        """The prompt ``name`` of ``method``'s cells, loaded once (None for no prompt) from the prompts folder only
+        (a name, never a path: :func:`mtboard.inputs.prompts.load_prompt` with ``named``). Raises: ConfigError for an
+        unknown prompt, InputError for a name that leaves the prompts folder or passes a symbolic link; both name
+        the sweep file's field (``prompts.N`` or ``methods.M.prompts.N``)."""
         if name is None:
             return None
         if name not in self.prompts:
-            self.prompts[name] = load_prompt(name)
+            own = method.sm.prompts
+            field = (f"methods.{method.index}.prompts.{own.index(name)}" if own is not None and name in own else
+                     f"prompts.{self.file.prompts.index(name)}" if name in self.file.prompts else
+                     f"methods.{method.index}.method")
+            self.prompts[name] = load_prompt(name, named=True, where=self.where, field=field)
         return self.prompts[name]
 
     def _overridden(self, dataset: _Dataset, method: _Method, prompt_name: str | None,
@@ -299,7 +437,7 @@ class _Expansion:
         """Make the cell of one axis value (unless an override skips it), after the checks a run makes first:
         backend options, tools, a prompt that renders the dataset's first entry. Raises: ConfigError."""
         ds, backend_cls, raw = dataset.corpus.dataset, method.backend_cls, method.raw
-        prompt = self._prompt(prompt_name)
+        prompt = self._prompt(prompt_name, method)
         condition = (cond.name if cond is not None else prompt_name) if not raw else (
             "baseline" if backend_cls.method_class == MethodClass.baseline else "default")
         overridden = self._overridden(dataset, method, prompt_name, cond, condition, temperature)
@@ -355,4 +493,5 @@ def _system_prompt(prompt: Prompt | None, ds: DatasetInfo, entries: list[Entry])
     return system_prompt
 
 
-__all__ = ["Cell", "expand", "planned_components"]
+__all__ = ["Cell", "CellCount", "MAX_CELLS", "MethodCount", "check_cell_count", "count_cells", "expand",
+           "planned_components"]

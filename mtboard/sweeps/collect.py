@@ -4,7 +4,8 @@ its layout without ``merge-multiple``), are checked against the sweep's plan, va
 (the base branch's, installed by the workflow) and copied to their canonical paths under ``submissions/``
 (:func:`mtboard.run.submit.submit_card`), ready for one pull request.
 
-A card is refused when its artifact names no cell of the sweep, when it is not the run its cell planned (dataset,
+A card is refused when its artifact folder is a symbolic link (or its ``card.json`` is; :mod:`mtboard.core.paths`:
+nothing is followed out of the downloaded folder), when it names no cell of the sweep, when it is not the run its cell planned (dataset,
 method, condition, temperature, entries, replicates), or when it fails validation; a cell without an artifact (its
 job failed) is reported as missing. Nothing here runs a model or reads a secret.
 
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mtboard.core.fmt import fold_lines, md_cell
-from mtboard.core import safejson
+from mtboard.core import paths
 from mtboard.backends import get_backend, parse_method
 from mtboard.core.documents import loads_card
 from mtboard.core.errors import InputError, MtboardError
@@ -77,6 +78,20 @@ def mismatch(cell: Cell, card: Any) -> str | None:
     return None
 
 
+def _unsafe_folder(downloaded: Path, name: str) -> str | None:
+    """Why the artifact folder ``downloaded/name`` is not read (None when it is a real folder):
+    ``"kind"`` for a file, else the one-line refusal of :func:`mtboard.core.paths.resolve_inside` (a symbolic link,
+    which ``actions/download-artifact`` never makes: a link there points wherever its maker chose)."""
+    try:
+        paths.resolve_inside(downloaded, name, kind="dir", where=str(downloaded),
+                             root_name="the downloaded artifacts folder")
+    except paths.PathRefused as exc:
+        return "kind" if exc.reason == "kind" else exc.one_line()
+    except paths.PathMissing as exc:  # gone since the listing
+        return exc.one_line()
+    return None
+
+
 def collect(sweep: Sweep, downloaded: Path, ctx: Any) -> Collected:
     """Check, validate and file every ``downloaded/sweep-card-ID/card.json`` (module docstring) under
     ``ctx.root/submissions``. Raises: InputError when ``downloaded`` is not a folder."""
@@ -92,16 +107,21 @@ def collect(sweep: Sweep, downloaded: Path, ctx: Any) -> Collected:
     out.folders = len(folders)
     for folder in folders:
         m = _ARTIFACT.match(folder.name)
-        if not folder.is_dir() or m is None:
+        refused = _unsafe_folder(downloaded, folder.name) if m is not None else None
+        if m is None or refused == "kind":
             out.refused.append((folder.name, f"not a {ARTIFACT_PREFIX}CELL_ID artifact folder"))
+            continue
+        if refused is not None:  # a symbolic link in place of the folder: never followed (issue 34 item 4)
+            out.refused.append((folder.name, refused))
             continue
         cid = m.group(1)
         if cid not in cells:
             out.refused.append((folder.name, f"no cell {cid} in sweep {sweep.name}"))
             continue
         path = folder / "card.json"
-        try:
-            raw = safejson.read_bytes(path, max_bytes=MAX_CARD_BYTES)
+        try:  # the card through the folder, each component opened without following a link
+            raw = paths.read_inside(downloaded, f"{folder.name}/card.json", max_bytes=MAX_CARD_BYTES,
+                                    where=str(downloaded), root_name="the downloaded artifacts folder")
             card = loads_card(raw, str(path))
         except MtboardError as exc:
             out.refused.append((folder.name, exc.one_line()))

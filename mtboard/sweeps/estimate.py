@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import math
 import subprocess
 import sys
 import unicodedata
@@ -42,7 +43,8 @@ from typing import Any
 
 from mtboard.backends.local import sandbox
 from mtboard.backends import get_backend
-from mtboard.core.documents import load_corpus
+from mtboard.core import paths
+from mtboard.core.documents import MAX_CORPUS_BYTES, loads_corpus
 from mtboard.core.errors import BackendError, ConfigError
 from mtboard.judges import REGISTRY
 from mtboard.judges.base import JudgeItem, load_judge_prompt, parse_judge_spec
@@ -222,6 +224,12 @@ def counter_for(cell: Cell, *, use_tokenizers: bool = True) -> Any:
     return _gguf_counter(str(path)) if path is not None else RatioCounter()
 
 
+def _count(x: float) -> int | None:
+    """A token count for JSON: rounded; None (unknown) for a count that is not finite. The sweep file's bounds keep
+    every count finite (issue 34 item 3); this keeps ``sweep plan --json`` strict JSON regardless."""
+    return round(x) if math.isfinite(x) else None
+
+
 @dataclass
 class CellEstimate:
     """The estimate of one cell (module docstring). Token counts are totals over entries × replicates."""
@@ -259,12 +267,12 @@ class CellEstimate:
         return {"cell": self.cell.id, "entries": self.cell.entries, "runs": self.cell.runs,
                 "calls": {"translation": self.calls, "judge": self.judge_calls,
                           "per_entry": (self.calls + self.judge_calls) / max(1, self.cell.entries)},
-                "tokens": {"prompt": round(self.prompt.mid), "completion": round(self.completion.mid),
-                           "judge_prompt": round(self.judge_prompt.mid),
-                           "judge_completion": round(self.judge_completion.mid),
-                           "reasoning": round(self.reasoning.mid), "judge_reasoning": round(self.judge_reasoning.mid),
-                           "total": round(t.mid),
-                           "low": round(t.low), "high": round(t.high)},
+                "tokens": {"prompt": _count(self.prompt.mid), "completion": _count(self.completion.mid),
+                           "judge_prompt": _count(self.judge_prompt.mid),
+                           "judge_completion": _count(self.judge_completion.mid),
+                           "reasoning": _count(self.reasoning.mid), "judge_reasoning": _count(self.judge_reasoning.mid),
+                           "total": _count(t.mid),
+                           "low": _count(t.low), "high": _count(t.high)},
                 "counted_with": self.counter, "cost_usd": cost, "cost_per_call_usd": per_call,
                 "price_source": self.price_source}
 
@@ -303,7 +311,7 @@ class SweepEstimate:
         t = self.tokens
         return {"cells": len(self.cells), "calls": sum(c.calls for c in self.cells),
                 "judge_calls": sum(c.judge_calls for c in self.cells),
-                "tokens": {"total": round(t.mid), "low": round(t.low), "high": round(t.high)},
+                "tokens": {"total": _count(t.mid), "low": _count(t.low), "high": _count(t.high)},
                 "cost_usd": None if self.cost_usd is None else {
                     "low": round(self._cost("low") or 0.0, 6), "estimate": round(self.cost_usd, 6),
                     "high": round(self.cost_high_usd or 0.0, 6)},
@@ -391,7 +399,7 @@ def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool =
         cap = float(cell.max_tokens or 512)
         key = ("translate", cell.dataset_path, cell.segment, cell.limit, cell.prompt, counter.name, cap)
         if key not in cache:  # the same slice, prompt and tokenizer count the same (temperatures, API models)
-            cache[key] = _translation_tokens(load_prompt(cell.prompt), entries, ds, counter, cap)
+            cache[key] = _translation_tokens(load_prompt(cell.prompt, named=True), entries, ds, counter, cap)
         prompt_r, completion_r = (r.scale(cell.runs) for r in cache[key])
         reasoning = reasoning_tokens(split_method(cell.method)[2], calls, cell.max_tokens)
         for spec_text in cell.judges:
@@ -450,8 +458,10 @@ def estimate_sweep(sweep: Sweep, *, use_tokenizers: bool = True) -> SweepEstimat
     cache: dict[tuple[Any, ...], Any] = {}
     out = SweepEstimate()
     for cell in sweep.cells:
-        if cell.dataset_path not in corpora:
-            corpora[cell.dataset_path] = load_corpus(sweep.root / cell.dataset_path)[0]
+        if cell.dataset_path not in corpora:  # checked again: no path outside the root, no symbolic link
+            raw = paths.read_inside(sweep.root, cell.dataset_path, max_bytes=MAX_CORPUS_BYTES, where=str(sweep.path),
+                                    field="datasets", root_name=f"the repository root {sweep.root}")
+            corpora[cell.dataset_path] = loads_corpus(raw, str(sweep.root / cell.dataset_path))[0]
         out.cells.append(estimate_cell(cell, corpora[cell.dataset_path], table=table, use_tokenizers=use_tokenizers,
                                        cache=cache))
     return out

@@ -10,6 +10,8 @@ matrix entry carries only the cell id: the matrix job re-reads the sweep file fr
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from mtboard.sweeps.estimate import SweepEstimate
@@ -49,4 +51,27 @@ def plan_document(sweep: Sweep, est: SweepEstimate, *, chunk_size: int = MAX_JOB
     }
 
 
-__all__ = ["MAX_JOBS_PER_MATRIX", "PLAN_FORMAT", "chunks", "plan_document"]
+def finite(value: Any) -> Any:
+    """``value`` (JSON-shaped: dicts, lists, scalars) with every float that is not finite (an estimate that
+    overflowed) replaced by ``None``, the JSON for "unknown" (issue 34 item 3: the plan's JSON held ``Infinity``)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def strict_json(doc: Any, *, ensure_ascii: bool = False) -> str:
+    """``doc`` as strict JSON (RFC 8259: no ``NaN``/``Infinity``; :func:`finite` first, then ``allow_nan=False`` as
+    the guard), indented, keys sorted: the text of ``sweep plan --json`` and of the run's ``summary.json``."""
+    return json.dumps(finite(doc), indent=2, sort_keys=True, ensure_ascii=ensure_ascii, allow_nan=False)
+
+
+def plan_json(doc: dict[str, Any]) -> str:
+    """The ``sweep plan --json`` text of :func:`plan_document`'s document (:func:`strict_json`)."""
+    return strict_json(doc)
+
+
+__all__ = ["MAX_JOBS_PER_MATRIX", "PLAN_FORMAT", "chunks", "finite", "plan_document", "plan_json", "strict_json"]

@@ -33,6 +33,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtboard.core import paths
 from mtboard.core.errors import ConfigError, MtboardError
 from mtboard.run.settings import RunSettings
 from mtboard.core.schema import SweepFile
@@ -128,9 +129,14 @@ def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = T
     """The :class:`mtboard.run.settings.RunSettings` of a cell (what ``mtboard run`` with :meth:`Cell.run_args` builds),
     with the card written to ``work_dir/card.json``. ``resolve=False`` (``mtboard sweep plan``): a ``gguf_package``
     method keeps its file name instead of the assembled path (the card publishes the file name either way), so the
-    plan needs no model package. Raises: ConfigError (:func:`gguf_package_path`) when resolving fails."""
+    plan needs no model package. The dataset path is checked again (:func:`mtboard.core.paths.resolve_inside`: under
+    ``root``, no symbolic link; a missing file is the runner's to report). Raises: ConfigError
+    (:func:`gguf_package_path`) when resolving fails; InputError for a dataset path that leaves ``root`` or passes a
+    link."""
     method = resolved_method(cell) if resolve else cell.method
-    return RunSettings(corpus_path=root / cell.dataset_path, method=method, prompt=cell.prompt,
+    corpus = paths.resolve_inside(root, cell.dataset_path, field="datasets", missing_ok=True,
+                                  root_name=f"the repository root {root}")
+    return RunSettings(corpus_path=corpus, method=method, prompt=cell.prompt,
                        condition=cell.condition, temperature=cell.temperature, max_tokens=cell.max_tokens or 512,
                        runs=cell.runs, segment=cell.segment, limit=cell.limit, work_dir=work_dir,
                        price_in=cell.price_in, price_out=cell.price_out, judge=list(cell.judges) or None,

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from mtboard.backends.base import BUILTIN_BACKENDS, plugin_record
 from mtboard import __version__
-from mtboard.core import canonical, safejson
+from mtboard.core import canonical, paths, safejson
 from mtboard.score import fst as fst_mod
 from mtboard.score.card import card_fingerprint_components
 from mtboard.core.errors import InputError, MtboardError
@@ -278,7 +278,7 @@ def _check_coaching(run: CardRun, card: RunCard) -> None:
     if canonical.sha256_hex(mc.coachingPrompt) != card.coaching_data_sha256:
         run.fail("method", "coaching_data_sha256 is not the SHA-256 of method_config.coachingPrompt",
                  "$.coaching_data_sha256")
-    if not re.fullmatch(r"[^/\\\x00-\x1f]{1,200}", mc.coachingFile):
+    if not re.fullmatch(r"[^/\\\x00-\x1f]{1,200}", mc.coachingFile) or mc.coachingFile in (".", ".."):
         run.fail("method", "method_config.coachingFile must be a file name (no folder)", "$.method_config.coachingFile")
 
 
@@ -295,24 +295,31 @@ def check_coaching_file(run: CardRun, card: RunCard, root: Path) -> None:
     data the card was not scored with — anyone re-running ``--coaching coaching/<file>`` gets another method and
     fingerprint, and nothing would say so. An edited coaching file is a new method: commit it under a new name and
     run it. A symlink or anything but a regular file at that path fails too (validator review): a symlink to an
-    edited copy, or a directory, would otherwise skip the hash check. An absent file is deliberately not a failure:
+    edited copy, or a directory, would otherwise skip the hash check; so does a symlinked ``coaching/`` folder (issue
+    34 item 4: the path is read through :func:`mtboard.core.paths.read_inside`, no link at any level). An absent
+    file is deliberately not a failure:
     the card embeds the coaching text it was run with (tests/test_coaching_files.py requires the committed cards'
     files to be present)."""
     name, want = card.method_config.coachingFile, card.coaching_data_sha256
     if name is None or want is None or not re.fullmatch(r"[^/\\\x00-\x1f]{1,200}", name) or name in (".", ".."):
         return  # no coaching, or a name _check_coaching refuses
-    path = root / COACHING_DIR / name
+    rel = f"{COACHING_DIR}/{name}"
     shown = f"{COACHING_DIR}/{safe_name(name, 80)}"
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        kind = "a symlink, not a regular file" if path.is_symlink() else "not a regular file"
-        run.fail("method", f"{shown} is {kind} (fix: commit the coaching data there as a regular file whose bytes "
-                           f"hash to the card's coaching_data_sha256 {want[:12]}…)", "$.method_config.coachingFile")
-        return
-    if not path.exists():
+    fix = (f"commit the coaching data there as a regular file whose bytes hash to the card's coaching_data_sha256 "
+           f"{want[:12]}…")
+    try:  # no symbolic link at any level: not coaching/NAME, not coaching/ itself (mtboard.core.paths)
+        data = paths.read_inside(root, rel, max_bytes=MAX_CARD_BYTES, field="$.method_config.coachingFile",
+                                 root_name="the repository root")
+    except paths.PathMissing:
         return  # absent: the card embeds the text (docstring)
-    try:
-        data = path.read_bytes()
-    except OSError:
+    except paths.PathRefused as exc:
+        if exc.at == rel and exc.reason in ("symlink", "kind"):
+            kind = "a symlink, not a regular file" if exc.reason == "symlink" else "not a regular file"
+            run.fail("method", f"{shown} is {kind} (fix: {fix})", "$.method_config.coachingFile")
+        else:
+            run.fail("method", f"{shown}: {exc.problem} (fix: {fix})", "$.method_config.coachingFile")
+        return
+    except (MtboardError, OSError):
         return
     got = canonical.sha256_hex(data)
     if got == want:
@@ -422,7 +429,7 @@ def _check_prompt(run: CardRun, card: RunCard, cls: type | None) -> None:
                  "$.method.prompt_name")
         return
     try:
-        prompt = load_prompt(m.prompt_name)
+        prompt = load_prompt(m.prompt_name, named=True, field="$.method.prompt_name")
     except MtboardError as exc:
         run.fail("method", f"prompt {m.prompt_name} cannot be loaded here: {exc.problem}", "$.method.prompt_name")
         return

