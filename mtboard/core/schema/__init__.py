@@ -48,8 +48,9 @@ from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH,
 from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
 from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
 from mtboard.core.schema.judgements import JudgeSummary, JudgeVerdict, MqmError
-from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
-                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, TierName)
+from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
+                                        LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
+                                        LedgerRow, LedgerState, TierName)
 from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord
 from mtboard.core.schema.records import BackendFacts, LocalModelGate, TranslationRecord, Usage
 from mtboard.core.schema.results import (CheckFlag, EntryResult, MechanicalDecision, ReplicateResult, ReplicateRun,
@@ -87,7 +88,7 @@ __all__ = [
     "GITHUB_HANDLE_RE", "RatedEntry", "Rating", "Review", "ReviewerEntry", "ReviewersFile", "ReviewRecord",
     "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile", "SweepMethod", "SweepOverride",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
-    "LedgerReproduction", "LedgerRow", "TierName",
+    "LedgerReproduction", "LedgerRow", "LedgerState", "BOARD_STATES", "SITE_STATES", "TierName",
     # the export table
     "SCHEMAS",
 ]
