@@ -217,3 +217,19 @@ def test_cli_build_of_an_all_rejected_folder_succeeds(tmp_path):
     assert "internal error" not in res.output
     home = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "The only submitted run card was rejected by the validator: no board can be shown yet." in home
+
+
+def test_mtboard_ledger_prints_the_states(tmp_path):
+    """``mtboard ledger`` reads the same decisions: the site's sentence first, each board's under its table."""
+    from typer.testing import CliRunner
+
+    from mtboard.cli.main import app
+
+    _tree(tmp_path, lambda c, s: [])
+    args = ["ledger", "--submissions", str(tmp_path / "submissions"), "--corpora", str(tmp_path / "corpora")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0 and res.output.strip() == EMPTY
+    _tree(tmp_path / "b", STATES["only baselines"][0])
+    args = ["ledger", "--submissions", str(tmp_path / "b" / "submissions"), "--corpora", str(tmp_path / "b" / "corpora")]
+    lines = CliRunner().invoke(app, args).output.splitlines()
+    assert lines[0] == STATES["only baselines"][2] and lines[-1] == STATES["only baselines"][4]
