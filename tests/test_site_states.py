@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_site_cards import OUTPUTS, make_card, standard_cards, write_toy_corpus  # noqa: E402
 
 BOARD = "toy-en-es-v1.0.0"
-EMPTY = "No submissions yet: no run card has been submitted, so there is no board to show."
+EMPTY = "No submissions yet: the submissions folder holds no run card, so there is no board to show."
 
 
 def _subset(corpus, sha, *, limit: int = 4, seed: int = 8, slug: str = "acme/translate-pro") -> RunCard:

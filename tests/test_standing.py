@@ -358,7 +358,7 @@ def test_the_subset_sentence_without_a_corpus_names_no_count():
 
 def test_site_state():
     assert S.site_state([], 0) == S.BoardState(
-        "empty", "No submissions yet: no run card has been submitted, so there is no board to show.")
+        "empty", "No submissions yet: the submissions folder holds no run card, so there is no board to show.")
     assert S.site_state([], 1) == S.BoardState(
         "all-rejected", "The only submitted run card was rejected by the validator: no board can be shown yet.")
     assert S.site_state([], 3) == S.BoardState(

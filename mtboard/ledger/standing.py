@@ -395,8 +395,8 @@ def site_state(plans: list[BoardPlan], rejected: int) -> BoardState:
     Source: issue 34 item 2."""
     if not plans:
         if rejected == 0:
-            return BoardState("empty", "No submissions yet: no run card has been submitted, so there is no board "
-                                       "to show.")
+            return BoardState("empty", "No submissions yet: the submissions folder holds no run card, so there is "
+                                       "no board to show.")
         every = "The only submitted run card was" if rejected == 1 else f"All {rejected} submitted run cards were"
         return BoardState("all-rejected", f"{every} rejected by the validator: no board can be shown yet.")
     kinds = {(p.state or board_state(p)).kind for p in plans}
