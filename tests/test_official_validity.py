@@ -9,10 +9,12 @@ tests/test_attestation.py and tests/test_official_board.py.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mtboard.score import scores_card as S
@@ -31,12 +33,17 @@ GEMMA = next(ES.glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
 SALT = bytes(range(32))
 
 
+@functools.cache
+def _scores(run: Path, dev: Path) -> str:
+    """The scores-only card of ``run``'s results naming ``dev`` (JSON; cached: the committed cards are large)."""
+    sc = S.from_run_card(load_card(run), load_card(dev), salt=SALT, segment=Segment.gold_standard,
+                         corpus_sha256="e" * 64, corpus_version="1.0.0")
+    return json.dumps(sc.model_dump(mode="json"))
+
+
 def _forge(run: Path, dev: Path | None = None, **override) -> dict:
     """A sealed scores-only card of ``run``'s results naming ``dev`` (default: ``run``) as its development card."""
-    card = load_card(run)
-    sc = S.from_run_card(card, load_card(dev or run), salt=SALT, segment=Segment.gold_standard,
-                         corpus_sha256="e" * 64, corpus_version="1.0.0")
-    data = sc.model_dump(mode="json")
+    data = json.loads(_scores(run, dev or run))
     data.update(override)
     return S.seal(data)
 
@@ -136,7 +143,14 @@ def test_a_gold_card_cannot_borrow_another_methods_development_row(tmp_path):
     res = runner.invoke(app, ["validate-scores", str(path), "--dev-card", str(APERTIUM)])
     assert res.exit_code == 1 and "link: $.method_spec is" in res.output
     assert "scores-only validation failed: 1 of 1 file(s)" in res.output
-    assert runner.invoke(app, ["validate-scores", str(path)]).exit_code == 0  # without the dev card: consistent
+    # issue 34 item 6: without --dev-card, the card it names is found under --submissions (what the site workflow
+    # runs: `mtboard validate-scores official`), and the lines are the build's, word for word
+    res = runner.invoke(app, ["validate-scores", str(root / "official"), "--submissions", str(root / "submissions")])
+    rel = f"{ES.name}/{APERTIUM.stem}.gold_standard.scores.json"
+    off_path = root / "official" / rel
+    assert res.exit_code == 1 and [line.split(": ", 1)[1] for line in res.output.splitlines()
+                                   if line.startswith("FAIL ")] == check_dev_link(sc, apertium)
+    assert f"FAIL {off_path}: {check_dev_link(sc, apertium)[0]}" in res.output.splitlines()
     good = _write(tmp_path / "good", APERTIUM, _forge(APERTIUM))
     res = runner.invoke(app, ["validate-scores", str(good), "--dev-card", str(APERTIUM)])
     assert res.exit_code == 0 and "scores-only validation passed: 1 file(s)" in res.output
@@ -166,3 +180,119 @@ def test_the_development_board_shows_gold_and_gap_only_for_attested_rows():
     assert {h for h, _ in gold} >= {load_card(GEMMA).run_card_hash}
     assert load_card(APERTIUM).run_card_hash not in {h for h, _ in gold}
     assert {t for _, (_, t) in gold} == {text} and "unattested" not in text
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Issue 34 item 6: `mtboard validate-scores` and the official board build run one dev-link check
+
+
+_load = functools.cache(load_card)
+
+
+def _mislinked(kind: str) -> tuple[Path, dict]:
+    """(the development card the file is named for, the gold card's data) of one kind of mislinked gold card. Every
+    card is Apertium's scores (a real re-run's shape) unless said otherwise."""
+    apertium, gemma = _load(APERTIUM), _load(GEMMA)
+    return {
+        # another method's scores claiming Apertium's development row (hash and fingerprint copied)
+        "borrowed": (APERTIUM, _forge(GEMMA, card_run_card_hash=apertium.run_card_hash,
+                                      card_fingerprint=apertium.fingerprint.hash)),
+        "method_spec": (APERTIUM, _forge(APERTIUM, method_spec="apertium:eng-cat")),
+        "model_slug": (APERTIUM, _forge(APERTIUM, model_slug="apertium/eng-cat")),
+        "condition": (APERTIUM, _forge(APERTIUM, condition="coached")),
+        "fingerprint": (APERTIUM, _forge(APERTIUM, card_fingerprint="0" * 64)),
+        "dataset": (APERTIUM, _forge(APERTIUM, card_dataset_id="mtb-en-ca-dev")),
+        # a consistent Apertium gold card filed under Gemma's development card's name
+        "file name": (GEMMA, _forge(APERTIUM)),
+        # the name says held_out, the card gold_standard
+        "segment": (APERTIUM, _forge(APERTIUM)),
+        # the development card Gemma, forged from Apertium's scores with Gemma's identity except its method spec
+        "one field of many": (GEMMA, _forge(APERTIUM, card_run_card_hash=gemma.run_card_hash,
+                                            card_fingerprint=gemma.fingerprint.hash, model_slug=gemma.model_slug,
+                                            condition=gemma.condition)),
+    }[kind]
+
+
+@pytest.fixture(scope="module")
+def dev_folder(tmp_path_factory) -> Path:
+    """submissions/ with the two development cards the gold cards below name (copies of committed cards)."""
+    sub = tmp_path_factory.mktemp("link") / "submissions" / ES.name
+    sub.mkdir(parents=True)
+    for p in (APERTIUM, GEMMA):
+        shutil.copy(p, sub / p.name)
+    return sub.parent
+
+
+@pytest.mark.parametrize("kind", ["borrowed", "method_spec", "model_slug", "condition", "fingerprint", "dataset",
+                                  "file name", "segment", "one field of many"])
+def test_validate_scores_and_the_build_refuse_a_mislinked_gold_card_alike(tmp_path, dev_folder, kind):
+    named, data = _mislinked(kind)
+    official = tmp_path / "official"
+    path = _write(official, named, data)
+    if kind == "segment":
+        path = path.rename(path.with_name(path.name.replace(".gold_standard.", ".held_out.")))
+    # the build's check (mtboard.site.build._official): the shown development cards by run_card_hash
+    devs = {c.run_card_hash: c for c in (_load(APERTIUM), _load(GEMMA))}
+    off = load_official(official, None)
+    assert off.rejected == [] and len(off.rows) == 1, off.rejected  # a valid scores-only card by itself
+    refuse_mislinked(off, devs)
+    assert off.rows == [] and len(off.rejected) == 1
+    rel, build_lines = off.rejected[0]
+    assert rel == path.relative_to(official).as_posix() and build_lines
+    # validate-scores, as the site workflow runs it: the same lines, word for word, one FAIL line each
+    res = CliRunner().invoke(app, ["validate-scores", str(official), "--submissions", str(dev_folder)])
+    assert res.exit_code == 1, res.output
+    assert [line for line in res.output.splitlines() if line.startswith("FAIL ")] == [
+        f"FAIL {path}: {line}" for line in build_lines]
+    assert res.output.splitlines()[-1] == "error: scores-only validation failed: 1 of 1 file(s)"
+
+
+def test_the_exact_lines_of_two_kinds(tmp_path, dev_folder):
+    """Hand-checked lines: a gold card of Apertium's filed under Gemma's card, and the one-field fingerprint forgery."""
+    apertium, gemma = _load(APERTIUM), _load(GEMMA)
+    tail = "a gold card is a re-run of its development card's method"
+    named, data = _mislinked("file name")
+    path = _write(tmp_path / "a", named, data)
+    res = CliRunner().invoke(app, ["validate-scores", str(path), "--submissions", str(dev_folder)])
+    assert f"FAIL {path}: link: the file name names development card {gemma.run_card_hash[:12]}…, but " \
+           f"$.card_run_card_hash is {apertium.run_card_hash[:12]}… (a gold card is filed as <its development " \
+           "card's stem>.<segment>.scores.json)" in res.output.splitlines()
+    named, data = _mislinked("fingerprint")
+    path = _write(tmp_path / "b", named, data)
+    res = CliRunner().invoke(app, ["validate-scores", str(path), "--submissions", str(dev_folder)])
+    assert [line for line in res.output.splitlines() if line.startswith("FAIL ")] == [
+        f"FAIL {path}: link: $.card_fingerprint is {'0' * 64!r}, allowed: {apertium.fingerprint.hash!r} (the "
+        f"development card's fingerprint.hash: {tail})"]
+
+
+def test_a_consistent_gold_card_passes_and_an_absent_development_card_is_noted(tmp_path, dev_folder):
+    path = _write(tmp_path / "official", APERTIUM, _forge(APERTIUM))
+    res = CliRunner().invoke(app, ["validate-scores", str(path), "--submissions", str(dev_folder)])
+    assert res.exit_code == 0 and res.output.splitlines() == ["scores-only validation passed: 1 file(s)"]
+    # no development card to compare with: passes (as the build keeps it: a withdrawn card keeps its gold row), said
+    empty = tmp_path / "none"
+    res = CliRunner().invoke(app, ["validate-scores", str(path), "--submissions", str(empty)])
+    h = load_card(APERTIUM).run_card_hash[:12]
+    assert res.exit_code == 0 and res.output.splitlines() == [
+        f"note {path}: its development card {h}… is not under {empty}: method, model and fingerprint not compared "
+        "(the board shows no development row for it)", "scores-only validation passed: 1 file(s)"]
+
+
+def test_development_cards_are_the_sealed_cards_only(tmp_path):
+    """:func:`mtboard.validate.scores.development_cards`: sealed cards by run_card_hash; a card changed after sealing,
+    a verification record, a symlink, a hidden folder and a non-card file are left out."""
+    from mtboard.validate.scores import development_cards
+
+    sub = tmp_path / "submissions" / ES.name
+    sub.mkdir(parents=True)
+    shutil.copy(APERTIUM, sub / APERTIUM.name)
+    data = json.loads(GEMMA.read_bytes())
+    data["notes"] = "changed after sealing"
+    (sub / GEMMA.name).write_text(json.dumps(data), encoding="utf-8")
+    (sub / "x.verification.json").write_bytes(APERTIUM.read_bytes())
+    (sub / "link.json").symlink_to(GEMMA)
+    (tmp_path / "submissions" / ".hidden").mkdir()
+    shutil.copy(GEMMA, tmp_path / "submissions" / ".hidden" / GEMMA.name)
+    (sub / "broken.json").write_text("{", encoding="utf-8")
+    assert list(development_cards(tmp_path / "submissions")) == [load_card(APERTIUM).run_card_hash]
+    assert development_cards(tmp_path / "missing") == {}

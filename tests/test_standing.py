@@ -2,8 +2,8 @@
 representative, reproduction, coverage, ranking — on small hand-made inputs.
 
 The cards here are stand-ins (``SimpleNamespace``) holding only the attributes :mod:`mtboard.ledger.standing` reads
-(dataset id/version/segment/sha256/entry_count/language pair, method limit and class, results' entry ids, timestamp,
-fingerprint hash, run card hash, composite); the verifications are real :class:`mtboard.ledger.load.Verification`
+(dataset id/version/segment/sha256/entry_count/language pair, method limit and class, results' entry ids and
+outcomes, timestamp, fingerprint hash, run card hash, composite); the verifications are real :class:`mtboard.ledger.load.Verification`
 objects. tests/test_ledger.py runs the same decisions on the committed cards through the whole ledger (~2 min); this
 file is fast enough for ``scripts/mutation.py ledger``. Every expected value is worked out by hand in the comments.
 """
@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mtboard.core.schema import MethodClass
+from mtboard.core.schema import MethodClass, Outcome
 from mtboard.ledger import standing as S
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard, Verification
 from mtboard.verify.record import UNATTESTED_LABEL
@@ -24,13 +24,15 @@ SHA_A, SHA_B = "a" * 64, "b" * 64
 
 def _card(*, fp: str = "fp1", ts: str = "2026-01-01T00:00:00Z", comp: float | None = 0.5, mean: float | None = None,
           limit: int | None = None, ids=(1, 2, 3), ds: str = "mtb-x", version: str = "1", segment: str = "dev",
-          sha: str = SHA_A, lp: str = "EN→ES", cls: MethodClass = MethodClass.raw_llm, h: str | None = "c" * 64):
+          sha: str = SHA_A, lp: str = "EN→ES", cls: MethodClass = MethodClass.raw_llm, h: str | None = "c" * 64,
+          usable: bool = True):
+    outcome = Outcome.usable if usable else Outcome.no_usable_output
     return SimpleNamespace(
         run_card_hash=h, method_class=cls, timestamp=ts, fingerprint=SimpleNamespace(hash=fp),
         scores=SimpleNamespace(composite=comp, replicates=None if mean is None else SimpleNamespace(composite_mean=mean)),
         dataset=SimpleNamespace(id=ds, version=version, segment=segment, sha256=sha, entry_count=len(ids),
                                 language_pair=lp),
-        method=SimpleNamespace(limit=limit), results=[SimpleNamespace(entry_id=i) for i in ids])
+        method=SimpleNamespace(limit=limit), results=[SimpleNamespace(entry_id=i, checks=SimpleNamespace(outcome=outcome)) for i in ids])
 
 
 def _lc(path: str, page_id: str, card, tier: str = S.SELF, **ver) -> LoadedCard:
@@ -297,3 +299,82 @@ def test_one_segment_in_two_files_is_suffixed_by_file_only():
     # mtb-z v1 has one segment (dev) in two corpus files: the names differ by the file hash, not by the segment
     cards = [_lc("z1.json", "01", _card(ds="mtb-z", sha=SHA_A)), _lc("z2.json", "02", _card(ds="mtb-z", sha=SHA_B))]
     assert [p.key for p in S.decide(Inputs(cards=cards))] == ["mtb-z-v1-aaaaaaaa", "mtb-z-v1-bbbbbbbb"]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Board and site states (issue 34 item 2): the first state that holds, with its exact sentence
+
+
+BASE = MethodClass.baseline
+
+
+@pytest.mark.parametrize(("cards", "kind", "sentence"), [
+    ([("e", {"cls": BASE}), ("m", {"cls": BASE, "fp": "f2"})], "baselines-only",
+     "Only baselines so far: this board's 2 rows are reference baselines (echo, empty), listed but never ranked; no "
+     "translation method has been run on it yet."),
+    ([("e", {"cls": BASE})], "baselines-only",
+     "Only baselines so far: this board's 1 row is a reference baseline (echo, empty), listed but never ranked; no "
+     "translation method has been run on it yet."),
+    # every row a subset (--limit) of the corpus's 3 dev entries: the 2-entry set is the most common, so it is ranked
+    ([("a", {"ids": (1, 2), "limit": 2}), ("b", {"ids": (1, 2), "limit": 2, "fp": "f2"}),
+      ("c", {"ids": (1,), "limit": 1, "fp": "f3"})], "subsets-only",
+     "No row covers the whole dataset yet: every run on this board evaluated a subset of its 3 entries, so its ranks "
+     "compare 2 entries only."),
+    # a baseline is a subset too: still subsets-only (some row is a method)
+    ([("a", {"ids": (1,), "limit": 1}), ("e", {"ids": (1,), "limit": 1, "cls": BASE, "fp": "f2"})], "subsets-only",
+     "No row covers the whole dataset yet: every run on this board evaluated a subset of its 3 entries, so its ranks "
+     "compare 1 entry only."),
+    # the only full run is a baseline: the methods are all off the ranked entry set
+    ([("e", {"cls": BASE}), ("a", {"ids": (1, 2), "limit": 2, "fp": "f2"})], "nothing-ranked",
+     "No method is ranked on this board yet: its only runs of the board's 3 entries are reference baselines; the other "
+     "row ran a subset or another entry set and is listed unranked."),
+    ([("e", {"cls": BASE}), ("a", {"ids": (1, 2), "limit": 2, "fp": "f2"}), ("b", {"ids": (1,), "fp": "f3"})],
+     "nothing-ranked",
+     "No method is ranked on this board yet: its only runs of the board's 3 entries are reference baselines; the other "
+     "2 rows ran a subset or another entry set and are listed unranked."),
+    ([("a", {"usable": False}), ("b", {"usable": False, "fp": "f2"}), ("e", {"cls": BASE, "fp": "f3"})],
+     "all-failing",
+     "Every method on this board failed every entry: no output of its 2 method rows passed the mechanical checks, so "
+     "each entry is scored as an empty output."),
+    # one method with a usable output is enough to leave all-failing (here: one ranked method left)
+    ([("a", {"usable": False}), ("b", {"fp": "f2"})], "ranked", None),
+    ([("a", {}), ("e", {"cls": BASE, "fp": "f2"}), ("s", {"ids": (1,), "limit": 1, "fp": "f3"})], "one-method",
+     "Only one method is ranked on this board so far: there is no other method to compare it with yet."),
+    ([("a", {}), ("b", {"fp": "f2"})], "ranked", None),
+])
+def test_board_state(cards, kind, sentence):
+    lcs = [_lc(f"{name}.json", f"{i:02d}", _card(**kw)) for i, (name, kw) in enumerate(cards)]
+    (plan,) = S.decide(Inputs(cards=lcs, corpora=[_corpus()]))
+    assert (plan.state.kind, plan.state.sentence) == (kind, sentence)
+    assert S.board_state(plan) == plan.state
+    assert kind in S.BOARD_STATES
+
+
+def test_the_subset_sentence_without_a_corpus_names_no_count():
+    (plan,) = S.decide(Inputs(cards=[_lc("a.json", "01", _card(ids=(1, 2), limit=2))]))
+    assert plan.state == S.BoardState("subsets-only", "No row covers the whole dataset yet: every run on this board "
+                                      "evaluated a subset of its entries, so its ranks compare 2 entries only.")
+
+
+def test_site_state():
+    assert S.site_state([], 0) == S.BoardState(
+        "empty", "No submissions yet: the submissions folder holds no run card, so there is no board to show.")
+    assert S.site_state([], 1) == S.BoardState(
+        "all-rejected", "The only submitted run card was rejected by the validator: no board can be shown yet.")
+    assert S.site_state([], 3) == S.BoardState(
+        "all-rejected", "All 3 submitted run cards were rejected by the validator: no board can be shown yet.")
+    one = S.decide(Inputs(cards=[_lc("a.json", "01", _card())]))
+    # rejected files beside a shown card change nothing: the boards' state is the site's
+    assert S.site_state(one, 5) == S.BoardState(
+        "one-method", "Only one method so far: there is no other method to compare it with yet.")
+    two = S.decide(Inputs(cards=[_lc("a.json", "01", _card()), _lc("b.json", "02", _card(ds="mtb-y"))]))
+    assert S.site_state(two, 0) == S.BoardState(
+        "one-method", "Only one method per board so far: no board has a second method to compare it with yet.")
+    mixed = S.decide(Inputs(cards=[_lc("a.json", "01", _card()), _lc("b.json", "02", _card(ds="mtb-y", cls=BASE))]))
+    assert [p.state.kind for p in mixed] == ["one-method", "baselines-only"]
+    assert S.site_state(mixed, 0) == S.BoardState("mixed", None)
+    ranked = S.decide(Inputs(cards=[_lc("a.json", "01", _card()), _lc("b.json", "02", _card(fp="f2"))]))
+    assert S.site_state(ranked, 0) == S.BoardState("ranked", None)
+    baselines = S.decide(Inputs(cards=[_lc("a.json", "01", _card(cls=BASE)),
+                                       _lc("b.json", "02", _card(ds="mtb-y", cls=BASE))]))
+    assert S.site_state(baselines, 0).sentence.startswith("Only baselines so far: every run card on the board is a ")

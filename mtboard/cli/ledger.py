@@ -138,5 +138,9 @@ def ledger(
         typer.echo(document.dumps(doc), nl=False)
         return
     console = output_console()
+    if board is None and doc.state is not None and doc.state.sentence:
+        typer.echo(doc.state.sentence)  # the whole board's state in words (issue 34 item 2)
     for b in doc.boards:
         _print_board(console, b)
+        if b.state is not None and b.state.sentence:
+            typer.echo(b.state.sentence)

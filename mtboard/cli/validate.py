@@ -215,19 +215,24 @@ def validate_scores_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Scores-only cards (*.scores.json) or folders of them.")],
     dev_card: Annotated[Optional[Path], typer.Option("--dev-card", help="The development run card the scores-only "
                                                      "cards re-ran: each must name it and match its method, model, "
-                                                     "condition and fingerprint.")] = None,
+                                                     "condition and fingerprint (default: the card each names, "
+                                                     "found under --submissions).")] = None,
+    submissions: Annotated[Path, typer.Option(help="Folder of development run cards (searched recursively): each "
+                                                   "scores-only card must match the card it names there, as "
+                                                   "`mtboard build` requires.")] = Path("submissions"),
     secret_corpus: Annotated[Optional[Path], typer.Option("--secret-corpus", help="The secret corpus file: cards "
                                                           "of it must list exactly its entries of their segment, "
                                                           "with its references' statistics (default: "
                                                           "$MTBOARD_SECRET_SEGMENT when set).")] = None,
 ) -> None:
     """Check scores-only cards (issue 17, issue 32): no text field, strict schema, seal, statistics internally
-    consistent, no date in the future, every aggregate recomputed exactly from the per-segment statistics; with
-    --dev-card, that each is a re-run of that card's method; with the secret corpus, that each lists exactly its
-    entries. One line per problem; exit 1 on any."""
+    consistent, no date in the future, every aggregate recomputed exactly from the per-segment statistics; that each
+    is a re-run of the development card it names (the card under --submissions, or --dev-card), with the check the
+    official board build runs (issue 34 item 6); with the secret corpus, that each lists exactly its entries. One line
+    per problem; exit 1 on any."""
     from mtboard.cli.environment import secret_segment_path
     from mtboard.score.scores_card import SCORES_SUFFIX
-    from mtboard.validate.scores import SecretCorpus, check_dev_link, validate_scores_card
+    from mtboard.validate.scores import SecretCorpus, dev_link_problems, development_cards, validate_scores_card
     from mtboard.verify.rerun import load_sealed_card
 
     files: list[Path] = []
@@ -239,11 +244,18 @@ def validate_scores_cmd(
     secret_path = secret_corpus if secret_corpus is not None else secret_segment_path("MTBOARD_SECRET_SEGMENT")
     secret = SecretCorpus.load(secret_path, "the secret corpus" if secret_corpus is not None
                                else "$MTBOARD_SECRET_SEGMENT") if secret_path is not None else None
+    devs = development_cards(submissions) if dev is None else {}
     bad = 0
     for f in files:
         rep = validate_scores_card(f, secret=secret)
-        if dev is not None and rep.card is not None:
-            rep.problems.extend(check_dev_link(rep.card, dev))
+        if rep.card is not None:
+            # --dev-card: the card every file must name; else the card each names, among the submissions
+            named = {rep.card.card_run_card_hash: dev} if dev is not None else devs
+            rep.problems.extend(dev_link_problems(rep.card, named, f.name))
+            if rep.card.card_run_card_hash not in named:
+                typer.echo(f"note {f}: its development card {rep.card.card_run_card_hash[:12]}… is not under "
+                           f"{submissions}: method, model and fingerprint not compared (the board shows no "
+                           "development row for it)")
         for line in rep.problems:
             typer.echo(f"FAIL {f}: {line}")
         bad += not rep.ok

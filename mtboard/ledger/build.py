@@ -31,6 +31,12 @@ class BoardLedger:
     def _by_path(self) -> dict[str, LoadedCard]:
         return {lc.path: lc for lc in self.inputs.cards}
 
+    @functools.cached_property
+    def state(self) -> standing.BoardState:
+        """What the whole site holds, in words (:func:`mtboard.ledger.standing.site_state`: no submission, every
+        submission rejected, or the state every board shares; issue 34 item 2)."""
+        return standing.site_state(self.plans, len(self.inputs.rejected))
+
     def card(self, card_path: str) -> LoadedCard:
         """The loaded card at ``card_path`` (relative to submissions/). Raises: KeyError (a rejected card is not on
         the board)."""

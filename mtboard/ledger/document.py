@@ -14,10 +14,10 @@ from pathlib import Path
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
-                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow)
+                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, LedgerState)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
-from mtboard.ledger.standing import Standing, card_composite, earned
+from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
 from mtboard.ledger.tables import Leaderboard, method_name, run_page
 
 
@@ -80,9 +80,14 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
                 placed.setdefault((m.key, m.rep.lc.path), []).append(_rank(view.domain or "all", m))
         boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
-                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed) for s in rows]))
+                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed) for s in rows],
+                                  state=_state(plan.state or board_state(plan))))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
-                  boards=boards)
+                  boards=boards, state=_state(ledger.state))
+
+
+def _state(state: BoardState) -> LedgerState:
+    return LedgerState(kind=state.kind, sentence=state.sentence)
 
 
 def dumps(doc: Ledger) -> str:

@@ -23,6 +23,11 @@ Decisions, in the order they are made (all in :func:`decide`):
 * **Declared**: a row's declared values (model identity, settings, dates, costs) stay the contributor's declaration
   until the row is GDS or community verified (schema binding ``declared``).
 
+* **State** (issue 34 item 2): what a whole board holds, in words, when it is not an ordinary ranking
+  (:func:`board_state`: only reference baselines, only subsets, no ranked method, every method failing every entry,
+  one method), and what the whole site holds (:func:`site_state`: no submission, every submission rejected, or one
+  state shared by every board). Every page that says so reads these sentences; none words a state of its own.
+
 The rank, rank range and cluster come later, from the board's paired bootstrap (:mod:`mtboard.ledger.methods`).
 """
 
@@ -31,7 +36,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from mtboard.core.schema import MethodClass, RunCard, VerificationTier
+from mtboard.core.schema import MethodClass, Outcome, RunCard, VerificationTier
+from mtboard.core.schema.ledger import BOARD_STATES, SITE_STATES
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
 from mtboard.verify.record import UNATTESTED_LABEL
 
@@ -171,6 +177,21 @@ class Standing:
         return TIERS.index(self.tier)
 
 
+@dataclass(frozen=True)
+class BoardState:
+    """What a board (or the whole site) holds, in words (issue 34 item 2): ``kind`` one of
+    :data:`~mtboard.core.schema.ledger.BOARD_STATES` (:data:`~mtboard.core.schema.ledger.SITE_STATES` for the site),
+    ``sentence`` what every page says of it — None for an ordinary ranking (``ranked``, and the site's ``mixed``)."""
+
+    kind: str
+    sentence: str | None
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    """``1 row`` / ``3 rows``: a count with its noun."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 @dataclass
 class BoardPlan:
     """One board before any statistic: its cards, the entry set it ranks, the ranked and unranked cards."""
@@ -190,6 +211,8 @@ class BoardPlan:
     ranked: list[LoadedCard]
     unranked: list[LoadedCard]
     rows: list[Standing] = field(default_factory=list)
+    state: BoardState | None = None
+    """What the board holds in words (:func:`board_state`), set by :func:`decide`."""
 
 
 def earned(lc: LoadedCard) -> str:
@@ -300,6 +323,91 @@ def _row(plan: BoardPlan, members: list[LoadedCard]) -> Standing:
                     _reproduction(members, rep), cov, reason is None, reason, is_reference(rep.card))
 
 
+def _fails_everything(card: RunCard) -> bool:
+    """No entry of the card has a usable output (every entry failed the mechanical checks)."""
+    return bool(card.results) and all(r.checks.outcome != Outcome.usable for r in card.results)
+
+
+def board_state(plan: BoardPlan) -> BoardState:
+    """The board's :class:`BoardState`, from its decided rows (the first of
+    :data:`~mtboard.core.schema.ledger.BOARD_STATES` that holds):
+
+    * ``baselines-only`` — every row is a reference baseline (echo, empty): nothing is ranked;
+    * ``subsets-only`` — no row covers the whole segment (every row's :class:`Coverage` is a subset): the board ranks
+      the most common subset, not its dataset;
+    * ``nothing-ranked`` — no method row is ranked: the board's only runs of its entry set are reference baselines,
+      every other row ran a subset or another entry set;
+    * ``all-failing`` — no method row has one usable output (every entry failed the mechanical checks);
+    * ``one-method`` — one ranked method row: nothing to compare it with;
+    * ``ranked`` — an ordinary ranking (no sentence).
+
+    Source: issue 34 item 2 ("every board state renders ... says so in words")."""
+    rows = plan.rows
+    methods = [s for s in rows if not s.reference]
+    ranked = [s for s in methods if s.ranked]
+    cards = {lc.path: lc.card for lc in plan.cards}
+    if not methods:
+        what = "is a reference baseline" if len(rows) == 1 else "are reference baselines"
+        return BoardState("baselines-only", f"Only baselines so far: this board's {_n(len(rows), 'row')} {what} "
+                                            "(echo, empty), listed but never ranked; no translation method has been "
+                                            "run on it yet.")
+    if rows and all(s.coverage.subset for s in rows):
+        of = rows[0].coverage.of
+        whole = f"its {_n(of, 'entry', 'entries')}" if of is not None else "its entries"
+        return BoardState("subsets-only", f"No row covers the whole dataset yet: every run on this board evaluated "
+                                          f"a subset of {whole}, so its ranks compare "
+                                          f"{_n(len(plan.ref_ids), 'entry', 'entries')} only.")
+    if not ranked:
+        return BoardState("nothing-ranked", f"No method is ranked on this board yet: its only runs of the board's "
+                                            f"{_n(len(plan.ref_ids), 'entry', 'entries')} are reference baselines; "
+                                            + ("the other row ran a subset or another entry set and is"
+                                               if len(methods) == 1 else f"the other {len(methods)} rows ran a subset "
+                                               "or another entry set and are") + " listed unranked.")
+    if all(_fails_everything(cards[s.representative]) for s in methods):
+        return BoardState("all-failing", f"Every method on this board failed every entry: no output of its "
+                                         f"{_n(len(methods), 'method row')} passed the mechanical checks, so each "
+                                         "entry is scored as an empty output.")
+    if len(ranked) == 1:
+        return BoardState("one-method", "Only one method is ranked on this board so far: there is no other method "
+                                        "to compare it with yet.")
+    return BoardState("ranked", None)
+
+
+_SITE_SENTENCES = {
+    "baselines-only": "Only baselines so far: every run card on the board is a reference baseline (echo, empty), "
+                      "listed but never ranked; no translation method has been submitted yet.",
+    "subsets-only": "No row covers the whole dataset yet: every run card on the board evaluated a subset of its "
+                    "dataset's entries, so each board ranks a subset, not its dataset.",
+    "nothing-ranked": "No method is ranked yet: on every board the only runs of the board's entry set are reference "
+                      "baselines, and every other run is listed unranked.",
+    "all-failing": "Every method so far failed every entry: no output passed the mechanical checks, so each entry is "
+                   "scored as an empty output.",
+    "one-method": "Only one method per board so far: no board has a second method to compare it with yet.",
+}
+
+
+def site_state(plans: list[BoardPlan], rejected: int) -> BoardState:
+    """The whole site's :class:`BoardState` (:data:`~mtboard.core.schema.ledger.SITE_STATES`): ``empty`` (no card
+    file at all), ``all-rejected`` (every one of the ``rejected`` card files failed loading or validation: no board),
+    the state every board shares (:func:`board_state`; ``ranked``: no sentence), else ``mixed`` (each board says its
+    own; no sentence).
+
+    Source: issue 34 item 2."""
+    if not plans:
+        if rejected == 0:
+            return BoardState("empty", "No submissions yet: the submissions folder holds no run card, so there is "
+                                       "no board to show.")
+        every = "The only submitted run card was" if rejected == 1 else f"All {rejected} submitted run cards were"
+        return BoardState("all-rejected", f"{every} rejected by the validator: no board can be shown yet.")
+    kinds = {(p.state or board_state(p)).kind for p in plans}
+    if len(kinds) > 1:
+        return BoardState("mixed", None)
+    kind = kinds.pop()
+    if kind == "one-method" and len(plans) == 1:
+        return BoardState(kind, "Only one method so far: there is no other method to compare it with yet.")
+    return BoardState(kind, _SITE_SENTENCES.get(kind))
+
+
 def decide(inputs: Inputs) -> list[BoardPlan]:
     """Group ``inputs.cards`` into boards and rows and decide every row's standing; each card's ``standing`` is set to
     its row's (the only place a standing is decided). Boards come sorted by key, rows by first member."""
@@ -316,8 +424,10 @@ def decide(inputs: Inputs) -> list[BoardPlan]:
             for lc in members:
                 lc.standing = standing
         plan.rows.sort(key=lambda s: (not s.ranked, s.reference, s.members[0]))
+        plan.state = board_state(plan)
     return plans
 
 
-__all__ = ["REPRODUCED_TOLERANCE", "TIERS", "TIER_LABEL", "TIER_ICON", "VERIFIED", "Coverage", "Evidence",
-           "Reproduction", "Standing", "BoardPlan", "earned", "card_composite", "coverage", "is_reference", "decide"]
+__all__ = ["REPRODUCED_TOLERANCE", "TIERS", "TIER_LABEL", "TIER_ICON", "VERIFIED", "BOARD_STATES", "SITE_STATES",
+           "Coverage", "Evidence", "Reproduction", "Standing", "BoardState", "BoardPlan", "earned", "card_composite",
+           "coverage", "is_reference", "board_state", "site_state", "decide"]

@@ -37,7 +37,7 @@ from mtboard.core.schema import EntryResult, Outcome, RunCard
 from mtboard.core import fmt
 from mtboard.core.names import mark
 from mtboard.ledger.load import CorpusInfo, LoadedCard
-from mtboard.ledger.standing import BoardPlan, Standing, is_reference
+from mtboard.ledger.standing import BoardPlan, BoardState, Standing, is_reference
 
 # --------------------------------------------------------------------------------------------------------------------
 # Columns (spec §9.7 + judge columns)
@@ -160,6 +160,8 @@ class Leaderboard:
     segment: str = "development"
     rows: list[Standing] = field(default_factory=list)
     """Every row of the board with its standing (:func:`mtboard.ledger.standing.decide`): ranked rows first."""
+    state: BoardState | None = None
+    """What the board holds in words (:func:`mtboard.ledger.standing.board_state`; issue 34 item 2)."""
 
     @property
     def title(self) -> str:
@@ -494,7 +496,7 @@ def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTST
         ranked, ref_ids = plan.ranked, plan.ref_ids
         lb = Leaderboard(plan.key, plan.dataset_id, plan.version, plan.language_pair, plan.sha256, plan.corpus,
                          f"leaderboards/{plan.key}.md", f"hard/{plan.key}.md", plan.cards, ref_ids, [], plan.unranked,
-                         [], segment=plan.segment, rows=plan.rows)
+                         [], segment=plan.segment, rows=plan.rows, state=plan.state)
         entries: dict[int, EntryResult] = {}
         if ranked:
             entries = {r.entry_id: r for r in ranked[0].card.results}

@@ -78,6 +78,8 @@ def csv_safe(value: Any) -> Any:
     return "" if value is None else value
 
 
+SIGNATURE_KEYS = ("chrf", "bleu", "ter", "composite")
+"""The signatures the methodology page lists, each possibly empty (a board with no shown card has none)."""
 METRIC_KEYS = ("composite", "chrf", "exact", "fst", "semantic", "bleu", "ter", "mqm", "rubric", "checkpoints",
                "cost_adj")
 
@@ -355,7 +357,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                                             "methodology_version": mversion, "rows": site_rows},
                                            ensure_ascii=False, indent=1) + "\n"
     pages["data/schema/board-1.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
-    _home(render, inputs, boards, portraits, build_time)
+    _home(render, inputs, boards, portraits, build_time, ledger.state if ledger is not None else None)
     _methodology(render, inputs, boards, root, sources, mversion)
     diff = diff or LedgerDiff(None, None, build)
     _changes(render, boards, diff, dates or {})
@@ -366,7 +368,10 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
     return pages
 
 
-def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], build_time: str) -> None:
+def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], build_time: str,
+          state: Any = None) -> None:
+    """The home page; ``state``: the ledger's site state (:func:`mtboard.ledger.standing.site_state`), whose sentence
+    the page shows (issue 34 item 2: an empty board, every card rejected, only baselines …)."""
     from mtboard.site.render import _corpora_rows  # noqa: PLC0415
 
     cards = []
@@ -382,7 +387,7 @@ def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any
                       "updated": dates[-1][:10] if dates else fmt.DASH})
     n_cards = sum(len(lb.cards) for lb in boards)
     render("index.md", "index.md.j2", boards=boards, portraits=portraits, rejected=inputs.rejected, n_cards=n_cards,
-           build_time=build_time, corpora=_corpora_rows(inputs), pair_cards=cards)
+           build_time=build_time, corpora=_corpora_rows(inputs), pair_cards=cards, state=state)
 
 
 def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, sources, mversion: str) -> None:
@@ -401,7 +406,8 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
         domains.append({"dataset": f"{c.corpus.dataset.id} v{c.corpus.dataset.version}", "pair": pair,
                         "rows": [(d, n, source_for(sources, d, pair) or fmt.DASH) for d, n in sorted(counts.items())]})
     render("methodology.md", "methodology.md.j2", title="Methodology: metrics, composite, ranks, tiers",
-           mversion=mversion, sigs={k: sorted(v) for k, v in sorted(sigs.items())}, weights=weights,
+           mversion=mversion, sigs={k: sorted(sigs.get(k, ())) for k in sorted({*SIGNATURE_KEYS, *sigs})},
+           weights=weights,
            spec_metrics=Markup(spec_section(spec, "2")), spec_composite=Markup(spec_section(spec, "4")),
            spec_ranks=Markup(spec_section(spec, "4.6")), spec_tiers=Markup(spec_section(spec, "5")),
            spec_cost=Markup(spec_section(spec, "6")),

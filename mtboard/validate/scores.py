@@ -29,23 +29,32 @@ Checks, in order (each problem one line naming the JSON path):
 6b. ``signature`` — the chrF++, BLEU and TER signatures equal this harness's for the target language and the
    composite signature this harness's for the card's profile and mechanical policy
    (:func:`mtboard.score.metrics.chrf.chrf_signature` …): recomputed, so they carry nothing of their own.
-7. ``link`` (only with the development card: ``mtboard validate-scores --dev-card``, and the official board build)
-   — :func:`check_dev_link`: the gold card's ``card_run_card_hash``, ``method_spec``, ``model_slug``, ``condition``,
+7. ``link`` — :func:`dev_link_problems`, the one dev-link check (issue 34 item 6: ``mtboard validate-scores`` and the
+   official board build, :func:`mtboard.verify.official.refuse_mislinked`, both call it, so they refuse the same
+   cards with the same words): the development card the gold card names (``card_run_card_hash``), looked up among
+   the development cards (the board's shown cards in the build; in ``validate-scores`` the sealed cards under
+   ``--submissions``, :func:`development_cards`, or the ``--dev-card`` given), must match it —
+   :func:`check_dev_link`: the gold card's ``card_run_card_hash``, ``method_spec``, ``model_slug``, ``condition``,
    ``card_fingerprint``, ``card_dataset_id`` and languages are the development card's. ``model_slug`` and
    ``condition`` are components of the fingerprint; the re-run's own fingerprint (``rerun_fingerprint``) hashes the
    secret corpus, harness and engine versions of the re-run, which the card does not carry, so it cannot be compared.
+   A file named as the layout says (``<development card stem>.<segment>.scores.json``, the stem ending in the first
+   12 hex of the development card's run_card_hash) must name the card's own development card and segment. A gold
+   card whose development card is absent is not refused (a withdrawn card keeps its gold row; the official page says
+   it has no development row).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mtboard.core import safejson
+from mtboard.core import canonical, safejson
 from mtboard.core.errors import MtboardError
 from mtboard.core.schema import SCORES_STRING_PATTERNS, SECRET_SEGMENTS, Corpus, RunCard, ScoresCard
 from mtboard.validate import bounds
@@ -280,6 +289,66 @@ def check_dev_link(card: ScoresCard, dev: RunCard) -> list[str]:
             "of its development card's method)" for name, got, want, src in pairs if got != want]
 
 
+GOLD_NAME_RE = re.compile(r"__(?P<hex>[0-9a-f]{12})\.(?P<segment>[a-z_]+)\.scores\.json$")
+"""A scores-only card's file name as ``mtboard verify --segment`` writes it (:func:`mtboard.verify.secret.scores_name`):
+``<development card stem>.<segment>.scores.json``, the stem ending in ``__`` and 12 hex of the development card's
+run_card_hash (:func:`mtboard.validate.naming.canonical_name`)."""
+
+
+def dev_link_problems(card: ScoresCard, dev_cards: Mapping[str, RunCard], name: str | None = None) -> list[str]:
+    """Check 7 (module docstring), the one dev-link check of a gold card (issue 34 item 6): one ``link:`` line per
+    disagreement; [] when the card agrees with the development card it names, or when ``dev_cards`` (run_card_hash →
+    development card) does not hold that card. ``name``: the card's file name (any folder part is ignored); when it
+    has the layout's shape, the development card and segment it names must be the card's.
+
+    ``mtboard validate-scores`` and :func:`mtboard.verify.official.refuse_mislinked` (the official board build) both
+    call this, so a gold card one refuses the other refuses, with the same lines."""
+    problems: list[str] = []
+    m = GOLD_NAME_RE.search(Path(name).name) if name else None
+    if m is not None:
+        if m["hex"] != card.card_run_card_hash[:12]:
+            problems.append(f"link: the file name names development card {m['hex']}…, but $.card_run_card_hash is "
+                            f"{card.card_run_card_hash[:12]}… (a gold card is filed as "
+                            "<its development card's stem>.<segment>.scores.json)")
+        if m["segment"] != str(card.dataset.segment):
+            problems.append(f"link: the file name names segment {m['segment']!r}, but $.dataset.segment is "
+                            f"{str(card.dataset.segment)!r} (a gold card is filed as "
+                            "<its development card's stem>.<segment>.scores.json)")
+    dev = dev_cards.get(card.card_run_card_hash)
+    if dev is not None:
+        problems.extend(check_dev_link(card, dev))
+    return problems
+
+
+def development_cards(submissions: str | os.PathLike[str]) -> dict[str, RunCard]:
+    """run_card_hash → development card, of every sealed run card under ``submissions`` (recursively; hidden folders,
+    symlinks and ``*.verification.json`` records skipped): what :func:`dev_link_problems` compares gold cards with
+    in ``mtboard validate-scores``. A file that is not a card whose seal holds is left out — the build does not show
+    it either, and ``mtboard validate`` (the step before in the site workflow) reports it. {} when the folder is
+    missing."""
+    from mtboard.core.documents import loads_card  # noqa: PLC0415
+
+    root = Path(submissions)
+    out: dict[str, RunCard] = {}
+    if not root.is_dir():
+        return out
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fname in sorted(filenames):
+            if not fname.endswith(".json") or fname.startswith(".") or fname.endswith(".verification.json"):
+                continue
+            path = Path(dirpath) / fname
+            try:
+                raw = safejson.read_bytes(path)
+                card = loads_card(raw, str(path))
+                sealed = canonical.run_card_hash(safejson.loads(raw, where=str(path)))
+            except MtboardError:
+                continue
+            if card.run_card_hash and sealed == card.run_card_hash:
+                out.setdefault(card.run_card_hash, card)
+    return out
+
+
 def _dumps(data: Any) -> bytes:
     import json  # noqa: PLC0415
 
@@ -299,6 +368,7 @@ def validate_scores_card(path: str | os.PathLike[str], *, secret: SecretCorpus |
     return check_scores_data(data, where, secret=secret, now=now)
 
 
-__all__ = ["MAX_LINES_PER_CHECK", "STRING_PATHS", "ScoresReport", "SecretCorpus", "check_dev_link",
+__all__ = ["GOLD_NAME_RE", "MAX_LINES_PER_CHECK", "STRING_PATHS", "ScoresReport", "SecretCorpus", "check_dev_link",
+           "dev_link_problems", "development_cards",
            "check_scores_data", "corpus_problems", "entry_problems", "recompute_problems", "segment_problems",
            "signature_problems", "text_fields", "validate_scores_card"]

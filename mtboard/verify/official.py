@@ -18,8 +18,9 @@ Only attested rows are ranked (issue 17 item 4: a scores-only card anyone can wr
 score): a row whose bundle does not verify is listed below the ranked ones, unranked, labelled
 :data:`UNATTESTED_GOLD_LABEL`, and never counts as GDS or community verified. A gold card whose ``method_spec``,
 ``model_slug``, ``condition``, ``card_fingerprint``, ``card_dataset_id`` or languages differ from the development card
-it names (:func:`mtboard.validate.scores.check_dev_link`) is refused (:func:`refuse_mislinked`): it would borrow
-another method's development row and its dev–gold gap.
+it names, or whose file name names another development card or segment (:func:`mtboard.validate.scores.
+dev_link_problems`, the check ``mtboard validate-scores`` runs too: issue 34 item 6) is refused
+(:func:`refuse_mislinked`): it would borrow another method's development row and its dev–gold gap.
 
 :func:`attested_gold_row` / :func:`has_attested_gold_row` answer "has this development card an attested gold row?"
 (for "community verified": an attested gold row plus a passing review).
@@ -41,7 +42,7 @@ from mtboard.score.metrics import bootstrap
 from mtboard.score.metrics.composite import COLUMN_UNITS
 from mtboard.core.schema import Outcome, RunCard, ScoresCard, ScoresSegment, Segment
 from mtboard.score.scores_card import SCORES_SUFFIX
-from mtboard.validate.scores import SecretCorpus, check_dev_link, validate_scores_card
+from mtboard.validate.scores import SecretCorpus, dev_link_problems, validate_scores_card
 
 OFFICIAL_DIR = "official"
 BUNDLE_SUFFIX = ".sigstore"
@@ -219,14 +220,16 @@ def attested_gold_row(run_card_hash: str, official_dir: str | os.PathLike[str] =
     """The development card's gold_standard row when it exists, validates and its attestation verifies against the
     verify workflow of ``repository`` (default: :func:`mtboard.verify.record.expected_signer`'s environment
     variables); None otherwise. With ``dev_card`` (the card ``run_card_hash`` names), a row whose method, model,
-    condition or fingerprint differ from it (:func:`mtboard.validate.scores.check_dev_link`) does not count. This is
-    the "attested gold row" half of community verified (spec §9.4)."""
+    condition or fingerprint differ from it, or whose file name names another card
+    (:func:`mtboard.validate.scores.dev_link_problems`), does not count. This is the "attested gold row" half of
+    community verified (spec §9.4)."""
     from mtboard.verify.record import expected_signer  # noqa: PLC0415
 
     inputs = load_official(Path(official_dir), expected_signer(repository))
     for row in inputs.rows:
         if (row.card.card_run_card_hash == run_card_hash and row.card.dataset.segment == Segment.gold_standard
-                and row.attested and (dev_card is None or not check_dev_link(row.card, dev_card))):
+                and row.attested
+                and (dev_card is None or not dev_link_problems(row.card, {run_card_hash: dev_card}, row.path))):
             return row
     return None
 
@@ -238,14 +241,14 @@ def has_attested_gold_row(run_card_hash: str, official_dir: str | os.PathLike[st
 
 
 def refuse_mislinked(inputs: OfficialInputs, dev_cards: dict[str, RunCard]) -> None:
-    """Move every row whose development card (``dev_cards``: run_card_hash → card, the cards the site shows) is
-    present but does not match it (:func:`mtboard.validate.scores.check_dev_link`) from ``inputs.rows`` to
-    ``inputs.rejected``, with the reasons — shown on the official index page and as build warnings. A row whose
+    """Move every row that fails :func:`mtboard.validate.scores.dev_link_problems` — its development card
+    (``dev_cards``: run_card_hash → card, the cards the site shows) is present but does not match it, or its file name
+    names another development card or segment — from ``inputs.rows`` to ``inputs.rejected``, with the reasons (the
+    lines ``mtboard validate-scores`` prints) — shown on the official index page and as build warnings. A row whose
     development card is absent keeps no link anyway (the page says so)."""
     keep = []
     for row in inputs.rows:
-        dev = dev_cards.get(row.card.card_run_card_hash)
-        problems = check_dev_link(row.card, dev) if dev is not None else []
+        problems = dev_link_problems(row.card, dev_cards, row.path)
         if problems:
             inputs.rejected.append((row.path, problems))
         else:

@@ -48,8 +48,9 @@ from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH,
 from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
 from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
 from mtboard.core.schema.judgements import JudgeSummary, JudgeVerdict, MqmError
-from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
-                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, TierName)
+from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
+                                        LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
+                                        LedgerRow, LedgerState, TierName)
 from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord
 from mtboard.core.schema.records import BackendFacts, LocalModelGate, TranslationRecord, Usage
 from mtboard.core.schema.results import (CheckFlag, EntryResult, MechanicalDecision, ReplicateResult, ReplicateRun,
@@ -93,7 +94,7 @@ __all__ = [
     "SWEEP_MAX_OPTION_INT", "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
     "SWEEP_MAX_TOKENS",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
-    "LedgerReproduction", "LedgerRow", "TierName",
+    "LedgerReproduction", "LedgerRow", "LedgerState", "BOARD_STATES", "SITE_STATES", "TierName",
     # the export table
     "SCHEMAS",
 ]

@@ -126,6 +126,24 @@ class LedgerRow(Strict):
     """Ranked rows: the whole segment first, then each domain view. Empty for an unranked row."""
 
 
+BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
+                                  "ranked")
+"""A board's states (:func:`mtboard.ledger.standing.board_state`), in the order they are tested (issue 34 item 2)."""
+SITE_STATES: tuple[str, ...] = ("empty", "all-rejected", *BOARD_STATES, "mixed")
+"""The whole site's states (:func:`mtboard.ledger.standing.site_state`): no card file, every card rejected, the state
+every board shares, or boards in different states (``mixed``)."""
+
+
+class LedgerState(Strict):
+    """What a board, or the whole board, holds in words (issue 34 item 2): every page that says so shows
+    ``sentence``."""
+
+    kind: Literal[SITE_STATES]  # type: ignore[valid-type]
+    """One of :data:`SITE_STATES` (a board's: :data:`BOARD_STATES`)."""
+    sentence: str | None
+    """What the pages say; None for an ordinary ranking (``ranked``, ``mixed``)."""
+
+
 class LedgerBoard(Strict):
     key: str = Field(pattern=_KEY_RE)
     """The board's page name (leaderboards/<key>.html)."""
@@ -139,6 +157,8 @@ class LedgerBoard(Strict):
     """Entries of the set the board ranks."""
     rows: list[LedgerRow]
     """Ranked rows in board order, then reference baselines, then unranked rows."""
+    state: LedgerState | None = None
+    """What the board holds in words (None in ledgers published before issue 34)."""
 
 
 class Ledger(Strict):
@@ -152,9 +172,12 @@ class Ledger(Strict):
     commit: str | None = Field(pattern=r"^[0-9a-f]{40}$")
     """The git commit the build was made from, when known."""
     boards: list[LedgerBoard]
+    state: LedgerState | None = None
+    """What the whole board holds in words: no submission, every submission rejected, or the state every board
+    shares (None in ledgers published before issue 34)."""
 
     model_config = Strict.model_config | {"populate_by_name": True, "serialize_by_alias": True}
 
 
-__all__ = ["LEDGER_SCHEMA", "TierName", "Ledger", "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerMember",
-           "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
+__all__ = ["LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
+           "LedgerRow", "LedgerRank", "LedgerMember", "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
