@@ -119,8 +119,9 @@ def run(
         fail(f"interrupted: finished cells keep their cards and unfinished ones their finished entries under {root}; "
              f"resume with the same command", 130)
     record = summary_record(sweep, result, {c.cell.id: c.as_dict() for c in est.cells})
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "summary.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    from mtboard.core.documents import atomic_write
+
+    atomic_write(root / "summary.json", (json.dumps(record, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     typer.echo(summary_text(record))
     if submit:
         from mtboard.cli.validate import validation_context
@@ -182,7 +183,9 @@ def collect(
     typer.echo(f"collected   {len(result.filed)} new card(s), {len(result.already)} already submitted, "
                f"{len(result.missing)} missing, {len(result.refused)} refused")
     if body is not None:
-        body.write_text(pr_body(sweep, result), encoding="utf-8")
+        from mtboard.core.documents import atomic_write
+
+        atomic_write(body, pr_body(sweep, result).encode("utf-8"))
     if not result.ok:
         fail(f"{len(result.refused)} of {result.folders} artifact folder(s) refused, nothing filed under "
              f"{(ctx.root / 'submissions').resolve()} (fix: remove or re-run the refused cells' artifacts and "
