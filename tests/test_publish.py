@@ -237,6 +237,16 @@ def test_nothing_that_is_not_ours_is_touched(tmp_path: Path) -> None:
     assert (precious / "keep.txt").read_text() == "keep" and (no_lock / "f").read_text() == "f"
 
 
+def test_refuses_a_mount_point_before_anything_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = old_site(tmp_path)
+    monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) == str(site))  # a volume mounted at --out
+    with pytest.raises(ConfigError, match="is a mount point") as caught:
+        with publish.staged(site):
+            pytest.fail("the block must not run")
+    assert f"(fix: choose a folder inside it, e.g. {site / 'site'})" in str(caught.value)
+    assert tree(site) == OLD and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
 def test_refuses_a_symlink_a_file_or_an_unmarked_folder(tmp_path: Path) -> None:
     site = old_site(tmp_path)
     link = tmp_path / "link"

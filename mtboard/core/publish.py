@@ -186,14 +186,17 @@ class Stage:
         that adds to a folder rather than replacing it; then the parent folder is ``flock``-ed until the stage ends,
         so two seeded updates of one folder run one after another instead of one losing the other's files.
 
-        Raises: ConfigError when ``target`` is a symlink or not a folder, or (``marker``) a non-empty folder without
-        the file ``marker`` (never made by this command: nothing is replaced); StorageError when the parent folder cannot
-        be written."""
+        Raises: ConfigError when ``target`` is a symlink, not a folder or a mount point (no rename can replace it), or
+        (``marker``) a non-empty folder without the file ``marker`` (never made by this command: nothing is replaced);
+        StorageError when the parent folder cannot be written."""
         target = Path(os.path.abspath(target))
         if os.path.lexists(target):
             if target.is_symlink() or not target.is_dir():
                 raise ConfigError(f"{target} is not a folder", where=str(target),
                                   fix="remove it or choose another path")
+            if os.path.ismount(target):
+                raise ConfigError(f"{target} is a mount point: a folder there cannot be swapped by a rename",
+                                  where=str(target), fix=f"choose a folder inside it, e.g. {target / 'site'}")
             if marker is not None and any(target.iterdir()) and not (target / marker).is_file():
                 raise ConfigError(f"folder {target} is not empty and was not made by mtboard (no {marker} file)",
                                   where=str(target), fix="choose an empty folder or delete it first")
