@@ -20,8 +20,8 @@ alone.
 Fallback where ``RENAME_EXCHANGE`` is refused (``EINVAL``: a file system without it, e.g. some network file systems;
 ``ENOSYS``/no ``renameat2`` symbol: an old kernel or libc, or not Linux): two renames — the published folder to
 ``…-TOKEN.old``, then the staging folder to the published path. Between those two calls (microseconds) the published
-path is missing; a kill exactly there leaves the previous tree at ``…-TOKEN.old``, and the next :func:`staged` of the path
-(or this stage's own clean-up, on an exception) renames it back before anything else.
+path is missing; a kill exactly there leaves the previous tree at ``…-TOKEN.old``, and the next :func:`staged` of the
+path (or this stage's own clean-up, on an exception) renames it back before anything else.
 
 What this does not promise: durability across a power loss (files are not fsync'ed one by one; the file system's
 journal orders the renames), and merging concurrent updates of one path unless ``seed=True`` (below).
@@ -30,7 +30,6 @@ journal orders the renames), and merging concurrent updates of one path unless `
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import fcntl
 import os
@@ -58,9 +57,10 @@ class _Unsupported(Exception):
 
 
 def _renameat2_fn():
+    """glibc's (≥ 2.28) ``renameat2`` from the symbols already loaded into this process (``dlopen(NULL)``: no
+    library search, no subprocess), or None where there is none (an older libc, not Linux)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        fn = libc.renameat2
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
@@ -114,7 +114,7 @@ def _recover(target: Path, stage: Path, lock: Path, aside: Path) -> None:
         else:
             _remove_tree(aside)
     _remove_tree(stage)
-    if not stage.exists() and not aside.exists():
+    if not os.path.lexists(stage) and not os.path.lexists(aside):
         try:
             lock.unlink()
         except FileNotFoundError:
@@ -296,8 +296,9 @@ class Stage:
 
 def shown_at_target(exc: BaseException, stage: Path, target: Path) -> None:
     """Make ``exc`` name ``target`` where it names a path under the staging folder ``stage`` (an error while the tree
-    was built is about the folder the user asked for: ``build/site/x.html``, not ``build/.site.mtboard-staging-…/x.html``):
-    an OSError's ``filename``/``filename2``, an :class:`~mtboard.core.errors.MtboardError`'s ``where`` and problem."""
+    was built is about the folder the user asked for: ``build/site/x.html``, not
+    ``build/.site.mtboard-staging-…/x.html``): an OSError's ``filename``/``filename2``, an
+    :class:`~mtboard.core.errors.MtboardError`'s ``where`` and problem."""
     olds, new = {str(stage), os.path.realpath(stage)}, str(target)
 
     def swap(text):

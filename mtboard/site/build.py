@@ -55,7 +55,8 @@ class BuildReport:
     pages: int
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
-    """Time per phase: load, compute, render, mkdocs."""
+    """Time per phase in seconds: load, compute, render, mkdocs, publish (the swaps of the site and the docs
+    folder and the removal of the previous trees; :mod:`mtboard.core.publish`)."""
     changes: list[str] = field(default_factory=list)
     """One line per change since ``previous`` (:meth:`mtboard.ledger.diff.LedgerDiff.lines`); empty without it."""
 
@@ -176,8 +177,12 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     ``secret_segment``: a secret-segment corpus file; with ``validate``, cards holding its text are rejected
     (``secret_source`` names it in the message; ``mtboard build`` passes ``$MTBOARD_SECRET_SEGMENT``).
 
-    Raises: ConfigError (unsafe or missing folders, MkDocs strict-mode failure), InputError (no submissions folder,
-    an unreadable ``secret_segment``, a ``previous`` file that is not a ledger).
+    ``docs`` and ``out`` are published atomically (module docstring, issue 34 item 1): on any exception, cancel or
+    kill both keep their previous content byte for byte; with ``run_mkdocs`` False only ``docs`` is written.
+
+    Raises: ConfigError (unsafe or missing folders, a mount point at ``out``/``docs``, MkDocs strict-mode failure),
+    InputError (no submissions folder, an unreadable ``secret_segment``, a ``previous`` file that is not a ledger),
+    StorageError (a full disk …, naming the page under ``docs``/``out``).
     Invalid cards never raise: they are listed in ``report.rejected`` and on the rejected page.
     """
     root = project_root()
