@@ -118,10 +118,11 @@ def _copy_of_card(tmp_path: Path) -> Path:
     return card
 
 
-def test_submit_takes_the_card_back_when_its_body_file_cannot_be_written(
+def test_submit_leaves_no_body_file_when_its_card_cannot_be_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The card was copied, then the disk refused the PR body file: the copy is removed, so that running the same
-    command again is not refused as "already submitted"."""
+    """The PR body file is written first and the card last (the card is what makes the submission; issue 34 item 1:
+    a kill between the two leaves no card without its body). When the disk refuses the card, the new body file is
+    removed too, so running the same command again starts from nothing and is not refused as "already submitted"."""
     import mtboard.run.submit as submit
 
     calls: list[Path] = []
@@ -137,10 +138,11 @@ def test_submit_takes_the_card_back_when_its_body_file_cannot_be_written(
     res = cli_support.invoke(["submit", str(_copy_of_card(tmp_path)), "--root", str(tmp_path), "--corpora", str(ROOT / "corpora")])
     assert res.returncode == 1
     dest = tmp_path / "submissions" / "mtb-en-es-dev" / CARD.name
-    assert calls == [dest, tmp_path / "card" / "pr-body-32e6f8fa41bf.md"]
-    assert res.stderr.startswith(f"error: {calls[1]}: no space left on the device (ENOSPC) ")
+    assert calls == [tmp_path / "card" / "pr-body-32e6f8fa41bf.md", dest]
+    assert res.stderr.startswith(f"error: {dest}: no space left on the device (ENOSPC) ")
     assert res.stderr.strip().endswith("then re-run: the same `mtboard submit` command)")
-    assert not dest.exists()
+    assert not dest.exists() and not calls[0].exists()
+    assert sorted(p.name for p in (tmp_path / "card").iterdir()) == [CARD.name]
 
 
 @needs_namespace

@@ -405,7 +405,9 @@ def main(argv: list[str] | None = None) -> int:
         same = path.is_file() and path.read_text(encoding="utf-8") == text
         print(f"{path}: {'up to date' if same else 'differs; run python -m mtboard.cli.environment'}")
         return 0 if same else 1
-    path.write_text(text, encoding="utf-8", newline="\n")
+    from mtboard.core.documents import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))
     print(f"wrote {path}")
     return 0
 

@@ -123,8 +123,10 @@ def run(
         fail(f"interrupted: finished cells keep their cards and unfinished ones their finished entries under {root}; "
              f"resume with the same command", 130)
     record = summary_record(sweep, result, {c.cell.id: c.as_dict() for c in est.cells})
+    from mtboard.core.documents import atomic_write
+
     root.mkdir(parents=True, exist_ok=True)
-    (root / "summary.json").write_text(strict_json(record, ensure_ascii=True) + "\n", encoding="utf-8")
+    atomic_write(root / "summary.json", (strict_json(record, ensure_ascii=True) + "\n").encode("utf-8"))
     typer.echo(summary_text(record))
     if submit:
         from mtboard.cli.validate import validation_context
@@ -186,7 +188,9 @@ def collect(
     typer.echo(f"collected   {len(result.filed)} new card(s), {len(result.already)} already submitted, "
                f"{len(result.missing)} missing, {len(result.refused)} refused")
     if body is not None:
-        body.write_text(pr_body(sweep, result), encoding="utf-8")
+        from mtboard.core.documents import atomic_write
+
+        atomic_write(body, pr_body(sweep, result).encode("utf-8"))
     if not result.ok:
         fail(f"{len(result.refused)} of {result.folders} artifact folder(s) refused, nothing filed under "
              f"{(ctx.root / 'submissions').resolve()} (fix: remove or re-run the refused cells' artifacts and "

@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,11 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write bytes to ``path`` atomically: temp file in the same directory, fsync, ``os.replace``; the temp file is
     removed when anything fails, so ``path`` is either the old file or the new one.
 
+    The temp file (``.NAME.XXXXXXXX.tmp``, :func:`tempfile.mkstemp`'s name) is ``flock``-ed while it is written. A
+    process killed outright (``SIGKILL``) cannot remove its temp file; the next ``atomic_write`` of the same ``path``
+    removes every such leftover that no live writer holds (issue 34 item 1: the folder holds the old file and nothing
+    else again) — only names of exactly that pattern for exactly that file, only regular files.
+
     Raises: :class:`~mtboard.core.errors.StorageError` naming ``path`` (never the temp file) and the fix when the
     storage refuses the write — a full disk or quota, a read-only file system, no permission … (the errnos of
     :data:`~mtboard.core.errors.ENVIRONMENT_FAULTS`; issue 33 item 5: a failed ``write``/``fsync`` names no file of its
@@ -35,7 +42,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     p = Path(path)
     with storage_faults(p):
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+        clear_stale_temps(p)
+        while True:
+            fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink:
+                break
+            os.close(fd)  # a clean-up removed it between mkstemp and the lock: take another name
         try:
             umask = os.umask(0)
             os.umask(umask)
@@ -44,13 +57,42 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, p)
+                os.replace(tmp, p)  # before the close: the lock is held until the temp name is gone
         except BaseException:
             try:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
             raise
+
+
+def clear_stale_temps(path: str | os.PathLike[str]) -> list[str]:
+    """Remove the temp files :func:`atomic_write` left beside ``path`` when its process was killed: regular files
+    named ``.NAME.XXXXXXXX.tmp`` (``NAME`` = ``path``'s name, ``X`` one of mkstemp's characters) whose ``flock`` can
+    be taken (no live writer holds them). Returns the names removed; anything else is left alone."""
+    p = Path(path)
+    pattern = re.compile(rf"\.{re.escape(p.name)}\.[a-z0-9_]{{8}}\.tmp")
+    removed: list[str] = []
+    try:
+        entries = [e for e in os.scandir(p.parent) if pattern.fullmatch(e.name)]
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        if not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(entry.path)
+            removed.append(entry.name)
+        except OSError:
+            pass  # a live writer holds it, or it is gone already
+        finally:
+            os.close(fd)
+    return removed
 
 
 def append_whole(fh: Any, data: bytes, *, fsync: bool = False) -> None:

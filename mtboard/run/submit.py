@@ -53,13 +53,19 @@ class Submission:
     """The warning for a ``--limit`` card (listed unranked), else None."""
 
 
-def find_by_hash(root: Path, run_card_hash: str) -> str | None:
+def _rel(path: Path, sub: Path) -> str:
+    """``submissions/…``: the repository-relative path of ``path`` under the submissions folder ``sub`` (the checkout's,
+    or the staging copy :func:`mtboard.sweeps.collect.collect` files into)."""
+    return f"{SUBMISSIONS_DIR}/{path.relative_to(sub).as_posix()}"
+
+
+def find_by_hash(root: Path, run_card_hash: str, *, submissions: Path | None = None) -> str | None:
     """Repository-relative path of a submitted card with this run_card_hash, or None.
 
-    Reads only regular files under ``submissions/`` (safe JSON; unreadable files are ignored here — ``mtboard
-    validate`` reports them).
+    Reads only regular files under ``submissions/`` (``submissions``: that folder instead of ``root/submissions``;
+    safe JSON; unreadable files are ignored here — ``mtboard validate`` reports them).
     """
-    sub = root / SUBMISSIONS_DIR
+    sub = submissions if submissions is not None else root / SUBMISSIONS_DIR
     if not sub.is_dir():
         return None
     for p in iter_card_paths([sub]):
@@ -70,7 +76,7 @@ def find_by_hash(root: Path, run_card_hash: str) -> str | None:
         except InputError:
             continue
         if isinstance(data, dict) and data.get("run_card_hash") == run_card_hash:
-            return p.relative_to(root).as_posix()
+            return _rel(p, sub)
     return None
 
 
@@ -194,8 +200,17 @@ def refresh_body_file(card_path: Path, card: RunCard, root: Path) -> tuple[list[
     return stale, new
 
 
-def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: bool = False) -> Submission:
+def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: bool = False,
+                submissions: Path | None = None) -> Submission:
     """Validate ``card_path`` and copy it to its canonical path under ``ctx.root``.
+
+    ``submissions``: the folder to file into and to check duplicates and copies against, instead of
+    ``ctx.root/submissions`` (``mtboard sweep collect`` files every card into a staging copy that is swapped in whole,
+    :mod:`mtboard.core.publish`). The returned ``relpath`` is ``submissions/…`` either way.
+
+    Every write is atomic (:func:`mtboard.core.documents.atomic_write`) and the card is written last, so a process
+    killed at any point leaves either no card (the same command runs again) or the whole card and its body file
+    (issue 34 item 1).
 
     Raises:
         SubmissionError: the card fails validation (message lists the failing checks), a card with the same
@@ -218,19 +233,20 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
                               where=where)
     card = loads_card(raw, where)
     rel = canonical_relpath(card)
-    existing = find_by_hash(ctx.root, card.run_card_hash)
+    sub = submissions if submissions is not None else ctx.root / SUBMISSIONS_DIR
+    existing = find_by_hash(ctx.root, card.run_card_hash, submissions=sub)
     if existing is not None:
         raise SubmissionError(f"already submitted as {existing} (same run_card_hash)", where=where,
                               fix="nothing to do; a re-run with a new run_id makes a new card")
-    dest = ctx.root / rel
+    dest = sub / Path(rel).relative_to(SUBMISSIONS_DIR)
     if dest.exists() or dest.is_symlink():
         raise SubmissionError(f"{rel} exists with different content", where=where,
                               fix="remove or rename the file at the destination")
-    copies = check_copies_of(card, where, ctx)
+    copies = check_copies_of(card, where, ctx, submissions=sub)
     if copies:
         raise SubmissionError(f"flagged as a copy: {copies[0].message}", where=where,
                               fix="submit your own outputs; a reproduction of another card keeps its model identity")
-    same = _same_fingerprint(ctx.root, card.fingerprint.hash, card.run_card_hash)
+    same = _same_fingerprint(sub, card.fingerprint.hash, card.run_card_hash)
     name = Path(rel).name[: -len(".json")]
     model_part, condition_part, hash12 = name.split("__")
     template_path = ctx.root / TEMPLATE
@@ -238,11 +254,15 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     body = pr_body(card, template)
     body_path = body_file_for(src, ctx.root, hash12)
     if not dry_run:
-        atomic_write(dest, raw)
+        # the body first, the card last: the card is what makes the submission (a second run says "already
+        # submitted"), so no kill or fault can leave a card without its body file
+        had_body = body_path.exists()
+        atomic_write(body_path, body.encode("utf-8"))
         try:
-            atomic_write(body_path, body.encode("utf-8"))
-        except BaseException:  # a full disk …: take the card back, so the same command can simply run again
-            dest.unlink(missing_ok=True)
+            atomic_write(dest, raw)
+        except BaseException:  # a full disk …: take the new body back, so the same command can simply run again
+            if not had_body:
+                body_path.unlink(missing_ok=True)
             raise
     return Submission(relpath=rel, path=dest.absolute(), report=report,
                       commands=pr_commands(rel, card.dataset.id, model_part, condition_part, hash12,
@@ -251,26 +271,28 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
                       unranked=unranked_warning(card))
 
 
-def check_copies_of(card: RunCard, where: str, ctx: Context) -> list[Problem]:
-    """``copies`` problems of ``card`` against every card already under ``submissions/`` (what CI's repository check
-    will say): a card whose outputs are another model identity's is flagged before it is copied."""
-    sub = ctx.root / SUBMISSIONS_DIR
+def check_copies_of(card: RunCard, where: str, ctx: Context, *, submissions: Path | None = None) -> list[Problem]:
+    """``copies`` problems of ``card`` against every card already under ``submissions/`` (``submissions``: that folder
+    instead of ``ctx.root/submissions``; what CI's repository check will say): a card whose outputs are another model
+    identity's is flagged before it is copied."""
+    sub = submissions if submissions is not None else ctx.root / SUBMISSIONS_DIR
     mine = outputs_of(where, card)
     theirs = []
     for p in iter_card_paths([sub]) if sub.is_dir() else []:
         if p.name.endswith(VERIFICATION_SUFFIX) or p.is_symlink():
             continue
         try:
-            theirs.append(outputs_of(p.relative_to(ctx.root).as_posix(), loads_card(safejson.read_bytes(p), str(p))))
+            theirs.append(outputs_of(_rel(p, sub), loads_card(safejson.read_bytes(p), str(p))))
         except InputError:
             continue
     return find_copies([mine, *theirs], {where})
 
 
-def _same_fingerprint(root: Path, fingerprint_hash: str, run_card_hash: str) -> list[str]:
-    """Repository-relative paths of submitted cards whose fingerprint hash equals ``fingerprint_hash``."""
+def _same_fingerprint(sub: Path, fingerprint_hash: str, run_card_hash: str) -> list[str]:
+    """Repository-relative paths of cards in the submissions folder ``sub`` whose fingerprint hash equals
+    ``fingerprint_hash``."""
     found = []
-    for path in sorted((root / SUBMISSIONS_DIR).glob("*/*.json")):
+    for path in sorted(sub.glob("*/*.json")):
         if path.name.endswith(VERIFICATION_SUFFIX) or path.is_symlink():
             continue
         try:
@@ -279,5 +301,5 @@ def _same_fingerprint(root: Path, fingerprint_hash: str, run_card_hash: str) -> 
             continue
         fp = data.get("fingerprint") if isinstance(data, dict) else None
         if isinstance(fp, dict) and fp.get("hash") == fingerprint_hash and data.get("run_card_hash") != run_card_hash:
-            found.append(path.relative_to(root).as_posix())
+            found.append(_rel(path, sub))
     return found

@@ -13,7 +13,8 @@ All or nothing: every card is checked and validated first (:func:`mtboard.run.su
 when none is refused are they copied to ``ROOT/submissions/`` (``ROOT``: ``--root``, else the checkout holding the
 sweep file, :func:`mtboard.sweeps.spec.find_root`). So ``mtboard sweep collect`` exits 0 with every accepted card
 filed, or 1 with the count of refused folders and nothing filed (the accepted ones are listed as held) — never a
-half-filed pull request.
+half-filed pull request, also when the process is killed: the cards are filed into a staging copy of
+``submissions/`` that replaces it in one rename (:mod:`mtboard.core.publish`, issue 34 item 1).
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from mtboard.core.fmt import fold_lines, md_cell
-from mtboard.core import paths
+from mtboard.core import paths, publish, safejson
 from mtboard.backends import get_backend, parse_method
 from mtboard.core.documents import loads_card
 from mtboard.core.errors import InputError, MtboardError
 from mtboard.run.submit import find_by_hash, submit_card
 from mtboard.sweeps.cells import Cell
 from mtboard.sweeps.spec import Sweep
-from mtboard.validate import MAX_CARD_BYTES
+from mtboard.validate import MAX_CARD_BYTES, SUBMISSIONS_DIR
 
 ARTIFACT_PREFIX = "sweep-card-"
 """Artifact name of a cell's card: ``sweep-card-CELL_ID`` (the matrix job uploads ``card.json`` under it)."""
@@ -143,14 +144,22 @@ def collect(sweep: Sweep, downloaded: Path, ctx: Any) -> Collected:
         accepted.append(folder)
     if out.refused:
         out.held = [f.name for f in accepted]
-    else:
+    elif accepted:
+        # every card goes into a copy of submissions/ that is swapped in whole (issue 34 item 1): a collect that
+        # fails, is cancelled or is killed files nothing, never a part
+        with publish.staged(ctx.root / SUBMISSIONS_DIR, seed=True) as stage:
+            for folder in accepted:
+                try:
+                    sub = submit_card(folder / "card.json", ctx, submissions=stage.path)
+                except MtboardError as exc:  # e.g. two artifacts holding copies of one run: the second is refused
+                    out.refused.append((folder.name, exc.one_line()))
+                    continue
+                out.filed.append(sub.relpath)
+            if out.refused:  # all or nothing: the others are held, the staging copy dropped
+                refused = {name for name, _ in out.refused}
+                out.held, out.filed = [f.name for f in accepted if f.name not in refused], []
+                stage.discard()
         for folder in accepted:
-            try:
-                sub = submit_card(folder / "card.json", ctx)
-            except MtboardError as exc:  # e.g. two artifacts holding copies of one run: the second is refused
-                out.refused.append((folder.name, exc.one_line()))
-                continue
-            out.filed.append(sub.relpath)
             for stray in folder.glob("pr-body-*.md"):  # submit_card's PR body, next to the card: not in the PR
                 stray.unlink()
     out.missing = [c.id for c in sweep.cells if c.id not in seen and not any(
