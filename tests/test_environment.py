@@ -320,3 +320,22 @@ def test_a_job_that_holds_secrets_is_declared_or_seen() -> None:
         rt = runtime()
         assert rt.visible_secrets == ("OPENAI_API_KEY", "MTBOARD_HYPOTHESIS_SALT") and not rt.holds_secrets
         assert "sk-secret" not in repr(rt)
+
+
+def test_every_secret_a_workflow_hands_a_step_is_a_secret_variable() -> None:
+    """Issue 34 item 5 (the kind, not one name): every ``NAME: ${{ secrets.X }}`` of a step's or job's environment in
+    .github/workflows/ is in SECRET_VARIABLES, and so are the tokens GitHub itself hands a step (the OIDC request
+    token of ``id-token: write``, the runtime token, GITHUB_TOKEN/GH_TOKEN), so ``mtboard verify`` with any one of
+    them set counts the job as one that holds secrets."""
+    import re
+
+    from mtboard.cli.environment import SECRET_VARIABLES, visible_secrets
+
+    handed = set()
+    for wf in sorted((REPO / ".github" / "workflows").glob("*.yml")):
+        handed |= set(re.findall(r"^\s+([A-Z][A-Z0-9_]*):\s*\$\{\{\s*secrets\.", wf.read_text(encoding="utf-8"), re.M))
+    assert {"OPENAI_API_KEY", "OPENAI_BASE_URL", "JUDGE_BASE_URL", "HF_TOKEN", "MTBOARD_HYPOTHESIS_SALT"} <= handed
+    assert handed <= set(SECRET_VARIABLES), sorted(handed - set(SECRET_VARIABLES))
+    for name in ("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_RUNTIME_TOKEN", "GITHUB_TOKEN", "GH_TOKEN",
+                 "MTBOARD_SECRET_CORPORA_DEPLOY_KEY"):
+        assert visible_secrets({name: "x", "HOME": "/h"}) == (name,)

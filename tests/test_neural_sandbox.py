@@ -204,6 +204,11 @@ def test_without_the_sandbox_the_worker_still_gets_an_empty_environment(secrets_
     with use_runtime(Runtime(comet_sandbox=False, secrets_job=True)), \
             pytest.raises(ConfigError, match="MTBOARD_COMET_SANDBOX=off"):
         neural.score_segments("comet22", ["a"], ["x"], ["r"], python=python)
+    # nor where a secret is merely set (mtboard verify's fail-closed rule): the names, never the values, in the line
+    with use_runtime(Runtime(comet_sandbox=False, visible_secrets=("GITHUB_TOKEN", "OPENAI_BASE_URL"))), \
+            pytest.raises(ConfigError, match=r"outside it in a job that holds secrets \(GITHUB_TOKEN, "
+                                             r"OPENAI_BASE_URL\)"):
+        neural.score_segments("comet22", ["a"], ["x"], ["r"], python=python)
     assert len(seen) == 1
 
 

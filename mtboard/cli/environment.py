@@ -242,11 +242,16 @@ def variable(field: str) -> str:
 SECRET_SEGMENT = variable("secret_segment")
 """``MTBOARD_SECRET_SEGMENT``: the default of ``--secret-segment-env``."""
 
-SECRET_VARIABLES = ("OPENAI_API_KEY", "JUDGE_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
-                    "MTBOARD_HYPOTHESIS_SALT", "MTBOARD_SECRET_SEGMENT", "MTBOARD_SECRET_SEGMENT_B64",
-                    "MTBOARD_SECRET_CORPORA_DEPLOY_KEY")
+SECRET_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "JUDGE_API_KEY", "JUDGE_BASE_URL", "HF_TOKEN",
+                    "HUGGING_FACE_HUB_TOKEN", "MTBOARD_HYPOTHESIS_SALT", "MTBOARD_SECRET_SEGMENT",
+                    "MTBOARD_SECRET_SEGMENT_B64", "MTBOARD_SECRET_CORPORA_DEPLOY_KEY", "GITHUB_TOKEN", "GH_TOKEN",
+                    "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_RUNTIME_TOKEN")
 """The secrets the workflows hand to a job (verify.yml's protected job, sweep.yml's cell job) or a maintainer's shell
-holds: API keys, the Hugging Face token, the hypothesis salt, a secret segment and the secret corpora's deploy key.
+holds: API keys, the endpoints the workflows keep as secrets (``OPENAI_BASE_URL``, ``JUDGE_BASE_URL``: a URL can
+carry a key), the Hugging Face token, the hypothesis salt, a secret segment, the secret corpora's deploy key, and the
+tokens GitHub hands a step (``GITHUB_TOKEN``/``GH_TOKEN`` when a workflow passes it, the OIDC request token of a job
+with ``id-token: write``, the Actions runtime token). Every ``${{ secrets.X }}`` a workflow puts in a step's
+environment is one of them (tests/test_environment.py reads the workflows).
 Their presence makes ``mtboard verify`` treat the job as one that holds secrets (issue 34 item 5); the COMET
 worker and model servers never see any of them (an empty environment in the sandbox)."""
 

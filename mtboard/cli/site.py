@@ -47,9 +47,12 @@ def build(
     Path("submissions"),
     corpora: Annotated[Path, typer.Option(help="Folder of corpus files (dataset facts, reference entry sets).")] =
     Path("corpora"),
-    out: Annotated[Path, typer.Option(help="Output folder for the built site (emptied by MkDocs).")] =
+    out: Annotated[Path, typer.Option(help="Output folder for the built site: built beside it and swapped in whole "
+                                           "only when the build succeeds (a failed or killed build leaves the previous "
+                                           "site); a non-empty folder must be an earlier build's.")] =
     Path("build/site"),
-    docs: Annotated[Path, typer.Option(help="Staging folder for generated Markdown (wiped each build).")] =
+    docs: Annotated[Path, typer.Option(help="Folder for the generated Markdown: rebuilt beside it and swapped in "
+                                            "with the site.")] =
     Path("build/docs"),
     validate: Annotated[bool, typer.Option(help="Run the submission validator on each card (else schema only).")] =
     True,

@@ -141,6 +141,19 @@ def slugify(value: str, limit: int = 60) -> str:
     return f"{base}-{hashlib.sha256(value.encode('utf-8')).hexdigest()[:6]}"
 
 
+def whole(value: int, limit: int = 40) -> str:
+    """An integer as an error message shows it: in full up to ``limit`` digits, else "a 4,816-digit number" — the
+    digit count from the bit length, never ``str()`` of the whole number (CPython refuses to write an ``int`` of over
+    4,300 decimal digits, sys.int_info.str_digits_check_threshold, and a contributor's file can hold one)."""
+    magnitude = abs(value)
+    digits = max(1, math.floor((magnitude.bit_length() - 1) * math.log10(2)) + 1)  # at most one short
+    if magnitude >= 10 ** digits:
+        digits += 1
+    if digits <= limit:
+        return str(value)
+    return f"a {'negative ' if value < 0 else ''}{digits:,}-digit number"
+
+
 def _finite(x: float | None) -> bool:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 

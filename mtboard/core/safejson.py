@@ -383,5 +383,12 @@ def loads_yaml(text: str, *, where: str = "<yaml>", max_bytes: int = 1024 * 1024
         raise InputError(f"not valid YAML: {first}", where=where, fix="check the YAML syntax") from None
     except RecursionError:
         raise InputError("YAML nested too deeply", where=where, fix="flatten the document") from None
+    except (ValueError, OverflowError) as exc:
+        # a scalar that parses but does not convert: a date that does not exist (2026-02-30), an integer of over
+        # 4,300 digits (CPython's int() limit), a timestamp beyond year 9999
+        detail = " ".join(str(exc).split())[:200]
+        raise InputError(f"a value YAML cannot convert ({detail})", where=where,
+                         fix="write the value as a quoted text, or correct it (dates must exist; numbers under 4,300 "
+                             "digits)") from None
     finally:
         loader.dispose()

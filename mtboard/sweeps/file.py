@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mtboard.core import canonical, safejson
+from mtboard.core import canonical, fmt, safejson
 from mtboard.core.errors import InputError
 from mtboard.core.schema import SweepFile
 
@@ -31,7 +31,7 @@ def _value(value: Any) -> str:
     """A refused value as the message shows it: a number in full, anything else as a short ASCII excerpt."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return ascii(value[:40] + ("…" if len(value) > 40 else "")) if isinstance(value, str) else type(value).__name__
-    return str(value) if isinstance(value, int) else f"{value:g}"
+    return fmt.whole(value) if isinstance(value, int) else f"{value:g}"
 
 
 def describe(exc: ValidationError) -> tuple[str, str]:

@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 
+from mtboard.core import fmt
+
 
 SWEEP_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,62}$"
 
@@ -58,7 +60,7 @@ def _bounded_scalar(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, int) and abs(value) > SWEEP_MAX_OPTION_INT:
-        raise ValueError(f"{value} is over the maximum {SWEEP_MAX_OPTION_INT} in absolute value")
+        raise ValueError(f"{fmt.whole(value)} is over the maximum {SWEEP_MAX_OPTION_INT} in absolute value")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value} is not a finite number")
     if isinstance(value, float) and abs(value) > SWEEP_MAX_OPTION_FLOAT:

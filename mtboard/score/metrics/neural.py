@@ -295,9 +295,11 @@ def score_segments(key: str, sources: Sequence[str], hypotheses: Sequence[str | 
     rt = runtime()
     if rt.holds_secrets:
         check_allowed(repo, rev, where=f"neural metric {key}", field="revision")
+    if rt.holds_secrets or rt.visible_secrets:
         if not rt.comet_sandbox:
+            held = ", ".join(rt.visible_secrets) or "declared"
             raise ConfigError("the sandbox is turned off (MTBOARD_COMET_SANDBOX=off), and the COMET worker never runs "
-                              "outside it in a job that holds secrets", where=f"neural metric {key}",
+                              f"outside it in a job that holds secrets ({held})", where=f"neural metric {key}",
                               fix="unset MTBOARD_COMET_SANDBOX (the sandbox is on by default)")
     sent = [i for i, h in enumerate(hypotheses) if h is not None]
     samples = []
