@@ -82,6 +82,7 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
     Raises: MtboardError when a run fails or a card does not validate (with the failing check named).
     """
     from mtboard.core.documents import load_card
+    from mtboard.core.publish import staged
     from mtboard.run.settings import RunSettings
     from mtboard.run.runner import run
     from mtboard.site import build_site
@@ -125,16 +126,17 @@ def run_demo(root: Path, *, gemma: bool | None = None, gemma_limit: int = 40,
         note(f"validated {r.card_path}: every check passed")
 
     stage = root / "build" / "demo"
-    if stage.exists():
-        shutil.rmtree(stage)
-    if (root / "submissions").is_dir():
-        shutil.copytree(root / "submissions", stage / "submissions", symlinks=True)
-    for r in result.runs:
-        target = stage / canonical_relpath(load_card(r.card_path))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(r.card_path, target)
-        r.staged_path = target
-    (stage / "submissions").mkdir(parents=True, exist_ok=True)
+    # built beside build/demo and swapped in whole (core/publish.staged; issue 34 item 1): a killed demo leaves the
+    # previous folder, never half a copy of submissions/
+    with staged(stage) as new:
+        if (root / "submissions").is_dir():
+            shutil.copytree(root / "submissions", new.path / "submissions", symlinks=True)
+        for r in result.runs:
+            rel = canonical_relpath(load_card(r.card_path))
+            (new.path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(r.card_path, new.path / rel)
+            r.staged_path = stage / rel
+        (new.path / "submissions").mkdir(parents=True, exist_ok=True)
     note("build the site from submissions/ + the new cards")
     site = build_site(stage / "submissions", root / "corpora", root / "build" / "site", root / "build" / "docs",
                       secret_segment=secret_segment, secret_source=source)
