@@ -26,7 +26,7 @@ limit: 4
 methods:
   - {method: "apertium:eng-spa", label: apertium}
   - {method: "echo:", label: echo}
-  - {method: "gguf:/nonexistent/model.gguf", label: missing}
+  - {method: "gguf:models/model.gguf", label: missing}
 """
 
 

@@ -338,3 +338,155 @@ def test_a_benchmark_member_outside_its_folder_or_through_a_link_is_refused(tmp_
     with pytest.raises(paths.PathRefused) as ei:
         load_bench(d)
     assert ei.value.one_line().startswith(f"{d / 'bench.json'}: {field}: path {paths.shown(rel)}"), ei.value
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Reader 6: a sweep method's local model file (gguf:PATH) and path-valued backend options (issue 34 item 4 review)
+
+
+def _model_path(kind: str, root: Path, out: Path) -> str:
+    """A gguf model path of ``kind``; the outside folder holds a real m.gguf (and sub/m.gguf) so only the check can
+    refuse the path."""
+    for d in (out, out / "sub"):
+        (d / "m.gguf").write_bytes(b"GGUF")
+    (root / "models").mkdir()
+    if kind == "dotdot":
+        return "models/../../outside/m.gguf"
+    if kind == "absolute":
+        return str(out / "m.gguf")
+    if kind == "leaf-link":
+        (root / "models" / "evil.gguf").symlink_to(out / "m.gguf")
+        return "models/evil.gguf"
+    if kind == "intermediate-link":
+        (root / "models" / "sub").symlink_to(out / "sub", target_is_directory=True)
+        return "models/sub/m.gguf"
+    (root / "models").rmdir()  # root-child-link: models/ itself is a link to the outside folder
+    (root / "models").symlink_to(out, target_is_directory=True)
+    return "models/m.gguf"
+
+
+def _sweep_with(root: Path, method: str, extra: str = "") -> Path:
+    sweep = root / "sweeps" / "t.yaml"
+    sweep.write_text(f"name: t\ndatasets: [corpora/{CORPUS}]\nlimit: 2\nprompts: [few-shot-completion]\n"
+                     f"methods: [{{method: {json.dumps(method)}}}]\n{extra}", encoding="utf-8")
+    return sweep
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_sweep_gguf_model_outside_the_root_or_through_a_link_is_refused(tmp_path, kind):
+    root, out = _checkout(tmp_path)
+    rel = _model_path(kind, root, out)
+    sweep = _sweep_with(root, f"gguf:{rel}")
+    with pytest.raises(paths.PathRefused) as ei:
+        load_sweep(sweep, root)
+    line = ei.value.one_line()
+    assert line.startswith(f"{sweep}: methods.0.method: path {paths.shown(rel)}") and "refused" in line, line
+    assert "\n" not in line
+
+
+def test_etc_passwd_as_a_sweep_model_is_refused_before_it_is_opened(tmp_path):
+    root, _ = _checkout(tmp_path)
+    with pytest.raises(paths.PathRefused) as ei:
+        load_sweep(_sweep_with(root, "gguf:/etc/passwd"), root)
+    assert (ei.value.reason, ei.value.field) == ("absolute", "methods.0.method")
+
+
+def test_a_sweep_gguf_model_under_the_root_runs_from_there_and_hub_forms_stay(tmp_path):
+    from mtboard.sweeps.spec import resolved_method
+    root, _ = _checkout(tmp_path)
+    (root / "models").mkdir()
+    (root / "models" / "m.gguf").write_bytes(b"GGUF")
+    (cell,) = load_sweep(_sweep_with(root, "gguf:models/m.gguf"), root).cells
+    assert cell.method == "gguf:models/m.gguf" and cell.run_args()[2] == "gguf:models/m.gguf"
+    assert resolved_method(cell, root) == f"gguf:{root / 'models' / 'm.gguf'}"
+    hub = "gguf:ggml-org/gemma-3-270m-GGUF@" + "a" * 40 + "/gemma-3-270m-Q8_0.gguf"
+    (cell,) = load_sweep(_sweep_with(root, hub), root).cells
+    assert resolved_method(cell, root) == hub  # nothing at that path under the root: a pinned Hub file
+    (cell,) = load_sweep(_sweep_with(root, "gguf:models/absent.gguf"), root).cells
+    assert resolved_method(cell, root) == "gguf:models/absent.gguf"  # the runner reports the missing file
+
+
+@pytest.mark.parametrize("extra, method_opts, field", [
+    ("", "{hf_cache_dir: /tmp/hf}", "methods.0.backend_options.hf_cache_dir"),
+    ("conditions: [{name: c, backend_options: {hf_cache_dir: cache}}]\n", "{}",
+     "conditions.0.backend_options.hf_cache_dir"),
+    ("overrides: [{match: {prompt: few-shot-completion}, backend_options: {n_ctx: 512}},\n"
+     "            {match: {}, backend_options: {hf_cache_dir: /home}}]\n", "{}",
+     "overrides.1.backend_options.hf_cache_dir"),
+])
+def test_a_path_valued_backend_option_in_a_sweep_file_is_refused(tmp_path, extra, method_opts, field):
+    root, _ = _checkout(tmp_path)
+    sweep = root / "sweeps" / "t.yaml"
+    sweep.write_text(f"name: t\ndatasets: [corpora/{CORPUS}]\nlimit: 2\nprompts: [few-shot-completion]\n"
+                     f"methods: [{{method: 'gguf:m.gguf', backend_options: {method_opts}}}]\n{extra}",
+                     encoding="utf-8")
+    with pytest.raises(ConfigError) as ei:
+        load_sweep(sweep, root)
+    line = ei.value.one_line()
+    assert line.startswith(f"{sweep}: {field}: backend option 'hf_cache_dir' names a folder"), line
+    assert "remove hf_cache_dir from the sweep file" in line and "\n" not in line
+
+
+def test_every_path_valued_backend_option_is_marked():
+    from mtboard.backends import get_backend
+    assert get_backend("gguf").Options.path_fields() == ["hf_cache_dir"]
+    assert get_backend("openai").Options.path_fields() == [] and get_backend("apertium").Options.path_fields() == []
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Reader 7: review records (reviews/<dataset>/<run>.yaml and the card it names under submissions/)
+
+REVIEW_RUN = "apertium-eng-spa__default__d0f5919b5569"
+
+
+def _review_root(tmp_path: Path, kind: str) -> tuple[Path, Path]:
+    """A repository with the committed Apertium EN→ES card and a review record naming it (one reviewer rating the
+    seeded sample; no reviewers file, so only the checks up to ``card`` are asserted); ``kind`` links one folder to
+    an outside copy."""
+    import yaml
+    from mtboard.review import community as rv
+    card_src = ROOT / "submissions" / "mtb-en-es-dev" / f"{REVIEW_RUN}.json"
+    root, out = tmp_path / "repo", tmp_path / "outside"
+    (root / "submissions" / "mtb-en-es-dev").mkdir(parents=True)
+    (out / "subs").mkdir(parents=True)
+    (out / "revs").mkdir()
+    shutil.copy(card_src, out / "subs" / card_src.name)
+    card = loads_card(card_src.read_bytes())
+    record = {"record_version": 1, "card": f"mtb-en-es-dev/{REVIEW_RUN}.json", "run_card_hash": card.run_card_hash,
+              "sample_seed": 20261201, "sample_size": 30,
+              "reviews": [{"reviewer": "scripted-reviewer-a", "date": "2026-12-01",
+                           "ratings": [{"entry_id": r.entry_id, "rating": "acceptable"}
+                                       for r in rv.sample_entries(card)]}]}
+    (out / "revs" / f"{REVIEW_RUN}.yaml").write_text(yaml.safe_dump(record), encoding="utf-8")
+    (root / "reviews").mkdir()
+    if kind == "reviews-folder-link":
+        (root / "reviews" / "mtb-en-es-dev").symlink_to(out / "revs", target_is_directory=True)
+    else:
+        (root / "reviews" / "mtb-en-es-dev").mkdir()
+        shutil.copy(out / "revs" / f"{REVIEW_RUN}.yaml", root / "reviews" / "mtb-en-es-dev")
+    if kind == "submissions-folder-link":
+        (root / "submissions" / "mtb-en-es-dev").rmdir()
+        (root / "submissions" / "mtb-en-es-dev").symlink_to(out / "subs", target_is_directory=True)
+    else:
+        shutil.copy(card_src, root / "submissions" / "mtb-en-es-dev")
+    return root, root / "reviews" / "mtb-en-es-dev" / f"{REVIEW_RUN}.yaml"
+
+
+@pytest.mark.parametrize("kind, check, needle", [
+    ("reviews-folder-link", "file", "'reviews/mtb-en-es-dev' is a symbolic link"),
+    ("submissions-folder-link", "card", "'submissions/mtb-en-es-dev' is a symbolic link"),
+])
+def test_a_review_through_a_linked_folder_is_refused(tmp_path, kind, check, needle):
+    from mtboard.validate.reviews import validate_review
+    root, record = _review_root(tmp_path, kind)
+    rep, _, card = validate_review(record, root)
+    assert rep.checks[check] == "fail" and card is None
+    assert any(p.check == check and needle in p.message for p in rep.problems), rep.problems
+
+
+def test_a_review_in_normal_folders_reads_its_card(tmp_path):
+    from mtboard.validate.reviews import validate_review
+    root, record = _review_root(tmp_path, "normal")
+    rep, rec, card = validate_review(record, root)
+    assert (rep.checks["file"], rep.checks["path"], rep.checks["card"]) == ("pass", "pass", "pass")
+    assert card is not None and card.run_card_hash == rec.run_card_hash

@@ -58,6 +58,18 @@ class Options(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
+    @classmethod
+    def path_fields(cls) -> list[str]:
+        """The settings that name a file or folder of the machine (sorted): a field typed :class:`pathlib.Path`, or
+        one marked ``Field(json_schema_extra={"machine_path": True})`` (e.g. the gguf backend's ``hf_cache_dir``).
+        A sweep file may not set them (the machine's folders are the operator's; issue 34 item 4)."""
+        out = []
+        for key, f in cls.model_fields.items():
+            extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
+            if extra.get("machine_path") or f.annotation is Path or Path in get_args(f.annotation):
+                out.append(key)
+        return sorted(out)
+
 
 class NoOptions(Options):
     """A backend without settings."""
@@ -111,6 +123,8 @@ class Backend(ABC):
         label: human label of the method in summaries (e.g. "baseline: echo").
         accepts_tools: the method can run with ``--tools`` (prompted LLM backends).
         local_gate: the backend serves a local model and records its canary/latency gate in ``method.local``.
+        model_is_path: the model part may name a file of the machine (``gguf:PATH``); a sweep file's model is then
+            checked under the sweep's root (:func:`mtboard.core.paths.resolve_inside`; issue 34 item 4).
     """
 
     name: ClassVar[str]
@@ -121,6 +135,7 @@ class Backend(ABC):
     default_prompt: ClassVar[str] = "translate-chat"
     default_concurrency: ClassVar[int] = 8
     local_gate: ClassVar[bool] = False
+    model_is_path: ClassVar[bool] = False
     """True for backends that serve a local model and record its canary/latency gate (``method.local``); a card of
     any other backend must have ``method.local`` null."""
     preferred_batch_size: ClassVar[int] = 1

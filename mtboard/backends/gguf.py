@@ -129,7 +129,7 @@ class GGUFOptions(Options):
     """History lines sent with each latency-gate line."""
     gate_lines: int = 12
     """Lines timed by the latency gate."""
-    hf_cache_dir: str | None = None
+    hf_cache_dir: str | None = Field(None, json_schema_extra={"machine_path": True})
     """Hugging Face cache folder (default: huggingface_hub's, i.e. ``HF_HUB_CACHE``)."""
     model_sha256: str | None = None
     """Expected SHA-256 of the GGUF file (checked when given)."""
@@ -451,6 +451,7 @@ class GGUFBackend(OpenAIBackend):
     priced: ClassVar[bool] = False
     endpoint_env: ClassVar[str | None] = None
     local_gate: ClassVar[bool] = True
+    model_is_path: ClassVar[bool] = True
 
     def __init__(self, method: MethodSpec, context: BackendContext | None = None, options: Options | None = None, *,
                  on_warning: Callable[[str], None] | None = None):

@@ -22,6 +22,7 @@ leaves the repository root or passes a symbolic link (:mod:`mtboard.core.paths`)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -381,6 +382,7 @@ class _Expansion:
             spec = parse_method(sm.method)
             backend_cls = get_backend(spec.backend)
             backend_cls.check_languages(spec.model, ds.source_language, ds.target_language)
+        model_path(backend_cls, spec.model, sm.gguf_package, self.root, where=self.where, field=f"methods.{mi}.method")
         return _Method(index=mi, sm=sm, spec=spec, backend_cls=backend_cls, raw=backend_cls.prompt_format == "raw",
                        public=spec.with_model(backend_cls.public_model(spec.model)).text,
                        label=sm.label or (backend_cls.public_model(spec.model) or spec.backend),
@@ -418,9 +420,15 @@ class _Expansion:
                     ) -> tuple[int | None, int, int | None, dict[str, Any]] | None:
         """The cell's ``(limit, runs, max_tokens, backend options)``: the sweep's (options: the method's, then the
         condition's) with every matching override applied in file order; None when one of them skips the cell."""
+        path_keys = method.backend_cls.Options.path_fields()
+        self._no_machine_paths(method.sm.backend_options, path_keys, f"methods.{method.index}")
+        if cond is not None:
+            ci = next(i for i, c in enumerate(self.file.conditions) if c is cond)
+            self._no_machine_paths(cond.backend_options, path_keys, f"conditions.{ci}")
         options: dict[str, Any] = {**method.sm.backend_options, **(cond.backend_options if cond else {})}
         limit, runs, max_tokens, skip = self.file.limit, self.file.runs, self.file.max_tokens, False
-        for o in self.file.overrides:
+        for oi, o in enumerate(self.file.overrides):
+            self._no_machine_paths(o.backend_options, path_keys, f"overrides.{oi}")
             if _matches(o.match, dataset_id=dataset.corpus.dataset.id, dataset_path=dataset.path,
                         method=method.sm.method, prompt=prompt_name, condition=condition, temperature=temperature):
                 limit = o.limit or limit
@@ -431,6 +439,18 @@ class _Expansion:
         if skip:
             return None
         return limit, runs, max_tokens, options
+
+    def _no_machine_paths(self, options: dict[str, Any], path_keys: list[str], at: str) -> None:
+        """Refuse a backend option that names a file or folder of the machine (:meth:`Options.path_fields`, e.g.
+        ``hf_cache_dir``) in a sweep file: the machine's folders are the operator's, not the contributor's (issue 34
+        item 4). Raises: ConfigError naming ``AT.backend_options.KEY``."""
+        bad = sorted(set(options) & set(path_keys))
+        if bad:
+            key = bad[0]
+            raise ConfigError(f"backend option {key!r} names a folder or file of the machine; a sweep file may not "
+                              "choose one", where=self.where, field=f"{at}.backend_options.{key}",
+                              fix=f"remove {key} from the sweep file: the machine's folders are its operator's "
+                                  f"to choose (mtboard run --backend-opt {key}=PATH on their own runs)")
 
     def _add_cell(self, dataset: _Dataset, method: _Method, prompt_name: str | None, cond: SweepCondition | None,
                   temperature: float | None) -> None:
@@ -483,6 +503,22 @@ class _Expansion:
         return cid
 
 
+def model_path(backend_cls: type[Backend], model: str, gguf_package: str | None, root: Path, *,
+               where: str | None = None, field: str | None = None) -> Path | None:
+    """The local model file a sweep method names (``gguf:models/x.gguf``: ``root / models/x.gguf``), checked with
+    :func:`mtboard.core.paths.resolve_inside` under the sweep's ``root`` (a relative path; no ``..``, no symbolic
+    link at any level; a regular file — issue 34 item 4). None when the backend's model names no file
+    (``Backend.model_is_path`` false), a ``gguf_package`` assembles it (the method then holds its file name), or
+    nothing is at that path (a pinned Hub reference ``REPO@REV/FILE.gguf``, or a file the runner reports missing).
+
+    Raises: PathRefused (InputError) naming ``where``, ``field`` and the path."""
+    if not backend_cls.model_is_path or gguf_package or not model:
+        return None
+    path = paths.resolve_inside(root, model, where=where, field=field, kind="file", missing_ok=True,
+                                root_name=f"the sweep's root {root}")
+    return path if os.path.lexists(path) else None
+
+
 def _system_prompt(prompt: Prompt | None, ds: DatasetInfo, entries: list[Entry]) -> str:
     """The system prompt a cell's card will hash ("" without a prompt), after rendering the template on the first
     entry (a template that cannot serve the dataset's languages or history fails now). Raises: ConfigError."""
@@ -494,4 +530,4 @@ def _system_prompt(prompt: Prompt | None, ds: DatasetInfo, entries: list[Entry])
 
 
 __all__ = ["Cell", "CellCount", "MAX_CELLS", "MethodCount", "check_cell_count", "count_cells", "expand",
-           "planned_components"]
+           "model_path", "planned_components"]

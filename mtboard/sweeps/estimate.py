@@ -52,7 +52,7 @@ from mtboard.inputs.prices import Rates, load_prices
 from mtboard.inputs.prompts import load_prompt
 from mtboard.inputs.runspec import split_method
 from mtboard.core.schema import Segment
-from mtboard.sweeps.cells import Cell
+from mtboard.sweeps.cells import Cell, model_path
 from mtboard.sweeps.spec import Sweep, gguf_package_path
 
 CHARS_PER_TOKEN: dict[str, tuple[float, float]] = {
@@ -202,10 +202,12 @@ def _gguf_counter(path: str) -> GGUFCounter:
     return GGUFCounter(Path(path))
 
 
-def counter_for(cell: Cell, *, use_tokenizers: bool = True) -> Any:
+def counter_for(cell: Cell, *, use_tokenizers: bool = True, root: Path | None = None) -> Any:
     """The token counter of a cell: the model's GGUF vocabulary (:class:`GGUFCounter`) when the cell runs a local
-    GGUF file that is here (a ``gguf_package`` that is installed, or an existing path), llama-cpp-python is installed
-    and the sandbox works; else :class:`RatioCounter`."""
+    GGUF file that is here (a ``gguf_package`` that is installed, or a file under the sweep's ``root`` checked by
+    :func:`mtboard.sweeps.cells.model_path`: relative, no ``..``, no symbolic link — issue 34 item 4; without
+    ``root`` no local file is read), llama-cpp-python is installed and the sandbox works; else
+    :class:`RatioCounter`. Raises: PathRefused (InputError) for a model path that leaves ``root``."""
     if not (use_tokenizers and cell.backend == "gguf"):
         return RatioCounter()
 
@@ -219,8 +221,9 @@ def counter_for(cell: Cell, *, use_tokenizers: bool = True) -> Any:
             path = gguf_package_path(cell.gguf_package, model)
         except ConfigError:
             path = None
-    elif Path(model).is_file():
-        path = Path(model)
+    elif root is not None:
+        path = model_path(get_backend(cell.backend), split_method(cell.method)[1], None, root,
+                          field=f"methods.{cell.method_index}.method")
     return _gguf_counter(str(path)) if path is not None else RatioCounter()
 
 
@@ -380,10 +383,11 @@ def _translation_tokens(prompt: Any, entries: list[Any], ds: Any, counter: Any, 
 
 
 def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool = True,
-                  cache: dict[tuple[Any, ...], Any] | None = None) -> CellEstimate:
+                  cache: dict[tuple[Any, ...], Any] | None = None, root: Path | None = None) -> CellEstimate:
     """The estimate of one cell over ``corpus`` (the loaded corpus of ``cell.dataset_path``). See the module
     docstring for the method. ``cache`` (shared over a sweep's cells) keeps the token counts of a corpus slice ×
-    prompt × tokenizer, which every temperature and every API model of the sweep share. Raises: ConfigError from the
+    prompt × tokenizer, which every temperature and every API model of the sweep share. ``root``: the sweep's root, under
+which a local model file is looked for (:func:`counter_for`). Raises: ConfigError from the
     prompt or judge templates."""
     cache = {} if cache is None else cache
     entries = corpus.segment(Segment(cell.segment))
@@ -395,7 +399,7 @@ def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool =
     per_judge: list[tuple[str, Range, Range, Range]] = []
     counter: Any = RatioCounter()
     if cell.prompt is not None:
-        counter = counter_for(cell, use_tokenizers=use_tokenizers)
+        counter = counter_for(cell, use_tokenizers=use_tokenizers, root=root)
         cap = float(cell.max_tokens or 512)
         key = ("translate", cell.dataset_path, cell.segment, cell.limit, cell.prompt, counter.name, cap)
         if key not in cache:  # the same slice, prompt and tokenizer count the same (temperatures, API models)
@@ -463,7 +467,7 @@ def estimate_sweep(sweep: Sweep, *, use_tokenizers: bool = True) -> SweepEstimat
                                     field="datasets", root_name=f"the repository root {sweep.root}")
             corpora[cell.dataset_path] = loads_corpus(raw, str(sweep.root / cell.dataset_path))[0]
         out.cells.append(estimate_cell(cell, corpora[cell.dataset_path], table=table, use_tokenizers=use_tokenizers,
-                                       cache=cache))
+                                       cache=cache, root=sweep.root))
     return out
 
 

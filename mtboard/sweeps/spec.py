@@ -37,7 +37,9 @@ from mtboard.core import paths
 from mtboard.core.errors import ConfigError, MtboardError
 from mtboard.run.settings import RunSettings
 from mtboard.core.schema import GGUF_PACKAGES, SweepFile
-from mtboard.sweeps.cells import Cell, expand
+from mtboard.backends import get_backend
+from mtboard.inputs.runspec import split_method
+from mtboard.sweeps.cells import Cell, expand, model_path
 from mtboard.sweeps.file import load_sweep_file
 
 
@@ -123,11 +125,20 @@ def gguf_package_path(package: str, model_file: str) -> Path:
     return path
 
 
-def resolved_method(cell: Cell) -> str:
-    """The ``--method`` text that runs the cell here: a gguf_package method gets the assembled file's path."""
+def resolved_method(cell: Cell, root: Path | None = None) -> str:
+    """The ``--method`` text that runs the cell here: a gguf_package method gets the assembled file's path; with
+    ``root``, a local model file (``gguf:models/x.gguf``) gets ``root / models/x.gguf``, checked again under the
+    root (:func:`mtboard.sweeps.cells.model_path`: no absolute path, ``..`` or symbolic link; issue 34 item 4).
+    Raises: ConfigError (:func:`gguf_package_path`); PathRefused (InputError) for a model path that leaves ``root``
+    or passes a link."""
+    backend, _, model = cell.method.partition(":")
     if cell.gguf_package:
-        backend, _, model = cell.method.partition(":")
         return f"{backend}:{gguf_package_path(cell.gguf_package, model)}"
+    if root is not None:
+        _, model, effort = split_method(cell.method)
+        local = model_path(get_backend(cell.backend), model, None, root, field=f"methods.{cell.method_index}.method")
+        if local is not None:
+            return f"{backend}:{local}" + (f":{effort}" if effort else "")
     return cell.method
 
 
@@ -140,7 +151,7 @@ def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = T
     ``root``, no symbolic link; a missing file is the runner's to report). Raises: ConfigError
     (:func:`gguf_package_path`) when resolving fails; InputError for a dataset path that leaves ``root`` or passes a
     link."""
-    method = resolved_method(cell) if resolve else cell.method
+    method = resolved_method(cell, root) if resolve else cell.method
     corpus = paths.resolve_inside(root, cell.dataset_path, field="datasets", missing_ok=True,
                                   root_name=f"the repository root {root}")
     return RunSettings(corpus_path=corpus, method=method, prompt=cell.prompt,

@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict
 
 from mtboard.review import community as rv
 from mtboard.core import safejson
-from mtboard.core.documents import load_card, validate_model
+from mtboard.core import paths
+from mtboard.core.documents import loads_card, validate_model
 from mtboard.core.errors import MtboardError
 from mtboard.core.schema import ReviewersFile, ReviewRecord, RunCard
 from mtboard.validate.bounds import date_problem
@@ -98,7 +99,8 @@ def review_paths(root: Path) -> list[Path]:
 
 def _check_file(run: _Run, path: Path, root: Path) -> tuple[str, str] | None:
     """``file``: the record lies at ``reviews/<dataset>/<card file stem>.yaml`` (allow-listed characters) and is a
-    regular file. Returns ``(dataset dir, file name)``, or None after a failure."""
+    regular file with no symbolic link on the way (:func:`mtboard.core.paths.resolve_inside`: a linked
+    ``reviews/<dataset>`` folder is refused too). Returns ``(dataset dir, file name)``, or None after a failure."""
     try:
         rel = path.absolute().relative_to((root / rv.REVIEWS_DIR).absolute()).parts
     except ValueError:
@@ -108,8 +110,11 @@ def _check_file(run: _Run, path: Path, root: Path) -> tuple[str, str] | None:
         run.fail("file", "a review record lives at reviews/<dataset id>/<card file stem>.yaml (allow-listed "
                          "characters)")
         return None
-    if path.is_symlink() or not path.is_file():
-        run.fail("file", "not a regular file (links are refused)")
+    try:  # every component from the root down, the reviews/<dataset> folder included (issue 34 item 4)
+        paths.resolve_inside(root, f"{rv.REVIEWS_DIR}/{rel[0]}/{rel[1]}", kind="file",
+                             root_name="the repository root")
+    except MtboardError as exc:
+        run.fail("file", f"not a regular file (links are refused): {exc.problem}")
         return None
     run.done("file")
     return rel[0], rel[1]
@@ -135,19 +140,25 @@ def _read_record(run: _Run, path: Path, where: str) -> ReviewRecord | None:
 
 def _check_card(run: _Run, record: ReviewRecord, rel: tuple[str, str], root: Path) -> RunCard | None:
     """``path`` (the record's ``card`` is ``<dataset>/<run>.json`` of its own path) and ``card`` (that card exists
-    under ``submissions/``, reads, and its ``run_card_hash`` is the record's). Returns the card, or None when it is
+    under ``submissions/``, is read with :func:`mtboard.core.paths.read_inside` — no symbolic link at any level —, and its ``run_card_hash`` is the record's). Returns the card, or None when it is
     missing, unreadable or another card."""
     expected = f"{rel[0]}/{rel[1][:-5]}.json"
     if record.card != expected:
         run.fail("path", f"card names another run than the file's own path ({expected})", "$.card")
     run.done("path")
-    card_path = root / SUBMISSIONS_DIR / expected
     card = None
-    if not card_path.is_file() or card_path.is_symlink():
+    try:  # read through core.paths: no symbolic link at any level of submissions/<dataset>/<run>.json
+        raw = paths.read_inside(root, f"{SUBMISSIONS_DIR}/{expected}", max_bytes=safejson.MAX_CARD_BYTES,
+                                root_name="the repository root")
+    except paths.PathMissing:
         run.fail("card", f"no card {SUBMISSIONS_DIR}/{expected} to review", "$.card")
+    except paths.PathRefused as exc:
+        run.fail("card", f"{SUBMISSIONS_DIR}/{expected} is refused: {exc.problem}", "$.card")
+    except MtboardError:
+        run.fail("card", f"{SUBMISSIONS_DIR}/{expected} does not read as a run card", "$.card")
     else:
         try:
-            card = load_card(card_path)
+            card = loads_card(raw, f"{SUBMISSIONS_DIR}/{expected}")
         except MtboardError:
             run.fail("card", f"{SUBMISSIONS_DIR}/{expected} does not read as a run card", "$.card")
     if card is not None and card.run_card_hash != record.run_card_hash:
