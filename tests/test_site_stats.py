@@ -154,3 +154,38 @@ def test_formatting_never_turns_null_into_zero():
     assert fmt.safe_url("javascript:alert(1)") is None and fmt.safe_url("https://e.org/x") == "https://e.org/x"
     assert fmt.safe_url("http://e.org/a b") is None and fmt.safe_url("//e.org") is None
     assert "<" not in fmt.safe_title("<script>") and "&" not in fmt.safe_title("a & b")
+
+
+def test_all_pairs_and_clusters_scale_without_the_pair_array():
+    """Issue 35: all_pairs computes one row against the rows below it at a time and rank_clusters uses running
+    extremes; both must equal the one-shot definitions (every pair's differences in one array; min/max over the
+    prefix/suffix per boundary) value for value, ties and identical resamples included."""
+    import math
+
+    import numpy as np
+
+    from mtboard.score import stats
+
+    rng = np.random.default_rng(7)
+    for trial in range(60):
+        n, r = int(rng.integers(2, 14)), int(rng.integers(2, 40))
+        scores = sorted(np.round(rng.random(n), 1).tolist(), reverse=True)
+        rows = [stats.RankRow(str(i), s, rng.random(r)) for i, s in enumerate(scores)]
+        rows[-1].boot = rows[0].boot.copy()
+        boots = np.stack([x.boot for x in rows])
+        iu = np.triu_indices(n, 1)
+        se = np.std(boots[iu[0]] - boots[iu[1]], axis=1, ddof=1)
+        obs = [rows[i].score - rows[j].score for i, j in zip(*iu)]
+        raw = [math.erfc(abs(d) / s / math.sqrt(2)) if s > 0 else 1.0 for d, s in zip(obs, se)]
+        want = np.ones((n, n))
+        want[iu] = stats.holm(raw)
+        want[(iu[1], iu[0])] = want[iu]
+        assert np.array_equal(stats.all_pairs(rows), want)
+        clusters = stats.rank_clusters(rows)
+        expect = []
+        for k in range(n - 1):
+            a = min(range(k + 1), key=lambda i: (rows[i].score, i))
+            b = max(range(k + 1, n), key=lambda j: (rows[j].score, -j))
+            d = rows[a].score - rows[b].score
+            expect.append(1.0 if d <= 0 else stats.paired_p_value(rows[a].boot, rows[b].boot, d))
+        assert clusters.boundary_p == stats.holm(expect)
