@@ -222,17 +222,23 @@ def main() -> None:
         sys.exit("apertium is not installed (apt-get install apertium apertium-eng-spa)")
     with tempfile.TemporaryDirectory(prefix="mtboard-e2e-") as tmp:
         work = Path(tmp)
-        rows = measure_mtboard(ROOT, "mtboard", work, max(1, args.repeat))
+        print(f"load average at the start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+        print("| step | CPU s | wall s | note |\n| --- | --- | --- | --- |", flush=True)
+
+        def show(new: list[Timing]) -> list[Timing]:
+            for r in new:  # as each step ends: a peer that runs long leaves mtboard's figures printed
+                print(f"| {r.name} | {r.cpu_s:.2f} | {r.wall_s:.2f} | {r.note if r.ok else 'FAILED ' + r.note} |",
+                      flush=True)
+            return new
+
+        rows = show(measure_mtboard(ROOT, "mtboard", work, max(1, args.repeat)))
         if args.baseline_root:
-            rows += measure_mtboard(args.baseline_root.resolve(), "baseline", work, max(1, args.repeat))
+            rows += show(measure_mtboard(args.baseline_root.resolve(), "baseline", work, max(1, args.repeat)))
         peer = None if args.no_peer else find_peer(args.peer_path)
         if peer is not None:
             version = peer_version(peer)
-            rows.append(_timed(f"peer mt-eval-harness {version}", lambda: peer_step(peer, work)))
-        print(f"load average at the end: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
-        print(f"| step | CPU s | wall s | note |\n| --- | --- | --- | --- |")
-        for r in rows:
-            print(f"| {r.name} | {r.cpu_s:.2f} | {r.wall_s:.2f} | {r.note if r.ok else 'FAILED ' + r.note} |")
+            rows += show([_timed(f"peer mt-eval-harness {version}", lambda: peer_step(peer, work))])
+        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
         if peer is None:
             print("peer: mt-eval-harness is not installed — only mtboard's figures (install it with "
                   f"`pip install --target /tmp/peer mt-eval-harness=={PEER_VERSION}` and pass --peer-path /tmp/peer)")
