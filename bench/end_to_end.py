@@ -239,6 +239,9 @@ def main() -> None:
             version = peer_version(peer)
             rows += show([_timed(f"peer mt-eval-harness {version}", lambda: peer_step(peer, work))])
         print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+        if args.no_peer:
+            print("peer: skipped (--no-peer)")
+            return
         if peer is None:
             print("peer: mt-eval-harness is not installed — only mtboard's figures (install it with "
                   f"`pip install --target /tmp/peer mt-eval-harness=={PEER_VERSION}` and pass --peer-path /tmp/peer)")
