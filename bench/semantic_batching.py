@@ -7,7 +7,7 @@ one text per call (the reference). Then each card is scored as a fresh process w
 cache, no disk cache, ``semantic.similarities(hyps, refs)`` then ``similarities(sources, hyps)`` — distinct texts
 embedded in calls of ``semantic.BATCH``. Printed: the worst absolute difference of a vector component, of the unrounded
 cosine and of the stored (4-decimal) values between the two ways, how many stored values differ, the validator's
-tolerance (``RECOMPUTE_TOLERANCE_UNITS`` units of 1e-4), and the embedding time of both ways with their ratio.
+tolerance (``RECOMPUTE_TOLERANCE_UNITS`` units of 1e-4), and the CPU time of both ways.
 
 Usage (one command, ~2 minutes)::
 
