@@ -1,6 +1,6 @@
 """Semantic scoring speed: what ``mtboard.score.scoring.score_run`` spends on the semantic score and the hallucination
 detector (``mtboard.score.metrics.semantic``: hypothesis–reference and source–hypothesis similarities, every text
-embedded one per call from an empty cache) for ``--segments`` real segments, against sacrebleu's bare corpus chrF++
+embedded in batches of 64 from an empty cache) for ``--segments`` real segments, against sacrebleu's bare corpus chrF++
 on the same segments, measured in the same run.
 
 Data: the committed corpora whose languages the model covers (corpora/*.json, human references), in file order,

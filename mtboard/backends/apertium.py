@@ -31,6 +31,7 @@ Doctor facts: :func:`installed_modes`, :func:`engine_version`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import shutil
@@ -47,7 +48,6 @@ from mtboard.core.decoding import answer_text, clean, decode_bytes
 from mtboard.core.errors import BackendError, ConfigError
 from mtboard.score.fst import ISO639_3
 from mtboard.core.languages import primary
-from mtboard.llm import get_json
 from mtboard.inputs.runspec import BackendContext, MethodSpec, endpoint_host_sha256
 from mtboard.core.schema import BackendFacts, ErrorKind, MethodClass, TranslationRecord
 
@@ -102,13 +102,20 @@ def _mode_package(mode: str) -> str | None:
 
 def engine_version(mode: str) -> str | None:
     """``"apertium 3.8.3-1+b2; apertium-eng-spa 0.8.1-2"`` — Debian package versions of the engine and of the
-    language pair that provides ``mode`` (dpkg-query). Falls back to ``apertium -V`` off Debian; None if unknown."""
+    language pair that provides ``mode`` (dpkg-query). Falls back to ``apertium -V`` off Debian; None if unknown.
+
+    Read once per process for a mode and the ``apertium`` program on PATH (what the answer depends on; issue 35
+    item 4: a run asked twice, three ``dpkg-query`` calls each): installing a package mid-process is not seen."""
+    return _engine_version(mode, _apertium_binary())
+
+
+@functools.lru_cache(maxsize=64)
+def _engine_version(mode: str, exe: str | None) -> str | None:
     parts = []
     core = _dpkg_version("apertium")
     if core:
         parts.append(f"apertium {core}")
     else:
-        exe = _apertium_binary()
         if exe:
             try:
                 out = subprocess.run([exe, "-V"], capture_output=True, text=True, timeout=30).stdout.strip()
@@ -428,6 +435,8 @@ class ApertiumBackend(Backend):
         return True, decode_bytes(out)
 
     async def _translate_apy(self, requests: list[TranslateRequest]) -> list[TranslationRecord]:
+        from mtboard.llm import get_json  # noqa: PLC0415 - httpx only for an APY service, not the local program
+
         src, _, tgt = self.mode.partition("-")
         langpair = f"{src}|{tgt}"
         sem = asyncio.Semaphore(self.apy_concurrency)

@@ -316,22 +316,27 @@ def load_backends() -> dict[str, type[Backend]]:
         return REGISTRY
     _loaded = True
     for name, value, dist in _entry_points():
-        if name in REGISTRY:
-            continue
-        module, _, attr = value.partition(":")
-        try:
-            obj: Any = importlib.import_module(module)
-            for part in attr.split("."):
-                obj = getattr(obj, part)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the others
-            _FAILED[name] = f"{dist}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-            continue
-        if not (isinstance(obj, type) and issubclass(obj, Backend)) or getattr(obj, "name", None) != name:
-            _FAILED[name] = f"{dist}: {value} is not a mtboard Backend subclass named {name!r}"
-            continue
-        REGISTRY[name] = obj
-        _SOURCE[name] = (dist, value)
+        _load_entry(name, value, dist)
     return REGISTRY
+
+
+def _load_entry(name: str, value: str, dist: str) -> None:
+    """Import one entry point into :data:`REGISTRY` (unless ``name`` is there already) or record why not."""
+    if name in REGISTRY:
+        return
+    module, _, attr = value.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the others
+        _FAILED[name] = f"{dist}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        return
+    if not (isinstance(obj, type) and issubclass(obj, Backend)) or getattr(obj, "name", None) != name:
+        _FAILED[name] = f"{dist}: {value} is not a mtboard Backend subclass named {name!r}"
+        return
+    REGISTRY[name] = obj
+    _SOURCE[name] = (dist, value)
 
 
 OWN_DISTRIBUTION = "mtboard"
@@ -378,9 +383,17 @@ def plugin_record(name: str) -> PluginRecord | None:
 def get_backend(name: str) -> type[Backend]:
     """The backend class registered as ``name``.
 
+    Only the entry points named ``name`` are imported when one of them loads (a run imports its own backend, not
+    every backend and their HTTP client: issue 35 item 4); every backend otherwise, for the message.
+
     Raises: ConfigError naming the plugin's load failure, or "did you mean" with the known names.
     """
-    load_backends()
+    if name not in REGISTRY and not _loaded:
+        for ep_name, value, dist in _entry_points():
+            if ep_name == name:
+                _load_entry(ep_name, value, dist)
+    if name not in REGISTRY:
+        load_backends()
     if name in REGISTRY:
         return REGISTRY[name]
     if name in _FAILED:

@@ -230,7 +230,6 @@ def schema_error(exc: ValidationError, spec: RunSpec, settings: RunSettings) -> 
 def _validator_problems(card: RunCard) -> list[tuple[str | None, str, str]]:
     """``(JSON path, check, message)`` of the validator's checks whose inputs a planned card holds for real."""
     from mtboard.validate.hygiene import check_secrets_value
-    from mtboard.validate.judging import check_judge_declaration
     from mtboard.validate.naming import check_names
     from mtboard.validate.report import CardRun
     from mtboard.validate.structure import check_method
@@ -239,8 +238,11 @@ def _validator_problems(card: RunCard) -> list[tuple[str | None, str, str]]:
     check_names(run, card)
     check_method(run, card)
     check_secrets_value(run, card_json(card))
-    for kind, summary in sorted(card.judges.items()):
-        check_judge_declaration(run, card, kind, summary)
+    if card.judges:  # the judge modules only for a run with --judge (issue 35 item 4)
+        from mtboard.validate.judging import check_judge_declaration
+
+        for kind, summary in sorted(card.judges.items()):
+            check_judge_declaration(run, card, kind, summary)
     problems = [(p.field, p.check, p.message) for p in run.problems]
     # a value the fingerprint copies is reported where the option put it (condition, not fingerprint.components…)
     return sorted(problems, key=lambda p: (source_of(p[0] or "$") == "the run",

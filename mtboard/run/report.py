@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from mtboard.core.documents import atomic_write
 from mtboard.core.fmt import md_cell
-from mtboard.judges import summary_line
 from mtboard.inputs.prices import tokens_text
 from mtboard.core.schema import RunCard
 
@@ -47,6 +46,8 @@ def judge_section(card: RunCard, judge_note: str | None) -> list[str]:
              if not any(line.startswith(k) for k in card.judges)]
     if not card.judges and not notes:
         return []
+    from mtboard.judges import summary_line  # noqa: PLC0415 - a card without judges never imports them (issue 35)
+
     return [JUDGES_HEADING, "", *notes,
             *(f"- {_md(summary_line(kind, s), None)}" for kind, s in sorted(card.judges.items())), ""]
 

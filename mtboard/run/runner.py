@@ -26,7 +26,6 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from mtboard import judges
 from mtboard.core import canonical, safejson
 from mtboard.backends.base import Backend, Options, TranslateRequest, get_backend, parse_method, plugin_record
 from mtboard.score.card import fit_reported_names, score_and_assemble
@@ -241,6 +240,8 @@ async def check_judges_before_sending(plan: Plan, facts: BackendFacts) -> None:
         return
     s = plan.settings
     translator_models = [plan.spec.model_slug(facts), plan.spec.method.model or None, facts.model_id]
+    from mtboard import judges  # noqa: PLC0415 - only with --judge: a run without judges never imports them (issue 35)
+
     await judges.check_families_before_translating(
         specs, translator_models, allow_self_judge=s.allow_self_judge, translator_is_llm=plan.spec.uses_prompt,
         judge_family=s.judge_family, translator_family=s.translator_family, base_url=s.base_url)
@@ -680,6 +681,8 @@ def run_judge_hook(judge: str | list[str], plan: Plan, card: RunCard) -> tuple[R
 
     Raises: whatever the judges raise (ConfigError, BackendError).
     """
+    from mtboard import judges  # noqa: PLC0415 - only with --judge (issue 35 item 4)
+
     specs = judge_specs(judge)
     s = plan.settings
     _, _, where = judges.judge_endpoint(s.base_url)
@@ -706,6 +709,8 @@ def preflight_judges(plan: Plan) -> list[str]:
     specs = judge_specs(plan.settings.judge)
     if not specs:
         return []
+    from mtboard import judges  # noqa: PLC0415 - only with --judge (issue 35 item 4)
+
     s = plan.settings
     m = plan.spec.method
     # the model as typed (the backend's name is no model family: "openai/qwen3" is a qwen model, not an openai one)

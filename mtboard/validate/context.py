@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mtboard.backends.base import Backend, load_backends
+from mtboard.backends.base import Backend, get_backend
 from mtboard.core.documents import load_corpus
-from mtboard.core.errors import InputError, MtboardError
+from mtboard.core.errors import ConfigError, InputError, MtboardError
 from mtboard.core.schema import Corpus
 from mtboard.validate.report import Problem, rel_path
 
@@ -124,8 +124,12 @@ def cached_context(root: str, corpora_dir: str | None) -> Context:
 
 
 def backend_class(name: str) -> type[Backend] | None:
-    """The registered backend class for ``method.backend`` (entry points loaded on first use), or None."""
-    return load_backends().get(name)
+    """The registered backend class for ``method.backend`` (its entry point loaded on first use, the others only
+    when it does not load: :func:`mtboard.backends.base.get_backend`), or None."""
+    try:
+        return get_backend(name)
+    except ConfigError:
+        return None
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from mtboard.validate.binding import check_dataset, check_entries, check_texts
 from mtboard.validate.context import Context, cached_context
 from mtboard.validate.hygiene import (check_secret_text, check_secrets_text, check_secrets_value,
                                       check_sovereignty_card, check_timestamps)
-from mtboard.validate.judging import check_judges
 from mtboard.validate.naming import check_names
 from mtboard.validate.neural import check_neural
 from mtboard.validate.recompute import check_recomputation
@@ -117,6 +116,9 @@ def _validate_content(run: CardRun, raw: bytes, where: str, ctx: Context, relpat
             run.skip_all(RECOMPUTED_CHECKS, "recomputation switched off")
         else:
             check_recomputation(run, card, entries)
+    from mtboard.validate.judging import check_judges  # noqa: PLC0415 - imports every judge: only when a card is
+    # validated, so that `mtboard run` without --judge never loads them (issue 35 item 4)
+
     check_judges(run, card, entries if entries else None)
     check_neural(run, card)
     run.done("sovereignty", "secrets")

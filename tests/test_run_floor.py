@@ -1,0 +1,88 @@
+"""The run near its floor (issue 35 item 4): a run imports only what it uses, and engine versions are read once.
+
+(The semantic score's batches: tests/test_semantic.py; the times: bench/end_to_end.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mtboard.backends import apertium
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = """
+import json, runpy, sys
+sys.argv = ["mtboard", *sys.argv[1:]]
+try:
+    runpy.run_module("mtboard", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("mtboard", "httpx", "mkdocs", "jinja2"))
+print("MODULES " + json.dumps({"exit": code, "loaded": loaded}))
+"""
+
+
+def _run_and_list_modules(tmp_path: Path, *extra: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), MTBOARD_SEMANTIC_CACHE="off")
+    proc = subprocess.run([sys.executable, "-c", PROBE, "run", str(ROOT / "corpora" / "mtb-en-es-dev.json"),
+                           "--method", "echo:", "--limit", "3", "--work-dir", str(tmp_path / "wd"),
+                           "--out", str(tmp_path / "card.json"), *extra],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("MODULES ")), None)
+    assert line is not None, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads(line[len("MODULES "):])
+
+
+def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_path):
+    """``mtboard run`` of the echo baseline (3 entries, a real card written) in a fresh interpreter: no module of
+    ``mtboard.judges`` (nor the validator's judge checks, the site, MkDocs) is imported, and of the backends only
+    the one the method names — so no HTTP client (the LLM backends bring ``mtboard.llm`` and httpx)."""
+    got = _run_and_list_modules(tmp_path)
+    assert got["exit"] == 0
+    card = json.loads((tmp_path / "card.json").read_text(encoding="utf-8"))
+    assert len(card["results"]) == 3 and card["judges"] == {}
+    loaded = set(got["loaded"])
+    assert "mtboard.score.card" in loaded and "mtboard.backends.baselines" in loaded  # the probe sees the run's own
+    unwanted = sorted(m for m in loaded if m.startswith(("mtboard.judges", "mtboard.site", "mkdocs", "mtboard.llm",
+                                                          "httpx", "mtboard.backends.openai", "mtboard.backends.gguf",
+                                                          "mtboard.backends.apertium"))
+                      or m in ("mtboard.validate.judging", "mtboard.validate.judge_answers"))
+    assert unwanted == []
+
+
+def test_engine_version_is_read_once_per_mode_and_program(monkeypatch):
+    """Two reads of one mode run ``dpkg-query`` three times in all (engine version, owning package, its version), not
+    six; another mode or another ``apertium`` program on PATH is read again (the cache key)."""
+    calls: list[list[str]] = []
+
+    class Done:
+        def __init__(self, out: str) -> None:
+            self.returncode, self.stdout, self.stderr = 0, out, ""
+
+    def fake_run(args, **_):
+        calls.append(list(args))
+        if args[:2] == ["dpkg-query", "-S"]:
+            mode = Path(args[2]).stem
+            return Done(f"apertium-{mode}: {args[2]}\n")
+        return Done("1.0-" + args[-1])
+
+    apertium._engine_version.cache_clear()
+    monkeypatch.setattr(apertium.subprocess, "run", fake_run)
+    monkeypatch.setattr(apertium, "_apertium_binary", lambda: "/usr/bin/apertium")
+    first = apertium.engine_version("eng-spa")
+    assert first == "apertium 1.0-apertium; apertium-eng-spa 1.0-apertium-eng-spa"
+    assert apertium.engine_version("eng-spa") == first
+    assert [c[:2] for c in calls] == [["dpkg-query", "-W"], ["dpkg-query", "-S"], ["dpkg-query", "-W"]]
+    assert apertium.engine_version("eng-cat") == "apertium 1.0-apertium; apertium-eng-cat 1.0-apertium-eng-cat"
+    assert len(calls) == 6
+    monkeypatch.setattr(apertium, "_apertium_binary", lambda: "/opt/apertium/bin/apertium")
+    apertium.engine_version("eng-spa")
+    assert len(calls) == 9
+    apertium._engine_version.cache_clear()
