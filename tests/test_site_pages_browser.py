@@ -236,7 +236,7 @@ def test_run_data_decoded_by_the_server_and_from_file_urls(served, browser):
     ctx, pg = _page(browser, DESKTOP)
     pg.goto((out / "runs" / f"{APERTIUM}.html").as_uri())
     msg = pg.wait_for_selector(".mtb-rd-error").text_content()
-    assert "Open the site through a web server" in msg and "python3 -m http.server" in msg
+    assert "Open the site through a web server (mtboard build --serve" in msg and "http.server" in msg
     ctx.close()
 
 

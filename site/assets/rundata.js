@@ -6,8 +6,8 @@
 (function () {
   "use strict";
   var D = document, cache = {};
-  var NOSERVER = "The entry data could not be loaded. Open the site through a web server (python3 -m " +
-    "http.server -d build/site, README): browsers do not fetch data files from file:// pages.";
+  var NOSERVER = "The entry data could not be loaded. Open the site through a web server (mtboard build --serve, " +
+    "or python3 -m http.server -d build/site): browsers do not fetch data files from file:// pages.";
 
   function load(url) {
     if (!cache[url]) cache[url] = fetch(url).then(function (r) {
