@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import CHROMIUM, serving
+from mtboard.site import runpage
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "mtb-en-es-dev-v1.0.0"
@@ -157,6 +158,15 @@ def test_compare_without_javascript(served, browser, tmp_path):
     ctx.close()
 
 
+def _loaded(page_id: str):
+    """The committed card ``page_id`` and its board as the site builds them (the field medians of its entries)."""
+    from mtboard.ledger.build import build_ledger  # noqa: PLC0415
+    from mtboard.ledger.load import load_inputs  # noqa: PLC0415
+
+    boards = build_ledger(load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)).boards
+    return next((lc, lb) for lb in boards for lc in lb.cards if lc.page_id == page_id)
+
+
 def test_run_page_height_and_deep_link(served, browser, tmp_path):
     base, out = served
     seg = json.loads(gzip.decompress((out / "data" / "runs" / f"{GEMMA_FSC}.json.gz").read_bytes()))
@@ -177,6 +187,16 @@ def test_run_page_height_and_deep_link(served, browser, tmp_path):
         assert pg.locator("#seg-2 td").nth(4).text_content() == "usable⚑ length.short⚑ partly_untranslated"
         assert pg.get_attribute("#seg-8", "class") == "mtb-fail"
         assert pg.get_attribute("#seg-8", "data-f") == "failed source_untranslated"
+        if vp is DESKTOP:  # every entry's chrF++ and "vs field" cells as the server rendered them before issue 35
+            shown = pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.map(r => [+r.id.slice(4), "
+                                            "r.cells[5].textContent, r.cells[6].textContent])")
+            lc, lb = _loaded(GEMMA_FSC)
+            want = {}
+            for r in lc.card.results:
+                e = runpage.entry_row(r, lb.field_entry_median.get(r.entry_id))
+                delta = "\u2014" if e["delta"] is None else f"{e['delta']:+.1f}"
+                want[r.entry_id] = [r.entry_id, f"{e['chrf']:.1f}", delta]
+            assert sorted(shown) == [want[k] for k in sorted(want)]
         height = pg.evaluate("document.documentElement.scrollHeight")
         if vp is DESKTOP:
             assert height <= 6000, height

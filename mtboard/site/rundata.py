@@ -5,11 +5,12 @@ results as one small compressed file, fetched by the run page and the compare pa
   "dataset", "version", "sha256", "source_language", "target_language", "entries": [[id, source, reference, domain,
   segment, difficulty, provenance], …]}`` (corpus order; only entries a published card holds; domain, difficulty,
   provenance null when the corpus has none).
-* ``data/runs/<page id>.json.gz`` (:func:`run_data`): ``{"schema": "mtboard.rundata/1", "id": page id, "corpus":
-  its corpus file (relative to the site root), "rows": [[id, output, outcome, sentence chrF++ (2 decimals, failures
-  0), failed, Δ vs field median (1 decimal, null without a field), flags, raw output (null unless it differs),
-  error or null], …] (card order), "groups": {"failures": ids, "losses": ids, "dom:<domain>": ids, "diagnostic":
-  ids}}``. The first five columns are what ``runs/<id>.segments.json`` held before (the compare page reads them).
+* ``data/runs/<page id>.json.gz`` (:func:`run_data`): ``{"schema": "mtboard.rundata/1", "id": page id, "corpus": its
+  corpus file (relative to the site root), "rows": [[id, output, outcome, sentence chrF++ (2 decimals, failures 0),
+  failed, Δ vs field median (1 decimal, null without a field), flags, raw output (null unless it differs), error or
+  null, sentence chrF++ as the page shows it (1 decimal, rounded once from the exact value)], …] (card order),
+  "groups": {"failures": ids, "losses": ids, "dom:<domain>": ids, "diagnostic": ids}}``. The first five columns are
+  what ``runs/<id>.segments.json`` held before (the compare page reads them).
 
 Both are gzip (RFC 1952) with the header's mtime 0 and no file name, so two builds of the same cards write the same
 bytes; browsers decompress them with ``DecompressionStream("gzip")`` (``site/assets/rundata.js``), where Parquet would
@@ -92,7 +93,7 @@ def _row(r: EntryResult, field_median: float | None) -> list[Any]:
     raw = r.raw_predicted if r.raw_predicted is not None and r.raw_predicted != r.predicted else None
     return [r.entry_id, r.predicted, r.checks.outcome.value, round(s, 2), failed(r),
             None if field_median is None else round(s - field_median, 1),
-            sorted({f.rule for f in r.checks.flags}), raw, r.error]
+            sorted({f.rule for f in r.checks.flags}), raw, r.error, round(s, 1)]
 
 
 def run_data(lc: LoadedCard, lb: Leaderboard, groups: dict[str, list[int]]) -> dict[str, Any]:

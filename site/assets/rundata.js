@@ -33,7 +33,7 @@
 
   /* one row as the server rendered it before (templates/_pages.j2 seg_row) */
   function segRow(r, c, sl, tl, anchor) {
-    // r: [id, output, outcome, chrF++, failed, delta, flags, raw, error]; c: [id, source, reference, …]
+    // r: [id, output, outcome, chrF++ (2 dp), failed, delta, flags, raw, error, chrF++ (1 dp: shown)]; c: [id, source, reference, …]
     var id = r[0], flags = r[6] || [], tr = el("tr");
     if (anchor) tr.id = "seg-" + id;
     tr.setAttribute("data-f", [r[4] ? "failed" : "ok", r[2]].concat(flags.map(function (f) { return "flag:" + f; })).join(" "));
@@ -51,8 +51,8 @@
     x = td("Outcome"); x.appendChild(D.createTextNode((r[4] ? "\u2717 " : "") + r[2]));
     flags.forEach(function (f) { x.appendChild(el("br")); x.appendChild(D.createTextNode("\u2691 " + f)); });
     tr.appendChild(x);
-    x = td("chrF++", "num"); x.textContent = r[3].toFixed(1); tr.appendChild(x);
-    x = td("vs field", "num"); x.textContent = r[5] == null ? "\u2014" : (r[5] >= 0 ? "+" : "") + r[5].toFixed(1); tr.appendChild(x);
+    x = td("chrF++", "num"); x.textContent = r[9].toFixed(1); tr.appendChild(x);
+    x = td("vs field", "num"); x.textContent = r[5] == null ? "\u2014" : (r[5] < 0 || Object.is(r[5], -0) ? "-" : "+") + Math.abs(r[5]).toFixed(1); tr.appendChild(x);
     return tr;
   }
 
