@@ -13,6 +13,7 @@ written to $MTBOARD_SCREENSHOTS when set (else the test's tmp folder).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -135,5 +136,10 @@ def test_downloads_show_the_code_point(spoof_site):
     ledger = (out / "data" / "ledger.json").read_text(encoding="utf-8")
     assert "\u202e" not in ledger and SPOOF in {r["model_slug"] for b in json.loads(ledger)["boards"]
                                                  for r in b["rows"]}
-    card = (out / "runs" / f"{PAGE_ID}.json").read_text(encoding="utf-8")
-    assert "\u202e" not in card and json.loads(card)["model_slug"] == SPOOF
+    # issue 35 item 1: no copy of the card any more (the run page links its file in the repository); the run data
+    # files, which carry contributor text (outputs), escape a refused character the same way
+    assert not (out / "runs" / f"{PAGE_ID}.json").exists() and (out / "data" / "runs" / f"{PAGE_ID}.json.gz").is_file()
+    from mtboard.site import rundata  # noqa: PLC0415
+
+    text = gzip.decompress(rundata.gz({"rows": [[1, SPOOF]]})).decode("utf-8")
+    assert "\u202e" not in text and "\\u202e" in text and json.loads(text)["rows"][0][1] == SPOOF

@@ -52,6 +52,7 @@ def test_review_made_in_the_browser_validates_and_shows_on_the_site(browser, tmp
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
         pg.goto(f"http://127.0.0.1:{port}/review/{page_id}.html")
+        pg.wait_for_selector("#mtb-review[data-loaded]", state="attached")  # entries from the data files (issue 35)
         entries = pg.locator("fieldset.mtb-rv-entry")
         assert entries.count() == 30
         ids = [int(entries.nth(i).get_attribute("data-entry")) for i in range(30)]

@@ -5,8 +5,7 @@ are in tests/test_site_pages_browser.py."""
 
 from __future__ import annotations
 
-import csv
-import io
+import gzip
 import json
 import math
 import statistics
@@ -18,6 +17,7 @@ from sacrebleu.metrics import CHRF
 
 from mtboard.score import stats
 from mtboard.core.documents import load_card
+from mtboard.ledger.tables import sentence_chrf
 from mtboard.site import build_site, compare
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,19 +127,64 @@ def test_pair_span_keeps_pairs_linear():
     assert expected == 200 * 20 - 20 * 21 // 2 == 3790 < n * (n - 1) // 2
 
 
-def test_segments_downloads(docs):
+def _gz_json(path: Path) -> dict:
+    raw = path.read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and raw[4:8] == b"\0\0\0\0"  # gzip, mtime 0: byte-identical builds
+    return json.loads(gzip.decompress(raw))
+
+
+def test_run_data_file_golden(docs):
+    """issue 35 item 1: the run's data file and its corpus file, hand-checked against the committed card
+    (``gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json``; output, outcome and flags read from the card, the
+    sentence chrF++ of entry 1 recomputed with sacrebleu: 34.097)."""
     card = _card(GEMMA_FSC)
-    text = (docs / "runs" / f"{GEMMA_FSC}.segments.csv").read_text(encoding="utf-8")
-    rows = list(csv.DictReader(io.StringIO(text, newline="")))
-    assert len(rows) == len(card.results)
-    by_id = {int(r["entry_id"]): r for r in rows}
-    for r in card.results:
-        assert by_id[r.entry_id]["reference"].lstrip("'") == r.expected
-        assert by_id[r.entry_id]["outcome"] == r.checks.outcome.value
-    assert sum(r["failed"] == "True" for r in rows) == sum(r.checks.outcome != "usable" or r.error is not None
-                                                          for r in card.results) == 35
-    seg = json.loads((docs / "runs" / f"{GEMMA_FSC}.segments.json").read_text(encoding="utf-8"))
-    assert len(seg["rows"]) == len(card.results)
+    seg = _gz_json(docs / "data" / "runs" / f"{GEMMA_FSC}.json.gz")
+    assert sorted(seg) == ["corpus", "groups", "id", "rows", "schema"]
+    assert (seg["schema"], seg["id"], seg["corpus"]) == ("mtboard.rundata/1", GEMMA_FSC,
+                                                         "data/corpora/mtb-en-es-dev-v1.0.0.json.gz")
+    assert [r[0] for r in seg["rows"]] == [r.entry_id for r in card.results] and len(seg["rows"]) == 355
+    rows = {r[0]: r for r in seg["rows"]}
+    # [id, output, outcome, sentence chrF++, failed, Δ field, flags, raw output when it differs, error, chrF++ shown]
+    assert rows[1] == [1, "extensa prueba de redacción por David Sewell", "usable", 34.1, False, 3.7, [],
+                       " extensa prueba de redacción por David Sewell", None, 34.1]
+    # the shown value is rounded once from the exact score, as the server-rendered page did (f"{x:.1f}"), not
+    # from the 2-decimal column: on the committed cards that differs for 146 of 7,287 entries
+    card_rows = {r.entry_id: r for r in card.results}
+    assert all(r[9] == float(f"{sentence_chrf(card_rows[r[0]]):.1f}") for r in seg["rows"])
+    assert rows[2][2:7] == ["usable", 4.49, False, 0.0, ["length.short", "partly_untranslated"]]
+    assert rows[8][2:6] == ["source_untranslated", 0.0, True, 0.0]
+    assert sum(r[4] for r in seg["rows"]) == 35
+    g = seg["groups"]
+    assert g["failures"] == [8, 14, 36, 46, 47, 59, 67, 71, 89, 96] and len(g["losses"]) == 20
+    assert g["losses"][:3] == [11, 46, 323]
+    doms = [k for k in g if k.startswith("dom:")]
+    assert sorted(i for k in doms for i in g[k]) == sorted(r.entry_id for r in card.results)  # each entry once
+    corpus = _gz_json(docs / "data" / "corpora" / "mtb-en-es-dev-v1.0.0.json.gz")
+    assert (corpus["schema"], corpus["dataset"], corpus["version"]) == ("mtboard.corpus/1", "mtb-en-es-dev", "1.0.0")
+    assert corpus["sha256"] == card.dataset.sha256
+    assert corpus["entries"][0] == [1, "extensive proofreading by David Sewell",
+                                    "gran parte de las correcciones fueron aportadas por David Sewell", "tech",
+                                    "development", 2, "corpus"]
+    texts = {e[0]: e for e in corpus["entries"]}
+    assert all((texts[r.entry_id][1], texts[r.entry_id][2]) == (r.source, r.expected) for r in card.results)
+    # no per-card copies any more: the card is linked in the repository, the old downloads are gone
+    assert not (docs / "runs" / f"{GEMMA_FSC}.json").exists()
+    assert not (docs / "runs" / f"{GEMMA_FSC}.segments.csv").exists()
+    page = (docs / "runs" / f"{GEMMA_FSC}.md").read_text(encoding="utf-8")
+    assert "Card JSON: <code>submissions/mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json</code>" \
+        in page  # no repository known to this build: the path as text
+    assert f'data-run="../data/runs/{GEMMA_FSC}.json.gz"' in page
+    assert "<noscript><p class=\"mtb-warn mtb-rd-nojs\">The entry tables need JavaScript" in page
+
+
+def test_card_link_is_a_blob_url_with_a_repository():
+    from mtboard.site import rundata  # noqa: PLC0415
+
+    class _LC:
+        path = "mtb-en-es-dev/a b.json"
+    assert rundata.card_link(_LC, "owner/repo") == \
+        "https://github.com/owner/repo/blob/HEAD/submissions/mtb-en-es-dev/a%20b.json"
+    assert rundata.card_link(_LC, None) is None and rundata.card_link(_LC, "javascript:x\"/y z") is None
 
 
 def test_run_page_verification_sentence_groups_and_baseline(docs):
@@ -152,9 +197,12 @@ def test_run_page_verification_sentence_groups_and_baseline(docs):
             "mtboard 0.4.0: 11 of 11 metrics identical." in page)
     assert "Not attested: not made by the verify workflow" in page
     card = _card(APERTIUM)
-    for r in card.results:
-        assert page.count(f'id="seg-{r.entry_id}"') == 1
+    groups = _gz_json(docs / "data" / "runs" / f"{APERTIUM}.json.gz")["groups"]
+    for r in card.results:  # the browser builds id="seg-N" in the entry's domain table (test_site_pages_browser)
+        mine = [k for k, ids in groups.items() if k.startswith("dom:") and r.entry_id in ids]
+        assert mine == [f"dom:{r.domain.value}"]
     domains = sorted({r.domain.value for r in card.results})
+    assert [f'data-group="dom:{d}"' in page for d in domains] == [True] * len(domains)
     assert page.count('<details class="mtb-group mtb-domgroup">') == len(domains)  # closed, one per domain
     # spec §6.3: beats the best reference baseline (echo/empty composite 0.0) by its own composite
     assert "beats the best baseline" in page and f"by {card.scores.composite:.3f} composite" in page
@@ -216,4 +264,7 @@ def test_diagnostic_segment_reported_apart(tmp_path):
     assert f"Diagnostic segment (3 entries, reported apart: chrF++ {chrf:.1f}, 0 failed" in page
     assert "of 9 development entries" in page
     head, diag_part = page.split("Diagnostic segment (3 entries", 1)
-    assert all(f'id="seg-{i}"' not in head and f'id="seg-{i}"' in diag_part for i in (10, 11, 12))
+    assert 'data-group="diagnostic"' in diag_part and 'data-group="diagnostic"' not in head
+    groups = _gz_json(tmp_path / "docs" / "data" / "runs" / f"{card.run_card_hash[:16]}.json.gz")["groups"]
+    assert groups["diagnostic"] == [10, 11, 12]
+    assert not any(i in ids for k, ids in groups.items() if k != "diagnostic" for i in (10, 11, 12))

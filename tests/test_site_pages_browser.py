@@ -7,6 +7,7 @@ Screenshots at 1366×900 and 390×844 go to $MTBOARD_SCREENSHOTS when set (else 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import CHROMIUM, serving
+from mtboard.site import runpage
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "mtb-en-es-dev-v1.0.0"
@@ -156,13 +158,45 @@ def test_compare_without_javascript(served, browser, tmp_path):
     ctx.close()
 
 
+def _loaded(page_id: str):
+    """The committed card ``page_id`` and its board as the site builds them (the field medians of its entries)."""
+    from mtboard.ledger.build import build_ledger  # noqa: PLC0415
+    from mtboard.ledger.load import load_inputs  # noqa: PLC0415
+
+    boards = build_ledger(load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)).boards
+    return next((lc, lb) for lb in boards for lc in lb.cards if lc.page_id == page_id)
+
+
 def test_run_page_height_and_deep_link(served, browser, tmp_path):
     base, out = served
-    seg = json.loads((out / "runs" / f"{GEMMA_FSC}.segments.json").read_text(encoding="utf-8"))
+    seg = json.loads(gzip.decompress((out / "data" / "runs" / f"{GEMMA_FSC}.json.gz").read_bytes()))
     eid = seg["rows"][40][0]
     for vp in (DESKTOP, PHONE):
         ctx, pg = _page(browser, vp)
         pg.goto(f"{base}/runs/{GEMMA_FSC}.html")
+        pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")  # rundata.js filled the entry tables
+        # the same rows the server rendered before issue 35: every entry once in its domain, failures, losses
+        assert pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.length") == 355
+        assert pg.eval_on_selector_all("table[data-group=failures] tbody tr", "rs => rs.length") == 10
+        assert pg.eval_on_selector_all("table[data-group=losses] tbody tr", "rs => rs.length") == 20
+        row = pg.locator("#seg-1 td")
+        assert [row.nth(k).text_content() for k in (0, 1, 3, 4, 5, 6)] == [
+            "1", "extensive proofreading by David Sewell",
+            "extensa prueba de redacción por David Sewellraw output extensa prueba de redacción por David Sewell",
+            "usable", "34.1", "+3.7"]
+        assert pg.locator("#seg-2 td").nth(4).text_content() == "usable⚑ length.short⚑ partly_untranslated"
+        assert pg.get_attribute("#seg-8", "class") == "mtb-fail"
+        assert pg.get_attribute("#seg-8", "data-f") == "failed source_untranslated"
+        if vp is DESKTOP:  # every entry's chrF++ and "vs field" cells as the server rendered them before issue 35
+            shown = pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.map(r => [+r.id.slice(4), "
+                                            "r.cells[5].textContent, r.cells[6].textContent])")
+            lc, lb = _loaded(GEMMA_FSC)
+            want = {}
+            for r in lc.card.results:
+                e = runpage.entry_row(r, lb.field_entry_median.get(r.entry_id))
+                delta = "\u2014" if e["delta"] is None else f"{e['delta']:+.1f}"
+                want[r.entry_id] = [r.entry_id, f"{e['chrf']:.1f}", delta]
+            assert sorted(shown) == [want[k] for k in sorted(want)]
         height = pg.evaluate("document.documentElement.scrollHeight")
         if vp is DESKTOP:
             assert height <= 6000, height
@@ -170,6 +204,7 @@ def test_run_page_height_and_deep_link(served, browser, tmp_path):
         assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
         # deep link: the entry's closed domain <details> opens and the row is on screen
         pg.goto(f"{base}/runs/{GEMMA_FSC}.html#seg-{eid}")
+        pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
         pg.wait_for_timeout(300)
         assert pg.evaluate(f"document.getElementById('seg-{eid}').closest('details').open")
         assert pg.locator(f"#seg-{eid}").is_visible()
@@ -188,6 +223,43 @@ def test_run_page_height_and_deep_link(served, browser, tmp_path):
         ctx.close()
 
 
+def test_run_page_without_javascript_shows_its_summary(served, browser):
+    """issue 35 item 1: without JavaScript the run page keeps its summary (scores, verification, details) and says
+    the entry tables need JavaScript, linking the data file; no entry row is on the page."""
+    base, out = served
+    ctx, pg = _page(browser, DESKTOP, js=False)
+    pg.goto(f"{base}/runs/{APERTIUM}.html")
+    assert "Composite" in pg.text_content("table.mtb-foldt") and "chrF++" in pg.text_content("table.mtb-foldt")
+    assert pg.locator("p.mtb-ver").is_visible() and "11 of 11 metrics identical" in pg.text_content("p.mtb-ver")
+    note = pg.locator("p.mtb-rd-nojs")
+    assert note.is_visible() and "need JavaScript" in note.text_content()
+    href = note.locator("a").first.get_attribute("href")
+    assert href == f"../data/runs/{APERTIUM}.json.gz" and (out / "runs" / href).resolve().is_file()
+    assert pg.locator("tr[id^=\"seg-\"]").count() == 0
+    assert pg.locator("details summary", has_text="Method configuration").count() == 1
+    ctx.close()
+
+
+def test_run_data_decoded_by_the_server_and_from_file_urls(served, browser):
+    """rundata.js reads a data file a server already decoded (no gzip magic: parsed as-is), and on a file:// page,
+    where fetch fails, says to open the site through a web server."""
+    base, out = served
+    ctx, pg = _page(browser, DESKTOP)
+    pg.route("**/*.json.gz", lambda route: route.fulfill(
+        status=200, content_type="application/json",
+        body=gzip.decompress((out / route.request.url.split(base + "/", 1)[1]).read_bytes())))
+    pg.goto(f"{base}/runs/{APERTIUM}.html")
+    pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
+    assert pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.length") == 355
+    assert pg.errors == []
+    ctx.close()
+    ctx, pg = _page(browser, DESKTOP)
+    pg.goto((out / "runs" / f"{APERTIUM}.html").as_uri())
+    msg = pg.wait_for_selector(".mtb-rd-error").text_content()
+    assert "Open the site through a web server (mtboard build --serve" in msg and "http.server" in msg
+    ctx.close()
+
+
 def test_axe_no_serious_or_critical_violations(served, browser):
     base, out = served
     axe = axe_api.Axe()
@@ -201,6 +273,8 @@ def test_axe_no_serious_or_critical_violations(served, browser):
             pg.goto(f"{base}/{url}")
             if url.startswith("compare.html"):
                 pg.wait_for_selector(".mtb-sbs tbody tr")
+            if url.startswith("runs/"):
+                pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
             res = axe.run(pg)
             bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
                    for v in res.response["violations"] if v["impact"] in ("serious", "critical")]

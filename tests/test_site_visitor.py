@@ -206,3 +206,19 @@ def test_search_finds_boards_by_language_name(site, browser):
     titles = pg.eval_on_selector_all(".md-search-result__item", "els => els.map(e => e.textContent.trim())")
     assert titles[0].startswith("EN\u2192ES leaderboard \u00b7 mtb-en-es-dev v1.0.0"), titles[:3]  # boosted board first
     ctx.close()
+
+
+def test_run_and_review_pages_read_their_data_under_the_sub_path(site, browser):
+    """issue 35 item 1: the run page's entry tables and the review page's entries come from data files fetched by
+    relative URLs, so they load under the sub-path too."""
+    from test_site_pages import APERTIUM  # noqa: PLC0415 - the page id follows the committed card's seal
+
+    ctx, pg = _page(browser)
+    pg.goto(site + f"runs/{APERTIUM}.html")
+    pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
+    assert pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.length") == 355
+    pg.goto(site + f"review/{APERTIUM}.html")
+    pg.wait_for_selector("#mtb-review[data-loaded]", state="attached")
+    assert pg.locator("fieldset.mtb-rv-entry").count() == 30
+    assert pg.errors == []
+    ctx.close()

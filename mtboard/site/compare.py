@@ -18,7 +18,7 @@ runs, like the composite). For a pair (A, B):
 
 What is precomputed (design: Python computes every statistic, JS only joins): per board one ``pairs.json`` (runs,
 entries, and the statistics of every pair of runs at most :data:`PAIR_SPAN` positions apart, so its size grows
-linearly with the board), one ``runs/<id>.segments.json`` per run, and static compare pages for adjacent rows and
+linearly with the board), one ``data/runs/<id>.json.gz`` per run (:mod:`mtboard.site.rundata`), and static compare pages for adjacent rows and
 each run's closest run (:func:`static_pairs`), readable without JavaScript.
 """
 
@@ -280,13 +280,6 @@ def pairs_json(bc: BoardCompare, static: list[tuple[int, int]], seg_url: str) ->
             "aliases": {r.lc.page_id: m.rep.lc.page_id for m in lb.views[0].methods for r in m.members
                         if r is not m.rep},
             "static": [[i, j, static_page(bc.rows[i].lc, bc.rows[j].lc)[:-3] + ".html"] for i, j in static]}
-
-
-def segments_json(lc: LoadedCard) -> dict[str, Any]:
-    """``runs/<id>.segments.json``: per entry ``[id, output, outcome, sentence chrF++ (failures 0), failed]``."""
-    return {"schema": "mtboard.segments/1", "id": lc.page_id,
-            "rows": [[r.entry_id, r.predicted, r.checks.outcome.value, round(sentence_chrf(r), 2), failed(r)]
-                     for r in lc.card.results]}
 
 
 def dumps(value: Any) -> str:

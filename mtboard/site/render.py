@@ -17,7 +17,7 @@ from markupsafe import Markup
 from mtboard.review import community as reviews
 from mtboard.score import stats
 from mtboard.core.schema import MethodRecord, RunCard
-from mtboard.site import charts, compare, items, portrait, runpage
+from mtboard.site import charts, compare, items, portrait, rundata, runpage
 from mtboard.ledger import tables
 from mtboard.core import fmt
 from mtboard.site.judges import build_judges_page
@@ -101,9 +101,16 @@ def _corpora_rows(inputs: Inputs) -> list[dict[str, Any]]:
 
 
 def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Portrait],
-                 build_time: str) -> dict[str, str]:
-    """Render every page. Deterministic: same inputs → same text (``build_time`` appears on the home page only)."""
+                 build_time: str, *, data: dict[str, bytes] | None = None,
+                 repository: str | None = None) -> dict[str, str]:
+    """Render every page. Deterministic: same inputs → same text (``build_time`` appears on the home page only).
+
+    ``data``: filled with the binary data files (``{docs-relative path: bytes}``): each dataset's corpus file and
+    each run's data file (:mod:`mtboard.site.rundata`, issue 35 item 1). ``repository``: owner/name the run pages
+    link each card's file in (:func:`mtboard.site.rundata.card_link`; None: the path as text)."""
     env = _env()
+    data = {} if data is None else data
+    data.update(rundata.corpus_files(inputs, boards))
     pages: dict[str, str] = {}
 
     def render(path: str, template: str, **ctx: Any) -> None:
@@ -155,6 +162,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…")
                           for k, j in sorted(card.judges.items())]
             nxt = compare_next.get(lc.page_id)
+            rp = runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None)
+            data[rundata.run_url(lc)] = rundata.gz(rundata.run_data(lc, lb, rp["groups"]))
             render(tables.run_page(lc), "run.md.j2",
                    title=fmt.safe_title(f"Run {tables.method_name(card)} ({lc.page_id[:8]})"), lc=lc, card=card,
                    lb=lb, fp_components=comps, method_pairs=method_pairs, score_pairs=score_pairs,
@@ -162,17 +171,17 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                    closest_n=near[1] if near else 0,
                    closest_diff=[(k, json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False), d)
                                  for k, a, b, d in tables.fingerprint_diff(card, near[0].card)] if near else [],
-                   rp=runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None))
+                   rp=rp, data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
+                   card_url=rundata.card_link(lc, repository))
             review_page = runpage.review_page(lc)
             if review_page is not None:  # spec §7.3: the static review page of the run
                 sheet = reviews.sheet(card, lc.path)
                 render(review_page, "review.md.j2", title=fmt.safe_title(f"Review {tables.method_name(card)} "
                                                                           f"({lc.page_id[:8]})"),
                        lc=lc, card=card, sheet=sheet, sl=card.dataset.source_language,
+                       data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
                        run_page=tables.run_page(lc), record_path=f"{reviews.REVIEWS_DIR}/{lc.path[:-5]}.yaml",
                        file_name=lc.path.rsplit("/", 1)[-1][:-5] + ".yaml")
-            pages[f"runs/{lc.page_id}.segments.csv"] = runpage.segments_csv(card)
-            pages[f"runs/{lc.page_id}.segments.json"] = compare.dumps(compare.segments_json(lc))
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
                                                                                 inputs.anchors))
     render("runs/index.md", "runs_index.md.j2", boards=boards)
@@ -194,7 +203,7 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
             continue
         static = compare.static_pairs(bc, closest)
         data_path = f"data/pairs/{lb.key}.json"
-        pages[data_path] = compare.dumps(compare.pairs_json(bc, static, "runs/{id}.segments.json"))
+        pages[data_path] = compare.dumps(compare.pairs_json(bc, static, rundata.RUN_URL))
         links = []
         for i, j in static:
             pr = compare.full_pair(bc, i, j)

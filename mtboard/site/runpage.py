@@ -1,6 +1,6 @@
 """The run page as data (issue 12 item 7; design note "Run page"): fold, verification sentence and table, entry
-groups, breakdowns, "beats the best baseline by X" (spec §6.3), and the per-run downloads
-(``runs/<id>.segments.csv``; the card itself is copied to ``runs/<id>.json`` by :mod:`mtboard.site.build`).
+groups, breakdowns, "beats the best baseline by X" (spec §6.3). The entries themselves are in the run's data file
+(:mod:`mtboard.site.rundata`, issue 35 item 1): the page holds each group's header and ``groups`` lists its entry ids.
 
 Entry groups: every development entry appears once, in its domain's closed ``<details>`` (anchor ``seg-<id>``);
 "Failures" (no usable output / source untranslated, first :data:`OPEN_FAILURES`) and "Largest losses" (the
@@ -11,8 +11,6 @@ summary), never mixed into the development figures.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -26,8 +24,6 @@ from mtboard.ledger.tables import Leaderboard, failed, method_name, sentence_chr
 OPEN_FAILURES = 10
 LOSSES = 20
 NO_DOMAIN = "no domain"
-CSV_COLUMNS = ["entry_id", "segment", "domain", "difficulty", "provenance", "source", "reference", "output",
-               "outcome", "flags", "failed", "sentence_chrf", "exact_match", "latency_s", "cost_usd"]
 
 
 def _flags(r: EntryResult) -> list[str]:
@@ -153,6 +149,9 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
                     key=lambda e: (e["delta"], e["id"]))[:LOSSES]
     outcomes = Counter(e["outcome"] for e in entries)
     filters = sorted({f for e in entries for f in e["filter"].split()} - {"ok"})
+    groups = {"failures": [e["id"] for e in fails[:OPEN_FAILURES]], "losses": [e["id"] for e in losses],
+              **{f"dom:{d}": [e["id"] for e in rows] for d, rows in by_domain.items()},
+              "diagnostic": [r.entry_id for r in diag]}
     return {
         "row": row, "rank": row.rank if row else None,
         "composite_ci": row.cells["composite_ci"].text if row else fmt.DASH,
@@ -161,29 +160,9 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
         "entries": entries, "domains": sorted(by_domain.items()), "failures": fails, "losses": losses,
         "open_failures": OPEN_FAILURES, "outcomes": sorted(outcomes.items()), "filters": filters,
         "diagnostic": [entry_row(r, None) for r in diag], "diagnostic_summary": _segment_summary(diag) if diag else None,
-        "other_segments": other, "compare_next": compare_next, "compare_label": compare_label,
+        "other_segments": other, "groups": {k: v for k, v in sorted(groups.items()) if v},
+        "compare_next": compare_next, "compare_label": compare_label,
         "by_difficulty": sorted(card.scores.by_difficulty.items(), key=lambda kv: (len(kv[0]), kv[0])),
         "by_provenance": sorted(card.scores.by_provenance.items()),
         "domain_scores": dict(card.scores.by_domain),
     }
-
-
-def _csv_cell(value: Any) -> Any:
-    """Text cells starting with = + - @ get a leading ' (spreadsheet formula injection; design §3.7)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
-        return "'" + value
-    return value
-
-
-def segments_csv(card: RunCard) -> str:
-    """``runs/<id>.segments.csv``: one row per entry (UTF-8, RFC 4180, header row, empty = missing)."""
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf, lineterminator="\r\n")
-    w.writerow(CSV_COLUMNS)
-    for r in card.results:
-        vals = [r.entry_id, r.segment.value if hasattr(r.segment, "value") else r.segment,
-                r.domain.value if r.domain else None, r.difficulty, r.provenance, r.source, r.expected, r.predicted,
-                r.checks.outcome.value, ";".join(_flags(r)), failed(r), repr(sentence_chrf(r)),
-                r.exact_match, r.latency_s, r.cost_usd]
-        w.writerow(["" if v is None else _csv_cell(v) for v in vals])
-    return buf.getvalue()

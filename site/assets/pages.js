@@ -132,7 +132,7 @@
         lb.appendChild(r); lb.appendChild(D.createTextNode(" " + ["all", "A better", "B better", "both fail"][n] + " ")); fl.appendChild(lb);
       });
       c.appendChild(fl);
-      Promise.all([A.seg, B.seg].map(function (u) { return fetch(u).then(function (r) { return r.json(); }); })).then(function (z) {
+      Promise.all([A.seg, B.seg].map(function (u) { return window.mtbData(u); })).then(function (z) {  // rundata.js: gzip JSON
         var ma = {}, mb = {}, rows = [];
         z[0].rows.forEach(function (r) { ma[r[0]] = r; }); z[1].rows.forEach(function (r) { mb[r[0]] = r; });
         data.entries.forEach(function (e) {

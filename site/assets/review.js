@@ -41,10 +41,54 @@
     return lines.join("\n") + "\n";
   }
 
+  /* issue 35 item 1: the entries' texts come from the run's data file and the corpus file (rundata.js loads them);
+   * each fieldset is built as the template built it before, text via textContent, and replaces the placeholder. */
+  function el(t, x, c) { var e = document.createElement(t); if (x != null) e.textContent = x; if (c) e.className = c; return e; }
+  function entry(id, out, c, box) {
+    var fs = el("fieldset", null, "mtb-rv-entry"), tl = box.getAttribute("data-tl");
+    fs.setAttribute("data-entry", id); fs.id = "rv-" + id;
+    fs.appendChild(el("legend", "Entry " + id + " \u00b7 " + ((c && c[3]) || "no domain") + " \u00b7 difficulty " +
+      (c && c[5] != null ? c[5] : "\u2014")));
+    var dl = fs.appendChild(el("dl", null, "mtb-rv-texts"));
+    [["Source", c ? c[1] : "", "txt", box.getAttribute("data-sl")], ["Reference (human)", c ? c[2] : "", "txt", tl],
+      ["Output", out, "txt mtb-rv-out", tl]].forEach(function (x) {
+      dl.appendChild(el("dt", x[0]));
+      var dd = dl.appendChild(el("dd", null, x[2])); dd.lang = x[3];
+      if (x[1]) dd.textContent = x[1]; else dd.appendChild(el("em", "(no output)"));
+    });
+    var sc = fs.appendChild(el("div", null, "mtb-rv-scale"));
+    box.getAttribute("data-ratings").split(" ").forEach(function (r) {
+      var lb = sc.appendChild(el("label")), i = lb.appendChild(el("input"));
+      i.type = "radio"; i.name = "rating-" + id; i.value = r; lb.appendChild(document.createTextNode(" " + r));
+    });
+    var p = fs.appendChild(el("p", null, "mtb-rv-note")), l = p.appendChild(el("label", "Note (optional)"));
+    l.htmlFor = "note-" + id; p.appendChild(document.createTextNode(" "));
+    var ta = p.appendChild(el("textarea")); ta.id = ta.name = "note-" + id; ta.rows = 2; ta.maxLength = 2000;
+    return fs;
+  }
+
   function start() {
     var form = document.getElementById("mtb-review");
     if (!form || form._mtb) return;
     form._mtb = true;
+    var box = form.querySelector(".mtb-rv-entries[data-run]");
+    if (!box) { wire(form); return; }
+    Promise.all([window.mtbData(box.getAttribute("data-run")), window.mtbData(box.getAttribute("data-corpus"))]).then(function (z) {
+      var outs = {}, texts = {};
+      z[0].rows.forEach(function (r) { outs[r[0]] = r[1]; });
+      z[1].entries.forEach(function (e) { texts[e[0]] = e; });
+      box.getAttribute("data-ids").split(" ").forEach(function (k) {
+        var id = parseInt(k, 10); form.insertBefore(entry(id, outs[id], texts[id], box), box);
+      });
+      box.remove();
+      form.setAttribute("data-loaded", "1");
+      wire(form);
+    }).catch(function (err) {
+      box.appendChild(el("p", window.mtbDataError + " (" + err.message + ")", "mtb-warn mtb-rd-error"));
+    });
+  }
+
+  function wire(form) {
     var status = document.getElementById("mtb-rv-status"), handle = document.getElementById("mtb-rv-handle");
     var total = form.querySelectorAll("fieldset.mtb-rv-entry").length;
     function say(t) { status.textContent = t; }

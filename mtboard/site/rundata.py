@@ -1,0 +1,137 @@
+"""The run pages' data files (issue 35 item 1): corpus texts published once per dataset, each run's per-entry
+results as one small compressed file, fetched by the run page and the compare page when opened.
+
+* ``data/corpora/<dataset id>-v<version>.json.gz`` (:func:`corpus_data`): ``{"schema": "mtboard.corpus/1",
+  "dataset", "version", "sha256", "source_language", "target_language", "entries": [[id, source, reference, domain,
+  segment, difficulty, provenance], …]}`` (corpus order; only entries a published card holds; domain, difficulty,
+  provenance null when the corpus has none).
+* ``data/runs/<page id>.json.gz`` (:func:`run_data`): ``{"schema": "mtboard.rundata/1", "id": page id, "corpus": its
+  corpus file (relative to the site root), "rows": [[id, output, outcome, sentence chrF++ (2 decimals, failures 0),
+  failed, Δ vs field median (1 decimal, null without a field), flags, raw output (null unless it differs), error or
+  null, sentence chrF++ as the page shows it (1 decimal, rounded once from the exact value)], …] (card order),
+  "groups": {"failures": ids, "losses": ids, "dom:<domain>": ids, "diagnostic": ids}}``. The first five columns are
+  what ``runs/<id>.segments.json`` held before (the compare page reads them).
+
+Both are gzip (RFC 1952) with the header's mtime 0 and no file name, so two builds of the same cards write the same
+bytes; browsers decompress them with ``DecompressionStream("gzip")`` (``site/assets/rundata.js``), where Parquet would
+need a JavaScript decoder. Measured on the 34 committed cards (pyarrow 26): the run files take 8.3 KB per run as gzip
+JSON against 14.3 KB as Parquet (zstd; 13.7 KB gzip, 18.4 KB snappy), the six corpus files 178 KB against 219 KB
+(zstd) — small files, where Parquet's footer and page headers outweigh its columnar encoding. Every file is written
+through :func:`mtboard.core.names.json_visible` (contributor text: refused characters as ``\\uXXXX``) before
+compression.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+from mtboard.core import names
+from mtboard.core.schema import EntryResult
+from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
+from mtboard.ledger.tables import Leaderboard, failed, sentence_chrf
+
+RUN_SCHEMA = "mtboard.rundata/1"
+CORPUS_SCHEMA = "mtboard.corpus/1"
+RUN_URL = "data/runs/{id}.json.gz"
+"""A run's data file, relative to the site root (``pairs.json``'s ``seg``, the run page's link)."""
+CORPUS_URL = "data/corpora/{name}.json.gz"
+GZIP_LEVEL = 9
+_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+
+
+def gz(value: Any) -> bytes:
+    """Compact, key-sorted JSON (refused characters escaped, :func:`mtboard.core.names.json_visible`), gzip level 9,
+    mtime 0: the same value gives the same bytes in every build."""
+    text = names.json_visible(json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
+    return gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def corpus_name(card_dataset: Any) -> str:
+    """``<dataset id>-v<version>`` (the id matches ``DATASET_ID_RE``; a version's characters other than letters,
+    digits, ``.`` and ``-`` become ``_`` so the name is always one safe path component)."""
+    return f"{card_dataset.id}-v{re.sub(r'[^A-Za-z0-9.-]', '_', card_dataset.version)}"
+
+
+def corpus_url(lc: LoadedCard) -> str:
+    """The run's corpus file relative to the site root."""
+    return CORPUS_URL.format(name=corpus_name(lc.card.dataset))
+
+
+def run_url(lc: LoadedCard) -> str:
+    """The run's data file relative to the site root."""
+    return RUN_URL.format(id=lc.page_id)
+
+
+def corpus_data(name: str, info: CorpusInfo | None, cards: list[LoadedCard]) -> dict[str, Any]:
+    """The corpus file's value: only the entries some published card of the dataset holds (``cards``), so the site
+    publishes no text its run cards did not already carry (a corpus's secret or unused entries never); their texts
+    from the loaded corpus ``info`` when the site has it, else from the cards' own copies (first card first)."""
+    held = {r.entry_id for lc in cards for r in lc.card.results}
+    if info is not None:
+        ds = info.corpus.dataset
+        rows = [[e.id, e.source, e.reference, e.domain.value if e.domain else None, e.segment.value, e.difficulty,
+                 e.provenance] for e in info.corpus.entries if e.id in held]
+        return {"schema": CORPUS_SCHEMA, "dataset": ds.id, "version": ds.version, "sha256": info.sha256,
+                "source_language": ds.source_language, "target_language": ds.target_language, "entries": rows}
+    seen: dict[int, list[Any]] = {}
+    for lc in cards:
+        for r in lc.card.results:
+            seen.setdefault(r.entry_id, [r.entry_id, r.source, r.expected, r.domain.value if r.domain else None,
+                                         getattr(r.segment, "value", r.segment), r.difficulty, r.provenance])
+    ref = cards[0].card.dataset
+    return {"schema": CORPUS_SCHEMA, "dataset": ref.id, "version": ref.version, "sha256": ref.sha256,
+            "source_language": ref.source_language, "target_language": ref.target_language,
+            "entries": [seen[k] for k in sorted(seen)]}
+
+
+def _row(r: EntryResult, field_median: float | None) -> list[Any]:
+    s = sentence_chrf(r)
+    raw = r.raw_predicted if r.raw_predicted is not None and r.raw_predicted != r.predicted else None
+    return [r.entry_id, r.predicted, r.checks.outcome.value, round(s, 2), failed(r),
+            None if field_median is None else round(s - field_median, 1),
+            sorted({f.rule for f in r.checks.flags}), raw, r.error, round(s, 1)]
+
+
+def run_data(lc: LoadedCard, lb: Leaderboard, groups: dict[str, list[int]]) -> dict[str, Any]:
+    """The run data file's value (module docstring): one row per entry of the card, in card order, and the entry
+    groups of the run page (``groups``: from :func:`mtboard.site.runpage.context`)."""
+    med = lb.field_entry_median
+    dev = {r.entry_id for r in lc.card.results if r.segment == "development"}
+    return {"schema": RUN_SCHEMA, "id": lc.page_id, "corpus": corpus_url(lc), "groups": groups,
+            "rows": [_row(r, med.get(r.entry_id) if r.entry_id in dev else None) for r in lc.card.results]}
+
+
+def corpus_files(inputs: Inputs, boards: list[Leaderboard]) -> dict[str, bytes]:
+    """``{data/corpora/<name>.json.gz: bytes}``: one per dataset a published run was scored on."""
+    by_name: dict[str, list[LoadedCard]] = {}
+    for lb in boards:
+        for lc in lb.cards:
+            by_name.setdefault(corpus_name(lc.card.dataset), []).append(lc)
+    loaded = {}
+    for c in inputs.corpora:
+        loaded.setdefault(corpus_name(c.corpus.dataset), c)
+    out = {}
+    for name, cards in sorted(by_name.items()):
+        info = loaded.get(name)
+        if info is not None and info.sha256 != cards[0].card.dataset.sha256:
+            info = None  # another text under the same name: the cards' own copies are what they were scored on
+        out[CORPUS_URL.format(name=name)] = gz(corpus_data(name, info, cards))
+    return out
+
+
+def card_link(lc: LoadedCard, repository: str | None) -> str | None:
+    """The card's file in the repository as a GitHub blob URL on the default branch
+    (``https://github.com/<owner/name>/blob/HEAD/submissions/<path>``) when ``repository`` (the build's
+    ``attestation_repository``: ``--attestation-repository``, ``$MTBOARD_ATTESTATION_REPOSITORY``, else
+    ``$GITHUB_REPOSITORY``) is an owner/name; None otherwise (the page shows the path as text)."""
+    if not repository or not _REPO.fullmatch(repository):
+        return None
+    return f"https://github.com/{repository}/blob/HEAD/submissions/{quote(lc.path)}"
+
+
+__all__ = ["RUN_SCHEMA", "CORPUS_SCHEMA", "RUN_URL", "gz", "corpus_name", "corpus_url", "run_url", "corpus_data",
+           "run_data", "corpus_files", "card_link"]

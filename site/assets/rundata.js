@@ -1,0 +1,82 @@
+/* mtboard run data (issue 35 item 1): the run page's entry tables are built here from two gzip JSON files — the
+ * run's data/runs/<id>.json.gz (outputs, outcomes, sentence chrF++, the page's entry groups) and the corpus's
+ * data/corpora/<dataset>-v<version>.json.gz (sources, references) — joined by entry id. window.mtbData(url) is the
+ * one loader (the compare page uses it too): fetch, then gunzip with DecompressionStream when the bytes start with
+ * the gzip magic 1f 8b, else parse as-is (a server that already decoded it). Text goes in via textContent only. */
+(function () {
+  "use strict";
+  var D = document, cache = {};
+  var NOSERVER = "The entry data could not be loaded. Open the site through a web server (mtboard build --serve, " +
+    "or python3 -m http.server -d build/site): browsers do not fetch data files from file:// pages.";
+
+  function load(url) {
+    if (!cache[url]) cache[url] = fetch(url).then(function (r) {
+      if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+      return r.arrayBuffer();
+    }).then(function (buf) {
+      var b = new Uint8Array(buf);
+      if (b.length > 1 && b[0] === 0x1f && b[1] === 0x8b) {
+        var s = new Blob([buf]).stream().pipeThrough(new DecompressionStream("gzip"));
+        return new Response(s).text();
+      }
+      return new TextDecoder("utf-8").decode(b);
+    }).then(JSON.parse);
+    return cache[url];
+  }
+  window.mtbData = load;
+  window.mtbDataError = NOSERVER;
+
+  function el(t, x, c) { var e = D.createElement(t); if (x != null) e.textContent = x; if (c) e.className = c; return e; }
+  function td(label, cls, lang) {
+    var c = el("td", null, cls); c.setAttribute("data-label", label); if (lang) c.lang = lang; return c;
+  }
+
+  /* one row as the server rendered it before (templates/_pages.j2 seg_row) */
+  function segRow(r, c, sl, tl, anchor) {
+    // r: [id, output, outcome, chrF++ (2 dp), failed, delta, flags, raw, error, chrF++ (1 dp: shown)]; c: [id, source, reference, …]
+    var id = r[0], flags = r[6] || [], tr = el("tr");
+    if (anchor) tr.id = "seg-" + id;
+    tr.setAttribute("data-f", [r[4] ? "failed" : "ok", r[2]].concat(flags.map(function (f) { return "flag:" + f; })).join(" "));
+    if (r[4]) tr.className = "mtb-fail";
+    var a = el("a", String(id)); a.href = "#seg-" + id; a.title = "link to entry " + id;
+    var x = td("Entry"); x.appendChild(a); tr.appendChild(x);
+    x = td("Source", "txt", sl); x.textContent = c ? c[1] : ""; tr.appendChild(x);
+    x = td("Reference", "txt", tl); x.textContent = c ? c[2] : ""; tr.appendChild(x);
+    x = td("Output", "txt", tl); x.appendChild(D.createTextNode(r[1]));
+    if (r[7] != null) {
+      var d = el("details"); d.appendChild(el("summary", "raw output")); d.appendChild(el("span", r[7], "txt")); x.appendChild(d);
+    }
+    if (r[8] != null) { x.appendChild(el("br")); x.appendChild(el("em", "error: " + r[8])); }
+    tr.appendChild(x);
+    x = td("Outcome"); x.appendChild(D.createTextNode((r[4] ? "\u2717 " : "") + r[2]));
+    flags.forEach(function (f) { x.appendChild(el("br")); x.appendChild(D.createTextNode("\u2691 " + f)); });
+    tr.appendChild(x);
+    x = td("chrF++", "num"); x.textContent = r[9].toFixed(1); tr.appendChild(x);
+    x = td("vs field", "num"); x.textContent = r[5] == null ? "\u2014" : (r[5] < 0 || Object.is(r[5], -0) ? "-" : "+") + Math.abs(r[5]).toFixed(1); tr.appendChild(x);
+    return tr;
+  }
+
+  function fill(box) {
+    if (box._mtb) return; box._mtb = true;
+    Promise.all([load(box.getAttribute("data-run")), load(box.getAttribute("data-corpus"))]).then(function (z) {
+      var run = z[0], rows = {}, texts = {};
+      run.rows.forEach(function (r) { rows[r[0]] = r; });
+      z[1].entries.forEach(function (e) { texts[e[0]] = e; });
+      Array.prototype.forEach.call(box.querySelectorAll("table[data-group]"), function (t) {
+        var body = t.tBodies[0], sl = t.getAttribute("data-sl"), tl = t.getAttribute("data-tl"), an = t.hasAttribute("data-anchor");
+        (run.groups[t.getAttribute("data-group")] || []).forEach(function (id) {
+          if (rows[id]) body.appendChild(segRow(rows[id], texts[id], sl, tl, an));
+        });
+      });
+      box.setAttribute("data-loaded", "1");
+      if (location.hash.length > 1) window.dispatchEvent(new HashChangeEvent("hashchange"));
+    }).catch(function (err) {
+      var p = el("p", NOSERVER + " (" + err.message + ")", "mtb-warn mtb-rd-error");
+      box.insertBefore(p, box.firstChild);
+    });
+  }
+
+  function init() { Array.prototype.forEach.call(D.querySelectorAll(".mtb-rd[data-run]"), fill); }
+  if (window.document$ && window.document$.subscribe) window.document$.subscribe(init);
+  else if (D.readyState === "loading") D.addEventListener("DOMContentLoaded", init); else init();
+})();
