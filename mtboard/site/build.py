@@ -20,6 +20,7 @@ sitemap dates (both follow ``SOURCE_DATE_EPOCH`` when set).
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import os
@@ -99,7 +100,9 @@ def _write(docs: Path, rel: str, text: str) -> None:
     if not path.resolve().is_relative_to(docs.resolve()) or ".." in Path(rel).parts or Path(rel).is_absolute():
         raise ConfigError(f"page path {rel!r} leaves the docs folder", field="page",
                           fix="report this: a page name was made from unchecked input")
-    _write_file(path, visible(rel, text).encode("utf-8"))
+    data = visible(rel.removesuffix(".gz"), text).encode("utf-8")
+    # a .gz data file (issue 35 item 1): gzip with no name and time in its header, so builds stay byte-identical
+    _write_file(path, gzip.compress(data, compresslevel=9, mtime=0) if rel.endswith(".gz") else data)
 
 
 def _write_file(path: Path, data: bytes) -> None:

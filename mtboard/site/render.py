@@ -115,7 +115,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     for lb in boards:
         render(lb.hard_page, "hard.md.j2", title=fmt.safe_title(f"Hard items {lb.title}"), lb=lb,
                hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF, suspect_share=stats.SUSPECT_FAIL_SHARE,
-               suspect_min=stats.SUSPECT_MIN_SYSTEMS, outputs=items.item_outputs(lb))
+               suspect_min=stats.SUSPECT_MIN_SYSTEMS, outputs=items.item_outputs(lb),
+               outputs_total=items.item_methods(lb))
     render("hard/index.md", "hard_index.md.j2", boards=boards)
     summary = portrait.summaries(boards)
     for p in portraits:
@@ -173,6 +174,12 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                        file_name=lc.path.rsplit("/", 1)[-1][:-5] + ".yaml")
             pages[f"runs/{lc.page_id}.segments.csv"] = runpage.segments_csv(card)
             pages[f"runs/{lc.page_id}.segments.json"] = compare.dumps(compare.segments_json(lc))
+            pages[compare.rundata_path(lc.page_id)] = compare.dumps(compare.rundata_json(lc))
+    corpora: dict[str, tuple[Leaderboard, list]] = {}  # texts once per dataset version (issue 35 item 1)
+    for lb in boards:
+        corpora.setdefault(compare.corpus_path(lb.dataset_id, lb.version), (lb, []))[1].extend(lb.cards)
+    for path, (lb, cards) in corpora.items():
+        pages[path] = compare.dumps(compare.corpus_json(lb, cards))
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
                                                                                 inputs.anchors))
     render("runs/index.md", "runs_index.md.j2", boards=boards)
@@ -193,15 +200,19 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
         if bc is None:
             continue
         static = compare.static_pairs(bc, closest)
-        data_path = f"data/pairs/{lb.key}.json"
-        pages[data_path] = compare.dumps(compare.pairs_json(bc, static, "runs/{id}.segments.json"))
+        data_path = compare.pairs_path(lb.key)
+        for path, value in compare.pairs_files(bc, static).items():
+            pages[path] = compare.dumps(value)
         links = []
         for i, j in static:
             pr = compare.full_pair(bc, i, j)
             render(pr.page, "compare_pair.md.j2",
                    title=fmt.safe_title(f"Compare {tables.method_name(pr.a.lc.card)} vs "
                                         f"{tables.method_name(pr.b.lc.card)} · {lb.title}"),
-                   pr=pr, lb=lb, tie=compare.TIE_CHRF, p_text=compare.p_text, alpha=stats.ALPHA, per_page=compare.SEGMENTS_PAGE)
+                   pr=pr, lb=lb, tie=compare.TIE_CHRF, p_text=compare.p_text, alpha=stats.ALPHA,
+                   per_page=compare.SEGMENTS_PAGE, n_entries=len(bc.ids),
+                   corpus=compare.corpus_path(lb.dataset_id, lb.version),
+                   data_a=compare.rundata_path(pr.a.lc.page_id), data_b=compare.rundata_path(pr.b.lc.page_id))
             links.append({"a": pr.a, "b": pr.b, "page": pr.page})
         for k, row in enumerate(bc.rows):
             other = k + 1 if k + 1 < len(bc.rows) else k - 1
