@@ -270,3 +270,18 @@ def test_diagnostic_segment_reported_apart(tmp_path):
     assert "of 9 development entries" in page
     head, diag_part = page.split("Diagnostic segment (3 entries", 1)
     assert all(f'id="seg-{i}"' not in head and f'id="seg-{i}"' in diag_part for i in (10, 11, 12))
+
+
+def test_static_pair_pages_are_bounded_per_board():
+    """Issue 35 item 1: static pair pages only for the first STATIC_ROWS rows (adjacent pairs, then each of those
+    rows' closest run), so a 2,000-row board has at most 2 × 20 of them; a closest run further down still counts."""
+    from types import SimpleNamespace as NS
+
+    rows = [NS(lc=NS(page_id=f"r{k:04d}")) for k in range(2000)]
+    bc = NS(rows=rows, index={r.lc.page_id: k for k, r in enumerate(rows)})
+    closest = {"r0003": (rows[1500].lc, 2), "r0500": (rows[2].lc, 1), "r0001": (rows[0].lc, 1)}
+    static = compare.static_pairs(bc, closest)
+    assert compare.STATIC_ROWS == 20
+    assert static == [(k, k + 1) for k in range(19)] + [(3, 1500)]  # r0001's closest is its neighbour; r0500 not a top row
+    small = compare.static_pairs(NS(rows=rows[:5], index={f"r{k:04d}": k for k in range(5)}), {"r0004": (rows[0].lc, 1)})
+    assert small == [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]

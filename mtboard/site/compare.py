@@ -48,6 +48,10 @@ PAIR_SPAN = 20
 """pairs.json holds every pair of runs at most this many board positions apart (all pairs on boards of ≤ 21 runs)."""
 SEGMENTS_PAGE = 25
 """Rows per page of the side-by-side table (JS pager)."""
+STATIC_ROWS = 20
+"""Rows of a board whose comparisons get a static page: adjacent pairs among the first 20 rows and each of those
+rows' closest run — at most 2 × 20 pages per board, whatever its size (each ~23 KB with the site's chrome: one per
+added card would be the compare side's whole budget, issue 35 item 1). Every other pair opens compare.html."""
 PAIRS_CHUNK = 100
 """Rows of the board per pair-statistics chunk file: rows i in [k·100, k·100 + 100) go to ``<board>.p<k>.json``
 (≤ 100 × PAIR_SPAN pairs, ~150 KB; issue 35 item 1)."""
@@ -219,12 +223,13 @@ def static_page(a: LoadedCard, b: LoadedCard) -> str:
 
 
 def static_pairs(bc: BoardCompare, closest: dict[str, tuple[LoadedCard, int]]) -> list[tuple[int, int]]:
-    """Row-index pairs that get a static page: adjacent rows of the main view, then each row with its closest run
-    (same model, fewest differing fingerprint components) when that run is on the board; the better-placed row is A.
-    """
-    out: list[tuple[int, int]] = [(k, k + 1) for k in range(len(bc.rows) - 1)]
+    """Row-index pairs that get a static page: adjacent rows of the main view among its first :data:`STATIC_ROWS`,
+    then each of those rows with its closest run (same model, fewest differing fingerprint components) when that run
+    is on the board; the better-placed row is A."""
+    top = min(len(bc.rows), STATIC_ROWS)
+    out: list[tuple[int, int]] = [(k, k + 1) for k in range(top - 1)]
     seen = set(out)
-    for k, row in enumerate(bc.rows):
+    for k, row in enumerate(bc.rows[:top]):
         near = closest.get(row.lc.page_id)
         if near is None or near[0].page_id not in bc.index:
             continue

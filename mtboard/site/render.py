@@ -191,8 +191,9 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
 def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
                     pages: dict[str, str]) -> tuple[dict[str, tuple[str, str]], list[dict[str, Any]]]:
     """Compare data and static pages (:mod:`mtboard.site.compare`): per board ``data/pairs/<board>.json`` and one
-    static page per adjacent or closest pair. Returns (run page id → (static page of it and the next row, that row's
-    label), per board what compare.html lists)."""
+    static page per adjacent or closest pair (:func:`compare.static_pairs`). Returns (run page id → (static page of
+    it and the next row, or compare.html's URL for that pair beyond the static rows; that row's label), per board what
+    compare.html lists)."""
     nxt: dict[str, tuple[str, str]] = {}
     listing: list[dict[str, Any]] = []
     for lb in boards:
@@ -218,8 +219,9 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
             other = k + 1 if k + 1 < len(bc.rows) else k - 1
             i, j = min(k, other), max(k, other)
             rank = bc.rows[other].rank
-            nxt[row.lc.page_id] = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc),
-                                   f"rank {rank}" if rank not in ("reference", "ref.") else "the reference row")
+            target = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc) if (i, j) in static else
+                      f"compare.html?board={lb.key}&a={bc.rows[i].lc.page_id}&b={bc.rows[j].lc.page_id}")
+            nxt[row.lc.page_id] = (target, f"rank {rank}" if rank not in ("reference", "ref.") else "the reference row")
         members = [r.lc.page_id for m in lb.views[0].methods for r in m.members]
         for m in lb.views[0].methods:  # a reproduction's run page links to its row's comparison
             for r in m.members:
