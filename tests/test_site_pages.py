@@ -285,3 +285,20 @@ def test_static_pair_pages_are_bounded_per_board():
     assert static == [(k, k + 1) for k in range(19)] + [(3, 1500)]  # r0001's closest is its neighbour; r0500 not a top row
     small = compare.static_pairs(NS(rows=rows[:5], index={f"r{k:04d}": k for k in range(5)}), {"r0004": (rows[0].lc, 1)})
     assert small == [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]
+
+
+def test_hard_item_outputs_are_capped():
+    """Issue 35 item 1: a hard item shows the outputs of the board's ITEM_OUTPUTS best-ranked real methods (board
+    order), so the hard-items page does not grow with every run; item_methods counts them all."""
+    from test_ledger_tables import _board  # EN→CA: 2 real methods (Apertium first), 6 hard items
+
+    from mtboard.site import items
+
+    lb = _board()
+    full = items.item_outputs(lb)
+    assert items.ITEM_OUTPUTS == 12 and items.item_methods(lb) == 2
+    assert sorted(full) == [x["id"] for x in sorted(lb.hard_items, key=lambda x: x["id"])] and len(full) == 6
+    assert all(len(v) == 2 for v in full.values())
+    capped = items.item_outputs(lb, limit=1)
+    first = lb.views[0].rows[0].lc.page_id
+    assert all([o["page_id"] for o in v] == [first] for v in capped.values())
