@@ -282,8 +282,10 @@ def test_static_pair_pages_are_bounded_per_board():
     closest = {"r0003": (rows[1500].lc, 2), "r0500": (rows[2].lc, 1), "r0001": (rows[0].lc, 1)}
     static = compare.static_pairs(bc, closest)
     assert compare.STATIC_ROWS == 20
-    assert static == [(k, k + 1) for k in range(19)] + [(3, 1500)]  # r0001's closest is its neighbour; r0500 not a top row
-    small = compare.static_pairs(NS(rows=rows[:5], index={f"r{k:04d}": k for k in range(5)}), {"r0004": (rows[0].lc, 1)})
+    # r0001's closest is its neighbour (already there); r0500 is not a top row
+    assert static == [(k, k + 1) for k in range(19)] + [(3, 1500)]
+    small = compare.static_pairs(NS(rows=rows[:5], index={f"r{k:04d}": k for k in range(5)}),
+                                 {"r0004": (rows[0].lc, 1)})
     assert small == [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]
 
 
