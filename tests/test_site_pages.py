@@ -5,7 +5,9 @@ are in tests/test_site_pages_browser.py."""
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import math
 import statistics
@@ -79,7 +81,8 @@ def test_compare_numbers_match_an_independent_paired_bootstrap(docs):
     data = json.loads((docs / "data" / "pairs" / f"{BOARD}.json").read_text(encoding="utf-8"))
     ids = [r["id"] for r in data["runs"]]
     assert ids[:2] == [APERTIUM, GEMMA_FSC]  # default pair = the top two
-    pair = next(p for p in data["pairs"] if p[:2] == [0, 1])
+    chunk = json.loads((docs / "data" / "pairs" / data["chunks"][0]).read_text(encoding="utf-8"))
+    pair = next(p for p in chunk["rows"] if p[:2] == [0, 1])
     a, b = _card(APERTIUM), _card(GEMMA_FSC)
     observed, lo, hi, p = _independent_chrf_pair(a, b)
     assert pair[6:10] == [round(observed, 5), round(lo, 5), round(hi, 5), round(p, 5)]
@@ -101,23 +104,75 @@ def test_compare_numbers_match_an_independent_paired_bootstrap(docs):
     assert "A better on 250</strong> · <strong>tie on 22</strong> · <strong>B better on 83" in page
 
 
+def _gz(path: Path):
+    raw = path.read_bytes()
+    assert raw[:2] == b"\x1f\x8b"  # gzip: the pages' loader decompresses it (issue 35 item 1)
+    return json.loads(gzip.decompress(raw).decode("utf-8"))
+
+
+def test_pairs_json_golden_structure(docs):
+    """Issue 35 item 1: the board's pairs.json holds no corpus text and no fingerprint; pair statistics, the
+    fingerprints and the texts are separate files it links (relative to itself, so the site works from a sub-path)."""
+    pairs = docs / "data" / "pairs"
+    data = json.loads((pairs / f"{BOARD}.json").read_text(encoding="utf-8"))
+    assert sorted(data) == ["aliases", "alpha", "board", "chunk", "chunks", "corpus", "domains", "fp", "ids", "mdd",
+                            "rundata", "runs", "schema", "span", "static", "tie_chrf", "title"]
+    assert data["schema"] == "mtboard.pairs/2" and data["chunk"] == compare.PAIRS_CHUNK == 100
+    assert data["chunks"] == [f"{BOARD}.p0.json"] and data["fp"] == f"{BOARD}.fp.json"
+    assert data["corpus"] == f"../corpora/{BOARD}.json.gz" and data["rundata"] == "../runs/{id}.json.gz"
+    assert data["ids"] == list(range(1, 356))
+    assert data["domains"] == ["gov", "legal", "literary", "medical", "news", "tech", "ui"]
+    run = data["runs"][0]
+    assert sorted(run) == ["chrf", "ci", "composite", "dom", "id", "label", "model", "rank", "tier"]
+    assert run["id"] == APERTIUM and run["rank"] == "1" and run["model"] == "apertium/eng-spa"
+    # hand-checked against the card: composite and chrF++ as the board shows them
+    card = _card(APERTIUM)
+    assert run["composite"] == round(card.scores.composite, 4) and run["chrf"] == round(card.scores.chrf_plus_plus, 2)
+    assert (run["composite"], run["chrf"], run["ci"]) == (0.57, 48.23, "[0.560, 0.581]")  # hand-read, harness 0.4.0
+    text = (pairs / f"{BOARD}.json").read_text(encoding="utf-8")
+    assert card.results[0].source not in text and "prompt_template_sha256" not in text  # no texts, no fingerprints
+    assert len(text.encode()) < 4500  # 5 method rows: ~3.7 KB (was ~74 KB with texts and fingerprints)
+    chunk = json.loads((pairs / data["chunks"][0]).read_text(encoding="utf-8"))
+    n = len(data["runs"])
+    assert chunk["schema"] == "mtboard.pairs-chunk/1" and len(chunk["rows"]) == n * (n - 1) // 2  # ≤ span: all
+    assert all(len(r) == 13 for r in chunk["rows"])
+    fp = json.loads((pairs / data["fp"]).read_text(encoding="utf-8"))
+    assert fp["schema"] == "mtboard.pairs-fp/1" and len(fp["runs"]) == n
+    k = fp["components"].index("model_slug")
+    assert fp["values"][k][fp["runs"][0][k]] == json.dumps(card.fingerprint.components["model_slug"])
+    assert len({tuple(r) for r in fp["runs"]}) == n  # one run per method row: distinct fingerprints
+    # the linked data files: corpus texts once per dataset, each run's outputs (gzip JSON)
+    corpus = _gz(pairs / data["corpus"])
+    assert corpus["schema"] == "mtboard.corpus/1" and len(corpus["entries"]) == 355
+    first = min(card.results, key=lambda r: r.entry_id)
+    assert corpus["entries"][0][:5] == [first.entry_id, first.source, first.expected, first.domain.value,
+                                        "development"]
+    run_data = _gz(docs / compare.rundata_path(APERTIUM))
+    assert run_data["schema"] == "mtboard.rundata/1" and len(run_data["rows"]) == 355
+    row = next(r for r in run_data["rows"] if r[0] == 99)
+    assert row[1] == next(r.predicted for r in card.results if r.entry_id == 99)
+    assert row[:5] == [99, "Ene.", "usable", 100.0, False]  # "Jan." → "Ene.": the pair page's largest difference
+
+
 def test_compare_pages_static_and_no_js_message(docs):
     data = json.loads((docs / "data" / "pairs" / f"{BOARD}.json").read_text(encoding="utf-8"))
     n = len(data["runs"])
-    assert len(data["pairs"]) == n * (n - 1) // 2  # ≤ PAIR_SPAN + 1 runs: every pair
     adjacent = [[k, k + 1] for k in range(n - 1)]
     assert [s[:2] for s in data["static"]][: n - 1] == adjacent
     listing = (docs / "compare.md").read_text(encoding="utf-8")
     assert '<div id="mtb-cmp-app" hidden>' in listing and "Choosing any two runs needs JavaScript" in listing
+    assert listing.startswith("---\ntitle: ") and "\nsearch:\n  exclude: true\n" in listing.split("---")[1]
     for i, j, url in data["static"]:
         md = url[:-5] + ".md"
         assert (docs / md).is_file()
         assert f'href="{md[:-3]}.html"' in listing
-    # side-by-side rows: every entry once, sorted by |Δ| (largest first)
+        assert "\nsearch:\n  exclude: true\n" in (docs / md).read_text(encoding="utf-8").split("---")[1]
+    # the side-by-side rows come from the data files (issue 35 item 1): the page links them, relative to itself
     page = (docs / "compare" / f"{APERTIUM}-{GEMMA_FSC}.md").read_text(encoding="utf-8")
-    assert page.count('<tr id="seg-') == 355
-    first = page.index('<tr id="seg-')
-    assert page[first:first + 40].startswith('<tr id="seg-99"')  # Jan. → Ene. vs echo of the source: +100.0
+    assert page.count('<tr id="seg-') == 0 and "355 entries side by side" in page and "need JavaScript" in page
+    assert (f'data-a="../data/runs/{APERTIUM}.json.gz" data-b="../data/runs/{GEMMA_FSC}.json.gz" '
+            f'data-corpus="../data/corpora/{BOARD}.json.gz"') in page
+    assert len(page.encode()) < 8000  # summary only (was ~250 KB with every segment's texts)
 
 
 def test_pair_span_keeps_pairs_linear():
@@ -268,3 +323,37 @@ def test_diagnostic_segment_reported_apart(tmp_path):
     groups = _gz_json(tmp_path / "docs" / "data" / "runs" / f"{card.run_card_hash[:16]}.json.gz")["groups"]
     assert groups["diagnostic"] == [10, 11, 12]
     assert not any(i in ids for k, ids in groups.items() if k != "diagnostic" for i in (10, 11, 12))
+
+
+def test_static_pair_pages_are_bounded_per_board():
+    """Issue 35 item 1: static pair pages only for the first STATIC_ROWS rows (adjacent pairs, then each of those
+    rows' closest run), so a 2,000-row board has at most 2 × 20 of them; a closest run further down still counts."""
+    from types import SimpleNamespace as NS
+
+    rows = [NS(lc=NS(page_id=f"r{k:04d}")) for k in range(2000)]
+    bc = NS(rows=rows, index={r.lc.page_id: k for k, r in enumerate(rows)})
+    closest = {"r0003": (rows[1500].lc, 2), "r0500": (rows[2].lc, 1), "r0001": (rows[0].lc, 1)}
+    static = compare.static_pairs(bc, closest)
+    assert compare.STATIC_ROWS == 20
+    # r0001's closest is its neighbour (already there); r0500 is not a top row
+    assert static == [(k, k + 1) for k in range(19)] + [(3, 1500)]
+    small = compare.static_pairs(NS(rows=rows[:5], index={f"r{k:04d}": k for k in range(5)}),
+                                 {"r0004": (rows[0].lc, 1)})
+    assert small == [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]
+
+
+def test_hard_item_outputs_are_capped():
+    """Issue 35 item 1: a hard item shows the outputs of the board's ITEM_OUTPUTS best-ranked real methods (board
+    order), so the hard-items page does not grow with every run; item_methods counts them all."""
+    from test_ledger_tables import _board  # EN→CA: 2 real methods (Apertium first), 6 hard items
+
+    from mtboard.site import items
+
+    lb = _board()
+    full = items.item_outputs(lb)
+    assert items.ITEM_OUTPUTS == 12 and items.item_methods(lb) == 2
+    assert sorted(full) == [x["id"] for x in sorted(lb.hard_items, key=lambda x: x["id"])] and len(full) == 6
+    assert all(len(v) == 2 for v in full.values())
+    capped = items.item_outputs(lb, limit=1)
+    first = lb.views[0].rows[0].lc.page_id
+    assert all([o["page_id"] for o in v] == [first] for v in capped.values())

@@ -128,7 +128,8 @@ def test_compare_from_a_board_opens_that_board_on_its_two_best_methods(served, b
     base, out = served
     pairs = json.loads((out / "data" / "pairs" / f"{BOARD}.json").read_text(encoding="utf-8"))
     runs = pairs["runs"]
-    assert len({json.dumps(r["fp"], sort_keys=True) for r in runs}) == len(runs)  # one run per method row
+    fps = json.loads((out / "data" / "pairs" / pairs["fp"]).read_text(encoding="utf-8"))["runs"]
+    assert len({tuple(f) for f in fps}) == len(runs)  # one run per method row
     for vp in (DESKTOP, PHONE):
         ctx, pg = _page(browser, vp)
         pg.goto(f"{base}/leaderboards/{BOARD}.html")
@@ -136,7 +137,7 @@ def test_compare_from_a_board_opens_that_board_on_its_two_best_methods(served, b
         pg.wait_for_selector(".mtb-cmp-out .mtb-cmp-head")
         assert pg.input_value(".mtb-cmp-board") == BOARD
         a, b = pg.input_value(".mtb-cmp-a"), pg.input_value(".mtb-cmp-b")
-        assert (a, b) == (runs[0]["id"], runs[1]["id"]) and runs[0]["fp"] != runs[1]["fp"]
+        assert (a, b) == (runs[0]["id"], runs[1]["id"]) and fps[0] != fps[1]
         assert a == APERTIUM  # rank 1 on EN→ES
         assert f"board={BOARD}" in pg.url
         pg.screenshot(path=str(_shots(tmp_path) / f"compare-from-board-{vp['width']}.png"))
@@ -152,8 +153,14 @@ def test_compare_without_javascript(served, browser, tmp_path):
     assert "needs JavaScript" in pg.text_content(".mtb-nojs")
     pg.click(f".mtb-nojs a[href='compare/{APERTIUM}-{GEMMA_FSC}.html']")
     pg.wait_for_load_state()
+    # the summary is static (issue 35 item 1); the side-by-side table says it needs JavaScript and links the data
     assert "+12.5 [+10.4, +14.7]" in pg.text_content(".mtb-verdict")
-    assert pg.locator(".mtb-sbs tbody tr").count() == 355  # no pager without JS: every row
+    assert "A better on 250 · tie on 22 · B better on 83" in pg.text_content(".mtb-verdict")
+    assert pg.locator(".mtb-sbs tbody tr").count() == 0
+    note = pg.locator(".mtb-sbs-note")
+    assert note.is_visible() and "need JavaScript" in note.text_content()
+    assert pg.get_attribute(".mtb-sbs-note a", "href") == f"../data/runs/{APERTIUM}.json.gz"
+    assert "differing component" in pg.text_content(".mtb-cmp details summary")
     pg.screenshot(path=str(_shots(tmp_path) / "compare-static-nojs-1366.png"))
     ctx.close()
 
@@ -165,6 +172,52 @@ def _loaded(page_id: str):
 
     boards = build_ledger(load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)).boards
     return next((lc, lb) for lb in boards for lc in lb.cards if lc.page_id == page_id)
+
+
+def test_compare_static_page_with_javascript_fetches_its_table(served, browser, tmp_path):
+    """Issue 35 item 1: the static pair page joins A's and B's gzip run data with the corpus texts in the browser —
+    every entry, sorted by |Δ| (entry 99 first), 25 per page, filter and deep link as before."""
+    base, out = served
+    for vp in (DESKTOP, PHONE):
+        ctx, pg = _page(browser, vp)
+        requests = []
+        pg.on("request", lambda r: requests.append(r.url))
+        pg.goto(f"{base}/compare/{APERTIUM}-{GEMMA_FSC}.html")
+        pg.wait_for_selector(".mtb-sbs tbody tr")
+        assert pg.locator(".mtb-sbs-note").is_hidden()
+        assert pg.locator(".mtb-sbs tbody tr").count() == 355
+        visible = pg.locator(".mtb-sbs tbody tr:not([hidden])")
+        assert visible.count() == 25 and "page 1 of 15" in pg.text_content(".mtb-pager")
+        first = visible.first.text_content()
+        assert first.startswith("99") and "Jan." in first and "Ene." in first and "+100.0" in first
+        assert pg.get_attribute(".mtb-sbs tbody tr td.txt", "lang") == "en"
+        assert {u.rsplit("/", 2)[-2] + "/" + u.rsplit("/", 1)[-1] for u in requests if u.endswith(".gz")} == {
+            f"runs/{APERTIUM}.json.gz", f"runs/{GEMMA_FSC}.json.gz", f"corpora/{BOARD}.json.gz"}
+        if vp is DESKTOP:
+            pg.check("input[name=mtb-k][value=b]")
+            ks = pg.eval_on_selector_all(".mtb-sbs tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.k)")
+            assert ks and all(k.split()[0] == "b" for k in ks)
+            # a deep link to an entry on a later page opens that page
+            rows = pg.eval_on_selector_all(".mtb-sbs tbody tr", "rs => rs.map(r => r.id)")
+            pg.goto(f"{base}/compare/{APERTIUM}-{GEMMA_FSC}.html#{rows[300]}")
+            pg.wait_for_selector(f"#{rows[300]}")
+            assert pg.locator(f"#{rows[300]}").is_visible() and "page 13 of 15" in pg.text_content(".mtb-pager")
+        else:
+            assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"]
+        pg.screenshot(path=str(_shots(tmp_path) / f"compare-static-js-{vp['width']}.png"))
+        assert pg.errors == []
+        ctx.close()
+
+
+def test_data_loader_explains_a_page_opened_as_a_file(committed_site, browser):
+    """Under file:// a browser refuses fetch: the pair page keeps its summary and says how to serve the folder."""
+    ctx, pg = _page(browser, DESKTOP)
+    pg.goto((committed_site.out / "compare" / f"{APERTIUM}-{GEMMA_FSC}.html").as_uri())
+    pg.wait_for_selector(".mtb-loadfail")
+    msg = pg.text_content(".mtb-loadfail")
+    assert "Could not load" in msg and "python -m http.server" in msg
+    assert pg.locator(".mtb-sbs-note").is_visible() and "+12.5 [+10.4, +14.7]" in pg.text_content(".mtb-verdict")
+    ctx.close()
 
 
 def test_run_page_height_and_deep_link(served, browser, tmp_path):

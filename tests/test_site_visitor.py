@@ -222,3 +222,22 @@ def test_run_and_review_pages_read_their_data_under_the_sub_path(site, browser):
     assert pg.locator("fieldset.mtb-rv-entry").count() == 30
     assert pg.errors == []
     ctx.close()
+
+
+def test_compare_pages_fetch_their_data_under_the_sub_path(site, browser):
+    """Issue 35 item 1: the compare pages fetch pairs.json, its chunk and fingerprint files, both runs' gzip data and
+    the corpus texts by relative URLs, so they work under /mtboard/ as at the root."""
+    ctx, pg = _page(browser)
+    pg.goto(site + "compare.html?board=mtb-en-es-dev-v1.0.0")
+    pg.wait_for_selector(".mtb-sbs tbody tr")
+    assert pg.locator(".mtb-sbs tbody tr").count() == 355
+    assert "A better on 250 · tie on 22 · B better on 83" in pg.text_content(".mtb-verdict")
+    pg.click(".mtb-cmp-out details summary")
+    assert "differing component" in pg.text_content(".mtb-cmp-out details summary")
+    assert pg.locator(".mtb-cmp-out details table tbody tr").count() >= 1
+    static = pg.get_attribute(".mtb-nojs a", "href")
+    pg.goto(site + static)
+    pg.wait_for_selector(".mtb-sbs tbody tr")
+    assert pg.locator(".mtb-sbs tbody tr").count() > 0 and pg.locator(".mtb-loadfail").count() == 0
+    assert pg.errors == []
+    ctx.close()

@@ -16,15 +16,20 @@ runs, like the composite). For a pair (A, B):
 * wins / ties / losses: entries where A's sentence chrF++ (:func:`mtboard.ledger.tables.sentence_chrf`, failures 0)
   beats B's by at least :data:`TIE_CHRF` points, where they differ by less, and where B's wins.
 
-What is precomputed (design: Python computes every statistic, JS only joins): per board one ``pairs.json`` (runs,
-entries, and the statistics of every pair of runs at most :data:`PAIR_SPAN` positions apart, so its size grows
-linearly with the board), one ``data/runs/<id>.json.gz`` per run (:mod:`mtboard.site.rundata`), and static compare pages for adjacent rows and
-each run's closest run (:func:`static_pairs`), readable without JavaScript.
+What is precomputed (design: Python computes every statistic, JS only joins; sizes: issue 35 item 1): per board one
+``data/pairs/<board>.json`` (the runs' summary lines and the board's entry ids — no corpus texts, no fingerprints),
+the statistics of every pair of runs at most :data:`PAIR_SPAN` positions apart in chunks of :data:`PAIRS_CHUNK` rows
+(``data/pairs/<board>.p<k>.json``, fetched when a pair of that chunk is opened, so no file a page loads grows past
+~1 MB at 2,000 runs), the fingerprints deduplicated in ``data/pairs/<board>.fp.json`` (fetched for the fingerprint
+difference), one compact gzip data file per run (:func:`rundata_path`) and the corpus texts once per dataset
+(:func:`corpus_path`), and static compare pages for adjacent rows and each run's closest run (:func:`static_pairs`):
+their summary is readable without JavaScript; their side-by-side table is built in the browser from those files.
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +41,7 @@ from mtboard.core.schema import EntryResult
 from mtboard.core import fmt
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.tables import Leaderboard, Row, failed, fingerprint_diff, method_name, sentence_chrf
+from mtboard.site import rundata
 
 TIE_CHRF = 1.0
 """Two outputs whose sentence chrF++ differ by less than this (points, 0–100) are a tie."""
@@ -43,6 +49,13 @@ PAIR_SPAN = 20
 """pairs.json holds every pair of runs at most this many board positions apart (all pairs on boards of ≤ 21 runs)."""
 SEGMENTS_PAGE = 25
 """Rows per page of the side-by-side table (JS pager)."""
+STATIC_ROWS = 20
+"""Rows of a board whose comparisons get a static page: adjacent pairs among the first 20 rows and each of those
+rows' closest run — at most 2 × 20 pages per board, whatever its size (each ~23 KB with the site's chrome: one per
+added card would be the compare side's whole budget, issue 35 item 1). Every other pair opens compare.html."""
+PAIRS_CHUNK = 100
+"""Rows of the board per pair-statistics chunk file: rows i in [k·100, k·100 + 100) go to ``<board>.p<k>.json``
+(≤ 100 × PAIR_SPAN pairs, ~150 KB; issue 35 item 1)."""
 
 METRICS = (("composite", "Composite", 3), ("chrf", "chrF++", 1))
 
@@ -79,7 +92,6 @@ class PairResult:
     losses: int
     verdict: str
     domains: list[dict[str, Any]] = field(default_factory=list)
-    segments: list[dict[str, Any]] = field(default_factory=list)
     fp_diff: list[tuple[str, str, str]] = field(default_factory=list)
     page: str = ""
 
@@ -192,26 +204,12 @@ def _domains(a: LoadedCard, b: LoadedCard, lb: Leaderboard) -> list[dict[str, An
     return out
 
 
-def segment_rows(a: LoadedCard, b: LoadedCard, ids: list[int]) -> list[dict[str, Any]]:
-    """Side-by-side rows sorted by |Δ sentence chrF++| (largest first; ties by entry id)."""
-    rows = []
-    for ra, rb in zip(_by_ids(a.card.results, ids), _by_ids(b.card.results, ids)):
-        sa, sb = sentence_chrf(ra), sentence_chrf(rb)
-        rows.append({"id": ra.entry_id, "domain": ra.domain.value if ra.domain else None, "source": ra.source,
-                     "reference": ra.expected, "a": ra.predicted, "b": rb.predicted, "fa": failed(ra),
-                     "fb": failed(rb), "oa": ra.checks.outcome.value, "ob": rb.checks.outcome.value,
-                     "sa": sa, "sb": sb, "d": sa - sb,
-                     "k": "tie" if abs(sa - sb) < TIE_CHRF else ("a" if sa > sb else "b")})
-    rows.sort(key=lambda x: (-abs(x["d"]), x["id"]))
-    return rows
-
-
 def full_pair(bc: BoardCompare, i: int, j: int) -> PairResult:
-    """:func:`pair_stats` plus per-domain deltas, the side-by-side rows and the fingerprint diff (static pages)."""
+    """:func:`pair_stats` plus per-domain deltas and the fingerprint diff (static pages; their side-by-side rows are
+    joined in the browser from :func:`rundata_path` and :func:`corpus_path`, issue 35 item 1)."""
     pr = pair_stats(bc, i, j)
     a, b = pr.a.lc, pr.b.lc
     pr.domains = _domains(a, b, bc.lb)
-    pr.segments = segment_rows(a, b, bc.ids)
     pr.fp_diff = [(k, json.dumps(x, ensure_ascii=False, sort_keys=True), json.dumps(y, ensure_ascii=False,
                                                                                      sort_keys=True))
                   for k, x, y, differs in fingerprint_diff(a.card, b.card) if differs]
@@ -224,12 +222,13 @@ def static_page(a: LoadedCard, b: LoadedCard) -> str:
 
 
 def static_pairs(bc: BoardCompare, closest: dict[str, tuple[LoadedCard, int]]) -> list[tuple[int, int]]:
-    """Row-index pairs that get a static page: adjacent rows of the main view, then each row with its closest run
-    (same model, fewest differing fingerprint components) when that run is on the board; the better-placed row is A.
-    """
-    out: list[tuple[int, int]] = [(k, k + 1) for k in range(len(bc.rows) - 1)]
+    """Row-index pairs that get a static page: adjacent rows of the main view among its first :data:`STATIC_ROWS`,
+    then each of those rows with its closest run (same model, fewest differing fingerprint components) when that run
+    is on the board; the better-placed row is A."""
+    top = min(len(bc.rows), STATIC_ROWS)
+    out: list[tuple[int, int]] = [(k, k + 1) for k in range(top - 1)]
     seen = set(out)
-    for k, row in enumerate(bc.rows):
+    for k, row in enumerate(bc.rows[:top]):
         near = closest.get(row.lc.page_id)
         if near is None or near[0].page_id not in bc.index:
             continue
@@ -244,12 +243,64 @@ def _r(x: float | None, digits: int) -> float | None:
     return None if x is None else round(float(x), digits)
 
 
-def pairs_json(bc: BoardCompare, static: list[tuple[int, int]], seg_url: str) -> dict[str, Any]:
-    """The board's ``pairs.json``: runs (one per method row, board order), ``aliases`` (a reproduction's run id → its
-    row's shown run id, so a link from any member opens its row), entries, and the statistics of every pair ≤ :data:`PAIR_SPAN`
-    positions apart as ``[i, j, Δcomposite, lo, hi, p, Δchrf, lo, hi, p, wins, ties, losses]`` (A = row i, B = row
-    j, i < j; JS flips signs and swaps wins/losses for B-vs-A). ``static``: pairs with a static page (``"s"``)."""
+def rundata_path(page_id: str) -> str:
+    """Site path of a run's compact data file (:data:`mtboard.site.rundata.RUN_URL`, issue 35 item 1):
+    ``data/runs/<page_id>.json.gz``."""
+    return rundata.RUN_URL.format(id=page_id)
+
+
+def corpus_path(dataset_id: str, version: str) -> str:
+    """Site path of a dataset's texts, published once (:func:`mtboard.site.rundata.corpus_file`, issue 35 item 1):
+    ``data/corpora/<dataset id>-v<version>.json.gz``."""
+    return rundata.corpus_file(dataset_id, version)
+
+
+def _rel(frm: str, to: str) -> str:
+    """``to`` relative to the folder of ``frm`` (site paths): links inside data files, so the site works from a
+    sub-path."""
+    return posixpath.relpath(to, posixpath.dirname(frm) or ".")
+
+
+def pairs_path(board: str) -> str:
+    return f"data/pairs/{board}.json"
+
+
+def pairs_files(bc: BoardCompare, static: list[tuple[int, int]]) -> dict[str, dict[str, Any]]:
+    """Every compare data file of one board, site path → value (issue 35 item 1):
+
+    * ``data/pairs/<board>.json`` (:func:`pairs_main`): runs, entry ids, chunk and data-file links;
+    * ``data/pairs/<board>.p<k>.json``: ``{"schema": "mtboard.pairs-chunk/1", "rows": [...]}``, the pairs whose
+      first row is in chunk k (:data:`PAIRS_CHUNK`), each ``[i, j, Δcomposite, lo, hi, p, Δchrf, lo, hi, p, wins,
+      ties, losses]`` (A = row i, B = row j, i < j ≤ i + :data:`PAIR_SPAN`; JS flips signs and swaps wins/losses
+      for B-vs-A);
+    * ``data/pairs/<board>.fp.json`` (:func:`fingerprints`)."""
+    main = pairs_path(bc.lb.key)
+    n = len(bc.rows)
+    chunks: list[list[list[Any]]] = [[] for _ in range((n + PAIRS_CHUNK - 1) // PAIRS_CHUNK)]
+    for i in range(n):
+        for j in range(i + 1, min(n, i + PAIR_SPAN + 1)):
+            pr = pair_stats(bc, i, j)
+            row: list[Any] = [i, j]
+            for m in pr.metrics:
+                row += [_r(m.diff, 5), _r(m.lo, 5), _r(m.hi, 5), _r(m.p, 5)]
+            chunks[i // PAIRS_CHUNK].append(row + [pr.wins, pr.ties, pr.losses])
+    names = [f"data/pairs/{bc.lb.key}.p{k}.json" for k in range(len(chunks))]
+    files: dict[str, dict[str, Any]] = {main: pairs_main(bc, static, [_rel(main, x) for x in names])}
+    for name, rows in zip(names, chunks):
+        files[name] = {"schema": "mtboard.pairs-chunk/1", "board": bc.lb.key, "rows": rows}
+    files[f"data/pairs/{bc.lb.key}.fp.json"] = fingerprints(bc)
+    return files
+
+
+def pairs_main(bc: BoardCompare, static: list[tuple[int, int]], chunk_files: list[str]) -> dict[str, Any]:
+    """The board's ``pairs.json``: ``runs`` (one per method row, board order: id, label, model, rank, composite,
+    chrF++, CI text, tier, per-domain ``[composite, chrF++]``), ``aliases`` (a reproduction's run id → its row's
+    shown run id, so a link from any member opens its row), ``ids`` (the board's entry ids, board order),
+    ``corpus`` / ``rundata`` / ``fp`` (data files relative to this one; ``rundata`` has ``{id}``), ``chunks``
+    (pair-statistics files, :func:`pairs_files`) and ``static`` (pairs with a static page). No corpus texts, no
+    fingerprints: what grows per run is one summary line and its ≤ :data:`PAIR_SPAN` pairs (issue 35 item 1)."""
     lb = bc.lb
+    main = pairs_path(lb.key)
     runs = []
     for row in bc.rows:
         lc = row.lc
@@ -260,26 +311,40 @@ def pairs_json(bc: BoardCompare, static: list[tuple[int, int]], seg_url: str) ->
                 doms[view.domain] = [_r(mine.composite, 4), _r(mine.chrf, 2)]
         runs.append({"id": lc.page_id, "label": method_name(lc.card), "model": lc.card.model_slug,
                      "rank": row.rank, "composite": _r(row.composite, 4), "chrf": _r(row.chrf, 2),
-                     "ci": row.cells["composite_ci"].text, "tier": lc.standing.label, "dom": doms,
-                     "fp": {k: json.dumps(v, ensure_ascii=False, sort_keys=True)
-                            for k, v in sorted(lc.card.fingerprint.components.items())},
-                     "seg": seg_url.format(id=lc.page_id)})
-    first = _by_ids(bc.rows[0].lc.card.results, bc.ids)
-    entries = [[r.entry_id, r.domain.value if r.domain else None, r.source, r.expected] for r in first]
-    pairs = []
-    for i in range(len(bc.rows)):
-        for j in range(i + 1, min(len(bc.rows), i + PAIR_SPAN + 1)):
-            pr = pair_stats(bc, i, j)
-            row = [i, j]
-            for m in pr.metrics:
-                row += [_r(m.diff, 5), _r(m.lo, 5), _r(m.hi, 5), _r(m.p, 5)]
-            pairs.append(row + [pr.wins, pr.ties, pr.losses])
-    return {"schema": "mtboard.pairs/1", "board": lb.key, "title": lb.title, "tie_chrf": TIE_CHRF,
-            "span": PAIR_SPAN, "mdd": _r(bc.mdd, 5), "alpha": stats.ALPHA, "runs": runs, "entries": entries,
-            "domains": [v.domain for v in lb.views[1:]], "pairs": pairs,
+                     "ci": row.cells["composite_ci"].text, "tier": lc.standing.label, "dom": doms})
+    return {"schema": "mtboard.pairs/2", "board": lb.key, "title": lb.title, "tie_chrf": TIE_CHRF,
+            "span": PAIR_SPAN, "chunk": PAIRS_CHUNK, "mdd": _r(bc.mdd, 5), "alpha": stats.ALPHA, "runs": runs,
+            "ids": list(bc.ids), "domains": [v.domain for v in lb.views[1:]], "chunks": chunk_files,
+            "corpus": _rel(main, corpus_path(lb.dataset_id, lb.version)),
+            "rundata": _rel(main, rundata_path("{id}")), "fp": f"{lb.key}.fp.json",
             "aliases": {r.lc.page_id: m.rep.lc.page_id for m in lb.views[0].methods for r in m.members
                         if r is not m.rep},
             "static": [[i, j, static_page(bc.rows[i].lc, bc.rows[j].lc)[:-3] + ".html"] for i, j in static]}
+
+
+def fingerprints(bc: BoardCompare) -> dict[str, Any]:
+    """``data/pairs/<board>.fp.json``: the method rows' fingerprints, deduplicated — ``components`` (sorted names),
+    ``values`` (per component its distinct JSON texts) and ``runs`` (per row, board order, one index into that
+    component's values, −1 when the run lacks it). Runs of one board share most components, so a run adds
+    ~2 bytes per component (issue 35 item 1)."""
+    comps = sorted({k for row in bc.rows for k in row.lc.card.fingerprint.components})
+    values: list[list[str]] = [[] for _ in comps]
+    index: list[dict[str, int]] = [{} for _ in comps]
+    runs = []
+    for row in bc.rows:
+        own = row.lc.card.fingerprint.components
+        line = []
+        for c, k in enumerate(comps):
+            if k not in own:
+                line.append(-1)
+                continue
+            text = json.dumps(own[k], ensure_ascii=False, sort_keys=True)
+            if text not in index[c]:
+                index[c][text] = len(values[c])
+                values[c].append(text)
+            line.append(index[c][text])
+        runs.append(line)
+    return {"schema": "mtboard.pairs-fp/1", "board": bc.lb.key, "components": comps, "values": values, "runs": runs}
 
 
 def dumps(value: Any) -> str:

@@ -8,18 +8,28 @@ from typing import Any
 
 from mtboard.ledger.tables import Leaderboard, failed, method_name, run_page, sentence_chrf
 
+ITEM_OUTPUTS = 12
+"""Outputs a hard item shows (the board's best-ranked real methods): the hard-items page stays bounded as the board
+grows (≤ 12 rows per item whatever the number of runs); every run's output is on its run page and in its data file
+(issue 35 item 1)."""
 
-def item_outputs(lb: Leaderboard) -> dict[int, list[dict[str, Any]]]:
-    """entry id → one row per real ranked method: label, run page, output, outcome, failed, sentence chrF++
-    (failures 0), for the board's hard items."""
+
+def item_outputs(lb: Leaderboard, limit: int = ITEM_OUTPUTS) -> dict[int, list[dict[str, Any]]]:
+    """entry id → one row per real ranked method, the first ``limit`` in board order: label, run page, output,
+    outcome, failed, sentence chrF++ (failures 0), for the board's hard items (:func:`item_methods` counts them all)."""
     wanted = {x["id"] for x in lb.hard_items}
     out: dict[int, list[dict[str, Any]]] = {eid: [] for eid in sorted(wanted)}
     for row in lb.views[0].rows if lb.views else []:
         if row.reference:
             continue
         for r in row.lc.card.results:
-            if r.entry_id in wanted:
+            if r.entry_id in wanted and len(out[r.entry_id]) < limit:
                 out[r.entry_id].append({"label": method_name(row.lc.card), "href": run_page(row.lc),
                                         "rank": row.rank, "output": r.predicted, "outcome": r.checks.outcome.value,
                                         "failed": failed(r), "chrf": sentence_chrf(r), "page_id": row.lc.page_id})
     return out
+
+
+def item_methods(lb: Leaderboard) -> int:
+    """Real ranked rows of the board's main view: how many outputs each hard item has in all."""
+    return sum(1 for row in lb.views[0].rows if not row.reference) if lb.views else 0

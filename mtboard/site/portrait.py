@@ -26,6 +26,9 @@ WORST_DOMAINS = 8
 """Domain rows a portrait shows (the largest deficits against the field first)."""
 LOSSES = 20
 """Entries a portrait shows (the largest sentence chrF++ deficits against the field's median first)."""
+CHARTS = 6
+"""Per-run domain charts a portrait shows (its first runs, board order; ~1.5 KB of SVG each): a model with many
+runs keeps a bounded page — every run's domain scores stay on its run page (issue 35 item 1)."""
 
 
 @dataclass
@@ -51,8 +54,10 @@ class Portrait:
     losses: list[dict[str, Any]]
     """Up to :data:`LOSSES` development entries below the field's entry median, most negative delta first."""
     charts: list[dict[str, Any]]
-    """Per run with domain rows: its chrF++ and the field median per domain."""
+    """Per run with domain rows (the first :data:`CHARTS`): its chrF++ and the field median per domain."""
     n_entries: int
+    charts_total: int = 0
+    """Runs with domain rows, shown or not."""
 
 
 @dataclass
@@ -114,7 +119,7 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrai
     return Portrait(
         slug, model_page(slug), g.runs, [(k, v, v / n if n else 0.0) for k, v in sorted(g.outcomes.items())],
         sorted(g.kinds.items()), g.worst[:WORST_DOMAINS], _by_count(g.severity), _by_count(g.classes), g.areas,
-        _by_count(g.flags), losses[:LOSSES], g.charts, n)
+        _by_count(g.flags), losses[:LOSSES], g.charts[:CHARTS], n, len(g.charts))
 
 
 def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:

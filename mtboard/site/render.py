@@ -122,7 +122,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     for lb in boards:
         render(lb.hard_page, "hard.md.j2", title=fmt.safe_title(f"Hard items {lb.title}"), lb=lb,
                hard_share=stats.HARD_SHARE, pass_chrf=stats.PASS_CHRF, suspect_share=stats.SUSPECT_FAIL_SHARE,
-               suspect_min=stats.SUSPECT_MIN_SYSTEMS, outputs=items.item_outputs(lb))
+               suspect_min=stats.SUSPECT_MIN_SYSTEMS, outputs=items.item_outputs(lb),
+               outputs_total=items.item_methods(lb))
     render("hard/index.md", "hard_index.md.j2", boards=boards)
     summary = portrait.summaries(boards)
     for p in portraits:
@@ -193,8 +194,9 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
 def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
                     pages: dict[str, str]) -> tuple[dict[str, tuple[str, str]], list[dict[str, Any]]]:
     """Compare data and static pages (:mod:`mtboard.site.compare`): per board ``data/pairs/<board>.json`` and one
-    static page per adjacent or closest pair. Returns (run page id → (static page of it and the next row, that row's
-    label), per board what compare.html lists)."""
+    static page per adjacent or closest pair (:func:`compare.static_pairs`). Returns (run page id → (static page of
+    it and the next row, or compare.html's URL for that pair beyond the static rows; that row's label), per board what
+    compare.html lists)."""
     nxt: dict[str, tuple[str, str]] = {}
     listing: list[dict[str, Any]] = []
     for lb in boards:
@@ -202,22 +204,27 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
         if bc is None:
             continue
         static = compare.static_pairs(bc, closest)
-        data_path = f"data/pairs/{lb.key}.json"
-        pages[data_path] = compare.dumps(compare.pairs_json(bc, static, rundata.RUN_URL))
+        data_path = compare.pairs_path(lb.key)
+        for path, value in compare.pairs_files(bc, static).items():
+            pages[path] = compare.dumps(value)
         links = []
         for i, j in static:
             pr = compare.full_pair(bc, i, j)
             render(pr.page, "compare_pair.md.j2",
                    title=fmt.safe_title(f"Compare {tables.method_name(pr.a.lc.card)} vs "
                                         f"{tables.method_name(pr.b.lc.card)} · {lb.title}"),
-                   pr=pr, lb=lb, tie=compare.TIE_CHRF, p_text=compare.p_text, alpha=stats.ALPHA, per_page=compare.SEGMENTS_PAGE)
+                   pr=pr, lb=lb, tie=compare.TIE_CHRF, p_text=compare.p_text, alpha=stats.ALPHA,
+                   per_page=compare.SEGMENTS_PAGE, n_entries=len(bc.ids),
+                   corpus=compare.corpus_path(lb.dataset_id, lb.version),
+                   data_a=compare.rundata_path(pr.a.lc.page_id), data_b=compare.rundata_path(pr.b.lc.page_id))
             links.append({"a": pr.a, "b": pr.b, "page": pr.page})
         for k, row in enumerate(bc.rows):
             other = k + 1 if k + 1 < len(bc.rows) else k - 1
             i, j = min(k, other), max(k, other)
             rank = bc.rows[other].rank
-            nxt[row.lc.page_id] = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc),
-                                   f"rank {rank}" if rank not in ("reference", "ref.") else "the reference row")
+            target = (compare.static_page(bc.rows[i].lc, bc.rows[j].lc) if (i, j) in static else
+                      f"compare.html?board={lb.key}&a={bc.rows[i].lc.page_id}&b={bc.rows[j].lc.page_id}")
+            nxt[row.lc.page_id] = (target, f"rank {rank}" if rank not in ("reference", "ref.") else "the reference row")
         members = [r.lc.page_id for m in lb.views[0].methods for r in m.members]
         for m in lb.views[0].methods:  # a reproduction's run page links to its row's comparison
             for r in m.members:

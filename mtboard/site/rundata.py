@@ -53,7 +53,16 @@ def gz(value: Any) -> bytes:
 def corpus_name(card_dataset: Any) -> str:
     """``<dataset id>-v<version>`` (the id matches ``DATASET_ID_RE``; a version's characters other than letters,
     digits, ``.`` and ``-`` become ``_`` so the name is always one safe path component)."""
-    return f"{card_dataset.id}-v{re.sub(r'[^A-Za-z0-9.-]', '_', card_dataset.version)}"
+    return _name(card_dataset.id, card_dataset.version)
+
+
+def _name(dataset_id: str, version: str) -> str:
+    return f"{dataset_id}-v{re.sub(r'[^A-Za-z0-9.-]', '_', version)}"
+
+
+def corpus_file(dataset_id: str, version: str) -> str:
+    """A dataset version's corpus file relative to the site root (``data/corpora/<dataset id>-v<version>.json.gz``)."""
+    return CORPUS_URL.format(name=_name(dataset_id, version))
 
 
 def corpus_url(lc: LoadedCard) -> str:

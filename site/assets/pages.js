@@ -1,5 +1,6 @@
 /* mtboard run, compare pages: entry anchors open their <details>, entry filter, side-by-side pager, and
- * compare.html joining two runs' precomputed data. Every statistic is computed in Python; text via textContent only. */
+ * compare.html joining two runs' precomputed data. Every statistic is computed in Python; text via textContent only.
+ * Data files (issue 35 item 1) come through loadJSON (rundata.js's window.mtbData): plain or gzip JSON (data/runs/<id>.json.gz, data/corpora/…). */
 (function () {
   "use strict";
   var D = document, $ = function (s, r) { return (r || D).querySelector(s); },
@@ -23,6 +24,58 @@
   function f(x, d) { return x == null ? "\u2014" : x.toFixed(d); }
   function pt(p) { return p == null ? "\u2014" : p < 0.001 ? "< 0.001" : p.toFixed(3); }
   function s(x, d) { return x == null ? "\u2014" : (x >= 0 ? "+" : "") + x.toFixed(d); }
+
+  /* Every data file comes through rundata.js's one loader (window.mtbData: plain or gzip JSON); this adds the file's
+   * name and, under file://, what a visitor can do about it. */
+  function loadJSON(url) {
+    return window.mtbData(url).catch(function (e) {
+      throw new Error("Could not load " + url + " (" + (e && e.message || e) + ")." +
+        (location.protocol === "file:" ? " " + window.mtbDataError : ""));
+    });
+  }
+  function fail(box, e) { box.appendChild(el("p", String(e && e.message || e), "mtb-warn mtb-loadfail")); }
+
+  /* The side-by-side table of runs A and B, built into `box` (inside a .mtb-cmp) from A's and B's run data and the
+   * corpus texts; `ids`: the board's entries (null: every entry both runs and the corpus hold). Sorted by |Δ| then id. */
+  function sideBySide(box, urls, ids, tie, sl, tl) {
+    return Promise.all(urls.map(loadJSON)).then(function (z) {
+      var ma = {}, mb = {}, mc = {}, rows = [];
+      z[0].rows.forEach(function (r) { ma[r[0]] = r; }); z[1].rows.forEach(function (r) { mb[r[0]] = r; });
+      z[2].entries.forEach(function (r) { mc[r[0]] = r; });
+      (ids || z[2].entries.map(function (r) { return r[0]; })).forEach(function (id) {
+        var a = ma[id], b = mb[id], e = mc[id]; if (!a || !b || !e) return;
+        var d = a[3] - b[3], k = Math.abs(d) < tie ? "tie" : d > 0 ? "a" : "b", tr = el("tr"), c0 = el("td"), ln = el("a", String(id));
+        tr.id = "seg-" + id; tr.setAttribute("data-k", k + (a[4] && b[4] ? " fail" : ""));
+        ln.href = "#seg-" + id; c0.appendChild(ln); c0.setAttribute("data-label", "Entry");
+        if (e[3]) { c0.appendChild(el("br")); c0.appendChild(el("span", e[3], "mtb-muted")); }
+        tr.appendChild(c0);
+        [[e[1], sl], [e[2], tl], [a[1] + (a[4] ? " (\u2717 " + a[2] + ")" : ""), tl], [b[1] + (b[4] ? " (\u2717 " + b[2] + ")" : ""), tl],
+          [a[3].toFixed(1) + " \u2212 " + b[3].toFixed(1) + " = " + s(d, 1) + " " + (k === "tie" ? "tie" : k.toUpperCase())]].forEach(function (x, n) {
+          var td = el("td", x[0], n < 4 ? "txt" : "num"); td.setAttribute("data-label", ["Source", "Reference", "A", "B", "\u0394 chrF++"][n]);
+          if (x[1]) td.lang = x[1]; tr.appendChild(td);
+        });
+        rows.push([-Math.abs(d), id, tr]);
+      });
+      rows.sort(function (x, y) { return x[0] - y[0] || x[1] - y[1]; });
+      var fl = el("p", null, "mtb-cmpfilter");
+      fl.appendChild(el("span", "Show:"));
+      ["", "a", "b", "fail"].forEach(function (k, n) {
+        var lb = el("label"), r = el("input"); r.type = "radio"; r.name = "mtb-k"; r.value = k;
+        lb.appendChild(D.createTextNode(" ")); lb.appendChild(r); lb.appendChild(D.createTextNode(" " + ["all", "A better", "B better", "both fail"][n] + " ")); fl.appendChild(lb);
+      });
+      box.appendChild(fl);
+      box.appendChild(table("Entries sorted by the size of the sentence chrF++ difference", ["Entry", "Source", "Reference", "A", "B", "\u0394 chrF++ (A \u2212 B)"], rows.map(function (r) { return r[2]; }), "mtb-segs mtb-sbs"));
+      box.appendChild(el("p", null, "mtb-pager"));
+    });
+  }
+  function staticPair(box) {
+    var note = $(".mtb-sbs-note", box), cmp = box.closest(".mtb-cmp");
+    note.hidden = true;
+    var g = function (k) { return box.getAttribute("data-" + k); };
+    sideBySide(box, [g("a"), g("b"), g("corpus")], null, +g("tie"), g("sl"), g("tl")).then(function () {
+      pager(cmp); openHash();
+    }, function (e) { note.hidden = false; fail(box, e); });
+  }
 
   function openHash() {
     var t = location.hash.length > 1 && D.getElementById(decodeURIComponent(location.hash.slice(1)));
@@ -79,9 +132,13 @@
     box.hidden = false; $(".mtb-nojs").hidden = true;
     if (q.get("board")) bs.value = q.get("board");
     else $$("option", bs).forEach(function (o) { if (o.getAttribute("data-ids").split(" ").indexOf(q.get("a")) >= 0) bs.value = o.value; });
+    var chunks = {}, fps = {};
+    function at(rel) { return new URL(rel, base).href; }  // a data file named relative to pairs.json
+    var base = null;
     function load() {
-      fetch(bs.selectedOptions[0].getAttribute("data-src")).then(function (r) { return r.json(); }).then(function (d) {
-        data = d;
+      base = new URL(bs.selectedOptions[0].getAttribute("data-src"), location.href);
+      loadJSON(base.href).then(function (d) {
+        data = d; chunks = {}; fps = {};
         [sa, sb].forEach(function (x) {
           while (x.firstChild) x.removeChild(x.firstChild);
           d.runs.forEach(function (r) { var o = el("option", r.rank + " \u00b7 " + r.label + " \u00b7 " + r.id.slice(0, 8)); o.value = r.id; x.appendChild(o); });
@@ -94,66 +151,59 @@
         sb.value = ids.indexOf(q.get("b")) >= 0 && q.get("b") !== sa.value ? q.get("b") : ids[sa.value === ids[0] ? 1 : 0];
         draw();
         if (miss.length) out.insertBefore(el("p", "No run " + miss.join(", ") + " on this board: showing the default pair instead.", "mtb-warn"), out.firstChild);
-      });
+      }, function (e) { while (out.firstChild) out.removeChild(out.firstChild); fail(out, e); });
     }
+    function chunk(k) {  // pair statistics of rows [k·chunk, k·chunk + chunk), fetched once per board
+      if (!(k in chunks)) chunks[k] = k < data.chunks.length ? loadJSON(at(data.chunks[k])) : Promise.resolve({ rows: [] });
+      return chunks[k];
+    }
+    function fp() { if (!fps.p) fps.p = loadJSON(at(data.fp)); return fps.p; }
     function draw() {
       var R = data.runs, ids = R.map(function (r) { return r.id; }), i = ids.indexOf(sa.value), j = ids.indexOf(sb.value);
-      var A = R[i], B = R[j], P = null, flip = i > j;
+      var A = R[i], B = R[j], flip = i > j, lo = Math.min(i, j), hi = Math.max(i, j);
       q.set("board", bs.value); q.set("a", A.id); q.set("b", B.id);
       history.replaceState(null, "", "?" + q.toString() + location.hash);
       while (out.firstChild) out.removeChild(out.firstChild);
       if (i === j) { out.appendChild(el("p", "Pick two different runs.")); return; }
-      data.pairs.forEach(function (p) { if (p[0] === Math.min(i, j) && p[1] === Math.max(i, j)) P = p; });
       var c = el("div", null, "mtb-cmp"); c.setAttribute("data-per-page", "25"); out.appendChild(c);
       [["A", A], ["B", B]].forEach(function (x) {
         c.appendChild(el("p", x[0] + " \u00b7 " + x[1].label + " \u00b7 rank " + x[1].rank + " \u00b7 composite " + f(x[1].composite, 3) + " " + x[1].ci + " \u00b7 chrF++ " + f(x[1].chrf, 1) + " \u00b7 " + x[1].tier, "mtb-cmp-head"));
       });
-      if (!P) {
-        c.appendChild(el("p", "These runs are more than " + data.span + " rows apart: their paired statistics are not precomputed (every pair within " + data.span + " rows is).", "mtb-warn"));
-      } else {
-        var m = [[P[2], P[3], P[4], P[5]], [P[6], P[7], P[8], P[9]]].map(function (v) {
-          return flip ? [-v[0], -v[2], -v[1], v[3]] : v; });
+      var v = el("div", null, "mtb-verdict"); c.appendChild(v);
+      c.appendChild(table("Per domain (A \u2212 B)", ["Domain", "Composite A", "Composite B", "\u0394 composite", "\u0394 chrF++"],
+        data.domains.filter(function (d) { return A.dom[d] && B.dom[d]; }).map(function (d) {
+          var a = A.dom[d], b = B.dom[d];
+          return [d, f(a[0], 3), f(b[0], 3), a[0] == null || b[0] == null ? "\u2014" : s(a[0] - b[0], 3), a[1] == null || b[1] == null ? "\u2014" : s(a[1] - b[1], 1)]; })));
+      var sbs = el("div"); c.appendChild(sbs);
+      var fd = el("details"); c.appendChild(fd);
+      var stats = hi - lo > data.span ? Promise.resolve(null) : chunk(Math.floor(lo / data.chunk)).then(function (ch) {
+        var P = null; ch.rows.forEach(function (p) { if (p[0] === lo && p[1] === hi) P = p; }); return P; });
+      var shown = stats.then(function (P) {
+        if (!P) {
+          v.appendChild(el("p", "These runs are more than " + data.span + " rows apart: their paired statistics are not precomputed (every pair within " + data.span + " rows is).", "mtb-warn"));
+          return;
+        }
+        var m = [[P[2], P[3], P[4], P[5]], [P[6], P[7], P[8], P[9]]].map(function (x) {
+          return flip ? [-x[0], -x[2], -x[1], x[3]] : x; });
         var w = flip ? P[12] : P[10], l = flip ? P[10] : P[12], sig = m[0][3] < data.alpha && m[0][0] !== 0;
-        var v = el("div", null, "mtb-verdict"); c.appendChild(v);
         v.appendChild(el("p", sig ? (m[0][0] > 0 ? A : B).label + " is better than " + (m[0][0] > 0 ? B : A).label + ": composite difference " + Math.abs(m[0][0]).toFixed(3) + ", significant (p " + (m[0][3] < 0.001 ? "< 0.001" : "= " + m[0][3].toFixed(3)) + ", \u03b1 = " + data.alpha + ")."
           : "No detectable difference: composite difference " + s(m[0][0], 3) + ", p = " + pt(m[0][3]) + (data.mdd != null ? "; the smallest difference this board detects is \u2248 " + data.mdd.toFixed(3) : "") + ".", "mtb-verdict-s"));
         v.appendChild(table("Paired difference A \u2212 B", ["Metric", "A", "B", "A \u2212 B [95% CI]", "p"],
           [["Composite", f(A.composite, 3), f(B.composite, 3), 3], ["chrF++", f(A.chrf, 1), f(B.chrf, 1), 1]].map(function (r, k) {
             return [r[0], r[1], r[2], s(m[k][0], r[3]) + " [" + s(m[k][1], r[3]) + ", " + s(m[k][2], r[3]) + "]", pt(m[k][3])]; })));
         v.appendChild(el("p", "Segments: A better on " + w + " \u00b7 tie on " + P[11] + " \u00b7 B better on " + l + " (tie: |\u0394 sentence chrF++| < " + data.tie_chrf + "; failures 0). p: two-sided, uncorrected."));
-      }
-      c.appendChild(table("Per domain (A \u2212 B)", ["Domain", "Composite A", "Composite B", "\u0394 composite", "\u0394 chrF++"],
-        data.domains.filter(function (d) { return A.dom[d] && B.dom[d]; }).map(function (d) {
-          var a = A.dom[d], b = B.dom[d];
-          return [d, f(a[0], 3), f(b[0], 3), a[0] == null || b[0] == null ? "\u2014" : s(a[0] - b[0], 3), a[1] == null || b[1] == null ? "\u2014" : s(a[1] - b[1], 1)]; })));
-      var fl = el("p", null, "mtb-cmpfilter");
-      ["", "a", "b", "fail"].forEach(function (k, n) {
-        var lb = el("label"), r = el("input"); r.type = "radio"; r.name = "mtb-k"; r.value = k;
-        lb.appendChild(r); lb.appendChild(D.createTextNode(" " + ["all", "A better", "B better", "both fail"][n] + " ")); fl.appendChild(lb);
-      });
-      c.appendChild(fl);
-      Promise.all([A.seg, B.seg].map(function (u) { return window.mtbData(u); })).then(function (z) {  // rundata.js: gzip JSON
-        var ma = {}, mb = {}, rows = [];
-        z[0].rows.forEach(function (r) { ma[r[0]] = r; }); z[1].rows.forEach(function (r) { mb[r[0]] = r; });
-        data.entries.forEach(function (e) {
-          var a = ma[e[0]], b = mb[e[0]]; if (!a || !b) return;
-          var d = a[3] - b[3], k = Math.abs(d) < data.tie_chrf ? "tie" : d > 0 ? "a" : "b", tr = el("tr");
-          tr.id = "seg-" + e[0]; tr.setAttribute("data-k", k + (a[4] && b[4] ? " fail" : ""));
-          [String(e[0]), e[2], e[3], a[1] + (a[4] ? " (\u2717 " + a[2] + ")" : ""), b[1] + (b[4] ? " (\u2717 " + b[2] + ")" : ""),
-            a[3].toFixed(1) + " \u2212 " + b[3].toFixed(1) + " = " + s(d, 1) + " " + (k === "tie" ? "tie" : k.toUpperCase())].forEach(function (x, n) {
-            var td = el("td", x, n && n < 5 ? "txt" : "num"); td.setAttribute("data-label", ["Entry", "Source", "Reference", "A", "B", "\u0394 chrF++"][n]); tr.appendChild(td);
-          });
-          rows.push([-Math.abs(d), e[0], tr]);
-        });
-        rows.sort(function (x, y) { return x[0] - y[0] || x[1] - y[1]; });
-        c.appendChild(table("Entries by |\u0394 sentence chrF++|", ["Entry", "Source", "Reference", "A", "B", "\u0394 chrF++ (A \u2212 B)"], rows.map(function (r) { return r[2]; }), "mtb-segs mtb-sbs"));
-        c.appendChild(el("p", null, "mtb-pager"));
-        var fd = el("details"), keys = Object.keys(A.fp).concat(Object.keys(B.fp)).filter(function (k, n, x) { return x.indexOf(k) === n && A.fp[k] !== B.fp[k]; }).sort();
+      }, function (e) { fail(v, e); });
+      var rd = function (id) { return at(data.rundata.replace("{id}", id)); };
+      sbs.hidden = true;  // shown with the statistics above it, so the page does not jump
+      Promise.all([shown, sideBySide(sbs, [rd(A.id), rd(B.id), at(data.corpus)], data.ids, data.tie_chrf, null, null)]).then(function () {
+        sbs.hidden = false; pager(c); openHash();
+      }, function (e) { sbs.hidden = false; fail(sbs, e); });
+      fp().then(function (F) {
+        var ra = F.runs[i], rb = F.runs[j], val = function (r, n) { return r[n] < 0 ? "\u2014" : F.values[n][r[n]]; };
+        var keys = F.components.map(function (k, n) { return n; }).filter(function (n) { return ra[n] !== rb[n]; });
         fd.appendChild(el("summary", "Fingerprint difference (" + keys.length + " differing component(s))"));
-        fd.appendChild(table("Differing fingerprint components", ["Component", "A", "B"], keys.map(function (k) { return [k, A.fp[k] || "\u2014", B.fp[k] || "\u2014"]; }), "mtb-kv mtb-cmp-table"));
-        c.appendChild(fd);
-        pager(c); openHash();
-      });
+        fd.appendChild(table("Differing fingerprint components", ["Component", "A", "B"], keys.map(function (n) { return [F.components[n], val(ra, n), val(rb, n)]; }), "mtb-kv mtb-cmp-table"));
+      }, function (e) { fail(fd, e); });
     }
     bs.onchange = function () { q.delete("a"); q.delete("b"); load(); };
     sa.onchange = sb.onchange = draw;
@@ -161,7 +211,7 @@
   }
 
   function init() {
-    $$(".mtb-cmp").forEach(pager);
+    $$(".mtb-sbs-box").forEach(staticPair);
     $$(".mtb-segsel").forEach(segFilter);
     var a = D.getElementById("mtb-cmp-app"); if (a) app(a);
     openHash();
