@@ -55,16 +55,18 @@ def perturb(ref: str, quality: float, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
-def make_tree(root: Path, n_cards: int, seed: int = 0) -> None:
+def make_tree(root: Path, n_cards: int, seed: int = 0, datasets: int = N_DATASETS) -> None:
+    """Write ``n_cards`` synthetic cards spread over ``datasets`` synthetic corpora (``datasets=1``: one board of
+    ``n_cards`` rows, each card its own method) under ``root/submissions`` and ``root/corpora``."""
     rng = random.Random(seed)
     corpora = []
-    for k in range(N_DATASETS):
+    for k in range(datasets):
         corpus = synthetic_corpus(k, rng)
         sha = write_corpus(corpus, root / "corpora" / f"synthetic-load-{k}.json")
         corpora.append((corpus, sha))
     for i in range(n_cards):
-        corpus, sha = corpora[i % N_DATASETS]
-        model = f"synthetic/model-{(i // N_DATASETS) % N_MODELS}"
+        corpus, sha = corpora[i % datasets]
+        model = f"synthetic/model-{(i // datasets) % N_MODELS}"
         quality = 0.3 + 0.6 * rng.random()
         outputs = {e.id: perturb(e.reference, quality, rng) for e in corpus.entries}
         card = make_card(corpus, sha, model_slug=model, outputs=outputs, condition=f"sweep-{i}", run_seed=i + 1,

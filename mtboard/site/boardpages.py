@@ -41,6 +41,11 @@ BOARD_SCHEMA = "mtboard.board/1"
 CHART_LIMIT = 30
 """Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
 rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
+BOARD_PAGE_ROWS = 100
+"""Ranked rows per board page (issue 35 item 2): a view of more ranked methods continues on further static pages
+(:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (≈ 390 KiB at 200 rows
+before). Reference baselines, the charts, the pairwise matrix and the unranked runs stay on page 1; the legend is on
+every page; the CSV/JSON downloads keep the whole view."""
 PAIRWISE_LIMIT = 20
 """The all-pairs p-value matrix covers the top 20 ranked methods (N² cells; Holm still corrects over those pairs)."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -57,6 +62,68 @@ def unranked_rows(lb: Leaderboard) -> list[tuple[Any, Any]]:
 def view_file(view: View, ext: str) -> str:
     """Docs-relative path of a view's download (``leaderboards/<board>[-<domain>].<ext>``)."""
     return view.page[:-3] + "." + ext
+
+
+def page_path(view: View, number: int) -> str:
+    """Docs-relative path of page ``number`` (1-based) of a view: page 1 is ``view.page``; later pages lie in a folder
+    named after the view, ``leaderboards/<board>[-<domain>]/page-<n>.md`` (a folder no board or domain view file can
+    take: those are flat ``leaderboards/*.md`` files)."""
+    if number < 1:
+        raise ValueError(f"page numbers start at 1, got {number}")
+    return view.page if number == 1 else f"{view.page[:-3]}/page-{number}.md"
+
+
+@dataclasses.dataclass(frozen=True)
+class BoardPage:
+    """One static page of a view (issue 35 item 2): its number (1-based) of ``count``, its path and its method rows
+    (ranked rows ``first``–``last`` by position in the view, 1-based; reference baselines on page 1 only)."""
+
+    number: int
+    count: int
+    path: str
+    rows: list[Any]
+    first: int
+    last: int
+    ranked: int
+    """Ranked rows in the whole view."""
+
+
+def view_pages(view: View, per_page: int | None = None) -> list[BoardPage]:
+    """The view's rows cut into pages of at most ``per_page`` ranked rows, in the ledger's order (ranks stay global);
+    every row is on exactly one page; reference rows (never ranked) go on page 1 in their place. A view with no rows
+    has one empty page. ``per_page``: None reads :data:`BOARD_PAGE_ROWS` at call time. Raises ValueError when
+    ``per_page`` < 1."""
+    per_page = BOARD_PAGE_ROWS if per_page is None else per_page
+    if per_page < 1:
+        raise ValueError(f"per_page must be at least 1, got {per_page}")
+    ranked = [m for m in view.methods if not m.reference]
+    count = max(1, -(-len(ranked) // per_page))
+    first_page = {id(m) for m in ranked[:per_page]}
+    pages = [BoardPage(1, count, page_path(view, 1), [m for m in view.methods if m.reference or id(m) in first_page],
+                       1 if ranked else 0, min(per_page, len(ranked)), len(ranked))]
+    for k in range(2, count + 1):
+        lo = (k - 1) * per_page
+        chunk = ranked[lo:lo + per_page]
+        pages.append(BoardPage(k, count, page_path(view, k), chunk, lo + 1, lo + len(chunk), len(ranked)))
+    return pages
+
+
+def pager(page: BoardPage, view: View, link) -> Markup | None:
+    """The ``<nav>`` between a view's pages (previous, every page number, next; relative links through ``link``):
+    None for a view of one page. Every text in it is a number or a fixed word."""
+    if page.count < 2:
+        return None
+
+    def a(k: int, text: str, extra: str = "") -> str:
+        return f'<a href="{fmt.html_text(link(page_path(view, k)))}"{extra}>{text}</a>'
+
+    items = [a(page.number - 1, "← Previous", ' rel="prev"')] if page.number > 1 else []
+    items += [f'<strong aria-current="page">{k}</strong>' if k == page.number else a(k, str(k), f' aria-label="Page {k}"')
+              for k in range(1, page.count + 1)]
+    if page.number < page.count:
+        items.append(a(page.number + 1, "Next →", ' rel="next"'))
+    return Markup(f'<nav class="mtb-pager" aria-label="Board pages"><span>Ranked rows {page.first:,}–{page.last:,} '
+                  f'of {page.ranked:,}</span> <span>Page {" ".join(items)}</span></nav>')
 
 
 def board_title(lb: Leaderboard, view: View) -> str:
@@ -325,19 +392,29 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
         names = bd.pair_names(lb)
         views_meta = []
         for i, view in enumerate(lb.views):
-            here = view.page
-            table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main")
-            qv, qv_key, qv_points, all_zero = _quality(view, lb, here)
             n_ranked = sum(1 for m in view.methods if not m.reference)
             h1 = board_title(lb, view)
-            render(view.page, "board.md.j2", title=fmt.safe_title(f"{h1} ({names})", 120), h1=h1, names=names,
-                   lb=lb, view=view, table=table, forest=_forest(view, lb, here), qv=qv, qv_key=qv_key,
-                   qv_points=qv_points, all_zero=all_zero, heat=_heat(lb) if i == 0 else None,
-                   pairwise=_pairwise(view), chart_note=(f"Charts show the top {CHART_LIMIT} of {n_ranked} ranked "
-                                                         "methods; the table lists all." if n_ranked > CHART_LIMIT
-                                                         else ""), csv_href=rel_link(here, view_file(view, "csv")),
-                   json_href=rel_link(here, view_file(view, "json")), unranked_rows=unranked_rows(lb),
-                   domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain else None)
+            for bp in view_pages(view):
+                here = bp.path
+                part = f"page {bp.number} of {bp.count}" if bp.count > 1 else ""
+                table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main", bp.rows, part)
+                common = dict(h1=h1, names=names, lb=lb, view=view, table=table, page=bp, page_rows=BOARD_PAGE_ROWS,
+                              pager=pager(bp, view, lambda t, here=here: rel_link(here, t)),
+                              first_href=rel_link(here, view.page), csv_href=rel_link(here, view_file(view, "csv")),
+                              json_href=rel_link(here, view_file(view, "json")),
+                              domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain
+                              else None)
+                if bp.number > 1:  # the table only: charts, matrix and unranked runs are page 1's
+                    render(here, "board.md.j2", title=fmt.safe_title(f"{h1} · page {bp.number} ({names})", 120),
+                           **common)
+                    continue
+                qv, qv_key, qv_points, all_zero = _quality(view, lb, here)
+                note = (f"Charts show the top {CHART_LIMIT} of {n_ranked} ranked methods; the table lists all"
+                        + (f" over {bp.count} pages." if bp.count > 1 else "."))
+                render(here, "board.md.j2", title=fmt.safe_title(f"{h1} ({names})", 120), forest=_forest(view, lb, here),
+                       qv=qv, qv_key=qv_key, qv_points=qv_points, all_zero=all_zero,
+                       heat=_heat(lb) if i == 0 else None, pairwise=_pairwise(view),
+                       chart_note=note if n_ranked > CHART_LIMIT else "", unranked_rows=unranked_rows(lb), **common)
             pages[view_file(view, "csv")] = board_csv(view)
             pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
             top = bd.leader(view)
