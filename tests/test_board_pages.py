@@ -27,7 +27,7 @@ BOARD = "leaderboards/toy-en-es-v1.0.0"
 
 @pytest.fixture(scope="module")
 def paged(tmp_path_factory):
-    """The standard fixture board rendered with 2 ranked rows a page."""
+    """The standard fixture board (6 cards) rendered with 2 ranked rows a board page and 3 runs a runs-index page."""
     root = tmp_path_factory.mktemp("paged")
     corpus, sha = write_toy_corpus(root / "corpora")
     for card in standard_cards(corpus, sha).values():
@@ -36,6 +36,7 @@ def paged(tmp_path_factory):
         path.write_bytes(card_bytes(card))
     mp = pytest.MonkeyPatch()
     mp.setattr(boardpages, "BOARD_PAGE_ROWS", 2)
+    mp.setattr(boardpages, "RUNS_INDEX_ROWS", 3)
     try:
         report = build_site(root / "submissions", root / "corpora", root / "out", root / "docs", run_mkdocs=False,
                             build_time="2026-11-29 15:00 UTC")
@@ -110,3 +111,15 @@ def test_view_pages_and_page_path_contracts():
         boardpages.view_pages(V(0, 3), per_page=0)
     with pytest.raises(ValueError):
         boardpages.page_path(V(0, 0), 0)
+
+
+def test_runs_index_pages(paged):
+    docs, report = paged
+    pages = [(docs / boardpages.runs_index_path(k)).read_text(encoding="utf-8") for k in (1, 2)]
+    assert boardpages.runs_index_path(2) == "runs/index-p2.md" and not (docs / "runs/index-p3.md").exists()
+    links = [re.findall(r'<a href="([0-9a-f]{16})\.html">', p) for p in pages]
+    assert [len(x) for x in links] == [3, report.cards - 3]
+    assert len(set(links[0] + links[1])) == report.cards  # every run once
+    assert '<a href="index-p2.html" rel="next">Next →</a>' in pages[0] and "Runs 1–3 of 6" in pages[0]
+    assert '<a href="index.html" rel="prev">← Previous</a>' in pages[1] and "Runs 4–6 of 6" in pages[1]
+    assert re.search(r"^# Runs · page 2$", pages[1], re.M)

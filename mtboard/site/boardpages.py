@@ -1,6 +1,7 @@
-"""Pages and files of the boards half of the site (issue 12): home, pair boards and domain views with their charts,
-downloads (per view ``.csv``/``.json``, site-wide ``data/boards.json`` and ``leaderboard.json``), the methodology
-page and the changes page.
+"""Pages and files of the boards half of the site (issue 12): home, pair boards and domain views with their charts
+(each cut into pages of :data:`BOARD_PAGE_ROWS` ranked rows, issue 35 item 2), the runs index (pages of
+:data:`RUNS_INDEX_ROWS` runs), downloads (per view ``.csv``/``.json``, site-wide ``data/boards.json`` and
+``leaderboard.json``), the methodology page and the changes page.
 
 Returns ``{docs-relative path: text}`` like :func:`mtboard.site.render.render_pages`; :mod:`mtboard.site.build`
 merges it over that dict. Everything is computed before rendering (:mod:`mtboard.site.boards`) and every output is
@@ -46,6 +47,10 @@ BOARD_PAGE_ROWS = 100
 (:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (≈ 390 KiB at 200 rows
 before). Reference baselines, the charts, the pairwise matrix and the unranked runs stay on page 1; the legend is on
 every page; the CSV/JSON downloads keep the whole view."""
+RUNS_INDEX_ROWS = 250
+"""Run cards per page of the runs index (``runs/index.md``, then ``runs/index-p2.md`` …; run pages are
+``runs/<16 hex>.md``, so the names cannot collide): ≈ 0.8 KB of HTML a row keeps each page near 200 KB
+(issue 35 item 2)."""
 PAIRWISE_LIMIT = 20
 """The all-pairs p-value matrix covers the top 20 ranked methods (N² cells; Holm still corrects over those pairs)."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -111,18 +116,22 @@ def view_pages(view: View, per_page: int | None = None) -> list[BoardPage]:
 def pager(page: BoardPage, view: View, link) -> Markup | None:
     """The ``<nav>`` between a view's pages (previous, every page number, next; relative links through ``link``):
     None for a view of one page. Every text in it is a number or a fixed word."""
+    return _pager(page, lambda k: page_path(view, k), link, "Board pages", "Ranked rows")
+
+
+def _pager(page: BoardPage, path_of, link, label: str, what: str) -> Markup | None:
     if page.count < 2:
         return None
 
     def a(k: int, text: str, extra: str = "") -> str:
-        return f'<a href="{fmt.html_text(link(page_path(view, k)))}"{extra}>{text}</a>'
+        return f'<a href="{fmt.html_text(link(path_of(k)))}"{extra}>{text}</a>'
 
     items = [a(page.number - 1, "← Previous", ' rel="prev"')] if page.number > 1 else []
     items += [f'<strong aria-current="page">{k}</strong>' if k == page.number else a(k, str(k), f' aria-label="Page {k}"')
               for k in range(1, page.count + 1)]
     if page.number < page.count:
         items.append(a(page.number + 1, "Next →", ' rel="next"'))
-    return Markup(f'<nav class="mtb-pager" aria-label="Board pages"><span>Ranked rows {page.first:,}–{page.last:,} '
+    return Markup(f'<nav class="mtb-pager" aria-label="{label}"><span>{what} {page.first:,}–{page.last:,} '
                   f'of {page.ranked:,}</span> <span>Page {" ".join(items)}</span></nav>')
 
 
@@ -434,6 +443,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                                             "methodology_version": mversion, "rows": site_rows},
                                            ensure_ascii=False, indent=1) + "\n"
     pages["data/schema/board-1.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
+    _runs_index(render, boards)
     _home(render, inputs, boards, portraits, build_time, ledger.state if ledger is not None else None)
     _methodology(render, inputs, boards, root, sources, mversion)
     diff = diff or LedgerDiff(None, None, build)
@@ -443,6 +453,25 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
     if ledger is not None:
         _history(render, pages, ledger, snapshots or [])
     return pages
+
+
+def runs_index_path(number: int) -> str:
+    """Docs-relative path of page ``number`` (1-based) of the runs index."""
+    return "runs/index.md" if number == 1 else f"runs/index-p{number}.md"
+
+
+def _runs_index(render, boards: list[Leaderboard]) -> None:
+    """The runs index (every accepted card, by board), :data:`RUNS_INDEX_ROWS` a page with a pager (issue 35 item 2)."""
+    rows = [(lb, lc) for lb in boards for lc in lb.cards]
+    count = max(1, -(-len(rows) // RUNS_INDEX_ROWS))
+    for k in range(1, count + 1):
+        here = runs_index_path(k)
+        chunk = rows[(k - 1) * RUNS_INDEX_ROWS:k * RUNS_INDEX_ROWS]
+        page = BoardPage(k, count, here, chunk, (k - 1) * RUNS_INDEX_ROWS + 1 if chunk else 0,
+                         (k - 1) * RUNS_INDEX_ROWS + len(chunk), len(rows))
+        nav = _pager(page, runs_index_path, lambda t, here=here: rel_link(here, t), "Runs index pages", "Runs")
+        render(here, "runs_index.md.j2", title="Runs" if k == 1 else f"Runs · page {k}", boards=boards, rows=chunk,
+               pager=nav, number=k, page_rows=RUNS_INDEX_ROWS)
 
 
 def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], build_time: str,
