@@ -123,3 +123,32 @@ def test_runs_index_pages(paged):
     assert '<a href="index-p2.html" rel="next">Next →</a>' in pages[0] and "Runs 1–3 of 6" in pages[0]
     assert '<a href="index.html" rel="prev">← Previous</a>' in pages[1] and "Runs 4–6 of 6" in pages[1]
     assert re.search(r"^# Runs · page 2$", pages[1], re.M)
+
+
+@pytest.mark.slow
+def test_2000_row_board_pages_under_250_kb(tmp_path):
+    """Issue 35 item 2 acceptance: one synthetic board of 2,000 methods (bench/site_scale.py make_tree, 40-entry
+    cards), built to HTML with MkDocs: every board page (board, 4 domain views, their later pages) ≤ 250,000 bytes,
+    and every method is on exactly one page of each view. 20 resamples: the all-pairs test holds N(N−1)/2 ×
+    resamples floats (the page's size does not depend on them). Before this item the board page was ≈ 4 MB here."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from site_scale import make_tree  # noqa: PLC0415
+
+    make_tree(tmp_path, 2000, datasets=1)
+    report = build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "site", tmp_path / "docs",
+                        validate=False, resamples=20)
+    assert report.cards == 2000 and not report.rejected
+    lbs = tmp_path / "site" / "leaderboards"
+    sizes = {str(p.relative_to(lbs)): p.stat().st_size for p in lbs.rglob("*.html")}
+    views = [n for n in sizes if "/" not in n]
+    assert len(views) == 5  # the board and its 4 domain views
+    assert len(sizes) == 5 * 20  # 2,000 ranked rows, 100 a page
+    assert max(sizes.values()) <= 250_000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+    for view in views:
+        stem = view[:-5]
+        files = [lbs / view] + sorted((lbs / stem).glob("page-*.html"))
+        methods = [m for f in files for m in _rows(f.read_text(encoding="utf-8"))]
+        assert len(methods) == len(set(methods)) == 2000
+    runs = tmp_path / "site" / "runs"
+    index = [runs / "index.html"] + sorted(runs.glob("index-p*.html"))
+    assert len(index) == 8 and max(p.stat().st_size for p in index) <= 250_000

@@ -518,7 +518,8 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
            spec_ranks=Markup(spec_section(spec, "4.6")), spec_tiers=Markup(spec_section(spec, "5")),
            spec_cost=Markup(spec_section(spec, "6")),
            vtiers=[(t, st.TIER_LABEL[t], st.TIER_ICON[t]) for t in reversed(st.TIERS)], qtiers=[t.value for t in QualityTier],
-           classes=[c.value for c in MethodClass], domains=domains)
+           classes=[c.value for c in MethodClass], domains=domains, board_page_rows=BOARD_PAGE_ROWS,
+           chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS)
 
 
 def _changes(render, boards: list[Leaderboard], diff: LedgerDiff, dates: GitDates) -> None:
