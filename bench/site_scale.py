@@ -56,16 +56,17 @@ def perturb(ref: str, quality: float, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
-def make_tree(root: Path, n_cards: int, seed: int = 0, datasets: int = N_DATASETS) -> None:
+def make_tree(root: Path, n_cards: int, seed: int = 0, datasets: int = N_DATASETS, start: int = 0) -> None:
     """Write ``n_cards`` synthetic cards spread over ``datasets`` synthetic corpora (``datasets=1``: one board of
-    ``n_cards`` rows, each card its own method) under ``root/submissions`` and ``root/corpora``."""
+    ``n_cards`` rows, each card its own method) under ``root/submissions`` and ``root/corpora``. ``start``: skip the
+    first cards (resume a tree: same corpora, the later cards' random draws differ from an uninterrupted run)."""
     rng = random.Random(seed)
     corpora = []
     for k in range(datasets):
         corpus = synthetic_corpus(k, rng)
         sha = write_corpus(corpus, root / "corpora" / f"synthetic-load-{k}.json")
         corpora.append((corpus, sha))
-    for i in range(n_cards):
+    for i in range(start, n_cards):
         corpus, sha = corpora[i % datasets]
         model = f"synthetic/model-{(i // datasets) % N_MODELS}"
         quality = 0.3 + 0.6 * rng.random()

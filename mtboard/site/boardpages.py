@@ -42,15 +42,17 @@ BOARD_SCHEMA = "mtboard.board/1"
 CHART_LIMIT = 30
 """Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
 rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
-BOARD_PAGE_ROWS = 100
+BOARD_PAGE_ROWS = 50
 """Ranked rows per board page (issue 35 item 2): a view of more ranked methods continues on further static pages
-(:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (≈ 390 KiB at 200 rows
-before). Reference baselines, the charts, the pairwise matrix and the unranked runs stay on page 1; the legend is on
+(:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (424 KiB at 200 rows
+before). Measured on bench/site_scale.py's synthetic board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise
+matrix ≈ 75 KB, the theme ≈ 25 KB: 100 rows put page 1 at 267 KB, over budget; 50 rows leave room for longer names
+and reproduction panels. Reference baselines, the charts, the pairwise matrix and the unranked runs stay on page 1; the legend is on
 every page; the CSV/JSON downloads keep the whole view."""
-RUNS_INDEX_ROWS = 250
+RUNS_INDEX_ROWS = 200
 """Run cards per page of the runs index (``runs/index.md``, then ``runs/index-p2.md`` …; run pages are
-``runs/<16 hex>.md``, so the names cannot collide): ≈ 0.8 KB of HTML a row keeps each page near 200 KB
-(issue 35 item 2)."""
+``runs/<16 hex>.md``, so the names cannot collide): ≈ 0.8 KB of HTML a row keeps each page near 190 KB
+(issue 35 item 2; 162 KB at 200 runs on the synthetic board)."""
 PAIRWISE_LIMIT = 20
 """The all-pairs p-value matrix covers the top 20 ranked methods (N² cells; Holm still corrects over those pairs)."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
