@@ -79,6 +79,9 @@ def test_pages_link_each_other_relatively_and_keep_charts_on_page_1(paged):
     assert '<strong aria-current="page">1</strong>' in p1 and "Ranked rows 1–2 of 4" in p1
     assert '<a href="../toy-en-es-v1.0.0.html" rel="prev">← Previous</a>' in p2
     assert "Ranked rows 3–4 of 4" in p2 and p2.count('<nav class="mtb-pager"') == 2
+    # above the table the short pager (a phone's fold), below it every page number
+    assert '<nav class="mtb-pager" aria-label="Board pages (short)">' in p2 and "<strong>2</strong> of 2" in p2
+    assert p2.index("<strong>2</strong> of 2") < p2.index("<table") < p2.index('<strong aria-current="page">2</strong>')
     # downloads and other pages from one folder deeper
     assert 'href="../toy-en-es-v1.0.0.csv" download' in p2 and 'href="../../compare.html?board=' in p2
     assert not re.search(r'(href|src)="/', p2)  # relative links only: the site works from a sub-path

@@ -115,13 +115,14 @@ def view_pages(view: View, per_page: int | None = None) -> list[BoardPage]:
     return pages
 
 
-def pager(page: BoardPage, view: View, link) -> Markup | None:
+def pager(page: BoardPage, view: View, link, compact: bool = False) -> Markup | None:
     """The ``<nav>`` between a view's pages (previous, every page number, next; relative links through ``link``):
-    None for a view of one page. Every text in it is a number or a fixed word."""
-    return _pager(page, lambda k: page_path(view, k), link, "Board pages", "Ranked rows")
+    None for a view of one page. Every text in it is a number or a fixed word. ``compact``: previous, "page k of n"
+    and next only (above the table: 40 page numbers would push the rows below a phone's fold)."""
+    return _pager(page, lambda k: page_path(view, k), link, "Board pages", "Ranked rows", compact)
 
 
-def _pager(page: BoardPage, path_of, link, label: str, what: str) -> Markup | None:
+def _pager(page: BoardPage, path_of, link, label: str, what: str, compact: bool = False) -> Markup | None:
     if page.count < 2:
         return None
 
@@ -129,10 +130,14 @@ def _pager(page: BoardPage, path_of, link, label: str, what: str) -> Markup | No
         return f'<a href="{fmt.html_text(link(path_of(k)))}"{extra}>{text}</a>'
 
     items = [a(page.number - 1, "← Previous", ' rel="prev"')] if page.number > 1 else []
-    items += [f'<strong aria-current="page">{k}</strong>' if k == page.number else a(k, str(k), f' aria-label="Page {k}"')
-              for k in range(1, page.count + 1)]
+    if compact:
+        items.append(f"<strong>{page.number}</strong> of {page.count}")
+    else:
+        items += [f'<strong aria-current="page">{k}</strong>' if k == page.number
+                  else a(k, str(k), f' aria-label="Page {k}"') for k in range(1, page.count + 1)]
     if page.number < page.count:
         items.append(a(page.number + 1, "Next →", ' rel="next"'))
+    label += " (short)" if compact else ""
     return Markup(f'<nav class="mtb-pager" aria-label="{label}"><span>{what} {page.first:,}–{page.last:,} '
                   f'of {page.ranked:,}</span> <span>Page {" ".join(items)}</span></nav>')
 
@@ -411,6 +416,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                 table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main", bp.rows, part)
                 common = dict(h1=h1, names=names, lb=lb, view=view, table=table, page=bp, page_rows=BOARD_PAGE_ROWS,
                               pager=pager(bp, view, lambda t, here=here: rel_link(here, t)),
+                              pager_top=pager(bp, view, lambda t, here=here: rel_link(here, t), compact=True),
                               first_href=rel_link(here, view.page), csv_href=rel_link(here, view_file(view, "csv")),
                               json_href=rel_link(here, view_file(view, "json")),
                               domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain
