@@ -188,7 +188,8 @@ class _Encoder:
         with self.lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
             if len(self.cache) + len(missing) > CACHE_MAX:
-                self.cache.clear()
+                self.cache.clear()  # texts that were cached before the clear are missing again (a KeyError below)
+                missing = list(dict.fromkeys(texts))
             found = self.disk.get(missing)
             computed = {t: self.model.encode([t])[0]  # one text per call: batch-independent (module docstring)
                         for t in missing if t not in found}
