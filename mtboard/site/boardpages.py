@@ -47,8 +47,10 @@ BOARD_PAGE_ROWS = 50
 (:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (424 KiB at 200 rows
 before). Measured on bench/site_scale.py's synthetic board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise
 matrix ≈ 75 KB, the theme ≈ 25 KB: 100 rows put page 1 at 267 KB, over budget; 50 rows leave room for longer names
-and reproduction panels. Reference baselines, the charts, the pairwise matrix and the unranked runs stay on page 1; the legend is on
-every page; the CSV/JSON downloads keep the whole view."""
+and reproduction panels. Largest board page, before → after: 433,916 → 182,574 B at 200 rows; 3,479,641 → 189,132 B
+at 2,000 rows (tests/test_board_pages.py, bench/site_scale.py --board-rows). Reference baselines, the charts, the
+pairwise matrix and the unranked runs stay on page 1; the legend is on every page; the CSV/JSON downloads keep the
+whole view."""
 RUNS_INDEX_ROWS = 200
 """Run cards per page of the runs index (``runs/index.md``, then ``runs/index-p2.md`` …; run pages are
 ``runs/<16 hex>.md``, so the names cannot collide): ≈ 0.8 KB of HTML a row keeps each page near 190 KB
