@@ -7,6 +7,7 @@ site sees realistic cards (per-segment statistics, breakdowns, fingerprints). Ca
 datasets × 10 synthetic model names; each dataset has 40 development entries in 4 domains.
 
 Run: .venv/bin/python bench/site_scale.py [--sizes 100 1000] [--validate] [--keep DIR]
+     .venv/bin/python bench/site_scale.py --board-rows 200 2000 --resamples 20   (issue 35 item 2: board pages)
 (--validate also runs the full submission validator on every card during the build; default: schema only.)
 """
 
@@ -55,16 +56,19 @@ def perturb(ref: str, quality: float, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
-def make_tree(root: Path, n_cards: int, seed: int = 0) -> None:
+def make_tree(root: Path, n_cards: int, seed: int = 0, datasets: int = N_DATASETS, start: int = 0) -> None:
+    """Write ``n_cards`` synthetic cards spread over ``datasets`` synthetic corpora (``datasets=1``: one board of
+    ``n_cards`` rows, each card its own method) under ``root/submissions`` and ``root/corpora``. ``start``: skip the
+    first cards (resume a tree: same corpora, the later cards' random draws differ from an uninterrupted run)."""
     rng = random.Random(seed)
     corpora = []
-    for k in range(N_DATASETS):
+    for k in range(datasets):
         corpus = synthetic_corpus(k, rng)
         sha = write_corpus(corpus, root / "corpora" / f"synthetic-load-{k}.json")
         corpora.append((corpus, sha))
-    for i in range(n_cards):
-        corpus, sha = corpora[i % N_DATASETS]
-        model = f"synthetic/model-{(i // N_DATASETS) % N_MODELS}"
+    for i in range(start, n_cards):
+        corpus, sha = corpora[i % datasets]
+        model = f"synthetic/model-{(i // datasets) % N_MODELS}"
         quality = 0.3 + 0.6 * rng.random()
         outputs = {e.id: perturb(e.reference, quality, rng) for e in corpus.entries}
         card = make_card(corpus, sha, model_slug=model, outputs=outputs, condition=f"sweep-{i}", run_seed=i + 1,
@@ -84,21 +88,23 @@ def board_weights(out: Path) -> tuple[int, int, str]:
     import gzip  # noqa: PLC0415
 
     best = (0, 0, "")
-    for p in sorted((out / "leaderboards").glob("*.html")):
+    for p in sorted((out / "leaderboards").rglob("*.html")):  # board pages, domain views and their later pages
         raw = p.read_bytes()
         if len(raw) > best[0]:
-            best = (len(raw), len(gzip.compress(raw, 9, mtime=0)), p.name)
+            best = (len(raw), len(gzip.compress(raw, 9, mtime=0)), str(p.relative_to(out / "leaderboards")))
     return best
 
 
-def measure(n: int, validate: bool, keep: Path | None) -> dict:
+def measure(n: int, validate: bool, keep: Path | None, datasets: int = N_DATASETS, resamples: int | None = None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"mtboard-scale-{n}-"))
     try:
         t0 = time.perf_counter()
-        make_tree(tmp, n)
+        make_tree(tmp, n, datasets=datasets)
         gen = time.perf_counter() - t0
         t0 = time.perf_counter()
-        report = build_site(tmp / "submissions", tmp / "corpora", tmp / "out", tmp / "docs", validate=validate)
+        extra = {} if resamples is None else {"resamples": resamples}
+        report = build_site(tmp / "submissions", tmp / "corpora", tmp / "out", tmp / "docs", validate=validate,
+                            **extra)
         build = time.perf_counter() - t0
         assert report.cards == n and not report.rejected, [r.problems for r in report.rejected][:3]
         size = du(tmp / "out")
@@ -116,7 +122,22 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs=2, default=[100, 1000])
     ap.add_argument("--validate", action="store_true")
     ap.add_argument("--keep", type=Path)
+    ap.add_argument("--board-rows", type=int, nargs="+", metavar="N",
+                    help="instead: one board of N rows each (one dataset, every card its own method), built whole; "
+                         "prints the largest board page (issue 35 item 2: <= 250 KB of HTML at 2,000 rows)")
+    ap.add_argument("--resamples", type=int, default=None,
+                    help="bootstrap resamples (default: the build's). The all-pairs test holds N(N-1)/2 x resamples "
+                         "floats: 2,000 rows need --resamples 20 or so (16 GB at 1,000)")
     a = ap.parse_args()
+    if a.board_rows:
+        print("SYNTHETIC cards, for load only: one board")
+        for n in a.board_rows:
+            r = measure(n, a.validate, a.keep, datasets=1, resamples=a.resamples)
+            raw, gz, name = r["boards"]
+            print(f"{n:>5} rows: build {r['build_s']:7.1f} s, largest board page {name}: {raw:,} B HTML "
+                  f"({raw / 1024:.1f} KiB; {gz / 1024:.1f} KiB gzipped): {'OK' if raw <= 250_000 else 'OVER'} "
+                  f"(budget 250,000 B)")
+        return
     rows = [measure(n, a.validate, a.keep) for n in a.sizes]
     print("SYNTHETIC cards, for load only")
     for r in rows:

@@ -333,3 +333,17 @@ def test_agrees_allows_one_unit_on_the_rounding_grid_only(claimed, recomputed, a
     """The validator's tolerance (docs/SCORING_SPEC.md §2.3): a claim within one unit of the recomputed value and on
     the grid the scorer rounds to; an off-grid claim (a value no scorer writes) is a difference, not a tolerance."""
     assert semantic.agrees(claimed, recomputed) is agree
+
+
+def test_cache_overflow_keeps_the_texts_it_was_asked_for(monkeypatch, no_disk_cache):
+    """When the in-memory cache overflows (CACHE_MAX) it is cleared; texts of the same call that were cached before
+    the clear are computed again, not lost (a 2,000-card synthetic board raised KeyError here: issue 35 item 2)."""
+    ents = corpus("mtb-en-de-dev").entries[:3]
+    texts = [e.source for e in ents]
+    fresh_cache()
+    enc = semantic.encoder()
+    first = enc.embed(texts[:2])
+    monkeypatch.setattr(semantic, "CACHE_MAX", 2)
+    again = enc.embed(texts)  # 2 cached + 1 missing > 2: clear, then all 3 computed
+    assert len(again) == 3 and all(np.array_equal(a, b) for a, b in zip(first, again[:2]))
+    assert set(enc.cache) == set(texts)

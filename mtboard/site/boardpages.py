@@ -1,6 +1,7 @@
-"""Pages and files of the boards half of the site (issue 12): home, pair boards and domain views with their charts,
-downloads (per view ``.csv``/``.json``, site-wide ``data/boards.json`` and ``leaderboard.json``), the methodology
-page and the changes page.
+"""Pages and files of the boards half of the site (issue 12): home, pair boards and domain views with their charts
+(each cut into pages of :data:`BOARD_PAGE_ROWS` ranked rows, issue 35 item 2), the runs index (pages of
+:data:`RUNS_INDEX_ROWS` runs), downloads (per view ``.csv``/``.json``, site-wide ``data/boards.json`` and
+``leaderboard.json``), the methodology page and the changes page.
 
 Returns ``{docs-relative path: text}`` like :func:`mtboard.site.render.render_pages`; :mod:`mtboard.site.build`
 merges it over that dict. Everything is computed before rendering (:mod:`mtboard.site.boards`) and every output is
@@ -41,6 +42,19 @@ BOARD_SCHEMA = "mtboard.board/1"
 CHART_LIMIT = 30
 """Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
 rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
+BOARD_PAGE_ROWS = 50
+"""Ranked rows per board page (issue 35 item 2): a view of more ranked methods continues on further static pages
+(:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (424 KiB at 200 rows
+before). Measured on bench/site_scale.py's synthetic board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise
+matrix ≈ 75 KB, the theme ≈ 25 KB: 100 rows put page 1 at 267 KB, over budget; 50 rows leave room for longer names
+and reproduction panels. Largest board page, before → after: 433,916 → 182,574 B at 200 rows; 3,479,641 → 189,132 B
+at 2,000 rows (tests/test_board_pages.py, bench/site_scale.py --board-rows). Reference baselines, the charts, the
+pairwise matrix and the unranked runs stay on page 1; the legend is on every page; the CSV/JSON downloads keep the
+whole view."""
+RUNS_INDEX_ROWS = 200
+"""Run cards per page of the runs index (``runs/index.md``, then ``runs/index-p2.md`` …; run pages are
+``runs/<16 hex>.md``, so the names cannot collide): ≈ 0.8 KB of HTML a row keeps each page near 190 KB
+(issue 35 item 2; 162 KB at 200 runs on the synthetic board)."""
 PAIRWISE_LIMIT = 20
 """The all-pairs p-value matrix covers the top 20 ranked methods (N² cells; Holm still corrects over those pairs)."""
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
@@ -57,6 +71,77 @@ def unranked_rows(lb: Leaderboard) -> list[tuple[Any, Any]]:
 def view_file(view: View, ext: str) -> str:
     """Docs-relative path of a view's download (``leaderboards/<board>[-<domain>].<ext>``)."""
     return view.page[:-3] + "." + ext
+
+
+def page_path(view: View, number: int) -> str:
+    """Docs-relative path of page ``number`` (1-based) of a view: page 1 is ``view.page``; later pages lie in a folder
+    named after the view, ``leaderboards/<board>[-<domain>]/page-<n>.md`` (a folder no board or domain view file can
+    take: those are flat ``leaderboards/*.md`` files)."""
+    if number < 1:
+        raise ValueError(f"page numbers start at 1, got {number}")
+    return view.page if number == 1 else f"{view.page[:-3]}/page-{number}.md"
+
+
+@dataclasses.dataclass(frozen=True)
+class BoardPage:
+    """One static page of a view (issue 35 item 2): its number (1-based) of ``count``, its path and its method rows
+    (ranked rows ``first``–``last`` by position in the view, 1-based; reference baselines on page 1 only)."""
+
+    number: int
+    count: int
+    path: str
+    rows: list[Any]
+    first: int
+    last: int
+    ranked: int
+    """Ranked rows in the whole view."""
+
+
+def view_pages(view: View, per_page: int | None = None) -> list[BoardPage]:
+    """The view's rows cut into pages of at most ``per_page`` ranked rows, in the ledger's order (ranks stay global);
+    every row is on exactly one page; reference rows (never ranked) go on page 1 in their place. A view with no rows
+    has one empty page. ``per_page``: None reads :data:`BOARD_PAGE_ROWS` at call time. Raises ValueError when
+    ``per_page`` < 1."""
+    per_page = BOARD_PAGE_ROWS if per_page is None else per_page
+    if per_page < 1:
+        raise ValueError(f"per_page must be at least 1, got {per_page}")
+    ranked = [m for m in view.methods if not m.reference]
+    count = max(1, -(-len(ranked) // per_page))
+    first_page = {id(m) for m in ranked[:per_page]}
+    pages = [BoardPage(1, count, page_path(view, 1), [m for m in view.methods if m.reference or id(m) in first_page],
+                       1 if ranked else 0, min(per_page, len(ranked)), len(ranked))]
+    for k in range(2, count + 1):
+        lo = (k - 1) * per_page
+        chunk = ranked[lo:lo + per_page]
+        pages.append(BoardPage(k, count, page_path(view, k), chunk, lo + 1, lo + len(chunk), len(ranked)))
+    return pages
+
+
+def pager(page: BoardPage, view: View, link, compact: bool = False) -> Markup | None:
+    """The ``<nav>`` between a view's pages (previous, every page number, next; relative links through ``link``):
+    None for a view of one page. Every text in it is a number or a fixed word. ``compact``: previous, "page k of n"
+    and next only (above the table: 40 page numbers would push the rows below a phone's fold)."""
+    return _pager(page, lambda k: page_path(view, k), link, "Board pages", "Ranked rows", compact)
+
+
+def _pager(page: BoardPage, path_of, link, label: str, what: str, compact: bool = False) -> Markup | None:
+    if page.count < 2:
+        return None
+
+    def a(k: int, text: str, extra: str = "") -> str:
+        return f'<a href="{fmt.html_text(link(path_of(k)))}"{extra}>{text}</a>'
+
+    items = [a(page.number - 1, "← Previous", ' rel="prev"')] if page.number > 1 else []
+    if compact:
+        items.append(f"<strong>{page.number}</strong> of {page.count}")
+    else:
+        items += [f'<strong aria-current="page">{k}</strong>' if k == page.number
+                  else a(k, str(k), f' aria-label="Page {k}"') for k in range(1, page.count + 1)]
+    if page.number < page.count:
+        items.append(a(page.number + 1, "Next →", ' rel="next"'))
+    label += " (short)" if compact else ""
+    return Markup(f'<nav class="mtb-pager" aria-label="{label}"><span>{what} {page.first:,}–{page.last:,} '
+                  f'of {page.ranked:,}</span> <span>Page {" ".join(items)}</span></nav>')
 
 
 def board_title(lb: Leaderboard, view: View) -> str:
@@ -325,19 +410,30 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
         names = bd.pair_names(lb)
         views_meta = []
         for i, view in enumerate(lb.views):
-            here = view.page
-            table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main")
-            qv, qv_key, qv_points, all_zero = _quality(view, lb, here)
             n_ranked = sum(1 for m in view.methods if not m.reference)
             h1 = board_title(lb, view)
-            render(view.page, "board.md.j2", title=fmt.safe_title(f"{h1} ({names})", 120), h1=h1, names=names,
-                   lb=lb, view=view, table=table, forest=_forest(view, lb, here), qv=qv, qv_key=qv_key,
-                   qv_points=qv_points, all_zero=all_zero, heat=_heat(lb) if i == 0 else None,
-                   pairwise=_pairwise(view), chart_note=(f"Charts show the top {CHART_LIMIT} of {n_ranked} ranked "
-                                                         "methods; the table lists all." if n_ranked > CHART_LIMIT
-                                                         else ""), csv_href=rel_link(here, view_file(view, "csv")),
-                   json_href=rel_link(here, view_file(view, "json")), unranked_rows=unranked_rows(lb),
-                   domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain else None)
+            for bp in view_pages(view):
+                here = bp.path
+                part = f"page {bp.number} of {bp.count}" if bp.count > 1 else ""
+                table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main", bp.rows, part)
+                common = dict(h1=h1, names=names, lb=lb, view=view, table=table, page=bp, page_rows=BOARD_PAGE_ROWS,
+                              pager=pager(bp, view, lambda t, here=here: rel_link(here, t)),
+                              pager_top=pager(bp, view, lambda t, here=here: rel_link(here, t), compact=True),
+                              first_href=rel_link(here, view.page), csv_href=rel_link(here, view_file(view, "csv")),
+                              json_href=rel_link(here, view_file(view, "json")),
+                              domain_source=source_for(sources, view.domain, lb.language_pair) if view.domain
+                              else None)
+                if bp.number > 1:  # the table only: charts, matrix and unranked runs are page 1's
+                    render(here, "board.md.j2", title=fmt.safe_title(f"{h1} · page {bp.number} ({names})", 120),
+                           **common)
+                    continue
+                qv, qv_key, qv_points, all_zero = _quality(view, lb, here)
+                note = (f"Charts show the top {CHART_LIMIT} of {n_ranked} ranked methods; the table lists all"
+                        + (f" over {bp.count} pages." if bp.count > 1 else "."))
+                render(here, "board.md.j2", title=fmt.safe_title(f"{h1} ({names})", 120), forest=_forest(view, lb, here),
+                       qv=qv, qv_key=qv_key, qv_points=qv_points, all_zero=all_zero,
+                       heat=_heat(lb) if i == 0 else None, pairwise=_pairwise(view),
+                       chart_note=note if n_ranked > CHART_LIMIT else "", unranked_rows=unranked_rows(lb), **common)
             pages[view_file(view, "csv")] = board_csv(view)
             pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
             top = bd.leader(view)
@@ -357,6 +453,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                                             "methodology_version": mversion, "rows": site_rows},
                                            ensure_ascii=False, indent=1) + "\n"
     pages["data/schema/board-1.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
+    _runs_index(render, boards)
     _home(render, inputs, boards, portraits, build_time, ledger.state if ledger is not None else None)
     _methodology(render, inputs, boards, root, sources, mversion)
     diff = diff or LedgerDiff(None, None, build)
@@ -366,6 +463,25 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
     if ledger is not None:
         _history(render, pages, ledger, snapshots or [])
     return pages
+
+
+def runs_index_path(number: int) -> str:
+    """Docs-relative path of page ``number`` (1-based) of the runs index."""
+    return "runs/index.md" if number == 1 else f"runs/index-p{number}.md"
+
+
+def _runs_index(render, boards: list[Leaderboard]) -> None:
+    """The runs index (every accepted card, by board), :data:`RUNS_INDEX_ROWS` a page with a pager (issue 35 item 2)."""
+    rows = [(lb, lc) for lb in boards for lc in lb.cards]
+    count = max(1, -(-len(rows) // RUNS_INDEX_ROWS))
+    for k in range(1, count + 1):
+        here = runs_index_path(k)
+        chunk = rows[(k - 1) * RUNS_INDEX_ROWS:k * RUNS_INDEX_ROWS]
+        page = BoardPage(k, count, here, chunk, (k - 1) * RUNS_INDEX_ROWS + 1 if chunk else 0,
+                         (k - 1) * RUNS_INDEX_ROWS + len(chunk), len(rows))
+        nav = _pager(page, runs_index_path, lambda t, here=here: rel_link(here, t), "Runs index pages", "Runs")
+        render(here, "runs_index.md.j2", title="Runs" if k == 1 else f"Runs · page {k}", boards=boards, rows=chunk,
+               pager=nav, number=k, page_rows=RUNS_INDEX_ROWS)
 
 
 def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], build_time: str,
@@ -412,7 +528,8 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
            spec_ranks=Markup(spec_section(spec, "4.6")), spec_tiers=Markup(spec_section(spec, "5")),
            spec_cost=Markup(spec_section(spec, "6")),
            vtiers=[(t, st.TIER_LABEL[t], st.TIER_ICON[t]) for t in reversed(st.TIERS)], qtiers=[t.value for t in QualityTier],
-           classes=[c.value for c in MethodClass], domains=domains)
+           classes=[c.value for c in MethodClass], domains=domains, board_page_rows=BOARD_PAGE_ROWS,
+           chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS)
 
 
 def _changes(render, boards: list[Leaderboard], diff: LedgerDiff, dates: GitDates) -> None:

@@ -310,9 +310,15 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
     return f'<td class="{cls}" data-v="{_e(sort)}">{body}</td>'
 
 
-def board_table(view: View, lb: Leaderboard, link, table_id: str = "board") -> Markup:
+def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
+                rows: list[MethodRow] | None = None, part: str = "") -> Markup:
     """The board's ``<table>`` (WAI-ARIA APG sortable table: a button in each sortable header, ``aria-sort`` on the
-    sorted column only) inside a labelled, focusable scroll region, preceded by the CSS column picker."""
+    sorted column only) inside a labelled, focusable scroll region, preceded by the CSS column picker.
+
+    ``rows``: the method rows of one page of the view (issue 35 item 2, :func:`mtboard.site.boardpages.view_pages`;
+    None: every row). The columns are the whole view's (:func:`visible_columns`), so every page of a view shows the
+    same columns; ranks are the ledger's, never renumbered per page. ``part``: appended to the caption
+    (``page 2 of 20``)."""
     cols = visible_columns(view)
     optional = [c for c in cols if not c.core]
     out = [f'<div class="mtb-board" data-board="{_e(table_id)}">']
@@ -323,7 +329,7 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board") -> M
             out.append(f'<label><input type="checkbox" id="col-{c.key}" data-col="{c.key}"> {_e(c.label)}</label>')
         out.append("</fieldset></details>")
     caption = (f"{lb.title}{' · domain ' + view.domain if view.domain else ''}: one row per method, ordered by "
-               f"composite; rank ranges from a paired bootstrap")
+               f"composite; rank ranges from a paired bootstrap{'; ' + part if part else ''}")
     out.append(f'<div class="mtb-region" role="region" aria-labelledby="{table_id}-cap" tabindex="0">')
     out.append(f'<table class="mtb-board-table" id="{_e(table_id)}"><caption id="{table_id}-cap">{_e(caption)}'
                f'</caption><thead><tr>')
@@ -335,7 +341,7 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board") -> M
         out.append(f'<th scope="col" class="c-{c.key}" data-key="{c.key}"{lib}><button type="button">'
                    f'{_e(c.label)}{sr}<span class="mtb-sorticon" aria-hidden="true"></span></button>{help_link}</th>')
     out.append("</tr></thead><tbody>")
-    for m in view.methods:
+    for m in view.methods if rows is None else rows:
         cls = ["mtb-band" if m.cluster % 2 else "", "mtb-cut" if m.cluster_start else "",
                "mtb-ref" if m.reference else ""]
         cl = " ".join(c for c in cls if c)

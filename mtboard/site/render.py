@@ -185,7 +185,6 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                        file_name=lc.path.rsplit("/", 1)[-1][:-5] + ".yaml")
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
                                                                                 inputs.anchors))
-    render("runs/index.md", "runs_index.md.j2", boards=boards)
     render("compare.md", "compare.md.j2", title="Compare two runs", boards=compare_boards)
     render("rejected.md", "rejected.md.j2", rejected=inputs.rejected)
     return pages

@@ -195,7 +195,8 @@ class _Encoder:
         with self.lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
             if len(self.cache) + len(missing) > CACHE_MAX:
-                self.cache.clear()
+                self.cache.clear()  # texts that were cached before the clear are missing again (a KeyError below)
+                missing = list(dict.fromkeys(texts))
             found = self.disk.get(missing)
             todo = [t for t in missing if t not in found]
             computed: dict[str, np.ndarray] = {}

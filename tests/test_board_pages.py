@@ -1,0 +1,158 @@
+"""Boards that stay small (issue 35 item 2): a view's ranked rows continue on further static pages.
+
+Fast tests cut the hand-made fixture board (tests/test_site_cards.py, real scoring) into pages of 2 ranked rows; the
+slow test builds a 2,000-row synthetic board (bench/site_scale.py's make_tree, one dataset) with MkDocs and checks the
+largest board page's HTML bytes against the 250 KB budget.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtboard.core.documents import card_bytes
+from mtboard.site import boardpages, build_site
+from mtboard.validate import canonical_relpath
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_site_cards import standard_cards, write_toy_corpus  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BOARD = "leaderboards/toy-en-es-v1.0.0"
+
+
+@pytest.fixture(scope="module")
+def paged(tmp_path_factory):
+    """The standard fixture board (6 cards) rendered with 2 ranked rows a board page and 3 runs a runs-index page."""
+    root = tmp_path_factory.mktemp("paged")
+    corpus, sha = write_toy_corpus(root / "corpora")
+    for card in standard_cards(corpus, sha).values():
+        path = root / canonical_relpath(card)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(card_bytes(card))
+    mp = pytest.MonkeyPatch()
+    mp.setattr(boardpages, "BOARD_PAGE_ROWS", 2)
+    mp.setattr(boardpages, "RUNS_INDEX_ROWS", 3)
+    try:
+        report = build_site(root / "submissions", root / "corpora", root / "out", root / "docs", run_mkdocs=False,
+                            build_time="2026-11-29 15:00 UTC")
+    finally:
+        mp.undo()
+    return root / "docs", report
+
+
+def _rows(page: str) -> list[str]:
+    return re.findall(r'<tr data-row="[0-9a-f]+" data-method="([0-9a-f]+)"', page)
+
+
+def test_every_row_on_exactly_one_page_ranks_global(paged):
+    docs, report = paged
+    assert not report.rejected
+    whole = json.loads((docs / f"{BOARD}.json").read_text(encoding="utf-8"))["rows"]
+    assert len(whole) == 6  # the download keeps every row (4 ranked methods + echo and empty baselines)
+    p1 = (docs / f"{BOARD}.md").read_text(encoding="utf-8")
+    p2 = (docs / f"{BOARD}/page-2.md").read_text(encoding="utf-8")
+    assert not (docs / f"{BOARD}/page-3.md").exists()
+    rows1, rows2 = _rows(p1), _rows(p2)
+    assert len(rows1) == 4 and len(rows2) == 2  # page 1: ranked rows 1–2 + both reference rows; page 2: rows 3–4
+    assert sorted(rows1 + rows2) == sorted(r["method_id"] for r in whole)
+    refs = {r["method_id"] for r in whole if r["reference"]}
+    assert len(refs) == 2 and refs <= set(rows1)
+    ranked = [r for r in whole if not r["reference"]]
+    assert rows2 == [r["method_id"] for r in ranked[2:4]]
+    # page 2 shows the ledger's rank ranges (from the whole board's JSON), not ranks renumbered from 1
+    for r in ranked[2:4]:
+        rank = str(r["rank_lo"]) if r["rank_lo"] == r["rank_hi"] else f"{r['rank_lo']}\u2013{r['rank_hi']}"
+        cell = re.search(rf'data-method="{r["method_id"]}".*?<td class="c-rank" data-v="[^"]*">([^<]*)<', p2, re.S)
+        assert cell and cell.group(1) == rank
+
+
+def test_pages_link_each_other_relatively_and_keep_charts_on_page_1(paged):
+    docs, _ = paged
+    p1 = (docs / f"{BOARD}.md").read_text(encoding="utf-8")
+    p2 = (docs / f"{BOARD}/page-2.md").read_text(encoding="utf-8")
+    assert '<a href="toy-en-es-v1.0.0/page-2.html" rel="next">Next →</a>' in p1
+    assert '<strong aria-current="page">1</strong>' in p1 and "Ranked rows 1–2 of 4" in p1
+    assert '<a href="../toy-en-es-v1.0.0.html" rel="prev">← Previous</a>' in p2
+    assert "Ranked rows 3–4 of 4" in p2 and p2.count('<nav class="mtb-pager"') == 2
+    # above the table the short pager (a phone's fold), below it every page number
+    assert '<nav class="mtb-pager" aria-label="Board pages (short)">' in p2 and "<strong>2</strong> of 2" in p2
+    assert p2.index("<strong>2</strong> of 2") < p2.index("<table") < p2.index('<strong aria-current="page">2</strong>')
+    # downloads and other pages from one folder deeper
+    assert 'href="../toy-en-es-v1.0.0.csv" download' in p2 and 'href="../../compare.html?board=' in p2
+    assert not re.search(r'(href|src)="/', p2)  # relative links only: the site works from a sub-path
+    assert "## Confidence intervals" in p1 and "## Confidence intervals" not in p2
+    assert "mtb-chartbox" not in p2 and "mtb-pairwise" not in p2
+    assert "paired bootstrap; page 2 of 2</caption>" in p2 and re.search(r"^# EN→ES leaderboard · .* · page 2$", p2, re.M)
+    assert "boost: 2" in p1 and "boost" not in p2
+    # a domain view pages the same way, in its own folder
+    d2 = (docs / f"{BOARD}-legal/page-2.md").read_text(encoding="utf-8")
+    assert '<a href="../toy-en-es-v1.0.0-legal.html" rel="prev">' in d2 and len(_rows(d2)) == 2
+
+
+def test_view_pages_and_page_path_contracts():
+    class V:  # the two attributes view_pages reads
+        page = "leaderboards/b-v1.md"
+
+        def __init__(self, refs: int, ranked: int):
+            self.methods = [type("M", (), {"reference": False})() for _ in range(ranked)] + \
+                [type("M", (), {"reference": True})() for _ in range(refs)]
+
+    pages = boardpages.view_pages(V(2, 250), per_page=100)
+    assert [(p.number, p.count, p.first, p.last, len(p.rows)) for p in pages] == [
+        (1, 3, 1, 100, 102), (2, 3, 101, 200, 100), (3, 3, 201, 250, 50)]
+    assert [p.path for p in pages] == ["leaderboards/b-v1.md", "leaderboards/b-v1/page-2.md",
+                                       "leaderboards/b-v1/page-3.md"]
+    empty = boardpages.view_pages(V(1, 0), per_page=100)
+    assert [(p.number, p.count, p.first, p.last, len(p.rows)) for p in empty] == [(1, 1, 0, 0, 1)]
+    assert len(boardpages.view_pages(V(0, 100), per_page=100)) == 1
+    with pytest.raises(ValueError):
+        boardpages.view_pages(V(0, 3), per_page=0)
+    with pytest.raises(ValueError):
+        boardpages.page_path(V(0, 0), 0)
+
+
+def test_runs_index_pages(paged):
+    docs, report = paged
+    pages = [(docs / boardpages.runs_index_path(k)).read_text(encoding="utf-8") for k in (1, 2)]
+    assert boardpages.runs_index_path(2) == "runs/index-p2.md" and not (docs / "runs/index-p3.md").exists()
+    links = [re.findall(r'<a href="([0-9a-f]{16})\.html">', p) for p in pages]
+    assert [len(x) for x in links] == [3, report.cards - 3]
+    assert len(set(links[0] + links[1])) == report.cards  # every run once
+    assert '<a href="index-p2.html" rel="next">Next →</a>' in pages[0] and "Runs 1–3 of 6" in pages[0]
+    assert '<a href="index.html" rel="prev">← Previous</a>' in pages[1] and "Runs 4–6 of 6" in pages[1]
+    assert re.search(r"^# Runs · page 2$", pages[1], re.M)
+
+
+@pytest.mark.slow
+def test_2000_row_board_pages_under_250_kb(tmp_path):
+    """Issue 35 item 2 acceptance: one synthetic board of 2,000 methods (bench/site_scale.py make_tree, 40-entry
+    cards), built to HTML with MkDocs: every board page (board, 4 domain views, their later pages) ≤ 250,000 bytes,
+    and every method is on exactly one page of each view; the runs index's pages too. 20 resamples: the all-pairs test holds N(N−1)/2 ×
+    resamples floats (the page's size does not depend on them). Before this item the board page was 3,479,641 B here.
+    Takes ≈ 9.5 minutes on the shared 2-core machine (562 s measured: card generation ≈ 5 min, then the whole build)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from site_scale import make_tree  # noqa: PLC0415
+
+    make_tree(tmp_path, 2000, datasets=1)
+    report = build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "site", tmp_path / "docs",
+                        validate=False, resamples=20)
+    assert report.cards == 2000 and not report.rejected
+    lbs = tmp_path / "site" / "leaderboards"
+    sizes = {str(p.relative_to(lbs)): p.stat().st_size for p in lbs.rglob("*.html")}
+    views = [n for n in sizes if "/" not in n]
+    assert len(views) == 5  # the board and its 4 domain views
+    assert len(sizes) == 5 * 2000 // boardpages.BOARD_PAGE_ROWS  # 2,000 ranked rows, 50 a page
+    assert max(sizes.values()) <= 250_000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+    for view in views:
+        stem = view[:-5]
+        files = [lbs / view] + sorted((lbs / stem).glob("page-*.html"))
+        methods = [m for f in files for m in _rows(f.read_text(encoding="utf-8"))]
+        assert len(methods) == len(set(methods)) == 2000
+    runs = tmp_path / "site" / "runs"
+    index = [runs / "index.html"] + sorted(runs.glob("index-p*.html"))
+    assert len(index) == 2000 // boardpages.RUNS_INDEX_ROWS and max(p.stat().st_size for p in index) <= 250_000
