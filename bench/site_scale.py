@@ -13,7 +13,7 @@ committed; ``--cards`` refuses a folder inside this checkout). Cards are scored 
 spread over 5 datasets × 10 model names, one condition per card, so every card is its own board row (rows per board
 = N / 5: 2,000 rows at 10,000 cards).
 
-Run (one command, from the checkout root):
+Run (one command, from the checkout root; about 2 s of CPU per generated card, once, then re-used):
 
     PYTHONPATH=$PWD .venv/bin/python bench/site_scale.py --sizes 100 1000 --cards /tmp/mtboard-cards
 
@@ -21,8 +21,9 @@ Options: ``--sizes N ...`` (any list, built in increasing order); ``--cards DIR`
 ``0..M-1`` for ``M = max(sizes) + add``) with a ``manifest.json`` (seed, entries per card, n); a later run re-uses it,
 generates only the missing cards, and refuses a folder made with another seed or entry count (default: a temporary
 folder, removed at the end). ``--add K`` (default 6): cards added to an N-card site for the marginal-bytes figure
-(0: skip), at the sizes ``--add-at N ...`` (default: the largest); with a cache, the add-one-card build there too. ``--estimate M``: extrapolate bytes, build time and pages to M cards from the two largest sizes measured
-(printed as "extrapolated"). ``--jobs J``: generation processes (default: all CPUs). ``--no-validate``: build
+(0: skip), at the sizes ``--add-at N ...`` (default: the largest); with a cache, the add-one-card build there too.
+``--estimate M``: extrapolate bytes, build time and pages to M cards from the two largest sizes measured (printed as
+"extrapolated"). ``--jobs J``: generation processes (default: all CPUs). ``--no-validate``: build
 without the full submission validator (``mtboard build`` validates; default: validate). Each build runs in its own
 child process (spawned), so peak memory (``ru_maxrss``) is that build's alone.
 
@@ -38,9 +39,11 @@ import inspect
 import json
 import multiprocessing as mp
 import os
+import queue
 import random
 import resource
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -115,9 +118,9 @@ def _make_one(i: int) -> tuple[int, str, float]:
 
 
 def ensure_tree(root: Path, n: int, seed: int, n_entries: int, jobs: int) -> tuple[list[str], dict]:
-    """Make ``root`` hold cards 0..n-1 (generating only the missing ones, ``jobs`` processes); returns (relpaths of the
-    cards under ``root``, ``submissions/<dataset>/<file>``, in index order, generation facts). Raises SystemExit for a folder made with
-    another seed, entry count or format, or a non-empty folder without a manifest."""
+    """Make ``root`` hold cards 0..n-1 (generating only the missing ones, ``jobs`` processes); returns (the cards'
+    relpaths under ``root``, ``submissions/<dataset>/<file>``, in index order; generation facts). Raises SystemExit
+    for a folder made with another seed, entry count or format, or a non-empty folder without a manifest."""
     root.mkdir(parents=True, exist_ok=True)
     mf = root / MANIFEST
     if mf.exists():
@@ -201,13 +204,31 @@ def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
     from mtboard.site import build_site  # noqa: PLC0415
 
     t0 = time.perf_counter()
-    report = build_site(**kwargs)
+    try:
+        report = build_site(**kwargs)
+    except BaseException:  # the parent waits on the queue: always answer
+        import traceback  # noqa: PLC0415
+
+        q.put({"error": traceback.format_exc()})
+        raise
     wall = time.perf_counter() - t0
     q.put({"wall_s": wall, "phases": dict(report.seconds), "cards": report.cards, "rejected":
            [(r.path, r.problems[:3]) for r in report.rejected[:3]],
            "n_rejected": len(report.rejected), "pages": report.pages,
            "cache_hits": getattr(report, "cache_hits", None), "cache_misses": getattr(report, "cache_misses", None),
-           "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * KIB})
+           "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * KIB,
+           "maxrss_children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * KIB,
+           "cpu_s": sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                        for f in ("ru_utime", "ru_stime"))})
+
+
+_ACTIVE: list = []  # the build child running now (ended with this process on SIGTERM)
+
+
+def _on_term(signum: int, _frame) -> None:  # noqa: ANN001
+    for p in _ACTIVE:
+        p.terminate()
+    raise SystemExit(128 + signum)  # runs main's cleanup of the scratch folders
 
 
 def build(work: Path, corpora: Path, validate: bool, cache: Path | None) -> dict:
@@ -221,10 +242,21 @@ def build(work: Path, corpora: Path, validate: bool, cache: Path | None) -> dict
     q = ctx.Queue()
     p = ctx.Process(target=_build_child, args=(kwargs, q))
     p.start()
-    res = q.get()
-    p.join()
-    if p.exitcode != 0:
-        raise SystemExit(f"build child exited {p.exitcode}")
+    _ACTIVE.append(p)
+    try:
+        while True:  # a child killed outright (out of memory) never answers: watch it
+            try:
+                res = q.get(timeout=5)
+                break
+            except queue.Empty:
+                if not p.is_alive():
+                    res = {"error": "no answer (killed?)"}
+                    break
+        p.join()
+    finally:
+        _ACTIVE.remove(p)
+    if "error" in res or p.exitcode != 0:
+        raise SystemExit(f"build child exited {p.exitcode}: {res.get('error', '')}")
     res.update(tree_figures(work / "out"))
     return res
 
@@ -284,13 +316,20 @@ def measure(n: int, tree: Path, rels: list[str], add: int, validate: bool, use_c
 def _phases(b: dict) -> str:
     ph = " ".join(f"{k}={v:.1f}s" for k, v in b["phases"].items())
     hits = "" if b.get("cache_hits") is None else f", cache {b['cache_hits']} hit(s) {b['cache_misses']} miss(es)"
-    return f"{b['wall_s']:.1f} s ({ph}), peak {b['maxrss'] / 2**20:,.0f} MiB{hits}"
+    return f"{b['wall_s']:.1f} s wall, {b['cpu_s']:.1f} s CPU ({ph}), peak {b['maxrss'] / 2**20:,.0f} MiB{hits}"
+
+
+def _workers(b: dict) -> str:
+    w = b.get("maxrss_children") or 0  # forked workers start at the parent's size: shown only when they grew past it
+    return f" (largest worker process {w / 2**20:,.0f} MiB)" if w > b["maxrss"] else ""
 
 
 def print_size_line(r: dict) -> None:
     n, b = r["n"], r["cold"]
-    print(f"{n:>6} cards: build {b['wall_s']:8.1f} s = {b['wall_s'] / n * 1000:7.1f} ms/card "
-          f"({' '.join(f'{k}={v:.1f}s' for k, v in b['phases'].items())}); peak memory {b['maxrss'] / 2**20:,.0f} MiB")
+    print(f"{n:>6} cards: build {b['wall_s']:8.1f} s = {b['wall_s'] / n * 1000:7.1f} ms/card wall, "
+          f"{b['cpu_s'] / n * 1000:7.1f} ms/card CPU "
+          f"({' '.join(f'{k}={v:.1f}s' for k, v in b['phases'].items())}); peak memory {b['maxrss'] / 2**20:,.0f} MiB"
+          f"{_workers(b)}")
     print(f"       site {b['bytes'] / 1e6:,.1f} MB = {b['bytes'] / n / KIB:,.1f} KiB/card; {b['pages']} pages "
           f"({b['html_files']} HTML files)")
     print(f"       largest page {b['largest'][1]}: {b['largest'][0] / KIB:,.1f} KiB; largest board page "
@@ -299,27 +338,34 @@ def print_size_line(r: dict) -> None:
 
 
 def extrapolate(rows: list[dict], target: int) -> None:
-    """Linear in N through the two largest sizes measured (one size: proportional)."""
+    """To ``target`` cards: sizes (bytes, pages, largest board page, peak memory) linear in N through the two largest
+    sizes measured (one size: proportional; never below the largest measured); times proportional to the per-card
+    time at the largest size (wall times of small builds are too noisy on a shared machine for a slope)."""
     pts = sorted(rows, key=lambda r: r["n"])[-2:]
+    big = pts[-1]
 
     def at(key) -> float:  # noqa: ANN001
         if len(pts) == 1:
-            return key(pts[0]) * target / pts[0]["n"]
+            return key(big) * target / big["n"]
         (n0, y0), (n1, y1) = [(p["n"], key(p)) for p in pts]
-        return y0 + (y1 - y0) * (target - n0) / (n1 - n0)
+        return max(key(big), y0 + (y1 - y0) * (target - n0) / (n1 - n0))
+
+    def per_card(key) -> float:  # noqa: ANN001
+        return key(big) / big["n"] * target
 
     src = " and ".join(str(p["n"]) for p in pts)
-    b, t = at(lambda r: r["cold"]["bytes"]), at(lambda r: r["cold"]["wall_s"])
-    pages = at(lambda r: r["cold"]["pages"])
-    board = at(lambda r: r["cold"]["board"][0])
-    mem = at(lambda r: r["cold"]["maxrss"])
-    print(f"{target:>6} cards (extrapolated from {src}, linear): site {b / 1e9:,.2f} GB = {b / target / KIB:,.1f} "
-          f"KiB/card (target <= 1 GB: {'OK' if b <= 1e9 else 'OVER'}), cold build {t / 60:,.1f} min, ~{pages:,.0f} "
-          f"pages, peak memory ~{mem / 2**30:,.1f} GiB, largest board page ~{board / KIB:,.0f} KiB at "
-          f"{target // N_DATASETS} rows per board")
-    if all("warm" in p for p in pts):
-        w = at(lambda r: r["warm"]["wall_s"])
-        print(f"       warm full build (extrapolated): {w / 60:,.1f} min (target <= 15 min)")
+    b, pages = at(lambda r: r["cold"]["bytes"]), at(lambda r: r["cold"]["pages"])
+    board, mem = at(lambda r: r["cold"]["board"][0]), at(lambda r: r["cold"]["maxrss"])
+    t, cpu = per_card(lambda r: r["cold"]["wall_s"]), per_card(lambda r: r["cold"]["cpu_s"])
+    print(f"{target:>6} cards (extrapolated: sizes linear through {src}, times per card at {big['n']}): site "
+          f"{b / 1e9:,.2f} GB = {b / target / KIB:,.1f} KiB/card (target <= 1 GB: {'OK' if b <= 1e9 else 'OVER'}), "
+          f"cold build {t / 60:,.1f} min wall ({cpu / 60:,.1f} min CPU), ~{pages:,.0f} pages, peak memory "
+          f"~{mem / 2**30:,.1f} GiB, largest board page ~{board / KIB:,.0f} KiB at {-(-target // N_DATASETS)} rows "
+          "per board")
+    if "warm" in big:
+        w, wc = per_card(lambda r: r["warm"]["wall_s"]), per_card(lambda r: r["warm"]["cpu_s"])
+        print(f"       warm full build (extrapolated): {w / 60:,.1f} min wall, {wc / 60:,.1f} min CPU "
+              "(target <= 15 min)")
 
 
 def main() -> None:
@@ -335,6 +381,7 @@ def main() -> None:
     ap.add_argument("--no-validate", dest="validate", action="store_false")
     ap.add_argument("--generate-only", action="store_true", help="make the tree and stop")
     a = ap.parse_args()
+    signal.signal(signal.SIGTERM, _on_term)
     sizes = sorted(set(a.sizes))
     if a.cards and a.cards.resolve().is_relative_to(ROOT):
         raise SystemExit(f"--cards {a.cards}: inside the checkout; synthetic cards are never committed")
@@ -351,7 +398,8 @@ def main() -> None:
         if gen["generated"]:
             print(f"generation: {gen['seconds']:.0f} s wall for {gen['generated']} cards with {gen['jobs']} processes"
                   f" = {gen['seconds'] / gen['generated'] * 1000:,.0f} ms/card wall, "
-                  f"{gen['cpu_seconds'] / gen['generated'] * 1000:,.0f} ms/card CPU (first card per process includes imports)")
+                  f"{gen['cpu_seconds'] / gen['generated'] * 1000:,.0f} ms/card CPU (first card per process includes "
+                  "imports)")
         if a.generate_only:
             return
         use_cache = cache_supported()
@@ -361,9 +409,11 @@ def main() -> None:
         base = rows[0]
         for r in rows[1:]:
             tr = (r["cold"]["wall_s"] / r["n"]) / (base["cold"]["wall_s"] / base["n"])
+            cr = (r["cold"]["cpu_s"] / r["n"]) / (base["cold"]["cpu_s"] / base["n"])
             sr = (r["cold"]["bytes"] / r["n"]) / (base["cold"]["bytes"] / base["n"])
             mr = r["cold"]["maxrss"] / base["cold"]["maxrss"]
-            print(f"ratio {r['n']} vs {base['n']} (same run): time per card {tr:.2f}, bytes per card {sr:.2f} "
+            print(f"ratio {r['n']} vs {base['n']} (same run): time per card {tr:.2f} (CPU {cr:.2f}), bytes per card "
+                  f"{sr:.2f} "
                   f"(target <= 1.5: {'OK' if tr <= 1.5 and sr <= 1.5 else 'OVER'}), peak memory {mr:.2f}")
         if a.estimate and a.estimate not in sizes:
             extrapolate(rows, a.estimate)

@@ -63,3 +63,15 @@ def test_link_cards_holds_exactly_the_first_n(scale, tmp_path):
     held = sorted(p.relative_to(work).as_posix() for p in (work / "submissions").rglob("*.json"))
     assert held == rels[:1]
     assert (work / rels[0]).read_bytes() == (tree / rels[0]).read_bytes()
+
+
+def test_extrapolation_hand_checked(scale, capsys):
+    """Sizes linear through the two largest points, times per card at the largest: 100 cards 100 MB, 1,000 cards
+    910 MB -> 10,000 cards 9.01 GB (slope 0.9 MB/card); 1,000 cards in 500 s wall -> 5,000 s = 83.3 min."""
+    def row(n, mb, wall, board_kib):
+        return {"n": n, "cold": {"bytes": mb * 1e6, "pages": 3 * n, "board": (board_kib * 1024, "x"),
+                                 "maxrss": 2**30, "wall_s": wall, "cpu_s": wall / 2}}
+    scale.extrapolate([row(100, 100, 90, 40), row(1000, 910, 500, 400)], 10000)
+    out = capsys.readouterr().out
+    assert "extrapolated" in out and "9.01 GB" in out and "cold build 83.3 min wall (41.7 min CPU)" in out
+    assert "~30,000 pages" in out and "~4,000 KiB at 2000 rows per board" in out and "peak memory ~1.0 GiB" in out
