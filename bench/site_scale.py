@@ -25,7 +25,8 @@ folder, removed at the end). ``--add K`` (default 6): cards added to an N-card s
 ``--estimate M``: extrapolate bytes, build time and pages to M cards from the two largest sizes measured (printed as
 "extrapolated"). ``--jobs J``: generation processes (default: all CPUs). ``--no-validate``: build
 without the full submission validator (``mtboard build`` validates; default: validate). Each build runs in its own
-child process (spawned), so peak memory (``ru_maxrss``) is that build's alone.
+child process (spawned), so peak memory (``ru_maxrss``) is that build's alone, and starts from empty output folders
+(as the site workflow on a fresh checkout; only the cache folder is kept between builds).
 
 Acceptance figures of issue 35 it prints: marginal bytes per added card (≤ 80 KiB), bytes at 10,000 cards (≤ 1 GB,
 measured or extrapolated), largest board page (≤ 250 KB HTML at 2,000 rows per board), warm full build, add-one-card
@@ -216,6 +217,7 @@ def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
            [(r.path, r.problems[:3]) for r in report.rejected[:3]],
            "n_rejected": len(report.rejected), "pages": report.pages,
            "cache_hits": getattr(report, "cache_hits", None), "cache_misses": getattr(report, "cache_misses", None),
+           "pages_reused": getattr(report, "pages_reused", None),
            "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * KIB,
            "maxrss_children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * KIB,
            "cpu_s": sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
@@ -233,7 +235,10 @@ def _on_term(signum: int, _frame) -> None:  # noqa: ANN001
 
 def build(work: Path, corpora: Path, validate: bool, cache: Path | None) -> dict:
     """Build ``work/submissions`` into ``work/out`` (docs ``work/docs``) in a spawned child; returns its figures plus
-    the published tree's (bytes, largest pages)."""
+    the published tree's (bytes, largest pages). Every build starts from empty ``out`` and ``docs`` folders, as the
+    site workflow does on a fresh checkout: only ``cache`` is kept between builds."""
+    for folder in (work / "out", work / "docs"):
+        shutil.rmtree(folder, ignore_errors=True)
     kwargs = {"submissions": work / "submissions", "corpora": corpora, "out": work / "out", "docs": work / "docs",
               "validate": validate}
     if cache is not None:
@@ -316,6 +321,7 @@ def measure(n: int, tree: Path, rels: list[str], add: int, validate: bool, use_c
 def _phases(b: dict) -> str:
     ph = " ".join(f"{k}={v:.1f}s" for k, v in b["phases"].items())
     hits = "" if b.get("cache_hits") is None else f", cache {b['cache_hits']} hit(s) {b['cache_misses']} miss(es)"
+    hits += "" if b.get("pages_reused") is None else f", {b['pages_reused']} page(s) reused"
     return f"{b['wall_s']:.1f} s wall, {b['cpu_s']:.1f} s CPU ({ph}), peak {b['maxrss'] / 2**20:,.0f} MiB{hits}"
 
 
