@@ -520,7 +520,7 @@ def test_load_inputs_passes_anchor_warnings_and_the_secret_on(tmp_path, monkeypa
     inputs = L.load_inputs(subs, tmp_path / "c", anchors_dir=tmp_path / "a", secret_segment=tmp_path / "s",
                            secret_source="S")
     assert (inputs.anchors, inputs.warnings) == (["ANCHOR"], ["anchor warn", "review warn"])
-    assert seen == [tmp_path / "a", (subs, tmp_path / "c", tmp_path / "s", "S"), tmp_path]
+    assert seen == [tmp_path / "a", (subs, tmp_path / "c", tmp_path / "s", "S", None), tmp_path]  # None: no cache
 
 
 def test_load_inputs_rejects_what_the_validator_or_the_copy_check_finds(tmp_path, monkeypatch):
@@ -530,7 +530,7 @@ def test_load_inputs_rejects_what_the_validator_or_the_copy_check_finds(tmp_path
     subs, corpora = _tree(tmp_path)
     (subs / "ca" / "az-dup.json").unlink()
 
-    def validator(path, card):
+    def validator(path, card, raw):
         assert card.run_card_hash and path.name.endswith(f"{card.run_card_hash[:12]}.json")  # the card of that file
         if path.name.startswith("baseline-empty"):
             return [f"{path}: empty", "second"]

@@ -59,6 +59,10 @@ class BuildReport:
     folder and the removal of the previous trees; :mod:`mtboard.core.publish`)."""
     changes: list[str] = field(default_factory=list)
     """One line per change since ``previous`` (:meth:`mtboard.ledger.diff.LedgerDiff.lines`); empty without it."""
+    cache_hits: int = 0
+    """Cards whose validation verdict came from the cache (``cache``; :mod:`mtboard.ledger.cache`); 0 without one."""
+    cache_misses: int = 0
+    """Cards validated because the cache had no usable verdict; 0 without a cache."""
 
 
 def project_root() -> Path:
@@ -156,7 +160,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                site_url: str | None = None, attestation_repository: str | None = None,
                official: Path | None = None, secret_segment: Path | None = None,
                secret_source: str | None = None, previous: Path | None = None,
-               snapshots: Path | None = None) -> BuildReport:
+               snapshots: Path | None = None, cache: Path | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
 
     ``attestation_repository``: owner/name whose verify workflow must have attested verification records and
@@ -176,6 +180,10 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
 
     ``secret_segment``: a secret-segment corpus file; with ``validate``, cards holding its text are rejected
     (``secret_source`` names it in the message; ``mtboard build`` passes ``$MTBOARD_SECRET_SEGMENT``).
+
+    ``cache``: the build cache folder (issue 35 item 3; ``mtboard build --cache``, default ``$MTBOARD_CACHE`` else
+    ``.mtboard-cache/``): validation verdicts by content (:mod:`mtboard.ledger.cache`; ``report.cache_hits`` and
+    ``report.cache_misses`` count them). None: every card is validated, nothing is kept.
 
     ``docs`` and ``out`` are published atomically (module docstring, issue 34 item 1): on any exception, cancel or
     kill both keep their previous content byte for byte; with ``run_mkdocs`` False only ``docs`` is written.
@@ -197,7 +205,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     anchors, official = _beside(anchors, submissions, "anchors"), _beside(official, submissions, "official")
     inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
                          attestation_repository=attestation_repository, secret_segment=secret_segment,
-                         secret_source=secret_source)
+                         secret_source=secret_source, cache=cache)
     off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples,
                                        {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash},
                                        secret_segment, secret_source)
@@ -229,7 +237,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards),
                              len(portraits), len(pages), list(inputs.warnings) + sweep_warnings,
                              {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
-                             changes=diff.lines() if prev is not None else [])
+                             changes=diff.lines() if prev is not None else [], cache_hits=inputs.cache_hits,
+                             cache_misses=inputs.cache_misses)
         if run_mkdocs:
             nav = render.nav(boards, officialpages.nav_items(off_boards)
                              if (off_inputs.rows or off_inputs.rejected) else None)
