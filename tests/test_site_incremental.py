@@ -22,6 +22,7 @@ from mtboard.site import incremental as I
 sys.path.insert(0, str(Path(__file__).parent))
 from test_site_cards import write_fixture_tree  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
 STAMP = "2026-12-01 00:00 UTC"
 
 
@@ -88,7 +89,7 @@ def test_the_search_index_holds_no_skipped_page_and_every_other(tree):
     locations = {d["location"].split("#")[0] for d in index["docs"]}
     manifest = json.loads((root / "cache" / I.MANIFEST).read_text())
     assert len(manifest["html"]) == 17  # 7 run pages, 5 review pages, 5 compare pages: all search-excluded
-    assert not locations & set(manifest["html"].values())
+    assert not locations & {out_rel for out_rel, _ in manifest["html"].values()}
     assert {"index.html", "runs/index.html", "methodology.html"} <= locations  # the pages that are searched
 
 
@@ -121,7 +122,7 @@ def test_a_cached_page_that_is_a_link_is_not_copied(tree, tmp_path, monkeypatch)
     cache = tmp_path / "cache"
     shutil.copytree(root / "cache", cache, symlinks=True)
     manifest = json.loads((cache / I.MANIFEST).read_text())
-    rel, out_rel = sorted(manifest["html"].items())[0]
+    rel, (out_rel, _) = sorted(manifest["html"].items())[0]
     secret = tmp_path / "secret.html"
     secret.write_text("SECRET", encoding="utf-8")
     (cache / "site" / out_rel).unlink()
@@ -131,9 +132,40 @@ def test_a_cached_page_that_is_a_link_is_not_copied(tree, tmp_path, monkeypatch)
     assert (root / "linked" / "site" / out_rel).read_bytes() == (root / "full" / "site" / out_rel).read_bytes()
 
 
+def test_a_cached_page_whose_bytes_changed_is_rebuilt(tree, tmp_path, monkeypatch):
+    """The manifest records each cached page's SHA-256: an edited page (or another build's, saved at the same time
+    into the same cache) is built again, not published."""
+    root, *_ = tree
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    cache = tmp_path / "cache"
+    shutil.copytree(root / "cache", cache, symlinks=True)
+    manifest = json.loads((cache / I.MANIFEST).read_text())
+    edited = [out_rel for out_rel, _ in sorted(manifest["html"].values())[:2]]
+    for out_rel in edited:
+        (cache / "site" / out_rel).write_text("<p>forged</p>", encoding="utf-8")
+    report = _build(root, "edited", cache)
+    assert report.pages_reused == len(manifest["html"]) - 2
+    assert _files(root / "edited" / "site") == _files(root / "full" / "site")
+
+
 def test_search_excluded_reads_the_front_matter():
     assert I.search_excluded("---\ntitle: x\nsearch:\n  exclude: true\n---\n# x\n")
     assert not I.search_excluded("---\nsearch:\n  boost: 1.5\n---\n# x\n")
     assert not I.search_excluded("# x\nsearch:\n  exclude: true\n")
     assert I.nav_files([{"Home": "index.md"}, {"Boards": [{"A": "boards/a.md"}, "b.md"]}]) == {
         "index.md", "boards/a.md", "b.md"}
+
+
+def test_the_cli_takes_the_cache_folder_and_off(tree, tmp_path):
+    import cli_support
+
+    root, *_ = tree
+    cache = tmp_path / "cache"
+    shutil.copytree(root / "cache", cache)
+    args = ["build", "--submissions", root / "submissions", "--corpora", root / "corpora", "--out", tmp_path / "out",
+            "--docs", tmp_path / "docs"]
+    res = cli_support.invoke([*args, "--cache", cache], cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert "validation cache: 7 hit(s), 0 miss(es)" in res.stdout
+    res = cli_support.invoke(args, env={"MTBOARD_CACHE": "off"}, cwd=ROOT)
+    assert res.returncode == 0 and "validation cache" not in res.stdout

@@ -15,7 +15,7 @@ with ``dirty=True``, which then neither reads nor renders it: ``mkdocs/commands/
   check fails the build as a full build would (a name that merely occurs in the text costs a rebuild, nothing else); and its front matter says ``search: exclude: true`` — Material's search
   plugin indexes only the pages it builds, so every page that belongs in the search index is always rebuilt;
 * it is not in the nav (a nav page's title, read from its Markdown, appears on every page);
-* its previous HTML is a regular file in the cache.
+* its previous HTML is a regular file in the cache whose SHA-256 is the one the manifest recorded.
 
 Every other file of the site — the other pages, the assets, ``search/search_index.json``, ``sitemap.xml``,
 ``404.html`` — is written by MkDocs into an empty staging folder, as a full build does; a page that disappeared is not
@@ -114,6 +114,8 @@ class Plan:
     skippable: list[str]
     skip: set[str] = field(default_factory=set)
     reason: str = ""
+    html: dict[str, list[str]] = field(default_factory=dict)
+    """The previous manifest's ``html``: Markdown path → [output path, SHA-256 of the HTML] of each cached page."""
 
 
 def _read_manifest(path: Path) -> dict | None:
@@ -127,7 +129,9 @@ def _read_manifest(path: Path) -> dict | None:
     pages, html = data.get("pages"), data.get("html")
     if not isinstance(pages, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in pages.items()):
         return None
-    if not isinstance(html, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in html.items()):
+    if not isinstance(html, dict) or not all(
+            isinstance(k, str) and isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v)
+            for k, v in html.items()):
         return None
     return data
 
@@ -146,6 +150,7 @@ def plan(cache: Path, written: dict[str, bytes], nav, global_h: str) -> Plan:
         result.reason = "configuration, nav, theme, assets or code changed"
     else:
         gone = sorted({Path(rel).stem for rel in set(old["pages"]) - set(pages)})
+        result.html = old["html"]
         result.skip = {rel for rel in skippable if old["pages"].get(rel) == pages[rel] and rel in old["html"]
                        and not any(name.encode() in written[rel] for name in gone)}
         if not result.skip:
@@ -164,21 +169,29 @@ def _inside(base: Path, rel: str) -> Path | None:
 def stage(p: Plan, docs: Path, site: Path, dest_of) -> int:
     """Copy the reused pages' HTML from the cache into the empty staging ``site`` and give their Markdown under
     ``docs`` an old mtime (so MkDocs' dirty build skips them); ``dest_of(rel)``: a page's output path relative to
-    the site. Returns the number of pages reused; a cached file that is missing or not a regular file is left out
-    (that page is built)."""
+    the site. A cached page is reused only when its output path is the one this build would write, it is a regular
+    file (no link at any level inside the cache) and its bytes hash to the manifest's SHA-256; otherwise that page is
+    built. Returns the number of pages reused."""
     reused = set()
     cached_site = p.cache / SITE
+    if cached_site.is_symlink() or not cached_site.is_dir():
+        p.skip = set()
+        return 0
     for rel in sorted(p.skip):
-        out_rel = dest_of(rel)
+        out_rel, want = p.html[rel]
+        if out_rel != dest_of(rel):
+            continue
         src, dst, md = _inside(cached_site, out_rel), _inside(site, out_rel), _inside(docs, rel)
         if src is None or dst is None or md is None:
             continue
         try:
-            if src.is_symlink() or not src.is_file() or any(q.is_symlink() for q in src.parents
-                                                              if q.is_relative_to(cached_site)):
+            if any(q.is_symlink() for q in [src, *src.parents] if q.is_relative_to(cached_site)) or not src.is_file():
+                continue
+            data = src.read_bytes()
+            if hashlib.sha256(data).hexdigest() != want:
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)  # a copy: MkDocs must never write into the cache
+            dst.write_bytes(data)  # a copy: MkDocs must never write into the cache
             os.utime(dst, (2_000_000_000, 2_000_000_000))
             os.utime(md, (1_000_000_000, 1_000_000_000))
         except OSError:
@@ -191,35 +204,38 @@ def stage(p: Plan, docs: Path, site: Path, dest_of) -> int:
 
 
 def save(p: Plan, site: Path, dest_of) -> None:
-    """Keep this build's skippable pages' HTML and the manifest in the cache (the manifest removed first and written
-    last: a build killed in between leaves no manifest, so the next build is a full one). Failures are ignored."""
+    """Keep this build's skippable pages' HTML and the manifest in the cache: the pages into a fresh hidden folder,
+    swapped in with two renames, then the manifest (removed first, written last: a build killed in between leaves no
+    manifest, so the next build is a full one). The manifest records each page's HTML SHA-256, which :func:`stage`
+    checks, so two builds saving into one cache at once cannot pair one's manifest with the other's pages. Failures
+    are ignored (the cache only saves time)."""
     manifest = p.cache / MANIFEST
-    with contextlib.suppress(OSError):
-        manifest.unlink()
-    new = p.cache / f".{SITE}.new"
+    new = aside = None
     try:
-        if new.is_symlink() or new.is_file():
-            new.unlink()
-        elif new.exists():
-            shutil.rmtree(new)
+        p.cache.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            manifest.unlink()
+        new = Path(tempfile.mkdtemp(prefix=f".{SITE}.", suffix=".new", dir=p.cache))
         html = {}
         for rel in p.skippable:
             out_rel = dest_of(rel)
             src, dst = _inside(site, out_rel), _inside(new, out_rel)
-            if src is None or dst is None or not src.is_file():
+            if src is None or dst is None or src.is_symlink() or not src.is_file():
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.link(src, dst)  # the published tree is never written in place (replaced by a swap)
             except OSError:
                 shutil.copyfile(src, dst)
-            html[rel] = out_rel
+            html[rel] = [out_rel, hashlib.sha256(dst.read_bytes()).hexdigest()]
         old = p.cache / SITE
         if old.is_symlink() or old.is_file():
             old.unlink()
         elif old.exists():
-            shutil.rmtree(old)
+            aside = Path(tempfile.mkdtemp(prefix=f".{SITE}.", suffix=".old", dir=p.cache))
+            os.replace(old, aside / SITE)
         os.replace(new, old)
+        new = None
         data = json.dumps({"format": MANIFEST_FORMAT, "global": p.global_hash, "pages": p.pages, "html": html},
                           ensure_ascii=True, sort_keys=True, indent=0) + "\n"
         fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=p.cache)  # O_EXCL: never a link
@@ -227,8 +243,11 @@ def save(p: Plan, site: Path, dest_of) -> None:
             fh.write(data.encode("ascii"))
         os.replace(tmp, manifest)
     except OSError:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(new)
+        pass
+    finally:
+        for leftover in (new, aside):
+            if leftover is not None:
+                shutil.rmtree(leftover, ignore_errors=True)
 
 
 class DropDirtyWarning(logging.Filter):
