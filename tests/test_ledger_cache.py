@@ -139,5 +139,17 @@ def test_the_environment_hash_follows_prompts_coaching_and_code(tmp_path, monkey
     (tmp_path / "coaching" / "notes.txt").write_text("a", encoding="utf-8")
     with_coaching = C.environment_hash(tmp_path, None, None, None)
     assert with_coaching != base
-    monkeypatch.setattr(C, "code_hash", lambda: "edited")
+    monkeypatch.setattr(C, "code_hash", lambda without=(): "edited")
     assert C.environment_hash(tmp_path, None, None, None) != with_coaching
+
+
+def test_no_module_outside_the_site_and_cli_layers_imports_them():
+    """The validation key leaves site/ and cli/ out of the code hash (VALIDATOR_FREE): sound only while nothing the
+    validator can reach imports them."""
+    import re
+
+    pkg = Path(C.__file__).resolve().parents[1]
+    pattern = re.compile(r"^\s*(?:from|import)\s+mtboard\.(?:site|cli)\b", re.MULTILINE)
+    offenders = sorted(p.relative_to(pkg).as_posix() for p in pkg.rglob("*.py")
+                       if p.relative_to(pkg).parts[0] not in C.VALIDATOR_FREE and pattern.search(p.read_text()))
+    assert len(list(pkg.rglob("*.py"))) > 100 and offenders == []

@@ -117,7 +117,9 @@ def build(
     typer.echo(f"built {report.pages} pages: {report.cards} cards on {report.leaderboards} leaderboard(s), "
                f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
     if report.cache_hits or report.cache_misses:
-        typer.echo(f"validation cache: {report.cache_hits} hit(s), {report.cache_misses} miss(es)")
+        typer.echo(f"validation cache: {report.cache_hits} hit(s), {report.cache_misses} miss(es); "
+                   f"{report.pages_reused} page(s) reused" + (f" ({report.full_build_reason})"
+                                                              if report.full_build_reason else ""))
     if previous is not None:
         typer.echo(f"changes since {previous}: {len(report.changes) or 'none'}")
         for line in report.changes:

@@ -5,8 +5,9 @@ A verdict (the one-line problems of :func:`mtboard.validate.validate_card`, empt
 under a *key*: the SHA-256 of
 
 * the cache format (:data:`CACHE_FORMAT`) and the harness version (``mtboard.__version__``);
-* the SHA-256 of every ``.py`` file of the installed ``mtboard`` package (the validator, the scorer, the policy,
-  the schema: any edit, bumped version or not, is another validator);
+* the SHA-256 of every ``.py`` file of the installed ``mtboard`` package but the site and CLI layers
+  (:data:`VALIDATOR_FREE`): the validator, the scorer, the policy, the schema — any edit, bumped version or not, is
+  another validator;
 * Python's version and the name and version of every installed distribution (sacrebleu, the embedding package,
   plugins …);
 * the prompt folder in use (:func:`mtboard.inputs.prompts.prompts_dir`: templates and the price table) and the
@@ -77,14 +78,21 @@ def _digest_files(h, label: str, folder: Path | None) -> None:
                 h.update(f"{(Path(dirpath) / d).relative_to(folder).as_posix()}\0dirlink\0".encode())
 
 
-def code_hash() -> str:
-    """SHA-256 over every ``.py`` file of the imported ``mtboard`` package (relative path and bytes), hex."""
+VALIDATOR_FREE = ("site", "cli", "__main__.py")
+"""Sub-packages (and the entry point) no validator module imports (the site renders, the CLI parses options), left
+out of :func:`code_hash` ``(without=VALIDATOR_FREE)`` so that editing a page template does not validate every card
+again; tests/test_ledger_cache.py checks that no other sub-package imports them."""
+
+
+def code_hash(without: tuple[str, ...] = ()) -> str:
+    """SHA-256 over every ``.py`` file of the imported ``mtboard`` package (relative path and bytes), hex; files under
+    the sub-packages named in ``without`` are left out."""
     import mtboard  # noqa: PLC0415
 
     h = hashlib.sha256()
     pkg = Path(mtboard.__file__).resolve().parent
     for p in sorted(pkg.rglob("*.py")):
-        if "__pycache__" not in p.parts:
+        if "__pycache__" not in p.parts and p.relative_to(pkg).parts[0] not in without:
             h.update(f"{p.relative_to(pkg).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
     return h.hexdigest()
 
@@ -97,7 +105,7 @@ def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path 
     from mtboard.inputs.prompts import prompts_dir  # noqa: PLC0415
 
     h = hashlib.sha256()
-    h.update(f"{CACHE_FORMAT}\0{mtboard.__version__}\0{code_hash()}\0".encode())
+    h.update(f"{CACHE_FORMAT}\0{mtboard.__version__}\0{code_hash(without=VALIDATOR_FREE)}\0".encode())
     h.update(f"{sys.version}\0{platform.machine()}\0".encode())
     dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata['Name']})
     h.update("\0".join(dists).encode())

@@ -66,6 +66,8 @@ class BuildReport:
     pages_reused: int = 0
     """Pages whose HTML came from the cache instead of MkDocs (:mod:`mtboard.site.incremental`); 0 without a cache
     or on a full build."""
+    full_build_reason: str = ""
+    """With a cache, why no page's HTML was reused (:attr:`mtboard.site.incremental.Plan.reason`); empty otherwise."""
 
 
 def project_root() -> Path:
@@ -259,6 +261,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                     report.pages_reused = _mkdocs(root, docs_stage.path, site_stage.path, nav, site_url or None,
                                                   plan)
                 report.seconds["mkdocs"] = time.perf_counter() - t3
+                report.full_build_reason = plan.reason if plan is not None and not report.pages_reused else ""
             # the site is out; the docs follow (a kill between the two leaves the previous docs: not published)
     if run_mkdocs:
         report.seconds["publish"] = time.perf_counter() - t3 - report.seconds["mkdocs"]
