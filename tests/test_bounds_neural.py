@@ -82,7 +82,7 @@ def test_a_forged_commit_is_an_unpinned_claim_never_a_score(tmp_path):
     # re-scored only in the verify job without secrets (the plugin gate), though the card has no plugin
     assert card.method.plugin is None and gate(card, ApprovedPlugins()) == "unapproved"
     assert gate(_card(list(vs.NEURAL_SCORES)), ApprovedPlugins()) == "builtin"
-    lc = LoadedCard(path="x.json", raw=b"", card=card, page_id=card.run_card_hash[:16],
+    lc = LoadedCard(path="x.json", card=card, page_id=card.run_card_hash[:16],
                     verification=Verification("gds-verified", {"deltas": [
                         {"metric": "neural_metrics.comet22", "stored": 0.615, "rerun": 0.615, "within": True}]}))
     (row,) = neural_view(lc)

@@ -56,7 +56,7 @@ def test_the_committed_table_is_the_generated_one() -> None:
 
 def test_the_table_lists_every_variable_with_its_type_default_meaning_and_commands() -> None:
     page = environment_page()
-    assert len(VARIABLES) == 17  # issue 34: MTBOARD_SECRETS_JOB, MTBOARD_COMET_SANDBOX
+    assert len(VARIABLES) == 18  # issue 34: MTBOARD_SECRETS_JOB, MTBOARD_COMET_SANDBOX; issue 35: MTBOARD_CACHE
     for name, field in Environment.model_fields.items():
         (row,) = [line for line in page.splitlines() if line.startswith(f"| `{variable(name)}` |")]
         cells = [c.strip() for c in row.strip("|").split(" | ")]

@@ -112,7 +112,7 @@ def test_a_reproduction_adds_a_member_and_keeps_the_evidence(committed_inputs, t
         card = documents.load_card(path)
         assert card.fingerprint.hash == documents.load_card(src).fingerprint.hash
         rel = f"mtb-en-es-dev/{path.name}"
-        inputs.cards.append(LoadedCard(rel, path.read_bytes(), card, card.run_card_hash[:16],
+        inputs.cards.append(LoadedCard(rel, card, card.run_card_hash[:16],
                                        Verification("self-benchmarked", label="self-benchmarked")))
         row = row_of(st.decide(inputs), APERTIUM_ES)
         assert row.members == ((APERTIUM_ES, rel) if stamp > "2026-12-01T02:16" else (rel, APERTIUM_ES))
@@ -137,7 +137,7 @@ def test_the_row_takes_the_best_tier_any_member_earned(committed_inputs, tmp_pat
     path = reproduction(src, tmp_path, "2026-12-01T23:00:00Z")
     late_card = documents.load_card(path)
     base = next(lc for lc in committed_inputs.cards if lc.path == APERTIUM_ES)
-    late = LoadedCard(f"mtb-en-es-dev/{path.name}", path.read_bytes(), late_card, late_card.run_card_hash[:16],
+    late = LoadedCard(f"mtb-en-es-dev/{path.name}", late_card, late_card.run_card_hash[:16],
                       base.verification)
     for early_tier, late_tier, want_tier, want_rep in [
             ("rerun-unattested", "gds-verified", "gds-verified", late.path),

@@ -472,7 +472,8 @@ def test_load_inputs_reads_cards_rejects_the_broken_and_the_duplicate(tmp_path, 
     assert [lc.path for lc in inputs.cards] == names  # the record beside the Apertium card is not read as a card
     assert [lc.page_id for lc in inputs.cards[:4]] == [lc.card.run_card_hash[:16] for lc in inputs.cards[:4]]
     assert inputs.cards[4].page_id == hashlib.sha256((subs / "zz" / "unsealed.json").read_bytes()).hexdigest()[:16]
-    assert inputs.cards[0].raw == CARD.read_bytes() and inputs.cards[0].review is None
+    assert inputs.cards[0].card.run_card_hash == json.loads(CARD.read_bytes())["run_card_hash"]
+    assert inputs.cards[0].review is None
     assert [lc.verification.label for lc in inputs.cards] == [UNATTESTED_LABEL, SELF, SELF, SELF, SELF]
     assert inputs.cards[0].verification.via == inputs.cards[0].card.rescored_from[0].run_card_hash
     assert [r.path for r in inputs.rejected] == ["broken.json", "ca/az-dup.json"]
@@ -520,7 +521,7 @@ def test_load_inputs_passes_anchor_warnings_and_the_secret_on(tmp_path, monkeypa
     inputs = L.load_inputs(subs, tmp_path / "c", anchors_dir=tmp_path / "a", secret_segment=tmp_path / "s",
                            secret_source="S")
     assert (inputs.anchors, inputs.warnings) == (["ANCHOR"], ["anchor warn", "review warn"])
-    assert seen == [tmp_path / "a", (subs, tmp_path / "c", tmp_path / "s", "S"), tmp_path]
+    assert seen == [tmp_path / "a", (subs, tmp_path / "c", tmp_path / "s", "S", None), tmp_path]  # None: no cache
 
 
 def test_load_inputs_rejects_what_the_validator_or_the_copy_check_finds(tmp_path, monkeypatch):
@@ -530,7 +531,7 @@ def test_load_inputs_rejects_what_the_validator_or_the_copy_check_finds(tmp_path
     subs, corpora = _tree(tmp_path)
     (subs / "ca" / "az-dup.json").unlink()
 
-    def validator(path, card):
+    def validator(path, card, raw):
         assert card.run_card_hash and path.name.endswith(f"{card.run_card_hash[:12]}.json")  # the card of that file
         if path.name.startswith("baseline-empty"):
             return [f"{path}: empty", "second"]

@@ -204,7 +204,7 @@ def test_the_run_page_shows_neural_metrics_as_claimed_until_an_accepted_verifica
 
     raw = vs.neural_card_bytes()
     card = loads_card(raw, "card")
-    lc = LoadedCard(path="x.json", raw=raw, card=card, page_id=card.run_card_hash[:16],
+    lc = LoadedCard(path="x.json", card=card, page_id=card.run_card_hash[:16],
                     verification=Verification("self-benchmarked"))
     (row,) = neural_view(lc)
     # (8123 + 7000 + 6543 + 9000 + 3100 + 5000 + 5500 + 6000 + 6100 + 6200 + 9999 + 1234) / 12 = 6149.9… → 0.615

@@ -26,7 +26,7 @@ SWEEP = ROOT / "sweeps" / "gemma-270m-temperature.yaml"
 
 def _loaded(path: Path) -> LoadedCard:
     card = load_card(path)
-    return LoadedCard(path=path.relative_to(ROOT / "submissions").as_posix(), raw=path.read_bytes(), card=card,
+    return LoadedCard(path=path.relative_to(ROOT / "submissions").as_posix(), card=card,
                       page_id=card.run_card_hash[:16], verification=None)
 
 

@@ -37,7 +37,7 @@ def _card(*, fp: str = "fp1", ts: str = "2026-01-01T00:00:00Z", comp: float | No
 
 def _lc(path: str, page_id: str, card, tier: str = S.SELF, **ver) -> LoadedCard:
     review = ver.pop("review", None)
-    return LoadedCard(path=path, raw=b"", card=card, page_id=page_id, verification=Verification(tier=tier, **ver),
+    return LoadedCard(path=path, card=card, page_id=page_id, verification=Verification(tier=tier, **ver),
                       review=review)
 
 

@@ -257,8 +257,8 @@ def test_board_compares_judges_on_common_cells_only():
         update={"status": "judge_failed", "score": None})
     other.results[1].judgements["gemba-mqm"] = other.results[1].judgements["gemba-mqm"].model_copy(
         update={"score": 7.0})
-    lcs = [LoadedCard("a.json", b"", card, "a" * 16, Verification("self-benchmarked")),
-           LoadedCard("b.json", b"", other, "b" * 16, Verification("self-benchmarked"))]
+    lcs = [LoadedCard("a.json", card, "a" * 16, Verification("self-benchmarked")),
+           LoadedCard("b.json", other, "b" * 16, Verification("self-benchmarked"))]
     lb = build_ledger(Inputs(cards=lcs), resamples=50).boards[0]
     view = lb.views[0]
     # common cells: the 12 entries minus the 4 failed in both and entry 0 failed in the other → 7
@@ -298,7 +298,7 @@ def test_batch_engine_records_no_per_entry_latency():
     committed = load_card(next(p for p in SUB_ES.glob("apertium-eng-spa__*.json")
                                if not p.name.endswith(".verification.json")))
     assert committed.scores.median_latency_seconds is None
-    lc = LoadedCard("x", b"", committed, "c" * 16, Verification("self-benchmarked"))
+    lc = LoadedCard("x", committed, "c" * 16, Verification("self-benchmarked"))
     cell = tables._speed(committed, list(committed.results), True)
     assert cell.text == f"batch: {committed.scores.entries_per_minute / 60:.1f} entries/s"
     assert lc.card is committed
@@ -340,7 +340,7 @@ def test_no_usage_reported_means_unknown_cost(tmp_path, monkeypatch):
     assert card.totals.total_cost_usd is None and card.scores.cost_adjusted_score is None
     report = V.validate_card(tmp_path / "w" / "card.json", _ctx(ROOT))
     assert report.ok, [str(p) for p in report.problems]
-    lc = LoadedCard("x", b"", card, "d" * 16, Verification("self-benchmarked"))
+    lc = LoadedCard("x", card, "d" * 16, Verification("self-benchmarked"))
     decide(Inputs(cards=[lc]))  # the card's row standing (a self-benchmarked row: declared values)
     cells = tables._cells(lc, None, list(card.results), 1.0, None, None, 0.1, None, None, {})
     assert cells["cost"].text == "unknown"
@@ -417,8 +417,8 @@ def test_judges_page_on_judged_cards():
     card = loads_card(vs.judged_card_bytes(12), "card")
     other = card.model_copy(deep=True)
     other.judges["gemba-mqm"] = other.judges["gemba-mqm"].model_copy(update={"model": "second-judge"})
-    lcs = [LoadedCard("a.json", b"", card, "a" * 16, Verification("self-benchmarked")),
-           LoadedCard("b.json", b"", other, "b" * 16, Verification("self-benchmarked"))]
+    lcs = [LoadedCard("a.json", card, "a" * 16, Verification("self-benchmarked")),
+           LoadedCard("b.json", other, "b" * 16, Verification("self-benchmarked"))]
     page = build_judges_page(lcs, [])
     mqm = {(j.kind, j.model): j for j in page.judges}
     first = mqm[("gemba-mqm", "openai:scripted-judge")]

@@ -172,7 +172,24 @@ def test_every_action_is_pinned_and_known():
                 assert PINNED.match(step["uses"]), step["uses"]
                 seen.add(step["uses"].split("@")[0])
     assert seen == {"actions/checkout", "actions/upload-artifact", "actions/download-artifact",
-                    "actions/attest-build-provenance", "actions/upload-pages-artifact", "actions/deploy-pages"}
+                    "actions/attest-build-provenance", "actions/upload-pages-artifact", "actions/deploy-pages",
+                    "actions/cache"}  # issue 35 item 3: the site's build cache
+
+
+def test_the_build_cache_is_used_only_by_the_site_workflow_which_runs_on_main_only():
+    """Issue 35 item 3 (docs/SECURITY.md, "The build cache"): a cache a pull request could write must never be read
+    by the job that publishes the site. Only site.yml uses actions/cache; it runs on pushes to main and by hand."""
+    users = {p.name for p in WF.glob("*.yml")
+             if any(step.get("uses", "").startswith("actions/cache@") for _, _, step in steps(load(p.name)))}
+    assert users == {"site.yml"}
+    wf = load("site.yml")
+    on = wf.get("on", wf.get(True))
+    assert set(on) == {"push", "workflow_dispatch"} and on["push"] == {"branches": ["main"]}
+    (cache,) = [step for _, _, step in steps(wf) if step.get("uses", "").startswith("actions/cache@")]
+    assert cache["with"]["path"] == ".mtboard-cache"
+    assert cache["with"]["key"].endswith("-${{ github.run_id }}")  # a new entry per run: caches are immutable
+    (build,) = [step for _, _, step in steps(wf) if "mtboard build" in step.get("run", "")]
+    assert "--cache .mtboard-cache" in build["run"]
 
 
 def test_no_event_expression_inside_run():

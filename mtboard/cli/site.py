@@ -40,6 +40,17 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.wfile.write(body)
 
 
+def _cache_folder(given: Path | None, env_value: Path | None) -> Path | None:
+    """``--cache``, else ``$MTBOARD_CACHE``, else ``.mtboard-cache`` in the project root; ``off`` (either): None."""
+    from mtboard.ledger.cache import DEFAULT_CACHE
+    from mtboard.site.build import project_root
+
+    chosen = given if given is not None else env_value
+    if chosen is not None:
+        return None if str(chosen) == "off" else chosen
+    return project_root() / DEFAULT_CACHE
+
+
 @app.command()
 @guarded
 def build(
@@ -78,6 +89,10 @@ def build(
     snapshots: Annotated[Path | None, typer.Option(
         "--snapshots", help="Folder of earlier builds' data/ledger.json files (any names): published with this "
                             "build's as the board's dated history (history.html).")] = None,
+    cache: Annotated[Path | None, typer.Option(
+        "--cache", help="Build cache folder: validation verdicts by content, so an unchanged card is not validated "
+                        "again (`off`: no cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project "
+                        "root.")] = None,
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
     from mtboard.cli.environment import environment
@@ -92,7 +107,7 @@ def build(
                         attestation_repository=attestation_repository or env.attestation_repository,
                         official=official if official.is_dir() else None, secret_segment=env.secret_segment,
                         secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None,
-                        previous=previous, snapshots=snapshots)
+                        previous=previous, snapshots=snapshots, cache=_cache_folder(cache, env.cache))
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:
@@ -101,6 +116,10 @@ def build(
     secs = " ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     typer.echo(f"built {report.pages} pages: {report.cards} cards on {report.leaderboards} leaderboard(s), "
                f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
+    if report.cache_hits or report.cache_misses:
+        typer.echo(f"validation cache: {report.cache_hits} hit(s), {report.cache_misses} miss(es); "
+                   f"{report.pages_reused} page(s) reused" + (f" ({report.full_build_reason})"
+                                                              if report.full_build_reason else ""))
     if previous is not None:
         typer.echo(f"changes since {previous}: {len(report.changes) or 'none'}")
         for line in report.changes:

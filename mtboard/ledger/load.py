@@ -18,6 +18,7 @@ from mtboard.core.documents import load_card, load_corpus
 from mtboard.core.errors import MtboardError
 from mtboard.review.community import ReviewSummary, community_verified, summarise
 from mtboard.core import canonical
+from mtboard.ledger.cache import ValidationCache, environment_hash
 from mtboard.core.schema import Ancestor, AnchorRecord, Corpus, RunCard, VerificationRecord, VerificationTier
 from mtboard.verify.record import COMPARED, UNATTESTED_LABEL, check_record, within_tolerance
 
@@ -55,8 +56,8 @@ class Verification:
 @dataclass
 class LoadedCard:
     path: str
-    """Path relative to the submissions folder (display and raw-JSON copy)."""
-    raw: bytes
+    """Path relative to the submissions folder (display; the run page links the file in the repository). The card's
+    bytes are not kept: at 10,000 cards they would hold ~2–5 GB for nothing (issue 35)."""
     card: RunCard
     page_id: str
     """16 hex: prefix of run_card_hash (or of the file's SHA-256 when the card is unsealed)."""
@@ -91,6 +92,10 @@ class Inputs:
     warnings: list[str] = field(default_factory=list)
     anchors: list[AnchorRecord] = field(default_factory=list)
     """Judge-reliability records (``mtboard anchor``) read from the anchors folder."""
+    cache_hits: int = 0
+    """Cards whose verdict came from the validation cache (:mod:`mtboard.ledger.cache`); 0 without a cache."""
+    cache_misses: int = 0
+    """Cards validated because the cache held no usable verdict for them; 0 without a cache."""
 
 
 def _is_verification(name: str) -> bool:
@@ -110,19 +115,32 @@ def _walk_json(root: Path) -> list[Path]:
 
 
 def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path | None = None,
-               secret_source: str | None = None):
-    """``(path, card) -> list[str]``: every problem :func:`mtboard.validate.validate_card` finds (one line each).
+               secret_source: str | None = None, cache: ValidationCache | None = None):
+    """``(path, card, raw) -> list[str]``: every problem :func:`mtboard.validate.validate_card` finds (one line each).
 
     The repository root is the folder holding ``submissions/``; corpora come from ``corpora_dir``; the secret-text
-    scan reads ``secret_segment`` (:func:`mtboard.validate.make_context`).
+    scan reads ``secret_segment`` (:func:`mtboard.validate.make_context`). With ``cache``, a verdict stored under the
+    card's key is returned without validating, and a new verdict is stored (:mod:`mtboard.ledger.cache`; issue 35
+    item 3) unless it has a ``timestamps`` problem (the clock may change it).
     """
     from mtboard import validate as v  # noqa: PLC0415 - heavy (sacrebleu) only when validating
 
-    ctx = v.make_context(submissions.parent, corpora_dir if corpora_dir is not None else submissions.parent / "corpora",
+    root = submissions.parent
+    ctx = v.make_context(root, corpora_dir if corpora_dir is not None else root / "corpora",
                          secret_segment=secret_segment, secret_source=secret_source)
 
-    def run(path: Path, card: RunCard) -> list[str]:
-        return [str(p) for p in v.validate_card(path, ctx).problems]
+    def run(path: Path, card: RunCard, raw: bytes | None = None) -> list[str]:
+        key = None
+        if cache is not None and raw is not None:
+            key = cache.key(raw, path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix(), card)
+            found = cache.get(key)
+            if found is not None:
+                return found
+        problems = v.validate_card(path, ctx).problems
+        lines = [str(p) for p in problems]
+        if key is not None and not any(p.check == "timestamps" for p in problems):
+            cache.put(key, lines)
+        return lines
 
     return run
 
@@ -277,13 +295,16 @@ def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
 
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
                 anchors_dir: Path | None = None, attestation_repository: str | None = None,
-                secret_segment: Path | None = None, secret_source: str | None = None) -> Inputs:
+                secret_segment: Path | None = None, secret_source: str | None = None,
+                cache: Path | None = None) -> Inputs:
     """Read every card, corpus and anchor record; never raises for one bad file (it is rejected or warned about
     instead). Cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`) are rejected too.
     Verification records are checked against the verify workflow of ``attestation_repository`` (owner/name; default
     :func:`mtboard.verify.record.expected_signer`'s ``$GITHUB_REPOSITORY``; none: no record is attested). With
     ``validate``, a card holding text of the ``secret_segment`` corpus file is rejected (``secret_source`` names it
-    in the message; :func:`mtboard.validate.make_context`).
+    in the message; :func:`mtboard.validate.make_context`). ``cache``: a folder of stored verdicts
+    (:mod:`mtboard.ledger.cache`, issue 35 item 3): a card whose key is there is not validated again; None validates
+    every card. The cross-card ``copies`` check always runs.
 
     Raises: InputError when ``secret_segment`` cannot be read as a corpus."""
     from mtboard.verify.record import expected_signer  # noqa: PLC0415
@@ -304,7 +325,12 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
                 inputs.warnings.append(f"corpus skipped: {exc.one_line()}")
                 continue
             inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
-    validator = _validator(submissions, corpora_dir, secret_segment, secret_source) if validate else None
+    verdicts = None
+    if validate and cache is not None:
+        verdicts = ValidationCache(cache, environment_hash(
+            submissions.parent, corpora_dir if corpora_dir is not None else submissions.parent / "corpora",
+            secret_segment, secret_source))
+    validator = _validator(submissions, corpora_dir, secret_segment, secret_source, verdicts) if validate else None
     reviewed, warnings = load_reviews(submissions.parent)
     records = _records_by_hash(submissions)
     inputs.warnings.extend(warnings)
@@ -321,7 +347,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             continue
         if validator is not None:
             try:
-                problems = validator(path, card)
+                problems = validator(path, card, raw)
             except MtboardError as exc:
                 problems = [exc.one_line()]
             if problems:
@@ -338,7 +364,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
                 _attested_gold(card, submissions.parent, attestation_repository), review):
             ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,
                                label="community verified")
-        inputs.cards.append(LoadedCard(rel, raw, card, key[:16], ver, review))
+        inputs.cards.append(LoadedCard(rel, card, key[:16], ver, review))
     if validate:
         from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
 
@@ -346,4 +372,6 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
         bad = {p.where: p.message for p in copies}
         inputs.rejected.extend(Rejected(lc.path, [f"copies: {bad[lc.path]}"]) for lc in inputs.cards if lc.path in bad)
         inputs.cards = [lc for lc in inputs.cards if lc.path not in bad]
+    if verdicts is not None:
+        inputs.cache_hits, inputs.cache_misses = verdicts.hits, verdicts.misses
     return inputs

@@ -37,7 +37,7 @@ from mtboard.ledger.build import build_ledger
 from mtboard.ledger.diff import diff_ledgers, git_dates, load_previous
 from mtboard.ledger.history import load_snapshots
 from mtboard.ledger.load import Rejected, load_inputs
-from mtboard.site import boardpages, officialpages, portrait, render, sweeps
+from mtboard.site import boardpages, incremental, officialpages, portrait, render, sweeps
 from mtboard.site import boards as boards_view
 
 DOCS_MARKER = ".mtboard-docs"
@@ -59,6 +59,15 @@ class BuildReport:
     folder and the removal of the previous trees; :mod:`mtboard.core.publish`)."""
     changes: list[str] = field(default_factory=list)
     """One line per change since ``previous`` (:meth:`mtboard.ledger.diff.LedgerDiff.lines`); empty without it."""
+    cache_hits: int = 0
+    """Cards whose validation verdict came from the cache (``cache``; :mod:`mtboard.ledger.cache`); 0 without one."""
+    cache_misses: int = 0
+    """Cards validated because the cache had no usable verdict; 0 without a cache."""
+    pages_reused: int = 0
+    """Pages whose HTML came from the cache instead of MkDocs (:mod:`mtboard.site.incremental`); 0 without a cache
+    or on a full build."""
+    full_build_reason: str = ""
+    """With a cache, why no page's HTML was reused (:attr:`mtboard.site.incremental.Plan.reason`); empty otherwise."""
 
 
 def project_root() -> Path:
@@ -92,14 +101,16 @@ def _guard(path: Path, marker: str, root: Path, what: str) -> None:
                               fix="choose an empty folder or delete it first")
 
 
-def _write(docs: Path, rel: str, text: str) -> None:
-    """Write one page under ``docs``. Raises: ConfigError when ``rel`` would leave ``docs`` (a page name made from
+def _write(docs: Path, rel: str, text: str) -> bytes:
+    """Write one page under ``docs``; returns the bytes written. Raises: ConfigError when ``rel`` would leave ``docs`` (a page name made from
     input — a board key, a snapshot name — must never reach another folder)."""
     path = docs / rel
     if not path.resolve().is_relative_to(docs.resolve()) or ".." in Path(rel).parts or Path(rel).is_absolute():
         raise ConfigError(f"page path {rel!r} leaves the docs folder", field="page",
                           fix="report this: a page name was made from unchecked input")
-    _write_file(path, visible(rel, text).encode("utf-8"))
+    data = visible(rel, text).encode("utf-8")
+    _write_file(path, data)
+    return data
 
 
 def _write_file(path: Path, data: bytes) -> None:
@@ -156,7 +167,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                site_url: str | None = None, attestation_repository: str | None = None,
                official: Path | None = None, secret_segment: Path | None = None,
                secret_source: str | None = None, previous: Path | None = None,
-               snapshots: Path | None = None) -> BuildReport:
+               snapshots: Path | None = None, cache: Path | None = None) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
 
     ``attestation_repository``: owner/name whose verify workflow must have attested verification records and
@@ -176,6 +187,12 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
 
     ``secret_segment``: a secret-segment corpus file; with ``validate``, cards holding its text are rejected
     (``secret_source`` names it in the message; ``mtboard build`` passes ``$MTBOARD_SECRET_SEGMENT``).
+
+    ``cache``: the build cache folder (issue 35 item 3; ``mtboard build --cache``, default ``$MTBOARD_CACHE`` else
+    ``.mtboard-cache/``): validation verdicts by content (:mod:`mtboard.ledger.cache`; ``report.cache_hits`` and
+    ``report.cache_misses`` count them), and the HTML of search-excluded pages, reused when their Markdown did not
+    change (:mod:`mtboard.site.incremental`: byte-identical to a full build; ``report.pages_reused``). None: every
+    card is validated and every page rendered, nothing is kept.
 
     ``docs`` and ``out`` are published atomically (module docstring, issue 34 item 1): on any exception, cancel or
     kill both keep their previous content byte for byte; with ``run_mkdocs`` False only ``docs`` is written.
@@ -197,7 +214,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     anchors, official = _beside(anchors, submissions, "anchors"), _beside(official, submissions, "official")
     inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
                          attestation_repository=attestation_repository, secret_segment=secret_segment,
-                         secret_source=secret_source)
+                         secret_source=secret_source, cache=cache)
     off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples,
                                        {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash},
                                        secret_segment, secret_source)
@@ -225,22 +242,27 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     # both folders are built beside themselves and swapped in only when the whole build succeeded (issue 34 item 1,
     # mtboard.core.publish): a failed, cancelled or killed build leaves the previous docs and site byte for byte
     with publish.staged(docs, marker=DOCS_MARKER) as docs_stage:
-        _write_docs(docs_stage.path, root, pages, data)
+        written = _write_docs(docs_stage.path, root, pages, data)
         t3 = time.perf_counter()
         report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards),
                              len(portraits), len(pages), list(inputs.warnings) + sweep_warnings,
                              {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
-                             changes=diff.lines() if prev is not None else [])
+                             changes=diff.lines() if prev is not None else [], cache_hits=inputs.cache_hits,
+                             cache_misses=inputs.cache_misses)
         if run_mkdocs:
-            nav = render.nav(boards, officialpages.nav_items(off_boards)
-                             if (off_inputs.rows or off_inputs.rejected) else None)
+            nav = sweeps.with_sweeps(render.nav(boards, officialpages.nav_items(off_boards)
+                                                if (off_inputs.rows or off_inputs.rejected) else None), sweep_nav)
+            plan = None
+            if cache is not None:  # re-render only the pages whose Markdown changed (issue 35 item 3)
+                plan = incremental.plan(cache, written, nav, incremental.global_hash(root, nav, site_url or None))
             with publish.staged(out, marker=SITE_MARKER) as site_stage:
                 # the marker travels with the tree: the published folder always carries it (the next build's guard)
                 _write_file(site_stage.path / SITE_MARKER, b"built by mtboard build\n")
                 with storage_faults(out, own_name_first=True):  # MkDocs writes many files; a failed write names none
-                    _mkdocs(root, docs_stage.path, site_stage.path, sweeps.with_sweeps(nav, sweep_nav),
-                            site_url or None)
+                    report.pages_reused = _mkdocs(root, docs_stage.path, site_stage.path, nav, site_url or None,
+                                                  plan)
                 report.seconds["mkdocs"] = time.perf_counter() - t3
+                report.full_build_reason = plan.reason if plan is not None and not report.pages_reused else ""
             # the site is out; the docs follow (a kill between the two leaves the previous docs: not published)
     if run_mkdocs:
         report.seconds["publish"] = time.perf_counter() - t3 - report.seconds["mkdocs"]
@@ -265,21 +287,22 @@ def _beside(given: Path | None, submissions: Path, name: str) -> Path | None:
     return given
 
 
-def _write_docs(docs: Path, root: Path, pages: dict[str, str], data: dict[str, bytes]) -> None:
+def _write_docs(docs: Path, root: Path, pages: dict[str, str], data: dict[str, bytes]) -> dict[str, bytes]:
     """The Markdown folder, into the fresh staging folder ``docs``: marker, the site's assets, every page and the
     binary data files (``data``: gzip JSON already escaped by :func:`mtboard.site.rundata.gz`). The cards themselves
-    are not copied: each run page links its file in the repository (issue 35 item 1)."""
+    are not copied: each run page links its file in the repository (issue 35 item 1). Returns every page's path →
+    the bytes written (:mod:`mtboard.site.incremental`)."""
     _write_file(docs / DOCS_MARKER, b"generated by mtboard build; replaced on every build\n")
     with storage_faults(docs / "assets", own_name_first=True):  # a folder copytree makes names itself
         shutil.copytree(root / "site" / "assets", docs / "assets", copy_function=_copy_file)
-    for rel, text in sorted(pages.items()):
-        _write(docs, rel, text)
+    written = {rel: _write(docs, rel, text) for rel, text in sorted(pages.items())}
     for rel, blob in sorted(data.items()):
         path = docs / rel
         if not path.resolve().is_relative_to(docs.resolve()):
             raise ConfigError(f"data path {rel!r} leaves the docs folder", field="data",
                               fix="report this: a data file name was made from unchecked input")
         _write_file(path, blob)
+    return written
 
 
 def _official(folder: Path | None, repository: str | None, warnings: list[str], resamples: int,
@@ -313,24 +336,42 @@ class _Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def _mkdocs(root: Path, docs: Path, out: Path, nav: list, site_url: str | None = None) -> None:
-    """Run MkDocs in-process with the project's mkdocs.yml and our docs/site folders and nav (strict)."""
+def _mkdocs(root: Path, docs: Path, out: Path, nav: list, site_url: str | None = None,
+            plan: incremental.Plan | None = None) -> int:
+    """Run MkDocs in-process with the project's mkdocs.yml and our docs/site folders and nav (strict). With ``plan``,
+    the pages it may skip get their previous HTML and MkDocs runs with ``dirty=True`` (:mod:`mtboard.site.incremental`),
+    and the cache is updated after a successful build. Returns the number of pages whose HTML was reused."""
     # mkdocs (and its plugins) take a second to import: only when HTML is rendered (run_mkdocs=False skips it)
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
 
+    from mkdocs.structure.files import File
+
     collect = _Collect()
     log = logging.getLogger("mkdocs")
     log.addHandler(collect)
+    quiet = incremental.DropDirtyWarning()
+    logging.getLogger("mkdocs.commands.build").addFilter(quiet)
+    reused = 0
     try:
         extra = {"site_url": site_url} if site_url else {}
         cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs.resolve()), site_dir=str(out.resolve()),
                           nav=nav, strict=True, **extra)
-        build(cfg)
+
+        def dest_of(rel: str) -> str:
+            return File(rel, cfg.docs_dir, cfg.site_dir, cfg.use_directory_urls).dest_uri
+
+        if plan is not None:
+            reused = incremental.stage(plan, docs, out, dest_of)
+        build(cfg, dirty=reused > 0)
+        if plan is not None:
+            incremental.save(plan, out, dest_of)
+        return reused
     except (MkDocsException, SystemExit) as exc:
         detail = "; ".join(collect.messages[:3]) or str(exc)
         raise ConfigError(f"MkDocs build failed: {detail}", where="mkdocs.yml",
                           fix="fix the warnings above (strict mode)") from None
     finally:
         log.removeHandler(collect)
+        logging.getLogger("mkdocs.commands.build").removeFilter(quiet)

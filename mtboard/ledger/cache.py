@@ -1,0 +1,240 @@
+"""The validation cache of ``mtboard build`` (issue 35 item 3, "build what changed"): a card whose bytes and whose
+validator did not change since the last build is not validated again.
+
+A verdict (the one-line problems of :func:`mtboard.validate.validate_card`, empty when the card passed) is stored
+under a *key*: the SHA-256 of
+
+* the cache format (:data:`CACHE_FORMAT`) and the harness version (``mtboard.__version__``);
+* the SHA-256 of every ``.py`` file of the installed ``mtboard`` package but the site and CLI layers
+  (:data:`VALIDATOR_FREE`): the validator, the scorer, the policy, the schema — any edit, bumped version or not, is
+  another validator;
+* Python's version and the name and version of every installed distribution (sacrebleu, the embedding package,
+  plugins …);
+* the prompt folder in use (:func:`mtboard.inputs.prompts.prompts_dir`: templates and the price table) and the
+  repository's ``coaching/`` folder, file by file;
+* every corpus file of the corpora folder (name and SHA-256 of its bytes), and the secret-segment file (SHA-256 of its
+  bytes) with the name messages give it;
+* for the card: the SHA-256 of its bytes, its path relative to the repository root and to the submissions folder
+  (the ``file_name`` check, the messages), and — only when the card needs them — the installed plugin record of its
+  backend (:func:`mtboard.backends.base.plugin_record`) and the Apertium analyser of its target language
+  (:func:`mtboard.score.fst.find_analyser`).
+
+Verification records and review records are not validator inputs: ``load_inputs`` checks them on every build.
+A verdict that depends on the clock (a ``timestamps`` problem: "in the future" ends) is never stored.
+
+Storage: ``DIR/validation/KK/KEY.json`` (``KK`` = the key's first two hex digits), JSON written to a temporary file and
+renamed into place (``os.replace``: a reader sees the old entry or the new one; no fsync, the cache only saves time): ``{"format": CACHE_FORMAT, "key": KEY, "problems": [str, …]}``. The folder
+may come back from ``actions/cache``, so nothing in it is trusted: an entry is read with
+:mod:`mtboard.core.safejson` (no symlinks, at most :data:`MAX_ENTRY_BYTES`), and used only when it is an object with
+exactly those fields, the format and the key it is filed under, and a list of strings; anything else (unreadable,
+truncated, a foreign file, a key that does not match) is a miss, recomputed and overwritten. Never pickle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import platform
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from mtboard.core import safejson
+from mtboard.core.errors import MtboardError
+
+CACHE_FORMAT = "mtboard-validation-cache/1"
+"""Written into every entry and hashed into every key; change it when the entry's meaning changes."""
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+"""An entry larger than this is not read (a verdict is a few lines)."""
+DEFAULT_CACHE = ".mtboard-cache"
+"""The default cache folder, relative to the project root (git-ignored)."""
+
+
+def _digest_files(h, label: str, folder: Path | None) -> None:
+    """Feed ``label``, then every regular file under ``folder`` (path relative to it, SHA-256 of its bytes, sorted;
+    links recorded as links, never followed) into ``h``; a missing folder is recorded as missing."""
+    h.update(f"\0{label}\0".encode())
+    if folder is None or not folder.exists():
+        h.update(b"missing")
+        return
+    if folder.is_symlink():
+        h.update(b"link")
+        return
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            rel = p.relative_to(folder).as_posix()
+            if p.is_symlink():
+                h.update(f"{rel}\0link\0".encode())
+            elif p.is_file():
+                h.update(f"{rel}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+    for dirpath, dirnames, _ in os.walk(folder, followlinks=False):  # linked folders are recorded, not entered
+        for d in sorted(dirnames):
+            if (Path(dirpath) / d).is_symlink():
+                h.update(f"{(Path(dirpath) / d).relative_to(folder).as_posix()}\0dirlink\0".encode())
+
+
+VALIDATOR_FREE = ("site", "cli", "__main__.py")
+"""Sub-packages (and the entry point) no validator module imports (the site renders, the CLI parses options), left
+out of :func:`code_hash` ``(without=VALIDATOR_FREE)`` so that editing a page template does not validate every card
+again; tests/test_ledger_cache.py checks that no other sub-package imports them."""
+
+
+def code_hash(without: tuple[str, ...] = ()) -> str:
+    """SHA-256 over every ``.py`` file of the imported ``mtboard`` package (relative path and bytes), hex; files under
+    the sub-packages named in ``without`` are left out."""
+    import mtboard  # noqa: PLC0415
+
+    h = hashlib.sha256()
+    pkg = Path(mtboard.__file__).resolve().parent
+    for p in sorted(pkg.rglob("*.py")):
+        if "__pycache__" not in p.parts and p.relative_to(pkg).parts[0] not in without:
+            h.update(f"{p.relative_to(pkg).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+    return h.hexdigest()
+
+
+def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path | None,
+                     secret_source: str | None) -> str:
+    """SHA-256 (hex) of everything a verdict depends on besides the card (module docstring): format, harness,
+    package code, Python and installed distributions, prompts, ``root/coaching``, corpora, secret segment."""
+    import mtboard  # noqa: PLC0415
+    from mtboard.inputs.prompts import prompts_dir  # noqa: PLC0415
+
+    h = hashlib.sha256()
+    h.update(f"{CACHE_FORMAT}\0{mtboard.__version__}\0{code_hash(without=VALIDATOR_FREE)}\0".encode())
+    h.update(f"{sys.version}\0{platform.machine()}\0".encode())
+    dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata['Name']})
+    h.update("\0".join(dists).encode())
+    try:
+        prompts = prompts_dir()
+    except MtboardError:
+        prompts = None
+    _digest_files(h, "prompts", prompts)
+    _digest_files(h, "coaching", root / "coaching")
+    h.update(b"\0corpora\0")
+    if corpora_dir is not None and corpora_dir.is_dir():
+        for p in sorted(corpora_dir.glob("*.json")):
+            kind = "link" if p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "?"
+            h.update(f"{p.name}\0{kind}\0".encode())
+    else:
+        h.update(b"missing")
+    h.update(b"\0secret\0")
+    if secret_segment is not None:
+        try:
+            h.update(hashlib.sha256(Path(secret_segment).read_bytes()).hexdigest().encode())
+        except OSError:
+            h.update(b"unreadable")
+        h.update(f"\0{secret_source or secret_segment}".encode())
+    return h.hexdigest()
+
+
+@dataclass
+class ValidationCache:
+    """Verdicts by key in ``folder`` (module docstring); ``folder`` None keeps nothing (every lookup a miss).
+    ``hits``/``misses`` count :meth:`get` calls of this build."""
+
+    folder: Path | None
+    environment: str
+    hits: int = 0
+    misses: int = 0
+    _memo: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def key(self, raw: bytes, rel_root: str, rel_submissions: str, card=None) -> str:
+        """The key of one card (hex SHA-256): this cache's environment, the card's bytes and paths, and its
+        backend's plugin record and its analyser when the card names them (``card``: the parsed RunCard)."""
+        h = hashlib.sha256()
+        h.update(f"{self.environment}\0{hashlib.sha256(raw).hexdigest()}\0{rel_root}\0{rel_submissions}\0".encode())
+        if card is not None:
+            h.update(self._extra(card).encode())
+        return h.hexdigest()
+
+    def _extra(self, card) -> str:
+        from mtboard.backends.base import BUILTIN_BACKENDS  # noqa: PLC0415
+
+        parts = []
+        backend = card.method.backend
+        if backend not in BUILTIN_BACKENDS:
+            parts.append(self._memoised("plugin", backend, _plugin_text))
+        if card.fst_version is not None:
+            parts.append(self._memoised("fst", card.dataset.target_language, _analyser_text))
+        return "\0".join(parts)
+
+    def _memoised(self, kind: str, arg: str, fn) -> str:
+        if (kind, arg) not in self._memo:
+            self._memo[(kind, arg)] = fn(arg)
+        return f"{kind}:{arg}:{self._memo[(kind, arg)]}"
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / "validation" / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> list[str] | None:
+        """The stored problems for ``key`` (empty: the card passed), or None (a miss: absent, unreadable, foreign or
+        filed under another key)."""
+        found = self._read(key) if self.folder is not None else None
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def _read(self, key: str) -> list[str] | None:
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            data = safejson.loads(safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES), where=str(path),
+                                  max_bytes=MAX_ENTRY_BYTES)
+        except MtboardError:
+            return None
+        if not isinstance(data, dict) or set(data) != {"format", "key", "problems"}:
+            return None
+        problems = data["problems"]
+        if data["format"] != CACHE_FORMAT or data["key"] != key or not isinstance(problems, list) \
+                or not all(isinstance(p, str) for p in problems):
+            return None
+        return problems
+
+    def put(self, key: str, problems: list[str]) -> None:
+        """Store a verdict; a cache that cannot be written is skipped (it only saves time)."""
+        if self.folder is None:
+            return
+        import json  # noqa: PLC0415
+
+        data = json.dumps({"format": CACHE_FORMAT, "key": key, "problems": problems}, ensure_ascii=True,
+                          indent=1) + "\n"
+        path = self._path(key)
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # O_EXCL: no link
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data.encode("ascii"))
+            os.replace(tmp, path)  # replaces a planted link itself, never what it points to
+        except OSError:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+def _plugin_text(backend: str) -> str:
+    from mtboard.backends.base import plugin_record  # noqa: PLC0415
+
+    try:
+        rec = plugin_record(backend)
+    except Exception as exc:  # noqa: BLE001 - any failure is part of the key, never an error here
+        return f"error {type(exc).__name__}"
+    return "none" if rec is None else repr(rec)
+
+
+def _analyser_text(language: str) -> str:
+    from mtboard.score import fst  # noqa: PLC0415
+
+    try:
+        return repr(fst.find_analyser(language))
+    except Exception as exc:  # noqa: BLE001
+        return f"error {type(exc).__name__}"

@@ -1,0 +1,155 @@
+"""Issue 35 item 3: the validation cache (:mod:`mtboard.ledger.cache`) through :func:`mtboard.ledger.load.load_inputs`.
+
+Inputs: copies of two committed EN→CA cards (read, never changed) under ``tmp_path/submissions/mtb-en-ca-dev/``, one
+of them edited by one byte so that it fails, the committed EN→CA corpus, and a cache folder in ``tmp_path``. The real
+validator runs; a counting wrapper around :func:`mtboard.validate.validate_card` tells validated cards from cache hits.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mtboard import validate as V
+from mtboard.ledger import cache as C
+from mtboard.ledger import load as L
+from mtboard.verify.record import REPOSITORY_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+CA_DIR = ROOT / "submissions" / "mtb-en-ca-dev"
+GOOD = "baseline-echo__baseline__fee2db17bc53.json"
+BAD = "baseline-empty__baseline__78b26823ef42.json"
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.delenv(REPOSITORY_ENV, raising=False)
+    subs = tmp_path / "submissions" / "mtb-en-ca-dev"
+    subs.mkdir(parents=True)
+    shutil.copy(CA_DIR / GOOD, subs / GOOD)
+    data = json.loads((CA_DIR / BAD).read_text(encoding="utf-8"))
+    data["scores"]["chrf_plus_plus"] = 12.5  # not the recomputed value, and the seal no longer matches
+    (subs / BAD).write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    shutil.copy(ROOT / "corpora" / "mtb-en-ca-dev.json", corpora)
+    calls: list[str] = []
+    real = V.validate_card
+    monkeypatch.setattr(V, "validate_card", lambda path, ctx: (calls.append(Path(path).name), real(path, ctx))[1])
+    return tmp_path / "submissions", corpora, tmp_path / "cache", calls
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted(cache.glob("validation/*/*.json"))
+
+
+def test_a_second_load_takes_every_verdict_from_the_cache(tree):
+    subs, corpora, cache, calls = tree
+    first = L.load_inputs(subs, corpora, cache=cache)
+    assert (first.cache_hits, first.cache_misses) == (0, 2) and sorted(calls) == [GOOD, BAD]
+    assert [lc.path for lc in first.cards] == [f"mtb-en-ca-dev/{GOOD}"]
+    assert [r.path for r in first.rejected] == [f"mtb-en-ca-dev/{BAD}"] and len(first.rejected[0].problems) >= 2
+    assert len(_entries(cache)) == 2
+    calls.clear()
+    second = L.load_inputs(subs, corpora, cache=cache)
+    assert (second.cache_hits, second.cache_misses, calls) == (2, 0, [])
+    assert [lc.path for lc in second.cards] == [lc.path for lc in first.cards]
+    assert [(r.path, r.problems) for r in second.rejected] == [(r.path, r.problems) for r in first.rejected]
+    # the stored entry is the documented JSON object, filed under its own key
+    stored = [(p, json.loads(p.read_text())) for p in _entries(cache)]
+    for path, entry in stored:
+        assert set(entry) == {"format", "key", "problems"} and entry["format"] == C.CACHE_FORMAT
+        assert len(entry["key"]) == 64 and path.name == f"{entry['key']}.json" and path.parent.name == entry["key"][:2]
+    assert sorted(len(e["problems"]) for _, e in stored)[0] == 0  # the passing card: an empty list
+    assert sorted(e["problems"] for _, e in stored)[1] == first.rejected[0].problems  # the failing one: its lines
+
+
+def test_no_cache_validates_every_time_and_writes_nothing(tree):
+    subs, corpora, cache, calls = tree
+    inputs = L.load_inputs(subs, corpora)
+    assert (inputs.cache_hits, inputs.cache_misses, len(calls)) == (0, 0, 2) and not cache.exists()
+
+
+def test_a_changed_corpus_or_card_or_secret_is_another_key(tree, tmp_path):
+    subs, corpora, cache, calls = tree
+    L.load_inputs(subs, corpora, cache=cache)
+    (corpora / "other.json").write_text("{}", encoding="utf-8")  # any corpus file is an input of the verdict
+    again = L.load_inputs(subs, corpora, cache=cache)
+    assert (again.cache_hits, again.cache_misses) == (0, 2)
+    (subs / "mtb-en-ca-dev" / GOOD).write_bytes((subs / "mtb-en-ca-dev" / GOOD).read_bytes() + b"\n")
+    third = L.load_inputs(subs, corpora, cache=cache)
+    assert (third.cache_hits, third.cache_misses) == (1, 1)  # only the edited card is validated again
+    secret = tmp_path / "secret.json"
+    shutil.copy(ROOT / "corpora" / "mtb-en-ca-dev.json", secret)
+    fourth = L.load_inputs(subs, corpora, cache=cache, secret_segment=secret, secret_source="$S")
+    assert (fourth.cache_hits, fourth.cache_misses) == (0, 2)
+    assert any("sovereignty" in p for r in fourth.rejected for p in r.problems)  # its text is the secret's
+
+
+@pytest.mark.parametrize("poison", [
+    b"{not json",
+    b"[]",
+    b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": [], "extra": 1}',
+    b'{"format": "mtboard-validation-cache/0", "key": "KEY", "problems": []}',
+    b'{"format": "mtboard-validation-cache/1", "key": "0000", "problems": []}',
+    b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": [1]}',
+    b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": "ok"}',
+])
+def test_a_corrupt_or_foreign_entry_is_recomputed_and_replaced(tree, poison):
+    subs, corpora, cache, calls = tree
+    L.load_inputs(subs, corpora, cache=cache)
+    (bad_entry,) = [p for p in _entries(cache) if json.loads(p.read_text())["problems"]]
+    key = bad_entry.stem
+    bad_entry.write_bytes(poison.replace(b"KEY", key.encode()))  # e.g. a poisoned "ok" for the failing card
+    calls.clear()
+    again = L.load_inputs(subs, corpora, cache=cache)
+    assert (again.cache_hits, again.cache_misses, calls) == (1, 1, [BAD])
+    assert [r.path for r in again.rejected] == [f"mtb-en-ca-dev/{BAD}"]
+    assert json.loads(bad_entry.read_text())["key"] == key and json.loads(bad_entry.read_text())["problems"]
+
+
+def test_a_linked_entry_is_not_followed(tree, tmp_path):
+    subs, corpora, cache, calls = tree
+    L.load_inputs(subs, corpora, cache=cache)
+    (bad_entry,) = [p for p in _entries(cache) if json.loads(p.read_text())["problems"]]
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"format": C.CACHE_FORMAT, "key": bad_entry.stem, "problems": []}))
+    bad_entry.unlink()
+    bad_entry.symlink_to(outside)
+    again = L.load_inputs(subs, corpora, cache=cache)
+    assert (again.cache_hits, again.cache_misses) == (1, 1) and len(again.rejected) == 1
+    assert not bad_entry.is_symlink() and json.loads(outside.read_text())["problems"] == []  # replaced, not written through
+
+
+def test_a_verdict_that_depends_on_the_clock_is_not_stored(tree, monkeypatch):
+    subs, corpora, cache, calls = tree
+    problem = V.Problem(check="timestamps", where="x", message="timestamp is in the future")
+    monkeypatch.setattr(V, "validate_card", lambda path, ctx: V.CardReport(path=str(path), checks={}, problems=[problem]))
+    inputs = L.load_inputs(subs, corpora, cache=cache)
+    assert inputs.cache_misses == 2 and len(inputs.rejected) == 2 and _entries(cache) == []
+
+
+def test_the_environment_hash_follows_prompts_coaching_and_code(tmp_path, monkeypatch):
+    base = C.environment_hash(tmp_path, None, None, None)
+    assert base == C.environment_hash(tmp_path, None, None, None) and len(base) == 64
+    (tmp_path / "coaching").mkdir()
+    (tmp_path / "coaching" / "notes.txt").write_text("a", encoding="utf-8")
+    with_coaching = C.environment_hash(tmp_path, None, None, None)
+    assert with_coaching != base
+    monkeypatch.setattr(C, "code_hash", lambda without=(): "edited")
+    assert C.environment_hash(tmp_path, None, None, None) != with_coaching
+
+
+def test_no_module_outside_the_site_and_cli_layers_imports_them():
+    """The validation key leaves site/ and cli/ out of the code hash (VALIDATOR_FREE): sound only while nothing the
+    validator can reach imports them."""
+    import re
+
+    pkg = Path(C.__file__).resolve().parents[1]
+    pattern = re.compile(r"^\s*(?:from|import)\s+mtboard\.(?:site|cli)\b", re.MULTILINE)
+    offenders = sorted(p.relative_to(pkg).as_posix() for p in pkg.rglob("*.py")
+                       if p.relative_to(pkg).parts[0] not in C.VALIDATOR_FREE and pattern.search(p.read_text()))
+    assert len(list(pkg.rglob("*.py"))) > 100 and offenders == []
