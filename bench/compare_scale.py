@@ -16,7 +16,6 @@ Run: PYTHONPATH=. .venv/bin/python bench/compare_scale.py [--sizes 10 30]
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import sys
 import tempfile
@@ -27,46 +26,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from mtboard.core.documents import card_bytes, write_corpus  # noqa: E402
-from mtboard.core.schema import Corpus  # noqa: E402
 from mtboard.site import build_site, compare  # noqa: E402
-from mtboard.validate import canonical_relpath  # noqa: E402
-from site_scale import DOMAINS, WORDS, perturb  # noqa: E402
-from test_site_cards import make_card  # noqa: E402
+from site_scale import make_tree  # noqa: E402
 
-N_ENTRIES, N_MODELS = 355, 7
+N_ENTRIES = 355
 PARTS = {"compare pages": ("compare",), "pair data": ("data/pairs",), "hard items": ("hard",),
          "portraits": ("models",)}
 
 
-def corpus(rng: random.Random) -> Corpus:
-    entries = []
-    for i in range(1, N_ENTRIES + 1):
-        src = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 24)))
-        entries.append({"id": i, "source": src, "reference": " ".join(w[::-1] for w in src.split()),
-                        "segment": "development", "domain": DOMAINS[i % len(DOMAINS)]})
-    return Corpus.model_validate({"dataset": {
-        "id": "synthetic-compare", "version": "1.0.0", "language_pair": "XX→YY", "source_language": "en",
-        "target_language": "es", "created": "2026-11-29", "license": "CC0-1.0",
-        "provenance": ["synthetic load-test data (bench/compare_scale.py)"]}, "entries": entries})
-
-
 def tree(root: Path, n: int) -> list[Path]:
-    """Corpus and ``n`` cards under ``root``; the card paths in the order made."""
-    rng = random.Random(0)
-    c = corpus(rng)
-    sha = write_corpus(c, root / "corpora" / "synthetic-compare.json")
-    made = []
-    for i in range(n):
-        quality = 0.3 + 0.6 * rng.random()
-        outputs = {e.id: perturb(e.reference, quality, rng) for e in c.entries}
-        card = make_card(c, sha, model_slug=f"synthetic/model-{i % N_MODELS}", outputs=outputs,
-                         condition=f"sweep-{i}", run_seed=i + 1, latency=rng.uniform(0.1, 2.0))
-        path = root / canonical_relpath(card)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(card_bytes(card))
-        made.append(path)
-    return made
+    """One synthetic dataset of 355 entries and ``n`` cards under ``root`` (:func:`site_scale.make_tree`); the card
+    paths in the order made."""
+    return make_tree(root, n, datasets=1, entries=N_ENTRIES)
 
 
 def sizes(out: Path) -> dict[str, int]:

@@ -120,15 +120,15 @@ def _make_one(i: int) -> tuple[int, str, float]:
     return i, rel, time.process_time() - cpu0
 
 
-def make_tree(root: Path, n: int, *, datasets: int = N_DATASETS, entries: int = 40, seed: int = 0) -> None:
+def make_tree(root: Path, n: int, *, datasets: int = N_DATASETS, entries: int = 40, seed: int = 0) -> list[Path]:
     """A small synthetic tree in this process, without a manifest (tests: e.g. ``datasets=1`` for one board of ``n``
     rows, each card its own method; issue 35 item 2's 2,000-row board-page test): ``root/corpora`` and
-    ``root/submissions``, cards as :func:`ensure_tree` makes them (same corpora and draws for the same seed)."""
+    ``root/submissions``, cards as :func:`ensure_tree` makes them (same corpora and draws for the same seed). Returns
+    the cards' paths in the order made."""
     shas = [write_corpus(synthetic_corpus(k, seed, entries), root / "corpora" / f"synthetic-load-{k}.json")
             for k in range(datasets)]
     _worker_init(str(root), seed, entries, shas, datasets)
-    for i in range(n):
-        _make_one(i)
+    return [root / _make_one(i)[1] for i in range(n)]
 
 
 def ensure_tree(root: Path, n: int, seed: int, n_entries: int, jobs: int) -> tuple[list[str], dict]:
