@@ -169,3 +169,25 @@ def test_the_cli_takes_the_cache_folder_and_off(tree, tmp_path):
     assert "validation cache: 7 hit(s), 0 miss(es)" in res.stdout
     res = cli_support.invoke(args, env={"MTBOARD_CACHE": "off"}, cwd=ROOT)
     assert res.returncode == 0 and "validation cache" not in res.stdout
+
+
+def test_cache_path_that_is_a_file_or_overlaps_the_output(tmp_path):
+    """Issue 35 review: a cache path that is a regular file is no cache (the build succeeds and says why), and a cache
+    inside (or holding) the output or docs folder is refused before anything is written."""
+    from mtboard.core.errors import ConfigError
+    from mtboard.site import build_site
+
+    subs = tmp_path / "submissions"
+    subs.mkdir()
+    blocker = tmp_path / "cache-file"
+    blocker.write_text("not a folder\n")
+    card = next((ROOT / "submissions" / "mtb-en-ca-dev").glob("apertium-*__default__*[0-9a-f].json"))
+    (subs / "mtb-en-ca-dev").mkdir()
+    shutil.copy(card, subs / "mtb-en-ca-dev" / card.name)
+    report = build_site(subs, ROOT / "corpora", tmp_path / "out", tmp_path / "docs", cache=blocker)
+    assert (report.cards, report.cache_hits, report.cache_misses) == (1, 0, 1) and not report.rejected
+    assert report.full_build_reason == "no usable manifest" and blocker.read_text() == "not a folder\n"
+    for cache in (tmp_path / "out2", tmp_path / "out2" / "cache", tmp_path):
+        with pytest.raises(ConfigError, match="overlaps the output folder"):
+            build_site(subs, ROOT / "corpora", tmp_path / "out2", tmp_path / "docs2", run_mkdocs=False, cache=cache)
+    assert not (tmp_path / "out2").exists()

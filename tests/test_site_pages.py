@@ -18,12 +18,15 @@ import pytest
 from sacrebleu.metrics import CHRF
 
 from mtboard.score import stats
-from mtboard.core.documents import load_card
+from mtboard.core.documents import load_card, load_corpus
 from mtboard.ledger.tables import sentence_chrf
 from mtboard.site import build_site, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 BOARD = "mtb-en-es-dev-v1.0.0"
+# the EN→ES texts' data file: id, version and the first 12 hex of the corpus SHA-256 (two texts under one id and
+# version are two files)
+CORPUS = f"{BOARD}-{load_corpus(ROOT / 'corpora' / 'mtb-en-es-dev.json')[1][:12]}"
 
 
 def _page_id(pattern: str) -> str:
@@ -119,7 +122,7 @@ def test_pairs_json_golden_structure(docs):
                             "rundata", "runs", "schema", "span", "static", "tie_chrf", "title"]
     assert data["schema"] == "mtboard.pairs/2" and data["chunk"] == compare.PAIRS_CHUNK == 100
     assert data["chunks"] == [f"{BOARD}.p0.json"] and data["fp"] == f"{BOARD}.fp.json"
-    assert data["corpus"] == f"../corpora/{BOARD}.json.gz" and data["rundata"] == "../runs/{id}.json.gz"
+    assert data["corpus"] == f"../corpora/{CORPUS}.json.gz" and data["rundata"] == "../runs/{id}.json.gz"
     assert data["ids"] == list(range(1, 356))
     assert data["domains"] == ["gov", "legal", "literary", "medical", "news", "tech", "ui"]
     run = data["runs"][0]
@@ -171,7 +174,7 @@ def test_compare_pages_static_and_no_js_message(docs):
     page = (docs / "compare" / f"{APERTIUM}-{GEMMA_FSC}.md").read_text(encoding="utf-8")
     assert page.count('<tr id="seg-') == 0 and "355 entries side by side" in page and "need JavaScript" in page
     assert (f'data-a="../data/runs/{APERTIUM}.json.gz" data-b="../data/runs/{GEMMA_FSC}.json.gz" '
-            f'data-corpus="../data/corpora/{BOARD}.json.gz"') in page
+            f'data-corpus="../data/corpora/{CORPUS}.json.gz"') in page
     assert len(page.encode()) < 8000  # summary only (was ~250 KB with every segment's texts)
 
 
@@ -196,7 +199,7 @@ def test_run_data_file_golden(docs):
     seg = _gz_json(docs / "data" / "runs" / f"{GEMMA_FSC}.json.gz")
     assert sorted(seg) == ["corpus", "groups", "id", "rows", "schema"]
     assert (seg["schema"], seg["id"], seg["corpus"]) == ("mtboard.rundata/1", GEMMA_FSC,
-                                                         "data/corpora/mtb-en-es-dev-v1.0.0.json.gz")
+                                                         f"data/corpora/{CORPUS}.json.gz")
     assert [r[0] for r in seg["rows"]] == [r.entry_id for r in card.results] and len(seg["rows"]) == 355
     rows = {r[0]: r for r in seg["rows"]}
     # [id, output, outcome, sentence chrF++, failed, Δ field, flags, raw output when it differs, error, chrF++ shown]
@@ -214,7 +217,7 @@ def test_run_data_file_golden(docs):
     assert g["losses"][:3] == [11, 46, 323]
     doms = [k for k in g if k.startswith("dom:")]
     assert sorted(i for k in doms for i in g[k]) == sorted(r.entry_id for r in card.results)  # each entry once
-    corpus = _gz_json(docs / "data" / "corpora" / "mtb-en-es-dev-v1.0.0.json.gz")
+    corpus = _gz_json(docs / "data" / "corpora" / f"{CORPUS}.json.gz")
     assert (corpus["schema"], corpus["dataset"], corpus["version"]) == ("mtboard.corpus/1", "mtb-en-es-dev", "1.0.0")
     assert corpus["sha256"] == card.dataset.sha256
     assert corpus["entries"][0] == [1, "extensive proofreading by David Sewell",
@@ -357,3 +360,25 @@ def test_hard_item_outputs_are_capped():
     capped = items.item_outputs(lb, limit=1)
     first = lb.views[0].rows[0].lc.page_id
     assert all([o["page_id"] for o in v] == [first] for v in capped.values())
+
+
+def test_corpus_data_files_are_one_per_text():
+    """Issue 35 review: two texts published under one dataset id and version are two boards, so they are two corpus
+    files (the name carries the text's SHA-256), each run's file names its own; names that still coincide (id
+    ``a-v1`` version ``0`` and id ``a`` version ``1-v0`` of one text) refuse the build instead of mixing texts."""
+    from types import SimpleNamespace as NS
+
+    from mtboard.core.errors import ConfigError
+    from mtboard.site import rundata
+
+    def lc(ds_id, version, sha):
+        ds = NS(id=ds_id, version=version, sha256=sha, source_language="en", target_language="es")
+        return NS(card=NS(dataset=ds, results=[]), page_id=sha[:16])
+
+    a, b = lc("mtb-x", "1.0.0", "a" * 64), lc("mtb-x", "1.0.0", "b" * 64)
+    files = rundata.corpus_files(NS(corpora=[]), [NS(cards=[a]), NS(cards=[b])])
+    assert sorted(files) == [f"data/corpora/mtb-x-v1.0.0-{'a' * 12}.json.gz", f"data/corpora/mtb-x-v1.0.0-{'b' * 12}.json.gz"]
+    assert rundata.corpus_url(a) != rundata.corpus_url(b) and rundata.corpus_url(b) in files
+    assert json.loads(gzip.decompress(files[rundata.corpus_url(b)]))["sha256"] == "b" * 64
+    with pytest.raises(ConfigError, match="share the corpus data file a-v1-v0-"):
+        rundata.corpus_files(NS(corpora=[]), [NS(cards=[lc("a-v1", "0", "c" * 64)]), NS(cards=[lc("a", "1-v0", "c" * 64)])])

@@ -189,7 +189,7 @@ class ValidationCache:
         try:
             data = safejson.loads(safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES), where=str(path),
                                   max_bytes=MAX_ENTRY_BYTES)
-        except MtboardError:
+        except (MtboardError, OSError):  # unreadable: recomputed (issue 35 review)
             return None
         if not isinstance(data, dict) or set(data) != {"format", "key", "problems"}:
             return None

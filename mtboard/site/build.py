@@ -209,6 +209,12 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     _guard(docs, DOCS_MARKER, root, "docs")
     if out.resolve().is_relative_to(docs.resolve()) or docs.resolve().is_relative_to(out.resolve()):
         raise ConfigError("docs and output folders overlap", fix="use separate folders, e.g. build/docs and build/site")
+    if cache is not None:  # each build replaces out and docs: a cache inside them would be wiped (issue 35 review)
+        c = cache.resolve()
+        for path, what in ((out.resolve(), "output"), (docs.resolve(), "docs")):
+            if c.is_relative_to(path) or path.is_relative_to(c):
+                raise ConfigError(f"cache folder {c} overlaps the {what} folder {path}", field="cache",
+                                  fix="choose a separate cache folder, e.g. .mtboard-cache (or --cache off)")
     t0 = time.perf_counter()
     prev = load_previous(previous) if previous is not None else None
     anchors, official = _beside(anchors, submissions, "anchors"), _beside(official, submissions, "official")

@@ -249,10 +249,10 @@ def rundata_path(page_id: str) -> str:
     return rundata.RUN_URL.format(id=page_id)
 
 
-def corpus_path(dataset_id: str, version: str) -> str:
-    """Site path of a dataset's texts, published once (:func:`mtboard.site.rundata.corpus_file`, issue 35 item 1):
-    ``data/corpora/<dataset id>-v<version>.json.gz``."""
-    return rundata.corpus_file(dataset_id, version)
+def corpus_path(lb: Leaderboard) -> str:
+    """Site path of the board's dataset texts, published once (:func:`mtboard.site.rundata.corpus_file`, issue 35
+    item 1): ``data/corpora/<dataset id>-v<version>-<sha256[:12]>.json.gz``."""
+    return rundata.corpus_file(lb.dataset_id, lb.version, lb.sha256)
 
 
 def _rel(frm: str, to: str) -> str:
@@ -315,7 +315,7 @@ def pairs_main(bc: BoardCompare, static: list[tuple[int, int]], chunk_files: lis
     return {"schema": "mtboard.pairs/2", "board": lb.key, "title": lb.title, "tie_chrf": TIE_CHRF,
             "span": PAIR_SPAN, "chunk": PAIRS_CHUNK, "mdd": _r(bc.mdd, 5), "alpha": stats.ALPHA, "runs": runs,
             "ids": list(bc.ids), "domains": [v.domain for v in lb.views[1:]], "chunks": chunk_files,
-            "corpus": _rel(main, corpus_path(lb.dataset_id, lb.version)),
+            "corpus": _rel(main, corpus_path(lb)),
             "rundata": _rel(main, rundata_path("{id}")), "fp": f"{lb.key}.fp.json",
             "aliases": {r.lc.page_id: m.rep.lc.page_id for m in lb.views[0].methods for r in m.members
                         if r is not m.rep},

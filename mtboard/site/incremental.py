@@ -122,7 +122,7 @@ def _read_manifest(path: Path) -> dict | None:
     try:
         data = safejson.loads(safejson.read_bytes(path, max_bytes=MAX_MANIFEST_BYTES), where=str(path),
                               max_bytes=MAX_MANIFEST_BYTES)
-    except MtboardError:
+    except (MtboardError, OSError):  # a cache path that is a file, unreadable …: no cache (issue 35 review)
         return None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT or not isinstance(data.get("global"), str):
         return None

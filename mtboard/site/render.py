@@ -214,7 +214,7 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
                                         f"{tables.method_name(pr.b.lc.card)} · {lb.title}"),
                    pr=pr, lb=lb, tie=compare.TIE_CHRF, p_text=compare.p_text, alpha=stats.ALPHA,
                    per_page=compare.SEGMENTS_PAGE, n_entries=len(bc.ids),
-                   corpus=compare.corpus_path(lb.dataset_id, lb.version),
+                   corpus=compare.corpus_path(lb),
                    data_a=compare.rundata_path(pr.a.lc.page_id), data_b=compare.rundata_path(pr.b.lc.page_id))
             links.append({"a": pr.a, "b": pr.b, "page": pr.page})
         for k, row in enumerate(bc.rows):

@@ -1,7 +1,7 @@
 """The run pages' data files (issue 35 item 1): corpus texts published once per dataset, each run's per-entry
 results as one small compressed file, fetched by the run page and the compare page when opened.
 
-* ``data/corpora/<dataset id>-v<version>.json.gz`` (:func:`corpus_data`): ``{"schema": "mtboard.corpus/1",
+* ``data/corpora/<dataset id>-v<version>-<sha12>.json.gz`` (:func:`corpus_data`): ``{"schema": "mtboard.corpus/1",
   "dataset", "version", "sha256", "source_language", "target_language", "entries": [[id, source, reference, domain,
   segment, difficulty, provenance], …]}`` (corpus order; only entries a published card holds; domain, difficulty,
   provenance null when the corpus has none).
@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 from mtboard.core import names
+from mtboard.core.errors import ConfigError
 from mtboard.core.schema import EntryResult
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
 from mtboard.ledger.tables import Leaderboard, failed, sentence_chrf
@@ -51,18 +52,22 @@ def gz(value: Any) -> bytes:
 
 
 def corpus_name(card_dataset: Any) -> str:
-    """``<dataset id>-v<version>`` (the id matches ``DATASET_ID_RE``; a version's characters other than letters,
-    digits, ``.`` and ``-`` become ``_`` so the name is always one safe path component)."""
-    return _name(card_dataset.id, card_dataset.version)
+    """The corpus file's name for a card's dataset reference (``id``, ``version``, ``sha256``):
+    :func:`corpus_file_name`."""
+    return corpus_file_name(card_dataset.id, card_dataset.version, card_dataset.sha256)
 
 
-def _name(dataset_id: str, version: str) -> str:
-    return f"{dataset_id}-v{re.sub(r'[^A-Za-z0-9.-]', '_', version)}"
+def corpus_file_name(dataset_id: str, version: str, sha256: str) -> str:
+    """``<dataset id>-v<version>-<first 12 hex of the corpus SHA-256>``: the id matches ``DATASET_ID_RE``; a
+    version's characters other than letters, digits, ``.`` and ``-`` become ``_`` so the name is one safe path
+    component. The hash makes two texts published under one id and version two files (as they are two boards);
+    :func:`corpus_files` refuses the remaining collisions (two references whose names still coincide)."""
+    return f"{dataset_id}-v{re.sub(r'[^A-Za-z0-9.-]', '_', version)}-{sha256[:12]}"
 
 
-def corpus_file(dataset_id: str, version: str) -> str:
-    """A dataset version's corpus file relative to the site root (``data/corpora/<dataset id>-v<version>.json.gz``)."""
-    return CORPUS_URL.format(name=_name(dataset_id, version))
+def corpus_file(dataset_id: str, version: str, sha256: str) -> str:
+    """A dataset text's corpus file relative to the site root: ``data/corpora/<corpus_file_name>.json.gz``."""
+    return CORPUS_URL.format(name=corpus_file_name(dataset_id, version, sha256))
 
 
 def corpus_url(lc: LoadedCard) -> str:
@@ -115,20 +120,26 @@ def run_data(lc: LoadedCard, lb: Leaderboard, groups: dict[str, list[int]]) -> d
 
 
 def corpus_files(inputs: Inputs, boards: list[Leaderboard]) -> dict[str, bytes]:
-    """``{data/corpora/<name>.json.gz: bytes}``: one per dataset a published run was scored on."""
-    by_name: dict[str, list[LoadedCard]] = {}
+    """``{data/corpora/<name>.json.gz: bytes}``: one per dataset text (id, version, SHA-256) a published run was
+    scored on.
+
+    Raises: ConfigError when two different texts would share one file name (:func:`corpus_file_name`), which would
+    show one run's entries against another text's sources."""
+    by_text: dict[tuple[str, str, str], list[LoadedCard]] = {}
     for lb in boards:
         for lc in lb.cards:
-            by_name.setdefault(corpus_name(lc.card.dataset), []).append(lc)
-    loaded = {}
-    for c in inputs.corpora:
-        loaded.setdefault(corpus_name(c.corpus.dataset), c)
-    out = {}
-    for name, cards in sorted(by_name.items()):
-        info = loaded.get(name)
-        if info is not None and info.sha256 != cards[0].card.dataset.sha256:
-            info = None  # another text under the same name: the cards' own copies are what they were scored on
-        out[CORPUS_URL.format(name=name)] = gz(corpus_data(name, info, cards))
+            ds = lc.card.dataset
+            by_text.setdefault((ds.id, ds.version, ds.sha256), []).append(lc)
+    loaded = {(c.corpus.dataset.id, c.corpus.dataset.version, c.sha256): c for c in inputs.corpora}
+    out: dict[str, bytes] = {}
+    owner: dict[str, tuple[str, str, str]] = {}
+    for text, cards in sorted(by_text.items()):
+        name = corpus_file_name(*text)
+        if name in owner:
+            raise ConfigError(f"two dataset texts share the corpus data file {name}: {owner[name]} and {text}",
+                              field="dataset", fix="give one of the datasets another id or version")
+        owner[name] = text
+        out[CORPUS_URL.format(name=name)] = gz(corpus_data(name, loaded.get(text), cards))
     return out
 
 
@@ -142,5 +153,5 @@ def card_link(lc: LoadedCard, repository: str | None) -> str | None:
     return f"https://github.com/{repository}/blob/HEAD/submissions/{quote(lc.path)}"
 
 
-__all__ = ["RUN_SCHEMA", "CORPUS_SCHEMA", "RUN_URL", "gz", "corpus_name", "corpus_url", "run_url", "corpus_data",
+__all__ = ["RUN_SCHEMA", "CORPUS_SCHEMA", "RUN_URL", "gz", "corpus_name", "corpus_file_name", "corpus_file", "corpus_url", "run_url", "corpus_data",
            "run_data", "corpus_files", "card_link"]

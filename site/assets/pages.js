@@ -82,6 +82,8 @@
     if (!t) return;
     for (var p = t.parentElement; p; p = p.parentElement) if (p.tagName === "DETAILS") p.open = true;
     var cmp = t.closest(".mtb-cmp"); if (cmp && cmp._page) cmp._page(t);
+    $$(".mtb-target").forEach(function (x) { x.classList.remove("mtb-target"); });
+    t.classList.add("mtb-target");  // rows made after load never match :target (pages.css)
     t.scrollIntoView();
   }
 

@@ -84,7 +84,7 @@
       form.setAttribute("data-loaded", "1");
       wire(form);
     }).catch(function (err) {
-      box.appendChild(el("p", window.mtbDataError + " (" + err.message + ")", "mtb-warn mtb-rd-error"));
+      box.appendChild(el("p", window.mtbDataMessage(err), "mtb-warn mtb-rd-error"));
     });
   }
 

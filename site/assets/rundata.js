@@ -1,13 +1,19 @@
 /* mtboard run data (issue 35 item 1): the run page's entry tables are built here from two gzip JSON files — the
  * run's data/runs/<id>.json.gz (outputs, outcomes, sentence chrF++, the page's entry groups) and the corpus's
- * data/corpora/<dataset>-v<version>.json.gz (sources, references) — joined by entry id. window.mtbData(url) is the
+ * data/corpora/<dataset>-v<version>-<sha12>.json.gz (sources, references) — joined by entry id. window.mtbData(url) is the
  * one loader (the compare page uses it too): fetch, then gunzip with DecompressionStream when the bytes start with
  * the gzip magic 1f 8b, else parse as-is (a server that already decoded it). Text goes in via textContent only. */
 (function () {
   "use strict";
   var D = document, cache = {};
-  var NOSERVER = "The entry data could not be loaded. Open the site through a web server (mtboard build --serve, " +
-    "or python3 -m http.server -d build/site): browsers do not fetch data files from file:// pages.";
+  var NOSERVER = "Open the site through a web server (mtboard build --serve, or python3 -m http.server -d " +
+    "build/site): browsers do not fetch data files from file:// pages.";
+  /* what a visitor reads when a data file fails: the file and why, plus the web-server advice only under file:// (a
+   * served site that answers 404 has another problem) */
+  function message(err) {
+    return "The entry data could not be loaded (" + (err && err.message || err) + ")." +
+      (location.protocol === "file:" ? " " + NOSERVER : "");
+  }
 
   function load(url) {
     if (!cache[url]) cache[url] = fetch(url).then(function (r) {
@@ -25,6 +31,7 @@
   }
   window.mtbData = load;
   window.mtbDataError = NOSERVER;
+  window.mtbDataMessage = message;
 
   function el(t, x, c) { var e = D.createElement(t); if (x != null) e.textContent = x; if (c) e.className = c; return e; }
   function td(label, cls, lang) {
@@ -71,7 +78,7 @@
       box.setAttribute("data-loaded", "1");
       if (location.hash.length > 1) window.dispatchEvent(new HashChangeEvent("hashchange"));
     }).catch(function (err) {
-      var p = el("p", NOSERVER + " (" + err.message + ")", "mtb-warn mtb-rd-error");
+      var p = el("p", message(err), "mtb-warn mtb-rd-error");
       box.insertBefore(p, box.firstChild);
     });
   }
