@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mtboard.backends import apertium
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,3 +88,45 @@ def test_engine_version_is_read_once_per_mode_and_program(monkeypatch):
     apertium.engine_version("eng-spa")
     assert len(calls) == 9
     apertium._engine_version.cache_clear()
+
+
+def test_an_installed_mode_starts_without_apertium_l(monkeypatch, tmp_path):
+    """A mode whose file is where the program reads it starts with no ``apertium -l`` process (issue 35 item 4); a
+    mode without one still asks ``apertium -l`` and is refused with the installed modes listed."""
+    from mtboard.backends.base import parse_method
+    from mtboard.core.errors import ConfigError
+
+    (tmp_path / "modes").mkdir()
+    (tmp_path / "modes" / "eng-spa.mode").write_text("cat\n", encoding="utf-8")
+    monkeypatch.setenv("APERTIUM_DATADIR", str(tmp_path))
+    monkeypatch.setattr(apertium, "_apertium_binary", lambda: "/usr/bin/apertium")
+    asked: list[list[str]] = []
+
+    class Listed:
+        returncode, stdout, stderr = 0, "eng-cat\neng-spa\n", ""
+
+    def fake_run(args, **_):
+        asked.append(list(args))
+        return Listed()
+
+    monkeypatch.setattr(apertium.subprocess, "run", fake_run)
+    assert apertium.mode_file_present("eng-spa", "/usr/bin/apertium")
+    assert not apertium.mode_file_present("eng-fra", "/usr/bin/apertium")
+    apertium.ApertiumBackend(parse_method("apertium:eng-spa"), apy_url="").start()
+    assert asked == []
+    with pytest.raises(ConfigError, match="installed modes: eng-cat, eng-spa"):
+        apertium.ApertiumBackend(parse_method("apertium:eng-fra"), apy_url="").start()
+    assert asked == [["/usr/bin/apertium", "-l"]]
+
+
+def test_mode_files_agree_with_apertium_l(monkeypatch):
+    """Without ``$APERTIUM_DATADIR`` the program's prefix decides: every mode ``apertium -l`` lists has its file
+    there, and a name it does not list has none (the installed Apertium; skipped without it)."""
+    exe = apertium._apertium_binary()
+    if exe is None:
+        pytest.skip("apertium is not installed")
+    monkeypatch.delenv("APERTIUM_DATADIR", raising=False)
+    modes = apertium.installed_modes()
+    assert "eng-spa" in modes
+    assert all(apertium.mode_file_present(m, exe) for m in modes)
+    assert not apertium.mode_file_present("eng-xxx", exe)
