@@ -44,8 +44,9 @@ def _run_and_list_modules(tmp_path: Path, *extra: str) -> dict:
 
 def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_path):
     """``mtboard run`` of the echo baseline (3 entries, a real card written) in a fresh interpreter: no module of
-    ``mtboard.judges`` (nor the validator's judge checks, the site, MkDocs) is imported, and of the backends only
-    the one the method names — so no HTTP client (the LLM backends bring ``mtboard.llm`` and httpx)."""
+    ``mtboard.judges`` (nor the validator's judge checks, the site, MkDocs, the anchor, ledger or sweep schemas) is
+    imported, and of the backends only the one the method names — so no HTTP client (the LLM backends bring
+    ``mtboard.llm`` and httpx)."""
     got = _run_and_list_modules(tmp_path)
     assert got["exit"] == 0
     card = json.loads((tmp_path / "card.json").read_text(encoding="utf-8"))
@@ -55,7 +56,10 @@ def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_pat
     unwanted = sorted(m for m in loaded if m.startswith(("mtboard.judges", "mtboard.site", "mkdocs", "mtboard.llm",
                                                           "httpx", "mtboard.backends.openai", "mtboard.backends.gguf",
                                                           "mtboard.backends.apertium"))
-                      or m in ("mtboard.validate.judging", "mtboard.validate.judge_answers"))
+                      or m in ("mtboard.validate.judging", "mtboard.validate.judge_answers",
+                               # documents a run never reads: built on first use (issue 35 item 4)
+                               "mtboard.core.schema.anchor", "mtboard.core.schema.ledger",
+                               "mtboard.core.schema.sweep"))
     assert unwanted == []
 
 
