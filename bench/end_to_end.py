@@ -21,6 +21,14 @@ grandchild they waited for — the ``apertium`` pipelines — plus this process'
 ``--baseline-root DIR`` also times another mtboard checkout (e.g. the main branch before a change) in the same run, so
 before → after is read from one table. ``--repeat N`` runs each mtboard step N times and keeps the fastest CPU.
 
+**Bytecode.** Each side runs from compiled bytecode, as an installed package does (``pip install`` compiles every
+module; the peer's ``/tmp/peer`` holds its ``__pycache__``). mtboard runs from a checkout, where a shell with
+``PYTHONDONTWRITEBYTECODE=1`` (this machine's, for one) makes Python compile its ~100 modules from source in every
+process — 0.35–0.45 s of CPU a run (``builtins.compile`` under cProfile) that the peer never pays. So each checkout
+first makes one untimed warm-up run (a cold one, with a cache file of its own) with ``PYTHONPYCACHEPREFIX`` set to
+a folder in the bench's temporary directory (the checkout itself is not written to), and every timed run reads its
+bytecode from there. ``--source`` times the old way (every run compiles from source, no warm-up), to compare.
+
 One command (the peer installed with ``pip install --target /tmp/peer mt-eval-harness==0.4.0``)::
 
     PYTHONPATH=. .venv/bin/python bench/end_to_end.py --peer-path /tmp/peer
@@ -75,8 +83,14 @@ def _timed(name: str, fn) -> Timing:
     return Timing(name, _cpu() - c0, time.perf_counter() - w0, ok, note)
 
 
-def mtboard_step(root: Path, cache: Path, work: Path, tag: str) -> tuple[bool, str]:
+def mtboard_step(root: Path, cache: Path, work: Path, tag: str, pycache: Path | None = None) -> tuple[bool, str]:
+    """One ``mtboard run`` of the 355 entries; ``pycache``: the ``PYTHONPYCACHEPREFIX`` folder its bytecode is read
+    from and written to (None: the caller's environment, e.g. compiling from source under
+    ``PYTHONDONTWRITEBYTECODE``)."""
     env = dict(os.environ, PYTHONPATH=str(root), MTBOARD_SEMANTIC_CACHE=str(cache))
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     proc = subprocess.run([sys.executable, "-m", "mtboard", "run", str(CORPUS), "--method", METHOD,
                            "--work-dir", str(work / f"wd-{tag}"), "--out", str(work / f"card-{tag}.json")],
                           cwd=root, env=env, capture_output=True, text=True, check=False)
@@ -86,13 +100,20 @@ def mtboard_step(root: Path, cache: Path, work: Path, tag: str) -> tuple[bool, s
     return True, f"{len(card['results'])} entries, chrF++ {card['scores']['chrf_plus_plus']:.2f}"
 
 
-def measure_mtboard(root: Path, label: str, work: Path, repeat: int) -> list[Timing]:
-    """Cold then warm, ``repeat`` times each (a fresh cache file for every cold run); the fastest CPU of each."""
+def measure_mtboard(root: Path, label: str, work: Path, repeat: int, bytecode: bool = True) -> list[Timing]:
+    """Cold then warm, ``repeat`` times each (a fresh cache file for every cold run); the fastest CPU of each.
+    ``bytecode``: first one untimed warm-up run that writes every module's bytecode under the bench's temporary
+    folder, which the timed runs then read (module docstring); False: every run compiles from source."""
+    pycache = work / f"pycache-{label}" if bytecode else None
+    if pycache is not None:
+        ok, note = mtboard_step(root, work / f"{label}-warmup-semantic.sqlite3", work, f"{label}-warmup", pycache)
+        print(f"| {label} warm-up (untimed: writes the bytecode) | | | {note if ok else 'FAILED ' + note} |",
+              flush=True)
     best: dict[str, Timing] = {}
     for i in range(repeat):
         cache = work / f"{label}-{i}-semantic.sqlite3"
         for kind in ("cold", "warm"):
-            t = _timed(f"{label} {kind}", lambda: mtboard_step(root, cache, work, f"{label}-{kind}-{i}"))
+            t = _timed(f"{label} {kind}", lambda: mtboard_step(root, cache, work, f"{label}-{kind}-{i}", pycache))
             if kind not in best or (t.ok and t.cpu_s < best[kind].cpu_s):
                 best[kind] = t
     return [best["cold"], best["warm"]]
@@ -213,6 +234,8 @@ def main() -> None:
     ap.add_argument("--baseline-root", type=Path, help="another mtboard checkout to time too (before → after)")
     ap.add_argument("--repeat", type=int, default=1, help="mtboard runs per step (fastest CPU kept; default 1)")
     ap.add_argument("--no-peer", action="store_true", help="skip the peer even when installed")
+    ap.add_argument("--source", action="store_true", help="mtboard compiles its modules from source in every run "
+                                                          "(no bytecode warm-up; see the module docstring)")
     ap.add_argument("--serve-apy", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve_apy:
@@ -223,6 +246,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mtboard-e2e-") as tmp:
         work = Path(tmp)
         print(f"load average at the start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
+        print(f"mtboard runs from {'source (compiled in every run)' if args.source else 'bytecode (warm-up first)'}",
+              flush=True)
         print("| step | CPU s | wall s | note |\n| --- | --- | --- | --- |", flush=True)
 
         def show(new: list[Timing]) -> list[Timing]:
@@ -231,9 +256,10 @@ def main() -> None:
                       flush=True)
             return new
 
-        rows = show(measure_mtboard(ROOT, "mtboard", work, max(1, args.repeat)))
+        rows = show(measure_mtboard(ROOT, "mtboard", work, max(1, args.repeat), not args.source))
         if args.baseline_root:
-            rows += show(measure_mtboard(args.baseline_root.resolve(), "baseline", work, max(1, args.repeat)))
+            rows += show(measure_mtboard(args.baseline_root.resolve(), "baseline", work, max(1, args.repeat),
+                                         not args.source))
         peer = None if args.no_peer else find_peer(args.peer_path)
         if peer is not None:
             version = peer_version(peer)

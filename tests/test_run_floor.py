@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mtboard.backends import apertium
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,8 +44,9 @@ def _run_and_list_modules(tmp_path: Path, *extra: str) -> dict:
 
 def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_path):
     """``mtboard run`` of the echo baseline (3 entries, a real card written) in a fresh interpreter: no module of
-    ``mtboard.judges`` (nor the validator's judge checks, the site, MkDocs) is imported, and of the backends only
-    the one the method names — so no HTTP client (the LLM backends bring ``mtboard.llm`` and httpx)."""
+    ``mtboard.judges`` (nor the validator's judge checks, the site, MkDocs, the anchor, ledger or sweep schemas) is
+    imported, and of the backends only the one the method names — so no HTTP client (the LLM backends bring
+    ``mtboard.llm`` and httpx)."""
     got = _run_and_list_modules(tmp_path)
     assert got["exit"] == 0
     card = json.loads((tmp_path / "card.json").read_text(encoding="utf-8"))
@@ -53,7 +56,10 @@ def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_pat
     unwanted = sorted(m for m in loaded if m.startswith(("mtboard.judges", "mtboard.site", "mkdocs", "mtboard.llm",
                                                           "httpx", "mtboard.backends.openai", "mtboard.backends.gguf",
                                                           "mtboard.backends.apertium"))
-                      or m in ("mtboard.validate.judging", "mtboard.validate.judge_answers"))
+                      or m in ("mtboard.validate.judging", "mtboard.validate.judge_answers",
+                               # documents a run never reads: built on first use (issue 35 item 4)
+                               "mtboard.core.schema.anchor", "mtboard.core.schema.ledger",
+                               "mtboard.core.schema.sweep"))
     assert unwanted == []
 
 
@@ -86,3 +92,45 @@ def test_engine_version_is_read_once_per_mode_and_program(monkeypatch):
     apertium.engine_version("eng-spa")
     assert len(calls) == 9
     apertium._engine_version.cache_clear()
+
+
+def test_an_installed_mode_starts_without_apertium_l(monkeypatch, tmp_path):
+    """A mode whose file is where the program reads it starts with no ``apertium -l`` process (issue 35 item 4); a
+    mode without one still asks ``apertium -l`` and is refused with the installed modes listed."""
+    from mtboard.backends.base import parse_method
+    from mtboard.core.errors import ConfigError
+
+    (tmp_path / "modes").mkdir()
+    (tmp_path / "modes" / "eng-spa.mode").write_text("cat\n", encoding="utf-8")
+    monkeypatch.setenv("APERTIUM_DATADIR", str(tmp_path))
+    monkeypatch.setattr(apertium, "_apertium_binary", lambda: "/usr/bin/apertium")
+    asked: list[list[str]] = []
+
+    class Listed:
+        returncode, stdout, stderr = 0, "eng-cat\neng-spa\n", ""
+
+    def fake_run(args, **_):
+        asked.append(list(args))
+        return Listed()
+
+    monkeypatch.setattr(apertium.subprocess, "run", fake_run)
+    assert apertium.mode_file_present("eng-spa", "/usr/bin/apertium")
+    assert not apertium.mode_file_present("eng-fra", "/usr/bin/apertium")
+    apertium.ApertiumBackend(parse_method("apertium:eng-spa"), apy_url="").start()
+    assert asked == []
+    with pytest.raises(ConfigError, match="installed modes: eng-cat, eng-spa"):
+        apertium.ApertiumBackend(parse_method("apertium:eng-fra"), apy_url="").start()
+    assert asked == [["/usr/bin/apertium", "-l"]]
+
+
+def test_mode_files_agree_with_apertium_l(monkeypatch):
+    """Without ``$APERTIUM_DATADIR`` the program's prefix decides: every mode ``apertium -l`` lists has its file
+    there, and a name it does not list has none (the installed Apertium; skipped without it)."""
+    exe = apertium._apertium_binary()
+    if exe is None:
+        pytest.skip("apertium is not installed")
+    monkeypatch.delenv("APERTIUM_DATADIR", raising=False)
+    modes = apertium.installed_modes()
+    assert "eng-spa" in modes
+    assert all(apertium.mode_file_present(m, exe) for m in modes)
+    assert not apertium.mode_file_present("eng-xxx", exe)

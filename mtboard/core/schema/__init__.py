@@ -35,9 +35,9 @@ way in:
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
 from mtboard.core.schema.card import Ancestor, DatasetRef, Fingerprint, RunCard, binding_paths
 from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH, CHRF_STATS_WIDTH, DATASET_ID_RE,
                                         HEX64_RE, SECRET_SEGMENTS, SEMVER_RE, TER_STATS_WIDTH, Bcp47, Binding,
@@ -48,9 +48,6 @@ from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH,
 from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
 from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
 from mtboard.core.schema.judgements import JudgeSummary, JudgeVerdict, MqmError
-from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
-                                        LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
-                                        LedgerRow, LedgerState, TierName)
 from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord
 from mtboard.core.schema.records import BackendFacts, LocalModelGate, TranslationRecord, Usage
 from mtboard.core.schema.results import (CheckFlag, EntryResult, MechanicalDecision, ReplicateResult, ReplicateRun,
@@ -60,12 +57,19 @@ from mtboard.core.schema.review import (GITHUB_HANDLE_RE, RatedEntry, Rating, Re
 from mtboard.core.schema.scores import Breakdown, NeuralMetric, Replicates, Scores, Signatures, Totals
 from mtboard.core.schema.scores_card import (SCORES_STRING_PATTERNS, SCORES_TEXT_PATTERN, ScoresCard, ScoresDataset,
                                              ScoresOnly, ScoresSegment)
-from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT, SWEEP_MAX_OPTION_CHARS,
-                                       SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT, SWEEP_MAX_PARALLEL,
-                                       SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS, SWEEP_MAX_TEMPERATURE,
-                                       SWEEP_MAX_TOKENS, SWEEP_NAME_PATTERN, CellMatch, Scalar, SweepCondition,
-                                       SweepFile, SweepMethod, SweepOverride)
 from mtboard.core.schema.verification import MetricDelta, VerificationRecord
+
+if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
+    from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
+    from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
+                                            LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank,
+                                            LedgerReproduction, LedgerRow, LedgerState, TierName)
+    from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
+                                           SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
+                                           SWEEP_MAX_PARALLEL, SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS,
+                                           SWEEP_MAX_TEMPERATURE, SWEEP_MAX_TOKENS, SWEEP_NAME_PATTERN, CellMatch,
+                                           Scalar, SweepCondition, SweepFile, SweepMethod, SweepOverride)
+    from pydantic import BaseModel
 
 __all__ = [
     # common
@@ -99,7 +103,41 @@ __all__ = [
     "SCHEMAS",
 ]
 
-SCHEMAS: dict[str, type[BaseModel]] = {"corpus": Corpus, "run-card": RunCard, "anchor-record": AnchorRecord,
-                                       "scores-card": ScoresCard, "review-record": ReviewRecord,
-                                       "reviewers": ReviewersFile, "sweep": SweepFile, "ledger": Ledger}
-"""Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``)."""
+_LAZY_MODULES = ("anchor", "ledger", "sweep")
+"""Documents a run never reads (the judge reliability record, the board ledger, the sweep file): imported on first use
+of one of their names, so ``mtboard run`` builds none of their pydantic models (issue 35 item 4: ~40 classes, measured
+in docs/SCORING_SPEC.md §7). Every other document is imported with the package."""
+_LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "AnchorSource"),
+               "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerCoverage",
+                          "LedgerEvidence", "LedgerMember", "LedgerRank", "LedgerReproduction", "LedgerRow",
+                          "LedgerState", "TierName"),
+               "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",
+                         "SWEEP_MAX_OPTION_CHARS", "SWEEP_MAX_OPTION_FLOAT", "SWEEP_MAX_OPTION_INT",
+                         "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
+                         "SWEEP_MAX_TOKENS", "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile",
+                         "SweepMethod", "SweepOverride")}
+_LAZY = {name: module for module, names in _LAZY_NAMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """A name of a document in :data:`_LAZY_MODULES` (its module imported now, the name kept here), or
+    :data:`SCHEMAS`. Raises AttributeError for any other name, as a module does."""
+    if name == "SCHEMAS":
+        value: Any = {"corpus": Corpus, "run-card": RunCard, "anchor-record": __getattr__("AnchorRecord"),
+                      "scores-card": ScoresCard, "review-record": ReviewRecord, "reviewers": ReviewersFile,
+                      "sweep": __getattr__("SweepFile"), "ledger": __getattr__("Ledger")}
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+SCHEMAS: dict[str, type[BaseModel]]
+"""Documents with a published JSON Schema (``mtboard schema NAME``; committed under ``schemas/``); built on first
+use (:func:`__getattr__`)."""
