@@ -44,10 +44,14 @@ def _both(src: str, key: str = "page.md") -> tuple[str, str, str]:
     (f"Before.\n\n{BOARD}", 1),  # at the end of the page: no blank line after it
     (f"{BOARD}\n\n{TABLE}\n\n- a\n- b\n", 2),  # two blocks in a row, then a list
     (f"{BOARD}\n\n\n\n## H2\n\nx", 1),  # several blank lines, then a heading (toc ids unchanged)
+    (f"## H\n{BOARD}\n## H2\n\nx", 1),  # headings right above and right below: one newline each side
+    (f"{BOARD}\npara text\n\nz", 1),  # Markdown on the next line after the block
+    (f'<p class="c">{"x" * 80}</p>\n{BOARD}\n\nz', 2),  # a paragraph element, then a block on the next line
+    (f"x\n\n{BOARD}\n", 1),  # the page ends with a newline
+    (f"{TABLE[:40]}</tbody></table>\n\nx", 0),  # under MIN_CHARS
     (f'<div class="open">\n<p>x</p>\n\n{TABLE}\n\n</div>\n\nAfter {TABLE[:20]}', 0),  # inside a div spanning blank
     # lines: Python-Markdown passes it through whole, nothing inside is stashed
     (f"<p>small</p>\n\n{BOARD.replace('<tbody>', '<tbody><!-- </div> -->')}\n\nx", 0),  # a comment: left alone
-    (f"{TABLE[:900]}</tbody></table>\n\nx", 0),  # under MIN_CHARS
     (f"{BOARD}trailing text\n\nx", 0),  # the element does not end where the chunk ends
     (f"<span>{TABLE}</span>\n\nx", 0),  # an inline element: a paragraph for Markdown
     (f"    {BOARD}\n\nx", 0),  # indented: code
