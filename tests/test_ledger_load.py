@@ -531,7 +531,7 @@ def test_load_inputs_rejects_what_the_validator_or_the_copy_check_finds(tmp_path
     subs, corpora = _tree(tmp_path)
     (subs / "ca" / "az-dup.json").unlink()
 
-    def validator(path, card, raw):
+    def validator(path, card, raw, key=None):
         assert card.run_card_hash and path.name.endswith(f"{card.run_card_hash[:12]}.json")  # the card of that file
         if path.name.startswith("baseline-empty"):
             return [f"{path}: empty", "second"]

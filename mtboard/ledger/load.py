@@ -1,20 +1,20 @@
 """Reading the site's inputs: run cards under ``submissions/``, verification records beside them, corpora.
 
-Every card goes through :func:`mtboard.core.documents.load_card` (safe JSON + strict schema) and, when available and asked
+Every card goes through :func:`mtboard.core.documents.loads_card` (safe JSON + strict schema; a card whose exact bytes
+have a cached verdict skips the safe parse it passed before, :func:`_read_card`) and, when available and asked
 for, the validator (``mtboard.validate``). A card that fails is *rejected*: skipped, with its one-line problems kept
 for the "rejected" page. Reading never follows symlinks (safejson refuses them) and never aborts on one bad file.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mtboard.core import safejson
-from mtboard.core.documents import load_card, load_corpus
+from mtboard.core.documents import load_corpus, loads_card, parse_card_unchecked
 from mtboard.core.errors import MtboardError
 from mtboard.review.community import ReviewSummary, community_verified, summarise
 from mtboard.core import canonical
@@ -120,7 +120,8 @@ def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path
 
     The repository root is the folder holding ``submissions/``; corpora come from ``corpora_dir``; the secret-text
     scan reads ``secret_segment`` (:func:`mtboard.validate.make_context`). With ``cache``, a verdict stored under the
-    card's key is returned without validating, and a new verdict is stored (:mod:`mtboard.ledger.cache`; issue 35
+    card's key is returned without validating (``key``: the caller looked it up already and found none), and a new
+    verdict is stored (:mod:`mtboard.ledger.cache`; issue 35
     item 3) unless it has a ``timestamps`` problem (the clock may change it).
     """
     from mtboard import validate as v  # noqa: PLC0415 - heavy (sacrebleu) only when validating
@@ -129,9 +130,8 @@ def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path
     ctx = v.make_context(root, corpora_dir if corpora_dir is not None else root / "corpora",
                          secret_segment=secret_segment, secret_source=secret_source)
 
-    def run(path: Path, card: RunCard, raw: bytes | None = None) -> list[str]:
-        key = None
-        if cache is not None and raw is not None:
+    def run(path: Path, card: RunCard, raw: bytes | None = None, key: str | None = None) -> list[str]:
+        if cache is not None and raw is not None and key is None:
             key = cache.key(raw, path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix(), card)
             found = cache.get(key)
             if found is not None:
@@ -293,6 +293,34 @@ def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
                                                                   dev_card=card)
 
 
+def _read_card(path: Path, raw: bytes, submissions: Path,
+               verdicts: ValidationCache | None) -> tuple[RunCard, str | None, list[str] | None]:
+    """``(card, cache key, cached problems)`` of the card file ``path`` whose bytes are ``raw`` (issue 35, "load").
+
+    With ``verdicts``, the card is first parsed by the schema alone (:func:`~mtboard.core.documents.
+    parse_card_unchecked`) to make its cache key (which names the card's backend and target language). On a hit the
+    bytes are known: a verdict is stored only for a card that passed :func:`~mtboard.core.documents.loads_card` with
+    these exact bytes (the key holds their SHA-256) under this code (the key holds the SHA-256 of every core, ledger
+    and validator module), so the safe parse's hazard checks (duplicate keys, NaN, huge numbers, depth) passed for
+    them already and the parsed card is the one :func:`~mtboard.core.documents.loads_card` gives. A cache a workflow
+    restores is trusted for its verdicts already (a forged "no problems" would pass any card), so this trusts it
+    for nothing more. On a miss, or without a cache, the bytes go through the safe parse; the key is returned (None
+    without a cache) and the problems are None (to be found by the validator).
+
+    Raises: InputError (the safe parse or the schema refused the bytes)."""
+    if verdicts is None:
+        return loads_card(raw, str(path)), None, None
+    fast = parse_card_unchecked(raw)
+    if fast is None:  # the schema refuses it: the full path names the problem (a safe-parse hazard first)
+        return loads_card(raw, str(path)), None, None
+    root = submissions.parent
+    key = verdicts.key(raw, path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix(), fast)
+    found = verdicts.get(key)
+    if found is not None:
+        return fast, key, found
+    return loads_card(raw, str(path), parsed=fast), key, None
+
+
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
                 anchors_dir: Path | None = None, attestation_repository: str | None = None,
                 secret_segment: Path | None = None, secret_source: str | None = None,
@@ -340,20 +368,21 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
         if _is_verification(path.name):
             continue
         try:
-            raw = safejson.read_bytes(path)
-            card = load_card(path)
+            raw = safejson.read_bytes(path)  # read once: the bytes hashed are the bytes parsed
+            card, key, problems = _read_card(path, raw, submissions, verdicts)
         except MtboardError as exc:
             inputs.rejected.append(Rejected(rel, [exc.one_line().replace(str(path), rel)]))
             continue
         if validator is not None:
-            try:
-                problems = validator(path, card, raw)
-            except MtboardError as exc:
-                problems = [exc.one_line()]
+            if problems is None:  # no cached verdict
+                try:
+                    problems = validator(path, card, raw, key)
+                except MtboardError as exc:
+                    problems = [exc.one_line()]
             if problems:
                 inputs.rejected.append(Rejected(rel, [p.replace(str(path), rel) for p in problems]))
                 continue
-        key = card.run_card_hash or hashlib.sha256(raw).hexdigest()
+        key = card.run_card_hash or canonical.sha256_hex(raw)
         if key in seen_hash:
             inputs.rejected.append(Rejected(rel, [f"duplicate of {seen_hash[key]} (same run_card_hash)"]))
             continue

@@ -311,17 +311,18 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
 
 
 def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
-                rows: list[MethodRow] | None = None, part: str = "") -> Markup:
+                rows: list[MethodRow] | None = None, part: str = "", search: bool = True) -> Markup:
     """The board's ``<table>`` (WAI-ARIA APG sortable table: a button in each sortable header, ``aria-sort`` on the
     sorted column only) inside a labelled, focusable scroll region, preceded by the CSS column picker.
 
     ``rows``: the method rows of one page of the view (issue 35 item 2, :func:`mtboard.site.boardpages.view_pages`;
     None: every row). The columns are the whole view's (:func:`visible_columns`), so every page of a view shows the
     same columns; ranks are the ledger's, never renumbered per page. ``part``: appended to the caption
-    (``page 2 of 20``)."""
+    (``page 2 of 20``). ``search`` False marks the block ``data-search-exclude``: the site search does not index
+    its rows (issue 35, "MkDocs"; :mod:`mtboard.site.htmlstash`)."""
     cols = visible_columns(view)
     optional = [c for c in cols if not c.core]
-    out = [f'<div class="mtb-board" data-board="{_e(table_id)}">']
+    out = [f'<div class="mtb-board" data-board="{_e(table_id)}"{"" if search else " data-search-exclude"}>']
     if optional:
         out.append('<details class="mtb-cols"><summary>Columns</summary><fieldset><legend>Optional columns'
                    '</legend>')
