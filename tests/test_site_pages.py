@@ -197,7 +197,15 @@ def test_run_data_file_golden(docs):
     sentence chrF++ of entry 1 recomputed with sacrebleu: 34.097)."""
     card = _card(GEMMA_FSC)
     seg = _gz_json(docs / "data" / "runs" / f"{GEMMA_FSC}.json.gz")
-    assert sorted(seg) == ["corpus", "groups", "id", "rows", "schema"]
+    assert sorted(seg) == ["corpus", "groups", "id", "review", "rows", "schema"]
+    # the review sample of the one review page (issue 35): the card's 30 drawn entries, record fields, the scale
+    from mtboard.review import community as rv
+    review = seg["review"]
+    assert review["ids"] == [r.entry_id for r in rv.sample_entries(card)] and len(review["ids"]) == 30
+    assert (review["hash"], review["seed"], review["size"], review["drawn"], review["note"]) == (
+        card.run_card_hash, 20261201, 30, 30, None)
+    assert review["ratings"] == ["reject", "gist", "acceptable", "excellent"]
+    assert (review["sl"], review["tl"], review["run_page"]) == ("en", "es", f"runs/{GEMMA_FSC}.html")
     assert (seg["schema"], seg["id"], seg["corpus"]) == ("mtboard.rundata/1", GEMMA_FSC,
                                                          f"data/corpora/{CORPUS}.json.gz")
     assert [r[0] for r in seg["rows"]] == [r.entry_id for r in card.results] and len(seg["rows"]) == 355

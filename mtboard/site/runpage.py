@@ -11,6 +11,7 @@ summary), never mixed into the development figures.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -93,10 +94,31 @@ def neural_view(lc: LoadedCard) -> list[dict[str, Any]]:
             for key, m in sorted(lc.card.neural_metrics.items())]
 
 
+REVIEW_PAGE = "review.md"
+"""The one review page (issue 35: one page reading the run from ``?run=<page id>`` instead of one page per run)."""
+REVIEW_STUB = "review/{id}.html"
+"""Where each run's review page was before issue 35: a small redirect to ``review.html?run=<page id>``
+(:func:`review_stub`), so old links keep working."""
+
+
 def review_page(lc: LoadedCard) -> str | None:
-    """The run's review page (``review/<page id>.md``, :mod:`mtboard.site.reviewpage`); None for reference baselines
+    """The run's review link relative to the site root, ``review.html?run=<page id>`` (spec §7.3; the page reads
+    the sample from the run's data file, :func:`mtboard.site.rundata.review_data`); None for reference baselines
     (nobody reviews an echo)."""
-    return None if lc.card.method_class == MethodClass.baseline else f"review/{lc.page_id}.md"
+    return None if lc.card.method_class == MethodClass.baseline else f"review.html?run={lc.page_id}"
+
+
+def review_stub(page_id: str) -> str:
+    """The redirect left at ``review/<page id>.html`` (issue 35): a 16-hex page id only (no contributor text), about
+    400 bytes of HTML that sends the visitor to ``../review.html?run=<page id>`` (script, then ``<meta refresh>``,
+    then a plain link), keeping any ``#fragment``."""
+    if not re.fullmatch(r"[0-9a-f]{16}", page_id):
+        raise ValueError(f"not a page id: {page_id!r}")
+    url = f"../review.html?run={page_id}"
+    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Review run ' + page_id[:8]
+            + '</title><meta name="robots" content="noindex"><meta http-equiv="refresh" content="0; url=' + url
+            + '"><script>location.replace("' + url + '"+location.hash)</script></head>\n<body><p>This review page moved: '
+            '<a href="' + url + '">review run ' + page_id[:8] + '</a>.</p></body></html>\n')
 
 
 def review_view(lc: LoadedCard) -> dict[str, Any]:
