@@ -63,6 +63,17 @@
     return tr;
   }
 
+  /* the entry tables' header (templates/_pages.j2 seg_table): the page sends each table's caption only */
+  var COLS = ["Entry", "Source", "Reference", "Output", "Outcome", "chrF++", "vs field"];
+  function head() {
+    var h = D.createElement("thead"), tr = h.appendChild(el("tr"));
+    COLS.forEach(function (c) {
+      var th = tr.appendChild(el("th", c)); th.scope = "col";
+      if (c === "vs field") th.title = "sentence chrF++ minus the field median of real systems";
+    });
+    return h;
+  }
+
   function fill(box) {
     if (box._mtb) return; box._mtb = true;
     Promise.all([load(box.getAttribute("data-run")), load(box.getAttribute("data-corpus"))]).then(function (z) {
@@ -70,7 +81,8 @@
       run.rows.forEach(function (r) { rows[r[0]] = r; });
       z[1].entries.forEach(function (e) { texts[e[0]] = e; });
       Array.prototype.forEach.call(box.querySelectorAll("table[data-group]"), function (t) {
-        var body = t.tBodies[0], sl = t.getAttribute("data-sl"), tl = t.getAttribute("data-tl"), an = t.hasAttribute("data-anchor");
+        if (!t.tHead) t.appendChild(head());
+        var body = t.tBodies[0] || t.appendChild(D.createElement("tbody")), sl = t.getAttribute("data-sl"), tl = t.getAttribute("data-tl"), an = t.hasAttribute("data-anchor");
         (run.groups[t.getAttribute("data-group")] || []).forEach(function (id) {
           if (rows[id]) body.appendChild(segRow(rows[id], texts[id], sl, tl, an));
         });
