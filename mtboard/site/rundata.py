@@ -10,7 +10,8 @@ results as one small compressed file, fetched by the run page and the compare pa
   failed, Δ vs field median (1 decimal, null without a field), flags, raw output (null unless it differs), error or
   null, sentence chrF++ as the page shows it (1 decimal, rounded once from the exact value)], …] (card order),
   "groups": {"failures": ids, "losses": ids, "dom:<domain>": ids, "diagnostic": ids}, "review": the review sample
-  (:func:`review_data`; absent for reference baselines)}``. The first five columns are what
+  (:func:`review_data`; absent for reference baselines), "details": {"identity": [[label, value], …], "method": …}
+  (the run page's detail tables, :func:`mtboard.site.runpage.details_data`)}``. The first five columns are what
   ``runs/<id>.segments.json`` held before (the compare page reads them).
 
 Both are gzip (RFC 1952) with the header's mtime 0 and no file name, so two builds of the same cards write the same
@@ -130,16 +131,19 @@ def review_data(lc: LoadedCard, sheet: dict[str, Any], run_page: str) -> dict[st
 
 
 def run_data(lc: LoadedCard, lb: Leaderboard, groups: dict[str, list[int]],
-             review: dict[str, Any] | None = None) -> dict[str, Any]:
+             review: dict[str, Any] | None = None, details: dict[str, Any] | None = None) -> dict[str, Any]:
     """The run data file's value (module docstring): one row per entry of the card, in card order, the entry
-    groups of the run page (``groups``: from :func:`mtboard.site.runpage.context`) and, for a run people may
-    review, ``review`` (:func:`review_data`; the key is absent otherwise)."""
+    groups of the run page (``groups``: from :func:`mtboard.site.runpage.context`), for a run people may
+    review ``review`` (:func:`review_data`; the key is absent otherwise) and the run page's detail tables
+    ``details`` (:func:`mtboard.site.runpage.details_data`; absent when None)."""
     med = lb.field_entry_median
     dev = {r.entry_id for r in lc.card.results if r.segment == "development"}
     out = {"schema": RUN_SCHEMA, "id": lc.page_id, "corpus": corpus_url(lc), "groups": groups,
            "rows": [_row(r, med.get(r.entry_id) if r.entry_id in dev else None) for r in lc.card.results]}
     if review is not None:
         out["review"] = review
+    if details is not None:
+        out["details"] = details
     return out
 
 

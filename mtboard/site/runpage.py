@@ -18,7 +18,7 @@ from typing import Any
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.review.community import MIN_REVIEWED, gated_tier
 from mtboard.core.schema import EntryResult, MethodClass, RunCard
-from mtboard.core import fmt
+from mtboard.core import fmt, names
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.tables import Leaderboard, failed, method_name, sentence_chrf
 
@@ -131,6 +131,24 @@ def review_view(lc: LoadedCard) -> dict[str, Any]:
             "counts": list(s.counts.items()) if s else [],
             "agreement": [{"a": a.a, "b": a.b, "n": a.n, "exact": a.exact, "within_one": a.within_one,
                            "kappa": a.kappa} for a in s.agreement] if s else []}
+
+
+def details_data(lc: LoadedCard, score_pairs: list[tuple[str, Any]],
+                 method_pairs: list[tuple[str, Any]]) -> dict[str, list[list[str | None]]]:
+    """The run page's two longest "Details" tables as data for the run's data file (issue 35: ~8 KB of HTML per run
+    page; ``rundata.js`` builds the tables when the page opens, the card itself stays linked): ``identity`` (run id,
+    run card hash, file, entries, errors, then ``score_pairs``) and ``method`` (``method_pairs``), each a list of
+    ``[label, value]``. A value is None (shown as a dash), a string with every refused character replaced by its
+    visible marker (:func:`mtboard.core.names.mark`), or a number's or boolean's Python text (``0.0``, ``False``), as
+    the server-rendered table showed it."""
+    def cell(v: Any) -> str | None:
+        return None if v is None else names.mark(v) if isinstance(v, str) else str(v)
+
+    card = lc.card
+    ident = [("run id", card.run_id), ("run card hash", card.run_card_hash or "(unsealed)"), ("file", lc.path),
+             ("entries", len(card.results)), ("errors", card.scores.errors), *score_pairs]
+    return {"identity": [[names.mark(str(k)), cell(v)] for k, v in ident],
+            "method": [[names.mark(str(k)), cell(v)] for k, v in method_pairs]}
 
 
 def best_baseline(lc: LoadedCard, lb: Leaderboard) -> dict[str, Any] | None:

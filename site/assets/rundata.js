@@ -74,6 +74,18 @@
     return h;
   }
 
+  /* a "Details" table of the run page (issue 35; templates/_macros.j2 kv): [label, value] rows, null as a dash */
+  function kv(rows) {
+    var t = el("table", null, "mtb-kv"), b = t.appendChild(D.createElement("tbody"));
+    rows.forEach(function (r) {
+      var tr = b.appendChild(el("tr")), c = el("td");
+      tr.appendChild(el("th", r[0]));
+      if (r[1] === null) c.textContent = "\u2014"; else c.appendChild(el("bdi", r[1], "mtb-name"));
+      tr.appendChild(c);
+    });
+    return t;
+  }
+
   function fill(box) {
     if (box._mtb) return; box._mtb = true;
     Promise.all([load(box.getAttribute("data-run")), load(box.getAttribute("data-corpus"))]).then(function (z) {
@@ -86,6 +98,10 @@
         (run.groups[t.getAttribute("data-group")] || []).forEach(function (id) {
           if (rows[id]) body.appendChild(segRow(rows[id], texts[id], sl, tl, an));
         });
+      });
+      (run.details ? D.querySelectorAll("details.mtb-more[data-key]") : []).forEach(function (d) {
+        var rows = run.details[d.getAttribute("data-key")];
+        if (rows) { d.appendChild(kv(rows)); var n = d.querySelector(".mtb-more-note"); if (n) n.remove(); }
       });
       box.setAttribute("data-loaded", "1");
       if (location.hash.length > 1) window.dispatchEvent(new HashChangeEvent("hashchange"));
