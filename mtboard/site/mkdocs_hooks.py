@@ -1,15 +1,24 @@
 """MkDocs hooks of the site (``hooks:`` in ``mkdocs.yml``; issue 35: published bytes per card).
 
-:func:`on_env` turns on Jinja2's ``trim_blocks`` and ``lstrip_blocks`` for the theme's templates (MkDocs Material and
-``site/overrides``): the newline after a block tag and the indentation before it are dropped, which Material's
-templates are full of (a run page carried ~4.5 KB of blank lines and indentation). Only template whitespace changes:
-a page's own content (``page.content``) is inserted as a variable and is untouched, so text inside ``<pre>`` and the
-pages' tables keep every character.
+* :func:`on_env` turns on Jinja2's ``trim_blocks`` and ``lstrip_blocks`` for the theme's templates (MkDocs Material
+  and ``site/overrides``): the newline after a block tag and the indentation before it are dropped, which Material's
+  templates are full of (a run page carried ~4.5 KB of blank lines and indentation).
+* :func:`on_post_page` removes what indentation is left at the start of each line of the theme's part of a page —
+  everything before ``<article`` and after ``</article>`` (header, navigation, table of contents, footer, scripts) —
+  another ~1.8 KB per page.
+
+Only the theme's whitespace changes: a page's own content (``page.content``, inside ``<article>``) is untouched, so
+text inside ``<pre>`` or in a ``white-space: pre-wrap`` cell keeps every character; outside it, a line break followed by
+spaces and a line break alone are the same whitespace to HTML. The visible text of every page is word for word the
+same (checked on a 200-card build, issue 35).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+_INDENT = re.compile(r"\n[ \t]+")
 
 
 def on_env(env: Any, config: Any, files: Any) -> Any:  # noqa: ARG001 (MkDocs' hook signature)
@@ -20,3 +29,17 @@ def on_env(env: Any, config: Any, files: Any) -> Any:  # noqa: ARG001 (MkDocs' h
     if env.cache is not None:
         env.cache.clear()
     return env
+
+
+def strip_chrome(html: str) -> str:
+    """``html`` with the spaces and tabs after each line break removed outside its first ``<article``…``</article>``
+    (the whole page when it has none, e.g. a redirect or the 404 page's theme part). Raises nothing."""
+    start, end = html.find("<article"), html.rfind("</article>")
+    if start < 0 or end < start:
+        return _INDENT.sub("\n", html) if "<pre" not in html and "<textarea" not in html else html
+    return _INDENT.sub("\n", html[:start]) + html[start:end] + _INDENT.sub("\n", html[end:])
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:  # noqa: ARG001 (MkDocs' hook signature)
+    """:func:`strip_chrome` of every page MkDocs writes."""
+    return strip_chrome(output)
