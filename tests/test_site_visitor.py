@@ -224,6 +224,12 @@ def test_run_and_review_pages_read_their_data_under_the_sub_path(site, browser):
     assert pg.text_content(ident + ":nth-child(4) > td") == "355"
     assert pg.locator("details.mtb-more[data-key=method] table.mtb-kv tr").count() > 10
     assert pg.locator(".mtb-more-note").count() == 0
+    comps = pg.eval_on_selector_all("table[data-more=components] tbody th", "hs => hs.map(h => h.textContent)")
+    assert comps == sorted(comps) and "model_slug" in comps and len(comps) > 10
+    assert pg.eval_on_selector_all("table[data-more=components] thead th", "hs => hs.map(h => h.textContent)") == [
+        "Component", "Value"]
+    assert pg.text_content("table[data-more=signatures] tbody tr:first-child th") == "chrF++"
+    assert pg.text_content("table[data-more=signatures] tbody tr:first-child td").startswith("nrefs:1|")
     # the table header the page no longer sends, built with the rows
     assert pg.eval_on_selector_all("table[data-group=losses] thead th", "hs => hs.map(h => h.textContent)") == [
         "Entry", "Source", "Reference", "Output", "Outcome", "chrF++", "vs field"]

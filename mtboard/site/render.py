@@ -168,7 +168,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             review = (rundata.review_data(lc, reviews.sheet(card, lc.path), tables.run_page(lc)[:-3] + ".html")
                       if review_link is not None else None)
             data[rundata.run_url(lc)] = rundata.gz(rundata.run_data(
-                lc, lb, rp["groups"], review, runpage.details_data(lc, score_pairs, method_pairs)))
+                lc, lb, rp["groups"], review,
+                runpage.details_data(lc, score_pairs, method_pairs, judge_sigs, near[0].card if near else None)))
             if review is not None:  # the old per-run review URL, kept as a redirect (issue 35)
                 pages[runpage.REVIEW_STUB.format(id=lc.page_id)] = runpage.review_stub(lc.page_id)
             render(tables.run_page(lc), "run.md.j2",

@@ -11,6 +11,7 @@ summary), never mixed into the development figures.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from typing import Any
@@ -20,7 +21,7 @@ from mtboard.review.community import MIN_REVIEWED, gated_tier
 from mtboard.core.schema import EntryResult, MethodClass, RunCard
 from mtboard.core import fmt, names
 from mtboard.ledger.load import LoadedCard
-from mtboard.ledger.tables import Leaderboard, failed, method_name, sentence_chrf
+from mtboard.ledger.tables import Leaderboard, failed, fingerprint_diff, method_name, sentence_chrf
 
 OPEN_FAILURES = 10
 LOSSES = 20
@@ -133,22 +134,46 @@ def review_view(lc: LoadedCard) -> dict[str, Any]:
                            "kappa": a.kappa} for a in s.agreement] if s else []}
 
 
-def details_data(lc: LoadedCard, score_pairs: list[tuple[str, Any]],
-                 method_pairs: list[tuple[str, Any]]) -> dict[str, list[list[str | None]]]:
-    """The run page's two longest "Details" tables as data for the run's data file (issue 35: ~8 KB of HTML per run
-    page; ``rundata.js`` builds the tables when the page opens, the card itself stays linked): ``identity`` (run id,
-    run card hash, file, entries, errors, then ``score_pairs``) and ``method`` (``method_pairs``), each a list of
-    ``[label, value]``. A value is None (shown as a dash), a string with every refused character replaced by its
-    visible marker (:func:`mtboard.core.names.mark`), or a number's or boolean's Python text (``0.0``, ``False``), as
-    the server-rendered table showed it."""
+def details_data(lc: LoadedCard, score_pairs: list[tuple[str, Any]], method_pairs: list[tuple[str, Any]],
+                 judge_sigs: list[tuple[str, str]] = (), near: RunCard | None = None) -> dict[str, Any]:
+    """The run page's "Details" tables as data for the run's data file (issue 35: ~11 KB of HTML per run page;
+    ``rundata.js`` builds the tables when the page opens, the page keeps their headings, the fingerprint hash and the
+    closest run's link, and links the card). Keys:
+
+    * ``identity`` (run id, run card hash, file, entries, errors, then ``score_pairs``) and ``method``
+      (``method_pairs``): lists of ``[label, value]``;
+    * ``components`` (the fingerprint's components, value as JSON text), ``closest`` (the components that differ
+      from ``near``, the closest run of the same model, as ``[component, this run, other run]``; absent without one)
+      and ``signatures`` (chrF++, BLEU, TER, composite when set, mechanical policy, then ``judge_sigs``): each
+      ``{"head": column labels or null, "rows": [[label, value, …], …], "code": values in <code>, "cls": row
+      class or null}``.
+
+    A value is None (shown as a dash) or a string, every refused character replaced by its visible marker
+    (:func:`mtboard.core.names.mark`); numbers and booleans as their Python text (``0.0``, ``False``), as the
+    server-rendered tables showed them."""
     def cell(v: Any) -> str | None:
         return None if v is None else names.mark(v) if isinstance(v, str) else str(v)
+
+    def js(v: Any) -> str:
+        return names.mark(json.dumps(v, ensure_ascii=False, sort_keys=True))
 
     card = lc.card
     ident = [("run id", card.run_id), ("run card hash", card.run_card_hash or "(unsealed)"), ("file", lc.path),
              ("entries", len(card.results)), ("errors", card.scores.errors), *score_pairs]
-    return {"identity": [[names.mark(str(k)), cell(v)] for k, v in ident],
-            "method": [[names.mark(str(k)), cell(v)] for k, v in method_pairs]}
+    sig = card.scores.signatures
+    sigs = [("chrF++", sig.chrf), ("BLEU", sig.bleu), ("TER", sig.ter)] + (
+        [("composite", sig.composite)] if sig.composite else []) + [
+        ("mechanical policy", card.scores.policy_version), *judge_sigs]
+    out: dict[str, Any] = {
+        "identity": [[names.mark(str(k)), cell(v)] for k, v in ident],
+        "method": [[names.mark(str(k)), cell(v)] for k, v in method_pairs],
+        "components": {"head": ["Component", "Value"], "code": True, "cls": None,
+                       "rows": [[k, js(v)] for k, v in sorted(card.fingerprint.components.items())]},
+        "signatures": {"head": None, "code": False, "cls": None, "rows": [[k, cell(v)] for k, v in sigs]}}
+    if near is not None:
+        out["closest"] = {"head": ["Component", "This run", "Other run"], "code": True, "cls": "diff",
+                          "rows": [[k, js(a), js(b)] for k, a, b, d in fingerprint_diff(card, near) if d]}
+    return out
 
 
 def best_baseline(lc: LoadedCard, lb: Leaderboard) -> dict[str, Any] | None:

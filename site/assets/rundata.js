@@ -86,6 +86,23 @@
     return t;
   }
 
+  /* the fingerprint, closest-run and signature tables (issue 35; runpage.details_data): {head, rows, code, cls} */
+  function more(t, sp) {
+    if (sp.head) {
+      var h = t.appendChild(D.createElement("thead")).appendChild(el("tr"));
+      sp.head.forEach(function (x) { h.appendChild(el("th", x)).scope = "col"; });
+    }
+    var b = t.appendChild(D.createElement("tbody"));
+    sp.rows.forEach(function (r) {
+      var tr = b.appendChild(el("tr", null, sp.cls));
+      tr.appendChild(el("th", r[0])).scope = "row";
+      r.slice(1).forEach(function (v) {
+        var c = tr.appendChild(el("td"));
+        if (v === null) c.textContent = "\u2014"; else c.appendChild(el(sp.code ? "code" : "bdi", v, sp.code ? null : "mtb-name"));
+      });
+    });
+  }
+
   function fill(box) {
     if (box._mtb) return; box._mtb = true;
     Promise.all([load(box.getAttribute("data-run")), load(box.getAttribute("data-corpus"))]).then(function (z) {
@@ -102,6 +119,10 @@
       (run.details ? D.querySelectorAll("details.mtb-more[data-key]") : []).forEach(function (d) {
         var rows = run.details[d.getAttribute("data-key")];
         if (rows) { d.appendChild(kv(rows)); var n = d.querySelector(".mtb-more-note"); if (n) n.remove(); }
+      });
+      (run.details ? D.querySelectorAll("table[data-more]") : []).forEach(function (t) {
+        var sp = run.details[t.getAttribute("data-more")];
+        if (sp) { more(t, sp); var n = t.querySelector(".mtb-more-note"); if (n) n.remove(); }
       });
       box.setAttribute("data-loaded", "1");
       if (location.hash.length > 1) window.dispatchEvent(new HashChangeEvent("hashchange"));
