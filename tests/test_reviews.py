@@ -420,6 +420,7 @@ def test_a_card_with_fewer_entries_than_a_review_needs_says_so(tmp_path, card):
                      run_mkdocs=False, build_time="2026-12-01 00:00 UTC")
     # issue 35: one review page (review.html?run=<page id>); each run's sample is in its data file, key "review"
     page = (rep.docs / "review.md").read_text(encoding="utf-8")
+    assert page.startswith('---\ntitle: "Review a run"\nsearch:\n  exclude: true\n') and "\n---\n\n# Review a run\n" in page
     assert '<p class="admonition-title">This review cannot confirm a tier</p>' in page
     assert 'data-runs="data/runs/"' in page and "data-hash" not in page
 
