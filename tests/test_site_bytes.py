@@ -45,3 +45,28 @@ def test_review_stub_redirects_to_the_one_review_page():
     assert len(stub.encode()) == 428
     with pytest.raises(ValueError):
         review_stub('0123456789abcde"')
+
+
+def test_a_hidden_table_of_contents_keeps_only_the_skip_target():
+    from types import SimpleNamespace
+
+    from mkdocs.structure.toc import get_toc
+
+    from mtboard.site.mkdocs_hooks import on_page_context
+
+    def page(meta):  # noqa: ANN001, ANN202
+        toc = get_toc([{"level": 1, "id": "run-x", "name": "Run x", "children": [
+            {"level": 2, "id": "entries", "name": "Entries", "children": []}]}])
+        return SimpleNamespace(meta=meta, toc=toc)
+
+    nav = SimpleNamespace(pages=[])
+    hidden = page({"hide": ["navigation", "toc"], "search": {"exclude": True}})
+    assert on_page_context("ctx", hidden, None, nav) == "ctx"
+    assert [(a.id, a.level, a.children) for a in hidden.toc] == [("run-x", 1, [])]
+    for meta in ({"hide": ["toc"]}, {"search": {"exclude": True}}, {}):  # searchable or with a visible toc: kept
+        kept = page(meta)
+        on_page_context("ctx", kept, None, nav)
+        assert [a.id for a in kept.toc] == ["run-x"] and [c.id for c in next(iter(kept.toc)).children] == ["entries"]
+    in_nav = page({"hide": ["toc"], "search": {"exclude": True}})
+    on_page_context("ctx", in_nav, None, SimpleNamespace(pages=[in_nav]))
+    assert [c.id for c in next(iter(in_nav.toc)).children] == ["entries"]

@@ -3,6 +3,9 @@
 * :func:`on_env` turns on Jinja2's ``trim_blocks`` and ``lstrip_blocks`` for the theme's templates (MkDocs Material
   and ``site/overrides``): the newline after a block tag and the indentation before it are dropped, which Material's
   templates are full of (a run page carried ~4.5 KB of blank lines and indentation).
+* :func:`on_page_context` empties the table of contents of a page that hides it and is excluded from search (run,
+  review and compare pages: ~1 KB of hidden links each). The page's first heading stays the first entry, so Material's
+  "Skip to content" link still targets it; Material's ``partials/toc.html`` then renders an empty ``<nav>``.
 * :func:`on_post_page` removes what indentation is left at the start of each line of the theme's part of a page —
   everything before ``<article`` and after ``</article>`` (header, navigation, table of contents, footer, scripts) —
   another ~1.8 KB per page.
@@ -29,6 +32,25 @@ def on_env(env: Any, config: Any, files: Any) -> Any:  # noqa: ARG001 (MkDocs' h
     if env.cache is not None:
         env.cache.clear()
     return env
+
+
+def _hidden(meta: dict, key: str) -> bool:
+    hide = meta.get("hide") if isinstance(meta, dict) else None
+    return isinstance(hide, list) and key in hide
+
+
+def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:  # noqa: ARG001 (hook signature)
+    """For a page outside the nav whose front matter has ``hide: [toc]`` and ``search: {exclude: true}``: its
+    table of contents cut to its first entry without children (what the skip link needs). Returns ``context``."""
+    from mkdocs.structure.toc import AnchorLink, TableOfContents
+
+    meta = page.meta or {}
+    search = meta.get("search")
+    excluded = isinstance(search, dict) and search.get("exclude") is True
+    first = next(iter(page.toc), None) if page.toc else None
+    if excluded and _hidden(meta, "toc") and first is not None and page not in nav.pages:
+        page.toc = TableOfContents([AnchorLink(first.title, first.id, first.level)])
+    return context
 
 
 def strip_chrome(html: str) -> str:
