@@ -275,5 +275,6 @@ def test_dumps_is_indented_utf8_json_with_refused_characters_escaped(ledger):
     row = board.rows[0].model_copy(update={"method": "evil\u202ename"})
     spoof = doc.model_copy(update={"boards": [board.model_copy(update={"rows": [row]})]})
     text = Doc.dumps(spoof)
-    assert '"method": "evil\\u202ename"' in text and "\u202e" not in text
+    assert '"method":"evil\\u202ename"' in text and "\u202e" not in text  # a row is one compact line (issue 35)
+    assert '\n    {"fingerprint":' in text  # boards → rows → one row per line, four levels indented
     assert json.loads(text)["boards"][0]["rows"][0]["method"] == "evil\u202ename"

@@ -7,6 +7,7 @@ Every review record here is written by the test into a temporary folder and says
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -417,18 +418,29 @@ def test_a_card_with_fewer_entries_than_a_review_needs_says_so(tmp_path, card):
     shutil.copy(CARD, root / "submissions" / DATASET / CARD.name)
     rep = build_site(root / "submissions", ROOT / "corpora", tmp_path / "out", tmp_path / "docs", validate=False,
                      run_mkdocs=False, build_time="2026-12-01 00:00 UTC")
-    page = next(p for p in (rep.docs / "review").glob("*.md")
-                if f'data-hash="{small.run_card_hash}"' in p.read_text(encoding="utf-8")).read_text(encoding="utf-8")
+    # issue 35: one review page (review.html?run=<page id>); each run's sample is in its data file, key "review"
+    page = (rep.docs / "review.md").read_text(encoding="utf-8")
+    assert page.startswith('---\ntitle: "Review a run"\nsearch:\n  exclude: true\n') and "\n---\n\n# Review a run\n" in page
     assert '<p class="admonition-title">This review cannot confirm a tier</p>' in page
-    assert SMALL_NOTE.replace("'", "&#39;") in page
-    assert "Community review (spec §7.3): 12 entries drawn from" in page
-    assert 'data-size="30" data-drawn="12"' in page
-    # the 12 entries to rate are filled in by review.js from the run's data file (issue 35 item 1): their ids
-    ids = re.search(r'data-ids="([0-9 ]*)"', page).group(1).split()
-    assert sorted(map(int, ids)) == sorted(r.entry_id for r in small.results)
-    other = next(p for p in (rep.docs / "review").glob("*.md")
-                 if f'data-hash="{card.run_card_hash}"' in p.read_text(encoding="utf-8")).read_text(encoding="utf-8")
-    assert "cannot confirm a tier" not in other and "Community review (spec §7.3): 30 entries drawn" in other
+    assert 'data-runs="data/runs/"' in page and "data-hash" not in page
+
+    def review(c):  # noqa: ANN001, ANN202
+        raw = gzip.decompress((rep.docs / "data" / "runs" / f"{c.run_card_hash[:16]}.json.gz").read_bytes())
+        return json.loads(raw)["review"]
+
+    sm = review(small)
+    assert (sm["note"], sm["size"], sm["drawn"], sm["hash"], sm["seed"]) == (
+        SMALL_NOTE, 30, 12, small.run_card_hash, rv.DEFAULT_SEED)
+    # the 12 entries to rate, filled in by review.js from the run's data file (issue 35 item 1)
+    assert sorted(sm["ids"]) == sorted(r.entry_id for r in small.results)
+    assert sm["card"] == f"{DATASET}/{COACHED.name}" and sm["record"] == f"reviews/{DATASET}/{COACHED.stem}.yaml"
+    assert sm["file"] == f"{COACHED.stem}.yaml" and sm["run_page"] == f"runs/{small.run_card_hash[:16]}.html"
+    big_rv = review(card)
+    assert (big_rv["note"], big_rv["drawn"]) == (None, 30)
+    assert big_rv["ids"] == [r.entry_id for r in rv.sample_entries(card)]
+    # the old per-run URL is a small redirect to the one page
+    stub = (rep.docs / "review" / f"{small.run_card_hash[:16]}.html").read_text(encoding="utf-8")
+    assert f'url=../review.html?run={small.run_card_hash[:16]}"' in stub and len(stub.encode()) < 500
 
 
 def test_a_review_dated_in_the_future_is_not_accepted(tmp_path, card):

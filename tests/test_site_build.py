@@ -219,19 +219,29 @@ def test_run_pages_raw_json_and_fingerprints(site):
         pid = card.run_card_hash[:16]
         assert not (root / "out" / "runs" / f"{pid}.json").exists()  # issue 35: linked in the repository, not copied
         text = (root / "out" / "runs" / f"{pid}.html").read_text(encoding="utf-8")
-        assert card.fingerprint.hash in text and card.scores.signatures.chrf in text
-        for comp in card.fingerprint.components:
-            assert f'<th scope="row">{comp}</th>' in text
+        assert card.fingerprint.hash in text
         # every entry once in its domain group: the group lists of the run's data file (rundata.js builds the rows)
         data = json.loads(gzip.decompress((root / "out" / "data" / "runs" / f"{pid}.json.gz").read_bytes()))
+        # issue 35: the fingerprint components and the signatures are in the data file, rundata.js builds the tables
+        det = data["details"]
+        assert [r[0] for r in det["components"]["rows"]] == sorted(card.fingerprint.components)
+        assert [r[1] for r in det["components"]["rows"]] == [
+            json.dumps(card.fingerprint.components[k], ensure_ascii=False, sort_keys=True)
+            for k in sorted(card.fingerprint.components)]
+        assert det["signatures"]["rows"][0] == ["chrF++", card.scores.signatures.chrf]
         doms = sorted(i for k, ids in data["groups"].items() if k.startswith("dom:") for i in ids)
         assert doms == sorted(r.entry_id for r in card.results if r.segment == "development")
         assert [r[:2] for r in data["rows"]] == [[r.entry_id, r.predicted] for r in card.results]
     gemma = [load_card(p) for p in (root / "submissions").rglob("google-gemma*")]
     chat = next(c for c in gemma if c.condition == "chat")
     text = (root / "out" / "runs" / f"{chat.run_card_hash[:16]}.html").read_text(encoding="utf-8")
-    assert "Closest other run of this model" in text
-    assert '<tr class="diff"><th scope="row">condition</th>' in text  # chat vs few-shot differ in the condition component
+    assert "Closest other run of this model" in text and 'data-more="closest"' in text
+    data = json.loads(gzip.decompress((root / "out" / "data" / "runs" / f"{chat.run_card_hash[:16]}.json.gz")
+                                      .read_bytes()))
+    closest = data["details"]["closest"]
+    assert (closest["cls"], closest["head"]) == ("diff", ["Component", "This run", "Other run"])
+    assert "condition" in [r[0] for r in closest["rows"]]  # chat vs few-shot differ in the condition component
+    assert next(r for r in closest["rows"] if r[0] == "condition")[1] == '"chat"'
 
 
 def test_portrait_and_hard_items(site):

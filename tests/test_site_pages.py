@@ -197,7 +197,23 @@ def test_run_data_file_golden(docs):
     sentence chrF++ of entry 1 recomputed with sacrebleu: 34.097)."""
     card = _card(GEMMA_FSC)
     seg = _gz_json(docs / "data" / "runs" / f"{GEMMA_FSC}.json.gz")
-    assert sorted(seg) == ["corpus", "groups", "id", "rows", "schema"]
+    assert sorted(seg) == ["corpus", "details", "groups", "id", "review", "rows", "schema"]
+    # the review sample of the one review page (issue 35): the card's 30 drawn entries, record fields, the scale
+    from mtboard.review import community as rv
+    review = seg["review"]
+    assert review["ids"] == [r.entry_id for r in rv.sample_entries(card)] and len(review["ids"]) == 30
+    assert (review["hash"], review["seed"], review["size"], review["drawn"], review["note"]) == (
+        card.run_card_hash, 20261201, 30, 30, None)
+    assert review["ratings"] == ["reject", "gist", "acceptable", "excellent"]
+    assert (review["sl"], review["tl"], review["run_page"]) == ("en", "es", f"runs/{GEMMA_FSC}.html")
+    # the run page's two longest detail tables (issue 35): [label, value] as the server-rendered tables showed them
+    ident = seg["details"]["identity"]
+    assert ident[:5] == [["run id", card.run_id], ["run card hash", card.run_card_hash], ["file", f"{card.dataset.id}/"
+                         "gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json"], ["entries", "355"],
+                         ["errors", str(card.scores.errors)]]
+    assert ["chrf_plus_plus", str(card.scores.chrf_plus_plus)] in ident
+    method = dict(seg["details"]["method"])
+    assert method["method class"] == card.method_class.value and method["method.spec"] == card.method.spec
     assert (seg["schema"], seg["id"], seg["corpus"]) == ("mtboard.rundata/1", GEMMA_FSC,
                                                          f"data/corpora/{CORPUS}.json.gz")
     assert [r[0] for r in seg["rows"]] == [r.entry_id for r in card.results] and len(seg["rows"]) == 355

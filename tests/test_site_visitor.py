@@ -217,9 +217,39 @@ def test_run_and_review_pages_read_their_data_under_the_sub_path(site, browser):
     pg.goto(site + f"runs/{APERTIUM}.html")
     pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
     assert pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.length") == 355
+    # the detail tables built from the same data file (issue 35), the note that stood in for them gone
+    ident = "details.mtb-more[data-key=identity] table.mtb-kv tr"
+    assert pg.eval_on_selector_all(ident + " > th", "hs => hs.slice(0, 5).map(h => h.textContent)") == [
+        "run id", "run card hash", "file", "entries", "errors"]
+    assert pg.text_content(ident + ":nth-child(4) > td") == "355"
+    assert pg.locator("details.mtb-more[data-key=method] table.mtb-kv tr").count() > 10
+    assert pg.locator(".mtb-more-note").count() == 0
+    comps = pg.eval_on_selector_all("table[data-more=components] tbody th", "hs => hs.map(h => h.textContent)")
+    assert comps == sorted(comps) and "model_slug" in comps and len(comps) > 10
+    assert pg.eval_on_selector_all("table[data-more=components] thead th", "hs => hs.map(h => h.textContent)") == [
+        "Component", "Value"]
+    assert pg.text_content("table[data-more=signatures] tbody tr:first-child th") == "chrF++"
+    assert pg.text_content("table[data-more=signatures] tbody tr:first-child td").startswith("nrefs:1|")
+    # the table header the page no longer sends, built with the rows
+    assert pg.eval_on_selector_all("table[data-group=losses] thead th", "hs => hs.map(h => h.textContent)") == [
+        "Entry", "Source", "Reference", "Output", "Outcome", "chrF++", "vs field"]
+    # the run page's "Review this run" opens the one review page (issue 35), which reads the run from ?run=
+    pg.click("a.md-button:has-text('Review this run')")
+    pg.wait_for_selector("#mtb-review[data-loaded]", state="attached")
+    assert pg.url == site + f"review.html?run={APERTIUM}"
+    assert pg.locator("fieldset.mtb-rv-entry").count() == 30
+    assert pg.text_content("h1").startswith(f"Review run {APERTIUM[:8]} \u00b7 apertium:")
+    assert pg.get_attribute("#mtb-rv-intro a.mtb-rv-run", "href") == f"runs/{APERTIUM}.html"
+    assert pg.get_attribute("#mtb-review", "data-hash").startswith(APERTIUM)
+    # the old per-run URL redirects there
     pg.goto(site + f"review/{APERTIUM}.html")
+    pg.wait_for_url(site + f"review.html?run={APERTIUM}")
     pg.wait_for_selector("#mtb-review[data-loaded]", state="attached")
     assert pg.locator("fieldset.mtb-rv-entry").count() == 30
+    # a run id that is not one: said, nothing fetched
+    pg.goto(site + "review.html?run=nope")
+    assert pg.text_content("#mtb-rv-pick") == "Not a run id: nope."
+    assert pg.is_hidden("#mtb-review")
     assert pg.errors == []
     ctx.close()
 

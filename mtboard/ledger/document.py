@@ -11,6 +11,7 @@ import hashlib
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
@@ -90,10 +91,33 @@ def _state(state: BoardState) -> LedgerState:
     return LedgerState(kind=state.kind, sentence=state.sentence)
 
 
+LAYERS = 4
+"""How deep :func:`dumps` indents the ledger: the document, its boards and each board's lists one item per line
+(issue 35: a row with every key on its own line cost ~40 % more bytes for the same value)."""
+
+
+def layered(value: Any, depth: int) -> str:
+    """``value`` as UTF-8 JSON (``ensure_ascii=False``, keys in their order) whose objects and arrays are indented by
+    one space per level down to ``depth`` levels and written compactly (``,`` and ``:`` without spaces) below: with
+    ``depth`` 2 an envelope whose ``rows`` list holds one row per line. ``depth`` 0 is one compact line. The parsed
+    value is ``value`` for every depth (issue 35: downloads ~30–40 % smaller than ``indent=1``, the same for
+    consumers). No trailing newline."""
+    def enc(v: Any, level: int) -> str:
+        if level >= depth or not isinstance(v, (dict, list)) or not v:
+            return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+        pad, inner = " " * level, " " * (level + 1)
+        if isinstance(v, dict):
+            items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {enc(x, level + 1)}" for k, x in v.items()]
+            return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+        return "[\n" + ",\n".join(f"{inner}{enc(x, level + 1)}" for x in v) + f"\n{pad}]"
+    return enc(value, 0)
+
+
 def dumps(doc: Ledger) -> str:
-    """The document as published: UTF-8 JSON, one space indent, newline at the end; a character a name may not hold
-    is written as a ``\\uXXXX`` escape (:func:`mtboard.core.names.json_visible`: the same parsed value)."""
-    return json_visible(json.dumps(doc.model_dump(mode="json", by_alias=True), ensure_ascii=False, indent=1)) + "\n"
+    """The document as published: UTF-8 JSON, newline at the end, indented :data:`LAYERS` levels deep (each row of a
+    board on one line, :func:`layered`); a character a name may not hold is written as a ``\\uXXXX`` escape
+    (:func:`mtboard.core.names.json_visible`: the same parsed value)."""
+    return json_visible(layered(doc.model_dump(mode="json", by_alias=True), LAYERS)) + "\n"
 
 
-__all__ = ["build_id", "git_commit", "to_document", "dumps"]
+__all__ = ["build_id", "git_commit", "to_document", "layered", "LAYERS", "dumps"]

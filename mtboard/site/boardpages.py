@@ -30,7 +30,7 @@ from mtboard.core import fmt
 from mtboard.ledger import standing as st
 from mtboard.ledger.diff import GitDates, LedgerDiff
 from mtboard.core.schema.ledger import Ledger
-from mtboard.ledger.document import build_id
+from mtboard.ledger.document import build_id, layered
 from mtboard.ledger.document import dumps as document_dumps
 from mtboard.ledger.history import snapshot_name
 from mtboard.ledger.load import Inputs
@@ -236,7 +236,8 @@ def methodology_version(boards: list[Leaderboard]) -> str:
 
 
 def board_json(lb: Leaderboard, view: View, build: str, mversion: str) -> str:
-    """The JSON envelope of design §3.7 (schema ``data/schema/board-1.json``)."""
+    """The JSON envelope of design §3.7 (schema ``data/schema/board-1.json``), written with
+    :func:`mtboard.ledger.document.layered` at depth 2: the envelope indented, each row and column on one line."""
     env = {"schema": BOARD_SCHEMA, "build": build, "methodology_version": mversion,
            "dataset": {"id": lb.dataset_id, "version": lb.version, "sha256": lb.sha256, "pair": lb.language_pair,
                        "n_segments": view.n_entries, "domain": view.domain},
@@ -244,7 +245,7 @@ def board_json(lb: Leaderboard, view: View, build: str, mversion: str) -> str:
            "columns": [{"key": c.key, "label": c.label, "unit": c.unit, "lower_is_better": c.lower_is_better,
                         "source": c.source} for c in bd.BOARD_COLUMNS],
            "rows": board_rows(view)}
-    return json.dumps(env, ensure_ascii=False, sort_keys=False, indent=1) + "\n"
+    return layered(env, 2) + "\n"  # one row, one column per line (issue 35: ~35 % smaller than indent=1)
 
 
 BOARD_JSON_SCHEMA = {
@@ -448,12 +449,11 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                                   "pair": lb.language_pair, "languages": names},
                       "page": lb.page[:-3] + ".html", "views": views_meta,
                       "cards": sorted(lc.page_id for lc in lb.cards)})
-    pages["data/boards.json"] = json.dumps({"schema": "mtboard.boards/1", "build": build,
-                                            "methodology_version": mversion, "boards": index},
-                                           ensure_ascii=False, indent=1) + "\n"
-    pages["leaderboard.json"] = json.dumps({"schema": "mtboard.leaderboard/1", "build": build,
-                                            "methodology_version": mversion, "rows": site_rows},
-                                           ensure_ascii=False, indent=1) + "\n"
+    # issue 35: each board / row on one line (the same value as indent=1, a third of the bytes or less)
+    pages["data/boards.json"] = layered({"schema": "mtboard.boards/1", "build": build,
+                                         "methodology_version": mversion, "boards": index}, 2) + "\n"
+    pages["leaderboard.json"] = layered({"schema": "mtboard.leaderboard/1", "build": build,
+                                         "methodology_version": mversion, "rows": site_rows}, 2) + "\n"
     pages["data/schema/board-1.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
     _runs_index(render, boards)
     _home(render, inputs, boards, portraits, build_time, ledger.state if ledger is not None else None)

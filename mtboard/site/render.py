@@ -164,7 +164,14 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                           for k, j in sorted(card.judges.items())]
             nxt = compare_next.get(lc.page_id)
             rp = runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None)
-            data[rundata.run_url(lc)] = rundata.gz(rundata.run_data(lc, lb, rp["groups"]))
+            review_link = runpage.review_page(lc)  # spec §7.3: one review page; the sample in the run's data file
+            review = (rundata.review_data(lc, reviews.sheet(card, lc.path), tables.run_page(lc)[:-3] + ".html")
+                      if review_link is not None else None)
+            data[rundata.run_url(lc)] = rundata.gz(rundata.run_data(
+                lc, lb, rp["groups"], review,
+                runpage.details_data(lc, score_pairs, method_pairs, judge_sigs, near[0].card if near else None)))
+            if review is not None:  # the old per-run review URL, kept as a redirect (issue 35)
+                pages[runpage.REVIEW_STUB.format(id=lc.page_id)] = runpage.review_stub(lc.page_id)
             render(tables.run_page(lc), "run.md.j2",
                    title=fmt.safe_title(f"Run {tables.method_name(card)} ({lc.page_id[:8]})"), lc=lc, card=card,
                    lb=lb, fp_components=comps, method_pairs=method_pairs, score_pairs=score_pairs,
@@ -174,15 +181,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                                  for k, a, b, d in tables.fingerprint_diff(card, near[0].card)] if near else [],
                    rp=rp, data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
                    card_url=rundata.card_link(lc, repository))
-            review_page = runpage.review_page(lc)
-            if review_page is not None:  # spec §7.3: the static review page of the run
-                sheet = reviews.sheet(card, lc.path)
-                render(review_page, "review.md.j2", title=fmt.safe_title(f"Review {tables.method_name(card)} "
-                                                                          f"({lc.page_id[:8]})"),
-                       lc=lc, card=card, sheet=sheet, sl=card.dataset.source_language,
-                       data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
-                       run_page=tables.run_page(lc), record_path=f"{reviews.REVIEWS_DIR}/{lc.path[:-5]}.yaml",
-                       file_name=lc.path.rsplit("/", 1)[-1][:-5] + ".yaml")
+    render(runpage.REVIEW_PAGE, "review.md.j2", title="Review a run", data_pattern=rundata.RUN_URL)
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
                                                                                 inputs.anchors))
     render("compare.md", "compare.md.j2", title="Compare two runs", boards=compare_boards)

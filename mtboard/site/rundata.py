@@ -9,8 +9,10 @@ results as one small compressed file, fetched by the run page and the compare pa
   corpus file (relative to the site root), "rows": [[id, output, outcome, sentence chrF++ (2 decimals, failures 0),
   failed, Δ vs field median (1 decimal, null without a field), flags, raw output (null unless it differs), error or
   null, sentence chrF++ as the page shows it (1 decimal, rounded once from the exact value)], …] (card order),
-  "groups": {"failures": ids, "losses": ids, "dom:<domain>": ids, "diagnostic": ids}}``. The first five columns are
-  what ``runs/<id>.segments.json`` held before (the compare page reads them).
+  "groups": {"failures": ids, "losses": ids, "dom:<domain>": ids, "diagnostic": ids}, "review": the review sample
+  (:func:`review_data`; absent for reference baselines), "details": {"identity": [[label, value], …], "method": …}
+  (the run page's detail tables, :func:`mtboard.site.runpage.details_data`)}``. The first five columns are what
+  ``runs/<id>.segments.json`` held before (the compare page reads them).
 
 Both are gzip (RFC 1952) with the header's mtime 0 and no file name, so two builds of the same cards write the same
 bytes; browsers decompress them with ``DecompressionStream("gzip")`` (``site/assets/rundata.js``), where Parquet would
@@ -33,7 +35,8 @@ from mtboard.core import names
 from mtboard.core.errors import ConfigError
 from mtboard.core.schema import EntryResult
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
-from mtboard.ledger.tables import Leaderboard, failed, sentence_chrf
+from mtboard.ledger.tables import Leaderboard, failed, method_name, sentence_chrf
+from mtboard.review.community import REVIEWS_DIR
 
 RUN_SCHEMA = "mtboard.rundata/1"
 CORPUS_SCHEMA = "mtboard.corpus/1"
@@ -110,13 +113,38 @@ def _row(r: EntryResult, field_median: float | None) -> list[Any]:
             sorted({f.rule for f in r.checks.flags}), raw, r.error, round(s, 1)]
 
 
-def run_data(lc: LoadedCard, lb: Leaderboard, groups: dict[str, list[int]]) -> dict[str, Any]:
-    """The run data file's value (module docstring): one row per entry of the card, in card order, and the entry
-    groups of the run page (``groups``: from :func:`mtboard.site.runpage.context`)."""
+def review_data(lc: LoadedCard, sheet: dict[str, Any], run_page: str) -> dict[str, Any]:
+    """The run's review sample for the one review page (``review.html?run=<page id>``, issue 35; spec §7.3), from
+    ``sheet`` (:func:`mtboard.review.community.sheet`) without its texts (the page joins the run's rows and the corpus
+    file by entry id): ``heading`` (the method name with refused characters marked, :func:`mtboard.core.names.mark`,
+    and the language pair), ``run_page`` (site-root relative), the record fields a download carries (``card``,
+    ``hash``, ``seed``, ``size``), ``drawn``, ``note`` (or null), ``sl``/``tl``, ``file`` (the download's name),
+    ``record`` (its path in the repository), ``ids`` (the entries to rate, in sample order), ``ratings`` (the scale)."""
+    card = lc.card
+    return {"heading": f"Review run {lc.page_id[:8]} \u00b7 {names.mark(method_name(card))} \u00b7 "
+                       f"{names.mark(sheet['language_pair'])}",
+            "run_page": run_page, "card": sheet["card"], "hash": sheet["run_card_hash"], "seed": sheet["sample_seed"],
+            "size": sheet["sample_size"], "drawn": sheet["entries_drawn"], "note": sheet["note"],
+            "sl": card.dataset.source_language, "tl": sheet["target_language"],
+            "file": lc.path.rsplit("/", 1)[-1][:-5] + ".yaml", "record": f"{REVIEWS_DIR}/{lc.path[:-5]}.yaml",
+            "ids": [e["entry_id"] for e in sheet["entries"]], "ratings": sheet["ratings"]}
+
+
+def run_data(lc: LoadedCard, lb: Leaderboard, groups: dict[str, list[int]],
+             review: dict[str, Any] | None = None, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run data file's value (module docstring): one row per entry of the card, in card order, the entry
+    groups of the run page (``groups``: from :func:`mtboard.site.runpage.context`), for a run people may
+    review ``review`` (:func:`review_data`; the key is absent otherwise) and the run page's detail tables
+    ``details`` (:func:`mtboard.site.runpage.details_data`; absent when None)."""
     med = lb.field_entry_median
     dev = {r.entry_id for r in lc.card.results if r.segment == "development"}
-    return {"schema": RUN_SCHEMA, "id": lc.page_id, "corpus": corpus_url(lc), "groups": groups,
-            "rows": [_row(r, med.get(r.entry_id) if r.entry_id in dev else None) for r in lc.card.results]}
+    out = {"schema": RUN_SCHEMA, "id": lc.page_id, "corpus": corpus_url(lc), "groups": groups,
+           "rows": [_row(r, med.get(r.entry_id) if r.entry_id in dev else None) for r in lc.card.results]}
+    if review is not None:
+        out["review"] = review
+    if details is not None:
+        out["details"] = details
+    return out
 
 
 def corpus_files(inputs: Inputs, boards: list[Leaderboard]) -> dict[str, bytes]:
@@ -154,4 +182,4 @@ def card_link(lc: LoadedCard, repository: str | None) -> str | None:
 
 
 __all__ = ["RUN_SCHEMA", "CORPUS_SCHEMA", "RUN_URL", "gz", "corpus_name", "corpus_file_name", "corpus_file", "corpus_url", "run_url", "corpus_data",
-           "run_data", "corpus_files", "card_link"]
+           "review_data", "run_data", "corpus_files", "card_link"]

@@ -11,15 +11,17 @@ summary), never mixed into the development figures.
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter, defaultdict
 from typing import Any
 
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.review.community import MIN_REVIEWED, gated_tier
 from mtboard.core.schema import EntryResult, MethodClass, RunCard
-from mtboard.core import fmt
+from mtboard.core import fmt, names
 from mtboard.ledger.load import LoadedCard
-from mtboard.ledger.tables import Leaderboard, failed, method_name, sentence_chrf
+from mtboard.ledger.tables import Leaderboard, failed, fingerprint_diff, method_name, sentence_chrf
 
 OPEN_FAILURES = 10
 LOSSES = 20
@@ -93,10 +95,31 @@ def neural_view(lc: LoadedCard) -> list[dict[str, Any]]:
             for key, m in sorted(lc.card.neural_metrics.items())]
 
 
+REVIEW_PAGE = "review.md"
+"""The one review page (issue 35: one page reading the run from ``?run=<page id>`` instead of one page per run)."""
+REVIEW_STUB = "review/{id}.html"
+"""Where each run's review page was before issue 35: a small redirect to ``review.html?run=<page id>``
+(:func:`review_stub`), so old links keep working."""
+
+
 def review_page(lc: LoadedCard) -> str | None:
-    """The run's review page (``review/<page id>.md``, :mod:`mtboard.site.reviewpage`); None for reference baselines
+    """The run's review link relative to the site root, ``review.html?run=<page id>`` (spec §7.3; the page reads
+    the sample from the run's data file, :func:`mtboard.site.rundata.review_data`); None for reference baselines
     (nobody reviews an echo)."""
-    return None if lc.card.method_class == MethodClass.baseline else f"review/{lc.page_id}.md"
+    return None if lc.card.method_class == MethodClass.baseline else f"review.html?run={lc.page_id}"
+
+
+def review_stub(page_id: str) -> str:
+    """The redirect left at ``review/<page id>.html`` (issue 35): a 16-hex page id only (no contributor text), about
+    400 bytes of HTML that sends the visitor to ``../review.html?run=<page id>`` (script, then ``<meta refresh>``,
+    then a plain link), keeping any ``#fragment``."""
+    if not re.fullmatch(r"[0-9a-f]{16}", page_id):
+        raise ValueError(f"not a page id: {page_id!r}")
+    url = f"../review.html?run={page_id}"
+    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Review run ' + page_id[:8]
+            + '</title><meta name="robots" content="noindex"><meta http-equiv="refresh" content="0; url=' + url
+            + '"><script>location.replace("' + url + '"+location.hash)</script></head>\n<body><p>This review page moved: '
+            '<a href="' + url + '">review run ' + page_id[:8] + '</a>.</p></body></html>\n')
 
 
 def review_view(lc: LoadedCard) -> dict[str, Any]:
@@ -109,6 +132,48 @@ def review_view(lc: LoadedCard) -> dict[str, Any]:
             "counts": list(s.counts.items()) if s else [],
             "agreement": [{"a": a.a, "b": a.b, "n": a.n, "exact": a.exact, "within_one": a.within_one,
                            "kappa": a.kappa} for a in s.agreement] if s else []}
+
+
+def details_data(lc: LoadedCard, score_pairs: list[tuple[str, Any]], method_pairs: list[tuple[str, Any]],
+                 judge_sigs: list[tuple[str, str]] = (), near: RunCard | None = None) -> dict[str, Any]:
+    """The run page's "Details" tables as data for the run's data file (issue 35: ~11 KB of HTML per run page;
+    ``rundata.js`` builds the tables when the page opens, the page keeps their headings, the fingerprint hash and the
+    closest run's link, and links the card). Keys:
+
+    * ``identity`` (run id, run card hash, file, entries, errors, then ``score_pairs``) and ``method``
+      (``method_pairs``): lists of ``[label, value]``;
+    * ``components`` (the fingerprint's components, value as JSON text), ``closest`` (the components that differ
+      from ``near``, the closest run of the same model, as ``[component, this run, other run]``; absent without one)
+      and ``signatures`` (chrF++, BLEU, TER, composite when set, mechanical policy, then ``judge_sigs``): each
+      ``{"head": column labels or null, "rows": [[label, value, …], …], "code": values in <code>, "cls": row
+      class or null}``.
+
+    A value is None (shown as a dash) or a string, every refused character replaced by its visible marker
+    (:func:`mtboard.core.names.mark`); numbers and booleans as their Python text (``0.0``, ``False``), as the
+    server-rendered tables showed them."""
+    def cell(v: Any) -> str | None:
+        return None if v is None else names.mark(v) if isinstance(v, str) else str(v)
+
+    def js(v: Any) -> str:
+        return names.mark(json.dumps(v, ensure_ascii=False, sort_keys=True))
+
+    card = lc.card
+    ident = [("run id", card.run_id), ("run card hash", card.run_card_hash or "(unsealed)"), ("file", lc.path),
+             ("entries", len(card.results)), ("errors", card.scores.errors), *score_pairs]
+    sig = card.scores.signatures
+    sigs = [("chrF++", sig.chrf), ("BLEU", sig.bleu), ("TER", sig.ter)] + (
+        [("composite", sig.composite)] if sig.composite else []) + [
+        ("mechanical policy", card.scores.policy_version), *judge_sigs]
+    out: dict[str, Any] = {
+        "identity": [[names.mark(str(k)), cell(v)] for k, v in ident],
+        "method": [[names.mark(str(k)), cell(v)] for k, v in method_pairs],
+        "components": {"head": ["Component", "Value"], "code": True, "cls": None,
+                       "rows": [[k, js(v)] for k, v in sorted(card.fingerprint.components.items())]},
+        "signatures": {"head": None, "code": False, "cls": None, "rows": [[k, cell(v)] for k, v in sigs]}}
+    if near is not None:
+        out["closest"] = {"head": ["Component", "This run", "Other run"], "code": True, "cls": "diff",
+                          "rows": [[k, js(a), js(b)] for k, a, b, d in fingerprint_diff(card, near) if d]}
+    return out
 
 
 def best_baseline(lc: LoadedCard, lb: Leaderboard) -> dict[str, Any] | None:

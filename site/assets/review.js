@@ -1,4 +1,4 @@
-/* mtboard review page (spec §7.3; issue 18): collects the reviewer's ratings from the server-rendered form and
+/* mtboard review page (spec §7.3; issue 18; one page for every run since issue 35): collects the reviewer's ratings and
  * downloads them as a review record (reviews/<dataset>/<run>.yaml). No server, no network: the file only leaves the
  * browser as a download. Every string goes into the YAML through JSON.stringify (a JSON string is a valid YAML
  * double-quoted scalar); status text is set with textContent only. */
@@ -67,22 +67,51 @@
     return fs;
   }
 
+  /* issue 35: one review page for every run. The run comes from ?run=<16-hex page id>; its sample ("review": record
+   * fields, entry ids, scale, heading) from data/runs/<id>.json.gz, the texts from the corpus file it names. */
+  function fillIntro(rv) {
+    var D = document, h1 = D.querySelector("article h1, h1");
+    if (h1) { h1.textContent = ""; h1.appendChild(el("bdi", rv.heading, "mtb-name")); }
+    D.title = D.title.replace("Review a run", rv.heading);
+    Array.prototype.forEach.call(D.querySelectorAll("[data-rv]"), function (e) {
+      e.textContent = String(rv[e.getAttribute("data-rv")]);
+    });
+    var a = D.querySelector("#mtb-rv-intro a.mtb-rv-run");
+    if (a) a.setAttribute("href", rv.run_page);
+    if (rv.note) {
+      var sm = D.getElementById("mtb-rv-small");
+      sm.querySelector(".mtb-rv-smallnote").textContent = rv.note; sm.hidden = false;
+    }
+    D.getElementById("mtb-rv-intro").hidden = false;
+    var pick = D.getElementById("mtb-rv-pick"); if (pick) pick.hidden = true;
+  }
+
   function start() {
     var form = document.getElementById("mtb-review");
     if (!form || form._mtb) return;
     form._mtb = true;
-    var box = form.querySelector(".mtb-rv-entries[data-run]");
+    var box = form.querySelector(".mtb-rv-entries[data-runs]");
     if (!box) { wire(form); return; }
-    Promise.all([window.mtbData(box.getAttribute("data-run")), window.mtbData(box.getAttribute("data-corpus"))]).then(function (z) {
-      var outs = {}, texts = {};
-      z[0].rows.forEach(function (r) { outs[r[0]] = r[1]; });
-      z[1].entries.forEach(function (e) { texts[e[0]] = e; });
-      box.getAttribute("data-ids").split(" ").forEach(function (k) {
-        var id = parseInt(k, 10); form.insertBefore(entry(id, outs[id], texts[id], box), box);
+    var id = new URLSearchParams(location.search).get("run");
+    if (!id) return;  // no run asked: the page says how to choose one
+    var pick = document.getElementById("mtb-rv-pick");
+    if (!/^[0-9a-f]{16}$/.test(id)) { pick.textContent = "Not a run id: " + id + "."; pick.className = "mtb-warn"; return; }
+    form.hidden = false;
+    window.mtbData(box.getAttribute("data-runs") + id + ".json.gz").then(function (run) {
+      var rv = run.review;
+      if (!rv) throw new Error("run " + id + " has no review sample (a reference baseline is not reviewed)");
+      fillIntro(rv);
+      ["card", "hash", "seed", "size", "drawn", "file"].forEach(function (k) { form.setAttribute("data-" + k, rv[k]); });
+      box.setAttribute("data-sl", rv.sl); box.setAttribute("data-tl", rv.tl); box.setAttribute("data-ratings", rv.ratings.join(" "));
+      return window.mtbData(run.corpus).then(function (corpus) {
+        var outs = {}, texts = {};
+        run.rows.forEach(function (r) { outs[r[0]] = r[1]; });
+        corpus.entries.forEach(function (e) { texts[e[0]] = e; });
+        rv.ids.forEach(function (k) { form.insertBefore(entry(k, outs[k], texts[k], box), box); });
+        box.remove();
+        form.setAttribute("data-loaded", "1");
+        wire(form);
       });
-      box.remove();
-      form.setAttribute("data-loaded", "1");
-      wire(form);
     }).catch(function (err) {
       box.appendChild(el("p", window.mtbDataMessage(err), "mtb-warn mtb-rd-error"));
     });

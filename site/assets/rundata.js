@@ -63,6 +63,46 @@
     return tr;
   }
 
+  /* the entry tables' header (templates/_pages.j2 seg_table): the page sends each table's caption only */
+  var COLS = ["Entry", "Source", "Reference", "Output", "Outcome", "chrF++", "vs field"];
+  function head() {
+    var h = D.createElement("thead"), tr = h.appendChild(el("tr"));
+    COLS.forEach(function (c) {
+      var th = tr.appendChild(el("th", c)); th.scope = "col";
+      if (c === "vs field") th.title = "sentence chrF++ minus the field median of real systems";
+    });
+    return h;
+  }
+
+  /* a "Details" table of the run page (issue 35; templates/_macros.j2 kv): [label, value] rows, null as a dash */
+  function kv(rows) {
+    var t = el("table", null, "mtb-kv"), b = t.appendChild(D.createElement("tbody"));
+    rows.forEach(function (r) {
+      var tr = b.appendChild(el("tr")), c = el("td");
+      tr.appendChild(el("th", r[0]));
+      if (r[1] === null) c.textContent = "\u2014"; else c.appendChild(el("bdi", r[1], "mtb-name"));
+      tr.appendChild(c);
+    });
+    return t;
+  }
+
+  /* the fingerprint, closest-run and signature tables (issue 35; runpage.details_data): {head, rows, code, cls} */
+  function more(t, sp) {
+    if (sp.head) {
+      var h = t.appendChild(D.createElement("thead")).appendChild(el("tr"));
+      sp.head.forEach(function (x) { h.appendChild(el("th", x)).scope = "col"; });
+    }
+    var b = t.appendChild(D.createElement("tbody"));
+    sp.rows.forEach(function (r) {
+      var tr = b.appendChild(el("tr", null, sp.cls));
+      tr.appendChild(el("th", r[0])).scope = "row";
+      r.slice(1).forEach(function (v) {
+        var c = tr.appendChild(el("td"));
+        if (v === null) c.textContent = "\u2014"; else c.appendChild(el(sp.code ? "code" : "bdi", v, sp.code ? null : "mtb-name"));
+      });
+    });
+  }
+
   function fill(box) {
     if (box._mtb) return; box._mtb = true;
     Promise.all([load(box.getAttribute("data-run")), load(box.getAttribute("data-corpus"))]).then(function (z) {
@@ -70,10 +110,19 @@
       run.rows.forEach(function (r) { rows[r[0]] = r; });
       z[1].entries.forEach(function (e) { texts[e[0]] = e; });
       Array.prototype.forEach.call(box.querySelectorAll("table[data-group]"), function (t) {
-        var body = t.tBodies[0], sl = t.getAttribute("data-sl"), tl = t.getAttribute("data-tl"), an = t.hasAttribute("data-anchor");
+        if (!t.tHead) t.appendChild(head());
+        var body = t.tBodies[0] || t.appendChild(D.createElement("tbody")), sl = t.getAttribute("data-sl"), tl = t.getAttribute("data-tl"), an = t.hasAttribute("data-anchor");
         (run.groups[t.getAttribute("data-group")] || []).forEach(function (id) {
           if (rows[id]) body.appendChild(segRow(rows[id], texts[id], sl, tl, an));
         });
+      });
+      (run.details ? D.querySelectorAll("details.mtb-more[data-key]") : []).forEach(function (d) {
+        var rows = run.details[d.getAttribute("data-key")];
+        if (rows) { d.appendChild(kv(rows)); var n = d.querySelector(".mtb-more-note"); if (n) n.remove(); }
+      });
+      (run.details ? D.querySelectorAll("table[data-more]") : []).forEach(function (t) {
+        var sp = run.details[t.getAttribute("data-more")];
+        if (sp) { more(t, sp); var n = t.querySelector(".mtb-more-note"); if (n) n.remove(); }
       });
       box.setAttribute("data-loaded", "1");
       if (location.hash.length > 1) window.dispatchEvent(new HashChangeEvent("hashchange"));
