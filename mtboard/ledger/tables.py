@@ -351,20 +351,48 @@ def _composite_boot(card: RunCard, ids: list[int], counts: np.ndarray) -> np.nda
     return np.mean(boots, axis=0) if len(boots) > 1 else boots[0]
 
 
-def _row_boots(card: RunCard, ids: list[int], counts: np.ndarray, seed: int,
+@dataclass
+class _Indexed:
+    """A card's replicate runs indexed once per board, not again for every view (issue 35): per run (run 0 first)
+    its results by entry id, its entry id → row map and its ``(entries, 24)`` chrF++ statistics (int32 when every
+    value fits, else int64; widened to int64 exactly when sliced)."""
+
+    by_id: list[dict[int, EntryResult]]
+    rows: list[dict[int, int]]
+    stats: list[np.ndarray]
+
+    @classmethod
+    def of(cls, card: RunCard) -> _Indexed:
+        by_id, rows, mats = [], [], []
+        for results in _runs(card):
+            by_id.append({r.entry_id: r for r in results})
+            rows.append({r.entry_id: k for k, r in enumerate(results)})
+            mat = bootstrap.statistics_matrix([r.stats.chrf for r in results])
+            small = mat.size == 0 or (int(mat.min()) >= -2**31 and int(mat.max()) < 2**31)
+            mats.append(mat.astype(np.int32) if small else mat)
+        return cls(by_id, rows, mats)
+
+    def matrix(self, run: int, ids: list[int]) -> np.ndarray:
+        """Run ``run``'s statistics over ``ids``, in that order: ``(len(ids), 24)`` int64 (the same integers as
+        :func:`mtboard.score.metrics.bootstrap.statistics_matrix` of those entries' rows)."""
+        rows = self.rows[run]
+        return self.stats[run][np.fromiter((rows[i] for i in ids), dtype=np.intp, count=len(ids))].astype(np.int64)
+
+
+def _row_boots(card: RunCard, idx: _Indexed, ids: list[int], counts: np.ndarray, seed: int,
                cache: ResampleCache) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One row-view's resamples on the view's ``counts`` (drawn from ``seed``), each run's chrF++ resamples computed
-    once (issue 35: they were computed again for the composite, and again by the compare page) and read from
-    ``cache`` when stored (:class:`mtboard.ledger.cache.ResampleCache`): ``(run 0's statistics matrix (n, 24),
-    run 0's chrF++ (R,), the composite (R,), the chrF++ (R,))`` — the last two the mean over the replicate runs
-    (one run: that run's), as :func:`_composite_boot` and :func:`mtboard.site.compare._runs_boot` compute them."""
+    """One row-view's resamples on the view's ``counts`` (drawn from ``seed``; float64 or integer), each run's chrF++
+    resamples computed once (issue 35: they were computed again for the composite, and again by the compare page)
+    and read from ``cache`` when stored (:class:`mtboard.ledger.cache.ResampleCache`): ``(run 0's statistics matrix
+    (n, 24), run 0's chrF++ (R,), the composite (R,), the chrF++ (R,))`` — the last two the mean over the replicate
+    runs (one run: that run's), as :func:`_composite_boot` and :func:`mtboard.site.compare._runs_boot` compute
+    them."""
     has_fst = card.scores.fst_acceptance_rate is not None
     has_equiv = card.scores.equivalent_match_rate is not None
     comps, chrfs, mats = [], [], []
-    for results in _runs(card):
-        by_id = {r.entry_id: r for r in results}
+    for run, by_id in enumerate(idx.by_id):
         sub = [by_id[i] for i in ids]
-        mat = bootstrap.statistics_matrix([r.stats.chrf for r in sub])
+        mat = idx.matrix(run, ids)
         chrf = cache.chrf(mat, counts.shape[0], seed, lambda: counts) if len(ids) else \
             bootstrap.chrf_resamples(mat, counts)
         cols = entry_columns(sub, has_equiv=has_equiv, has_fst=has_fst)
@@ -377,16 +405,17 @@ def _row_boots(card: RunCard, ids: list[int], counts: np.ndarray, seed: int,
 
 
 def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resamples: int,
-          cache: ResampleCache | None = None) -> View:
+          cache: ResampleCache | None = None, indexed: dict[str, _Indexed] | None = None) -> View:
     cache = cache if cache is not None else ResampleCache(None)
-    by_id = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
+    indexed = indexed if indexed is not None else {lc.page_id: _Indexed.of(lc.card) for lc in ranked}
+    by_id = {lc.page_id: indexed[lc.page_id].by_id[0] for lc in ranked}
     if domain is None:
         ids = lb.ranked_ids
     else:
         first = by_id[ranked[0].page_id] if ranked else {}
         ids = [i for i in lb.ranked_ids if first.get(i) is not None and first[i].domain == domain]
     seed = stats.view_seed(lb.dataset_id, lb.version, lb.sha256, domain or "*")
-    counts = bootstrap.resample_counts(len(ids), resamples, seed)
+    counts = bootstrap.resample_counts(len(ids), resamples, seed).astype(np.float64)  # exact; converted once
     judged = {}
     for kind in JUDGE_KEYS.values():
         having = [lc for lc in ranked if kind in lc.card.judges]
@@ -398,7 +427,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
         card = lc.card
         res = by_id[lc.page_id]
         sub = [res[i] for i in ids]
-        mat, chrf_boot, boot, chrf_mean = _row_boots(card, ids, counts, seed, cache)
+        mat, chrf_boot, boot, chrf_mean = _row_boots(card, indexed[lc.page_id], ids, counts, seed, cache)
         rep = card.scores.replicates
         chrf_sd = composite_sd = None
         if domain is None:
@@ -534,10 +563,12 @@ def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTST
         if ranked:
             entries = {r.entry_id: r for r in ranked[0].card.results}
         lb.domains = sorted({e.domain.value for e in entries.values() if e.domain is not None})
-        lb.views.append(_view(lb, ranked, None, resamples, cache))
+        indexed = {lc.page_id: _Indexed.of(lc.card) for lc in ranked}  # this board's cards, indexed once
+        lb.views.append(_view(lb, ranked, None, resamples, cache, indexed))
         for d in lb.domains:
-            lb.views.append(_view(lb, ranked, d, resamples, cache))
-        per_card = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
+            lb.views.append(_view(lb, ranked, d, resamples, cache, indexed))
+        per_card = {lc.page_id: indexed[lc.page_id].by_id[0] for lc in ranked}
+        del indexed
         # field statistics: real systems only, one card per method row (a reproduction does not count twice)
         real = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]
         for eid in ref_ids:

@@ -70,7 +70,7 @@ def _totals(mat_t: np.ndarray, counts: np.ndarray) -> np.ndarray:
     # Integer-valued float64: every product and partial sum is an integer below 2**53, so the product is exact
     # whatever its summation order. einsum's own loop, not BLAS: OpenBLAS threads woken 20 times per call cost more
     # than the product itself on a busy machine.
-    return np.einsum("kn,rn->rk", mat_t, counts.astype(np.float64))
+    return np.einsum("kn,rn->rk", mat_t, counts.astype(np.float64, copy=False))
 
 
 def chrf_resamples(stats, counts: np.ndarray | None = None, *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -116,7 +116,7 @@ def composite_resamples(stats, columns: Mapping[str, np.ndarray], counts: np.nda
     values: dict[str, np.ndarray] = {"chrf_plus_plus": chrf_resamples(stats, counts) if chrf is None else chrf}
     if n == 0:
         return np.zeros(counts.shape[0])
-    weights = counts.astype(np.float64)
+    weights = counts.astype(np.float64, copy=False)  # a view's counts may come as float64 already (exact integers)
     for name, col in columns.items():
         col = np.asarray(col, dtype=np.float64)
         if col.ndim == 2:  # ratio column (numerators, denominators): Σ num ÷ Σ den per resample; the full-sample ratio
