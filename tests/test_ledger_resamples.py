@@ -200,3 +200,38 @@ def test_percentile_interval_picks_what_sorted_picks():
         lo = size // 40
         got = bootstrap.percentile_interval(x)
         assert got == (s[lo], s[size - lo - 1]) and all(type(v) is float for v in got)
+
+
+def _cols_equal(a: dict, b: dict) -> bool:
+    return list(a) == list(b) and all(np.asarray(a[k], dtype=np.float64).tobytes()
+                                      == np.asarray(b[k], dtype=np.float64).tobytes() for k in a)
+
+
+@pytest.mark.parametrize("semantic", ["all", "some", "none"])
+def test_sliced_entry_columns_equal_entry_columns_of_the_subset(es_tree, semantic):
+    from mtboard.score.metrics.composite import entry_columns
+    inputs, _ = es_tree
+    card = next(lc.card for lc in inputs.cards if lc.card.scores.fst_acceptance_rate is not None
+                and not lc.card.replicate_runs)
+    results = []
+    for k, r in enumerate(card.results):  # glossary terms on every third entry; semantic scores as parametrised
+        upd = {"glossary_terms": 2 if k % 3 == 0 else None, "glossary_hits": 1 if k % 3 == 0 else None}
+        if semantic == "none" or (semantic == "some" and k % 2):
+            upd["semantic_score"] = None
+        elif r.semantic_score is None:
+            upd["semantic_score"] = 0.5 + k / 1000
+        results.append(r.model_copy(update=upd))
+    card = card.model_copy(update={"results": results})
+    idx = tables._Indexed.of(card)
+    assert (idx.columns[0] is None) == (semantic == "some")
+    ids = [r.entry_id for r in results]
+    subsets = {"all": ids, "with terms": ids[::3], "without terms": [i for k, i in enumerate(ids) if k % 3],
+               "even": ids[::2], "reversed": ids[::-1], "none": []}
+    for name, sub_ids in subsets.items():
+        by_id = {r.entry_id: r for r in results}
+        want = entry_columns([by_id[i] for i in sub_ids], has_equiv=False, has_fst=True)
+        got = idx.entry_columns(0, sub_ids)
+        assert _cols_equal(got, want), name
+        assert ("terminology_adherence" in got) == (name not in ("without terms", "none")), name
+        assert ("semantic_score" in got) == (name != "none" and (semantic == "all" or (semantic == "some"
+                                                                          and name == "even"))), name

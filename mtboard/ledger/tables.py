@@ -360,23 +360,60 @@ class _Indexed:
     by_id: list[dict[int, EntryResult]]
     rows: list[dict[int, int]]
     stats: list[np.ndarray]
+    columns: list[dict[str, np.ndarray] | None]
+    """Per run, :func:`mtboard.score.metrics.composite.entry_columns` of all its results as float64 arrays; None
+    when some but not all entries carry a semantic score or a hallucination flag (a subset's columns then depend on
+    the subset: computed per view)."""
+    has_equiv: bool
+    has_fst: bool
 
     @classmethod
     def of(cls, card: RunCard) -> _Indexed:
-        by_id, rows, mats = [], [], []
+        has_fst = card.scores.fst_acceptance_rate is not None
+        has_equiv = card.scores.equivalent_match_rate is not None
+        by_id, rows, mats, cols = [], [], [], []
         for results in _runs(card):
             by_id.append({r.entry_id: r for r in results})
             rows.append({r.entry_id: k for k, r in enumerate(results)})
             mat = bootstrap.statistics_matrix([r.stats.chrf for r in results])
             small = mat.size == 0 or (int(mat.min()) >= -2**31 and int(mat.max()) < 2**31)
             mats.append(mat.astype(np.int32) if small else mat)
-        return cls(by_id, rows, mats)
+            mixed = any(len({getattr(r, f) is None for r in results}) > 1
+                        for f in ("semantic_score", "hallucination_detected"))
+            cols.append(None if mixed or not results else
+                        {k: np.asarray(v, dtype=np.float64)
+                         for k, v in entry_columns(results, has_equiv=has_equiv, has_fst=has_fst).items()})
+        return cls(by_id, rows, mats, cols, has_equiv, has_fst)
+
+    def _positions(self, run: int, ids: list[int]) -> np.ndarray:
+        rows = self.rows[run]
+        return np.fromiter((rows[i] for i in ids), dtype=np.intp, count=len(ids))
 
     def matrix(self, run: int, ids: list[int]) -> np.ndarray:
         """Run ``run``'s statistics over ``ids``, in that order: ``(len(ids), 24)`` int64 (the same integers as
         :func:`mtboard.score.metrics.bootstrap.statistics_matrix` of those entries' rows)."""
-        rows = self.rows[run]
-        return self.stats[run][np.fromiter((rows[i] for i in ids), dtype=np.intp, count=len(ids))].astype(np.int64)
+        return self.stats[run][self._positions(run, ids)].astype(np.int64)
+
+    def entry_columns(self, run: int, ids: list[int]) -> dict[str, np.ndarray]:
+        """:func:`mtboard.score.metrics.composite.entry_columns` of run ``run``'s results over ``ids`` (in that
+        order): the same columns with the same float64 values, sliced from the run's columns. A column whose presence
+        depends on the entries follows the same rule: the terminology ratio column only when some entry of ``ids``
+        has glossary terms."""
+        full = self.columns[run]
+        if full is None or not ids:
+            by_id = self.by_id[run]
+            return entry_columns([by_id[i] for i in ids], has_equiv=self.has_equiv, has_fst=self.has_fst)
+        pos = self._positions(run, ids)
+        out: dict[str, np.ndarray] = {}
+        for name, col in full.items():
+            if col.ndim == 2:  # ratio column (hits, terms): present when any entry has terms
+                piece = col[:, pos]
+                if not np.any(piece[1] != 0):
+                    continue
+                out[name] = piece
+            else:
+                out[name] = col[pos]
+        return out
 
 
 def _row_boots(card: RunCard, idx: _Indexed, ids: list[int], counts: np.ndarray, seed: int,
@@ -387,15 +424,12 @@ def _row_boots(card: RunCard, idx: _Indexed, ids: list[int], counts: np.ndarray,
     (n, 24), run 0's chrF++ (R,), the composite (R,), the chrF++ (R,))`` — the last two the mean over the replicate
     runs (one run: that run's), as :func:`_composite_boot` and :func:`mtboard.site.compare._runs_boot` compute
     them."""
-    has_fst = card.scores.fst_acceptance_rate is not None
-    has_equiv = card.scores.equivalent_match_rate is not None
     comps, chrfs, mats = [], [], []
-    for run, by_id in enumerate(idx.by_id):
-        sub = [by_id[i] for i in ids]
+    for run in range(len(idx.by_id)):
         mat = idx.matrix(run, ids)
         chrf = cache.chrf(mat, counts.shape[0], seed, lambda: counts) if len(ids) else \
             bootstrap.chrf_resamples(mat, counts)
-        cols = entry_columns(sub, has_equiv=has_equiv, has_fst=has_fst)
+        cols = idx.entry_columns(run, ids)
         comps.append(bootstrap.composite_resamples(mat, cols, counts, chrf=chrf))
         chrfs.append(chrf)
         mats.append(mat)
