@@ -65,14 +65,16 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     calls = []
     monkeypatch.setattr(B.standing, "decide", lambda inputs: (calls.append(("decide", inputs)), ["PLAN"])[1])
     monkeypatch.setattr(B.tables, "build_leaderboards",
-                        lambda plans, resamples: (calls.append(("tables", plans, resamples)), ["BOARD"])[1])
+                        lambda plans, resamples, cache: (calls.append(("tables", plans, resamples, cache.folder)),
+                                                         ["BOARD"])[1])
     monkeypatch.setattr(B.methods, "attach_methods", lambda boards: calls.append(("methods", boards)))
     got = B.build_ledger("INPUTS", resamples=7)
     assert (got.inputs, got.boards, got.plans) == ("INPUTS", ["BOARD"], ["PLAN"])
-    assert calls == [("decide", "INPUTS"), ("tables", ["PLAN"], 7), ("methods", ["BOARD"])]
+    assert calls == [("decide", "INPUTS"), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"])]
     calls.clear()
-    B.build_ledger("INPUTS")
-    assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES) and bootstrap.BOOTSTRAP_RESAMPLES == 1000
+    B.build_ledger("INPUTS", cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
+    assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \
+        and bootstrap.BOOTSTRAP_RESAMPLES == 1000
 
 
 # --------------------------------------------------------------------------------------------------------------------

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 from mtboard.ledger import methods, standing, tables
+from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
 from mtboard.ledger.tables import Leaderboard
@@ -26,6 +28,10 @@ class BoardLedger:
     inputs: Inputs
     boards: list[Leaderboard]
     plans: list[BoardPlan]
+    resample_hits: int = 0
+    """Row-view chrF++ resamples read from the build cache (:func:`build_ledger`)."""
+    resample_misses: int = 0
+    """Row-view chrF++ resamples computed (and stored) because the build cache had no usable entry."""
 
     @functools.cached_property
     def _by_path(self) -> dict[str, LoadedCard]:
@@ -43,13 +49,21 @@ class BoardLedger:
         return self._by_path[card_path]
 
 
-def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> BoardLedger:
+def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
+                 cache: Path | None = None) -> BoardLedger:
     """Decide every standing, compute every view and rank one row per method (``resamples``: bootstrap resamples of
-    the paired tests, spec §4.6; :data:`mtboard.score.metrics.bootstrap.BOOTSTRAP_RESAMPLES` by default)."""
+    the paired tests, spec §4.6; :data:`mtboard.score.metrics.bootstrap.BOOTSTRAP_RESAMPLES` by default).
+    ``cache``: the build cache folder (``mtboard build --cache``; issue 35 item 3): every row-view's resampled chrF++
+    is read from ``cache/resamples/`` when stored and stored when computed
+    (:class:`mtboard.ledger.cache.ResampleCache`); the ledger is bit-identical with or without it.
+    ``BoardLedger.resample_hits``/``resample_misses`` count the lookups (both 0 without a cache)."""
     plans = standing.decide(inputs)
-    boards = tables.build_leaderboards(plans, resamples=resamples)
+    rc = ResampleCache(cache)
+    boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
-    return BoardLedger(inputs, boards, plans)
+    if cache is None:
+        return BoardLedger(inputs, boards, plans)
+    return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses)
 
 
 __all__ = ["BoardLedger", "build_ledger"]

@@ -1,5 +1,7 @@
-"""The validation cache of ``mtboard build`` (issue 35 item 3, "build what changed"): a card whose bytes and whose
-validator did not change since the last build is not validated again.
+"""The build cache of ``mtboard build`` (issue 35 item 3, "build what changed"): a card whose bytes and whose
+validator did not change since the last build is not validated again (:class:`ValidationCache`), and a row-view's
+bootstrap resamples whose statistics and draws did not change are not computed again (:class:`ResampleCache`, at the
+end of this module).
 
 A verdict (the one-line problems of :func:`mtboard.validate.validate_card`, empty when the card passed) is stored
 under a *key*: the SHA-256 of
@@ -33,14 +35,18 @@ truncated, a foreign file, a key that does not match) is a miss, recomputed and 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import platform
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+
+import numpy as np
 
 from mtboard.core import safejson
 from mtboard.core.errors import MtboardError
@@ -238,3 +244,127 @@ def _analyser_text(language: str) -> str:
         return repr(fst.find_analyser(language))
     except Exception as exc:  # noqa: BLE001
         return f"error {type(exc).__name__}"
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Bootstrap resamples by content (issue 35 item 3: a warm build recomputes no resampled chrF++)
+
+RESAMPLE_FORMAT = "mtboard-resample-cache/1"
+"""First line of every resample entry and part of every resample key; change it when the entry's layout changes."""
+RESAMPLE_CODE_VERSION = 1
+"""Hashed into every resample key: bump it when the resampled chrF++ is computed differently (the source of the
+metric modules, :data:`RESAMPLE_MODULES`, is hashed too, so an edit there needs no bump)."""
+RESAMPLE_MODULES = ("bootstrap.py", "chrf.py", "sums.py", "composite.py")
+"""Files of ``mtboard/score/metrics/`` whose bytes are part of every resample key."""
+
+
+@functools.lru_cache(maxsize=1)
+def _resample_environment() -> str:
+    """What every resampled chrF++ depends on besides its statistics and draws: the format and code version, the
+    harness and policy versions, the metric modules' bytes, and sacrebleu's and numpy's versions (hex SHA-256)."""
+    import sacrebleu  # noqa: PLC0415
+
+    import mtboard  # noqa: PLC0415
+    from mtboard.score import metrics  # noqa: PLC0415
+    from mtboard.score.checks import POLICY_VERSION  # noqa: PLC0415
+
+    h = hashlib.sha256()
+    h.update(f"{RESAMPLE_FORMAT}\0{RESAMPLE_CODE_VERSION}\0{mtboard.__version__}\0{POLICY_VERSION}\0"
+             f"sacrebleu {sacrebleu.__version__}\0numpy {np.__version__}\0".encode())
+    folder = Path(metrics.__file__).resolve().parent
+    for name in RESAMPLE_MODULES:
+        h.update(f"{name}\0{hashlib.sha256((folder / name).read_bytes()).hexdigest()}\0".encode())
+    return h.hexdigest()
+
+
+@dataclass
+class ResampleCache:
+    """Resampled chrF++ of one run over one view, by content, in ``folder/resamples/`` (``folder`` None keeps
+    nothing: every lookup computes). ``hits``/``misses`` count :meth:`chrf` calls.
+
+    Key (hex SHA-256): :func:`_resample_environment`, the draw block, the view's resample identity ``(n, R, seed)``
+    and the run's ``(n, 24)`` int64 chrF++ statistics over the view's entries, byte for byte — the exact inputs of
+    :func:`mtboard.score.metrics.bootstrap.chrf_resamples`, so a changed card, entry set, seed or resample count is
+    another key. Entry ``resamples/KK/KEY.f64``: the ASCII header ``RESAMPLE_FORMAT\\nKEY\\nR\\nSHA256(payload)\\n``,
+    then the ``R`` scores as little-endian float64 (exact; 8 bytes each, ~8.2 KB at 1,000 resamples). Nothing read is
+    trusted (the folder may come back from ``actions/cache``): an entry that is a link, not a regular file, of
+    another size, header or key, or whose payload digest differs is a miss, recomputed and replaced — never an
+    error. Writes go through an ``O_EXCL`` temporary file renamed into place (docs/SECURITY.md §6)."""
+
+    folder: Path | None
+    hits: int = 0
+    misses: int = 0
+
+    def key(self, stats: np.ndarray, n: int, resamples: int, seed: int) -> str:
+        """The key of ``stats`` (an ``(n, 24)`` int64 array) on the view's resamples ``(n, resamples, seed)``."""
+        from mtboard.score.metrics.bootstrap import DRAW_BLOCK  # noqa: PLC0415
+
+        h = hashlib.sha256()
+        h.update(f"{_resample_environment()}\0{DRAW_BLOCK}\0{n}\0{resamples}\0{seed}\0{stats.shape}\0".encode())
+        h.update(stats.astype("<i8", copy=False).tobytes())
+        return h.hexdigest()
+
+    def chrf(self, stats: np.ndarray, resamples: int, seed: int, counts) -> np.ndarray:
+        """:func:`mtboard.score.metrics.bootstrap.chrf_resamples` of ``stats`` (an ``(n, 24)`` int64 array) on
+        ``counts()`` — the view's ``(resamples, n)`` count matrix drawn from ``seed``, called only on a miss — read
+        from the folder when stored (bit-identical: the float64 bytes themselves), else computed and stored."""
+        from mtboard.score.metrics.bootstrap import chrf_resamples  # noqa: PLC0415
+
+        if self.folder is None:
+            self.misses += 1
+            return chrf_resamples(stats, counts())
+        key = self.key(stats, stats.shape[0], resamples, seed)
+        found = self._read(key, resamples)
+        if found is not None:
+            self.hits += 1
+            return found
+        self.misses += 1
+        out = chrf_resamples(stats, counts())
+        self._write(key, out)
+        return out
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / "resamples" / key[:2] / f"{key}.f64"
+
+    @staticmethod
+    def _header(key: str, payload: bytes) -> bytes:
+        return f"{RESAMPLE_FORMAT}\n{key}\n{len(payload) // 8}\n{hashlib.sha256(payload).hexdigest()}\n".encode()
+
+    def _read(self, key: str, resamples: int) -> np.ndarray | None:
+        want = len(self._header(key, b"\0" * (8 * resamples))) + 8 * resamples
+        try:
+            fd = os.open(self._path(key), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != want:
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                raw = fh.read(want + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(raw) != want:
+            return None
+        payload = raw[want - 8 * resamples:]
+        if raw[:want - 8 * resamples] != self._header(key, payload):
+            return None
+        return np.frombuffer(payload, dtype="<f8").astype(np.float64)
+
+    def _write(self, key: str, scores: np.ndarray) -> None:
+        payload = scores.astype("<f8", copy=False).tobytes()
+        path = self._path(key)
+        tmp = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # O_EXCL: no link
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(self._header(key, payload) + payload)
+            os.replace(tmp, path)  # replaces a planted link itself, never what it points to
+        except OSError:  # a cache that cannot be written only costs time
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)

@@ -36,6 +36,7 @@ from mtboard.review.community import gated_tier
 from mtboard.core.schema import EntryResult, Outcome, RunCard
 from mtboard.core import fmt
 from mtboard.core.names import mark
+from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import CorpusInfo, LoadedCard
 from mtboard.ledger.standing import BoardPlan, BoardState, Standing, is_reference
 
@@ -108,6 +109,9 @@ class Row:
     """A reference baseline: listed, never ranked."""
     chrf_boot: np.ndarray | None = None
     """Bootstrap chrF++ on the view's shared resamples (one run)."""
+    chrf_mean_boot: np.ndarray | None = None
+    """Bootstrap chrF++ on the view's shared resamples, the mean over replicate runs (one run: ``chrf_boot``); the
+    compare page's chrF++ resamples (:func:`mtboard.site.compare.board_compare`)."""
     chrf_ci: tuple[float, float] | None = None
     composite_ci: tuple[float, float] | None = None
 
@@ -347,15 +351,105 @@ def _composite_boot(card: RunCard, ids: list[int], counts: np.ndarray) -> np.nda
     return np.mean(boots, axis=0) if len(boots) > 1 else boots[0]
 
 
-def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resamples: int) -> View:
-    by_id = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
+@dataclass
+class _Indexed:
+    """A card's replicate runs indexed once per board, not again for every view (issue 35): per run (run 0 first)
+    its results by entry id, its entry id → row map and its ``(entries, 24)`` chrF++ statistics (int32 when every
+    value fits, else int64; widened to int64 exactly when sliced)."""
+
+    by_id: list[dict[int, EntryResult]]
+    rows: list[dict[int, int]]
+    stats: list[np.ndarray]
+    columns: list[dict[str, np.ndarray] | None]
+    """Per run, :func:`mtboard.score.metrics.composite.entry_columns` of all its results as float64 arrays; None
+    when some but not all entries carry a semantic score or a hallucination flag (a subset's columns then depend on
+    the subset: computed per view)."""
+    has_equiv: bool
+    has_fst: bool
+
+    @classmethod
+    def of(cls, card: RunCard) -> _Indexed:
+        has_fst = card.scores.fst_acceptance_rate is not None
+        has_equiv = card.scores.equivalent_match_rate is not None
+        by_id, rows, mats, cols = [], [], [], []
+        for results in _runs(card):
+            by_id.append({r.entry_id: r for r in results})
+            rows.append({r.entry_id: k for k, r in enumerate(results)})
+            mat = bootstrap.statistics_matrix([r.stats.chrf for r in results])
+            small = mat.size == 0 or (int(mat.min()) >= -2**31 and int(mat.max()) < 2**31)
+            mats.append(mat.astype(np.int32) if small else mat)
+            mixed = any(len({getattr(r, f) is None for r in results}) > 1
+                        for f in ("semantic_score", "hallucination_detected"))
+            cols.append(None if mixed or not results else
+                        {k: np.asarray(v, dtype=np.float64)
+                         for k, v in entry_columns(results, has_equiv=has_equiv, has_fst=has_fst).items()})
+        return cls(by_id, rows, mats, cols, has_equiv, has_fst)
+
+    def _positions(self, run: int, ids: list[int]) -> np.ndarray:
+        rows = self.rows[run]
+        return np.fromiter((rows[i] for i in ids), dtype=np.intp, count=len(ids))
+
+    def matrix(self, run: int, ids: list[int]) -> np.ndarray:
+        """Run ``run``'s statistics over ``ids``, in that order: ``(len(ids), 24)`` int64 (the same integers as
+        :func:`mtboard.score.metrics.bootstrap.statistics_matrix` of those entries' rows)."""
+        return self.stats[run][self._positions(run, ids)].astype(np.int64)
+
+    def entry_columns(self, run: int, ids: list[int]) -> dict[str, np.ndarray]:
+        """:func:`mtboard.score.metrics.composite.entry_columns` of run ``run``'s results over ``ids`` (in that
+        order): the same columns with the same float64 values, sliced from the run's columns. A column whose presence
+        depends on the entries follows the same rule: the terminology ratio column only when some entry of ``ids``
+        has glossary terms."""
+        full = self.columns[run]
+        if full is None or not ids:
+            by_id = self.by_id[run]
+            return entry_columns([by_id[i] for i in ids], has_equiv=self.has_equiv, has_fst=self.has_fst)
+        pos = self._positions(run, ids)
+        out: dict[str, np.ndarray] = {}
+        for name, col in full.items():
+            if col.ndim == 2:  # ratio column (hits, terms): present when any entry has terms
+                piece = col[:, pos]
+                if not np.any(piece[1] != 0):
+                    continue
+                out[name] = piece
+            else:
+                out[name] = col[pos]
+        return out
+
+
+def _row_boots(card: RunCard, idx: _Indexed, ids: list[int], counts: np.ndarray, seed: int,
+               cache: ResampleCache) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One row-view's resamples on the view's ``counts`` (drawn from ``seed``; float64 or integer), each run's chrF++
+    resamples computed once (issue 35: they were computed again for the composite, and again by the compare page)
+    and read from ``cache`` when stored (:class:`mtboard.ledger.cache.ResampleCache`): ``(run 0's statistics matrix
+    (n, 24), run 0's chrF++ (R,), the composite (R,), the chrF++ (R,))`` — the last two the mean over the replicate
+    runs (one run: that run's), as :func:`_composite_boot` and :func:`mtboard.site.compare._runs_boot` compute
+    them."""
+    comps, chrfs, mats = [], [], []
+    for run in range(len(idx.by_id)):
+        mat = idx.matrix(run, ids)
+        chrf = cache.chrf(mat, counts.shape[0], seed, lambda: counts) if len(ids) else \
+            bootstrap.chrf_resamples(mat, counts)
+        cols = idx.entry_columns(run, ids)
+        comps.append(bootstrap.composite_resamples(mat, cols, counts, chrf=chrf))
+        chrfs.append(chrf)
+        mats.append(mat)
+    many = len(comps) > 1
+    return (mats[0], chrfs[0], np.mean(comps, axis=0) if many else comps[0],
+            np.mean(chrfs, axis=0) if many else chrfs[0])
+
+
+def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resamples: int,
+          cache: ResampleCache | None = None, indexed: dict[str, _Indexed] | None = None) -> View:
+    cache = cache if cache is not None else ResampleCache(None)
+    indexed = indexed if indexed is not None else {lc.page_id: _Indexed.of(lc.card) for lc in ranked}
+    by_id = {lc.page_id: indexed[lc.page_id].by_id[0] for lc in ranked}
     if domain is None:
         ids = lb.ranked_ids
     else:
         first = by_id[ranked[0].page_id] if ranked else {}
         ids = [i for i in lb.ranked_ids if first.get(i) is not None and first[i].domain == domain]
-    counts = bootstrap.resample_counts(len(ids), resamples, stats.view_seed(lb.dataset_id, lb.version, lb.sha256,
-                                                                            domain or "*"))
+    seed = stats.view_seed(lb.dataset_id, lb.version, lb.sha256, domain or "*")
+    counts = bootstrap.resample_counts(len(ids), resamples, seed).astype(np.float64)  # exact; converted once
     judged = {}
     for kind in JUDGE_KEYS.values():
         having = [lc for lc in ranked if kind in lc.card.judges]
@@ -367,9 +461,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
         card = lc.card
         res = by_id[lc.page_id]
         sub = [res[i] for i in ids]
-        mat = bootstrap.statistics_matrix([r.stats.chrf for r in sub])
-        chrf_boot = bootstrap.chrf_resamples(mat, counts)
-        boot = _composite_boot(card, ids, counts)
+        mat, chrf_boot, boot, chrf_mean = _row_boots(card, indexed[lc.page_id], ids, counts, seed, cache)
         rep = card.scores.replicates
         chrf_sd = composite_sd = None
         if domain is None:
@@ -395,7 +487,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
                 values[kind] = _mean([mine[i] for i in ids if i in common])
         cells = _cells(lc, domain, sub, chrf, chrf_sd, chrf_ci, composite, composite_sd, composite_ci, values)
         rows.append(Row(lc, cells, composite, chrf, boot=boot, reference=is_reference(card), chrf_boot=chrf_boot,
-                        chrf_ci=chrf_ci, composite_ci=composite_ci))
+                        chrf_ci=chrf_ci, composite_ci=composite_ci, chrf_mean_boot=chrf_mean))
     rows.sort(key=lambda r: (r.composite is None, -(r.composite or 0.0), -(r.chrf or 0.0),
                              r.cells["method"].sort, r.lc.page_id))
     note = "ordered by composite; ranks and CIs from a paired bootstrap of the composite"
@@ -488,9 +580,13 @@ def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryRe
         x.update(difficulty=a.get("difficulty"), discrimination=a.get("discrimination"), suspect=a.get("suspect"))
 
 
-def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> list[Leaderboard]:
+def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
+                       cache: ResampleCache | None = None) -> list[Leaderboard]:
     """Every view, cluster, chart point and item statistic of the boards :func:`mtboard.ledger.standing.decide`
-    planned (which cards each board ranks is decided there)."""
+    planned (which cards each board ranks is decided there). ``cache``: resampled chrF++ by content
+    (:class:`mtboard.ledger.cache.ResampleCache`, issue 35 item 3); None computes every resample. The result is the
+    same with or without it, bit for bit."""
+    cache = cache if cache is not None else ResampleCache(None)
     boards: list[Leaderboard] = []
     for plan in plans:
         ranked, ref_ids = plan.ranked, plan.ref_ids
@@ -501,10 +597,12 @@ def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTST
         if ranked:
             entries = {r.entry_id: r for r in ranked[0].card.results}
         lb.domains = sorted({e.domain.value for e in entries.values() if e.domain is not None})
-        lb.views.append(_view(lb, ranked, None, resamples))
+        indexed = {lc.page_id: _Indexed.of(lc.card) for lc in ranked}  # this board's cards, indexed once
+        lb.views.append(_view(lb, ranked, None, resamples, cache, indexed))
         for d in lb.domains:
-            lb.views.append(_view(lb, ranked, d, resamples))
-        per_card = {lc.page_id: {r.entry_id: r for r in lc.card.results} for lc in ranked}
+            lb.views.append(_view(lb, ranked, d, resamples, cache, indexed))
+        per_card = {lc.page_id: indexed[lc.page_id].by_id[0] for lc in ranked}
+        del indexed
         # field statistics: real systems only, one card per method row (a reproduction does not count twice)
         real = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]
         for eid in ref_ids:

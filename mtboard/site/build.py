@@ -225,7 +225,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                                        {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash},
                                        secret_segment, secret_source)
     t1 = time.perf_counter()
-    ledger = build_ledger(inputs, resamples=resamples)  # every standing and rank, decided once (issue 31)
+    ledger = build_ledger(inputs, resamples=resamples, cache=cache)  # every standing and rank, decided once (issue 31)
     boards = ledger.boards
     boards_view.fill_values(boards)
     officialpages.attach_gold_links(boards, off_boards)

@@ -131,9 +131,17 @@ def board_compare(lb: Leaderboard) -> BoardCompare | None:
     rows = [m.rep for m in view.methods]
     ids = list(lb.ranked_ids)
     r = rows[0].boot.size if rows[0].boot is not None else bootstrap.BOOTSTRAP_RESAMPLES
-    counts = bootstrap.resample_counts(len(ids), r, stats.view_seed(lb.dataset_id, lb.version, lb.sha256, "*"))
+    counts: list[np.ndarray] = []  # drawn only for a row without the view's chrF++ resamples
+
+    def _counts() -> np.ndarray:
+        if not counts:
+            counts.append(bootstrap.resample_counts(len(ids), r, stats.view_seed(lb.dataset_id, lb.version,
+                                                                                  lb.sha256, "*")))
+        return counts[0]
+
     comp = np.stack([row.boot for row in rows])
-    chrf = np.stack([_runs_boot(row.lc.card, ids, counts) for row in rows])
+    chrf = np.stack([row.chrf_mean_boot if row.chrf_mean_boot is not None else _runs_boot(row.lc.card, ids, _counts())
+                     for row in rows])  # the main view's own chrF++ resamples: never computed twice (issue 35)
     sent = np.array([[sentence_chrf(res) for res in _by_ids(row.lc.card.results, ids)] for row in rows],
                     dtype=np.float64)
     return BoardCompare(lb, rows, ids, {"composite": comp, "chrf": chrf}, sent, view.mdd,
