@@ -231,6 +231,8 @@ def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
            "n_rejected": len(report.rejected), "pages": report.pages,
            "cache_hits": getattr(report, "cache_hits", None), "cache_misses": getattr(report, "cache_misses", None),
            "pages_reused": getattr(report, "pages_reused", None),
+           "resample_hits": getattr(report, "resample_hits", None),
+           "resample_misses": getattr(report, "resample_misses", None),
            "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * KIB,
            "maxrss_children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * KIB,
            "cpu_s": sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
@@ -335,6 +337,8 @@ def _phases(b: dict) -> str:
     ph = " ".join(f"{k}={v:.1f}s" for k, v in b["phases"].items())
     hits = "" if b.get("cache_hits") is None else f", cache {b['cache_hits']} hit(s) {b['cache_misses']} miss(es)"
     hits += "" if b.get("pages_reused") is None else f", {b['pages_reused']} page(s) reused"
+    hits += "" if b.get("resample_hits") is None else \
+        f", resamples {b['resample_hits']} hit(s) {b['resample_misses']} miss(es)"
     return f"{b['wall_s']:.1f} s wall, {b['cpu_s']:.1f} s CPU ({ph}), peak {b['maxrss'] / 2**20:,.0f} MiB{hits}"
 
 

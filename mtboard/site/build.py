@@ -63,6 +63,10 @@ class BuildReport:
     """Cards whose validation verdict came from the cache (``cache``; :mod:`mtboard.ledger.cache`); 0 without one."""
     cache_misses: int = 0
     """Cards validated because the cache had no usable verdict; 0 without a cache."""
+    resample_hits: int = 0
+    """Row-views whose bootstrap resamples came from the cache (:class:`mtboard.ledger.cache.ResampleCache`)."""
+    resample_misses: int = 0
+    """Row-views whose resamples were computed (and stored, with a cache); 0 without a cache."""
     pages_reused: int = 0
     """Pages whose HTML came from the cache instead of MkDocs (:mod:`mtboard.site.incremental`); 0 without a cache
     or on a full build."""
@@ -254,7 +258,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                              len(portraits), len(pages), list(inputs.warnings) + sweep_warnings,
                              {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
                              changes=diff.lines() if prev is not None else [], cache_hits=inputs.cache_hits,
-                             cache_misses=inputs.cache_misses)
+                             cache_misses=inputs.cache_misses, resample_hits=ledger.resample_hits,
+                             resample_misses=ledger.resample_misses)
         if run_mkdocs:
             nav = sweeps.with_sweeps(render.nav(boards, officialpages.nav_items(off_boards)
                                                 if (off_inputs.rows or off_inputs.rejected) else None), sweep_nav)
