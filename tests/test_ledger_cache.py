@@ -124,6 +124,23 @@ def test_a_linked_entry_is_not_followed(tree, tmp_path):
     assert not bad_entry.is_symlink() and json.loads(outside.read_text())["problems"] == []  # replaced, not written through
 
 
+def test_a_linked_validation_folder_is_neither_trusted_nor_written_through(tree, tmp_path):
+    """``validation/`` replaced by a link to a folder of forged passing verdicts (a restored cache archive): every
+    card is validated again, the rejected one stays rejected, and nothing is written where the link points (issue 35
+    review)."""
+    subs, corpora, cache, calls = tree
+    L.load_inputs(subs, corpora, cache=cache)
+    forged = tmp_path / "forged"
+    shutil.move(cache / "validation", forged)
+    for p in forged.rglob("*.json"):
+        p.write_text(json.dumps({"format": C.CACHE_FORMAT, "key": p.stem, "problems": []}))
+    (cache / "validation").symlink_to(forged, target_is_directory=True)
+    before = {p: p.read_bytes() for p in forged.rglob("*.json")}
+    again = L.load_inputs(subs, corpora, cache=cache)
+    assert again.cache_hits == 0 and again.cache_misses == len(before) and len(again.rejected) == 1
+    assert {p: p.read_bytes() for p in forged.rglob("*.json")} == before
+
+
 def test_a_verdict_that_depends_on_the_clock_is_not_stored(tree, monkeypatch):
     subs, corpora, cache, calls = tree
     problem = V.Problem(check="timestamps", where="x", message="timestamp is in the future")

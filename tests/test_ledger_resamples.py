@@ -147,9 +147,10 @@ def test_a_corrupt_or_foreign_entry_is_recomputed_and_replaced(tmp_path, poison)
     rc = C.ResampleCache(tmp_path / "cache")
     got = rc.chrf(mat, 40, 123, lambda: counts)
     assert (rc.hits, rc.misses) == (0, 1) and got.tobytes() == first.tobytes()
-    if poison not in ("directory",):  # a folder in the way cannot be replaced: the write is skipped, no error
-        assert path.is_file() and path.read_bytes() == raw
-        assert C.ResampleCache(tmp_path / "cache").chrf(mat, 40, 123, lambda: counts).tobytes() == first.tobytes()
+    # every poisoned entry is rewritten, a folder planted in its place included (issue 35 review), then read back
+    assert path.is_file() and path.read_bytes() == raw
+    again = C.ResampleCache(tmp_path / "cache")
+    assert again.chrf(mat, 40, 123, lambda: counts).tobytes() == first.tobytes() and again.hits == 1
 
 
 def test_a_linked_entry_is_not_followed(tmp_path):
@@ -162,6 +163,24 @@ def test_a_linked_entry_is_not_followed(tmp_path):
     assert (rc.hits, rc.misses) == (0, 1)
     assert not path.is_symlink() and path.is_file()  # the link itself replaced, never written through
     assert target.read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize("linked", ["resamples", "bucket"])
+def test_a_linked_folder_in_the_cache_is_neither_read_nor_written_through(tmp_path, linked):
+    """A cache restored from an archive may hold a directory link (``resamples/`` or a ``KK/`` bucket): nothing is
+    read through it and nothing is written where it points (issue 35 review)."""
+    mat, counts, first, path = _one_entry(tmp_path)
+    folder = tmp_path / "cache" / "resamples" if linked == "resamples" else path.parent
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(folder, elsewhere)
+    folder.symlink_to(elsewhere, target_is_directory=True)
+    before = sorted(p.name for p in elsewhere.rglob("*"))
+    rc = C.ResampleCache(tmp_path / "cache")
+    assert rc.chrf(mat, 40, 123, lambda: counts).tobytes() == first.tobytes()
+    assert (rc.hits, rc.misses) == (0, 1)  # the stored entry behind the link is not trusted
+    other = mat + 1
+    rc.chrf(other, 40, 123, lambda: counts)
+    assert sorted(p.name for p in elsewhere.rglob("*")) == before  # nothing written through the link
 
 
 def test_no_folder_keeps_nothing(tmp_path):

@@ -39,6 +39,7 @@ import functools
 import hashlib
 import os
 import platform
+import shutil
 import stat
 import sys
 import tempfile
@@ -138,6 +139,51 @@ def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path 
     return h.hexdigest()
 
 
+def _real_folders(root: Path, path: Path) -> bool:
+    """Whether every folder between the cache folder ``root`` and ``path`` (an entry's path under it) is a real
+    directory or absent — no link, no file: nothing is read or written through a directory link planted in a cache
+    restored from an archive (issue 35 review; ``root`` itself may be a link the user made). Raises nothing."""
+    try:
+        parts = path.parent.relative_to(root).parts
+    except ValueError:
+        return False
+    folder = root
+    for part in parts:
+        folder = folder / part
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        if not stat.S_ISDIR(mode):
+            return False
+    return True
+
+
+def _write_entry(root: Path, path: Path, data: bytes) -> None:
+    """Write one cache entry atomically: an ``O_EXCL`` temporary file renamed over ``path`` (which replaces a planted
+    link itself, never what it points to); a real folder planted at ``path`` is removed first. Skipped when a folder
+    on the way is a link (:func:`_real_folders`) or anything fails: a cache only saves time. Raises nothing."""
+    tmp = None
+    try:
+        if not _real_folders(root, path):
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not _real_folders(root, path):
+            return
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
 @dataclass
 class ValidationCache:
     """Verdicts by key in ``folder`` (module docstring); ``folder`` None keeps nothing (every lookup a miss).
@@ -190,7 +236,7 @@ class ValidationCache:
 
     def _read(self, key: str) -> list[str] | None:
         path = self._path(key)
-        if not path.is_file():
+        if not _real_folders(self.folder, path) or not path.is_file():
             return None
         try:
             data = safejson.loads(safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES), where=str(path),
@@ -213,18 +259,7 @@ class ValidationCache:
 
         data = json.dumps({"format": CACHE_FORMAT, "key": key, "problems": problems}, ensure_ascii=True,
                           indent=1) + "\n"
-        path = self._path(key)
-        tmp = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # O_EXCL: no link
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data.encode("ascii"))
-            os.replace(tmp, path)  # replaces a planted link itself, never what it points to
-        except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        _write_entry(self.folder, self._path(key), data.encode("ascii"))
 
 
 def _plugin_text(backend: str) -> str:
@@ -333,6 +368,8 @@ class ResampleCache:
 
     def _read(self, key: str, resamples: int) -> np.ndarray | None:
         want = len(self._header(key, b"\0" * (8 * resamples))) + 8 * resamples
+        if not _real_folders(self.folder, self._path(key)):
+            return None
         try:
             fd = os.open(self._path(key), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         except OSError:
@@ -356,15 +393,5 @@ class ResampleCache:
 
     def _write(self, key: str, scores: np.ndarray) -> None:
         payload = scores.astype("<f8", copy=False).tobytes()
-        path = self._path(key)
-        tmp = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)  # O_EXCL: no link
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(self._header(key, payload) + payload)
-            os.replace(tmp, path)  # replaces a planted link itself, never what it points to
-        except OSError:  # a cache that cannot be written only costs time
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        assert self.folder is not None
+        _write_entry(self.folder, self._path(key), self._header(key, payload) + payload)

@@ -11,7 +11,8 @@ plugins/#events; MkDocs 1.6.1, Material 9.8):
   placeholder paragraph (a per-process random token: page text cannot guess it). Within each *chunk* (text between
   blank lines), after any ATX heading lines, a block starts a line with the start tag of a block-level element
   (:data:`BLOCK_TAGS`) and ends with that element's end tag where its start and end tags first balance, the rest of
-  that line empty; Markdown may follow on the next line (the next block or text is looked at the same way). A block
+  that line empty (no space either), its start tag on one line; Markdown may follow on the next line (the next block
+  or text is looked at the same way). A block
   holds no comment, ``<script>``, ``<style>``, ``<pre>``, ``<textarea>`` or CDATA (whose text the HTML parser does not
   read as tags), no tab or carriage return (which Python-Markdown's whitespace normalisation rewrites), and is at
   least :data:`MIN_CHARS` long. Once a chunk left to Markdown opens a block-level element it does not close, nothing
@@ -63,8 +64,8 @@ def split(chunk: str) -> tuple[str, str, str] | None:
         i += 1
     body = "\n".join(lines[i:])
     m = _START.match(body)
-    if m is None or m.group(1) not in BLOCK_TAGS:
-        return None
+    if m is None or m.group(1) not in BLOCK_TAGS or "\n" in body[:body.find(">") + 1]:
+        return None  # a start tag broken over lines is Markdown's (it may make it a paragraph; issue 35 review)
     tag = m.group(1)
     end_tag = f"</{tag}>"
     depth, end = 0, -1
@@ -76,7 +77,8 @@ def split(chunk: str) -> tuple[str, str, str] | None:
     if end < 0:
         return None
     block, tail = body[:end], body[end:]
-    if len(block) < MIN_CHARS or any(u in block for u in _UNSAFE) or (tail.strip() and not tail.startswith("\n")):
+    if len(block) < MIN_CHARS or any(u in block for u in _UNSAFE) or (tail.strip() and not tail.startswith("\n")) \
+            or (not tail.strip() and tail.strip("\n") != ""):  # spaces after the end tag: Markdown's (review)
         return None
     return "\n".join(lines[:i]), block, tail
 
@@ -105,8 +107,8 @@ _ANY_BLOCK = re.compile(rf"<(/?)({'|'.join(MARKDOWN_BLOCK_TAGS)})(?=[\s>/])")
 
 def _balanced(text: str, depth: dict[str, int]) -> bool:
     """Add ``text``'s block-level start (+1) and end (−1) tags to ``depth``; whether every depth is 0 after."""
-    for m in _ANY_BLOCK.finditer(text):
-        depth[m.group(2)] = depth.get(m.group(2), 0) + (-1 if m.group(1) else 1)
+    for m in _ANY_BLOCK.finditer(text):  # a stray end tag closes nothing: a depth never goes below 0 (review)
+        depth[m.group(2)] = max(0, depth.get(m.group(2), 0) + (-1 if m.group(1) else 1))
     return not any(depth.values())
 
 
