@@ -3,8 +3,8 @@ and search-excluded ones away from Material's search plugin, without changing a 
 
 Inputs: hand-written Markdown pages (each case's expected stash decision worked out in its comment), converted by
 Python-Markdown with the site's extensions with and without the stash; the committed submissions and corpora (read,
-never changed) rendered once into ``tmp_path/docs`` and built by MkDocs twice, with the project's ``mkdocs.yml`` and
-with its ``hooks`` emptied.
+never changed) rendered once into ``tmp_path/docs`` and built by MkDocs twice with the project's ``mkdocs.yml``: with
+``mtboard build``'s hooks and without this one.
 """
 
 from __future__ import annotations
@@ -97,8 +97,8 @@ def two_sites(tmp_path_factory):
     w = tmp_path_factory.mktemp("stash")
     B.build_site(ROOT / "submissions", ROOT / "corpora", w / "unused", w / "docs", validate=False, run_mkdocs=False,
                  build_time="2026-12-01 00:00 UTC")
-    others = [str(ROOT / "mtboard" / "site" / "mkdocs_hooks.py")]  # the other hook stays in both builds
-    for name, extra in (("hook", {}), ("plain", {"hooks": others})):
+    both = [str(h) for h in B.MKDOCS_HOOKS]  # what mtboard build runs; the other hook stays in both builds
+    for name, extra in (("hook", {"hooks": both}), ("plain", {"hooks": [h for h in both if "htmlstash" not in h]})):
         cfg = load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(w / "docs"), site_dir=str(w / name), **extra)
         build(cfg)
     return w / "hook", w / "plain"

@@ -44,6 +44,13 @@ DOCS_MARKER = ".mtboard-docs"
 SITE_MARKER = ".mtboard-site"
 
 
+MKDOCS_HOOKS = (Path(__file__).with_name("htmlstash.py"), Path(__file__).with_name("mkdocs_hooks.py"))
+"""The MkDocs hooks every build runs (issue 35; each module's docstring), by absolute path from the installed
+package: ``hooks:`` in ``mkdocs.yml`` would resolve against the config's folder, which need not hold ``mtboard/``
+(the demo's scratch copy, an installed package). Neither changes a page's text: one skips Python-Markdown for
+pre-rendered HTML blocks (byte-identical output), the other trims the theme's whitespace."""
+
+
 @dataclass
 class BuildReport:
     out: Path
@@ -368,7 +375,7 @@ def _mkdocs(root: Path, docs: Path, out: Path, nav: list, site_url: str | None =
     try:
         extra = {"site_url": site_url} if site_url else {}
         cfg = load_config(str(root / "mkdocs.yml"), docs_dir=str(docs.resolve()), site_dir=str(out.resolve()),
-                          nav=nav, strict=True, **extra)
+                          nav=nav, strict=True, hooks=[str(h) for h in MKDOCS_HOOKS], **extra)
 
         def dest_of(rel: str) -> str:
             return File(rel, cfg.docs_dir, cfg.site_dir, cfg.use_directory_urls).dest_uri

@@ -1,5 +1,6 @@
-"""MkDocs hook (``mkdocs.yml`` ``hooks:``): the site's pre-rendered HTML blocks skip Python-Markdown, and the blocks
-marked ``data-search-exclude`` skip the search plugin's parser too (issue 35, "MkDocs").
+"""MkDocs hook of every ``mtboard build`` (:data:`mtboard.site.build.MKDOCS_HOOKS`): the site's pre-rendered HTML
+blocks skip Python-Markdown, and the blocks marked ``data-search-exclude`` skip the search plugin's parser too (issue
+35, "MkDocs").
 
 Why: the board pages' tables are HTML that :mod:`mtboard.site.boards` rendered and escaped already. Python-Markdown
 passes a raw HTML block through unchanged, but finds its end by feeding it to its own ``html.parser`` subclass, and

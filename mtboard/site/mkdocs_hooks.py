@@ -1,4 +1,4 @@
-"""MkDocs hooks of the site (``hooks:`` in ``mkdocs.yml``; issue 35: published bytes per card).
+"""MkDocs hooks of the site (:data:`mtboard.site.build.MKDOCS_HOOKS`; issue 35: published bytes per card).
 
 * :func:`on_env` turns on Jinja2's ``trim_blocks`` and ``lstrip_blocks`` for the theme's templates (MkDocs Material
   and ``site/overrides``): the newline after a block tag and the indentation before it are dropped, which Material's
