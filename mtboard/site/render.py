@@ -137,8 +137,6 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     for lb in boards:
         for lc in lb.cards:
             card = lc.card
-            comps = sorted((k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in
-                           card.fingerprint.components.items())
             near = closest.get(lc.page_id)
             dec = tables.declared(lc)
             top = [("method class", card.method_class.value, "method_class"),
@@ -174,12 +172,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                 pages[runpage.REVIEW_STUB.format(id=lc.page_id)] = runpage.review_stub(lc.page_id)
             render(tables.run_page(lc), "run.md.j2",
                    title=fmt.safe_title(f"Run {tables.method_name(card)} ({lc.page_id[:8]})"), lc=lc, card=card,
-                   lb=lb, fp_components=comps, method_pairs=method_pairs, score_pairs=score_pairs,
-                   judge_sigs=judge_sigs, closest=near[0] if near else None,
-                   closest_n=near[1] if near else 0,
-                   closest_diff=[(k, json.dumps(a, ensure_ascii=False), json.dumps(b, ensure_ascii=False), d)
-                                 for k, a, b, d in tables.fingerprint_diff(card, near[0].card)] if near else [],
-                   rp=rp, data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
+                   lb=lb, closest=near[0] if near else None, closest_n=near[1] if near else 0, rp=rp, data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
                    card_url=rundata.card_link(lc, repository))
     render(runpage.REVIEW_PAGE, "review.md.j2", title="Review a run", data_pattern=rundata.RUN_URL)
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
