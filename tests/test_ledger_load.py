@@ -599,3 +599,38 @@ def test_a_confirmed_review_with_an_attested_gold_row_makes_the_card_community_v
     monkeypatch.setattr(L, "community_verified", lambda gold, review: False)
     inputs = L.load_inputs(subs, corpora, validate=False, attestation_repository="o/n")
     assert {lc.path: lc.verification.label for lc in inputs.cards}[apertium] == UNATTESTED_LABEL
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# long_lived (issue 35, "load")
+
+def test_long_lived_settles_once_per_card_and_unfreezes_on_exit(tmp_path):
+    import gc
+
+    subs = tmp_path / "submissions" / "mtb-en-ca-dev"
+    subs.mkdir(parents=True)
+    shutil.copy(CARD, subs / CARD.name)
+    shutil.copy(CARD, subs / ("b" + CARD.name))  # same run_card_hash: rejected as a duplicate, not settled
+    (subs / "broken.json").write_text("{", encoding="utf-8")  # unreadable: rejected, not settled
+    calls, frozen = [], []
+    assert gc.get_freeze_count() == 0
+    with L.long_lived() as settle:
+        def counted() -> None:
+            settle()
+            calls.append(1)
+            frozen.append(gc.get_freeze_count())
+        inputs = L.load_inputs(tmp_path / "submissions", None, validate=False, settle=counted)
+    assert [lc.path for lc in inputs.cards] == [f"mtb-en-ca-dev/{CARD.name}"]
+    assert len(inputs.rejected) == 2 and len(calls) == 1
+    assert frozen[0] > 10_000  # a 355-entry card is far more than 10⁴ objects, all moved out of the collector's scans
+    assert gc.get_freeze_count() == 0  # and back on exit
+
+
+def test_long_lived_unfreezes_when_the_build_fails():
+    import gc
+
+    with pytest.raises(RuntimeError), L.long_lived() as settle:
+        settle()
+        assert gc.get_freeze_count() > 0
+        raise RuntimeError("a failed build")
+    assert gc.get_freeze_count() == 0

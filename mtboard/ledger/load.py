@@ -8,7 +8,10 @@ for the "rejected" page. Reading never follows symlinks (safejson refuses them) 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -321,10 +324,26 @@ def _read_card(path: Path, raw: bytes, submissions: Path,
     return loads_card(raw, str(path), parsed=fast), key, None
 
 
+@contextlib.contextmanager
+def long_lived() -> Iterator[Callable[[], None]]:
+    """Keep loaded cards out of the cyclic garbage collector's scans while the caller holds them (issue 35, "load").
+
+    Yields ``settle``, for :func:`load_inputs`: called after each card, it moves every object alive at that moment
+    into the collector's permanent generation (:func:`gc.freeze`); on exit they return to the oldest generation
+    (:func:`gc.unfreeze`). A 355-entry card is ~10⁵ acyclic objects that live until the build ends; without this each
+    full collection walks all of them, so reading cards slows down as more are held (measured here on 1,000 synthetic
+    cards: 34 ms per card to parse instead of 7 ms; the whole warm build 106 s → 76 s). Reference counting still frees
+    anything dropped; cyclic garbage made while loading one card waits for the exit, bounded by one build."""
+    try:
+        yield gc.freeze
+    finally:
+        gc.unfreeze()
+
+
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
                 anchors_dir: Path | None = None, attestation_repository: str | None = None,
                 secret_segment: Path | None = None, secret_source: str | None = None,
-                cache: Path | None = None) -> Inputs:
+                cache: Path | None = None, settle: Callable[[], None] | None = None) -> Inputs:
     """Read every card, corpus and anchor record; never raises for one bad file (it is rejected or warned about
     instead). Cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`) are rejected too.
     Verification records are checked against the verify workflow of ``attestation_repository`` (owner/name; default
@@ -332,7 +351,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     ``validate``, a card holding text of the ``secret_segment`` corpus file is rejected (``secret_source`` names it
     in the message; :func:`mtboard.validate.make_context`). ``cache``: a folder of stored verdicts
     (:mod:`mtboard.ledger.cache`, issue 35 item 3): a card whose key is there is not validated again; None validates
-    every card. The cross-card ``copies`` check always runs.
+    every card. The cross-card ``copies`` check always runs. ``settle``: called after each card is read (the
+    ``settle`` of :func:`long_lived`).
 
     Raises: InputError when ``secret_segment`` cannot be read as a corpus."""
     from mtboard.verify.record import expected_signer  # noqa: PLC0415
@@ -394,6 +414,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,
                                label="community verified")
         inputs.cards.append(LoadedCard(rel, card, key[:16], ver, review))
+        if settle is not None:
+            settle()
     if validate:
         from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
 

@@ -20,6 +20,7 @@ cells only (entries every compared row has a judged value for; GEMBA note).
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections import defaultdict
@@ -125,8 +126,6 @@ class View:
     mdd: float | None
     page: str
     ordering_note: str = ""
-    pairwise: np.ndarray | None = None
-    """Holm-adjusted p-values of every pair of ranked rows (:func:`mtboard.score.stats.all_pairs`), in row order."""
     judge_cells: dict[str, tuple[int, int]] = field(default_factory=dict)
     """judge kind → (common judged cells, entries in the view) the judge columns are computed on."""
     methods: list[Any] = field(default_factory=list)
@@ -135,6 +134,16 @@ class View:
     @property
     def label(self) -> str:
         return self.domain or "all domains"
+
+    @functools.cached_property
+    def pairwise(self) -> np.ndarray:
+        """Holm-adjusted p-values of every pair of ranked rows (:func:`mtboard.score.stats.all_pairs`, over the
+        N(N−1)/2 tests of the view's non-reference rows), an ``(N, N)`` array in row order. Computed when first read,
+        not by every build: it costs O(N² × R) (issue 35: 14 s for one 2,000-row view here, ~19 minutes for the 80
+        views of 10,000 synthetic cards) and no page reads the whole matrix (the board page tests its top rows,
+        :func:`mtboard.site.boardpages._pairwise`)."""
+        real = [r for r in self.rows if not r.reference]
+        return stats.all_pairs([stats.RankRow(r.lc.page_id, r.composite or 0.0, r.boot) for r in real])
 
 
 @dataclass
@@ -501,9 +510,8 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
         if row.reference:
             row.rank = "reference"
             row.cells["rank"] = Cell("reference", None)
-    pairwise = stats.all_pairs([stats.RankRow(r.lc.page_id, r.composite or 0.0, r.boot) for r in real])
     page = lb.page if domain is None else lb.page.replace(".md", f"-{domain}.md")
-    view = View(domain, len(ids), rows, clusters.mdd, page, note, pairwise=pairwise,
+    view = View(domain, len(ids), rows, clusters.mdd, page, note,
                 judge_cells={k: (len(c), len(ids)) for k, (c, _) in judged.items()})
     return view
 

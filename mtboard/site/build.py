@@ -36,7 +36,7 @@ from mtboard.ledger import document
 from mtboard.ledger.build import build_ledger
 from mtboard.ledger.diff import diff_ledgers, git_dates, load_previous
 from mtboard.ledger.history import load_snapshots
-from mtboard.ledger.load import Rejected, load_inputs
+from mtboard.ledger.load import Rejected, load_inputs, long_lived
 from mtboard.site import boardpages, incremental, officialpages, portrait, render, sweeps
 from mtboard.site import boards as boards_view
 
@@ -226,65 +226,69 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
             if c.is_relative_to(path) or path.is_relative_to(c):
                 raise ConfigError(f"cache folder {c} overlaps the {what} folder {path}", field="cache",
                                   fix="choose a separate cache folder, e.g. .mtboard-cache (or --cache off)")
-    t0 = time.perf_counter()
-    prev = load_previous(previous) if previous is not None else None
-    anchors, official = _beside(anchors, submissions, "anchors"), _beside(official, submissions, "official")
-    inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
-                         attestation_repository=attestation_repository, secret_segment=secret_segment,
-                         secret_source=secret_source, cache=cache)
-    off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples,
-                                       {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash},
-                                       secret_segment, secret_source)
-    t1 = time.perf_counter()
-    ledger = build_ledger(inputs, resamples=resamples, cache=cache)  # every standing and rank, decided once (issue 31)
-    boards = ledger.boards
-    boards_view.fill_values(boards)
-    officialpages.attach_gold_links(boards, off_boards)
-    portraits = portrait.build_portraits(boards)
-    t2 = time.perf_counter()
-    stamp = build_time or _build_time()
-    doc, diff, dates, earlier = _ledger_outputs(ledger, root, submissions, stamp, prev, snapshots, inputs.warnings)
-    data: dict[str, bytes] = {}  # corpus and run data files (gzip JSON, issue 35 item 1)
-    pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository)
-    pages["data/ledger.json"] = document.dumps(doc)
-    pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
-                                               ledger=doc, snapshots=earlier))
-    if off_inputs.rows or off_inputs.rejected:
-        pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
-        pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
-                                                 indent=1) + "\n"
-    sweep_pages, sweep_nav, sweep_warnings = sweeps.build_pages(submissions.parent / "sweeps", submissions.parent,
-                                                                boards, resamples)
-    pages.update(sweep_pages)
-    # both folders are built beside themselves and swapped in only when the whole build succeeded (issue 34 item 1,
-    # mtboard.core.publish): a failed, cancelled or killed build leaves the previous docs and site byte for byte
-    with publish.staged(docs, marker=DOCS_MARKER) as docs_stage:
-        written = _write_docs(docs_stage.path, root, pages, data)
-        t3 = time.perf_counter()
-        report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards),
-                             len(portraits), len(pages), list(inputs.warnings) + sweep_warnings,
-                             {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
-                             changes=diff.lines() if prev is not None else [], cache_hits=inputs.cache_hits,
-                             cache_misses=inputs.cache_misses, resample_hits=ledger.resample_hits,
-                             resample_misses=ledger.resample_misses)
+    with long_lived() as settle:  # cards stay alive until the end: out of the collector's scans (issue 35)
+        t0 = time.perf_counter()
+        prev = load_previous(previous) if previous is not None else None
+        anchors, official = _beside(anchors, submissions, "anchors"), _beside(official, submissions, "official")
+        inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
+                             attestation_repository=attestation_repository, secret_segment=secret_segment,
+                             secret_source=secret_source, cache=cache, settle=settle)
+        sealed = {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash}
+        off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples, sealed,
+                                           secret_segment, secret_source)
+        t1 = time.perf_counter()
+        # every standing and rank, decided once (issue 31)
+        ledger = build_ledger(inputs, resamples=resamples, cache=cache)
+        boards = ledger.boards
+        boards_view.fill_values(boards)
+        officialpages.attach_gold_links(boards, off_boards)
+        portraits = portrait.build_portraits(boards)
+        t2 = time.perf_counter()
+        stamp = build_time or _build_time()
+        doc, diff, dates, earlier = _ledger_outputs(ledger, root, submissions, stamp, prev, snapshots, inputs.warnings)
+        data: dict[str, bytes] = {}  # corpus and run data files (gzip JSON, issue 35 item 1)
+        pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository)
+        pages["data/ledger.json"] = document.dumps(doc)
+        pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
+                                                   ledger=doc, snapshots=earlier))
+        if off_inputs.rows or off_inputs.rejected:
+            pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
+            pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
+                                                     indent=1) + "\n"
+        sweep_pages, sweep_nav, sweep_warnings = sweeps.build_pages(submissions.parent / "sweeps", submissions.parent,
+                                                                    boards, resamples)
+        pages.update(sweep_pages)
+        # both folders are built beside themselves and swapped in only when the whole build succeeded (issue 34 item 1,
+        # mtboard.core.publish): a failed, cancelled or killed build leaves the previous docs and site byte for byte
+        with publish.staged(docs, marker=DOCS_MARKER) as docs_stage:
+            written = _write_docs(docs_stage.path, root, pages, data)
+            t3 = time.perf_counter()
+            report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards),
+                                 len(portraits), len(pages), list(inputs.warnings) + sweep_warnings,
+                                 {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
+                                 changes=diff.lines() if prev is not None else [], cache_hits=inputs.cache_hits,
+                                 cache_misses=inputs.cache_misses, resample_hits=ledger.resample_hits,
+                                 resample_misses=ledger.resample_misses)
+            if run_mkdocs:
+                nav = sweeps.with_sweeps(render.nav(boards, officialpages.nav_items(off_boards)
+                                                    if (off_inputs.rows or off_inputs.rejected) else None), sweep_nav)
+                plan = None
+                if cache is not None:  # re-render only the pages whose Markdown changed (issue 35 item 3)
+                    plan = incremental.plan(cache, written, nav, incremental.global_hash(root, nav, site_url or None))
+                with publish.staged(out, marker=SITE_MARKER) as site_stage:
+                    # the marker travels with the tree: the published folder always carries it (the next build's guard)
+                    _write_file(site_stage.path / SITE_MARKER, b"built by mtboard build\n")
+                    # MkDocs writes many files; a failed write names none
+                    with storage_faults(out, own_name_first=True):
+                        report.pages_reused = _mkdocs(root, docs_stage.path, site_stage.path, nav, site_url or None,
+                                                      plan)
+                    report.seconds["mkdocs"] = time.perf_counter() - t3
+                    report.full_build_reason = plan.reason if plan is not None and not report.pages_reused else ""
+                # the site is out; the docs follow (a kill between the two leaves the previous docs: not
+            # published)
         if run_mkdocs:
-            nav = sweeps.with_sweeps(render.nav(boards, officialpages.nav_items(off_boards)
-                                                if (off_inputs.rows or off_inputs.rejected) else None), sweep_nav)
-            plan = None
-            if cache is not None:  # re-render only the pages whose Markdown changed (issue 35 item 3)
-                plan = incremental.plan(cache, written, nav, incremental.global_hash(root, nav, site_url or None))
-            with publish.staged(out, marker=SITE_MARKER) as site_stage:
-                # the marker travels with the tree: the published folder always carries it (the next build's guard)
-                _write_file(site_stage.path / SITE_MARKER, b"built by mtboard build\n")
-                with storage_faults(out, own_name_first=True):  # MkDocs writes many files; a failed write names none
-                    report.pages_reused = _mkdocs(root, docs_stage.path, site_stage.path, nav, site_url or None,
-                                                  plan)
-                report.seconds["mkdocs"] = time.perf_counter() - t3
-                report.full_build_reason = plan.reason if plan is not None and not report.pages_reused else ""
-            # the site is out; the docs follow (a kill between the two leaves the previous docs: not published)
-    if run_mkdocs:
-        report.seconds["publish"] = time.perf_counter() - t3 - report.seconds["mkdocs"]
-    return report
+            report.seconds["publish"] = time.perf_counter() - t3 - report.seconds["mkdocs"]
+        return report
 
 
 def _ledger_outputs(ledger, root: Path, submissions: Path, stamp: str, prev, snapshots: Path | None,
