@@ -33,11 +33,10 @@ for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
   echo "setup: installing Debian packages: ${missing[*]}"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # both wait (bounded, MTBOARD_APT_LOCK_WAIT s) while automatic updates hold the apt/dpkg lock, and say so
+  bash scripts/apt-get-wait.sh update -qq
+  bash scripts/apt-get-wait.sh install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # The COMET environment is independent of .venv: it installs in the background while .venv does (~1 min saved).
@@ -79,15 +78,25 @@ if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv with $($python --version)"
   $python -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -U pip
+# pip's own notices (the build backend's editable-install warning, a machine's unreachable find-links) are for
+# maintainers, not a newcomer's screen: they go to a log kept in .venv, printed only when pip fails
+pip_log=.venv/setup-pip.log
+quiet_pip() {
+  if ! .venv/bin/python -m pip install -q --disable-pip-version-check "$@" >>"$pip_log" 2>&1; then
+    tail -n 40 "$pip_log" >&2
+    echo "setup: pip failed (the whole log: $pip_log)" >&2
+    exit 1
+  fi
+}
+: >"$pip_log"
+quiet_pip -U pip
 
 extras="ja"
 [ "$dev" = 1 ] && extras="$extras,dev"
 [ "$local_extra" = 1 ] && extras="$extras,local"
-echo "setup: installing mtboard[$extras] into .venv"
+echo "setup: installing mtboard[$extras] into .venv (pip's log: $pip_log)"
 # -DLLAVA_BUILD=OFF skips llama.cpp's multimodal library, which text models do not need.
-CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q --disable-pip-version-check \
-  -e ".[$extras]"
+CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" quiet_pip -e ".[$extras]"
 .venv/bin/python -c "import mtboard" || { echo "setup: mtboard failed to install" >&2; exit 1; }
 
 if [ -n "$comet_pid" ]; then

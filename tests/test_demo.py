@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,7 +30,35 @@ def test_demo_builds_site_with_new_row(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = proc.stdout
     index = tmp_path / "build" / "site" / "index.html"
-    assert f"open file://{index.resolve()}" in out and index.is_file()
+    assert index.is_file()
+    # issue 36 item 2: optional parts read as optional; the end says how to look at the site: one command that serves
+    # the built folder as it is (no rebuild) and the address — and that command really serves it
+    assert "skipped:" not in out and "\noptional, not run: Gemma 3 270M via gguf" in out
+    lines = out.strip().splitlines()
+    assert lines[-3].startswith("site: ") and lines[-3].endswith(" in build/site")
+    assert lines[-2] == "look at it: .venv/bin/python -m http.server 8000 --bind 127.0.0.1 --directory build/site"
+    assert lines[-1] == ("  then open http://127.0.0.1:8000/ (opened as a file, the search box and the compare page "
+                         "do not work)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = lines[-2].removeprefix("look at it: ").replace(".venv/bin/python", sys.executable).replace(" 8000 ",
+                                                                                                    f" {port} ")
+    server = subprocess.Popen(argv.split(), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as resp:
+                    served = resp.read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("the printed command served nothing")
+        assert served == index.read_bytes()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
     card = json.loads((tmp_path / "runs" / "demo" / "apertium-eng-spa" / "card.json").read_text())
     assert card["dataset"]["id"] == "mtb-en-es-dev" and card["dataset"]["entry_count"] == 355

@@ -49,6 +49,21 @@ class DemoResult:
     site_cards: int = 0
 
 
+SERVE_ADDRESS = "http://127.0.0.1:8000/"
+"""Where :func:`serve_command` serves the built site."""
+
+
+def _shown(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+
+def serve_command(site: Path, root: Path) -> str:
+    """The one command that serves the built ``site`` folder as it is, without rebuilding it (Python's own
+    ``http.server``, bound to this machine only), at :data:`SERVE_ADDRESS` (issue 36 item 1): over HTTP the search
+    box and the compare page's data files work, which a ``file://`` address breaks."""
+    return f".venv/bin/python -m http.server 8000 --bind 127.0.0.1 --directory {_shown(site, root)}"
+
+
 def gemma_available() -> str | None:
     """None when the gguf demo can run; otherwise why not (and how to enable it)."""
     from mtboard.backends.local import server as localserver
@@ -175,8 +190,8 @@ def demo(
         typer.echo(f"{r.method}: {r.summary}")
         typer.echo(f"  card {r.card_path}")
     for s in result.skipped:
-        typer.echo(f"skipped: {s}")
-    typer.echo(f"site: {result.site_cards} cards on the leaderboard, including the run(s) above")
-    typer.echo(f"open file://{result.site_index}")
-    typer.echo("or serve it: .venv/bin/mtboard build --submissions build/demo/submissions --serve "
-               "(then http://127.0.0.1:8000/)")
+        typer.echo(f"optional, not run: {s}")
+    typer.echo(f"site: {result.site_cards} cards on the leaderboard, including the run(s) above, in "
+               f"{_shown(result.site_index.parent, root)}")
+    typer.echo(f"look at it: {serve_command(result.site_index.parent, root)}")
+    typer.echo(f"  then open {SERVE_ADDRESS} (opened as a file, the search box and the compare page do not work)")

@@ -280,10 +280,13 @@ NOT_READ: dict[str, str] = {
     "MTBOARD_WMT_MQM_DIR": "tests/test_judges_reliability.py: the folder of the real WMT MQM annotations",
     "MTBOARD_VERIFY_GEMMA_CARD": "tests/test_sandbox.py: `1` runs the slow re-run of the committed Gemma card",
     "MTBOARD_TEST_CANARY": "tests/test_sandbox.py: a canary variable that must not reach a sandboxed model server",
+    "MTBOARD_APT_LOCK_WAIT": "scripts/apt-get-wait.sh (run by scripts/setup.sh and so by scripts/demo.sh): seconds to "
+    "wait while another process holds the apt/dpkg lock (default 600)",
 }
 """``MTBOARD_*`` names used in the repository that mtboard itself never reads: GitHub environment secrets and
-variables of the workflows, and switches of the test suite. Listed so that every ``MTBOARD_`` name in the repository
-is either a field of :class:`Environment` or one of these (tests/test_environment.py), and a typo is neither."""
+variables of the workflows, switches of the test suite and of the setup scripts. Listed so that every ``MTBOARD_``
+name in the repository is either a field of :class:`Environment` or one of these (tests/test_environment.py), and a
+typo is neither."""
 
 
 def _invalid(exc: ValidationError, raw: Mapping[str, str]) -> ConfigError:
