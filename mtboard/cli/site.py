@@ -124,7 +124,11 @@ def build(
         typer.echo(f"changes since {previous}: {len(report.changes) or 'none'}")
         for line in report.changes:
             typer.echo(f"  {line}")
-    typer.echo(f"open {(out / 'index.html').resolve()}")
+    if not serve:  # issue 36 item 1: a file:// address hides the search box and breaks the compare page
+        from mtboard.cli.demo import SERVE_ADDRESS, serve_command  # noqa: PLC0415
+
+        typer.echo(f"look at it: {serve_command(out.resolve(), Path.cwd().resolve())}")
+        typer.echo(f"  then open {SERVE_ADDRESS}")
     if serve:
         prefix = urlsplit(site_url).path or "/" if site_url else "/"
         handler = functools.partial(type("Handler", (SiteHandler,), {"prefix": prefix}), directory=str(out))
