@@ -203,7 +203,7 @@ def test_the_ca_whole_segment_rows():
                                    "checkpoints")} == {
         "rank": "1", "method": "apertium:eng-cat · default", "composite": "0.585",
         "composite_ci": f"[{ap.composite_ci[0]:.3f}, {ap.composite_ci[1]:.3f}]", "chrf": "53.5", "fst": "0.968",
-        "exact": "0.065", "semantic": fmt.DASH, "cost": "$0", "cost_adj": "0.585", "mclass": "pipeline",
+        "exact": "0.065", "semantic": fmt.DASH, "cost": "no API cost (local)", "cost_adj": "0.585", "mclass": "pipeline",
         "model": "apertium/eng-cat", "qtier": "functional", "vtier": "maintainer re-run (unattested)",
         "date": "2026-12-01", "mqm": fmt.DASH, "checkpoints": fmt.DASH}
     # sort keys: rank = first position of its range + position / 10000; the method by its lower-cased name
@@ -231,7 +231,7 @@ def test_the_ca_domain_rows():
     c = ap.cells
     assert {k: c[k].text for k in ("fst", "semantic", "speed", "cost_adj", "qtier", "exact", "cost")} == {
         "fst": fmt.DASH, "semantic": fmt.DASH, "speed": fmt.DASH, "cost_adj": fmt.DASH, "qtier": fmt.DASH,
-        "exact": fmt.rate(bd.exact_match_rate), "cost": "$0"}
+        "exact": fmt.rate(bd.exact_match_rate), "cost": "no API cost (local)"}
     assert (c["qtier"].sort, c["fst"].sort) == (None, None)
     ids = [e.id for e in lb.corpus.corpus.entries if e.segment.value == "development" and e.domain.value == "gov"]
     assert len(ids) == 30
@@ -415,7 +415,7 @@ def test_checkpoints_without_a_spread_and_a_missing_domain_cost():
     assert cells["checkpoints"] == T.Cell("50.0", 50.0)
     nocost = [r.model_copy(update={"cost_usd": None}) if i == 0 else r for i, r in enumerate(sub)]
     cells = T._cells(lc2, "tech", nocost, 1.0, None, None, 0.5, None, None, {})
-    assert cells["cost"] == T.Cell("unknown", None)  # one entry without a cost: no mean
+    assert cells["cost"] == T.Cell("not priced", None)  # one entry without a cost: no mean
     # a domain the card's by_domain lacks: exact match from the entries (1 of 3 exact)
     exact = [r.model_copy(update={"exact_match": i == 1}) for i, r in enumerate(sub)]
     cells = T._cells(lc2, "nowhere", exact, 1.0, None, None, 0.5, None, None, {})
@@ -678,3 +678,20 @@ def test_a_domain_reads_the_cards_own_domain_rates_before_the_entries():
     bd["gov"] = bd["gov"].model_copy(update={"exact_match_rate": None})  # no rate stored: counted from the entries
     cells = T._cells(dataclasses.replace(lc, card=card), "gov", sub, 1.0, None, None, 0.5, None, None, {})
     assert cells["exact"] == T.Cell("0.200", pytest.approx(0.2))
+
+
+def test_cost_text_never_says_a_bare_zero():
+    """Issue 36 item 5: the one place a cost per entry becomes words (every page and download reads it)."""
+    plan = _plans("ca")[0]
+    card = next(x for x in plan.ranked if x.page_id == GE).card  # a gguf card: a local model, priced False
+
+    def on(backend: str):
+        return card.model_copy(update={"method": card.method.model_copy(update={"backend": backend})})
+
+    assert card.method.backend == "gguf"
+    assert T.cost_text(card, 0.0) == "no API cost (local)"
+    assert T.cost_text(on("apertium"), 0.0) == T.cost_text(on("echo"), 0.0) == "no API cost (local)"
+    assert T.cost_text(on("openai"), 0.0) == "$0 (listed price 0)"  # a price table that lists the model at 0
+    assert T.cost_text(on("no-such-plugin"), 0.0) == "$0 (listed price 0)"  # unknown backend: the number, said
+    assert T.cost_text(on("openai"), 0.00123) == "$0.00123" and T.cost_text(on("openai"), 0.0456) == "$0.046"
+    assert T.cost_text(card, None) == T.cost_text(on("openai"), None) == "not priced"

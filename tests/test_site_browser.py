@@ -76,9 +76,9 @@ def test_sort_filter_and_portrait(served, page, tmp_path):
     page.click("#lb-main th[data-key=chrf] button")
     chrf = [_value(x) for x in _column(page, "chrf")]
     assert chrf == sorted(chrf)
-    page.click("#lb-main th[data-key=cost] button")  # unknown costs stay last in both directions
+    page.click("#lb-main th[data-key=cost] button")  # unrecorded costs stay last in both directions
     costs = _column(page, "cost")
-    assert costs[-1] == "unknown" and costs[0] != "unknown"
+    assert costs[-1] == "not priced" and costs[0] != "not priced"
     page.screenshot(path=str(_shots(tmp_path) / "leaderboard-sorted.png"), full_page=True)
     # domain views are links (issue 12): the legal page's numbers are the legal entries' numbers
     page.click(".mtb-domains a >> text=legal")

@@ -132,8 +132,14 @@ def test_leaderboard_order_and_numbers_match_cards(site):
         assert "fst" not in cells  # null FST acceptance in every row: the column is dropped, never 0
         assert cells["semantic"][0] == f"{c.scores.semantic_score:.3f}"  # optional column, recomputed (issue 20)
         cost = c.totals.cost_per_entry_usd
-        # declared values carry the marker and screen-reader text; an unknown cost is "unknown", never $0
-        assert cells["cost"][0] == ("unknown" if cost is None else fmt.usd(cost) + "\u1d48")
+        # declared values carry the marker and screen-reader text; an unrecorded cost is "not priced", a local one
+        # "no API cost (local)", never a bare $0 (issue 36 item 5)
+        if cost is None:
+            assert cells["cost"][0] == "not priced"
+        elif cost == 0 and c.method.backend in ("apertium", "gguf", "echo", "empty"):
+            assert cells["cost"][0] == "no API cost (local)\u1d48"
+        else:
+            assert cost > 0 and cells["cost"][0] == fmt.usd(cost) + "\u1d48"
         assert cells["latency"][0] == boards.latency_text(c.scores.median_latency_seconds) + "\u1d48"
         # deployable and above stay provisional without a community review (spec §7.2; docs/SCORING_SPEC.md §5.1)
         assert cells["qtier"][0] == c.scores.quality_tier.value + (

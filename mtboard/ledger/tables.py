@@ -69,8 +69,9 @@ COLUMNS: list[Column] = [
     Column("fst", "FST acceptance", True, "Share of output words a morphological analyser accepts, 0–1"),
     Column("exact", "Exact match", True, "Share of outputs equal to the reference after normalisation", True),
     Column("semantic", "Semantic", True, "Meaning preservation score, 0–1"),
-    Column("cost", "Cost / entry", True, "US dollars per corpus entry (unknown when a price or the provider's "
-                                         "usage is missing, never $0)", True),
+    Column("cost", "Cost / entry", True, "US dollars per corpus entry as declared; \"no API cost (local)\" for "
+                                         "local engines, models and baselines; \"not priced\" when a price or the "
+                                         "provider's usage is missing", True),
     Column("speed", "Speed", True, "Median latency per entry; batch engines: entries per second (no per-entry "
                                    "latency exists)", True),
     Column("cost_adj", "Cost-adjusted", True, "Secondary ranking (spec §4.3)"),
@@ -183,6 +184,31 @@ class Leaderboard:
 
 # --------------------------------------------------------------------------------------------------------------------
 # Helpers
+
+
+NO_API_COST = "no API cost (local)"
+"""Cost text of a run whose backend charges nothing per request (a local engine, a local model, a baseline)."""
+NOT_PRICED = "not priced"
+"""Cost text of a run with no recorded cost (no price for the model, or the provider reported no usage)."""
+
+
+def cost_text(card: RunCard, cost: float | None) -> str:
+    """What every page says for a cost per entry (issue 36 item 5; decided here, once): :data:`NOT_PRICED` when
+    nothing was recorded (``cost`` None); :data:`NO_API_COST` when it is 0 because the card's backend charges nothing
+    (its ``priced`` is False: :class:`mtboard.backends.base.Backend`); else US dollars (:func:`mtboard.core.fmt.usd`),
+    a 0 from a price table that lists the model at 0 said as such. Never a bare "$0". A backend this installation
+    does not know (a plugin) counts as priced: its number is shown."""
+    if cost is None:
+        return NOT_PRICED
+    if cost == 0:
+        from mtboard.backends.base import get_backend  # noqa: PLC0415 - only for a 0, a few cards per build
+
+        try:
+            priced = get_backend(card.method.backend).priced
+        except Exception:  # noqa: BLE001 - an unknown backend: show the number
+            priced = True
+        return "$0 (listed price 0)" if priced else NO_API_COST
+    return fmt.usd(cost)
 
 
 def method_name(card: RunCard) -> str:
@@ -322,7 +348,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         "fst": Cell(fmt.rate(fst), fst),
         "exact": Cell(fmt.rate(exact), exact),
         "semantic": Cell(fmt.rate(semantic), semantic),
-        "cost": Cell(fmt.usd(cost) if cost is not None else "unknown", cost),
+        "cost": Cell(cost_text(card, cost), cost),
         "speed": _speed(card, sub, domain is None),
         "cost_adj": Cell(fmt.num(cost_adj, 3), cost_adj),
         "mclass": Cell(str(card.method_class), str(card.method_class)),

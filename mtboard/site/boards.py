@@ -17,7 +17,7 @@ from mtboard.core import fmt
 from mtboard.core.languages import language_name
 from mtboard.ledger import standing as st
 from mtboard.ledger.methods import MethodRow
-from mtboard.ledger.tables import Leaderboard, Row, View, method_name, model_page, run_page
+from mtboard.ledger.tables import NOT_PRICED, Leaderboard, Row, View, method_name, model_page, run_page
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
         "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd) + _range(m.chrf_range, 1), m.chrf, m.chrf,
                       *(m.chrf_ci or (None, None))),
     }
-    cost = m.rep.cells["cost"].sort
-    out["cost"] = Value(fmt.usd(cost), cost, cost) if cost is not None else Value("unknown", None)
+    cost = m.rep.cells["cost"].sort  # its text is the ledger's (tables.cost_text)
+    out["cost"] = Value(m.rep.cells["cost"].text, cost, cost)
     speed = m.rep.cells["speed"]
     lats = [r.latency_s for r in card.results if r.latency_s is not None]
     if speed.sort is None:
@@ -225,7 +225,7 @@ def _provenance(text: str, source: str, name: bool = False) -> str:
     ("declared, unchecked" / "LLM judge") is in the column header, read with every cell (once per column keeps a
     200-method board under its weight budget). ``name``: the text is a name, shown isolated and marked
     (:func:`mtboard.core.fmt.name_html`)."""
-    if text in (fmt.DASH, "unknown"):
+    if text in (fmt.DASH, "unknown", NOT_PRICED):
         return _e(text)
     shown = str(fmt.name_html(text)) if name else _e(text)
     if source == "declared":

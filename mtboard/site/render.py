@@ -35,7 +35,7 @@ def _env() -> Environment:
     env.filters["mdname"] = fmt.name_md  # the same in a Markdown heading or list item
     env.globals.update(num=fmt.num, rate=fmt.rate, usd=fmt.usd, secs=fmt.secs, ci=fmt.ci, pm=fmt.pm, dash=fmt.DASH,
                        safe_url=fmt.safe_url,
-                       method_name=tables.method_name, run_page=tables.run_page,
+                       method_name=tables.method_name, run_page=tables.run_page, cost_text=tables.cost_text,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
                        card_composite=card_composite,
                        columns=COLUMNS)
