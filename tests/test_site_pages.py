@@ -398,3 +398,24 @@ def test_corpus_data_files_are_one_per_text():
     assert json.loads(gzip.decompress(files[rundata.corpus_url(b)]))["sha256"] == "b" * 64
     with pytest.raises(ConfigError, match="share the corpus data file a-v1-v0-"):
         rundata.corpus_files(NS(corpora=[]), [NS(cards=[lc("a-v1", "0", "c" * 64)]), NS(cards=[lc("a", "1-v0", "c" * 64)])])
+
+
+def test_every_page_title_is_unique_and_the_home_page_does_not_repeat_the_site_name(committed_site):
+    """Issue 36 item 3: 'mtboard leaderboard - mtboard leaderboard' on the home page; runs of one long method name
+    (the Gemma few-shot cards) cut to the same 80 characters. A page's title is the first <title> of its head."""
+    import re as _re
+
+    titles: dict[str, list[str]] = {}
+    for page in sorted(committed_site.out.rglob("*.html")):
+        head = page.read_text(encoding="utf-8").split("</head>", 1)[0]
+        found = _re.search(r"<title>([^<]*)</title>", head)
+        if found is None or 'http-equiv="refresh"' in head:  # the review/<id>.html redirects carry no title
+            continue
+        titles.setdefault(found.group(1), []).append(page.relative_to(committed_site.out).as_posix())
+    assert len(titles) > 100
+    assert {t: p for t, p in titles.items() if len(p) > 1} == {}
+    home = next(t for t, p in titles.items() if p == ["index.html"])
+    assert home == "Machine-translation leaderboards - mtboard leaderboard"
+    runs = [t for t, p in titles.items() if p[0].startswith("runs/") and "gemma-3-270m" in t]
+    assert runs and all(_re.search(r"… \([0-9a-f]{8}\) - mtboard leaderboard$|\([0-9a-f]{8}\) - mtboard", t)
+                        for t in runs)

@@ -84,12 +84,18 @@ def html_text(value: object) -> str:
     return html.escape(_CONTROL.sub(" ", mark(str(value), free_text=True)), quote=True)
 
 
-def safe_title(value: object, limit: int = 80) -> str:
-    """A page title safe for MkDocs' unescaped ``<title>``: no ``< > & " '`` or control characters, ≤ limit chars."""
-    s = mark(_CONTROL.sub(" ", str(value)).replace("\n", " "))
-    s = (s.replace("<", "\u2039").replace(">", "\u203a").replace("&", "\uff06").replace('"', "\u201d")
-         .replace("'", "\u2019").replace("`", "\u02cb").replace("\\", "\u29f5"))
-    return s if len(s) <= limit else s[: limit - 1] + "\u2026"
+def safe_title(value: object, limit: int = 80, keep: str = "") -> str:
+    """A page title safe for MkDocs' unescaped ``<title>``: no ``< > & " '`` or control characters, ≤ limit chars.
+    ``keep``: an ending that survives the cut (``value`` is shortened with "…" before it), so titles that differ only
+    there — two runs of one long method name, told apart by their page ids — stay unique (issue 36 item 3)."""
+    def clean(text: str) -> str:
+        t = mark(_CONTROL.sub(" ", text).replace("\n", " "))
+        return (t.replace("<", "\u2039").replace(">", "\u203a").replace("&", "\uff06").replace('"', "\u201d")
+                .replace("'", "\u2019").replace("`", "\u02cb").replace("\\", "\u29f5"))
+
+    s, tail = clean(str(value)), clean(keep)
+    room = limit - len(tail)
+    return s + tail if len(s) <= room else s[: room - 1] + "\u2026" + tail
 
 
 def _marked_html(text: str) -> str:

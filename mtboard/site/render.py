@@ -171,7 +171,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             if review is not None:  # the old per-run review URL, kept as a redirect (issue 35)
                 pages[runpage.REVIEW_STUB.format(id=lc.page_id)] = runpage.review_stub(lc.page_id)
             render(tables.run_page(lc), "run.md.j2",
-                   title=fmt.safe_title(f"Run {tables.method_name(card)} ({lc.page_id[:8]})"), lc=lc, card=card,
+                   title=fmt.safe_title(f"Run {tables.method_name(card)}", keep=f" ({lc.page_id[:8]})"), lc=lc, card=card,
                    lb=lb, closest=near[0] if near else None, closest_n=near[1] if near else 0, rp=rp, data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
                    card_url=rundata.card_link(lc, repository))
     render(runpage.REVIEW_PAGE, "review.md.j2", title="Review a run", data_pattern=rundata.RUN_URL)
@@ -203,7 +203,8 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
             pr = compare.full_pair(bc, i, j)
             render(pr.page, "compare_pair.md.j2",
                    title=fmt.safe_title(f"Compare {tables.method_name(pr.a.lc.card)} vs "
-                                        f"{tables.method_name(pr.b.lc.card)} · {lb.title}"),
+                                        f"{tables.method_name(pr.b.lc.card)} · {lb.title}",
+                                        keep=f" ({pr.a.lc.page_id[:8]} vs {pr.b.lc.page_id[:8]})"),
                    pr=pr, lb=lb, tie=compare.TIE_CHRF, p_text=compare.p_text, alpha=stats.ALPHA,
                    per_page=compare.SEGMENTS_PAGE, n_entries=len(bc.ids),
                    corpus=compare.corpus_path(lb),
