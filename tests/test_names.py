@@ -144,6 +144,12 @@ def test_site_helpers_isolate_and_mark():
     assert str(fmt.name_html("apertium/eng-spa")) == '<bdi class="mtb-name">apertium/eng-spa</bdi>'
     assert str(fmt.name_md("a\u202eb")) == '<bdi class="mtb-name">a&#91;\u26a0U&#43;202E&#93;b</bdi>'
     assert fmt.safe_title("Run gpt\u202e4") == "Run gpt[\u26a0U+202E]4"
+    # issue 36 item 3: the kept ending survives the 80-character cut, and is made safe too
+    long = "Run " + "x" * 100
+    assert fmt.safe_title(long, keep=" (0123abcd)") == "Run " + "x" * 64 + "\u2026 (0123abcd)"
+    assert len(fmt.safe_title(long, keep=" (0123abcd)")) == 80
+    assert fmt.safe_title("Run a", keep=" <b>") == "Run a \u2039b\u203a"
+    assert fmt.safe_title(long) == long[:79] + "\u2026"
     assert fmt.html_text("x\u202ey") == "x[\u26a0U+202E]y"
     assert "\u202e" not in fmt.md_text("a\u202eb")
 
