@@ -45,7 +45,8 @@ class Portrait:
     """(outcome or flag, count, share of entries)."""
     error_kinds: list[tuple[str, int]]
     worst_domains: list[dict[str, Any]]
-    """Up to :data:`WORST_DOMAINS` (run, domain, chrf, field median, delta, n, href), most negative delta first."""
+    """Up to :data:`WORST_DOMAINS` (run, domain, chrf, field median, delta, n, href) where the run's chrF++ is below
+    the field median (delta < 0), most negative delta first; empty when the model beats the field everywhere."""
     mqm_severity: list[tuple[str, int]]
     mqm_classes: list[tuple[str, int]]
     checkpoint_areas: list[tuple[str, str, float]]
@@ -108,7 +109,7 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrai
             for area, value in sorted(cp.breakdown.get("area", {}).items()):
                 g.areas.append((label, area, value))
         domain_rows = _domain_rows(lb, lc, label)
-        g.worst.extend(domain_rows)
+        g.worst.extend(d for d in domain_rows if d["delta"] < 0)  # worse than the field only (issue 36 item 4)
         if domain_rows:
             g.charts.append({"run": label, "bars": [(d["domain"], d["chrf"], d["field"]) for d in domain_rows]})
         g.losses.extend(_losses(lb, lc, label))
