@@ -191,6 +191,10 @@ def _gz_json(path: Path) -> dict:
     return json.loads(gzip.decompress(raw))
 
 
+def card_rows_verdicts(card) -> dict[int, tuple[str | None, bool | None]]:
+    return {r.entry_id: (r.semantic_verdict, r.hallucination_detected) for r in card.results}
+
+
 def test_run_data_file_golden(docs):
     """issue 35 item 1: the run's data file and its corpus file, hand-checked against the committed card
     (``gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json``; output, outcome and flags read from the card, the
@@ -218,9 +222,13 @@ def test_run_data_file_golden(docs):
                                                          f"data/corpora/{CORPUS}.json.gz")
     assert [r[0] for r in seg["rows"]] == [r.entry_id for r in card.results] and len(seg["rows"]) == 355
     rows = {r[0]: r for r in seg["rows"]}
-    # [id, output, outcome, sentence chrF++, failed, Δ field, flags, raw output when it differs, error, chrF++ shown]
+    # [id, output, outcome, sentence chrF++, failed, Δ field, flags, raw output when it differs, error, chrF++ shown,
+    #  semantic verdict tokens (issue 36)]
     assert rows[1] == [1, "extensa prueba de redacción por David Sewell", "usable", 34.1, False, 3.7, [],
-                       " extensa prueba de redacción por David Sewell", None, 34.1]
+                       " extensa prueba de redacción por David Sewell", None, 34.1, []]
+    # entry 2 is usable, but the card's semantic verdict is MISMATCH; entry 8 failed (its verdicts are not repeated)
+    assert card_rows_verdicts(card)[2] == ("MISMATCH", False) and rows[2][10] == ["meaning-mismatch"]
+    assert card_rows_verdicts(card)[8][0] == "MISMATCH" and rows[8][10] == []
     # the shown value is rounded once from the exact score, as the server-rendered page did (f"{x:.1f}"), not
     # from the 2-decimal column: on the committed cards that differs for 146 of 7,287 entries
     card_rows = {r.entry_id: r for r in card.results}
@@ -419,3 +427,38 @@ def test_every_page_title_is_unique_and_the_home_page_does_not_repeat_the_site_n
     runs = [t for t, p in titles.items() if p[0].startswith("runs/") and "gemma-3-270m" in t]
     assert runs and all(_re.search(r"… \([0-9a-f]{8}\) - mtboard leaderboard$|\([0-9a-f]{8}\) - mtboard", t)
                         for t in runs)
+
+
+def test_the_entry_filter_offers_every_outcome_flag_and_semantic_verdict(committed_site):
+    """Issue 36 item 4: the run page's entry filter lists "failed", every mechanical outcome (present or not), the
+    run's flags and both semantic verdicts with their counts; the run's data file carries each entry's semantic
+    tokens (column 10) so the filter and the outcome label can show them. Counts worked out from the card."""
+    import re as _re
+
+    from mtboard.core.documents import load_card
+    from mtboard.ledger.tables import failed
+
+    card_path = ROOT / "submissions" / "mtb-en-es-dev" / "apertium-eng-spa__default__d0f5919b5569.json"
+    card = load_card(card_path)
+    page_id = card.run_card_hash[:16]
+    dev = [r for r in card.results if r.segment == "development"]
+    mismatch = sum(r.semantic_verdict == "MISMATCH" and not failed(r) for r in dev)
+    halluc = sum(bool(r.hallucination_detected) and not failed(r) for r in dev)
+    assert mismatch > 0  # the Apertium EN→ES run has meaning mismatches (semantic verdicts exist for EN→ES)
+    html = (committed_site.out / "runs" / f"{page_id}.html").read_text(encoding="utf-8")
+    select = html.split('<select class="mtb-segsel">', 1)[1].split("</select>", 1)[0]
+    options = _re.findall(r'<option value="([^"]*)">([^<]*)</option>', select)
+    values = [v for v, _ in options]
+    assert values[:5] == ["", "failed", "usable", "no_usable_output", "source_untranslated"]
+    assert values[-2:] == ["meaning-mismatch", "hallucination"]
+    text = dict(options)
+    assert text["failed"] == f"failed (no usable output or source untranslated) ({sum(failed(r) for r in dev)})"
+    assert text["usable"] == f"usable ({sum(r.checks.outcome == 'usable' for r in dev)})"
+    assert text["meaning-mismatch"] == f"meaning mismatch (semantic) ({mismatch})"
+    assert text["hallucination"] == f"hallucination (semantic) ({halluc})"
+    data = json.loads(gzip.decompress((committed_site.out / "data" / "runs" / f"{page_id}.json.gz").read_bytes()))
+    tags = {row[0]: row[10] for row in data["rows"]}
+    for r in card.results:
+        want = [] if failed(r) else (["meaning-mismatch"] if r.semantic_verdict == "MISMATCH" else []) + (
+            ["hallucination"] if r.hallucination_detected else [])
+        assert tags[r.entry_id] == want, r.entry_id

@@ -240,8 +240,12 @@ def test_run_page_height_and_deep_link(served, browser, tmp_path):
             "1", "extensive proofreading by David Sewell",
             "extensa prueba de redacción por David Sewellraw output extensa prueba de redacción por David Sewell",
             "usable", "34.1", "+3.7"]
-        assert pg.locator("#seg-2 td").nth(4).text_content() == "usable⚑ length.short⚑ partly_untranslated"
+        # the semantic verdict beside the mechanical outcome (issue 36 item 4): entry 2 is usable but lost its meaning
+        assert pg.locator("#seg-2 td").nth(4).text_content() == ("usable⚑ length.short⚑ partly_untranslated"
+                                                                 "\u2260 meaning mismatch (semantic)")
+        assert seg["rows"][1][0] == 2 and seg["rows"][1][10] == ["meaning-mismatch"]
         assert pg.get_attribute("#seg-8", "class") == "mtb-fail"
+        # a failed entry's semantic verdicts (0 by policy) are not repeated beside the failure
         assert pg.get_attribute("#seg-8", "data-f") == "failed source_untranslated"
         if vp is DESKTOP:  # every entry's chrF++ and "vs field" cells as the server rendered them before issue 35
             shown = pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.map(r => [+r.id.slice(4), "
@@ -279,6 +283,14 @@ def test_run_page_height_and_deep_link(served, browser, tmp_path):
             pg.select_option("select.mtb-segsel", "source_untranslated")
             shown = pg.eval_on_selector_all(".mtb-domgroup tr[data-f]:not([hidden])", "rs => rs.length")
             assert shown == 35
+            # issue 36 item 4: the semantic verdicts filter too, and the outcome cell says them
+            dev = {i for k, ids in seg["groups"].items() if k.startswith("dom:") for i in ids}
+            want = sum(1 for r in seg["rows"] if r[0] in dev and "meaning-mismatch" in r[10])
+            pg.select_option("select.mtb-segsel", "meaning-mismatch")
+            shown = pg.eval_on_selector_all(".mtb-domgroup tr[data-f]:not([hidden])", "rs => rs.length")
+            assert want > 0 and shown == want
+            cell = pg.locator(".mtb-domgroup tr[data-f]:not([hidden]) td[data-label=Outcome]").first.text_content()
+            assert cell.startswith("usable") and "\u2260 meaning mismatch" in cell and cell.endswith(" (semantic)")
         assert pg.errors == []
         ctx.close()
 

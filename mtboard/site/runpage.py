@@ -18,7 +18,7 @@ from typing import Any
 
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.review.community import MIN_REVIEWED, gated_tier
-from mtboard.core.schema import EntryResult, MethodClass, RunCard
+from mtboard.core.schema import EntryResult, MethodClass, Outcome, RunCard, SemanticVerdict
 from mtboard.core import fmt, names
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.tables import Leaderboard, failed, fingerprint_diff, method_name, sentence_chrf
@@ -32,6 +32,37 @@ def _flags(r: EntryResult) -> list[str]:
     return sorted({f.rule for f in r.checks.flags})
 
 
+SEMANTIC_TAGS = {"meaning-mismatch": "meaning mismatch", "hallucination": "hallucination"}
+"""The semantic verdicts an entry can carry beside its mechanical outcome (issue 36 item 4; docs/SCORING_SPEC.md
+§2.3: ``semantic_verdict`` MISMATCH, ``hallucination_detected``), as filter tokens → what the page says
+(followed by "(semantic)")."""
+
+
+def semantic_tags(r: EntryResult) -> list[str]:
+    """The entry's :data:`SEMANTIC_TAGS` tokens: empty when the embeddings judged it VALID or did not run, and for a
+    failed entry (no usable output, source untranslated: it scores 0 on every metric by policy, the semantic score
+    too, so its verdicts would only repeat the failure and bury the usable outputs that lost their meaning)."""
+    if failed(r):
+        return []
+    tags = ["meaning-mismatch"] if r.semantic_verdict == SemanticVerdict.MISMATCH else []
+    return tags + (["hallucination"] if r.hallucination_detected else [])
+
+
+def entry_filters(card: RunCard, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The run page's entry filter (issue 36 item 4): ``[{"value", "label", "count"}, …]`` — "failed", every
+    mechanical outcome of the policy (:class:`~mtboard.core.schema.Outcome`, present or not), every flag the run's
+    entries carry, and both semantic verdicts when the run has semantic scores (a pair the embedding model does not
+    cover has none); counts are of ``entries`` (the development entries the page lists)."""
+    tokens = Counter(t for e in entries for t in e["filter"].split())
+    flags = sorted(t for t in tokens if t.startswith("flag:"))
+    out = [{"value": "failed", "label": "failed (no usable output or source untranslated)"}]
+    out += [{"value": o.value, "label": o.value.replace("_", " ")} for o in Outcome]
+    out += [{"value": f, "label": "flag: " + f[5:].replace("_", " ")} for f in flags]
+    if any(r.semantic_verdict is not None for r in card.results):
+        out += [{"value": t, "label": f"{label} (semantic)"} for t, label in SEMANTIC_TAGS.items()]
+    return [{**o, "count": tokens.get(o["value"], 0)} for o in out]
+
+
 def entry_row(r: EntryResult, field_median: float | None) -> dict[str, Any]:
     """One entry as the run page shows it (texts rendered escaped by the template)."""
     s = sentence_chrf(r)
@@ -40,8 +71,9 @@ def entry_row(r: EntryResult, field_median: float | None) -> dict[str, Any]:
             "raw": r.raw_predicted if r.raw_predicted is not None and r.raw_predicted != r.predicted else None,
             "error": r.error, "outcome": r.checks.outcome.value, "flags": _flags(r), "failed": failed(r),
             "chrf": s, "field": field_median, "delta": None if field_median is None else s - field_median,
+            "semantic": ", ".join(SEMANTIC_TAGS[t] for t in semantic_tags(r)),
             "filter": " ".join(["failed" if failed(r) else "ok", r.checks.outcome.value]
-                               + [f"flag:{f}" for f in _flags(r)])}
+                               + [f"flag:{f}" for f in _flags(r)] + semantic_tags(r))}
 
 
 def verification_view(lc: LoadedCard) -> dict[str, Any] | None:
@@ -213,7 +245,7 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
     losses = sorted((e for e in entries if e["delta"] is not None and e["delta"] < 0),
                     key=lambda e: (e["delta"], e["id"]))[:LOSSES]
     outcomes = Counter(e["outcome"] for e in entries)
-    filters = sorted({f for e in entries for f in e["filter"].split()} - {"ok"})
+    filters = entry_filters(card, entries)
     groups = {"failures": [e["id"] for e in fails[:OPEN_FAILURES]], "losses": [e["id"] for e in losses],
               **{f"dom:{d}": [e["id"] for e in rows] for d, rows in by_domain.items()},
               "diagnostic": [r.entry_id for r in diag]}

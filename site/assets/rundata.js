@@ -38,12 +38,15 @@
     var c = el("td", null, cls); c.setAttribute("data-label", label); if (lang) c.lang = lang; return c;
   }
 
+  var SEM = {"meaning-mismatch": "meaning mismatch", "hallucination": "hallucination"};
+
   /* one row as the server rendered it before (templates/_pages.j2 seg_row) */
   function segRow(r, c, sl, tl, anchor) {
-    // r: [id, output, outcome, chrF++ (2 dp), failed, delta, flags, raw, error, chrF++ (1 dp: shown)]; c: [id, source, reference, …]
-    var id = r[0], flags = r[6] || [], tr = el("tr");
+    // r: [id, output, outcome, chrF++ (2 dp), failed, delta, flags, raw, error, chrF++ (1 dp: shown), semantic tags]
+    // c: [id, source, reference, …]
+    var id = r[0], flags = r[6] || [], sem = r[10] || [], tr = el("tr");
     if (anchor) tr.id = "seg-" + id;
-    tr.setAttribute("data-f", [r[4] ? "failed" : "ok", r[2]].concat(flags.map(function (f) { return "flag:" + f; })).join(" "));
+    tr.setAttribute("data-f", [r[4] ? "failed" : "ok", r[2]].concat(flags.map(function (f) { return "flag:" + f; }), sem).join(" "));
     if (r[4]) tr.className = "mtb-fail";
     var a = el("a", String(id)); a.href = "#seg-" + id; a.title = "link to entry " + id;
     var x = td("Entry"); x.appendChild(a); tr.appendChild(x);
@@ -57,6 +60,11 @@
     tr.appendChild(x);
     x = td("Outcome"); x.appendChild(D.createTextNode((r[4] ? "\u2717 " : "") + r[2]));
     flags.forEach(function (f) { x.appendChild(el("br")); x.appendChild(D.createTextNode("\u2691 " + f)); });
+    // the semantic verdict beside the mechanical outcome (issue 36 item 4; runpage.SEMANTIC_TAGS)
+    if (sem.length) {
+      x.appendChild(el("br"));
+      x.appendChild(el("span", "\u2260 " + sem.map(function (t) { return SEM[t] || t; }).join(", ") + " (semantic)", "mtb-sem"));
+    }
     tr.appendChild(x);
     x = td("chrF++", "num"); x.textContent = r[9].toFixed(1); tr.appendChild(x);
     x = td("vs field", "num"); x.textContent = r[5] == null ? "\u2014" : (r[5] < 0 || Object.is(r[5], -0) ? "-" : "+") + Math.abs(r[5]).toFixed(1); tr.appendChild(x);
