@@ -14,7 +14,8 @@ set -uo pipefail
 
 wait_s=${MTBOARD_APT_LOCK_WAIT:-600}
 case "$wait_s" in
-  ''|*[!0-9]*) echo "apt-get-wait: MTBOARD_APT_LOCK_WAIT must be a whole number of seconds (got '$wait_s')" >&2; exit 2 ;;
+  ''|*[!0-9]*|???????*) echo "apt-get-wait: MTBOARD_APT_LOCK_WAIT must be a whole number of seconds, at most 999999" \
+                        "(got '$wait_s')" >&2; exit 2 ;;
 esac
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -24,7 +25,7 @@ start=$SECONDS
 said=0
 lock_pattern='Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock directory|Unable to lock the administration directory'
 while :; do
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get "$@" 2>"$err"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get "$@" 2>"$err"  # env: sudo's env_reset would drop it
   rc=$?
   if [ "$rc" -eq 0 ]; then
     cat "$err" >&2

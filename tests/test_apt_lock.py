@@ -97,11 +97,12 @@ def test_any_other_failure_is_apt_gets_own_at_once():
     assert "apt-get-wait" not in proc.stderr and took < 20
 
 
-def test_a_bad_bound_is_refused_with_the_fix():
-    proc, _ = run("update", wait="ten")
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == ("apt-get-wait: MTBOARD_APT_LOCK_WAIT must be a whole number of seconds "
-                                   "(got 'ten')")
+@pytest.mark.parametrize("bad", ["ten", " 5", "-1", "1234567", "99999999999999999999"])
+def test_a_bad_bound_is_refused_with_the_fix(bad):
+    proc, took = run("update", wait=bad)
+    assert proc.returncode == 2 and took < 5
+    assert proc.stderr.strip() == ("apt-get-wait: MTBOARD_APT_LOCK_WAIT must be a whole number of seconds, at most "
+                                   f"999999 (got '{bad}')")
 
 
 def test_setup_runs_apt_get_only_through_the_waiting_script():

@@ -634,3 +634,18 @@ def test_long_lived_unfreezes_when_the_build_fails():
         assert gc.get_freeze_count() > 0
         raise RuntimeError("a failed build")
     assert gc.get_freeze_count() == 0
+
+
+def test_long_lived_keeps_a_freeze_the_caller_made():
+    import gc
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        assert before > 0
+        with L.long_lived() as settle:
+            settle()
+        assert gc.get_freeze_count() >= before  # the host's own freeze holds (no partial unfreeze exists)
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0

@@ -691,7 +691,7 @@ def test_cost_text_never_says_a_bare_zero():
     assert card.method.backend == "gguf"
     assert T.cost_text(card, 0.0) == "no API cost (local)"
     assert T.cost_text(on("apertium"), 0.0) == T.cost_text(on("echo"), 0.0) == "no API cost (local)"
-    assert T.cost_text(on("openai"), 0.0) == "$0 (listed price 0)"  # a price table that lists the model at 0
-    assert T.cost_text(on("no-such-plugin"), 0.0) == "$0 (listed price 0)"  # unknown backend: the number, said
+    assert T.cost_text(on("openai"), 0.0) == "$0 (priced at 0)"  # prices of 0 (price table or --price-in/out)
+    assert T.cost_text(on("no-such-plugin"), 0.0) == "$0 (priced at 0)"  # unknown backend: the number, said
     assert T.cost_text(on("openai"), 0.00123) == "$0.00123" and T.cost_text(on("openai"), 0.0456) == "$0.046"
     assert T.cost_text(card, None) == T.cost_text(on("openai"), None) == "not priced"

@@ -43,7 +43,7 @@ def test_the_readme_is_short_and_in_the_newcomers_order():
     answers = at(lambda s: s == "## What the board answers")
     shot = at(lambda s: s.startswith("![") and s.endswith("(docs/img/board.png)"))
     look = at(lambda s: s == "## Look at the site")
-    serve = at(lambda s: s == serve_command(ROOT / "build" / "site", ROOT))
+    serve = at(lambda s: s == serve_command(ROOT / "build" / "site", ROOT, python=".venv/bin/python"))
     address = at(lambda s: f"<{SERVE_ADDRESS}>" in s)
     steps = at(lambda s: s == "## Put your own model on the board")
     assert demo < tests < answers < shot < look < serve and look < address < steps
@@ -100,11 +100,14 @@ def test_every_command_is_real_with_real_options(rel):
     assert {"run", "validate", "submit", "demo", "corpus import"} <= commands.keys()
     text = _text(rel).replace("\\\n", " ")
     code = re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S) + re.findall(r"`([^`\n]+)`", text)
-    used = [m for span in code for m in re.findall(r"(?:^|[\s/])mtboard ([a-z][a-z-]*(?: [a-z][a-z-]*)?)([^\n]*)",
-                                                   span, flags=re.M)]
+    pieces = [p for span in code for p in re.split(r"&&|\|\||;|\|", span)]  # each command of a chain on its own
+    used = [m for piece in pieces for m in re.findall(r"(?:^|[\s/])mtboard ([a-z][a-z-]*(?: [a-z][a-z-]*)?)([^\n]*)",
+                                                     piece, flags=re.M)]
     assert len(used) >= 3
+    groups = {path.split()[0] for path in commands if " " in path}
     for words, rest in used:
         name = words if words in commands else words.split()[0]
         assert name in commands, words
+        assert name not in groups, f"{rel}: `mtboard {words}` names no subcommand of the group {name!r}"
         for option in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
             assert option in commands[name] or option == "--help", (rel, name, option)

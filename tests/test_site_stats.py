@@ -151,6 +151,9 @@ def test_md_text_escapes(value, expected):
 def test_formatting_never_turns_null_into_zero():
     assert fmt.rate(None) == fmt.num(None) == fmt.usd(None) == fmt.secs(None) == fmt.ci(None) == "\u2014"
     assert fmt.usd(0.0) == "$0" and fmt.usd(0.0021) == "$0.0021" and fmt.usd(0.25) == "$0.250"
+    # a positive cost below the last shown decimal is never "$0." (issue 36 review); a negative one is no cost
+    assert fmt.usd(4e-7) == "< $0.000001" and fmt.usd(5.1e-7) == "$0.000001" and fmt.usd(1.2e-6) == "$0.000001"
+    assert fmt.usd(-0.5) == fmt.DASH
     assert fmt.safe_url("javascript:alert(1)") is None and fmt.safe_url("https://e.org/x") == "https://e.org/x"
     assert fmt.safe_url("http://e.org/a b") is None and fmt.safe_url("//e.org") is None
     assert "<" not in fmt.safe_title("<script>") and "&" not in fmt.safe_title("a & b")

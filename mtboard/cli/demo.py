@@ -14,6 +14,7 @@ Work directories are ``runs/demo/<method>``: running the demo again resumes them
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -57,11 +58,15 @@ def _shown(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
 
-def serve_command(site: Path, root: Path) -> str:
+def serve_command(site: Path, root: Path, python: str | None = None) -> str:
     """The one command that serves the built ``site`` folder as it is, without rebuilding it (Python's own
     ``http.server``, bound to this machine only), at :data:`SERVE_ADDRESS` (issue 36 item 1): over HTTP the search
-    box and the compare page's data files work, which a ``file://`` address breaks."""
-    return f".venv/bin/python -m http.server 8000 --bind 127.0.0.1 --directory {_shown(site, root)}"
+    box and the compare page's data files work, which a ``file://`` address breaks. ``root``: the folder the command
+    is run from (paths inside it are shown relative to it). ``python``: the interpreter to name (default: the one
+    running, e.g. ``.venv/bin/python`` in the checkout, so the command works however mtboard was installed). Both
+    paths are shell-quoted."""
+    exe = python if python is not None else _shown(Path(sys.executable), root)
+    return f"{shlex.quote(exe)} -m http.server 8000 --bind 127.0.0.1 --directory {shlex.quote(_shown(site, root))}"
 
 
 def gemma_available() -> str | None:

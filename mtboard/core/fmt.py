@@ -175,14 +175,17 @@ def rate(x: float | None) -> str:
 
 
 def usd(x: float | None) -> str:
-    """US dollars: 3 decimals from $0.01, 6 significant-ish decimals below; '$0' for exactly 0; '—' for None."""
-    if not _finite(x):
+    """US dollars: 3 decimals from $0.01, up to 6 decimals below; "< $0.000001" for a positive amount below that
+    (never "$0." for a cost that is not 0); '$0' for exactly 0; '—' for None, non-finite or negative (a cost is never
+    negative: the schema refuses it)."""
+    if not _finite(x) or x < 0:
         return DASH
     if x == 0:
         return "$0"
     if x >= 0.01:
         return f"${x:.3f}"
-    return f"${x:.6f}".rstrip("0")
+    shown = f"{x:.6f}"
+    return "< $0.000001" if float(shown) == 0 else f"${shown}".rstrip("0")
 
 
 def secs(x: float | None) -> str:

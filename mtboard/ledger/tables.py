@@ -196,7 +196,7 @@ def cost_text(card: RunCard, cost: float | None) -> str:
     """What every page says for a cost per entry (issue 36 item 5; decided here, once): :data:`NOT_PRICED` when
     nothing was recorded (``cost`` None); :data:`NO_API_COST` when it is 0 because the card's backend charges nothing
     (its ``priced`` is False: :class:`mtboard.backends.base.Backend`); else US dollars (:func:`mtboard.core.fmt.usd`),
-    a 0 from a price table that lists the model at 0 said as such. Never a bare "$0". A backend this installation
+    a 0 from prices of 0 (the price table's or ``--price-in/--price-out``) said as such. Never a bare "$0". A backend this installation
     does not know (a plugin) counts as priced: its number is shown."""
     if cost is None:
         return NOT_PRICED
@@ -207,7 +207,7 @@ def cost_text(card: RunCard, cost: float | None) -> str:
             priced = get_backend(card.method.backend).priced
         except Exception:  # noqa: BLE001 - an unknown backend: show the number
             priced = True
-        return "$0 (listed price 0)" if priced else NO_API_COST
+        return "$0 (priced at 0)" if priced else NO_API_COST
     return fmt.usd(cost)
 
 
