@@ -343,7 +343,7 @@ def test_no_usage_reported_means_unknown_cost(tmp_path, monkeypatch):
     lc = LoadedCard("x", card, "d" * 16, Verification("self-benchmarked"))
     decide(Inputs(cards=[lc]))  # the card's row standing (a self-benchmarked row: declared values)
     cells = tables._cells(lc, None, list(card.results), 1.0, None, None, 0.1, None, None, {})
-    assert cells["cost"].text == "unknown"
+    assert cells["cost"].text == "not priced"  # issue 36 item 5: nothing recorded, never a bare $0
 
 
 # --------------------------------------------------------------------------------------------------------------------
