@@ -4,6 +4,7 @@ answers only; real backends are tested against real servers)."""
 from __future__ import annotations
 
 import json
+import select
 import socket
 import subprocess
 import threading
@@ -13,13 +14,56 @@ from pathlib import Path
 from typing import Any, Callable
 
 
+class _CountingHTTPServer(ThreadingHTTPServer):
+    """A ThreadingHTTPServer that counts the requests it has accepted and not finished handling."""
+
+    def __init__(self, *args: Any, **kw: Any):
+        super().__init__(*args, **kw)
+        self.active = 0
+        self.active_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.active_lock:
+            self.active += 1
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.active_lock:
+                self.active -= 1
+
+
 class LoopbackServer:
     """Serves ``handler`` on 127.0.0.1:<free port> in a daemon thread while used as a context manager.
     ``url`` is the OpenAI-style base URL (``…/v1``)."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _CountingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def settle(self, quiet_s: float = 0.3, timeout_s: float = 30.0) -> None:
+        """Wait until every connection a client opened has been handled: nothing waits to be accepted and no
+        handler runs, for ``quiet_s`` seconds in a row. A client that stops while a request is in flight (a run
+        that ends at a gate with concurrency > 1) leaves that request to be handled after it returns; read request
+        counts after this. Raises TimeoutError after ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        quiet_since = None
+        while True:
+            pending = select.select([self.httpd.socket], [], [], 0)[0]
+            with self.httpd.active_lock:
+                busy = self.httpd.active > 0 or bool(pending)
+            now = time.monotonic()
+            if busy:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= quiet_s:
+                return
+            if now > deadline:
+                raise TimeoutError(f"loopback server still busy after {timeout_s:g} s")
+            time.sleep(0.02)
 
     @property
     def url(self) -> str:
