@@ -275,7 +275,8 @@ def test_run_page_verification_sentence_groups_and_baseline(docs):
     rec = json.loads(path.read_text())
     # harness 0.4.0 compares 11 metrics (semantic score and hallucination rate joined chrF++, BLEU, TER, …)
     assert len(rec["deltas"]) == 11 and all(d["delta"] == 0 for d in rec["deltas"])
-    assert ("maintainer re-run (unattested)</strong> — ✓ Re-run by root at commit 1c63c75ce4df on 2026-12-01 with "
+    assert ("maintainer re-run (unattested)</strong> — ✓ Re-run by the account “root” (as its verification record "
+            "names it) at commit 1c63c75ce4df on 2026-12-01 with "
             "mtboard 0.4.0: 11 of 11 metrics identical." in page)
     assert "Not attested: not made by the verify workflow" in page
     card = _card(APERTIUM)

@@ -194,8 +194,9 @@ def test_the_empty_board_builds_with_mkdocs(tmp_path):
     for page in ("methodology.html", "runs/index.html", "models/index.html", "hard/index.html", "compare.html",
                  "judges.html", "changes.html", "history.html", "rejected.html"):
         assert (out / page).is_file(), page
-    methodology = (out / "methodology.html").read_text(encoding="utf-8")
-    assert "No run card is on the board yet, so no signature is listed." in methodology
+    metrics = (out / "methodology" / "metrics.html").read_text(encoding="utf-8")
+    assert "No run card is on the board yet, so no signature is listed." in metrics
+    assert "No corpus file was found" not in (out / "methodology" / "domains.html").read_text(encoding="utf-8")
     data = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
     assert data["rows"] == []
 

@@ -13,6 +13,7 @@ import pytest
 
 from mtboard.core.documents import load_card
 from mtboard.score.metrics import bootstrap
+from mtboard.site import render
 from mtboard.site import sweeps as sp
 from mtboard.ledger.load import LoadedCard
 from mtboard.score.stats import view_seed
@@ -132,9 +133,11 @@ def test_pages_nav_and_a_broken_sweep_file_is_a_warning(tmp_path, everything):
     assert text.count("20 of 355 entries") == 2  # each grid's caption (EN-ES, EN-FR)
     assert "relative to this table's range" in text and 'class="mtb-legend"' in text
     assert "mtb-h" not in text  # the absolute red-to-blue scale is gone
-    assert sp.with_sweeps([{"Home": "index.md"}, {"Leaderboards": []}, {"Models": "m.md"}], nav) == [
-        {"Home": "index.md"}, {"Leaderboards": []}, {"Sweeps": nav}, {"Models": "m.md"}]
-    assert sp.with_sweeps([{"Home": "index.md"}], []) == [{"Home": "index.md"}]
+    # the sweeps sit in the Leaderboards section, before the hard items; no sweeps, no entry
+    section = next(item["Leaderboards"] for item in render.nav([], None, nav) if "Leaderboards" in item)
+    assert section == [{"Sweeps": nav}, {"Hard items": "hard/index.md"}]
+    section = next(item["Leaderboards"] for item in render.nav([], None, []) if "Leaderboards" in item)
+    assert section == [{"Hard items": "hard/index.md"}]
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "bad.yaml").write_text("name: bad\n", encoding="utf-8")
     pages, nav, warnings = sp.build_pages(tmp_path / "sweeps", tmp_path, boards)

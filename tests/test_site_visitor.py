@@ -153,6 +153,39 @@ def test_styled_404_at_depth_under_the_sub_path(site, browser):
     ctx.close()
 
 
+@pytest.fixture(scope="module")
+def site_without_url(tmp_path_factory):
+    """The same site built without a site URL (``mtboard build`` with no ``--site-url``), served under the same
+    sub-path: MkDocs then writes the 404 page with root-absolute links (issue 36 item 3)."""
+    root = tmp_path_factory.mktemp("visitor-nourl")
+    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False)
+    with serving(root / "out", _Quiet) as port:
+        yield f"http://127.0.0.1:{port}{PREFIX}"
+
+
+@pytest.mark.parametrize("depth", ["runs/deadbeef.html", "a/b/c/d.html", "nothing.html"])
+def test_styled_404_at_any_depth_without_a_site_url(site_without_url, browser, depth):
+    """The 404 page finds the site's root itself: its stylesheet, its links and the search come from /mtboard/, at
+    any depth, although the build was not told the address."""
+    ctx, pg = _page(browser)
+    resp = pg.goto(site_without_url + depth)
+    assert resp.status == 404
+    assert pg.text_content("h1") == "Page not found"
+    bg = pg.evaluate("getComputedStyle(document.querySelector('.md-header')).backgroundColor")
+    assert bg not in ("rgba(0, 0, 0, 0)", "transparent")
+    links = pg.eval_on_selector_all("article a", "as => as.map(a => a.href)")
+    assert links and all(h.startswith(site_without_url) for h in links), links
+    board = next(h for h in links if "/mtboard/leaderboards/" in h)
+    tabs = pg.eval_on_selector_all(".md-tabs a", "as => as.map(a => a.href)")
+    assert site_without_url + "methodology.html" in tabs  # the site-wide navigation points into the site too
+    pg.click("label.md-search__icon, .md-search__input", timeout=5000)
+    pg.type(".md-search__input", "Spanish", delay=40)  # the search worker and index load from the site's root
+    pg.wait_for_selector(".md-search-result__item", timeout=15000)
+    assert pg.goto(board).status == 200
+    assert pg.errors == []
+    ctx.close()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_no_serious_or_critical_violations(site, browser, scheme):
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
@@ -191,6 +224,20 @@ def test_screenshots_and_phone_layout(site, browser, tmp_path):
             # no one-character wrapping: every method line is wider than three characters' width
             widths = pg.eval_on_selector_all("#lb-main .mtb-m1", "els => els.map(e => e.getBoundingClientRect().width)")
             assert min(widths) > 40
+            # rank, method (with its verification) and composite ±CI fit without scrolling the table (issue 36
+            # item 6); every other column is behind the "Show every column" switch
+            region = pg.locator(".mtb-board .mtb-region").first
+            assert region.evaluate("r => r.scrollWidth <= r.clientWidth")
+            shown = pg.eval_on_selector_all("#lb-main thead th", "ths => ths.filter(t => t.offsetParent)"
+                                            ".map(t => t.dataset.key)")
+            assert shown == ["rank", "method", "composite"]
+            first = rows.first
+            assert "\u00b1" in first.locator("td.c-composite").text_content()
+            assert first.locator(".mtb-vt-inline").is_visible()  # the verification, inline in the method cell
+            pg.locator(".mtb-allcols").first.click()
+            assert pg.locator("#lb-main th[data-key=chrf]").is_visible()
+            assert not region.evaluate("r => r.scrollWidth <= r.clientWidth")  # now it scrolls sideways
+            assert pg.evaluate("document.documentElement.scrollWidth") <= w  # inside its region only
         assert pg.errors == []
         ctx.close()
 

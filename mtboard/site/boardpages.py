@@ -23,9 +23,9 @@ from typing import Any
 from markupsafe import Markup
 
 from mtboard.score.metrics.composite import WEIGHTS
-from mtboard.core.schema import MethodClass, QualityTier
+from mtboard.core.schema import MethodClass
 from mtboard.site import boards as bd
-from mtboard.site import charts
+from mtboard.site import charts, glossary
 from mtboard.core import fmt
 from mtboard.ledger import standing as st
 from mtboard.ledger.diff import GitDates, LedgerDiff
@@ -361,9 +361,10 @@ def source_for(sources: dict[str, dict[str, str]], domain: str, pair: str) -> st
     return None
 
 
-def spec_section(spec: str, number: str) -> str:
-    """The Markdown of section ``number`` (``4.6``, ``5``) of docs/SCORING_SPEC.md, headings demoted one level and
-    without its own heading line."""
+def spec_section(spec: str, number: str, under: int | None = None) -> str:
+    """The Markdown of section ``number`` (``4.6``, ``5``) of docs/SCORING_SPEC.md without its own heading line.
+    ``under``: the level of the page heading it is placed under, so its subsections become level ``under + 1``
+    (a page's contents list then nests them); None demotes every heading one level."""
     lines = spec.splitlines()
     pat = re.compile(r"^(#+) " + re.escape(number) + r"[. ]")
     out: list[str] = []
@@ -373,7 +374,11 @@ def spec_section(spec: str, number: str) -> str:
         if level:
             if m and len(m.group(1)) <= level:
                 break
-            out.append("#" + line if m else line)
+            if m and under is not None:
+                line = "#" * max(1, len(m.group(1)) - level + under) + line[len(m.group(1)):]
+            elif m:
+                line = "#" + line
+            out.append(line)
         elif pat.match(line):
             level = len(pat.match(line).group(1))
     return "\n".join(out).strip() + "\n"
@@ -381,6 +386,12 @@ def spec_section(spec: str, number: str) -> str:
 
 # --------------------------------------------------------------------------------------------------------------------
 # Rendering
+
+
+def _methodology_href(here: str, anchor: str) -> str:
+    """Relative URL from page ``here`` to methodology topic ``anchor`` (:data:`mtboard.site.glossary.ANCHORS`)."""
+    page, slug = glossary.methodology_target(anchor).split("#")
+    return f"{rel_link(here, page)}#{slug}"
 
 
 def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], root: Path,
@@ -399,7 +410,9 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
     def render(path: str, template: str, **ctx: Any) -> None:
         ctx.setdefault("title", "")
         pages[path] = env.get_template(template).render(
-            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target), **ctx)
+            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target),
+            term=lambda key, text=None: glossary.term_html(key, rel_link(path, "glossary.md"), text),
+            mlink=lambda anchor: _methodology_href(path, anchor), **ctx)
 
     sources_path = root / "corpora" / "SOURCES.md"
     sources = domain_sources(sources_path.read_text(encoding="utf-8")) if sources_path.is_file() else {}
@@ -523,15 +536,29 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
         pair = c.corpus.dataset.language_pair
         domains.append({"dataset": f"{c.corpus.dataset.id} v{c.corpus.dataset.version}", "pair": pair,
                         "rows": [(d, n, source_for(sources, d, pair) or fmt.DASH) for d, n in sorted(counts.items())]})
-    render("methodology.md", "methodology.md.j2", title="Methodology: metrics, composite, ranks, tiers",
-           mversion=mversion, sigs={k: sorted(sigs.get(k, ())) for k in sorted({*SIGNATURE_KEYS, *sigs})},
-           weights=weights,
-           spec_metrics=Markup(spec_section(spec, "2")), spec_composite=Markup(spec_section(spec, "4")),
-           spec_ranks=Markup(spec_section(spec, "4.6")), spec_tiers=Markup(spec_section(spec, "5")),
-           spec_cost=Markup(spec_section(spec, "6")),
-           vtiers=[(t, st.TIER_LABEL[t], st.TIER_ICON[t]) for t in reversed(st.TIERS)], qtiers=[t.value for t in QualityTier],
-           classes=[c.value for c in MethodClass], domains=domains, board_page_rows=BOARD_PAGE_ROWS,
-           chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS)
+    common = {"mversion": mversion, "sigs": {k: sorted(sigs.get(k, ())) for k in sorted({*SIGNATURE_KEYS, *sigs})}}
+    # the methodology in short pages (issue 36 item 3): an overview keeping every old anchor, then one page a topic
+    render("methodology.md", "methodology.md.j2", title="Methodology", pages=list(glossary.METHODOLOGY_PAGES.items()),
+           sections=glossary.SECTIONS, **common)
+    titles = glossary.METHODOLOGY_PAGES
+    render("methodology/metrics.md", "methodology_metrics.md.j2", title=f"Methodology: {titles['methodology/metrics.md']}",
+           spec_metrics=Markup(spec_section(spec, "2", under=2)),
+           spec_outcomes=Markup(spec_section(spec, "3.2", under=3)),
+           spec_flags=Markup(spec_section(spec, "3.3", under=3)), **common)
+    render("methodology/composite.md", "methodology_composite.md.j2",
+           title=f"Methodology: {titles['methodology/composite.md']}", weights=weights,
+           spec_composite=Markup(spec_section(spec, "4", under=2)), spec_cost=Markup(spec_section(spec, "6", under=2)),
+           **common)
+    render("methodology/ranks.md", "methodology_ranks.md.j2", title=f"Methodology: {titles['methodology/ranks.md']}",
+           spec_ranks=Markup(spec_section(spec, "4.6", under=2)), spec_tiers=Markup(spec_section(spec, "5", under=2)),
+           board_page_rows=BOARD_PAGE_ROWS, chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS, **common)
+    render("methodology/verification.md", "methodology_verification.md.j2",
+           title=f"Methodology: {titles['methodology/verification.md']}",
+           tiers_text=[(t, st.TIER_LABEL[t], st.TIER_ICON[t], glossary.tier_text(t)) for t in reversed(st.TIERS)],
+           classes=[c.value for c in MethodClass], **common)
+    render("methodology/domains.md", "methodology_domains.md.j2", title=f"Methodology: {titles['methodology/domains.md']}",
+           domains=domains, **common)
+    render("glossary.md", "glossary.md.j2", terms=glossary.TERMS, target=glossary.methodology_target)
 
 
 def _changes(render, boards: list[Leaderboard], diff: LedgerDiff, dates: GitDates) -> None:

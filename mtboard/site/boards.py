@@ -16,6 +16,7 @@ from markupsafe import Markup
 from mtboard.core import fmt
 from mtboard.core.languages import language_name
 from mtboard.ledger import standing as st
+from mtboard.site import glossary
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.tables import NOT_PRICED, Leaderboard, Row, View, method_name, model_page, run_page
 
@@ -33,7 +34,7 @@ class BoardColumn:
     """recomputed | declared | judge (design §3.5)."""
     help: str
     anchor: str
-    """Section of methodology.html explaining the column."""
+    """The methodology topic explaining the column (:data:`mtboard.site.glossary.ANCHORS`)."""
     core: bool = False
 
 
@@ -292,8 +293,9 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
         return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link)}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
-        body = (f'<span aria-hidden="true">{st.TIER_ICON[tier]}</span> {_e(_VT_SHORT[tier])}'
-                + _SR.format(f" ({_e(st.TIER_LABEL[tier])})"))
+        body = (f'<a class="mtb-term" href="{_e(link("glossary.md"))}#{glossary.tier_key(tier)}">'
+                f'<span aria-hidden="true">{st.TIER_ICON[tier]}</span> {_e(_VT_SHORT[tier])}'
+                + _SR.format(f" ({_e(st.TIER_LABEL[tier])})") + "</a>")
     elif col.key == "drank":
         body = _e(v.text)
         if m.drank is not None:
@@ -331,12 +333,17 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
         out.append("</fieldset></details>")
     caption = (f"{lb.title}{' · domain ' + view.domain if view.domain else ''}: one row per method, ordered by "
                f"composite; rank ranges from a paired bootstrap{'; ' + part if part else ''}")
+    # a phone shows rank, method (with its verification) and composite ±CI; the rest behind this switch (issue 36
+    # item 6; CSS only, hidden on wider screens)
+    out.append('<label class="mtb-allcols"><input type="checkbox" class="mtb-allcols-input"> Show every column '
+               '(scrolls sideways)</label>')
     out.append(f'<div class="mtb-region" role="region" aria-labelledby="{table_id}-cap" tabindex="0">')
     out.append(f'<table class="mtb-board-table" id="{_e(table_id)}"><caption id="{table_id}-cap">{_e(caption)}'
                f'</caption><thead><tr>')
     for c in cols:
         lib = "" if c.lower_is_better is None else (' data-lib="1"' if c.lower_is_better else ' data-lib="0"')
-        help_link = (f'<a class="mtb-help" href="{_e(link("methodology.md"))}#{c.anchor}" '
+        page, slug = glossary.methodology_target(c.anchor).split("#")
+        help_link = (f'<a class="mtb-help" href="{_e(link(page))}#{slug}" '
                      f'aria-label="About {_e(c.label)}" title="{_e(c.help)}">?</a>')
         sr = _SR.format(_SOURCE_SR[c.source]) if c.source in _SOURCE_SR and c.key != "method" else ""
         out.append(f'<th scope="col" class="c-{c.key}" data-key="{c.key}"{lib}><button type="button">'

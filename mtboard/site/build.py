@@ -270,8 +270,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                                  cache_misses=inputs.cache_misses, resample_hits=ledger.resample_hits,
                                  resample_misses=ledger.resample_misses)
             if run_mkdocs:
-                nav = sweeps.with_sweeps(render.nav(boards, officialpages.nav_items(off_boards)
-                                                    if (off_inputs.rows or off_inputs.rejected) else None), sweep_nav)
+                nav = render.nav(boards, officialpages.nav_items(off_boards)
+                                 if (off_inputs.rows or off_inputs.rejected) else None, sweep_nav)
                 plan = None
                 if cache is not None:  # re-render only the pages whose Markdown changed (issue 35 item 3)
                     plan = incremental.plan(cache, written, nav, incremental.global_hash(root, nav, site_url or None))

@@ -65,3 +65,45 @@ def strip_chrome(html: str) -> str:
 def on_post_page(output: str, page: Any, config: Any) -> str:  # noqa: ARG001 (MkDocs' hook signature)
     """:func:`strip_chrome` of every page MkDocs writes."""
     return strip_chrome(output)
+
+
+# The 404 page without a site URL (issue 36 item 3). MkDocs writes it once, at the root, with root-absolute links
+# ("/assets/…"); a host serves it for every missing address, so under a project sub-path (GitHub Pages:
+# https://<owner>.github.io/<repo>/) those links point outside the site. The page is rewritten to find its own root:
+# a script in <head> asks, from the deepest folder of the address up, for ROOT_MARKER (a file every build writes at
+# the site's root) and makes the first folder that has it the page's <base>; every link becomes relative to that base,
+# and Material's configuration (its base and search worker) is pointed there before Material's bundle reads it.
+ROOT_MARKER = "assets/mtboard-root.txt"
+"""A file at this path below the site root marks the root (written by :mod:`mtboard.site.build`)."""
+
+_FIND_ROOT = ("<script>(function(){var d=location.pathname.split('/');d.pop();for(var i=d.length;i>0;i--){"
+              "var r=d.slice(0,i).join('/')+'/',x=new XMLHttpRequest();try{x.open('HEAD',r+'" + ROOT_MARKER +
+              "',false);x.send();}catch(e){continue}if(x.status===200){window.__mtb_root=r;"
+              "document.write('<base href=\"'+r.replace(/\"/g,'%22')+'\">');return}}"
+              "window.__mtb_root='/';})();</script>")
+_FIX_CONFIG = ("<script>(function(){var e=document.getElementById('__config');if(!e)return;var c=JSON.parse(e.textContent)"
+               ",r=new URL(window.__mtb_root||'/',location.href).href;c.base=r;if(c.search)c.search=new URL(c.search.replace(/^\\//,''),r)"
+               ".href;e.textContent=JSON.stringify(c);})();</script>")
+_ROOT_ATTR = re.compile(r'\b(href|src)="/(?!/)')
+
+
+def relocatable_404(html: str) -> str:
+    """The 404 page ``html`` (written without a site URL) made to work at any depth below any site root: root-absolute
+    ``href``/``src`` made relative, a root-finding ``<base>`` script first in ``<head>``, Material's ``__config``
+    re-based before its bundle runs. Without JavaScript the links resolve from the address's folder (right at the
+    root of a host, as before). Raises nothing; a page without ``<head>`` comes back unchanged."""
+    if "<head>" not in html:
+        return html
+    html = _ROOT_ATTR.sub(r'\1="', html)
+    html = html.replace('new URL("/",location)', "new URL(window.__mtb_root||\"/\",location)")
+    html = html.replace("<head>", "<head>" + _FIND_ROOT, 1)
+    at = html.find('<script src="assets/javascripts/bundle.')
+    return html[:at] + _FIX_CONFIG + html[at:] if at >= 0 else html
+
+
+def on_post_template(output: str, template_name: str, config: Any) -> str:
+    """The 404 page made relocatable (:func:`relocatable_404`) when no site URL was given; other templates as
+    they are."""
+    if template_name == "404.html" and not config.get("site_url"):
+        return relocatable_404(output)
+    return output

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from mtboard.review import community as reviews
 from mtboard.score import stats
 from mtboard.core.schema import MethodRecord, RunCard
-from mtboard.site import charts, compare, items, portrait, rundata, runpage
+from mtboard.site import charts, compare, glossary, items, portrait, rundata, runpage
 from mtboard.ledger import tables
 from mtboard.core import fmt
 from mtboard.site.judges import build_judges_page
@@ -38,7 +38,7 @@ def _env() -> Environment:
                        method_name=tables.method_name, run_page=tables.run_page, cost_text=tables.cost_text,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
                        card_composite=card_composite,
-                       columns=COLUMNS)
+                       columns=COLUMNS, vtiers=glossary.TIER_TERMS)
     return env
 
 
@@ -116,7 +116,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     def render(path: str, template: str, **ctx: Any) -> None:
         ctx.setdefault("title", "")
         pages[path] = env.get_template(template).render(
-            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target), **ctx)
+            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target),
+            term=lambda key, text=None: glossary.term_html(key, rel_link(path, "glossary.md"), text), **ctx)
 
     # home, boards, domain views, downloads, methodology, changes: mtboard.site.boardpages (issue 12)
     for lb in boards:
@@ -227,24 +228,29 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
     return nxt, listing
 
 
-def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None) -> list[dict[str, Any]]:
-    """Explicit MkDocs nav: fixed pages plus one entry per leaderboard (titles made safe: MkDocs does not escape),
-    and the official boards (``{title: page}`` items, :mod:`mtboard.site.officialpages`) when there are any."""
-    items: list[dict[str, Any]] = [{"Home": "index.md"}]
+def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
+        sweeps: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Explicit MkDocs nav, shown as tabs on every page (``navigation.tabs``; the drawer on a phone), grouped as a
+    visitor looks for things (issue 36 item 3): Home; Leaderboards (one entry per board, titles made safe: MkDocs does
+    not escape; the official boards, ``{title: page}`` items of :mod:`mtboard.site.officialpages`, and the sweeps,
+    when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary);
+    Contribute. A section's tab opens its first page."""
+    boards_section: list[dict[str, Any]] = [{fmt.safe_title(lb.title): lb.page} for lb in boards]
     if official:
-        items.append({"Official": official})
-    if boards:
-        items.append({"Leaderboards": [{fmt.safe_title(lb.title): lb.page} for lb in boards]})
-    return items + [
+        boards_section.append({"Official": official})
+    if sweeps:
+        boards_section.append({"Sweeps": sweeps})
+    boards_section.append({"Hard items": "hard/index.md"})
+    return [
+        {"Home": "index.md"},
+        {"Leaderboards": boards_section},
         {"Models": "models/index.md"},
-        {"Hard items": "hard/index.md"},
-        {"Judges": "judges.md"},
-        {"Runs": "runs/index.md"},
         {"Compare": "compare.md"},
-        {"Methodology": "methodology.md"},
-        {"Changes": "changes.md"},
-        {"History": "history.md"},
-        {"Rejected": "rejected.md"},
+        {"Runs": [{"All runs": "runs/index.md"}, {"Rejected": "rejected.md"}]},
+        {"Changes": [{"Changes": "changes.md"}, {"History": "history.md"}]},
+        {"Methodology": [{"Overview": "methodology.md"},
+                         *({title: page} for page, title in glossary.METHODOLOGY_PAGES.items()),
+                         {"Judges": "judges.md"}, {"Glossary": "glossary.md"}]},
     ]
 
 

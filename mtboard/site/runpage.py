@@ -86,7 +86,8 @@ def verification_view(lc: LoadedCard) -> dict[str, Any] | None:
     within = sum(1 for d in deltas if d.get("within"))
     commit = rec.get("card_commit")
     tol = rec.get("tolerance")
-    sentence = (f"Re-run by {rec.get('verified_by')} at commit {commit[:12] if commit else '(not recorded)'} on "
+    sentence = (f"Re-run by the account “{rec.get('verified_by')}” (as its verification record names it) at commit "
+                f"{commit[:12] if commit else '(not recorded)'} on "
                 f"{str(rec.get('verified_at', ''))[:10]} with mtboard {rec.get('rerun_harness_version')}"
                 f"{' (' + rec['environment'] + ')' if rec.get('environment') else ''}: "
                 f"{same} of {len(deltas)} metrics identical"

@@ -314,13 +314,5 @@ def build_pages(sweeps_dir: Path, root: Path, boards: list[Leaderboard],
     return pages, nav, warnings
 
 
-def with_sweeps(nav: list[dict[str, Any]], sweep_nav: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The site's nav with a "Sweeps" section after the leaderboards (unchanged when there are no sweep pages)."""
-    if not sweep_nav:
-        return nav
-    at = next((i + 1 for i, item in enumerate(nav) if "Leaderboards" in item), 1)
-    return [*nav[:at], {"Sweeps": sweep_nav}, *nav[at:]]
-
-
-__all__ = ["FACTORS", "with_sweeps", "Placed", "Effect", "SweepPage", "belongs", "place", "factor_effects", "grids", "heatmaps", "subset_note",
+__all__ = ["FACTORS", "Placed", "Effect", "SweepPage", "belongs", "place", "factor_effects", "grids", "heatmaps", "subset_note",
            "build_pages"]

@@ -1,0 +1,226 @@
+"""The site's words in one place (issue 36 item 3): the glossary page, the one-line tooltip every symbol and term
+carries where it appears, and which methodology page explains each topic.
+
+Every term on a page is written with :func:`term_html` (a link to ``glossary.html#<key>`` whose ``title`` is the
+one-line definition: Material's ``content.tooltips`` shows it on hover and focus, and the link works without it), so a
+page never explains a word in its own way. The methodology is split into short pages (:data:`METHODOLOGY_PAGES`);
+:data:`ANCHORS` says which one holds each section, and ``methodology.html`` keeps every old anchor as a one-line
+summary linking on, so links published before the split still land on the topic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+from mtboard.ledger import standing as st
+
+METHODOLOGY_PAGES: dict[str, str] = {
+    "methodology/metrics.md": "Metrics",
+    "methodology/composite.md": "Composite and cost",
+    "methodology/ranks.md": "Ranks and quality tiers",
+    "methodology/verification.md": "Verification and provenance",
+    "methodology/domains.md": "Domains",
+}
+"""The methodology's pages after the overview (``methodology.md``): docs path → title, in reading order."""
+
+@dataclass(frozen=True)
+class Section:
+    """One methodology topic: ``anchor`` (its id on ``methodology.html``, where links published before the split
+    point), ``page`` and ``slug`` (where it is explained now: the heading's id that MkDocs' toc gives it), ``title``
+    and ``short`` (the one line the overview shows)."""
+
+    anchor: str
+    page: str
+    slug: str
+    title: str
+    short: str
+
+
+_M, _C, _R, _V, _D = METHODOLOGY_PAGES
+SECTIONS: tuple[Section, ...] = (
+    Section("metrics", _M, "metrics", "Metrics", "Every metric is recomputed by CI from the outputs stored in the "
+            "run card; higher is better except TER, MQM penalty, cost and latency."),
+    Section("chrf", _M, "chrf", "chrF++", "Corpus chrF++ (sacrebleu), 0–100, with a 95% bootstrap interval; the main "
+            "reference-based metric."),
+    Section("bleu", _M, "bleu", "BLEU", "Corpus BLEU (sacrebleu), 0–100; shown for comparability, not in the "
+            "composite."),
+    Section("ter", _M, "ter", "TER", "Corpus TER (sacrebleu), lower is better; its coverage is decided by the "
+            "reference alone; not in the composite."),
+    Section("exact", _M, "exact-match", "Exact match", "Share of outputs equal to the reference after "
+            "normalisation, 0–1."),
+    Section("fst", _M, "fst-acceptance", "FST acceptance", "Share of output words the target language's analyser "
+            "accepts, 0–1; missing without an analyser."),
+    Section("semantic", _M, "semantic-similarity", "Semantic similarity", "Embedding cosine of output and reference, "
+            "0–1; the verdicts meaning mismatch and hallucination come from it."),
+    Section("outcomes", _M, "outcomes-and-flags", "Outcomes and flags", "The mechanical checks of every output: its "
+            "outcome (usable or not) and the flags it raised."),
+    Section("composite", _C, "composite", "Composite", "Weighted mean of the available metrics, 0–1; boards are "
+            "ranked on it."),
+    Section("weights", _C, "weights", "Weights (profiles A and B)", "Profile A counts FST acceptance, profile B is "
+            "for targets without an analyser."),
+    Section("cost-adjusted", _C, "cost-adjusted-score", "Cost-adjusted score", "Quality per unit of declared cost."),
+    Section("ranks", _R, "ranks-intervals-and-clusters", "Ranks, intervals and clusters", "Rows a paired bootstrap "
+            "cannot separate share a rank range such as 1–2."),
+    Section("board-pages", _R, "board-pages", "Board pages", "Long boards continue on further pages; ranks stay "
+            "the whole board's."),
+    Section("quality-tiers", _R, "quality-tiers", "Quality tiers", "Provisional labels on the composite, not "
+            "quality guarantees."),
+    Section("tiers", _V, "verification-tiers", "Verification tiers", "Self-benchmarked, maintainer re-run, GDS "
+            "verified, community verified: what was re-run and by whom."),
+    Section("declared", _V, "declared-recomputed-judged", "Declared, recomputed, judged", "Which numbers CI "
+            "recomputed, which the submitter declared unchecked, which an LLM judge gave."),
+    Section("judges", _V, "judges", "Judges", "LLM judges (GEMBA-MQM, rubric, checkpoints), compared on common "
+            "cells only."),
+    Section("classes", _V, "method-classes", "Method classes", "What kind of system a row is; reference baselines "
+            "are never ranked."),
+    Section("domains", _D, "domains", "Domains", "How many development segments each domain has, and where they "
+            "come from."),
+)
+"""Every methodology topic, in the overview's order."""
+
+ANCHORS: dict[str, str] = {s.anchor: f"{s.page}#{s.slug}" for s in SECTIONS}
+"""Methodology anchor → ``<page>.md#<slug>``, where it is explained."""
+
+
+def methodology_target(anchor: str) -> str:
+    """``<page>.md#<slug>`` of methodology topic ``anchor`` (e.g. ``chrf`` → ``methodology/metrics.md#chrf``).
+    Raises KeyError for a topic no methodology page has."""
+    return ANCHORS[anchor]
+
+
+@dataclass(frozen=True)
+class Term:
+    """One glossary entry: ``key`` (its HTML id on the glossary page), ``label`` (the word or symbol as pages show
+    it), ``short`` (one sentence: the tooltip and the glossary's first line), ``more`` (a methodology anchor, or
+    "" when the glossary line is all there is)."""
+
+    key: str
+    label: str
+    short: str
+    more: str = ""
+
+
+def tier_key(tier: str) -> str:
+    """The glossary key of verification tier ``tier`` (a :data:`mtboard.ledger.standing.TIERS` value). Raises
+    KeyError for an unknown tier."""
+    label = st.TIER_LABEL[tier]
+    return label.lower().replace(" ", "-").replace("(", "").replace(")", "")
+
+
+_TIER_TEXT = {
+    st.SELF: "the submitter ran it; CI recomputed every score from the stored outputs, nothing was re-run",
+    st.UNATTESTED: ("a maintainer re-ran the method and reproduced the scores, but no attestation of the verify "
+                    "workflow verifies the record, so the declared values stay unconfirmed"),
+    st.GDS: ("a maintainer re-ran the method in the repository's verify workflow (GitHub Actions), reproduced the "
+             "scores within ±2%, and the workflow's signed attestation verifies"),
+    st.COMMUNITY: ("the method has an attested row on the official gold board and a community review confirms its "
+                   "quality tier"),
+}
+
+def tier_text(tier: str) -> str:
+    """What verification tier ``tier`` means, as a clause (no capital, no full stop): one wording for the glossary
+    and the methodology. Raises KeyError for an unknown tier."""
+    return _TIER_TEXT[tier]
+
+
+TERMS: tuple[Term, ...] = (
+    # what a row is
+    Term("run-card", "run card", "A sealed JSON record of one run: the method's full configuration, every output, and "
+         "the scores CI recomputes from those outputs."),
+    Term("method", "method", "A model or engine (line 1 of a board's method cell) plus its prompt and condition "
+         "(line 2); a board has one row per method.", "classes"),
+    Term("fingerprint", "fingerprint", "A hash of everything that defines a method (model, prompt, settings, corpus); "
+         "run cards with the same fingerprint are one row, its reproductions."),
+    Term("reproduced", "reproduced ×N", "The row stands for N run cards with the same fingerprint; the row shows the "
+         "one with the strongest evidence, and the ×N list opens every card.", "tiers"),
+    Term("ref", "ref.", "A reference baseline (echo copies the source, empty returns nothing): shown for scale, never "
+         "ranked.", "classes"),
+    # the numbers
+    Term("composite", "composite", "Weighted mean of the available metrics, 0–1, higher is better; boards are ranked "
+         "on it.", "composite"),
+    Term("profile", "profile A / profile B", "The composite's weights: profile A when the target language has a "
+         "morphological analyser (FST acceptance counts), profile B without one.", "weights"),
+    Term("chrf", "chrF++", "Character n-gram F-score with word bigrams (sacrebleu CHRF, word_order=2), 0–100, higher is "
+         "better; the main reference-based metric.", "chrf"),
+    Term("bleu", "BLEU", "Word n-gram precision against the reference (sacrebleu), 0–100, higher is better; shown for "
+         "comparability, not in the composite.", "bleu"),
+    Term("ter", "TER", "Translation edit rate (sacrebleu): edits per reference word, lower is better; not in the "
+         "composite.", "ter"),
+    Term("exact", "exact match", "Share of outputs equal to the reference after normalisation, 0–1.", "exact"),
+    Term("fst", "FST acceptance", "Share of output words the target language's Apertium analyser recognises, 0–1; "
+         "missing, not zero, without an analyser.", "fst"),
+    Term("semantic", "semantic", "Cosine similarity of multilingual sentence embeddings of output and reference, 0–1; "
+         "below 0.5 is a meaning mismatch.", "semantic"),
+    Term("ci", "±", "95% bootstrap interval over segments: the middle 95% of the scores on test sets resampled "
+         "from this one.", "ranks"),
+    Term("sd", "sd", "Standard deviation over replicate runs or reproductions of the same method: how much the score "
+         "moves from run to run."),
+    Term("rank-range", "rank range (1–2)", "Rows that a paired bootstrap of the composite cannot separate share a "
+         "range; a rule marks where the next range starts.", "ranks"),
+    Term("delta-rank", "Δrank", "A method's position in this domain against its position over all domains: ▲2 means "
+         "two places better here, ▼1 one place worse."),
+    Term("cost", "cost", "Declared API cost per segment in US dollars; \u201cno API cost (local)\u201d for a model run "
+         "on the submitter's machine, \u201cnot priced\u201d when no price was recorded.", "cost-adjusted"),
+    Term("mqm", "MQM", "Multidimensional Quality Metrics: an LLM judge marks error spans by category and severity; the "
+         "penalty is lower-is-better.", "judges"),
+    # where a number comes from
+    Term("recomputed", "recomputed", "CI recomputed the number from the outputs stored in the run card; editing the "
+         "card cannot change it.", "declared"),
+    Term("declared", "ᵈ (declared)", "Reported by the submitter and not checked by CI: cost, latency, tokens, model "
+         "identity, date. Shown in italics with a dotted underline.", "declared"),
+    Term("judge", "ʲ (LLM judge)", "A score given by an LLM judge, with its spread over judge runs.", "judges"),
+    # standing
+    *(Term(tier_key(t), f"{st.TIER_ICON[t]} {st.TIER_LABEL[t]}", _TIER_TEXT[t][0].upper() + _TIER_TEXT[t][1:] + ".", "tiers")
+      for t in st.TIERS),
+    Term("informal", "informal", "A development board: public segments anyone can run and submit; its results are "
+         "informal, unlike the official board's, which come from a secret gold-standard segment."),
+    Term("official", "official", "Scored by the project on the secret gold_standard segment that no submitter sees; "
+         "only community-verified methods appear there."),
+    Term("quality-tier", "quality tier", "A provisional label (baseline, emerging, functional, deployable, fluent) "
+         "from the composite's thresholds; not a quality guarantee.", "quality-tiers"),
+    # the segments
+    Term("segment", "segment", "One source text with its human reference translation; a corpus is split into "
+         "development, gold_standard and held_out segments."),
+    Term("domain", "domain", "The kind of text a segment comes from (tech, ui, medical, legal, literary, news, gov); "
+         "each board has a view per domain.", "domains"),
+    Term("outcome", "outcome", "The mechanical check of one output: usable, no_usable_output (empty, refusal, "
+         "cut off) or source_untranslated (the source copied back).", "outcomes"),
+    Term("flag", "flag", "A recorded warning about an output: commentary, a lost placeholder, a foreign script, "
+         "markup, Apertium unknown-word marks removed (unknown_marks) …; flags do not change scores yet.", "outcomes"),
+    Term("meaning-mismatch", "meaning mismatch", "The semantic check found the output far from the reference in "
+         "meaning (similarity below 0.5) although it passed the mechanical checks.", "semantic"),
+    Term("hallucination", "hallucination", "An output whose similarity to its own source is below 0.3: text that "
+         "does not translate the source.", "semantic"),
+)
+"""Every glossary entry, in the glossary page's order."""
+
+BY_KEY: dict[str, Term] = {t.key: t for t in TERMS}
+
+
+@dataclass(frozen=True)
+class TierTerm:
+    """A verification tier as the boards' key shows it: glossary ``key``, ``icon`` and ``label``."""
+
+    key: str
+    icon: str
+    label: str
+
+
+TIER_TERMS: tuple[TierTerm, ...] = tuple(TierTerm(tier_key(t), st.TIER_ICON[t], st.TIER_LABEL[t])
+                                         for t in reversed(st.TIERS))
+"""The verification tiers, strongest first (the order of the boards' key)."""
+
+
+def term_html(key: str, glossary_href: str, text: str | None = None) -> Markup:
+    """``<a class="mtb-term" href="<glossary_href>#<key>" title="<one line>">text</a>`` for glossary term ``key``
+    (``text`` defaults to the term's label). The title is the tooltip (Material ``content.tooltips``); the link
+    opens the full entry. Raises KeyError for a term the glossary does not have, so a page cannot cite a missing
+    entry."""
+    t = BY_KEY[key]
+    return Markup('<a class="mtb-term" href="{}#{}" title="{}">{}</a>').format(
+        glossary_href, key, t.short, escape(t.label if text is None else text))
+
+
+__all__ = ["METHODOLOGY_PAGES", "SECTIONS", "Section", "ANCHORS", "TERMS", "BY_KEY", "Term", "TierTerm", "TIER_TERMS", "methodology_target", "term_html", "tier_key", "tier_text"]

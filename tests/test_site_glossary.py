@@ -1,0 +1,93 @@
+"""The site's words and its methodology pages (issue 36 item 3), checked on the site built from the committed cards:
+every glossary link lands on an entry, every methodology topic on its heading (MkDocs' toc makes the ids, so a
+renamed heading would silently break links), the old ``methodology.html#<topic>`` anchors still land on a one-line
+summary, the contents lists work, and the spec sections render as Markdown."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from markupsafe import Markup
+
+from mtboard.site import glossary
+
+HREF = re.compile(r'href="([^"#]*)#([^"]+)"')
+
+
+def _ids(path: Path) -> set[str]:
+    return set(re.findall(r'\bid="([^"]+)"', path.read_text(encoding="utf-8")))
+
+
+def test_term_html_is_an_escaped_link_with_its_line_as_title():
+    html = glossary.term_html("delta-rank", "../glossary.html")
+    assert html == Markup('<a class="mtb-term" href="../glossary.html#delta-rank" title="A method&#39;s position in '
+                          'this domain against its position over all domains: ▲2 means two places better here, ▼1 '
+                          'one place worse.">Δrank</a>')
+    assert glossary.term_html("ci", "g.html", "<b>") == Markup(
+        '<a class="mtb-term" href="g.html#ci" title="95% bootstrap interval over segments: the middle 95% of the '
+        'scores on test sets resampled from this one.">&lt;b&gt;</a>')
+    try:
+        glossary.term_html("no-such-term", "g.html")
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("an unknown term must not render")
+
+
+def test_every_tier_has_a_term_and_every_term_a_methodology_topic_that_exists():
+    keys = [t.key for t in glossary.TERMS]
+    assert len(keys) == len(set(keys))
+    assert [t.key for t in glossary.TIER_TERMS] == ["community-verified", "gds-verified",
+                                                    "maintainer-re-run-unattested", "self-benchmarked"]
+    assert {t.key for t in glossary.TIER_TERMS} <= set(keys)
+    assert all(t.more in glossary.ANCHORS for t in glossary.TERMS if t.more)
+    assert glossary.methodology_target("exact") == "methodology/metrics.md#exact-match"
+
+
+def test_glossary_and_methodology_links_land_on_ids(committed_site):
+    out = committed_site.out
+    pages = [p for p in out.rglob("*.html") if not p.name.startswith("404")]
+    ids: dict[Path, set[str]] = {}
+    checked = 0
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for target, frag in HREF.findall(text):
+            if not target.endswith(("glossary.html", ".html")) or "://" in target:
+                continue
+            if not ("glossary.html" in target or "methodology" in target):
+                continue
+            dest = (page.parent / target).resolve()
+            assert dest.is_file(), (page, target)
+            found = ids.setdefault(dest, _ids(dest))
+            assert frag in found, (page.relative_to(out), target, frag)
+            checked += 1
+    assert checked > 100  # boards' headers, keys and verification cells, run pages, the methodology's own links
+
+
+def test_methodology_split_keeps_old_anchors_and_renders_the_spec(committed_site):
+    out = committed_site.out
+    overview = (out / "methodology.html").read_text(encoding="utf-8")
+    for s in glossary.SECTIONS:  # every anchor published before the split: a one-line summary linking on
+        assert f'<dt id="{s.anchor}"><a href="{s.page[:-3]}.html#{s.slug}">' in overview, s.anchor
+    metrics = (out / "methodology" / "metrics.html").read_text(encoding="utf-8")
+    prose = re.sub(r"<code>.*?</code>", "", metrics.split("<article")[1], flags=re.S)
+    assert "**" not in prose and "| --- |" not in prose and "<table>" in prose  # Markdown rendered, not shown raw
+    assert re.search(r'<h3 id="21-fst-acceptance">2\.1 FST acceptance</h3>', metrics)
+    toc = metrics.split('data-md-component="toc"')[1]
+    for slug in ("chrf", "exact-match", "semantic-similarity", "outcomes-and-flags", "full-metric-definitions",
+                 "21-fst-acceptance"):
+        assert f'href="#{slug}"' in toc, slug  # the contents list holds the page's sections, not one stray heading
+    words = len(re.sub(r"<[^>]+>", " ", overview.split("<article")[1].split("</article>")[0]).split())
+    assert words < 700, words  # the overview is short; the detail is one click away
+
+
+def test_site_wide_navigation_on_every_page_type(committed_site):
+    out = committed_site.out
+    for rel in ("index.html", "leaderboards/mtb-en-es-dev-v1.0.0.html", "methodology.html", "glossary.html",
+                "compare.html", "changes.html", "models/index.html"):
+        text = (out / rel).read_text(encoding="utf-8")
+        tabs = text.split('class="md-tabs"')[1].split("</nav>")[0]
+        labels = re.findall(r'md-tabs__link[^>]*>\s*([^<]+?)\s*<', tabs)
+        assert labels[:7] == ["Home", "Leaderboards", "Models", "Compare", "Runs", "Changes", "Methodology"], (
+            rel, labels)
