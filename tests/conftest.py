@@ -22,7 +22,7 @@ Session fixtures (each built once per worker process; those marked *shared* once
 first, under a file lock in the workers' common temporary folder, see :func:`shared_artefact`):
 
 * ``committed_site`` (*shared*) — the site built from the committed cards under submissions/, with MkDocs; read-only
-  (test_site_build.py, test_site_pages.py, test_site_pages_browser.py).
+  (test_site_build.py, test_site_pages.py, test_site_pages_browser.py, test_home_matrix.py).
 * ``committed_inputs`` — :func:`mtboard.ledger.load.load_inputs` of the committed cards, validated (test_validity.py,
   test_site_build.py: one group, so it is built once).
 * ``fixture_site`` — the site of the hand-made toy cards of test_site_cards.py (test_site_build.py,

@@ -518,7 +518,8 @@ def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any
                       "updated": dates[-1][:10] if dates else fmt.DASH})
     n_cards = sum(len(lb.cards) for lb in boards)
     render("index.md", "index.md.j2", boards=boards, portraits=portraits, rejected=inputs.rejected, n_cards=n_cards,
-           build_time=build_time, corpora=_corpora_rows(inputs), pair_cards=cards, state=state)
+           build_time=build_time, corpora=_corpora_rows(inputs), pair_cards=cards, state=state,
+           matrix=bd.overview(boards))
 
 
 def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, sources, mversion: str) -> None:

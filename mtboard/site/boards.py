@@ -372,4 +372,111 @@ def leader(view: View) -> MethodRow | None:
     return next((m for m in view.methods if not m.reference and m.position == 1), None)
 
 
-__all__ = ["BOARD_COLUMNS", "board_table", "ci_text", "fill_values"]
+# --------------------------------------------------------------------------------------------------------------------
+# Home: methods × language pairs (issue 36 item 9; design note "Home": overview matrix, cell = rank range)
+
+
+OVERVIEW_ROWS = 50
+"""Method rows the home page's matrix shows at most (and as many reference rows): the methods covering the most pairs,
+best ranked first. Every method stays on its boards; the home page stays bounded at any site size (issue 35: 10,000
+synthetic cards are thousands of methods)."""
+
+
+@dataclass(frozen=True)
+class OverviewCell:
+    """One method on one board's all-domains view, as that board shows it. ``kind``: ``ranked`` (a row with a rank
+    range), ``reference`` (an echo/empty baseline row, "ref.", never ranked), ``unranked`` (only runs of a subset or
+    another entry set, listed under the board's unranked runs) or ``absent`` (no run on that pair)."""
+
+    kind: str
+    rank: str = ""
+    """The ledger's rank label of the row (:attr:`MethodRow.rank`: ``1``, ``1–2``); "" unless ranked."""
+    composite: str = ""
+    """The row's composite as the board's Composite column begins (:func:`ci_text`, three decimals)."""
+    target: str = ""
+    """Docs-relative page the cell links to: the shown card's run page (what the board row's method links to)."""
+    more: int = 0
+    """Further rows of the same method (same name, prompt, condition, temperature) on the board: the cell shows the
+    board's first (best placed)."""
+
+
+@dataclass(frozen=True)
+class OverviewRow:
+    """One method across the boards: its name in two lines (:func:`method_lines`) and one cell per board."""
+
+    line1: str
+    line2: str
+    method_class: str
+    reference: bool
+    cells: list[OverviewCell]
+    covered: int
+    """Boards with a row of this method (ranked or reference)."""
+    mean_rank: float | None
+    """Mean of the row's best rank (``rank_lo``) over the boards that rank it: the order of the matrix only."""
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The home page's matrix: one column per board (board order, its all-domains view), one row per method."""
+
+    boards: list[Leaderboard]
+    rows: list[OverviewRow]
+    ranked: list[bool]
+    """Per board: its all-domains view ranks at least one method (False: baselines only, or nothing)."""
+    methods: int = 0
+    """Methods (reference baselines apart) with a row on some board: more than the rows shown when over
+    :data:`OVERVIEW_ROWS`."""
+
+
+def overview(boards: list[Leaderboard]) -> Overview | None:
+    """Methods × language pairs for the home page; None without a board. A method is what a board row shows as its
+    name (:func:`method_lines`: spec, prompt, condition, temperature), so one method run on several pairs is one
+    row. Every rank, cluster, reference flag and composite is the board's row's own (:class:`MethodRow`, decided by
+    the ledger): nothing is ranked here. A method whose only runs are unranked ones (a subset, another entry set) has
+    no row, as on the boards' tables. Rows: reference baselines last (as on the boards), then by pairs covered (most
+    first), the mean of their best ranks, the name; at most :data:`OVERVIEW_ROWS` of each kind."""
+    if not boards:
+        return None
+    ids: dict[tuple[str, str], int] = {}
+    found: list[dict[str, Any]] = []
+
+    def slot(card) -> dict[str, Any]:
+        key = method_lines(card)
+        if key not in ids:
+            ids[key] = len(found)
+            found.append({"key": key, "class": card.method_class, "rows": [[] for _ in boards],
+                          "unranked": [None] * len(boards)})
+        return found[ids[key]]
+
+    for j, lb in enumerate(boards):
+        for m in lb.views[0].methods:
+            slot(m.rep.lc.card)["rows"][j].append(m)
+        for lc in lb.unranked:
+            s = slot(lc.card)
+            s["unranked"][j] = s["unranked"][j] or lc
+    rows: list[OverviewRow] = []
+    for f in found:
+        cells: list[OverviewCell] = []
+        for ms, lc in zip(f["rows"], f["unranked"]):
+            if ms:
+                m = ms[0]  # the board's order: its best placed row of this method
+                cells.append(OverviewCell("reference" if m.reference else "ranked", "" if m.reference else m.rank,
+                                          ci_text(m.composite, None, 3), run_page(m.rep.lc), len(ms) - 1))
+            elif lc is not None:
+                cells.append(OverviewCell("unranked", target=run_page(lc)))
+            else:
+                cells.append(OverviewCell("absent"))
+        ranks = [ms[0].rank_lo for ms in f["rows"] if ms and not ms[0].reference and ms[0].rank_lo is not None]
+        reference = any(c.kind == "reference" for c in cells) and not any(c.kind == "ranked" for c in cells)
+        rows.append(OverviewRow(f["key"][0], f["key"][1], f["class"], reference, cells,
+                                sum(c.kind in ("ranked", "reference") for c in cells),
+                                sum(ranks) / len(ranks) if ranks else None))
+    rows = [r for r in rows if r.covered]  # a method with no board row anywhere (only unranked runs) is not a row
+    rows.sort(key=lambda r: (r.reference, -r.covered,
+                             float("inf") if r.mean_rank is None else r.mean_rank, r.line1.lower(), r.line2.lower()))
+    ranked = [any(not m.reference for m in lb.views[0].methods) for lb in boards]
+    real, refs = [r for r in rows if not r.reference], [r for r in rows if r.reference]
+    return Overview(boards, real[:OVERVIEW_ROWS] + refs[:OVERVIEW_ROWS], ranked, len(real))
+
+
+__all__ = ["BOARD_COLUMNS", "OVERVIEW_ROWS", "board_table", "ci_text", "fill_values", "overview"]
