@@ -177,15 +177,25 @@ def rate(x: float | None) -> str:
 def usd(x: float | None) -> str:
     """US dollars: 3 decimals from $0.01, up to 6 decimals below; "< $0.000001" for a positive amount below that
     (never "$0." for a cost that is not 0); '$0' for exactly 0; '—' for None, non-finite or negative (a cost is never
-    negative: the schema refuses it)."""
-    if not _finite(x) or x < 0:
+    negative: the schema refuses it). The number is :func:`usd_amount`'s."""
+    amount = usd_amount(x)
+    if not amount:
         return DASH
+    return "< $" + amount[1:] if amount.startswith("<") else "$" + amount
+
+
+def usd_amount(x: float | None) -> str:
+    """The amount :func:`usd` shows, without the dollar sign (a download's number, rounded as the page shows it):
+    ``0.013``, ``0.00042``, ``0``; ``<0.000001`` for a positive amount below the last decimal; "" for None,
+    non-finite or negative."""
+    if not _finite(x) or x < 0:
+        return ""
     if x == 0:
-        return "$0"
+        return "0"
     if x >= 0.01:
-        return f"${x:.3f}"
+        return f"{x:.3f}"
     shown = f"{x:.6f}"
-    return "< $0.000001" if float(shown) == 0 else f"${shown}".rstrip("0")
+    return "<0.000001" if float(shown) == 0 else shown.rstrip("0")
 
 
 def secs(x: float | None) -> str:

@@ -186,6 +186,19 @@ class Leaderboard:
 # Helpers
 
 
+DIGITS: dict[str, int] = {"composite": 3, "chrf": 1, "exact": 3, "fst": 3, "semantic": 3, "bleu": 1, "ter": 1,
+                          "mqm": 2, "rubric": 2, "checkpoints": 1, "cost_adj": 3, "entries_per_s": 1}
+"""Decimals each metric is shown with, on every board cell, chart label and download that rounds it (issue 36 item 5:
+one rounding rule per metric; the board CSV rounds with :func:`metric_text` too). Keys: board column keys, plus
+``entries_per_s`` (a batch engine's throughput)."""
+
+
+def metric_text(key: str, value: float | None) -> str:
+    """``value`` of metric ``key`` (a :data:`DIGITS` key) with its fixed decimals (:func:`mtboard.core.fmt.num`):
+    ``0.570``, ``48.2``; '—' for None or a non-finite value. Raises KeyError for a metric :data:`DIGITS` lacks."""
+    return fmt.num(value, DIGITS[key])
+
+
 NO_API_COST = "no API cost (local)"
 """Cost text of a run whose backend charges nothing per request (a local engine, a local model, a baseline)."""
 NOT_PRICED = "not priced"
@@ -286,7 +299,7 @@ def _judge_text(value: float | None, results: list[EntryResult], kind: str) -> s
     """A judge's value with the number of entries the judge failed on (issue 22): those are excluded from the value
     (issue 15: coverage, judged n of N), so a value over few judged entries must say so."""
     failed = sum(1 for r in results if kind in r.judgements and r.judgements[kind].status == "judge_failed")
-    text = fmt.num(value, 2)
+    text = metric_text("mqm" if kind == "gemba-mqm" else kind, value)
     return f"{text} ({failed} of {len(results)} judge_failed)" if failed else text
 
 
@@ -311,7 +324,8 @@ def _speed(card: RunCard, sub: list[EntryResult], whole: bool) -> Cell:
         return Cell(fmt.secs(med), med)
     if whole and card.scores.entries_per_minute:
         eps = card.scores.entries_per_minute / 60.0
-        return Cell(f"batch: {eps:.1f} entries/s", 1.0 / eps if eps else None)
+        return Cell(f"batch: {metric_text('entries_per_s', eps)} entries/s",
+                    1.0 / eps if eps else None)
     return Cell(fmt.DASH, None)
 
 
@@ -336,21 +350,23 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         fst = semantic = cost_adj = None
     cp_text = fmt.DASH
     if cp is not None and cp.mean is not None:
-        cp_text = f"{cp.mean:.1f}" + (f" ± {cp.spread:.1f}" if cp.spread is not None else "")
+        spread = cp.spread
+        cp_text = metric_text("checkpoints", cp.mean) + (f" ± {metric_text('checkpoints', spread)}"
+                                                         if spread is not None else "")
     mqm, rubric = judged.get("gemba-mqm"), judged.get("rubric")
     dec = declared(lc)
     return {
         "method": Cell(method_name(card), method_name(card).lower(), dec),
-        "composite": Cell(fmt.pm(composite, composite_sd, 3), composite),
-        "composite_ci": Cell(fmt.ci(composite_ci, 3), composite_ci[0] if composite_ci else None),
-        "chrf": Cell(fmt.pm(chrf, chrf_sd, 1), chrf),
-        "chrf_ci": Cell(fmt.ci(chrf_ci), chrf_ci[0] if chrf_ci else None),
-        "fst": Cell(fmt.rate(fst), fst),
-        "exact": Cell(fmt.rate(exact), exact),
-        "semantic": Cell(fmt.rate(semantic), semantic),
+        "composite": Cell(fmt.pm(composite, composite_sd, DIGITS["composite"]), composite),
+        "composite_ci": Cell(fmt.ci(composite_ci, DIGITS["composite"]), composite_ci[0] if composite_ci else None),
+        "chrf": Cell(fmt.pm(chrf, chrf_sd, DIGITS["chrf"]), chrf),
+        "chrf_ci": Cell(fmt.ci(chrf_ci, DIGITS["chrf"]), chrf_ci[0] if chrf_ci else None),
+        "fst": Cell(metric_text("fst", fst), fst),
+        "exact": Cell(metric_text("exact", exact), exact),
+        "semantic": Cell(metric_text("semantic", semantic), semantic),
         "cost": Cell(cost_text(card, cost), cost),
         "speed": _speed(card, sub, domain is None),
-        "cost_adj": Cell(fmt.num(cost_adj, 3), cost_adj),
+        "cost_adj": Cell(metric_text("cost_adj", cost_adj), cost_adj),
         "mclass": Cell(str(card.method_class), str(card.method_class)),
         "model": Cell(mark(card.model_slug), card.model_slug.lower(), dec),
         "qtier": Cell(gated_tier(sc.quality_tier, lc.review)[0] if domain is None else fmt.DASH,

@@ -9,6 +9,7 @@ The rows, their standing and their ranks are the ledger's (:mod:`mtboard.ledger.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from markupsafe import Markup
@@ -18,7 +19,8 @@ from mtboard.core.languages import language_name
 from mtboard.ledger import standing as st
 from mtboard.site import glossary
 from mtboard.ledger.methods import MethodRow
-from mtboard.ledger.tables import NOT_PRICED, Leaderboard, Row, View, method_name, model_page, run_page
+from mtboard.ledger.tables import (DIGITS, NOT_PRICED, Leaderboard, Row, View, method_name, metric_text, model_page,
+                                  run_page)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ def ci_text(value: float | None, ci: tuple[float, float] | None, digits: int, sd
     replicate or reproduction spread as ``(sd 0.004)``. '—' when there is no value."""
     if value is None:
         return fmt.DASH
-    text = f"{value:.{digits}f}"
+    text = fmt.num(value, digits)
     if ci is not None:
         up, down = round(ci[1] - value, digits), round(value - ci[0], digits)
         unit = 10 ** -digits
@@ -118,13 +120,29 @@ def ci_text(value: float | None, ci: tuple[float, float] | None, digits: int, sd
     return text
 
 
+def _latency_shown(seconds: float) -> tuple[str, int]:
+    """(number, power of ten of its unit): three significant digits in seconds; two in milliseconds below 0.01 s."""
+    if seconds < 0.01:
+        return f"{seconds * 1000:.2g}", -3
+    return f"{seconds:.3g}", 0
+
+
 def latency_text(seconds: float | None) -> str:
     """Seconds with three significant digits (``0.283 s``, ``12.4 s``); milliseconds below 0.01 s."""
     if seconds is None:
         return fmt.DASH
-    if seconds < 0.01:
-        return f"{seconds * 1000:.2g} ms"
-    return f"{seconds:.3g} s"
+    number, power = _latency_shown(seconds)
+    return f"{number} {'ms' if power else 's'}"
+
+
+def latency_seconds(seconds: float | None) -> str:
+    """The latency :func:`latency_text` shows, as a plain decimal number of seconds (a download's cell, rounded as
+    the page shows it): ``0.283``, ``12.4``, ``0.0025`` (shown as ``2.5 ms``), ``1230`` (``1.23e+03 s``); "" for
+    None."""
+    if seconds is None:
+        return ""
+    number, power = _latency_shown(seconds)
+    return format(Decimal(number).scaleb(power), "f")
 
 
 def _cell(row: Row, key: str) -> Value:
@@ -142,30 +160,34 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
         "rank": Value(m.rank, m.position or None, m.position or None, m.rank_lo, m.rank_hi),
         "method": Value(method_name(card), method_name(card).lower(), method_name(card)),
         "vtier": Value(m.standing.tier, m.standing.rank_order, m.standing.tier),
-        "composite": Value(ci_text(m.composite, m.composite_ci, 3, m.composite_sd) + _range(m.composite_range, 3),
+        "composite": Value(ci_text(m.composite, m.composite_ci, DIGITS["composite"], m.composite_sd)
+                           + _range(m.composite_range, DIGITS["composite"]),
                            m.composite, m.composite, *(m.composite_ci or (None, None))),
-        "chrf": Value(ci_text(m.chrf, m.chrf_ci, 1, m.chrf_sd) + _range(m.chrf_range, 1), m.chrf, m.chrf,
-                      *(m.chrf_ci or (None, None))),
+        "chrf": Value(ci_text(m.chrf, m.chrf_ci, DIGITS["chrf"], m.chrf_sd) + _range(m.chrf_range, DIGITS["chrf"]),
+                      m.chrf, m.chrf, *(m.chrf_ci or (None, None))),
     }
     cost = m.rep.cells["cost"].sort  # its text is the ledger's (tables.cost_text)
     out["cost"] = Value(m.rep.cells["cost"].text, cost, cost)
     speed = m.rep.cells["speed"]
     lats = [r.latency_s for r in card.results if r.latency_s is not None]
+    out["throughput"] = Value(fmt.DASH, None)  # not a column: a batch engine's entries/s, for the downloads
     if speed.sort is None:
         out["latency"] = Value(fmt.DASH, None)
     elif lats:
         out["latency"] = Value(latency_text(speed.sort), speed.sort, speed.sort)
     else:
         out["latency"] = Value(speed.text.replace("batch: ", "batch "), speed.sort, speed.sort)
+        eps = sc.entries_per_minute / 60.0  # the ledger's (tables._speed): batch text only on the whole view
+        out["throughput"] = Value(metric_text("entries_per_s", eps), eps, eps)
     date = card.timestamp  # the shown card's, like every other value of the row
     out["date"] = Value(date[:10], date, date[:10])
     out["drank"] = (Value(_drank_text(m.drank), -m.drank, m.drank) if m.drank is not None and not whole
                     else Value(fmt.DASH, None))
     for key in ("exact", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier", "model"):
         out[key] = _cell(m.rep, key)
-    out["bleu"] = Value(fmt.num(sc.bleu, 1), sc.bleu, sc.bleu) if whole and sc.bleu is not None else Value(fmt.DASH,
-                                                                                                            None)
-    out["ter"] = Value(fmt.num(sc.ter, 1), sc.ter, sc.ter) if whole and sc.ter is not None else Value(fmt.DASH, None)
+    for key in ("bleu", "ter"):
+        val = getattr(sc, key)
+        out[key] = Value(metric_text(key, val), val, val) if whole and val is not None else Value(fmt.DASH, None)
     tok = card.totals.prompt_tokens + card.totals.completion_tokens
     out["tokens"] = Value(f"{tok:,}", tok, tok) if whole and tok else Value(fmt.DASH, None)
     out["harness"] = Value(card.harness_version, card.harness_version, card.harness_version)
@@ -176,7 +198,7 @@ def _range(bounds: tuple[float, float] | None, digits: int) -> str:
     """`` [cards 0.353–0.405]``: the members' range beside a row's values (issue 31); "" for one card."""
     if bounds is None:
         return ""
-    return f" [cards {bounds[0]:.{digits}f}\u2013{bounds[1]:.{digits}f}]"
+    return f" [cards {fmt.num(bounds[0], digits)}\u2013{fmt.num(bounds[1], digits)}]"
 
 
 def _drank_text(d: int) -> str:
