@@ -69,28 +69,64 @@ def test_same_fingerprint_is_one_row_reproduced_x2(reproduced):
     assert (row["rank_lo"], row["rank_hi"]) == (acme["rank_lo"], acme["rank_hi"]) == (2, 3)
 
 
-def test_csv_download_header_and_formula_prefix(reproduced):
+def test_csv_download_has_the_tables_columns_rounded_as_shown(reproduced):
+    """Issue 36 item 5: the view's columns (an optional one only with a value in some row), in the table's order,
+    each number rounded as the table shows it; the JSON beside it keeps full precision."""
     root, cards, _ = reproduced
     raw = (root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.csv").read_bytes()
     assert raw.count(b"\r\n") == 7  # RFC 4180 line ends: header + 6 methods
     text = raw.decode("utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) == 6
-    head = list(rows[0])
-    for key in ("rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "composite",
-                "composite_lo", "composite_hi", "chrf", "chrf_lo", "chrf_hi", "cost_per_segment_usd", "cost_source",
-                "latency_median_s", "verification_tier", "n_cards", "card_ids", "first_run", "last_run"):
-        assert key in head
+    assert list(rows[0]) == [
+        "rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "reference", "composite",
+        "composite_lo", "composite_hi", "composite_cards_min", "composite_cards_max", "verification_tier", "chrf",
+        "chrf_lo", "chrf_hi", "chrf_cards_min", "chrf_cards_max", "cost_per_segment_usd", "cost_source",
+        "latency_median_s", "run_date", "exact", "semantic", "bleu", "ter", "cost_adj", "quality_tier", "tokens",
+        "n_cards", "card_ids", "first_run", "last_run"]  # no fst, judge or harness column: the table shows none
+    assert all(any(r[k] for r in rows) for k in rows[0])  # no column empty in every row
     ap = next(r for r in rows if r["model"] == "apertium/eng-spa")
-    assert float(ap["composite"]) == cards["apertium"].scores.composite  # full precision (repr)
-    assert ap["rank_lo"] == ap["rank_hi"] == "1"
-    lo, hi = cards["apertium"].scores.chrf_ci95
-    assert (float(ap["chrf_lo"]), float(ap["chrf_hi"])) == (lo, hi)
-    assert ap["cost_per_segment_usd"] == "0.0" and ap["cost_source"] == "declared"
-    assert next(r for r in rows if r["model"] == "baseline/echo")["rank_lo"] == ""  # unranked: empty, not 0
+    sc = cards["apertium"].scores
+    assert (ap["composite"], sc.composite) == ("0.794", 0.793614)  # rounded as the table shows it
+    assert ap["rank_lo"] == ap["rank_hi"] == "1" and ap["reference"] == "false"
+    assert (ap["chrf_lo"], ap["chrf_hi"]) == tuple(f"{x:.1f}" for x in sc.chrf_ci95)
+    assert (ap["exact"], ap["bleu"], ap["latency_median_s"]) == ("0.417", "64.0", "0.055")
+    assert ap["cost_per_segment_usd"] == "0" and ap["cost_source"] == "declared"
+    assert ap["run_date"] == "2026-11-28" and ap["first_run"] == "2026-11-28T14:00:00Z"
+    acme = next(r for r in rows if r["model"] == "acme/translate-pro")
+    assert acme["cost_per_segment_usd"] == "0.0021" and acme["tokens"] == "12000"  # fmt.usd's digits, no "$"
+    gemma = next(r for r in rows if r["n_cards"] == "2")
+    assert gemma["composite_cards_min"] == gemma["composite_cards_max"] == gemma["composite"]
+    assert gemma["card_ids"].count(";") == 1 and gemma["cost_per_segment_usd"] == gemma["cost_source"] == ""
+    echo = next(r for r in rows if r["model"] == "baseline/echo")
+    assert echo["rank_lo"] == "" and echo["reference"] == "true"  # unranked: empty, not 0
+    page = (root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.md").read_text(encoding="utf-8")
+    assert f'<td class="c-composite" data-v="{sc.composite:.7g}">0.794 +0.103/\u22120.114</td>' in page
+    full = json.loads((root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.json").read_text(encoding="utf-8"))
+    row = next(r for r in full["rows"] if r["model"] == "apertium/eng-spa")
+    assert row["composite"] == sc.composite and (row["chrf_lo"], row["chrf_hi"]) == tuple(sc.chrf_ci95)
+    assert row["run_date"] == "2026-11-28T14:00:00Z" and row["fst"] is None and set(rows[0]) <= set(row)
+    assert {c["key"]: c["fields"] for c in full["columns"]}["latency"] == ["latency_median_s", "entries_per_s"]
+    legal = list(csv.DictReader(io.StringIO((root / "docs" / "leaderboards" / "toy-en-es-v1.0.0-legal.csv")
+                                            .read_text(encoding="utf-8"))))
+    assert "delta_rank" in legal[0] and "bleu" not in legal[0]  # a domain view: Δrank, no corpus BLEU
+
+
+def test_csv_cells_are_formula_safe_and_every_number_has_its_rounding_rule():
     assert boardpages.csv_safe("=HYPERLINK(1)") == "'=HYPERLINK(1)"
     assert boardpages.csv_safe("-1+1") == "'-1+1" and boardpages.csv_safe("@x") == "'@x"
     assert boardpages.csv_safe(-1.5) == -1.5 and boardpages.csv_safe(None) == ""
+    assert boardpages.csv_cell("method_label", "+cmd|' /C calc'!A0") == "'+cmd|' /C calc'!A0"
+    assert boardpages.csv_cell("composite", 0.5347) == "0.535" and boardpages.csv_cell("chrf_hi", 53.48289) == "53.5"
+    assert boardpages.csv_cell("mqm", 1.23456) == "1.23" and boardpages.csv_cell("delta_rank", -2) == "-2"
+    assert boardpages.csv_cell("cost_per_segment_usd", 0.000123456) == "0.000123"
+    assert boardpages.csv_cell("latency_median_s", 0.00234) == "0.0023"  # shown as 2.3 ms
+    assert boardpages.csv_cell("latency_median_s", 1234.5) == "1230"  # shown as 1.23e+03 s
+    assert boardpages.csv_cell("reference", True) == "true" and boardpages.csv_cell("rank_lo", None) == ""
+    with pytest.raises(ValueError, match="no formatter"):
+        boardpages.csv_cell("mystery", 0.5)  # a number without its metric's rule is refused, never repr-ed
+    for field in boardpages.CSV_NUMBER:  # every formatted field is a CSV field of some column
+        assert any(field in fields for fields in boardpages.CSV_GROUPS.values())
 
 
 def test_site_wide_data_and_schema(reproduced):

@@ -10,7 +10,9 @@ import gzip
 import io
 import json
 import math
+import re
 import statistics
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -463,3 +465,50 @@ def test_the_entry_filter_offers_every_outcome_flag_and_semantic_verdict(committ
         want = [] if failed(r) else (["meaning-mismatch"] if r.semantic_verdict == "MISMATCH" else []) + (
             ["hallucination"] if r.hallucination_detected else [])
         assert tags[r.entry_id] == want, r.entry_id
+
+
+def _table_cells(board_md: str) -> dict[str, dict[str, str]]:
+    """method id (``data-method``) → column key → the cell's visible text, of a board page's main table."""
+    table = board_md[board_md.index('<table class="mtb-board-table"'):]
+    table = table[:table.index("</tbody></table></div>")]
+    out = {}
+    for chunk in table.split('<tr data-row="')[1:]:
+        key = re.search(r'data-method="([0-9a-f]+)"', chunk).group(1)
+        cells = re.findall(r'<td class="c-([a-z_]+)" data-v="[^"]*"[^>]*>(.*?)</td>', chunk, re.S)
+        out[key] = {k: re.sub(r"<[^>]+>", "", v).replace("\u1d48", "").strip() for k, v in cells}
+    return out
+
+
+def test_board_csv_has_the_view_columns_rounded_as_shown(docs):
+    """Issue 36 item 5 on the committed EN→ES board: the CSV's header, every number the table shows equal to the
+    table's text, the JSON beside it at full precision."""
+    text = (docs / "leaderboards" / f"{BOARD}.csv").read_bytes().decode("utf-8")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert text.split("\r\n", 1)[0] == (
+        "rank_lo,rank_hi,method_id,method_label,model,method_class,reference,composite,composite_lo,composite_hi,"
+        "verification_tier,chrf,chrf_lo,chrf_hi,cost_per_segment_usd,cost_source,latency_median_s,entries_per_s,"
+        "run_date,exact,fst,semantic,bleu,ter,cost_adj,quality_tier,tokens,n_cards,card_ids,first_run,last_run")
+    assert all(any(r[k] for r in rows) for k in rows[0])  # no column empty in every row
+    table = _table_cells((docs / "leaderboards" / f"{BOARD}.md").read_text(encoding="utf-8"))
+    assert rows[0]["rank_lo"] == "1" and rows[0]["card_ids"] == APERTIUM
+    assert rows[0]["composite"] == table[rows[0]["method_id"]]["composite"].split()[0] == "0.570"
+    checked = 0
+    for r in rows:
+        cells = table[r["method_id"]]
+        for key in ("composite", "chrf", "exact", "fst", "semantic", "bleu", "ter", "cost_adj"):
+            assert r[key] == cells[key].split()[0], (r["method_id"], key)
+            checked += 1
+        lat = cells["latency"].split()  # "0.638 s", "0.00018 ms", "batch 392.3 entries/s"
+        if r["entries_per_s"]:
+            assert lat[:2] == ["batch", r["entries_per_s"]] and r["latency_median_s"] == ""
+        else:
+            assert Decimal(lat[0]).scaleb(-3 if lat[1] == "ms" else 0) == Decimal(r["latency_median_s"])
+        assert r["run_date"] == cells["date"] and r["quality_tier"] == cells["qtier"]
+    assert checked == 8 * len(rows) == 40
+    full = {r["method_id"]: r for r in json.loads((docs / "leaderboards" / f"{BOARD}.json")
+                                                  .read_text(encoding="utf-8"))["rows"]}
+    for r in (r for r in rows if r["rank_lo"]):  # the JSON keeps more digits than the CSV, and rounds to it
+        for key in ("chrf", "chrf_lo", "bleu", "exact"):
+            exact = full[r["method_id"]][key]
+            assert f"{exact:.{len(r[key].split('.')[1])}f}" == r[key] and len(repr(exact)) > len(r[key]), key
+    assert full[rows[0]["method_id"]]["composite"] == _card(APERTIUM).scores.composite != float(rows[0]["composite"])

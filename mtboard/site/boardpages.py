@@ -36,6 +36,7 @@ from mtboard.ledger.history import snapshot_name
 from mtboard.ledger.load import Inputs
 from mtboard.core.names import mark
 from mtboard.site.render import _env, rel_link, rel_md
+from mtboard.ledger import tables as tb
 from mtboard.ledger.tables import Leaderboard, View, method_name, run_page
 
 BOARD_SCHEMA = "mtboard.board/1"
@@ -170,7 +171,12 @@ METRIC_KEYS = ("composite", "chrf", "exact", "fst", "semantic", "bleu", "ter", "
 
 
 def board_rows(view: View) -> list[dict[str, Any]]:
-    """One dict per method row of a view, keys as the CSV header (design §3.7), full precision."""
+    """One dict per method row of a view (design §3.7), in the table's order, every key always present: the JSON
+    download's rows, at full precision (floats as computed; None = missing). Keys: :data:`CSV_GROUPS`' fields (the
+    CSV's columns) plus ``composite_sd``/``chrf_sd`` spreads, ``verification_label``, ``declared``,
+    ``reproduction``, ``reproductions_agree``, ``quality_tier_automated`` and ``run_page``. ``run_date`` is the shown
+    card's full timestamp (the CSV and the table show its date); ``latency_median_s`` is None for a batch engine,
+    whose throughput is ``entries_per_s``."""
     out = []
     for m in view.methods:
         card = m.rep.lc.card
@@ -184,9 +190,14 @@ def board_rows(view: View) -> list[dict[str, Any]]:
             row[f"{key}_lo"], row[f"{key}_hi"] = val.lo, val.hi
         row["composite_sd"], row["chrf_sd"] = m.composite_sd, m.chrf_sd
         row["composite_cards_min"], row["composite_cards_max"] = m.composite_range or (None, None)
+        row["chrf_cards_min"], row["chrf_cards_max"] = m.chrf_range or (None, None)
         row["cost_per_segment_usd"] = v["cost"].raw
         row["cost_source"] = "declared" if v["cost"].raw is not None else None
-        row["latency_median_s"] = v["latency"].raw if isinstance(v["latency"].raw, (int, float)) else None
+        batch = v["throughput"].raw
+        lat = v["latency"].raw
+        row["latency_median_s"] = lat if batch is None and isinstance(lat, (int, float)) else None
+        row["entries_per_s"] = batch
+        row["run_date"] = card.timestamp
         row["delta_rank"] = m.drank
         standing = m.standing
         row["verification_tier"] = standing.tier
@@ -194,6 +205,10 @@ def board_rows(view: View) -> list[dict[str, Any]]:
         row["declared"] = standing.declared
         row["reproduction"] = standing.reproduction.text
         row["reproductions_agree"] = standing.reproduction.agree
+        row["quality_tier"] = v["qtier"].text if v["qtier"].sort is not None else None
+        row["quality_tier_automated"] = v["qtier"].raw
+        row["tokens"] = v["tokens"].raw
+        row["harness_version"] = card.harness_version
         row["n_cards"] = len(m.members)
         row["card_ids"] = ";".join(r.lc.page_id for r in m.members)
         dates = sorted(r.lc.card.timestamp for r in m.members)
@@ -203,19 +218,97 @@ def board_rows(view: View) -> list[dict[str, Any]]:
     return out
 
 
+def _bounds(key: str) -> list[str]:
+    return [key, f"{key}_lo", f"{key}_hi"]
+
+
+CSV_GROUPS: dict[str, list[str]] = {
+    "rank": ["rank_lo", "rank_hi"],
+    "method": ["method_id", "method_label", "model", "method_class", "reference"],
+    "composite": _bounds("composite") + ["composite_sd", "composite_cards_min", "composite_cards_max"],
+    "vtier": ["verification_tier"],
+    "drank": ["delta_rank"],
+    "chrf": _bounds("chrf") + ["chrf_sd", "chrf_cards_min", "chrf_cards_max"],
+    "cost": ["cost_per_segment_usd", "cost_source"],
+    "latency": ["latency_median_s", "entries_per_s"],
+    "date": ["run_date"],
+    **{key: _bounds(key) for key in METRIC_KEYS if key not in ("composite", "chrf")},
+    "qtier": ["quality_tier"],
+    "model": ["model"],  # the slug is an identifier: in the CSV beside the method, always (the first place wins)
+    "tokens": ["tokens"],
+    "harness": ["harness_version"],
+}
+"""Board column key (:data:`mtboard.site.boards.BOARD_COLUMNS`) → the CSV fields that hold its cell (issue 36 item 5:
+the CSV has the view table's columns, in its order; a value's CI bounds and spreads beside it). Then
+:data:`CSV_TAIL`."""
+CSV_TAIL = ["n_cards", "card_ids", "first_run", "last_run"]
+CSV_CORE = frozenset(["rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "composite",
+                      "composite_lo", "composite_hi", "chrf", "chrf_lo", "chrf_hi", "cost_per_segment_usd",
+                      "cost_source", "latency_median_s", "verification_tier", *CSV_TAIL])
+"""CSV fields present on every view (design §3.7), even when empty in every row; any other field is left out when
+the view's table does not show its column or no row has a value for it."""
+
+
+def _metric_field(key: str):
+    return lambda x: tb.metric_text(key, x)
+
+
+CSV_NUMBER = {
+    **{f: _metric_field(key) for key in METRIC_KEYS for f in CSV_GROUPS[key]},
+    "entries_per_s": _metric_field("entries_per_s"),
+    "cost_per_segment_usd": fmt.usd_amount,
+    "latency_median_s": bd.latency_seconds,
+    "run_date": lambda t: str(csv_safe(t[:10])),  # the Date column: the shown run's date
+}
+"""CSV field → the formatter of its cell: the one the board table rounds that value with (one rounding rule per
+metric: :func:`mtboard.ledger.tables.metric_text`, :func:`mtboard.core.fmt.usd_amount`,
+:func:`mtboard.site.boards.latency_seconds`)."""
+
+
+def csv_fields(view: View, rows: list[dict[str, Any]] | None = None) -> list[str]:
+    """The CSV header of a view: the fields (:data:`CSV_GROUPS`) of the columns its table shows
+    (:func:`mtboard.site.boards.visible_columns`), in the table's order, then :data:`CSV_TAIL`; a field outside
+    :data:`CSV_CORE` only when some row has a value for it (``False`` counts as none). ``rows``: the view's
+    :func:`board_rows` (computed when None)."""
+    rows = board_rows(view) if rows is None else rows
+    shown = {c.key for c in bd.visible_columns(view)}
+    ordered = list(dict.fromkeys([f for c in bd.BOARD_COLUMNS for f in CSV_GROUPS[c.key]
+                                  if c.key in shown or f in CSV_CORE] + CSV_TAIL))
+    return [f for f in ordered if f in CSV_CORE or any(r[f] is not None and r[f] != "" and r[f] is not False
+                                                        for r in rows)]
+
+
+def csv_cell(field: str, value: Any) -> str:
+    """One CSV cell: "" for None; a number through its field's :data:`CSV_NUMBER` formatter (as the table rounds
+    it); ``true``/``false``; other text through :func:`csv_safe`. Raises ValueError for a float of a field without a
+    formatter (every shown number is rounded by its metric's rule, never ``repr``)."""
+    if value is None:
+        return ""
+    if field in CSV_NUMBER:
+        return CSV_NUMBER[field](value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        raise ValueError(f"CSV field {field!r} has no formatter for its number {value!r}")
+    return str(csv_safe(value))
+
+
 def board_csv(view: View) -> str:
-    """RFC 4180 CSV (CRLF line ends, header row), UTF-8; empty cell = missing. The model slug is
+    """The view's CSV download (issue 36 item 5): header :func:`csv_fields`, one record per method row, each cell
+    :func:`csv_cell` (rounded as the table shows it; full precision is the JSON's). RFC 4180 (the csv module, CRLF
+    line ends), UTF-8; empty cell = missing; "" for a view with no rows. The model slug is
     :func:`mtboard.core.names.mark`-ed like the method label (a spreadsheet would apply a bidirectional control); the
     JSON download keeps it exact, with such characters as ``\\u`` escapes (:func:`mtboard.site.build.visible`)."""
     rows = board_rows(view)
-    buf = io.StringIO()
     if not rows:
         return ""
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\r\n")
-    w.writeheader()
+    fields = csv_fields(view, rows)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow(fields)
     for r in rows:
         r["model"] = mark(r["model"])
-        w.writerow({k: repr(x) if isinstance(x, float) else csv_safe(x) for k, x in r.items()})
+        w.writerow([csv_cell(f, r[f]) for f in fields])
     return buf.getvalue()
 
 
@@ -237,13 +330,15 @@ def methodology_version(boards: list[Leaderboard]) -> str:
 
 def board_json(lb: Leaderboard, view: View, build: str, mversion: str) -> str:
     """The JSON envelope of design §3.7 (schema ``data/schema/board-1.json``), written with
-    :func:`mtboard.ledger.document.layered` at depth 2: the envelope indented, each row and column on one line."""
+    :func:`mtboard.ledger.document.layered` at depth 2: the envelope indented, each row and column on one line.
+    Every column of the board (shown on this view or not) names its row ``fields``; every row holds every field of
+    :func:`board_rows` at full precision (the CSV beside it has the view's columns, rounded as shown)."""
     env = {"schema": BOARD_SCHEMA, "build": build, "methodology_version": mversion,
            "dataset": {"id": lb.dataset_id, "version": lb.version, "sha256": lb.sha256, "pair": lb.language_pair,
                        "n_segments": view.n_entries, "domain": view.domain},
            "signatures": _signatures(lb),
            "columns": [{"key": c.key, "label": c.label, "unit": c.unit, "lower_is_better": c.lower_is_better,
-                        "source": c.source} for c in bd.BOARD_COLUMNS],
+                        "source": c.source, "fields": CSV_GROUPS[c.key]} for c in bd.BOARD_COLUMNS],
            "rows": board_rows(view)}
     return layered(env, 2) + "\n"  # one row, one column per line (issue 35: ~35 % smaller than indent=1)
 
@@ -256,7 +351,9 @@ BOARD_JSON_SCHEMA = {
         "dataset": {"type": "object", "required": ["id", "version", "sha256", "pair", "n_segments"]},
         "signatures": {"type": "object"},
         "columns": {"type": "array", "items": {"type": "object", "required": ["key", "label", "lower_is_better",
-                                                                              "source"]}},
+                                                                              "source"],
+                                               "properties": {"fields": {"type": "array",
+                                                                         "items": {"type": "string"}}}}},
         "rows": {"type": "array", "items": {"type": "object", "required": [
             "rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "composite", "composite_lo",
             "composite_hi", "chrf", "chrf_lo", "chrf_hi", "cost_per_segment_usd", "cost_source",

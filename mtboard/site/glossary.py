@@ -65,6 +65,8 @@ SECTIONS: tuple[Section, ...] = (
             "cannot separate share a rank range such as 1–2."),
     Section("board-pages", _R, "board-pages", "Board pages", "Long boards continue on further pages; ranks stay "
             "the whole board's."),
+    Section("downloads", _R, "downloads", "Downloads", "Each view's CSV has the table's columns rounded as shown; "
+            "the JSON beside it keeps full precision."),
     Section("quality-tiers", _R, "quality-tiers", "Quality tiers", "Provisional labels on the composite, not "
             "quality guarantees."),
     Section("tiers", _V, "verification-tiers", "Verification tiers", "Self-benchmarked, maintainer re-run, GDS "
