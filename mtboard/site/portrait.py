@@ -167,7 +167,8 @@ def _domain_rows(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, 
 
 def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]:
     """Every development entry of the run with a field median (``lb.field_entry_median``): its sentence chrF++
-    (:func:`mtboard.ledger.tables.sentence_chrf`, failures 0) beside that median, and the texts."""
+    (:func:`mtboard.ledger.tables.sentence_chrf`, failures 0) beside that median, and the texts with their
+    dataset's id and version (the page names its licence)."""
     out = []
     for r in lc.card.results:
         if r.segment != "development" or r.entry_id not in lb.field_entry_median:
@@ -175,6 +176,7 @@ def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]
         med = lb.field_entry_median[r.entry_id]
         mine_s = sentence_chrf(r)
         out.append({"run": label, "href": run_page(lc), "id": r.entry_id, "source": r.source,
+                    "dataset": lb.dataset_id, "version": lb.version,
                     "reference": r.expected, "output": r.predicted, "chrf": mine_s, "field": med,
                     "delta": mine_s - med, "outcome": r.checks.outcome.value,
                     "domain": r.domain.value if r.domain else None})

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from mtboard.review import community as reviews
 from mtboard.score import stats
 from mtboard.core.schema import MethodRecord, RunCard
-from mtboard.site import charts, compare, glossary, items, portrait, rundata, runpage
+from mtboard.site import charts, compare, glossary, items, licences, portrait, rundata, runpage
 from mtboard.ledger import tables
 from mtboard.core import fmt
 from mtboard.site.judges import build_judges_page
@@ -38,7 +38,8 @@ def _env() -> Environment:
                        method_name=tables.method_name, run_page=tables.run_page, cost_text=tables.cost_text,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
                        card_composite=card_composite,
-                       columns=COLUMNS, vtiers=glossary.TIER_TERMS)
+                       columns=COLUMNS, vtiers=glossary.TIER_TERMS, licence_anchor=licences.anchor,
+                       licence_of=lambda dataset_id, version: None)  # render_pages binds the build's corpora
     return env
 
 
@@ -109,6 +110,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     each run's data file (:mod:`mtboard.site.rundata`, issue 35 item 1). ``repository``: owner/name the run pages
     link each card's file in (:func:`mtboard.site.rundata.card_link`; None: the path as text)."""
     env = _env()
+    index = licences.licence_index(inputs)
+    env.globals["licence_of"] = lambda dataset_id, version: licences.licence_of(index, dataset_id, version)
     data = {} if data is None else data
     data.update(rundata.corpus_files(inputs, boards))
     pages: dict[str, str] = {}
@@ -131,7 +134,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
         svgs = [(c["run"], charts.domain_bars(c["bars"], f"{p.slug}: {c['run']}")) for c in p.charts]
         lines = summary.get(p.slug, [])
         render(p.page, "portrait.md.j2", title=fmt.safe_title(f"Portrait {p.slug}"), p=p, charts=svgs,
-               lines=lines, groups=portrait.groups(lines))
+               lines=lines, groups=portrait.groups(lines),
+               text_datasets=sorted({(x["dataset"], x["version"]) for x in p.losses}))
     render("models/index.md", "models_index.md.j2", portraits=portraits)
     closest = tables.closest_runs(boards)
     compare_next, compare_boards = _render_compare(boards, closest, render, pages)
@@ -233,8 +237,8 @@ def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
     """Explicit MkDocs nav, shown as tabs on every page (``navigation.tabs``; the drawer on a phone), grouped as a
     visitor looks for things (issue 36 item 3): Home; Leaderboards (one entry per board, titles made safe: MkDocs does
     not escape; the official boards, ``{title: page}`` items of :mod:`mtboard.site.officialpages`, and the sweeps,
-    when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary);
-    Contribute. A section's tab opens its first page."""
+    when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary,
+    licences); Contribute (:mod:`mtboard.site.infopages`). A section's tab opens its first page."""
     boards_section: list[dict[str, Any]] = [{fmt.safe_title(lb.title): lb.page} for lb in boards]
     if official:
         boards_section.append({"Official": official})
@@ -250,7 +254,8 @@ def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
         {"Changes": [{"Changes": "changes.md"}, {"History": "history.md"}]},
         {"Methodology": [{"Overview": "methodology.md"},
                          *({title: page} for page, title in glossary.METHODOLOGY_PAGES.items()),
-                         {"Judges": "judges.md"}, {"Glossary": "glossary.md"}]},
+                         {"Judges": "judges.md"}, {"Glossary": "glossary.md"}, {"Licences": "licences.md"}]},
+        {"Contribute": "contribute.md"},
     ]
 
 
