@@ -112,7 +112,9 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
             f"`{b.dataset_id}` {b.dataset_version}, SHA-256 `{b.sha256[:12]}…`), ranked by composite; ranks are "
             "clusters from a paired bootstrap of the composite, as on the development boards"
             + (f" (smallest detectable difference {b.mdd:.3f})" if b.mdd is not None else "") + "."
-            + (f" {len(b.unranked)} unattested re-run(s) are listed below them, not ranked." if b.unranked else ""),
+            + (f" {len(b.unranked)} unattested re-run(s) are listed below them, not ranked." if b.unranked else "")
+            + f' <a class="mtb-contribute" href="{rel_link(here, "contribute.md")}">Add your method</a> (its '
+            "development card first).",
             "", GAP_NOTE, "", _table(b, dev, here), ""])
         pages[here] = text
     return pages
