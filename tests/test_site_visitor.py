@@ -192,7 +192,8 @@ def test_axe_no_serious_or_critical_violations(site, browser, scheme):
     axe = axe_mod.Axe()
     ctx, pg = _page(browser, color_scheme=scheme)
     found = {}
-    for path in ("index.html", BOARD, LEGAL, "methodology.html", "changes.html", "runs/deadbeef.html"):
+    for path in ("index.html", BOARD, LEGAL, "methodology.html", "changes.html", "runs/deadbeef.html", "contribute.html",
+                 "licences.html"):
         pg.goto(site + path)
         if path == BOARD:
             assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == (
