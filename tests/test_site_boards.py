@@ -193,3 +193,17 @@ def test_methodology_and_changes_pages(reproduced):
     assert 'href="../methodology/composite.html#composite"' in board  # header help links to the section
     assert "# EN&#8594;ES leaderboard" in board or "# EN→ES leaderboard" in board
     assert "English → Spanish" in board  # language names are searchable text
+
+
+def test_cost_of_segments_uses_the_boards_dollar_rule():
+    """issue 36 item 5: the figure the page starts with (N = 10,000), as fmt.usd writes dollars; nothing for a cost
+    that is missing, zero or negative."""
+    from mtboard.site import boards as bd
+
+    assert bd.cost_of_segments(0.0021) == "$21.000"  # 21.000000000000004 in binary
+    assert bd.cost_of_segments(0.0021, 3) == "$0.0063"
+    assert bd.cost_of_segments(1e-11) == "< $0.000001"  # 1e-7: positive, below the last decimal
+    assert bd.cost_of_segments(None) == bd.cost_of_segments(0.0) == bd.cost_of_segments(-1.0) == ""
+    assert str(bd.cost_n_html(0.0021)) == ('<span class="mtb-costn" data-usd="0.0021">$21.000 for '
+                                           '<span class="mtb-costn-n">10,000</span> segments</span>')
+    assert str(bd.cost_n_html(0.0)) == ""

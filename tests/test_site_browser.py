@@ -131,3 +131,31 @@ def test_hostile_card_renders_as_text(served, page, tmp_path):
     page.fill(".md-search__input", "script alert")
     page.wait_for_timeout(1500)
     assert page.events == [], page.events
+
+
+def test_cost_of_n_segments_on_the_board_and_the_run_page(served, page):
+    """issue 36 item 5: the declared cost per segment times the visitor's N, computed in the page with the rule the
+    board uses for dollars (mtboard.core.fmt.usd); N in the URL; runs without a positive declared cost show none."""
+    base, cards, root = served
+    page.goto(f"{base}/leaderboards/toy-en-es-v1.0.0.html")
+    row = page.locator("#lb-main tbody tr", has_text="acme/translate-pro")
+    assert row.locator(".mtb-costn").text_content() == "$21.000 for 10,000 segments"  # 0.0021 × 10,000
+    # the two priced rows (the API one and the hostile card at $0.0005); $0, local and unpriced rows have none
+    assert page.locator("#lb-main .mtb-costn").count() == 2
+    box = page.locator("input.mtb-costn-input")
+    box.fill("500")
+    assert row.locator(".mtb-costn").text_content() == "$1.050 for 500 segments"
+    assert "segments=500" in page.url
+    page.goto(page.url)  # the URL keeps N
+    assert row.locator(".mtb-costn").text_content() == "$1.050 for 500 segments"
+    box.fill("3")
+    assert row.locator(".mtb-costn").text_content() == "$0.0063 for 3 segments"  # below a cent: 6 decimals
+    box.fill("0")  # not a number of segments: the figures stay as they were
+    assert row.locator(".mtb-costn").text_content() == "$0.0063 for 3 segments"
+    page.goto(f"{base}/leaderboards/toy-en-es-v1.0.0.html")
+    run = row.locator("th.c-method a").first.get_attribute("href")
+    page.goto(f"{base}/leaderboards/{run}")
+    assert page.locator(".mtb-costn").text_content() == "$21.000 for 10,000 segments"
+    page.locator("input.mtb-costn-input").fill("1000000")
+    assert page.locator(".mtb-costn").text_content() == "$2100.000 for 1,000,000 segments"
+    assert [e for e in page.events if e[0] != "console" or "404" not in e[1]] == []

@@ -76,6 +76,36 @@ BOARD_COLUMNS: list[BoardColumn] = [
     BoardColumn("harness", "Harness", "", None, "recomputed", "mtboard harness version", "tiers"),
 ]
 COLUMN_BY_KEY = {c.key: c for c in BOARD_COLUMNS}
+
+COST_SEGMENTS = 10_000
+"""The number of segments the "cost of N segments" figures are computed for before the visitor changes it (issue 36
+item 5; the board's and the run page's control, ``site/assets/board.js`` recomputes them in the page)."""
+
+
+def cost_of_segments(per_segment: float | None, n: int = COST_SEGMENTS) -> str:
+    """The declared cost of ``n`` segments (``per_segment`` × ``n``, US dollars) as :func:`mtboard.core.fmt.usd`
+    shows it; "" when there is no positive declared cost (a local run, not priced, or $0: nothing to multiply).
+    ``site/assets/board.js`` (``usd``) writes the same text when the visitor changes ``n``."""
+    if per_segment is None or not per_segment > 0:
+        return ""
+    return fmt.usd(per_segment * n)
+
+
+def cost_n_html(per_segment: float | None) -> Markup:
+    """``<span class="mtb-costn" data-usd="…">$12.000 for 10,000 segments</span>`` (:func:`cost_of_segments` at
+    :data:`COST_SEGMENTS`), the span the page's control updates; empty Markup without a positive declared cost."""
+    text = cost_of_segments(per_segment)
+    if not text:
+        return Markup("")
+    return Markup('<span class="mtb-costn" data-usd="{}">{} for <span class="mtb-costn-n">{:,}</span> segments'
+                  '</span>').format(repr(float(per_segment)), text, COST_SEGMENTS)
+
+
+COST_N_CONTROL = Markup(
+    f'<label class="mtb-costn-ctl">Cost of <input type="number" class="mtb-costn-input" min="1" max="1000000000" '
+    f'step="1" value="{COST_SEGMENTS}" inputmode="numeric"> segments (declared prices; needs JavaScript to '
+    f'change)</label>')
+"""The visitor's N for every :func:`cost_n_html` figure on the page."""
 OPTIONAL_KEYS = [c.key for c in BOARD_COLUMNS if not c.core]
 
 
@@ -329,6 +359,8 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:
         body = _provenance(v.text, col.source)
+    if col.key == "cost" and isinstance(v.raw, float) and v.raw > 0:
+        body += f'<br>{cost_n_html(v.raw)}'
     if col.key == "vtier":
         return f'<td class="{cls}" data-v="{_e(sort)}" data-standing="{_e(m.standing.tier)}">{body}</td>'
     return f'<td class="{cls}" data-v="{_e(sort)}">{body}</td>'
@@ -359,6 +391,9 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
     # item 6; CSS only, hidden on wider screens)
     out.append('<label class="mtb-allcols"><input type="checkbox" class="mtb-allcols-input"> Show every column '
                '(scrolls sideways)</label>')
+    if any(isinstance(m.values["cost"].raw, float) and m.values["cost"].raw > 0
+           for m in (view.methods if rows is None else rows)):
+        out.append(str(COST_N_CONTROL))
     out.append(f'<div class="mtb-region" role="region" aria-labelledby="{table_id}-cap" tabindex="0">')
     out.append(f'<table class="mtb-board-table" id="{_e(table_id)}"><caption id="{table_id}-cap">{_e(caption)}'
                f'</caption><thead><tr>')
@@ -501,4 +536,4 @@ def overview(boards: list[Leaderboard]) -> Overview | None:
     return Overview(boards, real[:OVERVIEW_ROWS] + refs[:OVERVIEW_ROWS], ranked, len(real))
 
 
-__all__ = ["BOARD_COLUMNS", "OVERVIEW_ROWS", "board_table", "ci_text", "fill_values", "overview"]
+__all__ = ["BOARD_COLUMNS", "OVERVIEW_ROWS", "COST_SEGMENTS", "COST_N_CONTROL", "cost_of_segments", "cost_n_html", "board_table", "ci_text", "fill_values", "overview"]

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from mtboard.review import community as reviews
 from mtboard.score import stats
 from mtboard.core.schema import MethodRecord, RunCard
-from mtboard.site import charts, compare, glossary, items, licences, portrait, rundata, runpage
+from mtboard.site import boards, charts, compare, glossary, items, licences, portrait, rundata, runpage
 from mtboard.ledger import tables
 from mtboard.core import fmt
 from mtboard.site.judges import build_judges_page
@@ -38,7 +38,8 @@ def _env() -> Environment:
                        method_name=tables.method_name, run_page=tables.run_page, cost_text=tables.cost_text,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
                        card_composite=card_composite,
-                       columns=COLUMNS, vtiers=glossary.TIER_TERMS, licence_anchor=licences.anchor,
+                       columns=COLUMNS, vtiers=glossary.TIER_TERMS, cost_n_html=boards.cost_n_html,
+                       cost_n_control=boards.COST_N_CONTROL, licence_anchor=licences.anchor,
                        licence_of=lambda dataset_id, version: None)  # render_pages binds the build's corpora
     return env
 

@@ -84,7 +84,41 @@
     });
   }
 
+  // "Cost of N segments" (issue 36 item 5): Python writes every figure for its default N; the visitor's N
+  // recomputes them here with the same rule as mtboard.core.fmt.usd, and ?segments= keeps it.
+  function usd(x) {
+    if (!isFinite(x) || x < 0) return "\u2014";
+    if (x === 0) return "$0";
+    if (x >= 0.01) return "$" + x.toFixed(3);
+    var s = x.toFixed(6);
+    return parseFloat(s) === 0 ? "< $0.000001" : "$" + s.replace(/0+$/, "");
+  }
+
+  function setupCostN() {
+    var inputs = Array.prototype.slice.call(document.querySelectorAll("input.mtb-costn-input"));
+    if (!inputs.length || inputs[0].getAttribute("data-mtb-init")) return;
+    function apply(n, announce) {
+      inputs.forEach(function (i) { if (String(i.value) !== String(n)) i.value = n; });
+      Array.prototype.forEach.call(document.querySelectorAll(".mtb-costn"), function (el) {
+        var per = parseFloat(el.getAttribute("data-usd"));
+        el.firstChild.textContent = usd(per * n) + " for ";
+        el.querySelector(".mtb-costn-n").textContent = n.toLocaleString("en-US");
+      });
+      if (announce) setUrl({ segments: String(n) });
+    }
+    inputs.forEach(function (i) {
+      i.setAttribute("data-mtb-init", "1");
+      i.addEventListener("input", function () {
+        var n = Math.floor(Number(i.value));
+        if (n >= 1 && n <= 1e9) apply(n, true);
+      });
+    });
+    var q = Math.floor(Number(new URLSearchParams(window.location.search).get("segments")));
+    if (q >= 1 && q <= 1e9) apply(q, false);
+  }
+
   function init() {
+    setupCostN();
     Array.prototype.forEach.call(document.querySelectorAll("table.mtb-board-table"), setupTable);
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupColumns);
   }
