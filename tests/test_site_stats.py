@@ -192,3 +192,15 @@ def test_all_pairs_and_clusters_scale_without_the_pair_array():
             d = rows[a].score - rows[b].score
             expect.append(1.0 if d <= 0 else stats.paired_p_value(rows[a].boot, rows[b].boot, d))
         assert clusters.boundary_p == stats.holm(expect)
+
+
+def test_nice_ticks_are_round_numbers_near_five():
+    """issue 36 item 5 (a speed chart read "0.928 / 1.86 / 2.78"): steps of 1, 2, 2.5 or 5 × 10^k, hand-checked."""
+    from mtboard.site.charts import _log_tick, nice_ticks
+
+    assert nice_ticks(0.161, 0.612) == (0.161, 0.612, ["0.2", "0.3", "0.4", "0.5", "0.6"], [0.2, 0.3, 0.4, 0.5, 0.6])
+    assert nice_ticks(0.0, 2.919, widen=True) == (0.0, 3.0, ["0", "1", "2", "3"], [0.0, 1.0, 2.0, 3.0])
+    assert nice_ticks(0.0, 1.0)[2] == ["0", "0.25", "0.50", "0.75", "1.00"]
+    assert nice_ticks(0.51, 0.53)[2] == ["0.510", "0.515", "0.520", "0.525", "0.530"]
+    assert nice_ticks(0.5, 0.5)[:2] == (0.45, 0.55)  # an empty span gets one around it
+    assert [_log_tick(10.0 ** e, True) for e in (-5, -3, 0, 2)] == ["$10⁻⁵", "$0.001", "$1", "$100"]

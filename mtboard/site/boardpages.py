@@ -379,6 +379,7 @@ def _quality(view: View, lb: Leaderboard, here: str):
         lat = m.values["latency"].raw
         pts.append({"n": m.position, "label": method_name(m.rep.lc.card), "composite": m.composite,
                     "cost": m.values["cost"].raw, "latency": lat if isinstance(lat, (int, float)) else None,
+                    "batch": m.values["throughput"].raw is not None,  # its seconds per segment: 1 ÷ throughput
                     "href": rel_link(here, run_page(m.rep.lc))})
     svg, key = charts.quality_vs(pts, f"Quality against {'cost' if key_is_cost(pts) else 'speed'}: "
                                       f"{bd.pair_names(lb)}{', ' + view.domain if view.domain else ''}")

@@ -18,6 +18,44 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
+_NICE = (1.0, 2.0, 2.5, 5.0, 10.0)
+
+
+def nice_ticks(lo: float, hi: float, target: int = 5,
+               widen: bool = False) -> tuple[float, float, list[str], list[float]]:
+    """Ticks a reader can read (issue 36 item 5: no "0.928 / 1.86 / 2.78"): multiples of a step of 1, 2, 2.5 or 5
+    times a power of ten, the one whose tick count over ``[lo, hi]`` is nearest ``target`` (Heckbert's "nice
+    numbers", Graphics Gems, 1990). ``widen``: the axis grows to whole steps around ``[lo, hi]``; else it stays
+    ``[lo, hi]`` and only the ticks inside it are drawn. Returns ``(a, b, labels, ticks)``: the axis span, each tick's
+    text (the step's decimals: "0.25", "0.30"; 0 as "0") and value. ``lo`` > ``hi`` are swapped; an empty span
+    becomes one step around it."""
+    lo, hi = min(lo, hi), max(lo, hi)
+    if hi - lo <= 0:
+        pad = abs(hi) * 0.1 or 0.5
+        lo, hi = lo - pad, hi + pad
+    raw = (hi - lo) / max(1, target - 1)
+    mag = 10.0 ** math.floor(math.log10(raw))
+    mult = min(_NICE, key=lambda m: abs(math.log(m * mag / raw)))
+    step = mult * mag
+    first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+    if widen:
+        first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+        lo, hi = first * step, last * step
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9) + (1 if mult == 2.5 else 0))
+    ticks = [round(k * step, decimals + 6) for k in range(first, last + 1)]
+    labels = ["0" if t == 0 else f"{t:.{decimals}f}" for t in ticks]
+    return round(lo, decimals + 6), round(hi, decimals + 6), labels, ticks
+
+
+def _log_tick(t: float, dollars: bool) -> str:
+    """A power-of-ten tick as a decimal ("0.001", "10"), or "10⁻⁵" below 0.001 (never "1e-05")."""
+    if t >= 0.001:
+        text = f"{t:.{max(0, -round(math.log10(t)))}f}"
+    else:
+        text = "10" + str(round(math.log10(t))).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return ("$" if dollars else "") + text
+
+
 def domain_bars(bars: list[tuple[str, float, float]], title: str) -> Markup:
     """Horizontal bars: per domain the run's chrF++ (0–100) with a tick at the field median.
 
@@ -150,9 +188,7 @@ def ci_forest(rows: list[dict[str, Any]], title: str) -> Markup | None:
     lo = min(r["lo"] for r in pts)
     hi = max(r["hi"] for r in pts)
     pad = max((hi - lo) * 0.08, 0.005)
-    a, b = max(0.0, lo - pad), min(1.0, hi + pad)
-    if b <= a:
-        a, b = 0.0, 1.0
+    a, b, labels, ticks = nice_ticks(max(0.0, lo - pad), min(1.0, hi + pad))
 
     def sx(v: float) -> float:
         return left + width * (v - a) / (b - a)
@@ -162,10 +198,9 @@ def ci_forest(rows: list[dict[str, Any]], title: str) -> Markup | None:
     for i, r in enumerate(pts):
         if r["cluster"] % 2:
             out.append(f'<rect x="0" y="{top + i * row_h}" width="{w}" height="{row_h}" class="band"/>')
-    for k in range(5):
-        t = a + (b - a) * k / 4
+    for t, text in zip(ticks, labels):
         out.append(f'<line x1="{_f(sx(t))}" y1="{top - 4}" x2="{_f(sx(t))}" y2="{h - 22}" class="grid"/>')
-        out.append(f'<text x="{_f(sx(t))}" y="{h - 8}" text-anchor="middle" class="axis">{t:.3f}</text>')
+        out.append(f'<text x="{_f(sx(t))}" y="{h - 8}" text-anchor="middle" class="axis">{text}</text>')
     out.append(f'<text x="{left}" y="14" class="axis">composite (dot) and 95% CI (line)</text>')
     for i, r in enumerate(pts):
         y = top + i * row_h + row_h / 2
@@ -204,28 +239,30 @@ def quality_vs(points: list[dict[str, Any]], title: str) -> tuple[Markup | None,
         def sx(c: float) -> float:
             return L + (W - L - R) * (math.log10(c) - a) / (b - a)
         ticks = [10.0 ** e for e in range(math.ceil(a), math.floor(b) + 1)] or [lo, hi]
+        xlabels = [_log_tick(t, key == "cost") for t in ticks]
     else:
-        top = hi * 1.1
+        _, top, xlabels, ticks = nice_ticks(0.0, hi * 1.05, widen=True)
+        xlabels = [("$" if key == "cost" else "") + t for t in xlabels]
 
         def sx(c: float) -> float:
             return L + (W - L - R) * c / top
-        ticks = [top * i / 4 for i in range(5)]
     ys = [p["composite"] for p in pts]
-    ya, yb = max(0.0, min(ys) - 0.05), min(1.0, max(ys) + 0.05)
+    ya, yb, ylabels, yticks = nice_ticks(max(0.0, min(ys) - 0.05), min(1.0, max(ys) + 0.05))
 
     def sy(v: float) -> float:
         return T + (H - T - B) * (1 - (v - ya) / (yb - ya if yb > ya else 1))
 
-    xlabel = "declared cost per segment (USD" if key == "cost" else "declared median latency per segment (s"
+    batch = key == "latency" and any(p.get("batch") for p in pts)
+    xlabel = ("declared cost per segment (USD" if key == "cost" else
+              "declared seconds per segment (median latency; batch engines ◇: 1 ÷ throughput" if batch else
+              "declared median latency per segment (s")
     out = _svg_open(W, H, title, f"Composite against {xlabel.split(' (')[0]}; points are numbered as in the legend "
                                  "below the chart; filled points lie on the Pareto frontier.")
-    for k in range(5):
-        v = ya + (yb - ya) * k / 4
+    for v, text in zip(yticks, ylabels):
         out.append(f'<line x1="{L}" y1="{_f(sy(v))}" x2="{W - R}" y2="{_f(sy(v))}" class="grid"/>')
-        out.append(f'<text x="{L - 6}" y="{_f(sy(v) + 4)}" text-anchor="end" class="axis">{v:.2f}</text>')
-    for t in ticks:
-        txt = f"${t:.2g}" if key == "cost" else f"{t:.3g}"
-        out.append(f'<text x="{_f(sx(t))}" y="{H - B + 16}" text-anchor="middle" class="axis">{txt}</text>')
+        out.append(f'<text x="{L - 6}" y="{_f(sy(v) + 4)}" text-anchor="end" class="axis">{text}</text>')
+    for t, text in zip(ticks, xlabels):
+        out.append(f'<text x="{_f(sx(t))}" y="{H - B + 16}" text-anchor="middle" class="axis">{text}</text>')
     out.append(f'<text x="{(W + L) / 2:.1f}" y="{H - 8}" text-anchor="middle" class="axis">{xlabel}'
                f'{", log scale" if log else ""})</text>')
     out.append(f'<text x="14" y="{(H - B + T) / 2:.1f}" transform="rotate(-90 14 {(H - B + T) / 2:.1f})" '
@@ -238,8 +275,10 @@ def quality_vs(points: list[dict[str, Any]], title: str) -> tuple[Markup | None,
         x, y = sx(p[key]), sy(p["composite"])
         cls = "pt front" if id(p) in on_front else "pt"
         tip = f"{p['n']}. {p['label']}: composite {p['composite']:.3f}, {key} {p[key]:.4g}"
-        out.append(f'<a href="{html_text(p["href"])}"><circle cx="{_f(x)}" cy="{_f(y)}" r="5" class="{cls}">'
-                   f'<title>{html_text(tip)}</title></circle>'
+        mark = (f'<rect x="{_f(x - 5)}" y="{_f(y - 5)}" width="10" height="10" transform="rotate(45 {_f(x)} {_f(y)})" '
+                f'class="{cls}">' if p.get("batch") else f'<circle cx="{_f(x)}" cy="{_f(y)}" r="5" class="{cls}">')
+        end = "</rect>" if p.get("batch") else "</circle>"
+        out.append(f'<a href="{html_text(p["href"])}">{mark}<title>{html_text(tip)}</title>{end}'
                    f'<text x="{_f(x + 7)}" y="{_f(y - 6)}" class="value">{p["n"]}</text></a>')
     out.append("</svg>")
     return Markup("".join(out)), key
