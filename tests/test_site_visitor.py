@@ -328,3 +328,184 @@ def test_compare_pages_fetch_their_data_under_the_sub_path(site, browser):
     assert pg.locator(".mtb-sbs tbody tr").count() > 0 and pg.locator(".mtb-loadfail").count() == 0
     assert pg.errors == []
     ctx.close()
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The fourteen visitor tasks of issue 36, each from the home page in at most two clicks (counted: every click below is
+# one the visitor makes), on the committed cards under the /mtboard/ sub-path. Tasks 10 and 11 at 390 px.
+
+def _tab(pg, label: str) -> None:
+    """Click a site-wide navigation tab (one click)."""
+    pg.locator(".md-tabs__link", has_text=label).first.click()
+    pg.wait_for_load_state()
+
+
+def _matrix_cell(pg, board: str, method_text: str):
+    """The home matrix's link for ``method_text`` (in the row's method cell) on ``board``."""
+    col = pg.eval_on_selector_all("#overview thead th", "ths => ths.map(t => t.dataset.board || '')").index(board)
+    row = pg.locator("#overview tbody tr", has=pg.locator("th", has_text=method_text)).first
+    return row.locator("td, th").nth(col).locator("a")
+
+
+ES = "mtb-en-es-dev-v1.0.0"
+
+
+def test_visitor_task01_best_for_a_domain_and_how_sure(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    pg.locator(".mtb-paircard", has_text="EN\u2192ES").locator("a", has_text="legal").click()  # 1
+    first = pg.locator("#lb-main tbody tr").first
+    assert first.locator("td.c-rank").text_content() == "1"
+    assert "\u00b1" in first.locator("td.c-composite").text_content() or "/\u2212" in first.locator(
+        "td.c-composite").text_content()
+    assert "Only 45 segments" in pg.text_content(".mtb-warn")  # how sure: the page says the domain is small
+    ctx.close()
+
+
+def test_visitor_task02_what_a_model_gets_wrong(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    _tab(pg, "Models")  # 1
+    pg.locator("table.mtb-models a", has_text="gemma").first.click()  # 2
+    summary = pg.text_content("table.mtb-portrait-sum")
+    assert "%" in summary and "field" in summary
+    assert pg.locator("h2", has_text="Worst domains").count() == 1
+    ctx.close()
+
+
+def test_visitor_task03_verified_and_cost(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    first = pg.locator("#lb-main tbody tr").first
+    assert first.locator("td.c-vtier").text_content().strip().endswith("re-run (maintainer re-run (unattested))")
+    assert first.locator("td.c-cost").text_content().startswith("no API cost (local)")  # never a bare "$0"
+    assert first.locator("td.c-vtier a.mtb-term").get_attribute("href").endswith(
+        "glossary.html#maintainer-re-run-unattested")
+    ctx.close()
+
+
+def test_visitor_task04_compare_two(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.click(".mtb-dl a:text-is('Compare')")  # 2
+    pg.wait_for_selector(".mtb-sbs tbody tr")
+    verdict = pg.text_content(".mtb-verdict")
+    assert "is better than" in verdict and "p < 0.001" in verdict and "A better on" in verdict
+    ctx.close()
+
+
+def test_visitor_task05_cost_of_10000_segments(site, browser):
+    """The committed runs are local: the board says what 10,000 segments cost in API fees (none), in words; a priced
+    run's figure is tested on the hand-made cards (test_site_browser.py)."""
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    costs = pg.eval_on_selector_all("#lb-main td.c-cost", "els => els.map(e => e.textContent)")
+    assert costs and all(c.startswith("no API cost (local)") for c in costs)
+    assert pg.locator("input.mtb-costn-input").count() == 0  # nothing priced: no control to multiply nothing
+    ctx.close()
+
+
+def test_visitor_task06_find_a_hallucination(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    _matrix_cell(pg, ES, "few-shot-completion").locator("strong").click()  # 1 (on the rank it shows)
+    pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
+    pg.select_option(".mtb-segsel", "hallucination")  # 2
+    shown = pg.locator(".mtb-domgroup tr[data-f]:visible")  # the entries by domain, filtered
+    assert shown.count() >= 1 and pg.text_content(".mtb-segcount") == f"{shown.count()} entries match"
+    assert all("hallucination (semantic)" in t for t in shown.all_text_contents())
+    ctx.close()
+
+
+def test_visitor_task07_add_my_model(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    _tab(pg, "Contribute")  # 1
+    text = pg.text_content("article")
+    assert "submissions/" in text and "mtboard run" in text and "scripts/setup.sh" in text
+    ctx.close()
+
+
+def test_visitor_task08_download_a_csv(site, browser):
+    ctx, pg = _page(browser, accept_downloads=True)
+    pg.goto(site + "index.html")
+    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    with pg.expect_download() as dl:
+        pg.click(".mtb-dl a:text-is('CSV')")  # 2
+    import csv  # noqa: PLC0415
+    rows = list(csv.DictReader(open(dl.value.path(), encoding="utf-8")))
+    assert rows[0]["rank_lo"] == "1" and rows[0]["composite"] == "0.570"  # rounded as the table shows it
+    assert len(rows) == 5  # 3 methods + 2 reference baselines
+    ctx.close()
+
+
+def test_visitor_task09_what_changed(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    _tab(pg, "Changes")  # 1
+    assert pg.text_content("h1").startswith("Changes")
+    every = pg.locator("h2", has_text="Every run card").locator("xpath=following::table[1]")
+    dates = every.locator("td.mtb-nowrap").all_text_contents()
+    assert dates and dates == sorted(dates, reverse=True)  # newest first
+    ctx.close()
+
+
+def test_visitor_task10_phone_board(site, browser):
+    ctx, pg = _page(browser, 390, 844)
+    pg.goto(site + "index.html")
+    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+    first = pg.locator("#lb-main tbody tr").first
+    for cell in ("th.c-method", "td.c-composite"):
+        box = first.locator(cell).bounding_box()
+        assert box["x"] + box["width"] <= 390 and box["y"] + box["height"] <= 844
+    assert first.locator(".mtb-vt-inline").is_visible()
+    ctx.close()
+
+
+def test_visitor_task11_phone_run_page(site, browser):
+    ctx, pg = _page(browser, 390, 844)
+    pg.goto(site + "index.html")
+    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator("#lb-main tbody tr").first.locator("th.c-method a").first.click()  # 2
+    assert pg.text_content("h1").startswith("Run ")
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+    composite = pg.locator("table.mtb-foldt tr", has_text="Composite").first.bounding_box()
+    assert composite["y"] < 844 * 2  # the summary is near the top, not under the entries
+    ctx.close()
+
+
+def test_visitor_task12_open_weight_models(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    _tab(pg, "Models")  # 1
+    weights = pg.eval_on_selector_all("table.mtb-models tbody tr", "rs => rs.map(r => r.cells[1].textContent)")
+    assert any(w.startswith("open weights: GGUF file sha256") for w in weights)
+    assert any(w.startswith("rule-based engine") for w in weights)
+    ctx.close()
+
+
+def test_visitor_task13_methodology_of_the_composite(site, browser):
+    ctx, pg = _page(browser)
+    pg.goto(site + "index.html")
+    _tab(pg, "Methodology")  # 1
+    pg.locator("dt#composite a").click()  # 2
+    assert pg.url.endswith("methodology/composite.html#composite")
+    assert pg.locator("h2#composite").is_visible()
+    assert pg.locator("table.mtb-plain caption", has_text="Profile A weights").count() == 1
+    ctx.close()
+
+
+def test_visitor_task14_without_javascript(site, browser):
+    ctx, pg = _page(browser, java_script_enabled=False)
+    pg.goto(site + "index.html")
+    assert pg.locator("#overview tbody tr").count() >= 3  # the matrix is plain HTML
+    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    ranks = pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")
+    assert ranks[0] == "1" and "\u00b1" in pg.text_content("#lb-main")
+    assert pg.locator(".mtb-domains a").count() == 7 and pg.locator(".mtb-dl a", has_text="CSV").count() == 1
+    assert pg.locator(".md-tabs__link", has_text="Methodology").count() == 1
+    ctx.close()

@@ -59,6 +59,30 @@ class Portrait:
     n_entries: int
     charts_total: int = 0
     """Runs with domain rows, shown or not."""
+    weights: str = ""
+    """Where the model's weights are, as its runs declare it (:func:`weights_text`; several kinds joined by "; ")."""
+
+
+LOCAL_PROVIDERS = ("llama.cpp", "local", "ollama", "vllm")
+"""``method.api_provider`` values that serve weights on the submitter's own machine."""
+
+
+def weights_text(card: Any) -> str:
+    """What a run card declares about its model's weights (issue 36, the visitor task "open-weight models"): a local
+    GGUF file (with its SHA-256 when recorded), weights served locally, a rule-based engine, a baseline, or an API
+    whose weights the run cannot show. Declared by the submitter, like the model slug; a GDS re-run of a GGUF card
+    checks the file's hash."""
+    m = card.method
+    if card.method_class == "baseline" or m.backend in ("echo", "empty"):
+        return "baseline (no model)"
+    if m.backend == "apertium":
+        return "rule-based engine, open source (Apertium)"
+    if m.backend == "gguf" or m.model_file_sha256:
+        return (f"open weights: GGUF file sha256 {m.model_file_sha256[:12]}…" if m.model_file_sha256
+                else "open weights: GGUF file")
+    if m.api_provider in LOCAL_PROVIDERS:
+        return f"weights served locally ({m.api_provider})"
+    return f"API ({m.api_provider or m.backend}): the weights are not part of the run"
 
 
 @dataclass
@@ -120,7 +144,8 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrai
     return Portrait(
         slug, model_page(slug), g.runs, [(k, v, v / n if n else 0.0) for k, v in sorted(g.outcomes.items())],
         sorted(g.kinds.items()), g.worst[:WORST_DOMAINS], _by_count(g.severity), _by_count(g.classes), g.areas,
-        _by_count(g.flags), losses[:LOSSES], g.charts[:CHARTS], n, len(g.charts))
+        _by_count(g.flags), losses[:LOSSES], g.charts[:CHARTS], n, len(g.charts),
+        "; ".join(dict.fromkeys(weights_text(lc.card) for _, lc in pairs)))
 
 
 def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
