@@ -139,7 +139,10 @@ def test_leaderboard_order_and_numbers_match_cards(site):
         elif cost == 0 and c.method.backend in ("apertium", "gguf", "echo", "empty"):
             assert cells["cost"][0] == "no API cost (local)\u1d48"
         else:
-            assert cost > 0 and cells["cost"][0] == fmt.usd(cost) + "\u1d48"
+            # the declared price, then what 10,000 segments cost at it (issue 36 item 5: the page recomputes it for
+            # the visitor's N)
+            assert cost > 0 and cells["cost"][0] == (fmt.usd(cost) + "\u1d48" + fmt.usd(cost * 10_000)
+                                                     + " for 10,000 segments")
         assert cells["latency"][0] == boards.latency_text(c.scores.median_latency_seconds) + "\u1d48"
         # deployable and above stay provisional without a community review (spec §7.2; docs/SCORING_SPEC.md §5.1)
         assert cells["qtier"][0] == c.scores.quality_tier.value + (

@@ -39,8 +39,8 @@ def served(committed_site):
         yield f"http://127.0.0.1:{port}", committed_site.out
 
 
-def _page(browser, viewport, js=True):
-    ctx = browser.new_context(viewport=viewport, java_script_enabled=js)
+def _page(browser, viewport, js=True, color_scheme="light"):
+    ctx = browser.new_context(viewport=viewport, java_script_enabled=js, color_scheme=color_scheme)
     pg = ctx.new_page()
     pg.errors = []
     pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
@@ -340,7 +340,8 @@ def test_run_data_decoded_by_the_server_and_from_file_urls(served, browser):
     ctx.close()
 
 
-def test_axe_no_serious_or_critical_violations(served, browser):
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_no_serious_or_critical_violations(served, browser, scheme):
     base, out = served
     axe = axe_api.Axe()
     urls = [f"runs/{GEMMA_FSC}.html", f"runs/{APERTIUM}.html", _portrait(out), f"hard/{BOARD}.html",
@@ -348,7 +349,7 @@ def test_axe_no_serious_or_critical_violations(served, browser):
             "sweeps/gemma-270m-temperature.html"]
     found = {}
     for vp in (DESKTOP, PHONE):
-        ctx, pg = _page(browser, vp)
+        ctx, pg = _page(browser, vp, color_scheme=scheme)
         for url in urls:
             pg.goto(f"{base}/{url}")
             if url.startswith("compare.html"):

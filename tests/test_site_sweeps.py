@@ -135,9 +135,9 @@ def test_pages_nav_and_a_broken_sweep_file_is_a_warning(tmp_path, everything):
     assert "mtb-h" not in text  # the absolute red-to-blue scale is gone
     # the sweeps sit in the Leaderboards section, before the hard items; no sweeps, no entry
     section = next(item["Leaderboards"] for item in render.nav([], None, nav) if "Leaderboards" in item)
-    assert section == [{"Sweeps": nav}, {"Hard items": "hard/index.md"}]
+    assert section == [{"All language pairs": "leaderboards/index.md"}, {"Sweeps": nav}, {"Hard items": "hard/index.md"}]
     section = next(item["Leaderboards"] for item in render.nav([], None, []) if "Leaderboards" in item)
-    assert section == [{"Hard items": "hard/index.md"}]
+    assert section == [{"All language pairs": "leaderboards/index.md"}, {"Hard items": "hard/index.md"}]
     (tmp_path / "sweeps").mkdir()
     (tmp_path / "sweeps" / "bad.yaml").write_text("name: bad\n", encoding="utf-8")
     pages, nav, warnings = sp.build_pages(tmp_path / "sweeps", tmp_path, boards)

@@ -186,18 +186,27 @@ def test_styled_404_at_any_depth_without_a_site_url(site_without_url, browser, d
     ctx.close()
 
 
+AXE_PAGES = ("index.html", BOARD, LEGAL, "methodology.html", "methodology/metrics.html", "methodology/composite.html",
+             "glossary.html", "changes.html", "runs/deadbeef.html", "contribute.html", "licences.html",
+             "models/index.html", "judges.html", "compare.html", "runs/index.html")
+
+
+@pytest.mark.parametrize("width", [1366, 390])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_no_serious_or_critical_violations(site, browser, scheme):
+def test_axe_no_serious_or_critical_violations(site, browser, scheme, width):
+    """Every page type (issue 36: light and dark, desktop and phone; run, portrait and compare pages are checked in
+    test_site_pages_browser.py), and no page scrolls sideways at 390 px."""
     axe_mod = pytest.importorskip("axe_playwright_python.sync_playwright")
     axe = axe_mod.Axe()
-    ctx, pg = _page(browser, color_scheme=scheme)
+    ctx, pg = _page(browser, width, 900 if width > 600 else 844, color_scheme=scheme)
     found = {}
-    for path in ("index.html", BOARD, LEGAL, "methodology.html", "changes.html", "runs/deadbeef.html", "contribute.html",
-                 "licences.html"):
+    for path in AXE_PAGES:
         pg.goto(site + path)
         if path == BOARD:
             assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == (
                 "slate" if scheme == "dark" else "default")
+        if width == 390:
+            assert pg.evaluate("document.documentElement.scrollWidth") <= 390, path
         res = axe.run(pg).response
         bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"][:3]]) for v in res["violations"]
                if v["impact"] in ("serious", "critical")]

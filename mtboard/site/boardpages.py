@@ -615,6 +615,7 @@ def _home(render, inputs: Inputs, boards: list[Leaderboard], portraits: list[Any
                       "tied": sum(1 for m in view.methods if top and m.rank == top.rank and not m.reference),
                       "updated": dates[-1][:10] if dates else fmt.DASH})
     n_cards = sum(len(lb.cards) for lb in boards)
+    render("leaderboards/index.md", "leaderboards_index.md.j2", pair_cards=cards, state=state)
     render("index.md", "index.md.j2", boards=boards, portraits=portraits, rejected=inputs.rejected, n_cards=n_cards,
            build_time=build_time, corpora=_corpora_rows(inputs), pair_cards=cards, state=state,
            matrix=bd.overview(boards))

@@ -345,7 +345,8 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
         return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link)}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
-        body = (f'<a class="mtb-term" href="{_e(link("glossary.md"))}#{glossary.tier_key(tier)}">'
+        key = glossary.tier_key(tier)
+        body = (f'<a class="mtb-term" href="{_e(link("glossary.md"))}#{key}" title="{_e(glossary.BY_KEY[key].short)}">'
                 f'<span aria-hidden="true">{st.TIER_ICON[tier]}</span> {_e(_VT_SHORT[tier])}'
                 + _SR.format(f" ({_e(st.TIER_LABEL[tier])})") + "</a>")
     elif col.key == "drank":

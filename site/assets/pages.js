@@ -212,7 +212,21 @@
     load();
   }
 
+  // a table wider than the page scrolls inside its box (Material's wrapper, or the table itself): keyboard users
+  // reach it by Tab, and a screen reader hears what it is (axe: scrollable-region-focusable)
+  function scrollables() {
+    $$(".md-typeset__scrollwrap, .md-typeset table").forEach(function (el) {
+      if (el.scrollWidth <= el.clientWidth || el.hasAttribute("tabindex") || el.closest("[tabindex]")) return;
+      el.setAttribute("tabindex", "0");
+      if (!el.hasAttribute("role") && el.tagName !== "TABLE") {
+        el.setAttribute("role", "region");
+        el.setAttribute("aria-label", "Table (scrolls sideways)");
+      }
+    });
+  }
+
   function init() {
+    scrollables();
     $$(".mtb-sbs-box").forEach(staticPair);
     $$(".mtb-segsel").forEach(segFilter);
     var a = D.getElementById("mtb-cmp-app"); if (a) app(a);
