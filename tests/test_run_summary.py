@@ -44,3 +44,14 @@ def test_a_provider_without_usage_shows_unknown_tokens_and_cost(tmp_path: Path) 
                     "usage)")
     report = (tmp_path / "w" / "report.md").read_text(encoding="utf-8")
     assert "tokens unknown (the provider reported no usage) (0 reasoning, 0 cached)" in report
+
+
+def test_a_local_engine_run_says_no_api_cost_never_a_bare_zero(tmp_path: Path) -> None:
+    """issue 36 item 5: the echo baseline is charged nothing, and the summary says so in the site's words."""
+    corpus = write_handmade_corpus(tmp_path / "c.json", "hand-made-cost-test",
+                                   [("Good morning.", "Buenos días."), ("Thank you.", "Gracias.")])
+    p = cli_support.invoke(["run", str(corpus), "--method", "echo:", "--work-dir", str(tmp_path / "w")],
+                           cwd=tmp_path, unset=("OPENAI_", "MTBOARD_"))
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("cost"))
+    assert line == "cost        no API cost (local); tokens 0 in / 0 out"

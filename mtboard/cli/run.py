@@ -203,6 +203,7 @@ def _stop_on_sigterm(seen: list[int]) -> Any:
 
 def _summary(outcome: Any) -> str:
     from mtboard.inputs.prices import NO_USAGE, tokens_text
+    from mtboard.ledger.tables import cost_text
 
     card = outcome.card
     sc, t = card.scores, card.totals
@@ -236,6 +237,7 @@ def _summary(outcome: Any) -> str:
         lines.append(f"local       canary {'passed' if gate.canary_passed else 'FAILED'}{lat}; "
                      f"{gate.server or '-'} on {gate.device or '-'}, n_ctx {gate.n_ctx}")
     cost = "unknown (pass --price-in/--price-out)" if t.total_cost_usd is None else (
+        cost_text(card, 0.0) if t.total_cost_usd == 0 else  # "no API cost (local)" or "$0 (priced at 0)" (issue 36)
         f"${t.total_cost_usd:.6f} (${t.cost_per_entry_usd:.8f}/entry)")
     tokens = tokens_text(t, card.results, language_model=card.method.prompt_format != "raw")
     if tokens == NO_USAGE and (card.method.price_in_per_mtok or card.method.price_out_per_mtok):

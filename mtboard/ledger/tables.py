@@ -209,8 +209,8 @@ def cost_text(card: RunCard, cost: float | None) -> str:
     """What every page says for a cost per entry (issue 36 item 5; decided here, once): :data:`NOT_PRICED` when
     nothing was recorded (``cost`` None); :data:`NO_API_COST` when it is 0 because the card's backend charges nothing
     (its ``priced`` is False: :class:`mtboard.backends.base.Backend`); else US dollars (:func:`mtboard.core.fmt.usd`),
-    a 0 from prices of 0 (the price table's or ``--price-in/--price-out``) said as such. Never a bare "$0". A backend this installation
-    does not know (a plugin) counts as priced: its number is shown."""
+    a 0 from prices of 0 (the price table's or ``--price-in/--price-out``) said as such. Never a bare "$0". A backend
+    this installation does not know (a plugin) counts as priced: its number is shown."""
     if cost is None:
         return NOT_PRICED
     if cost == 0:
