@@ -91,7 +91,7 @@ def test_csv_download_has_the_tables_columns_rounded_as_shown(reproduced):
     assert ap["rank_lo"] == ap["rank_hi"] == "1" and ap["reference"] == "false"
     assert (ap["chrf_lo"], ap["chrf_hi"]) == tuple(f"{x:.1f}" for x in sc.chrf_ci95)
     assert (ap["exact"], ap["bleu"], ap["latency_median_s"]) == ("0.417", "64.0", "0.055")
-    assert ap["cost_per_segment_usd"] == "0" and ap["cost_source"] == "declared"
+    assert ap["cost_per_segment_usd"] == "0" and ap["cost_source"] == "local"  # the page: "no API cost (local)"
     assert ap["run_date"] == "2026-11-28" and ap["first_run"] == "2026-11-28T14:00:00Z"
     acme = next(r for r in rows if r["model"] == "acme/translate-pro")
     assert acme["cost_per_segment_usd"] == "0.0021" and acme["tokens"] == "12000"  # fmt.usd's digits, no "$"

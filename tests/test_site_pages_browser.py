@@ -356,6 +356,13 @@ def test_axe_no_serious_or_critical_violations(served, browser, scheme):
                 pg.wait_for_selector(".mtb-sbs tbody tr")
             if url.startswith("runs/"):
                 pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
+            if vp is PHONE:  # issue 36 item 6: no page scrolls sideways, no cell narrower than its longest word
+                assert pg.evaluate("document.documentElement.scrollWidth") <= vp["width"], url
+                cut = pg.eval_on_selector_all(
+                    ".md-typeset :is(td, th)", "cs => cs.filter(c => c.offsetParent && c.closest('thead, tr').getBoundingClientRect().width > 2"
+                    " && c.clientWidth < 60 && c.scrollWidth > c.clientWidth + 1)"  # a squeezed cell cuts a word
+                    ".map(c => c.textContent.slice(0, 40))")
+                assert cut == [], (url, cut[:5])
             res = axe.run(pg)
             bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
                    for v in res.response["violations"] if v["impact"] in ("serious", "critical")]

@@ -33,6 +33,7 @@ from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origi
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mtboard.core import fmt
 from mtboard.core.errors import ConfigError
 from mtboard.inputs.runspec import EFFORTS, BackendContext, MethodSpec, RunSpec, split_method
 from mtboard.core.schema import BackendFacts, LocalModelGate, MethodClass, MethodRecord, PluginRecord, TranslationRecord
@@ -444,6 +445,33 @@ def parse_method(text: str) -> MethodSpec:
     return MethodSpec(text=text, backend=backend, model=model, effort=effort)
 
 
-__all__ = ["EFFORTS", "ENTRY_POINT_GROUP", "BUILTIN_BACKENDS", "Options", "NoOptions", "TranslateRequest", "Rerun",
+# --------------------------------------------------------------------------------------------------------------------
+# What a cost is called
+
+NO_API_COST = "no API cost (local)"
+"""Cost text of a run whose backend charges nothing per request (a local engine, a local model, a baseline)."""
+NOT_PRICED = "not priced"
+"""Cost text of a run with no recorded cost (no price for the model, or the provider reported no usage)."""
+
+
+def cost_text(card: Any, cost: float | None) -> str:
+    """What every page says for a cost per entry (issue 36 item 5; decided here, once, for the site, the downloads and
+    ``mtboard run``'s summary; ``card``: a :class:`mtboard.core.schema.RunCard`): :data:`NOT_PRICED` when
+    nothing was recorded (``cost`` None); :data:`NO_API_COST` when it is 0 because the card's backend charges nothing
+    (its ``priced`` is False: :class:`mtboard.backends.base.Backend`); else US dollars (:func:`mtboard.core.fmt.usd`),
+    a 0 from prices of 0 (the price table's or ``--price-in/--price-out``) said as such. Never a bare "$0". A backend
+    this installation does not know (a plugin) counts as priced: its number is shown."""
+    if cost is None:
+        return NOT_PRICED
+    if cost == 0:
+        try:
+            priced = get_backend(card.method.backend).priced
+        except Exception:  # noqa: BLE001 - an unknown backend: show the number
+            priced = True
+        return "$0 (priced at 0)" if priced else NO_API_COST
+    return fmt.usd(cost)
+
+
+__all__ = ["NO_API_COST", "NOT_PRICED", "cost_text", "EFFORTS", "ENTRY_POINT_GROUP", "BUILTIN_BACKENDS", "Options", "NoOptions", "TranslateRequest", "Rerun",
            "Backend", "BackendContext", "BackendFacts", "MethodSpec", "REGISTRY", "register", "load_backends",
            "get_backend", "option_rows", "parse_method", "plugin_record", "OWN_DISTRIBUTION"]

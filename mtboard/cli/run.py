@@ -203,7 +203,7 @@ def _stop_on_sigterm(seen: list[int]) -> Any:
 
 def _summary(outcome: Any) -> str:
     from mtboard.inputs.prices import NO_USAGE, tokens_text
-    from mtboard.ledger.tables import cost_text
+    from mtboard.backends.base import cost_text
 
     card = outcome.card
     sc, t = card.scores, card.totals

@@ -36,6 +36,7 @@ from mtboard.score.metrics.composite import entry_columns
 from mtboard.review.community import gated_tier
 from mtboard.core.schema import EntryResult, Outcome, RunCard
 from mtboard.core import fmt
+from mtboard.backends.base import NO_API_COST, NOT_PRICED, cost_text  # noqa: F401 - defined with the backends' "priced"
 from mtboard.core.names import mark
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import CorpusInfo, LoadedCard
@@ -197,31 +198,6 @@ def metric_text(key: str, value: float | None) -> str:
     """``value`` of metric ``key`` (a :data:`DIGITS` key) with its fixed decimals (:func:`mtboard.core.fmt.num`):
     ``0.570``, ``48.2``; '—' for None or a non-finite value. Raises KeyError for a metric :data:`DIGITS` lacks."""
     return fmt.num(value, DIGITS[key])
-
-
-NO_API_COST = "no API cost (local)"
-"""Cost text of a run whose backend charges nothing per request (a local engine, a local model, a baseline)."""
-NOT_PRICED = "not priced"
-"""Cost text of a run with no recorded cost (no price for the model, or the provider reported no usage)."""
-
-
-def cost_text(card: RunCard, cost: float | None) -> str:
-    """What every page says for a cost per entry (issue 36 item 5; decided here, once): :data:`NOT_PRICED` when
-    nothing was recorded (``cost`` None); :data:`NO_API_COST` when it is 0 because the card's backend charges nothing
-    (its ``priced`` is False: :class:`mtboard.backends.base.Backend`); else US dollars (:func:`mtboard.core.fmt.usd`),
-    a 0 from prices of 0 (the price table's or ``--price-in/--price-out``) said as such. Never a bare "$0". A backend
-    this installation does not know (a plugin) counts as priced: its number is shown."""
-    if cost is None:
-        return NOT_PRICED
-    if cost == 0:
-        from mtboard.backends.base import get_backend  # noqa: PLC0415 - only for a 0, a few cards per build
-
-        try:
-            priced = get_backend(card.method.backend).priced
-        except Exception:  # noqa: BLE001 - an unknown backend: show the number
-            priced = True
-        return "$0 (priced at 0)" if priced else NO_API_COST
-    return fmt.usd(cost)
 
 
 def method_name(card: RunCard) -> str:

@@ -37,7 +37,7 @@ from mtboard.ledger.load import Inputs
 from mtboard.core.names import mark
 from mtboard.site.render import _env, rel_link, rel_md
 from mtboard.ledger import tables as tb
-from mtboard.ledger.tables import Leaderboard, View, method_name, run_page
+from mtboard.ledger.tables import NO_API_COST, Leaderboard, View, method_name, run_page
 
 BOARD_SCHEMA = "mtboard.board/1"
 CHART_LIMIT = 30
@@ -192,7 +192,10 @@ def board_rows(view: View) -> list[dict[str, Any]]:
         row["composite_cards_min"], row["composite_cards_max"] = m.composite_range or (None, None)
         row["chrf_cards_min"], row["chrf_cards_max"] = m.chrf_range or (None, None)
         row["cost_per_segment_usd"] = v["cost"].raw
-        row["cost_source"] = "declared" if v["cost"].raw is not None else None
+        # what the page says in words travels with the number (issue 36 item 5): "local" for a backend that charges
+        # nothing ("no API cost (local)"), "declared" for a price the submitter gave (also 0); empty: not priced
+        row["cost_source"] = (None if v["cost"].raw is None else
+                              "local" if v["cost"].text.startswith(NO_API_COST) else "declared")
         batch = v["throughput"].raw
         lat = v["latency"].raw
         row["latency_median_s"] = lat if batch is None and isinstance(lat, (int, float)) else None
