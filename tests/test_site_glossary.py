@@ -11,6 +11,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from mtboard.site import glossary
+from mtboard.site.render import rel_link
 
 HREF = re.compile(r'href="([^"#]*)#([^"]+)"')
 
@@ -43,6 +44,9 @@ def test_every_tier_has_a_term_and_every_term_a_methodology_topic_that_exists():
     assert {t.key for t in glossary.TIER_TERMS} <= set(keys)
     assert all(t.more in glossary.ANCHORS for t in glossary.TERMS if t.more)
     assert glossary.methodology_target("exact") == "methodology/metrics.md#exact-match"
+    # a page links a topic through rel_link, which keeps the fragment
+    assert rel_link("leaderboards/b.md", glossary.methodology_target("chrf")) == "../methodology/metrics.html#chrf"
+    assert rel_link("methodology/ranks.md", "methodology/ranks.md#downloads") == "ranks.html#downloads"
 
 
 def test_glossary_and_methodology_links_land_on_ids(committed_site):

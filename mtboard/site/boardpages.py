@@ -35,7 +35,7 @@ from mtboard.ledger.document import dumps as document_dumps
 from mtboard.ledger.history import snapshot_name
 from mtboard.ledger.load import Inputs
 from mtboard.core.names import mark
-from mtboard.site.render import _env, rel_link, rel_md
+from mtboard.site.render import _env, page_helpers, rel_link
 from mtboard.ledger import tables as tb
 from mtboard.ledger.tables import NO_API_COST, Leaderboard, View, method_name, run_page
 
@@ -489,12 +489,6 @@ def spec_section(spec: str, number: str, under: int | None = None) -> str:
 # Rendering
 
 
-def _methodology_href(here: str, anchor: str) -> str:
-    """Relative URL from page ``here`` to methodology topic ``anchor`` (:data:`mtboard.site.glossary.ANCHORS`)."""
-    page, slug = glossary.methodology_target(anchor).split("#")
-    return f"{rel_link(here, page)}#{slug}"
-
-
 def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], root: Path,
                        build_time: str, diff: LedgerDiff | None = None, dates: GitDates | None = None,
                        site_url: str | None = None, ledger: Ledger | None = None,
@@ -510,10 +504,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
 
     def render(path: str, template: str, **ctx: Any) -> None:
         ctx.setdefault("title", "")
-        pages[path] = env.get_template(template).render(
-            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target),
-            term=lambda key, text=None: glossary.term_html(key, rel_link(path, "glossary.md"), text),
-            mlink=lambda anchor: _methodology_href(path, anchor), **ctx)
+        pages[path] = env.get_template(template).render(**page_helpers(path), **ctx)
 
     sources_path = root / "corpora" / "SOURCES.md"
     sources = domain_sources(sources_path.read_text(encoding="utf-8")) if sources_path.is_file() else {}

@@ -345,10 +345,9 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
         return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link)}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
-        key = glossary.tier_key(tier)
-        body = (f'<a class="mtb-term" href="{_e(link("glossary.md"))}#{key}" title="{_e(glossary.BY_KEY[key].short)}">'
-                f'<span aria-hidden="true">{st.TIER_ICON[tier]}</span> {_e(_VT_SHORT[tier])}'
-                + _SR.format(f" ({_e(st.TIER_LABEL[tier])})") + "</a>")
+        body = str(glossary.term_html(glossary.tier_key(tier), link("glossary.md"), Markup(
+            f'<span aria-hidden="true">{st.TIER_ICON[tier]}</span> {_e(_VT_SHORT[tier])}'
+            + _SR.format(f" ({_e(st.TIER_LABEL[tier])})"))))
     elif col.key == "drank":
         body = _e(v.text)
         if m.drank is not None:
@@ -360,7 +359,7 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:
         body = _provenance(v.text, col.source)
-    if col.key == "cost" and isinstance(v.raw, float) and v.raw > 0:
+    if col.key == "cost" and cost_of_segments(v.raw):
         body += f'<br>{cost_n_html(v.raw)}'
     if col.key == "vtier":
         return f'<td class="{cls}" data-v="{_e(sort)}" data-standing="{_e(m.standing.tier)}">{body}</td>'
@@ -392,16 +391,14 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
     # item 6; CSS only, hidden on wider screens)
     out.append('<label class="mtb-allcols"><input type="checkbox" class="mtb-allcols-input"> Show every column '
                '(scrolls sideways)</label>')
-    if any(isinstance(m.values["cost"].raw, float) and m.values["cost"].raw > 0
-           for m in (view.methods if rows is None else rows)):
+    if any(cost_of_segments(m.values["cost"].raw) for m in (view.methods if rows is None else rows)):
         out.append(str(COST_N_CONTROL))
     out.append(f'<div class="mtb-region" role="region" aria-labelledby="{table_id}-cap" tabindex="0">')
     out.append(f'<table class="mtb-board-table" id="{_e(table_id)}"><caption id="{table_id}-cap">{_e(caption)}'
                f'</caption><thead><tr>')
     for c in cols:
         lib = "" if c.lower_is_better is None else (' data-lib="1"' if c.lower_is_better else ' data-lib="0"')
-        page, slug = glossary.methodology_target(c.anchor).split("#")
-        help_link = (f'<a class="mtb-help" href="{_e(link(page))}#{slug}" '
+        help_link = (f'<a class="mtb-help" href="{_e(link(glossary.methodology_target(c.anchor)))}" '
                      f'aria-label="About {_e(c.label)}" title="{_e(c.help)}">?</a>')
         sr = _SR.format(_SOURCE_SR[c.source]) if c.source in _SOURCE_SR and c.key != "method" else ""
         out.append(f'<th scope="col" class="c-{c.key}" data-key="{c.key}"{lib}><button type="button">'
@@ -537,4 +534,5 @@ def overview(boards: list[Leaderboard]) -> Overview | None:
     return Overview(boards, real[:OVERVIEW_ROWS] + refs[:OVERVIEW_ROWS], ranked, len(real))
 
 
-__all__ = ["BOARD_COLUMNS", "OVERVIEW_ROWS", "COST_SEGMENTS", "COST_N_CONTROL", "cost_of_segments", "cost_n_html", "board_table", "ci_text", "fill_values", "overview"]
+__all__ = ["BOARD_COLUMNS", "OVERVIEW_ROWS", "COST_SEGMENTS", "COST_N_CONTROL", "cost_of_segments", "cost_n_html",
+           "board_table", "ci_text", "fill_values", "overview"]

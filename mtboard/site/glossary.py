@@ -217,7 +217,7 @@ TIER_TERMS: tuple[TierTerm, ...] = tuple(TierTerm(tier_key(t), st.TIER_ICON[t], 
 
 def term_html(key: str, glossary_href: str, text: str | None = None) -> Markup:
     """``<a class="mtb-term" href="<glossary_href>#<key>" title="<one line>">text</a>`` for glossary term ``key``
-    (``text`` defaults to the term's label). The title is the tooltip (Material ``content.tooltips``); the link
+    (``text`` defaults to the term's label; a str is escaped, Markup kept as it is). The title is the tooltip (Material ``content.tooltips``); the link
     opens the full entry. Raises KeyError for a term the glossary does not have, so a page cannot cite a missing
     entry."""
     t = BY_KEY[key]
@@ -225,4 +225,5 @@ def term_html(key: str, glossary_href: str, text: str | None = None) -> Markup:
         glossary_href, key, t.short, escape(t.label if text is None else text))
 
 
-__all__ = ["METHODOLOGY_PAGES", "SECTIONS", "Section", "ANCHORS", "TERMS", "BY_KEY", "Term", "TierTerm", "TIER_TERMS", "methodology_target", "term_html", "tier_key", "tier_text"]
+__all__ = ["METHODOLOGY_PAGES", "SECTIONS", "Section", "ANCHORS", "TERMS", "BY_KEY", "Term", "TierTerm", "TIER_TERMS",
+           "methodology_target", "term_html", "tier_key", "tier_text"]

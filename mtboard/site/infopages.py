@@ -18,7 +18,7 @@ from mtboard.ledger.load import Inputs
 from mtboard.ledger.tables import Leaderboard
 from mtboard.site import licences
 from mtboard.site.boardpages import domain_sources, source_for
-from mtboard.site.render import _env, rel_link, rel_md
+from mtboard.site.render import _env, page_helpers
 from mtboard.validate.report import CARD_CHECKS, REPO_CHECKS
 
 CONTRIBUTE_PAGE = "contribute.md"
@@ -68,8 +68,7 @@ def render_info_pages(inputs: Inputs, boards: list[Leaderboard], root: Path,
     pages: dict[str, str] = {}
 
     def render(path: str, template: str, **ctx: Any) -> None:
-        pages[path] = env.get_template(template).render(
-            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target), **ctx)
+        pages[path] = env.get_template(template).render(**page_helpers(path), **ctx)
 
     repo_url = repository_url(root, repository)
     render(CONTRIBUTE_PAGE, "contribute.md.j2", title="Contribute a run", repo_url=repo_url,

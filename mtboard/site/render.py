@@ -45,9 +45,20 @@ def _env() -> Environment:
 
 
 def rel_link(here: str, target: str) -> str:
-    """Relative URL from page ``here`` to page ``target`` (both docs-relative .md paths; use_directory_urls=false)."""
-    target_html = target[:-3] + ".html" if target.endswith(".md") else target
-    return posixpath.relpath(target_html, posixpath.dirname(here) or ".")
+    """Relative URL from page ``here`` to page ``target`` (both docs-relative .md paths; use_directory_urls=false).
+    A ``#fragment`` on ``target`` is kept (``methodology/metrics.md#chrf`` → ``methodology/metrics.html#chrf``)."""
+    path, hash_, fragment = target.partition("#")
+    target_html = path[:-3] + ".html" if path.endswith(".md") else path
+    return posixpath.relpath(target_html, posixpath.dirname(here) or ".") + hash_ + fragment
+
+
+def page_helpers(here: str) -> dict[str, Any]:
+    """What every page template gets for page ``here``: ``link`` (:func:`rel_link`), ``relmd`` (:func:`rel_md`),
+    ``term`` (a glossary term: :func:`mtboard.site.glossary.term_html`) and ``mlink`` (a methodology topic:
+    :func:`mtboard.site.glossary.methodology_target`), all relative to ``here``."""
+    return {"link": lambda target: rel_link(here, target), "relmd": lambda target: rel_md(here, target),
+            "term": lambda key, text=None: glossary.term_html(key, rel_link(here, "glossary.md"), text),
+            "mlink": lambda anchor: rel_link(here, glossary.methodology_target(anchor))}
 
 
 def rel_md(here: str, target: str) -> str:
@@ -119,9 +130,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
 
     def render(path: str, template: str, **ctx: Any) -> None:
         ctx.setdefault("title", "")
-        pages[path] = env.get_template(template).render(
-            link=lambda target: rel_link(path, target), relmd=lambda target: rel_md(path, target),
-            term=lambda key, text=None: glossary.term_html(key, rel_link(path, "glossary.md"), text), **ctx)
+        pages[path] = env.get_template(template).render(**page_helpers(path), **ctx)
 
     # home, boards, domain views, downloads, methodology, changes: mtboard.site.boardpages (issue 12)
     for lb in boards:
@@ -236,9 +245,9 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
 def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
         sweeps: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Explicit MkDocs nav, shown as tabs on every page (``navigation.tabs``; the drawer on a phone), grouped as a
-    visitor looks for things (issue 36 item 3): Home; Leaderboards (the boards' index, one entry per board, titles made safe: MkDocs does
-    not escape; the official boards, ``{title: page}`` items of :mod:`mtboard.site.officialpages`, and the sweeps,
-    when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary,
+    visitor looks for things (issue 36 item 3): Home; Leaderboards (the boards' index, one entry per board, titles
+    made safe: MkDocs does not escape; the official boards, ``{title: page}`` items of
+    :mod:`mtboard.site.officialpages`, and the sweeps, when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary,
     licences); Contribute (:mod:`mtboard.site.infopages`). A section's tab opens its first page."""
     boards_section: list[dict[str, Any]] = [{"All language pairs": "leaderboards/index.md"}]
     boards_section += [{fmt.safe_title(lb.title): lb.page} for lb in boards]
@@ -261,4 +270,4 @@ def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
     ]
 
 
-__all__ = ["render_pages", "nav", "rel_link", "Markup"]
+__all__ = ["render_pages", "nav", "rel_link", "page_helpers", "Markup"]
