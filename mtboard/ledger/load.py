@@ -23,6 +23,8 @@ from mtboard.review.community import ReviewSummary, community_verified, summaris
 from mtboard.core import canonical
 from mtboard.ledger.cache import ValidationCache, environment_hash
 from mtboard.core.schema import Ancestor, AnchorRecord, Corpus, RunCard, VerificationRecord, VerificationTier
+from mtboard.core.schema.model import ContaminationClaim
+from mtboard.inputs.models import ModelIndex, load_claims, load_records
 from mtboard.verify.record import COMPARED, UNATTESTED_LABEL, check_record, within_tolerance
 
 VERIFICATION_SUFFIXES = (".verification.json",)
@@ -95,6 +97,10 @@ class Inputs:
     warnings: list[str] = field(default_factory=list)
     anchors: list[AnchorRecord] = field(default_factory=list)
     """Judge-reliability records (``mtboard anchor``) read from the anchors folder."""
+    models: ModelIndex = field(default_factory=ModelIndex)
+    """Model records (``models/*.yaml``, issue 37) and which record each card links to."""
+    claims: list[tuple[str, ContaminationClaim]] = field(default_factory=list)
+    """Contamination claims (``contamination/*.yaml``): (path relative to the repository root, claim)."""
     cache_hits: int = 0
     """Cards whose verdict came from the validation cache (:mod:`mtboard.ledger.cache`); 0 without a cache."""
     cache_misses: int = 0
@@ -386,6 +392,10 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             secret_segment, secret_source))
     validator = _validator(submissions, corpora_dir, secret_segment, secret_source, verdicts) if validate else None
     reviewed, warnings = load_reviews(submissions.parent)
+    records, more = load_records(submissions.parent)
+    inputs.models = ModelIndex.of(records)
+    inputs.claims, claim_warnings = load_claims(submissions.parent)
+    warnings = warnings + more + claim_warnings
     records = _records_by_hash(submissions)
     inputs.warnings.extend(warnings)
     seen_hash: dict[str, str] = {}

@@ -29,6 +29,7 @@ way in:
 * :mod:`~mtboard.core.schema.anchor` — judge reliability records;
 * :mod:`~mtboard.core.schema.review` — community review records and the reviewer list (spec §7);
 * :mod:`~mtboard.core.schema.sweep` — the sweep file (spec §6.2);
+* :mod:`~mtboard.core.schema.model` — model records and contamination claims (issue 37);
 * :mod:`~mtboard.core.schema.ledger` — the board ledger as published (``data/ledger.json``; issue 31);
 * here: :data:`SCHEMAS`, the documents with a published JSON Schema.
 """
@@ -99,11 +100,14 @@ __all__ = [
     "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "BOARD_STATES", "SITE_STATES", "TierName",
+    # model.py (issue 37)
+    "CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim", "EngineInfo", "ModelRecord",
+    "WeightsFile",
     # the export table
     "SCHEMAS",
 ]
 
-_LAZY_MODULES = ("anchor", "ledger", "sweep")
+_LAZY_MODULES = ("anchor", "ledger", "model", "sweep")
 """Documents a run never reads (the judge reliability record, the board ledger, the sweep file): imported on first use
 of one of their names, so ``mtboard run`` builds none of their pydantic models (issue 35 item 4: ~40 classes, measured
 in docs/SCORING_SPEC.md §7). Every other document is imported with the package."""
@@ -111,6 +115,8 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerCoverage",
                           "LedgerEvidence", "LedgerMember", "LedgerRank", "LedgerReproduction", "LedgerRow",
                           "LedgerState", "TierName"),
+               "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
+                         "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",
                          "SWEEP_MAX_OPTION_CHARS", "SWEEP_MAX_OPTION_FLOAT", "SWEEP_MAX_OPTION_INT",
                          "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
@@ -125,7 +131,9 @@ def __getattr__(name: str) -> Any:
     if name == "SCHEMAS":
         value: Any = {"corpus": Corpus, "run-card": RunCard, "anchor-record": __getattr__("AnchorRecord"),
                       "scores-card": ScoresCard, "review-record": ReviewRecord, "reviewers": ReviewersFile,
-                      "sweep": __getattr__("SweepFile"), "ledger": __getattr__("Ledger")}
+                      "sweep": __getattr__("SweepFile"), "ledger": __getattr__("Ledger"),
+                      "model-record": __getattr__("ModelRecord"),
+                      "contamination-claim": __getattr__("ContaminationClaim")}
     elif name in _LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     else:

@@ -1,0 +1,137 @@
+"""Model records and contamination claims as inputs (issue 37): reading ``models/*.yaml`` and
+``contamination/*.yaml`` (safe YAML, strict schema: :mod:`mtboard.core.schema.model`) and linking a run card to its
+record (:class:`ModelIndex`).
+
+A card links to a record when its ``method.model_file_sha256`` is one of the record's ``files`` (bound: the weights
+are the same bytes) or, failing that, when its ``model_slug`` is one of the record's ``model_slugs`` (declared).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mtboard.core import safejson
+from pydantic import ValidationError
+
+from mtboard.core.errors import InputError, MtboardError
+from mtboard.core.schema.common import describe_validation_error
+from mtboard.core.schema.model import ContaminationClaim, ModelRecord
+
+MODELS_DIR = "models"
+"""Folder of model records, at the repository root."""
+CONTAMINATION_DIR = "contamination"
+"""Folder of contamination claims, at the repository root."""
+MAX_RECORD_BYTES = 256 * 1024
+"""Largest model record or claim file read (bytes)."""
+MAX_RECORDS = 10_000
+"""Most files read from each folder (the rest are reported, not read)."""
+
+NO_RECORD = "no model record"
+"""What a row without a record says (with a link to the contribute page's section on adding one)."""
+
+
+def _validate(model: type, data: Any, where: str, schema: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(exc, where).split(": ", 1)[1], where=where,
+                         fix=f"see `mtboard schema {schema}` (quote dates and version numbers)") from None
+
+
+def _yaml_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.startswith("."))
+
+
+def read_record(path: Path) -> ModelRecord:
+    """One ``models/<slug>.yaml`` through the safe loader and the strict schema; its ``slug`` must equal the file
+    name's stem. Raises: InputError (one line: the file, the field, the fix)."""
+    data = safejson.load_yaml(path, max_bytes=MAX_RECORD_BYTES)
+    record = _validate(ModelRecord, data, str(path), "model-record")
+    if record.slug != path.stem:
+        raise InputError(f"slug {record.slug!r} differs from the file name", where=str(path),
+                         fix=f"rename the file to {record.slug}.yaml or set slug: {path.stem}")
+    return record
+
+
+def read_claim(path: Path) -> ContaminationClaim:
+    """One ``contamination/<name>.yaml`` through the safe loader and the strict schema. Raises: InputError."""
+    return _validate(ContaminationClaim, safejson.load_yaml(path, max_bytes=MAX_RECORD_BYTES), str(path),
+                     "contamination-claim")
+
+
+def load_records(root: Path) -> tuple[list[ModelRecord], list[str]]:
+    """Every record under ``root/models/`` (sorted by slug) and one warning per file that cannot be read (the file
+    is left out) or that links a card another record already links (the later one is left out)."""
+    records: list[ModelRecord] = []
+    warnings: list[str] = []
+    seen: dict[str, str] = {}
+    files = _yaml_files(root / MODELS_DIR)
+    if len(files) > MAX_RECORDS:
+        warnings.append(f"{MODELS_DIR}/: {len(files)} files, only the first {MAX_RECORDS} read")
+    for p in files[:MAX_RECORDS]:
+        try:
+            rec = read_record(p)
+        except MtboardError as exc:
+            warnings.append(f"model record skipped: {exc.one_line()}")
+            continue
+        keys = [f"model_slug {s!r}" for s in rec.model_slugs] + [f"file {f.sha256[:12]}" for f in rec.files]
+        clash = next((k for k in keys if k in seen), None)
+        if clash is not None:
+            warnings.append(f"model record skipped: {MODELS_DIR}/{p.name}: {clash} is already linked by "
+                            f"{MODELS_DIR}/{seen[clash]}.yaml (fix: keep one record per model)")
+            continue
+        seen.update({k: rec.slug for k in keys})
+        records.append(rec)
+    return records, warnings
+
+
+def load_claims(root: Path) -> tuple[list[tuple[str, ContaminationClaim]], list[str]]:
+    """Every claim under ``root/contamination/`` as ``(path relative to root, claim)``, and one warning per file
+    that cannot be read."""
+    claims: list[tuple[str, ContaminationClaim]] = []
+    warnings: list[str] = []
+    for p in _yaml_files(root / CONTAMINATION_DIR)[:MAX_RECORDS]:
+        try:
+            claims.append((f"{CONTAMINATION_DIR}/{p.name}", read_claim(p)))
+        except MtboardError as exc:
+            warnings.append(f"contamination claim skipped: {exc.one_line()}")
+    return claims, warnings
+
+
+@dataclass
+class ModelIndex:
+    """The records, and which record a run card links to."""
+
+    records: list[ModelRecord] = field(default_factory=list)
+    by_slug: dict[str, ModelRecord] = field(default_factory=dict)
+    _by_file: dict[str, ModelRecord] = field(default_factory=dict)
+    _by_card_slug: dict[str, ModelRecord] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, records: list[ModelRecord]) -> ModelIndex:
+        idx = cls(records=list(records))
+        for r in records:
+            idx.by_slug[r.slug] = r
+            idx._by_file.update({f.sha256: r for f in r.files})
+            idx._by_card_slug.update({s: r for s in r.model_slugs})
+        return idx
+
+    def record_for(self, card: Any) -> ModelRecord | None:
+        """The record a run card links to (its weights file first, then its ``model_slug``), or None."""
+        sha = getattr(card.method, "model_file_sha256", None)
+        if sha and sha in self._by_file:
+            return self._by_file[sha]
+        return self._by_card_slug.get(card.model_slug)
+
+    def model_key(self, card: Any) -> str:
+        """What "the same model" means for counting tries: the record's slug, else the card's ``model_slug``."""
+        rec = self.record_for(card)
+        return rec.slug if rec is not None else card.model_slug
+
+
+__all__ = ["CONTAMINATION_DIR", "MAX_RECORD_BYTES", "MODELS_DIR", "NO_RECORD", "ModelIndex", "load_claims",
+           "load_records", "read_claim", "read_record"]
