@@ -1,6 +1,7 @@
 """Building the ledger from the site's inputs: plan the boards and decide every row's standing
 (:func:`mtboard.ledger.standing.decide`), compute every view's statistics (:func:`mtboard.ledger.tables.build_leaderboards`),
-then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`).
+then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`) and count each model's
+tries on each board (:func:`mtboard.ledger.tries.attach_tries`, issue 37 item 4).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
 turns it into the published ``data/ledger.json``.
@@ -12,7 +13,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from mtboard.ledger import methods, standing, tables
+from mtboard.ledger import methods, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -61,6 +62,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
+    tries.attach_tries(boards, inputs.models)
     if cache is None:
         return BoardLedger(inputs, boards, plans)
     return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses)

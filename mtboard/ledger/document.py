@@ -15,7 +15,8 @@ from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
-                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, LedgerState)
+                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, LedgerState,
+                                        LedgerTries)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -47,7 +48,15 @@ def _rank(view_name: str, m: MethodRow) -> LedgerRank:
                       composite_ci=m.composite_ci, chrf=m.chrf)
 
 
-def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[LedgerRank]]) -> LedgerRow:
+def _tries(t) -> LedgerTries | None:
+    if t is None:
+        return None
+    return LedgerTries(model=t.model, count=t.count, subsets=t.subsets, best=t.best, others=list(t.others),
+                       text=t.text)
+
+
+def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[LedgerRank]],
+         tries: dict | None = None) -> LedgerRow:
     rep = ledger.card(s.representative)
     members = [ledger.card(p) for p in s.members]
     ranks = placed.get((s.fingerprint, s.representative), [])
@@ -64,7 +73,8 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
                  for lc in members],
         reproduction=LedgerReproduction(count=r.count, agree=r.agree, spread=r.spread, text=r.text),
         coverage=LedgerCoverage(entries=c.entries, of=c.of, limit=c.limit, subset=c.subset, text=c.text),
-        ranked=s.ranked, unranked_reason=s.unranked_reason, reference=s.reference, declared=s.declared, ranks=ranks)
+        ranked=s.ranked, unranked_reason=s.unranked_reason, reference=s.reference, declared=s.declared, ranks=ranks,
+        tries=_tries((tries or {}).get(s.fingerprint)))
 
 
 def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -> Ledger:
@@ -81,7 +91,7 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
                 placed.setdefault((m.key, m.rep.lc.path), []).append(_rank(view.domain or "all", m))
         boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
-                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed) for s in rows],
+                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb.tries) for s in rows],
                                   state=_state(plan.state or board_state(plan))))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards, state=_state(ledger.state))

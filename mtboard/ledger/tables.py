@@ -177,6 +177,9 @@ class Leaderboard:
     """Every row of the board with its standing (:func:`mtboard.ledger.standing.decide`): ranked rows first."""
     state: BoardState | None = None
     """What the board holds in words (:func:`mtboard.ledger.standing.board_state`; issue 34 item 2)."""
+    tries: dict[str, Any] = field(default_factory=dict)
+    """Fingerprint → :class:`mtboard.ledger.tries.Tries` of every non-reference row (issue 37 item 4), set by
+    :func:`mtboard.ledger.tries.attach_tries` once ranks are known."""
 
     @property
     def title(self) -> str:

@@ -99,6 +99,23 @@ class LedgerRank(Strict):
     """Corpus chrF++ (0–100)."""
 
 
+class LedgerTries(Strict):
+    """How many methods of the row's model the board holds (issue 37 item 4; :mod:`mtboard.ledger.tries`)."""
+
+    model: str
+    """The model key: the model record's slug (``models/<slug>.yaml``), else the card's ``model_slug``."""
+    count: Count
+    """The model's full-coverage fingerprints on this board (reference baselines never counted)."""
+    subsets: Count
+    """The model's subset fingerprints on this board, counted apart."""
+    best: Hex64 | None
+    """Fingerprint of the model's best row (best position on the whole-segment view); None when none is ranked."""
+    others: list[Hex64]
+    """The model's other fingerprints on this board: full coverage first (board order), then subsets."""
+    text: str
+    """What the board says: "" (tried once), "best of N", "best of N (K subsets)" or "1 of N tries …; best: …"."""
+
+
 class LedgerRow(Strict):
     fingerprint: Hex64
     method: str
@@ -124,6 +141,9 @@ class LedgerRow(Strict):
     GDS or community verification."""
     ranks: list[LedgerRank]
     """Ranked rows: the whole segment first, then each domain view. Empty for an unranked row."""
+    tries: LedgerTries | None = None
+    """The model's tries on this board (issue 37 item 4); None for a reference baseline (and in ledgers published
+    before issue 37)."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
@@ -180,4 +200,4 @@ class Ledger(Strict):
 
 
 __all__ = ["LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
-           "LedgerRow", "LedgerRank", "LedgerMember", "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
+           "LedgerRow", "LedgerRank", "LedgerTries", "LedgerMember", "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
