@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from mtboard.ledger import methods, standing, tables, tries
+from mtboard.ledger import facts, methods, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -63,6 +63,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
     tries.attach_tries(boards, inputs.models)
+    facts.attach_facts(boards, inputs.models)
     if cache is None:
         return BoardLedger(inputs, boards, plans)
     return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses)

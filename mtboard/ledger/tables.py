@@ -180,6 +180,9 @@ class Leaderboard:
     tries: dict[str, Any] = field(default_factory=dict)
     """Fingerprint → :class:`mtboard.ledger.tries.Tries` of every non-reference row (issue 37 item 4), set by
     :func:`mtboard.ledger.tries.attach_tries` once ranks are known."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """Fingerprint → :class:`mtboard.ledger.facts.ModelFacts` of every row (issue 37 item 2: the board's filters), set
+    by :func:`mtboard.ledger.facts.attach_facts`."""
 
     @property
     def title(self) -> str:

@@ -41,6 +41,8 @@ class Tries:
     best_method: str | None
     best_page: str | None
     others: tuple[str, ...]
+    other_rows: tuple[tuple[str, str, str], ...] = ()
+    """``others`` as (fingerprint, method name, run page) for the links."""
 
     @property
     def is_best(self) -> bool:
@@ -59,19 +61,24 @@ class Tries:
         return f" ({self.subsets} subset{'' if self.subsets == 1 else 's'})"
 
     @property
-    def text(self) -> str:
-        """What the board says: ``""`` for a model tried once; ``best of 2 (6 subsets)`` on the best row; ``1 of 2
-        tries (6 subsets); best: <method>`` on every other row (``1 of 3 subset tries`` for a model with subsets only;
-        without ``; best: …`` when nothing is ranked)."""
+    def lead(self) -> str:
+        """:attr:`text` without its ``; best: …`` part (the page links the best row's name)."""
         if self.tried < 2:
             return ""
         if self.is_best:
             return f"best of {self.count}{self.subsets_text}"
-        best = f"; best: {self.best_method}" if self.best_method else ""
         if self.count == 0:
-            return f"1 of {self.subsets} subset tries{best}"
-        word = "try" if self.count == 1 else "tries"
-        return f"1 of {self.count} {word}{self.subsets_text}{best}"
+            return f"1 of {self.subsets} subset tries"
+        return f"1 of {self.count} {'try' if self.count == 1 else 'tries'}{self.subsets_text}"
+
+    @property
+    def text(self) -> str:
+        """What the board says: ``""`` for a model tried once; ``best of 2 (6 subsets)`` on the best row; ``1 of 2
+        tries (6 subsets); best: <method>`` on every other row (``1 of 3 subset tries`` for a model with subsets only;
+        without ``; best: …`` when nothing is ranked)."""
+        if not self.lead or self.is_best or not self.best_method:
+            return self.lead
+        return f"{self.lead}; best: {self.best_method}"
 
 
 def _group(rows: Iterable[tuple[str, str, bool, int | None, Any]], describe: Callable[[Any], tuple[str, str]]
@@ -89,10 +96,12 @@ def _group(rows: Iterable[tuple[str, str, bool, int | None, Any]], describe: Cal
         best = min(ranked, key=lambda r: (r[3], r[0])) if ranked else None
         name, page = describe(best[4]) if best is not None else (None, None)
         order = [r[0] for r in full] + [r[0] for r in subsets]
+        shown = {r[0]: (r[0], *describe(r[4])) for r in group}
         for fp, *_ in group:
             out[fp] = Tries(model=model, fingerprint=fp, count=len(full), subsets=len(subsets),
                             best=best[0] if best is not None else None, best_method=name, best_page=page,
-                            others=tuple(f for f in order if f != fp))
+                            others=tuple(f for f in order if f != fp),
+                            other_rows=tuple(shown[f] for f in order if f != fp))
     return out
 
 

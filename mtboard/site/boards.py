@@ -8,6 +8,7 @@ The rows, their standing and their ranks are the ledger's (:mod:`mtboard.ledger.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -17,6 +18,7 @@ from markupsafe import Markup
 from mtboard.core import fmt
 from mtboard.core.languages import language_name
 from mtboard.ledger import standing as st
+from mtboard.ledger.facts import FILTERS, SIZE_BUCKETS, UNKNOWN
 from mtboard.site import glossary
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.tables import (DIGITS, NOT_PRICED, Leaderboard, Row, View, method_name, metric_text, model_page,
@@ -265,6 +267,10 @@ def visible_columns(view: View) -> list[BoardColumn]:
 # HTML (raw HTML blocks; every card string escaped here)
 
 
+SIZE_ORDER = {k: i for i, (k, *_) in enumerate(SIZE_BUCKETS)}
+"""Size bucket key → its place in the size filter (smallest first)."""
+
+
 def _e(value: object) -> str:
     return fmt.html_text(value)
 
@@ -304,7 +310,22 @@ def method_lines(card) -> tuple[str, str]:
     return line1, " · ".join(rest)
 
 
-def _method_cell(m: MethodRow, link) -> str:
+def tries_html(t: Any, link) -> Markup:
+    """The row's tries (issue 37 item 4; :class:`mtboard.ledger.tries.Tries`, None or tried once: ``""``): on the best
+    row ``best of N (K subsets)`` opening a list of the model's other rows (links to their run pages); on the others
+    ``1 of N tries …; best: <link>``. Escaped."""
+    if t is None or not t.lead:
+        return Markup("")
+    if t.is_best:
+        items = "".join(f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a></li>'
+                        for _, name, page in t.other_rows)
+        return Markup(f' <details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
+    best = (f'; best: <a href="{_e(link(t.best_page))}">{fmt.name_html(t.best_method)}</a>'
+            if t.best_method and t.best_page else "")
+    return Markup(f' <span class="mtb-tries">{_e(t.lead)}{best}</span>')
+
+
+def _method_cell(m: MethodRow, link, tries: Any = None) -> str:
     card = m.rep.lc.card
     l1, l2 = method_lines(card)
     tier = m.standing.tier
@@ -330,6 +351,7 @@ def _method_cell(m: MethodRow, link) -> str:
                          f'<td>{_e(fmt.num(r.composite, 3))}</td>'
                          f'<td>{_e(fmt.DASH if delta is None else f"{delta:+.3f}")}</td></tr>')
         parts.append("</tbody></table></details>")
+    parts.append(str(tries_html(tries, link)))
     if m.gold is not None:
         target, text = m.gold
         parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
@@ -337,12 +359,12 @@ def _method_cell(m: MethodRow, link) -> str:
     return "".join(parts)
 
 
-def _td(m: MethodRow, col: BoardColumn, link) -> str:
+def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None) -> str:
     v = m.values[col.key]
     sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
     cls = f"c-{col.key}"
     if col.key == "method":
-        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link)}</th>'
+        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link, tries)}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
         body = str(glossary.term_html(glossary.tier_key(tier), link("glossary.md"), Markup(
@@ -366,6 +388,33 @@ def _td(m: MethodRow, col: BoardColumn, link) -> str:
     return f'<td class="{cls}" data-v="{_e(sort)}">{body}</td>'
 
 
+def facts_attrs(lb: Leaderboard, fingerprint: str) -> str:
+    """`` data-f-weights="open" data-f-size="lt1b" …``: the row's model facts (:data:`mtboard.ledger.facts.FILTERS`,
+    from :attr:`Leaderboard.facts`; issue 37 item 2) for the board's filters; ``""`` when the ledger has none."""
+    f = lb.facts.get(fingerprint)
+    if f is None:
+        return ""
+    return "".join(f' data-f-{name.replace("_", "-")}="{_e(f.value(name))}"' for name, _ in FILTERS)
+
+
+def filters_html(lb: Leaderboard, rows: list[MethodRow]) -> str:
+    """The filters' data (issue 37 item 2): an empty, ``hidden`` ``<div class="mtb-filters">`` whose ``data-filters``
+    JSON lists, per filter of :data:`mtboard.ledger.facts.FILTERS`, its label and the values present in ``rows`` as
+    ``[value, label]`` (sorted, ``unknown`` last). ``site/assets/board.js`` builds the selects from it and shows it;
+    without JavaScript it stays hidden and every row is shown. ``""`` when no row has facts."""
+    facts = [lb.facts[m.key] for m in rows if m.key in lb.facts]
+    if not facts:
+        return ""
+    spec = []
+    for name, label in FILTERS:
+        values = {f.value(name): f.label(name) for f in facts}
+        order = sorted(values, key=lambda v: (v == UNKNOWN, SIZE_ORDER.get(v, 0) if name == "size" else 0,
+                                              v.lower()))
+        spec.append({"key": name.replace("_", "-"), "label": label, "options": [[v, values[v]] for v in order]})
+    return (f'<div class="mtb-filters" hidden data-filters="{_e(json.dumps(spec, ensure_ascii=False))}" '
+            f'data-rows-label="rows"></div>')
+
+
 def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
                 rows: list[MethodRow] | None = None, part: str = "", search: bool = True) -> Markup:
     """The board's ``<table>`` (WAI-ARIA APG sortable table: a button in each sortable header, ``aria-sort`` on the
@@ -378,7 +427,9 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
     its rows (issue 35, "MkDocs"; :mod:`mtboard.site.htmlstash`)."""
     cols = visible_columns(view)
     optional = [c for c in cols if not c.core]
+    shown_rows = view.methods if rows is None else rows
     out = [f'<div class="mtb-board" data-board="{_e(table_id)}"{"" if search else " data-search-exclude"}>']
+    out.append(filters_html(lb, shown_rows))
     if optional:
         out.append('<details class="mtb-cols"><summary>Columns</summary><fieldset><legend>Optional columns'
                    '</legend>')
@@ -404,13 +455,13 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
         out.append(f'<th scope="col" class="c-{c.key}" data-key="{c.key}"{lib}><button type="button">'
                    f'{_e(c.label)}{sr}<span class="mtb-sorticon" aria-hidden="true"></span></button>{help_link}</th>')
     out.append("</tr></thead><tbody>")
-    for m in view.methods if rows is None else rows:
+    for m in shown_rows:
         cls = ["mtb-band" if m.cluster % 2 else "", "mtb-cut" if m.cluster_start else "",
                "mtb-ref" if m.reference else ""]
         cl = " ".join(c for c in cls if c)
-        out.append(f'<tr data-row="{_e(m.rep.lc.page_id)}" data-method="{_e(m.key[:16])}"'
+        out.append(f'<tr data-row="{_e(m.rep.lc.page_id)}" data-method="{_e(m.key[:16])}"{facts_attrs(lb, m.key)}'
                    f'{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
-        out.extend(_td(m, c, link) for c in cols)
+        out.extend(_td(m, c, link, lb.tries.get(m.key)) for c in cols)
         out.append("</tr>")
     out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')
     return Markup("\n".join(out))
@@ -535,4 +586,4 @@ def overview(boards: list[Leaderboard]) -> Overview | None:
 
 
 __all__ = ["BOARD_COLUMNS", "OVERVIEW_ROWS", "COST_SEGMENTS", "COST_N_CONTROL", "cost_of_segments", "cost_n_html",
-           "board_table", "ci_text", "fill_values", "overview"]
+           "board_table", "ci_text", "facts_attrs", "filters_html", "fill_values", "overview", "tries_html"]

@@ -16,6 +16,8 @@ from mtboard.core import fmt
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.site.render import rel_link
 from mtboard.ledger.tables import Leaderboard, method_name, run_page
+from mtboard.ledger.tries import official_tries
+from mtboard.site.boards import tries_html
 
 INDEX = "official/index.md"
 BANNER = ('<div class="admonition info mtb-official-banner"><p class="admonition-title">Official · secret '
@@ -48,7 +50,7 @@ def board_title(b: OfficialBoard) -> str:
     return f"Official board: {b.language_pair} (secret gold standard)"
 
 
-def _table(b: OfficialBoard, dev: dict[str, LoadedCard], here: str) -> str:
+def _table(b: OfficialBoard, dev: dict[str, LoadedCard], here: str, tries: dict | None = None) -> str:
     head = ("<table class=\"mtb-plain mtb-official\" id=\"official-board\" tabindex=\"0\"><caption>Methods ranked by "
             "composite on the secret gold standard</caption><thead><tr>"
             + "".join(f'<th scope="col">{_e(h)}</th>' for h in (
@@ -67,6 +69,7 @@ def _table(b: OfficialBoard, dev: dict[str, LoadedCard], here: str) -> str:
         else:
             method = f"{_e(r.card.method_spec)} · {_e(r.card.condition)} (development card not on the site)"
             dev_comp = None
+        method += str(tries_html((tries or {}).get(r.card.card_fingerprint), lambda t: t))
         ci = (f" [{r.composite_ci[0]:.3f}, {r.composite_ci[1]:.3f}]" if r.composite_ci else "")
         rows.append(
             f'<tr id="{_e(r.anchor)}"><td>{_e(r.rank)}</td><th scope="row">{method}</th>'
@@ -115,7 +118,7 @@ def render_official_pages(inputs: Inputs, official: OfficialInputs, boards: list
             + (f" {len(b.unranked)} unattested re-run(s) are listed below them, not ranked." if b.unranked else "")
             + f' <a class="mtb-contribute" href="{rel_link(here, "contribute.md")}">Add your method</a> (its '
             "development card first).",
-            "", GAP_NOTE, "", _table(b, dev, here), ""])
+            "", GAP_NOTE, "", _table(b, dev, here, official_tries(b.rows, dev, inputs.models)), ""])
         pages[here] = text
     return pages
 

@@ -38,7 +38,7 @@ def _env() -> Environment:
                        method_name=tables.method_name, run_page=tables.run_page, cost_text=tables.cost_text,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
                        card_composite=card_composite,
-                       columns=COLUMNS, vtiers=glossary.TIER_TERMS, cost_n_html=boards.cost_n_html,
+                       columns=COLUMNS, vtiers=glossary.TIER_TERMS, cost_n_html=boards.cost_n_html, tries_html=boards.tries_html,
                        cost_n_control=boards.COST_N_CONTROL, licence_anchor=licences.anchor,
                        licence_of=lambda dataset_id, version: None)  # render_pages binds the build's corpora
     return env

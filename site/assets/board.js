@@ -1,5 +1,7 @@
 /* mtboard boards: WAI-ARIA APG sortable table (button in each header, aria-sort on the sorted column only, polite
- * live region), sort state in ?sort=&dir=, optional columns (CSS picker) persisted in ?cols=.
+ * live region), sort state in ?sort=&dir=, optional columns (CSS picker) persisted in ?cols=; row filters
+ * (issue 37 item 2) built from the facts Python wrote (data-filters, data-f-* on each row), state in ?weights=&size=…,
+ * a live "showing 3 of 12 rows" count. Without JavaScript the filters stay hidden and every row is shown.
  * Numbers, ranks and clusters are rendered by Python; this only reorders rows. No innerHTML: text only.
  * Initialised through Material's document$ (works with navigation.instant), else on DOMContentLoaded. */
 (function () {
@@ -117,10 +119,77 @@
     if (q >= 1 && q <= 1e9) apply(q, false);
   }
 
+  // Filters (issue 37 item 2): one labelled <select> per fact; a row is shown when it matches every chosen value.
+  function setupFilters(board) {
+    var box = board.querySelector(".mtb-filters[data-filters]");
+    var table = board.querySelector("table.mtb-board-table");
+    if (!box || !table || box.getAttribute("data-mtb-init")) return;
+    box.setAttribute("data-mtb-init", "1");
+    var spec;
+    try { spec = JSON.parse(box.getAttribute("data-filters")); } catch (e) { return; }
+    var rows = Array.prototype.slice.call(table.tBodies[0].rows);
+    var q = new URLSearchParams(window.location.search);
+    var selects = [];
+    var fs = document.createElement("fieldset");
+    var lg = document.createElement("legend");
+    lg.textContent = "Filter rows";
+    fs.appendChild(lg);
+    spec.forEach(function (f) {
+      var id = board.getAttribute("data-board") + "-f-" + f.key;
+      var wrap = document.createElement("span");
+      wrap.className = "mtb-filter";
+      var label = document.createElement("label");
+      label.setAttribute("for", id);
+      label.textContent = f.label;
+      var sel = document.createElement("select");
+      sel.id = id;
+      sel.setAttribute("data-filter", f.key);
+      var all = document.createElement("option");
+      all.value = "";
+      all.textContent = "all";
+      sel.appendChild(all);
+      f.options.forEach(function (o) {
+        var opt = document.createElement("option");
+        opt.value = o[0];
+        opt.textContent = o[1];
+        sel.appendChild(opt);
+      });
+      var want = q.get(f.key);
+      if (want !== null && f.options.some(function (o) { return o[0] === want; })) sel.value = want;
+      wrap.appendChild(label);
+      wrap.appendChild(sel);
+      fs.appendChild(wrap);
+      selects.push(sel);
+    });
+    var count = document.createElement("p");
+    count.className = "mtb-filtercount";
+    count.setAttribute("role", "status");
+    count.setAttribute("aria-live", "polite");
+    box.appendChild(fs);
+    box.appendChild(count);
+    function apply(write) {
+      var shown = 0, params = {};
+      selects.forEach(function (s) { params[s.getAttribute("data-filter")] = s.value; });
+      rows.forEach(function (r) {
+        var ok = selects.every(function (s) {
+          return !s.value || r.getAttribute("data-f-" + s.getAttribute("data-filter")) === s.value;
+        });
+        r.hidden = !ok;
+        if (ok) shown += 1;
+      });
+      count.textContent = "Showing " + shown + " of " + rows.length + " " + (box.getAttribute("data-rows-label") || "rows");
+      if (write) setUrl(params);
+    }
+    selects.forEach(function (s) { s.addEventListener("change", function () { apply(true); }); });
+    box.hidden = false;
+    apply(false);
+  }
+
   function init() {
     setupCostN();
     Array.prototype.forEach.call(document.querySelectorAll("table.mtb-board-table"), setupTable);
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupColumns);
+    Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupFilters);
   }
 
   if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
