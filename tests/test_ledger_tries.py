@@ -1,0 +1,112 @@
+"""Issue 37 items 4 and 2 in the ledger: tries are visible (:mod:`mtboard.ledger.tries`) and each row's model facts
+for the board's filters (:mod:`mtboard.ledger.facts`).
+
+The committed cards throughout, except :func:`test_tries_text_hand_made`, whose Tries values are typed by hand.
+Hand-checked: on the EN→ES development board Gemma 3 270M has 2 full-coverage fingerprints (few-shot,
+``gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json``, rank 2, and zero-shot, ``…__zero-shot__9a2cbe4f5f3a.json``,
+rank 3) and 6 subset fingerprints (coached few-shot; few-shot completion at t 0 and at t 0.7 — the latter two cards,
+3ddc0a3a1255 and f7c45f8c2b1d, one fingerprint; FST-gated few-shot; zero-shot completion at t 0 and t 0.7, each
+``--limit 20``): 8 Gemma cards in 9 files, 8 fingerprints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mtboard.core.schema.ledger import Ledger
+from mtboard.ledger import facts as F
+from mtboard.ledger.build import build_ledger
+from mtboard.ledger.document import dumps, to_document
+from mtboard.ledger.load import load_inputs
+from mtboard.ledger.tries import Tries
+
+ROOT = Path(__file__).resolve().parents[1]
+ES = "mtb-en-es-dev-v1.0.0"
+FEW_SHOT = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json"
+ZERO_SHOT = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__zero-shot__9a2cbe4f5f3a.json"
+
+
+@pytest.fixture(scope="module")
+def ledger():
+    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)
+    return build_ledger(inputs, resamples=200)
+
+
+def _board(ledger, key=ES):
+    return next(lb for lb in ledger.boards if lb.key == key)
+
+
+def _fp(ledger, path):
+    return ledger.card(path).card.fingerprint.hash
+
+
+def test_gemma_on_en_es_is_best_of_2_with_6_subsets(ledger):
+    lb = _board(ledger)
+    gemma = {fp: t for fp, t in lb.tries.items() if t.model == "gemma-3-270m"}
+    assert len(gemma) == 8
+    best = gemma[_fp(ledger, FEW_SHOT)]
+    assert (best.count, best.subsets, best.is_best) == (2, 6, True)
+    assert best.text == "best of 2 (6 subsets)"
+    assert len(best.others) == 7 and best.others[0] == _fp(ledger, ZERO_SHOT)  # full coverage first
+    other = gemma[_fp(ledger, ZERO_SHOT)]
+    assert other.best == best.fingerprint and not other.is_best
+    assert other.text == ("1 of 2 tries (6 subsets); best: gguf:gemma-3-270m-q4_k_m.gguf · prompt "
+                          "few-shot-completion · few-shot")
+    # every Gemma row names the same best row; subsets are never the best
+    assert {t.best for t in gemma.values()} == {best.fingerprint}
+    # Apertium: one full run and one --limit 20 subset
+    ap = [t for t in lb.tries.values() if t.model == "apertium-eng-spa"]
+    assert sorted(t.text.split(";")[0] for t in ap) == ["1 of 1 try (1 subset)", "best of 1 (1 subset)"]
+
+
+def test_baselines_are_not_counted(ledger):
+    lb = _board(ledger)
+    refs = {s.fingerprint for s in lb.rows if s.reference}
+    assert len(refs) == 3  # echo (full and subset) and empty
+    assert not refs & set(lb.tries)
+    assert all(t.model not in ("baseline/echo", "baseline/empty") for t in lb.tries.values())
+
+
+def test_ledger_document_publishes_tries(ledger):
+    doc = to_document(ledger, "2026-12-01T00:00:00Z")
+    assert Ledger.model_validate_json(dumps(doc)) == doc  # the published JSON round-trips through the schema
+    board = next(b for b in doc.boards if b.key == ES)
+    row = next(r for r in board.rows if r.fingerprint == _fp(ledger, FEW_SHOT))
+    assert row.tries is not None
+    assert (row.tries.model, row.tries.count, row.tries.subsets, row.tries.best) == ("gemma-3-270m", 2, 6,
+                                                                                    row.fingerprint)
+    assert row.tries.text == "best of 2 (6 subsets)" and len(row.tries.others) == 7
+    assert all(r.tries is None for r in board.rows if r.reference)
+
+
+def test_tries_text_hand_made():
+    fp = "a" * 64
+    once = Tries("m", fp, 1, 0, fp, "x", "runs/x.md", ())
+    assert once.text == "" and once.lead == ""
+    only_subsets = Tries("m", fp, 0, 3, None, None, None, ("b" * 64, "c" * 64))
+    assert only_subsets.text == "1 of 3 subset tries"
+    one_sub = Tries("m", fp, 5, 1, fp, "x", "runs/x.md", ("b" * 64,) * 5)
+    assert one_sub.text == "best of 5 (1 subset)"
+
+
+@pytest.mark.parametrize(("count", "bucket"), [(None, "unknown"), (1, "lt1b"), (999_999_999, "lt1b"),
+                                               (10**9, "1-10b"), (9_999_999_999, "1-10b"), (10**10, "10-100b"),
+                                               (10**11, "ge100b"), (10**14, "ge100b")])
+def test_size_bucket_edges(count, bucket):
+    assert F.size_bucket(count) == bucket
+
+
+def test_row_facts_from_the_record(ledger):
+    lb = _board(ledger)
+    gemma = lb.facts[_fp(ledger, FEW_SHOT)]
+    assert (gemma.record, gemma.weights, gemma.size, gemma.licence, gemma.organisation, gemma.quantization,
+            gemma.method_class) == ("gemma-3-270m", "open", "lt1b", "gemma", "Google", "Q4_K_M", "raw-llm")
+    assert gemma.label("size") == "< 1 B"
+    ap = lb.facts[_fp(ledger, "mtb-en-es-dev/apertium-eng-spa__default__d0f5919b5569.json")]
+    assert (ap.weights, ap.size, ap.licence, ap.organisation, ap.method_class) == (
+        "open", "unknown", "GPL-2.0-only", "Apertium project", "pipeline")
+    echo = lb.facts[_fp(ledger, "mtb-en-es-dev/baseline-echo__baseline__32e6f8fa41bf.json")]
+    assert echo.record is None and echo.record_text == "no model record"
+    assert {echo.value(n) for n, _ in F.FILTERS if n != "method_class"} == {"unknown"}
