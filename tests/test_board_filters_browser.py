@@ -1,0 +1,161 @@
+"""Issue 37 item 2 in a real browser: filters on every board (weights, size, licence, organisation, quantization,
+method class), the live "Showing X of Y rows" count, the state in the URL (restored on load) and, with JavaScript off,
+every row shown. Also item 4's "best of N" on a board row.
+
+The site is built from tests/test_site_cards.py's hand-made cards (``write_fixture_tree``, no hostile card) plus three
+hand-made model records written here (invented values, chosen to differ in weights, size and licence):
+
+* ``toy-apertium`` (apertium/eng-spa): engine, open, no parameter count (size unknown), GPL-2.0-only;
+* ``toy-gemma`` (google/gemma-3-270m, two cards: chat and few-shot): open, 268,098,176 parameters (< 1 B), gemma;
+* ``toy-acme`` (acme/translate-pro, one full card and one --limit 4 subset): api-only, 120 B parameters (≥ 100 B),
+  proprietary.
+
+The echo and empty baselines have no record (every fact ``unknown``). The board's main table has 6 rows: apertium,
+gemma-chat, gemma-fewshot, api, echo, empty (hand-counted from ``standard_cards``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from browser_support import CHROMIUM, serving  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+playwright_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():  # pragma: no cover
+    pytest.skip("Debian chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+RECORDS = {
+    "toy-apertium": """slug: toy-apertium
+name: Toy Apertium
+kind: engine
+organisation: Apertium project
+weights: open
+licence: GPL-2.0-only
+model_slugs: [apertium/eng-spa]
+engine: {package: apertium-eng-spa}
+""",
+    "toy-gemma": """slug: toy-gemma
+name: Toy Gemma
+organisation: Google
+weights: open
+parameter_count: 268098176
+licence: gemma
+quantization: Q4_K_M
+model_slugs: [google/gemma-3-270m]
+""",
+    "toy-acme": """slug: toy-acme
+name: Toy Acme <b>Pro</b>
+organisation: Acme "Corp" <i>
+weights: api-only
+parameter_count: 120000000000
+licence: proprietary
+model_slugs: [acme/translate-pro]
+""",
+}
+BOARD = "leaderboards/toy-en-es-v1.0.0.html"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    from mtboard.site import build_site
+    from test_site_cards import write_fixture_tree
+
+    root = tmp_path_factory.mktemp("filters-site")
+    write_fixture_tree(root, xss=False, bad=False)
+    (root / "models").mkdir()
+    for slug, text in RECORDS.items():
+        (root / "models" / f"{slug}.yaml").write_text(text, encoding="utf-8")
+    build_site(root / "submissions", root / "corpora", root / "out", root / "docs",
+               build_time="2026-12-01T00:00:00Z")
+    with serving(root / "out") as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def _shots(tmp_path: Path) -> Path:
+    d = Path(os.environ.get("MTBOARD_SCREENSHOTS", tmp_path))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _page(browser, width=1366, height=900, js=True):
+    ctx = browser.new_context(viewport={"width": width, "height": height}, java_script_enabled=js)
+    pg = ctx.new_page()
+    pg.errors = []
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    return ctx, pg
+
+
+def _visible_rows(pg) -> list[str]:
+    return pg.eval_on_selector_all("#lb-main tbody tr", "els => els.filter(e => !e.hidden && e.offsetParent !== null)"
+                                   ".map(e => e.getAttribute('data-f-weights'))")
+
+
+def test_filters_count_url_and_restore(served, browser, tmp_path):
+    ctx, pg = _page(browser)
+    pg.goto(f"{served}/{BOARD}")
+    assert len(_visible_rows(pg)) == 6
+    count = pg.locator(".mtb-filtercount").first
+    assert count.text_content() == "Showing 6 of 6 rows"
+    assert count.get_attribute("aria-live") == "polite"
+    weights = pg.get_by_label("Weights").first
+    assert weights.evaluate("e => Array.from(e.options).map(o => o.value)") == ["", "api-only", "open", "unknown"]
+    size = pg.get_by_label("Size").first
+    assert size.evaluate("e => Array.from(e.options).map(o => o.textContent)") == [
+        "all", "< 1 B", "≥ 100 B", "unknown size"]
+    # untrusted record text is an option's text, never markup
+    org = pg.get_by_label("Organisation").first
+    assert 'Acme "Corp" <i>' in org.evaluate("e => Array.from(e.options).map(o => o.textContent)")
+    weights.select_option("open")
+    assert _visible_rows(pg) == ["open", "open", "open"]
+    assert count.text_content() == "Showing 3 of 6 rows"
+    size.select_option("lt1b")
+    assert count.text_content() == "Showing 2 of 6 rows"
+    assert "weights=open" in pg.url and "size=lt1b" in pg.url
+    pg.screenshot(path=str(_shots(tmp_path) / "board-filters-1366.png"), full_page=True)
+    # keyboard: focus the licence select and choose with the arrow keys
+    pg.get_by_label("Weights").first.select_option("")
+    pg.get_by_label("Size").first.select_option("")
+    lic = pg.get_by_label("Licence").first
+    lic.focus()
+    assert pg.evaluate("document.activeElement.getAttribute('data-filter')") == "licence"
+    lic.select_option("proprietary")
+    assert count.text_content() == "Showing 1 of 6 rows"
+    assert "licence=proprietary" in pg.url and "weights=" not in pg.url
+    # sorting keeps the filter state in the URL
+    pg.locator("#lb-main th.c-chrf button").click()
+    assert "licence=proprietary" in pg.url and "sort=chrf" in pg.url
+    # reload with the URL: the state restores
+    pg.goto(f"{served}/{BOARD}?weights=open&size=lt1b")
+    assert pg.get_by_label("Weights").first.input_value() == "open"
+    assert pg.get_by_label("Size").first.input_value() == "lt1b"
+    assert pg.locator(".mtb-filtercount").first.text_content() == "Showing 2 of 6 rows"
+    # item 4: the better Gemma row says best of 2 and lists the other
+    tries = pg.locator("#lb-main details.mtb-tries summary").all_text_contents()
+    assert tries == ["best of 2", "best of 1 (1 subset)"] or sorted(tries) == ["best of 1 (1 subset)", "best of 2"]
+    assert pg.errors == []
+    ctx.close()
+
+
+def test_without_javascript_every_row_is_shown(served, browser, tmp_path):
+    ctx, pg = _page(browser, js=False)
+    pg.goto(f"{served}/{BOARD}?weights=open&size=lt1b")
+    assert len(_visible_rows(pg)) == 6
+    assert not pg.locator(".mtb-filters").first.is_visible()
+    assert pg.locator(".mtb-filtercount").count() == 0
+    ctx.close()
+
+
+def test_phone_width(served, browser, tmp_path):
+    ctx, pg = _page(browser, 390, 844)
+    pg.goto(f"{served}/{BOARD}?weights=open")
+    assert pg.locator(".mtb-filtercount").first.text_content() == "Showing 3 of 6 rows"
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+    for sel in pg.locator(".mtb-filter select").all():
+        box = sel.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] >= 24
+    pg.screenshot(path=str(_shots(tmp_path) / "board-filters-390.png"), full_page=False)
+    ctx.close()
