@@ -63,16 +63,21 @@ def test_board_ledger_finds_a_card_by_its_path_and_refuses_others(ledger):
 
 def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     calls = []
+    inputs = NS(models="MODELS")
     monkeypatch.setattr(B.standing, "decide", lambda inputs: (calls.append(("decide", inputs)), ["PLAN"])[1])
     monkeypatch.setattr(B.tables, "build_leaderboards",
                         lambda plans, resamples, cache: (calls.append(("tables", plans, resamples, cache.folder)),
                                                          ["BOARD"])[1])
     monkeypatch.setattr(B.methods, "attach_methods", lambda boards: calls.append(("methods", boards)))
-    got = B.build_ledger("INPUTS", resamples=7)
-    assert (got.inputs, got.boards, got.plans) == ("INPUTS", ["BOARD"], ["PLAN"])
-    assert calls == [("decide", "INPUTS"), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"])]
+    # issue 37: tries and the filters' facts once ranks are known, from the inputs' model records
+    monkeypatch.setattr(B.tries, "attach_tries", lambda boards, models: calls.append(("tries", boards, models)))
+    monkeypatch.setattr(B.facts, "attach_facts", lambda boards, models: calls.append(("facts", boards, models)))
+    got = B.build_ledger(inputs, resamples=7)
+    assert (got.inputs, got.boards, got.plans) == (inputs, ["BOARD"], ["PLAN"])
+    assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]),
+                     ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS")]
     calls.clear()
-    B.build_ledger("INPUTS", cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
+    B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
     assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \
         and bootstrap.BOOTSTRAP_RESAMPLES == 1000
 
@@ -229,7 +234,7 @@ def test_rows_follow_the_whole_segment_view_not_a_domain_view(ledger):
     lb = ledger.boards[0]
     overall = lb.views[0]
     # a hand-made board whose only other view lists the methods in the reverse order
-    fake_lb = NS(cards=lb.cards, views=[overall, NS(domain="x", methods=list(reversed(overall.methods)))])
+    fake_lb = NS(cards=lb.cards, tries=lb.tries, views=[overall, NS(domain="x", methods=list(reversed(overall.methods)))])
     fake = B.BoardLedger(ledger.inputs, [fake_lb], ledger.plans)
     (board,) = Doc.to_document(fake, "2026-12-01T00:00:00Z").boards
     assert [r.representative for r in board.rows] == [APERTIUM, GEMMA, ECHO, EMPTY]

@@ -99,7 +99,7 @@ __all__ = [
     "SWEEP_MAX_OPTION_INT", "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
     "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
-    "LedgerReproduction", "LedgerRow", "LedgerState", "BOARD_STATES", "SITE_STATES", "TierName",
+    "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
     # model.py (issue 37)
     "CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim", "EngineInfo", "ModelRecord",
     "WeightsFile",
