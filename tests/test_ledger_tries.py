@@ -42,23 +42,23 @@ def _fp(ledger, path):
     return ledger.card(path).card.fingerprint.hash
 
 
-def test_gemma_on_en_es_is_best_of_2_with_6_subsets(ledger):
+def test_gemma_on_en_es_is_best_of_8_with_6_subsets(ledger):
     lb = _board(ledger)
     gemma = {fp: t for fp, t in lb.tries.items() if t.model == "gemma-3-270m"}
     assert len(gemma) == 8
     best = gemma[_fp(ledger, FEW_SHOT)]
     assert (best.count, best.subsets, best.is_best) == (2, 6, True)
-    assert best.text == "best of 2 (6 subsets)"
+    assert best.text == "best of 8 (6 subsets)"  # 2 full-coverage tries + 6 subset tries
     assert len(best.others) == 7 and best.others[0] == _fp(ledger, ZERO_SHOT)  # full coverage first
     other = gemma[_fp(ledger, ZERO_SHOT)]
     assert other.best == best.fingerprint and not other.is_best
-    assert other.text == ("1 of 2 tries (6 subsets); best: gguf:gemma-3-270m-q4_k_m.gguf · prompt "
+    assert other.text == ("1 of 8 tries (6 subsets); best: gguf:gemma-3-270m-q4_k_m.gguf · prompt "
                           "few-shot-completion · few-shot")
     # every Gemma row names the same best row; subsets are never the best
     assert {t.best for t in gemma.values()} == {best.fingerprint}
     # Apertium: one full run and one --limit 20 subset
     ap = [t for t in lb.tries.values() if t.model == "apertium-eng-spa"]
-    assert sorted(t.text.split(";")[0] for t in ap) == ["1 of 1 try (1 subset)", "best of 1 (1 subset)"]
+    assert sorted(t.text.split(";")[0] for t in ap) == ["1 of 2 tries (1 subset)", "best of 2 (1 subset)"]
 
 
 def test_baselines_are_not_counted(ledger):
@@ -77,7 +77,7 @@ def test_ledger_document_publishes_tries(ledger):
     assert row.tries is not None
     assert (row.tries.model, row.tries.count, row.tries.subsets, row.tries.best) == ("gemma-3-270m", 2, 6,
                                                                                     row.fingerprint)
-    assert row.tries.text == "best of 2 (6 subsets)" and len(row.tries.others) == 7
+    assert row.tries.text == "best of 8 (6 subsets)" and len(row.tries.others) == 7
     assert all(r.tries is None for r in board.rows if r.reference)
 
 
@@ -88,7 +88,7 @@ def test_tries_text_hand_made():
     only_subsets = Tries("m", fp, 0, 3, None, None, None, ("b" * 64, "c" * 64))
     assert only_subsets.text == "1 of 3 subset tries"
     one_sub = Tries("m", fp, 5, 1, fp, "x", "runs/x.md", ("b" * 64,) * 5)
-    assert one_sub.text == "best of 5 (1 subset)"
+    assert one_sub.text == "best of 6 (1 subset)"
 
 
 @pytest.mark.parametrize(("count", "bucket"), [(None, "unknown"), (1, "lt1b"), (999_999_999, "lt1b"),

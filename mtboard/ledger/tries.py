@@ -3,12 +3,15 @@ sweep cells) of the same model a board holds, and which of them is its best row.
 
 Per board, the rows (:class:`mtboard.ledger.standing.Standing`, one per fingerprint) are grouped by
 :meth:`mtboard.inputs.models.ModelIndex.model_key` of the representative card (the model record's slug, else the
-card's ``model_slug``). A model's tries are its full-coverage fingerprints (``count``) and, counted apart, its subset
-fingerprints (``subsets``: a ``--limit`` run or any run of fewer entries than the segment). Reference baselines are
+card's ``model_slug``). A model's tries are all its fingerprints on the board: full-coverage ones (``count``) and,
+counted apart, subset ones (``subsets``: a ``--limit`` run or any run of fewer entries than the segment). Every try is
+counted in N, subsets too: each is a variant someone ran and looked at before choosing what to show (the selection
+effect of "The Leaderboard Illusion", 2025), and the parenthesis says how many of the N covered only part of the
+segment. Reference baselines are
 never counted and get no tries. The best row is the model's row with the best position on the board's main view (the
 whole segment); a model none of whose rows is ranked has no best row.
 
-The board says ``best of N`` on the best row (``best of 2 (6 subsets)`` with subsets) and ``1 of N tries; best: …``
+The board says ``best of N`` on the best row (``best of 8 (6 subsets)``: 8 tries, 6 of them on subsets) and ``1 of N tries; best: …``
 with a link on the others; ``data/ledger.json`` publishes it as each row's ``tries``
 (:class:`mtboard.core.schema.ledger.LedgerTries`). The official board counts its rows the same way
 (:func:`official_tries`: a held-out segment is evaluated once per fingerprint already). Computed here once; pages only
@@ -66,14 +69,14 @@ class Tries:
         if self.tried < 2:
             return ""
         if self.is_best:
-            return f"best of {self.count}{self.subsets_text}"
+            return f"best of {self.tried}{self.subsets_text}"
         if self.count == 0:
             return f"1 of {self.subsets} subset tries"
-        return f"1 of {self.count} {'try' if self.count == 1 else 'tries'}{self.subsets_text}"
+        return f"1 of {self.tried} tries{self.subsets_text}"
 
     @property
     def text(self) -> str:
-        """What the board says: ``""`` for a model tried once; ``best of 2 (6 subsets)`` on the best row; ``1 of 2
+        """What the board says: ``""`` for a model tried once; ``best of 8 (6 subsets)`` on the best row; ``1 of 8
         tries (6 subsets); best: <method>`` on every other row (``1 of 3 subset tries`` for a model with subsets only;
         without ``; best: …`` when nothing is ranked)."""
         if not self.lead or self.is_best or not self.best_method:

@@ -113,7 +113,8 @@ class LedgerTries(Strict):
     others: list[Hex64]
     """The model's other fingerprints on this board: full coverage first (board order), then subsets."""
     text: str
-    """What the board says: "" (tried once), "best of N", "best of N (K subsets)" or "1 of N tries …; best: …"."""
+    """What the board says: "" (tried once), "best of N", "best of N (K subsets)" or "1 of N tries …; best: …"; N is
+    every try, ``count`` + ``subsets``."""
 
 
 class LedgerRow(Strict):
