@@ -157,5 +157,13 @@ def test_phone_width(served, browser, tmp_path):
     for sel in pg.locator(".mtb-filter select").all():
         box = sel.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["height"] >= 24
+    # a set filter keeps the disclosure open on a phone; without one it starts closed (six selects would fill the
+    # screen) and the count stays visible
+    assert pg.locator("details.mtb-filterbox").first.evaluate("d => d.open") is True
+    assert pg.locator("details.mtb-filterbox > summary").first.text_content() == "Filter rows (1 set)"
     pg.screenshot(path=str(_shots(tmp_path) / "board-filters-390.png"), full_page=False)
+    pg.goto(f"{served}/{BOARD}")
+    assert pg.locator("details.mtb-filterbox").first.evaluate("d => d.open") is False
+    assert pg.locator("details.mtb-filterbox > summary").first.text_content() == "Filter rows"
+    assert pg.locator(".mtb-filtercount").first.text_content() == "Showing 6 of 6 rows"
     ctx.close()

@@ -165,7 +165,16 @@
     count.className = "mtb-filtercount";
     count.setAttribute("role", "status");
     count.setAttribute("aria-live", "polite");
-    box.appendChild(fs);
+    // a disclosure: open on a wide screen or when a filter is set; closed on a phone, where six selects would take
+    // half the screen (the count stays visible outside it)
+    var det = document.createElement("details");
+    det.className = "mtb-filterbox";
+    var sum = document.createElement("summary");
+    det.appendChild(sum);
+    det.appendChild(fs);
+    var active = selects.some(function (s) { return !!s.value; });
+    det.open = active || !(window.matchMedia && window.matchMedia("(max-width: 600px)").matches);
+    box.appendChild(det);
     box.appendChild(count);
     function apply(write) {
       var shown = 0, params = {};
@@ -178,6 +187,8 @@
         if (ok) shown += 1;
       });
       count.textContent = "Showing " + shown + " of " + rows.length + " " + (box.getAttribute("data-rows-label") || "rows");
+      var set = selects.filter(function (s) { return !!s.value; }).length;
+      sum.textContent = "Filter rows" + (set ? " (" + set + " set)" : "");
       if (write) setUrl(params);
     }
     selects.forEach(function (s) { s.addEventListener("change", function () { apply(true); }); });
