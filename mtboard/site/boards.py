@@ -319,7 +319,8 @@ def tries_html(t: Any, link) -> Markup:
     if t.is_best:
         items = "".join(f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a></li>'
                         for _, name, page in t.other_rows)
-        return Markup(f' <details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
+        # a no-break space: Chromium drops a plain space before an inline <details>
+        return Markup(f'\u00a0<details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
     best = (f'; best: <a href="{_e(link(t.best_page))}">{fmt.name_html(t.best_method)}</a>'
             if t.best_method and t.best_page else "")
     return Markup(f' <span class="mtb-tries">{_e(t.lead)}{best}</span>')
