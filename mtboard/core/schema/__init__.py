@@ -10,6 +10,8 @@ Deviations from the spec, on purpose:
 * ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v3, see :mod:`mtboard.core.canonical`).
 * Entries may carry ``origin`` (upstream package/file/locator), ``variants`` (acceptable alternative references for
   ``equivalent_match``, spec §4.1) and ``history`` (prior dialogue lines for context-aware judging).
+* Entries may carry ``added`` (YYYY-MM-DD, when the entry was added to the dataset; issue 37), an extension of spec
+  §2.2: entries added after a model's training cutoff form its clean subset (:mod:`mtboard.ledger.contamination`).
 * Method class ``baseline`` exists for the echo/empty reference baselines (spec §9.6 lists none for them).
 
 The models live in one module per document, each importing only :mod:`~mtboard.core.schema.common` and the documents
