@@ -177,6 +177,9 @@ class Leaderboard:
     """Every row of the board with its standing (:func:`mtboard.ledger.standing.decide`): ranked rows first."""
     state: BoardState | None = None
     """What the board holds in words (:func:`mtboard.ledger.standing.board_state`; issue 34 item 2)."""
+    contamination: dict[str, Any] = field(default_factory=dict)
+    """Fingerprint → :class:`mtboard.ledger.contamination.RowContamination` (claims marking the row, its clean-subset
+    score), rows with something to show only; filled by :func:`mtboard.ledger.contamination.attach` (issue 37)."""
 
     @property
     def title(self) -> str:

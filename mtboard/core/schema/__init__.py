@@ -65,7 +65,7 @@ from mtboard.core.schema.verification import MetricDelta, VerificationRecord
 if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
     from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
     from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
-                                            LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank,
+                                            LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank,
                                             LedgerReproduction, LedgerRow, LedgerState, TierName)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
@@ -114,8 +114,8 @@ _LAZY_MODULES = ("anchor", "ledger", "model", "sweep")
 of one of their names, so ``mtboard run`` builds none of their pydantic models (issue 35 item 4: ~40 classes, measured
 in docs/SCORING_SPEC.md §7). Every other document is imported with the package."""
 _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "AnchorSource"),
-               "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerCoverage",
-                          "LedgerEvidence", "LedgerMember", "LedgerRank", "LedgerReproduction", "LedgerRow",
+               "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerClaimMark",
+                          "LedgerCleanSubset", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank", "LedgerReproduction", "LedgerRow",
                           "LedgerState", "TierName"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
