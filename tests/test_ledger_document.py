@@ -68,9 +68,12 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
                         lambda plans, resamples, cache: (calls.append(("tables", plans, resamples, cache.folder)),
                                                          ["BOARD"])[1])
     monkeypatch.setattr(B.methods, "attach_methods", lambda boards: calls.append(("methods", boards)))
+    monkeypatch.setattr(B.contamination, "attach", lambda boards, inputs, resamples: (
+        calls.append(("contamination", boards, inputs, resamples)), ["CLAIM"])[1])
     got = B.build_ledger("INPUTS", resamples=7)
-    assert (got.inputs, got.boards, got.plans) == ("INPUTS", ["BOARD"], ["PLAN"])
-    assert calls == [("decide", "INPUTS"), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"])]
+    assert (got.inputs, got.boards, got.plans, got.claims) == ("INPUTS", ["BOARD"], ["PLAN"], ["CLAIM"])
+    assert calls == [("decide", "INPUTS"), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]),
+                     ("contamination", ["BOARD"], "INPUTS", 7)]
     calls.clear()
     B.build_ledger("INPUTS", cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
     assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \

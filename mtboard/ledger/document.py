@@ -51,7 +51,7 @@ def _rank(view_name: str, m: MethodRow) -> LedgerRank:
 def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[LedgerRank]],
          lb: Leaderboard | None = None) -> LedgerRow:
     rep = ledger.card(s.representative)
-    cont = lb.contamination.get(s.fingerprint) if lb is not None else None
+    cont = getattr(lb, "contamination", {}).get(s.fingerprint)
     marks = [LedgerClaimMark(anchor=m.anchor, text=m.text, status=m.status, path=m.path)
              for m in (cont.marks if cont else [])]
     clean = cont.clean if cont else None

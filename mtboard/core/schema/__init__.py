@@ -65,7 +65,8 @@ from mtboard.core.schema.verification import MetricDelta, VerificationRecord
 if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
     from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
     from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
-                                            LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank,
+                                            LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerEvidence,
+                                            LedgerMember, LedgerRank,
                                             LedgerReproduction, LedgerRow, LedgerState, TierName)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
@@ -101,7 +102,8 @@ __all__ = [
     "SWEEP_MAX_OPTION_INT", "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
     "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
-    "LedgerReproduction", "LedgerRow", "LedgerState", "BOARD_STATES", "SITE_STATES", "TierName",
+    "LedgerReproduction", "LedgerRow", "LedgerState", "BOARD_STATES", "SITE_STATES", "TierName", "LedgerClaimMark",
+    "LedgerCleanSubset",
     # model.py (issue 37)
     "CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim", "EngineInfo", "ModelRecord",
     "WeightsFile",
@@ -115,8 +117,8 @@ of one of their names, so ``mtboard run`` builds none of their pydantic models (
 in docs/SCORING_SPEC.md §7). Every other document is imported with the package."""
 _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "AnchorSource"),
                "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerClaimMark",
-                          "LedgerCleanSubset", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank", "LedgerReproduction", "LedgerRow",
-                          "LedgerState", "TierName"),
+                          "LedgerCleanSubset", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
+                          "LedgerReproduction", "LedgerRow", "LedgerState", "TierName"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",
