@@ -69,13 +69,16 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
                         lambda plans, resamples, cache: (calls.append(("tables", plans, resamples, cache.folder)),
                                                          ["BOARD"])[1])
     monkeypatch.setattr(B.methods, "attach_methods", lambda boards: calls.append(("methods", boards)))
-    # issue 37: tries and the filters' facts once ranks are known, from the inputs' model records
+    # issue 37: tries and the filters' facts once ranks are known, from the inputs' model records; then contamination
     monkeypatch.setattr(B.tries, "attach_tries", lambda boards, models: calls.append(("tries", boards, models)))
     monkeypatch.setattr(B.facts, "attach_facts", lambda boards, models: calls.append(("facts", boards, models)))
+    monkeypatch.setattr(B.contamination, "attach", lambda boards, inputs, resamples: (
+        calls.append(("contamination", boards, inputs, resamples)), ["CLAIM"])[1])
     got = B.build_ledger(inputs, resamples=7)
-    assert (got.inputs, got.boards, got.plans) == (inputs, ["BOARD"], ["PLAN"])
+    assert (got.inputs, got.boards, got.plans, got.claims) == (inputs, ["BOARD"], ["PLAN"], ["CLAIM"])
     assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]),
-                     ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS")]
+                     ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS"),
+                     ("contamination", ["BOARD"], inputs, 7)]
     calls.clear()
     B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
     assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \

@@ -204,6 +204,7 @@ def test_the_board_and_home_pages_link_the_contribute_page(out):
 def test_the_nav_ends_with_licences_then_contribute(out):
     nav = render.nav([])
     assert nav[-1] == {"Contribute": "contribute.md"}  # the last tab
-    assert nav[-2]["Methodology"][-1] == {"Licences": "licences.md"}  # beside the glossary
+    assert nav[-2]["Methodology"][-2:] == [{"Licences": "licences.md"},  # beside the glossary
+                                           {"Contamination": "contamination.md"}]  # issue 37
     home = _page(out, "index.html")
     assert 'href="licences.html"' in home and 'href="contribute.html"' in home

@@ -1,7 +1,9 @@
 """Building the ledger from the site's inputs: plan the boards and decide every row's standing
 (:func:`mtboard.ledger.standing.decide`), compute every view's statistics (:func:`mtboard.ledger.tables.build_leaderboards`),
-then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`) and count each model's
-tries on each board (:func:`mtboard.ledger.tries.attach_tries`, issue 37 item 4).
+then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`), count each model's
+tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' facts
+(:func:`mtboard.ledger.facts.attach_facts`), then the contamination claims marking each row and its clean-subset score
+(:func:`mtboard.ledger.contamination.attach`; issue 37).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
 turns it into the published ``data/ledger.json``.
@@ -10,10 +12,11 @@ turns it into the published ``data/ledger.json``.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import facts, methods, standing, tables, tries
+from mtboard.ledger import contamination, facts, methods, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -33,6 +36,9 @@ class BoardLedger:
     """Row-view chrF++ resamples read from the build cache (:func:`build_ledger`)."""
     resample_misses: int = 0
     """Row-view chrF++ resamples computed (and stored) because the build cache had no usable entry."""
+    claims: list[Any] = field(default_factory=list)
+    """Every contamination claim, filed and automatic (:class:`mtboard.ledger.contamination.ClaimEntry`; issue 37):
+    what the Contamination page lists."""
 
     @functools.cached_property
     def _by_path(self) -> dict[str, LoadedCard]:
@@ -64,9 +70,10 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     methods.attach_methods(boards)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
+    claims = contamination.attach(boards, inputs, resamples=resamples)
     if cache is None:
-        return BoardLedger(inputs, boards, plans)
-    return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses)
+        return BoardLedger(inputs, boards, plans, claims=claims)
+    return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, claims=claims)
 
 
 __all__ = ["BoardLedger", "build_ledger"]

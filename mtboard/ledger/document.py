@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from mtboard.core.names import json_visible
-from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCoverage, LedgerEvidence,
-                                        LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, LedgerState,
-                                        LedgerTries)
+from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerClaimMark, LedgerCleanSubset,
+                                        LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
+                                        LedgerRow, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -56,8 +56,12 @@ def _tries(t) -> LedgerTries | None:
 
 
 def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[LedgerRank]],
-         tries: dict | None = None) -> LedgerRow:
+         lb: Leaderboard | None = None) -> LedgerRow:
     rep = ledger.card(s.representative)
+    cont = getattr(lb, "contamination", {}).get(s.fingerprint)
+    marks = [LedgerClaimMark(anchor=m.anchor, text=m.text, status=m.status, path=m.path)
+             for m in (cont.marks if cont else [])]
+    clean = cont.clean if cont else None
     members = [ledger.card(p) for p in s.members]
     ranks = placed.get((s.fingerprint, s.representative), [])
     r, c = s.reproduction, s.coverage
@@ -74,7 +78,11 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
         reproduction=LedgerReproduction(count=r.count, agree=r.agree, spread=r.spread, text=r.text),
         coverage=LedgerCoverage(entries=c.entries, of=c.of, limit=c.limit, subset=c.subset, text=c.text),
         ranked=s.ranked, unranked_reason=s.unranked_reason, reference=s.reference, declared=s.declared, ranks=ranks,
-        tries=_tries((tries or {}).get(s.fingerprint)))
+        tries=_tries((getattr(lb, "tries", None) or {}).get(s.fingerprint)),
+        contamination=marks,
+        clean_subset=None if clean is None else LedgerCleanSubset(
+            cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,
+            text=clean.text))
 
 
 def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -> Ledger:
@@ -91,7 +99,7 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
                 placed.setdefault((m.key, m.rep.lc.path), []).append(_rank(view.domain or "all", m))
         boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
-                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb.tries) for s in rows],
+                                  ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb) for s in rows],
                                   state=_state(plan.state or board_state(plan))))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards, state=_state(ledger.state))

@@ -326,7 +326,32 @@ def tries_html(t: Any, link) -> Markup:
     return Markup(f' <span class="mtb-tries">{_e(t.lead)}{best}</span>')
 
 
-def _method_cell(m: MethodRow, link, tries: Any = None) -> str:
+def claim_marks_html(cont: Any, link) -> str:
+    """The row's contamination marks (issue 37; :class:`mtboard.ledger.contamination.RowContamination` or None):
+    one ``⚠`` link per claim to its anchor on the Contamination page, its words as text and tooltip, escaped; "" when
+    none."""
+    if cont is None or not cont.marks:
+        return ""
+    out = []
+    for mk in cont.marks:
+        href = link(f"contamination.md#{mk.anchor}")
+        out.append(f' <a class="mtb-claim" href="{_e(href)}" title="{_e(mk.text)}" data-claim="{_e(mk.status)}">'
+                   f'<span aria-hidden="true">\u26a0</span> {_e(mk.text)}</a>')
+    return "".join(out)
+
+
+def clean_subset_html(cont: Any) -> str:
+    """The row's clean-subset composite under its full composite (issue 37; the ledger's
+    :class:`mtboard.ledger.contamination.CleanSubset` text, escaped); "" when the row has none."""
+    if cont is None or cont.clean is None:
+        return ""
+    c = cont.clean
+    tip = (f"Composite on the {c.entries} entries added after the model's training cutoff ({c.cutoff}), with its "
+           "95% bootstrap CI")
+    return f'<br><span class="mtb-clean" title="{_e(tip)}">clean: {_e(c.text)}</span>'
+
+
+def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None) -> str:
     card = m.rep.lc.card
     l1, l2 = method_lines(card)
     tier = m.standing.tier
@@ -356,16 +381,17 @@ def _method_cell(m: MethodRow, link, tries: Any = None) -> str:
     if m.gold is not None:
         target, text = m.gold
         parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
+    parts.append(claim_marks_html(cont, link))
     parts.append("</span>")
     return "".join(parts)
 
 
-def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None) -> str:
+def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = None, whole: bool = True) -> str:
     v = m.values[col.key]
     sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
     cls = f"c-{col.key}"
     if col.key == "method":
-        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link, tries)}</th>'
+        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link, tries, cont)}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
         body = str(glossary.term_html(glossary.tier_key(tier), link("glossary.md"), Markup(
@@ -384,6 +410,8 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None) -> str:
         body = _provenance(v.text, col.source)
     if col.key == "cost" and cost_of_segments(v.raw):
         body += f'<br>{cost_n_html(v.raw)}'
+    if col.key == "composite" and whole:
+        body += clean_subset_html(cont)
     if col.key == "vtier":
         return f'<td class="{cls}" data-v="{_e(sort)}" data-standing="{_e(m.standing.tier)}">{body}</td>'
     return f'<td class="{cls}" data-v="{_e(sort)}">{body}</td>'
@@ -462,7 +490,8 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
         cl = " ".join(c for c in cls if c)
         out.append(f'<tr data-row="{_e(m.rep.lc.page_id)}" data-method="{_e(m.key[:16])}"{facts_attrs(lb, m.key)}'
                    f'{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
-        out.extend(_td(m, c, link, lb.tries.get(m.key)) for c in cols)
+        cont = getattr(lb, "contamination", {}).get(m.key)
+        out.extend(_td(m, c, link, lb.tries.get(m.key), cont, view.domain is None) for c in cols)
         out.append("</tr>")
     out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')
     return Markup("\n".join(out))

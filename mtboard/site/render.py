@@ -38,8 +38,10 @@ def _env() -> Environment:
                        method_name=tables.method_name, run_page=tables.run_page, cost_text=tables.cost_text,
                        temperature_text=tables.temperature_text, model_page=tables.model_page,
                        card_composite=card_composite,
-                       columns=COLUMNS, vtiers=glossary.TIER_TERMS, cost_n_html=boards.cost_n_html, tries_html=boards.tries_html,
-                       cost_n_control=boards.COST_N_CONTROL, licence_anchor=licences.anchor,
+                       columns=COLUMNS, vtiers=glossary.TIER_TERMS, cost_n_html=boards.cost_n_html,
+                       tries_html=boards.tries_html, cost_n_control=boards.COST_N_CONTROL,
+                       claim_marks=lambda cont, link: Markup(boards.claim_marks_html(cont, link)),
+                       licence_anchor=licences.anchor,
                        licence_of=lambda dataset_id, version: None)  # render_pages binds the build's corpora
     return env
 
@@ -248,7 +250,7 @@ def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
     visitor looks for things (issue 36 item 3): Home; Leaderboards (the boards' index, one entry per board, titles
     made safe: MkDocs does not escape; the official boards, ``{title: page}`` items of
     :mod:`mtboard.site.officialpages`, and the sweeps, when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary,
-    licences); Contribute (:mod:`mtboard.site.infopages`). A section's tab opens its first page."""
+    licences, contamination claims); Contribute (:mod:`mtboard.site.infopages`). A section's tab opens its first page."""
     boards_section: list[dict[str, Any]] = [{"All language pairs": "leaderboards/index.md"}]
     boards_section += [{fmt.safe_title(lb.title): lb.page} for lb in boards]
     if official:
@@ -265,7 +267,8 @@ def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
         {"Changes": [{"Changes": "changes.md"}, {"History": "history.md"}]},
         {"Methodology": [{"Overview": "methodology.md"},
                          *({title: page} for page, title in glossary.METHODOLOGY_PAGES.items()),
-                         {"Judges": "judges.md"}, {"Glossary": "glossary.md"}, {"Licences": "licences.md"}]},
+                         {"Judges": "judges.md"}, {"Glossary": "glossary.md"}, {"Licences": "licences.md"},
+                         {"Contamination": "contamination.md"}]},
         {"Contribute": "contribute.md"},
     ]
 

@@ -10,6 +10,8 @@ Deviations from the spec, on purpose:
 * ``fingerprint`` is an object ``{version, hash, components}`` (fingerprint v3, see :mod:`mtboard.core.canonical`).
 * Entries may carry ``origin`` (upstream package/file/locator), ``variants`` (acceptable alternative references for
   ``equivalent_match``, spec §4.1) and ``history`` (prior dialogue lines for context-aware judging).
+* Entries may carry ``added`` (YYYY-MM-DD, when the entry was added to the dataset; issue 37), an extension of spec
+  §2.2: entries added after a model's training cutoff form its clean subset (:mod:`mtboard.ledger.contamination`).
 * Method class ``baseline`` exists for the echo/empty reference baselines (spec §9.6 lists none for them).
 
 The models live in one module per document, each importing only :mod:`~mtboard.core.schema.common` and the documents
@@ -63,8 +65,9 @@ from mtboard.core.schema.verification import MetricDelta, VerificationRecord
 if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
     from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
     from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
-                                            LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank,
-                                            LedgerReproduction, LedgerRow, LedgerState, LedgerTries, TierName)
+                                            LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerEvidence,
+                                            LedgerMember, LedgerRank, LedgerReproduction, LedgerRow, LedgerState,
+                                            LedgerTries, TierName)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
                                            SWEEP_MAX_PARALLEL, SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS,
@@ -100,6 +103,7 @@ __all__ = [
     "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
+    "LedgerClaimMark", "LedgerCleanSubset",
     # model.py (issue 37)
     "CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim", "EngineInfo", "ModelRecord",
     "WeightsFile",
@@ -112,9 +116,9 @@ _LAZY_MODULES = ("anchor", "ledger", "model", "sweep")
 of one of their names, so ``mtboard run`` builds none of their pydantic models (issue 35 item 4: ~40 classes, measured
 in docs/SCORING_SPEC.md §7). Every other document is imported with the package."""
 _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "AnchorSource"),
-               "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerCoverage",
-                          "LedgerEvidence", "LedgerMember", "LedgerRank", "LedgerReproduction", "LedgerRow",
-                          "LedgerState", "LedgerTries", "TierName"),
+               "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerClaimMark",
+                          "LedgerCleanSubset", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
+                          "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "TierName"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",

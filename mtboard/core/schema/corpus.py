@@ -129,6 +129,24 @@ class Entry(Strict):
     TBX or CSV glossary by ``mtboard corpus import --glossary``)."""
     origin: Origin | None = None
     """Upstream location of the text (package, file, locator)."""
+    added: str | None = None
+    """When the entry was added to the dataset (ISO 8601 date, YYYY-MM-DD); optional. An extension of spec §2.2
+    (issue 37): an entry added after a model's training cutoff is clean for that model, and the board shows the
+    model's score on those entries beside the full score. Filled for entries added from now on and for versions
+    whose date is known; absent: unknown (never clean)."""
+
+    @field_validator("added")
+    @classmethod
+    def _added_date(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        try:
+            if len(v) != 10:
+                raise ValueError
+            date.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"not an ISO 8601 date: {v!r} (use YYYY-MM-DD)") from None
+        return v
 
     @field_validator("source", "reference")
     @classmethod

@@ -117,6 +117,33 @@ class LedgerTries(Strict):
     every try, ``count`` + ``subsets``."""
 
 
+class LedgerClaimMark(Strict):
+    """A contamination claim that marks the row (issue 37): a filed claim (open or confirmed) or the automatic one."""
+
+    anchor: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,199}$")
+    """The claim's anchor on the site's Contamination page (``contamination.html#<anchor>``)."""
+    text: str
+    """What the row says: ``contamination claim (open)`` or ``declared training data overlaps: <packages>``."""
+    status: Literal["open", "confirmed", "automatic"]
+    path: str | None
+    """The claim file (``contamination/<name>.yaml``); None for the automatic claim."""
+
+
+class LedgerCleanSubset(Strict):
+    """The row's composite on the entries added after its model's training cutoff (issue 37; entries' ``added`` is an
+    extension of spec §2.2)."""
+
+    cutoff: str
+    """The model record's ``training_cutoff`` (YYYY, YYYY-MM or YYYY-MM-DD; the whole month or year included)."""
+    entries: Count
+    """Entries after the cutoff (at least 1)."""
+    composite: float = Field(ge=0.0, le=1.0)
+    composite_ci: tuple[Rate, Rate] | None
+    """95 % bootstrap percentile interval, computed as the board's composite CI is."""
+    text: str
+    """What the board shows, e.g. ``0.412 [0.301, 0.520] on 3 entries after the cutoff (2024-08)``."""
+
+
 class LedgerRow(Strict):
     fingerprint: Hex64
     method: str
@@ -145,6 +172,10 @@ class LedgerRow(Strict):
     tries: LedgerTries | None = None
     """The model's tries on this board (issue 37 item 4); None for a reference baseline (and in ledgers published
     before issue 37)."""
+    contamination: list[LedgerClaimMark] = Field(default_factory=list)
+    """Contamination claims marking the row (issue 37); empty when none."""
+    clean_subset: LedgerCleanSubset | None = None
+    """The composite on entries added after the model's training cutoff; None when no such entry was evaluated."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
@@ -201,4 +232,5 @@ class Ledger(Strict):
 
 
 __all__ = ["LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
-           "LedgerRow", "LedgerRank", "LedgerTries", "LedgerMember", "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
+           "LedgerRow", "LedgerRank", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
+           "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
