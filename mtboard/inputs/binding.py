@@ -305,8 +305,8 @@ def check_record(record: ModelRecord, gguf: dict[str, GgufFacts] | None = None,
 
     A declared ``parameter_count`` agrees when within :data:`PARAMETER_TOLERANCE` of the tensor sum; strings are
     compared case-insensitively. Returns the per-field statuses and one conflict line per disagreement, e.g.
-    "parameter_count: declared 300,000,000 but the GGUF's tensors sum to 268,098,176 (more than 5 % apart; read
-    from gemma-3-270m-q4_k_m.gguf)"."""
+    "parameter_count: declared 300,000,000 but the GGUF's tensors sum to 268,098,176 (more than 5 % apart); read
+    from GGUF tensor shapes of gemma-3-270m-q4_k_m.gguf"."""
     gguf = gguf or {}
     where = where or {}
     chk = RecordCheck(record.slug)
@@ -320,7 +320,7 @@ def check_record(record: ModelRecord, gguf: dict[str, GgufFacts] | None = None,
             chk.fields.append(FieldCheck(name, "bound", declared, bound, source))
             return
         chk.fields.append(FieldCheck(name, "conflict", declared, bound, source))
-        chk.conflicts.append(f"{name}: {conflict} (read from {source})")
+        chk.conflicts.append(f"{name}: {conflict}; read from {source}")
 
     def same(a: Any, b: Any) -> bool:
         return str(a).strip().casefold() == str(b).strip().casefold()
