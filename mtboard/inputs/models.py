@@ -33,6 +33,8 @@ NO_RECORD = "no model record"
 REFUSED = "model record refused"
 """What a row says whose record was refused: a value read from the weights or the engine disagrees with the record
 (:func:`mtboard.inputs.binding.check_record`); the record is treated as absent."""
+BASELINE = "baseline (no model)"
+"""What a baseline's row says instead of :data:`NO_RECORD`: a baseline is no model and needs no record."""
 ADD_RECORD_PAGE = "contribute.md#add-a-model-record"
 """The contribute page's section on adding ``models/<slug>.yaml`` (linked from every "no model record")."""
 
@@ -113,7 +115,8 @@ class ModelLink:
     "model record refused" are decided (issue 37)."""
 
     state: str
-    """``record`` (a valid record), ``refused`` (a record whose bound values disagree with it) or ``none``."""
+    """``record`` (a valid record), ``refused`` (a record whose bound values disagree with it), ``none``, or
+    ``baseline`` (a card of method class ``baseline``, echo or empty: no model, so no record is asked for)."""
     record: ModelRecord | None = None
     """The record (also when refused: the page names it)."""
     check: Any = None
@@ -122,7 +125,7 @@ class ModelLink:
     @property
     def text(self) -> str:
         """Empty for a valid record, else :data:`REFUSED` or :data:`NO_RECORD`."""
-        return {"record": "", "refused": REFUSED}.get(self.state, NO_RECORD)
+        return {"record": "", "refused": REFUSED, "baseline": BASELINE}.get(self.state, NO_RECORD)
 
 
 @dataclass
@@ -172,7 +175,7 @@ class ModelIndex:
         """The card's :class:`ModelLink`: its record and whether it is valid, refused or absent."""
         rec = self._any_record(card)
         if rec is None:
-            return ModelLink("none")
+            return ModelLink("baseline" if getattr(card, "method_class", None) == "baseline" else "none")
         return ModelLink("refused" if rec.slug in self.refused else "record", rec, self.checks.get(rec.slug))
 
     def model_key(self, card: Any) -> str:
@@ -181,6 +184,6 @@ class ModelIndex:
         return rec.slug if rec is not None else card.model_slug
 
 
-__all__ = ["ADD_RECORD_PAGE", "CONTAMINATION_DIR", "MAX_RECORD_BYTES", "MODELS_DIR", "NO_RECORD", "REFUSED",
+__all__ = ["ADD_RECORD_PAGE", "BASELINE", "CONTAMINATION_DIR", "MAX_RECORD_BYTES", "MODELS_DIR", "NO_RECORD", "REFUSED",
            "ModelIndex", "ModelLink", "load_claims",
            "load_records", "read_claim", "read_record"]

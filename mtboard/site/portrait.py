@@ -108,7 +108,7 @@ class RecordView:
     """A model record on a page (:func:`record_view`)."""
 
     state: str
-    """``record``, ``refused`` or ``none`` (:class:`mtboard.inputs.models.ModelLink`)."""
+    """``record``, ``refused``, ``none`` or ``baseline`` (:class:`mtboard.inputs.models.ModelLink`)."""
     text: str
     """Empty for a valid record, else "model record refused" / "no model record"."""
     slug: str = ""
