@@ -418,5 +418,5 @@ def bind_records(records: list[ModelRecord], cache_dir: Path | None = None) -> d
 
 
 __all__ = ["DEBIAN_TO_SPDX", "DEFAULT_CACHE_DIR", "GGUF_FACTS_CACHE", "PARAMETER_TOLERANCE", "STATUSES",
-           "EngineFacts", "FieldCheck", "GgufFacts", "RecordCheck", "bind_record", "bind_records", "check_record", "engine_facts",
-           "file_sha256", "gguf_facts", "locate", "read_gguf"]
+           "EngineFacts", "FieldCheck", "GgufFacts", "RecordCheck", "bind_record", "bind_records", "check_record",
+           "engine_facts", "file_sha256", "gguf_facts", "locate", "read_gguf"]
