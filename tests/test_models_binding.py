@@ -288,3 +288,17 @@ def test_the_committed_sites_models_pages_show_the_records(committed_site):
     assert "## Model record" in portrait and "gemma3 <span class=\"mtb-mark mtb-mark-bound\">" in portrait
     echo = next((committed_site.docs / "models").glob("baseline-echo-*.md")).read_text(encoding="utf-8")
     assert "baseline (no model): a reference baseline" in echo
+
+
+def test_contributors_may_add_model_records_and_claims_but_not_delete_them():
+    from mtboard.validate.repository import check_scope
+
+    problems, todo = check_scope([("A", "models/gemma-3-270m.yaml"), ("M", "contamination/gemma-saw-es.yaml"),
+                                  ("A", "models/Bad Name.yaml"), ("D", "models/apertium-eng-cat.yaml"),
+                                  ("A", "models/sub/x.yaml")], allow_outside=False)
+    assert todo == []
+    assert [(p.where, p.message.split(";")[0]) for p in problems] == [
+        ("models/Bad Name.yaml", "models/ holds only models/<name>.yaml files (lowercase letters, digits, '.', '_', "
+                                 "'-'"),
+        ("models/apertium-eng-cat.yaml", "pull request changes a file outside submissions/"),
+        ("models/sub/x.yaml", "pull request changes a file outside submissions/")]
