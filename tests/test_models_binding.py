@@ -302,3 +302,16 @@ def test_contributors_may_add_model_records_and_claims_but_not_delete_them():
                                  "'-'"),
         ("models/apertium-eng-cat.yaml", "pull request changes a file outside submissions/"),
         ("models/sub/x.yaml", "pull request changes a file outside submissions/")]
+
+
+def test_the_build_refuses_a_conflicting_record_with_a_warning(real_facts, tmp_path):
+    from mtboard.ledger.load import load_inputs
+
+    root = _tree(tmp_path, parameter_count=300_000_000)
+    (root / "submissions").mkdir()
+    inputs = load_inputs(root / "submissions", None, validate=False)
+    assert inputs.models.records == [] and list(inputs.models.refused) == ["gemma-3-270m"]
+    assert [w for w in inputs.warnings if w.startswith("model record refused")] == [
+        "model record refused: models/gemma-3-270m.yaml: parameter_count: declared 300,000,000 but the GGUF's "
+        "tensors sum to 268,098,176 (more than 5 % apart); read from GGUF tensor shapes of gemma-3-270m-q4_k_m.gguf "
+        "(fix: correct the record)"]
