@@ -30,6 +30,13 @@ MAX_RECORDS = 10_000
 
 NO_RECORD = "no model record"
 """What a row without a record says (with a link to the contribute page's section on adding one)."""
+REFUSED = "model record refused"
+"""What a row says whose record was refused: a value read from the weights or the engine disagrees with the record
+(:func:`mtboard.inputs.binding.check_record`); the record is treated as absent."""
+BASELINE = "baseline (no model)"
+"""What a baseline's row says instead of :data:`NO_RECORD`: a baseline is no model and needs no record."""
+ADD_RECORD_PAGE = "contribute.md#add-a-model-record"
+"""The contribute page's section on adding ``models/<slug>.yaml`` (linked from every "no model record")."""
 
 
 def _validate(model: type, data: Any, where: str, schema: str) -> Any:
@@ -102,30 +109,74 @@ def load_claims(root: Path) -> tuple[list[tuple[str, ContaminationClaim]], list[
     return claims, warnings
 
 
+@dataclass(frozen=True)
+class ModelLink:
+    """What a run card's model record is (:meth:`ModelIndex.link`): the one place the rows' "no model record" and
+    "model record refused" are decided (issue 37)."""
+
+    state: str
+    """``record`` (a valid record), ``refused`` (a record whose bound values disagree with it), ``none``, or
+    ``baseline`` (a card of method class ``baseline``, echo or empty: no model, so no record is asked for)."""
+    record: ModelRecord | None = None
+    """The record (also when refused: the page names it)."""
+    check: Any = None
+    """Its :class:`mtboard.inputs.binding.RecordCheck` (None when not bound)."""
+
+    @property
+    def text(self) -> str:
+        """Empty for a valid record, else :data:`REFUSED` or :data:`NO_RECORD`."""
+        return {"record": "", "refused": REFUSED, "baseline": BASELINE}.get(self.state, NO_RECORD)
+
+
 @dataclass
 class ModelIndex:
-    """The records, and which record a run card links to."""
+    """The records, and which record a run card links to. Refused records (``checks`` with conflicts) link no card
+    through :meth:`record_for` (they are treated as absent) and are kept in :attr:`refused`."""
 
     records: list[ModelRecord] = field(default_factory=list)
     by_slug: dict[str, ModelRecord] = field(default_factory=dict)
+    checks: dict[str, Any] = field(default_factory=dict)
+    """:class:`mtboard.inputs.binding.RecordCheck` by slug (empty when the records were not bound)."""
+    refused: dict[str, ModelRecord] = field(default_factory=dict)
+    """Records whose bound values disagree with their declared ones, by slug."""
     _by_file: dict[str, ModelRecord] = field(default_factory=dict)
     _by_card_slug: dict[str, ModelRecord] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, records: list[ModelRecord]) -> ModelIndex:
-        idx = cls(records=list(records))
+    def of(cls, records: list[ModelRecord], checks: dict[str, Any] | None = None) -> ModelIndex:
+        """The index of ``records``; ``checks`` (by slug, :func:`mtboard.inputs.binding.bind_records`) refuses the
+        records that have conflicts."""
+        checks = checks or {}
+        idx = cls(checks=dict(checks))
         for r in records:
-            idx.by_slug[r.slug] = r
+            c = checks.get(r.slug)
+            if c is not None and c.conflicts:
+                idx.refused[r.slug] = r
+            else:
+                idx.records.append(r)
+                idx.by_slug[r.slug] = r
             idx._by_file.update({f.sha256: r for f in r.files})
             idx._by_card_slug.update({s: r for s in r.model_slugs})
         return idx
 
-    def record_for(self, card: Any) -> ModelRecord | None:
-        """The record a run card links to (its weights file first, then its ``model_slug``), or None."""
+    def _any_record(self, card: Any) -> ModelRecord | None:
         sha = getattr(card.method, "model_file_sha256", None)
         if sha and sha in self._by_file:
             return self._by_file[sha]
         return self._by_card_slug.get(card.model_slug)
+
+    def record_for(self, card: Any) -> ModelRecord | None:
+        """The valid record a run card links to (its weights file first, then its ``model_slug``), or None (no
+        record, or a refused one)."""
+        rec = self._any_record(card)
+        return None if rec is None or rec.slug in self.refused else rec
+
+    def link(self, card: Any) -> ModelLink:
+        """The card's :class:`ModelLink`: its record and whether it is valid, refused or absent."""
+        rec = self._any_record(card)
+        if rec is None:
+            return ModelLink("baseline" if getattr(card, "method_class", None) == "baseline" else "none")
+        return ModelLink("refused" if rec.slug in self.refused else "record", rec, self.checks.get(rec.slug))
 
     def model_key(self, card: Any) -> str:
         """What "the same model" means for counting tries: the record's slug, else the card's ``model_slug``."""
@@ -133,5 +184,6 @@ class ModelIndex:
         return rec.slug if rec is not None else card.model_slug
 
 
-__all__ = ["CONTAMINATION_DIR", "MAX_RECORD_BYTES", "MODELS_DIR", "NO_RECORD", "ModelIndex", "load_claims",
+__all__ = ["ADD_RECORD_PAGE", "BASELINE", "CONTAMINATION_DIR", "MAX_RECORD_BYTES", "MODELS_DIR", "NO_RECORD", "REFUSED",
+           "ModelIndex", "ModelLink", "load_claims",
            "load_records", "read_claim", "read_record"]

@@ -24,7 +24,8 @@ from mtboard.core import canonical
 from mtboard.ledger.cache import ValidationCache, environment_hash
 from mtboard.core.schema import Ancestor, AnchorRecord, Corpus, RunCard, VerificationRecord, VerificationTier
 from mtboard.core.schema.model import ContaminationClaim
-from mtboard.inputs.models import ModelIndex, load_claims, load_records
+from mtboard.inputs.binding import bind_records
+from mtboard.inputs.models import MODELS_DIR, ModelIndex, load_claims, load_records
 from mtboard.verify.record import COMPARED, UNATTESTED_LABEL, check_record, within_tolerance
 
 VERIFICATION_SUFFIXES = (".verification.json",)
@@ -393,7 +394,10 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     validator = _validator(submissions, corpora_dir, secret_segment, secret_source, verdicts) if validate else None
     reviewed, warnings = load_reviews(submissions.parent)
     records, more = load_records(submissions.parent)
-    inputs.models = ModelIndex.of(records)
+    checks = bind_records(records, cache)  # issue 37: a record whose bound values disagree is refused (absent)
+    inputs.models = ModelIndex.of(records, checks)
+    more = more + [f"model record refused: {MODELS_DIR}/{slug}.yaml: {line} (fix: correct the record)"
+                   for slug, c in checks.items() for line in c.conflicts]
     inputs.claims, claim_warnings = load_claims(submissions.parent)
     warnings = warnings + more + claim_warnings
     records = _records_by_hash(submissions)

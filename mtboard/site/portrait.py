@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from mtboard.inputs.models import ADD_RECORD_PAGE, ModelIndex, ModelLink
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_chrf
 
@@ -61,6 +62,112 @@ class Portrait:
     """Runs with domain rows, shown or not."""
     weights: str = ""
     """Where the model's weights are, as its runs declare it (:func:`weights_text`; several kinds joined by "; ")."""
+    record: ModelLink = field(default_factory=lambda: ModelLink("none"))
+    """The model record its runs link to (:meth:`mtboard.inputs.models.ModelIndex.link` of its first run; issue 37)."""
+
+    @property
+    def record_view(self) -> RecordView:
+        """:func:`record_view` of :attr:`record`."""
+        return record_view(self.record)
+
+
+RECORD_FIELDS = (
+    ("organisation", "Organisation"), ("weights", "Weights"), ("parameter_count", "Parameters"),
+    ("architecture", "Architecture"), ("licence", "Licence"), ("quantization", "Quantization"),
+    ("context_length", "Context length"), ("engine.version", "Engine version"), ("engine.pairs", "Language pairs"),
+    ("release_date", "Release date"), ("training_cutoff", "Training cutoff"),
+    ("training_corpora", "Training corpora"), ("links", "Links"))
+"""The record fields a models page shows, in order, with their labels (issue 37 item 1)."""
+
+
+def params_text(n: int) -> str:
+    """A parameter count for people, 3 significant figures: 268,098,176 → "268 M", 1,500,000,000 → "1.5 B"."""
+    for scale, unit in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "k")):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return str(n)
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """One field of a model record as a page shows it."""
+
+    label: str
+    value: str
+    """The value as text ("268 M", "32,768 tokens"); empty for ``links``."""
+    links: tuple[str, ...]
+    """https URLs (the ``links`` field only)."""
+    mark: str
+    """``bound``, ``declared`` or ``conflict`` (:data:`mtboard.inputs.binding.STATUSES`)."""
+    source: str
+    """Where a bound value was read; for a conflict, the bound value and where it was read."""
+
+
+@dataclass(frozen=True)
+class RecordView:
+    """A model record on a page (:func:`record_view`)."""
+
+    state: str
+    """``record``, ``refused``, ``none`` or ``baseline`` (:class:`mtboard.inputs.models.ModelLink`)."""
+    text: str
+    """Empty for a valid record, else "model record refused" / "no model record"."""
+    slug: str = ""
+    name: str = ""
+    kind: str = ""
+    rows: tuple[RecordRow, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Conflicts (refused), then why values could not be bound."""
+    add_page: str = ADD_RECORD_PAGE
+    """The contribute page's section on adding a record."""
+
+
+def _text(name: str, value: Any) -> str:
+    if name == "parameter_count":
+        return f"{params_text(value)} ({value:,})"
+    if name == "context_length":
+        return f"{value:,} tokens"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def record_view(link: ModelLink) -> RecordView:
+    """The rows a page shows for a card's model record: each of :data:`RECORD_FIELDS` the record gives or its weights
+    or engine bind, marked bound (with where it was read), declared or conflict. Values are plain text (the templates
+    escape them: records are untrusted input)."""
+    rec = link.record
+    if rec is None:
+        return RecordView(link.state, link.text)
+    check = link.check
+    by_field = {f.field: f for f in check.fields} if check is not None else {}
+    rows = []
+    for name, label in RECORD_FIELDS:
+        f = by_field.get(name)
+        if f is None:
+            if check is not None:
+                continue
+            head, _, tail = name.partition(".")
+            value = getattr(getattr(rec, head), tail) if tail and getattr(rec, head) is not None else (
+                None if tail else getattr(rec, head))
+            if value is None or value == []:
+                continue
+            mark, source, shown = "declared", "", value
+        else:
+            mark = f.status
+            shown = f.declared if f.declared is not None else f.bound
+            source = f.source if mark == "bound" else (
+                f"bound {_text(name, f.bound)} from {f.source}" if f.bound is not None else "")
+        links = tuple(shown) if name == "links" else ()
+        rows.append(RecordRow(label, "" if links else _text(name, shown), links, mark, source))
+    notes = tuple(check.conflicts) + tuple(check.notes) if check is not None else ()
+    return RecordView(link.state, link.text, rec.slug, rec.name, rec.kind, tuple(rows), notes)
+
+
+def record_views(models: ModelIndex) -> list[RecordView]:
+    """Every record of ``models``, valid and refused, by slug (the models index lists records without runs too)."""
+    recs = sorted([*models.records, *models.refused.values()], key=lambda r: r.slug)
+    return [record_view(ModelLink("refused" if r.slug in models.refused else "record", r, models.checks.get(r.slug)))
+            for r in recs]
 
 
 LOCAL_PROVIDERS = ("llama.cpp", "local", "ollama", "vllm")
@@ -102,17 +209,22 @@ class _Gathered:
     n_entries: int = 0
 
 
-def build_portraits(boards: list[Leaderboard]) -> list[Portrait]:
+def build_portraits(boards: list[Leaderboard], models: ModelIndex | None = None) -> list[Portrait]:
     """One portrait per model slug (sorted), aggregating its rows over every dataset (board order, then row order):
     one run per ledger row — the row's shown card (:attr:`mtboard.ledger.standing.Standing.representative`), so a
-    reproduction does not count the method twice."""
+    reproduction does not count the method twice. ``models``: the record each portrait's first run links to
+    (:attr:`Portrait.record`; None: no records)."""
     by_model: dict[str, list[tuple[Leaderboard, LoadedCard]]] = defaultdict(list)
     for lb in boards:
         by_path = {lc.path: lc for lc in lb.cards}
         for row in lb.rows:
             lc = by_path[row.representative]
             by_model[lc.card.model_slug].append((lb, lc))
-    return [_portrait(slug, by_model[slug]) for slug in sorted(by_model)]
+    out = [_portrait(slug, by_model[slug]) for slug in sorted(by_model)]
+    if models is not None:
+        for p in out:
+            p.record = models.link(by_model[p.slug][0][1].card)
+    return out
 
 
 def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrait:

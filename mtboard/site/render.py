@@ -148,7 +148,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
         render(p.page, "portrait.md.j2", title=fmt.safe_title(f"Portrait {p.slug}"), p=p, charts=svgs,
                lines=lines, groups=portrait.groups(lines),
                text_datasets=sorted({(x["dataset"], x["version"]) for x in p.losses}))
-    render("models/index.md", "models_index.md.j2", portraits=portraits)
+    render("models/index.md", "models_index.md.j2", portraits=portraits,
+           records=portrait.record_views(inputs.models))
     closest = tables.closest_runs(boards)
     compare_next, compare_boards = _render_compare(boards, closest, render, pages)
     for lb in boards:

@@ -1,6 +1,7 @@
 """Many files and the repository: ``mtboard validate`` over ``submissions/`` (spec §9.1, §9.4).
 
-Repository-level checks: ``scope`` (a pull request may only add or modify files under ``submissions/``),
+Repository-level checks: ``scope`` (a pull request may only add or modify files under ``submissions/`` and, issue 37,
+``models/<slug>.yaml`` and ``contamination/<name>.yaml``, which ``mtboard models check`` validates),
 ``duplicates`` (one card per run_card_hash / run_id), ``copies`` (no card's outputs are another model's relabelled:
 :mod:`mtboard.validate.copies`), ``verification`` (records beside cards name the card they verify), ``sovereignty``
 (corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or ``corpora/``), ``reviews``
@@ -11,6 +12,7 @@ Repository-level checks: ``scope`` (a pull request may only add or modify files 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -19,6 +21,8 @@ from mtboard.core import safejson
 from mtboard.core.documents import load_card, validate_model
 from mtboard.core.errors import InputError, MtboardError
 from mtboard.core.schema import SECRET_SEGMENTS, VerificationRecord
+from mtboard.core.schema.model import MODEL_SLUG_RE
+from mtboard.inputs.models import CONTAMINATION_DIR, MODELS_DIR
 from mtboard.validate.bounds import date_problem
 from mtboard.validate.context import Context
 from mtboard.validate.copies import OutputsOf, find_copies, outputs_of
@@ -79,6 +83,8 @@ def _maintainer_only(status: str, path: str) -> str | None:
     parts = path.split("/")
     if parts[0] == REVIEWS_DIR and status in ("A", "M") and len(parts) == 3 and parts[2] != REVIEWERS_FILE:
         return None  # a review record (spec §7.3): checked by the ``reviews`` repository check
+    if parts[0] in (MODELS_DIR, CONTAMINATION_DIR) and status in ("A", "M") and len(parts) == 2:
+        return None  # a model record or contamination claim (issue 37): checked by `mtboard models check`
     if not (len(parts) >= 2 and parts[0] == SUBMISSIONS_DIR):
         return "pull request changes a file outside submissions/; only maintainers may (label `maintainer-change`)"
     if status in ("D", "T"):
@@ -106,6 +112,12 @@ def check_scope(changes: list[tuple[str, str]], *, allow_outside: bool) -> tuple
                 problems.append(Problem(check="scope", where=safe_name(path), message=refusal))
             continue
         parts = path.split("/")
+        if parts[0] in (MODELS_DIR, CONTAMINATION_DIR):
+            if not (parts[1].endswith(".yaml") and re.fullmatch(MODEL_SLUG_RE, parts[1][:-5])):
+                problems.append(Problem(check="scope", where=safe_name(path),
+                                        message=f"{parts[0]}/ holds only {parts[0]}/<name>.yaml files (lowercase "
+                                                "letters, digits, '.', '_', '-'; issue 37)"))
+            continue
         if parts[0] == REVIEWS_DIR:
             if not (DATASET_DIR_RE.match(parts[1]) and parts[2].endswith(".yaml")
                     and NAME_RE.match(parts[2][:-5] + ".json")):

@@ -88,7 +88,7 @@ class ModelRecord(Strict):
     """:data:`WEIGHTS`; engines: ``open`` when their data is published."""
     parameter_count: int | None = Field(default=None, ge=1, le=10**14)
     """Parameters; for GGUF weights it must agree with the sum of the tensor shapes within
-    :data:`mtboard.inputs.models.PARAMETER_TOLERANCE`."""
+    :data:`mtboard.inputs.binding.PARAMETER_TOLERANCE`."""
     architecture: _Text | None = None
     """Architecture as the weights name it (GGUF ``general.architecture``, e.g. ``gemma3``)."""
     licence: _Text | None = None

@@ -1,0 +1,124 @@
+"""CLI command: ``mtboard models check`` — model records and contamination claims validated like cards (issue 37
+item 1).
+
+Every ``models/<slug>.yaml`` is read through the strict schema (:func:`mtboard.inputs.models.read_record`) and bound
+to its weights or engine (:func:`mtboard.inputs.binding.bind_record`); every ``contamination/*.yaml`` must name a
+record, a dataset of ``corpora/`` and entry ids that dataset has. Each record's fields are printed with their status
+(bound, declared, conflict); each problem is one line naming the file, the field and the fix, and any problem exits 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from mtboard.cli.app import app, guarded
+
+models_app = typer.Typer(no_args_is_help=True, help="Model records models/<slug>.yaml and contamination claims "
+                                                    "(issue 37): check.")
+app.add_typer(models_app, name="models")
+
+
+def _value(v: object) -> str:
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return str(v)
+
+
+def _corpus_entries(corpora: Path) -> dict[str, set[int]]:
+    from mtboard.core.documents import load_corpus
+    from mtboard.core.errors import MtboardError
+
+    ids: dict[str, set[int]] = {}
+    for p in sorted(corpora.glob("*.json")) if corpora.is_dir() else []:
+        try:
+            corpus, _ = load_corpus(p)
+        except MtboardError:
+            continue  # a corpus' own problems are `mtboard corpus check`'s
+        ids.setdefault(corpus.dataset.id, set()).update(e.id for e in corpus.entries)
+    return ids
+
+
+@models_app.command("check")
+@guarded
+def check_cmd(
+    paths: Annotated[Optional[list[Path]], typer.Argument(help="Model records and contamination claims (default: "
+                                                          "every models/*.yaml and contamination/*.yaml).")] = None,
+    root: Annotated[Path, typer.Option("--root", help="Repository root holding models/, contamination/ and "
+                                                      "corpora/.")] = Path("."),
+    corpora: Annotated[Optional[Path], typer.Option("--corpora", help="Corpora folder the claims' datasets must be "
+                                                                      "in (default: ROOT/corpora).")] = None,
+    cache: Annotated[Optional[Path], typer.Option("--cache", help="Folder for the cache of GGUF facts by SHA-256 "
+                                                                  "(default: ~/.cache/mtboard).")] = None,
+) -> None:
+    """Check model records (schema, slug = file name, bound values against the GGUF or the Debian package) and
+    contamination claims (model record, dataset and entry ids exist); print each record's fields as bound, declared
+    or conflict; exit 1 with one line per problem (file, field, fix)."""
+    from mtboard.core.errors import MtboardError
+    from mtboard.inputs.binding import bind_record
+    from mtboard.inputs.models import CONTAMINATION_DIR, MODELS_DIR, _yaml_files, read_claim, read_record
+
+    if paths:
+        todo = list(paths)
+    else:
+        todo = _yaml_files(root / MODELS_DIR) + _yaml_files(root / CONTAMINATION_DIR)
+    record_files = [p for p in todo if p.parent.name != CONTAMINATION_DIR]
+    claim_files = [p for p in todo if p.parent.name == CONTAMINATION_DIR]
+    problems: list[str] = []
+    slugs = {p.stem for p in _yaml_files(root / MODELS_DIR)}
+    for p in record_files:
+        try:
+            record = read_record(p)
+        except MtboardError as exc:
+            problems.append(exc.one_line())
+            continue
+        chk = bind_record(record, cache)
+        typer.echo(f"{p}: {record.kind} {record.name!r}" + (" REFUSED" if chk.refused else ""))
+        for f in chk.fields:
+            shown = f.declared if f.declared is not None else f.bound
+            line = f"  {f.field:<22} {f.status:<9} {_value(shown)}"
+            if f.status == "bound":
+                line += f"  [read from {f.source}]"
+            elif f.status == "conflict":
+                line += f"  [bound {_value(f.bound)} from {f.source}]"
+            elif f.bound is not None:
+                line += f"  [{_value(f.bound)} from {f.source}]"
+            typer.echo(line)
+        for note in chk.notes:
+            typer.echo(f"  note: {note}")
+        problems.extend(f"{p}: {c} (fix: correct the record's value, or the weights file it names)"
+                        for c in chk.conflicts)
+    if claim_files:
+        ids = _corpus_entries(corpora if corpora is not None else root / "corpora")
+        for p in claim_files:
+            try:
+                claim = read_claim(p)
+            except MtboardError as exc:
+                problems.append(exc.one_line())
+                continue
+            n = len(problems)
+            if claim.model not in slugs:
+                problems.append(f"{p}: model: no record models/{claim.model}.yaml (fix: add the model record first, "
+                                "or name an existing record's slug)")
+            if claim.dataset not in ids:
+                problems.append(f"{p}: dataset: no corpus with id {claim.dataset!r} in corpora/ (fix: use a "
+                                "dataset.id of corpora/*.json)")
+            else:
+                missing = sorted(set(claim.entries) - ids[claim.dataset])
+                if missing:
+                    shown = ", ".join(str(i) for i in missing[:10]) + (" …" if len(missing) > 10 else "")
+                    problems.append(f"{p}: entries: {len(missing)} id(s) not in {claim.dataset}: {shown} (fix: list "
+                                    "entry ids of that dataset)")
+            typer.echo(f"{p}: claim that {claim.model} saw {claim.dataset} ({claim.status})"
+                       + ("" if len(problems) == n else " REFUSED"))
+    for line in problems:
+        typer.echo(f"error: {line}", err=True)
+    n_rec, n_claim = len(record_files), len(claim_files)
+    typer.echo(f"{n_rec} model record(s), {n_claim} contamination claim(s): "
+               + (f"{len(problems)} problem(s)" if problems else "all valid"))
+    if problems:
+        raise typer.Exit(1)
