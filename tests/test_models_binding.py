@@ -212,7 +212,7 @@ def test_models_check_passes_the_committed_records(real_facts):
     res = runner.invoke(app, ["models", "check", "--root", str(ROOT)])
     assert res.exit_code == 0, res.stderr
     assert "  parameter_count        bound     268,098,176  [read from GGUF tensor shapes of " in res.stdout
-    assert res.stdout.rstrip().endswith("3 model record(s), 0 contamination claim(s): all valid")
+    assert res.stdout.rstrip().endswith("3 model record(s), 1 contamination claim(s): all valid")
 
 
 def test_models_check_refuses_bad_claims_and_bad_files(tmp_path):
@@ -230,10 +230,10 @@ def test_models_check_refuses_bad_claims_and_bad_files(tmp_path):
     assert errors == [
         f"error: {root}/models/wrong.yaml: slug 'right' differs from the file name (fix: rename the file to "
         "right.yaml or set slug: wrong)",
-        f"error: {root}/contamination/c.yaml: model: no record models/nobody.yaml (fix: add the model record first, "
-        "or name an existing record's slug)",
-        f"error: {root}/contamination/c.yaml: entries: 1 id(s) not in mtb-en-es-dev: 99999 (fix: list entry ids of "
-        "that dataset)"]
+        f"error: {root}/contamination/c.yaml: model 'nobody' has no record (fix: add models/nobody.yaml or name one "
+        "of: apertium-eng-spa)",
+        f"error: {root}/contamination/c.yaml: entries 99999 not in mtb-en-es-dev (fix: list entry ids of the "
+        "dataset, or none for the whole dataset)"]
 
 
 def _render(template: str, **ctx) -> str:

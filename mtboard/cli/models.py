@@ -9,6 +9,7 @@ record, a dataset of ``corpora/`` and entry ids that dataset has. Each record's 
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -29,18 +30,17 @@ def _value(v: object) -> str:
     return str(v)
 
 
-def _corpus_entries(corpora: Path) -> dict[str, set[int]]:
+def _corpora(folder: Path) -> list:
     from mtboard.core.documents import load_corpus
     from mtboard.core.errors import MtboardError
 
-    ids: dict[str, set[int]] = {}
-    for p in sorted(corpora.glob("*.json")) if corpora.is_dir() else []:
+    out = []
+    for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            corpus, _ = load_corpus(p)
+            out.append(load_corpus(p)[0])
         except MtboardError:
             continue  # a corpus' own problems are `mtboard corpus check`'s
-        ids.setdefault(corpus.dataset.id, set()).update(e.id for e in corpus.entries)
-    return ids
+    return out
 
 
 @models_app.command("check")
@@ -60,6 +60,7 @@ def check_cmd(
     or conflict; exit 1 with one line per problem (file, field, fix)."""
     from mtboard.core.errors import MtboardError
     from mtboard.inputs.binding import bind_record
+    from mtboard.inputs.contamination import check_claims
     from mtboard.inputs.models import CONTAMINATION_DIR, MODELS_DIR, _yaml_files, read_claim, read_record
 
     if paths:
@@ -69,7 +70,10 @@ def check_cmd(
     record_files = [p for p in todo if p.parent.name != CONTAMINATION_DIR]
     claim_files = [p for p in todo if p.parent.name == CONTAMINATION_DIR]
     problems: list[str] = []
-    slugs = {p.stem for p in _yaml_files(root / MODELS_DIR)}
+    records = []
+    for p in _yaml_files(root / MODELS_DIR):
+        with contextlib.suppress(MtboardError):  # an unreadable record is reported below when it is checked
+            records.append(read_record(p))
     for p in record_files:
         try:
             record = read_record(p)
@@ -93,28 +97,18 @@ def check_cmd(
         problems.extend(f"{p}: {c} (fix: correct the record's value, or the weights file it names)"
                         for c in chk.conflicts)
     if claim_files:
-        ids = _corpus_entries(corpora if corpora is not None else root / "corpora")
+        corpus_list = _corpora(corpora if corpora is not None else root / "corpora")
         for p in claim_files:
             try:
                 claim = read_claim(p)
             except MtboardError as exc:
                 problems.append(exc.one_line())
                 continue
-            n = len(problems)
-            if claim.model not in slugs:
-                problems.append(f"{p}: model: no record models/{claim.model}.yaml (fix: add the model record first, "
-                                "or name an existing record's slug)")
-            if claim.dataset not in ids:
-                problems.append(f"{p}: dataset: no corpus with id {claim.dataset!r} in corpora/ (fix: use a "
-                                "dataset.id of corpora/*.json)")
-            else:
-                missing = sorted(set(claim.entries) - ids[claim.dataset])
-                if missing:
-                    shown = ", ".join(str(i) for i in missing[:10]) + (" …" if len(missing) > 10 else "")
-                    problems.append(f"{p}: entries: {len(missing)} id(s) not in {claim.dataset}: {shown} (fix: list "
-                                    "entry ids of that dataset)")
+            # the checks the build applies (one place: mtboard.inputs.contamination.check_claims)
+            found = check_claims([(str(p), claim)], records, corpus_list)
+            problems.extend(found)
             typer.echo(f"{p}: claim that {claim.model} saw {claim.dataset} ({claim.status})"
-                       + ("" if len(problems) == n else " REFUSED"))
+                       + (" REFUSED" if found else ""))
     for line in problems:
         typer.echo(f"error: {line}", err=True)
     n_rec, n_claim = len(record_files), len(claim_files)

@@ -130,10 +130,11 @@ class Entry(Strict):
     origin: Origin | None = None
     """Upstream location of the text (package, file, locator)."""
     added: str | None = None
-    """When the entry was added to the dataset (ISO 8601 date, YYYY-MM-DD); optional. An extension of spec §2.2
+    """When the entry's text became public: the day it was added to the dataset, or the earlier day its text was first
+    published when it was copied from existing text (ISO 8601 date, YYYY-MM-DD); optional. An extension of spec §2.2
     (issue 37): an entry added after a model's training cutoff is clean for that model, and the board shows the
     model's score on those entries beside the full score. Filled for entries added from now on and for versions
-    whose date is known; absent: unknown (never clean)."""
+    whose date is known; absent: unknown (never clean). docs/corpora.md."""
 
     @field_validator("added")
     @classmethod
