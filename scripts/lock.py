@@ -40,8 +40,10 @@ PYTHON_VERSION = "3.11"
 PLATFORM = "x86_64-manylinux_2_36"
 """Debian 12's glibc 2.36 on x86_64 (GitHub's ubuntu-latest runners, debian:12 container)."""
 HEADER = "# inputs-sha256: "
-EXTRAS = ("ja",)
-"""Optional extras the workflows need: ``ja`` (MeCab tokenizers), without which no en→ja or en→ko card validates."""
+EXTRAS = ("ja", "weights")
+"""Optional extras the workflows need: ``ja`` (MeCab tokenizers), without which no en→ja or en→ko card validates;
+``weights`` (the ``gguf`` reader and the committed Gemma GGUF's package), without which the validate and site jobs
+could not bind a model record's values to its weights (issue 37)."""
 
 
 def inputs(pyproject: Path = ROOT / "pyproject.toml") -> dict[str, object]:

@@ -183,25 +183,30 @@ def gguf_facts(path: Path, sha256: str, cache_dir: Path | None = None) -> GgufFa
 
     Raises: as :func:`read_gguf`."""
     with _lock:
-        if sha256 in _facts_memo:
-            return _facts_memo[sha256]
         cache_file = cache_dir / GGUF_FACTS_CACHE if cache_dir is not None else None
         stored: dict[str, Any] = {}
         if cache_file is not None and cache_file.is_file():
             try:
                 stored = json.loads(cache_file.read_text(encoding="utf-8"))
-                facts = GgufFacts(**stored[sha256]) if sha256 in stored else None
-            except (ValueError, TypeError, OSError, AttributeError):
-                stored, facts = {}, None
-            if facts is not None and facts.sha256 == sha256:
-                _facts_memo[sha256] = facts
-                return facts
-        facts = read_gguf(path, sha256)
+                if not isinstance(stored, dict):
+                    stored = {}
+            except (ValueError, OSError):
+                stored = {}
+        facts = _facts_memo.get(sha256)
+        if facts is None and sha256 in stored:
+            try:
+                facts = GgufFacts(**stored[sha256])
+            except (TypeError, AttributeError):
+                facts = None
+            if facts is not None and facts.sha256 != sha256:
+                facts = None
+        if facts is None:
+            facts = read_gguf(path, sha256)
         _facts_memo[sha256] = facts
-        if cache_file is not None:
+        if cache_file is not None and stored.get(sha256) != asdict(facts):
+            # also when the facts came from memory: the cache folder is what the next build (a new process) reads
             try:
                 cache_file.parent.mkdir(parents=True, exist_ok=True)
-                stored = stored if isinstance(stored, dict) else {}
                 stored[sha256] = asdict(facts)
                 tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text(json.dumps(stored, sort_keys=True, indent=1), encoding="utf-8")
