@@ -291,16 +291,23 @@ def test_the_committed_sites_models_pages_show_the_records(committed_site):
 
 
 def test_contributors_may_add_model_records_and_claims_but_not_delete_them():
+    """Contributors add or correct records and file claims; deciding a filed claim (its status) is a maintainer's
+    change, so modifying a claim needs the label — a pull request setting the committed claim to 'rejected' would
+    otherwise pass the scope gate."""
     from mtboard.validate.repository import check_scope
 
-    problems, todo = check_scope([("A", "models/gemma-3-270m.yaml"), ("M", "contamination/gemma-saw-es.yaml"),
+    problems, todo = check_scope([("A", "models/gemma-3-270m.yaml"), ("M", "models/apertium-eng-spa.yaml"),
+                                  ("A", "contamination/gemma-saw-es.yaml"),
+                                  ("M", "contamination/gemma-3-270m-mtb-en-es-dev.yaml"),
                                   ("A", "models/Bad Name.yaml"), ("D", "models/apertium-eng-cat.yaml"),
-                                  ("A", "models/sub/x.yaml")], allow_outside=False)
+                                  ("D", "contamination/x.yaml"), ("A", "models/sub/x.yaml")], allow_outside=False)
     assert todo == []
     assert [(p.where, p.message.split(";")[0]) for p in problems] == [
+        ("contamination/gemma-3-270m-mtb-en-es-dev.yaml", "pull request changes a filed contamination claim"),
         ("models/Bad Name.yaml", "models/ holds only models/<name>.yaml files (lowercase letters, digits, '.', '_', "
                                  "'-'"),
         ("models/apertium-eng-cat.yaml", "pull request changes a file outside submissions/"),
+        ("contamination/x.yaml", "pull request changes a file outside submissions/"),
         ("models/sub/x.yaml", "pull request changes a file outside submissions/")]
 
 

@@ -61,7 +61,8 @@ def check_cmd(
     from mtboard.core.errors import MtboardError
     from mtboard.inputs.binding import bind_record
     from mtboard.inputs.contamination import check_claims
-    from mtboard.inputs.models import CONTAMINATION_DIR, MODELS_DIR, _yaml_files, read_claim, read_record
+    from mtboard.inputs.models import (CONTAMINATION_DIR, MODELS_DIR, _yaml_files, link_clashes, read_claim,
+                                       read_record)
 
     if paths:
         todo = list(paths)
@@ -74,12 +75,14 @@ def check_cmd(
     for p in _yaml_files(root / MODELS_DIR):
         with contextlib.suppress(MtboardError):  # an unreadable record is reported below when it is checked
             records.append(read_record(p))
+    clashes = link_clashes(records)  # across every record under models/, as the build sees them
     for p in record_files:
         try:
             record = read_record(p)
         except MtboardError as exc:
             problems.append(exc.one_line())
             continue
+        problems.extend(clashes.get(record.slug, []))
         chk = bind_record(record, cache)
         typer.echo(f"{p}: {record.kind} {record.name!r}" + (" REFUSED" if chk.refused else ""))
         for f in chk.fields:

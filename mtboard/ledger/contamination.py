@@ -3,7 +3,8 @@
 Decided here, once, for every board row (the pages and ``data/ledger.json`` read the result):
 
 * **Marks** — the claims under ``contamination/`` that apply to a row: the claim's ``model`` is the slug of the
-  record the row's shown card links to (:meth:`mtboard.inputs.models.ModelIndex.record_for`), its ``dataset`` is the
+  record the row's shown card links to (:meth:`mtboard.inputs.models.ModelIndex.link`: a refused record too, so
+  that breaking a record cannot hide a claim), its ``dataset`` is the
   board's dataset id, its ``versions`` cover the board's version (:func:`mtboard.inputs.contamination.version_matches`),
   its ``entries`` (when listed) meet the entries the card evaluated, and its status is ``open`` or ``confirmed``. A
   ``rejected`` claim is listed on the Contamination page and marks nothing; a claim with a problem
@@ -136,7 +137,7 @@ def attach(boards: list[Leaderboard], inputs: Inputs,
     """Fill ``lb.contamination`` (fingerprint → :class:`RowContamination`, rows with something to show only) for
     every board and return every claim for the Contamination page: the filed claims in file order, then the automatic
     ones (by model, then dataset)."""
-    records = inputs.models.records
+    records = inputs.models.records + list(inputs.models.refused.values())  # a refused record is still the model's
     problems: dict[str, list[str]] = {}
     for line in check_claims(inputs.claims, records, [c.corpus for c in inputs.corpora]):
         problems.setdefault(line.split(": ", 1)[0], []).append(line)
@@ -149,10 +150,13 @@ def attach(boards: list[Leaderboard], inputs: Inputs,
             if lc is None:
                 continue
             record = inputs.models.record_for(lc.card)
+            # a claim marks the rows of its model also when the model's record is refused (bound values disagree):
+            # breaking a record must not hide a claim against the model
+            claimed = inputs.models.link(lc.card).record
             row = RowContamination()
             evaluated = {r.entry_id for r in lc.card.results}
-            for path, claim in inputs.claims if record is not None else []:
-                if (claim.model != record.slug or claim.dataset != lb.dataset_id or claim.status not in MARKING
+            for path, claim in inputs.claims if claimed is not None else []:
+                if (claim.model != claimed.slug or claim.dataset != lb.dataset_id or claim.status not in MARKING
                         or path in problems or not version_matches(claim.versions, lb.version)
                         or (claim.entries and not evaluated.intersection(claim.entries))):
                     continue

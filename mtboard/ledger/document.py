@@ -16,7 +16,7 @@ from typing import Any
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerClaimMark, LedgerCleanSubset,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
-                                        LedgerRow, LedgerState, LedgerTries)
+                                        LedgerModel, LedgerRow, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -55,6 +55,14 @@ def _tries(t) -> LedgerTries | None:
                        text=t.text)
 
 
+def _model(f) -> LedgerModel | None:
+    if f is None:
+        return None
+    return LedgerModel(record=f.record, link=f.link, link_text=f.link_text, weights=f.weights, size=f.size,
+                       licence=f.licence, organisation=f.organisation, quantization=f.quantization,
+                       method_class=f.method_class)
+
+
 def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[LedgerRank]],
          lb: Leaderboard | None = None) -> LedgerRow:
     rep = ledger.card(s.representative)
@@ -79,6 +87,7 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
         coverage=LedgerCoverage(entries=c.entries, of=c.of, limit=c.limit, subset=c.subset, text=c.text),
         ranked=s.ranked, unranked_reason=s.unranked_reason, reference=s.reference, declared=s.declared, ranks=ranks,
         tries=_tries((getattr(lb, "tries", None) or {}).get(s.fingerprint)),
+        model=_model((getattr(lb, "facts", None) or {}).get(s.fingerprint)),
         contamination=marks,
         clean_subset=None if clean is None else LedgerCleanSubset(
             cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,

@@ -57,6 +57,12 @@ class ModelFacts:
     organisation: str
     quantization: str
     method_class: str
+    link: str = "record"
+    """:attr:`mtboard.inputs.models.ModelLink.state` of the row's card: ``record``, ``refused``, ``none`` or
+    ``baseline``."""
+    link_text: str = ""
+    """What the row says of its record (:attr:`mtboard.inputs.models.ModelLink.text`): ``""`` for a valid record,
+    ``no model record``, ``model record refused`` or ``baseline (no model)``."""
 
     @property
     def record_text(self) -> str:
@@ -79,12 +85,14 @@ def card_facts(card: Any, models: ModelIndex) -> ModelFacts:
     record's); :data:`UNKNOWN` where the record says nothing or there is no record; the card's ``method_class``."""
     rec = models.record_for(card)
     mclass = str(getattr(card.method_class, "value", card.method_class))
+    link = models.link(card)
     if rec is None:
-        return ModelFacts(None, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, mclass)
+        return ModelFacts(None, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN, mclass, link.state, link.text)
     sha = getattr(card.method, "model_file_sha256", None)
     file_q = next((f.quantization for f in rec.files if sha and f.sha256 == sha), None)
     return ModelFacts(rec.slug, rec.weights or UNKNOWN, size_bucket(rec.parameter_count), rec.licence or UNKNOWN,
-                      rec.organisation or UNKNOWN, file_q or rec.quantization or UNKNOWN, mclass)
+                      rec.organisation or UNKNOWN, file_q or rec.quantization or UNKNOWN, mclass, link.state,
+                      link.text)
 
 
 def attach_facts(boards: list[Any], models: ModelIndex) -> None:

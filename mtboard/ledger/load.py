@@ -25,6 +25,7 @@ from mtboard.ledger.cache import ValidationCache, environment_hash
 from mtboard.core.schema import Ancestor, AnchorRecord, Corpus, RunCard, VerificationRecord, VerificationTier
 from mtboard.core.schema.model import ContaminationClaim
 from mtboard.inputs.binding import bind_records
+from mtboard.inputs.contamination import check_claims
 from mtboard.inputs.models import MODELS_DIR, ModelIndex, load_claims, load_records
 from mtboard.verify.record import COMPARED, UNATTESTED_LABEL, check_record, within_tolerance
 
@@ -399,6 +400,9 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     more = more + [f"model record refused: {MODELS_DIR}/{slug}.yaml: {line} (fix: correct the record)"
                    for slug, c in checks.items() for line in c.conflicts]
     inputs.claims, claim_warnings = load_claims(submissions.parent)
+    # a claim that fails its checks marks no row (mtboard.ledger.contamination): the build says so, as for records
+    claim_warnings += [f"contamination claim marks nothing: {line}" for line in check_claims(
+        inputs.claims, records, [c.corpus for c in inputs.corpora])]
     warnings = warnings + more + claim_warnings
     records = _records_by_hash(submissions)
     inputs.warnings.extend(warnings)

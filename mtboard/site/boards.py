@@ -18,6 +18,7 @@ from markupsafe import Markup
 from mtboard.core import fmt
 from mtboard.core.languages import language_name
 from mtboard.ledger import standing as st
+from mtboard.inputs.models import ADD_RECORD_PAGE
 from mtboard.ledger.facts import FILTERS, SIZE_BUCKETS, UNKNOWN
 from mtboard.site import glossary
 from mtboard.ledger.methods import MethodRow
@@ -319,8 +320,8 @@ def tries_html(t: Any, link) -> Markup:
     if t.is_best:
         items = "".join(f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a></li>'
                         for _, name, page in t.other_rows)
-        # a no-break space: Chromium drops a plain space before an inline <details>
-        return Markup(f'\u00a0<details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
+        # on a line of its own (a block): an inline <details> sits against the badge before it in Chromium
+        return Markup(f'<details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
     best = (f'; best: <a href="{_e(link(t.best_page))}">{fmt.name_html(t.best_method)}</a>'
             if t.best_method and t.best_page else "")
     return Markup(f' <span class="mtb-tries">{_e(t.lead)}{best}</span>')
@@ -351,7 +352,7 @@ def clean_subset_html(cont: Any) -> str:
     return f'<br><span class="mtb-clean" title="{_e(tip)}">clean: {_e(c.text)}</span>'
 
 
-def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None) -> str:
+def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts: Any = None) -> str:
     card = m.rep.lc.card
     l1, l2 = method_lines(card)
     tier = m.standing.tier
@@ -382,16 +383,29 @@ def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None) -> str
         target, text = m.gold
         parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
     parts.append(claim_marks_html(cont, link))
+    parts.append(record_note_html(facts, link))
     parts.append("</span>")
     return "".join(parts)
 
 
-def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = None, whole: bool = True) -> str:
+def record_note_html(facts: Any, link) -> str:
+    """What a row says of its model record (issue 37 item 1, decided by
+    :meth:`mtboard.inputs.models.ModelIndex.link` and carried by :class:`mtboard.ledger.facts.ModelFacts`):
+    ``no model record`` linking the contribute page's section on adding one, ``model record refused`` linking the
+    models page; "" for a valid record, a baseline or no facts."""
+    if facts is None or facts.link not in ("none", "refused"):
+        return ""
+    target = ADD_RECORD_PAGE if facts.link == "none" else "models/index.md"
+    return f' <a class="mtb-norecord" href="{_e(link(target))}">{_e(facts.link_text)}</a>'
+
+
+def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = None, whole: bool = True,
+        facts: Any = None) -> str:
     v = m.values[col.key]
     sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
     cls = f"c-{col.key}"
     if col.key == "method":
-        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link, tries, cont)}</th>'
+        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link, tries, cont, facts)}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
         body = str(glossary.term_html(glossary.tier_key(tier), link("glossary.md"), Markup(
@@ -491,7 +505,8 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
         out.append(f'<tr data-row="{_e(m.rep.lc.page_id)}" data-method="{_e(m.key[:16])}"{facts_attrs(lb, m.key)}'
                    f'{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
         cont = getattr(lb, "contamination", {}).get(m.key)
-        out.extend(_td(m, c, link, lb.tries.get(m.key), cont, view.domain is None) for c in cols)
+        out.extend(_td(m, c, link, lb.tries.get(m.key), cont, view.domain is None, lb.facts.get(m.key))
+                   for c in cols)
         out.append("</tr>")
     out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')
     return Markup("\n".join(out))

@@ -41,6 +41,7 @@ def _env() -> Environment:
                        columns=COLUMNS, vtiers=glossary.TIER_TERMS, cost_n_html=boards.cost_n_html,
                        tries_html=boards.tries_html, cost_n_control=boards.COST_N_CONTROL,
                        claim_marks=lambda cont, link: Markup(boards.claim_marks_html(cont, link)),
+                       record_note=lambda facts, link: Markup(boards.record_note_html(facts, link)),
                        licence_anchor=licences.anchor,
                        licence_of=lambda dataset_id, version: None)  # render_pages binds the build's corpora
     return env

@@ -1,7 +1,8 @@
 """Many files and the repository: ``mtboard validate`` over ``submissions/`` (spec §9.1, §9.4).
 
 Repository-level checks: ``scope`` (a pull request may only add or modify files under ``submissions/`` and, issue 37,
-``models/<slug>.yaml`` and ``contamination/<name>.yaml``, which ``mtboard models check`` validates),
+add or modify ``models/<slug>.yaml`` and add ``contamination/<name>.yaml``, which ``mtboard models check`` validates;
+changing a filed claim is a maintainer's decision),
 ``duplicates`` (one card per run_card_hash / run_id), ``copies`` (no card's outputs are another model's relabelled:
 :mod:`mtboard.validate.copies`), ``verification`` (records beside cards name the card they verify), ``sovereignty``
 (corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or ``corpora/``), ``reviews``
@@ -83,6 +84,11 @@ def _maintainer_only(status: str, path: str) -> str | None:
     parts = path.split("/")
     if parts[0] == REVIEWS_DIR and status in ("A", "M") and len(parts) == 3 and parts[2] != REVIEWERS_FILE:
         return None  # a review record (spec §7.3): checked by the ``reviews`` repository check
+    if parts[0] == CONTAMINATION_DIR and status == "M" and len(parts) == 2:
+        # a filed claim's status (open → confirmed/rejected) and evidence are a maintainer's decision: a contributor
+        # who disagrees files a new claim (issue 37)
+        return ("pull request changes a filed contamination claim; only maintainers decide a claim (label "
+                "`maintainer-change`); file a new claim under contamination/ instead")
     if parts[0] in (MODELS_DIR, CONTAMINATION_DIR) and status in ("A", "M") and len(parts) == 2:
         return None  # a model record or contamination claim (issue 37): checked by `mtboard models check`
     if not (len(parts) >= 2 and parts[0] == SUBMISSIONS_DIR):

@@ -144,6 +144,28 @@ class LedgerCleanSubset(Strict):
     """What the board shows, e.g. ``0.412 [0.301, 0.520] on 3 entries after the cutoff (2024-08)``."""
 
 
+class LedgerModel(Strict):
+    """The row's model as its record describes it (issue 37 items 1–2; :mod:`mtboard.ledger.facts`): the values the
+    board's filters use. ``unknown`` where the record says nothing or there is no (valid) record."""
+
+    record: str | None
+    """The model record's slug (``models/<slug>.yaml``); None without a valid record."""
+    link: Literal["record", "refused", "none", "baseline"]
+    """``record`` (a valid record), ``refused`` (its bound values disagree with it; treated as absent), ``none`` (no
+    record) or ``baseline`` (echo/empty: no model)."""
+    link_text: str
+    """What the row says of its record: "" for a valid one, ``no model record``, ``model record refused`` or
+    ``baseline (no model)``."""
+    weights: str
+    """``open``, ``closed``, ``api-only`` or ``unknown``."""
+    size: str
+    """Size bucket by parameter count: ``lt1b``, ``1-10b``, ``10-100b``, ``ge100b`` or ``unknown``."""
+    licence: str
+    organisation: str
+    quantization: str
+    method_class: str
+
+
 class LedgerRow(Strict):
     fingerprint: Hex64
     method: str
@@ -176,6 +198,8 @@ class LedgerRow(Strict):
     """Contamination claims marking the row (issue 37); empty when none."""
     clean_subset: LedgerCleanSubset | None = None
     """The composite on entries added after the model's training cutoff; None when no such entry was evaluated."""
+    model: LedgerModel | None = None
+    """The row's model facts (issue 37; None in ledgers published before it)."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
@@ -232,5 +256,5 @@ class Ledger(Strict):
 
 
 __all__ = ["LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
-           "LedgerRow", "LedgerRank", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
+           "LedgerRow", "LedgerRank", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
