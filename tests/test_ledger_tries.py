@@ -110,3 +110,17 @@ def test_row_facts_from_the_record(ledger):
     echo = lb.facts[_fp(ledger, "mtb-en-es-dev/baseline-echo__baseline__32e6f8fa41bf.json")]
     assert echo.record is None and echo.record_text == "no model record"
     assert {echo.value(n) for n, _ in F.FILTERS if n != "method_class"} == {"unknown"}
+
+
+def test_each_try_says_what_tells_it_apart(ledger):
+    """Two tries of one model can share a method name (the same prompt and condition at two temperatures, or a full
+    run and a --limit run): the list gives each its temperature, coverage and composite (hand-checked against the
+    committed cards: zero-shot is a full run at t 0 with composite 0.214; Apertium's subset is --limit 20)."""
+    lb = _board(ledger)
+    best = lb.tries[_fp(ledger, FEW_SHOT)]
+    assert best.note(_fp(ledger, ZERO_SHOT)) == "t 0 · all 355 · composite 0.214"
+    assert best.note(best.fingerprint) == "t 0 · all 355 · composite 0.454"
+    ap = [t for t in lb.tries.values() if t.model == "apertium-eng-spa"]
+    sub = next(t for t in ap if not t.is_best)
+    assert sub.note(sub.fingerprint).startswith("t — · 20 of 355 subset (--limit 20) · composite ")
+    assert sub.note(sub.best) == "t — · all 355 · composite 0.570"

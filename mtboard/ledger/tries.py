@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mtboard.inputs.models import ModelIndex
-from mtboard.ledger.tables import Leaderboard, method_name, run_page
+from mtboard.ledger.standing import card_composite
+from mtboard.ledger.tables import Leaderboard, method_name, run_page, temperature_text
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,13 @@ class Tries:
     others: tuple[str, ...]
     other_rows: tuple[tuple[str, str, str], ...] = ()
     """``others`` as (fingerprint, method name, run page) for the links."""
+    notes: tuple[tuple[str, str], ...] = ()
+    """(fingerprint, what tells the row apart from the model's others: ``t 0.7 · 20 of 355 subset (--limit 20) ·
+    composite 0.412``) for this row and every other; the list shows it beside each name, which can repeat."""
+
+    def note(self, fingerprint: str | None) -> str:
+        """:attr:`notes` of ``fingerprint`` ("" when unknown)."""
+        return dict(self.notes).get(fingerprint or "", "")
 
     @property
     def is_best(self) -> bool:
@@ -84,10 +92,11 @@ class Tries:
         return f"{self.lead}; best: {self.best_method}"
 
 
-def _group(rows: Iterable[tuple[str, str, bool, int | None, Any]], describe: Callable[[Any], tuple[str, str]]
-           ) -> dict[str, Tries]:
+def _group(rows: Iterable[tuple[str, str, bool, int | None, Any]], describe: Callable[[Any], tuple[str, str]],
+           note: Callable[[str, Any], str] | None = None) -> dict[str, Tries]:
     """``rows``: (fingerprint, model key, subset, position on the main view or None when unranked, the row's card),
-    in board order. ``describe(card)``: (method name, run page)."""
+    in board order. ``describe(card)``: (method name, run page); ``note(fingerprint, card)``: what tells the row
+    apart (:attr:`Tries.notes`)."""
     by_model: dict[str, list[tuple[str, str, bool, int | None, Any]]] = {}
     for row in rows:
         by_model.setdefault(row[1], []).append(row)
@@ -100,11 +109,12 @@ def _group(rows: Iterable[tuple[str, str, bool, int | None, Any]], describe: Cal
         name, page = describe(best[4]) if best is not None else (None, None)
         order = [r[0] for r in full] + [r[0] for r in subsets]
         shown = {r[0]: (r[0], *describe(r[4])) for r in group}
+        notes = tuple((r[0], note(r[0], r[4])) for r in group) if note is not None else ()
         for fp, *_ in group:
             out[fp] = Tries(model=model, fingerprint=fp, count=len(full), subsets=len(subsets),
                             best=best[0] if best is not None else None, best_method=name, best_page=page,
                             others=tuple(f for f in order if f != fp),
-                            other_rows=tuple(shown[f] for f in order if f != fp))
+                            other_rows=tuple(shown[f] for f in order if f != fp), notes=notes)
     return out
 
 
@@ -116,13 +126,21 @@ def board_tries(lb: Leaderboard, models: ModelIndex) -> dict[str, Tries]:
         cards.setdefault(lc.path, lc)
     positions = {m.key: m.position for m in lb.views[0].methods if not m.reference} if lb.views else {}
     rows = []
+    coverage: dict[str, str] = {}
     for s in lb.rows:
         if s.reference or s.representative not in cards:
             continue
         lc = cards[s.representative]
+        coverage[s.fingerprint] = s.coverage.text
         rows.append((s.fingerprint, models.model_key(lc.card), s.coverage.subset,
                      positions.get(s.fingerprint) if s.ranked else None, lc))
-    return _group(rows, lambda lc: (method_name(lc.card), run_page(lc)))
+
+    def note(fp: str, lc: Any) -> str:
+        comp = card_composite(lc.card)
+        return " · ".join(x for x in (f"t {temperature_text(lc.card)}", coverage.get(fp, ""),
+                                       "" if comp is None else f"composite {comp:.3f}") if x)
+
+    return _group(rows, lambda lc: (method_name(lc.card), run_page(lc)), note)
 
 
 def attach_tries(boards: list[Leaderboard], models: ModelIndex) -> None:

@@ -318,12 +318,15 @@ def tries_html(t: Any, link) -> Markup:
     if t is None or not t.lead:
         return Markup("")
     if t.is_best:
-        items = "".join(f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a></li>'
-                        for _, name, page in t.other_rows)
+        items = "".join(f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a>'
+                        f' <span class="mtb-muted">({_e(t.note(fp))})</span></li>' if t.note(fp) else
+                        f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a></li>'
+                        for fp, name, page in t.other_rows)
         # on a line of its own (a block): an inline <details> sits against the badge before it in Chromium
         return Markup(f'<details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
+    best_note = t.note(t.best)
     best = (f'; best: <a href="{_e(link(t.best_page))}">{fmt.name_html(t.best_method)}</a>'
-            if t.best_method and t.best_page else "")
+            + (f' ({_e(best_note)})' if best_note else "") if t.best_method and t.best_page else "")
     return Markup(f' <span class="mtb-tries">{_e(t.lead)}{best}</span>')
 
 
