@@ -8,6 +8,7 @@ are the same bytes) or, failing that, when its ``model_slug`` is one of the reco
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 
 from mtboard.core.errors import InputError, MtboardError
 from mtboard.core.schema.common import describe_validation_error
-from mtboard.core.schema.model import ContaminationClaim, ModelRecord
+from mtboard.core.schema.model import MODEL_SLUG_RE, ContaminationClaim, ModelRecord
 
 MODELS_DIR = "models"
 """Folder of model records, at the repository root."""
@@ -43,8 +44,10 @@ def _validate(model: type, data: Any, where: str, schema: str) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputError(describe_validation_error(exc, where).split(": ", 1)[1], where=where,
-                         fix=f"see `mtboard schema {schema}` (quote dates and version numbers)") from None
+        what = describe_validation_error(exc, where).split(": ", 1)[1]
+        hint = (" (quote it: YAML reads 2025-08-14 as a date and 1.10 as a number)"
+                if "valid string" in what else "")
+        raise InputError(what, where=where, fix=f"see `mtboard schema {schema}`{hint}") from None
 
 
 def _yaml_files(folder: Path) -> list[Path]:
@@ -59,8 +62,9 @@ def read_record(path: Path) -> ModelRecord:
     data = safejson.load_yaml(path, max_bytes=MAX_RECORD_BYTES)
     record = _validate(ModelRecord, data, str(path), "model-record")
     if record.slug != path.stem:
+        own = re.fullmatch(MODEL_SLUG_RE, path.stem) is not None
         raise InputError(f"slug {record.slug!r} differs from the file name", where=str(path),
-                         fix=f"rename the file to {record.slug}.yaml or set slug: {path.stem}")
+                         fix=f"rename the file to {record.slug}.yaml" + (f" or set slug: {path.stem}" if own else ""))
     return record
 
 

@@ -125,6 +125,9 @@ class ModelRecord(Strict):
         if not self.model_slugs and not self.files:
             raise ValueError("lists no model_slugs and no files: no run card can link to it (add the cards' "
                              "model_slug to model_slugs)")
+        if any(s.startswith("baseline/") for s in self.model_slugs):
+            raise ValueError("model_slugs names a baseline (baseline/echo, baseline/empty): a baseline is no model "
+                             "and has no record")
         if (self.kind == "engine") != (self.engine is not None):
             raise ValueError("an engine record needs 'engine' and a model record must not have one")
         return self
