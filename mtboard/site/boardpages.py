@@ -170,11 +170,41 @@ METRIC_KEYS = ("composite", "chrf", "exact", "fst", "semantic", "bleu", "ter", "
                "cost_adj")
 
 
-def board_rows(view: View) -> list[dict[str, Any]]:
+MODEL_FIELDS = ["model_record", "model_record_note", "model_weights", "model_size", "model_licence",
+                "model_organisation", "model_quantization", "tries", "contamination", "clean_composite",
+                "clean_composite_lo", "clean_composite_hi", "clean_entries", "clean_cutoff"]
+"""What the board says of a row's model (issue 37), as the ledger decided it (:mod:`mtboard.ledger.facts`,
+:mod:`mtboard.ledger.tries`, :mod:`mtboard.ledger.contamination`): the record's slug and what the row says of its
+record ("no model record", …), the filter facts (``unknown`` where the record says nothing), the tries text ("best of
+8 (6 subsets)"), the contamination marks joined by "; ", and the clean-subset composite with its CI, entries and
+cutoff. After :data:`CSV_TAIL` in the CSV, each only when some row has a value."""
+
+
+def _model_fields(lb: Leaderboard | None, key: str) -> dict[str, Any]:
+    facts = (getattr(lb, "facts", None) or {}).get(key)
+    tries = (getattr(lb, "tries", None) or {}).get(key)
+    cont = (getattr(lb, "contamination", None) or {}).get(key)
+    clean = cont.clean if cont is not None else None
+    ci = (clean.composite_ci if clean is not None else None) or (None, None)
+    return {"model_record": facts.record if facts else None,
+            "model_record_note": (facts.link_text or None) if facts else None,
+            "model_weights": facts.weights if facts else None, "model_size": facts.size if facts else None,
+            "model_licence": facts.licence if facts else None,
+            "model_organisation": facts.organisation if facts else None,
+            "model_quantization": facts.quantization if facts else None,
+            "tries": (tries.text or None) if tries is not None else None,
+            "contamination": "; ".join(mk.text for mk in cont.marks) or None if cont is not None else None,
+            "clean_composite": clean.composite if clean else None, "clean_composite_lo": ci[0],
+            "clean_composite_hi": ci[1], "clean_entries": clean.entries if clean else None,
+            "clean_cutoff": clean.cutoff if clean else None}
+
+
+def board_rows(view: View, lb: Leaderboard | None = None) -> list[dict[str, Any]]:
     """One dict per method row of a view (design §3.7), in the table's order, every key always present: the JSON
     download's rows, at full precision (floats as computed; None = missing). Keys: :data:`CSV_GROUPS`' fields (the
     CSV's columns) plus ``composite_sd``/``chrf_sd`` spreads, ``verification_label``, ``declared``,
-    ``reproduction``, ``reproductions_agree``, ``quality_tier_automated`` and ``run_page``. ``run_date`` is the shown
+    ``reproduction``, ``reproductions_agree``, ``quality_tier_automated`` and ``run_page``; with ``lb`` (the view's
+    board) also :data:`MODEL_FIELDS`. ``run_date`` is the shown
     card's full timestamp (the CSV and the table show its date); ``latency_median_s`` is None for a batch engine,
     whose throughput is ``entries_per_s``."""
     out = []
@@ -217,6 +247,8 @@ def board_rows(view: View) -> list[dict[str, Any]]:
         dates = sorted(r.lc.card.timestamp for r in m.members)
         row["first_run"], row["last_run"] = dates[0], dates[-1]
         row["run_page"] = run_page(m.rep.lc)[:-3] + ".html"
+        if lb is not None:
+            row.update(_model_fields(lb, m.key))
         out.append(row)
     return out
 
@@ -262,6 +294,7 @@ CSV_NUMBER = {
     "cost_per_segment_usd": fmt.usd_amount,
     "latency_median_s": bd.latency_seconds,
     "run_date": lambda t: str(csv_safe(t[:10])),  # the Date column: the shown run's date
+    **{f: _metric_field("composite") for f in ("clean_composite", "clean_composite_lo", "clean_composite_hi")},
 }
 """CSV field → the formatter of its cell: the one the board table rounds that value with (one rounding rule per
 metric: :func:`mtboard.ledger.tables.metric_text`, :func:`mtboard.core.fmt.usd_amount`,
@@ -276,7 +309,8 @@ def csv_fields(view: View, rows: list[dict[str, Any]] | None = None) -> list[str
     rows = board_rows(view) if rows is None else rows
     shown = {c.key for c in bd.visible_columns(view)}
     ordered = list(dict.fromkeys([f for c in bd.BOARD_COLUMNS for f in CSV_GROUPS[c.key]
-                                  if c.key in shown or f in CSV_CORE] + CSV_TAIL))
+                                  if c.key in shown or f in CSV_CORE] + CSV_TAIL
+                                 + [f for f in MODEL_FIELDS if rows and f in rows[0]]))
     return [f for f in ordered if f in CSV_CORE or any(r[f] is not None and r[f] != "" and r[f] is not False
                                                         for r in rows)]
 
@@ -296,13 +330,13 @@ def csv_cell(field: str, value: Any) -> str:
     return str(csv_safe(value))
 
 
-def board_csv(view: View) -> str:
+def board_csv(view: View, lb: Leaderboard | None = None) -> str:
     """The view's CSV download (issue 36 item 5): header :func:`csv_fields`, one record per method row, each cell
     :func:`csv_cell` (rounded as the table shows it; full precision is the JSON's). RFC 4180 (the csv module, CRLF
     line ends), UTF-8; empty cell = missing; "" for a view with no rows. The model slug is
     :func:`mtboard.core.names.mark`-ed like the method label (a spreadsheet would apply a bidirectional control); the
     JSON download keeps it exact, with such characters as ``\\u`` escapes (:func:`mtboard.site.build.visible`)."""
-    rows = board_rows(view)
+    rows = board_rows(view, lb)
     if not rows:
         return ""
     fields = csv_fields(view, rows)
@@ -342,7 +376,7 @@ def board_json(lb: Leaderboard, view: View, build: str, mversion: str) -> str:
            "signatures": _signatures(lb),
            "columns": [{"key": c.key, "label": c.label, "unit": c.unit, "lower_is_better": c.lower_is_better,
                         "source": c.source, "fields": CSV_GROUPS[c.key]} for c in bd.BOARD_COLUMNS],
-           "rows": board_rows(view)}
+           "rows": board_rows(view, lb)}
     return layered(env, 2) + "\n"  # one row, one column per line (issue 35: ~35 % smaller than indent=1)
 
 
@@ -542,13 +576,13 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                        qv=qv, qv_key=qv_key, qv_points=qv_points, all_zero=all_zero,
                        heat=_heat(lb) if i == 0 else None, pairwise=_pairwise(view),
                        chart_note=note if n_ranked > CHART_LIMIT else "", unranked_rows=unranked_rows(lb), **common)
-            pages[view_file(view, "csv")] = board_csv(view)
+            pages[view_file(view, "csv")] = board_csv(view, lb)
             pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
             top = bd.leader(view)
             views_meta.append({"domain": view.domain, "page": view.page[:-3] + ".html", "csv": view_file(view, "csv"),
                                "json": view_file(view, "json"), "n_segments": view.n_entries,
                                "leader": top.key[:16] if top else None})
-        for row in board_rows(lb.views[0]):
+        for row in board_rows(lb.views[0], lb):
             site_rows.append({"dataset": lb.dataset_id, "version": lb.version, "pair": lb.language_pair, **row})
         index.append({"dataset": {"id": lb.dataset_id, "version": lb.version, "sha256": lb.sha256,
                                   "pair": lb.language_pair, "languages": names},
