@@ -17,6 +17,7 @@ gemma-chat, gemma-fewshot, api, echo, empty (hand-counted from ``standard_cards`
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -59,19 +60,36 @@ model_slugs: [acme/translate-pro]
 BOARD = "leaderboards/toy-en-es-v1.0.0.html"
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    from mtboard.site import build_site
+def _build(tmp_path_factory, name: str, page_rows: int | None = None) -> Path:
+    from mtboard.site import boardpages, build_site
     from test_site_cards import write_fixture_tree
 
-    root = tmp_path_factory.mktemp("filters-site")
+    root = tmp_path_factory.mktemp(name)
     write_fixture_tree(root, xss=False, bad=False)
     (root / "models").mkdir()
     for slug, text in RECORDS.items():
         (root / "models" / f"{slug}.yaml").write_text(text, encoding="utf-8")
-    build_site(root / "submissions", root / "corpora", root / "out", root / "docs",
-               build_time="2026-12-01T00:00:00Z")
-    with serving(root / "out") as port:
+    mp = pytest.MonkeyPatch()
+    if page_rows is not None:  # the way tests/test_board_pages.py cuts the 6-row board into pages
+        mp.setattr(boardpages, "BOARD_PAGE_ROWS", page_rows)
+    try:
+        build_site(root / "submissions", root / "corpora", root / "out", root / "docs",
+                   build_time="2026-12-01T00:00:00Z")
+    finally:
+        mp.undo()
+    return root / "out"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with serving(_build(tmp_path_factory, "filters-site")) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def served_paged(tmp_path_factory):
+    """The same site with 2 ranked rows a board page: the main board is cut into several pages."""
+    with serving(_build(tmp_path_factory, "filters-site-paged", page_rows=2)) as port:
         yield f"http://127.0.0.1:{port}"
 
 
@@ -166,4 +184,78 @@ def test_phone_width(served, browser, tmp_path):
     assert pg.locator("details.mtb-filterbox").first.evaluate("d => d.open") is False
     assert pg.locator("details.mtb-filterbox > summary").first.text_content() == "Filter rows"
     assert pg.locator(".mtb-filtercount").first.text_content() == "Showing 6 of 6 rows"
+    ctx.close()
+
+
+def _hrefs(pg, selector: str) -> list[str]:
+    return pg.eval_on_selector_all(selector, "els => els.map(e => e.getAttribute('href'))")
+
+
+def test_url_value_no_row_has_stays_selected(served, browser):
+    """A URL value that no row has is kept (an option "closed (no row)"), not silently dropped: 0 rows shown."""
+    ctx, pg = _page(browser)
+    pg.goto(f"{served}/{BOARD}?weights=closed&licence=GPL-2.0-only")
+    weights = pg.get_by_label("Weights").first
+    assert weights.input_value() == "closed"
+    assert weights.evaluate("e => e.options[e.selectedIndex].textContent") == "closed (no row)"
+    assert pg.get_by_label("Licence").first.input_value() == "GPL-2.0-only"
+    assert pg.locator(".mtb-filtercount").first.text_content() == "Showing 0 of 6 rows"
+    assert _visible_rows(pg) == []
+    assert "weights=closed" in pg.url and "licence=GPL-2.0-only" in pg.url
+    # the domain links carry the filter query (issue 37 item 2, item 3 of the review)
+    domains = _hrefs(pg, ".mtb-domains a")
+    assert domains and all(h.endswith("?weights=closed&licence=GPL-2.0-only") for h in domains), domains
+    # a change of filter updates them; clearing every filter leaves them bare
+    weights.select_option("")
+    assert all(h.endswith("?licence=GPL-2.0-only") for h in _hrefs(pg, ".mtb-domains a"))
+    pg.get_by_label("Licence").first.select_option("")
+    assert all("?" not in h for h in _hrefs(pg, ".mtb-domains a"))
+    # following a domain link keeps the state there
+    pg.get_by_label("Weights").first.select_option("open")
+    pg.locator(".mtb-domains a").first.click()
+    pg.wait_for_load_state()
+    assert "weights=open" in pg.url
+    assert pg.get_by_label("Weights").first.input_value() == "open"
+    assert pg.errors == []
+    ctx.close()
+
+
+def test_paginated_board_keeps_query_and_says_on_this_page(served_paged, browser):
+    ctx, pg = _page(browser)
+    pg.goto(f"{served_paged}/{BOARD}?weights=api-only")
+    count = pg.locator(".mtb-filtercount").first.text_content()
+    m = re.fullmatch(r"Showing (\d+) of (\d+) rows on this page \(page 1 of (\d+)\)", count)
+    assert m and int(m.group(3)) >= 2, count
+    # the options are the whole view's values, not only this page's (every fact of the 6 rows)
+    weights = pg.get_by_label("Weights").first
+    assert weights.evaluate("e => Array.from(e.options).map(o => o.value)") == ["", "api-only", "open", "unknown"]
+    # every pager link (both pagers: short above, full below) keeps the query
+    links = _hrefs(pg, "nav.mtb-pager a")
+    assert links and all(h.endswith("?weights=api-only") for h in links), links
+    # a change updates them, with the sort too
+    pg.get_by_label("Size").first.select_option("ge100b")
+    pg.locator("#lb-main th.c-chrf button").click()
+    for h in _hrefs(pg, "nav.mtb-pager a"):
+        assert "weights=api-only" in h and "size=ge100b" in h and "sort=chrf" in h, h
+    # Next keeps the state on page 2, which says it is page 2
+    pg.locator("nav.mtb-pager a[rel=next]").first.click()
+    pg.wait_for_load_state()
+    assert "weights=api-only" in pg.url and "size=ge100b" in pg.url
+    assert pg.get_by_label("Weights").first.input_value() == "api-only"
+    assert re.fullmatch(r"Showing \d+ of \d+ rows on this page \(page 2 of \d+\)",
+                        pg.locator(".mtb-filtercount").first.text_content())
+    # page 2's selects offer the whole view's values too
+    assert pg.get_by_label("Weights").first.evaluate("e => Array.from(e.options).map(o => o.value)") == [
+        "", "api-only", "open", "unknown"]
+    assert pg.errors == []
+    ctx.close()
+
+
+def test_paginated_without_javascript(served_paged, browser):
+    ctx, pg = _page(browser, js=False)
+    pg.goto(f"{served_paged}/{BOARD}?weights=api-only")
+    assert not pg.locator(".mtb-filters").first.is_visible()
+    assert pg.locator(".mtb-filtercount").count() == 0
+    assert len(_visible_rows(pg)) == pg.locator("#lb-main tbody tr").count() >= 2
+    assert all("?" not in h for h in _hrefs(pg, "nav.mtb-pager a"))
     ctx.close()

@@ -557,7 +557,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                 part = f"page {bp.number} of {bp.count}" if bp.count > 1 else ""
                 # the site search indexes the rows of each board's first page of all domains only (issue 35)
                 table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main", bp.rows, part,
-                                       search=i == 0 and bp.number == 1)
+                                       search=i == 0 and bp.number == 1, page=bp.number, pages=bp.count)
                 common = dict(h1=h1, names=names, lb=lb, view=view, table=table, page=bp, page_rows=BOARD_PAGE_ROWS,
                               pager=pager(bp, view, lambda t, here=here: rel_link(here, t)),
                               pager_top=pager(bp, view, lambda t, here=here: rel_link(here, t), compact=True),

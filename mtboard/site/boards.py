@@ -443,11 +443,15 @@ def facts_attrs(lb: Leaderboard, fingerprint: str) -> str:
     return "".join(f' data-f-{name.replace("_", "-")}="{_e(f.value(name))}"' for name, _ in FILTERS)
 
 
-def filters_html(lb: Leaderboard, rows: list[MethodRow]) -> str:
+def filters_html(lb: Leaderboard, rows: list[MethodRow], page: int = 1, pages: int = 1) -> str:
     """The filters' data (issue 37 item 2): an empty, ``hidden`` ``<div class="mtb-filters">`` whose ``data-filters``
     JSON lists, per filter of :data:`mtboard.ledger.facts.FILTERS`, its label and the values present in ``rows`` as
     ``[value, label]`` (sorted, ``unknown`` last). ``site/assets/board.js`` builds the selects from it and shows it;
-    without JavaScript it stays hidden and every row is shown. ``""`` when no row has facts."""
+    without JavaScript it stays hidden and every row is shown. ``""`` when no row has facts.
+
+    ``rows``: the WHOLE view's rows, also on a paginated view (a value present on another page is an option on every
+    page). ``page``/``pages``: this page's number and the view's page count (``data-page``/``data-pages``); with
+    more than one page the count says "… on this page (page k of n)", since the filter sees this page's rows only."""
     facts = [lb.facts[m.key] for m in rows if m.key in lb.facts]
     if not facts:
         return ""
@@ -457,12 +461,14 @@ def filters_html(lb: Leaderboard, rows: list[MethodRow]) -> str:
         order = sorted(values, key=lambda v: (v == UNKNOWN, SIZE_ORDER.get(v, 0) if name == "size" else 0,
                                               v.lower()))
         spec.append({"key": name.replace("_", "-"), "label": label, "options": [[v, values[v]] for v in order]})
+    paged = f' data-page="{page}" data-pages="{pages}"' if pages > 1 else ""
     return (f'<div class="mtb-filters" hidden data-filters="{_e(json.dumps(spec, ensure_ascii=False))}" '
-            f'data-rows-label="rows"></div>')
+            f'data-rows-label="rows"{paged}></div>')
 
 
 def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
-                rows: list[MethodRow] | None = None, part: str = "", search: bool = True) -> Markup:
+                rows: list[MethodRow] | None = None, part: str = "", search: bool = True,
+                page: int = 1, pages: int = 1) -> Markup:
     """The board's ``<table>`` (WAI-ARIA APG sortable table: a button in each sortable header, ``aria-sort`` on the
     sorted column only) inside a labelled, focusable scroll region, preceded by the CSS column picker.
 
@@ -470,12 +476,13 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
     None: every row). The columns are the whole view's (:func:`visible_columns`), so every page of a view shows the
     same columns; ranks are the ledger's, never renumbered per page. ``part``: appended to the caption
     (``page 2 of 20``). ``search`` False marks the block ``data-search-exclude``: the site search does not index
-    its rows (issue 35, "MkDocs"; :mod:`mtboard.site.htmlstash`)."""
+    its rows (issue 35, "MkDocs"; :mod:`mtboard.site.htmlstash`). ``page``/``pages``: this page's number and the
+    view's page count, for the filters' count (:func:`filters_html`, whose options are the whole view's values)."""
     cols = visible_columns(view)
     optional = [c for c in cols if not c.core]
     shown_rows = view.methods if rows is None else rows
     out = [f'<div class="mtb-board" data-board="{_e(table_id)}"{"" if search else " data-search-exclude"}>']
-    out.append(filters_html(lb, shown_rows))
+    out.append(filters_html(lb, view.methods, page, pages))
     if optional:
         out.append('<details class="mtb-cols"><summary>Columns</summary><fieldset><legend>Optional columns'
                    '</legend>')

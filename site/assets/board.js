@@ -21,6 +21,26 @@
       if (params[k] === null || params[k] === "") u.searchParams.delete(k); else u.searchParams.set(k, params[k]);
     });
     history.replaceState(history.state, "", u.toString());
+    keepQuery();
+  }
+
+  // the pager's links (previous, next, page numbers) and the domain links carry the current query (filters and
+  // sort; issue 37 item 2), so moving to another page or domain keeps the state; called on load and on every change
+  function keepQuery() {
+    var search = window.location.search;
+    var links = document.querySelectorAll("nav.mtb-pager a[href], .mtb-domains a[href]");
+    Array.prototype.forEach.call(links, function (a) {
+      var base = a.getAttribute("data-mtb-href");
+      if (base === null) {
+        base = a.getAttribute("href");
+        a.setAttribute("data-mtb-href", base);
+      }
+      var hash = "", i = base.indexOf("#");
+      if (i >= 0) { hash = base.slice(i); base = base.slice(0, i); }
+      var j = base.indexOf("?");
+      if (j >= 0) base = base.slice(0, j);
+      a.setAttribute("href", base + search + hash);
+    });
   }
 
   function setupTable(table) {
@@ -155,7 +175,17 @@
         sel.appendChild(opt);
       });
       var want = q.get(f.key);
-      if (want !== null && f.options.some(function (o) { return o[0] === want; })) sel.value = want;
+      if (want !== null && want !== "") {
+        // a value from the URL that no row of this view has stays selected (an option of its own), so the count
+        // says "Showing 0 of …" honestly and the URL keeps it, rather than the filter being silently dropped
+        if (!f.options.some(function (o) { return o[0] === want; })) {
+          var extra = document.createElement("option");
+          extra.value = want;
+          extra.textContent = want + " (no row)";
+          sel.appendChild(extra);
+        }
+        sel.value = want;
+      }
       wrap.appendChild(label);
       wrap.appendChild(sel);
       fs.appendChild(wrap);
@@ -186,7 +216,10 @@
         r.hidden = !ok;
         if (ok) shown += 1;
       });
-      count.textContent = "Showing " + shown + " of " + rows.length + " " + (box.getAttribute("data-rows-label") || "rows");
+      var pages = +(box.getAttribute("data-pages") || "1");
+      // a paginated view: the filter sees this page's rows only, and says so
+      count.textContent = "Showing " + shown + " of " + rows.length + " " + (box.getAttribute("data-rows-label") || "rows") +
+        (pages > 1 ? " on this page (page " + box.getAttribute("data-page") + " of " + pages + ")" : "");
       var set = selects.filter(function (s) { return !!s.value; }).length;
       sum.textContent = "Filter rows" + (set ? " (" + set + " set)" : "");
       if (write) setUrl(params);
@@ -201,6 +234,7 @@
     Array.prototype.forEach.call(document.querySelectorAll("table.mtb-board-table"), setupTable);
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupColumns);
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupFilters);
+    keepQuery();
   }
 
   if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
