@@ -83,7 +83,13 @@ def test_csv_download_has_the_tables_columns_rounded_as_shown(reproduced):
         "composite_lo", "composite_hi", "composite_cards_min", "composite_cards_max", "verification_tier", "chrf",
         "chrf_lo", "chrf_hi", "chrf_cards_min", "chrf_cards_max", "cost_per_segment_usd", "cost_source",
         "latency_median_s", "run_date", "exact", "semantic", "bleu", "ter", "cost_adj", "quality_tier", "tokens",
-        "n_cards", "card_ids", "first_run", "last_run"]  # no fst, judge or harness column: the table shows none
+        "n_cards", "card_ids", "first_run", "last_run", "model_record_note", "tries"]
+    # no fst, judge or harness column: the table shows none; no model-facts columns: no model here has a record
+    # (issue 37), so each row says what it says of its record, and the model with two methods its tries
+    assert [r["model_record_note"] for r in rows].count("no model record") == 4
+    assert {r["model_record_note"] for r in rows if r["model"].startswith("baseline/")} == {"baseline (no model)"}
+    assert sorted(r["tries"] for r in rows if r["tries"]) == ["1 of 2 tries; best: " + next(
+        r["method_label"] for r in rows if r["tries"] == "best of 2"), "best of 2"]
     assert all(any(r[k] for r in rows) for k in rows[0])  # no column empty in every row
     ap = next(r for r in rows if r["model"] == "apertium/eng-spa")
     sc = cards["apertium"].scores
@@ -125,8 +131,9 @@ def test_csv_cells_are_formula_safe_and_every_number_has_its_rounding_rule():
     assert boardpages.csv_cell("reference", True) == "true" and boardpages.csv_cell("rank_lo", None) == ""
     with pytest.raises(ValueError, match="no formatter"):
         boardpages.csv_cell("mystery", 0.5)  # a number without its metric's rule is refused, never repr-ed
-    for field in boardpages.CSV_NUMBER:  # every formatted field is a CSV field of some column
-        assert any(field in fields for fields in boardpages.CSV_GROUPS.values())
+    for field in boardpages.CSV_NUMBER:  # every formatted field is a CSV field of some column (or of the model's)
+        assert any(field in fields for fields in boardpages.CSV_GROUPS.values()) or field in boardpages.MODEL_FIELDS
+    assert boardpages.csv_cell("clean_composite", 0.41249) == "0.412"  # the clean subset rounds as the composite
 
 
 def test_site_wide_data_and_schema(reproduced):

@@ -27,6 +27,7 @@ from mtboard.core.schema import MethodClass
 from mtboard.site import boards as bd
 from mtboard.site import charts, glossary
 from mtboard.core import fmt
+from mtboard.ledger.facts import UNKNOWN
 from mtboard.ledger import standing as st
 from mtboard.ledger.diff import GitDates, LedgerDiff
 from mtboard.core.schema.ledger import Ledger
@@ -304,7 +305,8 @@ metric: :func:`mtboard.ledger.tables.metric_text`, :func:`mtboard.core.fmt.usd_a
 def csv_fields(view: View, rows: list[dict[str, Any]] | None = None) -> list[str]:
     """The CSV header of a view: the fields (:data:`CSV_GROUPS`) of the columns its table shows
     (:func:`mtboard.site.boards.visible_columns`), in the table's order, then :data:`CSV_TAIL`; a field outside
-    :data:`CSV_CORE` only when some row has a value for it (``False`` counts as none). ``rows``: the view's
+    :data:`CSV_CORE` only when some row has a value for it (``False`` counts as none, and ``unknown`` for a model
+    fact: a board none of whose models has a record gets no facts columns). ``rows``: the view's
     :func:`board_rows` (computed when None)."""
     rows = board_rows(view) if rows is None else rows
     shown = {c.key for c in bd.visible_columns(view)}
@@ -312,6 +314,7 @@ def csv_fields(view: View, rows: list[dict[str, Any]] | None = None) -> list[str
                                   if c.key in shown or f in CSV_CORE] + CSV_TAIL
                                  + [f for f in MODEL_FIELDS if rows and f in rows[0]]))
     return [f for f in ordered if f in CSV_CORE or any(r[f] is not None and r[f] != "" and r[f] is not False
+                                                        and not (f in MODEL_FIELDS and r[f] == UNKNOWN)
                                                         for r in rows)]
 
 

@@ -311,17 +311,30 @@ def method_lines(card) -> tuple[str, str]:
     return line1, " · ".join(rest)
 
 
-def tries_html(t: Any, link) -> Markup:
+TRIES_LISTED = 10
+"""Most of a model's other tries the best row lists on a board page (issue 37 item 4); the rest are counted, with a
+link to the model's page. The list grows with the tries, not with the page: a model tried 2,000 times would
+otherwise put 2,000 links in one cell (the 250 KB board page budget, issue 35 item 2)."""
+
+
+def tries_html(t: Any, link, more_page: str | None = None) -> Markup:
     """The row's tries (issue 37 item 4; :class:`mtboard.ledger.tries.Tries`, None or tried once: ``""``): on the best
-    row ``best of N (K subsets)`` opening a list of the model's other rows (links to their run pages); on the others
-    ``1 of N tries …; best: <link>``. Escaped."""
+    row ``best of N (K subsets)`` opening a list of the model's other rows (links to their run pages, at most
+    :data:`TRIES_LISTED`, then ``… and 12 more`` linking ``more_page``, the model's page); on the others ``1 of N
+    tries …; best: <link>``. Escaped."""
     if t is None or not t.lead:
         return Markup("")
     if t.is_best:
+        shown = t.other_rows[:TRIES_LISTED]
         items = "".join(f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a>'
                         f' <span class="mtb-muted">({_e(t.note(fp))})</span></li>' if t.note(fp) else
                         f'<li><a href="{_e(link(page))}">{fmt.name_html(name)}</a></li>'
-                        for fp, name, page in t.other_rows)
+                        for fp, name, page in shown)
+        rest = len(t.other_rows) - len(shown)
+        if rest:
+            more = f"\u2026 and {rest} more"
+            items += (f'<li><a href="{_e(link(more_page))}">{_e(more)} (the model\'s page)</a></li>' if more_page
+                      else f"<li>{_e(more)}</li>")
         # on a line of its own (a block): an inline <details> sits against the badge before it in Chromium
         return Markup(f'<details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
     best_note = t.note(t.best)
@@ -381,7 +394,7 @@ def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts:
                          f'<td>{_e(fmt.num(r.composite, 3))}</td>'
                          f'<td>{_e(fmt.DASH if delta is None else f"{delta:+.3f}")}</td></tr>')
         parts.append("</tbody></table></details>")
-    parts.append(str(tries_html(tries, link)))
+    parts.append(str(tries_html(tries, link, model_page(card.model_slug))))
     if m.gold is not None:
         target, text = m.gold
         parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
@@ -444,7 +457,7 @@ def facts_attrs(lb: Leaderboard, fingerprint: str) -> str:
 
 
 def filters_html(lb: Leaderboard, rows: list[MethodRow], page: int = 1, pages: int = 1) -> str:
-    """The filters' data (issue 37 item 2): an empty, ``hidden`` ``<div class="mtb-filters">`` whose ``data-filters``
+    """The filters' data (issue 37 item 2): an empty, ``hidden`` ``<form class="mtb-filters">`` whose ``data-filters``
     JSON lists, per filter of :data:`mtboard.ledger.facts.FILTERS`, its label and the values present in ``rows`` as
     ``[value, label]`` (sorted, ``unknown`` last). ``site/assets/board.js`` builds the selects from it and shows it;
     without JavaScript it stays hidden and every row is shown. ``""`` when no row has facts.
@@ -462,8 +475,10 @@ def filters_html(lb: Leaderboard, rows: list[MethodRow], page: int = 1, pages: i
                                               v.lower()))
         spec.append({"key": name.replace("_", "-"), "label": label, "options": [[v, values[v]] for v in order]})
     paged = f' data-page="{page}" data-pages="{pages}"' if pages > 1 else ""
-    return (f'<div class="mtb-filters" hidden data-filters="{_e(json.dumps(spec, ensure_ascii=False))}" '
-            f'data-rows-label="rows"{paged}></div>')
+    # a <form>, not a <div>: Material's search parser matches an element's end by its tag name, so a <div> inside
+    # the board's data-search-exclude <div> would end the exclusion early (material/plugins/search, Element.__eq__)
+    return (f'<form class="mtb-filters" hidden data-filters="{_e(json.dumps(spec, ensure_ascii=False))}" '
+            f'data-rows-label="rows"{paged}></form>')
 
 
 def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",

@@ -145,6 +145,7 @@
     var table = board.querySelector("table.mtb-board-table");
     if (!box || !table || box.getAttribute("data-mtb-init")) return;
     box.setAttribute("data-mtb-init", "1");
+    box.addEventListener("submit", function (e) { e.preventDefault(); });  // the <form> holds selects only
     var spec;
     try { spec = JSON.parse(box.getAttribute("data-filters")); } catch (e) { return; }
     var rows = Array.prototype.slice.call(table.tBodies[0].rows);
