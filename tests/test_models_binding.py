@@ -131,18 +131,20 @@ def test_the_copyright_files_stanza_gives_the_licence():
     assert binding._copyright_licence("Files: foo/*\nLicense: MIT\n") is None
 
 
-@pytest.mark.parametrize(("package", "version", "spdx", "debian"), [
-    ("apertium-eng-spa", "0.8.1-2", "GPL-2.0-only", "GPL-2"),
-    ("apertium-eng-cat", "1.0.1-5", "GPL-3.0-or-later", "GPL-3+")])
-def test_apertium_engine_facts_and_the_committed_engine_records(package, version, spdx, debian):
+@pytest.mark.parametrize(("package", "version", "spdx", "debian", "pairs"), [
+    ("apertium-eng-spa", "0.8.1-2", "GPL-2.0-only", "GPL-2", ("eng-spa", "spa-eng")),
+    ("apertium-eng-cat", "1.0.1-5", "GPL-3.0-or-later", "GPL-3+", ("cat-eng", "eng-cat"))])
+def test_apertium_engine_facts_and_the_committed_engine_records(package, version, spdx, debian, pairs):
+    """Hand-checked with dpkg -L: apertium-eng-cat also installs variant modes (eng-cat_valencia, cat-eng_US, …),
+    which are not directions of their own."""
     facts = binding.engine_facts(package)
     if facts is None:
         pytest.skip(f"Debian package {package} is not installed")
-    assert facts == EngineFacts(package, version, spdx, debian)
+    assert facts == EngineFacts(package, version, spdx, debian, pairs)
     chk = binding.bind_record(read_record(ROOT / "models" / f"{package}.yaml"))
     assert not chk.refused and chk.notes == []
     assert {f.field: f.status for f in chk.fields} == {
-        "licence": "bound", "engine.version": "bound", "engine.pairs": "declared", "organisation": "declared",
+        "licence": "bound", "engine.version": "bound", "engine.pairs": "bound", "organisation": "declared",
         "weights": "declared", "links": "declared"}
     assert chk.status("licence").source == f"/usr/share/doc/{package}/copyright (Files: *, Debian {debian})"
 
@@ -155,6 +157,13 @@ def test_an_engine_licence_conflict_is_refused_and_another_version_is_a_note():
     assert chk.status("engine.version").status == "declared"
     assert chk.notes == ["engine.version: the record describes 0.8.1-2; 0.9.0-1 is installed here"]
     assert binding.engine_facts("no-such-package-mtboard") is None
+    # a direction the package does not install is refused; without dpkg's file list the pairs stay declared
+    fra = rec.model_copy(update={"licence": None, "engine": rec.engine.model_copy(update={"pairs": ["eng-fra"]})})
+    chk = check_record(fra, engine=EngineFacts("apertium-eng-spa", "0.8.1-2", None, None, ("eng-spa", "spa-eng")))
+    assert chk.conflicts == ["engine.pairs: declared eng-fra but the package installs the modes eng-spa, spa-eng; read "
+                             "from the mode files apertium-eng-spa installs"]
+    chk = check_record(fra, engine=EngineFacts("apertium-eng-spa", "0.8.1-2", None, None, None))
+    assert chk.status("engine.pairs").status == "declared" and not chk.conflicts
 
 
 @pytest.mark.parametrize(("change", "expect"), [

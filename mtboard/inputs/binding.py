@@ -98,6 +98,10 @@ class EngineFacts:
     """The ``Files: *`` stanza's licence mapped to SPDX (:data:`DEBIAN_TO_SPDX`), e.g. ``GPL-2.0-only``."""
     licence_debian: str | None
     """The same licence as Debian names it, e.g. ``GPL-2``."""
+    pairs: tuple[str, ...] | None = None
+    """The translation directions the package installs: its Apertium mode files
+    ``/usr/share/apertium/modes/<src>-<tgt>.mode`` in dpkg's file list (``/var/lib/dpkg/info/<package>.list``),
+    variants such as ``spa-eng_US`` left out; None when the list cannot be read."""
 
 
 @dataclass(frozen=True)
@@ -315,7 +319,14 @@ def engine_facts(package: str) -> EngineFacts | None:
         deb = _copyright_licence(copyright_file.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         pass
-    return EngineFacts(package, version.strip(), DEBIAN_TO_SPDX.get(deb, deb) if deb else None, deb)
+    pairs = None
+    try:
+        listed = (Path("/var/lib/dpkg/info") / f"{package}.list").read_text(encoding="utf-8", errors="replace")
+        pairs = tuple(sorted({m.group(1) for m in re.finditer(
+            r"^/usr/share/apertium/modes/([a-z]{2,3}-[a-z]{2,3})\.mode$", listed, re.M)}))
+    except OSError:
+        pass
+    return EngineFacts(package, version.strip(), DEBIAN_TO_SPDX.get(deb, deb) if deb else None, deb, pairs)
 
 
 def _num(n: int) -> str:
@@ -402,7 +413,11 @@ def check_record(record: ModelRecord, gguf: dict[str, GgufFacts] | None = None,
             chk.notes.append(f"engine.version: the record describes {record.engine.version}; {e.version} is "
                              "installed here")
     if record.engine is not None and record.engine.pairs:
-        chk.fields.append(FieldCheck("engine.pairs", "declared", list(record.engine.pairs)))
+        installed = engine.pairs if engine is not None else None
+        missing = [p for p in record.engine.pairs if installed is not None and p not in installed]
+        put("engine.pairs", list(record.engine.pairs), list(installed) if installed is not None else None,
+            f"the mode files {engine.package if engine else ''} installs", not missing,
+            f"declared {', '.join(missing)} but the package installs the modes {', '.join(installed or ()) or 'none'}")
     for name in ("organisation", "weights", "release_date", "training_cutoff", "training_corpora", "links"):
         value = getattr(record, name)
         if value is not None and value != []:
