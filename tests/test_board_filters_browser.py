@@ -109,7 +109,7 @@ def _page(browser, width=1366, height=900, js=True):
 
 def _visible_rows(pg) -> list[str]:
     return pg.eval_on_selector_all("#lb-main tbody tr", "els => els.filter(e => !e.hidden && e.offsetParent !== null)"
-                                   ".map(e => e.getAttribute('data-f-weights'))")
+                                   ".map(e => e.getAttribute('data-f-weights') || 'unknown')")
 
 
 def test_filters_count_url_and_restore(served, browser, tmp_path):

@@ -76,11 +76,16 @@ def check_cmd(
         with contextlib.suppress(MtboardError):  # an unreadable record is reported below when it is checked
             records.append(read_record(p))
     clashes = link_clashes(records)  # across every record under models/, as the build sees them
-    for p in record_files:
+    def read(reader, path: Path):
+        """The file through ``reader``, or None with its one-line problem recorded."""
         try:
-            record = read_record(p)
+            return reader(path)
         except MtboardError as exc:
             problems.append(exc.one_line())
+            return None
+
+    for p in record_files:
+        if (record := read(read_record, p)) is None:
             continue
         problems.extend(clashes.get(record.slug, []))
         chk = bind_record(record, cache)
@@ -102,10 +107,7 @@ def check_cmd(
     if claim_files:
         corpus_list = _corpora(corpora if corpora is not None else root / "corpora")
         for p in claim_files:
-            try:
-                claim = read_claim(p)
-            except MtboardError as exc:
-                problems.append(exc.one_line())
+            if (claim := read(read_claim, p)) is None:
                 continue
             # the checks the build applies (one place: mtboard.inputs.contamination.check_claims)
             found = check_claims([(str(p), claim)], records, corpus_list)

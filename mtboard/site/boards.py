@@ -311,10 +311,11 @@ def method_lines(card) -> tuple[str, str]:
     return line1, " · ".join(rest)
 
 
-TRIES_LISTED = 10
+TRIES_LISTED = 3
 """Most of a model's other tries the best row lists on a board page (issue 37 item 4); the rest are counted, with a
-link to the model's page. The list grows with the tries, not with the page: a model tried 2,000 times would
-otherwise put 2,000 links in one cell (the 250 KB board page budget, issue 35 item 2)."""
+link to the model's page, which lists every run. The list grows with the tries, not with the page: a model tried
+2,000 times would otherwise put 2,000 links in one cell, and with 50 models the first page holds 50 best rows (the
+250 KB board page budget, issue 35 item 2: 10 listed gave 270 KB at 2,000 rows)."""
 
 
 def tries_html(t: Any, link, more_page: str | None = None) -> Markup:
@@ -337,9 +338,11 @@ def tries_html(t: Any, link, more_page: str | None = None) -> Markup:
                       else f"<li>{_e(more)}</li>")
         # on a line of its own (a block): an inline <details> sits against the badge before it in Chromium
         return Markup(f'<details class="mtb-tries"><summary>{_e(t.lead)}</summary><ul>{items}</ul></details>')
+    # the best row by a link, not by its name: the name can be this row's own (a --limit run of the same method),
+    # the link's title says what tells it apart
     best_note = t.note(t.best)
-    best = (f'; best: <a href="{_e(link(t.best_page))}">{fmt.name_html(t.best_method)}</a>'
-            + (f' ({_e(best_note)})' if best_note else "") if t.best_method and t.best_page else "")
+    best = (f' \u00b7 <a href="{_e(link(t.best_page))}" title="{_e(t.best_method)}'
+            + (f' ({_e(best_note)})' if best_note else "") + '">the best</a>' if t.best_method and t.best_page else "")
     return Markup(f' <span class="mtb-tries">{_e(t.lead)}{best}</span>')
 
 
@@ -449,11 +452,14 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = Non
 
 def facts_attrs(lb: Leaderboard, fingerprint: str) -> str:
     """`` data-f-weights="open" data-f-size="lt1b" …``: the row's model facts (:data:`mtboard.ledger.facts.FILTERS`,
-    from :attr:`Leaderboard.facts`; issue 37 item 2) for the board's filters; ``""`` when the ledger has none."""
+    from :attr:`Leaderboard.facts`; issue 37 item 2) for the board's filters; ``""`` when the ledger has none. A fact
+    that is :data:`~mtboard.ledger.facts.UNKNOWN` is left out (board.js reads a missing one as ``unknown``): a row
+    without a record would otherwise carry five ``unknown`` attributes (the 250 KB page budget at 2,000 rows)."""
     f = lb.facts.get(fingerprint)
     if f is None:
         return ""
-    return "".join(f' data-f-{name.replace("_", "-")}="{_e(f.value(name))}"' for name, _ in FILTERS)
+    return "".join(f' data-f-{name.replace("_", "-")}="{_e(f.value(name))}"' for name, _ in FILTERS
+                   if f.value(name) != UNKNOWN)
 
 
 def filters_html(lb: Leaderboard, rows: list[MethodRow], page: int = 1, pages: int = 1) -> str:

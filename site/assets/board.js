@@ -212,7 +212,8 @@
       selects.forEach(function (s) { params[s.getAttribute("data-filter")] = s.value; });
       rows.forEach(function (r) {
         var ok = selects.every(function (s) {
-          return !s.value || r.getAttribute("data-f-" + s.getAttribute("data-filter")) === s.value;
+          // a fact the row does not carry is "unknown" (Python leaves unknown facts out: boards.facts_attrs)
+          return !s.value || (r.getAttribute("data-f-" + s.getAttribute("data-filter")) || "unknown") === s.value;
         });
         r.hidden = !ok;
         if (ok) shown += 1;
