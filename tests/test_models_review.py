@@ -180,3 +180,16 @@ def test_the_board_downloads_say_what_the_board_says_of_each_model(committed_sit
     jg = next(r for r in doc["rows"] if r["method_label"] == gemma["method_label"])
     assert (jg["tries"], jg["model_size"], jg["contamination"]) == ("best of 8 (6 subsets)", "lt1b",
                                                                     "contamination claim (open)")
+
+
+def test_the_model_page_lists_the_claims_about_its_model(committed_site):
+    """The reviewer found the Gemma page silent about the committed claim: it now links it (escaped by the |name
+    filter like every record value)."""
+    pages = committed_site.out / "models"
+    gemma = next(p for p in pages.glob("gemma-3-270m-q4-k-m-gguf-*.html"))
+    html = gemma.read_text(encoding="utf-8")
+    assert "Contamination claims about this model" in html
+    assert 'href="../contamination.html#claim-gemma-3-270m-mtb-en-es-dev-' in html
+    assert "open claim on" in html and "mtboard-maintainers" in html
+    apertium = next(p for p in pages.glob("apertium-eng-spa*.html")).read_text(encoding="utf-8")
+    assert "Contamination claims about this model" not in apertium

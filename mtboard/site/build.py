@@ -244,6 +244,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         boards_view.fill_values(boards)
         officialpages.attach_gold_links(boards, off_boards)
         portraits = portrait.build_portraits(boards, inputs.models)
+        portrait.attach_claims(portraits, ledger.claims)
         t2 = time.perf_counter()
         stamp = build_time or _build_time()
         doc, diff, dates, earlier = _ledger_outputs(ledger, root, submissions, stamp, prev, snapshots, inputs.warnings)

@@ -64,6 +64,9 @@ class Portrait:
     """Where the model's weights are, as its runs declare it (:func:`weights_text`; several kinds joined by "; ")."""
     record: ModelLink = field(default_factory=lambda: ModelLink("none"))
     """The model record its runs link to (:meth:`mtboard.inputs.models.ModelIndex.link` of its first run; issue 37)."""
+    claims: list[Any] = field(default_factory=list)
+    """The contamination claims about its record's model (:class:`mtboard.ledger.contamination.ClaimEntry`, filed and
+    automatic, as the Contamination page lists them; :func:`attach_claims`)."""
 
     @property
     def record_view(self) -> RecordView:
@@ -225,6 +228,14 @@ def build_portraits(boards: list[Leaderboard], models: ModelIndex | None = None)
         for p in out:
             p.record = models.link(by_model[p.slug][0][1].card)
     return out
+
+
+def attach_claims(portraits: list[Portrait], claims: list[Any]) -> None:
+    """Give each portrait the claims (:class:`mtboard.ledger.contamination.ClaimEntry`) whose model is its record's
+    slug (a refused record's too: a claim is about the model, issue 37)."""
+    for p in portraits:
+        slug = p.record.record.slug if p.record.record is not None else None
+        p.claims = [c for c in claims if slug is not None and c.model == slug]
 
 
 def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrait:
