@@ -83,7 +83,8 @@ def test_sort_filter_and_portrait(served, page, tmp_path):
     # domain views are links (issue 12): the legal page's numbers are the legal entries' numbers
     page.click(".mtb-domains a >> text=legal")
     page.wait_for_load_state()
-    assert page.url.endswith("toy-en-es-v1.0.0-legal.html")
+    # the domain link keeps the board's query (issue 37: filters and sort carry over to the domain view)
+    assert page.url.split("?")[0].endswith("toy-en-es-v1.0.0-legal.html") and "sort=cost" in page.url
     assert "4 segments" in page.text_content(".mtb-context")
     legal = {c.run_card_hash[:16]: c for c in cards.values() if len(c.results) == 12}
     shown = page.eval_on_selector_all(
