@@ -84,7 +84,9 @@ def test_it_gives_up_after_the_bound_with_the_holder_and_the_fix(lock, args):
         proc, took = run(*args, wait="6")
     assert proc.returncode == 100
     last = proc.stderr.strip().splitlines()[-1]
-    assert re.match(r"apt-get-wait: gave up after (6|7|8|9|10) s: the apt/dpkg lock is still held by process "
+    # the bound is 6 s; the time it reports is what it measured, which a loaded machine stretches (11 s seen in a CI
+    # run at load ~4): anything from the bound to the wall-clock limit below
+    assert re.match(r"apt-get-wait: gave up after ([6-9]|[12][0-9]) s: the apt/dpkg lock is still held by process "
                     rf"{os.getpid()} ", last), last
     assert last.endswith("set MTBOARD_APT_LOCK_WAIT=SECONDS to wait longer")
     assert 6.0 <= took < 30, took
