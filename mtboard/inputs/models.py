@@ -76,7 +76,7 @@ def read_claim(path: Path) -> ContaminationClaim:
 
 def load_records(root: Path) -> tuple[list[ModelRecord], list[str]]:
     """Every record under ``root/models/`` (sorted by slug) and one warning per file that cannot be read (the file
-    is left out) or that links a card another record already links (the later one is left out)."""
+    is left out), and per record of a link clash (:func:`link_clashes`: every record of the clash is left out)."""
     records: list[ModelRecord] = []
     warnings: list[str] = []
     files = _yaml_files(root / MODELS_DIR)

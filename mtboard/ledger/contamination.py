@@ -145,8 +145,9 @@ def attach(boards: list[Leaderboard], inputs: Inputs,
     auto: dict[tuple[str, str], tuple[str, list[tuple[str, str]]]] = {}
     for lb in boards:
         lb.contamination = {}
+        by_path = {c.path: c for c in lb.cards}  # one lookup per row, not a scan of the board's cards
         for s in lb.rows:
-            lc = next((c for c in lb.cards if c.path == s.representative), None)
+            lc = by_path.get(s.representative)
             if lc is None:
                 continue
             record = inputs.models.record_for(lc.card)
