@@ -112,7 +112,7 @@ def test_board_scorers_note_and_marks_only_when_mixed():
     old = Scorer("0.6.0", "2.6.0", "1", "mech-1.2", None)
     mixed = board_scorers({"a" * 64: NOW, "b" * 64: old, "c" * 64: NOW})
     assert mixed.newest == NOW and mixed.older == {"b" * 64}
-    assert mixed.note == ("Scores on this board come from 2 scorer versions: rows marked ◦ were scored by an older one "
+    assert mixed.note == ("Scores on this board come from 2 scorer versions: rows marked ↻ were scored by an older one "
                           "(textnorm 1; the newest: textnorm 2); mtboard lineage re-scores them from their stored "
                           "outputs.")
     assert mixed.mark("b" * 64) == "older scorer: textnorm 1" and mixed.mark("a" * 64) is None
@@ -160,7 +160,7 @@ def test_the_ledger_and_the_board_page_say_when_a_board_mixes_scorers(mixed_tree
     page = (tmp_path / "docs" / "leaderboards" / f"{board.key}.md").read_text(encoding="utf-8")
     assert page.count("data-scorers") == 1 and "come from 2 scorer versions" in page
     assert page.count('class="mtb-oldscorer"') == 1  # only the older row is marked
-    assert '<span class="mtb-oldscorer" title="older scorer: textnorm 1">◦ older scorer: textnorm 1</span>' in page
+    assert '<span class="mtb-oldscorer" title="older scorer: textnorm 1">↻ older scorer: textnorm 1</span>' in page
 
     # the same board from one scorer: no line, no mark
     clean = _tree(tmp_path / "clean")

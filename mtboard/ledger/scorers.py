@@ -42,7 +42,7 @@ class BoardScorers:
 def board_scorers(row_scorers: dict[str, Scorer]) -> BoardScorers:
     """The :class:`BoardScorers` of one board's rows (fingerprint → scorer). The note names how many scorers and the
     newest's version against each older one's parts that differ, e.g. ``Scores on this board come from 2 scorer
-    versions: rows marked ◦ were scored by an older one (harness 0.5.0, textnorm 1; the newest: harness 0.6.0,
+    versions: rows marked ↻ were scored by an older one (harness 0.5.0, textnorm 1; the newest: harness 0.6.0,
     textnorm 2); mtboard lineage re-scores them from their stored outputs.``"""
     if not row_scorers:
         return BoardScorers()
@@ -55,7 +55,7 @@ def board_scorers(row_scorers: dict[str, Scorer]) -> BoardScorers:
     was = ", ".join(dict.fromkeys(f"{label} {mine}" for label, mine, _ in parts))
     now = ", ".join(dict.fromkeys(f"{label} {theirs}" for label, _, theirs in parts))
     kinds = len({row_scorers[fp] for fp in older}) + 1
-    note = (f"Scores on this board come from {kinds} scorer versions: rows marked ◦ were scored by an older one "
+    note = (f"Scores on this board come from {kinds} scorer versions: rows marked ↻ were scored by an older one "
             f"({was}; the newest: {now}); mtboard lineage re-scores them from their stored outputs.")
     return BoardScorers(dict(row_scorers), newest, older, note)
 

@@ -373,9 +373,9 @@ def clean_subset_html(cont: Any) -> str:
 
 def older_scorer_html(older: str | None) -> str:
     """The mark of a row from an older scorer on a board that mixes scorer versions (issue 38 item 2;
-    :meth:`mtboard.ledger.scorers.BoardScorers.mark`): ``◦`` with the parts that differ as its text, escaped; "" for
+    :meth:`mtboard.ledger.scorers.BoardScorers.mark`): ``↻`` with the parts that differ as its text, escaped; "" for
     a row from the board's newest scorer (most rows: nothing is written for them, the 2,000-row page's budget)."""
-    return "" if not older else f' <span class="mtb-oldscorer" title="{_e(older)}">\u25e6 {_e(older)}</span>'
+    return "" if not older else f' <span class="mtb-oldscorer" title="{_e(older)}">\u21bb {_e(older)}</span>'
 
 
 def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts: Any = None,

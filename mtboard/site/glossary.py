@@ -157,7 +157,7 @@ TERMS: tuple[Term, ...] = (
          "missing, not zero, without an analyser.", "fst"),
     Term("semantic", "semantic", "Cosine similarity of multilingual sentence embeddings of output and reference, 0–1; "
          "below 0.5 is a meaning mismatch.", "semantic"),
-    Term("older-scorer", "◦ older scorer", "The row's numbers were computed by an older version of the scorer than "
+    Term("older-scorer", "↻ older scorer", "The row's numbers were computed by an older version of the scorer than "
          "the board's other rows (the versions that differ are named); the board says so above its table.", "scorer"),
     Term("ci", "±", "95% bootstrap interval over segments: the middle 95% of the scores on test sets resampled "
          "from this one.", "ranks"),
