@@ -97,7 +97,8 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
         tries=_tries((getattr(lb, "tries", None) or {}).get(s.fingerprint)),
         model=_model((getattr(lb, "facts", None) or {}).get(s.fingerprint)),
         contamination=marks,
-        scorer=_scorer(lb, s.fingerprint), rescored_from=[a.fingerprint_hash for a in getattr(rep.card, 'rescored_from', [])],
+        scorer=_scorer(lb, s.fingerprint),
+        rescored_from=[a.fingerprint_hash for a in getattr(rep.card, "rescored_from", [])],
         clean_subset=None if clean is None else LedgerCleanSubset(
             cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,
             text=clean.text))

@@ -141,7 +141,8 @@ class LineageReport:
             lines.append("Every committed card was scored by the current scorer: nothing to re-score.")
             return "\n".join(lines) + "\n"
         diffs = sorted({d for s in self.stale for d in s.differences})
-        lines.append(f"{len(self.stale)} committed card(s) were scored by another scorer ({md_cell(', '.join(diffs))}); "
+        lines.append(f"{len(self.stale)} committed card(s) were scored by another scorer "
+                     f"({md_cell(', '.join(diffs))}); "
                      f"{len(self.rescored)} re-scored from their stored outputs, {len(self.kept)} kept.")
         lines.append("")
         if self.moves:
