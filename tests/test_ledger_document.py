@@ -72,12 +72,14 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     # issue 37: tries and the filters' facts once ranks are known, from the inputs' model records; then contamination
     monkeypatch.setattr(B.tries, "attach_tries", lambda boards, models: calls.append(("tries", boards, models)))
     monkeypatch.setattr(B.facts, "attach_facts", lambda boards, models: calls.append(("facts", boards, models)))
+    # issue 38: each row's scorer, from the shown cards
+    monkeypatch.setattr(B.scorers, "attach_scorers", lambda boards: calls.append(("scorers", boards)))
     monkeypatch.setattr(B.contamination, "attach", lambda boards, inputs, resamples: (
         calls.append(("contamination", boards, inputs, resamples)), ["CLAIM"])[1])
     got = B.build_ledger(inputs, resamples=7)
     assert (got.inputs, got.boards, got.plans, got.claims) == (inputs, ["BOARD"], ["PLAN"], ["CLAIM"])
     assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]),
-                     ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS"),
+                     ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
                      ("contamination", ["BOARD"], inputs, 7)]
     calls.clear()
     B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache

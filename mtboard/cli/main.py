@@ -28,8 +28,8 @@ def schema(name: Annotated[str, typer.Argument(help="One of: corpus, run-card, a
 
 
 # The command modules register their commands on `app` when imported, after `schema` (the order `--help` lists them).
-from mtboard.cli import (anchor, backends, corpus, demo, doctor, judge, ledger, neural, plugins,  # noqa: E402,F401
-                              models, rescore, review, run, site, validate)
+from mtboard.cli import (anchor, backends, corpus, demo, doctor, judge, ledger, lineage, neural,  # noqa: E402,F401
+                              plugins, models, rescore, review, run, site, validate)
 from mtboard.cli import sweep  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover - `python -m mtboard.cli.main`

@@ -2,7 +2,8 @@
 (:func:`mtboard.ledger.standing.decide`), compute every view's statistics (:func:`mtboard.ledger.tables.build_leaderboards`),
 then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`), count each model's
 tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' facts
-(:func:`mtboard.ledger.facts.attach_facts`), then the contamination claims marking each row and its clean-subset score
+(:func:`mtboard.ledger.facts.attach_facts`) and its scorer (:func:`mtboard.ledger.scorers.attach_scorers`; issue 38),
+then the contamination claims marking each row and its clean-subset score
 (:func:`mtboard.ledger.contamination.attach`; issue 37).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import contamination, facts, methods, standing, tables, tries
+from mtboard.ledger import contamination, facts, methods, scorers, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -70,6 +71,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     methods.attach_methods(boards)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
+    scorers.attach_scorers(boards)
     claims = contamination.attach(boards, inputs, resamples=resamples)
     if cache is None:
         return BoardLedger(inputs, boards, plans, claims=claims)

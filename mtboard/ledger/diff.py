@@ -2,7 +2,10 @@
 
 ``diff_ledgers(previous, current)`` compares the published ``data/ledger.json`` of the last build with this build's,
 row by row (board key + fingerprint): rows added, rows withdrawn, rank changes (whole-segment view), tier changes,
-reproductions added (a member card that was not there) and member cards withdrawn. Subset rows (``--limit`` runs,
+reproductions added (a member card that was not there) and member cards withdrawn. A row whose shown card was
+re-scored (``mtboard lineage``/``mtboard rescore``: a new fingerprint, since it names the scorer, whose card names the
+old one in ``rescored_from``) is the same row: its change is ``re-scored`` (rank and composite before → after), never
+a withdrawn row and a new one (issue 38 item 2). Subset rows (``--limit`` runs,
 another entry set) are reported apart from full runs. Each change carries a date: when the card entered the repository
 (the first commit adding it, from ``git log``) when the build knows it, else the run's own timestamp.
 """
@@ -16,7 +19,7 @@ from pathlib import Path
 from mtboard.core.errors import InputError, MtboardError
 from mtboard.core.schema.ledger import Ledger, LedgerRow
 
-KINDS = ("new row", "rank change", "tier change", "reproduction added", "card withdrawn", "row withdrawn")
+KINDS = ("new row", "rank change", "re-scored", "tier change", "reproduction added", "card withdrawn", "row withdrawn")
 """Kinds of change, in the order the changes page lists them."""
 
 
@@ -122,7 +125,15 @@ def _page(row: LedgerRow, card: str) -> str | None:
     return next((m.page for m in row.members if m.card == card), None)
 
 
-def _row_changes(b: str, old: LedgerRow | None, new: LedgerRow | None, dates: GitDates) -> list[Change]:
+def _composite(row: LedgerRow) -> str:
+    r = row.ranks[0] if row.ranked and row.ranks else None
+    value = r.composite if r is not None else next((m.composite for m in row.members
+                                                    if m.card == row.representative), None)
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _row_changes(b: str, old: LedgerRow | None, new: LedgerRow | None, dates: GitDates,
+                 rescored: bool = False) -> list[Change]:
     row = new or old
     assert row is not None
     subset = row.coverage.subset or not (row.ranked or row.reference)
@@ -139,6 +150,10 @@ def _row_changes(b: str, old: LedgerRow | None, new: LedgerRow | None, dates: Gi
     if new is None:
         return [change("row withdrawn", _rank(old) or "unranked", "", old.representative)]
     out = []
+    if rescored:
+        out.append(change("re-scored", f"{_rank(old) or 'unranked'} ({_composite(old)})",
+                          f"{_rank(new) or 'unranked'} ({_composite(new)})", new.representative))
+        return out
     if _rank(old) != _rank(new):
         out.append(change("rank change", _rank(old) or "unranked", _rank(new) or "unranked", new.representative))
     if old.tier != new.tier:
@@ -158,8 +173,21 @@ def diff_ledgers(previous: Ledger | None, current: Ledger, dates: GitDates | Non
     dates = dates or {}
     before = {(b.key, r.fingerprint): r for b in (previous.boards if previous else []) for r in b.rows}
     after = {(b.key, r.fingerprint): r for b in current.boards for r in b.rows}
+    ancestor: dict[tuple[str, str], tuple[str, str]] = {}  # re-scored row → the previous row it was re-scored from
+    for key, row in after.items():
+        if key not in before:
+            lineage = reversed(getattr(row, "rescored_from", []))  # newest ancestor first
+            old = next(((key[0], fp) for fp in lineage if (key[0], fp) in before), None)
+            if old is not None and old not in after:
+                ancestor[key] = old
+    replaced = set(ancestor.values())
     changes: list[Change] = []
     for key in sorted(before.keys() | after.keys()):
+        if key in replaced:
+            continue
+        if key in ancestor:
+            changes.extend(_row_changes(key[0], before[ancestor[key]], after[key], dates, rescored=True))
+            continue
         changes.extend(_row_changes(key[0], before.get(key), after.get(key), dates))
     changes.sort(key=lambda c: c.date, reverse=True)
     changes.sort(key=lambda c: (c.subset, KINDS.index(c.kind)))

@@ -16,7 +16,7 @@ from typing import Any
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerClaimMark, LedgerCleanSubset,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
-                                        LedgerModel, LedgerRow, LedgerState, LedgerTries)
+                                        LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -63,6 +63,14 @@ def _model(f) -> LedgerModel | None:
                        method_class=f.method_class)
 
 
+def _scorer(lb: Leaderboard | None, fingerprint: str) -> LedgerScorer | None:
+    bs = getattr(lb, "scorers", None)
+    sc = bs.rows.get(fingerprint) if bs is not None else None
+    if sc is None:
+        return None
+    return LedgerScorer(**sc.as_dict(), older=bs.mark(fingerprint))
+
+
 def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[LedgerRank]],
          lb: Leaderboard | None = None) -> LedgerRow:
     rep = ledger.card(s.representative)
@@ -89,6 +97,8 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
         tries=_tries((getattr(lb, "tries", None) or {}).get(s.fingerprint)),
         model=_model((getattr(lb, "facts", None) or {}).get(s.fingerprint)),
         contamination=marks,
+        scorer=_scorer(lb, s.fingerprint),
+        rescored_from=[a.fingerprint_hash for a in getattr(rep.card, "rescored_from", [])],
         clean_subset=None if clean is None else LedgerCleanSubset(
             cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,
             text=clean.text))
@@ -109,7 +119,8 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
         boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
                                   ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb) for s in rows],
-                                  state=_state(plan.state or board_state(plan))))
+                                  state=_state(plan.state or board_state(plan)),
+                                  scorer_note=getattr(getattr(lb, "scorers", None), "note", None)))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards, state=_state(ledger.state))
 

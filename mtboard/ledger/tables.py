@@ -183,6 +183,9 @@ class Leaderboard:
     facts: dict[str, Any] = field(default_factory=dict)
     """Fingerprint → :class:`mtboard.ledger.facts.ModelFacts` of every row (issue 37 item 2: the board's filters), set
     by :func:`mtboard.ledger.facts.attach_facts`."""
+    scorers: Any = None
+    """:class:`mtboard.ledger.scorers.BoardScorers`: each row's scorer, and whether the board mixes scorer versions
+    (issue 38 item 2); set by :func:`mtboard.ledger.scorers.attach_scorers`."""
     contamination: dict[str, Any] = field(default_factory=dict)
     """Fingerprint → :class:`mtboard.ledger.contamination.RowContamination` (claims marking the row, its clean-subset
     score), rows with something to show only; filled by :func:`mtboard.ledger.contamination.attach` (issue 37)."""

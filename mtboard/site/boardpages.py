@@ -704,6 +704,7 @@ def _changes(render, boards: list[Leaderboard], diff: LedgerDiff, dates: GitDate
     full = [c for c in diff.changes if not c.subset]
     sections = [("New rows", [c for c in full if c.kind == "new row"]),
                 ("Rank changes", [c for c in full if c.kind == "rank change"]),
+                ("Re-scored", [c for c in full if c.kind == "re-scored"]),
                 ("Tier changes", [c for c in full if c.kind == "tier change"]),
                 ("Reproductions added", [c for c in full if c.kind == "reproduction added"]),
                 ("Withdrawn", [c for c in full if c.kind in ("card withdrawn", "row withdrawn")]),

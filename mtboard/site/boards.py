@@ -371,7 +371,15 @@ def clean_subset_html(cont: Any) -> str:
     return f'<br><span class="mtb-clean" title="{_e(tip)}">clean: {_e(c.text)}</span>'
 
 
-def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts: Any = None) -> str:
+def older_scorer_html(older: str | None) -> str:
+    """The mark of a row from an older scorer on a board that mixes scorer versions (issue 38 item 2;
+    :meth:`mtboard.ledger.scorers.BoardScorers.mark`): ``↻`` with the parts that differ as its text, escaped; "" for
+    a row from the board's newest scorer (most rows: nothing is written for them, the 2,000-row page's budget)."""
+    return "" if not older else f' <span class="mtb-oldscorer" title="{_e(older)}">\u21bb {_e(older)}</span>'
+
+
+def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts: Any = None,
+                 older: str | None = None) -> str:
     card = m.rep.lc.card
     l1, l2 = method_lines(card)
     tier = m.standing.tier
@@ -402,6 +410,7 @@ def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts:
         target, text = m.gold
         parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
     parts.append(claim_marks_html(cont, link))
+    parts.append(older_scorer_html(older))
     parts.append(record_note_html(facts, link))
     parts.append("</span>")
     return "".join(parts)
@@ -419,12 +428,13 @@ def record_note_html(facts: Any, link) -> str:
 
 
 def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = None, whole: bool = True,
-        facts: Any = None) -> str:
+        facts: Any = None, older: str | None = None) -> str:
     v = m.values[col.key]
     sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
     cls = f"c-{col.key}"
     if col.key == "method":
-        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{_method_cell(m, link, tries, cont, facts)}</th>'
+        cell = _method_cell(m, link, tries, cont, facts, older)
+        return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{cell}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
         body = str(glossary.term_html(glossary.tier_key(tier), link("glossary.md"), Markup(
@@ -536,7 +546,8 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
         out.append(f'<tr data-row="{_e(m.rep.lc.page_id)}" data-method="{_e(m.key[:16])}"{facts_attrs(lb, m.key)}'
                    f'{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
         cont = getattr(lb, "contamination", {}).get(m.key)
-        out.extend(_td(m, c, link, lb.tries.get(m.key), cont, view.domain is None, lb.facts.get(m.key))
+        older = lb.scorers.mark(m.key) if lb.scorers is not None else None
+        out.extend(_td(m, c, link, lb.tries.get(m.key), cont, view.domain is None, lb.facts.get(m.key), older)
                    for c in cols)
         out.append("</tr>")
     out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')

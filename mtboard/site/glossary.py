@@ -54,6 +54,8 @@ SECTIONS: tuple[Section, ...] = (
             "accepts, 0–1; missing without an analyser."),
     Section("semantic", _M, "semantic-similarity", "Semantic similarity", "Embedding cosine of output and reference, "
             "0–1; the verdicts meaning mismatch and hallucination come from it."),
+    Section("scorer", _M, "scorer-versions", "Scorer versions", "The scorer that computed each card's numbers "
+            "(harness, sacrebleu, text normalisation, policy, semantic model); re-scoring when it changes."),
     Section("outcomes", _M, "outcomes-and-flags", "Outcomes and flags", "The mechanical checks of every output: its "
             "outcome (usable or not) and the flags it raised."),
     Section("composite", _C, "composite", "Composite", "Weighted mean of the available metrics, 0–1; boards are "
@@ -155,6 +157,8 @@ TERMS: tuple[Term, ...] = (
          "missing, not zero, without an analyser.", "fst"),
     Term("semantic", "semantic", "Cosine similarity of multilingual sentence embeddings of output and reference, 0–1; "
          "below 0.5 is a meaning mismatch.", "semantic"),
+    Term("older-scorer", "↻ older scorer", "The row's numbers were computed by an older version of the scorer than "
+         "the board's other rows (the versions that differ are named); the board says so above its table.", "scorer"),
     Term("ci", "±", "95% bootstrap interval over segments: the middle 95% of the scores on test sets resampled "
          "from this one.", "ranks"),
     Term("sd", "sd", "Standard deviation over replicate runs or reproductions of the same method: how much the score "

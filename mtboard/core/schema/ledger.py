@@ -166,6 +166,23 @@ class LedgerModel(Strict):
     method_class: str
 
 
+class LedgerScorer(Strict):
+    """The scorer that made the row's numbers (issue 38 item 2; :func:`mtboard.score.lineage.scorer_of` of the shown
+    card, read from its signatures)."""
+
+    harness: str
+    sacrebleu: str | None
+    textnorm: str | None
+    """The text normalisation's version (``textnorm:N`` in the metric signatures)."""
+    policy: str | None
+    """The mechanical policy (``policy:…`` in the composite signature)."""
+    semantic: str | None
+    """The semantic model: name, package and weights' hash; None without a semantic score."""
+    older: str | None = None
+    """When the board mixes scorers and this row's is not the newest: what the row says (``older scorer: textnorm
+    1``); None otherwise (:mod:`mtboard.ledger.scorers`)."""
+
+
 class LedgerRow(Strict):
     fingerprint: Hex64
     method: str
@@ -200,6 +217,11 @@ class LedgerRow(Strict):
     """The composite on entries added after the model's training cutoff; None when no such entry was evaluated."""
     model: LedgerModel | None = None
     """The row's model facts (issue 37; None in ledgers published before it)."""
+    scorer: LedgerScorer | None = None
+    """The scorer of the row's numbers (issue 38; None in ledgers published before it)."""
+    rescored_from: list[Hex64] = Field(default_factory=list)
+    """Fingerprints the shown card was re-scored from (``mtboard rescore``/``mtboard lineage``; its
+    ``rescored_from``, oldest first): the changes page attributes a rank change to re-scoring through them."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
@@ -235,6 +257,9 @@ class LedgerBoard(Strict):
     """Ranked rows in board order, then reference baselines, then unranked rows."""
     state: LedgerState | None = None
     """What the board holds in words (None in ledgers published before issue 34)."""
+    scorer_note: str | None = None
+    """When the board's rows come from two or more scorer versions: the line above its table naming them (issue 38;
+    :mod:`mtboard.ledger.scorers`); None when they share one."""
 
 
 class Ledger(Strict):
@@ -255,6 +280,6 @@ class Ledger(Strict):
     model_config = Strict.model_config | {"populate_by_name": True, "serialize_by_alias": True}
 
 
-__all__ = ["LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
+__all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
            "LedgerRow", "LedgerRank", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
