@@ -298,7 +298,8 @@ def test_drift_is_marked_after_the_server_changes_its_answers(repo, served):
 
 
 def test_canary_needs_the_whole_set(repo, served, tmp_path):
-    """A card of the first 30 entries has none of the 12 canary entries: nothing to compare with."""
+    """A card of the first 30 entries has none of the 12 canary entries: nothing to compare with; `canary list` leaves
+    it out."""
     srv, answers = served
     root, _ = repo
     answers.mode = "good"
@@ -309,6 +310,15 @@ def test_canary_needs_the_whole_set(repo, served, tmp_path):
     res = _mtboard(["canary", "run", work / "card.json", "--root", root, "--base-url", srv.url, "--dry-run"])
     assert res.returncode == 1
     assert "the card did not evaluate 12 of the 12 canary entries (66, 110, 141, 188, 201 …)" in res.stderr
+    # `mtboard canary list` (what the workflow re-runs): the whole-segment card, not this one (said on stderr)
+    other = tmp_path / "repo"
+    shutil.copytree(root, other, ignore=shutil.ignore_patterns("history"))
+    limited = load_card(work / "card.json")
+    (other / canonical_relpath(limited)).write_bytes(card_bytes(limited))
+    res = _mtboard(["canary", "list", "--root", other])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [canonical_relpath(load_card(repo[1]))]
+    assert res.stderr.count("skipped: ") == 1 and "did not evaluate 12 of the 12 canary entries" in res.stderr
 
 
 def test_subset_scores_are_the_boards(repo):

@@ -55,6 +55,23 @@ def sets_cmd(
     typer.echo(f"{c.SETS_FILE}: {len(sets.sets)} sets hold ({sum(len(s.entry_ids) for s in sets.sets)} entries)")
 
 
+@canary_app.command("list")
+@guarded
+def list_cmd(
+    root: Annotated[Path, typer.Option("--root", help="Repository root holding submissions/ and canaries/.")]
+    = Path("."),
+) -> None:
+    """Print, one per line, the committed openai: cards that canary runs are for (sealed, a whole development
+    segment of a corpus with a canary set); on stderr, why each other openai: card is left out. Sends nothing."""
+    from mtboard.verify.canary import canary_cards
+
+    found, skipped = canary_cards(root)
+    for line in skipped:
+        typer.echo(f"skipped: {line}", err=True)
+    for path in found:
+        typer.echo(path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path))
+
+
 @canary_app.command("run")
 @guarded
 def run_cmd(

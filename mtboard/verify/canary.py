@@ -202,5 +202,33 @@ def run_canary(card_path: str | Path, *, root: str | Path = ".", corpora_dir: st
     return CanaryResult(run=run, path=dest, reference=reference(card, ids, resamples))
 
 
-__all__ = ["API_BACKENDS", "CanaryResult", "Reference", "canary_set_of", "check_canary_card", "outputs_sha256",
+def canary_cards(root: str | Path = ".") -> tuple[list[Path], list[str]]:
+    """The committed cards canary runs are for, under ``root/submissions/`` (path order): sealed, an ``openai:``
+    method, with a canary set of their corpus that they evaluated whole (:func:`check_canary_card`,
+    :func:`canary_set_of`); and one line per ``openai:`` card left out, saying why. Reads card files only (no
+    request)."""
+    from mtboard.core.errors import MtboardError
+
+    root = Path(root)
+    subs = root / "submissions"
+    found, skipped = [], []
+    for path in sorted(subs.rglob("*.json")) if subs.is_dir() else []:
+        if path.name.endswith(".verification.json") or path.name.startswith("."):
+            continue
+        try:
+            card = load_sealed_card(path)
+        except MtboardError:
+            continue  # not a sealed card (the validator reports those)
+        if card.method.backend not in API_BACKENDS:
+            continue
+        try:
+            canary_set_of(card, root, str(path))
+        except MtboardError as exc:
+            skipped.append(exc.one_line())
+            continue
+        found.append(path)
+    return found, skipped
+
+
+__all__ = ["API_BACKENDS", "canary_cards", "CanaryResult", "Reference", "canary_set_of", "check_canary_card", "outputs_sha256",
            "reference", "run_canary"]
