@@ -201,7 +201,8 @@ def test_only_api_methods_get_canary_runs(tmp_path):
     assert len(lines) == 1, res.stderr
     assert "canary runs are for API models (openai: methods)" in lines[0]
     assert "cannot drift under the same name" in lines[0] and "method.backend" in lines[0]
-    with pytest.raises(ConfigError, match="'apertium' method"):
+    assert "apertium:eng-spa uses backend 'apertium'" in lines[0]
+    with pytest.raises(ConfigError, match="uses backend 'apertium'"):
         check_canary_card(load_card(ap), str(ap))
 
 
@@ -333,3 +334,25 @@ def test_subset_scores_are_the_boards(repo):
     assert float(_composite_boot(card, ids, ones)[0]) == composite_on(card, ids)
     assert composite_on(card, ids) == pytest.approx(card.scores.composite, abs=1e-6)
     assert chrf_on(card, ids) == pytest.approx(card.scores.chrf_plus_plus, abs=1e-6)
+
+
+def test_history_records_are_read_safely(tmp_path):
+    """Hand-made records: a valid one is read; duplicate keys, an unknown field (no place for a key) and a number out
+    of range are each left out with one warning naming the file."""
+    good = {"date": "2026-12-04T10:00:00Z", "card_fingerprint": "a" * 64, "card_run_card_hash": "b" * 64,
+            "card_path": "mtb-en-es-dev/x.json", "method": "openai:m", "model_slug": "m",
+            "served": {"model_slug": "m"}, "dataset_id": ES, "version": "1.0.0", "sha256": "c" * 64,
+            "entry_ids": CANARY_IDS, "composite": 0.5, "chrf_plus_plus": 50.0, "outputs_sha256": "d" * 64,
+            "harness_version": "0.6.0"}
+    run = CanaryRun.model_validate(good)
+    assert c.history_path(run) == "canaries/history/m-62c66a/20261204T100000Z-aaaaaaaaaaaa.json"
+    folder = tmp_path / "canaries" / "history" / "m-62c66a"
+    folder.mkdir(parents=True)
+    (folder / "1.json").write_bytes(c.run_bytes(run))
+    (folder / "2.json").write_text('{"date": "x", "date": "y"}', encoding="utf-8")
+    (folder / "3.json").write_text(json.dumps({**good, "api_key": "sk-123"}), encoding="utf-8")
+    (folder / "4.json").write_text(json.dumps({**good, "composite": 1.5}), encoding="utf-8")
+    runs, warnings = c.load_history(tmp_path)
+    assert runs == [("canaries/history/m-62c66a/1.json", run)]
+    assert len(warnings) == 3 and all(w.startswith("canary run skipped: canaries/history/m-62c66a/") for w in warnings)
+    assert "duplicate" in warnings[0] and "api_key" in warnings[1] and "composite" in warnings[2]

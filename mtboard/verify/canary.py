@@ -90,9 +90,9 @@ def check_canary_card(card: RunCard, where: str) -> None:
     Raises: ConfigError, one line naming the card, the method and why."""
     backend = card.method.backend
     if backend not in API_BACKENDS:
-        raise ConfigError(f"canary runs are for API models (openai: methods); {card.method.spec} is a {backend!r} "
-                          "method, a local or RBMT engine pinned by its file or package version, which cannot drift "
-                          "under the same name", where=where, field="method.backend",
+        raise ConfigError(f"canary runs are for API models (openai: methods); {card.method.spec} uses backend "
+                          f"{backend!r}: a local or RBMT engine is pinned by its file or package version and cannot "
+                          "drift under the same name", where=where, field="method.backend",
                           fix="run canaries for an openai: card; verify a local card with `mtboard verify`")
 
 
