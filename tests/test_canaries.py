@@ -291,6 +291,13 @@ def test_drift_is_marked_after_the_server_changes_its_answers(repo, served):
     assert entry["drift"] is drift and "<svg" in str(entry["chart"])
     assert str(entry["chart"]).count("<rect x=") >= 1  # the outside run is a square
 
+    # `mtboard ledger --row` says it too, with every run
+    res = _mtboard(["ledger", "--no-validate", "--submissions", root / "submissions", "--corpora", root / "corpora",
+                    "--row", row.fingerprint[:12]])
+    assert res.returncode == 0, res.stderr
+    assert f"canaries     {drift.text}" in res.stdout
+    assert res.stdout.count("  inside  canaries/history/") == 1 and res.stdout.count("  outside  canaries/") == 1
+
     # the record holds no secret and no URL
     for path, _ in history:
         text = (root / path).read_text(encoding="utf-8")
