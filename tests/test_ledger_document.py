@@ -76,11 +76,14 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     monkeypatch.setattr(B.scorers, "attach_scorers", lambda boards: calls.append(("scorers", boards)))
     monkeypatch.setattr(B.contamination, "attach", lambda boards, inputs, resamples: (
         calls.append(("contamination", boards, inputs, resamples)), ["CLAIM"])[1])
+    # issue 38 item 3: then the drift canaries of each row
+    monkeypatch.setattr(B.canaries, "attach", lambda boards, inputs, resamples: calls.append(
+        ("canaries", boards, inputs, resamples)))
     got = B.build_ledger(inputs, resamples=7)
     assert (got.inputs, got.boards, got.plans, got.claims) == (inputs, ["BOARD"], ["PLAN"], ["CLAIM"])
     assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]),
                      ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
-                     ("contamination", ["BOARD"], inputs, 7)]
+                     ("contamination", ["BOARD"], inputs, 7), ("canaries", ["BOARD"], inputs, 7)]
     calls.clear()
     B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
     assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \

@@ -92,7 +92,7 @@ def actionlint():
 
 def test_actionlint_clean(actionlint):
     files = sorted(str(p) for p in WF.glob("*.yml"))
-    assert len(files) == 5  # lineage.yml (issue 38) with validate, verify, site and sweep
+    assert len(files) == 6  # lineage.yml and canary.yml (issue 38) with validate, verify, site and sweep
     proc = subprocess.run([actionlint, "-no-color", *files], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -153,7 +153,7 @@ def test_zizmor_flags_injection(zizmor, tmp_path):
 
 
 def test_all_workflows_follow_rules():
-    for name in ("validate.yml", "verify.yml", "site.yml", "sweep.yml", "lineage.yml"):
+    for name in ("validate.yml", "verify.yml", "site.yml", "sweep.yml", "lineage.yml", "canary.yml"):
         assert rule_problems(load(name), pull_request=name in ("validate.yml", "lineage.yml")) == [], name
 
 
@@ -377,7 +377,7 @@ def test_jobs_that_hold_secrets_declare_it_and_only_they():
             holds = "secrets." in yaml.safe_dump(job) and "environment" in job
             declared[(p.name, job_id)] = (holds, (job.get("env") or {}).get("MTBOARD_SECRETS_JOB"))
     assert {k: v for k, v in declared.items() if v != (False, None)} == {
-        ("verify.yml", "verify"): (True, "1"), ("sweep.yml", "cell"): (True, "1")}
+        ("verify.yml", "verify"): (True, "1"), ("sweep.yml", "cell"): (True, "1"), ("canary.yml", "canary"): (True, "1")}
     plain = load("verify.yml")["jobs"]["verify-plugin-without-secrets"]
     runs = "\n".join(s.get("run", "") for s in plain["steps"])
     assert "requirements/comet.txt" in runs and "bubblewrap" in runs and "SYS_ADMIN" in plain["container"]["options"]
@@ -409,3 +409,19 @@ def test_zizmor_auditor_persona_finds_only_what_security_md_argues(zizmor):
         found.add((f["ident"], Path(primary["key"]["Local"]["verbatim_path"]).name, job))
     assert found == _security_findings()
     assert {a for a, _, _ in found} <= {"unpinned-images"}  # today: the debian:12 tag only (no digest obtainable)
+
+
+def test_the_canary_workflow_keeps_its_secrets_in_one_step():
+    """Issue 38 item 3 (docs/maintainers.md "Drift canaries"): weekly and by hand; the API secrets only in the step
+    that re-runs the listed cards, in the protected `canaries` environment; the listing and the upload hold none; no
+    write permission anywhere."""
+    wf = load("canary.yml")
+    assert set(wf["on"]) == {"schedule", "workflow_dispatch"} and wf["on"]["schedule"] == [{"cron": "17 4 * * 1"}]
+    (job,) = wf["jobs"].values()
+    assert job["environment"] == "canaries" and job["permissions"] == {"contents": "read"}
+    with_secrets = [step["name"] for step in job["steps"] if "secrets." in yaml.safe_dump(step)]
+    assert with_secrets == ["Re-run each card on its canary set"]
+    (rerun,) = [step for step in job["steps"] if step["name"] == with_secrets[0]]
+    assert "mtboard\" canary run \"$card\"" in rerun["run"] and "uses" not in rerun
+    listing = next(step for step in job["steps"] if "canary list" in step.get("run", ""))
+    assert "env" not in listing

@@ -67,6 +67,11 @@ def _print_row(b, r) -> None:
         lines.append(f"  - {e.tier}: {e.kind} {e.source} about {e.card}"
                      + (f", re-scored from {e.rescored_from[:12]}" if e.rescored_from else "")
                      + (" (attested)" if e.attested else " (not attested)"))
+    if r.drift is not None:  # issue 38 item 3
+        lines.append(f"canaries     {r.drift.text}")
+        for pt in r.drift.runs:
+            lines.append(f"  - {pt.date}  composite {pt.composite:.4f}  chrF++ {pt.chrf_plus_plus:.2f}  "
+                         f"{'outside' if pt.outside else 'inside'}  {pt.path}")
     lines.append("members")
     for m in r.members:
         comp = "—" if m.composite is None else f"{m.composite:.4f}"

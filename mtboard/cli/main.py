@@ -18,7 +18,8 @@ from mtboard.cli.app import app, fail, guarded
 @app.command()
 @guarded
 def schema(name: Annotated[str, typer.Argument(help="One of: corpus, run-card, anchor-record, scores-card, "
-                                                   "review-record, reviewers, sweep, ledger.")]) -> None:
+                                                   "review-record, reviewers, sweep, ledger, model-record, "
+                                                   "contamination-claim, canary-sets, canary-run.")]) -> None:
     """Print the JSON Schema of a document (the names of core.schema.SCHEMAS)."""
     from mtboard.core.schema import SCHEMAS
 
@@ -28,8 +29,8 @@ def schema(name: Annotated[str, typer.Argument(help="One of: corpus, run-card, a
 
 
 # The command modules register their commands on `app` when imported, after `schema` (the order `--help` lists them).
-from mtboard.cli import (anchor, backends, corpus, demo, doctor, judge, ledger, lineage, neural,  # noqa: E402,F401
-                              plugins, models, rescore, review, run, site, validate)
+from mtboard.cli import (anchor, backends, canary, corpus, demo, doctor, judge, ledger, lineage,  # noqa: E402,F401
+                              neural, plugins, models, rescore, review, run, site, validate)
 from mtboard.cli import sweep  # noqa: E402,F401
 
 if __name__ == "__main__":  # pragma: no cover - `python -m mtboard.cli.main`

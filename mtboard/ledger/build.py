@@ -4,7 +4,8 @@ then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.att
 tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' facts
 (:func:`mtboard.ledger.facts.attach_facts`) and its scorer (:func:`mtboard.ledger.scorers.attach_scorers`; issue 38),
 then the contamination claims marking each row and its clean-subset score
-(:func:`mtboard.ledger.contamination.attach`; issue 37).
+(:func:`mtboard.ledger.contamination.attach`; issue 37) and the drift canaries of each row
+(:func:`mtboard.ledger.canaries.attach`; issue 38 item 3).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
 turns it into the published ``data/ledger.json``.
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import contamination, facts, methods, scorers, standing, tables, tries
+from mtboard.ledger import canaries, contamination, facts, methods, scorers, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -73,6 +74,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     facts.attach_facts(boards, inputs.models)
     scorers.attach_scorers(boards)
     claims = contamination.attach(boards, inputs, resamples=resamples)
+    canaries.attach(boards, inputs, resamples=resamples)
     if cache is None:
         return BoardLedger(inputs, boards, plans, claims=claims)
     return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, claims=claims)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from mtboard.core.names import json_visible
-from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerClaimMark, LedgerCleanSubset,
+from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCanaryRun, LedgerClaimMark,
+                                        LedgerCleanSubset, LedgerDrift,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
@@ -101,7 +102,18 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
         rescored_from=[a.fingerprint_hash for a in getattr(rep.card, "rescored_from", [])],
         clean_subset=None if clean is None else LedgerCleanSubset(
             cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,
-            text=clean.text))
+            text=clean.text),
+        drift=_drift((getattr(lb, "drift", None) or {}).get(s.fingerprint)))
+
+
+def _drift(d) -> LedgerDrift | None:
+    """The row's :class:`mtboard.ledger.canaries.RowDrift` as published (issue 38 item 3); None without one."""
+    if d is None:
+        return None
+    return LedgerDrift(entries=d.entries, card_composite=d.card_composite, card_composite_ci=d.card_ci,
+                       runs=[LedgerCanaryRun(date=p.date, composite=p.composite, chrf_plus_plus=p.chrf_plus_plus,
+                                             outside=p.outside, served=p.served, path=p.path) for p in d.runs],
+                       drifted=d.drifted, text=d.text)
 
 
 def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -> Ledger:

@@ -23,7 +23,9 @@ from mtboard.review.community import ReviewSummary, community_verified, summaris
 from mtboard.core import canonical
 from mtboard.ledger.cache import ValidationCache, environment_hash
 from mtboard.core.schema import Ancestor, AnchorRecord, Corpus, RunCard, VerificationRecord, VerificationTier
+from mtboard.core.schema.canary import CanaryRun
 from mtboard.core.schema.model import ContaminationClaim
+from mtboard.inputs.canaries import load_history
 from mtboard.inputs.binding import bind_records
 from mtboard.inputs.contamination import check_claims
 from mtboard.inputs.models import MODELS_DIR, ModelIndex, load_claims, load_records
@@ -103,6 +105,9 @@ class Inputs:
     """Model records (``models/*.yaml``, issue 37) and which record each card links to."""
     claims: list[tuple[str, ContaminationClaim]] = field(default_factory=list)
     """Contamination claims (``contamination/*.yaml``): (path relative to the repository root, claim)."""
+    canaries: list[tuple[str, CanaryRun]] = field(default_factory=list)
+    """Canary runs (``canaries/history/``, :func:`mtboard.inputs.canaries.load_history`): (path relative to the
+    repository root, run), oldest first (issue 38 item 3)."""
     cache_hits: int = 0
     """Cards whose verdict came from the validation cache (:mod:`mtboard.ledger.cache`); 0 without a cache."""
     cache_misses: int = 0
@@ -403,7 +408,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     # a claim that fails its checks marks no row (mtboard.ledger.contamination): the build says so, as for records
     claim_warnings += [f"contamination claim marks nothing: {line}" for line in check_claims(
         inputs.claims, records, [c.corpus for c in inputs.corpora])]
-    warnings = warnings + more + claim_warnings
+    inputs.canaries, canary_warnings = load_history(submissions.parent)
+    warnings = warnings + more + claim_warnings + canary_warnings
     records = _records_by_hash(submissions)
     inputs.warnings.extend(warnings)
     seen_hash: dict[str, str] = {}

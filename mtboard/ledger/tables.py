@@ -33,6 +33,7 @@ from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.score.metrics.composite import entry_columns
+from mtboard.score.subset import composite_resamples_on
 from mtboard.review.community import gated_tier
 from mtboard.core.schema import EntryResult, Outcome, RunCard
 from mtboard.core import fmt
@@ -189,6 +190,9 @@ class Leaderboard:
     contamination: dict[str, Any] = field(default_factory=dict)
     """Fingerprint → :class:`mtboard.ledger.contamination.RowContamination` (claims marking the row, its clean-subset
     score), rows with something to show only; filled by :func:`mtboard.ledger.contamination.attach` (issue 37)."""
+    drift: dict[str, Any] = field(default_factory=dict)
+    """Fingerprint → :class:`mtboard.ledger.canaries.RowDrift` (the row's canary runs and whether its model drifted),
+    rows with a canary run only; filled by :func:`mtboard.ledger.canaries.attach` (issue 38 item 3)."""
 
     @property
     def title(self) -> str:
@@ -378,16 +382,9 @@ def _runs(card: RunCard) -> list[list]:
 
 def _composite_boot(card: RunCard, ids: list[int], counts: np.ndarray) -> np.ndarray:
     """Bootstrap composites of a card over the view's entries: the mean over its replicate runs of each run's
-    resampled composite (one run: that run's)."""
-    has_fst = card.scores.fst_acceptance_rate is not None
-    has_equiv = card.scores.equivalent_match_rate is not None
-    boots = []
-    for results in _runs(card):
-        by_id = {r.entry_id: r for r in results}
-        sub = [by_id[i] for i in ids]
-        cols = entry_columns(sub, has_equiv=has_equiv, has_fst=has_fst)
-        boots.append(bootstrap.composite_resamples([r.stats.chrf for r in sub], cols, counts))
-    return np.mean(boots, axis=0) if len(boots) > 1 else boots[0]
+    resampled composite (one run: that run's); :func:`mtboard.score.subset.composite_resamples_on`, the one
+    definition the drift canaries share."""
+    return composite_resamples_on(card, ids, counts)
 
 
 @dataclass

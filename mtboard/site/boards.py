@@ -360,6 +360,16 @@ def claim_marks_html(cont: Any, link) -> str:
     return "".join(out)
 
 
+def drift_html(drift: Any, link, page: str) -> str:
+    """The row's drift mark (issue 38 item 3; :class:`mtboard.ledger.canaries.RowDrift` or None): a ``⚠ drifted``
+    link to the model page's canary history with the ledger's words as its tooltip, on drifted rows only ("" for every
+    other row: the 2,000-row board page budget)."""
+    if drift is None or not drift.drifted:
+        return ""
+    return (f' <a class="mtb-drift" href="{_e(link(page))}#drift-canaries" title="{_e(drift.text)}">'
+            '<span aria-hidden="true">\u26a0</span> drifted</a>')
+
+
 def clean_subset_html(cont: Any) -> str:
     """The row's clean-subset composite under its full composite (issue 37; the ledger's
     :class:`mtboard.ledger.contamination.CleanSubset` text, escaped); "" when the row has none."""
@@ -379,7 +389,7 @@ def older_scorer_html(older: str | None) -> str:
 
 
 def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts: Any = None,
-                 older: str | None = None) -> str:
+                 older: str | None = None, drift: Any = None) -> str:
     card = m.rep.lc.card
     l1, l2 = method_lines(card)
     tier = m.standing.tier
@@ -411,6 +421,7 @@ def _method_cell(m: MethodRow, link, tries: Any = None, cont: Any = None, facts:
         parts.append(f' <a class="mtb-gold" href="{_e(link(target))}">{_e(text)}</a>')
     parts.append(claim_marks_html(cont, link))
     parts.append(older_scorer_html(older))
+    parts.append(drift_html(drift, link, model_page(card.model_slug)))
     parts.append(record_note_html(facts, link))
     parts.append("</span>")
     return "".join(parts)
@@ -428,12 +439,12 @@ def record_note_html(facts: Any, link) -> str:
 
 
 def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = None, whole: bool = True,
-        facts: Any = None, older: str | None = None) -> str:
+        facts: Any = None, older: str | None = None, drift: Any = None) -> str:
     v = m.values[col.key]
     sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
     cls = f"c-{col.key}"
     if col.key == "method":
-        cell = _method_cell(m, link, tries, cont, facts, older)
+        cell = _method_cell(m, link, tries, cont, facts, older, drift)
         return f'<th scope="row" class="{cls}" data-v="{_e(sort)}">{cell}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
@@ -547,7 +558,9 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
                    f'{f" class={chr(34)}{cl}{chr(34)}" if cl else ""}>')
         cont = getattr(lb, "contamination", {}).get(m.key)
         older = lb.scorers.mark(m.key) if lb.scorers is not None else None
-        out.extend(_td(m, c, link, lb.tries.get(m.key), cont, view.domain is None, lb.facts.get(m.key), older)
+        drift = (getattr(lb, "drift", None) or {}).get(m.key)
+        out.extend(_td(m, c, link, lb.tries.get(m.key), cont, view.domain is None, lb.facts.get(m.key), older,
+                       drift)
                    for c in cols)
         out.append("</tr>")
     out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')

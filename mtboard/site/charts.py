@@ -316,3 +316,56 @@ def heatmap(methods: list[str], domains: list[str], values: dict[tuple[int, int]
                        "</text>")
     out.append("</svg>")
     return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Drift canaries (issue 38 item 3)
+
+
+def canary_history(points: list[tuple[str, float, bool]], card: float, ci: tuple[float, float] | None,
+                   title: str) -> Markup:
+    """A small chart of a model's canary runs: each run's composite (0–1) as a dot in date order (``points``:
+    ``(date, composite, outside)``; a run outside the card's CI is drawn as a filled square), over the card's
+    composite on the same entries (dashed line) and its 95% CI (shaded band). The y axis spans every value and the
+    CI with 5 ticks."""
+    w, h, left, top, bottom = 320, 120, 44, 10, 22
+    values = [v for _, v, _ in points] + [card] + (list(ci) if ci else [])
+    lo, hi = min(values), max(values)
+    pad = max((hi - lo) * 0.1, 0.01)
+    a, b, labels, ticks = nice_ticks(max(0.0, lo - pad), min(1.0, hi + pad))
+    span = (b - a) or 1.0
+
+    def sy(v: float) -> float:
+        return top + (h - top - bottom) * (1 - (v - a) / span)
+
+    step = (w - left - 16) / max(1, len(points) - 1) if len(points) > 1 else 0.0
+
+    def sx(i: int) -> float:
+        return left + 8 + i * step if len(points) > 1 else (left + w) / 2
+
+    out = [f'<svg class="mtb-chart" role="img" aria-label="{html_text(title)}" xmlns="http://www.w3.org/2000/svg" '
+           f'viewBox="0 0 {w} {h}" style="max-width:{w}px">',
+           f"<title>{html_text(title)}</title><desc>Composite of each canary run in date order (dots; squares lie "
+           "outside the card's 95% CI), the card's composite on the same entries (dashed) and its CI (band)."
+           "</desc>"]
+    for t, text in zip(ticks, labels):
+        out.append(f'<line x1="{left}" y1="{_f(sy(t))}" x2="{w - 4}" y2="{_f(sy(t))}" class="grid"/>')
+        out.append(f'<text x="{left - 4}" y="{_f(sy(t) + 3)}" text-anchor="end" class="axis">{text}</text>')
+    if ci:
+        out.append(f'<rect x="{left}" y="{_f(sy(ci[1]))}" width="{w - 4 - left}" '
+                   f'height="{_f(max(0.5, sy(ci[0]) - sy(ci[1])))}" class="band"/>')
+    out.append(f'<line x1="{left}" y1="{_f(sy(card))}" x2="{w - 4}" y2="{_f(sy(card))}" class="whisker" '
+               'stroke-dasharray="4 3"/>')
+    for i, (date, v, outside) in enumerate(points):
+        tip = html_text(f"{date[:10]}: {v:.3f}" + (" (outside the card's CI)" if outside else ""))
+        x, y = sx(i), sy(v)
+        shape = (f'<rect x="{_f(x - 4)}" y="{_f(y - 4)}" width="8" height="8" class="pt front">' if outside
+                 else f'<circle cx="{_f(x)}" cy="{_f(y)}" r="4" class="pt">')
+        out.append(f"{shape}<title>{tip}</title></{'rect' if outside else 'circle'}>")
+    if points:
+        out.append(f'<text x="{left}" y="{h - 6}" class="axis">{html_text(points[0][0][:10])}</text>')
+        if len(points) > 1:
+            out.append(f'<text x="{w - 4}" y="{h - 6}" text-anchor="end" class="axis">'
+                       f'{html_text(points[-1][0][:10])}</text>')
+    out.append("</svg>")
+    return Markup("".join(out))

@@ -75,6 +75,8 @@ SECTIONS: tuple[Section, ...] = (
             "verified, community verified: what was re-run and by whom."),
     Section("declared", _V, "declared-recomputed-judged", "Declared, recomputed, judged", "Which numbers CI "
             "recomputed, which the submitter declared unchecked, which an LLM judge gave."),
+    Section("canaries", _V, "drift-canaries", "Drift canaries", "API models are re-run on a fixed canary set per "
+            "language pair; a row whose latest canary score leaves its card's 95% interval is marked drifted."),
     Section("judges", _V, "judges", "Judges", "LLM judges (GEMBA-MQM, rubric, checkpoints), compared on common "
             "cells only."),
     Section("classes", _V, "method-classes", "Method classes", "What kind of system a row is; reference baselines "
@@ -180,6 +182,9 @@ TERMS: tuple[Term, ...] = (
     # standing
     *(Term(tier_key(t), f"{st.TIER_ICON[t]} {st.TIER_LABEL[t]}", _TIER_TEXT[t][0].upper() + _TIER_TEXT[t][1:] + ".", "tiers")
       for t in st.TIERS),
+    Term("drift-canary", "drift canary", "A weekly re-run of an API model's card on 12 fixed development entries of "
+         "its language pair; “⚠ drifted” marks a row whose latest canary composite lies outside the "
+         "card's own 95% interval on the same entries.", "canaries"),
     Term("informal", "informal", "A development board: public segments anyone can run and submit; its results are "
          "informal, unlike the official board's, which come from a secret gold-standard segment."),
     Term("official", "official", "Scored by the project on the secret gold_standard segment that no submitter sees; "

@@ -21,6 +21,7 @@ from typing import Any
 from mtboard.inputs.models import ADD_RECORD_PAGE, ModelIndex, ModelLink
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_chrf
+from mtboard.site.charts import canary_history
 
 TOP_MODES = 3
 WORST_DOMAINS = 8
@@ -67,6 +68,9 @@ class Portrait:
     claims: list[Any] = field(default_factory=list)
     """The contamination claims about its record's model (:class:`mtboard.ledger.contamination.ClaimEntry`, filed and
     automatic, as the Contamination page lists them; :func:`attach_claims`)."""
+    canaries: list[dict[str, Any]] = field(default_factory=list)
+    """Per run with canary runs (issue 38 item 3; the ledger's :class:`mtboard.ledger.canaries.RowDrift`): label,
+    href, ``drift`` and ``chart`` (:func:`mtboard.site.charts.canary_history`), in board order."""
 
     @property
     def record_view(self) -> RecordView:
@@ -209,6 +213,7 @@ class _Gathered:
     losses: list[dict[str, Any]] = field(default_factory=list)
     runs: list[dict[str, Any]] = field(default_factory=list)
     charts: list[dict[str, Any]] = field(default_factory=list)
+    canaries: list[dict[str, Any]] = field(default_factory=list)
     n_entries: int = 0
 
 
@@ -260,6 +265,11 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrai
         if domain_rows:
             g.charts.append({"run": label, "bars": [(d["domain"], d["chrf"], d["field"]) for d in domain_rows]})
         g.losses.extend(_losses(lb, lc, label))
+        drift = (getattr(lb, "drift", None) or {}).get(lc.standing.fingerprint) if lc.standing else None
+        if drift is not None:
+            g.canaries.append({"label": label, "href": run_page(lc), "drift": drift, "chart": canary_history(
+                [(pt.date, pt.composite, pt.outside) for pt in drift.runs], drift.card_composite, drift.card_ci,
+                f"Canary runs of {label}")})
     g.worst.sort(key=lambda d: (d["delta"], d["domain"], d["run"]))
     losses = [x for x in g.losses if x["delta"] < 0]
     losses.sort(key=lambda x: (x["delta"], x["run"], x["id"]))
@@ -268,7 +278,7 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrai
         slug, model_page(slug), g.runs, [(k, v, v / n if n else 0.0) for k, v in sorted(g.outcomes.items())],
         sorted(g.kinds.items()), g.worst[:WORST_DOMAINS], _by_count(g.severity), _by_count(g.classes), g.areas,
         _by_count(g.flags), losses[:LOSSES], g.charts[:CHARTS], n, len(g.charts),
-        "; ".join(dict.fromkeys(weights_text(lc.card) for _, lc in pairs)))
+        "; ".join(dict.fromkeys(weights_text(lc.card) for _, lc in pairs)), canaries=g.canaries)
 
 
 def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:

@@ -32,6 +32,7 @@ way in:
 * :mod:`~mtboard.core.schema.review` — community review records and the reviewer list (spec §7);
 * :mod:`~mtboard.core.schema.sweep` — the sweep file (spec §6.2);
 * :mod:`~mtboard.core.schema.model` — model records and contamination claims (issue 37);
+* :mod:`~mtboard.core.schema.canary` — drift canaries: the canary sets and a canary run's record (issue 38);
 * :mod:`~mtboard.core.schema.ledger` — the board ledger as published (``data/ledger.json``; issue 31);
 * here: :data:`SCHEMAS`, the documents with a published JSON Schema.
 """
@@ -64,8 +65,11 @@ from mtboard.core.schema.verification import MetricDelta, VerificationRecord
 
 if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
     from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
+    from mtboard.core.schema.canary import (CANARY_MAX_SETS, CANARY_RULE, CANARY_SET_MAX_ENTRIES, CanaryRun,
+                                            CanarySet, CanarySets, ServedIdentity)
     from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
-                                            LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerEvidence,
+                                            LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerDrift,
+                                            LedgerCanaryRun, LedgerEvidence,
                                             LedgerMember, LedgerModel, LedgerRank, LedgerReproduction, LedgerRow,
                                             LedgerScorer, LedgerState, LedgerTries, TierName)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
@@ -103,7 +107,10 @@ __all__ = [
     "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
-    "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerScorer",
+    "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerScorer", "LedgerDrift", "LedgerCanaryRun",
+    # canary.py (issue 38)
+    "CANARY_MAX_SETS", "CANARY_RULE", "CANARY_SET_MAX_ENTRIES", "CanaryRun", "CanarySet", "CanarySets",
+    "ServedIdentity",
     # model.py (issue 37)
     "CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim", "EngineInfo", "ModelRecord",
     "WeightsFile",
@@ -111,13 +118,16 @@ __all__ = [
     "SCHEMAS",
 ]
 
-_LAZY_MODULES = ("anchor", "ledger", "model", "sweep")
+_LAZY_MODULES = ("anchor", "canary", "ledger", "model", "sweep")
 """Documents a run never reads (the judge reliability record, the board ledger, the sweep file): imported on first use
 of one of their names, so ``mtboard run`` builds none of their pydantic models (issue 35 item 4: ~40 classes, measured
 in docs/SCORING_SPEC.md §7). Every other document is imported with the package."""
 _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "AnchorSource"),
+               "canary": ("CANARY_MAX_SETS", "CANARY_RULE", "CANARY_SET_MAX_ENTRIES", "CanaryRun", "CanarySet",
+                          "CanarySets", "ServedIdentity"),
                "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerClaimMark",
-                          "LedgerCleanSubset", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
+                          "LedgerCanaryRun", "LedgerCleanSubset", "LedgerCoverage", "LedgerDrift",
+                          "LedgerEvidence", "LedgerMember", "LedgerRank",
                           "LedgerModel", "LedgerReproduction", "LedgerRow", "LedgerScorer", "LedgerState",
                           "LedgerTries", "TierName"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
@@ -138,7 +148,8 @@ def __getattr__(name: str) -> Any:
                       "scores-card": ScoresCard, "review-record": ReviewRecord, "reviewers": ReviewersFile,
                       "sweep": __getattr__("SweepFile"), "ledger": __getattr__("Ledger"),
                       "model-record": __getattr__("ModelRecord"),
-                      "contamination-claim": __getattr__("ContaminationClaim")}
+                      "contamination-claim": __getattr__("ContaminationClaim"),
+                      "canary-sets": __getattr__("CanarySets"), "canary-run": __getattr__("CanaryRun")}
     elif name in _LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     else:

@@ -144,6 +144,39 @@ class LedgerCleanSubset(Strict):
     """What the board shows, e.g. ``0.412 [0.301, 0.520] on 3 entries after the cutoff (2024-08)``."""
 
 
+class LedgerCanaryRun(Strict):
+    """One canary run of the row's method (issue 38 item 3; ``canaries/history/``)."""
+
+    date: str
+    """When it ran (ISO 8601 UTC)."""
+    composite: Rate
+    chrf_plus_plus: float = Field(ge=0.0, le=100.0)
+    outside: bool
+    """Its composite lies outside the card's 95 % CI on the canary entries."""
+    served: str
+    """The model the server reported serving (``model_id``, else ``model_slug``)."""
+    path: str
+    """The run's record (``canaries/history/…``)."""
+
+
+class LedgerDrift(Strict):
+    """The row's drift canaries (issue 38 item 3; :mod:`mtboard.ledger.canaries`): the card's composite on its pair's
+    canary entries with its 95 % bootstrap CI, and every canary run of the row's method, oldest first."""
+
+    entries: Count
+    """Canary entries (the set of the board's corpus in ``canaries/sets.yaml``)."""
+    card_composite: Rate
+    """The row's shown card's composite on those entries."""
+    card_composite_ci: tuple[Rate, Rate] | None
+    """95 % bootstrap percentile interval of that composite."""
+    runs: list[LedgerCanaryRun]
+    drifted: bool
+    """The latest run's composite lies outside the CI: the model drifted since the card was made."""
+    text: str
+    """What the board shows of a drifted row (``drifted: canary 0.212 outside 0.611 [0.540, 0.690] (2026-12-04)``);
+    for a row that did not drift, what the model page says."""
+
+
 class LedgerModel(Strict):
     """The row's model as its record describes it (issue 37 items 1–2; :mod:`mtboard.ledger.facts`): the values the
     board's filters use. ``unknown`` where the record says nothing or there is no (valid) record."""
@@ -222,6 +255,8 @@ class LedgerRow(Strict):
     rescored_from: list[Hex64] = Field(default_factory=list)
     """Fingerprints the shown card was re-scored from (``mtboard rescore``/``mtboard lineage``; its
     ``rescored_from``, oldest first): the changes page attributes a rank change to re-scoring through them."""
+    drift: LedgerDrift | None = None
+    """The row's drift canaries (issue 38 item 3); None when its method has no canary run."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
@@ -282,4 +317,5 @@ class Ledger(Strict):
 
 __all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
            "LedgerRow", "LedgerRank", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
+           "LedgerCanaryRun", "LedgerDrift",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
