@@ -3,7 +3,8 @@
 then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`), count each model's
 tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' facts
 (:func:`mtboard.ledger.facts.attach_facts`), then the contamination claims marking each row and its clean-subset score
-(:func:`mtboard.ledger.contamination.attach`; issue 37).
+(:func:`mtboard.ledger.contamination.attach`; issue 37), and every view's sentinel lines with the ranked rows inside a
+floor sentinel's cluster (:func:`mtboard.ledger.sentinels.attach`; issue 38).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
 turns it into the published ``data/ledger.json``.
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import contamination, facts, methods, standing, tables, tries
+from mtboard.ledger import contamination, facts, methods, sentinels, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -68,6 +69,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
+    sentinels.attach(boards, inputs.corpora, resamples=resamples, cache=cache)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
     claims = contamination.attach(boards, inputs, resamples=resamples)

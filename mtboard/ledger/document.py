@@ -15,8 +15,9 @@ from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerClaimMark, LedgerCleanSubset,
-                                        LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
-                                        LedgerModel, LedgerRow, LedgerState, LedgerTries)
+                                        LedgerCoverage, LedgerEvidence, LedgerFloor, LedgerMember, LedgerRank,
+                                        LedgerReproduction, LedgerModel, LedgerRow, LedgerSentinel, LedgerState,
+                                        LedgerTries)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -43,9 +44,18 @@ def git_commit(root: Path) -> str | None:
 
 
 def _rank(view_name: str, m: MethodRow) -> LedgerRank:
+    fm = m.floors[0] if m.floors else None
     return LedgerRank(view=view_name, rank=m.rank, position=m.position or None, rank_lo=m.rank_lo,
                       rank_hi=m.rank_hi, cluster=None if m.reference else m.cluster, composite=m.composite,
-                      composite_ci=m.composite_ci, chrf=m.chrf)
+                      composite_ci=m.composite_ci, chrf=m.chrf,
+                      inside_floor=None if fm is None else LedgerFloor(sentinel=fm.sentinel,
+                                                                       composite=fm.sentinel_composite, p=fm.p))
+
+
+def _sentinels(lb: Leaderboard) -> list[LedgerSentinel]:
+    return [LedgerSentinel(view=view.domain or "all", name=ln.name, floor=ln.floor, composite=ln.composite,
+                           composite_ci=ln.composite_ci, chrf=ln.chrf, covered=ln.covered, entries=ln.entries)
+            for view in lb.views for ln in view.sentinels]
 
 
 def _tries(t) -> LedgerTries | None:
@@ -109,7 +119,7 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
         boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
                                   ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb) for s in rows],
-                                  state=_state(plan.state or board_state(plan))))
+                                  state=_state(plan.state or board_state(plan)), sentinels=_sentinels(lb)))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards, state=_state(ledger.state))
 

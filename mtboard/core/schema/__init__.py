@@ -66,8 +66,8 @@ if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for t
     from mtboard.core.schema.anchor import AnchorCellValue, AnchorFigures, AnchorRecord, AnchorSource
     from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
                                             LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerEvidence,
-                                            LedgerMember, LedgerModel, LedgerRank, LedgerReproduction, LedgerRow,
-                                            LedgerState, LedgerTries, TierName)
+                                            LedgerFloor, LedgerMember, LedgerModel, LedgerRank, LedgerReproduction,
+                                            LedgerRow, LedgerSentinel, LedgerState, LedgerTries, TierName)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
                                            SWEEP_MAX_PARALLEL, SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS,
@@ -103,7 +103,7 @@ __all__ = [
     "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
-    "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel",
+    "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerFloor", "LedgerSentinel",
     # model.py (issue 37)
     "CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim", "EngineInfo", "ModelRecord",
     "WeightsFile",
@@ -119,7 +119,7 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                "ledger": ("BOARD_STATES", "LEDGER_SCHEMA", "SITE_STATES", "Ledger", "LedgerBoard", "LedgerClaimMark",
                           "LedgerCleanSubset", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
                           "LedgerModel", "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries",
-                          "TierName"),
+                          "TierName", "LedgerFloor", "LedgerSentinel"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",
