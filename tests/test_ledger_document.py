@@ -74,10 +74,13 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     monkeypatch.setattr(B.facts, "attach_facts", lambda boards, models: calls.append(("facts", boards, models)))
     monkeypatch.setattr(B.contamination, "attach", lambda boards, inputs, resamples: (
         calls.append(("contamination", boards, inputs, resamples)), ["CLAIM"])[1])
+    # issue 38: the sentinel lines and floor marks once the method rows exist, from every corpus of the inputs
+    monkeypatch.setattr(B.sentinels, "attach", lambda boards, corpora, resamples, cache: calls.append(
+        ("sentinels", boards, corpora, resamples, cache)))
     got = B.build_ledger(inputs, resamples=7)
     assert (got.inputs, got.boards, got.plans, got.claims) == (inputs, ["BOARD"], ["PLAN"], ["CLAIM"])
     assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]),
-                     ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS"),
+                     ("sentinels", ["BOARD"], [], 7, None), ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS"),
                      ("contamination", ["BOARD"], inputs, 7)]
     calls.clear()
     B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache

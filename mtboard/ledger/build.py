@@ -69,7 +69,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
-    sentinels.attach(boards, inputs.corpora, resamples=resamples, cache=cache)
+    sentinels.attach(boards, getattr(inputs, "corpora", []), resamples=resamples, cache=cache)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
     claims = contamination.attach(boards, inputs, resamples=resamples)

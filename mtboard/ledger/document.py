@@ -44,7 +44,8 @@ def git_commit(root: Path) -> str | None:
 
 
 def _rank(view_name: str, m: MethodRow) -> LedgerRank:
-    fm = m.floors[0] if m.floors else None
+    floors = getattr(m, "floors", None)
+    fm = floors[0] if floors else None
     return LedgerRank(view=view_name, rank=m.rank, position=m.position or None, rank_lo=m.rank_lo,
                       rank_hi=m.rank_hi, cluster=None if m.reference else m.cluster, composite=m.composite,
                       composite_ci=m.composite_ci, chrf=m.chrf,
@@ -55,7 +56,7 @@ def _rank(view_name: str, m: MethodRow) -> LedgerRank:
 def _sentinels(lb: Leaderboard) -> list[LedgerSentinel]:
     return [LedgerSentinel(view=view.domain or "all", name=ln.name, floor=ln.floor, composite=ln.composite,
                            composite_ci=ln.composite_ci, chrf=ln.chrf, covered=ln.covered, entries=ln.entries)
-            for view in lb.views for ln in view.sentinels]
+            for view in lb.views for ln in getattr(view, "sentinels", [])]
 
 
 def _tries(t) -> LedgerTries | None:

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from mtboard.core.schema import EntryResult
+from mtboard.ledger.cache import VALIDATOR_FREE, code_hash
 from mtboard.score import sentinels as sent
 from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
@@ -128,12 +129,13 @@ def attach(boards: list, corpora: list, resamples: int = bootstrap.BOOTSTRAP_RES
     ``MethodRow.floors`` (:class:`FloorMark` list, copy-source first) on each ranked method row inside a floor's
     cluster. ``corpora``: every :class:`mtboard.ledger.load.CorpusInfo` (the wrong-language sentinel's other
     languages); ``cache``: the build cache folder (:func:`mtboard.score.sentinels.sentinels`)."""
+    salt = "" if cache is None else code_hash(without=VALIDATOR_FREE)  # stored results: this scorer's code only
     for lb in boards:
         info = lb.corpus
         if info is None:
             continue
         others = [(c.corpus, c.sha256) for c in corpora if c.sha256 != info.sha256]
-        found = sent.sentinels(info.corpus, info.sha256, lb.segment, others, cache=cache)
+        found = sent.sentinels(info.corpus, info.sha256, lb.segment, others, cache=cache, salt=salt)
         if not found:
             continue
         results = found[0].results

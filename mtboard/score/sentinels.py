@@ -342,13 +342,15 @@ def _write(path: Path, key: str, found: list[Sentinel]) -> None:
 
 
 def sentinels(corpus: Corpus, sha256: str, segment: str, others: Sequence[tuple[Corpus, str]] = (),
-              cache: Path | None = None) -> list[Sentinel]:
+              cache: Path | None = None, salt: str = "") -> list[Sentinel]:
     """Every sentinel of ``corpus``'s ``segment`` (:data:`NAMES` order, those :func:`hypotheses` makes), scored.
     ``sha256``: the corpus file's SHA-256; ``others``: the other committed corpora with their SHA-256 (for
     ``wrong-language``). Cached in the process by :func:`cache_key` (plus the FST analyser version) and, when
-    ``cache`` is a folder, in ``cache/sentinels/KEY.json`` (validated on read; anything else is a miss)."""
+    ``cache`` is a folder, in ``cache/sentinels/KEY.json`` (validated on read; anything else is a miss). ``salt``:
+    more of what the results depend on, hashed into the key (the build passes the scorer code's hash,
+    :func:`mtboard.ledger.cache.code_hash`, so an edit that bumps no version still misses a stored entry)."""
     fst = scoring.fst_version(corpus.dataset.target_language, FST_MODE) or "no-fst"
-    key = cache_key(sha256, f"{segment}\0{fst}", [s for _, s in others])
+    key = cache_key(sha256, f"{segment}\0{fst}\0{salt}", [s for _, s in others])
     with _LOCK:
         if key in _MEMORY:
             return _MEMORY[key]

@@ -441,7 +441,7 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = Non
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:
         body = _provenance(v.text, col.source)
-    if col.key == "rank" and m.floors:  # the ledger's decision (mtboard.ledger.sentinels); only such rows pay bytes
+    if col.key == "rank" and getattr(m, "floors", None):  # the ledger's decision (mtboard.ledger.sentinels); only such rows pay bytes
         fm = m.floors[0]
         body += f'<br><span class="mtb-floor" title="{_e(fm.text)}">≤ {_e(fm.sentinel)}</span>'
     if col.key == "cost" and cost_of_segments(v.raw):
