@@ -203,7 +203,7 @@ def test_ledger_document_and_downloads_carry_the_lines(ledger):
     assert "sentinel:shuffled" in csv and ",sentinel," in csv
     assert csv.splitlines()[0].split(",")[:3] == ["rank_lo", "rank_hi", "inside_floor"]
     html = str(boards.sentinels_html(view, lambda t: t))
-    assert 'href="glossary.md#sentinel"' in html and ">shuffled <b>floor</b></th><td>0.255 (" in html
+    assert 'href="glossary.md#sentinel">Sentinel lines</a>' in html and ">shuffled <b>floor</b></th><td>0.255 (" in html
     assert "below #" in html or "between #" in html
     table = str(boards.board_table(view, lb, lambda t: t))
     assert table.count('class="mtb-floor"') == 1 and "≤ shuffled" in table
