@@ -132,14 +132,16 @@ def test_wrong_language_aligns_by_article_and_english_text(loaded):
     assert len(sent.wrong_language(es, es.segment("development"), others)) == 39
 
 
-def test_cache_folder_round_trip(tmp_path, loaded):
+def test_cache_folder_round_trip(tmp_path, loaded, monkeypatch):
     corpus, sha = loaded["mtb-en-fr-dev"]
     sent._MEMORY.clear()
     first = sent.sentinels(corpus, sha, "development", cache=tmp_path)
     files = list((tmp_path / "sentinels").glob("*.json"))
     assert len(files) == 1
     sent._MEMORY.clear()
-    again = sent.sentinels(corpus, sha, "development", cache=tmp_path)
+    with monkeypatch.context() as mp:  # a hit scores nothing
+        mp.setattr(sent, "score_sentinel", lambda *a: pytest.fail("scored again despite a stored entry"))
+        again = sent.sentinels(corpus, sha, "development", cache=tmp_path)
     assert [(s.name, s.scores, s.results, s.covered) for s in again] == \
         [(s.name, s.scores, s.results, s.covered) for s in first]
     files[0].write_text('{"format": "x"}', encoding="utf-8")  # a foreign entry is a miss, recomputed

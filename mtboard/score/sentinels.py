@@ -49,6 +49,7 @@ and the same composite a card would have. Cost: score_run on a 355-entry segment
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import threading
 from collections.abc import Sequence
@@ -309,22 +310,21 @@ _LOCK = threading.Lock()
 
 def _read(path: Path, key: str) -> list[Sentinel] | None:
     try:
-        data = safejson.loads(safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES), where=str(path),
-                              max_bytes=MAX_ENTRY_BYTES)
+        raw = safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES)
+        data = safejson.loads(raw, where=str(path), max_bytes=MAX_ENTRY_BYTES)  # no NaN, duplicate keys, huge numbers
     except Exception:  # noqa: BLE001 - anything unreadable is a miss
         return None
     if not isinstance(data, dict) or set(data) != {"format", "key", "sentinels"} or data["format"] != CACHE_FORMAT \
             or data["key"] != key:
         return None
-    try:
-        table = _ADAPTER.validate_python(data["sentinels"])
+    try:  # JSON mode: the strict models read arrays as their tuples
+        table = _ADAPTER.validate_json(json.dumps(data["sentinels"]))
     except ValidationError:
         return None
     return [Sentinel(n, frozenset(c), s, r) for n, (c, s, r) in table.items() if n in NAMES]
 
 
 def _write(path: Path, key: str, found: list[Sentinel]) -> None:
-    import json  # noqa: PLC0415
     import os  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
