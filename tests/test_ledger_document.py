@@ -79,10 +79,14 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     # issue 38 item 3: then the drift canaries of each row
     monkeypatch.setattr(B.canaries, "attach", lambda boards, inputs, resamples: calls.append(
         ("canaries", boards, inputs, resamples)))
+    # issue 38: the sentinel lines and floor marks once the method rows exist, from every corpus of the inputs
+    monkeypatch.setattr(B.sentinels, "attach", lambda boards, corpora, resamples, cache: calls.append(
+        ("sentinels", boards, corpora, resamples, cache)))
     got = B.build_ledger(inputs, resamples=7)
     assert (got.inputs, got.boards, got.plans, got.claims) == (inputs, ["BOARD"], ["PLAN"], ["CLAIM"])
     assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]),
-                     ("tries", ["BOARD"], "MODELS"), ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
+                     ("sentinels", ["BOARD"], [], 7, None), ("tries", ["BOARD"], "MODELS"),
+                     ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
                      ("contamination", ["BOARD"], inputs, 7), ("canaries", ["BOARD"], inputs, 7)]
     calls.clear()
     B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache

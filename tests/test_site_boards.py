@@ -74,12 +74,20 @@ def test_csv_download_has_the_tables_columns_rounded_as_shown(reproduced):
     each number rounded as the table shows it; the JSON beside it keeps full precision."""
     root, cards, _ = reproduced
     raw = (root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.csv").read_bytes()
-    assert raw.count(b"\r\n") == 7  # RFC 4180 line ends: header + 6 methods
+    assert raw.count(b"\r\n") == 11  # RFC 4180 line ends: header + 6 methods + 4 sentinel lines (issue 38)
     text = raw.decode("utf-8")
-    rows = list(csv.DictReader(io.StringIO(text)))
+    every = list(csv.DictReader(io.StringIO(text)))
+    rows = [r for r in every if r["method_class"] != "sentinel"]
     assert len(rows) == 6
+    lines = every[6:]  # after the method rows, highest composite first, never ranked
+    assert [r["method_id"] for r in lines] == ["sentinel:doubled", "sentinel:truncated", "sentinel:shuffled",
+                                               "sentinel:copy-source"]
+    assert all(r["rank_lo"] == "" and r["reference"] == "true" for r in lines)
+    # the few-shot gemma row (composite 0.311) is not significantly above the shuffled sentinel (0.265) on this
+    # small corpus: the ledger marks it, and only it
+    assert [(r["composite"], r["inside_floor"]) for r in rows if r["inside_floor"]] == [("0.311", "shuffled")]
     assert list(rows[0]) == [
-        "rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "reference", "composite",
+        "rank_lo", "rank_hi", "inside_floor", "method_id", "method_label", "model", "method_class", "reference", "composite",
         "composite_lo", "composite_hi", "composite_cards_min", "composite_cards_max", "verification_tier", "chrf",
         "chrf_lo", "chrf_hi", "chrf_cards_min", "chrf_cards_max", "cost_per_segment_usd", "cost_source",
         "latency_median_s", "run_date", "exact", "semantic", "bleu", "ter", "cost_adj", "quality_tier", "tokens",

@@ -4,8 +4,9 @@ then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.att
 tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' facts
 (:func:`mtboard.ledger.facts.attach_facts`) and its scorer (:func:`mtboard.ledger.scorers.attach_scorers`; issue 38),
 then the contamination claims marking each row and its clean-subset score
-(:func:`mtboard.ledger.contamination.attach`; issue 37) and the drift canaries of each row
-(:func:`mtboard.ledger.canaries.attach`; issue 38 item 3).
+(:func:`mtboard.ledger.contamination.attach`; issue 37), the drift canaries of each row
+(:func:`mtboard.ledger.canaries.attach`; issue 38 item 3), and every view's sentinel lines with the ranked rows inside a
+floor sentinel's cluster (:func:`mtboard.ledger.sentinels.attach`; issue 38 item 1; attached right after the method rows).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
 turns it into the published ``data/ledger.json``.
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import canaries, contamination, facts, methods, scorers, standing, tables, tries
+from mtboard.ledger import canaries, contamination, facts, methods, scorers, sentinels, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -70,6 +71,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
+    sentinels.attach(boards, getattr(inputs, "corpora", []), resamples=resamples, cache=cache)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
     scorers.attach_scorers(boards)

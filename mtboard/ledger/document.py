@@ -15,7 +15,7 @@ from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCanaryRun, LedgerClaimMark,
-                                        LedgerCleanSubset, LedgerDrift,
+                                        LedgerCleanSubset, LedgerDrift, LedgerFloor, LedgerSentinel,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
@@ -44,9 +44,19 @@ def git_commit(root: Path) -> str | None:
 
 
 def _rank(view_name: str, m: MethodRow) -> LedgerRank:
+    floors = getattr(m, "floors", None)
+    fm = floors[0] if floors else None
     return LedgerRank(view=view_name, rank=m.rank, position=m.position or None, rank_lo=m.rank_lo,
                       rank_hi=m.rank_hi, cluster=None if m.reference else m.cluster, composite=m.composite,
-                      composite_ci=m.composite_ci, chrf=m.chrf)
+                      composite_ci=m.composite_ci, chrf=m.chrf,
+                      inside_floor=None if fm is None else LedgerFloor(sentinel=fm.sentinel,
+                                                                       composite=fm.sentinel_composite, p=fm.p))
+
+
+def _sentinels(lb: Leaderboard) -> list[LedgerSentinel]:
+    return [LedgerSentinel(view=view.domain or "all", name=ln.name, floor=ln.floor, composite=ln.composite,
+                           composite_ci=ln.composite_ci, chrf=ln.chrf, covered=ln.covered, entries=ln.entries)
+            for view in lb.views for ln in getattr(view, "sentinels", [])]
 
 
 def _tries(t) -> LedgerTries | None:
@@ -132,7 +142,8 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
                                   ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb) for s in rows],
                                   state=_state(plan.state or board_state(plan)),
-                                  scorer_note=getattr(getattr(lb, "scorers", None), "note", None)))
+                                  scorer_note=getattr(getattr(lb, "scorers", None), "note", None),
+                                  sentinels=_sentinels(lb)))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards, state=_state(ledger.state))
 

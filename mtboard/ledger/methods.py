@@ -55,6 +55,9 @@ class MethodRow:
     chrf_range: tuple[float, float] | None = None
     values: dict[str, Any] = field(default_factory=dict)
     """Column key → the cell as the board shows it (:func:`mtboard.site.boards.fill_values`)."""
+    floors: list[Any] = field(default_factory=list)
+    """Floor sentinels whose cluster this ranked row is inside (:class:`mtboard.ledger.sentinels.FloorMark`,
+    copy-source first; issue 38), set by :func:`mtboard.ledger.sentinels.attach`."""
     gold: tuple[str, str] | None = None
     """(official page#row, text) when the method's card has a row on the official board (issue 17): the cell links
     to it and shows the dev–gold gap."""

@@ -133,6 +133,8 @@ class View:
     """judge kind → (common judged cells, entries in the view) the judge columns are computed on."""
     methods: list[Any] = field(default_factory=list)
     """One row per method (:func:`mtboard.site.boards.attach_methods`; cards with one fingerprint merged)."""
+    sentinels: list[Any] = field(default_factory=list)
+    """Sentinel lines, highest composite first (:class:`mtboard.ledger.sentinels.Line`; issue 38): never ranked."""
 
     @property
     def label(self) -> str:

@@ -233,6 +233,9 @@ def board_rows(view: View, lb: Leaderboard | None = None) -> list[dict[str, Any]
         row["entries_per_s"] = batch
         row["run_date"] = card.timestamp
         row["delta_rank"] = m.drank
+        floors = getattr(m, "floors", None) or []  # the ledger's decision (mtboard.ledger.sentinels; issue 38)
+        row["inside_floor"] = floors[0].sentinel if floors else None
+        row["inside_floor_p"] = floors[0].p if floors else None
         standing = m.standing
         row["verification_tier"] = standing.tier
         row["verification_label"] = standing.label
@@ -259,7 +262,7 @@ def _bounds(key: str) -> list[str]:
 
 
 CSV_GROUPS: dict[str, list[str]] = {
-    "rank": ["rank_lo", "rank_hi"],
+    "rank": ["rank_lo", "rank_hi", "inside_floor"],
     "method": ["method_id", "method_label", "model", "method_class", "reference"],
     "composite": _bounds("composite") + ["composite_sd", "composite_cards_min", "composite_cards_max"],
     "vtier": ["verification_tier"],
@@ -283,6 +286,16 @@ CSV_CORE = frozenset(["rank_lo", "rank_hi", "method_id", "method_label", "model"
                       "cost_source", "latency_median_s", "verification_tier", *CSV_TAIL])
 """CSV fields present on every view (design §3.7), even when empty in every row; any other field is left out when
 the view's table does not show its column or no row has a value for it."""
+
+
+def sentinel_rows(view: View) -> list[dict[str, Any]]:
+    """The view's sentinel lines (:attr:`View.sentinels`; issue 38) as download records: ``name``, ``label``,
+    ``floor``, ``composite`` with ``composite_lo``/``composite_hi`` (95% bootstrap on the view's resamples), ``chrf``,
+    ``covered`` and ``entries`` (entries of the view the sentinel has a text for / in the view)."""
+    return [{"name": ln.name, "label": ln.label, "floor": ln.floor, "composite": ln.composite,
+             "composite_lo": ln.composite_ci[0] if ln.composite_ci else None,
+             "composite_hi": ln.composite_ci[1] if ln.composite_ci else None, "chrf": ln.chrf,
+             "covered": ln.covered, "entries": ln.entries} for ln in getattr(view, "sentinels", None) or []]
 
 
 def _metric_field(key: str):
@@ -349,6 +362,10 @@ def board_csv(view: View, lb: Leaderboard | None = None) -> str:
     for r in rows:
         r["model"] = mark(r["model"])
         w.writerow([csv_cell(f, r[f]) for f in fields])
+    for sr in sentinel_rows(view):  # reference lines after the rows: method_class "sentinel", never ranked
+        line = {"method_id": f"sentinel:{sr['name']}", "method_label": sr["label"], "method_class": "sentinel",
+                "reference": True, **{k: sr[k] for k in ("composite", "composite_lo", "composite_hi", "chrf")}}
+        w.writerow([csv_cell(f, line.get(f)) for f in fields])
     return buf.getvalue()
 
 
@@ -379,7 +396,7 @@ def board_json(lb: Leaderboard, view: View, build: str, mversion: str) -> str:
            "signatures": _signatures(lb),
            "columns": [{"key": c.key, "label": c.label, "unit": c.unit, "lower_is_better": c.lower_is_better,
                         "source": c.source, "fields": CSV_GROUPS[c.key]} for c in bd.BOARD_COLUMNS],
-           "rows": board_rows(view, lb)}
+           "rows": board_rows(view, lb), "sentinels": sentinel_rows(view)}
     return layered(env, 2) + "\n"  # one row, one column per line (issue 35: ~35 % smaller than indent=1)
 
 
@@ -390,6 +407,8 @@ BOARD_JSON_SCHEMA = {
         "schema": {"const": BOARD_SCHEMA}, "build": {"type": "string"}, "methodology_version": {"type": "string"},
         "dataset": {"type": "object", "required": ["id", "version", "sha256", "pair", "n_segments"]},
         "signatures": {"type": "object"},
+        "sentinels": {"type": "array", "items": {"type": "object", "required": [
+            "name", "label", "floor", "composite", "composite_lo", "composite_hi", "chrf", "covered", "entries"]}},
         "columns": {"type": "array", "items": {"type": "object", "required": ["key", "label", "lower_is_better",
                                                                               "source"],
                                                "properties": {"fields": {"type": "array",
@@ -578,7 +597,8 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                 render(here, "board.md.j2", title=fmt.safe_title(f"{h1} ({names})", 120), forest=_forest(view, lb, here),
                        qv=qv, qv_key=qv_key, qv_points=qv_points, all_zero=all_zero,
                        heat=_heat(lb) if i == 0 else None, pairwise=_pairwise(view),
-                       chart_note=note if n_ranked > CHART_LIMIT else "", unranked_rows=unranked_rows(lb), **common)
+                       chart_note=note if n_ranked > CHART_LIMIT else "", unranked_rows=unranked_rows(lb),
+                       sentinels=bd.sentinels_html(view, lambda t, here=here: rel_link(here, t)), **common)
             pages[view_file(view, "csv")] = board_csv(view, lb)
             pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
             top = bd.leader(view)

@@ -462,6 +462,9 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = Non
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:
         body = _provenance(v.text, col.source)
+    if col.key == "rank" and getattr(m, "floors", None):  # the ledger's decision (mtboard.ledger.sentinels); only such rows pay bytes
+        fm = m.floors[0]
+        body += f'<br><span class="mtb-floor" title="{_e(fm.text)}">≤ {_e(fm.sentinel)}</span>'
     if col.key == "cost" and cost_of_segments(v.raw):
         body += f'<br>{cost_n_html(v.raw)}'
     if col.key == "composite" and whole:
@@ -565,6 +568,42 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
         out.append("</tr>")
     out.append('</tbody></table></div><p class="mtb-sr" role="status" aria-live="polite" data-live></p></div>')
     return Markup("\n".join(out))
+
+
+def sentinel_position(view: View, composite: float) -> str:
+    """Where a sentinel line sits among the view's ranked rows, by composite: ``above rank 1``, ``between #3 and #4``
+    (positions), ``below #N`` (every ranked row above it), or ``no ranked row``."""
+    ranked = [m for m in view.methods if not m.reference and m.position]
+    if not ranked:
+        return "no ranked row"
+    above = sum(1 for m in ranked if (m.composite or 0.0) > composite)
+    if above == 0:
+        return "above #1"
+    if above == len(ranked):
+        return f"below #{len(ranked)}"
+    return f"between #{above} and #{above + 1}"
+
+
+def sentinels_html(view: View, link) -> Markup:
+    """The view's sentinel lines (:attr:`View.sentinels`, decided by :mod:`mtboard.ledger.sentinels`; issue 38): a
+    small table below the board, highest composite first — name (floors marked), composite with its 95% interval,
+    chrF++, and where the line sits among the ranked rows. Empty when the view has none. Kept to a few hundred bytes
+    (the 2,000-row page budget)."""
+    lines = getattr(view, "sentinels", None) or []
+    if not lines:
+        return Markup("")
+    # the glossary link without its tooltip and a short caption: a few hundred bytes (the 2,000-row page budget)
+    out = [f'<table class="mtb-plain mtb-sentinels"><caption><a class="mtb-term" href="{_e(link("glossary.md"))}'
+           f'#sentinel">Sentinel lines</a>: texts made from the corpus, never ranked; ≤ marks a row inside a floor '
+           f'(<a href="{_e(link(glossary.methodology_target("sentinels")))}">how</a>)</caption><thead><tr><th>'
+           'Sentinel</th><th>Composite (95% CI)</th><th>chrF++</th><th>Sits</th></tr></thead><tbody>']
+    for ln in lines:
+        ci = f" ({ln.composite_ci[0]:.3f}–{ln.composite_ci[1]:.3f})" if ln.composite_ci else ""
+        floor = " <b>floor</b>" if ln.floor else ""
+        out.append(f'<tr><th scope="row" title="{_e(ln.label)}">{_e(ln.name)}{floor}</th><td>{ln.composite:.3f}{ci}'
+                   f'</td><td>{metric_text("chrf", ln.chrf)}</td><td>{sentinel_position(view, ln.composite)}</td></tr>')
+    out.append("</tbody></table>")
+    return Markup("".join(out))
 
 
 def pair_names(lb: Leaderboard) -> str:

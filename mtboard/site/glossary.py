@@ -69,6 +69,8 @@ SECTIONS: tuple[Section, ...] = (
             "the whole board's."),
     Section("downloads", _R, "downloads", "Downloads", "Each view's CSV has the table's columns rounded as shown; "
             "the JSON beside it keeps full precision."),
+    Section("sentinels", _R, "sentinel-lines", "Sentinel lines", "Texts made from the corpus without a model, "
+            "scored as runs, never ranked; copy-source and shuffled are floors a submission must clear."),
     Section("quality-tiers", _R, "quality-tiers", "Quality tiers", "Provisional labels on the composite, not "
             "quality guarantees."),
     Section("tiers", _V, "verification-tiers", "Verification tiers", "Self-benchmarked, maintainer re-run, GDS "
@@ -143,6 +145,10 @@ TERMS: tuple[Term, ...] = (
          "one with the strongest evidence, and the ×N list opens every card.", "tiers"),
     Term("ref", "ref.", "A reference baseline (echo copies the source, empty returns nothing): shown for scale, never "
          "ranked.", "classes"),
+    Term("sentinel", "sentinel line", "A text the build makes from the corpus itself, without a model (the source "
+         "copied, another entry's reference, the reference cut to half or doubled, without markup, in another "
+         "language), scored as a run and shown under the board, never ranked. Copy-source and shuffled are floors: "
+         "a row marked ≤ is not significantly above one; CI refuses such a submission.", "sentinels"),
     # the numbers
     Term("composite", "composite", "Weighted mean of the available metrics, 0–1, higher is better; boards are ranked "
          "on it.", "composite"),

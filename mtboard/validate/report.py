@@ -23,7 +23,7 @@ CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name",
                "fingerprint", "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "neural",
                "timestamps", "sovereignty", "secrets")
 """Every per-card check, in report order."""
-REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files", "reviews")
+REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files", "reviews", "floors")
 """Repository-level checks; ``files``: at least one run card was validated (nothing validated is a failure, as
 pytest treats a run that collected no tests); ``reviews``: review records under ``reviews/`` (spec §7.3,
 :mod:`mtboard.validate.reviews`)."""

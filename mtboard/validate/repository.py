@@ -7,7 +7,9 @@ changing a filed claim is a maintainer's decision),
 :mod:`mtboard.validate.copies`), ``verification`` (records beside cards name the card they verify), ``sovereignty``
 (corpora/ holds no secret segment; no secret text in any file under ``submissions/`` or ``corpora/``), ``reviews``
 (review records under ``reviews/``, spec §7.3: :mod:`mtboard.validate.reviews`; contributors may add or modify
-``reviews/<dataset>/<run>.yaml``, the reviewers list is maintainer-only).
+``reviews/<dataset>/<run>.yaml``, the reviewers list is maintainer-only), ``floors`` (issue 38: a submitted card that
+is not a baseline must score significantly above the ``copy-source`` and ``shuffled`` sentinels of its corpus on its
+whole development view: :func:`check_floors`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
+
 from mtboard import __version__
 from mtboard.core import safejson
 from mtboard.core.documents import load_card, validate_model
 from mtboard.core.errors import InputError, MtboardError
-from mtboard.core.schema import SECRET_SEGMENTS, VerificationRecord
+from mtboard.core.schema import SECRET_SEGMENTS, MethodClass, RunCard, VerificationRecord
 from mtboard.core.schema.model import MODEL_SLUG_RE
 from mtboard.inputs.models import CONTAMINATION_DIR, MODELS_DIR
 from mtboard.validate.bounds import date_problem
@@ -32,6 +36,7 @@ from mtboard.validate.naming import DATASET_DIR_RE, NAME_RE, SUBMISSIONS_DIR, VE
 from mtboard.validate.pipeline import validate_card
 from mtboard.validate.report import CardReport, Problem, ValidationReport, rel_path, safe_name
 from mtboard.review.community import REVIEWERS_FILE, REVIEWS_DIR
+from mtboard.score import sentinels as sent
 
 MAX_SCAN_BYTES = 64 * 1024 * 1024
 """Largest file the repository-wide sovereignty scan reads."""
@@ -255,6 +260,64 @@ def check_copies(validated: list[Path], ctx: Context) -> list[Problem]:
     return find_copies([*targets.values(), *others.values()], set(targets))
 
 
+def floor_problem(card: RunCard, where: str, ctx: Context) -> Problem | None:
+    """``floors``: the card (not a baseline; a development-segment card of a known corpus) against its corpus's floor
+    sentinels (:data:`mtboard.score.sentinels.FLOORS`) on its whole development view — the card's entries, resampled
+    with the board's shared draws (:func:`mtboard.score.sentinels.view_counts`), its composite (the replicate mean
+    with ``--runs N``) and resampled composite as the ledger computes them. A problem naming the first floor the card
+    is inside (:func:`mtboard.score.sentinels.inside_floor`), with both composites and the p-value; None otherwise."""
+    d = card.dataset
+    if card.method_class == MethodClass.baseline or d.segment.value != "development":
+        return None
+    known = next((k for k in ctx.corpora() if (k.corpus.dataset.id, k.corpus.dataset.version, k.sha256)
+                  == (d.id, d.version, d.sha256)), None)
+    if known is None:
+        return None  # the dataset check reports an unknown corpus
+    others = [(k.corpus, k.sha256) for k in ctx.corpora() if k.sha256 != known.sha256]
+    found = {s.name: s for s in sent.sentinels(known.corpus, known.sha256, "development", others)}
+    ids = [r.entry_id for r in card.results]
+    counts = sent.view_counts(d.id, d.version, d.sha256, len(ids))
+    runs = [list(card.results)] + [list(rr.results) for rr in card.replicate_runs]
+    has_equiv, has_fst = card.scores.equivalent_match_rate is not None, card.scores.fst_acceptance_rate is not None
+    rep = card.scores.replicates
+    composite = rep.composite_mean if rep is not None else card.scores.composite
+    try:
+        boot = sent.resampled_composite(runs, ids, counts, has_equiv=has_equiv, has_fst=has_fst)
+    except KeyError:
+        return None  # replicate runs over other entries: the results checks report it
+    for name in sent.FLOORS:
+        s = found.get(name)
+        if s is None or composite is None:
+            continue
+        ones = np.ones((1, len(ids)), dtype=np.float64)
+        s_has_equiv, s_has_fst = s.scores.equivalent_match_rate is not None, s.scores.fst_acceptance_rate is not None
+        s_boot = sent.resampled_composite([s.results], ids, counts, has_equiv=s_has_equiv, has_fst=s_has_fst)
+        s_comp = s.scores.composite if len(ids) == len(s.results) else \
+            float(sent.resampled_composite([s.results], ids, ones, has_equiv=s_has_equiv, has_fst=s_has_fst)[0])
+        p = sent.inside_floor(composite, boot, s_comp, s_boot)
+        if p is not None:
+            return Problem(check="floors", where=where, field="$.scores.composite",
+                           message=f"inside the {name} sentinel's rank cluster on the development view: composite "
+                                   f"{composite:.3f} vs the {name} sentinel's {s_comp:.3f}, paired bootstrap p = "
+                                   f"{p:.3f} (≥ 0.05; a system must score significantly above {sent.LABELS[name]})")
+    return None
+
+
+def check_floors(validated: list[Path], ctx: Context) -> list[Problem]:
+    """``floors`` for every card in ``validated`` that passed its own checks (:func:`floor_problem`)."""
+    problems = []
+    for p in validated:
+        where = safe_name(rel_path(p, ctx.root))
+        try:
+            card = load_card(p)
+        except MtboardError:
+            continue  # reported by the card's own checks
+        found = floor_problem(card, where, ctx)
+        if found is not None:
+            problems.append(found)
+    return problems
+
+
 def check_reviews(ctx: Context) -> list[Problem]:
     """``reviews``: the reviewers file and every review record under ``reviews/`` (:mod:`mtboard.validate.reviews`;
     their per-record checks reported here as one repository check)."""
@@ -320,6 +383,7 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
     if repository_checks:
         repo.extend(_duplicates(reports))
         repo.extend(check_copies(card_paths, ctx))
+        repo.extend(check_floors([p for p, r in zip(card_paths, reports, strict=True) if r.ok], ctx))
         cards_by_hash = {r.run_card_hash: r.path for r in reports if r.run_card_hash and r.ok}
         descendants: dict[str, list[str]] = {}
         for r in reports:

@@ -81,6 +81,33 @@ class LedgerCoverage(Strict):
     text: str
 
 
+class LedgerFloor(Strict):
+    """A ranked row that is not significantly above a floor sentinel on a view (issue 38)."""
+
+    sentinel: Literal["copy-source", "shuffled"]
+    composite: float = Field(ge=0.0, le=1.0)
+    """The sentinel's composite on the view."""
+    p: float = Field(ge=0.0, le=1.0)
+    """Two-sided p-value of the paired bootstrap test (1 when the row's composite is not above the sentinel's)."""
+
+
+class LedgerSentinel(Strict):
+    """One sentinel line on one view of a board (issue 38; :mod:`mtboard.score.sentinels`): never ranked."""
+
+    view: str
+    """``all`` or a domain."""
+    name: Literal["copy-source", "shuffled", "truncated", "doubled", "markup-stripped", "wrong-language"]
+    floor: bool
+    """copy-source and shuffled: a submission must score significantly above it."""
+    composite: float = Field(ge=0.0, le=1.0)
+    composite_ci: tuple[Rate, Rate] | None
+    chrf: float = Field(ge=0.0, le=100.0)
+    covered: Count
+    """Entries of the view the sentinel has a text for (the others score 0)."""
+    entries: Count
+    """Entries of the view."""
+
+
 class LedgerRank(Strict):
     """The row's place on one view of its board (the whole segment, or one domain)."""
 
@@ -97,6 +124,9 @@ class LedgerRank(Strict):
     composite_ci: tuple[Rate, Rate] | None
     chrf: float | None = Field(ge=0.0, le=100.0)
     """Corpus chrF++ (0–100)."""
+    inside_floor: LedgerFloor | None = None
+    """A ranked row inside a floor sentinel's rank cluster on this view (issue 38; :mod:`mtboard.ledger.sentinels`):
+    the first such floor (copy-source, then shuffled); None when the row clears both, or for a reference baseline."""
 
 
 class LedgerTries(Strict):
@@ -295,6 +325,9 @@ class LedgerBoard(Strict):
     scorer_note: str | None = None
     """When the board's rows come from two or more scorer versions: the line above its table naming them (issue 38;
     :mod:`mtboard.ledger.scorers`); None when they share one."""
+    sentinels: list[LedgerSentinel] = []
+    """Every view's sentinel lines (issue 38), views in board order, each view's highest composite first; empty in
+    ledgers published before issue 38."""
 
 
 class Ledger(Strict):
@@ -315,7 +348,7 @@ class Ledger(Strict):
     model_config = Strict.model_config | {"populate_by_name": True, "serialize_by_alias": True}
 
 
-__all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
-           "LedgerRow", "LedgerRank", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
-           "LedgerCanaryRun", "LedgerDrift",
+__all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState",
+           "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerFloor", "LedgerSentinel", "LedgerModel", "LedgerTries",
+           "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember", "LedgerCanaryRun", "LedgerDrift",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
