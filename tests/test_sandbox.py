@@ -217,10 +217,11 @@ def test_gguf_sandbox_option_and_card_record():
 # --------------------------------------------------------------------------------------------------------------------
 # Acceptance: the sandboxed server on the real Gemma 3 270M GGUF (slow)
 
-COMMITTED_GEMMA = next(p for p in sorted((ROOT / "submissions" / "mtb-en-es-dev").glob(
+COMMITTED_GEMMA = next(p for p in sorted((ROOT / "tests" / "fixtures" / "withdrawn").glob(
     "gemma-3-270m-q4-k-m.gguf__zero-shot__*.json")) if not p.name.endswith(".verification.json"))
-"""The committed zero-shot Gemma card (355 entries, its failed canary recorded), found by pattern: its file name
-follows its seal, which re-scoring changes."""
+"""The zero-shot Gemma card on EN→ES (355 entries, its failed canary recorded; a real card, once under submissions/,
+withdrawn by issue 38's floor rule: its composite 0.214 is below the shuffled sentinel's 0.255), found by pattern: its
+file name follows its seal, which re-scoring changes."""
 
 CONNECT = r"""
 import json, socket, sys

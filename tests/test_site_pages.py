@@ -42,7 +42,6 @@ def _page_id(pattern: str) -> str:
 
 APERTIUM = _page_id("mtb-en-es-dev/apertium-eng-spa__default__*.json")  # rank 1
 GEMMA_FSC = _page_id("mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__*.json")  # prompt few-shot-completion, rank 2
-GEMMA_ZS = _page_id("mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__zero-shot__*.json")  # prompt zero-shot-completion
 
 
 @pytest.fixture(scope="module")
@@ -297,18 +296,19 @@ def test_run_page_verification_sentence_groups_and_baseline(docs):
 
 def test_portrait_field_median_excludes_baselines(docs):
     page = next((docs / "models").glob("gemma-3-270m*.md")).read_text(encoding="utf-8")
-    # EN→ES zero-shot-completion run: source_untranslated share vs the median of the ranked real systems
-    cards = {pid: _card(pid) for pid in (APERTIUM, GEMMA_FSC, GEMMA_ZS)}
+    # EN→ES few-shot run: source_untranslated share vs the median of the ranked real systems (Apertium and it; the
+    # zero-shot full run was withdrawn by issue 38's floor rule)
+    cards = {pid: _card(pid) for pid in (APERTIUM, GEMMA_FSC)}
 
     def share(card, outcome):
         dev = [r for r in card.results if r.segment == "development"]
         return sum(r.checks.outcome == outcome for r in dev) / len(dev)
 
-    zs = share(cards[GEMMA_ZS], "source_untranslated")
+    zs = share(cards[GEMMA_FSC], "source_untranslated")
     field = statistics.median(share(c, "source_untranslated") for c in cards.values())
     assert f"<strong>source_untranslated</strong> {zs * 100:.0f}% <span class=\"mtb-muted\">(field {field * 100:.0f}%)" \
         in page
-    assert (zs, field) != (0.0, 0.0) and round(field * 100) == 10
+    assert (zs, field) != (0.0, 0.0) and round(field * 100) == 6  # median of 1.4 % (Apertium) and 9.9 %
     top = page.index("Main failure modes per run")
     assert top < page.index("## Runs")  # the summary comes first
 
