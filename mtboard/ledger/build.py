@@ -1,6 +1,8 @@
 """Building the ledger from the site's inputs: plan the boards and decide every row's standing
 (:func:`mtboard.ledger.standing.decide`), compute every view's statistics (:func:`mtboard.ledger.tables.build_leaderboards`),
-then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`), count each model's
+then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`), give each adjacent
+pair of ranked rows its flip distance and each view its inseparable flag (:func:`mtboard.ledger.flip.attach_flips`;
+issue 38 item 4), count each model's
 tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' facts
 (:func:`mtboard.ledger.facts.attach_facts`), then the contamination claims marking each row and its clean-subset score
 (:func:`mtboard.ledger.contamination.attach`; issue 37).
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import contamination, facts, methods, standing, tables, tries
+from mtboard.ledger import contamination, facts, flip, methods, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -68,6 +70,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
+    flip.attach_flips(boards)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
     claims = contamination.attach(boards, inputs, resamples=resamples)

@@ -15,7 +15,7 @@ from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerClaimMark, LedgerCleanSubset,
-                                        LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
+                                        LedgerCoverage, LedgerEvidence, LedgerFlip, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
@@ -43,9 +43,12 @@ def git_commit(root: Path) -> str | None:
 
 
 def _rank(view_name: str, m: MethodRow) -> LedgerRank:
+    f = getattr(m, "flip", None)  # set by mtboard.ledger.flip.attach_flips
     return LedgerRank(view=view_name, rank=m.rank, position=m.position or None, rank_lo=m.rank_lo,
                       rank_hi=m.rank_hi, cluster=None if m.reference else m.cluster, composite=m.composite,
-                      composite_ci=m.composite_ci, chrf=m.chrf)
+                      composite_ci=m.composite_ci, chrf=m.chrf,
+                      flip=None if f is None else LedgerFlip(below=f.below, segments=f.count, entries=list(f.entries),
+                                                            method=f.method))
 
 
 def _tries(t) -> LedgerTries | None:
@@ -109,7 +112,9 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
         boards.append(LedgerBoard(key=plan.key, dataset_id=plan.dataset_id, version=plan.version,
                                   segment=plan.segment, sha256=plan.sha256, language_pair=plan.language_pair,
                                   ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb) for s in rows],
-                                  state=_state(plan.state or board_state(plan))))
+                                  state=_state(plan.state or board_state(plan)),
+                                  inseparable=[v.domain or "all" for v in lb.views
+                                               if getattr(v, "inseparable", False)]))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards, state=_state(ledger.state))
 

@@ -55,6 +55,9 @@ class MethodRow:
     chrf_range: tuple[float, float] | None = None
     values: dict[str, Any] = field(default_factory=dict)
     """Column key → the cell as the board shows it (:func:`mtboard.site.boards.fill_values`)."""
+    flip: Any = None
+    """The flip distance to the next ranked row of the view (:class:`mtboard.ledger.flip.RowFlip`, issue 38 item 4);
+    None for the last ranked row and reference baselines."""
     gold: tuple[str, str] | None = None
     """(official page#row, text) when the method's card has a row on the official board (issue 17): the cell links
     to it and shows the dev–gold gap."""

@@ -81,6 +81,22 @@ class LedgerCoverage(Strict):
     text: str
 
 
+class LedgerFlip(Strict):
+    """The flip distance from a ranked row to the next ranked row of the same view (issue 38 item 4;
+    :mod:`mtboard.ledger.flip`): the fewest segments whose removal from the view puts the next row strictly above
+    this one at the composite's 6-decimal rounding, as the greedy upper bound finds them
+    (:func:`mtboard.score.flip.flip_greedy`)."""
+
+    below: Hex64
+    """The next ranked row's fingerprint."""
+    segments: Count | None
+    """How many segments (None: no removal of fewer than all the view's segments reverses the order)."""
+    entries: list[int]
+    """The removed segments' entry ids, ascending."""
+    method: Literal["greedy"]
+    """How the count was found: ``greedy``, an upper bound on the exact distance."""
+
+
 class LedgerRank(Strict):
     """The row's place on one view of its board (the whole segment, or one domain)."""
 
@@ -97,6 +113,9 @@ class LedgerRank(Strict):
     composite_ci: tuple[Rate, Rate] | None
     chrf: float | None = Field(ge=0.0, le=100.0)
     """Corpus chrF++ (0–100)."""
+    flip: LedgerFlip | None = None
+    """The flip distance to the next ranked row of this view (issue 38 item 4); None for the last ranked row, a
+    reference baseline, and in ledgers published before issue 38."""
 
 
 class LedgerTries(Strict):
@@ -235,6 +254,10 @@ class LedgerBoard(Strict):
     """Ranked rows in board order, then reference baselines, then unranked rows."""
     state: LedgerState | None = None
     """What the board holds in words (None in ledgers published before issue 34)."""
+    inseparable: list[str] = Field(default_factory=list)
+    """The views (``all`` or a domain) ranking at least two rows where every adjacent pair's paired 95 % CI of the
+    composite difference includes zero (issue 38 item 4; :mod:`mtboard.ledger.flip`): the board says so above the
+    table."""
 
 
 class Ledger(Strict):
@@ -256,5 +279,5 @@ class Ledger(Strict):
 
 
 __all__ = ["LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
-           "LedgerRow", "LedgerRank", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
+           "LedgerRow", "LedgerRank", "LedgerFlip", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
