@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from mtboard.core.errors import MtboardError
+from mtboard.ledger.flip import INSEPARABLE_LINE
 from mtboard.score.flip import (FlipRow, FlipRun, FlipSearchLimit, composite_over, flip_exact, flip_greedy,
                                 reverses)
 from mtboard.score.metrics.chrf import chrf_from_stats, chrf_from_totals, chrf_from_totals_array
@@ -186,3 +187,48 @@ def test_every_board_shows_flip_distances(committed_site):
             assert ('data-inseparable' in html) == (view in board["inseparable"]), page
             checked += len(shown)
     assert checked > 0
+
+
+def _toy_board(tmp_path, names: tuple[str, ...]):
+    """A site of the toy corpus (tests/test_site_cards.py: 12 hand-typed entries, real scoring) holding only the
+    standard cards ``names``; Markdown only (no MkDocs). Returns (the board page's Markdown, the ledger JSON)."""
+    import sys
+    from pathlib import Path
+
+    from mtboard.core.documents import card_bytes
+    from mtboard.site import build_site
+    from mtboard.validate import canonical_relpath
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_site_cards import standard_cards, write_toy_corpus  # noqa: PLC0415
+
+    corpus, sha = write_toy_corpus(tmp_path / "corpora")
+    for name, card in standard_cards(corpus, sha).items():
+        if name in names:
+            path = tmp_path / canonical_relpath(card)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(card_bytes(card))
+    report = build_site(tmp_path / "submissions", tmp_path / "corpora", tmp_path / "out", tmp_path / "docs",
+                        run_mkdocs=False, build_time="2026-11-29 15:00 UTC")
+    assert not report.rejected and report.cards == len(names)
+    page = (tmp_path / "docs" / "leaderboards" / "toy-en-es-v1.0.0.md").read_text(encoding="utf-8")
+    ledger = json.loads((tmp_path / "docs" / "data" / "ledger.json").read_text(encoding="utf-8"))
+    return page, ledger["boards"][0]
+
+
+def test_the_one_line_shows_only_when_every_adjacent_ci_includes_zero(tmp_path):
+    # gemma-chat and "api": the same outputs but entry 11 (composites 1 entry apart on 12): their paired CI includes
+    # zero, so the board says so above its table; the echo baseline is a reference line, not a ranked pair
+    page, board = _toy_board(tmp_path / "close", ("gemma-chat", "api", "echo"))
+    assert "all" in board["inseparable"]
+    line = '<p class="mtb-inseparable" role="status" data-inseparable>' + INSEPARABLE_LINE + "</p>"
+    assert line in page and page.index(line) < page.index("<table")
+    ranked = [r for r in board["rows"] if r["ranked"] and not r["reference"]]
+    assert len(ranked) == 2 and ranked[0]["ranks"][0]["flip"]["below"] == ranked[1]["fingerprint"]
+    shown = re.findall(r'<i class="fl">\u21c5([0-9]+|\u2014)</i>', page)
+    f = ranked[0]["ranks"][0]["flip"]["segments"]
+    assert shown == [str(f) if f is not None else "\u2014"]
+    # Apertium ("good" outputs) against gemma few-shot ("weak"): separated, no line
+    page, board = _toy_board(tmp_path / "apart", ("apertium", "gemma-fewshot", "echo"))
+    assert board["inseparable"] == [] and "data-inseparable" not in page
+    assert re.findall(r'<i class="fl">\u21c5([0-9]+|\u2014)</i>', page)

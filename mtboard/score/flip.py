@@ -197,7 +197,9 @@ def _batch(row: FlipRow, keep: np.ndarray, removed: np.ndarray) -> np.ndarray:
         comp = np.empty(m)
         names = sorted(present)
         patterns = np.stack([present[x] for x in names], axis=1) if names else np.zeros((m, 0), dtype=bool)
-        for pat in np.unique(patterns, axis=0):
+        # one presence pattern for every candidate (the usual case) needs no np.unique
+        groups = patterns[:1] if m and bool((patterns == patterns[0]).all()) else np.unique(patterns, axis=0)
+        for pat in groups:
             sel = np.all(patterns == pat, axis=1)
             vals = {x: v[sel] for x, v in values.items() if x not in present}
             vals.update({x: values[x][sel] for x, on in zip(names, pat) if on})

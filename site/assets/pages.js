@@ -135,7 +135,7 @@
       p.textContent = "Flip distance (" + fl.view + "): no removal of fewer than all the view's segments puts B above A.";
       return p;
     }
-    p.appendChild(D.createTextNode("Flip distance (" + fl.view + "): removing these " + fl.n + " segment" + (fl.n === 1 ? "" : "s") +
+    p.appendChild(D.createTextNode("Flip distance (" + fl.view + "): removing " + (fl.n === 1 ? "this segment" : "these " + fl.n + " segments") +
       " from the view puts B above A (greedy count, an upper bound on the fewest):"));
     fl.ids.forEach(function (id) { var a = el("a", String(id)); a.href = "#seg-" + id; p.appendChild(D.createTextNode(" ")); p.appendChild(a); });
     return p;
@@ -146,7 +146,7 @@
     });
     var f = $(".mtb-cmpfilter", box); if (!f || !fl.ids.length) return;
     var lb = el("label"), r = el("input"); r.type = "radio"; r.name = "mtb-k"; r.value = "flip";
-    lb.appendChild(D.createTextNode(" ")); lb.appendChild(r); lb.appendChild(D.createTextNode(" the " + fl.n + " that flip the order ")); f.appendChild(lb);
+    lb.appendChild(D.createTextNode(" ")); lb.appendChild(r); lb.appendChild(D.createTextNode(fl.n === 1 ? " the segment that flips the order " : " the " + fl.n + " that flip the order ")); f.appendChild(lb);
   }
 
   function app(box) {
