@@ -15,8 +15,8 @@ from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerClaimMark, LedgerCleanSubset,
-                                        LedgerCoverage, LedgerEvidence, LedgerFlip, LedgerMember, LedgerRank, LedgerReproduction,
-                                        LedgerModel, LedgerRow, LedgerState, LedgerTries)
+                                        LedgerCoverage, LedgerEvidence, LedgerFlip, LedgerMember, LedgerRank,
+                                        LedgerReproduction, LedgerModel, LedgerRow, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned

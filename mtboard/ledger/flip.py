@@ -11,8 +11,8 @@ A view is **inseparable** (:attr:`mtboard.ledger.tables.View.inseparable`) when 
 paired 95 % CI of every adjacent pair's composite difference includes zero. The CI is the normal-approximation interval
 of :func:`mtboard.score.stats.paired_p_value` (difference ± z₀.₉₇₅ × the bootstrap standard error of the paired
 differences on the view's shared resamples): it includes zero exactly when that p-value is ≥ α = 0.05, or the
-difference is not positive. It is the test the rank clusters draw boundaries with (:func:`mtboard.score.stats.rank_clusters`,
-adjacent rows, before Holm's correction, which only raises p-values): so on an inseparable view no boundary is drawn
+difference is not positive. It is the test the rank clusters draw boundaries with
+(:func:`mtboard.score.stats.rank_clusters`, adjacent rows, before Holm's correction, which only raises p-values): so on an inseparable view no boundary is drawn
 and every row shares one rank range, and the board's sentence never contradicts its ranks (a percentile interval of
 the differences could). The board says so in one line above its table (:data:`INSEPARABLE_LINE`).
 """

@@ -279,5 +279,5 @@ class Ledger(Strict):
 
 
 __all__ = ["LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState", "LedgerBoard",
-           "LedgerRow", "LedgerRank", "LedgerFlip", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember",
-           "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
+           "LedgerRow", "LedgerRank", "LedgerFlip", "LedgerModel", "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset",
+           "LedgerMember", "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
