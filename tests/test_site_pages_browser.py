@@ -145,6 +145,41 @@ def test_compare_from_a_board_opens_that_board_on_its_two_best_methods(served, b
         ctx.close()
 
 
+def test_a_flip_distance_opens_the_compare_page_on_its_segments(served, browser, tmp_path):
+    """Issue 38 item 4: the board's ⇅N after a rank (the flip distance to the next ranked row) links to the compare
+    page of those two rows, which lists the N segments (links to their rows) and shows only them side by side; the
+    legal domain view's link opens the domain's pair and segments."""
+    base, out = served
+    ledger = json.loads((out / "data" / "ledger.json").read_text(encoding="utf-8"))
+    board = next(b for b in ledger["boards"] if b["key"] == BOARD)
+    for view, page in (("all", BOARD), ("legal", f"{BOARD}-legal")):
+        top = next(r for r in board["rows"] if r["ranked"] and any(k["view"] == view and k["position"] == 1
+                                                                    for k in r["ranks"]))
+        flip = next(k for k in top["ranks"] if k["view"] == view)["flip"]
+        nxt = next(r for r in board["rows"] if r["fingerprint"] == flip["below"])
+        ctx, pg = _page(browser, DESKTOP)
+        pg.goto(f"{base}/leaderboards/{page}.html")
+        link = pg.locator("tr[data-row] td.c-rank a.fl").first
+        assert link.text_content() == f"\u21c5{flip['segments']}"
+        link.click()
+        pg.wait_for_selector(".mtb-flipnote")
+        pg.wait_for_selector(".mtb-sbs tbody tr", state="attached")
+        shown_b = next(m["page"] for m in nxt["members"] if m["card"] == nxt["representative"])  # runs/<id>.html
+        assert pg.input_value(".mtb-cmp-b") == shown_b[len("runs/"):-len(".html")]
+        note = pg.text_content(".mtb-flipnote")
+        assert f"Flip distance ({view}): removing these {flip['segments']} segments" in note
+        assert [a.get_attribute("href") for a in pg.locator(".mtb-flipnote a").all()] == \
+            [f"#seg-{i}" for i in flip["entries"]]
+        shown = pg.locator(".mtb-sbs tbody tr:not([hidden])")
+        assert pg.is_checked("input[name=mtb-k][value=flip]")
+        ids = {int(shown.nth(k).get_attribute("id")[4:]) for k in range(shown.count())}
+        assert ids <= set(flip["entries"]) and len(ids) == min(25, flip["segments"])  # the pager shows 25 a page
+        assert f"({flip['segments']} entries)" in pg.text_content(".mtb-cmp .mtb-pager")
+        pg.screenshot(path=str(_shots(tmp_path) / f"compare-flip-{view}.png"))
+        assert pg.errors == []
+        ctx.close()
+
+
 def test_compare_without_javascript(served, browser, tmp_path):
     base, out = served
     ctx, pg = _page(browser, DESKTOP, js=False)

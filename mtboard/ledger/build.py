@@ -1,6 +1,8 @@
 """Building the ledger from the site's inputs: plan the boards and decide every row's standing
 (:func:`mtboard.ledger.standing.decide`), compute every view's statistics (:func:`mtboard.ledger.tables.build_leaderboards`),
-then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`), count each model's
+then rank and cluster one row per fingerprint (:func:`mtboard.ledger.methods.attach_methods`), give each adjacent
+pair of ranked rows its flip distance and each view its inseparable flag (:func:`mtboard.ledger.flip.attach_flips`;
+issue 38 item 4), count each model's
 tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' facts
 (:func:`mtboard.ledger.facts.attach_facts`) and its scorer (:func:`mtboard.ledger.scorers.attach_scorers`; issue 38),
 then the contamination claims marking each row and its clean-subset score
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import canaries, contamination, facts, methods, scorers, sentinels, standing, tables, tries
+from mtboard.ledger import canaries, contamination, facts, flip, methods, scorers, sentinels, standing, tables, tries
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -71,6 +73,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
+    flip.attach_flips(boards)
     sentinels.attach(boards, getattr(inputs, "corpora", []), resamples=resamples, cache=cache)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)

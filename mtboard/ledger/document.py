@@ -15,7 +15,7 @@ from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCanaryRun, LedgerClaimMark,
-                                        LedgerCleanSubset, LedgerDrift, LedgerFloor, LedgerSentinel,
+                                        LedgerCleanSubset, LedgerDrift, LedgerFlip, LedgerFloor, LedgerSentinel,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries)
 from mtboard.ledger.build import BoardLedger
@@ -46,11 +46,14 @@ def git_commit(root: Path) -> str | None:
 def _rank(view_name: str, m: MethodRow) -> LedgerRank:
     floors = getattr(m, "floors", None)
     fm = floors[0] if floors else None
+    f = getattr(m, "flip", None)  # set by mtboard.ledger.flip.attach_flips
     return LedgerRank(view=view_name, rank=m.rank, position=m.position or None, rank_lo=m.rank_lo,
                       rank_hi=m.rank_hi, cluster=None if m.reference else m.cluster, composite=m.composite,
                       composite_ci=m.composite_ci, chrf=m.chrf,
                       inside_floor=None if fm is None else LedgerFloor(sentinel=fm.sentinel,
-                                                                       composite=fm.sentinel_composite, p=fm.p))
+                                                                       composite=fm.sentinel_composite, p=fm.p),
+                      flip=None if f is None else LedgerFlip(below=f.below, segments=f.count, entries=list(f.entries),
+                                                            method=f.method))
 
 
 def _sentinels(lb: Leaderboard) -> list[LedgerSentinel]:
@@ -143,7 +146,9 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
                                   ranked_entries=len(plan.ref_ids), rows=[_row(s, ledger, placed, lb) for s in rows],
                                   state=_state(plan.state or board_state(plan)),
                                   scorer_note=getattr(getattr(lb, "scorers", None), "note", None),
-                                  sentinels=_sentinels(lb)))
+                                  sentinels=_sentinels(lb),
+                                  inseparable=[v.domain or "all" for v in lb.views
+                                               if getattr(v, "inseparable", False)]))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
                   boards=boards, state=_state(ledger.state))
 

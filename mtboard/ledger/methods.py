@@ -58,6 +58,9 @@ class MethodRow:
     floors: list[Any] = field(default_factory=list)
     """Floor sentinels whose cluster this ranked row is inside (:class:`mtboard.ledger.sentinels.FloorMark`,
     copy-source first; issue 38), set by :func:`mtboard.ledger.sentinels.attach`."""
+    flip: Any = None
+    """The flip distance to the next ranked row of the view (:class:`mtboard.ledger.flip.RowFlip`, issue 38 item 4);
+    None for the last ranked row and reference baselines."""
     gold: tuple[str, str] | None = None
     """(official page#row, text) when the method's card has a row on the official board (issue 17): the cell links
     to it and shows the dev–gold gap."""

@@ -135,6 +135,11 @@ class View:
     """One row per method (:func:`mtboard.site.boards.attach_methods`; cards with one fingerprint merged)."""
     sentinels: list[Any] = field(default_factory=list)
     """Sentinel lines, highest composite first (:class:`mtboard.ledger.sentinels.Line`; issue 38): never ranked."""
+    ids: list[int] = field(default_factory=list)
+    """The view's entry ids, in the order its bootstrap uses (the board's ranked ids; a domain's among them)."""
+    inseparable: bool = False
+    """Every adjacent pair of ranked method rows has a paired 95 % CI that includes zero (issue 38 item 4;
+    :func:`mtboard.ledger.flip.attach_flips`), with at least two ranked rows."""
 
     @property
     def label(self) -> str:
@@ -541,7 +546,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
             row.cells["rank"] = Cell("reference", None)
     page = lb.page if domain is None else lb.page.replace(".md", f"-{domain}.md")
     view = View(domain, len(ids), rows, clusters.mdd, page, note,
-                judge_cells={k: (len(c), len(ids)) for k, (c, _) in judged.items()})
+                judge_cells={k: (len(c), len(ids)) for k, (c, _) in judged.items()}, ids=list(ids))
     return view
 
 

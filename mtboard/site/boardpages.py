@@ -28,6 +28,7 @@ from mtboard.site import boards as bd
 from mtboard.site import charts, glossary
 from mtboard.core import fmt
 from mtboard.ledger.facts import UNKNOWN
+from mtboard.ledger.flip import INSEPARABLE_LINE
 from mtboard.ledger import standing as st
 from mtboard.ledger.diff import GitDates, LedgerDiff
 from mtboard.core.schema.ledger import Ledger
@@ -581,6 +582,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                 table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main", bp.rows, part,
                                        search=i == 0 and bp.number == 1, page=bp.number, pages=bp.count)
                 common = dict(h1=h1, names=names, lb=lb, view=view, table=table, page=bp, page_rows=BOARD_PAGE_ROWS,
+                              inseparable_line=INSEPARABLE_LINE,
                               pager=pager(bp, view, lambda t, here=here: rel_link(here, t)),
                               pager_top=pager(bp, view, lambda t, here=here: rel_link(here, t), compact=True),
                               first_href=rel_link(here, view.page), csv_href=rel_link(here, view_file(view, "csv")),
@@ -701,7 +703,8 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
            spec_composite=Markup(spec_section(spec, "4", under=2)), spec_cost=Markup(spec_section(spec, "6", under=2)),
            **common)
     render("methodology/ranks.md", "methodology_ranks.md.j2", title=f"Methodology: {titles['methodology/ranks.md']}",
-           spec_ranks=Markup(spec_section(spec, "4.6", under=2)), spec_tiers=Markup(spec_section(spec, "5", under=2)),
+           spec_ranks=Markup(spec_section(spec, "4.6", under=2)),
+           spec_flip=Markup(spec_section(spec, "4.7", under=2)), spec_tiers=Markup(spec_section(spec, "5", under=2)),
            board_page_rows=BOARD_PAGE_ROWS, chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS, **common)
     render("methodology/verification.md", "methodology_verification.md.j2",
            title=f"Methodology: {titles['methodology/verification.md']}",

@@ -45,7 +45,7 @@ class BoardColumn:
 
 BOARD_COLUMNS: list[BoardColumn] = [
     BoardColumn("rank", "Rank", "", True, "recomputed", "Rank range on the composite: rows that cannot be separated "
-                "share a range (paired bootstrap, Holm-corrected)", "ranks", True),
+                "share a range (paired bootstrap, Holm-corrected); ⇅N: flip distance", "ranks", True),
     BoardColumn("method", "Method", "", None, "declared", "Model or engine (line 1); prompt and condition (line 2)",
                 "classes", True),
     BoardColumn("composite", "Composite ±CI", "0–1", False, "recomputed", "Weighted composite, 95% bootstrap CI",
@@ -462,6 +462,8 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = Non
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:
         body = _provenance(v.text, col.source)
+    if col.key == "rank" and m.flip is not None:
+        body += flip_html(m.flip)
     if col.key == "rank" and getattr(m, "floors", None):  # the ledger's decision (mtboard.ledger.sentinels); only such rows pay bytes
         fm = m.floors[0]
         body += f'<br><span class="mtb-floor" title="{_e(fm.text)}">≤ {_e(fm.sentinel)}</span>'
@@ -472,6 +474,19 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = Non
     if col.key == "vtier":
         return f'<td class="{cls}" data-v="{_e(sort)}" data-standing="{_e(m.standing.tier)}">{body}</td>'
     return f'<td class="{cls}" data-v="{_e(sort)}">{body}</td>'
+
+
+FLIP_NONE = "\u2014"
+"""What ⇅ shows when no removal of fewer than all segments reverses two rows."""
+
+
+def flip_html(flip: Any) -> str:
+    """``<i class="fl">⇅3</i>`` after a ranked row's rank: its flip distance to the next ranked row
+    (:class:`mtboard.ledger.flip.RowFlip`, greedy count; ``⇅—`` when none; issue 38 item 4). 23 bytes a row: the
+    2,000-row board's page budget (tests/test_board_pages.py) leaves no room for a link or a title per row, so the
+    column's help and the legend's glossary term explain it, and ``site/assets/board.js`` makes it a link to the
+    compare page of the two rows (``compare.html?board=…&a=<row>&flip=<view>``), which lists the segments."""
+    return f'<i class="fl">\u21c5{FLIP_NONE if flip.count is None else flip.count}</i>'
 
 
 def facts_attrs(lb: Leaderboard, fingerprint: str) -> str:
@@ -526,7 +541,8 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
     cols = visible_columns(view)
     optional = [c for c in cols if not c.core]
     shown_rows = view.methods if rows is None else rows
-    out = [f'<div class="mtb-board" data-board="{_e(table_id)}"{"" if search else " data-search-exclude"}>']
+    out = [f'<div class="mtb-board" data-board="{_e(table_id)}" data-cmp="{_e(link("compare.md"))}?board='
+           f'{_e(lb.key)}" data-view="{_e(view.domain or "all")}"{"" if search else " data-search-exclude"}>']
     out.append(filters_html(lb, view.methods, page, pages))
     if optional:
         out.append('<details class="mtb-cols"><summary>Columns</summary><fieldset><legend>Optional columns'

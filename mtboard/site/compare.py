@@ -277,8 +277,8 @@ def pairs_files(bc: BoardCompare, static: list[tuple[int, int]]) -> dict[str, di
     """Every compare data file of one board, site path → value (issue 35 item 1):
 
     * ``data/pairs/<board>.json`` (:func:`pairs_main`): runs, entry ids, chunk and data-file links;
-    * ``data/pairs/<board>.p<k>.json``: ``{"schema": "mtboard.pairs-chunk/1", "rows": [...]}``, the pairs whose
-      first row is in chunk k (:data:`PAIRS_CHUNK`), each ``[i, j, Δcomposite, lo, hi, p, Δchrf, lo, hi, p, wins,
+    * ``data/pairs/<board>.p<k>.json``: ``{"schema": "mtboard.pairs-chunk/1", "rows": [...], "flips": {...}}``, the
+      pairs whose first row is in chunk k and those rows' flip distances (:func:`flip_lists`, keyed by row index) (:data:`PAIRS_CHUNK`), each ``[i, j, Δcomposite, lo, hi, p, Δchrf, lo, hi, p, wins,
       ties, losses]`` (A = row i, B = row j, i < j ≤ i + :data:`PAIR_SPAN`; JS flips signs and swaps wins/losses
       for B-vs-A);
     * ``data/pairs/<board>.fp.json`` (:func:`fingerprints`)."""
@@ -294,10 +294,29 @@ def pairs_files(bc: BoardCompare, static: list[tuple[int, int]]) -> dict[str, di
             chunks[i // PAIRS_CHUNK].append(row + [pr.wins, pr.ties, pr.losses])
     names = [f"data/pairs/{bc.lb.key}.p{k}.json" for k in range(len(chunks))]
     files: dict[str, dict[str, Any]] = {main: pairs_main(bc, static, [_rel(main, x) for x in names])}
-    for name, rows in zip(names, chunks):
-        files[name] = {"schema": "mtboard.pairs-chunk/1", "board": bc.lb.key, "rows": rows}
+    flips = flip_lists(bc)
+    for k, (name, rows) in enumerate(zip(names, chunks)):
+        files[name] = {"schema": "mtboard.pairs-chunk/1", "board": bc.lb.key, "rows": rows,
+                       "flips": {str(i): v for i, v in flips.items() if i // PAIRS_CHUNK == k}}
     files[f"data/pairs/{bc.lb.key}.fp.json"] = fingerprints(bc)
     return files
+
+
+def flip_lists(bc: BoardCompare) -> dict[int, dict[str, list[Any]]]:
+    """Row index → view (``all`` or a domain) → ``[segments or None, next row's index, [entry ids]]``: each row's flip
+    distance to the next ranked row of each view (:attr:`mtboard.ledger.methods.MethodRow.flip`, issue 38 item 4),
+    for the compare page opened from a board's ``⇅N`` (``compare.html?board=…&a=<row>&flip=<view>``)."""
+    out: dict[int, dict[str, list[Any]]] = {}
+    for view in bc.lb.views:
+        by_key = {m.key: m for m in view.methods}
+        for m in view.methods:
+            f = m.flip
+            below = by_key.get(f.below) if f is not None else None
+            if below is None or m.rep.lc.page_id not in bc.index or below.rep.lc.page_id not in bc.index:
+                continue
+            out.setdefault(bc.index[m.rep.lc.page_id], {})[view.domain or "all"] = [
+                f.count, bc.index[below.rep.lc.page_id], list(f.entries)]
+    return out
 
 
 def pairs_main(bc: BoardCompare, static: list[tuple[int, int]], chunk_files: list[str]) -> dict[str, Any]:

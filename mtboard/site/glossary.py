@@ -65,6 +65,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("cost-adjusted", _C, "cost-adjusted-score", "Cost-adjusted score", "Quality per unit of declared cost."),
     Section("ranks", _R, "ranks-intervals-and-clusters", "Ranks, intervals and clusters", "Rows a paired bootstrap "
             "cannot separate share a rank range such as 1–2."),
+    Section("flip", _R, "flip-distance", "Flip distance", "How few segments decide the order of a row and the next "
+            "one: removing them puts the next row above."),
     Section("board-pages", _R, "board-pages", "Board pages", "Long boards continue on further pages; ranks stay "
             "the whole board's."),
     Section("downloads", _R, "downloads", "Downloads", "Each view's CSV has the table's columns rounded as shown; "
@@ -173,6 +175,8 @@ TERMS: tuple[Term, ...] = (
          "moves from run to run."),
     Term("rank-range", "rank range (1–2)", "Rows that a paired bootstrap of the composite cannot separate share a "
          "range; a rule marks where the next range starts.", "ranks"),
+    Term("flip", "⇅3 flip distance", "Removing these 3 segments puts the next row above this one (a greedy upper "
+         "bound; ⇅— never); the compare page lists them.", "flip"),
     Term("delta-rank", "Δrank", "A method's position in this domain against its position over all domains: ▲2 means "
          "two places better here, ▼1 one place worse."),
     Term("cost", "cost", "Declared API cost per segment in US dollars; \u201cno API cost (local)\u201d for a model run "

@@ -231,8 +231,24 @@
     apply(false);
   }
 
+  /* issue 38 item 4: each ranked row's "⇅N" (its flip distance to the next ranked row, written by Python) becomes a
+   * link to the compare page of the two rows, which finds the next row and lists the N segments (flip=<view>). */
+  function setupFlips(board) {
+    var cmp = board.getAttribute("data-cmp"), view = board.getAttribute("data-view");
+    if (!cmp) return;
+    Array.prototype.forEach.call(board.querySelectorAll("tr[data-row] i.fl"), function (i) {
+      var a = document.createElement("a");
+      a.className = "fl";
+      a.href = cmp + "&a=" + encodeURIComponent(i.closest("tr").getAttribute("data-row")) + "&flip=" + encodeURIComponent(view);
+      a.title = "Flip distance: the segments whose removal puts the next row above this one";
+      a.textContent = i.textContent;
+      i.parentNode.replaceChild(a, i);
+    });
+  }
+
   function init() {
     setupCostN();
+    Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupFlips);
     Array.prototype.forEach.call(document.querySelectorAll("table.mtb-board-table"), setupTable);
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupColumns);
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupFilters);

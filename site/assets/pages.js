@@ -128,13 +128,34 @@
     show(0);
   }
 
+  /* The flip distance of A over B on one view (issue 38 item 4): a sentence with links to the segments' rows. */
+  function flipNote(fl) {
+    var p = el("p", null, "mtb-flipnote");
+    if (fl.n == null) {
+      p.textContent = "Flip distance (" + fl.view + "): no removal of fewer than all the view's segments puts B above A.";
+      return p;
+    }
+    p.appendChild(D.createTextNode("Flip distance (" + fl.view + "): removing " + (fl.n === 1 ? "this segment" : "these " + fl.n + " segments") +
+      " from the view puts B above A (greedy count, an upper bound on the fewest):"));
+    fl.ids.forEach(function (id) { var a = el("a", String(id)); a.href = "#seg-" + id; p.appendChild(D.createTextNode(" ")); p.appendChild(a); });
+    return p;
+  }
+  function markFlip(box, fl) {
+    fl.ids.forEach(function (id) {
+      var tr = D.getElementById("seg-" + id); if (tr) tr.setAttribute("data-k", tr.getAttribute("data-k") + " flip");
+    });
+    var f = $(".mtb-cmpfilter", box); if (!f || !fl.ids.length) return;
+    var lb = el("label"), r = el("input"); r.type = "radio"; r.name = "mtb-k"; r.value = "flip";
+    lb.appendChild(D.createTextNode(" ")); lb.appendChild(r); lb.appendChild(D.createTextNode(fl.n === 1 ? " the segment that flips the order " : " the " + fl.n + " that flip the order ")); f.appendChild(lb);
+  }
+
   function app(box) {
     var bs = $(".mtb-cmp-board", box), sa = $(".mtb-cmp-a", box), sb = $(".mtb-cmp-b", box),
       out = $(".mtb-cmp-out", box), q = new URLSearchParams(location.search), data = null;
     box.hidden = false; $(".mtb-nojs").hidden = true;
     if (q.get("board")) bs.value = q.get("board");
     else $$("option", bs).forEach(function (o) { if (o.getAttribute("data-ids").split(" ").indexOf(q.get("a")) >= 0) bs.value = o.value; });
-    var chunks = {}, fps = {};
+    var chunks = {}, fps = {}, flipAsked = null;
     function at(rel) { return new URL(rel, base).href; }  // a data file named relative to pairs.json
     var base = null;
     function load() {
@@ -151,8 +172,18 @@
           return q.get(k) && ids.indexOf(q.get(k)) < 0; }).map(function (k) { return q.get(k); });
         sa.value = ids.indexOf(q.get("a")) >= 0 ? q.get("a") : ids[0];
         sb.value = ids.indexOf(q.get("b")) >= 0 && q.get("b") !== sa.value ? q.get("b") : ids[sa.value === ids[0] ? 1 : 0];
-        draw();
-        if (miss.length) out.insertBefore(el("p", "No run " + miss.join(", ") + " on this board: showing the default pair instead.", "mtb-warn"), out.firstChild);
+        var warn = function () {
+          if (miss.length) out.insertBefore(el("p", "No run " + miss.join(", ") + " on this board: showing the default pair instead.", "mtb-warn"), out.firstChild);
+        };
+        flipAsked = null;
+        var fv = q.get("flip"), ia = ids.indexOf(sa.value);
+        if (!fv || ia < 0) { draw(); warn(); return; }
+        // issue 38 item 4: opened from a board's "⇅N": B is the next ranked row of that view, the N segments are marked
+        chunk(Math.floor(ia / d.chunk)).then(function (ch) {
+          var F = ((ch.flips || {})[ia] || {})[fv];
+          if (F) { sb.value = ids[F[1]]; flipAsked = { view: fv, n: F[0], ids: F[2], a: sa.value, b: sb.value }; }
+          draw(); warn();
+        }, function () { draw(); warn(); });
       }, function (e) { while (out.firstChild) out.removeChild(out.firstChild); fail(out, e); });
     }
     function chunk(k) {  // pair statistics of rows [k·chunk, k·chunk + chunk), fetched once per board
@@ -197,8 +228,14 @@
       }, function (e) { fail(v, e); });
       var rd = function (id) { return at(data.rundata.replace("{id}", id)); };
       sbs.hidden = true;  // shown with the statistics above it, so the page does not jump
+      var fl = flipAsked && flipAsked.a === A.id && flipAsked.b === B.id ? flipAsked : null;
+      if (fl) c.insertBefore(flipNote(fl), sbs);
       Promise.all([shown, sideBySide(sbs, [rd(A.id), rd(B.id), at(data.corpus)], data.ids, data.tie_chrf, null, null)]).then(function () {
-        sbs.hidden = false; pager(c); openHash();
+        sbs.hidden = false;
+        if (fl) markFlip(sbs, fl);
+        pager(c);
+        if (fl && fl.ids.length) { var r = $("input[name=mtb-k][value=flip]", c); r.checked = true; r.onchange(); }
+        openHash();
       }, function (e) { sbs.hidden = false; fail(sbs, e); });
       fp().then(function (F) {
         var ra = F.runs[i], rb = F.runs[j], val = function (r, n) { return r[n] < 0 ? "\u2014" : F.values[n][r[n]]; };

@@ -69,7 +69,7 @@ if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for t
                                             CanarySet, CanarySets, ServedIdentity)
     from mtboard.core.schema.ledger import (BOARD_STATES, LEDGER_SCHEMA, SITE_STATES, Ledger, LedgerBoard,
                                             LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerDrift,
-                                            LedgerCanaryRun, LedgerEvidence, LedgerFloor,
+                                            LedgerCanaryRun, LedgerEvidence, LedgerFlip, LedgerFloor,
                                             LedgerMember, LedgerModel, LedgerRank, LedgerReproduction, LedgerRow,
                                             LedgerScorer, LedgerSentinel, LedgerState, LedgerTries, TierName)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
@@ -108,7 +108,7 @@ __all__ = [
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
     "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerScorer", "LedgerDrift", "LedgerCanaryRun",
-    "LedgerFloor", "LedgerSentinel",
+    "LedgerFloor", "LedgerSentinel", "LedgerFlip",
     # canary.py (issue 38)
     "CANARY_MAX_SETS", "CANARY_RULE", "CANARY_SET_MAX_ENTRIES", "CanaryRun", "CanarySet", "CanarySets",
     "ServedIdentity",
@@ -130,7 +130,7 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                           "LedgerCanaryRun", "LedgerCleanSubset", "LedgerCoverage", "LedgerDrift",
                           "LedgerEvidence", "LedgerMember", "LedgerRank",
                           "LedgerModel", "LedgerReproduction", "LedgerRow", "LedgerScorer", "LedgerState",
-                          "LedgerTries", "TierName", "LedgerFloor", "LedgerSentinel"),
+                          "LedgerTries", "TierName", "LedgerFloor", "LedgerSentinel", "LedgerFlip"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",

@@ -106,6 +106,20 @@ class LedgerSentinel(Strict):
     """Entries of the view the sentinel has a text for (the others score 0)."""
     entries: Count
     """Entries of the view."""
+class LedgerFlip(Strict):
+    """The flip distance from a ranked row to the next ranked row of the same view (issue 38 item 4;
+    :mod:`mtboard.ledger.flip`): the fewest segments whose removal from the view puts the next row strictly above
+    this one at the composite's 6-decimal rounding, as the greedy upper bound finds them
+    (:func:`mtboard.score.flip.flip_greedy`)."""
+
+    below: Hex64
+    """The next ranked row's fingerprint."""
+    segments: Count | None
+    """How many segments (None: no removal of fewer than all the view's segments reverses the order)."""
+    entries: list[int]
+    """The removed segments' entry ids, ascending."""
+    method: Literal["greedy"]
+    """How the count was found: ``greedy``, an upper bound on the exact distance."""
 
 
 class LedgerRank(Strict):
@@ -127,6 +141,9 @@ class LedgerRank(Strict):
     inside_floor: LedgerFloor | None = None
     """A ranked row inside a floor sentinel's rank cluster on this view (issue 38; :mod:`mtboard.ledger.sentinels`):
     the first such floor (copy-source, then shuffled); None when the row clears both, or for a reference baseline."""
+    flip: LedgerFlip | None = None
+    """The flip distance to the next ranked row of this view (issue 38 item 4); None for the last ranked row, a
+    reference baseline, and in ledgers published before issue 38."""
 
 
 class LedgerTries(Strict):
@@ -328,6 +345,10 @@ class LedgerBoard(Strict):
     sentinels: list[LedgerSentinel] = []
     """Every view's sentinel lines (issue 38), views in board order, each view's highest composite first; empty in
     ledgers published before issue 38."""
+    inseparable: list[str] = Field(default_factory=list)
+    """The views (``all`` or a domain) ranking at least two rows where every adjacent pair's paired 95 % CI of the
+    composite difference includes zero (issue 38 item 4; :mod:`mtboard.ledger.flip`): the board says so above the
+    table."""
 
 
 class Ledger(Strict):
@@ -349,6 +370,6 @@ class Ledger(Strict):
 
 
 __all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState",
-           "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerFloor", "LedgerSentinel", "LedgerModel", "LedgerTries",
-           "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember", "LedgerCanaryRun", "LedgerDrift",
+           "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerModel",
+           "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember", "LedgerCanaryRun", "LedgerDrift",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]

@@ -1,0 +1,95 @@
+"""Flip distances and inseparable views (issue 38 item 4), decided once for every view of every board.
+
+For each view, each adjacent pair of ranked method rows (the row at position k and the one at k + 1; reference
+baselines are not ranked and not paired) gets :func:`mtboard.score.flip.flip_greedy`'s flip distance — the greedy
+upper bound on the fewest segments whose removal from the view puts the lower row strictly above the upper one at
+the composite's rounding — with the removed segments' entry ids (:class:`RowFlip`, on the upper row:
+:attr:`mtboard.ledger.methods.MethodRow.flip`). The rows' composites are their shown cards' (replicate cards: the mean
+over their runs), over the view's entries.
+
+A view is **inseparable** (:attr:`mtboard.ledger.tables.View.inseparable`) when it ranks at least two rows and the
+paired 95 % CI of every adjacent pair's composite difference includes zero. The CI is the normal-approximation interval
+of :func:`mtboard.score.stats.paired_p_value` (difference ± z₀.₉₇₅ × the bootstrap standard error of the paired
+differences on the view's shared resamples): it includes zero exactly when that p-value is ≥ α = 0.05, or the
+difference is not positive. It is the test the rank clusters draw boundaries with
+(:func:`mtboard.score.stats.rank_clusters`, adjacent rows, before Holm's correction, which only raises p-values): so on an inseparable view no boundary is drawn
+and every row shares one rank range, and the board's sentence never contradicts its ranks (a percentile interval of
+the differences could). The board says so in one line above its table (:data:`INSEPARABLE_LINE`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mtboard.ledger.methods import MethodRow
+from mtboard.ledger.tables import Leaderboard, View
+from mtboard.score import stats
+from mtboard.score.flip import FlipRow, flip_greedy
+
+INSEPARABLE_LINE = ("Every adjacent pair of rows on this view has a paired 95 % confidence interval that includes "
+                    "zero: the data cannot order any row against the next one.")
+"""The one line a board or domain view shows above its table when it is inseparable."""
+
+
+@dataclass(frozen=True)
+class RowFlip:
+    """The flip distance from a ranked row to the next ranked row (``below``: its fingerprint) on one view."""
+
+    below: str
+    count: int | None
+    """Segments removed (greedy upper bound); None when no removal of fewer than all the view's segments reverses
+    the order."""
+    entries: tuple[int, ...]
+    """The removed segments' entry ids, ascending."""
+    method: str = "greedy"
+
+
+def adjacent_inseparable(real: list[MethodRow]) -> bool:
+    """True when ``real`` (a view's ranked method rows, in order) has at least two rows and every adjacent pair's
+    paired 95 % CI includes zero (see the module docstring). Rows without resamples count as including zero."""
+    if len(real) < 2:
+        return False
+    for a, b in zip(real, real[1:]):
+        diff = (a.composite or 0.0) - (b.composite or 0.0)
+        if diff > 0 and a.boot is not None and b.boot is not None and \
+                stats.paired_p_value(a.boot, b.boot, diff) < stats.ALPHA:
+            return False
+    return True
+
+
+def _view_flips(view: View, rows: dict[str, FlipRow], positions: list[int] | None) -> None:
+    real = [m for m in view.methods if not m.reference and m.position]
+    for m in view.methods:
+        m.flip = None
+    view.inseparable = adjacent_inseparable(real)
+    if not view.ids:
+        return
+    taken = {}
+    for m in real:
+        full = rows[m.rep.lc.page_id]
+        taken[m.key] = full if positions is None else full.take(positions)
+    for a, b in zip(real, real[1:]):
+        f = flip_greedy(taken[a.key], taken[b.key], view.ids)
+        a.flip = RowFlip(b.key, f.count, tuple(sorted(f.entries)))
+
+
+def attach_flips(boards: list[Leaderboard]) -> None:
+    """Set every ranked method row's :attr:`~mtboard.ledger.methods.MethodRow.flip` and every view's
+    :attr:`~mtboard.ledger.tables.View.inseparable` (after :func:`mtboard.ledger.methods.attach_methods`). Each shown
+    card is indexed once per board (its whole-board :class:`~mtboard.score.flip.FlipRow`), then sliced per view."""
+    for lb in boards:
+        if not lb.views:
+            continue
+        whole = lb.views[0].ids
+        at = {eid: k for k, eid in enumerate(whole)}
+        rows: dict[str, FlipRow] = {}
+        for view in lb.views:
+            for m in view.methods:
+                if not m.reference and m.rep.lc.page_id not in rows:
+                    rows[m.rep.lc.page_id] = FlipRow.of_card(m.rep.lc.card, whole)
+        for view in lb.views:
+            positions = None if view.ids == whole else [at[i] for i in view.ids]
+            _view_flips(view, rows, positions)
+
+
+__all__ = ["INSEPARABLE_LINE", "RowFlip", "adjacent_inseparable", "attach_flips"]
