@@ -152,7 +152,7 @@ def test_leaderboard_order_and_numbers_match_cards(site):
         assert cells["date"][0] == c.timestamp[:10] + "\u1d48"
         assert cells["model"][0] == c.model_slug + "\u1d48"
     # issue 38 item 4: every ranked row but the last carries its flip distance to the next one (⇅N) after the rank
-    flips = [re.search("\u21c5([0-9]+|\u2014)$", cells["rank"][0]) for _, cells in rows]
+    flips = [re.search("\u21c5([0-9]+|\u2014)(?![0-9])", cells["rank"][0]) for _, cells in rows]
     ranked = [f for f, (_, cells) in zip(flips, rows) if not cells["rank"][0].startswith("ref.")]
     assert all(ranked[:-1]) and ranked[-1] is None
     by_model = {full[rid].model_slug + "/" + full[rid].condition: cells["rank"][0][:f.start() if f else None]
