@@ -282,10 +282,16 @@ def inside_floor(composite: float, boot: np.ndarray, floor_composite: float, flo
     composite is not higher (p reported as 1.0), or the paired bootstrap test
     (:func:`mtboard.score.stats.paired_p_value` on the two rows' resampled composites, same resamples) gives
     p ≥ ``alpha``; None when the row is significantly above. :func:`mtboard.score.stats.rank_clusters`' boundary rule
-    applied to the two rows (one test, so Holm's correction leaves p as it is)."""
+    applied to the two rows (one test, so Holm's correction leaves p as it is). One case the normal approximation
+    cannot express: a row above the floor on *every* resample (its paired differences all positive, so their standard
+    error may be 0 — e.g. a perfect row on a corpus of a few entries) clears it, as the percentile bootstrap says;
+    :func:`~mtboard.score.stats.paired_p_value` would report 1.0 there ("nothing can be separated"), which is its
+    answer for identical rows."""
     diff = composite - floor_composite
     if diff <= 0:
         return 1.0
+    if boot.size and floor_boot.size == boot.size and bool(np.all(boot - floor_boot > 0)):
+        return None
     p = stats.paired_p_value(boot, floor_boot, diff)
     return None if p < alpha else p
 
