@@ -10,6 +10,7 @@ method, no board) and the template's block with hostile names (escaped) and with
 from __future__ import annotations
 
 import json
+import re
 import posixpath
 from html.parser import HTMLParser
 from pathlib import Path
@@ -110,7 +111,9 @@ def _board(docs: Path, page: str) -> list[dict]:
     out = []
     for _, cells in parse(docs / md, "lb-main").rows:
         by = {c["attrs"].get("class"): c for c in cells}
-        out.append({"method": by["c-method"], "rank": by["c-rank"]["text"], "composite": by["c-composite"]["text"],
+        # the rank cell's text without its flip distance to the next row (⇅N, issue 38 item 4) and floor mark
+        rank = re.sub("\u21c5.*$", "", by["c-rank"]["text"]).strip()
+        out.append({"method": by["c-method"], "rank": rank, "composite": by["c-composite"]["text"],
                     "run": resolve(md, by["c-method"]["links"][0])})
     return out
 

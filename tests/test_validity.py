@@ -277,11 +277,11 @@ def test_field_median_and_items_leave_baselines_out(committed_inputs):
     es = next(b for b in build_ledger(committed_inputs, resamples=100).boards if b.dataset_id == "mtb-en-es-dev")
     ranked = [r.lc.card for r in es.views[0].rows]
     real = [c for c in ranked if c.method_class != "baseline"]
-    assert len(real) == 3 and len(ranked) == 5
+    assert len(real) == 2 and len(ranked) == 4  # the zero-shot run withdrawn (issue 38's floor rule)
     for eid in (1, 100, 355):
         want = statistics.median(tables.sentence_chrf(next(r for r in c.results if r.entry_id == eid)) for c in real)
         assert es.field_entry_median[eid] == want
-    assert es.item_methods == 3
+    assert es.item_methods == 2
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -383,12 +383,44 @@ def test_secret_segment_verify_compares_with_the_card(tmp_path):
                                      "gemma-3-270m-q4-k-m.gguf__few-shot-completion__*.json"])
 def test_rescoring_a_committed_card_reproduces_it_byte_for_byte(pattern):
     """The committed Gemma cards were rebuilt from their own stored outputs by `mtboard rescore`; rescoring them
-    again under the same harness gives the same bytes (replicate runs included)."""
+    again under the same harness gives the same bytes (replicate runs included) — on a machine whose BLAS computes the
+    semantic encoder's float32 embeddings as the one that made the cards did. Elsewhere the only differences allowed
+    are the semantic scores, by at most the validator's tolerance (one unit of their last decimal,
+    :data:`mtboard.score.metrics.semantic.RECOMPUTE_TOLERANCE_UNITS`), and what follows from them (the mean, the seal,
+    the ancestor the re-scored card then names). Measured: an AMD EPYC without AVX2 gives entry 62 of the EN→ES
+    few-shot card 0.9037 where the card says 0.9038, with the semantic cache off."""
+    import json
+
     from mtboard.core.documents import card_bytes
     from mtboard.run.rescore import rescore_card
+    from mtboard.score.metrics import semantic
 
     path = next(p for p in SUB_ES.glob(pattern) if not p.name.endswith(".verification.json"))
-    assert card_bytes(rescore_card(path, corpora_dir=ROOT / "corpora")) == path.read_bytes()
+    new = card_bytes(rescore_card(path, corpora_dir=ROOT / "corpora"))
+    if new == path.read_bytes():
+        return
+    got, want = json.loads(new), json.loads(path.read_bytes())
+    unit = semantic.RECOMPUTE_TOLERANCE_UNITS * 10.0 ** -semantic.SEMANTIC_DECIMALS
+    diffs: list[str] = []
+
+    def walk(a, b, where):
+        if isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b):
+            for k in a:
+                walk(a[k], b[k], f"{where}/{k}")
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b)):
+                walk(x, y, f"{where}[{i}]")
+        elif a != b:
+            diffs.append(where)
+            if where.endswith("semantic_score") and "/results[" in where:
+                assert abs(a - b) <= unit + 1e-12, (where, a, b)
+
+    walk({k: v for k, v in got.items() if k != "rescored_from"}, {k: v for k, v in want.items() if k != "rescored_from"},
+         "")
+    assert diffs and all(d.endswith("semantic_score") or d in ("/run_card_hash",) or d.endswith("semantic_score_mean")
+                         for d in diffs), diffs
+    assert abs(got["scores"]["semantic_score"] - want["scores"]["semantic_score"]) <= unit
+    assert got["rescored_from"][:len(want["rescored_from"])] == want["rescored_from"]
 
 
 def test_site_rejects_a_relabelled_copy(tmp_path):
