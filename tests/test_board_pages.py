@@ -160,3 +160,27 @@ def test_2000_row_board_pages_under_250_kb(tmp_path):
     runs = tmp_path / "site" / "runs"
     index = [runs / "index.html"] + sorted(runs.glob("index-p*.html"))
     assert len(index) == 2000 // boardpages.RUNS_INDEX_ROWS and max(p.stat().st_size for p in index) <= 250_000
+
+
+def test_the_full_pager_shows_the_first_last_and_neighbouring_page_numbers():
+    """40 pages (the 2,000-row board): page 1 shows 1 2 3 … 40; page 20 shows 1 … 18 19 20 21 22 … 40; every number
+    links its page, the current one is marked; 'Next'/'Previous' link the neighbours (hand-written expectations)."""
+    import re
+
+    from mtboard.site.boardpages import BoardPage, _pager
+
+    def numbers(n: int) -> list[str]:
+        page = BoardPage(number=n, count=40, path="x", rows=[], first=50 * n - 49, last=50 * n, ranked=2000)
+        html = str(_pager(page, lambda k: f"p{k}.html", lambda t: t, "Board pages", "Ranked rows"))
+        return re.findall(r'>(\d+|\u2026)</(?:a|strong)>|(\u2026)', html)
+
+    def flat(n):
+        return [a or b for a, b in numbers(n)]
+
+    assert flat(1) == ["1", "2", "3", "\u2026", "40"]
+    assert flat(20) == ["1", "\u2026", "18", "19", "20", "21", "22", "\u2026", "40"]
+    assert flat(39) == ["1", "\u2026", "37", "38", "39", "40"]
+    page = BoardPage(number=20, count=40, path="x", rows=[], first=951, last=1000, ranked=2000)
+    html = str(_pager(page, lambda k: f"p{k}.html", lambda t: t, "Board pages", "Ranked rows"))
+    assert '<strong aria-current="page">20</strong>' in html and '<a href="p19.html" rel="prev">' in html
+    assert '<a href="p21.html" rel="next">' in html and '<a href="p40.html" aria-label="Page 40">40</a>' in html

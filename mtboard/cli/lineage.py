@@ -30,12 +30,13 @@ def lineage(
     read from its signatures) differs from this code's, from its stored outputs (no translation), and print which
     ranks moved: a Markdown table (board, method row, rank before → after, composite before → after, Δ) for the pull
     request. Cards with judge verdicts or neural metrics are kept from their older scorer and listed. Exit 0 whether
-    or not anything moved."""
+    or not anything moved; non-zero, after writing the report, when a stale card could not be re-scored (no matching
+    corpus, a broken seal …): the job must not go green with the board on two scorers by accident."""
     import tempfile
 
     from mtboard.core.errors import InputError
     from mtboard.core.documents import atomic_write
-    from mtboard.ledger.lineage import run_lineage
+    from mtboard.ledger.lineage import REFUSED, run_lineage
     from mtboard.score.lineage import current_scorer
 
     if not submissions.is_dir():
@@ -50,3 +51,8 @@ def lineage(
     if not as_json:
         typer.echo(f"\nre-scored cards and report: {folder}" + (f" (and under {submissions})" if report.written
                                                                 else ""), err=True)
+    failed = [k for k in report.kept if k.reason.startswith(REFUSED)]
+    if failed:
+        raise InputError(f"{len(failed)} stale card(s) could not be re-scored; the first: {failed[0].reason}",
+                         where=failed[0].path, fix="pass --corpora with the corpora the cards were run on, or fix "
+                         "the card; the report lists every card kept on its older scorer")

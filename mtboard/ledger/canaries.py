@@ -23,7 +23,7 @@ from mtboard.core.schema.canary import CanaryRun
 from mtboard.ledger.load import Inputs
 from mtboard.ledger.tables import DIGITS, Leaderboard
 from mtboard.score.metrics import bootstrap
-from mtboard.verify.canary import reference
+from mtboard.verify.canary import API_BACKENDS, reference
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,15 @@ def attach(boards: list[Leaderboard], inputs: Inputs, resamples: int = bootstrap
                     if (r.dataset_id, r.version, r.sha256) == (lb.dataset_id, lb.version, lb.sha256)
                     and lb.segment == "development"]
             if lc is None or not runs:
+                continue
+            # a record counts only for an API row (a local or RBMT engine cannot drift under its name) whose method
+            # it re-ran (verify/canary.API_BACKENDS; issue 38 review)
+            foreign = [p for p, r in runs if lc.card.method.backend not in API_BACKENDS or r.method != lc.card.method.spec]
+            for p in foreign:
+                inputs.warnings.append(f"canary run left out: {p}: its method or the row's backend is not an API "
+                                       f"method re-run of {lc.card.method.spec} (fix: remove the file)")
+            runs = [(p, r) for p, r in runs if p not in foreign]
+            if not runs:
                 continue
             drift, warnings = row_drift(lc.card, runs, resamples)
             inputs.warnings.extend(warnings)

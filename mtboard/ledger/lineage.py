@@ -65,6 +65,11 @@ class Rescored:
     composite_after: float
 
 
+REFUSED = "rescoring refused it"
+"""The start of a :class:`Kept` reason for a card ``mtboard rescore`` could not re-score (``mtboard lineage`` then
+exits non-zero), unlike a card kept on purpose (judge verdicts, neural metrics)."""
+
+
 @dataclass(frozen=True)
 class Kept:
     """A stale card left as it is: ``reason`` says why and what to do."""
@@ -267,7 +272,7 @@ def run_lineage(submissions: Path, corpora: Path, out: Path, current: Scorer, *,
             try:
                 new = rescore_card(path, corpora_dir=corpora)
             except MtboardError as exc:
-                reason = f"rescoring refused it: {exc.one_line()}"
+                reason = f"{REFUSED}: {exc.one_line()}"
         if reason is not None:
             report.kept.append(Kept(s.path, s.scorer, reason))
             continue
@@ -300,5 +305,5 @@ def _replace(root: Path, new_cards: dict[str, RunCard]) -> None:
             os.unlink(root / old)
 
 
-__all__ = ["OLDER_PARTS", "Stale", "Rescored", "Kept", "Move", "LineageReport", "find_stale", "compare",
+__all__ = ["OLDER_PARTS", "REFUSED", "Stale", "Rescored", "Kept", "Move", "LineageReport", "find_stale", "compare",
            "run_lineage"]

@@ -299,13 +299,16 @@ def inside_floor(composite: float, boot: np.ndarray, floor_composite: float, flo
 def cache_key(sha256: str, segment: str, others: Sequence[str] = ()) -> str:
     """SHA-256 (hex) of what a segment's sentinels depend on: the cache format, :data:`RULES_VERSION`, the harness
     version, the mechanical policy and text normalisation versions, the FST analyser in use for the target (its
-    version string or none; added by the caller through ``segment``), the corpus SHA-256 and the other corpora's
-    SHA-256 (the wrong-language sentinel)."""
+    version string or none; added by the caller through ``segment``), the corpus SHA-256, the other corpora's
+    SHA-256 (the wrong-language sentinel), and the scorer's libraries: the chrF++ signature (sacrebleu's version) and
+    the semantic score's (model, package, weights) — a lock-file bump alone re-scores the sentinels."""
     import mtboard  # noqa: PLC0415
+    from mtboard.score.metrics.chrf import chrf_signature  # noqa: PLC0415
+    from mtboard.score.metrics.semantic import semantic_signature  # noqa: PLC0415
 
     h = hashlib.sha256()
     for part in (CACHE_FORMAT, RULES_VERSION, mtboard.HARNESS_VERSION, checks.POLICY_VERSION, NORMALISATION_VERSION,
-                 sha256, segment, *sorted(others)):
+                 chrf_signature(), semantic_signature(), sha256, segment, *sorted(others)):
         h.update(part.encode("utf-8") + b"\0")
     return h.hexdigest()
 

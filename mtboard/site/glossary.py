@@ -150,7 +150,8 @@ TERMS: tuple[Term, ...] = (
     Term("sentinel", "sentinel line", "A text the build makes from the corpus itself, without a model (the source "
          "copied, another entry's reference, the reference cut to half or doubled, without markup, in another "
          "language), scored as a run and shown under the board, never ranked. Copy-source and shuffled are floors: "
-         "a row marked ≤ is not significantly above one; CI refuses such a submission.", "sentinels"),
+         "a row marked ≤ is not significantly above one on that view; CI refuses a submission inside a floor on its "
+         "whole development view (a domain view's mark is shown, not enforced).", "sentinels"),
     # the numbers
     Term("composite", "composite", "Weighted mean of the available metrics, 0–1, higher is better; boards are ranked "
          "on it.", "composite"),
