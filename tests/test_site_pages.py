@@ -487,7 +487,9 @@ def test_board_csv_has_the_view_columns_rounded_as_shown(docs):
     text = (docs / "leaderboards" / f"{BOARD}.csv").read_bytes().decode("utf-8")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert text.split("\r\n", 1)[0] == (
-        "rank_lo,rank_hi,method_id,method_label,model,method_class,reference,composite,composite_lo,composite_hi,"
+        # issue 38 item 4: each ranked row's flip distance to the next and its segments, as the rank cell shows it
+        "rank_lo,rank_hi,flip_segments,flip_entries,method_id,method_label,model,method_class,reference,composite,"
+        "composite_lo,composite_hi,"
         "verification_tier,chrf,chrf_lo,chrf_hi,cost_per_segment_usd,cost_source,latency_median_s,entries_per_s,"
         "run_date,exact,fst,semantic,bleu,ter,cost_adj,quality_tier,tokens,n_cards,card_ids,first_run,last_run,"
         # issue 37: what the board says of each row's model (boardpages.MODEL_FIELDS; no clean subset here: no
@@ -497,6 +499,9 @@ def test_board_csv_has_the_view_columns_rounded_as_shown(docs):
     assert all(any(r[k] for r in rows) for k in rows[0])  # no column empty in every row
     table = _table_cells((docs / "leaderboards" / f"{BOARD}.md").read_text(encoding="utf-8"))
     assert rows[0]["rank_lo"] == "1" and rows[0]["card_ids"] == APERTIUM
+    # Apertium's flip distance to the Gemma few-shot row, as its rank cell shows it (⇅140) and the ledger holds it
+    assert rows[0]["flip_segments"] == "140" and len(rows[0]["flip_entries"].split(";")) == 140
+    assert "\u21c5140" in table[rows[0]["method_id"]]["rank"]
     assert rows[0]["composite"] == table[rows[0]["method_id"]]["composite"].split()[0] == "0.570"
     checked = 0
     for r in rows:

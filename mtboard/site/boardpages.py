@@ -248,6 +248,14 @@ def board_rows(view: View, lb: Leaderboard | None = None) -> list[dict[str, Any]
         floors = getattr(m, "floors", None) or []  # the ledger's decision (mtboard.ledger.sentinels; issue 38)
         row["inside_floor"] = floors[0].sentinel if floors else None
         row["inside_floor_p"] = floors[0].p if floors else None
+        # the other issue 38 decisions of the ledger, as the page shows them (one decision, every surface)
+        flip = getattr(m, "flip", None)  # mtboard.ledger.flip: greedy count to the next ranked row, its entries
+        row["flip_segments"] = None if flip is None or flip.count is None else flip.count
+        row["flip_entries"] = None if flip is None else ";".join(str(i) for i in flip.entries)
+        drift = (getattr(lb, "drift", None) or {}).get(m.key) if lb is not None else None
+        row["drift"] = drift.text if drift is not None and drift.drifted else None
+        scorers = getattr(lb, "scorers", None) if lb is not None else None
+        row["older_scorer"] = scorers.mark(m.key) if scorers is not None else None
         standing = m.standing
         row["verification_tier"] = standing.tier
         row["verification_label"] = standing.label
@@ -274,8 +282,8 @@ def _bounds(key: str) -> list[str]:
 
 
 CSV_GROUPS: dict[str, list[str]] = {
-    "rank": ["rank_lo", "rank_hi", "inside_floor"],
-    "method": ["method_id", "method_label", "model", "method_class", "reference"],
+    "rank": ["rank_lo", "rank_hi", "inside_floor", "flip_segments", "flip_entries"],
+    "method": ["method_id", "method_label", "model", "method_class", "reference", "older_scorer", "drift"],
     "composite": _bounds("composite") + ["composite_sd", "composite_cards_min", "composite_cards_max"],
     "vtier": ["verification_tier"],
     "drank": ["delta_rank"],
