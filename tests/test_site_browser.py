@@ -54,7 +54,9 @@ def _shots(tmp_path: Path) -> Path:
 
 
 def _column(pg, key: str) -> list[str]:
-    return pg.eval_on_selector_all(f"#lb-main tbody tr:not([hidden]) .c-{key}", "els => els.map(e => e.textContent)")
+    texts = pg.eval_on_selector_all(f"#lb-main tbody tr:not([hidden]) .c-{key}", "els => els.map(e => e.textContent)")
+    # the rank cell's text: the rank without the flip distance to the next row after it (⇅N; issue 38 item 4)
+    return [t.split("\u21c5")[0] for t in texts] if key == "rank" else texts
 
 
 def _value(text: str) -> float:
