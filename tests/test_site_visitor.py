@@ -75,7 +75,7 @@ def test_task1_best_system_for_pair_and_domain_in_two_clicks(site, browser):
     assert pg.url.endswith(LEGAL)
     assert pg.text_content("h1").startswith("EN\u2192ES \u00b7 legal domain")
     first = pg.locator("#lb-main tbody tr").first
-    assert first.locator("td.c-rank").text_content() == "1"
+    assert first.locator("td.c-rank").text_content().split("\u21c5")[0] == "1"  # then ⇅N (issue 38 item 4)
     method = first.locator("th.c-method .mtb-m1").text_content()
     score = first.locator("td.c-composite").text_content()
     assert method and ("\u00b1" in score or "/\u2212" in score)  # the CI beside the score
@@ -131,7 +131,8 @@ def test_keyboard_sort_state_in_url(site, browser):
 def test_boards_readable_without_javascript(site, browser):
     ctx, pg = _page(browser, java_script_enabled=False)
     pg.goto(site + BOARD)
-    ranks = pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")
+    ranks = [r.split("\u21c5")[0] for r in  # the rank, without the flip distance after it (issue 38 item 4)
+             pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")]
     assert ranks[0] == "1" and any("ref." in r for r in ranks)
     assert "\u00b1" in pg.text_content("#lb-main") or "/\u2212" in pg.text_content("#lb-main")
     assert pg.locator(".mtb-domains a").count() == 7 and pg.locator("a", has_text="CSV").count() == 1
@@ -364,7 +365,7 @@ def test_visitor_task01_best_for_a_domain_and_how_sure(site, browser):
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="EN\u2192ES").locator("a", has_text="legal").click()  # 1
     first = pg.locator("#lb-main tbody tr").first
-    assert first.locator("td.c-rank").text_content() == "1"
+    assert first.locator("td.c-rank").text_content().split("\u21c5")[0] == "1"  # then ⇅N (issue 38 item 4)
     assert "\u00b1" in first.locator("td.c-composite").text_content() or "/\u2212" in first.locator(
         "td.c-composite").text_content()
     assert "Only 45 segments" in pg.text_content(".mtb-warn")  # how sure: the page says the domain is small
@@ -447,7 +448,8 @@ def test_visitor_task08_download_a_csv(site, browser):
     import csv  # noqa: PLC0415
     rows = list(csv.DictReader(open(dl.value.path(), encoding="utf-8")))
     assert rows[0]["rank_lo"] == "1" and rows[0]["composite"] == "0.570"  # rounded as the table shows it
-    assert len(rows) == 5  # 3 methods + 2 reference baselines
+    # 2 methods + 2 reference baselines, then the 5 sentinel lines (issue 38; the zero-shot run withdrawn)
+    assert len(rows) == 9 and [r["method_class"] for r in rows].count("sentinel") == 5
     ctx.close()
 
 
@@ -513,7 +515,8 @@ def test_visitor_task14_without_javascript(site, browser):
     pg.goto(site + "index.html")
     assert pg.locator("#overview tbody tr").count() >= 3  # the matrix is plain HTML
     pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
-    ranks = pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")
+    ranks = [r.split("\u21c5")[0] for r in  # the rank, without the flip distance after it (issue 38 item 4)
+             pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")]
     assert ranks[0] == "1" and "\u00b1" in pg.text_content("#lb-main")
     assert pg.locator(".mtb-domains a").count() == 7 and pg.locator(".mtb-dl a", has_text="CSV").count() == 1
     assert pg.locator(".md-tabs__link", has_text="Methodology").count() == 1
