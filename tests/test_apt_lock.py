@@ -89,7 +89,9 @@ def test_it_gives_up_after_the_bound_with_the_holder_and_the_fix(lock, args):
     assert re.match(r"apt-get-wait: gave up after ([6-9]|[12][0-9]) s: the apt/dpkg lock is still held by process "
                     rf"{os.getpid()} ", last), last
     assert last.endswith("set MTBOARD_APT_LOCK_WAIT=SECONDS to wait longer")
-    assert 6.0 <= took < 30, took
+    # the script counts whole seconds (bash's $SECONDS ticks on the second, not 1 s after the start): it may give up
+    # after 5.x s of wall time (5.87 s seen in a clean-clone CI run)
+    assert 5.0 <= took < 30, took
 
 
 def test_any_other_failure_is_apt_gets_own_at_once():
