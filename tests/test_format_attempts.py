@@ -216,3 +216,17 @@ def test_committed_cards_keep_their_bytes_and_have_one_attempt():
         assert all(r.format_attempts == 1 and not r.failed_attempts
                    for rr in [card.results, *[x.results for x in card.replicate_runs]] for r in rr), path
         assert "format_attempt" not in (card.scores.signatures.composite or "")
+
+
+def test_run_page_rows_show_attempts_and_penalty(made):
+    from mtboard.ledger.tables import format_attempt_rows
+    from mtboard.site.rundata import _row
+
+    card, *_ = made
+    assert format_attempt_rows(card) == [
+        ("format attempt limit", 5, "method"),
+        ("format attempts", "2 extra over 1 of 4 entries; penalty 0.1 × 2 ÷ 4 = 0.0500 of the composite "
+                            "(≈ 1.0000 before the penalty → 0.9500)", "results")]
+    by_id = {r.entry_id: r for r in card.results}
+    assert _row(by_id[2], None)[11] == [["format.markdown", "**ES Open the file.**"]] * 2
+    assert len(_row(by_id[1], None)) == 11  # rows of entries asked once keep their shape

@@ -687,6 +687,30 @@ def tool_rows(card: RunCard) -> list[tuple[str, Any, str]]:
     return rows
 
 
+def format_attempt_rows(card: RunCard) -> list[tuple[str, Any, str]]:
+    """Run-page rows of a card made with ``--format-attempts N`` (N ≥ 2; issue 39): the limit, and for run 0 the
+    entries asked again, the extra attempts and the penalty they cost the composite (docs/SCORING_SPEC.md §3.4: the
+    composite before the penalty times ``0.1 × extra ÷ entries``, recomputed from the card's composite). ``[]`` for
+    a card asking once. Rows are ``(label, value, card field)`` like the run page's other top rows."""
+    from mtboard.score.metrics.composite import FORMAT_ATTEMPT_PENALTY  # noqa: PLC0415
+
+    if card.method.format_attempts is None:
+        return []
+    extra = [r.format_attempts - 1 for r in card.results]
+    n, total = len(extra), sum(extra)
+    rows: list[tuple[str, Any, str]] = [("format attempt limit", card.method.format_attempts, "method")]
+    share = FORMAT_ATTEMPT_PENALTY * total / n if n else 0.0
+    if total:
+        before = card.scores.composite / (1.0 - share)
+        text = (f"{total} extra over {sum(1 for x in extra if x)} of {n} entries; penalty "
+                f"{FORMAT_ATTEMPT_PENALTY:g} × {total} ÷ {n} = {share:.4f} of the composite "
+                f"(≈ {before:.4f} before the penalty → {card.scores.composite:.4f})")
+    else:
+        text = f"none: every one of {n} entries answered in format at the first attempt"
+    rows.append(("format attempts", text, "results"))
+    return rows
+
+
 def fingerprint_diff(a: RunCard, b: RunCard) -> list[tuple[str, Any, Any, bool]]:
     """Component-by-component comparison: (component, value in a, value in b, differs)."""
     ca, cb = a.fingerprint.components, b.fingerprint.components

@@ -163,7 +163,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                    ("temperature", card.temperature, "temperature"), ("batch size", card.batch_size, "batch_size"),
                    ("max retries", card.max_retries, "max_retries"),
                    ("tools", ", ".join(card.tools_enabled) or None, "tools_enabled"),
-                   *tables.tool_rows(card),
+                   *tables.tool_rows(card), *tables.format_attempt_rows(card),
                    ("coaching data SHA-256", card.coaching_data_sha256, "coaching_data_sha256"),
                    ("FST version", card.fst_version, "fst_version"), ("model id (API)", card.model_id, "model_id"),
                    ("harness version", card.harness_version, "harness_version"),
