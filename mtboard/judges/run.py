@@ -19,6 +19,9 @@ Rules (issue 5):
   ``judge_failed`` cells are excluded and reported as coverage (judged n of N: the GEMBA note compares systems on
   common cells only, which the leaderboard does); ``breakdown['mean']['scored_only']`` is the mean over scored
   entries alone.
+* Admission (BookTrans; issue 39): before a per-entry judge judges the card it answers a fixed set of known-answer
+  items (:mod:`mtboard.judges.admission`); the result is its summary's ``admission``. A judge that is not admitted
+  still judges the card (its verdicts are kept), but the board does not count it.
 * The checkpoint judge follows BookTrans: each of the card's translation replicates (``--runs N``) is judged once,
   and the summary reports the mean and spread of those run scores (not one translation judged N times).
 * Judge endpoint: ``JUDGE_BASE_URL`` + ``JUDGE_API_KEY``; when ``JUDGE_BASE_URL`` is unset, ``OPENAI_BASE_URL`` +
@@ -42,6 +45,7 @@ from mtboard.core import documents
 from mtboard.core.canonical import canonical_bytes, sha256_hex
 from mtboard.core.errors import ConfigError
 from mtboard.judges import checkpoints as cp
+from mtboard.judges.admission import ADMITTING_KINDS, admission_record, load_admission_set
 from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
 from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, Progress, gather_or_cancel, not_sent, retry_messages
@@ -297,6 +301,8 @@ class _Session:
     card: RunCard
     items: dict[int, JudgeItem]
     store: JudgeStore
+    admission_store: JudgeStore
+    """Where the admission items' answers go (``WORKDIR/admission/judge/``), apart from the card's."""
     bench: cp.Bench | None
     endpoint: dict[str, Any]
     prices: tuple[float | None, float | None]
@@ -360,11 +366,34 @@ async def _judge_kind(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, client:
         return verdicts, _summary(spec, judge_cls, prompt_sha, fam, caller, verdicts, mean=agg["mean"],
                                   spread=agg["spread"], breakdown=agg["breakdown"], runs=agg["runs"],
                                   extra=agg["extra"], **common)
+    admission = await _admission(s, spec, prompt, prompt_sha, client) if spec.kind in ADMITTING_KINDS else None
     verdicts = await _run_entry_judge(spec, s.card, s.items, caller, prompt, s.max_attempts, s.concurrency,
                                       s.progress)
     mean, breakdown = _entry_aggregate(judge_cls, s.card, s.items, verdicts)
     return verdicts, _summary(spec, judge_cls, prompt_sha, fam, caller, verdicts, mean=mean, spread=None,
-                              breakdown=breakdown, runs=1, **common)
+                              breakdown=breakdown, runs=1,
+                              extra={"admission": admission.model_dump(mode="json")} if admission else None,
+                              **common)
+
+
+async def _admission(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, prompt_sha: str, client: Any):
+    """The judge's admission check (:mod:`mtboard.judges.admission`): every item of the fixed set judged once with
+    the same prompt, options and retries as the card's entries, through a caller of its own (its answers in
+    ``WORKDIR/admission/judge/``, counted in no summary). Returns the :class:`JudgeAdmission` record."""
+    judge_cls = REGISTRY[spec.kind]
+    aset = load_admission_set()
+    caller = Caller(spec, prompt_sha, client, s.admission_store, s.max_tokens or judge_cls.default_max_tokens,
+                    s.endpoint["endpoint_host_sha256"])
+    judge: EntryJudge = judge_cls()
+    sem = asyncio.Semaphore(s.concurrency)
+
+    async def one(item: JudgeItem) -> JudgeVerdict:
+        async with sem:
+            return await _judge_entry(judge, prompt, caller, item, s.max_attempts)
+
+    verdicts = await gather_or_cancel(one(it) for it in aset.judge_items())
+    s.admission_store.write_log(spec.kind)
+    return admission_record(spec.kind, aset, list(verdicts))
 
 
 async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str], *, workdir: Path,
@@ -416,12 +445,13 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     loaded_bench = _bench_for_card(card, [s.kind for s in specs], bench)
     prompts = {s.kind: load_judge_prompt(REGISTRY[s.kind].prompt_name) for s in specs}
     store = JudgeStore(Path(workdir))
+    admission_store = JudgeStore(Path(workdir) / "admission")
     items = _items(card, corpus)
     factory = client_factory or (lambda: default_client_factory(concurrency, base_url))
     client = factory()
     endpoint = {"api_provider": getattr(client, "api_provider", None),
                 "endpoint_host_sha256": endpoint_host_sha256(getattr(client, "base_url", None))}
-    session = _Session(card=card, items=items, store=store, bench=loaded_bench, endpoint=endpoint,
+    session = _Session(card=card, items=items, store=store, admission_store=admission_store, bench=loaded_bench, endpoint=endpoint,
                        prices=(price_in_per_mtok, price_out_per_mtok), max_attempts=max_attempts,
                        max_tokens=max_tokens, concurrency=concurrency, runs=runs, progress=progress)
     new_verdicts: dict[str, list[JudgeVerdict]] = {}

@@ -177,8 +177,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             score_pairs += [(f"totals.{k}", v) for k, v in _scalar_pairs(card.totals, set())]
             score_pairs += [(f"by_domain.{d}", f"n={b.n}, chrF++ {fmt.num(b.chrf_plus_plus, 1)}, composite "
                              f"{fmt.rate(b.composite)}") for d, b in sorted(card.scores.by_domain.items())]
-            judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…")
-                          for k, j in sorted(card.judges.items())]
+            judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…"
+                           + tables.admission_text(j)) for k, j in sorted(card.judges.items())]
             nxt = compare_next.get(lc.page_id)
             rp = runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None)
             review_link = runpage.review_page(lc)  # spec §7.3: one review page; the sample in the run's data file
