@@ -91,7 +91,7 @@ def _judged(wrong: bool) -> bytes:
                                 workdir=work, allow_self_judge=False, concurrency=2,
                                 client_factory=lambda: LLMClient(srv.url, None, max_retries=0))
             asked = len(srv.requests)
-        logged = (work / "admission" / "judge" / "gemba-mqm.answers.jsonl").read_text(encoding="utf-8")
+        logged = (work / "judge" / "gemba-mqm.admission.answers.jsonl").read_text(encoding="utf-8")
         card_log = (work / "judge" / "gemba-mqm.answers.jsonl").read_text(encoding="utf-8")
     finally:
         shutil.rmtree(work, ignore_errors=True)

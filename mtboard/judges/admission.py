@@ -16,8 +16,9 @@ error with adequacy ≤ 2. Admission: at least :attr:`AdmissionSet.threshold` (9
 allowed, no more. The checkpoint judge has no admission here: its key is the benchmark's own and is judged per
 document (recorded as absent).
 
-The items are asked through a caller of their own and stored under ``WORKDIR/admission/judge/`` (answers cached
-like any judge answer, so re-judging a card asks nothing again), so they count in no summary of the card's entries.
+The items are asked through a caller of their own: their answers are cached in ``WORKDIR/judge/cache.jsonl`` like
+any judge answer (re-judging a card asks nothing again) and logged in ``WORKDIR/judge/KIND.admission.answers.jsonl``,
+apart from the card's entries, so they count in no summary figure.
 """
 
 from __future__ import annotations

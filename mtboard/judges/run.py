@@ -93,8 +93,11 @@ def default_client_factory(concurrency: int = 8, base_url: str | None = None) ->
 
 
 async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, item: JudgeItem,
-                       max_attempts: int) -> JudgeVerdict:
+                       max_attempts: int, log_kind: str | None = None) -> JudgeVerdict:
+    """One entry judged (module docstring's rules); its answers logged under ``log_kind`` (default the judge's
+    kind; the admission items under ``KIND.admission``)."""
     messages = prompt.render(**judge.variables(item))
+    kind = log_kind or judge.kind
     last_text: str | None = None
     reason = "no answer"
     for attempt in range(1, max_attempts + 1):
@@ -102,7 +105,7 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
         base_log = {"entry_id": item.entry_id, "run": 0, "attempt": attempt, "key": ans.key, "cached": ans.cached,
                     "text": ans.text, "finish_reason": ans.finish_reason, "error_kind": ans.error_kind}
         if not caller.answered(ans):
-            caller.store.log(judge.kind, {**base_log, "parse": "no-answer", "error": ans.error})
+            caller.store.log(kind, {**base_log, "parse": "no-answer", "error": ans.error})
             return JudgeVerdict(status="judge_failed", score=None, attempts=attempt,
                                 raw_answer=last_text,
                                 justification=f"judge call failed ({ans.error_kind}): {(ans.error or '')[:200]}")
@@ -112,10 +115,10 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
             caller.tally.unparsed += 1
             reason = exc.reason
             last_text = ans.text
-            caller.store.log(judge.kind, {**base_log, "parse": "failed", "parse_error": reason})
+            caller.store.log(kind, {**base_log, "parse": "failed", "parse_error": reason})
             messages = retry_messages(prompt, messages, ans.text, reason)
             continue
-        caller.store.log(judge.kind, {**base_log, "parse": "ok", "score": verdict.score})
+        caller.store.log(kind, {**base_log, "parse": "ok", "score": verdict.score})
         # the answer that decided the verdict is kept, so the validator can parse it again (issue 32)
         return verdict.model_copy(update={"attempts": attempt, "raw_answer": ans.text})
     return JudgeVerdict(status="judge_failed", score=None, attempts=max_attempts,
@@ -301,8 +304,6 @@ class _Session:
     card: RunCard
     items: dict[int, JudgeItem]
     store: JudgeStore
-    admission_store: JudgeStore
-    """Where the admission items' answers go (``WORKDIR/admission/judge/``), apart from the card's."""
     bench: cp.Bench | None
     endpoint: dict[str, Any]
     prices: tuple[float | None, float | None]
@@ -378,21 +379,22 @@ async def _judge_kind(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, client:
 
 async def _admission(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, prompt_sha: str, client: Any):
     """The judge's admission check (:mod:`mtboard.judges.admission`): every item of the fixed set judged once with
-    the same prompt, options and retries as the card's entries, through a caller of its own (its answers in
-    ``WORKDIR/admission/judge/``, counted in no summary). Returns the :class:`JudgeAdmission` record."""
+    the same prompt, options and retries as the card's entries, through a caller of its own (its answers cached
+    in ``WORKDIR/judge/`` with the card's, logged in ``KIND.admission.answers.jsonl``, counted in no summary).
+    Returns the :class:`JudgeAdmission` record."""
     judge_cls = REGISTRY[spec.kind]
     aset = load_admission_set()
-    caller = Caller(spec, prompt_sha, client, s.admission_store, s.max_tokens or judge_cls.default_max_tokens,
+    caller = Caller(spec, prompt_sha, client, s.store, s.max_tokens or judge_cls.default_max_tokens,
                     s.endpoint["endpoint_host_sha256"])
     judge: EntryJudge = judge_cls()
     sem = asyncio.Semaphore(s.concurrency)
 
     async def one(item: JudgeItem) -> JudgeVerdict:
         async with sem:
-            return await _judge_entry(judge, prompt, caller, item, s.max_attempts)
+            return await _judge_entry(judge, prompt, caller, item, s.max_attempts, f"{spec.kind}.admission")
 
     verdicts = await gather_or_cancel(one(it) for it in aset.judge_items())
-    s.admission_store.write_log(spec.kind)
+    s.store.write_log(f"{spec.kind}.admission")
     return admission_record(spec.kind, aset, list(verdicts))
 
 
@@ -445,13 +447,12 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
     loaded_bench = _bench_for_card(card, [s.kind for s in specs], bench)
     prompts = {s.kind: load_judge_prompt(REGISTRY[s.kind].prompt_name) for s in specs}
     store = JudgeStore(Path(workdir))
-    admission_store = JudgeStore(Path(workdir) / "admission")
     items = _items(card, corpus)
     factory = client_factory or (lambda: default_client_factory(concurrency, base_url))
     client = factory()
     endpoint = {"api_provider": getattr(client, "api_provider", None),
                 "endpoint_host_sha256": endpoint_host_sha256(getattr(client, "base_url", None))}
-    session = _Session(card=card, items=items, store=store, admission_store=admission_store, bench=loaded_bench, endpoint=endpoint,
+    session = _Session(card=card, items=items, store=store, bench=loaded_bench, endpoint=endpoint,
                        prices=(price_in_per_mtok, price_out_per_mtok), max_attempts=max_attempts,
                        max_tokens=max_tokens, concurrency=concurrency, runs=runs, progress=progress)
     new_verdicts: dict[str, list[JudgeVerdict]] = {}

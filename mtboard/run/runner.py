@@ -671,7 +671,7 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
             card, judge_note = run_judge_hook(judge, plan, card)
         except BaseException as exc:  # report.md on every stop after translation, saying why the judges did not run
             why = exc.one_line() if isinstance(exc, MtboardError) else type(exc).__name__
-            with suppress(OSError):  # a full disk must not hide why the judges stopped
+            with suppress(OSError, StorageError):  # a full disk must not hide why the judges stopped
                 write_report(plan.work_dir / REPORT, translated, card, price_source,
                              f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
                              f"{plan.work_dir}`)")

@@ -118,7 +118,7 @@ class JudgeSummary(Strict):
         "judge_families": "consistent", "translator_families": "consistent", "parser": "consistent",
         "higher_is_better": "consistent", "worst_score": "consistent", "temperature": "consistent",
         "runs": "consistent", "n_answers": "consistent", "n_unparsed_answers": "consistent",
-        "n_unanswered_calls": "consistent", "run_scores": "consistent"}
+        "n_unanswered_calls": "consistent", "run_scores": "consistent", "admission": "consistent"}
     DECLARED_WHY: ClassVar[dict[str, str]] = {
         "model": "the judge model as typed; only its server knows what it served (its families are checked against "
                  "it, and it enters the fingerprint)",
