@@ -118,3 +118,12 @@ def admission_answer(body: dict[str, Any], *, wrong: bool = False) -> str | None
     if clean:
         return "Critical:\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear"
     return f'Critical:\naccuracy/mistranslation - "{t}"\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear'
+
+
+def card_requests(srv: ScriptedServer) -> list[dict[str, Any]]:
+    """The judge requests about the card's own entries: ``srv.requests`` less those about the judge-admission items
+    every per-entry judge answers first (issue 39; :func:`admission_answer` recognises them)."""
+    from mtboard.judges.admission import load_admission_set
+
+    known = {it.translation for it in load_admission_set().items}
+    return [r for r in srv.requests if translation_in(r["body"]) not in known]

@@ -130,6 +130,12 @@ def test_admitted_and_refused_recorded_in_the_card(cards):
     assert admission_text(right.judges["rubric"]) == "; admitted: 10 of 10 known-answer items (threshold 9)"
     assert admission_text(wrong.judges["rubric"]) == ("; NOT admitted: 0 of 10 known-answer items (threshold 9): "
                                                        "its verdicts are kept but not counted")
+    from mtboard.judges.run import summary_line
+
+    assert summary_line("rubric", wrong.judges["rubric"]).endswith(
+        "; admission 0/10 known-answer items (threshold 9): NOT admitted, its verdicts are kept but not counted")
+    assert summary_line("rubric", right.judges["rubric"]).endswith(
+        "; admission 10/10 known-answer items (threshold 9): admitted")
 
 
 def _judge_problems(raw: bytes, repo: Path) -> list[tuple[str | None, str]]:

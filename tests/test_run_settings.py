@@ -24,7 +24,7 @@ NOT_OPTIONS = {"stream", "max_retries", "timeout_s"}
 
 FLAGS = {
     "corpus_path": "CORPUS", "method": "--method", "prompt": "--prompt", "coaching": "--coaching", "tools": "--tools",
-    "fst_retries": "--fst-retries", "condition": "--condition", "temperature": "--temperature",
+    "fst_retries": "--fst-retries", "format_attempts": "--format-attempts", "condition": "--condition", "temperature": "--temperature",
     "max_tokens": "--max-tokens", "concurrency": "--concurrency", "runs": "--runs", "judge": "--judge",
     "allow_self_judge": "--allow-self-judge", "bench": "--bench", "judge_max_tokens": "--judge-max-tokens",
     "judge_max_attempts": "--judge-max-attempts", "judge_concurrency": "--judge-concurrency",

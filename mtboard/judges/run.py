@@ -477,7 +477,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
 def summary_line(kind: str, s: JudgeSummary) -> str:
     """One line for a judge's summary wherever its score is shown (``mtboard run`` / ``mtboard judge`` output,
     ``report.md``): value and direction, the judge, scored / judge_failed / not sent, the parse-failure rate with its
-    denominator, cache hits, the family check and tokens — and a warning when the judge failed on half the entries
+    denominator, cache hits, the family check and tokens, the admission check (issue 39) — and a warning when the judge failed on half the entries
     or more (those are excluded from the value, issue 15: it then covers few of the entries, or none)."""
     direction = "lower is better" if s.higher_is_better is False else "higher is better"
     value = "-" if s.mean is None else f"{s.mean:.2f}"
@@ -487,6 +487,10 @@ def summary_line(kind: str, s: JudgeSummary) -> str:
             f"judge_failed {s.n_failed}, not sent {s.n_not_sent}; parse failures {s.parse_failure_rate:.1%} of "
             f"{answers} answers ({s.n_cached_answers or 0} cached); family check {s.family_check}; tokens "
             f"{s.prompt_tokens} in / {s.completion_tokens} out")
+    if s.admission is not None:  # issue 39: a judge that fails its known-answer items is not counted on the board
+        a = s.admission
+        line += (f"; admission {a.passed}/{a.items} known-answer items (threshold {a.threshold}): "
+                 + ("admitted" if a.admitted else "NOT admitted, its verdicts are kept but not counted"))
     total = s.n_scored + s.n_failed + s.n_not_sent
     if s.n_failed and total and s.n_failed * 2 >= total:
         line += (f"  WARNING: the judge failed on {s.n_failed} of {total} entries, excluded from the value (it "
