@@ -161,3 +161,23 @@ def test_validator_accepts_both_and_refuses_edited_admissions(cards, repo):
         d = copy.deepcopy(data)
         d["judges"]["gemba-mqm"]["admission"].update(edit)
         assert (where, message) in _judge_problems(dump(reseal(d)), repo), edit
+
+
+def test_the_board_does_not_count_a_refused_judge(cards):
+    """The ledger decides (mtboard.ledger.tables.counted_judges): two rows judged by GEMBA-MQM, one judge admitted and
+    one not; the judge column has a value for the admitted row only and its common cells are that row's."""
+    from mtboard.ledger.build import build_ledger
+    from mtboard.ledger.load import Inputs, LoadedCard, Verification
+
+    right = loads_card(cards["right"])
+    refused = right.model_copy(deep=True)
+    adm = refused.judges["gemba-mqm"].admission
+    refused.judges["gemba-mqm"] = refused.judges["gemba-mqm"].model_copy(update={"admission": adm.model_copy(
+        update={"passed": 8, "admitted": False, "failed_items": ["clean-time", "clean-door"]})})
+    lcs = [LoadedCard("a.json", right, "a" * 16, Verification("self-benchmarked")),
+           LoadedCard("b.json", refused, "b" * 16, Verification("self-benchmarked"))]
+    view = build_ledger(Inputs(cards=lcs), resamples=50).boards[0].views[0]
+    vals = {r.lc.page_id: r.cells["mqm"].sort for r in view.rows}
+    assert vals["a" * 16] == 0.0 and vals["b" * 16] is None  # the scripted judge found no error: MQM 0
+    assert view.judge_cells["gemba-mqm"] == (LIMIT, LIMIT)
+    assert {r.lc.page_id: r.cells["rubric"].sort for r in view.rows} == {"a" * 16: 9.0, "b" * 16: 9.0}
