@@ -693,7 +693,8 @@ def counted_judges(card: RunCard) -> dict[str, JudgeSummary]:
     without a recorded admission (judged before the check existed, or the checkpoint judge) counts. The one place
     that decides it: judge columns, common cells and the checkpoint column read this; a refused judge's verdicts
     stay in the card and on the run page, marked not admitted."""
-    return {k: j for k, j in card.judges.items() if j.admission is None or j.admission.admitted}
+    return {k: j for k, j in card.judges.items()
+            if getattr(j, "admission", None) is None or j.admission.admitted}  # a summary-like object may lack it
 
 
 def admission_text(summary: JudgeSummary) -> str:
