@@ -214,6 +214,8 @@ def test_the_defaults_of_the_command_are_the_models(captured):
     (["--runs", "0"], "error: --runs: --runs must be at least 1 (fix: give --runs a number of at least 1)"),
     (["--limit", "0"], "error: --limit: --limit must be at least 1 (fix: give --limit a number of at least 1)"),
     (["--fst-retries", "9"], "error: --fst-retries: --fst-retries 9 is outside 0–5 (fix: give a number from 0 to 5)"),
+    (["--format-attempts", "9"], "error: --format-attempts: --format-attempts 9 is outside 1–5 (fix: give a number "
+                                 "from 1 to 5)"),
     (["--price-out", "-1"], "error: --price-out: --price-out must be at least 0 (fix: give --price-out a number of "
                             "at least 0)"),
     (["--segment", "dev"], "error: --segment: unknown segment 'dev' (fix: use one of development, diagnostic, "
