@@ -258,12 +258,15 @@ def render_text(report: ValidationReport) -> str:
     n_bad = sum(1 for f in report.files if not f.ok)
     counts = report.failed_checks()
     summary = ", ".join(f"{k} ({v})" for k, v in sorted(counts.items()))
+    warned = [f.path for f in report.files if f.warnings]
+    kinds = ", ".join(sorted({w.check for f in report.files for w in f.warnings}))
+    warn_note = f"; {len(warned)} file(s) with warnings ({kinds}): look at the warn lines above" if warned else ""
     if report.ok:
-        lines.append(f"validation passed: {len(report.files)} file(s), {len(CARD_CHECKS)} checks each")
+        lines.append(f"validation passed: {len(report.files)} file(s), {len(CARD_CHECKS)} checks each{warn_note}")
     else:
         lines.append(f"validation FAILED: {n_bad} of {len(report.files)} file(s) failed"
                      + (", repository checks failed" if report.repository else "")
-                     + (f"; failing checks: {summary}" if summary else ""))
+                     + (f"; failing checks: {summary}" if summary else "") + warn_note)
     return "\n".join(lines)
 
 
