@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -330,6 +331,11 @@ def check(
                        f"licence {d.license}, sha256 {digest}")
             for field in ("segment", "domain", "difficulty"):
                 typer.echo(f"  {field:<11} {_fmt(counts[field])}")
+            with_variants = [e for e in corpus.entries if e.variants]
+            if with_variants:
+                classes = Counter(e.variant_class for e in with_variants)
+                typer.echo(f"  variants    {len(with_variants)} entries with variants: "
+                           f"{_fmt(dict(sorted(classes.items())))}")
             seg = counts["segment"]
             if seg.get("development", 0) < 30 or seg.get("diagnostic", 0) < 10:
                 typer.echo("  note: spec §2.3 asks for ≥30 development and ≥10 diagnostic entries", err=True)

@@ -12,8 +12,9 @@ rule                       fires when
 ``variant_duplicate``      a variant equals an earlier variant of the same entry after the same normalisation
 ``variant_script``         more than half of a variant's letters are in scripts the target language is not written
                            in (:func:`mtboard.core.languages.expected_scripts`; :func:`mtboard.score.checks.script_counts`)
-``variant_language``       the variant is the source, or is left in the source language by the mechanical policy's
-                           code-switching rule (:func:`mtboard.score.checks.untranslated_share`, detected)
+``variant_language``       the variant is the source, or more than half of its letters are left in the source language
+                           (the mechanical policy's code-switching share,
+                           :func:`mtboard.score.checks.untranslated_share`)
 ``variant_class``          variants without a ``variant_class``, a ``variant_class`` without variants, or a class
                            label outside :data:`VARIANT_CLASS_RE` (lowercase ASCII words joined by hyphens, as the
                            spec's ``simple-ta-direct``)
@@ -51,6 +52,10 @@ VARIANT_CLASS_MAX = 64
 FOREIGN_SCRIPT_SHARE = 0.5
 """``variant_script`` fires when more than this share of a variant's letters are in scripts the target is not
 written in (names in another script inside a variant stay below it)."""
+SOURCE_LANGUAGE_SHARE = 0.5
+"""``variant_language`` fires when more than this share of a variant's letters are left in the source language
+(:func:`mtboard.score.checks.untranslated_share`'s share): a loanword in a variant (``Revise su email.``) is Spanish
+usage, not an untranslated variant, so the mechanical policy's 10 % detection threshold is not used here."""
 FLAG_P = 0.001
 """One-sided Fisher p-value below which a card's match rate on variant entries is suspicious (docs/SCORING_SPEC.md §8:
 strict, as every card on a board with variants is tested, and a legitimate system's variant entries may be easier)."""
@@ -108,12 +113,13 @@ def _entry_variant_problems(i: int, e: Entry, source_language: str, target_langu
                                           f"({', '.join(sorted(allowed))})", f"write the variant in {target_language} "
                                           "or remove it"))
                 continue
-        if nv == src or untranslated_share(output=v, source=e.source, reference=e.reference,
-                                           source_language=source_language, target_language=target_language)[1]:
-            out.append(VariantProblem("variant_language", i, e.id, f, "the variant is the source or keeps "
-                                      f"source-language ({source_language}) words the reference does not have "
-                                      "(the code-switching rule)", f"write the variant in {target_language} or "
-                                      "remove it"))
+        share, _ = untranslated_share(output=v, source=e.source, reference=e.reference,
+                                      source_language=source_language, target_language=target_language)
+        if nv == src or share > SOURCE_LANGUAGE_SHARE:
+            out.append(VariantProblem("variant_language", i, e.id, f, "the variant is the source or most of its "
+                                      f"letters are source-language ({source_language}) words the reference does "
+                                      f"not have ({share:.0%}; the code-switching rule)",
+                                      f"write the variant in {target_language} or remove it"))
     if e.variants and e.variant_class is None:
         out.append(VariantProblem("variant_class", i, e.id, "variant_class", f"{len(e.variants)} variants without a "
                                   "variant_class", "name the class of variation (e.g. 'word-order', 'dialect', "
@@ -226,5 +232,5 @@ def variant_lint(results: Iterable[EntryResult], entries: Mapping[int, Entry]) -
     return VariantLint(nv, kv, kbv, no, ko, p, p < FLAG_P and kv / nv >= FLAG_RATE, None, by_class)
 
 
-__all__ = ["CORPUS_RULES", "FLAG_P", "FLAG_RATE", "FOREIGN_SCRIPT_SHARE", "VARIANT_CLASS_MAX", "VARIANT_CLASS_RE",
+__all__ = ["CORPUS_RULES", "FLAG_P", "FLAG_RATE", "FOREIGN_SCRIPT_SHARE", "SOURCE_LANGUAGE_SHARE", "VARIANT_CLASS_MAX", "VARIANT_CLASS_RE",
            "VariantLint", "VariantProblem", "corpus_variant_problems", "fisher_greater", "variant_lint"]
