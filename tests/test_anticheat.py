@@ -322,3 +322,43 @@ def test_ledger_keeps_versions_apart(tmp_path):
         assert b.ranked_entries == 355 and b.state.kind == "one-method"
         (row,) = b.rows
         assert row.ranked and [(rk.rank, rk.position) for rk in row.ranks if rk.view == "all"] == [("1", 1)]
+
+
+def _segments_corpus(sizes: dict[str, int]) -> Corpus:
+    """Hand-made: ``sizes[segment]`` entries per segment, ids 1… in segment order, texts numbered."""
+    entries, i = [], 0
+    for seg, n in sizes.items():
+        for _ in range(n):
+            i += 1
+            entries.append({"id": i, "source": f"Line {i}.", "reference": f"Línea {i}.", "segment": seg})
+    return Corpus.model_validate({"dataset": {
+        "id": "toy-rotate", "version": "2.3.1-rc.1", "language_pair": "EN→ES", "source_language": "en",
+        "target_language": "es", "created": "2026-12-04", "license": "CC0-1.0", "provenance": ["hand-made"]},
+        "entries": entries})
+
+
+def test_rotation_rule_on_every_segment_and_its_cap():
+    from mtboard.inputs.corpora.rotate import next_version, rank_key, rotate, swap_count
+
+    assert [next_version(v) for v in ("1.0.0", "2.3", "1.2.3-rc.1", "0.9.12")] == ["1.1.0", "2.4", "1.3.0", "0.10.0"]
+    # ⌊share × min + ½⌋, at least 1: 0.5 × 4 = 2; 0.5 × 6 = 3; 0.5 × 2 = 1; 0.1 × 4 + ½ = 0.9 → 0 → 1; 0.25 × 6 = 1.5 → 2
+    assert [swap_count(0.5, 10, 4), swap_count(0.5, 10, 6), swap_count(0.5, 10, 2), swap_count(0.1, 10, 4),
+            swap_count(0.25, 10, 6), swap_count(0.5, 0, 6)] == [2, 3, 1, 1, 2, 0]
+    corpus = _segments_corpus({"development": 10, "diagnostic": 4, "gold_standard": 6, "held_out": 2})
+    done = rotate(corpus, share=0.5, seed="k")
+    assert done.corpus.dataset.version == "2.4.0" and done.count == 12
+    assert {seg: (len(a), len(b)) for seg, (a, b) in done.moved.items()} == {
+        "diagnostic": (2, 2), "gold_standard": (3, 3), "held_out": (1, 1)}
+    sizes = lambda c: {s: sum(e.segment == s for e in c.entries) for s in  # noqa: E731
+                       ("development", "diagnostic", "gold_standard", "held_out")}
+    assert sizes(done.corpus) == sizes(corpus)
+    # the moved entries are the best-ranked ones by SHA-256(seed, dataset id, entry id)
+    diag = sorted((e.id for e in corpus.entries if e.segment == "diagnostic"), key=lambda i: rank_key("k", "toy-rotate", i))
+    assert done.moved["diagnostic"][0] == tuple(sorted(diag[:2]))
+    # capped by the development entries left: 2 development entries all go to the first other segment
+    small = rotate(_segments_corpus({"development": 2, "diagnostic": 5, "gold_standard": 5}), share=1.0, seed="k")
+    assert {seg: (len(a), len(b)) for seg, (a, b) in small.moved.items()} == {"diagnostic": (2, 2)}
+    from mtboard.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="only development entries"):
+        rotate(_segments_corpus({"development": 3}), share=0.5, seed="k")
