@@ -108,6 +108,12 @@ def test_the_table_is_spec_11_1_and_feeds_the_secret_segment_minimum():
         (4, "provenance", "public", 0), (5, "difficulty", "public", 3), (6, "register", "public", 2),
         (7, "consent", "private", 1)]
     assert MIN_ENTRIES[Segment.gold_standard] == 50  # verify --segment gold_standard reads the same table
+    # the docs' table says the same, row by row, and the CLI help is made from the table
+    docs = (CORPORA.parent / "docs" / "corpora.md").read_text(encoding="utf-8")
+    for m in minimums.MINIMUMS:
+        assert f"| {m.item} | {m.short}" in docs, m.key
+    assert minimums.summary("public") == ("≥ 30 development entries, ≥ 10 diagnostic entries, provenance and origin "
+                                          "on every entry, ≥ 3 of the 5 difficulty levels, ≥ 2 registers")
 
 
 # --------------------------------------------------------------------------------------------------------------------

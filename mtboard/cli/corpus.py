@@ -12,6 +12,7 @@ import typer
 
 from mtboard.cli.app import corpus_app, fail, guarded
 from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.inputs.corpora import minimums
 
 
 def _info(**kw):
@@ -274,15 +275,15 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Fail on flagged entries too (reference identical to the "
                                          "source, duplicate pairs, placeholders that differ).")] = False,
     new_language: Annotated[bool, typer.Option("--new-language", help="The corpus opens a language pair on the "
-                                               "board: refuse it below spec §11.1's minimums (public: ≥30 "
-                                               "development, ≥10 diagnostic entries, provenance and origin on every "
-                                               "entry, ≥3 of 5 difficulty levels, ≥2 registers; with --private: the "
-                                               "consent document too). The test suite checks every corpus in "
-                                               "corpora/ with it.")] = False,
+                                               "board: refuse it below spec §11.1's minimums (public: "
+                                               f"{minimums.summary('public')}; with --private: the consent document "
+                                               "too). The test suite checks every corpus in corpora/ with it.")]
+    = False,
     private: Annotated[bool, typer.Option("--private", help="Maintainers: the files are the private (secret) "
-                                          "corpus; refuse fewer than 50 gold_standard entries and, with "
-                                          "--new-language, a missing consent document <stem>.consent.{md,txt,pdf,"
-                                          "html} beside the file. Prints counts only, never text.")] = False,
+                                          f"corpus; refuse it without {minimums.BY_KEY['gold_standard'].short} and, "
+                                          "with --new-language, without its consent document <stem>.consent."
+                                          f"{{{','.join(s.lstrip('.') for s in minimums.CONSENT_SUFFIXES)}}} "
+                                          "beside the file. Prints counts only, never text.")] = False,
 ) -> None:
     """Validate corpus files (strict schema; blank sources or references are refused) and print counts by segment,
     domain and difficulty, then flag entries whose reference equals the source, duplicate source+reference pairs and

@@ -54,37 +54,43 @@ class Minimum:
     field: str
     what: str
     fix: str
+    short: str
 
 
 MINIMUMS: tuple[Minimum, ...] = (
     Minimum("gold_standard", 1, "private", 50, "entries[].segment",
             "At least 50 entries in the secret gold_standard segment: official scores come only from them.",
-            "add gold_standard entries to the private corpus"),
+            "add gold_standard entries to the private corpus", "≥ 50 gold_standard entries"),
     Minimum("development", 2, "public", 30, "entries[].segment",
             "At least 30 entries in the public development segment: methods are built and compared on them.",
-            "add development entries"),
+            "add development entries", "≥ 30 development entries"),
     Minimum("diagnostic", 3, "public", 10, "entries[].segment",
             "At least 10 entries in the diagnostic segment, each aimed at a phenomenon of the language "
             "(morphology, agreement, honorifics …).",
-            "add diagnostic entries for the language's phenomena"),
+            "add diagnostic entries for the language's phenomena", "≥ 10 diagnostic entries"),
     Minimum("provenance", 4, "public", 0, "entries[].provenance, entries[].origin",
             "Provenance on every entry: a provenance label (spec §2.5) and an origin saying where the text comes "
             "from (package, file and position; for text written by speakers, the contributor or session).",
-            "give every entry a provenance label and an origin (origin.package at least)"),
+            "give every entry a provenance label and an origin (origin.package at least)", "provenance and origin on every entry"),
     Minimum("difficulty", 5, "public", 3, "entries[].difficulty",
             "Entries at no fewer than 3 of the 5 difficulty levels.",
-            "label entries with more difficulty levels (1–5), adding entries at the missing levels"),
+            "label entries with more difficulty levels (1–5), adding entries at the missing levels", "≥ 3 of the 5 difficulty levels"),
     Minimum("register", 6, "public", 2, "entries[].register",
             "Entries in at least 2 registers (conversational, formal, technical, ceremonial, educational).",
-            "add entries of another register and label each entry's register"),
+            "add entries of another register and label each entry's register", "≥ 2 registers"),
     Minimum("consent", 7, "private", 1, "consent document",
             "Community consent: a documented agreement with the language community, kept beside the private "
             "corpus as <corpus file stem>.consent.<ext> (e.g. mtb-en-xx-gold.consent.pdf).",
-            "put the signed agreement beside the private corpus as <stem>.consent.md (or .pdf, .txt)"),
+            "put the signed agreement beside the private corpus as <stem>.consent.md (or .pdf, .txt)", "a community consent document"),
 )
 """Spec §11.1's seven minimums, in its order."""
 
 BY_KEY = {m.key: m for m in MINIMUMS}
+
+
+def summary(where: str) -> str:
+    """The ``short`` texts of the minimums checked ``where`` (public | private), joined: the CLI's help."""
+    return ", ".join(m.short for m in MINIMUMS if m.where == where)
 
 
 @dataclass(frozen=True)
@@ -190,5 +196,5 @@ def check_private(corpus: Corpus, corpus_path: Path, *, new_language: bool,
     return out
 
 
-__all__ = ["BY_KEY", "CONSENT_SUFFIXES", "MINIMUMS", "Minimum", "Unmet", "check_private", "check_public",
+__all__ = ["summary", "BY_KEY", "CONSENT_SUFFIXES", "MINIMUMS", "Minimum", "Unmet", "check_private", "check_public",
            "consent_documents"]
