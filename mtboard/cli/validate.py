@@ -80,6 +80,8 @@ def submit_cmd(
     typer.echo(f"{verb} to {sub.relpath}")
     if sub.unranked:
         typer.echo(f"warning: {sub.unranked}")
+    for w in sub.report.warnings:  # the variant-class lint (spec §9.3.1): a mark on the board, not a refusal
+        typer.echo(f"warning: {w.check}: {w.message}")
     for other in sub.same_fingerprint:
         typer.echo(f"note: {other} has the same fingerprint (the same experiment); the board will show both rows")
     if sub.body_path is not None:

@@ -21,6 +21,7 @@ from mtboard.validate.naming import check_names
 from mtboard.validate.neural import check_neural
 from mtboard.validate.recompute import check_recomputation
 from mtboard.validate.report import RECOMPUTED_CHECKS, CardReport, CardRun, error_text, rel_path, safe_name
+from mtboard.validate.variants import check_variants
 from mtboard.validate.structure import (MAX_CARD_BYTES, check_coaching_file, check_fingerprint, check_file_name,
                                         check_harness, check_hash, check_method, check_path, parse_card,
                                         read_card_bytes)
@@ -105,7 +106,7 @@ def _validate_content(run: CardRun, raw: bytes, where: str, ctx: Context, relpat
     known = check_dataset(run, card, ctx)
     entries = check_entries(run, card, known) if known else None
     if entries is None:
-        run.skip_all(("entries", "texts", *RECOMPUTED_CHECKS), "dataset not matched")
+        run.skip_all(("entries", "texts", *RECOMPUTED_CHECKS, "variants"), "dataset not matched")
     else:
         check_texts(run, card, entries)
         if run.failed("harness_version"):
@@ -116,6 +117,10 @@ def _validate_content(run: CardRun, raw: bytes, where: str, ctx: Context, relpat
             run.skip_all(RECOMPUTED_CHECKS, "recomputation switched off")
         else:
             check_recomputation(run, card, entries)
+        if run.failed("entries"):
+            run.skip("variants", "entries do not match the corpus")
+        else:
+            check_variants(run, card, known)
     from mtboard.validate.judging import check_judges  # noqa: PLC0415 - imports every judge: only when a card is
     # validated, so that `mtboard run` without --judge never loads them (issue 35 item 4)
 

@@ -20,9 +20,13 @@ from mtboard.core.schema import RunCard, binding_paths
 # The check catalogue
 
 CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name", "names", "run_card_hash",
-               "fingerprint", "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "neural",
-               "timestamps", "sovereignty", "secrets")
+               "fingerprint", "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "variants",
+               "judges", "neural", "timestamps", "sovereignty", "secrets")
 """Every per-card check, in report order."""
+WARNING_CHECKS = ("variants",)
+"""Checks that warn instead of failing: ``variants`` (spec §9.3.1, :mod:`mtboard.validate.variants`) flags a card
+whose matches on the entries with known variants are suspiciously perfect; a statistic, not proof, so the card still
+validates and the flag is shown in CI, in the ledger row and on the run page."""
 REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files", "reviews", "floors")
 """Repository-level checks; ``files``: at least one run card was validated (nothing validated is a failure, as
 pytest treats a run that collected no tests); ``reviews``: review records under ``reviews/`` (spec §7.3,
@@ -38,7 +42,8 @@ site marks declared values of self-benchmarked cards; ``mtboard verify`` confirm
 UNBOUND_FIELDS = DECLARED_FIELDS
 """Former name of :data:`DECLARED_FIELDS`."""
 
-Status = Literal["pass", "fail", "skip"]
+Status = Literal["pass", "fail", "skip", "warn"]
+"""``warn``: only a check of :data:`WARNING_CHECKS`; the card still passes."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -75,6 +80,8 @@ class CardReport(_Out):
     skipped: dict[str, str] = {}
     """check name → why it was skipped."""
     problems: list[Problem] = []
+    warnings: list[Problem] = []
+    """What the checks of :data:`WARNING_CHECKS` flagged; not problems (the card passes)."""
     run_card_hash: str | None = None
     run_id: str | None = None
     notes: list[str] = []
@@ -124,6 +131,7 @@ class CardRun:
     def __init__(self, where: str):
         self.where = where
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
         self.status: dict[str, Status] = {}
         self.skipped: dict[str, str] = {}
         self.notes: list[str] = []
@@ -135,6 +143,13 @@ class CardRun:
     def fail(self, check: str, message: str, field: str | None = None) -> None:
         self.problems.append(Problem(check=check, where=self.where, field=field, message=message))
         self.status[check] = "fail"
+
+    def warn(self, check: str, message: str, field: str | None = None) -> None:
+        """A flag of a check of :data:`WARNING_CHECKS` (status ``warn``; the card still passes)."""
+        if check not in WARNING_CHECKS:
+            raise ValueError(f"{check} is not a warning check")
+        self.warnings.append(Problem(check=check, where=self.where, field=field, message=message))
+        self.status[check] = "warn"
 
     def done(self, *checks: str) -> None:
         for check in checks:
@@ -159,7 +174,7 @@ class CardRun:
             notes.append(f"--limit {card.method.limit}: the card covers only the first {card.dataset.entry_count} "
                          "entries of its segment; the leaderboard lists it as unranked")
         return CardReport(path=path, checks={c: self.status[c] for c in CARD_CHECKS}, skipped=self.skipped,
-                          problems=self.problems, run_card_hash=card.run_card_hash if card else None,
+                          problems=self.problems, warnings=self.warnings, run_card_hash=card.run_card_hash if card else None,
                           run_id=card.run_id if card else None, notes=notes,
                           rescored_from=[a.run_card_hash for a in card.rescored_from] if card else [])
 
@@ -229,6 +244,8 @@ def render_text(report: ValidationReport) -> str:
                 reasons.setdefault(f.skipped.get(c, ""), []).append(c)
         for why, names in reasons.items():
             lines.append(f"  skip {', '.join(names)}: {why}")
+        for w in f.warnings:
+            lines.append(f"  warn {w.check}: {w.field + ': ' if w.field else ''}{w.message}")
         passed = [c for c in CARD_CHECKS if f.checks[c] == "pass"]
         if passed:
             lines.append(f"  pass {', '.join(passed)}")
@@ -241,12 +258,15 @@ def render_text(report: ValidationReport) -> str:
     n_bad = sum(1 for f in report.files if not f.ok)
     counts = report.failed_checks()
     summary = ", ".join(f"{k} ({v})" for k, v in sorted(counts.items()))
+    warned = [f.path for f in report.files if f.warnings]
+    kinds = ", ".join(sorted({w.check for f in report.files for w in f.warnings}))
+    warn_note = f"; {len(warned)} file(s) with warnings ({kinds}): look at the warn lines above" if warned else ""
     if report.ok:
-        lines.append(f"validation passed: {len(report.files)} file(s), {len(CARD_CHECKS)} checks each")
+        lines.append(f"validation passed: {len(report.files)} file(s), {len(CARD_CHECKS)} checks each{warn_note}")
     else:
         lines.append(f"validation FAILED: {n_bad} of {len(report.files)} file(s) failed"
                      + (", repository checks failed" if report.repository else "")
-                     + (f"; failing checks: {summary}" if summary else ""))
+                     + (f"; failing checks: {summary}" if summary else "") + warn_note)
     return "\n".join(lines)
 
 
