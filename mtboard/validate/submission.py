@@ -89,7 +89,7 @@ RULES: tuple[Rule, ...] = (
          {SELF: "required", GDS: "required", GOLD: "required"}),
     Rule("cost-report", "§9.1.4", "a cost report: `totals.total_cost_usd` and `totals.cost_per_entry_usd` priced "
          "(0 for a backend that charges nothing: a local engine, a local model, a baseline)", "$.totals",
-         {SELF: "required", GDS: "required", GOLD: "required"}),
+         {SELF: "warning", GDS: "required", GOLD: "required"}),
     Rule("method-readme", "§9.1.5", "a description of the method and its limits: the card's `notes`, or a built-in "
          "backend documented by the harness whose prompt template (if any) has a `description`", "$.notes",
          {SELF: "warning", GDS: "required", GOLD: "required"}),
