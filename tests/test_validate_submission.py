@@ -271,3 +271,30 @@ def test_pr_body_and_markdown_list_rules_met_and_missed(tmp_path):
 def test_docs_carry_the_rules_table():
     page = (ROOT / "docs" / "submissions.md").read_text(encoding="utf-8")
     assert rules_table_markdown() in page
+
+
+def test_the_cli_checks_a_card_against_a_tier(tmp_path):
+    """`mtboard validate --tier gds-verified`: a self-benchmarked committed card held to the GDS rules misses
+    `reproducible` (no record beside it); the same card at its own tier passes; an unknown tier is one error line."""
+    from typer.testing import CliRunner
+
+    from mtboard.cli.main import app
+
+    path = _place(tmp_path, GEMMA_ES.read_bytes(), record=False)
+    runner = CliRunner()
+    args = ["validate", "--root", str(tmp_path), "--corpora", str(ROOT / "corpora"), str(path)]
+    own = runner.invoke(app, args)
+    assert own.exit_code == 0, own.output
+    assert "  gate self-benchmarked: met run-card, development-only, development-use-declared, cost-report, " \
+           "method-readme, installable, dependencies-pinned; missed reproducible (§9.2.3), governance (§9.5, §8.2)" \
+        in own.output
+    gds = runner.invoke(app, [*args, "--tier", "gds-verified", "--format", "json"])
+    assert gds.exit_code == 1
+    (f,) = json.loads(gds.output)["files"]
+    assert f["checks"]["submission"] == "fail" and f["gate"]["tier"] == GDS
+    assert [p["message"].split(":")[0] for p in f["problems"]] == ["reproducible (§9.2.3) is required for a GDS "
+                                                                   "verified card"]
+    assert f["gate"]["eligible"] == {SELF: True, GDS: False, GOLD: False}
+    bad = runner.invoke(app, [*args, "--tier", "gold"])
+    assert bad.exit_code == 1 and "--tier must be one of self-benchmarked, gds-verified, community-verified" in \
+        bad.output

@@ -14,10 +14,11 @@ Every rule has an id, the section it comes from, and a level per verification ti
 for the pull-request body (``mtboard submit``) and ``mtboard validate --format markdown`` (the CI job summary).
 
 The tier a card is held to (:func:`claimed_tier`) is the strongest its evidence in the repository claims: a
-verification record beside it, naming it or a card it was re-scored from, that meets ``reproducible`` → GDS verified (spec §9.4; whether that
-record's attestation verifies is decided by the ledger, :mod:`mtboard.ledger.standing`); a gold_standard scores-only
-card for it under ``official/`` → community verified (the governance path, §8.2). Every other card is a
-self-benchmarked development run. ``mtboard validate --tier`` checks a card against a tier it does not claim yet.
+verification record beside it, naming it or a card it was re-scored from, that meets ``reproducible`` → GDS verified
+(spec §9.4; whether that record's attestation verifies is decided by the ledger, :mod:`mtboard.ledger.standing`);
+a gold_standard scores-only card for it under ``official/`` → community verified (the governance path, §8.2). Every
+other card is a self-benchmarked development run. ``mtboard validate --tier`` checks a card against a tier it
+does not claim yet.
 
 Rules the validator cannot decide mechanically are not in the table: §9.2.4 (the method generalises beyond memorised
 examples) is what the secret segments (§8) and corpus rotation (§9.3) measure.
@@ -157,7 +158,8 @@ def _prompt_template(card: RunCard):
     except MtboardError:
         raise LookupError(f"prompt {safe_name(m.prompt_name)} is not a prompt file of this harness") from None
     if prompt.template_sha256 != m.prompt_template_sha256:
-        raise LookupError(f"prompts/{safe_name(m.prompt_name)}.j2 is not the file the card was run with (SHA-256 differs)")
+        raise LookupError(f"prompts/{safe_name(m.prompt_name)}.j2 is not the file the card was run with "
+                          "(SHA-256 differs)")
     return prompt
 
 
@@ -185,8 +187,8 @@ def prompt_material(card: RunCard) -> tuple[list[str], set[str]]:
 
 
 def used_entries(material: list[str], ctx: Context) -> dict[str, Segment]:
-    """Entry id (as text) → segment of every entry of the known corpora whose source or reference is in ``material``: equal to
-    a whole text, or (at least :data:`MIN_USED_TEXT` characters) inside one."""
+    """Entry id (as text) → segment of every entry of the known corpora whose source or reference is in
+    ``material``: equal to a whole text, or (at least :data:`MIN_USED_TEXT` characters) inside one."""
     whole = set(material)
     blob = "\n".join(material)
     out: dict[str, Segment] = {}
@@ -237,7 +239,8 @@ def _readme(card: RunCard, ev: Evidence) -> Verdict:
     if card.notes and card.notes.strip():
         return True, "the card's notes describe the method"
     if card.method.backend not in BUILTIN_BACKENDS:
-        return False, f"backend {safe_name(card.method.backend)} is not built in and the card has no notes describing it"
+        return False, (f"backend {safe_name(card.method.backend)} is not built in and the card has no notes "
+                       "describing it")
     cls = backend_class(card.method.backend)
     if cls is None or not (cls.__doc__ or "").strip():
         return False, f"the built-in backend {card.method.backend} is not documented here"
@@ -273,8 +276,8 @@ def _installable(card: RunCard, ev: Evidence) -> Verdict:
         if (e.get("distribution"), str(e.get("version")), e.get("files_sha256")) == \
                 (p.distribution, p.version, p.files_sha256):
             return True, f"plugin {safe_name(p.distribution)} {safe_name(p.version)}, approved"
-    return False, (f"plugin {safe_name(p.distribution)} {safe_name(p.version)} (files {p.files_sha256[:12]}…) is not approved in "
-                   "plugins/approved.yaml (a maintainer reads the release and pins it there)")
+    return False, (f"plugin {safe_name(p.distribution)} {safe_name(p.version)} (files {p.files_sha256[:12]}…) is "
+                   "not approved in plugins/approved.yaml (a maintainer reads the release and pins it there)")
 
 
 def _dependencies(card: RunCard, ev: Evidence) -> Verdict:
@@ -290,8 +293,8 @@ def _dependencies(card: RunCard, ev: Evidence) -> Verdict:
         path = ev.ctx.root / COACHING_DIR / name
         ok = bool(name) and path.is_file() and not path.is_symlink() and \
             canonical.sha256_hex(path.read_bytes()) == card.coaching_data_sha256
-        (have if ok else missing).append(f"coaching data {COACHING_DIR}/{safe_name(name)}" + ("" if ok else " with the card's "
-                                                                                    "SHA-256"))
+        what = f"coaching data {COACHING_DIR}/{safe_name(name)}"
+        (have if ok else missing).append(what if ok else f"{what} with the card's SHA-256")
     cls = backend_class(m.backend)
     needs_model = not (cls is not None and cls.model_optional and not m.model)
     if needs_model:
@@ -406,7 +409,8 @@ def check_submission(run: CardRun, card: RunCard | None, ctx: Context, *, folder
     """``submission``: every rule of :data:`RULES` decided for ``card``, checked at ``tier`` (default:
     :func:`claimed_tier`). A missed ``required`` rule is a problem of the check naming the rule and its section; a
     missed ``warning`` rule a note. ``run-card`` is the exception: its misses are the failed checks' own problems,
-    so the gate lists it as missed (naming those checks) without repeating them as a ``submission`` problem. Must run after every other check (``run-card`` reads their statuses).
+    so the gate lists it as missed (naming those checks) without repeating them as a ``submission`` problem. Must
+    run after every other check (``run-card`` reads their statuses).
 
     ``card`` None (the schema refused it): only ``run-card`` is decided (missed); the rest are not evaluated.
     ``folder``/``stem``: where the card file lies and its name without ``.json`` (verification records beside it,
