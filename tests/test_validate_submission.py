@@ -5,7 +5,9 @@ Table-driven: one case per rule of :data:`mtboard.validate.submission.RULES`. Ea
 at that tier, removes the one item the rule asks for, re-seals the card (``validate_support.reseal``: what a
 contributor's tool would do) and asserts that the gate refuses it with a ``submission`` problem naming the rule and
 its section. Cards are placed at their canonical path in a scratch repository that reads the committed corpora, so
-``file_name`` and the records beside them behave as under ``submissions/``. Recomputation is switched off (the
+``file_name`` and the records beside them behave as under ``submissions/``. No committed card has a gold row yet (the
+repository has no ``official/``): the governance case builds the path's output for the committed card — its
+gold_standard scores-only card, made as ``mtboard verify --segment gold_standard`` makes one, and a bundle file. Recomputation is switched off (the
 metrics are not what these cases change; tests/test_validity.py recomputes every committed card).
 """
 
@@ -131,6 +133,25 @@ def _place(root: Path, raw: bytes, *, record: bool, fallback: Path | None = None
     return path
 
 
+def _gold(root: Path, card_path: Path) -> Path:
+    """What the governance path leaves for a card (spec §8.2, §9.5): its gold_standard scores-only card under
+    ``official/<dataset id>/<card stem>.gold_standard.scores.json`` (made from the card as ``mtboard verify
+    --segment gold_standard`` makes one, :func:`mtboard.score.scores_card.from_run_card`) and a Sigstore bundle file
+    beside it (its signature is the official board's to verify, not the gate's)."""
+    from mtboard.core.schema import Segment
+    from mtboard.score import scores_card as S
+
+    card = loads_card(card_path.read_bytes(), "card")
+    sc = S.from_run_card(card, card, salt=bytes(32), segment=Segment.gold_standard, corpus_sha256="e" * 64,
+                         corpus_version="1.0.0")
+    out = root / "official" / card.dataset.id / f"{card_path.stem}.gold_standard.scores.json"
+    out.parent.mkdir(parents=True)
+    out.write_text(json.dumps(sc.model_dump(mode="json")), encoding="utf-8")
+    shutil.copyfile(ROOT / "tests" / "fixtures" / "attestation" / "reusable-workflow-attestation.sigstore.json",
+                    out.with_name(out.name + ".sigstore"))
+    return out
+
+
 def _ctx(root: Path):
     ctx = make_context(root, ROOT / "corpora")
     ctx.recompute = False
@@ -146,12 +167,13 @@ def test_the_gate_refuses_a_card_missing_the_item(tmp_path, rule_id, section, ca
     raw = card.read_bytes()
     # the committed card meets the rule (with the committed record beside it) … — except the governance rule: no
     # committed card has a gold_standard scores-only card under official/ yet (the repository has no official/)
-    before = validate_card(_place(tmp_path / "before", raw, record=True), _ctx(tmp_path / "before"), tier=tier)
-    if rule_id == "governance":
-        assert not (ROOT / "official").exists() and _rule(before, rule_id).met is False
-    else:
-        assert _rule(before, rule_id).met is True, _rule(before, rule_id).detail
-        assert before.ok, [str(p) for p in before.problems]
+    placed = _place(tmp_path / "before", raw, record=True)
+    if rule_id == "governance":  # no committed card has a gold row yet (no official/): the governance path's output
+        assert not (ROOT / "official").exists()
+        _gold(tmp_path / "before", placed)
+    before = validate_card(placed, _ctx(tmp_path / "before"), tier=tier)
+    assert _rule(before, rule_id).met is True, _rule(before, rule_id).detail
+    assert before.ok, [str(p) for p in before.problems]
     # … and the same card with the item removed is refused, naming the rule and its section
     data = json.loads(raw)
     mutate(data)
@@ -183,6 +205,23 @@ def test_the_tier_comes_from_the_evidence(tmp_path):
     alone = validate_card(_place(tmp_path / "b", raw, record=False), _ctx(tmp_path / "b"))
     assert alone.ok and alone.gate.tier == SELF
     assert _rule(alone, "reproducible").met is False and _rule(alone, "reproducible").level == "-"
+
+
+def test_a_gold_row_claims_the_community_tier(tmp_path):
+    """With its gold_standard scores-only card and bundle under official/, the apertium card claims the community
+    tier and meets every rule asked there; a gold card of another card's numbers is refused by the link check."""
+    path = _place(tmp_path, APERTIUM_GDS.read_bytes(), record=True)
+    gold = _gold(tmp_path, path)
+    rep = validate_card(path, _ctx(tmp_path))
+    assert rep.ok and rep.gate.tier == GOLD and rep.gate.eligible == {SELF: True, GDS: True, GOLD: True}
+    assert _rule(rep, "governance").detail == (f"{gold.name} with its bundle (the official board verifies the "
+                                               "attestation)")
+    data = json.loads(gold.read_text(encoding="utf-8"))
+    data["card_fingerprint"] = "f" * 64  # another method's gold row filed under this card's name
+    gold.write_text(json.dumps(data), encoding="utf-8")
+    rep = validate_card(path, _ctx(tmp_path))
+    assert not rep.ok and _rule(rep, "governance").met is False
+    assert _rule(rep, "governance").detail.startswith(f"{gold.name} does not validate (")
 
 
 def test_a_declared_development_entry_passes(tmp_path):
