@@ -166,7 +166,7 @@ def test_validator_warns_in_ci_and_skips_without_variants(tree):
     text = render_text(ValidationReport(validator_version="x", files=[rep], ok=True))
     assert "  warn variants: $.results: flagged: suspiciously perfect" in text
     assert text.splitlines()[0] == "ok   cheater.json"
-    assert text.splitlines()[-1] == ("validation passed: 1 file(s), 22 checks each; 1 file(s) with warnings "
+    assert text.splitlines()[-1] == ("validation passed: 1 file(s), 23 checks each; 1 file(s) with warnings "
                                      "(variants): look at the warn lines above")
     rep = validate_bytes(card_bytes(cards["perfect"]), "perfect.json", ctx)
     assert rep.ok and rep.checks["variants"] == "pass" and not rep.warnings

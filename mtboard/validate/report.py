@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mtboard.core.errors import MtboardError
+from mtboard.core.fmt import md_cell
 from mtboard.core.schema import RunCard, binding_paths
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -21,8 +22,9 @@ from mtboard.core.schema import RunCard, binding_paths
 
 CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name", "names", "run_card_hash",
                "fingerprint", "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "variants",
-               "judges", "neural", "timestamps", "sovereignty", "secrets")
-"""Every per-card check, in report order."""
+               "judges", "neural", "timestamps", "sovereignty", "secrets", "submission")
+"""Every per-card check, in report order; ``submission`` (the gate of spec §9.1–9.2, §9.5,
+:mod:`mtboard.validate.submission`) comes last: its ``run-card`` rule reads every other check's status."""
 WARNING_CHECKS = ("variants",)
 """Checks that warn instead of failing: ``variants`` (spec §9.3.1, :mod:`mtboard.validate.variants`) flags a card
 whose matches on the entries with known variants are suspiciously perfect; a statistic, not proof, so the card still
@@ -44,6 +46,11 @@ UNBOUND_FIELDS = DECLARED_FIELDS
 
 Status = Literal["pass", "fail", "skip", "warn"]
 """``warn``: only a check of :data:`WARNING_CHECKS`; the card still passes."""
+
+TIER_NAMES = {"self-benchmarked": "self-benchmarked", "gds-verified": "GDS verified",
+              "community-verified": "community verified (gold standard)"}
+"""What the submission gate calls each verification tier (spec §9.4; :mod:`mtboard.validate.submission`), weakest
+first."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -71,6 +78,35 @@ class Problem(_Out):
         return ": ".join(parts)
 
 
+class GateRule(_Out):
+    """One rule of the submission gate decided for one card (:data:`mtboard.validate.submission.RULES`)."""
+
+    id: str
+    section: str
+    """Spec section(s), e.g. ``§9.2.2``."""
+    level: Literal["required", "warning", "-"]
+    """The rule's level at the tier the card was checked at (``-``: not asked at that tier)."""
+    met: bool | None
+    """True met, False missed, None not evaluated (the card did not parse)."""
+    detail: str
+    """One line: why (names fields, files, entry ids and numbers; never the card's free text)."""
+    levels: dict[str, Literal["required", "warning", "-"]]
+    """The rule's level at every tier."""
+
+
+class GateOutcome(_Out):
+    """The submission gate's outcome for one card: the tier it was checked at, every rule, the tiers it could hold."""
+
+    tier: str
+    """self-benchmarked | gds-verified | community-verified."""
+    rules: list[GateRule]
+    eligible: dict[str, bool]
+    """tier → every rule required at that tier is met."""
+
+    def missed(self) -> list[GateRule]:
+        return [r for r in self.rules if r.met is False]
+
+
 class CardReport(_Out):
     """Result of every check on one file."""
 
@@ -86,6 +122,8 @@ class CardReport(_Out):
     run_id: str | None = None
     notes: list[str] = []
     """Warnings that are not problems (a ``--limit`` card validates but is listed unranked)."""
+    gate: GateOutcome | None = None
+    """The submission gate's rules met and missed (None when the check was not reached)."""
     rescored_from: list[str] = Field(default=[], exclude=True)
     """The ``run_card_hash`` of every card this one was re-scored from (``$.rescored_from``), for the repository's
     verification check; not part of the printed report."""
@@ -135,6 +173,7 @@ class CardRun:
         self.status: dict[str, Status] = {}
         self.skipped: dict[str, str] = {}
         self.notes: list[str] = []
+        self.gate: GateOutcome | None = None
 
     def note(self, line: str) -> None:
         """A one-line remark that does not fail the card (the report's ``notes``)."""
@@ -175,7 +214,7 @@ class CardRun:
                          "entries of its segment; the leaderboard lists it as unranked")
         return CardReport(path=path, checks={c: self.status[c] for c in CARD_CHECKS}, skipped=self.skipped,
                           problems=self.problems, warnings=self.warnings, run_card_hash=card.run_card_hash if card else None,
-                          run_id=card.run_id if card else None, notes=notes,
+                          run_id=card.run_id if card else None, notes=notes, gate=self.gate,
                           rescored_from=[a.run_card_hash for a in card.rescored_from] if card else [])
 
 
@@ -251,6 +290,11 @@ def render_text(report: ValidationReport) -> str:
             lines.append(f"  pass {', '.join(passed)}")
         for note in f.notes:
             lines.append(f"  note {note}")
+        if f.gate is not None:
+            met = [r.id for r in f.gate.rules if r.met]
+            missed = [f"{r.id} ({r.section})" for r in f.gate.rules if r.met is False]
+            lines.append(f"  gate {f.gate.tier}: met {', '.join(met) or 'none'}"
+                         + (f"; missed {', '.join(missed)}" if missed else ""))
     if report.repository:
         lines.append("FAIL repository")
         for p in report.repository:
@@ -268,6 +312,51 @@ def render_text(report: ValidationReport) -> str:
                      + (", repository checks failed" if report.repository else "")
                      + (f"; failing checks: {summary}" if summary else "") + warn_note)
     return "\n".join(lines)
+
+
+def gate_markdown(gate: GateOutcome) -> str:
+    """One card's gate as Markdown task-list lines: ``- [x]`` met, ``- [ ]`` missed, with the rule, its section, its
+    level at the card's tier and why; then the tiers the card is eligible for. For the pull-request body and the CI
+    job summary; the text comes from rule ids and numbers, never from the card's free text."""
+    out = [f"Checked as a **{TIER_NAMES[gate.tier]}** submission (spec §9.4–9.5); rules met and missed:", ""]
+    for r in gate.rules:
+        box = "x" if r.met else " "
+        state = {True: "met", False: "MISSED", None: "not evaluated"}[r.met]
+        level = r.level if r.level != "-" else "not asked at this tier"
+        out.append(f"- [{box}] `{r.id}` ({r.section}, {level}): {state} — {md_cell(r.detail)}")
+    ok = [TIER_NAMES[t] for t in TIER_NAMES if gate.eligible.get(t)]
+    out += ["", f"Eligible tiers: {', '.join(ok) if ok else 'none'}."]
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(report: ValidationReport) -> str:
+    """The report as Markdown (``mtboard validate --format markdown``; CI appends it to the job summary): per card,
+    ``ok``/``FAIL``, the failing checks, and the submission gate's rules met and missed
+    (:func:`gate_markdown`); then the repository problems. Paths are ASCII-escaped and
+    put in code spans; messages pass :func:`mtboard.core.fmt.md_cell`."""
+
+    out = ["## mtboard validate", ""]
+    for f in report.files:
+        out.append(f"### {'ok' if f.ok else 'FAIL'} `{f.path.replace('`', '?')}`")
+        out.append("")
+        failing = [c for c in CARD_CHECKS if f.checks[c] == "fail"]
+        if failing:
+            out.append(f"Failing checks: {', '.join(failing)}.")
+            out.append("")
+            for p in f.problems[:20]:
+                out.append(f"- {p.check}: {md_cell((p.field + ': ') if p.field else '')}{md_cell(p.message)}")
+            out.append("")
+        if f.gate is not None:
+            out.append(gate_markdown(f.gate))
+    if report.repository:
+        out.append("### FAIL repository")
+        out.append("")
+        out += [f"- {p.check}: {md_cell(p.where)}: {md_cell(p.message)}" for p in report.repository]
+        out.append("")
+    n_bad = sum(1 for f in report.files if not f.ok)
+    out.append(f"**validation {'passed' if report.ok else 'FAILED'}**: {len(report.files)} file(s)"
+               + (f", {n_bad} failed" if n_bad else ""))
+    return "\n".join(out) + "\n"
 
 
 def render_json(report: ValidationReport) -> str:
