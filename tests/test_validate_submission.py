@@ -280,8 +280,8 @@ def test_pr_body_and_markdown_list_rules_met_and_missed(tmp_path):
     body = pr_body(loads_card(sealed, "card"), template, rep.gate)
     section = body.split("## Submission gate (spec §9.1, §9.2, §9.5)\n", 1)[1]
     assert "Checked as a **self-benchmarked** submission" in section
-    assert "- [x] `run-card` (§9.1.1, required): met — every check passed (metrics, mechanical, signatures, judges, " \
-           "neural skipped)" in section
+    assert "- [x] `run-card` (§9.1.1, required): met — every check passed (metrics, mechanical, signatures, variants, " \
+           "judges, neural skipped)" in section
     assert "- [x] `development-only` (§9.2.1, required): met — 355 development entries" in section
     assert "- [ ] `cost-report` (§9.1.4, warning): MISSED — totals.total_cost_usd" in section
     assert "- [x] `installable` (§9.1.2, §9.5, not asked at this tier): met — built-in backend gguf" in section
