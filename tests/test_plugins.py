@@ -89,7 +89,7 @@ def test_plugin_runs_as_a_method_and_its_card_validates(installed, tmp_path):
     ok = _mtboard(installed, "submit", str(card_path), "--root", str(root), "--corpora", str(ROOT / "corpora"),
                   "--dry-run")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "all 21 checks passed" in ok.stdout  # CARD_CHECKS (names: issue 32)
+    assert "all 23 checks passed" in ok.stdout  # CARD_CHECKS (names: issue 32; submission: issue 39)
     # … and where it is not installed too: CI validates a submission without ever installing contributor code
     # (the backend's own checks are then skipped; its scores are still recomputed from the stored outputs)
     missing = _mtboard(None, "submit", str(card_path), "--root", str(root), "--corpora", str(ROOT / "corpora"),

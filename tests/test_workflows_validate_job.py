@@ -154,3 +154,30 @@ def test_pr_deleting_a_submission_fails(tmp_path, card, mtboard_bin):
     ws = _workspace(tmp_path, {}, base_cards={rel: card}, delete=[rel])
     proc = _run_job(ws, mtboard_bin, label=False)
     assert proc.returncode == 1 and "pull request deletes a submission" in proc.stdout
+
+
+def test_the_job_summary_lists_the_submission_gate(tmp_path, card, mtboard_bin):
+    """Issue 39 item 1: the step after the validation appends the submission gate's rules met and missed (`mtboard
+    validate --format markdown`) to $GITHUB_STEP_SUMMARY, and never fails the job itself — not even for a card the
+    validation refused."""
+    rel = canonical_relpath(loads_card(card, "x"))
+    data = json.loads(card)
+    data["scores"]["chrf_plus_plus"] += 0.1
+    bad = vs.dump(vs.reseal(data))
+    bad_rel = canonical_relpath(loads_card(bad, "x"))
+    ws = _workspace(tmp_path, {rel: card, bad_rel: bad})
+    assert _run_job(ws, mtboard_bin, label=False).returncode == 1  # also lists the changes for the next step
+    summary = tmp_path / "summary.md"
+    step = inst.workflow_step(WF, "Write the submission gate's rules")
+    assert step["if"] == "${{ !cancelled() }}"
+    env = inst.clean_env(mtboard_bin, GITHUB_WORKSPACE=str(ws), RUNNER_TEMP=str(ws.parent / "runner-temp"),
+                         GITHUB_STEP_SUMMARY=str(summary), MAINTAINER_CHANGE="false")
+    proc = subprocess.run([*inst.BASH, step["run"]], cwd=ws, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    md = summary.read_text(encoding="utf-8")
+    assert md.startswith("## mtboard validate\n")
+    assert f"### ok `{rel}`" in md and f"### FAIL `{bad_rel}`" in md and "Failing checks: metrics." in md
+    assert md.count("Checked as a **self-benchmarked** submission") == 2
+    assert "- [x] `development-only` (§9.2.1, required): met — 12 development entries" in md
+    assert "- [ ] `run-card` (§9.1.1, required): MISSED — the check(s) metrics failed" in md
+    assert "**validation FAILED**: 2 file(s), 1 failed" in md

@@ -1,8 +1,10 @@
-"""CLI commands: ``mtboard corpus import | check | merge`` (spec §2; issue 2 item 4)."""
+"""CLI commands: ``mtboard corpus import | check | merge | rotate`` (spec §2; issue 2 item 4; ``rotate``: spec
+§9.3.2, issue 39 item 2)."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -10,8 +12,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from mtboard.cli.app import corpus_app, guarded
+from mtboard.cli.app import corpus_app, fail, guarded
 from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.inputs.corpora import minimums
 
 
 def _info(**kw):
@@ -273,20 +276,42 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Fail on flagged entries too (reference identical to the "
                                          "source, duplicate pairs, placeholders that differ).")] = False,
+    new_language: Annotated[bool, typer.Option("--new-language", help="The corpus opens a language pair on the "
+                                               "board: refuse it below spec §11.1's minimums (public: "
+                                               f"{minimums.summary('public')}; with --private: the consent document "
+                                               "too). The test suite checks every corpus in corpora/ with it.")]
+    = False,
+    private: Annotated[bool, typer.Option("--private", help="Maintainers: the files are the private (secret) "
+                                          f"corpus; refuse it without {minimums.BY_KEY['gold_standard'].short} and, "
+                                          "with --new-language, without its consent document <stem>.consent."
+                                          f"{{{','.join(s.lstrip('.') for s in minimums.CONSENT_SUFFIXES)}}} "
+                                          "beside the file. Prints counts only, never text.")] = False,
 ) -> None:
     """Validate corpus files (strict schema; blank sources or references are refused) and print counts by segment,
     domain and difficulty, then flag entries whose reference equals the source, duplicate source+reference pairs and
     placeholders that differ between source and reference (mtboard.inputs.corpora.audit).
 
-    Exit 1 with one line per bad file (file, field, problem) when any file fails, or any entry is flagged with
-    --strict.
+    Malformed variants are errors (spec §9.3.1; mtboard.score.variants): a variant equal to the reference or to
+    another variant, a variant in another script or left in the source language, variants without a variant_class,
+    a variant_class without variants or a class label not like 'simple-ta-direct'. Each line names the file, the
+    entry, the field and the fix.
+
+    With --new-language (spec §11.1; mtboard.inputs.corpora.minimums) one line per unmet minimum names the file, the
+    field, the count found against the count required, and the fix; --private checks the secret corpus's minimums.
+
+    Exit 1 with one line per bad file (file, field, problem) when any file fails, any variant is malformed, any
+    minimum is unmet, or any entry is flagged with --strict.
     """
     from mtboard.inputs.corpora.assemble import summarize
     from mtboard.inputs.corpora.audit import audit_corpus
     from mtboard.core.documents import load_corpus
     from mtboard.core.errors import MtboardError
     from mtboard.core.schema import SECRET_SEGMENTS
+    from mtboard.score.variants import corpus_variant_problems
 
+    if public and private:
+        fail("--public and --private exclude each other: a public file must hold no secret segment, a private one "
+             "holds them")
     errors: list[str] = []
     report: dict[str, object] = {}
     for path in files:
@@ -302,12 +327,21 @@ def check(
                 errors.append(f"{path}: entries[{bad[0]}].segment: {e.segment} is secret and must not be public "
                               f"({len(bad)} such entries) (fix: move gold_standard/held_out entries to a private file)")
                 continue
+        unmet = _unmet_minimums(corpus, path, new_language=new_language, private=private)
+        errors += unmet
         counts = summarize(corpus)
         findings = audit_corpus(corpus)
+        if private:  # a finding's detail may quote placeholders of the secret text: rule and entry only
+            findings = [replace(f, detail="(detail withheld: private corpus)") for f in findings]
+        malformed = corpus_variant_problems(corpus)  # its lines name rules, fields and counts, never the text
+        if malformed:  # spec §9.3.1: a malformed variant is an error, --strict or not
+            errors += [p.line(str(path)) for p in malformed]
+            continue
         report[str(path)] = {"id": corpus.dataset.id, "version": corpus.dataset.version, "sha256": digest,
                              "entries": len(corpus.entries), **counts,
                              "flags": [{"rule": f.rule, "entry_id": f.entry_id, "detail": f.detail}
-                                       for f in findings]}
+                                       for f in findings],
+                             **({"minimums_unmet": len(unmet)} if new_language or private else {})}
         for f in findings:
             typer.echo(f"{'error' if strict else 'flag'}: {f.line(str(path))}", err=True)
         if strict and findings:
@@ -315,19 +349,43 @@ def check(
             continue
         if not as_json:
             d = corpus.dataset
-            typer.echo(f"{path}: ok — {d.id} {d.version} {d.language_pair}, {len(corpus.entries)} entries, "
+            typer.echo(f"{path}: {'below the new-language minimums' if unmet else 'ok'} — {d.id} {d.version} {d.language_pair}, {len(corpus.entries)} entries, "
                        f"licence {d.license}, sha256 {digest}")
             for field in ("segment", "domain", "difficulty"):
                 typer.echo(f"  {field:<11} {_fmt(counts[field])}")
-            seg = counts["segment"]
-            if seg.get("development", 0) < 30 or seg.get("diagnostic", 0) < 10:
-                typer.echo("  note: spec §2.3 asks for ≥30 development and ≥10 diagnostic entries", err=True)
+            with_variants = [e for e in corpus.entries if e.variants]
+            if with_variants:
+                classes = Counter(e.variant_class for e in with_variants)
+                typer.echo(f"  variants    {len(with_variants)} entries with variants: "
+                           f"{_fmt(dict(sorted(classes.items())))}")
+            if not new_language and not private:
+                _minimums_note(corpus)
     if as_json:
         typer.echo(json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False))
     for line in errors:
         typer.echo(f"error: {line}", err=True)
     if errors:
         raise typer.Exit(1)
+
+
+def _unmet_minimums(corpus, path: Path, *, new_language: bool, private: bool) -> list[str]:
+    """The lines of the spec §11.1 minimums ``corpus`` (read from ``path``) misses: the public ones with
+    ``new_language``; the private ones (gold_standard count; consent with ``new_language``) with ``private``."""
+    from mtboard.inputs.corpora.minimums import check_private, check_public
+
+    if private:
+        return [u.line(str(path)) for u in check_private(corpus, path, new_language=new_language)]
+    return [u.line(str(path)) for u in check_public(corpus)] if new_language else []
+
+
+def _minimums_note(corpus) -> None:
+    """Without --new-language: a note (stderr) naming the public §11.1 minimums the corpus misses."""
+    from mtboard.inputs.corpora.minimums import check_public
+
+    missed = [u.minimum.key for u in check_public(corpus)]
+    if missed:
+        typer.echo(f"  note: below spec §11.1's new-language minimums ({', '.join(missed)}); a corpus that opens a "
+                   "language pair must meet them (corpus check --new-language)", err=True)
 
 
 @corpus_app.command("merge")
@@ -367,3 +425,41 @@ def merge(
     counts = summarize(merged)
     typer.echo(f"wrote {output}: {len(merged.entries)} entries from {len(inputs)} files, sha256 {digest}")
     typer.echo(f"  domain      {_fmt(counts['domain'])}")
+
+
+@corpus_app.command("rotate")
+@guarded
+def rotate(
+    corpus_path: Annotated[Path, typer.Argument(metavar="CORPUS", help="Corpus JSON file to rotate.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the new version (written "
+                                         "atomically; may be CORPUS itself).")],
+    share: Annotated[float, typer.Option("--share", min=0.0, max=1.0, help="Share of the smaller side of each "
+                                         "development ↔ segment pair that trades places, in (0, 1]; at least one "
+                                         "pair per segment.")] = 0.1,
+    seed: Annotated[str, typer.Option("--seed", help="Rotation seed (any string; keep it private until the "
+                                      "rotation is published: it decides which entries move).")] = "0",
+    version: Annotated[Optional[str], typer.Option("--version", help="The new dataset version (default: the minor "
+                                                   "number bumped, 1.0.0 → 1.1.0).")] = None,
+    created: Annotated[Optional[str], typer.Option("--created", help="The new version's date YYYY-MM-DD (default "
+                                                   "today).")] = None,
+) -> None:
+    """Rotate entries between segments (spec §9.3.2) into a new dataset version: for each segment other than
+    development, the best-ranked entries by SHA-256(seed, dataset id, entry id) trade places with as many development
+    entries (share × the smaller side, at least one pair), so every segment keeps its size; texts, ids and labels stay
+    unchanged. The version is bumped: cards scored on the old version stay on the old version's board and are never
+    ranked with the new one's (docs/corpora.md "Rotation")."""
+    from mtboard.core.documents import load_corpus, write_corpus
+    from mtboard.inputs.corpora.assemble import summarize
+    from mtboard.inputs.corpora.rotate import rotate as rotate_corpus
+
+    corpus, _ = load_corpus(corpus_path)
+    done = rotate_corpus(corpus, share=share, seed=seed, version=version,
+                         created=created or date.today().isoformat(), source=corpus_path.name)
+    digest = write_corpus(done.corpus, output)
+    d = done.corpus.dataset
+    typer.echo(f"wrote {output}: {d.id} {corpus.dataset.version} → {d.version}, {done.count} entries changed "
+               f"segment, sha256 {digest}")
+    for seg, (into, out) in done.moved.items():
+        typer.echo(f"  {seg:<13} {len(into)} to development (ids {', '.join(map(str, into))}); "
+                   f"{len(out)} from development (ids {', '.join(map(str, out))})")
+    typer.echo(f"  segment     {_fmt(summarize(done.corpus)['segment'])}")

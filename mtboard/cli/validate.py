@@ -14,7 +14,7 @@ import typer
 from mtboard.cli.app import app, fail, guarded
 from mtboard.core.errors import ConfigError
 
-_FORMATS = ("text", "json")
+_FORMATS = ("text", "json", "markdown")
 
 
 def validation_context(root: Path, corpora: Optional[Path], secret_env: Optional[str] = "MTBOARD_SECRET_SEGMENT"):
@@ -40,7 +40,13 @@ def validate_cmd(
                                                     "and validate the changed submissions.")] = None,
     allow_outside: Annotated[bool, typer.Option("--allow-outside-submissions", help="Maintainer label present: accept "
                                                 "changes outside submissions/.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    fmt: Annotated[str, typer.Option("--format", help="text | json | markdown (markdown: per card the submission "
+                                     "gate's rules met and missed, for a pull-request comment or the CI job "
+                                     "summary)")] = "text",
+    tier: Annotated[Optional[str], typer.Option("--tier", help="Hold every card to the submission gate of this "
+                                                "verification tier: self-benchmarked | gds-verified | "
+                                                "community-verified (default: the tier each card's evidence "
+                                                "claims; spec §9.4-9.5, docs/submissions.md §2a).")] = None,
     secret_env: Annotated[str, typer.Option("--secret-segment-env", help="Environment variable that may name a "
                                             "secret-segment corpus file; its texts must appear nowhere.")]
     = "MTBOARD_SECRET_SEGMENT",
@@ -48,15 +54,20 @@ def validate_cmd(
     """Run the named checks over run cards and the repository; per-check report; exit 1 on any failure."""
     from mtboard.core import safejson
     from mtboard.validate import parse_changes, render_json, render_text, validate_paths
+    from mtboard.validate.report import render_markdown
+    from mtboard.validate.submission import TIERS
 
     if fmt not in _FORMATS:
         fail(f"--format must be one of {', '.join(_FORMATS)}")
+    if tier is not None and tier not in TIERS:
+        fail(f"--tier must be one of {', '.join(TIERS)}")
     ctx = validation_context(root, corpora, secret_env)
     change_list = None
     if changes is not None:
         change_list = parse_changes(safejson.read_bytes(changes))
-    report = validate_paths(paths or None, ctx, changes=change_list, allow_outside=allow_outside)
-    typer.echo(render_json(report) if fmt == "json" else render_text(report))
+    report = validate_paths(paths or None, ctx, changes=change_list, allow_outside=allow_outside, tier=tier)
+    render = {"json": render_json, "markdown": render_markdown}.get(fmt, render_text)
+    typer.echo(render(report))
     if not report.ok:
         raise typer.Exit(1)
 
@@ -80,6 +91,8 @@ def submit_cmd(
     typer.echo(f"{verb} to {sub.relpath}")
     if sub.unranked:
         typer.echo(f"warning: {sub.unranked}")
+    for w in sub.report.warnings:  # the variant-class lint (spec §9.3.1): a mark on the board, not a refusal
+        typer.echo(f"warning: {w.check}: {w.message}")
     for other in sub.same_fingerprint:
         typer.echo(f"note: {other} has the same fingerprint (the same experiment); the board will show both rows")
     if sub.body_path is not None:

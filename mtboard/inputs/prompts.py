@@ -102,6 +102,10 @@ class PromptMeta(BaseModel):
     """Few-shot pairs per target-language tag: ``{es: [[english, spanish], …]}``."""
     examples_note: str | None = None
     """Where the examples come from (e.g. 'hand-written by the mtboard authors for this template')."""
+    development_entries: list[str | int] = []
+    """Ids of the corpus entries the examples are taken from (spec §9.2.2: using development entries in few-shot
+    prompts is allowed but must be declared; the validator's ``submission`` check refuses a card whose prompt holds
+    an entry's text not listed here, :mod:`mtboard.validate.submission`)."""
 
 
 @dataclass(frozen=True)

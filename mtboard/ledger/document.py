@@ -17,7 +17,8 @@ from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCanaryRun, LedgerClaimMark,
                                         LedgerCleanSubset, LedgerDrift, LedgerFlip, LedgerFloor, LedgerSentinel,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
-                                        LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries)
+                                        LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries,
+                                        LedgerVariants)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -116,7 +117,17 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
         clean_subset=None if clean is None else LedgerCleanSubset(
             cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,
             text=clean.text),
-        drift=_drift((getattr(lb, "drift", None) or {}).get(s.fingerprint)))
+        drift=_drift((getattr(lb, "drift", None) or {}).get(s.fingerprint)),
+        variants=_variants((getattr(lb, "variants", None) or {}).get(s.representative)))
+
+
+def _variants(v) -> LedgerVariants | None:
+    """The shown card's :class:`mtboard.score.variants.VariantLint` as published (issue 39 item 2); None without
+    one."""
+    if v is None:
+        return None
+    return LedgerVariants(variant_entries=v.n_variant, variant_matched=v.k_variant, by_variant=v.k_by_variant,
+                          other_entries=v.n_other, other_matched=v.k_other, p=v.p, flagged=v.flagged, text=v.text)
 
 
 def _drift(d) -> LedgerDrift | None:

@@ -200,6 +200,9 @@ class Leaderboard:
     drift: dict[str, Any] = field(default_factory=dict)
     """Fingerprint → :class:`mtboard.ledger.canaries.RowDrift` (the row's canary runs and whether its model drifted),
     rows with a canary run only; filled by :func:`mtboard.ledger.canaries.attach` (issue 38 item 3)."""
+    variants: dict[str, Any] = field(default_factory=dict)
+    """Card path → :class:`mtboard.score.variants.VariantLint` of every card, for a corpus with variants only; filled
+    by :func:`mtboard.ledger.variants.attach` (issue 39 item 2)."""
 
     @property
     def title(self) -> str:

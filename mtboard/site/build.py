@@ -37,7 +37,7 @@ from mtboard.ledger.build import build_ledger
 from mtboard.ledger.diff import diff_ledgers, git_dates, load_previous
 from mtboard.ledger.history import load_snapshots
 from mtboard.ledger.load import Rejected, load_inputs, long_lived
-from mtboard.site import boardpages, incremental, infopages, officialpages, portrait, render, sweeps
+from mtboard.site import boardpages, incremental, infopages, officialpages, portrait, programme, render, sweeps
 from mtboard.site.contamination import render_contamination_page
 from mtboard.site import boards as boards_view
 
@@ -254,6 +254,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
                                                    ledger=doc, snapshots=earlier))
         pages.update(infopages.render_info_pages(inputs, boards, root, repository=attestation_repository))
+        pages.update(programme.render_programme_pages(inputs, root))  # costs, new languages (issue 39)
         pages.update(render_contamination_page(ledger.claims, boards, root, repository=attestation_repository))
         if off_inputs.rows or off_inputs.rejected:
             pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))

@@ -25,6 +25,13 @@ METHODOLOGY_PAGES: dict[str, str] = {
 }
 """The methodology's pages after the overview (``methodology.md``): docs path → title, in reading order."""
 
+PROGRAMME_PAGES: dict[str, str] = {
+    "costs.md": "Run and sweep costs",
+    "costs-programme.md": "Programme costs",
+    "new-languages.md": "New languages",
+}
+"""The programme pages (:mod:`mtboard.site.programme`; spec §10–11): docs path → title, after the glossary in the nav."""
+
 @dataclass(frozen=True)
 class Section:
     """One methodology topic: ``anchor`` (its id on ``methodology.html``, where links published before the split

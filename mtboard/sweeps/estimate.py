@@ -335,6 +335,13 @@ def _rates(cell: Cell, table: Any) -> tuple[Any, str]:
     return hit, f"prompts/prices.yaml ({hit.as_of or table.as_of})"
 
 
+def run_cost(entries: int, calls_per_entry: float, cost_per_call: float) -> float:
+    """Spec §10.1: ``run_cost = entries × calls per entry × cost per call`` (USD; ``cost_per_call`` in USD). The
+    published cost tables (:mod:`mtboard.sweeps.costs`) use it with measured tokens; a sweep's cost is the sum of
+    its runs' (§10.2, :attr:`SweepEstimate.cost_usd`)."""
+    return entries * calls_per_entry * cost_per_call
+
+
 def _judge_rates(model: str, table: Any) -> Any:
     return table.rates("openai", model)
 
@@ -497,6 +504,6 @@ def plan_table(sweep: Sweep, est: SweepEstimate) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CHARS_PER_TOKEN", "OUTPUT_SPREAD", "JUDGE_OUTPUT_TOKENS", "REASONING_TOKENS", "reasoning_tokens", "Range", "script_of", "RatioCounter",
+__all__ = ["run_cost", "CHARS_PER_TOKEN", "OUTPUT_SPREAD", "JUDGE_OUTPUT_TOKENS", "REASONING_TOKENS", "reasoning_tokens", "Range", "script_of", "RatioCounter",
            "GGUFCounter", "counter_for", "CellEstimate", "SweepEstimate", "estimate_cell", "estimate_sweep",
            "plan_table"]

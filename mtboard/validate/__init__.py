@@ -37,6 +37,9 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``timestamps``      ISO 8601 UTC, not in the future, not before 2024, elapsed time consistent with latencies
 ``sovereignty``     no gold_standard/held_out entries; no secret-segment text (when a secret file is given)
 ``secrets``         no API-key-like strings (sk-…, hf_…, AKIA…, Bearer …, ghp_…, private keys)
+``submission``      the submission gate (spec §9.1, §9.2, §9.5): the rules of
+                    :data:`mtboard.validate.submission.RULES` at the card's verification tier (last: its ``run-card``
+                    rule reads every other check's status)
 =================== =================================================================================================
 
 Repository-level checks (``mtboard validate`` over ``submissions/``): ``scope`` (a pull request may only add or
@@ -50,7 +53,7 @@ Messages never echo untrusted content: they name paths, fields and numbers; text
 Modules (each imports only modules above it in this list):
 
 * :mod:`~mtboard.validate.report` — check catalogue (CARD_CHECKS, DECLARED_FIELDS), Problem / CardReport /
-  ValidationReport, the per-file collector, text and JSON rendering
+  ValidationReport, the per-file collector, text, JSON and Markdown rendering
 * :mod:`~mtboard.validate.naming` — canonical submission paths and allow-listed names
 * :mod:`~mtboard.validate.context` — Context (corpora, secret strings, clock, backend registry)
 * :mod:`~mtboard.validate.structure` — file, size, schema, harness_version, file_name, run_card_hash, fingerprint,
@@ -60,6 +63,7 @@ Modules (each imports only modules above it in this list):
 * :mod:`~mtboard.validate.judging` — judges
 * :mod:`~mtboard.validate.copies` — relabelled copies across cards
 * :mod:`~mtboard.validate.hygiene` — timestamps, sovereignty, secrets
+* :mod:`~mtboard.validate.submission` — submission (the gate's rule table, the tier a card claims)
 * :mod:`~mtboard.validate.pipeline` — one card through every check (validate_card, validate_bytes)
 * :mod:`~mtboard.validate.repository` — many files: scope, duplicates, verification, tree-wide sovereignty
   (validate_paths)

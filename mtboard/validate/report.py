@@ -14,15 +14,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mtboard.core.errors import MtboardError
+from mtboard.core.fmt import md_cell
 from mtboard.core.schema import RunCard, binding_paths
 
 # --------------------------------------------------------------------------------------------------------------------
 # The check catalogue
 
 CARD_CHECKS = ("file", "size", "json", "schema", "harness_version", "file_name", "names", "run_card_hash",
-               "fingerprint", "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "judges", "neural",
-               "timestamps", "sovereignty", "secrets")
-"""Every per-card check, in report order."""
+               "fingerprint", "method", "dataset", "entries", "texts", "metrics", "mechanical", "signatures", "variants",
+               "judges", "neural", "timestamps", "sovereignty", "secrets", "submission")
+"""Every per-card check, in report order; ``submission`` (the gate of spec §9.1–9.2, §9.5,
+:mod:`mtboard.validate.submission`) comes last: its ``run-card`` rule reads every other check's status."""
+WARNING_CHECKS = ("variants",)
+"""Checks that warn instead of failing: ``variants`` (spec §9.3.1, :mod:`mtboard.validate.variants`) flags a card
+whose matches on the entries with known variants are suspiciously perfect; a statistic, not proof, so the card still
+validates and the flag is shown in CI, in the ledger row and on the run page."""
 REPO_CHECKS = ("scope", "duplicates", "copies", "verification", "sovereignty", "files", "reviews", "floors")
 """Repository-level checks; ``files``: at least one run card was validated (nothing validated is a failure, as
 pytest treats a run that collected no tests); ``reviews``: review records under ``reviews/`` (spec §7.3,
@@ -38,7 +44,13 @@ site marks declared values of self-benchmarked cards; ``mtboard verify`` confirm
 UNBOUND_FIELDS = DECLARED_FIELDS
 """Former name of :data:`DECLARED_FIELDS`."""
 
-Status = Literal["pass", "fail", "skip"]
+Status = Literal["pass", "fail", "skip", "warn"]
+"""``warn``: only a check of :data:`WARNING_CHECKS`; the card still passes."""
+
+TIER_NAMES = {"self-benchmarked": "self-benchmarked", "gds-verified": "GDS verified",
+              "community-verified": "community verified (gold standard)"}
+"""What the submission gate calls each verification tier (spec §9.4; :mod:`mtboard.validate.submission`), weakest
+first."""
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -66,6 +78,35 @@ class Problem(_Out):
         return ": ".join(parts)
 
 
+class GateRule(_Out):
+    """One rule of the submission gate decided for one card (:data:`mtboard.validate.submission.RULES`)."""
+
+    id: str
+    section: str
+    """Spec section(s), e.g. ``§9.2.2``."""
+    level: Literal["required", "warning", "-"]
+    """The rule's level at the tier the card was checked at (``-``: not asked at that tier)."""
+    met: bool | None
+    """True met, False missed, None not evaluated (the card did not parse)."""
+    detail: str
+    """One line: why (names fields, files, entry ids and numbers; never the card's free text)."""
+    levels: dict[str, Literal["required", "warning", "-"]]
+    """The rule's level at every tier."""
+
+
+class GateOutcome(_Out):
+    """The submission gate's outcome for one card: the tier it was checked at, every rule, the tiers it could hold."""
+
+    tier: str
+    """self-benchmarked | gds-verified | community-verified."""
+    rules: list[GateRule]
+    eligible: dict[str, bool]
+    """tier → every rule required at that tier is met."""
+
+    def missed(self) -> list[GateRule]:
+        return [r for r in self.rules if r.met is False]
+
+
 class CardReport(_Out):
     """Result of every check on one file."""
 
@@ -75,10 +116,14 @@ class CardReport(_Out):
     skipped: dict[str, str] = {}
     """check name → why it was skipped."""
     problems: list[Problem] = []
+    warnings: list[Problem] = []
+    """What the checks of :data:`WARNING_CHECKS` flagged; not problems (the card passes)."""
     run_card_hash: str | None = None
     run_id: str | None = None
     notes: list[str] = []
     """Warnings that are not problems (a ``--limit`` card validates but is listed unranked)."""
+    gate: GateOutcome | None = None
+    """The submission gate's rules met and missed (None when the check was not reached)."""
     rescored_from: list[str] = Field(default=[], exclude=True)
     """The ``run_card_hash`` of every card this one was re-scored from (``$.rescored_from``), for the repository's
     verification check; not part of the printed report."""
@@ -124,9 +169,11 @@ class CardRun:
     def __init__(self, where: str):
         self.where = where
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
         self.status: dict[str, Status] = {}
         self.skipped: dict[str, str] = {}
         self.notes: list[str] = []
+        self.gate: GateOutcome | None = None
 
     def note(self, line: str) -> None:
         """A one-line remark that does not fail the card (the report's ``notes``)."""
@@ -135,6 +182,13 @@ class CardRun:
     def fail(self, check: str, message: str, field: str | None = None) -> None:
         self.problems.append(Problem(check=check, where=self.where, field=field, message=message))
         self.status[check] = "fail"
+
+    def warn(self, check: str, message: str, field: str | None = None) -> None:
+        """A flag of a check of :data:`WARNING_CHECKS` (status ``warn``; the card still passes)."""
+        if check not in WARNING_CHECKS:
+            raise ValueError(f"{check} is not a warning check")
+        self.warnings.append(Problem(check=check, where=self.where, field=field, message=message))
+        self.status[check] = "warn"
 
     def done(self, *checks: str) -> None:
         for check in checks:
@@ -159,8 +213,8 @@ class CardRun:
             notes.append(f"--limit {card.method.limit}: the card covers only the first {card.dataset.entry_count} "
                          "entries of its segment; the leaderboard lists it as unranked")
         return CardReport(path=path, checks={c: self.status[c] for c in CARD_CHECKS}, skipped=self.skipped,
-                          problems=self.problems, run_card_hash=card.run_card_hash if card else None,
-                          run_id=card.run_id if card else None, notes=notes,
+                          problems=self.problems, warnings=self.warnings, run_card_hash=card.run_card_hash if card else None,
+                          run_id=card.run_id if card else None, notes=notes, gate=self.gate,
                           rescored_from=[a.run_card_hash for a in card.rescored_from] if card else [])
 
 
@@ -229,11 +283,18 @@ def render_text(report: ValidationReport) -> str:
                 reasons.setdefault(f.skipped.get(c, ""), []).append(c)
         for why, names in reasons.items():
             lines.append(f"  skip {', '.join(names)}: {why}")
+        for w in f.warnings:
+            lines.append(f"  warn {w.check}: {w.field + ': ' if w.field else ''}{w.message}")
         passed = [c for c in CARD_CHECKS if f.checks[c] == "pass"]
         if passed:
             lines.append(f"  pass {', '.join(passed)}")
         for note in f.notes:
             lines.append(f"  note {note}")
+        if f.gate is not None:
+            met = [r.id for r in f.gate.rules if r.met]
+            missed = [f"{r.id} ({r.section})" for r in f.gate.rules if r.met is False]
+            lines.append(f"  gate {f.gate.tier}: met {', '.join(met) or 'none'}"
+                         + (f"; missed {', '.join(missed)}" if missed else ""))
     if report.repository:
         lines.append("FAIL repository")
         for p in report.repository:
@@ -241,13 +302,61 @@ def render_text(report: ValidationReport) -> str:
     n_bad = sum(1 for f in report.files if not f.ok)
     counts = report.failed_checks()
     summary = ", ".join(f"{k} ({v})" for k, v in sorted(counts.items()))
+    warned = [f.path for f in report.files if f.warnings]
+    kinds = ", ".join(sorted({w.check for f in report.files for w in f.warnings}))
+    warn_note = f"; {len(warned)} file(s) with warnings ({kinds}): look at the warn lines above" if warned else ""
     if report.ok:
-        lines.append(f"validation passed: {len(report.files)} file(s), {len(CARD_CHECKS)} checks each")
+        lines.append(f"validation passed: {len(report.files)} file(s), {len(CARD_CHECKS)} checks each{warn_note}")
     else:
         lines.append(f"validation FAILED: {n_bad} of {len(report.files)} file(s) failed"
                      + (", repository checks failed" if report.repository else "")
-                     + (f"; failing checks: {summary}" if summary else ""))
+                     + (f"; failing checks: {summary}" if summary else "") + warn_note)
     return "\n".join(lines)
+
+
+def gate_markdown(gate: GateOutcome) -> str:
+    """One card's gate as Markdown task-list lines: ``- [x]`` met, ``- [ ]`` missed, with the rule, its section, its
+    level at the card's tier and why; then the tiers the card is eligible for. For the pull-request body and the CI
+    job summary; the text comes from rule ids and numbers, never from the card's free text."""
+    out = [f"Checked as a **{TIER_NAMES[gate.tier]}** submission (spec §9.4–9.5); rules met and missed:", ""]
+    for r in gate.rules:
+        box = "x" if r.met else " "
+        state = {True: "met", False: "MISSED", None: "not evaluated"}[r.met]
+        level = r.level if r.level != "-" else "not asked at this tier"
+        out.append(f"- [{box}] `{r.id}` ({r.section}, {level}): {state} — {md_cell(r.detail)}")
+    ok = [TIER_NAMES[t] for t in TIER_NAMES if gate.eligible.get(t)]
+    out += ["", f"Eligible tiers: {', '.join(ok) if ok else 'none'}."]
+    return "\n".join(out) + "\n"
+
+
+def render_markdown(report: ValidationReport) -> str:
+    """The report as Markdown (``mtboard validate --format markdown``; CI appends it to the job summary): per card,
+    ``ok``/``FAIL``, the failing checks, and the submission gate's rules met and missed
+    (:func:`gate_markdown`); then the repository problems. Paths are ASCII-escaped and
+    put in code spans; messages pass :func:`mtboard.core.fmt.md_cell`."""
+
+    out = ["## mtboard validate", ""]
+    for f in report.files:
+        out.append(f"### {'ok' if f.ok else 'FAIL'} `{f.path.replace('`', '?')}`")
+        out.append("")
+        failing = [c for c in CARD_CHECKS if f.checks[c] == "fail"]
+        if failing:
+            out.append(f"Failing checks: {', '.join(failing)}.")
+            out.append("")
+            for p in f.problems[:20]:
+                out.append(f"- {p.check}: {md_cell((p.field + ': ') if p.field else '')}{md_cell(p.message)}")
+            out.append("")
+        if f.gate is not None:
+            out.append(gate_markdown(f.gate))
+    if report.repository:
+        out.append("### FAIL repository")
+        out.append("")
+        out += [f"- {p.check}: {md_cell(p.where)}: {md_cell(p.message)}" for p in report.repository]
+        out.append("")
+    n_bad = sum(1 for f in report.files if not f.ok)
+    out.append(f"**validation {'passed' if report.ok else 'FAILED'}**: {len(report.files)} file(s)"
+               + (f", {n_bad} failed" if n_bad else ""))
+    return "\n".join(out) + "\n"
 
 
 def render_json(report: ValidationReport) -> str:

@@ -342,7 +342,7 @@ def check_reviews(ctx: Context) -> list[Problem]:
 
 def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
                    changes: list[tuple[str, str]] | None = None, allow_outside: bool = False,
-                   repository_checks: bool = True) -> ValidationReport:
+                   repository_checks: bool = True, tier: str | None = None) -> ValidationReport:
     """Validate many files and the repository.
 
     Args:
@@ -352,6 +352,8 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
         changes: (status, path) pairs from :func:`parse_changes` — the pull-request scope gate.
         allow_outside: the maintainer label is present.
         repository_checks: run duplicates / verification / sovereignty over the whole tree.
+        tier: verification tier every card's ``submission`` check holds it to (None: the tier each card's evidence
+            claims; :mod:`mtboard.validate.submission`).
 
     Returns: :class:`ValidationReport`; ``ok`` is False when any problem was found.
     """
@@ -378,7 +380,7 @@ def validate_paths(paths: list[str | os.PathLike[str]] | None, ctx: Context, *,
         if p.name.endswith(VERIFICATION_SUFFIX):
             records.append(p)
             continue
-        reports.append(validate_card(p, ctx))
+        reports.append(validate_card(p, ctx, tier=tier))
         card_paths.append(p)
     if changes is None and not reports:
         given = ", ".join(safe_name(str(p)) for p in todo) or f"{SUBMISSIONS_DIR}/ (missing)"

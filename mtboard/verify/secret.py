@@ -31,13 +31,15 @@ from mtboard.run.plan import ProgressSink
 from mtboard.backends.base import get_backend
 from mtboard.core.documents import atomic_write, load_corpus
 from mtboard.core.errors import ConfigError, MtboardError
+from mtboard.inputs.corpora.minimums import BY_KEY as MINIMUMS_BY_KEY
 from mtboard.inputs.runspec import RunSpec, facts_from_card
 from mtboard.core.schema import SECRET_SEGMENTS, Corpus, RunCard, ScoresCard, Segment
 from mtboard.score.scores_card import SCORES_SUFFIX, from_run_card
 from mtboard.verify.rerun import NotVerifiable, check_verifiable, load_sealed_card, rerun_settings
 
-MIN_ENTRIES: dict[Segment, int] = {Segment.gold_standard: 50, Segment.held_out: 10}
-"""Spec §2.3: the smallest secret segments."""
+MIN_ENTRIES: dict[Segment, int] = {Segment.gold_standard: MINIMUMS_BY_KEY["gold_standard"].need,
+                                   Segment.held_out: 10}
+"""Spec §2.3: the smallest secret segments (gold_standard: the §11.1 table, :mod:`mtboard.inputs.corpora.minimums`)."""
 
 
 @dataclass

@@ -224,6 +224,29 @@ class LedgerDrift(Strict):
     for a row that did not drift, what the model page says."""
 
 
+class LedgerVariants(Strict):
+    """The variant-class lint of the row's shown card (spec §9.3.1; issue 39 item 2; :mod:`mtboard.score.variants`,
+    docs/SCORING_SPEC.md §8): its matches on the entries with known variants against its other entries, one-sided
+    Fisher exact test. A flag marks the row; it does not unrank it."""
+
+    variant_entries: Count
+    """The card's entries whose corpus entry has variants."""
+    variant_matched: Count
+    """Of those, hypotheses equal to the reference or a variant."""
+    by_variant: Count
+    """Of those, hypotheses equal to a variant only."""
+    other_entries: Count
+    """The card's other entries."""
+    other_matched: Count
+    """Of those, hypotheses equal to the reference."""
+    p: float | None = Field(ge=0.0, le=1.0)
+    """One-sided Fisher exact p-value; None when not tested."""
+    flagged: bool
+    """p < 0.001 and ≥ 90 % of the variant entries matched."""
+    text: str
+    """The one line the run page shows."""
+
+
 class LedgerModel(Strict):
     """The row's model as its record describes it (issue 37 items 1–2; :mod:`mtboard.ledger.facts`): the values the
     board's filters use. ``unknown`` where the record says nothing or there is no (valid) record."""
@@ -304,6 +327,8 @@ class LedgerRow(Strict):
     ``rescored_from``, oldest first): the changes page attributes a rank change to re-scoring through them."""
     drift: LedgerDrift | None = None
     """The row's drift canaries (issue 38 item 3); None when its method has no canary run."""
+    variants: LedgerVariants | None = None
+    """The variant-class lint of the shown card (issue 39 item 2); None when its corpus has no entry with variants."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
