@@ -2,7 +2,8 @@
 
 Used only where a real server cannot be made to fail on purpose (issue 3 acceptance: 429 with Retry-After, 500,
 reset mid-stream, error chunk inside a 200 stream, ``finish_reason: length`` with empty content, ``<think>`` never
-closed, a prompt reported back as 2,048 tokens). Real-server tests use llama-cpp-python instead.
+closed, a prompt reported back as 2,048 tokens; issue 39: ``markdown``, the answer wrapped in ``**…**``, which fails
+the mechanical format rules). Real-server tests use llama-cpp-python instead.
 
 Behaviour is chosen by a marker in the text to translate (the last user message or the completion prompt):
 ``[[fault:NAME]]`` or ``[[fault:NAME:N]]`` (misbehave on the first N requests carrying that text, then answer
@@ -234,6 +235,8 @@ class FakeServer:
             answer = "<think>reasoning here</think>" + answer
         if fault == "empty":
             answer = ""
+        if fault == "markdown":  # the answer in markdown emphasis (fails the format rules: format.markdown)
+            answer = f"**{answer}**"
         if fault == "eos":  # a literal end-of-sequence token at the end of the text
             answer = answer + "</s>"
         if fault == "truncated":

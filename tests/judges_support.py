@@ -98,3 +98,32 @@ def mtboard(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 60
     """Run the real CLI in-process (tests/cli_support.py) in ``cwd``, with no inherited OPENAI_/JUDGE_ variables
     except those given. ``timeout`` is kept for callers; pytest-timeout bounds an in-process call."""
     return cli_support.invoke(args, env=env, cwd=cwd, unset=("OPENAI_", "JUDGE_"))
+
+
+def admission_answer(body: dict[str, Any], *, wrong: bool = False) -> str | None:
+    """The known answer to a judge-admission item (issue 39; mtboard/judges/admission-en-es.json) when ``body`` asks
+    about one, else None — so a scripted judge can pass (or, ``wrong``: fail every item of) the admission check
+    without disturbing what it scripts for the card's own entries. A correct translation: no error (MQM) / adequacy
+    4 (rubric); a planted error: a critical mistranslation (MQM) / adequacy 1 (rubric)."""
+    from mtboard.judges.admission import load_admission_set
+
+    t = translation_in(body)
+    item = next((it for it in load_admission_set().items if it.translation == t), None)
+    if item is None or not t:
+        return None
+    clean = (item.expect == "clean") != wrong
+    if "adequacy" in " ".join(m.get("content", "") for m in body.get("messages", [])):
+        return ("adequacy: 4\npragmatics: 4\nfluency: 2\nflags: none\njustification: correct" if clean else
+                "adequacy: 1\npragmatics: 2\nfluency: 2\nflags: NEG\njustification: meaning changed")
+    if clean:
+        return "Critical:\nno-error\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear"
+    return f'Critical:\naccuracy/mistranslation - "{t}"\nMajor:\nno-error\nMinor:\nno-error\ncontextBehavior: unclear'
+
+
+def card_requests(srv: ScriptedServer) -> list[dict[str, Any]]:
+    """The judge requests about the card's own entries: ``srv.requests`` less those about the judge-admission items
+    every per-entry judge answers first (issue 39; :func:`admission_answer` recognises them)."""
+    from mtboard.judges.admission import load_admission_set
+
+    known = {it.translation for it in load_admission_set().items}
+    return [r for r in srv.requests if translation_in(r["body"]) not in known]

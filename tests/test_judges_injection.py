@@ -158,12 +158,16 @@ def test_injection_suite_scores_do_not_move(tmp_path: Path) -> None:
     assert [v.score for v in mqm] == [0.0] + [5.0] * len(PAYLOADS)
     assert all(v.status == "scored" and v.attempts == 1 for v in rubric + mqm)
     assert [v.flags for v in rubric] == [[]] + [["ADD"]] * len(PAYLOADS)
-    # every request carried the output as one JSON string that decodes to the card's predicted text
+    # every request carried the output as one JSON string that decodes to the card's predicted text (or to a
+    # translation of the judge admission set, asked before the card: issue 39)
+    from mtboard.judges.admission import load_admission_set
+
+    admission = {it.translation for it in load_admission_set().items}
     for req in srv.requests:
         text = user_text(req["body"])
         label = "translation to judge:\n" if "adequacy 0-4" in text else "translation:\n"
         shown = json.JSONDecoder().raw_decode(text, text.rindex(label) + len(label))[0]
-        assert shown in {r.predicted for r in card.results}
+        assert shown in {r.predicted for r in card.results} | admission
         assert CONTROL_TOKEN.search(text) is None
     # the mechanical flag marks every injected output (informational: outcome and scores unchanged), not the clean one
     flags = [[f for f in r.checks.flags if f.rule == "injection"] for r in card.results]

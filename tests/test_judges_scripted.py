@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import pytest
 
-from judges_support import REPO, ScriptedServer, mtboard, translation_in, user_text
+from judges_support import REPO, ScriptedServer, card_requests, mtboard, translation_in, user_text
 from mtboard.core import canonical, documents
 from mtboard.judges.base import JudgeParseError
 from mtboard.judges.checkpoints import load_bench, parse_checkpoints
@@ -127,7 +127,8 @@ def test_constant_translation_and_injected_headings_never_score_clean(tmp_path: 
     assert all(v.score is None for v in verdicts)  # a failed judgement has no score: excluded, never clean
     assert [v.raw_answer for v in verdicts] == [bait[2]] * 3 + ["Critical:\nno-error"] * 3
     assert all(v.attempts == 3 for v in verdicts)
-    assert len(srv.requests) == 18 and all(r["body"]["temperature"] == 0.0 for r in srv.requests)
+    # (card_requests: less the judge-admission items each judge answers first, issue 39)
+    assert len(card_requests(srv)) == 18 and all(r["body"]["temperature"] == 0.0 for r in srv.requests)
     assert (s.n_scored, s.n_failed, s.n_not_sent, s.n_answers, s.parse_failure_rate) == (0, 6, 0, 18, 1.0)
     assert s.mean is None  # no judged cell (coverage 0 of 6): no mean at all, never a clean 0
     assert_rate_matches_stored_answers(wd, card, "gemba-mqm", lambda r: parse_mqm(r["text"]))
@@ -164,7 +165,7 @@ def test_rejudge_sends_no_translation_requests_and_repeats_are_free(tmp_path: Pa
     assert p1.returncode == 0 and p2.returncode == 0, p1.stderr + p2.stderr
     assert len(tr.requests) == 5  # no translation request during either judging
     assert (wd / "translations.jsonl").read_bytes() == translations_before
-    assert len(j1.requests) == 5 and len(j2.requests) == 0  # the second judging came from the cache
+    assert len(card_requests(j1)) == 5 and len(j2.requests) == 0  # the second judging came from the cache
     s1, s2 = card1.judges["gemba-mqm"], card2.judges["gemba-mqm"]
     assert (s1.mean, s2.mean) == (1.0, 1.0) and s2.n_cached_answers == 5 and s1.n_cached_answers == 0
     assert card1.fingerprint == card2.fingerprint
@@ -172,7 +173,8 @@ def test_rejudge_sends_no_translation_requests_and_repeats_are_free(tmp_path: Pa
     assert card2.totals.judge_prompt_tokens == s1.prompt_tokens
     assert card2.totals.prompt_tokens == card1.totals.prompt_tokens
     cache = [json.loads(x) for x in (wd / "judge" / "cache.jsonl").read_text().splitlines()]
-    assert len(cache) == 5 and all(c["request"]["messages"] and c["text"] == answer for c in cache)
+    # the card's 5 answers + the 10 judge-admission items' (issue 39), cached with them
+    assert len(cache) == 5 + 10 and all(c["request"]["messages"] and c["text"] == answer for c in cache)
     assert_sealed(card2)
 
 
@@ -195,8 +197,8 @@ def test_unusable_outputs_are_not_sent_and_score_worst(tmp_path: Path) -> None:
     assert [v.status for v in mqm] == ["not_sent", "not_sent", "scored", "scored"]
     assert [v.score for v in mqm] == [25.0, 25.0, 5.0, 5.0]
     assert [v.score for v in rub] == [0.0, 0.0, 6.0, 6.0]
-    assert len(srv.requests) == 4  # 2 sendable entries × 2 judges
-    sent = {translation_in(r["body"]) for r in srv.requests if "adequacy" not in user_text(r["body"])}
+    assert len(card_requests(srv)) == 4  # 2 sendable entries × 2 judges
+    sent = {translation_in(r["body"]) for r in card_requests(srv) if "adequacy" not in user_text(r["body"])}
     assert sent == {"Una traducción."}
     assert card.judges["gemba-mqm"].mean == pytest.approx((25 + 25 + 5 + 5) / 4)
     assert card.judges["rubric"].mean == pytest.approx((0 + 0 + 6 + 6) / 4)
@@ -403,7 +405,7 @@ def test_mtboard_run_with_judge_uses_the_judge_endpoint(tmp_path: Path) -> None:
                     env={"OPENAI_BASE_URL": tr.url, "OPENAI_API_KEY": "sk-translator-only",
                          "JUDGE_BASE_URL": jd.url}, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert len(tr.requests) == 3 and len(jd.requests) == 3
+    assert len(tr.requests) == 3 and len(card_requests(jd)) == 3
     assert all(r["body"]["model"] == "scripted-judge" for r in jd.requests)
     # The translator's key goes to the translator only; the judge host gets no key (JUDGE_API_KEY is unset).
     assert {r["authorization"] for r in tr.requests} == {"Bearer sk-translator-only"}

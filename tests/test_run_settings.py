@@ -24,7 +24,7 @@ NOT_OPTIONS = {"stream", "max_retries", "timeout_s"}
 
 FLAGS = {
     "corpus_path": "CORPUS", "method": "--method", "prompt": "--prompt", "coaching": "--coaching", "tools": "--tools",
-    "fst_retries": "--fst-retries", "condition": "--condition", "temperature": "--temperature",
+    "fst_retries": "--fst-retries", "format_attempts": "--format-attempts", "condition": "--condition", "temperature": "--temperature",
     "max_tokens": "--max-tokens", "concurrency": "--concurrency", "runs": "--runs", "judge": "--judge",
     "allow_self_judge": "--allow-self-judge", "bench": "--bench", "judge_max_tokens": "--judge-max-tokens",
     "judge_max_attempts": "--judge-max-attempts", "judge_concurrency": "--judge-concurrency",
@@ -214,6 +214,8 @@ def test_the_defaults_of_the_command_are_the_models(captured):
     (["--runs", "0"], "error: --runs: --runs must be at least 1 (fix: give --runs a number of at least 1)"),
     (["--limit", "0"], "error: --limit: --limit must be at least 1 (fix: give --limit a number of at least 1)"),
     (["--fst-retries", "9"], "error: --fst-retries: --fst-retries 9 is outside 0–5 (fix: give a number from 0 to 5)"),
+    (["--format-attempts", "9"], "error: --format-attempts: --format-attempts 9 is outside 1–5 (fix: give a number "
+                                 "from 1 to 5)"),
     (["--price-out", "-1"], "error: --price-out: --price-out must be at least 0 (fix: give --price-out a number of "
                             "at least 0)"),
     (["--segment", "dev"], "error: --segment: unknown segment 'dev' (fix: use one of development, diagnostic, "

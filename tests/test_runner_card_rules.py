@@ -102,6 +102,8 @@ FROM_THE_COMMAND_LINE: dict[tuple[str, str], Case] = {
     ("$.method.runs", "minimum"): Case(("--runs", "0"), "--runs"),
     ("$.method.fst_retries", "minimum"): Case(("--tools", "fst-gate", "--fst-retries", "-1"), "--fst-retries"),
     ("$.method.fst_retries", "maximum"): Case(("--tools", "fst-gate", "--fst-retries", "6"), "--fst-retries"),
+    ("$.method.format_attempts", "minimum"): Case(("--format-attempts", "0"), "--format-attempts"),
+    ("$.method.format_attempts", "maximum"): Case(("--format-attempts", "6"), "--format-attempts"),
     ("$.method.price_in_per_mtok", "minimum"): NEGATIVE_PRICE,
     ("$.method.price_out_per_mtok", "minimum"): Case(("--price-out", "-1"), "--price-out"),
     ("$.method.price_cached_in_per_mtok", "minimum"): NEGATIVE_TABLE_RATE,
@@ -155,6 +157,7 @@ NOT_FROM_THE_COMMAND_LINE: tuple[tuple[str, str], ...] = (
     (r"\$\.judges\.\*\.(breakdown|completion_tokens|prompt_tokens|mean|n_\w+|parse_failure_rate|run_scores|"
      r"spread|worst_score).*", "computed from the judges' answers"),
     (r"\$\.judges\.\*\.(temperature|runs)", "fixed by the judge's code (no option sets it)"),
+    (r"\$\.judges\.\*\.admission\.\w+", "the judge's answers on the fixed admission set (mtboard.judges.admission)"),
     (r"\$\.neural_metrics\.\*\.(model|n)", "the pinned metric model's name (score/metrics/neural.py MODELS) and a "
                                            "count of scored entries"),
     (r"\$\.method\.local\.latency_\w+", "measured by the local-model gate, or its limits (the gguf backend's "

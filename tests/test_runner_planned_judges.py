@@ -130,11 +130,15 @@ def test_a_declared_translator_family_writes_a_card_that_validates(tmp_path: Pat
         p = _run(tmp_path, srv, "--judge", "rubric=openai:judge-x", "--translator-family", "qwen",
                  "--judge-family", "llama")
         assert p.returncode == 0, p.stderr
-        assert srv.posts == 4  # 2 translations + 2 judge requests
+        assert srv.posts == 14  # 2 translations + 10 judge-admission items (issue 39) + 2 judge requests
     card = load_card(tmp_path / "w" / "card.json")
     j = card.judges["rubric"]
     assert j.family_check == "passed (judge family declared: llama; translator family declared: qwen)"
     assert (j.translator_families, j.judge_families, len(card.results)) == (["qwen"], ["llama"], 2)
+    # the server reports 50 prompt tokens for every ~480-token judge prompt: each judge call fails as input_truncated
+    # (the card's verdicts are judge_failed), so no admission item passes either — a judge that cannot answer is
+    # not admitted (issue 39)
+    assert (j.admission.passed, j.admission.admitted, len(j.admission.failed_items)) == (0, False, 10)
     v = cli_support.invoke(["validate", str(tmp_path / "w" / "card.json"), "--root", str(tmp_path), "--corpora",
                             str(tmp_path / "corpora")])
     assert v.returncode == 0, v.stdout + v.stderr

@@ -92,6 +92,9 @@ def test_constants_quoted_in_the_document_match_the_code():
     assert "≥ 10% of the output's letters" in text and checks.CODE_SWITCH_WORD_SHARE == 0.10
     assert "words of ≥ 4 letters" in text and checks.CODE_SWITCH_MIN_WORD == 4
     assert "rounded to 6 decimals" in text and COMPOSITE_DECIMALS == 6
+    from mtboard.score.metrics.composite import FORMAT_ATTEMPT_PENALTY
+    assert "1 − 0.1 × (Σ extra attempts ÷ n)" in text and FORMAT_ATTEMPT_PENALTY == 0.1
+    assert "|format_attempt:0.1" in text
     for tok in checks.EOS_TOKENS:
         assert f"`{tok}`" in text
 

@@ -151,6 +151,11 @@ def _judge(limit: int) -> bytes:
     mqm = itertools.cycle([MQM_CLEAN, MQM_ERRORS, MQM_BROKEN, MQM_BROKEN, MQM_BROKEN])
 
     def script(body):
+        from judges_support import admission_answer
+
+        known = admission_answer(body)  # the admission items (issue 39) get their known answers; the cycle is the card's
+        if known is not None:
+            return known
         system = " ".join(m.get("content", "") for m in body.get("messages", []))
         return RUBRIC_OK if "adequacy" in system else next(mqm)
 

@@ -38,11 +38,12 @@ FINGERPRINT_V2_COMPONENTS = FINGERPRINT_V1_COMPONENTS + (
 or GGUF file hash), engine build, the evaluated entry-id list, and the judge (model + prompt hash) when one ran."""
 FINGERPRINT_COMPONENTS = FINGERPRINT_V2_COMPONENTS + ("text_normalisation",)
 """v3 (current) = v2 + the text normalisation version (:data:`mtboard.core.text.NORMALISATION_VERSION`)."""
-OPTIONAL_FINGERPRINT_COMPONENTS = ("coaching_data_sha256", "fst_retries")
-"""Components present only when the method uses them (issue 18): the coaching data's SHA-256 (spec §3.2) and the
-FST gate's retry limit (``method.fst_retries``, present exactly when ``tools_enabled`` holds ``fst-gate``). A card
-without coaching and tools has exactly :data:`FINGERPRINT_COMPONENTS`, so every fingerprint made before stays the
-same."""
+OPTIONAL_FINGERPRINT_COMPONENTS = ("coaching_data_sha256", "fst_retries", "format_attempts")
+"""Components present only when the method uses them (issue 18): the coaching data's SHA-256 (spec §3.2), the
+FST gate's retry limit (``method.fst_retries``, present exactly when ``tools_enabled`` holds ``fst-gate``) and the
+format-attempt limit (``method.format_attempts``, present exactly when it is above 1; issue 39). A card without
+coaching, tools and format attempts has exactly :data:`FINGERPRINT_COMPONENTS`, so every fingerprint made before
+stays the same."""
 
 
 def canonical_bytes(value: Any) -> bytes:

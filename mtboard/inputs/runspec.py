@@ -147,6 +147,9 @@ class RunSpec(BaseModel):
     """Tools the method uses (``--tools``; the card's ``tools_enabled``), sorted: ``()`` or ``("fst-gate",)``."""
     fst_retries: int | None = None
     """The FST gate's retry limit (``--fst-retries``, 0–5; ``method.fst_retries``); None without ``fst-gate``."""
+    format_attempts: int | None = None
+    """Answers asked per entry when answers fail the format rules (``--format-attempts``, 2–5;
+    ``method.format_attempts``); None for 1, the default (:mod:`mtboard.run.format_attempts`)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -185,6 +188,8 @@ class RunSpec(BaseModel):
         if self.tools:  # a work directory of a run without tools keeps its identity
             ident["tools_enabled"] = list(self.tools)
             ident["fst_retries"] = self.fst_retries
+        if self.format_attempts is not None:  # work directories of runs asking once keep their identity
+            ident["format_attempts"] = self.format_attempts
         return ident
 
     def work_dir_name(self) -> str:
@@ -214,7 +219,7 @@ class RunSpec(BaseModel):
             concurrency=self.concurrency, runs=self.runs, limit=self.dataset.limit, local=facts.local,
             price_in_per_mtok=price_in, price_out_per_mtok=price_out, price_cached_in_per_mtok=price_cached_in,
             price_reasoning_per_mtok=price_reasoning, price_as_of=price_as_of, price_table_sha256=price_table_sha256,
-            plugin=self.plugin, fst_retries=self.fst_retries)
+            plugin=self.plugin, fst_retries=self.fst_retries, format_attempts=self.format_attempts)
 
     def backend_context(self, *, prompt: Prompt | None = None, base_url: str | None = None,
                         sample_sources: Iterable[str] = ()) -> BackendContext:
@@ -248,7 +253,8 @@ class RunSpec(BaseModel):
                    concurrency=m.concurrency, batch_size=card.batch_size, max_retries=card.max_retries,
                    endpoint_host_sha256=m.endpoint_host_sha256, coaching_sha256=card.coaching_data_sha256,
                    coaching_file=card.method_config.coachingFile, coaching_text=card.method_config.coachingPrompt,
-                   plugin=m.plugin, tools=tuple(sorted(card.tools_enabled)), fst_retries=m.fst_retries)
+                   plugin=m.plugin, tools=tuple(sorted(card.tools_enabled)), fst_retries=m.fst_retries,
+                   format_attempts=m.format_attempts)
 
 
 def facts_from_card(card: RunCard) -> BackendFacts:
@@ -328,6 +334,8 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
     optional: dict[str, Any] = {"coaching_data_sha256": spec.coaching_sha256} if spec.coaching_sha256 else {}
     if spec.fst_retries is not None:  # only runs with --tools fst-gate (issue 18): other fingerprints stay the same
         optional["fst_retries"] = spec.fst_retries
+    if spec.format_attempts is not None:  # only runs asking more than once (issue 39): other fingerprints stay
+        optional["format_attempts"] = spec.format_attempts
     return optional | {
         "dataset_sha256": spec.dataset.sha256,
         "model_slug": spec.model_slug(facts),

@@ -19,6 +19,9 @@ Rules (issue 5):
   ``judge_failed`` cells are excluded and reported as coverage (judged n of N: the GEMBA note compares systems on
   common cells only, which the leaderboard does); ``breakdown['mean']['scored_only']`` is the mean over scored
   entries alone.
+* Admission (BookTrans; issue 39): before a per-entry judge judges the card it answers a fixed set of known-answer
+  items (:mod:`mtboard.judges.admission`); the result is its summary's ``admission``. A judge that is not admitted
+  still judges the card (its verdicts are kept), but the board does not count it.
 * The checkpoint judge follows BookTrans: each of the card's translation replicates (``--runs N``) is judged once,
   and the summary reports the mean and spread of those run scores (not one translation judged N times).
 * Judge endpoint: ``JUDGE_BASE_URL`` + ``JUDGE_API_KEY``; when ``JUDGE_BASE_URL`` is unset, ``OPENAI_BASE_URL`` +
@@ -42,6 +45,7 @@ from mtboard.core import documents
 from mtboard.core.canonical import canonical_bytes, sha256_hex
 from mtboard.core.errors import ConfigError
 from mtboard.judges import checkpoints as cp
+from mtboard.judges.admission import ADMITTING_KINDS, admission_record, load_admission_set
 from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
 from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, Progress, gather_or_cancel, not_sent, retry_messages
@@ -89,8 +93,11 @@ def default_client_factory(concurrency: int = 8, base_url: str | None = None) ->
 
 
 async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, item: JudgeItem,
-                       max_attempts: int) -> JudgeVerdict:
+                       max_attempts: int, log_kind: str | None = None) -> JudgeVerdict:
+    """One entry judged (module docstring's rules); its answers logged under ``log_kind`` (default the judge's
+    kind; the admission items under ``KIND.admission``)."""
     messages = prompt.render(**judge.variables(item))
+    kind = log_kind or judge.kind
     last_text: str | None = None
     reason = "no answer"
     for attempt in range(1, max_attempts + 1):
@@ -98,7 +105,7 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
         base_log = {"entry_id": item.entry_id, "run": 0, "attempt": attempt, "key": ans.key, "cached": ans.cached,
                     "text": ans.text, "finish_reason": ans.finish_reason, "error_kind": ans.error_kind}
         if not caller.answered(ans):
-            caller.store.log(judge.kind, {**base_log, "parse": "no-answer", "error": ans.error})
+            caller.store.log(kind, {**base_log, "parse": "no-answer", "error": ans.error})
             return JudgeVerdict(status="judge_failed", score=None, attempts=attempt,
                                 raw_answer=last_text,
                                 justification=f"judge call failed ({ans.error_kind}): {(ans.error or '')[:200]}")
@@ -108,10 +115,10 @@ async def _judge_entry(judge: EntryJudge, prompt: JudgePrompt, caller: Caller, i
             caller.tally.unparsed += 1
             reason = exc.reason
             last_text = ans.text
-            caller.store.log(judge.kind, {**base_log, "parse": "failed", "parse_error": reason})
+            caller.store.log(kind, {**base_log, "parse": "failed", "parse_error": reason})
             messages = retry_messages(prompt, messages, ans.text, reason)
             continue
-        caller.store.log(judge.kind, {**base_log, "parse": "ok", "score": verdict.score})
+        caller.store.log(kind, {**base_log, "parse": "ok", "score": verdict.score})
         # the answer that decided the verdict is kept, so the validator can parse it again (issue 32)
         return verdict.model_copy(update={"attempts": attempt, "raw_answer": ans.text})
     return JudgeVerdict(status="judge_failed", score=None, attempts=max_attempts,
@@ -360,11 +367,35 @@ async def _judge_kind(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, client:
         return verdicts, _summary(spec, judge_cls, prompt_sha, fam, caller, verdicts, mean=agg["mean"],
                                   spread=agg["spread"], breakdown=agg["breakdown"], runs=agg["runs"],
                                   extra=agg["extra"], **common)
+    admission = await _admission(s, spec, prompt, prompt_sha, client) if spec.kind in ADMITTING_KINDS else None
     verdicts = await _run_entry_judge(spec, s.card, s.items, caller, prompt, s.max_attempts, s.concurrency,
                                       s.progress)
     mean, breakdown = _entry_aggregate(judge_cls, s.card, s.items, verdicts)
     return verdicts, _summary(spec, judge_cls, prompt_sha, fam, caller, verdicts, mean=mean, spread=None,
-                              breakdown=breakdown, runs=1, **common)
+                              breakdown=breakdown, runs=1,
+                              extra={"admission": admission.model_dump(mode="json")} if admission else None,
+                              **common)
+
+
+async def _admission(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, prompt_sha: str, client: Any):
+    """The judge's admission check (:mod:`mtboard.judges.admission`): every item of the fixed set judged once with
+    the same prompt, options and retries as the card's entries, through a caller of its own (its answers cached
+    in ``WORKDIR/judge/`` with the card's, logged in ``KIND.admission.answers.jsonl``, counted in no summary).
+    Returns the :class:`JudgeAdmission` record."""
+    judge_cls = REGISTRY[spec.kind]
+    aset = load_admission_set()
+    caller = Caller(spec, prompt_sha, client, s.store, s.max_tokens or judge_cls.default_max_tokens,
+                    s.endpoint["endpoint_host_sha256"])
+    judge: EntryJudge = judge_cls()
+    sem = asyncio.Semaphore(s.concurrency)
+
+    async def one(item: JudgeItem) -> JudgeVerdict:
+        async with sem:
+            return await _judge_entry(judge, prompt, caller, item, s.max_attempts, f"{spec.kind}.admission")
+
+    verdicts = await gather_or_cancel(one(it) for it in aset.judge_items())
+    s.store.write_log(f"{spec.kind}.admission")
+    return admission_record(spec.kind, aset, list(verdicts))
 
 
 async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str], *, workdir: Path,
@@ -446,7 +477,7 @@ async def run_judges_async(card: RunCard, corpus: Corpus, judge_specs: list[str]
 def summary_line(kind: str, s: JudgeSummary) -> str:
     """One line for a judge's summary wherever its score is shown (``mtboard run`` / ``mtboard judge`` output,
     ``report.md``): value and direction, the judge, scored / judge_failed / not sent, the parse-failure rate with its
-    denominator, cache hits, the family check and tokens — and a warning when the judge failed on half the entries
+    denominator, cache hits, the family check and tokens, the admission check (issue 39) — and a warning when the judge failed on half the entries
     or more (those are excluded from the value, issue 15: it then covers few of the entries, or none)."""
     direction = "lower is better" if s.higher_is_better is False else "higher is better"
     value = "-" if s.mean is None else f"{s.mean:.2f}"
@@ -456,6 +487,10 @@ def summary_line(kind: str, s: JudgeSummary) -> str:
             f"judge_failed {s.n_failed}, not sent {s.n_not_sent}; parse failures {s.parse_failure_rate:.1%} of "
             f"{answers} answers ({s.n_cached_answers or 0} cached); family check {s.family_check}; tokens "
             f"{s.prompt_tokens} in / {s.completion_tokens} out")
+    if s.admission is not None:  # issue 39: a judge that fails its known-answer items is not counted on the board
+        a = s.admission
+        line += (f"; admission {a.passed}/{a.items} known-answer items (threshold {a.threshold}): "
+                 + ("admitted" if a.admitted else "NOT admitted, its verdicts are kept but not counted"))
     total = s.n_scored + s.n_failed + s.n_not_sent
     if s.n_failed and total and s.n_failed * 2 >= total:
         line += (f"  WARNING: the judge failed on {s.n_failed} of {total} entries, excluded from the value (it "

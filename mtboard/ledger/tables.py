@@ -35,7 +35,7 @@ from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.score.metrics.composite import entry_columns
 from mtboard.score.subset import composite_resamples_on
 from mtboard.review.community import gated_tier
-from mtboard.core.schema import EntryResult, Outcome, RunCard
+from mtboard.core.schema import EntryResult, JudgeSummary, Outcome, RunCard
 from mtboard.core import fmt
 from mtboard.backends.base import NO_API_COST, NOT_PRICED, cost_text  # noqa: F401 - defined with the backends' "priced"
 from mtboard.core.names import mark
@@ -340,7 +340,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
     if domain is None:
         exact = sc.exact_match_rate
         cost = lc.card.totals.cost_per_entry_usd
-        cp = card.judges.get("checkpoints")
+        cp = counted_judges(card).get("checkpoints")
         fst, semantic, cost_adj = sc.fst_acceptance_rate, sc.semantic_score, sc.cost_adjusted_score
     else:
         bd = sc.by_domain.get(domain)
@@ -498,7 +498,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
     counts = bootstrap.resample_counts(len(ids), resamples, seed).astype(np.float64)  # exact; converted once
     judged = {}
     for kind in JUDGE_KEYS.values():
-        having = [lc for lc in ranked if kind in lc.card.judges]
+        having = [lc for lc in ranked if kind in counted_judges(lc.card)]
         if having and kind != "checkpoints":
             subs = [[by_id[lc.page_id][i] for i in ids] for lc in having]
             judged[kind] = (common_cells(subs, kind), having)
@@ -687,6 +687,52 @@ def tool_rows(card: RunCard) -> list[tuple[str, Any, str]]:
     rows.append(("tool calls", f"{sum(calls)} total, {mean:.2f} per entry: each hypothesis checked counts, so "
                                f"{sum(calls) - checked} were retries (over {sum(1 for c in calls if c > 1)} "
                                "entries)", "results"))
+    return rows
+
+
+def counted_judges(card: RunCard) -> dict[str, JudgeSummary]:
+    """The card's judges whose verdicts the board counts (issue 39, BookTrans judge admission): every judge but one
+    whose recorded admission check failed (``admission.admitted`` false; :mod:`mtboard.judges.admission`). A judge
+    without a recorded admission (judged before the check existed, or the checkpoint judge) counts. The one place
+    that decides it: judge columns, common cells and the checkpoint column read this; a refused judge's verdicts
+    stay in the card and on the run page, marked not admitted."""
+    return {k: j for k, j in card.judges.items()
+            if getattr(j, "admission", None) is None or j.admission.admitted}  # a summary-like object may lack it
+
+
+def admission_text(summary: JudgeSummary) -> str:
+    """What the run page says after a judge's name about its admission check (issue 39): ``""`` without one,
+    ``"; admitted: 10 of 10 known-answer items (threshold 9)"``, or ``"; NOT admitted: 7 of 10 known-answer items
+    (threshold 9): its verdicts are kept but not counted"``."""
+    a = summary.admission
+    if a is None:
+        return ""
+    head = "admitted" if a.admitted else "NOT admitted"
+    tail = "" if a.admitted else ": its verdicts are kept but not counted"
+    return f"; {head}: {a.passed} of {a.items} known-answer items (threshold {a.threshold}){tail}"
+
+
+def format_attempt_rows(card: RunCard) -> list[tuple[str, Any, str]]:
+    """Run-page rows of a card made with ``--format-attempts N`` (N ≥ 2; issue 39): the limit, and for run 0 the
+    entries asked again, the extra attempts and the penalty they cost the composite (docs/SCORING_SPEC.md §3.4: the
+    composite before the penalty times ``0.1 × extra ÷ entries``, recomputed from the card's composite). ``[]`` for
+    a card asking once. Rows are ``(label, value, card field)`` like the run page's other top rows."""
+    from mtboard.score.metrics.composite import FORMAT_ATTEMPT_PENALTY  # noqa: PLC0415
+
+    if card.method.format_attempts is None:
+        return []
+    extra = [r.format_attempts - 1 for r in card.results]
+    n, total = len(extra), sum(extra)
+    rows: list[tuple[str, Any, str]] = [("format attempt limit", card.method.format_attempts, "method")]
+    share = FORMAT_ATTEMPT_PENALTY * total / n if n else 0.0
+    if total:
+        before = card.scores.composite / (1.0 - share)
+        text = (f"{total} extra over {sum(1 for x in extra if x)} of {n} entries; penalty "
+                f"{FORMAT_ATTEMPT_PENALTY:g} × {total} ÷ {n} = {share:.4f} of the composite "
+                f"(≈ {before:.4f} before the penalty → {card.scores.composite:.4f})")
+    else:
+        text = f"none: every one of {n} entries answered in format at the first attempt"
+    rows.append(("format attempts", text, "results"))
     return rows
 
 

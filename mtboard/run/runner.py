@@ -35,6 +35,7 @@ from mtboard.core.errors import (BackendError, ConfigError, InputError, MtboardE
 from mtboard.run.gate import GATE_ENTRIES, check_early_gate
 from mtboard.score.metrics.bleu import make_bleu
 from mtboard.inputs.prices import PriceTable, price_table_for, resolve_rates
+from mtboard.run.format_attempts import FormatAttempts, check_format_attempts
 from mtboard.run.fst_gate import FstGate, check_pipeline
 from mtboard.inputs.tools import parse_tools
 from mtboard.inputs.prompts import Prompt, load_prompt
@@ -107,9 +108,11 @@ def prepare(settings: RunSettings, *, environment: bool = True) -> Plan:
     tools = parse_tools(settings.tools)
     fst_retries, analyser = check_pipeline(tools, settings.fst_retries, backend_cls=backend_cls, prompt=prompt,
                                            target_language=dataset.target_language)
+    format_attempts = check_format_attempts(settings.format_attempts, backend_cls=backend_cls, prompt=prompt,
+                                            tools=tools)
     options = backend_cls.parse_options(settings.backend_extra)
     spec = _run_spec(settings, method, backend_cls, dataset, options, prompt=prompt, system_prompt=system_prompt,
-                     coaching=coaching, tools=tools, fst_retries=fst_retries)
+                     coaching=coaching, tools=tools, fst_retries=fst_retries, format_attempts=format_attempts)
     prices = _preflight(spec, settings, backend_cls, prompt, entries)
     work_dir = settings.work_dir or Path("runs") / dataset.id / spec.work_dir_name()
     if environment and settings.out is not None:  # the work dir: tried by lock_workdir (its .lock) before any request
@@ -162,7 +165,7 @@ def _prompt_and_coaching(settings: RunSettings, backend_cls: type[Backend], back
 
 def _run_spec(settings: RunSettings, method: MethodSpec, backend_cls: type[Backend], dataset: DatasetIdentity,
               options: Options, *, prompt: Prompt | None, system_prompt: str, coaching: tuple[str, str, str] | None,
-              tools: tuple[str, ...], fst_retries: int | None) -> RunSpec:
+              tools: tuple[str, ...], fst_retries: int | None, format_attempts: int | None = None) -> RunSpec:
     """:func:`prepare`'s RunSpec: the settings with the backend's defaults filled in (condition, temperature 0 and
     the token cap for prompted runs — None for raw engines —, concurrency, batch size), the backend options as
     given (typed, sorted), the endpoint's host hash, tools and coaching."""
@@ -183,7 +186,7 @@ def _run_spec(settings: RunSettings, method: MethodSpec, backend_cls: type[Backe
         batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
         timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
         endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)),
-        tools=tools, fst_retries=fst_retries,
+        tools=tools, fst_retries=fst_retries, format_attempts=format_attempts,
         **({"coaching_sha256": coaching[0], "coaching_file": coaching[1], "coaching_text": coaching[2]}
            if coaching else {}))
 
@@ -358,7 +361,8 @@ class _Session:
 
     def _translator(self) -> Callable[[list[TranslateRequest]], Any]:
         """The backend's ``translate``, or for a pipeline method (``--tools``) the FST gate's, which calls the backend
-        (:mod:`mtboard.run.fst_gate`)."""
+        (:mod:`mtboard.run.fst_gate`), or with ``--format-attempts N`` (N ≥ 2) the format attempts'
+        (:mod:`mtboard.run.format_attempts`)."""
         plan = self.plan
         translate = self.backend.translate
         if plan.spec.tools:
@@ -370,6 +374,12 @@ class _Session:
                                target_language=plan.spec.dataset.target_language,
                                strip_unknown_marks=plan.backend_cls.strip_unknown_marks)
             translate = fst_gate.translate
+        elif plan.spec.format_attempts is not None:
+            attempts = FormatAttempts(self.backend, plan.spec.format_attempts,
+                                      source_language=plan.spec.dataset.source_language,
+                                      target_language=plan.spec.dataset.target_language,
+                                      strip_unknown_marks=plan.backend_cls.strip_unknown_marks)
+            translate = attempts.translate
         return translate
 
     def _sink(self, obj: dict[str, Any]) -> None:
@@ -661,7 +671,7 @@ def finish(translated: Translated, *, judge: str | list[str] | None = None) -> R
             card, judge_note = run_judge_hook(judge, plan, card)
         except BaseException as exc:  # report.md on every stop after translation, saying why the judges did not run
             why = exc.one_line() if isinstance(exc, MtboardError) else type(exc).__name__
-            with suppress(OSError):  # a full disk must not hide why the judges stopped
+            with suppress(OSError, StorageError):  # a full disk must not hide why the judges stopped
                 write_report(plan.work_dir / REPORT, translated, card, price_source,
                              f"judges not run: {why}; the card is unjudged (judge it with `mtboard judge "
                              f"{plan.work_dir}`)")

@@ -96,6 +96,9 @@ class RunSettings(BaseModel):
     fst_retries: int | None = Field(None, ge=0, le=MAX_FST_RETRIES, json_schema_extra={"metavar": "N"}, description=(
         f"With --tools fst-gate: retries after the first hypothesis when words are rejected (default "
         f"{DEFAULT_FST_RETRIES})."))
+    format_attempts: int = Field(1, ge=1, le=5, json_schema_extra={"metavar": "N"}, description=(
+        "Answers asked per entry when an answer fails the mechanical format rules (no usable output, format.* "
+        "flags), 1-5; each extra one is penalised in the composite (docs/SCORING_SPEC.md §3.4). Default 1: ask once."))
     condition: str | None = Field(None, description="Experiment label (default: the prompt name).")
     temperature: float | None = Field(None, ge=0, description="Sampling temperature (default 0 for LLMs).")
     max_tokens: int = Field(512, ge=1,

@@ -51,7 +51,8 @@ def card_records(card: RunCard) -> list[list[TranslationRecord]]:
         return TranslationRecord(run_index=run_index, entry_id=r.entry_id, raw_predicted=r.raw_predicted,
                                  error=r.error, error_kind=r.error_kind, attempts=r.attempts, latency_s=r.latency_s,
                                  batch_latency_s=r.batch_latency_s, usage=r.usage,
-                                 tool_call_count=r.tool_call_count)
+                                 tool_call_count=r.tool_call_count, format_attempts=r.format_attempts,
+                                 failed_attempts=list(r.failed_attempts))
 
     return [[rec(0, r) for r in card.results]] + [[rec(rr.run_index, r) for r in rr.results]
                                                   for rr in card.replicate_runs]

@@ -561,6 +561,40 @@ def apply_policy(*, source: str, raw_predicted: str | None, reference: str, erro
                                          untranslated_share=round(share, 6), eos_tokens=n_eos)
 
 
+RETRIED_BY_TRANSPORT = frozenset({ErrorKind.transport, ErrorKind.backend})
+"""Error kinds that are the service's fault, not the model's: retried by the client (transport) or making the run
+incomplete (backend) — never a format failure, never re-asked by ``--format-attempts``, never penalised."""
+
+
+def format_failure(*, source: str, raw_predicted: str | None, error_kind: ErrorKind | None, source_language: str,
+                   target_language: str, strip_unknown_marks: bool = False) -> str | None:
+    """The mechanical format rule an answer fails, or None when it passes (BookTrans: a model whose answer breaks
+    the format is asked again, up to 5 attempts; :mod:`mtboard.run.format_attempts`).
+
+    An answer fails when :func:`apply_policy`, run **without the reference** (the runner never sees references; the
+    validator decides again the same way from the kept answer), gives outcome ``no_usable_output`` — a model failure
+    (token cap, empty answer, refusal, reasoning that never closed …) — the rule is returned (``empty``,
+    ``unclosed_think``, ``error.token_cap`` …), or a usable answer with a ``format.*`` flag (speaker labels rewritten,
+    markdown emphasis added, markup not preserved; the first such flag's rule, e.g. ``format.markdown``). An echo
+    of the source is not a format failure (it is scored 0 as ``source_untranslated``). Error kinds in
+    :data:`RETRIED_BY_TRANSPORT` are never a format failure (None).
+
+    ``"**Hola** mundo"`` for the source ``"Hello world"`` → ``"format.markdown"``; ``""`` → ``"empty"``; ``"Hola
+    mundo"`` → None. Raises nothing for any string input."""
+    if error_kind is not None and ErrorKind(error_kind) in RETRIED_BY_TRANSPORT:
+        return None
+    _, decision = apply_policy(source=source, raw_predicted=raw_predicted, reference="", error_kind=error_kind,
+                               source_language=source_language, target_language=target_language,
+                               strip_unknown_marks=strip_unknown_marks)
+    if decision.outcome == Outcome.no_usable_output:
+        return decision.rule or "no_output"
+    if decision.outcome == Outcome.usable:
+        for f in decision.flags:
+            if f.rule.startswith("format."):
+                return f.rule
+    return None
+
+
 def code_switching_detected(decision: MechanicalDecision) -> bool:
     """True when the entry leaks source language: echo, no usable output (worst value by policy), or the
     ``partly_untranslated`` flag."""

@@ -136,6 +136,10 @@ def from_run_card(run: RunCard, dev_card: RunCard, *, salt: bytes, segment: Segm
     if segment not in SECRET_SEGMENTS:
         raise InputError(f"segment {segment.value} is public: scores-only cards are for gold_standard/held_out",
                          field="--segment")
+    if any(r.format_attempts > 1 for r in run.results):  # issue 39: segments carry no attempt counts (yet)
+        raise InputError("the run asked some entry more than once (--format-attempts): a scores-only card cannot "
+                         "carry the format-attempt penalty", field="results[].format_attempts",
+                         fix="re-run the secret segment without --format-attempts")
     segs: list[ScoresSegment] = []
     for r in run.results:
         if r.stats is None:

@@ -25,7 +25,8 @@ from mtboard.score.measure import Measured, SemanticValues, measure_run, semanti
 from mtboard.score.metrics.bleu import BLEU_STATS_LEN, bleu_from_totals, bleu_signature, make_bleu
 from mtboard.score.metrics.bootstrap import chrf_ci
 from mtboard.score.metrics.chrf import CHRF_STATS_LEN, chrf_from_totals, chrf_signature
-from mtboard.score.metrics.composite import composite, composite_signature, cost_adjusted_score, quality_tier
+from mtboard.score.metrics.composite import (FORMAT_EXTRA, composite, composite_signature, cost_adjusted_score,
+                                             quality_tier)
 from mtboard.score.metrics import semantic as sem_mod
 from mtboard.score.metrics.terminology import adherence, glossary_counts
 from mtboard.score.metrics.ter import ter_from_stats, ter_signature
@@ -81,6 +82,8 @@ class _Run:
         """Per-entry hypothesis–reference similarity (None: the target language is not covered)."""
         self.hallucination: list[bool] | None = None
         """Per-entry hallucination_detected (None: a language is not covered)."""
+        self.extra: list[int] = []
+        """Per-entry format attempts beyond the first (docs/SCORING_SPEC.md §3.4)."""
         self.gl_hits: list[int] = []
         self.gl_terms: list[int] = []
         """Per-entry glossary hits and terms (0, 0 for an entry without a glossary)."""
@@ -90,7 +93,8 @@ def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv:
                   has_fst: bool) -> dict[str, float | None]:
     """Slice metrics; ``chrf``/``bleu`` are int64 matrices of the per-segment statistics (exact integer sums)."""
     n = len(idx)
-    return {
+    extra = {FORMAT_EXTRA: sum(run.extra[i] for i in idx) / n} if any(run.extra) else {}
+    return extra | {
         "chrf_plus_plus": chrf_from_totals(chrf[idx].sum(axis=0).tolist()),
         "bleu": bleu_from_totals(bleu[idx].sum(axis=0).tolist()),
         "exact_match_rate": sum(run.exact[i] for i in idx) / n,
@@ -295,6 +299,7 @@ def _entry_results(f: _Facts, fst_counts: list[tuple[int, int]] | None, rates: R
         run.fst_rate.append(fst_rate)
         run.errors.append(d.outcome == Outcome.no_usable_output)
         gl_hits, gl_terms = glossary_counts(col.predicted[i], e.glossary, ok) if e.glossary else (None, None)
+        run.extra.append(r.format_attempts - 1)
         run.gl_hits.append(gl_hits or 0)
         run.gl_terms.append(gl_terms or 0)
         results.append(EntryResult(
@@ -304,6 +309,7 @@ def _entry_results(f: _Facts, fst_counts: list[tuple[int, int]] | None, rates: R
             chrf_score=col.chrf_score[i], bleu_score=col.bleu_score[i], ter_score=col.ter_score[i],
             latency_s=r.latency_s, batch_latency_s=r.batch_latency_s, cost_usd=_entry_cost(r.usage, rates),
             error=r.error, error_kind=r.error_kind, attempts=r.attempts, tool_call_count=r.tool_call_count,
+            format_attempts=r.format_attempts, failed_attempts=list(r.failed_attempts),
             fst_valid=fst_valid, fst_accepted_words=acc if ok else (0 if has_fst else None),
             fst_checked_words=chk if ok else (0 if has_fst else None),
             equivalent_match=equiv if f.has_equiv else None,
@@ -395,7 +401,8 @@ def _scores(f: _Facts, run: _Run, results: list[EntryResult], chrf_ci95: Any, *,
         signatures=Signatures(chrf=chrf_signature(), bleu=bleu_signature(target_language),
                               ter=ter_signature(target_language),
                               semantic=sem_mod.semantic_signature() if f.sem.target_covered else None,
-                              composite=composite_signature(profile, checks.POLICY_VERSION)),
+                              composite=composite_signature(profile, checks.POLICY_VERSION,
+                                                            format_penalty=any(run.extra))),
         **_by_slices(f, run),
         **_speed(f.recs, n, elapsed_seconds),
     )

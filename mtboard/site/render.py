@@ -163,7 +163,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                    ("temperature", card.temperature, "temperature"), ("batch size", card.batch_size, "batch_size"),
                    ("max retries", card.max_retries, "max_retries"),
                    ("tools", ", ".join(card.tools_enabled) or None, "tools_enabled"),
-                   *tables.tool_rows(card),
+                   *tables.tool_rows(card), *tables.format_attempt_rows(card),
                    ("coaching data SHA-256", card.coaching_data_sha256, "coaching_data_sha256"),
                    ("FST version", card.fst_version, "fst_version"), ("model id (API)", card.model_id, "model_id"),
                    ("harness version", card.harness_version, "harness_version"),
@@ -177,8 +177,8 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             score_pairs += [(f"totals.{k}", v) for k, v in _scalar_pairs(card.totals, set())]
             score_pairs += [(f"by_domain.{d}", f"n={b.n}, chrF++ {fmt.num(b.chrf_plus_plus, 1)}, composite "
                              f"{fmt.rate(b.composite)}") for d, b in sorted(card.scores.by_domain.items())]
-            judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…")
-                          for k, j in sorted(card.judges.items())]
+            judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…"
+                           + tables.admission_text(j)) for k, j in sorted(card.judges.items())]
             nxt = compare_next.get(lc.page_id)
             rp = runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None)
             review_link = runpage.review_page(lc)  # spec §7.3: one review page; the sample in the run's data file

@@ -9,7 +9,9 @@ results as one small compressed file, fetched by the run page and the compare pa
   corpus file (relative to the site root), "rows": [[id, output, outcome, sentence chrF++ (2 decimals, failures 0),
   failed, Δ vs field median (1 decimal, null without a field), flags, raw output (null unless it differs), error or
   null, sentence chrF++ as the page shows it (1 decimal, rounded once from the exact value), semantic verdict
-  tokens (:func:`mtboard.site.runpage.semantic_tags`: "meaning-mismatch", "hallucination"; issue 36)], …] (card order),
+  tokens (:func:`mtboard.site.runpage.semantic_tags`: "meaning-mismatch", "hallucination"; issue 36), and only for
+  an entry asked again (``--format-attempts``; issue 39) its failed answers ``[[format rule, raw answer], …]``], …]
+  (card order),
   "groups": {"failures": ids, "losses": ids, "dom:<domain>": ids, "diagnostic": ids}, "review": the review sample
   (:func:`review_data`; absent for reference baselines), "details": {"identity": [[label, value], …], "method": …}
   (the run page's detail tables, :func:`mtboard.site.runpage.details_data`)}``. The first five columns are what
@@ -112,7 +114,8 @@ def _row(r: EntryResult, field_median: float | None) -> list[Any]:
     raw = r.raw_predicted if r.raw_predicted is not None and r.raw_predicted != r.predicted else None
     return [r.entry_id, r.predicted, r.checks.outcome.value, round(s, 2), failed(r),
             None if field_median is None else round(s - field_median, 1),
-            sorted({f.rule for f in r.checks.flags}), raw, r.error, round(s, 1), runpage.semantic_tags(r)]
+            sorted({f.rule for f in r.checks.flags}), raw, r.error, round(s, 1), runpage.semantic_tags(r)] + (
+        [[[a.rule, a.raw_predicted] for a in r.failed_attempts]] if r.failed_attempts else [])
 
 
 def review_data(lc: LoadedCard, sheet: dict[str, Any], run_page: str) -> dict[str, Any]:

@@ -21,7 +21,8 @@ from mtboard.review.community import MIN_REVIEWED, gated_tier
 from mtboard.core.schema import EntryResult, MethodClass, Outcome, RunCard, SemanticVerdict
 from mtboard.core import fmt, names
 from mtboard.ledger.load import LoadedCard
-from mtboard.ledger.tables import Leaderboard, failed, fingerprint_diff, method_name, sentence_chrf
+from mtboard.ledger.tables import (Leaderboard, failed, fingerprint_diff, format_attempt_rows, method_name,
+                                   sentence_chrf)
 
 OPEN_FAILURES = 10
 LOSSES = 20
@@ -261,6 +262,8 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
         "diagnostic": [entry_row(r, None) for r in diag], "diagnostic_summary": _segment_summary(diag) if diag else None,
         "other_segments": other, "groups": {k: v for k, v in sorted(groups.items()) if v},
         "compare_next": compare_next, "compare_label": compare_label,
+        "format_attempts": next((v for label, v, _ in format_attempt_rows(card) if label == "format attempts"),
+                                None),  # issue 39: the extra attempts and their penalty, beside the composite
         "by_difficulty": sorted(card.scores.by_difficulty.items(), key=lambda kv: (len(kv[0]), kv[0])),
         "by_provenance": sorted(card.scores.by_provenance.items()),
         "domain_scores": dict(card.scores.by_domain),

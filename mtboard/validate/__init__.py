@@ -20,7 +20,8 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``method``          method record consistent: spec = backend:model[:effort]; method_class, model_slug and
                     batch_size as the registered backend gives them; system_prompt_sha256 = SHA-256(system_prompt_used);
                     the prompt file, its format and rendered system prompt; method_config mirrors the card; no
-                    coaching/tools; the local-model gate; table prices; fst_version = installed analyser
+                    coaching/tools; the local-model gate; table prices; fst_version = installed analyser; format
+                    attempts (limit, per-entry count = 1 + kept failed answers, each re-decided; issue 39)
 ``dataset``         dataset id + version + sha256 (+ language pair) match a corpus file in ``corpora/``
 ``entries``         evaluated entry ids/count equal the corpus segment (or its first ``method.limit`` entries)
 ``texts``           each result's source/reference/segment/difficulty/domain/provenance equal the corpus entry
@@ -31,7 +32,8 @@ Per card, in order (a check whose inputs are broken is reported as ``skip`` with
 ``signatures``      sacrebleu signatures (and the composite's, when the card has one) equal the recomputation and say
                     what the metric is (chrF++ ⇒ ``nw:2``)
 ``judges``          verdicts and summaries consistent with one another and the judge classes (judges cannot be
-                    re-run here; :mod:`mtboard.validate.judging`)
+                    re-run here; :mod:`mtboard.validate.judging`); a recorded judge admission consistent with the
+                    committed known-answer set (issue 39)
 ``timestamps``      ISO 8601 UTC, not in the future, not before 2024, elapsed time consistent with latencies
 ``sovereignty``     no gold_standard/held_out entries; no secret-segment text (when a secret file is given)
 ``secrets``         no API-key-like strings (sk-…, hf_…, AKIA…, Bearer …, ghp_…, private keys)

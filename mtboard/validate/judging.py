@@ -30,6 +30,7 @@ from typing import Any
 
 from mtboard.judges import REGISTRY, model_families
 from mtboard.judges.base import FAMILIES, JUDGE_BACKENDS, JudgeItem
+from mtboard.judges.admission import ADMITTING_KINDS, admission_problems
 from mtboard.judges.calls import JUDGE_TEMPERATURE
 from mtboard.judges.checkpoints import mean_and_spread
 from mtboard.judges.gemba_mqm import ERROR_CLASSES, SEVERITY_WEIGHTS
@@ -210,6 +211,21 @@ def _check_breakdown(run: CardRun, card: RunCard, kind: str, summary: JudgeSumma
             run.fail("judges", f"breakdown.{key} does not recompute from the verdicts", f"{where}.breakdown.{key}")
 
 
+def _check_admission(run: CardRun, kind: str, summary: JudgeSummary, where: str) -> None:
+    """The judge's recorded admission check (issue 39; :mod:`mtboard.judges.admission`): only for the judges that
+    take it; when present, consistent (:func:`mtboard.judges.admission.admission_problems`: the committed item set,
+    ``passed ≤ items``, the failed ids, ``admitted ⇔ passed ≥ threshold``). Absent is allowed (judged before the
+    check existed); the board does not count a judge whose ``admitted`` is false."""
+    adm = summary.admission
+    if adm is None:
+        return
+    if kind not in ADMITTING_KINDS:
+        run.fail("judges", f"the {kind} judge takes no admission check", f"{where}.admission")
+        return
+    for line in admission_problems(adm):
+        run.fail("judges", line, f"{where}.admission")
+
+
 def _check_summary(run: CardRun, card: RunCard, kind: str, summary: JudgeSummary,
                    entries: list[Entry] | None) -> None:
     """One judge: its class's fields, families, counts, answers and attempts, every verdict (re-derived from the
@@ -221,6 +237,7 @@ def _check_summary(run: CardRun, card: RunCard, kind: str, summary: JudgeSummary
     cls = REGISTRY[kind]
     parse = check_parser(run, kind, summary, where)
     check_judge_declaration(run, card, kind, summary)
+    _check_admission(run, kind, summary, where)
     verdicts = [r.judgements.get(kind) for r in card.results]
     present = [v for v in verdicts if v is not None]
     if len(present) != len(card.results):

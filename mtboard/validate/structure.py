@@ -27,6 +27,7 @@ from mtboard.core.schema import MethodClass, RunCard
 from mtboard.validate.context import Context, backend_class
 from mtboard.validate.naming import SUBMISSIONS_DIR, canonical_relpath
 from mtboard.validate.report import CardRun, error_text, json_path, safe_name
+from mtboard.validate.attempts import check_format_attempts
 from mtboard.validate.tools import check_tools
 
 MAX_CARD_BYTES = safejson.MAX_CARD_BYTES
@@ -208,7 +209,8 @@ def check_method(run: CardRun, card: RunCard) -> None:
     method_class, model_slug, batch_size and the raw prompt format as the registered backend says; the prompt file,
     its format and its rendered system prompt (:func:`_check_prompt`); system_prompt_sha256 = SHA-256
     (system_prompt_used); method_config mirrors the card, its register/coaching labels, coaching_data_sha256;
-    tools, the FST gate's retry limit and per-entry tool calls (:func:`mtboard.validate.tools.check_tools`); sampling's temperature is the card's; ``method.local`` only for a local-model backend and
+    tools, the FST gate's retry limit and per-entry tool calls (:func:`mtboard.validate.tools.check_tools`); format
+    attempts and their kept answers (:func:`mtboard.validate.attempts.check_format_attempts`); sampling's temperature is the card's; ``method.local`` only for a local-model backend and
     consistent with itself; table rates equal the table's (:func:`_check_prices`); fst_version = installed analyser.
     """
     m = card.method
@@ -244,6 +246,7 @@ def check_method(run: CardRun, card: RunCard) -> None:
                  "$.method_config.register")
     _check_coaching(run, card)
     check_tools(run, card, cls)
+    check_format_attempts(run, card, cls)
     if "temperature" in m.sampling and m.sampling["temperature"] != card.temperature:
         run.fail("method", "method.sampling.temperature differs from temperature", "$.method.sampling.temperature")
     pairs = (("model", mc.model, card.model_slug, "model_slug"), ("temperature", mc.temperature, card.temperature,

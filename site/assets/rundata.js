@@ -42,7 +42,8 @@
 
   /* one row as the server rendered it before (templates/_pages.j2 seg_row) */
   function segRow(r, c, sl, tl, anchor) {
-    // r: [id, output, outcome, chrF++ (2 dp), failed, delta, flags, raw, error, chrF++ (1 dp: shown), semantic tags]
+    // r: [id, output, outcome, chrF++ (2 dp), failed, delta, flags, raw, error, chrF++ (1 dp: shown), semantic tags,
+    //     (only when the entry was asked again, issue 39) failed answers [[format rule, raw answer], …]]
     // c: [id, source, reference, …]
     var id = r[0], flags = r[6] || [], sem = r[10] || [], tr = el("tr");
     if (anchor) tr.id = "seg-" + id;
@@ -64,6 +65,18 @@
     if (sem.length) {
       x.appendChild(el("br"));
       x.appendChild(el("span", "\u2260 " + sem.map(function (t) { return SEM[t] || t; }).join(", ") + " (semantic)", "mtb-sem"));
+    }
+    // format attempts (issue 39): the answers asked again for, each with the format rule it failed
+    if (r[11] && r[11].length) {
+      x.appendChild(el("br"));
+      var fa = el("details");
+      fa.appendChild(el("summary", "\u21bb " + (r[11].length + 1) + " format attempts (penalised)"));
+      r[11].forEach(function (a, k) {
+        fa.appendChild(el("span", "attempt " + (k + 1) + ", " + a[0] + ": "));
+        fa.appendChild(el("span", a[1] == null ? "(no text)" : a[1], "txt"));
+        fa.appendChild(el("br"));
+      });
+      x.appendChild(fa);
     }
     tr.appendChild(x);
     x = td("chrF++", "num"); x.textContent = r[9].toFixed(1); tr.appendChild(x);

@@ -51,9 +51,10 @@ from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH,
                                         describe_validation_error)
 from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
 from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
-from mtboard.core.schema.judgements import JudgeSummary, JudgeVerdict, MqmError
+from mtboard.core.schema.judgements import JudgeAdmission, JudgeSummary, JudgeVerdict, MqmError
 from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord
-from mtboard.core.schema.records import BackendFacts, LocalModelGate, TranslationRecord, Usage
+from mtboard.core.schema.records import (MAX_FORMAT_ATTEMPTS, BackendFacts, FailedAttempt, LocalModelGate,
+                                         TranslationRecord, Usage)
 from mtboard.core.schema.results import (CheckFlag, EntryResult, MechanicalDecision, ReplicateResult, ReplicateRun,
                                          SegmentStats)
 from mtboard.core.schema.review import (GITHUB_HANDLE_RE, RatedEntry, Rating, Review, ReviewerEntry, ReviewersFile,
@@ -90,11 +91,11 @@ __all__ = [
     # corpus
     "Corpus", "DatasetInfo", "Entry", "GlossaryTerm", "Origin",
     # work-directory records
-    "BackendFacts", "LocalModelGate", "TranslationRecord", "Usage",
+    "BackendFacts", "FailedAttempt", "LocalModelGate", "MAX_FORMAT_ATTEMPTS", "TranslationRecord", "Usage",
     # run card
     "MethodConfig", "MethodRecord", "PluginRecord",
     "Breakdown", "NeuralMetric", "Replicates", "Scores", "Signatures", "Totals",
-    "JudgeSummary", "JudgeVerdict", "MqmError",
+    "JudgeAdmission", "JudgeSummary", "JudgeVerdict", "MqmError",
     "CheckFlag", "EntryResult", "MechanicalDecision", "ReplicateResult", "ReplicateRun", "SegmentStats",
     "Ancestor", "DatasetRef", "Fingerprint", "RunCard", "binding_paths",
     # other documents

@@ -9,7 +9,9 @@ every count and aggregate *consistent*. What stays *declared* is listed with its
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
+
+from pydantic import SerializerFunctionWrapHandler, model_serializer
 
 from mtboard.core.schema.common import Binding, Count, Hex64, NonNeg, Positive, Rate, Strict, Temperature
 
@@ -80,6 +82,32 @@ class JudgeVerdict(Strict):
     that were scored (the checkpoint answers are document-level)."""
 
 
+class JudgeAdmission(Strict):
+    """A judge's admission check (BookTrans: a judge must pass known-answer items before its verdicts count; issue
+    39): the fixed item set :mod:`mtboard.judges.admission` ships, each item judged once before the card. A judge
+    that is not admitted keeps its verdicts in the card, but the leaderboard does not count them
+    (:func:`mtboard.ledger.tables.counted_judges`)."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
+
+    set_id: str
+    """The item set's id (``judge-admission-en-es``)."""
+    set_sha256: Hex64
+    """SHA-256 of the item set file's bytes; the validator requires the committed one
+    (:data:`mtboard.judges.admission.ADMISSION_SET_SHA256`)."""
+    items: Count
+    """Items in the set (each judged once)."""
+    passed: Count
+    """Items the judge answered as expected: no major or critical error (MQM) / adequacy at least 3 (rubric) on a
+    correct translation; at least one major or critical error / adequacy at most 2 on a planted error."""
+    threshold: Count
+    """Items to pass for admission (the set's, fixed)."""
+    admitted: bool
+    """``passed ≥ threshold``."""
+    failed_items: list[str] = []
+    """Ids of the items not passed (``items − passed`` of them), in set order."""
+
+
 class JudgeSummary(Strict):
     """Aggregate of one judge over the run."""
 
@@ -90,7 +118,7 @@ class JudgeSummary(Strict):
         "judge_families": "consistent", "translator_families": "consistent", "parser": "consistent",
         "higher_is_better": "consistent", "worst_score": "consistent", "temperature": "consistent",
         "runs": "consistent", "n_answers": "consistent", "n_unparsed_answers": "consistent",
-        "n_unanswered_calls": "consistent", "run_scores": "consistent"}
+        "n_unanswered_calls": "consistent", "run_scores": "consistent", "admission": "consistent"}
     DECLARED_WHY: ClassVar[dict[str, str]] = {
         "model": "the judge model as typed; only its server knows what it served (its families are checked against "
                  "it, and it enters the fingerprint)",
@@ -191,3 +219,14 @@ class JudgeSummary(Strict):
     """Checkpoint benchmark id and key hash prefix (checkpoints)."""
     failed_raw_answers: list[str] = []
     """Raw last answers of failed checkpoint runs (document-level judge)."""
+    admission: JudgeAdmission | None = None
+    """The judge's admission check (per-entry judges; issue 39); absent on judges judged before it existed (and on
+    the checkpoint judge, whose key is the card's own benchmark). A judge with ``admitted`` false is kept but not
+    counted on the board."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_admission(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)  # summaries written before the admission check keep their bytes
+        if data.get("admission") is None:
+            data.pop("admission", None)
+        return data

@@ -112,7 +112,13 @@ class MethodRecord(Strict):
     ``max_retries``, which keeps its meaning (transport retries per request) — a documented deviation from spec §3.2,
     whose ``max_retries`` reads "max retries on FST rejection, if applicable" (docs/SCORING_SPEC.md)."""
 
+    format_attempts: int | None = Field(default=None, ge=2, le=5)
+    """``--format-attempts N`` with N ≥ 2 only (absent for 1, the default, so every card made before keeps its bytes):
+    the most answers the method may ask for per entry when an answer fails the mechanical format rules (BookTrans
+    "no valid output after 5 attempts"; :mod:`mtboard.run.format_attempts`); each extra attempt is penalised
+    (docs/SCORING_SPEC.md §3.4)."""
+
     @model_serializer(mode="wrap")
     def _omit_absent_plugin(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # cards without a plugin / without tools keep their bytes and hashes
-        return _omit_none(handler(self), ("plugin", "fst_retries"))
+        # cards without a plugin / without tools / with one format attempt keep their bytes and hashes
+        return _omit_none(handler(self), ("plugin", "fst_retries", "format_attempts"))

@@ -10,6 +10,27 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
 from mtboard.core.schema.common import Binding, Count, ErrorKind, Hex64, NonNeg, Strict, _lax
+MAX_FORMAT_ATTEMPTS = 5
+"""The most answers one entry may be asked for when answers fail the mechanical format rules (BookTrans: "no valid
+output after 5 attempts"; ``--format-attempts``, :mod:`mtboard.run.format_attempts`)."""
+
+
+class FailedAttempt(Strict):
+    """One answer the method asked again for because it failed the mechanical format rules
+    (:func:`mtboard.score.checks.format_failure`): kept as the server sent it, never scored."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "consistent"}
+
+    raw_predicted: str | None
+    """The answer exactly as received (None when there was no text)."""
+    error_kind: _lax(ErrorKind) | None = None
+    """The runner's model-failure kind for the answer (``token_cap``, ``empty`` …); never ``transport`` or
+    ``backend`` (those are retried by the client or make the run incomplete, not re-asked)."""
+    rule: str
+    """The format rule it failed, as :func:`mtboard.score.checks.format_failure` decides it again from
+    ``raw_predicted`` (``empty``, ``unclosed_think``, ``error.token_cap``, ``format.markdown`` …)."""
+
+
 class Usage(Strict):
     """Token usage of one entry (all attempts), as the provider reported it."""
 
@@ -137,10 +158,20 @@ class TranslationRecord(Strict):
     (:func:`mtboard.core.decoding.answer_text`; issue 33). ``raw.jsonl`` keeps the answer as received. Omitted from
     the line when 0."""
 
+    format_attempts: Annotated[int, Field(ge=1, le=MAX_FORMAT_ATTEMPTS)] = 1
+    """Answers asked for this entry (``--format-attempts``; :mod:`mtboard.run.format_attempts`): 1 + the answers
+    in ``failed_attempts``. Omitted from the line when 1."""
+    failed_attempts: list[FailedAttempt] = []
+    """The answers asked again for, in order (the kept answer is ``raw_predicted``). Omitted when empty."""
+
     @model_serializer(mode="wrap")
     def _omit_no_tools(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
         for key in ("tool_call_count", "text_repairs"):
             if data.get(key) == 0:
                 data.pop(key, None)  # work directories of runs without tools or repairs keep their lines
+        if data.get("format_attempts") == 1:
+            data.pop("format_attempts", None)
+        if not data.get("failed_attempts"):
+            data.pop("failed_attempts", None)
         return data

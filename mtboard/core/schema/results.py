@@ -10,7 +10,17 @@ from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_seri
 from mtboard.core.schema.common import (BleuStats, Binding, ChrfStats, Count, Domain, ErrorKind, NonNeg, Outcome, Rate,
                                         Score100, Segment, SemanticVerdict, Strict, TerStats, _lax, _omit_none)
 from mtboard.core.schema.judgements import JudgeVerdict
-from mtboard.core.schema.records import Usage
+from mtboard.core.schema.records import MAX_FORMAT_ATTEMPTS, FailedAttempt, Usage
+
+
+def _omit_one_attempt(data: dict[str, Any]) -> dict[str, Any]:
+    """Leave out ``format_attempts`` when 1 and ``failed_attempts`` when empty, so cards made before format attempts
+    existed keep their bytes and seals."""
+    if data.get("format_attempts") == 1:
+        data.pop("format_attempts", None)
+    if not data.get("failed_attempts"):
+        data.pop("failed_attempts", None)
+    return data
 
 
 class CheckFlag(Strict):
@@ -61,7 +71,8 @@ class EntryResult(Strict):
         "segment": "consistent", "difficulty": "consistent", "domain": "consistent", "provenance": "consistent",
         "raw_predicted": "declared", "latency_s": "declared", "batch_latency_s": "declared", "error": "declared",
         "error_kind": "declared", "attempts": "declared", "usage": "declared", "judgements": "consistent",
-        "plugin_metrics": "consistent", "tool_call_count": "consistent"}
+        "plugin_metrics": "consistent", "tool_call_count": "consistent",
+        "format_attempts": "consistent"}
 
     entry_id: Count
     source: str
@@ -95,6 +106,12 @@ class EntryResult(Strict):
     error: str | None = None
     error_kind: _lax(ErrorKind) | None = None
     attempts: Count = 1
+    format_attempts: Annotated[int, Field(ge=1, le=MAX_FORMAT_ATTEMPTS)] = 1
+    """Answers asked for this entry when answers failed the mechanical format rules (``--format-attempts``;
+    :mod:`mtboard.run.format_attempts`): 1 + ``len(failed_attempts)``; each one past the first is penalised in the
+    composite (docs/SCORING_SPEC.md §3.4). Omitted when 1 (every card made before has 1)."""
+    failed_attempts: list[FailedAttempt] = []
+    """The answers asked again for, as received, with the format rule each failed (omitted when empty)."""
     plugin_metrics: dict[str, JsonValue] = {}
     """Per-entry plugin output (spec §3.7): today the neural metrics' values by key (``comet22``, ``cometkiwi``,
     ``xcomet``), each with its record in ``neural_metrics``; the ``neural`` check refuses any other key."""
@@ -128,7 +145,7 @@ class EntryResult(Strict):
 
     @model_serializer(mode="wrap")
     def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
+        return _omit_one_attempt(_omit_none(handler(self), ("glossary_terms", "glossary_hits")))
 
 
 class ReplicateResult(Strict):
@@ -152,6 +169,12 @@ class ReplicateResult(Strict):
     error: str | None = None
     error_kind: _lax(ErrorKind) | None = None
     attempts: Count = 1
+    format_attempts: Annotated[int, Field(ge=1, le=MAX_FORMAT_ATTEMPTS)] = 1
+    """Answers asked for this entry when answers failed the mechanical format rules (``--format-attempts``;
+    :mod:`mtboard.run.format_attempts`): 1 + ``len(failed_attempts)``; each one past the first is penalised in the
+    composite (docs/SCORING_SPEC.md §3.4). Omitted when 1 (every card made before has 1)."""
+    failed_attempts: list[FailedAttempt] = []
+    """The answers asked again for, as received, with the format rule each failed (omitted when empty)."""
     fst_valid: bool | None = None
     fst_accepted_words: Count | None = None
     fst_checked_words: Count | None = None
@@ -169,7 +192,7 @@ class ReplicateResult(Strict):
 
     @model_serializer(mode="wrap")
     def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = _omit_none(handler(self), ("glossary_terms", "glossary_hits"))
+        data = _omit_one_attempt(_omit_none(handler(self), ("glossary_terms", "glossary_hits")))
         if data.get("tool_call_count") == 0:
             data.pop("tool_call_count", None)
         return data

@@ -60,6 +60,14 @@ TIER_THRESHOLDS: tuple[tuple[float, QualityTier], ...] = (
 )
 """Lower bound (inclusive) of each tier (spec §5)."""
 
+FORMAT_ATTEMPT_PENALTY = 0.1
+"""Share of an entry's part of the composite lost per extra format attempt (docs/SCORING_SPEC.md §3.4; issue 39):
+the composite is multiplied by ``1 − FORMAT_ATTEMPT_PENALTY × mean extra attempts per entry`` — for each entry,
+its 1/n share of the composite times ``1 − 0.1 × (format_attempts − 1)``."""
+FORMAT_EXTRA = "format_extra_attempts"
+"""The key of the penalty's input in a composite's values (mean over entries of ``format_attempts − 1``, 0–4) and
+of its per-entry column (:func:`entry_columns`, present only when some entry was asked again)."""
+
 COST_REFERENCE_ENTRIES = 1000
 """Cost-adjusted score works on the cost of this many entries (docs/SCORING_SPEC.md §6)."""
 
@@ -77,7 +85,9 @@ def composite(values: Mapping[str, float | None]) -> tuple[float, str]:
             hallucination as rates, not inverted). None or absent = unavailable. Other keys are ignored.
 
     Profile A applies when ``fst_acceptance_rate`` is available, else B. Composite = Σ wᵢ·mᵢ / Σ wᵢ over available
-    metrics (missing metrics' weights are redistributed proportionally), rounded to :data:`COMPOSITE_DECIMALS`.
+    metrics (missing metrics' weights are redistributed proportionally), times ``1 − 0.1 × values[FORMAT_EXTRA]``
+    when that mean of extra format attempts is given and non-zero (:data:`FORMAT_ATTEMPT_PENALTY`), rounded to
+    :data:`COMPOSITE_DECIMALS`.
 
     Raises: MtboardError when a value is not finite or outside its range, or when no weighted metric is available.
     """
@@ -99,6 +109,12 @@ def composite(values: Mapping[str, float | None]) -> tuple[float, str]:
     if den == 0:
         raise MtboardError("no composite metric is available", where="composite",
                            fix="pass at least chrf_plus_plus")
+    extra = values.get(FORMAT_EXTRA)
+    if extra:
+        if not isinstance(extra, (int, float)) or not math.isfinite(extra) or not 0 <= extra <= 4:
+            raise MtboardError(f"{FORMAT_EXTRA}={extra!r} is outside 0–4", where="composite",
+                               fix="pass the mean of format_attempts − 1 over the entries")
+        return round(num / den * (1.0 - FORMAT_ATTEMPT_PENALTY * extra), COMPOSITE_DECIMALS), profile
     return round(num / den, COMPOSITE_DECIMALS), profile
 
 
@@ -117,7 +133,8 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
     checked words; 1 with no checkable word; 0 without usable output) when the card has FST acceptance, and when the
     results carry them the semantic similarity (in integer units of 1/10,000, :data:`COLUMN_UNITS`) and
     hallucination 0/1; when an entry has a glossary, terminology adherence as a **ratio column**: a ``(2, n)`` array
-    of glossary hits and terms per entry, whose resampled ratio of sums is the rate. Their means (ratio) over all
+    of glossary hits and terms per entry, whose resampled ratio of sums is the rate; when some entry was asked
+    again (``format_attempts`` > 1), its extra attempts (:data:`FORMAT_EXTRA`, the penalty's input). Their means (ratio) over all
     entries equal the card's rates; the bootstrap of the composite resamples them with the chrF++
     statistics (:func:`mtboard.score.metrics.bootstrap.composite_resamples`)."""
     cols: dict[str, list[float]] = {"exact_match_rate": [], "code_switching_rate": []}
@@ -139,6 +156,8 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
                                   for r in results]
     if results and all(r.hallucination_detected is not None for r in results):
         cols["hallucination_rate"] = [1.0 if r.hallucination_detected else 0.0 for r in results]
+    if any(r.format_attempts > 1 for r in results):
+        cols[FORMAT_EXTRA] = [float(r.format_attempts - 1) for r in results]
     if any(r.glossary_terms for r in results):
         cols["terminology_adherence"] = [[float(r.glossary_hits or 0) for r in results],  # type: ignore[list-item]
                                          [float(r.glossary_terms or 0) for r in results]]
@@ -147,7 +166,8 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
 
 def composite_array(values: Mapping[str, np.ndarray]) -> np.ndarray:
     """:func:`composite` applied element-wise to arrays of metric values (one element per bootstrap resample):
-    the same weights, normalisation and redistribution over the metrics present, the same profile rule, rounded
+    the same weights, normalisation and redistribution over the metrics present, the same profile rule, the same
+    format-attempt penalty (:data:`FORMAT_EXTRA`), rounded
     to :data:`COMPOSITE_DECIMALS` with numpy (half to even; the card's own composite is :func:`composite`'s)."""
     profile = profile_of({k: (None if v is None else 0.0) for k, v in values.items()})
     num: np.ndarray | float = 0.0
@@ -164,6 +184,10 @@ def composite_array(values: Mapping[str, np.ndarray]) -> np.ndarray:
     if den == 0:
         raise MtboardError("no composite metric is available", where="composite_array",
                            fix="pass at least chrf_plus_plus")
+    extra = values.get(FORMAT_EXTRA)
+    if extra is not None:
+        return np.round(np.asarray(num) / den * (1.0 - FORMAT_ATTEMPT_PENALTY * np.asarray(extra, dtype=np.float64)),
+                        COMPOSITE_DECIMALS)
     return np.round(np.asarray(num) / den, COMPOSITE_DECIMALS)
 
 
@@ -198,7 +222,7 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def composite_signature(profile: str, policy_version: str) -> str:
+def composite_signature(profile: str, policy_version: str, *, format_penalty: bool = False) -> str:
     """The composite's signature string, in sacrebleu's ``key:value|…`` form::
 
         composite:A|weights:chrf_plus_plus=0.45,fst_acceptance_rate=0.1,…|scale:chrf_plus_plus=100|
@@ -206,7 +230,9 @@ def composite_signature(profile: str, policy_version: str) -> str:
 
     (one line). ``profile``: 'A' or 'B' (the profile the composite used); ``policy_version``: the mechanical policy
     of the card (``mtboard.score.checks.POLICY_VERSION``). Weights are listed in the spec's table order, numbers in
-    shortest form (``%g``). Raises MtboardError for an unknown profile.
+    shortest form (``%g``). ``format_penalty``: some entry of the card was asked again (``format_attempts`` > 1):
+    ``|format_attempt:0.1`` is appended (:data:`FORMAT_ATTEMPT_PENALTY`; absent otherwise, so every signature made
+    before stays the same). Raises MtboardError for an unknown profile.
     """
     if profile not in WEIGHTS:
         raise MtboardError(f"unknown composite profile {profile!r}", where="composite_signature",
@@ -221,4 +247,6 @@ def composite_signature(profile: str, policy_version: str) -> str:
         f"cost:{COST_REFERENCE_ENTRIES}",
         f"policy:{policy_version}",
     ]
+    if format_penalty:
+        parts.append(f"format_attempt:{_num(FORMAT_ATTEMPT_PENALTY)}")
     return "|".join(parts)
