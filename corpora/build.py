@@ -13,6 +13,8 @@ Downloads (registries only, no web): ``apt-get download <pkg>=<version>`` (Debia
 :data:`PACKAGES`; ``corpora/SOURCES.md`` documents every dataset, file, filter and licence.
 
 Everything after the download is deterministic: no clock, no randomness, sorted file lists, SHA-256 ranked sampling.
+The es→en and ca→en datasets also run the installed ``lt-proc`` and ``apertium-tagger`` (Debian ``lttoolbox`` and
+``apertium`` at the versions :data:`TOOLS` pins) over the downloaded Apertium pair data.
 """
 
 from __future__ import annotations
@@ -335,7 +337,8 @@ def _recipe(dataset_id: str) -> Recipe:
 
 def packages_for(recipe: Recipe) -> set[str]:
     if recipe.reverse_of:
-        return packages_for(_recipe(recipe.reverse_of)) | {"iso-codes", recipe.analyser or ""}
+        extra = {"iso-codes"} | ({recipe.analyser} if recipe.analyser else set())
+        return packages_for(_recipe(recipe.reverse_of)) | extra
     names: set[str] = set()
     for part in recipe.parts:
         for n in SOURCES[part.source][1]:

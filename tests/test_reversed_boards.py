@@ -40,7 +40,8 @@ def test_es_en_card_has_the_three_metrics_hand_counted():
     assert s.equivalent_match_rate == 19 / 355
     assert s.terminology_adherence == 19 / 21
     card = load_card(ES_CARD)
-    misses = [(r.entry_id, r.predicted) for r in card.results if r.glossary_terms and r.glossary_hits != r.glossary_terms]
+    misses = [(r.entry_id, r.predicted) for r in card.results
+              if r.glossary_terms and r.glossary_hits != r.glossary_terms]
     assert misses == [(350, "Palaos"), (355, "Tunez")]
     assert sum(r.glossary_terms or 0 for r in card.results) == 21
     # the English target has Apertium's English analyser: FST acceptance is measured, not absent

@@ -220,7 +220,8 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     out["date"] = Value(date[:10], date, date[:10])
     out["drank"] = (Value(_drank_text(m.drank), -m.drank, m.drank) if m.drank is not None and not whole
                     else Value(fmt.DASH, None))
-    for key in ("exact", "equiv", "term", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier", "model"):
+    for key in ("exact", "equiv", "term", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier",
+                "model"):
         out[key] = _cell(m.rep, key)
     for key in ("bleu", "ter"):
         val = getattr(sc, key)
