@@ -335,9 +335,10 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
     # measured rows: case folding raises Apertium's composite on both boards it leads, ranks stay; "before" is the
     # committed card's composite
     measured = (("mtb-en-es-dev-v1.0.0", "apertium:eng-spa", "0.5700", "0.5758", "+0.0057"),
-                ("mtb-en-ca-dev-v1.0.0", "apertium:eng-cat", "0.5846", "0.5913", "+0.0067"))
+                ("mtb-en-ca-dev-v1.0.0", "apertium:eng-cat", "0.5846", "0.5913", "+0.0067"),
+                ("mtb-es-en-dev-v1.0.0", "apertium:spa-eng", "0.4783", "0.4877", "+0.0094"))
     for board, method, before, after, delta in measured:
         assert f"| {board} | {method} · default (re-scored) | 1 → 1 | {before} → {after} | {delta} |" in table
-    assert table.count("(re-scored) |") == 19  # the rows whose composite moved (the other rows' did not; 20 before
-    # issue 38 withdrew the EN→ES zero-shot card)
+    assert table.count("(re-scored) |") == 21  # the rows whose composite moved (the other rows' did not; 20 before
+    # issue 38 withdrew the EN→ES zero-shot card; + Apertium on ES→EN and CA→EN, issue 39)
     assert proc.stdout == table  # the step prints what it adds to the job summary
