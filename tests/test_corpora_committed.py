@@ -17,7 +17,10 @@ from mtboard.core.schema import SECRET_SEGMENTS, Corpus, Segment
 CORPORA = Path(__file__).resolve().parent.parent / "corpora"
 FILES = sorted(CORPORA.glob("*.json"))
 REQUIRED = {"mtb-en-es-dev": ("en", "es"), "mtb-en-fr-dev": ("en", "fr"), "mtb-en-de-dev": ("en", "de"),
-            "mtb-en-ja-dev": ("en", "ja"), "mtb-ja-en-dev": ("ja", "en")}
+            "mtb-en-ja-dev": ("en", "ja"), "mtb-ja-en-dev": ("ja", "en"), "mtb-en-ca-dev": ("en", "ca"),
+            "mtb-es-en-dev": ("es", "en"), "mtb-ca-en-dev": ("ca", "en")}
+TURNED = {"mtb-es-en-dev": ("mtb-en-es-dev", "Spanish"), "mtb-ca-en-dev": ("mtb-en-ca-dev", "Catalan")}
+"""The datasets that turn an en→xx dataset around entry by entry (corpora/build.py build_reversed)."""
 ids = [f.stem for f in FILES]
 
 
@@ -53,7 +56,12 @@ def test_contents_meet_the_bar(path):
     dev_domains = {e.domain for e in corpus.entries if e.segment == Segment.development}
     assert len(dev_domains) >= 4
     assert [e.id for e in corpus.entries] == list(range(1, len(corpus.entries) + 1))
-    assert len({e.source.casefold() for e in corpus.entries}) == len(corpus.entries)
+    by_source: dict[str, list] = {}
+    for e in corpus.entries:
+        by_source.setdefault(e.source.casefold(), []).append(e)
+    for same in by_source.values():  # a source twice only where two English originals share one translation
+        assert len(same) == 1 or (d.id in TURNED and all(
+            o.reference in e.variants for e in same for o in same if o is not e)), [e.id for e in same]
     reversed_ = d.id == "mtb-ja-en-dev"
     for e in corpus.entries:
         where = f"{path.name} entry {e.id}"
@@ -66,6 +74,14 @@ def test_contents_meet_the_bar(path):
         assert (e.segment == Segment.diagnostic) == bool(T.placeholders(e.source)), where
         if reversed_:
             assert e.origin.note and "reversed from an en→Japanese catalogue" in e.origin.note
+        if d.id in TURNED:
+            assert e.origin.note and e.origin.note.startswith(f"reversed from an en→{TURNED[d.id][1]} catalogue")
+            assert "machine analysis of the reference by apertium-eng-" in e.origin.note
+            assert e.morphological_analysis and "^" in e.morphological_analysis, where
+            assert "$" in e.morphological_analysis, where
+            assert (e.variant_class == "same-translation") == bool(e.variants), where
+            assert all(v.casefold() != e.reference.casefold() for v in e.variants), where
+            assert all(t.source in e.source for t in e.glossary), where
     if reversed_:
         assert "Reversed from en→ja" in (d.description or "")
 
@@ -74,3 +90,45 @@ def test_raw_json_has_no_secret_segment_anywhere():
     for path in FILES:
         data = json.loads(path.read_text(encoding="utf-8"))
         assert all(e.get("segment", "development") in ("development", "diagnostic") for e in data["entries"])
+
+
+def test_reversed_entries_are_the_originals_turned_around():
+    """mtb-es-en-dev / mtb-ca-en-dev hold exactly the pairs of mtb-en-es-dev / mtb-en-ca-dev, same ids and labels."""
+    for turned, (original, _) in TURNED.items():
+        rev, _ = load_corpus(CORPORA / f"{turned}.json")
+        orig, _ = load_corpus(CORPORA / f"{original}.json")
+        assert len(rev.entries) == len(orig.entries) == 379
+        for r, o in zip(rev.entries, orig.entries):
+            assert (r.id, r.source, r.reference) == (o.id, o.reference, o.source)
+            assert (r.segment, r.difficulty, r.register, r.context, r.domain) == \
+                (o.segment, o.difficulty, o.register, o.context, o.domain)
+            assert r.origin.model_dump(exclude={"note"}) == o.origin.model_dump(exclude={"note"})
+
+
+def test_reversed_variants_glossary_and_analysis_hand_checked():
+    """Hand-checked entries of mtb-es-en-dev: variants (Django admin: 'Search' and 'Lookup' are both 'Buscar'), a
+    glossary hit (iso-codes es: 'Brasil' → 'Brazil'), the Apertium analysis of 'Remove'; and the counts."""
+    es, _ = load_corpus(CORPORA / "mtb-es-en-dev.json")
+    by_id = {e.id: e for e in es.entries}
+    assert (by_id[112].source, by_id[112].reference, by_id[112].variants) == ("Buscar", "Search", ["Lookup"])
+    assert (by_id[116].source, by_id[116].reference, by_id[116].variants) == ("Buscar", "Lookup", ["Search"])
+    e326 = by_id[326]
+    assert e326.source == "Acre es el Estado más occidental de Brasil."
+    assert [(t.source, t.targets) for t in e326.glossary] == [("Brasil", ["Brazil"])]
+    assert by_id[104].morphological_analysis == "^Remove/Remove<vblex><inf>$"
+    # 'libertad de reunión' (UDHR art. 20) is not the island of Réunion: terms keep their capitals
+    assert not by_id[217].glossary and "reunión" in by_id[217].source
+    assert [e.id for e in es.entries if e.variants] == [104, 112, 116, 128, 364]
+    assert sum(len(e.glossary) for e in es.entries) == 21 and sum(bool(e.glossary) for e in es.entries) == 17
+    ca, _ = load_corpus(CORPORA / "mtb-ca-en-dev.json")
+    assert sum(bool(e.variants) for e in ca.entries) == 5 and sum(len(e.glossary) for e in ca.entries) == 27
+
+
+def test_glossary_files_read_with_the_importer():
+    """The committed glossaries are what ``mtboard corpus import --glossary`` reads (header ``es,en``/``ca,en``)."""
+    from mtboard.inputs.corpora.importers import read_glossary
+
+    terms = read_glossary(CORPORA / "glossaries" / "iso-3166-1-es-en.csv", "es", "en")
+    assert len(terms) == 417
+    assert next(t.targets for t in terms if t.source == "España") == ["Spain"]
+    assert len(read_glossary(CORPORA / "glossaries" / "iso-3166-1-ca-en.csv", "ca", "en")) == 420

@@ -68,3 +68,46 @@ def test_full_dataset_rebuilds_byte_identically(tmp_path):
     rc = build.main(["--only", DATASET, "--out", str(out), "--cache", str(tmp_path / "cache")])
     assert rc == 0
     assert (out / f"{DATASET}.json").read_bytes() == (REPO / "corpora" / f"{DATASET}.json").read_bytes()
+
+
+@pytest.mark.slow
+def test_es_en_variants_are_english_msgids_with_the_same_translation(tmp_path):
+    """mtb-es-en-dev's variants are human-attested: each one is an English msgid of the same Django catalogues whose
+    Spanish translation is exactly the entry's source. Hand-checked in Django 5.2.19's admin catalogue:
+    ``msgid "Remove"`` (line 115) and ``msgid "Delete"`` (line 291) both have ``msgstr "Eliminar"``."""
+    import polib
+
+    build = _build_module()
+    try:
+        root = build.fetch({"django"}, tmp_path)
+    except SystemExit as exc:  # pip could not reach PyPI
+        pytest.skip(f"PyPI not reachable: {str(exc)[:200]}")
+    corpus, _ = load_corpus(REPO / "corpora" / "mtb-es-en-dev.json")
+    e104 = corpus.entries[103]
+    assert (e104.id, e104.source, e104.reference, e104.variants, e104.variant_class) == (
+        104, "Eliminar", "Remove", ["Delete"], "same-translation")
+    admin = polib.pofile(str(root / "django/contrib/admin/locale/es/LC_MESSAGES/django.po"))
+    assert {m.msgid for m in admin if m.msgstr == "Eliminar" and not m.msgctxt} == {"Remove", "Delete"}
+    catalogue: set[tuple[str, str]] = set()
+    for po in sorted(root.glob("django/**/locale/es/LC_MESSAGES/django.po")):
+        catalogue |= {(m.msgid, m.msgstr) for m in polib.pofile(str(po)) if m.msgstr}
+    django_variants = [(v, e.source) for e in corpus.entries if e.origin.package == "django" for v in e.variants]
+    assert len(django_variants) == 4  # Eliminar ← Delete, Buscar ← Lookup / Search, nombre ← first name
+    assert all(pair in catalogue for pair in django_variants), django_variants
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dataset", ["mtb-es-en-dev", "mtb-ca-en-dev"])
+def test_reversed_dataset_rebuilds_byte_identically(tmp_path, dataset):
+    """The turned-around datasets and their glossaries rebuild byte for byte (needs the pinned Debian packages and the
+    installed apertium / lttoolbox versions that corpora/build.py TOOLS names)."""
+    build = _build_module()
+    recipe = next(r for r in build.RECIPES if r.id == dataset)
+    if not _debian_packages_available(build, recipe) or not shutil.which("apertium-tagger"):
+        pytest.skip("pinned Debian 12 packages, npm, dpkg-deb or apertium-tagger not available here")
+    out = tmp_path / "out"
+    rc = build.main(["--only", dataset, "--out", str(out), "--cache", str(tmp_path / "cache")])
+    assert rc == 0
+    assert (out / f"{dataset}.json").read_bytes() == (REPO / "corpora" / f"{dataset}.json").read_bytes()
+    gloss = build.GLOSSARY_FILE.format(lang=recipe.catalog_lang)
+    assert (out / gloss).read_bytes() == (REPO / "corpora" / gloss).read_bytes()

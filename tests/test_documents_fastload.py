@@ -25,7 +25,7 @@ ECHO = "baseline-echo__baseline__fee2db17bc53.json"
 
 
 def test_there_are_committed_cards_to_compare():
-    assert len(CARDS) == 33  # 6 EN→xx/JA→EN dev boards, as committed at a34f8c2, less one withdrawn by issue 38
+    assert len(CARDS) == 39  # 8 dev boards: 33 as committed at a34f8c2 less one withdrawn by issue 38, + 6 on ES→EN, CA→EN
 
 
 @pytest.mark.parametrize("path", CARDS, ids=lambda p: p.relative_to(ROOT / "submissions").as_posix())

@@ -315,7 +315,7 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
     data = json.loads((out / "lineage.json").read_text(encoding="utf-8"))
     committed = sorted(p.relative_to(ROOT / "submissions").as_posix() for p in (ROOT / "submissions").rglob("*.json")
                        if not p.name.endswith(".verification.json"))
-    assert len(committed) == 33  # 34 before issue 38's floor rule withdrew one
+    assert len(committed) == 39  # 34 before issue 38's floor rule withdrew one; + 6 on ES→EN and CA→EN (issue 39)
     assert data["current"]["textnorm"] == "3" and data["kept"] == []
     assert sorted(s["path"] for s in data["stale"]) == committed
     assert {tuple(s["differences"]) for s in data["stale"]} == {("textnorm 2 → 3",)}
@@ -330,14 +330,15 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
         assert new.run_id == old.run_id  # the same run, its outputs untouched
         assert [x.raw_predicted for x in new.results] == [x.raw_predicted for x in old.results]
     table = summary.read_text(encoding="utf-8")
-    assert "33 committed card(s) were scored by another scorer (textnorm 2 → 3); 33 re-scored" in table
+    assert "39 committed card(s) were scored by another scorer (textnorm 2 → 3); 39 re-scored" in table
     assert "| board | method row | rank before → after | composite before → after | Δ |" in table
     # measured rows: case folding raises Apertium's composite on both boards it leads, ranks stay; "before" is the
     # committed card's composite
     measured = (("mtb-en-es-dev-v1.0.0", "apertium:eng-spa", "0.5700", "0.5758", "+0.0057"),
-                ("mtb-en-ca-dev-v1.0.0", "apertium:eng-cat", "0.5846", "0.5913", "+0.0067"))
+                ("mtb-en-ca-dev-v1.0.0", "apertium:eng-cat", "0.5846", "0.5913", "+0.0067"),
+                ("mtb-es-en-dev-v1.0.0", "apertium:spa-eng", "0.4783", "0.4877", "+0.0094"))
     for board, method, before, after, delta in measured:
         assert f"| {board} | {method} · default (re-scored) | 1 → 1 | {before} → {after} | {delta} |" in table
-    assert table.count("(re-scored) |") == 19  # the rows whose composite moved (the other rows' did not; 20 before
-    # issue 38 withdrew the EN→ES zero-shot card)
+    assert table.count("(re-scored) |") == 21  # the rows whose composite moved (the other rows' did not; 20 before
+    # issue 38 withdrew the EN→ES zero-shot card; + Apertium on ES→EN and CA→EN, issue 39)
     assert proc.stdout == table  # the step prints what it adds to the job summary

@@ -132,6 +132,28 @@ def test_wrong_language_aligns_by_article_and_english_text(loaded):
     assert len(sent.wrong_language(es, es.segment("development"), others)) == 39
 
 
+def test_wrong_language_is_never_the_source_language(loaded):
+    """ca→en's references are the English originals of en→ca's sources (issue 39): for an en→X board they would be
+    the source copied, not another language, so corpora whose target is this corpus's source language are skipped.
+    mtb-ca-en-dev comes first in file order: without the rule 37 of en→es's 45 UDHR texts equalled their source."""
+    es, _ = loaded["mtb-en-es-dev"]
+    ca_en, _ = loaded["mtb-ca-en-dev"]
+    dev = es.segment("development")
+    assert sent.wrong_language(es, dev, [ca_en]) == {}
+    others = [c for k, (c, _) in loaded.items() if k != "mtb-en-es-dev"]
+    wrong = sent.wrong_language(es, dev, others)
+    assert len(wrong) == 39 and all(wrong[e.id] != e.source for e in dev if e.id in wrong)
+    # and an X→en board gets a third language: es→en's UDHR entries take en→ca's Catalan (first in file order), else
+    # German, French or Japanese — never Spanish or English
+    es_en, _ = loaded["mtb-es-en-dev"]
+    got = sent.wrong_language(es_en, es_en.segment("development"), [c for k, (c, _) in loaded.items()
+                                                                     if k != "mtb-es-en-dev"])
+    third = {k: {e.reference for e in loaded[k][0].entries}
+             for k in ("mtb-en-ca-dev", "mtb-en-de-dev", "mtb-en-fr-dev", "mtb-en-ja-dev")}
+    assert len(got) == 39 and set(got.values()) <= set().union(*third.values())
+    assert len(set(got.values()) & third["mtb-en-ca-dev"]) == 31  # the rest: passages en→ca did not sample
+
+
 def test_cache_folder_round_trip(tmp_path, loaded, monkeypatch):
     corpus, sha = loaded["mtb-en-fr-dev"]
     sent._MEMORY.clear()

@@ -30,8 +30,9 @@ A sentinel is a name and one hypothesis per entry of a segment (entry id → tex
     passage when their origin locators name the same article (``article N`` or ``preamble``, the locator's first two
     words) and their English sides are equal after :func:`mtboard.core.text.normalise` (the source of an en→X
     corpus, the reference of an X→en corpus): entry ids alone do not align corpora, and block numbers differ between
-    languages' files. The other corpus is the first, in the order given, whose target language differs from this
-    one's and that holds the passage. Entries without an aligned passage get no hypothesis (0); the line's
+    languages' files. The other corpus is the first, in the order given, whose target language differs from both
+    languages of this one and that holds the passage (an X→en corpus's English reference is the source of an en→Y
+    corpus: a copy, not another language; issue 39 added es→en and ca→en). Entries without an aligned passage get no hypothesis (0); the line's
     ``covered`` ids say which entries it covers, and the ledger shows it only on views it covers whole.
 
 Only ``copy-source`` and ``shuffled`` are floors (:data:`FLOORS`): a submitted system must score significantly
@@ -171,12 +172,12 @@ def alignment_key(corpus: Corpus, entry: Entry) -> tuple[str, str] | None:
 
 
 def wrong_language(corpus: Corpus, entries: Sequence[Entry], others: Sequence[Corpus]) -> dict[int, str]:
-    """Entry id → another language's reference for the same UDHR passage (module docstring); entries without one
-    are absent."""
-    target = primary(corpus.dataset.target_language)
+    """Entry id → another language's reference (neither this corpus's target nor its source language) for the same
+    UDHR passage (module docstring); entries without one are absent."""
+    own = {primary(corpus.dataset.target_language), primary(corpus.dataset.source_language)}
     tables = []
     for other in others:
-        if primary(other.dataset.target_language) == target:
+        if primary(other.dataset.target_language) in own:  # the same language, or a copy of the source
             continue
         table: dict[tuple[str, str], str] = {}
         for e in other.entries:

@@ -62,6 +62,10 @@ BOARD_COLUMNS: list[BoardColumn] = [
     BoardColumn("date", "Date", "", None, "declared", "Date of the shown run (UTC)", "declared", True),
     BoardColumn("exact", "Exact match", "0–1", False, "recomputed", "Share of outputs equal to the reference",
                 "exact"),
+    BoardColumn("equiv", "Equiv. match", "0–1", False, "recomputed", "Share of outputs equal to the reference or "
+                "one of its human variants", "equivalent"),
+    BoardColumn("term", "Terminology", "0–1", False, "recomputed", "Share of glossary terms rendered as the "
+                "glossary requires", "terminology"),
     BoardColumn("fst", "FST accept.", "0–1", False, "recomputed", "Share of output words a morphological analyser "
                 "accepts", "fst"),
     BoardColumn("semantic", "Semantic", "0–1", False, "recomputed", "Meaning preservation score", "semantic"),
@@ -216,7 +220,8 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     out["date"] = Value(date[:10], date, date[:10])
     out["drank"] = (Value(_drank_text(m.drank), -m.drank, m.drank) if m.drank is not None and not whole
                     else Value(fmt.DASH, None))
-    for key in ("exact", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier", "model"):
+    for key in ("exact", "equiv", "term", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier",
+                "model"):
         out[key] = _cell(m.rep, key)
     for key in ("bleu", "ter"):
         val = getattr(sc, key)

@@ -57,6 +57,10 @@ SECTIONS: tuple[Section, ...] = (
             "reference alone; not in the composite."),
     Section("exact", _M, "exact-match", "Exact match", "Share of outputs equal to the reference after "
             "normalisation, 0–1."),
+    Section("equivalent", _M, "equivalent-match", "Equivalent match", "Share of outputs equal to the reference or "
+            "one of its human variants, 0–1; missing on corpora without variants."),
+    Section("terminology", _M, "terminology-adherence", "Terminology adherence", "Share of the glossary terms in "
+            "the sources that the outputs render as the glossary requires, 0–1; missing without a glossary."),
     Section("fst", _M, "fst-acceptance", "FST acceptance", "Share of output words the target language's analyser "
             "accepts, 0–1; missing without an analyser."),
     Section("semantic", _M, "semantic-similarity", "Semantic similarity", "Embedding cosine of output and reference, "
@@ -171,6 +175,10 @@ TERMS: tuple[Term, ...] = (
     Term("ter", "TER", "Translation edit rate (sacrebleu): edits per reference word, lower is better; not in the "
          "composite.", "ter"),
     Term("exact", "exact match", "Share of outputs equal to the reference after normalisation, 0–1.", "exact"),
+    Term("equiv", "equivalent match", "Share of outputs equal to the reference or one of its human variants after "
+         "normalisation, 0–1; missing on a corpus without variants.", "equivalent"),
+    Term("term", "terminology adherence", "Share of glossary terms (in the entries' sources) whose required "
+         "rendering the output contains, 0–1; missing on a corpus without a glossary.", "terminology"),
     Term("fst", "FST acceptance", "Share of output words the target language's Apertium analyser recognises, 0–1; "
          "missing, not zero, without an analyser.", "fst"),
     Term("semantic", "semantic", "Cosine similarity of multilingual sentence embeddings of output and reference, 0–1; "
