@@ -98,7 +98,7 @@ def test_committed_rows_have_one_standing_each(committed_inputs):
 
     echo = row_of(plans, "mtb-en-es-dev/baseline-echo__baseline__32e6f8fa41bf.json")
     assert echo.reference and not echo.ranked and echo.tier == "self-benchmarked"
-    gemma = row_of(plans, "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json")
+    gemma = row_of(plans, "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json")
     assert (gemma.tier, gemma.evidence, gemma.ranked, gemma.coverage.text) == ("self-benchmarked", (), True, "all 355")
 
 
@@ -530,7 +530,7 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
     assert ancestor.run_card_hash == record.run_card_hash and isinstance(ancestor, Ancestor)
     assert lineage_problem(apertium, ancestor, record) is None
     gemma = documents.load_card(ROOT / "submissions" / "mtb-en-ca-dev" /
-                                "gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json")
+                                "gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json")
     why = lineage_problem(gemma, ancestor, record)
     assert why is not None and why.startswith("another method than the re-scored card:") and "model_slug" in why
     drifted = record.model_copy(update={"deltas": [d.model_copy(update={"rerun": d.rerun * 1.05})
@@ -543,7 +543,7 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
     # a card of another method claiming the Apertium card's lineage gets nothing on the board, and says why
     subs = tmp_path / "submissions"
     shutil.copytree(ROOT / "submissions", subs)
-    path = subs / "mtb-en-ca-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json"
+    path = subs / "mtb-en-ca-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json"
     claim = documents.seal(gemma.model_copy(update={"rescored_from": [ancestor]}))
     documents.write_card(claim, path)
     inputs = load_inputs(subs, ROOT / "corpora", validate=False)

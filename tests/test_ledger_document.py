@@ -30,7 +30,7 @@ from mtboard.score.metrics import bootstrap
 
 ROOT = Path(__file__).resolve().parents[1]
 APERTIUM = "mtb-en-ca-dev/apertium-eng-cat__default__8ca0b3e02be0.json"
-GEMMA = "mtb-en-ca-dev/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json"
+GEMMA = "mtb-en-ca-dev/gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json"
 ECHO = "mtb-en-ca-dev/baseline-echo__baseline__fee2db17bc53.json"
 EMPTY = "mtb-en-ca-dev/baseline-empty__baseline__78b26823ef42.json"
 RECORD = "mtb-en-ca-dev/apertium-eng-cat__default__4a1761e82d51.verification.json"

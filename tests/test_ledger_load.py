@@ -467,7 +467,7 @@ def test_load_inputs_reads_cards_rejects_the_broken_and_the_duplicate(tmp_path, 
     (subs / "zz" / "unsealed.json").write_text(json.dumps(unsealed), encoding="utf-8")
     inputs = L.load_inputs(subs, corpora, validate=False)
     names = ["ca/apertium-eng-cat__default__8ca0b3e02be0.json", "ca/baseline-echo__baseline__fee2db17bc53.json",
-             "ca/baseline-empty__baseline__78b26823ef42.json", "ca/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json",
+             "ca/baseline-empty__baseline__78b26823ef42.json", "ca/gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json",
              "zz/unsealed.json"]
     assert [lc.path for lc in inputs.cards] == names  # the record beside the Apertium card is not read as a card
     assert [lc.page_id for lc in inputs.cards[:4]] == [lc.card.run_card_hash[:16] for lc in inputs.cards[:4]]
@@ -555,8 +555,8 @@ def test_load_inputs_rejects_what_the_validator_or_the_copy_check_finds(tmp_path
     assert [(r.path, r.problems) for r in inputs.rejected[1:]] == [
         ("ca/baseline-empty__baseline__78b26823ef42.json", ["ca/baseline-empty__baseline__78b26823ef42.json: empty",
                                                             "second"]),
-        ("ca/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json",
-         ["ca/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json: unreadable"]),
+        ("ca/gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json",
+         ["ca/gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json: unreadable"]),
         ("ca/baseline-echo__baseline__fee2db17bc53.json", ["copies: same as X"])]
     assert inputs.rejected[0].path == "broken.json"
 

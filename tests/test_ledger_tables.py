@@ -41,7 +41,7 @@ ES20 = ["apertium-eng-spa__default__4041d9a622e6", "baseline-echo__baseline__619
         "gemma-3-270m-q4-k-m.gguf__few-shot-completion__f7c45f8c2b1d",
         "gemma-3-270m-q4-k-m.gguf__zero-shot-completion__c09075e69625",
         "gemma-3-270m-q4-k-m.gguf__zero-shot-completion__d216d23fc69b"]
-AP, GE, ECHO, EMPTY = "8ca0b3e02be0e88b", "c5e4146b6b294b63", "fee2db17bc5396b1", "78b26823ef428ba1"
+AP, GE, ECHO, EMPTY = "8ca0b3e02be0e88b", "46b87995239acff4", "fee2db17bc5396b1", "78b26823ef428ba1"
 RESAMPLES = 200
 
 

@@ -3,7 +3,7 @@ for the board's filters (:mod:`mtboard.ledger.facts`).
 
 The committed cards throughout, except :func:`test_tries_text_hand_made`, whose Tries values are typed by hand.
 Hand-checked: on the EN→ES development board Gemma 3 270M has 1 full-coverage fingerprint (few-shot,
-``gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json``, rank 2; the zero-shot full run was withdrawn by issue 38's
+``gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json``, rank 2; the zero-shot full run was withdrawn by issue 38's
 floor rule, tests/fixtures/withdrawn/README.md) and 6 subset fingerprints (coached few-shot; few-shot completion at
 t 0 and at t 0.7 — the latter two cards, 3ddc0a3a1255 and f7c45f8c2b1d, one fingerprint; FST-gated few-shot;
 zero-shot completion at t 0 and t 0.7, each ``--limit 20``): 7 Gemma cards in 8 files, 7 fingerprints.
@@ -24,7 +24,7 @@ from mtboard.ledger.tries import Tries
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = "mtb-en-es-dev-v1.0.0"
-FEW_SHOT = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json"
+FEW_SHOT = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json"
 
 
 @pytest.fixture(scope="module")

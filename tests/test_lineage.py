@@ -224,7 +224,7 @@ def test_a_card_with_neural_metrics_is_kept_from_the_older_scorer_and_listed(tmp
                                             "from stored outputs")
     assert sorted(r.path for r in report.rescored) == [f"{CA}/baseline-echo__baseline__fee2db17bc53.json",
                                                         f"{CA}/baseline-empty__baseline__78b26823ef42.json",
-                                                        f"{CA}/gemma-3-270m-q4-k-m.gguf__few-shot__c5e4146b6b29.json"]
+                                                        f"{CA}/gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json"]
     md = report.markdown()
     assert f"- `{CA}/neural.json` (harness 0.6.0, sacrebleu 2.6.0, textnorm 2, policy mech-1.2): carries neural" in md
     # the kept card stays on the board from its older scorer, and the board says so

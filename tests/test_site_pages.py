@@ -198,7 +198,7 @@ def card_rows_verdicts(card) -> dict[int, tuple[str | None, bool | None]]:
 
 def test_run_data_file_golden(docs):
     """issue 35 item 1: the run's data file and its corpus file, hand-checked against the committed card
-    (``gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json``; output, outcome and flags read from the card, the
+    (``gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json``; output, outcome and flags read from the card, the
     sentence chrF++ of entry 1 recomputed with sacrebleu: 34.097)."""
     card = _card(GEMMA_FSC)
     seg = _gz_json(docs / "data" / "runs" / f"{GEMMA_FSC}.json.gz")
@@ -214,7 +214,7 @@ def test_run_data_file_golden(docs):
     # the run page's two longest detail tables (issue 35): [label, value] as the server-rendered tables showed them
     ident = seg["details"]["identity"]
     assert ident[:5] == [["run id", card.run_id], ["run card hash", card.run_card_hash], ["file", f"{card.dataset.id}/"
-                         "gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json"], ["entries", "355"],
+                         "gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json"], ["entries", "355"],
                          ["errors", str(card.scores.errors)]]
     assert ["chrf_plus_plus", str(card.scores.chrf_plus_plus)] in ident
     method = dict(seg["details"]["method"])
@@ -256,7 +256,7 @@ def test_run_data_file_golden(docs):
     assert not (docs / "runs" / f"{GEMMA_FSC}.json").exists()
     assert not (docs / "runs" / f"{GEMMA_FSC}.segments.csv").exists()
     page = (docs / "runs" / f"{GEMMA_FSC}.md").read_text(encoding="utf-8")
-    assert "Card JSON: <code>submissions/mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json</code>" \
+    assert "Card JSON: <code>submissions/mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json</code>" \
         in page  # no repository known to this build: the path as text
     assert f'data-run="../data/runs/{GEMMA_FSC}.json.gz"' in page
     assert "<noscript><p class=\"mtb-warn mtb-rd-nojs\">The entry tables need JavaScript" in page

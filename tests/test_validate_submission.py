@@ -32,7 +32,7 @@ import validate_support as vs
 
 ROOT = vs.ROOT
 SUB = ROOT / "submissions"
-GEMMA_ES = SUB / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__d090aafdfa39.json"
+GEMMA_ES = SUB / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json"
 COACHED = SUB / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__coached-few-shot__f7a947e56d7b.json"
 ECHO_ES = SUB / "mtb-en-es-dev" / "baseline-echo__baseline__32e6f8fa41bf.json"
 APERTIUM_GDS = SUB / "mtb-en-es-dev" / "apertium-eng-spa__default__d0f5919b5569.json"
