@@ -179,7 +179,7 @@ def csv_safe(value: Any) -> Any:
 
 SIGNATURE_KEYS = ("chrf", "bleu", "ter", "composite")
 """The signatures the methodology page lists, each possibly empty (a board with no shown card has none)."""
-METRIC_KEYS = ("composite", "chrf", "exact", "equiv", "term", "fst", "semantic", "bleu", "ter", "mqm", "rubric", "checkpoints",
+METRIC_KEYS = ("composite", "chrf", "exact", "equiv", "term", "morph", "fst", "semantic", "bleu", "ter", "mqm", "rubric", "checkpoints",
                "cost_adj")
 
 
