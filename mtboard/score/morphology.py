@@ -1,4 +1,4 @@
-"""Morphological accuracy (spec §4.1; docs/SCORING_SPEC.md §2.5), measured against Apertium **machine** analyses of
+"""Morphological accuracy (spec §4.1; docs/SCORING_SPEC.md §2.7), measured against Apertium **machine** analyses of
 the references, not gold ones.
 
 Spec §4.1 defines the metric on gold-standard morphological analyses: the fraction of correctly produced morphemes,

@@ -131,7 +131,7 @@ def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_
 
 MORPH_NO_ANALYSIS = "planned: needs gold morphological analyses in the corpus"
 """Why morphological accuracy is null when no entry carries an analysis with a unit (the wording of every card made
-before the metric existed, kept so their bytes stay the same; docs/SCORING_SPEC.md §2.5)."""
+before the metric existed, kept so their bytes stay the same; docs/SCORING_SPEC.md §2.7)."""
 
 
 MORPH_NO_ANALYSER = ("not measured: no Apertium analyser + tagger scored the run (lt-proc, apertium-tagger and the "

@@ -144,7 +144,7 @@ class EntryResult(Strict):
     """Of those, terms whose required rendering the hypothesis contains (0 without usable output); absent likewise."""
     morph_units: Count | None = None
     """Counted units (``lemma<tag>…``) of the entry's reference analysis — Apertium's machine analysis in the corpus,
-    not gold (docs/SCORING_SPEC.md §2.5); absent when the entry has no analysis with a unit or no analyser ran."""
+    not gold (docs/SCORING_SPEC.md §2.7); absent when the entry has no analysis with a unit or no analyser ran."""
     morph_matched: Count | None = None
     """Of those, units the hypothesis's analysis has (clipped multiset recall; 0 without usable output); absent
     likewise."""

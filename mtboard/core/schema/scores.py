@@ -84,7 +84,7 @@ class Scores(Strict):
     """Share of predicted words a morphological analyser accepts; null without an analyser."""
     morphological_accuracy: Rate | None = None
     """Share of the reference analyses' units (``lemma<tag>…``) the hypotheses' analyses have, pooled (Σ matched ÷ Σ
-    units; docs/SCORING_SPEC.md §2.5), measured against Apertium **machine** analyses of the references, not gold
+    units; docs/SCORING_SPEC.md §2.7), measured against Apertium **machine** analyses of the references, not gold
     ones; null when no entry has an analysis or no analyser + tagger is installed."""
     chrf_plus_plus: Annotated[float, Field(ge=0.0, le=100.0)]
     """Corpus-level chrF++ (sacrebleu CHRF(word_order=2)), 0–100."""
