@@ -10,8 +10,8 @@ This module measures against those, and every label says so.
 
 Definition:
 
-* **units** of an analysis: its analysed words ``lemma<tag><tag>…``, case-folded (the tagger's one reading per word, multiword
-  readings joined by ``+`` kept whole), leaving out unknown words (``*word``) and punctuation (first tag in
+* **units** of an analysis: its analysed words ``lemma<tag><tag>…``, case-folded (the tagger's one reading per word,
+  multiword readings joined by ``+`` kept whole), leaving out unknown words (``*word``) and punctuation (first tag in
   :data:`PUNCT_TAGS`). :func:`units`.
 * the hypothesis is analysed by the same analyser and tagger the corpus used (:func:`find_morph_analyser`: the
   Apertium pair joining the source and target languages; one ``lt-proc`` + ``apertium-tagger`` process pair per run,
