@@ -1,6 +1,7 @@
 """The es→en and ca→en boards (issue 39 item 6): the committed corpora carry human variants and a glossary, so
-equivalent match and terminology adherence have values on the committed cards and on the board; morphological
-accuracy stays null (the corpora's analyses are Apertium machine analyses, not gold). Hand-checked values:
+equivalent match and terminology adherence have values on the committed cards and on the board; so does morphological
+accuracy, measured against the corpora's Apertium machine analyses, not gold ones (tests/test_morphology.py has its
+hand-checked entry). Hand-checked values:
 
 * entry 104 of mtb-es-en-dev: source ``Eliminar``, reference ``Remove``, variant ``Delete`` (Django admin catalogue:
   both msgids are ``msgstr "Eliminar"``); Apertium spa-eng writes ``Delete``: no exact match, an equivalent match.
@@ -19,8 +20,8 @@ from mtboard.core.documents import load_card, load_corpus
 from mtboard.score.metrics.match import equivalent_match, exact_match
 
 ROOT = Path(__file__).resolve().parent.parent
-ES_CARD = ROOT / "submissions" / "mtb-es-en-dev" / "apertium-spa-eng__default__42a80b963357.json"
-CA_CARD = ROOT / "submissions" / "mtb-ca-en-dev" / "apertium-cat-eng__default__e870a487274f.json"
+ES_CARD = ROOT / "submissions" / "mtb-es-en-dev" / "apertium-spa-eng__default__f0febcd95f45.json"
+CA_CARD = ROOT / "submissions" / "mtb-ca-en-dev" / "apertium-cat-eng__default__7c743cb3493e.json"
 
 
 def test_es_en_entry_104_is_an_equivalent_not_an_exact_match():
@@ -47,15 +48,30 @@ def test_es_en_card_has_the_three_metrics_hand_counted():
     # the English target has Apertium's English analyser: FST acceptance is measured, not absent
     assert card.fst_version == "apertium-eng-cat 1.0.1-5; eng-cat.automorf.bin; lttoolbox 3.7.1-1+b2"
     assert s.fst_accepted == 342 and round(s.fst_acceptance_rate, 4) == 0.9872
-    assert s.morphological_accuracy is None
-    assert s.metric_availability["morphological_accuracy"] == "planned: needs gold morphological analyses in the corpus"
+    # morphological accuracy against Apertium eng-spa's machine analyses (not gold): 2,510 of the 4,290 units of the
+    # 350 development entries whose reference analysis has a unit (entries 82, 98, 116, 159, 350 have none)
+    covered = [r for r in card.results if r.morph_units]
+    assert len(covered) == 350 and sorted(r.entry_id for r in card.results if r.morph_units is None) == [
+        82, 98, 116, 159, 350]
+    assert (sum(r.morph_matched or 0 for r in covered), sum(r.morph_units for r in covered)) == (2510, 4290)
+    assert s.morphological_accuracy == 2510 / 4290 and "morphological_accuracy" not in s.metric_availability
+    assert s.signatures.morphology.startswith("morph:apertium-eng-spa 0.8.1-2; eng-spa.automorf.bin + eng-spa.prob")
+    assert s.composite == 0.488978  # 0.478299 before the metric counted
 
 
 def test_ca_en_card_has_values_too():
     s = load_card(CA_CARD).scores
     assert (s.total, s.exact_matches, s.equivalent_matches) == (355, 32, 32)
     assert s.terminology_adherence == 24 / 27
-    assert s.morphological_accuracy is None
+    assert s.morphological_accuracy == 2495 / 4336 and s.composite == 0.493577  # 0.484382 before
+    assert s.signatures.morphology.startswith("morph:apertium-eng-cat 1.0.1-5; eng-cat.automorf.bin + eng-cat.prob")
+
+
+def test_baselines_score_zero_morphological_accuracy():
+    for board in ("mtb-es-en-dev", "mtb-ca-en-dev"):
+        for path in sorted((ROOT / "submissions" / board).glob("baseline-*.json")):
+            s = load_card(path).scores
+            assert s.morphological_accuracy == 0.0 and s.composite == 0.0, path.name
 
 
 def test_board_shows_equivalent_match_and_terminology(committed_site):
@@ -67,11 +83,13 @@ def test_board_shows_equivalent_match_and_terminology(committed_site):
         text = (boards / f"{key}.csv").read_text(encoding="utf-8")
         rows[key] = {r["method_label"]: r for r in csv.DictReader(io.StringIO(text))}
     es = rows["mtb-es-en-dev-v1.0.0"]["apertium:spa-eng · default"]
-    assert (es["exact"], es["equiv"], es["term"], es["fst"]) == ("0.051", "0.054", "0.905", "0.987")
+    assert (es["exact"], es["equiv"], es["term"], es["morph"], es["fst"]) == ("0.051", "0.054", "0.905", "0.585",
+                                                                              "0.987")
     assert rows["mtb-es-en-dev-v1.0.0"]["echo: · baseline"]["equiv"] == "0.000"
     ca = rows["mtb-ca-en-dev-v1.0.0"]["apertium:cat-eng · default"]
-    assert (ca["equiv"], ca["term"]) == ("0.090", "0.889")
+    assert (ca["equiv"], ca["term"], ca["morph"]) == ("0.090", "0.889", "0.575")
     html = (boards / "mtb-es-en-dev-v1.0.0.md").read_text(encoding="utf-8")
-    assert "Equiv. match" in html and "Terminology" in html
+    assert "Equiv. match" in html and "Terminology" in html and "Morph. acc." in html
+    assert "measured against Apertium machine analyses of the references, not gold" in html  # the column's tooltip
     en_es = (boards / "mtb-en-es-dev-v1.0.0.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
-    assert "equiv" not in en_es and "term" not in en_es and "exact" in en_es
+    assert "equiv" not in en_es and "term" not in en_es and "morph" not in en_es and "exact" in en_es

@@ -19,7 +19,8 @@ under a *key*: the SHA-256 of
 * for the card: the SHA-256 of its bytes, its path relative to the repository root and to the submissions folder
   (the ``file_name`` check, the messages), and — only when the card needs them — the installed plugin record of its
   backend (:func:`mtboard.backends.base.plugin_record`) and the Apertium analyser of its target language
-  (:func:`mtboard.score.fst.find_analyser`).
+  (:func:`mtboard.score.fst.find_analyser`), and the Apertium analyser + tagger of its language pair when it has a
+  morphological accuracy (:func:`mtboard.score.morphology.find_morph_analyser`).
 
 Verification records and review records are not validator inputs: ``load_inputs`` checks them on every build.
 A verdict that depends on the clock (a ``timestamps`` problem: "in the future" ends) is never stored.
@@ -213,6 +214,9 @@ class ValidationCache:
             parts.append(self._memoised("plugin", backend, _plugin_text))
         if card.fst_version is not None:
             parts.append(self._memoised("fst", card.dataset.target_language, _analyser_text))
+        if card.scores.morphological_accuracy is not None:
+            pair = f"{card.dataset.source_language}>{card.dataset.target_language}"
+            parts.append(self._memoised("morph", pair, _morph_analyser_text))
         return "\0".join(parts)
 
     def _memoised(self, kind: str, arg: str, fn) -> str:
@@ -277,6 +281,16 @@ def _analyser_text(language: str) -> str:
 
     try:
         return repr(fst.find_analyser(language))
+    except Exception as exc:  # noqa: BLE001
+        return f"error {type(exc).__name__}"
+
+
+def _morph_analyser_text(pair: str) -> str:
+    from mtboard.score import morphology  # noqa: PLC0415
+
+    source, _, target = pair.partition(">")
+    try:
+        return repr(morphology.find_morph_analyser(source, target))
     except Exception as exc:  # noqa: BLE001
         return f"error {type(exc).__name__}"
 

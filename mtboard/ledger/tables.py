@@ -74,6 +74,9 @@ COLUMNS: list[Column] = [
                                               "(entries with variants only on corpora that have them)", True),
     Column("term", "Terminology", True, "Share of the corpus glossary's terms rendered as the glossary requires "
                                         "(Σ hits ÷ Σ terms)", True),
+    Column("morph", "Morph. acc.", True, "Morphological accuracy against Apertium MACHINE analyses of the references "
+                                         "(not gold): share of the reference's lemma+tag units the output's analysis "
+                                         "has, Σ matched ÷ Σ units", True),
     Column("semantic", "Semantic", True, "Meaning preservation score, 0–1"),
     Column("cost", "Cost / entry", True, "US dollars per corpus entry as declared; \"no API cost (local)\" for "
                                          "local engines, models and baselines; \"not priced\" when a price or the "
@@ -217,9 +220,8 @@ class Leaderboard:
 # Helpers
 
 
-DIGITS: dict[str, int] = {"composite": 3, "chrf": 1, "exact": 3, "equiv": 3, "term": 3, "fst": 3, "semantic": 3,
-                          "bleu": 1, "ter": 1,
-                          "mqm": 2, "rubric": 2, "checkpoints": 1, "cost_adj": 3, "entries_per_s": 1}
+DIGITS: dict[str, int] = {"composite": 3, "chrf": 1, "exact": 3, "equiv": 3, "term": 3, "morph": 3, "fst": 3,
+                          "semantic": 3, "bleu": 1, "ter": 1, "mqm": 2, "rubric": 2, "checkpoints": 1, "cost_adj": 3, "entries_per_s": 1}
 """Decimals each metric is shown with, on every board cell, chart label and download that rounds it (issue 36 item 5:
 one rounding rule per metric; the board CSV rounds with :func:`metric_text` too). Keys: board column keys, plus
 ``entries_per_s`` (a batch engine's throughput)."""
@@ -336,14 +338,16 @@ def _speed(card: RunCard, sub: list[EntryResult], whole: bool) -> Cell:
     return Cell(fmt.DASH, None)
 
 
-def _equiv_term(sub: list[EntryResult]) -> tuple[float | None, float | None]:
+def _equiv_term(sub: list[EntryResult]) -> tuple[float | None, float | None, float | None]:
     """A domain view's equivalent-match rate (mean of the entries' ``equivalent_match``; None when the card has no
-    variants) and terminology adherence (Σ glossary hits ÷ Σ terms; None without a term), as
-    :mod:`mtboard.score.scoring` computes them over the whole run."""
+    variants), terminology adherence (Σ glossary hits ÷ Σ terms; None without a term) and morphological accuracy
+    (Σ matched ÷ Σ units; None without a unit), as :mod:`mtboard.score.scoring` computes them over the whole run."""
     eq = [r.equivalent_match for r in sub if r.equivalent_match is not None]
     equiv = sum(eq) / len(sub) if sub and len(eq) == len(sub) else None
     terms = sum(r.glossary_terms or 0 for r in sub)
-    return equiv, (sum(r.glossary_hits or 0 for r in sub) / terms if terms else None)
+    units = sum(r.morph_units or 0 for r in sub)
+    return (equiv, (sum(r.glossary_hits or 0 for r in sub) / terms if terms else None),
+            (sum(r.morph_matched or 0 for r in sub) / units if units else None))
 
 
 def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: float | None, chrf_sd: float | None,
@@ -357,7 +361,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         cost = lc.card.totals.cost_per_entry_usd
         cp = counted_judges(card).get("checkpoints")
         fst, semantic, cost_adj = sc.fst_acceptance_rate, sc.semantic_score, sc.cost_adjusted_score
-        equiv, term = sc.equivalent_match_rate, sc.terminology_adherence
+        equiv, term, morph = sc.equivalent_match_rate, sc.terminology_adherence, sc.morphological_accuracy
     else:
         bd = sc.by_domain.get(domain)
         exact = (bd.exact_match_rate if bd and bd.exact_match_rate is not None
@@ -366,7 +370,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         cost = _mean(costs) if costs and len(costs) == len(sub) else None
         cp = None
         fst = semantic = cost_adj = None
-        equiv, term = _equiv_term(sub)
+        equiv, term, morph = _equiv_term(sub)
     cp_text = fmt.DASH
     if cp is not None and cp.mean is not None:
         spread = cp.spread
@@ -384,6 +388,7 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         "exact": Cell(metric_text("exact", exact), exact),
         "equiv": Cell(metric_text("equiv", equiv), equiv),
         "term": Cell(metric_text("term", term), term),
+        "morph": Cell(metric_text("morph", morph), morph),
         "semantic": Cell(metric_text("semantic", semantic), semantic),
         "cost": Cell(cost_text(card, cost), cost),
         "speed": _speed(card, sub, domain is None),

@@ -4,7 +4,7 @@ Definitions (docs/SCORING_SPEC.md §4.7):
 
 * The **composite of a row over a set K of segments** is the composite the scorer gives the row's card evaluated on K
   alone: corpus chrF++ from the summed per-segment statistics of K (:func:`mtboard.score.metrics.chrf.chrf_from_stats`),
-  each rate the mean (terminology: the ratio of sums) of its per-entry column over K
+  each rate the mean (terminology, morphological accuracy: the ratio of sums) of its per-entry column over K
   (:func:`mtboard.score.metrics.composite.entry_columns`: a column present for some entries only, or terminology
   with no glossary term in K, is absent and its weight redistributed), combined by
   :func:`mtboard.score.metrics.composite.composite` (rounded to
@@ -77,8 +77,9 @@ class FlipRun:
                                                                                              CHRF_STATS_LEN)
         cols = {k: v for k, v in entry_columns(results, has_equiv=has_equiv, has_fst=has_fst).items()
                 if k not in _OPTIONAL}
-        if "terminology_adherence" not in cols:
-            cols["terminology_adherence"] = np.zeros((2, len(results)))
+        for ratio in ("terminology_adherence", "morphological_accuracy"):
+            if ratio not in cols:
+                cols[ratio] = np.zeros((2, len(results)))
         avail = {}
         for name, attr in (("semantic_score", "semantic_score"), ("hallucination_rate", "hallucination_detected")):
             have = np.array([getattr(r, attr) is not None for r in results], dtype=bool)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mtboard.score import checks, fst as fst_mod
+from mtboard.score import checks, fst as fst_mod, morphology as morph_mod
 from mtboard.core.errors import ConfigError, MtboardError
 from mtboard.core.languages import ter_unavailable
 from mtboard.score.measure import Measured, SemanticValues, measure_run, semantic_values
@@ -87,6 +87,9 @@ class _Run:
         self.gl_hits: list[int] = []
         self.gl_terms: list[int] = []
         """Per-entry glossary hits and terms (0, 0 for an entry without a glossary)."""
+        self.morph_matched: list[int] = []
+        self.morph_units: list[int] = []
+        """Per-entry morphological units matched and counted (0, 0 for an entry without one or without an analyser)."""
 
 
 def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv: bool,
@@ -104,6 +107,8 @@ def _slice_values(run: _Run, chrf: Any, bleu: Any, idx: list[int], *, has_equiv:
         "semantic_score": sem_mod.mean_of([run.semantic[i] for i in idx]) if run.semantic is not None else None,
         "hallucination_rate": (sum(run.hallucination[i] for i in idx) / n) if run.hallucination is not None else None,
         "terminology_adherence": adherence([run.gl_hits[i] for i in idx], [run.gl_terms[i] for i in idx]),
+        "morphological_accuracy": morph_mod.accuracy([run.morph_matched[i] for i in idx],
+                                                     [run.morph_units[i] for i in idx]),
     }
 
 
@@ -124,12 +129,23 @@ def _breakdowns(keys: list[str | None], run: _Run, chrf: Any, bleu: Any, *, has_
     return out
 
 
+MORPH_NO_ANALYSIS = "planned: needs gold morphological analyses in the corpus"
+"""Why morphological accuracy is null when no entry carries an analysis with a unit (the wording of every card made
+before the metric existed, kept so their bytes stay the same; docs/SCORING_SPEC.md §2.7)."""
+
+
+MORPH_NO_ANALYSER = ("not measured: no Apertium analyser + tagger scored the run (lt-proc, apertium-tagger and the "
+                     "pair's .automorf.bin + .prob; not installed, or scored without them)")
+"""Why morphological accuracy is null when the corpus has analyses but no analyser + tagger measured the outputs."""
+
+
 def _availability(sem: SemanticValues, source_language: str, target_language: str, has_equiv: bool,
-                  has_terms: bool) -> dict[str, str]:
+                  has_terms: bool, morph: str | None = None) -> dict[str, str]:
     """``scores.metric_availability``: why each null composite metric is null (FST acceptance decides the profile
     and is not listed), and why TER is null when the target's script has no TER
-    (:func:`mtboard.core.languages.ter_unavailable`)."""
-    out = {"morphological_accuracy": "planned: needs gold morphological analyses in the corpus"}
+    (:func:`mtboard.core.languages.ter_unavailable`). ``morph``: why morphological accuracy is null (None: it has a
+    value)."""
+    out = {"morphological_accuracy": morph} if morph is not None else {}
     if (why := ter_unavailable(target_language)) is not None:
         out["ter"] = why
     if not has_terms:
@@ -160,6 +176,29 @@ def resolve_analyser(target_language: str, fst: bool | None) -> fst_mod.Analyser
     return analyser
 
 
+def resolve_morph_analyser(entries: Sequence[Entry], source_language: str, target_language: str,
+                           morphology: bool | None) -> tuple[morph_mod.MorphAnalyser | None, str | None]:
+    """The analyser + tagger for morphological accuracy (:func:`mtboard.score.morphology.find_morph_analyser`) and,
+    when none is used, why (``scores.metric_availability``): None when no entry's analysis has a unit or
+    ``morphology`` is False; auto-detected when None; required when True.
+
+    Raises: ConfigError when ``morphology`` is True and no analyser + tagger is installed for the pair.
+    """
+    if not any(morph_mod.units(e.morphological_analysis) for e in entries):
+        return None, MORPH_NO_ANALYSIS
+    if morphology is False:
+        return None, MORPH_NO_ANALYSER
+    analyser = morph_mod.find_morph_analyser(source_language, target_language)
+    if analyser is None:
+        if morphology:
+            raise ConfigError(f"no Apertium analyser + tagger is installed for {source_language}→{target_language} "
+                              "(morphological accuracy)", field="morphological_accuracy",
+                              fix="apt-get install lttoolbox apertium and the pair that made the corpus's analyses "
+                                  "(e.g. apertium-eng-spa for es→en)")
+        return None, MORPH_NO_ANALYSER
+    return analyser, None
+
+
 def fst_version(target_language: str, fst: bool | None = None) -> str | None:
     """The card's ``fst_version`` for a run scored with the same ``fst`` argument (None when no analyser is used)."""
     analyser = resolve_analyser(target_language, fst)
@@ -170,8 +209,8 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
               elapsed_seconds: float, fst: bool | None = None, strip_unknown_marks: bool = False,
               price_in_per_mtok: float | None = None, price_out_per_mtok: float | None = None,
               rates: Rates | None = None,
-              semantic_claimed: dict[int, tuple[float | None, float | None]] | None = None
-              ) -> tuple[Scores, list[EntryResult]]:
+              semantic_claimed: dict[int, tuple[float | None, float | None]] | None = None,
+              morphology: bool | None = None) -> tuple[Scores, list[EntryResult]]:
     """Score one run: apply the mechanical policy, compute every metric, fill ``Scores`` and one ``EntryResult``
     per entry (in ``entries`` order).
 
@@ -192,12 +231,16 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
         semantic_claimed: validator only — ``{entry_id: (semantic_score, source_similarity)}`` as a card states them;
             a recomputed similarity within one unit of the 4th decimal of its claim is scored as the claim
             (:data:`mtboard.score.metrics.semantic.RECOMPUTE_TOLERANCE_UNITS`), anything else as recomputed.
+        morphology: morphological accuracy against the corpus's Apertium machine analyses
+            (:mod:`mtboard.score.morphology`): None = when some entry has an analysis and the pair's analyser + tagger
+            is installed; True = require them (the validator, for a card with a value); False = never.
 
     Returns: ``(scores, results)``. Entries without usable output and echoed sources score 0 on every metric (their
     corpus statistics use an empty hypothesis; inverted rates count them at the worst value).
 
     Raises: MtboardError for missing, duplicate or unknown records or an empty entry list; ConfigError for a missing
-    BLEU tokenizer, ``fst=True`` without an analyser, or only one of the two prices.
+    BLEU tokenizer, ``fst=True`` without an analyser, ``morphology=True`` without an analyser + tagger, or only
+    one of the two prices; BackendError when ``lt-proc`` / ``apertium-tagger`` fails.
     """
     rates, recs, analyser = _check_inputs(entries, records, target_language=target_language, fst=fst,
                                           price_in_per_mtok=price_in_per_mtok,
@@ -207,11 +250,17 @@ def score_run(entries: list[Entry], records: list[TranslationRecord], *, source_
     chrf_m = np.asarray(col.chrf, dtype=np.int64).reshape(n, CHRF_STATS_LEN)
     bleu_m = np.asarray(col.bleu, dtype=np.int64).reshape(n, BLEU_STATS_LEN)
     chrf_ci95, fst_counts = _ci_and_fst(chrf_m, analyser, col.fst_words)
+    morph_analyser, morph_why = resolve_morph_analyser(entries, source_language, target_language, morphology)
+    morph_counts = None if morph_analyser is None else morph_mod.entry_counts(
+        morph_analyser, [e.morphological_analysis for e in entries], col.predicted,
+        [d.outcome == Outcome.usable for d in col.decisions])
     sem = semantic_values([e.source for e in entries], [e.reference for e in entries], col.predicted, col.decisions,
                     source_language, target_language,
                     None if semantic_claimed is None else [semantic_claimed.get(e.id, (None, None)) for e in entries])
     facts = _Facts(entries=entries, recs=recs, col=col, sem=sem, chrf_m=chrf_m, bleu_m=bleu_m,
-                   has_equiv=any(e.variants for e in entries), has_fst=analyser is not None)
+                   has_equiv=any(e.variants for e in entries), has_fst=analyser is not None,
+                   morph_counts=morph_counts, morph_why=morph_why,
+                   morph_signature=morph_mod.signature(morph_analyser) if morph_analyser else None)
     run, results = _entry_results(facts, fst_counts, rates)
     scores = _scores(facts, run, results, chrf_ci95, source_language=source_language,
                      target_language=target_language, elapsed_seconds=elapsed_seconds)
@@ -266,6 +315,11 @@ class _Facts:
     bleu_m: Any
     has_equiv: bool
     has_fst: bool
+    morph_counts: list[tuple[int, int] | None] | None = None
+    """Per entry ``(matched, units)`` of morphological accuracy (None: not covered); None without an analyser."""
+    morph_why: str | None = None
+    """Why morphological accuracy is null (None when an analyser measured it)."""
+    morph_signature: str | None = None
 
 
 def _fst_entry(fst_counts: list[tuple[int, int]] | None, i: int, ok: bool
@@ -302,6 +356,9 @@ def _entry_results(f: _Facts, fst_counts: list[tuple[int, int]] | None, rates: R
         run.extra.append(r.format_attempts - 1)
         run.gl_hits.append(gl_hits or 0)
         run.gl_terms.append(gl_terms or 0)
+        mc = f.morph_counts[i] if f.morph_counts is not None else None
+        run.morph_matched.append(mc[0] if mc else 0)
+        run.morph_units.append(mc[1] if mc else 0)
         results.append(EntryResult(
             entry_id=e.id, source=e.source, expected=e.reference, raw_predicted=r.raw_predicted,
             predicted=col.predicted[i], segment=e.segment, difficulty=e.difficulty, domain=e.domain,
@@ -315,6 +372,7 @@ def _entry_results(f: _Facts, fst_counts: list[tuple[int, int]] | None, rates: R
             equivalent_match=equiv if f.has_equiv else None,
             semantic_score=sem.score[i], source_similarity=sem.source[i], semantic_verdict=sem.verdict[i],
             hallucination_detected=sem.hallucination[i], glossary_terms=gl_terms, glossary_hits=gl_hits,
+            morph_units=mc[1] if mc else None, morph_matched=mc[0] if mc else None,
             code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
             stats=SegmentStats(chrf=col.chrf[i], bleu=col.bleu[i], ter=col.ter[i]), usage=r.usage))
     return run, results
@@ -377,7 +435,7 @@ def _scores(f: _Facts, run: _Run, results: list[EntryResult], chrf_ci95: Any, *,
         equivalent_match_rate=values["equivalent_match_rate"],
         fst_accepted=sum(1 for x in results if x.fst_valid) if f.has_fst else None,
         fst_acceptance_rate=values["fst_acceptance_rate"],
-        morphological_accuracy=None,
+        morphological_accuracy=values["morphological_accuracy"],
         chrf_plus_plus=values["chrf_plus_plus"],
         chrf_ci95=chrf_ci95,
         bleu=values["bleu"],
@@ -389,7 +447,8 @@ def _scores(f: _Facts, run: _Run, results: list[EntryResult], chrf_ci95: Any, *,
         hallucination_rate=values["hallucination_rate"],
         terminology_adherence=values["terminology_adherence"],
         metric_availability=_availability(f.sem, source_language, target_language, f.has_equiv,
-                                          values["terminology_adherence"] is not None),
+                                          values["terminology_adherence"] is not None,
+                                          None if values["morphological_accuracy"] is not None else f.morph_why),
         composite=comp,
         composite_profile=profile,
         quality_tier=quality_tier(comp),
@@ -401,6 +460,7 @@ def _scores(f: _Facts, run: _Run, results: list[EntryResult], chrf_ci95: Any, *,
         signatures=Signatures(chrf=chrf_signature(), bleu=bleu_signature(target_language),
                               ter=ter_signature(target_language),
                               semantic=sem_mod.semantic_signature() if f.sem.target_covered else None,
+                              morphology=f.morph_signature if values["morphological_accuracy"] is not None else None,
                               composite=composite_signature(profile, checks.POLICY_VERSION,
                                                             format_penalty=any(run.extra))),
         **_by_slices(f, run),

@@ -179,8 +179,8 @@ def csv_safe(value: Any) -> Any:
 
 SIGNATURE_KEYS = ("chrf", "bleu", "ter", "composite")
 """The signatures the methodology page lists, each possibly empty (a board with no shown card has none)."""
-METRIC_KEYS = ("composite", "chrf", "exact", "equiv", "term", "fst", "semantic", "bleu", "ter", "mqm", "rubric", "checkpoints",
-               "cost_adj")
+METRIC_KEYS = ("composite", "chrf", "exact", "equiv", "term", "morph", "fst", "semantic", "bleu", "ter", "mqm", "rubric",
+               "checkpoints", "cost_adj")
 
 
 MODEL_FIELDS = ["model_record", "model_record_note", "model_weights", "model_size", "model_licence",

@@ -66,6 +66,9 @@ BOARD_COLUMNS: list[BoardColumn] = [
                 "one of its human variants", "equivalent"),
     BoardColumn("term", "Terminology", "0–1", False, "recomputed", "Share of glossary terms rendered as the "
                 "glossary requires", "terminology"),
+    BoardColumn("morph", "Morph. acc.", "0–1", False, "recomputed", "Morphological accuracy measured against "
+                "Apertium machine analyses of the references, not gold: share of the reference's lemma+tag units "
+                "the output's analysis has", "morphology"),
     BoardColumn("fst", "FST accept.", "0–1", False, "recomputed", "Share of output words a morphological analyser "
                 "accepts", "fst"),
     BoardColumn("semantic", "Semantic", "0–1", False, "recomputed", "Meaning preservation score", "semantic"),
@@ -220,7 +223,7 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     out["date"] = Value(date[:10], date, date[:10])
     out["drank"] = (Value(_drank_text(m.drank), -m.drank, m.drank) if m.drank is not None and not whole
                     else Value(fmt.DASH, None))
-    for key in ("exact", "equiv", "term", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier",
+    for key in ("exact", "equiv", "term", "morph", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier",
                 "model"):
         out[key] = _cell(m.rep, key)
     for key in ("bleu", "ter"):

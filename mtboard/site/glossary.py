@@ -61,6 +61,9 @@ SECTIONS: tuple[Section, ...] = (
             "one of its human variants, 0–1; missing on corpora without variants."),
     Section("terminology", _M, "terminology-adherence", "Terminology adherence", "Share of the glossary terms in "
             "the sources that the outputs render as the glossary requires, 0–1; missing without a glossary."),
+    Section("morphology", _M, "morphological-accuracy", "Morphological accuracy", "Share of the reference's "
+            "analysed words (lemma + tags) that the output's analysis has, 0–1, measured against Apertium MACHINE "
+            "analyses of the references, not gold ones; missing on corpora without analyses."),
     Section("fst", _M, "fst-acceptance", "FST acceptance", "Share of output words the target language's analyser "
             "accepts, 0–1; missing without an analyser."),
     Section("semantic", _M, "semantic-similarity", "Semantic similarity", "Embedding cosine of output and reference, "
@@ -179,6 +182,10 @@ TERMS: tuple[Term, ...] = (
          "normalisation, 0–1; missing on a corpus without variants.", "equivalent"),
     Term("term", "terminology adherence", "Share of glossary terms (in the entries' sources) whose required "
          "rendering the output contains, 0–1; missing on a corpus without a glossary.", "terminology"),
+    Term("morph", "morphological accuracy", "Share of the reference's analysed words (lemma<tag>…, from Apertium's "
+         "machine analysis of the reference — not a gold analysis) that Apertium's analysis of the output also has, "
+         "Σ matched ÷ Σ units, 0–1; a right lemma with a wrong tense is a miss; missing on a corpus without "
+         "analyses.", "morphology"),
     Term("fst", "FST acceptance", "Share of output words the target language's Apertium analyser recognises, 0–1; "
          "missing, not zero, without an analyser.", "fst"),
     Term("semantic", "semantic", "Cosine similarity of multilingual sentence embeddings of output and reference, 0–1; "

@@ -196,7 +196,9 @@ def details_data(lc: LoadedCard, score_pairs: list[tuple[str, Any]], method_pair
              ("entries", len(card.results)), ("errors", card.scores.errors), *score_pairs]
     sig = card.scores.signatures
     sigs = [("chrF++", sig.chrf), ("BLEU", sig.bleu), ("TER", sig.ter)] + (
-        [("composite", sig.composite)] if sig.composite else []) + [
+        [("composite", sig.composite)] if sig.composite else []) + (
+        [("morphological accuracy (against Apertium machine analyses, not gold)", sig.morphology)]
+        if sig.morphology else []) + [
         ("mechanical policy", card.scores.policy_version), *judge_sigs]
     out: dict[str, Any] = {
         "identity": [[names.mark(str(k)), cell(v)] for k, v in ident],

@@ -76,7 +76,7 @@ def _recompute(card: RunCard, entries: list[Entry]):
     Inputs rebuilt from the card: one TranslationRecord per result and replicate result
     (:func:`mtboard.score.card.card_records`: raw output, error, attempts, latencies, usage), the corpus entries,
     ``elapsed_seconds / runs`` (the per-replicate time the runner scores with), FST on exactly when the card has an
-    FST acceptance rate, ``strip_unknown_marks`` from the registered backend, the recorded rates, and the stored
+    FST acceptance rate, morphological accuracy (Apertium analyser + tagger) on exactly when the card has one, ``strip_unknown_marks`` from the registered backend, the recorded rates, and the stored
     per-entry semantic similarities as claims (a recomputed one within one unit of the 4th decimal scores as the
     claim: BLAS kernels differ in the last bits between machines; docs/SCORING_SPEC.md §2.3).
 
@@ -96,7 +96,8 @@ def _recompute(card: RunCard, entries: list[Entry]):
         entries, records, source_language=card.dataset.source_language, target_language=card.dataset.target_language,
         elapsed_seconds=card.elapsed_seconds / max(1, m.runs), fst=card.scores.fst_acceptance_rate is not None,
         strip_unknown_marks=cls.strip_unknown_marks if cls is not None else False, rates=rates,
-        semantic_claimed=claims[k] if k < len(claims) else {}) for k, records in enumerate(runs)]
+        semantic_claimed=claims[k] if k < len(claims) else {},
+        morphology=card.scores.morphological_accuracy is not None) for k, records in enumerate(runs)]
     scores, results = scored[0]
     if len(scored) > 1:
         scores = scores.model_copy(update={"replicates": scoring.replicates([sc for sc, _ in scored])})

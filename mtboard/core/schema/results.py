@@ -63,6 +63,10 @@ class SegmentStats(Strict):
     """sacrebleu TER statistics: (edits, ref_words); None when over the TER length cap."""
 
 
+_OPTIONAL_COUNTS = ("glossary_terms", "glossary_hits", "morph_units", "morph_matched")
+"""Per-entry counts omitted when None (fields added later; cards made before them keep their bytes)."""
+
+
 class EntryResult(Strict):
     """One translated entry (spec §3.7)."""
 
@@ -138,6 +142,12 @@ class EntryResult(Strict):
     """Glossary terms of the entry (docs/SCORING_SPEC.md §2.4); absent when the entry has no glossary."""
     glossary_hits: Count | None = None
     """Of those, terms whose required rendering the hypothesis contains (0 without usable output); absent likewise."""
+    morph_units: Count | None = None
+    """Counted units (``lemma<tag>…``) of the entry's reference analysis — Apertium's machine analysis in the corpus,
+    not gold (docs/SCORING_SPEC.md §2.7); absent when the entry has no analysis with a unit or no analyser ran."""
+    morph_matched: Count | None = None
+    """Of those, units the hypothesis's analysis has (clipped multiset recall; 0 without usable output); absent
+    likewise."""
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()
@@ -145,7 +155,7 @@ class EntryResult(Strict):
 
     @model_serializer(mode="wrap")
     def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_one_attempt(_omit_none(handler(self), ("glossary_terms", "glossary_hits")))
+        return _omit_one_attempt(_omit_none(handler(self), _OPTIONAL_COUNTS))
 
 
 class ReplicateResult(Strict):
@@ -186,13 +196,15 @@ class ReplicateResult(Strict):
     hallucination_detected: bool | None = None
     glossary_terms: Count | None = None
     glossary_hits: Count | None = None
+    morph_units: Count | None = None
+    morph_matched: Count | None = None
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()
 
     @model_serializer(mode="wrap")
     def _omit_absent_glossary(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data = _omit_one_attempt(_omit_none(handler(self), ("glossary_terms", "glossary_hits")))
+        data = _omit_one_attempt(_omit_none(handler(self), _OPTIONAL_COUNTS))
         if data.get("tool_call_count") == 0:
             data.pop("tool_call_count", None)
         return data

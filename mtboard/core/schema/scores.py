@@ -19,6 +19,11 @@ class Signatures(Strict):
     semantic: str | None = None
     """Signature of the semantic score (``semantic:use-multilingual-v3|package:…|weights:sha256:…``;
     mtboard.score.metrics.semantic); absent when the pair's languages are not covered (no semantic value on the card)."""
+    morphology: str | None = None
+    """Identity of morphological accuracy (``morph:apertium-eng-spa 0.8.1-2; eng-spa.automorf.bin + eng-spa.prob; …|
+    reference:apertium-machine-analysis,not-gold``; mtboard.score.morphology.signature): the analyser and tagger
+    that analysed the hypotheses, measured against the corpus's Apertium machine analyses, not gold ones; absent
+    when the card has no morphological accuracy."""
     composite: str | None = None
     """Signature of the composite (``composite:A|weights:…|policy:mech-1.2``; mtboard.score.metrics.composite). Every card from
     harness 0.2.0 on has it (the validator requires it to equal the recomputation); the schema keeps it optional so an
@@ -27,7 +32,7 @@ class Signatures(Strict):
     @model_serializer(mode="wrap")
     def _omit_absent_composite(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        for key in ("semantic", "composite"):
+        for key in ("semantic", "composite", "morphology"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data
@@ -78,6 +83,9 @@ class Scores(Strict):
     fst_acceptance_rate: Rate | None = None
     """Share of predicted words a morphological analyser accepts; null without an analyser."""
     morphological_accuracy: Rate | None = None
+    """Share of the reference analyses' units (``lemma<tag>…``) the hypotheses' analyses have, pooled (Σ matched ÷ Σ
+    units; docs/SCORING_SPEC.md §2.7), measured against Apertium **machine** analyses of the references, not gold
+    ones; null when no entry has an analysis or no analyser + tagger is installed."""
     chrf_plus_plus: Annotated[float, Field(ge=0.0, le=100.0)]
     """Corpus-level chrF++ (sacrebleu CHRF(word_order=2)), 0–100."""
     chrf_ci95: tuple[Score100, Score100] | None = None

@@ -119,7 +119,7 @@ def composite(values: Mapping[str, float | None]) -> tuple[float, str]:
 
 
 COLUMN_METRICS = ("exact_match_rate", "equivalent_match_rate", "code_switching_rate", "fst_acceptance_rate",
-                  "semantic_score", "hallucination_rate", "terminology_adherence")
+                  "semantic_score", "hallucination_rate", "terminology_adherence", "morphological_accuracy")
 """The composite's rate metrics that are means of one per-entry value (:func:`entry_columns`); chrF++ is the other
 ingredient, from the summed per-segment statistics."""
 COLUMN_UNITS: dict[str, int] = {"semantic_score": 10_000}
@@ -133,7 +133,8 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
     checked words; 1 with no checkable word; 0 without usable output) when the card has FST acceptance, and when the
     results carry them the semantic similarity (in integer units of 1/10,000, :data:`COLUMN_UNITS`) and
     hallucination 0/1; when an entry has a glossary, terminology adherence as a **ratio column**: a ``(2, n)`` array
-    of glossary hits and terms per entry, whose resampled ratio of sums is the rate; when some entry was asked
+    of glossary hits and terms per entry, whose resampled ratio of sums is the rate; likewise morphological accuracy
+    (matched and counted units, ``morph_matched`` / ``morph_units``) when an entry has units; when some entry was asked
     again (``format_attempts`` > 1), its extra attempts (:data:`FORMAT_EXTRA`, the penalty's input). Their means (ratio) over all
     entries equal the card's rates; the bootstrap of the composite resamples them with the chrF++
     statistics (:func:`mtboard.score.metrics.bootstrap.composite_resamples`)."""
@@ -161,6 +162,9 @@ def entry_columns(results: Sequence[EntryResult], *, has_equiv: bool, has_fst: b
     if any(r.glossary_terms for r in results):
         cols["terminology_adherence"] = [[float(r.glossary_hits or 0) for r in results],  # type: ignore[list-item]
                                          [float(r.glossary_terms or 0) for r in results]]
+    if any(r.morph_units for r in results):
+        cols["morphological_accuracy"] = [[float(r.morph_matched or 0) for r in results],  # type: ignore[list-item]
+                                          [float(r.morph_units or 0) for r in results]]
     return {k: np.asarray(v, dtype=np.float64) for k, v in cols.items()}
 
 
