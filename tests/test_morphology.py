@@ -185,3 +185,26 @@ def test_validator_refuses_a_resealed_card_with_a_changed_morph_count(tmp_path):
     paths = {(p.check, p.field) for p in report.problems}
     assert ("metrics", f"$.results[{i}].morph_matched") in paths
     assert ("metrics", "$.scores.morphological_accuracy") in paths
+
+
+@needs_apertium
+@pytest.mark.parametrize("edit", ["units", "signature", "drop"])
+def test_validator_refuses_a_resealed_card_with_edited_morph_fields(tmp_path, edit):
+    """The other bound morphology fields (tests/test_validate_binding.py lists them as not instantiable on its base
+    cards, which have no analyses): entry 42's unit count, the signature that says the reference is a machine analysis,
+    and the counts removed from an entry — each edit re-sealed and refused."""
+    root = vs.make_repo(tmp_path, [], corpus=ES_CORPUS)
+    ctx = V.make_context(root)
+    data = json.loads(ES_CARD.read_bytes())
+    i = next(k for k, x in enumerate(data["results"]) if x["entry_id"] == 42)
+    if edit == "units":
+        data["results"][i]["morph_units"] = 3  # 3 of 3: the entry would read as perfect
+    elif edit == "signature":
+        sig = data["scores"]["signatures"]["morphology"]
+        assert sig.endswith("reference:apertium-machine-analysis,not-gold")
+        data["scores"]["signatures"]["morphology"] = sig.replace(",not-gold", ",gold")
+    else:
+        del data["results"][i]["morph_units"], data["results"][i]["morph_matched"]
+    report = vs.validate_resealed(root, ctx, data)
+    assert report.problems, edit
+    assert {p.check for p in report.problems} <= {"metrics", "signatures", "schema"}, report.problems

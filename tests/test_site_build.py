@@ -357,9 +357,21 @@ def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
     from mtboard.ledger import load as site_load
     from mtboard.verify.rerun import compare
 
+    import validate_support as vs  # noqa: PLC0415
+
     cards = write_fixture_tree(tmp_path, bad=False)
-    card = cards["apertium"]
-    card_path = next((tmp_path / "submissions").rglob("apertium-eng-spa__*.json"))
+    old_path = next((tmp_path / "submissions").rglob("apertium-eng-spa__*.json"))
+    # a card held to GDS must pin its engine (issue 39's submission gate, rule dependencies-pinned, spec §9.1.3): the
+    # fixture's apertium card records none, so it is given the version a real Apertium run records and re-sealed
+    data = json.loads(old_path.read_bytes())
+    data["method"]["engine_version"] = "apertium 3.8.3-1+b2; apertium-eng-spa 0.8.1-2"
+    raw = vs.dump(vs.refingerprint_and_reseal(data))
+    from mtboard.core.documents import loads_card  # noqa: PLC0415
+
+    card = loads_card(raw, "card")
+    old_path.unlink()
+    card_path = old_path.with_name(f"{old_path.name.rsplit('__', 1)[0]}__{card.run_card_hash[:12]}.json")
+    card_path.write_bytes(raw)
     rec = VerificationRecord(run_card_hash=card.run_card_hash, card_path=str(card_path.relative_to(tmp_path)),
                              card_fingerprint=card.fingerprint.hash, rerun_run_card_hash="b" * 64,
                              rerun_fingerprint=card.fingerprint.hash, rerun_harness_version="0.1.0",

@@ -46,6 +46,9 @@ NOT_INSTANTIABLE = {
     # morphological counts of a replicate run: no card with replicate runs has a corpus with analyses (only es→en and
     # ca→en do, issue 39 item 6); recomputed by score_run like run 0's (tests/test_morphology.py refuses a tampered one)
     "$.replicate_runs[].results[].morph_matched", "$.replicate_runs[].results[].morph_units",
+    # … and of run 0, with the signature naming the machine analyses: no base card's corpus has analyses either;
+    # tests/test_morphology.py re-seals the committed ES→EN card with each edited and the validator refuses it
+    "$.results[].morph_matched", "$.results[].morph_units", "$.scores.signatures.morphology",
     # a replicate's tool_call_count is omitted when 0 (issue 18 --tools): no base card runs replicates with tools;
     # mtboard.validate.tools checks it with the results' rules (tests/test_pipeline_fst_gate.py)
     "$.replicate_runs[].results[].tool_call_count",
@@ -53,6 +56,13 @@ NOT_INSTANTIABLE = {
     # real plugin card with each field edited and the validator refuses it where the plugin is installed
     "$.method.plugin.distribution", "$.method.plugin.entry_point", "$.method.plugin.files_sha256",
     "$.method.plugin.version",
+    # format attempts (issue 39 item 5, --format-attempts): no committed card re-asks, so no base card has them;
+    # tests/test_format_attempts.py re-seals a real re-asked card with the count, the kept failed answers and the
+    # limit edited, and the validator (mtboard.validate.attempts, the metrics check) refuses each
+    *(f"{prefix}.{field}" for prefix in ("$.results[]", "$.replicate_runs[].results[]")
+      for field in ("format_attempts", "failed_attempts", "failed_attempts[].error_kind",
+                    "failed_attempts[].raw_predicted", "failed_attempts[].rule")),
+    "$.method.format_attempts", "$.fingerprint.components.format_attempts",
 }
 
 
