@@ -112,7 +112,7 @@ def test_committed_sets_hold_and_follow_the_rule():
     sets = c.read_sets(ROOT / c.SETS_FILE)
     assert warnings == [] and c.check_sets(sets, corpora) == []
     assert [(s.dataset_id, s.version, len(s.entry_ids), s.rule) for s in sets.sets] == [
-        (f"mtb-{p}-dev", "1.0.0", 12, "stratified-v1") for p in ("en-ca", "en-de", "en-es", "en-fr", "en-ja", "ja-en")]
+        (f"mtb-{p}-dev", "1.0.0", 12, "stratified-v1") for p in ("ca-en", "en-ca", "en-de", "en-es", "en-fr", "en-ja", "es-en", "ja-en")]
     es = c.set_for(sets, ES, "1.0.0")
     assert es.entry_ids == CANARY_IDS
     corpus = next(k for k in corpora if k.corpus.dataset.id == ES)
@@ -171,7 +171,7 @@ def test_sets_file_refuses_bad_documents(tmp_path):
     for mutate, match in ((lambda d: d["sets"][0].update(entry_ids=[5, 3]), "ascending"),
                           (lambda d: d["sets"][0].update(sha256="xyz"), "sha256"),
                           (lambda d: d["sets"][0].update(extra=1), "extra"),
-                          (lambda d: d["sets"].append(dict(d["sets"][0])), "a second set for mtb-en-ca-dev")):
+                          (lambda d: d["sets"].append(dict(d["sets"][0])), "a second set for mtb-ca-en-dev")):
         data = json.loads(json.dumps(good))
         mutate(data)
         path.write_text(yaml.safe_dump(data), encoding="utf-8")
@@ -185,7 +185,7 @@ def test_sets_file_refuses_bad_documents(tmp_path):
 def test_cli_checks_the_committed_file():
     res = _mtboard(["canary", "sets", "--root", ROOT])
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "canaries/sets.yaml: 6 sets hold (72 entries)"
+    assert res.stdout.strip() == "canaries/sets.yaml: 8 sets hold (96 entries)"
 
 
 # --------------------------------------------------------------------------------------------------------------------

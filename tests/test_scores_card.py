@@ -72,8 +72,8 @@ def test_a_statistic_changed_and_resealed_is_rejected():
     bad = S.seal(bad)
     problems = check_scores_data(bad, "x").problems
     src = "(recomputed from the segments: mtboard.score.scores_card.recompute)"
-    assert problems == [f"recompute: $.scores.chrf_plus_plus is 35.7546872186784, allowed: 35.7551760628665 {src}",
-                        f"recompute: $.scores.composite is 0.453734, allowed: 0.453737 {src}"]
+    assert problems == [f"recompute: $.scores.chrf_plus_plus is 36.43984438669218, allowed: 36.44033223176619 {src}",
+                        f"recompute: $.scores.composite is 0.457746, allowed: 0.45775 {src}"]
     unsealed = copy.deepcopy(data)
     unsealed["scores"]["bleu"] += 0.1
     assert check_scores_data(unsealed, "x").problems[0] == (
@@ -192,11 +192,12 @@ def test_every_committed_card_fits_the_scores_patterns():
                   "card_dataset_id": ds["id"], "dataset.id": ds["id"], "dataset.version": ds["version"],
                   "dataset.language_pair": ds["language_pair"], "dataset.source_language": ds["source_language"],
                   "dataset.target_language": ds["target_language"]}
-        values.update({f"signatures.{k}": v for k, v in d["scores"]["signatures"].items()})
+        # the morphology signature (ES→EN, CA→EN: issue 39) is not carried into a scores-only card (no morph counts)
+        values.update({f"signatures.{k}": v for k, v in d["scores"]["signatures"].items() if k != "morphology"})
         for key, value in values.items():
             assert re.fullmatch(P[key], value), (path.name, key, value)
         seen += 1
-    assert seen >= 33  # 33 committed cards on main when this was written; new ones must fit too
+    assert seen >= 39  # 39 committed cards on main (issue 39); new ones must fit too
 
 
 def test_a_development_card_whose_condition_does_not_fit_is_refused_before_reduction():

@@ -176,7 +176,10 @@ def from_run_card(run: RunCard, dev_card: RunCard, *, salt: bytes, segment: Segm
         method_spec=dev_card.method.spec, model_slug=dev_card.model_slug, condition=dev_card.condition,
         card_run_card_hash=dev_card.run_card_hash, card_fingerprint=dev_card.fingerprint.hash,
         card_dataset_id=dev_card.dataset.id, rerun_fingerprint=run.fingerprint.hash, salt_id=salt_id(salt),
-        signatures=run.scores.signatures, scores=ScoresOnly(**agg), segments=segs)
+        # no morphology signature: a scores-only card carries no per-entry morph counts, so morphological accuracy
+        # is null there (issue 39 item 6) and so is the identity of its analyser
+        signatures=run.scores.signatures.model_copy(update={"morphology": None}), scores=ScoresOnly(**agg),
+        segments=segs)
     return ScoresCard.model_validate(seal(card.model_dump(mode="json")))
 
 
