@@ -433,18 +433,20 @@ def rotate(
     corpus_path: Annotated[Path, typer.Argument(metavar="CORPUS", help="Corpus JSON file to rotate.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the new version (written "
                                          "atomically; may be CORPUS itself).")],
-    share: Annotated[float, typer.Option("--share", min=0.0, max=1.0, help="Share of the smaller side of each "
+    # (0, 1] is refused in rotate() (typer has no open lower bound; min=0.0 would show [0.0<=x<=1.0])
+    share: Annotated[float, typer.Option("--share", help="Share of the smaller side of each "
                                          "development ↔ segment pair that trades places, in (0, 1]; at least one "
                                          "pair per segment.")] = 0.1,
-    seed: Annotated[str, typer.Option("--seed", help="Rotation seed (any string; keep it private until the "
-                                      "rotation is published: it decides which entries move).")] = "0",
+    seed: Annotated[Optional[str], typer.Option("--seed", help="Required: the rotation seed, a private random "
+                                                "value (e.g. `openssl rand -hex 16`); it decides which entries move, "
+                                                "so it stays private (never written in the file).")] = None,
     version: Annotated[Optional[str], typer.Option("--version", help="The new dataset version (default: the minor "
                                                    "number bumped, 1.0.0 → 1.1.0).")] = None,
     created: Annotated[Optional[str], typer.Option("--created", help="The new version's date YYYY-MM-DD (default "
                                                    "today).")] = None,
 ) -> None:
     """Rotate entries between segments (spec §9.3.2) into a new dataset version: for each segment other than
-    development, the best-ranked entries by SHA-256(seed, dataset id, entry id) trade places with as many development
+    development, the best-ranked entries by SHA-256(seed, dataset id, input version, entry id) trade places with as many development
     entries (share × the smaller side, at least one pair), so every segment keeps its size; texts, ids and labels stay
     unchanged. The version is bumped: cards scored on the old version stay on the old version's board and are never
     ranked with the new one's (docs/corpora.md "Rotation")."""
@@ -452,9 +454,17 @@ def rotate(
     from mtboard.inputs.corpora.assemble import summarize
     from mtboard.inputs.corpora.rotate import rotate as rotate_corpus
 
+    from datetime import datetime, timezone
+
+    from mtboard.core.errors import check_writable
+
+    if seed is None:
+        raise ConfigError("no seed given: the rotation seed decides which entries move", field="--seed",
+                          fix='give a private random value, e.g. --seed "$(openssl rand -hex 16)", and keep it private')
+    check_writable(output, "--output/-o")  # a folder → one line; a missing parent folder is made, as corpus import does
     corpus, _ = load_corpus(corpus_path)
     done = rotate_corpus(corpus, share=share, seed=seed, version=version,
-                         created=created or date.today().isoformat(), source=corpus_path.name)
+                         created=created or datetime.now(timezone.utc).date().isoformat(), source=corpus_path.name)
     digest = write_corpus(done.corpus, output)
     d = done.corpus.dataset
     typer.echo(f"wrote {output}: {d.id} {corpus.dataset.version} → {d.version}, {done.count} entries changed "
