@@ -240,6 +240,10 @@ def test_corpus_check_refuses_malformed_variants(tmp_path):
     res = invoke(["corpus", "check", str(good)])
     assert res.returncode == 0 and f"{good}: ok" in res.stdout
     assert "  variants    10 entries with variants: formality 3, lexical 5, word-order 2" in res.stdout
+    # --json carries the same counts
+    res = invoke(["corpus", "check", "--json", str(good)])
+    assert res.returncode == 0 and json.loads(res.stdout)[str(good)]["variants"] == {
+        "entries": 10, "classes": {"formality": 3, "lexical": 5, "word-order": 2}}
 
 
 def test_committed_corpora_have_no_malformed_variants():
