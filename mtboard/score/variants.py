@@ -1,7 +1,7 @@
 """Anti-cheating over known variants (spec §9.3.1 "variant-class linting", issue 39 item 2; §2.2 ``variants`` and
 ``variant_class``, §4.1 equivalent match): the corpus lint of malformed variants (``mtboard corpus check``) and the
 per-card statistic that flags suspiciously perfect matches on the entries with known variants (the validator's
-``variants`` check, the ledger row's ``variants``, the run page). docs/SCORING_SPEC.md §8 "Variant-class lint".
+``variants`` check, the ledger row's ``variants``, the run page). docs/SCORING_SPEC.md §10 "Variant-class lint".
 
 Corpus lint (:func:`corpus_variant_problems`), each an error of ``corpus check`` (exit 1):
 
@@ -57,7 +57,7 @@ SOURCE_LANGUAGE_SHARE = 0.5
 (:func:`mtboard.score.checks.untranslated_share`'s share): a loanword in a variant (``Revise su email.``) is Spanish
 usage, not an untranslated variant, so the mechanical policy's 10 % detection threshold is not used here."""
 FLAG_P = 0.001
-"""One-sided Fisher p-value below which a card's match rate on variant entries is suspicious (docs/SCORING_SPEC.md §8:
+"""One-sided Fisher p-value below which a card's match rate on variant entries is suspicious (docs/SCORING_SPEC.md §10:
 strict, as every card on a board with variants is tested, and a legitimate system's variant entries may be easier)."""
 FLAG_RATE = 0.9
 """Least match rate on the variant entries for a flag: *suspiciously perfect*, not merely better."""
