@@ -407,3 +407,41 @@ def test_rotation_rule_on_every_segment_and_its_cap():
     assert rotate(corpus, share=0.5, seed="k", version="2.3.1").corpus.dataset.version == "2.3.1"  # > 2.3.1-rc.1
     with pytest.raises(ConfigError, match="not greater than the current one 2.3.1-rc.1"):
         rotate(corpus, share=0.5, seed="k", version="2.3.0")
+
+
+def test_corpus_check_refuses_a_variant_in_a_third_language(tmp_path):
+    """An ES→EN corpus (hand-made) whose variants are French or German: the function-word heuristic of
+    ``variant_other_language`` (variants of ≥ 3 words; a single foreign word is not detected, as docs say)."""
+    from mtboard.score.variants import other_language
+
+    rows = [("Elimine el archivo de la lista.", "Remove the file from the list.",
+             ["Supprimer le fichier de la liste."]),  # French: le, de, la — 3 of 3 function words
+            ("El archivo no se guarda.", "The file is not saved.",
+             ["Die Datei wird nicht gespeichert."]),  # German: die, wird, nicht — 3 of 3
+            ("Eliminar", "Delete", ["Supprimer"]),  # one French word: not detected (documented limit)
+            ("Guarde los cambios en el archivo.", "Save the changes to the file.",
+             ["Save your changes in the file."])]  # English: no problem
+    path = tmp_path / "es-en.json"
+    path.write_text(json.dumps({"dataset": {
+        "id": "toy-es-en", "version": "1.0.0", "language_pair": "ES→EN", "source_language": "es",
+        "target_language": "en", "created": "2026-12-04", "license": "CC0-1.0", "provenance": ["hand-made"]},
+        "entries": [{"id": i, "source": s, "reference": r, "variants": v, "variant_class": "lexical"}
+                    for i, (s, r, v) in enumerate(rows, 1)]}, ensure_ascii=False), encoding="utf-8")
+    corpus, _ = load_corpus(path)
+    assert [(p.rule, p.entry_id, p.problem) for p in corpus_variant_problems(corpus)] == [
+        ("variant_other_language", 1, "3 of its 3 known function words are fr, not en (function-word heuristic)"),
+        ("variant_other_language", 2, "3 of its 3 known function words are de, not en (function-word heuristic)")]
+    res = invoke(["corpus", "check", str(path)])
+    assert res.returncode == 1
+    assert [ln for ln in res.stderr.splitlines() if ln.startswith("error:")] == [
+        f"error: {path}: entries[0].variants[0] (id 1): variant_other_language: 3 of its 3 known function words are "
+        "fr, not en (function-word heuristic) (fix: write the variant in en or remove it)",
+        f"error: {path}: entries[1].variants[0] (id 2): variant_other_language: 3 of its 3 known function words are "
+        "de, not en (function-word heuristic) (fix: write the variant in en or remove it)"]
+    # the heuristic's edges, hand-checked: one-letter words never count ("o", "a": Spanish, and Portuguese too), one
+    # foreign function word is not enough, and two must outnumber the target's own
+    assert other_language("¿Abrir o cerrar la ventana a la derecha?", "es") is None  # la, la: Spanish
+    assert other_language("Desa els canvis al fitxer.", "es") is None  # els (ca) 1 of 2: below the 2 needed
+    assert other_language("Le fichier est supprimé.", "en") == ("fr", 2, 2)
+    assert other_language("Le fichier", "en") is None  # 2 words: below the 3 looked at
+    assert other_language("Die Datei wird nicht gespeichert.", "ja") is None  # no list for the target

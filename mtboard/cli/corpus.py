@@ -292,9 +292,10 @@ def check(
     placeholders that differ between source and reference (mtboard.inputs.corpora.audit).
 
     Malformed variants are errors (spec §9.3.1; mtboard.score.variants): a variant equal to the reference or to
-    another variant, a variant in another script or left in the source language, variants without a variant_class,
-    a variant_class without variants or a class label not like 'simple-ta-direct'. Each line names the file, the
-    entry, the field and the fix.
+    another variant, a variant in another script or left in the source language, a variant of ≥ 3 words whose
+    function words are mostly a third language's (a heuristic: a single word in another language is not detected),
+    variants without a variant_class, a variant_class without variants or a class label not like 'simple-ta-direct'.
+    Each line names the file, the entry, the field and the fix.
 
     With --new-language (spec §11.1; mtboard.inputs.corpora.minimums) one line per unmet minimum names the file, the
     field, the count found against the count required, and the fix; --private checks the secret corpus's minimums.
