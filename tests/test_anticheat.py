@@ -320,6 +320,9 @@ def test_rotate_copy_of_committed_corpus(tmp_path):
     bad = invoke(["corpus", "rotate", str(src), "--seed", "s1", "-o", str(tmp_path)])
     assert bad.returncode == 1 and bad.stderr.strip().startswith(f"error: {tmp_path}: --output/-o: this is a folder")
     assert "internal error" not in bad.stderr
+    # a missing parent folder is made, as corpus import -o and every atomic_write do (core/documents.py)
+    deep = tmp_path / "new" / "dir" / "x.json"
+    assert invoke(["corpus", "rotate", str(src), "--seed", "s1", "-o", str(deep)]).returncode == 0 and deep.is_file()
     # the help gives the share's open interval, not typer's closed [0.0<=x<=1.0]
     helptext = invoke(["corpus", "rotate", "--help"]).stdout
     assert "(0, 1]" in helptext and "0.0<=x" not in helptext
