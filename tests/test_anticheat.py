@@ -240,6 +240,10 @@ def test_corpus_check_refuses_malformed_variants(tmp_path):
     res = invoke(["corpus", "check", str(good)])
     assert res.returncode == 0 and f"{good}: ok" in res.stdout
     assert "  variants    10 entries with variants: formality 3, lexical 5, word-order 2" in res.stdout
+    # --json carries the same counts
+    res = invoke(["corpus", "check", "--json", str(good)])
+    assert res.returncode == 0 and json.loads(res.stdout)[str(good)]["variants"] == {
+        "entries": 10, "classes": {"formality": 3, "lexical": 5, "word-order": 2}}
 
 
 def test_committed_corpora_have_no_malformed_variants():
@@ -266,9 +270,10 @@ def test_rotate_copy_of_committed_corpus(tmp_path):
     assert (count(old, "development"), count(old, "diagnostic")) == (355, 24)
     assert (count(new, "development"), count(new, "diagnostic")) == (355, 24)
     moved = {e.id: (o.segment.value, e.segment.value) for o, e in zip(old.entries, new.entries) if o.segment != e.segment}
-    assert moved == {363: ("diagnostic", "development"), 366: ("diagnostic", "development"),
-                     248: ("development", "diagnostic"), 262: ("development", "diagnostic")}
-    assert "diagnostic    2 to development (ids 363, 366); 2 from development (ids 248, 262)" in res.stdout
+    # ranked by SHA-256("s1\0mtb-en-es-dev\01.0.0\0<id>") (docs/corpora.md "Rotation" names these ids)
+    assert moved == {359: ("diagnostic", "development"), 374: ("diagnostic", "development"),
+                     76: ("development", "diagnostic"), 171: ("development", "diagnostic")}
+    assert "diagnostic    2 to development (ids 359, 374); 2 from development (ids 76, 171)" in res.stdout
     # every text and label unchanged, in the same order
     strip = lambda c: [e.model_dump(exclude={"segment"}) for e in c.entries]  # noqa: E731
     assert strip(old) == strip(new)
@@ -282,11 +287,45 @@ def test_rotate_copy_of_committed_corpus(tmp_path):
     other = tmp_path / "other.json"
     invoke(["corpus", "rotate", str(src), "--seed", "s2", "-o", str(other), "--created", "2026-12-04"])
     assert other.read_bytes() != out.read_bytes()
-    # refused: a share outside (0, 1], the same version
-    bad = invoke(["corpus", "rotate", str(src), "--share", "0", "-o", str(tmp_path / "x.json")])
-    assert bad.returncode == 1 and "--share" in bad.stderr and not (tmp_path / "x.json").exists()
-    bad = invoke(["corpus", "rotate", str(src), "--version", "1.0.0", "-o", str(tmp_path / "x.json")])
-    assert bad.returncode == 1 and "equals the current one" in bad.stderr
+    # re-rotating the rotated file with the same seed ranks afresh (the input version 1.1.0 is in the key): it does
+    # not trade 359/374 and 76/171 straight back, it swaps 358, 364 ↔ 228, 239
+    twice = tmp_path / "twice.json"
+    res = invoke(["corpus", "rotate", str(out), "--seed", "s1", "-o", str(twice), "--created", "2026-12-04"])
+    assert res.returncode == 0, res.stderr
+    assert "diagnostic    2 to development (ids 358, 364); 2 from development (ids 228, 239)" in res.stdout
+    assert load_corpus(twice)[0].dataset.version == "1.2.0"
+    # refused, one line each, nothing written: a share outside (0, 1] (NaN too), the same or an older version, no
+    # seed or an empty one, a date before the input's or in the future, a folder as --output
+    x = str(tmp_path / "x.json")
+    for args, words in [
+            (["--share", "0"], "error: --share: share 0.0 is outside (0, 1]"),
+            (["--share", "nan"], "error: --share: share nan is outside (0, 1]"),
+            (["--share", "1.5"], "error: --share: share 1.5 is outside (0, 1]"),
+            (["--version", "1.0.0"], "equals the current one"),
+            (["--version", "0.9"], "error: --version: the new version 0.9 is not greater than the current one 1.0.0 "
+                                   "(fix: give a version greater than 1.0.0, e.g. 1.1.0)"),
+            (["--version", "1.0.0-rc.1"], "is not greater than the current one 1.0.0"),
+            (["--created", "2025-12-31"], "error: --created: 2025-12-31 is before the input's created date"),
+            (["--created", "2999-01-01"], "error: --created: 2999-01-01 is in the future"),
+            (["--seed", ""], "error: --seed: the seed is empty (fix: give a private random value, e.g. --seed "
+                             '"$(openssl rand -hex 16)")')]:
+        seed = [] if args[0] == "--seed" else ["--seed", "s1"]
+        bad = invoke(["corpus", "rotate", str(src), *seed, *args, "-o", x])
+        assert bad.returncode == 1 and words in bad.stderr, (args, bad.stderr)
+        assert len(bad.stderr.strip().splitlines()) == 1 and not (tmp_path / "x.json").exists()
+    bad = invoke(["corpus", "rotate", str(src), "-o", x])  # the public default "0" is gone: --seed is required
+    assert bad.returncode == 1 and bad.stderr.strip() == (
+        'error: --seed: no seed given: the rotation seed decides which entries move (fix: give a private random value, '
+        'e.g. --seed "$(openssl rand -hex 16)", and keep it private)')
+    bad = invoke(["corpus", "rotate", str(src), "--seed", "s1", "-o", str(tmp_path)])
+    assert bad.returncode == 1 and bad.stderr.strip().startswith(f"error: {tmp_path}: --output/-o: this is a folder")
+    assert "internal error" not in bad.stderr
+    # a missing parent folder is made, as corpus import -o and every atomic_write do (core/documents.py)
+    deep = tmp_path / "new" / "dir" / "x.json"
+    assert invoke(["corpus", "rotate", str(src), "--seed", "s1", "-o", str(deep)]).returncode == 0 and deep.is_file()
+    # the help gives the share's open interval, not typer's closed [0.0<=x<=1.0]
+    helptext = invoke(["corpus", "rotate", "--help"]).stdout
+    assert "(0, 1]" in helptext and "0.0<=x" not in helptext
 
 
 def test_ledger_keeps_versions_apart(tmp_path):
@@ -338,7 +377,7 @@ def _segments_corpus(sizes: dict[str, int]) -> Corpus:
 
 
 def test_rotation_rule_on_every_segment_and_its_cap():
-    from mtboard.inputs.corpora.rotate import next_version, rank_key, rotate, swap_count
+    from mtboard.inputs.corpora.rotate import next_version, rank_key, rotate, swap_count, version_key
 
     assert [next_version(v) for v in ("1.0.0", "2.3", "1.2.3-rc.1", "0.9.12")] == ["1.1.0", "2.4", "1.3.0", "0.10.0"]
     # ⌊share × min + ½⌋, at least 1: 0.5 × 4 = 2; 0.5 × 6 = 3; 0.5 × 2 = 1; 0.1 × 4 + ½ = 0.9 → 0 → 1; 0.25 × 6 = 1.5 → 2
@@ -353,7 +392,8 @@ def test_rotation_rule_on_every_segment_and_its_cap():
                        ("development", "diagnostic", "gold_standard", "held_out")}
     assert sizes(done.corpus) == sizes(corpus)
     # the moved entries are the best-ranked ones by SHA-256(seed, dataset id, entry id)
-    diag = sorted((e.id for e in corpus.entries if e.segment == "diagnostic"), key=lambda i: rank_key("k", "toy-rotate", i))
+    diag = sorted((e.id for e in corpus.entries if e.segment == "diagnostic"),
+                  key=lambda i: rank_key("k", "toy-rotate", "2.3.1-rc.1", i))
     assert done.moved["diagnostic"][0] == tuple(sorted(diag[:2]))
     # capped by the development entries left: 2 development entries all go to the first other segment
     small = rotate(_segments_corpus({"development": 2, "diagnostic": 5, "gold_standard": 5}), share=1.0, seed="k")
@@ -362,3 +402,49 @@ def test_rotation_rule_on_every_segment_and_its_cap():
 
     with pytest.raises(ConfigError, match="only development entries"):
         rotate(_segments_corpus({"development": 3}), share=0.5, seed="k")
+    with pytest.raises(ConfigError, match="the seed is empty"):
+        rotate(corpus, share=0.5, seed="")
+    # the version order: a pre-release sorts before its release, a missing patch counts as 0
+    assert version_key("1.0.0-rc.1") < version_key("1.0.0") == version_key("1.0") < version_key("1.0.1") \
+        < version_key("1.10.0")
+    assert rotate(corpus, share=0.5, seed="k", version="2.3.1").corpus.dataset.version == "2.3.1"  # > 2.3.1-rc.1
+    with pytest.raises(ConfigError, match="not greater than the current one 2.3.1-rc.1"):
+        rotate(corpus, share=0.5, seed="k", version="2.3.0")
+
+
+def test_corpus_check_refuses_a_variant_in_a_third_language(tmp_path):
+    """An ES→EN corpus (hand-made) whose variants are French or German: the function-word heuristic of
+    ``variant_other_language`` (variants of ≥ 3 words; a single foreign word is not detected, as docs say)."""
+    from mtboard.score.variants import other_language
+
+    rows = [("Elimine el archivo de la lista.", "Remove the file from the list.",
+             ["Supprimer le fichier de la liste."]),  # French: le, de, la — 3 of 3 function words
+            ("El archivo no se guarda.", "The file is not saved.",
+             ["Die Datei wird nicht gespeichert."]),  # German: die, wird, nicht — 3 of 3
+            ("Eliminar", "Delete", ["Supprimer"]),  # one French word: not detected (documented limit)
+            ("Guarde los cambios en el archivo.", "Save the changes to the file.",
+             ["Save your changes in the file."])]  # English: no problem
+    path = tmp_path / "es-en.json"
+    path.write_text(json.dumps({"dataset": {
+        "id": "toy-es-en", "version": "1.0.0", "language_pair": "ES→EN", "source_language": "es",
+        "target_language": "en", "created": "2026-12-04", "license": "CC0-1.0", "provenance": ["hand-made"]},
+        "entries": [{"id": i, "source": s, "reference": r, "variants": v, "variant_class": "lexical"}
+                    for i, (s, r, v) in enumerate(rows, 1)]}, ensure_ascii=False), encoding="utf-8")
+    corpus, _ = load_corpus(path)
+    assert [(p.rule, p.entry_id, p.problem) for p in corpus_variant_problems(corpus)] == [
+        ("variant_other_language", 1, "3 of its 3 known function words are fr, not en (function-word heuristic)"),
+        ("variant_other_language", 2, "3 of its 3 known function words are de, not en (function-word heuristic)")]
+    res = invoke(["corpus", "check", str(path)])
+    assert res.returncode == 1
+    assert [ln for ln in res.stderr.splitlines() if ln.startswith("error:")] == [
+        f"error: {path}: entries[0].variants[0] (id 1): variant_other_language: 3 of its 3 known function words are "
+        "fr, not en (function-word heuristic) (fix: write the variant in en or remove it)",
+        f"error: {path}: entries[1].variants[0] (id 2): variant_other_language: 3 of its 3 known function words are "
+        "de, not en (function-word heuristic) (fix: write the variant in en or remove it)"]
+    # the heuristic's edges, hand-checked: one-letter words never count ("o", "a": Spanish, and Portuguese too), one
+    # foreign function word is not enough, and two must outnumber the target's own
+    assert other_language("¿Abrir o cerrar la ventana a la derecha?", "es") is None  # la, la: Spanish
+    assert other_language("Desa els canvis al fitxer.", "es") is None  # els (ca) 1 of 2: below the 2 needed
+    assert other_language("Le fichier est supprimé.", "en") == ("fr", 2, 2)
+    assert other_language("Le fichier", "en") is None  # 2 words: below the 3 looked at
+    assert other_language("Die Datei wird nicht gespeichert.", "ja") is None  # no list for the target

@@ -138,6 +138,7 @@ def test_check_committed_corpora_pass():
     entry = data[str(CORPORA / "mtb-en-es-dev.json")]
     assert entry["entries"] == 379 and entry["segment"] == {"development": 355, "diagnostic": 24}
     assert sum(entry["domain"].values()) == 379 and sum(entry["difficulty"].values()) == 379
+    assert entry["variants"] == {"entries": 0, "classes": {}}  # no committed EN→ES entry carries variants
 
 
 def _corpus_json(**entry_overrides) -> dict:

@@ -155,7 +155,19 @@ def test_private_check_refuses_a_missing_or_empty_consent_document(tmp_path):
     # an established pair's secret corpus needs no consent document, still 50 gold_standard entries
     doc.unlink()
     assert _check("--private", str(p)).exit_code == 0
-    assert _check("--private", str(_secret(tmp_path, 10))).exit_code == 1
+    few = _check("--private", str(_secret(tmp_path, 10)))
+    assert few.exit_code == 1
+    # --private alone checked the gold_standard count only: the heading says so, not "new-language minimums"
+    assert (f"{p}: below the private corpus's minimum (≥ 50 gold_standard entries, spec §2.3) — mtb-en-eu-gold "
+            "1.0.0 EN→EU, 10 entries") in few.stdout
+    assert "new-language" not in few.stdout
+
+
+def test_consent_fix_lists_every_accepted_suffix():
+    # the fix text and the check read the one constant: .md, .txt, .pdf and .html are all accepted
+    assert minimums.CONSENT_SUFFIXES == (".md", ".txt", ".pdf", ".html")
+    assert minimums.BY_KEY["consent"].fix == ("put the signed agreement beside the private corpus as "
+                                              "<stem>.consent.md (or .txt, .pdf, .html)")
 
 
 def test_private_and_public_exclude_each_other(tmp_path):

@@ -292,9 +292,10 @@ def check(
     placeholders that differ between source and reference (mtboard.inputs.corpora.audit).
 
     Malformed variants are errors (spec §9.3.1; mtboard.score.variants): a variant equal to the reference or to
-    another variant, a variant in another script or left in the source language, variants without a variant_class,
-    a variant_class without variants or a class label not like 'simple-ta-direct'. Each line names the file, the
-    entry, the field and the fix.
+    another variant, a variant in another script or left in the source language, a variant of ≥ 3 words whose
+    function words are mostly a third language's (a heuristic: a single word in another language is not detected),
+    variants without a variant_class, a variant_class without variants or a class label not like 'simple-ta-direct'.
+    Each line names the file, the entry, the field and the fix.
 
     With --new-language (spec §11.1; mtboard.inputs.corpora.minimums) one line per unmet minimum names the file, the
     field, the count found against the count required, and the fix; --private checks the secret corpus's minimums.
@@ -337,8 +338,12 @@ def check(
         if malformed:  # spec §9.3.1: a malformed variant is an error, --strict or not
             errors += [p.line(str(path)) for p in malformed]
             continue
+        with_variants = [e for e in corpus.entries if e.variants]
+        classes = dict(sorted(Counter(e.variant_class for e in with_variants).items()))
         report[str(path)] = {"id": corpus.dataset.id, "version": corpus.dataset.version, "sha256": digest,
                              "entries": len(corpus.entries), **counts,
+                             # what the text output's "variants" line prints: entries with variants, by class
+                             "variants": {"entries": len(with_variants), "classes": classes},
                              "flags": [{"rule": f.rule, "entry_id": f.entry_id, "detail": f.detail}
                                        for f in findings],
                              **({"minimums_unmet": len(unmet)} if new_language or private else {})}
@@ -349,15 +354,16 @@ def check(
             continue
         if not as_json:
             d = corpus.dataset
-            typer.echo(f"{path}: {'below the new-language minimums' if unmet else 'ok'} — {d.id} {d.version} {d.language_pair}, {len(corpus.entries)} entries, "
+            # --private alone checks only the gold_standard count (spec §2.3), not the new-language minimums
+            below = ("below the new-language minimums" if new_language
+                     else f"below the private corpus's minimum ({minimums.BY_KEY['gold_standard'].short}, spec §2.3)")
+            typer.echo(f"{path}: {below if unmet else 'ok'} — {d.id} {d.version} {d.language_pair}, "
+                       f"{len(corpus.entries)} entries, "
                        f"licence {d.license}, sha256 {digest}")
             for field in ("segment", "domain", "difficulty"):
                 typer.echo(f"  {field:<11} {_fmt(counts[field])}")
-            with_variants = [e for e in corpus.entries if e.variants]
             if with_variants:
-                classes = Counter(e.variant_class for e in with_variants)
-                typer.echo(f"  variants    {len(with_variants)} entries with variants: "
-                           f"{_fmt(dict(sorted(classes.items())))}")
+                typer.echo(f"  variants    {len(with_variants)} entries with variants: {_fmt(classes)}")
             if not new_language and not private:
                 _minimums_note(corpus)
     if as_json:
@@ -433,18 +439,20 @@ def rotate(
     corpus_path: Annotated[Path, typer.Argument(metavar="CORPUS", help="Corpus JSON file to rotate.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the new version (written "
                                          "atomically; may be CORPUS itself).")],
-    share: Annotated[float, typer.Option("--share", min=0.0, max=1.0, help="Share of the smaller side of each "
+    # (0, 1] is refused in rotate() (typer has no open lower bound; min=0.0 would show [0.0<=x<=1.0])
+    share: Annotated[float, typer.Option("--share", help="Share of the smaller side of each "
                                          "development ↔ segment pair that trades places, in (0, 1]; at least one "
                                          "pair per segment.")] = 0.1,
-    seed: Annotated[str, typer.Option("--seed", help="Rotation seed (any string; keep it private until the "
-                                      "rotation is published: it decides which entries move).")] = "0",
+    seed: Annotated[Optional[str], typer.Option("--seed", help="Required: the rotation seed, a private random "
+                                                "value (e.g. `openssl rand -hex 16`); it decides which entries move, "
+                                                "so it stays private (never written in the file).")] = None,
     version: Annotated[Optional[str], typer.Option("--version", help="The new dataset version (default: the minor "
                                                    "number bumped, 1.0.0 → 1.1.0).")] = None,
     created: Annotated[Optional[str], typer.Option("--created", help="The new version's date YYYY-MM-DD (default "
                                                    "today).")] = None,
 ) -> None:
     """Rotate entries between segments (spec §9.3.2) into a new dataset version: for each segment other than
-    development, the best-ranked entries by SHA-256(seed, dataset id, entry id) trade places with as many development
+    development, the best-ranked entries by SHA-256(seed, dataset id, input version, entry id) trade places with as many development
     entries (share × the smaller side, at least one pair), so every segment keeps its size; texts, ids and labels stay
     unchanged. The version is bumped: cards scored on the old version stay on the old version's board and are never
     ranked with the new one's (docs/corpora.md "Rotation")."""
@@ -452,9 +460,17 @@ def rotate(
     from mtboard.inputs.corpora.assemble import summarize
     from mtboard.inputs.corpora.rotate import rotate as rotate_corpus
 
+    from datetime import datetime, timezone
+
+    from mtboard.core.errors import check_writable
+
+    if seed is None:
+        raise ConfigError("no seed given: the rotation seed decides which entries move", field="--seed",
+                          fix='give a private random value, e.g. --seed "$(openssl rand -hex 16)", and keep it private')
+    check_writable(output, "--output/-o")  # a folder → one line; a missing parent folder is made, as corpus import does
     corpus, _ = load_corpus(corpus_path)
     done = rotate_corpus(corpus, share=share, seed=seed, version=version,
-                         created=created or date.today().isoformat(), source=corpus_path.name)
+                         created=created or datetime.now(timezone.utc).date().isoformat(), source=corpus_path.name)
     digest = write_corpus(done.corpus, output)
     d = done.corpus.dataset
     typer.echo(f"wrote {output}: {d.id} {corpus.dataset.version} → {d.version}, {done.count} entries changed "

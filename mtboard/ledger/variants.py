@@ -2,7 +2,7 @@
 board's corpus with :func:`mtboard.score.variants.variant_lint` (the validator's ``variants`` check, the same
 function), kept on the board by card path (:attr:`mtboard.ledger.tables.Leaderboard.variants`); the row shows its
 representative's (``data/ledger.json`` rows' ``variants``) and the run page each card's. A flag marks, it does not
-unrank: the statistic is a suspicion for a maintainer, not proof (docs/SCORING_SPEC.md §8)."""
+unrank: the statistic is a suspicion for a maintainer, not proof (docs/SCORING_SPEC.md §10)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Anti-cheating over known variants (spec §9.3.1 "variant-class linting", issue 39 item 2; §2.2 ``variants`` and
 ``variant_class``, §4.1 equivalent match): the corpus lint of malformed variants (``mtboard corpus check``) and the
 per-card statistic that flags suspiciously perfect matches on the entries with known variants (the validator's
-``variants`` check, the ledger row's ``variants``, the run page). docs/SCORING_SPEC.md §8 "Variant-class lint".
+``variants`` check, the ledger row's ``variants``, the run page). docs/SCORING_SPEC.md §10 "Variant-class lint".
 
 Corpus lint (:func:`corpus_variant_problems`), each an error of ``corpus check`` (exit 1):
 
@@ -15,6 +15,12 @@ rule                       fires when
 ``variant_language``       the variant is the source, or more than half of its letters are left in the source language
                            (the mechanical policy's code-switching share,
                            :func:`mtboard.score.checks.untranslated_share`)
+``variant_other_language`` a variant of ≥ :data:`OTHER_LANGUAGE_MIN_WORDS` words in a third language: of its words
+                           of two or more letters that are known function words
+                           (:data:`mtboard.inputs.corpora.filters.STOPWORDS`: en, es, fr, de, ca, pt, it), at least
+                           :data:`OTHER_LANGUAGE_MIN_HITS` and more than half belong only to other languages' lists,
+                           not the target's (a heuristic: a single word or a short label in another language, such
+                           as ``Supprimer``, is not detected; targets without a list are not checked)
 ``variant_class``          variants without a ``variant_class``, a ``variant_class`` without variants, or a class
                            label outside :data:`VARIANT_CLASS_RE` (lowercase ASCII words joined by hyphens, as the
                            spec's ``simple-ta-direct``)
@@ -39,10 +45,11 @@ from dataclasses import dataclass
 
 import regex
 
-from mtboard.core.languages import expected_scripts
+from mtboard.core.languages import expected_scripts, primary
 from mtboard.core.schema import Corpus, Entry, EntryResult, Outcome
 from mtboard.core.text import normalise_for_match
-from mtboard.score.checks import script_counts, untranslated_share
+from mtboard.inputs.corpora.filters import STOPWORDS
+from mtboard.score.checks import script_counts, untranslated_share, words
 
 VARIANT_CLASS_RE = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 """The documented form of a ``variant_class`` label: lowercase ASCII letters and digits, words joined by single
@@ -56,13 +63,40 @@ SOURCE_LANGUAGE_SHARE = 0.5
 """``variant_language`` fires when more than this share of a variant's letters are left in the source language
 (:func:`mtboard.score.checks.untranslated_share`'s share): a loanword in a variant (``Revise su email.``) is Spanish
 usage, not an untranslated variant, so the mechanical policy's 10 % detection threshold is not used here."""
+OTHER_LANGUAGE_MIN_WORDS = 3
+"""``variant_other_language`` looks only at variants of at least this many words (:func:`mtboard.score.checks.words`):
+one or two words are too little evidence for a function-word count."""
+OTHER_LANGUAGE_MIN_HITS = 2
+"""Least number of another language's function words for ``variant_other_language`` to fire."""
+
+
+def other_language(text: str, target_language: str) -> tuple[str, int, int] | None:
+    """The third language a text of ≥ :data:`OTHER_LANGUAGE_MIN_WORDS` words looks written in, by function words
+    (:data:`mtboard.inputs.corpora.filters.STOPWORDS`, hand-picked, about 20 per language): ``(language, its function
+    words in the text, function words known in the text)`` when at least :data:`OTHER_LANGUAGE_MIN_HITS` and more
+    than half of the text's known function words of two or more letters are in other languages' lists and not in the
+    target's, the language being the one with most of them; else None. None too for a target without a list (only
+    en, es, fr, de, ca, pt, it have one). One-letter words (``a``, ``o``, ``e``, ``i``, ``y``) are left out: they
+    are function words in several of these languages at once."""
+    own = STOPWORDS.get(primary(target_language))
+    toks = [w.casefold() for w in words(text)]
+    if own is None or len(toks) < OTHER_LANGUAGE_MIN_WORDS:
+        return None
+    known = [w for w in toks if len(w) >= 2 and any(w in sw for sw in STOPWORDS.values())]
+    foreign = [w for w in known if w not in own]
+    if len(foreign) < OTHER_LANGUAGE_MIN_HITS or 2 * len(foreign) <= len(known):
+        return None
+    lang, hits = max(((lang, sum(w in sw for w in foreign)) for lang, sw in STOPWORDS.items() if sw is not own),
+                     key=lambda x: x[1])
+    return lang, hits, len(known)
 FLAG_P = 0.001
-"""One-sided Fisher p-value below which a card's match rate on variant entries is suspicious (docs/SCORING_SPEC.md §8:
+"""One-sided Fisher p-value below which a card's match rate on variant entries is suspicious (docs/SCORING_SPEC.md §10:
 strict, as every card on a board with variants is tested, and a legitimate system's variant entries may be easier)."""
 FLAG_RATE = 0.9
 """Least match rate on the variant entries for a flag: *suspiciously perfect*, not merely better."""
 
-CORPUS_RULES = ("variant_is_reference", "variant_duplicate", "variant_script", "variant_language", "variant_class")
+CORPUS_RULES = ("variant_is_reference", "variant_duplicate", "variant_script", "variant_language",
+                "variant_other_language", "variant_class")
 """The corpus lint's rules, in the order an entry is checked."""
 
 
@@ -119,6 +153,13 @@ def _entry_variant_problems(i: int, e: Entry, source_language: str, target_langu
             out.append(VariantProblem("variant_language", i, e.id, f, "the variant is the source or most of its "
                                       f"letters are source-language ({source_language}) words the reference does "
                                       f"not have ({share:.0%}; the code-switching rule)",
+                                      f"write the variant in {target_language} or remove it"))
+            continue
+        third = other_language(v, target_language)
+        if third is not None:
+            lang, hits, known = third
+            out.append(VariantProblem("variant_other_language", i, e.id, f, f"{hits} of its {known} known function "
+                                      f"words are {lang}, not {target_language} (function-word heuristic)",
                                       f"write the variant in {target_language} or remove it"))
     if e.variants and e.variant_class is None:
         out.append(VariantProblem("variant_class", i, e.id, "variant_class", f"{len(e.variants)} variants without a "
@@ -232,5 +273,6 @@ def variant_lint(results: Iterable[EntryResult], entries: Mapping[int, Entry]) -
     return VariantLint(nv, kv, kbv, no, ko, p, p < FLAG_P and kv / nv >= FLAG_RATE, None, by_class)
 
 
-__all__ = ["CORPUS_RULES", "FLAG_P", "FLAG_RATE", "FOREIGN_SCRIPT_SHARE", "SOURCE_LANGUAGE_SHARE", "VARIANT_CLASS_MAX", "VARIANT_CLASS_RE",
-           "VariantLint", "VariantProblem", "corpus_variant_problems", "fisher_greater", "variant_lint"]
+__all__ = ["CORPUS_RULES", "FLAG_P", "FLAG_RATE", "FOREIGN_SCRIPT_SHARE", "OTHER_LANGUAGE_MIN_HITS",
+           "OTHER_LANGUAGE_MIN_WORDS", "SOURCE_LANGUAGE_SHARE", "VARIANT_CLASS_MAX", "VARIANT_CLASS_RE", "VariantLint",
+           "VariantProblem", "corpus_variant_problems", "fisher_greater", "other_language", "variant_lint"]

@@ -1,6 +1,6 @@
 """``variants``: the variant-class lint of one card (spec §9.3.1; issue 39 item 2): the card's matches on the entries
 with known variants against its matches elsewhere (:func:`mtboard.score.variants.variant_lint`, one-sided Fisher exact
-test, docs/SCORING_SPEC.md §8). A flag is a warning (status ``warn``), not a failure: the statistic names a
+test, docs/SCORING_SPEC.md §10). A flag is a warning (status ``warn``), not a failure: the statistic names a
 suspicion a maintainer looks at (was the method tuned on the variants?), and a legitimate system can be strong exactly
 where a corpus lists variants (short, formulaic entries). CI prints it; the ledger row and the run page show it."""
 

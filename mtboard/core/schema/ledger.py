@@ -226,7 +226,7 @@ class LedgerDrift(Strict):
 
 class LedgerVariants(Strict):
     """The variant-class lint of the row's shown card (spec §9.3.1; issue 39 item 2; :mod:`mtboard.score.variants`,
-    docs/SCORING_SPEC.md §8): its matches on the entries with known variants against its other entries, one-sided
+    docs/SCORING_SPEC.md §10): its matches on the entries with known variants against its other entries, one-sided
     Fisher exact test. A flag marks the row; it does not unrank it."""
 
     variant_entries: Count

@@ -40,6 +40,11 @@ from typing import Callable
 from mtboard.core.schema import Corpus, Segment
 
 
+CONSENT_SUFFIXES = (".md", ".txt", ".pdf", ".html")
+"""File types a consent document may have (the consent minimum's fix text and :func:`consent_documents` both read
+this)."""
+
+
 @dataclass(frozen=True)
 class Minimum:
     """One §11.1 requirement: ``key``; ``item`` (its number in §11.1); ``where`` (``public``: the committed file
@@ -81,7 +86,8 @@ MINIMUMS: tuple[Minimum, ...] = (
     Minimum("consent", 7, "private", 1, "consent document",
             "Community consent: a documented agreement with the language community, kept beside the private "
             "corpus as <corpus file stem>.consent.<ext> (e.g. mtb-en-xx-gold.consent.pdf).",
-            "put the signed agreement beside the private corpus as <stem>.consent.md (or .pdf, .txt)", "a community consent document"),
+            f"put the signed agreement beside the private corpus as <stem>.consent{CONSENT_SUFFIXES[0]} "
+            f"(or {', '.join(CONSENT_SUFFIXES[1:])})", "a community consent document"),
 )
 """Spec §11.1's seven minimums, in its order."""
 
@@ -164,10 +170,6 @@ def check_public(corpus: Corpus) -> list[Unmet]:
     """The public minimums (``where == "public"``, in §11.1 order) ``corpus`` misses; empty when it meets them.
     An empty corpus misses provenance too (no entry to carry it)."""
     return _check(corpus, tuple(m.key for m in MINIMUMS if m.where == "public"))
-
-
-CONSENT_SUFFIXES = (".md", ".txt", ".pdf", ".html")
-"""File types a consent document may have."""
 
 
 def consent_documents(corpus_path: Path) -> list[Path]:
