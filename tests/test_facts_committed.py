@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from mtboard.core.documents import load_card
+from mtboard.core.errors import InputError
 from mtboard.core.schema import Outcome, Segment
 from mtboard.score import scores_card as S
 from mtboard.validate import bounds as B
@@ -26,6 +29,12 @@ def test_every_committed_segment_satisfies_every_facts_rule():
         if path.name.endswith(".verification.json"):
             continue
         run = load_card(path)
+        if run.scores.morphological_accuracy is not None:  # ES→EN, CA→EN: refused (no morph counts in segments)
+            with pytest.raises(InputError, match="cannot carry it"):
+                S.from_run_card(run, run, salt=bytes(32), segment=Segment.gold_standard, corpus_sha256="e" * 64,
+                                corpus_version="1.0.0")
+            seen["morph-refused"] += 1
+            continue
         card = S.from_run_card(run, run, salt=bytes(32), segment=Segment.gold_standard, corpus_sha256="e" * 64,
                                corpus_version="1.0.0")
         modes = B.metric_modes(card.dataset.target_language)
@@ -37,6 +46,7 @@ def test_every_committed_segment_satisfies_every_facts_rule():
             seen[f"ter-{modes.ter}"] += seg.ter is not None
             seen["ter-0-word"] += modes.ter == "word" and seg.ter is not None and seg.ter[0] == 0
     assert problems == []
+    assert seen["morph-refused"] == 6  # the six ES→EN / CA→EN cards (Apertium and both baselines: 0, not null)
     # what the rules were tried on (counted by this test on the committed cards, 2026-12-02): every rule has cases
     assert seen["segments"] >= 6932  # 7,287 before issue 38 withdrew a 355-entry card
     assert seen["exact"] > 50 and seen["unusable"] > 4000 and seen["ter-0-word"] > 50

@@ -209,7 +209,8 @@ def test_the_tier_comes_from_the_evidence(tmp_path):
 
 def test_a_gold_row_claims_the_community_tier(tmp_path):
     """With its gold_standard scores-only card and bundle under official/, the apertium card claims the community
-    tier and meets every rule asked there; a gold card of another card's numbers is refused by the link check."""
+    tier and meets every rule asked there; a gold card of another card's numbers fails the governance rule's link
+    check and so claims nothing."""
     path = _place(tmp_path, APERTIUM_GDS.read_bytes(), record=True)
     gold = _gold(tmp_path, path)
     rep = validate_card(path, _ctx(tmp_path))
@@ -220,8 +221,11 @@ def test_a_gold_row_claims_the_community_tier(tmp_path):
     data["card_fingerprint"] = "f" * 64  # another method's gold row filed under this card's name
     gold.write_text(json.dumps(data), encoding="utf-8")
     rep = validate_card(path, _ctx(tmp_path))
-    assert not rep.ok and _rule(rep, "governance").met is False
+    # a gold card that does not hold claims nothing: the development card stays at the tier its record earns (GDS)
+    # and is not refused for a bad file under official/ (the official board refuses that file itself)
+    assert rep.ok and rep.gate.tier == GDS and _rule(rep, "governance").met is False
     assert _rule(rep, "governance").detail.startswith(f"{gold.name} does not validate (")
+    assert rep.gate.eligible == {SELF: True, GDS: True, GOLD: False}
 
 
 def test_a_declared_development_entry_passes(tmp_path):

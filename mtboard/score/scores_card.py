@@ -140,6 +140,11 @@ def from_run_card(run: RunCard, dev_card: RunCard, *, salt: bytes, segment: Segm
         raise InputError("the run asked some entry more than once (--format-attempts): a scores-only card cannot "
                          "carry the format-attempt penalty", field="results[].format_attempts",
                          fix="re-run the secret segment without --format-attempts")
+    if run.scores.morphological_accuracy is not None:  # issue 39 item 6: segments carry no morph counts (yet)
+        raise InputError("the run's corpus carries morphological analyses and the run has a morphological accuracy: "
+                         "a scores-only card cannot carry it, so its composite would differ",
+                         field="scores.morphological_accuracy",
+                         fix="score the secret segment from a corpus file without morphological_analysis fields")
     segs: list[ScoresSegment] = []
     for r in run.results:
         if r.stats is None:

@@ -16,7 +16,8 @@ for the pull-request body (``mtboard submit``) and ``mtboard validate --format m
 The tier a card is held to (:func:`claimed_tier`) is the strongest its evidence in the repository claims: a
 verification record beside it, naming it or a card it was re-scored from, that meets ``reproducible`` → GDS verified
 (spec §9.4; whether that record's attestation verifies is decided by the ledger, :mod:`mtboard.ledger.standing`);
-a gold_standard scores-only card for it under ``official/`` → community verified (the governance path, §8.2). Every
+a gold_standard scores-only card for it under ``official/`` that meets ``governance`` (valid, linked, with
+its Sigstore bundle) → community verified (the governance path, §8.2). Every
 other card is a self-benchmarked development run. ``mtboard validate --tier`` checks a card against a tier it
 does not claim yet.
 
@@ -392,14 +393,16 @@ CHECKS: dict[str, Callable[[RunCard, Evidence], Verdict]] = {
 
 def claimed_tier(card: RunCard, ctx: Context, folder: Path | None, stem: str | None) -> str:
     """The tier the card's evidence claims (module docstring): community verified with a gold_standard scores-only
-    card for it under ``official/``; GDS verified with a verification record beside it, for it or a card it was
+    card for it under ``official/`` that meets the ``governance`` rule (valid, linked, its Sigstore bundle beside it:
+    a gold card still waiting for its attestation claims nothing yet, so the development card is not refused for it); GDS verified with a verification record beside it, for it or a card it was
     re-scored from, that meets the ``reproducible`` rule (a failed or inconsistent record claims nothing: the ledger
     keeps such a card self-benchmarked and the repository's ``verification`` check reports the record); otherwise
     self-benchmarked."""
+    ev = Evidence(CardRun(""), ctx, folder, stem)
     gold = gold_card_path(card, ctx.root, stem)
-    if gold is not None and gold.is_file():
+    if gold is not None and gold.is_file() and _governance(card, ev)[0]:
         return GOLD
-    if _reproducible(card, Evidence(CardRun(""), ctx, folder, stem))[0]:
+    if _reproducible(card, ev)[0]:
         return GDS
     return SELF
 
