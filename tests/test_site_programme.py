@@ -69,7 +69,7 @@ def test_the_cost_page_is_dated_and_names_the_price_table_hash(pages):
     page = pages["costs.md"]
     sha = hashlib.sha256((ROOT / "prompts" / "prices.yaml").read_bytes()).hexdigest()
     assert f"prices as of 2025-08-07, SHA-256 <code>{sha}</code>" in page
-    assert "the token counts of 16 committed run cards, the latest made 2026-12-01" in page
+    assert "the token counts of 16 committed run cards, the latest made 2026-12-04" in page
     # deterministic: no build clock
     assert page == programme.render_programme_pages(_inputs_again(), ROOT)["costs.md"]
 
