@@ -168,6 +168,20 @@ def test_validator_warns_in_ci_and_skips_without_variants(tree):
     assert text.splitlines()[0] == "ok   cheater.json"
     assert text.splitlines()[-1] == ("validation passed: 1 file(s), 23 checks each; 1 file(s) with warnings "
                                      "(variants): look at the warn lines above")
+    # the CI job summary and the pull-request body list the flag too, with its check name and p value
+    from mtboard.run.submit import pr_body
+    from mtboard.validate.report import render_markdown
+    md = render_markdown(ValidationReport(validator_version="x", files=[rep], ok=True))
+    flag = "- warn `variants`: $.results: flagged: suspiciously perfect"
+    assert "**Warnings (the card still validates)**: 1 flag(s)" in md
+    (line,) = [x for x in md.splitlines() if x.startswith(flag)]
+    assert "matched 10 of 10 entries with variants" in line and "p = 1.2e-09" in line
+    assert md.index("Warnings (the card still validates)") < md.index("rules met and missed")
+    body = pr_body(cards["cheater"], None, rep.gate, rep.warnings)
+    assert "## Warnings" in body and "**Warnings (the card still validates)**: 1 flag(s)" in body
+    (line,) = [x for x in body.splitlines() if x.startswith(flag)]
+    assert "p = 1.2e-09" in line
+    assert "Warnings" not in pr_body(cards["perfect"], None, rep.gate, [])
     rep = validate_bytes(card_bytes(cards["perfect"]), "perfect.json", ctx)
     assert rep.ok and rep.checks["variants"] == "pass" and not rep.warnings
     rep = validate_bytes(card_bytes(cards["novariants"]), "novariants.json", ctx)

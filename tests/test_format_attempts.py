@@ -99,6 +99,22 @@ def test_penalty_hand_computed(made):
     assert cols["format_extra_attempts"].tolist() == [0.0, 2.0, 0.0, 0.0]
 
 
+def test_run_summary_has_a_format_line(made):
+    """``mtboard run``'s terminal summary names the extra attempts and the composite's factor: 2 extra attempts, all
+    on entry 2, over 4 entries: × (1 − 0.1 × 2/4) = 0.9500; a card asking once has no such line; a limit never used
+    says so."""
+    from mtboard.cli.run import _format_line
+
+    card, *_ = made
+    assert _format_line(card) == ("format      2 extra attempts on 1 entry; composite × 0.9500 (0.1 per extra "
+                                  "attempt, SCORING_SPEC §3.4)")
+    once = card.model_copy(update={"results": [r.model_copy(update={"format_attempts": 1, "failed_attempts": []})
+                                               for r in card.results]})
+    assert _format_line(once) == "format      no extra attempt: every entry answered in format at the first of up to 5"
+    plain = card.model_copy(update={"method": card.method.model_copy(update={"format_attempts": None})})
+    assert _format_line(plain) is None
+
+
 def test_validator_accepts_the_card(made):
     _, path, tmp_path, _ = made
     report = validate_card(path, make_context(tmp_path, tmp_path / "corpora"))
@@ -208,7 +224,7 @@ def test_committed_cards_keep_their_bytes_and_have_one_attempt():
 
     root = Path(__file__).resolve().parents[1] / "submissions"
     paths = sorted(p for p in root.glob("*/*.json") if not p.name.endswith(".verification.json"))
-    assert len(paths) == 33
+    assert len(paths) == 39
     for path in paths:
         card = load_card(path)
         assert card_bytes(card) == path.read_bytes(), path

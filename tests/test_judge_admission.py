@@ -181,3 +181,40 @@ def test_the_board_does_not_count_a_refused_judge(cards):
     assert vals["a" * 16] == 0.0 and vals["b" * 16] is None  # the scripted judge found no error: MQM 0
     assert view.judge_cells["gemba-mqm"] == (LIMIT, LIMIT)
     assert {r.lc.page_id: r.cells["rubric"].sort for r in view.rows} == {"a" * 16: 9.0, "b" * 16: 9.0}
+
+
+def test_a_deleted_admission_is_refused_and_not_counted(cards, repo):
+    """Deleting ``admission`` must not skip the check: the validator refuses a GEMBA-MQM or rubric summary without
+    one, and the board counts only an admitted judge (absent = not admitted)."""
+    data = json.loads(cards["right"])
+    for kind in ("gemba-mqm", "rubric"):
+        d = copy.deepcopy(data)
+        del d["judges"][kind]["admission"]
+        raw = dump(reseal(d))
+        assert _judge_problems(raw, repo) == [(f"$.judges.{kind}.admission",
+                                               f"the {kind} judge has no admission record")]
+        other = ({"gemba-mqm", "rubric"} - {kind}).pop()
+        assert counted_judges(loads_card(raw)).keys() == {other}
+
+
+def test_an_edited_item_set_stops_the_run_before_any_request(tmp_path, monkeypatch):
+    """An edited ``admission-en-es.json`` (one translation changed) no longer hashes to ADMISSION_SET_SHA256: the run
+    stops in the preflight with a one-line InputError naming the file, and the judge server is asked nothing."""
+    from mtboard.core.errors import InputError
+    from mtboard.judges import admission, run_judges
+    from mtboard.llm import LLMClient
+
+    edited = tmp_path / "admission-en-es.json"
+    edited.write_bytes(ADMISSION_SET_PATH.read_bytes().replace(b"\"translation\": \"", b"\"translation\": \"X", 1))
+    assert edited.read_bytes() != ADMISSION_SET_PATH.read_bytes()
+    monkeypatch.setattr(admission, "ADMISSION_SET_PATH", edited)
+    card = loads_card(real_card_bytes(LIMIT, fst=False), "card")
+    corpus, _ = load_corpus(CORPUS)
+    with ScriptedServer(lambda body: MQM_CLEAN, model="gpt-4.1-scripted-judge") as srv:
+        with pytest.raises(InputError) as err:
+            run_judges(card, corpus, ["gemba-mqm=openai:gpt-4.1-scripted-judge"], workdir=tmp_path / "w",
+                       allow_self_judge=False, client_factory=lambda: LLMClient(srv.url, None, max_retries=0))
+        assert srv.requests == []
+    msg = str(err.value)
+    assert "\n" not in msg and str(edited) in msg
+    assert f"not the pinned {ADMISSION_SET_SHA256[:12]}…" in msg

@@ -362,7 +362,8 @@ def test_tool_rows_of_a_pipeline_card():
 
 
 def _judge_cards(plan, marks):
-    """Copies of the plan's ranked cards with hand-made judgements: ``marks`` page_id → {entry id: (score, status)}."""
+    """Copies of the plan's ranked cards with hand-made judgements: ``marks`` page_id → {entry id: (score, status)}; the
+    rubric judge admitted (the board counts only an admitted judge), the checkpoint judge taking no admission."""
     out = []
     for lc in plan.ranked:
         m = marks.get(lc.page_id)
@@ -371,7 +372,8 @@ def _judge_cards(plan, marks):
             continue
         results = [r.model_copy(update={"judgements": {"rubric": _j(*m[r.entry_id])} if r.entry_id in m else {},
                                         "cost_usd": 0.002}) for r in lc.card.results]
-        card = lc.card.model_copy(update={"results": results, "judges": {"rubric": NS(mean=None, spread=None),
+        card = lc.card.model_copy(update={"results": results, "judges": {"rubric": NS(mean=None, spread=None,
+                                                                                       admission=NS(admitted=True)),
                                                                            "checkpoints": NS(mean=71.25, spread=2.5)}})
         out.append(dataclasses.replace(lc, card=card))
     return out

@@ -19,6 +19,7 @@ from mtboard.sweeps.costs import cost_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 COACHED = ROOT / "submissions" / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__coached-few-shot__f7a947e56d7b.json"
+FST_GATED = ROOT / "submissions" / "mtb-en-es-dev" / "gemma-3-270m-q4-k-m.gguf__fst-gated-few-shot__ddba05d4ee61.json"
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +70,40 @@ def test_the_cost_page_is_dated_and_names_the_price_table_hash(pages):
     page = pages["costs.md"]
     sha = hashlib.sha256((ROOT / "prompts" / "prices.yaml").read_bytes()).hexdigest()
     assert f"prices as of 2025-08-07, SHA-256 <code>{sha}</code>" in page
-    assert "the token counts of 16 committed run cards, the latest made 2026-12-01" in page
+    assert "the token counts of 16 committed run cards, the latest made 2026-12-04" in page
     # deterministic: no build clock
     assert page == programme.render_programme_pages(_inputs_again(), ROOT)["costs.md"]
+
+
+def test_calls_per_entry_count_model_calls_and_reasoning_rows_are_marked(pages):
+    """Calls per entry counts the model calls each record says were made, not transport attempts: the committed
+    FST-gated card (the only fst-gated-few-shot card) asked the model once per gate check (tool_call_count) — 40
+    entries once, 1 twice, 19 three times = 99 calls for 60 entries = 1.65 — while every record's ``attempts`` is 1.
+    A reasoning model's run costs are lower bounds and carry "≥"; the others do not."""
+    card = json.loads(FST_GATED.read_text(encoding="utf-8"))
+    assert card["condition"] == "fst-gated-few-shot" and card["tools_enabled"] == ["fst-gate"]
+    calls = [r["tool_call_count"] for r in card["results"]]
+    assert (len(calls), calls.count(1), calls.count(2), calls.count(3)) == (60, 40, 1, 19)
+    assert sum(calls) == 99 and sum(r["attempts"] for r in card["results"]) == 60
+    page = pages["costs.md"]
+    # Cards (datasets), Entries, Calls per entry, prompt and completion tokens per entry (15739 / 60, 2043 / 60)
+    assert _row(page, "fst-gated-few-shot") == ["1 (mtb-en-es-dev)", "60", "1.65", "262.3", "34.0"]
+    assert _row(page, "coached-few-shot")[2] == "1.00"  # 12 entries, one call each, no re-asks
+    methods = _header(page, "run-costs")[1:]
+    coached = methods.index("coached-few-shot")
+    # gpt-5-mini ($0.25 / $2.00): (1957 × 0.25 + 313 × 2.00) / 1e6 / 12 × 150 = 0.01394 → "≥ $0.014"
+    assert _row(page, "openai / gpt-5-mini (reasoning)", "run-costs")[coached] == "≥ $0.014"
+    assert _row(page, "openai / o3 (reasoning)", "run-costs")[coached].startswith("≥ $")
+    assert _row(page, "openrouter / openai/gpt-5-mini (reasoning)", "run-costs")[coached] == "≥ $0.014"
+    assert all(not c.startswith("≥") for c in _row(page, "openai / gpt-4o-mini", "run-costs"))
+    assert "their rows are lower bounds, marked **≥**" in page
+
+
+def test_reasoning_models_are_named_by_the_price_table_rule():
+    from mtboard.sweeps.costs import is_reasoning_model
+
+    assert [is_reasoning_model(m) for m in ("gpt-5", "gpt-5-mini", "o3", "o4-mini", "openai/gpt-5-mini", "gpt-4o",
+                                            "gpt-4.1-nano", "openai/gpt-4o-mini", "omni")] == [True] * 5 + [False] * 4
 
 
 def _inputs_again():
@@ -87,7 +119,8 @@ def test_sweep_costs_are_the_sums_of_the_run_columns(pages):
     per_million = sum(m.input * 1957 + m.output * 313 for m in table.models)
     expected = per_million / 1e6 / 12 * 150
     assert round(expected, 3) == 0.453
-    assert _row(page, "coached-few-shot", "sweep-costs") == ["$0.453"]
+    # the sum holds the reasoning models' lower bounds (gpt-5*, o3, o4-mini): a lower bound too
+    assert _row(page, "coached-few-shot", "sweep-costs") == ["≥ $0.453"]
     assert "the spec estimates $72 (144 runs × $0.50)" in page
 
 

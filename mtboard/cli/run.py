@@ -201,6 +201,26 @@ def _stop_on_sigterm(seen: list[int]) -> Any:
     return signal.signal(signal.SIGTERM, on_term)
 
 
+def _format_line(card: Any) -> str | None:
+    """The summary's ``format`` line for a card made with ``--format-attempts N`` (N ≥ 2; None otherwise): run 0's
+    extra attempts, the entries that took them and the factor they multiply the composite by
+    (``1 − 0.1 × extra ÷ entries``, docs/SCORING_SPEC.md §3.4), e.g. ``format      2 extra attempts on 1 entry;
+    composite × 0.9500 (0.1 per extra attempt, SCORING_SPEC §3.4)``."""
+    from mtboard.score.metrics.composite import FORMAT_ATTEMPT_PENALTY
+
+    limit = card.method.format_attempts
+    if limit is None:
+        return None
+    extra = [r.format_attempts - 1 for r in card.results]
+    total, asked = sum(extra), sum(1 for x in extra if x)
+    if not total:
+        return f"format      no extra attempt: every entry answered in format at the first of up to {limit}"
+    factor = 1.0 - FORMAT_ATTEMPT_PENALTY * total / len(extra)
+    plural = ("s" if total != 1 else "", "ies" if asked != 1 else "y")
+    return (f"format      {total} extra attempt{plural[0]} on {asked} entr{plural[1]}"
+            f"; composite × {factor:.4f} ({FORMAT_ATTEMPT_PENALTY:g} per extra attempt, SCORING_SPEC §3.4)")
+
+
 def _summary(outcome: Any) -> str:
     from mtboard.inputs.prices import NO_USAGE, tokens_text
     from mtboard.backends.base import cost_text
@@ -229,6 +249,9 @@ def _summary(outcome: Any) -> str:
     lines.append(f"errors      {sc.errors} of {sc.total}" + (f" ({kind_text})" if kind_text else "")
                  + (f"; source returned untranslated {untranslated}" if untranslated else "")
                  + (f"; retries {t.retries}" if t.retries else ""))
+    fmt_line = _format_line(card)
+    if fmt_line:
+        lines.append(fmt_line)
     gate = card.method.local
     if gate is not None:
         lat = ("" if gate.latency_median_s is None else

@@ -76,6 +76,20 @@ class AdmissionSet:
                 for k, it in enumerate(self.items, start=1)]
 
 
+def load_pinned_admission_set(path: Path | None = None) -> AdmissionSet:
+    """The item set a judge run asks (:func:`load_admission_set` of ``path``, default :data:`ADMISSION_SET_PATH`
+    read at call time), refused unless its bytes hash to :data:`ADMISSION_SET_SHA256`: an edited set would record an
+    admission the validator refuses, so the run stops before any request is paid for.
+    Raises: InputError (unreadable, or SHA-256 not the pinned one)."""
+    path = ADMISSION_SET_PATH if path is None else path
+    aset = load_admission_set(path)
+    if aset.sha256 != ADMISSION_SET_SHA256:
+        raise InputError(f"judge admission set has SHA-256 {aset.sha256[:12]}…, not the pinned "
+                         f"{ADMISSION_SET_SHA256[:12]}…", where=str(path),
+                         fix="restore the file from the repository (a changed set needs a new ADMISSION_SET_SHA256)")
+    return aset
+
+
 def load_admission_set(path: Path = ADMISSION_SET_PATH) -> AdmissionSet:
     """Read the item set. Raises: InputError (unreadable, not JSON, a missing field, a threshold outside 1–items)."""
     try:
@@ -145,4 +159,5 @@ def admission_problems(adm: JudgeAdmission) -> list[str]:
 
 
 __all__ = ["ADMISSION_SET_PATH", "ADMISSION_SET_SHA256", "ADMITTING_KINDS", "AdmissionItem", "AdmissionSet",
-           "admission_problems", "admission_record", "item_passed", "load_admission_set"]
+           "admission_problems", "admission_record", "item_passed", "load_admission_set",
+           "load_pinned_admission_set"]

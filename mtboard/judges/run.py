@@ -45,7 +45,7 @@ from mtboard.core import documents
 from mtboard.core.canonical import canonical_bytes, sha256_hex
 from mtboard.core.errors import ConfigError
 from mtboard.judges import checkpoints as cp
-from mtboard.judges.admission import ADMITTING_KINDS, admission_record, load_admission_set
+from mtboard.judges.admission import ADMITTING_KINDS, admission_record, load_pinned_admission_set
 from mtboard.judges.base import (REGISTRY, EntryJudge, FamilyCheck, JudgeItem, JudgeParseError, JudgePrompt,
                                  JudgeSpec, check_family, load_judge_prompt, parse_judge_spec)
 from mtboard.judges.calls import JUDGE_TEMPERATURE, Caller, Progress, gather_or_cancel, not_sent, retry_messages
@@ -233,8 +233,9 @@ def preflight(judge_specs: list[str], *, translator_models: list[str | None], al
     """Check judge options before anything is translated: spec syntax, one spec per kind, the self-judge family
     rule on the names given (a shared family; the unknown-family rule needs what the servers report, so
     :func:`run_judges_async` applies it), the checkpoint benchmark folder, the prompt files (loaded and rendered
-    once, :func:`render_check`) and (``need_endpoint``) a judge endpoint (:func:`judge_endpoint` with the run's
-    ``base_url``). The runner calls it before translating so a refused judge costs no translation.
+    once, :func:`render_check`), the admission item set's pinned SHA-256 for a GEMBA-MQM or rubric judge
+    (:func:`~mtboard.judges.admission.load_pinned_admission_set`) and (``need_endpoint``) a judge endpoint
+    (:func:`judge_endpoint` with the run's ``base_url``). The runner calls it before translating so a refused judge costs no translation.
 
     Returns: the parsed specs. Raises: ConfigError / InputError with a one-line fix.
     """
@@ -254,6 +255,8 @@ def preflight(judge_specs: list[str], *, translator_models: list[str | None], al
         loaded = cp.load_bench(bench)
     for s in specs:
         render_check(s.kind, load_judge_prompt(REGISTRY[s.kind].prompt_name), loaded)
+    if any(k in ADMITTING_KINDS for k in kinds):
+        load_pinned_admission_set()  # an edited item set stops the run before anything is translated or judged
     if need_endpoint:
         judge_endpoint(base_url)
     return specs
@@ -383,7 +386,7 @@ async def _admission(s: _Session, spec: JudgeSpec, prompt: JudgePrompt, prompt_s
     in ``WORKDIR/judge/`` with the card's, logged in ``KIND.admission.answers.jsonl``, counted in no summary).
     Returns the :class:`JudgeAdmission` record."""
     judge_cls = REGISTRY[spec.kind]
-    aset = load_admission_set()
+    aset = load_pinned_admission_set()
     caller = Caller(spec, prompt_sha, client, s.store, s.max_tokens or judge_cls.default_max_tokens,
                     s.endpoint["endpoint_host_sha256"])
     judge: EntryJudge = judge_cls()

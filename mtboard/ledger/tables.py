@@ -37,6 +37,7 @@ from mtboard.score.subset import composite_resamples_on
 from mtboard.review.community import gated_tier
 from mtboard.core.schema import EntryResult, JudgeSummary, Outcome, RunCard
 from mtboard.core import fmt
+from mtboard.judges.admission import ADMITTING_KINDS
 from mtboard.backends.base import NO_API_COST, NOT_PRICED, cost_text  # noqa: F401 - defined with the backends' "priced"
 from mtboard.core.names import mark
 from mtboard.ledger.cache import ResampleCache
@@ -715,13 +716,15 @@ def tool_rows(card: RunCard) -> list[tuple[str, Any, str]]:
 
 
 def counted_judges(card: RunCard) -> dict[str, JudgeSummary]:
-    """The card's judges whose verdicts the board counts (issue 39, BookTrans judge admission): every judge but one
-    whose recorded admission check failed (``admission.admitted`` false; :mod:`mtboard.judges.admission`). A judge
-    without a recorded admission (judged before the check existed, or the checkpoint judge) counts. The one place
-    that decides it: judge columns, common cells and the checkpoint column read this; a refused judge's verdicts
-    stay in the card and on the run page, marked not admitted."""
+    """The card's judges whose verdicts the board counts (issue 39, BookTrans judge admission): a judge that takes
+    the admission check (:data:`~mtboard.judges.admission.ADMITTING_KINDS`: GEMBA-MQM, rubric) counts only with a
+    recorded check it passed (``admission.admitted`` true; absent = not admitted, the validator refuses such a
+    card); the checkpoint judge takes none and counts. The one place that decides it: judge columns, common cells
+    and the checkpoint column read this; a refused judge's verdicts stay in the card and on the run page, marked
+    not admitted."""
     return {k: j for k, j in card.judges.items()
-            if getattr(j, "admission", None) is None or j.admission.admitted}  # a summary-like object may lack it
+            if k not in ADMITTING_KINDS
+            or (getattr(j, "admission", None) is not None and j.admission.admitted)}  # a summary-like may lack it
 
 
 def admission_text(summary: JudgeSummary) -> str:

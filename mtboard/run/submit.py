@@ -23,7 +23,7 @@ from mtboard.core.fmt import fold_lines, md_cell
 from mtboard.validate import (MAX_CARD_BYTES, SUBMISSIONS_DIR, VERIFICATION_SUFFIX, CardReport, Context,
                               canonical_relpath, iter_card_paths, validate_bytes)
 from mtboard.validate.copies import find_copies, outputs_of
-from mtboard.validate.report import GateOutcome, Problem, gate_markdown, safe_name
+from mtboard.validate.report import GateOutcome, Problem, gate_markdown, safe_name, warnings_markdown
 
 
 class SubmissionError(InputError):
@@ -122,13 +122,16 @@ def unranked_warning(card: RunCard) -> str | None:
             "its segment; the leaderboard lists it as unranked (a full run is needed for a rank)")
 
 
-def pr_body(card: RunCard, template: str | None, gate: GateOutcome | None = None) -> str:
+def pr_body(card: RunCard, template: str | None, gate: GateOutcome | None = None,
+            warnings: list[Problem] | None = None) -> str:
     """``.github/PULL_REQUEST_TEMPLATE.md`` filled from the card: the run-card table row, the method spec, the
     prompt, where the method's code lives (a built-in backend), the weights the server reported, the ``--limit``
     warning, and the validation box ticked (``mtboard submit`` just validated the card). What only the contributor
     knows (development entries used in prompts or coaching) stays for them to fill. ``template`` None: a minimal
     body of the same sections. ``gate``: the validator's submission gate for the card (spec §9.1–9.2, §9.5;
-    :mod:`mtboard.validate.submission`), appended as a "Submission gate" section listing the rules met and missed."""
+    :mod:`mtboard.validate.submission`), appended as a "Submission gate" section listing the rules met and missed.
+    ``warnings``: the validator's flags of checks that warn (status ``warn``, e.g. ``variants``), listed under
+    "Warnings (the card still validates)" (:func:`mtboard.validate.report.warnings_markdown`)."""
     m = card.method
     row = (f"| {_cell(card.dataset.id)} | {_cell(card.model_slug)} | {_cell(card.condition)} | "
            f"{_cell(card.method_class.value)} | {card.scores.composite:.3f} | {card.run_card_hash[:12]} |")
@@ -171,6 +174,8 @@ def pr_body(card: RunCard, template: str | None, gate: GateOutcome | None = None
             warning = unranked_warning(card)
             if warning:
                 out.append(f"- **Unranked**: {warning}")
+    if warnings:
+        out += ["", "## Warnings", "", warnings_markdown(warnings).rstrip("\n")]
     if gate is not None:
         out += ["", "## Submission gate (spec §9.1, §9.2, §9.5)", "", gate_markdown(gate).rstrip("\n")]
     return "\n".join(out) + "\n"
@@ -257,7 +262,7 @@ def submit_card(card_path: str | os.PathLike[str], ctx: Context, *, dry_run: boo
     model_part, condition_part, hash12 = name.split("__")
     template_path = ctx.root / TEMPLATE
     template = template_path.read_text(encoding="utf-8") if template_path.is_file() else None
-    body = pr_body(card, template, report.gate)
+    body = pr_body(card, template, report.gate, report.warnings)
     body_path = body_file_for(src, ctx.root, hash12)
     if not dry_run:
         # the body first, the card last: the card is what makes the submission (a second run says "already

@@ -112,7 +112,8 @@ def render_programme_pages(inputs: Inputs, root: Path) -> dict[str, str]:
         problem = exc.one_line()
     pages[COSTS_PAGE] = env.get_template("costs.md.j2").render(
         **page_helpers(COSTS_PAGE), title=PAGES[COSTS_PAGE], t=tables, problem=problem, spec_runs=SPEC_RUNS,
-        rows=list(zip(tables.models, tables.runs)) if tables else [],
+        rows=list(zip(tables.models, tables.runs, tables.lower_bounds)) if tables else [],
+        sweep_low=any(tables.lower_bounds) if tables else False,
         n_cards=sum(len(m.cards) for m in tables.methods) if tables else 0,
         reference_entries=REFERENCE_ENTRIES, spec_sweep_runs=SPEC_SWEEP_RUNS)
     pages[PROGRAMME_PAGE] = env.get_template("costs_programme.md.j2").render(

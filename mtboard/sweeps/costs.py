@@ -4,8 +4,8 @@ would cost at every priced model of ``prompts/prices.yaml``, from the tokens the
 Per method (the cards' ``condition``: few-shot, coached-few-shot …), over its committed cards with measured tokens
 (``totals.prompt_tokens`` > 0; engines without tokens — Apertium, baselines — have nothing to price)::
 
-    calls per entry  = Σ results[].attempts / Σ len(results)          (the card's records; replicates count)
-    cost per call    = Rates.cost(Σ usage of the cards) / Σ attempts  (mtboard.inputs.prices: the runner's formula)
+    calls per entry  = Σ model_calls(result) / Σ len(results)         (the card's records; :func:`model_calls`)
+    cost per call    = Rates.cost(Σ usage of the cards) / Σ calls     (mtboard.inputs.prices: the runner's formula)
     run cost         = entries × calls per entry × cost per call      (spec §10.1; estimate.run_cost)
     sweep cost       = Σ run costs                                    (spec §10.2)
 
@@ -14,16 +14,20 @@ cached rate, reasoning tokens at the reasoning rate), applied to the pooled toke
 cost the same tokens would have been billed. The tokens are the committed methods' own (a local model's tokenizer);
 an API model's tokenizer splits the same text into somewhat different counts — the tables say so.
 
+A reasoning model (:func:`is_reasoning_model`: ``gpt-5*``, ``o1``/``o3``/``o4-mini`` …) also bills hidden reasoning
+tokens, which the committed (non-reasoning) runs do not hold: its run costs are lower bounds (the page marks them).
+
 Deterministic: dated by the price table's ``as_of`` and the latest card's ``timestamp``, never the build clock.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from mtboard.core.schema import RunCard, Usage
+from mtboard.core.schema import EntryResult, RunCard, Usage
 from mtboard.inputs.prices import PriceTable, Rates
 from mtboard.sweeps.estimate import run_cost
 
@@ -31,6 +35,23 @@ REFERENCE_ENTRIES = 150
 """Spec §10.1's corpus size for its typical per-run costs ("a 150-entry corpus")."""
 SPEC_SWEEP_RUNS = 144
 """Spec §10.2's typical sweep: 12 models × 3 temperatures × 2 prompts × 2 coaching settings."""
+_REASONING = re.compile(r"^(gpt-5|o[0-9])($|[-.])")
+
+
+def is_reasoning_model(model: str) -> bool:
+    """Whether a price-table model bills hidden reasoning tokens (OpenAI's ``gpt-5*`` and ``o<N>`` series; a router
+    prefix such as ``openai/`` is ignored): ``"gpt-5-mini"``, ``"openai/o3"`` → True; ``"gpt-4o"`` → False."""
+    return bool(_REASONING.match(model.rsplit("/", 1)[-1]))
+
+
+def model_calls(card: RunCard, r: EntryResult) -> int:
+    """The model calls one entry's record says were made (transport retries excluded): with the FST gate
+    (``tools_enabled`` fst-gate; :mod:`mtboard.run.fst_gate`: one gate check per model answer) ``tool_call_count``,
+    at least 1 (a transport failure ends the entry before any check); otherwise ``format_attempts`` (the answers
+    asked for, 1 without ``--format-attempts``; :mod:`mtboard.run.format_attempts`; the two are not combinable)."""
+    if "fst-gate" in card.tools_enabled:
+        return max(r.tool_call_count, 1)
+    return r.format_attempts
 
 
 @dataclass
@@ -42,7 +63,7 @@ class MethodTokens:
     entries: int = 0
     """Σ records (entries × replicates)."""
     calls: int = 0
-    """Σ attempts."""
+    """Σ model calls (:func:`model_calls`)."""
     usage: Usage = field(default_factory=Usage)
     cards: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -67,7 +88,7 @@ class MethodTokens:
 
 def measured_methods(cards: Iterable[RunCard]) -> list[MethodTokens]:
     """The committed methods with measured tokens, by ``condition`` (sorted): cards whose ``totals.prompt_tokens``
-    is positive, their records' attempts and the usage totals of their cards."""
+    is positive, their records' model calls (:func:`model_calls`) and the usage totals of their cards."""
     by: dict[str, MethodTokens] = {}
     for c in cards:
         t = c.totals
@@ -75,7 +96,7 @@ def measured_methods(cards: Iterable[RunCard]) -> list[MethodTokens]:
             continue
         m = by.setdefault(c.condition, MethodTokens(c.condition))
         m.entries += len(c.results)
-        m.calls += sum(r.attempts for r in c.results)
+        m.calls += sum(model_calls(c, r) for r in c.results)
         m.usage = Usage(prompt_tokens=m.usage.prompt_tokens + t.prompt_tokens,
                         completion_tokens=m.usage.completion_tokens + t.completion_tokens,
                         reasoning_tokens=m.usage.reasoning_tokens + t.reasoning_tokens,
@@ -102,6 +123,11 @@ class CostTables:
     sha256: str | None
     latest_card: str | None
     entries: int = REFERENCE_ENTRIES
+
+    @property
+    def lower_bounds(self) -> list[bool]:
+        """Per model (``models``' order): its run costs are lower bounds (:func:`is_reasoning_model`)."""
+        return [is_reasoning_model(model) for _, model, _ in self.models]
 
     @property
     def mean_run(self) -> float | None:
@@ -137,4 +163,5 @@ def cost_tables(cards: Iterable[RunCard], table: PriceTable, entries: int = REFE
                       max(stamps) if stamps else None, entries)
 
 
-__all__ = ["REFERENCE_ENTRIES", "SPEC_SWEEP_RUNS", "CostTables", "MethodTokens", "cost_tables", "measured_methods"]
+__all__ = ["REFERENCE_ENTRIES", "SPEC_SWEEP_RUNS", "CostTables", "MethodTokens", "cost_tables", "is_reasoning_model",
+           "measured_methods", "model_calls"]

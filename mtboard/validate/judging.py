@@ -213,11 +213,14 @@ def _check_breakdown(run: CardRun, card: RunCard, kind: str, summary: JudgeSumma
 
 def _check_admission(run: CardRun, kind: str, summary: JudgeSummary, where: str) -> None:
     """The judge's recorded admission check (issue 39; :mod:`mtboard.judges.admission`): only for the judges that
-    take it; when present, consistent (:func:`mtboard.judges.admission.admission_problems`: the committed item set,
-    ``passed ≤ items``, the failed ids, ``admitted ⇔ passed ≥ threshold``). Absent is allowed (judged before the
-    check existed); the board does not count a judge whose ``admitted`` is false."""
+    take it (:data:`~mtboard.judges.admission.ADMITTING_KINDS`: GEMBA-MQM and rubric) it is required and consistent
+    (:func:`mtboard.judges.admission.admission_problems`: the committed item set, ``passed ≤ items``, the failed ids,
+    ``admitted ⇔ passed ≥ threshold``); the checkpoint judge takes none. Absent is refused: deleting the field must
+    not skip the check. The board counts only an admitted judge (:func:`mtboard.ledger.tables.counted_judges`)."""
     adm = summary.admission
     if adm is None:
+        if kind in ADMITTING_KINDS:
+            run.fail("judges", f"the {kind} judge has no admission record", f"{where}.admission")
         return
     if kind not in ADMITTING_KINDS:
         run.fail("judges", f"the {kind} judge takes no admission check", f"{where}.admission")

@@ -329,9 +329,22 @@ def gate_markdown(gate: GateOutcome) -> str:
     return "\n".join(out) + "\n"
 
 
+def warnings_markdown(warnings: list[Problem]) -> str:
+    """The flags of the checks of :data:`WARNING_CHECKS` (status ``warn``) as Markdown: a line saying the card still
+    validates, then one item per flag with the check name, the field and the message (``md_cell``-escaped). For the
+    CI job summary (:func:`render_markdown`) and the pull-request body (:func:`mtboard.run.submit.pr_body`).
+    Empty string when there is none."""
+    if not warnings:
+        return ""
+    out = [f"**Warnings (the card still validates)**: {len(warnings)} flag(s); a maintainer looks at them:", ""]
+    for w in warnings:
+        out.append(f"- warn `{w.check}`: {md_cell((w.field + ': ') if w.field else '')}{md_cell(w.message)}")
+    return "\n".join(out) + "\n"
+
+
 def render_markdown(report: ValidationReport) -> str:
     """The report as Markdown (``mtboard validate --format markdown``; CI appends it to the job summary): per card,
-    ``ok``/``FAIL``, the failing checks, and the submission gate's rules met and missed
+    ``ok``/``FAIL``, the failing checks, the warnings (:func:`warnings_markdown`), and the submission gate's rules met and missed
     (:func:`gate_markdown`); then the repository problems. Paths are ASCII-escaped and
     put in code spans; messages pass :func:`mtboard.core.fmt.md_cell`."""
 
@@ -346,6 +359,8 @@ def render_markdown(report: ValidationReport) -> str:
             for p in f.problems[:20]:
                 out.append(f"- {p.check}: {md_cell((p.field + ': ') if p.field else '')}{md_cell(p.message)}")
             out.append("")
+        if f.warnings:
+            out.append(warnings_markdown(f.warnings))
         if f.gate is not None:
             out.append(gate_markdown(f.gate))
     if report.repository:
