@@ -122,7 +122,7 @@ def test_each_try_says_what_tells_it_apart(ledger):
     best = lb.tries[_fp(ledger, FEW_SHOT)]
     zsc = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__zero-shot-completion__c09075e69625.json"
     assert best.note(_fp(ledger, zsc)) == "t 0.7 · 20 of 355 subset (--limit 20) · composite 0.294"
-    assert best.note(best.fingerprint) == "t 0 · all 355 · composite 0.454"
+    assert best.note(best.fingerprint) == "t 0 · all 355 · composite 0.458"
     ap = [t for t in lb.tries.values() if t.model == "apertium-eng-spa"]
     sub = next(t for t in ap if not t.is_best)
     assert sub.note(sub.fingerprint).startswith("t — · 20 of 355 subset (--limit 20) · composite ")

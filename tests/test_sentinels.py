@@ -199,8 +199,8 @@ def test_ledger_lines_and_a_row_inside_the_shuffled_floor(ledger):
     assert sorted(marked) == ["literary", "ui"]
     lit, ui = marked["literary"], marked["ui"]
     assert (lit.sentinel, round(lit.composite, 3), round(lit.sentinel_composite, 3), round(lit.p, 3)) == (
-        "shuffled", 0.286, 0.267, 0.288)
-    assert (ui.sentinel, round(ui.composite, 3), ui.p) == ("shuffled", 0.249, 1.0)
+        "shuffled", 0.288, 0.267, 0.271)
+    assert (ui.sentinel, round(ui.composite, 3), ui.p) == ("shuffled", 0.243, 1.0)
     apertium = next(m for m in view.methods if m.rep.lc.path.startswith("mtb-en-es-dev/apertium"))
     assert not apertium.floors
     p = stats.paired_p_value(apertium.boot, lines["shuffled"].boot, apertium.composite - lines["shuffled"].composite)
