@@ -15,7 +15,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from judges_support import REPO, ScriptedServer
+from judges_support import REPO, ScriptedServer, card_requests
 from mtboard.backends.base import get_backend
 from mtboard.cli.main import app
 from mtboard.core.errors import ConfigError
@@ -190,7 +190,8 @@ def test_several_judges_and_allowed_self_judge(cli, tmp_path):
                    "--judge", "gemba-mqm=openai:gpt-4.1", "--judge", "rubric=openai:judge-b", "--allow-self-judge",
                    "--price-in", 0, "--price-out", 0], env={"JUDGE_BASE_URL": jd.url})
         assert res.exit_code == 0, res.output
-        assert len(tr.requests) == 3 and len(jd.requests) == 6
+        assert len(tr.requests) == 3 and len(card_requests(jd)) == 6  # + 10 admission items per judge (issue 39)
+        assert len(jd.requests) == 6 + 2 * 10
     card = load_card(wd / "card.json")
     mqm, rub = card.judges["gemba-mqm"], card.judges["rubric"]
     # gpt-4.1 shares the translator's family; judge-b's family is unknown (neither its name nor its server tells it)

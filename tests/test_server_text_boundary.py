@@ -299,7 +299,7 @@ def test_a_judge_5xx_body_with_a_broken_byte_gives_judge_failed_verdicts_and_a_v
                     "--base-url", srv.url, "--judge", "rubric=openai:judge-x", "--allow-self-judge"],
                    {"JUDGE_BASE_URL": srv.url})
         assert res.returncode == 0, res.stderr
-        assert srv.judge_posts == 12  # 2 entries × 6 attempts each
+        assert srv.judge_posts == 72  # (2 entries + 10 judge-admission items, issue 39) × 6 attempts each
     card = load_card(work / "card.json")
     verdicts = [r.judgements["rubric"] for r in card.results]
     assert [v.status for v in verdicts] == ["judge_failed", "judge_failed"]
