@@ -164,7 +164,7 @@ def test_the_document_of_the_committed_board(ledger):
         "mtb-en-ca-dev-v1.0.0", "mtb-en-ca-dev", "1.0.0", "development", "EN→CA", 355)
     assert board.sha256 == hashlib.sha256((ROOT / "corpora" / "mtb-en-ca-dev.json").read_bytes()).hexdigest()
     assert corpus["dataset"]["id"] == "mtb-en-ca-dev"
-    # ranked rows by rank (Apertium 0.584633 above Gemma 0.33977), then the two reference baselines in
+    # ranked rows by rank (Apertium 0.584633 above Gemma 0.343458), then the two reference baselines in
     # the overall view's order
     assert [r.representative for r in board.rows] == [APERTIUM, GEMMA, ECHO, EMPTY]
     assert Doc.to_document(ledger, "2026-12-01T00:00:00Z").commit is None
