@@ -20,13 +20,22 @@ from typing import Any
 
 import pytest
 
-from judges_support import REPO, mtboard
+from judges_support import REPO, mtboard, translation_in
 from mtboard.core import canonical, documents
+from mtboard.judges.admission import load_admission_set
 from mtboard.judges.base import JudgeParseError
 from mtboard.judges.gemba_mqm import parse_mqm
 from mtboard.judges.store import read_answers
 
 N = 20
+
+
+def _card_cache(wd: Path) -> list[dict[str, Any]]:
+    """The judge cache's records about the card's own entries: the judge-admission items (issue 39) every per-entry
+    judge answers first share the cache."""
+    known = {it.translation for it in load_admission_set().items}
+    cache = [json.loads(x) for x in (wd / "judge" / "cache.jsonl").read_text().splitlines()]
+    return [c for c in cache if translation_in(c["request"]) not in known]
 
 
 def _free_port() -> int:
@@ -139,7 +148,7 @@ def test_gemma_270m_judges_a_20_entry_apertium_run(tmp_path: Path, gemma_server:
     assert card.run_card_hash == canonical.run_card_hash(documents.card_json(card))
     assert card.fingerprint.components["judge_model"] == "gemba-mqm=openai:gemma-3-270m"
     # Every request the judge received is stored with its answer in the cache (raw requests and answers).
-    cache = [json.loads(x) for x in (wd / "judge" / "cache.jsonl").read_text().splitlines()]
+    cache = _card_cache(wd)
     assert len(cache) == len(answered) and all(c["request"]["max_tokens"] == 48 for c in cache)
 
 
@@ -196,7 +205,7 @@ def test_gemma_270m_judge_scores_do_not_move_under_injection(tmp_path: Path, gem
             else:
                 assert v.status == "judge_failed" and v.score is None
         print(kind, [(v.status, v.score) for v in verdicts])
-    cache = [json.loads(x) for x in (wd / "judge" / "cache.jsonl").read_text().splitlines()]
+    cache = _card_cache(wd)
     assert len(cache) == 2 * len(entries)
     predicted = {r.predicted for r in card.results}
     for c in cache:
