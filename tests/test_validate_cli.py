@@ -227,6 +227,10 @@ def test_other_harness_versions_rejected_with_reason(tmp_path, card_b, version, 
 def test_judge_summary_consistency(tmp_path, card_b):
     from mtboard.judges.run import apply_judgements
     from mtboard.core.schema import JudgeSummary, JudgeVerdict
+    from mtboard.core.schema.judgements import JudgeAdmission
+    from mtboard.judges.admission import ADMISSION_SET_SHA256, load_admission_set
+
+    aset = load_admission_set()
 
     from mtboard.judges.base import JudgeItem
     from mtboard.judges.gemba_mqm import GembaMqmJudge
@@ -253,7 +257,11 @@ def test_judge_summary_consistency(tmp_path, card_b):
                            parser=GembaMqmJudge.parser_version, higher_is_better=False, temperature=0.0,
                            worst_score=25.0, n_answers=len(verdicts), n_unparsed_answers=0, n_unanswered_calls=0,
                            max_attempts=3, prompt_tokens=100,
-                           completion_tokens=50, cost_usd=None)
+                           completion_tokens=50, cost_usd=None,
+                           # a per-entry judge records its admission check (issue 39): here, all 10 items passed
+                           admission=JudgeAdmission(set_id=aset.id, set_sha256=ADMISSION_SET_SHA256,
+                                                    items=len(aset.items), passed=len(aset.items),
+                                                    threshold=aset.threshold, admitted=True))
     judged = apply_judgements(card, {"gemba-mqm": verdicts}, {"gemba-mqm": summary})
     root = vs.make_repo(tmp_path)
     p = vs.place(root, vs.dump(json.loads(vs.dump(judged.model_dump(mode="json")))))
