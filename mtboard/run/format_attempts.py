@@ -31,8 +31,9 @@ from typing import Any
 
 from mtboard.backends.base import Backend, TranslateRequest
 from mtboard.core.errors import ConfigError
-from mtboard.core.schema import MAX_FORMAT_ATTEMPTS, FailedAttempt, TranslationRecord, Usage
+from mtboard.core.schema import MAX_FORMAT_ATTEMPTS, FailedAttempt, TranslationRecord
 from mtboard.inputs.prompts import Prompt
+from mtboard.run.fst_gate import summed_answers
 from mtboard.score import checks
 
 _ATTEMPT: contextvars.ContextVar[int | None] = contextvars.ContextVar("mtboard_format_attempt", default=None)
@@ -68,21 +69,8 @@ def merge(answers: list[TranslationRecord], failed: list[FailedAttempt]) -> Tran
     if len(answers) == 1:
         return last
 
-    def total(values: list[float | None]) -> float | None:
-        known = [v for v in values if v is not None]
-        return round(sum(known), 6) if known else None
-
-    reported = [r.usage.reported for r in answers]
-    usage = Usage(prompt_tokens=sum(r.usage.prompt_tokens for r in answers),
-                  completion_tokens=sum(r.usage.completion_tokens for r in answers),
-                  reasoning_tokens=sum(r.usage.reasoning_tokens for r in answers),
-                  cached_tokens=sum(r.usage.cached_tokens for r in answers),
-                  reported=False if False in reported else (True if True in reported else None))
-    return last.model_copy(update={
-        "usage": usage, "attempts": 1 + sum(r.attempts - 1 for r in answers),
-        "format_attempts": 1 + len(failed), "failed_attempts": list(failed),
-        "latency_s": total([r.latency_s for r in answers]) if last.latency_s is not None else None,
-        "batch_latency_s": total([r.batch_latency_s for r in answers]) if last.batch_latency_s is not None else None})
+    return last.model_copy(update={**summed_answers(answers, last), "format_attempts": 1 + len(failed),
+                                   "failed_attempts": list(failed)})
 
 
 def tag_raw_sink(backend: Backend) -> None:

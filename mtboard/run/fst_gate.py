@@ -172,7 +172,14 @@ def merge(candidates: Sequence[Candidate], chosen: int, tool_calls: int) -> Tran
     transport retries of every candidate (so ``totals.retries`` still counts transport retries only; the gate's
     model requests are ``tool_call_count`` and the ``gate_attempt`` lines of ``raw.jsonl``)."""
     recs = [c.record for c in candidates]
-    best = recs[chosen]
+    return recs[chosen].model_copy(update={**summed_answers(recs, recs[chosen]), "tool_call_count": tool_calls})
+
+
+def summed_answers(recs: Sequence[TranslationRecord], kept: TranslationRecord) -> dict:
+    """The fields of an entry's record that sum over every model answer asked for it (the FST gate's candidates,
+    :mod:`mtboard.run.format_attempts`'s re-asks; spec §10.1: an entry's cost includes all its attempts): ``usage``
+    (``reported`` False if any answer's was, else True if any was), ``attempts`` = 1 + every answer's transport
+    retries, ``latency_s`` and ``batch_latency_s`` (seconds, rounded to 6 places; None when ``kept`` has none)."""
 
     def total(values: list[float | None]) -> float | None:
         known = [v for v in values if v is not None]
@@ -184,10 +191,9 @@ def merge(candidates: Sequence[Candidate], chosen: int, tool_calls: int) -> Tran
                   reasoning_tokens=sum(r.usage.reasoning_tokens for r in recs),
                   cached_tokens=sum(r.usage.cached_tokens for r in recs),
                   reported=False if False in reported else (True if True in reported else None))
-    return best.model_copy(update={
-        "usage": usage, "attempts": 1 + sum(r.attempts - 1 for r in recs), "tool_call_count": tool_calls,
-        "latency_s": total([r.latency_s for r in recs]) if best.latency_s is not None else None,
-        "batch_latency_s": total([r.batch_latency_s for r in recs]) if best.batch_latency_s is not None else None})
+    return {"usage": usage, "attempts": 1 + sum(r.attempts - 1 for r in recs),
+            "latency_s": total([r.latency_s for r in recs]) if kept.latency_s is not None else None,
+            "batch_latency_s": total([r.batch_latency_s for r in recs]) if kept.batch_latency_s is not None else None}
 
 
 def tag_raw_sink(backend: Backend) -> None:
