@@ -212,17 +212,17 @@ def test_board_and_run_pages_show_the_slices(judged):
         page = pages[path]
         assert page.count("## Context behaviour") == 1, path
         assert f'aria-label="Context-behaviour labels {what}"' in page
-        for label, text in (("used_correctly", "2 · 0.286 [0.082, 0.641]"),
-                            ("missed_required_context", "2 · 0.286 [0.082, 0.641]"),
-                            ("ignored_irrelevant_context", "1 · 0.143 [0.026, 0.513]"),
-                            ("misused_context", "1 · 0.143 [0.026, 0.513]"),
-                            ("unclear", "1 · 0.143 [0.026, 0.513]")):
-            assert f'data-label="{label}">{text}</td>' in page, (path, label)
-        for label, text in (("used_correctly", "0.50 [0.00, 1.00]"), ("missed_required_context", "17.50 [5.00, 30.00]"),
-                            ("ignored_irrelevant_context", "0.00 —"), ("misused_context", "25.00 —"),
-                            ("unclear", "2.00 —")):
-            n = 2 if label in LABELS[:2] else 1
-            assert (f'data-label="{label}">{text} <span class="mtb-muted">(n={n})</span></td>') in page, (path, label)
+        wide, narrow = "0.286<br><span class=\"mtb-muted\">[0.082, 0.641]", "0.143<br><span class=\"mtb-muted\">[0.026, 0.513]"
+        for label, text in (("used_correctly", f"2 · {wide}"), ("missed_required_context", f"2 · {wide}"),
+                            ("ignored_irrelevant_context", f"1 · {narrow}"), ("misused_context", f"1 · {narrow}"),
+                            ("unclear", f"1 · {narrow}")):
+            assert f'data-label="{label}">{text}</span></td>' in page, (path, label)
+        for label, mean, n, ci in (("used_correctly", "0.50", 2, "[0.00, 1.00]"),
+                                   ("missed_required_context", "17.50", 2, "[5.00, 30.00]"),
+                                   ("ignored_irrelevant_context", "0.00", 1, "—"), ("misused_context", "25.00", 1, "—"),
+                                   ("unclear", "2.00", 1, "—")):
+            assert (f'data-label="{label}">{mean} <span class="mtb-muted">(n={n})</span><br>'
+                    f'<span class="mtb-muted">{ci}</span></td>') in page, (path, label)
         assert '<td data-n="judged">7 of 9</td>' in page and '<td data-n="parse_failed">1</td>' in page
         assert '<td data-n="not_sent">1</td>' in page and '<td data-n="excluded">2</td>' in page
         assert 'href="../glossary.html#ctx-misused_context"' in page
@@ -237,19 +237,28 @@ def test_board_and_run_pages_show_the_slices(judged):
     assert "## Context behaviour" in method and "Wilson score interval" in method
 
 
-def test_no_section_without_slices(judged):
-    """The board shows the section only when some row has slices: the same board with none has no section."""
+def test_no_section_without_slices_and_names_are_escaped(judged):
+    """The board shows the section only when some row has slices: the same board with none has no section. A judge
+    name with markup is shown as text."""
+    import dataclasses
+
     from mtboard.site.boardpages import render_board_pages
 
     ledger = judged["ledger"]
     lb = ledger.boards[0]
-    kept, lb.context_slices = lb.context_slices, {}
+    kept = lb.context_slices
+    (path,) = kept
     try:
+        lb.context_slices = {}
+        pages = render_board_pages(judged["inputs"], ledger.boards, [], judged["root"], "2026-12-04 00:00 UTC",
+                                   ledger=judged["doc"])
+        assert "Context behaviour" not in pages[lb.page]
+        lb.context_slices = {path: dataclasses.replace(kept[path], judge='<img src=x onerror="alert(1)">')}
         pages = render_board_pages(judged["inputs"], ledger.boards, [], judged["root"], "2026-12-04 00:00 UTC",
                                    ledger=judged["doc"])
     finally:
         lb.context_slices = kept
-    assert "Context behaviour" not in pages[lb.page]
+    assert "<img" not in pages[lb.page] and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in pages[lb.page]
 
 
 def test_the_ledger_reads_the_verdicts_not_the_cards_summary(judged):
