@@ -319,3 +319,16 @@ def test_the_validator_refuses_a_claimed_distribution_its_verdicts_do_not_give(j
     assert (f"$.results[{j}].judgements.gemba-mqm.status",
             "the judge's stored answer does not parse (contextBehavior is not the last line (text follows it)), yet "
             "the verdict is scored") in _judge_problems(d, root)
+
+
+def test_mtboard_ledger_row_prints_the_slices(judged):
+    root = judged["root"]
+    (row,) = judged["doc"].boards[0].rows
+    p = mtboard(["ledger", "--submissions", str(root / "submissions"), "--corpora", str(root / "corpora"),
+                 "--row", row.fingerprint[:12]], env={}, cwd=root)
+    assert p.returncode == 0, p.stderr
+    assert (f"context      judge {JUDGE}: 7 judged of 9 entries with history; apart: 1 parse failures, 0 call "
+            "failures, 1 not sent; 2 without history excluded") in p.stdout
+    assert ("  - missed_required_context        2  share 0.286 [0.082, 0.641]  mean MQM penalty 17.50 [5.00, 30.00]"
+            in p.stdout)
+    assert "  - misused_context                1  share 0.143 [0.026, 0.513]  mean MQM penalty 25.00\n" in p.stdout
