@@ -86,13 +86,15 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
         ("sentinels", boards, corpora, resamples, cache)))
     # issue 39 item 2: the variant-class lint of every card, last (it reads only cards and the board's corpus)
     monkeypatch.setattr(B.variants, "attach", lambda boards: calls.append(("variants", boards)))
+    # issue 40 item 3: the context-behaviour slices of every card (they read only cards and the board's corpus)
+    monkeypatch.setattr(B.context_slices, "attach", lambda boards: calls.append(("context", boards)))
     got = B.build_ledger(inputs, resamples=7)
     assert (got.inputs, got.boards, got.plans, got.claims) == (inputs, ["BOARD"], ["PLAN"], ["CLAIM"])
     assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]), ("flips", ["BOARD"]),
                      ("sentinels", ["BOARD"], [], 7, None), ("tries", ["BOARD"], "MODELS"),
                      ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
                      ("contamination", ["BOARD"], inputs, 7), ("canaries", ["BOARD"], inputs, 7),
-                     ("variants", ["BOARD"])]
+                     ("variants", ["BOARD"]), ("context", ["BOARD"])]
     calls.clear()
     B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
     assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \

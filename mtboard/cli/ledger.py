@@ -72,6 +72,17 @@ def _print_row(b, r) -> None:
         for pt in r.drift.runs:
             lines.append(f"  - {pt.date}  composite {pt.composite:.4f}  chrF++ {pt.chrf_plus_plus:.2f}  "
                          f"{'outside' if pt.outside else 'inside'}  {pt.path}")
+    c = r.context_behaviour
+    if c is not None:  # issue 40 item 3
+        lines.append(f"context      judge {c.judge}: {c.judged} judged of {c.with_history} entries with history; "
+                     f"apart: {c.parse_failed} parse failures, {c.call_failed} call failures, {c.not_sent} not sent; "
+                     f"{c.excluded} without history excluded")
+        for x in c.labels:
+            share = "—" if x.share is None else f"{x.share:.3f}"
+            share_ci = "" if x.share_ci is None else f" [{x.share_ci[0]:.3f}, {x.share_ci[1]:.3f}]"
+            pen = "—" if x.mean_penalty is None else f"{x.mean_penalty:.2f}"
+            pen_ci = "" if x.penalty_ci is None else f" [{x.penalty_ci[0]:.2f}, {x.penalty_ci[1]:.2f}]"
+            lines.append(f"  - {x.label:<27} {x.count:>4}  share {share}{share_ci}  mean MQM penalty {pen}{pen_ci}")
     lines.append("members")
     for m in r.members:
         comp = "—" if m.composite is None else f"{m.composite:.4f}"

@@ -8,7 +8,8 @@ tries on each board (:func:`mtboard.ledger.tries.attach_tries`) and its rows' fa
 then the contamination claims marking each row and its clean-subset score
 (:func:`mtboard.ledger.contamination.attach`; issue 37), the drift canaries of each row
 (:func:`mtboard.ledger.canaries.attach`; issue 38 item 3), the variant-class lint of every card
-(:func:`mtboard.ledger.variants.attach`; issue 39 item 2), and every view's sentinel lines with the ranked rows inside a
+(:func:`mtboard.ledger.variants.attach`; issue 39 item 2), the context-behaviour slices of every card judged by
+GEMBA-MQM on entries with dialogue history (:func:`mtboard.ledger.context_slices.attach`; issue 40 item 3), and every view's sentinel lines with the ranked rows inside a
 floor sentinel's cluster (:func:`mtboard.ledger.sentinels.attach`; issue 38 item 1; attached right after the method rows).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
@@ -22,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import (canaries, contamination, facts, flip, methods, scorers, sentinels, standing, tables, tries,
-                            variants)
+from mtboard.ledger import (canaries, contamination, context_slices, facts, flip, methods, scorers, sentinels, standing,
+                            tables, tries, variants)
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -83,6 +84,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     claims = contamination.attach(boards, inputs, resamples=resamples)
     canaries.attach(boards, inputs, resamples=resamples)
     variants.attach(boards)
+    context_slices.attach(boards)
     if cache is None:
         return BoardLedger(inputs, boards, plans, claims=claims)
     return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, claims=claims)

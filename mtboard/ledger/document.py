@@ -15,7 +15,7 @@ from typing import Any
 
 from mtboard.core.names import json_visible
 from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, LedgerCanaryRun, LedgerClaimMark,
-                                        LedgerCleanSubset, LedgerDrift, LedgerFlip, LedgerFloor, LedgerSentinel,
+                                        LedgerCleanSubset, LedgerContextSlices, LedgerDrift, LedgerLabelSlice, LedgerFlip, LedgerFloor, LedgerSentinel,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries,
                                         LedgerVariants)
@@ -118,7 +118,20 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
             cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,
             text=clean.text),
         drift=_drift((getattr(lb, "drift", None) or {}).get(s.fingerprint)),
-        variants=_variants((getattr(lb, "variants", None) or {}).get(s.representative)))
+        variants=_variants((getattr(lb, "variants", None) or {}).get(s.representative)),
+        context_behaviour=_context((getattr(lb, "context_slices", None) or {}).get(s.representative)))
+
+
+def _context(c) -> LedgerContextSlices | None:
+    """The shown card's :class:`mtboard.ledger.context_slices.ContextSlices` as published (issue 40 item 3); None
+    without one."""
+    if c is None:
+        return None
+    return LedgerContextSlices(
+        judge=c.judge, with_history=c.with_history, judged=c.judged, parse_failed=c.parse_failed,
+        call_failed=c.call_failed, not_sent=c.not_sent, excluded=c.excluded,
+        labels=[LedgerLabelSlice(label=x.label, count=x.count, share=x.share, share_ci=x.share_ci,
+                                 mean_penalty=x.mean_penalty, penalty_ci=x.penalty_ci) for x in c.labels])
 
 
 def _variants(v) -> LedgerVariants | None:

@@ -211,6 +211,9 @@ class Leaderboard:
     variants: dict[str, Any] = field(default_factory=dict)
     """Card path → :class:`mtboard.score.variants.VariantLint` of every card, for a corpus with variants only; filled
     by :func:`mtboard.ledger.variants.attach` (issue 39 item 2)."""
+    context_slices: dict[str, Any] = field(default_factory=dict)
+    """Card path → :class:`mtboard.ledger.context_slices.ContextSlices` of every card with a counted GEMBA-MQM judge
+    and entries with dialogue history (issue 40 item 3); filled by :func:`mtboard.ledger.context_slices.attach`."""
 
     @property
     def title(self) -> str:

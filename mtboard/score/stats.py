@@ -31,6 +31,11 @@ the resampling layout; WMT findings papers for rank clusters):
   Pearson r between the item's scores and each system's mean over the *other* items), and the suspect-reference flag.
 * :func:`cohen_kappa` (Cohen 1960, unweighted) and :func:`kendall_tau_b` (Kendall 1945, ties corrected; the WMT
   metrics task's segment-level statistic) for judge–judge and judge–human agreement.
+* :func:`wilson_interval` (Wilson 1927, "Probable inference, the law of succession, and statistical inference"; the
+  interval Brown, Cai & DasGupta 2001 recommend for small n) for a share of labelled cells, and
+  :func:`mean_interval`, the seeded percentile bootstrap of a mean (the draw scheme and percentile indices of
+  :mod:`mtboard.score.metrics.bootstrap`), for a mean judge penalty over a slice of entries (issue 40 item 3:
+  :mod:`mtboard.ledger.context_slices`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from mtboard.score.metrics.bootstrap import BOOTSTRAP_RESAMPLES, percentile_interval, resample_counts
 
 ALPHA = 0.05
 Z_975 = 1.959963984540054
@@ -352,3 +359,41 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     n2 = float(np.sum(sb == 0))
     den = math.sqrt((n0 - n1) * (n0 - n2))
     return s / den if den > 0 else None
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Intervals of a share and of a mean (context-behaviour slices, issue 40 item 3)
+
+
+def wilson_interval(k: int, n: int, z: float = Z_975) -> tuple[float, float] | None:
+    """95 % Wilson score interval of the share ``k / n`` (Wilson 1927; the default ``z`` is z₀.₉₇₅):
+    ``(p̂ + z²/2n ± z·√(p̂(1−p̂)/n + z²/4n²)) / (1 + z²/n)``, clipped to [0, 1] against rounding. Unlike a bootstrap
+    or the normal (Wald) interval it does not collapse to a point at ``k = 0`` or ``k = n`` and keeps its coverage
+    at small ``n`` (Brown, Cai & DasGupta 2001). Equal to ``statsmodels``' ``proportion_confint(k, n,
+    method="wilson")`` (tests/test_context_slices.py). None when ``n`` is 0.
+
+    Raises: ValueError when ``k`` is outside 0…``n``."""
+    if not 0 <= k <= n:
+        raise ValueError(f"a share needs 0 ≤ k ≤ n, got k={k}, n={n}")
+    if n == 0:
+        return None
+    p = k / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(values: Sequence[float], seed: int,
+                  resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
+    """95 % percentile bootstrap interval of the mean of ``values`` (same unit as the values): ``resamples`` seeded
+    resamples of the values drawn with replacement (:func:`mtboard.score.metrics.bootstrap.resample_counts`, the
+    project's one draw scheme), each resample's mean, the interval at sacrebleu's percentile indices
+    (:func:`~mtboard.score.metrics.bootstrap.percentile_interval`). Deterministic for given values and ``seed``
+    (derive it with :func:`view_seed`). None for fewer than 2 values: one value has no spread to resample, and a
+    point interval would read as certainty."""
+    if len(values) < 2:
+        return None
+    x = np.asarray(values, dtype=np.float64)
+    counts = resample_counts(len(x), resamples, seed)
+    return percentile_interval(counts @ x / len(x))

@@ -308,6 +308,23 @@ CSV_CORE = frozenset(["rank_lo", "rank_hi", "method_id", "method_label", "model"
 the view's table does not show its column or no row has a value for it."""
 
 
+def context_rows(lb: Leaderboard, link) -> list[dict[str, Any]]:
+    """The board's context-behaviour table rows (issue 40 item 3): one per board row (ranked rows first, the ledger's
+    order) whose shown card has slices (:attr:`mtboard.ledger.tables.Leaderboard.context_slices`), each ``{"name":
+    the method's escaped name linking to its run page, "s": its ContextSlices}``; ``[]`` when no row has any (the
+    board then shows no section). ``link``: docs-relative target → URL from the page."""
+    by_path = {lc.path: lc for lc in lb.cards}
+    rows = []
+    for s in lb.rows:
+        c = lb.context_slices.get(s.representative)
+        lc = by_path.get(s.representative)
+        if c is None or lc is None:
+            continue
+        name = Markup('<a href="{}">{}</a>').format(link(run_page(lc)), fmt.name_html(method_name(lc.card)))
+        rows.append({"name": name, "s": c})
+    return rows
+
+
 def sentinel_rows(view: View) -> list[dict[str, Any]]:
     """The view's sentinel lines (:attr:`View.sentinels`; issue 38) as download records: ``name``, ``label``,
     ``floor``, ``composite`` with ``composite_lo``/``composite_hi`` (95% bootstrap on the view's resamples), ``chrf``,
@@ -619,7 +636,9 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                        qv=qv, qv_key=qv_key, qv_points=qv_points, all_zero=all_zero,
                        heat=_heat(lb) if i == 0 else None, pairwise=_pairwise(view),
                        chart_note=note if n_ranked > CHART_LIMIT else "", unranked_rows=unranked_rows(lb),
-                       sentinels=bd.sentinels_html(view, lambda t, here=here: rel_link(here, t)), **common)
+                       sentinels=bd.sentinels_html(view, lambda t, here=here: rel_link(here, t)),
+                       ctx_rows=context_rows(lb, lambda t, here=here: rel_link(here, t)) if i == 0 else [],
+                       **common)
             pages[view_file(view, "csv")] = board_csv(view, lb)
             pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
             top = bd.leader(view)

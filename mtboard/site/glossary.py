@@ -97,6 +97,9 @@ SECTIONS: tuple[Section, ...] = (
             "language pair; a row whose latest canary score leaves its card's 95% interval is marked drifted."),
     Section("judges", _V, "judges", "Judges", "LLM judges (GEMBA-MQM, rubric, checkpoints), compared on common "
             "cells only."),
+    Section("context-behaviour", _V, "context-behaviour", "Context behaviour", "On dialogue with history, the "
+            "GEMBA-MQM-context judge labels how each translation used the prior lines; boards show the labels' "
+            "shares and the MQM penalty per label."),
     Section("classes", _V, "method-classes", "Method classes", "What kind of system a row is; reference baselines "
             "are never ranked."),
     Section("domains", _D, "domains", "Domains", "How many development segments each domain has, and where they "
@@ -206,6 +209,20 @@ TERMS: tuple[Term, ...] = (
          "on the submitter's machine, \u201cnot priced\u201d when no price was recorded.", "cost-adjusted"),
     Term("mqm", "MQM", "Multidimensional Quality Metrics: an LLM judge marks error spans by category and severity; the "
          "penalty is lower-is-better.", "judges"),
+    Term("context-behaviour", "context behaviour", "The last line of a GEMBA-MQM-context judge's answer on an entry "
+         "with dialogue history: how the translation used the prior lines (one of five labels); an answer without "
+         "it is a judge failure.", "context-behaviour"),
+    Term("ctx-used_correctly", "used_correctly", "Context label: the translation needed the prior lines and used them "
+         "correctly (or needed none and ignored them).", "context-behaviour"),
+    Term("ctx-missed_required_context", "missed_required_context", "Context label: the prior lines decide the "
+         "meaning (a referent, gender, register) and the translation did not take them into account.",
+         "context-behaviour"),
+    Term("ctx-ignored_irrelevant_context", "ignored_irrelevant_context", "Context label: the prior lines had no "
+         "bearing on this line and the translation rightly left them aside.", "context-behaviour"),
+    Term("ctx-misused_context", "misused_context", "Context label: the translation drew something from the prior "
+         "lines wrongly (a wrong referent, text carried over from them).", "context-behaviour"),
+    Term("ctx-unclear", "unclear", "Context label: the judge could not tell how the context was used; it is told to "
+         "answer unclear on entries without history, which the board therefore leaves out.", "context-behaviour"),
     # where a number comes from
     Term("recomputed", "recomputed", "CI recomputed the number from the outputs stored in the run card; editing the "
          "card cannot change it.", "declared"),

@@ -25,6 +25,7 @@ from mtboard.ledger.load import Inputs
 from mtboard.site.portrait import Portrait
 from mtboard.ledger.standing import card_composite
 from mtboard.ledger.tables import COLUMNS, Leaderboard
+from mtboard.judges.gemba_mqm import CONTEXT_BEHAVIORS
 
 
 def _env() -> Environment:
@@ -42,7 +43,7 @@ def _env() -> Environment:
                        tries_html=boards.tries_html, cost_n_control=boards.COST_N_CONTROL,
                        claim_marks=lambda cont, link: Markup(boards.claim_marks_html(cont, link)),
                        record_note=lambda facts, link: Markup(boards.record_note_html(facts, link)),
-                       licence_anchor=licences.anchor,
+                       licence_anchor=licences.anchor, ctx_labels=CONTEXT_BEHAVIORS,
                        licence_of=lambda dataset_id, version: None)  # render_pages binds the build's corpora
     return env
 

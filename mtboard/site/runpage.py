@@ -259,6 +259,7 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
         "verification": verification_view(lc), "baseline": best_baseline(lc, lb), "neural": neural_view(lc),
         "review": review_view(lc),
         "variants": lb.variants.get(lc.path),  # the ledger's variant-class lint of this card (issue 39 item 2)
+        "context_slices": lb.context_slices.get(lc.path),  # the ledger's context-behaviour slices (issue 40 item 3)
         "entries": entries, "domains": sorted(by_domain.items()), "failures": fails, "losses": losses,
         "open_failures": OPEN_FAILURES, "outcomes": sorted(outcomes.items()), "filters": filters,
         "diagnostic": [entry_row(r, None) for r in diag], "diagnostic_summary": _segment_summary(diag) if diag else None,

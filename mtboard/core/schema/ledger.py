@@ -247,6 +247,53 @@ class LedgerVariants(Strict):
     """The one line the run page shows."""
 
 
+ContextLabel = Literal["used_correctly", "missed_required_context", "ignored_irrelevant_context", "misused_context",
+                       "unclear"]
+"""The GEMBA-MQM-context labels (``../shared/spec/gemba-mqm-context-evaluation.txt``;
+:data:`mtboard.judges.gemba_mqm.CONTEXT_BEHAVIORS`)."""
+
+
+class LedgerLabelSlice(Strict):
+    """One context-behaviour label's slice of the shown card's judged entries with history (issue 40 item 3;
+    :mod:`mtboard.ledger.context_slices`)."""
+
+    label: ContextLabel
+    count: Count
+    """Judged entries with history the judge gave this label."""
+    share: Rate | None
+    """count ÷ judged; None when nothing was judged."""
+    share_ci: tuple[Rate, Rate] | None
+    """95 % Wilson score interval of the share (small-n binomial; it does not collapse at 0 or all)."""
+    mean_penalty: float | None = Field(ge=0.0)
+    """Mean MQM penalty of the slice's entries (severity-weight points per entry: minor 1, major 5, critical 25;
+    lower is better); None for an empty slice."""
+    penalty_ci: tuple[float, float] | None
+    """95 % seeded percentile bootstrap interval of the mean penalty; None for fewer than 2 entries."""
+
+
+class LedgerContextSlices(Strict):
+    """The shown card's context-behaviour slices (issue 40 item 3; :mod:`mtboard.ledger.context_slices`): its counted
+    GEMBA-MQM judge's labels over the results whose corpus entry has dialogue history, derived from the stored
+    verdicts (never from the card's summary)."""
+
+    judge: str
+    """The GEMBA-MQM judge's model."""
+    with_history: Count
+    """Results whose entry has history: ``judged`` + ``parse_failed`` + ``call_failed`` + ``not_sent``."""
+    judged: Count
+    """Scored verdicts among them: the denominator of every share."""
+    parse_failed: Count
+    """Judge failures after answers that did not parse (a missing, unknown or misplaced label among them)."""
+    call_failed: Count
+    """Judge failures without an answer (the judge's service failed)."""
+    not_sent: Count
+    """No usable output: the judge was not asked, no label."""
+    excluded: Count
+    """Results whose entry has no history: left out (the prompt tells the judge to answer ``unclear`` there)."""
+    labels: list[LedgerLabelSlice]
+    """One per label, in the spec's order."""
+
+
 class LedgerModel(Strict):
     """The row's model as its record describes it (issue 37 items 1–2; :mod:`mtboard.ledger.facts`): the values the
     board's filters use. ``unknown`` where the record says nothing or there is no (valid) record."""
@@ -329,6 +376,9 @@ class LedgerRow(Strict):
     """The row's drift canaries (issue 38 item 3); None when its method has no canary run."""
     variants: LedgerVariants | None = None
     """The variant-class lint of the shown card (issue 39 item 2); None when its corpus has no entry with variants."""
+    context_behaviour: LedgerContextSlices | None = None
+    """The shown card's context-behaviour slices (issue 40 item 3); None without a counted GEMBA-MQM judge or without
+    an entry with dialogue history."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
@@ -397,4 +447,5 @@ class Ledger(Strict):
 __all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "TierName", "Ledger", "LedgerState",
            "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerModel",
            "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember", "LedgerCanaryRun", "LedgerDrift",
-           "LedgerEvidence", "LedgerReproduction", "LedgerCoverage"]
+           "LedgerEvidence", "LedgerReproduction", "LedgerCoverage", "LedgerVariants", "LedgerContextSlices",
+           "LedgerLabelSlice", "ContextLabel"]
