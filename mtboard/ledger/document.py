@@ -18,7 +18,7 @@ from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, Ledg
                                         LedgerCleanSubset, LedgerDrift, LedgerFlip, LedgerFloor, LedgerSentinel,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries,
-                                        LedgerVariants)
+                                        LedgerScreenReady, LedgerVariants)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -118,7 +118,17 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
             cutoff=clean.cutoff, entries=clean.entries, composite=clean.composite, composite_ci=clean.composite_ci,
             text=clean.text),
         drift=_drift((getattr(lb, "drift", None) or {}).get(s.fingerprint)),
-        variants=_variants((getattr(lb, "variants", None) or {}).get(s.representative)))
+        variants=_variants((getattr(lb, "variants", None) or {}).get(s.representative)),
+        screen_ready=_screen((getattr(lb, "screen", None) or {}).get(s.representative)))
+
+
+def _screen(sr) -> LedgerScreenReady | None:
+    """The shown card's :class:`mtboard.score.screen.ScreenReady` as published (issue 40 item 5); None without one."""
+    if sr is None:
+        return None
+    return LedgerScreenReady(value=sr.value, composite=sr.composite, hard_failures=sr.hard_failures,
+                             hard_by_rule=sr.hard_by_rule, formatted=sr.formatted, flags_by_rule=sr.flags_by_rule,
+                             outputs=sr.outputs, penalty=sr.penalty, signature=sr.signature, text=sr.text)
 
 
 def _variants(v) -> LedgerVariants | None:
