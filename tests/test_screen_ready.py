@@ -172,7 +172,7 @@ def committed():
 
 
 def test_every_committed_card_is_in_range_and_equal_to_its_composite_without_flags(committed):
-    assert len(committed) == 39
+    assert len(committed) >= 39  # 39 today; cards added later are checked the same way
     flagged = {}
     for path, card in committed.items():
         s = sc.screen_ready(card)
@@ -185,13 +185,15 @@ def test_every_committed_card_is_in_range_and_equal_to_its_composite_without_fla
             flagged[path] = (s.value, s.composite, s.flags_by_rule, s.outputs)
         else:
             assert s.value == comp, path  # exactly: the Apertium, echo, empty and most Gemma cards
-    assert flagged == {
+    known = {
         # one format.markup of 20 entries: 0.260637 − 0.05 / 20 = 0.258137
         "mtb-en-fr-dev/gemma-3-270m-q4-k-m.gguf__zero-shot-completion__9addc6f4a79b.json":
             (0.258137, 0.260637, {"format.markup": 1}, 20),
         # one foreign_script of 1 letter in 330 entries: 0.262249 − 0.05 / 330 = 0.262097 (0.26209748… rounded)
         "mtb-en-ja-dev/gemma-3-270m-q4-k-m.gguf__few-shot__52e19d592f29.json":
             (0.262097, 0.262249, {"foreign_script": 1}, 330)}
+    assert {k: flagged.get(k) for k in known} == known
+    assert len(committed) - len(flagged) >= 37  # every other committed card today has no screen flag
     for name in ("apertium-eng-spa__default__d0f5919b5569.json", "baseline-echo__baseline__32e6f8fa41bf.json"):
         card = committed[f"mtb-en-es-dev/{name}"]
         assert sc.screen_ready(card).value == card.scores.composite
@@ -268,7 +270,8 @@ def test_the_board_and_the_ledger_show_the_ledgers_value(committed_site):
         assert float(cell.group(1)) == row["screen_ready"]["value"] and cell.group(2) == \
             f'{row["screen_ready"]["value"]:.3f}'
         shown += 1
-    assert shown == 4  # Apertium 0.570, Gemma few-shot 0.458, echo and empty 0.000
+    assert shown >= 4  # today: Apertium 0.570, Gemma few-shot 0.458, echo and empty 0.000
+    assert re.search(r'<td class="c-screen" data-v="0.570035">0.570<', html)  # Apertium: equal to its composite
     fr = next(b for b in ledger["boards"] if b["key"] == "mtb-en-fr-dev-v1.0.0")
     sr = next(r["screen_ready"] for r in fr["rows"]
               if any(m["page"] == "runs/9addc6f4a79bc1bc.html" for m in r["members"]))

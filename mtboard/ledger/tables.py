@@ -230,8 +230,8 @@ class Leaderboard:
 # Helpers
 
 
-DIGITS: dict[str, int] = {"composite": 3, "screen": 3, "chrf": 1, "exact": 3, "equiv": 3, "term": 3, "morph": 3, "fst": 3,
-                          "semantic": 3, "bleu": 1, "ter": 1, "mqm": 2, "rubric": 2, "checkpoints": 1, "cost_adj": 3, "entries_per_s": 1}
+DIGITS: dict[str, int] = {"composite": 3, "screen": 3, "chrf": 1, "exact": 3, "equiv": 3, "term": 3, "morph": 3,
+                          "fst": 3, "semantic": 3, "bleu": 1, "ter": 1, "mqm": 2, "rubric": 2, "checkpoints": 1, "cost_adj": 3, "entries_per_s": 1}
 """Decimals each metric is shown with, on every board cell, chart label and download that rounds it (issue 36 item 5:
 one rounding rule per metric; the board CSV rounds with :func:`metric_text` too). Keys: board column keys, plus
 ``entries_per_s`` (a batch engine's throughput)."""
