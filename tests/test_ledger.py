@@ -270,6 +270,8 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site):
     out = proc.stdout
     assert "tier         maintainer re-run (unattested) (rerun-unattested)" in out
     assert f"rerun-unattested: verification record {APERTIUM_CA_RECORD} about {APERTIUM_CA}" in out
+    # issue 40 item 5: no screen flag on any of its 355 outputs, so the screen-ready score is the composite
+    assert "screen-ready 0.585 = the composite: no screen flag in 355 outputs (screen:screen-1)" in out
 
     proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "no-such-board", "--no-validate"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)

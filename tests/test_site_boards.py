@@ -88,7 +88,10 @@ def test_csv_download_has_the_tables_columns_rounded_as_shown(reproduced):
     assert [(r["composite"], r["inside_floor"]) for r in rows if r["inside_floor"]] == [("0.311", "shuffled")]
     assert list(rows[0]) == [
         "rank_lo", "rank_hi", "inside_floor", "flip_segments", "flip_entries", "method_id", "method_label", "model", "method_class", "reference", "composite",
-        "composite_lo", "composite_hi", "composite_cards_min", "composite_cards_max", "verification_tier", "chrf",
+        "composite_lo", "composite_hi", "composite_cards_min", "composite_cards_max",
+        # issue 40 item 5: the screen-ready score beside the composite, its counts and policy
+        "screen_ready", "screen_hard_failures", "screen_formatted", "screen_outputs", "screen_policy",
+        "verification_tier", "chrf",
         "chrf_lo", "chrf_hi", "chrf_cards_min", "chrf_cards_max", "cost_per_segment_usd", "cost_source",
         "latency_median_s", "run_date", "exact", "semantic", "bleu", "ter", "cost_adj", "quality_tier", "tokens",
         "n_cards", "card_ids", "first_run", "last_run", "model_record_note", "tries"]

@@ -490,6 +490,8 @@ def test_board_csv_has_the_view_columns_rounded_as_shown(docs):
         # issue 38 item 4: each ranked row's flip distance to the next and its segments, as the rank cell shows it
         "rank_lo,rank_hi,flip_segments,flip_entries,method_id,method_label,model,method_class,reference,composite,"
         "composite_lo,composite_hi,"
+        # issue 40 item 5: the screen-ready score beside the composite, with its counts and policy
+        "screen_ready,screen_hard_failures,screen_formatted,screen_outputs,screen_policy,"
         "verification_tier,chrf,chrf_lo,chrf_hi,cost_per_segment_usd,cost_source,latency_median_s,entries_per_s,"
         "run_date,exact,fst,semantic,bleu,ter,cost_adj,quality_tier,tokens,n_cards,card_ids,first_run,last_run,"
         # issue 37: what the board says of each row's model (boardpages.MODEL_FIELDS; no clean subset here: no
@@ -517,6 +519,7 @@ def test_board_csv_has_the_view_columns_rounded_as_shown(docs):
         else:
             assert Decimal(lat[0]).scaleb(-3 if lat[1] == "ms" else 0) == Decimal(r["latency_median_s"])
         assert r["run_date"] == cells["date"] and r["quality_tier"] == cells["qtier"]
+        assert r["screen_ready"] == cells["screen"] and r["screen_policy"] == "screen-1"  # issue 40 item 5
     assert checked == 8 * sum(r["method_class"] != "sentinel" for r in rows) == 32
     full = {r["method_id"]: r for r in json.loads((docs / "leaderboards" / f"{BOARD}.json")
                                                   .read_text(encoding="utf-8"))["rows"]}

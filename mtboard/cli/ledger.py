@@ -67,6 +67,8 @@ def _print_row(b, r) -> None:
         lines.append(f"  - {e.tier}: {e.kind} {e.source} about {e.card}"
                      + (f", re-scored from {e.rescored_from[:12]}" if e.rescored_from else "")
                      + (" (attested)" if e.attested else " (not attested)"))
+    if r.screen_ready is not None:  # issue 40 item 5
+        lines.append(f"screen-ready {r.screen_ready.text} ({r.screen_ready.signature.split('|', 1)[0]})")
     if r.drift is not None:  # issue 38 item 3
         lines.append(f"canaries     {r.drift.text}")
         for pt in r.drift.runs:

@@ -18,7 +18,7 @@ from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, Ledg
                                         LedgerCleanSubset, LedgerContextSlices, LedgerDrift, LedgerLabelSlice, LedgerFlip, LedgerFloor, LedgerSentinel,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries,
-                                        LedgerVariants)
+                                        LedgerScreenReady, LedgerVariants)
 from mtboard.ledger.build import BoardLedger
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
@@ -119,7 +119,8 @@ def _row(s: Standing, ledger: BoardLedger, placed: dict[tuple[str, str], list[Le
             text=clean.text),
         drift=_drift((getattr(lb, "drift", None) or {}).get(s.fingerprint)),
         variants=_variants((getattr(lb, "variants", None) or {}).get(s.representative)),
-        context_behaviour=_context((getattr(lb, "context_slices", None) or {}).get(s.representative)))
+        context_behaviour=_context((getattr(lb, "context_slices", None) or {}).get(s.representative)),
+        screen_ready=_screen((getattr(lb, "screen", None) or {}).get(s.representative)))
 
 
 def _context(c) -> LedgerContextSlices | None:
@@ -132,6 +133,15 @@ def _context(c) -> LedgerContextSlices | None:
         call_failed=c.call_failed, not_sent=c.not_sent, excluded=c.excluded,
         labels=[LedgerLabelSlice(label=x.label, count=x.count, share=x.share, share_ci=x.share_ci,
                                  mean_penalty=x.mean_penalty, penalty_ci=x.penalty_ci) for x in c.labels])
+
+
+def _screen(sr) -> LedgerScreenReady | None:
+    """The shown card's :class:`mtboard.score.screen.ScreenReady` as published (issue 40 item 5); None without one."""
+    if sr is None:
+        return None
+    return LedgerScreenReady(value=sr.value, composite=sr.composite, hard_failures=sr.hard_failures,
+                             hard_by_rule=sr.hard_by_rule, formatted=sr.formatted, flags_by_rule=sr.flags_by_rule,
+                             outputs=sr.outputs, penalty=sr.penalty, signature=sr.signature, text=sr.text)
 
 
 def _variants(v) -> LedgerVariants | None:

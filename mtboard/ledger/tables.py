@@ -33,6 +33,7 @@ from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
 from mtboard.score.metrics.chrf import chrf_from_stats
 from mtboard.score.metrics.composite import entry_columns
+from mtboard.score.screen import ScreenReady, screen_ready
 from mtboard.score.subset import composite_resamples_on
 from mtboard.review.community import gated_tier
 from mtboard.core.schema import EntryResult, JudgeSummary, Outcome, RunCard
@@ -66,6 +67,10 @@ COLUMNS: list[Column] = [
                                            "± standard deviation)", True),
     Column("composite_ci", "Composite 95% CI", True, "Bootstrap 95% confidence interval of the composite over "
                                                      "segments", True),
+    Column("screen", "Screen-ready", True, "The composite as a screen translator's reader gets it: commentary, a "
+                                           "broken placeholder or > 5 foreign-script letters count as no output, "
+                                           "each formatting flag costs 0.05 (docs/SCORING_SPEC.md §4.8, screen-1); "
+                                           "whole segment only"),
     Column("chrf", "chrF++", True, "Corpus chrF++ (sacrebleu), 0–100 (replicate runs: mean ± standard deviation)",
            True),
     Column("chrf_ci", "chrF++ 95% CI", True, "Bootstrap 95% confidence interval over segments", True),
@@ -214,6 +219,10 @@ class Leaderboard:
     context_slices: dict[str, Any] = field(default_factory=dict)
     """Card path → :class:`mtboard.ledger.context_slices.ContextSlices` of every card with a counted GEMBA-MQM judge
     and entries with dialogue history (issue 40 item 3); filled by :func:`mtboard.ledger.context_slices.attach`."""
+    screen: dict[str, ScreenReady] = field(default_factory=dict)
+    """Card path → :class:`mtboard.score.screen.ScreenReady` of every card of the board (issue 40 item 5;
+    docs/SCORING_SPEC.md §4.8): computed once per card by :func:`build_leaderboards`, before its views; the board's
+    ``screen`` column, the run page and ``data/ledger.json`` read it."""
 
     @property
     def title(self) -> str:
@@ -224,8 +233,8 @@ class Leaderboard:
 # Helpers
 
 
-DIGITS: dict[str, int] = {"composite": 3, "chrf": 1, "exact": 3, "equiv": 3, "term": 3, "morph": 3, "fst": 3,
-                          "semantic": 3, "bleu": 1, "ter": 1, "mqm": 2, "rubric": 2, "checkpoints": 1, "cost_adj": 3, "entries_per_s": 1}
+DIGITS: dict[str, int] = {"composite": 3, "screen": 3, "chrf": 1, "exact": 3, "equiv": 3, "term": 3, "morph": 3,
+                          "fst": 3, "semantic": 3, "bleu": 1, "ter": 1, "mqm": 2, "rubric": 2, "checkpoints": 1, "cost_adj": 3, "entries_per_s": 1}
 """Decimals each metric is shown with, on every board cell, chart label and download that rounds it (issue 36 item 5:
 one rounding rule per metric; the board CSV rounds with :func:`metric_text` too). Keys: board column keys, plus
 ``entries_per_s`` (a batch engine's throughput)."""
@@ -356,9 +365,11 @@ def _equiv_term(sub: list[EntryResult]) -> tuple[float | None, float | None, flo
 
 def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: float | None, chrf_sd: float | None,
            chrf_ci: tuple[float, float] | None, composite: float | None, composite_sd: float | None,
-           composite_ci: tuple[float, float] | None, judged: dict[str, float | None]) -> dict[str, Cell]:
+           composite_ci: tuple[float, float] | None, judged: dict[str, float | None],
+           screen: ScreenReady | None = None) -> dict[str, Cell]:
     """Cells of one row in one view. Whole-dataset values come from the card; domain values from by_domain / entries;
-    judge values from the view's common cells (``judged``)."""
+    judge values from the view's common cells (``judged``); the screen-ready score (``screen``, the ledger's
+    :attr:`Leaderboard.screen`) on the whole view only."""
     card, sc = lc.card, lc.card.scores
     if domain is None:
         exact = sc.exact_match_rate
@@ -386,6 +397,8 @@ def _cells(lc: LoadedCard, domain: str | None, sub: list[EntryResult], chrf: flo
         "method": Cell(method_name(card), method_name(card).lower(), dec),
         "composite": Cell(fmt.pm(composite, composite_sd, DIGITS["composite"]), composite),
         "composite_ci": Cell(fmt.ci(composite_ci, DIGITS["composite"]), composite_ci[0] if composite_ci else None),
+        "screen": (Cell(metric_text("screen", screen.value), screen.value) if screen is not None and domain is None
+                   else Cell(fmt.DASH, None)),
         "chrf": Cell(fmt.pm(chrf, chrf_sd, DIGITS["chrf"]), chrf),
         "chrf_ci": Cell(fmt.ci(chrf_ci, DIGITS["chrf"]), chrf_ci[0] if chrf_ci else None),
         "fst": Cell(metric_text("fst", fst), fst),
@@ -559,7 +572,8 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
             if lc in having:
                 mine = _judged(sub, kind)
                 values[kind] = _mean([mine[i] for i in ids if i in common])
-        cells = _cells(lc, domain, sub, chrf, chrf_sd, chrf_ci, composite, composite_sd, composite_ci, values)
+        cells = _cells(lc, domain, sub, chrf, chrf_sd, chrf_ci, composite, composite_sd, composite_ci, values,
+                       lb.screen.get(lc.path))
         rows.append(Row(lc, cells, composite, chrf, boot=boot, reference=is_reference(card), chrf_boot=chrf_boot,
                         chrf_ci=chrf_ci, composite_ci=composite_ci, chrf_mean_boot=chrf_mean))
     rows.sort(key=lambda r: (r.composite is None, -(r.composite or 0.0), -(r.chrf or 0.0),
@@ -666,6 +680,7 @@ def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTST
         lb = Leaderboard(plan.key, plan.dataset_id, plan.version, plan.language_pair, plan.sha256, plan.corpus,
                          f"leaderboards/{plan.key}.md", f"hard/{plan.key}.md", plan.cards, ref_ids, [], plan.unranked,
                          [], segment=plan.segment, rows=plan.rows, state=plan.state)
+        lb.screen = {lc.path: screen_ready(lc.card) for lc in plan.cards}  # once per card (issue 40 item 5)
         entries: dict[int, EntryResult] = {}
         if ranked:
             entries = {r.entry_id: r for r in ranked[0].card.results}

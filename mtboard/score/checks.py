@@ -24,7 +24,8 @@ channels — the ``final`` channel is the answer —, ``[THINK]``, ``<seed:think
 Kimi-VL, Granite; a marker that also occurs in the source is text, not reasoning), literal EOS tokens, Apertium marks
 (when asked), outer whitespace.
 
-Flags (recorded, do not change scores yet; intended penalties in docs/SCORING_SPEC.md §7): ``commentary``,
+Flags (recorded; they never change the composite; the screen-ready score, docs/SCORING_SPEC.md §4.8 and
+:mod:`mtboard.score.screen`, counts some of them, §3.3 says which): ``commentary``,
 ``format.speaker_label``, ``format.markdown``, ``format.markup``, ``format.line_breaks``, ``placeholder``,
 ``foreign_script``, ``eos.multiple``, ``length.long``, ``length.short``, ``partly_untranslated``, and the
 informational ones, which never change an outcome:

@@ -23,6 +23,7 @@ from typing import Any
 from markupsafe import Markup
 
 from mtboard.score.metrics.composite import WEIGHTS
+from mtboard.score.screen import SCREEN_POLICY
 from mtboard.core.schema import MethodClass
 from mtboard.site import boards as bd
 from mtboard.site import charts, glossary
@@ -177,7 +178,7 @@ def csv_safe(value: Any) -> Any:
     return "" if value is None else value
 
 
-SIGNATURE_KEYS = ("chrf", "bleu", "ter", "composite")
+SIGNATURE_KEYS = ("chrf", "bleu", "ter", "composite", "screen_ready")
 """The signatures the methodology page lists, each possibly empty (a board with no shown card has none)."""
 METRIC_KEYS = ("composite", "chrf", "exact", "equiv", "term", "morph", "fst", "semantic", "bleu", "ter", "mqm", "rubric",
                "checkpoints", "cost_adj")
@@ -212,6 +213,20 @@ def _model_fields(lb: Leaderboard | None, key: str) -> dict[str, Any]:
             "clean_cutoff": clean.cutoff if clean else None}
 
 
+SCREEN_FIELDS = ["screen_ready", "screen_hard_failures", "screen_formatted", "screen_outputs", "screen_policy"]
+"""The screen-ready score of a row's shown card as the ledger computed it (issue 40 item 5,
+:attr:`mtboard.ledger.tables.Leaderboard.screen`; docs/SCORING_SPEC.md §4.8): the value (whole segment; None on a
+domain view), its hard-failed entries, its entries with a formatting penalty, its outputs (entries × runs) and the
+policy version (the full signature is the JSON envelope's ``signatures.screen_ready``)."""
+
+
+def _screen_fields(lb: Leaderboard | None, m: Any, value: float | None) -> dict[str, Any]:
+    sr = (getattr(lb, "screen", None) or {}).get(m.rep.lc.path) if value is not None else None
+    return {"screen_ready": value, "screen_hard_failures": sr.hard_failures if sr else None,
+            "screen_formatted": sr.formatted if sr else None, "screen_outputs": sr.outputs if sr else None,
+            "screen_policy": SCREEN_POLICY if sr else None}
+
+
 def board_rows(view: View, lb: Leaderboard | None = None) -> list[dict[str, Any]]:
     """One dict per method row of a view (design §3.7), in the table's order, every key always present: the JSON
     download's rows, at full precision (floats as computed; None = missing). Keys: :data:`CSV_GROUPS`' fields (the
@@ -232,6 +247,7 @@ def board_rows(view: View, lb: Leaderboard | None = None) -> list[dict[str, Any]
             row[key] = val.raw if isinstance(val.raw, (int, float)) and not isinstance(val.raw, bool) else None
             row[f"{key}_lo"], row[f"{key}_hi"] = val.lo, val.hi
         row["composite_sd"], row["chrf_sd"] = m.composite_sd, m.chrf_sd
+        row.update(_screen_fields(lb, m, v["screen"].raw))
         row["composite_cards_min"], row["composite_cards_max"] = m.composite_range or (None, None)
         row["chrf_cards_min"], row["chrf_cards_max"] = m.chrf_range or (None, None)
         row["cost_per_segment_usd"] = v["cost"].raw
@@ -285,6 +301,7 @@ CSV_GROUPS: dict[str, list[str]] = {
     "rank": ["rank_lo", "rank_hi", "inside_floor", "flip_segments", "flip_entries"],
     "method": ["method_id", "method_label", "model", "method_class", "reference", "older_scorer", "drift"],
     "composite": _bounds("composite") + ["composite_sd", "composite_cards_min", "composite_cards_max"],
+    "screen": SCREEN_FIELDS,
     "vtier": ["verification_tier"],
     "drank": ["delta_rank"],
     "chrf": _bounds("chrf") + ["chrf_sd", "chrf_cards_min", "chrf_cards_max"],
@@ -344,6 +361,7 @@ CSV_NUMBER = {
     "entries_per_s": _metric_field("entries_per_s"),
     "cost_per_segment_usd": fmt.usd_amount,
     "latency_median_s": bd.latency_seconds,
+    "screen_ready": _metric_field("screen"),
     "run_date": lambda t: str(csv_safe(t[:10])),  # the Date column: the shown run's date
     **{f: _metric_field("composite") for f in ("clean_composite", "clean_composite_lo", "clean_composite_hi")},
 }
@@ -412,6 +430,9 @@ def _signatures(lb: Leaderboard) -> dict[str, Any]:
         for k, s in lc.card.scores.signatures.model_dump(mode="json").items():
             if s:
                 sig.setdefault(k, set()).add(s)
+        sr = (getattr(lb, "screen", None) or {}).get(lc.path)  # the ledger's, not the card's (issue 40 item 5)
+        if sr is not None:
+            sig.setdefault("screen_ready", set()).add(sr.signature)
     return {k: sorted(v)[0] if len(v) == 1 else sorted(v) for k, v in sorted(sig.items())}
 
 

@@ -50,6 +50,10 @@ BOARD_COLUMNS: list[BoardColumn] = [
                 "classes", True),
     BoardColumn("composite", "Composite ±CI", "0–1", False, "recomputed", "Weighted composite, 95% bootstrap CI",
                 "composite", True),
+    BoardColumn("screen", "Screen-ready", "0–1", False, "recomputed", "The composite as a screen translator's "
+                "reader gets it (policy screen-1): commentary, a broken placeholder or more than 5 foreign-script "
+                "letters count as no output; each formatting flag costs 0.05; equal to the composite without "
+                "flags; whole segment only", "screen-ready", True),
     BoardColumn("vtier", "Verified", "", None, "recomputed", "Verification tier (spec §9.4)", "tiers", True),
     BoardColumn("drank", "Δrank", "", None, "recomputed", "Position in this domain compared with all domains",
                 "ranks", True),
@@ -223,8 +227,8 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     out["date"] = Value(date[:10], date, date[:10])
     out["drank"] = (Value(_drank_text(m.drank), -m.drank, m.drank) if m.drank is not None and not whole
                     else Value(fmt.DASH, None))
-    for key in ("exact", "equiv", "term", "morph", "fst", "semantic", "mqm", "rubric", "checkpoints", "cost_adj", "qtier",
-                "model"):
+    for key in ("screen", "exact", "equiv", "term", "morph", "fst", "semantic", "mqm", "rubric", "checkpoints",
+                "cost_adj", "qtier", "model"):
         out[key] = _cell(m.rep, key)
     for key in ("bleu", "ter"):
         val = getattr(sc, key)

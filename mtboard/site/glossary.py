@@ -74,6 +74,9 @@ SECTIONS: tuple[Section, ...] = (
             "outcome (usable or not) and the flags it raised."),
     Section("composite", _C, "composite", "Composite", "Weighted mean of the available metrics, 0–1; boards are "
             "ranked on it."),
+    Section("screen-ready", _C, "screen-ready-score", "Screen-ready score", "The composite as a screen translator's "
+            "reader gets it: commentary and broken placeholders count as no output, formatting costs a small fixed "
+            "penalty; beside the composite, never replacing it."),
     Section("weights", _C, "weights", "Weights (profiles A and B)", "Profile A counts FST acceptance, profile B is "
             "for targets without an analyser."),
     Section("cost-adjusted", _C, "cost-adjusted-score", "Cost-adjusted score", "Quality per unit of declared cost."),
@@ -172,6 +175,10 @@ TERMS: tuple[Term, ...] = (
     # the numbers
     Term("composite", "composite", "Weighted mean of the available metrics, 0–1, higher is better; boards are ranked "
          "on it.", "composite"),
+    Term("screen-ready", "screen-ready", "The composite recomputed as a screen translator's reader gets the output "
+         "(policy screen-1): an entry with commentary, a broken placeholder or more than 5 foreign-script letters "
+         "counts as no output, and each formatting flag costs its entry 0.05; 0 ≤ screen-ready ≤ composite, equal "
+         "without such flags. Shown beside the composite; boards are not ranked on it.", "screen-ready"),
     Term("profile", "profile A / profile B", "The composite's weights: profile A when the target language has a "
          "morphological analyser (FST acceptance counts), profile B without one.", "weights"),
     Term("chrf", "chrF++", "Character n-gram F-score with word bigrams (sacrebleu CHRF, word_order=2), 0–100, higher is "
@@ -249,7 +256,8 @@ TERMS: tuple[Term, ...] = (
     Term("outcome", "outcome", "The mechanical check of one output: usable, no_usable_output (empty, refusal, "
          "cut off) or source_untranslated (the source copied back).", "outcomes"),
     Term("flag", "flag", "A recorded warning about an output: commentary, a lost placeholder, a foreign script, "
-         "markup, Apertium unknown-word marks removed (unknown_marks) …; flags do not change scores yet.", "outcomes"),
+         "markup, Apertium unknown-word marks removed (unknown_marks) …; flags do not change the composite; some lower the "
+         "screen-ready score.", "outcomes"),
     Term("meaning-mismatch", "meaning mismatch", "The semantic check found the output far from the reference in "
          "meaning (similarity below 0.5) although it passed the mechanical checks.", "semantic"),
     Term("hallucination", "hallucination", "An output whose similarity to its own source is below 0.3: text that "

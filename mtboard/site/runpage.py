@@ -21,6 +21,7 @@ from mtboard.review.community import MIN_REVIEWED, gated_tier
 from mtboard.core.schema import EntryResult, MethodClass, Outcome, RunCard, SemanticVerdict
 from mtboard.core import fmt, names
 from mtboard.ledger.load import LoadedCard
+from mtboard.score.screen import SCREEN_POLICY
 from mtboard.ledger.tables import (Leaderboard, failed, fingerprint_diff, format_attempt_rows, method_name,
                                    sentence_chrf)
 
@@ -260,6 +261,8 @@ def context(lc: LoadedCard, lb: Leaderboard, compare_next: str | None, compare_l
         "review": review_view(lc),
         "variants": lb.variants.get(lc.path),  # the ledger's variant-class lint of this card (issue 39 item 2)
         "context_slices": lb.context_slices.get(lc.path),  # the ledger's context-behaviour slices (issue 40 item 3)
+        "screen": lb.screen.get(lc.path),  # the ledger's screen-ready score of this card (issue 40 item 5)
+        "screen_policy": SCREEN_POLICY,
         "entries": entries, "domains": sorted(by_domain.items()), "failures": fails, "losses": losses,
         "open_failures": OPEN_FAILURES, "outcomes": sorted(outcomes.items()), "filters": filters,
         "diagnostic": [entry_row(r, None) for r in diag], "diagnostic_summary": _segment_summary(diag) if diag else None,

@@ -72,8 +72,9 @@ if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for t
                                             LedgerClaimMark, LedgerCleanSubset, LedgerCoverage, LedgerDrift,
                                             LedgerCanaryRun, LedgerEvidence, LedgerFlip, LedgerFloor,
                                             LedgerMember, LedgerModel, LedgerRank, LedgerReproduction, LedgerRow,
-                                            LedgerScorer, LedgerSentinel, LedgerState, LedgerTries, LedgerVariants,
-                                            TierName, ContextLabel, LedgerContextSlices, LedgerLabelSlice)
+                                            LedgerScorer, LedgerScreenReady, LedgerSentinel, LedgerState,
+                                            LedgerTries, LedgerVariants, TierName, ContextLabel,
+                                            LedgerContextSlices, LedgerLabelSlice)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
                                            SWEEP_MAX_PARALLEL, SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS,
@@ -111,7 +112,7 @@ __all__ = [
     "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
     "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerScorer", "LedgerDrift", "LedgerCanaryRun",
     "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants", "ContextLabel", "LedgerContextSlices",
-    "LedgerLabelSlice",
+    "LedgerLabelSlice", "LedgerScreenReady",
     # canary.py (issue 38)
     "CANARY_MAX_SETS", "CANARY_RULE", "CANARY_SET_MAX_ENTRIES", "CanaryRun", "CanarySet", "CanarySets",
     "ServedIdentity",
@@ -134,7 +135,7 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                           "LedgerEvidence", "LedgerMember", "LedgerRank",
                           "LedgerModel", "LedgerReproduction", "LedgerRow", "LedgerScorer", "LedgerState",
                           "LedgerTries", "TierName", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants",
-                          "ContextLabel", "LedgerContextSlices", "LedgerLabelSlice"),
+                          "ContextLabel", "LedgerContextSlices", "LedgerLabelSlice", "LedgerScreenReady"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mtboard.core.schema.common import Count, Hex64, Rate, Strict, Temperature
 
@@ -294,6 +294,52 @@ class LedgerContextSlices(Strict):
     """One per label, in the spec's order."""
 
 
+class LedgerScreenReady(Strict):
+    """The screen-ready score of the row's shown card (issue 40 item 5; :mod:`mtboard.score.screen`,
+    docs/SCORING_SPEC.md §4.8): the composite recomputed with hard-failed entries (commentary, a broken placeholder,
+    more than 5 foreign-script letters) counted as no usable output, minus 0.05 per formatting flag averaged over the
+    entries, capped at the composite, floored at 0. Shown beside the composite; nothing is ranked on it.
+
+    Consistency (checked when the ledger is built or read): ``0 ≤ value ≤ composite``, and ``value == composite``
+    when ``hard_failures`` and ``formatted`` are both 0."""
+
+    value: Rate
+    """0–1, over the whole segment (replicate cards: the mean over runs, as the composite's replicate mean)."""
+    composite: Rate
+    """The composite it is computed from (the card's; the replicate mean for ``--runs N``)."""
+    hard_failures: Count
+    """Entries counted as no usable output by the policy, over every run."""
+    hard_by_rule: dict[str, Count]
+    """Those entries by rule (``commentary``, ``placeholder``, ``foreign_script``)."""
+    formatted: Count
+    """Entries (not hard-failed) with at least one penalised formatting flag, over every run."""
+    flags_by_rule: dict[str, Count]
+    """Penalised flags by rule."""
+    outputs: Count
+    """Entries × runs."""
+    penalty: float = Field(ge=0.0, le=0.25)
+    """The formatting penalty subtracted (mean over runs of 0.05 × penalised flags ÷ entries; at most 5 flags an
+    entry: 0.25)."""
+    signature: str = Field(pattern=r"^screen:screen-[0-9]+\|")
+    """The policy and its amounts (:func:`mtboard.score.screen.screen_signature`)."""
+    text: str
+    """What the run page says."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LedgerScreenReady:
+        if self.value > self.composite:
+            raise ValueError(f"screen-ready {self.value} is above its composite {self.composite} (allowed: at most "
+                             "the composite, docs/SCORING_SPEC.md §4.8)")
+        if self.hard_failures == 0 and self.formatted == 0 and self.value != self.composite:
+            raise ValueError(f"screen-ready {self.value} differs from its composite {self.composite} without a hard "
+                             "failure or a formatting flag (allowed: equal, docs/SCORING_SPEC.md §4.8)")
+        if sum(self.hard_by_rule.values()) != self.hard_failures:
+            raise ValueError("hard_by_rule does not sum to hard_failures")
+        if self.hard_failures + self.formatted > self.outputs:
+            raise ValueError("more flagged entries than outputs")
+        return self
+
+
 class LedgerModel(Strict):
     """The row's model as its record describes it (issue 37 items 1–2; :mod:`mtboard.ledger.facts`): the values the
     board's filters use. ``unknown`` where the record says nothing or there is no (valid) record."""
@@ -379,6 +425,8 @@ class LedgerRow(Strict):
     context_behaviour: LedgerContextSlices | None = None
     """The shown card's context-behaviour slices (issue 40 item 3); None without a counted GEMBA-MQM judge or without
     an entry with dialogue history."""
+    screen_ready: LedgerScreenReady | None = None
+    """The screen-ready score of the shown card (issue 40 item 5); None in ledgers published before it."""
 
 
 BOARD_STATES: tuple[str, ...] = ("baselines-only", "subsets-only", "nothing-ranked", "all-failing", "one-method",
@@ -448,4 +496,4 @@ __all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "Tier
            "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerModel",
            "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember", "LedgerCanaryRun", "LedgerDrift",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage", "LedgerVariants", "LedgerContextSlices",
-           "LedgerLabelSlice", "ContextLabel"]
+           "LedgerLabelSlice", "ContextLabel", "LedgerScreenReady"]
