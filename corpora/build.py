@@ -600,8 +600,8 @@ ALTERNATIVE_EVENTS = frozenset({"last breath", "last_breath", "die", "time over"
 """Events whose lines are alternatives, not a conversation (one dying unit's words among many, the time-out defeat):
 never sampled as scenes."""
 DIALOGUE_WINDOW = 10
-"""Lines per scene that become development entries: the window ``[s, s + 10)`` with ``s = min(24, n - 10)`` (scene of
-n lines), so a scene of ≥ 34 lines gives every window entry the full 24-line history."""
+"""Development entries per scene: the first 10 qualifying lines of its main path from :func:`window_start` on (then
+back before it)."""
 
 
 @dataclass(frozen=True)
@@ -667,7 +667,14 @@ def dialogue_check(root: Path) -> dict[str, int]:
     pieces = [(s.domain, p) for s in scenes for ln in s.lines for p in ln.pieces]
     used = {(d, p) for d, p in pieces}
     ordered = all(a.line < b.line and a.block <= b.block for s in scenes for a, b in zip(s.lines, s.lines[1:]))
-    return {"scenes": len(scenes), "scenes_8_lines": sum(len(s.lines) >= 8 for s in scenes), "lines": sum(len(s.lines) for s in scenes),
+    # an independent count: lines of the raw files that open a translatable message= / story= value
+    key_re = re.compile(r"^[ \t]*(?:message|story)[ \t]*=[ \t]*_", re.M)
+    raw = sum(len(key_re.findall(f.read_text(encoding="utf-8"))) for f in sorted({root / s.file for s in scenes}))
+    accounted = (report.kept["message"] + report.kept["story"] + sum(
+        report.dropped[k] for k in ("inactive_line", "define_line", "option", "other_tag", "mixed")))
+    return {"scenes": len(scenes), "scenes_8_lines": sum(len(s.lines) >= 8 for s in scenes),
+            "off_first_path": report.kept["off_first_path"], "raw_key_lines": raw,
+            "raw_key_lines_accounted": accounted, "lines": sum(len(s.lines) for s in scenes),
             "message": report.kept["message"], "story": report.kept["story"],
             "pieces_found": sum(p in known[d] for d, p in pieces),
             "pieces_missing": sum(p not in known[d] for d, p in pieces),
@@ -678,18 +685,25 @@ def dialogue_check(root: Path) -> dict[str, int]:
 
 
 def sampled_scenes(scenes: list[Scene]) -> list[Scene]:
-    """The :data:`DIALOGUE_SCENES` scenes with the most lines (ties: smallest SHA-256 rank of (:data:`DIALOGUE_SEED`,
-    scene id)), :data:`ALTERNATIVE_EVENTS` left out, in reading order (campaign, file, block)."""
+    """The :data:`DIALOGUE_SCENES` scenes with the most lines on their first path (:func:`main_path`; ties: smallest
+    SHA-256 rank of (:data:`DIALOGUE_SEED`, scene id)), :data:`ALTERNATIVE_EVENTS` left out, in reading order
+    (campaign, file, block)."""
     ranked = sorted((s for s in scenes if (s.lines[0].event or "") not in ALTERNATIVE_EVENTS),
-                    key=lambda s: (-len(s.lines), rank_key(DIALOGUE_SEED, s.id, "")))
+                    key=lambda s: (-len(main_path(s)), rank_key(DIALOGUE_SEED, s.id, "")))
     chosen = {s.id for s in ranked[:DIALOGUE_SCENES]}
     return [s for s in scenes if s.id in chosen]
 
 
-def window(n: int) -> range:
-    """Positions of a scene of ``n`` lines that become development entries (:data:`DIALOGUE_WINDOW`)."""
-    start = max(0, min(D.HISTORY_CAP, n - DIALOGUE_WINDOW))
-    return range(start, min(n, start + DIALOGUE_WINDOW))
+def main_path(scene: Scene) -> list[int]:
+    """Indices of the scene's lines on its first path (the first branch of every choice,
+    :func:`mtboard.inputs.corpora.dialogue.on_first_path`): the scene as one play reads it."""
+    return [k for k, ln in enumerate(scene.lines) if D.on_first_path(ln)]
+
+
+def window_start(n: int) -> int:
+    """Where, on a scene's main path of ``n`` lines, development entries start being taken: ``min(24, n - 10)``
+    (at least 0), so a scene of ≥ 34 lines gives its entries the full 24-line history (:data:`DIALOGUE_WINDOW`)."""
+    return max(0, min(D.HISTORY_CAP, n - DIALOGUE_WINDOW))
 
 
 def _dialogue_labels(line: D.WmlLine, english: str) -> tuple[Register, Context | None]:
@@ -701,71 +715,91 @@ def _dialogue_labels(line: D.WmlLine, english: str) -> tuple[Register, Context |
     return Register.conversational, L.assign_context(Domain.literary, english)
 
 
+def scene_history(scene: Scene, texts: list[str | None], index: int) -> list[str]:
+    """The history of line ``index`` of ``scene`` whose texts in the source language are ``texts``: the lines before
+    it on its path (:func:`mtboard.inputs.corpora.dialogue.path_before`), the last 24, stopping at a gap
+    (:func:`mtboard.inputs.corpora.dialogue.history`)."""
+    seq = D.path_before(list(scene.lines), index) + [index]
+    return D.history([texts[j] for j in seq], len(seq) - 1)
+
+
 def build_dialogue(recipe: Recipe, root: Path, log=print) -> Corpus:
     """A dialogue dataset from the Wesnoth campaigns (corpora/SOURCES.md, "Dialogue corpora").
 
-    Scenes: :func:`sampled_scenes`. Development entries: each sampled scene's :func:`window` lines, then diagnostic
-    entries: every line of any scene whose source carries a placeholder (``$unit.name``), in reading order. A line
-    becomes an entry when it has a translation (``recipe.catalog_lang``), passes the pair filters
-    (:func:`~mtboard.inputs.corpora.filters.check_pair`), has ≤ 60 words and its source was not already used;
-    otherwise it stays in the scene as history only. ``history`` = :func:`mtboard.inputs.corpora.dialogue.history`
-    over the scene's lines in the source language (a line without a translation in that language is a gap the
-    history stops at: reversed datasets only, since the English original is never missing)."""
+    Scenes: :func:`sampled_scenes`. Development entries: in each sampled scene, the first
+    :data:`DIALOGUE_WINDOW` lines that qualify among its :func:`main_path` lines from :func:`window_start` on (when
+    the scene ends first, the lines before the start, going back), in scene order;
+    then diagnostic entries: every qualifying line of any scene (on any path) whose source carries a placeholder
+    (``$unit.name``), in reading order. A line qualifies when it has a translation (``recipe.catalog_lang``),
+    passes the pair filters (:func:`~mtboard.inputs.corpora.filters.check_pair`), has ≤ 60 words and its source
+    was not used by an earlier entry; every line, qualifying or not, stays in its scene as history.
+    ``history`` = :func:`scene_history` over the scene's lines in the source language (a line without a translation
+    in that language is a gap the history stops at: reversed datasets only, since the English original is never
+    missing)."""
     lang, sl, tl = recipe.catalog_lang, recipe.source_language, recipe.target_language
     scenes = wesnoth_scenes(root)
     cats = {dom: wesnoth_catalog(root, dom, lang) for _, dom in DIALOGUE_CAMPAIGNS}
     chosen = {s.id for s in sampled_scenes(scenes)}
-    note = ("scene order from the WML scenario file (file order, NORMAL difficulty; corpora/SOURCES.md)"
-            + ("; " + REVERSE_NOTE.format(lang=LANG_NAMES[lang]) if recipe.reverse else ""))
+    note = ("scene order from the WML scenario file (file order on the line's own branch path, NORMAL difficulty; "
+            "corpora/SOURCES.md)" + ("; " + REVERSE_NOTE.format(lang=LANG_NAMES[lang]) if recipe.reverse else ""))
     seen: set[str] = set()
     report = FilterReport()
-    dev: list[Entry] = []
-    diag: list[Entry] = []
-    for scene in scenes:
+
+    def entry(scene: Scene, k: int, segment: Segment) -> Entry | None:
         mo_file, cat = cats[scene.domain]
         lines = D.scene_lines(list(scene.lines), cat)
         english = [clean_debris(x.source) for x in lines]
         translated = [clean_debris(x.target) if x.target is not None else None for x in lines]
         src_texts = translated if recipe.reverse else english
-        ref_texts = english if recipe.reverse else translated
-        positions = set(window(len(lines))) if scene.id in chosen else set()
-        for k, ln in enumerate(lines):
-            is_diag = L.is_diagnostic(ln.source)
-            if k not in positions and not is_diag:
+        src, ref = src_texts[k], (english if recipe.reverse else translated)[k]
+        report.read += 1
+        if src is None or ref is None:
+            report.drop("no_translation")
+            return None
+        reason = check_pair(src, ref, sl, tl)
+        if reason is None and max(word_count(src), word_count(ref)) > CAP_WORDS:
+            reason = "too_long"
+        if reason is None and src.casefold() in seen:
+            reason = "duplicate"
+        if reason:
+            report.drop(reason)
+            return None
+        seen.add(src.casefold())
+        report.kept += 1
+        w = scene.lines[k]
+        register, context = _dialogue_labels(w, english[k])
+        where = f"{scene.file.removeprefix(WESNOTH_DATA + '/')}:{w.line}"
+        extra = "".join(f" {key}={v}" for key, v in (("event", w.event), ("speaker", w.speaker)) if v)
+        locator = "+".join(hashlib.sha256(p.encode("utf-8")).hexdigest()[:16] for p in w.pieces)
+        origin = Origin(package=scene.package, package_version=PACKAGES[scene.package][1], file=mo_file,
+                        locator=f"msgid-sha256={locator} wml={where}{extra}", note=note)
+        return Entry(id=0, source=src, reference=ref, segment=segment, difficulty=L.difficulty(src, sl),
+                     provenance="corpus", register=register, context=context, domain=Domain.literary,
+                     history=scene_history(scene, src_texts, k), scene=scene.id, origin=origin)
+
+    dev: list[Entry] = []
+    for scene in scenes:
+        if scene.id not in chosen:
+            continue
+        main = main_path(scene)
+        start = window_start(len(main))
+        taken: list[tuple[int, Entry]] = []
+        for k in main[start:] + main[:start][::-1]:  # forward from the start, then back before it
+            if len(taken) == DIALOGUE_WINDOW:
+                break
+            if L.is_diagnostic(D.shown(scene.lines[k].text)):
                 continue
-            report.read += 1
-            src, ref = src_texts[k], ref_texts[k]
-            if src is None or ref is None:
-                report.drop("no_translation")
-                continue
-            reason = check_pair(src, ref, sl, tl)
-            if reason is None and max(word_count(src), word_count(ref)) > CAP_WORDS:
-                reason = "too_long"
-            if reason is None and src.casefold() in seen:
-                reason = "duplicate"
-            if reason:
-                report.drop(reason)
-                continue
-            seen.add(src.casefold())
-            report.kept += 1
-            register, context = _dialogue_labels(ln.wml, english[k])
-            w = ln.wml
-            where = f"{scene.file.removeprefix(WESNOTH_DATA + '/')}:{w.line}"
-            extra = "".join(f" {k_}={v}" for k_, v in (("event", w.event), ("speaker", w.speaker)) if v)
-            locator = "+".join(hashlib.sha256(p.encode("utf-8")).hexdigest()[:16] for p in w.pieces)
-            origin = Origin(package=scene.package, package_version=PACKAGES[scene.package][1], file=mo_file,
-                            locator=f"msgid-sha256={locator} wml={where}{extra}", note=note)
-            entry = Entry(id=0, source=src, reference=ref,
-                          segment=Segment.diagnostic if is_diag else Segment.development,
-                          difficulty=L.difficulty(src, sl), provenance="corpus", register=register, context=context,
-                          domain=Domain.literary, history=D.history(src_texts, k), scene=scene.id, origin=origin)
-            (diag if is_diag else dev).append(entry)
+            e = entry(scene, k, Segment.development)
+            if e is not None:
+                taken.append((k, e))
+        dev += [e for _, e in sorted(taken, key=lambda t: t[0])]
+    diag = [e for scene in scenes for k, ln in enumerate(scene.lines) if L.is_diagnostic(D.shown(ln.text))
+            for e in [entry(scene, k, Segment.diagnostic)] if e is not None]
     log(f"  wesnoth dialogue {lang}: {len(chosen)} scenes; {report.summary()}")
-    entries = dev + diag
     info = DatasetInfo(id=recipe.id, version=VERSION, language_pair=f"{sl.upper()}→{tl.upper()}",
                        source_language=sl, target_language=tl, created=CREATED,
                        license=PACKAGES[WESNOTH[0][0]][2], provenance=["corpus"], description=recipe.description)
-    return build_corpus(info, entries)
+    return build_corpus(info, dev + diag)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,16 +7,22 @@ by a small scanner that knows what the order needs and nothing more:
 * ``[message] … message= _ "…"`` (dialogue; the line is emitted when its ``[/message]`` closes, with its
   ``speaker=`` and the enclosing ``[event]``'s ``name=``) and ``[part] … story= _ "…"`` (narration shown between
   scenarios), in file order;
+* a macro call ``{NAME … ( … ) …}`` is read through: WML in its parenthesised arguments (``{IF_VAR … ([then]
+  [message]…)}``) is read in place, as the macro usually pastes it (a guess: the macro bodies live elsewhere);
+* where the WML branches (``[if]``'s ``[then]``/``[else]``, ``[switch]``'s ``[case]``s, a message's ``[option]``s,
+  a macro's separate arguments), each line records its branches (``WmlLine.path``, :data:`BRANCHES`), so that a
+  history never holds two alternatives: the lines before a line are those on its own path, taking the first
+  branch of every choice it is not inside (:func:`compatible`, :func:`path_before`);
 * preprocessor conditionals are resolved as a game at NORMAL difficulty sees them (``#ifdef NORMAL`` true,
   ``#ifdef EASY`` / ``HARD`` and every other symbol false; ``#ifndef`` the opposite; ``#else`` flips), and
   ``#define … #enddef`` bodies are skipped (a macro body is not spoken where it is written);
 * a ``message=`` whose value is not one or more translatable strings (``_ "…"``, joined by ``+``) is not a line: a
   pure macro call (``message={WHISPER _"…"}``), an untranslatable value (``message=$var``) or a mix is dropped and
   counted (:class:`WmlReport`), as are ``message=`` keys of ``[option]`` (a player's menu choice) and translatable
-  strings inside macro calls (unit names, hints);
+  strings given to a macro as plain arguments (unit names, hints: ``{HINT ( _ "…")}``);
 * strings follow WML: ``"…"`` with ``""`` for a literal quote, possibly over several lines; ``<<…>>`` raw; ``#``
   starts a comment outside strings; a preprocessor directive is a line whose first word is ``#define``,
-  ``#ifdef`` … (``#if the player …`` is a comment).
+  ``#ifdef`` … (``#if the player …`` is a comment), and ``#enddef`` also closes a macro body at the end of a line.
 
 The text of a line is the msgid exactly as ``wmlxgettext`` extracts it, so it can be looked up in the catalogue
 (:func:`scene_lines`). Placeholders such as ``$unit.name`` or ``$second_unit.name|`` stay as written.
@@ -42,6 +48,8 @@ HISTORY_CAP = 24
 _DIRECTIVE_RE = re.compile(r"[ \t]*#(define|enddef|ifdef|ifndef|ifhave|ifnhave|ifver|ifnver|else|endif|undef|"
                            r"textdomain|arg|endarg|error|warning|deprecated|po)\b([^\n]*)")
 _TAG_RE = re.compile(r"\[(/?)\+?([A-Za-z_][A-Za-z0-9_]*)\]")
+_PLAIN_RE = re.compile(r"[^\n#+\"{]+")
+_PLAIN_IN_MACRO_RE = re.compile(r"[^\n#+\"{})]+")
 _KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:[ \t]*,[ \t]*[A-Za-z_][A-Za-z0-9_]*)*)[ \t]*=")
 
 
@@ -61,6 +69,8 @@ class WmlLine:
     speaker: str | None = None
     block: int = 0
     """Ordinal (1, 2, …) of the outermost ``[event]`` the line is in, in file order; 0 outside events (``[story]``)."""
+    path: tuple[tuple[int, int], ...] = ()
+    """The branches the line lies in: (choice id, branch index) pairs (:data:`BRANCHES`); () on every path."""
 
     @property
     def text(self) -> str:
@@ -72,12 +82,14 @@ class WmlReport:
     """What :func:`wml_lines` kept and dropped in one or more files (counts by reason, see the module doc)."""
 
     kept: Counter = field(default_factory=Counter)
-    """``message`` / ``story`` lines emitted."""
+    """``message`` / ``story`` lines emitted; ``off_first_path``: how many of them lie in a branch other than the
+    first of some choice."""
     dropped: Counter = field(default_factory=Counter)
     """``macro`` (value is a macro call), ``untranslatable`` (value has no translatable string), ``mixed`` (strings
     and other tokens), ``option`` (``[option]`` menu text), ``inactive`` (translatable strings in a false
     conditional branch), ``define`` (translatable strings in a ``#define`` body), ``in_macro`` (translatable strings
-    in macro-call arguments)."""
+    in macro-call arguments); ``inactive_line`` / ``define_line``: the ``message=`` / ``story=`` keys among them;
+    ``other_tag``: a translatable ``message=`` / ``story=`` outside ``[message]`` / ``[part]``."""
 
     def add(self, other: WmlReport) -> None:
         self.kept.update(other.kept)
@@ -88,6 +100,27 @@ class WmlReport:
 class _Tag:
     name: str
     keys: dict[str, tuple[int, list[tuple[str, str]]]] = field(default_factory=dict)
+    children: Counter = field(default_factory=Counter)
+    choice: int = 0
+    """Id of the choice this tag opens (an ``[if]``, ``[switch]`` or ``[message]``), 0 if none yet."""
+    path: tuple[tuple[int, int], ...] = ()
+    """(choice id, branch index) of every branch the tag lies in (:data:`BRANCHES`)."""
+    macro: bool = False
+    """A macro call ``{NAME …}`` read as a tag: its parenthesised arguments are branches (:data:`BRANCHES`)."""
+    parens: int = 0
+    args: int = 0
+    arg_choice: int = 0
+
+
+BRANCHES = {"if": ("then", "elseif", "else"), "switch": ("case", "default"), "message": ("option",),
+            "{": ("then", "elseif", "else", "case", "default")}
+"""Choice points and the tags of their branches: ``[if]``'s ``[then]``/``[elseif]``/``[else]``, ``[switch]``'s
+``[case]``/``[default]``, a message's ``[option]``s (the player's menu), and a macro call (``{``) holding such
+tags in its arguments (``{IF_VAR … ([then] … [else] …)}``). The k-th branch tag of a choice (in file order) has
+index k - 1. A macro call's parenthesised arguments are a choice of their own (argument k - 1): the lines a macro
+is given in separate arguments are taken as alternatives (``{MESSAGE_DEPEND_ON_ALLY (Grog's line) (Nog's line)
+…}`` says one of them), which never puts two of them in one history but also keeps a macro whose arguments are
+shown one after another on one path only. A scene's *first path* takes branch 0 everywhere (:func:`compatible`)."""
 
 
 def _read_string(text: str, i: int) -> tuple[str, int]:
@@ -144,11 +177,39 @@ def wml_lines(text: str, defined: frozenset[str] = DEFINED) -> tuple[list[WmlLin
     in_define = 0
     event_names: list[str | None] = []
     blocks = 0
+    choices = 0
     i, n = 0, len(text)
     line = 1
 
     def active() -> bool:
         return in_define == 0 and all(cond)
+
+    def child_path(name: str) -> tuple[tuple[int, int], ...]:
+        """The path of a tag ``name`` opened now; counts it among its parent's children."""
+        nonlocal choices
+        if not stack:
+            return ()
+        parent = stack[-1]
+        path = parent.path
+        if parent.macro:
+            if not parent.arg_choice:
+                choices += 1
+                parent.arg_choice = choices
+            path = path + ((parent.arg_choice, max(0, parent.args - 1)),)
+        kinds = BRANCHES.get("{" if parent.macro else parent.name, ())
+        if name in kinds:
+            if not parent.choice:
+                choices += 1
+                parent.choice = choices
+            path = path + ((parent.choice, sum(parent.children[b] for b in kinds)),)
+        parent.children[name] += 1
+        return path
+
+    def pop() -> _Tag:
+        tag = stack.pop()
+        if tag.name == "event" and event_names:
+            event_names.pop()
+        return tag
 
     def count_inactive(k: int) -> None:
         report.dropped["define" if in_define else "inactive"] += k
@@ -165,6 +226,8 @@ def wml_lines(text: str, defined: frozenset[str] = DEFINED) -> tuple[list[WmlLin
         if c == "#":
             bol = text.rfind("\n", 0, i) + 1
             m = _DIRECTIVE_RE.match(text, bol) if text[bol:i].strip() == "" else None
+            if m is None and in_define and text.startswith("#enddef", i):  # 'CS(-240,30,20)#enddef' (utbs 12)
+                m = _DIRECTIVE_RE.match(text, i)
             end = text.find("\n", i)
             end = n if end < 0 else end
             if m:
@@ -192,18 +255,19 @@ def wml_lines(text: str, defined: frozenset[str] = DEFINED) -> tuple[list[WmlLin
                     continue
                 closing, name = m.group(1) == "/", m.group(2)
                 if not closing:
-                    stack.append(_Tag(name))
+                    stack.append(_Tag(name, path=child_path(name)))
                     if name == "event":
                         event_names.append(None)
                         blocks += len(event_names) == 1
                     continue
-                while stack and stack[-1].name != name:  # tolerate a missing close tag
-                    stack.pop()
-                if not stack:
+                k = len(stack) - 1
+                while k >= 0 and stack[k].name != name and not stack[k].macro:
+                    k -= 1
+                if k < 0 or stack[k].name != name:  # a close tag with no open one (inside this macro call)
                     continue
-                tag = stack.pop()
-                if name == "event" and event_names:
-                    event_names.pop()
+                while len(stack) > k + 1:  # tolerate a missing close tag
+                    pop()
+                tag = pop()
                 want = {"message": "message", "part": "story"}.get(name)
                 if want and want in tag.keys:
                     at, toks = tag.keys[want]
@@ -214,8 +278,9 @@ def wml_lines(text: str, defined: frozenset[str] = DEFINED) -> tuple[list[WmlLin
                         ev = next((e for e in reversed(event_names) if e), None)
                         out.append(WmlLine("message" if name == "message" else "story",
                                            tuple(v for k, v in toks if k == "tr"), at, ev, spk,
-                                           blocks if event_names else 0))
+                                           blocks if event_names else 0, tag.path))
                         report.kept[out[-1].kind] += 1
+                        report.kept["off_first_path"] += any(b for _, b in tag.path)
                     elif kinds == {"macro"}:
                         report.dropped["macro"] += 1
                     elif "tr" in kinds:
@@ -224,20 +289,36 @@ def wml_lines(text: str, defined: frozenset[str] = DEFINED) -> tuple[list[WmlLin
                         report.dropped["untranslatable"] += 1
                 continue
         if c == "{":
-            j, k = _skip_macro(text, i)
-            line += text.count("\n", i, j)
-            if active():
-                report.dropped["in_macro"] += k
-            else:
+            if not active():
+                j, k = _skip_macro(text, i)
+                line += text.count("\n", i, j)
                 count_inactive(k)
-            i = j
+                i = j
+                continue
+            stack.append(_Tag("{", path=child_path("{"), macro=True))
+            i += 1
+            continue
+        if c == "}":
+            if active() and any(t.macro for t in stack):
+                while not pop().macro:
+                    pass
+            i += 1
+            continue
+        if c in "()" and active() and stack and stack[-1].macro:
+            top = stack[-1]
+            top.parens += 1 if c == "(" else -1
+            top.args += c == "(" and top.parens == 1
+            i += 1
             continue
         if c == '"':
             tr = text[text.rfind("\n", 0, i) + 1:i].rstrip().endswith("_")
             _, j = _read_string(text, i)
             line += text.count("\n", i, j)
-            if tr and not active():
-                count_inactive(1)
+            if tr:
+                if active():
+                    report.dropped["in_macro"] += 1
+                else:
+                    count_inactive(1)
             i = j
             continue
         m = _KEY_RE.match(text, i)
@@ -284,19 +365,27 @@ def wml_lines(text: str, defined: frozenset[str] = DEFINED) -> tuple[list[WmlLin
                 elif c == "+":
                     toks.append(("plus", "+"))
                     i += 1
+                elif c in ")}" and any(t.macro for t in stack):
+                    break  # the end of a macro argument or call ends the value
                 else:
-                    m2 = re.compile(r"[^\n#+\"{]+").match(text, i)
+                    m2 = (_PLAIN_IN_MACRO_RE if any(t.macro for t in stack) else _PLAIN_RE).match(text, i)
                     toks.append(("plain", m2.group(0).strip()))
                     i = m2.end()
+            has_tr = any(k == "tr" for k, _ in toks)
             if not active():
                 count_inactive(sum(k == "tr" for k, _ in toks))
+                if key in ("message", "story") and has_tr:
+                    report.dropped[("define" if in_define else "inactive") + "_line"] += 1
                 continue
             if stack:
                 stack[-1].keys[key] = (key_line, toks)
                 if key == "name" and stack[-1].name == "event" and event_names:
                     event_names[-1] = "".join(v for _, v in toks)
-                if key == "message" and stack[-1].name == "option" and any(k == "tr" for k, _ in toks):
-                    report.dropped["option"] += 1
+                if key in ("message", "story") and has_tr and \
+                        stack[-1].name != {"message": "message", "story": "part"}[key]:
+                    report.dropped["option" if stack[-1].name == "option" else "other_tag"] += 1
+            elif key in ("message", "story") and has_tr:
+                report.dropped["other_tag"] += 1
             continue
         i += 1  # anything else (stray characters) is skipped
     # a [message] is emitted when it closes, after the replies nested in its [option]s: file order is the order of
@@ -333,6 +422,23 @@ def scene_lines(lines: list[WmlLine], catalog: dict[str, str]) -> list[SceneLine
                              "".join(t for t in tr if t is not None) if all(t is not None for t in tr) else None,
                              ln))
     return out
+
+
+def compatible(before: WmlLine, line: WmlLine) -> bool:
+    """Whether ``before`` can be shown before ``line`` in one play: at every choice ``before`` lies in, it is in
+    ``line``'s branch when ``line`` lies in that choice too, else in the first branch (index 0)."""
+    mine = dict(line.path)
+    return all(b == mine.get(c, 0) for c, b in before.path)
+
+
+def path_before(lines: list[WmlLine], index: int) -> list[int]:
+    """Indices of the lines before ``lines[index]`` on its path (:func:`compatible`), oldest first."""
+    return [j for j in range(index) if compatible(lines[j], lines[index])]
+
+
+def on_first_path(line: WmlLine) -> bool:
+    """The line lies in the first branch of every choice it is inside (a scene's main sequence)."""
+    return all(b == 0 for _, b in line.path)
 
 
 def history(texts: list[str | None], index: int, cap: int = HISTORY_CAP) -> list[str]:
