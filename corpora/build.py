@@ -338,11 +338,11 @@ RECIPES: tuple[Recipe, ...] = (
            description=_REV_DESC.format(orig="mtb-en-ca-dev", lang="Catalan", pair="eng-cat")),
     Recipe("mtb-en-es-dialogue", "en", "es", "es", (), dialogue=True, description=_DIALOGUE_DESC.format(
         pair="English original → Spanish human translation", extra="")),
-    Recipe("mtb-ja-en-dialogue", "ja", "en", "ja", (), dialogue=True, reverse=True, description=_DIALOGUE_DESC.format(
-        pair="Japanese human translation → English original", extra=(
-            " Reversed direction: English is the original text and Japanese its human translation (every entry's "
-            "origin.note says so); history is in Japanese and stops at a preceding line that has no Japanese "
-            "translation."))),
+    Recipe("mtb-ja-en-dialogue", "ja", "en", "ja", (), dialogue=True, reverse=True, description=(
+        "Reversed from en→ja catalogues: English is the original text and Japanese its human translation; here the "
+        "Japanese is the source and the English original the reference (every entry's origin.note says so); "
+        "history is in Japanese and stops at a preceding line that has no Japanese translation. "
+        + _DIALOGUE_DESC.format(pair="Japanese human translation → English original", extra=""))),
 )
 """The committed datasets."""
 
