@@ -667,6 +667,9 @@ def dialogue_check(root: Path) -> dict[str, int]:
     pieces = [(s.domain, p) for s in scenes for ln in s.lines for p in ln.pieces]
     used = {(d, p) for d, p in pieces}
     ordered = all(a.line < b.line and a.block <= b.block for s in scenes for a, b in zip(s.lines, s.lines[1:]))
+    # plausibility of the order: consecutive main-path messages of a conversation, same speaker or not
+    turns = [(s.lines[a].speaker, s.lines[b].speaker) for s in scenes for a, b in zip(main_path(s), main_path(s)[1:])
+             if s.lines[a].kind == s.lines[b].kind == "message"]
     # an independent count: lines of the raw files that open a translatable message= / story= value
     key_re = re.compile(r"^[ \t]*(?:message|story)[ \t]*=[ \t]*_", re.M)
     raw = sum(len(key_re.findall(f.read_text(encoding="utf-8"))) for f in sorted({root / s.file for s in scenes}))
@@ -681,6 +684,8 @@ def dialogue_check(root: Path) -> dict[str, int]:
             "multi_piece_lines": sum(len(ln.pieces) > 1 for s in scenes for ln in s.lines),
             "increasing_line_numbers": int(ordered),
             **{f"dropped_{k}": v for k, v in sorted(report.dropped.items())},
+            "placeholder_lines": sum(L.is_diagnostic(D.shown(ln.text)) for s in scenes for ln in s.lines),
+            "speaker_pairs": len(turns), "same_speaker_pairs": sum(a == b for a, b in turns),
             "catalogue_msgids_unused": sum(len(ids - {p for d, p in used if d == dom}) for dom, ids in known.items())}
 
 

@@ -369,7 +369,8 @@ def test_dialogue_corpora_rebuild_byte_identically_with_the_measured_order_check
         "raw_key_lines_accounted": 3428, "lines": 3365, "message": 3254, "story": 111, "pieces_found": 3365,
         "pieces_missing": 0, "multi_piece_lines": 0, "increasing_line_numbers": 1, "dropped_define": 47,
         "dropped_define_line": 29, "dropped_in_macro": 331, "dropped_inactive": 179, "dropped_inactive_line": 34,
-        "dropped_untranslatable": 2, "catalogue_msgids_unused": 1397}
+        "dropped_untranslatable": 2, "placeholder_lines": 16, "speaker_pairs": 2297, "same_speaker_pairs": 206,
+        "catalogue_msgids_unused": 1397}
     # the gap rule on real data: three lines of this scene have no Japanese translation in the 1.16.9 catalogue
     scene = next(s for s in build.wesnoth_scenes(root) if s.id == "httt/03_The_Isle_of_Alduin/04_start")
     _, cat = build.wesnoth_catalog(root, scene.domain, "ja")
