@@ -313,12 +313,14 @@ _REV_DESC = ("Reversed direction: the entries of {orig}, same ids, pairs, segmen
              "corpora/SOURCES.md.")
 _DIALOGUE_DESC = ("Dialogue corpus with history (issue 40): lines of 36 Battle for Wesnoth 1.16 campaign scenes (Heir "
                   "to the Throne, The South Guard, Two Brothers, Son of the Black-Eye, Under the Burning Suns; Debian "
-                  "wesnoth-1.16-* packages), {pair}, from the campaigns' gettext catalogues. The scene order comes from the WML "
-                  "scenario files (the catalogues are sorted by msgid); each entry carries its scene id and up to 24 "
-                  "preceding lines of its scene as history (context, not to be translated). Development entries: "
-                  "ten consecutive lines per scene; diagnostic: every placeholder-bearing line ($unit.name). "
-                  "Register and context by documented rule (narration formal/narrative, characters "
-                  "conversational). See corpora/SOURCES.md.{extra}")
+                  "wesnoth-1.16-* packages), {pair}, from the campaigns' gettext catalogues. The line order comes "
+                  "from the WML scenario files (the catalogues are sorted by msgid): a scene is one event's "
+                  "conversation, and where the WML branches a history follows the line's own branch. Each entry "
+                  "carries its scene id and up to 24 preceding lines of its scene as history (context, not to be "
+                  "translated). Development entries: ten lines per scene (lines without a usable translation stay "
+                  "history only); diagnostic: every placeholder-bearing line ($unit.name). Register and context by "
+                  "documented rule (narration formal/narrative, characters conversational). See "
+                  "corpora/SOURCES.md.{extra}")
 _REF = Part("debian-reference", Domain.tech, 80, min_words=4)
 RECIPES: tuple[Recipe, ...] = (
     Recipe("mtb-en-es-dev", "en", "es", "es", _parts(_REF), description=_desc()),
