@@ -112,7 +112,9 @@ def test_committed_sets_hold_and_follow_the_rule():
     sets = c.read_sets(ROOT / c.SETS_FILE)
     assert warnings == [] and c.check_sets(sets, corpora) == []
     assert [(s.dataset_id, s.version, len(s.entry_ids), s.rule) for s in sets.sets] == [
-        (f"mtb-{p}-dev", "1.0.0", 12, "stratified-v1") for p in ("ca-en", "en-ca", "en-de", "en-es", "en-fr", "en-ja", "es-en", "ja-en")]
+        (f"mtb-{p}", "1.0.0", 12, "stratified-v1") for p in (
+            "ca-en-dev", "en-ca-dev", "en-de-dev", "en-es-dev", "en-es-dialogue", "en-fr-dev", "en-ja-dev", "es-en-dev",
+            "ja-en-dev", "ja-en-dialogue")]
     es = c.set_for(sets, ES, "1.0.0")
     assert es.entry_ids == CANARY_IDS
     corpus = next(k for k in corpora if k.corpus.dataset.id == ES)
@@ -185,7 +187,7 @@ def test_sets_file_refuses_bad_documents(tmp_path):
 def test_cli_checks_the_committed_file():
     res = _mtboard(["canary", "sets", "--root", ROOT])
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "canaries/sets.yaml: 8 sets hold (96 entries)"
+    assert res.stdout.strip() == "canaries/sets.yaml: 10 sets hold (120 entries)"  # 8 + the two dialogue corpora
 
 
 # --------------------------------------------------------------------------------------------------------------------

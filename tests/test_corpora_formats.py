@@ -433,6 +433,6 @@ def test_check_flags_identical_duplicate_and_placeholder(tmp_path):
 
 def test_committed_corpora_have_no_flags():
     files = sorted((Path(__file__).parent.parent / "corpora").glob("*.json"))
-    assert len(files) == 8  # six en↔xx corpora + es→en and ca→en (issue 39)
+    assert len(files) == 10  # six en↔xx corpora + es→en and ca→en (issue 39) + the two dialogue corpora (issue 40)
     res = runner.invoke(app, ["corpus", "check", "--strict", *map(str, files)])
     assert res.exit_code == 0, res.output

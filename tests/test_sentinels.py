@@ -97,7 +97,8 @@ def test_the_composite_orders_the_reference_above_every_sentinel(path, loaded):
                                     {e.id: e.reference for e in corpus.segment("development")})
     names = [s.name for s in found]
     assert names[:4] == ["copy-source", "shuffled", "truncated", "doubled"]
-    assert "wrong-language" in names  # every committed corpus has aligned UDHR articles
+    # every committed development corpus has aligned UDHR articles; the dialogue corpora (issue 40) hold none
+    assert ("wrong-language" in names) == (not path.stem.endswith("-dialogue"))
     for s in found:
         assert s.scores.composite < reference.scores.composite, (s.name, s.scores.composite)
         assert len(s.results) == len(corpus.segment("development"))

@@ -124,6 +124,10 @@ class Entry(Strict):
     """Other acceptable human translations, used for equivalent_match."""
     history: list[str] = []
     """Prior dialogue lines in the source language (oldest first), given as context, not to be translated."""
+    scene: str | None = Field(default=None, min_length=1, max_length=200)
+    """Id of the scene (conversation) the entry's line belongs to, e.g. ``httt/02_Blackwater_Port/03_start`` (a
+    Wesnoth campaign, scenario and event); entries of one scene share it and their ``history`` comes from the scene's
+    earlier lines. ``None``: the entry is not part of a dialogue (issue 40; docs/corpora.md)."""
     glossary: list[GlossaryTerm] = []
     """Glossary terms occurring in the source, with their required renderings (terminology_adherence; kept from a
     TBX or CSV glossary by ``mtboard corpus import --glossary``)."""

@@ -25,8 +25,8 @@ request, not about the file, so it is said explicitly: ``--new-language``. A rul
 (say, "a pair no other committed corpus covers") would make the same file pass or fail depending on what else is
 committed — a second corpus for a pair would silence the check on the first. Instead every corpus committed to
 ``corpora/`` is held to the public minimums by the test suite (``tests/test_language_minimums.py`` checks
-``corpora/*.json`` with ``--new-language``), so a language cannot get onto the board below them; the six committed
-corpora meet them all (330–355 development and 24 diagnostic entries, all five difficulty levels, two registers,
+``corpora/*.json`` with ``--new-language``), so a language cannot get onto the board below them; the ten committed
+corpora meet them all (330–356 development and 10–24 diagnostic entries, all five difficulty levels, two registers,
 provenance and origin on every entry).
 """
 
