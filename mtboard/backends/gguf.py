@@ -47,7 +47,7 @@ from pydantic import Field
 from mtboard.backends.local import sandbox, server as localserver
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
-from mtboard.core.errors import BackendError, ConfigError, DeferredError
+from mtboard.core.errors import BackendError, ConfigError, DeferredError, MtboardError
 from mtboard.core.languages import primary
 from mtboard.llm import LLMClient, LLMResult
 from mtboard.backends.local.server import LLAMA_SERVER, LocalServer
@@ -174,6 +174,28 @@ class ModelRef:
         if self.is_hub:
             return f"{self.repo}/{self.filename}@{(self.revision or '')[:12]}"
         return self.basename
+
+
+def gguf_family_metadata(path: Path) -> list[tuple[str, str]]:
+    """``[("gguf.general.architecture", …), ("gguf.general.name", …)]`` from a GGUF file's key-value metadata
+    (``general.basename`` before ``general.name``), read with the ``gguf`` package (memory-mapped: only the header
+    is touched). ``[]`` when the package is missing or the file cannot be read."""
+    try:
+        from gguf import GGUFReader  # noqa: PLC0415 - optional (mtboard[local]); only for the prompt choice
+        reader = GGUFReader(str(path))
+    except Exception:  # noqa: BLE001 - a missing package or an unreadable file: no evidence, the default prompt
+        return []
+    out: list[tuple[str, str]] = []
+    for key, source in (("general.architecture", "gguf.general.architecture"), ("general.basename", "gguf.general.name"),
+                        ("general.name", "gguf.general.name")):
+        field = reader.fields.get(key)
+        try:
+            value = field.contents() if field is not None else None
+        except Exception:  # noqa: BLE001 - an odd field type
+            value = None
+        if isinstance(value, str) and value.strip():
+            out.append((source, value.strip()[:200]))
+    return out
 
 
 def parse_model_ref(text: str) -> ModelRef:
@@ -527,6 +549,21 @@ class GGUFBackend(OpenAIBackend):
             await super().aclose()
         finally:
             self._stop_server()
+
+    @classmethod
+    def prompt_evidence(cls, model: str, base_url: str | None) -> list[tuple[str, str]] | None:
+        """The GGUF file's own metadata (``general.architecture``, ``general.basename`` / ``general.name``, read with
+        the ``gguf`` package when the file is on this machine: a local path, or a pinned Hub file already in the
+        cache is not looked up here) and its file name. ``[]`` for a reference that cannot be parsed. Never raises."""
+        try:
+            ref = parse_model_ref(model)
+        except MtboardError:
+            return []
+        out: list[tuple[str, str]] = []
+        if ref.path is not None and ref.path.is_file():
+            out += gguf_family_metadata(ref.path)
+        out.append(("gguf.file_name", ref.basename))
+        return out
 
     @classmethod
     def public_model(cls, model: str) -> str:

@@ -19,6 +19,7 @@ source                                  what                                    
 ``ollama.details.family``               Ollama ``POST /api/show`` ``details.family``                    metadata
 ``gguf.general.name``                   the GGUF file's ``general.name`` / ``general.basename``         name
 ``ollama.model_info.general.basename``  Ollama ``/api/show`` ``model_info["general.basename"]``          name
+``gguf.file_name``                      the local GGUF file's name (``gguf:`` backend)                  name
 ``props.model_path``                    llama.cpp ``GET /props`` ``model_path`` (its file name only)    name
 ``vllm.root``                           vLLM ``/v1/models`` ``root`` (the Hugging Face repo it loaded)  name
 ``ollama.model``                        the Ollama model name serving the request                       name
@@ -41,14 +42,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 Source = Literal["gguf.general.architecture", "ollama.model_info.general.architecture", "ollama.details.family",
-                 "gguf.general.name", "ollama.model_info.general.basename", "props.model_path", "vllm.root",
-                 "ollama.model", "v1/models.id"]
+                 "gguf.general.name", "ollama.model_info.general.basename", "gguf.file_name", "props.model_path",
+                 "vllm.root", "ollama.model", "v1/models.id"]
 
 METADATA_SOURCES: tuple[str, ...] = ("gguf.general.architecture", "ollama.model_info.general.architecture",
                                      "ollama.details.family")
 """Sources that are the weights' own metadata (an architecture or family key), most reliable first."""
-NAME_SOURCES: tuple[str, ...] = ("gguf.general.name", "ollama.model_info.general.basename", "props.model_path",
-                                 "vllm.root", "ollama.model", "v1/models.id")
+NAME_SOURCES: tuple[str, ...] = ("gguf.general.name", "ollama.model_info.general.basename", "gguf.file_name",
+                                 "props.model_path", "vllm.root", "ollama.model", "v1/models.id")
 """Sources that are names (of the weights, the file, the repo, the served model), most reliable first."""
 
 

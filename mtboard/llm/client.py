@@ -532,8 +532,9 @@ class LLMClient:
                 ident.engine = f"vllm {v['version']}"
         elif provider == "ollama" and (ident.served or model):
             tag = ident.served or str(model)
-            ident.weights_sha256, ident.family = serverinfo.ollama_show(
-                await self._root_json("api/show", {"model": tag}))
+            shown = await self._root_json("api/show", {"model": tag})
+            ident.weights_sha256, ident.family = serverinfo.ollama_show(shown)
+            ident.architecture, ident.base_name = serverinfo.ollama_model_info(shown)
             revision = serverinfo.ollama_digest(await self._root_json("api/tags"), tag)
             name = name or tag
         ident.weights_path, ident.weights_name, ident.revision = path, name, revision

@@ -65,6 +65,10 @@ class ServerIdentity:
     """Version of the weights: the Hugging Face commit vLLM loaded, or Ollama's manifest digest."""
     family: str | None = None
     """Model family as the server reports it (Ollama ``details.family``, e.g. ``gemma3``)."""
+    architecture: str | None = None
+    """The weights' ``general.architecture`` as the server reports it (Ollama ``/api/show`` ``model_info``)."""
+    base_name: str | None = None
+    """The weights' ``general.basename`` (Ollama ``/api/show`` ``model_info``; e.g. ``translategemma``)."""
 
     @property
     def identifies_weights(self) -> bool:
@@ -150,6 +154,37 @@ def ollama_show(data: Any) -> tuple[str | None, str | None]:
     return blob, (fam if isinstance(fam, str) and fam else None)
 
 
+def ollama_model_info(data: Any) -> tuple[str | None, str | None]:
+    """``(general.architecture, general.basename)`` from Ollama's ``/api/show`` ``model_info`` (keys as the GGUF
+    file has them; Ollama docs/api.md "Show Model Information")."""
+    info = data.get("model_info") if isinstance(data, dict) else None
+    if not isinstance(info, dict):
+        return None, None
+    arch, base = info.get("general.architecture"), info.get("general.basename")
+    return (arch if isinstance(arch, str) and arch else None, base if isinstance(base, str) and base else None)
+
+
+def prompt_evidence(ident: ServerIdentity) -> list[tuple[str, str]]:
+    """What ``ident`` says about the model's family, as :func:`mtboard.inputs.native.choose` reads it:
+    ``(source, value)`` pairs, metadata first (Ollama's ``general.architecture`` and ``details.family``), then names
+    (Ollama's ``general.basename``; llama.cpp's ``/props`` ``model_path`` file name; vLLM's ``root`` repo; the Ollama
+    model name; the ``/v1/models`` id serving the request, its file name when it is a path). Never a folder path."""
+    out: list[tuple[str, str]] = []
+    if ident.architecture:
+        out.append(("ollama.model_info.general.architecture", ident.architecture))
+    if ident.family:
+        out.append(("ollama.details.family", ident.family))
+    if ident.base_name:
+        out.append(("ollama.model_info.general.basename", ident.base_name))
+    if ident.weights_name:
+        source = {"llama.cpp": "props.model_path", "vllm": "vllm.root", "ollama": "ollama.model"}.get(
+            ident.provider or "", "v1/models.id")
+        out.append((source, ident.weights_name))
+    if ident.served and ident.served != ident.weights_name:
+        out.append(("v1/models.id", basename(ident.served) if looks_like_path(ident.served) else ident.served))
+    return out
+
+
 def ollama_digest(tags: Any, name: str) -> str | None:
     """The manifest ``digest`` Ollama's ``/api/tags`` lists for ``name`` (``sha256:`` prefix dropped)."""
     for m in model_list(tags):
@@ -178,4 +213,5 @@ def weights_from_models(provider: str | None, served: str | None, item: dict[str
 
 
 __all__ = ["ServerIdentity", "basename", "looks_like_path", "model_list", "pick_served", "vllm_root",
-           "llama_cpp_props", "openapi_version", "ollama_show", "ollama_digest", "weights_from_models"]
+           "llama_cpp_props", "openapi_version", "ollama_show", "ollama_model_info", "ollama_digest",
+           "weights_from_models", "prompt_evidence"]
