@@ -49,7 +49,7 @@ from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
 from mtboard.core.errors import BackendError, ConfigError, DeferredError, MtboardError
 from mtboard.core.languages import primary
-from mtboard.llm import LLMClient, LLMResult
+from mtboard.llm import LLMClient, LLMResult, serverinfo
 from mtboard.backends.local.server import LLAMA_SERVER, LocalServer
 from mtboard.inputs.runspec import BackendContext, MethodSpec, RunSpec
 from mtboard.core.text import TEMPLATE_MARKUP
@@ -174,77 +174,6 @@ class ModelRef:
         if self.is_hub:
             return f"{self.repo}/{self.filename}@{(self.revision or '')[:12]}"
         return self.basename
-
-
-_GGUF_SCALARS = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-"""GGUF value types of fixed size (bytes): uint8, int8, uint16, int16, uint32, int32, float32, bool, uint64, int64,
-float64; 8 is a string (uint64 length + UTF-8 bytes), 9 an array (uint32 element type + uint64 count + elements)."""
-
-
-def gguf_family_metadata(path: Path) -> list[tuple[str, str]]:
-    """``[("gguf.general.architecture", …), ("gguf.general.name", …)]`` from a GGUF file's key-value header
-    (``general.basename`` before ``general.name``), for the automatic prompt choice (:mod:`mtboard.inputs.native`).
-
-    Reads the header as the GGUF specification lays it out (ggml ``docs/gguf.md``: magic ``GGUF``, uint32 version
-    ≥ 2, uint64 tensor count, uint64 key-value count, then the key-value pairs, little-endian) and stops after the
-    ``general.*`` keys, which writers put first: the ``gguf`` package's ``GGUFReader`` would parse every tensor's
-    description too (half a minute for a 270M model on a busy machine). ``[]`` when the file is not a readable GGUF
-    header. Never raises."""
-    import struct  # noqa: PLC0415
-
-    wanted = {"general.architecture": "gguf.general.architecture", "general.basename": "gguf.general.name",
-              "general.name": "gguf.general.name"}
-    found: dict[str, str] = {}
-    try:
-        with open(path, "rb") as fh:
-            def read(n: int) -> bytes:
-                b = fh.read(n)
-                if len(b) != n:
-                    raise EOFError
-                return b
-
-            def string() -> str:
-                (n,) = struct.unpack("<Q", read(8))
-                if n > 1 << 20:
-                    raise ValueError("string too long")
-                return read(n).decode("utf-8", "replace")
-
-            def skip(vtype: int) -> None:
-                if vtype in _GGUF_SCALARS:
-                    fh.seek(_GGUF_SCALARS[vtype], 1)
-                elif vtype == 8:
-                    (n,) = struct.unpack("<Q", read(8))
-                    fh.seek(n, 1)
-                elif vtype == 9:
-                    etype, count = struct.unpack("<IQ", read(12))
-                    if etype in _GGUF_SCALARS:
-                        fh.seek(_GGUF_SCALARS[etype] * count, 1)
-                    else:
-                        for _ in range(count):
-                            skip(etype)
-                else:
-                    raise ValueError(f"unknown GGUF value type {vtype}")
-
-            if read(4) != b"GGUF" or struct.unpack("<I", read(4))[0] < 2:
-                return []
-            _tensors, kv_count = struct.unpack("<QQ", read(16))
-            seen_general = False
-            for _ in range(min(kv_count, 100_000)):
-                key = string()
-                (vtype,) = struct.unpack("<I", read(4))
-                if not key.startswith("general."):
-                    if seen_general:
-                        break
-                    skip(vtype)
-                    continue
-                seen_general = True
-                if key in wanted and vtype == 8:
-                    found[key] = string().strip()[:200]
-                else:
-                    skip(vtype)
-    except (OSError, EOFError, ValueError, struct.error):
-        pass
-    return [(wanted[k], found[k]) for k in wanted if found.get(k)]
 
 
 def parse_model_ref(text: str) -> ModelRef:
@@ -601,16 +530,17 @@ class GGUFBackend(OpenAIBackend):
 
     @classmethod
     def prompt_evidence(cls, model: str, base_url: str | None) -> list[tuple[str, str]] | None:
-        """The GGUF file's own metadata (``general.architecture``, ``general.basename`` / ``general.name``, read with
-        the ``gguf`` package when the file is on this machine: a local path, or a pinned Hub file already in the
-        cache is not looked up here) and its file name. ``[]`` for a reference that cannot be parsed. Never raises."""
+        """The GGUF file's own metadata (``general.architecture``, ``general.basename`` / ``general.name``, whether it
+        carries a chat template; :func:`mtboard.llm.serverinfo.gguf_evidence`) when the file is a local path (a
+        pinned Hub file is not looked up here), and its file name. ``[]`` for a reference that cannot be parsed.
+        Never raises."""
         try:
             ref = parse_model_ref(model)
         except MtboardError:
             return []
         out: list[tuple[str, str]] = []
         if ref.path is not None and ref.path.is_file():
-            out += gguf_family_metadata(ref.path)
+            out += serverinfo.gguf_evidence(ref.path)
         out.append(("gguf.file_name", ref.basename))
         return out
 

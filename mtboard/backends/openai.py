@@ -134,8 +134,10 @@ class OpenAIBackend(Backend):
     def prompt_evidence(cls, model: str, base_url: str | None) -> list[tuple[str, str]] | None:
         """Ask the endpoint what it serves (:meth:`mtboard.llm.LLMClient.probe`: ``/v1/models``, llama.cpp
         ``/props``, Ollama ``/api/show``, vLLM ``root``) and return what names the model's family
-        (:func:`mtboard.llm.serverinfo.prompt_evidence`). None when the server is not a self-hosted engine
-        (:data:`SELF_HOSTED`: a hosted API, or a server that did not answer). Never raises."""
+        (:func:`mtboard.llm.serverinfo.prompt_evidence`), plus the GGUF header of the weights file when the server
+        runs on this machine (loopback) and reports the file's path (:func:`mtboard.llm.serverinfo.gguf_evidence`).
+        None when the server is not a self-hosted engine (:data:`SELF_HOSTED`: a hosted API, or a server that did
+        not answer). Never raises."""
         endpoint = cls.endpoint_url(base_url)
         if endpoint is None:
             return None
@@ -160,7 +162,12 @@ class OpenAIBackend(Backend):
         ident = client.identity
         if ident.provider not in cls.SELF_HOSTED:
             return None
-        return serverinfo.prompt_evidence(ident)
+        evidence = serverinfo.prompt_evidence(ident)
+        host = (urlsplit(normalise_base_url(endpoint)).hostname or "").lower()
+        path = ident.weights_path
+        if path and _is_loopback(host) and Path(path).is_absolute() and Path(path).is_file():
+            evidence = serverinfo.gguf_evidence(path) + evidence  # the server's own file: its header says more
+        return evidence
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
     def start(self) -> None:

@@ -24,6 +24,9 @@ source                                  what                                    
 ``vllm.root``                           vLLM ``/v1/models`` ``root`` (the Hugging Face repo it loaded)  name
 ``ollama.model``                        the Ollama model name serving the request                       name
 ``v1/models.id``                        the ``/v1/models`` id serving the request                       name
+``gguf.tokenizer.chat_template``        whether the GGUF file carries a chat template                   base?
+``props.chat_template``                 llama.cpp ``/props`` ``chat_template`` (present or absent)      base?
+``ollama.template``                     Ollama ``/api/show`` ``template`` (absent: ``{{ .Prompt }}``)   base?
 ======================================  ==============================================================  ==========
 
 Precedence (:func:`choose`): metadata over names, except for the rows without metadata values. TranslateGemma,
@@ -33,6 +36,11 @@ TranslateGemma, ``llama`` for CAT-Translate, Ollama's ``details.family`` likewis
 other families by metadata (architecture before Ollama's family; ``llama`` is taken as Llama 3, the format the
 table covers), then by name, sources in the order above. No match: no family, the
 backend's default template, reason "family not recognised".
+
+A chat-model family (Gemma, Llama, Qwen, Mistral) whose weights carry no chat template (the ``base?`` sources say
+``absent`` and none says ``present``) is a base (pretrained) model: it continues text and follows no instruction
+format, so :attr:`Choice.base_model` is set and the run gets the base-model prompt (``few-shot-completion`` where it
+has examples for the language pair, else the backend's default; :func:`mtboard.run.runner.choose_prompt`).
 """
 
 from __future__ import annotations
@@ -41,13 +49,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-Source = Literal["gguf.general.architecture", "ollama.model_info.general.architecture", "ollama.details.family",
+Source = Literal["gguf.tokenizer.chat_template", "props.chat_template", "ollama.template",
+                 "gguf.general.architecture", "ollama.model_info.general.architecture", "ollama.details.family",
                  "gguf.general.name", "ollama.model_info.general.basename", "gguf.file_name", "props.model_path",
                  "vllm.root", "ollama.model", "v1/models.id"]
 
 METADATA_SOURCES: tuple[str, ...] = ("gguf.general.architecture", "ollama.model_info.general.architecture",
                                      "ollama.details.family")
 """Sources that are the weights' own metadata (an architecture or family key), most reliable first."""
+TEMPLATE_SOURCES: tuple[str, ...] = ("gguf.tokenizer.chat_template", "props.chat_template", "ollama.template")
+"""Sources saying whether the weights carry a chat template (``present`` / ``absent``)."""
 NAME_SOURCES: tuple[str, ...] = ("gguf.general.name", "ollama.model_info.general.basename", "gguf.file_name",
                                  "props.model_path", "vllm.root", "ollama.model", "v1/models.id")
 """Sources that are names (of the weights, the file, the repo, the served model), most reliable first."""
@@ -167,6 +178,8 @@ class Choice:
     source: str | None
     evidence: str | None
     reason: str
+    base_model: bool = False
+    """A chat-model family whose weights carry no chat template: a base model (module docstring)."""
 
 
 def _name_value(value: str) -> str:
@@ -188,21 +201,32 @@ def choose(evidence: list[tuple[str, str]]) -> Choice:
         if not row.architectures:  # recognised by name only: their metadata is another family's
             for s, v in names:
                 if _matches_name(row, v):
-                    return Choice(row, s, v, f"{s} names a {row.label} model (recognised by name: its metadata "
-                                             f"is its base model's)")
+                    picked = Choice(row, s, v, f"{s} names a {row.label} model (recognised by name: its metadata "
+                                               f"is its base model's)")
+                    return picked if row.dedicated else _base_or_chat(picked, items)
     for src in METADATA_SOURCES:
         for s, v in items:
             if s != src:
                 continue
             for row in FAMILIES:
                 if v.lower() in row.architectures:
-                    return Choice(row, s, v, f"{s} is {v!r}")
+                    return _base_or_chat(Choice(row, s, v, f"{s} is {v!r}"), items)
     for s, v in names:
         for row in FAMILIES:
             if row.architectures and _matches_name(row, v):
-                return Choice(row, s, v, f"{s} names a {row.label} model")
+                return _base_or_chat(Choice(row, s, v, f"{s} names a {row.label} model"), items)
     seen = "; ".join(f"{s}={v}" for s, v in items) or "the server reported nothing about its model"
     return Choice(None, None, None, f"family not recognised ({seen[:300]})")
+
+
+def _base_or_chat(picked: Choice, items: list[tuple[str, str]]) -> Choice:
+    """``picked`` marked as a base model when the template sources say ``absent`` and none says ``present``."""
+    said = [(s, v.lower()) for s, v in items if s in TEMPLATE_SOURCES]
+    if said and all(v == "absent" for _, v in said):
+        return Choice(picked.row, picked.source, picked.evidence,
+                      f"{picked.reason}; but the weights carry no chat template ({said[0][0]}): a base model, which "
+                      f"follows no instruction format", base_model=True)
+    return picked
 
 
 def family(name: str) -> FamilyFormat:
@@ -213,4 +237,8 @@ def family(name: str) -> FamilyFormat:
     raise KeyError(name)
 
 
-__all__ = ["FamilyFormat", "FAMILIES", "Choice", "choose", "family", "METADATA_SOURCES", "NAME_SOURCES"]
+BASE_MODEL_PROMPT = "few-shot-completion"
+"""The prompt a base model of a chat-model family gets where it has examples for the language pair."""
+
+__all__ = ["FamilyFormat", "FAMILIES", "Choice", "choose", "family", "METADATA_SOURCES", "NAME_SOURCES",
+           "TEMPLATE_SOURCES", "BASE_MODEL_PROMPT"]

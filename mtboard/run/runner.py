@@ -165,7 +165,8 @@ def _prompt_and_coaching(settings: RunSettings, backend_cls: type[Backend], back
     elif settings.prompt:
         prompt = load_prompt(settings.prompt)  # --prompt always wins
     else:
-        choice = choose_prompt(backend_cls, model, settings.base_url, ask=environment)
+        choice = choose_prompt(backend_cls, model, settings.base_url, ask=environment,
+                               source_language=ds.source_language, target_language=ds.target_language)
         prompt = load_prompt(choice.template if choice is not None else backend_cls.default_prompt)
     coaching = load_coaching(settings.coaching, prompt, backend) if settings.coaching else None
     if prompt is None:
@@ -175,20 +176,29 @@ def _prompt_and_coaching(settings: RunSettings, backend_cls: type[Backend], back
     return prompt, coaching, prompt.system_prompt(ds.source_language, ds.target_language), choice
 
 
-def choose_prompt(backend_cls: type[Backend], model: str, base_url: str | None, *,
-                  ask: bool = True) -> PromptChoice | None:
+def choose_prompt(backend_cls: type[Backend], model: str, base_url: str | None, *, ask: bool = True,
+                  source_language: str | None = None, target_language: str | None = None) -> PromptChoice | None:
     """The prompt template for a run without ``--prompt`` (issue 40 item 4): the native format of the served model's
-    family (:func:`mtboard.inputs.native.choose` over :meth:`Backend.prompt_evidence`), or the backend's default
-    template when no family is recognised ("family not recognised"). None — the default template, nothing recorded —
-    when the backend cannot say what it serves, or ``ask`` is False (``mtboard sweep plan``: no server is asked).
-    Never raises."""
+    family (:func:`mtboard.inputs.native.choose` over :meth:`Backend.prompt_evidence`); for a base model of a chat
+    family (no chat template in its weights) :data:`~mtboard.inputs.native.BASE_MODEL_PROMPT` where it can render the
+    language pair, else the backend's default; the backend's default template when no family is recognised ("family
+    not recognised"). None — the default template, nothing recorded — when the backend cannot say what it serves, or
+    ``ask`` is False (``mtboard sweep plan``: no server is asked). Never raises."""
     if not ask:
         return None
     evidence = backend_cls.prompt_evidence(model, base_url)
     if evidence is None:
         return None
     picked = native.choose(evidence)
-    template = picked.row.template if picked.row is not None else backend_cls.default_prompt
+    template = backend_cls.default_prompt
+    if picked.row is not None and not picked.base_model:
+        template = picked.row.template
+    elif picked.base_model and source_language and target_language:
+        try:
+            load_prompt(native.BASE_MODEL_PROMPT).system_prompt(source_language, target_language)
+            template = native.BASE_MODEL_PROMPT
+        except MtboardError:  # no examples for this pair: the backend's default
+            pass
     return PromptChoice(family=picked.row.family if picked.row else None, source=picked.source,
                         evidence=picked.evidence[:300] if picked.evidence else None, template=template,
                         reason=picked.reason[:500])
