@@ -517,4 +517,14 @@ def test_the_choice_is_recorded_on_a_card_from_a_real_server(tmp_path, gemma_ser
     assert usable and all(r.predicted and "\n" not in r.predicted for r in usable)
     with use_runtime(Runtime(prompts_dir=ROOT / "prompts")):
         report = validate_card(work / "card.json", make_context(tmp_path, tmp_path / "corpora"))
-    assert report.ok, [str(p) for p in report.problems]
+        assert report.ok, [str(p) for p in report.problems]
+        data = json.loads((work / "card.json").read_text(encoding="utf-8"))
+        data["method"]["prompt_choice"]["template"] = "translate-chat"
+        data["method"]["prompt_choice"]["family"] = "phi"
+        (tmp_path / "bad.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        problems = [str(p) for p in validate_card(tmp_path / "bad.json",
+                                                  make_context(tmp_path, tmp_path / "corpora")).problems]
+    assert any("method.prompt_choice says template 'translate-chat' was chosen, but the card's prompt is "
+               "'few-shot-completion'" in p for p in problems), problems
+    assert any("method.prompt_choice.family 'phi' is not a family of the native prompt table" in p
+               for p in problems), problems
