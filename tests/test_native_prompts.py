@@ -510,6 +510,12 @@ def test_the_choice_is_recorded_on_a_card_from_a_real_server(tmp_path, gemma_ser
         reason="gguf.general.architecture is 'gemma3'; but the weights carry no chat template "
                "(gguf.tokenizer.chat_template): a base model, which follows no instruction format")
     assert card.fingerprint.components["prompt_choice"] == "gemma/gguf.general.architecture/few-shot-completion"
+    from mtboard.ledger import tables  # noqa: PLC0415
+
+    assert tables.prompt_choice_rows(card) == [(
+        "prompt chosen", "gemma (gguf.general.architecture: gemma3) → template few-shot-completion; "
+        "gguf.general.architecture is 'gemma3'; but the weights carry no chat template "
+        "(gguf.tokenizer.chat_template): a base model, which follows no instruction format", "method")]
     raw = [json.loads(line) for line in (work / "raw.jsonl").read_text().splitlines()]
     assert {r["endpoint"] for r in raw} == {"/completions"}
     assert all(r["request"]["prompt"].startswith("English: Where is the train station?") for r in raw)
