@@ -510,6 +510,16 @@ def test_the_choice_is_recorded_on_a_card_from_a_real_server(tmp_path, gemma_ser
         reason="gguf.general.architecture is 'gemma3'; but the weights carry no chat template "
                "(gguf.tokenizer.chat_template): a base model, which follows no instruction format")
     assert card.fingerprint.components["prompt_choice"] == "gemma/gguf.general.architecture/few-shot-completion"
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from mtboard.inputs.runspec import RunSpec  # noqa: PLC0415
+    from mtboard.verify.rerun import rerun_settings  # noqa: PLC0415
+
+    spec = RunSpec.from_card(card)
+    assert spec.prompt_choice == card.method.prompt_choice  # the fingerprint recomputed from the card has it too
+    again = rerun_settings(card, spec, SimpleNamespace(method="openai:gemma-3-270m", backend_options={}), corpus,
+                           card.dataset.segment, 2, tmp_path / "v", gemma_server)
+    assert again.prompt is None  # mtboard verify chooses again: the choice is part of what is verified
     from mtboard.ledger import tables  # noqa: PLC0415
 
     assert tables.prompt_choice_rows(card) == [(
