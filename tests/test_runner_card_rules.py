@@ -167,6 +167,9 @@ NOT_FROM_THE_COMMAND_LINE: tuple[tuple[str, str], ...] = (
     (r"\$\.method\.plugin\.(distribution|version|entry_point)",
      "the installed plugin distribution's metadata: PluginRecord is validated when prepare() builds the RunSpec, "
      "before anything is sent"),
+    (r"\$\.method\.prompt_choice\.\w+", "chosen by mtboard from what the server reports (runner.choose_prompt, "
+                                     "issue 40 item 4): PromptChoice is validated, its strings cut to their limits, "
+                                     "when prepare() builds the RunSpec, before anything is sent"),
     (r"\$\.run_id", "a UUID v4 the work directory draws"),
     (r"\$\.run_card_hash", "the seal, computed"),
     (r"\$\.(fingerprint\.version|rescored_from\[\]\.fingerprint_version)", "the harness's fingerprint version"),
@@ -389,7 +392,9 @@ class LlamaServerStandIn(LoopbackServer):
 def test_an_over_long_name_the_server_reports_gives_way_to_the_typed_one(tmp_path: Path) -> None:
     path = _corpus(tmp_path, Case((), ""))
     with LlamaServerStandIn() as srv:
+        # --prompt: without it the stand-in's llama.cpp self-report would choose Gemma's native (completion) format
         p = cli_support.invoke(["run", str(path), "--method", "openai:my-gemma", "--base-url", srv.url,
+                                "--prompt", "translate-chat",
                                 "--work-dir", str(tmp_path / "w"), "--price-in", "0", "--price-out", "0"],
                                cwd=tmp_path, unset=("OPENAI_", "JUDGE_"))
     assert p.returncode == 0, p.stderr

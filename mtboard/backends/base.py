@@ -203,6 +203,14 @@ class Backend(ABC):
         Default: no check. Raises: ConfigError."""
 
     @classmethod
+    def prompt_evidence(cls, model: str, base_url: str | None) -> list[tuple[str, str]] | None:
+        """What can be learnt before the run about the family of the model this backend will serve, for the automatic
+        prompt choice of a run without ``--prompt`` (:mod:`mtboard.inputs.native`): ``(source, value)`` pairs, or
+        None when the backend cannot say (then its :attr:`default_prompt` is used and nothing is recorded). The
+        default: None. Must not raise for an unreachable server (None or ``[]`` then)."""
+        return None
+
+    @classmethod
     def public_model(cls, model: str) -> str:
         """The model part as published in a card (default: as typed). A backend whose model may be a local path
         returns something that names no local folder."""

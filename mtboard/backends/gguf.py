@@ -47,9 +47,9 @@ from pydantic import Field
 from mtboard.backends.local import sandbox, server as localserver
 from mtboard.backends.base import Options, Rerun, TranslateRequest
 from mtboard.backends.openai import OpenAIBackend
-from mtboard.core.errors import BackendError, ConfigError, DeferredError
+from mtboard.core.errors import BackendError, ConfigError, DeferredError, MtboardError
 from mtboard.core.languages import primary
-from mtboard.llm import LLMClient, LLMResult
+from mtboard.llm import LLMClient, LLMResult, serverinfo
 from mtboard.backends.local.server import LLAMA_SERVER, LocalServer
 from mtboard.inputs.runspec import BackendContext, MethodSpec, RunSpec
 from mtboard.core.text import TEMPLATE_MARKUP
@@ -527,6 +527,22 @@ class GGUFBackend(OpenAIBackend):
             await super().aclose()
         finally:
             self._stop_server()
+
+    @classmethod
+    def prompt_evidence(cls, model: str, base_url: str | None) -> list[tuple[str, str]] | None:
+        """The GGUF file's own metadata (``general.architecture``, ``general.basename`` / ``general.name``, whether it
+        carries a chat template; :func:`mtboard.llm.serverinfo.gguf_evidence`) when the file is a local path (a
+        pinned Hub file is not looked up here), and its file name. ``[]`` for a reference that cannot be parsed.
+        Never raises."""
+        try:
+            ref = parse_model_ref(model)
+        except MtboardError:
+            return []
+        out: list[tuple[str, str]] = []
+        if ref.path is not None and ref.path.is_file():
+            out += serverinfo.gguf_evidence(ref.path)
+        out.append(("gguf.file_name", ref.basename))
+        return out
 
     @classmethod
     def public_model(cls, model: str) -> str:

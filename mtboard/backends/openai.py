@@ -16,6 +16,7 @@ Settings (``--backend-opt``): :class:`OpenAIOptions` (retry tuning).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import ipaddress
 import os
@@ -28,7 +29,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
-from mtboard.core.errors import BackendError, ConfigError
+from mtboard.core.errors import BackendError, ConfigError, MtboardError
 from mtboard.llm import LLMClient, LLMRequest, LLMResult, normalise_base_url, serverinfo
 from mtboard.inputs.runspec import BackendContext, MethodSpec, endpoint_host_sha256
 from mtboard.core.schema import BackendFacts, MethodClass, MethodRecord, TranslationRecord
@@ -121,6 +122,52 @@ class OpenAIBackend(Backend):
                               field=f"{cls.endpoint_env}_API_KEY",
                               fix=f"export {cls.endpoint_env}_API_KEY=…, or point --base-url / "
                                   f"{cls.endpoint_env}_BASE_URL at your own server")
+
+    SELF_HOSTED: ClassVar[tuple[str, ...]] = ("llama.cpp", "llama-cpp-python", "ollama", "vllm")
+    """Servers whose model the automatic prompt choice applies to (:meth:`prompt_evidence`): self-hosted engines that
+    serve raw completions with the model's own special tokens. A hosted API applies its own chat format."""
+    PROMPT_PROBE_PATIENCE_S: ClassVar[float] = 15.0
+    """How long :meth:`prompt_evidence` waits for a busy server's ``/models`` before giving up (the default prompt
+    then)."""
+
+    @classmethod
+    def prompt_evidence(cls, model: str, base_url: str | None) -> list[tuple[str, str]] | None:
+        """Ask the endpoint what it serves (:meth:`mtboard.llm.LLMClient.probe`: ``/v1/models``, llama.cpp
+        ``/props``, Ollama ``/api/show``, vLLM ``root``) and return what names the model's family
+        (:func:`mtboard.llm.serverinfo.prompt_evidence`), plus the GGUF header of the weights file when the server
+        runs on this machine (loopback) and reports the file's path (:func:`mtboard.llm.serverinfo.gguf_evidence`).
+        None when the server is not a self-hosted engine (:data:`SELF_HOSTED`: a hosted API, or a server that did
+        not answer). Never raises."""
+        endpoint = cls.endpoint_url(base_url)
+        if endpoint is None:
+            return None
+        try:
+            client = LLMClient(normalise_base_url(endpoint), os.environ.get(f"{cls.endpoint_env}_API_KEY"),
+                               concurrency=1, timeout_s=cls.PROMPT_PROBE_PATIENCE_S, max_retries=0)
+        except MtboardError:
+            return None
+        client.probe_patience_s = cls.PROMPT_PROBE_PATIENCE_S
+
+        async def ask() -> None:
+            try:
+                await client.probe(model or None)
+            finally:
+                await client.aclose()
+
+        try:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # safe inside a running event loop
+                pool.submit(asyncio.run, ask()).result()
+        except Exception:  # noqa: BLE001 - the probe never raises; a loop failure must not stop the run either
+            return None
+        ident = client.identity
+        if ident.provider not in cls.SELF_HOSTED:
+            return None
+        evidence = serverinfo.prompt_evidence(ident)
+        host = (urlsplit(normalise_base_url(endpoint)).hostname or "").lower()
+        path = ident.weights_path
+        if path and _is_loopback(host) and Path(path).is_absolute() and Path(path).is_file():
+            evidence = serverinfo.gguf_evidence(path) + evidence  # the server's own file: its header says more
+        return evidence
 
     # -- lifecycle ---------------------------------------------------------------------------------------------------
     def start(self) -> None:

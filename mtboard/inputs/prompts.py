@@ -8,6 +8,7 @@ A template file looks like::
     variables: [source, source_language_name, target_language_name]
     description: one line
     stop: []                   # optional stop sequences (each rendered as a template too)
+    strip: true                # optional: false keeps the completion prompt's trailing newline (turn formats)
     source_languages: [en]     # optional: languages the template can take as source
     examples: {es: [[en, es], …]}   # optional few-shot pairs per target language
     ---
@@ -102,6 +103,10 @@ class PromptMeta(BaseModel):
     """Few-shot pairs per target-language tag: ``{es: [[english, spanish], …]}``."""
     examples_note: str | None = None
     """Where the examples come from (e.g. 'hand-written by the mtboard authors for this template')."""
+    strip: bool = True
+    """False: the ``prompt`` block (completion) is sent exactly as rendered, its trailing whitespace kept — a turn
+    format rendered by hand ends with the model's turn header and a newline (``<start_of_turn>model\\n``), which
+    stripping would cut (:mod:`mtboard.inputs.native`). True (default): leading and trailing whitespace is stripped."""
     development_entries: list[str | int] = []
     """Ids of the corpus entries the examples are taken from (spec §9.2.2: using development entries in few-shot
     prompts is allowed but must be declared; the validator's ``submission`` check refuses a card whose prompt holds
@@ -176,7 +181,8 @@ class Prompt:
         if name not in tmpl.blocks:
             return ""
         try:
-            return "".join(tmpl.blocks[name](tmpl.new_context(variables))).strip()
+            text = "".join(tmpl.blocks[name](tmpl.new_context(variables)))
+            return text if name == "prompt" and not self.meta.strip else text.strip()
         except jinja2.TemplateError as exc:
             raise ConfigError(f"template error in block {name!r}: {exc}", where=str(self.path),
                               fix="fix the template") from None

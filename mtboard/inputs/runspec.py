@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
 from mtboard.core import canonical
-from mtboard.core.schema import BackendFacts, JudgeSummary, MethodClass, MethodRecord, PluginRecord, RunCard, Segment
+from mtboard.core.schema import (BackendFacts, JudgeSummary, MethodClass, MethodRecord, PluginRecord, PromptChoice,
+                                  RunCard, Segment)
 from mtboard.core.text import NORMALISATION_VERSION
 
 if TYPE_CHECKING:  # pragma: no cover - typing only (prompts imports jinja2)
@@ -147,6 +148,9 @@ class RunSpec(BaseModel):
     """Tools the method uses (``--tools``; the card's ``tools_enabled``), sorted: ``()`` or ``("fst-gate",)``."""
     fst_retries: int | None = None
     """The FST gate's retry limit (``--fst-retries``, 0–5; ``method.fst_retries``); None without ``fst-gate``."""
+    prompt_choice: PromptChoice | None = None
+    """How the prompt template was chosen from the served model's identity (``method.prompt_choice``; None when
+    ``--prompt`` named it or the backend cannot say what it serves; :mod:`mtboard.inputs.native`)."""
     format_attempts: int | None = None
     """Answers asked per entry when answers fail the format rules (``--format-attempts``, 2–5;
     ``method.format_attempts``); None for 1, the default (:mod:`mtboard.run.format_attempts`)."""
@@ -190,6 +194,8 @@ class RunSpec(BaseModel):
             ident["fst_retries"] = self.fst_retries
         if self.format_attempts is not None:  # work directories of runs asking once keep their identity
             ident["format_attempts"] = self.format_attempts
+        if self.prompt_choice is not None:  # runs given --prompt keep their identity
+            ident["prompt_choice"] = self.prompt_choice.fingerprint_value()
         return ident
 
     def work_dir_name(self) -> str:
@@ -219,7 +225,8 @@ class RunSpec(BaseModel):
             concurrency=self.concurrency, runs=self.runs, limit=self.dataset.limit, local=facts.local,
             price_in_per_mtok=price_in, price_out_per_mtok=price_out, price_cached_in_per_mtok=price_cached_in,
             price_reasoning_per_mtok=price_reasoning, price_as_of=price_as_of, price_table_sha256=price_table_sha256,
-            plugin=self.plugin, fst_retries=self.fst_retries, format_attempts=self.format_attempts)
+            plugin=self.plugin, fst_retries=self.fst_retries, format_attempts=self.format_attempts,
+            prompt_choice=self.prompt_choice)
 
     def backend_context(self, *, prompt: Prompt | None = None, base_url: str | None = None,
                         sample_sources: Iterable[str] = ()) -> BackendContext:
@@ -254,7 +261,7 @@ class RunSpec(BaseModel):
                    endpoint_host_sha256=m.endpoint_host_sha256, coaching_sha256=card.coaching_data_sha256,
                    coaching_file=card.method_config.coachingFile, coaching_text=card.method_config.coachingPrompt,
                    plugin=m.plugin, tools=tuple(sorted(card.tools_enabled)), fst_retries=m.fst_retries,
-                   format_attempts=m.format_attempts)
+                   format_attempts=m.format_attempts, prompt_choice=m.prompt_choice)
 
 
 def facts_from_card(card: RunCard) -> BackendFacts:
@@ -336,6 +343,8 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
         optional["fst_retries"] = spec.fst_retries
     if spec.format_attempts is not None:  # only runs asking more than once (issue 39): other fingerprints stay
         optional["format_attempts"] = spec.format_attempts
+    if spec.prompt_choice is not None:  # only runs whose prompt was chosen from the served model (issue 40 item 4)
+        optional["prompt_choice"] = spec.prompt_choice.fingerprint_value()
     return optional | {
         "dataset_sha256": spec.dataset.sha256,
         "model_slug": spec.model_slug(facts),

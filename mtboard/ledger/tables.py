@@ -757,6 +757,18 @@ def admission_text(summary: JudgeSummary) -> str:
     return f"; {head}: {a.passed} of {a.items} known-answer items (threshold {a.threshold}){tail}"
 
 
+def prompt_choice_rows(card: RunCard) -> list[tuple[str, Any, str]]:
+    """Run-page row of a card whose prompt was chosen from the served model's identity (``method.prompt_choice``;
+    issue 40 item 4): the family, the evidence that decided it, the template and why. ``[]`` for a card given
+    ``--prompt``. Rows are ``(label, value, card field)`` like the run page's other top rows."""
+    c = card.method.prompt_choice
+    if c is None:
+        return []
+    said = f" ({c.source}: {c.evidence})" if c.source else ""
+    return [("prompt chosen", f"{c.family or 'no family recognised'}{said} → template {c.template}; {c.reason}",
+             "method")]
+
+
 def format_attempt_rows(card: RunCard) -> list[tuple[str, Any, str]]:
     """Run-page rows of a card made with ``--format-attempts N`` (N ≥ 2; issue 39): the limit, and for run 0 the
     entries asked again, the extra attempts and the penalty they cost the composite (docs/SCORING_SPEC.md §3.4: the

@@ -520,7 +520,9 @@ class LLMClient:
                 ident.engine = f"ollama {version['version']}"
         path, name, revision = serverinfo.weights_from_models(provider, ident.served, item)
         if provider == "llama.cpp":
-            props_path, ident.engine = serverinfo.llama_cpp_props(await self._root_json("props"))
+            props = await self._root_json("props")
+            props_path, ident.engine = serverinfo.llama_cpp_props(props)
+            ident.chat_template = serverinfo.props_chat_template(props)
             if props_path:
                 path, name = props_path, serverinfo.basename(props_path)
         elif provider == "llama-cpp-python":
@@ -532,8 +534,10 @@ class LLMClient:
                 ident.engine = f"vllm {v['version']}"
         elif provider == "ollama" and (ident.served or model):
             tag = ident.served or str(model)
-            ident.weights_sha256, ident.family = serverinfo.ollama_show(
-                await self._root_json("api/show", {"model": tag}))
+            shown = await self._root_json("api/show", {"model": tag})
+            ident.weights_sha256, ident.family = serverinfo.ollama_show(shown)
+            ident.architecture, ident.base_name = serverinfo.ollama_model_info(shown)
+            ident.chat_template = serverinfo.ollama_chat_template(shown)
             revision = serverinfo.ollama_digest(await self._root_json("api/tags"), tag)
             name = name or tag
         ident.weights_path, ident.weights_name, ident.revision = path, name, revision

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
@@ -65,6 +65,14 @@ class ServerIdentity:
     """Version of the weights: the Hugging Face commit vLLM loaded, or Ollama's manifest digest."""
     family: str | None = None
     """Model family as the server reports it (Ollama ``details.family``, e.g. ``gemma3``)."""
+    architecture: str | None = None
+    """The weights' ``general.architecture`` as the server reports it (Ollama ``/api/show`` ``model_info``)."""
+    base_name: str | None = None
+    """The weights' ``general.basename`` (Ollama ``/api/show`` ``model_info``; e.g. ``translategemma``)."""
+    chat_template: bool | None = None
+    """Whether the weights carry a chat template (llama.cpp ``/props`` ``chat_template``; Ollama ``/api/show``
+    ``template`` other than the bare ``{{ .Prompt }}``); None when the server does not say. A model without one is
+    a base (pretrained) model: it continues text and follows no instruction format."""
 
     @property
     def identifies_weights(self) -> bool:
@@ -150,6 +158,126 @@ def ollama_show(data: Any) -> tuple[str | None, str | None]:
     return blob, (fam if isinstance(fam, str) and fam else None)
 
 
+def ollama_model_info(data: Any) -> tuple[str | None, str | None]:
+    """``(general.architecture, general.basename)`` from Ollama's ``/api/show`` ``model_info`` (keys as the GGUF
+    file has them; Ollama docs/api.md "Show Model Information")."""
+    info = data.get("model_info") if isinstance(data, dict) else None
+    if not isinstance(info, dict):
+        return None, None
+    arch, base = info.get("general.architecture"), info.get("general.basename")
+    return (arch if isinstance(arch, str) and arch else None, base if isinstance(base, str) and base else None)
+
+
+def props_chat_template(data: Any) -> bool | None:
+    """Whether llama.cpp's ``/props`` reports a chat template (``chat_template``, a non-empty string); None when the
+    answer has no such field."""
+    t = data.get("chat_template") if isinstance(data, dict) else None
+    return bool(t.strip()) if isinstance(t, str) else None
+
+
+def ollama_chat_template(data: Any) -> bool | None:
+    """Whether Ollama's ``/api/show`` ``template`` is a chat template: False for the bare ``{{ .Prompt }}`` Ollama
+    gives a model imported without one, None when there is no ``template``."""
+    t = data.get("template") if isinstance(data, dict) else None
+    if not isinstance(t, str):
+        return None
+    return re.sub(r"\s+", "", t) not in ("", "{{.Prompt}}")
+
+
+_GGUF_FIXED = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+"""GGUF value types of fixed size (bytes): uint8, int8, uint16, int16, uint32, int32, float32, bool, uint64, int64,
+float64; 8 is a string (uint64 length + UTF-8 bytes), 9 an array (uint32 element type + uint64 count + elements)."""
+_GGUF_NAMES = {"general.architecture": "gguf.general.architecture", "general.basename": "gguf.general.name",
+               "general.name": "gguf.general.name"}
+
+
+def gguf_evidence(path: str | Path) -> list[tuple[str, str]]:
+    """What a GGUF file's key-value header says about the model's family: ``("gguf.general.architecture", …)``,
+    ``("gguf.general.name", …)`` (``general.basename``, then ``general.name``) and
+    ``("gguf.tokenizer.chat_template", "present" | "absent")``, for :func:`mtboard.inputs.native.choose`.
+
+    Reads the header as the GGUF specification lays it out (ggml ``docs/gguf.md``: magic ``GGUF``, uint32 version
+    ≥ 2, uint64 tensor count, uint64 key-value count, then the key-value pairs, little-endian), skipping values it
+    does not need and stopping before the tensor descriptions (the ``gguf`` package's ``GGUFReader`` parses all of
+    them: half a minute for a 270M model on a busy machine). ``[]`` when the file is not a readable GGUF header.
+    Never raises."""
+    import struct  # noqa: PLC0415
+
+    found: dict[str, str] = {}
+    template = False
+    try:
+        with open(path, "rb") as fh:
+            def read(n: int) -> bytes:
+                b = fh.read(n)
+                if len(b) != n:
+                    raise EOFError
+                return b
+
+            def string() -> str:
+                (n,) = struct.unpack("<Q", read(8))
+                if n > 1 << 24:
+                    raise ValueError("string too long")
+                return read(n).decode("utf-8", "replace")
+
+            def skip(vtype: int) -> None:
+                if vtype in _GGUF_FIXED:
+                    fh.seek(_GGUF_FIXED[vtype], 1)
+                elif vtype == 8:
+                    (n,) = struct.unpack("<Q", read(8))
+                    fh.seek(n, 1)
+                elif vtype == 9:
+                    etype, count = struct.unpack("<IQ", read(12))
+                    if etype in _GGUF_FIXED:
+                        fh.seek(_GGUF_FIXED[etype] * count, 1)
+                    else:
+                        for _ in range(count):
+                            skip(etype)
+                else:
+                    raise ValueError(f"unknown GGUF value type {vtype}")
+
+            if read(4) != b"GGUF" or struct.unpack("<I", read(4))[0] < 2:
+                return []
+            _tensors, kv_count = struct.unpack("<QQ", read(16))
+            for _ in range(min(kv_count, 100_000)):
+                key = string()
+                (vtype,) = struct.unpack("<I", read(4))
+                if key in _GGUF_NAMES and vtype == 8:
+                    found[key] = string().strip()[:200]
+                elif key == "tokenizer.chat_template" and vtype == 8:
+                    template = bool(string().strip())
+                else:
+                    skip(vtype)
+    except (OSError, EOFError, ValueError, struct.error):
+        if not found:
+            return []
+    out = [(_GGUF_NAMES[k], found[k]) for k in _GGUF_NAMES if found.get(k)]
+    return out + [("gguf.tokenizer.chat_template", "present" if template else "absent")]
+
+
+def prompt_evidence(ident: ServerIdentity) -> list[tuple[str, str]]:
+    """What ``ident`` says about the model's family, as :func:`mtboard.inputs.native.choose` reads it:
+    ``(source, value)`` pairs, metadata first (Ollama's ``general.architecture`` and ``details.family``), then names
+    (Ollama's ``general.basename``; llama.cpp's ``/props`` ``model_path`` file name; vLLM's ``root`` repo; the Ollama
+    model name; the ``/v1/models`` id serving the request, its file name when it is a path). Never a folder path."""
+    out: list[tuple[str, str]] = []
+    if ident.architecture:
+        out.append(("ollama.model_info.general.architecture", ident.architecture))
+    if ident.family:
+        out.append(("ollama.details.family", ident.family))
+    if ident.base_name:
+        out.append(("ollama.model_info.general.basename", ident.base_name))
+    if ident.weights_name:
+        source = {"llama.cpp": "props.model_path", "vllm": "vllm.root", "ollama": "ollama.model"}.get(
+            ident.provider or "", "v1/models.id")
+        out.append((source, ident.weights_name))
+    if ident.served and ident.served != ident.weights_name:
+        out.append(("v1/models.id", basename(ident.served) if looks_like_path(ident.served) else ident.served))
+    if ident.chat_template is not None:
+        source = "ollama.template" if ident.provider == "ollama" else "props.chat_template"
+        out.append((source, "present" if ident.chat_template else "absent"))
+    return out
+
+
 def ollama_digest(tags: Any, name: str) -> str | None:
     """The manifest ``digest`` Ollama's ``/api/tags`` lists for ``name`` (``sha256:`` prefix dropped)."""
     for m in model_list(tags):
@@ -178,4 +306,5 @@ def weights_from_models(provider: str | None, served: str | None, item: dict[str
 
 
 __all__ = ["ServerIdentity", "basename", "looks_like_path", "model_list", "pick_served", "vllm_root",
-           "llama_cpp_props", "openapi_version", "ollama_show", "ollama_digest", "weights_from_models"]
+           "llama_cpp_props", "openapi_version", "ollama_show", "ollama_model_info", "ollama_digest",
+           "weights_from_models", "prompt_evidence", "props_chat_template", "ollama_chat_template", "gguf_evidence"]

@@ -38,10 +38,12 @@ from mtboard.inputs.prices import PriceTable, price_table_for, resolve_rates
 from mtboard.run.format_attempts import FormatAttempts, check_format_attempts
 from mtboard.run.fst_gate import FstGate, check_pipeline
 from mtboard.inputs.tools import parse_tools
+from mtboard.inputs import native
 from mtboard.inputs.prompts import Prompt, load_prompt
 from mtboard.run.report import REPORT, write_report
 from mtboard.inputs.runspec import DatasetIdentity, MethodSpec, RunSpec, endpoint_host_sha256
-from mtboard.core.schema import BackendFacts, Corpus, DatasetInfo, Entry, MethodClass, RunCard, TranslationRecord
+from mtboard.core.schema import (BackendFacts, Corpus, DatasetInfo, Entry, MethodClass, PromptChoice, RunCard,
+                                  TranslationRecord)
 from mtboard.run.plan import IncompleteRunError, Plan, ProgressSink, Translated
 from mtboard.run.planned import check_planned_card, judge_specs
 from mtboard.run.settings import RunSettings
@@ -104,7 +106,9 @@ def prepare(settings: RunSettings, *, environment: bool = True) -> Plan:
     if environment:
         backend_cls.check_environment(settings.base_url)
     corpus, dataset, entries = _corpus_slice(settings, backend_cls, method)
-    prompt, coaching, system_prompt = _prompt_and_coaching(settings, backend_cls, method.backend, corpus.dataset)
+    prompt, coaching, system_prompt, choice = _prompt_and_coaching(settings, backend_cls, method.backend,
+                                                                   corpus.dataset, model=method.model,
+                                                                   environment=environment)
     tools = parse_tools(settings.tools)
     fst_retries, analyser = check_pipeline(tools, settings.fst_retries, backend_cls=backend_cls, prompt=prompt,
                                            target_language=dataset.target_language)
@@ -112,7 +116,8 @@ def prepare(settings: RunSettings, *, environment: bool = True) -> Plan:
                                             tools=tools)
     options = backend_cls.parse_options(settings.backend_extra)
     spec = _run_spec(settings, method, backend_cls, dataset, options, prompt=prompt, system_prompt=system_prompt,
-                     coaching=coaching, tools=tools, fst_retries=fst_retries, format_attempts=format_attempts)
+                     coaching=coaching, tools=tools, fst_retries=fst_retries, format_attempts=format_attempts,
+                     prompt_choice=choice)
     prices = _preflight(spec, settings, backend_cls, prompt, entries)
     work_dir = settings.work_dir or Path("runs") / dataset.id / spec.work_dir_name()
     if environment and settings.out is not None:  # the work dir: tried by lock_workdir (its .lock) before any request
@@ -141,31 +146,68 @@ def _corpus_slice(settings: RunSettings, backend_cls: type[Backend],
     return corpus, dataset, entries
 
 
-def _prompt_and_coaching(settings: RunSettings, backend_cls: type[Backend], backend: str,
-                         ds: DatasetInfo) -> tuple[Prompt | None, tuple[str, str, str] | None, str]:
-    """:func:`prepare`'s second phase: ``(prompt, coaching, system prompt)`` — the prompt template (None for an
-    engine that takes the raw source), the ``--coaching`` file as :func:`load_coaching` reads it (given to the
-    prompt) and the prompt's system block rendered for the language pair (``""`` without a prompt).
+def _prompt_and_coaching(settings: RunSettings, backend_cls: type[Backend], backend: str, ds: DatasetInfo, *,
+                         model: str = "", environment: bool = True
+                         ) -> tuple[Prompt | None, tuple[str, str, str] | None, str, PromptChoice | None]:
+    """:func:`prepare`'s second phase: ``(prompt, coaching, system prompt, choice)`` — the prompt template (None for
+    an engine that takes the raw source; ``--prompt``, else the served model's native format, :func:`choose_prompt`),
+    the ``--coaching`` file as :func:`load_coaching` reads it (given to the prompt), the prompt's system block
+    rendered for the language pair (``""`` without a prompt) and how the template was chosen (None with
+    ``--prompt``).
     Raises: ConfigError (``--prompt`` for a raw engine, an unknown prompt, coaching the prompt cannot use),
     InputError (coaching file)."""
     prompt: Prompt | None = None
+    choice: PromptChoice | None = None
     if backend_cls.prompt_format == "raw":
         if settings.prompt:
             raise ConfigError(f"backend {backend!r} takes the raw source text; it has no prompt",
                               field="--prompt", fix="drop --prompt")
+    elif settings.prompt:
+        prompt = load_prompt(settings.prompt)  # --prompt always wins
     else:
-        prompt = load_prompt(settings.prompt or backend_cls.default_prompt)
+        choice = choose_prompt(backend_cls, model, settings.base_url, ask=environment,
+                               source_language=ds.source_language, target_language=ds.target_language)
+        prompt = load_prompt(choice.template if choice is not None else backend_cls.default_prompt)
     coaching = load_coaching(settings.coaching, prompt, backend) if settings.coaching else None
     if prompt is None:
-        return None, coaching, ""
+        return None, coaching, "", None
     if coaching is not None:
         prompt = prompt.with_coaching(coaching[2])
-    return prompt, coaching, prompt.system_prompt(ds.source_language, ds.target_language)
+    return prompt, coaching, prompt.system_prompt(ds.source_language, ds.target_language), choice
+
+
+def choose_prompt(backend_cls: type[Backend], model: str, base_url: str | None, *, ask: bool = True,
+                  source_language: str | None = None, target_language: str | None = None) -> PromptChoice | None:
+    """The prompt template for a run without ``--prompt`` (issue 40 item 4): the native format of the served model's
+    family (:func:`mtboard.inputs.native.choose` over :meth:`Backend.prompt_evidence`); for a base model of a chat
+    family (no chat template in its weights) :data:`~mtboard.inputs.native.BASE_MODEL_PROMPT` where it can render the
+    language pair, else the backend's default; the backend's default template when no family is recognised ("family
+    not recognised"). None — the default template, nothing recorded — when the backend cannot say what it serves, or
+    ``ask`` is False (``mtboard sweep plan``: no server is asked). Never raises."""
+    if not ask:
+        return None
+    evidence = backend_cls.prompt_evidence(model, base_url)
+    if evidence is None:
+        return None
+    picked = native.choose(evidence)
+    template = backend_cls.default_prompt
+    if picked.row is not None and not picked.base_model:
+        template = picked.row.template
+    elif picked.base_model and source_language and target_language:
+        try:
+            load_prompt(native.BASE_MODEL_PROMPT).system_prompt(source_language, target_language)
+            template = native.BASE_MODEL_PROMPT
+        except MtboardError:  # no examples for this pair: the backend's default
+            pass
+    return PromptChoice(family=picked.row.family if picked.row else None, source=picked.source,
+                        evidence=picked.evidence[:300] if picked.evidence else None, template=template,
+                        reason=picked.reason[:500])
 
 
 def _run_spec(settings: RunSettings, method: MethodSpec, backend_cls: type[Backend], dataset: DatasetIdentity,
               options: Options, *, prompt: Prompt | None, system_prompt: str, coaching: tuple[str, str, str] | None,
-              tools: tuple[str, ...], fst_retries: int | None, format_attempts: int | None = None) -> RunSpec:
+              tools: tuple[str, ...], fst_retries: int | None, format_attempts: int | None = None,
+              prompt_choice: PromptChoice | None = None) -> RunSpec:
     """:func:`prepare`'s RunSpec: the settings with the backend's defaults filled in (condition, temperature 0 and
     the token cap for prompted runs — None for raw engines —, concurrency, batch size), the backend options as
     given (typed, sorted), the endpoint's host hash, tools and coaching."""
@@ -186,7 +228,7 @@ def _run_spec(settings: RunSettings, method: MethodSpec, backend_cls: type[Backe
         batch_size=max(1, backend_cls.preferred_batch_size), max_retries=settings.max_retries,
         timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
         endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)),
-        tools=tools, fst_retries=fst_retries, format_attempts=format_attempts,
+        tools=tools, fst_retries=fst_retries, format_attempts=format_attempts, prompt_choice=prompt_choice,
         **({"coaching_sha256": coaching[0], "coaching_file": coaching[1], "coaching_text": coaching[2]}
            if coaching else {}))
 

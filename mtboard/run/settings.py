@@ -85,7 +85,10 @@ class RunSettings(BaseModel):
     corpus_path: Path = Field(description="Corpus JSON file (spec §2).", json_schema_extra={"argument": "CORPUS"})
     method: str = Field(description="backend:model[:effort], e.g. apertium:eng-spa, openai:gpt-4o-mini, "
                                     "openai:qwen3:8b:medium, gguf:PATH, echo:, empty:.")
-    prompt: str | None = Field(None, description="Prompt template name under prompts/ (default: the backend's).")
+    prompt: str | None = Field(None, description=(
+        "Prompt template name under prompts/ (default: the native format of the served model's family where the "
+        "backend can tell it — a self-hosted llama.cpp, llama-cpp-python, Ollama or vLLM server, a local GGUF file —, "
+        "else the backend's; the card's method.prompt_choice says which and why)."))
     coaching: Path | None = Field(None, description=(
         "Coaching data (glossary, grammar notes, examples; UTF-8 text) the prompt receives as `coaching`: hashed into "
         "coaching_data_sha256 and the fingerprint; the method class becomes coached-llm (spec §3.2, §9.6)."))

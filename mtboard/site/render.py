@@ -165,6 +165,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
                    ("max retries", card.max_retries, "max_retries"),
                    ("tools", ", ".join(card.tools_enabled) or None, "tools_enabled"),
                    *tables.tool_rows(card), *tables.format_attempt_rows(card),
+                   *tables.prompt_choice_rows(card),
                    ("coaching data SHA-256", card.coaching_data_sha256, "coaching_data_sha256"),
                    ("FST version", card.fst_version, "fst_version"), ("model id (API)", card.model_id, "model_id"),
                    ("harness version", card.harness_version, "harness_version"),
@@ -173,7 +174,7 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
             method_pairs = ([(_mark(label, dec and _is_declared(RunCard, name)), v) for label, v, name in top]
                             + [(f"method_config.{k}", v) for k, v in _scalar_pairs(card.method_config, set())]
                             + [(_mark(f"method.{k}", dec and _is_declared(MethodRecord, k)), v)
-                               for k, v in _scalar_pairs(card.method, set())])
+                               for k, v in _scalar_pairs(card.method, {"prompt_choice"})])
             score_pairs = _scalar_pairs(card.scores, {"signatures", "by_domain", "by_difficulty", "by_provenance"})
             score_pairs += [(f"totals.{k}", v) for k, v in _scalar_pairs(card.totals, set())]
             score_pairs += [(f"by_domain.{d}", f"n={b.n}, chrF++ {fmt.num(b.chrf_plus_plus, 1)}, composite "

@@ -21,6 +21,7 @@ from mtboard.core import canonical, paths, safejson
 from mtboard.score import fst as fst_mod
 from mtboard.score.card import card_fingerprint_components
 from mtboard.core.errors import InputError, MtboardError
+from mtboard.inputs import native
 from mtboard.inputs.prices import load_prices
 from mtboard.inputs.prompts import load_prompt, prompts_dir
 from mtboard.core.schema import MethodClass, RunCard
@@ -408,7 +409,8 @@ def _check_prompt(run: CardRun, card: RunCard, cls: type | None) -> None:
     """A prompted card names a prompt file of this harness (``prompts/NAME.j2``) with the recorded template SHA-256;
     its format and the system prompt it renders for the dataset's languages must be the card's (issue 15:
     ``prompt_format`` matches the prompt). A prompt this harness does not have cannot be checked or re-run: add the
-    file to ``prompts/`` in the same pull request."""
+    file to ``prompts/`` in the same pull request. A prompt chosen from the served model (``method.prompt_choice``,
+    issue 40 item 4) names the card's template and a family of :data:`mtboard.inputs.native.FAMILIES`."""
     m = card.method
     if m.prompt_format == "raw" and cls is not None and cls.prompt_format != "raw":
         run.fail("method", f"backend {m.backend} sends a prompt: prompt_format cannot be raw (the runner always "
@@ -425,6 +427,13 @@ def _check_prompt(run: CardRun, card: RunCard, cls: type | None) -> None:
         run.fail("method", "a prompted method must record prompt_name and prompt_template_sha256",
                  "$.method.prompt_name")
         return
+    if m.prompt_choice is not None and m.prompt_choice.template != m.prompt_name:
+        run.fail("method", f"method.prompt_choice says template {m.prompt_choice.template!r} was chosen, but the "
+                           f"card's prompt is {m.prompt_name!r}", "$.method.prompt_choice.template")
+    if m.prompt_choice is not None and m.prompt_choice.family is not None:
+        if m.prompt_choice.family not in {r.family for r in native.FAMILIES}:
+            run.fail("method", f"method.prompt_choice.family {m.prompt_choice.family!r} is not a family of the "
+                               "native prompt table (mtboard/inputs/native.py)", "$.method.prompt_choice.family")
     path = prompts_dir() / f"{m.prompt_name}.j2"
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", m.prompt_name) or not path.is_file():
         run.fail("method", "prompt_name is not a prompt of this harness (prompts/); its format and system prompt "

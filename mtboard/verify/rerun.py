@@ -521,7 +521,9 @@ def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: S
         coaching.write_bytes(spec.coaching_text.encode("utf-8"))
     return RunSettings(
         corpus_path=corpus, method=rerun_how.method, backend_extra=dict(rerun_how.backend_options),
-        prompt=spec.prompt_name, condition=spec.condition, temperature=spec.temperature,
+        # a card whose prompt was chosen from the served model chooses again (the choice is part of what is verified)
+        prompt=None if spec.prompt_choice is not None else spec.prompt_name, condition=spec.condition,
+        temperature=spec.temperature,
         max_tokens=spec.max_tokens or 512, concurrency=spec.concurrency, runs=spec.runs, segment=seg.value,
         limit=limit, work_dir=wd, out=wd / "rerun-card.json", price_in=m.price_in_per_mtok,
         price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,

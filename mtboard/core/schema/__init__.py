@@ -52,7 +52,7 @@ from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH,
 from mtboard.core.schema.common import _check_bcp47, _check_iso_datetime, _date_text  # noqa: F401 (imported from here)
 from mtboard.core.schema.corpus import Corpus, DatasetInfo, Entry, GlossaryTerm, Origin
 from mtboard.core.schema.judgements import JudgeAdmission, JudgeSummary, JudgeVerdict, MqmError
-from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord
+from mtboard.core.schema.method import MethodConfig, MethodRecord, PluginRecord, PromptChoice
 from mtboard.core.schema.records import (MAX_FORMAT_ATTEMPTS, BackendFacts, FailedAttempt, LocalModelGate,
                                          TranslationRecord, Usage)
 from mtboard.core.schema.results import (CheckFlag, EntryResult, MechanicalDecision, ReplicateResult, ReplicateRun,
@@ -94,7 +94,7 @@ __all__ = [
     # work-directory records
     "BackendFacts", "FailedAttempt", "LocalModelGate", "MAX_FORMAT_ATTEMPTS", "TranslationRecord", "Usage",
     # run card
-    "MethodConfig", "MethodRecord", "PluginRecord",
+    "MethodConfig", "MethodRecord", "PluginRecord", "PromptChoice",
     "Breakdown", "NeuralMetric", "Replicates", "Scores", "Signatures", "Totals",
     "JudgeAdmission", "JudgeSummary", "JudgeVerdict", "MqmError",
     "CheckFlag", "EntryResult", "MechanicalDecision", "ReplicateResult", "ReplicateRun", "SegmentStats",

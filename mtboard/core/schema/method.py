@@ -47,6 +47,32 @@ class PluginRecord(Strict):
     """``module:attribute`` the ``mtboard.backends`` entry point names."""
 
 
+class PromptChoice(Strict):
+    """How the prompt template was chosen when ``mtboard run`` got no ``--prompt`` and the backend could ask its
+    server what it serves (issue 40 item 4; :mod:`mtboard.inputs.native`): the family recognised, the evidence that
+    decided it, and the template used. Absent when ``--prompt`` named the template (it always wins) and for backends
+    that cannot say what they serve."""
+
+    BINDING: ClassVar[dict[str, Binding]] = {"*": "declared"}
+
+    family: str | None = Field(default=None, max_length=40)
+    """The row of the family → format table (``gemma``, ``llama``, ``qwen``, ``mistral``, ``translategemma``,
+    ``hy-mt``, ``cat-translate``); None when no family was recognised (the backend's default template then)."""
+    source: str | None = Field(default=None, max_length=80)
+    """What the server said that decided it: ``props.model_path``, ``ollama.details.family``, ``vllm.root``,
+    ``v1/models.id``, ``gguf.general.architecture`` … (:mod:`mtboard.inputs.native` lists them); None when none did."""
+    evidence: str | None = Field(default=None, max_length=300)
+    """The value of that source (a file name, an architecture, a model id; never a folder path)."""
+    template: str = Field(min_length=1, max_length=100)
+    """The prompt template used (``method.prompt_name``)."""
+    reason: str = Field(min_length=1, max_length=500)
+    """One line: why (e.g. "props.model_path names a Gemma … model", "family not recognised (…)")."""
+
+    def fingerprint_value(self) -> str:
+        """The fingerprint's ``prompt_choice`` component: ``family/source/template`` (``-`` for a missing part)."""
+        return f"{self.family or '-'}/{self.source or '-'}/{self.template}"
+
+
 class MethodRecord(Strict):
     """Everything needed to re-run the method (``mtboard verify``), secrets excluded. No URL, no key, no header."""
 
@@ -118,7 +144,11 @@ class MethodRecord(Strict):
     "no valid output after 5 attempts"; :mod:`mtboard.run.format_attempts`); each extra attempt is penalised
     (docs/SCORING_SPEC.md §3.4)."""
 
+    prompt_choice: PromptChoice | None = None
+    """How the prompt template was chosen from the served model's identity (absent when ``--prompt`` named it, so
+    every card made before keeps its bytes; :class:`PromptChoice`)."""
+
     @model_serializer(mode="wrap")
     def _omit_absent_plugin(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # cards without a plugin / without tools / with one format attempt keep their bytes and hashes
-        return _omit_none(handler(self), ("plugin", "fst_retries", "format_attempts"))
+        return _omit_none(handler(self), ("plugin", "fst_retries", "format_attempts", "prompt_choice"))
