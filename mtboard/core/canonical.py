@@ -38,10 +38,11 @@ FINGERPRINT_V2_COMPONENTS = FINGERPRINT_V1_COMPONENTS + (
 or GGUF file hash), engine build, the evaluated entry-id list, and the judge (model + prompt hash) when one ran."""
 FINGERPRINT_COMPONENTS = FINGERPRINT_V2_COMPONENTS + ("text_normalisation",)
 """v3 (current) = v2 + the text normalisation version (:data:`mtboard.core.text.NORMALISATION_VERSION`)."""
-OPTIONAL_FINGERPRINT_COMPONENTS = ("coaching_data_sha256", "fst_retries", "format_attempts")
+OPTIONAL_FINGERPRINT_COMPONENTS = ("coaching_data_sha256", "fst_retries", "format_attempts", "arm", "history")
 """Components present only when the method uses them (issue 18): the coaching data's SHA-256 (spec §3.2), the
 FST gate's retry limit (``method.fst_retries``, present exactly when ``tools_enabled`` holds ``fst-gate``) and the
-format-attempt limit (``method.format_attempts``, present exactly when it is above 1; issue 39). A card without
+format-attempt limit (``method.format_attempts``, present exactly when it is above 1; issue 39), the corpus view
+and history length (``method.arm``, ``method.history``, present exactly when set; issue 40). A card without
 coaching, tools and format attempts has exactly :data:`FINGERPRINT_COMPONENTS`, so every fingerprint made before
 stays the same."""
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtboard.inputs.corpora.arms import arm_view
 from mtboard.backends.local import sandbox
 from mtboard.backends import get_backend
 from mtboard.core import paths
@@ -397,7 +398,7 @@ def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool =
 which a local model file is looked for (:func:`counter_for`). Raises: ConfigError from the
     prompt or judge templates."""
     cache = {} if cache is None else cache
-    entries = corpus.segment(Segment(cell.segment))
+    entries = arm_view(corpus.segment(Segment(cell.segment)), cell.arm, cell.history)  # issue 40: lines or scenes
     entries = entries[: cell.limit] if cell.limit else entries
     ds = corpus.dataset
     calls = len(entries) * cell.runs
@@ -408,13 +409,14 @@ which a local model file is looked for (:func:`counter_for`). Raises: ConfigErro
     if cell.prompt is not None:
         counter = counter_for(cell, use_tokenizers=use_tokenizers, root=root)
         cap = float(cell.max_tokens or 512)
-        key = ("translate", cell.dataset_path, cell.segment, cell.limit, cell.prompt, counter.name, cap)
+        key = ("translate", cell.dataset_path, cell.segment, cell.limit, cell.arm, cell.history, cell.prompt,
+               counter.name, cap)
         if key not in cache:  # the same slice, prompt and tokenizer count the same (temperatures, API models)
             cache[key] = _translation_tokens(load_prompt(cell.prompt, named=True), entries, ds, counter, cap)
         prompt_r, completion_r = (r.scale(cell.runs) for r in cache[key])
         reasoning = reasoning_tokens(split_method(cell.method)[2], calls, cell.max_tokens)
         for spec_text in cell.judges:
-            jkey = ("judge", cell.dataset_path, cell.segment, cell.limit, spec_text)
+            jkey = ("judge", cell.dataset_path, cell.segment, cell.limit, cell.arm, cell.history, spec_text)
             if jkey not in cache:
                 cache[jkey] = _judge_tokens(spec_text, entries, ds)
             jp, jc = cache[jkey]

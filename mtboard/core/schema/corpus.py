@@ -124,6 +124,9 @@ class Entry(Strict):
     """Other acceptable human translations, used for equivalent_match."""
     history: list[str] = []
     """Prior dialogue lines in the source language (oldest first), given as context, not to be translated."""
+    scene: str | None = Field(default=None, min_length=1, max_length=200)
+    """Scene id of a dialogue line (issue 40): the lines of one scene share it, in corpus order; the corpus views of
+    :mod:`mtboard.inputs.corpora.arms` group on it (``mtboard run --arm scene-…``). Absent: the entry is in no scene."""
     glossary: list[GlossaryTerm] = []
     """Glossary terms occurring in the source, with their required renderings (terminology_adherence; kept from a
     TBX or CSV glossary by ``mtboard corpus import --glossary``)."""
