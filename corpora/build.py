@@ -35,12 +35,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from mtboard.inputs.corpora import labels as L  # noqa: E402
-from mtboard.inputs.corpora.assemble import build_corpus, sample, summarize, to_entry  # noqa: E402
-from mtboard.inputs.corpora.filters import FilterReport, Pair, filter_pairs  # noqa: E402
+from mtboard.inputs.corpora.assemble import build_corpus, rank_key, sample, summarize, to_entry  # noqa: E402
+from mtboard.inputs.corpora import dialogue as D  # noqa: E402
+from mtboard.inputs.corpora.filters import CAP_WORDS, FilterReport, Pair, check_pair, filter_pairs  # noqa: E402
 from mtboard.inputs.corpora.importers import align_html, align_udhr, read_catalog  # noqa: E402
-from mtboard.inputs.corpora.text import word_count  # noqa: E402
+from mtboard.inputs.corpora.text import clean_debris, word_count  # noqa: E402
 from mtboard.core.documents import corpus_bytes  # noqa: E402
-from mtboard.core.schema import Corpus, DatasetInfo, Domain, Entry, Origin, Segment  # noqa: E402
+from mtboard.core.schema import Context, Corpus, DatasetInfo, Domain, Entry, Origin, Register, Segment  # noqa: E402
 from mtboard.inputs.corpora.importers import attach_glossary, read_glossary  # noqa: E402
 
 CREATED = "2026-11-29"
@@ -61,6 +62,7 @@ PACKAGES: dict[str, tuple[str, str, str]] = {
     "wesnoth-1.16-tsg": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
     "wesnoth-1.16-ttb": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
     "wesnoth-1.16-sotbe": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
+    "wesnoth-1.16-utbs": ("apt", "1:1.16.9-1", "GPL-2.0-or-later"),
     "iso-codes": ("apt", "4.15.0-1", "LGPL-2.1-or-later"),
     "freeciv-data": ("apt", "3.0.6-1+deb12u1", "GPL-2.0-or-later"),
     "django": ("pip", "5.2.19", "BSD-3-Clause"),
@@ -265,6 +267,9 @@ class Recipe:
     pairs, ids, segments and labels, with human variants, an ISO 3166-1 glossary and Apertium analyses added."""
     analyser: str | None = None
     """Apertium package whose English analyser and tagger analyse the references (``reverse_of`` datasets)."""
+    dialogue: bool = False
+    """A dialogue dataset (:func:`build_dialogue`): Wesnoth scenes in the order of their WML files, each entry with
+    its ``scene`` and ``history``; ``parts`` is unused."""
 
 
 def _parts(tech: Part, *, medical: bool = True, news: bool = True) -> tuple[Part, ...]:
@@ -306,6 +311,14 @@ _REV_DESC = ("Reversed direction: the entries of {orig}, same ids, pairs, segmen
              "from the iso-codes catalogues (corpora/glossaries/); morphological_analysis: a MACHINE analysis of the "
              "reference by Apertium's English analyser and tagger (apertium-{pair}), not a gold one. See "
              "corpora/SOURCES.md.")
+_DIALOGUE_DESC = ("Dialogue corpus with history (issue 40): lines of 36 Battle for Wesnoth 1.16 campaign scenes (Heir "
+                  "to the Throne, The South Guard, Two Brothers, Son of the Black-Eye, Under the Burning Suns; Debian "
+                  "wesnoth-1.16-* packages), {pair}, from the campaigns' gettext catalogues. The scene order comes from the WML "
+                  "scenario files (the catalogues are sorted by msgid); each entry carries its scene id and up to 24 "
+                  "preceding lines of its scene as history (context, not to be translated). Development entries: "
+                  "ten consecutive lines per scene; diagnostic: every placeholder-bearing line ($unit.name). "
+                  "Register and context by documented rule (narration formal/narrative, characters "
+                  "conversational). See corpora/SOURCES.md.{extra}")
 _REF = Part("debian-reference", Domain.tech, 80, min_words=4)
 RECIPES: tuple[Recipe, ...] = (
     Recipe("mtb-en-es-dev", "en", "es", "es", _parts(_REF), description=_desc()),
@@ -323,6 +336,13 @@ RECIPES: tuple[Recipe, ...] = (
            description=_REV_DESC.format(orig="mtb-en-es-dev", lang="Spanish", pair="eng-spa")),
     Recipe("mtb-ca-en-dev", "ca", "en", "ca", (), reverse_of="mtb-en-ca-dev", analyser="apertium-eng-cat",
            description=_REV_DESC.format(orig="mtb-en-ca-dev", lang="Catalan", pair="eng-cat")),
+    Recipe("mtb-en-es-dialogue", "en", "es", "es", (), dialogue=True, description=_DIALOGUE_DESC.format(
+        pair="English original → Spanish human translation", extra="")),
+    Recipe("mtb-ja-en-dialogue", "ja", "en", "ja", (), dialogue=True, reverse=True, description=_DIALOGUE_DESC.format(
+        pair="Japanese human translation → English original", extra=(
+            " Reversed direction: English is the original text and Japanese its human translation (every entry's "
+            "origin.note says so); history is in Japanese and stops at a preceding line that has no Japanese "
+            "translation."))),
 )
 """The committed datasets."""
 
@@ -336,6 +356,8 @@ def _recipe(dataset_id: str) -> Recipe:
 
 
 def packages_for(recipe: Recipe) -> set[str]:
+    if recipe.dialogue:
+        return {p for p, _ in DIALOGUE_CAMPAIGNS}
     if recipe.reverse_of:
         extra = {"iso-codes"} | ({recipe.analyser} if recipe.analyser else set())
         return packages_for(_recipe(recipe.reverse_of)) | extra
@@ -387,7 +409,12 @@ def build(recipe: Recipe, root: Path, log=print, glossary_dir: Path | None = Non
     Entry order: the development entries of each part in recipe order (each part in upstream reading order), then
     the diagnostic entries the same way; ids 1..N in that order. A ``reverse_of`` recipe: :func:`build_reversed`.
     """
-    corpus = build_reversed(recipe, root, log, glossary_dir) if recipe.reverse_of else build_forward(recipe, root, log)
+    if recipe.dialogue:
+        corpus = build_dialogue(recipe, root, log)
+    elif recipe.reverse_of:
+        corpus = build_reversed(recipe, root, log, glossary_dir)
+    else:
+        corpus = build_forward(recipe, root, log)
     s = summarize(corpus)
     log(f"  {recipe.id}: {len(corpus.entries)} entries; segment {s['segment']}; domain {s['domain']}; "
         f"difficulty {s['difficulty']}")
@@ -550,6 +577,195 @@ def build_reversed(recipe: Recipe, root: Path, log=print, glossary_dir: Path | N
         "source_language": recipe.source_language, "target_language": recipe.target_language,
         "description": recipe.description})
     return Corpus(dataset=info, entries=entries)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Dialogue datasets (issue 40): Wesnoth scenes in WML order, each entry with its scene and history
+
+WESNOTH_CAMPAIGNS = {"wesnoth-1.16-httt": ("Heir_To_The_Throne", "httt"),
+                     "wesnoth-1.16-tsg": ("The_South_Guard", "tsg"),
+                     "wesnoth-1.16-ttb": ("Two_Brothers", "tb"),
+                     "wesnoth-1.16-sotbe": ("Son_Of_The_Black_Eye", "sotbe"),
+                     "wesnoth-1.16-utbs": ("Under_the_Burning_Suns", "utbs")}
+"""Package → (campaign folder under ``data/campaigns/``, scene-id prefix = the textdomain's suffix)."""
+DIALOGUE_CAMPAIGNS = WESNOTH + (("wesnoth-1.16-utbs", "wesnoth-utbs"),)
+"""(package, textdomain) of the campaigns the dialogue datasets read: the four of the development corpora plus Under
+the Burning Suns (its placeholder lines bring the Japanese diagnostic segment to spec §11.1's ten)."""
+WESNOTH_DATA = "usr/share/games/wesnoth/1.16"
+DIALOGUE_SEED = "wesnoth-dialogue-v1"
+"""Seed of the scene ranking, shared by every dialogue dataset so that all language pairs hold the same scenes."""
+DIALOGUE_SCENES = 36
+"""Scenes taken: the 36 longest conversations (most lines; ties by SHA-256 rank of seed and scene id)."""
+ALTERNATIVE_EVENTS = frozenset({"last breath", "last_breath", "die", "time over", "time_over"})
+"""Events whose lines are alternatives, not a conversation (one dying unit's words among many, the time-out defeat):
+never sampled as scenes."""
+DIALOGUE_WINDOW = 10
+"""Lines per scene that become development entries: the window ``[s, s + 10)`` with ``s = min(24, n - 10)`` (scene of
+n lines), so a scene of ≥ 34 lines gives every window entry the full 24-line history."""
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One conversation: the lines of one top-level ``[event]`` of a scenario file (or its ``[story]`` narration), in
+    file order. ``id`` (``httt/01_The_Elves_Besieged/02_start``: campaign, scenario, event ordinal and name),
+    ``package``, ``domain`` (the gettext textdomain, e.g. ``wesnoth-httt``), ``file`` (the ``.cfg`` path inside the
+    package) and its ``lines``."""
+
+    id: str
+    package: str
+    domain: str
+    file: str
+    lines: tuple[D.WmlLine, ...]
+
+
+def wesnoth_scenes(root: Path, report: D.WmlReport | None = None) -> list[Scene]:
+    """Every conversation of the campaigns' scenario files (:data:`DIALOGUE_CAMPAIGNS`, each campaign's files in
+    sorted order; in a file, its blocks in file order): the lines of :func:`mtboard.inputs.corpora.dialogue.wml_lines`
+    grouped by ``block`` (one top-level ``[event]``: the lines one trigger shows, one after another; block 0 the
+    ``[story]`` narration). ``report`` collects what was dropped."""
+    out = []
+    for pkg, dom in DIALOGUE_CAMPAIGNS:
+        folder, short = WESNOTH_CAMPAIGNS[pkg]
+        for f in sorted((root / WESNOTH_DATA / "data/campaigns" / folder / "scenarios").glob("*.cfg")):
+            lines, rep = D.wml_lines(f.read_text(encoding="utf-8"))
+            if report is not None:
+                report.add(rep)
+            blocks: dict[int, list[D.WmlLine]] = {}
+            for ln in lines:
+                blocks.setdefault(ln.block, []).append(ln)
+            for b, group in blocks.items():
+                name = re.sub(r"[^A-Za-z0-9]+", "_", group[0].event or ("story" if b == 0 else "event")).strip("_")
+                out.append(Scene(f"{short}/{f.stem}/{b:02d}_{name}", pkg, dom, str(f.relative_to(root)),
+                                 tuple(group)))
+    return out
+
+
+def wesnoth_catalog(root: Path, domain: str, lang: str) -> tuple[str, dict[str, str]]:
+    """``(file, {msgid: msgstr})`` of one campaign's ``.mo`` catalogue in ``lang`` (translated, non-plural entries;
+    an ``.mo`` holds no fuzzy or untranslated entry: msgfmt leaves them out)."""
+    rel = f"{WESNOTH_DATA}/locale/{lang}/LC_MESSAGES/{domain}.mo"
+    cat: dict[str, str] = {}
+    for p in read_catalog(root / rel, plurals=False):  # keyed as WML writes the msgid: 'female^…' keeps its prefix
+        cat.setdefault(f"{p.context}^{p.source}" if p.context else p.source, p.reference)
+    return rel, cat
+
+
+def dialogue_check(root: Path) -> dict[str, int]:
+    """The order recovery's check over every scenario file: lines found, their pieces found in / missing from the
+    union of the campaign's catalogues in every shipped language, per-file line numbers strictly increasing, and the
+    catalogue's msgids that no scenario line uses (corpora/SOURCES.md quotes these numbers)."""
+    report = D.WmlReport()
+    scenes = wesnoth_scenes(root, report)
+    langs = sorted(p.name for p in (root / WESNOTH_DATA / "locale").iterdir() if p.is_dir())
+    known: dict[str, set[str]] = {}
+    for _, dom in DIALOGUE_CAMPAIGNS:
+        ids: set[str] = set()
+        for lang in langs:
+            if (root / WESNOTH_DATA / "locale" / lang / "LC_MESSAGES" / f"{dom}.mo").exists():
+                ids |= set(wesnoth_catalog(root, dom, lang)[1])
+        known[dom] = ids
+    pieces = [(s.domain, p) for s in scenes for ln in s.lines for p in ln.pieces]
+    used = {(d, p) for d, p in pieces}
+    ordered = all(a.line < b.line and a.block <= b.block for s in scenes for a, b in zip(s.lines, s.lines[1:]))
+    return {"scenes": len(scenes), "scenes_8_lines": sum(len(s.lines) >= 8 for s in scenes), "lines": sum(len(s.lines) for s in scenes),
+            "message": report.kept["message"], "story": report.kept["story"],
+            "pieces_found": sum(p in known[d] for d, p in pieces),
+            "pieces_missing": sum(p not in known[d] for d, p in pieces),
+            "multi_piece_lines": sum(len(ln.pieces) > 1 for s in scenes for ln in s.lines),
+            "increasing_line_numbers": int(ordered),
+            **{f"dropped_{k}": v for k, v in sorted(report.dropped.items())},
+            "catalogue_msgids_unused": sum(len(ids - {p for d, p in used if d == dom}) for dom, ids in known.items())}
+
+
+def sampled_scenes(scenes: list[Scene]) -> list[Scene]:
+    """The :data:`DIALOGUE_SCENES` scenes with the most lines (ties: smallest SHA-256 rank of (:data:`DIALOGUE_SEED`,
+    scene id)), :data:`ALTERNATIVE_EVENTS` left out, in reading order (campaign, file, block)."""
+    ranked = sorted((s for s in scenes if (s.lines[0].event or "") not in ALTERNATIVE_EVENTS),
+                    key=lambda s: (-len(s.lines), rank_key(DIALOGUE_SEED, s.id, "")))
+    chosen = {s.id for s in ranked[:DIALOGUE_SCENES]}
+    return [s for s in scenes if s.id in chosen]
+
+
+def window(n: int) -> range:
+    """Positions of a scene of ``n`` lines that become development entries (:data:`DIALOGUE_WINDOW`)."""
+    start = max(0, min(D.HISTORY_CAP, n - DIALOGUE_WINDOW))
+    return range(start, min(n, start + DIALOGUE_WINDOW))
+
+
+def _dialogue_labels(line: D.WmlLine, english: str) -> tuple[Register, Context | None]:
+    """Register and context of a line: narration (a ``[part]``'s story, or a message whose speaker is ``narrator``)
+    is ``formal`` / ``narrative``; a character's line is ``conversational`` with the literary context rule
+    (:func:`mtboard.inputs.corpora.labels.assign_context`: greeting, question or none)."""
+    if line.kind == "story" or (line.speaker or "").strip().lower() == "narrator":
+        return Register.formal, Context.narrative
+    return Register.conversational, L.assign_context(Domain.literary, english)
+
+
+def build_dialogue(recipe: Recipe, root: Path, log=print) -> Corpus:
+    """A dialogue dataset from the Wesnoth campaigns (corpora/SOURCES.md, "Dialogue corpora").
+
+    Scenes: :func:`sampled_scenes`. Development entries: each sampled scene's :func:`window` lines, then diagnostic
+    entries: every line of any scene whose source carries a placeholder (``$unit.name``), in reading order. A line
+    becomes an entry when it has a translation (``recipe.catalog_lang``), passes the pair filters
+    (:func:`~mtboard.inputs.corpora.filters.check_pair`), has ≤ 60 words and its source was not already used;
+    otherwise it stays in the scene as history only. ``history`` = :func:`mtboard.inputs.corpora.dialogue.history`
+    over the scene's lines in the source language (a line without a translation in that language is a gap the
+    history stops at: reversed datasets only, since the English original is never missing)."""
+    lang, sl, tl = recipe.catalog_lang, recipe.source_language, recipe.target_language
+    scenes = wesnoth_scenes(root)
+    cats = {dom: wesnoth_catalog(root, dom, lang) for _, dom in DIALOGUE_CAMPAIGNS}
+    chosen = {s.id for s in sampled_scenes(scenes)}
+    note = ("scene order from the WML scenario file (file order, NORMAL difficulty; corpora/SOURCES.md)"
+            + ("; " + REVERSE_NOTE.format(lang=LANG_NAMES[lang]) if recipe.reverse else ""))
+    seen: set[str] = set()
+    report = FilterReport()
+    dev: list[Entry] = []
+    diag: list[Entry] = []
+    for scene in scenes:
+        mo_file, cat = cats[scene.domain]
+        lines = D.scene_lines(list(scene.lines), cat)
+        english = [clean_debris(x.source) for x in lines]
+        translated = [clean_debris(x.target) if x.target is not None else None for x in lines]
+        src_texts = translated if recipe.reverse else english
+        ref_texts = english if recipe.reverse else translated
+        positions = set(window(len(lines))) if scene.id in chosen else set()
+        for k, ln in enumerate(lines):
+            is_diag = L.is_diagnostic(ln.source)
+            if k not in positions and not is_diag:
+                continue
+            report.read += 1
+            src, ref = src_texts[k], ref_texts[k]
+            if src is None or ref is None:
+                report.drop("no_translation")
+                continue
+            reason = check_pair(src, ref, sl, tl)
+            if reason is None and max(word_count(src), word_count(ref)) > CAP_WORDS:
+                reason = "too_long"
+            if reason is None and src.casefold() in seen:
+                reason = "duplicate"
+            if reason:
+                report.drop(reason)
+                continue
+            seen.add(src.casefold())
+            report.kept += 1
+            register, context = _dialogue_labels(ln.wml, english[k])
+            w = ln.wml
+            where = f"{scene.file.removeprefix(WESNOTH_DATA + '/')}:{w.line}"
+            extra = "".join(f" {k_}={v}" for k_, v in (("event", w.event), ("speaker", w.speaker)) if v)
+            locator = "+".join(hashlib.sha256(p.encode("utf-8")).hexdigest()[:16] for p in w.pieces)
+            origin = Origin(package=scene.package, package_version=PACKAGES[scene.package][1], file=mo_file,
+                            locator=f"msgid-sha256={locator} wml={where}{extra}", note=note)
+            entry = Entry(id=0, source=src, reference=ref,
+                          segment=Segment.diagnostic if is_diag else Segment.development,
+                          difficulty=L.difficulty(src, sl), provenance="corpus", register=register, context=context,
+                          domain=Domain.literary, history=D.history(src_texts, k), scene=scene.id, origin=origin)
+            (diag if is_diag else dev).append(entry)
+    log(f"  wesnoth dialogue {lang}: {len(chosen)} scenes; {report.summary()}")
+    entries = dev + diag
+    info = DatasetInfo(id=recipe.id, version=VERSION, language_pair=f"{sl.upper()}→{tl.upper()}",
+                       source_language=sl, target_language=tl, created=CREATED,
+                       license=PACKAGES[WESNOTH[0][0]][2], provenance=["corpus"], description=recipe.description)
+    return build_corpus(info, entries)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -125,8 +125,9 @@ class Entry(Strict):
     history: list[str] = []
     """Prior dialogue lines in the source language (oldest first), given as context, not to be translated."""
     scene: str | None = Field(default=None, min_length=1, max_length=200)
-    """Scene id of a dialogue line (issue 40): the lines of one scene share it, in corpus order; the corpus views of
-    :mod:`mtboard.inputs.corpora.arms` group on it (``mtboard run --arm scene-…``). Absent: the entry is in no scene."""
+    """Id of the scene (conversation) the entry's line belongs to, e.g. ``httt/01_The_Elves_Besieged`` (a Wesnoth
+    campaign and scenario); entries of one scene share it and their ``history`` comes from the scene's earlier
+    lines. ``None``: the entry is not part of a dialogue (issue 40; docs/corpora.md)."""
     glossary: list[GlossaryTerm] = []
     """Glossary terms occurring in the source, with their required renderings (terminology_adherence; kept from a
     TBX or CSV glossary by ``mtboard corpus import --glossary``)."""
