@@ -124,8 +124,9 @@ def test_grid_heatmap_and_effects_recomputed(everything):
 def test_pages_nav_and_a_broken_sweep_file_is_a_warning(tmp_path, everything):
     boards = [SimpleNamespace(cards=everything)]
     pages, nav, warnings = sp.build_pages(ROOT / "sweeps", ROOT, boards, resamples=200)
-    assert list(pages) == ["sweeps/gemma-270m-temperature.md"] and warnings == []
-    assert nav == [{"Sweep gemma-270m-temperature": "sweeps/gemma-270m-temperature.md"}]
+    assert list(pages) == ["sweeps/dialogue-history.md", "sweeps/gemma-270m-temperature.md"] and warnings == []
+    assert nav == [{"Sweep dialogue-history": "sweeps/dialogue-history.md"},
+                   {"Sweep gemma-270m-temperature": "sweeps/gemma-270m-temperature.md"}]
     text = pages["sweeps/gemma-270m-temperature.md"]
     assert "11 of 11 cells have a card" in text and text.count('<a href="../runs/') == 11
     # the grid says its runs are 20-entry subsets of the 355-entry development segments (sweep file: limit 20)

@@ -142,9 +142,9 @@ class RunSettings(BaseModel):
         "Corpus view of a dialogue corpus (docs/sweeps.md, issue 40): lines (every line alone, no history), "
         "scene-bare (each scene's last line alone), scene-context (that line with its scene's earlier lines as "
         "history), scene-full (the whole scene as one segment). Default: the entries as stored. Recorded on the "
-        "card (method.arm) and in its fingerprint; --limit then counts lines or scenes."))
+        "card (method.arm) and in its fingerprint; the limit then counts lines or scenes."))
     history: int | None = Field(None, ge=0, le=1000, json_schema_extra={"metavar": "N"}, description=(
-        "Keep only the last N lines of each entry's history (0: none); with no --arm or --arm scene-context. "
+        "Keep only the last N lines of each entry's history (0: none); with no arm or the scene-context arm. "
         "Recorded on the card (method.history) and in its fingerprint."))
     limit: int | None = Field(None, ge=1, description="Only the first N entries of the segment.")
     work_dir: Path | None = Field(None, description="Work directory (resumable; default "
