@@ -122,7 +122,7 @@ def test_one_column_per_board_in_board_order_each_linked(site):
     docs, matrix, index = site
     assert matrix.head[0]["text"] == "Method" and matrix.head[0]["attrs"]["scope"] == "col"
     cols = matrix.head[1:]
-    assert len(cols) == len(index) == 8
+    assert len(cols) == len(index) == 9  # + EN→ES dialogue (issue 40)
     for th, board in zip(cols, index):
         assert th["attrs"]["scope"] == "col"
         assert resolve("index.md", th["links"][0]) == board["page"]

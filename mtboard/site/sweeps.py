@@ -152,6 +152,8 @@ def factor_effects(placed: list[Placed], resamples: int = bootstrap.BOOTSTRAP_RE
     effects = []
     for factor in PAIRED_FACTORS:
         levels = list(dict.fromkeys(p.cell.factors()[factor] for p in have))
+        if factor == "history":  # a cell without a history length (an arm) is not a level of the history sweep
+            levels = [v for v in levels if v is not None]
         if len(levels) < 2:
             continue
         base = levels[0]
@@ -249,6 +251,9 @@ def _column_label(col: tuple[str, float | None, str | None, int | None]) -> str:
 def _coverage(cells: list[Placed]) -> str:
     """``20 of 355 entries`` (a range ``20–40`` when the cells differ; ``all 355`` for full-segment cells)."""
     covered = sorted({p.cell.entries for p in cells})
+    if any(p.cell.arm is not None for p in cells):  # corpus views: lines and scenes are counted apart (issue 40)
+        n = str(covered[0]) if len(covered) == 1 else f"{covered[0]}–{covered[-1]}"
+        return f"{n} lines or scenes per cell"
     of = max(p.cell.segment_entries for p in cells)
     n = str(covered[0]) if len(covered) == 1 else f"{covered[0]}–{covered[-1]}"
     return f"all {of} entries" if covered == [of] else f"{n} of {of} entries"
@@ -266,6 +271,11 @@ def subset_note(placed: list[Placed]) -> str | None:
     of = str(totals[0]) if len(totals) == 1 else f"{totals[0]}–{totals[-1]}"
     limits = sorted({c.limit for c in subsets if c.limit is not None})
     lim = f" (`limit: {limits[0]}`)" if len(limits) == 1 else ""
+    if any(c.arm is not None for c in subsets):  # corpus views (issue 40): the limit counts lines or scenes
+        return (f"The cells cover the first {n} items of their corpus view{lim} — lines for the `lines` arm, scenes "
+                f"for the scene arms and the history sweep — of the {subsets[0].segment} segment: the scores compare "
+                f"the cells of this page with each other, not with the full-corpus leaderboards, and {entries[0]} "
+                "segments give wide intervals.")
     every = "Every cell covers" if len(subsets) == len(placed) else f"{len(subsets)} of {len(placed)} cells cover"
     return (f"{every} the first {n} of the {of} {subsets[0].segment} entries of its dataset{lim}: the scores compare "
             f"the cells of this page with each other, not with the full-corpus leaderboards, and {entries[0]} "
