@@ -190,3 +190,16 @@ def test_page_renders_the_sections(root, placed, sweep):
     assert "Measured on the CPU of the machine that ran this sweep" in text
     echo_lines = next(p.lc.card for p in placed if p.cell.label == "echo" and p.cell.arm == "lines")
     assert f"{echo_lines.scores.chrf_plus_plus:.1f}</a> / {echo_lines.scores.composite:.3f}" in text
+
+
+def test_scene_arm_cards_are_never_ranked_on_the_dataset_board(placed):
+    """A scene arm's items are scenes under the ids of their last lines (scene-full joins their texts): the ledger
+    lists such a card unranked with the reason, and never takes its ids as the board's entry set."""
+    from mtboard.ledger.standing import scene_view_reason
+
+    reasons = {(p.cell.label, p.cell.arm, p.cell.history): scene_view_reason(p.lc.card) for p in placed}
+    assert reasons[("fake", "lines", None)] is None
+    assert reasons[("fake", "scene-full", None)] == ("corpus view scene-full (each scene joined into one segment): "
+                                                     "scene items, not the board's entries; compared on its sweep page")
+    assert reasons[("echo", "scene-bare", None)].startswith("corpus view scene-bare (one line per scene)")
+    assert reasons[("fake", "scene-context", 2)].startswith("corpus view scene-context")
