@@ -247,3 +247,13 @@ def test_limit_counts_scenes_after_the_view(tmp_path):
                            work_dir=tmp_path / "w"))
     assert [r.entry_id for r in made.card.results] == [4, 7]
     assert made.card.method.limit == 2 and made.card.dataset.entry_count == 2
+
+
+def test_rescore_applies_the_cards_view(runs):
+    """``mtboard rescore`` re-scores a view's card on the same view: nothing moves, the seal stays."""
+    from mtboard.run.rescore import rescore_card
+
+    tmp_path, out = runs
+    for name in ("full", "context-2"):
+        card, path, _ = out[name]
+        assert rescore_card(path, corpora_dir=tmp_path / "corpora").run_card_hash == card.run_card_hash, name
