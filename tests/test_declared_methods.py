@@ -33,12 +33,14 @@ GATED = [p for p in COMMITTED if "fst-gated" in p.name]
 def test_committed_cards_keep_fingerprints_and_classes():
     uncoached = [p for p in COMMITTED if p not in COACHED and p not in GATED]
     # the 21 cards before issue 18 and the 11 of the committed sweep (issue 16), less the zero-shot card issue 38's
-    # floor rule withdrew (tests/fixtures/withdrawn/), and the six ES→EN / CA→EN cards (issue 39)
-    assert len(uncoached) == 37
+    # floor rule withdrew (tests/fixtures/withdrawn/), the six ES→EN / CA→EN cards (issue 39) and the 13 of the
+    # dialogue-history sweep (issue 40)
+    assert len(uncoached) == 50
     for p in uncoached:
         card = load_card(p)
         comps = card_fingerprint_components(card)
-        assert tuple(sorted(comps)) == tuple(sorted(canonical.FINGERPRINT_COMPONENTS)), p.name
+        view = {k for k in ("arm", "history") if getattr(card.method, k) is not None}  # issue 40: a corpus view
+        assert tuple(sorted(comps)) == tuple(sorted({*canonical.FINGERPRINT_COMPONENTS, *view})), p.name
         assert compute_fingerprint(card).hash == card.fingerprint.hash, p.name
         assert card.coaching_data_sha256 is None and card.tools_enabled == [] and card.method.fst_retries is None
         assert all(r.tool_call_count == 0 for r in card.results), p.name

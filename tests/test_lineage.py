@@ -330,7 +330,7 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
         assert new.run_id == old.run_id  # the same run, its outputs untouched
         assert [x.raw_predicted for x in new.results] == [x.raw_predicted for x in old.results]
     table = summary.read_text(encoding="utf-8")
-    assert "39 committed card(s) were scored by another scorer (textnorm 2 → 3); 39 re-scored" in table
+    assert "52 committed card(s) were scored by another scorer (textnorm 2 → 3); 52 re-scored" in table
     assert "| board | method row | rank before → after | composite before → after | Δ |" in table
     # measured rows: case folding raises Apertium's composite on both boards it leads, ranks stay; "before" is the
     # committed card's composite

@@ -30,7 +30,7 @@ FLAGS = {
     "judge_max_attempts": "--judge-max-attempts", "judge_concurrency": "--judge-concurrency",
     "judge_price_in": "--judge-price-in", "judge_price_out": "--judge-price-out", "judge_family": "--judge-family",
     "translator_family": "--translator-family", "early_gate": "--no-early-gate", "backend_extra": "--backend-opt",
-    "segment": "--segment", "limit": "--limit", "work_dir": "--work-dir", "out": "--out", "base_url": "--base-url",
+    "segment": "--segment", "arm": "--arm", "history": "--history", "limit": "--limit", "work_dir": "--work-dir", "out": "--out", "base_url": "--base-url",
     "allow_incomplete": "--allow-incomplete", "price_in": "--price-in", "price_out": "--price-out",
     "notes": "--notes", "neural_metric": "--neural-metric", "neural_batch_size": "--neural-batch-size",
     "neural_device": "--neural-device", "neural_revision": "--neural-revision",

@@ -124,8 +124,9 @@ def test_grid_heatmap_and_effects_recomputed(everything):
 def test_pages_nav_and_a_broken_sweep_file_is_a_warning(tmp_path, everything):
     boards = [SimpleNamespace(cards=everything)]
     pages, nav, warnings = sp.build_pages(ROOT / "sweeps", ROOT, boards, resamples=200)
-    assert list(pages) == ["sweeps/gemma-270m-temperature.md"] and warnings == []
-    assert nav == [{"Sweep gemma-270m-temperature": "sweeps/gemma-270m-temperature.md"}]
+    assert list(pages) == ["sweeps/dialogue-history.md", "sweeps/gemma-270m-temperature.md"] and warnings == []
+    assert nav == [{"Sweep dialogue-history": "sweeps/dialogue-history.md"},
+                   {"Sweep gemma-270m-temperature": "sweeps/gemma-270m-temperature.md"}]
     text = pages["sweeps/gemma-270m-temperature.md"]
     assert "11 of 11 cells have a card" in text and text.count('<a href="../runs/') == 11
     # the grid says its runs are 20-entry subsets of the 355-entry development segments (sweep file: limit 20)
@@ -142,3 +143,38 @@ def test_pages_nav_and_a_broken_sweep_file_is_a_warning(tmp_path, everything):
     (tmp_path / "sweeps" / "bad.yaml").write_text("name: bad\n", encoding="utf-8")
     pages, nav, warnings = sp.build_pages(tmp_path / "sweeps", tmp_path, boards)
     assert pages == {} and nav == [] and len(warnings) == 1 and warnings[0].startswith("sweep bad.yaml not shown")
+
+
+def test_committed_dialogue_history_page_reads_its_cards(everything):
+    """Issue 40 item 2: the committed sweeps/dialogue-history.yaml — every cell finds its card; the history table,
+    the latency gate at 6 lines and the arms table show the cards' own numbers; Apertium's history cells are listed
+    as not applicable."""
+    from mtboard.core.runtime import Runtime, use_runtime
+    from mtboard.score.scoring import percentile_nearest_rank
+
+    with use_runtime(Runtime(prompts_dir=ROOT / "prompts")):  # the branch's context-completion template
+        sweep = load_sweep(ROOT / "sweeps" / "dialogue-history.yaml")
+    placed = sp.place(sweep, everything)
+    assert len(placed) == 13 and all(p.lc is not None for p in placed)
+    assert [(n.label, n.history, n.arm) for n in sweep.not_applicable] == [
+        ("apertium", 3, "scene-context"), ("apertium", 6, "scene-context"), ("apertium", 12, "scene-context"),
+        ("apertium", 24, "scene-context"), ("apertium", None, "scene-context")]
+    hist = sp.history_sections(placed, sweep.not_applicable, "sweeps/dialogue-history.md")[0]
+    gemma = hist["series"][0]
+    assert [q["history"] for q in gemma["points"]] == [0, 3, 6, 12, 24]
+    six = next(p.lc.card for p in placed if p.cell.label == "gemma-3-270m" and p.cell.history == 6)
+    lat = [r.latency_s for r in six.results]
+    assert len(lat) == 12 and six.method.history == 6 and six.method.arm == "scene-context"
+    assert gemma["gate"]["median"] == six.scores.median_latency_seconds == statistics.median(lat)
+    assert gemma["gate"]["p90"] == percentile_nearest_rank(lat, 90) == sorted(lat)[10]  # ⌈0.9 × 12⌉ = 11th
+    assert gemma["gate"]["verdict"] == sp.gate_verdict(statistics.median(lat), sorted(lat)[10])
+    for q, p in zip(gemma["points"], [p for p in placed if p.cell.experiment == "history"][:5]):
+        assert (q["chrf"], q["composite"], q["n"]) == (p.lc.card.scores.chrf_plus_plus, p.lc.card.scores.composite,
+                                                       12)
+    arms = sp.arms_tables(placed, sweep.not_applicable, "sweeps/dialogue-history.md")[0]
+    assert arms["arms"] == ["lines", "scene-bare", "scene-context", "scene-full"]
+    apertium = arms["rows"][1]
+    assert apertium["cells"][2]["state"] == "not-applicable"
+    full = next(p.lc.card for p in placed if p.cell.label == "apertium" and p.cell.arm == "scene-full")
+    assert (apertium["cells"][3]["chrf"], apertium["cells"][3]["n"]) == (full.scores.chrf_plus_plus, 12)
+    assert "\n" in full.results[0].source  # a whole scene, joined

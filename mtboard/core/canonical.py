@@ -38,12 +38,14 @@ FINGERPRINT_V2_COMPONENTS = FINGERPRINT_V1_COMPONENTS + (
 or GGUF file hash), engine build, the evaluated entry-id list, and the judge (model + prompt hash) when one ran."""
 FINGERPRINT_COMPONENTS = FINGERPRINT_V2_COMPONENTS + ("text_normalisation",)
 """v3 (current) = v2 + the text normalisation version (:data:`mtboard.core.text.NORMALISATION_VERSION`)."""
-OPTIONAL_FINGERPRINT_COMPONENTS = ("coaching_data_sha256", "fst_retries", "format_attempts", "prompt_choice")
+OPTIONAL_FINGERPRINT_COMPONENTS = ("coaching_data_sha256", "fst_retries", "format_attempts", "prompt_choice", "arm",
+                                   "history")
 """Components present only when the method uses them (issue 18): the coaching data's SHA-256 (spec §3.2), the
 FST gate's retry limit (``method.fst_retries``, present exactly when ``tools_enabled`` holds ``fst-gate``) and the
-format-attempt limit (``method.format_attempts``, present exactly when it is above 1; issue 39) and how the prompt was
+format-attempt limit (``method.format_attempts``, present exactly when it is above 1; issue 39), how the prompt was
 chosen from the served model's identity (``method.prompt_choice``: ``family/source/template``, present exactly when
-the run got no ``--prompt`` and its backend could say what it serves; issue 40 item 4). A card without
+the run got no ``--prompt`` and its backend could say what it serves; issue 40 item 4), the corpus view
+and history length (``method.arm``, ``method.history``, present exactly when set; issue 40 item 2). A card without
 coaching, tools and format attempts has exactly :data:`FINGERPRINT_COMPONENTS`, so every fingerprint made before
 stays the same."""
 

@@ -146,6 +146,11 @@ class Prompt:
         return replace(self, coaching=text, _system_cache={})
 
     @property
+    def uses_history(self) -> bool:
+        """The template declares ``history`` (only such a prompt shows an entry's earlier lines; issue 40)."""
+        return "history" in self.meta.variables
+
+    @property
     def uses_fst_feedback(self) -> bool:
         """The template declares ``fst_feedback`` (only such a prompt can run behind the FST gate, ``--tools``)."""
         return "fst_feedback" in self.meta.variables

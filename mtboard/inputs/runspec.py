@@ -154,6 +154,11 @@ class RunSpec(BaseModel):
     format_attempts: int | None = None
     """Answers asked per entry when answers fail the format rules (``--format-attempts``, 2–5;
     ``method.format_attempts``); None for 1, the default (:mod:`mtboard.run.format_attempts`)."""
+    arm: str | None = None
+    """Corpus view (``--arm``: lines, scene-bare, scene-context, scene-full; :mod:`mtboard.inputs.corpora.arms`;
+    ``method.arm``); None: the entries as stored."""
+    history: int | None = None
+    """History lines kept per entry (``--history N``; ``method.history``); None: as the view gives them."""
 
     @model_validator(mode="before")
     @classmethod
@@ -196,12 +201,17 @@ class RunSpec(BaseModel):
             ident["format_attempts"] = self.format_attempts
         if self.prompt_choice is not None:  # runs given --prompt keep their identity
             ident["prompt_choice"] = self.prompt_choice.fingerprint_value()
+        if self.arm is not None:  # work directories of runs without a view keep their identity (issue 40)
+            ident["arm"] = self.arm
+        if self.history is not None:
+            ident["history"] = self.history
         return ident
 
     def work_dir_name(self) -> str:
         """Default work folder under ``runs/DATASET/``: ``METHOD-CONDITION-SEGMENT[-limitN]``, made file-safe."""
         text = f"{self.method.text}-{self.condition}-{self.dataset.segment.value}" + (
-            f"-limit{self.dataset.limit}" if self.dataset.limit else "")
+            f"-limit{self.dataset.limit}" if self.dataset.limit else "") + (
+            f"-{self.arm}" if self.arm else "") + (f"-history{self.history}" if self.history is not None else "")
         return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "run"
 
     def model_slug(self, facts: BackendFacts) -> str:
@@ -226,7 +236,8 @@ class RunSpec(BaseModel):
             price_in_per_mtok=price_in, price_out_per_mtok=price_out, price_cached_in_per_mtok=price_cached_in,
             price_reasoning_per_mtok=price_reasoning, price_as_of=price_as_of, price_table_sha256=price_table_sha256,
             plugin=self.plugin, fst_retries=self.fst_retries, format_attempts=self.format_attempts,
-            prompt_choice=self.prompt_choice)
+            prompt_choice=self.prompt_choice, arm=self.arm,
+            history=self.history)
 
     def backend_context(self, *, prompt: Prompt | None = None, base_url: str | None = None,
                         sample_sources: Iterable[str] = ()) -> BackendContext:
@@ -261,7 +272,8 @@ class RunSpec(BaseModel):
                    endpoint_host_sha256=m.endpoint_host_sha256, coaching_sha256=card.coaching_data_sha256,
                    coaching_file=card.method_config.coachingFile, coaching_text=card.method_config.coachingPrompt,
                    plugin=m.plugin, tools=tuple(sorted(card.tools_enabled)), fst_retries=m.fst_retries,
-                   format_attempts=m.format_attempts, prompt_choice=m.prompt_choice)
+                   format_attempts=m.format_attempts, prompt_choice=m.prompt_choice, arm=m.arm,
+                   history=m.history)
 
 
 def facts_from_card(card: RunCard) -> BackendFacts:
@@ -345,6 +357,10 @@ def fingerprint_components(spec: RunSpec, facts: BackendFacts, *, entry_ids: Ite
         optional["format_attempts"] = spec.format_attempts
     if spec.prompt_choice is not None:  # only runs whose prompt was chosen from the served model (issue 40 item 4)
         optional["prompt_choice"] = spec.prompt_choice.fingerprint_value()
+    if spec.arm is not None:  # only runs with --arm / --history (issue 40): other fingerprints stay the same
+        optional["arm"] = spec.arm
+    if spec.history is not None:
+        optional["history"] = spec.history
     return optional | {
         "dataset_sha256": spec.dataset.sha256,
         "model_slug": spec.model_slug(facts),

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from mtboard.inputs.corpora.arms import SCENE_ARMS
 from mtboard.core.schema import MethodClass, Outcome, RunCard, VerificationTier
 from mtboard.core.schema.ledger import BOARD_STATES, SITE_STATES
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
@@ -266,9 +267,24 @@ def coverage(card: RunCard, plan: BoardPlan) -> Coverage:
     return Coverage(card.dataset.entry_count, of, card.method.limit)
 
 
+def scene_view_reason(card: RunCard) -> str | None:
+    """Why a card of a scene arm (``method.arm`` scene-bare, scene-context or scene-full; issue 40,
+    :mod:`mtboard.inputs.corpora.arms`) is never ranked on its dataset's board, nor makes the board's entry set: its
+    items are scenes (ids of their last lines; ``scene-full`` joins the scene's texts under that id), not the board's
+    entries; its sweep page compares the arms. None for any other card."""
+    arm = card.method.arm
+    if arm not in SCENE_ARMS:
+        return None
+    what = "each scene joined into one segment" if arm == "scene-full" else "one line per scene"
+    return f"corpus view {arm} ({what}): scene items, not the board's entries; compared on its sweep page"
+
+
 def _unranked_reason(lc: LoadedCard, plan: BoardPlan, cov: Coverage) -> str | None:
     if lc in plan.ranked:
         return "reference baseline: listed, never ranked" if is_reference(lc.card) else None
+    view = scene_view_reason(lc.card)
+    if view is not None:
+        return view
     if lc.card.method.limit is not None:
         return f"subset run: {cov.text}; only runs of the board's whole entry set are ranked"
     return f"another entry set ({cov.text}) than the board's {len(plan.ref_ids)} ranked entries"
@@ -297,9 +313,11 @@ def _plans(inputs: Inputs) -> list[BoardPlan]:
             name += f"-{sha[:8]}"
         # a --limit card is never ranked while full runs exist: many subset runs (a sweep's) must not make their
         # subset the board's reference set
-        candidates = [lc for lc in cards if lc.card.method.limit is None] or cards
+        # … nor a scene arm's card (issue 40): its items are scenes under the ids of their last lines
+        lines = [lc for lc in cards if scene_view_reason(lc.card) is None]
+        candidates = [lc for lc in lines if lc.card.method.limit is None] or lines
         sets = Counter(tuple(sorted(r.entry_id for r in lc.card.results)) for lc in candidates)
-        ref_ids = sorted(max(sets.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0])
+        ref_ids = sorted(max(sets.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0]) if sets else []
         ranked = [lc for lc in candidates if sorted(r.entry_id for r in lc.card.results) == ref_ids]
         unranked = [lc for lc in cards if lc not in ranked]
         plans.append(BoardPlan(name, ds_id, version, segment, sha, cards[0].card.dataset.language_pair,

@@ -48,7 +48,7 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("$.method.sampling", "--temperature"), ("$.method.max_tokens", "--max-tokens"),
     ("$.method.concurrency", "--concurrency"), ("$.method.runs", "--runs"), ("$.replicate_runs", "--runs"),
     ("$.method.limit", "--limit"), ("$.method.fst_retries", "--fst-retries"), ("$.tools_enabled", "--tools"),
-    ("$.method.format_attempts", "--format-attempts"),
+    ("$.method.format_attempts", "--format-attempts"), ("$.method.arm", "--arm"), ("$.method.history", "--history"),
     ("$.method.price_in_per_mtok", "--price-in"), ("$.method.price_out_per_mtok", "--price-out"),
     ("$.method.price", "prompts/prices.yaml"), ("$.method.prompt", "--prompt"), ("$.system_prompt", "--prompt"),
     ("$.method_config.promptContext", "--prompt"), ("$.coaching_data_sha256", "--coaching"),
@@ -67,6 +67,7 @@ SOURCES: tuple[tuple[str, str], ...] = (
     ("$.fingerprint.components.coaching", "--coaching"), ("$.fingerprint.components.tools", "--tools"),
     ("$.fingerprint.components.fst_retries", "--fst-retries"),
     ("$.fingerprint.components.format_attempts", "--format-attempts"),
+    ("$.fingerprint.components.arm", "--arm"), ("$.fingerprint.components.history", "--history"),
     ("$.fingerprint.components.dataset", "CORPUS"), ("$.fingerprint.components.entry_ids", "CORPUS"),
 )
 """JSON path prefix of a card field → the option (or file) that decides its value, first match wins (``$.method.price``

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mtboard.inputs.corpora.arms import arm_view
 from mtboard.core import canonical, safejson
 from mtboard.backends.base import get_backend
 from mtboard.score.card import card_records
@@ -66,7 +67,7 @@ def rescore_card(card_path: str | os.PathLike[str], *, corpora_dir: str | os.Pat
                          where=str(path), fix="rescore a card without them, then add them again (mtboard neural)")
     corpus = _corpus_for(card, Path(corpora_dir))
     spec = RunSpec.from_card(card)
-    seg = corpus.segment(card.dataset.segment)
+    seg = arm_view(corpus.segment(card.dataset.segment), card.method.arm, card.method.history)  # issue 40
     entries = seg[: card.method.limit] if card.method.limit is not None else seg
     m = card.method
     rates = Rates(m.price_in_per_mtok, m.price_out_per_mtok, m.price_cached_in_per_mtok, m.price_reasoning_per_mtok,

@@ -37,6 +37,7 @@ from mtboard.score.metrics.bleu import make_bleu
 from mtboard.inputs.prices import PriceTable, price_table_for, resolve_rates
 from mtboard.run.format_attempts import FormatAttempts, check_format_attempts
 from mtboard.run.fst_gate import FstGate, check_pipeline
+from mtboard.inputs.corpora.arms import arm_view, history_not_applicable
 from mtboard.inputs.tools import parse_tools
 from mtboard.inputs import native
 from mtboard.inputs.prompts import Prompt, load_prompt
@@ -109,6 +110,13 @@ def prepare(settings: RunSettings, *, environment: bool = True) -> Plan:
     prompt, coaching, system_prompt, choice = _prompt_and_coaching(settings, backend_cls, method.backend,
                                                                    corpus.dataset, model=method.model,
                                                                    environment=environment)
+    why = history_not_applicable(settings.arm, settings.history, method=method.backend,
+                                 raw=backend_cls.prompt_format == "raw", prompt=prompt.name if prompt else None,
+                                 prompt_uses_history=prompt is not None and prompt.uses_history)
+    if why is not None:  # issue 40: a history run whose history would reach no model
+        raise ConfigError(why, field="--history" if settings.history else "--arm",
+                          fix="drop --history/--arm scene-context for this method, or use a prompt with history "
+                              "(context-chat, context-completion)")
     tools = parse_tools(settings.tools)
     fst_retries, analyser = check_pipeline(tools, settings.fst_retries, backend_cls=backend_cls, prompt=prompt,
                                            target_language=dataset.target_language)
@@ -129,7 +137,8 @@ def prepare(settings: RunSettings, *, environment: bool = True) -> Plan:
 def _corpus_slice(settings: RunSettings, backend_cls: type[Backend],
                   method: MethodSpec) -> tuple[Corpus, DatasetIdentity, list[Entry]]:
     """:func:`prepare`'s first phase: the corpus (its file's hash in the dataset identity), its language pair checked
-    by the backend, the segment's entries (the first ``limit`` of them). Raises: InputError (corpus), ConfigError
+    by the backend, the segment's entries seen through ``--arm``/``--history``
+    (:func:`mtboard.inputs.corpora.arms.arm_view`: lines or scene items), the first ``limit`` of them. Raises: InputError (corpus), ConfigError
     (a language pair the backend cannot translate, a segment the corpus does not have)."""
     corpus, sha = load_corpus(settings.corpus_path)
     ds = corpus.dataset
@@ -138,6 +147,7 @@ def _corpus_slice(settings: RunSettings, backend_cls: type[Backend],
     if not entries:
         raise ConfigError(f"the corpus has no {settings.segment.value} entries", where=str(settings.corpus_path),
                           field="--segment", fix="pick a segment the corpus has")
+    entries = arm_view(entries, settings.arm, settings.history)  # the corpus view (issue 40): lines or scenes
     if settings.limit is not None:
         entries = entries[: settings.limit]
     dataset = DatasetIdentity(id=ds.id, version=ds.version, sha256=sha, language_pair=ds.language_pair,
@@ -229,6 +239,7 @@ def _run_spec(settings: RunSettings, method: MethodSpec, backend_cls: type[Backe
         timeout_s=settings.timeout_s, backend_options=tuple(sorted(given.items())),
         endpoint_host_sha256=endpoint_host_sha256(backend_cls.endpoint_url(settings.base_url)),
         tools=tools, fst_retries=fst_retries, format_attempts=format_attempts, prompt_choice=prompt_choice,
+        arm=settings.arm, history=settings.history,
         **({"coaching_sha256": coaching[0], "coaching_file": coaching[1], "coaching_text": coaching[2]}
            if coaching else {}))
 

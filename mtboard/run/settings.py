@@ -141,6 +141,14 @@ class RunSettings(BaseModel):
         "Backend setting KEY=VALUE, repeatable; `mtboard backends` lists each backend's settings with type, default "
         "and meaning. Unknown keys are refused."))
     segment: Segment = Field("development", validate_default=True, description="Corpus segment to evaluate.")
+    arm: str | None = Field(None, json_schema_extra={"metavar": "ARM"}, description=(
+        "Corpus view of a dialogue corpus (docs/sweeps.md, issue 40): lines (every line alone, no history), "
+        "scene-bare (each scene's last line alone), scene-context (that line with its scene's earlier lines as "
+        "history), scene-full (the whole scene as one segment). Default: the entries as stored. Recorded on the "
+        "card (method.arm) and in its fingerprint; the limit then counts lines or scenes."))
+    history: int | None = Field(None, ge=0, le=1000, json_schema_extra={"metavar": "N"}, description=(
+        "Keep only the last N lines of each entry's history (0: none); with no arm or the scene-context arm. "
+        "Recorded on the card (method.history) and in its fingerprint."))
     limit: int | None = Field(None, ge=1, description="Only the first N entries of the segment.")
     work_dir: Path | None = Field(None, description="Work directory (resumable; default "
                                                     "runs/DATASET/METHOD-CONDITION-SEGMENT).")
@@ -201,6 +209,24 @@ class RunSettings(BaseModel):
             opt = option_name(str(info.field_name))
             raise ConfigError(f"{opt} {value} is more than a run card can hold (at most {_num(limit)})", field=opt,
                               fix=f"give {opt} a number of at most {_num(limit)}")
+        return value
+
+    @field_validator("history")
+    @classmethod
+    def _history_with_arm(cls, value: int | None, info: ValidationInfo) -> int | None:
+        """``--arm`` known and ``--history`` only where the arm carries history
+        (:func:`mtboard.inputs.corpora.arms.check_arm`). Raises: ConfigError naming the option."""
+        from mtboard.inputs.corpora.arms import check_arm
+
+        check_arm(info.data.get("arm"), value)
+        return value
+
+    @field_validator("arm")
+    @classmethod
+    def _known_arm(cls, value: str | None) -> str | None:
+        from mtboard.inputs.corpora.arms import check_arm
+
+        check_arm(value, None)
         return value
 
     @field_validator("judge")

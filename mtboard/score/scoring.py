@@ -64,6 +64,10 @@ def _percentile_nearest_rank(values: list[float], percent: int) -> float:
     return s[max(0, -(-percent * len(s) // 100) - 1)]
 
 
+percentile_nearest_rank = _percentile_nearest_rank
+"""Public name of the nearest-rank percentile the card's ``p95_latency_seconds`` uses (the sweep page's p90)."""
+
+
 def _entry_cost(usage: Usage, rates: Rates | None) -> float | None:
     return None if rates is None else rates.cost(usage)
 
@@ -373,6 +377,7 @@ def _entry_results(f: _Facts, fst_counts: list[tuple[int, int]] | None, rates: R
             semantic_score=sem.score[i], source_similarity=sem.source[i], semantic_verdict=sem.verdict[i],
             hallucination_detected=sem.hallucination[i], glossary_terms=gl_terms, glossary_hits=gl_hits,
             morph_units=mc[1] if mc else None, morph_matched=mc[0] if mc else None,
+            history_lines=len(e.history) or None,
             code_switching_detected=cs, checks=d, plugin_metrics={}, judgements={},
             stats=SegmentStats(chrf=col.chrf[i], bleu=col.bleu[i], ter=col.ter[i]), usage=r.usage))
     return run, results

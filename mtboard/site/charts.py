@@ -369,3 +369,60 @@ def canary_history(points: list[tuple[str, float, bool]], card: float, ci: tuple
                        f'{html_text(points[-1][0][:10])}</text>')
     out.append("</svg>")
     return Markup("".join(out))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# History sweeps (issue 40 item 2)
+
+
+def history_curves(series: list[dict[str, Any]], key: str, ylabel: str, title: str, *,
+                   gate: float | None = None) -> Markup | None:
+    """A value (``key`` of each point: chrF++, composite or seconds) against history length, one line per model.
+
+    ``series``: dicts with ``n`` (the legend number the caller prints under the chart), ``label`` and ``points``
+    (dicts with ``history`` (lines) and ``key``; None values are left out). The x axis places the history lengths
+    present at equal steps (0, 3, 6, 12, 24 read as positions, labelled with their values), so short lengths do not
+    crowd; each line's points carry the model's number. ``gate``: a dashed horizontal line at that value (the latency
+    gate). Returns None when no point has a value."""
+    pts = [(s, p) for s in series for p in s["points"] if p.get(key) is not None]
+    if not pts:
+        return None
+    xs = sorted({p["history"] for _, p in pts})
+    W, H, L, R, T, B = 640, 300, 60, 20, 20, 50
+    values = [p[key] for _, p in pts] + ([gate] if gate is not None else [])
+    lo, hi = min(values), max(values)
+    ya, yb, ylabels, yticks = nice_ticks(min(0.0, lo), hi * 1.08 if hi > 0 else 1.0, widen=True)
+
+    def sx(h: int) -> float:
+        i = xs.index(h)
+        return L + 20 + (W - L - R - 40) * (i / (len(xs) - 1) if len(xs) > 1 else 0.5)
+
+    def sy(v: float) -> float:
+        return T + (H - T - B) * (1 - (v - ya) / (yb - ya if yb > ya else 1))
+
+    out = _svg_open(W, H, title, f"{ylabel} against the number of history lines sent with each line; one numbered "
+                                 "line per model, as in the legend below the chart"
+                                 + ("; the dashed line is the gate" if gate is not None else "") + ".")
+    for v, text in zip(yticks, ylabels):
+        out.append(f'<line x1="{L}" y1="{_f(sy(v))}" x2="{W - R}" y2="{_f(sy(v))}" class="grid"/>')
+        out.append(f'<text x="{L - 6}" y="{_f(sy(v) + 4)}" text-anchor="end" class="axis">{text}</text>')
+    for h in xs:
+        out.append(f'<text x="{_f(sx(h))}" y="{H - B + 16}" text-anchor="middle" class="axis">{h}</text>')
+    out.append(f'<text x="{(W + L) / 2:.1f}" y="{H - 8}" text-anchor="middle" class="axis">lines of history</text>')
+    out.append(f'<text x="14" y="{(H - B + T) / 2:.1f}" transform="rotate(-90 14 {(H - B + T) / 2:.1f})" '
+               f'text-anchor="middle" class="axis">{html_text(ylabel)}</text>')
+    if gate is not None:
+        out.append(f'<line x1="{L}" y1="{_f(sy(gate))}" x2="{W - R}" y2="{_f(sy(gate))}" class="whisker" '
+                   'stroke-dasharray="4 3"/>')
+    for s in series:
+        mine = sorted((p for p in s["points"] if p.get(key) is not None), key=lambda p: p["history"])
+        if len(mine) > 1:
+            coords = " ".join(f"{_f(sx(p['history']))},{_f(sy(p[key]))}" for p in mine)
+            out.append(f'<polyline points="{coords}" fill="none" class="whisker"/>')
+        for p in mine:
+            x, y = sx(p["history"]), sy(p[key])
+            tip = f"{s['n']}. {s['label']}: {p['history']} lines, {ylabel} {p[key]:.4g}"
+            out.append(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="4" class="pt front"><title>{html_text(tip)}</title>'
+                       f'</circle><text x="{_f(x + 6)}" y="{_f(y - 6)}" class="value">{s["n"]}</text>')
+    out.append("</svg>")
+    return Markup("".join(out))

@@ -35,6 +35,7 @@ from mtboard.backends import Backend, get_backend, parse_method
 from mtboard.core import paths
 from mtboard.core.documents import MAX_CORPUS_BYTES, loads_corpus
 from mtboard.core.errors import ConfigError, InputError, MtboardError
+from mtboard.inputs.corpora.arms import arm_view, history_not_applicable
 from mtboard.run.fst_gate import check_pipeline
 from mtboard.inputs.tools import parse_tools
 from mtboard.inputs.prompts import Prompt, load_prompt
@@ -83,11 +84,20 @@ class Cell:
     """``--tools`` of the cell's condition (spec §6.2 tool_config; empty: none)."""
     fst_retries: int | None = None
     """``--fst-retries`` (the FST gate's retry limit) when the cell runs with ``fst-gate``."""
+    experiment: str | None = None
+    """``history`` (a cell of the sweep's ``histories``), ``arms`` (of its ``arms``) or None (neither: the corpus as
+    stored); issue 40."""
+    arm: str | None = None
+    """``--arm`` (:mod:`mtboard.inputs.corpora.arms`); None: the corpus as stored."""
+    history: int | None = None
+    """``--history N``; None: the view's history as it is."""
 
     def factors(self) -> dict[str, Any]:
-        """The cell's values on the sweep axes (spec §6.2): dataset, method, prompt, condition, temperature."""
+        """The cell's values on the sweep axes (spec §6.2): dataset, method, prompt, condition, temperature, and
+        the corpus view (arm, history; issue 40)."""
         return {"dataset": self.dataset_id, "method": self.label, "prompt": self.prompt,
-                "condition": self.condition, "temperature": self.temperature}
+                "condition": self.condition, "temperature": self.temperature, "arm": self.arm,
+                "history": self.history}
 
     def run_args(self) -> list[str]:
         """The ``mtboard run`` arguments of this cell (after ``mtboard run``); a gguf_package method keeps its file
@@ -112,21 +122,47 @@ class Cell:
             args += ["--tools", t]
         if self.fst_retries is not None:
             args += ["--fst-retries", str(self.fst_retries)]
+        if self.arm is not None:
+            args += ["--arm", self.arm]
+        if self.history is not None:
+            args += ["--history", str(self.history)]
         return args
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    """A cell of the history or arms experiment that is not run because history cannot reach the method (issue 40):
+    Apertium and the baselines translate the raw source; a prompt without ``history`` shows none. The sweep page
+    lists it with ``reason`` (:func:`mtboard.inputs.corpora.arms.history_not_applicable`)."""
+
+    dataset_id: str
+    language_pair: str
+    method: str
+    label: str
+    prompt: str | None
+    experiment: str
+    arm: str
+    history: int | None
+    reason: str
 
 
 def planned_components(*, dataset_sha256: str, public_method: str, condition: str, system_prompt_sha256: str,
                        temperature: float | None, batch_size: int, max_tokens: int | None,
                        prompt_template_sha256: str | None, entry_ids: list[int], judges: tuple[str, ...],
                        backend_options: dict[str, Any], runs: int, segment: str, tools: tuple[str, ...] = (),
-                       fst_retries: int | None = None) -> dict[str, Any]:
+                       fst_retries: int | None = None, arm: str | None = None,
+                       history: int | None = None) -> dict[str, Any]:
     """The fingerprint v3 components a cell's card will have that are known before it runs (spec §3.8 extended;
     :func:`mtboard.inputs.runspec.fingerprint_components` — the backend's facts, e.g. the weights hash and the engine
     build, are learnt while running and are not here), plus the method as published, its backend options, the
     replicates and the segment. A cell id is the first 12 hex digits of their canonical SHA-256. ``fst_retries``
     appears only for a cell with the FST gate (as in the card's fingerprint), so cells without tools keep their
-    ids."""
-    optional = {"fst_retries": fst_retries} if fst_retries is not None else {}
+    ids; ``arm`` and ``history`` likewise only when set (issue 40)."""
+    optional: dict[str, Any] = {"fst_retries": fst_retries} if fst_retries is not None else {}
+    if arm is not None:
+        optional["arm"] = arm
+    if history is not None:
+        optional["history"] = history
     return optional | {
         "dataset_sha256": dataset_sha256, "method": public_method, "condition": condition,
         "system_prompt_sha256": system_prompt_sha256, "temperature": temperature,
@@ -138,8 +174,12 @@ def planned_components(*, dataset_sha256: str, public_method: str, condition: st
 
 
 def _matches(m: CellMatch, *, dataset_id: str, dataset_path: str, method: str, prompt: str | None, condition: str,
-             temperature: float | None) -> bool:
+             temperature: float | None, view: tuple[str | None, str | None, int | None] = (None, None, None)) -> bool:
+    experiment, arm, history = view
     return ((m.dataset is None or m.dataset in (dataset_id, dataset_path))
+            and (m.experiment is None or m.experiment == experiment)
+            and (m.arm is None or m.arm == arm)
+            and (m.history is None or m.history == history)
             and (m.method is None or m.method == method)
             and (m.prompt is None or m.prompt == prompt)
             and (m.condition is None or m.condition == condition)
@@ -169,8 +209,16 @@ def expand(file: SweepFile, root: Path, *, where: str = "sweep file") -> list[Ce
     passes a symbolic link), ConfigError (unknown backend, prompt or backend option; a prompt that cannot serve a
     dataset's languages; a method's dataset that is not among the sweep's; two cells that would be the same run).
     """
+    return expand_all(file, root, where=where)[0]
+
+
+def expand_all(file: SweepFile, root: Path, *, where: str = "sweep file") -> tuple[list[Cell], list[NotApplicable]]:
+    """:func:`expand`, with the history and arm cells that are not run because history cannot reach their method
+    (:class:`NotApplicable`; issue 40). Raises: as :func:`expand`."""
     check_cell_count(file, where)
-    return _Expansion(file, root, where).cells_of_file()
+    expansion = _Expansion(file, root, where)
+    cells = expansion.cells_of_file()
+    return cells, expansion.not_applicable
 
 
 @dataclass(frozen=True)
@@ -184,14 +232,17 @@ class MethodCount:
     prompts: int
     conditions: int
     temperatures: int
+    views: int = 1
+    """Cells per combination from the context experiments (issue 40): ``len(histories) + len(arms)``, else 1."""
 
     @property
     def cells(self) -> int:
-        return self.datasets * self.prompts * self.conditions * self.temperatures
+        return self.datasets * self.prompts * self.conditions * self.temperatures * self.views
 
     def factors(self) -> str:
         return (f"datasets {self.datasets:,} × prompts {self.prompts:,} × conditions {self.conditions:,} × "
-                f"temperatures {self.temperatures:,}")
+                f"temperatures {self.temperatures:,}" + (f" × (histories + arms) {self.views:,}"
+                                                         if self.views != 1 else ""))
 
 
 @dataclass(frozen=True)
@@ -209,20 +260,24 @@ class CellCount:
     temperatures: int
     per_method: tuple[MethodCount, ...]
     skips: bool
+    views: int = 1
+    """``len(histories) + len(arms)`` (1 when both are empty): the two context experiments add, not multiply."""
 
     @property
     def uniform(self) -> bool:
         """Whether every method runs on every dataset with the sweep's prompts, conditions and temperatures (then
         the count is the product of the sweep-level factors)."""
-        return all((m.datasets, m.prompts, m.conditions, m.temperatures)
-                   == (self.datasets, self.prompts, self.conditions, self.temperatures) for m in self.per_method)
+        return all((m.datasets, m.prompts, m.conditions, m.temperatures, m.views)
+                   == (self.datasets, self.prompts, self.conditions, self.temperatures, self.views)
+                   for m in self.per_method)
 
     def factors(self) -> str:
         """The factors as one line: ``datasets 10 × methods 100 × prompts 10 × conditions 10 × temperatures 10``,
         and, when the methods differ (their own datasets, prompts or temperatures; raw engines), the largest
         method's share."""
         text = (f"datasets {self.datasets:,} × methods {self.methods:,} × prompts {self.prompts:,} × conditions "
-                f"{self.conditions:,} × temperatures {self.temperatures:,}")
+                f"{self.conditions:,} × temperatures {self.temperatures:,}"
+                + (f" × (histories + arms) {self.views:,}" if self.views != 1 else ""))
         if not self.uniform and self.per_method:
             top = max(self.per_method, key=lambda m: m.cells)
             text += (f"; per method, the largest is methods.{top.index} ({paths.shown(top.method)}): "
@@ -250,24 +305,27 @@ def count_cells(file: SweepFile) -> CellCount:
     """The number of cells :func:`expand` makes of ``file``, from the factor sizes alone (issue 34 item 3): per
     method, the sweep's datasets it runs on (its ``datasets``, else all) × its prompts (its own, else the sweep's,
     else the backend's one default) × the sweep's conditions (1 when none) × its temperatures (its own, else the
-    sweep's); 1 per dataset for an engine that takes the raw source. Nothing is loaded: O(datasets + methods)
-    however many cells that makes. Exact, but for overrides that skip cells (not subtracted: ``skips``) and
-    duplicate cells (refused by the expansion)."""
+    sweep's); 1 per dataset for an engine that takes the raw source; each of these × (``len(histories) +
+    len(arms)``, else 1). Nothing is loaded: O(datasets + methods) however many cells that makes. Exact, but for
+    overrides that skip cells (not subtracted: ``skips``), history cells a method cannot take (listed as not
+    applicable by the expansion) and duplicate cells (refused by the expansion)."""
     conditions = max(1, len(file.conditions))
     prompts = len(file.prompts) or 1
+    views = (len(file.histories) + len(file.arms)) or 1
     per: list[MethodCount] = []
     known: dict[str, bool] = {}
     for i, sm in enumerate(file.methods):
         allowed = None if sm.datasets is None else set(sm.datasets)
         n_datasets = len(file.datasets) if allowed is None else sum(1 for d in file.datasets if d in allowed)
         if _takes_raw_source(sm.method, known):
-            per.append(MethodCount(i, sm.method, n_datasets, 1, 1, 1))
+            per.append(MethodCount(i, sm.method, n_datasets, 1, 1, 1, views))
             continue
         per.append(MethodCount(i, sm.method, n_datasets, prompts if sm.prompts is None else len(sm.prompts),
-                               conditions, len(file.temperatures if sm.temperatures is None else sm.temperatures)))
+                               conditions, len(file.temperatures if sm.temperatures is None else sm.temperatures),
+                               views))
     return CellCount(cells=sum(m.cells for m in per), datasets=len(file.datasets), methods=len(file.methods),
                      prompts=prompts, conditions=conditions, temperatures=len(file.temperatures),
-                     per_method=tuple(per), skips=any(o.skip for o in file.overrides))
+                     per_method=tuple(per), skips=any(o.skip for o in file.overrides), views=views)
 
 
 def check_cell_count(file: SweepFile, where: str, *, limit: int = MAX_CELLS) -> CellCount:
@@ -324,6 +382,7 @@ class _Expansion:
         self.corpora: dict[str, tuple[Any, str]] = {}
         self.prompts: dict[str, Prompt] = {}
         self.cells: list[Cell] = []
+        self.not_applicable: list[NotApplicable] = []
         self.seen: dict[str, str] = {}
         self.segment = Segment(file.segment)
 
@@ -337,8 +396,18 @@ class _Expansion:
                     continue
                 method = self._method(mi, sm, dataset)
                 for prompt_name, cond, temperature in self._axes(method):
-                    self._add_cell(dataset, method, prompt_name, cond, temperature)
+                    for view in self._views():
+                        self._add_cell(dataset, method, prompt_name, cond, temperature, view)
         return self.cells
+
+    def _views(self) -> list[tuple[str | None, str | None, int | None]]:
+        """The ``(experiment, arm, history)`` of each cell per axis value (issue 40): the history experiment (the
+        ``scene-context`` arm at each of ``histories``), then the arms experiment (each of ``arms``, no history
+        length) — two experiments, not one cross product; ``[(None, None, None)]`` when the sweep has neither."""
+        views: list[tuple[str | None, str | None, int | None]] = [
+            ("history", "scene-context", h) for h in self.file.histories]
+        views += [("arms", a, None) for a in self.file.arms]
+        return views or [(None, None, None)]
 
     def _check_method_datasets(self) -> None:
         """Raises: ConfigError for a method naming a dataset that is not among the sweep's."""
@@ -416,7 +485,8 @@ class _Expansion:
         return self.prompts[name]
 
     def _overridden(self, dataset: _Dataset, method: _Method, prompt_name: str | None,
-                    cond: SweepCondition | None, condition: str, temperature: float | None
+                    cond: SweepCondition | None, condition: str, temperature: float | None,
+                    view: tuple[str | None, str | None, int | None] = (None, None, None)
                     ) -> tuple[int | None, int, int | None, dict[str, Any]] | None:
         """The cell's ``(limit, runs, max_tokens, backend options)``: the sweep's (options: the method's, then the
         condition's) with every matching override applied in file order; None when one of them skips the cell."""
@@ -430,7 +500,8 @@ class _Expansion:
         for oi, o in enumerate(self.file.overrides):
             self._no_machine_paths(o.backend_options, path_keys, f"overrides.{oi}")
             if _matches(o.match, dataset_id=dataset.corpus.dataset.id, dataset_path=dataset.path,
-                        method=method.sm.method, prompt=prompt_name, condition=condition, temperature=temperature):
+                        method=method.sm.method, prompt=prompt_name, condition=condition, temperature=temperature,
+                        view=view):
                 limit = o.limit or limit
                 runs = o.runs or runs
                 max_tokens = o.max_tokens or max_tokens
@@ -453,14 +524,25 @@ class _Expansion:
                                   f"to choose (mtboard run --backend-opt {key}=PATH on their own runs)")
 
     def _add_cell(self, dataset: _Dataset, method: _Method, prompt_name: str | None, cond: SweepCondition | None,
-                  temperature: float | None) -> None:
-        """Make the cell of one axis value (unless an override skips it), after the checks a run makes first:
-        backend options, tools, a prompt that renders the dataset's first entry. Raises: ConfigError."""
+                  temperature: float | None,
+                  view: tuple[str | None, str | None, int | None] = (None, None, None)) -> None:
+        """Make the cell of one axis value and corpus view (unless an override skips it, or history cannot reach
+        the method: then it is listed in :attr:`not_applicable`), after the checks a run makes first: backend
+        options, tools, the corpus view, a prompt that renders the view's first entry. Raises: ConfigError."""
         ds, backend_cls, raw = dataset.corpus.dataset, method.backend_cls, method.raw
         prompt = self._prompt(prompt_name, method)
         condition = (cond.name if cond is not None else prompt_name) if not raw else (
             "baseline" if backend_cls.method_class == MethodClass.baseline else "default")
-        overridden = self._overridden(dataset, method, prompt_name, cond, condition, temperature)
+        experiment, arm, history = view
+        if experiment is not None and arm is not None:
+            why = history_not_applicable(arm, history, method=method.label, raw=raw, prompt=prompt_name,
+                                         prompt_uses_history=prompt is not None and prompt.uses_history)
+            if why is not None:
+                self.not_applicable.append(NotApplicable(
+                    dataset_id=ds.id, language_pair=ds.language_pair, method=method.sm.method, label=method.label,
+                    prompt=prompt_name, experiment=experiment, arm=arm, history=history, reason=why))
+                return
+        overridden = self._overridden(dataset, method, prompt_name, cond, condition, temperature, view)
         if overridden is None:
             return
         limit, runs, max_tokens, options = overridden
@@ -469,7 +551,12 @@ class _Expansion:
         tools = parse_tools(cond.tools) if cond is not None and not raw else ()
         fst_retries, _ = check_pipeline(tools, cond.fst_retries if cond is not None and not raw else None,
                                         backend_cls=backend_cls, prompt=prompt, target_language=ds.target_language)
-        entries = dataset.entries[:limit] if limit else dataset.entries
+        with _named(self.where, "histories" if experiment == "history" else "arms"):
+            viewed = arm_view(dataset.entries, arm, history)
+        if not viewed:
+            raise ConfigError(f"the {arm} view of {dataset.path} has no entries", where=self.where,
+                              field="arms", fix="use a corpus with scenes, or drop the arm")
+        entries = viewed[:limit] if limit else viewed
         system_prompt = _system_prompt(prompt, ds, entries)
         temp = None if raw else float(temperature if temperature is not None else 0.0)
         comps = planned_components(
@@ -478,8 +565,10 @@ class _Expansion:
             batch_size=max(1, backend_cls.preferred_batch_size), max_tokens=None if raw else max_tokens,
             prompt_template_sha256=prompt.template_sha256 if prompt else None,
             entry_ids=[e.id for e in entries], judges=() if raw else tuple(self.file.judges),
-            backend_options=options, runs=runs, segment=self.segment.value, tools=tools, fst_retries=fst_retries)
-        cid = self._new_id(comps, f"{method.sm.method} {prompt_name} {temperature}", ds.id)
+            backend_options=options, runs=runs, segment=self.segment.value, tools=tools, fst_retries=fst_retries,
+            arm=arm, history=history)
+        what = f"{method.sm.method} {prompt_name} {temperature}" + (f" {arm} {history}" if arm else "")
+        cid = self._new_id(comps, what, ds.id)
         sm = method.sm
         self.cells.append(Cell(
             id=cid, index=len(self.cells), dataset_path=dataset.path, dataset_id=ds.id,
@@ -489,8 +578,8 @@ class _Expansion:
             backend_options=tuple(sorted(options.items())), judges=() if raw else tuple(self.file.judges),
             lane=method.lane, gguf_package=sm.gguf_package, price_in=sm.price_in, price_out=sm.price_out,
             provider=sm.provider or ("openai" if backend_cls.priced else None), entries=len(entries),
-            segment_entries=len(dataset.entries), method_index=method.index, components=comps, tools=tools,
-            fst_retries=fst_retries))
+            segment_entries=len(viewed), method_index=method.index, components=comps, tools=tools,
+            fst_retries=fst_retries, experiment=experiment, arm=arm, history=history))
 
     def _new_id(self, comps: dict[str, Any], what: str, dataset_id: str) -> str:
         """The cell id of ``comps`` (first 12 hex digits of their canonical SHA-256), remembered with ``what`` (method,
@@ -529,5 +618,5 @@ def _system_prompt(prompt: Prompt | None, ds: DatasetInfo, entries: list[Entry])
     return system_prompt
 
 
-__all__ = ["Cell", "CellCount", "MAX_CELLS", "MethodCount", "check_cell_count", "count_cells", "expand",
-           "model_path", "planned_components"]
+__all__ = ["Cell", "CellCount", "MAX_CELLS", "MethodCount", "NotApplicable", "check_cell_count", "count_cells",
+           "expand", "expand_all", "model_path", "planned_components"]

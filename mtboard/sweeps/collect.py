@@ -64,7 +64,8 @@ class Collected:
 
 def mismatch(cell: Cell, card: Any) -> str | None:
     """Why ``card`` is not the run ``cell`` planned (None when it is): the dataset id, the published method, the
-    condition, the temperature, the entries covered and the replicates must be the cell's."""
+    condition, the temperature, the entries covered, the replicates and the corpus view (arm, history) must be the
+    cell's."""
 
     spec = parse_method(cell.method)
     public = spec.with_model(get_backend(spec.backend).public_model(spec.model)).text
@@ -72,7 +73,8 @@ def mismatch(cell: Cell, card: Any) -> str | None:
               ("condition", card.condition, cell.condition), ("temperature", card.temperature, cell.temperature),
               ("dataset.entry_count", card.dataset.entry_count, cell.entries), ("method.runs", card.method.runs,
                                                                                 cell.runs),
-              ("method.limit", card.method.limit, cell.limit)]
+              ("method.limit", card.method.limit, cell.limit), ("method.arm", card.method.arm, cell.arm),
+              ("method.history", card.method.history, cell.history)]
     for name, got, want in checks:
         if got != want:
             return f"{name} is {got!r}, the cell planned {want!r}"

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtboard.inputs.corpora.arms import arm_view
 from mtboard.backends.local import sandbox
 from mtboard.backends import get_backend
 from mtboard.core import paths
@@ -397,7 +398,7 @@ def estimate_cell(cell: Cell, corpus: Any, *, table: Any, use_tokenizers: bool =
 which a local model file is looked for (:func:`counter_for`). Raises: ConfigError from the
     prompt or judge templates."""
     cache = {} if cache is None else cache
-    entries = corpus.segment(Segment(cell.segment))
+    entries = arm_view(corpus.segment(Segment(cell.segment)), cell.arm, cell.history)  # issue 40: lines or scenes
     entries = entries[: cell.limit] if cell.limit else entries
     ds = corpus.dataset
     calls = len(entries) * cell.runs
@@ -408,13 +409,14 @@ which a local model file is looked for (:func:`counter_for`). Raises: ConfigErro
     if cell.prompt is not None:
         counter = counter_for(cell, use_tokenizers=use_tokenizers, root=root)
         cap = float(cell.max_tokens or 512)
-        key = ("translate", cell.dataset_path, cell.segment, cell.limit, cell.prompt, counter.name, cap)
+        key = ("translate", cell.dataset_path, cell.segment, cell.limit, cell.arm, cell.history, cell.prompt,
+               counter.name, cap)
         if key not in cache:  # the same slice, prompt and tokenizer count the same (temperatures, API models)
             cache[key] = _translation_tokens(load_prompt(cell.prompt, named=True), entries, ds, counter, cap)
         prompt_r, completion_r = (r.scale(cell.runs) for r in cache[key])
         reasoning = reasoning_tokens(split_method(cell.method)[2], calls, cell.max_tokens)
         for spec_text in cell.judges:
-            jkey = ("judge", cell.dataset_path, cell.segment, cell.limit, spec_text)
+            jkey = ("judge", cell.dataset_path, cell.segment, cell.limit, cell.arm, cell.history, spec_text)
             if jkey not in cache:
                 cache[jkey] = _judge_tokens(spec_text, entries, ds)
             jp, jc = cache[jkey]
@@ -482,9 +484,17 @@ def _usd(v: float | None) -> str:
     return "unknown" if v is None else f"${v:.4f}"
 
 
+def _view(cell: Any) -> str:
+    """`` · scene-context, 6 lines of history`` for a cell of a context experiment (issue 40); "" otherwise."""
+    if cell.arm is None:
+        return ""
+    return f" · {cell.arm}" + (f", {cell.history} lines of history" if cell.history is not None else "")
+
+
 def plan_table(sweep: Sweep, est: SweepEstimate) -> str:
     """The plan as text: one line per cell (id, dataset, method, prompt/condition, temperature, entries × runs,
-    calls, tokens estimate [low–high], cost), then the totals (spec §10.2)."""
+    calls, tokens estimate [low–high], cost, and the corpus view of a context experiment's cell), the cells not
+    run because history cannot reach their method (``not run``), then the totals (spec §10.2)."""
     lines = [f"sweep {sweep.name}: {len(sweep.cells)} cell(s) from {sweep.path} (sha256 {sweep.sha256[:12]})",
              f"{'cell':12}  {'dataset':14} {'method':16} {'condition':22} {'temp':>4} {'entries':>9} {'calls':>6} "
              f"{'tokens (low–high)':>24} {'cost USD':>10}  counted with"]
@@ -494,7 +504,10 @@ def plan_table(sweep: Sweep, est: SweepEstimate) -> str:
         tok = f"{t.mid:,.0f} ({t.low:,.0f}–{t.high:,.0f})"
         lines.append(f"{cell.id:12}  {cell.dataset_id:14} {cell.label[:16]:16} {cell.condition[:22]:22} {temp:>4} "
                      f"{cell.entries:>5} × {cell.runs} {c.calls + c.judge_calls:>6} {tok:>24} "
-                     f"{_usd(None if c.cost is None else c.cost.mid):>10}  {c.counter}")
+                     f"{_usd(None if c.cost is None else c.cost.mid):>10}  {c.counter}" + _view(cell))
+    for n in sweep.not_applicable:  # issue 40: history cells a method cannot take are listed, not run
+        what = f"{n.history} lines of history" if n.experiment == "history" else f"the {n.arm} arm"
+        lines.append(f"not run     {n.dataset_id:14} {n.label[:16]:16} {what}: {n.reason}")
     t = est.tokens
     tot = est.totals()
     lines.append(f"total       {len(est.cells)} cells, {tot['calls']} translation calls, {tot['judge_calls']} judge "

@@ -39,7 +39,9 @@ def plan_document(sweep: Sweep, est: SweepEstimate, *, chunk_size: int = MAX_JOB
     by_id = {c.cell.id: c for c in est.cells}
     cells = []
     for cell in sweep.cells:
-        cells.append({"id": cell.id, "index": cell.index, "lane": cell.lane, "factors": cell.factors(),
+        factors = {k: v for k, v in cell.factors().items()  # a cell without a corpus view: as before issue 40
+                   if k not in ("arm", "history") or cell.arm is not None}
+        cells.append({"id": cell.id, "index": cell.index, "lane": cell.lane, "factors": factors,
                       "method": cell.method, "run_args": cell.run_args(), "components": cell.components,
                       "estimate": by_id[cell.id].as_dict()})
     parts = chunks([c.id for c in sweep.cells], chunk_size)

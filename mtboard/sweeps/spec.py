@@ -39,7 +39,7 @@ from mtboard.run.settings import RunSettings
 from mtboard.core.schema import GGUF_PACKAGES, SweepFile
 from mtboard.backends import get_backend
 from mtboard.inputs.runspec import split_method
-from mtboard.sweeps.cells import Cell, expand, model_path
+from mtboard.sweeps.cells import Cell, NotApplicable, expand_all, model_path
 from mtboard.sweeps.file import load_sweep_file
 
 
@@ -53,6 +53,8 @@ class Sweep:
     cells: list[Cell]
     sha256: str
     """SHA-256 of the sweep file's bytes."""
+    not_applicable: tuple[NotApplicable, ...] = ()
+    """History/arm cells not run because history cannot reach their method (issue 40; the sweep page lists them)."""
 
     @property
     def name(self) -> str:
@@ -80,7 +82,7 @@ def find_root(path: Path) -> Path:
 SWEEP_FIELDS = {"--method": "methods.{i}.method", "--backend-opt": "methods.{i}.backend_options",
                 "--prompt": "prompts", "--segment": "segment", "--temperature": "temperatures",
                 "--max-tokens": "max_tokens", "--limit": "limit", "--runs": "runs", "--judge": "judges",
-                "--condition": "conditions"}
+                "--condition": "conditions", "--arm": "arms", "--history": "histories"}
 """The sweep file's field for each ``mtboard run`` option a cell's error may name (``{i}``: the method's index)."""
 
 
@@ -100,7 +102,8 @@ def load_sweep(path: str | Path, root: Path | None = None) -> Sweep:
     p = Path(path)
     file, sha = load_sweep_file(p)
     root = root or find_root(p)
-    return Sweep(file=file, path=p, root=root, cells=expand(file, root, where=str(p)), sha256=sha)
+    cells, skipped = expand_all(file, root, where=str(p))
+    return Sweep(file=file, path=p, root=root, cells=cells, sha256=sha, not_applicable=tuple(skipped))
 
 
 def gguf_package_path(package: str, model_file: str) -> Path:
@@ -159,7 +162,8 @@ def run_settings(cell: Cell, root: Path, work_dir: Path, *, early_gate: bool = T
                        runs=cell.runs, segment=cell.segment, limit=cell.limit, work_dir=work_dir,
                        price_in=cell.price_in, price_out=cell.price_out, judge=list(cell.judges) or None,
                        early_gate=early_gate, backend_extra=dict(cell.backend_options),
-                       tools=list(cell.tools) or None, fst_retries=cell.fst_retries)
+                       tools=list(cell.tools) or None, fst_retries=cell.fst_retries, arm=cell.arm,
+                       history=cell.history)
 
 
 __all__ = ["SWEEP_FIELDS", "Sweep", "cell_error", "find_root", "gguf_package_path", "load_sweep", "resolved_method",

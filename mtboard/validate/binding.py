@@ -7,7 +7,9 @@ in corpus order (or the first ``method.limit``), with each result's texts and la
 from __future__ import annotations
 
 from mtboard.core.canonical import CHECKOUT_FIX, line_end_mismatch
+from mtboard.core.errors import ConfigError
 from mtboard.core.schema import Corpus, Entry, RunCard
+from mtboard.inputs.corpora.arms import arm_view
 from mtboard.validate.context import Context, KnownCorpus
 from mtboard.validate.report import CardRun, rel_path
 
@@ -55,8 +57,15 @@ def check_dataset(run: CardRun, card: RunCard, ctx: Context) -> KnownCorpus | No
 
 
 def expected_entries(card: RunCard, corpus: Corpus) -> list[Entry]:
-    """The entries a card must have evaluated: its segment in corpus order, cut to ``method.limit`` when set."""
+    """The entries a card must have evaluated: its segment in corpus order, seen through the card's
+    ``method.arm``/``method.history`` (:func:`mtboard.inputs.corpora.arms.arm_view`, the runner's function: lines or
+    scene items, history cut), cut to ``method.limit`` when set. A view that cannot apply to the corpus (a scene arm
+    on a corpus without scene ids) gives no entries (the ``entries`` check then fails)."""
     seg = corpus.segment(card.dataset.segment)
+    try:
+        seg = arm_view(seg, card.method.arm, card.method.history)
+    except ConfigError:
+        return []
     if card.method.limit is not None:
         seg = seg[: card.method.limit]
     return seg

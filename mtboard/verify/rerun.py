@@ -529,7 +529,8 @@ def rerun_settings(card: RunCard, spec: RunSpec, rerun_how, corpus: Path, seg: S
         price_out=m.price_out_per_mtok, stream=spec.stream, max_retries=spec.max_retries, base_url=base_url,
         early_gate=False, coaching=coaching,  # a re-run reproduces the card, also one published past the early gate
         tools=list(spec.tools), fst_retries=spec.fst_retries,  # a pipeline card re-runs with the same tools
-        format_attempts=spec.format_attempts or 1)  # and a card asking again with the same limit
+        format_attempts=spec.format_attempts or 1,  # and a card asking again with the same limit
+        arm=spec.arm, history=spec.history)  # and the same corpus view (issue 40)
 
 
 def load_sealed_card(path: Path) -> RunCard:

@@ -79,7 +79,8 @@ if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for t
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
                                            SWEEP_MAX_PARALLEL, SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS,
                                            SWEEP_MAX_TEMPERATURE, SWEEP_MAX_TOKENS, SWEEP_NAME_PATTERN, CellMatch,
-                                           Scalar, SweepCondition, SweepFile, SweepMethod, SweepOverride)
+                                           Scalar, SweepCondition, SweepFile, SweepMethod, SweepOverride,
+                                           SWEEP_MAX_HISTORY, Experiment, SweepArm)
     from pydantic import BaseModel
 
 __all__ = [
@@ -107,7 +108,7 @@ __all__ = [
     "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile", "SweepMethod", "SweepOverride",
     "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT", "SWEEP_MAX_OPTION_CHARS", "SWEEP_MAX_OPTION_FLOAT",
     "SWEEP_MAX_OPTION_INT", "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
-    "SWEEP_MAX_TOKENS", "GGUF_PACKAGES",
+    "SWEEP_MAX_TOKENS", "GGUF_PACKAGES", "SWEEP_MAX_HISTORY", "Experiment", "SweepArm",
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
     "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerScorer", "LedgerDrift", "LedgerCanaryRun",
@@ -142,7 +143,7 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                          "SWEEP_MAX_OPTION_CHARS", "SWEEP_MAX_OPTION_FLOAT", "SWEEP_MAX_OPTION_INT",
                          "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
                          "SWEEP_MAX_TOKENS", "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile",
-                         "SweepMethod", "SweepOverride")}
+                         "SweepMethod", "SweepOverride", "SWEEP_MAX_HISTORY", "Experiment", "SweepArm")}
 _LAZY = {name: module for module, names in _LAZY_NAMES.items() for name in names}
 
 

@@ -79,7 +79,7 @@ class MethodRecord(Strict):
     BINDING: ClassVar[dict[str, Binding]] = {
         "*": "declared", "spec": "consistent", "backend": "consistent", "prompt_name": "consistent",
         "prompt_format": "consistent", "prompt_template_sha256": "consistent", "runs": "consistent",
-        "limit": "consistent", "local": "consistent"}
+        "limit": "consistent", "local": "consistent", "arm": "consistent", "history": "consistent"}
 
     spec: str
     """Method spec as typed, ``backend:model[:effort]`` (e.g. ``apertium:eng-spa``, ``openai:qwen3:8b:medium``)."""
@@ -148,7 +148,17 @@ class MethodRecord(Strict):
     """How the prompt template was chosen from the served model's identity (absent when ``--prompt`` named it, so
     every card made before keeps its bytes; :class:`PromptChoice`)."""
 
+    arm: Literal["lines", "scene-bare", "scene-context", "scene-full"] | None = None
+    """``--arm ARM`` only (absent otherwise): the corpus view the run translated (issue 40;
+    :mod:`mtboard.inputs.corpora.arms`): ``lines`` every line alone, ``scene-bare`` each scene's last line alone,
+    ``scene-context`` that line with its scene's earlier lines as history, ``scene-full`` the whole scene as one
+    segment. The validator applies the same view to the corpus before it compares and recomputes the results."""
+    history: int | None = Field(default=None, ge=0, le=1000)
+    """``--history N`` only (absent otherwise): the last N lines of each entry's history were sent (0: none;
+    issue 40). Each result's ``history_lines`` is recomputed from the corpus with it."""
+
     @model_serializer(mode="wrap")
     def _omit_absent_plugin(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # cards without a plugin / without tools / with one format attempt keep their bytes and hashes
-        return _omit_none(handler(self), ("plugin", "fst_retries", "format_attempts", "prompt_choice"))
+        # cards without a plugin / without tools / with one format attempt / without a view keep their bytes
+        return _omit_none(handler(self), ("plugin", "fst_retries", "format_attempts", "prompt_choice", "arm",
+                                             "history"))

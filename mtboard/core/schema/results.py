@@ -63,7 +63,7 @@ class SegmentStats(Strict):
     """sacrebleu TER statistics: (edits, ref_words); None when over the TER length cap."""
 
 
-_OPTIONAL_COUNTS = ("glossary_terms", "glossary_hits", "morph_units", "morph_matched")
+_OPTIONAL_COUNTS = ("glossary_terms", "glossary_hits", "morph_units", "morph_matched", "history_lines")
 """Per-entry counts omitted when None (fields added later; cards made before them keep their bytes)."""
 
 
@@ -148,6 +148,10 @@ class EntryResult(Strict):
     morph_matched: Count | None = None
     """Of those, units the hypothesis's analysis has (clipped multiset recall; 0 without usable output); absent
     likewise."""
+    history_lines: Count | None = None
+    """History lines the entry was sent with (its corpus ``history`` after the run's ``--arm``/``--history`` view,
+    :mod:`mtboard.inputs.corpora.arms`; issue 40); absent when it had none. Recomputed from the corpus: a card whose
+    results do not match its declared view is refused."""
     checks: MechanicalDecision
     stats: SegmentStats
     usage: Usage = Usage()

@@ -78,6 +78,14 @@ Scalar = Annotated[str | int | float | bool, AfterValidator(_bounded_scalar), Wi
 """A backend option's value: text, a number or true/false, bounded (:data:`SWEEP_MAX_OPTION_INT`,
 :data:`SWEEP_MAX_OPTION_FLOAT`, :data:`SWEEP_MAX_OPTION_CHARS`)."""
 _Temperature = Annotated[float, Field(ge=0.0, le=SWEEP_MAX_TEMPERATURE, allow_inf_nan=False)]
+SWEEP_MAX_HISTORY = 1000
+"""Largest history length (lines) of ``histories`` (:data:`mtboard.inputs.corpora.arms.MAX_HISTORY`)."""
+_History = Annotated[int, Field(ge=0, le=SWEEP_MAX_HISTORY, strict=True)]
+SweepArm = Literal["lines", "scene-bare", "scene-context", "scene-full"]
+"""A corpus view (``mtboard run --arm``; :mod:`mtboard.inputs.corpora.arms`)."""
+Experiment = Literal["history", "arms"]
+"""Which of a sweep's two context experiments a cell belongs to (issue 40): the ``histories`` factor (the
+``scene-context`` arm at each history length) or the ``arms`` factor."""
 _Price = Annotated[float, Field(ge=0.0, le=SWEEP_MAX_PRICE_PER_MTOK, allow_inf_nan=False)]
 
 
@@ -145,6 +153,10 @@ class CellMatch(BaseModel):
     prompt: str | None = None
     condition: str | None = None
     temperature: _Temperature | None = None
+    experiment: Experiment | None = None
+    """``history`` (the cells of ``histories``) or ``arms`` (the cells of ``arms``)."""
+    arm: SweepArm | None = None
+    history: _History | None = None
 
 
 class SweepOverride(BaseModel):
@@ -183,6 +195,16 @@ class SweepFile(BaseModel):
     conditions: list[SweepCondition] = Field(default=[], max_length=SWEEP_MAX_CELLS)
     """Conditions for prompted methods (empty: one per prompt, named after it, as ``mtboard run`` does)."""
     temperatures: list[_Temperature] = Field(default=[0.0], max_length=SWEEP_MAX_CELLS)
+    histories: list[_History] = Field(default=[], max_length=SWEEP_MAX_CELLS)
+    """The history experiment (issue 40; the JA→EN write-up's "12 scenes × 0, 3, 6, 12 and 24 lines of history"):
+    one cell per history length N, run with ``--arm scene-context --history N`` (the scene's last line with the last
+    N of its earlier lines). Methods history cannot reach (Apertium, the baselines, a prompt without ``history``)
+    run only N = 0 and the page says why the others are not run. Empty: no history experiment."""
+    arms: list[SweepArm] = Field(default=[], max_length=4)
+    """The quality-arms experiment (issue 40; "250 bare lines, plus the 31 scenes bare, with context, and in full"):
+    one cell per arm (``--arm``). Not crossed with ``histories``: the sweep's cells are the history cells plus the
+    arm cells (per method × prompt × condition × temperature). Empty, with ``histories`` empty too: every cell runs
+    the corpus as stored (no ``--arm``)."""
     judges: list[str] = Field(default=[], max_length=SWEEP_MAX_JUDGES)
     """Judge specs ``KIND=openai:MODEL[:EFFORT]`` for every prompted cell (``mtboard run --judge``)."""
     early_gate: bool = True
@@ -191,6 +213,13 @@ class SweepFile(BaseModel):
     """Cells in flight at once: the GitHub matrix's ``max-parallel`` and, locally, API cells at once (local
     model cells always run one at a time); at most :data:`SWEEP_MAX_PARALLEL`, the account's concurrent jobs."""
     overrides: list[SweepOverride] = Field(default=[], max_length=SWEEP_MAX_CELLS)
+
+    @field_validator("histories", "arms")
+    @classmethod
+    def _distinct(cls, v: list[Any]) -> list[Any]:
+        if len(set(v)) != len(v):
+            raise ValueError("a value is listed twice (each value is one cell)")
+        return v
 
     @field_validator("temperatures")
     @classmethod
