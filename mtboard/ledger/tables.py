@@ -211,6 +211,9 @@ class Leaderboard:
     variants: dict[str, Any] = field(default_factory=dict)
     """Card path → :class:`mtboard.score.variants.VariantLint` of every card, for a corpus with variants only; filled
     by :func:`mtboard.ledger.variants.attach` (issue 39 item 2)."""
+    diagnostic: Any = None
+    """The corpus's :class:`mtboard.ledger.diagnostic.DiagnosticBoard` when its corpus has a diagnostic segment (issue
+    40 item 6); set by :func:`mtboard.ledger.diagnostic.attach`."""
 
     @property
     def title(self) -> str:
