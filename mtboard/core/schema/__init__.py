@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for t
                                             LedgerCanaryRun, LedgerEvidence, LedgerFlip, LedgerFloor,
                                             LedgerMember, LedgerModel, LedgerRank, LedgerReproduction, LedgerRow,
                                             LedgerScorer, LedgerSentinel, LedgerState, LedgerTries, LedgerVariants,
-                                            TierName)
+                                            LedgerDiagnostic, LedgerDiagnosticGroup, LedgerDiagnosticRow, TierName)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
                                            SWEEP_MAX_PARALLEL, SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS,
@@ -110,7 +110,8 @@ __all__ = [
     "LEDGER_SCHEMA", "Ledger", "LedgerBoard", "LedgerCoverage", "LedgerEvidence", "LedgerMember", "LedgerRank",
     "LedgerReproduction", "LedgerRow", "LedgerState", "LedgerTries", "BOARD_STATES", "SITE_STATES", "TierName",
     "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerScorer", "LedgerDrift", "LedgerCanaryRun",
-    "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants",
+    "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants", "LedgerDiagnostic", "LedgerDiagnosticGroup",
+    "LedgerDiagnosticRow",
     # canary.py (issue 38)
     "CANARY_MAX_SETS", "CANARY_RULE", "CANARY_SET_MAX_ENTRIES", "CanaryRun", "CanarySet", "CanarySets",
     "ServedIdentity",
@@ -132,7 +133,8 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                           "LedgerCanaryRun", "LedgerCleanSubset", "LedgerCoverage", "LedgerDrift",
                           "LedgerEvidence", "LedgerMember", "LedgerRank",
                           "LedgerModel", "LedgerReproduction", "LedgerRow", "LedgerScorer", "LedgerState",
-                          "LedgerTries", "TierName", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants"),
+                          "LedgerTries", "TierName", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants",
+                          "LedgerDiagnostic", "LedgerDiagnosticGroup", "LedgerDiagnosticRow"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",
