@@ -51,8 +51,8 @@ PURPOSE = ("Diagnostic segment (spec §2.3): public targeted tests of specific p
            "fails. Not a ranking: rows are listed in diagnostic order without rank numbers, and nothing here counts "
            "towards the development board.")
 """The one line every diagnostic board shows above its table."""
-EMPTY = "No card on this corpus was run on the diagnostic segment yet: run one with `mtboard run CORPUS --segment " \
-        "diagnostic`."
+EMPTY = "No card on this corpus was run on the diagnostic segment yet: run one with mtboard run CORPUS --segment " \
+        "diagnostic."
 """What a diagnostic board without rows says."""
 
 
