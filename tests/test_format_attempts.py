@@ -224,7 +224,7 @@ def test_committed_cards_keep_their_bytes_and_have_one_attempt():
 
     root = Path(__file__).resolve().parents[1] / "submissions"
     paths = sorted(p for p in root.glob("*/*.json") if not p.name.endswith(".verification.json"))
-    assert len(paths) == 45  # + the six diagnostic-segment cards (issue 40 item 6)
+    assert len(paths) == 41  # + the two diagnostic-segment cards (issue 40 item 6)
     for path in paths:
         card = load_card(path)
         assert card_bytes(card) == path.read_bytes(), path

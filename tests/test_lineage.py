@@ -177,8 +177,7 @@ def test_lineage_rescores_the_older_card_writes_it_in_place_and_the_changes_page
     shutil.copytree(root / "submissions", sub)
     shutil.copytree(root / "corpora", tmp_path / "corpora")
     before = _doc(sub)
-    old_name = next(p.name for p in (sub / CA).glob("apertium-*.json") if "verification" not in p.name
-                    and '"segment":"diagnostic"' not in p.read_text(encoding="utf-8"))  # issue 40's diagnostic card
+    old_name = next(p.name for p in (sub / CA).glob("apertium-*.json") if "verification" not in p.name)
     report = run_lineage(sub, tmp_path / "corpora", tmp_path / "out", current_scorer(), write=True, resamples=50)
     assert [s.path for s in report.stale] == [f"{CA}/{old_name}"]
     assert report.stale[0].differences == ("textnorm 1 → 2",)
@@ -223,8 +222,7 @@ def test_a_card_with_neural_metrics_is_kept_from_the_older_scorer_and_listed(tmp
     assert [k.path for k in report.kept] == [f"{CA}/neural.json"]
     assert report.kept[0].reason.startswith("carries neural metrics: judgements/neural metrics cannot be re-scored "
                                             "from stored outputs")
-    assert sorted(r.path for r in report.rescored) == [f"{CA}/apertium-eng-cat__default__12e992468215.json",  # diag.
-                                                        f"{CA}/baseline-echo__baseline__fee2db17bc53.json",
+    assert sorted(r.path for r in report.rescored) == [f"{CA}/baseline-echo__baseline__fee2db17bc53.json",
                                                         f"{CA}/baseline-empty__baseline__78b26823ef42.json",
                                                         f"{CA}/gemma-3-270m-q4-k-m.gguf__few-shot__46b87995239a.json"]
     md = report.markdown()
@@ -317,8 +315,8 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
     data = json.loads((out / "lineage.json").read_text(encoding="utf-8"))
     committed = sorted(p.relative_to(ROOT / "submissions").as_posix() for p in (ROOT / "submissions").rglob("*.json")
                        if not p.name.endswith(".verification.json"))
-    # 34 before issue 38's floor rule withdrew one; + 6 on ES→EN and CA→EN (issue 39); + 6 diagnostic (issue 40)
-    assert len(committed) == 45
+    # 34 before issue 38's floor rule withdrew one; + 6 on ES→EN and CA→EN (issue 39); + 2 diagnostic (issue 40)
+    assert len(committed) == 41
     assert data["current"]["textnorm"] == "3" and data["kept"] == []
     assert sorted(s["path"] for s in data["stale"]) == committed
     assert {tuple(s["differences"]) for s in data["stale"]} == {("textnorm 2 → 3",)}
