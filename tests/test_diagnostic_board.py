@@ -100,6 +100,7 @@ def test_a_reference_baseline_and_a_partial_run_are_listed_apart(committed_input
     inputs = dataclasses.replace(committed_inputs, cards=list(committed_inputs.cards))
     lc = next(c for c in inputs.cards if c.path == APERTIUM_DIAG)
     part = lc.card.model_copy(update={"results": lc.card.results[:12],
+                                      "dataset": lc.card.dataset.model_copy(update={"entry_count": 12}),
                                       "method": lc.card.method.model_copy(update={"limit": 12})})
     part = part.model_copy(update={"fingerprint": part.fingerprint.model_copy(update={"hash": "e" * 64})})
     inputs.cards.append(dataclasses.replace(lc, path="x/part.json", card=part, page_id="e" * 16, standing=None))
