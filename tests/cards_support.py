@@ -16,13 +16,16 @@ ES = ROOT / "submissions" / "mtb-en-es-dev"
 @functools.cache
 def committed(prefix: str, entries: int | None = None, dataset: Path = ES) -> Path:
     """The committed card of ``dataset`` whose file name starts with ``prefix`` (``apertium-eng-spa__default__``)
-    and that has ``entries`` results (None: the full-corpus card, without ``--limit``); of several, the one with the
-    highest composite (then the file name). Raises LookupError when none fits."""
+    and that has ``entries`` results (None: the full-corpus card, without ``--limit``), on the development segment
+    (the diagnostic cards of issue 40 are not meant); of several, the one with the highest composite (then the file
+    name). Raises LookupError when none fits."""
     found = []
     for p in sorted(dataset.glob(f"{prefix}*.json")):
         if p.name.endswith(".verification.json"):
             continue
         card = load_card(p)
+        if card.dataset.segment != "development":
+            continue
         if (card.method.limit is None) if entries is None else len(card.results) == entries:
             found.append((-card.scores.composite, p.name, p))
     if not found:

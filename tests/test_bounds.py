@@ -31,7 +31,7 @@ from cards_support import committed
 
 ROOT = Path(__file__).resolve().parents[1]
 ES = ROOT / "submissions" / "mtb-en-es-dev"
-GEMMA = next(ES.glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json"))
+GEMMA = committed("gemma-3-270m-q4-k-m.gguf__few-shot__")  # the development card (a diagnostic one exists too)
 APERTIUM = committed("apertium-eng-spa__default__")  # the full-corpus card (355 entries)
 EMPTY = committed("baseline-empty__baseline__")
 SALT = bytes(range(32))

@@ -123,7 +123,8 @@ def test_verify_names_a_crlf_prompt_template(tmp_path: Path) -> None:
     from mtboard.inputs.prompts import prompts_dir
     from mtboard.verify.rerun import NotVerifiable, check_verifiable
 
-    card = load_card(next((REPO / "submissions" / "mtb-en-es-dev").glob("gemma-3-270m-q4-k-m.gguf__few-shot__*.json")))
+    card = load_card(next(p for p in sorted((REPO / "submissions" / "mtb-en-es-dev").glob(
+        "gemma-3-270m-q4-k-m.gguf__few-shot__*.json")) if '"segment":"development"' in p.read_text(encoding="utf-8")))
     prompts = tmp_path / "prompts"
     shutil.copytree(prompts_dir(), prompts, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
     with use_runtime(Runtime(prompts_dir=prompts)):  # what the CLI sets from MTBOARD_PROMPTS_DIR

@@ -33,9 +33,9 @@ GATED = [p for p in COMMITTED if "fst-gated" in p.name]
 def test_committed_cards_keep_fingerprints_and_classes():
     uncoached = [p for p in COMMITTED if p not in COACHED and p not in GATED]
     # the 21 cards before issue 18 and the 11 of the committed sweep (issue 16), less the zero-shot card issue 38's
-    # floor rule withdrew (tests/fixtures/withdrawn/), the six ES→EN / CA→EN cards (issue 39) and the 13 of the
-    # dialogue-history sweep (issue 40)
-    assert len(uncoached) == 50
+    # floor rule withdrew (tests/fixtures/withdrawn/), the six ES→EN / CA→EN cards (issue 39), the 13 of the
+    # dialogue-history sweep (issue 40 item 2) and the two diagnostic-segment cards (issue 40 item 6)
+    assert len(uncoached) == 52
     for p in uncoached:
         card = load_card(p)
         comps = card_fingerprint_components(card)

@@ -224,7 +224,7 @@ def test_committed_cards_keep_their_bytes_and_have_one_attempt():
 
     root = Path(__file__).resolve().parents[1] / "submissions"
     paths = sorted(p for p in root.glob("*/*.json") if not p.name.endswith(".verification.json"))
-    assert len(paths) == 52  # 39 + the 13 of the dialogue-history sweep (issue 40)
+    assert len(paths) == 54  # 39 + the 13 of the dialogue-history sweep + the two diagnostic-segment cards (issue 40)
     for path in paths:
         card = load_card(path)
         assert card_bytes(card) == path.read_bytes(), path

@@ -156,13 +156,18 @@ def test_the_row_takes_the_best_tier_any_member_earned(committed_inputs, tmp_pat
 
 def test_a_board_is_one_dataset_segment(committed_inputs):
     """Board key = dataset id + version + segment (+ corpus hash): a card of another segment of the same dataset
-    version is on a board of its own, named with its segment (hand-made: the committed card with another segment)."""
+    version is on a board of its own, named with its segment (hand-made: the committed card with another segment).
+    The diagnostic segment's plan (the committed diagnostic cards, issue 40 item 6) is always named with its segment
+    and renames no development board: it is never a board (mtboard/ledger/diagnostic.py)."""
+    keys = [p.key for p in st.decide(fresh(committed_inputs))]
+    es_en = "mtb-es-en-dev-v1.0.0"  # a committed diagnostic card beside its development cards
+    assert es_en in keys and f"{es_en}-diagnostic" in keys and f"{es_en}-development" not in keys and ES in keys
     inputs = fresh(committed_inputs)
     lc = next(c for c in inputs.cards if c.path == APERTIUM_ES)
-    other = lc.card.model_copy(update={"dataset": lc.card.dataset.model_copy(update={"segment": "diagnostic"})})
-    inputs.cards.append(dataclasses.replace(lc, path="x/diag.json", card=other, page_id="f" * 16, standing=None))
+    other = lc.card.model_copy(update={"dataset": lc.card.dataset.model_copy(update={"segment": "held_out"})})
+    inputs.cards.append(dataclasses.replace(lc, path="x/held.json", card=other, page_id="f" * 16, standing=None))
     keys = [p.key for p in st.decide(inputs)]
-    assert "mtb-en-es-dev-v1.0.0-development" in keys and "mtb-en-es-dev-v1.0.0-diagnostic" in keys
+    assert "mtb-en-es-dev-v1.0.0-development" in keys and "mtb-en-es-dev-v1.0.0-held_out" in keys
     assert ES not in keys and CA in keys
 
 

@@ -64,7 +64,8 @@ def test_board_ledger_finds_a_card_by_its_path_and_refuses_others(ledger):
 def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     calls = []
     inputs = NS(models="MODELS")
-    monkeypatch.setattr(B.standing, "decide", lambda inputs: (calls.append(("decide", inputs)), ["PLAN"])[1])
+    plan, diag = NS(segment="development"), NS(segment="diagnostic")  # issue 40 item 6: the diagnostic plan apart
+    monkeypatch.setattr(B.standing, "decide", lambda inputs: (calls.append(("decide", inputs)), [plan, diag])[1])
     monkeypatch.setattr(B.tables, "build_leaderboards",
                         lambda plans, resamples, cache: (calls.append(("tables", plans, resamples, cache.folder)),
                                                          ["BOARD"])[1])
@@ -88,16 +89,21 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     monkeypatch.setattr(B.variants, "attach", lambda boards: calls.append(("variants", boards)))
     # issue 40 item 3: the context-behaviour slices of every card (they read only cards and the board's corpus)
     monkeypatch.setattr(B.context_slices, "attach", lambda boards: calls.append(("context", boards)))
+    # issue 40 item 6: the diagnostic boards from the development boards and the diagnostic plans, last
+    monkeypatch.setattr(B.diagnostic, "attach", lambda boards, plans, inputs, resamples: (
+        calls.append(("diagnostic", boards, plans, inputs, resamples)), ["DIAG"])[1])
     got = B.build_ledger(inputs, resamples=7)
-    assert (got.inputs, got.boards, got.plans, got.claims) == (inputs, ["BOARD"], ["PLAN"], ["CLAIM"])
-    assert calls == [("decide", inputs), ("tables", ["PLAN"], 7, None), ("methods", ["BOARD"]), ("flips", ["BOARD"]),
+    assert (got.inputs, got.boards, got.plans, got.claims, got.diagnostic) == (inputs, ["BOARD"], [plan], ["CLAIM"],
+                                                                              ["DIAG"])
+    assert calls == [("decide", inputs), ("tables", [plan], 7, None), ("methods", ["BOARD"]), ("flips", ["BOARD"]),
                      ("sentinels", ["BOARD"], [], 7, None), ("tries", ["BOARD"], "MODELS"),
                      ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
                      ("contamination", ["BOARD"], inputs, 7), ("canaries", ["BOARD"], inputs, 7),
-                     ("variants", ["BOARD"]), ("context", ["BOARD"])]
+                     ("variants", ["BOARD"]), ("context", ["BOARD"]),
+                     ("diagnostic", ["BOARD"], [diag], inputs, 7)]
     calls.clear()
     B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
-    assert calls[1] == ("tables", ["PLAN"], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \
+    assert calls[1] == ("tables", [plan], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \
         and bootstrap.BOOTSTRAP_RESAMPLES == 1000
 
 

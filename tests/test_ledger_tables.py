@@ -54,7 +54,8 @@ def _plans(which: str):
         (subs / "es").mkdir(parents=True)
         for name in ES20:
             shutil.copy(ROOT / "submissions" / "mtb-en-es-dev" / f"{name}.json", subs / "es")
-    return S.decide(load_inputs(subs, ROOT / "corpora", validate=False))
+    # the development board's plan only: the EN→CA folder holds a diagnostic card too, planned apart (issue 40 item 6)
+    return [p for p in S.decide(load_inputs(subs, ROOT / "corpora", validate=False)) if p.segment != S.DIAGNOSTIC]
 
 
 def _board(which: str = "ca") -> T.Leaderboard:

@@ -315,7 +315,8 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
     data = json.loads((out / "lineage.json").read_text(encoding="utf-8"))
     committed = sorted(p.relative_to(ROOT / "submissions").as_posix() for p in (ROOT / "submissions").rglob("*.json")
                        if not p.name.endswith(".verification.json"))
-    assert len(committed) == 39  # 34 before issue 38's floor rule withdrew one; + 6 on ES→EN and CA→EN (issue 39)
+    # 34 before issue 38's floor rule withdrew one; + 6 on ES→EN and CA→EN (issue 39); + 2 diagnostic (issue 40)
+    assert len(committed) == 41
     assert data["current"]["textnorm"] == "3" and data["kept"] == []
     assert sorted(s["path"] for s in data["stale"]) == committed
     assert {tuple(s["differences"]) for s in data["stale"]} == {("textnorm 2 → 3",)}

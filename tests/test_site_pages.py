@@ -34,9 +34,11 @@ CORPUS = f"{BOARD}-{load_corpus(ROOT / 'corpora' / 'mtb-en-es-dev.json')[1][:12]
 def _page_id(pattern: str) -> str:
     """The site's page id (``run_card_hash[:16]``) of the one committed full-segment card matching
     ``submissions/<pattern>``: found by name, because re-scoring (a new harness version) re-seals every card (the
-    sweep's ``--limit`` cards of the same method and condition are left out)."""
+    sweep's ``--limit`` cards of the same method and condition are left out, and so are the diagnostic-segment cards of
+    issue 40)."""
     (doc,) = [d for d in (json.loads(p.read_bytes()) for p in (ROOT / "submissions").glob(pattern)
-                          if not p.name.endswith(".verification.json")) if d["method"]["limit"] is None]
+                          if not p.name.endswith(".verification.json"))
+              if d["method"]["limit"] is None and d["dataset"]["segment"] == "development"]
     return doc["run_card_hash"][:16]
 
 

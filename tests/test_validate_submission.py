@@ -251,16 +251,16 @@ def test_a_missing_readme_is_a_warning_for_a_self_benchmarked_card(tmp_path):
 
 
 def test_committed_cards_pass_the_gate():
-    """Every committed card passes at the tier it claims: 2 claim GDS (re-scored from verified cards), 37 are
-    self-benchmarked; none carries a gold card."""
+    """Every committed card passes at the tier it claims: 2 claim GDS (re-scored from verified cards), 39 are
+    self-benchmarked (2 of them diagnostic-segment cards, issue 40 item 6); none carries a gold card."""
     ctx = make_context(ROOT)
     ctx.recompute = False
     report = validate_paths([SUB], ctx, repository_checks=False)
-    assert len(report.files) == 39
+    assert len(report.files) == 41
     assert all(f.checks["submission"] == "pass" for f in report.files), \
         [(f.path, [str(p) for p in f.problems]) for f in report.files if f.checks["submission"] != "pass"]
     tiers = sorted(f.gate.tier for f in report.files)
-    assert tiers.count(GDS) == 2 and tiers.count(SELF) == 37
+    assert tiers.count(GDS) == 2 and tiers.count(SELF) == 39
 
 
 def test_an_unpriced_self_benchmarked_card_passes_with_a_warning(tmp_path):

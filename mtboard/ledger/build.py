@@ -9,7 +9,9 @@ then the contamination claims marking each row and its clean-subset score
 (:func:`mtboard.ledger.contamination.attach`; issue 37), the drift canaries of each row
 (:func:`mtboard.ledger.canaries.attach`; issue 38 item 3), the variant-class lint of every card
 (:func:`mtboard.ledger.variants.attach`; issue 39 item 2), the context-behaviour slices of every card judged by
-GEMBA-MQM on entries with dialogue history (:func:`mtboard.ledger.context_slices.attach`; issue 40 item 3), and every view's sentinel lines with the ranked rows inside a
+GEMBA-MQM on entries with dialogue history (:func:`mtboard.ledger.context_slices.attach`; issue 40 item 3), each corpus's diagnostic board, never ranked
+(:func:`mtboard.ledger.diagnostic.attach`; issue 40 item 6: the diagnostic segment's cards are planned apart and never
+become a board), and every view's sentinel lines with the ranked rows inside a
 floor sentinel's cluster (:func:`mtboard.ledger.sentinels.attach`; issue 38 item 1; attached right after the method rows).
 
 The result, :class:`BoardLedger`, is what the site renders and ``mtboard ledger`` prints; :mod:`mtboard.ledger.document`
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
-from mtboard.ledger import (canaries, contamination, context_slices, facts, flip, methods, scorers, sentinels, standing,
+from mtboard.ledger import (canaries, contamination, context_slices, diagnostic, facts, flip, methods, scorers, sentinels, standing,
                             tables, tries, variants)
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
@@ -44,6 +46,9 @@ class BoardLedger:
     """Row-view chrF++ resamples read from the build cache (:func:`build_ledger`)."""
     resample_misses: int = 0
     """Row-view chrF++ resamples computed (and stored) because the build cache had no usable entry."""
+    diagnostic: list[Any] = field(default_factory=list)
+    """Every corpus's diagnostic board (:class:`mtboard.ledger.diagnostic.DiagnosticBoard`; issue 40 item 6), by key:
+    never ranked, never among ``boards``."""
     claims: list[Any] = field(default_factory=list)
     """Every contamination claim, filed and automatic (:class:`mtboard.ledger.contamination.ClaimEntry`; issue 37):
     what the Contamination page lists."""
@@ -72,7 +77,8 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     is read from ``cache/resamples/`` when stored and stored when computed
     (:class:`mtboard.ledger.cache.ResampleCache`); the ledger is bit-identical with or without it.
     ``BoardLedger.resample_hits``/``resample_misses`` count the lookups (both 0 without a cache)."""
-    plans = standing.decide(inputs)
+    every = standing.decide(inputs)
+    plans = [p for p in every if p.segment != standing.DIAGNOSTIC]
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
@@ -85,9 +91,12 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     canaries.attach(boards, inputs, resamples=resamples)
     variants.attach(boards)
     context_slices.attach(boards)
+    diag = diagnostic.attach(boards, [p for p in every if p.segment == standing.DIAGNOSTIC], inputs,
+                             resamples=resamples)
     if cache is None:
-        return BoardLedger(inputs, boards, plans, claims=claims)
-    return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, claims=claims)
+        return BoardLedger(inputs, boards, plans, claims=claims, diagnostic=diag)
+    return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, claims=claims,
+                       diagnostic=diag)
 
 
 __all__ = ["BoardLedger", "build_ledger"]

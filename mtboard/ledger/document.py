@@ -18,8 +18,10 @@ from mtboard.core.schema.ledger import (LEDGER_SCHEMA, Ledger, LedgerBoard, Ledg
                                         LedgerCleanSubset, LedgerContextSlices, LedgerDrift, LedgerLabelSlice, LedgerFlip, LedgerFloor, LedgerSentinel,
                                         LedgerCoverage, LedgerEvidence, LedgerMember, LedgerRank, LedgerReproduction,
                                         LedgerModel, LedgerRow, LedgerScorer, LedgerState, LedgerTries,
-                                        LedgerScreenReady, LedgerVariants)
+                                        LedgerScreenReady, LedgerVariants,
+                                        LedgerDiagnostic, LedgerDiagnosticGroup, LedgerDiagnosticRow)
 from mtboard.ledger.build import BoardLedger
+from mtboard.ledger.diagnostic import PHENOMENON
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.standing import BoardState, Standing, board_state, card_composite, earned
 from mtboard.ledger.tables import Leaderboard, method_name, run_page
@@ -182,9 +184,26 @@ def to_document(ledger: BoardLedger, built_at: str, commit: str | None = None) -
                                   scorer_note=getattr(getattr(lb, "scorers", None), "note", None),
                                   sentinels=_sentinels(lb),
                                   inseparable=[v.domain or "all" for v in lb.views
-                                               if getattr(v, "inseparable", False)]))
+                                               if getattr(v, "inseparable", False)],
+                                  diagnostic=getattr(getattr(lb, "diagnostic", None), "key", None)))
     return Ledger(schema=LEDGER_SCHEMA, build=build_id(ledger.boards), built_at=built_at, commit=commit,
-                  boards=boards, state=_state(ledger.state))
+                  boards=boards, state=_state(ledger.state),
+                  diagnostic=[_diagnostic(d) for d in getattr(ledger, "diagnostic", [])])
+
+
+def _diagnostic(d) -> LedgerDiagnostic:
+    """A :class:`mtboard.ledger.diagnostic.DiagnosticBoard` as published (issue 40 item 6)."""
+    rows = [LedgerDiagnosticRow(
+        fingerprint=r.standing.fingerprint, method=r.method, tier=r.standing.tier,
+        representative=r.standing.representative, members=list(r.standing.members), listed=r.listed,
+        reason=None if r.listed else (r.standing.unranked_reason or "not listed"), reference=r.standing.reference,
+        entries=r.n, chrf=r.chrf, chrf_ci=r.chrf_ci, composite=r.composite, composite_ci=r.composite_ci,
+        outcomes=r.outcomes, failures=r.failures, placeholder_flags=r.placeholder_flags,
+        groups=[LedgerDiagnosticGroup(group=g, entries=v.n, chrf=v.chrf) for g, v in r.groups.items()])
+        for r in d.rows]
+    return LedgerDiagnostic(key=d.key, board=d.board, dataset_id=d.dataset_id, version=d.version, sha256=d.sha256,
+                            language_pair=d.language_pair, entries=d.entries, phenomenon=PHENOMENON,
+                            groups=dict(d.group_sizes), rows=rows)
 
 
 def _state(state: BoardState) -> LedgerState:

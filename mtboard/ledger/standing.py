@@ -37,7 +37,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from mtboard.inputs.corpora.arms import SCENE_ARMS
-from mtboard.core.schema import MethodClass, Outcome, RunCard, VerificationTier
+from mtboard.core.schema import MethodClass, Outcome, RunCard, Segment, VerificationTier
 from mtboard.core.schema.ledger import BOARD_STATES, SITE_STATES
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
 from mtboard.verify.record import UNATTESTED_LABEL
@@ -63,6 +63,11 @@ TIER_ICON = {SELF: "\u25cb", UNATTESTED: "\u25d0", GDS: "\u2714", COMMUNITY: "\u
 
 VERIFIED = (GDS, COMMUNITY)
 """Tiers whose re-run confirmed the declared values."""
+
+DIAGNOSTIC = Segment.diagnostic.value
+"""The diagnostic segment (spec §2.3): its cards are planned and their rows' standings decided here like any other, but
+their plan (key ``<dataset id>-v<version>-diagnostic``) is never a ranked board: :mod:`mtboard.ledger.diagnostic`
+shows it as the development board's diagnostic view (issue 40 item 6)."""
 
 
 @dataclass(frozen=True)
@@ -301,13 +306,15 @@ def _plans(inputs: Inputs) -> list[BoardPlan]:
         groups[_key(lc.card)].append(lc)
     corpora = {(c.corpus.dataset.id, c.corpus.dataset.version, c.sha256): c for c in inputs.corpora}
     segments = Counter((k[0], k[1], k[2]) for k in groups)
-    n_segments = Counter(k[:2] for k in {(k[0], k[1], k[2]) for k in groups})
+    # the diagnostic segment is never a board of its own (spec §2.3; issue 40 item 6: mtboard/ledger/diagnostic.py):
+    # its cards neither rename the development board nor count as another segment of the version
+    n_segments = Counter(k[:2] for k in {(k[0], k[1], k[2]) for k in groups if k[2] != DIAGNOSTIC})
     plans = []
     for key in sorted(groups):
         ds_id, version, segment, sha = key
         cards = sorted(groups[key], key=lambda lc: lc.page_id)
         name = f"{ds_id}-v{version}"
-        if n_segments[(ds_id, version)] > 1:
+        if segment == DIAGNOSTIC or n_segments[(ds_id, version)] > 1:
             name += f"-{segment}"
         if segments[(ds_id, version, segment)] > 1:
             name += f"-{sha[:8]}"
@@ -447,5 +454,5 @@ def decide(inputs: Inputs) -> list[BoardPlan]:
 
 
 __all__ = ["REPRODUCED_TOLERANCE", "TIERS", "TIER_LABEL", "TIER_ICON", "VERIFIED", "BOARD_STATES", "SITE_STATES",
-           "Coverage", "Evidence", "Reproduction", "Standing", "BoardState", "BoardPlan", "earned", "card_composite",
-           "coverage", "is_reference", "board_state", "site_state", "decide"]
+           "DIAGNOSTIC", "Coverage", "Evidence", "Reproduction", "Standing", "BoardState", "BoardPlan", "earned",
+           "card_composite", "coverage", "is_reference", "board_state", "site_state", "decide"]

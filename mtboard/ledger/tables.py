@@ -223,6 +223,9 @@ class Leaderboard:
     """Card path → :class:`mtboard.score.screen.ScreenReady` of every card of the board (issue 40 item 5;
     docs/SCORING_SPEC.md §4.8): computed once per card by :func:`build_leaderboards`, before its views; the board's
     ``screen`` column, the run page and ``data/ledger.json`` read it."""
+    diagnostic: Any = None
+    """The corpus's :class:`mtboard.ledger.diagnostic.DiagnosticBoard` when its corpus has a diagnostic segment (issue
+    40 item 6); set by :func:`mtboard.ledger.diagnostic.attach`."""
 
     @property
     def title(self) -> str:

@@ -37,7 +37,8 @@ from mtboard.ledger.build import build_ledger
 from mtboard.ledger.diff import diff_ledgers, git_dates, load_previous
 from mtboard.ledger.history import load_snapshots
 from mtboard.ledger.load import Rejected, load_inputs, long_lived
-from mtboard.site import boardpages, incremental, infopages, officialpages, portrait, programme, render, sweeps
+from mtboard.site import (boardpages, diagnostic, incremental, infopages, officialpages, portrait, programme, render,
+                          sweeps)
 from mtboard.site.contamination import render_contamination_page
 from mtboard.site import boards as boards_view
 
@@ -256,6 +257,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         pages.update(infopages.render_info_pages(inputs, boards, root, repository=attestation_repository))
         pages.update(programme.render_programme_pages(inputs, root))  # costs, new languages (issue 39)
         pages.update(render_contamination_page(ledger.claims, boards, root, repository=attestation_repository))
+        pages.update(diagnostic.render_diagnostic_pages(ledger.diagnostic, attestation_repository))  # issue 40
         if off_inputs.rows or off_inputs.rejected:
             pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
             pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
@@ -276,7 +278,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                                  resample_misses=ledger.resample_misses)
             if run_mkdocs:
                 nav = render.nav(boards, officialpages.nav_items(off_boards)
-                                 if (off_inputs.rows or off_inputs.rejected) else None, sweep_nav)
+                                 if (off_inputs.rows or off_inputs.rejected) else None, sweep_nav,
+                                 diagnostic.nav_items(ledger.diagnostic) if ledger.diagnostic else None)
                 plan = None
                 if cache is not None:  # re-render only the pages whose Markdown changed (issue 35 item 3)
                     plan = incremental.plan(cache, written, nav, incremental.global_hash(root, nav, site_url or None))

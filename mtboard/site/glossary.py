@@ -251,6 +251,9 @@ TERMS: tuple[Term, ...] = (
     # the segments
     Term("segment", "segment", "One source text with its human reference translation; a corpus is split into "
          "development, gold_standard and held_out segments."),
+    Term("diagnostic", "diagnostic", "The diagnostic segment (spec §2.3): public entries that test one phenomenon "
+         "(in the committed corpora, placeholders); cards run on it are listed on the corpus's diagnostic board in "
+         "diagnostic order, never ranked and never counted on the development board."),
     Term("domain", "domain", "The kind of text a segment comes from (tech, ui, medical, legal, literary, news, gov); "
          "each board has a view per domain.", "domains"),
     Term("outcome", "outcome", "The mechanical check of one output: usable, no_usable_output (empty, refusal, "

@@ -249,11 +249,13 @@ def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
 
 
 def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
-        sweeps: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        sweeps: list[dict[str, Any]] | None = None,
+        diagnostic: list[dict[str, str]] | None = None) -> list[dict[str, Any]]:
     """Explicit MkDocs nav, shown as tabs on every page (``navigation.tabs``; the drawer on a phone), grouped as a
     visitor looks for things (issue 36 item 3): Home; Leaderboards (the boards' index, one entry per board, titles
     made safe: MkDocs does not escape; the official boards, ``{title: page}`` items of
-    :mod:`mtboard.site.officialpages`, and the sweeps, when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary,
+    :mod:`mtboard.site.officialpages`, the sweeps and the diagnostic boards (:func:`mtboard.site.diagnostic.nav_items`),
+    when there are any; hard items); Models; Compare; Runs; Changes; Methodology (its pages, judges, glossary,
     licences, contamination claims); Contribute (:mod:`mtboard.site.infopages`). A section's tab opens its first page."""
     boards_section: list[dict[str, Any]] = [{"All language pairs": "leaderboards/index.md"}]
     boards_section += [{fmt.safe_title(lb.title): lb.page} for lb in boards]
@@ -261,6 +263,8 @@ def nav(boards: list[Leaderboard], official: list[dict[str, str]] | None = None,
         boards_section.append({"Official": official})
     if sweeps:
         boards_section.append({"Sweeps": sweeps})
+    if diagnostic:
+        boards_section.append({"Diagnostic": diagnostic})
     boards_section.append({"Hard items": "hard/index.md"})
     return [
         {"Home": "index.md"},

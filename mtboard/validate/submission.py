@@ -83,7 +83,8 @@ RULES: tuple[Rule, ...] = (
     Rule("run-card", "§9.1.1", "a complete run card: every other check of the validator passes", "$",
          {SELF: "required", GDS: "required", GOLD: "required"}),
     Rule("development-only", "§9.2.1", "only development entries: no gold_standard or held_out entry (the method "
-         "never touched the evaluation data)", "$.dataset.segment",
+         "never touched the evaluation data); a diagnostic card (public entries only, §8.2.1) is shown on the "
+         "diagnostic board, never ranked", "$.dataset.segment",
          {SELF: "required", GDS: "required", GOLD: "required"}),
     Rule("development-use-declared", "§9.2.2", "every corpus entry whose text the prompt's examples, system prompt "
          "or coaching data hold is a development entry and is declared (the template's `development_entries`, or a "
@@ -140,12 +141,15 @@ def _run_card(card: RunCard | None, ev: Evidence) -> Verdict:
 
 
 def _development_only(card: RunCard, ev: Evidence) -> Verdict:
-    if card.dataset.segment != Segment.development:
-        return False, f"dataset.segment is {card.dataset.segment.value}, not development"
-    other = sorted({r.segment.value for r in card.results if r.segment != Segment.development})
+    # the diagnostic segment is public too (spec §2.3, §8.2.1: developers iterate on it freely): a card run on it
+    # alone passes; the ledger never ranks it (mtboard/ledger/diagnostic.py, issue 40 item 6)
+    seg = card.dataset.segment
+    if seg not in (Segment.development, Segment.diagnostic):
+        return False, f"dataset.segment is {seg.value}, not development (or diagnostic)"
+    other = sorted({r.segment.value for r in card.results if r.segment != seg})
     if other:
-        return False, f"results from the {', '.join(other)} segment(s)"
-    return True, f"{len(card.results)} development entries"
+        return False, f"results from the {', '.join(other)} segment(s) in a {seg.value} card"
+    return True, f"{len(card.results)} {seg.value} entries"
 
 
 def _prompt_template(card: RunCard):

@@ -74,7 +74,8 @@ if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for t
                                             LedgerMember, LedgerModel, LedgerRank, LedgerReproduction, LedgerRow,
                                             LedgerScorer, LedgerScreenReady, LedgerSentinel, LedgerState,
                                             LedgerTries, LedgerVariants, TierName, ContextLabel,
-                                            LedgerContextSlices, LedgerLabelSlice)
+                                            LedgerContextSlices, LedgerLabelSlice,
+                                            LedgerDiagnostic, LedgerDiagnosticGroup, LedgerDiagnosticRow)
     from mtboard.core.schema.sweep import (GGUF_PACKAGES, SWEEP_MAX_CELLS, SWEEP_MAX_JUDGES, SWEEP_MAX_LIMIT,
                                            SWEEP_MAX_OPTION_CHARS, SWEEP_MAX_OPTION_FLOAT, SWEEP_MAX_OPTION_INT,
                                            SWEEP_MAX_PARALLEL, SWEEP_MAX_PRICE_PER_MTOK, SWEEP_MAX_RUNS,
@@ -114,6 +115,7 @@ __all__ = [
     "LedgerClaimMark", "LedgerCleanSubset", "LedgerModel", "LedgerScorer", "LedgerDrift", "LedgerCanaryRun",
     "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants", "ContextLabel", "LedgerContextSlices",
     "LedgerLabelSlice", "LedgerScreenReady",
+    "LedgerDiagnostic", "LedgerDiagnosticGroup", "LedgerDiagnosticRow",
     # canary.py (issue 38)
     "CANARY_MAX_SETS", "CANARY_RULE", "CANARY_SET_MAX_ENTRIES", "CanaryRun", "CanarySet", "CanarySets",
     "ServedIdentity",
@@ -136,7 +138,8 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                           "LedgerEvidence", "LedgerMember", "LedgerRank",
                           "LedgerModel", "LedgerReproduction", "LedgerRow", "LedgerScorer", "LedgerState",
                           "LedgerTries", "TierName", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerVariants",
-                          "ContextLabel", "LedgerContextSlices", "LedgerLabelSlice", "LedgerScreenReady"),
+                          "ContextLabel", "LedgerContextSlices", "LedgerLabelSlice", "LedgerScreenReady",
+                          "LedgerDiagnostic", "LedgerDiagnosticGroup", "LedgerDiagnosticRow"),
                "model": ("CLAIM_STATUS", "MODEL_SLUG_RE", "WEIGHTS", "ClaimEvidence", "ContaminationClaim",
                          "EngineInfo", "ModelRecord", "WeightsFile"),
                "sweep": ("GGUF_PACKAGES", "SWEEP_MAX_CELLS", "SWEEP_MAX_JUDGES", "SWEEP_MAX_LIMIT",

@@ -472,6 +472,75 @@ class LedgerBoard(Strict):
     """The views (``all`` or a domain) ranking at least two rows where every adjacent pair's paired 95 % CI of the
     composite difference includes zero (issue 38 item 4; :mod:`mtboard.ledger.flip`): the board says so above the
     table."""
+    diagnostic: str | None = None
+    """The key of the corpus's diagnostic board (``Ledger.diagnostic``; issue 40 item 6); None when the corpus has no
+    diagnostic segment (and in ledgers published before issue 40)."""
+
+
+class LedgerDiagnosticGroup(Strict):
+    """A diagnostic row's chrF++ on one phenomenon group (the diagnostic entries' recorded domain)."""
+
+    group: str
+    entries: Count
+    chrf: float = Field(ge=0.0, le=100.0)
+
+
+class LedgerDiagnosticRow(Strict):
+    """One row of a diagnostic board (issue 40 item 6; :mod:`mtboard.ledger.diagnostic`): its standing, decided as
+    every row's is, and the shown card's scores over its diagnostic entries. Never ranked."""
+
+    fingerprint: Hex64
+    method: str
+    tier: TierName
+    representative: str
+    """The card whose values the row shows (path under submissions/)."""
+    members: list[str]
+    """Paths of the member cards, oldest first."""
+    listed: bool
+    """Listed in diagnostic order: a run of the whole segment that is not a reference baseline (the standing's
+    ``ranked``); otherwise ``reason`` says why it is apart."""
+    reason: str | None
+    reference: bool
+    """A reference baseline (echo, empty)."""
+    entries: Count
+    """Diagnostic entries the shown card evaluated."""
+    chrf: float = Field(ge=0.0, le=100.0)
+    """Corpus chrF++ over them (summed sacrebleu statistics; replicate runs: the mean)."""
+    chrf_ci: tuple[float, float] | None
+    """95 % bootstrap percentile interval (resamples seeded by the corpus and ``diagnostic``)."""
+    composite: float = Field(ge=0.0, le=1.0)
+    """The composite over the diagnostic entries (:func:`mtboard.score.subset.composite_on`)."""
+    composite_ci: tuple[Rate, Rate] | None
+    outcomes: dict[str, Count]
+    """Mechanical outcome → entries."""
+    failures: Count
+    """Entries with a mechanical failure (no usable output, source untranslated, an error)."""
+    placeholder_flags: Count
+    """Entries where the mechanical ``placeholder`` rule fired."""
+    groups: list[LedgerDiagnosticGroup]
+
+
+class LedgerDiagnostic(Strict):
+    """One corpus's diagnostic board (spec §2.3; issue 40 item 6): targeted tests of specific phenomena, never a
+    ranking; nothing on it counts towards the development board."""
+
+    key: str = Field(pattern=_KEY_RE)
+    """The page name (diagnostic/<key>.html): the development board's key when the corpus has one."""
+    board: str | None
+    """The development board's key (None when the corpus has none)."""
+    dataset_id: str
+    version: str
+    sha256: Hex64
+    language_pair: str
+    entries: Count
+    """The corpus's diagnostic entries."""
+    phenomenon: str
+    """What the diagnostic entries target."""
+    groups: dict[str, Count]
+    """Phenomenon group (the entries' domain) → diagnostic entries."""
+    rows: list[LedgerDiagnosticRow]
+    """Listed rows in diagnostic order (composite, then chrF++, then method), then reference baselines, then runs on
+    part of the segment."""
 
 
 class Ledger(Strict):
@@ -488,6 +557,8 @@ class Ledger(Strict):
     state: LedgerState | None = None
     """What the whole board holds in words: no submission, every submission rejected, or the state every board
     shares (None in ledgers published before issue 34)."""
+    diagnostic: list[LedgerDiagnostic] = Field(default_factory=list)
+    """Every corpus's diagnostic board, by key (issue 40 item 6); empty in ledgers published before it."""
 
     model_config = Strict.model_config | {"populate_by_name": True, "serialize_by_alias": True}
 
@@ -496,4 +567,5 @@ __all__ = ["LedgerScorer", "LEDGER_SCHEMA", "BOARD_STATES", "SITE_STATES", "Tier
            "LedgerBoard", "LedgerRow", "LedgerRank", "LedgerFloor", "LedgerSentinel", "LedgerFlip", "LedgerModel",
            "LedgerTries", "LedgerClaimMark", "LedgerCleanSubset", "LedgerMember", "LedgerCanaryRun", "LedgerDrift",
            "LedgerEvidence", "LedgerReproduction", "LedgerCoverage", "LedgerVariants", "LedgerContextSlices",
-           "LedgerLabelSlice", "ContextLabel", "LedgerScreenReady"]
+           "LedgerLabelSlice", "ContextLabel", "LedgerScreenReady",
+           "LedgerDiagnostic", "LedgerDiagnosticRow", "LedgerDiagnosticGroup"]
