@@ -64,11 +64,22 @@ def test_scene_bare_and_context_take_each_scenes_last_line(entries):
     assert [e.history for e in context] == [GATE, ["We leave at dawn.", "And the wounded?"], ["The bridge is gone."]]
 
 
-@pytest.mark.parametrize(("n", "gate_history"), [(0, []), (1, GATE[-1:]), (2, GATE[-2:]), (3, GATE), (24, GATE)])
+@pytest.mark.parametrize(("n", "gate_history"), [(0, []), (1, GATE[-1:]), (2, GATE[-2:]), (3, GATE)])
 def test_history_keeps_the_last_n_lines(entries, n, gate_history):
     view = arm_view(entries, "scene-context", n)
     assert view[0].history == gate_history
     assert view[2].history == (["The bridge is gone."] if n else [])
+
+
+@pytest.mark.parametrize("arm", ["scene-context", None])
+def test_a_history_length_no_item_reaches_is_refused(entries, arm):
+    # the fixture's longest history is the gate line's 3 lines: asking for 4 (or 24) would send what 3 sends, so a
+    # card could carry a length nothing was sent with (a re-sealed card claiming --history 100 on a 24-line corpus)
+    assert len(GATE) == 3
+    for n in (4, 24):
+        with pytest.raises(ConfigError, match=rf"history length {n} is above the longest history of the selected "
+                                              r"items \(3 lines\)"):
+            arm_view(entries, arm, n)
 
 
 def test_scene_full_joins_lines_and_references(entries):

@@ -33,8 +33,11 @@ Precedence (:func:`choose`): metadata over names, except for the rows without me
 HY-MT and CAT-Translate are fine-tunes whose metadata is their base model's (``general.architecture`` ``gemma3`` for
 TranslateGemma, ``llama`` for CAT-Translate, Ollama's ``details.family`` likewise), and Mistral's GGUF files say
 ``llama`` too, so no metadata can tell them apart: they are recognised by name first, in any name source. Then the
-other families by metadata (architecture before Ollama's family; ``llama`` is taken as Llama 3, the format the
-table covers), then by name, sources in the order above. No match: no family, the
+other families by metadata (architecture before Ollama's family; ``llama`` is Llama 3 only when a name says
+Llama 3 too: Llama 2, TinyLlama, SmolLM2 and Ministral GGUFs say ``llama`` as well), then by name, sources in the
+order above. Names are matched at a word start in the weights' name (the last path component, or a Hugging Face
+cache path's repo name); the name-only rows read the weights' names (file, ``general.name``, repo) and a served alias
+(``/v1/models`` id, Ollama model name) only when no weight name was said, since an operator picks the alias freely. No match: no family, the
 backend's default template, reason "family not recognised".
 
 A chat-model family (Gemma, Llama, Qwen, Mistral) whose weights carry no chat template (the ``base?`` sources say
@@ -83,13 +86,17 @@ class FamilyFormat:
     """Metadata values (GGUF ``general.architecture``, Ollama ``details.family``) that name the family; empty for
     dedicated translators (their metadata is their base model's)."""
     name_pattern: str
-    """Regular expression (case-insensitive, searched) over a name source."""
+    """Regular expression (case-insensitive) searched in a name (the last path component, or the repo name of a
+    Hugging Face cache path) at a word start: not after a letter or digit (``concat-translate`` is no CAT-Translate)."""
     card_url: str
     """The model card or format documentation cited."""
     card_quote: str
     """The documented template line(s), quoted."""
     card_note: str = ""
     """Where the card could not be read here, and where the format was taken from instead."""
+    name_required: bool = False
+    """The metadata value alone does not tell the format: a name must match too (``llama`` is the architecture of
+    Llama 2, TinyLlama, SmolLM2 and Mistral GGUFs as well as Llama 3; only a Llama 3 name gets the Llama 3 format)."""
 
 
 FAMILIES: tuple[FamilyFormat, ...] = (
@@ -138,7 +145,7 @@ FAMILIES: tuple[FamilyFormat, ...] = (
     FamilyFormat(
         family="llama", label="Meta Llama 3.x Instruct", template="llama3-instruct",
         dedicated=False, context="earlier lines inside the user message, marked as context",
-        architectures=("llama",), name_pattern=r"llama[-_ ]?3",
+        architectures=("llama",), name_pattern=r"llama[-_ ]?3", name_required=True,
         card_url="https://www.llama.com/docs/model-cards-and-prompt-formats/meta-llama-3/",
         card_quote=("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\\n\\nYou are a helpful AI "
                     "assistant for travel tips and recommendations<|eot_id|><|start_header_id|>user<|end_header_id|>"
@@ -182,14 +189,27 @@ class Choice:
     """A chat-model family whose weights carry no chat template: a base model (module docstring)."""
 
 
+_HF_CACHE_REPO = re.compile(r"models--[^/\\]+?--(?P<name>[^/\\]+)")
+
+WEIGHT_NAME_SOURCES: tuple[str, ...] = ("gguf.general.name", "ollama.model_info.general.basename", "gguf.file_name",
+                                        "props.model_path", "vllm.root")
+"""Name sources that name the weights themselves; the others (``ollama.model``, ``v1/models.id``) are the served
+alias, which an operator chooses freely (``llama-server --alias``)."""
+
+
 def _name_value(value: str) -> str:
-    """A name as matched: the last path component (a file or repo path names the weights by its last part)."""
-    return re.split(r"[/\\]", value.rstrip("/\\"))[-1] if value else value
+    """A name as matched: the repo name of a Hugging Face cache path (``…/models--ORG--NAME/snapshots/<rev>`` →
+    NAME), else the last path component (a file or repo path names the weights by its last part, never by a folder)."""
+    if not value:
+        return value
+    m = _HF_CACHE_REPO.search(value)
+    if m:
+        return m.group("name")
+    return re.split(r"[/\\]", value.rstrip("/\\"))[-1]
 
 
 def _matches_name(row: FamilyFormat, value: str) -> bool:
-    return re.search(row.name_pattern, _name_value(value), re.IGNORECASE) is not None or (
-        row.dedicated and re.search(row.name_pattern, value, re.IGNORECASE) is not None)
+    return re.search(rf"(?<![a-z0-9])(?:{row.name_pattern})", _name_value(value), re.IGNORECASE) is not None
 
 
 def choose(evidence: list[tuple[str, str]]) -> Choice:
@@ -197,9 +217,11 @@ def choose(evidence: list[tuple[str, str]]) -> Choice:
     others ignored; empty values ignored), by the precedence in the module docstring. Never raises."""
     items = [(s, v.strip()) for s, v in evidence if isinstance(v, str) and v.strip()]
     names = [(s, v) for src in NAME_SOURCES for s, v in items if s == src]
+    # rows recognised by name only read the weights' own names; a served alias only when no weight name was said
+    weight_names = [(s, v) for s, v in names if s in WEIGHT_NAME_SOURCES] or names
     for row in FAMILIES:
         if not row.architectures:  # recognised by name only: their metadata is another family's
-            for s, v in names:
+            for s, v in weight_names:
                 if _matches_name(row, v):
                     picked = Choice(row, s, v, f"{s} names a {row.label} model (recognised by name: its metadata "
                                                f"is its base model's)")
@@ -210,6 +232,12 @@ def choose(evidence: list[tuple[str, str]]) -> Choice:
                 continue
             for row in FAMILIES:
                 if v.lower() in row.architectures:
+                    if row.name_required:
+                        named = next(((ns, nv) for ns, nv in names if _matches_name(row, nv)), None)
+                        if named is None:  # e.g. a Llama 2, TinyLlama or SmolLM2 GGUF: architecture llama too
+                            continue
+                        return _base_or_chat(Choice(row, s, v, f"{s} is {v!r} and {named[0]} names a {row.label} "
+                                                               f"model"), items)
                     return _base_or_chat(Choice(row, s, v, f"{s} is {v!r}"), items)
     for s, v in names:
         for row in FAMILIES:

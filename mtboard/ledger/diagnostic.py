@@ -169,14 +169,15 @@ def _order(row: DiagnosticRow) -> tuple:
 
 def build(boards: list[Leaderboard], plans: list[BoardPlan], corpora: list[CorpusInfo],
           resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> list[DiagnosticBoard]:
-    """One :class:`DiagnosticBoard` per corpus with a diagnostic segment that has a development board or a diagnostic
-    card, sorted by key. ``boards``: the development boards; ``plans``: the diagnostic plans of
+    """One :class:`DiagnosticBoard` per loaded corpus with a diagnostic segment (with or without a development board
+    or a diagnostic card: a board without rows says so) and per diagnostic plan, sorted by key. ``boards``: the development boards; ``plans``: the diagnostic plans of
     :func:`mtboard.ledger.standing.decide` (segment :data:`~mtboard.ledger.standing.DIAGNOSTIC`); ``corpora``: the
     loaded corpora (a plan whose corpus is not loaded takes its groups from its cards)."""
     by_corpus = {(c.corpus.dataset.id, c.corpus.dataset.version, c.sha256): c for c in corpora}
     dev = {(lb.dataset_id, lb.version, lb.sha256): lb for lb in boards}
     diag = {(p.dataset_id, p.version, p.sha256): p for p in plans if p.segment == DIAGNOSTIC}
-    keys = {k for k in dev if k in by_corpus and by_corpus[k].corpus.segment(DIAGNOSTIC)} | set(diag)
+    # every loaded corpus with a diagnostic segment gets its board, with or without cards (issue 40 acceptance)
+    keys = {k for k, c in by_corpus.items() if c.corpus.segment(DIAGNOSTIC)} | set(diag)
     names = Counter(k[:2] for k in keys)
     out = []
     for k in keys:

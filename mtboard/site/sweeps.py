@@ -374,6 +374,7 @@ def history_sections(placed: list[Placed], skipped: tuple[NotApplicable, ...], p
                                "chrf": card.scores.chrf_plus_plus if card else None,
                                "composite": card.scores.composite if card else None,
                                "median": median, "p90": p90, "n": card.dataset.entry_count if card else None,
+                               "sent": _mean_history_sent(card) if card is not None else None,
                                "link": rel_link(page, run_page(p.lc)) if p.lc is not None else None})
             gate = next((q for q in points if q["history"] == GATE_HISTORY and q["has_card"]), None)
             series.append({"n": len(series) + 1, "label": _series_label(cells[0].cell), "points": points,
@@ -395,6 +396,16 @@ def history_sections(placed: list[Placed], skipped: tuple[NotApplicable, ...], p
                 charts.history_curves(series, "p90", "p90 s per line", f"{ds}: 90th-percentile seconds per line "
                                       "against history length", gate=GATE_P90_S)) if c is not None]})
     return out
+
+
+def _mean_history_sent(card: Any) -> float | None:
+    """Mean lines of history the card's results were sent (``results[].history_lines``, recomputed by the validator
+    from the corpus; 0 when absent): a scene gives its last line only as many earlier lines as it has, so a cell asking
+    for 24 sends fewer where a scene is shorter. None for a card without results."""
+    results = [r for r in card.results if r.segment == "development"] or list(card.results)
+    if not results:
+        return None
+    return sum(getattr(r, "history_lines", None) or 0 for r in results) / len(results)
 
 
 def _not_applicable_notes(skipped: list[NotApplicable]) -> list[str]:

@@ -13,7 +13,8 @@ Arms (:data:`ARMS`):
 * ``scene-bare`` — one item per scene: its last line, no history.
 * ``scene-context`` — one item per scene: its last line with its own ``history`` (the preceding lines of its scene,
   oldest first, as the corpus records them), cut to the last ``history`` lines when a history length is given.
-* ``scene-full`` — one item per scene: the whole scene as one segment: the scene's lines' sources joined with
+* ``scene-full`` — one item per scene: the scene's corpus entries as one segment (the lines the corpus keeps as
+  entries; lines kept only as history have no reference and are left out): the entries' sources joined with
   ``"\\n"`` (corpus order), their references likewise; no history, no variants; the glossary terms of its lines (each
   once, first occurrence first); ``difficulty`` the highest of its lines'; ``added`` the latest of its lines' dates
   (unknown when one is unknown); the other labels are its last line's; ``origin``, ``notes``,
@@ -129,14 +130,29 @@ def _joined(lines: list[Entry]) -> Entry:
         "origin": None, "notes": None, "morphological_analysis": None})
 
 
+def _check_reach(items: list[Entry], history: int | None) -> None:
+    """Refuse a history length that no item reaches (issue 40 review): ``--history 100`` on a corpus whose longest
+    history is 24 lines sends what ``--history 24`` sends, so its card would carry a length nothing was sent with.
+    Raises: ConfigError."""
+    if not history or not items:
+        return
+    longest = max(len(e.history) for e in items)
+    if history > longest:
+        raise ConfigError(f"history length {history} is above the longest history of the selected items "
+                          f"({longest} line{'s' if longest != 1 else ''})", field="--history",
+                          fix=f"give --history {longest} or less (the corpus keeps at most {longest} earlier lines)")
+
+
 def arm_view(entries: list[Entry], arm: str | None = None, history: int | None = None) -> list[Entry]:
     """The entries a run with ``arm`` and ``history`` translates, from a segment's ``entries`` (module docstring).
 
     Args: ``entries``: corpus order (one segment); ``arm``: one of :data:`ARMS` or None (as stored); ``history``:
     0–:data:`MAX_HISTORY` lines kept, None keeps all. Returns new entries (the inputs are not changed).
-    Raises: ConfigError (:func:`check_arm`; a scene arm when no entry has a scene id)."""
+    Raises: ConfigError (:func:`check_arm`; a scene arm when no entry has a scene id; a history length above the
+    longest history the view's items have: a label the inputs cannot carry, e.g. 100 where the corpus keeps 24)."""
     check_arm(arm, history)
     if arm is None:
+        _check_reach(entries, history)
         return [e if history is None else e.model_copy(update={"history": _cut(e.history, history)})
                 for e in entries]
     if arm == "lines":
@@ -148,6 +164,7 @@ def arm_view(entries: list[Entry], arm: str | None = None, history: int | None =
     if arm == "scene-bare":
         return [lines[-1].model_copy(update={"history": []}) for _, lines in groups]
     if arm == "scene-context":
+        _check_reach([lines[-1] for _, lines in groups], history)
         return [lines[-1].model_copy(update={"history": _cut(lines[-1].history, history)}) for _, lines in groups]
     return [_joined(lines) for _, lines in groups]
 
