@@ -178,3 +178,28 @@ def test_committed_dialogue_history_page_reads_its_cards(everything):
     full = next(p.lc.card for p in placed if p.cell.label == "apertium" and p.cell.arm == "scene-full")
     assert (apertium["cells"][3]["chrf"], apertium["cells"][3]["n"]) == (full.scores.chrf_plus_plus, 12)
     assert "\n" in full.results[0].source  # a whole scene, joined
+    # the lines actually sent (issue 40 review): a 24-line cell sends a scene's last line only the earlier lines its
+    # scene has: 14, 15, 18, 19, 24, 15, 15, 15, 24, 20, 18, 24 → mean 221 / 12 = 18.41…
+    assert [q["sent"] for q in gemma["points"]] == [0.0, 3.0, 6.0, 12.0, 221 / 12]
+
+
+def test_a_joined_scene_run_gets_its_own_corpus_file():
+    """Issue 40 review: a scene-full run's items are scenes joined under their last line's id, so its run page must
+    show the joined texts its card holds, not the corpus entry of that id (a single line)."""
+    import gzip
+    import json
+
+    from mtboard.site import rundata
+
+    full = next(lc for lc in (_loaded(p) for p in sorted((ROOT / "submissions" / "mtb-en-es-dialogue").glob("*.json")))
+                if lc.card.method.arm == "scene-full" and lc.card.model_id.startswith("gemma"))
+    plain = next(lc for lc in (_loaded(p) for p in sorted((ROOT / "submissions" / "mtb-en-es-dialogue").glob("*.json")))
+                 if lc.card.method.arm == "lines")
+    assert rundata.corpus_url(full) == rundata.corpus_url(plain)[:-len(".json.gz")] + "--scene-full.json.gz"
+    board = SimpleNamespace(cards=[full, plain])
+    files = rundata.corpus_files(SimpleNamespace(corpora=[]), [board])
+    joined = json.loads(gzip.decompress(files[rundata.corpus_url(full)]))
+    rows = {r[0]: r for r in joined["entries"]}
+    first = full.card.results[0]
+    assert "\n" in first.source and rows[first.entry_id][1:3] == [first.source, first.expected]
+    assert len(rows) == 12 and all("\n" in r[1] for r in rows.values())

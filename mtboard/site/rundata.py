@@ -77,9 +77,19 @@ def corpus_file(dataset_id: str, version: str, sha256: str) -> str:
     return CORPUS_URL.format(name=corpus_file_name(dataset_id, version, sha256))
 
 
+JOINED_VIEW = "scene-full"
+"""The corpus view whose items are not the corpus's entries (:mod:`mtboard.inputs.corpora.arms`: each scene's lines
+joined under its last line's id): its runs get their own corpus file, from the texts their cards hold."""
+
+
+def _view_suffix(lc: LoadedCard) -> str:
+    """``"--scene-full"`` for a run of the joined-scene view (:data:`JOINED_VIEW`), else ``""``."""
+    return f"--{JOINED_VIEW}" if getattr(lc.card.method, "arm", None) == JOINED_VIEW else ""
+
+
 def corpus_url(lc: LoadedCard) -> str:
-    """The run's corpus file relative to the site root."""
-    return CORPUS_URL.format(name=corpus_name(lc.card.dataset))
+    """The run's corpus file relative to the site root (a joined-scene run's own file: :data:`JOINED_VIEW`)."""
+    return CORPUS_URL.format(name=corpus_name(lc.card.dataset) + _view_suffix(lc))
 
 
 def run_url(lc: LoadedCard) -> str:
@@ -158,21 +168,23 @@ def corpus_files(inputs: Inputs, boards: list[Leaderboard]) -> dict[str, bytes]:
 
     Raises: ConfigError when two different texts would share one file name (:func:`corpus_file_name`), which would
     show one run's entries against another text's sources."""
-    by_text: dict[tuple[str, str, str], list[LoadedCard]] = {}
+    by_text: dict[tuple[str, str, str, str], list[LoadedCard]] = {}
     for lb in boards:
         for lc in lb.cards:
             ds = lc.card.dataset
-            by_text.setdefault((ds.id, ds.version, ds.sha256), []).append(lc)
+            by_text.setdefault((ds.id, ds.version, ds.sha256, _view_suffix(lc)), []).append(lc)
     loaded = {(c.corpus.dataset.id, c.corpus.dataset.version, c.sha256): c for c in inputs.corpora}
     out: dict[str, bytes] = {}
-    owner: dict[str, tuple[str, str, str]] = {}
+    owner: dict[str, tuple[str, str, str, str]] = {}
     for text, cards in sorted(by_text.items()):
-        name = corpus_file_name(*text)
+        name = corpus_file_name(*text[:3]) + text[3]
         if name in owner:
-            raise ConfigError(f"two dataset texts share the corpus data file {name}: {owner[name]} and {text}",
-                              field="dataset", fix="give one of the datasets another id or version")
+            raise ConfigError(f"two dataset texts share the corpus data file {name}: {owner[name][:3]} and "
+                              f"{text[:3]}", field="dataset", fix="give one of the datasets another id or version")
         owner[name] = text
-        out[CORPUS_URL.format(name=name)] = gz(corpus_data(name, loaded.get(text), cards))
+        # a joined-scene run's texts are its view's (the scene's lines joined), held by its cards: never the corpus's
+        info = None if text[3] else loaded.get(text[:3])
+        out[CORPUS_URL.format(name=name)] = gz(corpus_data(name, info, cards))
     return out
 
 
