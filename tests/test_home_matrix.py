@@ -112,7 +112,7 @@ def _board(docs: Path, page: str) -> list[dict]:
     for _, cells in parse(docs / md, "lb-main").rows:
         by = {c["attrs"].get("class"): c for c in cells}
         # the rank cell's text without its flip distance to the next row (⇅N, issue 38 item 4) and floor mark
-        rank = re.sub("\u21c5.*$", "", by["c-rank"]["text"]).strip()
+        rank = re.sub("[\u21c5\u2264].*$", "", by["c-rank"]["text"]).strip()  # ⇅N, ≤ shuffled / ≤ echo
         out.append({"method": by["c-method"], "rank": rank, "composite": by["c-composite"]["text"],
                     "run": resolve(md, by["c-method"]["links"][0])})
     return out

@@ -322,6 +322,9 @@ def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(t
     portrait = next((docs / "models").glob("apertium-eng-spa*.md")).read_text(encoding="utf-8")
     runs = re.findall(r'<tr><td><a href="[^"]*"><bdi class="mtb-name">([^<]*)</bdi></a></td><td>EN\u2192ES</td>'
                       r'<td>(\d+)</td>', portrait)
+    # the four Apertium cards of the dialogue-history sweep (issue 40) are EN→ES runs too, on the dialogue corpus
+    assert sum("mtb-en-es-dialogue" in name for name, _ in runs) == 4
+    runs = [r for r in runs if "mtb-en-es-dialogue" not in r[0]]
     assert runs == [("apertium:eng-spa \u00b7 default on mtb-en-es-dev v1.0.0 (reproduced \u00d72)", "355"),
                     ("apertium:eng-spa \u00b7 default on mtb-en-es-dev v1.0.0", "20")]  # the --limit 20 row
 

@@ -51,8 +51,8 @@ def test_a_run_cost_checked_by_hand(pages):
     # run cost (150 entries) = 150 × 1 call per entry × 40.1125e-6 = 0.006016875
     page = pages["costs.md"]
     methods = _header(page, "run-costs")[1:]
-    assert methods == ["coached-few-shot", "few-shot", "few-shot-completion", "fst-gated-few-shot",
-                       "zero-shot-completion"]
+    assert methods == ["coached-few-shot", "context-completion", "few-shot", "few-shot-completion",
+                       "fst-gated-few-shot", "zero-shot-completion"]  # context-completion: issue 40's sweep
     coached = methods.index("coached-few-shot")
     assert _row(page, "openai / gpt-4o-mini")[coached] == "$0.006017"
     # gpt-4o ($2.50 / $10.00): (1957 × 2.5 + 313 × 10) / 1e6 / 12 × 150 = 0.10028125
@@ -70,7 +70,8 @@ def test_the_cost_page_is_dated_and_names_the_price_table_hash(pages):
     page = pages["costs.md"]
     sha = hashlib.sha256((ROOT / "prompts" / "prices.yaml").read_bytes()).hexdigest()
     assert f"prices as of 2025-08-07, SHA-256 <code>{sha}</code>" in page
-    assert "the token counts of 16 committed run cards, the latest made 2026-12-04" in page
+    # 16 + the 9 Gemma cards of the dialogue-history sweep (issue 40)
+    assert "the token counts of 25 committed run cards, the latest made 2026-12-04" in page
     # deterministic: no build clock
     assert page == programme.render_programme_pages(_inputs_again(), ROOT)["costs.md"]
 

@@ -256,11 +256,11 @@ def test_committed_cards_pass_the_gate():
     ctx = make_context(ROOT)
     ctx.recompute = False
     report = validate_paths([SUB], ctx, repository_checks=False)
-    assert len(report.files) == 41
+    assert len(report.files) == 54  # 39 + 13 of the dialogue-history sweep + 2 diagnostic cards (issue 40)
     assert all(f.checks["submission"] == "pass" for f in report.files), \
         [(f.path, [str(p) for p in f.problems]) for f in report.files if f.checks["submission"] != "pass"]
     tiers = sorted(f.gate.tier for f in report.files)
-    assert tiers.count(GDS) == 2 and tiers.count(SELF) == 39
+    assert tiers.count(GDS) == 2 and tiers.count(SELF) == 52  # 39 + 13 sweep cards (issue 40)
 
 
 def test_an_unpriced_self_benchmarked_card_passes_with_a_warning(tmp_path):

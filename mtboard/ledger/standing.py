@@ -277,7 +277,7 @@ def scene_view_reason(card: RunCard) -> str | None:
     :mod:`mtboard.inputs.corpora.arms`) is never ranked on its dataset's board, nor makes the board's entry set: its
     items are scenes (ids of their last lines; ``scene-full`` joins the scene's texts under that id), not the board's
     entries; its sweep page compares the arms. None for any other card."""
-    arm = card.method.arm
+    arm = getattr(card.method, "arm", None)  # test doubles and cards read before issue 40 carry none
     if arm not in SCENE_ARMS:
         return None
     what = "each scene joined into one segment" if arm == "scene-full" else "one line per scene"
