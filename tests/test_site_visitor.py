@@ -68,7 +68,7 @@ def _shots(tmp_path: Path) -> Path:
 def test_task1_best_system_for_pair_and_domain_in_two_clicks(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    card = pg.locator(".mtb-paircard", has_text="EN\u2192ES")
+    card = pg.locator(".mtb-paircard", has_text="mtb-en-es-dev")
     assert "English \u2192 Spanish" in card.text_content()
     card.locator("a", has_text="legal").click()  # click 1 of at most 2
     pg.wait_for_load_state()
@@ -363,7 +363,7 @@ ES = "mtb-en-es-dev-v1.0.0"
 def test_visitor_task01_best_for_a_domain_and_how_sure(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard", has_text="EN\u2192ES").locator("a", has_text="legal").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a", has_text="legal").click()  # 1
     first = pg.locator("#lb-main tbody tr").first
     assert first.locator("td.c-rank").text_content().split("\u21c5")[0] == "1"  # then ⇅N (issue 38 item 4)
     assert "\u00b1" in first.locator("td.c-composite").text_content() or "/\u2212" in first.locator(
@@ -386,7 +386,7 @@ def test_visitor_task02_what_a_model_gets_wrong(site, browser):
 def test_visitor_task03_verified_and_cost(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     first = pg.locator("#lb-main tbody tr").first
     assert first.locator("td.c-vtier").text_content().strip().endswith("re-run (maintainer re-run (unattested))")
     assert first.locator("td.c-cost").text_content().startswith("no API cost (local)")  # never a bare "$0"
@@ -398,7 +398,7 @@ def test_visitor_task03_verified_and_cost(site, browser):
 def test_visitor_task04_compare_two(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     pg.click(".mtb-dl a:text-is('Compare')")  # 2
     pg.wait_for_selector(".mtb-sbs tbody tr")
     verdict = pg.text_content(".mtb-verdict")
@@ -411,7 +411,7 @@ def test_visitor_task05_cost_of_10000_segments(site, browser):
     run's figure is tested on the hand-made cards (test_site_browser.py)."""
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     costs = pg.eval_on_selector_all("#lb-main td.c-cost", "els => els.map(e => e.textContent)")
     assert costs and all(c.startswith("no API cost (local)") for c in costs)
     assert pg.locator("input.mtb-costn-input").count() == 0  # nothing priced: no control to multiply nothing
@@ -442,7 +442,7 @@ def test_visitor_task07_add_my_model(site, browser):
 def test_visitor_task08_download_a_csv(site, browser):
     ctx, pg = _page(browser, accept_downloads=True)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     with pg.expect_download() as dl:
         pg.click(".mtb-dl a:text-is('CSV')")  # 2
     import csv  # noqa: PLC0415
@@ -467,7 +467,7 @@ def test_visitor_task09_what_changed(site, browser):
 def test_visitor_task10_phone_board(site, browser):
     ctx, pg = _page(browser, 390, 844)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
     first = pg.locator("#lb-main tbody tr").first
     for cell in ("th.c-method", "td.c-composite"):
@@ -480,7 +480,7 @@ def test_visitor_task10_phone_board(site, browser):
 def test_visitor_task11_phone_run_page(site, browser):
     ctx, pg = _page(browser, 390, 844)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     pg.locator("#lb-main tbody tr").first.locator("th.c-method a").first.click()  # 2
     assert pg.text_content("h1").startswith("Run ")
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
@@ -514,7 +514,7 @@ def test_visitor_task14_without_javascript(site, browser):
     ctx, pg = _page(browser, java_script_enabled=False)
     pg.goto(site + "index.html")
     assert pg.locator("#overview tbody tr").count() >= 3  # the matrix is plain HTML
-    pg.locator(".mtb-paircard a.mtb-pc-title", has_text="EN\u2192ES").click()  # 1
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     ranks = [r.split("\u21c5")[0] for r in  # the rank, without the flip distance after it (issue 38 item 4)
              pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")]
     assert ranks[0] == "1" and "\u00b1" in pg.text_content("#lb-main")
