@@ -427,11 +427,40 @@ def facts_from_card_like(spec):
     return BackendFacts(api_provider="llama.cpp")
 
 
+# Issue 40 review: names and architectures that must NOT pick a family's format (hand-made evidence lists; the
+# GGUF general.name values are the ones those models' GGUF files carry: "Llama 2 7b Chat", "TinyLlama 1.1B Chat",
+# "SmolLM2 1.7B Instruct" and "Ministral 8B Instruct" all say general.architecture llama)
+@pytest.mark.parametrize(("evidence", "family"), [
+    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "Llama 2 7b Chat")], None),
+    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "TinyLlama 1.1B Chat")], None),
+    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "SmolLM2 1.7B Instruct")], None),
+    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "Ministral 8B Instruct")], None),
+    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "Meta Llama 3.1 8B Instruct")], "llama"),
+    # a served alias (llama-server --alias mistral) does not outrank the weights' own file name
+    ([("props.model_path", "/m/gemma-3-4b-it-Q4_K_M.gguf"), ("v1/models.id", "mistral")], "gemma"),
+    # a folder name is not the weights' name
+    ([("props.model_path", "/models/translategemma-eval/Qwen3-8B-Q4_K_M.gguf")], "qwen"),
+    # a name matches at a word start only
+    ([("v1/models.id", "concat-translate-proxy")], None),
+    # a vLLM root in a Hugging Face cache names its repo, not the snapshot hash
+    ([("vllm.root", "/root/.cache/huggingface/hub/models--google--translategemma-4b-it/snapshots/" + "a" * 40)],
+     "translategemma"),
+    # with no weight name, the alias is all there is
+    ([("v1/models.id", "mistral-7b-instruct-v0.2")], "mistral"),
+])
+def test_names_and_architectures_that_do_not_decide_a_family(evidence, family):
+    from mtboard.inputs.native import choose
+    picked = choose(evidence)
+    assert (picked.row.family if picked.row else None) == family, picked.reason
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # A real run
 
 
-@pytest.fixture(scope="module")
+# function scope: the server ends with its one test. A module-scoped server outlived it, so a later test of this module
+# (not a model-server test) waited for it to stop (conftest._ModelServerTurns) — every worker for 600 s per test.
+@pytest.fixture
 def gemma_server(tmp_path_factory):
     """Gemma 3 270M (the PyPI package's GGUF) behind the real llama-cpp-python server, through mtboard's fresh
     launcher, as tests/test_runner_llama.py starts it."""
@@ -544,30 +573,3 @@ def test_the_choice_is_recorded_on_a_card_from_a_real_server(tmp_path, gemma_ser
                "'few-shot-completion'" in p for p in problems), problems
     assert any("method.prompt_choice.family 'phi' is not a family of the native prompt table" in p
                for p in problems), problems
-
-
-# Issue 40 review: names and architectures that must NOT pick a family's format (hand-made evidence lists; the
-# GGUF general.name values are the ones those models' GGUF files carry: "Llama 2 7b Chat", "TinyLlama 1.1B Chat",
-# "SmolLM2 1.7B Instruct" and "Ministral 8B Instruct" all say general.architecture llama)
-@pytest.mark.parametrize(("evidence", "family"), [
-    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "Llama 2 7b Chat")], None),
-    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "TinyLlama 1.1B Chat")], None),
-    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "SmolLM2 1.7B Instruct")], None),
-    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "Ministral 8B Instruct")], None),
-    ([("gguf.general.architecture", "llama"), ("gguf.general.name", "Meta Llama 3.1 8B Instruct")], "llama"),
-    # a served alias (llama-server --alias mistral) does not outrank the weights' own file name
-    ([("props.model_path", "/m/gemma-3-4b-it-Q4_K_M.gguf"), ("v1/models.id", "mistral")], "gemma"),
-    # a folder name is not the weights' name
-    ([("props.model_path", "/models/translategemma-eval/Qwen3-8B-Q4_K_M.gguf")], "qwen"),
-    # a name matches at a word start only
-    ([("v1/models.id", "concat-translate-proxy")], None),
-    # a vLLM root in a Hugging Face cache names its repo, not the snapshot hash
-    ([("vllm.root", "/root/.cache/huggingface/hub/models--google--translategemma-4b-it/snapshots/" + "a" * 40)],
-     "translategemma"),
-    # with no weight name, the alias is all there is
-    ([("v1/models.id", "mistral-7b-instruct-v0.2")], "mistral"),
-])
-def test_names_and_architectures_that_do_not_decide_a_family(evidence, family):
-    from mtboard.inputs.native import choose
-    picked = choose(evidence)
-    assert (picked.row.family if picked.row else None) == family, picked.reason
