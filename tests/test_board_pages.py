@@ -149,7 +149,7 @@ def test_2000_row_board_pages_under_250_kb(tmp_path):
              if p.name != "index.html"}  # the boards' index (issue 36) is one small page, not a view
     views = [n for n in sizes if "/" not in n]
     assert len(views) == 1 + len(DOMAINS) == 8  # the board and its 7 domain views
-    assert len(sizes) == 8 * 2000 // boardpages.BOARD_PAGE_ROWS  # 2,000 ranked rows, 50 a page
+    assert len(sizes) == 8 * 2000 // boardpages.BOARD_PAGE_ROWS  # 2,000 ranked rows, 40 a page
     assert max(sizes.values()) <= 250_000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
     assert (lbs / "index.html").stat().st_size <= 250_000
     for view in views:

@@ -315,8 +315,9 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
     data = json.loads((out / "lineage.json").read_text(encoding="utf-8"))
     committed = sorted(p.relative_to(ROOT / "submissions").as_posix() for p in (ROOT / "submissions").rglob("*.json")
                        if not p.name.endswith(".verification.json"))
-    # 34 before issue 38's floor rule withdrew one; + 6 on ES→EN and CA→EN (issue 39); + 2 diagnostic (issue 40)
-    assert len(committed) == 41
+    # 34 before issue 38's floor rule withdrew one; + 6 on ES→EN and CA→EN (issue 39); + 2 diagnostic and 13 of the
+    # dialogue-history sweep, their corpus views rescored with them (issue 40)
+    assert len(committed) == 54
     assert data["current"]["textnorm"] == "3" and data["kept"] == []
     assert sorted(s["path"] for s in data["stale"]) == committed
     assert {tuple(s["differences"]) for s in data["stale"]} == {("textnorm 2 → 3",)}
@@ -331,7 +332,7 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
         assert new.run_id == old.run_id  # the same run, its outputs untouched
         assert [x.raw_predicted for x in new.results] == [x.raw_predicted for x in old.results]
     table = summary.read_text(encoding="utf-8")
-    assert "52 committed card(s) were scored by another scorer (textnorm 2 → 3); 52 re-scored" in table
+    assert "54 committed card(s) were scored by another scorer (textnorm 2 → 3); 54 re-scored" in table
     assert "| board | method row | rank before → after | composite before → after | Δ |" in table
     # measured rows: case folding raises Apertium's composite on both boards it leads, ranks stay; "before" is the
     # committed card's composite
@@ -342,6 +343,7 @@ def test_replayed_job_rescores_every_committed_card_after_a_textnorm_bump(tmp_pa
     # 0.4783 → 0.4877; the analyses do not depend on the text normalisation, its value stays 2510/4290)
     for board, method, before, after, delta in measured:
         assert f"| {board} | {method} · default (re-scored) | 1 → 1 | {before} → {after} | {delta} |" in table
-    assert table.count("(re-scored) |") == 21  # the rows whose composite moved (the other rows' did not; 20 before
-    # issue 38 withdrew the EN→ES zero-shot card; + Apertium on ES→EN and CA→EN, issue 39)
+    assert table.count("(re-scored) |") == 34  # the rows whose composite moved (the other rows' did not; 20 before
+    # issue 38 withdrew the EN→ES zero-shot card; + Apertium on ES→EN and CA→EN, issue 39; + the 13 rows of the
+    # dialogue-history sweep's cards, each its own row on the EN→ES dialogue board, issue 40)
     assert proc.stdout == table  # the step prints what it adds to the job summary

@@ -46,13 +46,15 @@ BOARD_SCHEMA = "mtboard.board/1"
 CHART_LIMIT = 30
 """Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
 rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
-BOARD_PAGE_ROWS = 50
+BOARD_PAGE_ROWS = 40
 """Ranked rows per board page (issue 35 item 2): a view of more ranked methods continues on further static pages
 (:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (424 KiB at 200 rows
 before). Measured on bench/site_scale.py's synthetic board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise
 matrix ≈ 75 KB, the theme ≈ 25 KB: 100 rows put page 1 at 267 KB, over budget; 50 rows leave room for longer names
 and reproduction panels. Largest board page, before → after: 433,916 → 182,574 B at 200 rows; 3,479,641 → 189,132 B
-at 2,000 rows (tests/test_board_pages.py, bench/site_scale.py --board-rows). Reference baselines, the charts, the
+at 2,000 rows (tests/test_board_pages.py, bench/site_scale.py --board-rows). Issue 40 (the screen-ready column,
+~50 B a row, on top of issues 36–39's additions) put page 1 of the synthetic 2,000-row board at 251,382 B with 50
+rows: 40 rows a page since. Reference baselines, the charts, the
 pairwise matrix and the unranked runs stay on page 1; the legend is on every page; the CSV/JSON downloads keep the
 whole view."""
 RUNS_INDEX_ROWS = 200

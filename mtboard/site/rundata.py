@@ -84,7 +84,7 @@ joined under its last line's id): its runs get their own corpus file, from the t
 
 def _view_suffix(lc: LoadedCard) -> str:
     """``"--scene-full"`` for a run of the joined-scene view (:data:`JOINED_VIEW`), else ``""``."""
-    return f"--{JOINED_VIEW}" if getattr(lc.card.method, "arm", None) == JOINED_VIEW else ""
+    return f"--{JOINED_VIEW}" if getattr(getattr(lc.card, "method", None), "arm", None) == JOINED_VIEW else ""
 
 
 def corpus_url(lc: LoadedCard) -> str:
