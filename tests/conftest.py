@@ -84,7 +84,7 @@ MODEL_SERVERS = [
     "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_sandbox",
     "test_workflows_verify_job", "test_validate_verify_gguf", "test_contributor_path", "test_demo",
     "test_server_identity", "test_runner_llama", "test_pipeline_fst_gate", "test_runner_resume",
-    "test_backends_registry",
+    "test_backends_registry", "test_native_prompts",
 ]
 """Modules whose ``slow`` tests start llama-cpp-python servers (Gemma 270M, two threads) or COMET: under xdist those
 tests are one unit of work (``model-servers``), run one after another in one worker, never two at once — llama.cpp's
@@ -188,6 +188,9 @@ def pytest_configure(config: pytest.Config) -> None:
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and _full(config):
         config.pluginmanager.register(_ModelServerTurns(), "mtboard-model-server-turns")
+    times = os.environ.get("MTBOARD_TEST_TIMES")
+    if times:  # the controlling process of xdist runs no test: the hook never fires there
+        config.pluginmanager.register(_Timeline(Path(times)), "mtboard-timeline")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -250,10 +253,40 @@ class _ModelServerTurns:
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: the wait does not count in pytest-timeout's limit
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
         if not _model_server_test(item):
-            deadline = time.monotonic() + self.MAX_WAIT_S
+            start = time.monotonic()
+            deadline = start + self.MAX_WAIT_S
             while model_servers_running() and time.monotonic() < deadline:
                 time.sleep(self.POLL_S)
+            item.stash[WAITED] = time.monotonic() - start
         yield
+
+
+WAITED = pytest.StashKey[float]()
+"""Seconds a test waited for model servers to stop before it started (:class:`_ModelServerTurns`)."""
+
+
+class _Timeline:
+    """``MTBOARD_TEST_TIMES=FILE``: one JSON line per test appended to FILE — worker, node id, start (Unix time),
+    wall seconds of setup + call + teardown, CPU seconds of the worker and of the processes it waited for
+    (``os.times``: user + system, children included once reaped), and seconds spent waiting for model servers first.
+    For tuning the lanes (docs/TESTING.md §1: a test whose wall time is far above its CPU time waits on something);
+    off unless set."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @pytest.hookimpl(hookwrapper=True, trylast=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
+        t0, c0, w0 = time.time(), os.times(), time.monotonic()
+        yield
+        c1 = os.times()
+        cpu = sum(getattr(c1, f) - getattr(c0, f) for f in ("user", "system", "children_user", "children_system"))
+        worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
+        line = json.dumps({"worker": worker, "test": item.nodeid, "start": round(t0, 3),
+                           "wall": round(time.monotonic() - w0, 3), "cpu": round(cpu, 3),
+                           "waited": round(item.stash.get(WAITED, 0.0), 3)})
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
 
 
 # ----------------------------------------------------------------------------------------------------------------------

@@ -173,6 +173,28 @@ def test_cache_folder_round_trip(tmp_path, loaded, monkeypatch):
         [s.scores for s in first]
 
 
+def test_floors_alone_equal_the_whole_sets_floors(loaded, monkeypatch):
+    """The validator's floors (sent.floors: copy-source and shuffled only, nothing else scored) equal the first two
+    lines of the whole set, result for result; and once the whole set is in the process they are taken from it."""
+    corpus, sha = loaded["mtb-en-fr-dev"]
+    sent._MEMORY.clear()
+    sent._FULL.clear()
+    scored = []
+    real = sent.score_sentinel
+    monkeypatch.setattr(sent, "score_sentinel", lambda c, seg, name, texts: scored.append(name) or real(c, seg, name, texts))
+    alone = sent.floors(corpus, sha, "development")
+    assert scored == ["copy-source", "shuffled"]
+    assert [s.name for s in alone] == list(sent.FLOORS)
+    whole = sent.sentinels(corpus, sha, "development", _others(loaded, "mtb-en-fr-dev"))
+    assert [(s.name, s.scores, s.results, s.covered) for s in alone] == \
+        [(s.name, s.scores, s.results, s.covered) for s in whole[:2]]
+    assert alone[0].scores.composite == 0.0 and alone[1].scores.composite > 0.0
+    scored.clear()
+    sent._MEMORY.pop(sent.cache_key(sha, "development\0" + (sent.scoring.fst_version("fr", sent.FST_MODE) or "no-fst")
+                                    + "\0floors"))
+    assert sent.floors(corpus, sha, "development")[1] is whole[1] and scored == []  # from the whole set
+
+
 @pytest.fixture(scope="module")
 def ledger(committed_inputs):
     from mtboard.ledger.build import build_ledger

@@ -280,6 +280,8 @@ NOT_READ: dict[str, str] = {
     "MTBOARD_WMT_MQM_DIR": "tests/test_judges_reliability.py: the folder of the real WMT MQM annotations",
     "MTBOARD_VERIFY_GEMMA_CARD": "tests/test_sandbox.py: `1` runs the slow re-run of the committed Gemma card",
     "MTBOARD_TEST_CANARY": "tests/test_sandbox.py: a canary variable that must not reach a sandboxed model server",
+    "MTBOARD_TEST_TIMES": "tests/conftest.py: a file each test appends one JSON line of timings to (worker, wall, CPU, "
+    "waits; docs/TESTING.md)",
     "MTBOARD_APT_LOCK_WAIT": "scripts/apt-get-wait.sh (run by scripts/setup.sh and so by scripts/demo.sh): seconds to "
     "wait while another process holds the apt/dpkg lock (default 600)",
 }

@@ -197,20 +197,27 @@ def wrong_language(corpus: Corpus, entries: Sequence[Entry], others: Sequence[Co
     return out
 
 
-def hypotheses(corpus: Corpus, segment: str, others: Sequence[Corpus] = ()) -> dict[str, dict[int, str]]:
-    """Sentinel name → entry id → hypothesis for the segment's entries (module docstring). ``markup-stripped`` is
-    absent when it would change no reference, ``wrong-language`` when no entry aligns with ``others``."""
+def _floor_hypotheses(corpus: Corpus, segment: str) -> dict[str, dict[int, str]]:
+    """``copy-source`` and ``shuffled`` (:data:`FLOORS`) for the segment's entries."""
     entries = corpus.segment(segment)
-    tl = corpus.dataset.target_language
     d = corpus.dataset
     perm = derangement([e.id for e in entries], f"{d.id}\x1f{d.version}\x1f{segment}")
     refs = {e.id: e.reference for e in entries}
-    out: dict[str, dict[int, str]] = {
-        "copy-source": {e.id: e.source for e in entries},
-        "shuffled": {i: refs[j] for i, j in perm.items()},
-        "truncated": {e.id: truncate(e.reference, tl) for e in entries},
-        "doubled": {e.id: double(e.reference, tl) for e in entries},
-    }
+    return {"copy-source": {e.id: e.source for e in entries}, "shuffled": {i: refs[j] for i, j in perm.items()}}
+
+
+def hypotheses(corpus: Corpus, segment: str, others: Sequence[Corpus] = (),
+               floors_only: bool = False) -> dict[str, dict[int, str]]:
+    """Sentinel name → entry id → hypothesis for the segment's entries (module docstring); only :data:`FLOORS`'
+    with ``floors_only``. ``markup-stripped`` is absent when it would change no reference, ``wrong-language`` when
+    no entry aligns with ``others``."""
+    out = _floor_hypotheses(corpus, segment)
+    if floors_only:
+        return out
+    entries = corpus.segment(segment)
+    tl = corpus.dataset.target_language
+    out["truncated"] = {e.id: truncate(e.reference, tl) for e in entries}
+    out["doubled"] = {e.id: double(e.reference, tl) for e in entries}
     stripped = {e.id: strip_markup(e.reference) for e in entries}
     if any(stripped[e.id] != e.reference.strip() for e in entries):
         out["markup-stripped"] = stripped
@@ -316,6 +323,9 @@ def cache_key(sha256: str, segment: str, others: Sequence[str] = ()) -> str:
 
 _ADAPTER = TypeAdapter(dict[str, tuple[list[int], Scores, list[EntryResult]]])
 _MEMORY: dict[str, list[Sentinel]] = {}
+_FULL: dict[tuple[str, str, str], set[str]] = {}
+"""(corpus SHA-256, segment, FST analyser) → the keys of :func:`sentinels`' whole sets for them (any salt or other
+corpora: the floors do not depend on either), for :func:`floors`."""
 _LOCK = threading.Lock()
 
 
@@ -363,6 +373,7 @@ def sentinels(corpus: Corpus, sha256: str, segment: str, others: Sequence[tuple[
     fst = scoring.fst_version(corpus.dataset.target_language, FST_MODE) or "no-fst"
     key = cache_key(sha256, f"{segment}\0{fst}\0{salt}", [s for _, s in others])
     with _LOCK:
+        _FULL.setdefault((sha256, segment, fst), set()).add(key)
         if key in _MEMORY:
             return _MEMORY[key]
     path = cache / "sentinels" / f"{key}.json" if cache is not None else None
@@ -377,6 +388,29 @@ def sentinels(corpus: Corpus, sha256: str, segment: str, others: Sequence[tuple[
     return found
 
 
-__all__ = ["FLOORS", "LABELS", "NAMES", "RULES_VERSION", "Sentinel", "alignment_key", "cache_key", "derangement",
+def floors(corpus: Corpus, sha256: str, segment: str) -> list[Sentinel]:
+    """The floor sentinels alone (:data:`FLOORS`, in that order), scored as :func:`sentinels` scores them — what the
+    validator's ``floors`` check needs (:func:`mtboard.validate.repository.floor_problem`). Neither floor depends on
+    another corpus, so the other four need not be scored (≈ 3× less work a corpus: the wrong-language and doubled
+    lines are the long ones). Taken from :func:`sentinels`' in-process results when they are there (the same
+    objects: a build that validated and then drew the board scores each corpus once); otherwise cached in the
+    process under their own key. Raises: as :func:`score_sentinel`."""
+    fst = scoring.fst_version(corpus.dataset.target_language, FST_MODE) or "no-fst"
+    with _LOCK:
+        whole = next((_MEMORY[k] for k in _FULL.get((sha256, segment, fst), ()) if k in _MEMORY), None)
+    if whole is not None:
+        return [s for s in whole if s.floor]
+    key = cache_key(sha256, f"{segment}\0{fst}\0floors")
+    with _LOCK:
+        if key in _MEMORY:
+            return _MEMORY[key]
+    hyps = hypotheses(corpus, segment, floors_only=True)
+    found = [score_sentinel(corpus, segment, n, hyps[n]) for n in FLOORS if n in hyps]
+    with _LOCK:
+        _MEMORY[key] = found
+    return found
+
+
+__all__ = ["FLOORS", "LABELS", "NAMES", "RULES_VERSION", "Sentinel", "alignment_key", "cache_key", "derangement", "floors",
            "double", "hypotheses", "inside_floor", "records", "resampled_composite", "score_sentinel", "sentinels",
            "strip_markup", "truncate", "unspaced", "view_counts", "wrong_language"]

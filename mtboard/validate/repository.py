@@ -279,8 +279,7 @@ def floor_problem(card: RunCard, where: str, ctx: Context) -> Problem | None:
         # a subset (--limit) run: never ranked while runs of the whole segment exist, so it has no rank cluster to
         # be refused for here; on a board of subsets only, the ledger marks a ranked row inside a floor's cluster
         return None
-    others = [(k.corpus, k.sha256) for k in ctx.corpora() if k.sha256 != known.sha256]
-    found = {s.name: s for s in sent.sentinels(known.corpus, known.sha256, "development", others)}
+    found = {s.name: s for s in sent.floors(known.corpus, known.sha256, "development")}
     counts = sent.view_counts(d.id, d.version, d.sha256, len(ids))
     runs = [list(card.results)] + [list(rr.results) for rr in card.replicate_runs]
     has_equiv, has_fst = card.scores.equivalent_match_rate is not None, card.scores.fst_acceptance_rate is not None
