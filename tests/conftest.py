@@ -13,9 +13,9 @@ installs, workflow replays, whole-corpus model runs) or ``browser`` (headless Ch
 
 Parallel runs: ``addopts`` in pyproject.toml runs ``-n auto --dist loadfile`` (pytest-xdist; ``auto`` is
 :func:`pytest_xdist_auto_num_workers`). The units of work the workers are handed (:class:`_ModuleScheduling`): a test
-module (its module-scoped fixtures are built once), the modules of one of :data:`GROUPS` together, and the slow tests
-of :data:`MODEL_SERVERS` together (one model server at a time); the modules of :data:`FIRST` first (the longest: the
-run ends with short modules on every worker). ``-n 0`` runs in this process, serially (one test file while editing:
+module (its module-scoped fixtures are built once) and the modules of one of :data:`GROUPS` together; the modules of
+:data:`FIRST` first (the longest: the run ends with short modules on every worker). A model-server test (a slow test
+of :data:`MODEL_SERVERS`) runs on one CPU (:class:`_OneCpuModelServers`). ``-n 0`` runs in this process, serially (one test file while editing:
 ``pytest -n 0 tests/test_x.py``).
 
 Session fixtures (each built once per worker process; those marked *shared* once per run, by whichever worker asks
@@ -86,10 +86,9 @@ MODEL_SERVERS = [
     "test_server_identity", "test_runner_llama", "test_pipeline_fst_gate", "test_runner_resume",
     "test_backends_registry", "test_native_prompts",
 ]
-"""Modules whose ``slow`` tests start llama-cpp-python servers (Gemma 270M, two threads) or COMET: under xdist those
-tests are one unit of work (``model-servers``), run one after another in one worker, never two at once — llama.cpp's
-threads wait on each other, and two servers on two cores slowed each other many times over (measured: the 20-entry
-Gemma judge test took 702 s beside other model tests instead of 168 s). The modules' other tests are ordinary units."""
+"""Modules whose ``slow`` tests start llama-cpp-python servers (Gemma 270M) or COMET: each such test runs with its
+worker pinned to one CPU (:class:`_OneCpuModelServers`), so the servers it starts compute on one thread. The modules
+are ordinary units of work: two of them may run at once, each on its own CPU."""
 
 
 # ----------------------------------------------------------------------------------------------------------------------
@@ -119,13 +118,13 @@ def _unit(module: str) -> str:
 
 
 def _model_server_test(item: pytest.Item) -> bool:
-    """A test of the ``model-servers`` unit: a slow test of a module in :data:`MODEL_SERVERS`."""
+    """A model-server test: a slow test of a module in :data:`MODEL_SERVERS`."""
     return item.path.stem in MODEL_SERVERS and item.get_closest_marker("slow") is not None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the full lane's tests (unless --full or -m). In an xdist worker, also order the modules :data:`FIRST`
-    first (a plain run keeps file order) and tell the scheduler which tests are ``model-servers``."""
+    first (a plain run keeps file order)."""
     if not _full(config):
         slow = [i for i in items if i.get_closest_marker("slow") or i.get_closest_marker("browser")]
         if slow:
@@ -137,31 +136,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     rank = {m: n for n, m in enumerate(FIRST)}
     items.sort(key=lambda i: rank.get(i.path.stem, len(FIRST)))  # stable: file order otherwise; the same everywhere
-    if workerinput["workerid"] == "gw0":  # every worker collects the same items; one writes the list
-        models = [i.nodeid for i in items if _model_server_test(i)]
-        path = Path(workerinput["mtboard_units"])
-        path.with_suffix(".part").write_text(json.dumps(models), encoding="utf-8")
-        path.with_suffix(".part").replace(path)
 
 
 class _ModuleScheduling:
     """xdist's ``--dist loadfile`` with this suite's units of work: a test module (its module-scoped fixtures are
-    built once), the modules of a group of :data:`GROUPS`, and the ``model-servers`` tests of :data:`MODEL_SERVERS`.
-    The workers' collection names the model-server tests (they carry the ``slow`` mark, which only the workers see)
-    through a file that this plugin, in the controlling process, hands to each worker. (xdist's own ``loadgroup``
-    marks do not group under pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
-
-    def __init__(self) -> None:
-        import tempfile
-
-        self.folder = Path(tempfile.mkdtemp(prefix="mtboard-xdist-"))
-        self.units = self.folder / "model-servers.json"
-
-    def pytest_configure_node(self, node) -> None:
-        node.workerinput["mtboard_units"] = str(self.units)
-
-    def pytest_unconfigure(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+    built once) or the modules of a group of :data:`GROUPS`. (xdist's own ``loadgroup`` marks do not group under
+    pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -169,15 +149,9 @@ class _ModuleScheduling:
             return None
         from xdist.scheduler import LoadFileScheduling
 
-        units = self.units
-
         class ModuleScheduling(LoadFileScheduling):
-            models: set[str] | None = None
-
             def _split_scope(self, nodeid: str) -> str:
-                if self.models is None:  # read once every worker has collected (scheduling starts after that)
-                    self.models = set(json.loads(units.read_text(encoding="utf-8"))) if units.is_file() else set()
-                return "model-servers" if nodeid in self.models else _unit(super()._split_scope(nodeid))
+                return _unit(super()._split_scope(nodeid))
 
         return ModuleScheduling(config, log)
 
@@ -187,7 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_ModuleScheduling(), "mtboard-module-scheduling")
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and _full(config):
-        config.pluginmanager.register(_ModelServerTurns(), "mtboard-model-server-turns")
+        config.pluginmanager.register(_OneCpuModelServers(), "mtboard-one-cpu-model-servers")
     times = os.environ.get("MTBOARD_TEST_TIMES")
     if times:  # the controlling process of xdist runs no test: the hook never fires there
         config.pluginmanager.register(_Timeline(Path(times)), "mtboard-timeline")
@@ -197,78 +171,51 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the CPUs this process may use, in both lanes: many tests wait on the
     processes they start (on the 2-core machine the fast lane took 4 min 49 s with 2 workers, 3 min 48 s with 3,
-    3 min 44 s with 4). In the full lane no test starts while a model server computes (:class:`_ModelServerTurns`),
-    so the extra worker no longer slows them. A conftest hook: xdist reads it before ``pytest_configure``."""
+    3 min 44 s with 4). Model servers compute on one thread each (:class:`_OneCpuModelServers`), so the extra worker
+    does not stall them. A conftest hook: xdist reads it before ``pytest_configure``."""
     return len(os.sched_getaffinity(0)) + 1
 
 
-def is_model_server(argv: list[str]) -> bool:
-    """Whether a process's argument vector is a model server's (or the COMET worker's): llama.cpp's ``llama-server``
-    (its program name), llama-cpp-python's server (``-m llama_cpp.server``), mtboard's fresh launcher of it
-    (mtboard/backends/local/llama_cpp_fresh.py, also inside the sandbox's ``bwrap`` command line) or
-    mtboard/score/metrics/comet_worker.py. Whole arguments are compared, never substrings: an xdist worker's title
-    (``[pytest-xdist running] tests/…[llama-server]``) is not a server."""
-    if not argv or argv[0].startswith("["):
-        return False
-    names = {os.path.basename(a) for a in argv}
-    return ("llama-server" in names or "llama_cpp_fresh.py" in names or "comet_worker.py" in names
-            or any(a == "-m" and b == "llama_cpp.server" for a, b in zip(argv, argv[1:])))
+def model_server_cpu(workerid: str, cpus: list[int]) -> int:
+    """The CPU a worker's model-server tests run on: worker ``gwN`` takes the (N mod count)-th of ``cpus`` (sorted),
+    so the first workers' servers compute on different CPUs; ``main`` (no xdist) the first."""
+    n = int(workerid[2:]) if workerid.startswith("gw") and workerid[2:].isdigit() else 0
+    return sorted(cpus)[n % len(cpus)]
 
 
-def model_servers_running() -> list[int]:
-    """The process ids of this user's live model servers (:func:`is_model_server`), read from ``/proc``."""
-    uid, found = os.getuid(), []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            if entry.stat().st_uid != uid:
-                continue
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                argv = f.read().decode("utf-8", "replace").split("\0")
-        except OSError:  # gone meanwhile
-            continue
-        if is_model_server([a for a in argv if a]):
-            found.append(int(entry.name))
-    return found
+class _OneCpuModelServers:
+    """In the full lane, a model-server test (a slow test of :data:`MODEL_SERVERS`) runs with its worker pinned to one
+    CPU (``os.sched_setaffinity``; restored after the test). The servers it starts inherit the mask and size their
+    thread pools from it — mtboard's :func:`mtboard.backends.local.server.default_threads` is the CPUs this process
+    may use, torch's intra-op pool likewise — so each computes on one thread, on its own CPU.
 
+    Why: llama.cpp's threads wait for each other at every layer, so a two-thread server beside any other process on
+    the two cores stalls (the 20-entry Gemma judge test: 70 s alone, 310 s beside one other worker). The suite used
+    to make every other worker wait while a server was alive; that left the second core idle through the servers'
+    own non-model work and still let a test already running stall them (the model-server tests took 826 s of a
+    24-minute full lane, 504 s alone; the other workers waited 735 s). One thread needs no turns: measured on this
+    machine, Gemma 3 270M answers 24 EN→ES prompts identically on one and two threads, in 13.2 s against 9.3 s — 1.4×
+    the wall time for half the CPUs. Tests that name a thread count name one. A wait is no longer needed, so model
+    servers of two workers may run at once, each on its CPU."""
 
-class _ModelServerTurns:
-    """In the full lane, no test starts while a model server computes: before each test that is not a model-server
-    test, a worker waits until no model server (:func:`model_servers_running`) is alive. The model-server tests
-    themselves run one after another in one worker (the ``model-servers`` unit) and never wait; a test another worker
-    had already started when a server came up runs on.
-
-    Why: llama.cpp's threads wait for each other at every layer, so any other process on the two cores stalls all
-    of them. Measured from a fresh clone on the 2-core machine: the 20-entry Gemma judge test took 70 s alone and 310 s
-    beside a worker that had lowered its priority (``nice 10``); the full lane took 18 min 13 s that way. Holding the
-    other workers for as long as a model-server *test* ran (rather than a server process) took 17 min 54 s (locks per
-    test) and 16 min 58 s (one lock for the whole run of them): the model-server tests used 9.3 of the 22 CPU-minutes
-    of their 11 minutes — package installs, card validation, site builds and process starts, which other tests can
-    share. A wait is capped at :attr:`MAX_WAIT_S` (a server left over by another run must not hang this one)."""
-
-    MAX_WAIT_S = 600.0
-    POLL_S = 0.2
-
-    @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outermost: the wait does not count in pytest-timeout's limit
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
         if not _model_server_test(item):
-            start = time.monotonic()
-            deadline = start + self.MAX_WAIT_S
-            while model_servers_running() and time.monotonic() < deadline:
-                time.sleep(self.POLL_S)
-            item.stash[WAITED] = time.monotonic() - start
-        yield
-
-
-WAITED = pytest.StashKey[float]()
-"""Seconds a test waited for model servers to stop before it started (:class:`_ModelServerTurns`)."""
+            yield
+            return
+        before = os.sched_getaffinity(0)
+        worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
+        os.sched_setaffinity(0, {model_server_cpu(worker, list(before))})
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, before)
 
 
 class _Timeline:
     """``MTBOARD_TEST_TIMES=FILE``: one JSON line per test appended to FILE — worker, node id, start (Unix time),
     wall seconds of setup + call + teardown, CPU seconds of the worker and of the processes it waited for
-    (``os.times``: user + system, children included once reaped), and seconds spent waiting for model servers first.
+    (``os.times``: user + system, children included once reaped).
     For tuning the lanes (docs/TESTING.md §1: a test whose wall time is far above its CPU time waits on something);
     off unless set."""
 
@@ -283,8 +230,7 @@ class _Timeline:
         cpu = sum(getattr(c1, f) - getattr(c0, f) for f in ("user", "system", "children_user", "children_system"))
         worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
         line = json.dumps({"worker": worker, "test": item.nodeid, "start": round(t0, 3),
-                           "wall": round(time.monotonic() - w0, 3), "cpu": round(cpu, 3),
-                           "waited": round(item.stash.get(WAITED, 0.0), 3)})
+                           "wall": round(time.monotonic() - w0, 3), "cpu": round(cpu, 3)})
         with self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
 

@@ -20,14 +20,16 @@ from loopback import free_port
 
 @contextlib.contextmanager
 def fresh_llama_server(model: Path, log: Path, *, nice: int | None = None) -> Iterator[str]:
-    """``model`` (a GGUF file) served by llama-cpp-python on a free loopback port (n_ctx 2048, 2 threads), the
+    """``model`` (a GGUF file) served by llama-cpp-python on a free loopback port (n_ctx 2048, one thread per CPU this
+    process may use: one in a model-server test, tests/conftest.py), the
     server's output in ``log`` (a file, not a pipe: the server logs a lot and would block on a full pipe); yields the
     base URL ``http://127.0.0.1:PORT/v1`` once ``/v1/models`` answers 200 (at most 120 s, else the test fails with
     the log's tail). ``nice``: run the server at that niceness."""
     from mtboard.backends.local.server import FRESH_APP, FRESH_SCRIPT
 
     port = free_port()
-    env = {**os.environ, "MODEL": str(model), "N_CTX": "2048", "N_THREADS": "2", "N_THREADS_BATCH": "2",
+    threads = str(len(os.sched_getaffinity(0)))
+    env = {**os.environ, "MODEL": str(model), "N_CTX": "2048", "N_THREADS": threads, "N_THREADS_BATCH": threads,
            "VERBOSE": "false"}
     argv = [sys.executable, FRESH_SCRIPT, "--factory", "--host", "127.0.0.1", "--port", str(port), FRESH_APP]
     with open(log, "wb") as fh:

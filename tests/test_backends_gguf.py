@@ -483,6 +483,6 @@ def test_an_answer_does_not_depend_on_the_request_before_it(gemma, sandbox):
                 out.append((i, res.text))
             return out
 
-    with localserver.LocalServer(path, n_threads=2, n_ctx=2048, alias="g", sandbox=sandbox) as srv:
+    with localserver.LocalServer(path, n_ctx=2048, alias="g", sandbox=sandbox) as srv:
         answers = asyncio.run(ask(srv, [4, 4, 6, 6, 4]))
     assert answers == [(i, fresh[i]) for i in (4, 4, 6, 6, 4)]

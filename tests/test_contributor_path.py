@@ -412,7 +412,7 @@ def test_a_chat_prompt_on_the_real_base_model_stops_at_the_early_gate(tmp_path):
     from mtboard.backends.local.server import LocalServer
 
     wd = tmp_path / "w"
-    with LocalServer(Path(gemma.assemble()), n_threads=2, n_ctx=2048, implementation="llama-cpp-python",
+    with LocalServer(Path(gemma.assemble()), n_ctx=2048, implementation="llama-cpp-python",
                      sandbox=False) as srv:  # the contributor's own TCP server (--base-url)
         t0 = time.monotonic()
         res = _run(["run", ES, "--method", "openai:gemma-3-270m", "--prompt", "translate-chat", "--limit", 30,

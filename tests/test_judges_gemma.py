@@ -54,7 +54,7 @@ def gemma_server(tmp_path_factory: pytest.TempPathFactory):
     model = gemma.assemble(tmp_path_factory.mktemp("gemma") / gemma.MODEL_NAME)
     port = _free_port()
     log = open(tmp_path_factory.mktemp("llama") / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_threads", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_threads", str(len(os.sched_getaffinity(0))),
                              "--n_ctx", "2048", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/v1"

@@ -1,29 +1,53 @@
-"""The test lanes' own machinery (tests/conftest.py, docs/TESTING.md): in the full lane no test starts while a model
-server computes, so the detector must know every server command line mtboard starts, and nothing else."""
+"""The test lanes' own machinery (tests/conftest.py, docs/TESTING.md): a model-server test runs on one CPU, so the
+servers it starts size their thread pools to one thread — and two workers' model-server tests take different CPUs."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 
-from conftest import is_model_server
+from conftest import MODEL_SERVERS, model_server_cpu
 
 from mtboard.backends.local import server
-from mtboard.score.metrics import neural
 
 
-def test_every_model_server_command_line_mtboard_starts_is_recognised():
-    assert is_model_server([sys.executable, server.FRESH_SCRIPT, "--factory", "--host", "127.0.0.1"])
-    assert is_model_server(["bwrap", "--die-with-parent", "--ro-bind", "/m", "/model/m.gguf", sys.executable,
-                            server.FRESH_INSIDE, "--factory", "--uds", "/run/mtboard/server.sock"])
-    assert is_model_server(["/usr/local/bin/llama-server", "-m", "/model/m.gguf", "--host", "127.0.0.1"])
-    assert is_model_server([sys.executable, "-m", "llama_cpp.server", "--model", "m.gguf"])  # the tests' own
-    assert is_model_server(["/repo/.venv-comet/bin/python", str(neural.WORKER), "request.json", "result.json"])
+def test_workers_take_the_cpus_in_turn():
+    assert [model_server_cpu(w, [0, 1]) for w in ("gw0", "gw1", "gw2", "gw3")] == [0, 1, 0, 1]
+    assert model_server_cpu("gw1", [7, 3]) == 7  # the second of the sorted CPUs [3, 7]... is 7
+    assert model_server_cpu("gw0", [7, 3]) == 3
+    assert model_server_cpu("main", [2, 5]) == 2  # no xdist: the first
 
 
-def test_names_inside_other_command_lines_are_not_servers():
-    # an xdist worker's title names the test it runs; a pytest selection, an editor, a grep
-    assert not is_model_server(["[pytest-xdist running] tests/test_server_identity.py::test_x[llama-server]"])
-    assert not is_model_server([sys.executable, "-m", "pytest", "-k", "llama_cpp.server"])
-    assert not is_model_server(["grep", "-r", "llama_cpp_fresh", "mtboard/"])
-    assert not is_model_server(["vim", "mtboard/backends/local/llama_cpp_fresh.py.swp"])
-    assert not is_model_server([])
+def test_a_pinned_process_and_its_children_see_one_cpu():
+    """What the pin relies on: mtboard's default thread count is the CPUs this process may use, and a child process
+    (a model server) inherits the mask."""
+    before = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(before)})
+        assert server.default_threads() == 1
+        child = subprocess.run([sys.executable, "-c", "import os; print(len(os.sched_getaffinity(0)))"],
+                               capture_output=True, text=True, check=True)
+        assert child.stdout.strip() == "1"
+    finally:
+        os.sched_setaffinity(0, before)
+    assert os.sched_getaffinity(0) == before
+
+
+def test_every_module_that_starts_a_model_server_is_listed():
+    """A test module that starts llama-cpp-python or COMET (by the names its code uses) is in MODEL_SERVERS, so its
+    slow tests are pinned."""
+    from pathlib import Path
+
+    starts = ("llama_cpp.server", "fresh_llama_server", "LocalServer(", "gemma.assemble(", "comet_worker",
+              "llama_reference", "neural_sandbox")
+    found = set()
+    for path in Path(__file__).parent.glob("test_*.py"):
+        if path.stem == "test_lanes":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if "pytest.mark.slow" in text and any(s in text for s in starts):
+            found.add(path.stem)
+    assert {"test_judges_gemma", "test_runner_llama", "test_native_prompts", "test_sandbox"} <= found  # the scan sees
+    missing = {m for m in found if m not in MODEL_SERVERS}
+    assert not missing, f"add to tests/conftest.py MODEL_SERVERS (or show they start no server): {sorted(missing)}"

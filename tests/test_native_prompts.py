@@ -458,8 +458,8 @@ def test_names_and_architectures_that_do_not_decide_a_family(evidence, family):
 # A real run
 
 
-# function scope: the server ends with its one test. A module-scoped server outlived it, so a later test of this module
-# (not a model-server test) waited for it to stop (conftest._ModelServerTurns) — every worker for 600 s per test.
+# function scope: the server ends with its one test (a module-scoped server outlived it, and while the suite made other
+# tests wait for live servers, every worker waited 600 s per test).
 @pytest.fixture
 def gemma_server(tmp_path_factory):
     """Gemma 3 270M (the PyPI package's GGUF) behind the real llama-cpp-python server, through mtboard's fresh
