@@ -141,7 +141,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 class _ModuleScheduling:
     """xdist's ``--dist loadfile`` with this suite's units of work: a test module (its module-scoped fixtures are
     built once) or the modules of a group of :data:`GROUPS`. (xdist's own ``loadgroup`` marks do not group under
-    pytest 9.2: pytest-dev/pytest-xdist#1386.)"""
+    pytest 9.2: pytest-dev/pytest-xdist#1386.) Also hands each worker the folder where model-server tests note the
+    CPU they hold (:class:`_OneCpuModelServers`)."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.folder = Path(tempfile.mkdtemp(prefix="mtboard-xdist-"))
+
+    def pytest_configure_node(self, node) -> None:
+        node.workerinput["mtboard_cpus"] = str(self.folder)
+
+    def pytest_unconfigure(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -160,8 +172,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_ModuleScheduling(), "mtboard-module-scheduling")
     workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and _full(config):
-        config.pluginmanager.register(_OneCpuModelServers(), "mtboard-one-cpu-model-servers")
+    if workerinput is not None and _full(config):  # -n 0 (one file while editing): servers use every CPU
+        folder = workerinput.get("mtboard_cpus")
+        config.pluginmanager.register(_OneCpuModelServers(Path(folder) if folder else None),
+                                      "mtboard-one-cpu-model-servers")
     times = os.environ.get("MTBOARD_TEST_TIMES")
     if times:  # the controlling process of xdist runs no test: the hook never fires there
         config.pluginmanager.register(_Timeline(Path(times)), "mtboard-timeline")
@@ -176,18 +190,22 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return len(os.sched_getaffinity(0)) + 1
 
 
-def model_server_cpu(workerid: str, cpus: list[int]) -> int:
-    """The CPU a worker's model-server tests run on: worker ``gwN`` takes the (N mod count)-th of ``cpus`` (sorted),
-    so the first workers' servers compute on different CPUs; ``main`` (no xdist) the first."""
+def model_server_cpu(cpus: list[int], taken: list[int], workerid: str) -> int:
+    """The CPU a model-server test runs on: of ``cpus``, the one fewest other workers' model-server tests hold now
+    (``taken``: their CPUs, a CPU once per holder); on a tie, worker ``gwN`` prefers the (N mod count)-th (sorted),
+    ``main`` (no xdist) the first."""
+    order = sorted(cpus)
     n = int(workerid[2:]) if workerid.startswith("gw") and workerid[2:].isdigit() else 0
-    return sorted(cpus)[n % len(cpus)]
+    return min(order, key=lambda c: (taken.count(c), (order.index(c) - n) % len(order)))
 
 
 class _OneCpuModelServers:
     """In the full lane, a model-server test (a slow test of :data:`MODEL_SERVERS`) runs with its worker pinned to one
-    CPU (``os.sched_setaffinity``; restored after the test). The servers it starts inherit the mask and size their
-    thread pools from it — mtboard's :func:`mtboard.backends.local.server.default_threads` is the CPUs this process
-    may use, torch's intra-op pool likewise — so each computes on one thread, on its own CPU.
+    CPU (``os.sched_setaffinity``; restored after the test): the one fewest other workers' model-server tests hold
+    (:func:`model_server_cpu`; the workers note their CPUs in ``folder``, under a lock). The servers it starts
+    inherit the mask and size their thread pools from it — mtboard's
+    :func:`mtboard.backends.local.server.default_threads` is the CPUs this process may use, torch's intra-op pool
+    likewise — so each computes on one thread.
 
     Why: llama.cpp's threads wait for each other at every layer, so a two-thread server beside any other process on
     the two cores stalls (the 20-entry Gemma judge test: 70 s alone, 310 s beside one other worker). The suite used
@@ -195,8 +213,25 @@ class _OneCpuModelServers:
     own non-model work and still let a test already running stall them (the model-server tests took 826 s of a
     24-minute full lane, 504 s alone; the other workers waited 735 s). One thread needs no turns: measured on this
     machine, Gemma 3 270M answers 24 EN→ES prompts identically on one and two threads, in 13.2 s against 9.3 s — 1.4×
-    the wall time for half the CPUs. Tests that name a thread count name one. A wait is no longer needed, so model
-    servers of two workers may run at once, each on its CPU."""
+    the wall time for half the CPUs. Two workers' model-server tests run at once on different CPUs; pinning both to
+    one CPU (the first design: by worker number) left the other CPU to the ordinary tests while the two servers
+    shared one."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def _take(self, worker: str, cpus: list[int]) -> tuple[int, Path | None]:
+        if self.folder is None:
+            return model_server_cpu(cpus, [], worker), None
+        import fcntl
+
+        with open(self.folder / "lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            taken = [int(p.name.split(".", 1)[0]) for p in self.folder.glob("*.cpu")]
+            cpu = model_server_cpu(cpus, taken, worker)
+            mark = self.folder / f"{cpu}.{worker}.cpu"
+            mark.touch()
+        return cpu, mark
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
@@ -205,11 +240,14 @@ class _OneCpuModelServers:
             return
         before = os.sched_getaffinity(0)
         worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
-        os.sched_setaffinity(0, {model_server_cpu(worker, list(before))})
+        cpu, mark = self._take(worker, list(before))
+        os.sched_setaffinity(0, {cpu})
         try:
             yield
         finally:
             os.sched_setaffinity(0, before)
+            if mark is not None:
+                mark.unlink(missing_ok=True)
 
 
 class _Timeline:

@@ -12,11 +12,17 @@ from conftest import MODEL_SERVERS, model_server_cpu
 from mtboard.backends.local import server
 
 
-def test_workers_take_the_cpus_in_turn():
-    assert [model_server_cpu(w, [0, 1]) for w in ("gw0", "gw1", "gw2", "gw3")] == [0, 1, 0, 1]
-    assert model_server_cpu("gw1", [7, 3]) == 7  # the second of the sorted CPUs [3, 7]... is 7
-    assert model_server_cpu("gw0", [7, 3]) == 3
-    assert model_server_cpu("main", [2, 5]) == 2  # no xdist: the first
+def test_a_model_server_test_takes_the_cpu_fewest_others_hold():
+    assert model_server_cpu([0, 1], [], "gw0") == 0  # nothing taken: gwN prefers CPU N mod 2
+    assert model_server_cpu([0, 1], [], "gw1") == 1
+    assert model_server_cpu([0, 1], [], "gw2") == 0
+    assert model_server_cpu([0, 1], [0], "gw2") == 1  # gw0's server is on 0: gw2 takes 1, not its preferred 0
+    assert model_server_cpu([0, 1], [1], "gw1") == 0
+    assert model_server_cpu([0, 1], [0, 1], "gw2") == 0  # both held once: the preference decides
+    assert model_server_cpu([0, 1], [0, 0, 1], "gw2") == 1
+    assert model_server_cpu([7, 3], [], "gw1") == 7  # sorted: [3, 7]
+    assert model_server_cpu([5], [5, 5], "gw3") == 5  # one CPU: that one
+    assert model_server_cpu([2, 5], [], "main") == 2
 
 
 def test_a_pinned_process_and_its_children_see_one_cpu():

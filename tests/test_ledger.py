@@ -261,16 +261,21 @@ def test_ledger_json_validates_against_its_exported_schema(committed_site):
         jsonschema.Draft202012Validator(schema).validate(bad)
 
 
-def test_cli_prints_the_same_ledger_as_the_site(committed_site):
-    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--json", "--no-validate"], cwd=ROOT,
+def test_cli_prints_the_same_ledger_as_the_site(committed_site, tmp_path):
+    """The CLI's ledger is the site's; the four calls share one build cache (``--cache``), as a maintainer's calls
+    after ``mtboard build`` share .mtboard-cache/: the first stores the sentinel lines and resampled scores, the others
+    read them (and print the same ledger: tests/test_ledger_cache.py checks the cache changes no value)."""
+    cache = ["--cache", str(tmp_path / "cache")]
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--json", "--no-validate", *cache], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     cli = json.loads(proc.stdout)
     site = json.loads((committed_site.docs / "data" / "ledger.json").read_text(encoding="utf-8"))
     assert cli["boards"] == site["boards"] and cli["build"] == site["build"]
 
-    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", CA, "--row", APERTIUM_CA, "--no-validate"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert len(list((tmp_path / "cache" / "sentinels").glob("*.json"))) == 9  # one per development board
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", CA, "--row", APERTIUM_CA, "--no-validate",
+                           *cache], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "tier         maintainer re-run (unattested) (rerun-unattested)" in out
@@ -278,13 +283,13 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site):
     # issue 40 item 5: no screen flag on any of its 355 outputs, so the screen-ready score is the composite
     assert "screen-ready 0.585 = the composite: no screen flag in 355 outputs (screen:screen-1)" in out
 
-    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "no-such-board", "--no-validate"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "no-such-board", "--no-validate", *cache],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "no board 'no-such-board'" in proc.stderr and proc.stderr.count("\n") == 1
     # a run id as the site shows it (8 characters) finds its row
     run_id = APERTIUM_ES.rsplit("__", 1)[1][:8]
-    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--row", run_id, "--no-validate", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--row", run_id, "--no-validate", "--json",
+                           *cache], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and json.loads(proc.stdout)["representative"] == APERTIUM_ES
 
 

@@ -294,7 +294,7 @@ def test_sandboxed_gemma_server_has_no_network_no_secrets_and_translates(monkeyp
     monkeypatch.setenv(CANARY, CANARY_VALUE)
     model = Path(gemma.assemble())
     targets = host_addresses()
-    with LocalServer(model, n_threads=2, n_ctx=2048, alias=model.name, implementation="llama-cpp-python") as srv:
+    with LocalServer(model, n_ctx=2048, alias=model.name, implementation="llama-cpp-python") as srv:
         served = served_process(srv.pid)
         # 1. its environment: no canary (the parent has it), and no process it can see has it either
         assert os.environ[CANARY] == CANARY_VALUE
@@ -396,8 +396,7 @@ def test_the_sandbox_changes_no_output(tmp_path):
     for mode in ("on", "off"):
         res = cli_support.invoke(["run", str(ROOT / "corpora" / "mtb-en-es-dev.json"), "--method",
                                   f"gguf:{gemma.assemble()}", "--prompt", "few-shot-completion", "--limit", "12",
-                                  "--work-dir", str(tmp_path / mode), "--backend-opt", f"sandbox={mode}",
-                                  "--backend-opt", "n_threads=2"], cwd=ROOT)
+                                  "--work-dir", str(tmp_path / mode), "--backend-opt", f"sandbox={mode}"], cwd=ROOT)
         assert res.returncode == 0, res.stderr[-2000:]
         cards[mode] = json.loads((tmp_path / mode / "card.json").read_text())
     on, off = cards["on"], cards["off"]

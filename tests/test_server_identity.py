@@ -249,7 +249,7 @@ def test_verify_compares_the_weights_the_rerun_server_reports(tmp_path):
     altered.parent.mkdir()
     altered.write_bytes(original.read_bytes() + b"\0")
     work = tmp_path / "contributor"
-    with LocalServer(original, n_threads=2, n_ctx=1024, implementation="llama-cpp-python",
+    with LocalServer(original, n_ctx=1024, implementation="llama-cpp-python",
                      sandbox=False) as srv:  # the contributor's own TCP server (--base-url)
         res = cli_support.invoke(["run", str(ES), "--method", "openai:gemma-3-270m", "--prompt",
                                   "few-shot-completion", "--limit", "2", "--max-tokens", "24", "--base-url",
@@ -260,7 +260,7 @@ def test_verify_compares_the_weights_the_rerun_server_reports(tmp_path):
 
     outcomes = {}
     for name, weights in (("copy", elsewhere), ("altered", altered)):
-        with LocalServer(weights, n_threads=2, n_ctx=1024, implementation="llama-cpp-python",
+        with LocalServer(weights, n_ctx=1024, implementation="llama-cpp-python",
                      sandbox=False) as srv:  # the contributor's own TCP server (--base-url)
             res = cli_support.invoke(["verify", str(work / "card.json"), "--corpora", str(ROOT / "corpora"),
                                       "--base-url", srv.base_url, "--out", str(tmp_path / f"out-{name}")])

@@ -99,7 +99,7 @@ def _tampered(card_bytes: bytes) -> dict[str, bytes]:
 @pytest.mark.slow
 def test_a_contributors_llm_card_passes_validate_and_verify_as_the_workflows_run_them(tmp_path, validate_job_install):
     # the contributor: their own llama-cpp-python server on loopback, `mtboard run --method openai:…`
-    with LocalServer(Path(gemma.assemble()), n_threads=2, n_ctx=2048, implementation="llama-cpp-python",
+    with LocalServer(Path(gemma.assemble()), n_ctx=2048, implementation="llama-cpp-python",
                      log_path=tmp_path / "server.log", sandbox=False) as srv:  # their own TCP server (--base-url)
         res = CliRunner().invoke(app, ["run", str(CORPUS), "--method", "openai:gemma-3-270m", "--prompt",
                                        "few-shot-completion", "--limit", "3", "--max-tokens", "48", "--base-url",

@@ -134,11 +134,12 @@ class Environment(BaseModel):
         kind="URL", default_text="none (with `--serve`: the local address)", commands=("build",),
         fix="set it to the site's address, or unset it")
     cache: Path | None = _variable(
-        None, "The build cache folder of `mtboard build`: validation verdicts by content (the card's bytes, the "
-        "validator's code, the corpora …), so a card that did not change is not validated again; `off` keeps none. "
-        "The site workflow keeps it between runs (actions/cache). `--cache` overrides it.",
+        None, "The build cache folder of `mtboard build` and `mtboard ledger`: validation verdicts by content (the "
+        "card's bytes, the validator's code, the corpora …), so a card that did not change is not validated again, "
+        "and resampled scores and sentinel lines likewise; `off` keeps none. The site workflow keeps it between runs "
+        "(actions/cache). `--cache` overrides it.",
         kind="folder path, or `off`", default_text="`.mtboard-cache/` in the project root (git-ignored)",
-        commands=("build",), fix="set it to a folder or off, or unset it")
+        commands=("build", "ledger"), fix="set it to a folder or off, or unset it")
     verified_by: str | None = _variable(
         None, "Who verified: a verification record's `verified_by` (its first 200 characters). The verify workflow "
         "sets it to the actor.",

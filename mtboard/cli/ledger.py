@@ -111,26 +111,33 @@ def ledger(
         "--attestation-repository", help="owner/name whose verify workflow must have attested verification records "
                                          "(default $MTBOARD_ATTESTATION_REPOSITORY, else $GITHUB_REPOSITORY).")] =
     None,
+    cache: Annotated[Path | None, typer.Option(
+        "--cache", help="Build cache folder, shared with mtboard build: validation verdicts, resampled scores and "
+                        "sentinel lines by content, so what did not change is not computed again (`off`: no "
+                        "cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project root.")] = None,
 ) -> None:
     """Print the board ledger: every row's standing (tier and evidence, reproductions, coverage, ranked or not and
     why, declared values), as the site shows it."""
     from mtboard.cli.environment import environment
     from mtboard.ledger import document
     from mtboard.ledger.build import build_ledger
+    from mtboard.cli.site import cache_folder
     from mtboard.ledger.load import load_inputs
     from mtboard.site.build import project_root
 
     if not submissions.is_dir():
         raise InputError("submissions folder not found", where=str(submissions), fix="pass --submissions DIR")
     env = environment()
+    folder = cache_folder(cache, env.cache)
     inputs = load_inputs(submissions, corpora if corpora.is_dir() else None, validate=validate,
                          attestation_repository=attestation_repository or env.attestation_repository,
                          secret_segment=env.secret_segment,
-                         secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None)
+                         secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None,
+                         cache=folder)
     for r in inputs.rejected:
         typer.echo(f"warning: rejected {r.path}: {r.problems[0]}", err=True)
     built = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    doc = document.to_document(build_ledger(inputs), built, document.git_commit(project_root()))
+    doc = document.to_document(build_ledger(inputs, cache=folder), built, document.git_commit(project_root()))
     keys = [b.key for b in doc.boards]
     if board is not None and board not in keys:
         raise InputError(f"no board {board!r}", where=str(submissions), field="BOARD",

@@ -40,7 +40,7 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             self.wfile.write(body)
 
 
-def _cache_folder(given: Path | None, env_value: Path | None) -> Path | None:
+def cache_folder(given: Path | None, env_value: Path | None) -> Path | None:
     """``--cache``, else ``$MTBOARD_CACHE``, else ``.mtboard-cache`` in the project root; ``off`` (either): None."""
     from mtboard.ledger.cache import DEFAULT_CACHE
     from mtboard.site.build import project_root
@@ -107,7 +107,7 @@ def build(
                         attestation_repository=attestation_repository or env.attestation_repository,
                         official=official if official.is_dir() else None, secret_segment=env.secret_segment,
                         secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None,
-                        previous=previous, snapshots=snapshots, cache=_cache_folder(cache, env.cache))
+                        previous=previous, snapshots=snapshots, cache=cache_folder(cache, env.cache))
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:
