@@ -15,8 +15,8 @@ Parallel runs: ``addopts`` in pyproject.toml runs ``-n auto --dist loadfile`` (p
 :func:`pytest_xdist_auto_num_workers`). The units of work the workers are handed (:class:`_ModuleScheduling`): a test
 module (its module-scoped fixtures are built once) and the modules of one of :data:`GROUPS` together; the modules of
 :data:`FIRST` first (the longest: the run ends with short modules on every worker). A model-server test (a slow test
-of :data:`MODEL_SERVERS`) runs on one CPU (:class:`_OneCpuModelServers`). ``-n 0`` runs in this process, serially (one test file while editing:
-``pytest -n 0 tests/test_x.py``).
+of :data:`MODEL_SERVERS`) runs on one CPU (:class:`_OneCpuModelServers`). ``-n 0`` runs in this process, serially
+(one test file while editing: ``pytest -n 0 tests/test_x.py``).
 
 Session fixtures (each built once per worker process; those marked *shared* once per run, by whichever worker asks
 first, under a file lock in the workers' common temporary folder, see :func:`shared_artefact`):

@@ -342,6 +342,7 @@ def test_rotate_copy_of_committed_corpus(tmp_path):
     assert "(0, 1]" in helptext and "0.0<=x" not in helptext
 
 
+@pytest.mark.slow  # a whole-system test: 7 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_ledger_keeps_versions_apart(tmp_path):
     """The committed Apertium card (bound to v1.0.0) and a card made on the rotated v1.1.0 with the same outputs
     (the two entries new to development answered with their reference): two boards, never one ranking."""

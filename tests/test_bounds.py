@@ -272,6 +272,7 @@ def test_a_scores_card_lists_exactly_the_secret_segment_with_its_references(tmp_
     assert check_scores_data(foreign, "x", secret=secret, now=NOW).problems == []
 
 
+@pytest.mark.slow  # a whole-system test: 7 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_validate_scores_cli_takes_the_secret_corpus(tmp_path):
     from typer.testing import CliRunner
 

@@ -217,6 +217,7 @@ def _sacrebleu_chrf(mode: str) -> float:
     return CHRF(word_order=2).corpus_score([answer(e, mode) for e in entries], [[e.reference for e in entries]]).score
 
 
+@pytest.mark.slow  # a whole-system test: 9 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_drift_is_marked_after_the_server_changes_its_answers(repo, served):
     srv, answers = served
     root, card_path = repo

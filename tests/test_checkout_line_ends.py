@@ -52,6 +52,7 @@ def test_autocrlf_clone_keeps_hashed_files_byte_for_byte(crlf_clone: Path) -> No
     assert changed == []
 
 
+@pytest.mark.slow  # a whole-system test: 26 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_autocrlf_clone_validates_every_committed_card(crlf_clone: Path) -> None:
     cards = sorted(p for p in (crlf_clone / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))
     assert len(cards) >= 20

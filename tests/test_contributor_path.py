@@ -240,6 +240,7 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow  # a whole-system test: 7 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
     wd = tmp_path / "w"
     exe = Path(sys.executable).parent / "mtboard"
@@ -276,6 +277,7 @@ def test_progress_lines_without_a_terminal_then_ctrl_c_then_resume(tmp_path):
     assert sum(srv.counts[t] for t in finished_first) <= len(finished_first) + 1  # at most the one in flight again
 
 
+@pytest.mark.slow  # a whole-system test: 7 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_sigterm_stops_like_ctrl_c_and_the_resume_command_names_the_program_as_invoked(tmp_path):
     # F11/F12: `timeout`, a cancelled CI job or `kill` sends SIGTERM; the venv is not activated (not on PATH), and
     # the program is typed as a relative path, so the printed command must be that path, not a bare `mtboard`.

@@ -102,6 +102,7 @@ def test_rows_come_from_the_diagnostic_cards_with_their_standing(committed_site)
     assert ca["outcomes"] == {"usable": 24, "no_usable_output": 0, "source_untranslated": 0}
 
 
+@pytest.mark.slow  # a whole-system test: 25 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_a_reference_baseline_and_a_partial_run_are_listed_apart(committed_inputs):
     """Standing read from the ledger: an echo baseline run on the diagnostic segment is a reference row (apart, never
     in diagnostic order); a run on part of the segment is apart with its coverage (hand-made: the committed

@@ -137,6 +137,7 @@ def _translate(tmp: Path, corpus: Path, by_source: dict[str, str], limit: int | 
     return wd
 
 
+@pytest.mark.slow  # a whole-system test: 24 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_injection_suite_scores_do_not_move(tmp_path: Path) -> None:
     corpus, _ = documents.load_corpus(ES)
     entries = corpus.segment(corpus.entries[0].segment)[: len(PAYLOADS) + 1]

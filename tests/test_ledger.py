@@ -70,6 +70,7 @@ def row_of(plans, path: str) -> st.Standing:
 # Decisions on the committed cards
 
 
+@pytest.mark.slow  # a whole-system test: 21 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_committed_rows_have_one_standing_each(committed_inputs):
     inputs = fresh(committed_inputs)
     plans = st.decide(inputs)
@@ -224,6 +225,7 @@ def walk_surfaces(docs: Path, ledger_json: dict) -> int:
     return checked
 
 
+@pytest.mark.slow  # a whole-system test: 40 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_every_surface_of_the_committed_site_shows_the_ledger_standing(committed_site):
     ledger_json = json.loads((committed_site.docs / "data" / "ledger.json").read_text(encoding="utf-8"))
     rows = [r for b in ledger_json["boards"] for r in b["rows"]]
@@ -261,6 +263,7 @@ def test_ledger_json_validates_against_its_exported_schema(committed_site):
         jsonschema.Draft202012Validator(schema).validate(bad)
 
 
+@pytest.mark.slow  # a whole-system test: 82 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_cli_prints_the_same_ledger_as_the_site(committed_site, tmp_path):
     """The CLI's ledger is the site's; the four calls share one build cache (``--cache``), as a maintainer's calls
     after ``mtboard build`` share .mtboard-cache/: the first stores the sentinel lines and resampled scores, the others
@@ -293,6 +296,7 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site, tmp_path):
     assert proc.returncode == 0 and json.loads(proc.stdout)["representative"] == APERTIUM_ES
 
 
+@pytest.mark.slow  # a whole-system test: 23 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(tmp_path):
     """Committed cards + a reproduction of the EN→ES Apertium run (hand-made, as the demo's): the site is built again
     (validated) and walked; the committed row keeps its evidence, shows its verified card and "reproduced ×2"."""
@@ -364,6 +368,7 @@ def _build(subs: Path, out: Path, validate: bool = False, **kw):
                       resamples=200, **kw)
 
 
+@pytest.mark.slow  # a whole-system test: 20 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_changes_page_is_the_ledger_diff_between_two_builds(tmp_path):
     """Committed cards, then committed + one new card: the changes page (and data/changes.json, the Atom feed and
     the build's summary) show exactly that card as a new row, and the rank change it causes."""
@@ -409,6 +414,7 @@ def test_changes_page_is_the_ledger_diff_between_two_builds(tmp_path):
     assert "mtboard schema ledger" in line and "run-card" not in line and "\n" not in line
 
 
+@pytest.mark.slow  # a whole-system test: 34 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
     subs = tmp_path / "submissions"
     shutil.copytree(ROOT / "submissions", subs)
@@ -487,6 +493,7 @@ def older_scorer_card(subs: Path) -> tuple[Path, object]:
     return _file_in_place_of_the_committed_ca(subs, old), old
 
 
+@pytest.mark.slow  # a whole-system test: 32 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path):
     """After a harness bump, a card re-scored with the real ``mtboard rescore`` and filed in place of the old one (the
     old card gone, its record left where it was) names the old card (``rescored_from``), validates, and its row keeps

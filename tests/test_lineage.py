@@ -140,6 +140,7 @@ def mixed_tree(tmp_path_factory):
     return root, old
 
 
+@pytest.mark.slow  # a whole-system test: 6 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_the_ledger_and_the_board_page_say_when_a_board_mixes_scorers(mixed_tree, tmp_path):
     from mtboard.site import build_site
 
@@ -202,6 +203,7 @@ def test_lineage_rescores_the_older_card_writes_it_in_place_and_the_changes_page
     assert len(tiers) == 1  # the verification still counts for the re-scored card (through rescored_from)
 
 
+@pytest.mark.slow  # a whole-system test: 7 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_a_card_with_neural_metrics_is_kept_from_the_older_scorer_and_listed(tmp_path, monkeypatch):
     """A card carrying a neural metric (hand-made: the committed cards carry none) is not re-scored — its COMET
     scores would stay beside other metric values — but listed with what to do; the other stale cards are re-scored."""

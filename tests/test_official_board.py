@@ -58,6 +58,7 @@ def _no_secret_text(path: Path, secret_file: Path) -> None:
         assert e["source"] not in blob and e["reference"] not in blob
 
 
+@pytest.mark.slow  # a whole-system test: 19 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_apertium_gold_goes_from_verify_to_the_official_board(tmp_path):
     secret_dir = tmp_path / "secret"  # outside the repository
     secret_file = secret.write_secret_corpus(secret_dir)

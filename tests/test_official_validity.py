@@ -73,6 +73,7 @@ def test_only_attested_rows_are_ranked():
     assert board.rows[0].rank == "unranked" and board.mdd is None
 
 
+@pytest.mark.slow  # a whole-system test: 7 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_a_forged_scores_card_is_not_ranked_on_the_site(tmp_path):
     root = tmp_path / "repo"
     shutil.copytree(ES, root / "submissions" / ES.name)
@@ -101,6 +102,7 @@ def test_a_forged_scores_card_is_not_ranked_on_the_site(tmp_path):
         ("unranked", False, False)]
 
 
+@pytest.mark.slow  # a whole-system test: 8 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_a_gold_card_cannot_borrow_another_methods_development_row(tmp_path):
     # Gemma's scores, claiming the Apertium development card (hash and fingerprint copied from it)
     apertium = load_card(APERTIUM)
@@ -156,6 +158,7 @@ def test_a_gold_card_cannot_borrow_another_methods_development_row(tmp_path):
     assert res.exit_code == 0 and "scores-only validation passed: 1 file(s)" in res.output
 
 
+@pytest.mark.slow  # a whole-system test: 29 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_the_development_board_shows_gold_and_gap_only_for_attested_rows():
     """Validator review: on one official board, the attested Gemma row links its development row with its gold
     number and gap; the unattested Apertium row (the better composite) puts nothing on Apertium's development row."""

@@ -113,6 +113,7 @@ def test_public_segment_and_weak_salt_are_refused():
     assert S.parse_salt(SALT.hex()) == SALT
 
 
+@pytest.mark.slow  # a whole-system test: 8 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_validate_scores_cli(tmp_path):
     _, data = _scores(APERTIUM)
     good = tmp_path / "a.gold_standard.scores.json"

@@ -111,6 +111,7 @@ def test_nfd_and_nfc_forms_score_100():
 
 
 @requires_ja
+@pytest.mark.slow  # a whole-system test: 9 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_corpus_scores_from_stored_stats_equal_sacrebleu_on_real_text():
     pairs = corpus_pairs()
     if not pairs:

@@ -167,6 +167,7 @@ def _records(ents, outputs):
     return [TranslationRecord(entry_id=e.id, raw_predicted=o) for e, o in zip(ents, outputs)]
 
 
+@pytest.mark.slow  # a whole-system test: 9 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_wrong_sentence_scores_clearly_lower_than_the_true_translation():
     """Every covered committed corpus: the human reference as output vs the next entry's reference (fluent, wrong).
     Semantic score: the reference scores 1.0 everywhere; the wrong sentence at least 0.1 lower on ≥ 95% of entries.

@@ -181,7 +181,8 @@ def test_floors_alone_equal_the_whole_sets_floors(loaded, monkeypatch):
     sent._FULL.clear()
     scored = []
     real = sent.score_sentinel
-    monkeypatch.setattr(sent, "score_sentinel", lambda c, seg, name, texts: scored.append(name) or real(c, seg, name, texts))
+    monkeypatch.setattr(sent, "score_sentinel",
+                        lambda c, seg, name, texts: scored.append(name) or real(c, seg, name, texts))
     alone = sent.floors(corpus, sha, "development")
     assert scored == ["copy-source", "shuffled"]
     assert [s.name for s in alone] == list(sent.FLOORS)
@@ -202,6 +203,7 @@ def ledger(committed_inputs):
     return build_ledger(committed_inputs)
 
 
+@pytest.mark.slow  # a whole-system test: 23 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_ledger_lines_and_a_row_inside_the_shuffled_floor(ledger):
     """EN→ES, all domains: every ranked row clears both floors (the Gemma zero-shot full run, composite 0.214 below the
     shuffled sentinel's 0.255, was withdrawn: the validator's floors check refuses it); the Apertium row (0.570) is

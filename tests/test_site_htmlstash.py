@@ -104,6 +104,7 @@ def two_sites(tmp_path_factory):
     return w / "hook", w / "plain"
 
 
+@pytest.mark.slow  # a whole-system test: 11 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_the_committed_site_is_byte_identical_with_the_hook(two_sites):
     hook, plain = two_sites
     files = sorted(p.relative_to(plain) for p in plain.rglob("*") if p.is_file() and p.suffix != ".gz")

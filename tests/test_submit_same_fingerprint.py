@@ -7,10 +7,12 @@ import shutil
 from pathlib import Path
 
 import cli_support
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # a whole-system test: 7 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_same_fingerprint_note_and_duplicate_error(tmp_path):
     root = tmp_path / "repo"
     for name in ("corpora", "submissions"):

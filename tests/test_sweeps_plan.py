@@ -304,6 +304,7 @@ def test_plan_document_chunks_every_cell_once():
     assert doc["max_parallel"] == 4 and doc["totals"]["cells"] == 11 and doc["totals"]["calls"] == 220
 
 
+@pytest.mark.slow  # a whole-system test: 6 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_plan_json_of_the_committed_sweep_is_the_golden():
     """``mtboard sweep plan --json`` (Gemma's own tokenizer counts the Gemma cells when the model package, llama-cpp
     and the sandbox are here; the golden was made so)."""

@@ -403,6 +403,7 @@ def test_mtboard_run_card_validates(tmp_path):
 
 
 @requires_ja  # committed cards include Japanese targets
+@pytest.mark.slow  # a whole-system test: 26 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_repository_submissions_validate():
     """The real cards committed under submissions/ pass (skipped while there are none)."""
     cards = [p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(V.VERIFICATION_SUFFIX)]

@@ -154,6 +154,7 @@ def test_the_base_card_is_what_the_script_says(judged):
     assert all(r["judgements"]["rubric"]["raw_answer"] == vs.RUBRIC_OK for r in data["results"])
 
 
+@pytest.mark.slow  # a whole-system test: 11 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_every_judge_field_is_refused_after_a_resealed_edit_or_declared(judged):
     root, ctx, data = judged
     accepted, unnamed, untried = [], [], []
@@ -328,6 +329,7 @@ def _accepted_fields(root: Path, ctx, data: dict) -> tuple[set[str], set[str]]:
     return accepted, refused
 
 
+@pytest.mark.slow  # a whole-system test: 6 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_checkpoint_card_declares_what_only_the_key_could_bind(checkpoint_card):
     """Hand-checked: A01 fails on P3 (its only point): P3 scores 0 with flags A01:fail and ADDITION; every other
     judged paragraph 100; run score 100·(7 − 1 addition − code penalties)/8 (the translation's markup and foreign

@@ -114,6 +114,7 @@ def test_renamed_copy_is_rejected_and_flagged_by_submit(tmp_path):
     assert not [p for p in report.repository if p.check == "copies"]
 
 
+@pytest.mark.slow  # a whole-system test: 56 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeypatch):
     """Date and model edits are declared values: the board marks them † on self-benchmarked rows, not on a
     GDS-verified one; a relabelled copy never reaches the board. The committed Apertium record is a maintainer re-run

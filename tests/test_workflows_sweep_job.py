@@ -69,6 +69,7 @@ def committed_sweep_cards() -> dict[str, Path]:
     return out
 
 
+@pytest.mark.slow  # a whole-system test: 17 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_plan_step_emits_the_matrix_and_refuses_over_budget(tmp_path):
     ws = _workspace(tmp_path)
     step = _step("plan", "Plan the sweep")
@@ -95,6 +96,7 @@ def test_plan_step_emits_the_matrix_and_refuses_over_budget(tmp_path):
     assert over.returncode != 0 and "over budget" in over.stderr
 
 
+@pytest.mark.slow  # a whole-system test: 6 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
 def test_collect_step_validates_downloaded_cards_and_files_them(tmp_path):
     cards = committed_sweep_cards()
     assert len(cards) == 11, "every cell of the committed sweep has its committed card"

@@ -411,6 +411,6 @@ def floors(corpus: Corpus, sha256: str, segment: str) -> list[Sentinel]:
     return found
 
 
-__all__ = ["FLOORS", "LABELS", "NAMES", "RULES_VERSION", "Sentinel", "alignment_key", "cache_key", "derangement", "floors",
-           "double", "hypotheses", "inside_floor", "records", "resampled_composite", "score_sentinel", "sentinels",
+__all__ = ["FLOORS", "LABELS", "NAMES", "RULES_VERSION", "Sentinel", "alignment_key", "cache_key", "derangement",
+           "double", "floors", "hypotheses", "inside_floor", "records", "resampled_composite", "score_sentinel", "sentinels",
            "strip_markup", "truncate", "unspaced", "view_counts", "wrong_language"]
