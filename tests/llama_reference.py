@@ -11,7 +11,6 @@ behaviour. The child process keeps the model out of the test process (and its th
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +35,9 @@ def fresh_answers(model: Path, prompts: list[str], *, max_tokens: int, stop: lis
     """Greedy completions (temperature 0, top_p 1) of ``prompts`` by ``Llama(model)``, each from an empty KV cache.
 
     Raises: AssertionError with the child's stderr when it fails."""
-    n_threads = n_threads or len(os.sched_getaffinity(0))  # as mtboard's servers: one in a model-server test
+    from mtboard.backends.local.server import default_threads
+
+    n_threads = n_threads or default_threads()  # as mtboard's servers: one in a model-server test
     args = {"model": str(model), "prompts": prompts, "max_tokens": max_tokens, "stop": stop, "n_threads": n_threads,
             "n_ctx": n_ctx}
     proc = subprocess.run([sys.executable, "-c", _SCRIPT], input=json.dumps(args), capture_output=True, text=True,

