@@ -119,9 +119,9 @@ def ledger(
     """Print the board ledger: every row's standing (tier and evidence, reproductions, coverage, ranked or not and
     why, declared values), as the site shows it."""
     from mtboard.cli.environment import environment
+    from mtboard.cli.site import cache_folder
     from mtboard.ledger import document
     from mtboard.ledger.build import build_ledger
-    from mtboard.cli.site import cache_folder
     from mtboard.ledger.load import load_inputs
     from mtboard.site.build import project_root
 

@@ -323,9 +323,6 @@ def cache_key(sha256: str, segment: str, others: Sequence[str] = ()) -> str:
 
 _ADAPTER = TypeAdapter(dict[str, tuple[list[int], Scores, list[EntryResult]]])
 _MEMORY: dict[str, list[Sentinel]] = {}
-_FULL: dict[tuple[str, str, str], set[str]] = {}
-"""(corpus SHA-256, segment, FST analyser) → the keys of :func:`sentinels`' whole sets for them (any salt or other
-corpora: the floors do not depend on either), for :func:`floors`."""
 _LOCK = threading.Lock()
 
 
@@ -373,7 +370,6 @@ def sentinels(corpus: Corpus, sha256: str, segment: str, others: Sequence[tuple[
     fst = scoring.fst_version(corpus.dataset.target_language, FST_MODE) or "no-fst"
     key = cache_key(sha256, f"{segment}\0{fst}\0{salt}", [s for _, s in others])
     with _LOCK:
-        _FULL.setdefault((sha256, segment, fst), set()).add(key)
         if key in _MEMORY:
             return _MEMORY[key]
     path = cache / "sentinels" / f"{key}.json" if cache is not None else None
@@ -392,14 +388,9 @@ def floors(corpus: Corpus, sha256: str, segment: str) -> list[Sentinel]:
     """The floor sentinels alone (:data:`FLOORS`, in that order), scored as :func:`sentinels` scores them — what the
     validator's ``floors`` check needs (:func:`mtboard.validate.repository.floor_problem`). Neither floor depends on
     another corpus, so the other four need not be scored (≈ 3× less work a corpus: the wrong-language and doubled
-    lines are the long ones). Taken from :func:`sentinels`' in-process results when they are there (the same
-    objects: a build that validated and then drew the board scores each corpus once); otherwise cached in the
-    process under their own key. Raises: as :func:`score_sentinel`."""
+    lines are the long ones). Cached in the process under their own key (:func:`cache_key`, the FST analyser and
+    ``floors``). Raises: as :func:`score_sentinel`."""
     fst = scoring.fst_version(corpus.dataset.target_language, FST_MODE) or "no-fst"
-    with _LOCK:
-        whole = next((_MEMORY[k] for k in _FULL.get((sha256, segment, fst), ()) if k in _MEMORY), None)
-    if whole is not None:
-        return [s for s in whole if s.floor]
     key = cache_key(sha256, f"{segment}\0{fst}\0floors")
     with _LOCK:
         if key in _MEMORY:
@@ -412,5 +403,5 @@ def floors(corpus: Corpus, sha256: str, segment: str) -> list[Sentinel]:
 
 
 __all__ = ["FLOORS", "LABELS", "NAMES", "RULES_VERSION", "Sentinel", "alignment_key", "cache_key", "derangement",
-           "double", "floors", "hypotheses", "inside_floor", "records", "resampled_composite", "score_sentinel", "sentinels",
-           "strip_markup", "truncate", "unspaced", "view_counts", "wrong_language"]
+           "double", "floors", "hypotheses", "inside_floor", "records", "resampled_composite", "score_sentinel",
+           "sentinels", "strip_markup", "truncate", "unspaced", "view_counts", "wrong_language"]
