@@ -118,7 +118,7 @@ def test_csv_download_has_the_tables_columns_rounded_as_shown(reproduced):
     echo = next(r for r in rows if r["model"] == "baseline/echo")
     assert echo["rank_lo"] == "" and echo["reference"] == "true"  # unranked: empty, not 0
     page = (root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.md").read_text(encoding="utf-8")
-    assert f'<td class="c-composite" data-v="{sc.composite:.7g}">0.794 +0.103/\u22120.114</td>' in page
+    assert f'<td class="c-composite" data-v="{sc.composite:.7g}">0.794 +0.103/<wbr>\u22120.114</td>' in page
     full = json.loads((root / "docs" / "leaderboards" / "toy-en-es-v1.0.0.json").read_text(encoding="utf-8"))
     row = next(r for r in full["rows"] if r["model"] == "apertium/eng-spa")
     assert row["composite"] == sc.composite and (row["chrf_lo"], row["chrf_hi"]) == tuple(sc.chrf_ci95)

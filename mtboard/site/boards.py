@@ -474,6 +474,8 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = Non
         body = 'ref.' + _SR.format(" (reference baseline, not ranked)")
     else:
         body = _provenance(v.text, col.source)
+    if col.key == "composite":  # an uneven interval may break after its slash on a phone ("+0.020/" "−0.018")
+        body = body.replace("/", "/<wbr>", 1)
     if col.key == "rank" and m.flip is not None:
         body += flip_html(m.flip)
     if col.key == "rank" and getattr(m, "floors", None):  # the ledger's decision (mtboard.ledger.sentinels); only such rows pay bytes
