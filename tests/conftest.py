@@ -328,11 +328,31 @@ class BuiltSite:
     rejected: list[tuple[str, list[str]]]
 
 
-def _build_committed(folder: Path) -> None:
+def _shared_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = _shared_root(tmp_path_factory) / "shared" / "build-cache"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One build cache folder for the whole run (*shared* by the workers; :mod:`mtboard.ledger.cache`,
+    :mod:`mtboard.site.incremental`), for the tests that build the ledger or the site of the committed cards: each
+    board's sentinel scores (13 of the 20 CPU-seconds of a ledger of the committed cards), the row-views' resamples and
+    the validator's verdicts are computed by the first build that needs them and read by every later one, as
+    ``mtboard build`` reads ``.mtboard-cache/``. Its entries are keyed by content (a changed card, corpus or code is
+    another key) and written atomically, so builds of different inputs share it safely, at once or one after another.
+    The cache's own behaviour (hits, misses, stored entries, byte-identical results with and without it) is tested on
+    folders of its tests' own (tests/test_ledger_cache.py, test_ledger_resamples.py, test_site_incremental.py,
+    test_sentinels.py)."""
+    return _shared_build_cache(tmp_path_factory)
+
+
+def _build_committed(folder: Path, cache: Path) -> None:
     from mtboard.site import build_site
 
     report = build_site(ROOT / "submissions", ROOT / "corpora", folder / "out", folder / "docs", validate=False,
-                        build_time=COMMITTED_BUILD_TIME)
+                        build_time=COMMITTED_BUILD_TIME, cache=cache)
     (folder / "report.json").write_text(json.dumps({"cards": report.cards, "rejected": [
         [r.path, r.problems] for r in report.rejected]}), encoding="utf-8")
 
@@ -343,18 +363,20 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     :data:`COMMITTED_BUILD_TIME`. Built without re-validating the cards (``committed_inputs`` validates them, the
     same :func:`~mtboard.ledger.load.load_inputs` call the build makes; with every card valid both builds write the
     same bytes). Shared by the workers; read-only."""
-    folder = shared_artefact(tmp_path_factory, "committed-site", _build_committed)
+    cache = _shared_build_cache(tmp_path_factory)
+    folder = shared_artefact(tmp_path_factory, "committed-site", lambda f: _build_committed(f, cache))
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     return BuiltSite(folder / "out", folder / "docs", report["cards"], [tuple(r) for r in report["rejected"]])
 
 
 @pytest.fixture(scope="session")
-def committed_inputs():
+def committed_inputs(build_cache: Path):
     """:func:`mtboard.ledger.load.load_inputs` of the committed cards, every card validated (the load every
-    leaderboard test starts from). Read-only: the leaderboard builders do not change their inputs."""
+    leaderboard test starts from), its verdicts kept in ``build_cache``: the first worker to load validates every
+    card, the others read the verdicts. Read-only: the leaderboard builders do not change their inputs."""
     from mtboard.ledger.load import load_inputs
 
-    return load_inputs(ROOT / "submissions", ROOT / "corpora")
+    return load_inputs(ROOT / "submissions", ROOT / "corpora", cache=build_cache)
 
 
 @pytest.fixture(scope="session")

@@ -148,9 +148,9 @@ def test_declared_overlap_on_a_hand_made_record():
 
 
 @pytest.fixture(scope="module")
-def committed_ledger():
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)
-    return build_ledger(inputs, resamples=RESAMPLES)
+def committed_ledger(build_cache):
+    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False, cache=build_cache)
+    return build_ledger(inputs, resamples=RESAMPLES, cache=build_cache)
 
 
 def test_committed_claim_marks_the_gemma_rows_of_en_es(committed_ledger):

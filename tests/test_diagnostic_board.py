@@ -103,7 +103,7 @@ def test_rows_come_from_the_diagnostic_cards_with_their_standing(committed_site)
 
 
 @pytest.mark.slow  # a whole-system test: 25 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
-def test_a_reference_baseline_and_a_partial_run_are_listed_apart(committed_inputs):
+def test_a_reference_baseline_and_a_partial_run_are_listed_apart(committed_inputs, build_cache):
     """Standing read from the ledger: an echo baseline run on the diagnostic segment is a reference row (apart, never
     in diagnostic order); a run on part of the segment is apart with its coverage (hand-made: the committed
     diagnostic card cut to its first 12 entries and given ``--limit 12``, and the ES→EN echo card's outputs)."""
@@ -114,7 +114,7 @@ def test_a_reference_baseline_and_a_partial_run_are_listed_apart(committed_input
                                       "method": lc.card.method.model_copy(update={"limit": 12})})
     part = part.model_copy(update={"fingerprint": part.fingerprint.model_copy(update={"hash": "e" * 64})})
     inputs.cards.append(dataclasses.replace(lc, path="x/part.json", card=part, page_id="e" * 16, standing=None))
-    ledger = build_ledger(inputs, resamples=50)
+    ledger = build_ledger(inputs, resamples=50, cache=build_cache)
     db = next(d for d in ledger.diagnostic if d.key == ES_EN)
     assert [(r.lc.path, r.listed) for r in db.rows] == [(APERTIUM_DIAG, True), ("x/part.json", False)]
     apart = db.rows[1]
@@ -166,13 +166,13 @@ def test_the_diagnostic_page_shows_no_development_rank(committed_site):
     assert board["rows"][0]["ranks"][0]["rank"] not in re.sub(r"<[^>]+>", " ", table).split()
 
 
-def test_the_development_boards_are_what_they_were_without_the_diagnostic_cards(committed_inputs):
+def test_the_development_boards_are_what_they_were_without_the_diagnostic_cards(committed_inputs, build_cache):
     """Ranks, values and rows of every development board equal the ledger built without the diagnostic cards."""
     without = dataclasses.replace(committed_inputs, cards=[lc for lc in committed_inputs.cards
                                                            if lc.card.dataset.segment != Segment.diagnostic])
     assert len(committed_inputs.cards) - len(without.cards) == len(DIAG_CARDS)
-    before = to_document(build_ledger(without, resamples=200), "2026-12-01T00:00:00Z")
-    after = to_document(build_ledger(committed_inputs, resamples=200), "2026-12-01T00:00:00Z")
+    before = to_document(build_ledger(without, resamples=200, cache=build_cache), "2026-12-01T00:00:00Z")
+    after = to_document(build_ledger(committed_inputs, resamples=200, cache=build_cache), "2026-12-01T00:00:00Z")
     assert before.build == after.build  # the build id hashes the boards' cards: none added
     strip = lambda doc: [b.model_dump(mode="json", exclude={"diagnostic"}) for b in doc.boards]  # noqa: E731
     assert strip(before) == strip(after)

@@ -264,11 +264,13 @@ def test_ledger_json_validates_against_its_exported_schema(committed_site):
 
 
 @pytest.mark.slow  # a whole-system test: 82 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
-def test_cli_prints_the_same_ledger_as_the_site(committed_site, tmp_path):
-    """The CLI's ledger is the site's; the four calls share one build cache (``--cache``), as a maintainer's calls
-    after ``mtboard build`` share .mtboard-cache/: the first stores the sentinel lines and resampled scores, the others
-    read them (and print the same ledger: tests/test_ledger_cache.py checks the cache changes no value)."""
-    cache = ["--cache", str(tmp_path / "cache")]
+def test_cli_prints_the_same_ledger_as_the_site(committed_site, build_cache):
+    """The CLI's ledger is the site's; the four calls read the build cache the committed site was built with
+    (``--cache``), as a maintainer's calls after ``mtboard build`` read .mtboard-cache/: the sentinel lines and
+    resampled scores are there already, and nothing new is stored for them (tests/test_ledger_cache.py checks the
+    cache changes no value; test_sentinels.py that a sentinel set is stored once)."""
+    cache = ["--cache", str(build_cache)]
+    stored = sorted((build_cache / "sentinels").glob("*.json"))
     proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", "--json", "--no-validate", *cache], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -276,7 +278,7 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site, tmp_path):
     site = json.loads((committed_site.docs / "data" / "ledger.json").read_text(encoding="utf-8"))
     assert cli["boards"] == site["boards"] and cli["build"] == site["build"]
 
-    assert len(list((tmp_path / "cache" / "sentinels").glob("*.json"))) == 9  # one per development board
+    assert len(stored) >= 9 and sorted((build_cache / "sentinels").glob("*.json")) == stored  # 9 development boards
     proc = subprocess.run([sys.executable, "-m", "mtboard", "ledger", CA, "--row", APERTIUM_CA, "--no-validate",
                            *cache], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -297,7 +299,7 @@ def test_cli_prints_the_same_ledger_as_the_site(committed_site, tmp_path):
 
 
 @pytest.mark.slow  # a whole-system test: 23 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
-def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(tmp_path):
+def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(tmp_path, build_cache):
     """Committed cards + a reproduction of the EN→ES Apertium run (hand-made, as the demo's): the site is built again
     (validated) and walked; the committed row keeps its evidence, shows its verified card and "reproduced ×2"."""
     from mtboard.site import build_site
@@ -306,7 +308,7 @@ def test_after_a_reproduction_every_surface_agrees_and_the_row_says_reproduced(t
     shutil.copytree(ROOT / "submissions", subs)
     demo = reproduction(ROOT / "submissions" / APERTIUM_ES, subs / "mtb-en-es-dev", "2026-12-01T20:00:00Z")
     report = build_site(subs, ROOT / "corpora", tmp_path / "out", tmp_path / "docs", run_mkdocs=False,
-                        resamples=200, build_time="2026-12-02T10:00:00Z")
+                        resamples=200, build_time="2026-12-02T10:00:00Z", cache=build_cache)
     assert not report.rejected and report.cards == 53  # 52 committed (39 + 13 of issue 40's sweep) + the copy
     docs = tmp_path / "docs"
     ledger_json = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
@@ -361,23 +363,24 @@ def new_engine_card(folder: Path) -> Path:
     return dest
 
 
-def _build(subs: Path, out: Path, validate: bool = False, **kw):
+def _build(subs: Path, out: Path, cache: Path, validate: bool = False, **kw):
+    """The site of ``subs`` without MkDocs, reading and filling the run's shared build cache (tests/conftest.py)."""
     from mtboard.site import build_site
 
     return build_site(subs, ROOT / "corpora", out / "out", out / "docs", run_mkdocs=False, validate=validate,
-                      resamples=200, **kw)
+                      resamples=200, cache=cache, **kw)
 
 
 @pytest.mark.slow  # a whole-system test: 20 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
-def test_changes_page_is_the_ledger_diff_between_two_builds(tmp_path):
+def test_changes_page_is_the_ledger_diff_between_two_builds(tmp_path, build_cache):
     """Committed cards, then committed + one new card: the changes page (and data/changes.json, the Atom feed and
     the build's summary) show exactly that card as a new row, and the rank change it causes."""
     subs = tmp_path / "submissions"
     shutil.copytree(ROOT / "submissions", subs)
-    _build(subs, tmp_path / "a", build_time="2026-12-01T00:00:00Z")
+    _build(subs, tmp_path / "a", build_cache, build_time="2026-12-01T00:00:00Z")
     previous = tmp_path / "a" / "docs" / "data" / "ledger.json"
     new = new_engine_card(subs / "mtb-en-es-dev")
-    report = _build(subs, tmp_path / "b", build_time="2026-12-02T00:00:00Z", previous=previous)
+    report = _build(subs, tmp_path / "b", build_cache, build_time="2026-12-02T00:00:00Z", previous=previous)
     docs = tmp_path / "b" / "docs"
     changes = json.loads((docs / "data" / "changes.json").read_text(encoding="utf-8"))["changes"]
     fp = json.loads(new.read_text())["fingerprint"]["hash"]
@@ -408,24 +411,24 @@ def test_changes_page_is_the_ledger_diff_between_two_builds(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema": "mtboard.ledger/1"}', encoding="utf-8")
     with pytest.raises(InputError) as err:
-        _build(subs, tmp_path / "c", previous=bad)
+        _build(subs, tmp_path / "c", build_cache, previous=bad)
     line = err.value.one_line()
     assert line.startswith(f"{bad}: --previous: not a published ledger: $.build: Field required")
     assert "mtboard schema ledger" in line and "run-card" not in line and "\n" not in line
 
 
 @pytest.mark.slow  # a whole-system test: 34 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
-def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
+def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path, build_cache):
     subs = tmp_path / "submissions"
     shutil.copytree(ROOT / "submissions", subs)
-    _build(subs, tmp_path / "a", build_time="2026-12-01T00:00:00Z")
+    _build(subs, tmp_path / "a", build_cache, build_time="2026-12-01T00:00:00Z")
     snaps = tmp_path / "snapshots"
     snaps.mkdir()
     old = json.loads((tmp_path / "a" / "docs" / "data" / "ledger.json").read_text(encoding="utf-8"))
     shutil.copy(tmp_path / "a" / "docs" / "data" / "ledger.json", snaps / "whatever-name.json")
     (snaps / "junk.json").write_text("{not json", encoding="utf-8")
     new_engine_card(subs / "mtb-en-es-dev")
-    report = _build(subs, tmp_path / "b", build_time="2026-12-02T00:00:00Z", snapshots=snaps)
+    report = _build(subs, tmp_path / "b", build_cache, build_time="2026-12-02T00:00:00Z", snapshots=snaps)
     docs = tmp_path / "b" / "docs"
     index = json.loads((docs / "data" / "snapshots" / "index.json").read_text(encoding="utf-8"))["snapshots"]
     cur = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
@@ -438,7 +441,7 @@ def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path):
     # outside the docs folder
     evil = dict(old, build="x/../../../../../../../../" + str(tmp_path / "PWNED").lstrip("/"))
     (snaps / "evil.json").write_text(json.dumps(evil), encoding="utf-8")
-    report = _build(subs, tmp_path / "c", build_time="2026-12-02T00:00:00Z", snapshots=snaps)
+    report = _build(subs, tmp_path / "c", build_cache, build_time="2026-12-02T00:00:00Z", snapshots=snaps)
     assert any("evil.json" in w and "--snapshots" in w and "$.build" in w for w in report.warnings)
     assert not list(tmp_path.glob("PWNED*"))
     from mtboard.core.errors import ConfigError
@@ -494,7 +497,7 @@ def older_scorer_card(subs: Path) -> tuple[Path, object]:
 
 
 @pytest.mark.slow  # a whole-system test: 32 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
-def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path):
+def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path, build_cache):
     """After a harness bump, a card re-scored with the real ``mtboard rescore`` and filed in place of the old one (the
     old card gone, its record left where it was) names the old card (``rescored_from``), validates, and its row keeps
     the maintainer re-run evidence on every surface: the record of the card it was re-scored from."""
@@ -519,7 +522,7 @@ def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path):
     # a junk record naming the same seal, sorted first, does not shadow the real one
     junk = subs / "mtb-en-ca-dev" / "aaa.verification.json"
     junk.write_text(json.dumps({"run_card_hash": old_card.run_card_hash, "passed": True}), encoding="utf-8")
-    report = _build(subs, tmp_path / "site", build_time="2026-12-01T12:00:00Z", validate=True)
+    report = _build(subs, tmp_path / "site", build_cache, build_time="2026-12-01T12:00:00Z", validate=True)
     assert not report.rejected, report.rejected
     docs = tmp_path / "site" / "docs"
     ledger_json = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
@@ -601,7 +604,7 @@ def test_a_resealed_edit_accepted_as_declared_shows_as_declared(tmp_path):
     assert all(not s.evidence for p in st.decide(inputs) if p.key == CA for s in p.rows)
 
 
-def test_the_attested_tier_rests_on_a_real_sigstore_bundle(tmp_path, monkeypatch):
+def test_the_attested_tier_rests_on_a_real_sigstore_bundle(tmp_path, monkeypatch, build_cache):
     """✔ GDS verified needs an attestation that verifies. The bundle is a real public one (tests/fixtures/attestation:
     GitHub CLI's test data, made by GitHub Actions, logged in Rekor); mtboard.verify.attestation checks its signature,
     certificate chain, transparency-log entry, signer identity and run for real, offline. Two substitutions, because
@@ -638,7 +641,7 @@ def test_the_attested_tier_rests_on_a_real_sigstore_bundle(tmp_path, monkeypatch
                                    "attest.yml@09b495c3f12c7881b3cc17209a327792065c1a1d")
     monkeypatch.setattr(vr, "expected_signer", lambda *a, **k: signer)
 
-    report = _build(subs, tmp_path / "site", build_time="2026-12-01T12:00:00Z",
+    report = _build(subs, tmp_path / "site", build_cache, build_time="2026-12-01T12:00:00Z",
                     attestation_repository="malancas/attest-demo")
     assert not report.rejected
     docs = tmp_path / "site" / "docs"

@@ -28,9 +28,9 @@ FEW_SHOT = "mtb-en-es-dev/gemma-3-270m-q4-k-m.gguf__few-shot__e8d0f7148c86.json"
 
 
 @pytest.fixture(scope="module")
-def ledger():
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)
-    return build_ledger(inputs, resamples=200)
+def ledger(build_cache):
+    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False, cache=build_cache)
+    return build_ledger(inputs, resamples=200, cache=build_cache)
 
 
 def _board(ledger, key=ES):

@@ -9,8 +9,8 @@ from mtboard.site import boards as boards_view
 from mtboard.site import portrait
 
 
-def test_worst_domains_are_only_those_below_the_field(committed_inputs):
-    boards = build_ledger(committed_inputs, resamples=200).boards
+def test_worst_domains_are_only_those_below_the_field(committed_inputs, build_cache):
+    boards = build_ledger(committed_inputs, resamples=200, cache=build_cache).boards
     boards_view.fill_values(boards)
     portraits = {p.slug: p for p in portrait.build_portraits(boards)}
     leads = 0

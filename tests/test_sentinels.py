@@ -194,10 +194,10 @@ def test_floors_alone_equal_the_whole_sets_floors(loaded, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def ledger(committed_inputs):
+def ledger(committed_inputs, build_cache):
     from mtboard.ledger.build import build_ledger
 
-    return build_ledger(committed_inputs)
+    return build_ledger(committed_inputs, cache=build_cache)
 
 
 @pytest.mark.slow  # a whole-system test: 23 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)

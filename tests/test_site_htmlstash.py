@@ -88,7 +88,7 @@ def test_the_token_is_random_per_process_and_markdown_inert():
 
 
 @pytest.fixture(scope="module")
-def two_sites(tmp_path_factory):
+def two_sites(tmp_path_factory, build_cache):
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
@@ -96,7 +96,7 @@ def two_sites(tmp_path_factory):
 
     w = tmp_path_factory.mktemp("stash")
     B.build_site(ROOT / "submissions", ROOT / "corpora", w / "unused", w / "docs", validate=False, run_mkdocs=False,
-                 build_time="2026-12-01 00:00 UTC")
+                 build_time="2026-12-01 00:00 UTC", cache=build_cache)
     both = [str(h) for h in B.MKDOCS_HOOKS]  # what mtboard build runs; the other hook stays in both builds
     for name, extra in (("hook", {"hooks": both}), ("plain", {"hooks": [h for h in both if "htmlstash" not in h]})):
         cfg = load_config(str(ROOT / "mkdocs.yml"), docs_dir=str(w / "docs"), site_dir=str(w / name), **extra)

@@ -38,13 +38,14 @@ class _Quiet(SiteHandler):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, build_cache):
     """The committed cards (schema-checked only: test_site_build validates them), built for and served under
     ``http://127.0.0.1:PORT/mtboard/``."""
     root = tmp_path_factory.mktemp("visitor")
     with serving(root / "out", _Quiet) as port:
         base = f"http://127.0.0.1:{port}{PREFIX}"
-        build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, site_url=base)
+        build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, site_url=base,
+                   cache=build_cache)
         yield base
 
 
@@ -155,11 +156,11 @@ def test_styled_404_at_depth_under_the_sub_path(site, browser):
 
 
 @pytest.fixture(scope="module")
-def site_without_url(tmp_path_factory):
+def site_without_url(tmp_path_factory, build_cache):
     """The same site built without a site URL (``mtboard build`` with no ``--site-url``), served under the same
     sub-path: MkDocs then writes the 404 page with root-absolute links (issue 36 item 3)."""
     root = tmp_path_factory.mktemp("visitor-nourl")
-    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False)
+    build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, cache=build_cache)
     with serving(root / "out", _Quiet) as port:
         yield f"http://127.0.0.1:{port}{PREFIX}"
 

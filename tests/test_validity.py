@@ -115,7 +115,7 @@ def test_renamed_copy_is_rejected_and_flagged_by_submit(tmp_path):
 
 
 @pytest.mark.slow  # a whole-system test: 56 s in the fast lane (docs/TESTING.md: the fast lane ≤ 5 min)
-def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeypatch):
+def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeypatch, build_cache):
     """Date and model edits are declared values: the board marks them † on self-benchmarked rows, not on a
     GDS-verified one; a relabelled copy never reaches the board. The committed Apertium record is a maintainer re-run
     made by hand (issue 17: unattested), so its row keeps the declared marks until an attested record replaces it;
@@ -127,7 +127,7 @@ def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeyp
     inputs = committed_inputs
     assert not inputs.rejected and len(inputs.cards) == len(
         [p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json")])
-    boards = build_ledger(inputs, resamples=200).boards
+    boards = build_ledger(inputs, resamples=200, cache=build_cache).boards
     es = next(b for b in boards if b.dataset_id == "mtb-en-es-dev")
     rows = {r.lc.card.method.backend + r.lc.card.condition: r for r in es.views[0].rows}
     unattested = rows["apertiumdefault"]
@@ -142,9 +142,9 @@ def test_site_rejects_copies_and_marks_declared_values(committed_inputs, monkeyp
         return result
 
     monkeypatch.setattr(site_load, "check_record", attested)
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False)
+    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", validate=False, cache=build_cache)
     assert [lc.path for lc in inputs.cards] == [lc.path for lc in committed_inputs.cards]
-    boards = build_ledger(inputs, resamples=200).boards
+    boards = build_ledger(inputs, resamples=200, cache=build_cache).boards
     es = next(b for b in boards if b.dataset_id == "mtb-en-es-dev")
     rows = {r.lc.card.method.backend + r.lc.card.condition: r for r in es.views[0].rows}
     verified = rows["apertiumdefault"]
@@ -221,8 +221,8 @@ def test_all_pairs_matches_an_independent_computation():
     assert got[0, 2] < 0.05 and got[0, 1] > 0.05
 
 
-def test_leaderboard_ranks_on_the_composite_with_its_ci(committed_inputs):
-    es = next(b for b in build_ledger(committed_inputs, resamples=300).boards if b.dataset_id == "mtb-en-es-dev")
+def test_leaderboard_ranks_on_the_composite_with_its_ci(committed_inputs, build_cache):
+    es = next(b for b in build_ledger(committed_inputs, resamples=300, cache=build_cache).boards if b.dataset_id == "mtb-en-es-dev")
     view = es.views[0]
     comps = [r.composite for r in view.rows if not r.reference]
     assert comps == sorted(comps, reverse=True)
@@ -274,8 +274,8 @@ def test_board_compares_judges_on_common_cells_only():
 # Part 4: field statistics over real systems only
 
 
-def test_field_median_and_items_leave_baselines_out(committed_inputs):
-    es = next(b for b in build_ledger(committed_inputs, resamples=100).boards if b.dataset_id == "mtb-en-es-dev")
+def test_field_median_and_items_leave_baselines_out(committed_inputs, build_cache):
+    es = next(b for b in build_ledger(committed_inputs, resamples=100, cache=build_cache).boards if b.dataset_id == "mtb-en-es-dev")
     ranked = [r.lc.card for r in es.views[0].rows]
     real = [c for c in ranked if c.method_class != "baseline"]
     assert len(real) == 2 and len(ranked) == 4  # the zero-shot run withdrawn (issue 38's floor rule)
