@@ -1,7 +1,7 @@
 """The build cache of ``mtboard build`` (issue 35 item 3, "build what changed"): a card whose bytes and whose
-validator did not change since the last build is not validated again (:class:`ValidationCache`), and a row-view's
-bootstrap resamples whose statistics and draws did not change are not computed again (:class:`ResampleCache`, at the
-end of this module).
+validator did not change since the last build is not validated again (:class:`ValidationCache`), and the bootstrap
+resamples of a row-view or of a sentinel line (:mod:`mtboard.ledger.sentinels`) whose statistics and draws did not
+change are not computed again (:class:`ResampleCache`, at the end of this module).
 
 A verdict (the one-line problems of :func:`mtboard.validate.validate_card`, empty when the card passed) is stored
 under a *key*: the SHA-256 of

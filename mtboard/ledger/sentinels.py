@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from mtboard.core.schema import EntryResult
-from mtboard.ledger.cache import VALIDATOR_FREE, code_hash
+from mtboard.ledger.cache import VALIDATOR_FREE, ResampleCache, code_hash
 from mtboard.score import sentinels as sent
 from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
@@ -77,14 +77,23 @@ def view_ids(results: list[EntryResult], ranked_ids: list[int], domain: str | No
     return [i for i in ranked_ids if i in by_id and by_id[i].domain == domain]
 
 
-def line(s: sent.Sentinel, ids: list[int], counts: np.ndarray, domain: str | None) -> Line:
-    """Sentinel ``s`` on the view of entries ``ids`` whose shared resample counts are ``counts`` ``(R, len(ids))``."""
+def line(s: sent.Sentinel, ids: list[int], counts: np.ndarray, domain: str | None,
+         resamples: tuple[ResampleCache, int] | None = None) -> Line:
+    """Sentinel ``s`` on the view of entries ``ids`` whose shared resample counts are ``counts`` ``(R, len(ids))``.
+    ``resamples``: ``(cache, seed)`` — the build cache's resampled chrF++ (:class:`mtboard.ledger.cache.ResampleCache`,
+    keyed by the sentinel's statistics on the view and the view's ``(n, R, seed)``, as a card's row-view is): read when
+    stored, else computed and stored; bit-identical to computing them (issue 35 item 3: a warm ledger of the committed
+    cards spent 3.5 of its 7 CPU-seconds on the sentinel lines' resamples). None computes them."""
     by_id = {r.entry_id: r for r in s.results}
     sub = [by_id[i] for i in ids]
     mat = bootstrap.statistics_matrix([r.stats.chrf for r in sub])
     has_fst = s.scores.fst_acceptance_rate is not None
     has_equiv = s.scores.equivalent_match_rate is not None
-    boot = sent.resampled_composite([s.results], ids, counts, has_equiv=has_equiv, has_fst=has_fst)
+    chrf = None
+    if resamples is not None and ids:
+        cache, seed = resamples
+        chrf = [cache.chrf(mat, counts.shape[0], seed, lambda: counts)]
+    boot = sent.resampled_composite([s.results], ids, counts, has_equiv=has_equiv, has_fst=has_fst, chrf=chrf)
     whole = len(ids) == len(s.results)
     bd = s.scores.by_domain.get(domain) if domain is not None else None
     if whole and domain is None:
@@ -109,16 +118,16 @@ def floor_mark(composite: float, boot: np.ndarray, floor: Line, alpha: float = s
 
 
 def view_lines(found: list[sent.Sentinel], results: list[EntryResult], ranked_ids: list[int], domain: str | None,
-               counts: np.ndarray) -> list[Line]:
+               counts: np.ndarray, resamples: tuple[ResampleCache, int] | None = None) -> list[Line]:
     """Every sentinel line of one view, highest composite first (a wrong-language line only where it covers every
-    entry of the view)."""
+    entry of the view). ``resamples``: as :func:`line`."""
     ids = view_ids(results, ranked_ids, domain)
     out = []
     for s in found:
         if s.name == "wrong-language" and not all(i in s.covered for i in ids):
             continue
         if ids:
-            out.append(line(s, ids, counts, domain))
+            out.append(line(s, ids, counts, domain, resamples))
     out.sort(key=lambda ln: (-ln.composite, sent.NAMES.index(ln.name)))
     return out
 
@@ -130,6 +139,7 @@ def attach(boards: list, corpora: list, resamples: int = bootstrap.BOOTSTRAP_RES
     cluster. ``corpora``: every :class:`mtboard.ledger.load.CorpusInfo` (the wrong-language sentinel's other
     languages); ``cache``: the build cache folder (:func:`mtboard.score.sentinels.sentinels`)."""
     salt = "" if cache is None else code_hash(without=VALIDATOR_FREE)  # stored results: this scorer's code only
+    rc = ResampleCache(cache)  # its own counts: the build report's resample hits are the card rows'
     for lb in boards:
         info = lb.corpus
         if info is None:
@@ -142,7 +152,9 @@ def attach(boards: list, corpora: list, resamples: int = bootstrap.BOOTSTRAP_RES
         for view in lb.views:
             ids = view_ids(results, lb.ranked_ids, view.domain)
             counts = sent.view_counts(lb.dataset_id, lb.version, lb.sha256, len(ids), view.domain, resamples)
-            view.sentinels = view_lines(found, results, lb.ranked_ids, view.domain, counts)
+            seed = sent.view_seed(lb.dataset_id, lb.version, lb.sha256, view.domain)
+            view.sentinels = view_lines(found, results, lb.ranked_ids, view.domain, counts,
+                                        None if cache is None else (rc, seed))
             floors = [ln for ln in sorted(view.sentinels, key=lambda ln: sent.NAMES.index(ln.name)) if ln.floor]
             for m in view.methods:
                 if m.reference or m.boot is None or not m.position:

@@ -261,27 +261,35 @@ def score_sentinel(corpus: Corpus, segment: str, name: str, texts: dict[int, str
 
 
 def resampled_composite(runs: Sequence[Sequence[EntryResult]], ids: Sequence[int], counts: np.ndarray, *,
-                        has_equiv: bool, has_fst: bool) -> np.ndarray:
+                        has_equiv: bool, has_fst: bool,
+                        chrf: Sequence[np.ndarray | None] | None = None) -> np.ndarray:
     """The composite (0–1) of every resample, ``(R,)``: for each run (a card's replicates; a sentinel has one) its
     results over ``ids`` resampled with the view's shared ``counts`` ``(R, len(ids))``
     (:func:`mtboard.score.metrics.bootstrap.composite_resamples`), then the mean over runs — what the ledger computes
-    for a card's row (:func:`mtboard.ledger.tables._composite_boot`). Raises: KeyError for an id a run lacks."""
+    for a card's row (:func:`mtboard.ledger.tables._composite_boot`). ``chrf``: each run's resampled chrF++ on the
+    same ``counts`` when the caller has it already (:class:`mtboard.ledger.cache.ResampleCache`), else computed here.
+    Raises: KeyError for an id a run lacks."""
     boots = []
-    for results in runs:
+    for n, results in enumerate(runs):
         by_id = {r.entry_id: r for r in results}
         sub = [by_id[i] for i in ids]
         cols = entry_columns(sub, has_equiv=has_equiv, has_fst=has_fst)
-        boots.append(bootstrap.composite_resamples([r.stats.chrf for r in sub], cols, counts))
+        boots.append(bootstrap.composite_resamples([r.stats.chrf for r in sub], cols, counts,
+                                                   chrf=chrf[n] if chrf is not None else None))
     return np.mean(boots, axis=0) if len(boots) > 1 else boots[0]
+
+
+def view_seed(dataset_id: str, version: str, sha256: str, domain: str | None = None) -> int:
+    """The seed of a board's view's shared resamples: :func:`mtboard.score.stats.view_seed` of dataset id, version,
+    corpus SHA-256 and domain (``*`` for the whole segment), as :func:`mtboard.ledger.tables._view` seeds them."""
+    return stats.view_seed(dataset_id, version, sha256, domain or "*")
 
 
 def view_counts(dataset_id: str, version: str, sha256: str, n: int, domain: str | None = None,
                 resamples: int = bootstrap.BOOTSTRAP_RESAMPLES) -> np.ndarray:
     """The shared resample counts ``(R, n)`` (float64) of a board's view: the draws every row of the view is scored
-    on (seed :func:`mtboard.score.stats.view_seed` of dataset id, version, corpus SHA-256 and domain, ``*`` for the
-    whole segment), as :func:`mtboard.ledger.tables._view` draws them."""
-    seed = stats.view_seed(dataset_id, version, sha256, domain or "*")
-    return bootstrap.resample_counts(n, resamples, seed).astype(np.float64)
+    on (seed :func:`view_seed`), as :func:`mtboard.ledger.tables._view` draws them."""
+    return bootstrap.resample_counts(n, resamples, view_seed(dataset_id, version, sha256, domain)).astype(np.float64)
 
 
 def inside_floor(composite: float, boot: np.ndarray, floor_composite: float, floor_boot: np.ndarray,
@@ -404,4 +412,5 @@ def floors(corpus: Corpus, sha256: str, segment: str) -> list[Sentinel]:
 
 __all__ = ["FLOORS", "LABELS", "NAMES", "RULES_VERSION", "Sentinel", "alignment_key", "cache_key", "derangement",
            "double", "floors", "hypotheses", "inside_floor", "records", "resampled_composite", "score_sentinel",
-           "sentinels", "strip_markup", "truncate", "unspaced", "view_counts", "wrong_language"]
+           "sentinels", "strip_markup", "truncate", "unspaced", "view_counts", "view_seed",
+           "wrong_language"]
