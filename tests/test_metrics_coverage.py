@@ -29,6 +29,11 @@ from mtboard.score.metrics.ter import make_ter, ter_from_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDS = sorted(p for p in (ROOT / "submissions").rglob("*.json") if not p.name.endswith(".verification.json"))
+FAST_CARDS = {next(p for p in CARDS if p.parent == folder) for folder in {p.parent for p in CARDS}}
+"""The per-card property tests run on every committed card in the full lane and on one card per submissions folder
+(every language pair; 9 of 54 cards) in the fast lane (docs/TESTING.md §1: together the 108 cases took 75 CPU-s, a
+tenth of the fast lane)."""
+CARD_CASES = [pytest.param(p, id=p.stem[:60], marks=() if p in FAST_CARDS else pytest.mark.slow) for p in CARDS]
 
 REFS = ["Abra el archivo y guarde los cambios.", "El primer usuario se crea durante la instalación.",
         "Pulse Aceptar para continuar."]
@@ -202,7 +207,7 @@ def _blind_padding_effects(card: dict) -> tuple[dict[str, int], list[str]]:
     return drops, improved
 
 
-@pytest.mark.parametrize("path", CARDS, ids=[p.stem[:60] for p in CARDS])
+@pytest.mark.parametrize("path", CARD_CASES)
 def test_padding_changes_no_metrics_coverage(path):
     card = json.loads(path.read_text(encoding="utf-8"))
     src, tgt = card["dataset"]["source_language"], card["dataset"]["target_language"]
@@ -260,7 +265,7 @@ def test_a_long_hypothesis_costs_time_linear_in_its_length_not_coverage():
     assert ref_len == 20 and edits >= 1980
 
 
-@pytest.mark.parametrize("path", CARDS, ids=[p.stem[:60] for p in CARDS])
+@pytest.mark.parametrize("path", CARD_CASES)
 def test_reference_blind_padding_of_every_output_never_improves_corpus_ter(path):
     # Every output of the card padded the same reference-blind way (prefix, suffix, random insertion, repeat):
     # coverage is strictly the same; corpus TER over the entries whose mechanical outcome the padding leaves unchanged

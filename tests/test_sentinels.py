@@ -28,6 +28,10 @@ from validate_support import make_mini_repo, mini_corpus  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = sorted((ROOT / "corpora").glob("*.json"))
+FAST_CORPORA = ("mtb-en-es-dev", "mtb-ja-en-dev", "mtb-en-es-dialogue")
+"""Corpora whose every-sentinel test runs in the fast lane (spaced and unspaced targets, a dialogue corpus); the full
+lane runs every corpus (docs/TESTING.md §1: 2–6 CPU-s each, 24 CPU-s for the ten)."""
+CORPUS_CASES = [pytest.param(p, id=p.stem, marks=() if p.stem in FAST_CORPORA else pytest.mark.slow) for p in CORPORA]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +90,7 @@ def test_sentinel_texts_on_a_hand_made_corpus():
                                               for i in (1, 2, 3)])}
 
 
-@pytest.mark.parametrize("path", CORPORA, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CORPUS_CASES)
 def test_the_composite_orders_the_reference_above_every_sentinel(path, loaded):
     """On every committed corpus, the reference scored as a hypothesis (the same score_run) is above every sentinel;
     measured with the Apertium analysers installed (profile A for es/ca/en) e.g. mtb-en-es-dev: reference 1.0,
