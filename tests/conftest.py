@@ -369,7 +369,7 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     """The leaderboard site of the committed cards (submissions/, corpora/), MkDocs run, stamped
     :data:`COMMITTED_BUILD_TIME`. Built without re-validating the cards (``committed_inputs`` validates them, the
     same :func:`~mtboard.ledger.load.load_inputs` call the build makes; with every card valid both builds write the
-    same bytes). Shared by the workers; read-only."""
+    same bytes), with the run's ``build_cache``. Shared by the workers; read-only."""
     cache = _shared_build_cache(tmp_path_factory)
     folder = shared_artefact(tmp_path_factory, "committed-site", lambda f: _build_committed(f, cache))
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
