@@ -44,6 +44,7 @@ import dataclasses
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -58,9 +59,21 @@ ROOT = Path(__file__).resolve().parents[1]
 # Bytecode: with PYTHONDONTWRITEBYTECODE set (this machine sets it), every worker compiled mtboard and rewrote the
 # test modules from source (collection 18.5 s a process; 9.1 s with its bytecode kept), and so did every Python process
 # the tests start. The workers and those processes keep it in .venv/pycache (git-ignored, outside the source tree)
-if os.environ.get("PYTHONDONTWRITEBYTECODE") and (ROOT / ".venv").is_dir():
+# — only the checkout's: the bytecode of files under the temporary folder (the tests' fresh venvs, plugins, copies:
+# ~180 MB a full run, never read again) is removed when the run starts and ends (_drop_temporary_bytecode)
+OWN_PYCACHE: Path | None = None
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and (ROOT / ".venv").is_dir() and \
+        "PYTHONPYCACHEPREFIX" not in os.environ:
     del os.environ["PYTHONDONTWRITEBYTECODE"]
-    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(ROOT / ".venv" / "pycache"))
+    OWN_PYCACHE = ROOT / ".venv" / "pycache"
+    os.environ["PYTHONPYCACHEPREFIX"] = str(OWN_PYCACHE)
+
+
+def _drop_temporary_bytecode(config: pytest.Config) -> None:
+    """Remove the bytecode this run's processes kept for files under the system's temporary folder (``OWN_PYCACHE``
+    mirrors absolute paths; temporary paths are never used again). In the controlling process only."""
+    if OWN_PYCACHE is not None and not hasattr(config, "workerinput"):
+        shutil.rmtree(OWN_PYCACHE / Path(tempfile.gettempdir()).resolve().relative_to("/"), ignore_errors=True)
 
 COMMITTED_BUILD_TIME = "2026-12-01 00:00 UTC"
 """The build stamp of ``committed_site`` (the pages tests compare against it)."""
@@ -176,6 +189,7 @@ class _ModuleScheduling:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _drop_temporary_bytecode(config)
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_ModuleScheduling(), "mtboard-module-scheduling")
     workerinput = getattr(config, "workerinput", None)
@@ -186,6 +200,10 @@ def pytest_configure(config: pytest.Config) -> None:
     times = os.environ.get("MTBOARD_TEST_TIMES")
     if times:  # the controlling process of xdist runs no test: the hook never fires there
         config.pluginmanager.register(_Timeline(Path(times)), "mtboard-timeline")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _drop_temporary_bytecode(config)
 
 
 @pytest.hookimpl(tryfirst=True)
