@@ -353,12 +353,6 @@ class BuiltSite:
     rejected: list[tuple[str, list[str]]]
 
 
-def _shared_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = _shared_root(tmp_path_factory) / "shared" / "build-cache"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 @pytest.fixture(scope="session")
 def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One build cache folder for the whole run (*shared* by the workers; :mod:`mtboard.ledger.cache`,
@@ -370,7 +364,9 @@ def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     The cache's own behaviour (hits, misses, stored entries, byte-identical results with and without it) is tested on
     folders of its tests' own (tests/test_ledger_cache.py, test_ledger_resamples.py, test_site_incremental.py,
     test_sentinels.py)."""
-    return _shared_build_cache(tmp_path_factory)
+    folder = _shared_root(tmp_path_factory) / "shared" / "build-cache"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _build_committed(folder: Path, cache: Path) -> None:
@@ -383,13 +379,12 @@ def _build_committed(folder: Path, cache: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def committed_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+def committed_site(tmp_path_factory: pytest.TempPathFactory, build_cache: Path) -> BuiltSite:
     """The leaderboard site of the committed cards (submissions/, corpora/), MkDocs run, stamped
     :data:`COMMITTED_BUILD_TIME`. Built without re-validating the cards (``committed_inputs`` validates them, the
     same :func:`~mtboard.ledger.load.load_inputs` call the build makes; with every card valid both builds write the
     same bytes), with the run's ``build_cache``. Shared by the workers; read-only."""
-    cache = _shared_build_cache(tmp_path_factory)
-    folder = shared_artefact(tmp_path_factory, "committed-site", lambda f: _build_committed(f, cache))
+    folder = shared_artefact(tmp_path_factory, "committed-site", lambda f: _build_committed(f, build_cache))
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     return BuiltSite(folder / "out", folder / "docs", report["cards"], [tuple(r) for r in report["rejected"]])
 
