@@ -23,8 +23,10 @@ first, under a file lock in the workers' common temporary folder, see :func:`sha
 
 * ``committed_site`` (*shared*) — the site built from the committed cards under submissions/, with MkDocs; read-only
   (test_site_build.py, test_site_pages.py, test_site_pages_browser.py, test_home_matrix.py).
-* ``committed_inputs`` — :func:`mtboard.ledger.load.load_inputs` of the committed cards, validated (test_validity.py,
-  test_site_build.py: one group, so it is built once).
+* ``build_cache`` (*shared*) — one build cache folder for the run, handed out warm: every committed card validated
+  and their ledger built into it once.
+* ``committed_inputs`` — :func:`mtboard.ledger.load.load_inputs` of the committed cards, validated (read from the
+  warm ``build_cache``).
 * ``fixture_site`` — the site of the hand-made toy cards of test_site_cards.py (test_site_build.py,
   test_site_browser.py).
 * ``wheel`` (*shared*) — mtboard's wheel built from a copy of the checkout (test_packaging.py).
@@ -44,7 +46,7 @@ import dataclasses
 import json
 import os
 import shutil
-import tempfile
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -58,22 +60,14 @@ os.environ.setdefault("MTBOARD_CACHE", "off")
 ROOT = Path(__file__).resolve().parents[1]
 # Bytecode: with PYTHONDONTWRITEBYTECODE set (this machine sets it), every worker compiled mtboard and rewrote the
 # test modules from source (collection 18.5 s a process; 9.1 s with its bytecode kept), and so did every Python process
-# the tests start. The workers and those processes keep it in .venv/pycache (git-ignored, outside the source tree)
-# — only the checkout's: the bytecode of files under the temporary folder (the tests' fresh venvs, plugins, copies:
-# ~180 MB a full run, never read again) is removed when the run starts and ends (_drop_temporary_bytecode)
-OWN_PYCACHE: Path | None = None
-if os.environ.get("PYTHONDONTWRITEBYTECODE") and (ROOT / ".venv").is_dir() and \
-        "PYTHONPYCACHEPREFIX" not in os.environ:
+# the tests start. The run unsets it, so Python keeps bytecode where it does by default: __pycache__ folders beside the
+# sources (git-ignored; the code and prompt hashes skip them), the installed packages' own from their install, and
+# those of the tests' temporary venvs and copies inside the temporary folders they go with. (Until 2026-12-06 it was
+# kept under .venv/pycache via PYTHONPYCACHEPREFIX: Python then ignores every installed package's __pycache__, so the
+# first run after a clone compiled all of them again, as did every fresh venv a full-lane test installs.)
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
     del os.environ["PYTHONDONTWRITEBYTECODE"]
-    OWN_PYCACHE = ROOT / ".venv" / "pycache"
-    os.environ["PYTHONPYCACHEPREFIX"] = str(OWN_PYCACHE)
-
-
-def _drop_temporary_bytecode(config: pytest.Config) -> None:
-    """Remove the bytecode this run's processes kept for files under the system's temporary folder (``OWN_PYCACHE``
-    mirrors absolute paths; temporary paths are never used again). In the controlling process only."""
-    if OWN_PYCACHE is not None and not hasattr(config, "workerinput"):
-        shutil.rmtree(OWN_PYCACHE / Path(tempfile.gettempdir()).resolve().relative_to("/"), ignore_errors=True)
+    sys.dont_write_bytecode = False  # this process too (-n 0): the test modules it imports after this one
 
 COMMITTED_BUILD_TIME = "2026-12-01 00:00 UTC"
 """The build stamp of ``committed_site`` (the pages tests compare against it)."""
@@ -81,8 +75,9 @@ FIXTURE_BUILD_TIME = "2026-11-29 15:00 UTC"
 """The build stamp of ``fixture_site`` (test_site_build.py's determinism test replaces it)."""
 
 FIRST = [
-    "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_site_visitor",
-    "test_ledger", "test_validity", "test_site_build", "test_workflows_validate_job", "test_sandbox",
+    "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_ledger",
+    "test_server_text_boundary", "test_site_visitor", "test_broken_answers_run", "test_workflows_validate_job", "test_sandbox", "test_validity",
+    "test_site_build",
     "test_site_pages_browser", "test_packaging", "test_workflows_verify_job", "test_validate_verify_gguf", "test_contributor_path", "test_demo",
     "test_workflows_sweep_job", "test_validate_binding", "test_llm_transport", "test_plugins", "test_server_identity",
     "test_validate_tamper", "test_validate_cli", "test_judges_scripted", "test_validate_judged_tamper", "test_runner_llama", "test_pipeline_fst_gate",
@@ -91,14 +86,18 @@ FIRST = [
     "test_runner_options", "test_semantic", "test_submit_same_fingerprint",
 ]
 """Modules handed to the workers first, longest first (their full-lane time with two workers on the 2-core machine;
-a module's slow tests are deselected in the fast lane, where the same order holds for the rest). The rest keep their
-file order. Order only: every module runs either way."""
+a module's slow tests are deselected in the fast lane, where the same order holds for the rest), with two exceptions
+measured on the fast lane's timeline: the modules that mostly wait (test_server_text_boundary: 80 s of wall time, 10
+of CPU; test_broken_answers_run) come early, so their waits overlap the other workers' computing instead of ending
+the run alone; and test_validity and test_site_build come after the first few, since their tests wait for the warm
+``build_cache`` that test_ledger's first test builds (three workers that all wait for it leave a core idle). The rest
+keep their file order. Order only: every module runs either way."""
 
-GROUPS = {
-    "committed-cards": ["test_validity", "test_site_build"],
-}
-"""Modules that are one unit of work together: they run in one worker, one module after another. committed-cards:
-the users of ``committed_inputs`` (a per-worker fixture: the one validation of every committed card)."""
+GROUPS: dict[str, list[str]] = {}
+"""Modules that are one unit of work together: they run in one worker, one module after another. None today: the
+users of ``committed_inputs`` were one group while it was a per-worker validation of every committed card; it is now
+read from the warm ``build_cache`` (~1 CPU-s a worker)."""
+
 
 MODEL_SERVERS = [
     "test_judges_gemma", "test_backends_gguf", "test_official_board", "test_neural_comet", "test_sandbox",
@@ -140,6 +139,20 @@ def _unit(module: str) -> str:
 def _model_server_test(item: pytest.Item) -> bool:
     """A model-server test: a slow test of a module in :data:`MODEL_SERVERS`."""
     return item.path.stem in MODEL_SERVERS and item.get_closest_marker("slow") is not None
+
+
+WHOLE_SYSTEM_FIXTURES = frozenset({"committed_site", "committed_inputs", "build_cache"})
+"""Fixtures that stand for the whole committed system: every committed card validated and the ledger of every board
+built (``build_cache``'s warm-up, ~45 CPU-s once a run), the committed site built. A test that uses one, directly or
+through another fixture, is a whole-system test and runs in the full lane: :func:`pytest_itemcollected` marks it
+``slow`` (docs/TESTING.md §1). Until 2026-12-06 about 40 such tests were fast only because they were not marked, and
+the warm-up they share was a seventh of the fast lane."""
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark a test that uses one of :data:`WHOLE_SYSTEM_FIXTURES` ``slow`` (so ``-m slow`` selects it too)."""
+    if WHOLE_SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("slow") is None:
+        item.add_marker(pytest.mark.slow)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -189,7 +202,6 @@ class _ModuleScheduling:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _drop_temporary_bytecode(config)
     if config.pluginmanager.hasplugin("xdist") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_ModuleScheduling(), "mtboard-module-scheduling")
     workerinput = getattr(config, "workerinput", None)
@@ -200,10 +212,6 @@ def pytest_configure(config: pytest.Config) -> None:
     times = os.environ.get("MTBOARD_TEST_TIMES")
     if times:  # the controlling process of xdist runs no test: the hook never fires there
         config.pluginmanager.register(_Timeline(Path(times)), "mtboard-timeline")
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    _drop_temporary_bytecode(config)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -356,17 +364,34 @@ class BuiltSite:
 @pytest.fixture(scope="session")
 def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One build cache folder for the whole run (*shared* by the workers; :mod:`mtboard.ledger.cache`,
-    :mod:`mtboard.site.incremental`), for the tests that build the ledger or the site of the committed cards: each
-    board's sentinel scores (13 of the 20 CPU-seconds of a ledger of the committed cards), the row-views' resamples and
-    the validator's verdicts are computed by the first build that needs them and read by every later one, as
-    ``mtboard build`` reads ``.mtboard-cache/``. Its entries are keyed by content (a changed card, corpus or code is
-    another key) and written atomically, so builds of different inputs share it safely, at once or one after another.
-    The cache's own behaviour (hits, misses, stored entries, byte-identical results with and without it) is tested on
-    folders of its tests' own (tests/test_ledger_cache.py, test_ledger_resamples.py, test_site_incremental.py,
-    test_sentinels.py)."""
+    :mod:`mtboard.site.incremental`), for the tests that build the ledger or the site of the committed cards,
+    handed out warm: the first worker to ask validates every committed card and builds their ledger into it
+    (:func:`_warm_build_cache`, under :func:`shared_artefact`'s lock) while the others wait, so the validator's
+    verdicts, the GGUF facts of the model records, each board's sentinel scores and the row-views' resamples are
+    computed once per run and read by every later build, as ``mtboard build`` reads ``.mtboard-cache/``. (Before,
+    workers asking at once each scored the sentinel sets and parsed the GGUF file: ~30 CPU-s a run twice over.) Its
+    entries are keyed by content (a changed card, corpus or code is another key) and written atomically, so builds of
+    different inputs share it safely, at once or one after another. The cache's own behaviour (hits, misses, stored
+    entries, byte-identical results with and without it) is tested on folders of its tests' own
+    (tests/test_ledger_cache.py, test_ledger_resamples.py, test_site_incremental.py, test_sentinels.py)."""
     folder = _shared_root(tmp_path_factory) / "shared" / "build-cache"
     folder.mkdir(parents=True, exist_ok=True)
+    shared_artefact(tmp_path_factory, "build-cache-warm", lambda _: _warm_build_cache(folder))
     return folder
+
+
+_WARM_INPUTS: list[object] = []
+"""The validated inputs :func:`_warm_build_cache` loaded, when this worker warmed the cache (``committed_inputs``
+takes them instead of loading again)."""
+
+
+def _warm_build_cache(cache: Path) -> None:
+    from mtboard.ledger.build import build_ledger
+    from mtboard.ledger.load import load_inputs
+
+    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", cache=cache)
+    build_ledger(inputs, cache=cache)
+    _WARM_INPUTS.append(inputs)
 
 
 def _build_committed(folder: Path, cache: Path) -> None:
@@ -390,19 +415,15 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory, build_cache: Path) 
 
 
 @pytest.fixture(scope="session")
-def committed_inputs(tmp_path_factory: pytest.TempPathFactory, build_cache: Path):
+def committed_inputs(build_cache: Path):
     """:func:`mtboard.ledger.load.load_inputs` of the committed cards, every card validated (the load every
-    leaderboard test starts from), its verdicts kept in ``build_cache``: the first worker to ask validates every card
-    while the others wait (``shared_artefact``'s lock: two workers asking at once validated every card twice), then
-    each reads the verdicts. Read-only: the leaderboard builders do not change their inputs."""
+    leaderboard test starts from): the inputs the worker that warmed ``build_cache`` validated, or read from its
+    verdicts (~1 CPU-s). Read-only: the leaderboard builders do not change their inputs."""
     from mtboard.ledger.load import load_inputs
 
-    def load() -> object:
-        return load_inputs(ROOT / "submissions", ROOT / "corpora", cache=build_cache)
-
-    first: list[object] = []
-    shared_artefact(tmp_path_factory, "committed-verdicts", lambda folder: first.append(load()))
-    return first[0] if first else load()
+    if _WARM_INPUTS:
+        return _WARM_INPUTS[0]
+    return load_inputs(ROOT / "submissions", ROOT / "corpora", cache=build_cache)
 
 
 @pytest.fixture(scope="session")

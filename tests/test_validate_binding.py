@@ -117,10 +117,14 @@ LITERALS = ["rubric", "checkpoints", "gemba-mqm", "judge_failed", "scored", "not
 """Values of the schema's closed string sets, so that a Literal field can be changed to another allowed value."""
 
 
-def _mutate(data: dict, parts: tuple, value: Any) -> dict | None:
+def _edits(value: Any) -> list[Any]:
     extra = LITERALS if isinstance(value, str) or value is None else []
-    return vs.first_schema_valid_edit(data, parts, value, _candidates(value) + extra + (
-        [[]] if isinstance(value, list) and value else []) + ([{}] if isinstance(value, dict) and value else []))
+    return _candidates(value) + extra + ([[]] if isinstance(value, list) and value else []) + (
+        [{}] if isinstance(value, dict) and value else [])
+
+
+def _mutate(data: dict, parts: tuple, value: Any) -> dict | None:
+    return vs.first_schema_valid_edit(data, parts, value, _edits(value))
 
 
 def _bases() -> list[tuple[str, dict]]:
@@ -145,7 +149,7 @@ def _plan() -> dict[str, tuple[str, tuple]]:
             if tries.get(sp, 0) >= 3:  # three instances without a schema-valid change: give up on this path
                 continue
             tries[sp] = tries.get(sp, 0) + 1
-            if _mutate(data, parts, value) is not None:
+            if vs.first_schema_valid_candidate(data, parts, value, _edits(value)) is not vs.NO_EDIT:
                 plan[sp] = (name, parts)
     return plan
 

@@ -312,3 +312,57 @@ def test_fast_depth_precheck_agrees_with_full_walk():
             except InputError:
                 walk_ok = False
             assert safejson._depth_within(value, max_depth) == walk_ok, (value, max_depth)
+
+
+def test_the_joined_scan_finds_a_key_exactly_when_one_string_holds_one():
+    """``check_secrets_value`` scans a card's strings joined by NUL and looks string by string only after a hit:
+    that is exact only if the joined text matches when, and only when, some string does. Hand-made pieces at each
+    pattern's edges (a key whole, one character short, with a letter or digit glued before or after, a prefix cut
+    from its key material, a NUL inside) checked in every ordered pair and, seeded, in 3,000 triples."""
+    import random
+
+    from mtboard.validate.hygiene import find_key_like
+
+    keys = ["sk-" + "a" * 20, "hf_" + "b" * 30, "AKIA" + "ABCDEFGHIJKLMNOP", "ASIA" + "0123456789ABCDEF",
+            "Bearer " + "c" * 16, "BEARER\t" + "d" * 16 + "==", "ghp_" + "e" * 30, "github_pat_" + "f" * 30,
+            "AIza" + "g" * 35, "xoxb-" + "h" * 10, "-----BEGIN RSA PRIVATE KEY-----"]
+    pieces = ["", "x", "1", "Z", " ", "\n", "=", "-", "_", "\x00", "bearer", "prose with sk- in it"]
+    for k in keys:
+        pieces += [k, k[:-1], "x" + k, "9" + k, k + "X", k + "7", k[: len(k) // 2], k[len(k) // 2:],
+                   k[:3] + "\x00" + k[3:]]
+    assert sum(find_key_like(p) is not None for p in pieces) >= len(keys)  # the pieces hold real hits
+
+    def same(strings: list[str]) -> None:
+        joined = find_key_like("\x00".join(strings)) is not None
+        assert joined == any(find_key_like(s) is not None for s in strings), strings
+
+    for a in pieces:
+        for b in pieces:
+            same([a, b])
+    rng = random.Random(20261206)
+    for _ in range(3000):
+        same([rng.choice(pieces) + rng.choice(pieces) for _ in range(3)])
+
+
+def test_a_key_in_an_escaped_card_string_is_found_by_its_path():
+    """A card whose JSON text holds escapes (no raw-text fast path) and one key among thousands of strings: the key is
+    reported once, at its JSON path; without it nothing is reported."""
+    from mtboard.validate.hygiene import check_secrets_value
+
+    class Run:
+        def __init__(self) -> None:
+            self.fails: list[tuple[str, str, str]] = []
+
+        def fail(self, check: str, message: str, where: str) -> None:
+            self.fails.append((check, message, where))
+
+    data = {"results": [{"entry_id": i, "predicted": f"line one\nline {i}"} for i in range(3000)], "notes": "ok"}
+    text = json.dumps(data)
+    assert "\\n" in text
+    run = Run()
+    check_secrets_value(run, data, text)
+    assert run.fails == []
+    data["results"][1234]["predicted"] = "see\nsk-" + "Q" * 24
+    run = Run()
+    check_secrets_value(run, data, json.dumps(data))
+    assert [(c, w) for c, _, w in run.fails] == [("secrets", "$.results[1234].predicted")]

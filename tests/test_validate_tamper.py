@@ -153,7 +153,7 @@ def _mutations(data: dict) -> list[tuple[str, dict]]:
         for cand in _candidates(value):
             if cand == value and type(cand) is type(value):
                 continue
-            mutated = vs.set_at(data, parts, cand)
+            mutated = vs.path_copy(data, parts, cand)  # read-only: shares the rest with _DATA
             if _schema_ok(mutated):
                 out.append((_jpath(parts), mutated))
                 break

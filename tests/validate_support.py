@@ -221,18 +221,38 @@ def first_schema_valid_edit(data: dict[str, Any], parts: tuple, value: Any, cand
     """A copy of the card ``data`` with the value at ``parts`` (now ``value``) replaced by the first of ``candidates``
     that differs from it and still passes the :class:`RunCard` schema (what a cheater who re-seals would write); None
     when none does."""
+    cand = first_schema_valid_candidate(data, parts, value, candidates)
+    return None if cand is NO_EDIT else set_at(data, parts, cand)
+
+
+NO_EDIT = object()
+
+
+def first_schema_valid_candidate(data: dict[str, Any], parts: tuple, value: Any, candidates: list[Any]) -> Any:
+    """The candidate :func:`first_schema_valid_edit` would write, or ``NO_EDIT``: each is probed on a copy of the path
+    only (:func:`path_copy`), never on a deep copy of the card."""
     from pydantic import ValidationError
 
     for cand in candidates:
         if cand == value and type(cand) is type(value):
             continue
-        mutated = set_at(data, parts, cand)
         try:
-            RunCard.model_validate_json(json.dumps(mutated))
+            RunCard.model_validate_json(json.dumps(path_copy(data, parts, cand)))
         except (ValidationError, ValueError):
             continue
-        return mutated
-    return None
+        return cand
+    return NO_EDIT
+
+
+def path_copy(data: Any, parts: tuple, value: Any) -> Any:
+    """``data`` with the value at ``parts`` replaced: the dicts and lists along the path copied, everything else
+    shared with ``data`` — for reading only (a deep copy of a card per candidate made collecting
+    test_validate_binding.py and test_validate_tamper.py cost ~2 CPU-s in every worker)."""
+    if not parts:
+        return value
+    out = copy.copy(data)
+    out[parts[0]] = path_copy(data[parts[0]], parts[1:], value)
+    return out
 
 
 def validate_resealed(root: Path, ctx: Any, data: dict[str, Any]) -> Any:

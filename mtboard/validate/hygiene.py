@@ -153,14 +153,34 @@ def find_key_like(text: str) -> str | None:
     return None
 
 
+def _string_values(value: Any) -> Iterator[str]:
+    """Every string (keys included) in a parsed JSON value, without paths (:func:`json_strings` for those)."""
+    stack: list[Any] = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, dict):
+            yield from v
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
 def check_secrets_value(run: CardRun, data: Any, text: str | None = None) -> None:
     """Report every string of the parsed card that looks like an API key, by JSON path.
 
-    Fast path: when the raw JSON text has no escape sequence at all, every string's text appears verbatim in it, so
-    one C-level scan of the raw text proves there is nothing to find. Any backslash (``\\t``, ``\\n``, ``\\u…``) can
-    hide a separator or a character from that scan, so then every parsed string is scanned.
+    Fast paths, exact: when the raw JSON text has no escape sequence at all, every string's text appears verbatim in
+    it, so one C-level scan of the raw text proves there is nothing to find. Any backslash (``\\t``, ``\\n``,
+    ``\\u…``) can hide a separator or a character from that scan, so then the parsed strings are scanned as one text
+    joined by NUL: no pattern of :data:`SECRET_PATTERNS` matches a NUL or spans one, and a NUL next to a string is,
+    for every look-around and word boundary there, what the string's own start or end is — so the joined text has a
+    match exactly when some string has one. Only then is every string scanned on its own, for the paths (a card of
+    355 entries holds ~10,000 strings: one scan instead of 10,000).
     """
     if text is not None and "\\" not in text and find_key_like(text) is None:
+        return
+    if find_key_like("\x00".join(_string_values(data))) is None:
         return
     for p, s in json_strings(data):
         name = find_key_like(s)
