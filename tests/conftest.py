@@ -86,12 +86,12 @@ FIRST = [
     "test_runner_options", "test_semantic", "test_submit_same_fingerprint",
 ]
 """Modules handed to the workers first, longest first (their full-lane time with two workers on the 2-core machine;
-a module's slow tests are deselected in the fast lane, where the same order holds for the rest), with two exceptions
-measured on the fast lane's timeline: the modules that mostly wait (test_server_text_boundary: 80 s of wall time, 10
-of CPU; test_broken_answers_run) come early, so their waits overlap the other workers' computing instead of ending
-the run alone; and test_validity and test_site_build come after the first few, since their tests wait for the warm
-``build_cache`` that test_ledger's first test builds (three workers that all wait for it leave a core idle). The rest
-keep their file order. Order only: every module runs either way."""
+a module's slow tests are deselected in the fast lane, where the same order holds for the rest), with two exceptions:
+the modules that mostly wait (test_server_text_boundary: 80 s of wall time, 8–10 of CPU; test_broken_answers_run)
+come early, so their waits overlap the other workers' computing instead of ending a lane alone (measured on the
+fast lane's timeline); and test_validity and test_site_build come after a few others in the full lane, since their
+tests wait for the warm ``build_cache`` that test_ledger's first test builds (workers that all wait for it at once
+leave a core idle). The rest keep their file order. Order only: every module runs either way."""
 
 GROUPS: dict[str, list[str]] = {}
 """Modules that are one unit of work together: they run in one worker, one module after another. None today: the
@@ -145,14 +145,17 @@ WHOLE_SYSTEM_FIXTURES = frozenset({"committed_site", "committed_inputs", "build_
 """Fixtures that stand for the whole committed system: every committed card validated and the ledger of every board
 built (``build_cache``'s warm-up, ~45 CPU-s once a run), the committed site built. A test that uses one, directly or
 through another fixture, is a whole-system test and runs in the full lane: :func:`pytest_itemcollected` marks it
-``slow`` (docs/TESTING.md §1). Until 2026-12-06 about 40 such tests were fast only because they were not marked, and
+``committed`` and ``slow`` (docs/TESTING.md §1). Until 2026-12-06 about 40 such tests were fast only because they were not marked, and
 the warm-up they share was a seventh of the fast lane."""
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Mark a test that uses one of :data:`WHOLE_SYSTEM_FIXTURES` ``slow`` (so ``-m slow`` selects it too)."""
-    if WHOLE_SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("slow") is None:
-        item.add_marker(pytest.mark.slow)
+    """Mark a test that uses one of :data:`WHOLE_SYSTEM_FIXTURES` ``committed`` and ``slow`` (so ``-m committed``
+    selects exactly these tests, and ``-m slow`` selects them too)."""
+    if WHOLE_SYSTEM_FIXTURES & set(getattr(item, "fixturenames", ())):
+        item.add_marker(pytest.mark.committed)
+        if item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -380,18 +383,11 @@ def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-_WARM_INPUTS: list[object] = []
-"""The validated inputs :func:`_warm_build_cache` loaded, when this worker warmed the cache (``committed_inputs``
-takes them instead of loading again)."""
-
-
 def _warm_build_cache(cache: Path) -> None:
     from mtboard.ledger.build import build_ledger
     from mtboard.ledger.load import load_inputs
 
-    inputs = load_inputs(ROOT / "submissions", ROOT / "corpora", cache=cache)
-    build_ledger(inputs, cache=cache)
-    _WARM_INPUTS.append(inputs)
+    build_ledger(load_inputs(ROOT / "submissions", ROOT / "corpora", cache=cache), cache=cache)
 
 
 def _build_committed(folder: Path, cache: Path) -> None:
@@ -417,12 +413,10 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory, build_cache: Path) 
 @pytest.fixture(scope="session")
 def committed_inputs(build_cache: Path):
     """:func:`mtboard.ledger.load.load_inputs` of the committed cards, every card validated (the load every
-    leaderboard test starts from): the inputs the worker that warmed ``build_cache`` validated, or read from its
-    verdicts (~1 CPU-s). Read-only: the leaderboard builders do not change their inputs."""
+    leaderboard test starts from), read from the warm ``build_cache``'s verdicts (~1 CPU-s; not the warm-up's own
+    inputs, which its ledger build has decided). Read-only: the leaderboard builders do not change their inputs."""
     from mtboard.ledger.load import load_inputs
 
-    if _WARM_INPUTS:
-        return _WARM_INPUTS[0]
     return load_inputs(ROOT / "submissions", ROOT / "corpora", cache=build_cache)
 
 

@@ -6,8 +6,6 @@ general.file_type 15 (Q4_K_M), tensor element counts summing to 268,098,176."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -333,24 +331,3 @@ def test_the_build_refuses_a_conflicting_record_with_a_warning(real_facts, tmp_p
         "model record refused: models/gemma-3-270m.yaml: parameter_count: declared 300,000,000 but the GGUF's "
         "tensors sum to 268,098,176 (more than 5 % apart); read from GGUF tensor shapes of gemma-3-270m-q4_k_m.gguf "
         "(fix: correct the record)"]
-
-
-def test_a_fresh_build_cache_takes_the_facts_from_the_users_cache(tmp_path, monkeypatch):
-    """A build cache folder without the facts reads them from the user's cache (``DEFAULT_CACHE_DIR``) instead of the
-    GGUF file (here a path that does not exist: a read would raise), and keeps them; an unreadable or foreign user
-    entry is not taken (then the file is read)."""
-    user = tmp_path / "user"
-    monkeypatch.setattr(binding, "DEFAULT_CACHE_DIR", user)
-    monkeypatch.setattr(binding, "_facts_memo", {})
-    user.mkdir()
-    (user / binding.GGUF_FACTS_CACHE).write_text(json.dumps({SHA: dataclasses.asdict(FACTS)}), encoding="utf-8")
-    build = tmp_path / "build-cache"
-    assert binding.gguf_facts(Path("/nonexistent.gguf"), SHA, build) == FACTS
-    assert json.loads((build / binding.GGUF_FACTS_CACHE).read_text(encoding="utf-8")) == {
-        SHA: dataclasses.asdict(FACTS)}
-    other = "0" * 64
-    for bad in ({other: dataclasses.asdict(FACTS)}, {SHA: {"sha256": other}}, ["not", "an", "object"]):
-        (user / binding.GGUF_FACTS_CACHE).write_text(json.dumps(bad), encoding="utf-8")
-        monkeypatch.setattr(binding, "_facts_memo", {})
-        with pytest.raises((OSError, ValueError)):
-            binding.gguf_facts(Path("/nonexistent.gguf"), SHA, tmp_path / f"fresh-{len(str(bad))}")

@@ -181,45 +181,29 @@ def read_gguf(path: Path, sha256: str) -> GgufFacts:
                      context_length=None if ctx is None else int(ctx), name=scalar("general.name"))
 
 
-def _stored_facts(cache_file: Path) -> dict[str, Any]:
-    """The JSON object of a :data:`GGUF_FACTS_CACHE` file; ``{}`` when it is missing or unreadable."""
-    if not cache_file.is_file():
-        return {}
-    try:
-        stored = json.loads(cache_file.read_text(encoding="utf-8"))
-    except (ValueError, OSError):
-        return {}
-    return stored if isinstance(stored, dict) else {}
-
-
-def _facts_in(stored: dict[str, Any], sha256: str) -> GgufFacts | None:
-    """The facts stored for ``sha256``, or None when absent or not facts of that SHA-256."""
-    if sha256 not in stored:
-        return None
-    try:
-        facts = GgufFacts(**stored[sha256])
-    except (TypeError, AttributeError):
-        return None
-    return facts if facts.sha256 == sha256 else None
-
-
 def gguf_facts(path: Path, sha256: str, cache_dir: Path | None = None) -> GgufFacts:
     """:func:`read_gguf` of ``path`` (whose SHA-256 the caller verified), cached by SHA-256 in-process and in
-    ``cache_dir/`` :data:`GGUF_FACTS_CACHE` (JSON; an unreadable cache is ignored and rewritten). A build cache
-    folder that lacks them reads them from the user's cache (:data:`DEFAULT_CACHE_DIR`, where a call without a build
-    cache keeps them) before reading the file: the facts are a function of the file's bytes, which the SHA-256
-    names, and reading them costs ~10 CPU-s on the Gemma 3 270M file (``gguf.GGUFReader`` parses its 262,144-token
-    vocabulary), so a fresh build cache (a new ``mtboard build --cache`` folder) need not pay it again on a machine
-    that already has.
+    ``cache_dir/`` :data:`GGUF_FACTS_CACHE` (JSON; an unreadable cache is ignored and rewritten).
 
     Raises: as :func:`read_gguf`."""
     with _lock:
         cache_file = cache_dir / GGUF_FACTS_CACHE if cache_dir is not None else None
-        stored = _stored_facts(cache_file) if cache_file is not None else {}
-        facts = _facts_memo.get(sha256) or _facts_in(stored, sha256)
-        user_file = DEFAULT_CACHE_DIR / GGUF_FACTS_CACHE
-        if facts is None and cache_file is not None and user_file != cache_file:
-            facts = _facts_in(_stored_facts(user_file), sha256)
+        stored: dict[str, Any] = {}
+        if cache_file is not None and cache_file.is_file():
+            try:
+                stored = json.loads(cache_file.read_text(encoding="utf-8"))
+                if not isinstance(stored, dict):
+                    stored = {}
+            except (ValueError, OSError):
+                stored = {}
+        facts = _facts_memo.get(sha256)
+        if facts is None and sha256 in stored:
+            try:
+                facts = GgufFacts(**stored[sha256])
+            except (TypeError, AttributeError):
+                facts = None
+            if facts is not None and facts.sha256 != sha256:
+                facts = None
         if facts is None:
             facts = read_gguf(path, sha256)
         _facts_memo[sha256] = facts
