@@ -145,8 +145,8 @@ WHOLE_SYSTEM_FIXTURES = frozenset({"committed_site", "committed_inputs", "build_
 """Fixtures that stand for the whole committed system: every committed card validated and the ledger of every board
 built (``build_cache``'s warm-up, ~45 CPU-s once a run), the committed site built. A test that uses one, directly or
 through another fixture, is a whole-system test and runs in the full lane: :func:`pytest_itemcollected` marks it
-``committed`` and ``slow`` (docs/TESTING.md §1). Until 2026-12-06 about 40 such tests were fast only because they were not marked, and
-the warm-up they share was a seventh of the fast lane."""
+``committed`` and ``slow`` (docs/TESTING.md §1). Until 2026-12-06, 67 such tests were fast only because they were
+not marked, and the warm-up they share was a seventh of the fast lane."""
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
