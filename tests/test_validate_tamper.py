@@ -25,11 +25,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from mtboard import validate as V
 from mtboard.score.metrics.composite import composite_signature
-from mtboard.core.schema import RunCard
 
 import validate_support as vs
 
@@ -126,14 +124,6 @@ def _candidates(v: Any) -> list[Any]:
     return []
 
 
-def _schema_ok(data: dict) -> bool:
-    try:
-        RunCard.model_validate_json(json.dumps(data))
-        return True
-    except (ValidationError, ValueError):
-        return False
-
-
 def _in_scope(parts: tuple) -> bool:
     if not parts or parts[0] in ("run_card_hash",):
         return False
@@ -150,13 +140,9 @@ def _mutations(data: dict) -> list[tuple[str, dict]]:
     for parts, value in _leaves(data):
         if not _in_scope(parts):
             continue
-        for cand in _candidates(value):
-            if cand == value and type(cand) is type(value):
-                continue
-            mutated = vs.path_copy(data, parts, cand)  # read-only: shares the rest with _DATA
-            if _schema_ok(mutated):
-                out.append((_jpath(parts), mutated))
-                break
+        cand = vs.first_schema_valid_candidate(data, parts, value, _candidates(value))
+        if cand is not vs.NO_EDIT:
+            out.append((_jpath(parts), vs.path_copy(data, parts, cand)))  # read-only: shares the rest with _DATA
     # Timestamps: implausible values the generic mutation would not produce.
     now = datetime.now(UTC)
     for label, ts in (("future", (now + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")),
