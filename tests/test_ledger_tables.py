@@ -698,3 +698,22 @@ def test_cost_text_never_says_a_bare_zero():
     assert T.cost_text(on("no-such-plugin"), 0.0) == "$0 (priced at 0)"  # unknown backend: the number, said
     assert T.cost_text(on("openai"), 0.00123) == "$0.00123" and T.cost_text(on("openai"), 0.0456) == "$0.046"
     assert T.cost_text(card, None) == T.cost_text(on("openai"), None) == "not priced"
+
+
+def test_closest_runs_counts_differing_components_as_fingerprint_diff_does():
+    """closest_runs counts a pair's differing components from hashable sets made once a card (issue 35); the count is
+    fingerprint_diff's on hand-made components: a missing component equals None, 1 == 1.0 == True as in Python, a list
+    compares by its items, a changed list is one component."""
+    def card(**components):
+        return NS(fingerprint=NS(components=components))
+
+    cases = [({}, {}), ({"a": 1}, {"a": 1.0}), ({"a": True}, {"a": 1}), ({"a": None}, {}), ({"a": None}, {"a": 0}),
+             ({"t": ["x", "y"]}, {"t": ["x", "y"]}), ({"t": ["x", "y"]}, {"t": ["y", "x"]}), ({"t": []}, {}),
+             ({"m": "gpt", "temp": 0.0, "p": "a"}, {"m": "gpt", "temp": 0.2, "p": "b", "extra": "z"}),
+             ({"s": "1"}, {"s": 1})]
+    for ca, cb in cases:
+        a, b = card(**ca), card(**cb)
+        expected = sum(d for *_, d in T.fingerprint_diff(a, b))
+        assert T.differing_components(T.component_items(a), T.component_items(b)) == expected, (ca, cb)
+    assert [T.differing_components(T.component_items(card(**x)), T.component_items(card(**y))) for x, y in cases] \
+        == [0, 0, 0, 0, 1, 0, 1, 1, 3, 1]

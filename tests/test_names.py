@@ -9,12 +9,15 @@ the first character), the scripts against Scripts.txt/ScriptExtensions.txt.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from mtboard.core import fmt
+from mtboard.core import fmt, names
 from mtboard.core.errors import ConfigError, InputError
 from mtboard.core.names import (card_names, check_name, json_visible, mark, name_problem, scripts)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HONEST = [
     "Qwen2.5-7B", "gemma-3-270m-q4_k_m.gguf", "apertium/eng-spa", "rinna/japanese-gpt-neox",
@@ -135,6 +138,37 @@ def test_json_visible_keeps_the_value_and_shows_the_code_point():
     assert json.loads(shown) == value
     assert '"\\u202eaps-gne/muitrepa"' in shown and '"x\\udb40\\udc41"' in shown  # U+E0041 as a surrogate pair
     assert "\u202e" not in shown and shown.count("\n") == text.count("\n")
+
+
+def test_mark_and_json_visible_equal_the_regex_scan_on_every_plane():
+    """The per-distinct-character path (names._replace_chars) gives exactly what a plain ``regex`` scan gives: over
+    the code points of every plane that has assigned ones (lone surrogates included) and a sample of the others,
+    ASCII text with and without a control, and committed cards."""
+    import regex
+
+    def scan(pattern: regex.Pattern[str], text: str, repl) -> str:
+        return pattern.sub(lambda m: repl(m.group()), text)
+
+    def esc(ch: str) -> str:  # the JSON escape, independently: UTF-16 code units of the code point
+        units = ch.encode("utf-16-le", "surrogatepass")
+        return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+    # planes 0-3 and 14 whole (every assigned code point, lone surrogates included); planes 4-13, 15 and 16 (all
+    # unassigned or private use) by their first and last 256 code points
+    points = [*range(0x40000), *range(0xE0000, 0xF0000)]
+    points += [p + k for p in range(0x40000, 0x110000, 0x10000) if p != 0xE0000 for k in (*range(256),
+                                                                                     *range(0xFF00, 0x10000))]
+    every = "".join(map(chr, points))
+    texts = [every, every[:128], "plain ascii · text"[:11], "tab\there\nline\r", "bell\x07 and del\x7f",
+             *(p.read_text(encoding="utf-8") for p in sorted((ROOT / "submissions").rglob("*.json"))[:3])]
+    for text in texts:
+        assert mark(text) == scan(names.REFUSED, text, names.marker)
+        assert mark(text, free_text=True) == scan(names._SPOOF, text, names.marker)
+        assert json_visible(text) == scan(names._JSON_ESCAPE, text, esc)
+    shown = json_visible(every)
+    refused = names.REFUSED.findall(every)
+    assert shown.count("\\u") == len(refused) - 3 + sum(ord(c) > 0xFFFF for c in refused)  # \t \n \r stay
+    assert json_visible("bell\x07") == "bell\\u0007" and mark("bell\x07") == "bell[\u26a0U+0007]"
 
 
 def test_site_helpers_isolate_and_mark():

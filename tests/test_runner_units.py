@@ -100,6 +100,31 @@ def test_template_validation(tmp_path):
             load_prompt("leaki")
 
 
+def test_a_template_is_compiled_once_and_a_changed_file_is_read_again(tmp_path):
+    """load_prompt keeps the compiled template by its bytes' SHA-256 (issue 35): the same bytes give an equal prompt
+    (same name, path, front matter and rendering), a file rewritten with other bytes is checked and compiled again
+    (never a stale template), and a refused file stays refused on every load."""
+    from mtboard.inputs import prompts
+
+    with use_runtime(Runtime(prompts_dir=tmp_path)):
+        path = tmp_path / "mine.j2"
+        path.write_text("---\nfamily: x\nformat: chat\nvariables: [source]\n---\n"
+                        "{% block user %}A: {{ source }}{% endblock %}\n")
+        a, b = load_prompt("mine"), load_prompt("mine")
+        assert a == b and a is not b and a.meta is not b.meta and a._template is b._template
+        assert a.render("x", "en", "es").messages[-1]["content"] == "A: x"
+        path.write_text("---\nfamily: x\nformat: chat\nvariables: [source]\n---\n"
+                        "{% block user %}B: {{ source }}{% endblock %}\n")
+        c = load_prompt("mine")
+        assert c.template_sha256 != a.template_sha256 and c.render("x", "en", "es").messages[-1]["content"] == "B: x"
+        assert prompts._COMPILED[c.template_sha256][1] is c._template
+        path.write_text("---\nfamily: x\nformat: chat\nvariables: [source]\n---\n"
+                        "{% block user %}{{ source }} {{ nope }}{% endblock %}\n")
+        for _ in range(2):
+            with pytest.raises(InputError, match="used but not declared \\['nope'\\]"):
+                load_prompt("mine")
+
+
 def test_price_table(tmp_path):
     table = load_prices()
     assert table.lookup("openai", "gpt-4o-mini") == (0.15, 0.60)

@@ -299,6 +299,28 @@ def load_prompt(name: str, *, named: bool = False, where: str | None = None, fie
         raw = paths.read_inside(root, f"{name}.j2", max_bytes=MAX_TEMPLATE_BYTES, where=where, field=field,
                                 root_name=label)
     where = str(path)
+    digest = canonical.sha256_hex(raw)
+    compiled = _COMPILED.get(digest)
+    if compiled is None:
+        compiled = _compile(raw, where)
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[digest] = compiled
+    meta, template = compiled
+    return Prompt(name=path.stem, path=path, meta=meta.model_copy(deep=True), template_sha256=digest,
+                  _template=template)
+
+
+_COMPILED: dict[str, tuple[PromptMeta, Any]] = {}
+"""Template bytes' SHA-256 → their validated front matter and compiled Jinja2 template (:func:`_compile`): the same
+bytes are parsed and compiled once a process (issue 35: the validator loads a card's prompt for every card, ~20 ms
+each). Only a template that passed every check is kept; the file is still read, bounded and resolved every time."""
+_COMPILED_MAX = 64
+
+
+def _compile(raw: bytes, where: str) -> tuple[PromptMeta, Any]:
+    """Decode, split, validate and compile one template's bytes (:func:`load_prompt`'s checks). Raises: InputError
+    naming ``where``."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -329,8 +351,7 @@ def load_prompt(name: str, *, named: bool = False, where: str | None = None, fie
     need = {"chat": "user", "completion": "prompt"}[meta.format]
     if need not in template.blocks:
         raise InputError(f"a {meta.format} template needs a {{% block {need} %}}", where=where)
-    return Prompt(name=path.stem, path=path, meta=meta, template_sha256=canonical.sha256_hex(raw),
-                  _template=template)
+    return meta, template
 
 
 __all__ = ["Prompt", "PromptMeta", "RenderedPrompt", "load_prompt", "available_prompts", "prompts_dir",

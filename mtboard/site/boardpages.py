@@ -634,12 +634,14 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
         for i, view in enumerate(lb.views):
             n_ranked = sum(1 for m in view.methods if not m.reference)
             h1 = board_title(lb, view)
+            cols, filters = bd.visible_columns(view), bd.filter_spec(lb, view.methods)  # once for all its pages
             for bp in view_pages(view):
                 here = bp.path
                 part = f"page {bp.number} of {bp.count}" if bp.count > 1 else ""
                 # the site search indexes the rows of each board's first page of all domains only (issue 35)
                 table = bd.board_table(view, lb, lambda t, here=here: rel_link(here, t), "lb-main", bp.rows, part,
-                                       search=i == 0 and bp.number == 1, page=bp.number, pages=bp.count)
+                                       search=i == 0 and bp.number == 1, page=bp.number, pages=bp.count,
+                                       cols=cols, filters=filters)
                 common = dict(h1=h1, names=names, lb=lb, view=view, table=table, page=bp, page_rows=BOARD_PAGE_ROWS,
                               inseparable_line=INSEPARABLE_LINE,
                               pager=pager(bp, view, lambda t, here=here: rel_link(here, t)),

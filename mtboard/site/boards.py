@@ -524,25 +524,38 @@ def filters_html(lb: Leaderboard, rows: list[MethodRow], page: int = 1, pages: i
     ``rows``: the WHOLE view's rows, also on a paginated view (a value present on another page is an option on every
     page). ``page``/``pages``: this page's number and the view's page count (``data-page``/``data-pages``); with
     more than one page the count says "… on this page (page k of n)", since the filter sees this page's rows only."""
+    return filters_form(filter_spec(lb, rows), page, pages)
+
+
+def filter_spec(lb: Leaderboard, rows: list[MethodRow]) -> str | None:
+    """The ``data-filters`` JSON of :func:`filters_html` for ``rows`` (None when no row has facts): the same for every
+    page of a view, so a paginated view computes it once (:func:`board_table`'s ``filters``; issue 35)."""
     facts = [lb.facts[m.key] for m in rows if m.key in lb.facts]
     if not facts:
-        return ""
+        return None
     spec = []
     for name, label in FILTERS:
         values = {f.value(name): f.label(name) for f in facts}
         order = sorted(values, key=lambda v: (v == UNKNOWN, SIZE_ORDER.get(v, 0) if name == "size" else 0,
                                               v.lower()))
         spec.append({"key": name.replace("_", "-"), "label": label, "options": [[v, values[v]] for v in order]})
+    return json.dumps(spec, ensure_ascii=False)
+
+
+def filters_form(spec: str | None, page: int = 1, pages: int = 1) -> str:
+    """The ``<form>`` of :func:`filters_html` from its :func:`filter_spec` (``""`` for None)."""
+    if spec is None:
+        return ""
     paged = f' data-page="{page}" data-pages="{pages}"' if pages > 1 else ""
     # a <form>, not a <div>: Material's search parser matches an element's end by its tag name, so a <div> inside
     # the board's data-search-exclude <div> would end the exclusion early (material/plugins/search, Element.__eq__)
-    return (f'<form class="mtb-filters" hidden data-filters="{_e(json.dumps(spec, ensure_ascii=False))}" '
-            f'data-rows-label="rows"{paged}></form>')
+    return f'<form class="mtb-filters" hidden data-filters="{_e(spec)}" data-rows-label="rows"{paged}></form>'
 
 
 def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
                 rows: list[MethodRow] | None = None, part: str = "", search: bool = True,
-                page: int = 1, pages: int = 1) -> Markup:
+                page: int = 1, pages: int = 1, cols: list[BoardColumn] | None = None,
+                filters: str | None | bool = False) -> Markup:
     """The board's ``<table>`` (WAI-ARIA APG sortable table: a button in each sortable header, ``aria-sort`` on the
     sorted column only) inside a labelled, focusable scroll region, preceded by the CSS column picker.
 
@@ -551,13 +564,15 @@ def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
     same columns; ranks are the ledger's, never renumbered per page. ``part``: appended to the caption
     (``page 2 of 20``). ``search`` False marks the block ``data-search-exclude``: the site search does not index
     its rows (issue 35, "MkDocs"; :mod:`mtboard.site.htmlstash`). ``page``/``pages``: this page's number and the
-    view's page count, for the filters' count (:func:`filters_html`, whose options are the whole view's values)."""
-    cols = visible_columns(view)
+    view's page count, for the filters' count (:func:`filters_html`, whose options are the whole view's values).
+    ``cols`` and ``filters``: the view's :func:`visible_columns` and :func:`filter_spec` when the caller computed them
+    once for every page of the view (issue 35: each is a pass over the whole view; ``filters`` False: compute it)."""
+    cols = visible_columns(view) if cols is None else cols
     optional = [c for c in cols if not c.core]
     shown_rows = view.methods if rows is None else rows
     out = [f'<div class="mtb-board" data-board="{_e(table_id)}" data-cmp="{_e(link("compare.md"))}?board='
            f'{_e(lb.key)}" data-view="{_e(view.domain or "all")}"{"" if search else " data-search-exclude"}>']
-    out.append(filters_html(lb, view.methods, page, pages))
+    out.append(filters_html(lb, view.methods, page, pages) if filters is False else filters_form(filters, page, pages))
     if optional:
         out.append('<details class="mtb-cols"><summary>Columns</summary><fieldset><legend>Optional columns'
                    '</legend>')
@@ -755,4 +770,5 @@ def overview(boards: list[Leaderboard]) -> Overview | None:
 
 
 __all__ = ["BOARD_COLUMNS", "OVERVIEW_ROWS", "COST_SEGMENTS", "COST_N_CONTROL", "cost_of_segments", "cost_n_html",
-           "board_table", "ci_text", "facts_attrs", "filters_html", "fill_values", "overview", "tries_html"]
+           "board_table", "ci_text", "facts_attrs", "filter_spec", "filters_form", "filters_html", "fill_values",
+           "overview", "tries_html"]

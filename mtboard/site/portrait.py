@@ -228,7 +228,8 @@ def build_portraits(boards: list[Leaderboard], models: ModelIndex | None = None)
         for row in lb.rows:
             lc = by_path[row.representative]
             by_model[lc.card.model_slug].append((lb, lc))
-    out = [_portrait(slug, by_model[slug]) for slug in sorted(by_model)]
+    index = _DomainIndex()
+    out = [_portrait(slug, by_model[slug], index) for slug in sorted(by_model)]
     if models is not None:
         for p in out:
             p.record = models.link(by_model[p.slug][0][1].card)
@@ -243,10 +244,12 @@ def attach_claims(portraits: list[Portrait], claims: list[Any]) -> None:
         p.claims = [c for c in claims if slug is not None and c.model == slug]
 
 
-def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrait:
+def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]], index: _DomainIndex | None = None) -> Portrait:
     """Gather every run of one model (:func:`_count_results`, :func:`_domain_rows`, :func:`_losses`), then sort:
-    counts by decreasing count then name (outcomes and error kinds by name), domains and losses by delta."""
+    counts by decreasing count then name (outcomes and error kinds by name), domains and losses by delta.
+    ``index``: the build's :class:`_DomainIndex`, shared by every portrait."""
     g = _Gathered()
+    index = _DomainIndex() if index is None else index
     for lb, lc in pairs:
         card = lc.card
         label = f"{method_name(card)} on {lb.dataset_id} v{lb.version}"
@@ -260,7 +263,7 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]]) -> Portrai
         if cp is not None:
             for area, value in sorted(cp.breakdown.get("area", {}).items()):
                 g.areas.append((label, area, value))
-        domain_rows = _domain_rows(lb, lc, label)
+        domain_rows = _domain_rows(lb, lc, label, index)
         g.worst.extend(d for d in domain_rows if d["delta"] < 0)  # worse than the field only (issue 36 item 4)
         if domain_rows:
             g.charts.append({"run": label, "bars": [(d["domain"], d["chrf"], d["field"]) for d in domain_rows]})
@@ -306,18 +309,37 @@ def _count_results(g: _Gathered, lc: LoadedCard) -> None:
             g.flags.update(rub.flags)
 
 
-def _domain_rows(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]:
+class _DomainIndex:
+    """Per domain view, its rows by card and the median chrF++ of its real systems, each computed once a build (not
+    once per run: a 2,000-row board made that quadratic, issue 35)."""
+
+    def __init__(self) -> None:
+        self._views: dict[int, tuple[dict[int, Any], float | None]] = {}
+
+    def __call__(self, view: Any) -> tuple[dict[int, Any], float | None]:
+        found = self._views.get(id(view))
+        if found is None:
+            by_card: dict[int, Any] = {}
+            for row in view.rows:
+                by_card.setdefault(id(row.lc), row)  # the first row of a card, as a scan would find it
+            field_vals = [row.chrf for row in view.rows if row.chrf is not None and not row.reference]
+            found = (by_card, float(statistics.median(field_vals)) if field_vals else None)
+            self._views[id(view)] = found
+        return found
+
+
+def _domain_rows(lb: Leaderboard, lc: LoadedCard, label: str,
+                 index: _DomainIndex | None = None) -> list[dict[str, Any]]:
     """The run's chrF++ in each domain view of its board beside the median of the real systems there (reference
-    baselines excluded); views where the run or the field has no value are left out."""
+    baselines excluded); views where the run or the field has no value are left out. ``index``: the build's
+    :class:`_DomainIndex` (None: a new one)."""
+    index = _DomainIndex() if index is None else index
     rows = []
     for view in lb.views[1:]:
-        mine = next((row for row in view.rows if row.lc is lc), None)
-        if mine is None or mine.chrf is None:
+        by_card, med = index(view)
+        mine = by_card.get(id(lc))
+        if mine is None or mine.chrf is None or med is None:
             continue
-        field_vals = [row.chrf for row in view.rows if row.chrf is not None and not row.reference]
-        if not field_vals:
-            continue
-        med = float(statistics.median(field_vals))
         rows.append({"run": label, "domain": view.domain, "chrf": mine.chrf, "field": med,
                      "delta": mine.chrf - med, "n": view.n_entries, "href": view.page})
     return rows
