@@ -135,8 +135,8 @@ def test_2000_row_board_pages_under_250_kb(tmp_path):
     domain views, their later pages) ≤ 250,000 bytes, and every method is on exactly one page of each view; the runs
     index's pages too. 20 resamples keep it short (the page's size does not depend on them). Before this item the
     board page was 3,479,641 B here.
-    Takes ≈ 4.6 minutes on the shared 2-core machine (278 s measured with 8-entry cards: generation, then the whole
-    build)."""
+    Takes ≈ 1.6 minutes alone on the shared 2-core machine (96 s measured on 2026-12-06 with 8-entry cards:
+    generation ≈ 34 s, then the whole build; 115 s before the per-view work was done once a view)."""
     sys.path.insert(0, str(ROOT / "bench"))
     from site_scale import DOMAINS, make_tree  # noqa: PLC0415
 
