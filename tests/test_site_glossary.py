@@ -49,6 +49,26 @@ def test_every_tier_has_a_term_and_every_term_a_methodology_topic_that_exists():
     assert rel_link("methodology/ranks.md", "methodology/ranks.md#downloads") == "ranks.html#downloads"
 
 
+def test_rel_link_is_posix_relpath_whatever_the_working_directory(tmp_path, monkeypatch):
+    """rel_link remembers relative pairs (issue 35): its answers are posixpath.relpath's, hand-checked here, and do not
+    change with the working directory; an absolute path is computed afresh (its answer depends on it)."""
+    import posixpath
+
+    from mtboard.site import render
+
+    pairs = {("index.md", "runs/abc.md"): "runs/abc.html", ("runs/abc.md", "index.md"): "../index.html",
+             ("leaderboards/x/page-2.md", "compare/a-b.md"): "../../compare/a-b.html",
+             ("a/b/c.md", "a/b/d.md#top"): "d.html#top", ("runs/abc.md", "data/x.json.gz"): "../data/x.json.gz"}
+    for cwd in (None, tmp_path, tmp_path / "deep" / "er"):
+        if cwd is not None:
+            cwd.mkdir(parents=True, exist_ok=True)
+            monkeypatch.chdir(cwd)
+        for (here, target), want in pairs.items():
+            assert rel_link(here, target) == want
+        assert render.rel_md("runs/abc.md", "index.md") == "../index.md"
+        assert render._relpath("/abs/x.html", "runs") == posixpath.relpath("/abs/x.html", "runs")
+
+
 def test_glossary_and_methodology_links_land_on_ids(committed_site):
     out = committed_site.out
     pages = [p for p in out.rglob("*.html") if not p.name.startswith("404")]
