@@ -287,3 +287,41 @@ def test_the_graph_checks_catch_what_they_are_for():
     # real edges the graph must see: a function-level import (the run command) and a from-package submodule import
     assert "mtboard.run.runner" in graph()["mtboard.cli.run"]
     assert "mtboard.site.build" in graph()["mtboard.site"]
+
+
+MAX_FUNCTION_LINES = 80
+"""Issue 30: the longest function body (lines after the docstring, nested functions included) without a reason."""
+
+
+def _long_functions() -> list[tuple[str, int]]:
+    """Every function of the package whose body runs over :data:`MAX_FUNCTION_LINES` lines and whose docstring has no
+    ``Long:`` line: (``path:name``, body lines)."""
+    found = []
+    for path in sorted(PKG.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            doc = ast.get_docstring(node) or ""
+            first = node.body[0]
+            has_doc = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                first.value.value, str)
+            start = first.end_lineno + 1 if has_doc and len(node.body) > 1 else first.lineno
+            lines = node.end_lineno - start + 1
+            if lines > MAX_FUNCTION_LINES and not any(x.strip().startswith("Long:") for x in doc.splitlines()):
+                found.append((f"{path.relative_to(REPO).as_posix()}:{node.name}", lines))
+    return found
+
+
+def test_no_function_body_over_80_lines_without_a_reason():
+    assert _long_functions() == []
+
+
+def test_the_function_length_rule_counts_the_body_after_the_docstring(tmp_path, monkeypatch):
+    body = "\n".join(f"    x{i} = {i}" for i in range(81))
+    (tmp_path / "m.py").write_text(f'def long():\n    """Doc."""\n{body}\n\n\ndef short():\n    """Doc.\n\n'
+                                   f'    Long: a reason.\n    """\n{body}\n\n\ndef fits():\n    """Doc."""\n'
+                                   + "\n".join(f"    y{i} = {i}" for i in range(80)) + "\n")
+    monkeypatch.setattr(f"{__name__}.PKG", tmp_path)
+    monkeypatch.setattr(f"{__name__}.REPO", tmp_path)
+    assert _long_functions() == [("m.py:long", 81)]

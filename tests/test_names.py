@@ -169,6 +169,11 @@ def test_mark_and_json_visible_equal_the_regex_scan_on_every_plane():
     refused = names.REFUSED.findall(every)
     assert shown.count("\\u") == len(refused) - 3 + sum(ord(c) > 0xFFFF for c in refused)  # \t \n \r stay
     assert json_visible("bell\x07") == "bell\\u0007" and mark("bell\x07") == "bell[\u26a0U+0007]"
+    from markupsafe import Markup  # a str subclass comes back a plain str (Jinja escapes it), as regex.sub gave
+
+    for value in (Markup("<b>a</b>"), Markup("a\u202eb")):
+        assert type(mark(value)) is str and type(json_visible(value)) is str
+        assert type(mark(value, free_text=True)) is str and mark(value) == scan(names.REFUSED, value, names.marker)
 
 
 def test_site_helpers_isolate_and_mark():

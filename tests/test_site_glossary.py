@@ -51,7 +51,8 @@ def test_every_tier_has_a_term_and_every_term_a_methodology_topic_that_exists():
 
 def test_rel_link_is_posix_relpath_whatever_the_working_directory(tmp_path, monkeypatch):
     """rel_link remembers relative pairs (issue 35): its answers are posixpath.relpath's, hand-checked here, and do not
-    change with the working directory; an absolute path is computed afresh (its answer depends on it)."""
+    change with the working directory; an absolute path or a '..' part is computed afresh (its answer may depend on
+    it: relpath stops at '/'; the reviewer's cases)."""
     import posixpath
 
     from mtboard.site import render
@@ -67,6 +68,13 @@ def test_rel_link_is_posix_relpath_whatever_the_working_directory(tmp_path, monk
             assert rel_link(here, target) == want
         assert render.rel_md("runs/abc.md", "index.md") == "../index.md"
         assert render._relpath("/abs/x.html", "runs") == posixpath.relpath("/abs/x.html", "runs")
+        for here, target in (("index.md", "../x.md"), ("p.md", "../../../../x.md"), ("a/p.md", "../../../../../y.md"),
+                             ("a/../b/p.md", "c.md")):  # a '..' can climb above the working directory: not remembered
+            want = posixpath.relpath(target[:-3] + ".html", posixpath.dirname(here) or ".")
+            assert rel_link(here, target) == want, (cwd, here, target)
+    monkeypatch.chdir("/")
+    # from '/', relpath stops climbing at the root (what the old code gave; a remembered answer would be '../x.html')
+    assert rel_link("index.md", "../x.md") == "x.html" and rel_link("p.md", "../../../../x.md") == "x.html"
 
 
 def test_glossary_and_methodology_links_land_on_ids(committed_site):

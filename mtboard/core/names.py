@@ -84,12 +84,13 @@ _MARK = regex.compile(r"[\p{Mn}\p{Me}]")
 
 
 def _ascii_hits(pattern: regex.Pattern[str]) -> frozenset[str]:
+    """The ASCII characters (U+0000–U+007F) a single-character ``pattern`` matches."""
     return frozenset(c for c in map(chr, range(128)) if pattern.match(c))
 
 
 _ASCII_HITS = {rx: _ascii_hits(rx) for rx in (REFUSED, _SPOOF, _JSON_ESCAPE)}
-"""The ASCII characters each single-character pattern matches (REFUSED and the JSON escape: the C0 controls and DEL;
-:data:`_SPOOF`: none), computed from the patterns themselves."""
+"""The ASCII characters each single-character pattern matches, computed from the patterns themselves: REFUSED, the C0
+controls and DEL; the JSON escape, the same but tab, line feed and carriage return; :data:`_SPOOF`, none."""
 
 
 def _replace_chars(pattern: regex.Pattern[str], text: str, repl: Callable[[str], str]) -> str:
@@ -98,6 +99,7 @@ def _replace_chars(pattern: regex.Pattern[str], text: str, repl: Callable[[str],
     ``str.translate``. Same result; on a page or a download (megabytes, a few hundred distinct characters) about 6×
     faster than scanning with ``regex``, and an ASCII text with no ASCII hit is returned at once (issue 35: the
     build calls this for every name and every written file)."""
+    text = str(text)  # a str subclass (markupsafe.Markup) comes back a plain str, as from regex.sub
     if text.isascii():
         hits = _ASCII_HITS[pattern]
         if not hits or hits.isdisjoint(text):

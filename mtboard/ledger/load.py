@@ -359,6 +359,20 @@ def long_lived() -> Iterator[Callable[[], None]]:
             gc.unfreeze()
 
 
+def _load_corpora(inputs: Inputs, corpora_dir: Path | None) -> None:
+    """Every ``*.json`` corpus of ``corpora_dir`` (name order) into ``inputs.corpora``; one that does not load is a
+    warning, not an error."""
+    if corpora_dir is None or not corpora_dir.is_dir():
+        return
+    for p in sorted(corpora_dir.glob("*.json")):
+        try:
+            corpus, sha = load_corpus(p)
+        except MtboardError as exc:
+            inputs.warnings.append(f"corpus skipped: {exc.one_line()}")
+            continue
+        inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
+
+
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
                 anchors_dir: Path | None = None, attestation_repository: str | None = None,
                 secret_segment: Path | None = None, secret_source: str | None = None,
@@ -384,14 +398,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
         signer = None
     inputs.anchors, warnings = load_anchors(anchors_dir)
     inputs.warnings.extend(warnings)
-    if corpora_dir is not None and corpora_dir.is_dir():
-        for p in sorted(corpora_dir.glob("*.json")):
-            try:
-                corpus, sha = load_corpus(p)
-            except MtboardError as exc:
-                inputs.warnings.append(f"corpus skipped: {exc.one_line()}")
-                continue
-            inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
+    _load_corpora(inputs, corpora_dir)
     verdicts = None
     if validate and cache is not None:
         verdicts = ValidationCache(cache, environment_hash(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from markupsafe import Markup
 
@@ -555,7 +555,7 @@ def filters_form(spec: str | None, page: int = 1, pages: int = 1) -> str:
 def board_table(view: View, lb: Leaderboard, link, table_id: str = "board",
                 rows: list[MethodRow] | None = None, part: str = "", search: bool = True,
                 page: int = 1, pages: int = 1, cols: list[BoardColumn] | None = None,
-                filters: str | None | bool = False) -> Markup:
+                filters: str | None | Literal[False] = False) -> Markup:
     """The board's ``<table>`` (WAI-ARIA APG sortable table: a button in each sortable header, ``aria-sort`` on the
     sorted column only) inside a labelled, focusable scroll region, preceded by the CSS column picker.
 

@@ -222,12 +222,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     _guard(docs, DOCS_MARKER, root, "docs")
     if out.resolve().is_relative_to(docs.resolve()) or docs.resolve().is_relative_to(out.resolve()):
         raise ConfigError("docs and output folders overlap", fix="use separate folders, e.g. build/docs and build/site")
-    if cache is not None:  # each build replaces out and docs: a cache inside them would be wiped (issue 35 review)
-        c = cache.resolve()
-        for path, what in ((out.resolve(), "output"), (docs.resolve(), "docs")):
-            if c.is_relative_to(path) or path.is_relative_to(c):
-                raise ConfigError(f"cache folder {c} overlaps the {what} folder {path}", field="cache",
-                                  fix="choose a separate cache folder, e.g. .mtboard-cache (or --cache off)")
+    _guard_cache(cache, out, docs)
     with long_lived() as settle:  # cards stay alive until the end: out of the collector's scans (issue 35)
         t0 = time.perf_counter()
         prev = load_previous(previous) if previous is not None else None
@@ -297,6 +292,18 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         if run_mkdocs:
             report.seconds["publish"] = time.perf_counter() - t3 - report.seconds["mkdocs"]
         return report
+
+
+def _guard_cache(cache: Path | None, out: Path, docs: Path) -> None:
+    """Each build replaces ``out`` and ``docs``: a cache folder inside them would be wiped, one around them would hold
+    the site (issue 35 review). Raises: ConfigError naming both folders."""
+    if cache is None:
+        return
+    c = cache.resolve()
+    for path, what in ((out.resolve(), "output"), (docs.resolve(), "docs")):
+        if c.is_relative_to(path) or path.is_relative_to(c):
+            raise ConfigError(f"cache folder {c} overlaps the {what} folder {path}", field="cache",
+                              fix="choose a separate cache folder, e.g. .mtboard-cache (or --cache off)")
 
 
 def _ledger_outputs(ledger, root: Path, submissions: Path, stamp: str, prev, snapshots: Path | None,

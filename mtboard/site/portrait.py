@@ -311,12 +311,15 @@ def _count_results(g: _Gathered, lc: LoadedCard) -> None:
 
 class _DomainIndex:
     """Per domain view, its rows by card and the median chrF++ of its real systems, each computed once a build (not
-    once per run: a 2,000-row board made that quadratic, issue 35)."""
+    once per run: a 2,000-row board made that quadratic, issue 35). Views and cards are keyed by ``id()``: valid while
+    the build's boards are alive (one :func:`build_portraits` call)."""
 
     def __init__(self) -> None:
         self._views: dict[int, tuple[dict[int, Any], float | None]] = {}
 
     def __call__(self, view: Any) -> tuple[dict[int, Any], float | None]:
+        """``view``'s first row of each card (``id(row.lc)`` → row) and the median chrF++ of its non-reference rows
+        with a value (None when no row has one)."""
         found = self._views.get(id(view))
         if found is None:
             by_card: dict[int, Any] = {}

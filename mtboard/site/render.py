@@ -59,14 +59,16 @@ def rel_link(here: str, target: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _relpath_relative(path: str, start: str) -> str:
+    """``posixpath.relpath`` of two relative paths without ``..`` (:func:`_relpath`), remembered."""
     return posixpath.relpath(path, start)
 
 
 def _relpath(path: str, start: str) -> str:
-    """``posixpath.relpath(path, start)``, remembered for two relative paths (its answer then does not depend on the
-    working directory): a build asks the same few thousand pairs ~100 times each (issue 35: 184,000 calls, 4 s of a
-    2,000-row board's build)."""
-    if path.startswith("/") or start.startswith("/"):
+    """``posixpath.relpath(path, start)``, remembered for two relative paths with no ``..`` part: their answer does
+    not depend on the working directory (an absolute path, or a ``..`` that may climb above the working directory,
+    is computed afresh). A build asks the same few thousand pairs ~100 times each (issue 35: 184,000 calls, 4 s of
+    a 2,000-row board's build)."""
+    if path.startswith("/") or start.startswith("/") or ".." in path.split("/") or ".." in start.split("/"):
         return posixpath.relpath(path, start)
     return _relpath_relative(path, start)
 

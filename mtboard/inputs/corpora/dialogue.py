@@ -169,7 +169,10 @@ def wml_lines(text: str, defined: frozenset[str] = DEFINED) -> tuple[list[WmlLin
     """The dialogue and narration lines of one WML file, in file order, and what was dropped (module doc).
 
     ``text``: the file's text; ``defined``: preprocessor symbols taken as defined (default :data:`DEFINED`).
-    Raises ValueError on an unterminated string or macro call."""
+    Raises ValueError on an unterminated string or macro call.
+
+    Long: one scanner over the file's characters; its helpers share the position, the tag stack and the ``#if`` state,
+    which split-out functions would pass back and forth at every token."""
     report = WmlReport()
     out: list[WmlLine] = []
     stack: list[_Tag] = []
