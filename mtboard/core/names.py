@@ -102,13 +102,11 @@ def _replace_chars(pattern: regex.Pattern[str], text: str, repl: Callable[[str],
     text = str(text)  # a str subclass (markupsafe.Markup) comes back a plain str, as from regex.sub
     if text.isascii():
         hits = _ASCII_HITS[pattern]
-        if not hits or hits.isdisjoint(text):
-            return text
-        found = hits.intersection(text)
+        found = hits.intersection(text) if hits else hits  # no pass over the text when nothing ASCII can match
     else:
         found = {c for c in set(text) if pattern.match(c)}
-        if not found:
-            return text
+    if not found:
+        return text
     return text.translate({ord(c): repl(c) for c in found})
 
 

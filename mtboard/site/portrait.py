@@ -244,12 +244,11 @@ def attach_claims(portraits: list[Portrait], claims: list[Any]) -> None:
         p.claims = [c for c in claims if slug is not None and c.model == slug]
 
 
-def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]], index: _DomainIndex | None = None) -> Portrait:
+def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]], index: _DomainIndex) -> Portrait:
     """Gather every run of one model (:func:`_count_results`, :func:`_domain_rows`, :func:`_losses`), then sort:
     counts by decreasing count then name (outcomes and error kinds by name), domains and losses by delta.
     ``index``: the build's :class:`_DomainIndex`, shared by every portrait."""
     g = _Gathered()
-    index = _DomainIndex() if index is None else index
     for lb, lc in pairs:
         card = lc.card
         label = f"{method_name(card)} on {lb.dataset_id} v{lb.version}"
