@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import csv
 import dataclasses
+import gzip
 import io
 import json
 import re
@@ -433,7 +434,26 @@ def test_history_publishes_every_snapshot_under_a_permanent_name(tmp_path, build
     index = json.loads((docs / "data" / "snapshots" / "index.json").read_text(encoding="utf-8"))["snapshots"]
     cur = json.loads((docs / "data" / "ledger.json").read_text(encoding="utf-8"))
     assert [s["name"] for s in index] == [f"2026-12-02-{cur['build']}", f"2026-12-01-{old['build']}"]
+    # issue 35: this build's snapshot is gzip, byte for byte the published ledger inside; the earlier one was read
+    # from a .json file and keeps that permalink
+    assert [s["file"] for s in index] == [f"data/snapshots/2026-12-02-{cur['build']}.json.gz",
+                                          f"data/snapshots/2026-12-01-{old['build']}.json"]
+    current = (docs / "data" / "snapshots" / f"2026-12-02-{cur['build']}.json.gz").read_bytes()
+    assert current[:2] == b"\x1f\x8b" and gzip.decompress(current) == (docs / "data" / "ledger.json").read_bytes()
+    assert not (docs / "data" / "snapshots" / f"2026-12-02-{cur['build']}.json").exists()
     assert json.loads((docs / "data" / "snapshots" / f"2026-12-01-{old['build']}.json").read_text()) == old
+    history = (docs / "history.md").read_text(encoding="utf-8")
+    assert f"2026-12-02-{cur['build']}.json.gz\">JSON (gzip)</a>" in history
+    assert f"2026-12-01-{old['build']}.json\">JSON</a>" in history
+    # the next build reads the compressed snapshot back (the site workflow fetches the index's "file")
+    shutil.copy(docs / "data" / "snapshots" / f"2026-12-02-{cur['build']}.json.gz", snaps)
+    report = _build(subs, tmp_path / "d", build_cache, build_time="2026-12-03T00:00:00Z", snapshots=snaps)
+    files = [s["file"] for s in json.loads((tmp_path / "d" / "docs" / "data" / "snapshots" / "index.json")
+                                           .read_text(encoding="utf-8"))["snapshots"]]
+    assert files[1:] == [f"data/snapshots/2026-12-02-{cur['build']}.json.gz",
+                         f"data/snapshots/2026-12-01-{old['build']}.json"], files
+    assert (tmp_path / "d" / "docs" / "data" / "snapshots" / f"2026-12-02-{cur['build']}.json.gz").read_bytes() \
+        == current
     page = (docs / "history" / f"2026-12-01-{old['build']}.md").read_text(encoding="utf-8")
     assert "# Board as of 2026-12-01" in page and old["build"] in page
     assert any("snapshot skipped" in w and "junk.json" in w for w in report.warnings)

@@ -314,7 +314,9 @@ def test_snapshots_newest_first_one_per_name_bad_files_warned(tmp_path):
     _write(tmp_path / "z.json", build="ffffffffffff", built_at="2025-01-01T00:00:00Z")  # read after f.json and index
     (tmp_path / "sub").mkdir()
     _write(tmp_path / "sub" / "h.json", build="eeeeeeeeeeee")
-    docs, warnings = H.load_snapshots(tmp_path)
+    snaps, warnings = H.load_snapshots(tmp_path)
+    docs = [s.doc for s in snaps]
+    assert not any(s.compressed for s in snaps)  # .json files: published again under the same name
     # a.json and b.json share 2026-01-01-aaaaaaaaaaaa: the first read (a.json) is kept
     assert [(d.build, d.built_at) for d in docs] == [
         ("cccccccccccc", "2026-03-01T00:00:00Z"), ("000000000000", "2026-03-01T00:00:00Z"),
@@ -327,8 +329,45 @@ def test_at_most_max_snapshots_newest_files_are_read(tmp_path, monkeypatch):
     for i, name in enumerate(("a", "b", "c")):
         _write(tmp_path / f"{name}.json", build=f"{i}" * 12, built_at=f"2026-01-0{i + 1}T00:00:00Z")
     monkeypatch.setattr(H, "MAX_SNAPSHOTS", 2)
-    assert [d.build for d in H.load_snapshots(tmp_path)[0]] == ["2" * 12, "1" * 12]  # c.json, b.json (last in order)
+    assert [s.doc.build for s in H.load_snapshots(tmp_path)[0]] == ["2" * 12, "1" * 12]  # c.json, b.json (last)
     assert H.MAX_SNAPSHOTS == 2 and H.load_snapshots.__module__ == "mtboard.ledger.history"
+
+
+def test_compressed_snapshots_are_read_and_keep_their_file_name(tmp_path):
+    """Issue 35: snapshots are published as gzip (``<name>.json.gz``); one published before as ``<name>.json`` keeps
+    its name. A file that is not gzip, or that inflates past the 256 MiB limit, is a one-line warning."""
+    import gzip
+
+    old = _write(tmp_path / "2026-01-01-aaaaaaaaaaaa.json", build="aaaaaaaaaaaa", built_at="2026-01-01T10:00:00Z")
+    new = tmp_path / "2026-02-01-bbbbbbbbbbbb.json.gz"
+    new.write_bytes(gzip.compress(json.dumps({**MINIMAL, "build": "bbbbbbbbbbbb",
+                                              "built_at": "2026-02-01T10:00:00Z"}).encode("utf-8")))
+    (tmp_path / "2026-03-01-cccccccccccc.json.gz").write_bytes(b'{"not": "gzip"}')
+    snaps, warnings = H.load_snapshots(tmp_path)
+    assert [(s.doc.build, s.compressed, s.file) for s in snaps] == [
+        ("bbbbbbbbbbbb", True, "data/snapshots/2026-02-01-bbbbbbbbbbbb.json.gz"),
+        ("aaaaaaaaaaaa", False, "data/snapshots/2026-01-01-aaaaaaaaaaaa.json")]
+    assert old.is_file() and len(warnings) == 1
+    assert warnings[0].startswith(f"snapshot skipped: {tmp_path / '2026-03-01-cccccccccccc.json.gz'}: --snapshots: ")
+    assert "not a valid gzip file" in warnings[0] and "\n" not in warnings[0]
+
+
+def test_gzip_reader_refuses_a_bomb_without_inflating_it(tmp_path):
+    """:func:`safejson.read_gzip_bytes`: at most ``max_bytes`` + 1 bytes come out of the decompressor (10 MB of zeros
+    compress to ~10 KB; the limit here is 1 MB)."""
+    import gzip
+
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gzip.compress(b"0" * 10_000_000))
+    assert bomb.stat().st_size < 20_000
+    with pytest.raises(InputError, match="decompresses to over the 1000000-byte limit") as err:
+        safejson.read_gzip_bytes(bomb, max_bytes=1_000_000)
+    assert err.value.where == str(bomb)
+    assert safejson.read_gzip_bytes(bomb, max_bytes=10_000_000) == b"0" * 10_000_000
+    truncated = tmp_path / "cut.gz"
+    truncated.write_bytes(gzip.compress(b"{}" * 1000)[:-12])
+    with pytest.raises(InputError, match="not a valid gzip file"):
+        safejson.read_gzip_bytes(truncated)
 
 
 def test_max_snapshots_is_two_thousand():

@@ -188,7 +188,7 @@ def test_domain_pages_recompute_over_their_entries(site):
             assert cells["drank"][0][0] in "\u25b2\u25bc=\u2014"
         # the view's downloads carry the same numbers
         data = json.loads((root / "out" / "leaderboards" / f"toy-en-es-v1.0.0-{domain}.json").read_text())
-        assert data["schema"] == "mtboard.board/1" and data["dataset"]["n_segments"] == n
+        assert data["schema"] == "mtboard.board/2" and data["dataset"]["n_segments"] == n
         assert [r["card_ids"] for r in data["rows"]] == [rid for rid, _ in rows]
         for r, (rid, cells) in zip(data["rows"], rows):
             assert f"{r['composite']:.3f}" == _first(cells["composite"][0])

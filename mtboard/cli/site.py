@@ -87,8 +87,9 @@ def build(
         "--previous", help="The published data/ledger.json of the last build: the changes page, data/changes.json and "
                            "the Atom feed list what changed since, and the changes are printed.")] = None,
     snapshots: Annotated[Path | None, typer.Option(
-        "--snapshots", help="Folder of earlier builds' data/ledger.json files (any names): published with this "
-                            "build's as the board's dated history (history.html).")] = None,
+        "--snapshots", help="Folder of earlier builds' data/ledger.json files (any names; *.json, or *.json.gz "
+                            "as published under data/snapshots/): published with this build's as the board's "
+                            "dated history (history.html).")] = None,
     cache: Annotated[Path | None, typer.Option(
         "--cache", help="Build cache folder: validation verdicts by content, so an unchanged card is not validated "
                         "again (`off`: no cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project "

@@ -245,6 +245,29 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_BYTES)
     return data
 
 
+def read_gzip_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_BYTES) -> bytes:
+    """:func:`read_bytes` of a gzip file (RFC 1952; the stdlib's :mod:`gzip`), decompressed: at most ``max_bytes``
+    read from disk and at most ``max_bytes`` once decompressed, so a small file that inflates to gigabytes (a "gzip
+    bomb") is refused after ``max_bytes`` + 1 bytes of output, never held whole.
+
+    Raises: InputError naming the file (not gzip, truncated, over either limit)."""
+    import gzip  # noqa: PLC0415 (a few readers need it)
+    import io  # noqa: PLC0415
+
+    where = str(path)
+    raw = read_bytes(path, max_bytes=max_bytes)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            data = fh.read(max_bytes + 1)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"not a valid gzip file ({exc})", where=where,
+                         fix="pass the file as published (gzip, RFC 1952) or its uncompressed .json") from None
+    if len(data) > max_bytes:
+        raise InputError(f"decompresses to over the {max_bytes}-byte limit", where=where,
+                         fix="pass a smaller file or raise the limit")
+    return data
+
+
 def load_file(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """:func:`read_bytes` then :func:`loads`."""
     return loads(read_bytes(path, max_bytes=max_bytes), where=str(path), max_bytes=max_bytes, max_depth=max_depth)

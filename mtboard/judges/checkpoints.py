@@ -31,8 +31,6 @@ runs three times; mean and spread (sample standard deviation) are reported, mean
 
 from __future__ import annotations
 
-import gzip
-import io
 import re
 import statistics
 import unicodedata
@@ -153,15 +151,8 @@ def load_bench(root: str | Path) -> Bench:
     cpath = _safe_member(root, manifest.corpus, "corpus")
     corpus, corpus_sha = documents.load_corpus(cpath)
     kpath = _safe_member(root, manifest.key, "key")
-    raw = safejson.read_bytes(kpath, max_bytes=MAX_KEY_BYTES)
-    if kpath.name.endswith(".gz"):
-        try:
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
-                raw = gz.read(MAX_KEY_BYTES + 1)
-        except (OSError, EOFError):
-            raise InputError("key is not valid gzip", where=str(kpath)) from None
-        if len(raw) > MAX_KEY_BYTES:
-            raise InputError(f"key larger than {MAX_KEY_BYTES} bytes uncompressed", where=str(kpath))
+    raw = (safejson.read_gzip_bytes(kpath, max_bytes=MAX_KEY_BYTES) if kpath.name.endswith(".gz")
+           else safejson.read_bytes(kpath, max_bytes=MAX_KEY_BYTES))
     key = documents.validate_model(Key, safejson.loads(raw, where=str(kpath)), str(kpath))
     ids = {e.id for e in corpus.entries}
     seen: set[str] = set()

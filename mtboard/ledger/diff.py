@@ -64,16 +64,18 @@ class LedgerDiff:
         return out
 
 
-def load_previous(path: Path, option: str = "--previous") -> Ledger:
+def load_previous(path: Path, option: str = "--previous", *, compressed: bool = False) -> Ledger:
     """Read a published ``data/ledger.json`` (safe JSON, strict schema; ``option`` names the command-line option the
-    file came from, in the error).
+    file came from, in the error); ``compressed``: the file is gzip (a snapshot's ``.json.gz``), read with
+    :func:`mtboard.core.safejson.read_gzip_bytes` (256 MiB at most, read or decompressed).
 
-    Raises: InputError naming the file and the option (unreadable, not a ledger, another schema version)."""
+    Raises: InputError naming the file and the option (unreadable, not gzip, not a ledger, another schema version)."""
     from mtboard.core import safejson
     from mtboard.core.documents import validate_model
 
     try:
-        raw = safejson.read_bytes(path, max_bytes=256 * 1024 * 1024)
+        read = safejson.read_gzip_bytes if compressed else safejson.read_bytes
+        raw = read(path, max_bytes=256 * 1024 * 1024)
         safejson.loads(raw, where=str(path), max_bytes=256 * 1024 * 1024)
         return validate_model(Ledger, raw, str(path))
     except MtboardError as exc:

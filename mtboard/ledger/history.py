@@ -5,10 +5,17 @@ The site publishes each snapshot as ``data/snapshots/<name>.json`` (the ledger a
 ``history.html`` with ``data/snapshots/index.json``. A snapshot's *name* is ``<YYYY-MM-DD>-<build id>``: one per
 distinct board per day. Earlier snapshots come from a folder (``mtboard build --snapshots DIR``; the site workflow
 fills it from the published site, so the history grows with every deploy).
+
+A snapshot is published gzip-compressed (``data/snapshots/<name>.json.gz``, RFC 1952, mtime 0; issue 35): a ledger
+is ~5 KB a method row, so 10,000 cards make a ~50 MB snapshot and a few dozen builds would fill the 1 GB that
+GitHub Pages publishes; gzip keeps a ninth of it (measured: 989 KB → 112 KB for 200 synthetic rows). A snapshot
+published before as ``<name>.json`` keeps that file name (a permalink does not move); ``data/snapshots/index.json``
+names each snapshot's ``file``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from mtboard.core.errors import MtboardError
@@ -23,25 +30,46 @@ def snapshot_name(doc: Ledger) -> str:
     return f"{doc.built_at[:10]}-{doc.build}"
 
 
-def load_snapshots(folder: Path | None) -> tuple[list[Ledger], list[str]]:
-    """Every ``*.json`` ledger directly in ``folder`` (safe JSON, strict schema; symlinks refused), newest first, one
-    per name; unreadable files become warnings (one line each). A missing folder gives none."""
+@dataclass(frozen=True)
+class Snapshot:
+    """One earlier (or this build's) ledger and how it is published: ``compressed`` True for
+    ``data/snapshots/<name>.json.gz`` (every new snapshot), False for a ``<name>.json`` published before snapshots
+    were compressed (its permalink kept)."""
+
+    doc: Ledger
+    compressed: bool = True
+
+    @property
+    def name(self) -> str:
+        return snapshot_name(self.doc)
+
+    @property
+    def file(self) -> str:
+        """The published file's path from the site root: ``data/snapshots/<name>.json.gz`` (or ``.json``)."""
+        return f"data/snapshots/{self.name}.json{'.gz' if self.compressed else ''}"
+
+
+def load_snapshots(folder: Path | None) -> tuple[list[Snapshot], list[str]]:
+    """Every ``*.json`` and ``*.json.gz`` ledger directly in ``folder`` (safe JSON, strict schema, a bounded gunzip:
+    :func:`mtboard.core.safejson.read_gzip_bytes`; symlinks refused), newest first, one per name (of a name's files,
+    the first in file-name order); unreadable files become warnings (one line each). At most
+    :data:`MAX_SNAPSHOTS` files are read, the last in file-name order. A missing folder gives none."""
     from mtboard.ledger.diff import load_previous
 
     if folder is None or not folder.is_dir():
         return [], []
-    found: dict[str, Ledger] = {}
+    found: dict[str, Snapshot] = {}
     warnings: list[str] = []
-    for path in sorted(folder.glob("*.json"))[-MAX_SNAPSHOTS:]:
-        if path.name == "index.json":
-            continue
+    paths = sorted(p for p in folder.iterdir() if p.name.endswith((".json", ".json.gz")) and p.name != "index.json")
+    for path in paths[-MAX_SNAPSHOTS:]:
+        compressed = path.name.endswith(".gz")
         try:
-            doc = load_previous(path, "--snapshots")
+            doc = load_previous(path, "--snapshots", compressed=compressed)
         except MtboardError as exc:
             warnings.append(f"snapshot skipped: {exc.one_line()}")
             continue
-        found.setdefault(snapshot_name(doc), doc)
-    return sorted(found.values(), key=lambda d: (d.built_at, d.build), reverse=True), warnings
+        found.setdefault(snapshot_name(doc), Snapshot(doc, compressed))
+    return sorted(found.values(), key=lambda s: (s.doc.built_at, s.doc.build), reverse=True), warnings
 
 
-__all__ = ["MAX_SNAPSHOTS", "snapshot_name", "load_snapshots"]
+__all__ = ["MAX_SNAPSHOTS", "Snapshot", "snapshot_name", "load_snapshots"]

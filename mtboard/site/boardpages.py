@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import gzip
 import hashlib
 import io
 import json
@@ -35,14 +36,15 @@ from mtboard.ledger.diff import GitDates, LedgerDiff
 from mtboard.core.schema.ledger import Ledger
 from mtboard.ledger.document import build_id, layered
 from mtboard.ledger.document import dumps as document_dumps
-from mtboard.ledger.history import snapshot_name
+from mtboard.ledger.history import Snapshot, snapshot_name
 from mtboard.ledger.load import Inputs
 from mtboard.core.names import mark
 from mtboard.site.render import _env, page_helpers, rel_link
+from mtboard.site.rundata import GZIP_LEVEL
 from mtboard.ledger import tables as tb
 from mtboard.ledger.tables import NO_API_COST, Leaderboard, View, method_name, run_page
 
-BOARD_SCHEMA = "mtboard.board/1"
+BOARD_SCHEMA = "mtboard.board/2"
 CHART_LIMIT = 30
 """Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
 rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
@@ -445,23 +447,42 @@ def methodology_version(boards: list[Leaderboard]) -> str:
     return " · ".join([f"harness {', '.join(harness)}"] + policy) if harness else ""
 
 
-def board_json(lb: Leaderboard, view: View, build: str, mversion: str) -> str:
-    """The JSON envelope of design §3.7 (schema ``data/schema/board-1.json``), written with
+def download_rows(view: View, lb: Leaderboard) -> list[dict[str, Any]]:
+    """:func:`board_rows` as the JSON downloads write them (``leaderboards/<view>.json``, ``leaderboard.json``;
+    issue 35): a field whose value is None left out unless :data:`BOARD_ROW_REQUIRED` names it."""
+    return [{k: v for k, v in row.items() if v is not None or k in _REQUIRED} for row in board_rows(view, lb)]
+
+
+def board_json(lb: Leaderboard, view: View, build: str, mversion: str,
+               rows: list[dict[str, Any]] | None = None) -> str:
+    """The JSON envelope of design §3.7 (schema ``data/schema/board-2.json``), written with
     :func:`mtboard.ledger.document.layered` at depth 2: the envelope indented, each row and column on one line.
-    Every column of the board (shown on this view or not) names its row ``fields``; every row holds every field of
-    :func:`board_rows` at full precision (the CSV beside it has the view's columns, rounded as shown)."""
+    Every column of the board (shown on this view or not) names its row ``fields``; each row holds the fields of
+    :func:`board_rows` at full precision (the CSV beside it has the view's columns, rounded as shown), a field
+    without a value (None) left out unless the schema requires it (:data:`BOARD_ROW_REQUIRED`, always present, null
+    included): read a missing field as null. Schema 2 (issue 35): nulls were ~47 % of a row's bytes, written 8 times
+    a method (once a view), the largest share of the bytes a card adds to the site; schema 1 wrote every field.
+    ``rows``: :func:`download_rows` of the view when the caller has them (None: computed here)."""
     env = {"schema": BOARD_SCHEMA, "build": build, "methodology_version": mversion,
            "dataset": {"id": lb.dataset_id, "version": lb.version, "sha256": lb.sha256, "pair": lb.language_pair,
                        "n_segments": view.n_entries, "domain": view.domain},
            "signatures": _signatures(lb),
            "columns": [{"key": c.key, "label": c.label, "unit": c.unit, "lower_is_better": c.lower_is_better,
                         "source": c.source, "fields": CSV_GROUPS[c.key]} for c in bd.BOARD_COLUMNS],
-           "rows": board_rows(view, lb), "sentinels": sentinel_rows(view)}
+           "rows": download_rows(view, lb) if rows is None else rows, "sentinels": sentinel_rows(view)}
     return layered(env, 2) + "\n"  # one row, one column per line (issue 35: ~35 % smaller than indent=1)
 
 
+BOARD_ROW_REQUIRED = (
+    "rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "composite", "composite_lo",
+    "composite_hi", "chrf", "chrf_lo", "chrf_hi", "cost_per_segment_usd", "cost_source", "latency_median_s",
+    "verification_tier", "n_cards", "card_ids", "first_run", "last_run")
+"""The fields every row of a board JSON download holds, null or not (:data:`BOARD_JSON_SCHEMA`); any other field
+of :func:`board_rows` is present only with a value."""
+_REQUIRED = frozenset(BOARD_ROW_REQUIRED)
+
 BOARD_JSON_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "board-1.json", "title": "mtboard board",
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "board-2.json", "title": "mtboard board",
     "type": "object", "required": ["schema", "build", "methodology_version", "dataset", "signatures", "columns", "rows"],
     "properties": {
         "schema": {"const": BOARD_SCHEMA}, "build": {"type": "string"}, "methodology_version": {"type": "string"},
@@ -473,10 +494,9 @@ BOARD_JSON_SCHEMA = {
                                                                               "source"],
                                                "properties": {"fields": {"type": "array",
                                                                          "items": {"type": "string"}}}}},
-        "rows": {"type": "array", "items": {"type": "object", "required": [
-            "rank_lo", "rank_hi", "method_id", "method_label", "model", "method_class", "composite", "composite_lo",
-            "composite_hi", "chrf", "chrf_lo", "chrf_hi", "cost_per_segment_usd", "cost_source",
-            "latency_median_s", "verification_tier", "n_cards", "card_ids", "first_run", "last_run"]}}}}
+        "rows": {"type": "array", "items": {
+            "type": "object", "required": list(BOARD_ROW_REQUIRED),
+            "description": "Every other field a column names is present only with a value: a missing field is null."}}}}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -608,12 +628,14 @@ def spec_section(spec: str, number: str, under: int | None = None) -> str:
 def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Any], root: Path,
                        build_time: str, diff: LedgerDiff | None = None, dates: GitDates | None = None,
                        site_url: str | None = None, ledger: Ledger | None = None,
-                       snapshots: list[Ledger] | None = None) -> dict[str, str]:
+                       snapshots: list[Snapshot] | None = None, data: dict[str, bytes] | None = None
+                       ) -> dict[str, str]:
     """Every page and file of the boards half. ``root``: project root (docs/SCORING_SPEC.md, corpora/SOURCES.md).
     ``diff``: the changes since the last build (:func:`mtboard.ledger.diff.diff_ledgers`; None: no changes page
     content); ``dates``: when each card entered the repository; ``site_url``: absolute links in the Atom feed;
     ``ledger``: this build's ledger and ``snapshots`` the earlier ones, published as the board's history
-    (:mod:`mtboard.ledger.history`)."""
+    (:mod:`mtboard.ledger.history`); ``data``: the build's binary files, where the compressed snapshots go (None: a
+    dict of this call's own, dropped)."""
     env = _env()
     env.globals.update(ci_text=bd.ci_text, pair_names=bd.pair_names)
     pages: dict[str, str] = {}
@@ -665,13 +687,15 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                        ctx_rows=context_rows(lb, lambda t, here=here: rel_link(here, t)) if i == 0 else [],
                        **common)
             pages[view_file(view, "csv")] = board_csv(view, lb)
-            pages[view_file(view, "json")] = board_json(lb, view, build, mversion)
+            rows = download_rows(view, lb)
+            pages[view_file(view, "json")] = board_json(lb, view, build, mversion, rows)
+            if i == 0:  # leaderboard.json: every board's main view, the same rows
+                site_rows.extend({"dataset": lb.dataset_id, "version": lb.version, "pair": lb.language_pair, **row}
+                                 for row in rows)
             top = bd.leader(view)
             views_meta.append({"domain": view.domain, "page": view.page[:-3] + ".html", "csv": view_file(view, "csv"),
                                "json": view_file(view, "json"), "n_segments": view.n_entries,
                                "leader": top.key[:16] if top else None})
-        for row in board_rows(lb.views[0], lb):
-            site_rows.append({"dataset": lb.dataset_id, "version": lb.version, "pair": lb.language_pair, **row})
         index.append({"dataset": {"id": lb.dataset_id, "version": lb.version, "sha256": lb.sha256,
                                   "pair": lb.language_pair, "languages": names},
                       "page": lb.page[:-3] + ".html", "views": views_meta,
@@ -679,9 +703,9 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
     # issue 35: each board / row on one line (the same value as indent=1, a third of the bytes or less)
     pages["data/boards.json"] = layered({"schema": "mtboard.boards/1", "build": build,
                                          "methodology_version": mversion, "boards": index}, 2) + "\n"
-    pages["leaderboard.json"] = layered({"schema": "mtboard.leaderboard/1", "build": build,
+    pages["leaderboard.json"] = layered({"schema": "mtboard.leaderboard/2", "build": build,
                                          "methodology_version": mversion, "rows": site_rows}, 2) + "\n"
-    pages["data/schema/board-1.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
+    pages["data/schema/board-2.json"] = json.dumps(BOARD_JSON_SCHEMA, indent=1) + "\n"
     _runs_index(render, boards)
     _home(render, inputs, boards, portraits, build_time, ledger.state if ledger is not None else None)
     _methodology(render, inputs, boards, root, sources, mversion)
@@ -690,7 +714,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
     pages["data/changes.json"] = changes_json(diff)
     pages["changes.xml"] = changes_atom(diff, ledger.built_at if ledger is not None else build_time, site_url)
     if ledger is not None:
-        _history(render, pages, ledger, snapshots or [])
+        _history(render, pages, {} if data is None else data, ledger, snapshots or [])
     return pages
 
 
@@ -798,19 +822,28 @@ def _changes(render, boards: list[Leaderboard], diff: LedgerDiff, dates: GitDate
     render("changes.md", "changes.md.j2", title="Changes", diff=diff, sections=sections, entries=entries)
 
 
-def _history(render, pages: dict[str, str], ledger: Ledger, snapshots: list[Ledger]) -> None:
+def _history(render, pages: dict[str, str], data: dict[str, bytes], ledger: Ledger,
+             snapshots: list[Snapshot]) -> None:
     """The board's history (issue 31 item 6): this build's ledger and every earlier snapshot, each under a permanent
-    name with its page, the list page and ``data/snapshots/index.json``."""
-    docs = {snapshot_name(d): d for d in snapshots}
+    name with its page, the list page and ``data/snapshots/index.json`` (each snapshot's ``file``). A snapshot is
+    written as it was published (:class:`mtboard.ledger.history.Snapshot`): this build's and every compressed one as
+    gzip into ``data`` (mtime 0: the same ledger, the same bytes), an earlier ``.json`` one as text into ``pages``."""
+    snaps = {s.name: s for s in snapshots}
     current = snapshot_name(ledger)
-    docs[current] = ledger
+    snaps[current] = Snapshot(ledger, compressed=True)
     listing = []
-    for name, doc in sorted(docs.items(), key=lambda kv: (kv[1].built_at, kv[1].build), reverse=True):
-        pages[f"data/snapshots/{name}.json"] = document_dumps(doc)
+    for name, snap in sorted(snaps.items(), key=lambda kv: (kv[1].doc.built_at, kv[1].doc.build), reverse=True):
+        doc = snap.doc
+        text = document_dumps(doc)
+        if snap.compressed:
+            data[snap.file] = gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
+        else:
+            pages[snap.file] = text
         render(f"history/{name}.md", "snapshot.md.j2", title=f"Board as of {doc.built_at[:10]} ({doc.build})",
-               doc=doc, name=name)
-        listing.append({"name": name, "date": doc.built_at[:10], "built_at": doc.built_at, "build": doc.build,
-                        "commit": doc.commit, "rows": sum(len(b.rows) for b in doc.boards), "current": name == current})
+               doc=doc, name=name, file=snap.file)
+        listing.append({"name": name, "file": snap.file, "date": doc.built_at[:10], "built_at": doc.built_at,
+                        "build": doc.build, "commit": doc.commit, "rows": sum(len(b.rows) for b in doc.boards),
+                        "current": name == current})
     pages["data/snapshots/index.json"] = json.dumps({"schema": "mtboard.snapshots/1", "snapshots": [
         {k: v for k, v in x.items() if k != "current"} for x in listing]}, ensure_ascii=False, indent=1) + "\n"
     render("history.md", "history.md.j2", title="Board history", snapshots=listing)

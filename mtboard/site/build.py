@@ -248,7 +248,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository)
         pages["data/ledger.json"] = document.dumps(doc)
         pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
-                                                   ledger=doc, snapshots=earlier))
+                                                   ledger=doc, snapshots=earlier, data=data))
         pages.update(infopages.render_info_pages(inputs, boards, root, repository=attestation_repository))
         pages.update(programme.render_programme_pages(inputs, root))  # costs, new languages (issue 39)
         pages.update(render_contamination_page(ledger.claims, boards, root, repository=attestation_repository))
