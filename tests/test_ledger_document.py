@@ -71,7 +71,7 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
                                                          ["BOARD"])[1])
     monkeypatch.setattr(B.methods, "attach_methods", lambda boards: calls.append(("methods", boards)))
     # issue 38 item 4: flip distances and inseparable views once ranks and clusters are known
-    monkeypatch.setattr(B.flip, "attach_flips", lambda boards: calls.append(("flips", boards)))
+    monkeypatch.setattr(B.flip, "attach_flips", lambda boards, cache: calls.append(("flips", boards, cache.folder)))
     # issue 37: tries and the filters' facts once ranks are known, from the inputs' model records; then contamination
     monkeypatch.setattr(B.tries, "attach_tries", lambda boards, models: calls.append(("tries", boards, models)))
     monkeypatch.setattr(B.facts, "attach_facts", lambda boards, models: calls.append(("facts", boards, models)))
@@ -95,7 +95,7 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     got = B.build_ledger(inputs, resamples=7)
     assert (got.inputs, got.boards, got.plans, got.claims, got.diagnostic) == (inputs, ["BOARD"], [plan], ["CLAIM"],
                                                                               ["DIAG"])
-    assert calls == [("decide", inputs), ("tables", [plan], 7, None), ("methods", ["BOARD"]), ("flips", ["BOARD"]),
+    assert calls == [("decide", inputs), ("tables", [plan], 7, None), ("methods", ["BOARD"]), ("flips", ["BOARD"], None),
                      ("sentinels", ["BOARD"], [], 7, None), ("tries", ["BOARD"], "MODELS"),
                      ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
                      ("contamination", ["BOARD"], inputs, 7), ("canaries", ["BOARD"], inputs, 7),

@@ -12,6 +12,7 @@ content in the build cache (:class:`mtboard.ledger.cache.ResampleCache`).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -100,6 +101,12 @@ def test_a_cached_ledger_is_identical_cold_and_warm_and_reads_every_resample(es_
     assert {p.stat().st_size for p in entries} == {header + 8 * 1000}  # 8,167 bytes: the float64s and one header
     warm = build_ledger(inputs, cache=cache)
     assert (warm.resample_hits, warm.resample_misses) == (lookups, 0)
+    # the flip distances of adjacent ranked rows (issue 35: the largest compute cost of a warm rebuild)
+    pairs = sum(max(0, len([m for m in v.methods if not m.reference and m.position]) - 1)
+                for lb in cold.boards for v in lb.views)
+    assert pairs == 8 and (plain.flip_hits, plain.flip_misses) == (0, 0)  # 2 ranked rows, 8 views
+    assert cold.flip_hits + cold.flip_misses == pairs and cold.flip_misses == len(list(cache.glob("flips/*/*.json")))
+    assert (warm.flip_hits, warm.flip_misses) == (pairs, 0)
     assert sorted(cache.glob("resamples/*/*.f64")) == entries  # the warm build stored nothing new
     assert _published(plain) == _published(cold) == _published(warm)
     for a, b in zip([ln for lb in plain.boards for v in lb.views for ln in v.sentinels],
@@ -262,3 +269,74 @@ def test_sliced_entry_columns_equal_entry_columns_of_the_subset(es_tree, semanti
         assert ("terminology_adherence" in got) == (name not in ("without terms", "none")), name
         assert ("semantic_score" in got) == (name != "none" and (semantic == "all" or (semantic == "some"
                                                                           and name == "even"))), name
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# flip distances (issue 35: C.FlipCache)
+
+
+def _flip_pair(es_tree):
+    """The EN→ES board's first adjacent ranked pair of its main view: (whole ids, view ids, upper row, lower row)."""
+    from mtboard.ledger.build import build_ledger as _bl
+    from mtboard.score.flip import FlipRow
+
+    inputs, _ = es_tree
+    lb = _bl(inputs).boards[0]
+    view = lb.views[0]
+    real = [m for m in view.methods if not m.reference and m.position]
+    rows = [FlipRow.of_card(m.rep.lc.card, view.ids) for m in real[:2]]
+    return view.ids, rows[0], rows[1], real[0].flip
+
+
+def test_a_cached_flip_is_the_searched_one(es_tree, tmp_path):
+    """A stored entry holds exactly :func:`flip_greedy`'s count and entry ids under its key; the ledger's flip of the
+    pair is that value (no cache)."""
+    from mtboard.score.flip import flip_greedy
+
+    ids, upper, lower, shown = _flip_pair(es_tree)
+    f = flip_greedy(upper, lower, ids)
+    assert (shown.count, shown.entries) == (f.count, tuple(sorted(f.entries)))
+    fc = C.FlipCache(tmp_path / "cache")
+    key = fc.key(ids, ids, C.flip_row_digest(upper), C.flip_row_digest(lower))
+    assert fc.key(ids, ids, C.flip_row_digest(lower), C.flip_row_digest(upper)) != key  # order matters
+    assert fc.get(key, ids) is None and (fc.hits, fc.misses) == (0, 1)
+    fc.put(key, f.count, tuple(sorted(f.entries)))
+    (path,) = (tmp_path / "cache").glob("flips/*/*.json")
+    assert path == tmp_path / "cache" / "flips" / key[:2] / f"{key}.json"
+    assert json.loads(path.read_text()) == {"format": C.FLIP_FORMAT, "key": key, "count": f.count,
+                                            "entries": sorted(f.entries)}
+    assert fc.get(key, ids) == (f.count, tuple(sorted(f.entries))) and (fc.hits, fc.misses) == (1, 1)
+    assert C.FlipCache(None).get(key, ids) is None  # no folder: nothing kept
+
+
+@pytest.mark.parametrize("poison", ["count-too-big", "count-mismatch", "foreign-id", "unsorted", "other-key",
+                                    "format", "extra-field", "bool-count", "not-json", "directory", "link"])
+def test_a_corrupt_or_foreign_flip_entry_is_a_miss(tmp_path, poison):
+    """Nothing in a restored cache is trusted: each poisoned entry is a miss (then recomputed and replaced by the
+    build), never an error and never a value the search would not give."""
+    ids = [3, 5, 8, 13, 21]
+    fc = C.FlipCache(tmp_path / "cache")
+    key = fc.key(ids, ids, "a" * 64, "b" * 64)
+    fc.put(key, 2, (5, 13))
+    path = fc._path(key)
+    assert fc.get(key, ids) == (2, (5, 13))
+    doc = {"format": C.FLIP_FORMAT, "key": key, "count": 2, "entries": [5, 13]}
+    changes = {"count-too-big": {"count": 5, "entries": [3, 5, 8, 13, 21]}, "count-mismatch": {"count": 1},
+               "foreign-id": {"entries": [5, 14]}, "unsorted": {"entries": [13, 5]}, "other-key": {"key": "0" * 64},
+               "format": {"format": "mtboard-flip-cache/0"}, "extra-field": {"extra": 1}, "bool-count": {"count": True,
+                                                                                                       "entries": [5]}}
+    if poison in changes:
+        path.write_text(json.dumps({**doc, **changes[poison]}))
+    elif poison == "not-json":
+        path.write_text("{\"format\": ")
+    elif poison == "directory":
+        path.unlink()
+        path.mkdir()
+    else:
+        target = tmp_path / "elsewhere.json"
+        target.write_text(json.dumps(doc))
+        path.unlink()
+        os.symlink(target, path)
+    assert fc.get(key, ids) is None
+    fc.put(key, 2, (5, 13))  # what the build does on a miss: the entry is replaced
+    assert fc.get(key, ids) == (2, (5, 13)) and not path.is_symlink()

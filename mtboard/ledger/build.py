@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mtboard.ledger import (canaries, contamination, context_slices, diagnostic, facts, flip, methods, scorers, sentinels, standing,
                             tables, tries, variants)
-from mtboard.ledger.cache import ResampleCache
+from mtboard.ledger.cache import FlipCache, ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
 from mtboard.ledger.tables import Leaderboard
@@ -46,6 +46,10 @@ class BoardLedger:
     """Row-view chrF++ resamples read from the build cache (:func:`build_ledger`)."""
     resample_misses: int = 0
     """Row-view chrF++ resamples computed (and stored) because the build cache had no usable entry."""
+    flip_hits: int = 0
+    """Flip distances of adjacent rows read from the build cache (:class:`mtboard.ledger.cache.FlipCache`)."""
+    flip_misses: int = 0
+    """Flip distances searched (and stored) because the build cache had no usable entry; 0 without a cache."""
     diagnostic: list[Any] = field(default_factory=list)
     """Every corpus's diagnostic board (:class:`mtboard.ledger.diagnostic.DiagnosticBoard`; issue 40 item 6), by key:
     never ranked, never among ``boards``."""
@@ -75,14 +79,16 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     the paired tests, spec §4.6; :data:`mtboard.score.metrics.bootstrap.BOOTSTRAP_RESAMPLES` by default).
     ``cache``: the build cache folder (``mtboard build --cache``; issue 35 item 3): every row-view's resampled chrF++
     is read from ``cache/resamples/`` when stored and stored when computed
-    (:class:`mtboard.ledger.cache.ResampleCache`); the ledger is bit-identical with or without it.
+    (:class:`mtboard.ledger.cache.ResampleCache`), and every adjacent pair's flip distance from ``cache/flips/``
+    (:class:`mtboard.ledger.cache.FlipCache`); the ledger is bit-identical with or without it.
     ``BoardLedger.resample_hits``/``resample_misses`` count the lookups (both 0 without a cache)."""
     every = standing.decide(inputs)
     plans = [p for p in every if p.segment != standing.DIAGNOSTIC]
     rc = ResampleCache(cache)
     boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
     methods.attach_methods(boards)
-    flip.attach_flips(boards)
+    fc = FlipCache(cache)
+    flip.attach_flips(boards, fc)
     sentinels.attach(boards, getattr(inputs, "corpora", []), resamples=resamples, cache=cache)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
@@ -95,8 +101,8 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
                              resamples=resamples)
     if cache is None:
         return BoardLedger(inputs, boards, plans, claims=claims, diagnostic=diag)
-    return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, claims=claims,
-                       diagnostic=diag)
+    return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, flip_hits=fc.hits,
+                       flip_misses=fc.misses, claims=claims, diagnostic=diag)
 
 
 __all__ = ["BoardLedger", "build_ledger"]

@@ -1,7 +1,8 @@
 """The build cache of ``mtboard build`` (issue 35 item 3, "build what changed"): a card whose bytes and whose
 validator did not change since the last build is not validated again (:class:`ValidationCache`), and the bootstrap
 resamples of a row-view or of a sentinel line (:mod:`mtboard.ledger.sentinels`) whose statistics and draws did not
-change are not computed again (:class:`ResampleCache`, at the end of this module).
+change are not computed again (:class:`ResampleCache`), nor the flip distance of two adjacent rows whose rows and view
+did not change (:class:`FlipCache`, at the end of this module).
 
 A verdict (the one-line problems of :func:`mtboard.validate.validate_card`, empty when the card passed) is stored
 under a *key*: the SHA-256 of
@@ -38,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import os
 import platform
 import shutil
@@ -409,3 +411,113 @@ class ResampleCache:
         payload = scores.astype("<f8", copy=False).tobytes()
         assert self.folder is not None
         _write_entry(self.folder, self._path(key), self._header(key, payload) + payload)
+
+# --------------------------------------------------------------------------------------------------------------------
+# Flip distances
+
+FLIP_FORMAT = "mtboard-flip-cache/1"
+"""Part of every flip entry and of every flip key; change it when the entry's layout changes."""
+MAX_FLIP_ENTRY_BYTES = 1024 * 1024
+"""A flip entry larger than this is not read (a count and at most a view's entry ids)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _flip_environment() -> str:
+    """What every flip distance depends on besides its two rows and the view: the resampled chrF++'s environment
+    (:func:`_resample_environment`: versions, policy, the metric modules) and the bytes of every module of
+    ``mtboard/score/`` (the greedy search, the composite it recomputes, the per-entry columns), hex SHA-256."""
+    from mtboard import score  # noqa: PLC0415
+
+    h = hashlib.sha256(f"{FLIP_FORMAT}\0{_resample_environment()}\0".encode())
+    folder = Path(score.__file__).resolve().parent
+    for p in sorted(folder.rglob("*.py")):
+        h.update(f"{p.relative_to(folder).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+    return h.hexdigest()
+
+
+def flip_row_digest(row) -> str:  # noqa: ANN001 - a mtboard.score.flip.FlipRow
+    """Hex SHA-256 of every array and flag of a :class:`mtboard.score.flip.FlipRow` (each run's chrF++ statistics,
+    per-entry columns and availability masks by name, FST and variants flags): two rows with one digest are the same
+    input to :func:`mtboard.score.flip.flip_greedy`."""
+    h = hashlib.sha256()
+    for run in row.runs:
+        h.update(f"run\0{run.has_fst}\0{run.has_equiv}\0{run.stats.shape}\0".encode())
+        h.update(np.ascontiguousarray(run.stats, dtype="<i8").tobytes())
+        for kind, arrays in (("col", run.columns), ("avail", run.avail)):
+            for name in sorted(arrays):
+                arr = np.ascontiguousarray(arrays[name])
+                h.update(f"{kind}\0{name}\0{arr.dtype.str}\0{arr.shape}\0".encode())
+                h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+@dataclass
+class FlipCache:
+    """Flip distances (:func:`mtboard.score.flip.flip_greedy`) by content, in ``folder/flips/`` (``folder`` None
+    keeps nothing). Adding a card to a board leaves most adjacent pairs of its views as they were: their greedy search
+    (the largest single cost of a warm rebuild's compute phase, ~8 s at 1,000 synthetic cards) is read back.
+    ``hits``/``misses`` count :meth:`get` lookups.
+
+    Key (hex SHA-256): :func:`_flip_environment`, the board's whole entry-id order, the view's entry ids and the two
+    whole-board rows' :func:`flip_row_digest` (the view's rows are those rows over the view's positions), the upper
+    row first. Entry ``flips/KK/KEY.json``: ``{"format": FLIP_FORMAT, "key": KEY, "count": int or null, "entries":
+    [entry id, …]}``. Nothing read is trusted (the folder may come back from ``actions/cache``): an entry is read with
+    :mod:`mtboard.core.safejson` (no link, at most :data:`MAX_FLIP_ENTRY_BYTES`) through real folders only, and used
+    only when it has exactly those fields, this format and key, a count in 0 … n − 1 (0: the lower row is not below at
+    the composite's rounding; null, with no entries: no removal reverses the order) and that many distinct ascending
+    ids of the view; anything else is a miss, recomputed and replaced — never an error."""
+
+    folder: Path | None
+    hits: int = 0
+    misses: int = 0
+
+    @staticmethod
+    def key(whole: list[int], view_ids: list[int], upper: str, lower: str) -> str:
+        """The key of the pair (``upper``, ``lower``: :func:`flip_row_digest` of the whole-board rows) on a view
+        (``view_ids``) of a board whose entries are ``whole``."""
+        h = hashlib.sha256(f"{_flip_environment()}\0{upper}\0{lower}\0".encode())
+        h.update(np.asarray(whole, dtype="<i8").tobytes() + b"\0" + np.asarray(view_ids, dtype="<i8").tobytes())
+        return h.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / "flips" / key[:2] / f"{key}.json"
+
+    def get(self, key: str, view_ids: list[int]) -> tuple[int | None, tuple[int, ...]] | None:
+        """The stored ``(count, entry ids)`` of ``key`` when a valid entry holds it, else None (a miss)."""
+        found = None if self.folder is None else self._read(key, view_ids)
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def _read(self, key: str, view_ids: list[int]) -> tuple[int | None, tuple[int, ...]] | None:
+        path = self._path(key)
+        if not _real_folders(self.folder, path):
+            return None
+        try:
+            doc = safejson.load_file(path, max_bytes=MAX_FLIP_ENTRY_BYTES)
+        except MtboardError:
+            return None
+        if not isinstance(doc, dict) or set(doc) != {"format", "key", "count", "entries"} or \
+                doc["format"] != FLIP_FORMAT or doc["key"] != key:
+            return None
+        count, entries = doc["count"], doc["entries"]
+        if not isinstance(entries, list) or not all(type(e) is int for e in entries):
+            return None
+        if count is None:
+            return (None, ()) if not entries else None
+        if type(count) is not int or not 0 <= count < len(view_ids) or len(entries) != count or \
+                entries != sorted(set(entries)) or not set(entries) <= set(view_ids):
+            return None
+        return count, tuple(entries)
+
+    def put(self, key: str, count: int | None, entries: tuple[int, ...]) -> None:
+        """Store a computed flip distance (skipped without a folder; a failed write is skipped: see
+        :func:`_write_entry`)."""
+        if self.folder is None:
+            return
+        text = json.dumps({"format": FLIP_FORMAT, "key": key, "count": count, "entries": list(entries)},
+                          separators=(",", ":"))
+        _write_entry(self.folder, self._path(key), text.encode("ascii"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mtboard.ledger.cache import FlipCache, flip_row_digest
 from mtboard.ledger.methods import MethodRow
 from mtboard.ledger.tables import Leaderboard, View
 from mtboard.score import stats
@@ -57,26 +58,39 @@ def adjacent_inseparable(real: list[MethodRow]) -> bool:
     return True
 
 
-def _view_flips(view: View, rows: dict[str, FlipRow], positions: list[int] | None) -> None:
+def _view_flips(view: View, rows: dict[str, FlipRow], positions: list[int] | None, whole: list[int],
+                digests: dict[str, str], cache: FlipCache) -> None:
     real = [m for m in view.methods if not m.reference and m.position]
     for m in view.methods:
         m.flip = None
     view.inseparable = adjacent_inseparable(real)
     if not view.ids:
         return
-    taken = {}
-    for m in real:
-        full = rows[m.rep.lc.page_id]
-        taken[m.key] = full if positions is None else full.take(positions)
+    taken: dict[str, FlipRow] = {}
+
+    def row(m: MethodRow) -> FlipRow:  # sliced only when its pair is not in the cache
+        if m.key not in taken:
+            full = rows[m.rep.lc.page_id]
+            taken[m.key] = full if positions is None else full.take(positions)
+        return taken[m.key]
+
     for a, b in zip(real, real[1:]):
-        f = flip_greedy(taken[a.key], taken[b.key], view.ids)
-        a.flip = RowFlip(b.key, f.count, tuple(sorted(f.entries)))
+        key = cache.key(whole, view.ids, digests[a.rep.lc.page_id], digests[b.rep.lc.page_id])
+        found = cache.get(key, view.ids)
+        if found is None:
+            f = flip_greedy(row(a), row(b), view.ids)
+            found = (f.count, tuple(sorted(f.entries)))
+            cache.put(key, *found)
+        a.flip = RowFlip(b.key, found[0], found[1])
 
 
-def attach_flips(boards: list[Leaderboard]) -> None:
+def attach_flips(boards: list[Leaderboard], cache: FlipCache | None = None) -> None:
     """Set every ranked method row's :attr:`~mtboard.ledger.methods.MethodRow.flip` and every view's
     :attr:`~mtboard.ledger.tables.View.inseparable` (after :func:`mtboard.ledger.methods.attach_methods`). Each shown
-    card is indexed once per board (its whole-board :class:`~mtboard.score.flip.FlipRow`), then sliced per view."""
+    card is indexed once per board (its whole-board :class:`~mtboard.score.flip.FlipRow`), then sliced per view.
+    ``cache``: flip distances by content (:class:`mtboard.ledger.cache.FlipCache`; issue 35 item 3): a pair whose
+    rows and view did not change is read back, not searched again; the result is the same with or without it."""
+    cache = cache if cache is not None else FlipCache(None)
     for lb in boards:
         if not lb.views:
             continue
@@ -87,9 +101,10 @@ def attach_flips(boards: list[Leaderboard]) -> None:
             for m in view.methods:
                 if not m.reference and m.rep.lc.page_id not in rows:
                     rows[m.rep.lc.page_id] = FlipRow.of_card(m.rep.lc.card, whole)
+        digests = {pid: flip_row_digest(r) for pid, r in rows.items()}
         for view in lb.views:
             positions = None if view.ids == whole else [at[i] for i in view.ids]
-            _view_flips(view, rows, positions)
+            _view_flips(view, rows, positions, whole, digests, cache)
 
 
 __all__ = ["INSEPARABLE_LINE", "RowFlip", "adjacent_inseparable", "attach_flips"]

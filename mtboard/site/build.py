@@ -76,6 +76,10 @@ class BuildReport:
     """Row-views whose bootstrap resamples came from the cache (:class:`mtboard.ledger.cache.ResampleCache`)."""
     resample_misses: int = 0
     """Row-views whose resamples were computed (and stored, with a cache); 0 without a cache."""
+    flip_hits: int = 0
+    """Adjacent pairs whose flip distance came from the cache (:class:`mtboard.ledger.cache.FlipCache`)."""
+    flip_misses: int = 0
+    """Adjacent pairs whose flip distance was searched (and stored, with a cache); 0 without a cache."""
     pages_reused: int = 0
     """Pages whose HTML came from the cache instead of MkDocs (:mod:`mtboard.site.incremental`); 0 without a cache
     or on a full build."""
@@ -270,7 +274,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                                  {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
                                  changes=diff.lines() if prev is not None else [], cache_hits=inputs.cache_hits,
                                  cache_misses=inputs.cache_misses, resample_hits=ledger.resample_hits,
-                                 resample_misses=ledger.resample_misses)
+                                 resample_misses=ledger.resample_misses, flip_hits=ledger.flip_hits,
+                                 flip_misses=ledger.flip_misses)
             if run_mkdocs:
                 nav = render.nav(boards, officialpages.nav_items(off_boards)
                                  if (off_inputs.rows or off_inputs.rejected) else None, sweep_nav,
