@@ -349,7 +349,7 @@ def test_compressed_snapshots_are_read_and_keep_their_file_name(tmp_path):
         ("aaaaaaaaaaaa", False, "data/snapshots/2026-01-01-aaaaaaaaaaaa.json")]
     assert old.is_file() and len(warnings) == 1
     assert warnings[0].startswith(f"snapshot skipped: {tmp_path / '2026-03-01-cccccccccccc.json.gz'}: --snapshots: ")
-    assert "not a valid gzip file" in warnings[0] and "\n" not in warnings[0]
+    assert "not a gzip file (no gzip header)" in warnings[0] and "\n" not in warnings[0]
 
 
 def test_gzip_reader_refuses_a_bomb_without_inflating_it(tmp_path):
@@ -368,7 +368,56 @@ def test_gzip_reader_refuses_a_bomb_without_inflating_it(tmp_path):
     truncated.write_bytes(gzip.compress(b"{}" * 1000)[:-12])
     with pytest.raises(InputError, match="not a valid gzip file"):
         safejson.read_gzip_bytes(truncated)
+    # reviewer's findings: a corrupt deflate stream behind a valid header (zlib.error) and an empty or plain file are
+    # one-line InputErrors too, not a crash and not an empty document
+    corrupt = bytearray(gzip.compress(json.dumps({"k": list(range(200))}).encode()))
+    corrupt[12:40] = bytes(b ^ 0xFF for b in corrupt[12:40])
+    (tmp_path / "bad.gz").write_bytes(bytes(corrupt))
+    with pytest.raises(InputError, match="not a valid gzip file"):
+        safejson.read_gzip_bytes(tmp_path / "bad.gz")
+    for name, data in (("empty.gz", b""), ("plain.gz", b'{"schema": 1}')):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(InputError, match="not a gzip file"):
+            safejson.read_gzip_bytes(tmp_path / name)
+
+
+def test_a_corrupt_compressed_snapshot_is_a_warning(tmp_path):
+    """One bad snapshot from the published site (a corrupt gzip body) is skipped with a warning; the build goes on."""
+    import gzip
+
+    _write(tmp_path / "2026-01-01-aaaaaaaaaaaa.json", build="aaaaaaaaaaaa", built_at="2026-01-01T10:00:00Z")
+    corrupt = bytearray(gzip.compress(json.dumps({**MINIMAL, "build": "bbbbbbbbbbbb"}).encode()))
+    corrupt[12:40] = bytes(b ^ 0xFF for b in corrupt[12:40])
+    (tmp_path / "2026-02-01-bbbbbbbbbbbb.json.gz").write_bytes(bytes(corrupt))
+    snaps, warnings = H.load_snapshots(tmp_path)
+    assert [s.doc.build for s in snaps] == ["aaaaaaaaaaaa"] and len(warnings) == 1
+    assert "2026-02-01-bbbbbbbbbbbb.json.gz" in warnings[0] and "not a valid gzip file" in warnings[0]
 
 
 def test_max_snapshots_is_two_thousand():
     assert H.MAX_SNAPSHOTS == 2000
+
+
+def test_a_json_permalink_stays_when_this_build_has_its_name():
+    """Reviewer's finding: the same cards built again on the day of the last uncompressed deploy have that
+    snapshot's name; its ``.json`` permalink is published again as it was, not replaced by a ``.json.gz``. A new name
+    is gzip."""
+    import gzip
+
+    from mtboard.core.schema.ledger import Ledger
+    from mtboard.site import boardpages
+
+    doc = Ledger.model_validate(MINIMAL)
+    rendered = []
+    for earlier, want in (([H.Snapshot(doc, compressed=False)], "data/snapshots/2026-12-01-0123456789ab.json"),
+                          ([], "data/snapshots/2026-12-01-0123456789ab.json.gz")):
+        pages, data = {}, {}
+        boardpages._history(lambda path, template, **ctx: rendered.append((path, ctx.get("file"))), pages, data, doc,
+                            earlier)
+        index = json.loads(pages["data/snapshots/index.json"])["snapshots"]
+        assert [s["file"] for s in index] == [want] and ("history/2026-12-01-0123456789ab.md", want) in rendered
+        if want.endswith(".gz"):
+            assert not [p for p in pages if p.startswith("data/snapshots/2026")]
+            assert json.loads(gzip.decompress(data[want]))["build"] == "0123456789ab"
+        else:
+            assert not data and json.loads(pages[want])["build"] == "0123456789ab"

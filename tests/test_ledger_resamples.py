@@ -340,3 +340,38 @@ def test_a_corrupt_or_foreign_flip_entry_is_a_miss(tmp_path, poison):
     assert fc.get(key, ids) is None
     fc.put(key, 2, (5, 13))  # what the build does on a miss: the entry is replaced
     assert fc.get(key, ids) == (2, (5, 13)) and not path.is_symlink()
+
+
+def test_an_unreadable_flip_entry_is_a_miss(tmp_path, monkeypatch):
+    """Reviewer's finding: an entry the build cannot read (permissions, a folder that cannot be searched) is a miss,
+    as for the verdict and resample caches, never an error."""
+    ids = [1, 2, 3]
+    fc = C.FlipCache(tmp_path / "cache")
+    key = fc.key(ids, ids, "a" * 64, "b" * 64)
+    fc.put(key, 1, (2,))
+    assert fc.get(key, ids) == (1, (2,))
+
+    def denied(*_a, **_k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(C.safejson, "load_file", denied)
+    assert fc.get(key, ids) is None and (fc.hits, fc.misses) == (1, 1)
+
+
+def test_the_flip_key_follows_the_ledgers_flip_module(tmp_path, monkeypatch):
+    """Reviewer's finding: which search ``mtboard/ledger/flip.py`` calls, with which arguments, and what it stores are
+    part of every flip key, as the scoring code is: an edit there is another key (old entries are never served)."""
+    from mtboard.ledger import flip as LF
+
+    C._flip_environment.cache_clear()
+    before = C._flip_environment()
+    edited = tmp_path / "flip.py"
+    edited.write_bytes(Path(LF.__file__).read_bytes() + b"\n# max_steps=5\n")
+    monkeypatch.setattr(LF, "__file__", str(edited))
+    C._flip_environment.cache_clear()
+    try:
+        assert C._flip_environment() != before
+    finally:
+        monkeypatch.undo()
+        C._flip_environment.cache_clear()
+    assert C._flip_environment() == before

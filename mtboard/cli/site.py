@@ -91,9 +91,9 @@ def build(
                             "as published under data/snapshots/): published with this build's as the board's "
                             "dated history (history.html).")] = None,
     cache: Annotated[Path | None, typer.Option(
-        "--cache", help="Build cache folder: validation verdicts by content, so an unchanged card is not validated "
-                        "again (`off`: no cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project "
-                        "root.")] = None,
+        "--cache", help="Build cache folder: validation verdicts, bootstrap resamples and flip distances by "
+                        "content, so an unchanged card is not validated again nor its statistics recomputed (`off`: "
+                        "no cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project root.")] = None,
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
     from mtboard.cli.environment import environment

@@ -250,18 +250,22 @@ def read_gzip_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_B
     read from disk and at most ``max_bytes`` once decompressed, so a small file that inflates to gigabytes (a "gzip
     bomb") is refused after ``max_bytes`` + 1 bytes of output, never held whole.
 
-    Raises: InputError naming the file (not gzip, truncated, over either limit)."""
+    Raises: InputError naming the file (no gzip header, a corrupt or truncated stream, over either limit)."""
     import gzip  # noqa: PLC0415 (a few readers need it)
     import io  # noqa: PLC0415
 
+    import zlib  # noqa: PLC0415
+
     where = str(path)
     raw = read_bytes(path, max_bytes=max_bytes)
+    fix = "pass the file as published (gzip, RFC 1952) or its uncompressed .json"
+    if raw[:2] != b"\x1f\x8b":  # gzip's magic number: an empty or plain file is not read as an empty member
+        raise InputError("not a gzip file (no gzip header)", where=where, fix=fix)
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
             data = fh.read(max_bytes + 1)
-    except (OSError, EOFError) as exc:
-        raise InputError(f"not a valid gzip file ({exc})", where=where,
-                         fix="pass the file as published (gzip, RFC 1952) or its uncompressed .json") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"not a valid gzip file ({exc})", where=where, fix=fix) from None
     if len(data) > max_bytes:
         raise InputError(f"decompresses to over the {max_bytes}-byte limit", where=where,
                          fix="pass a smaller file or raise the limit")

@@ -424,14 +424,17 @@ MAX_FLIP_ENTRY_BYTES = 1024 * 1024
 @functools.lru_cache(maxsize=1)
 def _flip_environment() -> str:
     """What every flip distance depends on besides its two rows and the view: the resampled chrF++'s environment
-    (:func:`_resample_environment`: versions, policy, the metric modules) and the bytes of every module of
-    ``mtboard/score/`` (the greedy search, the composite it recomputes, the per-entry columns), hex SHA-256."""
+    (:func:`_resample_environment`: versions, policy, the metric modules), the bytes of every module of
+    ``mtboard/score/`` (the greedy search, the composite it recomputes, the per-entry columns) and of
+    ``mtboard/ledger/flip.py`` (which search is called, with which arguments, and what is stored), hex SHA-256."""
     from mtboard import score  # noqa: PLC0415
+    from mtboard.ledger import flip  # noqa: PLC0415
 
     h = hashlib.sha256(f"{FLIP_FORMAT}\0{_resample_environment()}\0".encode())
     folder = Path(score.__file__).resolve().parent
-    for p in sorted(folder.rglob("*.py")):
-        h.update(f"{p.relative_to(folder).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+    files = [(f"score/{p.relative_to(folder).as_posix()}", p) for p in sorted(folder.rglob("*.py"))]
+    for name, p in files + [("ledger/flip.py", Path(flip.__file__).resolve())]:
+        h.update(f"{name}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
     return h.hexdigest()
 
 
@@ -498,7 +501,7 @@ class FlipCache:
             return None
         try:
             doc = safejson.load_file(path, max_bytes=MAX_FLIP_ENTRY_BYTES)
-        except MtboardError:
+        except (MtboardError, OSError):  # unreadable (permissions, a vanished folder): a miss, as for the others
             return None
         if not isinstance(doc, dict) or set(doc) != {"format", "key", "count", "entries"} or \
                 doc["format"] != FLIP_FORMAT or doc["key"] != key:

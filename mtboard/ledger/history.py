@@ -1,6 +1,6 @@
 """A citable board (issue 31 item 6): every build's ledger kept as a dated snapshot with a permalink.
 
-The site publishes each snapshot as ``data/snapshots/<name>.json`` (the ledger as it was) and a page
+The site publishes each snapshot as ``data/snapshots/<name>.json.gz`` (the ledger as it was; see below) and a page
 ``history/<name>.html`` ("board as of <date>", the build id and the commit it was built from), listed on
 ``history.html`` with ``data/snapshots/index.json``. A snapshot's *name* is ``<YYYY-MM-DD>-<build id>``: one per
 distinct board per day. Earlier snapshots come from a folder (``mtboard build --snapshots DIR``; the site workflow

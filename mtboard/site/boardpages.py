@@ -496,7 +496,7 @@ BOARD_JSON_SCHEMA = {
                                                                          "items": {"type": "string"}}}}},
         "rows": {"type": "array", "items": {
             "type": "object", "required": list(BOARD_ROW_REQUIRED),
-            "description": "Every other field a column names is present only with a value: a missing field is null."}}}}
+            "description": "Every other field of a row is present only with a value: a missing field is null."}}}}
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -827,10 +827,12 @@ def _history(render, pages: dict[str, str], data: dict[str, bytes], ledger: Ledg
     """The board's history (issue 31 item 6): this build's ledger and every earlier snapshot, each under a permanent
     name with its page, the list page and ``data/snapshots/index.json`` (each snapshot's ``file``). A snapshot is
     written as it was published (:class:`mtboard.ledger.history.Snapshot`): this build's and every compressed one as
-    gzip into ``data`` (mtime 0: the same ledger, the same bytes), an earlier ``.json`` one as text into ``pages``."""
+    gzip into ``data`` (mtime 0: the same ledger, the same bytes), an earlier ``.json`` one as text into ``pages`` —
+    also when this build's has its name (the same cards built again the same day), so a permalink never moves."""
     snaps = {s.name: s for s in snapshots}
     current = snapshot_name(ledger)
-    snaps[current] = Snapshot(ledger, compressed=True)
+    earlier = snaps.get(current)  # the same board built again the same day: published as it was (a .json stays)
+    snaps[current] = Snapshot(ledger, compressed=True if earlier is None else earlier.compressed)
     listing = []
     for name, snap in sorted(snaps.items(), key=lambda kv: (kv[1].doc.built_at, kv[1].doc.build), reverse=True):
         doc = snap.doc

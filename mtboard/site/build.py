@@ -207,7 +207,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
 
     ``cache``: the build cache folder (issue 35 item 3; ``mtboard build --cache``, default ``$MTBOARD_CACHE`` else
     ``.mtboard-cache/``): validation verdicts by content (:mod:`mtboard.ledger.cache`; ``report.cache_hits`` and
-    ``report.cache_misses`` count them), and the HTML of search-excluded pages, reused when their Markdown did not
+    ``report.cache_misses`` count them), bootstrap resamples and adjacent rows' flip distances by content
+    (``report.resample_hits``/``flip_hits`` and their misses), and the HTML of search-excluded pages, reused when their Markdown did not
     change (:mod:`mtboard.site.incremental`: byte-identical to a full build; ``report.pages_reused``). None: every
     card is validated and every page rendered, nothing is kept.
 
