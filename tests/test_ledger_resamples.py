@@ -365,9 +365,10 @@ def test_the_flip_key_follows_the_ledgers_flip_module(tmp_path, monkeypatch):
 
     C._flip_environment.cache_clear()
     before = C._flip_environment()
-    edited = tmp_path / "flip.py"
-    edited.write_bytes(Path(LF.__file__).read_bytes() + b"\n# max_steps=5\n")
-    monkeypatch.setattr(LF, "__file__", str(edited))
+    folder = tmp_path / "ledger"
+    folder.mkdir()
+    (folder / "flip.py").write_bytes(Path(LF.__file__).read_bytes() + b"\n# max_steps=5\n")
+    monkeypatch.setattr(C, "__file__", str(folder / "cache.py"))  # the module finds flip.py beside itself
     C._flip_environment.cache_clear()
     try:
         assert C._flip_environment() != before

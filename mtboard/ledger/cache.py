@@ -428,12 +428,12 @@ def _flip_environment() -> str:
     ``mtboard/score/`` (the greedy search, the composite it recomputes, the per-entry columns) and of
     ``mtboard/ledger/flip.py`` (which search is called, with which arguments, and what is stored), hex SHA-256."""
     from mtboard import score  # noqa: PLC0415
-    from mtboard.ledger import flip  # noqa: PLC0415
 
     h = hashlib.sha256(f"{FLIP_FORMAT}\0{_resample_environment()}\0".encode())
     folder = Path(score.__file__).resolve().parent
     files = [(f"score/{p.relative_to(folder).as_posix()}", p) for p in sorted(folder.rglob("*.py"))]
-    for name, p in files + [("ledger/flip.py", Path(flip.__file__).resolve())]:
+    # this package's flip.py by path, not by import: mtboard.ledger.flip imports this module
+    for name, p in files + [("ledger/flip.py", Path(__file__).resolve().parent / "flip.py")]:
         h.update(f"{name}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
     return h.hexdigest()
 
