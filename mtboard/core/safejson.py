@@ -251,9 +251,8 @@ def read_gzip_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_CARD_B
     bomb") is refused after ``max_bytes`` + 1 bytes of output, never held whole.
 
     Raises: InputError naming the file (no gzip header, a corrupt or truncated stream, over either limit)."""
-    import gzip  # noqa: PLC0415 (a few readers need it)
+    import gzip  # noqa: PLC0415 (a few readers need it; not worth every import of this module)
     import io  # noqa: PLC0415
-
     import zlib  # noqa: PLC0415
 
     where = str(path)

@@ -412,6 +412,7 @@ class ResampleCache:
         assert self.folder is not None
         _write_entry(self.folder, self._path(key), self._header(key, payload) + payload)
 
+
 # --------------------------------------------------------------------------------------------------------------------
 # Flip distances
 
@@ -461,9 +462,9 @@ class FlipCache:
     (the largest single cost of a warm rebuild's compute phase, ~8 s at 1,000 synthetic cards) is read back.
     ``hits``/``misses`` count :meth:`get` lookups.
 
-    Key (hex SHA-256): :func:`_flip_environment`, the board's whole entry-id order, the view's entry ids and the two
-    whole-board rows' :func:`flip_row_digest` (the view's rows are those rows over the view's positions), the upper
-    row first. Entry ``flips/KK/KEY.json``: ``{"format": FLIP_FORMAT, "key": KEY, "count": int or null, "entries":
+    Key (hex SHA-256): the view's :meth:`view_key` (:func:`_flip_environment`, the board's whole entry-id order, the
+    view's entry ids) and the two whole-board rows' :func:`flip_row_digest` (the view's rows are those rows over the
+    view's positions), the upper row first. Entry ``flips/KK/KEY.json``: ``{"format": FLIP_FORMAT, "key": KEY, "count": int or null, "entries":
     [entry id, …]}``. Nothing read is trusted (the folder may come back from ``actions/cache``): an entry is read with
     :mod:`mtboard.core.safejson` (no link, at most :data:`MAX_FLIP_ENTRY_BYTES`) through real folders only, and used
     only when it has exactly those fields, this format and key, a count in 0 … n − 1 (0: the lower row is not below at
@@ -475,19 +476,26 @@ class FlipCache:
     misses: int = 0
 
     @staticmethod
-    def key(whole: list[int], view_ids: list[int], upper: str, lower: str) -> str:
-        """The key of the pair (``upper``, ``lower``: :func:`flip_row_digest` of the whole-board rows) on a view
-        (``view_ids``) of a board whose entries are ``whole``."""
-        h = hashlib.sha256(f"{_flip_environment()}\0{upper}\0{lower}\0".encode())
+    def view_key(whole: list[int], view_ids: list[int]) -> str:
+        """What every pair of a view shares in its key, made once per view: the environment, the board's entry ids
+        (``whole``) and the view's (``view_ids``), in their order (hex SHA-256)."""
+        h = hashlib.sha256(f"{_flip_environment()}\0".encode())
         h.update(np.asarray(whole, dtype="<i8").tobytes() + b"\0" + np.asarray(view_ids, dtype="<i8").tobytes())
         return h.hexdigest()
+
+    @staticmethod
+    def key(view_key: str, upper: str, lower: str) -> str:
+        """The key of the pair (``upper``, ``lower``: :func:`flip_row_digest` of the whole-board rows) on the view of
+        :meth:`view_key` ``view_key``."""
+        return hashlib.sha256(f"{view_key}\0{upper}\0{lower}".encode()).hexdigest()
 
     def _path(self, key: str) -> Path:
         assert self.folder is not None
         return self.folder / "flips" / key[:2] / f"{key}.json"
 
-    def get(self, key: str, view_ids: list[int]) -> tuple[int | None, tuple[int, ...]] | None:
-        """The stored ``(count, entry ids)`` of ``key`` when a valid entry holds it, else None (a miss)."""
+    def get(self, key: str, view_ids: frozenset[int]) -> tuple[int | None, tuple[int, ...]] | None:
+        """The stored ``(count, entry ids)`` of ``key`` when a valid entry holds it, else None (a miss).
+        ``view_ids``: the view's entry ids (a set made once per view: every entry id must be one of them)."""
         found = None if self.folder is None else self._read(key, view_ids)
         if found is None:
             self.misses += 1
@@ -495,7 +503,7 @@ class FlipCache:
             self.hits += 1
         return found
 
-    def _read(self, key: str, view_ids: list[int]) -> tuple[int | None, tuple[int, ...]] | None:
+    def _read(self, key: str, view_ids: frozenset[int]) -> tuple[int | None, tuple[int, ...]] | None:
         path = self._path(key)
         if not _real_folders(self.folder, path):
             return None
@@ -512,7 +520,7 @@ class FlipCache:
         if count is None:
             return (None, ()) if not entries else None
         if type(count) is not int or not 0 <= count < len(view_ids) or len(entries) != count or \
-                entries != sorted(set(entries)) or not set(entries) <= set(view_ids):
+                entries != sorted(set(entries)) or not view_ids.issuperset(entries):
             return None
         return count, tuple(entries)
 

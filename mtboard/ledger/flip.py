@@ -74,13 +74,16 @@ def _view_flips(view: View, rows: dict[str, FlipRow], positions: list[int] | Non
             taken[m.key] = full if positions is None else full.take(positions)
         return taken[m.key]
 
+    view_key = cache.view_key(whole, view.ids) if cache.folder is not None else None  # no cache: no hashing
+    allowed = frozenset(view.ids)
     for a, b in zip(real, real[1:]):
-        key = cache.key(whole, view.ids, digests[a.rep.lc.page_id], digests[b.rep.lc.page_id])
-        found = cache.get(key, view.ids)
+        key = None if view_key is None else cache.key(view_key, digests[a.rep.lc.page_id], digests[b.rep.lc.page_id])
+        found = None if key is None else cache.get(key, allowed)
         if found is None:
             f = flip_greedy(row(a), row(b), view.ids)
             found = (f.count, tuple(sorted(f.entries)))
-            cache.put(key, *found)
+            if key is not None:
+                cache.put(key, *found)
         a.flip = RowFlip(b.key, found[0], found[1])
 
 
@@ -101,7 +104,7 @@ def attach_flips(boards: list[Leaderboard], cache: FlipCache | None = None) -> N
             for m in view.methods:
                 if not m.reference and m.rep.lc.page_id not in rows:
                     rows[m.rep.lc.page_id] = FlipRow.of_card(m.rep.lc.card, whole)
-        digests = {pid: flip_row_digest(r) for pid, r in rows.items()}
+        digests = {pid: flip_row_digest(r) for pid, r in rows.items()} if cache.folder is not None else {}
         for view in lb.views:
             positions = None if view.ids == whole else [at[i] for i in view.ids]
             _view_flips(view, rows, positions, whole, digests, cache)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import gzip
 import hashlib
 import io
 import json
@@ -40,7 +39,7 @@ from mtboard.ledger.history import Snapshot, snapshot_name
 from mtboard.ledger.load import Inputs
 from mtboard.core.names import mark
 from mtboard.site.render import _env, page_helpers, rel_link
-from mtboard.site.rundata import GZIP_LEVEL
+from mtboard.site.rundata import gzip_text
 from mtboard.ledger import tables as tb
 from mtboard.ledger.tables import NO_API_COST, Leaderboard, View, method_name, run_page
 
@@ -838,7 +837,7 @@ def _history(render, pages: dict[str, str], data: dict[str, bytes], ledger: Ledg
         doc = snap.doc
         text = document_dumps(doc)
         if snap.compressed:
-            data[snap.file] = gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
+            data[snap.file] = gzip_text(text)
         else:
             pages[snap.file] = text
         render(f"history/{name}.md", "snapshot.md.j2", title=f"Board as of {doc.built_at[:10]} ({doc.build})",

@@ -51,11 +51,17 @@ GZIP_LEVEL = 9
 _REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 
-def gz(value: Any) -> bytes:
-    """Compact, key-sorted JSON (refused characters escaped, :func:`mtboard.core.names.json_visible`), gzip level 9,
-    mtime 0: the same value gives the same bytes in every build."""
-    text = names.json_visible(json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n")
+def gzip_text(text: str) -> bytes:
+    """``text`` as UTF-8, gzip level :data:`GZIP_LEVEL`, mtime 0 and no file name: the same text gives the same bytes
+    in every build (every gzip file the site publishes: run and corpus data, ledger snapshots)."""
     return gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
+
+
+def gz(value: Any) -> bytes:
+    """Compact, key-sorted JSON (refused characters escaped, :func:`mtboard.core.names.json_visible`), gzipped by
+    :func:`gzip_text`: the same value gives the same bytes in every build."""
+    return gzip_text(names.json_visible(json.dumps(value, ensure_ascii=False, sort_keys=True,
+                                                   separators=(",", ":")) + "\n"))
 
 
 def corpus_name(card_dataset: Any) -> str:
@@ -198,5 +204,5 @@ def card_link(lc: LoadedCard, repository: str | None) -> str | None:
     return f"https://github.com/{repository}/blob/HEAD/submissions/{quote(lc.path)}"
 
 
-__all__ = ["RUN_SCHEMA", "CORPUS_SCHEMA", "RUN_URL", "gz", "corpus_name", "corpus_file_name", "corpus_file", "corpus_url", "run_url", "corpus_data",
+__all__ = ["RUN_SCHEMA", "CORPUS_SCHEMA", "RUN_URL", "gz", "gzip_text", "corpus_name", "corpus_file_name", "corpus_file", "corpus_url", "run_url", "corpus_data",
            "review_data", "run_data", "corpus_files", "card_link"]
