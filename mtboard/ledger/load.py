@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mtboard.core import safejson
+from mtboard.core.compact import Sharing, share
 from mtboard.core.documents import load_corpus, loads_card, parse_card_unchecked
 from mtboard.core.errors import MtboardError
 from mtboard.review.community import ReviewSummary, community_verified, summarise
@@ -373,6 +374,17 @@ def _load_corpora(inputs: Inputs, corpora_dir: Path | None) -> None:
         inputs.corpora.append(CorpusInfo(p.name, corpus, sha))
 
 
+def _sharing(corpora: list[CorpusInfo]) -> Sharing:
+    """What the held cards share (:mod:`mtboard.core.compact`): every corpus's sources and references, the texts
+    every card of that corpus repeats."""
+    texts: dict[str, str] = {}
+    for info in corpora:
+        for entry in info.corpus.entries:
+            texts.setdefault(entry.source, entry.source)
+            texts.setdefault(entry.reference, entry.reference)
+    return Sharing(texts)
+
+
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
                 anchors_dir: Path | None = None, attestation_repository: str | None = None,
                 secret_segment: Path | None = None, secret_source: str | None = None,
@@ -385,7 +397,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     in the message; :func:`mtboard.validate.make_context`). ``cache``: a folder of stored verdicts
     (:mod:`mtboard.ledger.cache`, issue 35 item 3): a card whose key is there is not validated again; None validates
     every card. The cross-card ``copies`` check always runs. ``settle``: called after each card is read (the
-    ``settle`` of :func:`long_lived`).
+    ``settle`` of :func:`long_lived`). Accepted cards share their equal parts and the corpora's texts
+    (:func:`mtboard.core.compact.share`, issue 35 "memory"): they are read-only.
 
     Raises: InputError when ``secret_segment`` cannot be read as a corpus."""
     from mtboard.verify.record import expected_signer  # noqa: PLC0415
@@ -420,6 +433,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     records = _records_by_hash(submissions)
     inputs.warnings.extend(warnings)
     seen_hash: dict[str, str] = {}
+    sharing = _sharing(inputs.corpora)
     for path in _walk_json(submissions):
         rel = path.relative_to(submissions).as_posix()
         if _is_verification(path.name):
@@ -450,7 +464,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
                 _attested_gold(card, submissions.parent, attestation_repository), review):
             ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,
                                label="community verified")
-        inputs.cards.append(LoadedCard(rel, card, key[:16], ver, review))
+        inputs.cards.append(LoadedCard(rel, share(card, sharing), key[:16], ver, review))
         if settle is not None:
             settle()
     if validate:
