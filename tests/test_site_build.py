@@ -475,3 +475,35 @@ def test_runs_index_and_unranked_table_show_entries_and_temperature(site):
     unranked = _plain_rows(board, "mtb-unranked")
     t = "—" if partial.temperature is None else f"{partial.temperature:g}"
     assert [(r[2], r[3]) for r in unranked] == [("4 of 12 subset (--limit 4)", t)]
+
+
+def test_mkdocs_runs_after_every_card_is_freed(site, tmp_path, monkeypatch):
+    """Issue 35, "memory": the parsed cards (~1.15 MiB each once shared, ~11 GB at 10,000) are freed before MkDocs
+    holds every page. Each card the loader accepts is watched through a weak reference; when MkDocs starts, none is
+    alive any more."""
+    import weakref
+
+    from mtboard.ledger import load as L
+    from mtboard.site import build as B
+
+    root, _, _ = site
+    watched: list[weakref.ref] = []
+    share, mkdocs = L.share, B._mkdocs
+
+    def watch(card, sharing):
+        watched.append(weakref.ref(card))
+        return share(card, sharing)
+
+    alive: list[int] = []
+
+    def count_then_build(*args, **kwargs):
+        alive.append(sum(ref() is not None for ref in watched))
+        return mkdocs(*args, **kwargs)
+
+    monkeypatch.setattr(L, "share", watch)
+    monkeypatch.setattr(B, "_mkdocs", count_then_build)
+    report = build_site(root / "submissions", root / "corpora", tmp_path / "out", tmp_path / "docs",
+                        build_time=BUILD_TIME)
+    assert len(watched) >= report.cards > 0
+    assert alive == [0]
+    assert (tmp_path / "out" / "index.html").is_file()

@@ -20,6 +20,7 @@ sitemap dates (both follow ``SOURCE_DATE_EPOCH`` when set).
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -228,76 +229,118 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     if out.resolve().is_relative_to(docs.resolve()) or docs.resolve().is_relative_to(out.resolve()):
         raise ConfigError("docs and output folders overlap", fix="use separate folders, e.g. build/docs and build/site")
     _guard_cache(cache, out, docs)
-    with long_lived() as settle:  # cards stay alive until the end: out of the collector's scans (issue 35)
-        t0 = time.perf_counter()
-        prev = load_previous(previous) if previous is not None else None
-        anchors, official = _beside(anchors, submissions, "anchors"), _beside(official, submissions, "official")
-        inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
-                             attestation_repository=attestation_repository, secret_segment=secret_segment,
-                             secret_source=secret_source, cache=cache, settle=settle)
-        sealed = {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash}
-        off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples, sealed,
-                                           secret_segment, secret_source)
-        t1 = time.perf_counter()
-        # every standing and rank, decided once (issue 31)
-        ledger = build_ledger(inputs, resamples=resamples, cache=cache)
-        boards = ledger.boards
-        boards_view.fill_values(boards)
-        officialpages.attach_gold_links(boards, off_boards)
-        portraits = portrait.build_portraits(boards, inputs.models)
-        portrait.attach_claims(portraits, ledger.claims)
-        t2 = time.perf_counter()
-        stamp = build_time or _build_time()
-        doc, diff, dates, earlier = _ledger_outputs(ledger, root, submissions, stamp, prev, snapshots, inputs.warnings)
-        data: dict[str, bytes] = {}  # corpus and run data files (gzip JSON, issue 35 item 1)
-        pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository)
-        pages["data/ledger.json"] = document.dumps(doc)
-        pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
-                                                   ledger=doc, snapshots=earlier, data=data))
-        pages.update(infopages.render_info_pages(inputs, boards, root, repository=attestation_repository))
-        pages.update(programme.render_programme_pages(inputs, root))  # costs, new languages (issue 39)
-        pages.update(render_contamination_page(ledger.claims, boards, root, repository=attestation_repository))
-        pages.update(diagnostic.render_diagnostic_pages(ledger.diagnostic, attestation_repository))  # issue 40
-        if off_inputs.rows or off_inputs.rejected:
-            pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
-            pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
-                                                     indent=1) + "\n"
-        sweep_pages, sweep_nav, sweep_warnings = sweeps.build_pages(submissions.parent / "sweeps", submissions.parent,
-                                                                    boards, resamples)
-        pages.update(sweep_pages)
-        # both folders are built beside themselves and swapped in only when the whole build succeeded (issue 34 item 1,
-        # mtboard.core.publish): a failed, cancelled or killed build leaves the previous docs and site byte for byte
-        with publish.staged(docs, marker=DOCS_MARKER) as docs_stage:
-            written = _write_docs(docs_stage.path, root, pages, data)
-            t3 = time.perf_counter()
-            report = BuildReport(out, docs, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards),
-                                 len(portraits), len(pages), list(inputs.warnings) + sweep_warnings,
-                                 {"load": t1 - t0, "compute": t2 - t1, "render": t3 - t2},
-                                 changes=diff.lines() if prev is not None else [], cache_hits=inputs.cache_hits,
-                                 cache_misses=inputs.cache_misses, resample_hits=ledger.resample_hits,
-                                 resample_misses=ledger.resample_misses, flip_hits=ledger.flip_hits,
-                                 flip_misses=ledger.flip_misses)
-            if run_mkdocs:
-                nav = render.nav(boards, officialpages.nav_items(off_boards)
-                                 if (off_inputs.rows or off_inputs.rejected) else None, sweep_nav,
-                                 diagnostic.nav_items(ledger.diagnostic) if ledger.diagnostic else None)
-                plan = None
-                if cache is not None:  # re-render only the pages whose Markdown changed (issue 35 item 3)
-                    plan = incremental.plan(cache, written, nav, incremental.global_hash(root, nav, site_url or None))
-                with publish.staged(out, marker=SITE_MARKER) as site_stage:
-                    # the marker travels with the tree: the published folder always carries it (the next build's guard)
-                    _write_file(site_stage.path / SITE_MARKER, b"built by mtboard build\n")
-                    # MkDocs writes many files; a failed write names none
-                    with storage_faults(out, own_name_first=True):
-                        report.pages_reused = _mkdocs(root, docs_stage.path, site_stage.path, nav, site_url or None,
-                                                      plan)
-                    report.seconds["mkdocs"] = time.perf_counter() - t3
-                    report.full_build_reason = plan.reason if plan is not None and not report.pages_reused else ""
-                # the site is out; the docs follow (a kill between the two leaves the previous docs: not
-            # published)
+    with long_lived() as settle:  # cards stay alive until the end of _made: out of the collector's scans (issue 35)
+        made = _made(root, submissions, corpora, validate=validate, resamples=resamples, build_time=build_time,
+                     anchors=anchors, site_url=site_url, attestation_repository=attestation_repository,
+                     official=official, secret_segment=secret_segment, secret_source=secret_source,
+                     previous=previous, snapshots=snapshots, cache=cache, settle=settle)
+    # the cards, boards and ledger were freed when _made returned (issue 35, "memory"); a collection frees any of
+    # them held in a reference cycle, before MkDocs holds every page
+    gc.collect()
+    t3 = time.perf_counter()
+    # both folders are built beside themselves and swapped in only when the whole build succeeded (issue 34 item 1,
+    # mtboard.core.publish): a failed, cancelled or killed build leaves the previous docs and site byte for byte
+    with publish.staged(docs, marker=DOCS_MARKER) as docs_stage:
+        written = _write_docs(docs_stage.path, root, made.pages, made.data)
+        pages = len(made.pages)
+        made.pages, made.data = {}, {}  # written holds the same bytes
+        t4 = time.perf_counter()
+        report = BuildReport(out, docs, made.cards, made.rejected, made.leaderboards, made.models, pages,
+                             made.warnings, {**made.seconds, "render": made.seconds["render"] + t4 - t3},
+                             changes=made.changes, **made.counts)
         if run_mkdocs:
-            report.seconds["publish"] = time.perf_counter() - t3 - report.seconds["mkdocs"]
-        return report
+            plan = None
+            if cache is not None:  # re-render only the pages whose Markdown changed (issue 35 item 3)
+                plan = incremental.plan(cache, written, made.nav, incremental.global_hash(root, made.nav,
+                                                                                          site_url or None))
+            del written  # MkDocs reads the files
+            with publish.staged(out, marker=SITE_MARKER) as site_stage:
+                # the marker travels with the tree: the published folder always carries it (the next build's guard)
+                _write_file(site_stage.path / SITE_MARKER, b"built by mtboard build\n")
+                # MkDocs writes many files; a failed write names none
+                with storage_faults(out, own_name_first=True):
+                    report.pages_reused = _mkdocs(root, docs_stage.path, site_stage.path, made.nav,
+                                                  site_url or None, plan)
+                report.seconds["mkdocs"] = time.perf_counter() - t4
+                report.full_build_reason = plan.reason if plan is not None and not report.pages_reused else ""
+            # the site is out; the docs follow (a kill between the two leaves the previous docs: not published)
+    if run_mkdocs:
+        report.seconds["publish"] = time.perf_counter() - t4 - report.seconds["mkdocs"]
+    return report
+
+
+@dataclass
+class _Made:
+    """What the load, compute and render phases leave for writing and MkDocs: the pages and data files, the nav and
+    the report's figures — no card, board or ledger, so that those are freed before MkDocs runs (issue 35,
+    "memory": at 10,000 cards the held cards alone are ~11 GB)."""
+
+    pages: dict[str, str]
+    data: dict[str, bytes]
+    nav: list
+    cards: int
+    rejected: list[Rejected]
+    leaderboards: int
+    models: int
+    warnings: list[str]
+    seconds: dict[str, float]
+    changes: list[str]
+    counts: dict[str, int]
+    """``cache_hits``, ``cache_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``."""
+
+
+def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool, resamples: int,
+          build_time: str | None, anchors: Path | None, site_url: str | None, attestation_repository: str | None,
+          official: Path | None, secret_segment: Path | None, secret_source: str | None, previous: Path | None,
+          snapshots: Path | None, cache: Path | None, settle) -> _Made:
+    """Load, compute and render (the phases of :func:`build_site` before writing; its arguments). Raises as
+    :func:`build_site`."""
+    t0 = time.perf_counter()
+    prev = load_previous(previous) if previous is not None else None
+    anchors, official = _beside(anchors, submissions, "anchors"), _beside(official, submissions, "official")
+    inputs = load_inputs(submissions, corpora, validate=validate, anchors_dir=anchors,
+                         attestation_repository=attestation_repository, secret_segment=secret_segment,
+                         secret_source=secret_source, cache=cache, settle=settle)
+    sealed = {lc.card.run_card_hash: lc.card for lc in inputs.cards if lc.card.run_card_hash}
+    off_inputs, off_boards = _official(official, attestation_repository, inputs.warnings, resamples, sealed,
+                                       secret_segment, secret_source)
+    t1 = time.perf_counter()
+    # every standing and rank, decided once (issue 31)
+    ledger = build_ledger(inputs, resamples=resamples, cache=cache)
+    boards = ledger.boards
+    boards_view.fill_values(boards)
+    officialpages.attach_gold_links(boards, off_boards)
+    portraits = portrait.build_portraits(boards, inputs.models)
+    portrait.attach_claims(portraits, ledger.claims)
+    t2 = time.perf_counter()
+    stamp = build_time or _build_time()
+    doc, diff, dates, earlier = _ledger_outputs(ledger, root, submissions, stamp, prev, snapshots, inputs.warnings)
+    data: dict[str, bytes] = {}  # corpus and run data files (gzip JSON, issue 35 item 1)
+    pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository)
+    pages["data/ledger.json"] = document.dumps(doc)
+    pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
+                                               ledger=doc, snapshots=earlier, data=data))
+    pages.update(infopages.render_info_pages(inputs, boards, root, repository=attestation_repository))
+    pages.update(programme.render_programme_pages(inputs, root))  # costs, new languages (issue 39)
+    pages.update(render_contamination_page(ledger.claims, boards, root, repository=attestation_repository))
+    pages.update(diagnostic.render_diagnostic_pages(ledger.diagnostic, attestation_repository))  # issue 40
+    official_shown = bool(off_inputs.rows or off_inputs.rejected)
+    if official_shown:
+        pages.update(officialpages.render_official_pages(inputs, off_inputs, off_boards))
+        pages["data/official.json"] = json.dumps(officialpages.official_json(off_boards), ensure_ascii=False,
+                                                 indent=1) + "\n"
+    sweep_pages, sweep_nav, sweep_warnings = sweeps.build_pages(submissions.parent / "sweeps", submissions.parent,
+                                                                boards, resamples)
+    pages.update(sweep_pages)
+    nav = render.nav(boards, officialpages.nav_items(off_boards) if official_shown else None, sweep_nav,
+                     diagnostic.nav_items(ledger.diagnostic) if ledger.diagnostic else None)
+    counts = {"cache_hits": inputs.cache_hits, "cache_misses": inputs.cache_misses,
+              "resample_hits": ledger.resample_hits, "resample_misses": ledger.resample_misses,
+              "flip_hits": ledger.flip_hits, "flip_misses": ledger.flip_misses}
+    return _Made(pages, data, nav, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
+                 list(inputs.warnings) + sweep_warnings,
+                 {"load": t1 - t0, "compute": t2 - t1, "render": time.perf_counter() - t2},
+                 diff.lines() if prev is not None else [], counts)
 
 
 def _guard_cache(cache: Path | None, out: Path, docs: Path) -> None:
