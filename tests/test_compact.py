@@ -79,21 +79,99 @@ def test_equal_fields_sets_are_one_object_and_corpus_texts_are_the_corpus_s():
     assert a.results[0].predicted is not corpus_texts.get(a.results[0].predicted)
 
 
-def test_a_shared_model_refuses_assignment_but_copies_stay_usable():
+def test_a_shared_model_refuses_to_record_a_new_field_but_copies_stay_usable():
+    card = share(documents.load_card(CARD), Sharing(_texts()))
+    entry, other = card.results[0], card.results[1]
+    before = set(other.model_fields_set)
+    # a field the entry was given: assigned as on any model, the shared set does not change
+    assert "provenance" in entry.model_fields_set
+    entry.provenance = "edited"
+    assert entry.provenance == "edited" and other.provenance != "edited"
+    assert set(other.model_fields_set) == before and other.__pydantic_fields_set__ is entry.__pydantic_fields_set__
+    # a field it was not given: recording it would mark it set on every entry; refused (pydantic has stored the
+    # value already, as the module says)
+    assert "history_lines" not in entry.model_fields_set
+    with pytest.raises(TypeError, match="read-only"):
+        entry.history_lines = 3
+    assert set(other.model_fields_set) == before and "history_lines" not in other.model_fields_set
+    for change in (lambda f: f.discard("entry_id"), lambda f: f.clear(), lambda f: f.update({"x"}),
+                   lambda f: f.__ior__({"x"}), lambda f: f.pop()):
+        with pytest.raises(TypeError):
+            change(other.__pydantic_fields_set__)
+    assert set(other.model_fields_set) == before
+
+
+def test_copies_and_pickles_of_a_shared_card():
     card = share(documents.load_card(CARD), Sharing(_texts()))
     entry = card.results[0]
-    before = set(card.results[1].model_fields_set)
-    with pytest.raises(TypeError, match="read-only"):
-        entry.provenance = "edited"  # would otherwise add to the set every other entry holds
-    assert set(card.results[1].model_fields_set) == before
     edited = entry.model_copy(update={"history_lines": 3})
     assert edited.history_lines == 3 and "history_lines" in edited.model_fields_set
+    assert type(edited.__pydantic_fields_set__) is set
     assert "history_lines" not in entry.model_fields_set and "history_lines" not in card.results[1].model_fields_set
     deep = card.model_copy(deep=True)
-    deep.results[0].history_lines = 4  # a deep copy has plain sets again
+    deep.results[0].history_lines = 4  # a deep copy has plain sets throughout
     assert deep.results[0].history_lines == 4 and card.results[0].history_lines is None
+    assert "history_lines" not in deep.results[1].model_fields_set
     assert copy.deepcopy(card) == card
-    assert pickle.loads(pickle.dumps(card)) == card
+    # a pickle comes back shared as it went: one set object, still refusing a new field
+    back = pickle.loads(pickle.dumps(card))
+    assert back == card and documents.card_bytes(back) == documents.card_bytes(card)
+    assert back.results[0].__pydantic_fields_set__ is back.results[1].__pydantic_fields_set__
+    assert isinstance(back.results[1].__pydantic_fields_set__, SharedFields)
+    with pytest.raises(TypeError):
+        back.results[0].history_lines = 5
+    assert "history_lines" not in back.results[1].model_fields_set
+
+
+def test_a_class_that_validates_assignment_keeps_its_own_sets():
+    """pydantic-core records a validated assignment through the C API, which a set subclass cannot refuse: such a
+    class is not shared (hand-made models)."""
+    from pydantic import BaseModel, ConfigDict
+
+    class Checked(BaseModel):
+        model_config = ConfigDict(validate_assignment=True)
+        a: int
+        b: int | None = None
+
+    class Plain(BaseModel):
+        a: int
+        b: int | None = None
+
+    class Doc(BaseModel):
+        checked: list[Checked]
+        plain: list[Plain]
+
+    doc = share(Doc(checked=[Checked(a=1), Checked(a=2)], plain=[Plain(a=1), Plain(a=2)]), Sharing())
+    assert doc.plain[0].__pydantic_fields_set__ is doc.plain[1].__pydantic_fields_set__
+    assert doc.checked[0].__pydantic_fields_set__ is not doc.checked[1].__pydantic_fields_set__
+    doc.checked[0].b = 7
+    assert doc.checked[1].model_fields_set == {"a"} and doc.checked[0].model_fields_set == {"a", "b"}
+    assert doc.model_dump(exclude_unset=True) == {"checked": [{"a": 1, "b": 7}, {"a": 2}],
+                                                  "plain": [{"a": 1}, {"a": 2}]}
+
+
+def test_more_distinct_sets_than_kept_still_share_correctly():
+    from pydantic import BaseModel
+
+    from mtboard.core.compact import MAX_SETS_PER_CLASS
+
+    class Item(BaseModel):
+        a: int | None = None
+        b: int | None = None
+        c: int | None = None
+        d: int | None = None
+        e: int | None = None
+        f: int | None = None
+
+    class Doc(BaseModel):
+        items: list[Item]
+
+    names = "abcdef"
+    items = [Item(**{n: 1 for j, n in enumerate(names) if i >> j & 1}) for i in range(64)]  # 64 distinct sets
+    want = Doc(items=items).model_dump(exclude_unset=True)
+    doc = share(Doc(items=[i.model_copy() for i in items]), Sharing())
+    assert doc.model_dump(exclude_unset=True) == want
+    assert len({id(i.__pydantic_fields_set__) for i in doc.items}) == 64 > MAX_SETS_PER_CLASS
 
 
 def test_a_shared_card_takes_less_than_half_the_memory():

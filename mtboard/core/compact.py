@@ -10,10 +10,15 @@ source and reference text, repeated by every card of that corpus.
 :func:`share` replaces, inside one document, each model's fields set by one :class:`SharedFields` shared by every model
 of that class with the same fields, and each string equal to a known text (a corpus's sources and references) by that
 text's one object. Values do not change: every field reads the same, ``model_dump``/``model_dump_json`` give the same
-output (``exclude_unset`` included), and equality holds. Assigning a field of a shared model raises
-:class:`TypeError` rather than change the record of every model sharing it;
-``model_copy`` (with ``update`` or ``deep``) works as before, since a copy gets its own mutable set
-(:class:`SharedFields`). Measured: 2.55 → 1.15 MiB per card, ~2.3 ms per card.
+output (``exclude_unset`` included), equality holds, and a pickled document comes back shared the same way.
+
+A shared document is meant to be read. Assigning a field the model was given works as on any model (its fields set
+does not change). Assigning one it was not given would add that name to the set of every model sharing it: the set
+refuses with :class:`TypeError` — but pydantic stores the value before it records the field, so the model then holds
+the new value: discard it. ``model_copy(deep=True)`` and ``copy.deepcopy`` give plain sets throughout; a shallow
+``model_copy(update=...)`` gives the copy its own set (its nested models stay shared, as pydantic shares them). A
+model class with ``validate_assignment`` keeps its own sets (pydantic-core records an assigned field through the C
+API, which no subclass can refuse). Measured: 2.55 → 1.15 MiB per card, ~2.3 ms per card.
 """
 
 from __future__ import annotations
@@ -49,18 +54,27 @@ def _is_text(annotation: Any) -> bool:
 
 class SharedFields(set):
     """A fields set shared by many models: a ``set`` (pydantic-core's ``exclude_unset`` serialiser requires one) that
-    refuses every change, and is copied (as pydantic's ``model_copy`` and ``copy`` do) into a plain mutable ``set``,
-    so a copy can be given fields again.
+    refuses to change, and is copied (as pydantic's ``model_copy`` and ``copy`` do) into a plain mutable ``set``, so a
+    copy can be given fields again. Pickled as itself (``set``'s own reduction), so one object stays one object.
 
-    Raises: TypeError from every mutating method (``add``, ``update``, ``discard`` …)."""
+    Raises: TypeError from ``add``/``update`` of a name it does not hold and from every other mutating method
+    (``discard``, ``remove``, ``pop``, ``clear``, the in-place operators …)."""
 
     __slots__ = ()
 
     def _refuse(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("this model is shared by a held document (mtboard.core.compact) and read-only: "
-                        "change a model_copy() of it instead")
+                        "change a model_copy(deep=True) of it instead")
 
-    add = update = discard = remove = pop = clear = _refuse
+    def add(self, name: Any) -> None:
+        if name not in self:
+            self._refuse()
+
+    def update(self, *names: Any) -> None:
+        if any(n not in self for group in names for n in group):
+            self._refuse()
+
+    discard = remove = pop = clear = _refuse
     difference_update = intersection_update = symmetric_difference_update = _refuse
     __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
 
@@ -69,9 +83,6 @@ class SharedFields(set):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> set[str]:
         return set(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (set, (list(self),))
 
 
 class Sharing:
@@ -92,10 +103,13 @@ class Sharing:
                                        tuple(n for n, f in fields if _is_text(f.annotation)))
         return plan
 
-    def fields(self, model: BaseModel) -> SharedFields:
+    def fields(self, model: BaseModel) -> set[str]:
         """The shared :class:`SharedFields` equal to ``model``'s fields set: one of the class's known sets (at most
-        :data:`MAX_SETS_PER_CLASS` are kept; a class with more distinct sets gets unshared copies past them)."""
+        :data:`MAX_SETS_PER_CLASS` are kept; a class with more distinct sets gets unshared copies past them); the
+        model's own set when its class has ``validate_assignment`` (module docstring)."""
         given = model.__pydantic_fields_set__
+        if type(model).model_config.get("validate_assignment"):
+            return given
         known = self._fields.setdefault(type(model), [])
         for shared in known:
             if shared == given:
@@ -111,7 +125,8 @@ def share(document: BaseModel, sharing: Sharing) -> BaseModel:
 
     Walks every model reachable through fields whose annotation can hold one (lists and dicts included); a string
     field whose value equals a key of ``sharing.texts`` gets that key's object. ``JsonValue`` fields (e.g. a plugin's
-    metrics) are left as they are. Raises nothing for a valid document; afterwards the document is read-only."""
+    metrics) are left as they are. Raises nothing for a valid document; afterwards the document is to be read only
+    (module docstring)."""
     stack: list[Any] = [document]
     texts = sharing.texts
     while stack:

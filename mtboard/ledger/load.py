@@ -398,7 +398,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     (:mod:`mtboard.ledger.cache`, issue 35 item 3): a card whose key is there is not validated again; None validates
     every card. The cross-card ``copies`` check always runs. ``settle``: called after each card is read (the
     ``settle`` of :func:`long_lived`). Accepted cards share their equal parts and the corpora's texts
-    (:func:`mtboard.core.compact.share`, issue 35 "memory"): they are read-only.
+    (:func:`mtboard.core.compact.share`, issue 35 "memory"): they are to be read, not changed.
 
     Raises: InputError when ``secret_segment`` cannot be read as a corpus."""
     from mtboard.verify.record import expected_signer  # noqa: PLC0415

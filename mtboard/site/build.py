@@ -237,7 +237,6 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     # the cards, boards and ledger were freed when _made returned (issue 35, "memory"); a collection frees any of
     # them held in a reference cycle, before MkDocs holds every page
     gc.collect()
-    t3 = time.perf_counter()
     # both folders are built beside themselves and swapped in only when the whole build succeeded (issue 34 item 1,
     # mtboard.core.publish): a failed, cancelled or killed build leaves the previous docs and site byte for byte
     with publish.staged(docs, marker=DOCS_MARKER) as docs_stage:
@@ -246,7 +245,7 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         made.pages, made.data = {}, {}  # written holds the same bytes
         t4 = time.perf_counter()
         report = BuildReport(out, docs, made.cards, made.rejected, made.leaderboards, made.models, pages,
-                             made.warnings, {**made.seconds, "render": made.seconds["render"] + t4 - t3},
+                             made.warnings, {**made.seconds, "render": t4 - made.rendering},
                              changes=made.changes, **made.counts)
         if run_mkdocs:
             plan = None
@@ -284,6 +283,9 @@ class _Made:
     models: int
     warnings: list[str]
     seconds: dict[str, float]
+    """``load`` and ``compute``."""
+    rendering: float
+    """``time.perf_counter()`` when rendering began: the render phase lasts until the Markdown is written."""
     changes: list[str]
     counts: dict[str, int]
     """``cache_hits``, ``cache_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``."""
@@ -339,8 +341,7 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
               "flip_hits": ledger.flip_hits, "flip_misses": ledger.flip_misses}
     return _Made(pages, data, nav, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
                  list(inputs.warnings) + sweep_warnings,
-                 {"load": t1 - t0, "compute": t2 - t1, "render": time.perf_counter() - t2},
-                 diff.lines() if prev is not None else [], counts)
+                 {"load": t1 - t0, "compute": t2 - t1}, t2, diff.lines() if prev is not None else [], counts)
 
 
 def _guard_cache(cache: Path | None, out: Path, docs: Path) -> None:
