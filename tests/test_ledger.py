@@ -257,7 +257,7 @@ def test_ledger_json_validates_against_its_exported_schema(committed_site):
     jsonschema.Draft202012Validator(schema).validate(data)
     from mtboard.core.schema import Ledger
 
-    assert Ledger.model_validate_json(json.dumps(data)).schema_ == "mtboard.ledger/1"
+    assert Ledger.model_validate_json(json.dumps(data)).schema_ == "mtboard.ledger/2"
     bad = copy.deepcopy(data)
     bad["boards"][0]["rows"][0]["members"][0]["composite"] = 7.5
     with pytest.raises(jsonschema.ValidationError):

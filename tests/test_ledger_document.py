@@ -164,7 +164,7 @@ def test_git_commit_runs_rev_parse_and_trusts_only_a_full_hash(tmp_path, monkeyp
 
 def test_the_document_of_the_committed_board(ledger):
     doc = Doc.to_document(ledger, "2026-12-01T00:00:00Z", "c" * 40)
-    assert (doc.schema_, doc.built_at, doc.commit) == ("mtboard.ledger/1", "2026-12-01T00:00:00Z", "c" * 40)
+    assert (doc.schema_, doc.built_at, doc.commit) == ("mtboard.ledger/2", "2026-12-01T00:00:00Z", "c" * 40)
     assert doc.build == Doc.build_id(ledger.boards)
     (board,) = doc.boards
     corpus = json.loads((ROOT / "corpora" / "mtb-en-ca-dev.json").read_text(encoding="utf-8"))
@@ -300,7 +300,7 @@ def test_dumps_is_indented_utf8_json_with_refused_characters_escaped(ledger):
     doc = Doc.to_document(ledger, "2026-12-01T00:00:00Z")
     text = Doc.dumps(doc)
     assert text.endswith("}\n") and not text.endswith("\n\n")
-    assert text.startswith('{\n "schema": "mtboard.ledger/1",\n "build": ')  # the alias, one-space indent
+    assert text.startswith('{\n "schema": "mtboard.ledger/2",\n "build": ')  # the alias, one-space indent
     assert '"language_pair": "EN→CA"' in text  # not ensure_ascii: → kept as is
     assert json.loads(text) == doc.model_dump(mode="json", by_alias=True)
     (board,) = doc.boards

@@ -78,8 +78,44 @@ def test_ledger_document_publishes_tries(ledger):
     assert row.tries is not None
     assert (row.tries.model, row.tries.count, row.tries.subsets, row.tries.best) == ("gemma-3-270m", 1, 6,
                                                                                     row.fingerprint)
-    assert row.tries.text == "best of 7 (6 subsets)" and len(row.tries.others) == 6
+    assert row.tries.text == "best of 7 (6 subsets)"
     assert all(r.tries is None for r in board.rows if r.reference)
+    # mtboard.ledger/2 (issue 35, "bytes"): no row lists its model's other fingerprints: they are the board's rows
+    # with the same tries.model, full coverage first, then subsets, each in the board's row order
+    assert doc.schema_ == "mtboard.ledger/2" and '"others"' not in dumps(doc)
+    for b in doc.boards:
+        lb = _board(ledger, b.key)
+        for r in b.rows:
+            if r.tries is None:
+                continue
+            same = [o for o in b.rows if o.tries is not None and o.tries.model == r.tries.model
+                    and o.fingerprint != r.fingerprint]
+            derived = [o.fingerprint for o in same if not o.coverage.subset] + \
+                [o.fingerprint for o in same if o.coverage.subset]
+            assert derived == list(lb.tries[r.fingerprint].others), (b.key, r.method)
+    assert sum(len(t.others) for lb in ledger.boards for t in lb.tries.values()) > 40  # hand-checked: not vacuous
+
+
+def test_a_version_1_ledger_with_others_still_loads(ledger):
+    """Ledgers published before version 2 (the last build's ``data/ledger.json``, history snapshots) list
+    ``others`` on each row and still load; written again they keep them."""
+    import json
+
+    doc = to_document(ledger, "2026-12-01T00:00:00Z")
+    data = json.loads(dumps(doc))
+    data["schema"] = "mtboard.ledger/1"
+    board = next(b for b in data["boards"] if b["key"] == ES)
+    row = next(r for r in board["rows"] if r["fingerprint"] == _fp(ledger, FEW_SHOT))
+    row["tries"]["others"] = list(_board(ledger).tries[row["fingerprint"]].others)
+    old = Ledger.model_validate_json(json.dumps(data))
+    assert old.schema_ == "mtboard.ledger/1"
+    again = json.loads(dumps(old))
+    assert again["schema"] == "mtboard.ledger/1" and len(next(
+        r for b in again["boards"] if b["key"] == ES for r in b["rows"]
+        if r["fingerprint"] == row["fingerprint"])["tries"]["others"]) == 6
+    data["schema"] = "mtboard.ledger/3"
+    with pytest.raises(ValueError):
+        Ledger.model_validate_json(json.dumps(data))
 
 
 def test_tries_text_hand_made():

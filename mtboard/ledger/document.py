@@ -68,8 +68,8 @@ def _sentinels(lb: Leaderboard) -> list[LedgerSentinel]:
 def _tries(t) -> LedgerTries | None:
     if t is None:
         return None
-    return LedgerTries(model=t.model, count=t.count, subsets=t.subsets, best=t.best, others=list(t.others),
-                       text=t.text)
+    # no ``others`` (mtboard.ledger/2): they are the board's rows of the same model (issue 35, "bytes")
+    return LedgerTries(model=t.model, count=t.count, subsets=t.subsets, best=t.best, text=t.text)
 
 
 def _model(f) -> LedgerModel | None:

@@ -8,14 +8,18 @@ are declared — and its ranks on every view. Decided by :mod:`mtboard.ledger.st
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from mtboard.core.schema.common import Count, Hex64, Rate, Strict, Temperature
+from mtboard.core.schema.common import Count, Hex64, Rate, Strict, Temperature, _omit_none
 
-LEDGER_SCHEMA = "mtboard.ledger/1"
-"""The ``schema`` value of this version of the ledger."""
+LEDGER_SCHEMA = "mtboard.ledger/2"
+"""The ``schema`` value of this version of the ledger. ``mtboard.ledger/2`` (issue 35, "bytes"): a row's ``tries``
+leaves out ``others``, the model's other fingerprints on the board. Listed on every row of the model, they grew with
+the square of a model's tries (a sweep of 200 conditions on one board: 200 × 199 fingerprints; 33 MB of the 56 MB
+ledger at 5,000 synthetic cards); they are the board's rows with the same ``tries.model``. Ledgers of version 1
+(earlier builds, history snapshots) still load."""
 
 TierName = Literal["self-benchmarked", "rerun-unattested", "gds-verified", "community-verified"]
 """Verification tiers (spec §9.4), weakest first; ``rerun-unattested``: a maintainer re-run whose GitHub artifact
@@ -157,11 +161,17 @@ class LedgerTries(Strict):
     """The model's subset fingerprints on this board, counted apart."""
     best: Hex64 | None
     """Fingerprint of the model's best row (best position on the whole-segment view); None when none is ranked."""
-    others: list[Hex64]
-    """The model's other fingerprints on this board: full coverage first (board order), then subsets."""
+    others: list[Hex64] | None = None
+    """``mtboard.ledger/1`` only: the model's other fingerprints on this board, full coverage first (board order),
+    then subsets. Left out from version 2 on: they are the board's other rows whose ``tries.model`` is this one (full
+    coverage first, then ``coverage.subset`` ones, each in row order)."""
     text: str
     """What the board says: "" (tried once), "best of N", "best of N (K subsets)" or "1 of N tries …; best: …"; N is
     every try, ``count`` + ``subsets``."""
+
+    @model_serializer(mode="wrap")
+    def _omit_others(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _omit_none(handler(self), ("others",))
 
 
 class LedgerClaimMark(Strict):
@@ -546,7 +556,8 @@ class LedgerDiagnostic(Strict):
 class Ledger(Strict):
     """The whole board at one build."""
 
-    schema_: Literal["mtboard.ledger/1"] = Field(alias="schema")
+    schema_: Literal["mtboard.ledger/1", "mtboard.ledger/2"] = Field(alias="schema")
+    """``mtboard.ledger/2`` when written by this code (:data:`LEDGER_SCHEMA`); ``mtboard.ledger/1`` in earlier ones."""
     build: str = Field(pattern=_BUILD_RE)
     """The build id (hash of the boards' contents)."""
     built_at: str = Field(pattern=_ISO_UTC_RE)
