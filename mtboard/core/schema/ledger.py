@@ -162,9 +162,9 @@ class LedgerTries(Strict):
     best: Hex64 | None
     """Fingerprint of the model's best row (best position on the whole-segment view); None when none is ranked."""
     others: list[Hex64] | None = None
-    """``mtboard.ledger/1`` only: the model's other fingerprints on this board, full coverage first (board order),
-    then subsets. Left out from version 2 on: they are the board's other rows whose ``tries.model`` is this one (full
-    coverage first, then ``coverage.subset`` ones, each in row order)."""
+    """``mtboard.ledger/1`` only: the model's other fingerprints on this board, full coverage first, then subsets
+    (each group in the order of the rows' first card path). Left out from version 2 on: they are the fingerprints of
+    the board's other rows whose ``tries.model`` is this one (``coverage.subset`` tells the two groups apart)."""
     text: str
     """What the board says: "" (tried once), "best of N", "best of N (K subsets)" or "1 of N tries …; best: …"; N is
     every try, ``count`` + ``subsets``."""
