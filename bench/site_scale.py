@@ -236,6 +236,7 @@ def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
            "resample_hits": getattr(report, "resample_hits", None),
            "resample_misses": getattr(report, "resample_misses", None),
            "flip_hits": getattr(report, "flip_hits", None), "flip_misses": getattr(report, "flip_misses", None),
+           "board_hits": getattr(report, "board_hits", None), "board_misses": getattr(report, "board_misses", None),
            "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * KIB,
            "maxrss_children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * KIB,
            "cpu_s": sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
@@ -344,6 +345,8 @@ def _phases(b: dict) -> str:
     hits += "" if b.get("resample_hits") is None else \
         f", resamples {b['resample_hits']} hit(s) {b['resample_misses']} miss(es)"
     hits += "" if b.get("flip_hits") is None else f", flips {b['flip_hits']} hit(s) {b['flip_misses']} miss(es)"
+    hits += "" if b.get("board_hits") is None else \
+        f", boards' run pages {b['board_hits']} reused {b['board_misses']} rendered"
     return f"{b['wall_s']:.1f} s wall, {b['cpu_s']:.1f} s CPU ({ph}), peak {b['maxrss'] / 2**20:,.0f} MiB{hits}"
 
 

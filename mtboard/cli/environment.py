@@ -136,7 +136,8 @@ class Environment(BaseModel):
     cache: Path | None = _variable(
         None, "The build cache folder of `mtboard build` and `mtboard ledger`: validation verdicts by content (the "
         "card's bytes, the validator's code, the corpora …), so a card that did not change is not validated again, "
-        "and resampled scores, sentinel lines and flip distances likewise; `off` keeps none. The site workflow keeps "
+        "and resampled scores, sentinel lines, flip distances and each board's run pages likewise; `off` keeps none. "
+        "The site workflow keeps "
         "it between runs (actions/cache). `--cache` overrides it.",
         kind="folder path, or `off`", default_text="`.mtboard-cache/` in the project root (git-ignored)",
         commands=("build", "ledger"), fix="set it to a folder or off, or unset it")

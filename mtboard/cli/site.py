@@ -119,6 +119,7 @@ def build(
                f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
     if report.cache_hits or report.cache_misses:
         typer.echo(f"validation cache: {report.cache_hits} hit(s), {report.cache_misses} miss(es); "
+                   f"{report.board_hits} board(s) of run pages reused, {report.board_misses} rendered; "
                    f"{report.pages_reused} page(s) reused" + (f" ({report.full_build_reason})"
                                                               if report.full_build_reason else ""))
     if previous is not None:

@@ -9,6 +9,7 @@ for the "rejected" page. Reading never follows symlinks (safejson refuses them) 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import gc
 import os
 from collections.abc import Callable, Iterator
@@ -79,6 +80,9 @@ class LoadedCard:
     """Its row's :class:`mtboard.ledger.standing.Standing` (shared by the row's members), set once by
     :func:`mtboard.ledger.standing.decide`; None before. ``verification`` is what this card earned by itself; pages
     show the standing."""
+    sha256: str = ""
+    """SHA-256 (hex) of the card file's bytes as read (:mod:`mtboard.site.reuse` keys a board's run pages by it);
+    empty for a card not read from a file (then its board's pages are always rendered)."""
 
 
 @dataclass
@@ -464,7 +468,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
                 _attested_gold(card, submissions.parent, attestation_repository), review):
             ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,
                                label="community verified")
-        inputs.cards.append(LoadedCard(rel, share(card, sharing), key[:16], ver, review))
+        inputs.cards.append(LoadedCard(rel, share(card, sharing), key[:16], ver, review,
+                                       sha256=hashlib.sha256(raw).hexdigest()))
         if settle is not None:
             settle()
     if validate:

@@ -41,6 +41,7 @@ from mtboard.ledger.load import Rejected, load_inputs, long_lived
 from mtboard.site import (boardpages, diagnostic, incremental, infopages, officialpages, portrait, programme, render,
                           sweeps)
 from mtboard.site.contamination import render_contamination_page
+from mtboard.site.reuse import BoardReuse
 from mtboard.site import boards as boards_view
 
 DOCS_MARKER = ".mtboard-docs"
@@ -81,6 +82,10 @@ class BuildReport:
     """Adjacent pairs whose flip distance came from the cache (:class:`mtboard.ledger.cache.FlipCache`)."""
     flip_misses: int = 0
     """Adjacent pairs whose flip distance was searched (and stored, with a cache); 0 without a cache."""
+    board_hits: int = 0
+    """Boards whose run pages, run data and compare data came from the cache (:mod:`mtboard.site.reuse`)."""
+    board_misses: int = 0
+    """Boards whose run outputs were rendered (and stored) with a cache; 0 without one."""
     pages_reused: int = 0
     """Pages whose HTML came from the cache instead of MkDocs (:mod:`mtboard.site.incremental`); 0 without a cache
     or on a full build."""
@@ -209,8 +214,10 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     ``cache``: the build cache folder (issue 35 item 3; ``mtboard build --cache``, default ``$MTBOARD_CACHE`` else
     ``.mtboard-cache/``): validation verdicts by content (:mod:`mtboard.ledger.cache`; ``report.cache_hits`` and
     ``report.cache_misses`` count them), bootstrap resamples and adjacent rows' flip distances by content
-    (``report.resample_hits``/``flip_hits`` and their misses), and the HTML of search-excluded pages, reused when their Markdown did not
-    change (:mod:`mtboard.site.incremental`: byte-identical to a full build; ``report.pages_reused``). None: every
+    (``report.resample_hits``/``flip_hits`` and their misses), each board's run pages, run data and compare data by
+    the content they are made from (:mod:`mtboard.site.reuse`; ``report.board_hits``/``board_misses``), and the HTML
+    of search-excluded pages, reused when their Markdown did not change (:mod:`mtboard.site.incremental`:
+    byte-identical to a full build; ``report.pages_reused``). None: every
     card is validated and every page rendered, nothing is kept.
 
     ``docs`` and ``out`` are published atomically (module docstring, issue 34 item 1): on any exception, cancel or
@@ -288,7 +295,8 @@ class _Made:
     """``time.perf_counter()`` when rendering began: the render phase lasts until the Markdown is written."""
     changes: list[str]
     counts: dict[str, int]
-    """``cache_hits``, ``cache_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``."""
+    """``cache_hits``, ``cache_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``,
+    ``board_hits``, ``board_misses``."""
 
 
 def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool, resamples: int,
@@ -318,7 +326,9 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
     stamp = build_time or _build_time()
     doc, diff, dates, earlier = _ledger_outputs(ledger, root, submissions, stamp, prev, snapshots, inputs.warnings)
     data: dict[str, bytes] = {}  # corpus and run data files (gzip JSON, issue 35 item 1)
-    pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository)
+    reuse = BoardReuse.make(cache, inputs, doc, resamples=resamples, repository=attestation_repository)
+    pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository,
+                                reuse=reuse)
     pages["data/ledger.json"] = document.dumps(doc)
     pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
                                                ledger=doc, snapshots=earlier, data=data))
@@ -338,7 +348,8 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
                      diagnostic.nav_items(ledger.diagnostic) if ledger.diagnostic else None)
     counts = {"cache_hits": inputs.cache_hits, "cache_misses": inputs.cache_misses,
               "resample_hits": ledger.resample_hits, "resample_misses": ledger.resample_misses,
-              "flip_hits": ledger.flip_hits, "flip_misses": ledger.flip_misses}
+              "flip_hits": ledger.flip_hits, "flip_misses": ledger.flip_misses,
+              "board_hits": reuse.hits if reuse else 0, "board_misses": reuse.misses if reuse else 0}
     return _Made(pages, data, nav, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
                  list(inputs.warnings) + sweep_warnings,
                  {"load": t1 - t0, "compute": t2 - t1}, t2, diff.lines() if prev is not None else [], counts)

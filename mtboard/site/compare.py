@@ -273,6 +273,17 @@ def pairs_path(board: str) -> str:
     return f"data/pairs/{board}.json"
 
 
+def _chunks(n: int) -> int:
+    return (n + PAIRS_CHUNK - 1) // PAIRS_CHUNK
+
+
+def pairs_names(bc: BoardCompare) -> set[str]:
+    """The site paths :func:`pairs_files` writes for ``bc`` (without computing them)."""
+    key = bc.lb.key
+    return {pairs_path(key), f"data/pairs/{key}.fp.json",
+            *(f"data/pairs/{key}.p{k}.json" for k in range(_chunks(len(bc.rows))))}
+
+
 def pairs_files(bc: BoardCompare, static: list[tuple[int, int]]) -> dict[str, dict[str, Any]]:
     """Every compare data file of one board, site path → value (issue 35 item 1):
 
@@ -284,7 +295,7 @@ def pairs_files(bc: BoardCompare, static: list[tuple[int, int]]) -> dict[str, di
     * ``data/pairs/<board>.fp.json`` (:func:`fingerprints`)."""
     main = pairs_path(bc.lb.key)
     n = len(bc.rows)
-    chunks: list[list[list[Any]]] = [[] for _ in range((n + PAIRS_CHUNK - 1) // PAIRS_CHUNK)]
+    chunks: list[list[list[Any]]] = [[] for _ in range(_chunks(n))]
     for i in range(n):
         for j in range(i + 1, min(n, i + PAIR_SPAN + 1)):
             pr = pair_stats(bc, i, j)

@@ -21,9 +21,11 @@ from mtboard.core.schema import MethodRecord, RunCard
 from mtboard.site import boards, charts, compare, glossary, items, licences, portrait, rundata, runpage
 from mtboard.ledger import tables
 from mtboard.core import fmt
+from mtboard.site import reuse as reuse_mod
 from mtboard.site.judges import build_judges_page
-from mtboard.ledger.load import Inputs
+from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.site.portrait import Portrait
+from mtboard.site.reuse import BoardReuse
 from mtboard.ledger.standing import card_composite
 from mtboard.ledger.tables import COLUMNS, Leaderboard
 from mtboard.judges.gemba_mqm import CONTEXT_BEHAVIORS
@@ -136,12 +138,14 @@ def _corpora_rows(inputs: Inputs) -> list[dict[str, Any]]:
 
 def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Portrait],
                  build_time: str, *, data: dict[str, bytes] | None = None,
-                 repository: str | None = None) -> dict[str, str]:
+                 repository: str | None = None, reuse: BoardReuse | None = None) -> dict[str, str]:
     """Render every page. Deterministic: same inputs → same text (``build_time`` appears on the home page only).
 
     ``data``: filled with the binary data files (``{docs-relative path: bytes}``): each dataset's corpus file and
     each run's data file (:mod:`mtboard.site.rundata`, issue 35 item 1). ``repository``: owner/name the run pages
-    link each card's file in (:func:`mtboard.site.rundata.card_link`; None: the path as text)."""
+    link each card's file in (:func:`mtboard.site.rundata.card_link`; None: the path as text). ``reuse``: each
+    board's run pages, run data and compare data are read from it when their key is there, and stored in it when
+    rendered (:mod:`mtboard.site.reuse`, issue 35 item 3; the text is the same either way)."""
     env = _env()
     index = licences.licence_index(inputs)
     env.globals["licence_of"] = lambda dataset_id, version: licences.licence_of(index, dataset_id, version)
@@ -149,9 +153,12 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     data.update(rundata.corpus_files(inputs, boards))
     pages: dict[str, str] = {}
 
-    def render(path: str, template: str, **ctx: Any) -> None:
+    def text(path: str, template: str, **ctx: Any) -> str:
         ctx.setdefault("title", "")
-        pages[path] = env.get_template(template).render(**page_helpers(path), **ctx)
+        return env.get_template(template).render(**page_helpers(path), **ctx)
+
+    def render(path: str, template: str, **ctx: Any) -> None:
+        pages[path] = text(path, template, **ctx)
 
     # home, boards, domain views, downloads, methodology, changes: mtboard.site.boardpages (issue 12)
     for lb in boards:
@@ -170,48 +177,23 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     render("models/index.md", "models_index.md.j2", portraits=portraits,
            records=portrait.record_views(inputs.models))
     closest = tables.closest_runs(boards)
-    compare_next, compare_boards = _render_compare(boards, closest, render, pages)
+    bcs = {lb.key: compare.board_compare(lb) for lb in boards}
+    keys = {lb.key: reuse.key(lb) for lb in boards} if reuse is not None else {}
+    found = {lb.key: reuse.get(keys[lb.key], *_expected(lb, bcs[lb.key])) for lb in boards} \
+        if reuse is not None else {}
+    made = {lb.key: reuse_mod.Outputs() for lb in boards if found.get(lb.key) is None}
+    compare_next, compare_boards = _render_compare(boards, bcs, closest, render, made)
     for lb in boards:
+        out = found.get(lb.key) or made[lb.key]
         for lc in lb.cards:
-            card = lc.card
-            near = closest.get(lc.page_id)
-            dec = tables.declared(lc)
-            top = [("method class", card.method_class.value, "method_class"),
-                   ("condition", card.condition, "condition"),
-                   ("temperature", card.temperature, "temperature"), ("batch size", card.batch_size, "batch_size"),
-                   ("max retries", card.max_retries, "max_retries"),
-                   ("tools", ", ".join(card.tools_enabled) or None, "tools_enabled"),
-                   *tables.tool_rows(card), *tables.format_attempt_rows(card),
-                   *tables.prompt_choice_rows(card),
-                   ("coaching data SHA-256", card.coaching_data_sha256, "coaching_data_sha256"),
-                   ("FST version", card.fst_version, "fst_version"), ("model id (API)", card.model_id, "model_id"),
-                   ("harness version", card.harness_version, "harness_version"),
-                   ("timestamp", card.timestamp, "timestamp"),
-                   ("elapsed", fmt.secs(card.elapsed_seconds), "elapsed_seconds")]
-            method_pairs = ([(_mark(label, dec and _is_declared(RunCard, name)), v) for label, v, name in top]
-                            + [(f"method_config.{k}", v) for k, v in _scalar_pairs(card.method_config, set())]
-                            + [(_mark(f"method.{k}", dec and _is_declared(MethodRecord, k)), v)
-                               for k, v in _scalar_pairs(card.method, {"prompt_choice"})])
-            score_pairs = _scalar_pairs(card.scores, {"signatures", "by_domain", "by_difficulty", "by_provenance"})
-            score_pairs += [(f"totals.{k}", v) for k, v in _scalar_pairs(card.totals, set())]
-            score_pairs += [(f"by_domain.{d}", f"n={b.n}, chrF++ {fmt.num(b.chrf_plus_plus, 1)}, composite "
-                             f"{fmt.rate(b.composite)}") for d, b in sorted(card.scores.by_domain.items())]
-            judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…"
-                           + tables.admission_text(j)) for k, j in sorted(card.judges.items())]
-            nxt = compare_next.get(lc.page_id)
-            rp = runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None)
-            review_link = runpage.review_page(lc)  # spec §7.3: one review page; the sample in the run's data file
-            review = (rundata.review_data(lc, reviews.sheet(card, lc.path), tables.run_page(lc)[:-3] + ".html")
-                      if review_link is not None else None)
-            data[rundata.run_url(lc)] = rundata.gz(rundata.run_data(
-                lc, lb, rp["groups"], review,
-                runpage.details_data(lc, score_pairs, method_pairs, judge_sigs, near[0].card if near else None)))
-            if review is not None:  # the old per-run review URL, kept as a redirect (issue 35)
+            if lb.key in made:
+                _run_outputs(lc, lb, closest.get(lc.page_id), compare_next.get(lc.page_id), text, out, repository)
+            if runpage.review_page(lc) is not None:  # the old per-run review URL, kept as a redirect (issue 35)
                 pages[runpage.REVIEW_STUB.format(id=lc.page_id)] = runpage.review_stub(lc.page_id)
-            render(tables.run_page(lc), "run.md.j2",
-                   title=fmt.safe_title(f"Run {tables.method_name(card)}", keep=f" ({lc.page_id[:8]})"), lc=lc, card=card,
-                   lb=lb, closest=near[0] if near else None, closest_n=near[1] if near else 0, rp=rp, data_url=rundata.run_url(lc), corpus_url=rundata.corpus_url(lc),
-                   card_url=rundata.card_link(lc, repository))
+        if reuse is not None and lb.key in made:
+            reuse.put(keys[lb.key], out)
+        pages.update(out.pages)
+        data.update(out.data)
     render(runpage.REVIEW_PAGE, "review.md.j2", title="Review a run", data_pattern=rundata.RUN_URL)
     render("judges.md", "judges.md.j2", title="Judges", page=build_judges_page([lc for lb in boards for lc in lb.cards],
                                                                                 inputs.anchors))
@@ -220,22 +202,74 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     return pages
 
 
-def _render_compare(boards: list[Leaderboard], closest: dict, render: Any,
-                    pages: dict[str, str]) -> tuple[dict[str, tuple[str, str]], list[dict[str, Any]]]:
-    """Compare data and static pages (:mod:`mtboard.site.compare`): per board ``data/pairs/<board>.json`` and one
-    static page per adjacent or closest pair (:func:`compare.static_pairs`). Returns (run page id → (static page of
-    it and the next row, or compare.html's URL for that pair beyond the static rows; that row's label), per board what
-    compare.html lists)."""
+def _expected(lb: Leaderboard, bc: compare.BoardCompare | None) -> tuple[set[str], set[str]]:
+    """The page and data paths of board ``lb``'s run outputs (:mod:`mtboard.site.reuse`): its run pages and compare
+    data files (``bc``: its :func:`mtboard.site.compare.board_compare`), and its run data files."""
+    pages = {tables.run_page(lc) for lc in lb.cards} | (compare.pairs_names(bc) if bc is not None else set())
+    return pages, {rundata.run_url(lc) for lc in lb.cards}
+
+
+def _run_outputs(lc: LoadedCard, lb: Leaderboard, near: tuple[LoadedCard, int] | None,
+                 nxt: tuple[str, str] | None, text: Any, out: reuse_mod.Outputs, repository: str | None) -> None:
+    """Render run ``lc``'s page and data file into ``out`` (``near``: its closest run and their differing
+    components; ``nxt``: its compare link and label; ``text``: the page renderer)."""
+    card = lc.card
+    dec = tables.declared(lc)
+    top = [("method class", card.method_class.value, "method_class"),
+           ("condition", card.condition, "condition"),
+           ("temperature", card.temperature, "temperature"), ("batch size", card.batch_size, "batch_size"),
+           ("max retries", card.max_retries, "max_retries"),
+           ("tools", ", ".join(card.tools_enabled) or None, "tools_enabled"),
+           *tables.tool_rows(card), *tables.format_attempt_rows(card),
+           *tables.prompt_choice_rows(card),
+           ("coaching data SHA-256", card.coaching_data_sha256, "coaching_data_sha256"),
+           ("FST version", card.fst_version, "fst_version"), ("model id (API)", card.model_id, "model_id"),
+           ("harness version", card.harness_version, "harness_version"),
+           ("timestamp", card.timestamp, "timestamp"),
+           ("elapsed", fmt.secs(card.elapsed_seconds), "elapsed_seconds")]
+    method_pairs = ([(_mark(label, dec and _is_declared(RunCard, name)), v) for label, v, name in top]
+                    + [(f"method_config.{k}", v) for k, v in _scalar_pairs(card.method_config, set())]
+                    + [(_mark(f"method.{k}", dec and _is_declared(MethodRecord, k)), v)
+                       for k, v in _scalar_pairs(card.method, {"prompt_choice"})])
+    score_pairs = _scalar_pairs(card.scores, {"signatures", "by_domain", "by_difficulty", "by_provenance"})
+    score_pairs += [(f"totals.{k}", v) for k, v in _scalar_pairs(card.totals, set())]
+    score_pairs += [(f"by_domain.{d}", f"n={b.n}, chrF++ {fmt.num(b.chrf_plus_plus, 1)}, composite "
+                     f"{fmt.rate(b.composite)}") for d, b in sorted(card.scores.by_domain.items())]
+    judge_sigs = [(f"judge {k}", f"{j.backend}:{j.model}, prompt {j.prompt_sha256[:12]}…"
+                   + tables.admission_text(j)) for k, j in sorted(card.judges.items())]
+    rp = runpage.context(lc, lb, nxt[0] if nxt else None, nxt[1] if nxt else None)
+    review_link = runpage.review_page(lc)  # spec §7.3: one review page; the sample in the run's data file
+    review = (rundata.review_data(lc, reviews.sheet(card, lc.path), tables.run_page(lc)[:-3] + ".html")
+              if review_link is not None else None)
+    out.data[rundata.run_url(lc)] = rundata.gz(rundata.run_data(
+        lc, lb, rp["groups"], review,
+        runpage.details_data(lc, score_pairs, method_pairs, judge_sigs, near[0].card if near else None)))
+    path = tables.run_page(lc)
+    out.pages[path] = text(path, "run.md.j2",
+                           title=fmt.safe_title(f"Run {tables.method_name(card)}", keep=f" ({lc.page_id[:8]})"),
+                           lc=lc, card=card, lb=lb, closest=near[0] if near else None,
+                           closest_n=near[1] if near else 0, rp=rp, data_url=rundata.run_url(lc),
+                           corpus_url=rundata.corpus_url(lc), card_url=rundata.card_link(lc, repository))
+
+
+def _render_compare(boards: list[Leaderboard], bcs: dict[str, compare.BoardCompare | None], closest: dict,
+                    render: Any, made: dict[str, reuse_mod.Outputs]
+                    ) -> tuple[dict[str, tuple[str, str]], list[dict[str, Any]]]:
+    """Compare data and static pages (:mod:`mtboard.site.compare`): per board ``data/pairs/<board>.json`` (into
+    ``made[board]`` for a board whose run outputs are rendered, not reused) and one static page per adjacent or
+    closest pair (:func:`compare.static_pairs`). Returns (run page id → (static page of it and the next row, or
+    compare.html's URL for that pair beyond the static rows; that row's label), per board what compare.html lists)."""
     nxt: dict[str, tuple[str, str]] = {}
     listing: list[dict[str, Any]] = []
     for lb in boards:
-        bc = compare.board_compare(lb)
+        bc = bcs[lb.key]
         if bc is None:
             continue
         static = compare.static_pairs(bc, closest)
         data_path = compare.pairs_path(lb.key)
-        for path, value in compare.pairs_files(bc, static).items():
-            pages[path] = compare.dumps(value)
+        if lb.key in made:
+            for path, value in compare.pairs_files(bc, static).items():
+                made[lb.key].pages[path] = compare.dumps(value)
         links = []
         for i, j in static:
             pr = compare.full_pair(bc, i, j)

@@ -1,0 +1,252 @@
+"""Reuse a board's run outputs when nothing they are made from changed (issue 35 item 3: "a build after adding one
+card re-validates and re-renders only what that card touches (its board, its views, its run pages, the indexes)").
+
+Adding a card to a board changes every run of *that* board (the field median of each entry moves, and with it every
+run's "Δ vs field median"; ranks move), but no run of another board. With a cache folder (``mtboard build --cache``),
+each board's **run outputs** are kept in ``DIR/boards/KK/KEY.zip`` under a key (:meth:`BoardReuse.key`) and read
+back by the next build whose key for that board is the same:
+
+* every run's page Markdown (``runs/<page id>.md``, the costliest pages to render: the per-entry rows, filters and
+  groups of :func:`mtboard.site.runpage.context`);
+* every run's data file (``data/runs/<page id>.json.gz``, :mod:`mtboard.site.rundata`);
+* the board's compare data files (``data/pairs/<board>*.json``, :func:`mtboard.site.compare.pairs_files`).
+
+**Key** (hex SHA-256; one decision, the inputs of everything above):
+
+* the *salt*, made once a build (:meth:`BoardReuse.make`): :data:`FORMAT`; every ``.py`` file of ``mtboard``
+  (:func:`mtboard.ledger.cache.code_hash`) and every file under ``mtboard/site/templates``; Python's version and the
+  installed distributions (Jinja2, MarkupSafe, NumPy …); the bootstrap ``resamples``; the repository the run pages
+  link cards in; and a digest (:func:`digest`) of every input of the build that is not a card — corpora (their
+  texts and licences), judge anchors, model records, contamination claims, canary runs;
+* the board's key and, for each of its cards in board order: path, page id, the SHA-256 of the card file's bytes,
+  its verification (tier, record, attestation) and its pooled community review;
+* the digest of the board's ``LedgerBoard`` in the published ledger (every row's standing, rank, evidence, flips,
+  tries, marks …): a decision that reached the board from outside it would change this and miss;
+* the official boards' gold links set on the board's method rows (:func:`mtboard.site.officialpages.attach_gold_links`).
+
+An input the digest cannot encode (a type :func:`digest` does not know) turns reuse off for the build: every board
+is rendered, as without a cache.
+
+**Nothing read is trusted** (the folder may come back from ``actions/cache``, as the other caches of
+:mod:`mtboard.ledger.cache`): an entry is a regular file (no link, at most :data:`MAX_ENTRY_BYTES`) read through real
+folders only; a ZIP archive whose members are all *stored* (no decompression: no archive bomb), holding a member
+``.key`` equal to the key and then exactly the members this build would write for the board — ``p/<path>`` for each
+expected page (UTF-8 text) and ``d/<path>`` for each expected data file — no more, no fewer. Anything else is a miss:
+the board is rendered and the entry replaced. A cache entry is written atomically (a temporary file renamed), never
+through a link. As for the flip cache, a forged but well-formed entry changes what the pages show: only main's builds
+write the site workflow's cache (docs/SECURITY.md §6).
+
+The result is byte-identical to a build without a cache (tests/test_site_reuse.py builds both after changing a card
+on one board, a card's review and a model record, and compares every file).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import io
+import sys
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path, PurePath
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from mtboard.core import safejson
+from mtboard.core.errors import MtboardError
+from mtboard.ledger.cache import _real_folders, _write_entry, code_hash
+
+FORMAT = "mtboard-board-reuse/1"
+"""Hashed into every key: a change of the entry's layout misses every old entry."""
+FOLDER = "boards"
+MAX_ENTRY_BYTES = 512 * 1024 * 1024
+"""Largest entry read (a 2,000-run board of 355-entry cards is ~60 MB)."""
+KEY_MEMBER = ".key"
+PAGE, DATA = "p/", "d/"
+NOT_DIGESTED = ("cards", "rejected", "warnings", "cache_hits", "cache_misses")
+"""Fields of :class:`mtboard.ledger.load.Inputs` the salt leaves out: the cards go into each board's key; the rest
+is what the build reports, not what it renders from."""
+
+
+def _feed(h: Any, value: Any) -> None:  # noqa: C901 - one branch per kind of value, each one line
+    """Feed ``value``'s canonical encoding to the hash ``h`` (type-tagged, length-prefixed where text)."""
+    if value is None or isinstance(value, bool):
+        h.update(f"{value!r};".encode())
+    elif isinstance(value, enum.Enum):
+        h.update(f"E{type(value).__name__}:".encode())
+        _feed(h, value.value)
+    elif isinstance(value, (int, float)):
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        h.update(b"s%d:" % len(data) + data)
+    elif isinstance(value, bytes):
+        h.update(b"b%d:" % len(value) + value)
+    elif isinstance(value, PurePath):
+        _feed(h, value.as_posix())
+    elif isinstance(value, BaseModel):
+        h.update(f"M{type(value).__qualname__}:".encode())
+        _feed(h, value.model_dump_json(round_trip=True))
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        h.update(f"D{type(value).__qualname__}{{".encode())
+        for f in dataclasses.fields(value):
+            _feed(h, f.name)
+            _feed(h, getattr(value, f.name))
+        h.update(b"}")
+    elif isinstance(value, Mapping):
+        h.update(b"{%d:" % len(value))
+        for k, v in sorted(((digest(k), v) for k, v in value.items()), key=lambda kv: kv[0]):
+            h.update(k.encode())
+            _feed(h, v)
+        h.update(b"}")
+    elif isinstance(value, (list, tuple)):
+        h.update((b"[%d:" if isinstance(value, list) else b"(%d:") % len(value))
+        for v in value:
+            _feed(h, v)
+        h.update(b"]")
+    elif isinstance(value, (set, frozenset)):
+        h.update(("{" + ",".join(sorted(digest(v) for v in value)) + "}").encode())
+    elif isinstance(value, np.ndarray):
+        h.update(f"A{value.dtype.str}{value.shape}:".encode() + np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, np.generic):
+        _feed(h, value.item())
+    else:
+        raise TypeError(f"no canonical encoding for {type(value).__qualname__}")
+
+
+def digest(value: Any) -> str:
+    """Hex SHA-256 of a canonical encoding of ``value``: None, bools, numbers (``repr``: exact), text, bytes, paths,
+    enums, pydantic models (their JSON, round-trip), dataclasses (field by field), mappings (order-free), lists and
+    tuples (in order; a list is not its tuple), sets (order-free) and NumPy arrays/scalars, nested. Equal values of one type give equal digests
+    in every process (no ``hash()``, no ``id()``).
+
+    Raises: TypeError for any other type (a value that cannot be proven equal is never treated as equal)."""
+    h = hashlib.sha256()
+    _feed(h, value)
+    return h.hexdigest()
+
+
+def _templates_digest() -> str:
+    h = hashlib.sha256()
+    folder = Path(__file__).resolve().parent / "templates"
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            h.update(f"{p.relative_to(folder).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+    return h.hexdigest()
+
+
+@dataclass
+class Outputs:
+    """One board's run outputs: ``pages`` (site path → Markdown or JSON text) and ``data`` (site path → bytes)."""
+
+    pages: dict[str, str] = field(default_factory=dict)
+    data: dict[str, bytes] = field(default_factory=dict)
+
+
+@dataclass
+class BoardReuse:
+    """The boards' run outputs by key in ``folder/boards/`` (module docstring). ``hits``/``misses`` count
+    :meth:`get` lookups."""
+
+    folder: Path
+    salt: str
+    ledger_boards: dict[str, str]
+    """Board key → :func:`digest` of its ``LedgerBoard`` in this build's ledger."""
+    hits: int = 0
+    misses: int = 0
+
+    @classmethod
+    def make(cls, folder: Path | None, inputs: Any, ledger: Any, *, resamples: int,
+             repository: str | None) -> BoardReuse | None:
+        """The build's reuse (None without a cache ``folder``, or when an input has no canonical encoding: then
+        every board is rendered). ``inputs``: the build's :class:`mtboard.ledger.load.Inputs`; ``ledger``: its
+        published :class:`mtboard.core.schema.ledger.Ledger`."""
+        if folder is None:
+            return None
+        try:
+            rest = {f.name: getattr(inputs, f.name) for f in dataclasses.fields(inputs) if f.name not in NOT_DIGESTED}
+            dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()
+                            if d.metadata['Name']})
+            salt = digest([FORMAT, code_hash(), _templates_digest(), sys.version, dists, resamples, repository,
+                           digest(rest)])
+            boards = {b.key: digest(b) for b in ledger.boards}
+        except TypeError:
+            return None
+        return cls(folder, salt, boards)
+
+    def key(self, lb: Any) -> str | None:
+        """The key of board ``lb``'s run outputs (module docstring); None when one of its inputs has no canonical
+        encoding (the board is rendered and nothing is stored)."""
+        if not all(lc.sha256 for lc in lb.cards):
+            return None
+        try:
+            cards = [(lc.path, lc.page_id, lc.sha256, lc.verification, lc.review) for lc in lb.cards]
+            gold = [(i, m.key, m.gold) for i, view in enumerate(lb.views) for m in view.methods if m.gold]
+            return digest([self.salt, lb.key, self.ledger_boards.get(lb.key), cards, gold])
+        except TypeError:
+            return None
+
+    def _path(self, key: str) -> Path:
+        return self.folder / FOLDER / key[:2] / f"{key}.zip"
+
+    def get(self, key: str | None, pages: set[str], data: set[str]) -> Outputs | None:
+        """The stored outputs of ``key`` when a valid entry holds exactly the ``pages`` and ``data`` paths this build
+        writes for the board, else None (a miss; also for ``key`` None)."""
+        found = None if key is None else self._read(key, pages, data)
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def _read(self, key: str, pages: set[str], data: set[str]) -> Outputs | None:
+        path = self._path(key)
+        if not _real_folders(self.folder, path):
+            return None
+        try:
+            raw = safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES)
+            with zipfile.ZipFile(io.BytesIO(raw)) as z:
+                infos = z.infolist()
+                names = [i.filename for i in infos]
+                want = {KEY_MEMBER} | {PAGE + p for p in pages} | {DATA + d for d in data}
+                if (len(names) != len(want) or set(names) != want
+                        or any(i.compress_type != zipfile.ZIP_STORED for i in infos)
+                        or z.read(KEY_MEMBER) != key.encode()):
+                    return None
+                out = Outputs()
+                for name in names:
+                    if name.startswith(PAGE):
+                        out.pages[name[len(PAGE):]] = z.read(name).decode("utf-8")
+                    elif name.startswith(DATA):
+                        out.data[name[len(DATA):]] = z.read(name)
+                return out
+        except (MtboardError, OSError, zipfile.BadZipFile, UnicodeDecodeError, KeyError, ValueError, EOFError):
+            return None
+
+    def put(self, key: str | None, outputs: Outputs) -> None:
+        """Store ``outputs`` under ``key`` (nothing for ``key`` None). Raises nothing: a cache only saves time."""
+        if key is None:
+            return
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+            z.writestr(_member(KEY_MEMBER), key.encode())
+            for p, text in sorted(outputs.pages.items()):
+                z.writestr(_member(PAGE + p), text.encode("utf-8"))
+            for d, blob in sorted(outputs.data.items()):
+                z.writestr(_member(DATA + d), blob)
+        _write_entry(self.folder, self._path(key), buf.getvalue())
+
+
+def _member(name: str) -> zipfile.ZipInfo:
+    """A stored member with a fixed date: the same outputs give the same archive bytes."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    return info
+
+
+__all__ = ["BoardReuse", "FORMAT", "Outputs", "digest"]
