@@ -135,19 +135,22 @@ class _Shares:
         copy by the counts alone (the model identity and fingerprint are the caller's)."""
         matrix, row, index = self.block[i]
         found: list[tuple[int, int, float]] = []
-        if row + 1 < len(index):
-            mine, later = matrix[row], matrix[row + 1:]
+        # the later cards of the block; when card i is not a target, only the later targets (a pull request's cards
+        # against the accepted ones: a few rows, not the whole block)
+        rows = np.arange(row + 1, len(index))
+        if not self.targeted[i]:
+            rows = rows[self.targeted[index[rows]]]
+        if rows.size:
+            mine = matrix[row]
+            later = matrix[row + 1:] if rows.size == len(index) - row - 1 else matrix[rows]
             usable = mine >= 0
             compared = np.count_nonzero((later >= 0) | usable, axis=1)
             equal = np.count_nonzero((later == mine) & usable, axis=1)
             # a superset (one entry of slack against rounding); the survivors are decided by equal_share's division
-            keep = (compared >= COPY_MIN_ENTRIES) & (equal >= COPY_SHARE * compared - 1.0)
-            if not self.targeted[i]:
-                keep &= self.targeted[index[row + 1:]]
-            for r in np.flatnonzero(keep):
+            for r in np.flatnonzero((compared >= COPY_MIN_ENTRIES) & (equal >= COPY_SHARE * compared - 1.0)):
                 n, e = int(compared[r]), int(equal[r])
                 if e / n >= COPY_SHARE:
-                    found.append((int(index[row + 1 + r]), n, e / n))
+                    found.append((int(index[rows[r]]), n, e / n))
         a = self.group[i]
         for j in np.flatnonzero(self.block_of[i + 1:] != self.block_of[i]) + i + 1:
             j = int(j)
