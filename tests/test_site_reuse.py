@@ -74,7 +74,7 @@ def test_adding_a_card_renders_its_board_alone_and_the_site_is_a_full_builds(add
     assert sorted(a) == sorted(b)
     assert [p for p in a if a[p] != b[p]] == []
     entries = sorted((cache / R.FOLDER).rglob("*.zip"))
-    assert len(entries) == 4  # three boards at first, the changed board's new key
+    assert len(entries) == 3  # one a board: the changed board's old entry was pruned
     # the EN→DE run pages of the second build hold the added card's row; the first build's did not
     held = root / "submissions" / HELD
     import json
@@ -86,6 +86,7 @@ def test_a_change_beside_the_cards_renders_every_board(added, tmp_path):
     """A model record's note changes what no card holds: every board is rendered again (the salt covers every
     non-card input), and the site is a full build's."""
     root, cache, *_ = added
+    cache = shutil.copytree(cache, tmp_path / "cache")  # this build prunes the entries it does not use
     shutil.copytree(root / "submissions", tmp_path / "submissions")
     for name in BESIDE:
         if (root / name).is_dir():
@@ -99,6 +100,7 @@ def test_a_change_beside_the_cards_renders_every_board(added, tmp_path):
     full = _build(tmp_path, "full", None)
     assert (again.board_hits, again.board_misses) == (0, 3)
     assert _docs(tmp_path / "again" / "docs") == _docs(tmp_path / "full" / "docs")
+    assert len(list((cache / R.FOLDER).rglob("*.zip"))) == 3  # the three new entries; the old ones pruned
 
 
 def test_an_unchanged_tree_reads_every_board_back(added, tmp_path):
@@ -235,7 +237,7 @@ def test_a_board_with_a_card_not_read_from_a_file_is_always_rendered(tmp_path):
     from types import SimpleNamespace
 
     lc = SimpleNamespace(path="a.json", page_id="0" * 16, sha256="", verification=None, review=None)
-    lb = SimpleNamespace(key="b", cards=[lc], views=[])
+    lb = SimpleNamespace(key="b", cards=[lc], views=[], diagnostic=None)
     reuse = _reuse(tmp_path)
     assert reuse.key(lb) is None
     lc.sha256 = "1" * 64
@@ -277,7 +279,7 @@ def test_the_board_key_moves_with_each_thing_it_covers(tmp_path):
         lc.update({k: v for k, v in over.items() if k in lc})
         method = SimpleNamespace(key="m", gold=over.get("gold"))
         return SimpleNamespace(key=over.get("key", "b"), cards=[SimpleNamespace(**lc)],
-                               views=[SimpleNamespace(methods=[method])])
+                               views=[SimpleNamespace(methods=[method])], diagnostic=None)
 
     reuse = R.BoardReuse(tmp_path, "salt", {"b": "ledger-1"})
     base = reuse.key(board())
@@ -289,3 +291,60 @@ def test_the_board_key_moves_with_each_thing_it_covers(tmp_path):
     assert None not in keys and len({base, *keys}) == len(changed) + 1
     assert R.BoardReuse(tmp_path, "salt", {"b": "ledger-2"}).key(board()) != base  # its ledger board
     assert R.BoardReuse(tmp_path, "other", {"b": "ledger-1"}).key(board()) != base  # the salt
+
+
+def test_prune_keeps_the_entries_the_build_used_and_nothing_else(tmp_path):
+    reuse = _reuse(tmp_path)
+    other = "cd" + "1" * 62
+    reuse.put(KEY, _outputs())
+    _reuse(tmp_path).put(other, _outputs())  # an entry of an earlier build
+    note = tmp_path / R.FOLDER / "cd" / "README"
+    note.write_text("not an entry")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / f"{'ef' + '2' * 62}.zip").write_bytes(b"kept")
+    os.symlink(elsewhere, tmp_path / R.FOLDER / "ef")  # a folder link: not walked
+    assert reuse.prune() == 1
+    assert sorted(p.name for p in (tmp_path / R.FOLDER).rglob("*.zip")) == [f"{KEY}.zip"]
+    assert note.exists() and (elsewhere / f"{'ef' + '2' * 62}.zip").exists()
+    assert _reuse(tmp_path / "none").prune() == 0  # no folder: nothing to do, no error
+
+
+def test_overlapping_members_and_a_huge_directory_are_misses_before_anything_is_read(tmp_path):
+    """A stored archive whose members overlap returns more bytes than the file holds (zipfile checks overlaps only
+    from Python 3.11.8): refused by size. An end record counting other than the expected members: refused before
+    zipfile reads the directory."""
+    reuse = _reuse(tmp_path)
+    reuse.put(KEY, _outputs())
+    path = tmp_path / R.FOLDER / "ab" / f"{KEY}.zip"
+    raw = bytearray(path.read_bytes())
+    # point the data member's central record at the first local header, with a size spanning the whole archive
+    name = b"d/data/runs/x.json.gz"
+    at = raw.rfind(b"PK\x01\x02", 0, raw.rfind(b"PK\x05\x06"))
+    while raw[at + 46:at + 46 + len(name)] != name:
+        at = raw.rfind(b"PK\x01\x02", 0, at)
+    span = len(raw) - 30 - len(name)
+    raw[at + 20:at + 24] = span.to_bytes(4, "little")  # compressed size
+    raw[at + 24:at + 28] = span.to_bytes(4, "little")  # size
+    raw[at + 42:at + 46] = (0).to_bytes(4, "little")  # local header offset: the first member's
+    path.write_bytes(bytes(raw))
+    assert reuse.get(KEY, PAGES, DATA) is None
+    assert not R._sound(b"", 4) and not R._sound(b"PK\x05\x06" + bytes(18), 4)
+    eocd = b"PK\x05\x06" + bytes(4) + (4).to_bytes(2, "little") * 2 + bytes(8) + b"\0\0"
+    assert R._sound(eocd, 4) and not R._sound(eocd, 5) and not R._sound(eocd + b"x", 4)
+    assert not R._sound(eocd[:-2] + b"\x01\0" + b"c", 4)  # a comment: not an archive this module writes
+
+
+def test_the_diagnostic_board_the_run_pages_count_is_in_the_key(tmp_path):
+    from types import SimpleNamespace
+
+    from mtboard.ledger.load import Verification
+
+    lc = SimpleNamespace(path="d/a.json", page_id="0" * 16, sha256="1" * 64, verification=Verification("x"),
+                         review=None)
+    keys = set()
+    for diag in (None, SimpleNamespace(page="diagnostic/d.md", entries=3),
+                 SimpleNamespace(page="diagnostic/d.md", entries=7)):
+        lb = SimpleNamespace(key="b", cards=[lc], views=[], diagnostic=diag)
+        keys.add(R.BoardReuse(tmp_path, "salt", {}).key(lb))
+    assert None not in keys and len(keys) == 3

@@ -329,6 +329,8 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
     reuse = BoardReuse.make(cache, inputs, doc, resamples=resamples, repository=attestation_repository)
     pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository,
                                 reuse=reuse)
+    if reuse is not None:
+        reuse.prune()  # one entry per board: the folder the site workflow saves does not grow with each change
     pages["data/ledger.json"] = document.dumps(doc)
     pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
                                                ledger=doc, snapshots=earlier, data=data))

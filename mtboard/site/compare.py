@@ -277,11 +277,14 @@ def _chunks(n: int) -> int:
     return (n + PAIRS_CHUNK - 1) // PAIRS_CHUNK
 
 
-def pairs_names(bc: BoardCompare) -> set[str]:
-    """The site paths :func:`pairs_files` writes for ``bc`` (without computing them)."""
-    key = bc.lb.key
-    return {pairs_path(key), f"data/pairs/{key}.fp.json",
-            *(f"data/pairs/{key}.p{k}.json" for k in range(_chunks(len(bc.rows))))}
+def pairs_names(lb: Leaderboard) -> set[str]:
+    """The site paths :func:`pairs_files` writes for board ``lb`` (none when :func:`board_compare` gives None), without
+    computing them."""
+    view = lb.views[0] if lb.views else None
+    if view is None or len(view.methods) < 2:  # board_compare's None
+        return set()
+    return {pairs_path(lb.key), f"data/pairs/{lb.key}.fp.json",
+            *(f"data/pairs/{lb.key}.p{k}.json" for k in range(_chunks(len(view.methods))))}
 
 
 def pairs_files(bc: BoardCompare, static: list[tuple[int, int]]) -> dict[str, dict[str, Any]]:

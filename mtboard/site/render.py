@@ -177,12 +177,10 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     render("models/index.md", "models_index.md.j2", portraits=portraits,
            records=portrait.record_views(inputs.models))
     closest = tables.closest_runs(boards)
-    bcs = {lb.key: compare.board_compare(lb) for lb in boards}
     keys = {lb.key: reuse.key(lb) for lb in boards} if reuse is not None else {}
-    found = {lb.key: reuse.get(keys[lb.key], *_expected(lb, bcs[lb.key])) for lb in boards} \
-        if reuse is not None else {}
+    found = {lb.key: reuse.get(keys[lb.key], *_expected(lb)) for lb in boards} if reuse is not None else {}
     made = {lb.key: reuse_mod.Outputs() for lb in boards if found.get(lb.key) is None}
-    compare_next, compare_boards = _render_compare(boards, bcs, closest, render, made)
+    compare_next, compare_boards = _render_compare(boards, closest, render, made)
     for lb in boards:
         out = found.get(lb.key) or made[lb.key]
         for lc in lb.cards:
@@ -202,11 +200,11 @@ def render_pages(inputs: Inputs, boards: list[Leaderboard], portraits: list[Port
     return pages
 
 
-def _expected(lb: Leaderboard, bc: compare.BoardCompare | None) -> tuple[set[str], set[str]]:
+def _expected(lb: Leaderboard) -> tuple[set[str], set[str]]:
     """The page and data paths of board ``lb``'s run outputs (:mod:`mtboard.site.reuse`): its run pages and compare
-    data files (``bc``: its :func:`mtboard.site.compare.board_compare`), and its run data files."""
-    pages = {tables.run_page(lc) for lc in lb.cards} | (compare.pairs_names(bc) if bc is not None else set())
-    return pages, {rundata.run_url(lc) for lc in lb.cards}
+    data files (:func:`mtboard.site.compare.pairs_names`), and its run data files."""
+    return ({tables.run_page(lc) for lc in lb.cards} | compare.pairs_names(lb),
+            {rundata.run_url(lc) for lc in lb.cards})
 
 
 def _run_outputs(lc: LoadedCard, lb: Leaderboard, near: tuple[LoadedCard, int] | None,
@@ -252,8 +250,7 @@ def _run_outputs(lc: LoadedCard, lb: Leaderboard, near: tuple[LoadedCard, int] |
                            corpus_url=rundata.corpus_url(lc), card_url=rundata.card_link(lc, repository))
 
 
-def _render_compare(boards: list[Leaderboard], bcs: dict[str, compare.BoardCompare | None], closest: dict,
-                    render: Any, made: dict[str, reuse_mod.Outputs]
+def _render_compare(boards: list[Leaderboard], closest: dict, render: Any, made: dict[str, reuse_mod.Outputs]
                     ) -> tuple[dict[str, tuple[str, str]], list[dict[str, Any]]]:
     """Compare data and static pages (:mod:`mtboard.site.compare`): per board ``data/pairs/<board>.json`` (into
     ``made[board]`` for a board whose run outputs are rendered, not reused) and one static page per adjacent or
@@ -262,7 +259,7 @@ def _render_compare(boards: list[Leaderboard], bcs: dict[str, compare.BoardCompa
     nxt: dict[str, tuple[str, str]] = {}
     listing: list[dict[str, Any]] = []
     for lb in boards:
-        bc = bcs[lb.key]
+        bc = compare.board_compare(lb)  # one board's bootstraps at a time (rows × resamples each)
         if bc is None:
             continue
         static = compare.static_pairs(bc, closest)

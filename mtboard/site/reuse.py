@@ -22,7 +22,9 @@ back by the next build whose key for that board is the same:
   its verification (tier, record, attestation) and its pooled community review;
 * the digest of the board's ``LedgerBoard`` in the published ledger (every row's standing, rank, evidence, flips,
   tries, marks …): a decision that reached the board from outside it would change this and miss;
-* the official boards' gold links set on the board's method rows (:func:`mtboard.site.officialpages.attach_gold_links`).
+* the official boards' gold links set on the board's method rows (:func:`mtboard.site.officialpages.attach_gold_links`);
+* the corpus's diagnostic board as the run pages show it (its page and entry count), which the diagnostic segment's
+  cards — not on the board — decide when the corpus itself is not loaded.
 
 An input the digest cannot encode (a type :func:`digest` does not know) turns reuse off for the build: every board
 is rendered, as without a cache.
@@ -31,10 +33,13 @@ is rendered, as without a cache.
 :mod:`mtboard.ledger.cache`): an entry is a regular file (no link, at most :data:`MAX_ENTRY_BYTES`) read through real
 folders only; a ZIP archive whose members are all *stored* (no decompression: no archive bomb), holding a member
 ``.key`` equal to the key and then exactly the members this build would write for the board — ``p/<path>`` for each
-expected page (UTF-8 text) and ``d/<path>`` for each expected data file — no more, no fewer. Anything else is a miss:
+expected page (UTF-8 text) and ``d/<path>`` for each expected data file — no more, no fewer — and members that do
+not overlap (their sizes and headers fit in the file: Python's :mod:`zipfile` checks overlaps only from 3.11.8 on),
+after an end-of-central-directory record, read first, that counts exactly those members. Anything else is a miss:
 the board is rendered and the entry replaced. A cache entry is written atomically (a temporary file renamed), never
 through a link. As for the flip cache, a forged but well-formed entry changes what the pages show: only main's builds
-write the site workflow's cache (docs/SECURITY.md §6).
+write the site workflow's cache (docs/SECURITY.md §6). After rendering, :meth:`BoardReuse.prune` removes every board
+entry the build neither read nor stored, so the folder holds one entry per board.
 
 The result is byte-identical to a build without a cache (tests/test_site_reuse.py builds both after changing a card
 on one board, a card's review and a model record, and compares every file).
@@ -46,6 +51,8 @@ import dataclasses
 import enum
 import hashlib
 import io
+import os
+import stat
 import sys
 import zipfile
 from collections.abc import Mapping
@@ -159,6 +166,8 @@ class BoardReuse:
     """Board key → :func:`digest` of its ``LedgerBoard`` in this build's ledger."""
     hits: int = 0
     misses: int = 0
+    used: set[str] = field(default_factory=set)
+    """The keys this build read or stored: :meth:`prune` keeps only their entries."""
 
     @classmethod
     def make(cls, folder: Path | None, inputs: Any, ledger: Any, *, resamples: int,
@@ -187,7 +196,9 @@ class BoardReuse:
         try:
             cards = [(lc.path, lc.page_id, lc.sha256, lc.verification, lc.review) for lc in lb.cards]
             gold = [(i, m.key, m.gold) for i, view in enumerate(lb.views) for m in view.methods if m.gold]
-            return digest([self.salt, lb.key, self.ledger_boards.get(lb.key), cards, gold])
+            diag = lb.diagnostic
+            diag = None if diag is None else (diag.page, diag.entries)  # made from the diagnostic segment's cards
+            return digest([self.salt, lb.key, self.ledger_boards.get(lb.key), cards, gold, diag])
         except TypeError:
             return None
 
@@ -202,20 +213,27 @@ class BoardReuse:
             self.misses += 1
         else:
             self.hits += 1
+            self.used.add(key)
         return found
 
     def _read(self, key: str, pages: set[str], data: set[str]) -> Outputs | None:
         path = self._path(key)
         if not _real_folders(self.folder, path):
             return None
+        want = {KEY_MEMBER} | {PAGE + p for p in pages} | {DATA + d for d in data}
         try:
             raw = safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES)
+            if not _sound(raw, len(want)):
+                return None
             with zipfile.ZipFile(io.BytesIO(raw)) as z:
                 infos = z.infolist()
                 names = [i.filename for i in infos]
-                want = {KEY_MEMBER} | {PAGE + p for p in pages} | {DATA + d for d in data}
-                if (len(names) != len(want) or set(names) != want
-                        or any(i.compress_type != zipfile.ZIP_STORED for i in infos)
+                # members may not overlap (zipfile before 3.11.8 does not check): what they hold, with their local
+                # headers, fits in the archive, so reading them returns no more bytes than the file has
+                held = sum(i.file_size + 30 + len(i.filename.encode("utf-8")) + len(i.extra) for i in infos)
+                if (len(names) != len(want) or set(names) != want or held > len(raw)
+                        or any(i.compress_type != zipfile.ZIP_STORED or i.compress_size != i.file_size
+                               for i in infos)
                         or z.read(KEY_MEMBER) != key.encode()):
                     return None
                 out = Outputs()
@@ -232,6 +250,7 @@ class BoardReuse:
         """Store ``outputs`` under ``key`` (nothing for ``key`` None). Raises nothing: a cache only saves time."""
         if key is None:
             return
+        self.used.add(key)
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
             z.writestr(_member(KEY_MEMBER), key.encode())
@@ -240,6 +259,40 @@ class BoardReuse:
             for d, blob in sorted(outputs.data.items()):
                 z.writestr(_member(DATA + d), blob)
         _write_entry(self.folder, self._path(key), buf.getvalue())
+
+
+    def prune(self) -> int:
+        """Remove every board entry (``boards/KK/*.zip``) this build neither read nor stored: a board's entry is
+        replaced whenever its key changes (any code, template, package or non-card input change replaces them all), and
+        the site workflow saves the folder after every build, so without this it would grow by a copy of every run
+        page per code change. Only through real folders; a link or folder in place of an entry is left alone (it is
+        never read either). Returns the number removed; raises nothing."""
+        removed = 0
+        top = self.folder / FOLDER
+        try:
+            buckets = sorted(top.iterdir()) if _real_folders(self.folder, top / "x") and top.is_dir() else []
+        except OSError:
+            return 0
+        for bucket in buckets:
+            try:
+                if not stat.S_ISDIR(os.lstat(bucket).st_mode):
+                    continue
+                for entry in bucket.iterdir():
+                    if (entry.suffix == ".zip" and entry.stem not in self.used
+                            and stat.S_ISREG(os.lstat(entry).st_mode)):
+                        entry.unlink()
+                        removed += 1
+            except OSError:
+                continue
+        return removed
+
+
+def _sound(raw: bytes, members: int) -> bool:
+    """Whether ``raw`` ends with a plain end-of-central-directory record (no comment, no ZIP64) counting ``members``
+    entries: read before :class:`zipfile.ZipFile` parses the directory, so a planted archive of a million records
+    costs nothing to refuse."""
+    return (len(raw) >= 22 and raw[-22:-18] == b"PK\x05\x06" and raw[-2:] == b"\0\0"
+            and int.from_bytes(raw[-12:-10], "little") == members != 0xFFFF)
 
 
 def _member(name: str) -> zipfile.ZipInfo:
