@@ -36,11 +36,7 @@ def _oracle(cards: list[C.OutputsOf], targets: set[str]) -> list[Problem]:
                 if n < C.COPY_MIN_ENTRIES or share < C.COPY_SHARE:
                     continue
                 later, earlier = (b, a) if b.where in targets else (a, b)
-                problems.append(Problem(
-                    check="copies", where=later.where, field="$.results",
-                    message=f"{share * 100:.1f} % of its {n} compared outputs are identical to those of "
-                            f"{earlier.where}, a card of another model identity: a relabelled copy is not a "
-                            "second system (a reproduction keeps the model identity and the fingerprint)"))
+                problems.append(C.copy_problem(later.where, earlier.where, n, share))
     return problems
 
 

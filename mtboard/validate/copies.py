@@ -97,12 +97,17 @@ def find_copies(cards: Iterable[OutputsOf], targets: set[str]) -> list[Problem]:
                     continue
                 # the group is sorted by (timestamp, path): b came later; a target always takes the blame
                 later, earlier = (b, a) if b.where in targets else (a, b)
-                problems.append(Problem(
-                    check="copies", where=later.where, field="$.results",
-                    message=f"{share * 100:.1f} % of its {n} compared outputs are identical to those of "
-                            f"{earlier.where}, a card of another model identity: a relabelled copy is not a "
-                            "second system (a reproduction keeps the model identity and the fingerprint)"))
+                problems.append(copy_problem(later.where, earlier.where, n, share))
     return problems
+
+
+def copy_problem(where: str, copied: str, n: int, share: float) -> Problem:
+    """The ``copies`` problem of the card at ``where`` whose ``n`` compared outputs are a ``share`` (0–1) identical to
+    those of the card at ``copied``."""
+    return Problem(check="copies", where=where, field="$.results",
+                   message=f"{share * 100:.1f} % of its {n} compared outputs are identical to those of {copied}, a "
+                           "card of another model identity: a relabelled copy is not a second system (a "
+                           "reproduction keeps the model identity and the fingerprint)")
 
 
 class _Shares:
@@ -162,4 +167,4 @@ class _Shares:
         return sorted(found)
 
 
-__all__ = ["COPY_MIN_ENTRIES", "COPY_SHARE", "OutputsOf", "equal_share", "find_copies", "outputs_of"]
+__all__ = ["COPY_MIN_ENTRIES", "COPY_SHARE", "OutputsOf", "copy_problem", "equal_share", "find_copies", "outputs_of"]
