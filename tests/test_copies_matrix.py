@@ -85,3 +85,41 @@ def test_a_copy_exactly_at_the_line_and_one_entry_below_it():
         assert [p.where for p in found] == (["x/b.json"] if copy else []), (n, equal)
         if copy:
             assert f"{equal / n * 100:.1f} % of its {n} compared outputs" in found[0].message
+
+
+def test_cards_the_matrix_cannot_hold_are_compared_pair_by_pair():
+    """Entry ids of another dtype, not strictly increasing, or hashes of another dtype: such a card is compared with
+    equal_share, as before the matrix (uint64 hashes stacked with int64 ones would become float64 and make hashes
+    that differ by 1 near 2**62 equal)."""
+    ds = ("d", "1", "s")
+    ids = np.arange(12, dtype=np.int64)
+    base = np.arange(2**62, 2**62 + 12, dtype=np.int64)
+    near = base.copy()
+    near[0] += 1  # one entry differs by one unit: 11 of 12 equal, 91.7 %, not a copy
+    cards = [C.OutputsOf("a.json", ds, ("m1", None), "f1", "2026-12-01T00:00:00Z", ids, base),
+             C.OutputsOf("b.json", ds, ("m2", None), "f2", "2026-12-02T00:00:00Z", ids, near.astype(np.uint64)),
+             C.OutputsOf("c.json", ds, ("m3", None), "f3", "2026-12-03T00:00:00Z", ids.astype(np.int32), base),
+             C.OutputsOf("d.json", ds, ("m4", None), "f4", "2026-12-04T00:00:00Z", ids[::-1].copy(), base[::-1].copy())]
+    targets = {c.where for c in cards}
+    assert C.find_copies(list(cards), targets) == _oracle(list(cards), targets)
+    assert {p.where for p in C.find_copies(list(cards), targets)} == {"c.json", "d.json"}
+
+
+def test_a_card_that_repeats_an_entry_id_is_compared_on_its_first_result():
+    """The card schema lets a card repeat an entry id (the entries check reports it); outputs_of keeps the first
+    result of each id, so the comparison never sees a repeated id (np.intersect1d with assume_unique miscounted or
+    raised IndexError on one)."""
+    from types import SimpleNamespace
+
+    from mtboard.core.schema import Outcome
+
+    def card(texts):
+        results = [SimpleNamespace(entry_id=i, predicted=t, checks=SimpleNamespace(outcome=Outcome.usable))
+                   for i, t in texts]
+        return SimpleNamespace(results=results, dataset=SimpleNamespace(id="d", version="1", sha256="s"),
+                               model_slug="m", method=SimpleNamespace(model_file_sha256=None),
+                               fingerprint=SimpleNamespace(hash="f"), timestamp="2026-12-01T00:00:00Z")
+
+    out = C.outputs_of("x.json", card([(0, "uno"), (1, "dos"), (0, "otro"), (2, "tres")]))
+    assert out.ids.tolist() == [0, 1, 2]
+    assert out.hashes.tolist() == [C._hash("uno"), C._hash("dos"), C._hash("tres")]

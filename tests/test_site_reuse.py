@@ -348,3 +348,17 @@ def test_the_diagnostic_board_the_run_pages_count_is_in_the_key(tmp_path):
         lb = SimpleNamespace(key="b", cards=[lc], views=[], diagnostic=diag)
         keys.add(R.BoardReuse(tmp_path, "salt", {}).key(lb))
     assert None not in keys and len(keys) == 3
+
+
+def test_a_board_of_more_than_65_534_members_reads_back(tmp_path):
+    """From 65,535 members zipfile writes a ZIP64 end record (count 0xFFFF in the plain one): read through its locator,
+    so a board of ~32,800 runs still hits."""
+    reuse = _reuse(tmp_path)
+    n = 32_800
+    out = R.Outputs(pages={f"runs/{k:05d}.md": "#" for k in range(n)},
+                    data={f"data/runs/{k:05d}.json.gz": b"x" for k in range(n)})
+    reuse.put(KEY, out)
+    raw = (tmp_path / R.FOLDER / "ab" / f"{KEY}.zip").read_bytes()
+    assert int.from_bytes(raw[-12:-10], "little") == 0xFFFF  # the ZIP64 case
+    assert R._sound(raw, 2 * n + 1) and not R._sound(raw, 2 * n)
+    assert reuse.get(KEY, set(out.pages), set(out.data)) == out

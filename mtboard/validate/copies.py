@@ -18,6 +18,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -48,9 +49,13 @@ class OutputsOf:
 
 
 def outputs_of(where: str, card: RunCard) -> OutputsOf:
-    """The comparable outputs of a card (run 0)."""
-    pairs = sorted((r.entry_id, _hash(r.predicted) if r.checks.outcome == Outcome.usable and r.predicted.strip()
-                    else -1) for r in card.results)
+    """The comparable outputs of a card (run 0): one per entry id, its first result's when a card repeats an id (the
+    ``entries`` check reports the repeat; the comparison needs unique ids)."""
+    first: dict[int, int] = {}
+    for r in card.results:
+        if r.entry_id not in first:
+            first[r.entry_id] = _hash(r.predicted) if r.checks.outcome == Outcome.usable and r.predicted.strip() else -1
+    pairs = sorted(first.items())
     d = card.dataset
     return OutputsOf(where=where, dataset=(d.id, d.version, d.sha256),
                      identity=(card.model_slug, card.method.model_file_sha256), fingerprint=card.fingerprint.hash,
@@ -93,8 +98,6 @@ def find_copies(cards: Iterable[OutputsOf], targets: set[str]) -> list[Problem]:
         for i, a in enumerate(group):
             for j, n, share in shares.copies(i):
                 b = group[j]
-                if a.identity == b.identity or a.fingerprint == b.fingerprint:
-                    continue
                 # the group is sorted by (timestamp, path): b came later; a target always takes the blame
                 later, earlier = (b, a) if b.where in targets else (a, b)
                 problems.append(copy_problem(later.where, earlier.where, n, share))
@@ -111,40 +114,51 @@ def copy_problem(where: str, copied: str, n: int, share: float) -> Problem:
 
 
 class _Shares:
-    """The pairs of one dataset's cards (``group``, in its order) that :func:`equal_share` makes copies (at least
-    :data:`COPY_MIN_ENTRIES` compared entries, at least :data:`COPY_SHARE` of them equal), where at least one of the
-    two cards is in ``targets``. Cards with the same entry ids form a block: one matrix of their hashes, each card's
-    row compared with every later row in a few array operations, giving exactly :func:`equal_share`'s counts (both
-    cards hold every entry, so the shared entries are all of them, in the same order). A card whose entries differ
-    from a later card's (a ``--limit`` run) is compared with it by :func:`equal_share`."""
+    """The pairs of one dataset's cards (``group``, in its order) that are copies by :func:`equal_share`'s counts (at
+    least :data:`COPY_MIN_ENTRIES` compared entries, at least :data:`COPY_SHARE` of them equal), of two model
+    identities and two fingerprints, where at least one of the two cards is in ``targets``. Cards with the same entry
+    ids (int64, strictly increasing, one hash each) form a block: one matrix of their hashes, each card's row compared
+    with every later row in a few array operations, giving exactly :func:`equal_share`'s counts (both cards hold every
+    entry, so the shared entries are all of them, in the same order). Any other card (a ``--limit`` run) is compared
+    with :func:`equal_share`, pair by pair."""
 
     def __init__(self, group: list[OutputsOf], targets: set[str]) -> None:
         self.group = group
         self.targeted = np.array([c.where in targets for c in group], dtype=bool)
-        blocks: dict[bytes, list[int]] = defaultdict(list)
+        self.identity = _codes([c.identity for c in group])
+        self.fingerprint = _codes([c.fingerprint for c in group])
+        blocks: dict[Any, list[int]] = defaultdict(list)
         for k, c in enumerate(group):
-            blocks[c.ids.tobytes()].append(k)
+            ids, hashes = c.ids, c.hashes
+            regular = (isinstance(ids, np.ndarray) and isinstance(hashes, np.ndarray) and ids.dtype == np.int64
+                       and hashes.dtype == np.int64 and ids.ndim == 1 and hashes.shape == ids.shape
+                       and bool(np.all(ids[1:] > ids[:-1])))
+            blocks[ids.tobytes() if regular else ("alone", k)].append(k)
         self.block: dict[int, tuple[np.ndarray, int, np.ndarray]] = {}
         """Card index → (its block's hash matrix, its row there, the block's card indices, ascending)."""
         self.block_of = np.zeros(len(group), dtype=np.int64)
         for b, members in enumerate(blocks.values()):
             self.block_of[members] = b
-        for members in blocks.values():
-            matrix = np.stack([group[k].hashes for k in members])
+            matrix = np.stack([group[k].hashes for k in members]) if len(members) > 1 else np.empty((1, 0), np.int64)
             index = np.asarray(members, dtype=np.int64)
             for row, k in enumerate(members):
                 self.block[k] = (matrix, row, index)
 
+    def _others(self, i: int, later: np.ndarray) -> np.ndarray:
+        """The cards of ``later`` (indices after ``i``) worth comparing with card i: another model identity, another
+        fingerprint, and card i or the other card a target."""
+        keep = (self.identity[later] != self.identity[i]) & (self.fingerprint[later] != self.fingerprint[i])
+        if not self.targeted[i]:
+            keep &= self.targeted[later]
+        return later[keep]
+
     def copies(self, i: int) -> list[tuple[int, int, float]]:
-        """``(j, compared entries, share equal)`` for every later card j (ascending) whose pair with card i is a
-        copy by the counts alone (the model identity and fingerprint are the caller's)."""
+        """``(j, compared entries, share equal)`` for every later card j (ascending) that card i copies or is copied
+        by (:meth:`_others` first, then the counts)."""
         matrix, row, index = self.block[i]
         found: list[tuple[int, int, float]] = []
-        # the later cards of the block; when card i is not a target, only the later targets (a pull request's cards
-        # against the accepted ones: a few rows, not the whole block)
         rows = np.arange(row + 1, len(index))
-        if not self.targeted[i]:
-            rows = rows[self.targeted[index[rows]]]
+        rows = rows[np.isin(index[rows], self._others(i, index[rows]))] if rows.size else rows
         if rows.size:
             mine = matrix[row]
             later = matrix[row + 1:] if rows.size == len(index) - row - 1 else matrix[rows]
@@ -157,14 +171,18 @@ class _Shares:
                 if e / n >= COPY_SHARE:
                     found.append((int(index[rows[r]]), n, e / n))
         a = self.group[i]
-        for j in np.flatnonzero(self.block_of[i + 1:] != self.block_of[i]) + i + 1:
-            j = int(j)
-            if not (self.targeted[i] or self.targeted[j]):
-                continue
+        outside = np.flatnonzero(self.block_of[i + 1:] != self.block_of[i]) + i + 1
+        for j in self._others(i, outside).tolist():
             n, share = equal_share(a, self.group[j])
             if n >= COPY_MIN_ENTRIES and share >= COPY_SHARE:
                 found.append((j, n, share))
         return sorted(found)
+
+
+def _codes(values: list[Any]) -> np.ndarray:
+    """Each value's index among the distinct values (equal values, equal codes)."""
+    seen: dict[Any, int] = {}
+    return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=np.int64)
 
 
 __all__ = ["COPY_MIN_ENTRIES", "COPY_SHARE", "OutputsOf", "copy_problem", "equal_share", "find_copies", "outputs_of"]
