@@ -63,6 +63,7 @@ def added(tmp_path_factory):
     return root, cache, first, second, full
 
 
+@pytest.mark.slow  # the module's six builds of ten real cards: ~40 s (docs/TESTING.md: fast lane ≤ 5 min)
 def test_adding_a_card_renders_its_board_alone_and_the_site_is_a_full_builds(added):
     root, cache, first, second, full = added
     assert (first.leaderboards, second.leaderboards) == (3, 3) and second.cards == first.cards + 1 == 10
@@ -82,6 +83,7 @@ def test_adding_a_card_renders_its_board_alone_and_the_site_is_a_full_builds(add
     assert f"runs/{page_id}.md" in a and not (root / "first" / "docs" / "runs" / f"{page_id}.md").exists()
 
 
+@pytest.mark.slow  # the module's six builds of ten real cards: ~40 s (docs/TESTING.md: fast lane ≤ 5 min)
 def test_a_change_beside_the_cards_renders_every_board(added, tmp_path):
     """A model record's note changes what no card holds: every board is rendered again (the salt covers every
     non-card input), and the site is a full build's."""
@@ -103,6 +105,7 @@ def test_a_change_beside_the_cards_renders_every_board(added, tmp_path):
     assert len(list((cache / R.FOLDER).rglob("*.zip"))) == 3  # the three new entries; the old ones pruned
 
 
+@pytest.mark.slow  # the module's six builds of ten real cards: ~40 s (docs/TESTING.md: fast lane ≤ 5 min)
 def test_an_unchanged_tree_reads_every_board_back(added, tmp_path):
     root, cache, *_ = added
     again = _build(root, "third", cache)
