@@ -67,6 +67,7 @@ from pydantic import BaseModel
 from mtboard.core import safejson
 from mtboard.core.errors import MtboardError
 from mtboard.ledger.cache import _real_folders, _write_entry, code_hash
+from mtboard.site.incremental import _tree_digest
 
 FORMAT = "mtboard-board-reuse/1"
 """Hashed into every key: a change of the entry's layout misses every old entry."""
@@ -140,10 +141,7 @@ def digest(value: Any) -> str:
 
 def _templates_digest() -> str:
     h = hashlib.sha256()
-    folder = Path(__file__).resolve().parent / "templates"
-    for p in sorted(folder.rglob("*")):
-        if p.is_file():
-            h.update(f"{p.relative_to(folder).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+    _tree_digest(h, "templates", Path(__file__).resolve().parent / "templates")
     return h.hexdigest()
 
 
