@@ -28,7 +28,7 @@ def serving(directory: Path, handler: type[http.server.SimpleHTTPRequestHandler]
     """Serve ``directory`` (read per request: it may be filled after the server starts) on 127.0.0.1; yields the
     port; the server is shut down on exit."""
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         yield srv.server_address[1]
     finally:

@@ -35,13 +35,20 @@ class _CountingHTTPServer(ThreadingHTTPServer):
                 self.active -= 1
 
 
+POLL_S = 0.02
+"""How often a test server's loop looks for ``shutdown()`` (:meth:`socketserver.BaseServer.serve_forever`)."""
+
+
 class LoopbackServer:
     """Serves ``handler`` on 127.0.0.1:<free port> in a daemon thread while used as a context manager.
     ``url`` is the OpenAI-style base URL (``…/v1``)."""
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]):
         self.httpd = _CountingHTTPServer(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop to look up: every poll_interval (0.5 s by default, half a second
+        # of every test that starts a server — 134 of them in test_server_text_boundary.py alone)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": POLL_S},
+                                       daemon=True)
 
     def settle(self, quiet_s: float = 0.3, timeout_s: float = 30.0) -> None:
         """Wait until every connection a client opened has been handled: nothing waits to be accepted and no

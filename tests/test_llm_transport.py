@@ -201,7 +201,7 @@ class _RawServer:
 
         socketserver.ThreadingTCPServer.daemon_threads = True
         self.srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.srv.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def url(self) -> str:
