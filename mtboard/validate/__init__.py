@@ -69,6 +69,8 @@ Modules (each imports only modules above it in this list):
   (validate_paths)
 """
 
+from typing import Any
+
 from mtboard.core.errors import InputError
 from mtboard.validate.binding import expected_entries
 from mtboard.validate.context import (SECRET_MIN_SUBSTRING, Context, KnownCorpus, find_secret_text, make_context,
@@ -77,8 +79,8 @@ from mtboard.validate.hygiene import CLOCK_SKEW, EARLIEST_TIMESTAMP, SECRET_PATT
 from mtboard.validate.naming import (DATASET_DIR_RE, NAME_RE, SLUG_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX,
                                      canonical_name, canonical_relpath, slug)
 from mtboard.validate.pipeline import validate_bytes, validate_card
-from mtboard.validate.report import (CARD_CHECKS, DECLARED_FIELDS, RECOMPUTED_CHECKS, REPO_CHECKS, UNBOUND_FIELDS,
-                                     CardReport, Problem, Status, ValidationReport, render_json, render_text)
+from mtboard.validate.report import (CARD_CHECKS, RECOMPUTED_CHECKS, REPO_CHECKS, CardReport, Problem, Status,
+                                     ValidationReport, declared_fields, render_json, render_text)
 from mtboard.validate.repository import (MAX_SCAN_BYTES, check_scope, iter_card_paths, parse_changes,
                                          validate_paths, validate_record)
 from mtboard.validate.structure import MAX_CARD_BYTES, OLDEST_SUPPORTED_HARNESS
@@ -91,5 +93,13 @@ __all__ = [
     "Context", "InputError", "KnownCorpus", "Problem", "Status", "ValidationReport", "canonical_name",
     "canonical_relpath", "check_scope", "expected_entries", "find_key_like", "find_secret_text", "iter_card_paths",
     "make_context", "normalise_text", "parse_changes", "render_json", "render_text", "secret_strings", "slug",
-    "validate_bytes", "validate_card", "validate_paths", "validate_record",
+    "validate_bytes", "validate_card", "validate_paths", "validate_record", "declared_fields",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``DECLARED_FIELDS`` and ``UNBOUND_FIELDS``: computed on first use
+    (:func:`mtboard.validate.report.declared_fields`)."""
+    if name in ("DECLARED_FIELDS", "UNBOUND_FIELDS"):
+        return declared_fields()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,13 +36,29 @@ pytest treats a run that collected no tests); ``reviews``: review records under 
 RECOMPUTED_CHECKS = ("metrics", "mechanical", "signatures")
 """The checks that re-run scoring (:mod:`mtboard.validate.recompute`); they pass, fail or are skipped together."""
 
-DECLARED_FIELDS: tuple[str, ...] = tuple(p for p, b in binding_paths().items() if b == "declared")
-"""JSON paths of the card fields only a re-run can confirm (schema binding ``declared``, derived from the run-card
-JSON Schema by :func:`mtboard.core.schema.binding_paths`): model identity, raw outputs, date, sampling settings, measured
-latencies and usage, free labels. Every other field is recomputed or checked for consistency (issue 15 part 0; the
-site marks declared values of self-benchmarked cards; ``mtboard verify`` confirms them)."""
-UNBOUND_FIELDS = DECLARED_FIELDS
-"""Former name of :data:`DECLARED_FIELDS`."""
+
+def declared_fields() -> tuple[str, ...]:
+    """``DECLARED_FIELDS``: JSON paths of the card fields only a re-run can confirm (schema binding ``declared``,
+    derived from the run-card JSON Schema by :func:`mtboard.core.schema.binding_paths`): model identity, raw outputs,
+    date, sampling settings, measured latencies and usage, free labels. Every other field is recomputed or checked
+    for consistency (issue 15 part 0; the site marks declared values of self-benchmarked cards; ``mtboard verify``
+    confirms them). Computed on first use (the module attributes ``DECLARED_FIELDS`` and its former name
+    ``UNBOUND_FIELDS`` read it): deriving it builds the run card's JSON Schema (~35 ms), which a run that imports
+    this module never needs (issue 35 item 4, "modules a run does not use")."""
+    global _DECLARED  # noqa: PLW0603 - computed once
+    if _DECLARED is None:
+        _DECLARED = tuple(p for p, b in binding_paths().items() if b == "declared")
+    return _DECLARED
+
+
+_DECLARED: tuple[str, ...] | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``DECLARED_FIELDS`` (and its former name ``UNBOUND_FIELDS``): :func:`declared_fields`, on first use."""
+    if name in ("DECLARED_FIELDS", "UNBOUND_FIELDS"):
+        return declared_fields()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 Status = Literal["pass", "fail", "skip", "warn"]
 """``warn``: only a check of :data:`WARNING_CHECKS`; the card still passes."""
