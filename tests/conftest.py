@@ -93,10 +93,12 @@ fast lane's timeline); and test_validity and test_site_build come after a few ot
 tests wait for the warm ``build_cache`` that test_ledger's first test builds (workers that all wait for it at once
 leave a core idle). The rest keep their file order. Order only: every module runs either way."""
 
-GROUPS: dict[str, list[str]] = {}
-"""Modules that are one unit of work together: they run in one worker, one module after another. None today: the
-users of ``committed_inputs`` were one group while it was a per-worker validation of every committed card; it is now
-read from the warm ``build_cache`` (~1 CPU-s a worker)."""
+GROUPS: dict[str, list[str]] = {"gguf-facts": ["test_models_binding", "test_models_review"]}
+"""Modules that are one unit of work together: they run in one worker, one module after another.
+``gguf-facts``: both read the installed Gemma GGUF's facts (:func:`mtboard.inputs.binding.gguf_facts`), which
+``gguf.GGUFReader`` takes ~11 CPU-s to parse (its 262,144 tokenizer strings) and which are then remembered in the
+process: apart, each worker that runs one of them paid it (2026-12-06: the two largest costs of the fast lane's
+single tests)."""
 
 
 MODEL_SERVERS = [
