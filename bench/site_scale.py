@@ -211,9 +211,14 @@ def link_cards(tree: Path, rels: list[str], dest: Path) -> None:
 
 def cache_supported() -> bool:
     """Whether :func:`mtboard.site.build_site` takes ``cache=`` (issue 35 item 3; added in parallel to this bench)."""
+    return _takes("cache")
+
+
+def _takes(name: str) -> bool:
+    """Whether :func:`mtboard.site.build_site` of the checkout measured takes the keyword ``name``."""
     from mtboard.site import build_site  # noqa: PLC0415
 
-    return "cache" in inspect.signature(build_site).parameters
+    return name in inspect.signature(build_site).parameters
 
 
 def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
@@ -237,6 +242,7 @@ def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
            "resample_misses": getattr(report, "resample_misses", None),
            "flip_hits": getattr(report, "flip_hits", None), "flip_misses": getattr(report, "flip_misses", None),
            "board_hits": getattr(report, "board_hits", None), "board_misses": getattr(report, "board_misses", None),
+           "cache_pruned": getattr(report, "cache_pruned", None),
            "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * KIB,
            "maxrss_children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * KIB,
            "cpu_s": sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
@@ -262,6 +268,8 @@ def build(work: Path, corpora: Path, validate: bool, cache: Path | None) -> dict
               "validate": validate}
     if cache is not None:
         kwargs["cache"] = cache
+        if _takes("prune_cache"):  # what `mtboard build` does by default (the site workflow's build)
+            kwargs["prune_cache"] = True
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     p = ctx.Process(target=_build_child, args=(kwargs, q))
@@ -347,6 +355,7 @@ def _phases(b: dict) -> str:
     hits += "" if b.get("flip_hits") is None else f", flips {b['flip_hits']} hit(s) {b['flip_misses']} miss(es)"
     hits += "" if b.get("board_hits") is None else \
         f", boards' run pages {b['board_hits']} reused {b['board_misses']} rendered"
+    hits += "" if b.get("cache_pruned") is None else f", {b['cache_pruned']} unused cache entries removed"
     return f"{b['wall_s']:.1f} s wall, {b['cpu_s']:.1f} s CPU ({ph}), peak {b['maxrss'] / 2**20:,.0f} MiB{hits}"
 
 

@@ -83,8 +83,9 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     monkeypatch.setattr(B.canaries, "attach", lambda boards, inputs, resamples: calls.append(
         ("canaries", boards, inputs, resamples)))
     # issue 38: the sentinel lines and floor marks once the method rows exist, from every corpus of the inputs
-    monkeypatch.setattr(B.sentinels, "attach", lambda boards, corpora, resamples, cache: calls.append(
-        ("sentinels", boards, corpora, resamples, cache)))
+    # … and it returns the keys of the cache entries it used (the build's prune keeps them)
+    monkeypatch.setattr(B.sentinels, "attach", lambda boards, corpora, resamples, cache: (calls.append(
+        ("sentinels", boards, corpora, resamples, cache)), {"sentinels": {"S"}, "resamples": {"R"}})[1])
     # issue 39 item 2: the variant-class lint of every card, last (it reads only cards and the board's corpus)
     monkeypatch.setattr(B.variants, "attach", lambda boards: calls.append(("variants", boards)))
     # issue 40 item 3: the context-behaviour slices of every card (they read only cards and the board's corpus)
@@ -102,9 +103,11 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
                      ("variants", ["BOARD"]), ("context", ["BOARD"]),
                      ("diagnostic", ["BOARD"], [diag], inputs, 7)]
     calls.clear()
-    B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
+    cached = B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
     assert calls[1] == ("tables", [plan], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \
         and bootstrap.BOOTSTRAP_RESAMPLES == 1000
+    # the keys of every cache entry it used, by kind: what a pruning build keeps (nothing was looked up here)
+    assert cached.cache_used == {"sentinels": {"S"}, "resamples": {"R"}, "flips": set()} and got.cache_used == {}
 
 
 # --------------------------------------------------------------------------------------------------------------------

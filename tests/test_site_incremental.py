@@ -10,6 +10,7 @@ same inputs are identical (tests/test_site_build.py::test_build_is_deterministic
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -164,9 +165,17 @@ def test_the_cli_takes_the_cache_folder_and_off(tree, tmp_path):
     shutil.copytree(root / "cache", cache)
     args = ["build", "--submissions", root / "submissions", "--corpora", root / "corpora", "--out", tmp_path / "out",
             "--docs", tmp_path / "docs"]
+    stale = cache / "validation" / "ab" / ("ab" + "0" * 62 + ".json")  # a verdict no build of this tree reads
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_bytes(next((cache / "validation").rglob("*.json")).read_bytes())
     res = cli_support.invoke([*args, "--cache", cache], cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert "validation cache: 7 hit(s), 0 miss(es)" in res.stdout
+    # --prune-cache is the default: what the build did not use is removed, and the build says how many
+    assert not stale.exists() and re.search(r"; \d+ unused cache entr(y|ies) removed", res.stdout)
+    stale.write_bytes(next((cache / "validation").rglob("*.json")).read_bytes())
+    res = cli_support.invoke([*args, "--cache", cache, "--keep-cache"], cwd=ROOT)
+    assert res.returncode == 0 and stale.exists() and "removed" not in res.stdout
     res = cli_support.invoke(args, env={"MTBOARD_CACHE": "off"}, cwd=ROOT)
     assert res.returncode == 0 and "validation cache" not in res.stdout
 

@@ -37,7 +37,8 @@ def _docs(folder: Path) -> dict[str, bytes]:
 
 def _build(root: Path, name: str, cache: Path | None):
     return build_site(root / "submissions", ROOT / "corpora", root / name / "site", root / name / "docs",
-                      validate=False, resamples=100, run_mkdocs=False, build_time=STAMP, cache=cache)
+                      validate=False, resamples=100, run_mkdocs=False, build_time=STAMP, cache=cache,
+                      prune_cache=True)
 
 
 def _tree(root: Path) -> None:

@@ -94,6 +94,11 @@ def build(
         "--cache", help="Build cache folder: validation verdicts, bootstrap resamples and flip distances by "
                         "content, so an unchanged card is not validated again nor its statistics recomputed (`off`: "
                         "no cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project root.")] = None,
+    prune_cache: Annotated[bool, typer.Option(
+        "--prune-cache/--keep-cache", help="After a build, remove the cache entries it did not use (verdicts, "
+                                           "resamples, flips, sentinels, boards' run pages), so the folder holds "
+                                           "what the next build of this tree needs and no more. --keep-cache: "
+                                           "keep them (one cache shared by builds of different trees).")] = True,
 ) -> None:
     """Build the leaderboard site (MkDocs Material, strict) from every valid card under --submissions."""
     from mtboard.cli.environment import environment
@@ -108,7 +113,8 @@ def build(
                         attestation_repository=attestation_repository or env.attestation_repository,
                         official=official if official.is_dir() else None, secret_segment=env.secret_segment,
                         secret_source="$MTBOARD_SECRET_SEGMENT" if env.secret_segment is not None else None,
-                        previous=previous, snapshots=snapshots, cache=cache_folder(cache, env.cache))
+                        previous=previous, snapshots=snapshots, cache=cache_folder(cache, env.cache),
+                        prune_cache=prune_cache)
     for w in report.warnings:
         typer.echo(f"warning: {w}", err=True)
     for r in report.rejected:
@@ -117,11 +123,13 @@ def build(
     secs = " ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     typer.echo(f"built {report.pages} pages: {report.cards} cards on {report.leaderboards} leaderboard(s), "
                f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
-    if report.cache_hits or report.cache_misses:
+    if report.cache_hits or report.cache_misses or report.cache_pruned:
         typer.echo(f"validation cache: {report.cache_hits} hit(s), {report.cache_misses} miss(es); "
                    f"{report.board_hits} board(s) of run pages reused, {report.board_misses} rendered; "
                    f"{report.pages_reused} page(s) reused" + (f" ({report.full_build_reason})"
-                                                              if report.full_build_reason else ""))
+                                                              if report.full_build_reason else "")
+                   + (f"; {report.cache_pruned} unused cache entr{'y' if report.cache_pruned == 1 else 'ies'} "
+                      f"removed" if report.cache_pruned else ""))
     if previous is not None:
         typer.echo(f"changes since {previous}: {len(report.changes) or 'none'}")
         for line in report.changes:

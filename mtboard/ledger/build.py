@@ -56,6 +56,10 @@ class BoardLedger:
     claims: list[Any] = field(default_factory=list)
     """Every contamination claim, filed and automatic (:class:`mtboard.ledger.contamination.ClaimEntry`; issue 37):
     what the Contamination page lists."""
+    cache_used: dict[str, set[str]] = field(default_factory=dict)
+    """The keys of the build cache's entries this ledger read or stored, by kind (``resamples``, ``flips``,
+    ``sentinels``: :data:`mtboard.core.cachefiles.KINDS`); empty without a cache. What ``mtboard build`` keeps when it
+    prunes the cache (:func:`mtboard.core.cachefiles.prune_entries`)."""
 
     @functools.cached_property
     def _by_path(self) -> dict[str, LoadedCard]:
@@ -89,7 +93,7 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     methods.attach_methods(boards)
     fc = FlipCache(cache)
     flip.attach_flips(boards, fc)
-    sentinels.attach(boards, getattr(inputs, "corpora", []), resamples=resamples, cache=cache)
+    used = sentinels.attach(boards, getattr(inputs, "corpora", []), resamples=resamples, cache=cache)
     tries.attach_tries(boards, inputs.models)
     facts.attach_facts(boards, inputs.models)
     scorers.attach_scorers(boards)
@@ -101,8 +105,10 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
                              resamples=resamples)
     if cache is None:
         return BoardLedger(inputs, boards, plans, claims=claims, diagnostic=diag)
+    used["resamples"] = used["resamples"] | rc.used
+    used["flips"] = fc.used
     return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, flip_hits=fc.hits,
-                       flip_misses=fc.misses, claims=claims, diagnostic=diag)
+                       flip_misses=fc.misses, claims=claims, diagnostic=diag, cache_used=used)
 
 
 __all__ = ["BoardLedger", "build_ledger"]

@@ -36,16 +36,13 @@ truncated, a foreign file, a key that does not match) is a miss, recomputed and 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
 import os
 import platform
-import shutil
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -53,6 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from mtboard.core import safejson
+from mtboard.core.cachefiles import real_folders, write_entry
 from mtboard.core.errors import MtboardError
 
 CACHE_FORMAT = "mtboard-validation-cache/1"
@@ -142,60 +140,17 @@ def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path 
     return h.hexdigest()
 
 
-def _real_folders(root: Path, path: Path) -> bool:
-    """Whether every folder between the cache folder ``root`` and ``path`` (an entry's path under it) is a real
-    directory or absent — no link, no file: nothing is read or written through a directory link planted in a cache
-    restored from an archive (issue 35 review; ``root`` itself may be a link the user made). Raises nothing."""
-    try:
-        parts = path.parent.relative_to(root).parts
-    except ValueError:
-        return False
-    folder = root
-    for part in parts:
-        folder = folder / part
-        try:
-            mode = os.lstat(folder).st_mode
-        except FileNotFoundError:
-            return True
-        except OSError:
-            return False
-        if not stat.S_ISDIR(mode):
-            return False
-    return True
-
-
-def _write_entry(root: Path, path: Path, data: bytes) -> None:
-    """Write one cache entry atomically: an ``O_EXCL`` temporary file renamed over ``path`` (which replaces a planted
-    link itself, never what it points to); a real folder planted at ``path`` is removed first. Skipped when a folder
-    on the way is a link (:func:`_real_folders`) or anything fails: a cache only saves time. Raises nothing."""
-    tmp = None
-    try:
-        if not _real_folders(root, path):
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not _real_folders(root, path):
-            return
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-
-
 @dataclass
 class ValidationCache:
     """Verdicts by key in ``folder`` (module docstring); ``folder`` None keeps nothing (every lookup a miss).
-    ``hits``/``misses`` count :meth:`get` calls of this build."""
+    ``hits``/``misses`` count :meth:`get` calls of this build; ``used`` holds the key of every verdict read or
+    stored (what :func:`mtboard.core.cachefiles.prune_entries` keeps)."""
 
     folder: Path | None
     environment: str
     hits: int = 0
     misses: int = 0
+    used: set[str] = field(default_factory=set)
     _memo: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def key(self, raw: bytes, rel_root: str, rel_submissions: str, card=None) -> str:
@@ -238,11 +193,12 @@ class ValidationCache:
             self.misses += 1
         else:
             self.hits += 1
+            self.used.add(key)
         return found
 
     def _read(self, key: str) -> list[str] | None:
         path = self._path(key)
-        if not _real_folders(self.folder, path) or not path.is_file():
+        if not real_folders(self.folder, path) or not path.is_file():
             return None
         try:
             data = safejson.loads(safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES), where=str(path),
@@ -265,7 +221,8 @@ class ValidationCache:
 
         data = json.dumps({"format": CACHE_FORMAT, "key": key, "problems": problems}, ensure_ascii=True,
                           indent=1) + "\n"
-        _write_entry(self.folder, self._path(key), data.encode("ascii"))
+        write_entry(self.folder, self._path(key), data.encode("ascii"))
+        self.used.add(key)
 
 
 def _plugin_text(backend: str) -> str:
@@ -340,11 +297,13 @@ class ResampleCache:
     then the ``R`` scores as little-endian float64 (exact; 8 bytes each, ~8.2 KB at 1,000 resamples). Nothing read is
     trusted (the folder may come back from ``actions/cache``): an entry that is a link, not a regular file, of
     another size, header or key, or whose payload digest differs is a miss, recomputed and replaced — never an
-    error. Writes go through an ``O_EXCL`` temporary file renamed into place (docs/SECURITY.md §6)."""
+    error. Writes go through an ``O_EXCL`` temporary file renamed into place (docs/SECURITY.md §6). ``used`` holds
+    the key of every entry read or stored (what :func:`mtboard.core.cachefiles.prune_entries` keeps)."""
 
     folder: Path | None
     hits: int = 0
     misses: int = 0
+    used: set[str] = field(default_factory=set)
 
     def key(self, stats: np.ndarray, n: int, resamples: int, seed: int) -> str:
         """The key of ``stats`` (an ``(n, 24)`` int64 array) on the view's resamples ``(n, resamples, seed)``."""
@@ -366,6 +325,7 @@ class ResampleCache:
             return chrf_resamples(stats, counts())
         key = self.key(stats, stats.shape[0], resamples, seed)
         found = self._read(key, resamples)
+        self.used.add(key)
         if found is not None:
             self.hits += 1
             return found
@@ -384,7 +344,7 @@ class ResampleCache:
 
     def _read(self, key: str, resamples: int) -> np.ndarray | None:
         want = len(self._header(key, b"\0" * (8 * resamples))) + 8 * resamples
-        if not _real_folders(self.folder, self._path(key)):
+        if not real_folders(self.folder, self._path(key)):
             return None
         try:
             fd = os.open(self._path(key), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
@@ -410,7 +370,7 @@ class ResampleCache:
     def _write(self, key: str, scores: np.ndarray) -> None:
         payload = scores.astype("<f8", copy=False).tobytes()
         assert self.folder is not None
-        _write_entry(self.folder, self._path(key), self._header(key, payload) + payload)
+        write_entry(self.folder, self._path(key), self._header(key, payload) + payload)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -469,11 +429,13 @@ class FlipCache:
     :mod:`mtboard.core.safejson` (no link, at most :data:`MAX_FLIP_ENTRY_BYTES`) through real folders only, and used
     only when it has exactly those fields, this format and key, a count in 0 … n − 1 (0: the lower row is not below at
     the composite's rounding; null, with no entries: no removal reverses the order) and that many distinct ascending
-    ids of the view; anything else is a miss, recomputed and replaced — never an error."""
+    ids of the view; anything else is a miss, recomputed and replaced — never an error. ``used`` holds the key of
+    every entry read or stored (what :func:`mtboard.core.cachefiles.prune_entries` keeps)."""
 
     folder: Path | None
     hits: int = 0
     misses: int = 0
+    used: set[str] = field(default_factory=set)
 
     @staticmethod
     def view_key(whole: list[int], view_ids: list[int]) -> str:
@@ -501,11 +463,12 @@ class FlipCache:
             self.misses += 1
         else:
             self.hits += 1
+            self.used.add(key)
         return found
 
     def _read(self, key: str, view_ids: frozenset[int]) -> tuple[int | None, tuple[int, ...]] | None:
         path = self._path(key)
-        if not _real_folders(self.folder, path):
+        if not real_folders(self.folder, path):
             return None
         try:
             doc = safejson.load_file(path, max_bytes=MAX_FLIP_ENTRY_BYTES)
@@ -526,9 +489,10 @@ class FlipCache:
 
     def put(self, key: str, count: int | None, entries: tuple[int, ...]) -> None:
         """Store a computed flip distance (skipped without a folder; a failed write is skipped: see
-        :func:`_write_entry`)."""
+        :func:`write_entry`)."""
         if self.folder is None:
             return
         text = json.dumps({"format": FLIP_FORMAT, "key": key, "count": count, "entries": list(entries)},
                           separators=(",", ":"))
-        _write_entry(self.folder, self._path(key), text.encode("ascii"))
+        write_entry(self.folder, self._path(key), text.encode("ascii"))
+        self.used.add(key)

@@ -117,6 +117,9 @@ class Inputs:
     """Cards whose verdict came from the validation cache (:mod:`mtboard.ledger.cache`); 0 without a cache."""
     cache_misses: int = 0
     """Cards validated because the cache held no usable verdict for them; 0 without a cache."""
+    verdict_keys: set[str] = field(default_factory=set)
+    """The keys of the verdicts read from or stored in the validation cache
+    (:attr:`mtboard.ledger.cache.ValidationCache.used`: what a pruning build keeps); empty without one."""
 
 
 def _is_verification(name: str) -> bool:
@@ -480,5 +483,5 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
         inputs.rejected.extend(Rejected(lc.path, [f"copies: {bad[lc.path]}"]) for lc in inputs.cards if lc.path in bad)
         inputs.cards = [lc for lc in inputs.cards if lc.path not in bad]
     if verdicts is not None:
-        inputs.cache_hits, inputs.cache_misses = verdicts.hits, verdicts.misses
+        inputs.cache_hits, inputs.cache_misses, inputs.verdict_keys = verdicts.hits, verdicts.misses, verdicts.used
     return inputs

@@ -133,19 +133,22 @@ def view_lines(found: list[sent.Sentinel], results: list[EntryResult], ranked_id
 
 
 def attach(boards: list, corpora: list, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
-           cache: Path | None = None) -> None:
+           cache: Path | None = None) -> dict[str, set[str]]:
     """Set ``view.sentinels`` (:class:`Line` list) on every view of every board whose corpus is known, and
     ``MethodRow.floors`` (:class:`FloorMark` list, copy-source first) on each ranked method row inside a floor's
     cluster. ``corpora``: every :class:`mtboard.ledger.load.CorpusInfo` (the wrong-language sentinel's other
-    languages); ``cache``: the build cache folder (:func:`mtboard.score.sentinels.sentinels`)."""
+    languages); ``cache``: the build cache folder (:func:`mtboard.score.sentinels.sentinels`). Returns the keys of
+    the cache entries read or stored, by kind (``sentinels``, ``resamples``:
+    :func:`mtboard.core.cachefiles.prune_entries`); empty sets without a cache."""
     salt = "" if cache is None else code_hash(without=VALIDATOR_FREE)  # stored results: this scorer's code only
     rc = ResampleCache(cache)  # its own counts: the build report's resample hits are the card rows'
+    used: set[str] = set()
     for lb in boards:
         info = lb.corpus
         if info is None:
             continue
         others = [(c.corpus, c.sha256) for c in corpora if c.sha256 != info.sha256]
-        found = sent.sentinels(info.corpus, info.sha256, lb.segment, others, cache=cache, salt=salt)
+        found = sent.sentinels(info.corpus, info.sha256, lb.segment, others, cache=cache, salt=salt, used=used)
         if not found:
             continue
         results = found[0].results
@@ -160,6 +163,7 @@ def attach(boards: list, corpora: list, resamples: int = bootstrap.BOOTSTRAP_RES
                 if m.reference or m.boot is None or not m.position:
                     continue
                 m.floors = [fm for fm in (floor_mark(m.composite or 0.0, m.boot, f) for f in floors) if fm]
+    return {"sentinels": used, "resamples": rc.used}
 
 
 __all__ = ["FloorMark", "Line", "attach", "floor_mark", "line", "view_ids", "view_lines"]

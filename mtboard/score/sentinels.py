@@ -63,6 +63,7 @@ import regex
 from pydantic import TypeAdapter, ValidationError
 
 from mtboard.core import safejson
+from mtboard.core.cachefiles import real_folders, write_entry
 from mtboard.core.languages import JAPANESE_SCRIPTS, HAN_SCRIPTS, HANGUL_SCRIPTS, UNSPACED_SCRIPTS, primary, text_script
 from mtboard.core.schema import Corpus, Entry, EntryResult, Scores, TranslationRecord
 from mtboard.core.text import ENTITY, NORMALISATION_VERSION, PLACEHOLDER, TAG, normalise
@@ -334,7 +335,9 @@ _MEMORY: dict[str, list[Sentinel]] = {}
 _LOCK = threading.Lock()
 
 
-def _read(path: Path, key: str) -> list[Sentinel] | None:
+def _read(root: Path, path: Path, key: str) -> list[Sentinel] | None:
+    if not real_folders(root, path):  # nothing is read through a folder link planted in the cache
+        return None
     try:
         raw = safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES)
         data = safejson.loads(raw, where=str(path), max_bytes=MAX_ENTRY_BYTES)  # no NaN, duplicate keys, huge numbers
@@ -350,43 +353,44 @@ def _read(path: Path, key: str) -> list[Sentinel] | None:
     return [Sentinel(n, frozenset(c), s, r) for n, (c, s, r) in table.items() if n in NAMES]
 
 
-def _write(path: Path, key: str, found: list[Sentinel]) -> None:
-    import os  # noqa: PLC0415
-    import tempfile  # noqa: PLC0415
-
+def _write(root: Path, path: Path, key: str, found: list[Sentinel]) -> None:
+    """Store ``found`` under ``key`` at ``path`` in the cache folder ``root``
+    (:func:`mtboard.core.cachefiles.write_entry`: atomic, never through a link; a failure is skipped)."""
     body = {"format": CACHE_FORMAT, "key": key,
             "sentinels": {s.name: [sorted(s.covered), s.scores.model_dump(mode="json"),
                                    [r.model_dump(mode="json") for r in s.results]] for s in found}}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(body, ensure_ascii=False))  # the same text as json.dump, from the C encoder (~20× faster)
-        os.replace(tmp, path)
-    except OSError:
-        return  # the cache only saves time
+    # the same text as json.dump, from the C encoder (~20× faster)
+    write_entry(root, path, json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
 
 def sentinels(corpus: Corpus, sha256: str, segment: str, others: Sequence[tuple[Corpus, str]] = (),
-              cache: Path | None = None, salt: str = "") -> list[Sentinel]:
+              cache: Path | None = None, salt: str = "", used: set[str] | None = None) -> list[Sentinel]:
     """Every sentinel of ``corpus``'s ``segment`` (:data:`NAMES` order, those :func:`hypotheses` makes), scored.
     ``sha256``: the corpus file's SHA-256; ``others``: the other committed corpora with their SHA-256 (for
     ``wrong-language``). Cached in the process by :func:`cache_key` (plus the FST analyser version) and, when
     ``cache`` is a folder, in ``cache/sentinels/KEY.json`` (validated on read; anything else is a miss). ``salt``:
     more of what the results depend on, hashed into the key (the build passes the scorer code's hash,
-    :func:`mtboard.ledger.cache.code_hash`, so an edit that bumps no version still misses a stored entry)."""
+    :func:`mtboard.ledger.cache.code_hash`, so an edit that bumps no version still misses a stored entry). ``used``:
+    with ``cache``, the entry's key is added to it (the build's prune keeps it,
+    :func:`mtboard.core.cachefiles.prune_entries`)."""
     fst = scoring.fst_version(corpus.dataset.target_language, FST_MODE) or "no-fst"
     key = cache_key(sha256, f"{segment}\0{fst}\0{salt}", [s for _, s in others])
-    with _LOCK:
-        if key in _MEMORY:
-            return _MEMORY[key]
+    if cache is not None and used is not None:
+        used.add(key)
     path = cache / "sentinels" / f"{key}.json" if cache is not None else None
-    found = _read(path, key) if path is not None and path.is_file() else None
+    with _LOCK:
+        found = _MEMORY.get(key)
+    if found is not None:
+        if cache is not None and path is not None and not path.is_file():  # scored for another folder: store it
+            _write(cache, path, key, found)
+        return found
+    if cache is not None and path is not None and path.is_file():
+        found = _read(cache, path, key)
     if found is None:
         hyps = hypotheses(corpus, segment, [c for c, _ in others])
         found = [score_sentinel(corpus, segment, n, hyps[n]) for n in NAMES if n in hyps]
-        if path is not None:
-            _write(path, key, found)
+        if cache is not None and path is not None:
+            _write(cache, path, key, found)
     with _LOCK:
         _MEMORY[key] = found
     return found

@@ -35,6 +35,7 @@ from mtboard.core import names, publish
 from mtboard.core.errors import ConfigError, InputError, storage_faults
 from mtboard.ledger import document
 from mtboard.ledger.build import build_ledger
+from mtboard.core.cachefiles import prune_entries
 from mtboard.ledger.diff import diff_ledgers, git_dates, load_previous
 from mtboard.ledger.history import load_snapshots
 from mtboard.ledger.load import Rejected, load_inputs, long_lived
@@ -86,6 +87,8 @@ class BuildReport:
     """Boards whose run pages, run data and compare data came from the cache (:mod:`mtboard.site.reuse`)."""
     board_misses: int = 0
     """Boards whose run outputs were rendered (and stored) with a cache; 0 without one."""
+    cache_pruned: int = 0
+    """Cache entries removed because this build neither read nor stored them (``prune_cache``); 0 otherwise."""
     pages_reused: int = 0
     """Pages whose HTML came from the cache instead of MkDocs (:mod:`mtboard.site.incremental`); 0 without a cache
     or on a full build."""
@@ -190,7 +193,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
                site_url: str | None = None, attestation_repository: str | None = None,
                official: Path | None = None, secret_segment: Path | None = None,
                secret_source: str | None = None, previous: Path | None = None,
-               snapshots: Path | None = None, cache: Path | None = None) -> BuildReport:
+               snapshots: Path | None = None, cache: Path | None = None,
+               prune_cache: bool = False) -> BuildReport:
     """Build the whole site. Returns a :class:`BuildReport`.
 
     ``attestation_repository``: owner/name whose verify workflow must have attested verification records and
@@ -220,6 +224,14 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     byte-identical to a full build; ``report.pages_reused``). None: every
     card is validated and every page rendered, nothing is kept.
 
+    ``prune_cache`` (with ``cache``; ``mtboard build`` does it unless ``--keep-cache``): once the pages are
+    rendered, every entry of a kind this build used that it neither read nor stored is removed
+    (:func:`mtboard.core.cachefiles.prune_entries`; ``report.cache_pruned`` counts them) — verdicts only when it
+    validated, since a ``validate=False`` build reads none. The folder then holds what the next build of the same
+    tree can use, and no more: without it every code change adds a verdict per card, a resample per row-view, a flip
+    per adjacent pair and a copy of every board's run pages. Off by default for callers that share one cache folder
+    between builds of different trees (the test suite).
+
     ``docs`` and ``out`` are published atomically (module docstring, issue 34 item 1): on any exception, cancel or
     kill both keep their previous content byte for byte; with ``run_mkdocs`` False only ``docs`` is written.
 
@@ -240,7 +252,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         made = _made(root, submissions, corpora, validate=validate, resamples=resamples, build_time=build_time,
                      anchors=anchors, site_url=site_url, attestation_repository=attestation_repository,
                      official=official, secret_segment=secret_segment, secret_source=secret_source,
-                     previous=previous, snapshots=snapshots, cache=cache, settle=settle)
+                     previous=previous, snapshots=snapshots, cache=cache, settle=settle,
+                     prune_cache=prune_cache)
     # the cards, boards and ledger were freed when _made returned (issue 35, "memory"); a collection frees any of
     # them held in a reference cycle, before MkDocs holds every page
     gc.collect()
@@ -296,13 +309,13 @@ class _Made:
     changes: list[str]
     counts: dict[str, int]
     """``cache_hits``, ``cache_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``,
-    ``board_hits``, ``board_misses``."""
+    ``board_hits``, ``board_misses``, ``cache_pruned``."""
 
 
 def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool, resamples: int,
           build_time: str | None, anchors: Path | None, site_url: str | None, attestation_repository: str | None,
           official: Path | None, secret_segment: Path | None, secret_source: str | None, previous: Path | None,
-          snapshots: Path | None, cache: Path | None, settle) -> _Made:
+          snapshots: Path | None, cache: Path | None, settle, prune_cache: bool = False) -> _Made:
     """Load, compute and render (the phases of :func:`build_site` before writing; its arguments). Raises as
     :func:`build_site`."""
     t0 = time.perf_counter()
@@ -329,8 +342,6 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
     reuse = BoardReuse.make(cache, inputs, doc, resamples=resamples, repository=attestation_repository)
     pages = render.render_pages(inputs, boards, portraits, stamp, data=data, repository=attestation_repository,
                                 reuse=reuse)
-    if reuse is not None:
-        reuse.prune()  # one entry per board: the folder the site workflow saves does not grow with each change
     pages["data/ledger.json"] = document.dumps(doc)
     pages.update(boardpages.render_board_pages(inputs, boards, portraits, root, stamp, diff, dates, site_url,
                                                ledger=doc, snapshots=earlier, data=data))
@@ -348,13 +359,30 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
     pages.update(sweep_pages)
     nav = render.nav(boards, officialpages.nav_items(off_boards) if official_shown else None, sweep_nav,
                      diagnostic.nav_items(ledger.diagnostic) if ledger.diagnostic else None)
+    pruned = _prune(cache, inputs, ledger, reuse, validate) if prune_cache else 0  # every page is rendered
     counts = {"cache_hits": inputs.cache_hits, "cache_misses": inputs.cache_misses,
               "resample_hits": ledger.resample_hits, "resample_misses": ledger.resample_misses,
               "flip_hits": ledger.flip_hits, "flip_misses": ledger.flip_misses,
-              "board_hits": reuse.hits if reuse else 0, "board_misses": reuse.misses if reuse else 0}
+              "board_hits": reuse.hits if reuse else 0, "board_misses": reuse.misses if reuse else 0,
+              "cache_pruned": pruned}
     return _Made(pages, data, nav, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
                  list(inputs.warnings) + sweep_warnings,
                  {"load": t1 - t0, "compute": t2 - t1}, t2, diff.lines() if prev is not None else [], counts)
+
+
+def _prune(cache: Path | None, inputs, ledger, reuse: BoardReuse | None, validate: bool) -> int:
+    """Remove the cache entries this build did not use, kind by kind (:func:`build_site`'s ``prune_cache``); returns
+    how many. A kind this build did not look up is left alone: verdicts of a build that did not validate, the boards
+    of a build whose reuse was off (:meth:`BoardReuse.make` refused an input)."""
+    if cache is None:
+        return 0
+    kept = dict(ledger.cache_used)
+    if validate:
+        kept["validation"] = inputs.verdict_keys
+    removed = sum(prune_entries(cache, kind, keys) for kind, keys in sorted(kept.items()))
+    if reuse is not None:
+        removed += reuse.prune()  # one entry per board
+    return removed
 
 
 def _guard_cache(cache: Path | None, out: Path, docs: Path) -> None:

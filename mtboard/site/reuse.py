@@ -51,8 +51,6 @@ import dataclasses
 import enum
 import hashlib
 import io
-import os
-import stat
 import sys
 import zipfile
 from collections.abc import Mapping
@@ -66,7 +64,8 @@ from pydantic import BaseModel
 
 from mtboard.core import safejson
 from mtboard.core.errors import MtboardError
-from mtboard.ledger.cache import _real_folders, _write_entry, code_hash
+from mtboard.core.cachefiles import prune_entries, real_folders, write_entry
+from mtboard.ledger.cache import code_hash
 from mtboard.site.incremental import _tree_digest
 
 FORMAT = "mtboard-board-reuse/1"
@@ -76,7 +75,7 @@ MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """Largest entry read (a 2,000-run board of 355-entry cards is ~60 MB)."""
 KEY_MEMBER = ".key"
 PAGE, DATA = "p/", "d/"
-NOT_DIGESTED = ("cards", "rejected", "warnings", "cache_hits", "cache_misses")
+NOT_DIGESTED = ("cards", "rejected", "warnings", "cache_hits", "cache_misses", "verdict_keys")
 """Fields of :class:`mtboard.ledger.load.Inputs` the salt leaves out: the cards go into each board's key; the rest
 is what the build reports, not what it renders from."""
 
@@ -216,7 +215,7 @@ class BoardReuse:
 
     def _read(self, key: str, pages: set[str], data: set[str]) -> Outputs | None:
         path = self._path(key)
-        if not _real_folders(self.folder, path):
+        if not real_folders(self.folder, path):
             return None
         want = {KEY_MEMBER} | {PAGE + p for p in pages} | {DATA + d for d in data}
         try:
@@ -256,33 +255,17 @@ class BoardReuse:
                 z.writestr(_member(PAGE + p), text.encode("utf-8"))
             for d, blob in sorted(outputs.data.items()):
                 z.writestr(_member(DATA + d), blob)
-        _write_entry(self.folder, self._path(key), buf.getvalue())
+        write_entry(self.folder, self._path(key), buf.getvalue())
 
 
     def prune(self) -> int:
-        """Remove every board entry (``boards/KK/*.zip``) this build neither read nor stored: a board's entry is
-        replaced whenever its key changes (any code, template, package or non-card input change replaces them all), and
-        the site workflow saves the folder after every build, so without this it would grow by a copy of every run
-        page per code change. Only through real folders; a link or folder in place of an entry is left alone (it is
-        never read either). Returns the number removed; raises nothing."""
-        removed = 0
-        top = self.folder / FOLDER
-        try:
-            buckets = sorted(top.iterdir()) if _real_folders(self.folder, top / "x") and top.is_dir() else []
-        except OSError:
-            return 0
-        for bucket in buckets:
-            try:
-                if not stat.S_ISDIR(os.lstat(bucket).st_mode):
-                    continue
-                for entry in bucket.iterdir():
-                    if (entry.suffix == ".zip" and entry.stem not in self.used
-                            and stat.S_ISREG(os.lstat(entry).st_mode)):
-                        entry.unlink()
-                        removed += 1
-            except OSError:
-                continue
-        return removed
+        """Remove every board entry (``boards/KK/*.zip``) this build neither read nor stored
+        (:func:`mtboard.core.cachefiles.prune_entries`): a board's entry is replaced whenever its key changes (any code,
+        template, package or non-card input change replaces them all), and the site workflow saves the folder after
+        every build, so without this it would grow by a copy of every run page per code change. ``mtboard build``
+        calls it when it prunes the cache (``--prune-cache``, its default). Returns the number removed; raises
+        nothing."""
+        return prune_entries(self.folder, FOLDER, self.used)
 
 
 def _sound(raw: bytes, members: int) -> bool:
