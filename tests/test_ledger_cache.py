@@ -156,17 +156,56 @@ def test_the_environment_hash_follows_prompts_coaching_and_code(tmp_path, monkey
     (tmp_path / "coaching" / "notes.txt").write_text("a", encoding="utf-8")
     with_coaching = C.environment_hash(tmp_path, None, None, None)
     assert with_coaching != base
-    monkeypatch.setattr(C, "code_hash", lambda without=(): "edited")
+    monkeypatch.setattr(C, "code_hash", lambda without=(), keep=(): "edited")
     assert C.environment_hash(tmp_path, None, None, None) != with_coaching
 
 
-def test_no_module_outside_the_site_and_cli_layers_imports_them():
-    """The validation key leaves site/ and cli/ out of the code hash (VALIDATOR_FREE): sound only while nothing the
-    validator can reach imports them."""
+def test_no_module_the_validator_can_run_imports_the_layers_its_key_leaves_out():
+    """The validation key leaves the stages after validate/ out of the code hash (VALIDATOR_FREE, but the verdict
+    path VALIDATOR_KEPT): sound only while no module it keeps imports them (tests/test_architecture.py enforces the
+    order for the whole package; this checks the key's own list against the files, function-level imports included),
+    and while the verdict path in ledger/load.py imports nothing of the ledger but the validator."""
+    import ast
+    import inspect
     import re
 
+    from mtboard.ledger import load
+
     pkg = Path(C.__file__).resolve().parents[1]
-    pattern = re.compile(r"^\s*(?:from|import)\s+mtboard\.(?:site|cli)\b", re.MULTILINE)
-    offenders = sorted(p.relative_to(pkg).as_posix() for p in pkg.rglob("*.py")
-                       if p.relative_to(pkg).parts[0] not in C.VALIDATOR_FREE and pattern.search(p.read_text()))
-    assert len(list(pkg.rglob("*.py"))) > 100 and offenders == []
+    layers = "|".join(re.escape(x) for x in C.VALIDATOR_FREE if not x.endswith(".py"))
+    pattern = re.compile(rf"^\s*(?:from|import)\s+mtboard\.(?:{layers})\b|^\s*from\s+mtboard\s+import\s+(?:{layers})\b",
+                         re.MULTILINE)
+    kept = [p for p in pkg.rglob("*.py") if p.relative_to(pkg).parts[0] not in C.VALIDATOR_FREE]
+    offenders = sorted(p.relative_to(pkg).as_posix() for p in kept if pattern.search(p.read_text()))
+    assert len(kept) > 100 and offenders == []
+    assert {"validate", "score", "core", "backends", "review"} <= {p.relative_to(pkg).parts[0] for p in kept}
+    # the verdict path: _validator imports the validator and nothing else
+    tree = ast.parse(inspect.getsource(load._validator).lstrip())
+    imports = [(n.module, [a.name for a in n.names]) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert imports == [("mtboard", ["validate"])] and not [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
+    # and the key moves with every file it keeps, and with no file it leaves out
+    assert set(C.VALIDATOR_KEPT) == {"ledger/load.py", "ledger/cache.py"}
+
+
+def test_the_validator_code_hash_covers_the_validator_and_leaves_the_ledger_tables_out(tmp_path, monkeypatch):
+    """Copies of the package: an edit of a scorer or of the verdict path is another key; an edit of a ledger table,
+    the runner or a page template is not."""
+    import shutil
+
+    import mtboard
+
+    pkg = Path(mtboard.__file__).resolve().parent
+    copy = tmp_path / "mtboard"
+    shutil.copytree(pkg, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(mtboard, "__file__", str(copy / "__init__.py"))
+    base = C.validator_code_hash()
+    for rel, moves in (("ledger/tables.py", False), ("run/runner.py", False), ("site/render.py", False),
+                       ("cli/site.py", False), ("score/scoring.py", True), ("validate/pipeline.py", True),
+                       ("ledger/load.py", True), ("ledger/cache.py", True), ("core/text.py", True),
+                       ("backends/apertium.py", True)):
+        path = copy / rel
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text + "\n# edited\n", encoding="utf-8")
+        assert (C.validator_code_hash() != base) == moves, rel
+        path.write_text(text, encoding="utf-8")
+    assert C.validator_code_hash() == base

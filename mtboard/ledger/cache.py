@@ -8,9 +8,11 @@ A verdict (the one-line problems of :func:`mtboard.validate.validate_card`, empt
 under a *key*: the SHA-256 of
 
 * the cache format (:data:`CACHE_FORMAT`) and the harness version (``mtboard.__version__``);
-* the SHA-256 of every ``.py`` file of the installed ``mtboard`` package but the site and CLI layers
-  (:data:`VALIDATOR_FREE`): the validator, the scorer, the policy, the schema — any edit, bumped version or not, is
-  another validator;
+* the SHA-256 of every ``.py`` file of the installed ``mtboard`` package the validator can run
+  (:func:`validator_code_hash`: the stages up to ``validate/`` in docs/ARCHITECTURE.md's import order — the
+  validator, the scorer, the policy, the schema, the backends — and this verdict path, ``ledger/load.py`` and this
+  module): any edit there, bumped version or not, is another validator; an edit of the ledger's tables, the runner,
+  the site or the CLI is not;
 * Python's version and the name and version of every installed distribution (sacrebleu, the embedding package,
   plugins …);
 * the prompt folder in use (:func:`mtboard.inputs.prompts.prompts_dir`: templates and the price table) and the
@@ -86,23 +88,40 @@ def _digest_files(h, label: str, folder: Path | None) -> None:
                 h.update(f"{(Path(dirpath) / d).relative_to(folder).as_posix()}\0dirlink\0".encode())
 
 
-VALIDATOR_FREE = ("site", "cli", "__main__.py")
-"""Sub-packages (and the entry point) no validator module imports (the site renders, the CLI parses options), left
-out of :func:`code_hash` ``(without=VALIDATOR_FREE)`` so that editing a page template does not validate every card
-again; tests/test_ledger_cache.py checks that no other sub-package imports them."""
+VALIDATOR_FREE = ("run", "verify", "sweeps", "ledger", "site", "cli", "__main__.py")
+"""Sub-packages (and the entry point) no validator module can import: the stages after ``validate/`` in
+docs/ARCHITECTURE.md's import order (the runner, re-runs, sweeps, the ledger, the site, the CLI), which
+``tests/test_architecture.py`` forbids ``validate/`` and every stage before it to import, statically or inside a
+function (the only dynamic imports below them are the backends' entry points, ``backends/``, and the weights
+packages of model records, neither in ``mtboard``'s upper stages). Left out of :func:`validator_code_hash` so that
+editing a ledger table, the runner or a page template does not validate every card again (at 1,000 cards that is
+~6 minutes of the site workflow per change); :data:`VALIDATOR_KEPT` names the files among them that a verdict does
+run."""
+VALIDATOR_KEPT = ("ledger/load.py", "ledger/cache.py")
+"""The files of :data:`VALIDATOR_FREE`'s packages on the verdict path: ``ledger/load.py`` reads the card's bytes and
+formats the validator's problems into the verdict (``_validator``), this module keys and stores it."""
 
 
-def code_hash(without: tuple[str, ...] = ()) -> str:
+def code_hash(without: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> str:
     """SHA-256 over every ``.py`` file of the imported ``mtboard`` package (relative path and bytes), hex; files under
-    the sub-packages named in ``without`` are left out."""
+    the sub-packages named in ``without`` are left out, except the files (paths relative to the package) in
+    ``keep``."""
     import mtboard  # noqa: PLC0415
 
     h = hashlib.sha256()
     pkg = Path(mtboard.__file__).resolve().parent
     for p in sorted(pkg.rglob("*.py")):
-        if "__pycache__" not in p.parts and p.relative_to(pkg).parts[0] not in without:
-            h.update(f"{p.relative_to(pkg).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+        rel = p.relative_to(pkg)
+        if "__pycache__" not in p.parts and (rel.parts[0] not in without or rel.as_posix() in keep):
+            h.update(f"{rel.as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
     return h.hexdigest()
+
+
+def validator_code_hash() -> str:
+    """:func:`code_hash` of the code a verdict depends on: every module but :data:`VALIDATOR_FREE`'s, plus
+    :data:`VALIDATOR_KEPT`. Also the salt of stored sentinel scores (:func:`mtboard.score.sentinels.sentinels`:
+    ``score/`` and ``core/`` compute them)."""
+    return code_hash(without=VALIDATOR_FREE, keep=VALIDATOR_KEPT)
 
 
 def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path | None,
@@ -113,7 +132,7 @@ def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path 
     from mtboard.inputs.prompts import prompts_dir  # noqa: PLC0415
 
     h = hashlib.sha256()
-    h.update(f"{CACHE_FORMAT}\0{mtboard.__version__}\0{code_hash(without=VALIDATOR_FREE)}\0".encode())
+    h.update(f"{CACHE_FORMAT}\0{mtboard.__version__}\0{validator_code_hash()}\0".encode())
     h.update(f"{sys.version}\0{platform.machine()}\0".encode())
     dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata['Name']})
     h.update("\0".join(dists).encode())

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from mtboard.core.schema import EntryResult
-from mtboard.ledger.cache import VALIDATOR_FREE, ResampleCache, code_hash
+from mtboard.ledger.cache import ResampleCache, validator_code_hash
 from mtboard.score import sentinels as sent
 from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
@@ -140,7 +140,7 @@ def attach(boards: list, corpora: list, resamples: int = bootstrap.BOOTSTRAP_RES
     languages); ``cache``: the build cache folder (:func:`mtboard.score.sentinels.sentinels`). Returns the keys of
     the cache entries read or stored, by kind (``sentinels``, ``resamples``:
     :func:`mtboard.core.cachefiles.prune_entries`); empty sets without a cache."""
-    salt = "" if cache is None else code_hash(without=VALIDATOR_FREE)  # stored results: this scorer's code only
+    salt = "" if cache is None else validator_code_hash()  # stored results: this scorer's code only
     rc = ResampleCache(cache)  # its own counts: the build report's resample hits are the card rows'
     used: set[str] = set()
     for lb in boards:
