@@ -108,14 +108,17 @@ def test_prune_entries_removes_regular_files_only_through_real_folders(tmp_path)
     (bucket / f"{keep}.json").write_text("{}")
     (bucket / f"{drop}.json").write_text("{}")
     (bucket / "notes.txt").write_text("not an entry")  # another suffix: left alone
+    (bucket / "notes.json").write_text("{}")  # not named by a key: left alone (a --cache aimed at the wrong folder)
+    (bucket / "..json").write_text("{}")
+    (bucket / ".tmp-x1y2z3").write_text("{")  # a killed write of the sentinel writer before write_entry: removed
     (bucket / f"{'ab' + '3' * 62}.json").mkdir()  # a folder in an entry's place: left alone
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "victim.json").write_text("{}")
     os.symlink(outside / "victim.json", bucket / f"{'ab' + '4' * 62}.json")  # a planted link: not followed
-    assert C.prune_entries(cache, "flips", {keep}) == 1
-    assert sorted(p.name for p in bucket.iterdir()) == sorted([f"{keep}.json", "notes.txt", f"{'ab' + '3' * 62}.json",
-                                                               f"{'ab' + '4' * 62}.json"])
+    assert C.prune_entries(cache, "flips", {keep}) == 2
+    assert sorted(p.name for p in bucket.iterdir()) == sorted([f"{keep}.json", "notes.txt", "notes.json", "..json",
+                                                               f"{'ab' + '3' * 62}.json", f"{'ab' + '4' * 62}.json"])
     assert (outside / "victim.json").exists()
     # a kind folder that is a link (a cache restored from an archive): nothing behind it is touched
     os.symlink(outside, cache / "validation")
@@ -149,3 +152,45 @@ def test_scored_sentinels_reach_every_cache_folder_and_never_pass_a_folder_link(
     key = entry.name.removesuffix(".json")
     assert S._read(linked, linked / "sentinels" / entry.name, key) is None
     assert S._read(fresh, fresh / "sentinels" / entry.name, key)
+
+
+def test_a_build_that_made_no_board_leaves_the_saved_cache_alone(warm, tmp_path):
+    """A wrong --corpora (every card rejected: no board) or an empty tree looks up no resample, flip, sentinel or
+    board: those entries stay. Its verdicts (of the rejected cards) are this build's; the others are pruned."""
+    root, cache, _ = warm
+    cache2 = shutil.copytree(cache, tmp_path / "cache")
+    before = _entries(cache2)
+    report = build_site(root / "submissions", tmp_path / "no-corpora", tmp_path / "s", tmp_path / "d", resamples=100,
+                        run_mkdocs=False, build_time=STAMP, cache=cache2, prune_cache=True)
+    assert report.leaderboards == 0 and len(report.rejected) == 3
+    after = _entries(cache2)
+    assert {k: v for k, v in after.items() if k != "validation"} == {k: v for k, v in before.items()
+                                                                      if k != "validation"}
+    assert len(after["validation"]) == 3 and report.cache_pruned == 3  # the verdicts under the old corpora, replaced
+
+
+def test_an_entry_that_cannot_be_looked_at_is_a_miss_not_an_error(tmp_path, monkeypatch):
+    """A restored archive keeps folder modes: an unreadable folder makes ``lstat`` fail with EACCES (Path.is_file
+    raises it on Python 3.11). The suite runs as root, which no mode stops, so the refusal is injected."""
+    entry = tmp_path / "validation" / "ab" / ("ab" + "0" * 62 + ".json")
+    entry.parent.mkdir(parents=True)
+    entry.write_text("{}")
+    assert C.regular_file(entry) and not C.regular_file(entry.parent) and not C.regular_file(tmp_path / "none")
+    real_lstat, real_stat = os.lstat, os.stat
+
+    def refusing(real):
+        def call(path, *a, **kw):
+            if str(path) == str(entry):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path, *a, **kw)
+        return call
+
+    monkeypatch.setattr(os, "lstat", refusing(real_lstat))
+    monkeypatch.setattr(os, "stat", refusing(real_stat))
+    with pytest.raises(PermissionError):
+        entry.is_file()  # what the cache asked before
+    assert not C.regular_file(entry)
+    assert C.prune_entries(tmp_path, "validation", set()) == 0  # not looked at: not removed, no error
+    from mtboard.ledger.cache import ValidationCache
+
+    assert ValidationCache(tmp_path, "env").get("ab" + "0" * 62) is None  # a miss

@@ -172,7 +172,8 @@ def test_the_cli_takes_the_cache_folder_and_off(tree, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "validation cache: 7 hit(s), 0 miss(es)" in res.stdout
     # --prune-cache is the default: what the build did not use is removed, and the build says how many
-    assert not stale.exists() and re.search(r"; \d+ unused cache entr(y|ies) removed", res.stdout)
+    assert not stale.exists() and re.search(r"^cache: \d+ unused entr(y|ies) removed \(--keep-cache keeps them\)$",
+                                            res.stdout, re.M)
     stale.write_bytes(next((cache / "validation").rglob("*.json")).read_bytes())
     res = cli_support.invoke([*args, "--cache", cache, "--keep-cache"], cwd=ROOT)
     assert res.returncode == 0 and stale.exists() and "removed" not in res.stdout

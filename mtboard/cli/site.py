@@ -91,9 +91,10 @@ def build(
                             "as published under data/snapshots/): published with this build's as the board's "
                             "dated history (history.html).")] = None,
     cache: Annotated[Path | None, typer.Option(
-        "--cache", help="Build cache folder: validation verdicts, bootstrap resamples and flip distances by "
-                        "content, so an unchanged card is not validated again nor its statistics recomputed (`off`: "
-                        "no cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project root.")] = None,
+        "--cache", help="Build cache folder: validation verdicts, bootstrap resamples, flip distances, scored "
+                        "sentinels and each board's run pages by content, so an unchanged card is not validated "
+                        "again nor its statistics recomputed (`off`: no cache). Default $MTBOARD_CACHE, else "
+                        ".mtboard-cache/ in the project root.")] = None,
     prune_cache: Annotated[bool, typer.Option(
         "--prune-cache/--keep-cache", help="After a build, remove the cache entries it did not use (verdicts, "
                                            "resamples, flips, sentinels, boards' run pages), so the folder holds "
@@ -123,13 +124,14 @@ def build(
     secs = " ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items())
     typer.echo(f"built {report.pages} pages: {report.cards} cards on {report.leaderboards} leaderboard(s), "
                f"{report.models} model portrait(s), {len(report.rejected)} rejected ({secs})")
-    if report.cache_hits or report.cache_misses or report.cache_pruned:
+    if report.cache_hits or report.cache_misses:
         typer.echo(f"validation cache: {report.cache_hits} hit(s), {report.cache_misses} miss(es); "
                    f"{report.board_hits} board(s) of run pages reused, {report.board_misses} rendered; "
                    f"{report.pages_reused} page(s) reused" + (f" ({report.full_build_reason})"
-                                                              if report.full_build_reason else "")
-                   + (f"; {report.cache_pruned} unused cache entr{'y' if report.cache_pruned == 1 else 'ies'} "
-                      f"removed" if report.cache_pruned else ""))
+                                                              if report.full_build_reason else ""))
+    if report.cache_pruned:
+        typer.echo(f"cache: {report.cache_pruned} unused entr{'y' if report.cache_pruned == 1 else 'ies'} removed "
+                   "(--keep-cache keeps them)")
     if previous is not None:
         typer.echo(f"changes since {previous}: {len(report.changes) or 'none'}")
         for line in report.changes:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -36,6 +37,16 @@ def real_folders(root: Path, path: Path) -> bool:
     return True
 
 
+def regular_file(path: Path) -> bool:
+    """Whether ``path`` is itself a regular file (not a link, not a folder). False — never an error — when it cannot
+    be looked at: an unreadable folder on the way (EACCES, which :meth:`pathlib.Path.is_file` raises on Python 3.11;
+    a restored archive keeps the folders' modes) makes an entry a miss, as any other bad entry."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def write_entry(root: Path, path: Path, data: bytes) -> None:
     """Write one cache entry atomically: an ``O_EXCL`` temporary file renamed over ``path`` (which replaces a planted
     link itself, never what it points to); a real folder planted at ``path`` is removed first. Skipped when a folder
@@ -62,19 +73,26 @@ def write_entry(root: Path, path: Path, data: bytes) -> None:
 KINDS: dict[str, str] = {"validation": ".json", "resamples": ".f64", "flips": ".json", "sentinels": ".json",
                          "boards": ".zip"}
 """Every kind of entry a build keeps in its cache folder, by subfolder, with its file suffix: validation verdicts
-(:class:`ValidationCache`), resampled chrF++ (:class:`ResampleCache`), flip distances (:class:`FlipCache`), scored
-sentinels (:func:`mtboard.score.sentinels.sentinels`; flat, no ``KK`` level) and a board's run outputs
-(:mod:`mtboard.site.reuse`). The HTML of reused pages (:mod:`mtboard.site.incremental`) and the GGUF facts
+(:class:`mtboard.ledger.cache.ValidationCache`), resampled chrF++ (:class:`mtboard.ledger.cache.ResampleCache`), flip
+distances (:class:`mtboard.ledger.cache.FlipCache`), scored sentinels (:func:`mtboard.score.sentinels.sentinels`;
+flat, no ``KK`` level) and a board's run outputs (:mod:`mtboard.site.reuse`). Every entry is named by its key, 64
+lowercase hex digits. The HTML of reused pages (:mod:`mtboard.site.incremental`) and the GGUF facts
 (:mod:`mtboard.inputs.binding`) are one folder and one file, replaced by each build: they do not grow."""
+
+_ENTRY = re.compile(r"[0-9a-f]{64}")
+_TEMPORARY = re.compile(r"\.[0-9a-f]{64}\..+\.tmp|\.tmp-.+", re.DOTALL)
+"""A killed write's file: :func:`write_entry`'s ``.KEY.SUFFIX.XXXXXXXX.tmp``, or ``.tmp-XXXXXXXX`` of the sentinel
+writer before it used :func:`write_entry`."""
 
 
 def prune_entries(root: Path, kind: str, keep: set[str]) -> int:
     """Remove every entry of ``kind`` (a subfolder of :data:`KINDS`) under the cache folder ``root`` whose key is
-    not in ``keep``, and the temporary files a killed write left there (``.NAME.….tmp``, :func:`write_entry`): what
-    ``mtboard build`` does with the keys a build read or wrote, so the folder the site workflow saves holds what the
-    next build can use and no more (issue 35 item 3; each code change otherwise adds a verdict per card, a resample
-    per row-view and a flip per adjacent pair). Entries are looked for in ``root/kind/`` and its ``KK`` folders only,
-    through real folders (:func:`real_folders`); only regular files are removed — a link is never followed (it is
+    not in ``keep``, and the temporary files a killed write left there: what ``mtboard build`` does with the keys a
+    build read or wrote, so the folder the site workflow saves holds what the next build can use and no more (issue
+    35 item 3; each code change otherwise adds a verdict per card, a resample per row-view and a flip per adjacent
+    pair). Only files named as an entry (64 hex digits and the kind's suffix) or as a killed write are looked at —
+    a ``--cache`` pointed at the wrong folder loses no other file — in ``root/kind/`` and its ``KK`` folders only,
+    through real folders (:func:`real_folders`); only regular files are removed: a link is never followed (it is
     never read either), a folder in an entry's place is left alone. Returns the number of files removed; raises
     nothing (a cache only saves time)."""
     suffix = KINDS[kind]
@@ -93,15 +111,13 @@ def prune_entries(root: Path, kind: str, keep: set[str]) -> int:
             continue
         for entry in names:
             name = entry.name
-            stale = (name.endswith(suffix) and not name.startswith(".") and name[:-len(suffix)] not in keep) or \
-                (name.startswith(".") and name.endswith(".tmp"))
-            try:
-                if stale and stat.S_ISREG(os.lstat(entry).st_mode):
+            stale = (name.endswith(suffix) and _ENTRY.fullmatch(name[:-len(suffix)]) is not None
+                     and name[:-len(suffix)] not in keep) or _TEMPORARY.fullmatch(name) is not None
+            if stale and regular_file(entry):
+                with contextlib.suppress(OSError):
                     entry.unlink()
                     removed += 1
-            except OSError:
-                continue
     return removed
 
 
-__all__ = ["KINDS", "prune_entries", "real_folders", "write_entry"]
+__all__ = ["KINDS", "prune_entries", "real_folders", "regular_file", "write_entry"]

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtboard.core.cachefiles import regular_file
 from mtboard.core.schema.model import ModelRecord, WeightsFile
 
 PARAMETER_TOLERANCE = 0.05
@@ -189,7 +190,7 @@ def gguf_facts(path: Path, sha256: str, cache_dir: Path | None = None) -> GgufFa
     with _lock:
         cache_file = cache_dir / GGUF_FACTS_CACHE if cache_dir is not None else None
         stored: dict[str, Any] = {}
-        if cache_file is not None and cache_file.is_file():
+        if cache_file is not None and regular_file(cache_file):
             try:
                 stored = json.loads(cache_file.read_text(encoding="utf-8"))
                 if not isinstance(stored, dict):

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from mtboard.core import safejson
-from mtboard.core.cachefiles import real_folders, write_entry
+from mtboard.core.cachefiles import real_folders, regular_file, write_entry
 from mtboard.core.errors import MtboardError
 
 CACHE_FORMAT = "mtboard-validation-cache/1"
@@ -217,7 +217,7 @@ class ValidationCache:
 
     def _read(self, key: str) -> list[str] | None:
         path = self._path(key)
-        if not real_folders(self.folder, path) or not path.is_file():
+        if not real_folders(self.folder, path) or not regular_file(path):
             return None
         try:
             data = safejson.loads(safejson.read_bytes(path, max_bytes=MAX_ENTRY_BYTES), where=str(path),

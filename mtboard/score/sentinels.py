@@ -63,7 +63,7 @@ import regex
 from pydantic import TypeAdapter, ValidationError
 
 from mtboard.core import safejson
-from mtboard.core.cachefiles import real_folders, write_entry
+from mtboard.core.cachefiles import real_folders, regular_file, write_entry
 from mtboard.core.languages import JAPANESE_SCRIPTS, HAN_SCRIPTS, HANGUL_SCRIPTS, UNSPACED_SCRIPTS, primary, text_script
 from mtboard.core.schema import Corpus, Entry, EntryResult, Scores, TranslationRecord
 from mtboard.core.text import ENTITY, NORMALISATION_VERSION, PLACEHOLDER, TAG, normalise
@@ -381,10 +381,10 @@ def sentinels(corpus: Corpus, sha256: str, segment: str, others: Sequence[tuple[
     with _LOCK:
         found = _MEMORY.get(key)
     if found is not None:
-        if cache is not None and path is not None and not path.is_file():  # scored for another folder: store it
+        if cache is not None and path is not None and not regular_file(path):  # scored for another folder: store it
             _write(cache, path, key, found)
         return found
-    if cache is not None and path is not None and path.is_file():
+    if cache is not None and path is not None and regular_file(path):
         found = _read(cache, path, key)
     if found is None:
         hyps = hypotheses(corpus, segment, [c for c, _ in others])

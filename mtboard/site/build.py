@@ -225,9 +225,9 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     card is validated and every page rendered, nothing is kept.
 
     ``prune_cache`` (with ``cache``; ``mtboard build`` does it unless ``--keep-cache``): once the pages are
-    rendered, every entry of a kind this build used that it neither read nor stored is removed
-    (:func:`mtboard.core.cachefiles.prune_entries`; ``report.cache_pruned`` counts them) — verdicts only when it
-    validated, since a ``validate=False`` build reads none. The folder then holds what the next build of the same
+    rendered, every entry of a kind this build looked up that it neither read nor stored is removed
+    (:func:`mtboard.core.cachefiles.prune_entries`; ``report.cache_pruned`` counts them); a kind it looked nothing up
+    in is left alone (verdicts of a ``validate=False`` build, everything but verdicts of a build that made no board). The folder then holds what the next build of the same
     tree can use, and no more: without it every code change adds a verdict per card, a resample per row-view, a flip
     per adjacent pair and a copy of every board's run pages. Off by default for callers that share one cache folder
     between builds of different trees (the test suite).
@@ -372,15 +372,18 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
 
 def _prune(cache: Path | None, inputs, ledger, reuse: BoardReuse | None, validate: bool) -> int:
     """Remove the cache entries this build did not use, kind by kind (:func:`build_site`'s ``prune_cache``); returns
-    how many. A kind this build did not look up is left alone: verdicts of a build that did not validate, the boards
-    of a build whose reuse was off (:meth:`BoardReuse.make` refused an input)."""
+    how many. A kind this build looked nothing up in is left alone: verdicts of a build that did not validate or read
+    no card, the resamples, flips, sentinels and boards of a build that made no board (a wrong ``--corpora`` or an
+    empty tree must not wipe the folder the site workflow saves), the boards of a build whose reuse was off
+    (:meth:`BoardReuse.make` refused an input). Every lookup records its key, hit or stored, so a kind that was looked
+    up has at least one key."""
     if cache is None:
         return 0
     kept = dict(ledger.cache_used)
     if validate:
         kept["validation"] = inputs.verdict_keys
-    removed = sum(prune_entries(cache, kind, keys) for kind, keys in sorted(kept.items()))
-    if reuse is not None:
+    removed = sum(prune_entries(cache, kind, keys) for kind, keys in sorted(kept.items()) if keys)
+    if reuse is not None and reuse.used:
         removed += reuse.prune()  # one entry per board
     return removed
 
