@@ -194,3 +194,13 @@ def test_an_entry_that_cannot_be_looked_at_is_a_miss_not_an_error(tmp_path, monk
     from mtboard.ledger.cache import ValidationCache
 
     assert ValidationCache(tmp_path, "env").get("ab" + "0" * 62) is None  # a miss
+
+
+def test_the_sentinel_key_holds_the_other_corpora_in_their_order():
+    """The wrong-language sentinel takes each passage from the first other corpus that has one: the order the
+    ledger passes is part of the result, so it is part of the key (review of 272b723: the ledger's code is no longer
+    in the salt)."""
+    from mtboard.score import sentinels as S
+
+    assert S.cache_key("c" * 64, "development", ["a" * 64, "b" * 64]) != \
+        S.cache_key("c" * 64, "development", ["b" * 64, "a" * 64])

@@ -16,16 +16,20 @@ under a *key*: the SHA-256 of
 * Python's version and the name and version of every installed distribution (sacrebleu, the embedding package,
   plugins …);
 * the prompt folder in use (:func:`mtboard.inputs.prompts.prompts_dir`: templates and the price table) and the
-  repository's ``coaching/`` folder, file by file;
+  repository's ``coaching/``, ``plugins/`` (``approved.yaml``: the ``installable`` rule) and ``official/`` folders
+  (the gold scores-only cards and their bundles: the ``governance`` rule and the tier a card claims), file by file;
 * every corpus file of the corpora folder (name and SHA-256 of its bytes), and the secret-segment file (SHA-256 of its
   bytes) with the name messages give it;
 * for the card: the SHA-256 of its bytes, its path relative to the repository root and to the submissions folder
   (the ``file_name`` check, the messages), and — only when the card needs them — the installed plugin record of its
   backend (:func:`mtboard.backends.base.plugin_record`) and the Apertium analyser of its target language
   (:func:`mtboard.score.fst.find_analyser`), and the Apertium analyser + tagger of its language pair when it has a
-  morphological accuracy (:func:`mtboard.score.morphology.find_morph_analyser`).
+  morphological accuracy (:func:`mtboard.score.morphology.find_morph_analyser`); and the verification records in its
+  folder (``*.verification.json`` and their bundles, name and SHA-256 each: the submission gate reads them to decide
+  the tier the card claims, :func:`mtboard.validate.submission.claimed_tier`).
 
-Verification records and review records are not validator inputs: ``load_inputs`` checks them on every build.
+Review records are not validator inputs; ``load_inputs`` checks them and verification records (attestations) on
+every build.
 A verdict that depends on the clock (a ``timestamps`` problem: "in the future" ends) is never stored.
 
 Storage: ``DIR/validation/KK/KEY.json`` (``KK`` = the key's first two hex digits), JSON written to a temporary file and
@@ -127,7 +131,8 @@ def validator_code_hash() -> str:
 def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path | None,
                      secret_source: str | None) -> str:
     """SHA-256 (hex) of everything a verdict depends on besides the card (module docstring): format, harness,
-    package code, Python and installed distributions, prompts, ``root/coaching``, corpora, secret segment."""
+    the validator's code, Python and installed distributions, prompts, ``root/coaching``, ``root/plugins``,
+    ``root/official``, corpora, secret segment."""
     import mtboard  # noqa: PLC0415
     from mtboard.inputs.prompts import prompts_dir  # noqa: PLC0415
 
@@ -142,6 +147,8 @@ def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path 
         prompts = None
     _digest_files(h, "prompts", prompts)
     _digest_files(h, "coaching", root / "coaching")
+    _digest_files(h, "plugins", root / "plugins")
+    _digest_files(h, "official", root / "official")
     h.update(b"\0corpora\0")
     if corpora_dir is not None and corpora_dir.is_dir():
         for p in sorted(corpora_dir.glob("*.json")):
@@ -170,6 +177,9 @@ class ValidationCache:
     hits: int = 0
     misses: int = 0
     used: set[str] = field(default_factory=set)
+    root: Path | None = None
+    """The repository root (the folder holding ``submissions/``): a card's folder is ``root / rel_root``'s, whose
+    verification records are part of its key (None: none are)."""
     _memo: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def key(self, raw: bytes, rel_root: str, rel_submissions: str, card=None) -> str:
@@ -177,6 +187,9 @@ class ValidationCache:
         backend's plugin record and its analyser when the card names them (``card``: the parsed RunCard)."""
         h = hashlib.sha256()
         h.update(f"{self.environment}\0{hashlib.sha256(raw).hexdigest()}\0{rel_root}\0{rel_submissions}\0".encode())
+        if self.root is not None:
+            folder = (self.root / rel_root).parent
+            h.update(self._memoised("records", str(folder), lambda f: _records_text(Path(f))).encode())
         if card is not None:
             h.update(self._extra(card).encode())
         return h.hexdigest()
@@ -242,6 +255,27 @@ class ValidationCache:
                           indent=1) + "\n"
         write_entry(self.folder, self._path(key), data.encode("ascii"))
         self.used.add(key)
+
+
+def _records_text(folder: Path) -> str:
+    """Name and SHA-256 of every verification record and bundle in a card's ``folder`` (``*.verification.json``,
+    ``*.verification.json.sigstore``), sorted; a link or an unreadable file as such."""
+    from mtboard.validate.naming import VERIFICATION_SUFFIX  # noqa: PLC0415
+
+    parts = []
+    try:
+        names = sorted(p.name for p in folder.iterdir()
+                       if p.name.endswith((VERIFICATION_SUFFIX, VERIFICATION_SUFFIX + ".sigstore")))
+    except OSError:
+        return "unlisted"
+    for name in names:
+        p = folder / name
+        try:
+            kind = "link" if p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest() if regular_file(p) else "?"
+        except OSError:
+            kind = "unreadable"
+        parts.append(f"{name}\0{kind}")
+    return "\0".join(parts)
 
 
 def _plugin_text(backend: str) -> str:

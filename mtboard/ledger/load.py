@@ -423,7 +423,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
     if validate and cache is not None:
         verdicts = ValidationCache(cache, environment_hash(
             submissions.parent, corpora_dir if corpora_dir is not None else submissions.parent / "corpora",
-            secret_segment, secret_source))
+            secret_segment, secret_source), root=submissions.parent)
     validator = _validator(submissions, corpora_dir, secret_segment, secret_source, verdicts) if validate else None
     reviewed, warnings = load_reviews(submissions.parent)
     records, more = load_records(submissions.parent)

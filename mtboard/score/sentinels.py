@@ -317,15 +317,16 @@ def cache_key(sha256: str, segment: str, others: Sequence[str] = ()) -> str:
     """SHA-256 (hex) of what a segment's sentinels depend on: the cache format, :data:`RULES_VERSION`, the harness
     version, the mechanical policy and text normalisation versions, the FST analyser in use for the target (its
     version string or none; added by the caller through ``segment``), the corpus SHA-256, the other corpora's
-    SHA-256 (the wrong-language sentinel), and the scorer's libraries: the chrF++ signature (sacrebleu's version) and
-    the semantic score's (model, package, weights) — a lock-file bump alone re-scores the sentinels."""
+    SHA-256 in the order given (the wrong-language sentinel takes each passage from the first of them that has one:
+    another order is another result), and the scorer's libraries: the chrF++ signature (sacrebleu's version) and the
+    semantic score's (model, package, weights) — a lock-file bump alone re-scores the sentinels."""
     import mtboard  # noqa: PLC0415
     from mtboard.score.metrics.chrf import chrf_signature  # noqa: PLC0415
     from mtboard.score.metrics.semantic import semantic_signature  # noqa: PLC0415
 
     h = hashlib.sha256()
     for part in (CACHE_FORMAT, RULES_VERSION, mtboard.HARNESS_VERSION, checks.POLICY_VERSION, NORMALISATION_VERSION,
-                 chrf_signature(), semantic_signature(), sha256, segment, *sorted(others)):
+                 chrf_signature(), semantic_signature(), sha256, segment, "others", *others):
         h.update(part.encode("utf-8") + b"\0")
     return h.hexdigest()
 
@@ -370,7 +371,8 @@ def sentinels(corpus: Corpus, sha256: str, segment: str, others: Sequence[tuple[
     ``wrong-language``). Cached in the process by :func:`cache_key` (plus the FST analyser version) and, when
     ``cache`` is a folder, in ``cache/sentinels/KEY.json`` (validated on read; anything else is a miss). ``salt``:
     more of what the results depend on, hashed into the key (the build passes the scorer code's hash,
-    :func:`mtboard.ledger.cache.code_hash`, so an edit that bumps no version still misses a stored entry). ``used``:
+    :func:`mtboard.ledger.cache.validator_code_hash`, so an edit that bumps no version still misses a stored entry;
+    ``others``' order is keyed too, since the caller decides it). ``used``:
     with ``cache``, the entry's key is added to it (the build's prune keeps it,
     :func:`mtboard.core.cachefiles.prune_entries`)."""
     fst = scoring.fst_version(corpus.dataset.target_language, FST_MODE) or "no-fst"
