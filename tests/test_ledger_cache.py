@@ -8,6 +8,7 @@ validator runs; a counting wrapper around :func:`mtboard.validate.validate_card`
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -187,10 +188,11 @@ def test_no_module_the_validator_can_run_imports_the_layers_its_key_leaves_out()
     assert dynamic == ["backends/base.py",  # backend entry points: mtboard's own point into backends/ (hashed)
                        "core/schema/__init__.py",  # its own submodules, lazily (hashed)
                        "inputs/binding.py"]  # a model record's weights package (not mtboard)
-    # the verdict path: _validator imports the validator and nothing else
+    # the verdict path: _validator imports the validator (and its gate's gold-card path) and nothing else
     tree = ast.parse(inspect.getsource(load._validator).lstrip())
     imports = [(n.module, [a.name for a in n.names]) for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    assert imports == [("mtboard", ["validate"])] and not [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
+    assert imports == [("mtboard", ["validate"]), ("mtboard.validate.submission", ["gold_card_path"])] and \
+        not [n for n in ast.walk(tree) if isinstance(n, ast.Import)]
     # and the key moves with every file it keeps, and with no file it leaves out
     assert set(C.VALIDATOR_KEPT) == {"ledger/load.py", "ledger/cache.py"}
 
@@ -210,7 +212,8 @@ def test_the_validator_code_hash_covers_the_validator_and_leaves_the_ledger_tabl
     for rel, moves in (("ledger/tables.py", False), ("run/runner.py", False), ("site/render.py", False),
                        ("cli/site.py", False), ("score/scoring.py", True), ("validate/pipeline.py", True),
                        ("ledger/load.py", True), ("ledger/cache.py", True), ("core/text.py", True),
-                       ("backends/apertium.py", True)):
+                       ("backends/apertium.py", True),
+                       ("judges/admission-en-es.json", True)):  # a data file the validator reads (review of 9c8dce9)
         path = copy / rel
         text = path.read_text(encoding="utf-8")
         path.write_text(text + "\n# edited\n", encoding="utf-8")
@@ -233,20 +236,49 @@ def test_the_gates_inputs_are_part_of_the_key(tmp_path):
         return C.ValidationCache(None, "env", root=tmp_path).key(raw, "submissions/mtb-en-es-dev/a.json",
                                                                   "mtb-en-es-dev/a.json")
 
-    base = key()
+    keys = [key()]
     (other / "b.verification.json").write_text("{}")
-    assert key() == base
-    (folder / "a.verification.json").write_text("{}")
-    with_record = key()
-    assert with_record != base
-    (folder / "a.verification.json.sigstore").write_text("{}")
-    assert key() not in (base, with_record)
-    (folder / "a.verification.json").write_text('{"edited": true}')
-    assert key() not in (base, with_record)
+    assert key() == keys[0]  # another dataset's record: not this card's input
+    for name, text in (("a.verification.json", "{}"), ("a.verification.json.sigstore", "{}"),
+                       ("a.verification.json", '{"edited": true}'), ("b.verification.json", "{}")):
+        (folder / name).write_text(text)
+        assert key() not in keys, name  # each step is another key than every earlier one
+        keys.append(key())
+    (folder / os.fsdecode(b"\xff.verification.json")).write_text("{}")  # a name that is not UTF-8: keyed, no crash
+    assert key() not in keys
     env = C.environment_hash(tmp_path, None, None, None)
     (tmp_path / "plugins").mkdir()
     (tmp_path / "plugins" / "approved.yaml").write_text("approved: []\n")
     with_plugins = C.environment_hash(tmp_path, None, None, None)
+    (tmp_path / "plugins" / "approved.yaml").write_text("approved: [{name: x}]\n")
+    edited = C.environment_hash(tmp_path, None, None, None)
     (tmp_path / "official" / "mtb-en-es-dev").mkdir(parents=True)
     (tmp_path / "official" / "mtb-en-es-dev" / "a.gold_standard.scores.json").write_text("{}")
-    assert len({env, with_plugins, C.environment_hash(tmp_path, None, None, None)}) == 3
+    (tmp_path / "official" / os.fsdecode(b"\xff")).write_text("{}")
+    assert len({env, with_plugins, edited, C.environment_hash(tmp_path, None, None, None)}) == 4
+
+
+def test_the_build_keys_verdicts_by_the_cards_folder_and_never_stores_one_a_gold_card_can_change(tmp_path,
+                                                                                               monkeypatch):
+    """load_inputs hands the repository root to the cache (so the records beside a card are in its key), and a card
+    with a gold scores-only card under official/ is validated on every build: the gate validates the gold card too,
+    its timestamp against the clock (review of 9c8dce9). One real 20-entry EN→FR card."""
+    from mtboard.ledger import load
+
+    name = "gemma-3-270m-q4-k-m.gguf__zero-shot-completion__5c519b55e824.json"
+    subs = tmp_path / "submissions" / "mtb-en-fr-dev"
+    subs.mkdir(parents=True)
+    shutil.copy(ROOT / "submissions" / "mtb-en-fr-dev" / name, subs / name)
+    made = []
+    monkeypatch.setattr(load, "ValidationCache", lambda *a, **kw: made.append(C.ValidationCache(*a, **kw)) or made[-1])
+    cache = tmp_path / "cache"
+    first = load.load_inputs(tmp_path / "submissions", ROOT / "corpora", cache=cache)
+    assert made[-1].root == tmp_path and (first.cache_hits, first.cache_misses) == (0, 1) and len(first.cards) == 1
+    assert len(list((cache / "validation").rglob("*.json"))) == 1
+    gold = tmp_path / "official" / "mtb-en-fr-dev" / (name.removesuffix(".json") + ".gold_standard.scores.json")
+    gold.parent.mkdir(parents=True)
+    gold.write_text("{}")  # not a valid gold card: the gate says so; what matters is that it exists
+    for _ in range(2):
+        again = load.load_inputs(tmp_path / "submissions", ROOT / "corpora", cache=cache)
+        assert (again.cache_hits, again.cache_misses) == (0, 1)  # validated each time, never stored
+    assert len(list((cache / "validation").rglob("*.json"))) == 1

@@ -8,7 +8,8 @@ A verdict (the one-line problems of :func:`mtboard.validate.validate_card`, empt
 under a *key*: the SHA-256 of
 
 * the cache format (:data:`CACHE_FORMAT`) and the harness version (``mtboard.__version__``);
-* the SHA-256 of every ``.py`` file of the installed ``mtboard`` package the validator can run
+* the SHA-256 of every file of the installed ``mtboard`` package the validator can run (modules and the data files
+  they read, e.g. a judge's admission set)
   (:func:`validator_code_hash`: the stages up to ``validate/`` in docs/ARCHITECTURE.md's import order — the
   validator, the scorer, the policy, the schema, the backends — and this verdict path, ``ledger/load.py`` and this
   module): any edit there, bumped version or not, is another validator; an edit of the ledger's tables, the runner,
@@ -30,7 +31,8 @@ under a *key*: the SHA-256 of
 
 Review records are not validator inputs; ``load_inputs`` checks them and verification records (attestations) on
 every build.
-A verdict that depends on the clock (a ``timestamps`` problem: "in the future" ends) is never stored.
+A verdict that depends on the clock is never stored: one with a ``timestamps`` problem ("in the future" ends), and
+that of a card with a gold scores-only card under ``official/`` (the gate validates that card's timestamp too).
 
 Storage: ``DIR/validation/KK/KEY.json`` (``KK`` = the key's first two hex digits), JSON written to a temporary file and
 renamed into place (``os.replace``: a reader sees the old entry or the new one; no fsync, the cache only saves time): ``{"format": CACHE_FORMAT, "key": KEY, "problems": [str, …]}``. The folder
@@ -67,6 +69,12 @@ DEFAULT_CACHE = ".mtboard-cache"
 """The default cache folder, relative to the project root (git-ignored)."""
 
 
+def _name(text: str) -> bytes:
+    """``text`` (holding file names) as bytes for a hash: UTF-8, a name's undecodable bytes as they are on disk
+    (``surrogateescape``, :func:`os.fsencode`'s error handler) — a file named ``b"\\xff"`` is a name, not a crash."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _digest_files(h, label: str, folder: Path | None) -> None:
     """Feed ``label``, then every regular file under ``folder`` (path relative to it, SHA-256 of its bytes, sorted;
     links recorded as links, never followed) into ``h``; a missing folder is recorded as missing."""
@@ -83,13 +91,13 @@ def _digest_files(h, label: str, folder: Path | None) -> None:
             p = Path(dirpath) / name
             rel = p.relative_to(folder).as_posix()
             if p.is_symlink():
-                h.update(f"{rel}\0link\0".encode())
+                h.update(_name(f"{rel}\0link\0"))
             elif p.is_file():
-                h.update(f"{rel}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+                h.update(_name(f"{rel}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0"))
     for dirpath, dirnames, _ in os.walk(folder, followlinks=False):  # linked folders are recorded, not entered
         for d in sorted(dirnames):
             if (Path(dirpath) / d).is_symlink():
-                h.update(f"{(Path(dirpath) / d).relative_to(folder).as_posix()}\0dirlink\0".encode())
+                h.update(_name(f"{(Path(dirpath) / d).relative_to(folder).as_posix()}\0dirlink\0"))
 
 
 VALIDATOR_FREE = ("run", "verify", "sweeps", "ledger", "site", "cli", "__main__.py")
@@ -107,17 +115,19 @@ formats the validator's problems into the verdict (``_validator``), this module 
 
 
 def code_hash(without: tuple[str, ...] = (), keep: tuple[str, ...] = ()) -> str:
-    """SHA-256 over every ``.py`` file of the imported ``mtboard`` package (relative path and bytes), hex; files under
-    the sub-packages named in ``without`` are left out, except the files (paths relative to the package) in
-    ``keep``."""
+    """SHA-256 over every file of the imported ``mtboard`` package (relative path and bytes; the ``.py`` modules and
+    the data files they read, e.g. a judge's admission set; not ``__pycache__``), hex; files under the sub-packages
+    named in ``without`` are left out, except the files (paths relative to the package) in ``keep``."""
     import mtboard  # noqa: PLC0415
 
     h = hashlib.sha256()
     pkg = Path(mtboard.__file__).resolve().parent
-    for p in sorted(pkg.rglob("*.py")):
+    for p in sorted(pkg.rglob("*")):
         rel = p.relative_to(pkg)
-        if "__pycache__" not in p.parts and (rel.parts[0] not in without or rel.as_posix() in keep):
-            h.update(f"{rel.as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0".encode())
+        if "__pycache__" in rel.parts or p.suffix == ".pyc" or not p.is_file():
+            continue
+        if rel.parts[0] not in without or rel.as_posix() in keep:
+            h.update(_name(f"{rel.as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\0"))
     return h.hexdigest()
 
 
@@ -153,7 +163,7 @@ def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path 
     if corpora_dir is not None and corpora_dir.is_dir():
         for p in sorted(corpora_dir.glob("*.json")):
             kind = "link" if p.is_symlink() else hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "?"
-            h.update(f"{p.name}\0{kind}\0".encode())
+            h.update(_name(f"{p.name}\0{kind}\0"))
     else:
         h.update(b"missing")
     h.update(b"\0secret\0")
@@ -162,7 +172,7 @@ def environment_hash(root: Path, corpora_dir: Path | None, secret_segment: Path 
             h.update(hashlib.sha256(Path(secret_segment).read_bytes()).hexdigest().encode())
         except OSError:
             h.update(b"unreadable")
-        h.update(f"\0{secret_source or secret_segment}".encode())
+        h.update(_name(f"\0{secret_source or secret_segment}"))
     return h.hexdigest()
 
 
@@ -186,12 +196,12 @@ class ValidationCache:
         """The key of one card (hex SHA-256): this cache's environment, the card's bytes and paths, and its
         backend's plugin record and its analyser when the card names them (``card``: the parsed RunCard)."""
         h = hashlib.sha256()
-        h.update(f"{self.environment}\0{hashlib.sha256(raw).hexdigest()}\0{rel_root}\0{rel_submissions}\0".encode())
+        h.update(_name(f"{self.environment}\0{hashlib.sha256(raw).hexdigest()}\0{rel_root}\0{rel_submissions}\0"))
         if self.root is not None:
             folder = (self.root / rel_root).parent
-            h.update(self._memoised("records", str(folder), lambda f: _records_text(Path(f))).encode())
+            h.update(_name(self._memoised("records", str(folder), lambda f: _records_text(Path(f)))))
         if card is not None:
-            h.update(self._extra(card).encode())
+            h.update(_name(self._extra(card)))
         return h.hexdigest()
 
     def _extra(self, card) -> str:
@@ -258,8 +268,8 @@ class ValidationCache:
 
 
 def _records_text(folder: Path) -> str:
-    """Name and SHA-256 of every verification record and bundle in a card's ``folder`` (``*.verification.json``,
-    ``*.verification.json.sigstore``), sorted; a link or an unreadable file as such."""
+    """SHA-256 (hex) of the name and SHA-256 of every verification record and bundle in a card's ``folder``
+    (``*.verification.json``, ``*.verification.json.sigstore``), sorted; a link or an unreadable file as such."""
     from mtboard.validate.naming import VERIFICATION_SUFFIX  # noqa: PLC0415
 
     parts = []
@@ -275,7 +285,7 @@ def _records_text(folder: Path) -> str:
         except OSError:
             kind = "unreadable"
         parts.append(f"{name}\0{kind}")
-    return "\0".join(parts)
+    return hashlib.sha256(_name("\0".join(parts))).hexdigest()
 
 
 def _plugin_text(backend: str) -> str:

@@ -146,9 +146,12 @@ def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path
     scan reads ``secret_segment`` (:func:`mtboard.validate.make_context`). With ``cache``, a verdict stored under the
     card's key is returned without validating (``key``: the caller looked it up already and found none), and a new
     verdict is stored (:mod:`mtboard.ledger.cache`; issue 35
-    item 3) unless it has a ``timestamps`` problem (the clock may change it).
+    item 3) unless the clock may change it: a ``timestamps`` problem, or a card with a gold scores-only card under
+    ``official/`` (the submission gate validates that card too, its timestamp against the clock, and the tier the card
+    claims follows; :func:`mtboard.validate.submission.gold_card_path`) — such a card is validated on every build.
     """
     from mtboard import validate as v  # noqa: PLC0415 - heavy (sacrebleu) only when validating
+    from mtboard.validate.submission import gold_card_path  # noqa: PLC0415
 
     root = submissions.parent
     ctx = v.make_context(root, corpora_dir if corpora_dir is not None else root / "corpora",
@@ -162,7 +165,9 @@ def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path
                 return found
         problems = v.validate_card(path, ctx).problems
         lines = [str(p) for p in problems]
-        if key is not None and not any(p.check == "timestamps" for p in problems):
+        gold = gold_card_path(card, root, path.name.removesuffix(".json"))
+        if key is not None and not any(p.check == "timestamps" for p in problems) and \
+                not (gold is not None and os.path.lexists(gold)):
             cache.put(key, lines)
         return lines
 

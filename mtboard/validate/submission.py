@@ -373,7 +373,7 @@ def _governance(card: RunCard, ev: Evidence) -> Verdict:
     if path is None or not path.is_file() or path.is_symlink():
         return False, (f"no gold_standard scores-only card for it under {OFFICIAL_DIR}/ (hand the method to the "
                        "governance organisation, spec §8.2)")
-    rep = validate_scores_card(path)
+    rep = validate_scores_card(path, now=ev.ctx.now)
     if rep.card is None or not rep.ok:
         return False, f"{path.name} does not validate ({len(rep.problems)} problem(s); mtboard validate-scores)"
     link = dev_link_problems(rep.card, {card.run_card_hash: card}, path.name)
