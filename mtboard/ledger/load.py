@@ -165,7 +165,7 @@ def _validator(submissions: Path, corpora_dir: Path | None, secret_segment: Path
                 return found
         problems = v.validate_card(path, ctx).problems
         lines = [str(p) for p in problems]
-        gold = gold_card_path(card, root, path.name.removesuffix(".json"))
+        gold = gold_card_path(card, root, path.name.removesuffix(".json")) if card is not None else None
         if key is not None and not any(p.check == "timestamps" for p in problems) and \
                 not (gold is not None and os.path.lexists(gold)):
             cache.put(key, lines)
