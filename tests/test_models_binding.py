@@ -53,6 +53,7 @@ def real_facts(tmp_path_factory) -> GgufFacts:
     return facts
 
 
+@pytest.mark.slow  # the installed GGUF's facts: gguf.GGUFReader parses 262,144 tokenizer strings, ~12 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_the_installed_gguf_gives_the_hand_checked_facts(real_facts, tmp_path_factory):
     assert real_facts.parameter_count == TENSOR_SUM
     assert (real_facts.architecture, real_facts.size_label, real_facts.quantization, real_facts.licence,
@@ -63,6 +64,7 @@ def test_the_installed_gguf_gives_the_hand_checked_facts(real_facts, tmp_path_fa
     assert binding.gguf_facts(Path("/nonexistent.gguf"), SHA, cache) == real_facts
 
 
+@pytest.mark.slow  # the installed GGUF's facts: gguf.GGUFReader parses 262,144 tokenizer strings, ~12 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_the_committed_gemma_record_validates_with_every_fields_status(real_facts):
     chk = binding.bind_record(read_record(GEMMA))
     assert chk.conflicts == [] and not chk.refused and chk.notes == []
@@ -76,6 +78,7 @@ def test_the_committed_gemma_record_validates_with_every_fields_status(real_fact
     assert chk.status("context_length").source == "GGUF gemma3.context_length of gemma-3-270m-q4_k_m.gguf"
 
 
+@pytest.mark.slow  # the installed GGUF's facts: gguf.GGUFReader parses 262,144 tokenizer strings, ~12 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_a_declared_count_300m_is_refused_naming_both_values(real_facts):
     chk = check_record(_gemma(parameter_count=300_000_000), {SHA: real_facts}, where={SHA: "gemma-3-270m-q4_k_m.gguf"})
     assert chk.refused
@@ -206,6 +209,7 @@ def _tree(tmp_path: Path, **changes) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow  # the installed GGUF's facts: gguf.GGUFReader parses 262,144 tokenizer strings, ~12 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_models_check_refuses_a_wrong_count_naming_both(real_facts, tmp_path):
     root = _tree(tmp_path, parameter_count=300_000_000)
     res = runner.invoke(app, ["models", "check", "--root", str(root), "--cache", str(tmp_path / "c")])

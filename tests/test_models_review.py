@@ -115,6 +115,7 @@ def test_rows_say_no_model_record_or_refused_with_a_link():
     assert base.link == "baseline" and record_note_html(base, link) == ""
 
 
+@pytest.mark.slow  # the installed GGUF's facts: gguf.GGUFReader parses 262,144 tokenizer strings, ~12 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min); then a ledger of the EN→ES cards
 def test_a_claim_still_marks_the_rows_of_a_refused_record(tmp_path):
     """Breaking the Gemma record (a declared licence the GGUF contradicts) must not hide the committed claim."""
     pytest.importorskip("gguf")

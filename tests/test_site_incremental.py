@@ -57,6 +57,7 @@ def tree(tmp_path_factory):
     mp.undo()
 
 
+@pytest.mark.slow  # three builds with MkDocs of seven real cards, ~10 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_adding_a_card_validates_it_alone_and_rebuilds_only_changed_pages(tree):
     root, first, second, full, third = tree
     assert (first.cards, second.cards, full.cards) == (6, 7, 7)
@@ -94,6 +95,7 @@ def test_the_search_index_holds_no_skipped_page_and_every_other(tree):
     assert {"index.html", "runs/index.html", "methodology.html"} <= locations  # the pages that are searched
 
 
+@pytest.mark.slow  # three builds with MkDocs of seven real cards, ~10 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_a_removed_card_keeps_the_site_identical_and_a_bad_manifest_means_a_full_build(tree, tmp_path, monkeypatch):
     root, *_ = tree
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
