@@ -27,17 +27,24 @@ GGUF = "/models/gemma-3-270m-it-Q4_K_M.gguf"
 
 
 class BusyServer(LoopbackServer):
-    """GETs wait while ``time.monotonic() < busy_until``, then answer; completions answer at once."""
+    """GETs wait until ``busy_s`` seconds after the first GET arrived, then answer; completions answer at once. (The
+    window opens at the first request, not when the server is made: on a loaded machine the run took more than the
+    window to reach its first probe, which was then answered at once — a flaky ``model_gets == 1`` in CI.)"""
 
     def __init__(self, busy_s: float):
-        self.busy_until = time.monotonic() + busy_s
+        self.busy_s = busy_s
+        self.busy_until: float | None = None
+        self.lock = threading.Lock()
         self.model_gets = 0
         self.closing = threading.Event()
         outer = self
 
         class Handler(QuietHandler):
             def do_GET(self) -> None:  # noqa: N802
-                outer.model_gets += self.path == "/v1/models"
+                with outer.lock:
+                    outer.model_gets += self.path == "/v1/models"
+                    if outer.busy_until is None:
+                        outer.busy_until = time.monotonic() + outer.busy_s
                 while time.monotonic() < outer.busy_until and not outer.closing.is_set():
                     time.sleep(0.05)
                 try:
