@@ -200,9 +200,10 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     card = m.rep.lc.card
     sc = card.scores
     whole = view.domain is None
+    name = method_name(card)
     out: dict[str, Value] = {
         "rank": Value(m.rank, m.position or None, m.position or None, m.rank_lo, m.rank_hi),
-        "method": Value(method_name(card), method_name(card).lower(), method_name(card)),
+        "method": Value(name, name.lower(), name),
         "vtier": Value(m.standing.tier, m.standing.rank_order, m.standing.tier),
         "composite": Value(ci_text(m.composite, m.composite_ci, DIGITS["composite"], m.composite_sd)
                            + _range(m.composite_range, DIGITS["composite"]),
@@ -213,7 +214,7 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     cost = m.rep.cells["cost"].sort  # its text is the ledger's (tables.cost_text)
     out["cost"] = Value(m.rep.cells["cost"].text, cost, cost)
     speed = m.rep.cells["speed"]
-    lats = [r.latency_s for r in card.results if r.latency_s is not None]
+    lats = any(r.latency_s is not None for r in card.results)  # stops at the first entry with one
     out["throughput"] = Value(fmt.DASH, None)  # not a column: a batch engine's entries/s, for the downloads
     if speed.sort is None:
         out["latency"] = Value(fmt.DASH, None)

@@ -13,6 +13,7 @@ ranked on the same board (method class ``baseline`` excluded: echo and empty fai
 
 from __future__ import annotations
 
+import heapq
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -273,13 +274,13 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]], index: _Do
                 [(pt.date, pt.composite, pt.outside) for pt in drift.runs], drift.card_composite, drift.card_ci,
                 f"Canary runs of {label}")})
     g.worst.sort(key=lambda d: (d["delta"], d["domain"], d["run"]))
-    losses = [x for x in g.losses if x["delta"] < 0]
-    losses.sort(key=lambda x: (x["delta"], x["run"], x["id"]))
+    # the LOSSES most negative, as sorted(...)[:LOSSES] orders them (heapq.nsmallest's documented equivalence)
+    losses = heapq.nsmallest(LOSSES, g.losses, key=lambda x: (x["delta"], x["run"], x["id"]))
     n = g.n_entries
     return Portrait(
         slug, model_page(slug), g.runs, [(k, v, v / n if n else 0.0) for k, v in sorted(g.outcomes.items())],
         sorted(g.kinds.items()), g.worst[:WORST_DOMAINS], _by_count(g.severity), _by_count(g.classes), g.areas,
-        _by_count(g.flags), losses[:LOSSES], g.charts[:CHARTS], n, len(g.charts),
+        _by_count(g.flags), losses, g.charts[:CHARTS], n, len(g.charts),
         "; ".join(dict.fromkeys(weights_text(lc.card) for _, lc in pairs)), canaries=g.canaries)
 
 
@@ -348,15 +349,21 @@ def _domain_rows(lb: Leaderboard, lc: LoadedCard, label: str,
 
 
 def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]:
-    """Every development entry of the run with a field median (``lb.field_entry_median``): its sentence chrF++
+    """Every development entry of the run below its field median (``lb.field_entry_median``): its sentence chrF++
     (:func:`mtboard.ledger.tables.sentence_chrf`, failures 0) beside that median, and the texts with their
-    dataset's id and version (the page names its licence)."""
+    dataset's id and version (the page names its licence). Entries at or above the median are not losses: the
+    portrait never shows them, so no row is made for them (issue 35: a row per entry of every card of a model)."""
     out = []
+    medians = lb.field_entry_median
     for r in lc.card.results:
-        if r.segment != "development" or r.entry_id not in lb.field_entry_median:
+        if r.segment != "development":
             continue
-        med = lb.field_entry_median[r.entry_id]
+        med = medians.get(r.entry_id)
+        if med is None:
+            continue
         mine_s = sentence_chrf(r)
+        if not mine_s - med < 0:
+            continue
         out.append({"run": label, "href": run_page(lc), "id": r.entry_id, "source": r.source,
                     "dataset": lb.dataset_id, "version": lb.version,
                     "reference": r.expected, "output": r.predicted, "chrf": mine_s, "field": med,
@@ -377,13 +384,16 @@ def modes(lc: LoadedCard) -> tuple[Counter[str], int]:
     return out, len(dev)
 
 
-def _field(lb: Leaderboard) -> tuple[list[dict[str, float]], int]:
-    """Per real ranked system of the board: mode → rate."""
+def _field(lb: Leaderboard, seen: dict[int, tuple[Counter[str], int]] | None = None
+           ) -> tuple[list[dict[str, float]], int]:
+    """Per real ranked system of the board: mode → rate. ``seen``: :func:`modes` of each card read, by ``id()`` of
+    its :class:`LoadedCard`, filled here for the caller (valid while the board is alive)."""
+    seen = {} if seen is None else seen
     rates = []
     for row in lb.views[0].rows if lb.views else []:
         if row.reference:
             continue
-        counts, n = modes(row.lc)
+        counts, n = seen[id(row.lc)] = modes(row.lc)
         rates.append({k: v / n for k, v in counts.items()} if n else {})
     return rates, len(rates)
 
@@ -393,10 +403,11 @@ def summaries(boards: list[Leaderboard]) -> dict[str, list[dict[str, Any]]]:
     composite ±CI, and the top :data:`TOP_MODES` failure modes as ``(mode, rate, field median, count)``."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for lb in boards:
-        field_rates, n_field = _field(lb)
+        seen: dict[int, tuple[Counter[str], int]] = {}  # modes() of each card once (_field reads the ranked ones)
+        field_rates, n_field = _field(lb, seen)
         rows = {r.lc.page_id: r for r in lb.views[0].rows} if lb.views else {}
         for lc in lb.cards:
-            counts, n = modes(lc)
+            counts, n = seen[id(lc)] if id(lc) in seen else modes(lc)
             top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_MODES]
             row = rows.get(lc.page_id)
             out[lc.card.model_slug].append({
