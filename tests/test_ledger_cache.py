@@ -258,6 +258,27 @@ def test_the_gates_inputs_are_part_of_the_key(tmp_path):
     assert len({env, with_plugins, edited, C.environment_hash(tmp_path, None, None, None)}) == 4
 
 
+def test_the_key_does_not_depend_on_where_the_checkout_is(tmp_path):
+    """Two checkouts of the same repository at different paths key a card the same (the site workflow's cache is
+    restored into whatever workspace the runner has; until 2026-12-06 the key held the card folder's absolute path,
+    so a second clone validated every card again), and a record beside the card in one of them still moves its key
+    there (hand-made files)."""
+    raw = b'{"card": 1}\n'
+
+    def key(root: Path) -> str:
+        return C.ValidationCache(None, "env", root=root).key(raw, "submissions/mtb-en-es-dev/a.json",
+                                                              "mtb-en-es-dev/a.json")
+
+    roots = [tmp_path / "one", tmp_path / "elsewhere" / "two"]
+    for root in roots:
+        (root / "submissions" / "mtb-en-es-dev").mkdir(parents=True)
+    assert key(roots[0]) == key(roots[1])
+    (roots[1] / "submissions" / "mtb-en-es-dev" / "a.verification.json").write_text("{}")
+    assert key(roots[0]) != key(roots[1])
+    (roots[0] / "submissions" / "mtb-en-es-dev" / "a.verification.json").write_text("{}")
+    assert key(roots[0]) == key(roots[1])
+
+
 def test_the_build_keys_verdicts_by_the_cards_folder_and_never_stores_one_a_gold_card_can_change(tmp_path,
                                                                                                monkeypatch):
     """load_inputs hands the repository root to the cache (so the records beside a card are in its key), and a card

@@ -53,7 +53,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -197,9 +197,10 @@ class ValidationCache:
         backend's plugin record and its analyser when the card names them (``card``: the parsed RunCard)."""
         h = hashlib.sha256()
         h.update(_name(f"{self.environment}\0{hashlib.sha256(raw).hexdigest()}\0{rel_root}\0{rel_submissions}\0"))
-        if self.root is not None:
-            folder = (self.root / rel_root).parent
-            h.update(_name(self._memoised("records", str(folder), lambda f: _records_text(Path(f)))))
+        if self.root is not None:  # the folder by its path inside the repository: a checkout elsewhere (another
+            # runner's workspace, a second clone) keys the same card the same (the absolute path did until 2026-12-06)
+            folder = PurePosixPath(rel_root).parent.as_posix()
+            h.update(_name(self._memoised("records", folder, lambda f: _records_text(self.root / f))))
         if card is not None:
             h.update(_name(self._extra(card)))
         return h.hexdigest()
