@@ -214,11 +214,11 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     cost = m.rep.cells["cost"].sort  # its text is the ledger's (tables.cost_text)
     out["cost"] = Value(m.rep.cells["cost"].text, cost, cost)
     speed = m.rep.cells["speed"]
-    lats = any(r.latency_s is not None for r in card.results)  # stops at the first entry with one
+    has_latency = any(r.latency_s is not None for r in card.results)  # stops at the first entry with one
     out["throughput"] = Value(fmt.DASH, None)  # not a column: a batch engine's entries/s, for the downloads
     if speed.sort is None:
         out["latency"] = Value(fmt.DASH, None)
-    elif lats:
+    elif has_latency:
         out["latency"] = Value(latency_text(speed.sort), speed.sort, speed.sort)
     else:
         out["latency"] = Value(speed.text.replace("batch: ", "batch "), speed.sort, speed.sort)

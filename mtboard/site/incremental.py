@@ -37,12 +37,11 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 from mtboard.core import safejson
 from mtboard.core.errors import MtboardError
-from mtboard.ledger.cache import code_hash
+from mtboard.ledger.cache import code_hash, installed_distributions
 
 MANIFEST_FORMAT = "mtboard-site-cache/1"
 """The manifest's ``format``; hashed into the global hash."""
@@ -72,8 +71,7 @@ def global_hash(root: Path, nav: list, site_url: str | None) -> str:
     h.update(json.dumps(nav, sort_keys=True, ensure_ascii=True).encode())
     _tree_digest(h, "assets", root / "site" / "assets")
     _tree_digest(h, "overrides", root / "site" / "overrides")
-    dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata['Name']})
-    h.update("\0".join(dists).encode())
+    h.update("\0".join(installed_distributions()).encode())
     return h.hexdigest()
 
 

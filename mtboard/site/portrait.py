@@ -384,16 +384,14 @@ def modes(lc: LoadedCard) -> tuple[Counter[str], int]:
     return out, len(dev)
 
 
-def _field(lb: Leaderboard, seen: dict[int, tuple[Counter[str], int]] | None = None
-           ) -> tuple[list[dict[str, float]], int]:
-    """Per real ranked system of the board: mode → rate. ``seen``: :func:`modes` of each card read, by ``id()`` of
-    its :class:`LoadedCard`, filled here for the caller (valid while the board is alive)."""
-    seen = {} if seen is None else seen
+def _field(lb: Leaderboard, counted: dict[str, tuple[Counter[str], int]]) -> tuple[list[dict[str, float]], int]:
+    """Per real ranked system of the board: mode → rate, and how many systems. ``counted``: :func:`modes` of each
+    card of the board, by page id."""
     rates = []
     for row in lb.views[0].rows if lb.views else []:
         if row.reference:
             continue
-        counts, n = seen[id(row.lc)] = modes(row.lc)
+        counts, n = counted[row.lc.page_id]
         rates.append({k: v / n for k, v in counts.items()} if n else {})
     return rates, len(rates)
 
@@ -403,11 +401,11 @@ def summaries(boards: list[Leaderboard]) -> dict[str, list[dict[str, Any]]]:
     composite ±CI, and the top :data:`TOP_MODES` failure modes as ``(mode, rate, field median, count)``."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for lb in boards:
-        seen: dict[int, tuple[Counter[str], int]] = {}  # modes() of each card once (_field reads the ranked ones)
-        field_rates, n_field = _field(lb, seen)
+        counted = {lc.page_id: modes(lc) for lc in lb.cards}  # once per card: _field reads the ranked ones too
+        field_rates, n_field = _field(lb, counted)
         rows = {r.lc.page_id: r for r in lb.views[0].rows} if lb.views else {}
         for lc in lb.cards:
-            counts, n = seen[id(lc)] if id(lc) in seen else modes(lc)
+            counts, n = counted[lc.page_id]
             top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_MODES]
             row = rows.get(lc.page_id)
             out[lc.card.model_slug].append({

@@ -55,7 +55,6 @@ import sys
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -65,7 +64,7 @@ from pydantic import BaseModel
 from mtboard.core import safejson
 from mtboard.core.errors import MtboardError
 from mtboard.core.cachefiles import prune_entries, real_folders, write_entry
-from mtboard.ledger.cache import code_hash
+from mtboard.ledger.cache import code_hash, installed_distributions
 from mtboard.site.incremental import _tree_digest
 
 FORMAT = "mtboard-board-reuse/1"
@@ -176,10 +175,8 @@ class BoardReuse:
             return None
         try:
             rest = {f.name: getattr(inputs, f.name) for f in dataclasses.fields(inputs) if f.name not in NOT_DIGESTED}
-            dists = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()
-                            if d.metadata['Name']})
-            salt = digest([FORMAT, code_hash(), _templates_digest(), sys.version, dists, resamples, repository,
-                           digest(rest)])
+            salt = digest([FORMAT, code_hash(), _templates_digest(), sys.version, installed_distributions(), resamples,
+                           repository, digest(rest)])
             boards = {b.key: digest(b) for b in ledger.boards}
         except TypeError:
             return None
