@@ -269,6 +269,7 @@ def test_committed_corpora_have_no_malformed_variants():
 # Rotation
 
 
+@pytest.mark.slow  # 2.1 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_rotate_copy_of_committed_corpus(tmp_path):
     src = tmp_path / "mtb-en-es-dev.json"
     shutil.copyfile(ROOT / "corpora" / "mtb-en-es-dev.json", src)

@@ -153,6 +153,7 @@ def runs(tmp_path_factory):
     return tmp_path, out
 
 
+@pytest.mark.slow  # 1.7 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_requests_carry_exactly_the_views_history(runs):
     _, out = runs
     card, _, users = out["context-2"]

@@ -158,6 +158,7 @@ def _check_alignment(sources, recs):
         assert len(re.split(r"\n\s*\n", out.strip())) == len(re.split(r"\n\s*\n", src.strip())), i
 
 
+@pytest.mark.slow  # 2.6 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_batch_of_500_keeps_every_segment_in_place():
     sources = _numbered(500)
     t0 = time.perf_counter()
@@ -176,6 +177,7 @@ def test_batch_of_500_keeps_every_segment_in_place():
     assert 500 / elapsed > 40, f"{500 / elapsed:.0f} segments/s"
 
 
+@pytest.mark.slow  # 3.4 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_smaller_batches_give_the_same_alignment():
     sources = _numbered(120)
     b, recs = translate("eng-spa", sources, max_units=25)
@@ -196,6 +198,7 @@ class _FaultyApertium(ApertiumBackend):
         return ok, out
 
 
+@pytest.mark.slow  # 3.1 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_count_mismatch_bisects_and_recovers():
     sources = [f"Sentence number {i} is here." for i in range(16)]
     sources[11] = "This one says POISON-MERGE."
@@ -210,6 +213,7 @@ def test_count_mismatch_bisects_and_recovers():
     assert 1 < b.process_calls <= 1 + 2 * 4  # bisection, not one process per sentence
 
 
+@pytest.mark.slow  # 1.8 CPU-s, 2 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_failing_unit_errors_only_its_entry():
     sources = ["One.", "Two POISON-CRASH.", "Three.", "Four."]
     b = _FaultyApertium(parse_method("apertium:eng-spa"), apy_url="")

@@ -293,6 +293,7 @@ def test_validate_scores_cli_takes_the_secret_corpus(tmp_path):
 # the official board and the site
 
 
+@pytest.mark.slow  # 6.5 CPU-s, 8 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_none_of_the_impossible_scores_cards_reaches_the_official_page(tmp_path):
     import shutil
 
@@ -354,6 +355,7 @@ def test_the_date_rule_reads_dates_and_times():
     assert B.date_problem("2020-01-01", "$.d", NOW, earliest=None) is None
 
 
+@pytest.mark.slow  # 3.8 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_the_negative_zero_card_does_not_reach_a_built_site(tmp_path):
     import shutil
 
@@ -482,6 +484,7 @@ def test_the_reviewers_forgeries_are_refused_with_the_secret_corpus_and_without(
         f"no_usable_output, scored as the empty hypothesis; {facts})")
 
 
+@pytest.mark.slow  # 2.5 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_none_of_the_forgeries_reaches_the_official_page_beside_an_honest_card(tmp_path):
     import shutil
 

@@ -91,6 +91,7 @@ def test_a_forged_commit_is_an_unpinned_claim_never_a_score(tmp_path):
 
 @pytest.mark.parametrize("commit,shown", [(PINNED, True), ("0123456789abcdef" * 2 + "01234567", False)],
                          ids=["pinned", "forged"])
+@pytest.mark.slow  # 5.4 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_the_run_page_shows_a_score_only_for_a_pinned_revision(tmp_path, commit, shown):
     from mtboard.site.build import build_site
 
@@ -109,6 +110,7 @@ def test_the_run_page_shows_a_score_only_for_a_pinned_revision(tmp_path, commit,
         assert "0.6150" not in page
 
 
+@pytest.mark.slow  # 2.9 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_comet_7_5_does_not_reach_a_built_site(tmp_path):
     from mtboard.site.build import build_site
 

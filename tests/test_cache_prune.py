@@ -68,6 +68,7 @@ def _plant(cache: Path) -> list[Path]:
     return planted + [tmp]
 
 
+@pytest.mark.slow  # 6.5 CPU-s, 9 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_pruning_build_keeps_what_it_used_and_removes_the_rest(warm, tmp_path):
     root, cache, first = warm
     assert first.cards == 3 and not first.rejected and first.cache_misses == 3
@@ -87,6 +88,7 @@ def test_a_pruning_build_keeps_what_it_used_and_removes_the_rest(warm, tmp_path)
     assert (again.board_hits, again.board_misses) == (1, 0)
 
 
+@pytest.mark.slow  # 3.1 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_without_pruning_or_for_a_kind_not_looked_up_nothing_is_removed(warm, tmp_path):
     root, cache, _ = warm
     cache2 = shutil.copytree(cache, tmp_path / "cache")
@@ -129,6 +131,7 @@ def test_prune_entries_removes_regular_files_only_through_real_folders(tmp_path)
     assert C.prune_entries(tmp_path / "none", "flips", set()) == 0  # no folder: nothing to do, no error
 
 
+@pytest.mark.slow  # 3.8 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_scored_sentinels_reach_every_cache_folder_and_never_pass_a_folder_link(warm, tmp_path):
     """The sentinels are scored once a process (:func:`mtboard.score.sentinels.sentinels`): a second cache folder
     still gets its entry (this process scored them for the fixture's folder), and a ``sentinels`` folder planted as
@@ -154,6 +157,7 @@ def test_scored_sentinels_reach_every_cache_folder_and_never_pass_a_folder_link(
     assert S._read(fresh, fresh / "sentinels" / entry.name, key)
 
 
+@pytest.mark.slow  # the module's warm build cache: 6.5 CPU-s, 9 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_build_that_made_no_board_leaves_the_saved_cache_alone(warm, tmp_path):
     """A wrong --corpora (every card rejected: no board) or an empty tree looks up no resample, flip, sentinel or
     board: those entries stay. Its verdicts (of the rejected cards) are this build's; the others are pruned."""

@@ -308,6 +308,7 @@ def test_drift_is_marked_after_the_server_changes_its_answers(repo, served):
         assert CanaryRun.model_validate_json(text)
 
 
+@pytest.mark.slow  # 4.3 CPU-s, 9 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_canary_needs_the_whole_set(repo, served, tmp_path):
     """A card of the first 30 entries has none of the 12 canary entries: nothing to compare with; `canary list` leaves
     it out."""
@@ -332,6 +333,7 @@ def test_canary_needs_the_whole_set(repo, served, tmp_path):
     assert res.stderr.count("skipped: ") == 1 and "did not evaluate 12 of the 12 canary entries" in res.stderr
 
 
+@pytest.mark.slow  # 2.8 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_subset_scores_are_the_boards(repo):
     """score.subset is the one definition: the ledger's _composite_boot is it, and on all entries it gives the card's
     own composite (6-decimal card value)."""

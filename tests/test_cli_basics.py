@@ -67,8 +67,12 @@ def test_backends_and_doctor_are_readable_without_a_terminal() -> None:
 
 
 @pytest.mark.parametrize("args, stderr_too", [
-    (["schema", "run-card"], False), (["schema", "run-card"], True), (["validate", "submissions/mtb-en-ca-dev"], False),
-    (["submit", "submissions/mtb-en-ca-dev/apertium-eng-cat__default__8ca0b3e02be0.json", "--dry-run"], False)],
+    (["schema", "run-card"], False), (["schema", "run-card"], True),
+    # validating a committed folder: 6.8 CPU-s, 10 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
+    pytest.param(["validate", "submissions/mtb-en-ca-dev"], False, marks=pytest.mark.slow),
+    # submitting a committed card (validated first): 2.8 CPU-s, 4 s in the fast lane (docs/TESTING.md: which lane)
+    pytest.param(["submit", "submissions/mtb-en-ca-dev/apertium-eng-cat__default__8ca0b3e02be0.json", "--dry-run"],
+                 False, marks=pytest.mark.slow)],
     ids=["schema", "schema-2>&1", "validate", "submit"])
 def test_a_closed_pipe_exits_quietly(args, stderr_too, tmp_path):
     """``mtboard … | head -1``: the reader is gone before mtboard writes. A real pipe (subprocess): its read end is

@@ -64,6 +64,7 @@ def _one_error_line(stderr: str) -> str:
 
 
 @needs_namespace
+@pytest.mark.slow  # 4.1 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_rescore_on_a_full_disk_names_the_output_and_the_rerun_writes_it(tmp_path: Path) -> None:
     mnt = tmp_path / "mnt"
     cmd = f"{PY} -m mtboard rescore {CARD} --out {mnt}/x.json --corpora {ROOT / 'corpora'}"
@@ -78,6 +79,7 @@ def test_rescore_on_a_full_disk_names_the_output_and_the_rerun_writes_it(tmp_pat
 
 
 @needs_namespace
+@pytest.mark.slow  # 2.9 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_corpus_import_on_a_full_disk_names_the_corpus_file_and_the_rerun_imports(tmp_path: Path) -> None:
     mnt = tmp_path / "mnt"
     csv = tmp_path / "big.csv"  # hand-made: a header and 3,000 numbered sentence pairs
@@ -95,6 +97,7 @@ def test_corpus_import_on_a_full_disk_names_the_corpus_file_and_the_rerun_import
 
 
 @needs_namespace
+@pytest.mark.slow  # 4.3 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_submit_on_a_full_disk_names_the_card_leaves_nothing_and_the_rerun_submits(tmp_path: Path) -> None:
     mnt = tmp_path / "mnt"
     dest = mnt / "submissions" / "mtb-en-es-dev" / CARD.name
@@ -147,6 +150,7 @@ def test_submit_leaves_no_body_file_when_its_card_cannot_be_written(
 
 @needs_namespace
 @pytest.mark.parametrize("size, phase", [("64k", "docs"), ("2m", "site")])
+@pytest.mark.slow  # 11.8 CPU-s, 17 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_build_on_a_full_disk_names_the_page_and_the_rerun_builds(tmp_path: Path, size: str, phase: str) -> None:
     """64 KiB: the Markdown folder (1.3 MB for one card) fills while mtboard writes it; 2 MiB: it fits and MkDocs
     (4.3 MB of HTML) fills the disk. Either way a page under that folder is named, and the re-run builds the site (the

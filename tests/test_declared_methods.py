@@ -30,6 +30,7 @@ COACHED = [p for p in COMMITTED if "coached" in p.name]
 GATED = [p for p in COMMITTED if "fst-gated" in p.name]
 
 
+@pytest.mark.slow  # 4.7 CPU-s, 7 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_committed_cards_keep_fingerprints_and_classes():
     uncoached = [p for p in COMMITTED if p not in COACHED and p not in GATED]
     # the 21 cards before issue 18 and the 11 of the committed sweep (issue 16), less the zero-shot card issue 38's
@@ -129,6 +130,7 @@ def _resealed(card: RunCard, edit) -> RunCard:
     return seal(c.model_copy(update={"fingerprint": compute_fingerprint(c)}))
 
 
+@pytest.mark.slow  # 1.9 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_validator_checks_the_declared_class_and_coaching(coached_card):
     path, card = coached_card
     assert _validate(card, path) == []

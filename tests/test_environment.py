@@ -267,6 +267,7 @@ def _workers_runtime(x: int) -> tuple[int | None, int]:
     return runtime().scoring_workers, x
 
 
+@pytest.mark.slow  # 2.5 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_spawned_scoring_workers_get_the_runtime_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
     from mtboard.score.metrics import pool
 

@@ -22,6 +22,7 @@ from mtboard.validate import bounds as B
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # 2.4 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_every_committed_segment_satisfies_every_facts_rule():
     seen: Counter = Counter()
     problems = []

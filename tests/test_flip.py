@@ -72,6 +72,7 @@ def test_hand_checked_composites():
     assert chrf_from_stats(STATS_C) == pytest.approx(77.0, abs=1e-9)
 
 
+@pytest.mark.slow  # 2.1 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_exact_and_greedy_on_the_three_system_board():
     # (A, B): greedy is strictly worse. Removing two Y segments is enough: A = (0.45 + 0.05 × 9/28)/0.62 = 0.751728
     # < B = 0.751770. Greedy first removes X (A − B after it: 0.756396 − 0.754577 = 0.001819, below the 0.001845 of
@@ -137,6 +138,7 @@ def test_vectorised_chrf_equals_sacrebleu_bit_for_bit():
     assert np.array_equal(got, want)
 
 
+@pytest.mark.slow  # 3.1 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_greedy_at_2000_rows_is_fast():
     """1,999 adjacent pairs of a 2,000-row board over 355 segments (random statistics, rows in descending order of
     quality): greedy on every pair. Measured here (2 shared cores): see the report; the bound is generous."""
@@ -216,6 +218,7 @@ def _toy_board(tmp_path, names: tuple[str, ...]):
     return page, ledger["boards"][0]
 
 
+@pytest.mark.slow  # 2.6 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_the_one_line_shows_only_when_every_adjacent_ci_includes_zero(tmp_path):
     # gemma-chat and "api": the same outputs but entry 11 (composites 1 entry apart on 12): their paired CI includes
     # zero, so the board says so above its table; the echo baseline is a reference line, not a ranked pair

@@ -216,6 +216,7 @@ def test_format_failure_rules():
     assert f(raw_predicted=None, error_kind="transport", **kw) is None  # the client retries transport failures
 
 
+@pytest.mark.slow  # 3.4 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_committed_cards_keep_their_bytes_and_have_one_attempt():
     """No committed card has a format attempt above 1, and each keeps its exact bytes through the new schema (the new
     fields are left out when at their defaults), so seals, fingerprints and composites stay as they are (the

@@ -47,6 +47,7 @@ def _cache_lines(path: Path) -> int:
 
 
 @needs_namespace
+@pytest.mark.slow  # 7.5 CPU-s, 11 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_judge_on_a_full_disk_is_one_line_with_the_resume_command_and_resumes_to_a_valid_card(tmp_path: Path
                                                                                                 ) -> None:
     mnt, out = tmp_path / "mnt", tmp_path / "out"
@@ -99,6 +100,7 @@ def test_judge_on_a_full_disk_is_one_line_with_the_resume_command_and_resumes_to
 
 
 @needs_namespace
+@pytest.mark.slow  # 6.2 CPU-s, 9 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_run_judge_phase_on_a_full_disk_names_the_cache_and_the_run_command_resumes(tmp_path: Path) -> None:
     mnt, out = tmp_path / "mnt", tmp_path / "out"
     mnt.mkdir()
@@ -132,6 +134,7 @@ def test_run_judge_phase_on_a_full_disk_names_the_cache_and_the_run_command_resu
 
 
 @needs_namespace
+@pytest.mark.slow  # 4.5 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_read_only_and_full_outputs_are_refused_before_the_first_request(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path), tmp_path / "out"
     ro, full, work = tmp_path / "ro", tmp_path / "full", tmp_path / "w"

@@ -260,6 +260,7 @@ def test_every_judge_answer_format_is_flagged() -> None:
     assert (parsed.verdicts, parsed.additions, parsed.untranslated) == ({"A01": (True, None)}, [(1, "x")], [(2, "y")])
 
 
+@pytest.mark.slow  # 2.6 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_injection_flag_fires_on_no_committed_output() -> None:
     """The flag came in mechanical policy mech-1.1 (informational: it decides no outcome); it fires on none of the
     committed cards' outputs (re-scored under mech-1.1; `mtboard validate submissions` recomputes the checks too)."""

@@ -561,6 +561,7 @@ def test_a_rescored_card_keeps_its_re_run_evidence_on_every_surface(tmp_path, bu
     assert proc.returncode == 0 and (tmp_path / "s.json").read_bytes() == dest.read_bytes()
 
 
+@pytest.mark.slow  # 2.8 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path):
     """What a card cannot borrow (hand-made claims): another method's record, and a record whose re-run scores no
     longer agree with the card's."""
@@ -597,6 +598,7 @@ def test_a_lineage_counts_only_for_the_same_method_with_the_same_scores(tmp_path
     assert "re-scored from does not count: another method" in lc.verification.problem
 
 
+@pytest.mark.slow  # 4.9 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_resealed_edit_accepted_as_declared_shows_as_declared(tmp_path):
     """Editing a declared field (here the model identity) and re-sealing is accepted by the validator — declared
     values are the contributor's word — and the ledger shows exactly that: the edited card loses the re-run evidence

@@ -74,6 +74,7 @@ def test_no_cache_validates_every_time_and_writes_nothing(tree):
     assert (inputs.cache_hits, inputs.cache_misses, len(calls)) == (0, 0, 2) and not cache.exists()
 
 
+@pytest.mark.slow  # 3.4 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_changed_corpus_or_card_or_secret_is_another_key(tree, tmp_path):
     subs, corpora, cache, calls = tree
     L.load_inputs(subs, corpora, cache=cache)
@@ -90,14 +91,17 @@ def test_a_changed_corpus_or_card_or_secret_is_another_key(tree, tmp_path):
     assert any("sovereignty" in p for r in fourth.rejected for p in r.problems)  # its text is the secret's
 
 
+# each case validates two committed cards again (~1.8 CPU-s here): two representatives in the fast lane, the others
+# in the full lane (docs/TESTING.md: which lane)
 @pytest.mark.parametrize("poison", [
     b"{not json",
-    b"[]",
-    b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": [], "extra": 1}',
+    pytest.param(b"[]", marks=pytest.mark.slow),
+    pytest.param(b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": [], "extra": 1}',
+                 marks=pytest.mark.slow),
     b'{"format": "mtboard-validation-cache/0", "key": "KEY", "problems": []}',
-    b'{"format": "mtboard-validation-cache/1", "key": "0000", "problems": []}',
-    b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": [1]}',
-    b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": "ok"}',
+    pytest.param(b'{"format": "mtboard-validation-cache/1", "key": "0000", "problems": []}', marks=pytest.mark.slow),
+    pytest.param(b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": [1]}', marks=pytest.mark.slow),
+    pytest.param(b'{"format": "mtboard-validation-cache/1", "key": "KEY", "problems": "ok"}', marks=pytest.mark.slow),
 ])
 def test_a_corrupt_or_foreign_entry_is_recomputed_and_replaced(tree, poison):
     subs, corpora, cache, calls = tree
@@ -112,6 +116,7 @@ def test_a_corrupt_or_foreign_entry_is_recomputed_and_replaced(tree, poison):
     assert json.loads(bad_entry.read_text())["key"] == key and json.loads(bad_entry.read_text())["problems"]
 
 
+@pytest.mark.slow  # 1.8 CPU-s, 2 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_linked_entry_is_not_followed(tree, tmp_path):
     subs, corpora, cache, calls = tree
     L.load_inputs(subs, corpora, cache=cache)
@@ -125,6 +130,7 @@ def test_a_linked_entry_is_not_followed(tree, tmp_path):
     assert not bad_entry.is_symlink() and json.loads(outside.read_text())["problems"] == []  # replaced, not written through
 
 
+@pytest.mark.slow  # 1.9 CPU-s, 2 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_linked_validation_folder_is_neither_trusted_nor_written_through(tree, tmp_path):
     """``validation/`` replaced by a link to a folder of forged passing verdicts (a restored cache archive): every
     card is validated again, the rejected one stays rejected, and nothing is written where the link points (issue 35
@@ -279,6 +285,7 @@ def test_the_key_does_not_depend_on_where_the_checkout_is(tmp_path):
     assert key(roots[0]) == key(roots[1])
 
 
+@pytest.mark.slow  # 2.8 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_the_build_keys_verdicts_by_the_cards_folder_and_never_stores_one_a_gold_card_can_change(tmp_path,
                                                                                                monkeypatch):
     """load_inputs hands the repository root to the cache (so the records beside a card are in its key), and a card

@@ -56,6 +56,7 @@ def _published(led) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # 4.4 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_row_view_resamples_are_the_arrays_computed_before(es_tree):
     inputs, _ = es_tree
     led = build_ledger(inputs)
@@ -81,6 +82,7 @@ def test_row_view_resamples_are_the_arrays_computed_before(es_tree):
     assert checked == sum(len(v.rows) for v in lb.views)
 
 
+@pytest.mark.slow  # 4.2 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_cached_ledger_is_identical_cold_and_warm_and_reads_every_resample(es_tree, tmp_path):
     inputs, _ = es_tree
     plain = build_ledger(inputs)

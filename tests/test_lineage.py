@@ -92,6 +92,7 @@ def test_differences_name_each_part_and_ignore_an_absent_semantic_model():
     assert Scorer("0.10.0", None, None, None, None).sort_key() > Scorer("0.9.9", None, None, None, None).sort_key()
 
 
+@pytest.mark.slow  # 2.9 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_with_no_scorer_change_the_job_reports_nothing_to_rescore(tmp_path):
     assert find_stale(ROOT / "submissions", current_scorer()) == []
     out = tmp_path / "out"
@@ -172,6 +173,7 @@ def test_the_ledger_and_the_board_page_say_when_a_board_mixes_scorers(mixed_tree
     assert _doc(clean / "submissions").boards[0].scorer_note is None
 
 
+@pytest.mark.slow  # 10.2 CPU-s, 14 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_lineage_rescores_the_older_card_writes_it_in_place_and_the_changes_page_says_re_scored(mixed_tree, tmp_path):
     root, old = mixed_tree
     sub = tmp_path / "submissions"
@@ -289,6 +291,7 @@ def _replay(tmp: Path, bump: str | None) -> tuple[subprocess.CompletedProcess, P
     return proc, tmp / "runner-temp" / "lineage", summary
 
 
+@pytest.mark.slow  # 2.7 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_replayed_job_with_no_scorer_change_reports_nothing(tmp_path):
     proc, out, summary = _replay(tmp_path, None)
     assert proc.returncode == 0, proc.stderr

@@ -221,6 +221,7 @@ def test_models_check_refuses_a_wrong_count_naming_both(real_facts, tmp_path):
                       "gemma-3-270m-q4_k_m.gguf (fix: correct the record's value, or the weights file it names)"]
 
 
+@pytest.mark.slow  # the installed GGUF's facts: gguf.GGUFReader parses 262,144 tokenizer strings, ~12 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_models_check_passes_the_committed_records(real_facts):
     res = runner.invoke(app, ["models", "check", "--root", str(ROOT)])
     assert res.exit_code == 0, res.stderr
@@ -324,6 +325,7 @@ def test_contributors_may_add_model_records_and_claims_but_not_delete_them():
         ("models/sub/x.yaml", "pull request changes a file outside submissions/")]
 
 
+@pytest.mark.slow  # the installed GGUF's facts: gguf.GGUFReader parses 262,144 tokenizer strings, ~12 CPU-s (2026-12-06; docs/TESTING.md: the fast lane ≤ 5 min)
 def test_the_build_refuses_a_conflicting_record_with_a_warning(real_facts, tmp_path):
     from mtboard.ledger.load import load_inputs
 

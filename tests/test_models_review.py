@@ -141,6 +141,7 @@ def test_a_claim_still_marks_the_rows_of_a_refused_record(tmp_path):
     assert {lb.facts[fp].link for fp in gemma} == {"refused"}
 
 
+@pytest.mark.slow  # the installed GGUF's facts (the copied Gemma record binds its GGUF): 17.6 CPU-s, 26 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_claim_that_marks_nothing_is_a_build_warning(tmp_path):
     from mtboard.ledger.load import load_inputs
 

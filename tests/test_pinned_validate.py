@@ -87,6 +87,7 @@ def test_results_out_of_corpus_order_fail_entries_only(full):
         assert report.skipped["metrics"] == "entries do not match the corpus"
 
 
+@pytest.mark.slow  # 2.4 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_missing_repeated_and_foreign_entries(full):
     data, _, structural, _ = full
     dropped = copy.deepcopy(data)
@@ -247,6 +248,7 @@ def priced(full, tmp_path_factory):
     return json.loads(card_bytes(card))
 
 
+@pytest.mark.slow  # 2.0 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_priced_full_card_totals_re_derive(full, priced):
     _, ctx, _, _ = full
     t = priced["totals"]
@@ -262,6 +264,7 @@ def test_priced_full_card_totals_re_derive(full, priced):
     assert report.ok, "\n".join(map(str, report.problems))
 
 
+@pytest.mark.slow  # 2.7 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_priced_card_totals_and_costs_are_recomputed_and_capped(full, priced):
     _, ctx, _, _ = full
     bad = vs.set_at(priced, ("totals", "total_cost_usd"), priced["totals"]["total_cost_usd"] * 1.01)

@@ -276,6 +276,7 @@ def test_misplaced_record_fails_file_check(tmp_path, card):
     assert [x.check for x in rep.problems] == ["file"] and rep.checks["yaml"] == "skip"
 
 
+@pytest.mark.slow  # 1.9 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_repository_validation_reports_review_problems(tmp_path, card):
     root = _root(tmp_path)
     ctx = make_context(root, ROOT / "corpora")
@@ -321,6 +322,7 @@ def _claims_deployable(card: RunCard) -> RunCard:
     return seal(RunCard.model_validate_json(json.dumps(data)))
 
 
+@pytest.mark.slow  # 6.3 CPU-s, 9 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_resealed_deployable_card_shows_provisional_until_a_passing_review(tmp_path, card):
     claimed = _claims_deployable(card)
     root = tmp_path / "repo"
@@ -394,6 +396,7 @@ def test_a_sample_asked_smaller_than_the_card_says_only_that_it_is_below_30(tmp_
     assert rv.sample_note(30, 30) is None and rv.sample_note(30, 45) is None
 
 
+@pytest.mark.slow  # 5.9 CPU-s, 7 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_card_with_fewer_entries_than_a_review_needs_says_so(tmp_path, card):
     small = load_card(COACHED)
     assert len(small.results) == 12 and len(rv.reviewable(small)) == 12

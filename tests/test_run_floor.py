@@ -42,6 +42,7 @@ def _run_and_list_modules(tmp_path: Path, *extra: str) -> dict:
     return json.loads(line[len("MODULES "):])
 
 
+@pytest.mark.slow  # 2.8 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_path):
     """``mtboard run`` of the echo baseline (3 entries, a real card written) in a fresh interpreter: no module of
     ``mtboard.judges`` (nor the validator's judge checks, the site, MkDocs, the anchor, ledger or sweep schemas) is

@@ -28,6 +28,7 @@ def _run(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess, Path]
 
 
 @pytest.mark.skipif(shutil.which("apertium") is None, reason="apertium is not installed")
+@pytest.mark.slow  # 3.0 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_apertium_card_for_every_development_entry(tmp_path):
     corpus, sha = load_corpus(CORPUS)
     dev = [e.id for e in corpus.segment("development")]

@@ -228,6 +228,7 @@ def test_errors_that_used_to_leak_tracebacks_are_one_line(cli, tmp_path):
     assert "delete the file and re-run" in line and "sk-secret-looking-value" not in line
 
 
+@pytest.mark.slow  # 3.0 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_unexpected_exception_is_an_internal_error_line_in_a_real_process(tmp_path):
     """A work directory whose run.json lost its run_id (hand-edited) hits a KeyError deep in the runner: the real
     process prints one line naming the exception and asking for a report, and exits 1 — no traceback, no locals."""

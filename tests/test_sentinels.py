@@ -159,6 +159,7 @@ def test_wrong_language_is_never_the_source_language(loaded):
     assert len(set(got.values()) & third["mtb-en-ca-dev"]) == 31  # the rest: passages en→ca did not sample
 
 
+@pytest.mark.slow  # 5.6 CPU-s, 9 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_cache_folder_round_trip(tmp_path, loaded, monkeypatch):
     corpus, sha = loaded["mtb-en-fr-dev"]
     sent._MEMORY.clear()
@@ -177,6 +178,7 @@ def test_cache_folder_round_trip(tmp_path, loaded, monkeypatch):
         [s.scores for s in first]
 
 
+@pytest.mark.slow  # 3.5 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_floors_alone_equal_the_whole_sets_floors(loaded, monkeypatch):
     """The validator's floors (sent.floors: copy-source and shuffled only, nothing else scored) equal the first two
     lines of the whole set, result for result; a second call in the process scores nothing."""

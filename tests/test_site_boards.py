@@ -42,6 +42,7 @@ def reproduced(tmp_path_factory):
     return root, cards, report
 
 
+@pytest.mark.slow  # 3.0 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_same_fingerprint_is_one_row_reproduced_x2(reproduced):
     root, cards, report = reproduced
     a, b = cards["gemma-chat"], cards["gemma-chat-2"]

@@ -194,6 +194,7 @@ def test_domain_pages_recompute_over_their_entries(site):
             assert f"{r['composite']:.3f}" == _first(cells["composite"][0])
 
 
+@pytest.mark.slow  # 2.9 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_domain_ci_is_the_documented_bootstrap_recomputed_from_the_texts(site):
     """A domain view's chrF++ CI, recomputed independently: the documented resamples (``default_rng`` seeded with the
     first 63 bits of SHA-256 over the view's identity, blocks of 50 rows of n indices over the view's entries in id
@@ -290,6 +291,7 @@ def test_contributor_text_is_escaped_everywhere(site):
     assert rejected.count("<tr>") == 4  # header + 3 rejected files: no row was split by a '|' in a message
 
 
+@pytest.mark.slow  # 2.7 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_build_is_deterministic(site, tmp_path):
     """A build is a function of its inputs and its time stamp: only the pages that show the stamp differ — the home
     page, the search index, the sitemap, and the ledger's ``built_at`` with what is named or dated by it (the Atom
@@ -339,6 +341,7 @@ def test_refuses_to_clobber_sources(tmp_path):
     assert (root / "site" / "assets" / "leaderboard.js").is_file()
 
 
+@pytest.mark.slow  # 2.8 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_cli_build(tmp_path):
     write_fixture_tree(tmp_path, bad=True)
     res = cli_support.invoke(["build", "--submissions", str(tmp_path / "submissions"),
@@ -349,6 +352,7 @@ def test_cli_build(tmp_path):
     assert "warning: rejected" in res.stderr and "broken.json" in res.stderr
 
 
+@pytest.mark.slow  # 6.1 CPU-s, 8 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_verification_record_sets_the_tier(tmp_path, monkeypatch):
     """Issue 17: a consistent passed record made by hand shows as "maintainer re-run (unattested)" and keeps the card
     self-benchmarked; only a record whose attestation verifies makes it GDS-verified (the attestation check itself
@@ -477,6 +481,7 @@ def test_runs_index_and_unranked_table_show_entries_and_temperature(site):
     assert [(r[2], r[3]) for r in unranked] == [("4 of 12 subset (--limit 4)", t)]
 
 
+@pytest.mark.slow  # 3.3 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_mkdocs_runs_after_every_card_is_freed(site, tmp_path, monkeypatch):
     """Issue 35, "memory": the parsed cards (~1.15 MiB each once shared, ~11 GB at 10,000) are freed before MkDocs
     holds every page. Each card the loader accepts is watched through a weak reference; when MkDocs starts, none is

@@ -156,6 +156,7 @@ def test_the_reviews_three_divergences_from_markdown_are_gone(src):
     assert page == plain
 
 
+@pytest.mark.slow  # 2.6 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_random_pages_of_template_shaped_fragments_are_byte_identical_to_markdown():
     """1,500 pages of 1–6 fragments joined by the separators Markdown distinguishes (seeded): the hook's page equals
     Python-Markdown's for every one (before the review's fixes, 440 of 4,000 differed)."""

@@ -76,6 +76,7 @@ def test_adding_a_card_validates_it_alone_and_rebuilds_only_changed_pages(tree):
     assert third.pages_reused == len(skippable)
 
 
+@pytest.mark.slow  # 15.8 CPU-s, 24 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_an_incremental_build_is_byte_identical_to_a_full_build(tree):
     root, *_ = tree
     full, incr, again = _files(root / "full" / "site"), _files(root / "second" / "site"), _files(root / "third" / "site")
@@ -85,6 +86,7 @@ def test_an_incremental_build_is_byte_identical_to_a_full_build(tree):
     assert "search/search_index.json" in full and "sitemap.xml" in full
 
 
+@pytest.mark.slow  # the module's two builds with MkDocs of real cards: 11.4 CPU-s, 18 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_the_search_index_holds_no_skipped_page_and_every_other(tree):
     root, *_ = tree
     index = json.loads((root / "third" / "site" / "search" / "search_index.json").read_text(encoding="utf-8"))
@@ -119,6 +121,7 @@ def test_a_removed_card_keeps_the_site_identical_and_a_bad_manifest_means_a_full
     assert _files(work / "foreign" / "site") == _files(work / "full" / "site")
 
 
+@pytest.mark.slow  # 3.7 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_cached_page_that_is_a_link_is_not_copied(tree, tmp_path, monkeypatch):
     root, *_ = tree
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
@@ -135,6 +138,7 @@ def test_a_cached_page_that_is_a_link_is_not_copied(tree, tmp_path, monkeypatch)
     assert (root / "linked" / "site" / out_rel).read_bytes() == (root / "full" / "site" / out_rel).read_bytes()
 
 
+@pytest.mark.slow  # 3.3 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_cached_page_whose_bytes_changed_is_rebuilt(tree, tmp_path, monkeypatch):
     """The manifest records each cached page's SHA-256: an edited page (or another build's, saved at the same time
     into the same cache) is built again, not published."""
@@ -159,6 +163,7 @@ def test_search_excluded_reads_the_front_matter():
         "index.md", "boards/a.md", "b.md"}
 
 
+@pytest.mark.slow  # 11.2 CPU-s, 17 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_the_cli_takes_the_cache_folder_and_off(tree, tmp_path):
     import cli_support
 
@@ -183,6 +188,7 @@ def test_the_cli_takes_the_cache_folder_and_off(tree, tmp_path):
     assert res.returncode == 0 and "validation cache" not in res.stdout
 
 
+@pytest.mark.slow  # 7.5 CPU-s, 11 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_cache_path_that_is_a_file_or_overlaps_the_output(tmp_path):
     """Issue 35 review: a cache path that is a regular file is no cache (the build succeeds and says why), and a cache
     inside (or holding) the output or docs folder is refused before anything is written."""

@@ -326,6 +326,7 @@ def test_hard_items_expand_to_every_output(docs):
     assert "every method's output, outcome and sentence chrF++ (2 methods)" in page
 
 
+@pytest.mark.slow  # 1.7 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_diagnostic_segment_reported_apart(tmp_path):
     """Hand-made fixture (tests/test_site_cards.py) with entries 10–12 relabelled as the diagnostic segment (schema
     only, validate=False): the run page reports them in their own group and summary, outside the development groups."""

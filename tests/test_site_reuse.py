@@ -354,6 +354,7 @@ def test_the_diagnostic_board_the_run_pages_count_is_in_the_key(tmp_path):
     assert None not in keys and len(keys) == 3
 
 
+@pytest.mark.slow  # 3.2 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_a_board_of_more_than_65_534_members_reads_back(tmp_path):
     """From 65,535 members zipfile writes a ZIP64 end record (count 0xFFFF in the plain one): read through its locator,
     so a board of ~32,800 runs still hits."""

@@ -145,6 +145,7 @@ def test_every_board_state_builds_and_says_so(tmp_path, name):
                 in text, page
 
 
+@pytest.mark.slow  # 2.7 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_boards_in_different_states_each_say_their_own(tmp_path):
     """Two boards, one ordinary and one of baselines only: the site is ``mixed`` (no site sentence) and the home
     page's pair card of the baselines board carries that board's sentence."""

@@ -39,6 +39,7 @@ def everything():
     return [_loaded(p) for p in paths]
 
 
+@pytest.mark.slow  # 4.5 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_each_cell_shows_its_own_card(everything):
     sweep = load_sweep(SWEEP)
     placed = sp.place(sweep, everything)

@@ -122,6 +122,7 @@ def monkeypatch_module():
     mp.undo()
 
 
+@pytest.mark.slow  # 2.7 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_every_cell_finds_its_card(placed):
     assert all(p.lc is not None for p in placed)
     assert [(p.cell.arm, p.lc.card.method.arm, p.cell.history, p.lc.card.method.history) for p in placed][:3] == [
@@ -129,6 +130,7 @@ def test_every_cell_finds_its_card(placed):
         ("scene-context", "scene-context", 2, 2)]
 
 
+@pytest.mark.slow  # 2.9 CPU-s, 5 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_history_section_numbers_equal_the_cards(placed, sweep):
     sections = site_sweeps.history_sections(placed, sweep.not_applicable, "sweeps/ctx-test.md")
     assert len(sections) == 1

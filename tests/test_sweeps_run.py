@@ -40,6 +40,7 @@ def checkout(tmp_path: Path) -> Path:
 
 
 @pytest.mark.skipif(shutil.which("apertium") is None, reason="apertium is not installed")
+@pytest.mark.slow  # 2.6 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_sweep_run_runs_resumes_and_summarises(checkout):
     sweep = load_sweep(checkout / "sweeps" / "tiny.yaml")
     apertium, echo, missing = sweep.cells

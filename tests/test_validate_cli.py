@@ -415,6 +415,7 @@ def test_repository_submissions_validate():
     assert report.ok, V.render_text(report)
 
 
+@pytest.mark.slow  # 1.8 CPU-s, 2 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_outside_a_checkout_validate_and_submit_name_the_missing_corpora_folder(tmp_path):
     # F14: a card validated or submitted from a folder that is not a checkout
     import cli_support

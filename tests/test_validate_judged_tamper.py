@@ -186,6 +186,7 @@ def test_every_judge_field_is_refused_after_a_resealed_edit_or_declared(judged):
     assert set(untried) <= {"$.judges.*.backend"}, untried
 
 
+@pytest.mark.slow  # 2.2 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_every_renamed_key_is_refused(judged):
     root, ctx, data = judged
     keys = [("judges", k) for k in data["judges"]]

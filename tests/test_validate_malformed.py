@@ -98,6 +98,7 @@ def hostile_run(root):
     return text, js
 
 
+@pytest.mark.slow  # 2.7 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_hostile_run_exits_1_without_traceback_or_content(hostile_run):
     text, js = hostile_run
     for proc in (text, js):

@@ -250,6 +250,7 @@ def test_a_missing_readme_is_a_warning_for_a_self_benchmarked_card(tmp_path):
     assert any(n.startswith("submission: method-readme (§9.1.5) missed (a warning") for n in rep.notes)
 
 
+@pytest.mark.slow  # 5.2 CPU-s, 7 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_committed_cards_pass_the_gate():
     """Every committed card passes at the tier it claims: 2 claim GDS (re-scored from verified cards), 39 are
     self-benchmarked (2 of them diagnostic-segment cards, issue 40 item 6); none carries a gold card."""
@@ -316,6 +317,7 @@ def test_docs_carry_the_rules_table():
     assert rules_table_markdown() in page
 
 
+@pytest.mark.slow  # 3.5 CPU-s, 3 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_the_cli_checks_a_card_against_a_tier(tmp_path):
     """`mtboard validate --tier gds-verified`: a self-benchmarked committed card held to the GDS rules misses
     `reproducible` (no record beside it); the same card at its own tier passes; an unknown tier is one error line."""

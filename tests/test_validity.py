@@ -82,6 +82,7 @@ def test_resealed_replicate_edit_is_rejected(tmp_path):
     assert any(p.field == "$.replicate_runs" for f in report.files for p in f.problems)
 
 
+@pytest.mark.slow  # 1.8 CPU-s, 2 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_renamed_copy_is_rejected_and_flagged_by_submit(tmp_path):
     """A committed card's outputs under another model name and run id: the repository's ``copies`` check rejects it
     and ``mtboard submit`` refuses it; a reproduction (same model identity) is not a copy."""
@@ -351,6 +352,7 @@ def test_no_usage_reported_means_unknown_cost(tmp_path, monkeypatch):
 # Part 7: secret-segment verify compares the re-run with the card being verified
 
 
+@pytest.mark.slow  # 2.1 CPU-s, 2 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_secret_segment_verify_compares_with_the_card(tmp_path):
     from mtboard.core.documents import load_corpus, write_corpus
     from mtboard.verify.rerun import verify_card

@@ -52,6 +52,7 @@ def _second_fails_at_once(cmd: list[str], env: dict[str, str], work: Path, holde
     return second.stderr
 
 
+@pytest.mark.slow  # 7.8 CPU-s, 12 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_second_run_on_a_work_dir_fails_at_once_and_a_killed_holder_never_blocks(tmp_path):
     sources = [f"The {WORDS[i % 10]} house number {i} is {WORDS[(i * 3) % 10]}." for i in range(40)]
     corpus = write_corpus(tmp_path / "corpora" / "c.json", sources)
@@ -84,6 +85,7 @@ def test_second_run_on_a_work_dir_fails_at_once_and_a_killed_holder_never_blocks
     assert [r.entry_id for r in card.results] == list(range(1, 41))  # resumed and finished, every entry once
 
 
+@pytest.mark.slow  # 4.5 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_second_sweep_cell_process_fails_at_once(tmp_path):
     """Two ``mtboard sweep run FILE --cell ID`` processes on one cell: the second reports the cell as failed with the
     lock's line (naming the cell's work dir and the holder) and exits 1 while the first is still running."""

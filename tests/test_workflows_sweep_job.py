@@ -121,6 +121,7 @@ def test_collect_step_validates_downloaded_cards_and_files_them(tmp_path):
     assert not list(downloaded.glob("*/pr-body-*.md"))  # nothing but the cards reaches the pull request
 
 
+@pytest.mark.slow  # 4.4 CPU-s, 7 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_collect_step_refuses_a_tampered_or_misplaced_card(tmp_path):
     cards = committed_sweep_cards()
     ws = _workspace(tmp_path)
@@ -150,6 +151,7 @@ def test_collect_step_refuses_a_tampered_or_misplaced_card(tmp_path):
     assert list((ws / "harness" / "submissions").glob("*/*")) == []
 
 
+@pytest.mark.slow  # 5.7 CPU-s, 8 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_collect_outside_a_checkout_needs_root_and_files_only_there(tmp_path):
     """The reviewer's leftover of issue 16: with the sweep file outside a checkout (the workflow's sparse ./data),
     collect used the current folder as the root and wrote submissions/ beside the sweep file. Now the root is
