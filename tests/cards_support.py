@@ -14,11 +14,11 @@ ES = ROOT / "submissions" / "mtb-en-es-dev"
 
 @functools.cache
 def facts(path: Path) -> tuple[str, int | None, int, float]:
-    """What the lookups here select a committed card by — its dataset segment, ``method.limit``, number of results
-    and composite — read from its JSON (a whole ``load_card`` validates all its entries: ~0.09 s a 355-entry card,
+    """What the lookups here select a committed card by — its dataset segment (the schema's default,
+    "development", when absent), ``method.limit``, number of results and composite — read from its JSON (a whole ``load_card`` validates all its entries: ~0.09 s a 355-entry card,
     paid at collection by every test process)."""
     card = json.loads(path.read_bytes())
-    return (card["dataset"]["segment"], card["method"].get("limit"), len(card["results"]),
+    return (card["dataset"].get("segment", "development"), card["method"].get("limit"), len(card["results"]),
             card["scores"]["composite"])
 
 

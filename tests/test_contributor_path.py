@@ -41,7 +41,6 @@ def _run(args: list, **kw) -> subprocess.CompletedProcess:
 # Early gate
 
 
-@pytest.mark.slow  # 4.0 CPU-s, 6 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_early_gate_stops_a_run_whose_answers_echo_template_markup(tmp_path):
     wd = tmp_path / "w"
     with ScriptedServer(lambda b: ECHOED_TEMPLATE) as srv:
@@ -143,7 +142,6 @@ def test_run_judges_on_its_own_base_url_with_the_judge_options_and_shows_judge_f
     assert _judge_text(3.0, card.results, "rubric") == "3.00"
 
 
-@pytest.mark.slow  # 1.9 CPU-s, 2 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_an_llm_translator_of_unknown_family_needs_a_declared_judge_family_or_the_override(tmp_path):
     # F3: refused before the first translation request (nothing paid); F4: every fix offered, and the documented
     # options work as read: --judge-family declares the judge's family, --translator-family the translator's.

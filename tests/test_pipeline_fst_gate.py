@@ -223,7 +223,6 @@ def _resealed(card: RunCard, edit, refingerprint: bool = True) -> RunCard:
     return seal(c)
 
 
-@pytest.mark.slow  # 3.0 CPU-s, 4 s in the fast lane on the 2-CPU EPYC (docs/TESTING.md: which lane)
 def test_validator_rejects_tampered_pipeline_cards(gated):
     card, _, _ = gated
 
