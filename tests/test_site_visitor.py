@@ -38,15 +38,21 @@ class _Quiet(SiteHandler):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, build_cache):
+def built(tmp_path_factory, build_cache):
     """The committed cards (schema-checked only: test_site_build validates them), built for and served under
-    ``http://127.0.0.1:PORT/mtboard/``."""
+    ``http://127.0.0.1:PORT/mtboard/``: (that base URL, the built site's folder)."""
     root = tmp_path_factory.mktemp("visitor")
     with serving(root / "out", _Quiet) as port:
         base = f"http://127.0.0.1:{port}{PREFIX}"
         build_site(ROOT / "submissions", ROOT / "corpora", root / "out", root / "docs", validate=False, site_url=base,
                    cache=build_cache)
-        yield base
+        yield base, root / "out"
+
+
+@pytest.fixture(scope="module")
+def site(built):
+    """The built site's base URL (:func:`built`)."""
+    return built[0]
 
 
 
@@ -469,6 +475,7 @@ def test_visitor_task10_phone_board(site, browser):
     ctx, pg = _page(browser, 390, 844)
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
+    pg.wait_for_load_state()  # the page as it settles; before the bundle runs: the no-JavaScript test below
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
     first = pg.locator("#lb-main tbody tr").first
     for cell in ("th.c-method", "td.c-composite"):
@@ -483,6 +490,7 @@ def test_visitor_task11_phone_run_page(site, browser):
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
     pg.locator("#lb-main tbody tr").first.locator("th.c-method a").first.click()  # 2
+    pg.wait_for_load_state()
     assert pg.text_content("h1").startswith("Run ")
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
     composite = pg.locator("table.mtb-foldt tr", has_text="Composite").first.bounding_box()
@@ -521,4 +529,32 @@ def test_visitor_task14_without_javascript(site, browser):
     assert ranks[0] == "1" and "\u00b1" in pg.text_content("#lb-main")
     assert pg.locator(".mtb-domains a").count() == 7 and pg.locator(".mtb-dl a", has_text="CSV").count() == 1
     assert pg.locator(".md-tabs__link", has_text="Methodology").count() == 1
+    ctx.close()
+
+
+def test_phone_pages_without_javascript_do_not_scroll_sideways(built, browser):
+    """Every top-level page and, of each folder, the page with the longest title, at 390 x 844 with JavaScript off, as
+    a phone shows a page before (or without) Material's bundle: nothing sticks out sideways. Material's header keeps
+    the page title as
+    a hidden second topic shifted 1.25rem right; at this width without the search button it reached x = 403 and the
+    page scrolled 13 px sideways on every page with a long title (site/assets/extra.css clips it) -- the CI of
+    2026-12-07 caught it as a race in task 10, measured before the bundle had run."""
+    base, out = built
+    def title(page: Path) -> str:
+        head = page.read_text("utf-8")[:4000]
+        return "" if 'http-equiv="refresh"' in head else head.partition("<title>")[2].partition("</title>")[0]
+
+    pages = sorted(p.name for p in out.glob("*.html"))
+    for folder in sorted(d for d in out.iterdir() if d.is_dir()):
+        titled = sorted(((len(title(p)), p.relative_to(out).as_posix()) for p in folder.glob("*.html")), reverse=True)
+        pages += [titled[0][1]] if titled and titled[0][0] else []
+    assert len(pages) >= 24 and any(p.startswith("leaderboards/mtb-") for p in pages)  # each kind of page is there
+    ctx, pg = _page(browser, 390, 844, java_script_enabled=False)
+    wide = {}
+    for rel in pages:
+        pg.goto(base + rel)
+        width = pg.evaluate("document.documentElement.scrollWidth")
+        if width > 390:
+            wide[rel] = width
+    assert wide == {}
     ctx.close()
