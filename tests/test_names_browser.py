@@ -85,6 +85,8 @@ PAGES = {
     "changes": "changes.html",
     "compare": "compare.html",
 }
+READY = {"run": ".mtb-rd[data-loaded]", "compare": ".mtb-cmp-out .mtb-cmp-head"}
+"""The element each page's script adds once its fetched data is drawn (site/assets/rundata.js, pages.js)."""
 
 
 @pytest.mark.parametrize("size", list(SIZES))
@@ -98,6 +100,8 @@ def test_spoofing_name_is_isolated_marked_and_in_order(browser, spoof_site, size
     pg.on("pageerror", lambda e: errors.append(str(e)))
     for key, path in PAGES.items():
         pg.goto(f"{base}/{path}")
+        if key in READY:  # what the page's script builds from fetched data is checked too
+            pg.wait_for_selector(READY[key], state="attached")
         html = pg.content()
         assert "\u202e" not in html and "\u202e" not in pg.title(), key
         marked = pg.locator("bdi.mtb-name", has_text=SHOWN)
