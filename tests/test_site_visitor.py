@@ -373,6 +373,7 @@ def test_visitor_task01_best_for_a_domain_and_how_sure(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a", has_text="legal").click()  # 1
+    pg.wait_for_url("**/" + LEGAL)
     first = pg.locator("#lb-main tbody tr").first
     assert first.locator("td.c-rank").text_content().split("\u21c5")[0] == "1"  # then ⇅N (issue 38 item 4)
     assert "\u00b1" in first.locator("td.c-composite").text_content() or "/\u2212" in first.locator(
@@ -386,6 +387,7 @@ def test_visitor_task02_what_a_model_gets_wrong(site, browser):
     pg.goto(site + "index.html")
     _tab(pg, "Models")  # 1
     pg.locator("table.mtb-models a", has_text="gemma").first.click()  # 2
+    pg.wait_for_url("**/models/*.html")
     summary = pg.text_content("table.mtb-portrait-sum")
     assert "%" in summary and "field" in summary
     assert pg.locator("h2", has_text="Worst domains").count() == 1
@@ -396,6 +398,7 @@ def test_visitor_task03_verified_and_cost(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
+    pg.wait_for_url("**/" + BOARD)
     first = pg.locator("#lb-main tbody tr").first
     assert first.locator("td.c-vtier").text_content().strip().endswith("re-run (maintainer re-run (unattested))")
     assert first.locator("td.c-cost").text_content().startswith("no API cost (local)")  # never a bare "$0"
@@ -408,6 +411,7 @@ def test_visitor_task04_compare_two(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
+    pg.wait_for_url("**/" + BOARD)
     pg.click(".mtb-dl a:text-is('Compare')")  # 2
     pg.wait_for_selector(".mtb-sbs tbody tr")
     verdict = pg.text_content(".mtb-verdict")
@@ -421,6 +425,7 @@ def test_visitor_task05_cost_of_10000_segments(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
+    pg.wait_for_url("**/" + BOARD)
     costs = pg.eval_on_selector_all("#lb-main td.c-cost", "els => els.map(e => e.textContent)")
     assert costs and all(c.startswith("no API cost (local)") for c in costs)
     assert pg.locator("input.mtb-costn-input").count() == 0  # nothing priced: no control to multiply nothing
@@ -452,6 +457,7 @@ def test_visitor_task08_download_a_csv(site, browser):
     ctx, pg = _page(browser, accept_downloads=True)
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
+    pg.wait_for_url("**/" + BOARD)
     with pg.expect_download() as dl:
         pg.click(".mtb-dl a:text-is('CSV')")  # 2
     import csv  # noqa: PLC0415
@@ -491,6 +497,7 @@ def test_visitor_task11_phone_run_page(site, browser):
     ctx, pg = _page(browser, 390, 844)
     pg.goto(site + "index.html")
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
+    pg.wait_for_url("**/" + BOARD)
     pg.locator("#lb-main tbody tr").first.locator("th.c-method a").first.click()  # 2
     pg.wait_for_url("**/runs/*.html")
     pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")  # the entries, built from the run's data
@@ -516,7 +523,7 @@ def test_visitor_task13_methodology_of_the_composite(site, browser):
     pg.goto(site + "index.html")
     _tab(pg, "Methodology")  # 1
     pg.locator("dt#composite a").click()  # 2
-    assert pg.url.endswith("methodology/composite.html#composite")
+    pg.wait_for_url("**/methodology/composite.html#composite")
     assert pg.locator("h2#composite").is_visible()
     assert pg.locator("table.mtb-plain caption", has_text="Profile A weights").count() == 1
     ctx.close()
@@ -527,6 +534,7 @@ def test_visitor_task14_without_javascript(site, browser):
     pg.goto(site + "index.html")
     assert pg.locator("#overview tbody tr").count() >= 3  # the matrix is plain HTML
     pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
+    pg.wait_for_url("**/" + BOARD)
     ranks = [r.split("\u21c5")[0] for r in  # the rank, without the flip distance after it (issue 38 item 4)
              pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")]
     assert ranks[0] == "1" and "\u00b1" in pg.text_content("#lb-main")
