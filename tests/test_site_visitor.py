@@ -23,6 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "/mtboard/"
 BOARD = "leaderboards/mtb-en-es-dev-v1.0.0.html"
 LEGAL = "leaderboards/mtb-en-es-dev-v1.0.0-legal.html"
+RUN_DRAWN = ".mtb-rd[data-loaded]"
+"""Present once a run page's script has drawn the entries from the run's data (site/assets/rundata.js)."""
+COMPARE_DRAWN = ".mtb-cmp-out .mtb-sbs tbody tr"
+"""Present once the compare app has drawn its pair side by side from fetched data (site/assets/pages.js)."""
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -211,7 +215,7 @@ def test_axe_no_serious_or_critical_violations(site, browser, scheme, width):
     for path in AXE_PAGES:
         pg.goto(site + path)
         if path == "compare.html":  # the app draws the default pair from fetched data after the load event
-            pg.wait_for_selector(".mtb-cmp-out .mtb-sbs tbody tr")
+            pg.wait_for_selector(COMPARE_DRAWN)
         if path == BOARD:
             assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == (
                 "slate" if scheme == "dark" else "default")
@@ -286,7 +290,7 @@ def test_run_and_review_pages_read_their_data_under_the_sub_path(site, browser):
 
     ctx, pg = _page(browser)
     pg.goto(site + f"runs/{APERTIUM}.html")
-    pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
+    pg.wait_for_selector(RUN_DRAWN, state="attached")
     assert pg.eval_on_selector_all(".mtb-domgroup tr[id^=\"seg-\"]", "rs => rs.length") == 355
     # the detail tables built from the same data file (issue 35), the note that stood in for them gone
     ident = "details.mtb-more[data-key=identity] table.mtb-kv tr"
@@ -359,6 +363,13 @@ def _tab(pg, label: str) -> None:
     pg.wait_for_load_state()
 
 
+def _open_board(pg) -> None:
+    """From the home page, open the EN→ES board by its pair card's title (one click), and wait until it has loaded (a
+    click returns once the navigation commits: a count or a page-wide read could see a half-parsed page)."""
+    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()
+    pg.wait_for_url("**/" + BOARD)
+
+
 def _matrix_cell(pg, board: str, method_text: str):
     """The home matrix's link for ``method_text`` (in the row's method cell) on ``board``."""
     col = pg.eval_on_selector_all("#overview thead th", "ths => ths.map(t => t.dataset.board || '')").index(board)
@@ -397,8 +408,7 @@ def test_visitor_task02_what_a_model_gets_wrong(site, browser):
 def test_visitor_task03_verified_and_cost(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
-    pg.wait_for_url("**/" + BOARD)
+    _open_board(pg)  # 1
     first = pg.locator("#lb-main tbody tr").first
     assert first.locator("td.c-vtier").text_content().strip().endswith("re-run (maintainer re-run (unattested))")
     assert first.locator("td.c-cost").text_content().startswith("no API cost (local)")  # never a bare "$0"
@@ -410,8 +420,7 @@ def test_visitor_task03_verified_and_cost(site, browser):
 def test_visitor_task04_compare_two(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
-    pg.wait_for_url("**/" + BOARD)
+    _open_board(pg)  # 1
     pg.click(".mtb-dl a:text-is('Compare')")  # 2
     pg.wait_for_selector(".mtb-sbs tbody tr")
     verdict = pg.text_content(".mtb-verdict")
@@ -424,8 +433,7 @@ def test_visitor_task05_cost_of_10000_segments(site, browser):
     run's figure is tested on the hand-made cards (test_site_browser.py)."""
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
-    pg.wait_for_url("**/" + BOARD)
+    _open_board(pg)  # 1
     costs = pg.eval_on_selector_all("#lb-main td.c-cost", "els => els.map(e => e.textContent)")
     assert costs and all(c.startswith("no API cost (local)") for c in costs)
     assert pg.locator("input.mtb-costn-input").count() == 0  # nothing priced: no control to multiply nothing
@@ -436,7 +444,7 @@ def test_visitor_task06_find_a_hallucination(site, browser):
     ctx, pg = _page(browser)
     pg.goto(site + "index.html")
     _matrix_cell(pg, ES, "few-shot-completion").locator("strong").click()  # 1 (on the rank it shows)
-    pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")
+    pg.wait_for_selector(RUN_DRAWN, state="attached")
     pg.select_option(".mtb-segsel", "hallucination")  # 2
     shown = pg.locator(".mtb-domgroup tr[data-f]:visible")  # the entries by domain, filtered
     assert shown.count() >= 1 and pg.text_content(".mtb-segcount") == f"{shown.count()} entries match"
@@ -456,8 +464,7 @@ def test_visitor_task07_add_my_model(site, browser):
 def test_visitor_task08_download_a_csv(site, browser):
     ctx, pg = _page(browser, accept_downloads=True)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
-    pg.wait_for_url("**/" + BOARD)
+    _open_board(pg)  # 1
     with pg.expect_download() as dl:
         pg.click(".mtb-dl a:text-is('CSV')")  # 2
     import csv  # noqa: PLC0415
@@ -482,8 +489,7 @@ def test_visitor_task09_what_changed(site, browser):
 def test_visitor_task10_phone_board(site, browser):
     ctx, pg = _page(browser, 390, 844)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
-    pg.wait_for_url("**/" + BOARD)  # loaded: the page as it settles (before the bundle: the no-JavaScript test)
+    _open_board(pg)  # 1 (loaded: the page as it settles; before the bundle: the no-JavaScript test)
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
     first = pg.locator("#lb-main tbody tr").first
     for cell in ("th.c-method", "td.c-composite"):
@@ -496,11 +502,10 @@ def test_visitor_task10_phone_board(site, browser):
 def test_visitor_task11_phone_run_page(site, browser):
     ctx, pg = _page(browser, 390, 844)
     pg.goto(site + "index.html")
-    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
-    pg.wait_for_url("**/" + BOARD)
+    _open_board(pg)  # 1
     pg.locator("#lb-main tbody tr").first.locator("th.c-method a").first.click()  # 2
     pg.wait_for_url("**/runs/*.html")
-    pg.wait_for_selector(".mtb-rd[data-loaded]", state="attached")  # the entries, built from the run's data
+    pg.wait_for_selector(RUN_DRAWN, state="attached")  # the entries, built from the run's data
     assert pg.text_content("h1").startswith("Run ")
     assert pg.evaluate("document.documentElement.scrollWidth") <= 390
     composite = pg.locator("table.mtb-foldt tr", has_text="Composite").first.bounding_box()
@@ -533,8 +538,7 @@ def test_visitor_task14_without_javascript(site, browser):
     ctx, pg = _page(browser, java_script_enabled=False)
     pg.goto(site + "index.html")
     assert pg.locator("#overview tbody tr").count() >= 3  # the matrix is plain HTML
-    pg.locator(".mtb-paircard", has_text="mtb-en-es-dev").locator("a.mtb-pc-title").click()  # 1
-    pg.wait_for_url("**/" + BOARD)
+    _open_board(pg)  # 1
     ranks = [r.split("\u21c5")[0] for r in  # the rank, without the flip distance after it (issue 38 item 4)
              pg.eval_on_selector_all("#lb-main td.c-rank", "els => els.map(e => e.textContent)")]
     assert ranks[0] == "1" and "\u00b1" in pg.text_content("#lb-main")
@@ -586,8 +590,7 @@ def test_phone_pages_are_never_wider_than_the_screen(built, browser):
     assert len(drawn) >= 30
     for rel in drawn + ["compare.html"]:
         pg.goto(base + rel)
-        pg.wait_for_selector(".mtb-rd[data-loaded]" if rel.startswith("runs/") else ".mtb-cmp-out .mtb-sbs tbody tr",
-                             state="attached")
+        pg.wait_for_selector(RUN_DRAWN if rel.startswith("runs/") else COMPARE_DRAWN, state="attached")
         if (width := _wider_than(pg, NARROW)) is not None:
             wide[rel] = width
     assert wide == {}
