@@ -1,5 +1,5 @@
-"""``python -m mtboard`` runs the CLI."""
+"""``python -m mtboard`` runs the CLI (:func:`mtboard.cli.entry.main`, as the ``mtboard`` console script does)."""
 
-from mtboard.cli.main import app
+from mtboard.cli.entry import main
 
-app(prog_name="mtboard")
+main()

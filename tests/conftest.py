@@ -340,6 +340,27 @@ def shared_artefact(tmp_path_factory: pytest.TempPathFactory, name: str, build: 
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _temporary_files_in_the_runs_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every temporary file or folder made outside ``tmp_path`` during a test goes into this worker's pytest base
+    folder (``<basetemp>/tmp``), which pytest rotates (it keeps the last three runs' folders), never straight into
+    ``/tmp``: a helper's per-process cache (``tempfile.mkdtemp`` behind ``functools.cache``: the ledger tests'
+    copies of the committed cards, the mini corpus), what the product itself makes there (a verify re-run's kept
+    folder when no ``--out`` is given, a model server's log and socket folder) and a subprocess's (``TMPDIR``).
+    Before, each run left them in ``/tmp``: ~190 folders (~92 MB) there after a day of test runs on this machine."""
+    import tempfile
+
+    folder = tmp_path_factory.mktemp("tmp", numbered=False)
+    saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = str(folder)
+    yield
+    tempfile.tempdir = saved_dir
+    if saved_env is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved_env
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _shared_sealed_cards(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Sealed real cards (tests/validate_support.py) are built once per run and read by every worker."""
     import validate_support

@@ -38,8 +38,9 @@ def _unshare_works() -> str | None:
     """None when a private mount namespace with a tmpfs can be made here, else why not."""
     if shutil.which("unshare") is None:
         return "unshare(1) is not installed"
-    probe = subprocess.run(["unshare", "-rm", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"],
-                           capture_output=True, text=True)
+    # at collection, before the session's temporary folder is set (conftest.py): the probe removes its folder
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", 'd=$(mktemp -d) || exit 1; mount -t tmpfs -o size=64k tmpfs '
+                            '"$d"; rc=$?; umount "$d" 2>/dev/null; rmdir "$d"; exit $rc'], capture_output=True, text=True)
     return None if probe.returncode == 0 else f"unshare/mount refused here: {probe.stderr.strip()[:200]}"
 
 

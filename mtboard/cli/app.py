@@ -1,8 +1,9 @@
 """The ``mtboard`` command line's shared parts (typer): the :data:`app` every command module registers on, and the
 helpers commands print and fail with. The CLI is the only layer that prints, prompts or exits.
 
-This module imports no command module: :mod:`mtboard.cli.main` (the entry point) imports the command modules, which register
-their commands on :data:`app` from here, so no import runs in a circle. Every command turns :class:`mtboard.core.errors.MtboardError` into one line on stderr and exit code 1, never a traceback
+This module imports no command module: :mod:`mtboard.cli.main` imports all of them and :mod:`mtboard.cli.entry` (the
+entry point) the one a command line names; they register their commands on :data:`app` from here, so no import runs
+in a circle. Every command turns :class:`mtboard.core.errors.MtboardError` into one line on stderr and exit code 1, never a traceback
 (tracebacks could show locals holding API keys).
 """
 
