@@ -341,12 +341,15 @@ def shared_artefact(tmp_path_factory: pytest.TempPathFactory, name: str, build: 
 
 @pytest.fixture(scope="session", autouse=True)
 def _temporary_files_in_the_runs_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Every temporary file or folder made outside ``tmp_path`` during a test goes into this worker's pytest base
-    folder (``<basetemp>/tmp``), which pytest rotates (it keeps the last three runs' folders), never straight into
-    ``/tmp``: a helper's per-process cache (``tempfile.mkdtemp`` behind ``functools.cache``: the ledger tests'
-    copies of the committed cards, the mini corpus), what the product itself makes there (a verify re-run's kept
-    folder when no ``--out`` is given, a model server's log and socket folder) and a subprocess's (``TMPDIR``).
-    Before, each run left them in ``/tmp``: ~190 folders (~92 MB) there after a day of test runs on this machine."""
+    """Temporary files and folders made outside ``tmp_path`` while the tests run go into this worker's pytest base
+    folder (``<basetemp>/tmp``), which pytest rotates (it keeps the last three runs' folders), not into ``/tmp``: a
+    helper's per-process cache (``tempfile.mkdtemp`` behind ``functools.cache``: the ledger tests' copies of the
+    committed cards, the mini corpus), what the product itself makes there (a verify re-run's kept folder when no
+    ``--out`` is given, a model server's log and socket folder) and a subprocess's that inherits ``TMPDIR``. Before,
+    each run left them in ``/tmp``: ~190 folders (~92 MB) there after a day of test runs on this machine. Not covered:
+    what runs at collection (before this fixture) and subprocesses given an environment built at import. A model
+    server's socket path gets longer (~84 characters under ``/tmp/pytest-of-<user>/pytest-N/popen-gwN/tmp``; the
+    limit is 107): a much longer ``--basetemp`` would hit it."""
     import tempfile
 
     folder = tmp_path_factory.mktemp("tmp", numbered=False)

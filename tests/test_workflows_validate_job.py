@@ -142,6 +142,7 @@ def test_pr_code_is_never_executed(tmp_path, card, mtboard_bin):
     payload = f"open({str(marker)!r}, 'w').write('x')\n".encode()
     rel = canonical_relpath(loads_card(card, "x"))
     ws = _workspace(tmp_path, {rel: card, "mtboard/__init__.py": payload, "mtboard/cli/main.py": payload,
+                               "mtboard/cli/entry.py": payload, "mtboard/cli/validate.py": payload,
                                "mtboard/validate.py": payload, "sitecustomize.py": payload,
                                "conftest.py": payload, "corpora/evil.py": payload})
     proc = _run_job(ws, mtboard_bin, label=True)

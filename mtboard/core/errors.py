@@ -1,6 +1,7 @@
 """Errors that carry a one-line, actionable message.
 
-Library code raises these; only ``mtboard.cli.main`` prints them and exits (exit code 1, no traceback).
+Library code raises these; only the command line prints them and exits (:func:`mtboard.cli.app.guarded`: exit code
+1, no traceback).
 """
 
 from __future__ import annotations
