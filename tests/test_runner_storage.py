@@ -39,8 +39,9 @@ def _unshare_works() -> str | None:
     if shutil.which("unshare") is None:
         return "unshare(1) is not installed"
     # at collection, before the session's temporary folder is set (conftest.py): the probe removes its folder
-    probe = subprocess.run(["unshare", "-rm", "sh", "-c", 'd=$(mktemp -d) || exit 1; mount -t tmpfs -o size=64k tmpfs '
-                            '"$d"; rc=$?; umount "$d" 2>/dev/null; rmdir "$d"; exit $rc'], capture_output=True, text=True)
+    script = 'd=$(mktemp -d) || exit 1; mount -t tmpfs -o size=64k tmpfs "$d"; rc=$?; umount "$d" 2>/dev/null; ' \
+             'rmdir "$d"; exit $rc'
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True)
     return None if probe.returncode == 0 else f"unshare/mount refused here: {probe.stderr.strip()[:200]}"
 
 

@@ -5,17 +5,17 @@ command line names (issue 35 item 4: modules a command does not use are not impo
 command code, asyncio for ``anchor`` …) so that ``--help`` can list every command; a command needs one of them.
 Measured on this project's 2-CPU machine (2026-12-07, bytecode compiled, five runs each): ``mtboard validate --help``
 took 0.85–1.46 s of CPU through :mod:`mtboard.cli.main` and 0.37–0.81 s with only :mod:`mtboard.cli.validate`
-imported; ``mtboard --version`` 0.76–1.06 s and 0.10–0.11 s. A command that needs most of the package gains nothing measurable: ``mtboard validate CARD`` (3.2–4.3 s)
-and ``mtboard run`` of the 355 EN→ES entries with Apertium (4.0–5.0 s with a warm semantic cache) measured the same
-before and after, alternating runs.
+imported; ``mtboard --version`` 0.76–1.06 s and 0.10–0.11 s. A command that needs most of the package gains nothing
+measurable: ``mtboard validate CARD`` (3.2–4.3 s) and ``mtboard run`` of the 355 EN→ES entries with Apertium
+(4.0–5.0 s with a warm semantic cache) measured the same before and after, alternating runs.
 
 :func:`main` reads the first command-line argument: when it is a command or group name of :data:`COMMANDS` (nothing
 or another option first, ``--help``, an unknown name, or shell completion: the whole app; ``--version`` first: the
-app alone, whose eager option prints and exits), it imports :mod:`mtboard.cli.app` and that one module, which registers its commands on the same :data:`~mtboard.cli.app.app`,
-and runs it. A subcommand's help, usage line, options and errors are the ones the whole app gives (the parent's
-help is never printed on this path: ``mtboard --help`` has no command name). tests/test_cli_entry.py checks that
-:data:`COMMANDS` names the module of every command :mod:`mtboard.cli.main` registers, and that each module alone
-registers its commands.
+app alone, whose eager option prints and exits), it imports :mod:`mtboard.cli.app` and that one module, which
+registers its commands on the same :data:`~mtboard.cli.app.app`, and runs it. A subcommand's help, usage line,
+options and errors are the ones the whole app gives (the parent's help is never printed on this path: ``mtboard
+--help`` has no command name). tests/test_cli_entry.py checks that :data:`COMMANDS` names the module of every command
+:mod:`mtboard.cli.main` registers, and that each module alone registers its commands and loads no other.
 """
 
 from __future__ import annotations
