@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from mtboard.backends import apertium
+from mtboard.core import debian
+from mtboard.score import fst, morphology
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +49,8 @@ def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_pat
     """``mtboard run`` of the echo baseline (3 entries, a real card written) in a fresh interpreter: no module of
     ``mtboard.judges`` (nor the validator's judge checks, the site, MkDocs, the anchor, ledger or sweep schemas) is
     imported, and of the backends only the one the method names — so no HTTP client (the LLM backends bring
-    ``mtboard.llm`` and httpx)."""
+    ``mtboard.llm`` and httpx); of the validator only the preflight's checks (not its pipeline, repository walk or
+    copies check), of the corpus tooling only the arms (no importer, filter or sampler)."""
     got = _run_and_list_modules(tmp_path)
     assert got["exit"] == 0
     card = json.loads((tmp_path / "card.json").read_text(encoding="utf-8"))
@@ -60,39 +63,120 @@ def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_pat
                       or m in ("mtboard.validate.judging", "mtboard.validate.judge_answers",
                                # documents a run never reads: built on first use (issue 35 item 4)
                                "mtboard.core.schema.anchor", "mtboard.core.schema.ledger",
-                               "mtboard.core.schema.sweep"))
+                               "mtboard.core.schema.sweep",
+                               # the validator's pipeline and repository walk, the corpus importers: the package's
+                               # public names are imported on first use (mtboard/validate/__init__.py,
+                               # mtboard/inputs/corpora/__init__.py)
+                               "mtboard.validate.pipeline", "mtboard.validate.repository", "mtboard.validate.copies",
+                               "mtboard.inputs.corpora.importers", "mtboard.inputs.corpora.filters",
+                               "mtboard.inputs.corpora.assemble"))
     assert unwanted == []
 
 
-def test_engine_version_is_read_once_per_mode_and_program(monkeypatch):
-    """Two reads of one mode run ``dpkg-query`` three times in all (engine version, owning package, its version), not
-    six; another mode or another ``apertium`` program on PATH is read again (the cache key)."""
-    calls: list[list[str]] = []
+class _Done:
+    def __init__(self, out: str, returncode: int = 0) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, out, ""
 
-    class Done:
-        def __init__(self, out: str) -> None:
-            self.returncode, self.stdout, self.stderr = 0, out, ""
 
+def _fake_dpkg(calls: list[list[str]]):
+    """A stand-in for ``subprocess.run`` answering ``dpkg-query -S PATH`` with ``apertium-<mode>`` and
+    ``dpkg-query -W -f=${Status}\t${Version} PKG`` with ``install ok installed<TAB>1.0-PKG``."""
     def fake_run(args, **_):
         calls.append(list(args))
         if args[:2] == ["dpkg-query", "-S"]:
             mode = Path(args[2]).stem
-            return Done(f"apertium-{mode}: {args[2]}\n")
-        return Done("1.0-" + args[-1])
+            return _Done(f"apertium-{mode}: {args[2]}\n")
+        return _Done("install ok installed\t1.0-" + args[-1])
+    return fake_run
 
+
+@pytest.fixture
+def fresh_dpkg_caches():
     apertium._engine_version.cache_clear()
-    monkeypatch.setattr(apertium.subprocess, "run", fake_run)
+    debian.package_version.cache_clear()
+    debian.owning_package.cache_clear()
+    fst.find_analyser.cache_clear()
+    morphology.find_morph_analyser.cache_clear()
+    yield
+    apertium._engine_version.cache_clear()
+    debian.package_version.cache_clear()
+    debian.owning_package.cache_clear()
+    fst.find_analyser.cache_clear()
+    morphology.find_morph_analyser.cache_clear()
+
+
+def test_engine_version_is_read_once_per_mode_and_program(monkeypatch, fresh_dpkg_caches):
+    """Two reads of one mode run ``dpkg-query`` three times in all (engine version, owning package, its version), not
+    six; another mode asks only what it has not asked (its owning package and that package's version); another
+    ``apertium`` program on PATH is read again through ``_engine_version``'s key, without asking dpkg again."""
+    calls: list[list[str]] = []
+    monkeypatch.setattr(debian.subprocess, "run", _fake_dpkg(calls))
     monkeypatch.setattr(apertium, "_apertium_binary", lambda: "/usr/bin/apertium")
     first = apertium.engine_version("eng-spa")
     assert first == "apertium 1.0-apertium; apertium-eng-spa 1.0-apertium-eng-spa"
     assert apertium.engine_version("eng-spa") == first
     assert [c[:2] for c in calls] == [["dpkg-query", "-W"], ["dpkg-query", "-S"], ["dpkg-query", "-W"]]
     assert apertium.engine_version("eng-cat") == "apertium 1.0-apertium; apertium-eng-cat 1.0-apertium-eng-cat"
-    assert len(calls) == 6
+    assert [c[:2] for c in calls[3:]] == [["dpkg-query", "-S"], ["dpkg-query", "-W"]]
     monkeypatch.setattr(apertium, "_apertium_binary", lambda: "/opt/apertium/bin/apertium")
-    apertium.engine_version("eng-spa")
-    assert len(calls) == 9
-    apertium._engine_version.cache_clear()
+    assert apertium.engine_version("eng-spa") == first
+    assert len(calls) == 5
+
+
+@pytest.mark.skipif(fst.find_analyser("es") is None or morphology.find_morph_analyser("en", "es") is None,
+                    reason="apertium-eng-spa (lt-proc, apertium-tagger) not installed: scripts/setup.sh")
+def test_an_apertium_run_asks_dpkg_once_per_question(monkeypatch, fresh_dpkg_caches):
+    """What an Apertium EN→ES run with FST acceptance and morphology asks dpkg (issue 35 item 4, "engine versions
+    read once per run"): the engine's version (``apertium`` and the mode's package) and the analysers' (the same
+    package, ``lttoolbox``, ``apertium``) — four questions, each asked once (seven ``dpkg-query`` processes before
+    :mod:`mtboard.core.debian`). The versions are the installed ones, as ``dpkg-query`` prints them."""
+    calls: list[list[str]] = []
+    real = subprocess.run
+
+    def counting(args, **kw):
+        calls.append(list(args))
+        return real(args, **kw)
+
+    monkeypatch.setattr(debian.subprocess, "run", counting)
+    version = apertium.engine_version("eng-spa")
+    spa = fst.find_analyser("es")
+    morph = morphology.find_morph_analyser("en", "es")
+    asked = [(c[1], c[-1]) for c in calls]
+    assert asked == [("-W", "apertium"), ("-S", "/usr/share/apertium/modes/eng-spa.mode"),
+                     ("-W", "apertium-eng-spa"), ("-W", "lttoolbox")], asked
+
+    def dpkg(pkg: str) -> str:
+        return real(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True).stdout
+
+    assert version == f"apertium {dpkg('apertium')}; apertium-eng-spa {dpkg('apertium-eng-spa')}"
+    assert (spa.package_version, spa.lttoolbox_version) == (dpkg("apertium-eng-spa"), dpkg("lttoolbox"))
+    assert (morph.package_version, morph.apertium_version) == (dpkg("apertium-eng-spa"), dpkg("apertium"))
+
+
+def test_package_version_reads_status_and_refuses_what_is_not_a_package_name(monkeypatch, fresh_dpkg_caches):
+    """A package whose configuration files only are left (``deinstall ok config-files``) is not installed, though
+    dpkg still prints its version; a name outside Debian Policy's package names never reaches ``dpkg-query``; no
+    ``dpkg-query`` (not Debian) is None; ``-S`` naming several owners is None, a multi-arch owner its package."""
+    calls: list[list[str]] = []
+    answers = {"apertium-eng-spa": _Done("install ok installed\t0.8.1-2"),
+               "apertium-old": _Done("deinstall ok config-files\t0.1-1"),
+               "/a": _Done("apertium-x, apertium-y: /a\n"), "/b": _Done("libfoo:amd64: /b\n")}
+
+    def fake_run(args, **_):
+        calls.append(list(args))
+        if args[-1] == "gone":
+            raise FileNotFoundError("dpkg-query")
+        return answers.get(args[-1], _Done("", 1))
+
+    monkeypatch.setattr(debian.subprocess, "run", fake_run)
+    assert debian.package_version("apertium-eng-spa") == "0.8.1-2"
+    assert debian.package_version("apertium-old") is None
+    assert debian.package_version("gone") is None
+    assert debian.package_version("not-there") is None
+    assert debian.package_version("-W") is None and debian.package_version("Apertium") is None
+    assert debian.owning_package("/a") is None and debian.owning_package("/b") == "libfoo"
+    assert debian.package_version("apertium-eng-spa") == "0.8.1-2"
+    assert [c[-1] for c in calls] == ["apertium-eng-spa", "apertium-old", "gone", "not-there", "/a", "/b"]
 
 
 def test_an_installed_mode_starts_without_apertium_l(monkeypatch, tmp_path):

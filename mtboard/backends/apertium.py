@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 from pydantic import Field
 
 from mtboard.backends.base import Backend, Options, TranslateRequest
+from mtboard.core import debian
 from mtboard.core.decoding import answer_text, clean, decode_bytes
 from mtboard.core.errors import BackendError, ConfigError
 from mtboard.score.fst import ISO639_3
@@ -91,40 +92,22 @@ def mode_file_present(mode: str, exe: str) -> bool:
     return os.path.isfile(os.path.join(data, "modes", f"{mode}.mode"))
 
 
-def _dpkg_version(package: str) -> str | None:
-    try:
-        proc = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True,
-                              timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout.strip() or None if proc.returncode == 0 else None
-
-
-def _mode_package(mode: str) -> str | None:
-    """Debian package owning ``/usr/share/apertium/modes/MODE.mode`` (``dpkg-query -S``), or None."""
-    path = os.path.join(MODES_DIR, f"{mode}.mode")
-    try:
-        proc = subprocess.run(["dpkg-query", "-S", path], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if proc.returncode != 0 or ":" not in proc.stdout:
-        return None
-    return proc.stdout.split(":", 1)[0].strip() or None
-
-
 def engine_version(mode: str) -> str | None:
     """``"apertium 3.8.3-1+b2; apertium-eng-spa 0.8.1-2"`` — Debian package versions of the engine and of the
-    language pair that provides ``mode`` (dpkg-query). Falls back to ``apertium -V`` off Debian; None if unknown.
+    language pair that provides ``mode`` (:mod:`mtboard.core.debian`: the package owning the mode file and the two
+    versions). Falls back to ``apertium -V`` off Debian; None if unknown.
 
     Read once per process for a mode and the ``apertium`` program on PATH (what the answer depends on; issue 35
-    item 4: a run asked twice, three ``dpkg-query`` calls each): installing a package mid-process is not seen."""
+    item 4: a run asked twice, three ``dpkg-query`` calls each), and each ``dpkg-query`` question once per process
+    whoever asks it (the FST and morphology scorers ask for the same packages): installing a package mid-process is
+    not seen."""
     return _engine_version(mode, _apertium_binary())
 
 
 @functools.lru_cache(maxsize=64)
 def _engine_version(mode: str, exe: str | None) -> str | None:
     parts = []
-    core = _dpkg_version("apertium")
+    core = debian.package_version("apertium")
     if core:
         parts.append(f"apertium {core}")
     else:
@@ -135,9 +118,9 @@ def _engine_version(mode: str, exe: str | None) -> str | None:
                 out = ""
             if out:
                 parts.append(out)
-    pkg = _mode_package(mode)
+    pkg = debian.owning_package(os.path.join(MODES_DIR, f"{mode}.mode"))
     if pkg:
-        ver = _dpkg_version(pkg)
+        ver = debian.package_version(pkg)
         parts.append(f"{pkg} {ver}" if ver else pkg)
     return "; ".join(parts) or None
 

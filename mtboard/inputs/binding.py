@@ -31,12 +31,12 @@ import importlib
 import json
 import os
 import re
-import subprocess
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mtboard.core import debian
 from mtboard.core.cachefiles import regular_file
 from mtboard.core.schema.model import ModelRecord, WeightsFile
 
@@ -302,17 +302,10 @@ def _copyright_licence(text: str) -> str | None:
 
 def engine_facts(package: str) -> EngineFacts | None:
     """The installed version (``dpkg-query``) and licence (``/usr/share/doc/<package>/copyright``) of a Debian
-    package, or None when it is not installed (or dpkg is absent). The licence is None when the copyright file is
-    missing or not machine-readable."""
-    if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]{0,100}", package):
-        return None
-    try:
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", package], capture_output=True,
-                             text=True, timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    status, _, version = out.stdout.partition("\t")
-    if out.returncode != 0 or "installed" not in status.split() or not version:
+    package (:func:`mtboard.core.debian.package_version`, asked once per process), or None when it is not installed
+    (or dpkg is absent). The licence is None when the copyright file is missing or not machine-readable."""
+    version = debian.package_version(package)
+    if version is None:
         return None
     deb = None
     copyright_file = Path("/usr/share/doc") / package / "copyright"
@@ -327,7 +320,7 @@ def engine_facts(package: str) -> EngineFacts | None:
             r"^/usr/share/apertium/modes/([a-z]{2,3}-[a-z]{2,3})\.mode$", listed, re.M)}))
     except OSError:
         pass
-    return EngineFacts(package, version.strip(), DEBIAN_TO_SPDX.get(deb, deb) if deb else None, deb, pairs)
+    return EngineFacts(package, version, DEBIAN_TO_SPDX.get(deb, deb) if deb else None, deb, pairs)
 
 
 def _num(n: int) -> str:

@@ -23,9 +23,10 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from mtboard.score.checks import words
+from mtboard.core import debian
 from mtboard.core.errors import BackendError
 from mtboard.core.languages import primary
+from mtboard.score.checks import words
 
 APERTIUM_DIR = "/usr/share/apertium"
 
@@ -60,12 +61,9 @@ class Analyser:
 
 
 def _dpkg_version(package: str) -> str:
-    try:
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True,
-                             timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+    """The installed version of ``package`` as the ``fst_version`` string writes it (:func:`mtboard.core.debian.
+    package_version`, asked once per process; ``"unknown"`` when dpkg does not know it)."""
+    return debian.package_version(package) or "unknown"
 
 
 def _candidates(lang: str) -> list[str]:

@@ -69,37 +69,48 @@ Modules (each imports only modules above it in this list):
   (validate_paths)
 """
 
+import importlib
 from typing import Any
 
 from mtboard.core.errors import InputError
-from mtboard.validate.binding import expected_entries
-from mtboard.validate.context import (SECRET_MIN_SUBSTRING, Context, KnownCorpus, find_secret_text, make_context,
-                                      normalise_text, secret_strings)
-from mtboard.validate.hygiene import CLOCK_SKEW, EARLIEST_TIMESTAMP, SECRET_PATTERNS, find_key_like
-from mtboard.validate.naming import (DATASET_DIR_RE, NAME_RE, SLUG_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX,
-                                     canonical_name, canonical_relpath, slug)
-from mtboard.validate.pipeline import validate_bytes, validate_card
-from mtboard.validate.report import (CARD_CHECKS, RECOMPUTED_CHECKS, REPO_CHECKS, CardReport, Problem, Status,
-                                     ValidationReport, declared_fields, render_json, render_text)
-from mtboard.validate.repository import (MAX_SCAN_BYTES, check_scope, iter_card_paths, parse_changes,
-                                         validate_paths, validate_record)
-from mtboard.validate.structure import MAX_CARD_BYTES, OLDEST_SUPPORTED_HARNESS
 
-__all__ = [
-    "CARD_CHECKS", "CLOCK_SKEW", "DECLARED_FIELDS", "DATASET_DIR_RE", "EARLIEST_TIMESTAMP", "MAX_CARD_BYTES",
-    "MAX_SCAN_BYTES", "NAME_RE",
-    "OLDEST_SUPPORTED_HARNESS", "RECOMPUTED_CHECKS", "REPO_CHECKS", "SECRET_MIN_SUBSTRING", "SECRET_PATTERNS",
-    "SLUG_RE", "SUBMISSIONS_DIR", "UNBOUND_FIELDS", "VERIFICATION_SUFFIX", "CardReport",
-    "Context", "InputError", "KnownCorpus", "Problem", "Status", "ValidationReport", "canonical_name",
-    "canonical_relpath", "check_scope", "expected_entries", "find_key_like", "find_secret_text", "iter_card_paths",
-    "make_context", "normalise_text", "parse_changes", "render_json", "render_text", "secret_strings", "slug",
-    "validate_bytes", "validate_card", "validate_paths", "validate_record", "declared_fields",
-]
+_EXPORTS = {
+    "binding": ("expected_entries",),
+    "context": ("SECRET_MIN_SUBSTRING", "Context", "KnownCorpus", "find_secret_text", "make_context",
+                "normalise_text", "secret_strings"),
+    "hygiene": ("CLOCK_SKEW", "EARLIEST_TIMESTAMP", "SECRET_PATTERNS", "find_key_like"),
+    "naming": ("DATASET_DIR_RE", "NAME_RE", "SLUG_RE", "SUBMISSIONS_DIR", "VERIFICATION_SUFFIX", "canonical_name",
+               "canonical_relpath", "slug"),
+    "pipeline": ("validate_bytes", "validate_card"),
+    "report": ("CARD_CHECKS", "RECOMPUTED_CHECKS", "REPO_CHECKS", "CardReport", "Problem", "Status",
+               "ValidationReport", "declared_fields", "render_json", "render_text"),
+    "repository": ("MAX_SCAN_BYTES", "check_scope", "iter_card_paths", "parse_changes", "validate_paths",
+                   "validate_record"),
+    "structure": ("MAX_CARD_BYTES", "OLDEST_SUPPORTED_HARNESS"),
+}
+"""The package's public names by the module that defines them. They are imported on first use (PEP 562
+``__getattr__``; issue 35 item 4, "modules a run does not use are not imported"): ``mtboard run`` reads a few checks
+(:mod:`~mtboard.validate.hygiene`, :mod:`~mtboard.validate.naming`, :mod:`~mtboard.validate.structure`) for its
+preflight, and importing the package used to load every check, the repository walker and what they import (~35 ms
+of the run's start)."""
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = ["DECLARED_FIELDS", "InputError", "UNBOUND_FIELDS", *_WHERE]
 
 
 def __getattr__(name: str) -> Any:
-    """``DECLARED_FIELDS`` and ``UNBOUND_FIELDS``: computed on first use
-    (:func:`mtboard.validate.report.declared_fields`)."""
+    """A public name of :data:`_EXPORTS`, imported from its module on first use and kept in the package; then
+    ``DECLARED_FIELDS`` and ``UNBOUND_FIELDS``: computed on first use (:func:`mtboard.validate.report.declared_fields`).
+    Raises AttributeError for any other name."""
+    module = _WHERE.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value
+        return value
     if name in ("DECLARED_FIELDS", "UNBOUND_FIELDS"):
-        return declared_fields()
+        return __getattr__("declared_fields")()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
