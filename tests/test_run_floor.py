@@ -71,6 +71,13 @@ def test_a_run_without_judges_imports_no_judge_module_nor_other_backends(tmp_pat
                                "mtboard.inputs.corpora.importers", "mtboard.inputs.corpora.filters",
                                "mtboard.inputs.corpora.assemble"))
     assert unwanted == []
+    # exactly the preflight's checks (run/planned.py) and what they import; of the corpus tooling only the arms
+    assert sorted(m for m in loaded if m.startswith("mtboard.validate")) == [
+        "mtboard.validate", "mtboard.validate.attempts", "mtboard.validate.bounds", "mtboard.validate.context",
+        "mtboard.validate.hygiene", "mtboard.validate.naming", "mtboard.validate.report",
+        "mtboard.validate.structure", "mtboard.validate.tools"]
+    assert sorted(m for m in loaded if m.startswith("mtboard.inputs.corpora")) == [
+        "mtboard.inputs.corpora", "mtboard.inputs.corpora.arms"]
 
 
 class _Done:
@@ -86,7 +93,7 @@ def _fake_dpkg(calls: list[list[str]]):
         if args[:2] == ["dpkg-query", "-S"]:
             mode = Path(args[2]).stem
             return _Done(f"apertium-{mode}: {args[2]}\n")
-        return _Done("install ok installed\t1.0-" + args[-1])
+        return _Done("install ok installed\t1.0-" + args[-1] + "\n")
     return fake_run
 
 
@@ -128,8 +135,8 @@ def test_engine_version_is_read_once_per_mode_and_program(monkeypatch, fresh_dpk
 def test_an_apertium_run_asks_dpkg_once_per_question(monkeypatch, fresh_dpkg_caches):
     """What an Apertium EN→ES run with FST acceptance and morphology asks dpkg (issue 35 item 4, "engine versions
     read once per run"): the engine's version (``apertium`` and the mode's package) and the analysers' (the same
-    package, ``lttoolbox``, ``apertium``) — four questions, each asked once (seven ``dpkg-query`` processes before
-    :mod:`mtboard.core.debian`). The versions are the installed ones, as ``dpkg-query`` prints them."""
+    package, ``lttoolbox``, ``apertium``) — four questions, each asked once (eight ``dpkg-query`` processes before
+    :mod:`mtboard.core.debian`, four of them repeats). The versions are the installed ones, as ``dpkg-query`` prints them."""
     calls: list[list[str]] = []
     real = subprocess.run
 
@@ -154,13 +161,24 @@ def test_an_apertium_run_asks_dpkg_once_per_question(monkeypatch, fresh_dpkg_cac
 
 
 def test_package_version_reads_status_and_refuses_what_is_not_a_package_name(monkeypatch, fresh_dpkg_caches):
-    """A package whose configuration files only are left (``deinstall ok config-files``) is not installed, though
-    dpkg still prints its version; a name outside Debian Policy's package names never reaches ``dpkg-query``; no
-    ``dpkg-query`` (not Debian) is None; ``-S`` naming several owners is None, a multi-arch owner its package."""
+    """Hand-written ``dpkg-query`` answers (the shapes of dpkg 1.21's output): a package whose configuration files
+    only are left (``deinstall ok config-files``) has no version, though dpkg prints one; one whose files are on
+    disk (``triggers-pending``, ``half-configured``) has; a Multi-Arch package installed twice has its version when
+    both agree, none when they differ; a name outside Debian Policy's package names never reaches ``dpkg-query``; no
+    ``dpkg-query`` (not Debian) is None. ``-S``: diversion lines skipped (``/bin/sh`` is dash's), architecture
+    qualifiers dropped, several owners None."""
     calls: list[list[str]] = []
-    answers = {"apertium-eng-spa": _Done("install ok installed\t0.8.1-2"),
-               "apertium-old": _Done("deinstall ok config-files\t0.1-1"),
-               "/a": _Done("apertium-x, apertium-y: /a\n"), "/b": _Done("libfoo:amd64: /b\n")}
+    answers = {"apertium-eng-spa": _Done("install ok installed\t0.8.1-2\n"),
+               "apertium-old": _Done("deinstall ok config-files\t0.1-1\n"),
+               "lttoolbox": _Done("install ok triggers-pending\t3.7.1-1+b2\n"),
+               "apertium": _Done("install ok half-configured\t3.8.3-1+b2\n"),
+               "libtwo": _Done("install ok installed\t1.0-1\ninstall ok installed\t1.0-1\n"),
+               "libskew": _Done("install ok installed\t1.0-1\ninstall ok installed\t1.0-2\n"),
+               "/bin/sh": _Done("diversion by dash from: /bin/sh\ndiversion by dash to: /bin/sh.distrib\n"
+                                "dash: /bin/sh\n"),
+               "/a": _Done("apertium-x, apertium-y: /a\n"), "/b": _Done("libfoo:amd64: /b\n"),
+               "/c": _Done("libx:amd64, libx:i386: /c\n"), "/d": _Done("liba:amd64, libb:amd64: /d\n"),
+               "/e": _Done("libe: /e/f\n")}
 
     def fake_run(args, **_):
         calls.append(list(args))
@@ -171,12 +189,19 @@ def test_package_version_reads_status_and_refuses_what_is_not_a_package_name(mon
     monkeypatch.setattr(debian.subprocess, "run", fake_run)
     assert debian.package_version("apertium-eng-spa") == "0.8.1-2"
     assert debian.package_version("apertium-old") is None
+    assert debian.package_version("lttoolbox") == "3.7.1-1+b2" and debian.package_version("apertium") == "3.8.3-1+b2"
+    assert debian.package_version("libtwo") == "1.0-1" and debian.package_version("libskew") is None
     assert debian.package_version("gone") is None
     assert debian.package_version("not-there") is None
     assert debian.package_version("-W") is None and debian.package_version("Apertium") is None
+    assert debian.package_version("a") is None
+    assert debian.owning_package("/bin/sh") == "dash"
     assert debian.owning_package("/a") is None and debian.owning_package("/b") == "libfoo"
+    assert debian.owning_package("/c") == "libx" and debian.owning_package("/d") is None
+    assert debian.owning_package("/e") is None
     assert debian.package_version("apertium-eng-spa") == "0.8.1-2"
-    assert [c[-1] for c in calls] == ["apertium-eng-spa", "apertium-old", "gone", "not-there", "/a", "/b"]
+    assert [c[-1] for c in calls] == ["apertium-eng-spa", "apertium-old", "lttoolbox", "apertium", "libtwo",
+                                      "libskew", "gone", "not-there", "/bin/sh", "/a", "/b", "/c", "/d", "/e"]
 
 
 def test_an_installed_mode_starts_without_apertium_l(monkeypatch, tmp_path):

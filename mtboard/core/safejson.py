@@ -36,11 +36,13 @@ class _Reject(ValueError):
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Reject(f"duplicate key {_excerpt(key)!s}")
-        out[key] = value
+    out = dict(pairs)
+    if len(out) != len(pairs):  # a key twice: name the first repeated one, as a key-by-key insert would
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Reject(f"duplicate key {_excerpt(key)!s}")
+            seen.add(key)
     return out
 
 
@@ -140,8 +142,22 @@ def _walk(value: Any, max_depth: int, path: str = "$", depth: int = 0) -> None:
             _walk(v, max_depth, f"{path}[{i}]", depth + 1)
 
 
-_MAYBE_SURROGATE = re.compile(r"[\ud800-\udfff]|\\u[dD][89a-fA-F]")
-"""A raw surrogate character or a JSON escape of one: only then can a parsed string hold a lone surrogate."""
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A JSON escape of a surrogate (``\\ud800``–``\\udfff``)."""
+
+
+def _maybe_surrogate(text: str) -> bool:
+    """Whether a string parsed from ``text`` can hold a lone surrogate: ``text`` holds a raw surrogate character or
+    a JSON escape of one (only then does :func:`_walk` look string by string). The same answer as searching
+    ``[\\ud800-\\udfff]|\\\\u[dD][89a-fA-F]``, which costs ~4 ms on a 455 KB card: an escape needs ``\\u`` (a
+    substring search), and UTF-8 encoding fails on a raw surrogate and on nothing else (~0.25 ms)."""
+    if "\\u" in text and _ESCAPED_SURROGATE.search(text):
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _depth_within(value: Any, max_depth: int) -> bool:
@@ -208,7 +224,7 @@ def loads(data: bytes | str, *, where: str = "<input>", max_bytes: int = MAX_CAR
         raise InputError(f"not valid JSON: {str(exc)[:80]}", where=where, fix="write strict JSON") from None
     try:
         # The full walk (which names the JSON path) runs only when a fast pre-check finds a possible problem.
-        if _MAYBE_SURROGATE.search(text) or not _depth_within(value, max_depth):
+        if _maybe_surrogate(text) or not _depth_within(value, max_depth):
             _walk(value, max_depth)
     except InputError as exc:
         exc.where = where

@@ -62,7 +62,8 @@ class Analyser:
 
 def _dpkg_version(package: str) -> str:
     """The installed version of ``package`` as the ``fst_version`` string writes it (:func:`mtboard.core.debian.
-    package_version`, asked once per process; ``"unknown"`` when dpkg does not know it)."""
+    package_version`, asked once per process; ``"unknown"`` when dpkg does not know it or its files are not
+    installed)."""
     return debian.package_version(package) or "unknown"
 
 

@@ -70,9 +70,23 @@ Modules (each imports only modules above it in this list):
 """
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mtboard.core.errors import InputError
+
+if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
+    from mtboard.validate.binding import expected_entries
+    from mtboard.validate.context import (SECRET_MIN_SUBSTRING, Context, KnownCorpus, find_secret_text, make_context,
+                                          normalise_text, secret_strings)
+    from mtboard.validate.hygiene import CLOCK_SKEW, EARLIEST_TIMESTAMP, SECRET_PATTERNS, find_key_like
+    from mtboard.validate.naming import (DATASET_DIR_RE, NAME_RE, SLUG_RE, SUBMISSIONS_DIR, VERIFICATION_SUFFIX,
+                                         canonical_name, canonical_relpath, slug)
+    from mtboard.validate.pipeline import validate_bytes, validate_card
+    from mtboard.validate.report import (CARD_CHECKS, RECOMPUTED_CHECKS, REPO_CHECKS, CardReport, Problem, Status,
+                                         ValidationReport, declared_fields, render_json, render_text)
+    from mtboard.validate.repository import (MAX_SCAN_BYTES, check_scope, iter_card_paths, parse_changes,
+                                             validate_paths, validate_record)
+    from mtboard.validate.structure import MAX_CARD_BYTES, OLDEST_SUPPORTED_HARNESS
 
 _EXPORTS = {
     "binding": ("expected_entries",),

@@ -9,7 +9,14 @@ merge, summaries). Loading and writing corpus files is :mod:`mtboard.core.docume
 """
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
+    from mtboard.inputs.corpora.assemble import (build_corpus, merge_corpora, rank_key, sample, summarize,
+                                                 to_entry)
+    from mtboard.inputs.corpora.filters import FilterReport, Pair, check_pair, filter_pairs
+    from mtboard.inputs.corpora.importers import (ImportReport, align_html, align_udhr, read_catalog, read_csv,
+                                                  read_parallel, read_tmx, read_tsv, read_xliff)
 
 _EXPORTS = {
     "assemble": ("build_corpus", "merge_corpora", "rank_key", "sample", "summarize", "to_entry"),
