@@ -136,7 +136,8 @@ def test_an_apertium_run_asks_dpkg_once_per_question(monkeypatch, fresh_dpkg_cac
     """What an Apertium EN→ES run with FST acceptance and morphology asks dpkg (issue 35 item 4, "engine versions
     read once per run"): the engine's version (``apertium`` and the mode's package) and the analysers' (the same
     package, ``lttoolbox``, ``apertium``) — four questions, each asked once (eight ``dpkg-query`` processes before
-    :mod:`mtboard.core.debian`, four of them repeats). The versions are the installed ones, as ``dpkg-query`` prints them."""
+    :mod:`mtboard.core.debian`, four of them repeats). The versions are the installed ones, as ``dpkg-query``
+    prints them."""
     calls: list[list[str]] = []
     real = subprocess.run
 

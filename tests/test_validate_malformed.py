@@ -316,10 +316,11 @@ def test_fast_depth_precheck_agrees_with_full_walk():
 
 
 def test_the_surrogate_precheck_answers_as_the_character_class_search():
-    r"""``_maybe_surrogate`` (a substring search for ``\u``, the escape pattern, UTF-8 encoding) says yes exactly when
-    the former one-regex search ``[\ud800-\udfff]|\\u[dD][89a-fA-F]`` finds something: hand-made edges (each
-    surrogate bound raw and escaped, upper-case escapes, an escaped backslash before ``ud800``, the neighbours
-    U+D7FF/U+E000) and 5,000 seeded texts built from them."""
+    r"""``_maybe_surrogate`` (a substring search for ``\u``, the escape pattern, UTF-8 encoding unless the text came
+    from the strict UTF-8 codec) says yes exactly when the former one-regex search ``[\ud800-\udfff]|\\u[dD][89a-fA-F]``
+    finds something: hand-made edges (each surrogate bound raw and escaped, upper-case escapes, an escaped backslash
+    before ``ud800``, the neighbours U+D7FF/U+E000) and 5,000 seeded texts built from them, each also as the codec
+    could give it when it holds no raw surrogate."""
     import random
     import re
 
@@ -333,6 +334,11 @@ def test_the_surrogate_precheck_answers_as_the_character_class_search():
     for _ in range(5000):
         t = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
         assert safejson._maybe_surrogate(t) == bool(former.search(t)), ascii(t)
+        try:  # a text the strict UTF-8 codec can give (no raw surrogate): the encoding may be skipped
+            t.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        assert safejson._maybe_surrogate(t, from_utf8=True) == bool(former.search(t)), ascii(t)
 
 
 def test_duplicate_keys_are_named_as_a_key_by_key_insert_names_them():

@@ -11,9 +11,10 @@ question; now four (``apertium``, the mode file's owner, ``apertium-eng-spa``, `
 A package has a version here when dpkg knows it and its files are on disk: every state but ``not-installed`` and
 ``config-files`` (a removed package whose configuration files are kept still prints a ``Version``). The signatures
 read the printed ``Version`` in any state before, the engine facts only in ``installed``; an analyser or engine
-whose package is in ``config-files`` has no files to run, so no card's string changes. Answers are cached for the
-process (:func:`functools.lru_cache`): a package installed or upgraded while the process runs is not seen; tests call
-``cache_clear`` on both functions.
+whose package is in ``config-files`` has no files to run, so no card's string changes, while a model record's
+engine facts now also read a package caught mid-upgrade (``unpacked``, ``half-configured``, ``triggers-pending``).
+Answers are cached for the process (:func:`functools.lru_cache`): a package installed or upgraded while the process
+runs is not seen; tests call ``cache_clear`` on both functions.
 """
 
 from __future__ import annotations

@@ -146,13 +146,17 @@ _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 """A JSON escape of a surrogate (``\\ud800``–``\\udfff``)."""
 
 
-def _maybe_surrogate(text: str) -> bool:
+def _maybe_surrogate(text: str, from_utf8: bool = False) -> bool:
     """Whether a string parsed from ``text`` can hold a lone surrogate: ``text`` holds a raw surrogate character or
     a JSON escape of one (only then does :func:`_walk` look string by string). The same answer as searching
-    ``[\\ud800-\\udfff]|\\\\u[dD][89a-fA-F]``, which costs ~4 ms on a 455 KB card: an escape needs ``\\u`` (a
-    substring search), and UTF-8 encoding fails on a raw surrogate and on nothing else (~0.25 ms)."""
+    ``[\\ud800-\\udfff]|\\\\u[dD][89a-fA-F]`` (4–9 ms on a 400 KB card): an escape needs ``\\u`` (a substring
+    search), and UTF-8 encoding fails on a raw surrogate and on nothing else (0.3–1.2 ms, more for non-ASCII text).
+    ``from_utf8``: ``text`` was decoded from bytes by the strict UTF-8 codec, which never yields a surrogate, so the
+    encoding is skipped."""
     if "\\u" in text and _ESCAPED_SURROGATE.search(text):
         return True
+    if from_utf8:
+        return False
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -224,7 +228,7 @@ def loads(data: bytes | str, *, where: str = "<input>", max_bytes: int = MAX_CAR
         raise InputError(f"not valid JSON: {str(exc)[:80]}", where=where, fix="write strict JSON") from None
     try:
         # The full walk (which names the JSON path) runs only when a fast pre-check finds a possible problem.
-        if _maybe_surrogate(text) or not _depth_within(value, max_depth):
+        if _maybe_surrogate(text, isinstance(data, bytes)) or not _depth_within(value, max_depth):
             _walk(value, max_depth)
     except InputError as exc:
         exc.where = where
