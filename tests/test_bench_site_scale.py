@@ -75,3 +75,16 @@ def test_extrapolation_hand_checked(scale, capsys):
     out = capsys.readouterr().out
     assert "extrapolated" in out and "9.01 GB" in out and "cold build 83.3 min wall (41.7 min CPU)" in out
     assert "~30,000 pages" in out and "~4,000 KiB at 2000 rows per board" in out and "peak memory ~1.0 GiB" in out
+
+
+def test_extrapolation_reads_the_site_as_deployed(scale, capsys):
+    """With a rebuild given the deployed ledger (``deployed``), the size is extrapolated from its bytes, not the first
+    build's (whose changes page lists every row as new): 100 cards 90 MB, 1,000 cards 810 MB as deployed (first builds
+    100 and 910 MB) -> 10,000 cards 8.01 GB (slope 0.8 MB/card)."""
+    def row(n, mb, deployed_mb):
+        return {"n": n, "cold": {"bytes": mb * 1e6, "pages": 3 * n, "board": (1024, "x"), "maxrss": 2**30,
+                                 "wall_s": 10.0, "cpu_s": 5.0},
+                "deployed": {"bytes": deployed_mb * 1e6}}
+    scale.extrapolate([row(100, 100, 90), row(1000, 910, 810)], 10000)
+    out = capsys.readouterr().out
+    assert "8.01 GB" in out and "9.01 GB" not in out
