@@ -105,8 +105,8 @@ VALIDATOR_FREE = ("run", "verify", "sweeps", "ledger", "site", "cli", "__main__.
 docs/ARCHITECTURE.md's import order (the runner, re-runs, sweeps, the ledger, the site, the CLI), which
 ``tests/test_architecture.py`` forbids ``validate/`` and every stage before it to import, statically or inside a
 function (the only dynamic imports below them are the backends' entry points, ``backends/``, the weights packages
-of model records, and the lazily imported own submodules of ``core/schema/``, ``inputs/corpora/`` and ``validate/``,
-none in ``mtboard``'s upper stages). Left out of :func:`validator_code_hash` so that
+of model records, and the own submodules ``core/lazy.py`` imports for ``core/schema/``, ``inputs/corpora/`` and
+``validate/``, none in ``mtboard``'s upper stages). Left out of :func:`validator_code_hash` so that
 editing a ledger table, the runner or a page template does not validate every card again (at 1,000 cards that is
 ~6 minutes of the site workflow per change); :data:`VALIDATOR_KEPT` names the files among them that a verdict does
 run."""

@@ -69,10 +69,10 @@ Modules (each imports only modules above it in this list):
   (validate_paths)
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from mtboard.core.errors import InputError
+from mtboard.core.lazy import LazyNames
 
 if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
     from mtboard.validate.binding import expected_entries
@@ -107,24 +107,19 @@ _EXPORTS = {
 (:mod:`~mtboard.validate.hygiene`, :mod:`~mtboard.validate.naming`, :mod:`~mtboard.validate.structure`) for its
 preflight, and importing the package used to load every check, the repository walker and what they import (~35 ms
 of the run's start)."""
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+_LAZY = LazyNames(__name__, globals(), _EXPORTS)
 
-__all__ = ["DECLARED_FIELDS", "InputError", "UNBOUND_FIELDS", *_WHERE]
+__all__ = ["DECLARED_FIELDS", "InputError", "UNBOUND_FIELDS", *_LAZY.where]
 
 
 def __getattr__(name: str) -> Any:
-    """A public name of :data:`_EXPORTS`, imported from its module on first use and kept in the package; then
-    ``DECLARED_FIELDS`` and ``UNBOUND_FIELDS``: computed on first use (:func:`mtboard.validate.report.declared_fields`).
-    Raises AttributeError for any other name."""
-    module = _WHERE.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-        globals()[name] = value
-        return value
+    """``DECLARED_FIELDS`` and ``UNBOUND_FIELDS``: computed on first use (:func:`mtboard.validate.report.
+    declared_fields`); any other public name of :data:`_EXPORTS`: imported from its module on first use and kept in
+    the package (:class:`mtboard.core.lazy.LazyNames`). Raises AttributeError for any other name."""
     if name in ("DECLARED_FIELDS", "UNBOUND_FIELDS"):
-        return __getattr__("declared_fields")()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return _LAZY.load("declared_fields")()
+    return _LAZY.load(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _LAZY.dir(__all__)

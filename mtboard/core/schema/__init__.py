@@ -39,9 +39,9 @@ way in:
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from mtboard.core.lazy import LazyNames
 from mtboard.core.schema.card import Ancestor, DatasetRef, Fingerprint, RunCard, binding_paths
 from mtboard.core.schema.common import (BCP47_RE, BINDING_KEY, BLEU_STATS_WIDTH, CHRF_STATS_WIDTH, DATASET_ID_RE,
                                         HEX64_RE, SECRET_SEGMENTS, SEMVER_RE, TER_STATS_WIDTH, Bcp47, Binding,
@@ -147,7 +147,7 @@ _LAZY_NAMES = {"anchor": ("AnchorCellValue", "AnchorFigures", "AnchorRecord", "A
                          "SWEEP_MAX_PARALLEL", "SWEEP_MAX_PRICE_PER_MTOK", "SWEEP_MAX_RUNS", "SWEEP_MAX_TEMPERATURE",
                          "SWEEP_MAX_TOKENS", "SWEEP_NAME_PATTERN", "CellMatch", "Scalar", "SweepCondition", "SweepFile",
                          "SweepMethod", "SweepOverride", "SWEEP_MAX_HISTORY", "Experiment", "SweepArm")}
-_LAZY = {name: module for module, names in _LAZY_NAMES.items() for name in names}
+_LAZY = LazyNames(__name__, globals(), _LAZY_NAMES)
 
 
 def __getattr__(name: str) -> Any:
@@ -160,16 +160,13 @@ def __getattr__(name: str) -> Any:
                       "model-record": __getattr__("ModelRecord"),
                       "contamination-claim": __getattr__("ContaminationClaim"),
                       "canary-sets": __getattr__("CanarySets"), "canary-run": __getattr__("CanaryRun")}
-    elif name in _LAZY:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+        globals()[name] = value
+        return value
+    return _LAZY.load(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return _LAZY.dir(__all__)
 
 
 SCHEMAS: dict[str, type[BaseModel]]

@@ -8,8 +8,9 @@ merge, summaries). Loading and writing corpus files is :mod:`mtboard.core.docume
 ``corpus_bytes``).
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from mtboard.core.lazy import LazyNames
 
 if TYPE_CHECKING:  # imported on first use (__getattr__ below), named here for type checkers
     from mtboard.inputs.corpora.assemble import (build_corpus, merge_corpora, rank_key, sample, summarize,
@@ -28,21 +29,16 @@ _EXPORTS = {
 35 item 4, "modules a run does not use are not imported"): ``mtboard run`` reads only
 :mod:`~mtboard.inputs.corpora.arms`, and importing the package used to load every importer, filter and label rule
 (~15 ms of the run's start)."""
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+_LAZY = LazyNames(__name__, globals(), _EXPORTS)
 
-__all__ = sorted(_WHERE)
+__all__ = sorted(_LAZY.where)
 
 
 def __getattr__(name: str) -> Any:
-    """A public name of :data:`_EXPORTS`, imported from its module on first use and kept in the package; raises
-    AttributeError for any other name."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    """A public name of :data:`_EXPORTS`, imported from its module on first use and kept in the package
+    (:class:`mtboard.core.lazy.LazyNames`); raises AttributeError for any other name."""
+    return _LAZY.load(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return _LAZY.dir(__all__)
