@@ -102,16 +102,27 @@ def test_view_pages_and_page_path_contracts():
             self.methods = [type("M", (), {"reference": False})() for _ in range(ranked)] + \
                 [type("M", (), {"reference": True})() for _ in range(refs)]
 
-    pages = boardpages.view_pages(V(2, 250), per_page=100)
+    pages = boardpages.view_pages(V(2, 250), per_page=100, more=100)
     assert [(p.number, p.count, p.first, p.last, len(p.rows)) for p in pages] == [
         (1, 3, 1, 100, 102), (2, 3, 101, 200, 100), (3, 3, 201, 250, 50)]
     assert [p.path for p in pages] == ["leaderboards/b-v1.md", "leaderboards/b-v1/page-2.md",
                                        "leaderboards/b-v1/page-3.md"]
+    # the defaults: 40 ranked rows on page 1 (with the charts), 80 on each later page (issue 35, bytes per card);
+    # 200 rows = 40 + 80 + 80, 201 rows need a fourth page
+    pages = boardpages.view_pages(V(1, 200))
+    assert [(p.number, p.count, p.first, p.last, len(p.rows)) for p in pages] == [
+        (1, 3, 1, 40, 41), (2, 3, 41, 120, 80), (3, 3, 121, 200, 80)]
+    assert [(p.first, p.last) for p in boardpages.view_pages(V(0, 201))] == [(1, 40), (41, 120), (121, 200),
+                                                                            (201, 201)]
+    assert [(p.first, p.last) for p in boardpages.view_pages(V(0, 41), per_page=40, more=3)] == [(1, 40), (41, 41)]
     empty = boardpages.view_pages(V(1, 0), per_page=100)
     assert [(p.number, p.count, p.first, p.last, len(p.rows)) for p in empty] == [(1, 1, 0, 0, 1)]
     assert len(boardpages.view_pages(V(0, 100), per_page=100)) == 1
+    assert len(boardpages.view_pages(V(0, 40))) == 1
     with pytest.raises(ValueError):
         boardpages.view_pages(V(0, 3), per_page=0)
+    with pytest.raises(ValueError):
+        boardpages.view_pages(V(0, 3), more=0)
     with pytest.raises(ValueError):
         boardpages.page_path(V(0, 0), 0)
 
@@ -149,7 +160,9 @@ def test_2000_row_board_pages_under_250_kb(tmp_path):
              if p.name != "index.html"}  # the boards' index (issue 36) is one small page, not a view
     views = [n for n in sizes if "/" not in n]
     assert len(views) == 1 + len(DOMAINS) == 8  # the board and its 7 domain views
-    assert len(sizes) == 8 * 2000 // boardpages.BOARD_PAGE_ROWS  # 2,000 ranked rows, 40 a page
+    # 2,000 ranked rows: 40 on page 1, then 80 a page (24 full pages and one of 40): 26 pages a view
+    assert boardpages.BOARD_PAGE_ROWS == 40 and boardpages.BOARD_MORE_ROWS == 80
+    assert len(sizes) == 8 * 26
     assert max(sizes.values()) <= 250_000, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
     assert (lbs / "index.html").stat().st_size <= 250_000
     for view in views:

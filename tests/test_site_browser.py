@@ -78,6 +78,13 @@ def test_sort_filter_and_portrait(served, page, tmp_path):
     page.click("#lb-main th[data-key=chrf] button")
     chrf = [_value(x) for x in _column(page, "chrf")]
     assert chrf == sorted(chrf)
+    # the method column sorts by name, A first (its cells carry their place among the page's names, not the names:
+    # issue 35); the order is the one of the cards' method names, lower-cased
+    page.click("#lb-main th[data-key=method] button")
+    shown = page.eval_on_selector_all("#lb-main tbody tr", "rows => rows.map(r => r.dataset.row)")
+    names = {c.run_card_hash[:16]: tables.method_name(c).lower() for c in cards.values()}
+    assert [names[r] for r in shown] == sorted(names[r] for r in shown) and len(shown) == 7
+    assert page.get_attribute("#lb-main th[data-key=method]", "aria-sort") == "ascending"
     page.click("#lb-main th[data-key=cost] button")  # unrecorded costs stay last in both directions
     costs = _column(page, "cost")
     assert costs[-1] == "not priced" and costs[0] != "not priced"

@@ -59,12 +59,17 @@ class Rows(HTMLParser):
             self.nested += 1  # the "reproduced ×N" members table inside a method cell
         if tag in ("td", "th") and self.cur is not None and not self.nested:
             self.cell = [a.get("class", "")[2:], [], a.get("data-v")]
+            self.spans = []
+        if tag == "span" and self.cell is not None:
+            self.spans.append(a.get("class"))
 
     def handle_data(self, data):
         if self.cell is not None:
             self.cell[1].append(data)
 
     def handle_endtag(self, tag):
+        if tag == "span" and self.cell is not None and self.spans and self.spans.pop() == "mtb-decm":
+            self.cell[1].append("\u1d48")  # the mark the stylesheet draws after a declared value (board.css)
         if tag == "table" and self.nested:
             self.nested -= 1
             return

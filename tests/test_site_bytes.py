@@ -25,7 +25,7 @@ def test_layered_indents_down_to_its_depth_and_keeps_the_value():
 
 
 def test_strip_chrome_leaves_the_article_untouched():
-    page = ('<html>\n    <head>\n  <title>t</title>\n</head>\n<body>\n      <nav>\n        <a>x</a>\n      </nav>\n'
+    page = ('<html>\n    <head>\n  <title>t</title>\n</head>\n<body>\n      <nav>\n\n        <a>x</a>\n  \n\n      </nav>\n'
             '<article class="md-content__inner">\n  <pre>  keep\n    this</pre>\n   <p>y</p>\n</article>\n'
             '    <footer>\n      z\n    </footer>\n</body>\n</html>\n')
     assert strip_chrome(page) == (
@@ -34,6 +34,7 @@ def test_strip_chrome_leaves_the_article_untouched():
         '<footer>\nz\n</footer>\n</body>\n</html>\n')
     # without an article: stripped unless the page holds preformatted text
     assert strip_chrome("<p>\n   a</p>") == "<p>\na</p>"
+    assert strip_chrome("<p>\n\n \t\n a</p>") == "<p>\na</p>"  # blank lines too: one line break is the same
     assert strip_chrome("<pre>\n   a</pre>") == "<pre>\n   a</pre>"
 
 

@@ -280,6 +280,9 @@ def test_run_page_height_and_deep_link(served, browser, tmp_path):
                                                                  "\u2260 meaning mismatch (semantic)")
         assert seg["rows"][1][0] == 2 and seg["rows"][1][10] == ["meaning-mismatch"]
         assert pg.get_attribute("#seg-8", "class") == "mtb-fail"
+        # source, reference and output marked with their languages (the run's div carries them once for every table)
+        assert [row.nth(k).get_attribute("lang") for k in (1, 2, 3)] == ["en", "es", "es"]
+        assert pg.eval_on_selector_all("table[data-group=failures] td.txt[lang]", "cs => cs.length") == 30
         # a failed entry's semantic verdicts (0 by policy) are not repeated beside the failure
         assert pg.get_attribute("#seg-8", "data-f") == "failed source_untranslated"
         if vp is DESKTOP:  # every entry's chrF++ and "vs field" cells as the server rendered them before issue 35

@@ -414,6 +414,10 @@ def test_visitor_task03_verified_and_cost(site, browser):
     assert first.locator("td.c-cost").text_content().startswith("no API cost (local)")  # never a bare "$0"
     assert first.locator("td.c-vtier a.mtb-term").get_attribute("href").endswith(
         "glossary.html#maintainer-re-run-unattested")
+    # a declared value is marked ᵈ by the stylesheet (issue 35: not repeated in every row's HTML), italic and dotted
+    date = first.locator("td.c-date span.mtb-decm")
+    assert date.evaluate("e => getComputedStyle(e, '::after').content") == '"\u1d48" / ""'
+    assert date.evaluate("e => getComputedStyle(e).fontStyle") == "italic"
     ctx.close()
 
 

@@ -1,7 +1,7 @@
 """Pages and files of the boards half of the site (issue 12): home, pair boards and domain views with their charts
-(each cut into pages of :data:`BOARD_PAGE_ROWS` ranked rows, issue 35 item 2), the runs index (pages of
-:data:`RUNS_INDEX_ROWS` runs), downloads (per view ``.csv``/``.json``, site-wide ``data/boards.json`` and
-``leaderboard.json``), the methodology page and the changes page.
+(each cut into pages: :data:`BOARD_PAGE_ROWS` ranked rows on page 1, :data:`BOARD_MORE_ROWS` on the later pages,
+issue 35 item 2), the runs index (pages of :data:`RUNS_INDEX_ROWS` runs), downloads (per view ``.csv``/``.json``,
+site-wide ``data/boards.json`` and ``leaderboard.json``), the methodology page and the changes page.
 
 Returns ``{docs-relative path: text}`` like :func:`mtboard.site.render.render_pages`; :mod:`mtboard.site.build`
 merges it over that dict. Everything is computed before rendering (:mod:`mtboard.site.boards`) and every output is
@@ -48,9 +48,9 @@ CHART_LIMIT = 30
 """Charts (CI forest, quality vs cost/speed, domain heatmap) show the top 30 ranked methods: a chart of hundreds of
 rows is unreadable and would blow the board page's 250 KB budget (design §3.12); the table holds every method."""
 BOARD_PAGE_ROWS = 40
-"""Ranked rows per board page (issue 35 item 2): a view of more ranked methods continues on further static pages
-(:func:`view_pages`), so the largest board page stays under 250 KB of HTML at any board size (424 KiB at 200 rows
-before). Measured on bench/site_scale.py's synthetic board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise
+"""Ranked rows on page 1 of a board or domain view (issue 35 item 2; later pages: :data:`BOARD_MORE_ROWS`): a view
+of more ranked methods continues on further static pages (:func:`view_pages`), so the largest board page stays
+under 250 KB of HTML at any board size (424 KiB at 200 rows before). Measured on bench/site_scale.py's synthetic board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise
 matrix ≈ 75 KB, the theme ≈ 25 KB: 100 rows put page 1 at 267 KB, over budget; 50 rows leave room for longer names
 and reproduction panels. Largest board page, before → after: 433,916 → 182,574 B at 200 rows; 3,479,641 → 189,132 B
 at 2,000 rows (tests/test_board_pages.py, bench/site_scale.py --board-rows). Issue 40 (the screen-ready column,
@@ -58,6 +58,14 @@ at 2,000 rows (tests/test_board_pages.py, bench/site_scale.py --board-rows). Iss
 rows: 40 rows a page since. Reference baselines, the charts, the
 pairwise matrix and the unranked runs stay on page 1; the legend is on every page; the CSV/JSON downloads keep the
 whole view."""
+BOARD_MORE_ROWS = 80
+"""Ranked rows on each page after page 1 (issue 35, "marginal bytes per card"): those pages hold the table alone, so
+they take twice page 1's rows. A page's fixed part (the theme, the context line, the controls, the column header,
+both pagers, the legend) is ≈ 21 KB; at 40 rows a page it cost every added card ≈ 4.2 KB over its 8 views (21 KB
+× 8 / 40), at 80 ≈ 2.1 KB. Measured on bench/site_scale.py's synthetic boards (rows ≈ 2.25 KB in a domain view,
+≈ 2.5 KB in the board's main view): a later page of the main view is ≈ 121 KB at 40 rows, ≈ 221 KB at 80, under
+the 250 KB budget (tests/test_board_pages.py asserts it at 2,000 rows; measured 2026-12-07 on its 2,000-row board:
+page 1 212,401 B, the largest later page 201,092 B); 100 rows would not (≈ 271 KB)."""
 RUNS_INDEX_ROWS = 200
 """Run cards per page of the runs index (``runs/index.md``, then ``runs/index-p2.md`` …; run pages are
 ``runs/<16 hex>.md``, so the names cannot collide): ≈ 0.8 KB of HTML a row keeps each page near 190 KB
@@ -104,22 +112,24 @@ class BoardPage:
     """Ranked rows in the whole view."""
 
 
-def view_pages(view: View, per_page: int | None = None) -> list[BoardPage]:
-    """The view's rows cut into pages of at most ``per_page`` ranked rows, in the ledger's order (ranks stay global);
-    every row is on exactly one page; reference rows (never ranked) go on page 1 in their place. A view with no rows
-    has one empty page. ``per_page``: None reads :data:`BOARD_PAGE_ROWS` at call time. Raises ValueError when
-    ``per_page`` < 1."""
+def view_pages(view: View, per_page: int | None = None, more: int | None = None) -> list[BoardPage]:
+    """The view's rows cut into pages, in the ledger's order (ranks stay global): at most ``per_page`` ranked rows on
+    page 1 (with the charts), at most ``more`` on each later page; every row is on exactly one page; reference rows
+    (never ranked) go on page 1 in their place. A view with no rows has one empty page. None reads
+    :data:`BOARD_PAGE_ROWS` (``per_page``) and :data:`BOARD_MORE_ROWS` (``more``) at call time. Raises ValueError
+    when either is < 1."""
     per_page = BOARD_PAGE_ROWS if per_page is None else per_page
-    if per_page < 1:
-        raise ValueError(f"per_page must be at least 1, got {per_page}")
+    more = BOARD_MORE_ROWS if more is None else more
+    if per_page < 1 or more < 1:
+        raise ValueError(f"rows a page must be at least 1, got {per_page} (page 1) and {more} (later pages)")
     ranked = [m for m in view.methods if not m.reference]
-    count = max(1, -(-len(ranked) // per_page))
+    count = 1 + max(0, -(-(len(ranked) - per_page) // more))
     first_page = {id(m) for m in ranked[:per_page]}
     pages = [BoardPage(1, count, page_path(view, 1), [m for m in view.methods if m.reference or id(m) in first_page],
                        1 if ranked else 0, min(per_page, len(ranked)), len(ranked))]
     for k in range(2, count + 1):
-        lo = (k - 1) * per_page
-        chunk = ranked[lo:lo + per_page]
+        lo = per_page + (k - 2) * more
+        chunk = ranked[lo:lo + more]
         pages.append(BoardPage(k, count, page_path(view, k), chunk, lo + 1, lo + len(chunk), len(ranked)))
     return pages
 
@@ -664,7 +674,7 @@ def render_board_pages(inputs: Inputs, boards: list[Leaderboard], portraits: lis
                                        search=i == 0 and bp.number == 1, page=bp.number, pages=bp.count,
                                        cols=cols, filters=filters)
                 common = dict(h1=h1, names=names, lb=lb, view=view, table=table, page=bp, page_rows=BOARD_PAGE_ROWS,
-                              inseparable_line=INSEPARABLE_LINE,
+                              more_rows=BOARD_MORE_ROWS, inseparable_line=INSEPARABLE_LINE,
                               pager=pager(bp, view, lambda t, here=here: rel_link(here, t)),
                               pager_top=pager(bp, view, lambda t, here=here: rel_link(here, t), compact=True),
                               first_href=rel_link(here, view.page), csv_href=rel_link(here, view_file(view, "csv")),
@@ -791,7 +801,7 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
     render("methodology/ranks.md", "methodology_ranks.md.j2", title=f"Methodology: {titles['methodology/ranks.md']}",
            spec_ranks=Markup(spec_section(spec, "4.6", under=2)),
            spec_flip=Markup(spec_section(spec, "4.7", under=2)), spec_tiers=Markup(spec_section(spec, "5", under=2)),
-           board_page_rows=BOARD_PAGE_ROWS, chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS, **common)
+           board_page_rows=BOARD_PAGE_ROWS, board_more_rows=BOARD_MORE_ROWS, chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS, **common)
     render("methodology/verification.md", "methodology_verification.md.j2",
            title=f"Methodology: {titles['methodology/verification.md']}",
            tiers_text=[(t, st.TIER_LABEL[t], st.TIER_ICON[t], glossary.tier_text(t)) for t in reversed(st.TIERS)],

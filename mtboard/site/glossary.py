@@ -285,14 +285,18 @@ TIER_TERMS: tuple[TierTerm, ...] = tuple(TierTerm(tier_key(t), st.TIER_ICON[t], 
 """The verification tiers, strongest first (the order of the boards' key)."""
 
 
-def term_html(key: str, glossary_href: str, text: str | None = None) -> Markup:
+def term_html(key: str, glossary_href: str, text: str | None = None, tooltip: bool = True) -> Markup:
     """``<a class="mtb-term" href="<glossary_href>#<key>" title="<one line>">text</a>`` for glossary term ``key``
-    (``text`` defaults to the term's label; a str is escaped, Markup kept as it is). The title is the tooltip (Material ``content.tooltips``); the link
-    opens the full entry. Raises KeyError for a term the glossary does not have, so a page cannot cite a missing
-    entry."""
+    (``text`` defaults to the term's label; a str is escaped, Markup kept as it is). The title is the tooltip
+    (Material ``content.tooltips``); the link opens the full entry. ``tooltip`` False leaves the title out: for a term
+    repeated on every row of a table (a board's verification cell: ~115 bytes a row in each of a board's 8 views,
+    issue 35), whose line the page's legend and the column's help carry once. Raises KeyError for a term the
+    glossary does not have, so a page cannot cite a missing entry."""
     t = BY_KEY[key]
-    return Markup('<a class="mtb-term" href="{}#{}" title="{}">{}</a>').format(
-        glossary_href, key, t.short, escape(t.label if text is None else text))
+    shown = escape(t.label if text is None else text)
+    if not tooltip:
+        return Markup('<a class="mtb-term" href="{}#{}">{}</a>').format(glossary_href, key, shown)
+    return Markup('<a class="mtb-term" href="{}#{}" title="{}">{}</a>').format(glossary_href, key, t.short, shown)
 
 
 __all__ = ["METHODOLOGY_PAGES", "SECTIONS", "Section", "ANCHORS", "TERMS", "BY_KEY", "Term", "TierTerm", "TIER_TERMS",

@@ -53,6 +53,8 @@
 
     function sortBy(th, dir, announce) {
       var idx = heads.indexOf(th);
+      // the method column compares strings: its data-v is the name's place on the page, zero-padded (boards.py
+      // method_places), which orders as the names do
       var numeric = th.hasAttribute("data-lib") && th.getAttribute("data-key") !== "method";
       var rows = Array.prototype.slice.call(body.rows);
       var sign = dir === "ascending" ? 1 : -1;

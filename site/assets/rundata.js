@@ -132,7 +132,7 @@
       z[1].entries.forEach(function (e) { texts[e[0]] = e; });
       Array.prototype.forEach.call(box.querySelectorAll("table[data-group]"), function (t) {
         if (!t.tHead) t.appendChild(head());
-        var body = t.tBodies[0] || t.appendChild(D.createElement("tbody")), sl = t.getAttribute("data-sl"), tl = t.getAttribute("data-tl"), an = t.hasAttribute("data-anchor");
+        var body = t.tBodies[0] || t.appendChild(D.createElement("tbody")), sl = box.getAttribute("data-sl"), tl = box.getAttribute("data-tl"), an = t.hasAttribute("data-anchor");
         (run.groups[t.getAttribute("data-group")] || []).forEach(function (id) {
           if (rows[id]) body.appendChild(segRow(rows[id], texts[id], sl, tl, an));
         });
