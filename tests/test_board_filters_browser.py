@@ -88,7 +88,7 @@ def served(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def served_paged(tmp_path_factory):
-    """The same site with 2 ranked rows a board page: the main board is cut into several pages."""
+    """The same site with 2 ranked rows on a board's page 1: the main board is cut into several pages."""
     with serving(_build(tmp_path_factory, "filters-site-paged", page_rows=2)) as port:
         yield f"http://127.0.0.1:{port}"
 

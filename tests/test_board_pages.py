@@ -27,7 +27,8 @@ BOARD = "leaderboards/toy-en-es-v1.0.0"
 
 @pytest.fixture(scope="module")
 def paged(tmp_path_factory):
-    """The standard fixture board (6 cards) rendered with 2 ranked rows a board page and 3 runs a runs-index page."""
+    """The standard fixture board (6 cards) rendered with 2 ranked rows on a board's page 1 (its 4 ranked
+    rows: two pages) and 3 runs a runs-index page."""
     root = tmp_path_factory.mktemp("paged")
     corpus, sha = write_toy_corpus(root / "corpora")
     for card in standard_cards(corpus, sha).values():
@@ -176,7 +177,7 @@ def test_2000_row_board_pages_under_250_kb(tmp_path):
 
 
 def test_the_full_pager_shows_the_first_last_and_neighbouring_page_numbers():
-    """40 pages (the 2,000-row board): page 1 shows 1 2 3 … 40; page 20 shows 1 … 18 19 20 21 22 … 40; every number
+    """40 pages (a 2,000-row board at 50 rows a page; at 40 + 80 it has 26): page 1 shows 1 2 3 … 40; page 20 shows 1 … 18 19 20 21 22 … 40; every number
     links its page, the current one is marked; 'Next'/'Previous' link the neighbours (hand-written expectations)."""
     import re
 
@@ -197,3 +198,21 @@ def test_the_full_pager_shows_the_first_last_and_neighbouring_page_numbers():
     html = str(_pager(page, lambda k: f"p{k}.html", lambda t: t, "Board pages", "Ranked rows"))
     assert '<strong aria-current="page">20</strong>' in html and '<a href="p19.html" rel="prev">' in html
     assert '<a href="p21.html" rel="next">' in html and '<a href="p40.html" aria-label="Page 40">40</a>' in html
+
+
+def test_method_places_order_names_as_the_board_script_compares_them():
+    """The method cell's sort key (issue 35): the name's place among the page's names, zero-padded to one width so
+    board.js's string comparison keeps the order; equal names share a place; order by UTF-16 code units, as
+    JavaScript compares strings (U+20000 is the surrogate pair D840 DC00, before U+FA0E; by code point it is after)."""
+    from mtboard.site.boards import method_places
+
+    class M:
+        def __init__(self, name: str):
+            self.values = {"method": type("V", (), {"sort": name.lower()})()}
+
+    names = ["gpt-\U00020000", "gpt-\ufa0e", "Alpha", "alpha", "beta"] + [f"m{i:02d}" for i in range(7)]
+    places = method_places([M(n) for n in names])
+    assert places["alpha"] == "00" and places["beta"] == "01" and len(set(places.values())) == 11
+    assert places["gpt-\U00020000"] < places["gpt-\ufa0e"]  # "gpt-\U00020000" > "gpt-\ufa0e" in Python
+    assert sorted(places, key=places.get) == sorted(places, key=lambda k: k.encode("utf-16-be"))
+    assert method_places([M("x")]) == {"x": "0"} and method_places([]) == {}

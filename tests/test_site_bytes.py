@@ -35,6 +35,7 @@ def test_strip_chrome_leaves_the_article_untouched():
     # without an article: stripped unless the page holds preformatted text
     assert strip_chrome("<p>\n   a</p>") == "<p>\na</p>"
     assert strip_chrome("<p>\n\n \t\n a</p>") == "<p>\na</p>"  # blank lines too: one line break is the same
+    assert strip_chrome("<p>\n\u00a0a\n\u3000b</p>") == "<p>\n\u00a0a\n\u3000b</p>"  # HTML whitespace only: text stays
     assert strip_chrome("<pre>\n   a</pre>") == "<pre>\n   a</pre>"
 
 

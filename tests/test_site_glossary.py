@@ -28,6 +28,9 @@ def test_term_html_is_an_escaped_link_with_its_line_as_title():
     assert glossary.term_html("ci", "g.html", "<b>") == Markup(
         '<a class="mtb-term" href="g.html#ci" title="95% bootstrap interval over segments: the middle 95% of the '
         'scores on test sets resampled from this one.">&lt;b&gt;</a>')
+    # without the tooltip (a term repeated on every row of a board, issue 35): the link alone, text still escaped
+    assert glossary.term_html("self-benchmarked", "../g.html", "<b>", tooltip=False) == Markup(
+        '<a class="mtb-term" href="../g.html#self-benchmarked">&lt;b&gt;</a>')
     try:
         glossary.term_html("no-such-term", "g.html")
     except KeyError:

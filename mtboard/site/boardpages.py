@@ -50,8 +50,9 @@ rows is unreadable and would blow the board page's 250 KB budget (design §3.12)
 BOARD_PAGE_ROWS = 40
 """Ranked rows on page 1 of a board or domain view (issue 35 item 2; later pages: :data:`BOARD_MORE_ROWS`): a view
 of more ranked methods continues on further static pages (:func:`view_pages`), so the largest board page stays
-under 250 KB of HTML at any board size (424 KiB at 200 rows before). Measured on bench/site_scale.py's synthetic board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise
-matrix ≈ 75 KB, the theme ≈ 25 KB: 100 rows put page 1 at 267 KB, over budget; 50 rows leave room for longer names
+under 250 KB of HTML at any board size (424 KiB at 200 rows before). Measured on bench/site_scale.py's synthetic
+board: a row is ≈ 1.7 KB of HTML, page 1's charts and pairwise matrix ≈ 75 KB, the theme ≈ 25 KB: 100 rows put page 1
+at 267 KB, over budget; 50 rows leave room for longer names
 and reproduction panels. Largest board page, before → after: 433,916 → 182,574 B at 200 rows; 3,479,641 → 189,132 B
 at 2,000 rows (tests/test_board_pages.py, bench/site_scale.py --board-rows). Issue 40 (the screen-ready column,
 ~50 B a row, on top of issues 36–39's additions) put page 1 of the synthetic 2,000-row board at 251,382 B with 50
@@ -65,7 +66,9 @@ both pagers, the legend) is ≈ 21 KB; at 40 rows a page it cost every added car
 × 8 / 40), at 80 ≈ 2.1 KB. Measured on bench/site_scale.py's synthetic boards (rows ≈ 2.25 KB in a domain view,
 ≈ 2.5 KB in the board's main view): a later page of the main view is ≈ 121 KB at 40 rows, ≈ 221 KB at 80, under
 the 250 KB budget (tests/test_board_pages.py asserts it at 2,000 rows; measured 2026-12-07 on its 2,000-row board:
-page 1 212,401 B, the largest later page 201,092 B); 100 rows would not (≈ 271 KB)."""
+page 1 212,401 B, the largest later page 201,092 B); 100 rows would not (≈ 271 KB). The margin is ≈ 2.9 KB a row
+on average: rows with a reproduction panel (a table of member runs) or long notes take more, and a later page of
+80 such rows can pass 250 KB — as page 1's 40 rows can with its charts."""
 RUNS_INDEX_ROWS = 200
 """Run cards per page of the runs index (``runs/index.md``, then ``runs/index-p2.md`` …; run pages are
 ``runs/<16 hex>.md``, so the names cannot collide): ≈ 0.8 KB of HTML a row keeps each page near 190 KB
@@ -801,7 +804,8 @@ def _methodology(render, inputs: Inputs, boards: list[Leaderboard], root: Path, 
     render("methodology/ranks.md", "methodology_ranks.md.j2", title=f"Methodology: {titles['methodology/ranks.md']}",
            spec_ranks=Markup(spec_section(spec, "4.6", under=2)),
            spec_flip=Markup(spec_section(spec, "4.7", under=2)), spec_tiers=Markup(spec_section(spec, "5", under=2)),
-           board_page_rows=BOARD_PAGE_ROWS, board_more_rows=BOARD_MORE_ROWS, chart_limit=CHART_LIMIT, runs_index_rows=RUNS_INDEX_ROWS, **common)
+           board_page_rows=BOARD_PAGE_ROWS, board_more_rows=BOARD_MORE_ROWS, chart_limit=CHART_LIMIT,
+           runs_index_rows=RUNS_INDEX_ROWS, **common)
     render("methodology/verification.md", "methodology_verification.md.j2",
            title=f"Methodology: {titles['methodology/verification.md']}",
            tiers_text=[(t, st.TIER_LABEL[t], st.TIER_ICON[t], glossary.tier_text(t)) for t in reversed(st.TIERS)],

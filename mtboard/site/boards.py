@@ -299,8 +299,10 @@ def _provenance(text: str, source: str, name: bool = False) -> str:
     200-method board under its weight budget). ``name``: the text is a name, shown isolated and marked
     (:func:`mtboard.core.fmt.name_html`). A declared value's ``ᵈ`` is drawn by the stylesheet after the
     ``mtb-decm`` span (``site/assets/board.css``: generated content with empty alternative text, so screen readers
-    skip it as they skipped the ``aria-hidden`` span it replaces): 33 bytes less for each of the 4 declared cells
-    of a row in each of a board's 8 views (issue 35, "marginal bytes per card")."""
+    skip it as they skipped the ``aria-hidden`` span it replaces): 34 bytes less for each of the 4 declared cells
+    of a row in each of a board's 8 views (issue 35, "marginal bytes per card"). Copied text no longer holds the
+    mark, and a browser without CSS's alternative-text syntax (Firefox < 128, Safari < 17.4) lets screen readers
+    read it."""
     if text in (fmt.DASH, "unknown", NOT_PRICED):
         return _e(text)
     shown = str(fmt.name_html(text)) if name else _e(text)
@@ -465,7 +467,8 @@ def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = Non
         return f'<th scope="row" class="{cls}" data-v="{_e(sort if place is None else place)}">{cell}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
-        # no tooltip: the same line on every row of the standing; the legend below the table has it once
+        # no tooltip in the HTML: the same line on every row of the standing; the legend below the table has it once
+        # (board.js copies it onto these links)
         body = str(glossary.term_html(glossary.tier_key(tier), link("glossary.md"), Markup(
             f'<span aria-hidden="true">{st.TIER_ICON[tier]}</span> {_e(_VT_SHORT[tier])}'
             + _SR.format(f" ({_e(st.TIER_LABEL[tier])})")), tooltip=False))
@@ -563,8 +566,9 @@ def method_places(rows: list[MethodRow]) -> dict[str, str]:
     to one width (``"007"`` of 120), so that the board script's string comparison (``site/assets/board.js``, which
     compares ``data-v`` strings for the method column) orders a page's rows as the names would; equal names share a
     place. Written as the method cell's ``data-v`` in place of the name: ~70 bytes less a row in each of a board's
-    8 views (issue 35, "marginal bytes per card"). Python orders the names (by code point)."""
-    keys = sorted({m.values["method"].sort for m in rows})
+    8 views (issue 35, "marginal bytes per card"). The names are ordered by UTF-16 code units, as the script
+    compared them before (a name with a character above U+FFFF sorts as JavaScript sorts it, not by code point)."""
+    keys = sorted({m.values["method"].sort for m in rows}, key=lambda k: k.encode("utf-16-be"))
     width = len(str(max(len(keys) - 1, 0)))
     return {k: f"{i:0{width}d}" for i, k in enumerate(keys)}
 

@@ -290,7 +290,8 @@ def term_html(key: str, glossary_href: str, text: str | None = None, tooltip: bo
     (``text`` defaults to the term's label; a str is escaped, Markup kept as it is). The title is the tooltip
     (Material ``content.tooltips``); the link opens the full entry. ``tooltip`` False leaves the title out: for a term
     repeated on every row of a table (a board's verification cell: ~115 bytes a row in each of a board's 8 views,
-    issue 35), whose line the page's legend and the column's help carry once. Raises KeyError for a term the
+    issue 35), whose line the page's legend carries once (the link still opens the entry; ``site/assets/board.js``
+    copies the legend's title onto a board's verification links). Raises KeyError for a term the
     glossary does not have, so a page cannot cite a missing entry."""
     t = BY_KEY[key]
     shown = escape(t.label if text is None else text)
