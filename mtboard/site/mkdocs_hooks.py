@@ -23,7 +23,7 @@ from typing import Any
 
 _INDENT = re.compile(r"\n[ \t\n\r\f]+")
 """A line break and the HTML whitespace after it (spaces, tabs, further line breaks, form feeds: not every Unicode
-space, as ``\s`` would take: a no-break space is text): one line break is the same whitespace to HTML."""
+space, as ``\\s`` would take: a no-break space is text): one line break is the same whitespace to HTML."""
 
 
 def on_env(env: Any, config: Any, files: Any) -> Any:  # noqa: ARG001 (MkDocs' hook signature)
