@@ -177,8 +177,9 @@ def test_2000_row_board_pages_under_250_kb(tmp_path):
 
 
 def test_the_full_pager_shows_the_first_last_and_neighbouring_page_numbers():
-    """40 pages (a 2,000-row board at 50 rows a page; at 40 + 80 it has 26): page 1 shows 1 2 3 … 40; page 20 shows 1 … 18 19 20 21 22 … 40; every number
-    links its page, the current one is marked; 'Next'/'Previous' link the neighbours (hand-written expectations)."""
+    """40 pages (a 2,000-row board at 50 rows a page; at 40 + 80 it has 26): page 1 shows 1 2 3 … 40; page 20 shows
+    1 … 18 19 20 21 22 … 40; every number links its page, the current one is marked; 'Next'/'Previous' link the
+    neighbours (hand-written expectations)."""
     import re
 
     from mtboard.site.boardpages import BoardPage, _pager

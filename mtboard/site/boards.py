@@ -457,14 +457,15 @@ def record_note_html(facts: Any, link) -> str:
 
 
 def _td(m: MethodRow, col: BoardColumn, link, tries: Any = None, cont: Any = None, whole: bool = True,
-        facts: Any = None, older: str | None = None, drift: Any = None, place: str | None = None) -> str:
-    """One cell of a board row. ``place``: the method cell's sort key (:func:`method_places`; None: the name)."""
+        facts: Any = None, older: str | None = None, drift: Any = None, place: str = "") -> str:
+    """One cell of a board row. ``place``: the method cell's sort key, its place among the page's names
+    (:func:`method_places`)."""
     v = m.values[col.key]
     sort = "" if v.sort is None else (v.sort if isinstance(v.sort, str) else f"{float(v.sort):.7g}")
     cls = f"c-{col.key}"
     if col.key == "method":
         cell = _method_cell(m, link, tries, cont, facts, older, drift)
-        return f'<th scope="row" class="{cls}" data-v="{_e(sort if place is None else place)}">{cell}</th>'
+        return f'<th scope="row" class="{cls}" data-v="{_e(place)}">{cell}</th>'
     if col.key == "vtier":
         tier = m.standing.tier
         # no tooltip in the HTML: the same line on every row of the standing; the legend below the table has it once

@@ -250,12 +250,12 @@
 
   // a row's verification link carries no title in the HTML (issue 35: the same line on every row of a standing);
   // the legend's link to the same glossary entry has it: copied here, the tooltip is back with JavaScript
-  function setupTierTitles(board) {
+  function setupTierTitles() {
     var lines = {};
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-legend a.mtb-term[title]"), function (a) {
       lines[a.getAttribute("href")] = a.getAttribute("title");
     });
-    Array.prototype.forEach.call(board.querySelectorAll("td.c-vtier a.mtb-term:not([title])"), function (a) {
+    Array.prototype.forEach.call(document.querySelectorAll(".mtb-board td.c-vtier a.mtb-term:not([title])"), function (a) {
       var line = lines[a.getAttribute("href")];
       if (line) a.setAttribute("title", line);
     });
@@ -263,7 +263,7 @@
 
   function init() {
     setupCostN();
-    Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupTierTitles);
+    setupTierTitles();
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupFlips);
     Array.prototype.forEach.call(document.querySelectorAll("table.mtb-board-table"), setupTable);
     Array.prototype.forEach.call(document.querySelectorAll(".mtb-board"), setupColumns);
