@@ -10,6 +10,7 @@ board (~2 min). Every expected value is worked out by hand in the comments.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -649,3 +650,70 @@ def test_long_lived_keeps_a_freeze_the_caller_made():
     finally:
         gc.unfreeze()
     assert gc.get_freeze_count() == 0
+
+
+def test_collector_paused_restores_the_collector_whatever_happens():
+    import gc
+
+    assert gc.isenabled()
+    with L.collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), L.collector_paused():
+        raise RuntimeError("a card that does not parse")
+    assert gc.isenabled()
+    with L.collector_paused(False):
+        assert gc.isenabled()  # not asked: nothing changes
+    gc.disable()
+    try:
+        with L.collector_paused():
+            pass
+        assert not gc.isenabled()  # a caller's disabled collector stays disabled
+    finally:
+        gc.enable()
+
+
+def test_a_held_card_is_parsed_with_the_collector_paused_and_only_then(tmp_path, monkeypatch):
+    """Issue 35, "load": while a build holds its cards (``settle`` given) each card's parse runs without automatic
+    collections; without ``settle`` (``mtboard validate``, a card read once) the collector is left alone; after
+    either, it is on."""
+    import gc
+
+    subs = tmp_path / "submissions" / "mtb-en-ca-dev"
+    subs.mkdir(parents=True)
+    shutil.copy(CARD, subs / CARD.name)
+    seen: list[bool] = []
+    read = L._read_card
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(L, "_read_card", watched)
+    with L.long_lived() as settle:
+        held = L.load_inputs(tmp_path / "submissions", None, validate=False, settle=settle)
+    once = L.load_inputs(tmp_path / "submissions", None, validate=False)
+    assert len(held.cards) == len(once.cards) == 1 and held.cards[0].card == once.cards[0].card
+    assert seen == [False, True] and gc.isenabled()
+
+
+def test_sentence_scores_are_the_ledger_rule_read_once_per_card():
+    """Issue 35: run 0's sentence chrF++ per entry (failures 0), made once per loaded card and read by the item
+    statistics, field medians, compare data and portraits. Values read from the committed Apertium EN→CA card."""
+    from mtboard.ledger.tables import sentence_chrf, sentence_scores
+
+    card = documents.load_card(CARD)
+    timed_out = card.results[0].model_copy(update={"error": "timeout"})  # failed: 0 whatever its stored score
+    card = card.model_copy(update={"results": [timed_out, *card.results[1:]]})
+    lc = L.LoadedCard("a.json", card, "a" * 16, L.Verification(SELF))
+    assert lc.entry_scores is None
+    scores = sentence_scores(lc)
+    assert scores is sentence_scores(lc) is lc.entry_scores[1]  # made once
+    other = dataclasses.replace(lc, card=documents.load_card(CARD))  # another card: its own scores
+    assert other.entry_scores is None and sentence_scores(other)[1] == pytest.approx(36.941458841745764)
+    lc.card = other.card  # a card swapped in place is not read through the kept value either
+    assert sentence_scores(lc) == sentence_scores(other) and sentence_scores(lc)[1] > 0 == scores[1]
+    assert len(scores) == 355 and scores == {r.entry_id: sentence_chrf(r) for r in card.results}
+    assert card.results[0].chrf_score == pytest.approx(36.941458841745764) and scores[1] == 0.0
+    assert scores[2] == 73.9816995385644  # usable: its stored sentence chrF++
+    assert scores[81] == 0.0  # source returned untranslated

@@ -292,6 +292,18 @@ def sentence_chrf(r: EntryResult) -> float:
     return float(r.chrf_score)
 
 
+def sentence_scores(lc: LoadedCard) -> dict[int, float]:
+    """Entry id → :func:`sentence_chrf` (0–100; 0 for a mechanical failure or a missing score) of ``lc``'s run 0,
+    made on the first call and kept in :attr:`~mtboard.ledger.load.LoadedCard.entry_scores` with the card it was made
+    of (made again when ``lc.card`` is another object): the item statistics, the field medians, the compare data and
+    the portraits read it (issue 35: four passes over every entry of every card were made one). A loaded card is
+    read-only (:mod:`mtboard.core.compact`): its results do not change under the kept value."""
+    held = lc.entry_scores
+    if held is None or held[0] is not lc.card:
+        held = lc.entry_scores = (lc.card, {r.entry_id: sentence_chrf(r) for r in lc.card.results})
+    return held[1]
+
+
 def shown(lc: LoadedCard) -> bool:
     """The card is its row's shown card (:attr:`mtboard.ledger.standing.Standing.representative`): statistics over
     methods (item difficulty, field medians, chart points) take one card per row."""
@@ -628,11 +640,13 @@ def _agreement(texts: list[str], reference: str) -> tuple[float | None, float | 
 def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryResult]) -> None:
     methods = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]  # one card per method row
     per_method: dict[str, dict[int, stats.ItemOutcome]] = {}
-    for lc in methods:
+    usable, pass_chrf, outcome = Outcome.usable, stats.PASS_CHRF, stats.ItemOutcome
+    for lc in methods:  # failed(r) and sentence_chrf(r) inlined / read once per card (issue 35: ~355 × cards calls)
+        scores = sentence_scores(lc)
         per_method[lc.page_id] = {
-            r.entry_id: stats.ItemOutcome(failed(r), bool(r.exact_match or r.equivalent_match
-                                                          or (r.chrf_score or 0) >= stats.PASS_CHRF),
-                                          sentence_chrf(r))
+            r.entry_id: outcome(r.checks.outcome != usable or r.error is not None,
+                                bool(r.exact_match or r.equivalent_match or (r.chrf_score or 0) >= pass_chrf),
+                                scores[r.entry_id])
             for r in lc.card.results if r.entry_id in entries}
     lb.item_methods = len(per_method)
     if len(per_method) < 2:
@@ -692,12 +706,12 @@ def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTST
         lb.views.append(_view(lb, ranked, None, resamples, cache, indexed))
         for d in lb.domains:
             lb.views.append(_view(lb, ranked, d, resamples, cache, indexed))
-        per_card = {lc.page_id: indexed[lc.page_id].by_id[0] for lc in ranked}
         del indexed
         # field statistics: real systems only, one card per method row (a reproduction does not count twice)
         real = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]
+        scores = [sentence_scores(lc) for lc in real]
         for eid in ref_ids:
-            vals = [sentence_chrf(per_card[lc.page_id][eid]) for lc in real]
+            vals = [s[eid] for s in scores]
             if vals:
                 lb.field_entry_median[eid] = float(statistics.median(vals))
         _items(lb, ranked, entries)

@@ -21,7 +21,7 @@ from typing import Any
 
 from mtboard.inputs.models import ADD_RECORD_PAGE, ModelIndex, ModelLink
 from mtboard.ledger.load import LoadedCard
-from mtboard.ledger.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_chrf
+from mtboard.ledger.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_scores
 from mtboard.site.charts import canary_history
 
 TOP_MODES = 3
@@ -355,13 +355,14 @@ def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]
     portrait never shows them, so no row is made for them (issue 35: a row per entry of every card of a model)."""
     out = []
     medians = lb.field_entry_median
+    scores = sentence_scores(lc)
     for r in lc.card.results:
         if r.segment != "development":
             continue
         med = medians.get(r.entry_id)
         if med is None:
             continue
-        mine_s = sentence_chrf(r)
+        mine_s = scores[r.entry_id]
         if not mine_s - med < 0:
             continue
         out.append({"run": label, "href": run_page(lc), "id": r.entry_id, "source": r.source,
