@@ -700,7 +700,7 @@ def test_a_held_card_is_parsed_with_the_collector_paused_and_only_then(tmp_path,
 def test_sentence_scores_are_the_ledger_rule_read_once_per_card():
     """Issue 35: run 0's sentence chrF++ per entry (failures 0), made once per loaded card and read by the item
     statistics, field medians, compare data and portraits. Values read from the committed Apertium EN→CA card."""
-    from mtboard.ledger.tables import sentence_chrf, sentence_scores
+    from mtboard.ledger.tables import scores_by_id, sentence_chrf, sentence_scores
 
     card = documents.load_card(CARD)
     timed_out = card.results[0].model_copy(update={"error": "timeout"})  # failed: 0 whatever its stored score
@@ -708,12 +708,17 @@ def test_sentence_scores_are_the_ledger_rule_read_once_per_card():
     lc = L.LoadedCard("a.json", card, "a" * 16, L.Verification(SELF))
     assert lc.entry_scores is None
     scores = sentence_scores(lc)
-    assert scores is sentence_scores(lc) is lc.entry_scores[1]  # made once
+    assert scores is sentence_scores(lc) is lc.entry_scores[1]  # made once, in results order
+    assert len(scores) == 355 and list(scores) == [sentence_chrf(r) for r in card.results]
+    by_id = scores_by_id(lc)
+    assert card.results[0].chrf_score == pytest.approx(36.941458841745764) and by_id[1] == scores[0] == 0.0
+    assert by_id[2] == 73.9816995385644  # usable: its stored sentence chrF++
+    assert by_id[81] == 0.0  # source returned untranslated
     other = dataclasses.replace(lc, card=documents.load_card(CARD))  # another card: its own scores
-    assert other.entry_scores is None and sentence_scores(other)[1] == pytest.approx(36.941458841745764)
+    assert other.entry_scores is None and sentence_scores(other)[0] == pytest.approx(36.941458841745764)
     lc.card = other.card  # a card swapped in place is not read through the kept value either
-    assert sentence_scores(lc) == sentence_scores(other) and sentence_scores(lc)[1] > 0 == scores[1]
-    assert len(scores) == 355 and scores == {r.entry_id: sentence_chrf(r) for r in card.results}
-    assert card.results[0].chrf_score == pytest.approx(36.941458841745764) and scores[1] == 0.0
-    assert scores[2] == 73.9816995385644  # usable: its stored sentence chrF++
-    assert scores[81] == 0.0  # source returned untranslated
+    assert list(sentence_scores(lc)) == list(sentence_scores(other)) and sentence_scores(lc)[0] > 0 == scores[0]
+    # a repeated entry id (refused by the validator; a --no-validate build): by id, the last result's score
+    again = card.results[1].model_copy(update={"error": "timeout"})  # entry 2 once more, failed this time
+    twice = card.model_copy(update={"results": [*card.results, again]})
+    assert scores_by_id(L.LoadedCard("b.json", twice, "b" * 16, L.Verification(SELF)))[2] == 0.0

@@ -531,3 +531,33 @@ def test_mkdocs_runs_after_every_card_is_freed(site, tmp_path, monkeypatch):
     # counting once the pages' reference cycles were collected), and the freeze ended with the build
     assert len(frozen) == 1 and frozen[0] > 10_000 and gc.get_freeze_count() == 0
     assert (tmp_path / "out" / "index.html").is_file()
+
+
+def test_the_compute_phase_runs_with_the_collector_paused_and_restores_it(site, tmp_path, monkeypatch):
+    """Issue 35: no automatic collection while the ledger is computed (it makes no reference cycle that dies before
+    the pages are rendered); the collector is on again after the build, and after a build whose compute fails."""
+    import gc
+
+    from mtboard.site import build as B
+
+    root, _, _ = site
+    seen: list[bool] = []
+    real = B.build_ledger
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(B, "build_ledger", watched)
+    build_site(root / "submissions", root / "corpora", tmp_path / "out", tmp_path / "docs", build_time=BUILD_TIME,
+               run_mkdocs=False)
+    assert seen == [False] and gc.isenabled()
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("a ledger that cannot be computed")
+
+    monkeypatch.setattr(B, "build_ledger", failing)
+    with pytest.raises(RuntimeError):
+        build_site(root / "submissions", root / "corpora", tmp_path / "out2", tmp_path / "docs2",
+                   build_time=BUILD_TIME, run_mkdocs=False)
+    assert gc.isenabled() and gc.get_freeze_count() == 0

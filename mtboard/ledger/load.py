@@ -83,10 +83,9 @@ class LoadedCard:
     sha256: str = ""
     """SHA-256 (hex) of the card file's bytes as read (:mod:`mtboard.site.reuse` keys a board's run pages by it);
     empty for a card not read from a file (then its board's pages are always rendered)."""
-    entry_scores: tuple[RunCard, dict[int, float]] | None = field(default=None, init=False, compare=False,
-                                                                  repr=False)
-    """``(card, entry id → sentence chrF++ of its run 0)``, kept by :func:`mtboard.ledger.tables.sentence_scores` (the
-    ledger's rule) for the card it was made of; None before. Not an argument (``dataclasses.replace`` of a card with
+    entry_scores: tuple[RunCard, Any] | None = field(default=None, init=False, compare=False, repr=False)
+    """``(card, sentence chrF++ of each of its run 0 results)``, kept by :func:`mtboard.ledger.tables.sentence_scores`
+    (the ledger's rule) for the card it was made of; None before. Not an argument (``dataclasses.replace`` with
     another ``card`` starts without it) and not compared."""
 
 
@@ -361,10 +360,12 @@ def long_lived() -> Iterator[Callable[[], None]]:
 
     Yields ``settle``, for :func:`load_inputs`: called after each card, it moves every object alive at that moment
     into the collector's permanent generation (:func:`gc.freeze`); on exit they return to the oldest generation
-    (:func:`gc.unfreeze`). A 355-entry card is ~10⁵ acyclic objects that live until the build ends; without this each
-    full collection walks all of them, so reading cards slows down as more are held (measured here on 1,000 synthetic
-    cards: 34 ms per card to parse instead of 7 ms; the whole warm build 106 s → 76 s). Reference counting still frees
-    anything dropped; cyclic garbage made while loading one card waits for the exit, bounded by one build.
+    (:func:`gc.unfreeze`). A 355-entry card is thousands of acyclic container objects (~6,000 the collector tracks, for
+    the committed Apertium EN→CA card) that live until the build ends; without this each full collection walks all of
+    them, so reading cards slows down as more are held (measured here on 1,000 synthetic cards: 34 ms per card to parse
+    instead of 7 ms; the whole warm build 106 s → 76 s). Reference counting still frees anything dropped; cyclic
+    garbage frozen with a card (made while loading it) is freed by the first full collection after the exit (in a
+    build, while MkDocs runs), bounded by one build.
 
     The collector has one permanent generation for the whole process and no partial unfreeze: when the process had
     frozen objects already on entry (a host that calls :func:`gc.freeze` itself), nothing is unfrozen on exit, so the
@@ -380,18 +381,20 @@ def long_lived() -> Iterator[Callable[[], None]]:
 @contextlib.contextmanager
 def collector_paused(pause: bool = True) -> Iterator[None]:
     """No automatic cyclic garbage collection inside the block when ``pause`` (issue 35, "load"); the collector's
-    state (:func:`gc.isenabled`) is restored on exit, whatever happens inside.
+    state (:func:`gc.isenabled`) is restored on exit, whatever happens inside. Process-wide, as the collector is: the
+    build toggles it from its one thread (a scoring worker forked inside the block starts with it paused).
 
     For :func:`load_inputs`' parse of a card while a build holds its cards (:func:`long_lived`): the card is frozen
-    right after (``settle``), so a collection during its parse could only scan its own objects — ~10⁵ acyclic model
-    objects, scanned again by each young collection their allocation triggers — and free nothing (the schema's
-    parser makes no reference cycle). The validator, which may, runs outside the pause. Measured on 300 synthetic
-    355-entry cards held at once (parse paused or not, then share and freeze; CPU time, median of five alternations on
-    this 2-CPU machine): 10.6 ms a card with the collector on, 8.8 ms paused."""
+    right after (``settle``), and the schema's parser makes no reference cycle, so a collection during the parse
+    frees nothing; it only scans the card's new containers as their allocation triggers young, middle and (the
+    frozen cards not counting towards the threshold) full collections. The validator, which may make cycles, runs
+    outside the pause. Measured on 300 synthetic 355-entry cards held at once (parse paused or not, then share and
+    freeze; CPU time, median of five alternations on this 2-CPU machine): 10.6 ms a card with the collector on,
+    8.8 ms paused. :func:`mtboard.site.build._made` pauses it over its compute phase too."""
     was = gc.isenabled()
-    if pause:
-        gc.disable()
     try:
+        if pause:
+            gc.disable()
         yield
     finally:
         if pause and was:
@@ -478,7 +481,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             continue
         try:
             raw = safejson.read_bytes(path)  # read once: the bytes hashed are the bytes parsed
-            with collector_paused(settle is not None):  # a held card's ~10⁵ objects: see collector_paused
+            with collector_paused(settle is not None):  # a held card's thousands of objects: collector_paused
                 card, key, problems = _read_card(path, raw, submissions, verdicts)
         except MtboardError as exc:
             inputs.rejected.append(Rejected(rel, [exc.one_line().replace(str(path), rel)]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -292,16 +293,24 @@ def sentence_chrf(r: EntryResult) -> float:
     return float(r.chrf_score)
 
 
-def sentence_scores(lc: LoadedCard) -> dict[int, float]:
-    """Entry id → :func:`sentence_chrf` (0–100; 0 for a mechanical failure or a missing score) of ``lc``'s run 0,
-    made on the first call and kept in :attr:`~mtboard.ledger.load.LoadedCard.entry_scores` with the card it was made
-    of (made again when ``lc.card`` is another object): the item statistics, the field medians, the compare data and
-    the portraits read it (issue 35: four passes over every entry of every card were made one). A loaded card is
-    read-only (:mod:`mtboard.core.compact`): its results do not change under the kept value."""
+def sentence_scores(lc: LoadedCard) -> array:
+    """:func:`sentence_chrf` (0–100; 0 for a mechanical failure or a missing score) of each of ``lc``'s run 0 results,
+    in ``lc.card.results`` order (an ``array('d')``: the same float64 values, ~2.9 KB for 355 entries where a dict by
+    entry id took ~27 KB a held card), made on the first call and kept in
+    :attr:`~mtboard.ledger.load.LoadedCard.entry_scores` with the card it was made of (made again when ``lc.card`` is
+    another object). The item statistics, the field medians, the compare data and the portraits read it (issue 35:
+    four passes over every entry of every card were made one); nothing in the build assigns to a loaded card's
+    results, so the kept values stay those of the results."""
     held = lc.entry_scores
     if held is None or held[0] is not lc.card:
-        held = lc.entry_scores = (lc.card, {r.entry_id: sentence_chrf(r) for r in lc.card.results})
+        held = lc.entry_scores = (lc.card, array("d", [sentence_chrf(r) for r in lc.card.results]))
     return held[1]
+
+
+def scores_by_id(lc: LoadedCard) -> dict[int, float]:
+    """Entry id → :func:`sentence_scores` value of ``lc`` (a repeated id: its last result's, as a dict of the results
+    by id gives), made for one use and not kept."""
+    return dict(zip([r.entry_id for r in lc.card.results], sentence_scores(lc)))
 
 
 def shown(lc: LoadedCard) -> bool:
@@ -640,14 +649,12 @@ def _agreement(texts: list[str], reference: str) -> tuple[float | None, float | 
 def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryResult]) -> None:
     methods = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]  # one card per method row
     per_method: dict[str, dict[int, stats.ItemOutcome]] = {}
-    usable, pass_chrf, outcome = Outcome.usable, stats.PASS_CHRF, stats.ItemOutcome
-    for lc in methods:  # failed(r) and sentence_chrf(r) inlined / read once per card (issue 35: ~355 × cards calls)
-        scores = sentence_scores(lc)
+    ok, pass_chrf, outcome = Outcome.usable, stats.PASS_CHRF, stats.ItemOutcome
+    for lc in methods:  # failed(r) inlined, sentence_chrf(r) read once per card (issue 35: ~355 × cards calls each)
         per_method[lc.page_id] = {
-            r.entry_id: outcome(r.checks.outcome != usable or r.error is not None,
-                                bool(r.exact_match or r.equivalent_match or (r.chrf_score or 0) >= pass_chrf),
-                                scores[r.entry_id])
-            for r in lc.card.results if r.entry_id in entries}
+            r.entry_id: outcome(r.checks.outcome != ok or r.error is not None,
+                                bool(r.exact_match or r.equivalent_match or (r.chrf_score or 0) >= pass_chrf), score)
+            for r, score in zip(lc.card.results, sentence_scores(lc)) if r.entry_id in entries}
     lb.item_methods = len(per_method)
     if len(per_method) < 2:
         return
@@ -709,9 +716,9 @@ def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTST
         del indexed
         # field statistics: real systems only, one card per method row (a reproduction does not count twice)
         real = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]
-        scores = [sentence_scores(lc) for lc in real]
+        by_id = [scores_by_id(lc) for lc in real]
         for eid in ref_ids:
-            vals = [s[eid] for s in scores]
+            vals = [s[eid] for s in by_id]
             if vals:
                 lb.field_entry_median[eid] = float(statistics.median(vals))
         _items(lb, ranked, entries)

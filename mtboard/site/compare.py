@@ -39,7 +39,7 @@ from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
 from mtboard.core import fmt
 from mtboard.ledger.load import LoadedCard
-from mtboard.ledger.tables import Leaderboard, Row, fingerprint_diff, method_name, sentence_scores
+from mtboard.ledger.tables import Leaderboard, Row, fingerprint_diff, method_name, scores_by_id
 from mtboard.site import rundata
 
 TIE_CHRF = 1.0
@@ -141,7 +141,7 @@ def board_compare(lb: Leaderboard) -> BoardCompare | None:
     comp = np.stack([row.boot for row in rows])
     chrf = np.stack([row.chrf_mean_boot if row.chrf_mean_boot is not None else _runs_boot(row.lc.card, ids, _counts())
                      for row in rows])  # the main view's own chrF++ resamples: never computed twice (issue 35)
-    sent = np.array([[scores[i] for i in ids] for scores in (sentence_scores(row.lc) for row in rows)],
+    sent = np.array([[scores[i] for i in ids] for scores in (scores_by_id(row.lc) for row in rows)],
                     dtype=np.float64)  # KeyError for an id a row lacks, as before
     return BoardCompare(lb, rows, ids, {"composite": comp, "chrf": chrf}, sent, view.mdd,
                         {row.lc.page_id: k for k, row in enumerate(rows)})

@@ -355,14 +355,12 @@ def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]
     portrait never shows them, so no row is made for them (issue 35: a row per entry of every card of a model)."""
     out = []
     medians = lb.field_entry_median
-    scores = sentence_scores(lc)
-    for r in lc.card.results:
+    for r, mine_s in zip(lc.card.results, sentence_scores(lc)):
         if r.segment != "development":
             continue
         med = medians.get(r.entry_id)
         if med is None:
             continue
-        mine_s = scores[r.entry_id]
         if not mine_s - med < 0:
             continue
         out.append({"run": label, "href": run_page(lc), "id": r.entry_id, "source": r.source,
