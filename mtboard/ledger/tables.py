@@ -649,11 +649,10 @@ def _agreement(texts: list[str], reference: str) -> tuple[float | None, float | 
 def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryResult]) -> None:
     methods = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]  # one card per method row
     per_method: dict[str, dict[int, stats.ItemOutcome]] = {}
-    ok, pass_chrf, outcome = Outcome.usable, stats.PASS_CHRF, stats.ItemOutcome
-    for lc in methods:  # failed(r) inlined, sentence_chrf(r) read once per card (issue 35: ~355 × cards calls each)
+    for lc in methods:  # sentence_chrf(r) read once per card (issue 35)
         per_method[lc.page_id] = {
-            r.entry_id: outcome(r.checks.outcome != ok or r.error is not None,
-                                bool(r.exact_match or r.equivalent_match or (r.chrf_score or 0) >= pass_chrf), score)
+            r.entry_id: stats.ItemOutcome(failed(r), bool(r.exact_match or r.equivalent_match
+                                                          or (r.chrf_score or 0) >= stats.PASS_CHRF), score)
             for r, score in zip(lc.card.results, sentence_scores(lc)) if r.entry_id in entries}
     lb.item_methods = len(per_method)
     if len(per_method) < 2:
