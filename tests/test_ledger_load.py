@@ -697,6 +697,77 @@ def test_a_held_card_is_parsed_with_the_collector_paused_and_only_then(tmp_path,
     assert seen == [False, True] and gc.isenabled()
 
 
+def test_a_held_card_stays_paused_until_frozen_and_is_validated_with_the_collector_on(tmp_path, monkeypatch):
+    """Issue 35, "load": the pause lasts from a held card's parse to its freeze (``settle``), so the card's new
+    objects are never scanned by a young collection (gc.freeze resets that count); the validator, which may make
+    reference cycles, runs with the collector on; after the load it is on again."""
+    import gc
+
+    subs = tmp_path / "submissions" / "mtb-en-ca-dev"
+    subs.mkdir(parents=True)
+    shutil.copy(CARD, subs / CARD.name)
+    validating: list[bool] = []
+
+    def fake_validator(submissions, corpora_dir, secret_segment=None, secret_source=None, cache=None):
+        def run(path, card, raw=None, key=None):  # the validator's own tests live elsewhere: here, when it runs
+            validating.append(gc.isenabled())
+            cache.put(key, [])  # a verdict stored, as the real one stores it: the next load is a hit
+            return []
+        return run
+
+    monkeypatch.setattr(L, "_validator", fake_validator)
+    settling: list[tuple[bool, int]] = []
+
+    def load(cache_hits: int):
+        with L.long_lived() as settle:
+            def counted() -> None:
+                settling.append((gc.isenabled(), gc.get_count()[0]))
+                settle()
+                settling.append((gc.isenabled(), gc.get_count()[0]))
+            gc.collect()  # the youngest generation's count starts near 0
+            start = gc.get_count()[0]
+            inputs = L.load_inputs(tmp_path / "submissions", ROOT / "corpora", validate=True,
+                                   cache=tmp_path / "cache", settle=counted)
+        assert [lc.path for lc in inputs.cards] == [f"mtb-en-ca-dev/{CARD.name}"]
+        assert (inputs.cache_hits, inputs.cache_misses) == (cache_hits, 1 - cache_hits) and gc.isenabled()
+        return start
+
+    load(0)  # a miss: validated, with the collector on
+    assert validating == [True]
+    start = load(1)  # a hit (the build's warm path): no validator, paused from the parse to the freeze
+    assert validating == [True]
+    for (before, young), (after, left) in zip(settling[0::2], settling[1::2]):
+        assert not before and not after  # paused on both sides of the freeze
+        assert left < 50  # the freeze cleared the count: the card's containers are never scanned young
+    assert settling[2][1] > start + 2_000  # warm: every container the parse made was still counted young
+
+
+def test_resume_runs_its_block_with_the_collector_as_it_was():
+    """``collector_paused``'s ``resume``: on inside its block when the pause turned it off, paused again after
+    (whatever happens inside); a caller's disabled collector stays off; no pause, nothing changes."""
+    import gc
+
+    with L.collector_paused() as resume:
+        with resume():
+            assert gc.isenabled()
+        assert not gc.isenabled()
+        with pytest.raises(RuntimeError), resume():
+            raise RuntimeError("the validator failed")
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with L.collector_paused(False) as resume:
+        with resume():
+            assert gc.isenabled()
+        assert gc.isenabled()
+    gc.disable()
+    try:
+        with L.collector_paused() as resume, resume():
+            assert not gc.isenabled()  # the caller's choice
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_sentence_scores_are_the_ledger_rule_read_once_per_card():
     """Issue 35: run 0's sentence chrF++ per entry (failures 0), made once per loaded card and read by the item
     statistics, field medians, compare data and portraits. Values read from the committed Apertium EN→CA card."""

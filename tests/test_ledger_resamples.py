@@ -12,6 +12,7 @@ content in the build cache (:class:`mtboard.ledger.cache.ResampleCache`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -114,6 +115,55 @@ def test_a_cached_ledger_is_identical_cold_and_warm_and_reads_every_resample(es_
     for a, b in zip([ln for lb in plain.boards for v in lb.views for ln in v.sentinels],
                     [ln for lb in warm.boards for v in lb.views for ln in v.sentinels], strict=True):
         assert (a.name, a.boot.tobytes(), a.composite_ci) == (b.name, b.boot.tobytes(), b.composite_ci)
+
+
+@pytest.mark.slow  # ~5 CPU-s (five ledgers of the committed EN→ES board)
+def test_a_warm_flip_lookup_makes_no_row_and_a_changed_card_file_misses(es_tree, tmp_path, monkeypatch):
+    """Issue 35, "add one card": a card read from a file is named in a flip key by its bytes' SHA-256 (with what
+    parses them), so a warm build makes no FlipRow at all; another file (another SHA-256) is another key, for every
+    pair that card is in; a card not read from a file, or whose ``card`` was replaced since, is named by its row's
+    arrays."""
+    from mtboard.ledger import flip as F
+
+    inputs, _ = es_tree
+    cache = tmp_path / "cache"
+    cold = build_ledger(inputs, cache=cache)
+    (board,) = cold.boards  # one board, 8 views, 2 ranked rows a view: 8 adjacent pairs, each holding both cards
+    shown = sorted({m.rep.lc.card.run_id for v in board.views for m in v.methods if not m.reference and m.position})
+    assert len(shown) == 2 and (cold.flip_hits + cold.flip_misses) == 8
+    made: list[str] = []
+    of_card = F.FlipRow.of_card
+
+    def counted(card, ids):
+        made.append(card.run_id)
+        return of_card(card, ids)
+
+    monkeypatch.setattr(F.FlipRow, "of_card", counted)
+    warm = build_ledger(inputs, cache=cache)
+    assert (warm.flip_hits, warm.flip_misses, made) == (8, 0, [])
+    assert _published(cold) == _published(warm)
+
+    def copied(lc, **changes):
+        out = dataclasses.replace(lc, **changes)
+        out.read = out.card  # as load_inputs records it: the card parsed from the file of out.sha256
+        return out
+
+    # the first ranked row's card, read from another file: every pair holds it, so every pair misses
+    top = board.views[0].methods[0].rep.lc
+    assert len(top.file_sha256) == 64
+    changed = dataclasses.replace(inputs, cards=[copied(lc, sha256="f" * 64) if lc is top else copied(lc)
+                                                 for lc in inputs.cards])
+    again = build_ledger(changed, cache=cache)
+    assert (again.flip_hits, again.flip_misses) == (0, 8) and sorted(made) == shown  # each row made once
+    assert _published(again) == _published(cold)
+    # named by their arrays: a card not read from a file misses (keys the cold build did not store), then a copy
+    # whose ``read`` was not carried over finds what it stored
+    for unread, found in (([dataclasses.replace(lc, sha256="") for lc in inputs.cards], (0, 8)),
+                          ([dataclasses.replace(lc) for lc in inputs.cards], (8, 0))):
+        made.clear()
+        plain = build_ledger(dataclasses.replace(inputs, cards=unread), cache=cache)
+        assert (plain.flip_hits, plain.flip_misses) == found
+        assert sorted(made) == shown and _published(plain) == _published(cold)
 
 
 def _one_entry(tmp_path: Path):

@@ -202,11 +202,13 @@ class ValidationCache:
     verification records are part of its key (None: none are)."""
     _memo: dict[tuple[str, str], str] = field(default_factory=dict)
 
-    def key(self, raw: bytes, rel_root: str, rel_submissions: str, card=None) -> str:
+    def key(self, raw: bytes, rel_root: str, rel_submissions: str, card=None, digest: str | None = None) -> str:
         """The key of one card (hex SHA-256): this cache's environment, the card's bytes and paths, and its
-        backend's plugin record and its analyser when the card names them (``card``: the parsed RunCard)."""
+        backend's plugin record and its analyser when the card names them (``card``: the parsed RunCard).
+        ``digest``: the SHA-256 (hex) of ``raw`` when the caller made it already."""
         h = hashlib.sha256()
-        h.update(_name(f"{self.environment}\0{hashlib.sha256(raw).hexdigest()}\0{rel_root}\0{rel_submissions}\0"))
+        digest = digest if digest is not None else hashlib.sha256(raw).hexdigest()
+        h.update(_name(f"{self.environment}\0{digest}\0{rel_root}\0{rel_submissions}\0"))
         if self.root is not None:  # the folder by its path inside the repository: a checkout elsewhere (another
             # runner's workspace, a second clone) keys the same card the same (the absolute path did until 2026-12-06)
             folder = PurePosixPath(rel_root).parent.as_posix()
@@ -497,14 +499,17 @@ class FlipCache:
     ``hits``/``misses`` count :meth:`get` lookups.
 
     Key (hex SHA-256): the view's :meth:`view_key` (:func:`_flip_environment`, the board's whole entry-id order, the
-    view's entry ids) and the two whole-board rows' :func:`flip_row_digest` (the view's rows are those rows over the
-    view's positions), the upper row first. Entry ``flips/KK/KEY.json``: ``{"format": FLIP_FORMAT, "key": KEY, "count": int or null, "entries":
-    [entry id, …]}``. Nothing read is trusted (the folder may come back from ``actions/cache``): an entry is read with
+    view's entry ids) and what names the two whole-board rows (the view's rows are those rows over the view's
+    positions), the upper row first: a card read from a file by its bytes' SHA-256 and what parses them
+    (:func:`mtboard.ledger.flip.parse_environment`; its row is made by ``score/``, in the view key), so a warm build
+    makes no row; any other card by its row's :func:`flip_row_digest` (:class:`mtboard.ledger.flip._Rows`). Entry
+    ``flips/KK/KEY.json``: ``{"format": FLIP_FORMAT, "key": KEY, "count": int or null, "entries": [entry id, …]}``.
+    Nothing read is trusted (the folder may come back from ``actions/cache``): an entry is read with
     :mod:`mtboard.core.safejson` (no link, at most :data:`MAX_FLIP_ENTRY_BYTES`) through real folders only, and used
-    only when it has exactly those fields, this format and key, a count in 0 … n − 1 (0: the lower row is not below at
-    the composite's rounding; null, with no entries: no removal reverses the order) and that many distinct ascending
-    ids of the view; anything else is a miss, recomputed and replaced — never an error. ``used`` holds the key of
-    every entry read or stored (what :func:`mtboard.core.cachefiles.prune_entries` keeps)."""
+    only when it has exactly those fields, this format and key, a count in 0 … n − 1 (0: the lower row is not below
+    at the composite's rounding; null, with no entries: no removal reverses the order) and that many distinct
+    ascending ids of the view; anything else is a miss, recomputed and replaced — never an error. ``used`` holds the
+    key of every entry read or stored (what :func:`mtboard.core.cachefiles.prune_entries` keeps)."""
 
     folder: Path | None
     hits: int = 0
@@ -521,8 +526,8 @@ class FlipCache:
 
     @staticmethod
     def key(view_key: str, upper: str, lower: str) -> str:
-        """The key of the pair (``upper``, ``lower``: :func:`flip_row_digest` of the whole-board rows) on the view of
-        :meth:`view_key` ``view_key``."""
+        """The key of the pair (``upper``, ``lower``: what names each whole-board row,
+        :meth:`mtboard.ledger.flip._Rows.digest`) on the view of :meth:`view_key` ``view_key``."""
         return hashlib.sha256(f"{view_key}\0{upper}\0{lower}".encode()).hexdigest()
 
     def _path(self, key: str) -> Path:

@@ -82,11 +82,21 @@ class LoadedCard:
     show the standing."""
     sha256: str = ""
     """SHA-256 (hex) of the card file's bytes as read (:mod:`mtboard.site.reuse` keys a board's run pages by it);
-    empty for a card not read from a file (then its board's pages are always rendered)."""
+    empty for a card not read from a file (then its board's pages are always rendered). A copy that replaces
+    ``card`` (``dataclasses.replace``) must clear it too: :attr:`file_sha256` gives it only for the card read."""
+    read: RunCard | None = field(default=None, init=False, compare=False, repr=False)
+    """The card :func:`load_inputs` parsed from the bytes of ``sha256``; None before (not an argument:
+    ``dataclasses.replace`` starts without it)."""
     entry_scores: tuple[RunCard, Any] | None = field(default=None, init=False, compare=False, repr=False)
     """``(card, sentence chrF++ of each of its run 0 results)``, kept by :func:`mtboard.ledger.tables.sentence_scores`
     (the ledger's rule) for the card it was made of; None before. Not an argument (``dataclasses.replace`` with
     another ``card`` starts without it) and not compared."""
+
+    @property
+    def file_sha256(self) -> str:
+        """``sha256`` while ``card`` is the card parsed from those bytes (:attr:`read`), else empty: what may name
+        the card's content in a cache key (:mod:`mtboard.ledger.flip`)."""
+        return self.sha256 if self.read is not None and self.card is self.read else ""
 
 
 @dataclass
@@ -326,9 +336,10 @@ def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
                                                                   dev_card=card)
 
 
-def _read_card(path: Path, raw: bytes, submissions: Path,
-               verdicts: ValidationCache | None) -> tuple[RunCard, str | None, list[str] | None]:
-    """``(card, cache key, cached problems)`` of the card file ``path`` whose bytes are ``raw`` (issue 35, "load").
+def _read_card(path: Path, raw: bytes, submissions: Path, verdicts: ValidationCache | None,
+               digest: str | None = None) -> tuple[RunCard, str | None, list[str] | None]:
+    """``(card, cache key, cached problems)`` of the card file ``path`` whose bytes are ``raw`` (issue 35, "load");
+    ``digest``: their SHA-256 (hex) when the caller has it.
 
     With ``verdicts``, the card is first parsed by the schema alone (:func:`~mtboard.core.documents.
     parse_card_unchecked`) to make its cache key (which names the card's backend and target language). On a hit the
@@ -347,11 +358,23 @@ def _read_card(path: Path, raw: bytes, submissions: Path,
     if fast is None:  # the schema refuses it: the full path names the problem (a safe-parse hazard first)
         return loads_card(raw, str(path)), None, None
     root = submissions.parent
-    key = verdicts.key(raw, path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix(), fast)
+    key = verdicts.key(raw, path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix(), fast, digest)
     found = verdicts.get(key)
     if found is not None:
         return fast, key, found
     return loads_card(raw, str(path), parsed=fast), key, None
+
+
+def _standing_verification(path: Path, submissions: Path, card: RunCard, signer, records,
+                           review: ReviewSummary | None, attestation_repository: str | None) -> Verification:
+    """The card's own verification (:func:`_verification`), raised to *community verified* when an attested
+    review confirms its attested gold row (:func:`mtboard.review.community.community_verified`)."""
+    ver = _verification(path, submissions, card, signer, records)
+    if signer is not None and review is not None and review.confirms is not None and community_verified(
+            _attested_gold(card, submissions.parent, attestation_repository), review):
+        ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,
+                           label="community verified")
+    return ver
 
 
 @contextlib.contextmanager
@@ -379,23 +402,43 @@ def long_lived() -> Iterator[Callable[[], None]]:
 
 
 @contextlib.contextmanager
-def collector_paused(pause: bool = True) -> Iterator[None]:
+def collector_paused(pause: bool = True) -> Iterator[Callable[[], contextlib.AbstractContextManager[None]]]:
     """No automatic cyclic garbage collection inside the block when ``pause`` (issue 35, "load"); the collector's
     state (:func:`gc.isenabled`) is restored on exit, whatever happens inside. Process-wide, as the collector is: the
     build toggles it from its one thread (a scoring worker forked inside the block starts with it paused).
 
-    For :func:`load_inputs`' parse of a card while a build holds its cards (:func:`long_lived`): the card is frozen
-    right after (``settle``), and the schema's parser makes no reference cycle, so a collection during the parse
-    frees nothing; it only scans the card's new containers as their allocation triggers young, middle and (the
-    frozen cards not counting towards the threshold) full collections. The validator, which may make cycles, runs
-    outside the pause. Measured on 300 synthetic 355-entry cards held at once (parse paused or not, then share and
-    freeze; CPU time, median of five alternations on this 2-CPU machine): 10.6 ms a card with the collector on,
-    8.8 ms paused. :func:`mtboard.site.build._made` pauses it over its compute phase too."""
+    Yields ``resume``: ``with resume():`` runs its block with the collector as it was before the pause (on again
+    when this pause turned it off; a caller's disabled collector stays disabled), and pauses it again after.
+
+    For :func:`load_inputs`' read of a card while a build holds its cards (:func:`long_lived`): from the parse until
+    the card is frozen (``settle``). The schema's parser makes no reference cycle, so a collection there frees
+    nothing; it only scans the card's new containers as their allocation triggers young, middle and (the frozen cards
+    not counting towards the threshold) full collections. Paused until the freeze, not only over the parse: a pause
+    that ends before it leaves the card's thousands of new containers counted in the youngest generation, and the
+    first allocation after it scans them all (~1 ms a card); :func:`gc.freeze` moves them out and resets that count.
+    The validator (a card without a cached verdict), which may make cycles, runs resumed; the card's verification
+    record and review checks run paused, so a cycle they leave is frozen with the card and freed after the build
+    (:func:`long_lived`). Measured on 300 synthetic 355-entry cards held at once (the parse alone paused or not, then
+    share and freeze; CPU time, median of five alternations on this 2-CPU machine): 10.6 ms a card with the collector
+    on, 8.8 ms paused; pausing until the freeze too: 0.4–1.1 s less load (medians of alternated warm add-one-card
+    builds at 1,000 cards). :func:`mtboard.site.build._made` pauses it over its compute phase too. ``resume`` belongs
+    to its block: called after the block's exit, it would leave the collector off."""
     was = gc.isenabled()
+
+    @contextlib.contextmanager
+    def resume() -> Iterator[None]:
+        if pause and was:
+            gc.enable()
+        try:
+            yield
+        finally:
+            if pause:
+                gc.disable()
+
     try:
         if pause:
             gc.disable()
-        yield
+        yield resume
     finally:
         if pause and was:
             gc.enable()
@@ -479,37 +522,37 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
         rel = path.relative_to(submissions).as_posix()
         if _is_verification(path.name):
             continue
-        try:
-            raw = safejson.read_bytes(path)  # read once: the bytes hashed are the bytes parsed
-            with collector_paused(settle is not None):  # a held card's thousands of objects: collector_paused
-                card, key, problems = _read_card(path, raw, submissions, verdicts)
-        except MtboardError as exc:
-            inputs.rejected.append(Rejected(rel, [exc.one_line().replace(str(path), rel)]))
-            continue
-        if validator is not None:
-            if problems is None:  # no cached verdict
-                try:
-                    problems = validator(path, card, raw, key)
-                except MtboardError as exc:
-                    problems = [exc.one_line()]
-            if problems:
-                inputs.rejected.append(Rejected(rel, [p.replace(str(path), rel) for p in problems]))
+        # a held card's thousands of objects: no collection from its parse until it is frozen (collector_paused)
+        with collector_paused(settle is not None) as resume:
+            try:
+                raw = safejson.read_bytes(path)  # read once: the bytes hashed are the bytes parsed
+                digest = hashlib.sha256(raw).hexdigest()
+                card, key, problems = _read_card(path, raw, submissions, verdicts, digest)
+            except MtboardError as exc:
+                inputs.rejected.append(Rejected(rel, [exc.one_line().replace(str(path), rel)]))
                 continue
-        key = card.run_card_hash or canonical.sha256_hex(raw)
-        if key in seen_hash:
-            inputs.rejected.append(Rejected(rel, [f"duplicate of {seen_hash[key]} (same run_card_hash)"]))
-            continue
-        seen_hash[key] = rel
-        review = reviewed.get(rel)
-        ver = _verification(path, submissions, card, signer, records)
-        if signer is not None and review is not None and review.confirms is not None and community_verified(
-                _attested_gold(card, submissions.parent, attestation_repository), review):
-            ver = Verification(VerificationTier.community_verified.value, ver.record, ver.source, attested=ver.attested,
-                               label="community verified")
-        inputs.cards.append(LoadedCard(rel, share(card, sharing), key[:16], ver, review,
-                                       sha256=hashlib.sha256(raw).hexdigest()))
-        if settle is not None:
-            settle()
+            if validator is not None:
+                if problems is None:  # no cached verdict
+                    with resume():  # the validator may make reference cycles
+                        try:
+                            problems = validator(path, card, raw, key)
+                        except MtboardError as exc:
+                            problems = [exc.one_line()]
+                if problems:
+                    inputs.rejected.append(Rejected(rel, [p.replace(str(path), rel) for p in problems]))
+                    continue
+            key = card.run_card_hash or digest
+            if key in seen_hash:
+                inputs.rejected.append(Rejected(rel, [f"duplicate of {seen_hash[key]} (same run_card_hash)"]))
+                continue
+            seen_hash[key] = rel
+            review = reviewed.get(rel)
+            ver = _standing_verification(path, submissions, card, signer, records, review, attestation_repository)
+            held = LoadedCard(rel, share(card, sharing), key[:16], ver, review, sha256=digest)
+            held.read = card
+            inputs.cards.append(held)
+            if settle is not None:
+                settle()
     if validate:
         from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
 
