@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
+from mtboard.core import documents
 from mtboard.site import build_site
 from mtboard.site import reuse as R
 
@@ -240,14 +241,25 @@ def test_digest_refuses_a_type_it_cannot_encode():
 def test_a_board_with_a_card_not_read_from_a_file_is_always_rendered(tmp_path):
     from types import SimpleNamespace
 
-    lc = SimpleNamespace(path="a.json", page_id="0" * 16, sha256="", verification=None, review=None)
+    from mtboard.ledger.load import LoadedCard, Verification
+
+    lc = SimpleNamespace(path="a.json", page_id="0" * 16, file_sha256="", verification=None, review=None)
     lb = SimpleNamespace(key="b", cards=[lc], views=[], diagnostic=None)
     reuse = _reuse(tmp_path)
     assert reuse.key(lb) is None
-    lc.sha256 = "1" * 64
+    lc.file_sha256 = "1" * 64
     assert reuse.key(lb) is not None
     lc.review = object()  # an input with no canonical encoding: no key
     assert reuse.key(lb) is None
+    # a loaded card names its file only while it holds the card parsed from it
+    card = documents.load_card(ROOT / "submissions" / "mtb-en-ca-dev" / "apertium-eng-cat__default__8ca0b3e02be0.json")
+    read = LoadedCard("a.json", card, "0" * 16, Verification("self-benchmarked"), sha256="1" * 64)
+    assert read.file_sha256 == ""  # built in memory: ``read`` never set
+    read.read = card
+    lb.cards = [read]
+    assert read.file_sha256 == "1" * 64 and reuse.key(lb) is not None
+    lb.cards = [dataclasses.replace(read, card=card.model_copy(update={"run_id": "edited"}))]
+    assert lb.cards[0].sha256 == "1" * 64 and reuse.key(lb) is None  # the edited copy keeps sha256, names nothing
 
 
 def test_an_input_without_a_canonical_encoding_turns_reuse_off(tmp_path):
@@ -278,7 +290,7 @@ def test_the_board_key_moves_with_each_thing_it_covers(tmp_path):
     from mtboard.ledger.load import Verification
 
     def board(**over):
-        lc = dict(path="d/a.json", page_id="0" * 16, sha256="1" * 64,
+        lc = dict(path="d/a.json", page_id="0" * 16, file_sha256="1" * 64,
                   verification=Verification("self-benchmarked"), review=None)
         lc.update({k: v for k, v in over.items() if k in lc})
         method = SimpleNamespace(key="m", gold=over.get("gold"))
@@ -288,7 +300,7 @@ def test_the_board_key_moves_with_each_thing_it_covers(tmp_path):
     reuse = R.BoardReuse(tmp_path, "salt", {"b": "ledger-1"})
     base = reuse.key(board())
     assert reuse.key(board()) == base
-    changed = [board(path="d/b.json"), board(page_id="1" * 16), board(sha256="2" * 64),
+    changed = [board(path="d/b.json"), board(page_id="1" * 16), board(file_sha256="2" * 64),
                board(verification=Verification("gds-verified", attested=True)), board(review={"confirms": True}),
                board(gold=("official/x.html#r", "gold 0.5")), board(key="c")]
     keys = [reuse.key(b) for b in changed]
@@ -344,7 +356,7 @@ def test_the_diagnostic_board_the_run_pages_count_is_in_the_key(tmp_path):
 
     from mtboard.ledger.load import Verification
 
-    lc = SimpleNamespace(path="d/a.json", page_id="0" * 16, sha256="1" * 64, verification=Verification("x"),
+    lc = SimpleNamespace(path="d/a.json", page_id="0" * 16, file_sha256="1" * 64, verification=Verification("x"),
                          review=None)
     keys = set()
     for diag in (None, SimpleNamespace(page="diagnostic/d.md", entries=3),

@@ -18,8 +18,10 @@ back by the next build whose key for that board is the same:
   installed distributions (Jinja2, MarkupSafe, NumPy …); the bootstrap ``resamples``; the repository the run pages
   link cards in; and a digest (:func:`digest`) of every input of the build that is not a card — corpora (their
   texts and licences), judge anchors, model records, contamination claims, canary runs;
-* the board's key and, for each of its cards in board order: path, page id, the SHA-256 of the card file's bytes,
-  its verification (tier, record, attestation) and its pooled community review;
+* the board's key and, for each of its cards in board order: path, page id, the SHA-256 of the card file's bytes
+  (:attr:`mtboard.ledger.load.LoadedCard.file_sha256`: none for a card not read from a file, or whose ``card`` was
+  replaced since, and then the board is rendered), its verification (tier, record, attestation) and its pooled
+  community review;
 * the digest of the board's ``LedgerBoard`` in the published ledger (every row's standing, rank, evidence, flips,
   tries, marks …): a decision that reached the board from outside it would change this and miss;
 * the official boards' gold links set on the board's method rows (:func:`mtboard.site.officialpages.attach_gold_links`);
@@ -185,10 +187,10 @@ class BoardReuse:
     def key(self, lb: Any) -> str | None:
         """The key of board ``lb``'s run outputs (module docstring); None when one of its inputs has no canonical
         encoding (the board is rendered and nothing is stored)."""
-        if not all(lc.sha256 for lc in lb.cards):
+        if not all(lc.file_sha256 for lc in lb.cards):
             return None
         try:
-            cards = [(lc.path, lc.page_id, lc.sha256, lc.verification, lc.review) for lc in lb.cards]
+            cards = [(lc.path, lc.page_id, lc.file_sha256, lc.verification, lc.review) for lc in lb.cards]
             gold = [(i, m.key, m.gold) for i, view in enumerate(lb.views) for m in view.methods if m.gold]
             diag = lb.diagnostic
             diag = None if diag is None else (diag.page, diag.entries)  # made from the diagnostic segment's cards
