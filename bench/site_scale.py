@@ -248,6 +248,8 @@ def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
            "resample_hits": getattr(report, "resample_hits", None),
            "resample_misses": getattr(report, "resample_misses", None),
            "flip_hits": getattr(report, "flip_hits", None), "flip_misses": getattr(report, "flip_misses", None),
+           "board_stats_hits": getattr(report, "board_stats_hits", None),
+           "board_stats_misses": getattr(report, "board_stats_misses", None),
            "board_hits": getattr(report, "board_hits", None), "board_misses": getattr(report, "board_misses", None),
            "cache_pruned": getattr(report, "cache_pruned", None),
            "maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * KIB,
@@ -375,6 +377,8 @@ def _phases(b: dict) -> str:
     hits += "" if b.get("resample_hits") is None else \
         f", resamples {b['resample_hits']} hit(s) {b['resample_misses']} miss(es)"
     hits += "" if b.get("flip_hits") is None else f", flips {b['flip_hits']} hit(s) {b['flip_misses']} miss(es)"
+    hits += "" if b.get("board_stats_hits") is None else \
+        f", boards' statistics {b['board_stats_hits']} read {b['board_stats_misses']} computed"
     hits += "" if b.get("board_hits") is None else \
         f", boards' run pages {b['board_hits']} reused {b['board_misses']} rendered"
     hits += "" if b.get("cache_pruned") is None else f", {b['cache_pruned']} unused cache entries removed"

@@ -74,14 +74,15 @@ def test_a_pruning_build_keeps_what_it_used_and_removes_the_rest(warm, tmp_path)
     assert first.cards == 3 and not first.rejected and first.cache_misses == 3
     before = _entries(cache)
     # each kind the build used is there: 3 verdicts, the rows' and the sentinels' resamples, 1 flip (the two ranked
-    # rows), the board's sentinels, the board's run pages
+    # rows), the board's sentinels, the board's statistics, the board's run pages
     assert len(before["validation"]) == 3 and len(before["flips"]) == 1 and len(before["sentinels"]) == 1
     assert len(before["resamples"]) > first.resample_misses and len(before["boards"]) == 1  # + the sentinels' lines
+    assert len(before["boardstats"]) == 1
     cache2 = shutil.copytree(cache, tmp_path / "cache")
     planted = _plant(cache2)
-    assert len(planted) == 6  # five kinds + the temporary file
+    assert len(planted) == 7  # six kinds + the temporary file
     again = _build(root, "again", cache2, prune_cache=True)
-    assert again.cache_pruned == 6
+    assert again.cache_pruned == 7
     assert not any(p.exists() for p in planted)
     assert _entries(cache2) == before  # nothing the build used was removed
     assert (again.cache_hits, again.cache_misses, again.resample_misses, again.flip_misses) == (3, 0, 0, 0)
@@ -97,7 +98,7 @@ def test_without_pruning_or_for_a_kind_not_looked_up_nothing_is_removed(warm, tm
     assert kept.cache_pruned == 0 and all(p.exists() for p in planted)
     # a build that does not validate reads no verdict: the verdicts (and the killed write's file) stay
     unvalidated = _build(root, "unvalidated", cache2, prune_cache=True, validate=False)
-    assert unvalidated.cache_pruned == 4
+    assert unvalidated.cache_pruned == 5
     assert [p.name for p in planted if p.exists()] == [f"{KEY}.json", f".{KEY}.json.x1y2.tmp"]
     assert len(_entries(cache2)["validation"]) == 5
 

@@ -67,8 +67,8 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     plan, diag = NS(segment="development"), NS(segment="diagnostic")  # issue 40 item 6: the diagnostic plan apart
     monkeypatch.setattr(B.standing, "decide", lambda inputs: (calls.append(("decide", inputs)), [plan, diag])[1])
     monkeypatch.setattr(B.tables, "build_leaderboards",
-                        lambda plans, resamples, cache: (calls.append(("tables", plans, resamples, cache.folder)),
-                                                         ["BOARD"])[1])
+                        lambda plans, resamples, cache, stats: (calls.append(("tables", plans, resamples, cache.folder,
+                                                                              stats.folder)), ["BOARD"])[1])
     monkeypatch.setattr(B.methods, "attach_methods", lambda boards: calls.append(("methods", boards)))
     # issue 38 item 4: flip distances and inseparable views once ranks and clusters are known
     monkeypatch.setattr(B.flip, "attach_flips", lambda boards, cache: calls.append(("flips", boards, cache.folder)))
@@ -96,18 +96,19 @@ def test_build_ledger_decides_computes_then_ranks(monkeypatch):
     got = B.build_ledger(inputs, resamples=7)
     assert (got.inputs, got.boards, got.plans, got.claims, got.diagnostic) == (inputs, ["BOARD"], [plan], ["CLAIM"],
                                                                               ["DIAG"])
-    assert calls == [("decide", inputs), ("tables", [plan], 7, None), ("methods", ["BOARD"]), ("flips", ["BOARD"], None),
+    assert calls == [("decide", inputs), ("tables", [plan], 7, None, None), ("methods", ["BOARD"]), ("flips", ["BOARD"], None),
                      ("sentinels", ["BOARD"], [], 7, None), ("tries", ["BOARD"], "MODELS"),
                      ("facts", ["BOARD"], "MODELS"), ("scorers", ["BOARD"]),
                      ("contamination", ["BOARD"], inputs, 7), ("canaries", ["BOARD"], inputs, 7),
                      ("variants", ["BOARD"]), ("context", ["BOARD"]),
                      ("diagnostic", ["BOARD"], [diag], inputs, 7)]
     calls.clear()
-    cached = B.build_ledger(inputs, cache=Path("/nowhere"))  # the build cache folder reaches the resample cache
-    assert calls[1] == ("tables", [plan], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere")) \
+    cached = B.build_ledger(inputs, cache=Path("/nowhere"))  # the cache folder reaches the resamples and board stats
+    assert calls[1] == ("tables", [plan], bootstrap.BOOTSTRAP_RESAMPLES, Path("/nowhere"), Path("/nowhere")) \
         and bootstrap.BOOTSTRAP_RESAMPLES == 1000
     # the keys of every cache entry it used, by kind: what a pruning build keeps (nothing was looked up here)
-    assert cached.cache_used == {"sentinels": {"S"}, "resamples": {"R"}, "flips": set()} and got.cache_used == {}
+    assert cached.cache_used == {"sentinels": {"S"}, "resamples": {"R"}, "flips": set(), "boardstats": set()} \
+        and got.cache_used == {}
 
 
 # --------------------------------------------------------------------------------------------------------------------

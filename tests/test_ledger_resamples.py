@@ -103,7 +103,14 @@ def test_a_cached_ledger_is_identical_cold_and_warm_and_reads_every_resample(es_
     header = len(f"{C.RESAMPLE_FORMAT}\n{'0' * 64}\n1000\n{'0' * 64}\n")
     assert {p.stat().st_size for p in entries} == {header + 8 * 1000}  # 8,167 bytes: the float64s and one header
     warm = build_ledger(inputs, cache=cache)
-    assert (warm.resample_hits, warm.resample_misses) == (lookups, 0)
+    # every board's statistics read whole (mtboard.ledger.boardstats): no row-view resample is looked up
+    assert (cold.board_stats_hits, cold.board_stats_misses) == (0, len(cold.boards))
+    assert (warm.board_stats_hits, warm.board_stats_misses) == (len(cold.boards), 0)
+    assert (warm.resample_hits, warm.resample_misses) == (0, 0)
+    shutil.rmtree(cache / "boardstats")
+    rows = build_ledger(inputs, cache=cache)  # the statistics gone: every resample read, none computed
+    assert (rows.resample_hits, rows.resample_misses) == (lookups, 0)
+    assert (rows.board_stats_hits, rows.board_stats_misses) == (0, len(cold.boards))
     # the flip distances of adjacent ranked rows (issue 35: the largest compute cost of a warm rebuild)
     pairs = sum(max(0, len([m for m in v.methods if not m.reference and m.position]) - 1)
                 for lb in cold.boards for v in lb.views)
@@ -111,7 +118,7 @@ def test_a_cached_ledger_is_identical_cold_and_warm_and_reads_every_resample(es_
     assert cold.flip_hits + cold.flip_misses == pairs and cold.flip_misses == len(list(cache.glob("flips/*/*.json")))
     assert (warm.flip_hits, warm.flip_misses) == (pairs, 0)
     assert sorted(cache.glob("resamples/*/*.f64")) == entries  # the warm build stored nothing new
-    assert _published(plain) == _published(cold) == _published(warm)
+    assert _published(plain) == _published(cold) == _published(warm) == _published(rows)
     for a, b in zip([ln for lb in plain.boards for v in lb.views for ln in v.sentinels],
                     [ln for lb in warm.boards for v in lb.views for ln in v.sentinels], strict=True):
         assert (a.name, a.boot.tobytes(), a.composite_ci) == (b.name, b.boot.tobytes(), b.composite_ci)

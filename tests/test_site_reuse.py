@@ -73,11 +73,16 @@ def test_adding_a_card_renders_its_board_alone_and_the_site_is_a_full_builds(add
     assert (first.board_hits, first.board_misses) == (0, 3)
     assert (second.board_hits, second.board_misses) == (2, 1)  # CA→EN and EN→CA read back; EN→DE rendered
     assert (full.board_hits, full.board_misses) == (0, 0)
+    # and the boards' statistics (mtboard.ledger.boardstats): the two other boards' read, EN→DE's computed
+    assert (first.board_stats_hits, first.board_stats_misses) == (0, 3)
+    assert (second.board_stats_hits, second.board_stats_misses) == (2, 1)
+    assert (full.board_stats_hits, full.board_stats_misses) == (0, 0)
     a, b = _docs(root / "second" / "docs"), _docs(root / "full" / "docs")
     assert sorted(a) == sorted(b)
     assert [p for p in a if a[p] != b[p]] == []
     entries = sorted((cache / R.FOLDER).rglob("*.zip"))
     assert len(entries) == 3  # one a board: the changed board's old entry was pruned
+    assert len(list((cache / "boardstats").rglob("*.bin"))) == 3  # the same for the boards' statistics
     # the EN→DE run pages of the second build hold the added card's row; the first build's did not
     held = root / "submissions" / HELD
     import json
@@ -103,6 +108,8 @@ def test_a_change_beside_the_cards_renders_every_board(added, tmp_path):
     again = _build(tmp_path, "again", cache)
     full = _build(tmp_path, "full", None)
     assert (again.board_hits, again.board_misses) == (0, 3)
+    # a model record is no input of a board's statistics (tries and facts are attached after them): all three read
+    assert (again.board_stats_hits, again.board_stats_misses) == (3, 0)
     assert _docs(tmp_path / "again" / "docs") == _docs(tmp_path / "full" / "docs")
     assert len(list((cache / R.FOLDER).rglob("*.zip"))) == 3  # the three new entries; the old ones pruned
 
@@ -112,6 +119,7 @@ def test_an_unchanged_tree_reads_every_board_back(added, tmp_path):
     root, cache, *_ = added
     again = _build(root, "third", cache)
     assert (again.board_hits, again.board_misses) == (3, 0)
+    assert (again.board_stats_hits, again.board_stats_misses) == (3, 0)
     assert _docs(root / "third" / "docs") == _docs(root / "full" / "docs")
 
 

@@ -97,7 +97,8 @@ def build(
                         ".mtboard-cache/ in the project root.")] = None,
     prune_cache: Annotated[bool, typer.Option(
         "--prune-cache/--keep-cache", help="After a build, remove the cache entries it did not use (verdicts, "
-                                           "resamples, flips, sentinels, boards' run pages), so the folder holds "
+                                           "resamples, flips, sentinels, boards' statistics and run pages), so the "
+                                           "folder holds "
                                            "what the next build of this tree needs and no more. --keep-cache: "
                                            "keep them (one cache shared by builds of different trees).")] = True,
 ) -> None:

@@ -1,8 +1,9 @@
 """Files of a build cache folder that may come back from an archive (``actions/cache``), whatever reads them: the
 folder checks, the atomic entry write and the pruning every cache of ``mtboard build`` shares (issue 35 item 3;
 docs/SECURITY.md §6). The caches themselves — what a key holds, what an entry must look like — live with the stage
-that computes what they store: :mod:`mtboard.ledger.cache` (verdicts, resamples, flips), :mod:`mtboard.score.sentinels`
-(scored sentinels), :mod:`mtboard.site.reuse` (a board's run outputs)."""
+that computes what they store: :mod:`mtboard.ledger.cache` (verdicts, resamples, flips), :mod:`mtboard.ledger.boardstats`
+(a board's statistics), :mod:`mtboard.score.sentinels` (scored sentinels), :mod:`mtboard.site.reuse` (a board's run
+outputs)."""
 
 from __future__ import annotations
 
@@ -71,11 +72,12 @@ def write_entry(root: Path, path: Path, data: bytes) -> None:
 
 
 KINDS: dict[str, str] = {"validation": ".json", "resamples": ".f64", "flips": ".json", "sentinels": ".json",
-                         "boards": ".zip"}
+                         "boards": ".zip", "boardstats": ".bin"}
 """Every kind of entry a build keeps in its cache folder, by subfolder, with its file suffix: validation verdicts
 (:class:`mtboard.ledger.cache.ValidationCache`), resampled chrF++ (:class:`mtboard.ledger.cache.ResampleCache`), flip
 distances (:class:`mtboard.ledger.cache.FlipCache`), scored sentinels (:func:`mtboard.score.sentinels.sentinels`;
-flat, no ``KK`` level) and a board's run outputs (:mod:`mtboard.site.reuse`). Every entry is named by its key, 64
+flat, no ``KK`` level), a board's statistics (:class:`mtboard.ledger.boardstats.BoardStats`) and a board's run
+outputs (:mod:`mtboard.site.reuse`). Every entry is named by its key, 64
 lowercase hex digits. The HTML of reused pages (:mod:`mtboard.site.incremental`) and the GGUF facts
 (:mod:`mtboard.inputs.binding`) are one folder and one file, replaced by each build: they do not grow."""
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from mtboard.ledger import (canaries, contamination, context_slices, diagnostic, facts, flip, methods, scorers, sentinels, standing,
                             tables, tries, variants)
+from mtboard.ledger.boardstats import BoardStats
 from mtboard.ledger.cache import FlipCache, ResampleCache
 from mtboard.ledger.load import Inputs, LoadedCard
 from mtboard.ledger.standing import BoardPlan
@@ -50,6 +51,11 @@ class BoardLedger:
     """Flip distances of adjacent rows read from the build cache (:class:`mtboard.ledger.cache.FlipCache`)."""
     flip_misses: int = 0
     """Flip distances searched (and stored) because the build cache had no usable entry; 0 without a cache."""
+    board_stats_hits: int = 0
+    """Boards whose statistics were read from the build cache (:class:`mtboard.ledger.boardstats.BoardStats`)."""
+    board_stats_misses: int = 0
+    """Boards whose statistics were computed (and stored) because the build cache had no usable entry; 0 without a
+    cache."""
     diagnostic: list[Any] = field(default_factory=list)
     """Every corpus's diagnostic board (:class:`mtboard.ledger.diagnostic.DiagnosticBoard`; issue 40 item 6), by key:
     never ranked, never among ``boards``."""
@@ -83,13 +89,16 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
     the paired tests, spec §4.6; :data:`mtboard.score.metrics.bootstrap.BOOTSTRAP_RESAMPLES` by default).
     ``cache``: the build cache folder (``mtboard build --cache``; issue 35 item 3): every row-view's resampled chrF++
     is read from ``cache/resamples/`` when stored and stored when computed
-    (:class:`mtboard.ledger.cache.ResampleCache`), and every adjacent pair's flip distance from ``cache/flips/``
-    (:class:`mtboard.ledger.cache.FlipCache`); the ledger is bit-identical with or without it.
+    (:class:`mtboard.ledger.cache.ResampleCache`), every board's statistics from ``cache/boardstats/``
+    (:class:`mtboard.ledger.boardstats.BoardStats`: a board none of whose inputs changed is not computed again), and
+    every adjacent pair's flip distance from ``cache/flips/`` (:class:`mtboard.ledger.cache.FlipCache`); the ledger
+    is bit-identical with or without it.
     ``BoardLedger.resample_hits``/``resample_misses`` count the lookups (both 0 without a cache)."""
     every = standing.decide(inputs)
     plans = [p for p in every if p.segment != standing.DIAGNOSTIC]
     rc = ResampleCache(cache)
-    boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc)
+    bs = BoardStats.make(cache, resamples)
+    boards = tables.build_leaderboards(plans, resamples=resamples, cache=rc, stats=bs)
     methods.attach_methods(boards)
     fc = FlipCache(cache)
     flip.attach_flips(boards, fc)
@@ -107,8 +116,10 @@ def build_ledger(inputs: Inputs, resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
         return BoardLedger(inputs, boards, plans, claims=claims, diagnostic=diag)
     used["resamples"] = used["resamples"] | rc.used
     used["flips"] = fc.used
+    used["boardstats"] = bs.used
     return BoardLedger(inputs, boards, plans, resample_hits=rc.hits, resample_misses=rc.misses, flip_hits=fc.hits,
-                       flip_misses=fc.misses, claims=claims, diagnostic=diag, cache_used=used)
+                       flip_misses=fc.misses, board_stats_hits=bs.hits, board_stats_misses=bs.misses, claims=claims,
+                       diagnostic=diag, cache_used=used)
 
 
 __all__ = ["BoardLedger", "build_ledger"]

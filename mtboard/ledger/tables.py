@@ -691,46 +691,58 @@ def _items(lb: Leaderboard, ranked: list[LoadedCard], entries: dict[int, EntryRe
 
 
 def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTSTRAP_RESAMPLES,
-                       cache: ResampleCache | None = None) -> list[Leaderboard]:
+                       cache: ResampleCache | None = None, stats: Any = None) -> list[Leaderboard]:
     """Every view, cluster, chart point and item statistic of the boards :func:`mtboard.ledger.standing.decide`
     planned (which cards each board ranks is decided there). ``cache``: resampled chrF++ by content
-    (:class:`mtboard.ledger.cache.ResampleCache`, issue 35 item 3); None computes every resample. The result is the
-    same with or without it, bit for bit."""
+    (:class:`mtboard.ledger.cache.ResampleCache`, issue 35 item 3); None computes every resample. ``stats``: each
+    board's statistics by the key of everything they are made from (a :class:`mtboard.ledger.boardstats.BoardStats`,
+    which imports this module: its ``fill`` is called with :func:`_compute_board`), read instead of computed when
+    stored; None computes every board. The result is the same with or without either,
+    bit for bit."""
     cache = cache if cache is not None else ResampleCache(None)
     boards: list[Leaderboard] = []
     for plan in plans:
-        ranked, ref_ids = plan.ranked, plan.ref_ids
         lb = Leaderboard(plan.key, plan.dataset_id, plan.version, plan.language_pair, plan.sha256, plan.corpus,
-                         f"leaderboards/{plan.key}.md", f"hard/{plan.key}.md", plan.cards, ref_ids, [], plan.unranked,
-                         [], segment=plan.segment, rows=plan.rows, state=plan.state)
-        lb.screen = {lc.path: screen_ready(lc.card) for lc in plan.cards}  # once per card (issue 40 item 5)
-        entries: dict[int, EntryResult] = {}
-        if ranked:
-            entries = {r.entry_id: r for r in ranked[0].card.results}
-        lb.domains = sorted({e.domain.value for e in entries.values() if e.domain is not None})
-        indexed = {lc.page_id: _Indexed.of(lc.card) for lc in ranked}  # this board's cards, indexed once
-        lb.views.append(_view(lb, ranked, None, resamples, cache, indexed))
-        for d in lb.domains:
-            lb.views.append(_view(lb, ranked, d, resamples, cache, indexed))
-        del indexed
-        # field statistics: real systems only, one card per method row (a reproduction does not count twice)
-        real = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]
-        by_id = [scores_by_id(lc) for lc in real]
-        for eid in ref_ids:
-            vals = [s[eid] for s in by_id]
-            if vals:
-                lb.field_entry_median[eid] = float(statistics.median(vals))
-        _items(lb, ranked, entries)
-        for row in lb.views[0].rows:
-            if row.reference or not shown(row.lc):
-                continue  # the chart shows ranked methods; baselines are reference lines, not points
-            lc = row.lc
-            lb.chart_points.append({"label": method_name(lc.card), "model": lc.card.model_slug,
-                                    "cost": lc.card.totals.cost_per_entry_usd, "composite": lc.card.scores.composite,
-                                    "chrf": lc.card.scores.chrf_plus_plus, "position": row.position,
-                                    "href": run_page(lc)})
+                         f"leaderboards/{plan.key}.md", f"hard/{plan.key}.md", plan.cards, plan.ref_ids, [],
+                         plan.unranked, [], segment=plan.segment, rows=plan.rows, state=plan.state)
+        compute = functools.partial(_compute_board, plan=plan, resamples=resamples)
+        if stats is None:
+            compute(lb, cache)
+        else:
+            stats.fill(lb, plan, cache, compute)
         boards.append(lb)
     return boards
+
+
+def _compute_board(lb: Leaderboard, cache: ResampleCache, *, plan: BoardPlan, resamples: int) -> None:
+    """Set the statistics of board ``lb`` (:data:`mtboard.ledger.boardstats.FIELDS`) from ``plan``'s cards."""
+    ranked, ref_ids = plan.ranked, plan.ref_ids
+    lb.screen = {lc.path: screen_ready(lc.card) for lc in plan.cards}  # once per card (issue 40 item 5)
+    entries: dict[int, EntryResult] = {}
+    if ranked:
+        entries = {r.entry_id: r for r in ranked[0].card.results}
+    lb.domains = sorted({e.domain.value for e in entries.values() if e.domain is not None})
+    indexed = {lc.page_id: _Indexed.of(lc.card) for lc in ranked}  # this board's cards, indexed once
+    lb.views.append(_view(lb, ranked, None, resamples, cache, indexed))
+    for d in lb.domains:
+        lb.views.append(_view(lb, ranked, d, resamples, cache, indexed))
+    del indexed
+    # field statistics: real systems only, one card per method row (a reproduction does not count twice)
+    real = [lc for lc in ranked if not is_reference(lc.card) and shown(lc)]
+    by_id = [scores_by_id(lc) for lc in real]
+    for eid in ref_ids:
+        vals = [s[eid] for s in by_id]
+        if vals:
+            lb.field_entry_median[eid] = float(statistics.median(vals))
+    _items(lb, ranked, entries)
+    for row in lb.views[0].rows:
+        if row.reference or not shown(row.lc):
+            continue  # the chart shows ranked methods; baselines are reference lines, not points
+        lc = row.lc
+        lb.chart_points.append({"label": method_name(lc.card), "model": lc.card.model_slug,
+                                "cost": lc.card.totals.cost_per_entry_usd, "composite": lc.card.scores.composite,
+                                "chrf": lc.card.scores.chrf_plus_plus, "position": row.position,
+                                "href": run_page(lc)})
 
 
 # --------------------------------------------------------------------------------------------------------------------

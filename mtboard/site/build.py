@@ -83,6 +83,11 @@ class BuildReport:
     """Adjacent pairs whose flip distance came from the cache (:class:`mtboard.ledger.cache.FlipCache`)."""
     flip_misses: int = 0
     """Adjacent pairs whose flip distance was searched (and stored, with a cache); 0 without a cache."""
+    board_stats_hits: int = 0
+    """Boards whose statistics (views, resamples, items) came from the cache
+    (:class:`mtboard.ledger.boardstats.BoardStats`)."""
+    board_stats_misses: int = 0
+    """Boards whose statistics were computed (and stored) with a cache; 0 without one."""
     board_hits: int = 0
     """Boards whose run pages, run data and compare data came from the cache (:mod:`mtboard.site.reuse`)."""
     board_misses: int = 0
@@ -218,7 +223,8 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
     ``cache``: the build cache folder (issue 35 item 3; ``mtboard build --cache``, default ``$MTBOARD_CACHE`` else
     ``.mtboard-cache/``): validation verdicts by content (:mod:`mtboard.ledger.cache`; ``report.cache_hits`` and
     ``report.cache_misses`` count them), bootstrap resamples and adjacent rows' flip distances by content
-    (``report.resample_hits``/``flip_hits`` and their misses), each board's run pages, run data and compare data by
+    (``report.resample_hits``/``flip_hits`` and their misses), each board's statistics by the content they are made
+    from (:mod:`mtboard.ledger.boardstats`; ``report.board_stats_hits``/``board_stats_misses``), each board's run pages, run data and compare data by
     the content they are made from (:mod:`mtboard.site.reuse`; ``report.board_hits``/``board_misses``), and the HTML
     of search-excluded pages, reused when their Markdown did not change (:mod:`mtboard.site.incremental`:
     byte-identical to a full build; ``report.pages_reused``). None: every
@@ -313,7 +319,7 @@ class _Made:
     changes: list[str]
     counts: dict[str, int]
     """``cache_hits``, ``cache_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``,
-    ``board_hits``, ``board_misses``, ``cache_pruned``."""
+    ``board_stats_hits``, ``board_stats_misses``, ``board_hits``, ``board_misses``, ``cache_pruned``."""
 
 
 def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool, resamples: int,
@@ -372,6 +378,7 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
     counts = {"cache_hits": inputs.cache_hits, "cache_misses": inputs.cache_misses,
               "resample_hits": ledger.resample_hits, "resample_misses": ledger.resample_misses,
               "flip_hits": ledger.flip_hits, "flip_misses": ledger.flip_misses,
+              "board_stats_hits": ledger.board_stats_hits, "board_stats_misses": ledger.board_stats_misses,
               "board_hits": reuse.hits if reuse else 0, "board_misses": reuse.misses if reuse else 0,
               "cache_pruned": pruned}
     return _Made(pages, data, nav, sum(len(lb.cards) for lb in boards), inputs.rejected, len(boards), len(portraits),
@@ -382,7 +389,7 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
 def _prune(cache: Path | None, inputs, ledger, reuse: BoardReuse | None, validate: bool) -> int:
     """Remove the cache entries this build did not use, kind by kind (:func:`build_site`'s ``prune_cache``); returns
     how many. A kind this build looked nothing up in is left alone: verdicts of a build that did not validate or read
-    no card, the resamples, flips, sentinels and boards of a build that made no board (a wrong ``--corpora`` or an
+    no card, the resamples, flips, sentinels, board statistics and boards of a build that made no board (a wrong ``--corpora`` or an
     empty tree must not wipe the folder the site workflow saves), the boards of a build whose reuse was off
     (:meth:`BoardReuse.make` refused an input). Every lookup records its key, hit or stored, so a kind that was looked
     up has at least one key."""

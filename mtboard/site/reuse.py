@@ -16,7 +16,7 @@ back by the next build whose key for that board is the same:
 * the *salt*, made once a build (:meth:`BoardReuse.make`): :data:`FORMAT`; every ``.py`` file of ``mtboard``
   (:func:`mtboard.ledger.cache.code_hash`) and every file under ``mtboard/site/templates``; Python's version and the
   installed distributions (Jinja2, MarkupSafe, NumPy …); the bootstrap ``resamples``; the repository the run pages
-  link cards in; and a digest (:func:`digest`) of every input of the build that is not a card — corpora (their
+  link cards in; and a digest (:func:`mtboard.ledger.digest.digest`) of every input of the build that is not a card — corpora (their
   texts and licences), judge anchors, model records, contamination claims, canary runs;
 * the board's key and, for each of its cards in board order: path, page id, the SHA-256 of the card file's bytes
   (:attr:`mtboard.ledger.load.LoadedCard.file_sha256`: none for a card not read from a file, or whose ``card`` was
@@ -28,7 +28,7 @@ back by the next build whose key for that board is the same:
 * the corpus's diagnostic board as the run pages show it (its page and entry count), which the diagnostic segment's
   cards — not on the board — decide when the corpus itself is not loaded.
 
-An input the digest cannot encode (a type :func:`digest` does not know) turns reuse off for the build: every board
+An input the digest cannot encode (a type :func:`mtboard.ledger.digest.digest` does not know) turns reuse off for the build: every board
 is rendered, as without a cache.
 
 **Nothing read is trusted** (the folder may come back from ``actions/cache``, as the other caches of
@@ -50,23 +50,19 @@ on one board, a card's review and a model record, and compares every file).
 from __future__ import annotations
 
 import dataclasses
-import enum
 import hashlib
 import io
 import sys
 import zipfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
-
-import numpy as np
-from pydantic import BaseModel
 
 from mtboard.core import safejson
 from mtboard.core.errors import MtboardError
 from mtboard.core.cachefiles import prune_entries, real_folders, write_entry
 from mtboard.ledger.cache import code_hash, installed_distributions
+from mtboard.ledger.digest import digest
 from mtboard.site.incremental import _tree_digest
 
 FORMAT = "mtboard-board-reuse/1"
@@ -79,64 +75,6 @@ PAGE, DATA = "p/", "d/"
 NOT_DIGESTED = ("cards", "rejected", "warnings", "cache_hits", "cache_misses", "verdict_keys")
 """Fields of :class:`mtboard.ledger.load.Inputs` the salt leaves out: the cards go into each board's key; the rest
 is what the build reports, not what it renders from."""
-
-
-def _feed(h: Any, value: Any) -> None:  # noqa: C901 - one branch per kind of value, each one line
-    """Feed ``value``'s canonical encoding to the hash ``h`` (type-tagged, length-prefixed where text)."""
-    if value is None or isinstance(value, bool):
-        h.update(f"{value!r};".encode())
-    elif isinstance(value, enum.Enum):
-        h.update(f"E{type(value).__name__}:".encode())
-        _feed(h, value.value)
-    elif isinstance(value, (int, float)):
-        h.update(f"{type(value).__name__}:{value!r};".encode())
-    elif isinstance(value, str):
-        data = value.encode("utf-8", "surrogatepass")
-        h.update(b"s%d:" % len(data) + data)
-    elif isinstance(value, bytes):
-        h.update(b"b%d:" % len(value) + value)
-    elif isinstance(value, PurePath):
-        _feed(h, value.as_posix())
-    elif isinstance(value, BaseModel):
-        h.update(f"M{type(value).__qualname__}:".encode())
-        _feed(h, value.model_dump_json(round_trip=True))
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        h.update(f"D{type(value).__qualname__}{{".encode())
-        for f in dataclasses.fields(value):
-            _feed(h, f.name)
-            _feed(h, getattr(value, f.name))
-        h.update(b"}")
-    elif isinstance(value, Mapping):
-        h.update(b"{%d:" % len(value))
-        for k, v in sorted(((digest(k), v) for k, v in value.items()), key=lambda kv: kv[0]):
-            h.update(k.encode())
-            _feed(h, v)
-        h.update(b"}")
-    elif isinstance(value, (list, tuple)):
-        h.update((b"[%d:" if isinstance(value, list) else b"(%d:") % len(value))
-        for v in value:
-            _feed(h, v)
-        h.update(b"]")
-    elif isinstance(value, (set, frozenset)):
-        h.update(("{" + ",".join(sorted(digest(v) for v in value)) + "}").encode())
-    elif isinstance(value, np.ndarray):
-        h.update(f"A{value.dtype.str}{value.shape}:".encode() + np.ascontiguousarray(value).tobytes())
-    elif isinstance(value, np.generic):
-        _feed(h, value.item())
-    else:
-        raise TypeError(f"no canonical encoding for {type(value).__qualname__}")
-
-
-def digest(value: Any) -> str:
-    """Hex SHA-256 of a canonical encoding of ``value``: None, bools, numbers (``repr``: exact), text, bytes, paths,
-    enums, pydantic models (their JSON, round-trip), dataclasses (field by field), mappings (order-free), lists and
-    tuples (in order; a list is not its tuple), sets (order-free) and NumPy arrays/scalars, nested. Equal values of one type give equal digests
-    in every process (no ``hash()``, no ``id()``).
-
-    Raises: TypeError for any other type (a value that cannot be proven equal is never treated as equal)."""
-    h = hashlib.sha256()
-    _feed(h, value)
-    return h.hexdigest()
 
 
 def _templates_digest() -> str:
