@@ -32,10 +32,9 @@ from mtboard.ledger.load import LoadedCard, Verification, load_inputs
 from mtboard.ledger.standing import decide
 from mtboard.ledger.tables import Cell, Leaderboard, Row, View
 from mtboard.score.screen import RunScreen, ScreenReady
-from mtboard.site import compare
+from test_ledger_resamples import _published, es_tree  # noqa: F401 - the committed EN→ES board, a fixture
 
 ROOT = Path(__file__).resolve().parents[1]
-DATASET = "mtb-en-es-dev"
 COMMIT = "0" * 40
 
 
@@ -122,29 +121,6 @@ def test_a_string_subclass_is_refused_not_turned_into_text():
 
     with pytest.raises(TypeError):
         B._Encoder().encode([Kind.A])
-
-
-@pytest.fixture(scope="module")
-def es_tree(tmp_path_factory):
-    root = tmp_path_factory.mktemp("boardstats")
-    subs = root / "submissions" / DATASET
-    subs.mkdir(parents=True)
-    for p in sorted((ROOT / "submissions" / DATASET).glob("*.json")):
-        if not p.name.endswith(".verification.json"):
-            shutil.copy(p, subs / p.name)
-    corpora = root / "corpora"
-    corpora.mkdir()
-    shutil.copy(ROOT / "corpora" / f"{DATASET}.json", corpora)
-    return load_inputs(root / "submissions", corpora, validate=False), root
-
-
-def _published(led) -> dict[str, str]:
-    out = {"ledger.json": document.to_document(led, "2026-12-01T00:00:00Z", COMMIT).model_dump_json()}
-    for lb in led.boards:
-        bc = compare.board_compare(lb)
-        if bc is not None:
-            out.update({k: compare.dumps(v) for k, v in compare.pairs_files(bc, compare.static_pairs(bc, {})).items()})
-    return out
 
 
 def _stats(lb: Leaderboard) -> dict:
