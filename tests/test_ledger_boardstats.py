@@ -203,6 +203,7 @@ POISONS = {
     "i8-overflow": lambda e: _resign(e, lambda b: b["fields"].update(item_methods={"!": "i8", "v": 2**70})),
     "shape-overflow": lambda e: _resign(e, lambda b: _first(b, "a").update(s=[2**70])),
     "row-card": lambda e: _resign(e, lambda b: _first(b, "o", "Row")["f"].__setitem__(0, 5)),
+    "arity": lambda e: _resign(e, lambda b: _first(b, "o", "Cell")["f"].append(False)),
     "no-views": lambda e: _resign(e, lambda b: b["fields"].update(views={"!": "l", "i": 10**6, "v": []})),
     "chart-keys": lambda e: _resign(e, lambda b: b["fields"].update(
         chart_points={"!": "l", "i": 10**6, "v": [{"!": "d", "i": 10**6 + 1, "k": ["x"], "v": [1]}]})),

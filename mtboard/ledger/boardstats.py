@@ -80,6 +80,11 @@ every other field comes from the board's plan (tests/test_ledger_boardstats.py c
 other)."""
 CLASSES: dict[str, type] = {c.__name__: c for c in (Cell, Row, View, ScreenReady, RunScreen)}
 """The only classes an entry may hold (besides the board's own cards, named by page id)."""
+_ARITY = {name: len(dataclasses.fields(cls)) for name, cls in CLASSES.items()
+          if all(f.init for f in dataclasses.fields(cls))}
+"""Fields of each class, every one an ``__init__`` argument (a class with another field could not be rebuilt)."""
+if set(_ARITY) != set(CLASSES):
+    raise TypeError("a class of CLASSES has a field its __init__ does not take: it cannot be read back")
 DTYPES = frozenset({"<f8", "<i8", "<i4", "|b1"})
 """The only array types an entry may hold."""
 
@@ -181,11 +186,11 @@ class _Decoder:
         if tag == "card":
             return self._keep(v["i"], self.cards[v["p"]])
         if tag == "o":
-            cls = CLASSES[v["c"]]
-            names = [f.name for f in dataclasses.fields(cls)]
-            if len(v["f"]) != len(names) or not all(f.init for f in dataclasses.fields(cls)):
+            cls, count = CLASSES[v["c"]], _ARITY[v["c"]]
+            values = v["f"]
+            if type(values) is not list or len(values) != count:
                 raise ValueError("fields differ")
-            return self._keep(v["i"], cls(**dict(zip(names, [self.decode(x) for x in v["f"]]))))
+            return self._keep(v["i"], cls(*[self.decode(x) for x in values]))  # every field is an init field, in order
         raise ValueError(f"unknown tag {tag!r}")
 
     def _array(self, v: dict[str, Any]) -> np.ndarray:
