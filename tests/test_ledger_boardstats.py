@@ -75,7 +75,7 @@ def test_every_value_comes_back_with_its_type_and_its_sharing():
     shared_item = {"id": 7, "share": 0.5, "dev": True, "domain": None}
     value = {
         "floats": [1.0, -0.0, float("inf"), float("nan"), 0.1 + 0.2, np.float64(0.30000000000000004)],
-        "ints": [0, -3, 2**70, np.int64(-5), np.bool_(True), False],
+        "ints": [0, -3, 2**63 - 1, -2**63, np.int64(-5), np.bool_(True), False],
         "tuple": (1.5, (2, "b"), None),
         "by_id": {355: 71.25, 3: 0.0, 10: 12.5},  # int keys in their order
         "counter": Counter({"empty": 2, "echo": 1}),
@@ -104,10 +104,10 @@ def test_every_value_comes_back_with_its_type_and_its_sharing():
     assert back["floats"][3] != back["floats"][3] and math.copysign(1, back["floats"][1]) == -1
 
 
-@pytest.mark.parametrize("value", [{1, 2}, np.float32(1.5), np.zeros(2, dtype=np.float32),
+@pytest.mark.parametrize("value", [{1, 2}, 2**63, np.float32(1.5), np.zeros(2, dtype=np.float32),
                                    np.array(["a"], dtype=object), Path("x"), b"raw",
                                    Verification("self-benchmarked")],
-                         ids=["set", "float32", "float32-array", "object-array", "path", "bytes", "other-dataclass"])
+                         ids=["set", "int-beyond-64-bits", "float32", "float32-array", "object-array", "path", "bytes", "other-dataclass"])
 def test_a_value_without_an_encoding_is_refused(value):
     with pytest.raises(TypeError):
         B._Encoder().encode({"x": [value]})
@@ -189,6 +189,20 @@ def _first(body: dict, tag: str, cls: str | None = None) -> dict:
     raise AssertionError(tag)
 
 
+def _composite_sort_text(body: dict) -> None:
+    """Text as the sort key of the first row's composite cell (a numeric column)."""
+    cells = _first(body, "o", "Row")["f"][1]
+    cells["v"][cells["k"].index("composite")]["f"][1] = "x"
+
+
+def _nan_array(entry: Path) -> None:
+    """Write NaN over the first array's first value and sign the payload again."""
+    fmt, key, jn, an, _sha, rest = entry.read_bytes().split(b"\n", 5)
+    at = int(jn) + _first(json.loads(rest[:int(jn)]), "a")["o"]
+    payload = rest[:at] + np.array([np.nan]).tobytes() + rest[at + 8:]
+    entry.write_bytes(b"\n".join([fmt, key, jn, an, hashlib.sha256(payload).hexdigest().encode(), payload]))
+
+
 POISONS = {
     "flip": lambda e: e.write_bytes(e.read_bytes()[:-5] + bytes([e.read_bytes()[-5] ^ 1]) + e.read_bytes()[-4:]),
     "truncate": lambda e: e.write_bytes(e.read_bytes()[:-1]),
@@ -210,6 +224,20 @@ POISONS = {
     "self-list": lambda e: _resign(e, lambda b: b["fields"].update(
         chart_points={"!": "l", "i": 10**6, "v": [{"!": "r", "i": 10**6}]})),
     "methods-text": lambda e: _resign(e, lambda b: b["fields"].update(item_methods="2")),
+    # values of the right classes that later stages could not take (the second review's cases)
+    "screen-above": lambda e: _resign(e, lambda b: _first(b, "o", "ScreenReady")["f"].__setitem__(0, 0.99)),
+    "screen-no-runs": lambda e: _resign(e, lambda b: _first(b, "o", "ScreenReady")["f"].__setitem__(
+        2, {"!": "t", "v": []})),
+    "composite-range": lambda e: _resign(e, lambda b: _first(b, "o", "Row")["f"].__setitem__(2, 1.5)),
+    "composite-int": lambda e: _resign(e, lambda b: _first(b, "o", "Row")["f"].__setitem__(2, 1)),
+    "no-cells": lambda e: _resign(e, lambda b: _first(b, "o", "Row")["f"].__setitem__(
+        1, {"!": "d", "i": 10**6, "k": [], "v": []})),
+    "text-sort": lambda e: _resign(e, _composite_sort_text),
+    "view-ids": lambda e: _resign(e, lambda b: _first(b, "o", "View")["f"].__setitem__(
+        9, {"!": "l", "i": 10**6, "v": [10**9]})),
+    "big-int": lambda e: _resign(e, lambda b: _first(b, "o", "View")["f"].__setitem__(1, 10**400)),
+    "nan-boot": _nan_array,
+    "json-cap": lambda e: _resign(e, lambda b: b.__setitem__("pad", "x" * 64 * 1024 * 1024)),
     "directory": lambda e: (e.unlink(), e.mkdir()),
 }
 

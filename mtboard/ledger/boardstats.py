@@ -29,10 +29,13 @@ order, an object two fields share is shared again) and the resample cache keys t
 **Nothing read is trusted** (the folder may come back from ``actions/cache``): an entry that is a link, not a regular
 file, over :data:`MAX_ENTRY_BYTES`, of another header, key or length, whose payload digest differs, whose JSON names
 a type, a class, a field, an array type or a card this module does not know, an array outside the payload or an
-overflowing number, or whose values do not have the board's shape (:func:`_check`: its domains, a view each and one
-for all, a row for every ranked card once, float64 resamples of the build's length, a screen-ready score for every
-card, item and chart dictionaries of their keys and types) is a miss: the board is computed and the entry replaced,
-never an error. An entry that would be over :data:`MAX_ENTRY_BYTES` is not written. As for the flip cache, a forged but well-formed
+overflowing number, JSON longer than a board of its cards writes, or whose values do not have the board's shape
+(:func:`_check`: its domains and each view's entry ids recomputed, a view each and one for all, its own row for every
+ranked card once, a cell per column with a sort key of the column's kind, composites in [0, 1] and chrF++ in
+[0, 100] with ordered CIs, finite float64 resamples of the build's length, a screen-ready score for every card that
+the published schema accepts, item and chart dictionaries of their keys and types with distinct entry ids of the
+board) is a miss: the board is computed and the entry replaced, never an error. An entry that would be over
+:data:`MAX_ENTRY_BYTES` is not written. As for the flip cache, a forged but well-formed
 entry changes what the pages show: only main's builds write the site workflow's cache (docs/SECURITY.md §6). A hit
 marks the board's resample cache entries used, so pruning the cache keeps them for the next change of that board.
 
@@ -60,11 +63,12 @@ import numpy as np
 from mtboard.core import safejson
 from mtboard.core.cachefiles import real_folders, write_entry
 from mtboard.core.errors import MtboardError
+from mtboard.core.schema.ledger import LedgerScreenReady
 from mtboard.ledger.cache import ResampleCache, code_hash, installed_distributions
 from mtboard.ledger.digest import digest
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.standing import BoardPlan
-from mtboard.ledger.tables import Cell, Leaderboard, Row, View
+from mtboard.ledger.tables import COLUMNS, Cell, Leaderboard, Row, View
 from mtboard.score.screen import RunScreen, ScreenReady
 
 FORMAT = "mtboard-board-stats/1"
@@ -107,6 +111,8 @@ class _Encoder:
         return n
 
     def encode(self, v: Any) -> Any:  # noqa: C901, PLR0911 - one branch per kind of value
+        if type(v) is int and not -2**63 <= v < 2**63:
+            raise TypeError("a whole number beyond 64 bits")  # the reader refuses them
         if v is None or type(v) in (str, bool, int, float):
             return v
         if isinstance(v, np.ndarray | LoadedCard | list | dict) or dataclasses.is_dataclass(v):
@@ -157,6 +163,8 @@ class _Decoder:
         return value
 
     def decode(self, v: Any) -> Any:  # noqa: C901, PLR0911 - one branch per tag
+        if type(v) is int and not -2**63 <= v < 2**63:
+            raise ValueError("a whole number out of range")
         if v is None or type(v) in (str, bool, int, float):
             return v
         if type(v) is not dict:
@@ -206,6 +214,7 @@ class _Decoder:
 
 
 _KEY = re.compile(r"[0-9a-f]{64}")
+_FLOAT = (float, np.float64)
 _NUMBER = (int, float, np.float64, np.int64)
 _MAYBE_NUMBER = (type(None), *_NUMBER)
 _MAYBE_TEXT = (type(None), str)
@@ -220,6 +229,12 @@ _CHART = {"label": str, "model": str, "cost": _MAYBE_NUMBER, "composite": _MAYBE
 """The keys and value types of the item, item-analysis and chart-point dictionaries ``build_leaderboards`` makes
 (:func:`mtboard.ledger.tables._items`); a stored one of any other shape is refused (the tests read back every
 committed board, whose dictionaries these must fit)."""
+_CELLS = {c.key: c.numeric for c in COLUMNS}
+"""Every row's cells: one per column (:data:`mtboard.ledger.tables.COLUMNS`); a numeric column's sort key is a finite
+number or None, another's text, a whole number (the verification tier's order) or None."""
+_MAX_JSON_PER_CARD = 256 * 1024
+"""The JSON part of an entry may be at most 1 MiB plus this per card of the board (a 200-card board of 8 views
+writes ~20 KiB a card): a forged entry cannot make the reader parse gigabytes of JSON."""
 
 
 def _need(ok: bool, what: str) -> None:
@@ -227,65 +242,111 @@ def _need(ok: bool, what: str) -> None:
         raise ValueError(f"stored board statistics: {what}")
 
 
-def _dicts(values: Any, *shapes: dict[str, Any]) -> None:
+def _finite(x: Any, low: float, high: float) -> bool:
+    return type(x) in _FLOAT and low <= x <= high  # NaN fails both comparisons
+
+
+def _dicts(values: Any, ids: set[int], *shapes: dict[str, Any]) -> None:
+    """``values``: a list of dictionaries of one of ``shapes`` (keys and value types; numbers finite), with distinct
+    ``id`` values among ``ids`` when the shape has one."""
     _need(type(values) is list, "a list of dictionaries")
+    seen: set[int] = set()
     for x in values:
-        _need(type(x) is dict and any(set(x) == set(shape) for shape in shapes), "dictionary keys")
-        shape = next(shape for shape in shapes if set(x) == set(shape))
-        _need(all(isinstance(x[k], t) for k, t in shape.items()), "dictionary values")
+        shape = next((s for s in shapes if type(x) is dict and set(x) == set(s)), None)
+        _need(shape is not None, "dictionary keys")
+        _need(all(type(x[k]) in (t if isinstance(t, tuple) else (t,)) for k, t in shape.items()),
+              "dictionary values")  # exact types: a bool is no number here
+        _need(all(math.isfinite(v) for v in x.values() if type(v) in (float, np.float64)), "finite numbers")
+        if "id" in shape:
+            _need(x["id"] in ids and x["id"] not in seen, "item ids")
+            seen.add(x["id"])
 
 
 def _check_row(row: Any, ranked: dict[int, LoadedCard], resamples: int) -> None:
     _need(type(row) is Row and id(row.lc) in ranked, "a row of a ranked card")
-    _need(type(row.cells) is dict and all(type(k) is str and type(c) is Cell and type(c.text) is str
-                                          and isinstance(c.sort, (*_MAYBE_NUMBER, str)) and type(c.declared) is bool
-                                          for k, c in row.cells.items()), "cells")
-    _need(isinstance(row.composite, _MAYBE_NUMBER) and isinstance(row.chrf, _MAYBE_NUMBER), "row scores")
+    cells = row.cells
+    _need(type(cells) is dict and set(cells) == set(_CELLS), "cells")
+    for key, c in cells.items():
+        sort = c.sort if type(c) is Cell else "-"
+        ok = (sort is None or (type(sort) in _NUMBER and math.isfinite(sort)) if _CELLS[key]
+              else sort is None or type(sort) in (str, int))
+        _need(type(c) is Cell and type(c.text) is str and type(c.declared) is bool and ok, f"cell {key}")
+    _need(row.composite is None or _finite(row.composite, 0.0, 1.0), "composite")
+    _need(row.chrf is None or _finite(row.chrf, 0.0, 100.0), "chrF++")
     _need(type(row.position) is int and type(row.rank) is str and type(row.reference) is bool, "row rank")
-    for ci in (row.chrf_ci, row.composite_ci):
-        _need(ci is None or (type(ci) is tuple and len(ci) == 2 and all(isinstance(x, _NUMBER) for x in ci)), "CI")
+    for ci, top in ((row.chrf_ci, 100.0), (row.composite_ci, 1.0)):
+        _need(ci is None or (type(ci) is tuple and len(ci) == 2 and all(_finite(x, 0.0, top) for x in ci)
+                             and ci[0] <= ci[1]), "CI")
     for a in (row.boot, row.chrf_boot, row.chrf_mean_boot):
-        _need(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (resamples,), "resamples")
+        _need(type(a) is np.ndarray and a.dtype == np.float64 and a.shape == (resamples,)
+              and bool(np.isfinite(a).all()), "resamples")
+    _need(bool(row.lc.card.replicate_runs) or row.chrf_mean_boot is row.chrf_boot, "one run's chrF++ resamples")
+
+
+def _check_views(found: dict[str, Any], plan: BoardPlan, resamples: int) -> None:
+    first = {r.entry_id: r for r in plan.ranked[0].card.results} if plan.ranked else {}
+    _need(found["domains"] == sorted({r.domain.value for r in first.values() if r.domain is not None}), "domains")
+    views, ranked, seen = found["views"], {id(lc): lc for lc in plan.ranked}, set()
+    _need(type(views) is list and len(views) == 1 + len(found["domains"]), "views")
+    for view, domain in zip(views, [None, *found["domains"]]):  # what tables._view makes for each
+        page = f"leaderboards/{plan.key}.md"
+        ids = list(plan.ref_ids) if domain is None else \
+            [i for i in plan.ref_ids if first.get(i) is not None and first[i].domain == domain]
+        _need(type(view) is View and view.domain == domain and view.page == (page if domain is None else
+                                                                             page.replace(".md", f"-{domain}.md"))
+              and type(view.rows) is list and view.ids == ids and type(view.n_entries) is int
+              and view.n_entries == len(ids) and (view.mdd is None or _finite(view.mdd, 0.0, math.inf))
+              and type(view.ordering_note) is str and view.methods == [] and view.sentinels == []
+              and view.inseparable is False, "view")
+        _need(type(view.judge_cells) is dict and all(
+            type(k) is str and type(v) is tuple and len(v) == 2 and all(type(n) is int and 0 <= n <= len(ids)
+                                                                        for n in v)
+            for k, v in view.judge_cells.items()), "judge cells")
+        _need(sorted(id(r.lc) for r in view.rows if type(r) is Row) == sorted(ranked), "one row a ranked card")
+        for row in view.rows:
+            _need(id(row) not in seen, "a row in one view")
+            seen.add(id(row))
+            _check_row(row, ranked, resamples)
+
+
+def _check_screen(screen: Any, plan: BoardPlan) -> None:
+    _need(type(screen) is dict and set(screen) == {lc.path for lc in plan.cards}, "screen-ready scores")
+    for sr in screen.values():
+        _need(type(sr) is ScreenReady and type(sr.signature) is str and type(sr.runs) is tuple and sr.runs
+              and _finite(sr.value, 0.0, 1.0) and _finite(sr.composite, 0.0, 1.0), "a screen-ready score")
+        for run in sr.runs:
+            _need(type(run) is RunScreen and all(_finite(x, -math.inf, math.inf) for x in
+                                                 (run.value, run.composite, run.hard_composite, run.penalty))
+                  and all(type(n) is int and n >= 0 for n in (run.entries, run.formatted))
+                  and all(type(c) is Counter and all(type(k) is str and type(n) is int and n >= 0
+                                                     for k, n in c.items()) for c in (run.hard, run.flags)),
+                  "a run's screen-ready score")
+        LedgerScreenReady.of(sr)  # the published score's schema (ranges, value ≤ composite …): ValidationError
 
 
 def _check(found: dict[str, Any], plan: BoardPlan, resamples: int) -> None:
     """Raise ValueError unless ``found`` (decoded :data:`FIELDS`) has the shape ``build_leaderboards`` gives
-    ``plan``'s board: its domains (recomputed from the first ranked card), one view per domain and one for all, each
-    with a row for every ranked card once, cells, scores, CIs and ``resamples``-long float64 resamples; a screen-ready
-    score for every card; field medians of ranked entries; item and chart dictionaries of their shapes."""
-    first = plan.ranked[0].card.results if plan.ranked else []
-    _need(found["domains"] == sorted({r.domain.value for r in first if r.domain is not None}), "domains")
-    views, ranked = found["views"], {id(lc): lc for lc in plan.ranked}
-    _need(type(views) is list and len(views) == 1 + len(found["domains"]), "views")
-    for view, domain in zip(views, [None, *found["domains"]]):
-        page = f"leaderboards/{plan.key}.md" if domain is None else f"leaderboards/{plan.key}-{domain}.md"
-        _need(type(view) is View and view.domain == domain and view.page == page and type(view.rows) is list
-              and type(view.n_entries) is int and isinstance(view.mdd, _MAYBE_NUMBER)
-              and type(view.ordering_note) is str and view.methods == [] and view.sentinels == []
-              and view.inseparable is False, "view")
-        _need(type(view.ids) is list and len(view.ids) == view.n_entries and all(type(i) is int for i in view.ids),
-              "view entries")
-        _need(type(view.judge_cells) is dict and all(
-            type(k) is str and type(v) is tuple and len(v) == 2 and all(type(n) is int for n in v)
-            for k, v in view.judge_cells.items()), "judge cells")
-        _need(sorted(id(r.lc) for r in view.rows if type(r) is Row) == sorted(ranked), "one row a ranked card")
-        for row in view.rows:
-            _check_row(row, ranked, resamples)
-    screen = found["screen"]
-    _need(type(screen) is dict and set(screen) == {lc.path for lc in plan.cards}
-          and all(type(v) is ScreenReady and type(v.runs) is tuple and all(type(r) is RunScreen for r in v.runs)
-                  for v in screen.values()), "screen-ready scores")
+    ``plan``'s board: its domains and each view's entry ids (recomputed from the plan), one view per domain and one
+    for all, each with its own row for every ranked card once, a cell per column with a sort key of the column's
+    kind, composites in [0, 1] and chrF++ in [0, 100] with ordered CIs, ``resamples``-long finite float64 resamples;
+    a screen-ready score for every card that the published schema accepts; field medians of ranked entries; item
+    and chart dictionaries of their shapes with distinct entry ids of the board."""
+    _check_views(found, plan, resamples)
+    _check_screen(found["screen"], plan)
     medians, refs = found["field_entry_median"], set(plan.ref_ids)
-    _need(type(medians) is dict and all(type(k) is int and k in refs and type(v) is float
+    _need(type(medians) is dict and all(type(k) is int and k in refs and _finite(v, 0.0, 100.0)
                                         for k, v in medians.items()), "field medians")
-    _need(type(found["item_methods"]) is int, "item methods")
-    _dicts(found["hard_items"], _HARD)
-    _dicts(found["easy_items"], _ITEM, _HARD)
-    _dicts(found["item_analysis"], _ANALYSIS)
+    _need(type(found["item_methods"]) is int and 0 <= found["item_methods"] <= len(plan.cards), "item methods")
+    entries = {r.entry_id for r in plan.ranked[0].card.results} if plan.ranked else set()
+    _dicts(found["hard_items"], entries, _HARD)
+    _dicts(found["easy_items"], entries, _ITEM, _HARD)
+    _dicts(found["item_analysis"], entries, _ANALYSIS)
     analysed = {id(x) for x in found["item_analysis"]}
-    _need(type(found["suspect_items"]) is list and all(id(x) in analysed for x in found["suspect_items"]),
+    _need(type(found["suspect_items"]) is list and all(id(x) in analysed for x in found["suspect_items"])
+          and len({id(x) for x in found["suspect_items"]}) == len(found["suspect_items"]),
           "suspect items among the analysed")
-    _dicts(found["chart_points"], _CHART)
+    _dicts(found["chart_points"], set(), _CHART)
+
 
 
 @dataclass
@@ -386,6 +447,7 @@ class BoardStats:
             rest = memoryview(raw)[end:]
             jn, an = int(jn), int(an)
             if (fmt.decode() != FORMAT or stored.decode() != key or jn < 0 or an < 0 or len(rest) != jn + an
+                    or jn > 1024 * 1024 + _MAX_JSON_PER_CARD * len(plan.cards)
                     or hashlib.sha256(rest).hexdigest() != sha.decode()):
                 return None
             body = json.loads(bytes(rest[:jn]))

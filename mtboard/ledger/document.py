@@ -141,9 +141,7 @@ def _screen(sr) -> LedgerScreenReady | None:
     """The shown card's :class:`mtboard.score.screen.ScreenReady` as published (issue 40 item 5); None without one."""
     if sr is None:
         return None
-    return LedgerScreenReady(value=sr.value, composite=sr.composite, hard_failures=sr.hard_failures,
-                             hard_by_rule=sr.hard_by_rule, formatted=sr.formatted, flags_by_rule=sr.flags_by_rule,
-                             outputs=sr.outputs, penalty=sr.penalty, signature=sr.signature, text=sr.text)
+    return LedgerScreenReady.of(sr)
 
 
 def _variants(v) -> LedgerVariants | None:

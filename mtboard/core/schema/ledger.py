@@ -335,6 +335,14 @@ class LedgerScreenReady(Strict):
     text: str
     """What the run page says."""
 
+    @classmethod
+    def of(cls, sr: Any) -> LedgerScreenReady:
+        """The published form of a :class:`mtboard.score.screen.ScreenReady` (read by attribute). Raises
+        pydantic.ValidationError (a ValueError) when it breaks a range or the consistency rules below."""
+        return cls(value=sr.value, composite=sr.composite, hard_failures=sr.hard_failures,
+                   hard_by_rule=sr.hard_by_rule, formatted=sr.formatted, flags_by_rule=sr.flags_by_rule,
+                   outputs=sr.outputs, penalty=sr.penalty, signature=sr.signature, text=sr.text)
+
     @model_validator(mode="after")
     def _consistent(self) -> LedgerScreenReady:
         if self.value > self.composite:
