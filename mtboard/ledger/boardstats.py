@@ -68,7 +68,8 @@ from mtboard.ledger.cache import ResampleCache, code_hash, installed_distributio
 from mtboard.ledger.digest import digest
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.standing import BoardPlan
-from mtboard.ledger.tables import COLUMNS, Cell, Leaderboard, Row, View
+from mtboard.ledger.tables import (COLUMNS, Cell, Leaderboard, Row, View, board_domains, board_page, view_ids,
+                                  view_page)
 from mtboard.score.screen import RunScreen, ScreenReady
 
 FORMAT = "mtboard-board-stats/1"
@@ -283,17 +284,13 @@ def _check_row(row: Any, ranked: dict[int, LoadedCard], resamples: int) -> None:
     _need(bool(row.lc.card.replicate_runs) or row.chrf_mean_boot is row.chrf_boot, "one run's chrF++ resamples")
 
 
-def _check_views(found: dict[str, Any], plan: BoardPlan, resamples: int) -> None:
-    first = {r.entry_id: r for r in plan.ranked[0].card.results} if plan.ranked else {}
-    _need(found["domains"] == sorted({r.domain.value for r in first.values() if r.domain is not None}), "domains")
+def _check_views(found: dict[str, Any], plan: BoardPlan, first: dict[int, Any], resamples: int) -> None:
+    _need(found["domains"] == board_domains(first), "domains")
     views, ranked, seen = found["views"], {id(lc): lc for lc in plan.ranked}, set()
     _need(type(views) is list and len(views) == 1 + len(found["domains"]), "views")
     for view, domain in zip(views, [None, *found["domains"]]):  # what tables._view makes for each
-        page = f"leaderboards/{plan.key}.md"
-        ids = list(plan.ref_ids) if domain is None else \
-            [i for i in plan.ref_ids if first.get(i) is not None and first[i].domain == domain]
-        _need(type(view) is View and view.domain == domain and view.page == (page if domain is None else
-                                                                             page.replace(".md", f"-{domain}.md"))
+        ids = view_ids(plan.ref_ids, first, domain)
+        _need(type(view) is View and view.domain == domain and view.page == view_page(board_page(plan.key), domain)
               and type(view.rows) is list and view.ids == ids and type(view.n_entries) is int
               and view.n_entries == len(ids) and (view.mdd is None or _finite(view.mdd, 0.0, math.inf))
               and type(view.ordering_note) is str and view.methods == [] and view.sentinels == []
@@ -331,13 +328,14 @@ def _check(found: dict[str, Any], plan: BoardPlan, resamples: int) -> None:
     kind, composites in [0, 1] and chrF++ in [0, 100] with ordered CIs, ``resamples``-long finite float64 resamples;
     a screen-ready score for every card that the published schema accepts; field medians of ranked entries; item
     and chart dictionaries of their shapes with distinct entry ids of the board."""
-    _check_views(found, plan, resamples)
+    first = {r.entry_id: r for r in plan.ranked[0].card.results} if plan.ranked else {}  # what tables reads
+    _check_views(found, plan, first, resamples)
     _check_screen(found["screen"], plan)
     medians, refs = found["field_entry_median"], set(plan.ref_ids)
     _need(type(medians) is dict and all(type(k) is int and k in refs and _finite(v, 0.0, 100.0)
                                         for k, v in medians.items()), "field medians")
     _need(type(found["item_methods"]) is int and 0 <= found["item_methods"] <= len(plan.cards), "item methods")
-    entries = {r.entry_id for r in plan.ranked[0].card.results} if plan.ranked else set()
+    entries = set(first)
     _dicts(found["hard_items"], entries, _HARD)
     _dicts(found["easy_items"], entries, _ITEM, _HARD)
     _dicts(found["item_analysis"], entries, _ANALYSIS)
@@ -346,7 +344,6 @@ def _check(found: dict[str, Any], plan: BoardPlan, resamples: int) -> None:
           and len({id(x) for x in found["suspect_items"]}) == len(found["suspect_items"]),
           "suspect items among the analysed")
     _dicts(found["chart_points"], set(), _CHART)
-
 
 
 @dataclass

@@ -549,16 +549,36 @@ def _row_boots(card: RunCard, idx: _Indexed, ids: list[int], counts: np.ndarray,
             np.mean(chrfs, axis=0) if many else chrfs[0])
 
 
+def board_domains(entries: dict[int, EntryResult]) -> list[str]:
+    """A board's domains, one view each besides the whole board's: those of its first ranked card's entries
+    (``entries``, by entry id), sorted."""
+    return sorted({e.domain.value for e in entries.values() if e.domain is not None})
+
+
+def view_ids(ranked_ids: list[int], first: dict[int, EntryResult], domain: str | None) -> list[int]:
+    """A view's entry ids, in the order its bootstrap uses: the board's ranked ids (``ranked_ids`` itself); a
+    domain's view, those whose entry in the first ranked card (``first``, by entry id) is of ``domain``."""
+    if domain is None:
+        return ranked_ids
+    return [i for i in ranked_ids if first.get(i) is not None and first[i].domain == domain]
+
+
+def board_page(key: str) -> str:
+    """A board's page (its whole-board view's): ``leaderboards/<key>.md``."""
+    return f"leaderboards/{key}.md"
+
+
+def view_page(page: str, domain: str | None) -> str:
+    """A view's page: the board's (``leaderboards/<key>.md``), or for a domain ``leaderboards/<key>-<domain>.md``."""
+    return page if domain is None else page.replace(".md", f"-{domain}.md")
+
+
 def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resamples: int,
           cache: ResampleCache | None = None, indexed: dict[str, _Indexed] | None = None) -> View:
     cache = cache if cache is not None else ResampleCache(None)
     indexed = indexed if indexed is not None else {lc.page_id: _Indexed.of(lc.card) for lc in ranked}
     by_id = {lc.page_id: indexed[lc.page_id].by_id[0] for lc in ranked}
-    if domain is None:
-        ids = lb.ranked_ids
-    else:
-        first = by_id[ranked[0].page_id] if ranked else {}
-        ids = [i for i in lb.ranked_ids if first.get(i) is not None and first[i].domain == domain]
+    ids = view_ids(lb.ranked_ids, by_id[ranked[0].page_id] if ranked else {}, domain)
     seed = stats.view_seed(lb.dataset_id, lb.version, lb.sha256, domain or "*")
     counts = bootstrap.resample_counts(len(ids), resamples, seed).astype(np.float64)  # exact; converted once
     judged = {}
@@ -613,7 +633,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
         if row.reference:
             row.rank = "reference"
             row.cells["rank"] = Cell("reference", None)
-    page = lb.page if domain is None else lb.page.replace(".md", f"-{domain}.md")
+    page = view_page(lb.page, domain)
     view = View(domain, len(ids), rows, clusters.mdd, page, note,
                 judge_cells={k: (len(c), len(ids)) for k, (c, _) in judged.items()}, ids=list(ids))
     return view
@@ -703,7 +723,7 @@ def build_leaderboards(plans: list[BoardPlan], resamples: int = bootstrap.BOOTST
     boards: list[Leaderboard] = []
     for plan in plans:
         lb = Leaderboard(plan.key, plan.dataset_id, plan.version, plan.language_pair, plan.sha256, plan.corpus,
-                         f"leaderboards/{plan.key}.md", f"hard/{plan.key}.md", plan.cards, plan.ref_ids, [],
+                         board_page(plan.key), f"hard/{plan.key}.md", plan.cards, plan.ref_ids, [],
                          plan.unranked, [], segment=plan.segment, rows=plan.rows, state=plan.state)
         compute = functools.partial(_compute_board, plan=plan, resamples=resamples)
         if stats is None:
@@ -721,7 +741,7 @@ def _compute_board(lb: Leaderboard, cache: ResampleCache, *, plan: BoardPlan, re
     entries: dict[int, EntryResult] = {}
     if ranked:
         entries = {r.entry_id: r for r in ranked[0].card.results}
-    lb.domains = sorted({e.domain.value for e in entries.values() if e.domain is not None})
+    lb.domains = board_domains(entries)
     indexed = {lc.page_id: _Indexed.of(lc.card) for lc in ranked}  # this board's cards, indexed once
     lb.views.append(_view(lb, ranked, None, resamples, cache, indexed))
     for d in lb.domains:

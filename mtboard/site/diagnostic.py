@@ -14,7 +14,7 @@ from typing import Any
 
 from mtboard.core import fmt
 from mtboard.ledger.diagnostic import EMPTY, PHENOMENON, PURPOSE, DiagnosticBoard, DiagnosticRow
-from mtboard.ledger.tables import DIGITS
+from mtboard.ledger.tables import DIGITS, board_page
 from mtboard.site.boards import ci_text
 from mtboard.site.render import _env, page_helpers
 from mtboard.site.rundata import card_link
@@ -43,7 +43,7 @@ def page_context(db: DiagnosticBoard, repository: str | None = None) -> dict[str
             "apart": [x for x, r in zip(rows, db.rows) if not r.listed],
             "groups": [(g, db.group_sizes.get(g, 0)) for g in db.groups], "purpose": PURPOSE,
             "phenomenon": PHENOMENON, "empty": EMPTY,
-            "board_page": f"leaderboards/{db.board}.md" if db.board else None}
+            "board_page": board_page(db.board) if db.board else None}
 
 
 def render_diagnostic_pages(diagnostic: list[DiagnosticBoard], repository: str | None = None) -> dict[str, str]:
