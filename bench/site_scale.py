@@ -244,6 +244,7 @@ def _build_child(kwargs: dict, q) -> None:  # noqa: ANN001
            [(r.path, r.problems[:3]) for r in report.rejected[:3]],
            "n_rejected": len(report.rejected), "pages": report.pages,
            "cache_hits": getattr(report, "cache_hits", None), "cache_misses": getattr(report, "cache_misses", None),
+           "card_hits": getattr(report, "card_hits", None), "card_misses": getattr(report, "card_misses", None),
            "pages_reused": getattr(report, "pages_reused", None),
            "resample_hits": getattr(report, "resample_hits", None),
            "resample_misses": getattr(report, "resample_misses", None),
@@ -373,6 +374,8 @@ def measure(n: int, tree: Path, rels: list[str], add: int, validate: bool, use_c
 def _phases(b: dict) -> str:
     ph = " ".join(f"{k}={v:.1f}s" for k, v in b["phases"].items())
     hits = "" if b.get("cache_hits") is None else f", cache {b['cache_hits']} hit(s) {b['cache_misses']} miss(es)"
+    hits += "" if b.get("card_hits") is None else \
+        f", cards {b['card_hits']} from their stored summary {b['card_misses']} parsed"
     hits += "" if b.get("pages_reused") is None else f", {b['pages_reused']} page(s) reused"
     hits += "" if b.get("resample_hits") is None else \
         f", resamples {b['resample_hits']} hit(s) {b['resample_misses']} miss(es)"

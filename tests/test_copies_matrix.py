@@ -122,4 +122,4 @@ def test_a_card_that_repeats_an_entry_id_is_compared_on_its_first_result():
 
     out = C.outputs_of("x.json", card([(0, "uno"), (1, "dos"), (0, "otro"), (2, "tres")]))
     assert out.ids.tolist() == [0, 1, 2]
-    assert out.hashes.tolist() == [C._hash("uno"), C._hash("dos"), C._hash("tres")]
+    assert out.hashes.tolist() == [C.output_hash("uno"), C.output_hash("dos"), C.output_hash("tres")]

@@ -115,7 +115,7 @@ def test_shown_and_declared_read_the_standing():
 
 
 def _j(score, status="ok"):
-    return NS(score=score, status=status)
+    return NS(score=score, status=status, flags=[])  # a rubric verdict without flags
 
 
 def test_judged_values_and_common_cells():

@@ -405,7 +405,7 @@ def test_corpus_data_files_are_one_per_text():
 
     def lc(ds_id, version, sha):
         ds = NS(id=ds_id, version=version, sha256=sha, source_language="en", target_language="es")
-        return NS(card=NS(dataset=ds, results=[]), page_id=sha[:16])
+        return NS(card=NS(dataset=ds, results=[]), page_id=sha[:16], summary_of=None)
 
     a, b = lc("mtb-x", "1.0.0", "a" * 64), lc("mtb-x", "1.0.0", "b" * 64)
     files = rundata.corpus_files(NS(corpora=[]), [NS(cards=[a]), NS(cards=[b])])

@@ -3,7 +3,7 @@ representative, reproduction, coverage, ranking — on small hand-made inputs.
 
 The cards here are stand-ins (``SimpleNamespace``) holding only the attributes :mod:`mtboard.ledger.standing` reads
 (dataset id/version/segment/sha256/entry_count/language pair, method limit and class, results' entry ids and
-outcomes, timestamp, fingerprint hash, run card hash, composite); the verifications are real :class:`mtboard.ledger.load.Verification`
+outcomes — with the few more fields the card's summary reads, :func:`_result` —, timestamp, fingerprint hash, run card hash, composite); the verifications are real :class:`mtboard.ledger.load.Verification`
 objects. tests/test_ledger.py runs the same decisions on the committed cards through the whole ledger (~2 min); this
 file is fast enough for ``scripts/mutation.py ledger``. Every expected value is worked out by hand in the comments.
 """
@@ -32,7 +32,16 @@ def _card(*, fp: str = "fp1", ts: str = "2026-01-01T00:00:00Z", comp: float | No
         scores=SimpleNamespace(composite=comp, replicates=None if mean is None else SimpleNamespace(composite_mean=mean)),
         dataset=SimpleNamespace(id=ds, version=version, segment=segment, sha256=sha, entry_count=len(ids),
                                 language_pair=lp),
-        method=SimpleNamespace(limit=limit), results=[SimpleNamespace(entry_id=i, checks=SimpleNamespace(outcome=outcome)) for i in ids])
+        method=SimpleNamespace(limit=limit), results=[_result(i, outcome) for i in ids], tools_enabled=[])
+
+
+def _result(entry_id: int, outcome: Outcome) -> SimpleNamespace:
+    """A result stand-in with what :func:`mtboard.ledger.summary.summarise` reads (standing reads its entry ids and
+    outcomes through the card's summary)."""
+    return SimpleNamespace(entry_id=entry_id, checks=SimpleNamespace(outcome=outcome, flags=[]), error=None,
+                           chrf_score=None, domain=None, segment=SimpleNamespace(value="development"), predicted="x",
+                           source="s", expected="e", latency_s=None, error_kind=None, judgements={},
+                           format_attempts=1, tool_call_count=0)
 
 
 def _lc(path: str, page_id: str, card, tier: str = S.SELF, **ver) -> LoadedCard:

@@ -72,12 +72,12 @@ def write_entry(root: Path, path: Path, data: bytes) -> None:
 
 
 KINDS: dict[str, str] = {"validation": ".json", "resamples": ".f64", "flips": ".json", "sentinels": ".json",
-                         "boards": ".zip", "boardstats": ".bin"}
+                         "boards": ".zip", "boardstats": ".bin", "cards": ".json"}
 """Every kind of entry a build keeps in its cache folder, by subfolder, with its file suffix: validation verdicts
 (:class:`mtboard.ledger.cache.ValidationCache`), resampled chrF++ (:class:`mtboard.ledger.cache.ResampleCache`), flip
 distances (:class:`mtboard.ledger.cache.FlipCache`), scored sentinels (:func:`mtboard.score.sentinels.sentinels`;
-flat, no ``KK`` level), a board's statistics (:class:`mtboard.ledger.boardstats.BoardStats`) and a board's run
-outputs (:mod:`mtboard.site.reuse`). Every entry is named by its key, 64
+flat, no ``KK`` level), a board's statistics (:class:`mtboard.ledger.boardstats.BoardStats`), a board's run
+outputs (:mod:`mtboard.site.reuse`) and a card's header and summary (:class:`mtboard.ledger.cardcache.CardCache`). Every entry is named by its key, 64
 lowercase hex digits. The HTML of reused pages (:mod:`mtboard.site.incremental`) and the GGUF facts
 (:mod:`mtboard.inputs.binding`) are one folder and one file, replaced by each build: they do not grow."""
 

@@ -68,8 +68,8 @@ from mtboard.ledger.cache import ResampleCache, code_hash, installed_distributio
 from mtboard.ledger.digest import digest
 from mtboard.ledger.load import LoadedCard
 from mtboard.ledger.standing import BoardPlan
-from mtboard.ledger.tables import (COLUMNS, Cell, Leaderboard, Row, View, board_domains, board_page, view_ids,
-                                  view_page)
+from mtboard.ledger.tables import (COLUMNS, Cell, Leaderboard, Row, View, board_domains, board_page, entry_domains,
+                                  view_ids, view_page)
 from mtboard.score.screen import RunScreen, ScreenReady
 
 FORMAT = "mtboard-board-stats/1"
@@ -328,7 +328,7 @@ def _check(found: dict[str, Any], plan: BoardPlan, resamples: int) -> None:
     kind, composites in [0, 1] and chrF++ in [0, 100] with ordered CIs, ``resamples``-long finite float64 resamples;
     a screen-ready score for every card that the published schema accepts; field medians of ranked entries; item
     and chart dictionaries of their shapes with distinct entry ids of the board."""
-    first = {r.entry_id: r for r in plan.ranked[0].card.results} if plan.ranked else {}  # what tables reads
+    first = entry_domains(plan.ranked[0]) if plan.ranked else {}  # what tables reads
     _check_views(found, plan, first, resamples)
     _check_screen(found["screen"], plan)
     medians, refs = found["field_entry_median"], set(plan.ref_ids)

@@ -28,6 +28,7 @@ from mtboard.core import fmt
 from mtboard.core.schema.model import ContaminationClaim, ModelRecord
 from mtboard.inputs.contamination import after_cutoff, check_claims, declared_overlap, version_matches
 from mtboard.ledger.load import Inputs, LoadedCard
+from mtboard.ledger.summary import summary
 from mtboard.ledger.tables import DIGITS, Leaderboard, _composite_boot
 from mtboard.score import stats
 from mtboard.score.metrics import bootstrap
@@ -120,7 +121,7 @@ def clean_subset(lc: LoadedCard, record: ModelRecord | None, lb: Leaderboard,
     if record is None or not record.training_cutoff or lb.corpus is None:
         return None
     cutoff = record.training_cutoff
-    evaluated = {r.entry_id for r in lc.card.results}
+    evaluated = set(summary(lc).ids)
     ids = sorted(e.id for e in lb.corpus.corpus.entries
                  if e.segment == lb.segment and e.id in evaluated and after_cutoff(e.added, cutoff))
     if not ids:
@@ -155,7 +156,7 @@ def attach(boards: list[Leaderboard], inputs: Inputs,
             # breaking a record must not hide a claim against the model
             claimed = inputs.models.link(lc.card).record
             row = RowContamination()
-            evaluated = {r.entry_id for r in lc.card.results}
+            evaluated = set(summary(lc).ids)
             for path, claim in inputs.claims if claimed is not None else []:
                 if (claim.model != claimed.slug or claim.dataset != lb.dataset_id or claim.status not in MARKING
                         or path in problems or not version_matches(claim.versions, lb.version)

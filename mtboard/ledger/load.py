@@ -24,6 +24,8 @@ from mtboard.core.errors import MtboardError
 from mtboard.review.community import ReviewSummary, community_verified, summarise
 from mtboard.core import canonical
 from mtboard.ledger.cache import ValidationCache, environment_hash
+from mtboard.ledger.cardcache import CardCache
+from mtboard.ledger.summary import CardSummary, summary
 from mtboard.core.schema import Ancestor, AnchorRecord, Corpus, RunCard, VerificationRecord, VerificationTier
 from mtboard.core.schema.canary import CanaryRun
 from mtboard.core.schema.model import ContaminationClaim
@@ -85,12 +87,13 @@ class LoadedCard:
     empty for a card not read from a file (then its board's pages are always rendered). A copy that replaces
     ``card`` (``dataclasses.replace``) must clear it too: :attr:`file_sha256` gives it only for the card read."""
     read: RunCard | None = field(default=None, init=False, compare=False, repr=False)
-    """The card :func:`load_inputs` parsed from the bytes of ``sha256``; None before (not an argument:
+    """The card :func:`load_inputs` read from the bytes of ``sha256`` — parsed, or a
+    :class:`~mtboard.ledger.cardcache.PendingCard` that parses them on first use —; None before (not an argument:
     ``dataclasses.replace`` starts without it)."""
-    entry_scores: tuple[RunCard, Any] | None = field(default=None, init=False, compare=False, repr=False)
-    """``(card, sentence chrF++ of each of its run 0 results)``, kept by :func:`mtboard.ledger.tables.sentence_scores`
-    (the ledger's rule) for the card it was made of; None before. Not an argument (``dataclasses.replace`` with
-    another ``card`` starts without it) and not compared."""
+    summary_of: tuple[RunCard, Any] | None = field(default=None, init=False, compare=False, repr=False)
+    """``(card, its CardSummary)``, kept by :func:`mtboard.ledger.summary.summary` (what the build reads of the
+    card's results outside its board's computation) for the card it was made of; None before. Not an argument
+    (``dataclasses.replace`` with another ``card`` starts without it) and not compared."""
 
     @property
     def file_sha256(self) -> str:
@@ -134,6 +137,13 @@ class Inputs:
     verdict_keys: set[str] = field(default_factory=set)
     """The keys of the verdicts read from or stored in the validation cache
     (:attr:`mtboard.ledger.cache.ValidationCache.used`: what a pruning build keeps); empty without one."""
+    card_hits: int = 0
+    """Accepted cards loaded as a stored header and summary (:mod:`mtboard.ledger.cardcache`), not parsed; 0
+    without a cache."""
+    card_misses: int = 0
+    """Accepted cards parsed at load whose header and summary were then stored; 0 without a cache."""
+    card_keys: set[str] = field(default_factory=set)
+    """The card cache keys read or stored (what a pruning build keeps); empty without a cache."""
 
 
 def _is_verification(name: str) -> bool:
@@ -337,9 +347,15 @@ def _attested_gold(card: RunCard, root: Path, repository: str | None) -> bool:
 
 
 def _read_card(path: Path, raw: bytes, submissions: Path, verdicts: ValidationCache | None,
-               digest: str | None = None) -> tuple[RunCard, str | None, list[str] | None]:
-    """``(card, cache key, cached problems)`` of the card file ``path`` whose bytes are ``raw`` (issue 35, "load");
-    ``digest``: their SHA-256 (hex) when the caller has it.
+               digest: str | None = None, cards: CardCache | None = None, sharing: Sharing | None = None
+               ) -> tuple[RunCard, str | None, list[str] | None, CardSummary | None]:
+    """``(card, cache key, cached problems, stored summary)`` of the card file ``path`` whose bytes are ``raw``
+    (issue 35, "load"); ``digest``: their SHA-256 (hex) when the caller has it.
+
+    With ``cards`` (and ``verdicts``), a card whose bytes have both a stored header and summary
+    (:class:`mtboard.ledger.cardcache.CardCache`) and a cached verdict is not parsed: it is a
+    :class:`~mtboard.ledger.cardcache.PendingCard` (shared with ``sharing`` already) whose results are read from
+    ``path`` on first use, returned with its summary; the summary is None otherwise.
 
     With ``verdicts``, the card is first parsed by the schema alone (:func:`~mtboard.core.documents.
     parse_card_unchecked`) to make its cache key (which names the card's backend and target language). On a hit the
@@ -353,16 +369,24 @@ def _read_card(path: Path, raw: bytes, submissions: Path, verdicts: ValidationCa
 
     Raises: InputError (the safe parse or the schema refused the bytes)."""
     if verdicts is None:
-        return loads_card(raw, str(path)), None, None
+        return loads_card(raw, str(path)), None, None, None
+    root = submissions.parent
+    rel_root, rel_sub = path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix()
+    stored = cards.get(path, digest or hashlib.sha256(raw).hexdigest(), sharing or Sharing()) \
+        if cards is not None else None
+    if stored is not None:
+        key = verdicts.key(raw, rel_root, rel_sub, stored[0], digest)
+        found = verdicts.get(key)
+        if found is not None:
+            return stored[0], key, found, stored[1]
     fast = parse_card_unchecked(raw)
     if fast is None:  # the schema refuses it: the full path names the problem (a safe-parse hazard first)
-        return loads_card(raw, str(path)), None, None
-    root = submissions.parent
-    key = verdicts.key(raw, path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix(), fast, digest)
+        return loads_card(raw, str(path)), None, None, None
+    key = verdicts.key(raw, rel_root, rel_sub, fast, digest)
     found = verdicts.get(key)
     if found is not None:
-        return fast, key, found
-    return loads_card(raw, str(path), parsed=fast), key, None
+        return fast, key, found, None
+    return loads_card(raw, str(path), parsed=fast), key, None, None
 
 
 def _standing_verification(path: Path, submissions: Path, card: RunCard, signer, records,
@@ -469,6 +493,30 @@ def _sharing(corpora: list[CorpusInfo]) -> Sharing:
     return Sharing(texts)
 
 
+def _held(lc: LoadedCard, stored: CardSummary | None, sharing: Sharing) -> LoadedCard:
+    """``lc``, its card the one parsed from the bytes of ``lc.sha256`` (:attr:`LoadedCard.read`): a pending card
+    (:mod:`mtboard.ledger.cardcache`) with its ``stored`` summary, or a parsed card, shared
+    (:func:`mtboard.core.compact.share`)."""
+    lc.read = lc.card
+    if stored is not None:
+        lc.summary_of = (lc.card, stored)
+    else:
+        share(lc.card, sharing)
+    return lc
+
+
+def _reject_copies(inputs: Inputs) -> None:
+    """Move the cards whose outputs copy another model identity's (:mod:`mtboard.validate.copies`, read from each
+    card's summary) from ``inputs.cards`` to ``inputs.rejected``."""
+    from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
+
+    copies = find_copies([outputs_of(lc.path, lc.card, zip(summary(lc).ids, summary(lc).hashes))
+                          for lc in inputs.cards], {lc.path for lc in inputs.cards})
+    bad = {p.where: p.message for p in copies}
+    inputs.rejected.extend(Rejected(lc.path, [f"copies: {bad[lc.path]}"]) for lc in inputs.cards if lc.path in bad)
+    inputs.cards = [lc for lc in inputs.cards if lc.path not in bad]
+
+
 def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = True,
                 anchors_dir: Path | None = None, attestation_repository: str | None = None,
                 secret_segment: Path | None = None, secret_source: str | None = None,
@@ -502,6 +550,8 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             submissions.parent, corpora_dir if corpora_dir is not None else submissions.parent / "corpora",
             secret_segment, secret_source), root=submissions.parent)
     validator = _validator(submissions, corpora_dir, secret_segment, secret_source, verdicts) if validate else None
+    cards = CardCache.make(cache, {info.sha256: {e.id: (e.source, e.reference) for e in info.corpus.entries}
+                                   for info in inputs.corpora}) if verdicts is not None else None  # issue 35 item 3
     reviewed, warnings = load_reviews(submissions.parent)
     records, more = load_records(submissions.parent)
     checks = bind_records(records, cache)  # issue 37: a record whose bound values disagree is refused (absent)
@@ -527,7 +577,7 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             try:
                 raw = safejson.read_bytes(path)  # read once: the bytes hashed are the bytes parsed
                 digest = hashlib.sha256(raw).hexdigest()
-                card, key, problems = _read_card(path, raw, submissions, verdicts, digest)
+                card, key, problems, stored = _read_card(path, raw, submissions, verdicts, digest, cards, sharing)
             except MtboardError as exc:
                 inputs.rejected.append(Rejected(rel, [exc.one_line().replace(str(path), rel)]))
                 continue
@@ -548,18 +598,18 @@ def load_inputs(submissions: Path, corpora_dir: Path | None, validate: bool = Tr
             seen_hash[key] = rel
             review = reviewed.get(rel)
             ver = _standing_verification(path, submissions, card, signer, records, review, attestation_repository)
-            held = LoadedCard(rel, share(card, sharing), key[:16], ver, review, sha256=digest)
-            held.read = card
+            held = _held(LoadedCard(rel, card, key[:16], ver, review, sha256=digest), stored, sharing)
+            if cards is not None and stored is None:  # a parsed card: its header and summary kept for the next build
+                cards.put(raw, digest, summary(held), card.dataset.sha256)
+            inputs.card_hits += stored is not None
+            inputs.card_misses += cards is not None and stored is None
             inputs.cards.append(held)
             if settle is not None:
                 settle()
     if validate:
-        from mtboard.validate.copies import find_copies, outputs_of  # noqa: PLC0415 - with the validator
-
-        copies = find_copies([outputs_of(lc.path, lc.card) for lc in inputs.cards], {lc.path for lc in inputs.cards})
-        bad = {p.where: p.message for p in copies}
-        inputs.rejected.extend(Rejected(lc.path, [f"copies: {bad[lc.path]}"]) for lc in inputs.cards if lc.path in bad)
-        inputs.cards = [lc for lc in inputs.cards if lc.path not in bad]
+        _reject_copies(inputs)
     if verdicts is not None:
         inputs.cache_hits, inputs.cache_misses, inputs.verdict_keys = verdicts.hits, verdicts.misses, verdicts.used
+    if cards is not None:
+        inputs.card_keys = cards.used
     return inputs

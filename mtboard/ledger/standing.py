@@ -37,9 +37,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from mtboard.inputs.corpora.arms import SCENE_ARMS
-from mtboard.core.schema import MethodClass, Outcome, RunCard, Segment, VerificationTier
+from mtboard.core.schema import MethodClass, RunCard, Segment, VerificationTier
 from mtboard.core.schema.ledger import BOARD_STATES, SITE_STATES
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
+from mtboard.ledger.summary import summary
 from mtboard.verify.record import UNATTESTED_LABEL
 
 REPRODUCED_TOLERANCE = 0.02
@@ -323,9 +324,9 @@ def _plans(inputs: Inputs) -> list[BoardPlan]:
         # … nor a scene arm's card (issue 40): its items are scenes under the ids of their last lines
         lines = [lc for lc in cards if scene_view_reason(lc.card) is None]
         candidates = [lc for lc in lines if lc.card.method.limit is None] or lines
-        sets = Counter(tuple(sorted(r.entry_id for r in lc.card.results)) for lc in candidates)
+        sets = Counter(tuple(sorted(summary(lc).ids)) for lc in candidates)
         ref_ids = sorted(max(sets.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0]) if sets else []
-        ranked = [lc for lc in candidates if sorted(r.entry_id for r in lc.card.results) == ref_ids]
+        ranked = [lc for lc in candidates if sorted(summary(lc).ids) == ref_ids]
         unranked = [lc for lc in cards if lc not in ranked]
         plans.append(BoardPlan(name, ds_id, version, segment, sha, cards[0].card.dataset.language_pair,
                                corpora.get((ds_id, version, sha)), cards, ref_ids, ranked, unranked))
@@ -348,9 +349,9 @@ def _row(plan: BoardPlan, members: list[LoadedCard]) -> Standing:
                     _reproduction(members, rep), cov, reason is None, reason, is_reference(rep.card))
 
 
-def _fails_everything(card: RunCard) -> bool:
+def _fails_everything(lc: LoadedCard) -> bool:
     """No entry of the card has a usable output (every entry failed the mechanical checks)."""
-    return bool(card.results) and all(r.checks.outcome != Outcome.usable for r in card.results)
+    return summary(lc).fails_everything
 
 
 def board_state(plan: BoardPlan) -> BoardState:
@@ -370,7 +371,7 @@ def board_state(plan: BoardPlan) -> BoardState:
     rows = plan.rows
     methods = [s for s in rows if not s.reference]
     ranked = [s for s in methods if s.ranked]
-    cards = {lc.path: lc.card for lc in plan.cards}
+    cards = {lc.path: lc for lc in plan.cards}
     if not methods:
         what = "is a reference baseline" if len(rows) == 1 else "are reference baselines"
         return BoardState("baselines-only", f"Only baselines so far: this board's {_n(len(rows), 'row')} {what} "

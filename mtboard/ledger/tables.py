@@ -37,7 +37,7 @@ from mtboard.score.metrics.composite import entry_columns
 from mtboard.score.screen import ScreenReady, screen_ready
 from mtboard.score.subset import composite_resamples_on
 from mtboard.review.community import gated_tier
-from mtboard.core.schema import EntryResult, JudgeSummary, Outcome, RunCard
+from mtboard.core.schema import EntryResult, JudgeSummary, RunCard
 from mtboard.core import fmt
 from mtboard.judges.admission import ADMITTING_KINDS
 from mtboard.backends.base import NO_API_COST, NOT_PRICED, cost_text  # noqa: F401 - defined with the backends' "priced"
@@ -45,6 +45,7 @@ from mtboard.core.names import mark
 from mtboard.ledger.cache import ResampleCache
 from mtboard.ledger.load import CorpusInfo, LoadedCard
 from mtboard.ledger.standing import BoardPlan, BoardState, Standing, is_reference
+from mtboard.ledger.summary import failed, sentence_chrf, summary  # noqa: F401 - failed, sentence_chrf: the ledger's rules, read here too
 
 # --------------------------------------------------------------------------------------------------------------------
 # Columns (spec §9.7 + judge columns)
@@ -281,36 +282,19 @@ def model_page(slug: str) -> str:
     return f"models/{fmt.slugify(slug)}.md"
 
 
-def failed(r: EntryResult) -> bool:
-    """Mechanical failure: no usable output or the source returned untranslated."""
-    return r.checks.outcome != Outcome.usable or r.error is not None
-
-
-def sentence_chrf(r: EntryResult) -> float:
-    """Sentence chrF++ used for item statistics and portraits (0 for failures and missing scores)."""
-    if failed(r) or r.chrf_score is None:
-        return 0.0
-    return float(r.chrf_score)
-
-
 def sentence_scores(lc: LoadedCard) -> array:
-    """:func:`sentence_chrf` (0–100; 0 for a mechanical failure or a missing score) of each of ``lc``'s run 0 results,
-    in ``lc.card.results`` order (an ``array('d')``: the same float64 values, ~2.9 KB for 355 entries where a dict by
-    entry id took ~27 KB a held card), made on the first call and kept in
-    :attr:`~mtboard.ledger.load.LoadedCard.entry_scores` with the card it was made of (made again when ``lc.card`` is
-    another object). The item statistics, the field medians, the compare data and the portraits read it (issue 35:
-    four passes over every entry of every card were made one); nothing in the build assigns to a loaded card's
-    results, so the kept values stay those of the results."""
-    held = lc.entry_scores
-    if held is None or held[0] is not lc.card:
-        held = lc.entry_scores = (lc.card, array("d", [sentence_chrf(r) for r in lc.card.results]))
-    return held[1]
+    """:func:`~mtboard.ledger.summary.sentence_chrf` (0–100; 0 for a mechanical failure or a missing score) of each
+    of ``lc``'s run 0 results, in ``lc.card.results`` order (an ``array('d')``): the card's
+    :attr:`~mtboard.ledger.summary.CardSummary.chrf`, made once per card (:func:`~mtboard.ledger.summary.summary`).
+    The item statistics, the field medians, the compare data and the portraits read it (issue 35: four passes over
+    every entry of every card were made one)."""
+    return summary(lc).chrf
 
 
 def scores_by_id(lc: LoadedCard) -> dict[int, float]:
     """Entry id → :func:`sentence_scores` value of ``lc`` (a repeated id: its last result's, as a dict of the results
     by id gives), made for one use and not kept."""
-    return dict(zip([r.entry_id for r in lc.card.results], sentence_scores(lc)))
+    return summary(lc).by_id()
 
 
 def shown(lc: LoadedCard) -> bool:
@@ -549,18 +533,26 @@ def _row_boots(card: RunCard, idx: _Indexed, ids: list[int], counts: np.ndarray,
             np.mean(chrfs, axis=0) if many else chrfs[0])
 
 
-def board_domains(entries: dict[int, EntryResult]) -> list[str]:
+def board_domains(domains: dict[int, str | None]) -> list[str]:
     """A board's domains, one view each besides the whole board's: those of its first ranked card's entries
-    (``entries``, by entry id), sorted."""
-    return sorted({e.domain.value for e in entries.values() if e.domain is not None})
+    (``domains``: entry id → domain value or None, :func:`entry_domains`), sorted."""
+    return sorted({d for d in domains.values() if d is not None})
 
 
-def view_ids(ranked_ids: list[int], first: dict[int, EntryResult], domain: str | None) -> list[int]:
+def entry_domains(lc: LoadedCard) -> dict[int, str | None]:
+    """Entry id → domain value (None: no domain) of ``lc``'s run 0 results (a repeated id: its last result's), from
+    its :class:`~mtboard.ledger.summary.CardSummary`."""
+    s = summary(lc)
+    return dict(zip(s.ids, s.domains))
+
+
+def view_ids(ranked_ids: list[int], domains: dict[int, str | None], domain: str | None) -> list[int]:
     """A view's entry ids, in the order its bootstrap uses: the board's ranked ids (``ranked_ids`` itself); a
-    domain's view, those whose entry in the first ranked card (``first``, by entry id) is of ``domain``."""
+    domain's view, those whose entry in the first ranked card (``domains``: :func:`entry_domains` of it) is of
+    ``domain``."""
     if domain is None:
         return ranked_ids
-    return [i for i in ranked_ids if first.get(i) is not None and first[i].domain == domain]
+    return [i for i in ranked_ids if domains.get(i) == domain]
 
 
 def board_page(key: str) -> str:
@@ -578,7 +570,7 @@ def _view(lb: Leaderboard, ranked: list[LoadedCard], domain: str | None, resampl
     cache = cache if cache is not None else ResampleCache(None)
     indexed = indexed if indexed is not None else {lc.page_id: _Indexed.of(lc.card) for lc in ranked}
     by_id = {lc.page_id: indexed[lc.page_id].by_id[0] for lc in ranked}
-    ids = view_ids(lb.ranked_ids, by_id[ranked[0].page_id] if ranked else {}, domain)
+    ids = view_ids(lb.ranked_ids, entry_domains(ranked[0]) if ranked else {}, domain)
     seed = stats.view_seed(lb.dataset_id, lb.version, lb.sha256, domain or "*")
     counts = bootstrap.resample_counts(len(ids), resamples, seed).astype(np.float64)  # exact; converted once
     judged = {}
@@ -741,7 +733,7 @@ def _compute_board(lb: Leaderboard, cache: ResampleCache, *, plan: BoardPlan, re
     entries: dict[int, EntryResult] = {}
     if ranked:
         entries = {r.entry_id: r for r in ranked[0].card.results}
-    lb.domains = board_domains(entries)
+    lb.domains = board_domains(entry_domains(ranked[0]) if ranked else {})
     indexed = {lc.page_id: _Indexed.of(lc.card) for lc in ranked}  # this board's cards, indexed once
     lb.views.append(_view(lb, ranked, None, resamples, cache, indexed))
     for d in lb.domains:

@@ -244,13 +244,19 @@ def variant_lint(results: Iterable[EntryResult], entries: Mapping[int, Entry]) -
     """The variant-class lint of a card's results against its corpus entries by id (an id missing from ``entries``
     is left out). Matching: :func:`normalise_for_match` equality of the usable hypothesis (``predicted``) with the
     reference or a variant; a hypothesis without usable output never matches."""
+    return variant_lint_of(((r.entry_id, r.predicted if _usable(r) else None) for r in results), entries)
+
+
+def variant_lint_of(hypotheses: Iterable[tuple[int, str | None]], entries: Mapping[int, Entry]) -> VariantLint:
+    """:func:`variant_lint` of ``(entry id, usable hypothesis or None)`` pairs, in result order (what
+    :class:`mtboard.ledger.summary.CardSummary` holds: its ids, outputs and outcomes)."""
     nv = kv = kbv = no = ko = 0
     classes: dict[str, list[int]] = {}
-    for r in results:
-        e = entries.get(r.entry_id)
+    for entry_id, predicted in hypotheses:
+        e = entries.get(entry_id)
         if e is None:
             continue
-        h = normalise_for_match(r.predicted) if _usable(r) else None
+        h = normalise_for_match(predicted) if predicted is not None else None
         ref_hit = h is not None and h == normalise_for_match(e.reference)
         if e.variants:
             var_hit = h is not None and not ref_hit and any(h == normalise_for_match(v) for v in e.variants)
@@ -275,4 +281,5 @@ def variant_lint(results: Iterable[EntryResult], entries: Mapping[int, Entry]) -
 
 __all__ = ["CORPUS_RULES", "FLAG_P", "FLAG_RATE", "FOREIGN_SCRIPT_SHARE", "OTHER_LANGUAGE_MIN_HITS",
            "OTHER_LANGUAGE_MIN_WORDS", "SOURCE_LANGUAGE_SHARE", "VARIANT_CLASS_MAX", "VARIANT_CLASS_RE", "VariantLint",
-           "VariantProblem", "corpus_variant_problems", "fisher_greater", "other_language", "variant_lint"]
+           "VariantProblem", "corpus_variant_problems", "fisher_greater", "other_language", "variant_lint",
+           "variant_lint_of"]

@@ -22,6 +22,7 @@ from mtboard.inputs.models import ADD_RECORD_PAGE
 from mtboard.ledger.facts import FILTERS, SIZE_BUCKETS, UNKNOWN
 from mtboard.site import glossary
 from mtboard.ledger.methods import MethodRow
+from mtboard.ledger.summary import summary
 from mtboard.ledger.tables import (DIGITS, NOT_PRICED, Leaderboard, Row, View, method_name, metric_text, model_page,
                                   run_page)
 
@@ -214,7 +215,7 @@ def _values(m: MethodRow, view: View) -> dict[str, Value]:
     cost = m.rep.cells["cost"].sort  # its text is the ledger's (tables.cost_text)
     out["cost"] = Value(m.rep.cells["cost"].text, cost, cost)
     speed = m.rep.cells["speed"]
-    has_latency = any(r.latency_s is not None for r in card.results)  # stops at the first entry with one
+    has_latency = summary(m.rep.lc).has_latency
     out["throughput"] = Value(fmt.DASH, None)  # not a column: a batch engine's entries/s, for the downloads
     if speed.sort is None:
         out["latency"] = Value(fmt.DASH, None)

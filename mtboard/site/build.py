@@ -75,6 +75,11 @@ class BuildReport:
     """Cards whose validation verdict came from the cache (``cache``; :mod:`mtboard.ledger.cache`); 0 without one."""
     cache_misses: int = 0
     """Cards validated because the cache had no usable verdict; 0 without a cache."""
+    card_hits: int = 0
+    """Cards loaded as their stored header and summary, parsed only if a page reads their entries
+    (:mod:`mtboard.ledger.cardcache`); 0 without a cache."""
+    card_misses: int = 0
+    """Cards parsed at load (and their header and summary stored) with a cache; 0 without one."""
     resample_hits: int = 0
     """Row-views whose bootstrap resamples came from the cache (:class:`mtboard.ledger.cache.ResampleCache`)."""
     resample_misses: int = 0
@@ -222,7 +227,9 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
 
     ``cache``: the build cache folder (issue 35 item 3; ``mtboard build --cache``, default ``$MTBOARD_CACHE`` else
     ``.mtboard-cache/``): validation verdicts by content (:mod:`mtboard.ledger.cache`; ``report.cache_hits`` and
-    ``report.cache_misses`` count them), bootstrap resamples and adjacent rows' flip distances by content
+    ``report.cache_misses`` count them), each card's header and summary by its bytes, so that a card with a verdict
+    is parsed only when a page reads its entries (:mod:`mtboard.ledger.cardcache`; ``report.card_hits``/
+    ``card_misses``), bootstrap resamples and adjacent rows' flip distances by content
     (``report.resample_hits``/``flip_hits`` and their misses), each board's statistics by the content they are made
     from (:mod:`mtboard.ledger.boardstats`; ``report.board_stats_hits``/``board_stats_misses``), each board's run pages, run data and compare data by
     the content they are made from (:mod:`mtboard.site.reuse`; ``report.board_hits``/``board_misses``), and the HTML
@@ -263,9 +270,9 @@ def build_site(submissions: Path, corpora: Path | None, out: Path, docs: Path, *
         # the cards, boards and ledger are garbage now that _made returned (issue 35, "memory"), but the pages' Jinja
         # contexts hold boards (and through them cards) in reference cycles (a template's macros and its context
         # refer to each other). Collected here, while the cards are still frozen: the collector scans only what the
-        # build made after loading, not the cards' ~3 M objects, and the cards then go by reference counting, before
-        # MkDocs holds every page. After the unfreeze the same collection scanned everything: 2.9 s at 1,000 synthetic
-        # cards, 0.8 s here (most of it freeing the cards).
+        # build made after computing (the cards and the ledger are frozen by then), not the cards' ~3 M objects, and
+        # the cards then go by reference counting, before MkDocs holds every page. After the unfreeze the same
+        # collection scanned everything: 2.9 s at 1,000 synthetic cards, 0.8 s here (most of it freeing the cards).
         gc.collect()
     # both folders are built beside themselves and swapped in only when the whole build succeeded (issue 34 item 1,
     # mtboard.core.publish): a failed, cancelled or killed build leaves the previous docs and site byte for byte
@@ -318,7 +325,7 @@ class _Made:
     """``time.perf_counter()`` when rendering began: the render phase lasts until the Markdown is written."""
     changes: list[str]
     counts: dict[str, int]
-    """``cache_hits``, ``cache_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``,
+    """``cache_hits``, ``cache_misses``, ``card_hits``, ``card_misses``, ``resample_hits``, ``resample_misses``, ``flip_hits``, ``flip_misses``,
     ``board_stats_hits``, ``board_stats_misses``, ``board_hits``, ``board_misses``, ``cache_pruned``."""
 
 
@@ -350,6 +357,10 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
         officialpages.attach_gold_links(boards, off_boards)
         portraits = portrait.build_portraits(boards, inputs.models)
         portrait.attach_claims(portraits, ledger.claims)
+        # the cards parsed while computing (a changed board's, mtboard.ledger.cardcache) and the ledger live until
+        # the pages are rendered: frozen like the loaded cards, so the first full collection after the pause does
+        # not scan them (2.5 s of the render phase at 1,000 synthetic cards, one board's 200 cards parsed here)
+        settle()
     t2 = time.perf_counter()
     stamp = build_time or _build_time()
     doc, diff, dates, earlier = _ledger_outputs(ledger, root, submissions, stamp, prev, snapshots, inputs.warnings)
@@ -376,6 +387,7 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
                      diagnostic.nav_items(ledger.diagnostic) if ledger.diagnostic else None)
     pruned = _prune(cache, inputs, ledger, reuse, validate) if prune_cache else 0  # every page is rendered
     counts = {"cache_hits": inputs.cache_hits, "cache_misses": inputs.cache_misses,
+              "card_hits": inputs.card_hits, "card_misses": inputs.card_misses,
               "resample_hits": ledger.resample_hits, "resample_misses": ledger.resample_misses,
               "flip_hits": ledger.flip_hits, "flip_misses": ledger.flip_misses,
               "board_stats_hits": ledger.board_stats_hits, "board_stats_misses": ledger.board_stats_misses,
@@ -398,6 +410,7 @@ def _prune(cache: Path | None, inputs, ledger, reuse: BoardReuse | None, validat
     kept = dict(ledger.cache_used)
     if validate:
         kept["validation"] = inputs.verdict_keys
+        kept["cards"] = inputs.card_keys
     removed = sum(prune_entries(cache, kind, keys) for kind, keys in sorted(kept.items()) if keys)
     if reuse is not None and reuse.used:
         removed += reuse.prune()  # one entry per board

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtboard.ledger.tables import Leaderboard, failed, method_name, run_page, sentence_chrf
+from mtboard.ledger.summary import summary
+from mtboard.ledger.tables import Leaderboard, method_name, run_page
 
 ITEM_OUTPUTS = 12
 """Outputs a hard item shows (the board's best-ranked real methods): the hard-items page stays bounded as the board
@@ -22,11 +23,12 @@ def item_outputs(lb: Leaderboard, limit: int = ITEM_OUTPUTS) -> dict[int, list[d
     for row in lb.views[0].rows if lb.views else []:
         if row.reference:
             continue
-        for r in row.lc.card.results:
-            if r.entry_id in wanted and len(out[r.entry_id]) < limit:
-                out[r.entry_id].append({"label": method_name(row.lc.card), "href": run_page(row.lc),
-                                        "rank": row.rank, "output": r.predicted, "outcome": r.checks.outcome.value,
-                                        "failed": failed(r), "chrf": sentence_chrf(r), "page_id": row.lc.page_id})
+        s = summary(row.lc)
+        for k, eid in enumerate(s.ids):
+            if eid in wanted and len(out[eid]) < limit:
+                out[eid].append({"label": method_name(row.lc.card), "href": run_page(row.lc),
+                                 "rank": row.rank, "output": s.outputs[k], "outcome": s.outcomes[k],
+                                 "failed": s.failed[k], "chrf": s.chrf[k], "page_id": row.lc.page_id})
     return out
 
 

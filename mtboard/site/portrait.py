@@ -21,7 +21,8 @@ from typing import Any
 
 from mtboard.inputs.models import ADD_RECORD_PAGE, ModelIndex, ModelLink
 from mtboard.ledger.load import LoadedCard
-from mtboard.ledger.tables import Leaderboard, is_reference, method_name, model_page, run_page, sentence_scores
+from mtboard.ledger.summary import summary
+from mtboard.ledger.tables import Leaderboard, is_reference, method_name, model_page, run_page
 from mtboard.site.charts import canary_history
 
 TOP_MODES = 3
@@ -257,7 +258,7 @@ def _portrait(slug: str, pairs: list[tuple[Leaderboard, LoadedCard]], index: _Do
             label += f" ({lc.standing.reproduction.text})"
         g.runs.append({"label": label, "href": run_page(lc), "lb": lb.page, "composite": card.scores.composite,
                        "chrf": card.scores.chrf_plus_plus, "errors": card.scores.errors,
-                       "n": len(card.results), "pair": lb.language_pair})
+                       "n": len(summary(lc).ids), "pair": lb.language_pair})
         _count_results(g, lc)
         cp = card.judges.get("checkpoints")
         if cp is not None:
@@ -291,22 +292,15 @@ def _by_count(counts: Counter[str]) -> list[tuple[str, int]]:
 
 def _count_results(g: _Gathered, lc: LoadedCard) -> None:
     """Count one run's entries into ``g``: outcomes and flags, error kinds, GEMBA-MQM severities and categories,
-    rubric flags."""
-    for r in lc.card.results:
-        g.n_entries += 1
-        g.outcomes[f"outcome: {r.checks.outcome.value}"] += 1
-        for f in r.checks.flags:
-            g.outcomes[f"flag: {f.rule}"] += 1
-        if r.error_kind is not None:
-            g.kinds[r.error_kind.value] += 1
-        mqm = r.judgements.get("gemba-mqm")
-        if mqm is not None:
-            for err in mqm.errors:
-                g.severity[err.severity] += 1
-                g.classes[err.category] += 1
-        rub = r.judgements.get("rubric")
-        if rub is not None:
-            g.flags.update(rub.flags)
+    rubric flags (the card's :class:`~mtboard.ledger.summary.Tallies`)."""
+    s = summary(lc)
+    g.n_entries += len(s.ids)
+    t = s.tallies
+    g.outcomes.update(t.outcomes)
+    g.kinds.update(t.kinds)
+    g.severity.update(t.severity)
+    g.classes.update(t.classes)
+    g.flags.update(t.flags)
 
 
 class _DomainIndex:
@@ -355,32 +349,26 @@ def _losses(lb: Leaderboard, lc: LoadedCard, label: str) -> list[dict[str, Any]]
     portrait never shows them, so no row is made for them (issue 35: a row per entry of every card of a model)."""
     out = []
     medians = lb.field_entry_median
-    for r, mine_s in zip(lc.card.results, sentence_scores(lc)):
-        if r.segment != "development":
+    s = summary(lc)
+    for k, mine_s in enumerate(s.chrf):
+        if s.segments[k] != "development":
             continue
-        med = medians.get(r.entry_id)
+        med = medians.get(s.ids[k])
         if med is None:
             continue
         if not mine_s - med < 0:
             continue
-        out.append({"run": label, "href": run_page(lc), "id": r.entry_id, "source": r.source,
+        out.append({"run": label, "href": run_page(lc), "id": s.ids[k], "source": s.sources[k],
                     "dataset": lb.dataset_id, "version": lb.version,
-                    "reference": r.expected, "output": r.predicted, "chrf": mine_s, "field": med,
-                    "delta": mine_s - med, "outcome": r.checks.outcome.value,
-                    "domain": r.domain.value if r.domain else None})
+                    "reference": s.references[k], "output": s.outputs[k], "chrf": mine_s, "field": med,
+                    "delta": mine_s - med, "outcome": s.outcomes[k], "domain": s.domains[k]})
     return out
 
 
 def modes(lc: LoadedCard) -> tuple[Counter[str], int]:
-    """Failure-mode counts over the development entries, and the number of those entries."""
-    dev = [r for r in lc.card.results if r.segment == "development"]
-    out: Counter[str] = Counter()
-    for r in dev:
-        if r.checks.outcome.value != "usable":
-            out[r.checks.outcome.value] += 1
-        for rule in sorted({f.rule for f in r.checks.flags}):
-            out[f"flag:{rule}"] += 1
-    return out, len(dev)
+    """Failure-mode counts over the development entries, and the number of those entries
+    (:func:`mtboard.ledger.summary.modes_of`, kept in the card's summary)."""
+    return summary(lc).modes
 
 
 def _field(lb: Leaderboard, counted: dict[str, tuple[Counter[str], int]]) -> tuple[list[dict[str, float]], int]:

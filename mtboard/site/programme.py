@@ -18,6 +18,7 @@ from mtboard.core.errors import MtboardError
 from mtboard.inputs.corpora.minimums import MINIMUMS
 from mtboard.inputs.prices import load_prices
 from mtboard.ledger.load import Inputs
+from mtboard.ledger.summary import summary
 from mtboard.site.glossary import PROGRAMME_PAGES
 from mtboard.site.render import _env, page_helpers
 from mtboard.sweeps.costs import REFERENCE_ENTRIES, SPEC_SWEEP_RUNS, cost_tables
@@ -107,7 +108,8 @@ def render_programme_pages(inputs: Inputs, root: Path) -> dict[str, str]:
     tables, problem = None, None
     try:
         table = load_prices(path if path.is_file() else None)
-        tables = cost_tables([lc.card for lc in inputs.cards], table)
+        tables = cost_tables([lc.card for lc in inputs.cards], table, counted=[
+            (len(summary(lc).ids), summary(lc).model_calls) for lc in inputs.cards])
     except MtboardError as exc:
         problem = exc.one_line()
     pages[COSTS_PAGE] = env.get_template("costs.md.j2").render(

@@ -72,7 +72,8 @@ MAX_ENTRY_BYTES = 512 * 1024 * 1024
 """Largest entry read (a 2,000-run board of 355-entry cards is ~60 MB)."""
 KEY_MEMBER = ".key"
 PAGE, DATA = "p/", "d/"
-NOT_DIGESTED = ("cards", "rejected", "warnings", "cache_hits", "cache_misses", "verdict_keys")
+NOT_DIGESTED = ("cards", "rejected", "warnings", "cache_hits", "cache_misses", "verdict_keys", "card_hits",
+                "card_misses", "card_keys")
 """Fields of :class:`mtboard.ledger.load.Inputs` the salt leaves out: the cards go into each board's key; the rest
 is what the build reports, not what it renders from."""
 

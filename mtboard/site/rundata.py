@@ -38,6 +38,7 @@ from mtboard.core import names
 from mtboard.core.errors import ConfigError
 from mtboard.core.schema import EntryResult
 from mtboard.ledger.load import CorpusInfo, Inputs, LoadedCard
+from mtboard.ledger.summary import summary
 from mtboard.ledger.tables import Leaderboard, failed, method_name, sentence_chrf
 from mtboard.review.community import REVIEWS_DIR
 from mtboard.site import runpage
@@ -107,7 +108,7 @@ def corpus_data(name: str, info: CorpusInfo | None, cards: list[LoadedCard]) -> 
     """The corpus file's value: only the entries some published card of the dataset holds (``cards``), so the site
     publishes no text its run cards did not already carry (a corpus's secret or unused entries never); their texts
     from the loaded corpus ``info`` when the site has it, else from the cards' own copies (first card first)."""
-    held = {r.entry_id for lc in cards for r in lc.card.results}
+    held = {i for lc in cards for i in summary(lc).ids}
     if info is not None:
         ds = info.corpus.dataset
         rows = [[e.id, e.source, e.reference, e.domain.value if e.domain else None, e.segment.value, e.difficulty,

@@ -86,17 +86,24 @@ class MethodTokens:
         return None if per_call is None else run_cost(entries, self.calls_per_entry, per_call)
 
 
-def measured_methods(cards: Iterable[RunCard]) -> list[MethodTokens]:
+def measured_methods(cards: Iterable[RunCard], counted: Iterable[tuple[int, int]] | None = None
+                     ) -> list[MethodTokens]:
     """The committed methods with measured tokens, by ``condition`` (sorted): cards whose ``totals.prompt_tokens``
-    is positive, their records' model calls (:func:`model_calls`) and the usage totals of their cards."""
+    is positive, their records' model calls (:func:`model_calls`) and the usage totals of their cards.
+    ``counted``: ``(results, Σ model_calls)`` of each card's run 0, in ``cards`` order, when the caller has them
+    (:class:`mtboard.ledger.summary.CardSummary`; None: counted from ``card.results``)."""
     by: dict[str, MethodTokens] = {}
-    for c in cards:
+    counts = list(counted) if counted is not None else None
+    for i, c in enumerate(cards):
         t = c.totals
-        if not t.prompt_tokens or not c.results:
+        if not t.prompt_tokens:
+            continue
+        n, calls = counts[i] if counts is not None else (len(c.results), -1)
+        if not n:
             continue
         m = by.setdefault(c.condition, MethodTokens(c.condition))
-        m.entries += len(c.results)
-        m.calls += sum(model_calls(c, r) for r in c.results)
+        m.entries += n
+        m.calls += calls if calls >= 0 else sum(model_calls(c, r) for r in c.results)
         m.usage = Usage(prompt_tokens=m.usage.prompt_tokens + t.prompt_tokens,
                         completion_tokens=m.usage.completion_tokens + t.completion_tokens,
                         reasoning_tokens=m.usage.reasoning_tokens + t.reasoning_tokens,
@@ -144,10 +151,12 @@ class CostTables:
         return None if mean is None else SPEC_SWEEP_RUNS * mean
 
 
-def cost_tables(cards: Iterable[RunCard], table: PriceTable, entries: int = REFERENCE_ENTRIES) -> CostTables:
-    """The cost tables of ``cards`` (the committed, validated cards) at every model of ``table``."""
+def cost_tables(cards: Iterable[RunCard], table: PriceTable, entries: int = REFERENCE_ENTRIES,
+                counted: Iterable[tuple[int, int]] | None = None) -> CostTables:
+    """The cost tables of ``cards`` (the committed, validated cards) at every model of ``table``; ``counted`` as
+    :func:`measured_methods` takes it."""
     cards = list(cards)
-    methods = measured_methods(cards)
+    methods = measured_methods(cards, counted)
     models: list[tuple[str, str, Any]] = []
     for m in table.models:
         rates = table.rates(m.provider, m.model)

@@ -48,13 +48,19 @@ class OutputsOf:
     """Per entry (same order): 63-bit hash of the normalised usable hypothesis, or -1 for an unusable output."""
 
 
-def outputs_of(where: str, card: RunCard) -> OutputsOf:
+def outputs_of(where: str, card: RunCard, entries: Iterable[tuple[int, int]] | None = None) -> OutputsOf:
     """The comparable outputs of a card (run 0): one per entry id, its first result's when a card repeats an id (the
-    ``entries`` check reports the repeat; the comparison needs unique ids)."""
+    ``entries`` check reports the repeat; the comparison needs unique ids). ``entries``: ``(entry id, hash)`` of
+    each result in order, the hash :func:`output_hash` of a usable, non-blank output and -1 otherwise, when the
+    caller has them (:class:`mtboard.ledger.summary.CardSummary`; None: made from ``card.results``); only the
+    card's header fields are read then."""
+    if entries is None:
+        entries = ((r.entry_id, output_hash(r.predicted) if r.checks.outcome == Outcome.usable and r.predicted.strip()
+                    else -1) for r in card.results)
     first: dict[int, int] = {}
-    for r in card.results:
-        if r.entry_id not in first:
-            first[r.entry_id] = _hash(r.predicted) if r.checks.outcome == Outcome.usable and r.predicted.strip() else -1
+    for entry_id, h in entries:
+        if entry_id not in first:
+            first[entry_id] = h
     pairs = sorted(first.items())
     d = card.dataset
     return OutputsOf(where=where, dataset=(d.id, d.version, d.sha256),
@@ -63,7 +69,9 @@ def outputs_of(where: str, card: RunCard) -> OutputsOf:
                      hashes=np.array([p[1] for p in pairs], dtype=np.int64))
 
 
-def _hash(text: str) -> int:
+def output_hash(text: str) -> int:
+    """The copy check's fingerprint of one output: the first 8 bytes of the SHA-256 of its whitespace-normalised
+    UTF-8 text, as a non-negative 63-bit integer."""
     norm = " ".join(text.split())
     return int.from_bytes(hashlib.sha256(norm.encode("utf-8")).digest()[:8], "big") >> 1
 
@@ -185,4 +193,4 @@ def _codes(values: list[Any]) -> np.ndarray:
     return np.array([seen.setdefault(v, len(seen)) for v in values], dtype=np.int64)
 
 
-__all__ = ["COPY_MIN_ENTRIES", "COPY_SHARE", "OutputsOf", "copy_problem", "equal_share", "find_copies", "outputs_of"]
+__all__ = ["COPY_MIN_ENTRIES", "COPY_SHARE", "OutputsOf", "copy_problem", "equal_share", "find_copies", "output_hash", "outputs_of"]
