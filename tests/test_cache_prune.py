@@ -77,15 +77,16 @@ def test_a_pruning_build_keeps_what_it_used_and_removes_the_rest(warm, tmp_path)
     # rows), the board's sentinels, the board's statistics, the board's run pages
     assert len(before["validation"]) == 3 and len(before["flips"]) == 1 and len(before["sentinels"]) == 1
     assert len(before["resamples"]) > first.resample_misses and len(before["boards"]) == 1  # + the sentinels' lines
-    assert len(before["boardstats"]) == 1
+    assert len(before["boardstats"]) == 1 and len(before["cards"]) == 3  # and each card's header and summary
     cache2 = shutil.copytree(cache, tmp_path / "cache")
     planted = _plant(cache2)
-    assert len(planted) == 7  # six kinds + the temporary file
+    assert len(planted) == 8  # seven kinds + the temporary file
     again = _build(root, "again", cache2, prune_cache=True)
-    assert again.cache_pruned == 7
+    assert again.cache_pruned == 8
     assert not any(p.exists() for p in planted)
     assert _entries(cache2) == before  # nothing the build used was removed
     assert (again.cache_hits, again.cache_misses, again.resample_misses, again.flip_misses) == (3, 0, 0, 0)
+    assert (again.card_hits, again.card_misses) == (3, 0)
     assert (again.board_hits, again.board_misses) == (1, 0)
 
 
@@ -96,11 +97,12 @@ def test_without_pruning_or_for_a_kind_not_looked_up_nothing_is_removed(warm, tm
     planted = _plant(cache2)
     kept = _build(root, "kept", cache2)  # prune_cache off: the API's default (a cache shared by several trees)
     assert kept.cache_pruned == 0 and all(p.exists() for p in planted)
-    # a build that does not validate reads no verdict: the verdicts (and the killed write's file) stay
+    # a build that does not validate reads no verdict and no card entry: both kinds (and the killed write's file) stay
     unvalidated = _build(root, "unvalidated", cache2, prune_cache=True, validate=False)
     assert unvalidated.cache_pruned == 5
-    assert [p.name for p in planted if p.exists()] == [f"{KEY}.json", f".{KEY}.json.x1y2.tmp"]
-    assert len(_entries(cache2)["validation"]) == 5
+    assert [p.relative_to(cache2).parts[0] for p in planted if p.exists()] == ["validation", "cards", "validation"]
+    assert [p.name for p in planted if p.exists()] == [f"{KEY}.json", f"{KEY}.json", f".{KEY}.json.x1y2.tmp"]
+    assert len(_entries(cache2)["validation"]) == 5 and len(_entries(cache2)["cards"]) == 4
 
 
 def test_prune_entries_removes_regular_files_only_through_real_folders(tmp_path):

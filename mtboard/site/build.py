@@ -400,8 +400,8 @@ def _made(root: Path, submissions: Path, corpora: Path | None, *, validate: bool
 
 def _prune(cache: Path | None, inputs, ledger, reuse: BoardReuse | None, validate: bool) -> int:
     """Remove the cache entries this build did not use, kind by kind (:func:`build_site`'s ``prune_cache``); returns
-    how many. A kind this build looked nothing up in is left alone: verdicts of a build that did not validate or read
-    no card, the resamples, flips, sentinels, board statistics and boards of a build that made no board (a wrong ``--corpora`` or an
+    how many. A kind this build looked nothing up in is left alone: verdicts and card entries of a build that did not
+    validate or read no card, the resamples, flips, sentinels, board statistics and boards of a build that made no board (a wrong ``--corpora`` or an
     empty tree must not wipe the folder the site workflow saves), the boards of a build whose reuse was off
     (:meth:`BoardReuse.make` refused an input). Every lookup records its key, hit or stored, so a kind that was looked
     up has at least one key."""
