@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import shutil
 import warnings
 from array import array
@@ -220,6 +221,10 @@ POISONS = {
     "header as an object": lambda b: b.__setitem__("header", json.loads(b["header"])),
     "header with results": _header(lambda h: h.__setitem__("results", [None])),
     "header the schema refuses": _header(lambda h: h.__setitem__("run_id", "not a uuid")),
+    "header with Infinity": lambda b: b.__setitem__("header", re.sub(r'"elapsed_seconds":[0-9.]+',
+                                                                     '"elapsed_seconds":Infinity', b["header"])),
+    "header with a key twice": lambda b: b.__setitem__("header", b["header"].replace('{', '{"condition":"forged",', 1)),
+    "chrF++ of -0.0": _column_set("chrf", 80, -0.0),
     "summary field missing": lambda b: b["summary"].pop("outputs"),
     "summary field added": _summary_set("more", []),
     "negative id": _column_set("ids", 0, -1),

@@ -27,7 +27,8 @@ card's own fields set), ``summary`` the :class:`~mtboard.ledger.summary.CardSumm
 ``null``, and read back from the corpus the header names: ~100 KB an entry for a 355-entry card instead of ~150 KB).
 
 **Nothing read is trusted** (the folder may come back from ``actions/cache``): an entry that is a link, not a regular
-file, over :data:`MAX_ENTRY_BYTES`, not JSON, of another format or key, whose header the card schema refuses, or
+file, over :data:`MAX_ENTRY_BYTES`, not JSON, of another format or key, whose header the safe parse
+(:mod:`mtboard.core.safejson`, as the card's bytes passed it) or the card schema refuses, or
 whose summary does not hold together (:func:`_summary`: one value per entry in every column, entry ids and counts
 whole numbers in range, known domain, segment and outcome values, sentence chrF++ finite in [0, 100] and 0 for a
 failed entry, a non-usable entry failed and without an output hash, *fails everything*, the development count and
@@ -243,7 +244,10 @@ class CardCache:
             if (type(body) is not dict or set(body) != {"format", "key", "header", "summary"}
                     or body["format"] != FORMAT or body["key"] != key or type(body["header"]) is not str):
                 return None
-            card = PendingCard.model_validate_json(body["header"])  # the card schema's own JSON parse, as for a card
+            # the header through the safe parse a card's bytes passed (no NaN or Infinity, duplicate key, huge number,
+            # deep nesting), then the card schema's own JSON parse, as for a card
+            safejson.loads(body["header"], where=str(path), max_bytes=MAX_ENTRY_BYTES)
+            card = PendingCard.model_validate_json(body["header"])
             if card.__dict__["results"] != []:
                 return None
             del card.__dict__["results"]
@@ -319,7 +323,8 @@ def _summary(body: Any, corpus: dict[int, tuple[str, str]]) -> CardSummary:
     segments = _column(body, "segments", n, lambda v: type(v) is str and v in _SEGMENTS)
     outcomes = _column(body, "outcomes", n, lambda v: type(v) is str and v in _OUTCOMES)
     failed = _column(body, "failed", n, lambda v: type(v) is bool)
-    chrf = _column(body, "chrf", n, lambda v: type(v) in (int, float) and math.isfinite(v) and 0.0 <= v <= 100.0)
+    chrf = _column(body, "chrf", n, lambda v: type(v) in (int, float) and math.isfinite(v) and 0.0 <= v <= 100.0
+                   and math.copysign(1.0, v) > 0)  # no -0.0: sentence_chrf never gives one
     hashes = _column(body, "hashes", n, lambda v: _whole_number(v, -1))
     sources, references = (_column(body, name, n, lambda v: v is None or _text(v))
                            for name in ("sources", "references"))
