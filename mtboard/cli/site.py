@@ -91,14 +91,14 @@ def build(
                             "as published under data/snapshots/): published with this build's as the board's "
                             "dated history (history.html).")] = None,
     cache: Annotated[Path | None, typer.Option(
-        "--cache", help="Build cache folder: validation verdicts, bootstrap resamples, flip distances, scored "
-                        "sentinels and each board's run pages by content, so an unchanged card is not validated "
-                        "again nor its statistics recomputed (`off`: no cache). Default $MTBOARD_CACHE, else "
-                        ".mtboard-cache/ in the project root.")] = None,
+        "--cache", help="Build cache folder: validation verdicts, each card's header and summary, bootstrap "
+                        "resamples, flip distances, scored sentinels, each board's statistics and run pages by "
+                        "content, so an unchanged card is not validated, parsed or recomputed again (`off`: no "
+                        "cache). Default $MTBOARD_CACHE, else .mtboard-cache/ in the project root.")] = None,
     prune_cache: Annotated[bool, typer.Option(
         "--prune-cache/--keep-cache", help="After a build, remove the cache entries it did not use (verdicts, "
-                                           "resamples, flips, sentinels, boards' statistics and run pages), so the "
-                                           "folder holds "
+                                           "card summaries, resamples, flips, sentinels, boards' statistics and "
+                                           "run pages), so the folder holds "
                                            "what the next build of this tree needs and no more. --keep-cache: "
                                            "keep them (one cache shared by builds of different trees).")] = True,
 ) -> None:
