@@ -374,16 +374,17 @@ def _read_card(path: Path, raw: bytes, submissions: Path, verdicts: ValidationCa
     rel_root, rel_sub = path.relative_to(root).as_posix(), path.relative_to(submissions).as_posix()
     stored = cards.get(path, digest or hashlib.sha256(raw).hexdigest(), sharing or Sharing()) \
         if cards is not None else None
+    looked_up = None  # the key already looked up (a miss): looked up once, as the verdict counts say
     if stored is not None:
-        key = verdicts.key(raw, rel_root, rel_sub, stored[0], digest)
-        found = verdicts.get(key)
+        looked_up = verdicts.key(raw, rel_root, rel_sub, stored[0], digest)
+        found = verdicts.get(looked_up)
         if found is not None:
-            return stored[0], key, found, stored[1]
+            return stored[0], looked_up, found, stored[1]
     fast = parse_card_unchecked(raw)
     if fast is None:  # the schema refuses it: the full path names the problem (a safe-parse hazard first)
         return loads_card(raw, str(path)), None, None, None
     key = verdicts.key(raw, rel_root, rel_sub, fast, digest)
-    found = verdicts.get(key)
+    found = verdicts.get(key) if key != looked_up else None
     if found is not None:
         return fast, key, found, None
     return loads_card(raw, str(path), parsed=fast), key, None, None
