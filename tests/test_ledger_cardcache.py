@@ -284,6 +284,17 @@ def test_a_text_the_corpus_does_not_hold_is_kept_and_a_left_out_one_needs_the_co
     assert C.CardCache(cache.folder, cache.salt).get(path, sha, Sharing()) is None  # no corpus: the texts are not known
 
 
+def test_a_whole_object_operation_whose_arguments_complete_the_card_still_works(stored):
+    """``card.model_copy(update={"results": card.results[:12]})``: the bound method is looked up on the pending card,
+    then its argument completes it (tests/test_diagnostic_board.py does this with a loaded card)."""
+    cache, path, sha, full = stored
+    pending, _ = cache.get(path, sha, Sharing())
+    part = pending.model_copy(update={"results": pending.results[:12]})
+    assert type(part) is RunCard and part.results == full.results[:12] and type(pending) is RunCard
+    other, _ = cache.get(path, sha, Sharing())
+    assert other.__eq__(other.results and full) and other.__ne__(other.model_copy()) is False
+
+
 def test_two_pending_cards_of_one_file_are_equal(stored):
     cache, path, sha, full = stored
     a, _ = cache.get(path, sha, Sharing())

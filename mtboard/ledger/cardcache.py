@@ -92,7 +92,7 @@ _INT64 = 2 ** 63
 
 def _whole(name: str):
     def method(self: PendingCard, *args: Any, **kwargs: Any) -> Any:
-        self._complete()
+        _completed(self)  # the arguments may have completed it already: card.model_copy(update={"x": card.results})
         return getattr(self, name)(*args, **kwargs)  # the completed card's own (its class is the card's now)
 
     method.__name__ = name
@@ -143,17 +143,21 @@ class PendingCard(RunCard):
         del _PENDING[id(self)]
 
 
+def _completed(card: Any) -> None:
+    """Complete ``card`` if it is (still) a pending card."""
+    if isinstance(card, PendingCard):
+        card._complete()
+
+
 def _eq(self: PendingCard, other: Any) -> Any:
-    self._complete()
-    if isinstance(other, PendingCard):  # pydantic's equality needs both of one class
-        other._complete()
+    _completed(self)
+    _completed(other)  # pydantic's equality needs both of one class
     return self == other
 
 
 def _ne(self: PendingCard, other: Any) -> Any:
-    self._complete()
-    if isinstance(other, PendingCard):
-        other._complete()
+    _completed(self)
+    _completed(other)
     return self != other
 
 
